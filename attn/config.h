@@ -1,0 +1,86 @@
+/* The model configuration: which encoder runs (standard or Linformer), its shape, precision and,
+ * for Linformer, the projected length k, sharing level and projection order (METHOD.md, "What
+ * runs"). Parsing and validation live here so the CLI, the sweep and the tests agree. */
+#ifndef LB_CONFIG_H
+#define LB_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum LbDtype { LB_DTYPE_FP16 = 0, LB_DTYPE_BF16 = 1, LB_DTYPE_FP32 = 2 } LbDtype;
+
+typedef enum LbModelKind { LB_MODEL_STANDARD = 0, LB_MODEL_LINFORMER = 1 } LbModelKind;
+
+/* Which projections are shared (METHOD.md): layerwise = one E for keys and values of every
+ * layer and head; kv = one E per layer; headwise = E and F per layer; none = E_i, F_i per head
+ * and layer. */
+typedef enum LbSharing {
+    LB_SHARE_LAYERWISE = 0,
+    LB_SHARE_KV = 1,
+    LB_SHARE_HEADWISE = 2,
+    LB_SHARE_NONE = 3
+} LbSharing;
+
+/* early: K' = (E X) W_K + b_K (fairseq; cheap). late: K' = E (X W_K + b_K) (the paper's figure). */
+typedef enum LbOrder { LB_ORDER_EARLY = 0, LB_ORDER_LATE = 1 } LbOrder;
+
+/* Supported ranges, checked by lb_config_check and quoted in the CLI's messages. */
+#define LB_N_MIN 2
+#define LB_N_MAX 1048576
+#define LB_K_MIN 1
+#define LB_LAYERS_MAX 1024
+#define LB_DMODEL_MAX 65536
+#define LB_HEADS_MAX 1024
+#define LB_FFN_MAX 1048576
+#define LB_VOCAB_MAX 16777216
+
+typedef struct LbModelConfig {
+    LbModelKind kind;
+    int layers;   /* L */
+    int d_model;  /* d */
+    int heads;    /* h; head width d / h */
+    int ffn;      /* f */
+    int vocab;    /* token embedding rows */
+    int64_t n;    /* sequence length */
+    int64_t k;    /* projected length (Linformer only) */
+    LbSharing sharing;
+    LbOrder order;
+    LbDtype dtype;
+} LbModelConfig;
+
+/* RoBERTa-base, standard model, n = 512, fp16, layerwise / early. */
+LbModelConfig lb_config_default(void);
+
+/* Check ranges and consistency. On failure returns LB_ERR_INVALID and writes one line naming the
+ * offending setting (as its CLI flag) and what it accepts into msg. */
+int lb_config_check(const LbModelConfig *cfg, char *msg, size_t msg_size);
+
+int64_t lb_config_head_dim(const LbModelConfig *cfg);
+
+/* Number of distinct E (and F) matrices of shape (k, n) the sharing level needs. */
+int64_t lb_config_projection_count(const LbModelConfig *cfg);
+/* Whether keys and values are compressed by different matrices (headwise, none). */
+int lb_config_separate_kv_projection(const LbModelConfig *cfg);
+
+/* FLOPs of one forward pass of one sequence (METHOD.md, "Work counted"). */
+double lb_config_flops_per_seq(const LbModelConfig *cfg);
+
+/* Names as the CLI and the CSV files write them, and their parsers (return 0 on success). */
+const char *lb_dtype_name(LbDtype d);
+const char *lb_model_name(LbModelKind m);
+const char *lb_sharing_name(LbSharing s);
+const char *lb_order_name(LbOrder o);
+int lb_dtype_parse(const char *s, LbDtype *out);
+int lb_model_parse(const char *s, LbModelKind *out);
+int lb_sharing_parse(const char *s, LbSharing *out);
+int lb_order_parse(const char *s, LbOrder *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

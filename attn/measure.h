@@ -1,0 +1,66 @@
+/* Measuring one cell of the sweep (METHOD.md, "Largest batch" and "Time"): the largest batch
+ * from the plan, verified by allocating and running one forward pass and bisected down on an
+ * allocation failure; then warm-up and timed passes until the spread settles. The result is one
+ * row of raw.csv. */
+#ifndef LB_MEASURE_H
+#define LB_MEASURE_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include "attn/config.h"
+#include "attn/ops.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum LbCellStatus { LB_CELL_OK = 0, LB_CELL_OOM = 1, LB_CELL_ERROR = 2 } LbCellStatus;
+
+/* One measured cell: exactly what a raw.csv row holds (reports/raw.c writes and reads it). */
+typedef struct LbCellResult {
+    LbModelKind model;
+    int64_t n;
+    int64_t k; /* 0 for the standard model (written as an empty field) */
+    LbSharing sharing;
+    LbOrder order;
+    LbDtype dtype;
+    int64_t batch;          /* the largest batch that ran; 0 when OOM */
+    int64_t planned_bytes;  /* the plan's total for that batch */
+    int64_t peak_bytes;     /* the arena's high-water mark measured on that run */
+    double median_ms, min_ms, max_ms; /* per forward pass */
+    double ms_per_seq;      /* median_ms / batch */
+    double tokens_per_s;    /* batch * n / median seconds */
+    double tflop_per_s;     /* lb_config_flops_per_seq * batch / median seconds / 1e12 */
+    int passes;             /* timed passes */
+    int sm_clock_start_mhz, sm_clock_end_mhz; /* -1 where it cannot be read */
+    int clock_dropped;      /* the SM clock fell by more than 10% during the cell */
+    LbCellStatus status;
+    char error[200];        /* status text: "ok", "OOM", or the error message */
+} LbCellResult;
+
+typedef struct LbTimingOptions {
+    int min_passes;      /* at least this many timed passes (METHOD.md: 5) */
+    int max_passes;      /* at most this many */
+    double cap_seconds;  /* stop adding passes past this much timed work, once min_passes ran */
+    double settle;       /* stop once (p75 - p25) / median <= settle, once min_passes ran */
+    int64_t max_batch;   /* cap on the batch search (0 = none) */
+} LbTimingOptions;
+
+LbTimingOptions lb_timing_defaults(void);
+
+/* Measure one model at its largest batch within `budget` bytes. Returns LB_OK with out->status
+ * OK or OOM; LB_ERR_INTERRUPTED when *stop became non-zero (the cell is then not valid); another
+ * negative status for a failure that should end the sweep (out->status ERROR, message set). */
+int lb_measure_cell(LbBackend *be, const LbModelConfig *cfg, size_t budget,
+                    const LbTimingOptions *opt, uint64_t seed, const volatile sig_atomic_t *stop,
+                    LbCellResult *out);
+
+/* Median, min and max of `count` values (the array is sorted in place). */
+void lb_stats_summary(double *values, int count, double *median, double *min, double *max);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

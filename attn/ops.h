@@ -1,0 +1,147 @@
+/* The table of operations a backend fills, and the backend handle the forward passes drive.
+ *
+ * The forward passes (attn/forward.c) are written once against this table and never read or
+ * write tensor memory themselves: every touch goes through an op, so the same code drives host
+ * memory (the CPU reference, attn/cpu_*.c) and device memory (gpu/). A pointer to tensor memory
+ * is a `void *` into the backend's memory holding elements of the backend's storage type
+ * (LbBackend.elem_bytes each); the forward code may offset it (pointer arithmetic on char *) but
+ * never dereference it. Token ids are always int32.
+ *
+ * All matrices are row-major. Every op returns LB_OK or a negative LbStatus with the message set
+ * through LB_FAIL. Sizes and indices are 64-bit: a 12-head score matrix at n = 65536 holds
+ * 5e10 elements.
+ *
+ * Numerics every backend keeps (METHOD.md, "Precision"): products accumulate in fp32 or wider;
+ * softmax and LayerNorm statistics in fp32 or wider whatever the storage type; GELU is the erf
+ * form. */
+#ifndef LB_OPS_H
+#define LB_OPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attn/config.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct LbBackend LbBackend;
+
+/* One strided-batched product, row-major:
+ *   for i in [0, batch): C_i (m x n) = alpha * op(A_i) (m x kdim) * op(B_i) (kdim x n)
+ * where X_i = X + i * stride_x (elements), op(A) = A^T when trans_a (A_i stored kdim x m with
+ * leading dimension lda), else A (stored m x kdim, leading dimension lda); likewise B. A stride of
+ * 0 broadcasts one matrix over the batch (the shared projection E). C is overwritten. */
+typedef struct LbBmm {
+    int trans_a, trans_b;
+    int64_t m, n, kdim;
+    float alpha;
+    const void *a;
+    int64_t lda, stride_a;
+    const void *b;
+    int64_t ldb, stride_b;
+    void *c;
+    int64_t ldc, stride_c;
+    int64_t batch;
+} LbBmm;
+
+/* What a backend knows of its device (linbench info, meta.csv). Unknown numbers are -1 and
+ * unknown strings "". */
+typedef struct LbDeviceInfo {
+    char name[128];
+    int cc_major, cc_minor;
+    int sm_count;
+    int64_t total_bytes, free_bytes;
+    int sm_clock_mhz, sm_clock_max_mhz, mem_clock_mhz;
+    int driver_version, runtime_version, cublas_version; /* as the libraries report them */
+    int device_index;
+} LbDeviceInfo;
+
+typedef struct LbOps {
+    const char *name; /* "cpu" or "cuda" */
+
+    /* --- memory ------------------------------------------------------------------------ */
+    /* One allocation per arena. LB_ERR_NOMEM (recoverable) when it does not fit. */
+    int (*mem_alloc)(LbBackend *be, size_t bytes, void **ptr);
+    void (*mem_free)(LbBackend *be, void *ptr);
+    /* Memory the backend could give now, and its total. */
+    int (*mem_info)(LbBackend *be, size_t *free_bytes, size_t *total_bytes);
+    /* Scratch the backend's libraries may use (the cuBLAS workspace), carved from the arena so
+     * the plan counts it; `bytes` is LbBackend.workspace_bytes. NULL where not needed. */
+    int (*set_workspace)(LbBackend *be, void *ptr, size_t bytes);
+
+    /* --- data in and out (tests, --dump; the forward passes never call these) ----------- */
+    int (*upload)(LbBackend *be, void *dst, const float *src, int64_t count);
+    int (*download)(LbBackend *be, float *dst, const void *src, int64_t count);
+    int (*copy_raw_to_host)(LbBackend *be, void *dst, const void *src, size_t bytes);
+
+    /* --- initialisation: x[i] = lb_rng_range(seed, i, lo, hi) (attn/rng.h), rounded to storage, so
+     *     every backend draws the same values for the same seed ----------------------------- */
+    int (*fill_uniform)(LbBackend *be, void *x, int64_t count, uint64_t seed, float lo, float hi);
+    /* ids[i] = lb_rng_token(seed, i, vocab) */
+    int (*fill_tokens)(LbBackend *be, int32_t *ids, int64_t count, uint64_t seed, int32_t vocab);
+
+    /* --- compute ------------------------------------------------------------------------ */
+    /* y (rows, out) = x (rows, in) . w (out, in)^T + b (out), then GELU (erf) when gelu != 0.
+     * b may be NULL (no bias). x has row stride in, y row stride out. */
+    int (*linear)(LbBackend *be, const void *x, const void *w, const void *b, void *y, int64_t rows,
+                  int64_t in, int64_t out, int gelu);
+    /* Strided-batched product, see LbBmm. */
+    int (*bmm)(LbBackend *be, const LbBmm *p);
+    /* x (rows, cols), each row in place: x = softmax(scale * x). */
+    int (*softmax)(LbBackend *be, void *x, int64_t rows, int64_t cols, float scale);
+    /* x (rows, d) = LayerNorm(x + r) * gamma + beta, in place; r (rows, d) may be NULL. */
+    int (*layernorm)(LbBackend *be, void *x, const void *r, const void *gamma, const void *beta,
+                     int64_t rows, int64_t d, float eps);
+    /* x (batch, n, d) = tok[ids[b, t]] (vocab, d) + pos[t] (n, d); ids (batch, n) int32. */
+    int (*embed)(LbBackend *be, const int32_t *ids, const void *tok, const void *pos, void *x,
+                 int64_t batch, int64_t n, int64_t d);
+    /* dst (batch, heads, n, hd)[b, h, t, j] = src[(b * n + t) * ld_src + h * hd + j]:
+     * one of Q, K, V out of a fused projection output into head-major order. */
+    int (*split_heads)(LbBackend *be, const void *src, int64_t ld_src, void *dst, int64_t batch,
+                       int64_t n, int64_t heads, int64_t hd);
+    /* dst (batch, n, heads * hd) = src (batch, heads, n, hd) back in token-major order. */
+    int (*merge_heads)(LbBackend *be, const void *src, void *dst, int64_t batch, int64_t n,
+                       int64_t heads, int64_t hd);
+
+    /* --- timing --------------------------------------------------------------------------- */
+    int (*sync)(LbBackend *be);
+    /* Elapsed device time between timer_start and timer_stop, in ms (CUDA events on the GPU). */
+    int (*timer_start)(LbBackend *be);
+    int (*timer_stop)(LbBackend *be, double *ms);
+    /* Current SM clock in MHz, or -1 where it cannot be read. */
+    int (*sm_clock_mhz)(LbBackend *be);
+
+    /* --- the device ----------------------------------------------------------------------- */
+    int (*describe)(LbBackend *be, LbDeviceInfo *info);
+    void (*close)(LbBackend *be);
+} LbOps;
+
+struct LbBackend {
+    const LbOps *ops;
+    void *impl;             /* the backend's own state */
+    LbDtype dtype;          /* what the user asked for */
+    LbDtype storage;        /* what the backend stores (the CPU reference stores fp32 always) */
+    size_t elem_bytes;      /* bytes per stored element */
+    size_t workspace_bytes; /* scratch taken from every arena (cuBLAS workspace), 0 on CPU */
+    size_t alignment;       /* arena alignment in bytes (power of two) */
+    int tf32;               /* fp32 products may use TF32 (--tf32) */
+};
+
+/* Open the CPU reference backend. `capacity` bounds what mem_alloc hands out in all (the
+ * emulated device memory, from --mem-limit). */
+int lb_cpu_backend_open(LbDtype dtype, size_t capacity, LbBackend **out);
+
+/* Open the CUDA backend on device `index` (gpu/backend.cu). LB_ERR_NODEVICE when linbench was
+ * built without CUDA or no device is present. */
+int lb_cuda_backend_open(int index, LbDtype dtype, int tf32, LbBackend **out);
+
+/* Close and free either backend; NULL is fine. */
+void lb_backend_close(LbBackend *be);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,47 @@
+/* The last-error message behind LB_FAIL: one per thread, first message wins until cleared. */
+#include "attn/status.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+static _Thread_local char lb_err_msg[512];
+static _Thread_local char lb_err_where[640];
+static _Thread_local int lb_err_set;
+
+const char *lb_status_name(int status)
+{
+    switch (status) {
+    case LB_OK: return "OK";
+    case LB_ERR_NOMEM: return "NOMEM";
+    case LB_ERR_INVALID: return "INVALID";
+    case LB_ERR_DEVICE: return "DEVICE";
+    case LB_ERR_NODEVICE: return "NODEVICE";
+    case LB_ERR_IO: return "IO";
+    case LB_ERR_UNSUPPORTED: return "UNSUPPORTED";
+    case LB_ERR_INTERRUPTED: return "INTERRUPTED";
+    case LB_ERR_FORMAT: return "FORMAT";
+    default: return "UNKNOWN";
+    }
+}
+
+void lb_error_set(const char *file, int line, const char *fmt, ...)
+{
+    if (lb_err_set)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(lb_err_msg, sizeof lb_err_msg, fmt, ap);
+    va_end(ap);
+    snprintf(lb_err_where, sizeof lb_err_where, "%s:%d: %s", file, line, lb_err_msg);
+    lb_err_set = 1;
+}
+
+const char *lb_error_message(void) { return lb_err_set ? lb_err_msg : "no error recorded"; }
+const char *lb_error_where(void) { return lb_err_set ? lb_err_where : "no error recorded"; }
+
+void lb_error_clear(void)
+{
+    lb_err_set = 0;
+    lb_err_msg[0] = '\0';
+    lb_err_where[0] = '\0';
+}

@@ -1,0 +1,44 @@
+/* The subcommand table's entries and the exit codes. One file per subcommand (cmd/cmd_<name>.c);
+ * cmd/main.c holds the table and generates the top-level help from it. Only cmd/ decides exit
+ * codes. */
+#ifndef LB_COMMANDS_H
+#define LB_COMMANDS_H
+
+#include <stdio.h>
+
+#define LB_EXIT_OK 0
+#define LB_EXIT_FAILURE 1     /* runtime failure: no GPU, out of memory, unwritable output */
+#define LB_EXIT_USAGE 2       /* bad input: nothing computed, nothing written */
+#define LB_EXIT_INTERRUPTED 130
+
+typedef struct LbCommand {
+    const char *name;
+    int (*run)(int argc, char **argv); /* argv[0] is the subcommand's name */
+    void (*help)(FILE *out);           /* full --help text: every flag, its default and range */
+    const char *summary;               /* one line for `linbench help` */
+} LbCommand;
+
+int lb_cmd_sweep(int argc, char **argv);
+void lb_help_sweep(FILE *out);
+int lb_cmd_run(int argc, char **argv);
+void lb_help_run(FILE *out);
+int lb_cmd_info(int argc, char **argv);
+void lb_help_info(FILE *out);
+int lb_cmd_compare(int argc, char **argv);
+void lb_help_compare(FILE *out);
+int lb_cmd_plot(int argc, char **argv);
+void lb_help_plot(FILE *out);
+int lb_cmd_help(int argc, char **argv);
+void lb_help_help(FILE *out);
+
+/* The table, for `linbench help`. */
+const LbCommand *lb_commands(int *count);
+
+/* Print "linbench: <message>" on stderr (one line) and return LB_EXIT_USAGE. */
+int lb_usage_error(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+#endif
