@@ -1,0 +1,1 @@
+/* attn/backend.c: being written. */

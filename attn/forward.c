@@ -1,0 +1,1 @@
+/* attn/forward.c: being written. */

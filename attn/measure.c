@@ -1,0 +1,1 @@
+/* attn/measure.c: being written. */

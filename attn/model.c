@@ -1,0 +1,1 @@
+/* attn/model.c: being written. */

@@ -1,0 +1,1 @@
+/* attn/plan.c: being written. */

@@ -1,0 +1,1 @@
+/* cmd/args.c: being written. */

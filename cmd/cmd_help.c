@@ -1,0 +1,1 @@
+/* cmd/cmd_help.c: being written. */

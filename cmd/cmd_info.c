@@ -1,0 +1,1 @@
+/* cmd/cmd_info.c: being written. */

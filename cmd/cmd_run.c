@@ -1,0 +1,1 @@
+/* cmd/cmd_run.c: being written. */

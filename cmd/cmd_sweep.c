@@ -1,0 +1,1 @@
+/* cmd/cmd_sweep.c: being written. */

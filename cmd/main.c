@@ -1,0 +1,2 @@
+/* linbench's entry point: being written. */
+int main(void) { return 0; }
