@@ -39,9 +39,11 @@ void lb_arena_close(LbArena *a)
 int lb_arena_alloc(LbArena *a, size_t bytes, const char *what, void **ptr)
 {
     size_t size = lb_align_up(bytes, a->alignment);
-    if (size < bytes || size > a->capacity - a->used)
+    if (size < bytes || size > a->capacity - a->used) {
+        a->overflowed = 1;
         return LB_FAIL(LB_ERR_NOMEM, "arena of %zu bytes has no room for %s (%zu bytes, %zu in use)",
                        a->capacity, what, bytes, a->used);
+    }
     *ptr = a->base ? a->base + a->used : NULL;
     a->used += size;
     if (a->used > a->high_water)

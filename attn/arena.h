@@ -21,6 +21,7 @@ typedef struct LbArena {
     size_t used;       /* bytes handed out below the current top */
     size_t high_water; /* most ever used */
     size_t alignment;
+    int overflowed;    /* an allocation asked for more than the capacity: a plan bug */
 } LbArena;
 
 /* Take `capacity` bytes from the backend in one allocation. LB_ERR_NOMEM when they do not fit. */

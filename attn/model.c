@@ -1,1 +1,160 @@
-/* attn/model.c: being written. */
+/* Building a model: weights from the arena in the fixed order of model.h (attn/plan.c mirrors
+ * it), each tensor initialised on the backend from its own seed derived from the model's. */
+#include "attn/model.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn/rng.h"
+#include "attn/status.h"
+
+typedef struct Builder {
+    LbModel *m;
+    LbArena *a;
+    uint64_t seed;
+    uint64_t tensor; /* index of the next tensor: its init seed is mix(seed, tensor) */
+} Builder;
+
+/* Allocate count elements and fill them uniformly in [lo, hi). */
+static int weight(Builder *b, void **out, int64_t count, float lo, float hi, const char *what)
+{
+    LbBackend *be = b->m->be;
+    LB_TRY(lb_arena_alloc(b->a, (size_t)count * be->elem_bytes, what, out));
+    uint64_t seed = lb_rng_mix(b->seed, b->tensor++);
+    if (*out == NULL) /* counting arena */
+        return LB_OK;
+    return be->ops->fill_uniform(be, *out, count, seed, lo, hi);
+}
+
+/* A linear layer (out, in) and its bias (out): PyTorch's default U(-1/sqrt(in), 1/sqrt(in)). */
+static int linear_weights(Builder *b, void **w, void **bias, int64_t out, int64_t in, const char *what)
+{
+    float a = 1.0f / sqrtf((float)in);
+    LB_TRY(weight(b, w, out * in, -a, a, what));
+    return weight(b, bias, out, -a, a, what);
+}
+
+/* LayerNorm gain near 1 and shift near 0, not exactly 1 and 0, so a test sees if they are
+ * ignored. */
+static int norm_weights(Builder *b, void **g, void **beta, int64_t d, const char *what)
+{
+    LB_TRY(weight(b, g, d, 0.8f, 1.2f, what));
+    return weight(b, beta, d, -0.1f, 0.1f, what);
+}
+
+int lb_model_build(LbModel *m, const LbModelConfig *cfg, LbBackend *be, LbArena *a, uint64_t seed)
+{
+    memset(m, 0, sizeof *m);
+    m->cfg = *cfg;
+    m->be = be;
+    const int64_t d = cfg->d_model, f = cfg->ffn, n = cfg->n, k = cfg->k;
+    m->layers = calloc((size_t)cfg->layers, sizeof *m->layers);
+    m->proj_count = lb_config_projection_count(cfg);
+    m->proj = m->proj_count ? calloc((size_t)m->proj_count, sizeof *m->proj) : NULL;
+    if (!m->layers || (m->proj_count && !m->proj)) {
+        lb_model_release(m);
+        return LB_FAIL(LB_ERR_NOMEM, "out of host memory for the model's tables");
+    }
+    Builder b = {m, a, seed, 0};
+    int rc;
+#define LB_STEP(expr)          \
+    do {                       \
+        if ((rc = (expr)) != LB_OK) \
+            goto fail;         \
+    } while (0)
+    LB_STEP(weight(&b, &m->tok_emb, (int64_t)cfg->vocab * d, -0.1f, 0.1f, "token embedding"));
+    LB_STEP(weight(&b, &m->pos_emb, n * d, -0.1f, 0.1f, "position embedding"));
+    LB_STEP(norm_weights(&b, &m->emb_ln_g, &m->emb_ln_b, d, "embedding LayerNorm"));
+    for (int l = 0; l < cfg->layers; l++) {
+        LbLayerWeights *w = &m->layers[l];
+        LB_STEP(linear_weights(&b, &w->w_qkv, &w->b_qkv, 3 * d, d, "Q/K/V projection"));
+        LB_STEP(linear_weights(&b, &w->w_o, &w->b_o, d, d, "output projection"));
+        LB_STEP(norm_weights(&b, &w->ln1_g, &w->ln1_b, d, "attention LayerNorm"));
+        LB_STEP(linear_weights(&b, &w->w_ff1, &w->b_ff1, f, d, "FFN up projection"));
+        LB_STEP(linear_weights(&b, &w->w_ff2, &w->b_ff2, d, f, "FFN down projection"));
+        LB_STEP(norm_weights(&b, &w->ln2_g, &w->ln2_b, d, "FFN LayerNorm"));
+    }
+    /* E and F: U(-1/sqrt(n), 1/sqrt(n)) keeps E X at the scale of X. */
+    for (int64_t i = 0; i < m->proj_count; i++) {
+        float s = 1.0f / sqrtf((float)n);
+        LB_STEP(weight(&b, &m->proj[i], k * n, -s, s, "Linformer projection"));
+    }
+    if (be->workspace_bytes) {
+        LB_STEP(lb_arena_alloc(a, be->workspace_bytes, "backend workspace", &m->workspace));
+        if (m->workspace && be->ops->set_workspace)
+            LB_STEP(be->ops->set_workspace(be, m->workspace, be->workspace_bytes));
+    }
+#undef LB_STEP
+    return LB_OK;
+fail:
+    lb_model_release(m);
+    return rc;
+}
+
+void lb_model_release(LbModel *m)
+{
+    free(m->layers);
+    free(m->proj);
+    m->layers = NULL;
+    m->proj = NULL;
+}
+
+/* Index into proj[] (allocation order):
+ *   layerwise: [E]; kv: [E_l]; headwise: [E_l, F_l] per layer; none: [E_lh, F_lh] per layer, head. */
+void *lb_model_projection(const LbModel *m, int layer, int head, int which)
+{
+    const LbModelConfig *c = &m->cfg;
+    switch (c->sharing) {
+    case LB_SHARE_LAYERWISE: return m->proj[0];
+    case LB_SHARE_KV: return m->proj[layer];
+    case LB_SHARE_HEADWISE: return m->proj[2 * (int64_t)layer + which];
+    case LB_SHARE_NONE: return m->proj[2 * ((int64_t)layer * c->heads + head) + which];
+    }
+    return NULL;
+}
+
+static void ref(LbTensorRef *refs, int64_t max, int64_t *i, const char *name, void *p, int64_t rows,
+                int64_t cols)
+{
+    if (*i < max) {
+        snprintf(refs[*i].name, sizeof refs[*i].name, "%s", name);
+        refs[*i].ptr = p;
+        refs[*i].rows = rows;
+        refs[*i].cols = cols;
+    }
+    (*i)++;
+}
+
+int64_t lb_model_tensors(const LbModel *m, LbTensorRef *refs, int64_t max)
+{
+    const LbModelConfig *c = &m->cfg;
+    const int64_t d = c->d_model, f = c->ffn;
+    int64_t i = 0;
+    char name[48];
+    ref(refs, max, &i, "tok_emb", m->tok_emb, c->vocab, d);
+    ref(refs, max, &i, "pos_emb", m->pos_emb, c->n, d);
+    ref(refs, max, &i, "emb_ln_g", m->emb_ln_g, d, 1);
+    ref(refs, max, &i, "emb_ln_b", m->emb_ln_b, d, 1);
+    for (int l = 0; l < c->layers; l++) {
+        const LbLayerWeights *w = &m->layers[l];
+        struct {
+            const char *n;
+            void *p;
+            int64_t r, c;
+        } t[] = {{"w_qkv", w->w_qkv, 3 * d, d}, {"b_qkv", w->b_qkv, 3 * d, 1}, {"w_o", w->w_o, d, d},
+                 {"b_o", w->b_o, d, 1},         {"ln1_g", w->ln1_g, d, 1},     {"ln1_b", w->ln1_b, d, 1},
+                 {"w_ff1", w->w_ff1, f, d},     {"b_ff1", w->b_ff1, f, 1},     {"w_ff2", w->w_ff2, d, f},
+                 {"b_ff2", w->b_ff2, d, 1},     {"ln2_g", w->ln2_g, d, 1},     {"ln2_b", w->ln2_b, d, 1}};
+        for (size_t j = 0; j < sizeof t / sizeof t[0]; j++) {
+            snprintf(name, sizeof name, "layer%d.%s", l, t[j].n);
+            ref(refs, max, &i, name, t[j].p, t[j].r, t[j].c);
+        }
+    }
+    for (int64_t p = 0; p < m->proj_count; p++) {
+        snprintf(name, sizeof name, "proj%lld", (long long)p);
+        ref(refs, max, &i, name, m->proj[p], c->k, c->n);
+    }
+    return i;
+}

@@ -1,4 +1,4 @@
-/* The last-error message behind LB_FAIL: one per thread, first message wins until cleared. */
+/* The last-error message behind LB_FAIL: one per thread; the newest failure's message. */
 #include "attn/status.h"
 
 #include <stdarg.h>
@@ -26,8 +26,6 @@ const char *lb_status_name(int status)
 
 void lb_error_set(const char *file, int line, const char *fmt, ...)
 {
-    if (lb_err_set)
-        return;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(lb_err_msg, sizeof lb_err_msg, fmt, ap);

@@ -26,8 +26,10 @@ typedef enum LbStatus {
 /* Short name of a status ("NOMEM", "DEVICE", ...). */
 const char *lb_status_name(int status);
 
-/* Record the message for the failure being returned. printf-style; keeps the first message
- * until lb_error_clear(), so the innermost (most precise) cause wins. */
+/* Record the message for the failure being returned (printf-style). The newest message wins:
+ * callers above the failure pass its code on with LB_TRY and add no message of their own, and a
+ * recovered failure (an out-of-memory probe during the batch search) leaves nothing that a later
+ * failure would not replace. */
 void lb_error_set(const char *file, int line, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
