@@ -1,0 +1,406 @@
+/* The CPU reference backend: the ops table (attn/ops.h) filled with the plain-C functions of
+ * attn/cpu/cpu_ref.h, on host memory that emulates a device of a given size (--mem-limit).
+ *
+ * Storage is fp32 whatever dtype is asked for (LbBackend.dtype keeps the request), so a CPU run
+ * is the exact reference a GPU run at any precision is compared with. Each op checks its sizes
+ * and pointers, records a message through LB_FAIL and returns LB_ERR_INVALID on nonsense, so
+ * a bug in the forward pass shows as an error here rather than as a wild write. Like a CUDA
+ * stream, one backend is driven by one thread at a time. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "attn/cpu/cpu_ref.h"
+#include "attn/ops.h"
+#include "attn/status.h"
+
+#define LB_CPU_ALIGNMENT 256
+/* Each allocation carries its size in a header this big, so the pointer handed out stays
+ * aligned to LB_CPU_ALIGNMENT and mem_free can give the bytes back to the budget. */
+#define LB_CPU_HEADER LB_CPU_ALIGNMENT
+
+typedef struct LbCpuState {
+    size_t capacity; /* the emulated device memory */
+    size_t in_use;   /* bytes handed out and not freed (headers not counted) */
+    struct timespec t0;
+    int timing; /* timer_start seen, timer_stop not yet */
+} LbCpuState;
+
+static LbCpuState *lb_cpu_state(LbBackend *be) { return be->impl; }
+
+/* --- memory ---------------------------------------------------------------------------------- */
+
+static int lb_cpu_mem_alloc(LbBackend *be, size_t bytes, void **ptr)
+{
+    LbCpuState *s = lb_cpu_state(be);
+    *ptr = NULL;
+    if (bytes > s->capacity - s->in_use)
+        return LB_FAIL(LB_ERR_NOMEM, "out of memory on the CPU backend: %zu bytes asked, %zu of %zu free (the memory limit)",
+                       bytes, s->capacity - s->in_use, s->capacity);
+    if (bytes > SIZE_MAX - LB_CPU_HEADER)
+        return LB_FAIL(LB_ERR_NOMEM, "out of memory on the CPU backend: %zu bytes asked", bytes);
+    void *base = NULL;
+    /* posix_memalign, not aligned_alloc: the latter wants a size that is a multiple of the
+     * alignment. Large blocks come from mmap, so untouched bytes cost no RAM. */
+    if (posix_memalign(&base, LB_CPU_ALIGNMENT, LB_CPU_HEADER + bytes) != 0 || !base)
+        return LB_FAIL(LB_ERR_NOMEM, "out of memory on the CPU backend: the host could not give %zu bytes", bytes);
+    memcpy(base, &bytes, sizeof bytes);
+    s->in_use += bytes;
+    *ptr = (char *)base + LB_CPU_HEADER;
+    return LB_OK;
+}
+
+static void lb_cpu_mem_free(LbBackend *be, void *ptr)
+{
+    if (!ptr)
+        return;
+    LbCpuState *s = lb_cpu_state(be);
+    char *base = (char *)ptr - LB_CPU_HEADER;
+    size_t bytes;
+    memcpy(&bytes, base, sizeof bytes);
+    s->in_use -= bytes;
+    free(base);
+}
+
+static int lb_cpu_mem_info(LbBackend *be, size_t *free_bytes, size_t *total_bytes)
+{
+    LbCpuState *s = lb_cpu_state(be);
+    *free_bytes = s->capacity - s->in_use;
+    *total_bytes = s->capacity;
+    return LB_OK;
+}
+
+/* --- argument checks --------------------------------------------------------------------------- */
+
+/* A tensor of `count` elements must have memory behind it. */
+static int lb_cpu_need(const void *p, int64_t count, const char *op, const char *what)
+{
+    if (count < 0)
+        return LB_FAIL(LB_ERR_INVALID, "cpu %s: negative size %" PRId64 " for %s", op, count, what);
+    if (count > 0 && !p)
+        return LB_FAIL(LB_ERR_INVALID, "cpu %s: %s is NULL", op, what);
+    return LB_OK;
+}
+
+static int lb_cpu_dims(const char *op, int64_t a, int64_t b, int64_t c)
+{
+    if (a < 0 || b < 0 || c < 0)
+        return LB_FAIL(LB_ERR_INVALID, "cpu %s: negative size (%" PRId64 ", %" PRId64 ", %" PRId64 ")", op, a, b, c);
+    return LB_OK;
+}
+
+/* --- data in and out --------------------------------------------------------------------------- */
+
+static int lb_cpu_upload(LbBackend *be, void *dst, const float *src, int64_t count)
+{
+    (void)be;
+    LB_TRY(lb_cpu_need(dst, count, "upload", "dst"));
+    LB_TRY(lb_cpu_need(src, count, "upload", "src"));
+    if (count > 0)
+        memcpy(dst, src, (size_t)count * sizeof *src);
+    return LB_OK;
+}
+
+static int lb_cpu_download(LbBackend *be, float *dst, const void *src, int64_t count)
+{
+    (void)be;
+    LB_TRY(lb_cpu_need(dst, count, "download", "dst"));
+    LB_TRY(lb_cpu_need(src, count, "download", "src"));
+    if (count > 0)
+        memcpy(dst, src, (size_t)count * sizeof *dst);
+    return LB_OK;
+}
+
+static int lb_cpu_copy_raw_to_host(LbBackend *be, void *dst, const void *src, size_t bytes)
+{
+    (void)be;
+    if (bytes > 0 && (!dst || !src))
+        return LB_FAIL(LB_ERR_INVALID, "cpu copy_raw_to_host: NULL pointer");
+    if (bytes > 0)
+        memcpy(dst, src, bytes);
+    return LB_OK;
+}
+
+static int lb_cpu_fill_uniform(LbBackend *be, void *x, int64_t count, uint64_t seed, float lo, float hi)
+{
+    (void)be;
+    LB_TRY(lb_cpu_need(x, count, "fill_uniform", "x"));
+    if (!(lo <= hi))
+        return LB_FAIL(LB_ERR_INVALID, "cpu fill_uniform: empty range [%g, %g)", (double)lo, (double)hi);
+    lb_fill_uniform_cpu(x, count, seed, lo, hi);
+    return LB_OK;
+}
+
+static int lb_cpu_fill_tokens(LbBackend *be, int32_t *ids, int64_t count, uint64_t seed, int32_t vocab)
+{
+    (void)be;
+    LB_TRY(lb_cpu_need(ids, count, "fill_tokens", "ids"));
+    if (vocab < 1)
+        return LB_FAIL(LB_ERR_INVALID, "cpu fill_tokens: vocabulary of %" PRId32 " tokens", vocab);
+    lb_fill_tokens_cpu(ids, count, seed, vocab);
+    return LB_OK;
+}
+
+/* --- compute ----------------------------------------------------------------------------------- */
+
+static int lb_cpu_linear(LbBackend *be, const void *x, const void *w, const void *b, void *y,
+                         int64_t rows, int64_t in, int64_t out, int gelu)
+{
+    (void)be;
+    LB_TRY(lb_cpu_dims("linear", rows, in, out));
+    LB_TRY(lb_cpu_need(x, rows * in, "linear", "x"));
+    LB_TRY(lb_cpu_need(w, out * in, "linear", "w"));
+    LB_TRY(lb_cpu_need(y, rows * out, "linear", "y"));
+    lb_linear_cpu(x, w, b, y, rows, in, out, gelu);
+    return LB_OK;
+}
+
+/* Leading dimensions at least the stored width, strides not negative, C not written twice. */
+static int lb_cpu_bmm_check(const LbBmm *p)
+{
+    if (p->m < 0 || p->n < 0 || p->kdim < 0 || p->batch < 0)
+        return LB_FAIL(LB_ERR_INVALID, "cpu bmm: negative size (m %" PRId64 ", n %" PRId64 ", k %" PRId64 ", batch %" PRId64 ")",
+                       p->m, p->n, p->kdim, p->batch);
+    int64_t a_cols = p->trans_a ? p->m : p->kdim;
+    int64_t b_cols = p->trans_b ? p->kdim : p->n;
+    if (p->lda < (a_cols > 1 ? a_cols : 1) || p->ldb < (b_cols > 1 ? b_cols : 1) || p->ldc < (p->n > 1 ? p->n : 1))
+        return LB_FAIL(LB_ERR_INVALID, "cpu bmm: leading dimension below the row width (lda %" PRId64 " < %" PRId64 ", ldb %" PRId64 " < %" PRId64 " or ldc %" PRId64 " < %" PRId64 ")",
+                       p->lda, a_cols, p->ldb, b_cols, p->ldc, p->n);
+    if (p->stride_a < 0 || p->stride_b < 0 || p->stride_c < 0)
+        return LB_FAIL(LB_ERR_INVALID, "cpu bmm: negative batch stride");
+    if (p->batch > 1 && p->stride_c == 0 && p->m > 0 && p->n > 0)
+        return LB_FAIL(LB_ERR_INVALID, "cpu bmm: stride_c 0 with batch %" PRId64 " would write every product to one matrix", p->batch);
+    int64_t work = p->m * p->n * p->batch;
+    if (work > 0 && ((p->kdim > 0 && (!p->a || !p->b)) || !p->c))
+        return LB_FAIL(LB_ERR_INVALID, "cpu bmm: NULL matrix");
+    return LB_OK;
+}
+
+static int lb_cpu_bmm(LbBackend *be, const LbBmm *p)
+{
+    (void)be;
+    if (!p)
+        return LB_FAIL(LB_ERR_INVALID, "cpu bmm: no arguments");
+    LB_TRY(lb_cpu_bmm_check(p));
+    lb_bmm_cpu(p);
+    return LB_OK;
+}
+
+static int lb_cpu_softmax(LbBackend *be, void *x, int64_t rows, int64_t cols, float scale)
+{
+    (void)be;
+    LB_TRY(lb_cpu_dims("softmax", rows, cols, 0));
+    LB_TRY(lb_cpu_need(x, rows * cols, "softmax", "x"));
+    lb_softmax_cpu(x, rows, cols, scale);
+    return LB_OK;
+}
+
+static int lb_cpu_layernorm(LbBackend *be, void *x, const void *r, const void *gamma,
+                            const void *beta, int64_t rows, int64_t d, float eps)
+{
+    (void)be;
+    LB_TRY(lb_cpu_dims("layernorm", rows, d, 0));
+    LB_TRY(lb_cpu_need(x, rows * d, "layernorm", "x"));
+    LB_TRY(lb_cpu_need(gamma, rows > 0 ? d : 0, "layernorm", "gamma"));
+    LB_TRY(lb_cpu_need(beta, rows > 0 ? d : 0, "layernorm", "beta"));
+    if (!(eps >= 0.0f))
+        return LB_FAIL(LB_ERR_INVALID, "cpu layernorm: eps %g is negative", (double)eps);
+    lb_layernorm_cpu(x, r, gamma, beta, rows, d, eps);
+    return LB_OK;
+}
+
+static int lb_cpu_embed(LbBackend *be, const int32_t *ids, const void *tok, const void *pos, void *x,
+                        int64_t batch, int64_t n, int64_t d)
+{
+    (void)be;
+    LB_TRY(lb_cpu_dims("embed", batch, n, d));
+    LB_TRY(lb_cpu_need(ids, batch * n, "embed", "ids"));
+    LB_TRY(lb_cpu_need(x, batch * n * d, "embed", "x"));
+    LB_TRY(lb_cpu_need(tok, batch > 0 ? n * d : 0, "embed", "tok"));
+    LB_TRY(lb_cpu_need(pos, batch > 0 ? n * d : 0, "embed", "pos"));
+    /* the vocabulary size is not passed, so only the lower bound can be checked */
+    for (int64_t i = 0; i < batch * n; i++)
+        if (ids[i] < 0)
+            return LB_FAIL(LB_ERR_INVALID, "cpu embed: token id %" PRId32 " at %" PRId64 " is negative", ids[i], i);
+    lb_embed_cpu(ids, tok, pos, x, batch, n, d);
+    return LB_OK;
+}
+
+static int lb_cpu_split_heads(LbBackend *be, const void *src, int64_t ld_src, void *dst,
+                              int64_t batch, int64_t n, int64_t heads, int64_t hd)
+{
+    (void)be;
+    LB_TRY(lb_cpu_dims("split_heads", batch, n, heads));
+    LB_TRY(lb_cpu_dims("split_heads", hd, ld_src, 0));
+    if (ld_src < heads * hd)
+        return LB_FAIL(LB_ERR_INVALID, "cpu split_heads: ld_src %" PRId64 " < heads * hd = %" PRId64, ld_src, heads * hd);
+    LB_TRY(lb_cpu_need(src, batch * n * heads * hd, "split_heads", "src"));
+    LB_TRY(lb_cpu_need(dst, batch * n * heads * hd, "split_heads", "dst"));
+    lb_split_heads_cpu(src, ld_src, dst, batch, n, heads, hd);
+    return LB_OK;
+}
+
+static int lb_cpu_merge_heads(LbBackend *be, const void *src, void *dst, int64_t batch, int64_t n,
+                              int64_t heads, int64_t hd)
+{
+    (void)be;
+    LB_TRY(lb_cpu_dims("merge_heads", batch, n, heads));
+    LB_TRY(lb_cpu_dims("merge_heads", hd, 0, 0));
+    LB_TRY(lb_cpu_need(src, batch * n * heads * hd, "merge_heads", "src"));
+    LB_TRY(lb_cpu_need(dst, batch * n * heads * hd, "merge_heads", "dst"));
+    lb_merge_heads_cpu(src, dst, batch, n, heads, hd);
+    return LB_OK;
+}
+
+/* --- timing ------------------------------------------------------------------------------------ */
+
+static int lb_cpu_sync(LbBackend *be)
+{
+    (void)be; /* every op has finished when it returns */
+    return LB_OK;
+}
+
+static int lb_cpu_timer_start(LbBackend *be)
+{
+    LbCpuState *s = lb_cpu_state(be);
+    clock_gettime(CLOCK_MONOTONIC, &s->t0);
+    s->timing = 1;
+    return LB_OK;
+}
+
+static int lb_cpu_timer_stop(LbBackend *be, double *ms)
+{
+    LbCpuState *s = lb_cpu_state(be);
+    if (!s->timing)
+        return LB_FAIL(LB_ERR_INVALID, "cpu timer_stop without timer_start");
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    s->timing = 0;
+    *ms = (double)(t1.tv_sec - s->t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - s->t0.tv_nsec) * 1e-6;
+    return LB_OK;
+}
+
+static int lb_cpu_sm_clock_mhz(LbBackend *be)
+{
+    (void)be;
+    return -1;
+}
+
+/* --- the device -------------------------------------------------------------------------------- */
+
+/* The "model name" line of /proc/cpuinfo into buf, or "" where it cannot be read. */
+static void lb_cpu_model_name(char *buf, size_t size)
+{
+    buf[0] = '\0';
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "model name", 10) != 0)
+            continue;
+        const char *v = strchr(line, ':');
+        if (!v)
+            break;
+        v++;
+        while (*v == ' ' || *v == '\t')
+            v++;
+        snprintf(buf, size, "%s", v);
+        buf[strcspn(buf, "\n")] = '\0';
+        break;
+    }
+    fclose(f);
+}
+
+static int lb_cpu_describe(LbBackend *be, LbDeviceInfo *info)
+{
+    LbCpuState *s = lb_cpu_state(be);
+    char model[96];
+    lb_cpu_model_name(model, sizeof model);
+    memset(info, 0, sizeof *info);
+    if (model[0])
+        snprintf(info->name, sizeof info->name, "CPU reference (%s)", model);
+    else
+        snprintf(info->name, sizeof info->name, "CPU reference");
+    info->cc_major = info->cc_minor = -1;
+    info->sm_count = -1;
+    info->total_bytes = (int64_t)s->capacity;
+    info->free_bytes = (int64_t)(s->capacity - s->in_use);
+    info->sm_clock_mhz = info->sm_clock_max_mhz = info->mem_clock_mhz = -1;
+    info->driver_version = info->runtime_version = info->cublas_version = -1;
+    info->device_index = -1;
+    return LB_OK;
+}
+
+static void lb_cpu_close(LbBackend *be)
+{
+    if (!be)
+        return;
+    free(be->impl);
+    free(be);
+}
+
+static const LbOps lb_cpu_ops = {
+    .name = "cpu",
+    .mem_alloc = lb_cpu_mem_alloc,
+    .mem_free = lb_cpu_mem_free,
+    .mem_info = lb_cpu_mem_info,
+    .set_workspace = NULL,
+    .upload = lb_cpu_upload,
+    .download = lb_cpu_download,
+    .copy_raw_to_host = lb_cpu_copy_raw_to_host,
+    .fill_uniform = lb_cpu_fill_uniform,
+    .fill_tokens = lb_cpu_fill_tokens,
+    .linear = lb_cpu_linear,
+    .bmm = lb_cpu_bmm,
+    .softmax = lb_cpu_softmax,
+    .layernorm = lb_cpu_layernorm,
+    .embed = lb_cpu_embed,
+    .split_heads = lb_cpu_split_heads,
+    .merge_heads = lb_cpu_merge_heads,
+    .sync = lb_cpu_sync,
+    .timer_start = lb_cpu_timer_start,
+    .timer_stop = lb_cpu_timer_stop,
+    .sm_clock_mhz = lb_cpu_sm_clock_mhz,
+    .describe = lb_cpu_describe,
+    .close = lb_cpu_close,
+};
+
+/* The host's physical memory, for a capacity of 0 (no --mem-limit). */
+static size_t lb_cpu_host_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0)
+        return SIZE_MAX;
+    return (size_t)pages * (size_t)page;
+}
+
+int lb_cpu_backend_open(LbDtype dtype, size_t capacity, LbBackend **out)
+{
+    *out = NULL;
+    if (dtype != LB_DTYPE_FP16 && dtype != LB_DTYPE_BF16 && dtype != LB_DTYPE_FP32)
+        return LB_FAIL(LB_ERR_INVALID, "cpu backend: unknown dtype %d", (int)dtype);
+    LbBackend *be = calloc(1, sizeof *be);
+    LbCpuState *s = calloc(1, sizeof *s);
+    if (!be || !s) {
+        free(be);
+        free(s);
+        return LB_FAIL(LB_ERR_NOMEM, "out of host memory opening the CPU backend");
+    }
+    s->capacity = capacity > 0 ? capacity : lb_cpu_host_memory();
+    be->ops = &lb_cpu_ops;
+    be->impl = s;
+    be->dtype = dtype;
+    be->storage = LB_DTYPE_FP32;
+    be->elem_bytes = sizeof(float);
+    be->workspace_bytes = 0;
+    be->alignment = LB_CPU_ALIGNMENT;
+    be->tf32 = 0;
+    *out = be;
+    return LB_OK;
+}

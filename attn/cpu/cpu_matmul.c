@@ -1,0 +1,261 @@
+/* The reference products: linear layers and strided-batched matrix products (attn/cpu/cpu_ref.h).
+ *
+ * Every output element is one sum over the reduction index p = 0, 1, ..., k-1 in that order, in
+ * double, of (double)A(i, p) * (double)B(p, j) (a product of two floats is exact in double, so a
+ * fused multiply-add would not change it), scaled, biased and rounded to float once. That is
+ * what the naive triple loop in tests/ops/test_matmul.c computes, and the fast path below must
+ * keep it: the speed comes from blocking over i and j only, never from reordering the sum.
+ *
+ * Fast path: a block of rows of A and of columns of B are copied ("packed") into double panels
+ * of LB_MR rows and LB_NR columns laid out along p, and a small kernel keeps an LB_MR x LB_NR
+ * tile of sums in registers while it walks p. Blocks of rows are split over threads. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn/cpu/cpu_parallel.h"
+#include "attn/cpu/cpu_ref.h"
+
+#define LB_MR 4   /* rows of the register tile */
+#define LB_NR 8   /* columns of the register tile */
+#define LB_MB 64  /* rows of A per work item (a multiple of LB_MR) */
+#define LB_NC 256 /* columns of B per packed block (a multiple of LB_NR) */
+/* Bound on a packed block, in doubles, so that a long reduction (the n = 65536 product of scores
+ * and values) shrinks the blocks instead of asking for hundreds of megabytes of scratch. */
+#define LB_PACK_A_MAX ((int64_t)1 << 18)
+#define LB_PACK_B_MAX ((int64_t)1 << 20)
+
+/* One product, as strides, so that transposes, linear layers and batches all run the same code:
+ *   C_bi(i, j) = epilogue(alpha * sum_p A_bi(i, p) * B_bi(p, j)), bi in [0, batch) */
+typedef struct LbCpuGemm {
+    int64_t m, n, k;
+    const float *a;
+    int64_t a_rs, a_cs; /* A(i, p) = a[i * a_rs + p * a_cs] */
+    const float *b;
+    int64_t b_rs, b_cs; /* B(p, j) = b[p * b_rs + j * b_cs] */
+    float *c;
+    int64_t c_rs; /* C(i, j) = c[i * c_rs + j] */
+    double alpha;
+    const float *bias; /* (n), added after alpha; NULL for none */
+    int gelu;
+    int64_t batch, stride_a, stride_b, stride_c;
+    int64_t mb, nc;       /* block sizes for this k */
+    int64_t row_blocks;   /* ceil(m / mb): work items per batch entry */
+} LbCpuGemm;
+
+static int64_t lb_min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* Round the finished sum: scale, bias, one rounding to float, GELU. */
+static inline float lb_gemm_finish(const LbCpuGemm *g, double sum, int64_t j)
+{
+    double v = g->alpha * sum;
+    if (g->bias)
+        v += (double)g->bias[j];
+    float y = (float)v;
+    return g->gelu ? lb_gelu_cpu(y) : y;
+}
+
+/* ap: ceil(rows / LB_MR) panels of (k, LB_MR), ap[r k LB_MR + p LB_MR + ii] = A(r LB_MR + ii, p),
+ * zero past `rows`. A(i, p) = a[i * rs + p * cs]. */
+static void lb_pack_a(const float *a, int64_t rs, int64_t cs, int64_t rows, int64_t k, double *ap)
+{
+    for (int64_t r0 = 0; r0 < rows; r0 += LB_MR) {
+        double *panel = ap + r0 * k;
+        int64_t mr = lb_min64(LB_MR, rows - r0);
+        if (mr < LB_MR)
+            memset(panel, 0, (size_t)(k * LB_MR) * sizeof *panel);
+        if (cs == 1) { /* rows contiguous along p: read them in order */
+            for (int64_t ii = 0; ii < mr; ii++) {
+                const float *row = a + (r0 + ii) * rs;
+                for (int64_t p = 0; p < k; p++)
+                    panel[p * LB_MR + ii] = row[p];
+            }
+        } else {
+            for (int64_t p = 0; p < k; p++)
+                for (int64_t ii = 0; ii < mr; ii++)
+                    panel[p * LB_MR + ii] = a[(r0 + ii) * rs + p * cs];
+        }
+    }
+}
+
+/* bp: ceil(cols / LB_NR) panels of (k, LB_NR), bp[q k LB_NR + p LB_NR + jj] = B(p, q LB_NR + jj),
+ * zero past `cols`. B(p, j) = b[p * rs + j * cs]. */
+static void lb_pack_b(const float *b, int64_t rs, int64_t cs, int64_t k, int64_t cols, double *bp)
+{
+    for (int64_t j0 = 0; j0 < cols; j0 += LB_NR) {
+        double *panel = bp + j0 * k;
+        int64_t nr = lb_min64(LB_NR, cols - j0);
+        if (nr < LB_NR)
+            memset(panel, 0, (size_t)(k * LB_NR) * sizeof *panel);
+        if (rs == 1) { /* B^T stored (weights, keys): each column contiguous along p */
+            for (int64_t jj = 0; jj < nr; jj++) {
+                const float *col = b + (j0 + jj) * cs;
+                for (int64_t p = 0; p < k; p++)
+                    panel[p * LB_NR + jj] = col[p];
+            }
+        } else {
+            for (int64_t p = 0; p < k; p++)
+                for (int64_t jj = 0; jj < nr; jj++)
+                    panel[p * LB_NR + jj] = b[p * rs + (j0 + jj) * cs];
+        }
+    }
+}
+
+#if defined(__GNUC__)
+typedef double lb_v4d __attribute__((vector_size(32)));
+
+/* acc (LB_MR, LB_NR) = ap (k, LB_MR)^T . bp (k, LB_NR), p in order: four rows of two vectors of
+ * four sums each, which the compiler keeps in registers (ymm with AVX, pairs of xmm without). */
+static void lb_micro_kernel(int64_t k, const double *ap, const double *bp, double *acc)
+{
+    lb_v4d c00 = {0}, c01 = {0}, c10 = {0}, c11 = {0}, c20 = {0}, c21 = {0}, c30 = {0}, c31 = {0};
+    for (int64_t p = 0; p < k; p++) {
+        lb_v4d b0, b1; /* memcpy: the panels are only 8-byte aligned */
+        memcpy(&b0, bp + p * LB_NR, sizeof b0);
+        memcpy(&b1, bp + p * LB_NR + 4, sizeof b1);
+        const double *a = ap + p * LB_MR;
+        c00 += a[0] * b0;
+        c01 += a[0] * b1;
+        c10 += a[1] * b0;
+        c11 += a[1] * b1;
+        c20 += a[2] * b0;
+        c21 += a[2] * b1;
+        c30 += a[3] * b0;
+        c31 += a[3] * b1;
+    }
+    memcpy(acc + 0, &c00, sizeof c00);
+    memcpy(acc + 4, &c01, sizeof c01);
+    memcpy(acc + 8, &c10, sizeof c10);
+    memcpy(acc + 12, &c11, sizeof c11);
+    memcpy(acc + 16, &c20, sizeof c20);
+    memcpy(acc + 20, &c21, sizeof c21);
+    memcpy(acc + 24, &c30, sizeof c30);
+    memcpy(acc + 28, &c31, sizeof c31);
+}
+#else
+/* acc (LB_MR, LB_NR) = ap (k, LB_MR)^T . bp (k, LB_NR), p in order. */
+static void lb_micro_kernel(int64_t k, const double *ap, const double *bp, double *acc)
+{
+    for (int i = 0; i < LB_MR * LB_NR; i++)
+        acc[i] = 0.0;
+    for (int64_t p = 0; p < k; p++)
+        for (int ii = 0; ii < LB_MR; ii++)
+            for (int jj = 0; jj < LB_NR; jj++)
+                acc[ii * LB_NR + jj] += ap[p * LB_MR + ii] * bp[p * LB_NR + jj];
+}
+#endif
+
+/* Work item `item` of g: batch entry and block of rows, as pointers to their first row. */
+static void lb_gemm_item(const LbCpuGemm *g, int64_t item, const float **a, const float **b,
+                         float **c, int64_t *rows)
+{
+    int64_t bi = item / g->row_blocks;
+    int64_t i0 = (item % g->row_blocks) * g->mb;
+    *rows = lb_min64(g->mb, g->m - i0);
+    *a = g->a + bi * g->stride_a + i0 * g->a_rs;
+    *b = g->b + bi * g->stride_b;
+    *c = g->c + bi * g->stride_c + i0 * g->c_rs;
+}
+
+/* Items [begin, end) without scratch memory: the same sums, one element at a time. */
+static void lb_gemm_plain_range(const LbCpuGemm *g, int64_t begin, int64_t end)
+{
+    for (int64_t item = begin; item < end; item++) {
+        const float *a, *b;
+        float *c;
+        int64_t rows;
+        lb_gemm_item(g, item, &a, &b, &c, &rows);
+        for (int64_t i = 0; i < rows; i++)
+            for (int64_t j = 0; j < g->n; j++) {
+                double sum = 0.0;
+                for (int64_t p = 0; p < g->k; p++)
+                    sum += (double)a[i * g->a_rs + p * g->a_cs] * (double)b[p * g->b_rs + j * g->b_cs];
+                c[i * g->c_rs + j] = lb_gemm_finish(g, sum, j);
+            }
+    }
+}
+
+/* Items [begin, end) of g (an LbCpuRangeFn): pack, multiply tile by tile, finish. */
+static void lb_gemm_range(void *ctx, int64_t begin, int64_t end)
+{
+    const LbCpuGemm *g = ctx;
+    int64_t k = g->k;
+    double *ap = malloc((size_t)(g->mb * k + 1) * sizeof *ap);
+    double *bp = malloc((size_t)(g->nc * k + 1) * sizeof *bp);
+    if (!ap || !bp) { /* out of host memory for scratch: slower, same numbers */
+        free(ap);
+        free(bp);
+        lb_gemm_plain_range(g, begin, end);
+        return;
+    }
+    double acc[LB_MR * LB_NR];
+    for (int64_t item = begin; item < end; item++) {
+        const float *a, *b;
+        float *c;
+        int64_t rows;
+        lb_gemm_item(g, item, &a, &b, &c, &rows);
+        lb_pack_a(a, g->a_rs, g->a_cs, rows, k, ap);
+        for (int64_t j0 = 0; j0 < g->n; j0 += g->nc) {
+            int64_t cols = lb_min64(g->nc, g->n - j0);
+            lb_pack_b(b + j0 * g->b_cs, g->b_rs, g->b_cs, k, cols, bp);
+            /* one panel of B stays in cache while every panel of A passes it */
+            for (int64_t q0 = 0; q0 < cols; q0 += LB_NR) {
+                int64_t nr = lb_min64(LB_NR, cols - q0);
+                for (int64_t r0 = 0; r0 < rows; r0 += LB_MR) {
+                    int64_t mr = lb_min64(LB_MR, rows - r0);
+                    lb_micro_kernel(k, ap + r0 * k, bp + q0 * k, acc);
+                    for (int64_t ii = 0; ii < mr; ii++) {
+                        float *crow = c + (r0 + ii) * g->c_rs + j0 + q0;
+                        for (int64_t jj = 0; jj < nr; jj++)
+                            crow[jj] = lb_gemm_finish(g, acc[ii * LB_NR + jj], j0 + q0 + jj);
+                    }
+                }
+            }
+        }
+    }
+    free(ap);
+    free(bp);
+}
+
+/* Choose blocks for g's k, then run every (batch entry, row block) item over the threads. */
+static void lb_gemm_run(LbCpuGemm *g)
+{
+    if (g->m <= 0 || g->n <= 0 || g->batch <= 0)
+        return;
+    int64_t k = g->k > 0 ? g->k : 1;
+    int64_t mb = lb_min64(LB_MB, LB_PACK_A_MAX / k / LB_MR * LB_MR);
+    int64_t nc = lb_min64(LB_NC, LB_PACK_B_MAX / k / LB_NR * LB_NR);
+    /* no bigger than the matrix, rounded up to whole panels */
+    g->mb = lb_min64(mb > LB_MR ? mb : LB_MR, (g->m + LB_MR - 1) / LB_MR * LB_MR);
+    g->nc = lb_min64(nc > LB_NR ? nc : LB_NR, (g->n + LB_NR - 1) / LB_NR * LB_NR);
+    g->row_blocks = (g->m + g->mb - 1) / g->mb;
+    double cost = (double)g->mb * (double)g->n * (double)k;
+    lb_cpu_parallel_for(g->batch * g->row_blocks, cost, lb_gemm_range, g);
+}
+
+void lb_linear_cpu(const float *x, const float *w, const float *b, float *y, int64_t rows,
+                   int64_t in, int64_t out, int gelu)
+{
+    LbCpuGemm g = {
+        .m = rows, .n = out, .k = in,
+        .a = x, .a_rs = in, .a_cs = 1,
+        .b = w, .b_rs = 1, .b_cs = in, /* B(p, j) = w[j, p]: the rows of w */
+        .c = y, .c_rs = out,
+        .alpha = 1.0, .bias = b, .gelu = gelu,
+        .batch = 1,
+    };
+    lb_gemm_run(&g);
+}
+
+void lb_bmm_cpu(const LbBmm *p)
+{
+    LbCpuGemm g = {
+        .m = p->m, .n = p->n, .k = p->kdim,
+        .a = p->a, .a_rs = p->trans_a ? 1 : p->lda, .a_cs = p->trans_a ? p->lda : 1,
+        .b = p->b, .b_rs = p->trans_b ? 1 : p->ldb, .b_cs = p->trans_b ? p->ldb : 1,
+        .c = p->c, .c_rs = p->ldc,
+        .alpha = (double)p->alpha, .bias = NULL, .gelu = 0,
+        .batch = p->batch, .stride_a = p->stride_a, .stride_b = p->stride_b,
+        .stride_c = p->stride_c,
+    };
+    lb_gemm_run(&g);
+}
