@@ -1,0 +1,34 @@
+/* Files that appear whole or not at all: written under a temporary name in the target's own
+ * directory, flushed and synced, then renamed over the target (rename is atomic within one
+ * file system), so a reader or a crash never sees half a grid or half of meta.csv. */
+#ifndef LB_ATOMIC_FILE_H
+#define LB_ATOMIC_FILE_H
+
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct LbAtomicFile {
+    FILE *f;
+    char *path;     /* the target */
+    char *tmp_path; /* path.tmp.XXXXXX */
+} LbAtomicFile;
+
+/* Create the temporary file. LB_ERR_IO (message names the target) when it cannot be created. */
+int lb_atomic_open(LbAtomicFile *af, const char *path);
+/* Flush, fsync, close and rename into place; on any failure the temporary file is removed and
+ * LB_ERR_IO returned. Frees af either way. */
+int lb_atomic_commit(LbAtomicFile *af);
+/* Close and remove the temporary file (after a failed write). NULL-safe, idempotent. */
+void lb_atomic_abort(LbAtomicFile *af);
+
+/* dir + "/" + name, malloc'd; NULL when out of memory. */
+char *lb_path_join(const char *dir, const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,137 @@
+/* One forward pass as .npy files plus index.csv (see dump.h). */
+#include "reports/dump.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn/status.h"
+#include "reports/atomic_file.h"
+#include "reports/csv_io.h"
+#include "reports/npy.h"
+
+/* A tensor name as a file name: anything but [A-Za-z0-9._-] becomes '_'. */
+static void file_name(const char *name, char *buf, size_t size)
+{
+    size_t o = 0;
+    for (const char *p = name; *p && o + 5 < size; p++) {
+        char c = *p;
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 c == '.' || c == '_' || c == '-';
+        buf[o++] = ok ? c : '_';
+    }
+    memcpy(buf + o, ".npy", 5);
+}
+
+static void shape_text(const int64_t *shape, int ndim, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    for (int i = 0; i < ndim; i++) {
+        size_t used = strlen(buf);
+        snprintf(buf + used, size - used, "%s%lld", i ? "x" : "", (long long)shape[i]);
+    }
+}
+
+/* Write one array and its index.csv row. data is float32 or int32 on the host. */
+static int put(FILE *index, const char *dir, const char *name, LbNpyType type,
+               const int64_t *shape, int ndim, const void *data)
+{
+    char file[128], shp[96];
+    file_name(name, file, sizeof file);
+    char *path = lb_path_join(dir, file);
+    if (!path)
+        return LB_FAIL(LB_ERR_NOMEM, "out of memory");
+    int rc = lb_npy_write(path, type, shape, ndim, data);
+    free(path);
+    if (rc != LB_OK)
+        return rc;
+    shape_text(shape, ndim, shp, sizeof shp);
+    const char *row[4] = {name, file, type == LB_NPY_I32 ? "int32" : "float32", shp};
+    return lb_csv_write_record(index, row, 4);
+}
+
+/* Download count elements of backend storage as float32 into a new buffer. */
+static int fetch(const LbModel *m, const void *src, int64_t count, float **out)
+{
+    *out = malloc((size_t)(count > 0 ? count : 1) * sizeof **out);
+    if (!*out)
+        return LB_FAIL(LB_ERR_NOMEM, "out of host memory for %lld floats", (long long)count);
+    int rc = m->be->ops->download(m->be, *out, src, count);
+    if (rc != LB_OK) {
+        free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+int lb_dump_write(const char *dir, const LbModel *m, const LbInputs *in)
+{
+    LbBackend *be = m->be;
+    int64_t B = in->batch, n = m->cfg.n, d = m->cfg.d_model;
+    LbTensorRef *refs = NULL;
+    float *buf = NULL;
+    int32_t *ids = NULL;
+    char *index_path = lb_path_join(dir, "index.csv");
+    if (!index_path)
+        return LB_FAIL(LB_ERR_NOMEM, "out of memory");
+    LbAtomicFile af;
+    int rc = lb_atomic_open(&af, index_path);
+    free(index_path);
+    if (rc != LB_OK)
+        return rc;
+    static const char *const header[4] = {"name", "file", "dtype", "shape"};
+    rc = lb_csv_write_record(af.f, header, 4);
+    if (rc != LB_OK)
+        goto out;
+
+    /* ids (B, n) int32 */
+    ids = malloc((size_t)(B * n > 0 ? B * n : 1) * sizeof *ids);
+    if (!ids) {
+        rc = LB_FAIL(LB_ERR_NOMEM, "out of host memory for the token ids");
+        goto out;
+    }
+    rc = be->ops->copy_raw_to_host(be, ids, in->ids, (size_t)(B * n) * sizeof *ids);
+    if (rc != LB_OK)
+        goto out;
+    int64_t ids_shape[2] = {B, n};
+    rc = put(af.f, dir, "ids", LB_NPY_I32, ids_shape, 2, ids);
+    if (rc != LB_OK)
+        goto out;
+
+    /* every weight, in allocation order */
+    int64_t count = lb_model_tensors(m, NULL, 0);
+    refs = calloc((size_t)(count > 0 ? count : 1), sizeof *refs);
+    if (!refs) {
+        rc = LB_FAIL(LB_ERR_NOMEM, "out of host memory for the tensor list");
+        goto out;
+    }
+    count = lb_model_tensors(m, refs, count);
+    for (int64_t t = 0; t < count; t++) {
+        const LbTensorRef *r = &refs[t];
+        rc = fetch(m, r->ptr, r->rows * r->cols, &buf);
+        if (rc != LB_OK)
+            goto out;
+        int64_t shape[2] = {r->rows, r->cols};
+        rc = put(af.f, dir, r->name, LB_NPY_F32, shape, r->cols == 1 ? 1 : 2, buf);
+        free(buf);
+        buf = NULL;
+        if (rc != LB_OK)
+            goto out;
+    }
+
+    /* output (B, n, d) */
+    rc = fetch(m, in->x, B * n * d, &buf);
+    if (rc != LB_OK)
+        goto out;
+    int64_t out_shape[3] = {B, n, d};
+    rc = put(af.f, dir, "output", LB_NPY_F32, out_shape, 3, buf);
+out:
+    free(buf);
+    free(ids);
+    free(refs);
+    if (rc != LB_OK) {
+        lb_atomic_abort(&af);
+        return rc;
+    }
+    return lb_atomic_commit(&af);
+}

@@ -1,0 +1,85 @@
+/* The two grids of Table 3 (METHOD.md, "Ratios"), built from raw.csv rows:
+ *   time speedup(n, k)   = ms_per_seq(standard, n) / ms_per_seq(linformer, n, k)
+ *   memory speedup(n, k) = batch(linformer, n, k) / batch(standard, n)
+ * A cell is EMPTY where k >= n; ERROR when either side's row is an error; OOM when either side
+ * ran out of memory at batch 1; MISSING (NA) when either side has no row yet; VALUE otherwise.
+ *
+ * Files: time_speedup.csv and memory_speedup.csv, header `n,k=128,k=256,...`, one row per n;
+ * a value is written with 6 significant digits (%.6g), an EMPTY cell as an empty field, the
+ * others as OOM, ERR and NA. Tables print 3 significant digits, trailing zeros kept, and an x
+ * ("1.50x", "14.1x", "128x"), and "-" for EMPTY. */
+#ifndef LB_GRID_H
+#define LB_GRID_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "attn/measure.h"
+#include "reports/table.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    LB_GRID_EMPTY,
+    LB_GRID_MISSING,
+    LB_GRID_VALUE,
+    LB_GRID_OOM,
+    LB_GRID_ERROR
+} LbGridCellKind;
+
+typedef struct {
+    LbGridCellKind kind;
+    double value;
+} LbGridCell;
+
+/* cell (i, j) for n[i], k[j] at [i * cols + j] */
+typedef struct LbGrid {
+    size_t rows, cols;
+    int64_t *n;
+    int64_t *k;
+    LbGridCell *time, *memory;
+} LbGrid;
+
+/* Build both grids from raw rows. n/k lists may be NULL: then taken from the rows (sorted
+ * unique; k from the Linformer rows). If a (model, n, k) appears twice, the last row wins. */
+int lb_grid_from_raw(const LbCellResult *rows, size_t count, const int64_t *n, size_t nn,
+                     const int64_t *k, size_t nk, LbGrid *g);
+/* A grid of the given shape with every cell MISSING (EMPTY where k >= n). */
+int lb_grid_alloc(LbGrid *g, const int64_t *n, size_t nn, const int64_t *k, size_t nk);
+void lb_grid_free(LbGrid *g);
+
+/* Index of n or k in the grid, or -1. */
+long lb_grid_row(const LbGrid *g, int64_t n);
+long lb_grid_col(const LbGrid *g, int64_t k);
+
+/* time_speedup.csv and memory_speedup.csv in dir, each written to a temporary name in dir and
+ * renamed into place. */
+int lb_grids_write(const char *dir, const LbGrid *g);
+/* Read two grid CSVs as lb_grids_write writes them (also the paper's table). Both must have
+ * the same n and k. `what` names them in messages. */
+int lb_grids_parse(const char *time_csv, size_t time_len, const char *memory_csv,
+                   size_t memory_len, const char *what, LbGrid *g);
+int lb_grids_read(const char *dir, LbGrid *g);
+
+/* A cell as a table shows it ("1.52x", "-", "OOM", "ERR", "NA"), with `suffix` after a value. */
+void lb_grid_cell_text(const LbGridCell *c, const char *suffix, char *buf, size_t size);
+/* A cell as the CSV files hold it ("1.52345", "", "OOM", "ERR", "NA"). */
+void lb_grid_cell_csv(const LbGridCell *c, char *buf, size_t size);
+/* A CSV field back into a cell: 0, or -1 when it is none of the above. */
+int lb_grid_cell_parse(const char *s, LbGridCell *c);
+/* v with `digits` significant digits and its trailing zeros ("2.00", "14.1"); from
+ * 10^(digits-1) up a whole number ("128", "1234"), never an exponent. */
+void lb_format_sig(double v, int digits, char *buf, size_t size);
+
+/* Both grids as aligned tables shaped like Table 3 (text), or Markdown tables, or CSV (one
+ * table: a `grid` column of time or memory, then the grid's columns). */
+void lb_grid_print(FILE *out, const LbGrid *g, LbFormat fmt);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

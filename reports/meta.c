@@ -1,0 +1,130 @@
+/* meta.csv, key,value rows (see meta.h). */
+#include "reports/meta.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn/status.h"
+#include "reports/atomic_file.h"
+#include "reports/csv_io.h"
+
+static int meta_put(LbMeta *m, const char *key, char *value /* taken */)
+{
+    for (size_t i = 0; i < m->count; i++) {
+        if (strcmp(m->keys[i], key) == 0) {
+            free(m->values[i]);
+            m->values[i] = value;
+            return LB_OK;
+        }
+    }
+    if (m->count == m->cap) {
+        size_t cap = m->cap ? 2 * m->cap : 32;
+        char **k = realloc(m->keys, cap * sizeof *k);
+        if (!k)
+            goto nomem;
+        m->keys = k;
+        char **v = realloc(m->values, cap * sizeof *v);
+        if (!v)
+            goto nomem;
+        m->values = v;
+        m->cap = cap;
+    }
+    char *kc = strdup(key);
+    if (!kc)
+        goto nomem;
+    m->keys[m->count] = kc;
+    m->values[m->count] = value;
+    m->count++;
+    return LB_OK;
+nomem:
+    free(value);
+    return LB_FAIL(LB_ERR_NOMEM, "out of memory setting %s", key);
+}
+
+int lb_meta_set(LbMeta *m, const char *key, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (len < 0)
+        return LB_FAIL(LB_ERR_INVALID, "cannot format the value of %s", key);
+    char *value = malloc((size_t)len + 1);
+    if (!value)
+        return LB_FAIL(LB_ERR_NOMEM, "out of memory setting %s", key);
+    va_start(ap, fmt);
+    vsnprintf(value, (size_t)len + 1, fmt, ap);
+    va_end(ap);
+    return meta_put(m, key, value);
+}
+
+const char *lb_meta_get(const LbMeta *m, const char *key)
+{
+    for (size_t i = 0; i < m->count; i++)
+        if (strcmp(m->keys[i], key) == 0)
+            return m->values[i];
+    return NULL;
+}
+
+int lb_meta_write(const char *path, const LbMeta *m)
+{
+    LbAtomicFile af;
+    LB_TRY(lb_atomic_open(&af, path));
+    static const char *const header[2] = {"key", "value"};
+    int rc = lb_csv_write_record(af.f, header, 2);
+    for (size_t i = 0; rc == LB_OK && i < m->count; i++) {
+        const char *row[2] = {m->keys[i], m->values[i]};
+        rc = lb_csv_write_record(af.f, row, 2);
+    }
+    if (rc != LB_OK) {
+        lb_atomic_abort(&af);
+        return rc;
+    }
+    return lb_atomic_commit(&af);
+}
+
+int lb_meta_read(const char *path, LbMeta *m)
+{
+    lb_meta_free(m);
+    LbCsvTable t;
+    LB_TRY(lb_csv_read_file(path, 0, &t));
+    int rc = LB_OK;
+    if (t.rows == 0 || t.row[0].count != 2 || strcmp(t.row[0].fields[0], "key") != 0 ||
+        strcmp(t.row[0].fields[1], "value") != 0) {
+        rc = LB_FAIL(LB_ERR_FORMAT, "%s: header should be key,value", path);
+        goto out;
+    }
+    for (size_t i = 1; i < t.rows; i++) {
+        if (t.row[i].count != 2) {
+            rc = LB_FAIL(LB_ERR_FORMAT, "%s line %zu: %zu fields: should be 2 (key,value)", path,
+                         t.line[i], t.row[i].count);
+            goto out;
+        }
+        char *v = strdup(t.row[i].fields[1]);
+        if (!v) {
+            rc = LB_FAIL(LB_ERR_NOMEM, "out of memory reading %s", path);
+            goto out;
+        }
+        rc = meta_put(m, t.row[i].fields[0], v);
+        if (rc != LB_OK)
+            goto out;
+    }
+out:
+    lb_csv_table_free(&t);
+    if (rc != LB_OK)
+        lb_meta_free(m);
+    return rc;
+}
+
+void lb_meta_free(LbMeta *m)
+{
+    for (size_t i = 0; i < m->count; i++) {
+        free(m->keys[i]);
+        free(m->values[i]);
+    }
+    free(m->keys);
+    free(m->values);
+    memset(m, 0, sizeof *m);
+}

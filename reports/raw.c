@@ -1,0 +1,332 @@
+/* raw.csv written row by row and read back (see raw.h for the format). */
+#include "reports/raw.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "attn/status.h"
+#include "reports/csv_io.h"
+
+const char *const lb_raw_columns[LB_RAW_COLUMNS] = {
+    "model",      "n",          "k",         "sharing",     "order",
+    "dtype",      "batch",      "planned_bytes", "peak_bytes", "median_ms",
+    "min_ms",     "max_ms",     "ms_per_seq", "tokens_per_s", "tflop_per_s",
+    "passes",     "sm_clock_start_mhz", "sm_clock_end_mhz", "clock_dropped", "status",
+};
+
+enum {
+    COL_MODEL, COL_N, COL_K, COL_SHARING, COL_ORDER, COL_DTYPE, COL_BATCH, COL_PLANNED, COL_PEAK,
+    COL_MEDIAN, COL_MIN, COL_MAX, COL_PER_SEQ, COL_TOKENS, COL_TFLOPS, COL_PASSES, COL_CLK0,
+    COL_CLK1, COL_DROPPED, COL_STATUS
+};
+
+struct LbRawWriter {
+    FILE *f;
+    char *path;
+};
+
+static int write_header(FILE *f, const char *path)
+{
+    if (lb_csv_write_record(f, lb_raw_columns, LB_RAW_COLUMNS) != LB_OK || fflush(f) != 0)
+        return LB_FAIL(LB_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+    if (fsync(fileno(f)) != 0)
+        return LB_FAIL(LB_ERR_IO, "cannot sync %s: %s", path, strerror(errno));
+    return LB_OK;
+}
+
+/* Cut the file after its last newline: what a kill -9 in the middle of a row leaves behind is
+ * not a row. Rows never hold a newline (raw_append replaces them in messages), so the last
+ * newline ends the last complete row. Sets *size to the new size. */
+static int drop_partial_line(const char *path, long long *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return LB_FAIL(LB_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    if (fseeko(f, 0, SEEK_END) != 0) {
+        fclose(f);
+        return LB_FAIL(LB_ERR_IO, "cannot read %s: %s", path, strerror(errno));
+    }
+    off_t end = ftello(f), keep = 0;
+    char buf[4096];
+    for (off_t pos = end; pos > 0;) {
+        size_t chunk = pos > (off_t)sizeof buf ? sizeof buf : (size_t)pos;
+        pos -= (off_t)chunk;
+        if (fseeko(f, pos, SEEK_SET) != 0 || fread(buf, 1, chunk, f) != chunk) {
+            fclose(f);
+            return LB_FAIL(LB_ERR_IO, "cannot read %s: %s", path, strerror(errno));
+        }
+        size_t i = chunk;
+        while (i > 0 && buf[i - 1] != '\n')
+            i--;
+        if (i > 0) {
+            keep = pos + (off_t)i;
+            break;
+        }
+    }
+    fclose(f);
+    if (keep != end && truncate(path, keep) != 0)
+        return LB_FAIL(LB_ERR_IO, "cannot drop the partial last row of %s: %s", path,
+                       strerror(errno));
+    *size = (long long)keep;
+    return LB_OK;
+}
+
+static int check_header(const char *path)
+{
+    LbCsvTable t;
+    int rc = lb_csv_read_file(path, 1, &t);
+    if (rc != LB_OK)
+        return rc;
+    int ok = t.rows > 0 && t.row[0].count == LB_RAW_COLUMNS;
+    for (size_t i = 0; ok && i < LB_RAW_COLUMNS; i++)
+        ok = strcmp(t.row[0].fields[i], lb_raw_columns[i]) == 0;
+    lb_csv_table_free(&t);
+    if (!ok)
+        return LB_FAIL(LB_ERR_FORMAT,
+                       "%s does not start with linbench's raw.csv header (model,n,k,...,status): not a sweep's raw.csv, or written by another version",
+                       path);
+    return LB_OK;
+}
+
+int lb_raw_open(const char *path, int append, LbRawWriter **out)
+{
+    *out = NULL;
+    LbRawWriter *w = calloc(1, sizeof *w);
+    if (!w || !(w->path = strdup(path))) {
+        free(w);
+        return LB_FAIL(LB_ERR_NOMEM, "out of memory opening %s", path);
+    }
+    int rc = LB_OK;
+    long long size = 0;
+    struct stat st;
+    if (append && stat(path, &st) == 0) {
+        rc = drop_partial_line(path, &size);
+        if (rc == LB_OK && size > 0)
+            rc = check_header(path);
+        if (rc != LB_OK)
+            goto fail;
+    }
+    w->f = fopen(path, append ? "ab" : "wb");
+    if (!w->f) {
+        rc = LB_FAIL(LB_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+        goto fail;
+    }
+    if (size == 0) {
+        rc = write_header(w->f, path);
+        if (rc != LB_OK)
+            goto fail;
+    }
+    *out = w;
+    return LB_OK;
+fail:
+    lb_raw_close(w);
+    return rc;
+}
+
+void lb_raw_close(LbRawWriter *w)
+{
+    if (!w)
+        return;
+    if (w->f)
+        fclose(w->f);
+    free(w->path);
+    free(w);
+}
+
+static void fmt_i64(char *buf, size_t size, long long v) { snprintf(buf, size, "%lld", v); }
+
+/* The status column: "ok", "OOM" or the message, kept on one line and never mistaken for the
+ * other two. */
+static void status_text(const LbCellResult *r, char *buf, size_t size)
+{
+    if (r->status == LB_CELL_OK) {
+        snprintf(buf, size, "ok");
+        return;
+    }
+    if (r->status == LB_CELL_OOM) {
+        snprintf(buf, size, "OOM");
+        return;
+    }
+    const char *msg = r->error;
+    if (msg[0] == '\0' || strcmp(msg, "ok") == 0 || strcmp(msg, "OOM") == 0)
+        snprintf(buf, size, "error: %s", msg[0] ? msg : "unknown");
+    else
+        snprintf(buf, size, "%s", msg);
+    for (char *p = buf; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+}
+
+int lb_raw_append(LbRawWriter *w, const LbCellResult *r)
+{
+    char f[LB_RAW_COLUMNS][256];
+    const char *fields[LB_RAW_COLUMNS];
+    int lin = r->model == LB_MODEL_LINFORMER;
+    int ok = r->status == LB_CELL_OK;
+    for (int i = 0; i < LB_RAW_COLUMNS; i++) {
+        f[i][0] = '\0';
+        fields[i] = f[i];
+    }
+    snprintf(f[COL_MODEL], sizeof f[0], "%s", lb_model_name(r->model));
+    fmt_i64(f[COL_N], sizeof f[0], (long long)r->n);
+    if (lin) {
+        fmt_i64(f[COL_K], sizeof f[0], (long long)r->k);
+        snprintf(f[COL_SHARING], sizeof f[0], "%s", lb_sharing_name(r->sharing));
+        snprintf(f[COL_ORDER], sizeof f[0], "%s", lb_order_name(r->order));
+    }
+    snprintf(f[COL_DTYPE], sizeof f[0], "%s", lb_dtype_name(r->dtype));
+    fmt_i64(f[COL_BATCH], sizeof f[0], (long long)r->batch);
+    fmt_i64(f[COL_PLANNED], sizeof f[0], (long long)r->planned_bytes);
+    fmt_i64(f[COL_PEAK], sizeof f[0], (long long)r->peak_bytes);
+    if (ok) {
+        lb_csv_format_double(r->median_ms, f[COL_MEDIAN], sizeof f[0]);
+        lb_csv_format_double(r->min_ms, f[COL_MIN], sizeof f[0]);
+        lb_csv_format_double(r->max_ms, f[COL_MAX], sizeof f[0]);
+        lb_csv_format_double(r->ms_per_seq, f[COL_PER_SEQ], sizeof f[0]);
+        lb_csv_format_double(r->tokens_per_s, f[COL_TOKENS], sizeof f[0]);
+        lb_csv_format_double(r->tflop_per_s, f[COL_TFLOPS], sizeof f[0]);
+        fmt_i64(f[COL_PASSES], sizeof f[0], r->passes);
+    }
+    if (r->sm_clock_start_mhz >= 0)
+        fmt_i64(f[COL_CLK0], sizeof f[0], r->sm_clock_start_mhz);
+    if (r->sm_clock_end_mhz >= 0)
+        fmt_i64(f[COL_CLK1], sizeof f[0], r->sm_clock_end_mhz);
+    fmt_i64(f[COL_DROPPED], sizeof f[0], r->clock_dropped ? 1 : 0);
+    status_text(r, f[COL_STATUS], sizeof f[0]);
+
+    if (lb_csv_write_record(w->f, fields, LB_RAW_COLUMNS) != LB_OK || fflush(w->f) != 0)
+        return LB_FAIL(LB_ERR_IO, "cannot write %s: %s", w->path, strerror(errno));
+    if (fsync(fileno(w->f)) != 0)
+        return LB_FAIL(LB_ERR_IO, "cannot sync %s: %s", w->path, strerror(errno));
+    return LB_OK;
+}
+
+/* --- reading ---------------------------------------------------------------------------------- */
+
+#define BAD(col, what)                                                                            \
+    LB_FAIL(LB_ERR_FORMAT, "%s line %zu: invalid %s \"%s\": should be %s", path, line,           \
+            lb_raw_columns[col], fs[col], what)
+
+static int parse_row(const char *path, size_t line, char **fs, LbCellResult *r)
+{
+    long long v;
+    memset(r, 0, sizeof *r);
+    if (lb_model_parse(fs[COL_MODEL], &r->model))
+        return BAD(COL_MODEL, "standard or linformer");
+    if (lb_csv_parse_int64(fs[COL_N], &v) || v < 1)
+        return BAD(COL_N, "a positive integer");
+    r->n = v;
+    if (r->model == LB_MODEL_LINFORMER) {
+        if (lb_csv_parse_int64(fs[COL_K], &v) || v < 1)
+            return BAD(COL_K, "a positive integer for a linformer row");
+        r->k = v;
+        if (lb_sharing_parse(fs[COL_SHARING], &r->sharing))
+            return BAD(COL_SHARING, "layerwise, kv, headwise or none");
+        if (lb_order_parse(fs[COL_ORDER], &r->order))
+            return BAD(COL_ORDER, "early or late");
+    } else if (fs[COL_K][0] || fs[COL_SHARING][0] || fs[COL_ORDER][0]) {
+        int col = fs[COL_K][0] ? COL_K : fs[COL_SHARING][0] ? COL_SHARING : COL_ORDER;
+        return BAD(col, "empty for a standard row");
+    }
+    if (lb_dtype_parse(fs[COL_DTYPE], &r->dtype))
+        return BAD(COL_DTYPE, "fp16, bf16 or fp32");
+    if (lb_csv_parse_int64(fs[COL_BATCH], &v) || v < 0)
+        return BAD(COL_BATCH, "a non-negative integer");
+    r->batch = v;
+    if (lb_csv_parse_int64(fs[COL_PLANNED], &v) || v < 0)
+        return BAD(COL_PLANNED, "a non-negative integer");
+    r->planned_bytes = v;
+    if (lb_csv_parse_int64(fs[COL_PEAK], &v) || v < 0)
+        return BAD(COL_PEAK, "a non-negative integer");
+    r->peak_bytes = v;
+
+    const char *st = fs[COL_STATUS];
+    if (strcmp(st, "ok") == 0) {
+        r->status = LB_CELL_OK;
+    } else if (strcmp(st, "OOM") == 0) {
+        r->status = LB_CELL_OOM;
+    } else if (st[0]) {
+        r->status = LB_CELL_ERROR;
+    } else {
+        return BAD(COL_STATUS, "ok, OOM or an error message");
+    }
+    snprintf(r->error, sizeof r->error, "%s", st);
+
+    double *reals[] = {&r->median_ms, &r->min_ms, &r->max_ms, &r->ms_per_seq, &r->tokens_per_s,
+                       &r->tflop_per_s};
+    for (int c = COL_MEDIAN; c <= COL_TFLOPS; c++) {
+        if (fs[c][0] == '\0' && r->status != LB_CELL_OK)
+            continue;
+        if (lb_csv_parse_double(fs[c], reals[c - COL_MEDIAN]))
+            return BAD(c, r->status == LB_CELL_OK ? "a number on an ok row" : "a number or empty");
+    }
+    if (fs[COL_PASSES][0] || r->status == LB_CELL_OK) {
+        if (lb_csv_parse_int64(fs[COL_PASSES], &v) || v < 0 || v > INT32_MAX)
+            return BAD(COL_PASSES, "a non-negative integer");
+        r->passes = (int)v;
+    }
+    int *clk[] = {&r->sm_clock_start_mhz, &r->sm_clock_end_mhz};
+    for (int c = COL_CLK0; c <= COL_CLK1; c++) {
+        *clk[c - COL_CLK0] = -1;
+        if (fs[c][0] == '\0')
+            continue;
+        if (lb_csv_parse_int64(fs[c], &v) || v < 0 || v > INT32_MAX)
+            return BAD(c, "a clock in MHz or empty");
+        *clk[c - COL_CLK0] = (int)v;
+    }
+    if (lb_csv_parse_int64(fs[COL_DROPPED], &v) || (v != 0 && v != 1))
+        return BAD(COL_DROPPED, "0 or 1");
+    r->clock_dropped = (int)v;
+    return LB_OK;
+}
+
+#undef BAD
+
+int lb_raw_read(const char *path, LbCellResult **rows, size_t *count)
+{
+    *rows = NULL;
+    *count = 0;
+    LbCsvTable t;
+    int rc = lb_csv_read_file(path, 1, &t);
+    if (rc != LB_OK)
+        return rc;
+    if (t.rows == 0) /* empty, or only a header cut short: no rows yet */
+        goto out;
+    int header_ok = t.row[0].count == LB_RAW_COLUMNS;
+    for (size_t i = 0; header_ok && i < LB_RAW_COLUMNS; i++)
+        header_ok = strcmp(t.row[0].fields[i], lb_raw_columns[i]) == 0;
+    if (!header_ok) {
+        rc = LB_FAIL(LB_ERR_FORMAT,
+                     "%s does not start with linbench's raw.csv header (model,n,k,...,status): not a sweep's raw.csv, or written by another version",
+                     path);
+        goto out;
+    }
+    LbCellResult *r = t.rows > 1 ? calloc(t.rows - 1, sizeof *r) : NULL;
+    if (t.rows > 1 && !r) {
+        rc = LB_FAIL(LB_ERR_NOMEM, "out of memory reading %s", path);
+        goto out;
+    }
+    for (size_t i = 1; i < t.rows; i++) {
+        if (t.row[i].count != LB_RAW_COLUMNS) {
+            rc = LB_FAIL(LB_ERR_FORMAT, "%s line %zu: %zu fields: should be %d", path, t.line[i],
+                         t.row[i].count, LB_RAW_COLUMNS);
+            free(r);
+            goto out;
+        }
+        rc = parse_row(path, t.line[i], t.row[i].fields, &r[i - 1]);
+        if (rc != LB_OK) {
+            free(r);
+            goto out;
+        }
+    }
+    *rows = r;
+    *count = t.rows - 1;
+out:
+    lb_csv_table_free(&t);
+    return rc;
+}

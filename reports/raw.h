@@ -1,0 +1,51 @@
+/* raw.csv: one row per measured cell (METHOD.md, "Files a sweep writes"), appended and synced as
+ * soon as the cell ends so that a killed sweep loses at most the cell it was in, and read back
+ * for resume, the grids, compare and plot.
+ *
+ * Columns, in this order:
+ *   model,n,k,sharing,order,dtype,batch,planned_bytes,peak_bytes,median_ms,min_ms,max_ms,
+ *   ms_per_seq,tokens_per_s,tflop_per_s,passes,sm_clock_start_mhz,sm_clock_end_mhz,
+ *   clock_dropped,status
+ * - k, sharing and order are empty for the standard model;
+ * - the timing columns (median_ms .. passes) are empty unless status is ok, and read back as 0;
+ * - a clock of -1 (unreadable) is written empty and read back as -1;
+ * - reals are written with the fewest of 15, 16 or 17 significant digits that read back to the
+ *   same double, so a row survives the round trip exactly;
+ * - status is `ok`, `OOM`, or the error message. */
+#ifndef LB_RAW_H
+#define LB_RAW_H
+
+#include <stddef.h>
+
+#include "attn/measure.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LB_RAW_COLUMNS 20
+
+/* The header row's names, in order. */
+extern const char *const lb_raw_columns[LB_RAW_COLUMNS];
+
+typedef struct LbRawWriter LbRawWriter;
+
+/* Open raw.csv for appending rows. A new or empty file gets the header row first. append=0
+ * truncates any existing file (the caller has checked --force); append=1 keeps existing rows
+ * (resume) after dropping a trailing partial line left by a kill -9, and checks the header
+ * matches (LB_ERR_FORMAT if not). */
+int lb_raw_open(const char *path, int append, LbRawWriter **out);
+/* One row; fflush + fsync so a finished cell survives a crash. */
+int lb_raw_append(LbRawWriter *w, const LbCellResult *r);
+void lb_raw_close(LbRawWriter *w);
+
+/* Read every complete row back (malloc'd array; free() it). A final line without its newline is
+ * ignored. LB_ERR_IO when the file cannot be read, LB_ERR_FORMAT (naming the line and column)
+ * when it is not what lb_raw_append writes. */
+int lb_raw_read(const char *path, LbCellResult **rows, size_t *count);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

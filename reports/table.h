@@ -1,0 +1,36 @@
+/* Aligned text and Markdown tables of strings: the grids, the comparison with the paper and the
+ * sweep's summary all print through here so they look alike. */
+#ifndef LB_TABLE_H
+#define LB_TABLE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum LbFormat { LB_FORMAT_TEXT, LB_FORMAT_MD, LB_FORMAT_CSV } LbFormat;
+
+/* "text", "md", "csv": 0 on success, -1 otherwise. */
+int lb_format_parse(const char *s, LbFormat *out);
+
+/* One table of rows x cols strings sharing the row labels with the blocks beside it. */
+typedef struct LbTableBlock {
+    const char *title;
+    size_t cols;
+    const char *const *col_labels; /* cols */
+    const char *const *cells;      /* rows * cols, row-major; a NULL cell prints empty */
+} LbTableBlock;
+
+/* Text: the blocks side by side, right-aligned columns, separated by " | ", each title over its
+ * block. Markdown: one table per block under its title in bold. (CSV is the caller's: each
+ * report picks the CSV shape a spreadsheet wants.) */
+void lb_table_print(FILE *out, LbFormat fmt, const char *corner, size_t rows,
+                    const char *const *row_labels, const LbTableBlock *blocks, size_t nblocks);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,246 @@
+/* The two grids from raw rows (METHOD.md, "Ratios"): shape as asked, EMPTY where k >= n, the
+ * time ratio of ms per sequence and the memory ratio of batches, OOM / ERR / NA cells, the last
+ * of two rows for a cell winning, and the CSV files read back through libcsv. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn/status.h"
+#include "report_check.h"
+#include "reports/csv_io.h"
+#include "reports/grid.h"
+
+static LbCellResult row(LbModelKind model, int64_t n, int64_t k, int64_t batch, double ms_per_seq,
+                        LbCellStatus status)
+{
+    LbCellResult r;
+    memset(&r, 0, sizeof r);
+    r.model = model;
+    r.n = n;
+    r.k = k;
+    r.batch = batch;
+    r.ms_per_seq = ms_per_seq;
+    r.median_ms = ms_per_seq * (double)batch;
+    r.status = status;
+    snprintf(r.error, sizeof r.error, "%s",
+             status == LB_CELL_OK ? "ok" : status == LB_CELL_OOM ? "OOM" : "device fault");
+    return r;
+}
+
+#define STD(n, b, ms) row(LB_MODEL_STANDARD, n, 0, b, ms, LB_CELL_OK)
+#define LIN(n, k, b, ms) row(LB_MODEL_LINFORMER, n, k, b, ms, LB_CELL_OK)
+
+static const LbGridCell *at(const LbGrid *g, const LbGridCell *cells, int64_t n, int64_t k)
+{
+    long i = lb_grid_row(g, n), j = lb_grid_col(g, k);
+    if (i < 0 || j < 0)
+        return NULL;
+    return &cells[(size_t)i * g->cols + (size_t)j];
+}
+
+static void check_value(const LbGrid *g, const LbGridCell *cells, const char *what, int64_t n,
+                        int64_t k, double want)
+{
+    const LbGridCell *c = at(g, cells, n, k);
+    CHECK(c && c->kind == LB_GRID_VALUE && fabs(c->value - want) <= 1e-12 * fabs(want),
+          "%s(%lld, %lld) = kind %d value %.17g: should be %.17g", what, (long long)n, (long long)k,
+          c ? (int)c->kind : -1, c ? c->value : NAN, want);
+}
+
+static void check_kind(const LbGrid *g, const char *what, int64_t n, int64_t k, LbGridCellKind want)
+{
+    const LbGridCell *t = at(g, g->time, n, k), *m = at(g, g->memory, n, k);
+    CHECK(t && m && t->kind == want && m->kind == want,
+          "%s cell (%lld, %lld): kinds %d / %d: should be %d", what, (long long)n, (long long)k,
+          t ? (int)t->kind : -1, m ? (int)m->kind : -1, (int)want);
+}
+
+int main(void)
+{
+    LbCellResult rows[] = {
+        LIN(512, 128, 10, 9.0), /* replaced by the later row for the same cell */
+        STD(512, 40, 2.0),
+        LIN(512, 128, 70, 1.25),
+        LIN(512, 256, 60, 1.6),
+        STD(1024, 12, 8.0),
+        LIN(1024, 128, 36, 4.0),
+        row(LB_MODEL_LINFORMER, 1024, 512, 0, 0, LB_CELL_ERROR),
+        /* (1024, 256) never measured */
+        row(LB_MODEL_STANDARD, 2048, 0, 0, 0, LB_CELL_OOM),
+        LIN(2048, 128, 20, 3.0),
+        LIN(2048, 1024, 6, 5.0),
+        STD(4096, 2, 50.0),
+        row(LB_MODEL_LINFORMER, 4096, 256, 0, 0, LB_CELL_OOM),
+        LIN(4096, 128, 11, 10.0),
+        LIN(99, 7, 1, 1.0), /* outside the asked lists: ignored */
+    };
+    size_t count = sizeof rows / sizeof rows[0];
+    const int64_t n[] = {512, 1024, 2048, 4096, 8192};
+    const int64_t k[] = {128, 256, 512, 1024};
+    LbGrid g;
+    int rc = lb_grid_from_raw(rows, count, n, 5, k, 4, &g);
+    CHECK(rc == LB_OK, "lb_grid_from_raw = %d: %s", rc, lb_error_message());
+    if (rc != LB_OK)
+        return lb_rc_finish("test_grid");
+    CHECK(g.rows == 5 && g.cols == 4, "shape %zu x %zu: should be 5 x 4", g.rows, g.cols);
+    for (size_t i = 0; i < 5; i++)
+        CHECK(g.n[i] == n[i], "n[%zu] = %lld: should be %lld", i, (long long)g.n[i], (long long)n[i]);
+    for (size_t j = 0; j < 4; j++)
+        CHECK(g.k[j] == k[j], "k[%zu] = %lld: should be %lld", j, (long long)g.k[j], (long long)k[j]);
+
+    /* EMPTY exactly where k >= n. */
+    for (size_t i = 0; i < g.rows; i++)
+        for (size_t j = 0; j < g.cols; j++) {
+            int empty = g.time[i * g.cols + j].kind == LB_GRID_EMPTY;
+            int mempty = g.memory[i * g.cols + j].kind == LB_GRID_EMPTY;
+            CHECK(empty == (k[j] >= n[i]) && mempty == empty, "(%lld, %lld): EMPTY is %d: should be %d",
+                  (long long)n[i], (long long)k[j], empty, k[j] >= n[i]);
+        }
+
+    /* Values: time = standard / Linformer ms per sequence; memory = Linformer / standard batch. */
+    check_value(&g, g.time, "time", 512, 128, 2.0 / 1.25); /* the later (512, 128) row */
+    check_value(&g, g.memory, "memory", 512, 128, 70.0 / 40.0);
+    check_value(&g, g.time, "time", 512, 256, 2.0 / 1.6);
+    check_value(&g, g.memory, "memory", 512, 256, 60.0 / 40.0);
+    check_value(&g, g.time, "time", 1024, 128, 8.0 / 4.0);
+    check_value(&g, g.memory, "memory", 1024, 128, 36.0 / 12.0);
+    check_value(&g, g.time, "time", 4096, 128, 50.0 / 10.0);
+    check_value(&g, g.memory, "memory", 4096, 128, 11.0 / 2.0);
+
+    check_kind(&g, "error on the Linformer side", 1024, 512, LB_GRID_ERROR);
+    check_kind(&g, "never measured", 1024, 256, LB_GRID_MISSING);
+    check_kind(&g, "standard OOM", 2048, 128, LB_GRID_OOM);
+    check_kind(&g, "standard OOM", 2048, 1024, LB_GRID_OOM);
+    check_kind(&g, "standard OOM, Linformer not measured", 2048, 256, LB_GRID_OOM);
+    check_kind(&g, "Linformer OOM", 4096, 256, LB_GRID_OOM);
+    check_kind(&g, "Linformer not measured", 4096, 512, LB_GRID_MISSING);
+    check_kind(&g, "no rows at all", 8192, 128, LB_GRID_MISSING);
+
+    /* Lists taken from the rows when not given: sorted, unique, k from Linformer rows only. */
+    LbGrid h;
+    rc = lb_grid_from_raw(rows, count, NULL, 0, NULL, 0, &h);
+    CHECK(rc == LB_OK && h.rows == 5 && h.cols == 5,
+          "lists from rows: %zu x %zu: should be 5 x 5 (n 99..4096, k 7..1024)", h.rows, h.cols);
+    if (rc == LB_OK && h.rows == 5 && h.cols == 5) {
+        const int64_t hn[] = {99, 512, 1024, 2048, 4096}, hk[] = {7, 128, 256, 512, 1024};
+        int same = 1;
+        for (int i = 0; i < 5; i++)
+            same &= h.n[i] == hn[i] && h.k[i] == hk[i];
+        CHECK(same, "lists from rows should be sorted and unique");
+        check_kind(&h, "99 has no standard row", 99, 7, LB_GRID_MISSING);
+    }
+    lb_grid_free(&h);
+
+    /* The CSV files, through libcsv. */
+    char *dir = lb_rc_tempdir("grid");
+    rc = lb_grids_write(dir, &g);
+    CHECK(rc == LB_OK, "lb_grids_write = %d: %s", rc, lb_error_message());
+    const char *names[2] = {"time_speedup.csv", "memory_speedup.csv"};
+    const LbGridCell *cells[2] = {g.time, g.memory};
+    for (int f = 0; f < 2; f++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s", dir, names[f]);
+        LbCsvTable t;
+        rc = lb_csv_read_file(path, 0, &t);
+        CHECK(rc == LB_OK && t.rows == 6, "%s: %zu records: should be 6", names[f], t.rows);
+        if (rc != LB_OK || t.rows != 6) {
+            lb_csv_table_free(&t);
+            continue;
+        }
+        const char *hdr[] = {"n", "k=128", "k=256", "k=512", "k=1024"};
+        int hdr_ok = t.row[0].count == 5;
+        for (int c = 0; hdr_ok && c < 5; c++)
+            hdr_ok = strcmp(t.row[0].fields[c], hdr[c]) == 0;
+        CHECK(hdr_ok, "%s: header should be n,k=128,k=256,k=512,k=1024", names[f]);
+        for (size_t i = 0; i < 5; i++) {
+            const LbCsvRow *r = &t.row[i + 1];
+            if (!CHECK(r->count == 5, "%s row %zu: %zu fields", names[f], i, r->count))
+                continue;
+            long long nv;
+            CHECK(lb_csv_parse_int64(r->fields[0], &nv) == 0 && nv == n[i], "%s row %zu: n \"%s\"",
+                  names[f], i, r->fields[0]);
+            for (size_t j = 0; j < 4; j++) {
+                const LbGridCell *c = &cells[f][i * 4 + j];
+                const char *s = r->fields[j + 1];
+                double v;
+                switch (c->kind) {
+                case LB_GRID_EMPTY: CHECK(s[0] == '\0', "%s (%zu,%zu): \"%s\": should be empty", names[f], i, j, s); break;
+                case LB_GRID_MISSING: CHECK(strcmp(s, "NA") == 0, "%s (%zu,%zu): \"%s\": should be NA", names[f], i, j, s); break;
+                case LB_GRID_OOM: CHECK(strcmp(s, "OOM") == 0, "%s (%zu,%zu): \"%s\": should be OOM", names[f], i, j, s); break;
+                case LB_GRID_ERROR: CHECK(strcmp(s, "ERR") == 0, "%s (%zu,%zu): \"%s\": should be ERR", names[f], i, j, s); break;
+                case LB_GRID_VALUE:
+                    CHECK(lb_csv_parse_double(s, &v) == 0 && fabs(v - c->value) <= 1e-5 * c->value,
+                          "%s (%zu,%zu): \"%s\": should be %.6g", names[f], i, j, s, c->value);
+                    break;
+                }
+            }
+        }
+        lb_csv_table_free(&t);
+    }
+    /* And back into a grid. */
+    LbGrid back;
+    rc = lb_grids_read(dir, &back);
+    CHECK(rc == LB_OK && back.rows == g.rows && back.cols == g.cols, "lb_grids_read = %d: %s", rc,
+          lb_error_message());
+    if (rc == LB_OK && back.rows == g.rows && back.cols == g.cols) {
+        int same = 1;
+        for (size_t c = 0; c < g.rows * g.cols; c++)
+            same &= back.time[c].kind == g.time[c].kind && back.memory[c].kind == g.memory[c].kind &&
+                    fabs(back.time[c].value - g.time[c].value) <= 1e-5 * fabs(g.time[c].value);
+        CHECK(same, "grids read back differ from the ones written");
+    }
+    lb_grid_free(&back);
+
+    /* Tables: 3 significant digits and an x; - for EMPTY; the CSV table parses. */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    lb_grid_print(mem, &g, LB_FORMAT_TEXT);
+    fclose(mem);
+    CHECK(text && strstr(text, "1.60x") && strstr(text, "1.75x") && strstr(text, "5.50x") && strstr(text, "2.00x") &&
+              strstr(text, "OOM") && strstr(text, "ERR") && strstr(text, "NA") && strstr(text, "  -"),
+          "text table:\n%s", text ? text : "(none)");
+    printf("%s", text);
+    free(text);
+    mem = open_memstream(&text, &len);
+    lb_grid_print(mem, &g, LB_FORMAT_MD);
+    fclose(mem);
+    CHECK(text && strstr(text, "| n \\ k | 128 | 256 | 512 | 1024 |") && strstr(text, "| 512 | 1.60x | 1.25x | - | - |"),
+          "markdown table:\n%s", text ? text : "(none)");
+    free(text);
+    mem = open_memstream(&text, &len);
+    lb_grid_print(mem, &g, LB_FORMAT_CSV);
+    fclose(mem);
+    LbCsvTable t;
+    rc = lb_csv_parse_text(text, len, 0, "printed CSV", &t);
+    CHECK(rc == LB_OK && t.rows == 11 && t.row[0].count == 6 && strcmp(t.row[0].fields[0], "grid") == 0 &&
+              strcmp(t.row[1].fields[0], "time") == 0 && strcmp(t.row[6].fields[0], "memory") == 0,
+          "printed CSV: %zu records:\n%s", t.rows, text);
+    lb_csv_table_free(&t);
+    free(text);
+
+    char cell[32];
+    LbGridCell v = {LB_GRID_VALUE, 14.1234};
+    lb_grid_cell_text(&v, "x", cell, sizeof cell);
+    CHECK(strcmp(cell, "14.1x") == 0, "14.1234 as \"%s\": should be 14.1x", cell);
+    v.value = 2.0;
+    lb_grid_cell_text(&v, "x", cell, sizeof cell);
+    CHECK(strcmp(cell, "2.00x") == 0, "2 as \"%s\": should be 2.00x", cell);
+    v.value = 128.4;
+    lb_grid_cell_text(&v, "x", cell, sizeof cell);
+    CHECK(strcmp(cell, "128x") == 0, "128.4 as \"%s\": should be 128x", cell);
+    v.value = 1234.5;
+    lb_grid_cell_text(&v, "x", cell, sizeof cell);
+    CHECK(strcmp(cell, "1234x") == 0 || strcmp(cell, "1235x") == 0, "1234.5 as \"%s\": should have no exponent", cell);
+
+    lb_grid_free(&g);
+    char path[4200];
+    for (int f = 0; f < 2; f++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[f]);
+        remove(path);
+    }
+    remove(dir);
+    return lb_rc_finish("test_grid");
+}

@@ -1,0 +1,290 @@
+/* raw.csv: rows written by lb_raw_append read back field for field (through libcsv, both by
+ * lb_raw_read and by a plain parse of the file), a kill -9's partial last line ignored by the
+ * reader and dropped by a resumed writer, and a foreign header refused. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "attn/status.h"
+#include "report_check.h"
+#include "reports/csv_io.h"
+#include "reports/raw.h"
+
+static uint64_t rng_state;
+
+/* splitmix64: the test's own random numbers, from a printed seed. */
+static uint64_t next_u64(void)
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static double rand_real(double lo, double hi)
+{
+    return lo + (hi - lo) * ((double)(next_u64() >> 11) / 9007199254740992.0);
+}
+
+static LbCellResult standard_row(int64_t n)
+{
+    LbCellResult r;
+    memset(&r, 0, sizeof r);
+    r.model = LB_MODEL_STANDARD;
+    r.n = n;
+    r.dtype = LB_DTYPE_FP16;
+    r.batch = (int64_t)(next_u64() % 500) + 1;
+    r.planned_bytes = (int64_t)(next_u64() % (1ull << 40));
+    r.peak_bytes = r.planned_bytes;
+    r.min_ms = rand_real(0.01, 100);
+    r.median_ms = r.min_ms * rand_real(1, 1.1);
+    r.max_ms = r.median_ms * rand_real(1, 1.5);
+    r.ms_per_seq = r.median_ms / (double)r.batch;
+    r.tokens_per_s = (double)(r.batch * n) / (r.median_ms / 1e3);
+    r.tflop_per_s = rand_real(0.001, 900);
+    r.passes = (int)(next_u64() % 50) + 5;
+    r.sm_clock_start_mhz = 1980;
+    r.sm_clock_end_mhz = 1755;
+    r.clock_dropped = 1;
+    r.status = LB_CELL_OK;
+    snprintf(r.error, sizeof r.error, "ok");
+    return r;
+}
+
+static LbCellResult linformer_row(int64_t n, int64_t k)
+{
+    LbCellResult r = standard_row(n);
+    r.model = LB_MODEL_LINFORMER;
+    r.k = k;
+    r.sharing = LB_SHARE_KV;
+    r.order = LB_ORDER_LATE;
+    r.dtype = LB_DTYPE_BF16;
+    r.clock_dropped = 0;
+    r.sm_clock_end_mhz = 1980;
+    return r;
+}
+
+static LbCellResult oom_row(int64_t n)
+{
+    LbCellResult r;
+    memset(&r, 0, sizeof r);
+    r.model = LB_MODEL_STANDARD;
+    r.n = n;
+    r.dtype = LB_DTYPE_FP32;
+    r.planned_bytes = 25769803776;
+    r.sm_clock_start_mhz = -1;
+    r.sm_clock_end_mhz = -1;
+    r.status = LB_CELL_OOM;
+    snprintf(r.error, sizeof r.error, "OOM");
+    return r;
+}
+
+static LbCellResult error_row(int64_t n, int64_t k)
+{
+    LbCellResult r = oom_row(n);
+    r.model = LB_MODEL_LINFORMER;
+    r.k = k;
+    r.sharing = LB_SHARE_NONE;
+    r.order = LB_ORDER_LATE;
+    r.status = LB_CELL_ERROR;
+    /* commas and quotes: libcsv must quote them on the way out and undo it on the way in */
+    snprintf(r.error, sizeof r.error, "cuBLAS failed: \"CUBLAS_STATUS_EXECUTION_FAILED\", code 13");
+    return r;
+}
+
+static int same_row(const LbCellResult *a, const LbCellResult *b, size_t i)
+{
+    int ok = 1;
+#define SAME_I(field)                                                                             \
+    ok &= CHECK(a->field == b->field, "row %zu: " #field " %lld read back as %lld", i,            \
+                (long long)a->field, (long long)b->field)
+#define SAME_D(field)                                                                             \
+    ok &= CHECK(a->field == b->field, "row %zu: " #field " %.17g read back as %.17g", i,          \
+                a->field, b->field)
+    SAME_I(model);
+    SAME_I(n);
+    SAME_I(k);
+    SAME_I(sharing);
+    SAME_I(order);
+    SAME_I(dtype);
+    SAME_I(batch);
+    SAME_I(planned_bytes);
+    SAME_I(peak_bytes);
+    SAME_D(median_ms);
+    SAME_D(min_ms);
+    SAME_D(max_ms);
+    SAME_D(ms_per_seq);
+    SAME_D(tokens_per_s);
+    SAME_D(tflop_per_s);
+    SAME_I(passes);
+    SAME_I(sm_clock_start_mhz);
+    SAME_I(sm_clock_end_mhz);
+    SAME_I(clock_dropped);
+    SAME_I(status);
+#undef SAME_I
+#undef SAME_D
+    ok &= CHECK(strcmp(a->error, b->error) == 0, "row %zu: status \"%s\" read back as \"%s\"", i,
+                a->error, b->error);
+    return ok;
+}
+
+static void append_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "ab");
+    CHECK(f != NULL, "cannot open %s to append", path);
+    if (!f)
+        return;
+    fputs(text, f);
+    fclose(f);
+}
+
+static size_t file_size(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    fseek(f, 0, SEEK_END);
+    long s = ftell(f);
+    fclose(f);
+    return s < 0 ? 0 : (size_t)s;
+}
+
+int main(void)
+{
+    const char *env = getenv("LB_TEST_SEED");
+    uint64_t seed = env && *env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL);
+    printf("test_raw: seed %llu (replay with LB_TEST_SEED=%llu)\n", (unsigned long long)seed,
+           (unsigned long long)seed);
+    rng_state = seed;
+
+    char *dir = lb_rc_tempdir("raw");
+    char path[4200];
+    snprintf(path, sizeof path, "%s/raw.csv", dir);
+
+    /* Standard model, Linformer, OOM, error. */
+    LbCellResult want[5] = {standard_row(512), linformer_row(512, 128), oom_row(65536),
+                            error_row(4096, 256), linformer_row(4096, 1024)};
+    LbRawWriter *w = NULL;
+    int rc = lb_raw_open(path, 0, &w);
+    CHECK(rc == LB_OK, "lb_raw_open(new) = %d: %s", rc, lb_error_message());
+    for (int i = 0; w && i < 4; i++)
+        CHECK(lb_raw_append(w, &want[i]) == LB_OK, "lb_raw_append row %d: %s", i, lb_error_message());
+    lb_raw_close(w);
+
+    LbCellResult *got = NULL;
+    size_t count = 0;
+    rc = lb_raw_read(path, &got, &count);
+    CHECK(rc == LB_OK && count == 4, "lb_raw_read = %d, %zu rows: should be 4", rc, count);
+    for (size_t i = 0; rc == LB_OK && i < count && i < 4; i++)
+        same_row(&want[i], &got[i], i);
+    free(got);
+
+    /* The file itself, through libcsv: the header METHOD.md fixes and the empty fields. */
+    LbCsvTable t;
+    rc = lb_csv_read_file(path, 0, &t);
+    CHECK(rc == LB_OK && t.rows == 5, "raw.csv parses into %zu records: should be 5", t.rows);
+    if (rc == LB_OK && t.rows == 5) {
+        CHECK(t.row[0].count == LB_RAW_COLUMNS, "header has %zu fields", t.row[0].count);
+        CHECK(strcmp(t.row[0].fields[0], "model") == 0 && strcmp(t.row[0].fields[1], "n") == 0 &&
+                  strcmp(t.row[0].fields[2], "k") == 0,
+              "header starts %s,%s,%s: should be model,n,k", t.row[0].fields[0], t.row[0].fields[1],
+              t.row[0].fields[2]);
+        CHECK(strcmp(t.row[0].fields[19], "status") == 0, "last column %s", t.row[0].fields[19]);
+        CHECK(t.row[1].fields[2][0] == '\0' && t.row[1].fields[3][0] == '\0' &&
+                  t.row[1].fields[4][0] == '\0',
+              "standard row: k, sharing, order should be empty");
+        CHECK(strcmp(t.row[2].fields[2], "128") == 0 && strcmp(t.row[2].fields[3], "kv") == 0 &&
+                  strcmp(t.row[2].fields[4], "late") == 0 && strcmp(t.row[2].fields[5], "bf16") == 0,
+              "linformer row: k=%s sharing=%s order=%s dtype=%s", t.row[2].fields[2],
+              t.row[2].fields[3], t.row[2].fields[4], t.row[2].fields[5]);
+        CHECK(strcmp(t.row[3].fields[6], "0") == 0, "OOM row batch \"%s\": should be 0",
+              t.row[3].fields[6]);
+        int empty = 1;
+        for (int c = 9; c <= 17; c++)
+            empty &= t.row[3].fields[c][0] == '\0';
+        CHECK(empty, "OOM row: timing, passes and clock fields should be empty");
+        CHECK(strcmp(t.row[3].fields[19], "OOM") == 0, "OOM row status \"%s\"", t.row[3].fields[19]);
+        CHECK(strcmp(t.row[4].fields[19], want[3].error) == 0, "error row status \"%s\"",
+              t.row[4].fields[19]);
+        CHECK(strcmp(t.row[1].fields[19], "ok") == 0, "ok row status \"%s\"", t.row[1].fields[19]);
+    }
+    lb_csv_table_free(&t);
+
+    /* kill -9 in the middle of a row: half a row, no newline. */
+    size_t before = file_size(path);
+    append_text(path, "linformer,8192,512,layerwise,ea");
+    rc = lb_raw_read(path, &got, &count);
+    CHECK(rc == LB_OK && count == 4, "with a partial last line: lb_raw_read = %d, %zu rows: should be 4", rc,
+          count);
+    free(got);
+    rc = lb_raw_open(path, 1, &w);
+    CHECK(rc == LB_OK, "lb_raw_open(append) after a partial line = %d: %s", rc, lb_error_message());
+    CHECK(file_size(path) == before, "resume left %zu bytes: should drop the partial line back to %zu",
+          file_size(path), before);
+    if (w)
+        CHECK(lb_raw_append(w, &want[4]) == LB_OK, "append after resume: %s", lb_error_message());
+    lb_raw_close(w);
+    rc = lb_raw_read(path, &got, &count);
+    CHECK(rc == LB_OK && count == 5, "after resume: %zu rows: should be 5", count);
+    for (size_t i = 0; rc == LB_OK && i < count && i < 5; i++)
+        same_row(&want[i], &got[i], i);
+    free(got);
+
+    /* A header cut short (killed while creating the file): resume starts it again. */
+    char path2[4200];
+    snprintf(path2, sizeof path2, "%s/short.csv", dir);
+    append_text(path2, "model,n,k,shar");
+    rc = lb_raw_open(path2, 1, &w);
+    CHECK(rc == LB_OK, "lb_raw_open(append) on a cut header = %d", rc);
+    if (w)
+        lb_raw_append(w, &want[0]);
+    lb_raw_close(w);
+    rc = lb_raw_read(path2, &got, &count);
+    CHECK(rc == LB_OK && count == 1, "cut header then one row: %zu rows: should be 1", count);
+    free(got);
+
+    /* append=0 truncates. */
+    rc = lb_raw_open(path2, 0, &w);
+    lb_raw_close(w);
+    rc = lb_raw_read(path2, &got, &count);
+    CHECK(rc == LB_OK && count == 0, "after append=0: %zu rows: should be 0", count);
+    free(got);
+
+    /* A foreign header. */
+    char path3[4200];
+    snprintf(path3, sizeof path3, "%s/other.csv", dir);
+    append_text(path3, "model,n,x\nstandard,512,\n");
+    lb_error_clear();
+    rc = lb_raw_open(path3, 1, &w);
+    CHECK(rc == LB_ERR_FORMAT && w == NULL, "lb_raw_open(append) on another header = %d: should be LB_ERR_FORMAT", rc);
+    lb_error_clear();
+    rc = lb_raw_read(path3, &got, &count);
+    CHECK(rc == LB_ERR_FORMAT, "lb_raw_read on another header = %d: should be LB_ERR_FORMAT", rc);
+
+    /* A bad value names its line and column. */
+    char path4[4200];
+    snprintf(path4, sizeof path4, "%s/bad.csv", dir);
+    rc = lb_raw_open(path4, 0, &w);
+    if (w)
+        lb_raw_append(w, &want[0]);
+    lb_raw_close(w);
+    append_text(path4, "standard,zero,,,,fp16,1,1,1,1,1,1,1,1,1,5,,,0,ok\n");
+    lb_error_clear();
+    rc = lb_raw_read(path4, &got, &count);
+    CHECK(rc == LB_ERR_FORMAT && strstr(lb_error_message(), "line 3") &&
+              strstr(lb_error_message(), "invalid n \"zero\""),
+          "bad n: rc %d, message \"%s\"", rc, lb_error_message());
+    lb_error_clear();
+    rc = lb_raw_read("/nonexistent/raw.csv", &got, &count);
+    CHECK(rc == LB_ERR_IO, "missing file: rc %d: should be LB_ERR_IO", rc);
+
+    remove(path);
+    remove(path2);
+    remove(path3);
+    remove(path4);
+    remove(dir);
+    return lb_rc_finish("test_raw");
+}
