@@ -1,1 +1,95 @@
-/* cmd/cmd_info.c: being written. */
+/* linbench info: what linbench sees: its build, the CUDA devices (or that there are none), and
+ * the CPU reference. Exits 0 on a machine without a GPU: saying so is the answer. */
+#include <getopt.h>
+#include <string.h>
+
+#include "attn/ops.h"
+#include "attn/status.h"
+#include "cmd/args.h"
+#include "cmd/commands.h"
+#include "lb_config.h"
+#include "lb_revision.h"
+
+void lb_help_info(FILE *out)
+{
+    fputs("usage: linbench info [--gpu N]\n\n"
+          "Prints linbench's version and build, then each CUDA device's name, compute capability,\n"
+          "SM count, total and free memory, clocks, driver, runtime and cuBLAS versions. On a\n"
+          "machine without a CUDA device it says so and exits 0.\n\n"
+          "  --gpu N     describe only device N, 0 to 1023 (default: every device)\n"
+          "  -h, --help  this help\n",
+          out);
+}
+
+static void print_version(const char *what, int v)
+{
+    if (v < 0)
+        printf("  %-18s unknown\n", what);
+    else
+        printf("  %-18s %d.%d (%d)\n", what, v / 1000, (v % 1000) / 10, v);
+}
+
+static void print_device(const LbDeviceInfo *d)
+{
+    char total[32], free_s[32];
+    lb_format_size((uint64_t)(d->total_bytes < 0 ? 0 : d->total_bytes), total, sizeof total);
+    lb_format_size((uint64_t)(d->free_bytes < 0 ? 0 : d->free_bytes), free_s, sizeof free_s);
+    printf("cuda:%d %s\n", d->device_index, d->name);
+    printf("  %-18s %d.%d\n", "compute capability", d->cc_major, d->cc_minor);
+    printf("  %-18s %d\n", "SMs", d->sm_count);
+    printf("  %-18s %s total, %s free\n", "memory", total, free_s);
+    printf("  %-18s SM %d MHz now, %d MHz max; memory %d MHz\n", "clocks", d->sm_clock_mhz,
+           d->sm_clock_max_mhz, d->mem_clock_mhz);
+    print_version("driver", d->driver_version);
+    print_version("CUDA runtime", d->runtime_version);
+    printf("  %-18s %d\n", "cuBLAS", d->cublas_version);
+}
+
+int lb_cmd_info(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"gpu", required_argument, NULL, 'g'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    int only = -1, c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'g':
+            if (lb_parse_int(optarg, 0, 1023, &only))
+                return lb_usage_error("invalid argument \"%s\" for --gpu: should be an integer from 0 to 1023", optarg);
+            break;
+        case 'h': lb_help_info(stdout); return LB_EXIT_OK;
+        case ':': return lb_usage_error("flag %s needs a value (see linbench info --help)", argv[optind - 1]);
+        default: return lb_usage_error("unknown flag \"%s\" for info (see linbench info --help)", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return lb_usage_error("unexpected argument \"%s\" for info: it takes flags only", argv[optind]);
+
+    printf("linbench %s (git %s), CUDA backend %s\n\n", LB_VERSION, LB_GIT_REVISION,
+           LB_HAVE_CUDA ? "built in" : "not built (nvcc or cuBLAS missing at configure time)");
+    int shown = 0;
+    for (int i = only < 0 ? 0 : only; i < (only < 0 ? 1024 : only + 1); i++) {
+        LbBackend *be = NULL;
+        int rc = lb_cuda_backend_open(i, LB_DTYPE_FP16, 0, &be);
+        if (rc != LB_OK) {
+            if (shown == 0)
+                printf("no CUDA device: %s\n", lb_error_message());
+            break;
+        }
+        LbDeviceInfo d;
+        memset(&d, 0, sizeof d);
+        rc = be->ops->describe(be, &d);
+        d.device_index = i;
+        if (rc == LB_OK)
+            print_device(&d);
+        else
+            printf("cuda:%d: cannot describe: %s\n", i, lb_error_message());
+        lb_backend_close(be);
+        shown++;
+        if (only >= 0)
+            break;
+    }
+    printf("\ncpu: the plain-C reference backend (fp32 storage, double accumulation); use --device cpu\n");
+    return LB_EXIT_OK;
+}

@@ -1,1 +1,171 @@
-/* cmd/cmd_run.c: being written. */
+/* linbench run: one cell (one model, one n, one k) measured as the sweep measures it, printed as
+ * key: value lines; or with --dump, one forward pass written out as .npy files so a user can
+ * check linbench against their own framework. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn/arena.h"
+#include "attn/forward.h"
+#include "attn/measure.h"
+#include "attn/model.h"
+#include "attn/plan.h"
+#include "attn/status.h"
+#include "cmd/args.h"
+#include "cmd/commands.h"
+#include "cmd/options.h"
+#include "cmd/outdir.h"
+#include "reports/dump.h"
+
+void lb_help_run(FILE *out)
+{
+    fputs("usage: linbench run [FLAGS]\n\n"
+          "Measures one cell as the sweep does (largest batch that fits, warm-up, median of at least\n"
+          "5 timed passes) and prints it. With --dump, runs one forward pass instead and writes its\n"
+          "inputs, weights and output as .npy files.\n\n"
+          "Cell:\n"
+          "  --model M           standard or linformer (default standard)\n"
+          "  --n N               sequence length, 2 to 1048576 (default 512)\n"
+          "  --k N               projected length for linformer, 1 to n (default 128)\n",
+          out);
+    lb_options_help(out);
+    fputs("Dump:\n"
+          "  --dump DIR          write ids.npy, every weight, output.npy and index.csv into DIR\n"
+          "                      (a new or empty directory) instead of timing\n"
+          "  --batch N           batch of the dumped pass, 1 to 65536 (default 1)\n"
+          "  -h, --help          this help\n",
+          out);
+}
+
+static int dump(const LbOptions *o, LbBackend *be, uint64_t budget, int64_t batch, const char *dir)
+{
+    const LbPlanParams pp = {be->elem_bytes, be->alignment, be->workspace_bytes};
+    LbPlan plan;
+    int rc = lb_plan_compute(&o->model, &pp, batch, &plan);
+    if (rc != LB_OK || plan.total > budget) {
+        char need[32], have[32];
+        lb_format_size(rc == LB_OK ? plan.total : 0, need, sizeof need);
+        lb_format_size(budget, have, sizeof have);
+        fprintf(stderr, "linbench: out of memory: batch %lld needs %s and the budget is %s\n", (long long)batch, need, have);
+        return LB_EXIT_FAILURE;
+    }
+    LbArena arena;
+    LbModel model;
+    LbInputs in;
+    if ((rc = lb_arena_open(&arena, be, plan.total)) != LB_OK)
+        return lb_runtime_error(rc);
+    rc = lb_model_build(&model, &o->model, be, &arena, o->seed);
+    if (rc == LB_OK) {
+        if ((rc = lb_inputs_alloc(&model, &arena, batch, &in)) == LB_OK &&
+            (rc = lb_inputs_fill(&model, &in, o->seed ^ 0x5eedULL)) == LB_OK &&
+            (rc = lb_forward(&model, &arena, &in)) == LB_OK && (rc = be->ops->sync(be)) == LB_OK &&
+            (rc = lb_outdir_create(dir)) == LB_OK)
+            rc = lb_dump_write(dir, &model, &in);
+        lb_model_release(&model);
+    }
+    lb_arena_close(&arena);
+    if (rc == LB_EXIT_FAILURE)
+        return rc;
+    if (rc != LB_OK)
+        return lb_runtime_error(rc);
+    printf("wrote the forward pass of %s n=%lld batch %lld to %s (index.csv lists the files)\n",
+           lb_model_name(o->model.kind), (long long)o->model.n, (long long)batch, dir);
+    return LB_EXIT_OK;
+}
+
+static void print_result(const LbOptions *o, const LbCellResult *r, uint64_t budget)
+{
+    char b[32];
+    lb_format_size(budget, b, sizeof b);
+    printf("model: %s\nn: %lld\n", lb_model_name(r->model), (long long)r->n);
+    if (r->model == LB_MODEL_LINFORMER)
+        printf("k: %lld\nsharing: %s\norder: %s\n", (long long)r->k, lb_sharing_name(r->sharing), lb_order_name(r->order));
+    printf("dtype: %s\nmemory budget: %s\nstatus: %s\n", lb_dtype_name(r->dtype), b,
+           r->status == LB_CELL_OK ? "ok" : r->error);
+    if (r->status != LB_CELL_OK)
+        return;
+    printf("batch: %lld\nplanned bytes: %lld\npeak bytes: %lld\n", (long long)r->batch,
+           (long long)r->planned_bytes, (long long)r->peak_bytes);
+    printf("ms per forward: median %.4g, min %.4g, max %.4g over %d passes\n", r->median_ms, r->min_ms,
+           r->max_ms, r->passes);
+    printf("ms per sequence: %.4g\ntokens per second: %.4g\n", r->ms_per_seq, r->tokens_per_s);
+    printf("TFLOP/s: %.4g (%.4g GFLOP per sequence x batch / median time)\n", r->tflop_per_s,
+           lb_config_flops_per_seq(&o->model) / 1e9);
+    if (r->sm_clock_start_mhz > 0)
+        printf("SM clock: %d -> %d MHz%s\n", r->sm_clock_start_mhz, r->sm_clock_end_mhz,
+               r->clock_dropped ? " (dropped: throttling?)" : "");
+}
+
+int lb_cmd_run(int argc, char **argv)
+{
+    enum { OPT_MODEL = 1000, OPT_N, OPT_K, OPT_DUMP, OPT_BATCH, OWN = 6 };
+    struct option longopts[OWN + LB_SHARED_OPTION_COUNT + 1] = {
+        {"model", required_argument, NULL, OPT_MODEL}, {"n", required_argument, NULL, OPT_N},
+        {"k", required_argument, NULL, OPT_K},         {"dump", required_argument, NULL, OPT_DUMP},
+        {"batch", required_argument, NULL, OPT_BATCH}, {"help", no_argument, NULL, 'h'},
+    };
+    memcpy(longopts + OWN, lb_shared_long_options, sizeof(struct option) * (LB_SHARED_OPTION_COUNT + 1));
+    LbOptions o;
+    lb_options_defaults(&o);
+    const char *dump_dir = NULL;
+    int64_t batch = 1;
+    int c, rc;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_MODEL:
+            if (lb_model_parse(optarg, &o.model.kind))
+                return lb_usage_error("invalid argument \"%s\" for --model: should be standard or linformer", optarg);
+            break;
+        case OPT_N:
+            if (lb_parse_int64(optarg, LB_N_MIN, LB_N_MAX, &o.model.n))
+                return lb_usage_error("invalid argument \"%s\" for --n: should be an integer from %d to %d", optarg, LB_N_MIN, LB_N_MAX);
+            break;
+        case OPT_K:
+            if (lb_parse_int64(optarg, LB_K_MIN, LB_N_MAX, &o.model.k))
+                return lb_usage_error("invalid argument \"%s\" for --k: should be an integer from %d to n", optarg, LB_K_MIN);
+            break;
+        case OPT_DUMP: dump_dir = optarg; break;
+        case OPT_BATCH:
+            if (lb_parse_int64(optarg, 1, 65536, &batch))
+                return lb_usage_error("invalid argument \"%s\" for --batch: should be an integer from 1 to 65536", optarg);
+            break;
+        case 'h': lb_help_run(stdout); return LB_EXIT_OK;
+        case ':': return lb_usage_error("flag %s needs a value (see linbench run --help)", argv[optind - 1]);
+        case '?': return lb_usage_error("unknown flag \"%s\" for run (see linbench run --help)", argv[optind - 1]);
+        default:
+            if ((rc = lb_options_apply(&o, c, optarg)) != 0)
+                return rc;
+        }
+    }
+    if (optind < argc)
+        return lb_usage_error("unexpected argument \"%s\" for run: it takes flags only (see linbench run --help)", argv[optind]);
+    if ((rc = lb_options_finish(&o)) != 0)
+        return rc;
+    char msg[256];
+    if (lb_config_check(&o.model, msg, sizeof msg) != LB_OK)
+        return lb_usage_error("%s", msg);
+    if (dump_dir && (rc = lb_outdir_check(dump_dir, 0, "dump")) != 0)
+        return rc;
+
+    LbBackend *be = NULL;
+    uint64_t budget = 0;
+    if ((rc = lb_options_open_backend(&o, &be, &budget)) != 0)
+        return rc;
+    if (dump_dir) {
+        rc = dump(&o, be, budget, batch, dump_dir);
+    } else {
+        LbCellResult r;
+        int mrc = lb_measure_cell(be, &o.model, budget, &o.timing, o.seed, NULL, &r);
+        if (mrc != LB_OK) {
+            rc = lb_runtime_error(mrc);
+        } else {
+            print_result(&o, &r, budget);
+            rc = r.status == LB_CELL_OK ? LB_EXIT_OK : LB_EXIT_FAILURE;
+        }
+    }
+    lb_backend_close(be);
+    return rc;
+}

@@ -1,2 +1,58 @@
-/* linbench's entry point: being written. */
-int main(void) { return 0; }
+/* linbench: does Linformer attention really beat softmax attention on your GPU, and by how much?
+ * The entry point: the subcommand table, --version, and top-level help generated from it. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd/commands.h"
+#include "lb_config.h"
+#include "lb_revision.h"
+
+static const LbCommand commands[] = {
+    {"sweep", lb_cmd_sweep, lb_help_sweep, "measure the Table 3 grid: both models at their largest batch for every n and k"},
+    {"run", lb_cmd_run, lb_help_run, "measure one cell: one model, one n, one k"},
+    {"compare", lb_cmd_compare, lb_help_compare, "set a sweep beside the paper's Table 3, or two sweeps side by side"},
+    {"plot", lb_cmd_plot, lb_help_plot, "write gnuplot scripts (and PNG/SVG where gnuplot is installed) of a sweep"},
+    {"info", lb_cmd_info, lb_help_info, "what linbench sees: devices, memory, versions"},
+    {"help", lb_cmd_help, lb_help_help, "help on linbench or on one command"},
+};
+
+const LbCommand *lb_commands(int *count)
+{
+    *count = (int)(sizeof commands / sizeof commands[0]);
+    return commands;
+}
+
+int lb_usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("linbench: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return LB_EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        char *help_argv[] = {"help", NULL};
+        lb_cmd_help(1, help_argv);
+        return LB_EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0) {
+        printf("linbench %s (git %s)\n", LB_VERSION, LB_GIT_REVISION);
+        return LB_EXIT_OK;
+    }
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0)
+        return lb_cmd_help(1, argv + 1);
+    int count;
+    const LbCommand *cmds = lb_commands(&count);
+    for (int i = 0; i < count; i++) {
+        if (strcmp(name, cmds[i].name) == 0)
+            return cmds[i].run(argc - 1, argv + 1);
+    }
+    return lb_usage_error("unknown command \"%s\": should be one of sweep, run, compare, plot, info, help (see linbench help)", name);
+}

@@ -1,0 +1,71 @@
+/* The flags `sweep` and `run` share: the model shape, precision, Linformer variant, device,
+ * memory budget, timing and seed. One parser so both say the same thing about bad input. */
+#ifndef LB_OPTIONS_H
+#define LB_OPTIONS_H
+
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "attn/config.h"
+#include "attn/measure.h"
+#include "attn/ops.h"
+
+/* Long-option codes of the shared flags (above any character). */
+enum {
+    LB_OPT_LAYERS = 256, LB_OPT_DMODEL, LB_OPT_HEADS, LB_OPT_FFN, LB_OPT_VOCAB, LB_OPT_DTYPE,
+    LB_OPT_SHARING, LB_OPT_ORDER, LB_OPT_DEVICE, LB_OPT_GPU, LB_OPT_TF32, LB_OPT_MEM_LIMIT,
+    LB_OPT_MAX_BATCH, LB_OPT_CELL_TIME, LB_OPT_SEED, LB_OPT_SHARED_END
+};
+
+/* Bits of LbOptions.given: which flags the user set (so --resume can take the rest from
+ * meta.csv and refuse a contradiction). */
+enum {
+    LB_GIVEN_LAYERS = 1 << 0, LB_GIVEN_DMODEL = 1 << 1, LB_GIVEN_HEADS = 1 << 2,
+    LB_GIVEN_FFN = 1 << 3, LB_GIVEN_VOCAB = 1 << 4, LB_GIVEN_DTYPE = 1 << 5,
+    LB_GIVEN_SHARING = 1 << 6, LB_GIVEN_ORDER = 1 << 7, LB_GIVEN_DEVICE = 1 << 8,
+    LB_GIVEN_MEM_LIMIT = 1 << 9, LB_GIVEN_SEED = 1 << 10, LB_GIVEN_N = 1 << 11,
+    LB_GIVEN_K = 1 << 12, LB_GIVEN_TF32 = 1 << 13
+};
+
+typedef enum LbDeviceKind { LB_DEVICE_CUDA = 0, LB_DEVICE_CPU = 1 } LbDeviceKind;
+
+/* The CPU reference's emulated device memory when --mem-limit is not given. */
+#define LB_CPU_DEFAULT_MEM ((uint64_t)512 << 20)
+
+typedef struct LbOptions {
+    LbModelConfig model;
+    LbDeviceKind device;
+    int gpu;
+    int tf32;
+    uint64_t mem_limit; /* 0 = none */
+    uint64_t seed;
+    LbTimingOptions timing;
+    unsigned given;
+} LbOptions;
+
+void lb_options_defaults(LbOptions *o);
+
+/* The getopt_long entries of the shared flags, terminated by a zero entry; a subcommand copies
+ * them after its own. */
+extern const struct option lb_shared_long_options[];
+#define LB_SHARED_OPTION_COUNT (LB_OPT_SHARED_END - LB_OPT_LAYERS)
+
+/* Apply one shared flag. Returns 0, or LB_EXIT_USAGE after printing the one-line message. */
+int lb_options_apply(LbOptions *o, int code, const char *arg);
+
+/* Resolve what depends on several flags (--order defaults to late with --sharing none), then
+ * check the model. Returns 0 or LB_EXIT_USAGE after printing. */
+int lb_options_finish(LbOptions *o);
+
+/* The shared flags' --help lines. */
+void lb_options_help(FILE *out);
+
+/* Open the chosen backend. On failure prints one line and returns LB_EXIT_FAILURE. The memory
+ * budget is the device's free memory, or --mem-limit if smaller (METHOD.md). */
+int lb_options_open_backend(const LbOptions *o, LbBackend **be, uint64_t *budget);
+
+/* Exit code for a runtime failure status, after printing "linbench: <message>". */
+int lb_runtime_error(int status);
+
+#endif

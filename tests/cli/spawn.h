@@ -1,0 +1,109 @@
+/* Running the linbench binary from a test: argv in, exit code out, stdout and stderr captured
+ * in files under a scratch directory and read back as strings. */
+#ifndef LB_TESTS_SPAWN_H
+#define LB_TESTS_SPAWN_H
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+typedef struct LbRun {
+    int code;      /* exit code, or 128 + signal */
+    char *out;     /* stdout */
+    char *err;     /* stderr */
+} LbRun;
+
+static char lb_scratch[256];
+
+/* A fresh scratch directory for this test's files. */
+static inline const char *lb_scratch_dir(const char *name)
+{
+    snprintf(lb_scratch, sizeof lb_scratch, "/tmp/%s-XXXXXX", name);
+    if (!mkdtemp(lb_scratch)) {
+        perror("mkdtemp");
+        exit(1);
+    }
+    return lb_scratch;
+}
+
+static inline char *lb_slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    size_t got = fread(s, 1, (size_t)n, f);
+    s[got] = '\0';
+    fclose(f);
+    return s;
+}
+
+/* Start argv (argv[0] is the binary's path) with output to scratch files; returns the pid. */
+static inline pid_t lb_start(char *const argv[])
+{
+    char out[300], err[300];
+    snprintf(out, sizeof out, "%s/.stdout", lb_scratch);
+    snprintf(err, sizeof err, "%s/.stderr", lb_scratch);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644), e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int in = open("/dev/null", O_RDONLY);
+        dup2(o, 1);
+        dup2(e, 2);
+        dup2(in, 0);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+static inline LbRun lb_wait(pid_t pid)
+{
+    LbRun r = {0, NULL, NULL};
+    int status = 0;
+    waitpid(pid, &status, 0);
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    char out[300], err[300];
+    snprintf(out, sizeof out, "%s/.stdout", lb_scratch);
+    snprintf(err, sizeof err, "%s/.stderr", lb_scratch);
+    r.out = lb_slurp(out);
+    r.err = lb_slurp(err);
+    if (!r.out)
+        r.out = strdup("");
+    if (!r.err)
+        r.err = strdup("");
+    return r;
+}
+
+static inline LbRun lb_run(char *const argv[]) { return lb_wait(lb_start(argv)); }
+
+static inline void lb_run_free(LbRun *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+static inline int lb_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* Lines in a string (the newline count). */
+static inline int lb_lines(const char *s)
+{
+    int n = 0;
+    for (; s && *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+#endif

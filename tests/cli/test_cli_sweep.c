@@ -1,0 +1,258 @@
+/* linbench sweep end to end on the CPU reference: a tiny model over n 128..1024 and k 32..256
+ * writes the four files; read back through libcsv, every value is positive and finite, each
+ * memory speedup equals the batch ratio in raw.csv and each time speedup the ms-per-sequence
+ * ratio; then every kind of bad input exits 2 with one line naming the flag and nothing written.
+ * Usage: test_cli_sweep PATH-TO-LINBENCH */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reports/grid.h"
+#include "reports/meta.h"
+#include "reports/raw.h"
+#include "tests/cli/spawn.h"
+#include "tests/ops/check.h"
+
+static const char *bin;
+
+#define TINY "--device", "cpu", "--layers", "2", "--d-model", "64", "--heads", "4", "--ffn", "128", \
+             "--vocab", "1000", "--quiet"
+
+static const LbCellResult *find(const LbCellResult *rows, size_t count, LbModelKind m, int64_t n, int64_t k)
+{
+    for (size_t i = 0; i < count; i++)
+        if (rows[i].model == m && rows[i].n == n && (m == LB_MODEL_STANDARD || rows[i].k == k))
+            return &rows[i];
+    return NULL;
+}
+
+static void check_sweep_files(const char *dir)
+{
+    char path[512];
+    const char *files[] = {"raw.csv", "time_speedup.csv", "memory_speedup.csv", "meta.csv"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        lb_check(lb_exists(path), "sweep wrote %s", files[i]);
+    }
+    snprintf(path, sizeof path, "%s/raw.csv", dir);
+    LbCellResult *rows = NULL;
+    size_t count = 0;
+    if (!lb_check(lb_raw_read(path, &rows, &count) == 0, "raw.csv reads back through libcsv"))
+        return;
+    /* 4 standard cells and, for k < n, 2 + 3 + 4 + 4 Linformer cells. */
+    lb_check(count == 17, "raw.csv has 17 rows (got %zu)", count);
+    for (size_t i = 0; i < count; i++) {
+        const LbCellResult *r = &rows[i];
+        int finite = isfinite(r->median_ms) && isfinite(r->ms_per_seq) && isfinite(r->tflop_per_s) && isfinite(r->tokens_per_s);
+        lb_check(r->status == LB_CELL_OK && r->batch > 0 && r->median_ms > 0 && r->ms_per_seq > 0 &&
+                     r->tokens_per_s > 0 && r->tflop_per_s > 0 && r->passes >= 5 && r->peak_bytes > 0 &&
+                     r->peak_bytes == r->planned_bytes && finite,
+                 "row %zu (%s n=%lld k=%lld): ok, positive, finite, >= 5 passes, peak = plan", i,
+                 lb_model_name(r->model), (long long)r->n, (long long)r->k);
+        lb_check(r->dtype == LB_DTYPE_FP16, "row %zu records the requested dtype", i);
+    }
+    LbGrid g;
+    if (!lb_check(lb_grids_read(dir, &g) == 0, "the grids read back through libcsv")) {
+        free(rows);
+        return;
+    }
+    lb_check(g.rows == 4 && g.cols == 4, "grid shape 4 x 4 (got %zu x %zu)", g.rows, g.cols);
+    const int64_t want_n[] = {128, 256, 512, 1024}, want_k[] = {32, 64, 128, 256};
+    for (size_t i = 0; i < g.rows && i < 4; i++)
+        lb_check(g.n[i] == want_n[i], "grid row %zu is n=%lld", i, (long long)want_n[i]);
+    for (size_t j = 0; j < g.cols && j < 4; j++)
+        lb_check(g.k[j] == want_k[j], "grid column %zu is k=%lld", j, (long long)want_k[j]);
+    for (size_t i = 0; i < g.rows && i < 4; i++) {
+        for (size_t j = 0; j < g.cols && j < 4; j++) {
+            const LbGridCell *t = &g.time[i * g.cols + j], *m = &g.memory[i * g.cols + j];
+            if (g.k[j] >= g.n[i]) {
+                lb_check(t->kind == LB_GRID_EMPTY && m->kind == LB_GRID_EMPTY, "n=%lld k=%lld empty (k >= n)",
+                         (long long)g.n[i], (long long)g.k[j]);
+                continue;
+            }
+            const LbCellResult *s = find(rows, count, LB_MODEL_STANDARD, g.n[i], 0);
+            const LbCellResult *l = find(rows, count, LB_MODEL_LINFORMER, g.n[i], g.k[j]);
+            if (!lb_check(s && l && t->kind == LB_GRID_VALUE && m->kind == LB_GRID_VALUE,
+                          "n=%lld k=%lld has values", (long long)g.n[i], (long long)g.k[j]))
+                continue;
+            double mem = (double)l->batch / (double)s->batch, time = s->ms_per_seq / l->ms_per_seq;
+            lb_check(fabs(m->value - mem) <= 1e-3 * mem, "n=%lld k=%lld memory speedup %g = batch ratio %lld/%lld",
+                     (long long)g.n[i], (long long)g.k[j], m->value, (long long)l->batch, (long long)s->batch);
+            lb_check(fabs(t->value - time) <= 1e-3 * time, "n=%lld k=%lld time speedup %g = ms/seq ratio %g",
+                     (long long)g.n[i], (long long)g.k[j], t->value, time);
+            lb_check(m->value >= 1.0, "n=%lld k=%lld: Linformer fits at least the standard batch", (long long)g.n[i], (long long)g.k[j]);
+        }
+    }
+    lb_grid_free(&g);
+    free(rows);
+    LbMeta meta;
+    memset(&meta, 0, sizeof meta);
+    snprintf(path, sizeof path, "%s/meta.csv", dir);
+    if (lb_check(lb_meta_read(path, &meta) == 0, "meta.csv reads back")) {
+        const char *keys[] = {"linbench_version", "git_revision", "command_line", "start_time", "device_name",
+                              "memory_budget_bytes", "dtype", "layers", "d_model", "heads", "ffn", "sharing", "order"};
+        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+            lb_check(lb_meta_get(&meta, keys[i]) != NULL, "meta.csv has %s", keys[i]);
+        const char *b = lb_meta_get(&meta, "memory_budget_bytes");
+        lb_check(b && strcmp(b, "33554432") == 0, "memory budget is --mem-limit 32M (%s)", b ? b : "none");
+        const char *st = lb_meta_get(&meta, "status");
+        lb_check(st && strcmp(st, "complete") == 0, "meta.csv says the sweep completed (%s)", st ? st : "none");
+        lb_meta_free(&meta);
+    }
+}
+
+/* argv: extra flags after "sweep"; expect exit 2, stderr of one line naming `flag`, no out dir. */
+static void bad_input(const char *flag, char *const extra[], int extra_count)
+{
+    char out[512];
+    snprintf(out, sizeof out, "%s/bad-%s", lb_scratch, flag + 2);
+    char *argv[64];
+    int a = 0;
+    argv[a++] = (char *)bin;
+    argv[a++] = "sweep";
+    argv[a++] = "--device";
+    argv[a++] = "cpu";
+    argv[a++] = "--out";
+    argv[a++] = out;
+    for (int i = 0; i < extra_count; i++)
+        argv[a++] = extra[i];
+    argv[a] = NULL;
+    LbRun r = lb_run(argv);
+    lb_check(r.code == 2, "%s: exit code 2 (got %d)", flag, r.code);
+    lb_check(strstr(r.err, flag) != NULL, "%s: message names the flag: %s", flag, r.err);
+    lb_check(lb_lines(r.err) == 1, "%s: exactly one line on stderr (got %d)", flag, lb_lines(r.err));
+    lb_check(!lb_exists(out), "%s: nothing written", flag);
+    lb_run_free(&r);
+}
+
+#define BAD(flag, ...)                                                   \
+    do {                                                                 \
+        char *extra_[] = {__VA_ARGS__};                                  \
+        bad_input(flag, extra_, (int)(sizeof extra_ / sizeof extra_[0])); \
+    } while (0)
+
+int main(int argc, char **argv)
+{
+    lb_test_init("test_cli_sweep");
+    if (argc < 2) {
+        printf("usage: test_cli_sweep PATH-TO-LINBENCH\n");
+        return 1;
+    }
+    bin = argv[1];
+    const char *scratch = lb_scratch_dir("lb-cli-sweep");
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/tiny", scratch);
+
+    char *sweep[] = {(char *)bin, "sweep", TINY, "--n", "128:1024", "--k", "32:256", "--mem-limit", "32M",
+                     "--cell-time", "1", "--out", dir, NULL};
+    LbRun r = lb_run(sweep);
+    lb_check(r.code == 0, "tiny CPU sweep exits 0 (got %d): %s", r.code, r.err);
+    lb_check(strstr(r.out, "time") && strstr(r.out, "memory") && strstr(r.out, "1024"),
+             "the closing summary prints both grids");
+    printf("%s", r.out);
+    lb_run_free(&r);
+    check_sweep_files(dir);
+
+    /* Results are never silently overwritten: the same --out again is bad input... */
+    char *again[] = {(char *)bin, "sweep", TINY, "--n", "128", "--k", "32", "--mem-limit", "32M", "--out", dir, NULL};
+    r = lb_run(again);
+    lb_check(r.code == 2 && strstr(r.err, "--out") && strstr(r.err, "--force"),
+             "an --out holding results is refused, naming --force (exit %d): %s", r.code, r.err);
+    lb_run_free(&r);
+    check_sweep_files(dir); /* ...and left intact */
+
+    /* Bad input: each gets exit 2, one line naming the flag, nothing computed or written. */
+    BAD("--bogus", "--bogus");
+    BAD("--layers", "--layers", "x");
+    BAD("--heads", "--heads", "0");
+    BAD("--d-model", "--d-model", "-64");
+    BAD("--ffn", "--ffn", "12abc");
+    BAD("--n", "--n", "1");
+    BAD("--n", "--n", "4194304");
+    BAD("--n", "--n", "1024:512");
+    BAD("--k", "--k", "0");
+    BAD("--d-model", "--d-model", "64", "--heads", "5");
+    BAD("--sharing", "--sharing", "none", "--order", "early");
+    BAD("--sharing", "--sharing", "diagonal");
+    BAD("--order", "--order", "middle");
+    BAD("--dtype", "--dtype", "fp8");
+    BAD("--device", "--device", "tpu");
+    BAD("--mem-limit", "--mem-limit", "12Q");
+    BAD("--mem-limit", "--mem-limit", "0");
+    BAD("--mem-limit", "--mem-limit", "-1G");
+    BAD("--seed", "--seed", "-3");
+    BAD("--format", "--format", "pdf");
+    BAD("--cell-time", "--cell-time", "0");
+    BAD("--layers", "--layers");
+
+    /* An --out that cannot be created or written. */
+    char *cant[] = {(char *)bin, "sweep", "--device", "cpu", "--out", "/proc/linbench-cannot/x", NULL};
+    r = lb_run(cant);
+    lb_check(r.code == 2 && strstr(r.err, "--out") && lb_lines(r.err) == 1, "uncreatable --out: exit 2 naming --out (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    char file[512];
+    snprintf(file, sizeof file, "%s/a-file", scratch);
+    FILE *f = fopen(file, "w");
+    if (f)
+        fclose(f);
+    char *onfile[] = {(char *)bin, "sweep", "--device", "cpu", "--out", file, NULL};
+    r = lb_run(onfile);
+    lb_check(r.code == 2 && strstr(r.err, "--out"), "--out naming a file: exit 2 naming --out (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+
+    /* Unknown command. */
+    char *unknown[] = {(char *)bin, "frobnicate", NULL};
+    r = lb_run(unknown);
+    lb_check(r.code == 2 && strstr(r.err, "frobnicate"), "unknown command: exit 2 naming it (%d)", r.code);
+    lb_run_free(&r);
+
+    /* --force overwrites, explicitly. */
+    char *force[] = {(char *)bin, "sweep", TINY, "--n", "128", "--k", "32", "--mem-limit", "16M", "--out", dir, "--force", NULL};
+    r = lb_run(force);
+    lb_check(r.code == 0, "--force overwrites (exit %d): %s", r.code, r.err);
+    lb_run_free(&r);
+    char raw[600];
+    snprintf(raw, sizeof raw, "%s/raw.csv", dir);
+    LbCellResult *rows = NULL;
+    size_t count = 0;
+    lb_check(lb_raw_read(raw, &rows, &count) == 0 && count == 2, "after --force raw.csv holds the new run only (%zu rows)", count);
+    free(rows);
+
+    /* The default device is CUDA: without a GPU, one clear line and exit 1, nothing written. */
+    char cuda_out[512];
+    snprintf(cuda_out, sizeof cuda_out, "%s/cuda", scratch);
+    char *cuda[] = {(char *)bin, "sweep", "--layers", "1", "--d-model", "64", "--heads", "4", "--ffn", "64", "--vocab", "100",
+                    "--n", "256", "--k", "64", "--mem-limit", "64M", "--quiet", "--out", cuda_out, NULL};
+    r = lb_run(cuda);
+    if (r.code == 0) {
+        printf("(a CUDA device is present: the no-GPU message was not exercised)\n");
+        lb_check(1, "CUDA sweep ran");
+    } else {
+        lb_check(r.code == 1 && strstr(r.err, "no CUDA device") && strstr(r.err, "--device cpu") && lb_lines(r.err) == 1,
+                 "no GPU: one line, exit 1, suggests --device cpu (exit %d): %s", r.code, r.err);
+        lb_check(!lb_exists(cuda_out), "no GPU: nothing written");
+    }
+    lb_run_free(&r);
+
+    /* help, --help, --version, info. */
+    char *help[] = {(char *)bin, "sweep", "--help", NULL};
+    r = lb_run(help);
+    const char *flags[] = {"--n", "--k", "--layers", "--d-model", "--heads", "--ffn", "--vocab", "--dtype", "--sharing",
+                           "--order", "--device", "--mem-limit", "--out", "--force", "--quiet", "--seed", "--resume", "--format"};
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
+        lb_check(r.code == 0 && strstr(r.out, flags[i]) != NULL, "sweep --help lists %s", flags[i]);
+    lb_run_free(&r);
+    char *top[] = {(char *)bin, "help", NULL};
+    r = lb_run(top);
+    lb_check(r.code == 0 && strstr(r.out, "sweep") && strstr(r.out, "run") && strstr(r.out, "info"), "help lists the commands");
+    lb_run_free(&r);
+    char *version[] = {(char *)bin, "--version", NULL};
+    r = lb_run(version);
+    lb_check(r.code == 0 && strncmp(r.out, "linbench ", 9) == 0 && strstr(r.out, "git"), "--version prints version and revision: %s", r.out);
+    lb_run_free(&r);
+    char *info[] = {(char *)bin, "info", NULL};
+    r = lb_run(info);
+    lb_check(r.code == 0 && (strstr(r.out, "no CUDA device") || strstr(r.out, "compute capability")), "info exits 0 and says what it sees");
+    lb_run_free(&r);
+    return lb_test_finish("test_cli_sweep");
+}

@@ -1,0 +1,220 @@
+/* The forward passes against a naive encoder written from METHOD.md alone, in double, one
+ * sequence and one head at a time with no head-major buffers, fused weights or batching: it
+ * catches wiring mistakes (a wrong split offset, a stride, the bias of the early order) that
+ * every op test would miss. Weights and tokens are read back from the CPU backend's model.
+ * Every variant: standard, and Linformer with each sharing level and order. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn/arena.h"
+#include "attn/forward.h"
+#include "attn/model.h"
+#include "attn/plan.h"
+#include "attn/status.h"
+#include "tests/model/models.h"
+#include "tests/ops/check.h"
+
+typedef struct Host {
+    LbModelConfig c;
+    float **t;       /* every weight tensor, in lb_model_tensors order */
+    int64_t count;
+} Host;
+
+enum { TOK, POS, EMB_G, EMB_B, LAYER0 };
+enum { W_QKV, B_QKV, W_O, B_O, LN1_G, LN1_B, W_FF1, B_FF1, W_FF2, B_FF2, LN2_G, LN2_B, PER_LAYER };
+
+static const float *layer_w(const Host *h, int l, int which) { return h->t[LAYER0 + l * PER_LAYER + which]; }
+
+/* E (which 0) or F (which 1) of (layer, head), from METHOD.md's sharing levels. */
+static const float *proj(const Host *h, int l, int head, int which)
+{
+    int64_t base = LAYER0 + (int64_t)h->c.layers * PER_LAYER, i = 0;
+    switch (h->c.sharing) {
+    case LB_SHARE_LAYERWISE: i = 0; break;
+    case LB_SHARE_KV: i = l; break;
+    case LB_SHARE_HEADWISE: i = 2 * l + which; break;
+    case LB_SHARE_NONE: i = 2 * ((int64_t)l * h->c.heads + head) + which; break;
+    }
+    return h->t[base + i];
+}
+
+/* out (rows, o) = x (rows, in) W[row0 : row0 + o] (o, in)^T + b[row0 : row0 + o] */
+static void lin(const double *x, int64_t rows, int64_t in, const float *W, const float *b, int64_t row0,
+                int64_t o, double *out)
+{
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t j = 0; j < o; j++) {
+            double s = b ? b[row0 + j] : 0;
+            for (int64_t i = 0; i < in; i++)
+                s += x[r * in + i] * W[(row0 + j) * in + i];
+            out[r * o + j] = s;
+        }
+}
+
+/* x = LN(x + y) * g + b over rows of d; y may be NULL. */
+static void norm(double *x, const double *y, int64_t rows, int64_t d, const float *g, const float *b)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        double *v = x + r * d, mean = 0, var = 0;
+        for (int64_t i = 0; i < d; i++) {
+            v[i] += y ? y[r * d + i] : 0;
+            mean += v[i];
+        }
+        mean /= d;
+        for (int64_t i = 0; i < d; i++)
+            var += (v[i] - mean) * (v[i] - mean);
+        var /= d;
+        for (int64_t i = 0; i < d; i++)
+            v[i] = (v[i] - mean) / sqrt(var + LB_LAYERNORM_EPS) * g[i] + b[i];
+    }
+}
+
+/* out (k, w) = E (k, n) a (n, w) where a has row stride lda */
+static void compress(const float *E, int64_t k, int64_t n, const double *a, int64_t lda, int64_t w, double *out)
+{
+    for (int64_t r = 0; r < k; r++)
+        for (int64_t j = 0; j < w; j++) {
+            double s = 0;
+            for (int64_t t = 0; t < n; t++)
+                s += (double)E[r * n + t] * a[t * lda + j];
+            out[r * w + j] = s;
+        }
+}
+
+/* One sequence through the encoder. out (n, d). */
+static void encode(const Host *h, const int32_t *ids, double *x)
+{
+    const LbModelConfig *c = &h->c;
+    const int64_t n = c->n, d = c->d_model, f = c->ffn, H = c->heads, hd = d / H;
+    const int64_t kv = c->kind == LB_MODEL_STANDARD ? n : c->k;
+    double *q = malloc(sizeof(double) * n * d), *kf = malloc(sizeof(double) * n * d);
+    double *vf = malloc(sizeof(double) * n * d), *ctx = malloc(sizeof(double) * n * d);
+    double *y = malloc(sizeof(double) * n * (d > f ? d : f) * 2), *hid = malloc(sizeof(double) * n * f);
+    double *kc = malloc(sizeof(double) * kv * d), *vc = malloc(sizeof(double) * kv * d);
+    double *ex = malloc(sizeof(double) * kv * d), *s = malloc(sizeof(double) * kv);
+    for (int64_t t = 0; t < n; t++)
+        for (int64_t i = 0; i < d; i++)
+            x[t * d + i] = (double)h->t[TOK][(int64_t)ids[t] * d + i] + h->t[POS][t * d + i];
+    norm(x, NULL, n, d, h->t[EMB_G], h->t[EMB_B]);
+    for (int l = 0; l < c->layers; l++) {
+        const float *Wqkv = layer_w(h, l, W_QKV), *bqkv = layer_w(h, l, B_QKV);
+        lin(x, n, d, Wqkv, bqkv, 0, d, q);
+        lin(x, n, d, Wqkv, bqkv, d, d, kf);
+        lin(x, n, d, Wqkv, bqkv, 2 * d, d, vf);
+        for (int64_t head = 0; head < H; head++) {
+            /* keys and values of this head: kc, vc (kv, d) holding the head's columns */
+            if (c->kind == LB_MODEL_STANDARD) {
+                memcpy(kc, kf, sizeof(double) * n * d);
+                memcpy(vc, vf, sizeof(double) * n * d);
+            } else if (c->order == LB_ORDER_EARLY) { /* K' = (E X) W_K^T + b_K */
+                compress(proj(h, l, (int)head, 0), c->k, n, x, d, d, ex);
+                lin(ex, c->k, d, Wqkv, bqkv, d, d, kc);
+                compress(proj(h, l, (int)head, 1), c->k, n, x, d, d, ex);
+                lin(ex, c->k, d, Wqkv, bqkv, 2 * d, d, vc);
+            } else { /* K' = E (X W_K^T + b_K) */
+                compress(proj(h, l, (int)head, 0), c->k, n, kf, d, d, kc);
+                compress(proj(h, l, (int)head, 1), c->k, n, vf, d, d, vc);
+            }
+            for (int64_t t = 0; t < n; t++) {
+                double mx = -INFINITY, sum = 0;
+                for (int64_t j = 0; j < kv; j++) {
+                    double dot = 0;
+                    for (int64_t e = 0; e < hd; e++)
+                        dot += q[t * d + head * hd + e] * kc[j * d + head * hd + e];
+                    s[j] = dot / sqrt((double)hd);
+                    mx = s[j] > mx ? s[j] : mx;
+                }
+                for (int64_t j = 0; j < kv; j++)
+                    sum += (s[j] = exp(s[j] - mx));
+                for (int64_t e = 0; e < hd; e++) {
+                    double o = 0;
+                    for (int64_t j = 0; j < kv; j++)
+                        o += s[j] / sum * vc[j * d + head * hd + e];
+                    ctx[t * d + head * hd + e] = o;
+                }
+            }
+        }
+        lin(ctx, n, d, layer_w(h, l, W_O), layer_w(h, l, B_O), 0, d, y);
+        norm(x, y, n, d, layer_w(h, l, LN1_G), layer_w(h, l, LN1_B));
+        lin(x, n, d, layer_w(h, l, W_FF1), layer_w(h, l, B_FF1), 0, f, hid);
+        for (int64_t i = 0; i < n * f; i++)
+            hid[i] = 0.5 * hid[i] * (1 + erf(hid[i] / sqrt(2.0)));
+        lin(hid, n, f, layer_w(h, l, W_FF2), layer_w(h, l, B_FF2), 0, d, y);
+        norm(x, y, n, d, layer_w(h, l, LN2_G), layer_w(h, l, LN2_B));
+    }
+    free(q), free(kf), free(vf), free(ctx), free(y), free(hid), free(kc), free(vc), free(ex), free(s);
+}
+
+static void check(LbBackend *be, const LbModelConfig *cfg, int64_t B)
+{
+    char name[64];
+    lb_test_variant_name(cfg, name, sizeof name);
+    const LbPlanParams pp = {be->elem_bytes, be->alignment, be->workspace_bytes};
+    LbPlan plan;
+    LbArena a;
+    LbModel m;
+    LbInputs in;
+    lb_plan_compute(cfg, &pp, B, &plan);
+    if (!lb_check(lb_arena_open(&a, be, plan.total) == LB_OK, "%s: arena", name))
+        return;
+    if (!lb_check(lb_model_build(&m, cfg, be, &a, lb_test_seed) == LB_OK, "%s: build", name)) {
+        lb_arena_close(&a);
+        return;
+    }
+    const int64_t n = cfg->n, d = cfg->d_model, count = B * n * d;
+    int ok = lb_inputs_alloc(&m, &a, B, &in) == LB_OK && lb_inputs_fill(&m, &in, lb_test_seed + 5) == LB_OK &&
+             lb_forward(&m, &a, &in) == LB_OK;
+    lb_check(ok, "%s: forward ran", name);
+
+    Host h = {*cfg, NULL, lb_model_tensors(&m, NULL, 0)};
+    LbTensorRef *refs = calloc((size_t)h.count, sizeof *refs);
+    h.t = calloc((size_t)h.count, sizeof *h.t);
+    lb_model_tensors(&m, refs, h.count);
+    for (int64_t i = 0; i < h.count; i++) {
+        h.t[i] = malloc(sizeof(float) * (size_t)(refs[i].rows * refs[i].cols));
+        ok &= be->ops->download(be, h.t[i], refs[i].ptr, refs[i].rows * refs[i].cols) == LB_OK;
+    }
+    int32_t *ids = malloc(sizeof(int32_t) * (size_t)(B * n));
+    float *out = malloc(sizeof(float) * (size_t)count);
+    double *ref = malloc(sizeof(double) * (size_t)count);
+    ok &= be->ops->copy_raw_to_host(be, ids, in.ids, sizeof(int32_t) * (size_t)(B * n)) == LB_OK;
+    ok &= be->ops->download(be, out, in.x, count) == LB_OK;
+    lb_check(ok, "%s: read back", name);
+    for (int64_t b = 0; b < B; b++)
+        encode(&h, ids + b * n, ref + b * n * d);
+    double num = 0, den = 0;
+    int64_t first_bad = -1;
+    for (int64_t i = 0; i < count; i++) {
+        double e = out[i] - ref[i];
+        num += e * e;
+        den += ref[i] * ref[i];
+        if (first_bad < 0 && !(fabs(e) <= 1e-4 + 1e-4 * fabs(ref[i])))
+            first_bad = i;
+    }
+    double rel = sqrt(num / den);
+    /* fp32 storage against double throughout: rounding of each stored tensor only. */
+    lb_check(rel <= 1e-5 && first_bad < 0, "%s: relative error %.3g (<= 1e-5)%s", name, rel,
+             first_bad >= 0 ? ", first mismatch shown below" : "");
+    if (first_bad >= 0)
+        printf("  element %lld: got %.7g want %.7g\n", (long long)first_bad, out[first_bad], ref[first_bad]);
+    for (int64_t i = 0; i < h.count; i++)
+        free(h.t[i]);
+    free(h.t), free(refs), free(ids), free(out), free(ref);
+    lb_model_release(&m);
+    lb_arena_close(&a);
+}
+
+int main(void)
+{
+    lb_test_init("test_forward_naive");
+    LbBackend *be = NULL;
+    if (lb_cpu_backend_open(LB_DTYPE_FP32, (size_t)1 << 30, &be) != LB_OK)
+        return 1;
+    for (int i = 0; i < LB_TEST_VARIANTS; i++) {
+        LbModelConfig c = lb_test_variant(i, 12, 5);
+        check(be, &c, 2);
+    }
+    lb_backend_close(be);
+    return lb_test_finish("test_forward_naive");
+}
