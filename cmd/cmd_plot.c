@@ -1,11 +1,145 @@
-/* linbench plot: being written. */
+/* linbench plot: gnuplot scripts and data of a sweep (two speedup heatmaps, time per sequence
+ * against n), rendered to PNG and SVG where gnuplot is on PATH. Without gnuplot the scripts are
+ * still written and one line says how to render them. Bad input exits 2; a file that cannot be
+ * written, or a failed render, exits 1. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "attn/status.h"
 #include "cmd/commands.h"
+#include "cmd/outdir.h"
+#include "reports/plot.h"
+#include "reports/sweep_dir.h"
+
+void lb_help_plot(FILE *out)
+{
+    fputs("usage: linbench plot DIR [--out DIR] [--no-render]\n\n"
+          "Writes gnuplot scripts of the sweep in DIR (from its raw.csv and meta.csv):\n"
+          "  time_speedup.gp     heatmap of the time grid, n against k, the value in each cell\n"
+          "  memory_speedup.gp   the same for the memory grid\n"
+          "  time_per_seq.gp     ms per sequence against n, log-log, standard and each k\n"
+          "each with its data (NAME.plot.csv), and where gnuplot is on PATH renders NAME.png and\n"
+          "NAME.svg. A script works from any directory: gnuplot DIR/time_speedup.gp.\n\n"
+          "  -o, --out DIR   where the scripts, data and images go; created if missing\n"
+          "                  (default: the sweep's DIR)\n"
+          "  --no-render     write the scripts and data only, do not run gnuplot (default: render\n"
+          "                  when gnuplot is on PATH)\n"
+          "  -h, --help      this help\n\n"
+          "Exit codes: 0 done (also when gnuplot is missing: the scripts are written); 1 a file\n"
+          "could not be written or gnuplot failed; 2 bad input (a flag, or a directory without\n"
+          "linbench's raw.csv and meta.csv).\n",
+          out);
+}
+
+/* An argument for the hint line, quoted for a POSIX shell when it needs it. */
+static void print_shell_word(FILE *f, const char *s)
+{
+    if (s[strcspn(s, " \t\n'\"\\$`*?[]{}()<>|&;#~")] == '\0' && *s) {
+        fputs(s, f);
+        return;
+    }
+    fputc('\'', f);
+    for (; *s; s++) {
+        if (*s == '\'')
+            fputs("'\\''", f);
+        else
+            fputc(*s, f);
+    }
+    fputc('\'', f);
+}
+
+enum { OPT_OUT = 'o', OPT_HELP = 'h', OPT_NO_RENDER = 1000 };
 
 int lb_cmd_plot(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    return LB_EXIT_FAILURE;
-}
+    static const struct option longopts[] = {{"out", required_argument, NULL, OPT_OUT},
+                                             {"no-render", no_argument, NULL, OPT_NO_RENDER},
+                                             {"help", no_argument, NULL, OPT_HELP},
+                                             {NULL, 0, NULL, 0}};
+    const char *out_dir = NULL;
+    int render = 1, c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_OUT:
+            if (!*optarg)
+                return lb_usage_error("invalid argument \"\" for --out: should be a directory");
+            out_dir = optarg;
+            break;
+        case OPT_NO_RENDER: render = 0; break;
+        case OPT_HELP: lb_help_plot(stdout); return LB_EXIT_OK;
+        case ':': return lb_usage_error("flag %s needs a value (see linbench plot --help)", argv[optind - 1]);
+        default: return lb_usage_error("unknown flag \"%s\" for plot (see linbench plot --help)", argv[optind - 1]);
+        }
+    }
+    if (argc - optind < 1)
+        return lb_usage_error("plot needs a sweep directory: linbench plot DIR (see linbench plot --help)");
+    if (argc - optind > 1)
+        return lb_usage_error("unexpected argument \"%s\" for plot: it takes one directory", argv[optind + 1]);
+    const char *dir = argv[optind];
+    char why[256];
+    if (lb_sweep_dir_check(dir, why, sizeof why))
+        return lb_usage_error("invalid argument \"%s\" for plot: %s: should be a directory written by linbench sweep", dir, why);
+    struct stat st;
+    if (out_dir && stat(out_dir, &st) == 0 && !S_ISDIR(st.st_mode))
+        return lb_usage_error("invalid argument \"%s\" for --out: not a directory: should be a directory (created if missing)", out_dir);
+    if (!out_dir)
+        out_dir = dir;
 
-void lb_help_plot(FILE *out) { fprintf(out, "linbench plot: not yet written\n"); }
+    LbSweepDir s;
+    lb_error_clear();
+    int rc = lb_sweep_dir_load(dir, &s);
+    if (rc == LB_ERR_FORMAT)
+        return lb_usage_error("invalid argument \"%s\" for plot: %s", dir, lb_error_message());
+    if (rc != LB_OK) {
+        fprintf(stderr, "linbench: %s\n", lb_error_message());
+        return LB_EXIT_FAILURE;
+    }
+    int ex = LB_EXIT_OK;
+    if (stat(out_dir, &st) != 0 && lb_outdir_create(out_dir) != 0) {
+        ex = LB_EXIT_FAILURE; /* lb_outdir_create said why */
+        goto out;
+    }
+    lb_error_clear();
+    rc = lb_plot_write(&s, out_dir);
+    if (rc != LB_OK) {
+        fprintf(stderr, "linbench: %s\n", lb_error_message());
+        ex = LB_EXIT_FAILURE;
+        goto out;
+    }
+    char scripts[LB_PLOT_COUNT][4096];
+    for (int i = 0; i < LB_PLOT_COUNT; i++)
+        snprintf(scripts[i], sizeof scripts[i], "%s%s%s.gp", out_dir,
+                 out_dir[strlen(out_dir) - 1] == '/' ? "" : "/", lb_plot_names[i]);
+    char gnuplot[4096];
+    if (!render || lb_plot_find_gnuplot(gnuplot, sizeof gnuplot) != 0) {
+        printf("%s: render with: gnuplot", render ? "gnuplot is not on PATH; wrote the scripts"
+                                                 : "wrote the scripts");
+        for (int i = 0; i < LB_PLOT_COUNT; i++) {
+            putchar(' ');
+            print_shell_word(stdout, scripts[i]);
+        }
+        putchar('\n');
+        goto out;
+    }
+    for (int i = 0; i < LB_PLOT_COUNT; i++) {
+        lb_error_clear();
+        rc = lb_plot_render(gnuplot, scripts[i]);
+        if (rc != LB_OK) {
+            fprintf(stderr, "linbench: %s\n", lb_error_message());
+            ex = LB_EXIT_FAILURE;
+            continue;
+        }
+        char base[4096];
+        snprintf(base, sizeof base, "%.*s", (int)(strlen(scripts[i]) - 3), scripts[i]);
+        printf("wrote %s.png and %s.svg\n", base, base);
+    }
+out:
+    if (fflush(stdout) != 0 && ex == LB_EXIT_OK)
+        ex = LB_EXIT_FAILURE;
+    lb_sweep_dir_free(&s);
+    return ex;
+}

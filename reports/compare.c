@@ -1,0 +1,313 @@
+/* linbench compare's reports (see compare.h). */
+#include "reports/compare.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn/status.h"
+#include "cmd/args.h"
+#include "reports/csv_io.h"
+#include "reports/paper_table3.h"
+
+/* The cell of g at (n, k); outside g's lists: EMPTY where k >= n, else MISSING. */
+static LbGridCell cell_at(const LbGrid *g, const LbGridCell *cells, int64_t n, int64_t k)
+{
+    long i = lb_grid_row(g, n), j = lb_grid_col(g, k);
+    if (i < 0 || j < 0)
+        return (LbGridCell){k >= n ? LB_GRID_EMPTY : LB_GRID_MISSING, 0.0};
+    return cells[(size_t)i * g->cols + (size_t)j];
+}
+
+static LbGridCell ratio_of(LbGridCell num, LbGridCell den)
+{
+    if (num.kind == LB_GRID_VALUE && den.kind == LB_GRID_VALUE)
+        return den.value > 0 ? (LbGridCell){LB_GRID_VALUE, num.value / den.value}
+                             : (LbGridCell){LB_GRID_ERROR, 0.0};
+    LbGridCellKind order[4] = {LB_GRID_EMPTY, LB_GRID_ERROR, LB_GRID_OOM, LB_GRID_MISSING};
+    for (int i = 0; i < 4; i++)
+        if (num.kind == order[i] || den.kind == order[i])
+            return (LbGridCell){order[i], 0.0};
+    return (LbGridCell){LB_GRID_MISSING, 0.0};
+}
+
+int lb_compare_build(const LbGrid *first, const LbGrid *second, int second_over_first,
+                     const int64_t *n, size_t nn, const int64_t *k, size_t nk, LbComparison *c)
+{
+    memset(c, 0, sizeof *c);
+    int rc = lb_grid_alloc(&c->first, n, nn, k, nk);
+    if (rc == LB_OK)
+        rc = lb_grid_alloc(&c->second, n, nn, k, nk);
+    if (rc == LB_OK)
+        rc = lb_grid_alloc(&c->ratio, n, nn, k, nk);
+    if (rc != LB_OK) {
+        lb_compare_free(c);
+        return rc;
+    }
+    for (size_t i = 0; i < nn; i++) {
+        for (size_t j = 0; j < nk; j++) {
+            size_t at = i * nk + j;
+            const LbGrid *src[2] = {first, second};
+            LbGrid *dst[2] = {&c->first, &c->second};
+            for (int s = 0; s < 2; s++) {
+                dst[s]->time[at] = cell_at(src[s], src[s]->time, n[i], k[j]);
+                dst[s]->memory[at] = cell_at(src[s], src[s]->memory, n[i], k[j]);
+            }
+            if (second_over_first) {
+                c->ratio.time[at] = ratio_of(c->second.time[at], c->first.time[at]);
+                c->ratio.memory[at] = ratio_of(c->second.memory[at], c->first.memory[at]);
+            } else {
+                c->ratio.time[at] = ratio_of(c->first.time[at], c->second.time[at]);
+                c->ratio.memory[at] = ratio_of(c->first.memory[at], c->second.memory[at]);
+            }
+        }
+    }
+    return LB_OK;
+}
+
+void lb_compare_free(LbComparison *c)
+{
+    lb_grid_free(&c->first);
+    lb_grid_free(&c->second);
+    lb_grid_free(&c->ratio);
+}
+
+void lb_compare_describe(const LbSweepDir *s, char *buf, size_t size)
+{
+    const char *dtype = lb_sweep_meta(s, "dtype", "?");
+    const char *storage = lb_sweep_meta(s, "storage_dtype", dtype);
+    char stored[48] = "";
+    if (strcmp(storage, dtype) != 0)
+        snprintf(stored, sizeof stored, " (stored as %s)", storage);
+    char budget[48] = "?";
+    const char *b = lb_sweep_meta(s, "memory_budget_bytes", NULL);
+    long long bytes;
+    if (b && lb_csv_parse_int64(b, &bytes) == 0 && bytes > 0)
+        lb_format_size((uint64_t)bytes, budget, sizeof budget);
+    snprintf(buf, size,
+             "%s (%s), %s%s, %s layers, d_model %s, %s heads, ffn %s, %s sharing, %s order, memory budget %s%s",
+             lb_sweep_meta(s, "device_name", "unknown device"), lb_sweep_meta(s, "device", "?"),
+             dtype, stored, lb_sweep_meta(s, "layers", "?"), lb_sweep_meta(s, "d_model", "?"),
+             lb_sweep_meta(s, "heads", "?"), lb_sweep_meta(s, "ffn", "?"),
+             lb_sweep_meta(s, "sharing", "?"), lb_sweep_meta(s, "order", "?"), budget,
+             lb_sweep_meta(s, "mem_limit", NULL) ? " (--mem-limit)" : "");
+}
+
+/* --- printing ---------------------------------------------------------------------------------- */
+
+typedef enum CellStyle {
+    STYLE_RATIO_X, /* a measured speedup: 3 significant digits and an x */
+    STYLE_PAPER_X, /* the paper's own digits and an x ("1.5x", "3.0x", "14x") */
+    STYLE_PLAIN    /* a ratio of ratios: 3 significant digits */
+} CellStyle;
+
+static void cell_string(const LbGridCell *c, CellStyle style, char *buf, size_t size)
+{
+    if (c->kind == LB_GRID_VALUE && style == STYLE_PAPER_X) /* one decimal below 10, as printed */
+        snprintf(buf, size, c->value < 10 ? "%.1fx" : "%.0fx", c->value);
+    else
+        lb_grid_cell_text(c, style == STYLE_PLAIN ? "" : "x", buf, size);
+}
+
+/* rows x cols strings of 24 bytes in one block, plus a pointer array over them. */
+typedef struct Strings {
+    char (*text)[24];
+    const char **ptr;
+} Strings;
+
+static int strings_alloc(Strings *s, size_t count)
+{
+    s->text = malloc((count ? count : 1) * sizeof *s->text);
+    s->ptr = malloc((count ? count : 1) * sizeof *s->ptr);
+    if (!s->text || !s->ptr) {
+        free(s->text);
+        free(s->ptr);
+        return LB_FAIL(LB_ERR_NOMEM, "out of memory printing a comparison");
+    }
+    for (size_t i = 0; i < count; i++)
+        s->ptr[i] = s->text[i];
+    return LB_OK;
+}
+
+static void strings_free(Strings *s)
+{
+    free(s->text);
+    free(s->ptr);
+}
+
+static int print_tables(FILE *out, LbFormat fmt, const LbComparison *c, const char *const titles[3],
+                        const CellStyle styles[3])
+{
+    const LbGrid *g = &c->first;
+    size_t cells = g->rows * g->cols;
+    Strings rl = {0}, cl = {0}, s[3] = {{0}};
+    int rc = strings_alloc(&rl, g->rows);
+    if (rc == LB_OK)
+        rc = strings_alloc(&cl, g->cols);
+    for (int b = 0; rc == LB_OK && b < 3; b++)
+        rc = strings_alloc(&s[b], cells);
+    if (rc != LB_OK)
+        goto out;
+    for (size_t i = 0; i < g->rows; i++)
+        snprintf(rl.text[i], sizeof rl.text[i], "%lld", (long long)g->n[i]);
+    for (size_t j = 0; j < g->cols; j++)
+        snprintf(cl.text[j], sizeof cl.text[j], "%lld", (long long)g->k[j]);
+    static const char *const grid_title[2] = {
+        "Time saved (ms per sequence, standard / Linformer)",
+        "Memory saved (largest batch, Linformer / standard)"};
+    for (int grid = 0; grid < 2; grid++) {
+        const LbGrid *src[3] = {&c->first, &c->second, &c->ratio};
+        for (int b = 0; b < 3; b++) {
+            const LbGridCell *cc = grid == 0 ? src[b]->time : src[b]->memory;
+            for (size_t x = 0; x < cells; x++)
+                cell_string(&cc[x], styles[b], s[b].text[x], sizeof s[b].text[x]);
+        }
+        LbTableBlock blocks[3];
+        for (int b = 0; b < 3; b++)
+            blocks[b] = (LbTableBlock){titles[b], g->cols, cl.ptr, s[b].ptr};
+        fprintf(out, fmt == LB_FORMAT_MD ? "### %s\n\n" : "%s\n", grid_title[grid]);
+        lb_table_print(out, fmt, "n \\ k", g->rows, rl.ptr, blocks, 3);
+        if (fmt == LB_FORMAT_TEXT)
+            fprintf(out, "\n");
+    }
+out:
+    strings_free(&rl);
+    strings_free(&cl);
+    for (int b = 0; b < 3; b++)
+        strings_free(&s[b]);
+    return rc;
+}
+
+/* Long CSV: grid,n,k,<first>,<second>,<ratio>; one row per cell with k < n. */
+static int print_csv(FILE *out, const LbComparison *c, const char *const names[3])
+{
+    const char *head[6] = {"grid", "n", "k", names[0], names[1], names[2]};
+    LB_TRY(lb_csv_write_record(out, head, 6));
+    const LbGrid *g = &c->first;
+    for (int grid = 0; grid < 2; grid++) {
+        for (size_t i = 0; i < g->rows; i++) {
+            for (size_t j = 0; j < g->cols; j++) {
+                if (g->k[j] >= g->n[i])
+                    continue;
+                size_t at = i * g->cols + j;
+                char f[6][32];
+                const char *row[6] = {f[0], f[1], f[2], f[3], f[4], f[5]};
+                snprintf(f[0], sizeof f[0], "%s", grid == 0 ? "time" : "memory");
+                snprintf(f[1], sizeof f[1], "%lld", (long long)g->n[i]);
+                snprintf(f[2], sizeof f[2], "%lld", (long long)g->k[j]);
+                const LbGrid *src[3] = {&c->first, &c->second, &c->ratio};
+                for (int b = 0; b < 3; b++)
+                    lb_grid_cell_csv(grid == 0 ? &src[b]->time[at] : &src[b]->memory[at], f[3 + b],
+                                     sizeof f[0]);
+                LB_TRY(lb_csv_write_record(out, row, 6));
+            }
+        }
+    }
+    return LB_OK;
+}
+
+static void print_status(FILE *out, LbFormat fmt, const LbSweepDir *s, const char *label)
+{
+    const char *st = lb_sweep_meta(s, "status", NULL);
+    if (st && strcmp(st, "complete") != 0)
+        fprintf(out, fmt == LB_FORMAT_MD ? "- %s sweep status: %s (cells not measured show NA)\n"
+                                         : "  %s sweep status: %s (cells not measured show NA)\n",
+                label, st);
+}
+
+static void print_legend(FILE *out, LbFormat fmt, const char *na)
+{
+    if (fmt == LB_FORMAT_MD)
+        fprintf(out, "`-`: k >= n; `OOM`: out of memory at batch 1; `ERR`: the cell failed; `NA`: %s.\n", na);
+    else
+        fprintf(out, "- : k >= n   OOM: out of memory at batch 1   ERR: the cell failed   NA: %s\n", na);
+}
+
+int lb_compare_paper(FILE *out, const LbSweepDir *s, LbFormat fmt)
+{
+    LbGrid paper;
+    LB_TRY(lb_paper_table3(&paper));
+    LbComparison c;
+    int rc = lb_compare_build(&s->grid, &paper, 0, s->grid.n, s->grid.rows, s->grid.k,
+                              s->grid.cols, &c);
+    lb_grid_free(&paper);
+    if (rc != LB_OK)
+        return rc;
+    if (fmt == LB_FORMAT_CSV) {
+        static const char *const names[3] = {"measured", "paper", "measured_over_paper"};
+        rc = print_csv(out, &c, names);
+        lb_compare_free(&c);
+        return rc;
+    }
+    char desc[1024];
+    lb_compare_describe(s, desc, sizeof desc);
+    const char *item = fmt == LB_FORMAT_MD ? "- " : "  ";
+    fprintf(out, fmt == LB_FORMAT_MD ? "## linbench compare: %s against the Linformer paper, Table 3\n\n"
+                                     : "linbench compare: %s against the Linformer paper, Table 3\n",
+            s->dir);
+    fprintf(out, "%smeasured: %s\n", item, desc);
+    fprintf(out, "%spaper:    %s, Linformer with layerwise sharing; precision and model size not stated\n",
+            item, LB_PAPER_DEVICE);
+    print_status(out, fmt, s, "measured");
+    fprintf(out, "\n");
+    static const char *const titles[3] = {"measured", "paper", "measured / paper"};
+    static const CellStyle styles[3] = {STYLE_RATIO_X, STYLE_PAPER_X, STYLE_PLAIN};
+    rc = print_tables(out, fmt, &c, titles, styles);
+    print_legend(out, fmt, "not measured, or not in the paper");
+    lb_compare_free(&c);
+    return rc;
+}
+
+/* Sorted union of two sorted unique lists (malloc'd). */
+static int64_t *union_list(const int64_t *a, size_t na, const int64_t *b, size_t nb, size_t *count)
+{
+    int64_t *u = malloc((na + nb ? na + nb : 1) * sizeof *u);
+    if (!u)
+        return NULL;
+    size_t i = 0, j = 0, o = 0;
+    while (i < na || j < nb) {
+        int64_t v = j >= nb || (i < na && a[i] <= b[j]) ? a[i] : b[j];
+        if (i < na && a[i] == v)
+            i++;
+        if (j < nb && b[j] == v)
+            j++;
+        u[o++] = v;
+    }
+    *count = o;
+    return u;
+}
+
+int lb_compare_sweeps(FILE *out, const LbSweepDir *a, const LbSweepDir *b, LbFormat fmt)
+{
+    size_t nn, nk;
+    int64_t *n = union_list(a->grid.n, a->grid.rows, b->grid.n, b->grid.rows, &nn);
+    int64_t *k = union_list(a->grid.k, a->grid.cols, b->grid.k, b->grid.cols, &nk);
+    LbComparison c;
+    int rc = n && k ? lb_compare_build(&a->grid, &b->grid, 1, n, nn, k, nk, &c)
+                    : LB_FAIL(LB_ERR_NOMEM, "out of memory comparing two sweeps");
+    free(n);
+    free(k);
+    if (rc != LB_OK)
+        return rc;
+    if (fmt == LB_FORMAT_CSV) {
+        static const char *const names[3] = {"a", "b", "b_over_a"};
+        rc = print_csv(out, &c, names);
+        lb_compare_free(&c);
+        return rc;
+    }
+    char da[1024], db[1024];
+    lb_compare_describe(a, da, sizeof da);
+    lb_compare_describe(b, db, sizeof db);
+    const char *item = fmt == LB_FORMAT_MD ? "- " : "  ";
+    fprintf(out, fmt == LB_FORMAT_MD ? "## linbench compare: two sweeps\n\n" : "linbench compare: two sweeps\n");
+    fprintf(out, "%sA: %s: %s\n", item, a->dir, da);
+    fprintf(out, "%sB: %s: %s\n", item, b->dir, db);
+    print_status(out, fmt, a, "A");
+    print_status(out, fmt, b, "B");
+    fprintf(out, "\n");
+    static const char *const titles[3] = {"A", "B", "B / A"};
+    static const CellStyle styles[3] = {STYLE_RATIO_X, STYLE_RATIO_X, STYLE_PLAIN};
+    rc = print_tables(out, fmt, &c, titles, styles);
+    print_legend(out, fmt, "not measured in that sweep");
+    lb_compare_free(&c);
+    return rc;
+}

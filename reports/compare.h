@@ -1,0 +1,45 @@
+/* `linbench compare`: a sweep's two grids beside the paper's Table 3 with the ratio measured /
+ * paper per cell, or two sweeps side by side with the ratio B / A.
+ *
+ * Cells are matched by (n, k) over the sweep's n and k (against the paper) or the union of both
+ * sweeps' (two sweeps). A ratio is a number only where both sides are; otherwise it shows the
+ * reason: "-" (k >= n), ERR, OOM, NA (not measured, or not in the paper), in that order.
+ *
+ * Formats: text (aligned tables, three blocks per grid: first, second, ratio), md (the same as
+ * Markdown tables), csv (one row per cell with k < n:
+ *   grid,n,k,measured,paper,measured_over_paper   or   grid,n,k,a,b,b_over_a
+ * values %.6g, markers OOM / ERR / NA). Text and md open with what each side ran on. */
+#ifndef LB_COMPARE_H
+#define LB_COMPARE_H
+
+#include <stdio.h>
+
+#include "reports/grid.h"
+#include "reports/sweep_dir.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The comparison of two grids over given n and k: first, second and ratio (second / first when
+ * second_over_first, else first / second). */
+typedef struct LbComparison {
+    LbGrid first, second, ratio;
+} LbComparison;
+
+int lb_compare_build(const LbGrid *first, const LbGrid *second, int second_over_first,
+                     const int64_t *n, size_t nn, const int64_t *k, size_t nk, LbComparison *c);
+void lb_compare_free(LbComparison *c);
+
+/* One line on what a sweep ran: device, dtype, model shape, sharing/order, memory budget. */
+void lb_compare_describe(const LbSweepDir *s, char *buf, size_t size);
+
+/* The reports. LB_OK, or a status from building the grids. */
+int lb_compare_paper(FILE *out, const LbSweepDir *s, LbFormat fmt);
+int lb_compare_sweeps(FILE *out, const LbSweepDir *a, const LbSweepDir *b, LbFormat fmt);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

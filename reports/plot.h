@@ -1,0 +1,41 @@
+/* `linbench plot`: gnuplot scripts of a sweep, and their PNG and SVG where gnuplot is installed.
+ *
+ * Three figures, each a script NAME.gp, its data NAME.plot.csv (written through libcsv) and,
+ * once rendered, NAME.png and NAME.svg:
+ *   time_speedup    heatmap of the time grid, n (rows) against k (columns), value in each cell
+ *   memory_speedup  the same for the memory grid
+ *   time_per_seq    ms per sequence against n, log-log, for the standard model and each k
+ *                   (like the paper's Figure 2), from raw.csv's ok rows
+ * A script finds its data and writes its images beside itself (through ARG0), so
+ * `gnuplot DIR/NAME.gp` works from any directory. It uses pngcairo where gnuplot has it, else
+ * png. */
+#ifndef LB_PLOT_H
+#define LB_PLOT_H
+
+#include <stddef.h>
+
+#include "reports/sweep_dir.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LB_PLOT_COUNT 3
+extern const char *const lb_plot_names[LB_PLOT_COUNT];
+
+/* Write the data files and scripts into out_dir (which must exist). LB_ERR_IO naming the file
+ * that could not be written. */
+int lb_plot_write(const LbSweepDir *s, const char *out_dir);
+
+/* The gnuplot executable on PATH into buf: 0, or -1 when there is none. */
+int lb_plot_find_gnuplot(char *buf, size_t size);
+
+/* Run `gnuplot script` (posix_spawn, no shell) and wait. LB_OK, or LB_ERR_IO with gnuplot's
+ * exit status in the message. gnuplot's own messages go to our stderr. */
+int lb_plot_render(const char *gnuplot, const char *script);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,136 @@
+/* A sweep directory read back (see sweep_dir.h). */
+#include "reports/sweep_dir.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <string.h>
+
+#include "attn/status.h"
+#include "reports/atomic_file.h"
+#include "reports/csv_io.h"
+#include "reports/raw.h"
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+int lb_parse_int_list(const char *s, int64_t **values, size_t *count)
+{
+    *values = NULL;
+    *count = 0;
+    if (!s || !*s)
+        return -1;
+    size_t cap = 1;
+    for (const char *p = s; *p; p++)
+        cap += *p == ',';
+    int64_t *v = malloc(cap * sizeof *v);
+    char *copy = strdup(s);
+    if (!v || !copy) {
+        free(v);
+        free(copy);
+        return -1;
+    }
+    size_t n = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        long long x;
+        if (lb_csv_parse_int64(tok, &x) || x < 1) {
+            free(v);
+            free(copy);
+            return -1;
+        }
+        v[n++] = x;
+    }
+    free(copy);
+    if (n == 0) {
+        free(v);
+        return -1;
+    }
+    qsort(v, n, sizeof *v, cmp_i64);
+    size_t u = 1;
+    for (size_t i = 1; i < n; i++)
+        if (v[i] != v[u - 1])
+            v[u++] = v[i];
+    *values = v;
+    *count = u;
+    return 0;
+}
+
+int lb_sweep_dir_check(const char *dir, char *why, size_t size)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0) {
+        snprintf(why, size, "%s", strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(why, size, "not a directory");
+        return -1;
+    }
+    static const char *const files[2] = {"raw.csv", "meta.csv"};
+    for (int i = 0; i < 2; i++) {
+        char *path = lb_path_join(dir, files[i]);
+        int missing = !path || stat(path, &st) != 0;
+        free(path);
+        if (missing) {
+            snprintf(why, size, "no %s in it", files[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int lb_sweep_dir_load(const char *dir, LbSweepDir *s)
+{
+    memset(s, 0, sizeof *s);
+    int64_t *n = NULL, *k = NULL;
+    size_t nn = 0, nk = 0;
+    char *raw = lb_path_join(dir, "raw.csv"), *meta = lb_path_join(dir, "meta.csv");
+    s->dir = strdup(dir);
+    int rc = LB_OK;
+    if (!raw || !meta || !s->dir) {
+        rc = LB_FAIL(LB_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    rc = lb_meta_read(meta, &s->meta);
+    if (rc == LB_OK)
+        rc = lb_raw_read(raw, &s->rows, &s->count);
+    if (rc != LB_OK)
+        goto out;
+    /* The grid the sweep meant to fill, so cells not measured yet show as NA. */
+    if (lb_parse_int_list(lb_meta_get(&s->meta, "n_list"), &n, &nn) ||
+        lb_parse_int_list(lb_meta_get(&s->meta, "k_list"), &k, &nk)) {
+        free(n);
+        free(k);
+        n = k = NULL;
+        nn = nk = 0;
+    }
+    rc = lb_grid_from_raw(s->rows, s->count, n, nn, k, nk, &s->grid);
+out:
+    free(n);
+    free(k);
+    free(raw);
+    free(meta);
+    if (rc != LB_OK)
+        lb_sweep_dir_free(s);
+    return rc;
+}
+
+void lb_sweep_dir_free(LbSweepDir *s)
+{
+    free(s->dir);
+    lb_meta_free(&s->meta);
+    free(s->rows);
+    lb_grid_free(&s->grid);
+    memset(s, 0, sizeof *s);
+}
+
+const char *lb_sweep_meta(const LbSweepDir *s, const char *key, const char *fallback)
+{
+    const char *v = lb_meta_get(&s->meta, key);
+    return v && *v ? v : fallback;
+}

@@ -1,0 +1,45 @@
+/* A sweep's output directory read back: meta.csv, every row of raw.csv, and the two grids
+ * built from the rows (not from the grid files, so a sweep still running or interrupted shows
+ * what it has, NA elsewhere). compare and plot start here. */
+#ifndef LB_SWEEP_DIR_H
+#define LB_SWEEP_DIR_H
+
+#include <stddef.h>
+
+#include "attn/measure.h"
+#include "reports/grid.h"
+#include "reports/meta.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct LbSweepDir {
+    char *dir;
+    LbMeta meta;
+    LbCellResult *rows;
+    size_t count;
+    LbGrid grid; /* shaped by meta.csv's n_list and k_list, or by the rows where those are absent */
+} LbSweepDir;
+
+/* Whether dir looks like a sweep's output: a directory holding raw.csv and meta.csv. 0, or -1
+ * with the reason in why ("no raw.csv in it", "not a directory", or the system's message). */
+int lb_sweep_dir_check(const char *dir, char *why, size_t size);
+
+/* LB_ERR_IO when raw.csv or meta.csv cannot be read, LB_ERR_FORMAT when either is not what
+ * linbench writes. */
+int lb_sweep_dir_load(const char *dir, LbSweepDir *s);
+void lb_sweep_dir_free(LbSweepDir *s);
+
+/* A meta value, or `fallback` when the key is absent or empty. */
+const char *lb_sweep_meta(const LbSweepDir *s, const char *key, const char *fallback);
+
+/* "a,b,c" (what the sweep writes for n_list and k_list) into a malloc'd sorted unique array.
+ * 0, or -1 when it is not a comma list of positive integers. */
+int lb_parse_int_list(const char *s, int64_t **values, size_t *count);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
