@@ -34,8 +34,13 @@ void lb_bmm_cpu(const LbBmm *p);
 
 /* --- softmax, LayerNorm, GELU (attn/cpu/cpu_norm.c) ---------------------------------------- */
 
-/* x (rows, cols), each row in place: x = softmax(scale * x), max-subtracted, sums in double. */
+/* x (rows, cols), each row in place: x = softmax(scale * x), max-subtracted, exponentials and
+ * their sum in double (four interleaved partial sums), each output rounded to float once. */
 void lb_softmax_cpu(float *x, int64_t rows, int64_t cols, float scale);
+
+/* Scalar: exp(x) for x <= 0 as the softmax computes it (within 1e-15 relative of libm's exp;
+ * 0 below -700, where no softmax output can see it). NaN gives NaN. */
+double lb_exp_nonpos_cpu(double x);
 
 /* x (rows, d) = (v - mean) / sqrt(var + eps) * gamma (d) + beta (d), v = x + r, in place; r (rows, d)
  * may be NULL. mean and the biased variance (as PyTorch) of v in double. */

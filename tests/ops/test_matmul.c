@@ -130,8 +130,8 @@ static void lb_test_bmm(LbBackend *be, int ta, int tb, int64_t m, int64_t n, int
     free(ref);
 }
 
-/* The same product with 1 thread and with 5: identical bits (each element has one owner and one
- * summation order). */
+/* The same product with 1 thread and with 5, and with either kernel: identical bits (each
+ * element has one owner and one summation order). */
 static void lb_test_threads(void)
 {
     int64_t m = 203, n = 171, k = 97, batch = 3;
@@ -153,6 +153,14 @@ static void lb_test_threads(void)
     lb_linear_cpu(a, b, NULL, c1, m, k, n, 1);
     lb_check_same("linear 1 thread vs 5", c1, c5, m * n);
     lb_cpu_set_threads(0);
+
+    /* the AVX2 kernel (where the CPU has it) and the portable one: the same bits */
+    lb_bmm_cpu(&p);
+    setenv("LB_CPU_KERNEL", "generic", 1);
+    p.c = c1;
+    lb_bmm_cpu(&p);
+    unsetenv("LB_CPU_KERNEL");
+    lb_check_same("bmm, fast kernel vs portable kernel", c1, c5, batch * m * n);
     free(a);
     free(b);
     free(c1);

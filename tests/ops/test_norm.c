@@ -153,6 +153,44 @@ static void lb_test_gelu(void)
     lb_check(lb_gelu_cpu(-20.0f) == 0.0f && !isnan(lb_gelu_cpu(-20.0f)), "gelu(-20) = %g, want 0", (double)lb_gelu_cpu(-20.0f));
 }
 
+/* The softmax's own exp against libm's, over the whole range it is used on, and at its edges. */
+static void lb_test_exp(void)
+{
+    int64_t bad = 0;
+    double worst = 0.0;
+    for (int64_t i = 0; i <= 700000; i++) {
+        double x = -(double)i * 1e-3 - (double)lb_rng_uniform(lb_test_seed, (uint64_t)i) * 1e-3;
+        if (x < -700.0)
+            break;
+        double got = lb_exp_nonpos_cpu(x), want = exp(x);
+        double rel = fabs(got - want) / want;
+        if (!(rel <= 1e-15) && bad++ < 5)
+            printf("  exp(%.17g): got %.17g, want %.17g\n", x, got, want);
+        if (!(rel <= worst))
+            worst = rel;
+    }
+    lb_check(bad == 0, "lb_exp_nonpos_cpu: %" PRId64 " of 700000 points off libm's exp by more than 1e-15 (worst %.3g)", bad, worst);
+    lb_check(lb_exp_nonpos_cpu(0.0) == 1.0, "lb_exp_nonpos_cpu(0) = %.17g", lb_exp_nonpos_cpu(0.0));
+    lb_check(lb_exp_nonpos_cpu(-700.5) == 0.0 && lb_exp_nonpos_cpu(-INFINITY) == 0.0, "lb_exp_nonpos_cpu below -700 is not 0");
+    lb_check(isnan(lb_exp_nonpos_cpu(NAN)), "lb_exp_nonpos_cpu(NaN) is not NaN");
+}
+
+/* The AVX2 softmax row (where the CPU has it) and the portable one: the same bits. */
+static void lb_test_softmax_paths(void)
+{
+    const int64_t rows = 7, cols = 1029; /* not a multiple of 8: the tails too */
+    float *a = lb_test_alloc(rows * cols), *b = lb_test_alloc(rows * cols);
+    lb_test_random(a, rows * cols, -20.0f, 20.0f);
+    memcpy(b, a, (size_t)(rows * cols) * sizeof *a);
+    lb_softmax_cpu(a, rows, cols, 0.7f);
+    setenv("LB_CPU_KERNEL", "generic", 1);
+    lb_softmax_cpu(b, rows, cols, 0.7f);
+    unsetenv("LB_CPU_KERNEL");
+    lb_check_same("softmax, fast row vs portable row", a, b, rows * cols);
+    free(a);
+    free(b);
+}
+
 int main(void)
 {
     lb_test_init("test_norm");
@@ -178,6 +216,8 @@ int main(void)
     lb_test_layernorm(be, lb_test_randint(1, 40), lb_test_randint(2, 2000));
 
     lb_test_gelu();
+    lb_test_exp();
+    lb_test_softmax_paths();
     be->ops->close(be);
     return lb_test_finish("test_norm");
 }
