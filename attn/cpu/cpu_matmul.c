@@ -27,6 +27,9 @@
 /* acc (LB_MR, LB_NR) = ap (k, LB_MR)^T . bp (k, LB_NR): the register tile (below). */
 typedef void (*LbMicroKernel)(int64_t k, const double *ap, const double *bp, double *acc);
 
+/* c (LB_MR, LB_NR), row stride ldc = (float)(alpha * acc (LB_MR, LB_NR)): a whole tile. */
+typedef void (*LbStoreTile)(const double *acc, double alpha, float *c, int64_t ldc);
+
 /* One product, as strides, so that transposes, linear layers and batches all run the same code:
  *   C_bi(i, j) = epilogue(alpha * sum_p A_bi(i, p) * B_bi(p, j)), bi in [0, batch) */
 typedef struct LbCpuGemm {
@@ -42,6 +45,7 @@ typedef struct LbCpuGemm {
     int gelu;
     int64_t batch, stride_a, stride_b, stride_c;
     LbMicroKernel kernel;
+    LbStoreTile store_tile; /* NULL: lb_gemm_store's loops */
     int64_t mb, nc;       /* block sizes for this k */
     int64_t row_blocks;   /* ceil(m / mb): work items per batch entry */
 } LbCpuGemm;
@@ -63,6 +67,10 @@ static inline float lb_gemm_finish(const LbCpuGemm *g, double sum, int64_t j)
  * so the common case (no bias, no GELU) has its own loop. */
 static void lb_gemm_store(const LbCpuGemm *g, const double *acc, float *c, int64_t mr, int64_t nr, int64_t j)
 {
+    if (g->store_tile && mr == LB_MR && nr == LB_NR && !g->bias && !g->gelu) {
+        g->store_tile(acc, g->alpha, c, g->c_rs);
+        return;
+    }
     if (!g->bias && !g->gelu) {
         for (int64_t ii = 0; ii < mr; ii++)
             for (int64_t jj = 0; jj < nr; jj++)
@@ -83,7 +91,15 @@ static void lb_pack_a(const float *a, int64_t rs, int64_t cs, int64_t rows, int6
         int64_t mr = lb_min64(LB_MR, rows - r0);
         if (mr < LB_MR)
             memset(panel, 0, (size_t)(k * LB_MR) * sizeof *panel);
-        if (cs == 1) { /* rows contiguous along p: read them in order */
+        if (cs == 1 && mr == LB_MR) { /* four rows contiguous along p: write the panel in order */
+            const float *a0 = a + r0 * rs, *a1 = a0 + rs, *a2 = a1 + rs, *a3 = a2 + rs;
+            for (int64_t p = 0; p < k; p++) {
+                panel[p * LB_MR + 0] = a0[p];
+                panel[p * LB_MR + 1] = a1[p];
+                panel[p * LB_MR + 2] = a2[p];
+                panel[p * LB_MR + 3] = a3[p];
+            }
+        } else if (cs == 1) {
             for (int64_t ii = 0; ii < mr; ii++) {
                 const float *row = a + (r0 + ii) * rs;
                 for (int64_t p = 0; p < k; p++)
@@ -178,9 +194,24 @@ static void lb_micro_kernel_plain(int64_t k, const double *ap, const double *bp,
 #define LB_MICRO_DEFAULT lb_micro_kernel_plain
 #endif
 
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#if (defined(__GNUC__) && __GNUC__ >= 9 || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
 #define LB_HAVE_AVX2_KERNEL 1
 typedef double lb_v4d __attribute__((vector_size(32)));
+typedef float lb_v4f __attribute__((vector_size(16)));
+
+/* LbStoreTile with vectors: the score matrices of standard attention are written here, and one
+ * conversion at a time took as long as the products of a head width of 16. */
+__attribute__((target("avx2"))) static void lb_store_tile_avx2(const double *acc, double alpha,
+                                                               float *c, int64_t ldc)
+{
+    for (int ii = 0; ii < LB_MR; ii++)
+        for (int h = 0; h < LB_NR; h += 4) {
+            lb_v4d v;
+            memcpy(&v, acc + ii * LB_NR + h, sizeof v);
+            lb_v4f f = __builtin_convertvector(v * alpha, lb_v4f);
+            memcpy(c + ii * ldc + h, &f, sizeof f);
+        }
+}
 
 /* The whole tile in 8 four-double sums (ymm registers). Multiply then add, as C says (ISO C
  * mode does not contract them); a fused multiply-add would give the same bits anyway, the
@@ -217,17 +248,21 @@ __attribute__((target("avx2"))) static void lb_micro_kernel_avx2(int64_t k, cons
 }
 #endif
 
-/* The kernel for this CPU. LB_CPU_KERNEL=generic forces the portable one (to compare them). */
-static LbMicroKernel lb_micro_kernel_pick(void)
+/* The kernel and tile store for this CPU. LB_CPU_KERNEL=generic forces the portable ones (to
+ * compare them). */
+static void lb_micro_kernel_pick(LbCpuGemm *g)
 {
+    g->kernel = LB_MICRO_DEFAULT;
+    g->store_tile = NULL;
     const char *force = getenv("LB_CPU_KERNEL");
     if (force && strcmp(force, "generic") == 0)
-        return LB_MICRO_DEFAULT;
+        return;
 #if defined(LB_HAVE_AVX2_KERNEL)
-    if (__builtin_cpu_supports("avx2"))
-        return lb_micro_kernel_avx2;
+    if (__builtin_cpu_supports("avx2")) {
+        g->kernel = lb_micro_kernel_avx2;
+        g->store_tile = lb_store_tile_avx2;
+    }
 #endif
-    return LB_MICRO_DEFAULT;
 }
 
 /* Work item `item` of g: batch entry and block of rows, as pointers to their first row. */
@@ -310,7 +345,7 @@ static void lb_gemm_run(LbCpuGemm *g)
     g->mb = lb_min64(mb > LB_MR ? mb : LB_MR, (g->m + LB_MR - 1) / LB_MR * LB_MR);
     g->nc = lb_min64(nc > LB_NR ? nc : LB_NR, (g->n + LB_NR - 1) / LB_NR * LB_NR);
     g->row_blocks = (g->m + g->mb - 1) / g->mb;
-    g->kernel = lb_micro_kernel_pick();
+    lb_micro_kernel_pick(g);
     double cost = (double)g->mb * (double)g->n * (double)k;
     lb_cpu_parallel_for(g->batch * g->row_blocks, cost, lb_gemm_range, g);
 }
