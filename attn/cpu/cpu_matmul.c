@@ -2,9 +2,10 @@
  *
  * Every output element is one sum over the reduction index p = 0, 1, ..., k-1 in that order, in
  * double, of (double)A(i, p) * (double)B(p, j) (a product of two floats is exact in double, so a
- * fused multiply-add would not change it), scaled, biased and rounded to float once. That is
- * what the naive triple loop in tests/ops/test_matmul.c computes, and the fast path below must
- * keep it: the speed comes from blocking over i and j only, never from reordering the sum.
+ * fused multiply-add would not change it), scaled, biased and rounded to float once, so it
+ * agrees with the naive triple loop of tests/ops/test_matmul.c to that one rounding. The fast
+ * path below keeps that order: its speed comes from blocking over i and j only, never from
+ * reordering a sum, which is also why the result does not depend on the threads or the kernel.
  *
  * Fast path: a block of rows of A and of columns of B are copied ("packed") into double panels
  * of LB_MR rows and LB_NR columns laid out along p, and a small kernel keeps an LB_MR x LB_NR

@@ -250,10 +250,10 @@ static void lb_layernorm_range(void *ctx, int64_t begin, int64_t end)
             var += c * c;
         }
         var /= (double)d;
-        double inv = 1.0 / sqrt(var + job->eps);
+        double sd = sqrt(var + job->eps);
         for (int64_t j = 0; j < d; j++) {
             double c = (double)row[j] + (res ? (double)res[j] : 0.0) - mean;
-            row[j] = (float)(c * inv * (double)job->gamma[j] + (double)job->beta[j]);
+            row[j] = (float)(c / sd * (double)job->gamma[j] + (double)job->beta[j]);
         }
     }
 }
