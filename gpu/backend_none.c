@@ -9,5 +9,5 @@ int lb_cuda_backend_open(int index, LbDtype dtype, int tf32, LbBackend **out)
     (void)dtype;
     (void)tf32;
     *out = NULL;
-    return LB_FAIL(LB_ERR_NODEVICE, "linbench was built without CUDA (nvcc or cuBLAS not found at configure time); try --device cpu");
+    return LB_FAIL(LB_ERR_NODEVICE, "no CUDA device: linbench was built without CUDA (nvcc or cuBLAS not found at configure time); try --device cpu");
 }

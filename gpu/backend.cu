@@ -1,0 +1,501 @@
+/* The CUDA backend: the ops table of attn/ops.h on one GPU. Device selection, one non-blocking
+ * stream that every op is enqueued on, cuBLAS and cuBLASLt handles bound to it, device memory
+ * (out of memory is LB_ERR_NOMEM, recoverable), data in and out with conversion to and from
+ * fp32 on the host, CUDA-event timing, NVML clocks, and thin checked wrappers around the kernels
+ * of gpu/ (one .cu file each). Matrix products are in gpu/matmul.cu.
+ *
+ * Every CUDA and cuBLAS call is checked (gpu/cuda_check.h); every op checks its sizes and
+ * pointers first, like the CPU backend, so a bug in a forward pass is an error message, not a
+ * fault on the device. Tests: tests/gpu/. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "attn/ops.h"
+#include "attn/status.h"
+#include "gpu/backend_impl.h"
+#include "gpu/cuda_check.h"
+#include "gpu/kernels.h"
+#include "gpu/nvml.h"
+
+/* Host staging for upload/download conversions, in elements. */
+#define LB_CUDA_STAGE_ELEMS ((int64_t)1 << 22)
+
+static int lb_cuda_need(const void *p, int64_t count, const char *op, const char *what)
+{
+    if (count < 0)
+        return LB_FAIL(LB_ERR_INVALID, "cuda %s: negative size %lld for %s", op, (long long)count, what);
+    if (count > 0 && !p)
+        return LB_FAIL(LB_ERR_INVALID, "cuda %s: %s is NULL", op, what);
+    return LB_OK;
+}
+
+static int lb_cuda_dims(const char *op, int64_t a, int64_t b, int64_t c)
+{
+    if (a < 0 || b < 0 || c < 0)
+        return LB_FAIL(LB_ERR_INVALID, "cuda %s: negative size (%lld, %lld, %lld)", op, (long long)a,
+                       (long long)b, (long long)c);
+    return LB_OK;
+}
+
+/* --- memory ------------------------------------------------------------------------------- */
+
+static int lb_cuda_mem_alloc(LbBackend *be, size_t bytes, void **ptr)
+{
+    LbCudaState *st = lb_cuda_state(be);
+    *ptr = NULL;
+    if (bytes == 0)
+        return LB_OK;
+    if (st->n_allocs == st->cap_allocs) {
+        size_t cap = st->cap_allocs ? 2 * st->cap_allocs : 8;
+        LbCudaAlloc *a = (LbCudaAlloc *)realloc(st->allocs, cap * sizeof *a);
+        if (!a)
+            return LB_FAIL(LB_ERR_NOMEM, "out of host memory for the allocation table");
+        st->allocs = a;
+        st->cap_allocs = cap;
+    }
+    void *p = NULL;
+    cudaError_t e = cudaMalloc(&p, bytes);
+    if (e == cudaErrorMemoryAllocation) {
+        /* Not sticky: clear it so the next call does not report it, and let the batch search
+         * step down. */
+        (void)cudaGetLastError();
+        size_t free_b = 0, total_b = 0;
+        if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
+            (void)cudaGetLastError();
+            return LB_FAIL(LB_ERR_NOMEM, "out of device memory: cudaMalloc of %zu bytes failed", bytes);
+        }
+        return LB_FAIL(LB_ERR_NOMEM, "out of device memory: cudaMalloc of %zu bytes failed (%zu of %zu bytes free)",
+                       bytes, free_b, total_b);
+    }
+    LB_CUDA_CHECK(e);
+    st->allocs[st->n_allocs].ptr = p;
+    st->allocs[st->n_allocs].bytes = bytes;
+    st->n_allocs++;
+    *ptr = p;
+    return LB_OK;
+}
+
+static void lb_cuda_mem_free(LbBackend *be, void *ptr)
+{
+    if (!ptr)
+        return;
+    LbCudaState *st = lb_cuda_state(be);
+    for (size_t i = 0; i < st->n_allocs; i++) {
+        LbCudaAlloc *a = &st->allocs[i];
+        if (a->ptr != ptr)
+            continue;
+        const char *lo = (const char *)a->ptr, *ws = (const char *)st->workspace;
+        if (ws && ws >= lo && ws < lo + a->bytes) {
+            /* The workspace dies with its arena: cuBLAS must not keep the pointer. Work still
+             * queued may use it, so wait for the stream first (cudaFree would anyway). */
+            (void)cudaStreamSynchronize(st->stream);
+            (void)cublasSetWorkspace(st->blas, NULL, 0);
+            st->workspace = NULL;
+            st->workspace_bytes = 0;
+        }
+        *a = st->allocs[--st->n_allocs];
+        break;
+    }
+    /* A failure here can only be a fault left by earlier work, which the next checked call
+     * reports; there is no status to return. */
+    (void)cudaFree(ptr);
+}
+
+static int lb_cuda_mem_info(LbBackend *be, size_t *free_bytes, size_t *total_bytes)
+{
+    (void)be;
+    LB_CUDA_CHECK(cudaMemGetInfo(free_bytes, total_bytes));
+    return LB_OK;
+}
+
+static int lb_cuda_set_workspace(LbBackend *be, void *ptr, size_t bytes)
+{
+    LbCudaState *st = lb_cuda_state(be);
+    if (bytes > 0 && !ptr)
+        return LB_FAIL(LB_ERR_INVALID, "cuda set_workspace: NULL workspace of %zu bytes", bytes);
+    if ((uintptr_t)ptr % LB_CUDA_ALIGNMENT != 0)
+        return LB_FAIL(LB_ERR_INVALID, "cuda set_workspace: workspace not %zu-byte aligned", LB_CUDA_ALIGNMENT);
+    LB_CUBLAS_CHECK(cublasSetWorkspace(st->blas, bytes ? ptr : NULL, bytes));
+    st->workspace = bytes ? ptr : NULL;
+    st->workspace_bytes = bytes;
+    return LB_OK;
+}
+
+/* --- data in and out ------------------------------------------------------------------------ */
+
+static void lb_to_storage(LbDtype t, void *dst, const float *src, int64_t n)
+{
+    if (t == LB_DTYPE_FP16) {
+        __half *d = (__half *)dst;
+        for (int64_t i = 0; i < n; i++)
+            d[i] = __float2half_rn(src[i]);
+    } else {
+        __nv_bfloat16 *d = (__nv_bfloat16 *)dst;
+        for (int64_t i = 0; i < n; i++)
+            d[i] = __float2bfloat16_rn(src[i]);
+    }
+}
+
+static void lb_from_storage(LbDtype t, float *dst, const void *src, int64_t n)
+{
+    if (t == LB_DTYPE_FP16) {
+        const __half *s = (const __half *)src;
+        for (int64_t i = 0; i < n; i++)
+            dst[i] = __half2float(s[i]);
+    } else {
+        const __nv_bfloat16 *s = (const __nv_bfloat16 *)src;
+        for (int64_t i = 0; i < n; i++)
+            dst[i] = __bfloat162float(s[i]);
+    }
+}
+
+static int lb_cuda_upload(LbBackend *be, void *dst, const float *src, int64_t count)
+{
+    LbCudaState *st = lb_cuda_state(be);
+    LB_TRY(lb_cuda_need(dst, count, "upload", "dst"));
+    LB_TRY(lb_cuda_need(src, count, "upload", "src"));
+    if (count == 0)
+        return LB_OK;
+    if (be->storage == LB_DTYPE_FP32) {
+        LB_CUDA_CHECK(cudaMemcpyAsync(dst, src, (size_t)count * sizeof(float), cudaMemcpyHostToDevice, st->stream));
+        LB_CUDA_CHECK(cudaStreamSynchronize(st->stream));
+        return LB_OK;
+    }
+    const int64_t chunk = count < LB_CUDA_STAGE_ELEMS ? count : LB_CUDA_STAGE_ELEMS;
+    void *stage = malloc((size_t)chunk * be->elem_bytes);
+    if (!stage)
+        return LB_FAIL(LB_ERR_NOMEM, "out of host memory for an upload");
+    int rc = LB_OK;
+    for (int64_t i = 0; i < count && rc == LB_OK; i += chunk) {
+        const int64_t nc = count - i < chunk ? count - i : chunk;
+        lb_to_storage(be->storage, stage, src + i, nc);
+        cudaError_t e = cudaMemcpyAsync((char *)dst + (size_t)i * be->elem_bytes, stage,
+                                        (size_t)nc * be->elem_bytes, cudaMemcpyHostToDevice, st->stream);
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(st->stream); /* before the stage is refilled */
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError();
+            rc = LB_FAIL(LB_ERR_DEVICE, "cudaMemcpyAsync (upload) failed: %s", cudaGetErrorString(e));
+        }
+    }
+    free(stage);
+    return rc;
+}
+
+static int lb_cuda_download(LbBackend *be, float *dst, const void *src, int64_t count)
+{
+    LbCudaState *st = lb_cuda_state(be);
+    LB_TRY(lb_cuda_need(dst, count, "download", "dst"));
+    LB_TRY(lb_cuda_need(src, count, "download", "src"));
+    if (count == 0)
+        return LB_OK;
+    if (be->storage == LB_DTYPE_FP32) {
+        LB_CUDA_CHECK(cudaMemcpyAsync(dst, src, (size_t)count * sizeof(float), cudaMemcpyDeviceToHost, st->stream));
+        LB_CUDA_CHECK(cudaStreamSynchronize(st->stream));
+        return LB_OK;
+    }
+    const int64_t chunk = count < LB_CUDA_STAGE_ELEMS ? count : LB_CUDA_STAGE_ELEMS;
+    void *stage = malloc((size_t)chunk * be->elem_bytes);
+    if (!stage)
+        return LB_FAIL(LB_ERR_NOMEM, "out of host memory for a download");
+    int rc = LB_OK;
+    for (int64_t i = 0; i < count && rc == LB_OK; i += chunk) {
+        const int64_t nc = count - i < chunk ? count - i : chunk;
+        cudaError_t e = cudaMemcpyAsync(stage, (const char *)src + (size_t)i * be->elem_bytes,
+                                        (size_t)nc * be->elem_bytes, cudaMemcpyDeviceToHost, st->stream);
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(st->stream);
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError();
+            rc = LB_FAIL(LB_ERR_DEVICE, "cudaMemcpyAsync (download) failed: %s", cudaGetErrorString(e));
+            break;
+        }
+        lb_from_storage(be->storage, dst + i, stage, nc);
+    }
+    free(stage);
+    return rc;
+}
+
+static int lb_cuda_copy_raw_to_host(LbBackend *be, void *dst, const void *src, size_t bytes)
+{
+    LbCudaState *st = lb_cuda_state(be);
+    if (bytes == 0)
+        return LB_OK;
+    if (!dst || !src)
+        return LB_FAIL(LB_ERR_INVALID, "cuda copy_raw_to_host: NULL pointer");
+    LB_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, st->stream));
+    LB_CUDA_CHECK(cudaStreamSynchronize(st->stream));
+    return LB_OK;
+}
+
+static int lb_cuda_fill_uniform_op(LbBackend *be, void *x, int64_t count, uint64_t seed, float lo, float hi)
+{
+    LB_TRY(lb_cuda_need(x, count, "fill_uniform", "x"));
+    if (!(lo <= hi))
+        return LB_FAIL(LB_ERR_INVALID, "cuda fill_uniform: empty range [%g, %g)", (double)lo, (double)hi);
+    return lb_cuda_fill_uniform(lb_cuda_state(be)->stream, be->storage, x, count, seed, lo, hi);
+}
+
+static int lb_cuda_fill_tokens_op(LbBackend *be, int32_t *ids, int64_t count, uint64_t seed, int32_t vocab)
+{
+    LB_TRY(lb_cuda_need(ids, count, "fill_tokens", "ids"));
+    return lb_cuda_fill_tokens(lb_cuda_state(be)->stream, ids, count, seed, vocab);
+}
+
+/* --- compute (products in gpu/matmul.cu) ------------------------------------------------------ */
+
+static int lb_cuda_softmax_op(LbBackend *be, void *x, int64_t rows, int64_t cols, float scale)
+{
+    LB_TRY(lb_cuda_dims("softmax", rows, cols, 0));
+    LB_TRY(lb_cuda_need(x, rows * cols, "softmax", "x"));
+    return lb_cuda_softmax(lb_cuda_state(be)->stream, be->storage, x, rows, cols, scale);
+}
+
+static int lb_cuda_layernorm_op(LbBackend *be, void *x, const void *r, const void *gamma,
+                                const void *beta, int64_t rows, int64_t d, float eps)
+{
+    LB_TRY(lb_cuda_dims("layernorm", rows, d, 0));
+    LB_TRY(lb_cuda_need(x, rows * d, "layernorm", "x"));
+    LB_TRY(lb_cuda_need(gamma, rows > 0 ? d : 0, "layernorm", "gamma"));
+    LB_TRY(lb_cuda_need(beta, rows > 0 ? d : 0, "layernorm", "beta"));
+    if (!(eps >= 0.0f))
+        return LB_FAIL(LB_ERR_INVALID, "cuda layernorm: eps %g is negative", (double)eps);
+    return lb_cuda_layernorm(lb_cuda_state(be)->stream, be->storage, x, r, gamma, beta, rows, d, eps);
+}
+
+static int lb_cuda_embed_op(LbBackend *be, const int32_t *ids, const void *tok, const void *pos,
+                            void *x, int64_t batch, int64_t n, int64_t d)
+{
+    LB_TRY(lb_cuda_dims("embed", batch, n, d));
+    LB_TRY(lb_cuda_need(ids, batch * n, "embed", "ids"));
+    LB_TRY(lb_cuda_need(x, batch * n * d, "embed", "x"));
+    LB_TRY(lb_cuda_need(tok, batch > 0 ? n * d : 0, "embed", "tok"));
+    LB_TRY(lb_cuda_need(pos, batch > 0 ? n * d : 0, "embed", "pos"));
+    return lb_cuda_embed(lb_cuda_state(be)->stream, be->storage, ids, tok, pos, x, batch, n, d);
+}
+
+static int lb_cuda_split_heads_op(LbBackend *be, const void *src, int64_t ld_src, void *dst,
+                                  int64_t batch, int64_t n, int64_t heads, int64_t hd)
+{
+    LB_TRY(lb_cuda_dims("split_heads", batch, n, heads));
+    LB_TRY(lb_cuda_dims("split_heads", hd, ld_src, 0));
+    LB_TRY(lb_cuda_need(src, batch * n * heads * hd, "split_heads", "src"));
+    LB_TRY(lb_cuda_need(dst, batch * n * heads * hd, "split_heads", "dst"));
+    return lb_cuda_split_heads(lb_cuda_state(be)->stream, be->elem_bytes, src, ld_src, dst, batch, n,
+                               heads, hd);
+}
+
+static int lb_cuda_merge_heads_op(LbBackend *be, const void *src, void *dst, int64_t batch, int64_t n,
+                                  int64_t heads, int64_t hd)
+{
+    LB_TRY(lb_cuda_dims("merge_heads", batch, n, heads));
+    LB_TRY(lb_cuda_dims("merge_heads", hd, 0, 0));
+    LB_TRY(lb_cuda_need(src, batch * n * heads * hd, "merge_heads", "src"));
+    LB_TRY(lb_cuda_need(dst, batch * n * heads * hd, "merge_heads", "dst"));
+    return lb_cuda_merge_heads(lb_cuda_state(be)->stream, be->elem_bytes, src, dst, batch, n, heads, hd);
+}
+
+/* --- timing -------------------------------------------------------------------------------- */
+
+static int lb_cuda_sync(LbBackend *be)
+{
+    LB_CUDA_CHECK(cudaStreamSynchronize(lb_cuda_state(be)->stream));
+    return LB_OK;
+}
+
+static int lb_cuda_timer_start(LbBackend *be)
+{
+    LbCudaState *st = lb_cuda_state(be);
+    LB_CUDA_CHECK(cudaEventRecord(st->ev_start, st->stream));
+    st->timing = 1;
+    return LB_OK;
+}
+
+static int lb_cuda_timer_stop(LbBackend *be, double *ms)
+{
+    LbCudaState *st = lb_cuda_state(be);
+    if (!st->timing)
+        return LB_FAIL(LB_ERR_INVALID, "cuda timer_stop without timer_start");
+    st->timing = 0;
+    LB_CUDA_CHECK(cudaEventRecord(st->ev_stop, st->stream));
+    LB_CUDA_CHECK(cudaEventSynchronize(st->ev_stop));
+    float f = 0.0f;
+    LB_CUDA_CHECK(cudaEventElapsedTime(&f, st->ev_start, st->ev_stop));
+    *ms = (double)f;
+    return LB_OK;
+}
+
+static int lb_cuda_sm_clock_mhz(LbBackend *be)
+{
+    return lb_nvml_clock(lb_cuda_state(be)->nvml, LB_NVML_SM_NOW);
+}
+
+/* --- the device --------------------------------------------------------------------------- */
+
+static int lb_cuda_describe(LbBackend *be, LbDeviceInfo *info)
+{
+    LbCudaState *st = lb_cuda_state(be);
+    memset(info, 0, sizeof *info);
+    cudaDeviceProp prop;
+    LB_CUDA_CHECK(cudaGetDeviceProperties(&prop, st->device));
+    /* Device names are far shorter than the 256 bytes the runtime allows. */
+    memcpy(info->name, prop.name, sizeof info->name - 1);
+    info->name[sizeof info->name - 1] = '\0';
+    info->cc_major = prop.major;
+    info->cc_minor = prop.minor;
+    info->sm_count = prop.multiProcessorCount;
+    size_t free_b = 0, total_b = 0;
+    LB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    info->total_bytes = (int64_t)total_b;
+    info->free_bytes = (int64_t)free_b;
+    /* Clocks from NVML; without it the peak clocks the runtime knows (kHz). */
+    info->sm_clock_mhz = lb_nvml_clock(st->nvml, LB_NVML_SM_NOW);
+    info->sm_clock_max_mhz = lb_nvml_clock(st->nvml, LB_NVML_SM_MAX);
+    info->mem_clock_mhz = lb_nvml_clock(st->nvml, LB_NVML_MEM_NOW);
+    int khz = 0;
+    if (info->sm_clock_max_mhz < 0 && cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, st->device) == cudaSuccess && khz > 0)
+        info->sm_clock_max_mhz = khz / 1000;
+    if (info->mem_clock_mhz < 0 && cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, st->device) == cudaSuccess && khz > 0)
+        info->mem_clock_mhz = khz / 1000;
+    (void)cudaGetLastError(); /* an attribute this runtime lacks is not an error */
+    int v = 0;
+    LB_CUDA_CHECK(cudaDriverGetVersion(&v));
+    info->driver_version = v;
+    LB_CUDA_CHECK(cudaRuntimeGetVersion(&v));
+    info->runtime_version = v;
+    LB_CUBLAS_CHECK(cublasGetVersion(st->blas, &v));
+    info->cublas_version = v;
+    info->device_index = st->device;
+    return LB_OK;
+}
+
+static void lb_cuda_close(LbBackend *be)
+{
+    if (!be)
+        return;
+    LbCudaState *st = lb_cuda_state(be);
+    if (st) {
+        /* Errors on the way out have nobody to go to; a pending fault was already reported by
+         * the op that synchronised last. */
+        if (st->stream)
+            (void)cudaStreamSynchronize(st->stream);
+        lb_cuda_matmul_cache_destroy(st->mm);
+        if (st->lt)
+            (void)cublasLtDestroy(st->lt);
+        if (st->blas)
+            (void)cublasDestroy(st->blas);
+        if (st->ev_start)
+            (void)cudaEventDestroy(st->ev_start);
+        if (st->ev_stop)
+            (void)cudaEventDestroy(st->ev_stop);
+        if (st->stream)
+            (void)cudaStreamDestroy(st->stream);
+        (void)cudaGetLastError();
+        lb_nvml_close(st->nvml);
+        free(st->allocs);
+        free(st);
+    }
+    free(be);
+}
+
+static const LbOps lb_cuda_ops = {
+    "cuda",
+    lb_cuda_mem_alloc,
+    lb_cuda_mem_free,
+    lb_cuda_mem_info,
+    lb_cuda_set_workspace,
+    lb_cuda_upload,
+    lb_cuda_download,
+    lb_cuda_copy_raw_to_host,
+    lb_cuda_fill_uniform_op,
+    lb_cuda_fill_tokens_op,
+    lb_cuda_linear,
+    lb_cuda_bmm,
+    lb_cuda_softmax_op,
+    lb_cuda_layernorm_op,
+    lb_cuda_embed_op,
+    lb_cuda_split_heads_op,
+    lb_cuda_merge_heads_op,
+    lb_cuda_sync,
+    lb_cuda_timer_start,
+    lb_cuda_timer_stop,
+    lb_cuda_sm_clock_mhz,
+    lb_cuda_describe,
+    lb_cuda_close,
+};
+
+extern "C" cudaStream_t lb_cuda_backend_stream(LbBackend *be)
+{
+    if (!be || be->ops != &lb_cuda_ops)
+        return NULL;
+    return lb_cuda_state(be)->stream;
+}
+
+/* Everything after the state is allocated; on failure the caller closes the half-built backend. */
+static int lb_cuda_setup(LbCudaState *st, int index)
+{
+    st->device = index;
+    LB_CUDA_CHECK(cudaSetDevice(index));
+    LB_CUDA_CHECK(cudaDeviceGetAttribute(&st->sm_count, cudaDevAttrMultiProcessorCount, index));
+    LB_CUDA_CHECK(cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking));
+    LB_CUDA_CHECK(cudaEventCreate(&st->ev_start));
+    LB_CUDA_CHECK(cudaEventCreate(&st->ev_stop));
+    LB_CUBLAS_CHECK(cublasCreate(&st->blas));
+    /* cublasSetStream resets the workspace to cuBLAS's own pool, so it comes first; then no
+     * workspace until set_workspace hands over the arena's bytes (the plan counts them). */
+    LB_CUBLAS_CHECK(cublasSetStream(st->blas, st->stream));
+    LB_CUBLAS_CHECK(cublasSetWorkspace(st->blas, NULL, 0));
+    /* TF32 only through the compute type (CUBLAS_COMPUTE_32F_FAST_TF32 under --tf32). */
+    LB_CUBLAS_CHECK(cublasSetMathMode(st->blas, CUBLAS_DEFAULT_MATH));
+    LB_CUBLASLT_CHECK(cublasLtCreate(&st->lt));
+    LB_TRY(lb_cuda_matmul_cache_create(&st->mm));
+    char bus[32];
+    if (cudaDeviceGetPCIBusId(bus, (int)sizeof bus, index) == cudaSuccess)
+        st->nvml = lb_nvml_open(bus);
+    else
+        (void)cudaGetLastError();
+    return LB_OK;
+}
+
+extern "C" int lb_cuda_backend_open(int index, LbDtype dtype, int tf32, LbBackend **out)
+{
+    *out = NULL;
+    if (dtype != LB_DTYPE_FP16 && dtype != LB_DTYPE_BF16 && dtype != LB_DTYPE_FP32)
+        return LB_FAIL(LB_ERR_INVALID, "cuda backend: unknown dtype %d", (int)dtype);
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count <= 0) {
+        /* No driver, no device, or a driver older than the runtime: all mean "not here". */
+        (void)cudaGetLastError();
+        return LB_FAIL(LB_ERR_NODEVICE, "no CUDA device found; try --device cpu");
+    }
+    if (index < 0 || index >= count)
+        return LB_FAIL(LB_ERR_NODEVICE, "no CUDA device %d: %d found (--gpu takes 0 to %d)", index, count,
+                       count - 1);
+    LbBackend *be = (LbBackend *)calloc(1, sizeof *be);
+    LbCudaState *st = (LbCudaState *)calloc(1, sizeof *st);
+    if (!be || !st) {
+        free(be);
+        free(st);
+        return LB_FAIL(LB_ERR_NOMEM, "out of host memory opening the CUDA backend");
+    }
+    be->ops = &lb_cuda_ops;
+    be->impl = st;
+    be->dtype = dtype;
+    be->storage = dtype;
+    be->elem_bytes = dtype == LB_DTYPE_FP32 ? 4 : 2;
+    be->workspace_bytes = LB_CUDA_WORKSPACE_BYTES;
+    be->alignment = LB_CUDA_ALIGNMENT;
+    be->tf32 = tf32 ? 1 : 0;
+    int rc = lb_cuda_setup(st, index);
+    if (rc != LB_OK) {
+        lb_cuda_close(be);
+        return rc;
+    }
+    *out = be;
+    return LB_OK;
+}

@@ -1,0 +1,65 @@
+/* The CUDA backend's state, shared by the host code of gpu/backend.cu (device, memory, data in
+ * and out, timing, the element-wise ops) and gpu/matmul.cu (linear and bmm through cuBLASLt and
+ * cuBLAS). Internal to gpu/: nothing outside it sees the struct. */
+#ifndef LB_GPU_BACKEND_IMPL_H
+#define LB_GPU_BACKEND_IMPL_H
+
+#include <stddef.h>
+
+#include <cublasLt.h>
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include "attn/ops.h"
+#include "gpu/nvml.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The cuBLAS/cuBLASLt workspace every arena carves out (LbBackend.workspace_bytes): NVIDIA's
+ * recommended size for Hopper (cuBLAS documentation, cublasSetWorkspace: 32 MiB on sm_90;
+ * 4 MiB suffices on older GPUs, but one figure keeps plans comparable across devices). */
+#define LB_CUDA_WORKSPACE_BYTES ((size_t)32 << 20)
+
+/* Arena alignment: cuBLAS wants its workspace 256-byte aligned, and cuBLASLt's heuristics
+ * assume 256-byte aligned matrices unless told otherwise. */
+#define LB_CUDA_ALIGNMENT ((size_t)256)
+
+typedef struct LbCudaMatmulCache LbCudaMatmulCache; /* gpu/matmul.cu */
+
+typedef struct LbCudaAlloc {
+    void *ptr;
+    size_t bytes;
+} LbCudaAlloc;
+
+typedef struct LbCudaState {
+    int device;
+    int sm_count;
+    cudaStream_t stream; /* every op runs on it, in order */
+    cublasHandle_t blas;
+    cublasLtHandle_t lt;
+    cudaEvent_t ev_start, ev_stop;
+    int timing;              /* timer_start seen, timer_stop not yet */
+    void *workspace;         /* set_workspace's buffer, NULL until then (then no workspace) */
+    size_t workspace_bytes;
+    LbNvml *nvml;            /* NULL where NVML cannot be loaded */
+    LbCudaMatmulCache *mm;
+    LbCudaAlloc *allocs;     /* live mem_alloc blocks, so freeing the arena that holds the */
+    size_t n_allocs, cap_allocs; /* workspace also drops it from cuBLAS */
+} LbCudaState;
+
+static inline LbCudaState *lb_cuda_state(LbBackend *be) { return (LbCudaState *)be->impl; }
+
+/* gpu/matmul.cu */
+int lb_cuda_matmul_cache_create(LbCudaMatmulCache **out);
+void lb_cuda_matmul_cache_destroy(LbCudaMatmulCache *c);
+int lb_cuda_linear(LbBackend *be, const void *x, const void *w, const void *b, void *y, int64_t rows,
+                   int64_t in, int64_t out, int gelu);
+int lb_cuda_bmm(LbBackend *be, const LbBmm *p);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,85 @@
+/* Bias add and erf GELU after a matrix product, in place: y (rows, cols) = act(y + b (cols)),
+ * b may be NULL, act(v) = 0.5 v (1 + erf(v / sqrt 2)) (METHOD.md: the erf form, not the tanh
+ * approximation of cuBLASLt's GELU epilogue) or the identity. The linear op (gpu/matmul.cu) runs
+ * it after a cuBLASLt product whose epilogue already added the bias (gelu only), or after a
+ * plain product when cuBLASLt offers no algorithm with the bias epilogue (bias, maybe GELU).
+ * fp32 arithmetic, one rounding to the storage type.
+ *
+ * Checked by tests/gpu/test_gpu_kernels.c against lb_gelu_cpu (attn/cpu/cpu_ref.h) and through
+ * linear with GELU against lb_linear_cpu (tests/gpu/test_gpu_matmul.c), all three storage types. */
+#include <math.h>
+
+#include "gpu/cuda_check.h"
+#include "gpu/device_util.cuh"
+#include "gpu/kernels.h"
+
+namespace {
+
+__device__ __forceinline__ float gelu_erf(float v)
+{
+    return 0.5f * v * (1.0f + erff(v * 0.70710678118654752440f));
+}
+
+template <typename T, int N, int GELU>
+__global__ void __launch_bounds__(kRowBlock)
+bias_act_kernel(T *y, const T *b, int64_t rows, int64_t cols, int tpr)
+{
+    const int64_t cpk = cols / N;
+    const int rows_per_block = kRowBlock / tpr;
+    const int lane = threadIdx.x % tpr;
+    for (int64_t r = (int64_t)blockIdx.x * rows_per_block + threadIdx.x / tpr; r < rows;
+         r += (int64_t)gridDim.x * rows_per_block) {
+        T *yr = y + r * cols;
+        for (int64_t j = lane; j < cpk; j += tpr) {
+            LbPack<T, N> v = lb_load_pack<T, N>(yr + j * N);
+            LbPack<T, N> bb;
+            if (b)
+                bb = lb_load_pack<T, N>(b + j * N);
+#pragma unroll
+            for (int e = 0; e < N; e++) {
+                float f = lb_to_float(v.v[e]) + (b ? lb_to_float(bb.v[e]) : 0.0f);
+                if (GELU)
+                    f = gelu_erf(f);
+                v.v[e] = lb_from_float<T>(f);
+            }
+            lb_store_pack<T, N>(yr + j * N, v);
+        }
+    }
+}
+
+template <typename T, int N>
+int launch_n(T *y, const T *b, int64_t rows, int64_t cols, int gelu, cudaStream_t st)
+{
+    const int tpr = lb_threads_per_row(cols / N);
+    const unsigned grid = lb_grid_for(rows, kRowBlock / tpr);
+    if (gelu)
+        bias_act_kernel<T, N, 1><<<grid, kRowBlock, 0, st>>>(y, b, rows, cols, tpr);
+    else
+        bias_act_kernel<T, N, 0><<<grid, kRowBlock, 0, st>>>(y, b, rows, cols, tpr);
+    LB_LAUNCH_CHECK("bias_act_kernel");
+    return LB_OK;
+}
+
+template <typename T>
+int launch_bias_act(void *d_y, const void *d_b, int64_t rows, int64_t cols, int gelu, cudaStream_t st)
+{
+    T *y = static_cast<T *>(d_y);
+    const T *b = static_cast<const T *>(d_b);
+    if (lb_can_vec16(d_y, cols, sizeof(T)) && (!d_b || lb_can_vec16(d_b, cols, sizeof(T))))
+        return launch_n<T, LbVec16<T>::n>(y, b, rows, cols, gelu, st);
+    return launch_n<T, 1>(y, b, rows, cols, gelu, st);
+}
+
+} // namespace
+
+extern "C" int lb_cuda_bias_act(cudaStream_t stream, LbDtype dtype, void *d_y, const void *d_b,
+                                int64_t rows, int64_t cols, int gelu)
+{
+    if (rows < 0 || cols < 0)
+        return LB_FAIL(LB_ERR_INVALID, "bias_act: negative shape (%lld, %lld)", (long long)rows,
+                       (long long)cols);
+    if (rows == 0 || cols == 0 || (!d_b && !gelu))
+        return LB_OK;
+    LB_DISPATCH_DTYPE(dtype, T, return launch_bias_act<T>(d_y, d_b, rows, cols, gelu, stream));
+    return LB_OK;
+}

@@ -1,0 +1,53 @@
+/* Checking every CUDA runtime and cuBLAS call of the CUDA backend (STYLE.md: every call
+ * checked, the error carried up as a return code with file and line; only cmd/ decides the exit
+ * code). Each macro returns LB_FAIL(LB_ERR_DEVICE, "<call> failed: <error string>") from the
+ * enclosing function, which must return int. Host code of the .cu files only. */
+#ifndef LB_GPU_CUDA_CHECK_H
+#define LB_GPU_CUDA_CHECK_H
+
+#include <cublasLt.h>
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include "attn/status.h"
+
+/* A failed runtime call. cudaGetLastError clears a non-sticky error so it does not surface again
+ * at the next unrelated check; a sticky error (a kernel fault) stays and every later call fails,
+ * which is what we want: the sweep must stop then. */
+#define LB_CUDA_CHECK(call)                                                                      \
+    do {                                                                                         \
+        cudaError_t lb_cuda_err_ = (call);                                                       \
+        if (lb_cuda_err_ != cudaSuccess) {                                                       \
+            (void)cudaGetLastError();                                                            \
+            return LB_FAIL(LB_ERR_DEVICE, "%s failed: %s", #call,                                \
+                           cudaGetErrorString(lb_cuda_err_));                                    \
+        }                                                                                        \
+    } while (0)
+
+#define LB_CUBLAS_CHECK(call)                                                                    \
+    do {                                                                                         \
+        cublasStatus_t lb_blas_st_ = (call);                                                     \
+        if (lb_blas_st_ != CUBLAS_STATUS_SUCCESS)                                                \
+            return LB_FAIL(LB_ERR_DEVICE, "%s failed: %s", #call,                                \
+                           cublasGetStatusString(lb_blas_st_));                                  \
+    } while (0)
+
+#define LB_CUBLASLT_CHECK(call)                                                                  \
+    do {                                                                                         \
+        cublasStatus_t lb_lt_st_ = (call);                                                       \
+        if (lb_lt_st_ != CUBLAS_STATUS_SUCCESS)                                                  \
+            return LB_FAIL(LB_ERR_DEVICE, "%s failed: %s", #call,                                \
+                           cublasLtGetStatusString(lb_lt_st_));                                  \
+    } while (0)
+
+/* After every kernel launch: a bad configuration (too many threads, too much shared memory)
+ * shows here; a fault inside the kernel shows at the next synchronising call. */
+#define LB_LAUNCH_CHECK(kernel_name)                                                             \
+    do {                                                                                         \
+        cudaError_t lb_launch_err_ = cudaGetLastError();                                         \
+        if (lb_launch_err_ != cudaSuccess)                                                       \
+            return LB_FAIL(LB_ERR_DEVICE, "launch of %s failed: %s", kernel_name,                \
+                           cudaGetErrorString(lb_launch_err_));                                  \
+    } while (0)
+
+#endif

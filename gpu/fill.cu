@@ -1,0 +1,106 @@
+/* Initialisation on the device, so nothing large crosses PCIe:
+ *   fill_uniform: x[i] = lb_rng_range(seed, i, lo, hi) (attn/rng.h, the same code the CPU
+ *                 reference runs) rounded to nearest even in the storage type;
+ *   fill_tokens:  ids[i] = lb_rng_token(seed, i, vocab);
+ *   fill_const:   x[i] = value (the NaN poison of the tests and benchmarks).
+ * lb_rng_range computes in double so that no fused multiply-add separates the GPU's values from
+ * the CPU's; fp64 is slow on some GPUs, but initialisation runs once per model.
+ *
+ * Checked by tests/gpu/test_gpu_kernels.c: every element equal (bit for bit, after rounding the
+ * CPU's fp32 value to the storage type) to lb_fill_uniform_cpu / lb_fill_tokens_cpu
+ * (attn/cpu/cpu_ref.h), all three storage types. */
+#include "attn/rng.h"
+#include "gpu/cuda_check.h"
+#include "gpu/device_util.cuh"
+#include "gpu/kernels.h"
+
+namespace {
+
+constexpr int kFillBlock = 256;
+
+template <typename T>
+__global__ void __launch_bounds__(kFillBlock)
+fill_uniform_kernel(T *x, int64_t count, uint64_t seed, float lo, float hi)
+{
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < count;
+         i += (int64_t)gridDim.x * blockDim.x)
+        x[i] = lb_from_float<T>(lb_rng_range(seed, (uint64_t)i, lo, hi));
+}
+
+__global__ void __launch_bounds__(kFillBlock)
+fill_tokens_kernel(int32_t *ids, int64_t count, uint64_t seed, int32_t vocab)
+{
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < count;
+         i += (int64_t)gridDim.x * blockDim.x)
+        ids[i] = lb_rng_token(seed, (uint64_t)i, vocab);
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kFillBlock) fill_const_kernel(T *x, int64_t count, float value)
+{
+    const T v = lb_from_float<T>(value);
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < count;
+         i += (int64_t)gridDim.x * blockDim.x)
+        x[i] = v;
+}
+
+/* Enough blocks to fill the GPU several times over; the grid-stride loop does the rest. */
+unsigned fill_grid(int64_t count)
+{
+    const int64_t cap = 65536;
+    const int64_t blocks = (count + kFillBlock - 1) / kFillBlock;
+    return (unsigned)(blocks < 1 ? 1 : blocks > cap ? cap : blocks);
+}
+
+template <typename T>
+int launch_uniform(void *d_x, int64_t count, uint64_t seed, float lo, float hi, cudaStream_t st)
+{
+    fill_uniform_kernel<T><<<fill_grid(count), kFillBlock, 0, st>>>(static_cast<T *>(d_x), count, seed, lo, hi);
+    LB_LAUNCH_CHECK("fill_uniform_kernel");
+    return LB_OK;
+}
+
+template <typename T>
+int launch_const(void *d_x, int64_t count, float value, cudaStream_t st)
+{
+    fill_const_kernel<T><<<fill_grid(count), kFillBlock, 0, st>>>(static_cast<T *>(d_x), count, value);
+    LB_LAUNCH_CHECK("fill_const_kernel");
+    return LB_OK;
+}
+
+} // namespace
+
+extern "C" int lb_cuda_fill_uniform(cudaStream_t stream, LbDtype dtype, void *d_x, int64_t count,
+                                    uint64_t seed, float lo, float hi)
+{
+    if (count < 0)
+        return LB_FAIL(LB_ERR_INVALID, "fill_uniform: negative count %lld", (long long)count);
+    if (count == 0)
+        return LB_OK;
+    LB_DISPATCH_DTYPE(dtype, T, return launch_uniform<T>(d_x, count, seed, lo, hi, stream));
+    return LB_OK;
+}
+
+extern "C" int lb_cuda_fill_tokens(cudaStream_t stream, int32_t *d_ids, int64_t count, uint64_t seed,
+                                   int32_t vocab)
+{
+    if (count < 0 || vocab < 1)
+        return LB_FAIL(LB_ERR_INVALID, "fill_tokens: bad count %lld or vocabulary %d",
+                       (long long)count, (int)vocab);
+    if (count == 0)
+        return LB_OK;
+    fill_tokens_kernel<<<fill_grid(count), kFillBlock, 0, stream>>>(d_ids, count, seed, vocab);
+    LB_LAUNCH_CHECK("fill_tokens_kernel");
+    return LB_OK;
+}
+
+extern "C" int lb_cuda_fill_const(cudaStream_t stream, LbDtype dtype, void *d_x, int64_t count,
+                                  float value)
+{
+    if (count < 0)
+        return LB_FAIL(LB_ERR_INVALID, "fill_const: negative count %lld", (long long)count);
+    if (count == 0)
+        return LB_OK;
+    LB_DISPATCH_DTYPE(dtype, T, return launch_const<T>(d_x, count, value, stream));
+    return LB_OK;
+}

@@ -1,0 +1,67 @@
+/* Launchers of the CUDA kernels behind the ops table (gpu/backend.cu, gpu/matmul.cu), one per
+ * kernel file. Each enqueues on `stream`, checks the launch (cudaGetLastError) and returns LB_OK
+ * or LB_FAIL(...); none synchronises, so a fault inside a kernel shows at the next
+ * synchronising call. Pointers start with d_ and point to device memory holding elements of
+ * `dtype` (fp16, bf16 or fp32; token ids int32). All row-major; sizes are 64-bit.
+ * CPU references: attn/cpu/cpu_ref.h; tests: tests/gpu/. */
+#ifndef LB_GPU_KERNELS_H
+#define LB_GPU_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime.h>
+
+#include "attn/config.h"
+#include "attn/ops.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* x (rows, cols), each row in place: x = softmax(scale * x), statistics in fp32
+ * (gpu/softmax.cu). */
+int lb_cuda_softmax(cudaStream_t stream, LbDtype dtype, void *d_x, int64_t rows, int64_t cols,
+                    float scale);
+
+/* x (rows, d) = LayerNorm(x + r) * gamma (d) + beta (d) in place, r (rows, d) may be NULL;
+ * statistics in fp32 (gpu/layernorm.cu). */
+int lb_cuda_layernorm(cudaStream_t stream, LbDtype dtype, void *d_x, const void *d_r,
+                      const void *d_gamma, const void *d_beta, int64_t rows, int64_t d, float eps);
+
+/* x (batch, n, d) = tok[ids[b, t]] (vocab, d) + pos[t] (n, d) (gpu/embed.cu). */
+int lb_cuda_embed(cudaStream_t stream, LbDtype dtype, const int32_t *d_ids, const void *d_tok,
+                  const void *d_pos, void *d_x, int64_t batch, int64_t n, int64_t d);
+
+/* dst (batch, heads, n, hd)[b, h, t, j] = src[(b * n + t) * ld_src + h * hd + j]
+ * (gpu/permute.cu). */
+int lb_cuda_split_heads(cudaStream_t stream, size_t elem_bytes, const void *d_src, int64_t ld_src,
+                        void *d_dst, int64_t batch, int64_t n, int64_t heads, int64_t hd);
+/* dst (batch, n, heads * hd) = src (batch, heads, n, hd) (gpu/permute.cu). */
+int lb_cuda_merge_heads(cudaStream_t stream, size_t elem_bytes, const void *d_src, void *d_dst,
+                        int64_t batch, int64_t n, int64_t heads, int64_t hd);
+
+/* y (rows, cols) = act(y + b (cols)) in place; b may be NULL; act is the erf GELU when gelu != 0,
+ * else the identity (gpu/bias_act.cu). */
+int lb_cuda_bias_act(cudaStream_t stream, LbDtype dtype, void *d_y, const void *d_b, int64_t rows,
+                     int64_t cols, int gelu);
+
+/* x[i] = lb_rng_range(seed, i, lo, hi) rounded to dtype (gpu/fill.cu). */
+int lb_cuda_fill_uniform(cudaStream_t stream, LbDtype dtype, void *d_x, int64_t count,
+                         uint64_t seed, float lo, float hi);
+/* ids[i] = lb_rng_token(seed, i, vocab) (gpu/fill.cu). */
+int lb_cuda_fill_tokens(cudaStream_t stream, int32_t *d_ids, int64_t count, uint64_t seed,
+                        int32_t vocab);
+/* x[i] = value rounded to dtype: the poison (NaN) that tests and benchmarks put in outputs
+ * (gpu/fill.cu). */
+int lb_cuda_fill_const(cudaStream_t stream, LbDtype dtype, void *d_x, int64_t count, float value);
+
+/* The stream of a CUDA backend, for tests and benchmarks that launch beside the ops table
+ * (gpu/backend.cu). NULL for another backend. */
+cudaStream_t lb_cuda_backend_stream(LbBackend *be);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

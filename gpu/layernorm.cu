@@ -1,0 +1,179 @@
+/* LayerNorm with the residual add fused, in place: x (rows, d) = LN(x + r) * gamma + beta, r may
+ * be NULL; mean and variance in fp32 whatever the storage type (METHOD.md), the variance as the
+ * mean of squared deviations from the mean (two passes over registers, no cancellation).
+ *
+ * layernorm_block_kernel: one block per row, the row (x + r, in fp32) held in registers, up to
+ * 4 16-byte packs per thread and 1024 threads: d up to 32768 (fp16, bf16) or 16384 (fp32) with
+ * 16-byte loads, 8192 without. Longer
+ * or unaligned rows take layernorm_generic_kernel, which reads x and r three times from global
+ * memory (mean, variance, write); no model here reaches it (d = 768 in RoBERTa-base).
+ *
+ * Checked by tests/gpu/test_gpu_kernels.c against lb_layernorm_cpu (attn/cpu/cpu_ref.h) on
+ * random rows, with and without r, in all three storage types, both kernels. */
+#include <math.h>
+
+#include "gpu/cuda_check.h"
+#include "gpu/device_util.cuh"
+#include "gpu/kernels.h"
+
+namespace {
+
+constexpr int kBlockTarget = 256;
+constexpr int kGenericBlock = 1024;
+
+template <typename T, int N, int VPT>
+__global__ void __launch_bounds__(1024)
+layernorm_block_kernel(T *x, const T *r, const T *gamma, const T *beta, int64_t rows, int64_t d,
+                       float eps)
+{
+    __shared__ float sh[33];
+    const int64_t npk = d / N;
+    const float inv_d = 1.0f / (float)d;
+    for (int64_t row_i = blockIdx.x; row_i < rows; row_i += gridDim.x) {
+        T *xr = x + row_i * d;
+        const T *rr = r ? r + row_i * d : nullptr;
+        float v[VPT][N];
+        float sum = 0.0f;
+#pragma unroll
+        for (int p = 0; p < VPT; p++) {
+            const int64_t i = (int64_t)p * blockDim.x + threadIdx.x;
+            if (i < npk) {
+                const LbPack<T, N> a = lb_load_pack<T, N>(xr + i * N);
+                LbPack<T, N> b;
+                if (rr)
+                    b = lb_load_pack<T, N>(rr + i * N);
+#pragma unroll
+                for (int e = 0; e < N; e++) {
+                    v[p][e] = lb_to_float(a.v[e]) + (rr ? lb_to_float(b.v[e]) : 0.0f);
+                    sum += v[p][e];
+                }
+            } else {
+#pragma unroll
+                for (int e = 0; e < N; e++)
+                    v[p][e] = 0.0f;
+            }
+        }
+        const float mean = lb_block_sum(sum, sh) * inv_d;
+        float sq = 0.0f;
+#pragma unroll
+        for (int p = 0; p < VPT; p++) {
+            const int64_t i = (int64_t)p * blockDim.x + threadIdx.x;
+            if (i < npk) {
+#pragma unroll
+                for (int e = 0; e < N; e++) {
+                    const float dv = v[p][e] - mean;
+                    sq += dv * dv;
+                }
+            }
+        }
+        const float rstd = rsqrtf(lb_block_sum(sq, sh) * inv_d + eps);
+#pragma unroll
+        for (int p = 0; p < VPT; p++) {
+            const int64_t i = (int64_t)p * blockDim.x + threadIdx.x;
+            if (i < npk) {
+                const LbPack<T, N> g = lb_load_pack<T, N>(gamma + i * N);
+                const LbPack<T, N> b = lb_load_pack<T, N>(beta + i * N);
+                LbPack<T, N> o;
+#pragma unroll
+                for (int e = 0; e < N; e++)
+                    o.v[e] = lb_from_float<T>((v[p][e] - mean) * rstd * lb_to_float(g.v[e]) +
+                                              lb_to_float(b.v[e]));
+                lb_store_pack<T, N>(xr + i * N, o);
+            }
+        }
+    }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kGenericBlock)
+layernorm_generic_kernel(T *x, const T *r, const T *gamma, const T *beta, int64_t rows, int64_t d,
+                         float eps)
+{
+    __shared__ float sh[33];
+    const float inv_d = 1.0f / (float)d;
+    for (int64_t row_i = blockIdx.x; row_i < rows; row_i += gridDim.x) {
+        T *xr = x + row_i * d;
+        const T *rr = r ? r + row_i * d : nullptr;
+        float sum = 0.0f;
+        for (int64_t i = threadIdx.x; i < d; i += blockDim.x)
+            sum += lb_to_float(xr[i]) + (rr ? lb_to_float(rr[i]) : 0.0f);
+        const float mean = lb_block_sum(sum, sh) * inv_d;
+        float sq = 0.0f;
+        for (int64_t i = threadIdx.x; i < d; i += blockDim.x) {
+            const float dv = lb_to_float(xr[i]) + (rr ? lb_to_float(rr[i]) : 0.0f) - mean;
+            sq += dv * dv;
+        }
+        const float rstd = rsqrtf(lb_block_sum(sq, sh) * inv_d + eps);
+        /* Each thread writes only the elements it read itself above, so no barrier is needed
+         * between the reads and the in-place writes. */
+        for (int64_t i = threadIdx.x; i < d; i += blockDim.x) {
+            const float v = lb_to_float(xr[i]) + (rr ? lb_to_float(rr[i]) : 0.0f);
+            xr[i] = lb_from_float<T>((v - mean) * rstd * lb_to_float(gamma[i]) + lb_to_float(beta[i]));
+        }
+    }
+}
+
+template <typename T, int N, int VPT>
+int launch_block(T *x, const T *r, const T *g, const T *b, int64_t rows, int64_t d, float eps,
+                 int threads, cudaStream_t st)
+{
+    layernorm_block_kernel<T, N, VPT><<<lb_grid_for(rows, 1), threads, 0, st>>>(x, r, g, b, rows, d, eps);
+    LB_LAUNCH_CHECK("layernorm_block_kernel");
+    return LB_OK;
+}
+
+template <typename T, int N>
+int launch_packs(T *x, const T *r, const T *g, const T *b, int64_t rows, int64_t d, float eps,
+                 cudaStream_t st)
+{
+    /* 32 floats per thread for 8-element packs, 16 for fp32 packs (32 spilled at 1024 threads,
+     * nvcc 13.0, sm_90), 8 singles. */
+    constexpr int vpt_cap = N == 1 ? 8 : 4;
+    const int64_t npk = d / N;
+    if (npk <= (int64_t)vpt_cap * 1024) {
+        int vpt = 1;
+        while (vpt < vpt_cap && (npk + vpt - 1) / vpt > kBlockTarget)
+            vpt *= 2;
+        const int threads = (int)(((npk + vpt - 1) / vpt + 31) / 32 * 32);
+        switch (vpt) {
+        case 1: return launch_block<T, N, 1>(x, r, g, b, rows, d, eps, threads, st);
+        case 2: return launch_block<T, N, 2>(x, r, g, b, rows, d, eps, threads, st);
+        case 4: return launch_block<T, N, 4>(x, r, g, b, rows, d, eps, threads, st);
+        default: return launch_block<T, N, vpt_cap>(x, r, g, b, rows, d, eps, threads, st);
+        }
+    }
+    layernorm_generic_kernel<T><<<lb_grid_for(rows, 1), kGenericBlock, 0, st>>>(x, r, g, b, rows, d, eps);
+    LB_LAUNCH_CHECK("layernorm_generic_kernel");
+    return LB_OK;
+}
+
+template <typename T>
+int launch_layernorm(void *d_x, const void *d_r, const void *d_g, const void *d_b, int64_t rows,
+                     int64_t d, float eps, cudaStream_t st)
+{
+    T *x = static_cast<T *>(d_x);
+    const T *r = static_cast<const T *>(d_r);
+    const T *g = static_cast<const T *>(d_g);
+    const T *b = static_cast<const T *>(d_b);
+    const bool vec = lb_can_vec16(d_x, d, sizeof(T)) && (!d_r || lb_can_vec16(d_r, d, sizeof(T))) &&
+                     lb_can_vec16(d_g, d, sizeof(T)) && lb_can_vec16(d_b, d, sizeof(T));
+    if (vec)
+        return launch_packs<T, LbVec16<T>::n>(x, r, g, b, rows, d, eps, st);
+    return launch_packs<T, 1>(x, r, g, b, rows, d, eps, st);
+}
+
+} // namespace
+
+extern "C" int lb_cuda_layernorm(cudaStream_t stream, LbDtype dtype, void *d_x, const void *d_r,
+                                 const void *d_gamma, const void *d_beta, int64_t rows, int64_t d,
+                                 float eps)
+{
+    if (rows < 0 || d < 0)
+        return LB_FAIL(LB_ERR_INVALID, "layernorm: negative shape (%lld, %lld)", (long long)rows,
+                       (long long)d);
+    if (rows == 0 || d == 0)
+        return LB_OK;
+    LB_DISPATCH_DTYPE(dtype, T,
+                      return launch_layernorm<T>(d_x, d_r, d_gamma, d_beta, rows, d, eps, stream));
+    return LB_OK;
+}

@@ -1,0 +1,363 @@
+/* Matrix products of the CUDA backend: `linear` through cuBLASLt, `bmm` through cuBLAS's
+ * strided-batched GEMM. fp16 and bf16 inputs and outputs with fp32 accumulation
+ * (CUBLAS_COMPUTE_32F); fp32 with TF32 off unless --tf32 (CUBLAS_COMPUTE_32F_FAST_TF32).
+ *
+ * Row-major on a column-major library: a row-major (r x c) matrix is the column-major (c x r)
+ * one, so C = A B is computed as C^T = B^T A^T with the operands swapped and nothing copied.
+ *   linear: y (rows, out) = x (rows, in) W^T + b  ->  y^T (out x rows) = W (out x in) x^T:
+ *           cuBLAS A = W stored (in x out) col-major, op T; B = x stored (in x rows), op N.
+ *   bmm:    C_i (m x n) = op(A_i) op(B_i)  ->  C_i^T (n x m) = op(B_i)^T op(A_i)^T: cuBLAS's
+ *           first operand is B with op T when trans_b, second is A with op T when trans_a.
+ *
+ * GELU: cuBLASLt's GELU epilogue is the tanh approximation and METHOD.md asks for the erf form,
+ * so linear with GELU runs the BIAS epilogue and then gpu/bias_act.cu's erf GELU over y (one
+ * more read and write of the FFN hidden tensor, about 2% of a RoBERTa-base layer's bytes at
+ * n = 512 by the byte count in bench/NOTES.md). Exactness first; a fused erf epilogue would need
+ * a hand-written GEMM.
+ *
+ * Limits assumed, and how they are kept:
+ *   - cuBLASLt descriptors and the strided-batched API take 64-bit sizes, but to stay clear of
+ *     32-bit offset arithmetic inside kernels every call is split so that each matrix a call
+ *     walks by rows spans fewer than 2^31 elements: linear in chunks of rows, bmm in chunks of
+ *     m (rows of C and, when not transposed, of A);
+ *   - a batch count above 65535 (the gridDim.y/z limit many GEMM kernels put the batch in) is
+ *     split into calls of at most 65535;
+ *   - a stride of 0 broadcasts one matrix over the batch (cuBLAS reads A_i = A + i * 0).
+ * Where cuBLASLt finds no algorithm for a shape (heuristic returns none), linear falls back to
+ * cublasGemmEx_64 plus the bias (and GELU) kernel.
+ *
+ * Checked by tests/gpu/test_gpu_matmul.c against lb_linear_cpu and lb_bmm_cpu
+ * (attn/cpu/cpu_ref.h): linear with bias, bias + GELU and no bias, bmm with every trans
+ * combination, stride 0, padded leading dimensions and a batch above 65535; all three types.
+ * Speed: bench/bench_gemm.cu. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn/status.h"
+#include "gpu/backend_impl.h"
+#include "gpu/cuda_check.h"
+#include "gpu/kernels.h"
+
+/* A cuBLAS status with its message; an allocation failure inside the library is out of memory
+ * (recoverable: the batch search steps down), anything else a device error. */
+#define LB_MM_CHECK(call, string_fn)                                                             \
+    do {                                                                                         \
+        cublasStatus_t lb_mm_st_ = (call);                                                       \
+        if (lb_mm_st_ == CUBLAS_STATUS_ALLOC_FAILED)                                             \
+            return LB_FAIL(LB_ERR_NOMEM, "%s failed: %s", #call, string_fn(lb_mm_st_));          \
+        if (lb_mm_st_ != CUBLAS_STATUS_SUCCESS)                                                  \
+            return LB_FAIL(LB_ERR_DEVICE, "%s failed: %s", #call, string_fn(lb_mm_st_));         \
+    } while (0)
+
+namespace {
+
+constexpr int64_t kMaxSpan = INT32_MAX;  /* elements one call may walk in a matrix */
+constexpr int64_t kMaxBatch = 65535;     /* batch count per call */
+constexpr int kCacheSize = 64;           /* linear shapes remembered */
+
+cudaDataType_t cuda_type(LbDtype t)
+{
+    switch (t) {
+    case LB_DTYPE_FP16: return CUDA_R_16F;
+    case LB_DTYPE_BF16: return CUDA_R_16BF;
+    default: return CUDA_R_32F;
+    }
+}
+
+cublasComputeType_t compute_type(const LbBackend *be)
+{
+    if (be->storage == LB_DTYPE_FP32 && be->tf32)
+        return CUBLAS_COMPUTE_32F_FAST_TF32;
+    return CUBLAS_COMPUTE_32F;
+}
+
+/* Largest power of two (up to 256) dividing the address: what cuBLASLt must assume. */
+uint32_t ptr_align(const void *p)
+{
+    uintptr_t a = (uintptr_t)p;
+    uint32_t al = 256;
+    while (al > 1 && (a % al) != 0)
+        al >>= 1;
+    return al;
+}
+
+} // namespace
+
+/* One cuBLASLt problem: its descriptors and the algorithm the heuristic chose. The key holds
+ * everything the choice depends on: shape, types, epilogue, pointer alignments, workspace. */
+struct LbLtEntry {
+    int used;
+    uint64_t last_use;
+    int64_t m, n, k; /* column-major: m = out, n = rows, k = in */
+    int dtype, compute, bias;
+    uint32_t align_a, align_b, align_c, align_bias;
+    size_t ws;
+    cublasLtMatmulDesc_t op;
+    cublasLtMatrixLayout_t la, lb, lc;
+    cublasLtMatmulAlgo_t algo;
+    int have_algo; /* 0: no algorithm for this problem; use the cuBLAS fallback */
+};
+
+struct LbCudaMatmulCache {
+    LbLtEntry e[kCacheSize];
+    uint64_t clock;
+};
+
+static void lt_entry_free(LbLtEntry *e)
+{
+    if (e->op)
+        cublasLtMatmulDescDestroy(e->op);
+    if (e->la)
+        cublasLtMatrixLayoutDestroy(e->la);
+    if (e->lb)
+        cublasLtMatrixLayoutDestroy(e->lb);
+    if (e->lc)
+        cublasLtMatrixLayoutDestroy(e->lc);
+    memset(e, 0, sizeof *e);
+}
+
+extern "C" int lb_cuda_matmul_cache_create(LbCudaMatmulCache **out)
+{
+    *out = (LbCudaMatmulCache *)calloc(1, sizeof(LbCudaMatmulCache));
+    if (!*out)
+        return LB_FAIL(LB_ERR_NOMEM, "out of host memory for the matmul cache");
+    return LB_OK;
+}
+
+extern "C" void lb_cuda_matmul_cache_destroy(LbCudaMatmulCache *c)
+{
+    if (!c)
+        return;
+    for (int i = 0; i < kCacheSize; i++)
+        if (c->e[i].used)
+            lt_entry_free(&c->e[i]);
+    free(c);
+}
+
+/* Build descriptors and ask the heuristic for one problem into *e (already keyed). */
+static int lt_entry_build(LbCudaState *st, LbLtEntry *e, const void *bias_ptr)
+{
+    const cudaDataType_t t = cuda_type((LbDtype)e->dtype);
+    LB_CUBLASLT_CHECK(cublasLtMatmulDescCreate(&e->op, (cublasComputeType_t)e->compute, CUDA_R_32F));
+    const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+    LB_CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+    LB_CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+    const cublasLtEpilogue_t epi = e->bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+    LB_CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
+    if (e->bias) {
+        /* The bias has the storage type, as D (the default for fp16/bf16/fp32 D); the
+         * heuristic reads the pointer for its alignment. */
+        LB_CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                                         &bias_ptr, sizeof bias_ptr));
+    }
+    /* A = W: (k x m) column-major, ld k; B = x: (k x n), ld k; C = D = y: (m x n), ld m. */
+    LB_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&e->la, t, (uint64_t)e->k, (uint64_t)e->m, e->k));
+    LB_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&e->lb, t, (uint64_t)e->k, (uint64_t)e->n, e->k));
+    LB_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&e->lc, t, (uint64_t)e->m, (uint64_t)e->n, e->m));
+
+    cublasLtMatmulPreference_t pref = NULL;
+    LB_CUBLASLT_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+    cublasStatus_t s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                            &e->ws, sizeof e->ws);
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+                                                 &e->align_a, sizeof e->align_a);
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                                                 &e->align_b, sizeof e->align_b);
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+                                                 &e->align_c, sizeof e->align_c);
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
+                                                 &e->align_c, sizeof e->align_c);
+    if (s != CUBLAS_STATUS_SUCCESS) {
+        cublasLtMatmulPreferenceDestroy(pref);
+        return LB_FAIL(LB_ERR_DEVICE, "cublasLtMatmulPreferenceSetAttribute failed: %s",
+                       cublasLtGetStatusString(s));
+    }
+    cublasLtMatmulHeuristicResult_t res;
+    memset(&res, 0, sizeof res);
+    int found = 0;
+    s = cublasLtMatmulAlgoGetHeuristic(st->lt, e->op, e->la, e->lb, e->lc, e->lc, pref, 1, &res, &found);
+    cublasLtMatmulPreferenceDestroy(pref);
+    if (s == CUBLAS_STATUS_SUCCESS && found > 0) {
+        e->algo = res.algo;
+        e->have_algo = 1;
+    } else if (s == CUBLAS_STATUS_SUCCESS || s == CUBLAS_STATUS_NOT_SUPPORTED) {
+        e->have_algo = 0;
+    } else {
+        return LB_FAIL(LB_ERR_DEVICE, "cublasLtMatmulAlgoGetHeuristic failed: %s", cublasLtGetStatusString(s));
+    }
+    return LB_OK;
+}
+
+/* The cached entry for this problem, built on first use; LRU replacement. */
+static int lt_lookup(LbCudaState *st, const LbLtEntry *key, const void *bias_ptr, LbLtEntry **out)
+{
+    LbCudaMatmulCache *c = st->mm;
+    LbLtEntry *victim = &c->e[0];
+    for (int i = 0; i < kCacheSize; i++) {
+        LbLtEntry *e = &c->e[i];
+        if (e->used && e->m == key->m && e->n == key->n && e->k == key->k && e->dtype == key->dtype &&
+            e->compute == key->compute && e->bias == key->bias && e->align_a == key->align_a &&
+            e->align_b == key->align_b && e->align_c == key->align_c &&
+            e->align_bias == key->align_bias && e->ws == key->ws) {
+            e->last_use = ++c->clock;
+            *out = e;
+            return LB_OK;
+        }
+        if (!e->used || (victim->used && e->last_use < victim->last_use))
+            victim = e;
+    }
+    if (victim->used)
+        lt_entry_free(victim);
+    *victim = *key;
+    victim->used = 1;
+    victim->last_use = ++c->clock;
+    int rc = lt_entry_build(st, victim, bias_ptr);
+    if (rc != LB_OK) {
+        lt_entry_free(victim);
+        return rc;
+    }
+    *out = victim;
+    return LB_OK;
+}
+
+/* One chunk of rows: y (n, m) = x (n, k) W^T (+ b) row-major. */
+static int linear_chunk(LbBackend *be, LbCudaState *st, const void *x, const void *w, const void *b,
+                        void *y, int64_t n, int64_t k, int64_t m, int *bias_done)
+{
+    LbLtEntry key;
+    memset(&key, 0, sizeof key);
+    key.m = m;
+    key.n = n;
+    key.k = k;
+    key.dtype = (int)be->storage;
+    key.compute = (int)compute_type(be);
+    key.bias = b != NULL;
+    key.align_a = ptr_align(w);
+    key.align_b = ptr_align(x);
+    key.align_c = ptr_align(y);
+    key.align_bias = b ? ptr_align(b) : 0;
+    key.ws = st->workspace ? st->workspace_bytes : 0;
+    LbLtEntry *e = NULL;
+    LB_TRY(lt_lookup(st, &key, b, &e));
+    const float alpha = 1.0f, beta = 0.0f;
+    if (e->have_algo) {
+        if (b)
+            LB_CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &b, sizeof b));
+        LB_MM_CHECK(cublasLtMatmul(st->lt, e->op, &alpha, w, e->la, x, e->lb, &beta, y, e->lc, y, e->lc,
+                                   &e->algo, st->workspace, key.ws, st->stream),
+                    cublasLtGetStatusString);
+        *bias_done = 1;
+        return LB_OK;
+    }
+    const cudaDataType_t t = cuda_type(be->storage);
+    LB_MM_CHECK(cublasGemmEx_64(st->blas, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &alpha, w, t, k, x, t, k,
+                                &beta, y, t, m, compute_type(be), CUBLAS_GEMM_DEFAULT),
+                cublasGetStatusString);
+    *bias_done = 0;
+    return LB_OK;
+}
+
+extern "C" int lb_cuda_linear(LbBackend *be, const void *x, const void *w, const void *b, void *y,
+                              int64_t rows, int64_t in, int64_t out, int gelu)
+{
+    LbCudaState *st = lb_cuda_state(be);
+    if (rows < 0 || in < 1 || out < 0)
+        return LB_FAIL(LB_ERR_INVALID, "cuda linear: bad shape (rows %lld, in %lld, out %lld)",
+                       (long long)rows, (long long)in, (long long)out);
+    if (rows == 0 || out == 0)
+        return LB_OK;
+    if (!x || !w || !y)
+        return LB_FAIL(LB_ERR_INVALID, "cuda linear: NULL matrix");
+    if (in > kMaxSpan || out > kMaxSpan)
+        return LB_FAIL(LB_ERR_UNSUPPORTED, "cuda linear: a row of %lld or %lld elements is past 2^31",
+                       (long long)in, (long long)out);
+    const int64_t wide = in > out ? in : out;
+    const int64_t chunk = kMaxSpan / wide;
+    const size_t eb = be->elem_bytes;
+    for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
+        const int64_t nr = rows - r0 < chunk ? rows - r0 : chunk;
+        void *yc = (char *)y + (size_t)(r0 * out) * eb;
+        int bias_done = 0;
+        LB_TRY(linear_chunk(be, st, (const char *)x + (size_t)(r0 * in) * eb, w, b, yc, nr, in, out,
+                            &bias_done));
+        /* The bias still to add (fallback path), and the erf GELU in either case. */
+        const void *bias_left = bias_done ? NULL : b;
+        if (bias_left || gelu)
+            LB_TRY(lb_cuda_bias_act(st->stream, be->storage, yc, bias_left, nr, out, gelu));
+    }
+    return LB_OK;
+}
+
+/* --- bmm ------------------------------------------------------------------------------------ */
+
+static int bmm_check(const LbBmm *p)
+{
+    if (p->m < 0 || p->n < 0 || p->kdim < 0 || p->batch < 0)
+        return LB_FAIL(LB_ERR_INVALID, "cuda bmm: negative size (m %lld, n %lld, k %lld, batch %lld)",
+                       (long long)p->m, (long long)p->n, (long long)p->kdim, (long long)p->batch);
+    const int64_t a_cols = p->trans_a ? p->m : p->kdim;
+    const int64_t b_cols = p->trans_b ? p->kdim : p->n;
+    if (p->lda < (a_cols > 1 ? a_cols : 1) || p->ldb < (b_cols > 1 ? b_cols : 1) ||
+        p->ldc < (p->n > 1 ? p->n : 1))
+        return LB_FAIL(LB_ERR_INVALID,
+                       "cuda bmm: leading dimension below the row width (lda %lld < %lld, ldb %lld < %lld or ldc %lld < %lld)",
+                       (long long)p->lda, (long long)a_cols, (long long)p->ldb, (long long)b_cols,
+                       (long long)p->ldc, (long long)p->n);
+    if (p->stride_a < 0 || p->stride_b < 0 || p->stride_c < 0)
+        return LB_FAIL(LB_ERR_INVALID, "cuda bmm: negative batch stride");
+    if (p->batch > 1 && p->stride_c == 0 && p->m > 0 && p->n > 0)
+        return LB_FAIL(LB_ERR_INVALID, "cuda bmm: stride_c 0 with batch %lld would write every product to one matrix",
+                       (long long)p->batch);
+    if (p->m > 0 && p->n > 0 && p->batch > 0 && (!p->a || !p->b || !p->c))
+        return LB_FAIL(LB_ERR_INVALID, "cuda bmm: NULL matrix");
+    return LB_OK;
+}
+
+extern "C" int lb_cuda_bmm(LbBackend *be, const LbBmm *p)
+{
+    LbCudaState *st = lb_cuda_state(be);
+    if (!p)
+        return LB_FAIL(LB_ERR_INVALID, "cuda bmm: no arguments");
+    LB_TRY(bmm_check(p));
+    if (p->m == 0 || p->n == 0 || p->batch == 0)
+        return LB_OK;
+    if (p->kdim == 0)
+        return LB_FAIL(LB_ERR_UNSUPPORTED, "cuda bmm: empty inner dimension");
+    const size_t eb = be->elem_bytes;
+    const cudaDataType_t t = cuda_type(be->storage);
+    const cublasComputeType_t ct = compute_type(be);
+    /* Chunk of m: C rows, and A rows when A is not transposed, under kMaxSpan elements. */
+    int64_t row_width = p->ldc;
+    if (!p->trans_a && p->lda > row_width)
+        row_width = p->lda;
+    int64_t mc = kMaxSpan / row_width;
+    if (mc < 1)
+        mc = 1;
+    const float alpha = p->alpha, beta = 0.0f;
+    const cublasOperation_t op_first = p->trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t op_second = p->trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+    for (int64_t b0 = 0; b0 < p->batch; b0 += kMaxBatch) {
+        const int64_t nb = p->batch - b0 < kMaxBatch ? p->batch - b0 : kMaxBatch;
+        for (int64_t m0 = 0; m0 < p->m; m0 += mc) {
+            const int64_t nm = p->m - m0 < mc ? p->m - m0 : mc;
+            /* Row m0 of op(A): row m0 of A (offset m0 * lda), or column m0 of A^T (offset m0). */
+            const int64_t a_off = b0 * p->stride_a + (p->trans_a ? m0 : m0 * p->lda);
+            const int64_t b_off = b0 * p->stride_b;
+            const int64_t c_off = b0 * p->stride_c + m0 * p->ldc;
+            const char *a = (const char *)p->a + (size_t)a_off * eb;
+            const char *bm = (const char *)p->b + (size_t)b_off * eb;
+            char *c = (char *)p->c + (size_t)c_off * eb;
+            LB_MM_CHECK(cublasGemmStridedBatchedEx_64(st->blas, op_first, op_second, p->n, nm, p->kdim,
+                                                      &alpha, bm, t, p->ldb, p->stride_b, a, t, p->lda,
+                                                      p->stride_a, &beta, c, t, p->ldc, p->stride_c, nb,
+                                                      ct, CUBLAS_GEMM_DEFAULT),
+                        cublasGetStatusString);
+        }
+    }
+    return LB_OK;
+}

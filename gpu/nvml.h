@@ -1,0 +1,31 @@
+/* The SM and memory clocks of one GPU through NVML, the standard source for clocks, loaded at
+ * run time with dlopen("libnvidia-ml.so.1") so linbench has no link-time dependency on the
+ * driver's library and runs (clocks unknown, -1) where it is missing. */
+#ifndef LB_GPU_NVML_H
+#define LB_GPU_NVML_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct LbNvml LbNvml;
+
+typedef enum LbNvmlClock {
+    LB_NVML_SM_NOW = 0,
+    LB_NVML_SM_MAX = 1,
+    LB_NVML_MEM_NOW = 2,
+    LB_NVML_MEM_MAX = 3
+} LbNvmlClock;
+
+/* The device with this PCI bus id (cudaDeviceGetPCIBusId's "0000:3b:00.0" form, which also
+ * maps CUDA's device order to NVML's), or NULL when NVML or the device cannot be reached. */
+LbNvml *lb_nvml_open(const char *pci_bus_id);
+/* MHz, or -1 when it cannot be read (NULL handle too). */
+int lb_nvml_clock(LbNvml *nv, LbNvmlClock which);
+void lb_nvml_close(LbNvml *nv);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

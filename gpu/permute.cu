@@ -1,0 +1,107 @@
+/* The head permutes of multi-head attention, pure copies (no arithmetic, so one kernel serves
+ * every storage type, moving 16-byte units where the layout allows, else single elements):
+ *   split_heads: dst (batch, heads, n, hd)[b, h, t, j] = src[(b * n + t) * ld_src + h * hd + j]
+ *                (one of Q, K, V out of the fused QKV projection, ld_src = 3 d);
+ *   merge_heads: dst (batch, n, heads * hd)[b, t, h * hd + j] = src (batch, heads, n, hd)[b, h, t, j].
+ * Both walk the head-major side row by row (one row = hd contiguous elements), so that side is
+ * read or written in whole rows and the token-major side in hd-element pieces.
+ *
+ * Checked by tests/gpu/test_gpu_kernels.c against lb_split_heads_cpu and lb_merge_heads_cpu
+ * (attn/cpu/cpu_ref.h), output poisoned with NaN first, all three storage types, hd with and
+ * without 16-byte units. */
+#include "gpu/cuda_check.h"
+#include "gpu/device_util.cuh"
+#include "gpu/kernels.h"
+
+namespace {
+
+/* Head-major row r = (b * heads + h) * n + t  <->  token-major element offset
+ * (b * n + t) * ld + h * hd. All counts in units of U. */
+__device__ __forceinline__ int64_t token_major_offset(int64_t r, int64_t n, int64_t heads,
+                                                      int64_t hd, int64_t ld)
+{
+    const int64_t bh = (int64_t)lb_udiv64((uint64_t)r, (uint64_t)n);
+    const int64_t t = r - bh * n;
+    const int64_t b = (int64_t)lb_udiv64((uint64_t)bh, (uint64_t)heads);
+    const int64_t h = bh - b * heads;
+    return (b * n + t) * ld + h * hd;
+}
+
+/* to_head_major = 1: split (token-major src, head-major dst); 0: merge. hd and ld in units. */
+template <typename U, int TO_HEAD_MAJOR>
+__global__ void __launch_bounds__(kRowBlock)
+permute_heads_kernel(const U *src, U *dst, int64_t rows, int64_t n, int64_t heads, int64_t hd,
+                     int64_t ld, int tpr)
+{
+    const int rows_per_block = kRowBlock / tpr;
+    const int lane = threadIdx.x % tpr;
+    for (int64_t r = (int64_t)blockIdx.x * rows_per_block + threadIdx.x / tpr; r < rows;
+         r += (int64_t)gridDim.x * rows_per_block) {
+        const int64_t tm = token_major_offset(r, n, heads, hd, ld);
+        const U *s = TO_HEAD_MAJOR ? src + tm : src + r * hd;
+        U *o = TO_HEAD_MAJOR ? dst + r * hd : dst + tm;
+        for (int64_t j = lane; j < hd; j += tpr)
+            o[j] = s[j];
+    }
+}
+
+template <typename U, int TO_HEAD_MAJOR>
+int launch_units(const void *src, void *dst, int64_t rows, int64_t n, int64_t heads,
+                 int64_t hd_units, int64_t ld_units, cudaStream_t st)
+{
+    const int tpr = lb_threads_per_row(hd_units);
+    permute_heads_kernel<U, TO_HEAD_MAJOR><<<lb_grid_for(rows, kRowBlock / tpr), kRowBlock, 0, st>>>(
+        static_cast<const U *>(src), static_cast<U *>(dst), rows, n, heads, hd_units, ld_units, tpr);
+    LB_LAUNCH_CHECK(TO_HEAD_MAJOR ? "permute_heads_kernel (split)" : "permute_heads_kernel (merge)");
+    return LB_OK;
+}
+
+template <int TO_HEAD_MAJOR>
+int launch_permute(size_t eb, const void *src, void *dst, int64_t ld, int64_t batch, int64_t n,
+                   int64_t heads, int64_t hd, cudaStream_t st)
+{
+    const int64_t rows = batch * heads * n;
+    const bool v16 = ((uintptr_t)src % 16 == 0) && ((uintptr_t)dst % 16 == 0) &&
+                     (hd * (int64_t)eb) % 16 == 0 && (ld * (int64_t)eb) % 16 == 0;
+    if (v16) {
+        const int64_t per = 16 / (int64_t)eb;
+        return launch_units<uint4, TO_HEAD_MAJOR>(src, dst, rows, n, heads, hd / per, ld / per, st);
+    }
+    if (eb == 2)
+        return launch_units<uint16_t, TO_HEAD_MAJOR>(src, dst, rows, n, heads, hd, ld, st);
+    if (eb == 4)
+        return launch_units<uint32_t, TO_HEAD_MAJOR>(src, dst, rows, n, heads, hd, ld, st);
+    return LB_FAIL(LB_ERR_INVALID, "head permute: unsupported element size %zu", eb);
+}
+
+int check_shape(const char *what, int64_t batch, int64_t n, int64_t heads, int64_t hd)
+{
+    if (batch < 0 || n < 0 || heads < 0 || hd < 0)
+        return LB_FAIL(LB_ERR_INVALID, "%s: negative shape (%lld, %lld, %lld, %lld)", what,
+                       (long long)batch, (long long)n, (long long)heads, (long long)hd);
+    return LB_OK;
+}
+
+} // namespace
+
+extern "C" int lb_cuda_split_heads(cudaStream_t stream, size_t elem_bytes, const void *d_src,
+                                   int64_t ld_src, void *d_dst, int64_t batch, int64_t n,
+                                   int64_t heads, int64_t hd)
+{
+    LB_TRY(check_shape("split_heads", batch, n, heads, hd));
+    if (ld_src < heads * hd)
+        return LB_FAIL(LB_ERR_INVALID, "split_heads: ld_src %lld is less than heads * hd = %lld",
+                       (long long)ld_src, (long long)(heads * hd));
+    if (batch == 0 || n == 0 || heads == 0 || hd == 0)
+        return LB_OK;
+    return launch_permute<1>(elem_bytes, d_src, d_dst, ld_src, batch, n, heads, hd, stream);
+}
+
+extern "C" int lb_cuda_merge_heads(cudaStream_t stream, size_t elem_bytes, const void *d_src,
+                                   void *d_dst, int64_t batch, int64_t n, int64_t heads, int64_t hd)
+{
+    LB_TRY(check_shape("merge_heads", batch, n, heads, hd));
+    if (batch == 0 || n == 0 || heads == 0 || hd == 0)
+        return LB_OK;
+    return launch_permute<0>(elem_bytes, d_src, d_dst, heads * hd, batch, n, heads, hd, stream);
+}

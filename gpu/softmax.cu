@@ -1,0 +1,325 @@
+/* Row softmax with a scale, in place: x (rows, cols), each row x = softmax(scale * x), the max
+ * and the sum in fp32 whatever the storage type (METHOD.md, "Precision").
+ *
+ * Three kernels, chosen by the row length:
+ *   - softmax_group_kernel: G lanes (1..32) per row, for rows of up to 128 16-byte packs
+ *     (1024 fp16 elements): the Linformer scores (n x k) and the standard model at short n;
+ *   - softmax_block_kernel: one block per row, the row held in registers (up to 8 packs per
+ *     thread, 1024 threads): up to 65536 fp16/bf16 or 32768 fp32 elements. Each element is read
+ *     once and written once: the byte floor of the operation;
+ *   - softmax_online_kernel: longer rows (or rows that are not 16-byte aligned and too long
+ *     for registers one element per slot): one pass for the running max and sum (online
+ *     softmax), one pass to write; the second read of a row mostly hits L2, since a block
+ *     re-reads its own row right after the first pass.
+ * exp(s x - m) is computed as exp2f(x * scale * log2(e) - m'), one multiply less per element.
+ *
+ * Checked by tests/gpu/test_gpu_kernels.c against lb_softmax_cpu (attn/cpu/cpu_ref.h) on random
+ * rows of 1 to 100000 elements in all three storage types, aligned and not, every path above;
+ * and by tests/gpu/test_gpu_large.c on a tensor of more than 2^31 elements. Speed:
+ * bench/bench_softmax.cu against a device-to-device copy (bench/NOTES.md). */
+#include <math.h>
+
+#include "gpu/cuda_check.h"
+#include "gpu/device_util.cuh"
+#include "gpu/kernels.h"
+
+namespace {
+
+constexpr int kGroupBlock = 256;  /* threads per block of the group kernel */
+constexpr int kMaxVpt = 8;        /* packs per thread held in registers, block kernel */
+constexpr int kBlockTarget = 256; /* preferred threads per row of the block kernel */
+constexpr int kOnlineBlock = 1024;
+
+/* G lanes per row, VPT packs of N elements per lane. Lanes of rows past the end stay in the
+ * loop (every lane must take part in the shuffles) but load and store nothing. */
+template <typename T, int N, int VPT, int G>
+__global__ void __launch_bounds__(kGroupBlock)
+softmax_group_kernel(T *x, int64_t rows, int64_t cols, float c)
+{
+    const int64_t npk = cols / N;
+    const int rows_per_block = kGroupBlock / G;
+    const int g = threadIdx.x % G;
+    const int local_row = threadIdx.x / G;
+    for (int64_t base = (int64_t)blockIdx.x * rows_per_block; base < rows;
+         base += (int64_t)gridDim.x * rows_per_block) {
+        const int64_t r = base + local_row;
+        const bool active = r < rows;
+        T *row = x + (active ? r : 0) * cols;
+        LbPack<T, N> p[VPT];
+#pragma unroll
+        for (int v = 0; v < VPT; v++) {
+            const int64_t i = (int64_t)v * G + g;
+            if (active && i < npk)
+                p[v] = lb_load_pack<T, N>(row + i * N);
+        }
+        float m = -INFINITY;
+#pragma unroll
+        for (int v = 0; v < VPT; v++) {
+            const int64_t i = (int64_t)v * G + g;
+            if (active && i < npk) {
+#pragma unroll
+                for (int e = 0; e < N; e++)
+                    m = fmaxf(m, lb_to_float(p[v].v[e]) * c);
+            }
+        }
+        m = lb_group_max<G>(m);
+        float s = 0.0f;
+#pragma unroll
+        for (int v = 0; v < VPT; v++) {
+            const int64_t i = (int64_t)v * G + g;
+            if (active && i < npk) {
+#pragma unroll
+                for (int e = 0; e < N; e++)
+                    s += exp2f(lb_to_float(p[v].v[e]) * c - m);
+            }
+        }
+        s = lb_group_sum<G>(s);
+        const float inv = 1.0f / s;
+#pragma unroll
+        for (int v = 0; v < VPT; v++) {
+            const int64_t i = (int64_t)v * G + g;
+            if (active && i < npk) {
+                LbPack<T, N> o;
+#pragma unroll
+                for (int e = 0; e < N; e++)
+                    o.v[e] = lb_from_float<T>(exp2f(lb_to_float(p[v].v[e]) * c - m) * inv);
+                lb_store_pack<T, N>(row + i * N, o);
+            }
+        }
+    }
+}
+
+/* One block per row, VPT packs per thread in registers; pack i of the row is held by thread
+ * i % blockDim.x, so each load instruction of a warp covers 32 consecutive packs. */
+template <typename T, int N, int VPT>
+__global__ void __launch_bounds__(1024)
+softmax_block_kernel(T *x, int64_t rows, int64_t cols, float c)
+{
+    __shared__ float sh[33];
+    const int64_t npk = cols / N;
+    for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+        T *row = x + r * cols;
+        LbPack<T, N> p[VPT];
+#pragma unroll
+        for (int v = 0; v < VPT; v++) {
+            const int64_t i = (int64_t)v * blockDim.x + threadIdx.x;
+            if (i < npk)
+                p[v] = lb_load_pack<T, N>(row + i * N);
+        }
+        float m = -INFINITY;
+#pragma unroll
+        for (int v = 0; v < VPT; v++) {
+            const int64_t i = (int64_t)v * blockDim.x + threadIdx.x;
+            if (i < npk) {
+#pragma unroll
+                for (int e = 0; e < N; e++)
+                    m = fmaxf(m, lb_to_float(p[v].v[e]) * c);
+            }
+        }
+        m = lb_block_max(m, sh);
+        float s = 0.0f;
+#pragma unroll
+        for (int v = 0; v < VPT; v++) {
+            const int64_t i = (int64_t)v * blockDim.x + threadIdx.x;
+            if (i < npk) {
+#pragma unroll
+                for (int e = 0; e < N; e++)
+                    s += exp2f(lb_to_float(p[v].v[e]) * c - m);
+            }
+        }
+        s = lb_block_sum(s, sh);
+        const float inv = 1.0f / s;
+#pragma unroll
+        for (int v = 0; v < VPT; v++) {
+            const int64_t i = (int64_t)v * blockDim.x + threadIdx.x;
+            if (i < npk) {
+                LbPack<T, N> o;
+#pragma unroll
+                for (int e = 0; e < N; e++)
+                    o.v[e] = lb_from_float<T>(exp2f(lb_to_float(p[v].v[e]) * c - m) * inv);
+                lb_store_pack<T, N>(row + i * N, o);
+            }
+        }
+    }
+}
+
+/* Merge two partial (max, sum of exp2(x - max)) pairs. An empty part has max -inf, sum 0. */
+__device__ __forceinline__ void online_merge(float &m, float &s, float m2, float s2)
+{
+    if (m2 == -INFINITY)
+        return;
+    if (m == -INFINITY) {
+        m = m2;
+        s = s2;
+        return;
+    }
+    const float mm = fmaxf(m, m2);
+    s = s * exp2f(m - mm) + s2 * exp2f(m2 - mm);
+    m = mm;
+}
+
+constexpr int kOnlineUnroll = 4;
+
+template <typename T, int N>
+__global__ void __launch_bounds__(kOnlineBlock)
+softmax_online_kernel(T *x, int64_t rows, int64_t cols, float c)
+{
+    __shared__ float sh_m[32], sh_s[32], sh_out[2];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    const int64_t npk = cols / N;
+    for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+        T *row = x + r * cols;
+        float m = -INFINITY, s = 0.0f;
+        /* Pass 1: kOnlineUnroll packs in flight per thread before their first use. */
+        for (int64_t i0 = threadIdx.x; i0 < npk; i0 += (int64_t)kOnlineUnroll * blockDim.x) {
+            LbPack<T, N> p[kOnlineUnroll];
+#pragma unroll
+            for (int u = 0; u < kOnlineUnroll; u++) {
+                const int64_t i = i0 + (int64_t)u * blockDim.x;
+                if (i < npk)
+                    p[u] = lb_load_pack<T, N>(row + i * N);
+            }
+#pragma unroll
+            for (int u = 0; u < kOnlineUnroll; u++) {
+                const int64_t i = i0 + (int64_t)u * blockDim.x;
+                if (i < npk) {
+                    float pm = -INFINITY;
+#pragma unroll
+                    for (int e = 0; e < N; e++)
+                        pm = fmaxf(pm, lb_to_float(p[u].v[e]) * c);
+                    float ps = 0.0f;
+#pragma unroll
+                    for (int e = 0; e < N; e++)
+                        ps += exp2f(lb_to_float(p[u].v[e]) * c - pm);
+                    online_merge(m, s, pm, ps);
+                }
+            }
+        }
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) {
+            const float m2 = __shfl_xor_sync(0xffffffffu, m, o);
+            const float s2 = __shfl_xor_sync(0xffffffffu, s, o);
+            online_merge(m, s, m2, s2);
+        }
+        if (lane == 0) {
+            sh_m[warp] = m;
+            sh_s[warp] = s;
+        }
+        __syncthreads();
+        if (warp == 0) {
+            m = lane < nwarps ? sh_m[lane] : -INFINITY;
+            s = lane < nwarps ? sh_s[lane] : 0.0f;
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) {
+                const float m2 = __shfl_xor_sync(0xffffffffu, m, o);
+                const float s2 = __shfl_xor_sync(0xffffffffu, s, o);
+                online_merge(m, s, m2, s2);
+            }
+            if (lane == 0) {
+                sh_out[0] = m;
+                sh_out[1] = s;
+            }
+        }
+        __syncthreads();
+        m = sh_out[0];
+        const float inv = 1.0f / sh_out[1];
+        /* Pass 2. The barrier below keeps a fast warp from overwriting sh_m/sh_out with the
+         * next row's partials while a slow one still reads this row's. */
+        for (int64_t i = threadIdx.x; i < npk; i += blockDim.x) {
+            const LbPack<T, N> p = lb_load_pack<T, N>(row + i * N);
+            LbPack<T, N> o;
+#pragma unroll
+            for (int e = 0; e < N; e++)
+                o.v[e] = lb_from_float<T>(exp2f(lb_to_float(p.v[e]) * c - m) * inv);
+            lb_store_pack<T, N>(row + i * N, o);
+        }
+        __syncthreads();
+    }
+}
+
+int next_pow2(int64_t v)
+{
+    int p = 1;
+    while (p < v)
+        p <<= 1;
+    return p;
+}
+
+template <typename T, int N, int VPT, int G>
+int launch_group(T *x, int64_t rows, int64_t cols, float c, cudaStream_t st)
+{
+    softmax_group_kernel<T, N, VPT, G>
+        <<<lb_grid_for(rows, kGroupBlock / G), kGroupBlock, 0, st>>>(x, rows, cols, c);
+    LB_LAUNCH_CHECK("softmax_group_kernel");
+    return LB_OK;
+}
+
+template <typename T, int N, int VPT>
+int launch_block(T *x, int64_t rows, int64_t cols, float c, int threads, cudaStream_t st)
+{
+    softmax_block_kernel<T, N, VPT><<<lb_grid_for(rows, 1), threads, 0, st>>>(x, rows, cols, c);
+    LB_LAUNCH_CHECK("softmax_block_kernel");
+    return LB_OK;
+}
+
+template <typename T, int N>
+int launch_packs(T *x, int64_t rows, int64_t cols, float c, cudaStream_t st)
+{
+    const int64_t npk = cols / N;
+    if (npk <= 32) {
+        switch (next_pow2(npk)) {
+        case 1: return launch_group<T, N, 1, 1>(x, rows, cols, c, st);
+        case 2: return launch_group<T, N, 1, 2>(x, rows, cols, c, st);
+        case 4: return launch_group<T, N, 1, 4>(x, rows, cols, c, st);
+        case 8: return launch_group<T, N, 1, 8>(x, rows, cols, c, st);
+        case 16: return launch_group<T, N, 1, 16>(x, rows, cols, c, st);
+        default: return launch_group<T, N, 1, 32>(x, rows, cols, c, st);
+        }
+    }
+    if (npk <= 64)
+        return launch_group<T, N, 2, 32>(x, rows, cols, c, st);
+    if (npk <= 128)
+        return launch_group<T, N, 4, 32>(x, rows, cols, c, st);
+    if (npk <= (int64_t)kMaxVpt * 1024) {
+        /* Fewest packs per thread that keep the block near kBlockTarget threads; more packs per
+         * thread put more loads in flight, fewer keep registers for more resident blocks. */
+        int vpt = 1;
+        while (vpt < kMaxVpt && (npk + vpt - 1) / vpt > kBlockTarget)
+            vpt *= 2;
+        const int64_t per = (npk + vpt - 1) / vpt;
+        const int threads = (int)((per + 31) / 32 * 32);
+        switch (vpt) {
+        case 1: return launch_block<T, N, 1>(x, rows, cols, c, threads, st);
+        case 2: return launch_block<T, N, 2>(x, rows, cols, c, threads, st);
+        case 4: return launch_block<T, N, 4>(x, rows, cols, c, threads, st);
+        default: return launch_block<T, N, 8>(x, rows, cols, c, threads, st);
+        }
+    }
+    softmax_online_kernel<T, N><<<lb_grid_for(rows, 1), kOnlineBlock, 0, st>>>(x, rows, cols, c);
+    LB_LAUNCH_CHECK("softmax_online_kernel");
+    return LB_OK;
+}
+
+template <typename T>
+int launch_softmax(void *d_x, int64_t rows, int64_t cols, float c, cudaStream_t st)
+{
+    T *x = static_cast<T *>(d_x);
+    if (lb_can_vec16(d_x, cols, sizeof(T)))
+        return launch_packs<T, LbVec16<T>::n>(x, rows, cols, c, st);
+    return launch_packs<T, 1>(x, rows, cols, c, st);
+}
+
+} // namespace
+
+extern "C" int lb_cuda_softmax(cudaStream_t stream, LbDtype dtype, void *d_x, int64_t rows,
+                               int64_t cols, float scale)
+{
+    if (rows < 0 || cols < 0)
+        return LB_FAIL(LB_ERR_INVALID, "softmax: negative shape (%lld, %lld)", (long long)rows,
+                       (long long)cols);
+    if (rows == 0 || cols == 0)
+        return LB_OK;
+    const float c = (float)((double)scale * 1.4426950408889634); /* log2(e) */
+    LB_DISPATCH_DTYPE(dtype, T, return launch_softmax<T>(d_x, rows, cols, c, stream));
+    return LB_OK;
+}

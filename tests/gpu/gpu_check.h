@@ -1,0 +1,134 @@
+/* The harness of the GPU tests (suite 'gpu'): opening the CUDA backend or skipping (exit 77 =
+ * meson's SKIP when no CUDA device is present), device buffers, fresh random inputs drawn on the
+ * device and read back (so the CPU reference sees exactly the values the kernel saw, after
+ * rounding to the storage type), NaN poison, and the relative error ||out - ref|| / ||ref||
+ * in float64, printed for every check so a GPU run shows how close each one came to its
+ * threshold. Counting and the closing line come from tests/ops/check.h. */
+#ifndef LB_TESTS_GPU_CHECK_H
+#define LB_TESTS_GPU_CHECK_H
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "attn/ops.h"
+#include "attn/rng.h"
+#include "attn/status.h"
+#include "gpu/kernels.h"
+#include "tests/ops/check.h"
+
+#define LB_TEST_SKIP 77
+
+/* The CUDA backend on device 0 (LB_TEST_GPU to choose another), or exit 77 when there is
+ * none; any other failure to open is a test failure. */
+static inline LbBackend *lb_gpu_open_or_skip(LbDtype dtype, int tf32)
+{
+    const char *env = getenv("LB_TEST_GPU");
+    int index = env && *env ? atoi(env) : 0;
+    LbBackend *be = NULL;
+    int rc = lb_cuda_backend_open(index, dtype, tf32, &be);
+    if (rc == LB_ERR_NODEVICE) {
+        printf("SKIP: %s\n", lb_error_message());
+        exit(LB_TEST_SKIP);
+    }
+    if (rc != LB_OK) {
+        printf("FAIL: opening the CUDA backend: %s\n", lb_error_where());
+        exit(1);
+    }
+    return be;
+}
+
+/* Exit with a message when an op fails: later checks would only repeat it. */
+static inline void lb_gpu_ok(int rc, const char *what)
+{
+    if (rc != LB_OK) {
+        printf("FAIL: %s: %s (%s)\n", what, lb_error_where(), lb_status_name(rc));
+        exit(1);
+    }
+}
+
+/* count elements of the storage type, plus 16 of slack so a test can offset the pointer to take
+ * the kernels off their 16-byte path. */
+static inline void *lb_gpu_alloc(LbBackend *be, int64_t count)
+{
+    void *p = NULL;
+    lb_gpu_ok(be->ops->mem_alloc(be, (size_t)(count + 16) * be->elem_bytes, &p), "mem_alloc");
+    return p;
+}
+
+/* p advanced by `elems` storage elements. */
+static inline void *lb_gpu_at(LbBackend *be, void *p, int64_t elems)
+{
+    return (char *)p + elems * (int64_t)be->elem_bytes;
+}
+
+/* A fresh stream of random numbers for each call (the seed printed by lb_test_init replays). */
+static inline uint64_t lb_gpu_next_seed(void)
+{
+    return lb_test_seed * 1000003u + 7919u * ++lb_test_stream;
+}
+
+/* d_x (count) uniform in [lo, hi) drawn on the device; the stored values into host (count). */
+static inline void lb_gpu_random(LbBackend *be, void *d_x, float *host, int64_t count, float lo, float hi)
+{
+    lb_gpu_ok(be->ops->fill_uniform(be, d_x, count, lb_gpu_next_seed(), lo, hi), "fill_uniform");
+    lb_gpu_ok(be->ops->download(be, host, d_x, count), "download of a random input");
+}
+
+/* NaN in every element of d_x (count): an element an op leaves unwritten stays NaN. */
+static inline void lb_gpu_poison(LbBackend *be, void *d_x, int64_t count)
+{
+    lb_gpu_ok(lb_cuda_fill_const(lb_cuda_backend_stream(be), be->storage, d_x, count, NAN), "poison");
+}
+
+/* ||out - ref|| / ||ref|| in float64; infinity when out holds a NaN or an infinity (an element
+ * left unwritten), and the first such index in *first_bad (or -1). */
+static inline double lb_gpu_rel_error(const float *out, const float *ref, int64_t count, int64_t *first_bad)
+{
+    double num = 0.0, den = 0.0;
+    *first_bad = -1;
+    for (int64_t i = 0; i < count; i++) {
+        if (!isfinite(out[i])) {
+            *first_bad = i;
+            return INFINITY;
+        }
+        const double e = (double)out[i] - (double)ref[i];
+        num += e * e;
+        den += (double)ref[i] * (double)ref[i];
+    }
+    if (den == 0.0)
+        return num == 0.0 ? 0.0 : INFINITY;
+    return sqrt(num / den);
+}
+
+/* One check: the relative error of out against ref under tol, printed either way. */
+static inline int lb_gpu_check_rel(const char *what, const float *out, const float *ref, int64_t count,
+                                   double tol)
+{
+    int64_t bad = -1;
+    const double err = lb_gpu_rel_error(out, ref, count, &bad);
+    if (bad >= 0)
+        printf("  %s: element %" PRId64 " is %g (unwritten or overflowed)\n", what, bad, (double)out[bad]);
+    printf("  %-58s rel err %.3e (tol %.0e)%s\n", what, err, tol, err <= tol ? "" : "  <-- FAIL");
+    return lb_check(err <= tol, "%s: relative error %.3e above %.0e", what, err, tol);
+}
+
+static inline const char *lb_gpu_dtype(const LbBackend *be) { return lb_dtype_name(be->storage); }
+
+/* Per-kernel thresholds by storage type, for ops whose result is rounded once to the storage type
+ * from an fp32 computation on inputs already in that type: the unit roundoff is 2^-24 (fp32),
+ * 2^-11 (fp16), 2^-8 (bf16); a uniformly spread rounding error has an RMS of about u / sqrt(3),
+ * so these leave a margin of 3 to 4 over rounding alone. fp32 allows for exp2f/erff/rsqrtf (2 ulp)
+ * and fp32 statistics against the double reference. */
+static inline double lb_gpu_kernel_tol(LbDtype t)
+{
+    switch (t) {
+    case LB_DTYPE_FP16: return 1e-3;
+    case LB_DTYPE_BF16: return 8e-3;
+    default: return 1e-5;
+    }
+}
+
+#endif
