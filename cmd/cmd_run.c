@@ -59,14 +59,11 @@ static int dump(const LbOptions *o, LbBackend *be, uint64_t budget, int64_t batc
     if (rc == LB_OK) {
         if ((rc = lb_inputs_alloc(&model, &arena, batch, &in)) == LB_OK &&
             (rc = lb_inputs_fill(&model, &in, o->seed ^ 0x5eedULL)) == LB_OK &&
-            (rc = lb_forward(&model, &arena, &in)) == LB_OK && (rc = be->ops->sync(be)) == LB_OK &&
-            (rc = lb_outdir_create(dir)) == LB_OK)
+            (rc = lb_forward(&model, &arena, &in)) == LB_OK && (rc = be->ops->sync(be)) == LB_OK)
             rc = lb_dump_write(dir, &model, &in);
         lb_model_release(&model);
     }
     lb_arena_close(&arena);
-    if (rc == LB_EXIT_FAILURE)
-        return rc;
     if (rc != LB_OK)
         return lb_runtime_error(rc);
     printf("wrote the forward pass of %s n=%lld batch %lld to %s (index.csv lists the files)\n",
@@ -147,13 +144,16 @@ int lb_cmd_run(int argc, char **argv)
     char msg[256];
     if (lb_config_check(&o.model, msg, sizeof msg) != LB_OK)
         return lb_usage_error("%s", msg);
-    if (dump_dir && (rc = lb_outdir_check(dump_dir, 0, "dump")) != 0)
+    if (dump_dir && (rc = lb_outdir_prepare(dump_dir, 0, "dump")) != 0)
         return rc;
 
     LbBackend *be = NULL;
     uint64_t budget = 0;
-    if ((rc = lb_options_open_backend(&o, &be, &budget)) != 0)
+    if ((rc = lb_options_open_backend(&o, &be, &budget)) != 0) {
+        if (dump_dir)
+            lb_outdir_abandon();
         return rc;
+    }
     if (dump_dir) {
         rc = dump(&o, be, budget, batch, dump_dir);
     } else {

@@ -261,14 +261,17 @@ int lb_cmd_sweep(int argc, char **argv)
                 out = default_dir;
             }
             s.dir = out;
-            rc = lb_outdir_check(out, force, "out");
+            rc = lb_outdir_prepare(out, force, "out");
         }
     }
     LbBackend *be = NULL;
     uint64_t budget = 0;
     char *command_line = NULL;
-    if (rc == 0)
+    if (rc == 0) {
         rc = lb_options_open_backend(&s.opt, &be, &budget);
+        if (rc != 0 && !resume)
+            lb_outdir_abandon(); /* nothing was written: leave no empty folder */
+    }
     if (rc == 0 && resume) {
         if (budget < resumed_budget) {
             char have[32], want[32];
@@ -280,8 +283,6 @@ int lb_cmd_sweep(int argc, char **argv)
         }
         budget = resumed_budget;
     }
-    if (rc == 0 && !resume)
-        rc = lb_outdir_create(s.dir);
     if (rc == 0) {
         command_line = join_command_line(argc, argv);
         s.command_line = command_line ? command_line : "linbench sweep";

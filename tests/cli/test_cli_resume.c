@@ -1,0 +1,156 @@
+/* linbench sweep --resume: a sweep stopped by Ctrl-C (exit 130, finished cells kept, grids
+ * written) or by kill -9 (at most the cell in progress lost), then resumed, ends with the same set
+ * of cells, each once, as an uninterrupted run; --resume refuses settings that contradict
+ * meta.csv (exit 2). Usage: test_cli_resume PATH-TO-LINBENCH */
+#include <string.h>
+#include <time.h>
+
+#include "reports/meta.h"
+#include "reports/raw.h"
+#include "tests/cli/spawn.h"
+#include "tests/ops/check.h"
+
+static const char *bin;
+
+#define GRID "--device", "cpu", "--layers", "1", "--d-model", "32", "--heads", "2", "--ffn", "64", \
+             "--vocab", "500", "--n", "64:512", "--k", "16:64", "--mem-limit", "8M", "--cell-time", "1", "--quiet"
+#define CELLS 15 /* n 64, 128, 256, 512: 4 standard + 2 + 3 + 3 + 3 Linformer */
+
+static int data_rows(const char *dir)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/raw.csv", dir);
+    char *s = lb_slurp(path);
+    int n = s ? lb_lines(s) - 1 : 0;
+    free(s);
+    return n;
+}
+
+/* Rows of dir/raw.csv; 1 when they are exactly the CELLS cells, each once, all ok. */
+static int complete_once(const char *dir, const char *what)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/raw.csv", dir);
+    LbCellResult *rows = NULL;
+    size_t count = 0;
+    if (!lb_check(lb_raw_read(path, &rows, &count) == 0, "%s: raw.csv reads back", what))
+        return 0;
+    int ok = lb_check(count == CELLS, "%s: %d rows (got %zu)", what, CELLS, count);
+    for (size_t i = 0; i < count; i++) {
+        ok &= lb_check(rows[i].status == LB_CELL_OK, "%s: row %zu ok", what, i);
+        for (size_t j = 0; j < i; j++)
+            ok &= lb_check(!(rows[i].model == rows[j].model && rows[i].n == rows[j].n && rows[i].k == rows[j].k),
+                           "%s: cell %s n=%lld k=%lld measured once", what, lb_model_name(rows[i].model),
+                           (long long)rows[i].n, (long long)rows[i].k);
+    }
+    free(rows);
+    return ok;
+}
+
+/* Start a sweep into dir, stop it with `sig` once it has written `after` rows. */
+static LbRun interrupted(const char *dir, int sig, int after)
+{
+    char *argv[] = {(char *)bin, "sweep", GRID, "--out", (char *)dir, NULL};
+    pid_t pid = lb_start(argv);
+    struct timespec pause = {0, 20 * 1000 * 1000};
+    for (int i = 0; i < 30000 && data_rows(dir) < after; i++) {
+        int status;
+        if (waitpid(pid, &status, WNOHANG) == pid) { /* finished before the signal: report it */
+            LbRun r = {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), strdup(""), strdup("")};
+            return r;
+        }
+        nanosleep(&pause, NULL);
+    }
+    kill(pid, sig);
+    return lb_wait(pid);
+}
+
+static LbRun resume(const char *dir, const char *flag, const char *value)
+{
+    char *argv[] = {(char *)bin, "sweep", "--resume", (char *)dir, "--quiet", (char *)flag, (char *)value, NULL};
+    if (!flag)
+        argv[4] = NULL;
+    return lb_run(argv);
+}
+
+int main(int argc, char **argv)
+{
+    lb_test_init("test_cli_resume");
+    if (argc < 2)
+        return 1;
+    bin = argv[1];
+    const char *scratch = lb_scratch_dir("lb-cli-resume");
+    char full[512], ctrlc[512], killed[512];
+    snprintf(full, sizeof full, "%s/full", scratch);
+    snprintf(ctrlc, sizeof ctrlc, "%s/ctrlc", scratch);
+    snprintf(killed, sizeof killed, "%s/killed", scratch);
+
+    char *whole[] = {(char *)bin, "sweep", GRID, "--out", full, NULL};
+    LbRun r = lb_run(whole);
+    lb_check(r.code == 0, "uninterrupted sweep exits 0 (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    complete_once(full, "uninterrupted");
+
+    /* Ctrl-C: exit 130, the finished cells and the grids on disk, a hint to resume. */
+    r = interrupted(ctrlc, SIGINT, 3);
+    lb_check(r.code == 130, "Ctrl-C exits 130 (got %d): %s", r.code, r.err);
+    lb_check(strstr(r.err, "--resume") != NULL, "Ctrl-C says how to resume: %s", r.err);
+    lb_run_free(&r);
+    int kept = data_rows(ctrlc);
+    lb_check(kept >= 3 && kept < CELLS, "Ctrl-C kept the finished cells (%d)", kept);
+    char path[600];
+    snprintf(path, sizeof path, "%s/time_speedup.csv", ctrlc);
+    lb_check(lb_exists(path), "Ctrl-C still wrote the grids");
+    LbMeta meta;
+    memset(&meta, 0, sizeof meta);
+    snprintf(path, sizeof path, "%s/meta.csv", ctrlc);
+    if (lb_check(lb_meta_read(path, &meta) == 0, "meta.csv after Ctrl-C")) {
+        const char *st = lb_meta_get(&meta, "status");
+        lb_check(st && strcmp(st, "interrupted") == 0, "meta.csv says interrupted (%s)", st ? st : "none");
+        lb_meta_free(&meta);
+    }
+
+    /* Settings that contradict meta.csv are refused before anything runs. */
+    r = resume(ctrlc, "--dtype", "fp32");
+    lb_check(r.code == 2 && strstr(r.err, "--dtype") && lb_lines(r.err) == 1, "--resume with another --dtype: exit 2 naming it (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    r = resume(ctrlc, "--layers", "3");
+    lb_check(r.code == 2 && strstr(r.err, "--layers"), "--resume with other --layers: exit 2 naming it (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    r = resume(ctrlc, "--mem-limit", "16M");
+    lb_check(r.code == 2 && strstr(r.err, "--mem-limit"), "--resume with another --mem-limit: exit 2 (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    lb_check(data_rows(ctrlc) == kept, "refused resumes measured nothing");
+    r = resume(scratch, NULL, NULL);
+    lb_check(r.code == 2 && strstr(r.err, "--resume"), "--resume on a directory without a sweep: exit 2 (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+
+    /* Resume finishes the rest: the same cells as the uninterrupted run, each once. */
+    r = resume(ctrlc, "--d-model", "32"); /* a flag that agrees with meta.csv is fine */
+    lb_check(r.code == 0, "resume after Ctrl-C exits 0 (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    complete_once(ctrlc, "Ctrl-C then --resume");
+
+    /* kill -9: at most the cell in progress is lost. */
+    r = interrupted(killed, SIGKILL, 2);
+    lb_check(r.code == 128 + SIGKILL, "kill -9 ends the sweep (%d)", r.code);
+    lb_run_free(&r);
+    lb_check(data_rows(killed) >= 2, "kill -9 kept the finished cells (%d)", data_rows(killed));
+    r = resume(killed, NULL, NULL);
+    lb_check(r.code == 0, "resume after kill -9 exits 0 (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    complete_once(killed, "kill -9 then --resume");
+
+    /* A mangled meta.csv is refused. */
+    snprintf(path, sizeof path, "%s/meta.csv", killed);
+    memset(&meta, 0, sizeof meta);
+    if (lb_meta_read(path, &meta) == 0) {
+        lb_meta_set(&meta, "layers", "%s", "many");
+        lb_meta_write(path, &meta);
+        lb_meta_free(&meta);
+    }
+    r = resume(killed, NULL, NULL);
+    lb_check(r.code == 2 && strstr(r.err, "--resume"), "--resume with an unreadable meta.csv: exit 2 (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    return lb_test_finish("test_cli_resume");
+}
