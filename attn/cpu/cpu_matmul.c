@@ -296,19 +296,11 @@ static void lb_gemm_plain_range(const LbCpuGemm *g, int64_t begin, int64_t end)
     }
 }
 
-/* Items [begin, end) of g (an LbCpuRangeFn): pack, multiply tile by tile, finish. */
-static void lb_gemm_range(void *ctx, int64_t begin, int64_t end)
+/* Items [begin, end) of g with scratch ap (g->mb * k) and bp (g->nc * k): pack, multiply tile by
+ * tile, finish. */
+static void lb_gemm_items(const LbCpuGemm *g, int64_t begin, int64_t end, double *ap, double *bp)
 {
-    const LbCpuGemm *g = ctx;
     int64_t k = g->k;
-    double *ap = malloc((size_t)(g->mb * k + 1) * sizeof *ap);
-    double *bp = malloc((size_t)(g->nc * k + 1) * sizeof *bp);
-    if (!ap || !bp) { /* out of host memory for scratch: slower, same numbers */
-        free(ap);
-        free(bp);
-        lb_gemm_plain_range(g, begin, end);
-        return;
-    }
     double acc[LB_MR * LB_NR];
     for (int64_t item = begin; item < end; item++) {
         const float *a, *b;
@@ -330,6 +322,21 @@ static void lb_gemm_range(void *ctx, int64_t begin, int64_t end)
             }
         }
     }
+}
+
+/* One worker of g (an LbCpuWorkerFn): its packing scratch, then items until none is left. */
+static void lb_gemm_worker(void *ctx, LbCpuWork *w)
+{
+    const LbCpuGemm *g = ctx;
+    double *ap = malloc((size_t)(g->mb * g->k + 1) * sizeof *ap);
+    double *bp = malloc((size_t)(g->nc * g->k + 1) * sizeof *bp);
+    int64_t begin, end;
+    while (lb_cpu_work_next(w, &begin, &end)) {
+        if (ap && bp)
+            lb_gemm_items(g, begin, end, ap, bp);
+        else /* out of host memory for scratch: slower, same numbers */
+            lb_gemm_plain_range(g, begin, end);
+    }
     free(ap);
     free(bp);
 }
@@ -348,7 +355,7 @@ static void lb_gemm_run(LbCpuGemm *g)
     g->row_blocks = (g->m + g->mb - 1) / g->mb;
     lb_micro_kernel_pick(g);
     double cost = (double)g->mb * (double)g->n * (double)k;
-    lb_cpu_parallel_for(g->batch * g->row_blocks, cost, lb_gemm_range, g);
+    lb_cpu_parallel_for(g->batch * g->row_blocks, cost, lb_gemm_worker, g);
 }
 
 void lb_linear_cpu(const float *x, const float *w, const float *b, float *y, int64_t rows,

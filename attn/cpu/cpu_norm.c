@@ -181,13 +181,11 @@ typedef struct LbSoftmaxJob {
     LbSoftmaxRow row_fn; /* lb_softmax_row or its AVX2 version */
 } LbSoftmaxJob;
 
-/* Rows [begin, end) of x (rows, cols): x = softmax(scale * x). The exponentials are kept in a
- * double row so that each output is rounded once. */
-static void lb_softmax_range(void *ctx, int64_t begin, int64_t end)
+/* Rows [begin, end) of x (rows, cols): x = softmax(scale * x). The exponentials are kept in the
+ * double row e (cols) so that each output is rounded once; e may be NULL. */
+static void lb_softmax_rows(const LbSoftmaxJob *job, int64_t begin, int64_t end, double *e)
 {
-    const LbSoftmaxJob *job = ctx;
     int64_t cols = job->cols;
-    double *e = malloc((size_t)cols * sizeof *e);
     for (int64_t r = begin; r < end; r++) {
         float *row = job->x + r * cols;
         /* max of scale * x: scale times the largest x (the smallest for scale < 0), the same
@@ -204,6 +202,16 @@ static void lb_softmax_range(void *ctx, int64_t begin, int64_t end)
         }
         job->row_fn(row, cols, job->scale, max, e);
     }
+}
+
+/* One worker of the softmax (an LbCpuWorkerFn): a scratch row, then rows until none is left. */
+static void lb_softmax_worker(void *ctx, LbCpuWork *w)
+{
+    const LbSoftmaxJob *job = ctx;
+    double *e = malloc((size_t)job->cols * sizeof *e);
+    int64_t begin, end;
+    while (lb_cpu_work_next(w, &begin, &end))
+        lb_softmax_rows(job, begin, end, e);
     free(e);
 }
 
@@ -221,7 +229,7 @@ void lb_softmax_cpu(float *x, int64_t rows, int64_t cols, float scale)
     (void)force;
 #endif
     /* about 10 multiply-adds' worth per element */
-    lb_cpu_parallel_for(rows, 10.0 * (double)cols, lb_softmax_range, &job);
+    lb_cpu_parallel_for(rows, 10.0 * (double)cols, lb_softmax_worker, &job);
 }
 
 typedef struct LbLayerNormJob {
@@ -233,9 +241,8 @@ typedef struct LbLayerNormJob {
 
 /* Rows [begin, end) of x (rows, d): v = x + r; x = (v - mean) / sqrt(var + eps) * gamma + beta,
  * mean and biased variance in double, two passes (no cancellation from sum of squares). */
-static void lb_layernorm_range(void *ctx, int64_t begin, int64_t end)
+static void lb_layernorm_rows(const LbLayerNormJob *job, int64_t begin, int64_t end)
 {
-    const LbLayerNormJob *job = ctx;
     int64_t d = job->d;
     for (int64_t i = begin; i < end; i++) {
         float *row = job->x + i * d;
@@ -258,11 +265,20 @@ static void lb_layernorm_range(void *ctx, int64_t begin, int64_t end)
     }
 }
 
+/* One worker of the LayerNorm (an LbCpuWorkerFn): rows until none is left. */
+static void lb_layernorm_worker(void *ctx, LbCpuWork *w)
+{
+    const LbLayerNormJob *job = ctx;
+    int64_t begin, end;
+    while (lb_cpu_work_next(w, &begin, &end))
+        lb_layernorm_rows(job, begin, end);
+}
+
 void lb_layernorm_cpu(float *x, const float *r, const float *gamma, const float *beta,
                       int64_t rows, int64_t d, float eps)
 {
     if (rows <= 0 || d <= 0)
         return;
     LbLayerNormJob job = {.x = x, .r = r, .gamma = gamma, .beta = beta, .d = d, .eps = (double)eps};
-    lb_cpu_parallel_for(rows, 8.0 * (double)d, lb_layernorm_range, &job);
+    lb_cpu_parallel_for(rows, 8.0 * (double)d, lb_layernorm_worker, &job);
 }

@@ -1,9 +1,10 @@
-/* Threads for the CPU reference: one per online core (capped at 8) by default, started per call.
- * Starting a thread costs tens of microseconds, far below the milliseconds of the products worth
- * splitting, so there is no pool to manage. */
+/* Threads for the CPU reference: one per online core (capped at 8) by default, started per call,
+ * taking chunks of items from a shared counter. Starting a thread costs tens of microseconds,
+ * far below the milliseconds of the products worth splitting, so there is no pool to manage. */
 #include "attn/cpu/cpu_parallel.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <unistd.h>
 
 #include "attn/cpu/cpu_ref.h"
@@ -45,46 +46,64 @@ int lb_cpu_threads(void)
     return lb_cpu_threads_online;
 }
 
-typedef struct LbCpuChunk {
-    LbCpuRangeFn fn;
-    void *ctx;
-    int64_t begin, end;
-    pthread_t thread;
-    int started;
-} LbCpuChunk;
+struct LbCpuWork {
+    atomic_int_fast64_t next; /* first item not yet handed out */
+    int64_t count, chunk;
+};
 
-static void *lb_cpu_chunk_main(void *arg)
+int lb_cpu_work_next(LbCpuWork *w, int64_t *begin, int64_t *end)
 {
-    LbCpuChunk *c = arg;
-    c->fn(c->ctx, c->begin, c->end);
+    int64_t b = atomic_fetch_add(&w->next, w->chunk);
+    if (b >= w->count)
+        return 0;
+    *begin = b;
+    *end = b + w->chunk < w->count ? b + w->chunk : w->count;
+    return 1;
+}
+
+typedef struct LbCpuWorker {
+    LbCpuWorkerFn fn;
+    void *ctx;
+    LbCpuWork *work;
+    pthread_t thread;
+} LbCpuWorker;
+
+static void *lb_cpu_worker_main(void *arg)
+{
+    LbCpuWorker *t = arg;
+    t->fn(t->ctx, t->work);
     return NULL;
 }
 
-void lb_cpu_parallel_for(int64_t count, double cost_per_item, LbCpuRangeFn fn, void *ctx)
+void lb_cpu_parallel_for(int64_t count, double cost_per_item, LbCpuWorkerFn fn, void *ctx)
 {
     if (count <= 0)
         return;
     int64_t threads = lb_cpu_threads();
     if (threads > count)
         threads = count;
-    if (threads <= 1 || (double)count * cost_per_item < LB_CPU_PARALLEL_MIN_WORK) {
-        fn(ctx, 0, count);
+    if ((double)count * cost_per_item < LB_CPU_PARALLEL_MIN_WORK)
+        threads = 1;
+    LbCpuWork work;
+    atomic_init(&work.next, 0);
+    work.count = count;
+    /* about four chunks per thread: small enough to even out a thread that starts late or is
+     * preempted, large enough that each grab does real work */
+    work.chunk = count / (threads * 4) > 0 ? count / (threads * 4) : 1;
+    if (threads <= 1) {
+        work.chunk = count;
+        fn(ctx, &work);
         return;
     }
 
-    LbCpuChunk chunks[LB_CPU_THREADS_MAX];
-    for (int64_t t = 0; t < threads; t++) {
-        /* count * t fits: count is far below 2^57 for anything that fits in memory */
-        chunks[t] = (LbCpuChunk){.fn = fn, .ctx = ctx, .begin = count * t / threads,
-                                 .end = count * (t + 1) / threads, .started = 0};
-    }
-    for (int64_t t = 1; t < threads; t++)
-        chunks[t].started = pthread_create(&chunks[t].thread, NULL, lb_cpu_chunk_main, &chunks[t]) == 0;
-    fn(ctx, chunks[0].begin, chunks[0].end);
+    LbCpuWorker workers[LB_CPU_THREADS_MAX];
+    int started[LB_CPU_THREADS_MAX];
     for (int64_t t = 1; t < threads; t++) {
-        if (chunks[t].started)
-            pthread_join(chunks[t].thread, NULL);
-        else
-            fn(ctx, chunks[t].begin, chunks[t].end);
+        workers[t] = (LbCpuWorker){.fn = fn, .ctx = ctx, .work = &work};
+        started[t] = pthread_create(&workers[t].thread, NULL, lb_cpu_worker_main, &workers[t]) == 0;
     }
+    fn(ctx, &work);
+    for (int64_t t = 1; t < threads; t++)
+        if (started[t])
+            pthread_join(workers[t].thread, NULL);
 }

@@ -1,18 +1,25 @@
-/* Internal to attn/cpu/: the one way the reference splits work over threads. Each item of
- * [0, count) is handled by exactly one thread and items are split in fixed contiguous chunks, so
- * a result never depends on the thread count or on scheduling. */
+/* Internal to attn/cpu/: the one way the reference splits work over threads. The items of
+ * [0, count) are handed out in chunks from a shared counter, so a thread that the OS sets aside
+ * (a busy 2-core test machine) does not hold the others up; each item is still done by exactly
+ * one thread, and what an item computes does not depend on which thread, so a result never
+ * depends on the thread count or on scheduling. */
 #ifndef LB_CPU_PARALLEL_H
 #define LB_CPU_PARALLEL_H
 
 #include <stdint.h>
 
-/* Handle items [begin, end). */
-typedef void (*LbCpuRangeFn)(void *ctx, int64_t begin, int64_t end);
+typedef struct LbCpuWork LbCpuWork;
 
-/* Run fn over [0, count) in contiguous chunks, one per thread (lb_cpu_threads(), at most one per
- * item); in the calling thread alone when count * cost_per_item (roughly, multiply-adds) is too
- * small to pay for starting threads. A thread that cannot be started has its chunk run by the
- * caller: slower, same result. */
-void lb_cpu_parallel_for(int64_t count, double cost_per_item, LbCpuRangeFn fn, void *ctx);
+/* The next chunk [*begin, *end) for the calling worker; 0 when every item has been handed out. */
+int lb_cpu_work_next(LbCpuWork *w, int64_t *begin, int64_t *end);
+
+/* One worker: set up its scratch, then take chunks with lb_cpu_work_next until none is left. */
+typedef void (*LbCpuWorkerFn)(void *ctx, LbCpuWork *w);
+
+/* Run fn on up to lb_cpu_threads() workers (the caller is one, at most one per item) over
+ * [0, count); in the calling thread alone when count * cost_per_item (roughly, multiply-adds)
+ * is too small to pay for starting threads. A thread that cannot be started leaves its share to
+ * the others: slower, same result. */
+void lb_cpu_parallel_for(int64_t count, double cost_per_item, LbCpuWorkerFn fn, void *ctx);
 
 #endif
