@@ -67,11 +67,12 @@ double lb_exp_nonpos_cpu(double x)
     double r = (x - kf * LB_LN2_HI) - kf * LB_LN2_LO;
     double p;
     LB_EXP_POLY(p, r, double);
-    int64_t tb, mb;
+    uint64_t tb, mb;
     const double magic = LB_EXP_MAGIC;
     memcpy(&tb, &t, sizeof tb);
     memcpy(&mb, &magic, sizeof mb);
-    int64_t sb = (tb - mb + 1023) * ((int64_t)1 << 52); /* 2^k, k >= -1010 */
+    /* 2^k, k = tb - mb >= -1010; unsigned so that a NaN's garbage wraps instead of overflowing */
+    uint64_t sb = (tb - mb + 1023u) << 52;
     double scale;
     memcpy(&scale, &sb, sizeof scale);
     return p * scale;
@@ -98,6 +99,7 @@ static void lb_softmax_row(float *row, int64_t cols, double scale, double max, d
 #define LB_HAVE_AVX2_SOFTMAX 1
 typedef double lb_v4d __attribute__((vector_size(32)));
 typedef int64_t lb_v4l __attribute__((vector_size(32)));
+typedef uint64_t lb_v4u __attribute__((vector_size(32)));
 typedef float lb_v4f __attribute__((vector_size(16)));
 
 /* lb_softmax_row with lb_exp_nonpos_cpu written for vectors of four. */
@@ -123,7 +125,7 @@ __attribute__((target("avx2"))) static void lb_softmax_row_avx2(float *row, int6
             lb_v4d r = (x - kf * LB_LN2_HI) - kf * LB_LN2_LO;
             lb_v4d p;
             LB_EXP_POLY(p, r, lb_v4d);
-            lb_v4l sb = ((lb_v4l)t - (lb_v4l)magic + 1023) * ((int64_t)1 << 52);
+            lb_v4u sb = ((lb_v4u)t - (lb_v4u)magic + 1023u) << 52;
             v[h] = (lb_v4d)((lb_v4l)(p * (lb_v4d)sb) & ~under);
         }
         memcpy(e + j, v, sizeof v);
