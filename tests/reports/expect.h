@@ -1,0 +1,181 @@
+/* What a comparison should say, worked out independently of reports/: the expected cell of a
+ * sweep from its raw rows (METHOD.md's ratios and markers, the last row of a cell winning), the
+ * paper's cell from its CSV files, and a check of `linbench compare --format csv` output cell by
+ * cell against both. */
+#ifndef LB_TESTS_EXPECT_H
+#define LB_TESTS_EXPECT_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn/measure.h"
+#include "report_check.h"
+#include "reports/csv_io.h"
+
+/* A cell: a number (num, v), or a marker: "" (k >= n), "NA", "OOM", "ERR". */
+typedef struct ExCell {
+    int num;
+    double v;
+    char mark[4];
+} ExCell;
+
+static inline const LbCellResult *ex_last(const LbCellResult *rows, size_t count, LbModelKind m,
+                                          int64_t n, int64_t k)
+{
+    const LbCellResult *found = NULL;
+    for (size_t i = 0; i < count; i++)
+        if (rows[i].model == m && rows[i].n == n && (m == LB_MODEL_STANDARD || rows[i].k == k))
+            found = &rows[i];
+    return found;
+}
+
+/* grid 0 = time, 1 = memory. */
+static inline ExCell ex_measured(const LbCellResult *rows, size_t count, int grid, int64_t n,
+                                 int64_t k)
+{
+    ExCell c = {0, 0.0, ""};
+    if (k >= n)
+        return c;
+    const LbCellResult *s = ex_last(rows, count, LB_MODEL_STANDARD, n, 0);
+    const LbCellResult *l = ex_last(rows, count, LB_MODEL_LINFORMER, n, k);
+    if ((s && s->status == LB_CELL_ERROR) || (l && l->status == LB_CELL_ERROR))
+        strcpy(c.mark, "ERR");
+    else if ((s && s->status == LB_CELL_OOM) || (l && l->status == LB_CELL_OOM))
+        strcpy(c.mark, "OOM");
+    else if (!s || !l)
+        strcpy(c.mark, "NA");
+    else {
+        c.num = 1;
+        c.v = grid == 0 ? s->ms_per_seq / l->ms_per_seq : (double)l->batch / (double)s->batch;
+    }
+    return c;
+}
+
+/* The paper's grids: [grid][row][col] over n = 512 .. 65536 and k = 128 .. 2048. */
+typedef struct ExPaper {
+    int loaded;
+    double v[2][8][5]; /* NAN where the paper has "-" */
+} ExPaper;
+
+static inline int ex_log2(int64_t x)
+{
+    int l = 0;
+    while (x > 1) {
+        x >>= 1;
+        l++;
+    }
+    return l;
+}
+
+/* Parse one of the paper's CSV texts (independently of reports/grid.c). */
+static inline int ex_paper_parse(ExPaper *p, int grid, const char *text)
+{
+    LbCsvTable t;
+    if (lb_csv_parse_text(text, strlen(text), 0, "paper", &t) != 0)
+        return -1;
+    int ok = t.rows == 9;
+    for (size_t i = 1; ok && i < 9; i++) {
+        ok = t.row[i].count == 6;
+        for (size_t j = 0; ok && j < 5; j++) {
+            const char *s = t.row[i].fields[j + 1];
+            p->v[grid][i - 1][j] = *s ? strtod(s, NULL) : NAN;
+        }
+    }
+    lb_csv_table_free(&t);
+    return ok ? 0 : -1;
+}
+
+static inline ExCell ex_paper(const ExPaper *p, int grid, int64_t n, int64_t k)
+{
+    ExCell c = {0, 0.0, ""};
+    if (k >= n)
+        return c;
+    int i = ex_log2(n) - 9, j = ex_log2(k) - 7;
+    if (n != ((int64_t)1 << ex_log2(n)) || k != ((int64_t)1 << ex_log2(k)) || i < 0 || i > 7 ||
+        j < 0 || j > 4 || isnan(p->v[grid][i][j])) {
+        strcpy(c.mark, "NA");
+        return c;
+    }
+    c.num = 1;
+    c.v = p->v[grid][i][j];
+    return c;
+}
+
+/* What a ratio cell shows when either side is not a number: "" first, then ERR, OOM, NA. */
+static inline ExCell ex_ratio(ExCell num, ExCell den)
+{
+    ExCell c = {0, 0.0, ""};
+    if (num.num && den.num) {
+        c.num = 1;
+        c.v = num.v / den.v;
+        return c;
+    }
+    const char *order[4] = {"", "ERR", "OOM", "NA"};
+    for (int i = 0; i < 4; i++) {
+        if ((!num.num && strcmp(num.mark, order[i]) == 0) || (!den.num && strcmp(den.mark, order[i]) == 0)) {
+            strcpy(c.mark, order[i]);
+            return c;
+        }
+    }
+    return c;
+}
+
+/* One CSV field against an expected cell: markers exactly, numbers to the 6 significant digits
+ * written (%.6g: within 5e-6 relative; 1e-5 allowed). */
+static inline int ex_field(const char *field, ExCell want, const char *what)
+{
+    if (!want.num)
+        return CHECK(strcmp(field, want.mark) == 0, "%s: \"%s\": should be \"%s\"", what, field,
+                     want.mark);
+    double v;
+    return CHECK(lb_csv_parse_double(field, &v) == 0 && fabs(v - want.v) <= 1e-5 * fabs(want.v),
+                 "%s: \"%s\": should be %.6g", what, field, want.v);
+}
+
+/* Check compare's CSV (grid,n,k,first,second,ratio) cell by cell: first and second from the
+ * callbacks, ratio = first / second (ratio_second_over_first = 0) or second / first. Returns
+ * the number of data rows seen. */
+typedef ExCell (*ExSide)(const void *ctx, int grid, int64_t n, int64_t k);
+
+static inline size_t ex_check_compare_csv(const char *csv, const char *const header[6],
+                                          ExSide first, const void *first_ctx, ExSide second,
+                                          const void *second_ctx, int ratio_second_over_first)
+{
+    LbCsvTable t;
+    if (!CHECK(lb_csv_parse_text(csv, strlen(csv), 0, "compare output", &t) == 0,
+               "compare's CSV parses through libcsv"))
+        return 0;
+    int hdr = t.rows > 0 && t.row[0].count == 6;
+    for (int c = 0; hdr && c < 6; c++)
+        hdr = strcmp(t.row[0].fields[c], header[c]) == 0;
+    CHECK(hdr, "compare's CSV header should be %s,%s,%s,%s,%s,%s", header[0], header[1], header[2],
+          header[3], header[4], header[5]);
+    for (size_t r = 1; r < t.rows; r++) {
+        const LbCsvRow *row = &t.row[r];
+        if (!CHECK(row->count == 6, "row %zu: %zu fields", r, row->count))
+            continue;
+        int grid = strcmp(row->fields[0], "time") == 0 ? 0 : strcmp(row->fields[0], "memory") == 0 ? 1 : -1;
+        long long n, k;
+        if (!CHECK(grid >= 0 && lb_csv_parse_int64(row->fields[1], &n) == 0 &&
+                       lb_csv_parse_int64(row->fields[2], &k) == 0,
+                   "row %zu: grid \"%s\", n \"%s\", k \"%s\"", r, row->fields[0], row->fields[1],
+                   row->fields[2]))
+            continue;
+        CHECK(k < n, "row %zu: n=%lld k=%lld: cells with k >= n are left out", r, n, k);
+        char what[96];
+        ExCell a = first(first_ctx, grid, n, k), b = second(second_ctx, grid, n, k);
+        snprintf(what, sizeof what, "%s n=%lld k=%lld %s", row->fields[0], n, k, header[3]);
+        ex_field(row->fields[3], a, what);
+        snprintf(what, sizeof what, "%s n=%lld k=%lld %s", row->fields[0], n, k, header[4]);
+        ex_field(row->fields[4], b, what);
+        snprintf(what, sizeof what, "%s n=%lld k=%lld %s", row->fields[0], n, k, header[5]);
+        ex_field(row->fields[5], ratio_second_over_first ? ex_ratio(b, a) : ex_ratio(a, b), what);
+    }
+    size_t rows = t.rows ? t.rows - 1 : 0;
+    lb_csv_table_free(&t);
+    return rows;
+}
+
+#endif

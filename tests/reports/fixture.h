@@ -1,0 +1,84 @@
+/* Sweep directories made from rows, for the compare and plot tests: raw.csv through
+ * lb_raw_append and meta.csv through lb_meta_write, as linbench sweep writes them. */
+#ifndef LB_TESTS_FIXTURE_H
+#define LB_TESTS_FIXTURE_H
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "attn/measure.h"
+#include "attn/status.h"
+#include "reports/meta.h"
+#include "reports/raw.h"
+
+static inline LbCellResult fx_row(LbModelKind model, int64_t n, int64_t k, int64_t batch,
+                                  double ms_per_seq, LbCellStatus status)
+{
+    LbCellResult r;
+    memset(&r, 0, sizeof r);
+    r.model = model;
+    r.n = n;
+    r.k = model == LB_MODEL_LINFORMER ? k : 0;
+    r.dtype = LB_DTYPE_FP16;
+    r.sm_clock_start_mhz = r.sm_clock_end_mhz = -1;
+    r.status = status;
+    if (status == LB_CELL_OK) {
+        r.batch = batch;
+        r.ms_per_seq = ms_per_seq;
+        r.median_ms = r.min_ms = r.max_ms = ms_per_seq * (double)batch;
+        r.tokens_per_s = (double)(batch * n) / (r.median_ms / 1e3);
+        r.tflop_per_s = 1.0;
+        r.passes = 5;
+        r.planned_bytes = r.peak_bytes = 1 << 20;
+    }
+    snprintf(r.error, sizeof r.error, "%s",
+             status == LB_CELL_OK ? "ok" : status == LB_CELL_OOM ? "OOM" : "cuBLAS failed, code 13");
+    return r;
+}
+
+#define FX_STD(n, b, ms) fx_row(LB_MODEL_STANDARD, n, 0, b, ms, LB_CELL_OK)
+#define FX_LIN(n, k, b, ms) fx_row(LB_MODEL_LINFORMER, n, k, b, ms, LB_CELL_OK)
+
+/* dir (created) with raw.csv holding rows and meta.csv describing a run. 0 on success. */
+static inline int fx_sweep_dir(const char *dir, const LbCellResult *rows, size_t count,
+                               const char *n_list, const char *k_list, const char *device_name)
+{
+    mkdir(dir, 0755);
+    char path[4200];
+    if (snprintf(path, sizeof path, "%s/raw.csv", dir) >= (int)sizeof path)
+        return -1;
+    LbRawWriter *w;
+    if (lb_raw_open(path, 0, &w) != LB_OK)
+        return -1;
+    for (size_t i = 0; i < count; i++)
+        if (lb_raw_append(w, &rows[i]) != LB_OK)
+            return -1;
+    lb_raw_close(w);
+    LbMeta m = {0};
+    lb_meta_set(&m, "linbench_version", "0.1.0");
+    lb_meta_set(&m, "status", "%s", "complete");
+    lb_meta_set(&m, "device", "%s", "cuda");
+    lb_meta_set(&m, "device_name", "%s", device_name);
+    lb_meta_set(&m, "memory_budget_bytes", "%llu", 16ull << 30);
+    lb_meta_set(&m, "mem_limit", "%llu", 16ull << 30);
+    lb_meta_set(&m, "dtype", "%s", "fp16");
+    lb_meta_set(&m, "storage_dtype", "%s", "fp16");
+    lb_meta_set(&m, "layers", "%d", 12);
+    lb_meta_set(&m, "d_model", "%d", 768);
+    lb_meta_set(&m, "heads", "%d", 12);
+    lb_meta_set(&m, "ffn", "%d", 3072);
+    lb_meta_set(&m, "sharing", "%s", "layerwise");
+    lb_meta_set(&m, "order", "%s", "early");
+    lb_meta_set(&m, "n_list", "%s", n_list);
+    lb_meta_set(&m, "k_list", "%s", k_list);
+    if (snprintf(path, sizeof path, "%s/meta.csv", dir) >= (int)sizeof path) {
+        lb_meta_free(&m);
+        return -1;
+    }
+    int rc = lb_meta_write(path, &m);
+    lb_meta_free(&m);
+    return rc == LB_OK ? 0 : -1;
+}
+
+#endif

@@ -1,0 +1,97 @@
+/* A real sweep on the CPU reference, then compare on it: linbench sweep --device cpu on a small
+ * model (n 512..2048, k 128..512, --mem-limit 64M), and `linbench compare DIR --format csv`
+ * checked cell by cell: measured against raw.csv read back through libcsv (time = ms per
+ * sequence ratio, memory = batch ratio, OOM / ERR / NA by METHOD.md), paper against Table 3,
+ * ratio = measured / paper. Then the sweep against itself: B / A is 1 wherever both measured.
+ * Usage: test_cli_sweep_compare PATH-TO-LINBENCH [PAPER-DIR] */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_run.h"
+#include "expect.h"
+#include "report_check.h"
+#include "reports/paper_table3.h"
+#include "reports/raw.h"
+
+typedef struct Rows {
+    const LbCellResult *rows;
+    size_t count;
+} Rows;
+
+static ExCell side_rows(const void *ctx, int grid, int64_t n, int64_t k)
+{
+    const Rows *r = ctx;
+    return ex_measured(r->rows, r->count, grid, n, k);
+}
+
+static ExCell side_paper(const void *ctx, int grid, int64_t n, int64_t k)
+{
+    return ex_paper(ctx, grid, n, k);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        printf("usage: test_cli_sweep_compare PATH-TO-LINBENCH [PAPER-DIR]\n");
+        return 1;
+    }
+    char *bin = argv[1];
+    const char *scratch = lb_rc_tempdir("cli-sweep-compare");
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/sweep", scratch);
+
+    ExPaper paper;
+    const char *names[2] = {"table3_time.csv", "table3_memory.csv"};
+    const char *builtin[2] = {lb_paper_table3_time_csv, lb_paper_table3_memory_csv};
+    for (int g = 0; g < 2; g++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s", argc > 2 ? argv[2] : "/nonexistent", names[g]);
+        char *text = rc_slurp(path);
+        CHECK(ex_paper_parse(&paper, g, text && *text ? text : builtin[g]) == 0, "the paper's %s parses", names[g]);
+        free(text);
+    }
+
+    char *sweep[] = {bin, "sweep", "--device", "cpu", "--layers", "2", "--d-model", "64", "--heads", "4",
+                     "--ffn", "128", "--vocab", "1000", "--n", "512:2048", "--k", "128:512",
+                     "--mem-limit", "64M", "--cell-time", "1", "--out", dir, "--quiet", NULL};
+    RcRun r = rc_run(scratch, sweep);
+    CHECK(r.code == 0, "sweep: exit %d: %s", r.code, r.err);
+    printf("%s", r.out);
+    rc_free(&r);
+
+    char raw[4400];
+    snprintf(raw, sizeof raw, "%s/raw.csv", dir);
+    LbCellResult *rows = NULL;
+    size_t count = 0;
+    if (!CHECK(lb_raw_read(raw, &rows, &count) == 0 && count == 3 + 2 + 3 + 3,
+               "raw.csv reads back with 11 rows (3 standard, 8 Linformer), got %zu", count))
+        return lb_rc_finish("test_cli_sweep_compare");
+
+    char *cmp[] = {bin, "compare", dir, "--format", "csv", NULL};
+    r = rc_run(scratch, cmp);
+    CHECK(r.code == 0, "compare --format csv: exit %d: %s", r.code, r.err);
+    static const char *const head[6] = {"grid", "n", "k", "measured", "paper", "measured_over_paper"};
+    Rows rs = {rows, count};
+    size_t cells = ex_check_compare_csv(r.out, head, side_rows, &rs, side_paper, &paper, 0);
+    CHECK(cells == 2 * 8, "compare: %zu cells: should be 16 (8 with k < n, twice)", cells);
+    rc_free(&r);
+
+    char *text[] = {bin, "compare", dir, NULL};
+    r = rc_run(scratch, text);
+    CHECK(r.code == 0 && strstr(r.out, "(cpu)") && strstr(r.out, "2 layers, d_model 64, 4 heads, ffn 128") &&
+              strstr(r.out, "memory budget 64 MiB (--mem-limit)"),
+          "compare text header: exit %d:\n%s", r.code, r.out);
+    printf("%s", r.out);
+    rc_free(&r);
+
+    char *self[] = {bin, "compare", dir, dir, "--format", "csv", NULL};
+    r = rc_run(scratch, self);
+    CHECK(r.code == 0, "compare DIR DIR: exit %d: %s", r.code, r.err);
+    static const char *const ab[6] = {"grid", "n", "k", "a", "b", "b_over_a"};
+    cells = ex_check_compare_csv(r.out, ab, side_rows, &rs, side_rows, &rs, 1);
+    CHECK(cells == 16, "compare DIR DIR: %zu cells: should be 16", cells);
+    rc_free(&r);
+    free(rows);
+    return lb_rc_finish("test_cli_sweep_compare");
+}
