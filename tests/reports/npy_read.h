@@ -1,0 +1,86 @@
+/* A small .npy reader for the tests, written apart from reports/npy.c: version 1.0 headers
+ * only, the descr and shape out of the dict, and the data bytes. */
+#ifndef LB_TESTS_NPY_READ_H
+#define LB_TESTS_NPY_READ_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct NpyFile {
+    char descr[8];
+    int ndim;
+    int64_t shape[8];
+    unsigned char *data;
+    size_t bytes;
+} NpyFile;
+
+/* 0 on success. */
+static inline int npy_read(const char *path, NpyFile *out)
+{
+    memset(out, 0, sizeof *out);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *b = malloc(size > 0 ? (size_t)size : 1);
+    size_t len = b ? fread(b, 1, (size_t)(size > 0 ? size : 0), f) : 0;
+    fclose(f);
+    if (len < 10 || memcmp(b, "\x93NUMPY\x01\x00", 8) != 0) {
+        free(b);
+        return -1;
+    }
+    size_t hl = (size_t)b[8] | (size_t)b[9] << 8;
+    if (10 + hl > len) {
+        free(b);
+        return -1;
+    }
+    char *h = malloc(hl + 1);
+    memcpy(h, b + 10, hl);
+    h[hl] = '\0';
+    const char *d = strstr(h, "'descr': '"), *s = strstr(h, "'shape': (");
+    int ok = d && s && strstr(h, "'fortran_order': False");
+    if (ok) {
+        d += strlen("'descr': '");
+        size_t dl = strcspn(d, "'");
+        ok = dl < sizeof out->descr;
+        if (ok) {
+            memcpy(out->descr, d, dl);
+            out->descr[dl] = '\0';
+        }
+        s += strlen("'shape': (");
+        while (ok && *s != ')') {
+            char *end;
+            long long v = strtoll(s, &end, 10);
+            if (end == s || out->ndim == 8) {
+                ok = 0;
+                break;
+            }
+            out->shape[out->ndim++] = v;
+            s = end;
+            while (*s == ',' || *s == ' ')
+                s++;
+        }
+    }
+    free(h);
+    if (!ok) {
+        free(b);
+        return -1;
+    }
+    out->bytes = len - 10 - hl;
+    out->data = malloc(out->bytes ? out->bytes : 1);
+    memcpy(out->data, b + 10 + hl, out->bytes);
+    free(b);
+    return 0;
+}
+
+static inline void npy_free(NpyFile *f)
+{
+    free(f->data);
+    f->data = NULL;
+}
+
+#endif

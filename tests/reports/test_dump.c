@@ -1,0 +1,163 @@
+/* `linbench run --dump` files from lb_dump_write: a small Linformer (kv sharing, so several
+ * projections) run once on the CPU reference and dumped; index.csv read back through libcsv
+ * lists ids, every weight lb_model_tensors names, and output; each file parses as .npy with the
+ * listed dtype and shape, and holds exactly what the backend holds (the ids as copied raw, the
+ * weights and the output as downloaded to float32). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn/arena.h"
+#include "attn/forward.h"
+#include "attn/model.h"
+#include "attn/plan.h"
+#include "attn/status.h"
+#include "npy_read.h"
+#include "report_check.h"
+#include "reports/csv_io.h"
+#include "reports/dump.h"
+
+static void shape_text(const NpyFile *f, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    for (int i = 0; i < f->ndim; i++) {
+        size_t used = strlen(buf);
+        snprintf(buf + used, size - used, "%s%lld", i ? "x" : "", (long long)f->shape[i]);
+    }
+}
+
+/* The file named by an index row matches `want` (count 4-byte elements). */
+static void check_file(const char *dir, const LbCsvRow *row, const char *descr, const void *want,
+                       size_t count)
+{
+    char path[4400], shp[96];
+    snprintf(path, sizeof path, "%s/%s", dir, row->fields[1]);
+    NpyFile f;
+    if (!CHECK(npy_read(path, &f) == 0, "%s: not a readable .npy file", path))
+        return;
+    shape_text(&f, shp, sizeof shp);
+    size_t elems = 1;
+    for (int i = 0; i < f.ndim; i++)
+        elems *= (size_t)f.shape[i];
+    CHECK(strcmp(f.descr, descr) == 0, "%s: descr %s: should be %s", row->fields[0], f.descr, descr);
+    CHECK(strcmp(shp, row->fields[3]) == 0, "%s: shape %s, index.csv says %s", row->fields[0], shp, row->fields[3]);
+    CHECK(elems == count && f.bytes == 4 * count, "%s: %zu elements, %zu bytes: should be %zu", row->fields[0],
+          elems, f.bytes, count);
+    CHECK(f.bytes == 4 * count && memcmp(f.data, want, 4 * count) == 0, "%s: data differs from the backend's",
+          row->fields[0]);
+    npy_free(&f);
+}
+
+int main(void)
+{
+    LbModelConfig cfg = lb_config_default();
+    cfg.kind = LB_MODEL_LINFORMER;
+    cfg.layers = 2;
+    cfg.d_model = 16;
+    cfg.heads = 4;
+    cfg.ffn = 24;
+    cfg.vocab = 50;
+    cfg.n = 32;
+    cfg.k = 8;
+    cfg.sharing = LB_SHARE_KV;
+    cfg.dtype = LB_DTYPE_FP32;
+    const int64_t batch = 2;
+
+    LbBackend *be = NULL;
+    int rc = lb_cpu_backend_open(cfg.dtype, (size_t)64 << 20, &be);
+    if (!CHECK(rc == LB_OK, "CPU backend: %s", lb_error_message()))
+        return lb_rc_finish("test_dump");
+    const LbPlanParams pp = {be->elem_bytes, be->alignment, be->workspace_bytes};
+    LbPlan plan;
+    LbArena arena;
+    LbModel model;
+    LbInputs in;
+    rc = lb_plan_compute(&cfg, &pp, batch, &plan);
+    if (rc == LB_OK)
+        rc = lb_arena_open(&arena, be, plan.total);
+    if (!CHECK(rc == LB_OK, "plan and arena: %s", lb_error_message()))
+        return lb_rc_finish("test_dump");
+    rc = lb_model_build(&model, &cfg, be, &arena, 7);
+    if (rc == LB_OK)
+        rc = lb_inputs_alloc(&model, &arena, batch, &in);
+    if (rc == LB_OK)
+        rc = lb_inputs_fill(&model, &in, 11);
+    if (rc == LB_OK)
+        rc = lb_forward(&model, &arena, &in);
+    if (!CHECK(rc == LB_OK, "model, inputs, forward: %s", lb_error_message()))
+        return lb_rc_finish("test_dump");
+
+    char *dir = lb_rc_tempdir("dump");
+    rc = lb_dump_write(dir, &model, &in);
+    CHECK(rc == LB_OK, "lb_dump_write: %s", lb_error_message());
+
+    int64_t tensors = lb_model_tensors(&model, NULL, 0);
+    LbTensorRef *refs = calloc((size_t)tensors, sizeof *refs);
+    lb_model_tensors(&model, refs, tensors);
+    CHECK(tensors == 4 + 12 * cfg.layers + cfg.layers, "%lld tensors: should be 4 + 12 L + L projections",
+          (long long)tensors);
+
+    char path[4400];
+    snprintf(path, sizeof path, "%s/index.csv", dir);
+    LbCsvTable t;
+    rc = lb_csv_read_file(path, 0, &t);
+    if (CHECK(rc == LB_OK && t.rows == (size_t)tensors + 3, "index.csv: %zu records: should be %lld", t.rows,
+              (long long)tensors + 3)) {
+        CHECK(t.row[0].count == 4 && strcmp(t.row[0].fields[0], "name") == 0 &&
+                  strcmp(t.row[0].fields[1], "file") == 0 && strcmp(t.row[0].fields[2], "dtype") == 0 &&
+                  strcmp(t.row[0].fields[3], "shape") == 0,
+              "index.csv header should be name,file,dtype,shape");
+        /* ids (B, n) int32 */
+        size_t nid = (size_t)(batch * cfg.n);
+        int32_t *ids = malloc(nid * sizeof *ids);
+        be->ops->copy_raw_to_host(be, ids, in.ids, nid * sizeof *ids);
+        CHECK(strcmp(t.row[1].fields[0], "ids") == 0 && strcmp(t.row[1].fields[2], "int32") == 0 &&
+                  strcmp(t.row[1].fields[3], "2x32") == 0,
+              "index.csv row 1: %s %s %s: should be ids int32 2x32", t.row[1].fields[0], t.row[1].fields[2],
+              t.row[1].fields[3]);
+        check_file(dir, &t.row[1], "<i4", ids, nid);
+        free(ids);
+        /* every weight, in order */
+        for (int64_t i = 0; i < tensors; i++) {
+            const LbCsvRow *row = &t.row[2 + i];
+            if (!CHECK(row->count == 4 && strcmp(row->fields[0], refs[i].name) == 0,
+                       "index.csv row %lld: %s: should be %s", (long long)i + 2, row->fields[0], refs[i].name))
+                continue;
+            size_t count = (size_t)(refs[i].rows * refs[i].cols);
+            float *w = malloc(count * sizeof *w);
+            be->ops->download(be, w, refs[i].ptr, (int64_t)count);
+            CHECK(strcmp(row->fields[2], "float32") == 0, "%s: dtype %s", row->fields[0], row->fields[2]);
+            check_file(dir, row, "<f4", w, count);
+            free(w);
+        }
+        /* output (B, n, d) */
+        const LbCsvRow *last = &t.row[t.rows - 1];
+        size_t nout = (size_t)(batch * cfg.n * cfg.d_model);
+        float *x = malloc(nout * sizeof *x);
+        be->ops->download(be, x, in.x, (int64_t)nout);
+        CHECK(strcmp(last->fields[0], "output") == 0 && strcmp(last->fields[3], "2x32x16") == 0,
+              "last index row %s %s: should be output 2x32x16", last->fields[0], last->fields[3]);
+        check_file(dir, last, "<f4", x, nout);
+        free(x);
+        /* remove what was written */
+        for (size_t r = 1; r < t.rows; r++) {
+            snprintf(path, sizeof path, "%s/%s", dir, t.row[r].fields[1]);
+            remove(path);
+        }
+    }
+    lb_csv_table_free(&t);
+    snprintf(path, sizeof path, "%s/index.csv", dir);
+    remove(path);
+    remove(dir);
+
+    /* An unwritable directory: LB_ERR_IO, nothing half-written claimed. */
+    lb_error_clear();
+    rc = lb_dump_write("/nonexistent/linbench-dump", &model, &in);
+    CHECK(rc == LB_ERR_IO, "dump into a missing directory: rc %d: should be LB_ERR_IO", rc);
+
+    free(refs);
+    lb_model_release(&model);
+    lb_arena_close(&arena);
+    lb_backend_close(be);
+    return lb_rc_finish("test_dump");
+}
