@@ -428,6 +428,16 @@ static const LbOps lb_cuda_ops = {
     lb_cuda_close,
 };
 
+#define LB_CUDA_GRID_CAP_DEFAULT (1u << 30) /* gridDim.x allows 2^31 - 1 */
+static unsigned int lb_cuda_grid_cap_blocks = LB_CUDA_GRID_CAP_DEFAULT;
+
+extern "C" void lb_cuda_set_grid_cap(unsigned int blocks)
+{
+    lb_cuda_grid_cap_blocks = blocks ? blocks : LB_CUDA_GRID_CAP_DEFAULT;
+}
+
+extern "C" unsigned int lb_cuda_grid_cap(void) { return lb_cuda_grid_cap_blocks; }
+
 extern "C" cudaStream_t lb_cuda_backend_stream(LbBackend *be)
 {
     if (!be || be->ops != &lb_cuda_ops)

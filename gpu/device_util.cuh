@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "attn/config.h"
+#include "gpu/kernels.h"
 
 /* --- conversions: every kernel computes in fp32 and rounds once, to nearest even, on store --- */
 __device__ __forceinline__ float lb_to_float(float v) { return v; }
@@ -142,11 +143,11 @@ __device__ __forceinline__ uint64_t lb_udiv64(uint64_t a, uint64_t b)
 }
 
 /* Grid size for a grid-stride loop over `work` items of `per_block` each: never above what
- * gridDim.x allows, never zero. */
+ * gridDim.x allows (nor the cap tests set to make every block loop), never zero. */
 static inline unsigned int lb_grid_for(int64_t work, int64_t per_block)
 {
     int64_t blocks = (work + per_block - 1) / per_block;
-    const int64_t cap = (int64_t)1 << 30; /* gridDim.x allows 2^31 - 1 */
+    const int64_t cap = (int64_t)lb_cuda_grid_cap();
     if (blocks > cap)
         blocks = cap;
     if (blocks < 1)

@@ -44,12 +44,11 @@ __global__ void __launch_bounds__(kFillBlock) fill_const_kernel(T *x, int64_t co
         x[i] = v;
 }
 
-/* Enough blocks to fill the GPU several times over; the grid-stride loop does the rest. */
+/* Enough blocks to fill the GPU many times over; the grid-stride loop does the rest. */
 unsigned fill_grid(int64_t count)
 {
-    const int64_t cap = 65536;
-    const int64_t blocks = (count + kFillBlock - 1) / kFillBlock;
-    return (unsigned)(blocks < 1 ? 1 : blocks > cap ? cap : blocks);
+    const unsigned g = lb_grid_for(count, kFillBlock);
+    return g < 65536u ? g : 65536u;
 }
 
 template <typename T>

@@ -56,6 +56,14 @@ int lb_cuda_fill_tokens(cudaStream_t stream, int32_t *d_ids, int64_t count, uint
  * (gpu/fill.cu). */
 int lb_cuda_fill_const(cudaStream_t stream, LbDtype dtype, void *d_x, int64_t count, float value);
 
+/* The most blocks any kernel launch of gpu/ uses (grid-stride loops do the rest): 2^30 by
+ * default, far past any real launch. Tests lower it (tests/gpu/test_gpu_kernels.c) so that every
+ * block walks several rows and the loops, and the reuse of shared memory from one row to the
+ * next, are exercised on small tensors; 0 restores the default. Not thread-safe: set it between
+ * runs. (gpu/backend.cu) */
+void lb_cuda_set_grid_cap(unsigned int blocks);
+unsigned int lb_cuda_grid_cap(void);
+
 /* The stream of a CUDA backend, for tests and benchmarks that launch beside the ops table
  * (gpu/backend.cu). NULL for another backend. */
 cudaStream_t lb_cuda_backend_stream(LbBackend *be);

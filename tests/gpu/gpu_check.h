@@ -115,6 +115,14 @@ static inline int lb_gpu_check_rel(const char *what, const float *out, const flo
     return lb_check(err <= tol, "%s: relative error %.3e above %.0e", what, err, tol);
 }
 
+/* LB_TEST_QUICK=1: fewer rows and shapes, for runs under compute-sanitizer (bench/run_device.sh),
+ * which slows kernels by one to two orders of magnitude. Every code path is still taken. */
+static inline int lb_gpu_quick(void)
+{
+    const char *env = getenv("LB_TEST_QUICK");
+    return env && *env && *env != '0';
+}
+
 static inline const char *lb_gpu_dtype(const LbBackend *be) { return lb_dtype_name(be->storage); }
 
 /* Per-kernel thresholds by storage type, for ops whose result is rounded once to the storage type
