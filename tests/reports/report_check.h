@@ -3,16 +3,56 @@
 #ifndef LB_TESTS_REPORT_CHECK_H
 #define LB_TESTS_REPORT_CHECK_H
 
+#include <dirent.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static int lb_rc_passed, lb_rc_failed;
 
 static inline int lb_rc_check(int ok, const char *file, int line, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 4, 5)))
+/* Remove path and everything under it (a test's scratch directory; no symlinks are followed). */
+static inline void lb_rc_rmtree(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return;
+    if (S_ISDIR(st.st_mode)) {
+        DIR *d = opendir(path);
+        struct dirent *e;
+        while (d && (e = readdir(d)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                continue;
+            size_t len = strlen(path) + strlen(e->d_name) + 2;
+            char *child = malloc(len);
+            if (!child)
+                continue;
+            snprintf(child, len, "%s/%s", path, e->d_name);
+            lb_rc_rmtree(child);
+            free(child);
+        }
+        if (d)
+            closedir(d);
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+}
+
+/* Remove the scratch directory when every check passed; keep it to look at otherwise. */
+static inline void lb_rc_cleanup(const char *dir)
+{
+    if (lb_rc_failed == 0)
+        lb_rc_rmtree(dir);
+    else
+        printf("scratch files kept in %s\n", dir);
+}
+
 #endif
     ;
 static inline int lb_rc_check(int ok, const char *file, int line, const char *fmt, ...)
@@ -52,6 +92,43 @@ static inline char *lb_rc_tempdir(const char *name)
         exit(1);
     }
     return path;
+}
+
+/* Remove path and everything under it (a test's scratch directory; no symlinks are followed). */
+static inline void lb_rc_rmtree(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return;
+    if (S_ISDIR(st.st_mode)) {
+        DIR *d = opendir(path);
+        struct dirent *e;
+        while (d && (e = readdir(d)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                continue;
+            size_t len = strlen(path) + strlen(e->d_name) + 2;
+            char *child = malloc(len);
+            if (!child)
+                continue;
+            snprintf(child, len, "%s/%s", path, e->d_name);
+            lb_rc_rmtree(child);
+            free(child);
+        }
+        if (d)
+            closedir(d);
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+}
+
+/* Remove the scratch directory when every check passed; keep it to look at otherwise. */
+static inline void lb_rc_cleanup(const char *dir)
+{
+    if (lb_rc_failed == 0)
+        lb_rc_rmtree(dir);
+    else
+        printf("scratch files kept in %s\n", dir);
 }
 
 #endif

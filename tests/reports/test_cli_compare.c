@@ -207,5 +207,6 @@ int main(int argc, char **argv)
           "stdout on /dev/full: exit %d: should be 1 with one line: %s", r.code, r.err);
     rc_free(&r);
 
+    lb_rc_cleanup(scratch);
     return lb_rc_finish("test_cli_compare");
 }

@@ -130,5 +130,6 @@ int main(int argc, char **argv)
               "(512, 128): value \"%s\", label \"%s\"", t.row[1].fields[2], t.row[1].fields[3]);
     }
     lb_csv_table_free(&t);
+    lb_rc_cleanup(scratch);
     return lb_rc_finish("test_cli_plot");
 }

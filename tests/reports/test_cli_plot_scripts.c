@@ -93,5 +93,6 @@ int main(int argc, char **argv)
     CHECK(r.code == 0 && strstr(r.out, "--out") && strstr(r.out, "--no-render") && strstr(r.out, "default"),
           "--help lists every flag with its default:\n%s", r.out);
     rc_free(&r);
+    lb_rc_cleanup(scratch);
     return lb_rc_finish("test_cli_plot_scripts");
 }

@@ -93,5 +93,6 @@ int main(int argc, char **argv)
     CHECK(cells == 16, "compare DIR DIR: %zu cells: should be 16", cells);
     rc_free(&r);
     free(rows);
+    lb_rc_cleanup(scratch);
     return lb_rc_finish("test_cli_sweep_compare");
 }
