@@ -1,5 +1,5 @@
 /* Counted checks for tests/reports/: each failure printed with where it happened, a closing
- * "N passed, M failed" line, and a scratch directory per test under the build tree. */
+ * "N passed, M failed" line, and a scratch directory per test, removed when every check passed. */
 #ifndef LB_TESTS_REPORT_CHECK_H
 #define LB_TESTS_REPORT_CHECK_H
 
@@ -16,43 +16,6 @@ static int lb_rc_passed, lb_rc_failed;
 static inline int lb_rc_check(int ok, const char *file, int line, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 4, 5)))
-/* Remove path and everything under it (a test's scratch directory; no symlinks are followed). */
-static inline void lb_rc_rmtree(const char *path)
-{
-    struct stat st;
-    if (lstat(path, &st) != 0)
-        return;
-    if (S_ISDIR(st.st_mode)) {
-        DIR *d = opendir(path);
-        struct dirent *e;
-        while (d && (e = readdir(d)) != NULL) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-                continue;
-            size_t len = strlen(path) + strlen(e->d_name) + 2;
-            char *child = malloc(len);
-            if (!child)
-                continue;
-            snprintf(child, len, "%s/%s", path, e->d_name);
-            lb_rc_rmtree(child);
-            free(child);
-        }
-        if (d)
-            closedir(d);
-        rmdir(path);
-    } else {
-        unlink(path);
-    }
-}
-
-/* Remove the scratch directory when every check passed; keep it to look at otherwise. */
-static inline void lb_rc_cleanup(const char *dir)
-{
-    if (lb_rc_failed == 0)
-        lb_rc_rmtree(dir);
-    else
-        printf("scratch files kept in %s\n", dir);
-}
-
 #endif
     ;
 static inline int lb_rc_check(int ok, const char *file, int line, const char *fmt, ...)
@@ -94,32 +57,32 @@ static inline char *lb_rc_tempdir(const char *name)
     return path;
 }
 
-/* Remove path and everything under it (a test's scratch directory; no symlinks are followed). */
+/* Remove path and everything under it (a test's scratch directory; symlinks are not followed). */
 static inline void lb_rc_rmtree(const char *path)
 {
     struct stat st;
     if (lstat(path, &st) != 0)
         return;
-    if (S_ISDIR(st.st_mode)) {
-        DIR *d = opendir(path);
-        struct dirent *e;
-        while (d && (e = readdir(d)) != NULL) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-                continue;
-            size_t len = strlen(path) + strlen(e->d_name) + 2;
-            char *child = malloc(len);
-            if (!child)
-                continue;
-            snprintf(child, len, "%s/%s", path, e->d_name);
-            lb_rc_rmtree(child);
-            free(child);
-        }
-        if (d)
-            closedir(d);
-        rmdir(path);
-    } else {
+    if (!S_ISDIR(st.st_mode)) {
         unlink(path);
+        return;
     }
+    DIR *d = opendir(path);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        size_t len = strlen(path) + strlen(e->d_name) + 2;
+        char *child = malloc(len);
+        if (!child)
+            continue;
+        snprintf(child, len, "%s/%s", path, e->d_name);
+        lb_rc_rmtree(child);
+        free(child);
+    }
+    if (d)
+        closedir(d);
+    rmdir(path);
 }
 
 /* Remove the scratch directory when every check passed; keep it to look at otherwise. */
