@@ -2,6 +2,7 @@
  * The entry point: the subcommand table, --version, and top-level help generated from it. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd/commands.h"
@@ -36,6 +37,11 @@ int lb_usage_error(const char *fmt, ...)
 
 int main(int argc, char **argv)
 {
+    /* CUDA loads kernel modules lazily by default, taking device memory at a kernel's first
+     * launch; once the arena holds nearly all free memory that launch could fail mid-pass.
+     * Loading every module when the context starts keeps all device memory in the arena's
+     * accounting. A user's own setting wins. */
+    setenv("CUDA_MODULE_LOADING", "EAGER", 0);
     if (argc < 2) {
         char *help_argv[] = {"help", NULL};
         lb_cmd_help(1, help_argv);
