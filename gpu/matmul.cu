@@ -338,6 +338,10 @@ extern "C" int lb_cuda_bmm(LbBackend *be, const LbBmm *p)
     int64_t mc = kMaxSpan / row_width;
     if (mc < 1)
         mc = 1;
+    /* Equal chunks rather than full ones and a sliver: 65536 rows in 3 calls of 21846, not
+     * 32767 + 32767 + 2. */
+    const int64_t pieces = (p->m + mc - 1) / mc;
+    mc = (p->m + pieces - 1) / pieces;
     const float alpha = p->alpha, beta = 0.0f;
     const cublasOperation_t op_first = p->trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
     const cublasOperation_t op_second = p->trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;

@@ -29,7 +29,7 @@ static void check_softmax(LbBackend *be, int64_t rows, int64_t cols, int64_t off
     char what[128];
     snprintf(what, sizeof what, "softmax %s %lld x %lld%s", lb_gpu_dtype(be), (long long)rows,
              (long long)cols, offset ? " (unaligned)" : "");
-    lb_gpu_check_rel(what, out, ref, count, lb_gpu_kernel_tol(be->storage));
+    lb_gpu_check_rel(what, out, ref, count, be->storage, lb_gpu_kernel_tol(be->storage));
     be->ops->mem_free(be, buf);
     free(ref);
     free(out);
@@ -54,7 +54,7 @@ static void check_layernorm(LbBackend *be, int64_t rows, int64_t d, int with_r, 
     char what[128];
     snprintf(what, sizeof what, "layernorm %s %lld x %lld%s%s", lb_gpu_dtype(be), (long long)rows,
              (long long)d, with_r ? " + residual" : "", offset ? " (unaligned)" : "");
-    lb_gpu_check_rel(what, out, x, count, lb_gpu_kernel_tol(be->storage));
+    lb_gpu_check_rel(what, out, x, count, be->storage, lb_gpu_kernel_tol(be->storage));
     be->ops->mem_free(be, bx);
     be->ops->mem_free(be, br);
     be->ops->mem_free(be, d_g);
@@ -86,7 +86,7 @@ static void check_embed(LbBackend *be, int64_t batch, int64_t n, int64_t d, int3
     char what[128];
     snprintf(what, sizeof what, "embed %s B %lld n %lld d %lld", lb_gpu_dtype(be), (long long)batch,
              (long long)n, (long long)d);
-    lb_gpu_check_rel(what, out, ref, count, lb_gpu_kernel_tol(be->storage));
+    lb_gpu_check_rel(what, out, ref, count, be->storage, lb_gpu_kernel_tol(be->storage));
     be->ops->mem_free(be, d_tok);
     be->ops->mem_free(be, d_pos);
     be->ops->mem_free(be, d_x);
@@ -152,7 +152,7 @@ static void check_bias_act(LbBackend *be, int64_t rows, int64_t cols, int with_b
     char what[128];
     snprintf(what, sizeof what, "bias_act %s %lld x %lld%s%s", lb_gpu_dtype(be), (long long)rows,
              (long long)cols, with_bias ? " bias" : "", gelu ? " gelu" : "");
-    lb_gpu_check_rel(what, out, y, count, lb_gpu_kernel_tol(be->storage));
+    lb_gpu_check_rel(what, out, y, count, be->storage, lb_gpu_kernel_tol(be->storage));
     be->ops->mem_free(be, d_y);
     be->ops->mem_free(be, d_b);
     free(y);

@@ -5,7 +5,7 @@
  *   - softmax over the same tensor (32769 rows of 65536): sampled rows, including those either
  *     side of 2^31, against lb_softmax_cpu; every row finite and summing to 1;
  *   - bmm with C of 70000 x 32768 (2.3e9 elements; the backend splits m into calls of fewer than
- *     2^31 C elements): sampled rows, including both sides of the split, against lb_bmm_cpu;
+ *     2^31 C elements each): sampled rows, including both sides of the split, against lb_bmm_cpu;
  *     every row written (C poisoned with NaN first).
  * Needs about 10 GB of device memory; exits 77 (skip) without a device or with less free. */
 #include <math.h>
@@ -64,7 +64,7 @@ static void check_softmax_large(LbBackend *be)
         char what[96];
         snprintf(what, sizeof what, "softmax fp16 row %lld of %lld x %lld", (long long)rows[i],
                  (long long)nrows, (long long)cols);
-        lb_gpu_check_rel(what, got, in + (int64_t)i * cols, cols, lb_gpu_kernel_tol(be->storage));
+        lb_gpu_check_rel(what, got, in + (int64_t)i * cols, cols, be->storage, lb_gpu_kernel_tol(be->storage));
     }
     /* Every row: finite, in [0, 1], summing to 1 within fp16 rounding (each of 65536 terms off by
      * at most 2^-11 of itself). */
@@ -121,9 +121,10 @@ static void check_bmm_large(LbBackend *be)
     q.batch = 1;
     lb_gpu_ok(be->ops->bmm(be, &q), "bmm (C past 2^31 elements)");
     lb_gpu_ok(be->ops->sync(be), "sync");
-    /* gpu/matmul.cu splits m at (2^31 - 1) / ldc rows. */
+    /* gpu/matmul.cu splits m into equal calls of at most (2^31 - 1) / ldc rows: here 2 of 35000. */
+    const int64_t most = INT32_MAX / n, pieces = (m + most - 1) / most, boundary = (m + pieces - 1) / pieces;
     int64_t rows[16];
-    const int ns = sample_rows(m, INT32_MAX / n, rows);
+    const int ns = sample_rows(m, boundary, rows);
     float *got = lb_test_alloc(n), *want = lb_test_alloc(n);
     for (int i = 0; i < ns; i++) {
         lb_gpu_ok(be->ops->download(be, got, lb_gpu_at(be, d_c, rows[i] * n), n), "download row");
@@ -136,7 +137,7 @@ static void check_bmm_large(LbBackend *be)
         char what[96];
         snprintf(what, sizeof what, "bmm fp16 row %lld of C %lld x %lld", (long long)rows[i], (long long)m,
                  (long long)n);
-        lb_gpu_check_rel(what, got, want, n, lb_gpu_kernel_tol(be->storage));
+        lb_gpu_check_rel(what, got, want, n, be->storage, lb_gpu_kernel_tol(be->storage));
     }
     float *chunk = lb_test_alloc(ROWS_PER_CHUNK * n);
     int64_t unwritten = 0, first = -1;

@@ -44,7 +44,7 @@ static void check_linear(LbBackend *be, int64_t rows, int64_t in, int64_t out, i
     snprintf(what, sizeof what, "linear %s%s %lld x %lld -> %lld%s%s", lb_gpu_dtype(be),
              be->tf32 ? "+tf32" : "", (long long)rows, (long long)in, (long long)out,
              bias ? " bias" : "", gelu ? " gelu" : "");
-    lb_gpu_check_rel(what, y, ref, rows * out, matmul_tol(be, gelu));
+    lb_gpu_check_rel(what, y, ref, rows * out, be->storage, matmul_tol(be, gelu));
     be->ops->mem_free(be, d_x);
     be->ops->mem_free(be, d_w);
     be->ops->mem_free(be, d_b);
@@ -108,7 +108,7 @@ static void check_bmm(LbBackend *be, LbBmm q, const char *label)
     snprintf(what, sizeof what, "bmm %s %s ta %d tb %d m %lld n %lld k %lld batch %lld", lb_gpu_dtype(be),
              label, q.trans_a, q.trans_b, (long long)q.m, (long long)q.n, (long long)q.kdim,
              (long long)q.batch);
-    lb_gpu_check_rel(what, out, want, count, matmul_tol(be, 0));
+    lb_gpu_check_rel(what, out, want, count, be->storage, matmul_tol(be, 0));
     lb_check(written_padding == 0, "%s: %lld elements written outside the products", what,
              (long long)written_padding);
     be->ops->mem_free(be, d_a);
