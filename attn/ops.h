@@ -2,7 +2,7 @@
  *
  * The forward passes (attn/forward.c) are written once against this table and never read or
  * write tensor memory themselves: every touch goes through an op, so the same code drives host
- * memory (the CPU reference, attn/cpu_*.c) and device memory (gpu/). A pointer to tensor memory
+ * memory (the CPU reference, attn/cpu/) and device memory (gpu/). A pointer to tensor memory
  * is a `void *` into the backend's memory holding elements of the backend's storage type
  * (LbBackend.elem_bytes each); the forward code may offset it (pointer arithmetic on char *) but
  * never dereference it. Token ids are always int32.
