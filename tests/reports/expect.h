@@ -139,6 +139,24 @@ static inline int ex_field(const char *field, ExCell want, const char *what)
  * the number of data rows seen. */
 typedef ExCell (*ExSide)(const void *ctx, int grid, int64_t n, int64_t k);
 
+/* The two ExSide sources the compare tests set against each other: a sweep's raw rows, and the
+ * paper's table (ctx is an ExPaper). */
+typedef struct ExRows {
+    const LbCellResult *rows;
+    size_t count;
+} ExRows;
+
+static inline ExCell ex_side_rows(const void *ctx, int grid, int64_t n, int64_t k)
+{
+    const ExRows *r = (const ExRows *)ctx;
+    return ex_measured(r->rows, r->count, grid, n, k);
+}
+
+static inline ExCell ex_side_paper(const void *ctx, int grid, int64_t n, int64_t k)
+{
+    return ex_paper((const ExPaper *)ctx, grid, n, k);
+}
+
 static inline size_t ex_check_compare_csv(const char *csv, const char *const header[6],
                                           ExSide first, const void *first_ctx, ExSide second,
                                           const void *second_ctx, int ratio_second_over_first)

@@ -17,22 +17,6 @@
 static char *bin;
 static const char *scratch;
 
-typedef struct Rows {
-    const LbCellResult *rows;
-    size_t count;
-} Rows;
-
-static ExCell side_rows(const void *ctx, int grid, int64_t n, int64_t k)
-{
-    const Rows *r = ctx;
-    return ex_measured(r->rows, r->count, grid, n, k);
-}
-
-static ExCell side_paper(const void *ctx, int grid, int64_t n, int64_t k)
-{
-    return ex_paper(ctx, grid, n, k);
-}
-
 /* The paper's numbers from ../shared/paper when it is there (the source), else from the copy in
  * the binary. */
 static void load_paper(ExPaper *p, const char *paper_dir)
@@ -107,8 +91,8 @@ int main(int argc, char **argv)
     RcRun r = run(dir_a, "--format", "csv", NULL);
     CHECK(r.code == 0, "compare A --format csv: exit %d: %s", r.code, r.err);
     static const char *const paper_head[6] = {"grid", "n", "k", "measured", "paper", "measured_over_paper"};
-    Rows ra = {a_rows, a_count};
-    size_t cells = ex_check_compare_csv(r.out, paper_head, side_rows, &ra, side_paper, &paper, 0);
+    ExRows ra = {a_rows, a_count};
+    size_t cells = ex_check_compare_csv(r.out, paper_head, ex_side_rows, &ra, ex_side_paper, &paper, 0);
     CHECK(cells == 2 * (1 + 2 + 3 + 3 + 3), "compare A: %zu cells: should be 24", cells);
     /* Spot checks of the rules themselves, readable on their own. */
     CHECK(strstr(r.out, "time,512,128,1.5,1.5,1\n") != NULL, "time (512, 128): 1.5 measured, 1.5 in the paper, ratio 1");
@@ -154,8 +138,8 @@ int main(int argc, char **argv)
     r = run(dir_a, dir_b, "--format", "csv");
     CHECK(r.code == 0, "compare A B: exit %d: %s", r.code, r.err);
     static const char *const ab_head[6] = {"grid", "n", "k", "a", "b", "b_over_a"};
-    Rows rb = {b_rows, b_count};
-    cells = ex_check_compare_csv(r.out, ab_head, side_rows, &ra, side_rows, &rb, 1);
+    ExRows rb = {b_rows, b_count};
+    cells = ex_check_compare_csv(r.out, ab_head, ex_side_rows, &ra, ex_side_rows, &rb, 1);
     /* union: n 256..8192 (6), k 128..512 (3): cells with k < n = 1 + 2 + 3 * 4 = 15, twice */
     CHECK(cells == 30, "compare A B: %zu cells: should be 30", cells);
     CHECK(strstr(r.out, "time,512,128,1.5,0.75,0.5\n") != NULL, "B / A at (512, 128) is 0.5");

@@ -14,22 +14,6 @@
 #include "reports/paper_table3.h"
 #include "reports/raw.h"
 
-typedef struct Rows {
-    const LbCellResult *rows;
-    size_t count;
-} Rows;
-
-static ExCell side_rows(const void *ctx, int grid, int64_t n, int64_t k)
-{
-    const Rows *r = ctx;
-    return ex_measured(r->rows, r->count, grid, n, k);
-}
-
-static ExCell side_paper(const void *ctx, int grid, int64_t n, int64_t k)
-{
-    return ex_paper(ctx, grid, n, k);
-}
-
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -72,8 +56,8 @@ int main(int argc, char **argv)
     r = rc_run(scratch, cmp);
     CHECK(r.code == 0, "compare --format csv: exit %d: %s", r.code, r.err);
     static const char *const head[6] = {"grid", "n", "k", "measured", "paper", "measured_over_paper"};
-    Rows rs = {rows, count};
-    size_t cells = ex_check_compare_csv(r.out, head, side_rows, &rs, side_paper, &paper, 0);
+    ExRows rs = {rows, count};
+    size_t cells = ex_check_compare_csv(r.out, head, ex_side_rows, &rs, ex_side_paper, &paper, 0);
     CHECK(cells == 2 * 8, "compare: %zu cells: should be 16 (8 with k < n, twice)", cells);
     rc_free(&r);
 
@@ -89,7 +73,7 @@ int main(int argc, char **argv)
     r = rc_run(scratch, self);
     CHECK(r.code == 0, "compare DIR DIR: exit %d: %s", r.code, r.err);
     static const char *const ab[6] = {"grid", "n", "k", "a", "b", "b_over_a"};
-    cells = ex_check_compare_csv(r.out, ab, side_rows, &rs, side_rows, &rs, 1);
+    cells = ex_check_compare_csv(r.out, ab, ex_side_rows, &rs, ex_side_rows, &rs, 1);
     CHECK(cells == 16, "compare DIR DIR: %zu cells: should be 16", cells);
     rc_free(&r);
     free(rows);
