@@ -13,6 +13,12 @@ int lb_cmd_help(int argc, char **argv)
 {
     int count;
     const LbCommand *cmds = lb_commands(&count);
+    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        lb_help_help(stdout);
+        return LB_EXIT_OK;
+    }
+    if (argc > 2)
+        return lb_usage_error("unexpected argument \"%s\" for help: it takes one command", argv[2]);
     if (argc >= 2) {
         for (int i = 0; i < count; i++) {
             if (strcmp(argv[1], cmds[i].name) == 0) {

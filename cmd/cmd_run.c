@@ -144,7 +144,9 @@ int lb_cmd_run(int argc, char **argv)
     char msg[256];
     if (lb_config_check(&o.model, msg, sizeof msg) != LB_OK)
         return lb_usage_error("%s", msg);
-    if (dump_dir && (rc = lb_outdir_prepare(dump_dir, 0, "dump")) != 0)
+    if ((rc = lb_options_check_host_memory(&o)) != 0)
+        return rc;
+    if (dump_dir && (rc = lb_outdir_prepare(dump_dir, 0, "dump", 0)) != 0)
         return rc;
 
     LbBackend *be = NULL;

@@ -14,6 +14,7 @@
 #include "cmd/options.h"
 #include "cmd/outdir.h"
 #include "cmd/sweep.h"
+#include "lb_config.h"
 #include "reports/meta.h"
 
 #define DEFAULT_N "512:65536"
@@ -74,80 +75,81 @@ static char *join_command_line(int argc, char **argv)
     return s;
 }
 
-/* --resume: settings the user did not give come from meta.csv; those given must agree. */
-typedef struct MetaField {
-    const char *key;  /* in meta.csv */
-    const char *flag; /* on the command line */
-    int code;         /* its LB_OPT_ code */
-    unsigned given;   /* its LB_GIVEN_ bit */
-} MetaField;
-
-static const MetaField meta_fields[] = {
-    {"layers", "layers", LB_OPT_LAYERS, LB_GIVEN_LAYERS},
-    {"d_model", "d-model", LB_OPT_DMODEL, LB_GIVEN_DMODEL},
-    {"heads", "heads", LB_OPT_HEADS, LB_GIVEN_HEADS},
-    {"ffn", "ffn", LB_OPT_FFN, LB_GIVEN_FFN},
-    {"vocab", "vocab", LB_OPT_VOCAB, LB_GIVEN_VOCAB},
-    {"dtype", "dtype", LB_OPT_DTYPE, LB_GIVEN_DTYPE},
-    {"sharing", "sharing", LB_OPT_SHARING, LB_GIVEN_SHARING},
-    {"order", "order", LB_OPT_ORDER, LB_GIVEN_ORDER},
-    {"device", "device", LB_OPT_DEVICE, LB_GIVEN_DEVICE},
-    {"seed", "seed", LB_OPT_SEED, LB_GIVEN_SEED},
-    {"mem_limit", "mem-limit", LB_OPT_MEM_LIMIT, LB_GIVEN_MEM_LIMIT},
-};
-
-/* A setting as meta.csv writes it (cmd/sweep.c). */
-static void setting_text(const LbOptions *o, const char *key, char *buf, size_t size)
+/* --resume, first half: every setting the user did not give comes from meta.csv. A value there
+ * that cannot be read is blamed on the file and its key, not on a flag the user never gave. The
+ * n and k lists are handed back as text for the list parser. */
+static int take_settings(LbSweep *s, const LbMeta *meta, const char *dir, const char **n_arg,
+                         const char **k_arg)
 {
-    const LbModelConfig *m = &o->model;
-    if (strcmp(key, "layers") == 0) snprintf(buf, size, "%d", m->layers);
-    else if (strcmp(key, "d_model") == 0) snprintf(buf, size, "%d", m->d_model);
-    else if (strcmp(key, "heads") == 0) snprintf(buf, size, "%d", m->heads);
-    else if (strcmp(key, "ffn") == 0) snprintf(buf, size, "%d", m->ffn);
-    else if (strcmp(key, "vocab") == 0) snprintf(buf, size, "%d", m->vocab);
-    else if (strcmp(key, "dtype") == 0) snprintf(buf, size, "%s", lb_dtype_name(m->dtype));
-    else if (strcmp(key, "sharing") == 0) snprintf(buf, size, "%s", lb_sharing_name(m->sharing));
-    else if (strcmp(key, "order") == 0) snprintf(buf, size, "%s", lb_order_name(m->order));
-    else if (strcmp(key, "device") == 0) snprintf(buf, size, "%s", o->device == LB_DEVICE_CPU ? "cpu" : "cuda");
-    else if (strcmp(key, "seed") == 0) snprintf(buf, size, "%llu", (unsigned long long)o->seed);
-    else if (strcmp(key, "mem_limit") == 0 && o->mem_limit) snprintf(buf, size, "%llu", (unsigned long long)o->mem_limit);
-    else if (strcmp(key, "tf32") == 0) snprintf(buf, size, "%d", o->tf32);
-    else buf[0] = '\0';
-}
-
-static int apply_meta(LbOptions *o, const LbMeta *meta, const char *dir, uint64_t *budget,
-                      const char **n_list, const char **k_list)
-{
-    char mine[64];
-    for (size_t i = 0; i < sizeof meta_fields / sizeof meta_fields[0]; i++) {
-        const MetaField *f = &meta_fields[i];
+    for (size_t i = 0; i < lb_sweep_setting_count; i++) {
+        const LbSweepSetting *f = &lb_sweep_settings[i];
         const char *v = lb_meta_get(meta, f->key);
         if (!v)
-            return lb_usage_error("invalid argument \"%s\" for --resume: should be a directory written by linbench sweep (meta.csv has no %s)", dir, f->key);
-        if (o->given & f->given) {
-            setting_text(o, f->key, mine, sizeof mine);
-            if (strcmp(mine, v) != 0)
-                return lb_usage_error("--%s %s differs from the resumed run's \"%s\" (meta.csv): should be the same to resume %s",
-                                      f->flag, mine, v, dir);
-        } else if (v[0] != '\0') {
-            unsigned given = o->given;
-            if (lb_options_apply(o, f->code, v) != 0)
-                return lb_usage_error("invalid argument \"%s\" for --resume: meta.csv's %s \"%s\" is not readable", dir, f->key, v);
-            o->given = given; /* taken from meta.csv, not given */
+            return lb_usage_error("invalid argument \"%s\" for --resume: should be a directory written by linbench sweep (%s/meta.csv has no %s)",
+                                  dir, dir, f->key);
+        if (s->opt.given & f->given)
+            continue; /* compared once everything is parsed */
+        if (f->code == 0) {
+            *(strcmp(f->key, "n_list") == 0 ? n_arg : k_arg) = v;
+            continue;
         }
+        if (v[0] == '\0' && (f->code == LB_OPT_MEM_LIMIT || f->code == LB_OPT_MAX_BATCH))
+            continue; /* not set in the first run either */
+        char should[128];
+        if (lb_options_set(&s->opt, f->code, v, should, sizeof should) != 0)
+            return lb_usage_error("invalid argument \"%s\" for --resume: %s/meta.csv's %s is \"%s\": should be %s",
+                                  dir, dir, f->key, v, should);
     }
-    const char *tf32 = lb_meta_get(meta, "tf32");
-    if (tf32) {
-        setting_text(o, "tf32", mine, sizeof mine);
-        if ((o->given & LB_GIVEN_TF32) && strcmp(mine, tf32) != 0)
-            return lb_usage_error("--tf32 differs from the resumed run's (meta.csv): should be the same to resume %s", dir);
-        o->tf32 = strcmp(tf32, "1") == 0;
+    return 0;
+}
+
+/* --resume, second half: with everything parsed, each setting as this run would record it must
+ * be what meta.csv holds; a flag that contradicts it is named. */
+static int compare_settings(const LbSweep *s, const LbMeta *meta, const char *dir)
+{
+    for (size_t i = 0; i < lb_sweep_setting_count; i++) {
+        const LbSweepSetting *f = &lb_sweep_settings[i];
+        const char *theirs = lb_meta_get(meta, f->key);
+        char *mine = lb_sweep_setting_text(s, f->key);
+        if (!mine)
+            return lb_usage_error("out of memory comparing --resume %s's settings", dir);
+        int same = theirs && strcmp(mine, theirs) == 0;
+        int rc = 0;
+        if (!same && (s->opt.given & f->given))
+            rc = lb_usage_error("--%s %s differs from the resumed run's \"%s\" (%s in %s/meta.csv): should be the same, or left out, to resume %s",
+                                f->flag, mine[0] ? mine : "(unset)", theirs ? theirs : "", f->key, dir, dir);
+        else if (!same)
+            rc = lb_usage_error("invalid argument \"%s\" for --resume: %s/meta.csv's %s is \"%s\", which reads back as \"%s\": should be as linbench sweep wrote it",
+                                dir, dir, f->key, theirs ? theirs : "", mine);
+        free(mine);
+        if (rc)
+            return rc;
     }
+    return 0;
+}
+
+/* --resume: the directory, locked, its meta.csv read and of this version, and the memory budget
+ * it ran with. */
+static int open_resumed(const char *dir, LbMeta *meta, uint64_t *budget)
+{
+    int rc = lb_outdir_lock_existing(dir, "resume");
+    if (rc != 0)
+        return rc;
+    char path[4096];
+    lb_outdir_path(path, sizeof path, dir, "meta.csv");
+    lb_error_clear();
+    if (lb_meta_read(path, meta) != 0)
+        return lb_usage_error("invalid argument \"%s\" for --resume: should be a directory written by linbench sweep (%s)", dir,
+                              lb_error_message());
+    const char *version = lb_meta_get(meta, "linbench_version");
+    if (!version || strcmp(version, LB_VERSION) != 0)
+        return lb_usage_error("invalid argument \"%s\" for --resume: it was written by linbench %s and this is linbench %s: should be resumed with linbench %s",
+                              dir, version && *version ? version : "(unknown version)", LB_VERSION,
+                              version && *version ? version : "of that version");
     const char *b = lb_meta_get(meta, "memory_budget_bytes");
     if (!b || lb_parse_size(b, budget))
-        return lb_usage_error("invalid argument \"%s\" for --resume: should be a directory written by linbench sweep (meta.csv has no readable memory_budget_bytes)", dir);
-    *n_list = lb_meta_get(meta, "n_list");
-    *k_list = lb_meta_get(meta, "k_list");
+        return lb_usage_error("invalid argument \"%s\" for --resume: %s/meta.csv's memory_budget_bytes is \"%s\": should be a byte count",
+                              dir, dir, b ? b : "");
     return 0;
 }
 
@@ -205,36 +207,39 @@ int lb_cmd_sweep(int argc, char **argv)
     LbMeta meta;
     memset(&meta, 0, sizeof meta);
     uint64_t resumed_budget = 0;
+    int n_from_meta = 0, k_from_meta = 0;
     if (resume) {
-        char path[4096];
-        lb_outdir_path(path, sizeof path, resume, "meta.csv");
-        if (lb_meta_read(path, &meta) != 0)
-            return lb_usage_error("invalid argument \"%s\" for --resume: should be a directory written by linbench sweep (cannot read %s)", resume, path);
-        lb_outdir_path(path, sizeof path, resume, "raw.csv");
-        FILE *f = fopen(path, "r");
-        if (!f) {
-            lb_meta_free(&meta);
-            return lb_usage_error("invalid argument \"%s\" for --resume: should be a directory written by linbench sweep (cannot read %s)", resume, path);
-        }
-        fclose(f);
         const char *nl = NULL, *kl = NULL;
-        if ((rc = apply_meta(&s.opt, &meta, resume, &resumed_budget, &nl, &kl)) != 0) {
+        rc = open_resumed(resume, &meta, &resumed_budget);
+        if (rc == 0)
+            rc = take_settings(&s, &meta, resume, &nl, &kl);
+        if (rc != 0) {
             lb_meta_free(&meta);
             return rc;
         }
+        n_from_meta = !n_arg;
+        k_from_meta = !k_arg;
         if (!n_arg)
             n_arg = nl;
         if (!k_arg)
             k_arg = kl;
-        s.resumed_start_time = lb_meta_get(&meta, "start_time");
+        s.previous = &meta;
     }
     rc = 0;
     if (lb_parse_list(n_arg ? n_arg : DEFAULT_N, LB_N_MIN, LB_N_MAX, &s.n, &s.nn) != 0)
-        rc = lb_usage_error("invalid argument \"%s\" for --n: should be sequence lengths from %d to %d, as a comma list or doubling ranges like 512:65536",
-                            n_arg, LB_N_MIN, LB_N_MAX);
+        rc = n_from_meta ? lb_usage_error("invalid argument \"%s\" for --resume: %s/meta.csv's n_list is \"%s\": should be a comma list of sequence lengths from %d to %d",
+                                          resume, resume, n_arg, LB_N_MIN, LB_N_MAX)
+                         : lb_usage_error("invalid argument \"%s\" for --n: should be sequence lengths from %d to %d, as a comma list or doubling ranges like 512:65536",
+                                          n_arg, LB_N_MIN, LB_N_MAX);
     else if (lb_parse_list(k_arg ? k_arg : DEFAULT_K, LB_K_MIN, LB_N_MAX, &s.k, &s.nk) != 0)
-        rc = lb_usage_error("invalid argument \"%s\" for --k: should be projected lengths from %d to %d, as a comma list or doubling ranges like 128:2048",
-                            k_arg, LB_K_MIN, LB_N_MAX);
+        rc = k_from_meta ? lb_usage_error("invalid argument \"%s\" for --resume: %s/meta.csv's k_list is \"%s\": should be a comma list of projected lengths from %d to %d",
+                                          resume, resume, k_arg, LB_K_MIN, LB_N_MAX)
+                         : lb_usage_error("invalid argument \"%s\" for --k: should be projected lengths from %d to %d, as a comma list or doubling ranges like 128:2048",
+                                          k_arg, LB_K_MIN, LB_N_MAX);
+    else if (s.k[0] >= s.n[s.nn - 1])
+        /* no k < n anywhere: the sweep would measure the standard model and compare nothing */
+        rc = lb_usage_error("--k %s has no value below the largest --n (%lld): should include some k < n, or there is nothing to compare",
+                            k_arg ? k_arg : DEFAULT_K, (long long)s.n[s.nn - 1]);
     if (rc == 0)
         rc = lb_options_finish(&s.opt);
     if (rc == 0) {
@@ -250,6 +255,10 @@ int lb_cmd_sweep(int argc, char **argv)
         if (lb_config_check(&cfg, msg, sizeof msg) != LB_OK)
             rc = lb_usage_error("%s", msg);
     }
+    if (rc == 0 && resume)
+        rc = compare_settings(&s, &meta, resume);
+    if (rc == 0)
+        rc = lb_options_check_host_memory(&s.opt);
     char default_dir[64];
     if (rc == 0) {
         if (resume) {
@@ -261,7 +270,7 @@ int lb_cmd_sweep(int argc, char **argv)
                 out = default_dir;
             }
             s.dir = out;
-            rc = lb_outdir_prepare(out, force, "out");
+            rc = lb_outdir_prepare(out, force, "out", 1);
         }
     }
     LbBackend *be = NULL;
@@ -283,6 +292,8 @@ int lb_cmd_sweep(int argc, char **argv)
         }
         budget = resumed_budget;
     }
+    if (rc == 0 && force)
+        rc = lb_outdir_clear_results(s.dir); /* before the first new row, not after the last */
     if (rc == 0) {
         command_line = join_command_line(argc, argv);
         s.command_line = command_line ? command_line : "linbench sweep";
@@ -292,11 +303,13 @@ int lb_cmd_sweep(int argc, char **argv)
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = on_signal;
         sigemptyset(&sa.sa_mask);
-        sigaction(SIGINT, &sa, NULL);
-        sigaction(SIGTERM, &sa, NULL);
+        /* SIGHUP too: a closed terminal or ssh session ends a sweep as cleanly as Ctrl-C */
+        static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+        for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
+            sigaction(stop_signals[i], &sa, NULL);
         rc = lb_sweep_run(&s, be, &stop_requested);
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
+        for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
+            signal(stop_signals[i], SIG_DFL);
     }
     lb_backend_close(be);
     free(command_line);

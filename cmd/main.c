@@ -1,5 +1,6 @@
 /* linbench: does Linformer attention really beat softmax attention on your GPU, and by how much?
  * The entry point: the subcommand table, --version, and top-level help generated from it. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,16 @@ int lb_usage_error(const char *fmt, ...)
     return LB_EXIT_USAGE;
 }
 
+/* What a command printed must have reached stdout: `linbench run > /dev/full` loses the
+ * measurement, and exiting 0 would say it did not. */
+static int finish_output(int code)
+{
+    if (code != LB_EXIT_OK || (fflush(stdout) == 0 && !ferror(stdout)))
+        return code; /* a failed command has said why already */
+    fprintf(stderr, "linbench: cannot write to standard output: %s\n", strerror(errno ? errno : EIO));
+    return LB_EXIT_FAILURE;
+}
+
 int main(int argc, char **argv)
 {
     /* CUDA loads kernel modules lazily by default, taking device memory at a kernel's first
@@ -50,15 +61,15 @@ int main(int argc, char **argv)
     const char *name = argv[1];
     if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0) {
         printf("linbench %s (git %s)\n", LB_VERSION, LB_GIT_REVISION);
-        return LB_EXIT_OK;
+        return finish_output(LB_EXIT_OK);
     }
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0)
-        return lb_cmd_help(1, argv + 1);
+        return finish_output(lb_cmd_help(1, argv + 1));
     int count;
     const LbCommand *cmds = lb_commands(&count);
     for (int i = 0; i < count; i++) {
         if (strcmp(name, cmds[i].name) == 0)
-            return cmds[i].run(argc - 1, argv + 1);
+            return finish_output(cmds[i].run(argc - 1, argv + 1));
     }
     return lb_usage_error("unknown command \"%s\": should be one of sweep, run, compare, plot, info, help (see linbench help)", name);
 }

@@ -25,7 +25,8 @@ enum {
     LB_GIVEN_FFN = 1 << 3, LB_GIVEN_VOCAB = 1 << 4, LB_GIVEN_DTYPE = 1 << 5,
     LB_GIVEN_SHARING = 1 << 6, LB_GIVEN_ORDER = 1 << 7, LB_GIVEN_DEVICE = 1 << 8,
     LB_GIVEN_MEM_LIMIT = 1 << 9, LB_GIVEN_SEED = 1 << 10, LB_GIVEN_N = 1 << 11,
-    LB_GIVEN_K = 1 << 12, LB_GIVEN_TF32 = 1 << 13
+    LB_GIVEN_K = 1 << 12, LB_GIVEN_TF32 = 1 << 13, LB_GIVEN_MAX_BATCH = 1 << 14,
+    LB_GIVEN_CELL_TIME = 1 << 15
 };
 
 typedef enum LbDeviceKind { LB_DEVICE_CUDA = 0, LB_DEVICE_CPU = 1 } LbDeviceKind;
@@ -54,12 +55,30 @@ extern const struct option lb_shared_long_options[];
 /* Apply one shared flag. Returns 0, or LB_EXIT_USAGE after printing the one-line message. */
 int lb_options_apply(LbOptions *o, int code, const char *arg);
 
+/* Apply one shared flag's value without printing (for values read from a file, where the flag
+ * is not to blame): 0, or -1 with what the flag accepts in `should` ("an integer from 1 to
+ * 1024"). --tf32 takes "0" or "1" here. Does not mark the flag as given. */
+int lb_options_set(LbOptions *o, int code, const char *arg, char *should, size_t size);
+
+/* The long name of a shared flag ("d-model"), or NULL. */
+const char *lb_options_flag_name(int code);
+
 /* Resolve what depends on several flags (--order defaults to late with --sharing none), then
  * check the model. Returns 0 or LB_EXIT_USAGE after printing. */
 int lb_options_finish(LbOptions *o);
 
 /* The shared flags' --help lines. */
 void lb_options_help(FILE *out);
+
+/* The memory this process can still have (bytes): the least of MemAvailable, the cgroup's
+ * limit less its usage, and RLIMIT_AS / RLIMIT_DATA less what the process already maps; `what`
+ * names the one that bound it. -1 when none can be read. */
+int lb_host_memory_available(uint64_t *bytes, const char **what);
+
+/* --device cpu: the budget (--mem-limit, or the default) must fit in the memory this process can
+ * have, or the kernel kills the run part-way. Returns 0, or prints one line and returns
+ * LB_EXIT_USAGE (--mem-limit given) or LB_EXIT_FAILURE (the default does not fit). */
+int lb_options_check_host_memory(const LbOptions *o);
 
 /* Open the chosen backend. On failure prints one line and returns LB_EXIT_FAILURE. The memory
  * budget is the device's free memory, or --mem-limit if smaller (METHOD.md). */

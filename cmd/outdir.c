@@ -1,21 +1,32 @@
 /* Output directories: see outdir.h. */
 #include "cmd/outdir.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cmd/commands.h"
 
-/* The files a sweep writes: finding any of them means the directory holds results. */
-static const char *const result_files[] = {"raw.csv", "meta.csv", "time_speedup.csv", "memory_speedup.csv"};
+/* The files a sweep writes: finding any of them means the directory holds results. --force
+ * removes them in this order, raw.csv last, so what a killed --force leaves is never old grids
+ * beside new rows. */
+static const char *const result_files[] = {"time_speedup.csv", "memory_speedup.csv", "meta.csv", "raw.csv"};
+#define RESULT_COUNT (sizeof result_files / sizeof result_files[0])
+
+#define LOCK_NAME ".linbench.lock"
 
 void lb_outdir_path(char *buf, size_t size, const char *dir, const char *name)
 {
-    snprintf(buf, size, "%s/%s", dir, name);
+    int n = snprintf(buf, size, "%s/%s", dir, name);
+    if (n < 0 || (size_t)n >= size)
+        buf[0] = '\0';
 }
 
 void lb_outdir_default(char *buf, size_t size)
@@ -31,17 +42,51 @@ void lb_outdir_default(char *buf, size_t size)
         snprintf(buf, size, "linbench-%s-%d", stamp, i);
 }
 
-/* The directories lb_outdir_prepare made, deepest last, for lb_outdir_abandon. */
-static char created[16][4096];
-static int created_count;
+int lb_outdir_check_length(const char *dir, const char *flag)
+{
+    size_t len = strlen(dir);
+    if (len <= LB_DIR_MAX)
+        return 0;
+    return lb_usage_error("invalid argument \"%s\" for --%s: should be a path of at most %d bytes (this one has %zu)",
+                          dir, flag, LB_DIR_MAX, len);
+}
+
+/* What the last lb_outdir_prepare made, for lb_outdir_abandon: the directory, the shortest
+ * prefix of it that did not exist before, and whether the lock file is ours. */
+static char *made_dir, *made_top;
+static int lock_fd = -1, lock_made;
 
 void lb_outdir_abandon(void)
 {
-    while (created_count > 0)
-        rmdir(created[--created_count]); /* fails harmlessly once something is inside */
+    if (!made_dir)
+        return;
+    char path[4096];
+    if (lock_made) {
+        lb_outdir_path(path, sizeof path, made_dir, LOCK_NAME);
+        unlink(path); /* still locked by us: a racer that opened it fails its flock */
+    }
+    if (lock_fd >= 0)
+        close(lock_fd);
+    lock_fd = -1;
+    lock_made = 0;
+    if (made_top) {
+        snprintf(path, sizeof path, "%s", made_dir);
+        size_t top = strlen(made_top);
+        /* rmdir fails harmlessly once something is inside */
+        while (strlen(path) >= top && rmdir(path) == 0) {
+            char *slash = strrchr(path, '/');
+            if (!slash)
+                break;
+            *slash = '\0';
+        }
+    }
+    free(made_dir);
+    free(made_top);
+    made_dir = made_top = NULL;
 }
 
-/* mkdir -p, remembering what it made. 0, or -1 with errno set. */
+/* mkdir -p, remembering the first directory it made. Another process making the same directory
+ * at the same moment is not an error: the lock decides who writes. 0, or -1 with errno set. */
 static int make_dirs(const char *dir)
 {
     char path[4096];
@@ -52,14 +97,18 @@ static int make_dirs(const char *dir)
             continue;
         char saved = path[i];
         path[i] = '\0';
-        struct stat st;
-        if (stat(path, &st) != 0) {
-            if (mkdir(path, 0777) != 0)
+        if (mkdir(path, 0777) == 0) {
+            if (!made_top)
+                made_top = strdup(path);
+        } else if (errno == EEXIST) {
+            struct stat st;
+            if (stat(path, &st) != 0)
                 return -1;
-            if (created_count < 16)
-                snprintf(created[created_count++], sizeof created[0], "%s", path);
-        } else if (!S_ISDIR(st.st_mode)) {
-            errno = ENOTDIR;
+            if (!S_ISDIR(st.st_mode)) {
+                errno = ENOTDIR;
+                return -1;
+            }
+        } else {
             return -1;
         }
         path[i] = saved;
@@ -67,28 +116,137 @@ static int make_dirs(const char *dir)
     return 0;
 }
 
-int lb_outdir_prepare(const char *dir, int force, const char *flag)
+/* Take dir's lock. 0 when held; 1 when another process holds it (its pid in *holder, 0 when
+ * not yet written); -1 with errno on failure. */
+static int take_lock(const char *dir, long *holder)
 {
-    struct stat st;
-    created_count = 0;
-    if (dir[0] == '\0')
-        return lb_usage_error("invalid argument \"\" for --%s: should be a directory path", flag);
-    if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode))
-        return lb_usage_error("invalid argument \"%s\" for --%s: should be a directory, and this is a file", dir, flag);
-    if (stat(dir, &st) == 0 && !force) {
-        for (size_t i = 0; i < sizeof result_files / sizeof result_files[0]; i++) {
-            char path[4096];
-            lb_outdir_path(path, sizeof path, dir, result_files[i]);
-            if (stat(path, &st) == 0)
-                return lb_usage_error("--%s %s already holds results (%s): should be a new or empty directory; pass --force to overwrite or --resume %s to continue",
-                                      flag, dir, result_files[i], dir);
+    char path[4096];
+    lb_outdir_path(path, sizeof path, dir, LOCK_NAME);
+    *holder = 0;
+    for (int attempt = 0; attempt < 16; attempt++) {
+        int made = 0;
+        int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd >= 0)
+            made = 1;
+        else if (errno == EEXIST)
+            fd = open(path, O_RDWR | O_CLOEXEC);
+        if (fd < 0) {
+            if (errno == ENOENT)
+                continue; /* removed by a run abandoning the directory between our two opens */
+            return -1;
+        }
+        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            int e = errno;
+            char buf[32] = "";
+            ssize_t got = pread(fd, buf, sizeof buf - 1, 0);
+            if (got > 0) {
+                buf[got] = '\0';
+                *holder = strtol(buf, NULL, 10);
+            }
+            close(fd);
+            if (e == EWOULDBLOCK)
+                return 1;
+            errno = e;
+            return -1;
+        }
+        /* The file may have been unlinked between open and flock (a run abandoning the
+         * directory); a lock on it guards nothing, so only the file at the path counts. */
+        struct stat held, now;
+        if (fstat(fd, &held) == 0 && stat(path, &now) == 0 && held.st_dev == now.st_dev &&
+            held.st_ino == now.st_ino) {
+            char pid[32];
+            int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+            if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n)
+                (void)0; /* the pid is only for the message of a process that loses the race */
+            lock_fd = fd;
+            lock_made = made;
+            return 0;
+        }
+        close(fd);
+    }
+    errno = EAGAIN;
+    return -1;
+}
+
+static int in_use(const char *dir, long holder)
+{
+    if (holder > 0)
+        fprintf(stderr, "linbench: %s is in use by another linbench (pid %ld): wait for it to end, or use another directory\n",
+                dir, holder);
+    else
+        fprintf(stderr, "linbench: %s is in use by another linbench: wait for it to end, or use another directory\n", dir);
+    return LB_EXIT_FAILURE;
+}
+
+/* Temporary files (NAME.tmp.XXXXXX) that a run killed mid-write left: under the lock nobody
+ * else is writing them. */
+static void remove_stale_temporaries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        for (size_t i = 0; i < RESULT_COUNT; i++) {
+            size_t len = strlen(result_files[i]);
+            if (strncmp(e->d_name, result_files[i], len) == 0 && strncmp(e->d_name + len, ".tmp.", 5) == 0) {
+                char path[4096];
+                lb_outdir_path(path, sizeof path, dir, e->d_name);
+                unlink(path);
+            }
         }
     }
+    closedir(d);
+}
+
+int lb_outdir_prepare(const char *dir, int force, const char *flag, int force_flag)
+{
+    struct stat st;
+    lb_outdir_abandon();
+    lock_made = 0;
+    if (dir[0] == '\0')
+        return lb_usage_error("invalid argument \"\" for --%s: should be a directory path", flag);
+    int rc = lb_outdir_check_length(dir, flag);
+    if (rc != 0)
+        return rc;
+    if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode))
+        return lb_usage_error("invalid argument \"%s\" for --%s: should be a directory, and this is a file", dir, flag);
+    made_dir = strdup(dir);
+    if (!made_dir)
+        return lb_usage_error("out of memory preparing --%s", flag);
     if (make_dirs(dir) != 0) {
         int e = errno;
         lb_outdir_abandon();
         return lb_usage_error("invalid argument \"%s\" for --%s: should be a directory that can be created (%s)", dir, flag, strerror(e));
     }
+    long holder;
+    int locked = take_lock(dir, &holder);
+    if (locked == 1) {
+        free(made_dir); /* the directory is the other process's now: leave it be */
+        free(made_top);
+        made_dir = made_top = NULL;
+        return in_use(dir, holder);
+    }
+    if (locked != 0) {
+        int e = errno;
+        lb_outdir_abandon();
+        return lb_usage_error("invalid argument \"%s\" for --%s: should be a writable directory (%s)", dir, flag, strerror(e));
+    }
+    if (!force) {
+        for (size_t i = 0; i < RESULT_COUNT; i++) {
+            char path[4096];
+            lb_outdir_path(path, sizeof path, dir, result_files[i]);
+            if (stat(path, &st) != 0)
+                continue;
+            lb_outdir_abandon(); /* our lock file, if we made it: nothing written */
+            if (force_flag)
+                return lb_usage_error("--%s %s already holds results (%s): should be a new or empty directory; pass --force to overwrite or --resume %s to continue",
+                                      flag, dir, result_files[i], dir);
+            return lb_usage_error("--%s %s already holds results (%s): should be a new or empty directory", flag, dir,
+                                  result_files[i]);
+        }
+    }
+    remove_stale_temporaries(dir);
     /* Writing a file is the only test that also holds for root and read-only mounts. */
     char probe[4096];
     snprintf(probe, sizeof probe, "%s/.linbench-write-test-%ld", dir, (long)getpid());
@@ -103,11 +261,52 @@ int lb_outdir_prepare(const char *dir, int force, const char *flag)
     return lb_usage_error("invalid argument \"%s\" for --%s: should be a writable directory (%s)", dir, flag, strerror(e));
 }
 
+int lb_outdir_lock_existing(const char *dir, const char *flag)
+{
+    int rc = lb_outdir_check_length(dir, flag);
+    if (rc != 0)
+        return rc;
+    char path[4096];
+    struct stat st;
+    lb_outdir_path(path, sizeof path, dir, "meta.csv");
+    if (stat(path, &st) != 0)
+        return lb_usage_error("invalid argument \"%s\" for --%s: should be a directory written by linbench sweep (cannot read %s: %s)",
+                              dir, flag, path, strerror(errno));
+    long holder;
+    int locked = take_lock(dir, &holder);
+    if (locked == 1)
+        return in_use(dir, holder);
+    if (locked != 0)
+        return lb_usage_error("invalid argument \"%s\" for --%s: should be a writable directory (%s)", dir, flag,
+                              strerror(errno));
+    remove_stale_temporaries(dir);
+    return 0;
+}
+
+int lb_outdir_clear_results(const char *dir)
+{
+    for (size_t i = 0; i < RESULT_COUNT; i++) {
+        char path[4096];
+        lb_outdir_path(path, sizeof path, dir, result_files[i]);
+        if (unlink(path) != 0 && errno != ENOENT) {
+            fprintf(stderr, "linbench: cannot remove %s before overwriting it (--force): %s\n", path, strerror(errno));
+            return LB_EXIT_FAILURE;
+        }
+    }
+    return 0;
+}
+
 int lb_outdir_create(const char *dir)
 {
-    created_count = 0;
-    if (make_dirs(dir) == 0)
+    char *keep_dir = made_dir, *keep_top = made_top; /* a plot does not abandon */
+    made_dir = made_top = NULL;
+    int rc = make_dirs(dir);
+    int e = errno;
+    free(made_top);
+    made_dir = keep_dir;
+    made_top = keep_top;
+    if (rc == 0)
         return 0;
-    fprintf(stderr, "linbench: cannot create %s: %s\n", dir, strerror(errno));
+    fprintf(stderr, "linbench: cannot create %s: %s\n", dir, strerror(e));
     return LB_EXIT_FAILURE;
 }

@@ -1,27 +1,55 @@
-/* The output directory of a sweep: made and test-written before anything runs, so an --out that
- * cannot be created or written is bad input (exit 2); and removed again when the run fails
- * before writing a result (no GPU, say), so a failed start leaves no empty folder behind. */
+/* The output directory of a sweep (or a dump): made and test-written before anything runs, so an
+ * --out that cannot be created or written is bad input (exit 2); locked for the whole run, so
+ * that two linbench processes never write into one directory; and removed again when the run
+ * fails before writing a result (no GPU, say), so a failed start leaves no empty folder behind.
+ *
+ * The lock is flock(2) on DIR/.linbench.lock, taken without waiting and held until the process
+ * exits: the kernel releases it however the process ends, kill -9 included, so a stale lock
+ * never needs clearing by hand. Whoever creates the directory first does not matter: both
+ * racers open the same lock file, and exactly one gets the lock. */
 #ifndef LB_OUTDIR_H
 #define LB_OUTDIR_H
 
 #include <stddef.h>
 
+/* The longest directory linbench writes into: every file name it appends (the longest is a
+ * temporary grid name, memory_speedup.csv.tmp.XXXXXX) must still fit the kernel's PATH_MAX of
+ * 4096 bytes and the 4096-byte path buffers below, so a longer one is refused up front. */
+#define LB_DIR_MAX 3968
+
 /* A fresh name in the current directory: linbench-YYYYmmdd-HHMMSS (with -2, -3 ... if taken). */
 void lb_outdir_default(char *buf, size_t size);
 
-/* Create `dir` and its missing parents, check that a file can be written in it, and that it holds
- * no results unless `force`. Returns 0, or LB_EXIT_USAGE after printing one line naming `flag`
- * (and removing what it created). */
-int lb_outdir_prepare(const char *dir, int force, const char *flag);
+/* 0 when dir is at most LB_DIR_MAX bytes, else LB_EXIT_USAGE after one line naming --flag. */
+int lb_outdir_check_length(const char *dir, const char *flag);
+
+/* Create `dir` and its missing parents, take its lock, check that a file can be written in it,
+ * and that it holds no results unless `force` (the refusal suggests --force only when
+ * `force_flag`, for the commands that take it), and remove temporary files a killed run left.
+ * Returns 0; LB_EXIT_USAGE after one line naming `flag` (and removing what it created); or
+ * LB_EXIT_FAILURE after one line when another linbench holds the directory (nothing touched). */
+int lb_outdir_prepare(const char *dir, int force, const char *flag, int force_flag);
+
+/* --resume: lock an existing sweep directory (it must hold meta.csv), and remove temporary
+ * files a killed run left. 0; LB_EXIT_USAGE when it is not a sweep's directory; LB_EXIT_FAILURE
+ * when another linbench holds it. One line printed either way. */
+int lb_outdir_lock_existing(const char *dir, const char *flag);
+
+/* --force: remove the results in the (locked) directory before the first new row, so a forced
+ * sweep that is killed never leaves the previous run's grids beside its own raw.csv. 0, or
+ * LB_EXIT_FAILURE after one line. */
+int lb_outdir_clear_results(const char *dir);
 
 /* Create `dir` and missing parents (for outputs that are not sweep results, like plots).
  * Returns 0 or LB_EXIT_FAILURE after printing. */
 int lb_outdir_create(const char *dir);
 
-/* Remove the directories the last lb_outdir_prepare created, if they are still empty. */
+/* Remove the directories the last lb_outdir_prepare created (and the lock file it created), if
+ * nothing else is inside. */
 void lb_outdir_abandon(void);
 
-/* dir + "/" + name into buf. */
+/* dir + "/" + name into buf. A result that would not fit leaves buf empty (so an open fails
+ * instead of writing elsewhere); with dir checked against LB_DIR_MAX it always fits. */
 void lb_outdir_path(char *buf, size_t size, const char *dir, const char *name);
 
 #endif

@@ -2,9 +2,11 @@
  * the Linformer for each k < n ascending. */
 #include "cmd/sweep.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "attn/plan.h"
@@ -17,12 +19,17 @@
 #include "reports/meta.h"
 #include "reports/raw.h"
 
-static void list_text(char *buf, size_t size, const int64_t *v, size_t count)
+/* "a,b,c", malloc'd: as long as the list is, never cut (a 1 KB buffer once dropped a third of
+ * a 399-value --n). */
+static char *list_text(const int64_t *v, size_t count)
 {
-    size_t used = 0;
-    buf[0] = '\0';
-    for (size_t i = 0; i < count && used < size; i++)
-        used += (size_t)snprintf(buf + used, size - used, "%s%lld", i ? "," : "", (long long)v[i]);
+    char *buf = malloc(count * 21 + 1), *p = buf;
+    if (!buf)
+        return NULL;
+    *p = '\0';
+    for (size_t i = 0; i < count; i++)
+        p += sprintf(p, "%s%lld", i ? "," : "", (long long)v[i]);
+    return buf;
 }
 
 static void now_text(char *buf, size_t size)
@@ -33,10 +40,78 @@ static void now_text(char *buf, size_t size)
     strftime(buf, size, "%Y-%m-%dT%H:%M:%S%z", &tm);
 }
 
-/* meta.csv: what ran, where, with what; rewritten at the end with the sweep's outcome. */
-static int write_meta(const LbSweep *s, LbBackend *be, const char *start, const char *status)
+const LbSweepSetting lb_sweep_settings[] = {
+    {"device", "device", LB_OPT_DEVICE, LB_GIVEN_DEVICE},
+    {"mem_limit", "mem-limit", LB_OPT_MEM_LIMIT, LB_GIVEN_MEM_LIMIT},
+    {"dtype", "dtype", LB_OPT_DTYPE, LB_GIVEN_DTYPE},
+    {"tf32", "tf32", LB_OPT_TF32, LB_GIVEN_TF32},
+    {"layers", "layers", LB_OPT_LAYERS, LB_GIVEN_LAYERS},
+    {"d_model", "d-model", LB_OPT_DMODEL, LB_GIVEN_DMODEL},
+    {"heads", "heads", LB_OPT_HEADS, LB_GIVEN_HEADS},
+    {"ffn", "ffn", LB_OPT_FFN, LB_GIVEN_FFN},
+    {"vocab", "vocab", LB_OPT_VOCAB, LB_GIVEN_VOCAB},
+    {"sharing", "sharing", LB_OPT_SHARING, LB_GIVEN_SHARING},
+    {"order", "order", LB_OPT_ORDER, LB_GIVEN_ORDER},
+    {"seed", "seed", LB_OPT_SEED, LB_GIVEN_SEED},
+    {"n_list", "n", 0, LB_GIVEN_N},
+    {"k_list", "k", 0, LB_GIVEN_K},
+    {"cell_time_s", "cell-time", LB_OPT_CELL_TIME, LB_GIVEN_CELL_TIME},
+    {"max_batch", "max-batch", LB_OPT_MAX_BATCH, LB_GIVEN_MAX_BATCH},
+};
+const size_t lb_sweep_setting_count = sizeof lb_sweep_settings / sizeof lb_sweep_settings[0];
+
+static char *text(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+static char *text(const char *fmt, ...)
 {
-    const LbModelConfig *m = &s->opt.model;
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *buf = len >= 0 ? malloc((size_t)len + 1) : NULL;
+    if (!buf)
+        return NULL;
+    va_start(ap, fmt);
+    vsnprintf(buf, (size_t)len + 1, fmt, ap);
+    va_end(ap);
+    return buf;
+}
+
+char *lb_sweep_setting_text(const LbSweep *s, const char *key)
+{
+    const LbOptions *o = &s->opt;
+    const LbModelConfig *m = &o->model;
+    if (strcmp(key, "device") == 0) return text("%s", o->device == LB_DEVICE_CPU ? "cpu" : "cuda");
+    if (strcmp(key, "mem_limit") == 0)
+        return o->mem_limit ? text("%llu", (unsigned long long)o->mem_limit) : text("%s", "");
+    if (strcmp(key, "dtype") == 0) return text("%s", lb_dtype_name(m->dtype));
+    if (strcmp(key, "tf32") == 0) return text("%d", o->tf32);
+    if (strcmp(key, "layers") == 0) return text("%d", m->layers);
+    if (strcmp(key, "d_model") == 0) return text("%d", m->d_model);
+    if (strcmp(key, "heads") == 0) return text("%d", m->heads);
+    if (strcmp(key, "ffn") == 0) return text("%d", m->ffn);
+    if (strcmp(key, "vocab") == 0) return text("%d", m->vocab);
+    if (strcmp(key, "sharing") == 0) return text("%s", lb_sharing_name(m->sharing));
+    if (strcmp(key, "order") == 0) return text("%s", lb_order_name(m->order));
+    if (strcmp(key, "seed") == 0) return text("%llu", (unsigned long long)o->seed);
+    if (strcmp(key, "n_list") == 0) return list_text(s->n, s->nn);
+    if (strcmp(key, "k_list") == 0) return list_text(s->k, s->nk);
+    if (strcmp(key, "cell_time_s") == 0) return text("%g", o->timing.cap_seconds);
+    if (strcmp(key, "max_batch") == 0)
+        return o->timing.max_batch ? text("%lld", (long long)o->timing.max_batch) : text("%s", "");
+    return text("%s", "");
+}
+
+/* meta.csv: what ran, where, with what; rewritten at the end with the sweep's outcome. A value
+ * that cannot be known (no NVML on this device, a CPU's compute capability) is an empty field,
+ * never a number such as -1 that a spreadsheet would average. A resumed sweep keeps the first
+ * run's command line and start time and appends its own time and command. */
+static int write_meta(const LbSweep *s, LbBackend *be, const char *start, const char *now,
+                      const char *status)
+{
     LbDeviceInfo d;
     memset(&d, 0, sizeof d);
     d.cc_major = d.cc_minor = d.sm_count = -1;
@@ -45,9 +120,7 @@ static int write_meta(const LbSweep *s, LbBackend *be, const char *start, const 
     d.total_bytes = d.free_bytes = -1;
     if (be->ops->describe(be, &d) != LB_OK)
         snprintf(d.name, sizeof d.name, "unknown");
-    char nlist[1024], klist[1024], end[64] = "";
-    list_text(nlist, sizeof nlist, s->n, s->nn);
-    list_text(klist, sizeof klist, s->k, s->nk);
+    char end[64] = "";
     if (strcmp(status, "running") != 0)
         now_text(end, sizeof end);
 
@@ -59,47 +132,69 @@ static int write_meta(const LbSweep *s, LbBackend *be, const char *start, const 
         if (rc == LB_OK)                                       \
             rc = lb_meta_set(&meta, key, __VA_ARGS__);         \
     } while (0)
+#define SET_KNOWN(key, v) /* an int that is -1 when unknown */ \
+    do {                                                       \
+        if ((v) >= 0)                                          \
+            SET(key, "%lld", (long long)(v));                  \
+        else                                                   \
+            SET(key, "%s", "");                                \
+    } while (0)
+#define SET_SETTING(key)                                       \
+    do {                                                       \
+        char *v_ = lb_sweep_setting_text(s, key);              \
+        if (!v_ && rc == LB_OK)                                \
+            rc = LB_FAIL(LB_ERR_NOMEM, "out of memory writing meta.csv"); \
+        SET(key, "%s", v_ ? v_ : "");                          \
+        free(v_);                                              \
+    } while (0)
+    const char *first_command = s->previous ? lb_meta_get(s->previous, "command_line") : NULL;
     SET("linbench_version", "%s", LB_VERSION);
     SET("git_revision", "%s", LB_GIT_REVISION);
-    SET("command_line", "%s", s->command_line);
+    SET("command_line", "%s", first_command ? first_command : s->command_line);
     SET("start_time", "%s", start);
     SET("end_time", "%s", end);
     SET("status", "%s", status);
-    SET("device", "%s", be->ops->name);
+    SET_SETTING("device");
     SET("device_name", "%s", d.name);
     if (d.cc_major >= 0)
         SET("compute_capability", "%d.%d", d.cc_major, d.cc_minor);
     else
         SET("compute_capability", "%s", "");
-    SET("sm_count", "%d", d.sm_count);
-    SET("memory_total_bytes", "%lld", (long long)d.total_bytes);
+    SET_KNOWN("sm_count", d.sm_count);
+    SET_KNOWN("memory_total_bytes", d.total_bytes);
     SET("memory_budget_bytes", "%llu", (unsigned long long)s->budget);
-    if (s->opt.mem_limit)
-        SET("mem_limit", "%llu", (unsigned long long)s->opt.mem_limit);
-    else
-        SET("mem_limit", "%s", "");
-    SET("driver_version", "%d", d.driver_version);
-    SET("runtime_version", "%d", d.runtime_version);
-    SET("cublas_version", "%d", d.cublas_version);
-    SET("sm_clock_mhz", "%d", d.sm_clock_mhz);
-    SET("sm_clock_max_mhz", "%d", d.sm_clock_max_mhz);
-    SET("mem_clock_mhz", "%d", d.mem_clock_mhz);
-    SET("dtype", "%s", lb_dtype_name(m->dtype));
+    SET_SETTING("mem_limit");
+    SET_KNOWN("driver_version", d.driver_version);
+    SET_KNOWN("runtime_version", d.runtime_version);
+    SET_KNOWN("cublas_version", d.cublas_version);
+    SET_KNOWN("sm_clock_mhz", d.sm_clock_mhz);
+    SET_KNOWN("sm_clock_max_mhz", d.sm_clock_max_mhz);
+    SET_KNOWN("mem_clock_mhz", d.mem_clock_mhz);
+    SET_SETTING("dtype");
     SET("storage_dtype", "%s", lb_dtype_name(be->storage));
-    SET("tf32", "%d", s->opt.tf32);
-    SET("layers", "%d", m->layers);
-    SET("d_model", "%d", m->d_model);
-    SET("heads", "%d", m->heads);
-    SET("ffn", "%d", m->ffn);
-    SET("vocab", "%d", m->vocab);
-    SET("sharing", "%s", lb_sharing_name(m->sharing));
-    SET("order", "%s", lb_order_name(m->order));
-    SET("seed", "%llu", (unsigned long long)s->opt.seed);
-    SET("n_list", "%s", nlist);
-    SET("k_list", "%s", klist);
+    for (size_t i = 0; i < lb_sweep_setting_count; i++)
+        SET_SETTING(lb_sweep_settings[i].key); /* the rest, in the table's order */
     SET("min_passes", "%d", s->opt.timing.min_passes);
-    SET("cell_time_s", "%g", s->opt.timing.cap_seconds);
-    SET("max_batch", "%lld", (long long)s->opt.timing.max_batch);
+    /* resume_1_time, resume_1_command, resume_2_time ...: the earlier resumes, then this one */
+    int resumes = 0;
+    for (size_t i = 0; s->previous && i < s->previous->count; i++) {
+        const char *key = s->previous->keys[i];
+        if (strncmp(key, "resume_", 7) != 0)
+            continue;
+        SET(key, "%s", s->previous->values[i]);
+        int index = atoi(key + 7);
+        if (index > resumes)
+            resumes = index;
+    }
+    if (s->previous) {
+        char key[48];
+        snprintf(key, sizeof key, "resume_%d_time", resumes + 1);
+        SET(key, "%s", now);
+        snprintf(key, sizeof key, "resume_%d_command", resumes + 1);
+        SET(key, "%s", s->command_line);
+    }
+#undef SET_SETTING
+#undef SET_KNOWN
 #undef SET
     char path[4096];
     lb_outdir_path(path, sizeof path, s->dir, "meta.csv");
@@ -158,19 +253,20 @@ static int write_grids(const LbSweep *s, int print)
 
 int lb_sweep_run(const LbSweep *s, LbBackend *be, volatile sig_atomic_t *stop)
 {
-    char start[64], path[4096];
-    if (s->resumed_start_time)
-        snprintf(start, sizeof start, "%s", s->resumed_start_time);
-    else
-        now_text(start, sizeof start);
+    char now[64], path[4096];
+    const char *first_start = s->previous ? lb_meta_get(s->previous, "start_time") : NULL;
+    now_text(now, sizeof now);
+    const char *start = first_start ? first_start : now;
 
     LbCellResult *done = NULL;
     size_t done_count = 0;
     lb_outdir_path(path, sizeof path, s->dir, "raw.csv");
-    if (s->resume && lb_raw_read(path, &done, &done_count) != LB_OK)
+    struct stat st;
+    /* A sweep killed between meta.csv and its first row has no raw.csv yet: nothing is done. */
+    if (s->resume && stat(path, &st) == 0 && lb_raw_read(path, &done, &done_count) != LB_OK)
         return lb_runtime_error(LB_ERR_IO);
 
-    int rc = write_meta(s, be, start, "running");
+    int rc = write_meta(s, be, start, now, "running");
     LbRawWriter *raw = NULL;
     if (rc == LB_OK)
         rc = lb_raw_open(path, s->resume, &raw);
@@ -236,7 +332,7 @@ int lb_sweep_run(const LbSweep *s, LbBackend *be, volatile sig_atomic_t *stop)
 
     rc = write_grids(s, 1);
     if (rc == LB_OK)
-        rc = write_meta(s, be, start, interrupted ? "interrupted" : fatal ? "failed" : failed ? "finished with errors" : "complete");
+        rc = write_meta(s, be, start, now, interrupted ? "interrupted" : fatal ? "failed" : failed ? "finished with errors" : "complete");
     if (rc != LB_OK)
         return lb_runtime_error(rc);
     if (interrupted) {

@@ -10,6 +10,7 @@
 
 #include "cmd/options.h"
 #include "reports/grid.h"
+#include "reports/meta.h"
 
 typedef struct LbSweep {
     LbOptions opt;
@@ -21,8 +22,26 @@ typedef struct LbSweep {
     LbFormat format;
     const char *command_line;
     uint64_t budget;      /* bytes */
-    const char *resumed_start_time; /* from meta.csv when resuming */
+    const LbMeta *previous; /* meta.csv of the run being resumed (NULL otherwise): its command
+                             * line, start time and earlier resumes are kept */
 } LbSweep;
+
+/* The settings a sweep records in meta.csv and --resume takes back: key in meta.csv, the flag
+ * that sets it, its shared-option code (0 for --n and --k) and LB_GIVEN_ bit. One table, so
+ * what is written, what is read back and what is compared cannot drift apart. */
+typedef struct LbSweepSetting {
+    const char *key;
+    const char *flag;
+    int code;
+    unsigned given;
+} LbSweepSetting;
+
+extern const LbSweepSetting lb_sweep_settings[];
+extern const size_t lb_sweep_setting_count;
+
+/* A setting's value as meta.csv holds it (malloc'd; NULL when out of memory): the n and k lists
+ * as comma lists, an unset --mem-limit or --max-batch as "". */
+char *lb_sweep_setting_text(const LbSweep *s, const char *key);
 
 /* Run the sweep on an open backend into s->dir (which exists). Returns the exit code:
  * 0, 1 (a cell failed or a file could not be written), 130 (interrupted). `stop` becomes non-zero
