@@ -17,7 +17,7 @@ typedef struct Builder {
     uint64_t tensor; /* index of the next tensor: its init seed is mix(seed, tensor) */
 } Builder;
 
-/* Allocate count elements and fill them uniformly in [lo, hi). */
+/* Allocate count elements and fill them uniformly in [lo, hi] (attn/rng.h: hi itself can occur). */
 static int weight(Builder *b, void **out, int64_t count, float lo, float hi, const char *what)
 {
     LbBackend *be = b->m->be;

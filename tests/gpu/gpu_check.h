@@ -70,7 +70,7 @@ static inline uint64_t lb_gpu_next_seed(void)
     return lb_test_seed * 1000003u + 7919u * ++lb_test_stream;
 }
 
-/* d_x (count) uniform in [lo, hi) drawn on the device; the stored values into host (count). */
+/* d_x (count) uniform in [lo, hi] (attn/rng.h) drawn on the device; the stored values into host (count). */
 static inline void lb_gpu_random(LbBackend *be, void *d_x, float *host, int64_t count, float lo, float hi)
 {
     lb_gpu_ok(be->ops->fill_uniform(be, d_x, count, lb_gpu_next_seed(), lo, hi), "fill_uniform");

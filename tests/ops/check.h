@@ -58,7 +58,7 @@ static inline int lb_test_finish(const char *name)
     return lb_test_failed == 0 && lb_test_passed > 0 ? 0 : 1;
 }
 
-/* x (count) uniform in [lo, hi), a new stream each call. */
+/* x (count) uniform in [lo, hi] (attn/rng.h), a new stream each call. */
 static inline void lb_test_random(float *x, int64_t count, float lo, float hi)
 {
     uint64_t stream = lb_test_seed * 1000003u + ++lb_test_stream;
