@@ -50,7 +50,7 @@ int launch_units(const void *src, void *dst, int64_t rows, int64_t n, int64_t he
                  int64_t hd_units, int64_t ld_units, cudaStream_t st)
 {
     const int tpr = lb_threads_per_row(hd_units);
-    permute_heads_kernel<U, TO_HEAD_MAJOR><<<lb_grid_for(rows, kRowBlock / tpr), kRowBlock, 0, st>>>(
+    LB_LAUNCH(lb_grid_for(rows, kRowBlock / tpr), kRowBlock, 0, st, permute_heads_kernel<U, TO_HEAD_MAJOR>)(
         static_cast<const U *>(src), static_cast<U *>(dst), rows, n, heads, hd_units, ld_units, tpr);
     LB_LAUNCH_CHECK(TO_HEAD_MAJOR ? "permute_heads_kernel (split)" : "permute_heads_kernel (merge)");
     return LB_OK;
@@ -60,6 +60,10 @@ template <int TO_HEAD_MAJOR>
 int launch_permute(size_t eb, const void *src, void *dst, int64_t ld, int64_t batch, int64_t n,
                    int64_t heads, int64_t hd, cudaStream_t st)
 {
+    /* Refuse other element sizes first: the 16-byte path below would otherwise take an element of
+     * 6 bytes as 16 / 6 = 2 per unit (writing past the end), and 32 bytes as 0 per unit. */
+    if (eb != 2 && eb != 4)
+        return LB_FAIL(LB_ERR_INVALID, "head permute: unsupported element size %zu (2 or 4)", eb);
     const int64_t rows = batch * heads * n;
     const bool v16 = ((uintptr_t)src % 16 == 0) && ((uintptr_t)dst % 16 == 0) &&
                      (hd * (int64_t)eb) % 16 == 0 && (ld * (int64_t)eb) % 16 == 0;
@@ -69,9 +73,7 @@ int launch_permute(size_t eb, const void *src, void *dst, int64_t ld, int64_t ba
     }
     if (eb == 2)
         return launch_units<uint16_t, TO_HEAD_MAJOR>(src, dst, rows, n, heads, hd, ld, st);
-    if (eb == 4)
-        return launch_units<uint32_t, TO_HEAD_MAJOR>(src, dst, rows, n, heads, hd, ld, st);
-    return LB_FAIL(LB_ERR_INVALID, "head permute: unsupported element size %zu", eb);
+    return launch_units<uint32_t, TO_HEAD_MAJOR>(src, dst, rows, n, heads, hd, ld, st);
 }
 
 int check_shape(const char *what, int64_t batch, int64_t n, int64_t heads, int64_t hd)
