@@ -136,6 +136,9 @@ int lb_cpu_backend_open(LbDtype dtype, size_t capacity, LbBackend **out);
 /* Open the CUDA backend on device `index` (gpu/backend.cu). LB_ERR_NODEVICE when linbench was
  * built without CUDA or no device is present. */
 int lb_cuda_backend_open(int index, LbDtype dtype, int tf32, LbBackend **out);
+/* What `--device cuda` runs on in this build: "CUDA" (nvcc and cuBLAS), "emulated GPU" (gpu/emu,
+ * on the CPU: never a GPU measurement) or "none" (built without CUDA). */
+const char *lb_cuda_backend_kind(void);
 
 /* Close and free either backend; NULL is fine. */
 void lb_backend_close(LbBackend *be);

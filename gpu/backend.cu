@@ -438,6 +438,15 @@ extern "C" void lb_cuda_set_grid_cap(unsigned int blocks)
 
 extern "C" unsigned int lb_cuda_grid_cap(void) { return lb_cuda_grid_cap_blocks; }
 
+extern "C" const char *lb_cuda_backend_kind(void)
+{
+#ifdef LB_GPU_EMULATOR
+    return "emulated GPU";
+#else
+    return "CUDA";
+#endif
+}
+
 extern "C" cudaStream_t lb_cuda_backend_stream(LbBackend *be)
 {
     if (!be || be->ops != &lb_cuda_ops)

@@ -11,3 +11,5 @@ int lb_cuda_backend_open(int index, LbDtype dtype, int tf32, LbBackend **out)
     *out = NULL;
     return LB_FAIL(LB_ERR_NODEVICE, "no CUDA device: linbench was built without CUDA (nvcc or cuBLAS not found at configure time); try --device cpu");
 }
+
+const char *lb_cuda_backend_kind(void) { return "none"; }

@@ -53,9 +53,9 @@ int launch_n(T *y, const T *b, int64_t rows, int64_t cols, int gelu, cudaStream_
     const int tpr = lb_threads_per_row(cols / N);
     const unsigned grid = lb_grid_for(rows, kRowBlock / tpr);
     if (gelu)
-        bias_act_kernel<T, N, 1><<<grid, kRowBlock, 0, st>>>(y, b, rows, cols, tpr);
+        LB_LAUNCH(grid, kRowBlock, 0, st, bias_act_kernel<T, N, 1>)(y, b, rows, cols, tpr);
     else
-        bias_act_kernel<T, N, 0><<<grid, kRowBlock, 0, st>>>(y, b, rows, cols, tpr);
+        LB_LAUNCH(grid, kRowBlock, 0, st, bias_act_kernel<T, N, 0>)(y, b, rows, cols, tpr);
     LB_LAUNCH_CHECK("bias_act_kernel");
     return LB_OK;
 }

@@ -12,6 +12,18 @@
 #include "attn/config.h"
 #include "gpu/kernels.h"
 
+/* A kernel launch, written once for both builds: LB_LAUNCH(grid, block, shared_bytes, stream,
+ * kernel<...>)(args...) is kernel<...><<<grid, block, shared_bytes, stream>>>(args...) under
+ * nvcc (the same PTX), and the emulated GPU's launcher where gpu/emu/emu_device.h is
+ * force-included (-Dgpu_emulator=true and the gpu-emu tests). */
+#ifdef LB_GPU_EMULATOR
+#define LB_LAUNCH(grid, block, shared_bytes, stream, ...)                                        \
+    lb_emu::launcher(grid, block, shared_bytes, stream, #__VA_ARGS__, __FILE__, __LINE__, __VA_ARGS__)
+#else
+#define LB_LAUNCH(grid, block, shared_bytes, stream, ...)                                        \
+    __VA_ARGS__<<<grid, block, shared_bytes, stream>>>
+#endif
+
 /* --- conversions: every kernel computes in fp32 and rounds once, to nearest even, on store --- */
 __device__ __forceinline__ float lb_to_float(float v) { return v; }
 __device__ __forceinline__ float lb_to_float(__half v) { return __half2float(v); }

@@ -42,7 +42,7 @@ int launch_n(const int32_t *ids, const T *tok, const T *pos, T *x, int64_t rows,
              int64_t d, cudaStream_t st)
 {
     const int tpr = lb_threads_per_row(d / N);
-    embed_kernel<T, N><<<lb_grid_for(rows, kRowBlock / tpr), kRowBlock, 0, st>>>(ids, tok, pos, x, rows, n, d, tpr);
+    LB_LAUNCH(lb_grid_for(rows, kRowBlock / tpr), kRowBlock, 0, st, embed_kernel<T, N>)(ids, tok, pos, x, rows, n, d, tpr);
     LB_LAUNCH_CHECK("embed_kernel");
     return LB_OK;
 }

@@ -54,7 +54,7 @@ unsigned fill_grid(int64_t count)
 template <typename T>
 int launch_uniform(void *d_x, int64_t count, uint64_t seed, float lo, float hi, cudaStream_t st)
 {
-    fill_uniform_kernel<T><<<fill_grid(count), kFillBlock, 0, st>>>(static_cast<T *>(d_x), count, seed, lo, hi);
+    LB_LAUNCH(fill_grid(count), kFillBlock, 0, st, fill_uniform_kernel<T>)(static_cast<T *>(d_x), count, seed, lo, hi);
     LB_LAUNCH_CHECK("fill_uniform_kernel");
     return LB_OK;
 }
@@ -62,7 +62,7 @@ int launch_uniform(void *d_x, int64_t count, uint64_t seed, float lo, float hi, 
 template <typename T>
 int launch_const(void *d_x, int64_t count, float value, cudaStream_t st)
 {
-    fill_const_kernel<T><<<fill_grid(count), kFillBlock, 0, st>>>(static_cast<T *>(d_x), count, value);
+    LB_LAUNCH(fill_grid(count), kFillBlock, 0, st, fill_const_kernel<T>)(static_cast<T *>(d_x), count, value);
     LB_LAUNCH_CHECK("fill_const_kernel");
     return LB_OK;
 }
@@ -88,7 +88,7 @@ extern "C" int lb_cuda_fill_tokens(cudaStream_t stream, int32_t *d_ids, int64_t 
                        (long long)count, (int)vocab);
     if (count == 0)
         return LB_OK;
-    fill_tokens_kernel<<<fill_grid(count), kFillBlock, 0, stream>>>(d_ids, count, seed, vocab);
+    LB_LAUNCH(fill_grid(count), kFillBlock, 0, stream, fill_tokens_kernel)(d_ids, count, seed, vocab);
     LB_LAUNCH_CHECK("fill_tokens_kernel");
     return LB_OK;
 }

@@ -117,7 +117,7 @@ template <typename T, int N, int VPT>
 int launch_block(T *x, const T *r, const T *g, const T *b, int64_t rows, int64_t d, float eps,
                  int threads, cudaStream_t st)
 {
-    layernorm_block_kernel<T, N, VPT><<<lb_grid_for(rows, 1), threads, 0, st>>>(x, r, g, b, rows, d, eps);
+    LB_LAUNCH(lb_grid_for(rows, 1), threads, 0, st, layernorm_block_kernel<T, N, VPT>)(x, r, g, b, rows, d, eps);
     LB_LAUNCH_CHECK("layernorm_block_kernel");
     return LB_OK;
 }
@@ -142,7 +142,7 @@ int launch_packs(T *x, const T *r, const T *g, const T *b, int64_t rows, int64_t
         default: return launch_block<T, N, vpt_cap>(x, r, g, b, rows, d, eps, threads, st);
         }
     }
-    layernorm_generic_kernel<T><<<lb_grid_for(rows, 1), kGenericBlock, 0, st>>>(x, r, g, b, rows, d, eps);
+    LB_LAUNCH(lb_grid_for(rows, 1), kGenericBlock, 0, st, layernorm_generic_kernel<T>)(x, r, g, b, rows, d, eps);
     LB_LAUNCH_CHECK("layernorm_generic_kernel");
     return LB_OK;
 }

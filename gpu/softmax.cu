@@ -248,8 +248,7 @@ int next_pow2(int64_t v)
 template <typename T, int N, int VPT, int G>
 int launch_group(T *x, int64_t rows, int64_t cols, float c, cudaStream_t st)
 {
-    softmax_group_kernel<T, N, VPT, G>
-        <<<lb_grid_for(rows, kGroupBlock / G), kGroupBlock, 0, st>>>(x, rows, cols, c);
+    LB_LAUNCH(lb_grid_for(rows, kGroupBlock / G), kGroupBlock, 0, st, softmax_group_kernel<T, N, VPT, G>)(x, rows, cols, c);
     LB_LAUNCH_CHECK("softmax_group_kernel");
     return LB_OK;
 }
@@ -257,7 +256,7 @@ int launch_group(T *x, int64_t rows, int64_t cols, float c, cudaStream_t st)
 template <typename T, int N, int VPT>
 int launch_block(T *x, int64_t rows, int64_t cols, float c, int threads, cudaStream_t st)
 {
-    softmax_block_kernel<T, N, VPT><<<lb_grid_for(rows, 1), threads, 0, st>>>(x, rows, cols, c);
+    LB_LAUNCH(lb_grid_for(rows, 1), threads, 0, st, softmax_block_kernel<T, N, VPT>)(x, rows, cols, c);
     LB_LAUNCH_CHECK("softmax_block_kernel");
     return LB_OK;
 }
@@ -295,7 +294,7 @@ int launch_packs(T *x, int64_t rows, int64_t cols, float c, cudaStream_t st)
         default: return launch_block<T, N, 8>(x, rows, cols, c, threads, st);
         }
     }
-    softmax_online_kernel<T, N><<<lb_grid_for(rows, 1), kOnlineBlock, 0, st>>>(x, rows, cols, c);
+    LB_LAUNCH(lb_grid_for(rows, 1), kOnlineBlock, 0, st, softmax_online_kernel<T, N>)(x, rows, cols, c);
     LB_LAUNCH_CHECK("softmax_online_kernel");
     return LB_OK;
 }

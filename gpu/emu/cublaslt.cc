@@ -1,0 +1,357 @@
+/* The emulated GPU's cuBLASLt: descriptors, preferences, the heuristic and cublasLtMatmul, under
+ * their own names and signatures (cublasLt.h), enforcing what NVIDIA's cuBLASLt documentation
+ * states, with the documented status when a rule is broken:
+ *   CUBLAS_STATUS_INVALID_VALUE  an attribute buffer of the wrong size; layouts whose shapes do
+ *                                not chain (op(A) m x k, op(B) k x n, C and D m x n); a leading
+ *                                dimension below the rows; different batch counts; batches of D
+ *                                that overlap; C == D with different layouts; the BIAS epilogue
+ *                                without a bias pointer; a workspace smaller than the algorithm
+ *                                asked for; a pointer less aligned than the alignment promised
+ *                                to the heuristic (CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_*_BYTES,
+ *                                256 by default);
+ *   CUBLAS_STATUS_NOT_SUPPORTED  a type or compute combination outside the set of cublas.cc, an
+ *                                order other than column-major, an epilogue other than DEFAULT
+ *                                or BIAS; and from the heuristic, no algorithm.
+ * The bias has D's type unless CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE says otherwise, and m
+ * elements of it must lie in device memory (a fault otherwise, like any operand outside every
+ * allocation). LB_EMU_LT_NO_ALGO=1 makes the heuristic find no algorithm, so the caller's
+ * fallback runs. */
+#include <cublasLt.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu/emu/emu_internal.h"
+#include "gpu/emu/gemm_ref.h"
+
+using namespace lb_emu;
+
+struct cublasLtContext {
+    int unused;
+};
+
+namespace {
+
+constexpr uint64_t kAlgoMagic = 0x4c42454d55414c47ull; /* "LBEMUALG" */
+constexpr size_t kAlgoWorkspace = (size_t)1 << 20;      /* what every emulated algorithm asks */
+
+struct MatmulDesc {
+    cublasComputeType_t compute;
+    cudaDataType_t scale;
+    int32_t trans_a, trans_b;
+    uint32_t epilogue;
+    const void *bias;
+    int32_t bias_type; /* -1: D's type */
+};
+
+struct Layout {
+    cudaDataType_t type;
+    uint64_t rows, cols;
+    int64_t ld;
+    int32_t order, batch;
+    int64_t stride;
+};
+
+struct Preference {
+    uint64_t max_workspace;
+    uint32_t align_a, align_b, align_c, align_d;
+    uint32_t reduction_mask, search_mode;
+};
+
+/* What the opaque algorithm carries: the promises it was chosen under. */
+enum { ALGO_MAGIC, ALGO_ALIGN_A, ALGO_ALIGN_B, ALGO_ALIGN_C, ALGO_ALIGN_D, ALGO_WORKSPACE };
+
+template <typename T> cublasStatus_t set_field(T &field, const void *buf, size_t size)
+{
+    if (!buf || size != sizeof(T))
+        return CUBLAS_STATUS_INVALID_VALUE;
+    memcpy(&field, buf, sizeof(T));
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+MatmulDesc *desc_of(cublasLtMatmulDesc_t d) { return reinterpret_cast<MatmulDesc *>(d); }
+Layout *layout_of(cublasLtMatrixLayout_t l) { return reinterpret_cast<Layout *>(l); }
+Preference *pref_of(cublasLtMatmulPreference_t p) { return reinterpret_cast<Preference *>(p); }
+
+bool types_supported(const MatmulDesc &op, const Layout &a, const Layout &b, const Layout &c, const Layout &d)
+{
+    if (op.scale != CUDA_R_32F || c.type != d.type || a.type != b.type)
+        return false;
+    if (op.compute == CUBLAS_COMPUTE_32F)
+        return (a.type == CUDA_R_16F || a.type == CUDA_R_16BF || a.type == CUDA_R_32F) &&
+               (d.type == a.type || d.type == CUDA_R_32F);
+    if (op.compute == CUBLAS_COMPUTE_32F_FAST_TF32)
+        return a.type == CUDA_R_32F && d.type == CUDA_R_32F;
+    return false;
+}
+
+/* The problem the descriptors describe, or the status that rejects it. */
+cublasStatus_t build_problem(const MatmulDesc &op, const Layout &a, const Layout &b, const Layout &c,
+                             const Layout &d, GemmProblem *g)
+{
+    if (a.order != CUBLASLT_ORDER_COL || b.order != CUBLASLT_ORDER_COL || c.order != CUBLASLT_ORDER_COL ||
+        d.order != CUBLASLT_ORDER_COL)
+        return CUBLAS_STATUS_NOT_SUPPORTED;
+    if (op.epilogue != CUBLASLT_EPILOGUE_DEFAULT && op.epilogue != CUBLASLT_EPILOGUE_BIAS)
+        return CUBLAS_STATUS_NOT_SUPPORTED;
+    if (!types_supported(op, a, b, c, d))
+        return CUBLAS_STATUS_NOT_SUPPORTED;
+    const bool ta = op.trans_a != CUBLAS_OP_N, tb = op.trans_b != CUBLAS_OP_N;
+    const int64_t m = (int64_t)(ta ? a.cols : a.rows), k = (int64_t)(ta ? a.rows : a.cols);
+    const int64_t kb = (int64_t)(tb ? b.cols : b.rows), n = (int64_t)(tb ? b.rows : b.cols);
+    if (k != kb || (int64_t)c.rows != m || (int64_t)c.cols != n || (int64_t)d.rows != m ||
+        (int64_t)d.cols != n)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    const Layout *ls[4] = {&a, &b, &c, &d};
+    for (const Layout *l : ls)
+        if (l->ld < (int64_t)(l->rows > 1 ? l->rows : 1) || l->batch < 1)
+            return CUBLAS_STATUS_INVALID_VALUE;
+    if (a.batch != d.batch || b.batch != d.batch || c.batch != d.batch)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    memset(g, 0, sizeof *g);
+    g->m = m;
+    g->n = n;
+    g->k = k;
+    g->batch = d.batch;
+    g->trans_a = ta;
+    g->trans_b = tb;
+    g->tf32 = op.compute == CUBLAS_COMPUTE_32F_FAST_TF32;
+    g->a = GemmMatrix{nullptr, a.type, (int64_t)a.rows, (int64_t)a.cols, a.ld, a.stride};
+    g->b = GemmMatrix{nullptr, b.type, (int64_t)b.rows, (int64_t)b.cols, b.ld, b.stride};
+    g->c = GemmMatrix{nullptr, c.type, m, n, c.ld, c.stride};
+    g->d = GemmMatrix{nullptr, d.type, m, n, d.ld, d.stride};
+    g->bias_type = op.bias_type < 0 ? d.type : (cudaDataType_t)op.bias_type;
+    if (batches_overlap(g->d, g->batch))
+        return CUBLAS_STATUS_INVALID_VALUE;
+    if (op.epilogue == CUBLASLT_EPILOGUE_BIAS && type_bytes(g->bias_type) == 0)
+        return CUBLAS_STATUS_NOT_SUPPORTED;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+bool no_algo_forced()
+{
+    const char *e = getenv("LB_EMU_LT_NO_ALGO");
+    return e && *e && *e != '0';
+}
+
+} // namespace
+
+cublasStatus_t cublasLtCreate(cublasLtHandle_t *handle)
+{
+    if (!handle)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count < 1) {
+        (void)cudaGetLastError();
+        return CUBLAS_STATUS_NOT_INITIALIZED;
+    }
+    *handle = new cublasLtContext{0};
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasLtDestroy(cublasLtHandle_t handle)
+{
+    if (!handle)
+        return CUBLAS_STATUS_NOT_INITIALIZED;
+    delete handle;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+const char *cublasLtGetStatusName(cublasStatus_t s) { return cublasGetStatusName(s); }
+const char *cublasLtGetStatusString(cublasStatus_t s) { return cublasGetStatusString(s); }
+
+cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *desc, cublasComputeType_t compute,
+                                        cudaDataType_t scale)
+{
+    if (!desc)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    MatmulDesc *d = new MatmulDesc{compute, scale, CUBLAS_OP_N, CUBLAS_OP_N, CUBLASLT_EPILOGUE_DEFAULT, nullptr, -1};
+    *desc = reinterpret_cast<cublasLtMatmulDesc_t>(d);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t desc)
+{
+    delete desc_of(desc);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr,
+                                              const void *buf, size_t size)
+{
+    MatmulDesc *d = desc_of(desc);
+    if (!d)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    switch (attr) {
+    case CUBLASLT_MATMUL_DESC_COMPUTE_TYPE: return set_field(d->compute, buf, size);
+    case CUBLASLT_MATMUL_DESC_SCALE_TYPE: return set_field(d->scale, buf, size);
+    case CUBLASLT_MATMUL_DESC_TRANSA: return set_field(d->trans_a, buf, size);
+    case CUBLASLT_MATMUL_DESC_TRANSB: return set_field(d->trans_b, buf, size);
+    case CUBLASLT_MATMUL_DESC_EPILOGUE: return set_field(d->epilogue, buf, size);
+    case CUBLASLT_MATMUL_DESC_BIAS_POINTER: return set_field(d->bias, buf, size);
+    case CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE: return set_field(d->bias_type, buf, size);
+    default: return CUBLAS_STATUS_INVALID_VALUE; /* not modelled */
+    }
+}
+
+cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *layout, cudaDataType type, uint64_t rows,
+                                          uint64_t cols, int64_t ld)
+{
+    if (!layout)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    Layout *l = new Layout{type, rows, cols, ld, CUBLASLT_ORDER_COL, 1, 0};
+    *layout = reinterpret_cast<cublasLtMatrixLayout_t>(l);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t layout)
+{
+    delete layout_of(layout);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t layout,
+                                                cublasLtMatrixLayoutAttribute_t attr, const void *buf,
+                                                size_t size)
+{
+    Layout *l = layout_of(layout);
+    if (!l)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    switch (attr) {
+    case CUBLASLT_MATRIX_LAYOUT_TYPE: return set_field(l->type, buf, size);
+    case CUBLASLT_MATRIX_LAYOUT_ORDER: return set_field(l->order, buf, size);
+    case CUBLASLT_MATRIX_LAYOUT_ROWS: return set_field(l->rows, buf, size);
+    case CUBLASLT_MATRIX_LAYOUT_COLS: return set_field(l->cols, buf, size);
+    case CUBLASLT_MATRIX_LAYOUT_LD: return set_field(l->ld, buf, size);
+    case CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT: return set_field(l->batch, buf, size);
+    case CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET: return set_field(l->stride, buf, size);
+    default: return CUBLAS_STATUS_INVALID_VALUE;
+    }
+}
+
+cublasStatus_t cublasLtMatmulPreferenceCreate(cublasLtMatmulPreference_t *pref)
+{
+    if (!pref)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    /* The alignments default to 256 bytes (cuBLASLt documentation). */
+    Preference *p = new Preference{0, 256, 256, 256, 256, 0xffffffffu, 0};
+    *pref = reinterpret_cast<cublasLtMatmulPreference_t>(p);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasLtMatmulPreferenceDestroy(cublasLtMatmulPreference_t pref)
+{
+    delete pref_of(pref);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t pref,
+                                                    cublasLtMatmulPreferenceAttributes_t attr,
+                                                    const void *buf, size_t size)
+{
+    Preference *p = pref_of(pref);
+    if (!p)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    switch (attr) {
+    case CUBLASLT_MATMUL_PREF_SEARCH_MODE: return set_field(p->search_mode, buf, size);
+    case CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES: return set_field(p->max_workspace, buf, size);
+    case CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK: return set_field(p->reduction_mask, buf, size);
+    case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES: return set_field(p->align_a, buf, size);
+    case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES: return set_field(p->align_b, buf, size);
+    case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES: return set_field(p->align_c, buf, size);
+    case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES: return set_field(p->align_d, buf, size);
+    default: return CUBLAS_STATUS_INVALID_VALUE;
+    }
+}
+
+cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t handle, cublasLtMatmulDesc_t op,
+                                              cublasLtMatrixLayout_t la, cublasLtMatrixLayout_t lb,
+                                              cublasLtMatrixLayout_t lc, cublasLtMatrixLayout_t ld,
+                                              cublasLtMatmulPreference_t pref, int requested,
+                                              cublasLtMatmulHeuristicResult_t results[], int *returned)
+{
+    if (!handle)
+        return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (!op || !la || !lb || !lc || !ld || !pref || requested < 1 || !results || !returned)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    *returned = 0;
+    GemmProblem g;
+    const cublasStatus_t s = build_problem(*desc_of(op), *layout_of(la), *layout_of(lb), *layout_of(lc),
+                                           *layout_of(ld), &g);
+    if (s != CUBLAS_STATUS_SUCCESS)
+        return s;
+    if (no_algo_forced())
+        return CUBLAS_STATUS_NOT_SUPPORTED;
+    const Preference &p = *pref_of(pref);
+    memset(&results[0], 0, sizeof results[0]);
+    uint64_t *a = results[0].algo.data;
+    a[ALGO_MAGIC] = kAlgoMagic;
+    a[ALGO_ALIGN_A] = p.align_a;
+    a[ALGO_ALIGN_B] = p.align_b;
+    a[ALGO_ALIGN_C] = p.align_c;
+    a[ALGO_ALIGN_D] = p.align_d;
+    a[ALGO_WORKSPACE] = p.max_workspace < kAlgoWorkspace ? p.max_workspace : kAlgoWorkspace;
+    results[0].workspaceSize = (size_t)a[ALGO_WORKSPACE];
+    results[0].state = CUBLAS_STATUS_SUCCESS;
+    results[0].wavesCount = 1.0f;
+    *returned = 1;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t op, const void *alpha,
+                              const void *A, cublasLtMatrixLayout_t la, const void *B,
+                              cublasLtMatrixLayout_t lb, const void *beta, const void *C,
+                              cublasLtMatrixLayout_t lc, void *D, cublasLtMatrixLayout_t ld,
+                              const cublasLtMatmulAlgo_t *algo, void *workspace, size_t workspace_bytes,
+                              cudaStream_t stream)
+{
+    if (!handle)
+        return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (!op || !la || !lb || !lc || !ld || !alpha || !beta)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    const MatmulDesc &o = *desc_of(op);
+    GemmProblem g;
+    const cublasStatus_t s = build_problem(o, *layout_of(la), *layout_of(lb), *layout_of(lc), *layout_of(ld), &g);
+    if (s != CUBLAS_STATUS_SUCCESS)
+        return s;
+    g.a.p = A;
+    g.b.p = B;
+    g.c.p = C;
+    g.d.p = D;
+    g.alpha = *static_cast<const float *>(alpha);
+    g.beta = *static_cast<const float *>(beta);
+    if (o.epilogue == CUBLASLT_EPILOGUE_BIAS) {
+        if (!o.bias)
+            return CUBLAS_STATUS_INVALID_VALUE;
+        g.bias = o.bias;
+    }
+    if (C == D && memcmp(layout_of(lc), layout_of(ld), sizeof(Layout)) != 0)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    if (algo) {
+        const uint64_t *a = algo->data;
+        if (a[ALGO_MAGIC] != kAlgoMagic)
+            return CUBLAS_STATUS_INVALID_VALUE;
+        if (workspace_bytes < a[ALGO_WORKSPACE])
+            return CUBLAS_STATUS_INVALID_VALUE;
+        if ((uintptr_t)A % a[ALGO_ALIGN_A] || (uintptr_t)B % a[ALGO_ALIGN_B] ||
+            (uintptr_t)C % a[ALGO_ALIGN_C] || (uintptr_t)D % a[ALGO_ALIGN_D])
+            return CUBLAS_STATUS_INVALID_VALUE;
+    }
+    if (workspace_bytes > 0 && (!workspace || !device_range_valid(workspace, workspace_bytes)))
+        return CUBLAS_STATUS_INVALID_VALUE;
+    if (g.m == 0 || g.n == 0)
+        return CUBLAS_STATUS_SUCCESS;
+    if (!stream_valid(stream) || sticky_error() != cudaSuccess)
+        return CUBLAS_STATUS_EXECUTION_FAILED;
+    if (const char *bad = operand_outside_memory(g)) {
+        report_fault(cudaErrorIllegalAddress,
+                     "cublasLtMatmul (m %lld, n %lld, k %lld, ld A %lld, B %lld, D %lld, batch %lld): %s reaches outside every device allocation",
+                     (long long)g.m, (long long)g.n, (long long)g.k, (long long)g.a.ld, (long long)g.b.ld,
+                     (long long)g.d.ld, (long long)g.batch, bad);
+        return CUBLAS_STATUS_EXECUTION_FAILED;
+    }
+    lock_device();
+    gemm_ref(g);
+    unlock_device();
+    return CUBLAS_STATUS_SUCCESS;
+}

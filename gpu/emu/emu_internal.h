@@ -1,0 +1,32 @@
+/* What the parts of the emulated GPU share (gpu/emu/README.md): the runtime's error state and
+ * memory table (runtime.cc), which the scheduler (scheduler.cc) and the cuBLAS/cuBLASLt reference
+ * (cublas.cc, cublaslt.cc) report to and check against. C++ only, internal to gpu/emu/. */
+#ifndef LB_GPU_EMU_INTERNAL_H
+#define LB_GPU_EMU_INTERNAL_H
+
+#include <cuda_runtime.h>
+#include <stddef.h>
+#include <stdint.h>
+
+namespace lb_emu {
+
+/* A fault of device code (a deadlock, a shuffle across sites, an access outside every
+ * allocation): printed on stderr once, kept for lb_emu_fault_message, and made the sticky error
+ * every later runtime call returns, as a kernel fault is on a GPU. */
+void report_fault(cudaError_t err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A non-sticky error for the next cudaGetLastError (a bad launch configuration). */
+void set_last_error(cudaError_t err);
+/* The sticky error, cudaSuccess when none. */
+cudaError_t sticky_error();
+/* Whether s is 0 (the legacy stream) or a stream created and not destroyed. */
+bool stream_valid(cudaStream_t s);
+/* Whether [p, p + bytes) lies inside one live cudaMalloc block. */
+bool device_range_valid(const void *p, size_t bytes);
+/* Serialises launches and library calls of several host threads (static shared memory and the
+ * fiber scheduler are one per process). */
+void lock_device();
+void unlock_device();
+
+} // namespace lb_emu
+
+#endif

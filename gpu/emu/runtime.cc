@@ -1,0 +1,517 @@
+/* The emulated GPU's CUDA runtime: every cudart entry point gpu/ and its tests call, under its
+ * own name and with the signature of the toolkit's cuda_runtime_api.h, behaving as NVIDIA's
+ * runtime API reference documents it:
+ *   - one device (0), named "linbench emulated GPU ..." so no figure from it can pass for a GPU
+ *     measurement, compute capability 9.0, one multiprocessor, no clocks;
+ *   - device memory is host memory, with a capacity from LB_EMU_MEMORY (a size such as 512M or
+ *     2G; 512 MiB by default) so out-of-memory paths can be driven: cudaMalloc past it fails with
+ *     cudaErrorMemoryAllocation, which cudaGetLastError clears, as on a GPU. Each block is its own
+ *     heap allocation, so AddressSanitizer sees an access past its end;
+ *   - copies and memsets check that the device side lies inside one live allocation
+ *     (cudaErrorInvalidValue otherwise);
+ *   - streams and events are handles checked on every use; work runs when it is enqueued, so
+ *     events are timed by the host clock and no asynchronous ordering is modelled;
+ *   - a fault found in device code (scheduler.cc) or a library call is sticky: every later call
+ *     returns it, as after a kernel fault on a GPU.
+ * LB_EMU_NO_DEVICE=1 makes the device vanish (cudaErrorNoDevice), for the tests of that path. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "gpu/emu/emu.h"
+#include "gpu/emu/emu_internal.h"
+
+namespace lb_emu {
+namespace {
+
+constexpr size_t kDefaultCapacity = (size_t)512 << 20;
+
+struct Event {
+    bool recorded;
+    double ms;
+};
+
+std::mutex g_mu;        /* the tables below */
+std::recursive_mutex g_device_mu;
+std::map<uintptr_t, size_t> g_allocs;
+size_t g_used = 0;
+std::set<void *> g_streams;
+std::set<Event *> g_events;
+cudaError_t g_last = cudaSuccess, g_sticky = cudaSuccess;
+std::string g_fault_msg;
+
+double now_ms()
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* LB_EMU_MEMORY: bytes, or a number with K, M, G (binary). */
+size_t capacity()
+{
+    static size_t cap = 0;
+    if (cap)
+        return cap;
+    cap = kDefaultCapacity;
+    const char *e = getenv("LB_EMU_MEMORY");
+    if (e && *e) {
+        char *end = nullptr;
+        const double v = strtod(e, &end);
+        double mul = 1.0;
+        if (end && (*end == 'K' || *end == 'k'))
+            mul = 1024.0, end++;
+        else if (end && (*end == 'M' || *end == 'm'))
+            mul = 1048576.0, end++;
+        else if (end && (*end == 'G' || *end == 'g'))
+            mul = 1073741824.0, end++;
+        if (end && *end == 'i')
+            end++;
+        if (end && (*end == 'B' || *end == 'b'))
+            end++;
+        if (!end || *end || !(v * mul >= 1.0) || v * mul > 1e15)
+            fprintf(stderr, "linbench gpu emulator: LB_EMU_MEMORY=\"%s\" is not a size such as 512M or 2G; using 512M\n", e);
+        else
+            cap = (size_t)(v * mul);
+    }
+    return cap;
+}
+
+bool no_device()
+{
+    const char *e = getenv("LB_EMU_NO_DEVICE");
+    return e && *e && *e != '0';
+}
+
+/* The error a call returns: the sticky one when set; otherwise `e`, remembered for
+ * cudaGetLastError when it is an error. */
+cudaError_t ret(cudaError_t e)
+{
+    if (g_sticky != cudaSuccess)
+        return g_sticky;
+    if (e != cudaSuccess)
+        g_last = e;
+    return e;
+}
+
+bool range_valid_locked(const void *p, size_t bytes)
+{
+    const uintptr_t a = (uintptr_t)p;
+    auto it = g_allocs.upper_bound(a);
+    if (it == g_allocs.begin())
+        return false;
+    --it;
+    return a >= it->first && a - it->first <= it->second && bytes <= it->second - (a - it->first);
+}
+
+} // namespace
+
+void report_fault(cudaError_t err, const char *fmt, ...)
+{
+    char buf[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    std::lock_guard<std::mutex> g(g_mu);
+    if (g_sticky != cudaSuccess)
+        return;
+    g_sticky = err;
+    g_fault_msg = buf;
+    fprintf(stderr, "linbench gpu emulator: fault: %s\n", buf);
+}
+
+void set_last_error(cudaError_t err) { g_last = err; }
+cudaError_t sticky_error() { return g_sticky; }
+
+bool stream_valid(cudaStream_t s)
+{
+    std::lock_guard<std::mutex> g(g_mu);
+    return s == nullptr || g_streams.count((void *)s) > 0;
+}
+
+bool device_range_valid(const void *p, size_t bytes)
+{
+    std::lock_guard<std::mutex> g(g_mu);
+    return range_valid_locked(p, bytes);
+}
+
+void lock_device() { g_device_mu.lock(); }
+void unlock_device() { g_device_mu.unlock(); }
+
+} // namespace lb_emu
+
+using namespace lb_emu;
+
+extern "C" const char *lb_emu_fault_message(void) { return g_fault_msg.c_str(); }
+
+extern "C" void lb_emu_reset(void)
+{
+    std::lock_guard<std::mutex> g(g_mu);
+    g_sticky = cudaSuccess;
+    g_last = cudaSuccess;
+    g_fault_msg.clear();
+}
+
+/* --- errors ---------------------------------------------------------------------------------- */
+
+cudaError_t cudaGetLastError(void)
+{
+    if (g_sticky != cudaSuccess)
+        return g_sticky;
+    const cudaError_t e = g_last;
+    g_last = cudaSuccess;
+    return e;
+}
+
+cudaError_t cudaPeekAtLastError(void) { return g_sticky != cudaSuccess ? g_sticky : g_last; }
+
+const char *cudaGetErrorName(cudaError_t e)
+{
+    switch (e) {
+    case cudaSuccess: return "cudaSuccess";
+    case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
+    case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
+    case cudaErrorInvalidConfiguration: return "cudaErrorInvalidConfiguration";
+    case cudaErrorInvalidDevice: return "cudaErrorInvalidDevice";
+    case cudaErrorInvalidResourceHandle: return "cudaErrorInvalidResourceHandle";
+    case cudaErrorNoDevice: return "cudaErrorNoDevice";
+    case cudaErrorNotSupported: return "cudaErrorNotSupported";
+    case cudaErrorLaunchFailure: return "cudaErrorLaunchFailure";
+    case cudaErrorIllegalAddress: return "cudaErrorIllegalAddress";
+    default: return "cudaErrorUnknown";
+    }
+}
+
+const char *cudaGetErrorString(cudaError_t e)
+{
+    switch (e) {
+    case cudaSuccess: return "no error";
+    case cudaErrorInvalidValue: return "invalid argument";
+    case cudaErrorMemoryAllocation: return "out of memory";
+    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
+    case cudaErrorInvalidDevice: return "invalid device ordinal";
+    case cudaErrorInvalidResourceHandle: return "invalid resource handle";
+    case cudaErrorNoDevice: return "no CUDA-capable device is detected";
+    case cudaErrorNotSupported: return "operation not supported";
+    case cudaErrorLaunchFailure: return "unspecified launch failure (emulated GPU: see the fault above)";
+    case cudaErrorIllegalAddress: return "an illegal memory access was encountered (emulated GPU: see the fault above)";
+    default: return "unknown error";
+    }
+}
+
+/* --- the device ------------------------------------------------------------------------------ */
+
+cudaError_t cudaGetDeviceCount(int *count)
+{
+    if (!count)
+        return ret(cudaErrorInvalidValue);
+    if (no_device()) {
+        *count = 0;
+        return ret(cudaErrorNoDevice);
+    }
+    *count = 1;
+    return ret(cudaSuccess);
+}
+
+cudaError_t cudaSetDevice(int device) { return ret(device == 0 && !no_device() ? cudaSuccess : cudaErrorInvalidDevice); }
+
+cudaError_t cudaGetDevice(int *device)
+{
+    if (!device)
+        return ret(cudaErrorInvalidValue);
+    *device = 0;
+    return ret(cudaSuccess);
+}
+
+cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
+{
+    if (!prop)
+        return ret(cudaErrorInvalidValue);
+    if (device != 0 || no_device())
+        return ret(cudaErrorInvalidDevice);
+    memset(prop, 0, sizeof *prop);
+    snprintf(prop->name, sizeof prop->name, "linbench emulated GPU (on the CPU; not a GPU measurement)");
+    prop->totalGlobalMem = capacity();
+    prop->sharedMemPerBlock = 48 << 10;
+    prop->regsPerBlock = 65536;
+    prop->warpSize = 32;
+    prop->maxThreadsPerBlock = 1024;
+    prop->maxThreadsDim[0] = 1024;
+    prop->maxThreadsDim[1] = 1024;
+    prop->maxThreadsDim[2] = 64;
+    prop->maxGridSize[0] = 2147483647;
+    prop->maxGridSize[1] = 65535;
+    prop->maxGridSize[2] = 65535;
+    prop->major = 9;
+    prop->minor = 0;
+    prop->multiProcessorCount = 1;
+    return ret(cudaSuccess);
+}
+
+cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device)
+{
+    if (!value)
+        return ret(cudaErrorInvalidValue);
+    if (device != 0 || no_device())
+        return ret(cudaErrorInvalidDevice);
+    switch (attr) {
+    case cudaDevAttrMultiProcessorCount: *value = 1; break;
+    case cudaDevAttrComputeCapabilityMajor: *value = 9; break;
+    case cudaDevAttrComputeCapabilityMinor: *value = 0; break;
+    case cudaDevAttrMaxThreadsPerBlock: *value = 1024; break;
+    case cudaDevAttrWarpSize: *value = 32; break;
+    case cudaDevAttrMaxSharedMemoryPerBlock: *value = 48 << 10; break;
+    default:
+        /* Clocks and the rest: an emulated device has none to report. */
+        *value = 0;
+        return ret(cudaErrorNotSupported);
+    }
+    return ret(cudaSuccess);
+}
+
+cudaError_t cudaDeviceGetPCIBusId(char *pciBusId, int len, int device)
+{
+    (void)device;
+    if (pciBusId && len > 0)
+        pciBusId[0] = '\0';
+    return ret(cudaErrorNotSupported); /* no PCI device, so no NVML either */
+}
+
+cudaError_t cudaDriverGetVersion(int *v)
+{
+    if (!v)
+        return ret(cudaErrorInvalidValue);
+    *v = CUDART_VERSION;
+    return ret(cudaSuccess);
+}
+
+cudaError_t cudaRuntimeGetVersion(int *v)
+{
+    if (!v)
+        return ret(cudaErrorInvalidValue);
+    *v = CUDART_VERSION;
+    return ret(cudaSuccess);
+}
+
+cudaError_t cudaDeviceSynchronize(void) { return ret(cudaSuccess); }
+
+/* --- memory ---------------------------------------------------------------------------------- */
+
+cudaError_t cudaMalloc(void **ptr, size_t bytes)
+{
+    if (!ptr)
+        return ret(cudaErrorInvalidValue);
+    *ptr = nullptr;
+    if (g_sticky != cudaSuccess)
+        return g_sticky;
+    if (bytes == 0)
+        return ret(cudaSuccess);
+    std::lock_guard<std::mutex> g(g_mu);
+    if (bytes > capacity() - g_used) {
+        g_last = cudaErrorMemoryAllocation;
+        return cudaErrorMemoryAllocation;
+    }
+    void *p = nullptr;
+    /* 256-byte aligned as cudaMalloc's blocks are (the programming guide promises at least 256). */
+    if (posix_memalign(&p, 256, bytes) != 0 || !p) {
+        g_last = cudaErrorMemoryAllocation;
+        return cudaErrorMemoryAllocation;
+    }
+    g_allocs[(uintptr_t)p] = bytes;
+    g_used += bytes;
+    *ptr = p;
+    return cudaSuccess;
+}
+
+cudaError_t cudaFree(void *ptr)
+{
+    if (!ptr)
+        return ret(cudaSuccess);
+    std::lock_guard<std::mutex> g(g_mu);
+    auto it = g_allocs.find((uintptr_t)ptr);
+    if (it == g_allocs.end()) {
+        if (g_sticky != cudaSuccess)
+            return g_sticky;
+        g_last = cudaErrorInvalidValue;
+        return cudaErrorInvalidValue;
+    }
+    g_used -= it->second;
+    g_allocs.erase(it);
+    free(ptr);
+    return g_sticky != cudaSuccess ? g_sticky : cudaSuccess;
+}
+
+cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes)
+{
+    if (!free_bytes || !total_bytes)
+        return ret(cudaErrorInvalidValue);
+    std::lock_guard<std::mutex> g(g_mu);
+    *total_bytes = capacity();
+    *free_bytes = capacity() - g_used;
+    return g_sticky != cudaSuccess ? g_sticky : cudaSuccess;
+}
+
+static cudaError_t emu_memcpy(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind)
+{
+    if (g_sticky != cudaSuccess)
+        return g_sticky;
+    if (bytes == 0)
+        return cudaSuccess;
+    if (!dst || !src)
+        return ret(cudaErrorInvalidValue);
+    bool dst_dev, src_dev;
+    {
+        std::lock_guard<std::mutex> g(g_mu);
+        dst_dev = range_valid_locked(dst, bytes);
+        src_dev = range_valid_locked(src, bytes);
+    }
+    bool ok;
+    switch (kind) {
+    case cudaMemcpyHostToDevice: ok = dst_dev; break;
+    case cudaMemcpyDeviceToHost: ok = src_dev; break;
+    case cudaMemcpyDeviceToDevice: ok = dst_dev && src_dev; break;
+    case cudaMemcpyHostToHost: ok = true; break;
+    case cudaMemcpyDefault: ok = true; break;
+    default: ok = false;
+    }
+    if (!ok)
+        return ret(cudaErrorInvalidValue);
+    memmove(dst, src, bytes);
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
+{
+    return emu_memcpy(dst, src, count, kind);
+}
+
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
+                            cudaStream_t stream)
+{
+    if (!stream_valid(stream))
+        return ret(cudaErrorInvalidResourceHandle);
+    return emu_memcpy(dst, src, count, kind);
+}
+
+static cudaError_t emu_memset(void *dst, int value, size_t count)
+{
+    if (g_sticky != cudaSuccess)
+        return g_sticky;
+    if (count == 0)
+        return cudaSuccess;
+    if (!device_range_valid(dst, count))
+        return ret(cudaErrorInvalidValue);
+    memset(dst, value, count);
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemset(void *dst, int value, size_t count) { return emu_memset(dst, value, count); }
+
+cudaError_t cudaMemsetAsync(void *dst, int value, size_t count, cudaStream_t stream)
+{
+    if (!stream_valid(stream))
+        return ret(cudaErrorInvalidResourceHandle);
+    return emu_memset(dst, value, count);
+}
+
+/* --- streams and events ---------------------------------------------------------------------- */
+
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned int flags)
+{
+    (void)flags;
+    if (!stream)
+        return ret(cudaErrorInvalidValue);
+    void *s = malloc(1);
+    std::lock_guard<std::mutex> g(g_mu);
+    g_streams.insert(s);
+    *stream = (cudaStream_t)s;
+    return g_sticky != cudaSuccess ? g_sticky : cudaSuccess;
+}
+
+cudaError_t cudaStreamCreate(cudaStream_t *stream) { return cudaStreamCreateWithFlags(stream, 0); }
+
+cudaError_t cudaStreamDestroy(cudaStream_t stream)
+{
+    std::lock_guard<std::mutex> g(g_mu);
+    if (!stream || !g_streams.erase((void *)stream)) {
+        g_last = cudaErrorInvalidResourceHandle;
+        return g_sticky != cudaSuccess ? g_sticky : cudaErrorInvalidResourceHandle;
+    }
+    free((void *)stream);
+    return g_sticky != cudaSuccess ? g_sticky : cudaSuccess;
+}
+
+cudaError_t cudaStreamSynchronize(cudaStream_t stream)
+{
+    if (!stream_valid(stream))
+        return ret(cudaErrorInvalidResourceHandle);
+    return ret(cudaSuccess);
+}
+
+static Event *event_of(cudaEvent_t e)
+{
+    std::lock_guard<std::mutex> g(g_mu);
+    Event *ev = reinterpret_cast<Event *>(e);
+    return g_events.count(ev) ? ev : nullptr;
+}
+
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
+{
+    (void)flags;
+    if (!event)
+        return ret(cudaErrorInvalidValue);
+    Event *ev = new Event{false, 0.0};
+    std::lock_guard<std::mutex> g(g_mu);
+    g_events.insert(ev);
+    *event = reinterpret_cast<cudaEvent_t>(ev);
+    return g_sticky != cudaSuccess ? g_sticky : cudaSuccess;
+}
+
+cudaError_t cudaEventCreate(cudaEvent_t *event) { return cudaEventCreateWithFlags(event, 0); }
+
+cudaError_t cudaEventDestroy(cudaEvent_t event)
+{
+    Event *ev = event_of(event);
+    if (!ev)
+        return ret(cudaErrorInvalidResourceHandle);
+    {
+        std::lock_guard<std::mutex> g(g_mu);
+        g_events.erase(ev);
+    }
+    delete ev;
+    return ret(cudaSuccess);
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
+{
+    Event *ev = event_of(event);
+    if (!ev || !stream_valid(stream))
+        return ret(cudaErrorInvalidResourceHandle);
+    ev->recorded = true;
+    ev->ms = now_ms();
+    return ret(cudaSuccess);
+}
+
+cudaError_t cudaEventSynchronize(cudaEvent_t event)
+{
+    return ret(event_of(event) ? cudaSuccess : cudaErrorInvalidResourceHandle);
+}
+
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
+{
+    Event *a = event_of(start), *b = event_of(end);
+    if (!ms)
+        return ret(cudaErrorInvalidValue);
+    if (!a || !b || !a->recorded || !b->recorded)
+        return ret(cudaErrorInvalidResourceHandle);
+    *ms = (float)(b->ms - a->ms);
+    return ret(cudaSuccess);
+}

@@ -1,0 +1,412 @@
+/* The emulated GPU's scheduler: runs a kernel launch block by block, each block's threads as
+ * fibers (gpu/emu/fiber.h) on the launching host thread, and checks every meeting point of the
+ * threads as the hardware and PTX define it:
+ *   - __syncthreads releases when every live thread of the block waits at it, at one site;
+ *     threads waiting at different sites, or some at a barrier while others wait for a warp
+ *     operation they will never reach, are a deadlock: reported by site, never a hang;
+ *   - a warp operation (__shfl_*_sync, votes, __syncwarp) completes when every lane named in its
+ *     mask has reached the same operation, at the same file:line, with the same mask; a named lane
+ *     that exited, does not exist, waits elsewhere, or a shuffle that reads a lane outside the
+ *     mask, is a fault naming the lanes and sites;
+ *   - lanes run in ascending order in one block and descending in the next (LB_EMU_LANE_ORDER=up
+ *     or down forces one), so that a missing barrier between a write and a read of shared memory
+ *     is caught whichever side of it the writer is on; shared memory holds 0xFF bytes (NaN) at
+ *     the start of every block.
+ * A fault stops the launch, is printed once on stderr and becomes the sticky error
+ * (cudaErrorLaunchFailure) of the runtime, as a kernel fault is on a GPU. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <string>
+#include <vector>
+
+#include "gpu/emu/emu.h"
+#include "gpu/emu/emu_device.h"
+#include "gpu/emu/emu_internal.h"
+#include "gpu/emu/fiber.h"
+
+/* The section the __shared__ variables of every emulated kernel live in (emu_device.h); the
+ * linker defines its bounds. Weak: a program with no kernel using shared memory has none. */
+extern "C" char __start_lb_emu_shared[] __attribute__((weak));
+extern "C" char __stop_lb_emu_shared[] __attribute__((weak));
+
+namespace lb_emu {
+
+LaneRegs *cur_lane = nullptr;
+uint3 cur_block_idx;
+dim3 cur_block_dim, cur_grid_dim;
+
+namespace {
+
+enum LaneState { LANE_RUNNABLE, LANE_AT_BARRIER, LANE_AT_WARP, LANE_EXITED };
+
+struct Lane {
+    LaneRegs regs; /* first: cur_lane points here */
+    int index;     /* linear index in the block */
+    LaneState state;
+    const char *file;
+    int line;
+    WarpOpKind kind;
+    unsigned mask;
+    uint64_t bits;
+    int arg, width;
+    uint64_t result;
+};
+
+std::vector<Lane> g_lanes;
+void (*g_body)(void *) = nullptr;
+void *g_ctx = nullptr;
+std::string g_fault; /* the fault of the block being run, "" when none */
+unsigned long long g_launches = 0;
+
+const char *op_name(WarpOpKind k)
+{
+    switch (k) {
+    case WARP_SHFL_IDX: return "__shfl_sync";
+    case WARP_SHFL_UP: return "__shfl_up_sync";
+    case WARP_SHFL_DOWN: return "__shfl_down_sync";
+    case WARP_SHFL_XOR: return "__shfl_xor_sync";
+    case WARP_BALLOT: return "__ballot_sync";
+    case WARP_ANY: return "__any_sync";
+    case WARP_ALL: return "__all_sync";
+    default: return "__syncwarp";
+    }
+}
+
+std::string where(const Lane &l)
+{
+    char buf[512];
+    if (l.state == LANE_AT_BARRIER)
+        snprintf(buf, sizeof buf, "__syncthreads at %s:%d", l.file, l.line);
+    else if (l.state == LANE_AT_WARP)
+        snprintf(buf, sizeof buf, "%s (mask 0x%08x) at %s:%d", op_name(l.kind), l.mask, l.file, l.line);
+    else if (l.state == LANE_EXITED)
+        snprintf(buf, sizeof buf, "exited");
+    else
+        snprintf(buf, sizeof buf, "running");
+    return buf;
+}
+
+void fault(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void fault(const char *fmt, ...)
+{
+    if (!g_fault.empty())
+        return;
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    g_fault = buf;
+}
+
+void lane_main(void *arg)
+{
+    Lane *l = static_cast<Lane *>(arg);
+    cur_lane = &l->regs;
+    g_body(g_ctx);
+}
+
+/* Lanes grouped by where they wait, "lanes 0-31, 64: __syncthreads at f:12; lanes 32-63: ..." */
+std::string describe_waits(int n)
+{
+    std::string out;
+    std::vector<bool> done((size_t)n, false);
+    for (int i = 0; i < n; i++) {
+        if (done[(size_t)i] || g_lanes[(size_t)i].state == LANE_EXITED)
+            continue;
+        const std::string w = where(g_lanes[(size_t)i]);
+        std::string lanes;
+        int run_start = -1, prev = -2, shown = 0;
+        for (int j = i; j <= n; j++) {
+            const bool same = j < n && !done[(size_t)j] && g_lanes[(size_t)j].state != LANE_EXITED &&
+                              where(g_lanes[(size_t)j]) == w;
+            if (same) {
+                done[(size_t)j] = true;
+                if (run_start < 0)
+                    run_start = j;
+                else if (j != prev + 1) {
+                    lanes += (shown++ ? "," : "") + std::to_string(run_start) +
+                             (prev > run_start ? "-" + std::to_string(prev) : "");
+                    run_start = j;
+                }
+                prev = j;
+            }
+        }
+        if (run_start >= 0)
+            lanes += (shown ? "," : "") + std::to_string(run_start) +
+                     (prev > run_start ? "-" + std::to_string(prev) : "");
+        if (!out.empty())
+            out += "; ";
+        out += "threads " + lanes + ": " + w;
+    }
+    return out;
+}
+
+/* Source lane of lane `j` for a shuffle, or j itself where PTX returns the lane's own value. */
+int shuffle_source(const Lane &l, int j)
+{
+    const int w = l.width;
+    const int seg = j & ~(w - 1);
+    switch (l.kind) {
+    case WARP_SHFL_IDX: return seg + (l.arg & (w - 1));
+    case WARP_SHFL_UP: return j - l.arg >= seg ? j - l.arg : j;
+    case WARP_SHFL_DOWN: return j + l.arg < seg + w ? j + l.arg : j;
+    case WARP_SHFL_XOR: {
+        const int s = j ^ l.arg;
+        return s < seg + w && s < 32 ? s : j;
+    }
+    default: return j;
+    }
+}
+
+/* Complete every warp operation whose lanes have all arrived. Returns how many completed; on an
+ * inconsistency sets the fault. */
+int resolve_warps(int n)
+{
+    int completed = 0;
+    for (int w0 = 0; w0 < n; w0 += 32) {
+        for (int i = w0; i < n && i < w0 + 32; i++) {
+            Lane &l = g_lanes[(size_t)i];
+            if (l.state != LANE_AT_WARP)
+                continue;
+            const int me = i - w0;
+            if (!(l.mask >> me & 1u)) {
+                fault("thread %d calls %s at %s:%d with mask 0x%08x, which leaves out its own lane %d",
+                      i, op_name(l.kind), l.file, l.line, l.mask, me);
+                return completed;
+            }
+            if (l.kind <= WARP_SHFL_XOR && (l.width < 1 || l.width > 32 || (l.width & (l.width - 1)))) {
+                fault("thread %d calls %s at %s:%d with width %d (a power of two up to 32)", i,
+                      op_name(l.kind), l.file, l.line, l.width);
+                return completed;
+            }
+            bool ready = true;
+            for (int j = 0; j < 32; j++) {
+                if (!(l.mask >> j & 1u))
+                    continue;
+                const int t = w0 + j;
+                if (t >= n) {
+                    fault("thread %d calls %s at %s:%d with mask 0x%08x naming lane %d, which does not exist in a block of %d threads",
+                          i, op_name(l.kind), l.file, l.line, l.mask, j, n);
+                    return completed;
+                }
+                const Lane &o = g_lanes[(size_t)t];
+                if (o.state == LANE_AT_WARP && o.kind == l.kind && o.line == l.line &&
+                    strcmp(o.file, l.file) == 0 && o.mask == l.mask)
+                    continue;
+                if (o.state == LANE_RUNNABLE) {
+                    ready = false;
+                    continue;
+                }
+                fault("thread %d waits at %s but thread %d of its mask is %s",
+                      i, where(l).c_str(), t, o.state == LANE_EXITED ? "exited" : ("at " + where(o)).c_str());
+                return completed;
+            }
+            if (!ready)
+                continue;
+            /* Every lane of the mask is here: compute each one's result from the values. */
+            uint64_t ballot = 0;
+            for (int j = 0; j < 32; j++)
+                if ((l.mask >> j & 1u) && g_lanes[(size_t)(w0 + j)].bits)
+                    ballot |= 1ull << j;
+            for (int j = 0; j < 32; j++) {
+                if (!(l.mask >> j & 1u))
+                    continue;
+                Lane &o = g_lanes[(size_t)(w0 + j)];
+                switch (l.kind) {
+                case WARP_BALLOT: o.result = ballot; break;
+                case WARP_ANY: o.result = ballot != 0; break;
+                case WARP_ALL: o.result = ballot == (uint64_t)l.mask; break;
+                case WARP_SYNC: o.result = 0; break;
+                default: {
+                    const int src = shuffle_source(o, j);
+                    if (!(l.mask >> src & 1u)) {
+                        fault("thread %d's %s at %s:%d reads lane %d, which is not in the mask 0x%08x",
+                              w0 + j, op_name(l.kind), l.file, l.line, src, l.mask);
+                        return completed;
+                    }
+                    o.result = g_lanes[(size_t)(w0 + src)].bits;
+                }
+                }
+            }
+            for (int j = 0; j < 32; j++)
+                if (l.mask >> j & 1u)
+                    g_lanes[(size_t)(w0 + j)].state = LANE_RUNNABLE;
+            completed++;
+        }
+    }
+    return completed;
+}
+
+/* Release the barrier when every live thread waits at it, at one site. */
+bool release_barrier(int n)
+{
+    const Lane *first = nullptr;
+    for (int i = 0; i < n; i++) {
+        const Lane &l = g_lanes[(size_t)i];
+        if (l.state == LANE_EXITED)
+            continue;
+        if (l.state != LANE_AT_BARRIER)
+            return false;
+        if (!first)
+            first = &l;
+        else if (l.line != first->line || strcmp(l.file, first->file) != 0)
+            return false;
+    }
+    if (!first)
+        return false;
+    for (int i = 0; i < n; i++)
+        if (g_lanes[(size_t)i].state == LANE_AT_BARRIER)
+            g_lanes[(size_t)i].state = LANE_RUNNABLE;
+    return true;
+}
+
+/* Run one block to its end or its first fault. */
+void run_block(int n, bool descending)
+{
+    for (int i = 0; i < n; i++) {
+        Lane &l = g_lanes[(size_t)i];
+        l.index = i;
+        l.regs.thread_idx.x = (unsigned)(i % (int)cur_block_dim.x);
+        l.regs.thread_idx.y = (unsigned)(i / (int)cur_block_dim.x % (int)cur_block_dim.y);
+        l.regs.thread_idx.z = (unsigned)(i / (int)(cur_block_dim.x * cur_block_dim.y));
+        l.state = LANE_RUNNABLE;
+        l.file = "";
+        l.line = 0;
+        fiber_start(i, lane_main, &l);
+    }
+    for (;;) {
+        int live = 0;
+        for (int s = 0; s < n; s++) {
+            const int i = descending ? n - 1 - s : s;
+            Lane &l = g_lanes[(size_t)i];
+            if (l.state == LANE_RUNNABLE) {
+                cur_lane = &l.regs;
+                if (fiber_resume(i))
+                    l.state = LANE_EXITED;
+            }
+            live += l.state != LANE_EXITED;
+        }
+        cur_lane = nullptr;
+        if (live == 0)
+            return;
+        const int completed = resolve_warps(n);
+        if (!g_fault.empty())
+            return;
+        if (completed > 0)
+            continue;
+        if (release_barrier(n))
+            continue;
+        fault("deadlock: %s", describe_waits(n).c_str());
+        return;
+    }
+}
+
+bool config_ok(const LaunchConfig &c)
+{
+    const dim3 b = c.block, g = c.grid;
+    if (b.x < 1 || b.y < 1 || b.z < 1 || b.x > 1024 || b.y > 1024 || b.z > 64 ||
+        (uint64_t)b.x * b.y * b.z > 1024)
+        return false;
+    if (g.x < 1 || g.y < 1 || g.z < 1 || g.x > 2147483647u || g.y > 65535 || g.z > 65535)
+        return false;
+    return true;
+}
+
+const char *lane_order()
+{
+    const char *e = getenv("LB_EMU_LANE_ORDER");
+    return e && *e ? e : "alternate";
+}
+
+} // namespace
+
+uint64_t warp_op(WarpOpKind kind, unsigned mask, uint64_t bits, int arg, int width, const char *file,
+                 int line)
+{
+    Lane *l = reinterpret_cast<Lane *>(cur_lane);
+    l->state = LANE_AT_WARP;
+    l->kind = kind;
+    l->mask = mask;
+    l->bits = bits;
+    l->arg = arg;
+    l->width = width;
+    l->file = file;
+    l->line = line;
+    fiber_yield();
+    cur_lane = &l->regs;
+    return l->result;
+}
+
+void block_barrier(const char *file, int line)
+{
+    Lane *l = reinterpret_cast<Lane *>(cur_lane);
+    l->state = LANE_AT_BARRIER;
+    l->file = file;
+    l->line = line;
+    fiber_yield();
+    cur_lane = &l->regs;
+}
+
+void launch_grid(const LaunchConfig &cfg, void (*body)(void *ctx), void *ctx)
+{
+    if (sticky_error() != cudaSuccess)
+        return;
+    if (!config_ok(cfg)) {
+        set_last_error(cudaErrorInvalidConfiguration);
+        return;
+    }
+    if (cfg.shared_bytes != 0) {
+        /* No kernel of gpu/ uses dynamic shared memory; the emulator does not model it. */
+        set_last_error(cudaErrorNotSupported);
+        return;
+    }
+    if (!stream_valid(cfg.stream)) {
+        set_last_error(cudaErrorInvalidResourceHandle);
+        return;
+    }
+    lock_device();
+    const int n = (int)(cfg.block.x * cfg.block.y * cfg.block.z);
+    if (!fibers_reserve(n)) {
+        unlock_device();
+        set_last_error(cudaErrorMemoryAllocation);
+        return;
+    }
+    if ((int)g_lanes.size() < n)
+        g_lanes.resize((size_t)n);
+    g_body = body;
+    g_ctx = ctx;
+    g_fault.clear();
+    cur_block_dim = cfg.block;
+    cur_grid_dim = cfg.grid;
+    const char *order = lane_order();
+    const bool force_up = strcmp(order, "up") == 0, force_down = strcmp(order, "down") == 0;
+    const size_t shared_bytes = (size_t)(__stop_lb_emu_shared - __start_lb_emu_shared);
+    uint64_t block_no = 0;
+    const unsigned long long launch_no = g_launches++;
+    for (unsigned z = 0; z < cfg.grid.z && g_fault.empty(); z++)
+        for (unsigned y = 0; y < cfg.grid.y && g_fault.empty(); y++)
+            for (unsigned x = 0; x < cfg.grid.x && g_fault.empty(); x++, block_no++) {
+                cur_block_idx.x = x;
+                cur_block_idx.y = y;
+                cur_block_idx.z = z;
+                if (shared_bytes)
+                    memset(__start_lb_emu_shared, 0xFF, shared_bytes);
+                const bool descending = force_down || (!force_up && ((block_no + launch_no) & 1u));
+                run_block(n, descending);
+            }
+    std::string f;
+    f.swap(g_fault);
+    unlock_device();
+    if (!f.empty())
+        report_fault(cudaErrorLaunchFailure, "%s launched at %s:%d with grid (%u,%u,%u) x block (%u,%u,%u), block (%u,%u,%u): %s",
+                     cfg.kernel, cfg.file, cfg.line, cfg.grid.x, cfg.grid.y, cfg.grid.z, cfg.block.x,
+                     cfg.block.y, cfg.block.z, cur_block_idx.x, cur_block_idx.y, cur_block_idx.z, f.c_str());
+}
+
+} // namespace lb_emu
+
+extern "C" unsigned long long lb_emu_launch_count(void) { return lb_emu::g_launches; }
