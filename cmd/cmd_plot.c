@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "attn/status.h"
+#include "cmd/args.h"
 #include "cmd/commands.h"
 #include "cmd/outdir.h"
 #include "reports/plot.h"
@@ -26,6 +27,8 @@ void lb_help_plot(FILE *out)
           "                  (default: the sweep's DIR)\n"
           "  --no-render     write the scripts and data only, do not run gnuplot (default: render\n"
           "                  when gnuplot is on PATH)\n"
+          "  --render-timeout SEC  stop a gnuplot that has not finished one plot in SEC seconds,\n"
+          "                  1 to 3600 (default 60)\n"
           "  -h, --help      this help\n\n"
           "Exit codes: 0 done (also when gnuplot is missing: the scripts are written); 1 a file\n"
           "could not be written or gnuplot failed; 2 bad input (a flag, or a directory without\n"
@@ -50,16 +53,17 @@ static void print_shell_word(FILE *f, const char *s)
     fputc('\'', f);
 }
 
-enum { OPT_OUT = 'o', OPT_HELP = 'h', OPT_NO_RENDER = 1000 };
+enum { OPT_OUT = 'o', OPT_HELP = 'h', OPT_NO_RENDER = 1000, OPT_RENDER_TIMEOUT };
 
 int lb_cmd_plot(int argc, char **argv)
 {
     static const struct option longopts[] = {{"out", required_argument, NULL, OPT_OUT},
                                              {"no-render", no_argument, NULL, OPT_NO_RENDER},
+                                             {"render-timeout", required_argument, NULL, OPT_RENDER_TIMEOUT},
                                              {"help", no_argument, NULL, OPT_HELP},
                                              {NULL, 0, NULL, 0}};
     const char *out_dir = NULL;
-    int render = 1, c;
+    int render = 1, timeout_s = 60, c;
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
@@ -70,6 +74,10 @@ int lb_cmd_plot(int argc, char **argv)
             out_dir = optarg;
             break;
         case OPT_NO_RENDER: render = 0; break;
+        case OPT_RENDER_TIMEOUT:
+            if (lb_parse_int(optarg, 1, 3600, &timeout_s))
+                return lb_usage_error("invalid argument \"%s\" for --render-timeout: should be an integer from 1 to 3600", optarg);
+            break;
         case OPT_HELP: lb_help_plot(stdout); return LB_EXIT_OK;
         case ':': return lb_usage_error("flag %s needs a value (see linbench plot --help)", argv[optind - 1]);
         default: return lb_usage_error("unknown flag \"%s\" for plot (see linbench plot --help)", argv[optind - 1]);
@@ -127,7 +135,7 @@ int lb_cmd_plot(int argc, char **argv)
     }
     for (int i = 0; i < LB_PLOT_COUNT; i++) {
         lb_error_clear();
-        rc = lb_plot_render(gnuplot, scripts[i]);
+        rc = lb_plot_render(gnuplot, scripts[i], timeout_s);
         if (rc != LB_OK) {
             fprintf(stderr, "linbench: %s\n", lb_error_message());
             ex = LB_EXIT_FAILURE;

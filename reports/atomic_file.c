@@ -23,6 +23,20 @@ char *lb_path_join(const char *dir, const char *name)
     return p;
 }
 
+static LbAtomicFault injected;
+
+void lb_atomic_inject_fault(LbAtomicFault fault) { injected = fault; }
+
+/* Whether the injected fault is at `step` (then it is used up). */
+static int fault_at(LbAtomicFault step)
+{
+    if (injected != step)
+        return 0;
+    injected = LB_ATOMIC_FAULT_NONE;
+    errno = EIO;
+    return 1;
+}
+
 static void atomic_free(LbAtomicFile *af)
 {
     free(af->path);
@@ -44,7 +58,7 @@ int lb_atomic_open(LbAtomicFile *af, const char *path)
     memcpy(af->path, path, len + 1);
     memcpy(af->tmp_path, path, len);
     memcpy(af->tmp_path + len, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
-    int fd = mkstemp(af->tmp_path);
+    int fd = fault_at(LB_ATOMIC_FAULT_OPEN) ? -1 : mkstemp(af->tmp_path);
     if (fd < 0) {
         int e = errno;
         atomic_free(af);
@@ -70,12 +84,12 @@ int lb_atomic_commit(LbAtomicFile *af)
     int e = 0;
     if (fflush(af->f) != 0 || ferror(af->f))
         e = errno ? errno : EIO;
-    else if (fsync(fileno(af->f)) != 0)
+    else if (fault_at(LB_ATOMIC_FAULT_SYNC) || fsync(fileno(af->f)) != 0)
         e = errno;
     if (fclose(af->f) != 0 && !e)
         e = errno;
     af->f = NULL;
-    if (!e && rename(af->tmp_path, af->path) != 0)
+    if (!e && (fault_at(LB_ATOMIC_FAULT_RENAME) || rename(af->tmp_path, af->path) != 0))
         e = errno;
     if (e) {
         unlink(af->tmp_path);

@@ -24,6 +24,17 @@ int lb_atomic_commit(LbAtomicFile *af);
 /* Close and remove the temporary file (after a failed write). NULL-safe, idempotent. */
 void lb_atomic_abort(LbAtomicFile *af);
 
+/* Fault injection, for tests only: make the next atomic write fail at one step, as the system
+ * would (mkstemp, fsync or rename returning EIO), once. Write failures need no hook: tests
+ * get real ones from RLIMIT_FSIZE. */
+typedef enum LbAtomicFault {
+    LB_ATOMIC_FAULT_NONE = 0,
+    LB_ATOMIC_FAULT_OPEN,
+    LB_ATOMIC_FAULT_SYNC,
+    LB_ATOMIC_FAULT_RENAME
+} LbAtomicFault;
+void lb_atomic_inject_fault(LbAtomicFault fault);
+
 /* dir + "/" + name, malloc'd; NULL when out of memory. */
 char *lb_path_join(const char *dir, const char *name);
 

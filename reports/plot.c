@@ -3,11 +3,13 @@
 
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "attn/status.h"
@@ -66,23 +68,41 @@ static void gp_svg(FILE *f, const char *name)
     fputs("replot\nset output\n", f);
 }
 
-/* One line on what ran, for the titles. */
-static void subtitle(const LbSweepDir *s, char *buf, size_t size)
+/* One line on what ran, for the titles (malloc'd: meta.csv values are as long as they are). The
+ * dtype says what was stored when that differs from what was asked (the CPU reference stores
+ * fp32 whatever --dtype says). */
+static char *subtitle(const LbSweepDir *s)
 {
-    snprintf(buf, size, "%s, %s, L=%s d=%s h=%s f=%s, %s/%s", lb_sweep_meta(s, "device_name", "?"),
-             lb_sweep_meta(s, "dtype", "?"), lb_sweep_meta(s, "layers", "?"),
-             lb_sweep_meta(s, "d_model", "?"), lb_sweep_meta(s, "heads", "?"),
-             lb_sweep_meta(s, "ffn", "?"), lb_sweep_meta(s, "sharing", "?"),
-             lb_sweep_meta(s, "order", "?"));
+    const char *dtype = lb_sweep_meta(s, "dtype", "?");
+    const char *storage = lb_sweep_meta(s, "storage_dtype", dtype);
+    int same = strcmp(storage, dtype) == 0;
+    const char *fmt = "%s, %s%s%s, L=%s d=%s h=%s f=%s, %s/%s";
+    const char *args[10] = {lb_sweep_meta(s, "device_name", "?"), dtype, same ? "" : " stored as ",
+                            same ? "" : storage, lb_sweep_meta(s, "layers", "?"),
+                            lb_sweep_meta(s, "d_model", "?"), lb_sweep_meta(s, "heads", "?"),
+                            lb_sweep_meta(s, "ffn", "?"), lb_sweep_meta(s, "sharing", "?"),
+                            lb_sweep_meta(s, "order", "?")};
+    int len = snprintf(NULL, 0, fmt, args[0], args[1], args[2], args[3], args[4], args[5], args[6],
+                       args[7], args[8], args[9]);
+    char *buf = len >= 0 ? malloc((size_t)len + 1) : NULL;
+    if (buf)
+        snprintf(buf, (size_t)len + 1, fmt, args[0], args[1], args[2], args[3], args[4], args[5],
+                 args[6], args[7], args[8], args[9]);
+    return buf;
 }
 
-static void gp_title(FILE *f, const char *title, const char *sub)
+static int gp_title(FILE *f, const char *title, const LbSweepDir *s)
 {
+    char *sub = subtitle(s);
+    if (!sub)
+        return LB_FAIL(LB_ERR_NOMEM, "out of memory writing a plot title");
     fputs("set title ", f);
     gp_quote(f, title);
     fputs(".\"\\n\".", f);
     gp_quote(f, sub);
     fputs(" noenhanced\n", f);
+    free(sub);
+    return LB_OK;
 }
 
 /* --- files ------------------------------------------------------------------------------------- */
@@ -154,10 +174,8 @@ static int heat_script(FILE *f, const LbSweepDir *s, const void *arg)
 {
     const HeatArg *h = arg;
     const LbGrid *g = &s->grid;
-    char sub[512];
-    subtitle(s, sub, sizeof sub);
     gp_preamble(f, h->name, h->title);
-    gp_title(f, h->title, sub);
+    LB_TRY(gp_title(f, h->title, s));
     /* The colour scale spans the values present (log, so 0.5x and 2x sit evenly about 1x). */
     double lo = INFINITY, hi = -INFINITY;
     for (size_t c = 0; c < g->rows * g->cols; c++) {
@@ -261,10 +279,8 @@ static int time_script(FILE *f, const LbSweepDir *s, const void *arg)
     (void)arg;
     const LbGrid *g = &s->grid;
     const char *name = "time_per_seq";
-    char sub[512];
-    subtitle(s, sub, sizeof sub);
     gp_preamble(f, name, "time per sequence against n, standard and Linformer");
-    gp_title(f, "Time per sequence (median forward pass / batch, each model at its largest batch)", sub);
+    LB_TRY(gp_title(f, "Time per sequence (median forward pass / batch, each model at its largest batch)", s));
     int points = 0;
     for (size_t i = 0; i < g->rows; i++) {
         points += !isnan(ms_per_seq(s, LB_MODEL_STANDARD, g->n[i], 0));
@@ -330,17 +346,37 @@ int lb_plot_find_gnuplot(char *buf, size_t size)
     return -1;
 }
 
-int lb_plot_render(const char *gnuplot, const char *script)
+int lb_plot_render(const char *gnuplot, const char *script, int timeout_s)
 {
     char *argv[3] = {(char *)"gnuplot", (char *)script, NULL};
     pid_t pid;
-    int err = posix_spawn(&pid, gnuplot, NULL, NULL, argv, environ);
+    /* Its own process group, so a time-out ends gnuplot and anything it started. */
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);
+    int err = posix_spawn(&pid, gnuplot, NULL, &attr, argv, environ);
+    posix_spawnattr_destroy(&attr);
     if (err != 0)
         return LB_FAIL(LB_ERR_IO, "cannot run %s: %s", gnuplot, strerror(err));
+    struct timespec start, now, pause = {0, 10 * 1000 * 1000};
+    clock_gettime(CLOCK_MONOTONIC, &start);
     int status;
-    while (waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR)
+    for (;;) {
+        pid_t got = waitpid(pid, &status, WNOHANG);
+        if (got == pid)
+            break;
+        if (got < 0 && errno != EINTR)
             return LB_FAIL(LB_ERR_IO, "cannot wait for gnuplot: %s", strerror(errno));
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec - start.tv_sec + 1e-9 * (double)(now.tv_nsec - start.tv_nsec) >= timeout_s) {
+            kill(-pid, SIGKILL);
+            while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+            return LB_FAIL(LB_ERR_IO, "gnuplot %s did not finish within %d s (--render-timeout): stopped it",
+                           script, timeout_s);
+        }
+        nanosleep(&pause, NULL);
     }
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
         return LB_OK;

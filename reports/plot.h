@@ -30,9 +30,10 @@ int lb_plot_write(const LbSweepDir *s, const char *out_dir);
 /* The gnuplot executable on PATH into buf: 0, or -1 when there is none. */
 int lb_plot_find_gnuplot(char *buf, size_t size);
 
-/* Run `gnuplot script` (posix_spawn, no shell) and wait. LB_OK, or LB_ERR_IO with gnuplot's
- * exit status in the message. gnuplot's own messages go to our stderr. */
-int lb_plot_render(const char *gnuplot, const char *script);
+/* Run `gnuplot script` (posix_spawn, no shell) and wait at most timeout_s seconds (a hung
+ * gnuplot is killed). LB_OK, or LB_ERR_IO with gnuplot's exit status or the time-out in the
+ * message. gnuplot's own messages go to our stderr. */
+int lb_plot_render(const char *gnuplot, const char *script, int timeout_s);
 
 #ifdef __cplusplus
 }
