@@ -88,6 +88,10 @@ int lb_cmd_plot(int argc, char **argv)
     if (argc - optind > 1)
         return lb_usage_error("unexpected argument \"%s\" for plot: it takes one directory", argv[optind + 1]);
     const char *dir = argv[optind];
+    if (strlen(dir) > LB_DIR_MAX)
+        return lb_usage_error("invalid argument \"%s\" for plot: should be a path of at most %d bytes", dir, LB_DIR_MAX);
+    if (out_dir && lb_outdir_check_length(out_dir, "out") != 0)
+        return LB_EXIT_USAGE;
     char why[256];
     if (lb_sweep_dir_check(dir, why, sizeof why))
         return lb_usage_error("invalid argument \"%s\" for plot: %s: should be a directory written by linbench sweep", dir, why);

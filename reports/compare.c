@@ -71,7 +71,7 @@ void lb_compare_free(LbComparison *c)
     lb_grid_free(&c->ratio);
 }
 
-void lb_compare_describe(const LbSweepDir *s, char *buf, size_t size)
+void lb_compare_describe(FILE *out, const LbSweepDir *s)
 {
     const char *dtype = lb_sweep_meta(s, "dtype", "?");
     const char *storage = lb_sweep_meta(s, "storage_dtype", dtype);
@@ -83,7 +83,7 @@ void lb_compare_describe(const LbSweepDir *s, char *buf, size_t size)
     long long bytes;
     if (b && lb_csv_parse_int64(b, &bytes) == 0 && bytes > 0)
         lb_format_size((uint64_t)bytes, budget, sizeof budget);
-    snprintf(buf, size,
+    fprintf(out,
              "%s (%s), %s%s, %s layers, d_model %s, %s heads, ffn %s, %s sharing, %s order, memory budget %s%s",
              lb_sweep_meta(s, "device_name", "unknown device"), lb_sweep_meta(s, "device", "?"),
              dtype, stored, lb_sweep_meta(s, "layers", "?"), lb_sweep_meta(s, "d_model", "?"),
@@ -238,13 +238,13 @@ int lb_compare_paper(FILE *out, const LbSweepDir *s, LbFormat fmt)
         lb_compare_free(&c);
         return rc;
     }
-    char desc[1024];
-    lb_compare_describe(s, desc, sizeof desc);
     const char *item = fmt == LB_FORMAT_MD ? "- " : "  ";
     fprintf(out, fmt == LB_FORMAT_MD ? "## linbench compare: %s against the Linformer paper, Table 3\n\n"
                                      : "linbench compare: %s against the Linformer paper, Table 3\n",
             s->dir);
-    fprintf(out, "%smeasured: %s\n", item, desc);
+    fprintf(out, "%smeasured: ", item);
+    lb_compare_describe(out, s);
+    fputc('\n', out);
     fprintf(out, "%spaper:    %s, Linformer with layerwise sharing; precision and model size not stated\n",
             item, LB_PAPER_DEVICE);
     print_status(out, fmt, s, "measured");
@@ -294,13 +294,13 @@ int lb_compare_sweeps(FILE *out, const LbSweepDir *a, const LbSweepDir *b, LbFor
         lb_compare_free(&c);
         return rc;
     }
-    char da[1024], db[1024];
-    lb_compare_describe(a, da, sizeof da);
-    lb_compare_describe(b, db, sizeof db);
     const char *item = fmt == LB_FORMAT_MD ? "- " : "  ";
     fprintf(out, fmt == LB_FORMAT_MD ? "## linbench compare: two sweeps\n\n" : "linbench compare: two sweeps\n");
-    fprintf(out, "%sA: %s: %s\n", item, a->dir, da);
-    fprintf(out, "%sB: %s: %s\n", item, b->dir, db);
+    fprintf(out, "%sA: %s: ", item, a->dir);
+    lb_compare_describe(out, a);
+    fprintf(out, "\n%sB: %s: ", item, b->dir);
+    lb_compare_describe(out, b);
+    fputc('\n', out);
     print_status(out, fmt, a, "A");
     print_status(out, fmt, b, "B");
     fprintf(out, "\n");

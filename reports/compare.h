@@ -32,7 +32,7 @@ int lb_compare_build(const LbGrid *first, const LbGrid *second, int second_over_
 void lb_compare_free(LbComparison *c);
 
 /* One line on what a sweep ran: device, dtype, model shape, sharing/order, memory budget. */
-void lb_compare_describe(const LbSweepDir *s, char *buf, size_t size);
+void lb_compare_describe(FILE *out, const LbSweepDir *s);
 
 /* The reports. LB_OK, or a status from building the grids. */
 int lb_compare_paper(FILE *out, const LbSweepDir *s, LbFormat fmt);
