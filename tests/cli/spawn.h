@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -46,34 +47,53 @@ static inline char *lb_slurp(const char *path)
     return s;
 }
 
-/* Start argv (argv[0] is the binary's path) with output to scratch files; returns the pid. */
-static inline pid_t lb_start(char *const argv[])
+/* A resource limit the next children start under (RLIMIT_FSIZE for a write that fails part-way,
+ * RLIMIT_AS for a machine with less memory); resource -1 for none. SIGXFSZ is ignored with
+ * RLIMIT_FSIZE so an oversized write fails with EFBIG, as a full disk fails with ENOSPC. */
+static int lb_child_resource = -1;
+static rlim_t lb_child_limit;
+/* Where the next children's stdout goes instead of the scratch file (e.g. /dev/full), or NULL. */
+static const char *lb_child_stdout;
+
+/* Start argv (argv[0] is the binary's path) with output to scratch files .stdout<tag> and
+ * .stderr<tag>; returns the pid. */
+static inline pid_t lb_start_tagged(char *const argv[], const char *tag)
 {
     char out[300], err[300];
-    snprintf(out, sizeof out, "%s/.stdout", lb_scratch);
-    snprintf(err, sizeof err, "%s/.stderr", lb_scratch);
+    snprintf(out, sizeof out, "%s/.stdout%s", lb_scratch, tag);
+    snprintf(err, sizeof err, "%s/.stderr%s", lb_scratch, tag);
+    fflush(stdout);
     pid_t pid = fork();
     if (pid == 0) {
-        int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644), e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int o = open(lb_child_stdout ? lb_child_stdout : out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         int in = open("/dev/null", O_RDONLY);
         dup2(o, 1);
         dup2(e, 2);
         dup2(in, 0);
+        if (lb_child_resource >= 0) {
+            struct rlimit rl = {lb_child_limit, lb_child_limit};
+            signal(SIGXFSZ, SIG_IGN);
+            if (setrlimit(lb_child_resource, &rl) != 0)
+                _exit(126);
+        }
         execv(argv[0], argv);
         _exit(127);
     }
     return pid;
 }
 
-static inline LbRun lb_wait(pid_t pid)
+static inline pid_t lb_start(char *const argv[]) { return lb_start_tagged(argv, ""); }
+
+static inline LbRun lb_wait_tagged(pid_t pid, const char *tag)
 {
     LbRun r = {0, NULL, NULL};
     int status = 0;
     waitpid(pid, &status, 0);
     r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     char out[300], err[300];
-    snprintf(out, sizeof out, "%s/.stdout", lb_scratch);
-    snprintf(err, sizeof err, "%s/.stderr", lb_scratch);
+    snprintf(out, sizeof out, "%s/.stdout%s", lb_scratch, tag);
+    snprintf(err, sizeof err, "%s/.stderr%s", lb_scratch, tag);
     r.out = lb_slurp(out);
     r.err = lb_slurp(err);
     if (!r.out)
@@ -82,6 +102,8 @@ static inline LbRun lb_wait(pid_t pid)
         r.err = strdup("");
     return r;
 }
+
+static inline LbRun lb_wait(pid_t pid) { return lb_wait_tagged(pid, ""); }
 
 static inline LbRun lb_run(char *const argv[]) { return lb_wait(lb_start(argv)); }
 

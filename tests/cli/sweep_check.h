@@ -1,0 +1,129 @@
+/* Checks on a sweep's directory shared by the CLI tests: every result file parses through
+ * libcsv (raw.csv, meta.csv, and the grids where present), no temporary file is left, and two
+ * directories hold the same cells, each once, with the same settings. */
+#ifndef LB_TESTS_SWEEP_CHECK_H
+#define LB_TESTS_SWEEP_CHECK_H
+
+#include <dirent.h>
+#include <string.h>
+
+#include "reports/grid.h"
+#include "reports/meta.h"
+#include "reports/raw.h"
+#include "tests/cli/spawn.h"
+#include "tests/ops/check.h"
+
+/* Data rows of dir/raw.csv (newlines less the header), 0 when there is none. */
+static inline int sc_rows(const char *dir)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/raw.csv", dir);
+    char *s = lb_slurp(path);
+    int n = s && lb_lines(s) > 0 ? lb_lines(s) - 1 : 0;
+    free(s);
+    return n;
+}
+
+/* The value of `key` in dir/meta.csv, malloc'd, or NULL. */
+static inline char *sc_meta(const char *dir, const char *key)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/meta.csv", dir);
+    LbMeta m;
+    memset(&m, 0, sizeof m);
+    if (lb_meta_read(path, &m) != 0)
+        return NULL;
+    const char *v = lb_meta_get(&m, key);
+    char *copy = v ? strdup(v) : NULL;
+    lb_meta_free(&m);
+    return copy;
+}
+
+/* Every result file in dir that exists parses (raw.csv's partial last line, which a resume
+ * drops, aside), and no NAME.tmp.* file of a half-done write is left when `no_tmp`. */
+static inline int sc_files_parse(const char *dir, int no_tmp, const char *what)
+{
+    char path[4200];
+    struct stat st;
+    int ok = 1;
+    snprintf(path, sizeof path, "%s/meta.csv", dir);
+    if (stat(path, &st) == 0) {
+        LbMeta m;
+        memset(&m, 0, sizeof m);
+        ok &= lb_check(lb_meta_read(path, &m) == 0 && lb_meta_get(&m, "n_list") && lb_meta_get(&m, "status"),
+                       "%s: meta.csv parses and is whole", what);
+        lb_meta_free(&m);
+    }
+    snprintf(path, sizeof path, "%s/raw.csv", dir);
+    if (stat(path, &st) == 0 && st.st_size > 0) {
+        char *s = lb_slurp(path);
+        int header_whole = s && strchr(s, '\n') != NULL;
+        free(s);
+        if (header_whole) {
+            LbCellResult *rows = NULL;
+            size_t count = 0;
+            ok &= lb_check(lb_raw_read(path, &rows, &count) == 0, "%s: raw.csv parses", what);
+            free(rows);
+        }
+    }
+    snprintf(path, sizeof path, "%s/time_speedup.csv", dir);
+    if (stat(path, &st) == 0) {
+        LbGrid g;
+        int rc = lb_grids_read(dir, &g);
+        ok &= lb_check(rc == 0, "%s: the grids parse", what);
+        if (rc == 0)
+            lb_grid_free(&g);
+    }
+    if (no_tmp) {
+        DIR *d = opendir(dir);
+        struct dirent *e;
+        while (d && (e = readdir(d)) != NULL)
+            ok &= lb_check(strstr(e->d_name, ".tmp.") == NULL, "%s: no temporary file left (%s)", what, e->d_name);
+        if (d)
+            closedir(d);
+    }
+    return ok;
+}
+
+/* dir's cells equal want's (model, n, k), each once, all ok. */
+static inline int sc_same_cells(const char *dir, const char *want, const char *what)
+{
+    char pa[4200], pb[4200];
+    snprintf(pa, sizeof pa, "%s/raw.csv", dir);
+    snprintf(pb, sizeof pb, "%s/raw.csv", want);
+    LbCellResult *a = NULL, *b = NULL;
+    size_t na = 0, nb = 0;
+    int ok = lb_check(lb_raw_read(pa, &a, &na) == 0 && lb_raw_read(pb, &b, &nb) == 0, "%s: both raw.csv read", what);
+    ok = ok && lb_check(na == nb, "%s: %zu cells, as the uninterrupted run's %zu", what, na, nb);
+    for (size_t i = 0; ok && i < na; i++) {
+        int found = 0, twice = 0;
+        for (size_t j = 0; j < nb; j++)
+            found += a[i].model == b[j].model && a[i].n == b[j].n && a[i].k == b[j].k;
+        for (size_t j = 0; j < na; j++)
+            twice += j != i && a[i].model == a[j].model && a[i].n == a[j].n && a[i].k == a[j].k;
+        ok &= lb_check(found == 1 && !twice && a[i].status == LB_CELL_OK, "%s: %s n=%lld k=%lld once, ok, in the uninterrupted run",
+                       what, lb_model_name(a[i].model), (long long)a[i].n, (long long)a[i].k);
+    }
+    free(a);
+    free(b);
+    return ok;
+}
+
+/* The settings in dir/meta.csv equal want's. */
+static inline int sc_same_settings(const char *dir, const char *want, const char *what)
+{
+    static const char *const keys[] = {"device", "mem_limit", "memory_budget_bytes", "dtype", "storage_dtype", "tf32",
+                                       "layers", "d_model", "heads", "ffn", "vocab", "sharing", "order", "seed",
+                                       "n_list", "k_list", "cell_time_s", "max_batch", "min_passes"};
+    int ok = 1;
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        char *a = sc_meta(dir, keys[i]), *b = sc_meta(want, keys[i]);
+        ok &= lb_check(a && b && strcmp(a, b) == 0, "%s: meta.csv %s \"%s\", as the uninterrupted run's \"%s\"", what, keys[i],
+                       a ? a : "(none)", b ? b : "(none)");
+        free(a);
+        free(b);
+    }
+    return ok;
+}
+
+#endif
