@@ -24,6 +24,16 @@
     __VA_ARGS__<<<grid, block, shared_bytes, stream>>>
 #endif
 
+/* A static shared-memory array of `count` elements of `type`, one per block: __shared__ under
+ * nvcc; in the emulated build a per-block buffer filled with 0xFF bytes (NaN) before each block,
+ * each array a heap block of its own so AddressSanitizer sees an access past its end. */
+#ifdef LB_GPU_EMULATOR
+#define LB_SHARED(type, name, count)                                                              \
+    type(&name)[count] = lb_emu::shared_array<type, count>(__FILE__, __LINE__)
+#else
+#define LB_SHARED(type, name, count) __shared__ type name[count]
+#endif
+
 /* --- conversions: every kernel computes in fp32 and rounds once, to nearest even, on store --- */
 __device__ __forceinline__ float lb_to_float(float v) { return v; }
 __device__ __forceinline__ float lb_to_float(__half v) { return __half2float(v); }

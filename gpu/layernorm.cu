@@ -26,7 +26,7 @@ __global__ void __launch_bounds__(1024)
 layernorm_block_kernel(T *x, const T *r, const T *gamma, const T *beta, int64_t rows, int64_t d,
                        float eps)
 {
-    __shared__ float sh[33];
+    LB_SHARED(float, sh, 33);
     const int64_t npk = d / N;
     const float inv_d = 1.0f / (float)d;
     for (int64_t row_i = blockIdx.x; row_i < rows; row_i += gridDim.x) {
@@ -89,7 +89,7 @@ __global__ void __launch_bounds__(kGenericBlock)
 layernorm_generic_kernel(T *x, const T *r, const T *gamma, const T *beta, int64_t rows, int64_t d,
                          float eps)
 {
-    __shared__ float sh[33];
+    LB_SHARED(float, sh, 33);
     const float inv_d = 1.0f / (float)d;
     for (int64_t row_i = blockIdx.x; row_i < rows; row_i += gridDim.x) {
         T *xr = x + row_i * d;

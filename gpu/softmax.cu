@@ -95,7 +95,7 @@ template <typename T, int N, int VPT>
 __global__ void __launch_bounds__(1024)
 softmax_block_kernel(T *x, int64_t rows, int64_t cols, float c)
 {
-    __shared__ float sh[33];
+    LB_SHARED(float, sh, 33);
     const int64_t npk = cols / N;
     for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
         T *row = x + r * cols;
@@ -164,7 +164,9 @@ template <typename T, int N>
 __global__ void __launch_bounds__(kOnlineBlock)
 softmax_online_kernel(T *x, int64_t rows, int64_t cols, float c)
 {
-    __shared__ float sh_m[32], sh_s[32], sh_out[2];
+    LB_SHARED(float, sh_m, 32);
+    LB_SHARED(float, sh_s, 32);
+    LB_SHARED(float, sh_out, 2);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
     const int64_t npk = cols / N;
     for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {

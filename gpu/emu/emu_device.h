@@ -5,9 +5,9 @@
  * concession is the launch site, LB_LAUNCH (gpu/device_util.cuh).
  *
  * What it provides:
- *   - the qualifiers: __global__ and __device__ vanish; __shared__ makes a static variable in the
- *     section lb_emu_shared, which the scheduler fills with 0xFF bytes (NaN in fp16, bf16, fp32)
- *     before every block, so a read of shared memory that no thread of this block wrote shows;
+ *   - the qualifiers: __global__ and __device__ vanish; shared arrays (LB_SHARED) are buffers the
+ *     scheduler fills with 0xFF bytes (NaN in fp16, bf16, fp32) before every block, so a read of
+ *     shared memory that no thread of this block wrote shows;
  *   - threadIdx, blockIdx, blockDim, gridDim: read-only views of the scheduler's state;
  *   - __syncthreads, __syncwarp, the __shfl_*_sync family and the votes: each a meeting point of
  *     fibers, checked by the scheduler (gpu/emu/scheduler.cc) as PTX defines it, with the call
@@ -15,8 +15,8 @@
  *   - the device-only math intrinsics the kernels use, on the host;
  *   - lb_emu::launcher, what LB_LAUNCH expands to: converts the arguments to the kernel's
  *     parameter types as a real launch does, then runs the grid.
- * One host thread launches at a time (the runtime holds a lock): blocks run one after another,
- * which is what lets __shared__ be a plain static. C++17. */
+ * One host thread launches at a time (the runtime holds a lock) and blocks run one after another.
+ * C++17. */
 #ifndef LB_GPU_EMU_DEVICE_H
 #define LB_GPU_EMU_DEVICE_H
 
@@ -45,8 +45,11 @@
 #define __host__
 #undef __launch_bounds__
 #define __launch_bounds__(...)
+/* A plain static would be one array for every block, never poisoned (and g++ drops a section
+ * attribute on the statics of template functions): shared arrays are declared with LB_SHARED
+ * (gpu/device_util.cuh), and __shared__ itself fails to compile with a name that says so. */
 #undef __shared__
-#define __shared__ static __attribute__((section("lb_emu_shared"), aligned(16)))
+#define __shared__ __shared___is_not_emulated_declare_shared_arrays_with_LB_SHARED
 
 namespace lb_emu {
 
@@ -75,6 +78,14 @@ uint64_t warp_op(WarpOpKind kind, unsigned mask, uint64_t bits, int arg, int wid
                  const char *file, int line);
 /* __syncthreads: blocks until every live thread of the block is at this barrier. */
 void block_barrier(const char *file, int line);
+/* The block's buffer for the shared array declared at file:line (`bytes`, 16-byte aligned): the
+ * same for every thread of a block, 0xFF bytes at the block's start. */
+void *shared_slot(const char *file, int line, size_t bytes);
+
+template <typename T, size_t N> inline T (&shared_array(const char *file, int line))[N]
+{
+    return *static_cast<T(*)[N]>(shared_slot(file, line, sizeof(T[N])));
+}
 
 template <typename T> inline uint64_t to_bits(T v)
 {

@@ -10,11 +10,12 @@
 
 #include <vector>
 
-#if defined(LB_EMU_HAVE_FCONTEXT) && !defined(LB_EMU_FORCE_UCONTEXT)
+#include <stdlib.h>
+#include <string.h>
+#include <ucontext.h>
+#if defined(LB_EMU_HAVE_FCONTEXT)
 #include <boost/context/detail/fcontext.hpp>
 #define LB_EMU_FCONTEXT 1
-#else
-#include <ucontext.h>
 #endif
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -47,10 +48,9 @@ struct Fiber {
     void *arg = nullptr;
     bool finished = false;
 #ifdef LB_EMU_FCONTEXT
-    boost::context::detail::fcontext_t ctx = nullptr;
-#else
-    ucontext_t ctx;
+    boost::context::detail::fcontext_t fctx = nullptr;
 #endif
+    ucontext_t uctx;
 #ifdef LB_EMU_ASAN
     void *fake_stack = nullptr;
 #endif
@@ -59,11 +59,27 @@ struct Fiber {
 std::vector<Fiber *> g_fibers;
 Fiber *g_current = nullptr;
 #ifdef LB_EMU_FCONTEXT
-boost::context::detail::fcontext_t g_sched_ctx = nullptr;
-#else
-ucontext_t g_sched_ctx;
-Fiber *g_starting = nullptr;
+boost::context::detail::fcontext_t g_sched_fctx = nullptr;
 #endif
+ucontext_t g_sched_uctx;
+Fiber *g_starting = nullptr;
+
+/* fcontext where built, unless LB_EMU_FIBERS=ucontext asks for the fallback (its test runs that
+ * way). AddressSanitizer intercepts swapcontext and re-maps the shadow of the whole stack on
+ * every switch, which makes ucontext unusable there. */
+bool use_ucontext()
+{
+#ifdef LB_EMU_FCONTEXT
+    static int u = -1;
+    if (u < 0) {
+        const char *e = getenv("LB_EMU_FIBERS");
+        u = e && strcmp(e, "ucontext") == 0;
+    }
+    return u == 1;
+#else
+    return true;
+#endif
+}
 #ifdef LB_EMU_ASAN
 void *g_sched_fake = nullptr;
 const void *g_sched_bottom = nullptr;
@@ -114,24 +130,24 @@ void run_body_and_finish(Fiber *f)
 }
 
 #ifdef LB_EMU_FCONTEXT
-void fiber_entry(boost::context::detail::transfer_t t)
+void fiber_entry_fcontext(boost::context::detail::transfer_t t)
 {
-    g_sched_ctx = t.fctx;
+    g_sched_fctx = t.fctx;
     Fiber *f = static_cast<Fiber *>(t.data);
     in_fiber_arrived(f);
     run_body_and_finish(f);
-    boost::context::detail::jump_fcontext(g_sched_ctx, nullptr);
+    boost::context::detail::jump_fcontext(g_sched_fctx, nullptr);
     /* never resumed: fiber_start makes a new context */
 }
-#else
-void fiber_entry()
+#endif
+
+void fiber_entry_ucontext()
 {
     Fiber *f = g_starting;
     in_fiber_arrived(f);
     run_body_and_finish(f);
     /* uc_link returns to the scheduler */
 }
-#endif
 
 } // namespace
 
@@ -165,16 +181,17 @@ void fiber_start(int i, FiberBody body, void *arg)
     f->fake_stack = nullptr;
 #endif
 #ifdef LB_EMU_FCONTEXT
-    f->ctx = boost::context::detail::make_fcontext(f->stack + f->stack_bytes, f->stack_bytes, fiber_entry);
-#else
-    getcontext(&f->ctx);
-    f->ctx.uc_stack.ss_sp = f->stack;
-    f->ctx.uc_stack.ss_size = f->stack_bytes;
-    f->ctx.uc_link = &g_sched_ctx;
-    makecontext(&f->ctx, fiber_entry, 0);
-    f->finished = false;
-    g_starting = nullptr;
+    if (!use_ucontext()) {
+        f->fctx = boost::context::detail::make_fcontext(f->stack + f->stack_bytes, f->stack_bytes,
+                                                        fiber_entry_fcontext);
+        return;
+    }
 #endif
+    getcontext(&f->uctx);
+    f->uctx.uc_stack.ss_sp = f->stack;
+    f->uctx.uc_stack.ss_size = f->stack_bytes;
+    f->uctx.uc_link = &g_sched_uctx;
+    makecontext(&f->uctx, fiber_entry_ucontext, 0);
 }
 
 bool fiber_resume(int i)
@@ -183,12 +200,15 @@ bool fiber_resume(int i)
     g_current = f;
     to_fiber_begin(f);
 #ifdef LB_EMU_FCONTEXT
-    boost::context::detail::transfer_t t = boost::context::detail::jump_fcontext(f->ctx, f);
-    f->ctx = t.fctx;
-#else
-    g_starting = f;
-    swapcontext(&g_sched_ctx, &f->ctx);
+    if (!use_ucontext()) {
+        boost::context::detail::transfer_t t = boost::context::detail::jump_fcontext(f->fctx, f);
+        f->fctx = t.fctx;
+    } else
 #endif
+    {
+        g_starting = f;
+        swapcontext(&g_sched_uctx, &f->uctx);
+    }
     to_fiber_end();
     g_current = nullptr;
     return f->finished;
@@ -199,21 +219,18 @@ void fiber_yield()
     Fiber *f = g_current;
     in_fiber_leaving(f, false);
 #ifdef LB_EMU_FCONTEXT
-    boost::context::detail::transfer_t t = boost::context::detail::jump_fcontext(g_sched_ctx, nullptr);
-    g_sched_ctx = t.fctx;
-#else
-    swapcontext(&f->ctx, &g_sched_ctx);
+    if (!use_ucontext()) {
+        boost::context::detail::transfer_t t = boost::context::detail::jump_fcontext(g_sched_fctx, nullptr);
+        g_sched_fctx = t.fctx;
+    } else
 #endif
+        swapcontext(&f->uctx, &g_sched_uctx);
     in_fiber_arrived(f);
 }
 
 const char *fiber_impl()
 {
-#ifdef LB_EMU_FCONTEXT
-    return "fcontext";
-#else
-    return "ucontext";
-#endif
+    return use_ucontext() ? "ucontext" : "fcontext";
 }
 
 } // namespace lb_emu

@@ -1,8 +1,8 @@
 /* User-space fibers for the threads of an emulated block (gpu/emu/scheduler.cc): one scheduler
- * context per host thread and a pool of fiber stacks reused from block to block. Boost.Context's
- * fcontext switches where the build found it (about 7x faster than ucontext, whose swapcontext
- * makes a system call per switch); ucontext otherwise, and in the AddressSanitizer build, which
- * tells the sanitizer of every stack switch either way. C++ only, internal to gpu/emu/. */
+ * context and a pool of fiber stacks reused from block to block. Boost.Context's fcontext
+ * switches where the build found it (faster than ucontext, whose swapcontext makes a system call
+ * per switch); ucontext otherwise, or when LB_EMU_FIBERS=ucontext. Every stack switch is told to
+ * AddressSanitizer in the sanitized build. C++ only, internal to gpu/emu/. */
 #ifndef LB_GPU_EMU_FIBER_H
 #define LB_GPU_EMU_FIBER_H
 

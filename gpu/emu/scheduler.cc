@@ -27,11 +27,6 @@
 #include "gpu/emu/emu_internal.h"
 #include "gpu/emu/fiber.h"
 
-/* The section the __shared__ variables of every emulated kernel live in (emu_device.h); the
- * linker defines its bounds. Weak: a program with no kernel using shared memory has none. */
-extern "C" char __start_lb_emu_shared[] __attribute__((weak));
-extern "C" char __stop_lb_emu_shared[] __attribute__((weak));
-
 namespace lb_emu {
 
 LaneRegs *cur_lane = nullptr;
@@ -56,6 +51,17 @@ struct Lane {
 };
 
 std::vector<Lane> g_lanes;
+
+/* The shared arrays of the running launch, by declaration site; each its own heap block. */
+struct SharedSlot {
+    const char *file;
+    int line;
+    size_t bytes;
+    void *p;
+};
+std::vector<SharedSlot> g_shared;
+size_t g_shared_total = 0;
+constexpr size_t kSharedLimit = (size_t)48 << 10; /* static shared memory per block */
 void (*g_body)(void *) = nullptr;
 void *g_ctx = nullptr;
 std::string g_fault; /* the fault of the block being run, "" when none */
@@ -351,6 +357,27 @@ void block_barrier(const char *file, int line)
     cur_lane = &l->regs;
 }
 
+void *shared_slot(const char *file, int line, size_t bytes)
+{
+    for (const SharedSlot &sl : g_shared)
+        if (sl.line == line && strcmp(sl.file, file) == 0)
+            return sl.p;
+    /* First use in this launch: its first block has just started, so a fresh buffer of 0xFF is
+     * what the block would see. */
+    g_shared_total += bytes;
+    if (g_shared_total > kSharedLimit)
+        fault("static shared memory of %zu bytes is past the 48 KiB a block may declare (%s:%d)",
+              g_shared_total, file, line);
+    void *p = nullptr;
+    if (posix_memalign(&p, 16, bytes ? bytes : 1) != 0 || !p) {
+        fprintf(stderr, "linbench gpu emulator: out of host memory for shared memory\n");
+        abort();
+    }
+    memset(p, 0xFF, bytes);
+    g_shared.push_back(SharedSlot{file, line, bytes, p});
+    return p;
+}
+
 void launch_grid(const LaunchConfig &cfg, void (*body)(void *ctx), void *ctx)
 {
     if (sticky_error() != cudaSuccess)
@@ -384,7 +411,6 @@ void launch_grid(const LaunchConfig &cfg, void (*body)(void *ctx), void *ctx)
     cur_grid_dim = cfg.grid;
     const char *order = lane_order();
     const bool force_up = strcmp(order, "up") == 0, force_down = strcmp(order, "down") == 0;
-    const size_t shared_bytes = (size_t)(__stop_lb_emu_shared - __start_lb_emu_shared);
     uint64_t block_no = 0;
     const unsigned long long launch_no = g_launches++;
     for (unsigned z = 0; z < cfg.grid.z && g_fault.empty(); z++)
@@ -393,11 +419,15 @@ void launch_grid(const LaunchConfig &cfg, void (*body)(void *ctx), void *ctx)
                 cur_block_idx.x = x;
                 cur_block_idx.y = y;
                 cur_block_idx.z = z;
-                if (shared_bytes)
-                    memset(__start_lb_emu_shared, 0xFF, shared_bytes);
+                for (const SharedSlot &sl : g_shared)
+                    memset(sl.p, 0xFF, sl.bytes);
                 const bool descending = force_down || (!force_up && ((block_no + launch_no) & 1u));
                 run_block(n, descending);
             }
+    for (const SharedSlot &sl : g_shared)
+        free(sl.p);
+    g_shared.clear();
+    g_shared_total = 0;
     std::string f;
     f.swap(g_fault);
     unlock_device();

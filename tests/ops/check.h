@@ -75,7 +75,7 @@ static inline int64_t lb_test_randint(int64_t lo, int64_t hi)
 
 static inline float *lb_test_alloc(int64_t count)
 {
-    float *p = malloc((size_t)(count > 0 ? count : 1) * sizeof *p);
+    float *p = (float *)malloc((size_t)(count > 0 ? count : 1) * sizeof *p);
     if (!p) {
         printf("FAIL: out of host memory for %" PRId64 " floats\n", count);
         exit(1);

@@ -1,0 +1,320 @@
+/* The emulated GPU itself (gpu/emu/), suite gpu-emu: that it runs correct kernels correctly and
+ * reports each kind of wrong kernel as a fault naming the site, never a hang or a silent pass.
+ * Kernels here are CUDA C compiled as host C++ with gpu/emu/emu_device.h force-included, as the
+ * kernels of gpu/ are in the emulated build:
+ *   - shuffles (xor, down, up, idx, widths below 32), votes, block barriers with exited threads:
+ *     the values PTX defines;
+ *   - a missing barrier between a shared-memory write and a read in another warp: wrong in at
+ *     least one of the two lane orders (the NaN poison shows);
+ *   - a shuffle some lanes of the mask skip, shuffles of one warp at different sites, a shuffle
+ *     reading a lane outside its mask, a barrier inside a divergent branch: each a fault with
+ *     the site, the launch failing and the error sticky until lb_emu_reset;
+ *   - launch configurations the hardware refuses: cudaErrorInvalidConfiguration, not sticky;
+ *   - the runtime: capacity (LB_EMU_MEMORY), out of memory cleared by cudaGetLastError, copies
+ *     outside any allocation refused, events, streams;
+ *   - the head permutes refuse element sizes other than 2 and 4 (6 once wrote past the end). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn/status.h"
+#include "gpu/device_util.cuh"
+#include "gpu/emu/emu.h"
+#include "gpu/kernels.h"
+#include "tests/ops/check.h"
+
+namespace {
+
+/* --- correct kernels ----------------------------------------------------------------------- */
+
+__global__ void shuffles_kernel(int *out, int width)
+{
+    const int lane = threadIdx.x & 31;
+    const int base = blockIdx.x * blockDim.x + threadIdx.x;
+    int *o = out + (int64_t)base * 8;
+    o[0] = __shfl_xor_sync(0xffffffffu, lane * 10, 5, width);
+    o[1] = __shfl_down_sync(0xffffffffu, lane * 10, 3, width);
+    o[2] = __shfl_up_sync(0xffffffffu, lane * 10, 2, width);
+    o[3] = __shfl_sync(0xffffffffu, lane * 10, 7, width);
+    o[4] = (int)__ballot_sync(0xffffffffu, lane % 3 == 0);
+    o[5] = __any_sync(0xffffffffu, lane == 31);
+    o[6] = __all_sync(0xffffffffu, lane < 31);
+    __syncwarp();
+    o[7] = lane < 16 ? (int)__shfl_xor_sync(0x0000ffffu, (float)lane, 1) : 0; /* half-warp mask */
+}
+
+/* Block sum through shared memory, with the barriers (or without the first, when broken). */
+template <int BROKEN>
+__global__ void block_sum_kernel(const float *x, float *out)
+{
+    LB_SHARED(float, sh, 32);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    float v = x[blockIdx.x * blockDim.x + threadIdx.x];
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, o);
+    if (lane == 0)
+        sh[warp] = v;
+    if (!BROKEN)
+        __syncthreads();
+    if (warp == 0) {
+        v = lane < (int)(blockDim.x >> 5) ? sh[lane] : 0.0f;
+        for (int o = 16; o > 0; o >>= 1)
+            v += __shfl_xor_sync(0xffffffffu, v, o);
+        if (lane == 0)
+            out[blockIdx.x] = v;
+    }
+}
+
+/* Threads past `live` exit at once; the rest meet at a barrier, which must still release. */
+__global__ void early_exit_kernel(int *out, int live)
+{
+    LB_SHARED(int, sh, 256);
+    if ((int)threadIdx.x >= live)
+        return;
+    sh[threadIdx.x] = (int)threadIdx.x;
+    __syncthreads();
+    out[threadIdx.x] = sh[live - 1 - (int)threadIdx.x];
+}
+
+/* --- wrong kernels ------------------------------------------------------------------------- */
+
+__global__ void divergent_shuffle_kernel(float *out)
+{
+    float v = (float)threadIdx.x;
+    if ((threadIdx.x & 31) < 16)
+        v += __shfl_xor_sync(0xffffffffu, v, 1);
+    out[threadIdx.x] = v;
+}
+
+__global__ void two_sites_kernel(float *out)
+{
+    float v = (float)threadIdx.x;
+    if (threadIdx.x & 1)
+        v = __shfl_xor_sync(0xffffffffu, v, 2);
+    else
+        v = __shfl_xor_sync(0xffffffffu, v, 2);
+    out[threadIdx.x] = v;
+}
+
+__global__ void outside_mask_kernel(float *out)
+{
+    float v = (float)threadIdx.x;
+    if ((threadIdx.x & 31) < 16)
+        v = __shfl_xor_sync(0x0000ffffu, v, 16); /* lane 16 + j is not in the mask */
+    out[threadIdx.x] = v;
+}
+
+/* Half the block at one barrier, half at another: CUDA leaves it undefined (a hang on some GPUs). */
+__global__ void divergent_barrier_kernel(float *out)
+{
+    if (threadIdx.x < 64)
+        __syncthreads();
+    else
+        __syncthreads();
+    out[threadIdx.x] = 1.0f;
+}
+
+__global__ void noop_kernel(int *out)
+{
+    if (out)
+        out[threadIdx.x] = 1;
+}
+
+/* --- helpers -------------------------------------------------------------------------------- */
+
+template <typename T> T *dev_alloc(size_t count)
+{
+    void *p = nullptr;
+    if (cudaMalloc(&p, count * sizeof(T)) != cudaSuccess) {
+        printf("FAIL: cudaMalloc of %zu bytes\n", count * sizeof(T));
+        exit(1);
+    }
+    return static_cast<T *>(p);
+}
+
+/* A launch that must fault: the message names `site`, the error is sticky, reset clears it. */
+void expect_fault(const char *what, const char *expect_in_message)
+{
+    const cudaError_t sync = cudaStreamSynchronize(nullptr);
+    const char *msg = lb_emu_fault_message();
+    lb_check(sync == cudaErrorLaunchFailure, "%s: synchronising returns %s, not the launch failure", what,
+             cudaGetErrorName(sync));
+    lb_check(strstr(msg, expect_in_message) != nullptr, "%s: the fault \"%s\" does not say \"%s\"", what, msg,
+             expect_in_message);
+    void *p = nullptr;
+    lb_check(cudaMalloc(&p, 16) == cudaErrorLaunchFailure, "%s: the error is not sticky", what);
+    printf("  %-36s caught: %.200s\n", what, msg);
+    lb_emu_reset();
+    lb_check(cudaGetLastError() == cudaSuccess, "%s: lb_emu_reset leaves an error", what);
+}
+
+void check_shuffles()
+{
+    for (int width : {32, 8}) {
+        const int threads = 64;
+        int *d = dev_alloc<int>(threads * 8);
+        LB_LAUNCH(1, threads, 0, nullptr, shuffles_kernel)(d, width);
+        int h[threads * 8];
+        lb_check(cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost) == cudaSuccess, "copy back");
+        int bad = 0;
+        for (int t = 0; t < threads; t++) {
+            const int lane = t & 31, seg = lane & ~(width - 1);
+            const int *o = h + t * 8;
+            const int x = lane ^ 5, dn = lane + 3, up = lane - 2;
+            bad += o[0] != ((x < seg + width) ? x : lane) * 10;
+            bad += o[1] != ((dn < seg + width) ? dn : lane) * 10;
+            bad += o[2] != ((up >= seg) ? up : lane) * 10;
+            bad += o[3] != (seg + (7 & (width - 1))) * 10;
+            bad += (unsigned)o[4] != 0x49249249u;
+            bad += o[5] != 1 || o[6] != 0;
+            bad += o[7] != (lane < 16 ? (lane ^ 1) : 0);
+        }
+        lb_check(bad == 0, "shuffles and votes at width %d: %d wrong values", width, bad);
+        cudaFree(d);
+    }
+}
+
+/* The broken block sum must come out wrong (NaN from the poison, or a stale value) in some block,
+ * since every other block runs its lanes in the other order; the correct one never. */
+void check_missing_barrier()
+{
+    const int blocks = 4, threads = 256;
+    float *x = dev_alloc<float>(blocks * threads), *out = dev_alloc<float>(blocks);
+    float hx[blocks * threads];
+    for (int i = 0; i < blocks * threads; i++)
+        hx[i] = (float)(i % 7);
+    cudaMemcpy(x, hx, sizeof hx, cudaMemcpyHostToDevice);
+    float good[blocks], broken[blocks], ref[blocks];
+    for (int b = 0; b < blocks; b++) {
+        ref[b] = 0.0f;
+        for (int t = 0; t < threads; t++)
+            ref[b] += hx[b * threads + t];
+    }
+    LB_LAUNCH(blocks, threads, 0, nullptr, block_sum_kernel<0>)(x, out);
+    cudaMemcpy(good, out, sizeof good, cudaMemcpyDeviceToHost);
+    LB_LAUNCH(blocks, threads, 0, nullptr, block_sum_kernel<1>)(x, out);
+    cudaMemcpy(broken, out, sizeof broken, cudaMemcpyDeviceToHost);
+    int good_ok = 1, broken_wrong = 0;
+    for (int b = 0; b < blocks; b++) {
+        good_ok &= good[b] == ref[b];
+        broken_wrong += !(broken[b] == ref[b]);
+    }
+    lb_check(good_ok, "block sum with its barrier is wrong");
+    lb_check(broken_wrong > 0, "block sum without its barrier came out right in every block: the lane orders do not expose the race");
+    printf("  %-36s caught: %d of %d blocks wrong (first %g, want %g)\n", "missing __syncthreads",
+           broken_wrong, blocks, (double)broken[0], (double)ref[0]);
+    cudaFree(x);
+    cudaFree(out);
+}
+
+void check_early_exit()
+{
+    int *d = dev_alloc<int>(256);
+    LB_LAUNCH(1, 256, 0, nullptr, early_exit_kernel)(d, 100);
+    int h[100];
+    lb_check(cudaStreamSynchronize(nullptr) == cudaSuccess, "a barrier after some threads exited: %s",
+             lb_emu_fault_message());
+    cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+    int bad = 0;
+    for (int i = 0; i < 100; i++)
+        bad += h[i] != 99 - i;
+    lb_check(bad == 0, "barrier after early exits: %d wrong values", bad);
+    lb_emu_reset();
+    cudaFree(d);
+}
+
+void check_faults()
+{
+    float *d = dev_alloc<float>(1024);
+    LB_LAUNCH(2, 64, 0, nullptr, divergent_shuffle_kernel)(d);
+    expect_fault("shuffle in a divergent branch", "test_emu_device.cc");
+    LB_LAUNCH(1, 32, 0, nullptr, two_sites_kernel)(d);
+    expect_fault("one shuffle meeting another", "__shfl_xor_sync");
+    LB_LAUNCH(1, 32, 0, nullptr, outside_mask_kernel)(d);
+    expect_fault("shuffle reading outside its mask", "not in the mask");
+    LB_LAUNCH(1, 128, 0, nullptr, divergent_barrier_kernel)(d);
+    expect_fault("barrier in a divergent branch", "deadlock");
+    cudaFree(d);
+}
+
+void check_launch_config()
+{
+    LB_LAUNCH(1, 1025, 0, nullptr, noop_kernel)(nullptr);
+    lb_check(cudaGetLastError() == cudaErrorInvalidConfiguration, "1025 threads per block accepted");
+    lb_check(cudaGetLastError() == cudaSuccess, "a bad configuration is sticky");
+    LB_LAUNCH(dim3(1, 65536, 1), 32, 0, nullptr, noop_kernel)(nullptr);
+    lb_check(cudaGetLastError() == cudaErrorInvalidConfiguration, "gridDim.y 65536 accepted");
+    const unsigned long long before = lb_emu_launch_count();
+    LB_LAUNCH(3, 32, 0, nullptr, noop_kernel)(nullptr);
+    lb_check(cudaGetLastError() == cudaSuccess && lb_emu_launch_count() == before + 1, "a good launch did not run");
+}
+
+void check_runtime()
+{
+    size_t free_b = 0, total_b = 0;
+    lb_check(cudaMemGetInfo(&free_b, &total_b) == cudaSuccess && total_b > 0 && free_b <= total_b,
+             "cudaMemGetInfo");
+    void *p = nullptr;
+    lb_check(cudaMalloc(&p, total_b + 1) == cudaErrorMemoryAllocation, "cudaMalloc past the capacity succeeded");
+    lb_check(cudaGetLastError() == cudaErrorMemoryAllocation, "out of memory not reported by cudaGetLastError");
+    lb_check(cudaGetLastError() == cudaSuccess, "out of memory is sticky");
+    int *d = dev_alloc<int>(16);
+    int h[32] = {0};
+    lb_check(cudaMemcpy(d, h, 16 * sizeof(int), cudaMemcpyHostToDevice) == cudaSuccess, "a copy inside");
+    lb_check(cudaMemcpy(d, h, 17 * sizeof(int), cudaMemcpyHostToDevice) == cudaErrorInvalidValue,
+             "a copy one element past the allocation accepted");
+    (void)cudaGetLastError();
+    lb_check(cudaMemcpy(h, h + 16, 16, cudaMemcpyDeviceToHost) == cudaErrorInvalidValue,
+             "a host pointer taken for device memory");
+    (void)cudaGetLastError();
+    lb_check(cudaFree(h) == cudaErrorInvalidValue, "freeing a host pointer accepted");
+    (void)cudaGetLastError();
+    cudaEvent_t a, b;
+    float ms = -1.0f;
+    cudaEventCreate(&a);
+    cudaEventCreate(&b);
+    lb_check(cudaEventElapsedTime(&ms, a, b) == cudaErrorInvalidResourceHandle, "elapsed time of unrecorded events");
+    (void)cudaGetLastError();
+    cudaEventRecord(a, nullptr);
+    cudaEventRecord(b, nullptr);
+    lb_check(cudaEventElapsedTime(&ms, a, b) == cudaSuccess && ms >= 0.0f, "elapsed time %g", (double)ms);
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    cudaStream_t s;
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    lb_check(cudaStreamDestroy(s) == cudaSuccess, "stream destroy");
+    lb_check(cudaStreamSynchronize(s) == cudaErrorInvalidResourceHandle, "a destroyed stream accepted");
+    (void)cudaGetLastError();
+    cudaDeviceProp prop;
+    lb_check(cudaGetDeviceProperties(&prop, 0) == cudaSuccess && strstr(prop.name, "emulated") != nullptr,
+             "the device name does not say emulated: \"%s\"", prop.name);
+    cudaFree(d);
+}
+
+void check_permute_sizes()
+{
+    void *src = dev_alloc<char>(4096), *dst = dev_alloc<char>(4096);
+    for (size_t eb : {(size_t)6, (size_t)32, (size_t)1}) {
+        const int rc = lb_cuda_split_heads(nullptr, eb, src, 8, dst, 1, 4, 2, 4);
+        lb_check(rc == LB_ERR_INVALID, "split_heads with %zu-byte elements returned %d, not LB_ERR_INVALID", eb, rc);
+    }
+    lb_check(cudaStreamSynchronize(nullptr) == cudaSuccess, "a refused permute faulted: %s", lb_emu_fault_message());
+    cudaFree(src);
+    cudaFree(dst);
+}
+
+} // namespace
+
+int main()
+{
+    lb_test_init("test_emu_device");
+    check_shuffles();
+    check_missing_barrier();
+    check_early_exit();
+    check_faults();
+    check_launch_config();
+    check_runtime();
+    check_permute_sizes();
+    return lb_test_finish("test_emu_device");
+}
