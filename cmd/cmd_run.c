@@ -158,6 +158,8 @@ int lb_cmd_run(int argc, char **argv)
     }
     if (dump_dir) {
         rc = dump(&o, be, budget, batch, dump_dir);
+        if (rc != 0)
+            lb_outdir_abandon(); /* a dump that did not fit leaves no empty folder */
     } else {
         LbCellResult r;
         int mrc = lb_measure_cell(be, &o.model, budget, &o.timing, o.seed, NULL, &r);

@@ -1,0 +1,203 @@
+/* linbench run end to end on the CPU reference: one cell of each model printed as key: value
+ * lines whose numbers agree with each other; its flags (--max-batch, --k, --model, --seed);
+ * every kind of bad input (exit 2, one line naming the flag); stdout that cannot be written
+ * (exit 1, not a lost measurement); --dump's files, and its refusals; and the small commands
+ * around it (help, info). Usage: test_cli_run PATH-TO-LINBENCH */
+#include <stdlib.h>
+
+#include "reports/csv_io.h"
+#include "tests/cli/spawn.h"
+#include "tests/ops/check.h"
+
+static const char *bin;
+
+#define TINY "--device", "cpu", "--layers", "1", "--d-model", "16", "--heads", "2", "--ffn", "32", "--vocab", "100", \
+             "--mem-limit", "8M", "--cell-time", "1"
+
+/* The number after "key: " in out, or -1. */
+static double value(const char *out, const char *key)
+{
+    char pattern[64];
+    snprintf(pattern, sizeof pattern, "\n%s: ", key);
+    const char *p = strstr(out, pattern);
+    if (!p && strncmp(out, pattern + 1, strlen(pattern + 1)) == 0)
+        p = out - 1;
+    return p ? strtod(p + strlen(pattern), NULL) : -1;
+}
+
+static LbRun run(char *const extra[], int count)
+{
+    char *argv[64];
+    int a = 0;
+    argv[a++] = (char *)bin;
+    argv[a++] = "run";
+    char *tiny[] = {TINY};
+    for (size_t i = 0; i < sizeof tiny / sizeof tiny[0]; i++)
+        argv[a++] = tiny[i];
+    for (int i = 0; i < count; i++)
+        argv[a++] = extra[i];
+    argv[a] = NULL;
+    return lb_run(argv);
+}
+
+#define RUN(...)                                                          \
+    ({                                                                    \
+        char *extra_[] = {__VA_ARGS__};                                   \
+        run(extra_, (int)(sizeof extra_ / sizeof extra_[0]));             \
+    })
+
+static void bad(const char *flag, LbRun r)
+{
+    lb_check(r.code == 2 && strstr(r.err, flag) && lb_lines(r.err) == 1 && r.out[0] == '\0',
+             "%s: exit 2, one line naming it, nothing on stdout (%d): %s", flag, r.code, r.err);
+    lb_run_free(&r);
+}
+
+int main(int argc, char **argv)
+{
+    lb_test_init("test_cli_run");
+    if (argc < 2)
+        return 1;
+    bin = argv[1];
+    const char *scratch = lb_scratch_dir("lb-cli-run");
+
+    /* The standard model: every line, and numbers that agree with each other. */
+    LbRun r = RUN("--n", "64");
+    lb_check(r.code == 0 && r.err[0] == '\0', "run standard exits 0, quiet on stderr (%d): %s", r.code, r.err);
+    const char *keys[] = {"model: standard", "n: 64", "dtype: fp16", "memory budget: 8 MiB", "status: ok", "batch: ",
+                          "planned bytes: ", "peak bytes: ", "ms per forward: median ", "ms per sequence: ",
+                          "tokens per second: ", "TFLOP/s: "};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        lb_check(strstr(r.out, keys[i]) != NULL, "run prints \"%s\"", keys[i]);
+    lb_check(strstr(r.out, "k: ") == NULL, "the standard model prints no k");
+    double batch = value(r.out, "batch"), planned = value(r.out, "planned bytes"), peak = value(r.out, "peak bytes");
+    double per_seq = value(r.out, "ms per sequence"), tokens = value(r.out, "tokens per second");
+    lb_check(batch >= 1 && planned > 0 && planned == peak && planned <= 8 << 20, "batch %g, planned %g = peak %g within 8 MiB", batch,
+             planned, peak);
+    lb_check(per_seq > 0 && tokens > 0 && fabs(tokens - 64 * 1000 / per_seq) <= 1e-2 * tokens,
+             "tokens per second %g = n / ms per sequence %g", tokens, per_seq);
+    printf("%s", r.out);
+    lb_run_free(&r);
+
+    /* Linformer: its k and variant; --max-batch caps the batch. */
+    r = RUN("--model", "linformer", "--n", "128", "--k", "16", "--sharing", "kv", "--max-batch", "3");
+    lb_check(r.code == 0 && strstr(r.out, "model: linformer") && strstr(r.out, "k: 16") && strstr(r.out, "sharing: kv") &&
+                 strstr(r.out, "order: early") && value(r.out, "batch") == 3,
+             "run linformer prints k, sharing, order, and --max-batch 3 caps the batch (%d):\n%s%s", r.code, r.out, r.err);
+    lb_run_free(&r);
+    r = RUN("--n", "64", "--max-batch", "1", "--dtype", "fp32");
+    lb_check(r.code == 0 && value(r.out, "batch") == 1 && strstr(r.out, "dtype: fp32"), "--max-batch 1 and --dtype fp32 (%d): %s", r.code,
+             r.out);
+    lb_run_free(&r);
+    /* A budget too small for batch 1: status OOM, exit 1. */
+    r = RUN("--n", "2048", "--vocab", "100", "--mem-limit", "1M");
+    lb_check(r.code == 1 && strstr(r.out, "status: OOM"), "a cell that does not fit: status OOM, exit 1 (%d): %s%s", r.code, r.out, r.err);
+    lb_run_free(&r);
+
+    /* Bad input. */
+    bad("--model", RUN("--model", "big"));
+    bad("--n", RUN("--n", "1"));
+    bad("--n", RUN("--n", "64x"));
+    bad("--k", RUN("--k", "0"));
+    bad("--batch", RUN("--batch", "0"));
+    bad("--batch", RUN("--batch", "65537"));
+    bad("--heads", RUN("--heads", "3"));
+    bad("--max-batch", RUN("--max-batch", "0"));
+    bad("--cell-time", RUN("--cell-time", "x"));
+    bad("--bogus", RUN("--bogus"));
+    bad("extra", RUN("extra"));
+    bad("--dump", RUN("--dump"));
+    bad("--mem-limit", RUN("--mem-limit", "64T", "--max-batch", "2", "--n", "32")); /* more than any machine this runs on */
+
+    /* stdout that cannot take the measurement: exit 1 and one line, not a silent 0. */
+    lb_child_stdout = "/dev/full";
+    r = RUN("--n", "64");
+    lb_child_stdout = NULL;
+    lb_check(r.code == 1 && strstr(r.err, "standard output") && lb_lines(r.err) == 1, "run > /dev/full: exit 1, one line (%d): %s",
+             r.code, r.err);
+    lb_run_free(&r);
+
+    /* --dump: the files, listed in index.csv. */
+    char dump[512], path[700];
+    snprintf(dump, sizeof dump, "%s/dump", scratch);
+    r = RUN("--model", "linformer", "--n", "32", "--k", "8", "--batch", "2", "--dump", dump);
+    lb_check(r.code == 0 && strstr(r.out, "wrote"), "run --dump exits 0 and says where (%d): %s%s", r.code, r.out, r.err);
+    lb_run_free(&r);
+    snprintf(path, sizeof path, "%s/index.csv", dump);
+    LbCsvTable t;
+    if (lb_check(lb_csv_read_file(path, 0, &t) == 0, "index.csv reads back")) {
+        lb_check(t.rows > 3 && t.row[0].count == 4, "index.csv: a header and a row per file (%zu rows)", t.rows);
+        for (size_t i = 1; i < t.rows; i++) {
+            snprintf(path, sizeof path, "%s/%s", dump, t.row[i].fields[1]);
+            lb_check(lb_exists(path), "dumped %s exists", t.row[i].fields[1]);
+        }
+        lb_csv_table_free(&t);
+    }
+    snprintf(path, sizeof path, "%s/output.npy", dump);
+    lb_check(lb_exists(path), "output.npy written");
+    /* Into a directory holding a sweep's results: refused, and without suggesting --force,
+     * which run does not take. */
+    snprintf(path, sizeof path, "%s/raw.csv", dump);
+    FILE *f = fopen(path, "w");
+    if (f)
+        fclose(f);
+    r = RUN("--n", "32", "--dump", dump);
+    lb_check(r.code == 2 && strstr(r.err, "--dump") && !strstr(r.err, "--force") && lb_lines(r.err) == 1,
+             "--dump into results: exit 2 naming --dump, no --force hint (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    /* A dump that does not fit the budget: exit 1, and no directory left behind. */
+    char big[512];
+    snprintf(big, sizeof big, "%s/big/dump", scratch);
+    r = RUN("--n", "2048", "--batch", "65536", "--dump", big);
+    lb_check(r.code == 1 && strstr(r.err, "out of memory") && lb_lines(r.err) == 1, "--dump too big: exit 1, one line (%d): %s", r.code,
+             r.err);
+    lb_run_free(&r);
+    snprintf(path, sizeof path, "%s/big", scratch);
+    lb_check(!lb_exists(path), "--dump too big: nothing left behind");
+
+    /* help and info. */
+    char *help_help[] = {(char *)bin, "help", "--help", NULL};
+    r = lb_run(help_help);
+    lb_check(r.code == 0 && strstr(r.out, "usage: linbench help"), "help --help: exit 0 and its usage (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    char *help_run[] = {(char *)bin, "help", "run", NULL};
+    r = lb_run(help_run);
+    lb_check(r.code == 0 && strstr(r.out, "--dump") && strstr(r.out, "--batch") && strstr(r.out, "--model"), "help run lists its flags");
+    lb_run_free(&r);
+    char *help_bad[] = {(char *)bin, "help", "frob", NULL};
+    r = lb_run(help_bad);
+    lb_check(r.code == 2 && strstr(r.err, "frob") && lb_lines(r.err) == 1, "help frob: exit 2 naming it (%d)", r.code);
+    lb_run_free(&r);
+    char *info_help[] = {(char *)bin, "info", "--help", NULL};
+    r = lb_run(info_help);
+    lb_check(r.code == 0 && strstr(r.out, "--gpu"), "info --help (%d)", r.code);
+    lb_run_free(&r);
+    char *info_gpu[] = {(char *)bin, "info", "--gpu", "0", NULL};
+    r = lb_run(info_gpu);
+    lb_check(r.code == 0 && strstr(r.out, "cpu:") && (strstr(r.out, "no CUDA device") || strstr(r.out, "cuda:0")),
+             "info --gpu 0: exit 0, says what it sees (%d): %s", r.code, r.out);
+    lb_run_free(&r);
+    char *info_bad[][4] = {{(char *)bin, "info", "--gpu", "x"}, {(char *)bin, "info", "--gpu", "1024"}};
+    for (int i = 0; i < 2; i++) {
+        char *argv_bad[] = {info_bad[i][0], info_bad[i][1], info_bad[i][2], info_bad[i][3], NULL};
+        r = lb_run(argv_bad);
+        lb_check(r.code == 2 && strstr(r.err, "--gpu") && lb_lines(r.err) == 1, "info --gpu %s: exit 2 naming --gpu (%d)", info_bad[i][3],
+                 r.code);
+        lb_run_free(&r);
+    }
+    char *info_more[][3] = {{(char *)bin, "info", "extra"}, {(char *)bin, "info", "--frob"}, {(char *)bin, "info", "--gpu"}};
+    for (int i = 0; i < 3; i++) {
+        char *argv_bad[] = {info_more[i][0], info_more[i][1], info_more[i][2], NULL};
+        r = lb_run(argv_bad);
+        lb_check(r.code == 2 && lb_lines(r.err) == 1, "info %s: exit 2, one line (%d)", info_more[i][2], r.code);
+        lb_run_free(&r);
+    }
+    int rc = lb_test_finish("test_cli_run");
+    if (rc == 0) {
+        char cmd[700];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", scratch);
+        if (system(cmd) != 0)
+            printf("(could not remove %s)\n", scratch);
+    }
+    return rc;
+}
