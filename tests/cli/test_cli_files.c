@@ -1,0 +1,292 @@
+/* What a sweep leaves on disk stays true: long lists are kept whole in meta.csv (and so in
+ * compare and a resume); --force clears the old results before its first row; a grid with no
+ * k < n, and a CPU budget beyond the memory the process can have, are refused before anything
+ * is written; a write that fails part-way (RLIMIT_FSIZE, the way a full disk fails) leaves every
+ * file whole and the old meta.csv in place; SIGHUP stops a sweep as Ctrl-C does; unknown values
+ * are empty fields; plot titles say what the CPU stored, and a hung gnuplot is stopped; a path
+ * too long for the files is refused whole, leaving nothing. Usage: test_cli_files PATH-TO-LINBENCH */
+#include <time.h>
+
+#include "tests/cli/sweep_check.h"
+
+static const char *bin;
+
+#define TINY "--device", "cpu", "--layers", "1", "--d-model", "16", "--heads", "2", "--ffn", "32", "--vocab", "100", \
+             "--mem-limit", "8M", "--max-batch", "2", "--cell-time", "1", "--quiet"
+
+static void wait_rows(const char *dir, int rows)
+{
+    struct timespec pause = {0, 5 * 1000 * 1000};
+    for (int i = 0; i < 6000 && sc_rows(dir) < rows; i++)
+        nanosleep(&pause, NULL);
+}
+
+/* Defect 4: a list longer than 1 KB, whole in meta.csv, in compare, and kept by --resume. */
+static void long_lists(const char *scratch)
+{
+    char list[4096] = "";
+    for (int n = 2; n <= 400; n++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%d", n > 2 ? "," : "", n);
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/long", scratch);
+    char *argv[] = {(char *)bin, "sweep", TINY, "--n", list, "--k", "1", "--out", dir, NULL};
+    pid_t pid = lb_start(argv);
+    wait_rows(dir, 3);
+    kill(pid, SIGINT);
+    LbRun r = lb_wait(pid);
+    lb_check(r.code == 130, "long --n: interrupted (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    char *n_list = sc_meta(dir, "n_list");
+    lb_check(n_list && strcmp(n_list, list) == 0, "meta.csv holds all 399 values of --n (%zu of %zu bytes)", n_list ? strlen(n_list) : 0,
+             strlen(list));
+    free(n_list);
+    char *compare[] = {(char *)bin, "compare", dir, "--format", "csv", NULL};
+    r = lb_run(compare);
+    /* one row per grid, n and k: 2 x 399 x 1, and the header */
+    lb_check(r.code == 0 && lb_lines(r.out) == 1 + 2 * 399, "compare shows every n (%d lines, want %d)", lb_lines(r.out), 1 + 2 * 399);
+    lb_run_free(&r);
+    /* A resume that contradicts the list is refused; one that takes it keeps all 399 rows. */
+    char *refuse[] = {(char *)bin, "sweep", "--resume", dir, "--n", "2:256", "--quiet", NULL};
+    r = lb_run(refuse);
+    lb_check(r.code == 2 && strstr(r.err, "--n") && lb_lines(r.err) == 1, "--resume with another --n: exit 2 naming it (%d): %s", r.code,
+             r.err);
+    lb_run_free(&r);
+    char *resume[] = {(char *)bin, "sweep", "--resume", dir, "--quiet", NULL};
+    pid = lb_start(resume);
+    wait_rows(dir, 6);
+    kill(pid, SIGINT);
+    r = lb_wait(pid);
+    lb_run_free(&r);
+    LbGrid g;
+    if (lb_check(lb_grids_read(dir, &g) == 0, "the grids after the resume read back")) {
+        lb_check(g.rows == 399, "the resumed grids keep all 399 rows (%zu)", g.rows);
+        lb_grid_free(&g);
+    }
+}
+
+/* Defect 5: --force removes the old grids before its first row. */
+static void force_clears(const char *scratch)
+{
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/forced", scratch);
+    char *first[] = {(char *)bin, "sweep", TINY, "--n", "48", "--k", "8", "--out", dir, NULL};
+    LbRun r = lb_run(first);
+    lb_check(r.code == 0, "the first sweep exits 0 (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    char *forced[] = {(char *)bin, "sweep", TINY, "--n", "32:4096", "--k", "8", "--out", dir, "--force", NULL};
+    pid_t pid = lb_start(forced);
+    struct timespec pause = {0, 5 * 1000 * 1000};
+    for (int i = 0; i < 6000; i++) { /* until the forced run has written its first row */
+        char *cmd = sc_meta(dir, "command_line");
+        int mine = cmd && strstr(cmd, "--force");
+        free(cmd);
+        if (mine && sc_rows(dir) >= 1)
+            break;
+        nanosleep(&pause, NULL);
+    }
+    kill(pid, SIGKILL);
+    r = lb_wait(pid);
+    lb_run_free(&r);
+    char path[600];
+    snprintf(path, sizeof path, "%s/time_speedup.csv", dir);
+    LbGrid g;
+    int old = 0;
+    if (lb_exists(path) && lb_grids_read(dir, &g) == 0) {
+        for (size_t i = 0; i < g.rows; i++)
+            old |= g.n[i] == 48;
+        lb_grid_free(&g);
+    }
+    lb_check(!old, "a killed --force sweep leaves none of the old run's grids");
+    snprintf(path, sizeof path, "%s/raw.csv", dir);
+    LbCellResult *rows = NULL;
+    size_t count = 0;
+    int any_old = 0;
+    if (lb_raw_read(path, &rows, &count) == 0)
+        for (size_t i = 0; i < count; i++)
+            any_old |= rows[i].n == 48;
+    free(rows);
+    lb_check(!any_old, "nor its rows");
+    char *cmd = sc_meta(dir, "command_line");
+    lb_check(cmd && strstr(cmd, "--force"), "meta.csv is the forced run's (%s)", cmd ? cmd : "none");
+    free(cmd);
+}
+
+/* Bad input that used to run anyway: exit 2, one line naming what, nothing written. */
+static void refused(const char *scratch, const char *what, const char *want1, const char *want2, char *const extra[], int count)
+{
+    static int calls;
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/refused-%d", scratch, ++calls);
+    char *argv[48];
+    int a = 0;
+    argv[a++] = (char *)bin;
+    argv[a++] = "sweep";
+    char *tiny[] = {TINY};
+    for (size_t i = 0; i < sizeof tiny / sizeof tiny[0]; i++)
+        argv[a++] = tiny[i];
+    for (int i = 0; i < count; i++)
+        argv[a++] = extra[i];
+    argv[a++] = "--out";
+    argv[a++] = dir;
+    argv[a] = NULL;
+    LbRun r = lb_run(argv);
+    lb_check(r.code == 2 && strstr(r.err, want1) && strstr(r.err, want2) && lb_lines(r.err) == 1,
+             "%s: exit 2, one line naming %s and %s (%d): %s", what, want1, want2, r.code, r.err);
+    lb_check(!lb_exists(dir), "%s: nothing written", what);
+    lb_run_free(&r);
+}
+
+/* Writes that fail part-way, through RLIMIT_FSIZE: every file whole, no temporary left. */
+static void failed_writes(const char *scratch)
+{
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/fsize", scratch);
+    char *argv[] = {(char *)bin, "sweep", TINY, "--n", "32:256", "--k", "8:16", "--out", dir, NULL};
+    lb_child_resource = RLIMIT_FSIZE;
+    lb_child_limit = 1500; /* meta.csv fits, raw.csv stops after a few rows */
+    LbRun r = lb_run(argv);
+    lb_check(r.code == 1 && strstr(r.err, "raw.csv") && lb_lines(r.err) == 1, "raw.csv past the file-size limit: exit 1, one line (%d): %s",
+             r.code, r.err);
+    lb_run_free(&r);
+    sc_files_parse(dir, 1, "after a failed raw.csv row");
+    char *before = sc_meta(dir, "start_time");
+    /* The whole of meta.csv cannot be written now: the old one stays. */
+    char *resume[] = {(char *)bin, "sweep", "--resume", dir, "--quiet", NULL};
+    lb_child_limit = 600;
+    r = lb_run(resume);
+    lb_check(r.code == 1 && strstr(r.err, "meta.csv") && lb_lines(r.err) == 1, "meta.csv past the limit: exit 1, one line (%d): %s", r.code,
+             r.err);
+    lb_run_free(&r);
+    sc_files_parse(dir, 1, "after a failed meta.csv");
+    char *after = sc_meta(dir, "start_time");
+    lb_check(before && after && strcmp(before, after) == 0, "the old meta.csv is still in place");
+    free(before);
+    free(after);
+    /* The grids cannot be written (raw.csv is already past the limit): old grids, if any, stay whole. */
+    lb_child_limit = 1100;
+    r = lb_run(resume);
+    lb_check(r.code == 1 && lb_lines(r.err) == 1, "a grid or row past the limit: exit 1, one line (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    sc_files_parse(dir, 1, "after a failed grid");
+    lb_child_resource = -1;
+    r = lb_run(resume);
+    lb_check(r.code == 0, "without the limit, --resume finishes (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    sc_files_parse(dir, 1, "finished");
+    char path[600];
+    snprintf(path, sizeof path, "%s/raw.csv", dir);
+    LbCellResult *rows = NULL;
+    size_t count = 0;
+    lb_check(lb_raw_read(path, &rows, &count) == 0 && count == 12, "12 cells in the end (%zu)", count);
+    free(rows);
+}
+
+int main(int argc, char **argv)
+{
+    lb_test_init("test_cli_files");
+    if (argc < 2)
+        return 1;
+    bin = argv[1];
+    const char *scratch = lb_scratch_dir("lb-cli-files");
+
+    long_lists(scratch);
+    force_clears(scratch);
+
+    /* Defect 6: no k < n. */
+    char *nothing[] = {"--n", "512", "--k", "4096"};
+    refused(scratch, "--n 512 --k 4096", "--k", "--n", nothing, 4);
+    /* Defect 3: more memory than there is (64 TiB), or than a limit allows. */
+    char *huge[] = {"--n", "32", "--k", "8", "--mem-limit", "64T"};
+    refused(scratch, "--mem-limit 64T", "--mem-limit", "at most", huge, 6);
+    lb_child_resource = RLIMIT_AS;
+    lb_child_limit = (rlim_t)1 << 30;
+    char *limited[] = {"--n", "32", "--k", "8", "--mem-limit", "2G"};
+    refused(scratch, "--mem-limit 2G under ulimit -v 1G", "--mem-limit", "ulimit -v", limited, 6);
+    lb_child_resource = -1;
+
+    failed_writes(scratch);
+
+    /* SIGHUP: like Ctrl-C, exit 130 with the finished cells and meta.csv saying interrupted. */
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/hup", scratch);
+    char *hup[] = {(char *)bin, "sweep", TINY, "--n", "32:4096", "--k", "8", "--out", dir, NULL};
+    pid_t pid = lb_start(hup);
+    wait_rows(dir, 2);
+    kill(pid, SIGHUP);
+    LbRun r = lb_wait(pid);
+    lb_check(r.code == 130 && strstr(r.err, "--resume"), "SIGHUP: exit 130 and how to resume (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    char *status = sc_meta(dir, "status");
+    lb_check(status && strcmp(status, "interrupted") == 0, "SIGHUP: meta.csv says interrupted (%s)", status ? status : "none");
+    free(status);
+
+    /* Unknown values are empty fields, never -1. */
+    char path[4400];
+    snprintf(path, sizeof path, "%s/meta.csv", dir);
+    LbMeta m;
+    memset(&m, 0, sizeof m);
+    if (lb_check(lb_meta_read(path, &m) == 0, "meta.csv reads")) {
+        for (size_t i = 0; i < m.count; i++)
+            lb_check(strcmp(m.values[i], "-1") != 0, "meta.csv %s is not -1", m.keys[i]);
+        const char *sm = lb_meta_get(&m, "sm_count");
+        lb_check(sm && sm[0] == '\0', "a CPU's sm_count is empty (%s)", sm ? sm : "none");
+        lb_meta_free(&m);
+    }
+
+    /* Plot: the title says fp16 was stored as fp32; a gnuplot that hangs is stopped. */
+    char *plot[] = {(char *)bin, "plot", dir, "--no-render", NULL};
+    r = lb_run(plot);
+    lb_run_free(&r);
+    snprintf(path, sizeof path, "%s/time_speedup.gp", dir);
+    char *gp = lb_slurp(path);
+    lb_check(gp && strstr(gp, "fp16 stored as fp32"), "the plot title says what the CPU stored");
+    free(gp);
+    char fake[512];
+    snprintf(fake, sizeof fake, "%s/bin", scratch);
+    mkdir(fake, 0777);
+    snprintf(path, sizeof path, "%s/gnuplot", fake);
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs("#!/bin/sh\nexec /bin/sleep 600\n", f);
+        fclose(f);
+    }
+    chmod(path, 0755);
+    const char *old_path = getenv("PATH");
+    char *saved = old_path ? strdup(old_path) : NULL;
+    setenv("PATH", fake, 1);
+    char *hung[] = {(char *)bin, "plot", dir, "--render-timeout", "1", NULL};
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    r = lb_run(hung);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (saved) {
+        setenv("PATH", saved, 1);
+        free(saved);
+    }
+    double took = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    lb_check(r.code == 1 && strstr(r.err, "did not finish") && took < 30, "a hung gnuplot is stopped: exit 1 in %.1f s (%d): %s", took,
+             r.code, r.err);
+    lb_run_free(&r);
+
+    /* A path longer than the files can have: refused whole (not cut), nothing created. */
+    char longdir[5000];
+    snprintf(longdir, sizeof longdir, "%s/deep", scratch);
+    while (strlen(longdir) < 4000)
+        strcat(longdir, "/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+    char *deep[] = {(char *)bin, "sweep", TINY, "--n", "32", "--k", "8", "--out", longdir, NULL};
+    r = lb_run(deep);
+    lb_check(r.code == 2 && strstr(r.err, longdir) && strstr(r.err, "--out") && lb_lines(r.err) == 1,
+             "a 4 KB --out: exit 2, one line with the whole path (%d, %zu bytes)", r.code, strlen(r.err));
+    lb_run_free(&r);
+    snprintf(path, sizeof path, "%s/deep", scratch);
+    lb_check(!lb_exists(path), "a 4 KB --out: nothing created");
+
+    int rc = lb_test_finish("test_cli_files");
+    if (rc == 0) {
+        char cmd[700];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", scratch);
+        if (system(cmd) != 0)
+            printf("(could not remove %s)\n", scratch);
+    }
+    return rc;
+}
