@@ -70,7 +70,7 @@ int lb_cmd_info(int argc, char **argv)
     printf("linbench %s (git %s), CUDA backend %s\n\n", LB_VERSION, LB_GIT_REVISION,
            strcmp(kind, "CUDA") == 0 ? "built in"
            : strcmp(kind, "none") == 0 ? "not built (nvcc or cuBLAS missing at configure time)"
-                                       : "on the EMULATED GPU (-Dgpu_emulator=true: runs on the CPU, never a GPU measurement)");
+                                       : "on the EMULATED GPU (gpu/emu: runs on the CPU, never a GPU measurement)");
     int shown = 0;
     for (int i = only < 0 ? 0 : only; i < (only < 0 ? 1024 : only + 1); i++) {
         LbBackend *be = NULL;

@@ -11,7 +11,9 @@
  * of the same type or 32F under CUBLAS_COMPUTE_32F (float alpha and beta); 32F only under
  * CUBLAS_COMPUTE_32F_FAST_TF32 (inputs rounded to TF32). An operand outside every cudaMalloc
  * block is a fault (cudaErrorIllegalAddress, sticky) and CUBLAS_STATUS_EXECUTION_FAILED, as an
- * illegal access inside the library's kernel would be on a GPU. */
+ * illegal access inside the library's kernel would be on a GPU. LB_EMU_BLAS_ALLOC=SIZE makes every
+ * GEMM take SIZE bytes of device memory for the call, as cuBLAS may without a workspace, and
+ * return CUBLAS_STATUS_ALLOC_FAILED when they are not there. */
 #include <cublas_v2.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -187,9 +189,17 @@ cublasStatus_t gemm(const char *api, cublasHandle_t h, cublasOperation_t ta, cub
                      (long long)ldc, (long long)batch, bad);
         return CUBLAS_STATUS_EXECUTION_FAILED;
     }
+    static const size_t internal_bytes = env_size("LB_EMU_BLAS_ALLOC", 0);
+    void *internal = nullptr;
+    if (internal_bytes && cudaMalloc(&internal, internal_bytes) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return CUBLAS_STATUS_ALLOC_FAILED;
+    }
     lock_device();
     gemm_ref(g);
     unlock_device();
+    if (internal)
+        (void)cudaFree(internal);
     return CUBLAS_STATUS_SUCCESS;
 }
 

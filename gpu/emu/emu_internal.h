@@ -22,6 +22,8 @@ cudaError_t sticky_error();
 bool stream_valid(cudaStream_t s);
 /* Whether [p, p + bytes) lies inside one live cudaMalloc block. */
 bool device_range_valid(const void *p, size_t bytes);
+/* A size from the environment (bytes, or with K, M, G), `fallback` when unset. */
+size_t env_size(const char *name, size_t fallback);
 /* Serialises launches and library calls of several host threads (static shared memory and the
  * fiber scheduler are one per process). */
 void lock_device();

@@ -5,8 +5,9 @@
  *     measurement, compute capability 9.0, one multiprocessor, no clocks;
  *   - device memory is host memory, with a capacity from LB_EMU_MEMORY (a size such as 512M or
  *     2G; 512 MiB by default) so out-of-memory paths can be driven: cudaMalloc past it fails with
- *     cudaErrorMemoryAllocation, which cudaGetLastError clears, as on a GPU. Each block is its own
- *     heap allocation, so AddressSanitizer sees an access past its end;
+ *     cudaErrorMemoryAllocation, which cudaGetLastError clears, as on a GPU; LB_EMU_MEMORY_HIDDEN
+ *     holds back memory that cudaMemGetInfo still reports free. Each block is its own heap
+ *     allocation, so AddressSanitizer sees an access past its end;
  *   - copies and memsets check that the device side lies inside one live allocation
  *     (cudaErrorInvalidValue otherwise);
  *   - streams and events are handles checked on every use; work runs when it is enqueued, so
@@ -54,34 +55,26 @@ double now_ms()
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
-/* LB_EMU_MEMORY: bytes, or a number with K, M, G (binary). */
 size_t capacity()
 {
     static size_t cap = 0;
-    if (cap)
-        return cap;
-    cap = kDefaultCapacity;
-    const char *e = getenv("LB_EMU_MEMORY");
-    if (e && *e) {
-        char *end = nullptr;
-        const double v = strtod(e, &end);
-        double mul = 1.0;
-        if (end && (*end == 'K' || *end == 'k'))
-            mul = 1024.0, end++;
-        else if (end && (*end == 'M' || *end == 'm'))
-            mul = 1048576.0, end++;
-        else if (end && (*end == 'G' || *end == 'g'))
-            mul = 1073741824.0, end++;
-        if (end && *end == 'i')
-            end++;
-        if (end && (*end == 'B' || *end == 'b'))
-            end++;
-        if (!end || *end || !(v * mul >= 1.0) || v * mul > 1e15)
-            fprintf(stderr, "linbench gpu emulator: LB_EMU_MEMORY=\"%s\" is not a size such as 512M or 2G; using 512M\n", e);
-        else
-            cap = (size_t)(v * mul);
+    if (!cap) {
+        cap = env_size("LB_EMU_MEMORY", kDefaultCapacity);
+        if (cap < 1)
+            cap = kDefaultCapacity;
     }
     return cap;
+}
+
+/* LB_EMU_MEMORY_HIDDEN: memory that cudaMemGetInfo counts as free but cudaMalloc cannot have, as
+ * on a GPU where the driver and libraries hold memory of their own, so that the batch search's
+ * step-down after a failed allocation runs. */
+size_t hidden()
+{
+    static size_t h = (size_t)-1;
+    if (h == (size_t)-1)
+        h = env_size("LB_EMU_MEMORY_HIDDEN", 0);
+    return h;
 }
 
 bool no_device()
@@ -112,6 +105,33 @@ bool range_valid_locked(const void *p, size_t bytes)
 }
 
 } // namespace
+
+/* A size from the environment: bytes, or a number with K, M, G (binary); `fallback` when unset
+ * or not a size (said once on stderr). */
+size_t env_size(const char *name, size_t fallback)
+{
+    const char *e = getenv(name);
+    if (!e || !*e)
+        return fallback;
+    char *end = nullptr;
+    const double v = strtod(e, &end);
+    double mul = 1.0;
+    if (end && (*end == 'K' || *end == 'k'))
+        mul = 1024.0, end++;
+    else if (end && (*end == 'M' || *end == 'm'))
+        mul = 1048576.0, end++;
+    else if (end && (*end == 'G' || *end == 'g'))
+        mul = 1073741824.0, end++;
+    if (end && *end == 'i')
+        end++;
+    if (end && (*end == 'B' || *end == 'b'))
+        end++;
+    if (!end || *end || !(v * mul >= 0.0) || v * mul > 1e15) {
+        fprintf(stderr, "linbench gpu emulator: %s=\"%s\" is not a size such as 512M or 2G; ignored\n", name, e);
+        return fallback;
+    }
+    return (size_t)(v * mul);
+}
 
 void report_fault(cudaError_t err, const char *fmt, ...)
 {
@@ -315,7 +335,8 @@ cudaError_t cudaMalloc(void **ptr, size_t bytes)
     if (bytes == 0)
         return ret(cudaSuccess);
     std::lock_guard<std::mutex> g(g_mu);
-    if (bytes > capacity() - g_used) {
+    const size_t free_now = capacity() - g_used;
+    if (bytes > free_now || bytes > free_now - (hidden() < free_now ? hidden() : free_now)) {
         g_last = cudaErrorMemoryAllocation;
         return cudaErrorMemoryAllocation;
     }

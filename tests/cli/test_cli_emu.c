@@ -1,0 +1,187 @@
+/* `--device cuda` end to end on the emulated GPU (gpu/emu), suite gpu-emu: the linbench binary
+ * built on the emulator runs what a user's first GPU run runs, in every CI:
+ *   - info names the device as emulated;
+ *   - a tiny sweep writes a complete result whose meta.csv says the device is emulated, every
+ *     cell ok;
+ *   - run --dump on the emulated GPU equals --device cpu's dump (output.npy) within the dtype's
+ *     tolerance: fp32 1e-5, fp16 1e-2 relative;
+ *   - the out-of-memory step-downs: memory that cudaMemGetInfo reports but cudaMalloc cannot
+ *     have (LB_EMU_MEMORY_HIDDEN) makes the arena's allocation fail and the batch search bisect
+ *     down; a cuBLAS call that cannot get its own memory (LB_EMU_BLAS_ALLOC) makes the
+ *     verification pass step down; both end in an ok cell at a smaller batch, never ERR.
+ * Usage: test_cli_emu PATH-TO-LINBENCH-ON-THE-EMULATOR */
+#include <math.h>
+#include <stdlib.h>
+
+#include "reports/csv_io.h"
+#include "tests/cli/spawn.h"
+#include "tests/ops/check.h"
+#include "tests/reports/npy_read.h"
+
+static const char *bin;
+
+#define TINY "--layers", "1", "--d-model", "32", "--heads", "2", "--ffn", "64", "--vocab", "100"
+
+/* The value of `key` in DIR/meta.csv ("" when absent), through libcsv. */
+static char *meta_value(const char *dir, const char *key)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/meta.csv", dir);
+    LbCsvTable t;
+    char *v = strdup("");
+    if (lb_csv_read_file(path, 1, &t) != 0)
+        return v;
+    for (size_t r = 0; r < t.rows; r++)
+        if (t.row[r].count >= 2 && strcmp(t.row[r].fields[0], key) == 0) {
+            free(v);
+            v = strdup(t.row[r].fields[1]);
+        }
+    lb_csv_table_free(&t);
+    return v;
+}
+
+/* Column `col` of every data row of DIR/raw.csv; returns the row count (-1 unreadable). */
+static int raw_column(const char *dir, const char *col, char out[][64], int max)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/raw.csv", dir);
+    LbCsvTable t;
+    if (lb_csv_read_file(path, 1, &t) != 0 || t.rows < 1)
+        return -1;
+    int c = -1;
+    for (size_t i = 0; i < t.row[0].count; i++)
+        if (strcmp(t.row[0].fields[i], col) == 0)
+            c = (int)i;
+    int n = 0;
+    for (size_t r = 1; r < t.rows && n < max && c >= 0; r++, n++)
+        snprintf(out[n], 64, "%s", (size_t)c < t.row[r].count ? t.row[r].fields[c] : "");
+    lb_csv_table_free(&t);
+    return c < 0 ? -1 : n;
+}
+
+static void check_info(void)
+{
+    char *argv[] = {(char *)bin, "info", NULL};
+    LbRun r = lb_run(argv);
+    lb_check(r.code == 0 && strstr(r.out, "EMULATED") && strstr(r.out, "emulated GPU"),
+             "info on the emulator: exit %d, output:\n%s", r.code, r.out);
+    lb_run_free(&r);
+}
+
+static void check_sweep(const char *scratch)
+{
+    char out[512];
+    snprintf(out, sizeof out, "%s/sweep", scratch);
+    char *argv[] = {(char *)bin, "sweep", "--device", "cuda", TINY, "--n", "64:128", "--k", "16:32",
+                    "--max-batch", "2", "--cell-time", "1", "-q", "--out", out, NULL};
+    LbRun r = lb_run(argv);
+    lb_check(r.code == 0, "sweep --device cuda on the emulator: exit %d\n%s", r.code, r.err);
+    char *name = meta_value(out, "device_name"), *status = meta_value(out, "status");
+    lb_check(strstr(name, "emulated") != NULL, "meta.csv device_name \"%s\" does not say emulated", name);
+    lb_check(strcmp(status, "complete") == 0, "meta.csv status \"%s\"", status);
+    char st[16][64];
+    const int rows = raw_column(out, "status", st, 16);
+    int ok = 0;
+    for (int i = 0; i < rows; i++)
+        ok += strcmp(st[i], "ok") == 0;
+    lb_check(rows == 6 && ok == 6, "raw.csv: %d rows, %d ok (want 6 and 6)", rows, ok);
+    free(name);
+    free(status);
+    lb_run_free(&r);
+}
+
+/* output.npy of run --dump on `device` with `dtype` into scratch/dump-<device>-<dtype>. */
+static int dump(const char *scratch, const char *device, const char *dtype, NpyFile *f)
+{
+    char dir[512], file[600];
+    snprintf(dir, sizeof dir, "%s/dump-%s-%s", scratch, device, dtype);
+    char *argv[] = {(char *)bin, "run", "--device", (char *)device, "--dtype", (char *)dtype, TINY,
+                    "--n", "64", "--k", "16", "--model", "linformer", "--batch", "2", "--dump", dir, NULL};
+    LbRun r = lb_run(argv);
+    const int code = r.code;
+    if (code != 0)
+        printf("run --dump on %s %s: exit %d\n%s", device, dtype, code, r.err);
+    lb_run_free(&r);
+    snprintf(file, sizeof file, "%s/output.npy", dir);
+    return code == 0 ? npy_read(file, f) : -1;
+}
+
+static void check_dump(const char *scratch)
+{
+    NpyFile cpu;
+    if (!lb_check(dump(scratch, "cpu", "fp32", &cpu) == 0, "run --dump on the CPU"))
+        return;
+    const char *dtypes[] = {"fp32", "fp16", "bf16"};
+    const double tol[] = {1e-5, 1e-2, 3e-2};
+    for (int d = 0; d < 3; d++) {
+        NpyFile gpu;
+        if (!lb_check(dump(scratch, "cuda", dtypes[d], &gpu) == 0, "run --dump on the emulated GPU (%s)", dtypes[d]))
+            continue;
+        int same_shape = gpu.bytes == cpu.bytes && gpu.ndim == cpu.ndim && strcmp(gpu.descr, cpu.descr) == 0;
+        double num = 0.0, den = 0.0;
+        const float *a = (const float *)gpu.data, *b = (const float *)cpu.data;
+        for (size_t i = 0; same_shape && i < cpu.bytes / 4; i++) {
+            num += ((double)a[i] - b[i]) * ((double)a[i] - b[i]);
+            den += (double)b[i] * b[i];
+        }
+        const double rel = den > 0.0 ? sqrt(num / den) : INFINITY;
+        printf("  dump %s: emulated GPU against the CPU, rel err %.3e (limit %.0e)\n", dtypes[d], rel, tol[d]);
+        lb_check(same_shape && rel <= tol[d], "dump %s: shapes %s, relative error %.3e above %.0e", dtypes[d],
+                 same_shape ? "equal" : "differ", rel, tol[d]);
+        npy_free(&gpu);
+    }
+    npy_free(&cpu);
+}
+
+/* One standard cell at n = 64 under the environment set by the caller; its batch, or -1. */
+static long long one_cell_batch(const char *scratch, const char *tag)
+{
+    char out[512];
+    snprintf(out, sizeof out, "%s/oom-%s", scratch, tag);
+    char *argv[] = {(char *)bin, "sweep", "--device", "cuda", TINY, "--n", "64", "--k", "16",
+                    "--cell-time", "1", "-q", "--out", out, NULL};
+    LbRun r = lb_run(argv);
+    char st[4][64], batch[4][64];
+    const int rows = raw_column(out, "status", st, 4);
+    raw_column(out, "batch", batch, 4);
+    const long long b = r.code == 0 && rows >= 1 && strcmp(st[0], "ok") == 0 ? atoll(batch[0]) : -1;
+    printf("  %s: exit %d, standard n=64 %s at batch %s\n", tag, r.code, rows >= 1 ? st[0] : "?", rows >= 1 ? batch[0] : "?");
+    if (b < 0)
+        printf("%s", r.err);
+    lb_run_free(&r);
+    return b;
+}
+
+static void check_step_down(const char *scratch)
+{
+    /* 40 MiB: the 32 MiB cuBLAS workspace and about 8 MiB of model and activations. */
+    setenv("LB_EMU_MEMORY", "40M", 1);
+    const long long full = one_cell_batch(scratch, "all-memory");
+    setenv("LB_EMU_MEMORY_HIDDEN", "2M", 1);
+    const long long hidden = one_cell_batch(scratch, "hidden-2M");
+    unsetenv("LB_EMU_MEMORY_HIDDEN");
+    setenv("LB_EMU_BLAS_ALLOC", "1M", 1);
+    const long long blas = one_cell_batch(scratch, "cublas-alloc-1M");
+    unsetenv("LB_EMU_BLAS_ALLOC");
+    unsetenv("LB_EMU_MEMORY");
+    lb_check(full > 1, "the cell with all memory: batch %lld", full);
+    lb_check(hidden > 0 && hidden < full, "memory cudaMalloc cannot have: batch %lld, want 0 < it < %lld", hidden, full);
+    lb_check(blas > 0 && blas < full, "cuBLAS short of memory: batch %lld, want 0 < it < %lld", blas, full);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_cli_emu PATH-TO-LINBENCH\n");
+        return 2;
+    }
+    bin = argv[1];
+    lb_test_init("test_cli_emu");
+    const char *scratch = lb_scratch_dir("test_cli_emu");
+    unsetenv("LB_EMU_MEMORY");
+    check_info();
+    check_sweep(scratch);
+    check_dump(scratch);
+    check_step_down(scratch);
+    return lb_test_finish("test_cli_emu");
+}
