@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "reports/grid.h"
 #include "reports/meta.h"
 #include "reports/raw.h"
 #include "tests/cli/spawn.h"
@@ -71,6 +72,130 @@ static LbRun resume(const char *dir, const char *flag, const char *value)
     if (!flag)
         argv[4] = NULL;
     return lb_run(argv);
+}
+
+/* The issue's reproduction: a sweep with --max-batch 2 --cell-time 1 cut to its first 4 rows,
+ * then resumed with no flags, runs its cells with the same cap and time, keeps the grids the
+ * uninterrupted run has, and keeps the first command line; --resume refuses another k list and
+ * another version's directory, naming both versions. */
+#define CAPPED "--device", "cpu", "--layers", "1", "--d-model", "16", "--heads", "2", "--ffn", "32", "--vocab", "100", \
+               "--n", "32:256", "--k", "8:16", "--mem-limit", "8M", "--max-batch", "2", "--cell-time", "1", "-q"
+
+static void keep_lines(const char *path, int lines)
+{
+    char *s = lb_slurp(path);
+    if (!s)
+        return;
+    char *p = s;
+    for (int i = 0; i < lines && (p = strchr(p, '\n')) != NULL; i++)
+        p++;
+    if (p)
+        *p = '\0';
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs(s, f);
+        fclose(f);
+    }
+    free(s);
+}
+
+static char *meta_value(const char *dir, const char *key)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/meta.csv", dir);
+    LbMeta m;
+    memset(&m, 0, sizeof m);
+    if (lb_meta_read(path, &m) != 0)
+        return NULL;
+    const char *v = lb_meta_get(&m, key);
+    char *copy = v ? strdup(v) : NULL;
+    lb_meta_free(&m);
+    return copy;
+}
+
+static void resume_keeps_settings(const char *scratch)
+{
+    char dir[512], path[600];
+    snprintf(dir, sizeof dir, "%s/capped", scratch);
+    char *first[] = {(char *)bin, "sweep", CAPPED, "--out", dir, NULL};
+    LbRun r = lb_run(first);
+    lb_check(r.code == 0, "capped sweep exits 0 (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    char *command = meta_value(dir, "command_line");
+    snprintf(path, sizeof path, "%s/raw.csv", dir);
+    keep_lines(path, 5);
+    r = resume(dir, NULL, NULL);
+    lb_check(r.code == 0, "resume of the capped sweep exits 0 (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    char *max_batch = meta_value(dir, "max_batch"), *cell_time = meta_value(dir, "cell_time_s");
+    lb_check(max_batch && strcmp(max_batch, "2") == 0, "meta.csv keeps max_batch 2 (%s)", max_batch ? max_batch : "none");
+    lb_check(cell_time && strcmp(cell_time, "1") == 0, "meta.csv keeps cell_time_s 1 (%s)", cell_time ? cell_time : "none");
+    free(max_batch);
+    free(cell_time);
+    LbCellResult *rows = NULL;
+    size_t count = 0;
+    if (lb_check(lb_raw_read(path, &rows, &count) == 0 && count == 12, "12 cells after the resume (%zu)", count))
+        for (size_t i = 0; i < count; i++)
+            lb_check(rows[i].batch <= 2, "row %zu: the resumed cells keep the cap (batch %lld)", i, (long long)rows[i].batch);
+    free(rows);
+    LbGrid g;
+    if (lb_check(lb_grids_read(dir, &g) == 0, "grids after the resume")) {
+        for (size_t c = 0; c < g.rows * g.cols; c++)
+            if (g.memory[c].kind == LB_GRID_VALUE)
+                lb_check(g.memory[c].value == 1.0, "memory speedup %g: 1.00x, as uninterrupted (both capped at 2)", g.memory[c].value);
+        lb_grid_free(&g);
+    }
+    char *kept = meta_value(dir, "command_line"), *resumed = meta_value(dir, "resume_1_command");
+    char *when = meta_value(dir, "resume_1_time");
+    lb_check(command && kept && strcmp(command, kept) == 0, "the first command line is kept (%s)", kept ? kept : "none");
+    lb_check(resumed && strstr(resumed, "--resume") && when && when[0], "the resume's time and command are appended (%s)",
+             resumed ? resumed : "none");
+    free(command);
+    free(kept);
+    free(resumed);
+    free(when);
+
+    /* --k 4 would rewrite both grids without the measured columns: refused. */
+    char *grid_before = NULL, *grid_after = NULL;
+    snprintf(path, sizeof path, "%s/time_speedup.csv", dir);
+    grid_before = lb_slurp(path);
+    r = resume(dir, "--k", "4");
+    lb_check(r.code == 2 && strstr(r.err, "--k") && lb_lines(r.err) == 1, "--resume --k 4: exit 2 naming --k (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    r = resume(dir, "--cell-time", "10");
+    lb_check(r.code == 2 && strstr(r.err, "--cell-time"), "--resume --cell-time 10: exit 2 naming it (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    r = resume(dir, "--max-batch", "64");
+    lb_check(r.code == 2 && strstr(r.err, "--max-batch"), "--resume --max-batch 64: exit 2 naming it (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    grid_after = lb_slurp(path);
+    lb_check(grid_before && grid_after && strcmp(grid_before, grid_after) == 0, "refused resumes leave the grid as it was");
+    free(grid_before);
+    free(grid_after);
+
+    /* Another version's directory: refused, naming both versions. */
+    char *version[] = {(char *)bin, "--version", NULL};
+    r = lb_run(version);
+    char mine[64] = "";
+    sscanf(r.out, "linbench %63s", mine);
+    lb_run_free(&r);
+    snprintf(path, sizeof path, "%s/meta.csv", dir);
+    LbMeta m;
+    memset(&m, 0, sizeof m);
+    if (lb_meta_read(path, &m) == 0) {
+        lb_meta_set(&m, "linbench_version", "%s", "0.0.1-old");
+        lb_meta_write(path, &m);
+        lb_meta_free(&m);
+    }
+    char *meta_before = lb_slurp(path);
+    r = resume(dir, NULL, NULL);
+    lb_check(r.code == 2 && strstr(r.err, "0.0.1-old") && mine[0] && strstr(r.err, mine) && lb_lines(r.err) == 1,
+             "--resume of another version's directory: exit 2 naming both versions (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    char *meta_after = lb_slurp(path);
+    lb_check(meta_before && meta_after && strcmp(meta_before, meta_after) == 0, "and meta.csv is not overwritten");
+    free(meta_before);
+    free(meta_after);
 }
 
 int main(int argc, char **argv)
@@ -150,7 +275,11 @@ int main(int argc, char **argv)
         lb_meta_free(&meta);
     }
     r = resume(killed, NULL, NULL);
-    lb_check(r.code == 2 && strstr(r.err, "--resume"), "--resume with an unreadable meta.csv: exit 2 (%d): %s", r.code, r.err);
+    lb_check(r.code == 2 && strstr(r.err, "--resume") && strstr(r.err, "meta.csv") && strstr(r.err, "layers") &&
+                 !strstr(r.err, "--layers") && lb_lines(r.err) == 1,
+             "--resume with an unreadable meta.csv value: exit 2 naming the file and key, not a flag never given (%d): %s", r.code, r.err);
     lb_run_free(&r);
+
+    resume_keeps_settings(scratch);
     return lb_test_finish("test_cli_resume");
 }

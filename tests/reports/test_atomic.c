@@ -1,0 +1,151 @@
+/* The temp-and-rename writes of reports/atomic_file.c when they fail: at each step (the temporary
+ * file cannot be made, a write fails part-way, fsync fails, rename fails) the call returns
+ * LB_ERR_IO with a message naming the target, the file that was there before is untouched, and
+ * no temporary file is left. Write failures are real ones (RLIMIT_FSIZE, SIGXFSZ ignored: the
+ * way a full disk fails); mkstemp, fsync and rename failures come from the test-only hook
+ * lb_atomic_inject_fault. Also meta.csv and the grids through the same path. */
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "attn/status.h"
+#include "report_check.h"
+#include "reports/atomic_file.h"
+#include "reports/grid.h"
+#include "reports/meta.h"
+
+static int leftovers(const char *dir)
+{
+    int n = 0;
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL)
+        n += strstr(e->d_name, ".tmp.") != NULL;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static void put(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+static int holds(const char *path, const char *text)
+{
+    char buf[256] = "";
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t got = fread(buf, 1, sizeof buf - 1, f);
+    buf[got] = '\0';
+    fclose(f);
+    return strcmp(buf, text) == 0;
+}
+
+/* Write `size` bytes of 'x' to path atomically; the status. */
+static int write_bytes(const char *path, size_t size)
+{
+    LbAtomicFile af;
+    int rc = lb_atomic_open(&af, path);
+    if (rc != LB_OK)
+        return rc;
+    for (size_t i = 0; i < size; i++)
+        fputc('x', af.f);
+    return lb_atomic_commit(&af);
+}
+
+static void fails_cleanly(const char *dir, const char *path, LbAtomicFault fault, size_t size, const char *what)
+{
+    put(path, "before\n");
+    lb_error_clear();
+    lb_atomic_inject_fault(fault);
+    int rc = write_bytes(path, size);
+    lb_atomic_inject_fault(LB_ATOMIC_FAULT_NONE);
+    CHECK(rc == LB_ERR_IO, "%s: LB_ERR_IO (got %d)", what, rc);
+    CHECK(strstr(lb_error_message(), path) != NULL, "%s: the message names the target: %s", what, lb_error_message());
+    CHECK(holds(path, "before\n"), "%s: the old file is untouched", what);
+    CHECK(leftovers(dir) == 0, "%s: no temporary file left", what);
+}
+
+int main(void)
+{
+    char *dir = lb_rc_tempdir("atomic");
+    char path[4200];
+    snprintf(path, sizeof path, "%s/grid.csv", dir);
+
+    /* It works, and replaces. */
+    put(path, "before\n");
+    CHECK(write_bytes(path, 10) == LB_OK && holds(path, "xxxxxxxxxx"), "a write replaces the file");
+    CHECK(leftovers(dir) == 0, "no temporary file after a write");
+
+    fails_cleanly(dir, path, LB_ATOMIC_FAULT_OPEN, 10, "mkstemp fails");
+    fails_cleanly(dir, path, LB_ATOMIC_FAULT_SYNC, 10, "fsync fails");
+    fails_cleanly(dir, path, LB_ATOMIC_FAULT_RENAME, 10, "rename fails");
+
+    /* A real write failure part-way: the file-size limit below what is written. */
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit old, rl;
+    getrlimit(RLIMIT_FSIZE, &old);
+    rl = old;
+    rl.rlim_cur = 4096;
+    CHECK(setrlimit(RLIMIT_FSIZE, &rl) == 0, "set RLIMIT_FSIZE");
+    fails_cleanly(dir, path, LB_ATOMIC_FAULT_NONE, 100000, "a write past the file-size limit");
+    LbMeta m = {0};
+    lb_meta_set(&m, "key", "%s", "value");
+    char big[6000];
+    memset(big, 'v', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    lb_meta_set(&m, "big", "%s", big);
+    char meta[4200];
+    snprintf(meta, sizeof meta, "%s/meta.csv", dir);
+    put(meta, "before\n");
+    CHECK(lb_meta_write(meta, &m) == LB_ERR_IO && holds(meta, "before\n") && leftovers(dir) == 0,
+          "meta.csv past the limit: LB_ERR_IO, the old one kept, nothing left over");
+    lb_meta_free(&m);
+    setrlimit(RLIMIT_FSIZE, &old);
+
+    /* A rename onto a directory fails for real: the directory stays, no temporary is left. */
+    char sub[4200];
+    snprintf(sub, sizeof sub, "%s/time_speedup.csv", dir);
+    mkdir(sub, 0777);
+    char inner[4300];
+    snprintf(inner, sizeof inner, "%s/keep", sub);
+    put(inner, "x");
+    int64_t n[1] = {256}, k[1] = {64};
+    LbGrid g;
+    CHECK(lb_grid_alloc(&g, n, 1, k, 1) == LB_OK, "grid");
+    CHECK(lb_grids_write(dir, &g) == LB_ERR_IO && leftovers(dir) == 0, "a grid that cannot be renamed into place: LB_ERR_IO, nothing left over");
+    lb_grid_free(&g);
+    remove(inner);
+    rmdir(sub);
+
+    /* A target in a directory that does not exist: the temporary cannot be made. */
+    char nowhere[4300];
+    snprintf(nowhere, sizeof nowhere, "%s/missing/x.csv", dir);
+    lb_error_clear();
+    CHECK(write_bytes(nowhere, 1) == LB_ERR_IO && strstr(lb_error_message(), nowhere), "no directory: LB_ERR_IO naming the target");
+    lb_atomic_abort(NULL); /* NULL-safe */
+    LbAtomicFile af;
+    if (CHECK(lb_atomic_open(&af, path) == LB_OK, "open for abort")) {
+        fputs("half", af.f);
+        lb_atomic_abort(&af);
+        lb_atomic_abort(&af); /* idempotent */
+        CHECK(leftovers(dir) == 0, "abort removes the temporary file");
+    }
+    char *joined = lb_path_join("a/", "b");
+    CHECK(joined && strcmp(joined, "a/b") == 0, "lb_path_join does not double the slash");
+    free(joined);
+    joined = lb_path_join("a", "b");
+    CHECK(joined && strcmp(joined, "a/b") == 0, "lb_path_join adds the slash");
+    free(joined);
+    int rc = lb_rc_finish("test_atomic");
+    lb_rc_cleanup(dir);
+    return rc;
+}
