@@ -36,14 +36,17 @@ void lb_help_sweep(FILE *out)
     fputs("Output:\n"
           "  -o, --out DIR       where the files go; must be new or hold no results (default a new\n"
           "                      directory linbench-YYYYmmdd-HHMMSS here)\n"
-          "  --force             overwrite the results already in --out\n"
-          "  --resume DIR        measure only the cells not yet in DIR/raw.csv, with DIR's settings\n"
-          "                      (meta.csv); flags given must agree with them\n"
+          "  --force             remove the results already in --out before the first new row\n"
+          "  --resume DIR        measure only the cells not yet in DIR/raw.csv, with every setting\n"
+          "                      from DIR/meta.csv; flags given must agree with them, and DIR must\n"
+          "                      come from this linbench version\n"
           "  --format F          closing summary as text or md (default text)\n"
           "  -q, --quiet         no progress on stderr\n"
           "  -h, --help          this help\n\n"
-          "Exit codes: 0 done; 1 runtime failure (no GPU, a cell failed, a file not written);\n"
-          "2 bad input; 130 interrupted (finished cells kept; continue with --resume).\n",
+          "A directory is written by one linbench at a time (a lock held for the whole run).\n\n"
+          "Exit codes: 0 done; 1 runtime failure (no GPU, a cell failed, a file not written, the\n"
+          "directory in use); 2 bad input; 130 interrupted by Ctrl-C, SIGTERM or SIGHUP (finished\n"
+          "cells kept; continue with --resume).\n",
           out);
 }
 
