@@ -31,11 +31,11 @@ static int alloc(Pass *p, int64_t elems, const char *what, void **out)
 }
 
 /* C_i = op(A_i) op(B_i) over a batch: the row-major LbBmm with its trans flags. */
-static int bmm(Pass *p, int ta, int tb, int64_t m, int64_t n, int64_t kd, const void *a, int64_t lda,
-               int64_t sa, const void *b, int64_t ldb, int64_t sb, void *c, int64_t ldc, int64_t sc,
-               int64_t batch)
+static int bmm(Pass *p, int ta, int tb, int64_t m, int64_t n, int64_t kd, float alpha, const void *a,
+               int64_t lda, int64_t sa, const void *b, int64_t ldb, int64_t sb, void *c, int64_t ldc,
+               int64_t sc, int64_t batch)
 {
-    LbBmm q = {ta, tb, m, n, kd, 1.0f, a, lda, sa, b, ldb, sb, c, ldc, sc, batch};
+    LbBmm q = {ta, tb, m, n, kd, alpha, a, lda, sa, b, ldb, sb, c, ldc, sc, batch};
     return p->ops->bmm(p->be, &q);
 }
 
@@ -43,22 +43,25 @@ static int bmm(Pass *p, int ta, int tb, int64_t m, int64_t n, int64_t kd, const 
  * batch stride n * ld_x: the length compression by a projection shared over the batch. */
 static int compress(Pass *p, const void *E, const void *x, int64_t ld_x, int64_t width, void *out)
 {
-    return bmm(p, 0, 0, p->k, width, p->n, E, p->n, 0, x, ld_x, p->n * ld_x, out, width,
+    return bmm(p, 0, 0, p->k, width, p->n, 1.0f, E, p->n, 0, x, ld_x, p->n * ld_x, out, width,
                p->k * width, p->B);
 }
 
 /* Given q, k, v in head-major order (B, h, rows, hd) with n query rows and kv_len key rows:
- * s = softmax(q k^T / sqrt(hd)) (B, h, n, kv_len), then o = s v written over q. */
+ * s = softmax(q k^T / sqrt(hd)) (B, h, n, kv_len), then o = s v written over q. The 1/sqrt(hd)
+ * is the product's alpha, applied to the fp32 accumulator before the scores are rounded to the
+ * storage type: fp16 scores then overflow only at sqrt(hd) = 8 times larger logits than if the
+ * scale waited for the softmax, at no cost. */
 static int attend(Pass *p, void *qh, const void *kh, const void *vh, int64_t kv_len)
 {
     void *s;
     LB_TRY(alloc(p, p->B * p->h * p->n * kv_len, "attention scores", &s));
     const int64_t bh = p->B * p->h;
-    LB_TRY(bmm(p, 0, 1, p->n, kv_len, p->hd, qh, p->hd, p->n * p->hd, kh, p->hd, kv_len * p->hd, s,
-               kv_len, p->n * kv_len, bh));
-    LB_TRY(p->ops->softmax(p->be, s, bh * p->n, kv_len, 1.0f / sqrtf((float)p->hd)));
-    return bmm(p, 0, 0, p->n, p->hd, kv_len, s, kv_len, p->n * kv_len, vh, p->hd, kv_len * p->hd, qh,
-               p->hd, p->n * p->hd, bh);
+    LB_TRY(bmm(p, 0, 1, p->n, kv_len, p->hd, 1.0f / sqrtf((float)p->hd), qh, p->hd, p->n * p->hd, kh,
+               p->hd, kv_len * p->hd, s, kv_len, p->n * kv_len, bh));
+    LB_TRY(p->ops->softmax(p->be, s, bh * p->n, kv_len, 1.0f));
+    return bmm(p, 0, 0, p->n, p->hd, kv_len, 1.0f, s, kv_len, p->n * kv_len, vh, p->hd, kv_len * p->hd,
+               qh, p->hd, p->n * p->hd, bh);
 }
 
 /* The attention output projection: merge heads (B, h, n, hd) -> (B, n, d) into `tmp`, then
@@ -177,9 +180,9 @@ static int attention_late(Pass *p, int layer, const LbLayerWeights *w, const voi
         for (int64_t i = 0; i < p->h; i++) {
             void *Ei = lb_model_projection(p->m, layer, (int)i, 0);
             void *Fi = lb_model_projection(p->m, layer, (int)i, 1);
-            LB_TRY(bmm(p, 0, 0, k, p->hd, n, Ei, n, 0, at(p, kf, i * n * p->hd), p->hd, hs_full,
+            LB_TRY(bmm(p, 0, 0, k, p->hd, n, 1.0f, Ei, n, 0, at(p, kf, i * n * p->hd), p->hd, hs_full,
                        at(p, kh, i * k * p->hd), p->hd, hs_comp, p->B));
-            LB_TRY(bmm(p, 0, 0, k, p->hd, n, Fi, n, 0, at(p, vf, i * n * p->hd), p->hd, hs_full,
+            LB_TRY(bmm(p, 0, 0, k, p->hd, n, 1.0f, Fi, n, 0, at(p, vf, i * n * p->hd), p->hd, hs_full,
                        at(p, vh, i * k * p->hd), p->hd, hs_comp, p->B));
         }
     }

@@ -468,8 +468,11 @@ static int lb_cuda_setup(LbCudaState *st, int index)
      * workspace until set_workspace hands over the arena's bytes (the plan counts them). */
     LB_CUBLAS_CHECK(cublasSetStream(st->blas, st->stream));
     LB_CUBLAS_CHECK(cublasSetWorkspace(st->blas, NULL, 0));
-    /* TF32 only through the compute type (CUBLAS_COMPUTE_32F_FAST_TF32 under --tf32). */
-    LB_CUBLAS_CHECK(cublasSetMathMode(st->blas, CUBLAS_DEFAULT_MATH));
+    /* TF32 only through the compute type (CUBLAS_COMPUTE_32F_FAST_TF32 under --tf32); and no
+     * split-K reduction in the output type: METHOD.md has products accumulate in fp32, and an
+     * fp16 reduction of partial sums would round them once more. */
+    LB_CUBLAS_CHECK(cublasSetMathMode(st->blas, (cublasMath_t)(CUBLAS_DEFAULT_MATH |
+                                                               CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
     LB_CUBLASLT_CHECK(cublasLtCreate(&st->lt));
     LB_TRY(lb_cuda_matmul_cache_create(&st->mm));
     char bus[32];

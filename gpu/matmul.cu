@@ -9,6 +9,10 @@
  *   bmm:    C_i (m x n) = op(A_i) op(B_i)  ->  C_i^T (n x m) = op(B_i)^T op(A_i)^T: cuBLAS's
  *           first operand is B with op T when trans_b, second is A with op T when trans_a.
  *
+ * Accumulation stays in fp32 end to end: cuBLAS's handle disallows reduced-precision split-K
+ * reductions (gpu/backend.cu) and cuBLASLt's preference admits only the in-place and compute-type
+ * reduction schemes.
+ *
  * GELU: cuBLASLt's GELU epilogue is the tanh approximation and METHOD.md asks for the erf form,
  * so linear with GELU runs the BIAS epilogue and then gpu/bias_act.cu's erf GELU over y (one
  * more read and write of the FFN hidden tensor, about 2% of a RoBERTa-base layer's bytes at
@@ -160,6 +164,11 @@ static int lt_entry_build(LbCudaState *st, LbLtEntry *e, const void *bias_ptr)
     LB_CUBLASLT_CHECK(cublasLtMatmulPreferenceCreate(&pref));
     cublasStatus_t s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                             &e->ws, sizeof e->ws);
+    /* Split-K reductions in place or in the compute type (fp32), never in the output type. */
+    const uint32_t reductions = CUBLASLT_REDUCTION_SCHEME_INPLACE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
+                                                 &reductions, sizeof reductions);
     if (s == CUBLAS_STATUS_SUCCESS)
         s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
                                                  &e->align_a, sizeof e->align_a);
