@@ -36,7 +36,8 @@ typedef struct LbCellResult {
     int sm_clock_start_mhz, sm_clock_end_mhz; /* -1 where it cannot be read */
     int clock_dropped;      /* the SM clock fell by more than 10% during the cell */
     LbCellStatus status;
-    char error[200];        /* status text: "ok", "OOM", or the error message */
+    char error[512];        /* status text: "ok", "OOM", or the error message (as long as
+                             * attn/status.c keeps one, so a message is never cut here) */
 } LbCellResult;
 
 typedef struct LbTimingOptions {

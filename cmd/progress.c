@@ -72,7 +72,7 @@ void lb_progress_end(LbProgress *p, int index, const LbCellResult *r)
     c.kind = r->model;
     c.n = r->n;
     c.k = r->k;
-    char name[64], elapsed[32], left[32], what[256];
+    char name[64], elapsed[32], left[32], what[sizeof r->error + 16];
     cell_name(name, sizeof name, &c);
     times(p, elapsed, left, sizeof elapsed);
     if (r->status == LB_CELL_OK)

@@ -197,7 +197,9 @@ int lb_raw_append(LbRawWriter *w, const LbCellResult *r)
     if (r->sm_clock_end_mhz >= 0)
         fmt_i64(f[COL_CLK1], sizeof f[0], r->sm_clock_end_mhz);
     fmt_i64(f[COL_DROPPED], sizeof f[0], r->clock_dropped ? 1 : 0);
-    status_text(r, f[COL_STATUS], sizeof f[0]);
+    char status[sizeof r->error + 16]; /* "error: " + the whole message */
+    status_text(r, status, sizeof status);
+    fields[COL_STATUS] = status;
 
     if (lb_csv_write_record(w->f, fields, LB_RAW_COLUMNS) != LB_OK || fflush(w->f) != 0)
         return LB_FAIL(LB_ERR_IO, "cannot write %s: %s", w->path, strerror(errno));
