@@ -201,7 +201,7 @@ int main(int argc, char **argv)
     lb_child_resource = RLIMIT_AS;
     lb_child_limit = (rlim_t)1 << 30;
     char *limited[] = {"--n", "32", "--k", "8", "--mem-limit", "2G"};
-    refused(scratch, "--mem-limit 2G under ulimit -v 1G", "--mem-limit", "ulimit -v", limited, 6);
+    refused(scratch, "--mem-limit 2G under ulimit -v 1G", "--mem-limit", "at most", limited, 6);
     lb_child_resource = -1;
 
     failed_writes(scratch);
