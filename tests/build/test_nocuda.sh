@@ -1,0 +1,49 @@
+#!/bin/sh
+# The linbench binary without the CUDA libraries (gpu/loader.c): it links none (ldd), so
+# --version, --device cpu and compare start anywhere; --device cuda with a module whose CUDA
+# library is missing says which library and what to install, in one line, exit 1 (no device);
+# a missing module says so. Usage: test_nocuda.sh LINBENCH. Needs a C compiler for the stand-in
+# module.
+set -u
+bin=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0 failed=0
+check() { if eval "$2"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $1"; fi; }
+
+libs=$(ldd "$bin" | grep -Ei 'cuda|cublas|nvidia' || true)
+echo "ldd linbench, CUDA libraries: ${libs:-none}"
+check "the binary links no CUDA library" "[ -z \"$libs\" ]"
+
+"$bin" --version > "$tmp/out" 2>&1
+check "--version runs" "[ $? -eq 0 ] && grep -q '^linbench ' '$tmp/out'"
+
+"$bin" sweep --device cpu --layers 1 --d-model 16 --heads 2 --ffn 32 --vocab 100 --n 32 --k 8 \
+    --mem-limit 8M --max-batch 1 --cell-time 1 -q --out "$tmp/cpu" > "$tmp/out" 2>&1
+check "--device cpu sweeps" "[ $? -eq 0 ] && [ -s '$tmp/cpu/raw.csv' ]"
+"$bin" compare "$tmp/cpu" > "$tmp/out" 2>&1
+check "compare runs" "[ $? -eq 0 ]"
+
+# A module that needs a library the loader cannot find, as on a laptop without CUDA.
+printf 'int lb_stand_in_dependency(void) { return 0; }\n' > "$tmp/dep.c"
+printf 'int lb_stand_in_dependency(void);\nint lb_stand_in(void) { return lb_stand_in_dependency(); }\n' > "$tmp/mod.c"
+cc -shared -fPIC -o "$tmp/libcublasLt.so.99" -Wl,-soname,libcublasLt.so.99 "$tmp/dep.c" &&
+    cc -shared -fPIC -o "$tmp/linbench-cuda.so" "$tmp/mod.c" "$tmp/libcublasLt.so.99"
+built=$?
+rm -f "$tmp/libcublasLt.so.99"
+if [ $built -eq 0 ]; then
+    LINBENCH_CUDA_MODULE="$tmp/linbench-cuda.so" "$bin" sweep --device cuda --out "$tmp/gpu" > "$tmp/out" 2> "$tmp/err"
+    code=$?
+    echo "--device cuda without libcublasLt: exit $code: $(cat "$tmp/err")"
+    check "exit 1 without the CUDA libraries" "[ $code -eq 1 ]"
+    check "one line naming the missing library and what to install" \
+        "[ \$(wc -l < '$tmp/err') -eq 1 ] && grep -q 'libcublasLt.so.99' '$tmp/err' && grep -q 'install' '$tmp/err'"
+    check "nothing written" "[ ! -e '$tmp/gpu/raw.csv' ]"
+else
+    check "a stand-in module could be built" "false"
+fi
+
+LINBENCH_CUDA_MODULE="$tmp/absent.so" "$bin" info > "$tmp/out" 2>&1
+check "info names a missing module" "grep -q 'module linbench-cuda.so is missing' '$tmp/out'"
+echo "test_nocuda: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
