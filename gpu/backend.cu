@@ -20,6 +20,16 @@
 #include "gpu/cuda_check.h"
 #include "gpu/kernels.h"
 #include "gpu/nvml.h"
+#include "gpu/open_errors.h"
+
+#include <unistd.h>
+
+/* The architectures this build has code for (meson passes them to nvcc; the emulated build is
+ * host code for the emulated device's 9.0). */
+#ifndef LB_GPU_ARCHS
+#define LB_GPU_ARCHS "90"
+#define LB_GPU_PTX 90
+#endif
 
 /* Host staging for upload/download conversions, in elements. */
 #define LB_CUDA_STAGE_ELEMS ((int64_t)1 << 22)
@@ -454,10 +464,28 @@ extern "C" cudaStream_t lb_cuda_backend_stream(LbBackend *be)
     return lb_cuda_state(be)->stream;
 }
 
+/* A device this process cannot use, or one this build has no code for, stops here with its
+ * cause rather than at the first kernel launch. */
+static int lb_cuda_usable(int index)
+{
+    int mode = 0, major = 0, minor = 0;
+    LB_CUDA_CHECK(cudaDeviceGetAttribute(&mode, cudaDevAttrComputeMode, index));
+    if (mode == cudaComputeModeProhibited)
+        return LB_FAIL(LB_ERR_DEVICE, "CUDA device %d is in prohibited compute mode: no process may use it (nvidia-smi -c DEFAULT changes it)", index);
+    LB_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, index));
+    LB_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, index));
+    char what[160];
+    if (lb_cuda_arch_verdict(major, minor, LB_GPU_ARCHS, LB_GPU_PTX, what, sizeof what) == 0)
+        return LB_FAIL(LB_ERR_DEVICE, "CUDA device %d (compute capability %d.%d) has %s: rebuild linbench with -Dgpu_arch=%d%d",
+                       index, major, minor, what, major, minor);
+    return LB_OK;
+}
+
 /* Everything after the state is allocated; on failure the caller closes the half-built backend. */
 static int lb_cuda_setup(LbCudaState *st, int index)
 {
     st->device = index;
+    LB_TRY(lb_cuda_usable(index));
     LB_CUDA_CHECK(cudaSetDevice(index));
     LB_CUDA_CHECK(cudaDeviceGetAttribute(&st->sm_count, cudaDevAttrMultiProcessorCount, index));
     LB_CUDA_CHECK(cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking));
@@ -491,9 +519,16 @@ extern "C" int lb_cuda_backend_open(int index, LbDtype dtype, int tf32, LbBacken
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess || count <= 0) {
-        /* No driver, no device, or a driver older than the runtime: all mean "not here". */
+        /* Said as what it is: no GPU (tests skip) or a GPU that cannot be used (tests fail). */
         (void)cudaGetLastError();
-        return LB_FAIL(LB_ERR_NODEVICE, "no CUDA device found; try --device cpu");
+        if (e == cudaSuccess)
+            e = cudaErrorNoDevice;
+        int driver = 0, runtime = 0;
+        (void)cudaDriverGetVersion(&driver);
+        (void)cudaRuntimeGetVersion(&runtime);
+        (void)cudaGetLastError();
+        return lb_cuda_explain_no_device((int)e, cudaGetErrorName(e), cudaGetErrorString(e), driver, runtime,
+                                         access("/proc/driver/nvidia/version", F_OK) == 0);
     }
     if (index < 0 || index >= count)
         return LB_FAIL(LB_ERR_NODEVICE, "no CUDA device %d: %d found (--gpu takes 0 to %d)", index, count,

@@ -14,7 +14,8 @@
  *     events are timed by the host clock and no asynchronous ordering is modelled;
  *   - a fault found in device code (scheduler.cc) or a library call is sticky: every later call
  *     returns it, as after a kernel fault on a GPU.
- * LB_EMU_NO_DEVICE=1 makes the device vanish (cudaErrorNoDevice), for the tests of that path. */
+ * LB_EMU_NO_DEVICE=1 makes the device vanish (cudaErrorNoDevice); LB_EMU_FAIL, LB_EMU_DRIVER_VERSION,
+ * LB_EMU_CC and LB_EMU_COMPUTE_MODE stand in for the machines a user's first run may meet. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +82,37 @@ bool no_device()
 {
     const char *e = getenv("LB_EMU_NO_DEVICE");
     return e && *e && *e != '0';
+}
+
+/* LB_EMU_FAIL: the error cudaGetDeviceCount returns, as a driver would on a machine that cannot
+ * run CUDA (tests/gpu/test_emu_open.c drives every explanation in gpu/open_errors.c). */
+cudaError_t forced_failure()
+{
+    const char *e = getenv("LB_EMU_FAIL");
+    if (!e || !*e)
+        return cudaSuccess;
+    if (strcmp(e, "insufficient-driver") == 0)
+        return cudaErrorInsufficientDriver;
+    if (strcmp(e, "devices-unavailable") == 0)
+        return cudaErrorDevicesUnavailable;
+    if (strcmp(e, "driver-mismatch") == 0)
+        return cudaErrorSystemDriverMismatch;
+    if (strcmp(e, "initialization") == 0)
+        return cudaErrorInitializationError;
+    return cudaErrorUnknown;
+}
+
+/* LB_EMU_CC=MAJOR.MINOR: the compute capability the device reports (9.0 by default). */
+void compute_capability(int *major, int *minor)
+{
+    *major = 9;
+    *minor = 0;
+    const char *e = getenv("LB_EMU_CC");
+    int a = 0, b = 0;
+    if (e && sscanf(e, "%d.%d", &a, &b) == 2) {
+        *major = a;
+        *minor = b;
+    }
 }
 
 /* The error a call returns: the sticky one when set; otherwise `e`, remembered for
@@ -205,6 +237,10 @@ const char *cudaGetErrorName(cudaError_t e)
     case cudaErrorNoDevice: return "cudaErrorNoDevice";
     case cudaErrorNotSupported: return "cudaErrorNotSupported";
     case cudaErrorLaunchFailure: return "cudaErrorLaunchFailure";
+    case cudaErrorInsufficientDriver: return "cudaErrorInsufficientDriver";
+    case cudaErrorDevicesUnavailable: return "cudaErrorDevicesUnavailable";
+    case cudaErrorSystemDriverMismatch: return "cudaErrorSystemDriverMismatch";
+    case cudaErrorInitializationError: return "cudaErrorInitializationError";
     case cudaErrorIllegalAddress: return "cudaErrorIllegalAddress";
     default: return "cudaErrorUnknown";
     }
@@ -222,6 +258,10 @@ const char *cudaGetErrorString(cudaError_t e)
     case cudaErrorNoDevice: return "no CUDA-capable device is detected";
     case cudaErrorNotSupported: return "operation not supported";
     case cudaErrorLaunchFailure: return "unspecified launch failure (emulated GPU: see the fault above)";
+    case cudaErrorInsufficientDriver: return "CUDA driver version is insufficient for CUDA runtime version";
+    case cudaErrorDevicesUnavailable: return "CUDA-capable device(s) is/are busy or unavailable";
+    case cudaErrorSystemDriverMismatch: return "system has unsupported display driver / cuda driver combination";
+    case cudaErrorInitializationError: return "initialization error";
     case cudaErrorIllegalAddress: return "an illegal memory access was encountered (emulated GPU: see the fault above)";
     default: return "unknown error";
     }
@@ -236,6 +276,10 @@ cudaError_t cudaGetDeviceCount(int *count)
     if (no_device()) {
         *count = 0;
         return ret(cudaErrorNoDevice);
+    }
+    if (forced_failure() != cudaSuccess) {
+        *count = 0;
+        return ret(forced_failure());
     }
     *count = 1;
     return ret(cudaSuccess);
@@ -270,8 +314,7 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
     prop->maxGridSize[0] = 2147483647;
     prop->maxGridSize[1] = 65535;
     prop->maxGridSize[2] = 65535;
-    prop->major = 9;
-    prop->minor = 0;
+    compute_capability(&prop->major, &prop->minor);
     prop->multiProcessorCount = 1;
     return ret(cudaSuccess);
 }
@@ -284,8 +327,13 @@ cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int dev
         return ret(cudaErrorInvalidDevice);
     switch (attr) {
     case cudaDevAttrMultiProcessorCount: *value = 1; break;
-    case cudaDevAttrComputeCapabilityMajor: *value = 9; break;
-    case cudaDevAttrComputeCapabilityMinor: *value = 0; break;
+    case cudaDevAttrComputeCapabilityMajor: compute_capability(value, &device); break;
+    case cudaDevAttrComputeCapabilityMinor: compute_capability(&device, value); break;
+    case cudaDevAttrComputeMode: {
+        const char *m = getenv("LB_EMU_COMPUTE_MODE");
+        *value = m && strcmp(m, "prohibited") == 0 ? cudaComputeModeProhibited : cudaComputeModeDefault;
+        break;
+    }
     case cudaDevAttrMaxThreadsPerBlock: *value = 1024; break;
     case cudaDevAttrWarpSize: *value = 32; break;
     case cudaDevAttrMaxSharedMemoryPerBlock: *value = 48 << 10; break;
@@ -309,7 +357,9 @@ cudaError_t cudaDriverGetVersion(int *v)
 {
     if (!v)
         return ret(cudaErrorInvalidValue);
-    *v = CUDART_VERSION;
+    /* LB_EMU_DRIVER_VERSION: what an older (or absent, 0) driver would say. */
+    const char *e = getenv("LB_EMU_DRIVER_VERSION");
+    *v = e && *e ? atoi(e) : CUDART_VERSION;
     return ret(cudaSuccess);
 }
 
