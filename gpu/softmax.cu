@@ -225,8 +225,10 @@ softmax_online_kernel(T *x, int64_t rows, int64_t cols, float c)
         __syncthreads();
         m = sh_out[0];
         const float inv = 1.0f / sh_out[1];
-        /* Pass 2. The barrier below keeps a fast warp from overwriting sh_m/sh_out with the
-         * next row's partials while a slow one still reads this row's. */
+        /* Pass 2. The barrier at the end of the row is belt and braces: a thread writes the next
+         * row's sh_m/sh_s only after every read of this row's (those end at the barrier above),
+         * and sh_out is rewritten only after the next row's first barrier, which every thread
+         * reaches after reading this row's. Removing it passes the emulated suite too. */
         for (int64_t i = threadIdx.x; i < npk; i += blockDim.x) {
             const LbPack<T, N> p = lb_load_pack<T, N>(row + i * N);
             LbPack<T, N> o;

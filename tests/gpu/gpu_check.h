@@ -49,18 +49,51 @@ static inline void lb_gpu_ok(int rc, const char *what)
     }
 }
 
+/* The 16 elements of slack below let a test offset a tensor off the 16-byte path. In the
+ * AddressSanitizer build of the emulated GPU (LB_TEST_POISON_SLACK), where device memory is host
+ * memory, the slack around the tensor a test uses is poisoned, so a kernel that reads or writes
+ * one element past its tensor is reported there instead of landing in the slack unseen. */
+#ifdef LB_TEST_POISON_SLACK
+#include <sanitizer/asan_interface.h>
+static struct {
+    char *p;
+    int64_t count;
+} lb_gpu_slack[1024];
+static int lb_gpu_slack_next;
+
+/* Poison all of p's slack but the `count` elements from `first` on. */
+static inline void lb_gpu_poison_slack(LbBackend *be, char *p, int64_t count, int64_t first)
+{
+    const size_t eb = be->elem_bytes;
+    ASAN_UNPOISON_MEMORY_REGION(p, (size_t)(count + 16) * eb);
+    ASAN_POISON_MEMORY_REGION(p, (size_t)first * eb);
+    ASAN_POISON_MEMORY_REGION(p + (size_t)(first + count) * eb, (size_t)(16 - first) * eb);
+}
+#endif
+
 /* count elements of the storage type, plus 16 of slack so a test can offset the pointer to take
  * the kernels off their 16-byte path. */
 static inline void *lb_gpu_alloc(LbBackend *be, int64_t count)
 {
     void *p = NULL;
     lb_gpu_ok(be->ops->mem_alloc(be, (size_t)(count + 16) * be->elem_bytes, &p), "mem_alloc");
+#ifdef LB_TEST_POISON_SLACK
+    const int i = lb_gpu_slack_next++ % 1024;
+    lb_gpu_slack[i].p = (char *)p;
+    lb_gpu_slack[i].count = count;
+    lb_gpu_poison_slack(be, (char *)p, count, 0);
+#endif
     return p;
 }
 
-/* p advanced by `elems` storage elements. */
+/* p advanced by `elems` storage elements (at most 16). */
 static inline void *lb_gpu_at(LbBackend *be, void *p, int64_t elems)
 {
+#ifdef LB_TEST_POISON_SLACK
+    for (int i = 0; i < 1024; i++)
+        if (lb_gpu_slack[i].p == (char *)p && elems <= 16)
+            lb_gpu_poison_slack(be, (char *)p, lb_gpu_slack[i].count, elems);
+#endif
     return (char *)p + elems * (int64_t)be->elem_bytes;
 }
 

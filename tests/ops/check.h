@@ -25,6 +25,8 @@ static inline void lb_test_init(const char *name)
 {
     const char *env = getenv("LB_TEST_SEED");
     lb_test_seed = env && *env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL);
+    /* Line by line, so a test killed by a signal still shows how far it got. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     printf("%s: seed %" PRIu64 " (replay with LB_TEST_SEED=%" PRIu64 ")\n", name, lb_test_seed,
            lb_test_seed);
 }
