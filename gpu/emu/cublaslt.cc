@@ -17,7 +17,9 @@
  * allocation). LB_EMU_LT_NO_ALGO=1 makes the heuristic find no algorithm, so the caller's
  * fallback runs. */
 #include <cublasLt.h>
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,6 +63,20 @@ struct Preference {
 /* What the opaque algorithm carries: the promises it was chosen under. */
 enum { ALGO_MAGIC, ALGO_ALIGN_A, ALGO_ALIGN_B, ALGO_ALIGN_C, ALGO_ALIGN_D, ALGO_WORKSPACE };
 
+/* A broken rule: the status cuBLASLt documents, and one line on stderr saying which rule, so a
+ * wrong layout in gpu/matmul.cu reads as what it is rather than a bare "invalid value". */
+cublasStatus_t reject(cublasStatus_t st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+cublasStatus_t reject(cublasStatus_t st, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "linbench gpu emulator: cuBLASLt refuses: %s (%s)\n", buf, cublasGetStatusName(st));
+    return st;
+}
+
 template <typename T> cublasStatus_t set_field(T &field, const void *buf, size_t size)
 {
     if (!buf || size != sizeof(T))
@@ -91,23 +107,35 @@ cublasStatus_t build_problem(const MatmulDesc &op, const Layout &a, const Layout
 {
     if (a.order != CUBLASLT_ORDER_COL || b.order != CUBLASLT_ORDER_COL || c.order != CUBLASLT_ORDER_COL ||
         d.order != CUBLASLT_ORDER_COL)
-        return CUBLAS_STATUS_NOT_SUPPORTED;
+        return reject(CUBLAS_STATUS_NOT_SUPPORTED, "an order other than column-major");
     if (op.epilogue != CUBLASLT_EPILOGUE_DEFAULT && op.epilogue != CUBLASLT_EPILOGUE_BIAS)
-        return CUBLAS_STATUS_NOT_SUPPORTED;
+        return reject(CUBLAS_STATUS_NOT_SUPPORTED, "epilogue %u (the emulator has DEFAULT and BIAS)", op.epilogue);
     if (!types_supported(op, a, b, c, d))
-        return CUBLAS_STATUS_NOT_SUPPORTED;
+        return reject(CUBLAS_STATUS_NOT_SUPPORTED, "types A %d, B %d, C %d, D %d under compute type %d, scale %d",
+                      (int)a.type, (int)b.type, (int)c.type, (int)d.type, (int)op.compute, (int)op.scale);
     const bool ta = op.trans_a != CUBLAS_OP_N, tb = op.trans_b != CUBLAS_OP_N;
     const int64_t m = (int64_t)(ta ? a.cols : a.rows), k = (int64_t)(ta ? a.rows : a.cols);
     const int64_t kb = (int64_t)(tb ? b.cols : b.rows), n = (int64_t)(tb ? b.rows : b.cols);
     if (k != kb || (int64_t)c.rows != m || (int64_t)c.cols != n || (int64_t)d.rows != m ||
         (int64_t)d.cols != n)
-        return CUBLAS_STATUS_INVALID_VALUE;
+        return reject(CUBLAS_STATUS_INVALID_VALUE,
+                      "shapes do not chain: op(A) is %lld x %lld (A %llu x %llu, %s), op(B) %lld x %lld (B %llu x %llu, %s), C %llu x %llu, D %llu x %llu",
+                      (long long)m, (long long)k, (unsigned long long)a.rows, (unsigned long long)a.cols,
+                      ta ? "T" : "N", (long long)kb, (long long)n, (unsigned long long)b.rows,
+                      (unsigned long long)b.cols, tb ? "T" : "N", (unsigned long long)c.rows,
+                      (unsigned long long)c.cols, (unsigned long long)d.rows, (unsigned long long)d.cols);
     const Layout *ls[4] = {&a, &b, &c, &d};
-    for (const Layout *l : ls)
-        if (l->ld < (int64_t)(l->rows > 1 ? l->rows : 1) || l->batch < 1)
-            return CUBLAS_STATUS_INVALID_VALUE;
+    const char *names = "ABCD";
+    for (int i = 0; i < 4; i++) {
+        if (ls[i]->ld < (int64_t)(ls[i]->rows > 1 ? ls[i]->rows : 1))
+            return reject(CUBLAS_STATUS_INVALID_VALUE, "%c's leading dimension %lld is below its %llu rows", names[i],
+                          (long long)ls[i]->ld, (unsigned long long)ls[i]->rows);
+        if (ls[i]->batch < 1)
+            return reject(CUBLAS_STATUS_INVALID_VALUE, "%c's batch count %d", names[i], ls[i]->batch);
+    }
     if (a.batch != d.batch || b.batch != d.batch || c.batch != d.batch)
-        return CUBLAS_STATUS_INVALID_VALUE;
+        return reject(CUBLAS_STATUS_INVALID_VALUE, "batch counts differ: A %d, B %d, C %d, D %d", a.batch, b.batch,
+                      c.batch, d.batch);
     memset(g, 0, sizeof *g);
     g->m = m;
     g->n = n;
@@ -122,9 +150,10 @@ cublasStatus_t build_problem(const MatmulDesc &op, const Layout &a, const Layout
     g->d = GemmMatrix{nullptr, d.type, m, n, d.ld, d.stride};
     g->bias_type = op.bias_type < 0 ? d.type : (cudaDataType_t)op.bias_type;
     if (batches_overlap(g->d, g->batch))
-        return CUBLAS_STATUS_INVALID_VALUE;
+        return reject(CUBLAS_STATUS_INVALID_VALUE, "batches of D overlap (stride %lld under one %lld x %lld matrix, ld %lld)",
+                      (long long)d.stride, (long long)m, (long long)n, (long long)d.ld);
     if (op.epilogue == CUBLASLT_EPILOGUE_BIAS && type_bytes(g->bias_type) == 0)
-        return CUBLAS_STATUS_NOT_SUPPORTED;
+        return reject(CUBLAS_STATUS_NOT_SUPPORTED, "bias type %d", (int)g->bias_type);
     return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -322,23 +351,26 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t op, 
     g.beta = *static_cast<const float *>(beta);
     if (o.epilogue == CUBLASLT_EPILOGUE_BIAS) {
         if (!o.bias)
-            return CUBLAS_STATUS_INVALID_VALUE;
+            return reject(CUBLAS_STATUS_INVALID_VALUE, "the BIAS epilogue without a bias pointer");
         g.bias = o.bias;
     }
     if (C == D && memcmp(layout_of(lc), layout_of(ld), sizeof(Layout)) != 0)
-        return CUBLAS_STATUS_INVALID_VALUE;
+        return reject(CUBLAS_STATUS_INVALID_VALUE, "C and D are one buffer with different layouts");
     if (algo) {
         const uint64_t *a = algo->data;
         if (a[ALGO_MAGIC] != kAlgoMagic)
-            return CUBLAS_STATUS_INVALID_VALUE;
+            return reject(CUBLAS_STATUS_INVALID_VALUE, "an algorithm the heuristic did not return");
         if (workspace_bytes < a[ALGO_WORKSPACE])
-            return CUBLAS_STATUS_INVALID_VALUE;
-        if ((uintptr_t)A % a[ALGO_ALIGN_A] || (uintptr_t)B % a[ALGO_ALIGN_B] ||
-            (uintptr_t)C % a[ALGO_ALIGN_C] || (uintptr_t)D % a[ALGO_ALIGN_D])
-            return CUBLAS_STATUS_INVALID_VALUE;
+            return reject(CUBLAS_STATUS_INVALID_VALUE, "a workspace of %zu bytes, under the %llu the algorithm asked for",
+                          workspace_bytes, (unsigned long long)a[ALGO_WORKSPACE]);
+        const void *ptrs[4] = {A, B, C, D};
+        for (int i = 0; i < 4; i++)
+            if ((uintptr_t)ptrs[i] % a[ALGO_ALIGN_A + i])
+                return reject(CUBLAS_STATUS_INVALID_VALUE, "%c at %p is less aligned than the %llu bytes promised to the heuristic",
+                              "ABCD"[i], ptrs[i], (unsigned long long)a[ALGO_ALIGN_A + i]);
     }
     if (workspace_bytes > 0 && (!workspace || !device_range_valid(workspace, workspace_bytes)))
-        return CUBLAS_STATUS_INVALID_VALUE;
+        return reject(CUBLAS_STATUS_INVALID_VALUE, "a workspace of %zu bytes that is not device memory", workspace_bytes);
     if (g.m == 0 || g.n == 0)
         return CUBLAS_STATUS_SUCCESS;
     if (!stream_valid(stream) || sticky_error() != cudaSuccess)
