@@ -34,7 +34,9 @@ typedef struct LbCellResult {
     double tflop_per_s;     /* lb_config_flops_per_seq * batch / median seconds / 1e12 */
     int passes;             /* timed passes */
     int sm_clock_start_mhz, sm_clock_end_mhz; /* -1 where it cannot be read */
-    int clock_dropped;      /* the SM clock fell by more than 10% during the cell */
+    int clock_events_known; /* the reasons below could be read (NVML) */
+    uint64_t clock_events;  /* clock-event reasons seen after any timed pass (attn/clock_events.h) */
+    int slowdown;           /* one of them was thermal or a hardware slowdown */
     LbCellStatus status;
     char error[512];        /* status text: "ok", "OOM", or the error message (as long as
                              * attn/status.c keeps one, so a message is never cut here) */

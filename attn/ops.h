@@ -112,6 +112,9 @@ typedef struct LbOps {
     int (*timer_stop)(LbBackend *be, double *ms);
     /* Current SM clock in MHz, or -1 where it cannot be read. */
     int (*sm_clock_mhz)(LbBackend *be);
+    /* The clock-event (throttle) reasons in force now, NVML's bits (attn/clock_events.h);
+     * LB_ERR_UNSUPPORTED where they cannot be read (no NVML, the CPU). */
+    int (*clock_events)(LbBackend *be, uint64_t *reasons);
 
     /* --- the device ----------------------------------------------------------------------- */
     int (*describe)(LbBackend *be, LbDeviceInfo *info);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "attn/arena.h"
+#include "attn/clock_events.h"
 #include "attn/forward.h"
 #include "attn/measure.h"
 #include "attn/model.h"
@@ -90,8 +91,10 @@ static void print_result(const LbOptions *o, const LbCellResult *r, uint64_t bud
     printf("TFLOP/s: %.4g (%.4g GFLOP per sequence x batch / median time)\n", r->tflop_per_s,
            lb_config_flops_per_seq(&o->model) / 1e9);
     if (r->sm_clock_start_mhz > 0)
-        printf("SM clock: %d -> %d MHz%s\n", r->sm_clock_start_mhz, r->sm_clock_end_mhz,
-               r->clock_dropped ? " (dropped: throttling?)" : "");
+        printf("SM clock: %d -> %d MHz\n", r->sm_clock_start_mhz, r->sm_clock_end_mhz);
+    char events[256];
+    if (r->clock_events_known && lb_clock_events_text(r->clock_events, events, sizeof events) == 0)
+        printf("clock events: %s%s\n", events, r->slowdown ? " (slowed: thermal or hardware slowdown)" : "");
 }
 
 int lb_cmd_run(int argc, char **argv)

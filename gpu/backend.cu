@@ -344,6 +344,16 @@ static int lb_cuda_sm_clock_mhz(LbBackend *be)
     return lb_nvml_clock(lb_cuda_state(be)->nvml, LB_NVML_SM_NOW);
 }
 
+static int lb_cuda_clock_events(LbBackend *be, uint64_t *reasons)
+{
+    unsigned long long r = 0;
+    *reasons = 0;
+    if (lb_nvml_clock_events(lb_cuda_state(be)->nvml, &r) != 0)
+        return LB_ERR_UNSUPPORTED;
+    *reasons = (uint64_t)r;
+    return LB_OK;
+}
+
 /* --- the device --------------------------------------------------------------------------- */
 
 static int lb_cuda_describe(LbBackend *be, LbDeviceInfo *info)
@@ -434,6 +444,7 @@ static const LbOps lb_cuda_ops = {
     lb_cuda_timer_start,
     lb_cuda_timer_stop,
     lb_cuda_sm_clock_mhz,
+    lb_cuda_clock_events,
     lb_cuda_describe,
     lb_cuda_close,
 };

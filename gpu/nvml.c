@@ -4,6 +4,7 @@
 #include "gpu/nvml.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +19,7 @@ struct LbNvml {
     int (*shutdown)(void);
     int (*clock_info)(LbNvmlDeviceRaw, int, unsigned int *);
     int (*max_clock_info)(LbNvmlDeviceRaw, int, unsigned int *);
+    int (*clock_events)(LbNvmlDeviceRaw, unsigned long long *); /* NULL where the driver has neither */
 };
 
 /* dlsym returns void *; ISO C has no conversion from it to a function pointer, so copy the bits
@@ -50,6 +52,10 @@ LbNvml *lb_nvml_open(const char *pci_bus_id)
         lb_nvml_sym(lib, "nvmlDeviceGetClockInfo", &nv->clock_info, sizeof nv->clock_info) ||
         lb_nvml_sym(lib, "nvmlDeviceGetMaxClockInfo", &nv->max_clock_info, sizeof nv->max_clock_info))
         goto fail_lib;
+    /* Drivers from 535 name them clock events; older ones throttle reasons (same bits). */
+    if (lb_nvml_sym(lib, "nvmlDeviceGetCurrentClocksEventReasons", &nv->clock_events, sizeof nv->clock_events))
+        (void)lb_nvml_sym(lib, "nvmlDeviceGetCurrentClocksThrottleReasons", &nv->clock_events,
+                          sizeof nv->clock_events);
     if (init() != 0)
         goto fail_lib;
     if (by_pci(pci_bus_id, &nv->dev) != 0) {
@@ -77,6 +83,51 @@ int lb_nvml_clock(LbNvml *nv, LbNvmlClock which)
     default: return -1;
     }
     return rc == 0 && mhz > 0 ? (int)mhz : -1;
+}
+
+int lb_nvml_clock_events(LbNvml *nv, unsigned long long *reasons)
+{
+    *reasons = 0;
+    if (!nv || !nv->clock_events)
+        return -1;
+    return nv->clock_events(nv->dev, reasons) == 0 ? 0 : -1;
+}
+
+/* nvmlProcessInfo_t as the _v2 and _v3 entry points fill it */
+typedef struct LbNvmlProcess {
+    unsigned int pid;
+    unsigned long long used_bytes;
+    unsigned int gpu_instance, compute_instance;
+} LbNvmlProcess;
+
+void lb_nvml_state(LbNvml *nv, int *persistence, int *mig, int *other_processes)
+{
+    *persistence = *mig = *other_processes = -1;
+    if (!nv)
+        return;
+    int (*get_persistence)(LbNvmlDeviceRaw, int *) = NULL;
+    int (*get_mig)(LbNvmlDeviceRaw, unsigned int *, unsigned int *) = NULL;
+    int (*get_procs)(LbNvmlDeviceRaw, unsigned int *, LbNvmlProcess *) = NULL;
+    int v = 0;
+    if (lb_nvml_sym(nv->lib, "nvmlDeviceGetPersistenceMode", &get_persistence, sizeof get_persistence) == 0 &&
+        get_persistence(nv->dev, &v) == 0)
+        *persistence = v != 0;
+    unsigned int cur = 0, pending = 0;
+    if (lb_nvml_sym(nv->lib, "nvmlDeviceGetMigMode", &get_mig, sizeof get_mig) == 0) {
+        int rc = get_mig(nv->dev, &cur, &pending);
+        *mig = rc == 0 ? cur != 0 : rc == 3 /* NVML_ERROR_NOT_SUPPORTED: a GPU without MIG */ ? 0 : -1;
+    }
+    if (lb_nvml_sym(nv->lib, "nvmlDeviceGetComputeRunningProcesses_v3", &get_procs, sizeof get_procs) != 0 &&
+        lb_nvml_sym(nv->lib, "nvmlDeviceGetComputeRunningProcesses_v2", &get_procs, sizeof get_procs) != 0)
+        return;
+    LbNvmlProcess p[64];
+    unsigned int count = 64;
+    if (get_procs(nv->dev, &count, p) != 0 || count > 64)
+        return;
+    int others = 0;
+    for (unsigned int i = 0; i < count; i++)
+        others += p[i].pid != (unsigned int)getpid();
+    *other_processes = others;
 }
 
 void lb_nvml_close(LbNvml *nv)

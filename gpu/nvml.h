@@ -22,6 +22,12 @@ typedef enum LbNvmlClock {
 LbNvml *lb_nvml_open(const char *pci_bus_id);
 /* MHz, or -1 when it cannot be read (NULL handle too). */
 int lb_nvml_clock(LbNvml *nv, LbNvmlClock which);
+/* The clock-event reasons in force now (NVML's bits, attn/clock_events.h); -1 when they cannot be
+ * read (NULL handle, or a driver with neither entry point). */
+int lb_nvml_clock_events(LbNvml *nv, unsigned long long *reasons);
+/* For `linbench check`'s environment block: persistence mode and MIG mode (1 on, 0 off) and the
+ * number of compute processes on the GPU other than this one; -1 each where NVML cannot tell. */
+void lb_nvml_state(LbNvml *nv, int *persistence, int *mig, int *other_processes);
 void lb_nvml_close(LbNvml *nv);
 
 #ifdef __cplusplus

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "attn/clock_events.h"
 #include "attn/status.h"
 #include "reports/csv_io.h"
 
@@ -16,13 +17,14 @@ const char *const lb_raw_columns[LB_RAW_COLUMNS] = {
     "model",      "n",          "k",         "sharing",     "order",
     "dtype",      "batch",      "planned_bytes", "peak_bytes", "median_ms",
     "min_ms",     "max_ms",     "ms_per_seq", "tokens_per_s", "tflop_per_s",
-    "passes",     "sm_clock_start_mhz", "sm_clock_end_mhz", "clock_dropped", "status",
+    "passes",     "sm_clock_start_mhz", "sm_clock_end_mhz", "clock_events", "slowdown",
+    "status",
 };
 
 enum {
     COL_MODEL, COL_N, COL_K, COL_SHARING, COL_ORDER, COL_DTYPE, COL_BATCH, COL_PLANNED, COL_PEAK,
     COL_MEDIAN, COL_MIN, COL_MAX, COL_PER_SEQ, COL_TOKENS, COL_TFLOPS, COL_PASSES, COL_CLK0,
-    COL_CLK1, COL_DROPPED, COL_STATUS
+    COL_CLK1, COL_EVENTS, COL_SLOWDOWN, COL_STATUS
 };
 
 struct LbRawWriter {
@@ -196,7 +198,10 @@ int lb_raw_append(LbRawWriter *w, const LbCellResult *r)
         fmt_i64(f[COL_CLK0], sizeof f[0], r->sm_clock_start_mhz);
     if (r->sm_clock_end_mhz >= 0)
         fmt_i64(f[COL_CLK1], sizeof f[0], r->sm_clock_end_mhz);
-    fmt_i64(f[COL_DROPPED], sizeof f[0], r->clock_dropped ? 1 : 0);
+    if (r->clock_events_known && lb_clock_events_text(r->clock_events, f[COL_EVENTS], sizeof f[0]) != 0)
+        return LB_FAIL(LB_ERR_INVALID, "clock-event reasons 0x%llx do not fit a raw.csv field",
+                       (unsigned long long)r->clock_events);
+    fmt_i64(f[COL_SLOWDOWN], sizeof f[0], r->slowdown ? 1 : 0);
     char status[sizeof r->error + 16]; /* "error: " + the whole message */
     status_text(r, status, sizeof status);
     fields[COL_STATUS] = status;
@@ -281,9 +286,12 @@ static int parse_row(const char *path, size_t line, char **fs, LbCellResult *r)
             return BAD(c, "a clock in MHz or empty");
         *clk[c - COL_CLK0] = (int)v;
     }
-    if (lb_csv_parse_int64(fs[COL_DROPPED], &v) || (v != 0 && v != 1))
-        return BAD(COL_DROPPED, "0 or 1");
-    r->clock_dropped = (int)v;
+    r->clock_events_known = fs[COL_EVENTS][0] != '\0';
+    if (r->clock_events_known && lb_clock_events_parse(fs[COL_EVENTS], &r->clock_events) != 0)
+        return BAD(COL_EVENTS, "clock-event reasons such as sw_power_cap+hw_thermal, none, or empty");
+    if (lb_csv_parse_int64(fs[COL_SLOWDOWN], &v) || (v != 0 && v != 1))
+        return BAD(COL_SLOWDOWN, "0 or 1");
+    r->slowdown = (int)v;
     return LB_OK;
 }
 

@@ -5,10 +5,13 @@
  * Columns, in this order:
  *   model,n,k,sharing,order,dtype,batch,planned_bytes,peak_bytes,median_ms,min_ms,max_ms,
  *   ms_per_seq,tokens_per_s,tflop_per_s,passes,sm_clock_start_mhz,sm_clock_end_mhz,
- *   clock_dropped,status
+ *   clock_events,slowdown,status
  * - k, sharing and order are empty for the standard model;
  * - the timing columns (median_ms .. passes) are empty unless status is ok, and read back as 0;
  * - a clock of -1 (unreadable) is written empty and read back as -1;
+ * - clock_events: NVML's clock-event reasons seen after any timed pass, as names joined by '+'
+ *   ("sw_power_cap+hw_thermal", "none"), empty where they cannot be read; slowdown is 1 when one
+ *   of them was thermal or a hardware slowdown (attn/clock_events.h);
  * - reals are written with the fewest of 15, 16 or 17 significant digits that read back to the
  *   same double, so a row survives the round trip exactly;
  * - status is `ok`, `OOM`, or the error message. */
@@ -23,7 +26,7 @@
 extern "C" {
 #endif
 
-#define LB_RAW_COLUMNS 20
+#define LB_RAW_COLUMNS 21
 
 /* The header row's names, in order. */
 extern const char *const lb_raw_columns[LB_RAW_COLUMNS];

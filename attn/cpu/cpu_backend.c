@@ -285,6 +285,13 @@ static int lb_cpu_timer_stop(LbBackend *be, double *ms)
     return LB_OK;
 }
 
+static int lb_cpu_clock_events(LbBackend *be, uint64_t *reasons)
+{
+    (void)be;
+    *reasons = 0;
+    return LB_ERR_UNSUPPORTED; /* a CPU has no such reasons to report */
+}
+
 static int lb_cpu_sm_clock_mhz(LbBackend *be)
 {
     (void)be;
@@ -367,6 +374,7 @@ static const LbOps lb_cpu_ops = {
     .timer_start = lb_cpu_timer_start,
     .timer_stop = lb_cpu_timer_stop,
     .sm_clock_mhz = lb_cpu_sm_clock_mhz,
+    .clock_events = lb_cpu_clock_events,
     .describe = lb_cpu_describe,
     .close = lb_cpu_close,
 };

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "attn/clock_events.h"
 #include <time.h>
 
 #include "attn/status.h"
@@ -48,7 +50,9 @@ static LbCellResult standard_row(int64_t n)
     r.passes = (int)(next_u64() % 50) + 5;
     r.sm_clock_start_mhz = 1980;
     r.sm_clock_end_mhz = 1755;
-    r.clock_dropped = 1;
+    r.clock_events_known = 1;
+    r.clock_events = LB_CLOCK_EVENT_SW_POWER_CAP | LB_CLOCK_EVENT_HW_THERMAL;
+    r.slowdown = 1;
     r.status = LB_CELL_OK;
     snprintf(r.error, sizeof r.error, "ok");
     return r;
@@ -62,7 +66,9 @@ static LbCellResult linformer_row(int64_t n, int64_t k)
     r.sharing = LB_SHARE_KV;
     r.order = LB_ORDER_LATE;
     r.dtype = LB_DTYPE_BF16;
-    r.clock_dropped = 0;
+    r.clock_events_known = 0;
+    r.clock_events = 0;
+    r.slowdown = 0;
     r.sm_clock_end_mhz = 1980;
     return r;
 }
@@ -122,7 +128,9 @@ static int same_row(const LbCellResult *a, const LbCellResult *b, size_t i)
     SAME_I(passes);
     SAME_I(sm_clock_start_mhz);
     SAME_I(sm_clock_end_mhz);
-    SAME_I(clock_dropped);
+    SAME_I(clock_events_known);
+    SAME_I(clock_events);
+    SAME_I(slowdown);
     SAME_I(status);
 #undef SAME_I
 #undef SAME_D
@@ -192,7 +200,7 @@ int main(void)
                   strcmp(t.row[0].fields[2], "k") == 0,
               "header starts %s,%s,%s: should be model,n,k", t.row[0].fields[0], t.row[0].fields[1],
               t.row[0].fields[2]);
-        CHECK(strcmp(t.row[0].fields[19], "status") == 0, "last column %s", t.row[0].fields[19]);
+        CHECK(strcmp(t.row[0].fields[LB_RAW_COLUMNS - 1], "status") == 0, "last column %s", t.row[0].fields[LB_RAW_COLUMNS - 1]);
         CHECK(t.row[1].fields[2][0] == '\0' && t.row[1].fields[3][0] == '\0' &&
                   t.row[1].fields[4][0] == '\0',
               "standard row: k, sharing, order should be empty");
@@ -203,13 +211,13 @@ int main(void)
         CHECK(strcmp(t.row[3].fields[6], "0") == 0, "OOM row batch \"%s\": should be 0",
               t.row[3].fields[6]);
         int empty = 1;
-        for (int c = 9; c <= 17; c++)
+        for (int c = 9; c <= 18; c++)
             empty &= t.row[3].fields[c][0] == '\0';
-        CHECK(empty, "OOM row: timing, passes and clock fields should be empty");
-        CHECK(strcmp(t.row[3].fields[19], "OOM") == 0, "OOM row status \"%s\"", t.row[3].fields[19]);
-        CHECK(strcmp(t.row[4].fields[19], want[3].error) == 0, "error row status \"%s\"",
-              t.row[4].fields[19]);
-        CHECK(strcmp(t.row[1].fields[19], "ok") == 0, "ok row status \"%s\"", t.row[1].fields[19]);
+        CHECK(empty, "OOM row: timing, passes, clock and clock-event fields should be empty");
+        CHECK(strcmp(t.row[3].fields[LB_RAW_COLUMNS - 1], "OOM") == 0, "OOM row status \"%s\"", t.row[3].fields[LB_RAW_COLUMNS - 1]);
+        CHECK(strcmp(t.row[4].fields[LB_RAW_COLUMNS - 1], want[3].error) == 0, "error row status \"%s\"",
+              t.row[4].fields[LB_RAW_COLUMNS - 1]);
+        CHECK(strcmp(t.row[1].fields[LB_RAW_COLUMNS - 1], "ok") == 0, "ok row status \"%s\"", t.row[1].fields[LB_RAW_COLUMNS - 1]);
     }
     lb_csv_table_free(&t);
 
@@ -271,7 +279,7 @@ int main(void)
     if (w)
         lb_raw_append(w, &want[0]);
     lb_raw_close(w);
-    append_text(path4, "standard,zero,,,,fp16,1,1,1,1,1,1,1,1,1,5,,,0,ok\n");
+    append_text(path4, "standard,zero,,,,fp16,1,1,1,1,1,1,1,1,1,5,,,,0,ok\n");
     lb_error_clear();
     rc = lb_raw_read(path4, &got, &count);
     CHECK(rc == LB_ERR_FORMAT && strstr(lb_error_message(), "line 3") &&
