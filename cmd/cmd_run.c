@@ -14,6 +14,7 @@
 #include "attn/plan.h"
 #include "attn/status.h"
 #include "cmd/args.h"
+#include "cmd/check.h"
 #include "cmd/commands.h"
 #include "cmd/options.h"
 #include "cmd/outdir.h"
@@ -35,6 +36,8 @@ void lb_help_run(FILE *out)
           "  --dump DIR          write ids.npy, every weight, output.npy and index.csv into DIR\n"
           "                      (a new or empty directory) instead of timing\n"
           "  --batch N           batch of the dumped pass, 1 to 65536 (default 1)\n"
+          "  --no-check          skip the quick check of the backend (linbench check --quick) that\n"
+          "                      runs first\n"
           "  -h, --help          this help\n",
           out);
 }
@@ -99,18 +102,19 @@ static void print_result(const LbOptions *o, const LbCellResult *r, uint64_t bud
 
 int lb_cmd_run(int argc, char **argv)
 {
-    enum { OPT_MODEL = 1000, OPT_N, OPT_K, OPT_DUMP, OPT_BATCH, OWN = 6 };
+    enum { OPT_MODEL = 1000, OPT_N, OPT_K, OPT_DUMP, OPT_BATCH, OPT_NO_CHECK, OWN = 7 };
     struct option longopts[OWN + LB_SHARED_OPTION_COUNT + 1] = {
         {"model", required_argument, NULL, OPT_MODEL}, {"n", required_argument, NULL, OPT_N},
         {"k", required_argument, NULL, OPT_K},         {"dump", required_argument, NULL, OPT_DUMP},
         {"batch", required_argument, NULL, OPT_BATCH}, {"help", no_argument, NULL, 'h'},
+        {"no-check", no_argument, NULL, OPT_NO_CHECK},
     };
     memcpy(longopts + OWN, lb_shared_long_options, sizeof(struct option) * (LB_SHARED_OPTION_COUNT + 1));
     LbOptions o;
     lb_options_defaults(&o);
     const char *dump_dir = NULL;
     int64_t batch = 1;
-    int c, rc;
+    int c, rc, no_check = 0;
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
@@ -132,6 +136,7 @@ int lb_cmd_run(int argc, char **argv)
             if (lb_parse_int64(optarg, 1, 65536, &batch))
                 return lb_usage_error("invalid argument \"%s\" for --batch: should be an integer from 1 to 65536", optarg);
             break;
+        case OPT_NO_CHECK: no_check = 1; break;
         case 'h': lb_help_run(stdout); return LB_EXIT_OK;
         case ':': return lb_usage_error("flag %s needs a value (see linbench run --help)", argv[optind - 1]);
         case '?': return lb_usage_error("unknown flag \"%s\" for run (see linbench run --help)", argv[optind - 1]);
@@ -159,6 +164,15 @@ int lb_cmd_run(int argc, char **argv)
             lb_outdir_abandon();
         return rc;
     }
+    /* A backend that gets its arithmetic wrong is not measured (linbench check --quick). */
+    LbCheckResult check;
+    memset(&check, 0, sizeof check);
+    if (!no_check && (rc = lb_quick_check(be, &o.model, &check)) != 0) {
+        if (dump_dir)
+            lb_outdir_abandon();
+        lb_backend_close(be);
+        return rc;
+    }
     if (dump_dir) {
         rc = dump(&o, be, budget, batch, dump_dir);
         if (rc != 0)
@@ -170,6 +184,10 @@ int lb_cmd_run(int argc, char **argv)
             rc = lb_runtime_error(mrc);
         } else {
             print_result(&o, &r, budget);
+            if (check.ran)
+                printf("check: passed (%zu checks, largest relative error %.3g)\n", check.checks, check.max_rel_error);
+            else
+                printf("check: skipped (--no-check)\n");
             rc = r.status == LB_CELL_OK ? LB_EXIT_OK : LB_EXIT_FAILURE;
         }
     }

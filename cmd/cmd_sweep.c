@@ -41,6 +41,8 @@ void lb_help_sweep(FILE *out)
           "                      from DIR/meta.csv; flags given must agree with them, and DIR must\n"
           "                      come from this linbench version\n"
           "  --format F          closing summary as text or md (default text)\n"
+          "  --no-check          skip the quick check of the backend (linbench check --quick) that\n"
+          "                      runs first; meta.csv records check as skipped\n"
           "  -q, --quiet         no progress on stderr\n"
           "  -h, --help          this help\n\n"
           "A directory is written by one linbench at a time (a lock held for the whole run).\n\n"
@@ -62,7 +64,7 @@ static void on_signal(int sig)
 }
 
 enum { OPT_N = 'n', OPT_K = 'k', OPT_OUT = 'o', OPT_QUIET = 'q', OPT_HELP = 'h',
-       OPT_FORCE = 1000, OPT_RESUME, OPT_FORMAT };
+       OPT_FORCE = 1000, OPT_RESUME, OPT_FORMAT, OPT_NO_CHECK };
 
 static char *join_command_line(int argc, char **argv)
 {
@@ -158,12 +160,13 @@ static int open_resumed(const char *dir, LbMeta *meta, uint64_t *budget)
 
 int lb_cmd_sweep(int argc, char **argv)
 {
-    enum { OWN = 8 };
+    enum { OWN = 9 };
     struct option longopts[OWN + LB_SHARED_OPTION_COUNT + 1] = {
         {"n", required_argument, NULL, OPT_N},          {"k", required_argument, NULL, OPT_K},
         {"out", required_argument, NULL, OPT_OUT},      {"quiet", no_argument, NULL, OPT_QUIET},
         {"help", no_argument, NULL, OPT_HELP},          {"force", no_argument, NULL, OPT_FORCE},
         {"resume", required_argument, NULL, OPT_RESUME}, {"format", required_argument, NULL, OPT_FORMAT},
+        {"no-check", no_argument, NULL, OPT_NO_CHECK},
     };
     memcpy(longopts + OWN, lb_shared_long_options, sizeof(struct option) * (LB_SHARED_OPTION_COUNT + 1));
 
@@ -172,7 +175,7 @@ int lb_cmd_sweep(int argc, char **argv)
     lb_options_defaults(&s.opt);
     s.format = LB_FORMAT_TEXT;
     const char *n_arg = NULL, *k_arg = NULL, *out = NULL, *resume = NULL;
-    int force = 0, c, rc;
+    int force = 0, no_check = 0, c, rc;
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":o:qh", longopts, NULL)) != -1) {
@@ -183,6 +186,7 @@ int lb_cmd_sweep(int argc, char **argv)
         case OPT_QUIET: s.quiet = 1; break;
         case OPT_HELP: lb_help_sweep(stdout); return LB_EXIT_OK;
         case OPT_FORCE: force = 1; break;
+        case OPT_NO_CHECK: no_check = 1; break;
         case OPT_RESUME: resume = optarg; break;
         case OPT_FORMAT:
             if (strcmp(optarg, "text") == 0)
@@ -294,6 +298,13 @@ int lb_cmd_sweep(int argc, char **argv)
             rc = LB_EXIT_FAILURE;
         }
         budget = resumed_budget;
+    }
+    /* A backend that gets its arithmetic wrong is not measured: nothing is written, and a new
+     * directory is removed as when the device cannot be opened. */
+    if (rc == 0 && !no_check) {
+        rc = lb_quick_check(be, &s.opt.model, &s.check);
+        if (rc != 0 && !resume)
+            lb_outdir_abandon();
     }
     if (rc == 0 && force)
         rc = lb_outdir_clear_results(s.dir); /* before the first new row, not after the last */

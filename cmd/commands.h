@@ -22,6 +22,8 @@ int lb_cmd_sweep(int argc, char **argv);
 void lb_help_sweep(FILE *out);
 int lb_cmd_run(int argc, char **argv);
 void lb_help_run(FILE *out);
+int lb_cmd_check(int argc, char **argv);
+void lb_help_check(FILE *out);
 int lb_cmd_info(int argc, char **argv);
 void lb_help_info(FILE *out);
 int lb_cmd_compare(int argc, char **argv);

@@ -15,6 +15,7 @@ static const LbCommand commands[] = {
     {"run", lb_cmd_run, lb_help_run, "measure one cell: one model, one n, one k"},
     {"compare", lb_cmd_compare, lb_help_compare, "set a sweep beside the paper's Table 3, or two sweeps side by side"},
     {"plot", lb_cmd_plot, lb_help_plot, "write gnuplot scripts (and PNG/SVG where gnuplot is installed) of a sweep"},
+    {"check", lb_cmd_check, lb_help_check, "check every operation and forward pass of a backend against the CPU reference"},
     {"info", lb_cmd_info, lb_help_info, "what linbench sees: devices, memory, versions"},
     {"help", lb_cmd_help, lb_help_help, "help on linbench or on one command"},
 };
@@ -71,5 +72,5 @@ int main(int argc, char **argv)
         if (strcmp(name, cmds[i].name) == 0)
             return finish_output(cmds[i].run(argc - 1, argv + 1));
     }
-    return lb_usage_error("unknown command \"%s\": should be one of sweep, run, compare, plot, info, help (see linbench help)", name);
+    return lb_usage_error("unknown command \"%s\": should be one of sweep, run, compare, plot, check, info, help (see linbench help)", name);
 }

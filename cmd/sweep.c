@@ -175,6 +175,15 @@ static int write_meta(const LbSweep *s, LbBackend *be, const char *start, const 
     for (size_t i = 0; i < lb_sweep_setting_count; i++)
         SET_SETTING(lb_sweep_settings[i].key); /* the rest, in the table's order */
     SET("min_passes", "%d", s->opt.timing.min_passes);
+    /* this run's quick check of the backend (linbench check --quick); a resume records its own */
+    SET("check", "%s", !s->check.ran ? "skipped" : s->check.failures ? "failed" : "passed");
+    if (s->check.ran) {
+        SET("check_max_rel_error", "%.3g", s->check.max_rel_error);
+        SET("check_seed", "%llu", (unsigned long long)s->check.seed);
+    } else {
+        SET("check_max_rel_error", "%s", "");
+        SET("check_seed", "%s", "");
+    }
     /* resume_1_time, resume_1_command, resume_2_time ...: the earlier resumes, then this one */
     int resumes = 0;
     for (size_t i = 0; s->previous && i < s->previous->count; i++) {

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cmd/check.h"
 #include "cmd/options.h"
 #include "reports/grid.h"
 #include "reports/meta.h"
@@ -24,6 +25,7 @@ typedef struct LbSweep {
     uint64_t budget;      /* bytes */
     const LbMeta *previous; /* meta.csv of the run being resumed (NULL otherwise): its command
                              * line, start time and earlier resumes are kept */
+    LbCheckResult check;    /* the quick check before the first cell (check.ran 0: --no-check) */
 } LbSweep;
 
 /* The settings a sweep records in meta.csv and --resume takes back: key in meta.csv, the flag

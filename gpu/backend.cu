@@ -258,11 +258,36 @@ static int lb_cuda_fill_tokens_op(LbBackend *be, int32_t *ids, int64_t count, ui
 
 /* --- compute (products in gpu/matmul.cu) ------------------------------------------------------ */
 
+#ifdef LB_GPU_EMULATOR
+/* LB_EMU_CORRUPT=OP, a test switch of the emulated build only (gpu/emu/README.md): op OP writes one
+ * wrong element, so the tests can watch `linbench check` and the sweep's quick check catch a
+ * broken kernel. */
+static int lb_emu_corrupt(LbBackend *be, const char *op, void *x)
+{
+    const char *want = getenv("LB_EMU_CORRUPT");
+    if (!want || strcmp(want, op) != 0)
+        return LB_OK;
+    float v = 0.0f;
+    LB_TRY(lb_cuda_download(be, &v, x, 1));
+    v = 2.0f * v + 1.0f;
+    return lb_cuda_upload(be, x, &v, 1);
+}
+#define LB_EMU_CORRUPT(be, op, x, count) \
+    do {                                 \
+        if ((count) > 0)                 \
+            LB_TRY(lb_emu_corrupt(be, op, x)); \
+    } while (0)
+#else
+#define LB_EMU_CORRUPT(be, op, x, count) ((void)0)
+#endif
+
 static int lb_cuda_softmax_op(LbBackend *be, void *x, int64_t rows, int64_t cols, float scale)
 {
     LB_TRY(lb_cuda_dims("softmax", rows, cols, 0));
     LB_TRY(lb_cuda_need(x, rows * cols, "softmax", "x"));
-    return lb_cuda_softmax(lb_cuda_state(be)->stream, be->storage, x, rows, cols, scale);
+    LB_TRY(lb_cuda_softmax(lb_cuda_state(be)->stream, be->storage, x, rows, cols, scale));
+    LB_EMU_CORRUPT(be, "softmax", x, rows * cols);
+    return LB_OK;
 }
 
 static int lb_cuda_layernorm_op(LbBackend *be, void *x, const void *r, const void *gamma,
@@ -274,7 +299,9 @@ static int lb_cuda_layernorm_op(LbBackend *be, void *x, const void *r, const voi
     LB_TRY(lb_cuda_need(beta, rows > 0 ? d : 0, "layernorm", "beta"));
     if (!(eps >= 0.0f))
         return LB_FAIL(LB_ERR_INVALID, "cuda layernorm: eps %g is negative", (double)eps);
-    return lb_cuda_layernorm(lb_cuda_state(be)->stream, be->storage, x, r, gamma, beta, rows, d, eps);
+    LB_TRY(lb_cuda_layernorm(lb_cuda_state(be)->stream, be->storage, x, r, gamma, beta, rows, d, eps));
+    LB_EMU_CORRUPT(be, "layernorm", x, rows * d);
+    return LB_OK;
 }
 
 static int lb_cuda_embed_op(LbBackend *be, const int32_t *ids, const void *tok, const void *pos,
@@ -285,7 +312,9 @@ static int lb_cuda_embed_op(LbBackend *be, const int32_t *ids, const void *tok, 
     LB_TRY(lb_cuda_need(x, batch * n * d, "embed", "x"));
     LB_TRY(lb_cuda_need(tok, batch > 0 ? n * d : 0, "embed", "tok"));
     LB_TRY(lb_cuda_need(pos, batch > 0 ? n * d : 0, "embed", "pos"));
-    return lb_cuda_embed(lb_cuda_state(be)->stream, be->storage, ids, tok, pos, x, batch, n, d);
+    LB_TRY(lb_cuda_embed(lb_cuda_state(be)->stream, be->storage, ids, tok, pos, x, batch, n, d));
+    LB_EMU_CORRUPT(be, "embed", x, batch * n * d);
+    return LB_OK;
 }
 
 static int lb_cuda_split_heads_op(LbBackend *be, const void *src, int64_t ld_src, void *dst,
@@ -390,6 +419,11 @@ static int lb_cuda_describe(LbBackend *be, LbDeviceInfo *info)
     LB_CUBLAS_CHECK(cublasGetVersion(st->blas, &v));
     info->cublas_version = v;
     info->device_index = st->device;
+    char what[96];
+    (void)lb_cuda_arch_verdict(prop.major, prop.minor, LB_GPU_ARCHS, LB_GPU_PTX, what, sizeof what);
+    snprintf(info->code, sizeof info->code, "built for sm %s, PTX of compute_%d; this device runs %s", LB_GPU_ARCHS, LB_GPU_PTX, what);
+    info->ecc = prop.ECCEnabled != 0;
+    lb_nvml_state(st->nvml, &info->persistence, &info->mig, &info->other_processes);
     return LB_OK;
 }
 

@@ -1,0 +1,32 @@
+/* The check as cmd/ uses it: `linbench check` (cmd/cmd_check.c) and the quick check that sweep
+ * and run do before measuring, whose verdict goes into meta.csv. */
+#ifndef LB_CMD_CHECK_H
+#define LB_CMD_CHECK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attn/check.h"
+#include "attn/config.h"
+#include "attn/ops.h"
+
+typedef struct LbCheckResult {
+    int ran;              /* 0: skipped (--no-check) */
+    uint64_t seed;
+    size_t checks, failures;
+    double max_rel_error; /* largest relative error of all checks */
+    char first_failure[400];
+} LbCheckResult;
+
+/* The quick check (few shapes per op at the backend's dtype, one small forward per model, the
+ * Linformer with model's sharing and order). Returns 0 when it passed; otherwise prints one line
+ * naming the first failing check and returns LB_EXIT_FAILURE. res is filled either way. */
+int lb_quick_check(LbBackend *be, const LbModelConfig *model, LbCheckResult *res);
+
+/* One line naming a failed row: "softmax fp16 4 x 200: relative error 3.1e-01 above 1.0e-03". */
+void lb_check_describe_failure(const LbCheckRow *r, char *buf, size_t size);
+
+/* A new seed each run (time and process id). */
+uint64_t lb_check_fresh_seed(void);
+
+#endif

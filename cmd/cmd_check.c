@@ -1,0 +1,275 @@
+/* linbench check: is this backend's arithmetic right on this machine? Every op of the ops table
+ * and small forward passes of both models against the reference (attn/check.h), in every storage
+ * type, one row per check, after an environment block (device, versions, the code it runs,
+ * memory, clocks, ECC, MIG, persistence, other processes). Exit 0 when every check passes, 1
+ * otherwise (the first failing check named on stderr). Also the quick check that sweep and run
+ * do before measuring (lb_quick_check). */
+#include "cmd/check.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "attn/status.h"
+#include "cmd/args.h"
+#include "cmd/commands.h"
+#include "cmd/options.h"
+
+void lb_help_check(FILE *out)
+{
+    fputs("usage: linbench check [FLAGS]\n\n"
+          "Checks the chosen backend against the CPU reference on fresh random data: every operation\n"
+          "(linear, bmm, softmax, layernorm, embed, split/merge heads, the seeded fills) at several\n"
+          "shapes, and a small forward pass of the standard model and of the Linformer at every\n"
+          "sharing level and order, in fp32, fp16 and bf16. Prints the environment, then one row per\n"
+          "check: operation, dtype, shape, relative error ||out - ref|| / ||ref||, threshold, ok or\n"
+          "FAIL. With --device cpu the CPU backend's operations are checked against naive loops in\n"
+          "double (its forward pass is the reference itself). sweep and run do a quick part of this\n"
+          "first (skip it with --no-check).\n\n"
+          "  --device D          cuda or cpu (default cuda)\n"
+          "  --gpu N             CUDA device index, 0 to 1023 (default 0)\n"
+          "  --dtype T           check only fp16, bf16 or fp32 (default all three)\n"
+          "  --tf32              check fp32 with TF32 products too\n"
+          "  --quick             the quick check sweep and run do: few shapes, one forward per model\n"
+          "  --seed N            seed of the random data, >= 0 (default a new one each run, printed)\n"
+          "  -h, --help          this help\n\n"
+          "Exit codes: 0 every check passed; 1 a check failed or the device could not be opened;\n"
+          "2 bad input.\n",
+          out);
+}
+
+static void print_version(const char *what, int v)
+{
+    if (v < 0)
+        printf("  %-20s unknown\n", what);
+    else
+        printf("  %-20s %d.%d (%d)\n", what, v / 1000, (v % 1000) / 10, v);
+}
+
+static const char *on_off(int v) { return v < 0 ? "unknown" : v ? "on" : "off"; }
+
+static void print_mhz(const char *what, int now, int max)
+{
+    char a[16] = "unknown", b[16] = "unknown";
+    if (now > 0)
+        snprintf(a, sizeof a, "%d MHz", now);
+    if (max > 0)
+        snprintf(b, sizeof b, "%d MHz", max);
+    printf("  %-20s %s now, %s max\n", what, a, b);
+}
+
+static void print_environment(LbBackend *be, int cuda, uint64_t seed)
+{
+    LbDeviceInfo d;
+    memset(&d, 0, sizeof d);
+    printf("environment\n");
+    if (be->ops->describe(be, &d) != LB_OK) {
+        printf("  %-20s unknown (%s)\n", "device", lb_error_message());
+        return;
+    }
+    if (cuda) {
+        printf("  %-20s cuda:%d %s (%s)\n", "device", d.device_index, d.name, lb_cuda_backend_kind());
+        printf("  %-20s %d.%d\n", "compute capability", d.cc_major, d.cc_minor);
+        print_version("driver", d.driver_version);
+        print_version("CUDA runtime", d.runtime_version);
+        print_version("cuBLAS", d.cublas_version);
+        printf("  %-20s %s\n", "code", d.code[0] ? d.code : "unknown");
+    } else {
+        printf("  %-20s cpu %s\n", "device", d.name);
+    }
+    char total[32] = "unknown", free_s[32] = "unknown";
+    if (d.total_bytes >= 0)
+        lb_format_size((uint64_t)d.total_bytes, total, sizeof total);
+    if (d.free_bytes >= 0)
+        lb_format_size((uint64_t)d.free_bytes, free_s, sizeof free_s);
+    printf("  %-20s %s total, %s free%s\n", "memory", total, free_s, cuda ? "" : " (the CPU reference's budget)");
+    if (cuda) {
+        print_mhz("SM clock", d.sm_clock_mhz, d.sm_clock_max_mhz);
+        print_mhz("memory clock", d.mem_clock_mhz, -1);
+        printf("  %-20s %s\n", "ECC", on_off(d.ecc));
+        printf("  %-20s %s\n", "MIG", on_off(d.mig));
+        printf("  %-20s %s\n", "persistence mode", on_off(d.persistence));
+        if (d.other_processes < 0)
+            printf("  %-20s unknown\n", "other processes");
+        else
+            printf("  %-20s %d\n", "other processes", d.other_processes);
+    }
+    printf("  %-20s %llu (replay with --seed %llu)\n\n", "seed", (unsigned long long)seed, (unsigned long long)seed);
+}
+
+static void print_rows(const LbCheckTable *t, size_t from)
+{
+    for (size_t i = from; i < t->count; i++) {
+        const LbCheckRow *r = &t->rows[i];
+        char err[32], thr[32];
+        if (isnan(r->rel_error))
+            snprintf(err, sizeof err, "-");
+        else
+            snprintf(err, sizeof err, "%.2e", r->rel_error);
+        if (isnan(r->threshold))
+            snprintf(thr, sizeof thr, "-");
+        else
+            snprintf(thr, sizeof thr, "%.1e", r->threshold);
+        printf("%-12s %-5s %-50s %10s %9s  %s%s%s\n", r->op, lb_dtype_name(r->dtype), r->shape, err, thr,
+               r->ok ? "ok" : "FAIL", r->error[0] ? "  " : "", r->error);
+    }
+    fflush(stdout);
+}
+
+/* "softmax fp16 4 x 200: relative error 3.1e-01 above 1.0e-03" */
+void lb_check_describe_failure(const LbCheckRow *r, char *buf, size_t size)
+{
+    if (isnan(r->rel_error))
+        snprintf(buf, size, "%s %s %s: %s", r->op, lb_dtype_name(r->dtype), r->shape, r->error);
+    else if (r->error[0])
+        snprintf(buf, size, "%s %s %s: %s", r->op, lb_dtype_name(r->dtype), r->shape, r->error);
+    else
+        snprintf(buf, size, "%s %s %s: relative error %.2e above %.1e", r->op, lb_dtype_name(r->dtype), r->shape,
+                 r->rel_error, r->threshold);
+}
+
+uint64_t lb_check_fresh_seed(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return ((uint64_t)ts.tv_sec * 1000003u ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 20)) & INT64_MAX;
+}
+
+int lb_quick_check(LbBackend *be, const LbModelConfig *model, LbCheckResult *res)
+{
+    memset(res, 0, sizeof *res);
+    LbCheckTable t;
+    memset(&t, 0, sizeof t);
+    LbCheckPlan plan = {1, lb_check_fresh_seed(), model->sharing, model->order};
+    res->seed = plan.seed;
+    int rc = lb_check_backend(be, &plan, &t);
+    if (rc != LB_OK) {
+        lb_check_table_free(&t);
+        return lb_runtime_error(rc);
+    }
+    res->ran = 1;
+    res->checks = t.count;
+    res->failures = lb_check_failures(&t);
+    res->max_rel_error = lb_check_max_rel_error(&t);
+    const LbCheckRow *bad = lb_check_first_failure(&t);
+    if (bad)
+        lb_check_describe_failure(bad, res->first_failure, sizeof res->first_failure);
+    lb_check_table_free(&t);
+    if (res->failures) {
+        fprintf(stderr, "linbench: the %s backend failed its check (%zu of %zu checks), so nothing was measured: %s (run linbench check --device %s for every row)\n",
+                be->ops->name, res->failures, res->checks, res->first_failure, be->ops->name);
+        return LB_EXIT_FAILURE;
+    }
+    return LB_EXIT_OK;
+}
+
+int lb_cmd_check(int argc, char **argv)
+{
+    enum { OPT_DEVICE = 1000, OPT_GPU, OPT_DTYPE, OPT_TF32, OPT_QUICK, OPT_SEED };
+    static const struct option longopts[] = {
+        {"device", required_argument, NULL, OPT_DEVICE}, {"gpu", required_argument, NULL, OPT_GPU},
+        {"dtype", required_argument, NULL, OPT_DTYPE},   {"tf32", no_argument, NULL, OPT_TF32},
+        {"quick", no_argument, NULL, OPT_QUICK},         {"seed", required_argument, NULL, OPT_SEED},
+        {"help", no_argument, NULL, 'h'},                {NULL, 0, NULL, 0},
+    };
+    int cuda = 1, gpu = 0, tf32 = 0, quick = 0, only = 0, c;
+    LbDtype only_dtype = LB_DTYPE_FP32;
+    int64_t seed = -1;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_DEVICE:
+            if (strcmp(optarg, "cuda") == 0)
+                cuda = 1;
+            else if (strcmp(optarg, "cpu") == 0)
+                cuda = 0;
+            else
+                return lb_usage_error("invalid argument \"%s\" for --device: should be cuda or cpu", optarg);
+            break;
+        case OPT_GPU:
+            if (lb_parse_int(optarg, 0, 1023, &gpu))
+                return lb_usage_error("invalid argument \"%s\" for --gpu: should be an integer from 0 to 1023", optarg);
+            break;
+        case OPT_DTYPE:
+            if (lb_dtype_parse(optarg, &only_dtype))
+                return lb_usage_error("invalid argument \"%s\" for --dtype: should be fp16, bf16 or fp32", optarg);
+            only = 1;
+            break;
+        case OPT_TF32: tf32 = 1; break;
+        case OPT_QUICK: quick = 1; break;
+        case OPT_SEED:
+            if (lb_parse_int64(optarg, 0, INT64_MAX, &seed))
+                return lb_usage_error("invalid argument \"%s\" for --seed: should be a non-negative integer", optarg);
+            break;
+        case 'h': lb_help_check(stdout); return LB_EXIT_OK;
+        case ':': return lb_usage_error("flag %s needs a value (see linbench check --help)", argv[optind - 1]);
+        default: return lb_usage_error("unknown flag \"%s\" for check (see linbench check --help)", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return lb_usage_error("unexpected argument \"%s\" for check: it takes flags only (see linbench check --help)", argv[optind]);
+    if (tf32 && only && only_dtype != LB_DTYPE_FP32)
+        return lb_usage_error("--tf32 applies to fp32 only: should be used without --dtype or with --dtype fp32");
+
+    /* The CPU backend stores fp32 whatever the dtype: one pass covers it. */
+    struct { LbDtype dtype; int tf32; } runs[4];
+    int nruns = 0;
+    static const LbDtype all[] = {LB_DTYPE_FP32, LB_DTYPE_FP16, LB_DTYPE_BF16};
+    for (int i = 0; i < 3 && cuda; i++) {
+        if (only && all[i] != only_dtype)
+            continue;
+        runs[nruns].dtype = all[i];
+        runs[nruns++].tf32 = 0;
+        if (tf32 && all[i] == LB_DTYPE_FP32) {
+            runs[nruns].dtype = LB_DTYPE_FP32;
+            runs[nruns++].tf32 = 1;
+        }
+    }
+    if (!cuda) {
+        runs[0].dtype = only ? only_dtype : LB_DTYPE_FP32;
+        runs[0].tf32 = 0;
+        nruns = 1;
+    }
+    const LbModelConfig def = lb_config_default();
+    LbCheckPlan plan = {quick, seed >= 0 ? (uint64_t)seed : lb_check_fresh_seed(), def.sharing, def.order};
+    LbCheckTable t;
+    memset(&t, 0, sizeof t);
+    int rc = LB_EXIT_OK;
+    for (int i = 0; i < nruns && rc == LB_EXIT_OK; i++) {
+        LbBackend *be = NULL;
+        int orc = cuda ? lb_cuda_backend_open(gpu, runs[i].dtype, runs[i].tf32, &be)
+                       : lb_cpu_backend_open(runs[i].dtype, (size_t)256 << 20, &be);
+        if (orc != LB_OK) {
+            rc = lb_runtime_error(orc);
+            break;
+        }
+        if (i == 0) {
+            print_environment(be, cuda, plan.seed);
+            printf("%-12s %-5s %-50s %10s %9s  %s\n", "operation", "dtype", "shape", "rel error", "threshold", "result");
+        }
+        const size_t from = t.count;
+        orc = lb_check_backend(be, &plan, &t);
+        print_rows(&t, from);
+        lb_backend_close(be);
+        if (orc != LB_OK)
+            rc = lb_runtime_error(orc);
+    }
+    if (rc == LB_EXIT_OK) {
+        const size_t failures = lb_check_failures(&t);
+        printf("\n%zu checks, %zu failed; largest relative error %.2e\n", t.count, failures, lb_check_max_rel_error(&t));
+        if (failures) {
+            char what[400];
+            lb_check_describe_failure(lb_check_first_failure(&t), what, sizeof what);
+            fprintf(stderr, "linbench: %zu of %zu checks failed on --device %s, first: %s\n", failures, t.count,
+                    cuda ? "cuda" : "cpu", what);
+            rc = LB_EXIT_FAILURE;
+        }
+    }
+    lb_check_table_free(&t);
+    return rc;
+}

@@ -1,0 +1,197 @@
+/* `linbench check` end to end, and the quick check sweep and run do before measuring.
+ * Usage: test_cli_check PATH-TO-LINBENCH cpu      (suite cli)
+ *        test_cli_check PATH-TO-LINBENCH-EMU cuda (suite gpu-emu: the emulated GPU)
+ *   - check passes (exit 0) with one ok row for every op (and, on cuda, a forward pass of every
+ *     model variant in every dtype), after an environment block;
+ *   - cuda only: LB_EMU_CORRUPT=softmax (a test switch of the emulated build: softmax writes one
+ *     wrong element) makes check exit 1 naming softmax, with FAIL rows for softmax only among
+ *     the ops; the same for layernorm, so the name comes from the failing op; a sweep under the
+ *     switch refuses to measure (exit 1, softmax named, no result directory left), and with
+ *     --no-check measures and records check as skipped;
+ *   - a sweep records check=passed and a finite check_max_rel_error in meta.csv; --no-check records
+ *     skipped; run prints its check line;
+ *   - bad flags exit 2. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "tests/cli/spawn.h"
+#include "tests/cli/sweep_check.h"
+#include "tests/ops/check.h"
+
+static const char *bin, *device;
+
+#define TINY "--layers", "1", "--d-model", "32", "--heads", "2", "--ffn", "64", "--vocab", "100"
+
+typedef struct Rows {
+    int total, failed;
+    int op_ok[16], op_failed[16];
+    int forward_ok;
+} Rows;
+
+static const char *const ops[] = {"linear", "bmm", "softmax", "layernorm", "embed", "split_heads",
+                                  "merge_heads", "fill_uniform", "fill_tokens", "forward"};
+#define NOPS (int)(sizeof ops / sizeof ops[0])
+
+/* The rows of check's table: the lines after the "operation" header up to the blank line. */
+static Rows parse_rows(const char *out)
+{
+    Rows r;
+    memset(&r, 0, sizeof r);
+    const char *p = strstr(out, "\noperation ");
+    if (!p)
+        return r;
+    p = strchr(p + 1, '\n');
+    while (p && p[1] && p[1] != '\n') {
+        p++;
+        const char *end = strchr(p, '\n');
+        char line[512], op[32] = "", dtype[16] = "";
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), p);
+        if (sscanf(line, "%31s %15s", op, dtype) == 2) {
+            const int ok = len >= 2 && strcmp(line + len - 2, "ok") == 0 && !strstr(line, "FAIL");
+            r.total++;
+            r.failed += !ok;
+            for (int i = 0; i < NOPS; i++)
+                if (strcmp(op, ops[i]) == 0) {
+                    r.op_ok[i] += ok;
+                    r.op_failed[i] += !ok;
+                }
+            if (strcmp(op, "forward") == 0 && ok)
+                r.forward_ok++;
+        }
+        p = end;
+    }
+    return r;
+}
+
+static void check_passes(void)
+{
+    char *argv[] = {(char *)bin, "check", "--device", (char *)device, NULL};
+    LbRun r = lb_run(argv);
+    Rows rows = parse_rows(r.out);
+    lb_check(r.code == 0, "check --device %s: exit %d\n%s%s", device, r.code, r.out, r.err);
+    lb_check(strstr(r.out, "environment") && strstr(r.out, "seed"), "check prints an environment block:\n%s", r.out);
+    lb_check(rows.total > 20 && rows.failed == 0, "check --device %s: %d rows, %d failed", device, rows.total, rows.failed);
+    for (int i = 0; i < NOPS - 1; i++)
+        lb_check(rows.op_ok[i] > 0, "check --device %s has an ok row for %s", device, ops[i]);
+    if (strcmp(device, "cuda") == 0) {
+        /* standard + 7 Linformer variants, in fp32, fp16 and bf16 */
+        lb_check(rows.forward_ok == 24, "check --device cuda: %d ok forward rows, should be 24", rows.forward_ok);
+        lb_check(strstr(r.out, "compute capability") && strstr(r.out, "native sm_90") && strstr(r.out, "persistence mode"),
+                 "check's environment names the capability, the code it runs, persistence:\n%s", r.out);
+        for (const char *t = "fp32"; t; t = strcmp(t, "fp32") == 0 ? "fp16" : strcmp(t, "fp16") == 0 ? "bf16" : NULL) {
+            char want[32];
+            snprintf(want, sizeof want, "softmax      %s", t);
+            lb_check(strstr(r.out, want) != NULL, "check --device cuda has %s rows", t);
+        }
+    } else {
+        lb_check(rows.forward_ok == 0, "check --device cpu has no forward rows (the CPU forward is the reference)");
+    }
+    lb_run_free(&r);
+}
+
+/* LB_EMU_CORRUPT=op: exit 1, op named on stderr, every FAIL row among the ops is op's. */
+static void check_corrupted(const char *op)
+{
+    setenv("LB_EMU_CORRUPT", op, 1);
+    char *argv[] = {(char *)bin, "check", "--device", "cuda", "--dtype", "fp16", NULL};
+    LbRun r = lb_run(argv);
+    unsetenv("LB_EMU_CORRUPT");
+    Rows rows = parse_rows(r.out);
+    lb_check(r.code == 1, "check under LB_EMU_CORRUPT=%s: exit %d, should be 1", op, r.code);
+    lb_check(strstr(r.err, op) != NULL && strstr(r.err, "failed"), "check under LB_EMU_CORRUPT=%s names it: %s", op, r.err);
+    for (int i = 0; i < NOPS - 1; i++) {
+        const int corrupted = strcmp(ops[i], op) == 0;
+        lb_check(corrupted ? rows.op_failed[i] > 0 : rows.op_failed[i] == 0, "LB_EMU_CORRUPT=%s: %d FAIL rows for %s",
+                 op, rows.op_failed[i], ops[i]);
+    }
+    lb_run_free(&r);
+}
+
+static void check_sweep(const char *scratch, const char *tag, const char *corrupt, int no_check)
+{
+    char out[512];
+    snprintf(out, sizeof out, "%s/sweep-%s", scratch, tag);
+    char *argv[] = {(char *)bin, "sweep", "--device", (char *)device, TINY, "--n", "64", "--k", "16",
+                    "--max-batch", "2", "--cell-time", "1", "-q", "--out", out, no_check ? "--no-check" : NULL, NULL};
+    if (corrupt)
+        setenv("LB_EMU_CORRUPT", corrupt, 1);
+    LbRun r = lb_run(argv);
+    unsetenv("LB_EMU_CORRUPT");
+    if (corrupt && !no_check) {
+        lb_check(r.code == 1, "sweep %s: exit %d, should be 1", tag, r.code);
+        lb_check(strstr(r.err, "nothing was measured") && strstr(r.err, corrupt), "sweep %s names the failing check: %s",
+                 tag, r.err);
+        lb_check(!lb_exists(out), "sweep %s leaves no result directory", tag);
+        lb_run_free(&r);
+        return;
+    }
+    lb_check(r.code == 0, "sweep %s: exit %d\n%s", tag, r.code, r.err);
+    lb_check(sc_rows(out) == 2, "sweep %s measured both cells", tag);
+    char *verdict = sc_meta(out, "check"), *err = sc_meta(out, "check_max_rel_error");
+    if (no_check) {
+        lb_check(verdict && strcmp(verdict, "skipped") == 0, "sweep %s: meta.csv check \"%s\", should be skipped", tag,
+                 verdict ? verdict : "(none)");
+        lb_check(err && err[0] == '\0', "sweep %s: check_max_rel_error \"%s\", should be empty", tag, err ? err : "(none)");
+    } else {
+        char *end = NULL;
+        const double e = err ? strtod(err, &end) : NAN;
+        lb_check(verdict && strcmp(verdict, "passed") == 0, "sweep %s: meta.csv check \"%s\", should be passed", tag,
+                 verdict ? verdict : "(none)");
+        lb_check(err && end != err && *end == '\0' && e >= 0.0 && e < 3e-2, "sweep %s: check_max_rel_error \"%s\"", tag,
+                 err ? err : "(none)");
+    }
+    free(verdict);
+    free(err);
+    lb_run_free(&r);
+}
+
+static void check_run(void)
+{
+    char *argv[] = {(char *)bin, "run", "--device", (char *)device, TINY, "--n", "64", "--max-batch", "2",
+                    "--cell-time", "1", NULL};
+    LbRun r = lb_run(argv);
+    lb_check(r.code == 0 && strstr(r.out, "check: passed"), "run prints its check: exit %d\n%s%s", r.code, r.out, r.err);
+    lb_run_free(&r);
+}
+
+static void check_bad_flags(void)
+{
+    char *a[] = {(char *)bin, "check", "--dtype", "fp8", NULL};
+    char *b[] = {(char *)bin, "check", "--device", "tpu", NULL};
+    char *c[] = {(char *)bin, "check", "extra", NULL};
+    char *const *all[] = {a, b, c};
+    for (int i = 0; i < 3; i++) {
+        LbRun r = lb_run(all[i]);
+        lb_check(r.code == 2 && lb_lines(r.err) == 1 && r.out[0] == '\0', "check %s %s: exit %d, should be 2 with one line:\n%s",
+                 all[i][2], all[i][3] ? all[i][3] : "", r.code, r.err);
+        lb_run_free(&r);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3 || (strcmp(argv[2], "cpu") != 0 && strcmp(argv[2], "cuda") != 0)) {
+        fprintf(stderr, "usage: test_cli_check PATH-TO-LINBENCH cpu|cuda\n");
+        return 2;
+    }
+    bin = argv[1];
+    device = argv[2];
+    lb_test_init("test_cli_check");
+    const char *scratch = lb_scratch_dir("test_cli_check");
+    unsetenv("LB_EMU_CORRUPT");
+    unsetenv("LB_EMU_MEMORY");
+    check_passes();
+    check_sweep(scratch, "checked", NULL, 0);
+    check_sweep(scratch, "no-check", NULL, 1);
+    check_run();
+    if (strcmp(device, "cuda") == 0) {
+        check_corrupted("softmax");
+        check_corrupted("layernorm");
+        check_sweep(scratch, "corrupt", "softmax", 0);
+        check_sweep(scratch, "corrupt-no-check", "softmax", 1);
+    } else {
+        check_bad_flags();
+    }
+    return lb_test_finish("test_cli_check");
+}
