@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "attn/config.h"
+#include "attn/status.h"
 #include "attn/ops.h"
 
 #ifdef __cplusplus
@@ -38,7 +39,7 @@ typedef struct LbCellResult {
     uint64_t clock_events;  /* clock-event reasons seen after any timed pass (attn/clock_events.h) */
     int slowdown;           /* one of them was thermal or a hardware slowdown */
     LbCellStatus status;
-    char error[512];        /* status text: "ok", "OOM", or the error message (as long as
+    char error[LB_ERROR_MAX];        /* status text: "ok", "OOM", or the error message (as long as
                              * attn/status.c keeps one, so a message is never cut here) */
 } LbCellResult;
 

@@ -4,8 +4,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-static _Thread_local char lb_err_msg[512];
-static _Thread_local char lb_err_where[640];
+static _Thread_local char lb_err_msg[LB_ERROR_MAX];
+static _Thread_local char lb_err_where[LB_ERROR_MAX + 128];
 static _Thread_local int lb_err_set;
 
 const char *lb_status_name(int status)

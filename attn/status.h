@@ -24,6 +24,10 @@ typedef enum LbStatus {
 } LbStatus;
 
 /* Short name of a status ("NOMEM", "DEVICE", ...). */
+/* The longest error message kept whole: room for a path of the longest --out linbench accepts
+ * (3968 bytes) with a library's message around it. */
+#define LB_ERROR_MAX 8192
+
 const char *lb_status_name(int status);
 
 /* Record the message for the failure being returned (printf-style). The newest message wins:

@@ -98,7 +98,7 @@ static int take_settings(LbSweep *s, const LbMeta *meta, const char *dir, const 
             *(strcmp(f->key, "n_list") == 0 ? n_arg : k_arg) = v;
             continue;
         }
-        if (v[0] == '\0' && (f->code == LB_OPT_MEM_LIMIT || f->code == LB_OPT_MAX_BATCH))
+        if (v[0] == '\0' && (f->code == LB_OPT_MEM_LIMIT || f->code == LB_OPT_MAX_BATCH || f->code == LB_OPT_HEADROOM))
             continue; /* not set in the first run either */
         char should[128];
         if (lb_options_set(&s->opt, f->code, v, should, sizeof should) != 0)

@@ -26,6 +26,7 @@ const struct option lb_shared_long_options[] = {
     {"max-batch", required_argument, NULL, LB_OPT_MAX_BATCH},
     {"cell-time", required_argument, NULL, LB_OPT_CELL_TIME},
     {"seed", required_argument, NULL, LB_OPT_SEED},
+    {"headroom", required_argument, NULL, LB_OPT_HEADROOM},
     {NULL, 0, NULL, 0},
 };
 
@@ -35,6 +36,7 @@ void lb_options_defaults(LbOptions *o)
     o->model = lb_config_default();
     o->device = LB_DEVICE_CUDA;
     o->seed = 1;
+    o->headroom = LB_HEADROOM_AUTO;
     o->timing = lb_timing_defaults();
 }
 
@@ -104,6 +106,14 @@ int lb_options_set(LbOptions *o, int code, const char *arg, char *should, size_t
         if (lb_parse_size(arg, &o->mem_limit) != 0 || o->mem_limit < ((uint64_t)1 << 20))
             return refuse("a size of at least 1M, such as 16G, 16GiB, 512M or 1.5GiB", should, size);
         return 0;
+    case LB_OPT_HEADROOM:
+        if (strcmp(arg, "0") == 0) { /* no headroom: the sizes parser wants a positive size */
+            o->headroom = 0;
+            return 0;
+        }
+        if (lb_parse_size(arg, &o->headroom) != 0 || o->headroom >= LB_HEADROOM_AUTO)
+            return refuse("a size such as 256M, 1G or 0", should, size);
+        return 0;
     case LB_OPT_MAX_BATCH:
         if (lb_parse_int64(arg, 1, INT64_C(1) << 40, &v64) != 0)
             return refuse("an integer from 1 to 2^40", should, size);
@@ -143,6 +153,7 @@ static unsigned given_bit(int code)
     case LB_OPT_MAX_BATCH: return LB_GIVEN_MAX_BATCH;
     case LB_OPT_CELL_TIME: return LB_GIVEN_CELL_TIME;
     case LB_OPT_SEED: return LB_GIVEN_SEED;
+    case LB_OPT_HEADROOM: return LB_GIVEN_HEADROOM;
     }
     return 0;
 }
@@ -189,6 +200,8 @@ void lb_options_help(FILE *out)
           "                      KiB..TiB are binary, KB..TB decimal (default: the GPU's free memory;\n"
           "                      512MiB on --device cpu)\n"
           "  --max-batch N       cap on the batch search, 1 to 2^40 (default none)\n"
+          "  --headroom SIZE     GPU memory kept outside the budget for the driver and libraries\n"
+          "                      (default the larger of 256M and 1% of the GPU's memory; 0 for none)\n"
           "Timing:\n"
           "  --cell-time SEC     stop adding timed passes past this much timed work, 1 to 3600,\n"
           "                      once 5 passes ran (default 10)\n"
@@ -315,6 +328,14 @@ int lb_options_check_host_memory(const LbOptions *o)
     return LB_EXIT_FAILURE;
 }
 
+uint64_t lb_options_headroom(const LbOptions *o, uint64_t total_bytes)
+{
+    if (o->headroom != LB_HEADROOM_AUTO)
+        return o->headroom;
+    const uint64_t one_percent = total_bytes / 100;
+    return one_percent > LB_HEADROOM_MIN ? one_percent : LB_HEADROOM_MIN;
+}
+
 int lb_options_open_backend(const LbOptions *o, LbBackend **be, uint64_t *budget)
 {
     int rc;
@@ -336,7 +357,18 @@ int lb_options_open_backend(const LbOptions *o, LbBackend **be, uint64_t *budget
         *be = NULL;
         return lb_runtime_error(rc);
     }
-    *budget = free_bytes;
+    const uint64_t headroom = lb_options_headroom(o, total);
+    if (free_bytes <= headroom) {
+        char f[32], h[32];
+        lb_format_size(free_bytes, f, sizeof f);
+        lb_format_size(headroom, h, sizeof h);
+        fprintf(stderr, "linbench: the GPU has %s free, no more than the %s headroom kept for the driver and libraries: free memory, or pass a smaller --headroom\n",
+                f, h);
+        lb_backend_close(*be);
+        *be = NULL;
+        return LB_EXIT_FAILURE;
+    }
+    *budget = free_bytes - headroom;
     if (o->mem_limit && o->mem_limit < *budget)
         *budget = o->mem_limit;
     return 0;

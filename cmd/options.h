@@ -15,7 +15,7 @@
 enum {
     LB_OPT_LAYERS = 256, LB_OPT_DMODEL, LB_OPT_HEADS, LB_OPT_FFN, LB_OPT_VOCAB, LB_OPT_DTYPE,
     LB_OPT_SHARING, LB_OPT_ORDER, LB_OPT_DEVICE, LB_OPT_GPU, LB_OPT_TF32, LB_OPT_MEM_LIMIT,
-    LB_OPT_MAX_BATCH, LB_OPT_CELL_TIME, LB_OPT_SEED, LB_OPT_SHARED_END
+    LB_OPT_MAX_BATCH, LB_OPT_CELL_TIME, LB_OPT_SEED, LB_OPT_HEADROOM, LB_OPT_SHARED_END
 };
 
 /* Bits of LbOptions.given: which flags the user set (so --resume can take the rest from
@@ -26,10 +26,16 @@ enum {
     LB_GIVEN_SHARING = 1 << 6, LB_GIVEN_ORDER = 1 << 7, LB_GIVEN_DEVICE = 1 << 8,
     LB_GIVEN_MEM_LIMIT = 1 << 9, LB_GIVEN_SEED = 1 << 10, LB_GIVEN_N = 1 << 11,
     LB_GIVEN_K = 1 << 12, LB_GIVEN_TF32 = 1 << 13, LB_GIVEN_MAX_BATCH = 1 << 14,
-    LB_GIVEN_CELL_TIME = 1 << 15
+    LB_GIVEN_CELL_TIME = 1 << 15, LB_GIVEN_HEADROOM = 1 << 16
 };
 
 typedef enum LbDeviceKind { LB_DEVICE_CUDA = 0, LB_DEVICE_CPU = 1 } LbDeviceKind;
+
+/* --headroom not given: the larger of 256 MiB and 1% of the GPU's memory stays outside the budget,
+ * for what the driver and libraries allocate beside the arena (local memory for deep stacks,
+ * cuBLAS's own buffers, a lazily loaded module). */
+#define LB_HEADROOM_AUTO UINT64_MAX
+#define LB_HEADROOM_MIN ((uint64_t)256 << 20)
 
 /* The CPU reference's emulated device memory when --mem-limit is not given. */
 #define LB_CPU_DEFAULT_MEM ((uint64_t)512 << 20)
@@ -40,6 +46,7 @@ typedef struct LbOptions {
     int gpu;
     int tf32;
     uint64_t mem_limit; /* 0 = none */
+    uint64_t headroom;  /* GPU memory left outside the budget; LB_HEADROOM_AUTO = the default */
     uint64_t seed;
     LbTimingOptions timing;
     unsigned given;
@@ -83,6 +90,9 @@ int lb_options_check_host_memory(const LbOptions *o);
 /* Open the chosen backend. On failure prints one line and returns LB_EXIT_FAILURE. The memory
  * budget is the device's free memory, or --mem-limit if smaller (METHOD.md). */
 int lb_options_open_backend(const LbOptions *o, LbBackend **be, uint64_t *budget);
+/* The GPU memory kept outside the budget on a device of `total_bytes`: --headroom, or the larger
+ * of 256 MiB and 1% (LB_HEADROOM_AUTO). */
+uint64_t lb_options_headroom(const LbOptions *o, uint64_t total_bytes);
 
 /* Exit code for a runtime failure status, after printing "linbench: <message>". */
 int lb_runtime_error(int status);

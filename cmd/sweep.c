@@ -57,6 +57,7 @@ const LbSweepSetting lb_sweep_settings[] = {
     {"k_list", "k", 0, LB_GIVEN_K},
     {"cell_time_s", "cell-time", LB_OPT_CELL_TIME, LB_GIVEN_CELL_TIME},
     {"max_batch", "max-batch", LB_OPT_MAX_BATCH, LB_GIVEN_MAX_BATCH},
+    {"headroom", "headroom", LB_OPT_HEADROOM, LB_GIVEN_HEADROOM},
 };
 const size_t lb_sweep_setting_count = sizeof lb_sweep_settings / sizeof lb_sweep_settings[0];
 
@@ -87,6 +88,8 @@ char *lb_sweep_setting_text(const LbSweep *s, const char *key)
     if (strcmp(key, "device") == 0) return text("%s", o->device == LB_DEVICE_CPU ? "cpu" : "cuda");
     if (strcmp(key, "mem_limit") == 0)
         return o->mem_limit ? text("%llu", (unsigned long long)o->mem_limit) : text("%s", "");
+    if (strcmp(key, "headroom") == 0) /* empty: the default, the larger of 256M and 1% */
+        return o->headroom != LB_HEADROOM_AUTO ? text("%llu", (unsigned long long)o->headroom) : text("%s", "");
     if (strcmp(key, "dtype") == 0) return text("%s", lb_dtype_name(m->dtype));
     if (strcmp(key, "tf32") == 0) return text("%d", o->tf32);
     if (strcmp(key, "layers") == 0) return text("%d", m->layers);
@@ -163,6 +166,10 @@ static int write_meta(const LbSweep *s, LbBackend *be, const char *start, const 
     SET_KNOWN("sm_count", d.sm_count);
     SET_KNOWN("memory_total_bytes", d.total_bytes);
     SET("memory_budget_bytes", "%llu", (unsigned long long)s->budget);
+    if (s->opt.device == LB_DEVICE_CUDA && d.total_bytes > 0)
+        SET("memory_headroom_bytes", "%llu", (unsigned long long)lb_options_headroom(&s->opt, (uint64_t)d.total_bytes));
+    else
+        SET("memory_headroom_bytes", "%s", "");
     SET_SETTING("mem_limit");
     SET_KNOWN("driver_version", d.driver_version);
     SET_KNOWN("runtime_version", d.runtime_version);

@@ -139,7 +139,7 @@ static long long one_cell_batch(const char *scratch, const char *tag)
     char out[512];
     snprintf(out, sizeof out, "%s/oom-%s", scratch, tag);
     char *argv[] = {(char *)bin, "sweep", "--device", "cuda", TINY, "--n", "64", "--k", "16",
-                    "--cell-time", "1", "-q", "--out", out, NULL};
+                    "--cell-time", "1", "--headroom", "0", "-q", "--out", out, NULL};
     LbRun r = lb_run(argv);
     char st[4][64], batch[4][64];
     const int rows = raw_column(out, "status", st, 4);
@@ -150,6 +150,30 @@ static long long one_cell_batch(const char *scratch, const char *tag)
         printf("%s", r.err);
     lb_run_free(&r);
     return b;
+}
+
+/* The budget keeps the larger of 256 MiB and 1% of the device outside it (--headroom changes it);
+ * a device with no more free memory than that says so in one line. */
+static void check_headroom(const char *scratch)
+{
+    char out[512];
+    snprintf(out, sizeof out, "%s/headroom", scratch);
+    char *argv[] = {(char *)bin, "sweep", "--device", "cuda", TINY, "--n", "64", "--k", "16", "--max-batch", "1",
+                    "--cell-time", "1", "-q", "--out", out, NULL};
+    LbRun r = lb_run(argv);
+    char *budget = meta_value(out, "memory_budget_bytes"), *headroom = meta_value(out, "memory_headroom_bytes");
+    lb_check(r.code == 0 && strcmp(budget, "268435456") == 0 && strcmp(headroom, "268435456") == 0,
+             "512 MiB emulated device: exit %d, budget \"%s\", headroom \"%s\" (want 256 MiB each)", r.code, budget, headroom);
+    free(budget);
+    free(headroom);
+    lb_run_free(&r);
+    setenv("LB_EMU_MEMORY", "200M", 1);
+    snprintf(out, sizeof out, "%s/headroom-small", scratch);
+    r = lb_run(argv);
+    unsetenv("LB_EMU_MEMORY");
+    lb_check(r.code == 1 && strstr(r.err, "--headroom") && strchr(r.err, '\n') == strrchr(r.err, '\n'),
+             "200 MiB free under a 256 MiB headroom: exit %d, stderr %s", r.code, r.err);
+    lb_run_free(&r);
 }
 
 static void check_step_down(const char *scratch)
@@ -182,6 +206,7 @@ int main(int argc, char **argv)
     check_info();
     check_sweep(scratch);
     check_dump(scratch);
+    check_headroom(scratch);
     check_step_down(scratch);
     return lb_test_finish("test_cli_emu");
 }
