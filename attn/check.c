@@ -686,6 +686,12 @@ int lb_check_backend(LbBackend *be, const LbCheckPlan *plan, LbCheckTable *t)
     RUN(check_fills(&c, 0, quick ? 1001 : 10007));
     RUN(check_fills(&c, 1, quick ? 1001 : 10007));
 
+    /* The forward passes carve their own workspace from their arena: give this one back first,
+     * so a device with little memory (a small --mem-limit's worth) still fits them. */
+    if (ws) {
+        be->ops->mem_free(be, ws);
+        ws = NULL;
+    }
     /* The forward passes: the CPU backend's is the reference, so it checks none of its own. */
     if (!c.naive && !c.dead) {
         snprintf(c.op, sizeof c.op, "forward");

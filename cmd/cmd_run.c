@@ -185,9 +185,9 @@ int lb_cmd_run(int argc, char **argv)
         } else {
             print_result(&o, &r, budget);
             if (check.ran)
-                printf("check: passed (%zu checks, largest relative error %.3g)\n", check.checks, check.max_rel_error);
+                printf("check result: passed (%zu checks, largest relative error %.3g)\n", check.checks, check.max_rel_error);
             else
-                printf("check: skipped (--no-check)\n");
+                printf("check result: skipped (--no-check)\n");
             rc = r.status == LB_CELL_OK ? LB_EXIT_OK : LB_EXIT_FAILURE;
         }
     }

@@ -151,7 +151,7 @@ static void check_run(void)
     char *argv[] = {(char *)bin, "run", "--device", (char *)device, TINY, "--n", "64", "--max-batch", "2",
                     "--cell-time", "1", NULL};
     LbRun r = lb_run(argv);
-    lb_check(r.code == 0 && strstr(r.out, "check: passed"), "run prints its check: exit %d\n%s%s", r.code, r.out, r.err);
+    lb_check(r.code == 0 && strstr(r.out, "check result: passed"), "run prints its check: exit %d\n%s%s", r.code, r.out, r.err);
     lb_run_free(&r);
 }
 
