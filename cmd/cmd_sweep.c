@@ -13,6 +13,7 @@
 #include "cmd/commands.h"
 #include "cmd/options.h"
 #include "cmd/outdir.h"
+#include "cmd/shard.h"
 #include "cmd/sweep.h"
 #include "lb_config.h"
 #include "reports/meta.h"
@@ -40,6 +41,9 @@ void lb_help_sweep(FILE *out)
           "  --resume DIR        measure only the cells not yet in DIR/raw.csv, with every setting\n"
           "                      from DIR/meta.csv; flags given must agree with them, and DIR must\n"
           "                      come from this linbench version\n"
+          "  --shard I/N         measure only shard I (0 to N-1) of N, N from 1 to 4096: a split of\n"
+          "                      the cells by predicted cost; recorded in meta.csv as a setting;\n"
+          "                      put the shards' directories together with linbench merge\n"
           "  --format F          closing summary as text or md (default text)\n"
           "  --no-check          skip the quick check of the backend (linbench check --quick) that\n"
           "                      runs first; meta.csv records check as skipped\n"
@@ -64,7 +68,7 @@ static void on_signal(int sig)
 }
 
 enum { OPT_N = 'n', OPT_K = 'k', OPT_OUT = 'o', OPT_QUIET = 'q', OPT_HELP = 'h',
-       OPT_FORCE = 1000, OPT_RESUME, OPT_FORMAT, OPT_NO_CHECK };
+       OPT_FORCE = 1000, OPT_RESUME, OPT_FORMAT, OPT_NO_CHECK, OPT_SHARD };
 
 static char *join_command_line(int argc, char **argv)
 {
@@ -89,11 +93,19 @@ static int take_settings(LbSweep *s, const LbMeta *meta, const char *dir, const 
     for (size_t i = 0; i < lb_sweep_setting_count; i++) {
         const LbSweepSetting *f = &lb_sweep_settings[i];
         const char *v = lb_meta_get(meta, f->key);
+        if (!v && strcmp(f->key, "shard") == 0)
+            continue; /* a directory from before --shard: not sharded */
         if (!v)
             return lb_usage_error("invalid argument \"%s\" for --resume: should be a directory written by linbench sweep (%s/meta.csv has no %s)",
                                   dir, dir, f->key);
         if (s->opt.given & f->given)
             continue; /* compared once everything is parsed */
+        if (strcmp(f->key, "shard") == 0) {
+            if (v[0] != '\0' && lb_shard_parse(v, &s->shard_index, &s->shard_count) != 0)
+                return lb_usage_error("invalid argument \"%s\" for --resume: %s/meta.csv's shard is \"%s\": should be I/N with 0 <= I < N",
+                                      dir, dir, v);
+            continue;
+        }
         if (f->code == 0) {
             *(strcmp(f->key, "n_list") == 0 ? n_arg : k_arg) = v;
             continue;
@@ -115,6 +127,8 @@ static int compare_settings(const LbSweep *s, const LbMeta *meta, const char *di
     for (size_t i = 0; i < lb_sweep_setting_count; i++) {
         const LbSweepSetting *f = &lb_sweep_settings[i];
         const char *theirs = lb_meta_get(meta, f->key);
+        if (!theirs && strcmp(f->key, "shard") == 0)
+            theirs = ""; /* a directory from before --shard */
         char *mine = lb_sweep_setting_text(s, f->key);
         if (!mine)
             return lb_usage_error("out of memory comparing --resume %s's settings", dir);
@@ -160,13 +174,13 @@ static int open_resumed(const char *dir, LbMeta *meta, uint64_t *budget)
 
 int lb_cmd_sweep(int argc, char **argv)
 {
-    enum { OWN = 9 };
+    enum { OWN = 10 };
     struct option longopts[OWN + LB_SHARED_OPTION_COUNT + 1] = {
         {"n", required_argument, NULL, OPT_N},          {"k", required_argument, NULL, OPT_K},
         {"out", required_argument, NULL, OPT_OUT},      {"quiet", no_argument, NULL, OPT_QUIET},
         {"help", no_argument, NULL, OPT_HELP},          {"force", no_argument, NULL, OPT_FORCE},
         {"resume", required_argument, NULL, OPT_RESUME}, {"format", required_argument, NULL, OPT_FORMAT},
-        {"no-check", no_argument, NULL, OPT_NO_CHECK},
+        {"no-check", no_argument, NULL, OPT_NO_CHECK},   {"shard", required_argument, NULL, OPT_SHARD},
     };
     memcpy(longopts + OWN, lb_shared_long_options, sizeof(struct option) * (LB_SHARED_OPTION_COUNT + 1));
 
@@ -188,6 +202,12 @@ int lb_cmd_sweep(int argc, char **argv)
         case OPT_FORCE: force = 1; break;
         case OPT_NO_CHECK: no_check = 1; break;
         case OPT_RESUME: resume = optarg; break;
+        case OPT_SHARD:
+            if (lb_shard_parse(optarg, &s.shard_index, &s.shard_count) != 0)
+                return lb_usage_error("invalid argument \"%s\" for --shard: should be I/N with N from 1 to %d and I from 0 to N-1", optarg,
+                                      LB_SHARDS_MAX);
+            s.opt.given |= LB_GIVEN_SHARD;
+            break;
         case OPT_FORMAT:
             if (strcmp(optarg, "text") == 0)
                 s.format = LB_FORMAT_TEXT;

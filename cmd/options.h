@@ -26,7 +26,8 @@ enum {
     LB_GIVEN_SHARING = 1 << 6, LB_GIVEN_ORDER = 1 << 7, LB_GIVEN_DEVICE = 1 << 8,
     LB_GIVEN_MEM_LIMIT = 1 << 9, LB_GIVEN_SEED = 1 << 10, LB_GIVEN_N = 1 << 11,
     LB_GIVEN_K = 1 << 12, LB_GIVEN_TF32 = 1 << 13, LB_GIVEN_MAX_BATCH = 1 << 14,
-    LB_GIVEN_CELL_TIME = 1 << 15, LB_GIVEN_HEADROOM = 1 << 16
+    LB_GIVEN_CELL_TIME = 1 << 15, LB_GIVEN_HEADROOM = 1 << 16,
+    LB_GIVEN_SHARD = 1 << 17 /* sweep's --shard */
 };
 
 typedef enum LbDeviceKind { LB_DEVICE_CUDA = 0, LB_DEVICE_CPU = 1 } LbDeviceKind;

@@ -14,6 +14,7 @@
 #include "cmd/commands.h"
 #include "cmd/outdir.h"
 #include "cmd/progress.h"
+#include "cmd/shard.h"
 #include "lb_config.h"
 #include "lb_revision.h"
 #include "reports/meta.h"
@@ -58,6 +59,7 @@ const LbSweepSetting lb_sweep_settings[] = {
     {"cell_time_s", "cell-time", LB_OPT_CELL_TIME, LB_GIVEN_CELL_TIME},
     {"max_batch", "max-batch", LB_OPT_MAX_BATCH, LB_GIVEN_MAX_BATCH},
     {"headroom", "headroom", LB_OPT_HEADROOM, LB_GIVEN_HEADROOM},
+    {"shard", "shard", 0, LB_GIVEN_SHARD},
 };
 const size_t lb_sweep_setting_count = sizeof lb_sweep_settings / sizeof lb_sweep_settings[0];
 
@@ -100,6 +102,8 @@ char *lb_sweep_setting_text(const LbSweep *s, const char *key)
     if (strcmp(key, "sharing") == 0) return text("%s", lb_sharing_name(m->sharing));
     if (strcmp(key, "order") == 0) return text("%s", lb_order_name(m->order));
     if (strcmp(key, "seed") == 0) return text("%llu", (unsigned long long)o->seed);
+    if (strcmp(key, "shard") == 0)
+        return s->shard_count ? text("%d/%d", s->shard_index, s->shard_count) : text("%s", "");
     if (strcmp(key, "n_list") == 0) return list_text(s->n, s->nn);
     if (strcmp(key, "k_list") == 0) return list_text(s->k, s->nk);
     if (strcmp(key, "cell_time_s") == 0) return text("%g", o->timing.cap_seconds);
@@ -232,14 +236,12 @@ static int already_measured(const LbCellResult *rows, size_t count, LbModelKind 
     return 0;
 }
 
-static int count_cells(const LbSweep *s)
+/* The cells this sweep measures: all of them, or its shard's (mine[cell] in the sweep's order). */
+static int count_cells(const int *mine, size_t cells)
 {
     int total = 0;
-    for (size_t i = 0; i < s->nn; i++) {
-        total++;
-        for (size_t j = 0; j < s->nk; j++)
-            total += s->k[j] < s->n[i];
-    }
+    for (size_t i = 0; i < cells; i++)
+        total += mine[i];
     return total;
 }
 
@@ -291,8 +293,20 @@ int lb_sweep_run(const LbSweep *s, LbBackend *be, volatile sig_atomic_t *stop)
         return lb_runtime_error(rc);
     }
 
+    /* which cells are this shard's: all of them when not sharded */
+    int *shard_of = NULL;
+    size_t cells = 0;
+    if (lb_shard_assign(s->n, s->nn, s->k, s->nk, s->shard_count ? s->shard_count : 1, &shard_of, &cells) != 0) {
+        lb_raw_close(raw);
+        free(done);
+        return lb_runtime_error(LB_FAIL(LB_ERR_NOMEM, "out of memory splitting the grid into shards"));
+    }
+    for (size_t c = 0; c < cells; c++)
+        shard_of[c] = shard_of[c] == s->shard_index; /* now: 1 when this run measures cell c */
+
     LbProgress progress;
-    lb_progress_start(&progress, count_cells(s), s->quiet);
+    lb_progress_start(&progress, count_cells(shard_of, cells), s->quiet);
+    size_t cell = 0;
     const LbPlanParams pp = {be->elem_bytes, be->alignment, be->workspace_bytes};
     int index = 0, failed = 0, fatal = 0, interrupted = 0;
     for (size_t i = 0; i < s->nn && !fatal && !interrupted; i++) {
@@ -308,6 +322,8 @@ int lb_sweep_run(const LbSweep *s, LbBackend *be, volatile sig_atomic_t *stop)
                 cfg.kind = LB_MODEL_LINFORMER;
                 cfg.k = s->k[j];
             }
+            if (!shard_of[cell++])
+                continue; /* another shard's */
             index++;
             if (already_measured(done, done_count, cfg.kind, cfg.n, cfg.k)) {
                 progress.total--;
@@ -335,6 +351,7 @@ int lb_sweep_run(const LbSweep *s, LbBackend *be, volatile sig_atomic_t *stop)
             if (wrc != LB_OK) {
                 lb_raw_close(raw);
                 free(done);
+                free(shard_of);
                 return lb_runtime_error(wrc);
             }
             lb_progress_end(&progress, index, &r);
@@ -343,6 +360,7 @@ int lb_sweep_run(const LbSweep *s, LbBackend *be, volatile sig_atomic_t *stop)
     lb_progress_finish(&progress);
     lb_raw_close(raw);
     free(done);
+    free(shard_of);
     if (*stop)
         interrupted = 1;
 

@@ -26,11 +26,13 @@ typedef struct LbSweep {
     const LbMeta *previous; /* meta.csv of the run being resumed (NULL otherwise): its command
                              * line, start time and earlier resumes are kept */
     LbCheckResult check;    /* the quick check before the first cell (check.ran 0: --no-check) */
+    int shard_index, shard_count; /* --shard I/N (cmd/shard.h); shard_count 0: every cell */
 } LbSweep;
 
 /* The settings a sweep records in meta.csv and --resume takes back: key in meta.csv, the flag
  * that sets it, its shared-option code (0 for --n and --k) and LB_GIVEN_ bit. One table, so
- * what is written, what is read back and what is compared cannot drift apart. */
+ * what is written, what is read back and what is compared cannot drift apart. `shard` ("I/N",
+ * empty when unsharded) is the one setting the parts of a `linbench merge` may differ in. */
 typedef struct LbSweepSetting {
     const char *key;
     const char *flag;
