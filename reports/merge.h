@@ -1,0 +1,36 @@
+/* linbench merge: the parts of a sharded sweep (their directories read back) put together into
+ * one result. The checks and the rows here; cmd/cmd_merge.c prints and picks exit codes. */
+#ifndef LB_MERGE_H
+#define LB_MERGE_H
+
+#include <stddef.h>
+
+#include "attn/measure.h"
+#include "reports/sweep_dir.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Every key in `keys` (absent reads as "") and device_name must hold the same value in every
+ * part. 0, or -1 with one line in why naming the key, both values and both directories. */
+int lb_merge_check_settings(const LbSweepDir *parts, size_t count, const char *const *keys,
+                            size_t nkeys, char *why, size_t size);
+
+/* Each cell's row across the parts (within a part, its last row for the cell, as the grids take
+ * it), in the sweep's order: by n, the standard model before the Linformer by k. A cell in two
+ * parts must have identical rows there (kept once). 0 with a malloc'd array; -1 with why naming
+ * the cell and the two directories; LB_ERR_NOMEM. */
+int lb_merge_rows(const LbSweepDir *parts, size_t count, LbCellResult **rows, size_t *nrows,
+                  char *why, size_t size);
+
+/* Cells of the n x k grid with no row in `rows` ("standard n=64, linformer n=64 k=16, ..."),
+ * written into buf (cut with "..." past size); returns how many. */
+size_t lb_merge_missing(const LbCellResult *rows, size_t count, const int64_t *n, size_t nn,
+                        const int64_t *k, size_t nk, char *buf, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

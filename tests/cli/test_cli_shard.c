@@ -1,0 +1,227 @@
+/* linbench sweep --shard and linbench merge: three shards of a CPU sweep, merged, hold the same
+ * cells (model, n, k), statuses and batches, and the same settings, as the unsharded sweep
+ * (times differ between runs on the CPU, so they are not compared); each cell is in exactly one
+ * shard; compare reads the merge. Bad --shard values, parts of different sweeps, a cell measured
+ * twice with different values and a missing part are refused (exit 2, one line, nothing
+ * written); a merge short of shards says which cells are missing. Usage: test_cli_shard PATH */
+#include <string.h>
+
+#include "reports/meta.h"
+#include "reports/raw.h"
+#include "tests/cli/spawn.h"
+#include "tests/ops/check.h"
+
+static const char *bin;
+
+#define GRID "--device", "cpu", "--layers", "1", "--heads", "2", "--ffn", "32", "--vocab", "100", "--n", "32:256", \
+             "--k", "8:16", "--mem-limit", "8M", "--max-batch", "2", "--cell-time", "1", "-q"
+#define CELLS 12 /* n 32, 64, 128, 256: 4 standard + 4 * 2 Linformer */
+
+/* The sweep settings (cmd/sweep.c's lb_sweep_settings but shard). */
+static const char *const settings[] = {"device", "mem_limit", "dtype", "tf32", "layers", "d_model", "heads", "ffn",
+                                       "vocab", "sharing", "order", "seed", "n_list", "k_list", "cell_time_s",
+                                       "max_batch", "headroom", "device_name"};
+
+static int read_rows(const char *dir, LbCellResult **rows, size_t *count)
+{
+    char path[2048];
+    snprintf(path, sizeof path, "%s/raw.csv", dir);
+    *rows = NULL;
+    *count = 0;
+    return lb_raw_read(path, rows, count);
+}
+
+static int read_meta(const char *dir, LbMeta *m)
+{
+    char path[2048];
+    snprintf(path, sizeof path, "%s/meta.csv", dir);
+    memset(m, 0, sizeof *m);
+    return lb_meta_read(path, m);
+}
+
+static int same_cell(const LbCellResult *a, const LbCellResult *b)
+{
+    return a->model == b->model && a->n == b->n && a->k == b->k;
+}
+
+static LbRun sweep(const char *d_model, const char *shard, const char *out)
+{
+    char *argv[] = {(char *)bin, "sweep", GRID, "--d-model", (char *)d_model, "--out", (char *)out,
+                    shard ? "--shard" : NULL, (char *)shard, NULL};
+    return lb_run(argv);
+}
+
+static LbRun merge(const char *out, const char *a, const char *b, const char *c)
+{
+    char *argv[] = {(char *)bin, "merge", "-q", (char *)out, (char *)a, (char *)b, (char *)c, NULL};
+    return lb_run(argv);
+}
+
+/* a copy of dir with the first row's batch changed: the same cell measured differently */
+static void copy_with_other_batch(const char *from, const char *to)
+{
+    LbCellResult *rows;
+    size_t count;
+    LbMeta m;
+    char path[2048];
+    mkdir(to, 0777);
+    if (read_rows(from, &rows, &count) != 0 || count == 0 || read_meta(from, &m) != 0)
+        return;
+    rows[0].batch += 1;
+    snprintf(path, sizeof path, "%s/raw.csv", to);
+    LbRawWriter *w;
+    if (lb_raw_open(path, 0, &w) == 0) {
+        for (size_t i = 0; i < count; i++)
+            lb_raw_append(w, &rows[i]);
+        lb_raw_close(w);
+    }
+    snprintf(path, sizeof path, "%s/meta.csv", to);
+    lb_meta_write(path, &m);
+    lb_meta_free(&m);
+    free(rows);
+}
+
+int main(int argc, char **argv)
+{
+    lb_test_init("test_cli_shard");
+    if (argc < 2)
+        return 1;
+    bin = argv[1];
+    const char *scratch = lb_scratch_dir("lb-cli-shard");
+    char whole[512], shard[3][512], merged[512], other[512], twice[512], path[600];
+    snprintf(whole, sizeof whole, "%s/whole", scratch);
+    snprintf(merged, sizeof merged, "%s/merged", scratch);
+    snprintf(other, sizeof other, "%s/other", scratch);
+    snprintf(twice, sizeof twice, "%s/twice", scratch);
+
+    LbRun r = sweep("16", NULL, whole);
+    lb_check(r.code == 0, "unsharded sweep exits 0 (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    for (int i = 0; i < 3; i++) {
+        char spec[16];
+        snprintf(spec, sizeof spec, "%d/3", i);
+        snprintf(shard[i], sizeof shard[i], "%s/shard-%d", scratch, i);
+        r = sweep("16", spec, shard[i]);
+        lb_check(r.code == 0, "sweep --shard %s exits 0 (%d): %s", spec, r.code, r.err);
+        lb_run_free(&r);
+        LbMeta m;
+        if (lb_check(read_meta(shard[i], &m) == 0, "shard %d's meta.csv reads back", i)) {
+            const char *v = lb_meta_get(&m, "shard");
+            lb_check(v && strcmp(v, spec) == 0, "shard %d's meta.csv: shard = %s (got %s)", i, spec, v ? v : "(none)");
+            lb_meta_free(&m);
+        }
+    }
+
+    /* each cell in exactly one shard, and every shard has some */
+    LbCellResult *rows[3];
+    size_t count[3], total = 0;
+    for (int i = 0; i < 3; i++) {
+        lb_check(read_rows(shard[i], &rows[i], &count[i]) == 0, "shard %d's raw.csv reads back", i);
+        lb_check(count[i] > 0, "shard %d measured some cells (%zu)", i, count[i]);
+        total += count[i];
+        for (int j = 0; j < i; j++)
+            for (size_t a = 0; a < count[i]; a++)
+                for (size_t b = 0; b < count[j]; b++)
+                    lb_check(!same_cell(&rows[i][a], &rows[j][b]), "cell n=%lld k=%lld in shards %d and %d",
+                             (long long)rows[i][a].n, (long long)rows[i][a].k, j, i);
+    }
+    lb_check(total == CELLS, "the shards hold %d cells together (%zu)", CELLS, total);
+    for (int i = 0; i < 3; i++)
+        free(rows[i]);
+
+    /* the merge: the unsharded sweep's cells, statuses, batches and settings */
+    r = merge(merged, shard[0], shard[1], shard[2]);
+    lb_check(r.code == 0, "merge of the 3 shards exits 0 (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    LbCellResult *a = NULL, *b = NULL;
+    size_t na = 0, nb = 0;
+    if (lb_check(read_rows(whole, &a, &na) == 0 && read_rows(merged, &b, &nb) == 0, "both raw.csv read back")) {
+        lb_check(na == CELLS && nb == CELLS, "%d cells in each (%zu, %zu)", CELLS, na, nb);
+        for (size_t i = 0; i < na; i++) {
+            size_t j = 0;
+            while (j < nb && !same_cell(&a[i], &b[j]))
+                j++;
+            lb_check(j < nb && a[i].status == b[j].status && a[i].batch == b[j].batch,
+                     "cell %s n=%lld k=%lld: in the merge with the same status and batch", lb_model_name(a[i].model),
+                     (long long)a[i].n, (long long)a[i].k);
+        }
+    }
+    free(a);
+    free(b);
+    LbMeta mw, mm;
+    if (lb_check(read_meta(whole, &mw) == 0 && read_meta(merged, &mm) == 0, "both meta.csv read back")) {
+        for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
+            const char *x = lb_meta_get(&mw, settings[i]), *y = lb_meta_get(&mm, settings[i]);
+            lb_check(x && y && strcmp(x, y) == 0, "merged meta.csv's %s is the sweep's (%s, %s)", settings[i], x ? x : "-",
+                     y ? y : "-");
+        }
+        const char *st = lb_meta_get(&mm, "status"), *parts = lb_meta_get(&mm, "parts"), *p1 = lb_meta_get(&mm, "part_1");
+        lb_check(st && strcmp(st, "complete") == 0, "merged status complete (%s)", st ? st : "-");
+        lb_check(parts && strcmp(parts, "3") == 0, "merged parts 3 (%s)", parts ? parts : "-");
+        lb_check(p1 && strcmp(p1, shard[0]) == 0, "merged part_1 is the first part (%s)", p1 ? p1 : "-");
+        lb_check(!lb_meta_get(&mm, "shard"), "merged meta.csv has no shard");
+        lb_meta_free(&mw);
+        lb_meta_free(&mm);
+    }
+    snprintf(path, sizeof path, "%s/time_speedup.csv", merged);
+    lb_check(lb_exists(path), "the merge wrote time_speedup.csv");
+    char *cmp[] = {(char *)bin, "compare", merged, whole, "--format", "csv", NULL};
+    r = lb_run(cmp);
+    lb_check(r.code == 0 && !strstr(r.out, "NA"), "compare reads the merge, no cell NA (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+
+    /* bad --shard: exit 2, one line naming the flag, nothing written */
+    static const char *const bad[] = {"3/3", "-1/3", "0/0", "1", "a/3", "1/3x"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        r = sweep("16", bad[i], other);
+        lb_check(r.code == 2 && strstr(r.err, "--shard") && lb_lines(r.err) == 1 && !lb_exists(other),
+                 "--shard %s: exit 2, one line, nothing written (%d): %s", bad[i], r.code, r.err);
+        lb_run_free(&r);
+    }
+    /* --resume of a shard keeps it; another --shard is refused */
+    char *res[] = {(char *)bin, "sweep", "--resume", shard[1], "--shard", "2/3", "-q", NULL};
+    r = lb_run(res);
+    lb_check(r.code == 2 && strstr(r.err, "--shard") && strstr(r.err, "1/3"), "--resume with another --shard: exit 2 (%d): %s",
+             r.code, r.err);
+    lb_run_free(&r);
+
+    /* parts of another sweep: a different --d-model */
+    r = sweep("32", "1/3", other);
+    lb_run_free(&r);
+    char out[600];
+    snprintf(out, sizeof out, "%s/refused", scratch);
+    r = merge(out, shard[0], other, shard[2]);
+    lb_check(r.code == 2 && strstr(r.err, "d_model") && strstr(r.err, other) && lb_lines(r.err) == 1 && !lb_exists(out),
+             "merge of parts with different --d-model: exit 2 naming d_model and the part, nothing written (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    /* a cell in two parts with different values */
+    copy_with_other_batch(shard[0], twice);
+    r = merge(out, shard[0], twice, shard[1]);
+    lb_check(r.code == 2 && strstr(r.err, "cell") && strstr(r.err, twice) && lb_lines(r.err) == 1 && !lb_exists(out),
+             "merge of a cell measured twice differently: exit 2 naming it, nothing written (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    /* identical duplicates are kept once */
+    r = merge(out, shard[0], shard[0], shard[1]);
+    LbCellResult *d = NULL;
+    size_t nd = 0;
+    lb_check(r.code == 0 && read_rows(out, &d, &nd) == 0 && nd == count[0] + count[1],
+             "a part given twice: its cells kept once (%d, %zu rows): %s", r.code, nd, r.err);
+    free(d);
+    lb_check(strstr(r.err, "incomplete") && strstr(r.err, "missing") != NULL, "two of three shards: incomplete, cells missing named: %s", r.err);
+    LbMeta mi;
+    if (read_meta(out, &mi) == 0) {
+        const char *st = lb_meta_get(&mi, "status");
+        lb_check(st && strcmp(st, "incomplete") == 0, "two of three shards: status incomplete (%s)", st ? st : "-");
+        lb_meta_free(&mi);
+    }
+    lb_run_free(&r);
+    /* a missing part */
+    char gone[600];
+    snprintf(gone, sizeof gone, "%s/no-such-part", scratch);
+    snprintf(out, sizeof out, "%s/refused2", scratch);
+    r = merge(out, shard[0], gone, shard[2]);
+    lb_check(r.code == 2 && strstr(r.err, gone) && lb_lines(r.err) == 1 && !lb_exists(out),
+             "merge with a missing part: exit 2 naming it, nothing written (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    return lb_test_finish("test_cli_shard");
+}
