@@ -32,6 +32,8 @@ int lb_cmd_plot(int argc, char **argv);
 void lb_help_plot(FILE *out);
 int lb_cmd_merge(int argc, char **argv);
 void lb_help_merge(FILE *out);
+int lb_cmd_slurm(int argc, char **argv);
+void lb_help_slurm(FILE *out);
 int lb_cmd_help(int argc, char **argv);
 void lb_help_help(FILE *out);
 

@@ -14,6 +14,7 @@ static const LbCommand commands[] = {
     {"sweep", lb_cmd_sweep, lb_help_sweep, "measure the Table 3 grid: both models at their largest batch for every n and k"},
     {"run", lb_cmd_run, lb_help_run, "measure one cell: one model, one n, one k"},
     {"merge", lb_cmd_merge, lb_help_merge, "put the parts of a sharded sweep (sweep --shard I/N) together into one result"},
+    {"slurm", lb_cmd_slurm, lb_help_slurm, "write (and --submit) Slurm jobs that run a sweep in shards and merge them"},
     {"compare", lb_cmd_compare, lb_help_compare, "set a sweep beside the paper's Table 3, or two sweeps side by side"},
     {"plot", lb_cmd_plot, lb_help_plot, "write gnuplot scripts (and PNG/SVG where gnuplot is installed) of a sweep"},
     {"check", lb_cmd_check, lb_help_check, "check every operation and forward pass of a backend against the CPU reference"},
@@ -73,5 +74,5 @@ int main(int argc, char **argv)
         if (strcmp(name, cmds[i].name) == 0)
             return finish_output(cmds[i].run(argc - 1, argv + 1));
     }
-    return lb_usage_error("unknown command \"%s\": should be one of sweep, run, merge, compare, plot, check, info, help (see linbench help)", name);
+    return lb_usage_error("unknown command \"%s\": should be one of sweep, run, merge, slurm, compare, plot, check, info, help (see linbench help)", name);
 }

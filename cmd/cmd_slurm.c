@@ -1,0 +1,313 @@
+/* linbench slurm [sweep flags] --shards N --out DIR: a sharded sweep as a Slurm job array.
+ * Writes DIR/slurm/sweep.sbatch (task I runs linbench sweep <the sweep flags> --shard I/N into
+ * DIR/shard-I, one GPU each; a requeued task resumes its directory) and DIR/slurm/merge.sbatch
+ * (linbench merge DIR/merged DIR/shard-0 ...), and prints the two sbatch commands that run them
+ * in turn; --submit runs those. Paths in the scripts are absolute and single-quoted. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cmd/commands.h"
+#include "cmd/outdir.h"
+#include "cmd/shard.h"
+
+void lb_help_slurm(FILE *out)
+{
+    fputs("usage: linbench slurm [SWEEP FLAGS] --shards N --out DIR [--partition P] [--time T]\n"
+          "                      [--account A] [--submit]\n\n"
+          "Writes a Slurm job array that runs a sweep in N shards, one GPU each, and a job that\n"
+          "merges them once all have succeeded:\n"
+          "  DIR/slurm/sweep.sbatch   task I: linbench sweep SWEEP FLAGS --shard I/N --out DIR/shard-I\n"
+          "                           (resumes DIR/shard-I when a requeued task finds it)\n"
+          "  DIR/slurm/merge.sbatch   linbench merge DIR/merged DIR/shard-0 ... DIR/shard-(N-1)\n"
+          "and prints the commands that submit them. SWEEP FLAGS are passed on as given (see\n"
+          "linbench sweep --help; not --out, --resume, --force or --shard).\n\n"
+          "  --shards N       how many shards, 1 to 4096\n"
+          "  -o, --out DIR    where the shards, the merge and the scripts go\n"
+          "  --partition P    #SBATCH --partition (letters, digits and . _ - , : only)\n"
+          "  --time T         #SBATCH --time, e.g. 04:00:00 (same characters)\n"
+          "  --account A      #SBATCH --account (same characters)\n"
+          "  --submit         run the two sbatch commands (sbatch must be on PATH)\n"
+          "  -h, --help       this help\n\n"
+          "Exit codes: 0 done; 1 a script could not be written, sbatch missing or failed; 2 bad\n"
+          "input, nothing written.\n",
+          out);
+}
+
+/* A word the shell reads back as itself: bare when it is plain, else in single quotes. */
+static void put_quoted(FILE *f, const char *s)
+{
+    int plain = *s != '\0';
+    for (const char *p = s; *p && plain; p++)
+        plain = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:,=+@%", *p) != NULL;
+    if (plain) {
+        fputs(s, f);
+        return;
+    }
+    fputc('\'', f);
+    for (const char *p = s; *p; p++) {
+        if (*p == '\'')
+            fputs("'\\''", f);
+        else
+            fputc(*p, f);
+    }
+    fputc('\'', f);
+}
+
+/* An #SBATCH value: sbatch reads those lines without a shell, so no quoting is possible. */
+static int sbatch_word(const char *s)
+{
+    if (!*s)
+        return 0;
+    for (; *s; s++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.,:", *s))
+            return 0;
+    return 1;
+}
+
+/* Our own flag at argv[*i] ("--name V" or "--name=V"): its value, advancing *i; NULL if not it. */
+static const char *flag_value(int argc, char **argv, int *i, const char *name, int *missing)
+{
+    const char *a = argv[*i];
+    size_t len = strlen(name);
+    if (strncmp(a, name, len) != 0)
+        return NULL;
+    if (a[len] == '=')
+        return a + len + 1;
+    if (a[len] != '\0')
+        return NULL;
+    if (*i + 1 >= argc) {
+        *missing = 1;
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+static const char *sbatch_path(char *buf, size_t size)
+{
+    const char *path = getenv("PATH");
+    if (!path)
+        return NULL;
+    while (*path) {
+        const char *end = strchr(path, ':');
+        size_t len = end ? (size_t)(end - path) : strlen(path);
+        snprintf(buf, size, "%.*s/sbatch", (int)len, len ? path : ".");
+        if (access(buf, X_OK) == 0)
+            return buf;
+        path += len + (end ? 1 : 0);
+    }
+    return NULL;
+}
+
+/* Run sbatch with args; its stdout into out (trailing newline dropped). 0, or -1. */
+static int run_sbatch(const char *sbatch, char *const args[], char *out, size_t size)
+{
+    int fd[2];
+    if (pipe(fd) != 0)
+        return -1;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        dup2(fd[1], 1);
+        close(fd[0]);
+        close(fd[1]);
+        execv(sbatch, args);
+        _exit(127);
+    }
+    close(fd[1]);
+    size_t used = 0;
+    ssize_t got;
+    while ((got = read(fd[0], out + used, size - 1 - used)) > 0 && used + 1 < size)
+        used += (size_t)got;
+    close(fd[0]);
+    out[used] = '\0';
+    while (used && (out[used - 1] == '\n' || out[used - 1] == '\r'))
+        out[--used] = '\0';
+    int status;
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return -1;
+    return 0;
+}
+
+static void sbatch_options(FILE *f, const char *partition, const char *time_limit, const char *account)
+{
+    if (partition)
+        fprintf(f, "#SBATCH --partition=%s\n", partition);
+    if (time_limit)
+        fprintf(f, "#SBATCH --time=%s\n", time_limit);
+    if (account)
+        fprintf(f, "#SBATCH --account=%s\n", account);
+}
+
+static int write_scripts(const char *slurm_dir, const char *dir, const char *self, char **sweep_flags,
+                         int nflags, int shards, const char *partition, const char *time_limit,
+                         const char *account, char *sweep_script, char *merge_script, size_t size)
+{
+    snprintf(sweep_script, size, "%s/sweep.sbatch", slurm_dir);
+    snprintf(merge_script, size, "%s/merge.sbatch", slurm_dir);
+    FILE *f = fopen(sweep_script, "w");
+    if (!f)
+        goto fail;
+    fprintf(f, "#!/bin/bash\n# linbench sweep in %d shards, one array task each (written by linbench slurm)\n", shards);
+    fprintf(f, "#SBATCH --job-name=linbench-sweep\n#SBATCH --array=0-%d\n#SBATCH --gres=gpu:1\n#SBATCH --ntasks=1\n", shards - 1);
+    sbatch_options(f, partition, time_limit, account);
+    fputs("set -eu\nout=", f);
+    put_quoted(f, dir);
+    fputs("/shard-\"$SLURM_ARRAY_TASK_ID\"\n", f);
+    fputs("# a requeued task continues what it had measured\n"
+          "if [ -e \"$out/meta.csv\" ]; then where=(--resume \"$out\"); else where=(--out \"$out\"); fi\n"
+          "exec ", f);
+    put_quoted(f, self);
+    fputs(" sweep", f);
+    for (int i = 0; i < nflags; i++) {
+        fputc(' ', f);
+        put_quoted(f, sweep_flags[i]);
+    }
+    fprintf(f, " --shard \"$SLURM_ARRAY_TASK_ID/%d\" \"${where[@]}\"\n", shards);
+    if (fclose(f) != 0)
+        goto fail;
+    f = fopen(merge_script, "w");
+    if (!f)
+        goto fail;
+    fputs("#!/bin/bash\n# linbench merge of the shards (written by linbench slurm)\n#SBATCH --job-name=linbench-merge\n#SBATCH --ntasks=1\n", f);
+    sbatch_options(f, partition, time_limit, account);
+    fputs("set -eu\nexec ", f);
+    put_quoted(f, self);
+    fputs(" merge ", f);
+    put_quoted(f, dir);
+    fputs("/merged", f);
+    for (int i = 0; i < shards; i++) {
+        fputc(' ', f);
+        put_quoted(f, dir);
+        fprintf(f, "/shard-%d", i);
+    }
+    fputc('\n', f);
+    if (fclose(f) != 0)
+        goto fail;
+    return 0;
+fail:
+    fprintf(stderr, "linbench: cannot write %s: %s\n", f ? merge_script : sweep_script, strerror(errno));
+    return LB_EXIT_FAILURE;
+}
+
+int lb_cmd_slurm(int argc, char **argv)
+{
+    const char *shards_arg = NULL, *out = NULL, *partition = NULL, *time_limit = NULL, *account = NULL;
+    int submit = 0, nflags = 0;
+    char **flags = calloc((size_t)argc + 1, sizeof *flags);
+    if (!flags)
+        return lb_usage_error("out of memory reading the flags");
+    int rc = 0;
+    for (int i = 1; i < argc && rc == 0; i++) {
+        int missing = 0;
+        const char *v;
+        const char *a = argv[i];
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            lb_help_slurm(stdout);
+            free(flags);
+            return LB_EXIT_OK;
+        }
+        if (strcmp(a, "--submit") == 0)
+            submit = 1;
+        else if ((v = flag_value(argc, argv, &i, "--shards", &missing)))
+            shards_arg = v;
+        else if ((v = flag_value(argc, argv, &i, "--out", &missing)) || (v = flag_value(argc, argv, &i, "-o", &missing)))
+            out = v;
+        else if ((v = flag_value(argc, argv, &i, "--partition", &missing)))
+            partition = v;
+        else if ((v = flag_value(argc, argv, &i, "--time", &missing)))
+            time_limit = v;
+        else if ((v = flag_value(argc, argv, &i, "--account", &missing)))
+            account = v;
+        else if (!missing && (strncmp(a, "--shard", 7) == 0 && (a[7] == '\0' || a[7] == '=')))
+            rc = lb_usage_error("--shard is given by linbench slurm to each task: should be --shards N");
+        else if (!missing && (strcmp(a, "--resume") == 0 || strncmp(a, "--resume=", 9) == 0 || strcmp(a, "--force") == 0))
+            rc = lb_usage_error("%s cannot be used with linbench slurm: should be left out (a requeued task resumes its shard)", a);
+        else if (!missing)
+            flags[nflags++] = argv[i];
+        if (missing)
+            rc = lb_usage_error("flag %s needs a value (see linbench slurm --help)", a);
+    }
+    long shards = 0;
+    char *end = NULL;
+    if (rc == 0 && !shards_arg)
+        rc = lb_usage_error("linbench slurm needs --shards N: should be a number of shards from 1 to %d", LB_SHARDS_MAX);
+    if (rc == 0) {
+        errno = 0;
+        shards = strtol(shards_arg, &end, 10);
+        if (errno || end == shards_arg || *end || shards < 1 || shards > LB_SHARDS_MAX)
+            rc = lb_usage_error("invalid argument \"%s\" for --shards: should be an integer from 1 to %d", shards_arg, LB_SHARDS_MAX);
+    }
+    if (rc == 0 && !out)
+        rc = lb_usage_error("linbench slurm needs --out DIR: should be where the shards, the merge and the scripts go");
+    static const char *const names[3] = {"partition", "time", "account"};
+    const char *values[3] = {partition, time_limit, account};
+    for (int i = 0; i < 3 && rc == 0; i++)
+        if (values[i] && !sbatch_word(values[i]))
+            rc = lb_usage_error("invalid argument \"%s\" for --%s: should be letters, digits and . _ - , : only", values[i], names[i]);
+    if (rc == 0)
+        rc = lb_outdir_check_length(out, "out");
+    char sbatch[PATH_MAX + 8];
+    if (rc == 0 && submit && !sbatch_path(sbatch, sizeof sbatch)) {
+        fprintf(stderr, "linbench: --submit needs sbatch on PATH, and there is none: should be run where Slurm is installed, or without --submit\n");
+        rc = LB_EXIT_FAILURE;
+    }
+    char self[PATH_MAX], dir[PATH_MAX + 8], slurm_dir[PATH_MAX + 16];
+    if (rc == 0) {
+        ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+        if (len <= 0) {
+            fprintf(stderr, "linbench: cannot find this linbench's own path (/proc/self/exe): %s\n", strerror(errno));
+            rc = LB_EXIT_FAILURE;
+        } else {
+            self[len] = '\0';
+        }
+    }
+    if (rc == 0) {
+        snprintf(slurm_dir, sizeof slurm_dir, "%s/slurm", out);
+        rc = lb_outdir_create(slurm_dir);
+    }
+    if (rc == 0 && !realpath(out, dir)) {
+        fprintf(stderr, "linbench: cannot resolve --out %s: %s\n", out, strerror(errno));
+        rc = LB_EXIT_FAILURE;
+    }
+    char sweep_script[PATH_MAX + 32], merge_script[PATH_MAX + 32];
+    if (rc == 0) {
+        snprintf(slurm_dir, sizeof slurm_dir, "%s/slurm", dir);
+        rc = write_scripts(slurm_dir, dir, self, flags, nflags, (int)shards, partition, time_limit, account,
+                           sweep_script, merge_script, sizeof sweep_script);
+    }
+    free(flags);
+    if (rc != 0)
+        return rc;
+    printf("jobid=$(sbatch --parsable ");
+    put_quoted(stdout, sweep_script);
+    printf(") && sbatch --dependency=afterok:$jobid ");
+    put_quoted(stdout, merge_script);
+    printf("\n");
+    if (!submit)
+        return LB_EXIT_OK;
+    char jobid[256], reply[512], dependency[300];
+    char *first[] = {sbatch, "--parsable", sweep_script, NULL};
+    if (run_sbatch(sbatch, first, jobid, sizeof jobid) != 0 || !jobid[0]) {
+        fprintf(stderr, "linbench: %s --parsable %s failed\n", sbatch, sweep_script);
+        return LB_EXIT_FAILURE;
+    }
+    char *semi = strchr(jobid, ';'); /* --parsable prints jobid;cluster on a multi-cluster setup */
+    if (semi)
+        *semi = '\0';
+    snprintf(dependency, sizeof dependency, "--dependency=afterok:%s", jobid);
+    char *second[] = {sbatch, dependency, merge_script, NULL};
+    if (run_sbatch(sbatch, second, reply, sizeof reply) != 0) {
+        fprintf(stderr, "linbench: %s %s %s failed (the sweep is job %s)\n", sbatch, dependency, merge_script, jobid);
+        return LB_EXIT_FAILURE;
+    }
+    printf("sweep: job %s; merge: %s\n", jobid, reply);
+    return LB_EXIT_OK;
+}

@@ -1,0 +1,173 @@
+/* linbench slurm: the two scripts it writes carry the job array, the GPU, the partition, time
+ * and account, and run what they should: sweep.sbatch, run by bash once per array task
+ * (SLURM_ARRAY_TASK_ID 0..2, as Slurm would) on the CPU, and merge.sbatch after them leave a
+ * complete merged result; the out directory has a space in it, for the quoting. --submit calls a
+ * stand-in sbatch (a shell script on PATH that records its arguments and prints a job id) twice,
+ * the second with the first's id as dependency; without sbatch on PATH it says so (exit 1).
+ * Bad input is refused (exit 2, nothing written). No real Slurm. Usage: test_cli_slurm PATH */
+#include <limits.h>
+#include <string.h>
+
+#include "reports/meta.h"
+#include "tests/cli/spawn.h"
+#include "tests/ops/check.h"
+
+static const char *bin;
+
+#define FLAGS "--device", "cpu", "--layers", "1", "--d-model", "16", "--heads", "2", "--ffn", "32", "--vocab", "100", \
+              "--n", "32:256", "--k", "8:16", "--mem-limit", "8M", "--max-batch", "2", "--cell-time", "1", "-q"
+
+/* the line of text starting with prefix, or NULL */
+static const char *line_with(const char *text, const char *prefix)
+{
+    for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (strncmp(p, prefix, strlen(prefix)) == 0)
+            return p;
+    return NULL;
+}
+
+static LbRun bash(const char *script, const char *task)
+{
+    if (task)
+        setenv("SLURM_ARRAY_TASK_ID", task, 1);
+    char *argv[] = {"/bin/bash", (char *)script, NULL};
+    LbRun r = lb_run(argv);
+    unsetenv("SLURM_ARRAY_TASK_ID");
+    return r;
+}
+
+int main(int argc, char **argv)
+{
+    lb_test_init("test_cli_slurm");
+    if (argc < 2)
+        return 1;
+    bin = argv[1];
+    char self[PATH_MAX];
+    if (!realpath(bin, self))
+        return 1;
+    const char *scratch = lb_scratch_dir("lb-cli-slurm");
+    char dir[512], sweep[600], merge[600], path[700];
+    snprintf(dir, sizeof dir, "%s/it's my runs", scratch); /* a space and a quote */
+    snprintf(sweep, sizeof sweep, "%s/slurm/sweep.sbatch", dir);
+    snprintf(merge, sizeof merge, "%s/slurm/merge.sbatch", dir);
+
+    char *args[] = {(char *)bin, "slurm", FLAGS, "--shards", "3", "--out", dir, "--partition", "gpu",
+                    "--time", "00:10:00", "--account", "acct", NULL};
+    LbRun r = lb_run(args);
+    lb_check(r.code == 0, "slurm exits 0 (%d): %s", r.code, r.err);
+    lb_check(strstr(r.out, "jobid=$(sbatch --parsable ") && strstr(r.out, "sweep.sbatch") &&
+                 strstr(r.out, ") && sbatch --dependency=afterok:$jobid ") && strstr(r.out, "merge.sbatch"),
+             "slurm prints the two sbatch commands: %s", r.out);
+    lb_run_free(&r);
+
+    char *s = lb_slurp(sweep), *m = lb_slurp(merge);
+    if (lb_check(s && m, "both scripts written")) {
+        static const char *const want[] = {"#!/bin/bash\n", "#SBATCH --array=0-2\n", "#SBATCH --gres=gpu:1\n",
+                                           "#SBATCH --partition=gpu\n", "#SBATCH --time=00:10:00\n",
+                                           "#SBATCH --account=acct\n"};
+        for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+            lb_check(line_with(s, want[i]) != NULL, "sweep.sbatch has %.*s", (int)strlen(want[i]) - 1, want[i]);
+        const char *exec = line_with(s, "exec ");
+        char expect[PATH_MAX + 4096];
+        snprintf(expect, sizeof expect, "exec %s sweep --device cpu", self);
+        lb_check(exec && strncmp(exec, expect, strlen(expect)) == 0, "sweep.sbatch runs the absolute linbench with the flags: %.200s",
+                 exec ? exec : "(no exec line)");
+        lb_check(exec && strstr(exec, "--shard \"$SLURM_ARRAY_TASK_ID/3\""), "sweep.sbatch passes --shard $SLURM_ARRAY_TASK_ID/3");
+        lb_check(line_with(m, "#SBATCH --partition=gpu\n") && line_with(m, "#SBATCH --account=acct\n") &&
+                     !line_with(m, "#SBATCH --gres"),
+                 "merge.sbatch: partition and account, no GPU");
+        exec = line_with(m, "exec ");
+        char q[1200]; /* dir in single quotes, its quote as '\'' */
+        size_t at = 0;
+        q[at++] = '\'';
+        for (const char *p = dir; *p && at < sizeof q - 8; p++) {
+            if (*p == '\'') {
+                memcpy(q + at, "'\\''", 4);
+                at += 4;
+            } else {
+                q[at++] = *p;
+            }
+        }
+        q[at++] = '\'';
+        q[at] = '\0';
+        snprintf(expect, sizeof expect, "exec %s merge %s/merged %s/shard-0 %s/shard-1 %s/shard-2\n", self, q, q, q, q);
+        lb_check(exec && strcmp(exec, expect) == 0, "merge.sbatch merges the 3 shards: %s", exec ? exec : "(no exec line)");
+    }
+    free(s);
+    free(m);
+
+    /* run them as Slurm would: each array task, then the merge */
+    for (int i = 0; i < 3; i++) {
+        char task[8];
+        snprintf(task, sizeof task, "%d", i);
+        r = bash(sweep, task);
+        lb_check(r.code == 0, "array task %d exits 0 (%d): %s", i, r.code, r.err);
+        lb_run_free(&r);
+    }
+    r = bash(sweep, "1"); /* requeued: resumes its directory, nothing left to measure */
+    lb_check(r.code == 0, "a requeued array task resumes its shard (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    r = bash(merge, NULL);
+    lb_check(r.code == 0, "merge.sbatch exits 0 (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    snprintf(path, sizeof path, "%s/merged/meta.csv", dir);
+    LbMeta meta;
+    memset(&meta, 0, sizeof meta);
+    if (lb_check(lb_meta_read(path, &meta) == 0, "merged/meta.csv reads back")) {
+        const char *st = lb_meta_get(&meta, "status"), *parts = lb_meta_get(&meta, "parts");
+        lb_check(st && strcmp(st, "complete") == 0 && parts && strcmp(parts, "3") == 0, "merged: complete, 3 parts (%s, %s)",
+                 st ? st : "-", parts ? parts : "-");
+        lb_meta_free(&meta);
+    }
+
+    /* --submit with a stand-in sbatch */
+    char fake[600], log[600], newpath[2048];
+    snprintf(fake, sizeof fake, "%s/bin", scratch);
+    mkdir(fake, 0777);
+    snprintf(log, sizeof log, "%s/sbatch.log", scratch);
+    snprintf(path, sizeof path, "%s/sbatch", fake);
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fprintf(f, "#!/bin/sh\necho \"$*\" >> '%s'\necho 4242\n", log);
+        fclose(f);
+        chmod(path, 0755);
+    }
+    const char *old = getenv("PATH");
+    char *saved = strdup(old ? old : "/usr/bin:/bin");
+    snprintf(newpath, sizeof newpath, "%s:%s", fake, saved);
+    setenv("PATH", newpath, 1);
+    char *submit[] = {(char *)bin, "slurm", "--device", "cpu", "--shards", "2", "--out", dir, "--submit", NULL};
+    r = lb_run(submit);
+    lb_check(r.code == 0, "slurm --submit exits 0 (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    char *calls = lb_slurp(log), first[800], second[800];
+    snprintf(first, sizeof first, "--parsable %s\n", sweep);
+    snprintf(second, sizeof second, "--dependency=afterok:4242 %s\n", merge);
+    lb_check(calls && lb_lines(calls) == 2 && strncmp(calls, first, strlen(first)) == 0 &&
+                 strcmp(calls + strlen(first), second) == 0,
+             "--submit: sbatch --parsable sweep.sbatch, then sbatch --dependency=afterok:ID merge.sbatch: %s", calls ? calls : "(not called)");
+    free(calls);
+
+    /* no sbatch on PATH: one line, exit 1, nothing written */
+    char nodir[600];
+    snprintf(nodir, sizeof nodir, "%s/unsubmitted", scratch);
+    setenv("PATH", "/nonexistent", 1);
+    char *nosbatch[] = {(char *)bin, "slurm", "--shards", "2", "--out", nodir, "--submit", NULL};
+    r = lb_run(nosbatch);
+    lb_check(r.code == 1 && strstr(r.err, "sbatch") && lb_lines(r.err) == 1 && !lb_exists(nodir),
+             "--submit without sbatch: exit 1, one line, nothing written (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    setenv("PATH", saved, 1);
+    free(saved);
+
+    /* bad input */
+    static const char *const bad[][2] = {{"--shards", "0"}, {"--shards", "x"}, {"--shard", "1/2"}, {"--partition", "a b"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *b[] = {(char *)bin, "slurm", "--shards", "2", "--out", nodir, (char *)bad[i][0], (char *)bad[i][1], NULL};
+        r = lb_run(b);
+        lb_check(r.code == 2 && strstr(r.err, bad[i][0]) && lb_lines(r.err) == 1 && !lb_exists(nodir),
+                 "slurm %s %s: exit 2, one line naming it, nothing written (%d): %s", bad[i][0], bad[i][1], r.code, r.err);
+        lb_run_free(&r);
+    }
+    return lb_test_finish("test_cli_slurm");
+}
