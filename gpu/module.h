@@ -14,14 +14,13 @@ extern "C" {
 
 /* Bumped whenever the struct or the meaning of a member changes, so a stale module beside a new
  * binary is refused with a message rather than called wrongly. */
-#define LB_CUDA_MODULE_ABI 2 /* 2: LbDeviceInfo grew code, ecc, mig, persistence */
+#define LB_CUDA_MODULE_ABI 3 /* 2: LbDeviceInfo grew code, ecc, mig, persistence; 3: no backend_kind */
 #define LB_CUDA_MODULE_FILE "linbench-cuda.so"
 #define LB_CUDA_MODULE_SYMBOL "lb_cuda_module"
 
 typedef struct LbCudaModule {
     int abi;
     int (*backend_open)(int index, LbDtype dtype, int tf32, LbBackend **out);
-    const char *(*backend_kind)(void);
 } LbCudaModule;
 
 /* The one symbol the module exports (gpu/module_entry.c). */

@@ -34,11 +34,8 @@ cublasStatus_t cublasCreate_v2(cublasHandle_t *handle)
 {
     if (!handle)
         return CUBLAS_STATUS_INVALID_VALUE;
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count < 1) {
-        (void)cudaGetLastError();
+    if (!device_present())
         return CUBLAS_STATUS_NOT_INITIALIZED;
-    }
     *handle = new cublasContext{nullptr, nullptr, 0, CUBLAS_DEFAULT_MATH};
     return CUBLAS_STATUS_SUCCESS;
 }
@@ -182,22 +179,15 @@ cublasStatus_t gemm(const char *api, cublasHandle_t h, cublasOperation_t ta, cub
         return CUBLAS_STATUS_SUCCESS;
     if (!stream_valid(h->stream) || sticky_error() != cudaSuccess)
         return CUBLAS_STATUS_EXECUTION_FAILED;
-    if (const char *bad = operand_outside_memory(g)) {
-        report_fault(cudaErrorIllegalAddress,
-                     "%s (m %lld, n %lld, k %lld, lda %lld, ldb %lld, ldc %lld, batch %lld): %s reaches outside every device allocation",
-                     api, (long long)m, (long long)n, (long long)k, (long long)lda, (long long)ldb,
-                     (long long)ldc, (long long)batch, bad);
+    if (!operands_in_memory(api, g))
         return CUBLAS_STATUS_EXECUTION_FAILED;
-    }
     static const size_t internal_bytes = env_size("LB_EMU_BLAS_ALLOC", 0);
     void *internal = nullptr;
     if (internal_bytes && cudaMalloc(&internal, internal_bytes) != cudaSuccess) {
         (void)cudaGetLastError();
         return CUBLAS_STATUS_ALLOC_FAILED;
     }
-    lock_device();
     gemm_ref(g);
-    unlock_device();
     if (internal)
         (void)cudaFree(internal);
     return CUBLAS_STATUS_SUCCESS;

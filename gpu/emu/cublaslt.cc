@@ -157,23 +157,14 @@ cublasStatus_t build_problem(const MatmulDesc &op, const Layout &a, const Layout
     return CUBLAS_STATUS_SUCCESS;
 }
 
-bool no_algo_forced()
-{
-    const char *e = getenv("LB_EMU_LT_NO_ALGO");
-    return e && *e && *e != '0';
-}
-
 } // namespace
 
 cublasStatus_t cublasLtCreate(cublasLtHandle_t *handle)
 {
     if (!handle)
         return CUBLAS_STATUS_INVALID_VALUE;
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count < 1) {
-        (void)cudaGetLastError();
+    if (!device_present())
         return CUBLAS_STATUS_NOT_INITIALIZED;
-    }
     *handle = new cublasLtContext{0};
     return CUBLAS_STATUS_SUCCESS;
 }
@@ -309,7 +300,7 @@ cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t handle, cublasLtM
                                            *layout_of(ld), &g);
     if (s != CUBLAS_STATUS_SUCCESS)
         return s;
-    if (no_algo_forced())
+    if (env_flag("LB_EMU_LT_NO_ALGO"))
         return CUBLAS_STATUS_NOT_SUPPORTED;
     const Preference &p = *pref_of(pref);
     memset(&results[0], 0, sizeof results[0]);
@@ -375,15 +366,8 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t op, 
         return CUBLAS_STATUS_SUCCESS;
     if (!stream_valid(stream) || sticky_error() != cudaSuccess)
         return CUBLAS_STATUS_EXECUTION_FAILED;
-    if (const char *bad = operand_outside_memory(g)) {
-        report_fault(cudaErrorIllegalAddress,
-                     "cublasLtMatmul (m %lld, n %lld, k %lld, ld A %lld, B %lld, D %lld, batch %lld): %s reaches outside every device allocation",
-                     (long long)g.m, (long long)g.n, (long long)g.k, (long long)g.a.ld, (long long)g.b.ld,
-                     (long long)g.d.ld, (long long)g.batch, bad);
+    if (!operands_in_memory("cublasLtMatmul", g))
         return CUBLAS_STATUS_EXECUTION_FAILED;
-    }
-    lock_device();
     gemm_ref(g);
-    unlock_device();
     return CUBLAS_STATUS_SUCCESS;
 }

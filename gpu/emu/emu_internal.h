@@ -22,6 +22,11 @@ cudaError_t sticky_error();
 bool stream_valid(cudaStream_t s);
 /* Whether [p, p + bytes) lies inside one live cudaMalloc block. */
 bool device_range_valid(const void *p, size_t bytes);
+/* Whether the environment variable is set to something other than "" or "0" (the switches). */
+bool env_flag(const char *name);
+/* Whether cudaGetDeviceCount finds the device (what cuBLAS and cuBLASLt need to create a
+ * handle); clears the error when it does not. */
+bool device_present();
 /* A size from the environment (bytes, or with K, M, G), `fallback` when unset. */
 size_t env_size(const char *name, size_t fallback);
 /* Serialises launches and library calls of several host threads (static shared memory and the

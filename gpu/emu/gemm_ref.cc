@@ -78,8 +78,9 @@ bool batches_overlap(const GemmMatrix &x, int64_t batch)
     return x.stride < (x.cols - 1) * x.ld + x.rows;
 }
 
-const char *operand_outside_memory(const GemmProblem &g)
+bool operands_in_memory(const char *api, const GemmProblem &g)
 {
+    const char *bad = nullptr;
     const GemmMatrix *ms[4] = {&g.a, &g.b, &g.c, &g.d};
     const char *names[4] = {"A", "B", "C", "D"};
     for (int i = 0; i < 4; i++) {
@@ -87,18 +88,25 @@ const char *operand_outside_memory(const GemmProblem &g)
         if (i == 2 && g.beta == 0.0)
             continue;
         const size_t span = matrix_span_bytes(*ms[i], g.batch);
-        if (span && !device_range_valid(ms[i]->p, span))
-            return names[i];
+        if (!bad && span && !device_range_valid(ms[i]->p, span))
+            bad = names[i];
     }
-    if (g.bias && !device_range_valid(g.bias, (size_t)g.m * type_bytes(g.bias_type)))
-        return "bias";
-    return nullptr;
+    if (!bad && g.bias && !device_range_valid(g.bias, (size_t)g.m * type_bytes(g.bias_type)))
+        bad = "bias";
+    if (!bad)
+        return true;
+    report_fault(cudaErrorIllegalAddress,
+                 "%s (m %lld, n %lld, k %lld, ld A %lld, B %lld, C %lld, D %lld, batch %lld): %s reaches outside every device allocation",
+                 api, (long long)g.m, (long long)g.n, (long long)g.k, (long long)g.a.ld, (long long)g.b.ld,
+                 (long long)g.c.ld, (long long)g.d.ld, (long long)g.batch, bad);
+    return false;
 }
 
 void gemm_ref(const GemmProblem &g)
 {
     if (g.m <= 0 || g.n <= 0 || g.batch <= 0)
         return;
+    lock_device();
     const size_t ea = type_bytes(g.a.type), eb = type_bytes(g.b.type), ec = type_bytes(g.c.type),
                  ed = type_bytes(g.d.type);
     std::vector<double> opa((size_t)(g.m * g.k)), opb((size_t)(g.n * g.k)), bias((size_t)g.m, 0.0);
@@ -129,6 +137,7 @@ void gemm_ref(const GemmProblem &g)
                 store(pd, g.d.type, i + j * g.d.ld, v);
             }
     }
+    unlock_device();
 }
 
 } // namespace lb_emu

@@ -35,9 +35,11 @@ size_t type_bytes(cudaDataType_t t);
 size_t matrix_span_bytes(const GemmMatrix &x, int64_t batch);
 /* Whether two batches of D overlap (D's stride under one matrix's span). */
 bool batches_overlap(const GemmMatrix &x, int64_t batch);
-/* Which operand lies outside every live cudaMalloc block ("A", "B", "C", "D", "bias"), or NULL. */
-const char *operand_outside_memory(const GemmProblem &g);
-/* D = alpha op(A) op(B) + beta C (+ bias), every batch. */
+/* Whether every operand lies inside a live cudaMalloc block; if one does not, the fault an
+ * illegal access inside the library's kernel would be (cudaErrorIllegalAddress, sticky), naming
+ * `api`, the problem and the operand, and false. */
+bool operands_in_memory(const char *api, const GemmProblem &g);
+/* D = alpha op(A) op(B) + beta C (+ bias), every batch, holding the device lock. */
 void gemm_ref(const GemmProblem &g);
 
 } // namespace lb_emu

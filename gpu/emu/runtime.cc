@@ -78,11 +78,7 @@ size_t hidden()
     return h;
 }
 
-bool no_device()
-{
-    const char *e = getenv("LB_EMU_NO_DEVICE");
-    return e && *e && *e != '0';
-}
+bool no_device() { return env_flag("LB_EMU_NO_DEVICE"); }
 
 /* LB_EMU_FAIL: the error cudaGetDeviceCount returns, as a driver would on a machine that cannot
  * run CUDA (tests/gpu/test_emu_open.c drives every explanation in gpu/open_errors.c). */
@@ -163,6 +159,22 @@ size_t env_size(const char *name, size_t fallback)
         return fallback;
     }
     return (size_t)(v * mul);
+}
+
+bool env_flag(const char *name)
+{
+    const char *e = getenv(name);
+    return e && *e && *e != '0';
+}
+
+bool device_present()
+{
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count < 1) {
+        (void)cudaGetLastError();
+        return false;
+    }
+    return true;
 }
 
 void report_fault(cudaError_t err, const char *fmt, ...)

@@ -39,7 +39,6 @@ enum LaneState { LANE_RUNNABLE, LANE_AT_BARRIER, LANE_AT_WARP, LANE_EXITED };
 
 struct Lane {
     LaneRegs regs; /* first: cur_lane points here */
-    int index;     /* linear index in the block */
     LaneState state;
     const char *file;
     int line;
@@ -275,7 +274,6 @@ void run_block(int n, bool descending)
 {
     for (int i = 0; i < n; i++) {
         Lane &l = g_lanes[(size_t)i];
-        l.index = i;
         l.regs.thread_idx.x = (unsigned)(i % (int)cur_block_dim.x);
         l.regs.thread_idx.y = (unsigned)(i / (int)cur_block_dim.x % (int)cur_block_dim.y);
         l.regs.thread_idx.z = (unsigned)(i / (int)(cur_block_dim.x * cur_block_dim.y));
