@@ -98,7 +98,9 @@ static const char *const sharing_names[] = {"layerwise", "kv", "headwise", "none
 static const char *const order_names[] = {"early", "late"};
 
 const char *lb_dtype_name(LbDtype d) { return (unsigned)d < 3 ? dtype_names[d] : "?"; }
-const char *lb_model_name(LbModelKind m) { return (unsigned)m < 2 ? model_names[m] : "?"; }
+const char *lb_model_name(LbModelKind m) { return (unsigned)m < LB_MODEL_COUNT ? model_names[m] : "?"; }
+int lb_model_has_k(LbModelKind m) { return m == LB_MODEL_LINFORMER; }
+const char *lb_model_k_meaning(LbModelKind m) { return m == LB_MODEL_LINFORMER ? "projected length" : ""; }
 const char *lb_sharing_name(LbSharing s) { return (unsigned)s < 4 ? sharing_names[s] : "?"; }
 const char *lb_order_name(LbOrder o) { return (unsigned)o < 2 ? order_names[o] : "?"; }
 
@@ -125,7 +127,7 @@ int lb_dtype_parse(const char *s, LbDtype *out)
 int lb_model_parse(const char *s, LbModelKind *out)
 {
     int v;
-    if (parse_name(s, model_names, 2, &v))
+    if (parse_name(s, model_names, LB_MODEL_COUNT, &v))
         return -1;
     *out = (LbModelKind)v;
     return 0;

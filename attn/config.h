@@ -13,7 +13,9 @@ extern "C" {
 
 typedef enum LbDtype { LB_DTYPE_FP16 = 0, LB_DTYPE_BF16 = 1, LB_DTYPE_FP32 = 2 } LbDtype;
 
-typedef enum LbModelKind { LB_MODEL_STANDARD = 0, LB_MODEL_LINFORMER = 1 } LbModelKind;
+/* The attention models, in the order of the model table (every loop over models walks
+ * 0 .. LB_MODEL_COUNT - 1 and asks the table, never names two). */
+typedef enum LbModelKind { LB_MODEL_STANDARD = 0, LB_MODEL_LINFORMER = 1, LB_MODEL_COUNT } LbModelKind;
 
 /* Which projections are shared (METHOD.md): layerwise = one E for keys and values of every
  * layer and head; kv = one E per layer; headwise = E and F per layer; none = E_i, F_i per head
@@ -74,6 +76,10 @@ const char *lb_dtype_name(LbDtype d);
 const char *lb_model_name(LbModelKind m);
 const char *lb_sharing_name(LbSharing s);
 const char *lb_order_name(LbOrder o);
+/* Whether the grid's k axis applies to a model (its cells are (n, k), else (n) alone), and what
+ * k means for it ("projected length"); "" when it has none. */
+int lb_model_has_k(LbModelKind m);
+const char *lb_model_k_meaning(LbModelKind m);
 int lb_dtype_parse(const char *s, LbDtype *out);
 int lb_model_parse(const char *s, LbModelKind *out);
 int lb_sharing_parse(const char *s, LbSharing *out);
