@@ -18,6 +18,7 @@ LbModelConfig lb_config_default(void)
     c.vocab = 50265;
     c.n = 512;
     c.k = 128;
+    c.chunk = LB_CHUNK_DEFAULT;
     c.sharing = LB_SHARE_LAYERWISE;
     c.order = LB_ORDER_EARLY;
     c.dtype = LB_DTYPE_FP16;

@@ -34,6 +34,7 @@ typedef enum LbOrder { LB_ORDER_EARLY = 0, LB_ORDER_LATE = 1 } LbOrder;
 #define LB_N_MIN 2
 #define LB_N_MAX 1048576
 #define LB_K_MIN 1
+#define LB_CHUNK_DEFAULT 1024
 #define LB_LAYERS_MAX 1024
 #define LB_DMODEL_MAX 65536
 #define LB_HEADS_MAX 1024
@@ -48,7 +49,8 @@ typedef struct LbModelConfig {
     int ffn;      /* f */
     int vocab;    /* token embedding rows */
     int64_t n;    /* sequence length */
-    int64_t k;    /* projected length (Linformer only) */
+    int64_t k;    /* the k axis: projected length (Linformer), random features m (Performer) */
+    int64_t chunk; /* query rows per block of the chunked model (--chunk) */
     LbSharing sharing;
     LbOrder order;
     LbDtype dtype;
