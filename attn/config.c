@@ -102,6 +102,7 @@ const char *lb_dtype_name(LbDtype d) { return (unsigned)d < 3 ? dtype_names[d] :
 const char *lb_model_name(LbModelKind m) { return (unsigned)m < LB_MODEL_COUNT ? model_names[m] : "?"; }
 int lb_model_has_k(LbModelKind m) { return m == LB_MODEL_LINFORMER; }
 const char *lb_model_k_meaning(LbModelKind m) { return m == LB_MODEL_LINFORMER ? "projected length" : ""; }
+int lb_model_cell_exists(LbModelKind m, int64_t n, int64_t k) { return m != LB_MODEL_LINFORMER || k < n; }
 const char *lb_sharing_name(LbSharing s) { return (unsigned)s < 4 ? sharing_names[s] : "?"; }
 const char *lb_order_name(LbOrder o) { return (unsigned)o < 2 ? order_names[o] : "?"; }
 

@@ -82,6 +82,9 @@ const char *lb_order_name(LbOrder o);
  * k means for it ("projected length"); "" when it has none. */
 int lb_model_has_k(LbModelKind m);
 const char *lb_model_k_meaning(LbModelKind m);
+/* Whether the cell (n, k) of a model is measured at all: k is ignored for a model without a k
+ * axis; Linformer's k must be below n (no compression otherwise: the grid's EMPTY cells). */
+int lb_model_cell_exists(LbModelKind m, int64_t n, int64_t k);
 int lb_dtype_parse(const char *s, LbDtype *out);
 int lb_model_parse(const char *s, LbModelKind *out);
 int lb_sharing_parse(const char *s, LbSharing *out);
