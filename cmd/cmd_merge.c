@@ -17,13 +17,15 @@
 #include "reports/merge.h"
 #include "reports/meta.h"
 #include "reports/raw.h"
+#include "reports/speedups.h"
 #include "reports/sweep_dir.h"
 
 void lb_help_merge(FILE *out)
 {
     fputs("usage: linbench merge OUT DIR...\n\n"
           "Puts the parts of a sharded sweep (linbench sweep --shard I/N --out DIR, one per shard)\n"
-          "together into OUT: raw.csv with every part's cells, the two grids, and meta.csv with the\n"
+          "together into OUT: raw.csv with every part's cells, the two grids, speedups.csv (each\n"
+          "model against standard, and chunked where measured), and meta.csv with the\n"
           "settings they share, parts (their count) and part_1, part_2 ... (the directories as\n"
           "given). Status is complete when every part is and together they hold every cell of\n"
           "the grid; otherwise incomplete, and the missing cells are named on stderr.\n\n"
@@ -93,7 +95,7 @@ static int merged_meta(const LbSweepDir *parts, size_t count, const char *comman
 }
 
 static int write_result(const char *out, const LbCellResult *rows, size_t nrows, const LbMeta *meta,
-                        const LbSweepDir *first, int quiet)
+                        const LbSweepDir *first, const int *measured, int quiet)
 {
     char path[4096];
     lb_outdir_path(path, sizeof path, out, "raw.csv");
@@ -109,6 +111,9 @@ static int write_result(const char *out, const LbCellResult *rows, size_t nrows,
         rc = lb_grid_from_raw(rows, nrows, first->grid.n, first->grid.rows, first->grid.k, first->grid.cols, &g);
     if (rc == LB_OK)
         rc = lb_grids_write(out, &g);
+    if (rc == LB_OK)
+        rc = lb_speedups_write(out, rows, nrows, first->grid.n, first->grid.rows, first->grid.k,
+                               first->grid.cols, measured);
     lb_outdir_path(path, sizeof path, out, "meta.csv");
     if (rc == LB_OK)
         rc = lb_meta_write(path, meta);
@@ -188,9 +193,16 @@ int lb_cmd_merge(int argc, char **argv)
         goto out;
     }
 
+    /* The parts agree on every setting, the model list included: the first part's stands for all. */
+    int measured[LB_MODEL_COUNT];
+    if (lb_models_measured(&parts[0].meta, rows, nrows, measured) != 0) {
+        rc = lb_usage_error("invalid argument \"%s\" for merge: meta.csv's models \"%s\" names a model this linbench does not know",
+                            parts[0].dir, lb_sweep_meta(&parts[0], "models", ""));
+        goto out;
+    }
     char missing[512];
     size_t nmissing = lb_merge_missing(rows, nrows, parts[0].grid.n, parts[0].grid.rows, parts[0].grid.k,
-                                       parts[0].grid.cols, missing, sizeof missing);
+                                       parts[0].grid.cols, measured, missing, sizeof missing);
     const char *unfinished = NULL, *unfinished_status = NULL;
     for (size_t p = 0; p < count && !unfinished; p++) {
         const char *st = lb_sweep_meta(&parts[p], "status", "");
@@ -207,7 +219,7 @@ int lb_cmd_merge(int argc, char **argv)
     command = command_text(argc, argv);
     int wrc = merged_meta(parts, count, command ? command : "linbench merge", complete ? "complete" : "incomplete", &meta);
     if (wrc == LB_OK)
-        wrc = write_result(out, rows, nrows, &meta, &parts[0], quiet);
+        wrc = write_result(out, rows, nrows, &meta, &parts[0], measured, quiet);
     if (wrc != LB_OK) {
         rc = lb_runtime_error(wrc);
         goto out;

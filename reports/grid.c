@@ -29,11 +29,19 @@ static size_t sort_unique(int64_t *v, size_t count)
     return out;
 }
 
-int lb_grid_alloc(LbGrid *g, const int64_t *n, size_t nn, const int64_t *k, size_t nk)
+int lb_grid_alloc_pair(LbGrid *g, LbModelKind model, LbModelKind baseline, const int64_t *n,
+                       size_t nn, const int64_t *k, size_t nk)
 {
+    static const int64_t no_k = 0;
+    if (!lb_model_has_k(model)) {
+        k = &no_k;
+        nk = 1;
+    }
     memset(g, 0, sizeof *g);
     g->rows = nn;
     g->cols = nk;
+    g->model = model;
+    g->baseline = baseline;
     size_t cells = nn * nk;
     g->n = malloc((nn ? nn : 1) * sizeof *g->n);
     g->k = malloc((nk ? nk : 1) * sizeof *g->k);
@@ -49,12 +57,17 @@ int lb_grid_alloc(LbGrid *g, const int64_t *n, size_t nn, const int64_t *k, size
         memcpy(g->k, k, nk * sizeof *k);
     for (size_t i = 0; i < nn; i++) {
         for (size_t j = 0; j < nk; j++) {
-            LbGridCellKind kind = k[j] >= n[i] ? LB_GRID_EMPTY : LB_GRID_MISSING;
+            LbGridCellKind kind = lb_model_cell_exists(model, n[i], k[j]) ? LB_GRID_MISSING : LB_GRID_EMPTY;
             g->time[i * nk + j] = (LbGridCell){kind, 0.0};
             g->memory[i * nk + j] = (LbGridCell){kind, 0.0};
         }
     }
     return LB_OK;
+}
+
+int lb_grid_alloc(LbGrid *g, const int64_t *n, size_t nn, const int64_t *k, size_t nk)
+{
+    return lb_grid_alloc_pair(g, LB_MODEL_LINFORMER, LB_MODEL_STANDARD, n, nn, k, nk);
 }
 
 void lb_grid_free(LbGrid *g)
@@ -84,40 +97,42 @@ long lb_grid_col(const LbGrid *g, int64_t k)
     return -1;
 }
 
-/* One cell from the standard row s and the Linformer row l (either may be NULL). An error on
- * either side beats an OOM, which beats a missing row: what the reader most needs to know. */
-static void make_cell(const LbCellResult *s, const LbCellResult *l, LbGridCell *t, LbGridCell *m)
+/* An error on either side beats an OOM, which beats a missing row: what the reader most needs
+ * to know. */
+void lb_grid_ratio_cell(const LbCellResult *b, const LbCellResult *m, LbGridCell *t, LbGridCell *mem)
 {
     LbGridCellKind kind;
-    if ((s && s->status == LB_CELL_ERROR) || (l && l->status == LB_CELL_ERROR))
+    if ((b && b->status == LB_CELL_ERROR) || (m && m->status == LB_CELL_ERROR))
         kind = LB_GRID_ERROR;
-    else if ((s && s->status == LB_CELL_OOM) || (l && l->status == LB_CELL_OOM))
+    else if ((b && b->status == LB_CELL_OOM) || (m && m->status == LB_CELL_OOM))
         kind = LB_GRID_OOM;
-    else if (!s || !l)
+    else if (!b || !m)
         kind = LB_GRID_MISSING;
     else
         kind = LB_GRID_VALUE;
     *t = (LbGridCell){kind, 0.0};
-    *m = (LbGridCell){kind, 0.0};
+    *mem = (LbGridCell){kind, 0.0};
     if (kind != LB_GRID_VALUE)
         return;
     /* An ok row with no time or no batch cannot give a ratio: show it as an error, not inf. */
-    if (s->ms_per_seq > 0 && l->ms_per_seq > 0)
-        t->value = s->ms_per_seq / l->ms_per_seq;
+    if (b->ms_per_seq > 0 && m->ms_per_seq > 0)
+        t->value = b->ms_per_seq / m->ms_per_seq;
     else
         t->kind = LB_GRID_ERROR;
-    if (s->batch > 0 && l->batch > 0)
-        m->value = (double)l->batch / (double)s->batch;
+    if (b->batch > 0 && m->batch > 0)
+        mem->value = (double)m->batch / (double)b->batch;
     else
-        m->kind = LB_GRID_ERROR;
+        mem->kind = LB_GRID_ERROR;
 }
 
-int lb_grid_from_raw(const LbCellResult *rows, size_t count, const int64_t *n, size_t nn,
-                     const int64_t *k, size_t nk, LbGrid *g)
+int lb_grid_pair_from_raw(const LbCellResult *rows, size_t count, LbModelKind model,
+                          LbModelKind baseline, const int64_t *n, size_t nn, const int64_t *k,
+                          size_t nk, LbGrid *g)
 {
     memset(g, 0, sizeof *g);
     int64_t *own_n = NULL, *own_k = NULL;
-    const LbCellResult **std_row = NULL, **lin_row = NULL;
+    const LbCellResult **base_row = NULL, **model_row = NULL;
+    int model_k = lb_model_has_k(model), base_k = lb_model_has_k(baseline);
     int rc = LB_OK;
     if (!n || !k) {
         own_n = malloc((count ? count : 1) * sizeof *own_n);
@@ -128,8 +143,10 @@ int lb_grid_from_raw(const LbCellResult *rows, size_t count, const int64_t *n, s
         }
         size_t cn = 0, ck = 0;
         for (size_t i = 0; i < count; i++) {
+            if (rows[i].model != model && rows[i].model != baseline)
+                continue;
             own_n[cn++] = rows[i].n;
-            if (rows[i].model == LB_MODEL_LINFORMER)
+            if (rows[i].model == model && model_k)
                 own_k[ck++] = rows[i].k;
         }
         if (!n) {
@@ -141,42 +158,49 @@ int lb_grid_from_raw(const LbCellResult *rows, size_t count, const int64_t *n, s
             nk = sort_unique(own_k, ck);
         }
     }
-    rc = lb_grid_alloc(g, n, nn, k, nk);
+    rc = lb_grid_alloc_pair(g, model, baseline, n, nn, k, nk);
     if (rc != LB_OK)
         goto out;
-    std_row = calloc(nn ? nn : 1, sizeof *std_row);
-    lin_row = calloc(nn * nk > 0 ? nn * nk : 1, sizeof *lin_row);
-    if (!std_row || !lin_row) {
+    nk = g->cols;
+    base_row = calloc(nn * nk > 0 ? nn * nk : 1, sizeof *base_row);
+    model_row = calloc(nn * nk > 0 ? nn * nk : 1, sizeof *model_row);
+    if (!base_row || !model_row) {
         rc = LB_FAIL(LB_ERR_NOMEM, "out of memory building the grids");
         lb_grid_free(g);
         goto out;
     }
     for (size_t r = 0; r < count; r++) { /* in file order, so the last row of a cell wins */
-        long i = lb_grid_row(g, rows[r].n);
+        const LbCellResult *row = &rows[r];
+        if (row->model != model && row->model != baseline)
+            continue;
+        long i = lb_grid_row(g, row->n);
         if (i < 0)
             continue;
-        if (rows[r].model == LB_MODEL_STANDARD) {
-            std_row[i] = &rows[r];
-        } else {
-            long j = lb_grid_col(g, rows[r].k);
-            if (j >= 0)
-                lin_row[(size_t)i * nk + (size_t)j] = &rows[r];
+        for (size_t j = 0; j < nk; j++) {
+            size_t c = (size_t)i * nk + j;
+            if (row->model == model && (!model_k || row->k == g->k[j]))
+                model_row[c] = row;
+            else if (row->model == baseline && (!base_k || (model_k && row->k == g->k[j])))
+                base_row[c] = row;
         }
     }
-    for (size_t i = 0; i < nn; i++) {
-        for (size_t j = 0; j < nk; j++) {
-            size_t c = i * nk + j;
-            if (g->time[c].kind == LB_GRID_EMPTY)
-                continue;
-            make_cell(std_row[i], lin_row[c], &g->time[c], &g->memory[c]);
-        }
+    for (size_t c = 0; c < nn * nk; c++) {
+        if (g->time[c].kind == LB_GRID_EMPTY)
+            continue;
+        lb_grid_ratio_cell(base_row[c], model_row[c], &g->time[c], &g->memory[c]);
     }
 out:
     free(own_n);
     free(own_k);
-    free(std_row);
-    free(lin_row);
+    free(base_row);
+    free(model_row);
     return rc;
+}
+
+int lb_grid_from_raw(const LbCellResult *rows, size_t count, const int64_t *n, size_t nn,
+                     const int64_t *k, size_t nk, LbGrid *g)
+{
+    return lb_grid_pair_from_raw(rows, count, LB_MODEL_LINFORMER, LB_MODEL_STANDARD, n, nn, k, nk, g);
 }
 
 /* --- cells as text ----------------------------------------------------------------------------- */
@@ -407,6 +431,8 @@ int lb_grids_parse(const char *time_csv, size_t time_len, const char *memory_csv
     } else {
         g->rows = tnn;
         g->cols = tnk;
+        g->model = LB_MODEL_LINFORMER; /* the files hold Table 3's grids */
+        g->baseline = LB_MODEL_STANDARD;
         g->n = tn;
         g->k = tk;
         g->time = tc;

@@ -1,7 +1,9 @@
 /* The two grids of Table 3 (METHOD.md, "Ratios"), built from raw.csv rows:
  *   time speedup(n, k)   = ms_per_seq(standard, n) / ms_per_seq(linformer, n, k)
  *   memory speedup(n, k) = batch(linformer, n, k) / batch(standard, n)
- * A cell is EMPTY where k >= n; ERROR when either side's row is an error; OOM when either side
+ * and the same pair of grids for any model against any baseline (lb_grid_pair_from_raw), which
+ * speedups.csv, compare and plot show for the models beyond the paper's two.
+ * A cell is EMPTY where the model has no such cell (lb_model_cell_exists: Linformer's k >= n); ERROR when either side's row is an error; OOM when either side
  * ran out of memory at batch 1; MISSING (NA) when either side has no row yet; VALUE otherwise.
  *
  * Files: time_speedup.csv and memory_speedup.csv, header `n,k=128,k=256,...`, one row per n;
@@ -35,20 +37,38 @@ typedef struct {
     double value;
 } LbGridCell;
 
-/* cell (i, j) for n[i], k[j] at [i * cols + j] */
+/* cell (i, j) for n[i], k[j] at [i * cols + j]. A model without a k axis has one column, k 0. */
 typedef struct LbGrid {
     size_t rows, cols;
     int64_t *n;
     int64_t *k;
     LbGridCell *time, *memory;
+    LbModelKind model, baseline; /* the ratios are model against baseline (Table 3: linformer, standard) */
 } LbGrid;
 
-/* Build both grids from raw rows. n/k lists may be NULL: then taken from the rows (sorted
- * unique; k from the Linformer rows). If a (model, n, k) appears twice, the last row wins. */
+/* Table 3's grids (Linformer against standard) from raw rows; rows of other models are not
+ * looked at. n/k lists may be NULL: then taken from the rows (sorted unique; k from the
+ * Linformer rows). If a (model, n, k) appears twice, the last row wins. */
 int lb_grid_from_raw(const LbCellResult *rows, size_t count, const int64_t *n, size_t nn,
                      const int64_t *k, size_t nk, LbGrid *g);
-/* A grid of the given shape with every cell MISSING (EMPTY where k >= n). */
+/* The same for `model` against `baseline` (model != baseline):
+ *   time = ms_per_seq(baseline) / ms_per_seq(model), memory = batch(model) / batch(baseline).
+ * n NULL: the n of both models' rows; k NULL: the k of the model's rows. A model without a k
+ * axis gets one column (k 0) whatever k says; a baseline with a k axis is matched at the same k. */
+int lb_grid_pair_from_raw(const LbCellResult *rows, size_t count, LbModelKind model,
+                          LbModelKind baseline, const int64_t *n, size_t nn, const int64_t *k,
+                          size_t nk, LbGrid *g);
+/* One cell's two ratios from the baseline's row and the model's (either may be NULL): ERROR
+ * when either failed, else OOM when either ran out of memory at batch 1, else MISSING when
+ * either has no row, else the ratios above (ERROR where a time or batch is not positive). */
+void lb_grid_ratio_cell(const LbCellResult *baseline, const LbCellResult *model, LbGridCell *time,
+                        LbGridCell *memory);
+/* A Table 3 grid of the given shape with every cell MISSING (EMPTY where k >= n). */
 int lb_grid_alloc(LbGrid *g, const int64_t *n, size_t nn, const int64_t *k, size_t nk);
+/* The same for model against baseline (EMPTY where the model has no cell; a model without a k
+ * axis gets one column, k 0, and k/nk are ignored). */
+int lb_grid_alloc_pair(LbGrid *g, LbModelKind model, LbModelKind baseline, const int64_t *n,
+                       size_t nn, const int64_t *k, size_t nk);
 void lb_grid_free(LbGrid *g);
 
 /* Index of n or k in the grid, or -1. */

@@ -26,9 +26,10 @@ int lb_merge_check_settings(const LbSweepDir *parts, size_t count, const char *c
     return 0;
 }
 
+/* A cell is (model, n), and k where the model has a k axis. */
 static int same_cell(const LbCellResult *a, const LbCellResult *b)
 {
-    return a->model == b->model && a->n == b->n && (a->model == LB_MODEL_STANDARD || a->k == b->k);
+    return a->model == b->model && a->n == b->n && (!lb_model_has_k(a->model) || a->k == b->k);
 }
 
 /* Every field raw.csv holds. */
@@ -50,17 +51,17 @@ static int sweep_order(const void *x, const void *y)
     if (a->n != b->n)
         return a->n < b->n ? -1 : 1;
     if (a->model != b->model)
-        return a->model == LB_MODEL_STANDARD ? -1 : 1;
-    int64_t ka = a->model == LB_MODEL_STANDARD ? 0 : a->k, kb = b->model == LB_MODEL_STANDARD ? 0 : b->k;
+        return a->model < b->model ? -1 : 1;
+    int64_t ka = lb_model_has_k(a->model) ? a->k : 0, kb = lb_model_has_k(b->model) ? b->k : 0;
     return (ka > kb) - (ka < kb);
 }
 
 static void cell_name(const LbCellResult *r, char *buf, size_t size)
 {
-    if (r->model == LB_MODEL_STANDARD)
-        snprintf(buf, size, "standard n=%lld", (long long)r->n);
+    if (lb_model_has_k(r->model))
+        snprintf(buf, size, "%s n=%lld k=%lld", lb_model_name(r->model), (long long)r->n, (long long)r->k);
     else
-        snprintf(buf, size, "linformer n=%lld k=%lld", (long long)r->n, (long long)r->k);
+        snprintf(buf, size, "%s n=%lld", lb_model_name(r->model), (long long)r->n);
 }
 
 int lb_merge_rows(const LbSweepDir *parts, size_t count, LbCellResult **rows, size_t *nrows,
@@ -108,35 +109,44 @@ int lb_merge_rows(const LbSweepDir *parts, size_t count, LbCellResult **rows, si
 }
 
 size_t lb_merge_missing(const LbCellResult *rows, size_t count, const int64_t *n, size_t nn,
-                        const int64_t *k, size_t nk, char *buf, size_t size)
+                        const int64_t *k, size_t nk, const int measured[LB_MODEL_COUNT], char *buf,
+                        size_t size)
 {
     size_t missing = 0, used = 0;
     if (size)
         buf[0] = '\0';
+    static const int64_t no_k = 0;
     for (size_t i = 0; i < nn; i++) {
-        for (size_t j = 0; j <= nk; j++) {
-            LbCellResult want;
-            memset(&want, 0, sizeof want);
-            want.n = n[i];
-            want.model = j == 0 ? LB_MODEL_STANDARD : LB_MODEL_LINFORMER;
-            want.k = j == 0 ? 0 : k[j - 1];
-            if (j > 0 && want.k >= want.n)
+        for (int m = 0; m < LB_MODEL_COUNT; m++) {
+            if (!measured[m])
                 continue;
-            size_t r = 0;
-            while (r < count && !same_cell(&rows[r], &want))
-                r++;
-            if (r < count)
-                continue;
-            char cell[96];
-            cell_name(&want, cell, sizeof cell);
-            int len = snprintf(buf + used, size > used ? size - used : 0, "%s%s", missing ? ", " : "", cell);
-            if (len > 0 && used + (size_t)len + 4 < size)
-                used += (size_t)len;
-            else if (size > used + 4) {
-                snprintf(buf + used, size - used, "...");
-                used = size;
+            int has_k = lb_model_has_k((LbModelKind)m);
+            const int64_t *ks = has_k ? k : &no_k;
+            size_t nks = has_k ? nk : 1;
+            for (size_t j = 0; j < nks; j++) {
+                LbCellResult want;
+                memset(&want, 0, sizeof want);
+                want.model = (LbModelKind)m;
+                want.n = n[i];
+                want.k = ks[j];
+                if (!lb_model_cell_exists(want.model, want.n, want.k))
+                    continue;
+                size_t r = 0;
+                while (r < count && !same_cell(&rows[r], &want))
+                    r++;
+                if (r < count)
+                    continue;
+                char cell[96];
+                cell_name(&want, cell, sizeof cell);
+                int len = snprintf(buf + used, size > used ? size - used : 0, "%s%s", missing ? ", " : "", cell);
+                if (len > 0 && used + (size_t)len + 4 < size)
+                    used += (size_t)len;
+                else if (size > used + 4) {
+                    snprintf(buf + used, size - used, "...");
+                    used = size;
+                }
+                missing++;
             }
-            missing++;
         }
     }
     return missing;

@@ -168,7 +168,7 @@ int lb_raw_append(LbRawWriter *w, const LbCellResult *r)
 {
     char f[LB_RAW_COLUMNS][256];
     const char *fields[LB_RAW_COLUMNS];
-    int lin = r->model == LB_MODEL_LINFORMER;
+    int has_k = lb_model_has_k(r->model);
     int ok = r->status == LB_CELL_OK;
     for (int i = 0; i < LB_RAW_COLUMNS; i++) {
         f[i][0] = '\0';
@@ -176,7 +176,7 @@ int lb_raw_append(LbRawWriter *w, const LbCellResult *r)
     }
     snprintf(f[COL_MODEL], sizeof f[0], "%s", lb_model_name(r->model));
     fmt_i64(f[COL_N], sizeof f[0], (long long)r->n);
-    if (lin) {
+    if (has_k) {
         fmt_i64(f[COL_K], sizeof f[0], (long long)r->k);
         snprintf(f[COL_SHARING], sizeof f[0], "%s", lb_sharing_name(r->sharing));
         snprintf(f[COL_ORDER], sizeof f[0], "%s", lb_order_name(r->order));
@@ -219,18 +219,36 @@ int lb_raw_append(LbRawWriter *w, const LbCellResult *r)
     LB_FAIL(LB_ERR_FORMAT, "%s line %zu: invalid %s \"%s\": should be %s", path, line,           \
             lb_raw_columns[col], fs[col], what)
 
+/* "standard, linformer, ... or NAME": every name the model table knows, for messages. */
+static void model_names(char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int m = 0; m < LB_MODEL_COUNT; m++) {
+        const char *sep = m == 0 ? "" : m + 1 == LB_MODEL_COUNT ? " or " : ", ";
+        int len = snprintf(buf + used, size - used, "%s%s", sep, lb_model_name((LbModelKind)m));
+        if (len < 0 || (size_t)len >= size - used)
+            return;
+        used += (size_t)len;
+    }
+}
+
 static int parse_row(const char *path, size_t line, char **fs, LbCellResult *r)
 {
     long long v;
     memset(r, 0, sizeof *r);
-    if (lb_model_parse(fs[COL_MODEL], &r->model))
-        return BAD(COL_MODEL, "standard or linformer");
+    if (lb_model_parse(fs[COL_MODEL], &r->model)) {
+        char names[256];
+        model_names(names, sizeof names);
+        return BAD(COL_MODEL, names);
+    }
     if (lb_csv_parse_int64(fs[COL_N], &v) || v < 1)
         return BAD(COL_N, "a positive integer");
     r->n = v;
-    if (r->model == LB_MODEL_LINFORMER) {
+    /* k, sharing and order belong to a model with a k axis; the others leave them empty. */
+    if (lb_model_has_k(r->model)) {
         if (lb_csv_parse_int64(fs[COL_K], &v) || v < 1)
-            return BAD(COL_K, "a positive integer for a linformer row");
+            return BAD(COL_K, "a positive integer for a model with a k axis");
         r->k = v;
         if (lb_sharing_parse(fs[COL_SHARING], &r->sharing))
             return BAD(COL_SHARING, "layerwise, kv, headwise or none");
@@ -238,7 +256,9 @@ static int parse_row(const char *path, size_t line, char **fs, LbCellResult *r)
             return BAD(COL_ORDER, "early or late");
     } else if (fs[COL_K][0] || fs[COL_SHARING][0] || fs[COL_ORDER][0]) {
         int col = fs[COL_K][0] ? COL_K : fs[COL_SHARING][0] ? COL_SHARING : COL_ORDER;
-        return BAD(col, "empty for a standard row");
+        char what[96];
+        snprintf(what, sizeof what, "empty for a %s row (no k axis)", lb_model_name(r->model));
+        return BAD(col, what);
     }
     if (lb_dtype_parse(fs[COL_DTYPE], &r->dtype))
         return BAD(COL_DTYPE, "fp16, bf16 or fp32");

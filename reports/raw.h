@@ -6,7 +6,9 @@
  *   model,n,k,sharing,order,dtype,batch,planned_bytes,peak_bytes,median_ms,min_ms,max_ms,
  *   ms_per_seq,tokens_per_s,tflop_per_s,passes,sm_clock_start_mhz,sm_clock_end_mhz,
  *   clock_events,slowdown,status
- * - k, sharing and order are empty for the standard model;
+ * - model: a name of the model table (lb_model_name);
+ * - k, sharing and order are written for a model with a k axis (lb_model_has_k) and empty for
+ *   the others (standard, chunked), and read back as 0 / the first enum value there;
  * - the timing columns (median_ms .. passes) are empty unless status is ok, and read back as 0;
  * - a clock of -1 (unreadable) is written empty and read back as -1;
  * - clock_events: NVML's clock-event reasons seen after any timed pass, as names joined by '+'

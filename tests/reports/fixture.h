@@ -19,7 +19,7 @@ static inline LbCellResult fx_row(LbModelKind model, int64_t n, int64_t k, int64
     memset(&r, 0, sizeof r);
     r.model = model;
     r.n = n;
-    r.k = model == LB_MODEL_LINFORMER ? k : 0;
+    r.k = lb_model_has_k(model) ? k : 0;
     r.dtype = LB_DTYPE_FP16;
     r.sm_clock_start_mhz = r.sm_clock_end_mhz = -1;
     r.status = status;

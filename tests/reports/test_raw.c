@@ -289,10 +289,54 @@ int main(void)
     rc = lb_raw_read("/nonexistent/raw.csv", &got, &count);
     CHECK(rc == LB_ERR_IO, "missing file: rc %d: should be LB_ERR_IO", rc);
 
+    /* Every model kind the table has: k, sharing and order written for a model with a k axis and
+     * empty for the others, and each row read back whole. */
+    char path5[4200];
+    snprintf(path5, sizeof path5, "%s/models.csv", dir);
+    LbCellResult kinds[LB_MODEL_COUNT];
+    rc = lb_raw_open(path5, 0, &w);
+    for (int m = 0; m < LB_MODEL_COUNT; m++) {
+        LbModelKind parsed;
+        CHECK(lb_model_parse(lb_model_name((LbModelKind)m), &parsed) == 0 && parsed == (LbModelKind)m,
+              "model %d: its name \"%s\" parses back", m, lb_model_name((LbModelKind)m));
+        kinds[m] = linformer_row(1024, (int64_t)(next_u64() % 1000) + 1);
+        kinds[m].model = (LbModelKind)m;
+        if (!lb_model_has_k((LbModelKind)m)) {
+            kinds[m].k = 0;
+            kinds[m].sharing = (LbSharing)0;
+            kinds[m].order = (LbOrder)0;
+        }
+        if (w)
+            CHECK(lb_raw_append(w, &kinds[m]) == LB_OK, "append a %s row: %s", lb_model_name((LbModelKind)m), lb_error_message());
+    }
+    lb_raw_close(w);
+    rc = lb_raw_read(path5, &got, &count);
+    CHECK(rc == LB_OK && count == LB_MODEL_COUNT, "every model kind: %zu rows read back: should be %d", count, (int)LB_MODEL_COUNT);
+    for (size_t i = 0; rc == LB_OK && i < count && i < LB_MODEL_COUNT; i++)
+        same_row(&kinds[i], &got[i], i);
+    free(got);
+    rc = lb_csv_read_file(path5, 0, &t);
+    for (size_t i = 1; rc == LB_OK && i < t.rows && i <= LB_MODEL_COUNT; i++) {
+        int has_k = lb_model_has_k(kinds[i - 1].model);
+        int empty = t.row[i].fields[2][0] == '\0' && t.row[i].fields[3][0] == '\0' && t.row[i].fields[4][0] == '\0';
+        int full = t.row[i].fields[2][0] && t.row[i].fields[3][0] && t.row[i].fields[4][0];
+        CHECK(has_k ? full : empty, "%s row: k \"%s\" sharing \"%s\" order \"%s\": should be %s", t.row[i].fields[0],
+              t.row[i].fields[2], t.row[i].fields[3], t.row[i].fields[4], has_k ? "written" : "empty");
+    }
+    lb_csv_table_free(&t);
+    /* A model name the table does not know is refused, naming the ones it does. */
+    append_text(path5, "nosuchmodel,512,,,,fp16,1,1,1,1,1,1,1,1,1,5,,,,0,ok\n");
+    lb_error_clear();
+    rc = lb_raw_read(path5, &got, &count);
+    CHECK(rc == LB_ERR_FORMAT && strstr(lb_error_message(), "invalid model \"nosuchmodel\"") &&
+              strstr(lb_error_message(), lb_model_name((LbModelKind)(LB_MODEL_COUNT - 1))),
+          "unknown model: rc %d, message \"%s\"", rc, lb_error_message());
+
     remove(path);
     remove(path2);
     remove(path3);
     remove(path4);
+    remove(path5);
     remove(dir);
     return lb_rc_finish("test_raw");
 }

@@ -1,0 +1,150 @@
+/* speedups.csv built from raw rows through the grids' own ratio rule (see speedups.h). */
+#include "reports/speedups.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn/status.h"
+#include "reports/atomic_file.h"
+#include "reports/csv_io.h"
+
+const char *const lb_speedups_columns[LB_SPEEDUPS_COLUMNS] = {
+    "model", "baseline", "n", "k", "time_speedup", "memory_speedup",
+};
+
+/* The baselines, in the file's order: the paper's standard model, then exact attention in linear
+ * memory, which asks whether Linformer's memory advantage survives an exact model that never
+ * holds the n x n scores. Returns how many the model table has. */
+static size_t baselines(LbModelKind out[2])
+{
+    size_t count = 0;
+    out[count++] = LB_MODEL_STANDARD;
+    LbModelKind chunked;
+    if (lb_model_parse("chunked", &chunked) == 0)
+        out[count++] = chunked;
+    return count;
+}
+
+size_t lb_speedup_pairs(const int measured[LB_MODEL_COUNT], LbSpeedupPair *pairs)
+{
+    LbModelKind base[2];
+    size_t nb = baselines(base), count = 0;
+    for (size_t b = 0; b < nb; b++) {
+        if (!measured[base[b]])
+            continue;
+        for (int m = 0; m < LB_MODEL_COUNT; m++)
+            if (measured[m] && (LbModelKind)m != base[b])
+                pairs[count++] = (LbSpeedupPair){(LbModelKind)m, base[b]};
+    }
+    return count;
+}
+
+int lb_models_measured(const LbMeta *meta, const LbCellResult *rows, size_t count,
+                       int measured[LB_MODEL_COUNT])
+{
+    for (int m = 0; m < LB_MODEL_COUNT; m++)
+        measured[m] = 0;
+    for (size_t r = 0; r < count; r++)
+        if ((unsigned)rows[r].model < LB_MODEL_COUNT)
+            measured[rows[r].model] = 1;
+    const char *list = meta ? lb_meta_get(meta, "models") : NULL;
+    if (!list || !*list) {
+        measured[LB_MODEL_STANDARD] = measured[LB_MODEL_LINFORMER] = 1;
+        return 0;
+    }
+    char *copy = strdup(list), *save = NULL;
+    if (!copy)
+        return -1;
+    int rc = 0;
+    for (char *tok = strtok_r(copy, ",", &save); tok && rc == 0; tok = strtok_r(NULL, ",", &save)) {
+        LbModelKind m;
+        if (lb_model_parse(tok, &m) == 0)
+            measured[m] = 1;
+        else
+            rc = -1;
+    }
+    free(copy);
+    return rc;
+}
+
+/* One row per cell of the pair's grid that the model has. */
+static int write_pair(FILE *f, const LbGrid *g)
+{
+    int has_k = lb_model_has_k(g->model);
+    for (size_t i = 0; i < g->rows; i++) {
+        for (size_t j = 0; j < g->cols; j++) {
+            size_t c = i * g->cols + j;
+            if (g->time[c].kind == LB_GRID_EMPTY)
+                continue;
+            char v[LB_SPEEDUPS_COLUMNS][48];
+            const char *row[LB_SPEEDUPS_COLUMNS];
+            for (int x = 0; x < LB_SPEEDUPS_COLUMNS; x++)
+                row[x] = v[x];
+            snprintf(v[0], sizeof v[0], "%s", lb_model_name(g->model));
+            snprintf(v[1], sizeof v[1], "%s", lb_model_name(g->baseline));
+            snprintf(v[2], sizeof v[2], "%lld", (long long)g->n[i]);
+            if (has_k)
+                snprintf(v[3], sizeof v[3], "%lld", (long long)g->k[j]);
+            else
+                v[3][0] = '\0';
+            const LbGridCell *cell[2] = {&g->time[c], &g->memory[c]};
+            for (int x = 0; x < 2; x++) {
+                if (cell[x]->kind == LB_GRID_VALUE)
+                    lb_csv_format_double(cell[x]->value, v[4 + x], sizeof v[0]);
+                else
+                    lb_grid_cell_csv(cell[x], v[4 + x], sizeof v[0]);
+            }
+            LB_TRY(lb_csv_write_record(f, row, LB_SPEEDUPS_COLUMNS));
+        }
+    }
+    return LB_OK;
+}
+
+static int write_rows(FILE *f, const LbCellResult *rows, size_t count, const int64_t *n, size_t nn,
+                      const int64_t *k, size_t nk, const int *measured)
+{
+    int from_rows[LB_MODEL_COUNT];
+    if (!measured) {
+        for (int m = 0; m < LB_MODEL_COUNT; m++)
+            from_rows[m] = 0;
+        for (size_t r = 0; r < count; r++)
+            if ((unsigned)rows[r].model < LB_MODEL_COUNT)
+                from_rows[rows[r].model] = 1;
+        measured = from_rows;
+    }
+    LB_TRY(lb_csv_write_record(f, lb_speedups_columns, LB_SPEEDUPS_COLUMNS));
+    LbSpeedupPair pairs[LB_SPEEDUP_PAIRS_MAX];
+    size_t np = lb_speedup_pairs(measured, pairs);
+    for (size_t p = 0; p < np; p++) {
+        LbGrid g;
+        LB_TRY(lb_grid_pair_from_raw(rows, count, pairs[p].model, pairs[p].baseline, n, nn, k, nk, &g));
+        int rc = write_pair(f, &g);
+        lb_grid_free(&g);
+        LB_TRY(rc);
+    }
+    return LB_OK;
+}
+
+int lb_speedups_write(const char *dir, const LbCellResult *rows, size_t count, const int64_t *n,
+                      size_t nn, const int64_t *k, size_t nk, const int *measured)
+{
+    char *path = lb_path_join(dir, LB_SPEEDUPS_FILE);
+    if (!path)
+        return LB_FAIL(LB_ERR_NOMEM, "out of memory");
+    LbAtomicFile af;
+    int rc = lb_atomic_open(&af, path);
+    if (rc == LB_OK) {
+        rc = write_rows(af.f, rows, count, n, nn, k, nk, measured);
+        if (rc == LB_OK) {
+            rc = lb_atomic_commit(&af);
+        } else {
+            lb_atomic_abort(&af);
+            if (rc != LB_ERR_NOMEM) {
+                lb_error_clear();
+                rc = LB_FAIL(LB_ERR_IO, "cannot write %s", path);
+            }
+        }
+    }
+    free(path);
+    return rc;
+}

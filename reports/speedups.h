@@ -1,0 +1,61 @@
+/* speedups.csv: every measured model against the baselines, in long format, beside Table 3's two
+ * grids (which stay Linformer against standard). METHOD.md, "Files a sweep writes".
+ *
+ * Columns: model,baseline,n,k,time_speedup,memory_speedup
+ *   time_speedup   = ms_per_seq(baseline, n) / ms_per_seq(model, n, k)
+ *   memory_speedup = batch(model, n, k) / batch(baseline, n)
+ * Baselines, in this order: standard (the paper's), then chunked (exact attention in linear
+ * memory) where the model table has it and it was measured. Every other measured model is
+ * compared with each, in the model table's order, then by n, then by k; a model is never
+ * compared with itself. k is empty for a model without a k axis; cells the model does not have
+ * (Linformer's k >= n) are left out. A ratio is written with the fewest of 15 to 17 significant
+ * digits that read back to the same double (so it equals the ratio of raw.csv's values exactly),
+ * or OOM, ERR, NA as the grids write them (either side out of memory at batch 1, failed, not
+ * measured). */
+#ifndef LB_SPEEDUPS_H
+#define LB_SPEEDUPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attn/measure.h"
+#include "reports/grid.h"
+#include "reports/meta.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LB_SPEEDUPS_FILE "speedups.csv"
+#define LB_SPEEDUPS_COLUMNS 6
+extern const char *const lb_speedups_columns[LB_SPEEDUPS_COLUMNS];
+
+/* One (model, baseline) comparison. */
+typedef struct LbSpeedupPair {
+    LbModelKind model, baseline;
+} LbSpeedupPair;
+
+#define LB_SPEEDUP_PAIRS_MAX (2 * LB_MODEL_COUNT)
+
+/* The comparisons speedups.csv holds when the models with measured[m] != 0 were measured, in the
+ * file's order (baseline, then model). Returns how many (at most LB_SPEEDUP_PAIRS_MAX). */
+size_t lb_speedup_pairs(const int measured[LB_MODEL_COUNT], LbSpeedupPair *pairs);
+
+/* Which models a sweep measured: meta.csv's `models` (a comma list of model names) where it has
+ * one, else the paper's two (what every sweep measured before --models); plus any model with a
+ * row. meta may be NULL. 0, or -1 when `models` names a model the table does not know. */
+int lb_models_measured(const LbMeta *meta, const LbCellResult *rows, size_t count,
+                       int measured[LB_MODEL_COUNT]);
+
+/* Build and atomically write DIR/speedups.csv from raw rows. n/k: the sweep's lists (NULL: from
+ * the rows); measured: lb_models_measured's answer (NULL: the models with a row). A model with a
+ * k axis gets one row per (n, k) of the lists where lb_model_cell_exists, the others one per n.
+ * LB_OK, LB_ERR_NOMEM, or LB_ERR_IO naming the file (nothing half-written is left). */
+int lb_speedups_write(const char *dir, const LbCellResult *rows, size_t count, const int64_t *n,
+                      size_t nn, const int64_t *k, size_t nk, const int *measured);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

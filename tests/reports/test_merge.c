@@ -1,0 +1,115 @@
+/* Merging a sharded sweep's rows keys a cell by (model, n) and k where the model has a k axis:
+ * every model kind the table has at the same (n, k) stays a cell of its own, a cell measured
+ * differently in two parts is refused naming its model, the merged rows come in the sweep's
+ * order, and the missing cells are named per model. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "attn/status.h"
+#include "report_check.h"
+#include "reports/merge.h"
+
+static uint64_t rng_state;
+
+static uint64_t next_u64(void) /* splitmix64 */
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static LbCellResult make_row(LbModelKind m, int64_t n, int64_t k)
+{
+    LbCellResult r;
+    memset(&r, 0, sizeof r);
+    r.model = m;
+    r.n = n;
+    r.k = lb_model_has_k(m) ? k : 0;
+    r.status = LB_CELL_OK;
+    r.batch = (int64_t)(next_u64() % 300) + 1;
+    r.ms_per_seq = 0.01 + (double)(next_u64() % 1000000) / 1e4;
+    r.sm_clock_start_mhz = r.sm_clock_end_mhz = -1;
+    snprintf(r.error, sizeof r.error, "ok");
+    return r;
+}
+
+int main(void)
+{
+    const char *env = getenv("LB_TEST_SEED");
+    uint64_t seed = env && *env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL);
+    printf("test_merge: seed %llu (replay with LB_TEST_SEED=%llu), %d model kinds\n", (unsigned long long)seed,
+           (unsigned long long)seed, (int)LB_MODEL_COUNT);
+    rng_state = seed;
+
+    /* Part 1 holds n = 256 of every model, part 2 n = 128; both hold the same k = 64 cells, so only
+     * the model tells them apart. Part 2 lists its rows in reverse to check the merged order. */
+    LbCellResult p1[LB_MODEL_COUNT], p2[LB_MODEL_COUNT];
+    for (int m = 0; m < LB_MODEL_COUNT; m++) {
+        p1[m] = make_row((LbModelKind)m, 256, 64);
+        p2[LB_MODEL_COUNT - 1 - m] = make_row((LbModelKind)m, 128, 64);
+    }
+    LbSweepDir parts[2];
+    memset(parts, 0, sizeof parts);
+    parts[0].dir = (char *)"part1";
+    parts[0].rows = p1;
+    parts[0].count = LB_MODEL_COUNT;
+    parts[1].dir = (char *)"part2";
+    parts[1].rows = p2;
+    parts[1].count = LB_MODEL_COUNT;
+
+    LbCellResult *rows = NULL;
+    size_t nrows = 0;
+    char why[512] = "";
+    int rc = lb_merge_rows(parts, 2, &rows, &nrows, why, sizeof why);
+    CHECK(rc == 0 && nrows == 2 * (size_t)LB_MODEL_COUNT, "merge: rc %d, %zu rows: should be %d (%s)", rc, nrows,
+          2 * (int)LB_MODEL_COUNT, why);
+    for (size_t i = 0; rc == 0 && i < nrows; i++) {
+        int64_t want_n = i < (size_t)LB_MODEL_COUNT ? 128 : 256;
+        LbModelKind want_m = (LbModelKind)(i % LB_MODEL_COUNT);
+        const LbCellResult *src = want_n == 256 ? &p1[want_m] : &p2[LB_MODEL_COUNT - 1 - want_m];
+        CHECK(rows[i].n == want_n && rows[i].model == want_m && rows[i].batch == src->batch &&
+                  rows[i].ms_per_seq == src->ms_per_seq,
+              "merged row %zu: %s n=%lld batch %lld: should be %s n=%lld batch %lld", i, lb_model_name(rows[i].model),
+              (long long)rows[i].n, (long long)rows[i].batch, lb_model_name(want_m), (long long)want_n,
+              (long long)src->batch);
+    }
+
+    /* Every model measured: n = 512 is missing for each, at each k it has. */
+    int measured[LB_MODEL_COUNT];
+    for (int m = 0; m < LB_MODEL_COUNT; m++)
+        measured[m] = 1;
+    const int64_t n[] = {128, 256, 512}, k[] = {64};
+    char missing[1024];
+    size_t nmissing = lb_merge_missing(rows, nrows, n, 3, k, 1, measured, missing, sizeof missing);
+    CHECK(nmissing == (size_t)LB_MODEL_COUNT, "%zu missing cells: should be %d (%s)", nmissing, (int)LB_MODEL_COUNT, missing);
+    for (int m = 0; m < LB_MODEL_COUNT; m++) {
+        char cell[96];
+        if (lb_model_has_k((LbModelKind)m))
+            snprintf(cell, sizeof cell, "%s n=512 k=64", lb_model_name((LbModelKind)m));
+        else
+            snprintf(cell, sizeof cell, "%s n=512", lb_model_name((LbModelKind)m));
+        CHECK(strstr(missing, cell) != NULL, "missing cells \"%s\" should name %s", missing, cell);
+    }
+    /* Only the models measured count. */
+    for (int m = 1; m < LB_MODEL_COUNT; m++)
+        measured[m] = 0;
+    nmissing = lb_merge_missing(rows, nrows, n, 3, k, 1, measured, missing, sizeof missing);
+    CHECK(nmissing == 1, "one model measured: %zu missing: should be 1 (%s)", nmissing, missing);
+    free(rows);
+
+    /* The same cell of one model measured differently in both parts is refused, naming it. */
+    LbModelKind last = (LbModelKind)(LB_MODEL_COUNT - 1);
+    p2[0] = p1[last];
+    p2[0].batch += 1;
+    rc = lb_merge_rows(parts, 2, &rows, &nrows, why, sizeof why);
+    CHECK(rc == -1 && strstr(why, lb_model_name(last)) && strstr(why, "n=256") && strstr(why, "part1") &&
+              strstr(why, "part2"),
+          "a cell measured twice differently: rc %d, why \"%s\"", rc, why);
+    if (rc == 0)
+        free(rows);
+    return lb_rc_finish("test_merge");
+}

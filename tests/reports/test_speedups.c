@@ -1,0 +1,259 @@
+/* speedups.csv against ratios computed here from the raw rows (random batches and times, OOM,
+ * failed and missing cells), for every model kind the table has when the test is built: each
+ * model against standard and, where the table has it, chunked; k empty for a model without a k
+ * axis; cells a model lacks left out. Table 3's two files stay byte for byte what Linformer's and
+ * the standard model's rows alone give (and what they gave before other models existed). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "attn/status.h"
+#include "report_check.h"
+#include "reports/csv_io.h"
+#include "reports/grid.h"
+#include "reports/speedups.h"
+
+static uint64_t rng_state;
+
+static uint64_t next_u64(void) /* splitmix64 */
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static LbCellResult make_row(LbModelKind m, int64_t n, int64_t k)
+{
+    LbCellResult r;
+    memset(&r, 0, sizeof r);
+    r.model = m;
+    r.n = n;
+    r.k = lb_model_has_k(m) ? k : 0;
+    r.sm_clock_start_mhz = r.sm_clock_end_mhz = -1;
+    uint64_t u = next_u64() % 20;
+    r.status = u == 0 ? LB_CELL_OOM : u == 1 ? LB_CELL_ERROR : LB_CELL_OK;
+    if (r.status == LB_CELL_OK) {
+        r.batch = (int64_t)(next_u64() % 300) + 1;
+        r.ms_per_seq = 0.01 + (double)(next_u64() % 1000000) / 1e4;
+        r.median_ms = r.ms_per_seq * (double)r.batch;
+        r.passes = 5;
+    }
+    snprintf(r.error, sizeof r.error, "%s", r.status == LB_CELL_OK ? "ok" : r.status == LB_CELL_OOM ? "OOM" : "device fault");
+    return r;
+}
+
+/* The last row of a cell, as the grids take it, or NULL. */
+static const LbCellResult *find(const LbCellResult *rows, size_t count, LbModelKind m, int64_t n, int64_t k)
+{
+    const LbCellResult *hit = NULL;
+    for (size_t i = 0; i < count; i++)
+        if (rows[i].model == m && rows[i].n == n && (!lb_model_has_k(m) || rows[i].k == k))
+            hit = &rows[i];
+    return hit;
+}
+
+/* What a field should hold, computed from the two rows without the library's ratio code. */
+static void expected(const LbCellResult *b, const LbCellResult *m, int memory, char *buf, size_t size)
+{
+    if ((b && b->status == LB_CELL_ERROR) || (m && m->status == LB_CELL_ERROR))
+        snprintf(buf, size, "ERR");
+    else if ((b && b->status == LB_CELL_OOM) || (m && m->status == LB_CELL_OOM))
+        snprintf(buf, size, "OOM");
+    else if (!b || !m)
+        snprintf(buf, size, "NA");
+    else
+        lb_csv_format_double(memory ? (double)m->batch / (double)b->batch : b->ms_per_seq / m->ms_per_seq, buf, size);
+}
+
+static char *slurp(const char *dir, const char *name)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *s = calloc(1, 1 << 16);
+    if (s)
+        s[fread(s, 1, (1 << 16) - 1, f)] = '\0';
+    fclose(f);
+    return s;
+}
+
+static void check_table3_unchanged(const LbCellResult *rows, size_t count, const char *dir)
+{
+    /* Fixed rows whose files were written by the two-model code before speedups.csv existed. */
+    LbCellResult fixed[] = {make_row(LB_MODEL_STANDARD, 512, 0), make_row(LB_MODEL_LINFORMER, 512, 128),
+                            make_row(LB_MODEL_LINFORMER, 512, 256), make_row(LB_MODEL_STANDARD, 1024, 0),
+                            make_row(LB_MODEL_LINFORMER, 1024, 128)};
+    for (size_t i = 0; i < 5; i++) {
+        fixed[i].status = LB_CELL_OK;
+        snprintf(fixed[i].error, sizeof fixed[i].error, "ok");
+    }
+    fixed[0].batch = 40, fixed[0].ms_per_seq = 2.0;
+    fixed[1].batch = 70, fixed[1].ms_per_seq = 1.25;
+    fixed[2].batch = 60, fixed[2].ms_per_seq = 1.6;
+    fixed[3].batch = 12, fixed[3].ms_per_seq = 8.0;
+    fixed[4].status = LB_CELL_OOM;
+    const int64_t n[] = {512, 1024}, k[] = {128, 256, 1024};
+    LbGrid g;
+    int rc = lb_grid_from_raw(fixed, 5, n, 2, k, 3, &g);
+    if (rc == LB_OK)
+        rc = lb_grids_write(dir, &g);
+    lb_grid_free(&g);
+    CHECK(rc == LB_OK, "Table 3 files of fixed rows: %s", lb_error_message());
+    char *t = slurp(dir, "time_speedup.csv"), *m = slurp(dir, "memory_speedup.csv");
+    CHECK(t && strcmp(t, "n,k=128,k=256,k=1024\n512,1.6,1.25,\n1024,OOM,NA,\n") == 0, "time_speedup.csv:\n%s", t ? t : "(none)");
+    CHECK(m && strcmp(m, "n,k=128,k=256,k=1024\n512,1.75,1.5,\n1024,OOM,NA,\n") == 0, "memory_speedup.csv:\n%s", m ? m : "(none)");
+    free(t);
+    free(m);
+
+    /* The random rows of every model give the files the paper's two models' rows alone give. */
+    LbCellResult *two = malloc(count * sizeof *two);
+    size_t ntwo = 0;
+    for (size_t i = 0; two && i < count; i++)
+        if (rows[i].model == LB_MODEL_STANDARD || rows[i].model == LB_MODEL_LINFORMER)
+            two[ntwo++] = rows[i];
+    char *texts[2][2] = {{NULL, NULL}, {NULL, NULL}};
+    for (int pass = 0; pass < 2; pass++) {
+        rc = lb_grid_from_raw(pass ? two : rows, pass ? ntwo : count, NULL, 0, NULL, 0, &g);
+        if (rc == LB_OK)
+            rc = lb_grids_write(dir, &g);
+        lb_grid_free(&g);
+        CHECK(rc == LB_OK, "Table 3 files, pass %d: %s", pass, lb_error_message());
+        texts[pass][0] = slurp(dir, "time_speedup.csv");
+        texts[pass][1] = slurp(dir, "memory_speedup.csv");
+    }
+    for (int f = 0; f < 2; f++) {
+        CHECK(texts[0][f] && texts[1][f] && strcmp(texts[0][f], texts[1][f]) == 0,
+              "%s with every model's rows differs from the paper's two models' rows alone:\n%s\n---\n%s",
+              f ? "memory_speedup.csv" : "time_speedup.csv", texts[0][f] ? texts[0][f] : "", texts[1][f] ? texts[1][f] : "");
+        free(texts[0][f]);
+        free(texts[1][f]);
+    }
+    free(two);
+}
+
+int main(void)
+{
+    const char *env = getenv("LB_TEST_SEED");
+    uint64_t seed = env && *env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL);
+    printf("test_speedups: seed %llu (replay with LB_TEST_SEED=%llu), %d model kinds\n",
+           (unsigned long long)seed, (unsigned long long)seed, (int)LB_MODEL_COUNT);
+    rng_state = seed;
+
+    /* Rows for every kind at every n (and k), a second row for some cells (the last one counts)
+     * and a few cells never measured. */
+    const int64_t n[] = {64, 128, 256}, k[] = {32, 128, 512};
+    LbCellResult rows[LB_MODEL_COUNT * 3 * 3 * 2];
+    size_t count = 0;
+    for (int m = 0; m < LB_MODEL_COUNT; m++) {
+        for (size_t i = 0; i < 3; i++) {
+            for (size_t j = 0; j < (lb_model_has_k((LbModelKind)m) ? 3u : 1u); j++) {
+                if (!lb_model_cell_exists((LbModelKind)m, n[i], k[j]) || next_u64() % 8 == 0)
+                    continue;
+                rows[count++] = make_row((LbModelKind)m, n[i], k[j]);
+                if (next_u64() % 6 == 0)
+                    rows[count++] = make_row((LbModelKind)m, n[i], k[j]);
+            }
+        }
+    }
+
+    char *dir = lb_rc_tempdir("speedups");
+    int rc = lb_speedups_write(dir, rows, count, n, 3, k, 3, NULL);
+    CHECK(rc == LB_OK, "lb_speedups_write = %d: %s", rc, lb_error_message());
+    char path[4200];
+    snprintf(path, sizeof path, "%s/speedups.csv", dir);
+    LbCsvTable t;
+    memset(&t, 0, sizeof t);
+    rc = lb_csv_read_file(path, 0, &t);
+    CHECK(rc == LB_OK && t.rows >= 1, "speedups.csv read back: %d", rc);
+
+    LbModelKind chunked;
+    int have_chunked = lb_model_parse("chunked", &chunked) == 0;
+    int measured[LB_MODEL_COUNT] = {0};
+    for (size_t r = 0; r < count; r++)
+        measured[rows[r].model] = 1;
+    /* How many rows each (model, baseline) should give: every cell the model has. */
+    size_t want_rows = 0;
+    for (int b = 0; b < LB_MODEL_COUNT; b++) {
+        int is_base = b == LB_MODEL_STANDARD || (have_chunked && b == (int)chunked);
+        for (int m = 0; is_base && measured[b] && m < LB_MODEL_COUNT; m++) {
+            if (m == b || !measured[m])
+                continue;
+            for (size_t i = 0; i < 3; i++)
+                for (size_t j = 0; j < (lb_model_has_k((LbModelKind)m) ? 3u : 1u); j++)
+                    want_rows += lb_model_cell_exists((LbModelKind)m, n[i], k[j]) != 0;
+        }
+    }
+    if (rc == LB_OK && t.rows >= 1) {
+        int hdr = t.row[0].count == LB_SPEEDUPS_COLUMNS;
+        static const char *const want_hdr[] = {"model", "baseline", "n", "k", "time_speedup", "memory_speedup"};
+        for (int c = 0; hdr && c < LB_SPEEDUPS_COLUMNS; c++)
+            hdr = strcmp(t.row[0].fields[c], want_hdr[c]) == 0;
+        CHECK(hdr, "header should be model,baseline,n,k,time_speedup,memory_speedup");
+        CHECK(t.rows - 1 == want_rows, "%zu rows: should be %zu", t.rows - 1, want_rows);
+        size_t values = 0;
+        for (size_t r = 1; r < t.rows; r++) {
+            char **f = t.row[r].fields;
+            if (!CHECK(t.row[r].count == LB_SPEEDUPS_COLUMNS, "line %zu: %zu fields", t.line[r], t.row[r].count))
+                continue;
+            LbModelKind m, b;
+            long long nv = 0, kv = 0;
+            int ok = CHECK(lb_model_parse(f[0], &m) == 0 && lb_model_parse(f[1], &b) == 0 && m != b,
+                           "line %zu: model \"%s\" baseline \"%s\"", t.line[r], f[0], f[1]);
+            ok = ok && CHECK(b == LB_MODEL_STANDARD || (have_chunked && b == chunked),
+                             "line %zu: baseline %s: should be standard or chunked", t.line[r], f[1]);
+            ok = ok && CHECK(lb_csv_parse_int64(f[2], &nv) == 0, "line %zu: n \"%s\"", t.line[r], f[2]);
+            ok = ok && CHECK(lb_model_has_k(m) ? lb_csv_parse_int64(f[3], &kv) == 0 : f[3][0] == '\0',
+                             "line %zu: %s k \"%s\": should be %s", t.line[r], f[0], f[3],
+                             lb_model_has_k(m) ? "a number" : "empty");
+            if (!ok)
+                continue;
+            const LbCellResult *mr = find(rows, count, m, nv, kv), *br = find(rows, count, b, nv, kv);
+            char want[2][64];
+            expected(br, mr, 0, want[0], sizeof want[0]);
+            expected(br, mr, 1, want[1], sizeof want[1]);
+            CHECK(strcmp(f[4], want[0]) == 0, "line %zu (%s/%s n=%lld k=%lld): time \"%s\": should be %s",
+                  t.line[r], f[0], f[1], nv, kv, f[4], want[0]);
+            CHECK(strcmp(f[5], want[1]) == 0, "line %zu (%s/%s n=%lld k=%lld): memory \"%s\": should be %s",
+                  t.line[r], f[0], f[1], nv, kv, f[5], want[1]);
+            values += strcmp(f[4], "NA") && strcmp(f[4], "OOM") && strcmp(f[4], "ERR");
+        }
+        CHECK(values > 0, "some rows hold numbers (seed gave none)");
+    }
+    lb_csv_table_free(&t);
+
+    /* lb_speedup_pairs: never a model against itself, chunked only when measured. */
+    int all[LB_MODEL_COUNT];
+    for (int m = 0; m < LB_MODEL_COUNT; m++)
+        all[m] = 1;
+    LbSpeedupPair pairs[LB_SPEEDUP_PAIRS_MAX];
+    size_t np = lb_speedup_pairs(all, pairs);
+    CHECK(np == (size_t)(LB_MODEL_COUNT - 1) * (have_chunked ? 2 : 1), "%zu pairs for %d models", np, (int)LB_MODEL_COUNT);
+    for (size_t p = 0; p < np; p++)
+        CHECK(pairs[p].model != pairs[p].baseline, "pair %zu compares %s with itself", p, lb_model_name(pairs[p].model));
+    if (have_chunked) {
+        all[chunked] = 0;
+        np = lb_speedup_pairs(all, pairs);
+        CHECK(np == (size_t)(LB_MODEL_COUNT - 2), "without chunked measured: %zu pairs", np);
+    }
+
+    /* meta.csv's models, or the paper's two for a sweep from before --models. */
+    LbMeta meta = {0};
+    int got[LB_MODEL_COUNT];
+    CHECK(lb_models_measured(&meta, NULL, 0, got) == 0 && got[LB_MODEL_STANDARD] && got[LB_MODEL_LINFORMER],
+          "no models key: the paper's two");
+    lb_meta_set(&meta, "models", "%s", lb_model_name(LB_MODEL_LINFORMER));
+    CHECK(lb_models_measured(&meta, NULL, 0, got) == 0 && !got[LB_MODEL_STANDARD] && got[LB_MODEL_LINFORMER],
+          "models=linformer: linformer only");
+    lb_meta_set(&meta, "models", "standard,nosuchmodel");
+    CHECK(lb_models_measured(&meta, NULL, 0, got) == -1, "an unknown model in models is refused");
+    lb_meta_free(&meta);
+
+    check_table3_unchanged(rows, count, dir);
+    lb_rc_cleanup(dir);
+    return lb_rc_finish("test_speedups");
+}
