@@ -18,9 +18,14 @@ void lb_help_plot(FILE *out)
 {
     fputs("usage: linbench plot DIR [--out DIR] [--no-render]\n\n"
           "Writes gnuplot scripts of the sweep in DIR (from its raw.csv and meta.csv):\n"
-          "  time_speedup.gp     heatmap of the time grid, n against k, the value in each cell\n"
+          "  time_speedup.gp     heatmap of the time grid (Linformer against standard), n\n"
+          "                      against k, the value in each cell\n"
           "  memory_speedup.gp   the same for the memory grid\n"
-          "  time_per_seq.gp     ms per sequence against n, log-log, standard and each k\n"
+          "  time_per_seq.gp     ms per sequence against n, log-log, one line per model and k\n"
+          "and for each other model measured, against standard:\n"
+          "  time_speedup_MODEL.gp, memory_speedup_MODEL.gp   its heatmaps, for a model with a k\n"
+          "                      axis (performer)\n"
+          "  speedup_MODEL.gp    time and memory saved against n, for one without (chunked)\n"
           "each with its data (NAME.plot.csv), and where gnuplot is on PATH renders NAME.png and\n"
           "NAME.svg. A script works from any directory: gnuplot DIR/time_speedup.gp.\n\n"
           "  -o, --out DIR   where the scripts, data and images go; created if missing\n"
@@ -116,28 +121,29 @@ int lb_cmd_plot(int argc, char **argv)
         goto out;
     }
     lb_error_clear();
-    rc = lb_plot_write(&s, out_dir);
+    LbPlotList plots;
+    rc = lb_plot_write(&s, out_dir, &plots);
     if (rc != LB_OK) {
         fprintf(stderr, "linbench: %s\n", lb_error_message());
         ex = LB_EXIT_FAILURE;
         goto out;
     }
-    char scripts[LB_PLOT_COUNT][4096];
-    for (int i = 0; i < LB_PLOT_COUNT; i++)
+    char scripts[LB_PLOT_MAX][4096];
+    for (size_t i = 0; i < plots.count; i++)
         snprintf(scripts[i], sizeof scripts[i], "%s%s%s.gp", out_dir,
-                 out_dir[strlen(out_dir) - 1] == '/' ? "" : "/", lb_plot_names[i]);
+                 out_dir[strlen(out_dir) - 1] == '/' ? "" : "/", plots.name[i]);
     char gnuplot[4096];
     if (!render || lb_plot_find_gnuplot(gnuplot, sizeof gnuplot) != 0) {
         printf("%s: render with: gnuplot", render ? "gnuplot is not on PATH; wrote the scripts"
                                                  : "wrote the scripts");
-        for (int i = 0; i < LB_PLOT_COUNT; i++) {
+        for (size_t i = 0; i < plots.count; i++) {
             putchar(' ');
             print_shell_word(stdout, scripts[i]);
         }
         putchar('\n');
         goto out;
     }
-    for (int i = 0; i < LB_PLOT_COUNT; i++) {
+    for (size_t i = 0; i < plots.count; i++) {
         lb_error_clear();
         rc = lb_plot_render(gnuplot, scripts[i], timeout_s);
         if (rc != LB_OK) {

@@ -8,13 +8,15 @@
 #include "cmd/args.h"
 #include "reports/csv_io.h"
 #include "reports/paper_table3.h"
+#include "reports/speedups.h"
 
-/* The cell of g at (n, k); outside g's lists: EMPTY where k >= n, else MISSING. */
+/* The cell of g at (n, k); outside g's lists: EMPTY where g's model has no such cell (Linformer's
+ * k >= n), else MISSING. */
 static LbGridCell cell_at(const LbGrid *g, const LbGridCell *cells, int64_t n, int64_t k)
 {
     long i = lb_grid_row(g, n), j = lb_grid_col(g, k);
     if (i < 0 || j < 0)
-        return (LbGridCell){k >= n ? LB_GRID_EMPTY : LB_GRID_MISSING, 0.0};
+        return (LbGridCell){lb_model_cell_exists(g->model, n, k) ? LB_GRID_MISSING : LB_GRID_EMPTY, 0.0};
     return cells[(size_t)i * g->cols + (size_t)j];
 }
 
@@ -34,15 +36,18 @@ int lb_compare_build(const LbGrid *first, const LbGrid *second, int second_over_
                      const int64_t *n, size_t nn, const int64_t *k, size_t nk, LbComparison *c)
 {
     memset(c, 0, sizeof *c);
-    int rc = lb_grid_alloc(&c->first, n, nn, k, nk);
+    LbModelKind model = first->model, base = first->baseline;
+    int rc = lb_grid_alloc_pair(&c->first, model, base, n, nn, k, nk);
     if (rc == LB_OK)
-        rc = lb_grid_alloc(&c->second, n, nn, k, nk);
+        rc = lb_grid_alloc_pair(&c->second, model, base, n, nn, k, nk);
     if (rc == LB_OK)
-        rc = lb_grid_alloc(&c->ratio, n, nn, k, nk);
+        rc = lb_grid_alloc_pair(&c->ratio, model, base, n, nn, k, nk);
     if (rc != LB_OK) {
         lb_compare_free(c);
         return rc;
     }
+    k = c->first.k; /* one column, k 0, for a model without a k axis */
+    nk = c->first.cols;
     for (size_t i = 0; i < nn; i++) {
         for (size_t j = 0; j < nk; j++) {
             size_t at = i * nk + j;
@@ -134,9 +139,38 @@ static void strings_free(Strings *s)
     free(s->ptr);
 }
 
+/* The two grids' titles ("Time saved (ms per sequence, standard / Linformer)"), the corner and
+ * the column labels of a pair's tables: k, or the model's name where it has no k axis. */
+typedef struct PairText {
+    char grid_title[2][160];
+    const char *corner;
+    int has_k;
+} PairText;
+
+static void pair_text(const LbGrid *g, PairText *t)
+{
+    /* Table 3's titles as they always read; other pairs by their names. */
+    int paper = g->model == LB_MODEL_LINFORMER && g->baseline == LB_MODEL_STANDARD;
+    const char *m = paper ? "Linformer" : lb_model_name(g->model), *b = lb_model_name(g->baseline);
+    snprintf(t->grid_title[0], sizeof t->grid_title[0], "Time saved (ms per sequence, %s / %s)", b, m);
+    snprintf(t->grid_title[1], sizeof t->grid_title[1], "Memory saved (largest batch, %s / %s)", m, b);
+    t->has_k = lb_model_has_k(g->model);
+    t->corner = t->has_k ? "n \\ k" : "n";
+}
+
+static void col_label(const LbGrid *g, const PairText *t, size_t j, char *buf, size_t size)
+{
+    if (t->has_k)
+        snprintf(buf, size, "%lld", (long long)g->k[j]);
+    else
+        snprintf(buf, size, "%s", lb_model_name(g->model));
+}
+
 static int print_tables(FILE *out, LbFormat fmt, const LbComparison *c, const char *const titles[3],
                         const CellStyle styles[3])
 {
+    PairText pt;
+    pair_text(&c->first, &pt);
     const LbGrid *g = &c->first;
     size_t cells = g->rows * g->cols;
     Strings rl = {0}, cl = {0}, s[3] = {{0}};
@@ -150,10 +184,7 @@ static int print_tables(FILE *out, LbFormat fmt, const LbComparison *c, const ch
     for (size_t i = 0; i < g->rows; i++)
         snprintf(rl.text[i], sizeof rl.text[i], "%lld", (long long)g->n[i]);
     for (size_t j = 0; j < g->cols; j++)
-        snprintf(cl.text[j], sizeof cl.text[j], "%lld", (long long)g->k[j]);
-    static const char *const grid_title[2] = {
-        "Time saved (ms per sequence, standard / Linformer)",
-        "Memory saved (largest batch, Linformer / standard)"};
+        col_label(g, &pt, j, cl.text[j], sizeof cl.text[j]);
     for (int grid = 0; grid < 2; grid++) {
         const LbGrid *src[3] = {&c->first, &c->second, &c->ratio};
         for (int b = 0; b < 3; b++) {
@@ -164,8 +195,8 @@ static int print_tables(FILE *out, LbFormat fmt, const LbComparison *c, const ch
         LbTableBlock blocks[3];
         for (int b = 0; b < 3; b++)
             blocks[b] = (LbTableBlock){titles[b], g->cols, cl.ptr, s[b].ptr};
-        fprintf(out, fmt == LB_FORMAT_MD ? "### %s\n\n" : "%s\n", grid_title[grid]);
-        lb_table_print(out, fmt, "n \\ k", g->rows, rl.ptr, blocks, 3);
+        fprintf(out, fmt == LB_FORMAT_MD ? "### %s\n\n" : "%s\n", pt.grid_title[grid]);
+        lb_table_print(out, fmt, pt.corner, g->rows, rl.ptr, blocks, 3);
         if (fmt == LB_FORMAT_TEXT)
             fprintf(out, "\n");
     }
@@ -186,9 +217,9 @@ static int print_csv(FILE *out, const LbComparison *c, const char *const names[3
     for (int grid = 0; grid < 2; grid++) {
         for (size_t i = 0; i < g->rows; i++) {
             for (size_t j = 0; j < g->cols; j++) {
-                if (g->k[j] >= g->n[i])
-                    continue;
                 size_t at = i * g->cols + j;
+                if (g->time[at].kind == LB_GRID_EMPTY)
+                    continue;
                 char f[6][32];
                 const char *row[6] = {f[0], f[1], f[2], f[3], f[4], f[5]};
                 snprintf(f[0], sizeof f[0], "%s", grid == 0 ? "time" : "memory");
@@ -220,6 +251,88 @@ static void print_legend(FILE *out, LbFormat fmt, const char *na)
         fprintf(out, "`-`: k >= n; `OOM`: out of memory at batch 1; `ERR`: the cell failed; `NA`: %s.\n", na);
     else
         fprintf(out, "- : k >= n   OOM: out of memory at batch 1   ERR: the cell failed   NA: %s\n", na);
+}
+
+/* The comparisons speedups.csv holds beyond Table 3 (every other model against standard, and
+ * against chunked where measured) for the models measured in a or b (b may be NULL). */
+static size_t other_pairs(const LbSweepDir *a, const LbSweepDir *b, LbSpeedupPair *pairs)
+{
+    int measured[LB_MODEL_COUNT], other[LB_MODEL_COUNT];
+    /* A model list this linbench does not know still leaves the known ones and the rows' models. */
+    (void)lb_models_measured(&a->meta, a->rows, a->count, measured);
+    if (b) {
+        (void)lb_models_measured(&b->meta, b->rows, b->count, other);
+        for (int m = 0; m < LB_MODEL_COUNT; m++)
+            measured[m] |= other[m];
+    }
+    LbSpeedupPair all[LB_SPEEDUP_PAIRS_MAX];
+    size_t count = lb_speedup_pairs(measured, all), kept = 0;
+    for (size_t p = 0; p < count; p++)
+        if (!(all[p].model == LB_MODEL_LINFORMER && all[p].baseline == LB_MODEL_STANDARD))
+            pairs[kept++] = all[p];
+    return kept;
+}
+
+static void print_others_heading(FILE *out, LbFormat fmt)
+{
+    fprintf(out, fmt == LB_FORMAT_MD ? "## Every other model (speedups.csv)\n\n" : "Every other model (speedups.csv)\n\n");
+}
+
+/* One pair's two grids side by side (a single sweep). */
+static int print_pair(FILE *out, LbFormat fmt, const LbGrid *g)
+{
+    PairText pt;
+    pair_text(g, &pt);
+    size_t cells = g->rows * g->cols;
+    Strings rl = {0}, cl = {0}, s[2] = {{0}};
+    int rc = strings_alloc(&rl, g->rows);
+    if (rc == LB_OK)
+        rc = strings_alloc(&cl, g->cols);
+    for (int b = 0; rc == LB_OK && b < 2; b++)
+        rc = strings_alloc(&s[b], cells);
+    if (rc == LB_OK) {
+        for (size_t i = 0; i < g->rows; i++)
+            snprintf(rl.text[i], sizeof rl.text[i], "%lld", (long long)g->n[i]);
+        for (size_t j = 0; j < g->cols; j++)
+            col_label(g, &pt, j, cl.text[j], sizeof cl.text[j]);
+        for (size_t x = 0; x < cells; x++) {
+            cell_string(&g->time[x], STYLE_RATIO_X, s[0].text[x], sizeof s[0].text[x]);
+            cell_string(&g->memory[x], STYLE_RATIO_X, s[1].text[x], sizeof s[1].text[x]);
+        }
+        LbTableBlock blocks[2] = {{pt.grid_title[0], g->cols, cl.ptr, s[0].ptr},
+                                  {pt.grid_title[1], g->cols, cl.ptr, s[1].ptr}};
+        const char *k_meaning = lb_model_k_meaning(g->model);
+        fprintf(out, fmt == LB_FORMAT_MD ? "### %s against %s%s%s%s\n\n" : "%s against %s%s%s%s\n",
+                lb_model_name(g->model), lb_model_name(g->baseline), pt.has_k ? " (k: " : "",
+                pt.has_k ? k_meaning : "", pt.has_k ? ")" : "");
+        lb_table_print(out, fmt, pt.corner, g->rows, rl.ptr, blocks, 2);
+        if (fmt == LB_FORMAT_TEXT)
+            fprintf(out, "\n");
+    }
+    strings_free(&rl);
+    strings_free(&cl);
+    for (int b = 0; b < 2; b++)
+        strings_free(&s[b]);
+    return rc;
+}
+
+static int print_other_models(FILE *out, LbFormat fmt, const LbSweepDir *s)
+{
+    LbSpeedupPair pairs[LB_SPEEDUP_PAIRS_MAX];
+    size_t count = other_pairs(s, NULL, pairs);
+    if (count == 0)
+        return LB_OK;
+    fprintf(out, "\n");
+    print_others_heading(out, fmt);
+    for (size_t p = 0; p < count; p++) {
+        LbGrid g;
+        LB_TRY(lb_grid_pair_from_raw(s->rows, s->count, pairs[p].model, pairs[p].baseline, s->grid.n,
+                                     s->grid.rows, s->grid.k, s->grid.cols, &g));
+        int rc = print_pair(out, fmt, &g);
+        lb_grid_free(&g);
+        LB_TRY(rc);
+    }
+    return LB_OK;
 }
 
 int lb_compare_paper(FILE *out, const LbSweepDir *s, LbFormat fmt)
@@ -254,6 +367,8 @@ int lb_compare_paper(FILE *out, const LbSweepDir *s, LbFormat fmt)
     rc = print_tables(out, fmt, &c, titles, styles);
     print_legend(out, fmt, "not measured, or not in the paper");
     lb_compare_free(&c);
+    if (rc == LB_OK)
+        rc = print_other_models(out, fmt, s);
     return rc;
 }
 
@@ -309,5 +424,37 @@ int lb_compare_sweeps(FILE *out, const LbSweepDir *a, const LbSweepDir *b, LbFor
     rc = print_tables(out, fmt, &c, titles, styles);
     print_legend(out, fmt, "not measured in that sweep");
     lb_compare_free(&c);
+    if (rc != LB_OK)
+        return rc;
+
+    /* The other models' speedups, A, B and B / A, over the same union of n and k. */
+    LbSpeedupPair pairs[LB_SPEEDUP_PAIRS_MAX];
+    size_t count = other_pairs(a, b, pairs);
+    n = union_list(a->grid.n, a->grid.rows, b->grid.n, b->grid.rows, &nn);
+    k = union_list(a->grid.k, a->grid.cols, b->grid.k, b->grid.cols, &nk);
+    if (!n || !k)
+        rc = LB_FAIL(LB_ERR_NOMEM, "out of memory comparing two sweeps");
+    if (count > 0 && rc == LB_OK) {
+        fprintf(out, "\n");
+        print_others_heading(out, fmt);
+    }
+    for (size_t p = 0; p < count && rc == LB_OK; p++) {
+        LbGrid ga, gb;
+        rc = lb_grid_pair_from_raw(a->rows, a->count, pairs[p].model, pairs[p].baseline, n, nn, k, nk, &ga);
+        if (rc != LB_OK)
+            break;
+        rc = lb_grid_pair_from_raw(b->rows, b->count, pairs[p].model, pairs[p].baseline, n, nn, k, nk, &gb);
+        if (rc == LB_OK) {
+            rc = lb_compare_build(&ga, &gb, 1, n, nn, ga.k, ga.cols, &c);
+            lb_grid_free(&gb);
+        }
+        lb_grid_free(&ga);
+        if (rc != LB_OK)
+            break;
+        rc = print_tables(out, fmt, &c, titles, styles);
+        lb_compare_free(&c);
+    }
+    free(n);
+    free(k);
     return rc;
 }

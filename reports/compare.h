@@ -8,7 +8,13 @@
  * Formats: text (aligned tables, three blocks per grid: first, second, ratio), md (the same as
  * Markdown tables), csv (one row per cell with k < n:
  *   grid,n,k,measured,paper,measured_over_paper   or   grid,n,k,a,b,b_over_a
- * values %.6g, markers OOM / ERR / NA). Text and md open with what each side ran on. */
+ * values %.6g, markers OOM / ERR / NA). Text and md open with what each side ran on.
+ *
+ * Text and md then show every other measured model (lb_speedup_pairs: each model against
+ * standard, and against chunked where measured; what speedups.csv holds), one pair of grids per
+ * comparison: n against k for a model with a k axis, one column for a model without; two
+ * sweeps show A, B and B / A for each. The CSV output stays Table 3's only (its columns have no
+ * model); the other models' numbers in CSV are the sweep's speedups.csv. */
 #ifndef LB_COMPARE_H
 #define LB_COMPARE_H
 
@@ -21,8 +27,9 @@
 extern "C" {
 #endif
 
-/* The comparison of two grids over given n and k: first, second and ratio (second / first when
- * second_over_first, else first / second). */
+/* The comparison of two grids of one (model, baseline) pair (first's) over given n and k: first,
+ * second and ratio (second / first when second_over_first, else first / second). A model without
+ * a k axis has one column whatever k says. */
 typedef struct LbComparison {
     LbGrid first, second, ratio;
 } LbComparison;

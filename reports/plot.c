@@ -15,10 +15,10 @@
 #include "attn/status.h"
 #include "reports/atomic_file.h"
 #include "reports/csv_io.h"
+#include "reports/speedups.h"
 
 extern char **environ;
 
-const char *const lb_plot_names[LB_PLOT_COUNT] = {"time_speedup", "memory_speedup", "time_per_seq"};
 
 /* --- gnuplot text ------------------------------------------------------------------------------ */
 
@@ -112,8 +112,8 @@ typedef int (*WriteFn)(FILE *f, const LbSweepDir *s, const void *arg);
 static int write_file(const char *dir, const char *name, const char *ext, WriteFn fn,
                       const LbSweepDir *s, const void *arg)
 {
-    char file[64];
-    snprintf(file, sizeof file, "%s%s", name, ext);
+    char file[160];
+    snprintf(file, sizeof file, "%.100s%s", name, ext);
     char *path = lb_path_join(dir, file);
     if (!path)
         return LB_FAIL(LB_ERR_NOMEM, "out of memory");
@@ -132,12 +132,21 @@ static int write_file(const char *dir, const char *name, const char *ext, WriteF
     return rc;
 }
 
+typedef struct HeatArg {
+    char name[64];
+    char title[160];
+    const LbGrid *grid;
+    const LbGridCell *cells;
+} HeatArg;
+
 /* Heatmap data: k_index,n_index,value,label,n,k per cell; value NaN where there is no number
  * (the box is left blank, the label says why). */
-static int heat_data(FILE *f, const LbSweepDir *s, const void *arg)
+static int heat_data_fn(FILE *f, const LbSweepDir *s, const void *arg)
 {
-    const LbGridCell *cells = arg;
-    const LbGrid *g = &s->grid;
+    (void)s;
+    const HeatArg *h = arg;
+    const LbGrid *g = h->grid;
+    const LbGridCell *cells = h->cells;
     static const char *const head[6] = {"k_index", "n_index", "value", "label", "n", "k"};
     LB_TRY(lb_csv_write_record(f, head, 6));
     for (size_t i = 0; i < g->rows; i++) {
@@ -160,20 +169,10 @@ static int heat_data(FILE *f, const LbSweepDir *s, const void *arg)
     return LB_OK;
 }
 
-typedef struct HeatArg {
-    const char *name, *title;
-    const LbGridCell *cells;
-} HeatArg;
-
-static int heat_data_fn(FILE *f, const LbSweepDir *s, const void *arg)
-{
-    return heat_data(f, s, ((const HeatArg *)arg)->cells);
-}
-
 static int heat_script(FILE *f, const LbSweepDir *s, const void *arg)
 {
     const HeatArg *h = arg;
-    const LbGrid *g = &s->grid;
+    const LbGrid *g = h->grid;
     gp_preamble(f, h->name, h->title);
     LB_TRY(gp_title(f, h->title, s));
     /* The colour scale spans the values present (log, so 0.5x and 2x sit evenly about 1x). */
@@ -191,7 +190,11 @@ static int heat_script(FILE *f, const LbSweepDir *s, const void *arg)
         lo /= 1.5;
         hi *= 1.5;
     }
-    fprintf(f, "set xlabel 'k (projected length)'\nset ylabel 'n (sequence length)'\n");
+    fputs("set xlabel ", f);
+    char xlabel[96];
+    snprintf(xlabel, sizeof xlabel, "k (%s)", lb_model_k_meaning(g->model));
+    gp_quote(f, xlabel);
+    fprintf(f, "\nset ylabel 'n (sequence length)'\n");
     fprintf(f, "set xrange [-0.5:%zu.5]\nset yrange [-0.5:%zu.5]\n", g->cols ? g->cols - 1 : 0,
             g->rows ? g->rows - 1 : 0);
     fputs("set xtics (", f);
@@ -227,22 +230,47 @@ static int heat_script(FILE *f, const LbSweepDir *s, const void *arg)
 static double ms_per_seq(const LbSweepDir *s, LbModelKind model, int64_t n, int64_t k)
 {
     double v = NAN;
+    int has_k = lb_model_has_k(model);
     for (size_t r = 0; r < s->count; r++) {
         const LbCellResult *c = &s->rows[r];
-        if (c->model != model || c->n != n || (model == LB_MODEL_LINFORMER && c->k != k))
+        if (c->model != model || c->n != n || (has_k && c->k != k))
             continue;
         v = c->status == LB_CELL_OK && c->ms_per_seq > 0 ? c->ms_per_seq : NAN;
     }
     return v;
 }
 
-/* Wide data: n,standard,k=128,...; empty where there is no ok measurement. */
+/* The time figure's lines: one per measured model without a k axis, one per model and k with. */
+typedef struct TimeLine {
+    LbModelKind model;
+    int64_t k;
+} TimeLine;
+
+typedef struct TimeArg {
+    size_t count;
+    TimeLine *line;
+} TimeArg;
+
+/* A line's column title: the model's name, "k=128" for the paper's Linformer (as the figure
+ * always read), "performer k=128" for any other model with a k axis. */
+static void line_title(const TimeLine *l, char *buf, size_t size)
+{
+    if (!lb_model_has_k(l->model))
+        snprintf(buf, size, "%s", lb_model_name(l->model));
+    else if (l->model == LB_MODEL_LINFORMER)
+        snprintf(buf, size, "k=%lld", (long long)l->k);
+    else
+        snprintf(buf, size, "%s k=%lld", lb_model_name(l->model), (long long)l->k);
+}
+
+/* Wide data: n, then one column per line (n,standard,k=128,...); empty where there is no ok
+ * measurement. */
 static int time_data(FILE *f, const LbSweepDir *s, const void *arg)
 {
-    (void)arg;
+    const TimeArg *t = arg;
     const LbGrid *g = &s->grid;
-    size_t nf = g->cols + 2;
-    char (*v)[32] = malloc(nf * sizeof *v);
+    size_t nf = t->count + 1;
+    char (*v)[48] = malloc(nf * sizeof *v);
     const char **row = malloc(nf * sizeof *row);
     int rc = LB_OK;
     if (!v || !row) {
@@ -252,19 +280,17 @@ static int time_data(FILE *f, const LbSweepDir *s, const void *arg)
     for (size_t c = 0; c < nf; c++)
         row[c] = v[c];
     snprintf(v[0], sizeof v[0], "n");
-    snprintf(v[1], sizeof v[1], "standard");
-    for (size_t j = 0; j < g->cols; j++)
-        snprintf(v[j + 2], sizeof v[0], "k=%lld", (long long)g->k[j]);
+    for (size_t c = 0; c < t->count; c++)
+        line_title(&t->line[c], v[c + 1], sizeof v[0]);
     rc = lb_csv_write_record(f, row, nf);
     for (size_t i = 0; rc == LB_OK && i < g->rows; i++) {
         snprintf(v[0], sizeof v[0], "%lld", (long long)g->n[i]);
-        for (size_t c = 1; c < nf; c++) {
-            double ms = c == 1 ? ms_per_seq(s, LB_MODEL_STANDARD, g->n[i], 0)
-                               : ms_per_seq(s, LB_MODEL_LINFORMER, g->n[i], g->k[c - 2]);
+        for (size_t c = 0; c < t->count; c++) {
+            double ms = ms_per_seq(s, t->line[c].model, g->n[i], t->line[c].k);
             if (isnan(ms))
-                v[c][0] = '\0';
+                v[c + 1][0] = '\0';
             else
-                snprintf(v[c], sizeof v[c], "%.6g", ms);
+                snprintf(v[c + 1], sizeof v[0], "%.6g", ms);
         }
         rc = lb_csv_write_record(f, row, nf);
     }
@@ -276,17 +302,15 @@ out:
 
 static int time_script(FILE *f, const LbSweepDir *s, const void *arg)
 {
-    (void)arg;
+    const TimeArg *t = arg;
     const LbGrid *g = &s->grid;
     const char *name = "time_per_seq";
-    gp_preamble(f, name, "time per sequence against n, standard and Linformer");
+    gp_preamble(f, name, "time per sequence against n, each model and k");
     LB_TRY(gp_title(f, "Time per sequence (median forward pass / batch, each model at its largest batch)", s));
     int points = 0;
-    for (size_t i = 0; i < g->rows; i++) {
-        points += !isnan(ms_per_seq(s, LB_MODEL_STANDARD, g->n[i], 0));
-        for (size_t j = 0; j < g->cols; j++)
-            points += !isnan(ms_per_seq(s, LB_MODEL_LINFORMER, g->n[i], g->k[j]));
-    }
+    for (size_t i = 0; i < g->rows; i++)
+        for (size_t c = 0; c < t->count; c++)
+            points += !isnan(ms_per_seq(s, t->line[c].model, g->n[i], t->line[c].k));
     fputs("set xlabel 'n (sequence length)'\nset ylabel 'ms per sequence'\n"
           "set logscale xy\nset grid\nset key left top\n",
           f);
@@ -302,24 +326,153 @@ static int time_script(FILE *f, const LbSweepDir *s, const void *arg)
             fprintf(f, "%s'%lld' %lld", i ? ", " : "", (long long)g->n[i], (long long)g->n[i]);
         fputs(")\n", f);
         fprintf(f, "plot for [c=2:%zu] data using 1:c with linespoints linewidth 2 pointtype 7 pointsize 0.8 title columnheader(c)\n",
-                g->cols + 2);
+                t->count + 1);
     }
     gp_svg(f, name);
     return LB_OK;
 }
 
-int lb_plot_write(const LbSweepDir *s, const char *out_dir)
+/* A model without a k axis against standard: n,time_speedup,memory_speedup (empty where there
+ * is no number). */
+static int line_data(FILE *f, const LbSweepDir *s, const void *arg)
 {
-    HeatArg heat[2] = {
-        {"time_speedup", "Time saved: ms per sequence, standard / Linformer", s->grid.time},
-        {"memory_speedup", "Memory saved: largest batch, Linformer / standard", s->grid.memory},
-    };
+    (void)s;
+    const LbGrid *g = ((const HeatArg *)arg)->grid;
+    static const char *const head[3] = {"n", "time_speedup", "memory_speedup"};
+    LB_TRY(lb_csv_write_record(f, head, 3));
+    for (size_t i = 0; i < g->rows; i++) {
+        char v[3][32];
+        const char *row[3] = {v[0], v[1], v[2]};
+        snprintf(v[0], sizeof v[0], "%lld", (long long)g->n[i]);
+        const LbGridCell *cell[2] = {&g->time[i * g->cols], &g->memory[i * g->cols]};
+        for (int x = 0; x < 2; x++) {
+            if (cell[x]->kind == LB_GRID_VALUE)
+                snprintf(v[1 + x], sizeof v[0], "%.6g", cell[x]->value);
+            else
+                v[1 + x][0] = '\0';
+        }
+        LB_TRY(lb_csv_write_record(f, row, 3));
+    }
+    return LB_OK;
+}
+
+static int line_script(FILE *f, const LbSweepDir *s, const void *arg)
+{
+    const HeatArg *h = arg;
+    const LbGrid *g = h->grid;
+    gp_preamble(f, h->name, h->title);
+    LB_TRY(gp_title(f, h->title, s));
+    int points = 0;
+    for (size_t c = 0; c < g->rows * g->cols; c++)
+        points += (g->time[c].kind == LB_GRID_VALUE) + (g->memory[c].kind == LB_GRID_VALUE);
+    fputs("set xlabel 'n (sequence length)'\nset ylabel 'speedup (x)'\n"
+          "set logscale xy 2\nset grid\nset key left top\n",
+          f);
+    if (points == 0) {
+        fputs("unset logscale\nset label 1 'no cell measured yet' at graph 0.5, graph 0.5 center\n"
+              "plot [0:1][0:1] NaN notitle\n",
+              f);
+    } else {
+        fprintf(f, "set xrange [%.6g:%.6g]\n", (double)g->n[0] / 1.4,
+                (double)g->n[g->rows - 1] * 1.4);
+        fputs("set xtics (", f);
+        for (size_t i = 0; i < g->rows; i++)
+            fprintf(f, "%s'%lld' %lld", i ? ", " : "", (long long)g->n[i], (long long)g->n[i]);
+        fputs(")\n", f);
+        fputs("plot data using 1:2 with linespoints linewidth 2 pointtype 7 pointsize 0.8 title 'time saved', \\\n"
+              "     data using 1:3 with linespoints linewidth 2 pointtype 5 pointsize 0.8 title 'memory saved'\n",
+              f);
+    }
+    gp_svg(f, h->name);
+    return LB_OK;
+}
+
+static void add_name(LbPlotList *out, const char *name)
+{
+    if (out && out->count < LB_PLOT_MAX)
+        snprintf(out->name[out->count++], sizeof out->name[0], "%.63s", name);
+}
+
+static int write_heat_pair(const LbSweepDir *s, const char *out_dir, HeatArg heat[2], LbPlotList *out)
+{
     for (int h = 0; h < 2; h++) {
         LB_TRY(write_file(out_dir, heat[h].name, ".plot.csv", heat_data_fn, s, &heat[h]));
         LB_TRY(write_file(out_dir, heat[h].name, ".gp", heat_script, s, &heat[h]));
+        add_name(out, heat[h].name);
     }
-    LB_TRY(write_file(out_dir, "time_per_seq", ".plot.csv", time_data, s, NULL));
-    return write_file(out_dir, "time_per_seq", ".gp", time_script, s, NULL);
+    return LB_OK;
+}
+
+/* A figure of one model against standard: a heatmap pair for a model with a k axis, a line
+ * figure for one without. */
+static int write_model_figures(const LbSweepDir *s, const char *out_dir, LbModelKind model, LbPlotList *out)
+{
+    LbGrid g;
+    LB_TRY(lb_grid_pair_from_raw(s->rows, s->count, model, LB_MODEL_STANDARD, s->grid.n, s->grid.rows,
+                                 s->grid.k, s->grid.cols, &g));
+    const char *m = lb_model_name(model);
+    int rc;
+    if (lb_model_has_k(model)) {
+        HeatArg heat[2] = {{{0}, {0}, &g, g.time}, {{0}, {0}, &g, g.memory}};
+        snprintf(heat[0].name, sizeof heat[0].name, "time_speedup_%s", m);
+        snprintf(heat[0].title, sizeof heat[0].title, "Time saved: ms per sequence, standard / %s", m);
+        snprintf(heat[1].name, sizeof heat[1].name, "memory_speedup_%s", m);
+        snprintf(heat[1].title, sizeof heat[1].title, "Memory saved: largest batch, %s / standard", m);
+        rc = write_heat_pair(s, out_dir, heat, out);
+    } else {
+        HeatArg line = {{0}, {0}, &g, g.time};
+        snprintf(line.name, sizeof line.name, "speedup_%s", m);
+        snprintf(line.title, sizeof line.title, "%s against standard: time and memory saved", m);
+        rc = write_file(out_dir, line.name, ".plot.csv", line_data, s, &line);
+        if (rc == LB_OK)
+            rc = write_file(out_dir, line.name, ".gp", line_script, s, &line);
+        if (rc == LB_OK)
+            add_name(out, line.name);
+    }
+    lb_grid_free(&g);
+    return rc;
+}
+
+int lb_plot_write(const LbSweepDir *s, const char *out_dir, LbPlotList *out)
+{
+    if (out)
+        out->count = 0;
+    int measured[LB_MODEL_COUNT];
+    /* A model list this linbench does not know still leaves the known ones and the rows' models. */
+    (void)lb_models_measured(&s->meta, s->rows, s->count, measured);
+
+    HeatArg heat[2] = {
+        {"time_speedup", "Time saved: ms per sequence, standard / Linformer", &s->grid, s->grid.time},
+        {"memory_speedup", "Memory saved: largest batch, Linformer / standard", &s->grid, s->grid.memory},
+    };
+    LB_TRY(write_heat_pair(s, out_dir, heat, out));
+
+    TimeArg t = {0, NULL};
+    t.line = malloc(((size_t)LB_MODEL_COUNT * (s->grid.cols + 1)) * sizeof *t.line);
+    if (!t.line)
+        return LB_FAIL(LB_ERR_NOMEM, "out of memory");
+    for (int m = 0; m < LB_MODEL_COUNT; m++) {
+        if (!measured[m])
+            continue;
+        if (!lb_model_has_k((LbModelKind)m))
+            t.line[t.count++] = (TimeLine){(LbModelKind)m, 0};
+        for (size_t j = 0; lb_model_has_k((LbModelKind)m) && j < s->grid.cols; j++)
+            t.line[t.count++] = (TimeLine){(LbModelKind)m, s->grid.k[j]};
+    }
+    int rc = write_file(out_dir, "time_per_seq", ".plot.csv", time_data, s, &t);
+    if (rc == LB_OK)
+        rc = write_file(out_dir, "time_per_seq", ".gp", time_script, s, &t);
+    free(t.line);
+    LB_TRY(rc);
+    add_name(out, "time_per_seq");
+
+    /* Table 3's heatmaps above are Linformer's; every other model against standard here. */
+    for (int m = 0; m < LB_MODEL_COUNT && measured[LB_MODEL_STANDARD]; m++) {
+        if (!measured[m] || m == LB_MODEL_STANDARD || m == LB_MODEL_LINFORMER)
+            continue;
+        LB_TRY(write_model_figures(s, out_dir, (LbModelKind)m, out));
+    }
+    return LB_OK;
 }
 
 /* --- running gnuplot --------------------------------------------------------------------------- */

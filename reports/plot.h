@@ -1,11 +1,17 @@
 /* `linbench plot`: gnuplot scripts of a sweep, and their PNG and SVG where gnuplot is installed.
  *
- * Three figures, each a script NAME.gp, its data NAME.plot.csv (written through libcsv) and,
- * once rendered, NAME.png and NAME.svg:
- *   time_speedup    heatmap of the time grid, n (rows) against k (columns), value in each cell
+ * Figures, each a script NAME.gp, its data NAME.plot.csv (written through libcsv) and, once
+ * rendered, NAME.png and NAME.svg:
+ *   time_speedup    heatmap of Table 3's time grid (Linformer against standard), n (rows)
+ *                   against k (columns), value in each cell
  *   memory_speedup  the same for the memory grid
- *   time_per_seq    ms per sequence against n, log-log, for the standard model and each k
- *                   (like the paper's Figure 2), from raw.csv's ok rows
+ *   time_per_seq    ms per sequence against n, log-log, one line per measured model without a
+ *                   k axis ("standard", "chunked") and per model and k ("k=128" for Linformer,
+ *                   as the paper's Figure 2; "performer k=128" for others), from raw.csv's ok rows
+ * and for every other measured model (lb_models_measured) against standard, where standard was
+ * measured:
+ *   time_speedup_MODEL, memory_speedup_MODEL   a heatmap pair, for a model with a k axis
+ *   speedup_MODEL   time and memory saved against n, for a model without one
  * A script finds its data and writes its images beside itself (through ARG0), so
  * `gnuplot DIR/NAME.gp` works from any directory. It uses pngcairo where gnuplot has it, else
  * png. */
@@ -20,12 +26,16 @@
 extern "C" {
 #endif
 
-#define LB_PLOT_COUNT 3
-extern const char *const lb_plot_names[LB_PLOT_COUNT];
+/* The figures' names (NAME above), in the order they were written. */
+#define LB_PLOT_MAX (3 + 2 * LB_MODEL_COUNT)
+typedef struct LbPlotList {
+    size_t count;
+    char name[LB_PLOT_MAX][64];
+} LbPlotList;
 
-/* Write the data files and scripts into out_dir (which must exist). LB_ERR_IO naming the file
- * that could not be written. */
-int lb_plot_write(const LbSweepDir *s, const char *out_dir);
+/* Write the data files and scripts into out_dir (which must exist), naming them in *out (may be
+ * NULL). LB_ERR_IO naming the file that could not be written. */
+int lb_plot_write(const LbSweepDir *s, const char *out_dir, LbPlotList *out);
 
 /* The gnuplot executable on PATH into buf: 0, or -1 when there is none. */
 int lb_plot_find_gnuplot(char *buf, size_t size);
