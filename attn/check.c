@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "attn/arena.h"
+#include "attn/attention.h"
 #include "attn/cpu/cpu_ref.h"
 #include "attn/forward.h"
 #include "attn/model.h"
@@ -557,10 +558,9 @@ static int forward_once(LbBackend *be, LbModelConfig cfg, int64_t B, uint64_t se
     LbInputs in;
     LB_TRY(lb_plan_compute(&cfg, &pp, B, &plan));
     LB_TRY(lb_arena_open(&a, be, plan.total));
-    int rc = lb_model_build(&m, &cfg, be, &a, seed);
+    int rc = lb_forward_setup(&m, &in, &cfg, be, &a, B, seed);
     if (rc == LB_OK) {
-        if ((rc = lb_inputs_alloc(&m, &a, B, &in)) == LB_OK && (rc = lb_inputs_fill(&m, &in, seed + 1)) == LB_OK &&
-            (rc = lb_forward(&m, &a, &in)) == LB_OK && (rc = be->ops->sync(be)) == LB_OK)
+        if ((rc = lb_forward(&m, &a, &in)) == LB_OK && (rc = be->ops->sync(be)) == LB_OK)
             rc = be->ops->download(be, out, in.x, B * cfg.n * cfg.d_model);
         lb_model_release(&m);
     }
@@ -571,13 +571,10 @@ static int forward_once(LbBackend *be, LbModelConfig cfg, int64_t B, uint64_t se
 static int check_forward(Ctx *c, LbBackend *cpu, LbModelConfig cfg, int64_t B)
 {
     snprintf(c->op, sizeof c->op, "forward");
-    if (cfg.kind == LB_MODEL_STANDARD)
-        snprintf(c->shape, sizeof c->shape, "standard L %d d %d h %d n %lld B %lld", cfg.layers, cfg.d_model,
-                 cfg.heads, (long long)cfg.n, (long long)B);
-    else
-        snprintf(c->shape, sizeof c->shape, "linformer %s/%s L %d d %d n %lld k %lld B %lld",
-                 lb_sharing_name(cfg.sharing), lb_order_name(cfg.order), cfg.layers, cfg.d_model, (long long)cfg.n,
-                 (long long)cfg.k, (long long)B);
+    char model[64];
+    lb_model_describe(&cfg, model, sizeof model);
+    snprintf(c->shape, sizeof c->shape, "%s L %d d %d h %d n %lld B %lld", model, cfg.layers, cfg.d_model,
+             cfg.heads, (long long)cfg.n, (long long)B);
     const int64_t count = B * cfg.n * cfg.d_model;
     float *out, *ref;
     LB_TRY(hostf(c, count, &out));
@@ -707,23 +704,18 @@ int lb_check_backend(LbBackend *be, const LbCheckPlan *plan, LbCheckTable *t)
         m.vocab = quick ? 100 : 1000;
         m.n = quick ? 32 : 64;
         m.k = quick ? 8 : 16;
-        m.kind = LB_MODEL_STANDARD;
-        RUN(check_forward(&c, cpu, m, 2));
-        m.kind = LB_MODEL_LINFORMER;
-        if (quick) {
-            m.sharing = plan->sharing;
-            m.order = plan->order;
-            RUN(check_forward(&c, cpu, m, 2));
-        } else {
-            static const LbSharing s[] = {LB_SHARE_LAYERWISE, LB_SHARE_KV, LB_SHARE_HEADWISE, LB_SHARE_NONE};
-            for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
-                for (int o = 0; o < 2; o++) {
-                    if (s[i] == LB_SHARE_NONE && o == 0)
-                        continue; /* per-head projections exist in the late order only */
-                    m.sharing = s[i];
-                    m.order = o ? LB_ORDER_LATE : LB_ORDER_EARLY;
-                    RUN(check_forward(&c, cpu, m, 2));
+        /* Every model of the table: quick, its first variant (Linformer: the sharing and order
+         * the sweep will run); otherwise every variant. */
+        for (int kind = 0; kind < LB_MODEL_COUNT; kind++) {
+            const LbModelDesc *desc = lb_model_desc((LbModelKind)kind);
+            for (int v = 0; desc && v < (quick ? 1 : desc->variants); v++) {
+                LbModelConfig cfg = lb_model_variant((LbModelKind)kind, v, m);
+                if (quick) {
+                    cfg.sharing = plan->sharing;
+                    cfg.order = plan->order;
                 }
+                RUN(check_forward(&c, cpu, cfg, 2));
+            }
         }
     }
 out:

@@ -1,6 +1,8 @@
-/* The model configuration: which encoder runs (standard or Linformer), its shape, precision and,
- * for Linformer, the projected length k, sharing level and projection order (METHOD.md, "What
- * runs"). Parsing and validation live here so the CLI, the sweep and the tests agree. */
+/* The model configuration: which attention model runs (the model table, attn/attention.h), the
+ * encoder's shape, precision and the models' own settings (Linformer's projected length k,
+ * sharing level and projection order; the chunked model's rows per block) (METHOD.md, "What
+ * runs"). Parsing and validation live here so the CLI, the sweep and the tests agree; what
+ * differs by model is asked of the table. */
 #ifndef LB_CONFIG_H
 #define LB_CONFIG_H
 
@@ -65,12 +67,8 @@ int lb_config_check(const LbModelConfig *cfg, char *msg, size_t msg_size);
 
 int64_t lb_config_head_dim(const LbModelConfig *cfg);
 
-/* Number of distinct E (and F) matrices of shape (k, n) the sharing level needs. */
-int64_t lb_config_projection_count(const LbModelConfig *cfg);
-/* Whether keys and values are compressed by different matrices (headwise, none). */
-int lb_config_separate_kv_projection(const LbModelConfig *cfg);
-
-/* FLOPs of one forward pass of one sequence (METHOD.md, "Work counted"). */
+/* FLOPs of one forward pass of one sequence (METHOD.md, "Work counted"): the encoder's
+ * feed-forward blocks plus the model's attention blocks (its table entry). */
 double lb_config_flops_per_seq(const LbModelConfig *cfg);
 
 /* Names as the CLI and the CSV files write them, and their parsers (return 0 on success). */

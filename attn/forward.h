@@ -1,9 +1,10 @@
-/* The two forward passes of METHOD.md, written once against the ops table.
+/* The forward pass of METHOD.md (attn/encoder.c): the encoder, written once against the ops
+ * table, around the attention of the model's table entry (attn/attention.h).
  *
  * Inputs: token ids (B, n) int32. Output: the last layer's hidden state x (B, n, d). Both live
  * in LbInputs, allocated right after the model's weights; each layer's temporaries come from the
- * arena above them and are released at the end of their phase (attention, then feed-forward),
- * which the plan (attn/plan.c) mirrors byte for byte. */
+ * arena above them and are released at the end of their phase (attention, then feed-forward).
+ * The plan (attn/plan.c) is this code run over a counting arena. */
 #ifndef LB_FORWARD_H
 #define LB_FORWARD_H
 
@@ -28,6 +29,16 @@ typedef struct LbInputs {
 int lb_inputs_alloc(const LbModel *m, LbArena *a, int64_t batch, LbInputs *in);
 /* Random token ids from `seed`. */
 int lb_inputs_fill(const LbModel *m, LbInputs *in, uint64_t seed);
+
+/* The token ids of a forward set-up are drawn from the model's seed ^ this, so weights and
+ * tokens come from different streams of one --seed. */
+#define LB_INPUT_SEED_MIX 0x5eedULL
+
+/* The set-up every measured or dumped pass shares: build cfg's model from `seed` on `a` (its
+ * weights, then the workspace), allocate the inputs of `batch` sequences and fill them with
+ * tokens from seed ^ LB_INPUT_SEED_MIX. On failure nothing is left to release but the arena. */
+int lb_forward_setup(LbModel *m, LbInputs *in, const LbModelConfig *cfg, LbBackend *be, LbArena *a, int64_t batch,
+                     uint64_t seed);
 
 /* One full forward pass: embedding, LayerNorm, L encoder layers. Result in in->x.
  * Temporaries come from `a` and are released before it returns. */

@@ -102,7 +102,7 @@ int lb_measure_cell(LbBackend *be, const LbModelConfig *cfg, size_t budget,
     memset(out, 0, sizeof *out);
     out->model = cfg->kind;
     out->n = cfg->n;
-    out->k = cfg->kind == LB_MODEL_LINFORMER ? cfg->k : 0;
+    out->k = lb_model_has_k(cfg->kind) ? cfg->k : 0;
     out->sharing = cfg->sharing;
     out->order = cfg->order;
     out->dtype = cfg->dtype;
@@ -138,13 +138,8 @@ int lb_measure_cell(LbBackend *be, const LbModelConfig *cfg, size_t budget,
             return rc;
         }
         /* The arena holds exactly the plan: a NOMEM from inside it is a plan bug, not OOM. */
-        rc = lb_model_build(&model, cfg, be, &arena, seed);
-        if (rc == LB_OK) {
-            built = 1;
-            rc = lb_inputs_alloc(&model, &arena, B, &in);
-        }
-        if (rc == LB_OK)
-            rc = lb_inputs_fill(&model, &in, seed ^ 0x5eedULL);
+        rc = lb_forward_setup(&model, &in, cfg, be, &arena, B, seed);
+        built = rc == LB_OK;
         if (rc == LB_OK)
             rc = lb_forward(&model, &arena, &in); /* verification and warm-up */
         if (rc == LB_OK)

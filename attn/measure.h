@@ -22,7 +22,7 @@ typedef enum LbCellStatus { LB_CELL_OK = 0, LB_CELL_OOM = 1, LB_CELL_ERROR = 2 }
 typedef struct LbCellResult {
     LbModelKind model;
     int64_t n;
-    int64_t k; /* 0 for the standard model (written as an empty field) */
+    int64_t k; /* 0 for a model without a k axis (written as an empty field) */
     LbSharing sharing;
     LbOrder order;
     LbDtype dtype;

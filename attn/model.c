@@ -1,5 +1,6 @@
-/* Building a model: weights from the arena in the fixed order of model.h (attn/plan.c mirrors
- * it), each tensor initialised on the backend from its own seed derived from the model's. */
+/* Building a model: weights from the arena in the fixed order of model.h, each tensor initialised
+ * from its own seed derived from the model's; and the builder through which a model file
+ * (attn/model_*.c) allocates its own weights. */
 #include "attn/model.h"
 
 #include <math.h>
@@ -7,18 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attn/attention_impl.h"
 #include "attn/rng.h"
 #include "attn/status.h"
 
-typedef struct Builder {
-    LbModel *m;
-    LbArena *a;
-    uint64_t seed;
-    uint64_t tensor; /* index of the next tensor: its init seed is mix(seed, tensor) */
-} Builder;
-
 /* Allocate count elements and fill them uniformly in [lo, hi] (attn/rng.h: hi itself can occur). */
-static int weight(Builder *b, void **out, int64_t count, float lo, float hi, const char *what)
+int lb_builder_uniform(LbBuilder *b, void **out, int64_t count, float lo, float hi, const char *what)
 {
     LbBackend *be = b->m->be;
     LB_TRY(lb_arena_alloc(b->a, (size_t)count * be->elem_bytes, what, out));
@@ -28,20 +23,72 @@ static int weight(Builder *b, void **out, int64_t count, float lo, float hi, con
     return be->ops->fill_uniform(be, *out, count, seed, lo, hi);
 }
 
+/* Append (name, rows, cols) to the model's own tensors; the pointer is set by the caller. */
+static int own_entry(LbModel *m, const char *name, int64_t rows, int64_t cols, LbTensorRef **out)
+{
+    if (m->own_count == m->own_cap) {
+        int64_t cap = m->own_cap ? 2 * m->own_cap : 8;
+        LbTensorRef *r = realloc(m->own, (size_t)cap * sizeof *r);
+        if (!r)
+            return LB_FAIL(LB_ERR_NOMEM, "out of host memory for the model's tables");
+        m->own = r;
+        m->own_cap = cap;
+    }
+    LbTensorRef *r = &m->own[m->own_count++];
+    memset(r, 0, sizeof *r);
+    snprintf(r->name, sizeof r->name, "%s", name);
+    r->rows = rows;
+    r->cols = cols;
+    *out = r;
+    return LB_OK;
+}
+
+int lb_builder_own_uniform(LbBuilder *b, const char *name, int64_t rows, int64_t cols, float lo, float hi,
+                           void **out)
+{
+    LbTensorRef *r;
+    LB_TRY(own_entry(b->m, name, rows, cols, &r));
+    LB_TRY(lb_builder_uniform(b, &r->ptr, rows * cols, lo, hi, name));
+    *out = r->ptr;
+    return LB_OK;
+}
+
+int lb_builder_own_host(LbBuilder *b, const char *name, int64_t rows, int64_t cols, LbHostDraw draw, void *ctx,
+                        void **out)
+{
+    LbBackend *be = b->m->be;
+    LbTensorRef *r;
+    LB_TRY(own_entry(b->m, name, rows, cols, &r));
+    const int64_t count = rows * cols;
+    LB_TRY(lb_arena_alloc(b->a, (size_t)count * be->elem_bytes, name, &r->ptr));
+    *out = r->ptr;
+    uint64_t seed = lb_rng_mix(b->seed, b->tensor++);
+    if (r->ptr == NULL) /* counting arena: nothing drawn */
+        return LB_OK;
+    float *values = malloc((size_t)(count > 0 ? count : 1) * sizeof *values);
+    if (!values)
+        return LB_FAIL(LB_ERR_NOMEM, "out of host memory drawing %s (%lld values)", name, (long long)count);
+    int rc = draw(values, rows, cols, seed, ctx);
+    if (rc == LB_OK)
+        rc = be->ops->upload(be, r->ptr, values, count);
+    free(values);
+    return rc;
+}
+
 /* A linear layer (out, in) and its bias (out): PyTorch's default U(-1/sqrt(in), 1/sqrt(in)). */
-static int linear_weights(Builder *b, void **w, void **bias, int64_t out, int64_t in, const char *what)
+static int linear_weights(LbBuilder *b, void **w, void **bias, int64_t out, int64_t in, const char *what)
 {
     float a = 1.0f / sqrtf((float)in);
-    LB_TRY(weight(b, w, out * in, -a, a, what));
-    return weight(b, bias, out, -a, a, what);
+    LB_TRY(lb_builder_uniform(b, w, out * in, -a, a, what));
+    return lb_builder_uniform(b, bias, out, -a, a, what);
 }
 
 /* LayerNorm gain near 1 and shift near 0, not exactly 1 and 0, so a test sees if they are
  * ignored. */
-static int norm_weights(Builder *b, void **g, void **beta, int64_t d, const char *what)
+static int norm_weights(LbBuilder *b, void **g, void **beta, int64_t d, const char *what)
 {
-    LB_TRY(weight(b, g, d, 0.8f, 1.2f, what));
-    return weight(b, beta, d, -0.1f, 0.1f, what);
+    LB_TRY(lb_builder_uniform(b, g, d, 0.8f, 1.2f, what));
+    return lb_builder_uniform(b, beta, d, -0.1f, 0.1f, what);
 }
 
 int lb_model_build(LbModel *m, const LbModelConfig *cfg, LbBackend *be, LbArena *a, uint64_t seed)
@@ -49,23 +96,22 @@ int lb_model_build(LbModel *m, const LbModelConfig *cfg, LbBackend *be, LbArena 
     memset(m, 0, sizeof *m);
     m->cfg = *cfg;
     m->be = be;
-    const int64_t d = cfg->d_model, f = cfg->ffn, n = cfg->n, k = cfg->k;
+    const LbModelDesc *desc = lb_model_desc(cfg->kind);
+    if (!desc)
+        return LB_FAIL(LB_ERR_INVALID, "unknown model kind %d", (int)cfg->kind);
+    const int64_t d = cfg->d_model, f = cfg->ffn, n = cfg->n;
     m->layers = calloc((size_t)cfg->layers, sizeof *m->layers);
-    m->proj_count = lb_config_projection_count(cfg);
-    m->proj = m->proj_count ? calloc((size_t)m->proj_count, sizeof *m->proj) : NULL;
-    if (!m->layers || (m->proj_count && !m->proj)) {
-        lb_model_release(m);
+    if (!m->layers)
         return LB_FAIL(LB_ERR_NOMEM, "out of host memory for the model's tables");
-    }
-    Builder b = {m, a, seed, 0};
+    LbBuilder b = {m, a, seed, 0};
     int rc;
 #define LB_STEP(expr)          \
     do {                       \
         if ((rc = (expr)) != LB_OK) \
             goto fail;         \
     } while (0)
-    LB_STEP(weight(&b, &m->tok_emb, (int64_t)cfg->vocab * d, -0.1f, 0.1f, "token embedding"));
-    LB_STEP(weight(&b, &m->pos_emb, n * d, -0.1f, 0.1f, "position embedding"));
+    LB_STEP(lb_builder_uniform(&b, &m->tok_emb, (int64_t)cfg->vocab * d, -0.1f, 0.1f, "token embedding"));
+    LB_STEP(lb_builder_uniform(&b, &m->pos_emb, n * d, -0.1f, 0.1f, "position embedding"));
     LB_STEP(norm_weights(&b, &m->emb_ln_g, &m->emb_ln_b, d, "embedding LayerNorm"));
     for (int l = 0; l < cfg->layers; l++) {
         LbLayerWeights *w = &m->layers[l];
@@ -76,11 +122,9 @@ int lb_model_build(LbModel *m, const LbModelConfig *cfg, LbBackend *be, LbArena 
         LB_STEP(linear_weights(&b, &w->w_ff2, &w->b_ff2, d, f, "FFN down projection"));
         LB_STEP(norm_weights(&b, &w->ln2_g, &w->ln2_b, d, "FFN LayerNorm"));
     }
-    /* E and F: U(-1/sqrt(n), 1/sqrt(n)) keeps E X at the scale of X. */
-    for (int64_t i = 0; i < m->proj_count; i++) {
-        float s = 1.0f / sqrtf((float)n);
-        LB_STEP(weight(&b, &m->proj[i], k * n, -s, s, "Linformer projection"));
-    }
+    /* After the encoder's, so every model draws the same encoder weights from one seed. */
+    if (desc->build)
+        LB_STEP(desc->build(&b));
     if (be->workspace_bytes) {
         LB_STEP(lb_arena_alloc(a, be->workspace_bytes, "backend workspace", &m->workspace));
         if (m->workspace && be->ops->set_workspace)
@@ -96,23 +140,10 @@ fail:
 void lb_model_release(LbModel *m)
 {
     free(m->layers);
-    free(m->proj);
+    free(m->own);
     m->layers = NULL;
-    m->proj = NULL;
-}
-
-/* Index into proj[] (allocation order):
- *   layerwise: [E]; kv: [E_l]; headwise: [E_l, F_l] per layer; none: [E_lh, F_lh] per layer, head. */
-void *lb_model_projection(const LbModel *m, int layer, int head, int which)
-{
-    const LbModelConfig *c = &m->cfg;
-    switch (c->sharing) {
-    case LB_SHARE_LAYERWISE: return m->proj[0];
-    case LB_SHARE_KV: return m->proj[layer];
-    case LB_SHARE_HEADWISE: return m->proj[2 * (int64_t)layer + which];
-    case LB_SHARE_NONE: return m->proj[2 * ((int64_t)layer * c->heads + head) + which];
-    }
-    return NULL;
+    m->own = NULL;
+    m->own_count = m->own_cap = 0;
 }
 
 static void ref(LbTensorRef *refs, int64_t max, int64_t *i, const char *name, void *p, int64_t rows,
@@ -152,9 +183,7 @@ int64_t lb_model_tensors(const LbModel *m, LbTensorRef *refs, int64_t max)
             ref(refs, max, &i, name, t[j].p, t[j].r, t[j].c);
         }
     }
-    for (int64_t p = 0; p < m->proj_count; p++) {
-        snprintf(name, sizeof name, "proj%lld", (long long)p);
-        ref(refs, max, &i, name, m->proj[p], c->k, c->n);
-    }
+    for (int64_t p = 0; p < m->own_count; p++)
+        ref(refs, max, &i, m->own[p].name, m->own[p].ptr, m->own[p].rows, m->own[p].cols);
     return i;
 }

@@ -1,12 +1,13 @@
 /* A built model: its configuration and its weights, allocated from an arena in a fixed order
- * (the plan mirrors it) and initialised on the backend from one seed.
+ * and initialised on the backend from one seed: the encoder's, then the attention model's own
+ * (its table entry's build, attn/attention.h), then the backend workspace.
  *
  * Weight layouts (row-major, PyTorch's (out, in) for linear layers so that W_Q, W_K, W_V are
  * consecutive row blocks of the fused w_qkv):
  *   tok_emb (vocab, d), pos_emb (n, d), emb_ln_g/b (d)
  *   per layer: w_qkv (3d, d), b_qkv (3d), w_o (d, d), b_o (d), ln1_g/b (d),
  *              w_ff1 (f, d), b_ff1 (f), w_ff2 (d, f), b_ff2 (d), ln2_g/b (d)
- *   Linformer: lb_config_projection_count() matrices of (k, n), no bias. */
+ *   the model's own (LbModel.own): Linformer's E and F (k, n), no bias. */
 #ifndef LB_MODEL_H
 #define LB_MODEL_H
 
@@ -29,16 +30,6 @@ typedef struct LbLayerWeights {
     void *ln2_g, *ln2_b;
 } LbLayerWeights;
 
-typedef struct LbModel {
-    LbModelConfig cfg;
-    LbBackend *be;
-    void *tok_emb, *pos_emb, *emb_ln_g, *emb_ln_b;
-    LbLayerWeights *layers; /* host array of cfg.layers */
-    void **proj;            /* host array of lb_config_projection_count(cfg) (k, n) matrices */
-    int64_t proj_count;
-    void *workspace;        /* backend scratch (cuBLAS workspace), be->workspace_bytes */
-} LbModel;
-
 /* One weight tensor, for --dump and the tests: name ("layer3.w_qkv"), pointer, shape. */
 typedef struct LbTensorRef {
     char name[48];
@@ -46,13 +37,21 @@ typedef struct LbTensorRef {
     int64_t rows, cols; /* cols = 1 for vectors */
 } LbTensorRef;
 
+typedef struct LbModel {
+    LbModelConfig cfg;
+    LbBackend *be;
+    void *tok_emb, *pos_emb, *emb_ln_g, *emb_ln_b;
+    LbLayerWeights *layers; /* host array of cfg.layers */
+    LbTensorRef *own;       /* host array: the attention model's own weights, in allocation
+                             * order (Linformer: "proj0", "proj1"... of (k, n)) */
+    int64_t own_count, own_cap;
+    void *workspace;        /* backend scratch (cuBLAS workspace), be->workspace_bytes */
+} LbModel;
+
 /* Allocate the weights (then the workspace) from `a` and initialise them from `seed`.
  * Counting arenas are fine (nothing is initialised then). */
 int lb_model_build(LbModel *m, const LbModelConfig *cfg, LbBackend *be, LbArena *a, uint64_t seed);
 void lb_model_release(LbModel *m); /* host arrays only: the arena owns the memory */
-
-/* E (which = 0) or F (which = 1) for `layer` and `head` under the model's sharing level. */
-void *lb_model_projection(const LbModel *m, int layer, int head, int which);
 
 /* Every weight tensor in allocation order; returns the count, fills at most `max` refs. */
 int64_t lb_model_tensors(const LbModel *m, LbTensorRef *refs, int64_t max);

@@ -8,6 +8,21 @@
 #include "attn/arena.h"
 #include "attn/status.h"
 
+static int64_t projection_count(const LbModelConfig *c)
+{
+    if (c->kind != LB_MODEL_LINFORMER)
+        return 0;
+    switch (c->sharing) {
+    case LB_SHARE_LAYERWISE: return 1;
+    case LB_SHARE_KV: return c->layers;
+    case LB_SHARE_HEADWISE: return 2 * (int64_t)c->layers;
+    case LB_SHARE_NONE: return 2 * (int64_t)c->layers * c->heads;
+    }
+    return 0;
+}
+
+static int separate_kv(const LbModelConfig *c) { return c->sharing == LB_SHARE_HEADWISE || c->sharing == LB_SHARE_NONE; }
+
 typedef struct Sum {
     const LbPlanParams *p;
     size_t total;
@@ -42,7 +57,7 @@ static size_t weights_bytes(const LbModelConfig *c, Sum *s)
         for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
             add_e(s, sizes[i]);
     }
-    for (int64_t i = 0; i < lb_config_projection_count(c); i++)
+    for (int64_t i = 0; i < projection_count(c); i++)
         add_e(s, c->k * c->n);
     return s->total;
 }
@@ -58,7 +73,7 @@ static size_t attention_bytes(const LbModelConfig *c, int64_t B, Sum *s)
         return s->total;
     }
     const int64_t scores = B * c->heads * n * k;
-    if (c->order == LB_ORDER_EARLY && !lb_config_separate_kv_projection(c)) {
+    if (c->order == LB_ORDER_EARLY && !separate_kv(c)) {
         int64_t a[] = {C * d, R * d, 2 * C * d, R * d, C * d, C * d, scores};
         for (size_t i = 0; i < 7; i++)
             add_e(s, a[i]);

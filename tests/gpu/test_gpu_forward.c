@@ -1,7 +1,7 @@
 /* The full forward pass on the CUDA backend against the CPU backend (fp32 storage, double
- * accumulation): the standard model and Linformer with every sharing level and both orders
- * (none only with late), at fp32, fp16 and bf16, on small shapes (2 layers, d 64, 4 heads,
- * ffn 128, vocabulary 1000, k 32) at n = 64 and at n = 200 (rows that are not a whole number of
+ * accumulation): every variant of every model of the table (standard; Linformer with every
+ * sharing level and both orders, none only with late; ...), at fp32, fp16 and bf16, on small
+ * shapes (2 layers, d 64, 4 heads, ffn 128, vocabulary 1000, k 32) at n = 64 and at n = 200 (rows that are not a whole number of
  * 16-byte packs). Both backends build the model from one seed (lb_model_build draws the same
  * values; the GPU rounds them to its storage type) and the same token ids. Also checks that the
  * GPU arena's high-water mark equals the plan for the GPU's element size, alignment and cuBLAS
@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "attn/arena.h"
+#include "attn/attention.h"
 #include "attn/forward.h"
 #include "attn/model.h"
 #include "attn/plan.h"
@@ -32,7 +33,7 @@ static double forward_tol(LbDtype t)
     }
 }
 
-static LbModelConfig small_model(int variant, int64_t n)
+static LbModelConfig small_model(int64_t n)
 {
     LbModelConfig c = lb_config_default();
     c.layers = 2;
@@ -42,27 +43,14 @@ static LbModelConfig small_model(int variant, int64_t n)
     c.vocab = 1000;
     c.n = n;
     c.k = 32;
-    c.kind = LB_MODEL_STANDARD;
-    if (variant > 0) {
-        static const LbSharing s[] = {LB_SHARE_LAYERWISE, LB_SHARE_LAYERWISE, LB_SHARE_KV, LB_SHARE_KV,
-                                      LB_SHARE_HEADWISE, LB_SHARE_HEADWISE, LB_SHARE_NONE};
-        static const LbOrder o[] = {LB_ORDER_EARLY, LB_ORDER_LATE, LB_ORDER_EARLY, LB_ORDER_LATE,
-                                    LB_ORDER_EARLY, LB_ORDER_LATE, LB_ORDER_LATE};
-        c.kind = LB_MODEL_LINFORMER;
-        c.sharing = s[variant - 1];
-        c.order = o[variant - 1];
-    }
     return c;
 }
-#define VARIANTS 8
 
 static const char *variant_name(const LbModelConfig *c, char *buf, size_t size)
 {
-    if (c->kind == LB_MODEL_STANDARD)
-        snprintf(buf, size, "standard n %lld", (long long)c->n);
-    else
-        snprintf(buf, size, "linformer/%s/%s n %lld k %lld", lb_sharing_name(c->sharing),
-                 lb_order_name(c->order), (long long)c->n, (long long)c->k);
+    char model[64];
+    lb_model_describe(c, model, sizeof model);
+    snprintf(buf, size, "%s n %lld", model, (long long)c->n);
     return buf;
 }
 
@@ -119,8 +107,9 @@ int main(void)
     static const int64_t lengths[] = {64, 200};
     const size_t n_lengths = lb_gpu_quick() ? 1 : sizeof lengths / sizeof lengths[0];
     for (size_t li = 0; li < n_lengths; li++)
-        for (int v = 0; v < VARIANTS; v++) {
-            const LbModelConfig cfg = small_model(v, lengths[li]);
+        for (int kind = 0; kind < LB_MODEL_COUNT; kind++)
+        for (int v = 0; v < lb_model_desc((LbModelKind)kind)->variants; v++) {
+            const LbModelConfig cfg = lb_model_variant((LbModelKind)kind, v, small_model(lengths[li]));
             const uint64_t seed = lb_gpu_next_seed();
             char name[96];
             variant_name(&cfg, name, sizeof name);

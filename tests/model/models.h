@@ -1,10 +1,11 @@
-/* Small model configurations shared by the tests of tests/model/: every variant the forward pass
- * has (standard; Linformer with each sharing level and both orders, none only with late). */
+/* Small model configurations shared by the tests of tests/model/: every variant of every model
+ * the table holds (attn/attention.h). */
 #ifndef LB_TESTS_MODELS_H
 #define LB_TESTS_MODELS_H
 
 #include <stdio.h>
 
+#include "attn/attention.h"
 #include "attn/config.h"
 
 static inline LbModelConfig lb_test_model(int64_t n, int64_t k)
@@ -21,29 +22,28 @@ static inline LbModelConfig lb_test_model(int64_t n, int64_t k)
     return c;
 }
 
-/* Variant i of LB_TEST_VARIANTS: 0 standard, then the 7 Linformer sharing/order pairs. */
-#define LB_TEST_VARIANTS 8
+/* Every variant of every model of the table (attn/attention.h), in table order: standard, then
+ * Linformer with each sharing level and order (none only with late), then the rest. */
+static inline int lb_test_variant_count(void)
+{
+    int count = 0;
+    for (int m = 0; m < LB_MODEL_COUNT; m++)
+        count += lb_model_desc((LbModelKind)m)->variants;
+    return count;
+}
+#define LB_TEST_VARIANTS lb_test_variant_count()
+
 static inline LbModelConfig lb_test_variant(int i, int64_t n, int64_t k)
 {
-    LbModelConfig c = lb_test_model(n, k);
-    if (i == 0)
-        return c;
-    c.kind = LB_MODEL_LINFORMER;
-    static const LbSharing s[] = {LB_SHARE_LAYERWISE, LB_SHARE_LAYERWISE, LB_SHARE_KV, LB_SHARE_KV,
-                                  LB_SHARE_HEADWISE, LB_SHARE_HEADWISE, LB_SHARE_NONE};
-    static const LbOrder o[] = {LB_ORDER_EARLY, LB_ORDER_LATE, LB_ORDER_EARLY, LB_ORDER_LATE,
-                                LB_ORDER_EARLY, LB_ORDER_LATE, LB_ORDER_LATE};
-    c.sharing = s[i - 1];
-    c.order = o[i - 1];
-    return c;
+    int m = 0;
+    while (m + 1 < LB_MODEL_COUNT && i >= lb_model_desc((LbModelKind)m)->variants)
+        i -= lb_model_desc((LbModelKind)m++)->variants;
+    return lb_model_variant((LbModelKind)m, i, lb_test_model(n, k));
 }
 
 static inline const char *lb_test_variant_name(const LbModelConfig *c, char *buf, size_t size)
 {
-    if (c->kind == LB_MODEL_STANDARD)
-        snprintf(buf, size, "standard");
-    else
-        snprintf(buf, size, "linformer/%s/%s", lb_sharing_name(c->sharing), lb_order_name(c->order));
+    lb_model_describe(c, buf, size);
     return buf;
 }
 

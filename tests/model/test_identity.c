@@ -32,8 +32,8 @@ static float *run(LbBackend *be, const LbModelConfig *cfg, int64_t B, uint64_t s
             float *eye = calloc((size_t)(cfg->n * cfg->n), sizeof *eye);
             for (int64_t i = 0; eye && i < cfg->n; i++)
                 eye[i * cfg->n + i] = 1.0f;
-            for (int64_t p = 0; eye && p < m.proj_count; p++)
-                ok &= be->ops->upload(be, m.proj[p], eye, cfg->n * cfg->n) == LB_OK;
+            for (int64_t p = 0; eye && p < m.own_count; p++)
+                ok &= be->ops->upload(be, m.own[p].ptr, eye, cfg->n * cfg->n) == LB_OK;
             ok &= eye != NULL;
             free(eye);
         }
@@ -71,12 +71,12 @@ int main(void)
         return 1;
     const int64_t n = 20, B = 3;
     const uint64_t seed = lb_test_seed;
-    LbModelConfig std_cfg = lb_test_variant(0, n, n);
+    LbModelConfig std_cfg = lb_test_model(n, n);
     float *ref = run(be, &std_cfg, B, seed, 0);
     lb_check(ref != NULL, "standard forward ran");
     const int64_t count = B * n * std_cfg.d_model;
-    for (int i = 1; ref && i < LB_TEST_VARIANTS; i++) {
-        LbModelConfig c = lb_test_variant(i, n, n);
+    for (int i = 0; ref && i < lb_model_desc(LB_MODEL_LINFORMER)->variants; i++) {
+        LbModelConfig c = lb_model_variant(LB_MODEL_LINFORMER, i, lb_test_model(n, n));
         char name[64];
         lb_test_variant_name(&c, name, sizeof name);
         float *out = run(be, &c, B, seed, 1);

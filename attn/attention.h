@@ -1,0 +1,65 @@
+/* The model table: every attention model linbench measures, one entry each (attn/models.c), its
+ * code in its own file (attn/model_<name>.c). Everything that differs between models is asked of
+ * this table: names and the k axis (attn/config.c), the config check, the model's own weights
+ * (attn/model.c), its attention block in the encoder (attn/encoder.c), its FLOPs, and the
+ * variants `linbench check` and the tests run. The encoder around the attention (embeddings,
+ * LayerNorms, feed-forward) is the same for every model.
+ *
+ * Adding a model: its file, one LbModelKind line (attn/config.h), one table line and one meson
+ * line, plus its tests. */
+#ifndef LB_ATTENTION_H
+#define LB_ATTENTION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attn/config.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct LbPass LbPass;               /* one forward pass (attn/attention_impl.h) */
+typedef struct LbBuilder LbBuilder;         /* weights being allocated (attn/attention_impl.h) */
+typedef struct LbLayerWeights LbLayerWeights; /* attn/model.h */
+
+typedef struct LbModelDesc {
+    const char *name;      /* as the CLI and the CSV files write it */
+    const char *k_meaning; /* what the grid's k axis is for this model ("projected length"); NULL
+                            * when the model has none (its cells are (n) alone) */
+    /* Whether (n, k) is a cell of this model; k is 0 for a model without a k axis. NULL: every. */
+    int (*cell_exists)(int64_t n, int64_t k);
+    /* The model's own settings, after lb_config_check checked the encoder's: LB_ERR_INVALID and
+     * one line naming the flag and its accepted range in msg. NULL: nothing to check. */
+    int (*check)(const LbModelConfig *cfg, char *msg, size_t msg_size);
+    /* The model's own weights, allocated after the encoder's (lb_builder_* in
+     * attention_impl.h). NULL: none. */
+    int (*build)(LbBuilder *b);
+    /* y (B, n, d) = the attention block of `layer` on x (B, n, d), output projection included.
+     * Temporaries come from the pass's arena; the encoder releases them afterwards. */
+    int (*attention)(LbPass *p, int layer, const LbLayerWeights *w, const void *x, void *y);
+    /* FLOPs of one layer's attention block (Q/K/V and output projections included) for one
+     * sequence, multiply-add = 2 (METHOD.md, "Work counted"). */
+    double (*flops_per_layer)(const LbModelConfig *cfg);
+    /* The variants `linbench check` (full) and the tests run: variant i (0 .. variants - 1) sets
+     * the model's own settings in cfg (sharing, order, chunk...), the rest left as given. */
+    int variants;
+    void (*variant)(int i, LbModelConfig *cfg);
+    /* "linformer kv/late k 16": the model and its own settings, for check rows and test names. */
+    void (*describe)(const LbModelConfig *cfg, char *buf, size_t size);
+} LbModelDesc;
+
+/* The table entry of kind m, or NULL when m is no model. */
+const LbModelDesc *lb_model_desc(LbModelKind m);
+
+/* cfg with kind m and variant i of that model (see LbModelDesc.variant). */
+LbModelConfig lb_model_variant(LbModelKind m, int i, LbModelConfig cfg);
+
+/* desc->describe, or the bare name. */
+void lb_model_describe(const LbModelConfig *cfg, char *buf, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,64 @@
+/* The attention helpers every model file uses: see attention_impl.h. */
+#include <math.h>
+
+#include "attn/attention_impl.h"
+#include "attn/status.h"
+
+void *lb_pass_at(const LbPass *p, const void *base, int64_t elems)
+{
+    return (char *)base + elems * (int64_t)p->be->elem_bytes;
+}
+
+int lb_pass_alloc(LbPass *p, int64_t elems, const char *what, void **out)
+{
+    return lb_arena_alloc(p->a, (size_t)elems * p->be->elem_bytes, what, out);
+}
+
+int lb_pass_bmm(LbPass *p, int ta, int tb, int64_t m, int64_t n, int64_t kd, float alpha, const void *a,
+                int64_t lda, int64_t sa, const void *b, int64_t ldb, int64_t sb, void *c, int64_t ldc,
+                int64_t sc, int64_t batch)
+{
+    LbBmm q = {ta, tb, m, n, kd, alpha, a, lda, sa, b, ldb, sb, c, ldc, sc, batch};
+    return p->ops->bmm(p->be, &q);
+}
+
+/* The 1/sqrt(hd) is the product's alpha, applied to the fp32 accumulator before the scores are
+ * rounded to the storage type: fp16 scores then overflow only at sqrt(hd) = 8 times larger
+ * logits than if the scale waited for the softmax, at no cost. */
+int lb_attend_rows(LbPass *p, void *qh, const void *kh, const void *vh, int64_t q_len, int64_t kv_len,
+                   int64_t row0, int64_t rows, void *s)
+{
+    const int64_t bh = p->B * p->h, hd = p->hd;
+    void *q = lb_pass_at(p, qh, row0 * hd);
+    LB_TRY(lb_pass_bmm(p, 0, 1, rows, kv_len, hd, 1.0f / sqrtf((float)hd), q, hd, q_len * hd, kh, hd,
+                       kv_len * hd, s, kv_len, rows * kv_len, bh));
+    LB_TRY(p->ops->softmax(p->be, s, bh * rows, kv_len, 1.0f));
+    return lb_pass_bmm(p, 0, 0, rows, hd, kv_len, 1.0f, s, kv_len, rows * kv_len, vh, hd, kv_len * hd, q, hd,
+                       q_len * hd, bh);
+}
+
+int lb_attend(LbPass *p, void *qh, const void *kh, const void *vh, int64_t kv_len)
+{
+    void *s;
+    LB_TRY(lb_pass_alloc(p, p->B * p->h * p->n * kv_len, "attention scores", &s)); /* (B, h, n, kv_len) */
+    return lb_attend_rows(p, qh, kh, vh, p->n, kv_len, 0, p->n, s);
+}
+
+int lb_project_out(LbPass *p, const LbLayerWeights *w, const void *oh, void *tmp, void *y)
+{
+    LB_TRY(p->ops->merge_heads(p->be, oh, tmp, p->B, p->n, p->h, p->hd));
+    return p->ops->linear(p->be, tmp, w->w_o, w->b_o, y, p->B * p->n, p->d, p->d, 0);
+}
+
+int lb_qkv_heads(LbPass *p, const LbLayerWeights *w, const void *x, void **qkv, void **qh, void **kh, void **vh)
+{
+    const int64_t rows = p->B * p->n, d = p->d;
+    LB_TRY(lb_pass_alloc(p, rows * 3 * d, "Q/K/V", qkv)); /* (B, n, 3d) */
+    LB_TRY(p->ops->linear(p->be, x, w->w_qkv, w->b_qkv, *qkv, rows, d, 3 * d, 0));
+    LB_TRY(lb_pass_alloc(p, rows * d, "Q heads", qh)); /* (B, h, n, hd) */
+    LB_TRY(lb_pass_alloc(p, rows * d, "K heads", kh));
+    LB_TRY(lb_pass_alloc(p, rows * d, "V heads", vh));
+    LB_TRY(p->ops->split_heads(p->be, *qkv, 3 * d, *qh, p->B, p->n, p->h, p->hd));
+    LB_TRY(p->ops->split_heads(p->be, lb_pass_at(p, *qkv, d), 3 * d, *kh, p->B, p->n, p->h, p->hd));
+    return p->ops->split_heads(p->be, lb_pass_at(p, *qkv, 2 * d), 3 * d, *vh, p->B, p->n, p->h, p->hd);
+}

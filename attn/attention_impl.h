@@ -1,0 +1,81 @@
+/* What the model files (attn/model_*.c) share: the forward pass they run in, the attention
+ * helpers every model uses (allocation, batched products, scores-softmax-values, the output
+ * projection), and the builder through which a model allocates its own weights. Internal to
+ * attn/: the rest of linbench sees models only through the table (attn/attention.h).
+ *
+ * Shapes are (batch, ...) row-major; B = batch, h = heads, hd = d / h. */
+#ifndef LB_ATTENTION_IMPL_H
+#define LB_ATTENTION_IMPL_H
+
+#include <stdint.h>
+
+#include "attn/arena.h"
+#include "attn/attention.h"
+#include "attn/model.h"
+#include "attn/ops.h"
+
+/* One forward pass: the model, the arena its temporaries come from, and the sizes. */
+struct LbPass {
+    const LbModel *m;
+    LbArena *a;
+    LbBackend *be;
+    const LbOps *ops;
+    int64_t B, n, k, d, h, hd, f;
+};
+
+/* base advanced by `elems` storage elements: the forward passes only ever compute addresses. */
+void *lb_pass_at(const LbPass *p, const void *base, int64_t elems);
+
+/* `elems` storage elements from the pass's arena. */
+int lb_pass_alloc(LbPass *p, int64_t elems, const char *what, void **out);
+
+/* C_i = alpha op(A_i) op(B_i) for i < batch: the row-major LbBmm with its trans flags. */
+int lb_pass_bmm(LbPass *p, int ta, int tb, int64_t m, int64_t n, int64_t kd, float alpha, const void *a,
+                int64_t lda, int64_t sa, const void *b, int64_t ldb, int64_t sb, void *c, int64_t ldc,
+                int64_t sc, int64_t batch);
+
+/* Exact attention of query rows [row0, row0 + rows) of every (batch, head), given q, k, v in
+ * head-major order (B, h, q_len, hd), (B, h, kv_len, hd), (B, h, kv_len, hd):
+ * s (B, h, rows, kv_len) = softmax(q k^T / sqrt(hd)) in the caller's buffer s, then those rows
+ * of o = s v written over the same rows of q (consumed by then). */
+int lb_attend_rows(LbPass *p, void *qh, const void *kh, const void *vh, int64_t q_len, int64_t kv_len,
+                   int64_t row0, int64_t rows, void *s);
+
+/* lb_attend_rows over all n query rows, with the score buffer (B, h, n, kv_len) allocated here. */
+int lb_attend(LbPass *p, void *qh, const void *kh, const void *vh, int64_t kv_len);
+
+/* The output projection: merge heads (B, h, n, hd) -> (B, n, d) into tmp, then
+ * y = tmp W_O^T + b_O. */
+int lb_project_out(LbPass *p, const LbLayerWeights *w, const void *oh, void *tmp, void *y);
+
+/* Q, K and V of standard attention: qkv (B, n, 3d) = x W_QKV^T + b_QKV, then heads
+ * qh, kh, vh (B, h, n, hd) split out of it, in this allocation order. */
+int lb_qkv_heads(LbPass *p, const LbLayerWeights *w, const void *x, void **qkv, void **qh, void **kh,
+                 void **vh);
+
+/* --- the builder: weights in a fixed order, each drawn from its own seed ------------------- */
+
+struct LbBuilder {
+    LbModel *m;
+    LbArena *a;
+    uint64_t seed;
+    uint64_t tensor; /* index of the next tensor: its seed is lb_rng_mix(seed, tensor) */
+};
+
+/* A weight of the encoder (count elements, not listed among the model's own) drawn uniformly in
+ * [lo, hi] on the backend. */
+int lb_builder_uniform(LbBuilder *b, void **out, int64_t count, float lo, float hi, const char *what);
+
+/* One of the model's own weights (rows, cols), listed in LbModel.own under `name` (lb_model_tensors,
+ * --dump), drawn uniformly in [lo, hi] on the backend. */
+int lb_builder_own_uniform(LbBuilder *b, const char *name, int64_t rows, int64_t cols, float lo, float hi,
+                           void **out);
+
+/* One of the model's own weights whose values are drawn on the host: draw(values, rows, cols, seed,
+ * ctx) fills (rows, cols) floats from the tensor's seed, which are uploaded (rounded to storage).
+ * Not called in a counting arena. */
+typedef int (*LbHostDraw)(float *values, int64_t rows, int64_t cols, uint64_t seed, void *ctx);
+int lb_builder_own_host(LbBuilder *b, const char *name, int64_t rows, int64_t cols, LbHostDraw draw, void *ctx,
+                        void **out);
+
+#endif

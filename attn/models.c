@@ -1,0 +1,31 @@
+/* The model table (attn/attention.h): one line per model, in LbModelKind order. */
+#include <stdio.h>
+
+#include "attn/attention.h"
+
+extern const LbModelDesc lb_model_standard, lb_model_linformer;
+
+static const LbModelDesc *const models[LB_MODEL_COUNT] = {
+    [LB_MODEL_STANDARD] = &lb_model_standard,
+    [LB_MODEL_LINFORMER] = &lb_model_linformer,
+};
+
+const LbModelDesc *lb_model_desc(LbModelKind m) { return (unsigned)m < LB_MODEL_COUNT ? models[m] : NULL; }
+
+LbModelConfig lb_model_variant(LbModelKind m, int i, LbModelConfig cfg)
+{
+    const LbModelDesc *d = lb_model_desc(m);
+    cfg.kind = m;
+    if (d && d->variant && i >= 0 && i < d->variants)
+        d->variant(i, &cfg);
+    return cfg;
+}
+
+void lb_model_describe(const LbModelConfig *cfg, char *buf, size_t size)
+{
+    const LbModelDesc *d = lb_model_desc(cfg->kind);
+    if (d && d->describe)
+        d->describe(cfg, buf, size);
+    else
+        snprintf(buf, size, "%s", d ? d->name : "?");
+}
