@@ -1,118 +1,171 @@
-/* The memory plan: the allocations of attn/model.c and attn/forward.c, counted in the same
- * order and with the same alignment, as closed forms in the batch size B. Any change to either
- * file must be mirrored here; tests/model/test_plan.c holds the two equal. */
+/* The memory plan: a dry run of the code that will run. The model is built and one forward pass
+ * run over a counting arena (attn/arena.h: addresses only, no memory) with a backend whose ops
+ * do no arithmetic but has the real backend's element size, alignment and workspace, so every
+ * allocation of attn/model.c, attn/encoder.c and the model files is counted in order, by the code
+ * itself: the plan cannot drift from it. tests/model/test_plan.c holds it equal to a real
+ * arena's high-water mark. */
 #include "attn/plan.h"
 
 #include <stdint.h>
+#include <string.h>
 
 #include "attn/arena.h"
+#include "attn/forward.h"
+#include "attn/model.h"
 #include "attn/status.h"
 
-static int64_t projection_count(const LbModelConfig *c)
+/* --- the counting backend: every op succeeds and touches nothing -------------------------- */
+
+static int no_alloc(LbBackend *be, size_t bytes, void **ptr)
 {
-    if (c->kind != LB_MODEL_LINFORMER)
-        return 0;
-    switch (c->sharing) {
-    case LB_SHARE_LAYERWISE: return 1;
-    case LB_SHARE_KV: return c->layers;
-    case LB_SHARE_HEADWISE: return 2 * (int64_t)c->layers;
-    case LB_SHARE_NONE: return 2 * (int64_t)c->layers * c->heads;
-    }
-    return 0;
+    (void)be, (void)bytes;
+    *ptr = NULL;
+    return LB_FAIL(LB_ERR_UNSUPPORTED, "the counting backend allocates nothing");
+}
+static void no_free(LbBackend *be, void *ptr) { (void)be, (void)ptr; }
+static int no_info(LbBackend *be, size_t *free_bytes, size_t *total_bytes)
+{
+    (void)be;
+    *free_bytes = *total_bytes = 0;
+    return LB_ERR_UNSUPPORTED;
+}
+static int no_workspace(LbBackend *be, void *ptr, size_t bytes) { return (void)be, (void)ptr, (void)bytes, LB_OK; }
+static int no_upload(LbBackend *be, void *dst, const float *src, int64_t count)
+{
+    return (void)be, (void)dst, (void)src, (void)count, LB_OK;
+}
+static int no_download(LbBackend *be, float *dst, const void *src, int64_t count)
+{
+    return (void)be, (void)dst, (void)src, (void)count, LB_OK;
+}
+static int no_copy(LbBackend *be, void *dst, const void *src, size_t bytes)
+{
+    return (void)be, (void)dst, (void)src, (void)bytes, LB_OK;
+}
+static int no_fill(LbBackend *be, void *x, int64_t count, uint64_t seed, float lo, float hi)
+{
+    return (void)be, (void)x, (void)count, (void)seed, (void)lo, (void)hi, LB_OK;
+}
+static int no_tokens(LbBackend *be, int32_t *ids, int64_t count, uint64_t seed, int32_t vocab)
+{
+    return (void)be, (void)ids, (void)count, (void)seed, (void)vocab, LB_OK;
+}
+static int no_linear(LbBackend *be, const void *x, const void *w, const void *b, void *y, int64_t rows, int64_t in,
+                     int64_t out, int gelu)
+{
+    return (void)be, (void)x, (void)w, (void)b, (void)y, (void)rows, (void)in, (void)out, (void)gelu, LB_OK;
+}
+static int no_bmm(LbBackend *be, const LbBmm *p) { return (void)be, (void)p, LB_OK; }
+static int no_softmax(LbBackend *be, void *x, int64_t rows, int64_t cols, float scale)
+{
+    return (void)be, (void)x, (void)rows, (void)cols, (void)scale, LB_OK;
+}
+static int no_layernorm(LbBackend *be, void *x, const void *r, const void *g, const void *b, int64_t rows, int64_t d,
+                        float eps)
+{
+    return (void)be, (void)x, (void)r, (void)g, (void)b, (void)rows, (void)d, (void)eps, LB_OK;
+}
+static int no_embed(LbBackend *be, const int32_t *ids, const void *tok, const void *pos, void *x, int64_t batch,
+                    int64_t n, int64_t d)
+{
+    return (void)be, (void)ids, (void)tok, (void)pos, (void)x, (void)batch, (void)n, (void)d, LB_OK;
+}
+static int no_split(LbBackend *be, const void *src, int64_t ld, void *dst, int64_t batch, int64_t n, int64_t heads,
+                    int64_t hd)
+{
+    return (void)be, (void)src, (void)ld, (void)dst, (void)batch, (void)n, (void)heads, (void)hd, LB_OK;
+}
+static int no_merge(LbBackend *be, const void *src, void *dst, int64_t batch, int64_t n, int64_t heads, int64_t hd)
+{
+    return (void)be, (void)src, (void)dst, (void)batch, (void)n, (void)heads, (void)hd, LB_OK;
+}
+static int no_sync(LbBackend *be) { return (void)be, LB_OK; }
+static int no_timer_stop(LbBackend *be, double *ms)
+{
+    (void)be;
+    *ms = 0;
+    return LB_OK;
+}
+static int no_clock(LbBackend *be) { return (void)be, -1; }
+static int no_events(LbBackend *be, uint64_t *reasons)
+{
+    (void)be;
+    *reasons = 0;
+    return LB_ERR_UNSUPPORTED;
+}
+static int no_describe(LbBackend *be, LbDeviceInfo *info)
+{
+    (void)be;
+    memset(info, 0, sizeof *info);
+    return LB_ERR_UNSUPPORTED;
+}
+static void no_close(LbBackend *be) { (void)be; }
+
+/* Every op of LbOps: a model calling one left NULL here would crash the plan, so an op added to
+ * the table gets its no-op here too. */
+static const LbOps counting_ops = {
+    .name = "counting",
+    .mem_alloc = no_alloc,
+    .mem_free = no_free,
+    .mem_info = no_info,
+    .set_workspace = no_workspace,
+    .upload = no_upload,
+    .download = no_download,
+    .copy_raw_to_host = no_copy,
+    .fill_uniform = no_fill,
+    .fill_tokens = no_tokens,
+    .linear = no_linear,
+    .bmm = no_bmm,
+    .softmax = no_softmax,
+    .layernorm = no_layernorm,
+    .embed = no_embed,
+    .split_heads = no_split,
+    .merge_heads = no_merge,
+    .sync = no_sync,
+    .timer_start = no_sync,
+    .timer_stop = no_timer_stop,
+    .sm_clock_mhz = no_clock,
+    .clock_events = no_events,
+    .describe = no_describe,
+    .close = no_close,
+};
+
+/* No tensor of a forward pass holds more than B n (h max(n, k) + 3 d + f) elements: past 2^60
+ * bytes of that bound the sizes could overflow 64 bits, and no device holds it anyway. */
+static int too_large(const LbModelConfig *c, const LbPlanParams *p, int64_t B)
+{
+    const double n = (double)c->n, k = (double)c->k, widest = (n > k ? n : k) * c->heads;
+    const double bytes = (double)B * n * (widest + 3.0 * c->d_model + c->ffn) * (double)p->elem_bytes;
+    return B < 1 || bytes > 0x1p60;
 }
 
-static int separate_kv(const LbModelConfig *c) { return c->sharing == LB_SHARE_HEADWISE || c->sharing == LB_SHARE_NONE; }
-
-typedef struct Sum {
-    const LbPlanParams *p;
-    size_t total;
-    int overflow;
-} Sum;
-
-/* Add one allocation of `elems` elements of `size` bytes, aligned like the arena does. */
-static void add(Sum *s, int64_t elems, size_t size)
+int lb_plan_compute(const LbModelConfig *cfg, const LbPlanParams *p, int64_t B, LbPlan *out)
 {
-    if (elems < 0 || (elems > 0 && (uint64_t)elems > (SIZE_MAX / 2) / size)) {
-        s->overflow = 1;
-        return;
-    }
-    size_t bytes = lb_align_up((size_t)elems * size, s->p->alignment);
-    if (bytes > SIZE_MAX / 2 - s->total)
-        s->overflow = 1;
-    else
-        s->total += bytes;
-}
-
-static void add_e(Sum *s, int64_t elems) { add(s, elems, s->p->elem_bytes); }
-
-static size_t weights_bytes(const LbModelConfig *c, Sum *s)
-{
-    const int64_t d = c->d_model, f = c->ffn;
-    add_e(s, (int64_t)c->vocab * d);
-    add_e(s, c->n * d);
-    add_e(s, d);
-    add_e(s, d);
-    for (int l = 0; l < c->layers; l++) {
-        int64_t sizes[] = {3 * d * d, 3 * d, d * d, d, d, d, f * d, f, d * f, d, d, d};
-        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
-            add_e(s, sizes[i]);
-    }
-    for (int64_t i = 0; i < projection_count(c); i++)
-        add_e(s, c->k * c->n);
-    return s->total;
-}
-
-/* The attention phase's temporaries, in forward.c's order. */
-static size_t attention_bytes(const LbModelConfig *c, int64_t B, Sum *s)
-{
-    const int64_t d = c->d_model, n = c->n, k = c->k, R = B * n, C = B * k;
-    if (c->kind == LB_MODEL_STANDARD) {
-        int64_t a[] = {3 * R * d, R * d, R * d, R * d, B * c->heads * n * n};
-        for (size_t i = 0; i < 5; i++)
-            add_e(s, a[i]);
-        return s->total;
-    }
-    const int64_t scores = B * c->heads * n * k;
-    if (c->order == LB_ORDER_EARLY && !separate_kv(c)) {
-        int64_t a[] = {C * d, R * d, 2 * C * d, R * d, C * d, C * d, scores};
-        for (size_t i = 0; i < 7; i++)
-            add_e(s, a[i]);
-    } else if (c->order == LB_ORDER_EARLY) {
-        int64_t a[] = {C * d, C * d, R * d, C * d, C * d, R * d, C * d, C * d, scores};
-        for (size_t i = 0; i < 9; i++)
-            add_e(s, a[i]);
-    } else if (c->sharing == LB_SHARE_LAYERWISE || c->sharing == LB_SHARE_KV) {
-        int64_t a[] = {3 * R * d, 2 * C * d, R * d, C * d, C * d, scores};
-        for (size_t i = 0; i < 6; i++)
-            add_e(s, a[i]);
-    } else if (c->sharing == LB_SHARE_HEADWISE) {
-        int64_t a[] = {3 * R * d, C * d, C * d, R * d, C * d, C * d, scores};
-        for (size_t i = 0; i < 7; i++)
-            add_e(s, a[i]);
-    } else {
-        int64_t a[] = {3 * R * d, R * d, R * d, R * d, C * d, C * d, scores};
-        for (size_t i = 0; i < 7; i++)
-            add_e(s, a[i]);
-    }
-    return s->total;
-}
-
-int lb_plan_compute(const LbModelConfig *c, const LbPlanParams *p, int64_t B, LbPlan *out)
-{
-    Sum w = {p, 0, 0}, in = {p, 0, 0}, at = {p, 0, 0}, ff = {p, 0, 0};
-    out->weights = weights_bytes(c, &w);
-    out->workspace = p->workspace ? lb_align_up(p->workspace, p->alignment) : 0;
-    add(&in, B * c->n, sizeof(int32_t));        /* token ids */
-    add_e(&in, B * c->n * c->d_model);           /* hidden state x */
-    add_e(&in, B * c->n * c->d_model);           /* sub-layer output y */
-    out->inputs = in.total;
-    out->attention = attention_bytes(c, B, &at);
-    add_e(&ff, B * c->n * c->ffn);               /* FFN hidden */
-    out->ffn = ff.total;
-    if (w.overflow || in.overflow || at.overflow || ff.overflow)
+    memset(out, 0, sizeof *out);
+    if (too_large(cfg, p, B))
         return LB_ERR_INVALID; /* no message: the batch search probes such sizes on purpose */
-    out->total = out->weights + out->workspace + out->inputs +
-                 (out->attention > out->ffn ? out->attention : out->ffn);
+    LbBackend be;
+    memset(&be, 0, sizeof be);
+    be.ops = &counting_ops;
+    be.dtype = be.storage = cfg->dtype;
+    be.elem_bytes = p->elem_bytes;
+    be.workspace_bytes = p->workspace;
+    be.alignment = p->alignment;
+    LbArena a;
+    lb_arena_counting(&a, p->alignment);
+    LbModel m;
+    LbInputs in;
+    LB_TRY(lb_model_build(&m, cfg, &be, &a, 0));
+    out->workspace = p->workspace ? lb_align_up(p->workspace, p->alignment) : 0;
+    out->weights = a.used - out->workspace;
+    int rc = lb_inputs_alloc(&m, &a, B, &in);
+    out->inputs = a.used - out->weights - out->workspace;
+    if (rc == LB_OK)
+        rc = lb_forward(&m, &a, &in);
+    lb_model_release(&m);
+    LB_TRY(rc);
+    out->total = a.high_water;
+    out->temporaries = out->total - a.used;
     return LB_OK;
 }
 

@@ -1,7 +1,9 @@
-/* The memory plan against reality on the CPU backend: for every model variant and several
- * batches, the planned bytes equal the arena's high-water mark after a real forward pass; bytes
- * grow with B; the largest batch fits the budget and one more does not; and a measured cell
- * reports peak == planned at the plan's batch. */
+/* The memory plan (a dry run over a counting arena) against reality on the CPU backend: for
+ * every variant of every model of the table and several batches, the planned bytes equal the
+ * arena's high-water mark after a real forward pass; bytes grow with B; the largest batch fits
+ * the budget and one more does not; and a measured cell reports peak == planned at the plan's
+ * batch. */
+#include <stdint.h>
 #include <stdio.h>
 
 #include "attn/arena.h"
@@ -25,6 +27,8 @@ static void check_variant(LbBackend *be, const LbModelConfig *cfg)
             return;
         lb_check(plan.total > previous, "%s: bytes grow with B (B=%lld: %zu, before %zu)", name,
                  (long long)B, plan.total, previous);
+        lb_check(plan.total == plan.weights + plan.workspace + plan.inputs + plan.temporaries && plan.temporaries > 0,
+                 "%s B=%lld: the plan's parts add up to its total", name, (long long)B);
         previous = plan.total;
 
         LbArena a;
@@ -65,6 +69,12 @@ static void check_variant(LbBackend *be, const LbModelConfig *cfg)
     lb_plan_compute(cfg, &pp, 1, &p1);
     lb_check(lb_plan_largest_batch(cfg, &pp, p1.total - 1, 0) == 0, "%s: batch 1 does not fit one byte less", name);
     lb_check(lb_plan_largest_batch(cfg, &pp, (size_t)1 << 40, 5) == 5, "%s: --max-batch caps the search", name);
+    /* No budget at all: the search stops where sizes would approach 64 bits, at a batch whose
+     * plan still computes. */
+    int64_t huge = lb_plan_largest_batch(cfg, &pp, SIZE_MAX, 0);
+    LbPlan ph;
+    lb_check(huge > ((int64_t)1 << 30) && lb_plan_compute(cfg, &pp, huge, &ph) == LB_OK && ph.total < ((size_t)1 << 61),
+             "%s: an unbounded budget gives a finite batch (%lld)", name, (long long)huge);
 
     /* A measured cell: the batch is the plan's, the peak is the plan. */
     LbTimingOptions t = lb_timing_defaults();
