@@ -18,9 +18,11 @@ void report_fault(cudaError_t err, const char *fmt, ...) __attribute__((format(p
 void set_last_error(cudaError_t err);
 /* The sticky error, cudaSuccess when none. */
 cudaError_t sticky_error();
-/* Whether s is 0 (the legacy stream) or a stream created and not destroyed. */
+/* Whether s is 0 (the legacy stream) or a live stream of the current device: what a launch or a
+ * library call may use (the programming guide: a launch into another device's stream fails). */
 bool stream_valid(cudaStream_t s);
-/* Whether [p, p + bytes) lies inside one live cudaMalloc block. */
+/* Whether [p, p + bytes) lies inside one live cudaMalloc block of the current device (a kernel
+ * or library call reaches no other device's memory: no peer access here). */
 bool device_range_valid(const void *p, size_t bytes);
 /* Whether the environment variable is set to something other than "" or "0" (the switches). */
 bool env_flag(const char *name);

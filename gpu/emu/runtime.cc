@@ -1,19 +1,27 @@
 /* The emulated GPU's CUDA runtime: every cudart entry point gpu/ and its tests call, under its
  * own name and with the signature of the toolkit's cuda_runtime_api.h, behaving as NVIDIA's
  * runtime API reference documents it:
- *   - one device (0), named "linbench emulated GPU ..." so no figure from it can pass for a GPU
- *     measurement, compute capability 9.0, one multiprocessor, no clocks;
- *   - device memory is host memory, with a capacity from LB_EMU_MEMORY (a size such as 512M or
- *     2G; 512 MiB by default) so out-of-memory paths can be driven: cudaMalloc past it fails with
- *     cudaErrorMemoryAllocation, which cudaGetLastError clears, as on a GPU; LB_EMU_MEMORY_HIDDEN
- *     holds back memory that cudaMemGetInfo still reports free. Each block is its own heap
- *     allocation, so AddressSanitizer sees an access past its end;
- *   - copies and memsets check that the device side lies inside one live allocation
- *     (cudaErrorInvalidValue otherwise);
- *   - streams and events are handles checked on every use; work runs when it is enqueued, so
- *     events are timed by the host clock and no asynchronous ordering is modelled;
+ *   - LB_EMU_DEVICES devices (1 by default, up to 64), all the same model, named "linbench
+ *     emulated GPU ..." so no figure from one can pass for a GPU measurement, compute capability
+ *     9.0, one multiprocessor, no clocks, told apart by their cudaDeviceProp.uuid; the current
+ *     device is per host thread (cudaSetDevice, 0 at first), as in the runtime;
+ *   - device memory is host memory, with a capacity per device from LB_EMU_MEMORY (a size such as
+ *     512M or 2G; 512 MiB by default) so out-of-memory paths can be driven: cudaMalloc past the
+ *     current device's fails with cudaErrorMemoryAllocation, which cudaGetLastError clears, as on
+ *     a GPU; LB_EMU_MEMORY_HIDDEN holds back memory that cudaMemGetInfo still reports free. Each
+ *     device keeps its own allocation table; each block is its own heap allocation, so
+ *     AddressSanitizer sees an access past its end;
+ *   - copies and memsets check that the device side lies inside one live allocation of some
+ *     device (cudaErrorInvalidValue otherwise; unified addressing lets a copy reach any device);
+ *     kernels and library calls only the current device's memory (no peer access);
+ *   - streams and events are handles checked on every use and belong to the device current when
+ *     they were made, with the programming guide's rules ("Stream and Event Behavior"): a launch
+ *     or library call into another device's stream, an event recorded on another device's
+ *     stream, and the time between two devices' events are cudaErrorInvalidResourceHandle, while
+ *     copies, synchronisation and destruction accept any device's; work runs when it is
+ *     enqueued, so events are timed by the host clock and no asynchronous ordering is modelled;
  *   - a fault found in device code (scheduler.cc) or a library call is sticky: every later call
- *     returns it, as after a kernel fault on a GPU.
+ *     returns it, as after a kernel fault on a GPU (on every device here: one error state).
  * LB_EMU_NO_DEVICE=1 makes the device vanish (cudaErrorNoDevice); LB_EMU_FAIL, LB_EMU_DRIVER_VERSION,
  * LB_EMU_CC and LB_EMU_COMPUTE_MODE stand in for the machines a user's first run may meet. */
 #include <stdarg.h>
@@ -26,6 +34,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "gpu/emu/emu.h"
 #include "gpu/emu/emu_internal.h"
@@ -34,20 +43,28 @@ namespace lb_emu {
 namespace {
 
 constexpr size_t kDefaultCapacity = (size_t)512 << 20;
+constexpr int kMaxDevices = 64;
 
 struct Event {
     bool recorded;
     double ms;
+    int device; /* current when it was created */
+};
+
+/* One emulated device: its live cudaMalloc blocks (address -> bytes) and their total. */
+struct Device {
+    std::map<uintptr_t, size_t> allocs;
+    size_t used = 0;
 };
 
 std::mutex g_mu;        /* the tables below */
 std::recursive_mutex g_device_mu;
-std::map<uintptr_t, size_t> g_allocs;
-size_t g_used = 0;
-std::set<void *> g_streams;
+std::vector<Device> g_devices; /* device_count() of them, made on first use */
+std::map<void *, int> g_streams; /* stream -> the device it belongs to */
 std::set<Event *> g_events;
 cudaError_t g_last = cudaSuccess, g_sticky = cudaSuccess;
 std::string g_fault_msg;
+thread_local int t_device = 0; /* cudaSetDevice's, per host thread as in the runtime */
 
 double now_ms()
 {
@@ -79,6 +96,36 @@ size_t hidden()
 }
 
 bool no_device() { return env_flag("LB_EMU_NO_DEVICE"); }
+
+/* LB_EMU_DEVICES=N: how many devices cudaGetDeviceCount finds (1 by default, 1 to 64), so that
+ * the use of several GPUs (--gpu N, one worker per GPU) runs without them. */
+int device_count()
+{
+    static int count = 0;
+    if (!count) {
+        const char *e = getenv("LB_EMU_DEVICES");
+        char *end = nullptr;
+        const long v = e && *e ? strtol(e, &end, 10) : 1;
+        if (e && *e && (*end || v < 1 || v > kMaxDevices)) {
+            fprintf(stderr, "linbench gpu emulator: LB_EMU_DEVICES=\"%s\" is not a number of devices from 1 to %d; 1 used\n",
+                    e, kMaxDevices);
+            count = 1;
+        } else {
+            count = (int)v;
+        }
+    }
+    return count;
+}
+
+bool device_valid(int device) { return device >= 0 && device < device_count() && !no_device(); }
+
+/* The device's table; the caller holds g_mu. */
+Device &device_locked(int device)
+{
+    if (g_devices.empty())
+        g_devices.resize((size_t)device_count());
+    return g_devices[(size_t)device];
+}
 
 /* LB_EMU_FAIL: the error cudaGetDeviceCount returns, as a driver would on a machine that cannot
  * run CUDA (tests/gpu/test_emu_open.c drives every explanation in gpu/open_errors.c). */
@@ -122,14 +169,31 @@ cudaError_t ret(cudaError_t e)
     return e;
 }
 
-bool range_valid_locked(const void *p, size_t bytes)
+/* Whether [p, p + bytes) lies inside one live block of `device`, or of any device when -1. */
+bool range_valid_locked(const void *p, size_t bytes, int device)
 {
     const uintptr_t a = (uintptr_t)p;
-    auto it = g_allocs.upper_bound(a);
-    if (it == g_allocs.begin())
-        return false;
-    --it;
-    return a >= it->first && a - it->first <= it->second && bytes <= it->second - (a - it->first);
+    for (int d = device < 0 ? 0 : device; d < (device < 0 ? device_count() : device + 1); d++) {
+        const std::map<uintptr_t, size_t> &allocs = device_locked(d).allocs;
+        auto it = allocs.upper_bound(a);
+        if (it == allocs.begin())
+            continue;
+        --it;
+        if (a >= it->first && a - it->first <= it->second && bytes <= it->second - (a - it->first))
+            return true;
+    }
+    return false;
+}
+
+/* The device stream s belongs to (the legacy stream 0: the current device), -1 when s is not a
+ * live stream. */
+int stream_device(cudaStream_t s)
+{
+    if (s == nullptr)
+        return t_device;
+    std::lock_guard<std::mutex> g(g_mu);
+    auto it = g_streams.find((void *)s);
+    return it == g_streams.end() ? -1 : it->second;
 }
 
 } // namespace
@@ -195,16 +259,12 @@ void report_fault(cudaError_t err, const char *fmt, ...)
 void set_last_error(cudaError_t err) { g_last = err; }
 cudaError_t sticky_error() { return g_sticky; }
 
-bool stream_valid(cudaStream_t s)
-{
-    std::lock_guard<std::mutex> g(g_mu);
-    return s == nullptr || g_streams.count((void *)s) > 0;
-}
+bool stream_valid(cudaStream_t s) { return stream_device(s) == t_device; }
 
 bool device_range_valid(const void *p, size_t bytes)
 {
     std::lock_guard<std::mutex> g(g_mu);
-    return range_valid_locked(p, bytes);
+    return range_valid_locked(p, bytes, t_device);
 }
 
 void lock_device() { g_device_mu.lock(); }
@@ -293,17 +353,23 @@ cudaError_t cudaGetDeviceCount(int *count)
         *count = 0;
         return ret(forced_failure());
     }
-    *count = 1;
+    *count = device_count();
     return ret(cudaSuccess);
 }
 
-cudaError_t cudaSetDevice(int device) { return ret(device == 0 && !no_device() ? cudaSuccess : cudaErrorInvalidDevice); }
+cudaError_t cudaSetDevice(int device)
+{
+    if (!device_valid(device))
+        return ret(cudaErrorInvalidDevice);
+    t_device = device;
+    return ret(cudaSuccess);
+}
 
 cudaError_t cudaGetDevice(int *device)
 {
     if (!device)
         return ret(cudaErrorInvalidValue);
-    *device = 0;
+    *device = t_device;
     return ret(cudaSuccess);
 }
 
@@ -311,10 +377,15 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
 {
     if (!prop)
         return ret(cudaErrorInvalidValue);
-    if (device != 0 || no_device())
+    if (!device_valid(device))
         return ret(cudaErrorInvalidDevice);
     memset(prop, 0, sizeof *prop);
+    /* One model, so every device has the name; the UUID tells them apart, as on a real node
+     * ("lbemu" then zeros then the index, far from the random UUIDs NVIDIA's devices carry). */
     snprintf(prop->name, sizeof prop->name, "linbench emulated GPU (on the CPU; not a GPU measurement)");
+    memcpy(prop->uuid.bytes, "lbemu", 5);
+    prop->uuid.bytes[14] = (char)(device >> 8);
+    prop->uuid.bytes[15] = (char)(device & 0xff);
     prop->totalGlobalMem = capacity();
     prop->sharedMemPerBlock = 48 << 10;
     prop->regsPerBlock = 65536;
@@ -335,7 +406,7 @@ cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int dev
 {
     if (!value)
         return ret(cudaErrorInvalidValue);
-    if (device != 0 || no_device())
+    if (!device_valid(device))
         return ret(cudaErrorInvalidDevice);
     switch (attr) {
     case cudaDevAttrMultiProcessorCount: *value = 1; break;
@@ -397,7 +468,8 @@ cudaError_t cudaMalloc(void **ptr, size_t bytes)
     if (bytes == 0)
         return ret(cudaSuccess);
     std::lock_guard<std::mutex> g(g_mu);
-    const size_t free_now = capacity() - g_used;
+    Device &dev = device_locked(t_device);
+    const size_t free_now = capacity() - dev.used;
     if (bytes > free_now || bytes > free_now - (hidden() < free_now ? hidden() : free_now)) {
         g_last = cudaErrorMemoryAllocation;
         return cudaErrorMemoryAllocation;
@@ -408,8 +480,8 @@ cudaError_t cudaMalloc(void **ptr, size_t bytes)
         g_last = cudaErrorMemoryAllocation;
         return cudaErrorMemoryAllocation;
     }
-    g_allocs[(uintptr_t)p] = bytes;
-    g_used += bytes;
+    dev.allocs[(uintptr_t)p] = bytes;
+    dev.used += bytes;
     *ptr = p;
     return cudaSuccess;
 }
@@ -419,17 +491,21 @@ cudaError_t cudaFree(void *ptr)
     if (!ptr)
         return ret(cudaSuccess);
     std::lock_guard<std::mutex> g(g_mu);
-    auto it = g_allocs.find((uintptr_t)ptr);
-    if (it == g_allocs.end()) {
-        if (g_sticky != cudaSuccess)
-            return g_sticky;
-        g_last = cudaErrorInvalidValue;
-        return cudaErrorInvalidValue;
+    /* Any device's block: unified addressing tells the runtime whose it is. */
+    for (int d = 0; d < device_count(); d++) {
+        Device &dev = device_locked(d);
+        auto it = dev.allocs.find((uintptr_t)ptr);
+        if (it == dev.allocs.end())
+            continue;
+        dev.used -= it->second;
+        dev.allocs.erase(it);
+        free(ptr);
+        return g_sticky != cudaSuccess ? g_sticky : cudaSuccess;
     }
-    g_used -= it->second;
-    g_allocs.erase(it);
-    free(ptr);
-    return g_sticky != cudaSuccess ? g_sticky : cudaSuccess;
+    if (g_sticky != cudaSuccess)
+        return g_sticky;
+    g_last = cudaErrorInvalidValue;
+    return cudaErrorInvalidValue;
 }
 
 cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes)
@@ -438,7 +514,7 @@ cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes)
         return ret(cudaErrorInvalidValue);
     std::lock_guard<std::mutex> g(g_mu);
     *total_bytes = capacity();
-    *free_bytes = capacity() - g_used;
+    *free_bytes = capacity() - device_locked(t_device).used;
     return g_sticky != cudaSuccess ? g_sticky : cudaSuccess;
 }
 
@@ -453,8 +529,8 @@ static cudaError_t emu_memcpy(void *dst, const void *src, size_t bytes, enum cud
     bool dst_dev, src_dev;
     {
         std::lock_guard<std::mutex> g(g_mu);
-        dst_dev = range_valid_locked(dst, bytes);
-        src_dev = range_valid_locked(src, bytes);
+        dst_dev = range_valid_locked(dst, bytes, -1);
+        src_dev = range_valid_locked(src, bytes, -1);
     }
     bool ok;
     switch (kind) {
@@ -479,7 +555,7 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpy
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
                             cudaStream_t stream)
 {
-    if (!stream_valid(stream))
+    if (stream_device(stream) < 0) /* a copy may go to another device's stream */
         return ret(cudaErrorInvalidResourceHandle);
     return emu_memcpy(dst, src, count, kind);
 }
@@ -490,7 +566,12 @@ static cudaError_t emu_memset(void *dst, int value, size_t count)
         return g_sticky;
     if (count == 0)
         return cudaSuccess;
-    if (!device_range_valid(dst, count))
+    bool valid;
+    {
+        std::lock_guard<std::mutex> g(g_mu);
+        valid = range_valid_locked(dst, count, -1);
+    }
+    if (!valid)
         return ret(cudaErrorInvalidValue);
     memset(dst, value, count);
     return cudaSuccess;
@@ -500,7 +581,7 @@ cudaError_t cudaMemset(void *dst, int value, size_t count) { return emu_memset(d
 
 cudaError_t cudaMemsetAsync(void *dst, int value, size_t count, cudaStream_t stream)
 {
-    if (!stream_valid(stream))
+    if (stream_device(stream) < 0)
         return ret(cudaErrorInvalidResourceHandle);
     return emu_memset(dst, value, count);
 }
@@ -514,7 +595,7 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned int flags)
         return ret(cudaErrorInvalidValue);
     void *s = malloc(1);
     std::lock_guard<std::mutex> g(g_mu);
-    g_streams.insert(s);
+    g_streams[s] = t_device;
     *stream = (cudaStream_t)s;
     return g_sticky != cudaSuccess ? g_sticky : cudaSuccess;
 }
@@ -534,7 +615,7 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream)
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream)
 {
-    if (!stream_valid(stream))
+    if (stream_device(stream) < 0)
         return ret(cudaErrorInvalidResourceHandle);
     return ret(cudaSuccess);
 }
@@ -551,7 +632,7 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
     (void)flags;
     if (!event)
         return ret(cudaErrorInvalidValue);
-    Event *ev = new Event{false, 0.0};
+    Event *ev = new Event{false, 0.0, t_device};
     std::lock_guard<std::mutex> g(g_mu);
     g_events.insert(ev);
     *event = reinterpret_cast<cudaEvent_t>(ev);
@@ -576,7 +657,7 @@ cudaError_t cudaEventDestroy(cudaEvent_t event)
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 {
     Event *ev = event_of(event);
-    if (!ev || !stream_valid(stream))
+    if (!ev || stream_device(stream) < 0 || stream_device(stream) != ev->device)
         return ret(cudaErrorInvalidResourceHandle);
     ev->recorded = true;
     ev->ms = now_ms();
@@ -593,7 +674,7 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
     Event *a = event_of(start), *b = event_of(end);
     if (!ms)
         return ret(cudaErrorInvalidValue);
-    if (!a || !b || !a->recorded || !b->recorded)
+    if (!a || !b || !a->recorded || !b->recorded || a->device != b->device)
         return ret(cudaErrorInvalidResourceHandle);
     *ms = (float)(b->ms - a->ms);
     return ret(cudaSuccess);

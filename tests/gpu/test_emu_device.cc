@@ -12,11 +12,22 @@
  *   - launch configurations the hardware refuses: cudaErrorInvalidConfiguration, not sticky;
  *   - the runtime: capacity (LB_EMU_MEMORY), out of memory cleared by cudaGetLastError, copies
  *     outside any allocation refused, events, streams;
- *   - the head permutes refuse element sizes other than 2 and 4 (6 once wrote past the end). */
+ *   - the head permutes refuse element sizes other than 2 and 4 (6 once wrote past the end);
+ *   - several devices (LB_EMU_DEVICES, 1 unless set; this test sets 3): an index outside them is
+ *     cudaErrorInvalidDevice; one name, distinct UUIDs; each device's own capacity and
+ *     allocation table; copies reach any device, cuBLAS only the current one's memory; streams
+ *     and events belong to their device (launches and event records into another's refused);
+ *     the current device is per host thread. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cublas_v2.h>
+#include <thread>
+#include <vector>
 
 #include "attn/status.h"
 #include "gpu/device_util.cuh"
@@ -304,11 +315,174 @@ void check_permute_sizes()
     cudaFree(dst);
 }
 
+/* --- several devices ------------------------------------------------------------------------ */
+
+/* cudaGetDeviceCount in a child process (the count is read once per process) with
+ * LB_EMU_DEVICES set to `value` (unset when NULL); -1 when the child fails. */
+int device_count_with(const char *value)
+{
+    int fd[2];
+    if (pipe(fd) != 0)
+        return -1;
+    const pid_t pid = fork();
+    if (pid == 0) {
+        if (value)
+            setenv("LB_EMU_DEVICES", value, 1);
+        else
+            unsetenv("LB_EMU_DEVICES");
+        int count = -1;
+        if (cudaGetDeviceCount(&count) != cudaSuccess)
+            count = -1;
+        /* a second device exists only when the count says so */
+        if (count == 1 && cudaSetDevice(1) != cudaErrorInvalidDevice)
+            count = -2;
+        if (write(fd[1], &count, sizeof count) != (ssize_t)sizeof count)
+            _exit(1);
+        _exit(0);
+    }
+    close(fd[1]);
+    int count = -1;
+    if (read(fd[0], &count, sizeof count) != (ssize_t)sizeof count)
+        count = -1;
+    close(fd[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    return count;
+}
+
+void check_device_count_switch()
+{
+    lb_check(device_count_with(nullptr) == 1, "LB_EMU_DEVICES unset: 1 device (%d)", device_count_with(nullptr));
+    lb_check(device_count_with("5") == 5, "LB_EMU_DEVICES=5: 5 devices (%d)", device_count_with("5"));
+    for (const char *bad : {"0", "65", "2x", "-1"})
+        lb_check(device_count_with(bad) == 1, "LB_EMU_DEVICES=%s (not 1..64): 1 device (%d)", bad, device_count_with(bad));
+}
+
+/* Between lo and hi, from the test's seed. */
+size_t random_size(size_t lo, size_t hi)
+{
+    float u;
+    lb_test_random(&u, 1, 0.0f, 1.0f);
+    return lo + (size_t)((double)u * (double)(hi - lo));
+}
+
+void check_devices(int want)
+{
+    int count = 0, cur = -1;
+    lb_check(cudaGetDeviceCount(&count) == cudaSuccess && count == want, "%d devices (%d)", want, count);
+    lb_check(cudaGetDevice(&cur) == cudaSuccess && cur == 0, "device 0 current at first (%d)", cur);
+    for (int bad : {-1, want, want + 7}) {
+        cudaDeviceProp prop;
+        int v = 0;
+        lb_check(cudaSetDevice(bad) == cudaErrorInvalidDevice, "cudaSetDevice(%d) refused", bad);
+        lb_check(cudaGetLastError() == cudaErrorInvalidDevice && cudaGetLastError() == cudaSuccess,
+                 "cudaSetDevice(%d): cudaErrorInvalidDevice for cudaGetLastError, once", bad);
+        lb_check(cudaGetDeviceProperties(&prop, bad) == cudaErrorInvalidDevice &&
+                     cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, bad) == cudaErrorInvalidDevice,
+                 "properties and attributes of device %d refused", bad);
+        (void)cudaGetLastError();
+        lb_check(cudaGetDevice(&cur) == cudaSuccess && cur == 0, "a refused cudaSetDevice(%d) left device 0 current (%d)", bad, cur);
+    }
+
+    /* one model, told apart by UUID */
+    std::vector<cudaDeviceProp> props((size_t)want);
+    for (int d = 0; d < want; d++)
+        lb_check(cudaGetDeviceProperties(&props[(size_t)d], d) == cudaSuccess, "properties of device %d", d);
+    for (int d = 1; d < want; d++) {
+        lb_check(strcmp(props[(size_t)d].name, props[0].name) == 0 && props[(size_t)d].totalGlobalMem == props[0].totalGlobalMem,
+                 "device %d is the model device 0 is (\"%s\")", d, props[(size_t)d].name);
+        for (int e = 0; e < d; e++)
+            lb_check(memcmp(props[(size_t)d].uuid.bytes, props[(size_t)e].uuid.bytes, sizeof props[0].uuid.bytes) != 0,
+                     "devices %d and %d have the same UUID", e, d);
+    }
+
+    /* each device its own capacity and table */
+    size_t free0 = 0, total = 0, f = 0, t = 0;
+    cudaMemGetInfo(&free0, &total);
+    const size_t big = random_size(total / 2, total - total / 8);
+    void *on1 = nullptr, *on2 = nullptr, *more = nullptr;
+    lb_check(cudaSetDevice(1) == cudaSuccess && cudaGetDevice(&cur) == cudaSuccess && cur == 1, "device 1 made current");
+    lb_check(cudaMalloc(&on1, big) == cudaSuccess, "%zu bytes on device 1", big);
+    lb_check(cudaMemGetInfo(&f, &t) == cudaSuccess && t == total && f == total - big, "device 1: %zu of %zu free (%zu)",
+             total - big, t, f);
+    lb_check(cudaMalloc(&more, total - big + 256) == cudaErrorMemoryAllocation, "device 1 past its capacity");
+    (void)cudaGetLastError();
+    lb_check(cudaSetDevice(2) == cudaSuccess && cudaMemGetInfo(&f, &t) == cudaSuccess && f == total,
+             "device 2 untouched by device 1's allocation: %zu of %zu free", f, t);
+    lb_check(cudaMalloc(&on2, big) == cudaSuccess, "device 2 has its own %zu bytes while device 1 holds %zu", big, big);
+    lb_check(cudaSetDevice(0) == cudaSuccess && cudaMemGetInfo(&f, &t) == cudaSuccess && f == free0,
+             "device 0 untouched by the others: %zu free, %zu before", f, free0);
+
+    /* copies reach any device (unified addressing); cuBLAS only the current one's memory */
+    const int64_t count_f = 4096;
+    std::vector<float> h((size_t)count_f), back((size_t)count_f);
+    lb_test_random(h.data(), count_f, -1.0f, 1.0f);
+    lb_check(cudaMemcpy(on1, h.data(), (size_t)count_f * sizeof(float), cudaMemcpyHostToDevice) == cudaSuccess &&
+                 cudaMemcpy(on2, on1, (size_t)count_f * sizeof(float), cudaMemcpyDeviceToDevice) == cudaSuccess &&
+                 cudaMemcpy(back.data(), on2, (size_t)count_f * sizeof(float), cudaMemcpyDeviceToHost) == cudaSuccess,
+             "copies from device 0 into and between devices 1 and 2");
+    lb_check(memcmp(h.data(), back.data(), (size_t)count_f * sizeof(float)) == 0, "what went through devices 1 and 2 came back");
+    cublasHandle_t blas = nullptr;
+    if (lb_check(cublasCreate(&blas) == CUBLAS_STATUS_SUCCESS, "cublasCreate")) {
+        lb_check(cublasSetWorkspace(blas, on1, 1 << 20) == CUBLAS_STATUS_INVALID_VALUE,
+                 "device 1's memory as cuBLAS workspace while device 0 is current");
+        cudaSetDevice(1);
+        lb_check(cublasSetWorkspace(blas, on1, 1 << 20) == CUBLAS_STATUS_SUCCESS, "device 1's memory as workspace on device 1");
+        cublasSetWorkspace(blas, nullptr, 0);
+        cublasDestroy(blas);
+    }
+
+    /* streams and events belong to the device current at their creation */
+    cudaSetDevice(1);
+    cudaStream_t s1;
+    cudaEvent_t e1, e0;
+    lb_check(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking) == cudaSuccess && cudaEventCreate(&e1) == cudaSuccess,
+             "a stream and an event on device 1");
+    cudaSetDevice(0);
+    cudaEventCreate(&e0);
+    unsigned long long launches = lb_emu_launch_count();
+    LB_LAUNCH(1, 32, 0, s1, noop_kernel)(nullptr);
+    lb_check(cudaGetLastError() == cudaErrorInvalidResourceHandle && lb_emu_launch_count() == launches,
+             "a launch on device 0 into device 1's stream refused");
+    lb_check(cudaMemcpyAsync(back.data(), on1, 64, cudaMemcpyDeviceToHost, s1) == cudaSuccess &&
+                 cudaStreamSynchronize(s1) == cudaSuccess,
+             "a copy and a synchronisation on device 1's stream from device 0");
+    lb_check(cudaEventRecord(e1, nullptr) == cudaErrorInvalidResourceHandle, "device 1's event recorded on device 0's stream");
+    (void)cudaGetLastError();
+    lb_check(cudaEventRecord(e0, nullptr) == cudaSuccess, "device 0's event on its legacy stream");
+    cudaSetDevice(1);
+    LB_LAUNCH(1, 32, 0, s1, noop_kernel)(nullptr);
+    lb_check(cudaGetLastError() == cudaSuccess && lb_emu_launch_count() == launches + 1, "a launch on device 1 into its stream");
+    lb_check(cudaEventRecord(e1, s1) == cudaSuccess, "device 1's event on its stream");
+    float ms = -1.0f;
+    lb_check(cudaEventElapsedTime(&ms, e0, e1) == cudaErrorInvalidResourceHandle, "time between two devices' events");
+    (void)cudaGetLastError();
+
+    /* the current device is per host thread */
+    int other = -1;
+    std::thread([&other] { cudaGetDevice(&other); }).join();
+    lb_check(other == 0 && cudaGetDevice(&cur) == cudaSuccess && cur == 1,
+             "a new host thread starts on device 0 (%d) while this one stays on 1 (%d)", other, cur);
+
+    /* freed from another device, the memory returns to its own */
+    cudaSetDevice(2);
+    lb_check(cudaFree(on1) == cudaSuccess && cudaFree(on2) == cudaSuccess, "device 1's and 2's blocks freed from device 2");
+    lb_check(cudaMemGetInfo(&f, &t) == cudaSuccess && f == total, "device 2 all free again (%zu)", f);
+    cudaSetDevice(1);
+    lb_check(cudaMemGetInfo(&f, &t) == cudaSuccess && f == total, "device 1 all free again (%zu)", f);
+    cudaSetDevice(0);
+    lb_check(cudaStreamDestroy(s1) == cudaSuccess && cudaEventDestroy(e1) == cudaSuccess && cudaEventDestroy(e0) == cudaSuccess,
+             "device 1's stream and event destroyed from device 0");
+}
+
 } // namespace
 
 int main()
 {
     lb_test_init("test_emu_device");
+    check_device_count_switch();
+    setenv("LB_EMU_DEVICES", "3", 1); /* before the first call here reads it */
+    check_devices(3);
     check_shuffles();
     check_missing_barrier();
     check_early_exit();
