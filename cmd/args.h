@@ -1,27 +1,8 @@
-/* Parsing of flag values: integers, sizes ("16G", "1.5GiB"), and lists with doubling ranges
- * ("512:65536"). Pure functions: they return 0 or -1 and print nothing; the subcommand turns a
- * -1 into one line: invalid argument "<value>" for --<flag>: should be <what it accepts>. */
+/* The value parsers moved below cmd/ (reports/args.h) so the settings table in reports/ can use
+ * them; this name stays for the files that still include it. */
 #ifndef LB_ARGS_H
 #define LB_ARGS_H
 
-#include <stddef.h>
-#include <stdint.h>
-
-/* A whole decimal integer in [min, max]: no sign games, no trailing characters, no overflow. */
-int lb_parse_int64(const char *s, int64_t min, int64_t max, int64_t *out);
-int lb_parse_int(const char *s, int min, int max, int *out);
-
-/* A byte count: a number (decimal fraction allowed) and an optional unit. K, M, G, T and KiB,
- * MiB, GiB, TiB are binary (1024^i); KB, MB, GB, TB are decimal (1000^i); B or none is bytes.
- * Case-insensitive units. Must be >= 1 byte and fit in 64 bits. */
-int lb_parse_size(const char *s, uint64_t *out);
-
-/* "1.5 GiB", "512 MiB", "800 B": the shortest exact-looking binary form, for messages/headers. */
-void lb_format_size(uint64_t bytes, char *buf, size_t size);
-
-/* A comma list of items, each a value or a doubling range "a:b" (a, 2a, 4a, ... up to b
- * inclusive; b need not be on the ladder). Every value in [min, max]. The result is sorted
- * ascending without duplicates, malloc'd (free it). */
-int lb_parse_list(const char *s, int64_t min, int64_t max, int64_t **values, size_t *count);
+#include "reports/args.h"
 
 #endif

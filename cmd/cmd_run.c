@@ -20,6 +20,14 @@
 #include "cmd/outdir.h"
 #include "reports/dump.h"
 
+/* The model table's names: "standard, linformer" (sep ", ") or "standard or linformer". */
+static void model_list(FILE *out, const char *sep)
+{
+    for (int m = 0; m < LB_MODEL_COUNT; m++)
+        fprintf(out, "%s%s", m == 0 ? "" : m + 1 == LB_MODEL_COUNT && strcmp(sep, ", ") != 0 ? " or " : sep,
+                lb_model_name((LbModelKind)m));
+}
+
 void lb_help_run(FILE *out)
 {
     fputs("usage: linbench run [FLAGS]\n\n"
@@ -27,11 +35,15 @@ void lb_help_run(FILE *out)
           "5 timed passes) and prints it. With --dump, runs one forward pass instead and writes its\n"
           "inputs, weights and output as .npy files.\n\n"
           "Cell:\n"
-          "  --model M           standard or linformer (default standard)\n"
-          "  --n N               sequence length, 2 to 1048576 (default 512)\n"
-          "  --k N               projected length for linformer, 1 to n (default 128)\n",
+          "  --model M           ",
           out);
-    lb_options_help(out);
+    model_list(out, ", ");
+    fputs(" (default standard)\n"
+          "  --n N               sequence length, 2 to 1048576 (default 512)\n"
+          "  --k N               the k axis of a model that has one (Linformer's projected\n"
+          "                      length), 1 to n (default 128)\n",
+          out);
+    lb_options_help(out, LB_FOR_RUN);
     fputs("Dump:\n"
           "  --dump DIR          write ids.npy, every weight, output.npy and index.csv into DIR\n"
           "                      (a new or empty directory) instead of timing\n"
@@ -42,7 +54,7 @@ void lb_help_run(FILE *out)
           out);
 }
 
-static int dump(const LbOptions *o, LbBackend *be, uint64_t budget, int64_t batch, const char *dir)
+static int dump(const LbRunSettings *o, LbBackend *be, uint64_t budget, int64_t batch, const char *dir)
 {
     const LbPlanParams pp = {be->elem_bytes, be->alignment, be->workspace_bytes};
     LbPlan plan;
@@ -75,13 +87,15 @@ static int dump(const LbOptions *o, LbBackend *be, uint64_t budget, int64_t batc
     return LB_EXIT_OK;
 }
 
-static void print_result(const LbOptions *o, const LbCellResult *r, uint64_t budget)
+static void print_result(const LbRunSettings *o, const LbCellResult *r, uint64_t budget)
 {
     char b[32];
     lb_format_size(budget, b, sizeof b);
     printf("model: %s\nn: %lld\n", lb_model_name(r->model), (long long)r->n);
-    if (r->model == LB_MODEL_LINFORMER)
-        printf("k: %lld\nsharing: %s\norder: %s\n", (long long)r->k, lb_sharing_name(r->sharing), lb_order_name(r->order));
+    if (lb_model_has_k(r->model))
+        printf("k: %lld\n", (long long)r->k);
+    if (r->model == LB_MODEL_LINFORMER) /* the settings only the Linformer has */
+        printf("sharing: %s\norder: %s\n", lb_sharing_name(r->sharing), lb_order_name(r->order));
     printf("dtype: %s\nmemory budget: %s\nstatus: %s\n", lb_dtype_name(r->dtype), b,
            r->status == LB_CELL_OK ? "ok" : r->error);
     if (r->status != LB_CELL_OK)
@@ -102,16 +116,18 @@ static void print_result(const LbOptions *o, const LbCellResult *r, uint64_t bud
 
 int lb_cmd_run(int argc, char **argv)
 {
-    enum { OPT_MODEL = 1000, OPT_N, OPT_K, OPT_DUMP, OPT_BATCH, OPT_NO_CHECK, OWN = 7 };
-    struct option longopts[OWN + LB_SHARED_OPTION_COUNT + 1] = {
+    enum { OPT_MODEL = 1000, OPT_N, OPT_K, OPT_DUMP, OPT_BATCH, OPT_NO_CHECK };
+    struct option longopts[LB_OPTIONS_MAX] = {
         {"model", required_argument, NULL, OPT_MODEL}, {"n", required_argument, NULL, OPT_N},
         {"k", required_argument, NULL, OPT_K},         {"dump", required_argument, NULL, OPT_DUMP},
         {"batch", required_argument, NULL, OPT_BATCH}, {"help", no_argument, NULL, 'h'},
         {"no-check", no_argument, NULL, OPT_NO_CHECK},
     };
-    memcpy(longopts + OWN, lb_shared_long_options, sizeof(struct option) * (LB_SHARED_OPTION_COUNT + 1));
-    LbOptions o;
-    lb_options_defaults(&o);
+    lb_options_fill(longopts, 7, LB_FOR_RUN);
+    LbRunSettings o;
+    if (lb_run_settings_init(&o) != LB_OK)
+        return lb_runtime_error(LB_ERR_NOMEM);
+    lb_run_settings_free(&o); /* one cell: the sweep's lists are not used (nor re-allocated: no --n LIST here) */
     const char *dump_dir = NULL;
     int64_t batch = 1;
     int c, rc, no_check = 0;
@@ -120,8 +136,12 @@ int lb_cmd_run(int argc, char **argv)
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (c) {
         case OPT_MODEL:
-            if (lb_model_parse(optarg, &o.model.kind))
-                return lb_usage_error("invalid argument \"%s\" for --model: should be standard or linformer", optarg);
+            if (lb_model_parse(optarg, &o.model.kind)) {
+                fprintf(stderr, "linbench: invalid argument \"%s\" for --model: should be ", optarg);
+                model_list(stderr, " or ");
+                fputc('\n', stderr);
+                return LB_EXIT_USAGE;
+            }
             break;
         case OPT_N:
             if (lb_parse_int64(optarg, LB_N_MIN, LB_N_MAX, &o.model.n))
@@ -145,6 +165,9 @@ int lb_cmd_run(int argc, char **argv)
                 return rc;
         }
     }
+    /* a model without a k axis has k 0, as its raw.csv row says */
+    if (!lb_model_has_k(o.model.kind))
+        o.model.k = 0;
     if (optind < argc)
         return lb_usage_error("unexpected argument \"%s\" for run: it takes flags only (see linbench run --help)", argv[optind]);
     if ((rc = lb_options_finish(&o)) != 0)

@@ -14,7 +14,7 @@
 
 #include "cmd/commands.h"
 #include "cmd/outdir.h"
-#include "cmd/shard.h"
+#include "reports/settings.h"
 
 void lb_help_slurm(FILE *out)
 {

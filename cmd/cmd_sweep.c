@@ -1,6 +1,7 @@
-/* linbench sweep: the Table 3 grid. Flags are checked before anything runs (exit 2, nothing
- * written); the device is opened before the output directory is created (exit 1, nothing
- * written); then cells are measured and written as they finish. */
+/* linbench sweep: the Table 3 grid. Validate, then run: flags (and with --resume, meta.csv's
+ * settings) are checked before anything runs (exit 2, nothing written); the device is opened and
+ * checked once the output directory exists, which a failure there removes again (exit 1); then
+ * the sweep engine (reports/sweep_engine.h) measures the cells, and this file says how it went. */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -13,27 +14,23 @@
 #include "cmd/commands.h"
 #include "cmd/options.h"
 #include "cmd/outdir.h"
-#include "cmd/shard.h"
-#include "cmd/sweep.h"
+#include "cmd/check.h"
+#include "cmd/progress.h"
 #include "lb_config.h"
+#include "reports/grid.h"
 #include "reports/meta.h"
-
-#define DEFAULT_N "512:65536"
-#define DEFAULT_K "128:2048"
+#include "reports/settings.h"
+#include "reports/sweep_engine.h"
 
 void lb_help_sweep(FILE *out)
 {
     fputs("usage: linbench sweep [FLAGS]\n\n"
-          "Measures Table 3 of the Linformer paper on this machine: for every n, the standard\n"
-          "Transformer at its largest batch; for every k < n, the Linformer at its largest batch.\n"
-          "Writes raw.csv (a row per cell, as it finishes), time_speedup.csv, memory_speedup.csv\n"
-          "and meta.csv, then prints both grids.\n\n"
-          "Grid:\n"
-          "  --n LIST            sequence lengths, " "2 to 1048576: comma list and doubling ranges a:b\n"
-          "                      (default " DEFAULT_N ", the paper's rows)\n"
-          "  --k LIST            projected lengths, 1 to 1048576, same syntax (default " DEFAULT_K ")\n",
+          "Measures Table 3 of the Linformer paper on this machine: for every n, each model of\n"
+          "--models at its largest batch (the standard Transformer once per n, the Linformer for\n"
+          "every k < n). Writes raw.csv (a row per cell, as it finishes), time_speedup.csv and\n"
+          "memory_speedup.csv (Linformer against standard) and meta.csv, then prints both grids.\n\n",
           out);
-    lb_options_help(out);
+    lb_options_help(out, LB_FOR_SWEEP);
     fputs("Output:\n"
           "  -o, --out DIR       where the files go; must be new or hold no results (default a new\n"
           "                      directory linbench-YYYYmmdd-HHMMSS here)\n"
@@ -41,9 +38,6 @@ void lb_help_sweep(FILE *out)
           "  --resume DIR        measure only the cells not yet in DIR/raw.csv, with every setting\n"
           "                      from DIR/meta.csv; flags given must agree with them, and DIR must\n"
           "                      come from this linbench version\n"
-          "  --shard I/N         measure only shard I (0 to N-1) of N, N from 1 to 4096: a split of\n"
-          "                      the cells by predicted cost; recorded in meta.csv as a setting;\n"
-          "                      put the shards' directories together with linbench merge\n"
           "  --format F          closing summary as text or md (default text)\n"
           "  --no-check          skip the quick check of the backend (linbench check --quick) that\n"
           "                      runs first; meta.csv records check as skipped\n"
@@ -67,8 +61,15 @@ static void on_signal(int sig)
     stop_requested = 1;
 }
 
-enum { OPT_N = 'n', OPT_K = 'k', OPT_OUT = 'o', OPT_QUIET = 'q', OPT_HELP = 'h',
-       OPT_FORCE = 1000, OPT_RESUME, OPT_FORMAT, OPT_NO_CHECK, OPT_SHARD };
+enum { OPT_OUT = 'o', OPT_QUIET = 'q', OPT_HELP = 'h', OPT_FORCE = 1000, OPT_RESUME, OPT_FORMAT, OPT_NO_CHECK };
+
+/* What sweep takes besides the settings. */
+typedef struct SweepFlags {
+    const char *out, *resume;
+    int force, no_check, quiet, help;
+    LbFormat format;
+    const char *k_text; /* the k list as given, read from meta.csv, or the default: for messages */
+} SweepFlags;
 
 static char *join_command_line(int argc, char **argv)
 {
@@ -84,66 +85,49 @@ static char *join_command_line(int argc, char **argv)
     return s;
 }
 
-/* --resume, first half: every setting the user did not give comes from meta.csv. A value there
- * that cannot be read is blamed on the file and its key, not on a flag the user never gave. The
- * n and k lists are handed back as text for the list parser. */
-static int take_settings(LbSweep *s, const LbMeta *meta, const char *dir, const char **n_arg,
-                         const char **k_arg)
+static int parse_flags(int argc, char **argv, LbRunSettings *s, SweepFlags *f)
 {
-    for (size_t i = 0; i < lb_sweep_setting_count; i++) {
-        const LbSweepSetting *f = &lb_sweep_settings[i];
-        const char *v = lb_meta_get(meta, f->key);
-        if (!v && strcmp(f->key, "shard") == 0)
-            continue; /* a directory from before --shard: not sharded */
-        if (!v)
-            return lb_usage_error("invalid argument \"%s\" for --resume: should be a directory written by linbench sweep (%s/meta.csv has no %s)",
-                                  dir, dir, f->key);
-        if (s->opt.given & f->given)
-            continue; /* compared once everything is parsed */
-        if (strcmp(f->key, "shard") == 0) {
-            if (v[0] != '\0' && lb_shard_parse(v, &s->shard_index, &s->shard_count) != 0)
-                return lb_usage_error("invalid argument \"%s\" for --resume: %s/meta.csv's shard is \"%s\": should be I/N with 0 <= I < N",
-                                      dir, dir, v);
-            continue;
+    struct option longopts[LB_OPTIONS_MAX] = {
+        {"out", required_argument, NULL, OPT_OUT},       {"quiet", no_argument, NULL, OPT_QUIET},
+        {"help", no_argument, NULL, OPT_HELP},           {"force", no_argument, NULL, OPT_FORCE},
+        {"resume", required_argument, NULL, OPT_RESUME}, {"format", required_argument, NULL, OPT_FORMAT},
+        {"no-check", no_argument, NULL, OPT_NO_CHECK},
+    };
+    lb_options_fill(longopts, 7, LB_FOR_SWEEP);
+    int c, rc;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":o:qh", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_OUT: f->out = optarg; break;
+        case OPT_QUIET: f->quiet = 1; break;
+        case OPT_HELP: f->help = 1; return 0;
+        case OPT_FORCE: f->force = 1; break;
+        case OPT_NO_CHECK: f->no_check = 1; break;
+        case OPT_RESUME: f->resume = optarg; break;
+        case OPT_FORMAT:
+            if (strcmp(optarg, "text") == 0)
+                f->format = LB_FORMAT_TEXT;
+            else if (strcmp(optarg, "md") == 0)
+                f->format = LB_FORMAT_MD;
+            else
+                return lb_usage_error("invalid argument \"%s\" for --format: should be text or md", optarg);
+            break;
+        case ':': return lb_usage_error("flag %s needs a value (see linbench sweep --help)", argv[optind - 1]);
+        case '?': return lb_usage_error("unknown flag \"%s\" for sweep (see linbench sweep --help)", argv[optind - 1]);
+        default:
+            if ((rc = lb_options_apply(s, c, optarg)) != 0)
+                return rc;
+            if (c == LB_OPT_SETTING + LB_SET_K)
+                f->k_text = optarg;
         }
-        if (f->code == 0) {
-            *(strcmp(f->key, "n_list") == 0 ? n_arg : k_arg) = v;
-            continue;
-        }
-        if (v[0] == '\0' && (f->code == LB_OPT_MEM_LIMIT || f->code == LB_OPT_MAX_BATCH || f->code == LB_OPT_HEADROOM))
-            continue; /* not set in the first run either */
-        char should[128];
-        if (lb_options_set(&s->opt, f->code, v, should, sizeof should) != 0)
-            return lb_usage_error("invalid argument \"%s\" for --resume: %s/meta.csv's %s is \"%s\": should be %s",
-                                  dir, dir, f->key, v, should);
     }
-    return 0;
-}
-
-/* --resume, second half: with everything parsed, each setting as this run would record it must
- * be what meta.csv holds; a flag that contradicts it is named. */
-static int compare_settings(const LbSweep *s, const LbMeta *meta, const char *dir)
-{
-    for (size_t i = 0; i < lb_sweep_setting_count; i++) {
-        const LbSweepSetting *f = &lb_sweep_settings[i];
-        const char *theirs = lb_meta_get(meta, f->key);
-        if (!theirs && strcmp(f->key, "shard") == 0)
-            theirs = ""; /* a directory from before --shard */
-        char *mine = lb_sweep_setting_text(s, f->key);
-        if (!mine)
-            return lb_usage_error("out of memory comparing --resume %s's settings", dir);
-        int same = theirs && strcmp(mine, theirs) == 0;
-        int rc = 0;
-        if (!same && (s->opt.given & f->given))
-            rc = lb_usage_error("--%s %s differs from the resumed run's \"%s\" (%s in %s/meta.csv): should be the same, or left out, to resume %s",
-                                f->flag, mine[0] ? mine : "(unset)", theirs ? theirs : "", f->key, dir, dir);
-        else if (!same)
-            rc = lb_usage_error("invalid argument \"%s\" for --resume: %s/meta.csv's %s is \"%s\", which reads back as \"%s\": should be as linbench sweep wrote it",
-                                dir, dir, f->key, theirs ? theirs : "", mine);
-        free(mine);
-        if (rc)
-            return rc;
-    }
+    if (optind < argc)
+        return lb_usage_error("unexpected argument \"%s\" for sweep: it takes flags only (see linbench sweep --help)", argv[optind]);
+    if (f->resume && f->out && strcmp(f->resume, f->out) != 0)
+        return lb_usage_error("--out %s and --resume %s differ: should be given one directory, with --resume alone", f->out, f->resume);
+    if (f->resume && f->force)
+        return lb_usage_error("--force cannot be used with --resume: should be one or the other");
     return 0;
 }
 
@@ -172,183 +156,191 @@ static int open_resumed(const char *dir, LbMeta *meta, uint64_t *budget)
     return 0;
 }
 
+/* A --resume refusal in words: the file and key are blamed for what the file holds, the flag for
+ * what the user gave. */
+static int resume_refusal(int rc, LbSettingProblem *p, const char *dir)
+{
+    if (rc != -1) {
+        lb_setting_problem_free(p);
+        return lb_runtime_error(rc);
+    }
+    const LbSetting *e = &lb_settings[p->id];
+    const char *theirs = p->theirs ? p->theirs : "";
+    switch (p->kind) {
+    case LB_SETTING_MISSING:
+        rc = lb_usage_error("invalid argument \"%s\" for --resume: should be a directory written by linbench sweep (%s/meta.csv has no %s)",
+                            dir, dir, e->key);
+        break;
+    case LB_SETTING_UNREADABLE:
+        rc = lb_usage_error("invalid argument \"%s\" for --resume: %s/meta.csv's %s is \"%s\": should be %s", dir, dir, e->key,
+                            theirs, p->should);
+        break;
+    case LB_SETTING_DIFFERS:
+        rc = lb_usage_error("--%s %s differs from the resumed run's \"%s\" (%s in %s/meta.csv): should be the same, or left out, to resume %s",
+                            e->flag, p->mine[0] ? p->mine : "(unset)", theirs, e->key, dir, dir);
+        break;
+    case LB_SETTING_READS_BACK:
+        rc = lb_usage_error("invalid argument \"%s\" for --resume: %s/meta.csv's %s is \"%s\", which reads back as \"%s\": should be as linbench sweep wrote it",
+                            dir, dir, e->key, theirs, p->mine);
+        break;
+    }
+    lb_setting_problem_free(p);
+    return rc;
+}
+
+/* Everything that can be refused before a file is touched (bar the lock --resume takes): the
+ * settings complete (from meta.csv when resuming), consistent, and the same as meta.csv's. */
+static int validate(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t *resumed_budget)
+{
+    LbSettingProblem problem;
+    int rc;
+    if (f->resume) {
+        if ((rc = open_resumed(f->resume, meta, resumed_budget)) != 0)
+            return rc;
+        if ((rc = lb_run_settings_take(s, meta, &problem)) != 0)
+            return resume_refusal(rc, &problem, f->resume);
+        if (!(s->given & (UINT64_C(1) << LB_SET_K)))
+            f->k_text = lb_settings_meta_value(meta, LB_SET_K);
+    }
+    if (!f->k_text)
+        f->k_text = lb_settings[LB_SET_K].def;
+    /* A model with a k axis and no cell: the sweep would compare nothing with it. */
+    const int64_t n_max = s->n[s->nn - 1];
+    for (int m = 0; m < LB_MODEL_COUNT; m++) {
+        if (!(s->models & (1u << m)) || !lb_model_has_k((LbModelKind)m))
+            continue;
+        int any = 0;
+        for (size_t i = 0; i < s->nn && !any; i++)
+            for (size_t j = 0; j < s->nk && !any; j++)
+                any = lb_model_cell_exists((LbModelKind)m, s->n[i], s->k[j]);
+        if (!any)
+            return lb_usage_error("--k %s has no value below the largest --n (%lld): should include some k < n, or there is nothing to compare",
+                                  f->k_text, (long long)n_max);
+    }
+    if ((rc = lb_options_finish(s)) != 0)
+        return rc;
+    /* Each listed model checked once, at the largest n and its smallest k. */
+    for (int m = 0; m < LB_MODEL_COUNT; m++) {
+        if (!(s->models & (1u << m)))
+            continue;
+        char msg[256];
+        LbModelConfig cfg = s->model;
+        cfg.kind = (LbModelKind)m;
+        cfg.n = n_max;
+        cfg.k = !lb_model_has_k(cfg.kind) ? 0 : s->k[0] < cfg.n ? s->k[0] : cfg.n;
+        if (lb_config_check(&cfg, msg, sizeof msg) != LB_OK)
+            return lb_usage_error("%s", msg);
+    }
+    if (f->resume && (rc = lb_run_settings_compare(s, meta, &problem)) != 0)
+        return resume_refusal(rc, &problem, f->resume);
+    return lb_options_check_host_memory(s);
+}
+
 int lb_cmd_sweep(int argc, char **argv)
 {
-    enum { OWN = 10 };
-    struct option longopts[OWN + LB_SHARED_OPTION_COUNT + 1] = {
-        {"n", required_argument, NULL, OPT_N},          {"k", required_argument, NULL, OPT_K},
-        {"out", required_argument, NULL, OPT_OUT},      {"quiet", no_argument, NULL, OPT_QUIET},
-        {"help", no_argument, NULL, OPT_HELP},          {"force", no_argument, NULL, OPT_FORCE},
-        {"resume", required_argument, NULL, OPT_RESUME}, {"format", required_argument, NULL, OPT_FORMAT},
-        {"no-check", no_argument, NULL, OPT_NO_CHECK},   {"shard", required_argument, NULL, OPT_SHARD},
-    };
-    memcpy(longopts + OWN, lb_shared_long_options, sizeof(struct option) * (LB_SHARED_OPTION_COUNT + 1));
-
-    LbSweep s;
-    memset(&s, 0, sizeof s);
-    lb_options_defaults(&s.opt);
-    s.format = LB_FORMAT_TEXT;
-    const char *n_arg = NULL, *k_arg = NULL, *out = NULL, *resume = NULL;
-    int force = 0, no_check = 0, c, rc;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:qh", longopts, NULL)) != -1) {
-        switch (c) {
-        case OPT_N: n_arg = optarg; s.opt.given |= LB_GIVEN_N; break;
-        case OPT_K: k_arg = optarg; s.opt.given |= LB_GIVEN_K; break;
-        case OPT_OUT: out = optarg; break;
-        case OPT_QUIET: s.quiet = 1; break;
-        case OPT_HELP: lb_help_sweep(stdout); return LB_EXIT_OK;
-        case OPT_FORCE: force = 1; break;
-        case OPT_NO_CHECK: no_check = 1; break;
-        case OPT_RESUME: resume = optarg; break;
-        case OPT_SHARD:
-            if (lb_shard_parse(optarg, &s.shard_index, &s.shard_count) != 0)
-                return lb_usage_error("invalid argument \"%s\" for --shard: should be I/N with N from 1 to %d and I from 0 to N-1", optarg,
-                                      LB_SHARDS_MAX);
-            s.opt.given |= LB_GIVEN_SHARD;
-            break;
-        case OPT_FORMAT:
-            if (strcmp(optarg, "text") == 0)
-                s.format = LB_FORMAT_TEXT;
-            else if (strcmp(optarg, "md") == 0)
-                s.format = LB_FORMAT_MD;
-            else
-                return lb_usage_error("invalid argument \"%s\" for --format: should be text or md", optarg);
-            break;
-        case ':': return lb_usage_error("flag %s needs a value (see linbench sweep --help)", argv[optind - 1]);
-        case '?': return lb_usage_error("unknown flag \"%s\" for sweep (see linbench sweep --help)", argv[optind - 1]);
-        default:
-            if ((rc = lb_options_apply(&s.opt, c, optarg)) != 0)
-                return rc;
-        }
-    }
-    if (optind < argc)
-        return lb_usage_error("unexpected argument \"%s\" for sweep: it takes flags only (see linbench sweep --help)", argv[optind]);
-    if (resume && out && strcmp(resume, out) != 0)
-        return lb_usage_error("--out %s and --resume %s differ: should be given one directory, with --resume alone", out, resume);
-    if (resume && force)
-        return lb_usage_error("--force cannot be used with --resume: should be one or the other");
-
-    /* --resume: the settings come from the run being continued. */
+    LbRunSettings s;
+    if (lb_run_settings_init(&s) != LB_OK)
+        return lb_runtime_error(LB_ERR_NOMEM);
+    SweepFlags f;
+    memset(&f, 0, sizeof f);
+    f.format = LB_FORMAT_TEXT;
     LbMeta meta;
     memset(&meta, 0, sizeof meta);
-    uint64_t resumed_budget = 0;
-    int n_from_meta = 0, k_from_meta = 0;
-    if (resume) {
-        const char *nl = NULL, *kl = NULL;
-        rc = open_resumed(resume, &meta, &resumed_budget);
-        if (rc == 0)
-            rc = take_settings(&s, &meta, resume, &nl, &kl);
-        if (rc != 0) {
-            lb_meta_free(&meta);
-            return rc;
-        }
-        n_from_meta = !n_arg;
-        k_from_meta = !k_arg;
-        if (!n_arg)
-            n_arg = nl;
-        if (!k_arg)
-            k_arg = kl;
-        s.previous = &meta;
-    }
-    rc = 0;
-    if (lb_parse_list(n_arg ? n_arg : DEFAULT_N, LB_N_MIN, LB_N_MAX, &s.n, &s.nn) != 0)
-        rc = n_from_meta ? lb_usage_error("invalid argument \"%s\" for --resume: %s/meta.csv's n_list is \"%s\": should be a comma list of sequence lengths from %d to %d",
-                                          resume, resume, n_arg, LB_N_MIN, LB_N_MAX)
-                         : lb_usage_error("invalid argument \"%s\" for --n: should be sequence lengths from %d to %d, as a comma list or doubling ranges like 512:65536",
-                                          n_arg, LB_N_MIN, LB_N_MAX);
-    else if (lb_parse_list(k_arg ? k_arg : DEFAULT_K, LB_K_MIN, LB_N_MAX, &s.k, &s.nk) != 0)
-        rc = k_from_meta ? lb_usage_error("invalid argument \"%s\" for --resume: %s/meta.csv's k_list is \"%s\": should be a comma list of projected lengths from %d to %d",
-                                          resume, resume, k_arg, LB_K_MIN, LB_N_MAX)
-                         : lb_usage_error("invalid argument \"%s\" for --k: should be projected lengths from %d to %d, as a comma list or doubling ranges like 128:2048",
-                                          k_arg, LB_K_MIN, LB_N_MAX);
-    else if (s.k[0] >= s.n[s.nn - 1])
-        /* no k < n anywhere: the sweep would measure the standard model and compare nothing */
-        rc = lb_usage_error("--k %s has no value below the largest --n (%lld): should include some k < n, or there is nothing to compare",
-                            k_arg ? k_arg : DEFAULT_K, (long long)s.n[s.nn - 1]);
-    if (rc == 0)
-        rc = lb_options_finish(&s.opt);
-    if (rc == 0) {
-        /* Check the model once as standard at the largest n, once as Linformer with the smallest k. */
-        char msg[256];
-        LbModelConfig cfg = s.opt.model;
-        cfg.kind = LB_MODEL_STANDARD;
-        cfg.n = s.n[s.nn - 1];
-        if (lb_config_check(&cfg, msg, sizeof msg) == LB_OK) {
-            cfg.kind = LB_MODEL_LINFORMER;
-            cfg.k = s.k[0] < cfg.n ? s.k[0] : cfg.n;
-        }
-        if (lb_config_check(&cfg, msg, sizeof msg) != LB_OK)
-            rc = lb_usage_error("%s", msg);
-    }
-    if (rc == 0 && resume)
-        rc = compare_settings(&s, &meta, resume);
-    if (rc == 0)
-        rc = lb_options_check_host_memory(&s.opt);
-    char default_dir[64];
-    if (rc == 0) {
-        if (resume) {
-            s.dir = resume;
-            s.resume = 1;
-        } else {
-            if (!out) {
-                lb_outdir_default(default_dir, sizeof default_dir);
-                out = default_dir;
-            }
-            s.dir = out;
-            rc = lb_outdir_prepare(out, force, "out", 1);
-        }
-    }
     LbBackend *be = NULL;
-    uint64_t budget = 0;
+    LbCheckResult check;
+    memset(&check, 0, sizeof check);
+    LbGrid grid;
+    memset(&grid, 0, sizeof grid);
     char *command_line = NULL;
-    if (rc == 0) {
-        rc = lb_options_open_backend(&s.opt, &be, &budget);
-        if (rc != 0 && !resume)
-            lb_outdir_abandon(); /* nothing was written: leave no empty folder */
+    char default_dir[64];
+    uint64_t resumed_budget = 0, budget = 0;
+    int created = 0; /* this run made the directory: a failed start removes it again */
+
+    int rc = parse_flags(argc, argv, &s, &f);
+    if (rc == 0 && f.help) {
+        lb_help_sweep(stdout);
+        goto out;
     }
-    if (rc == 0 && resume) {
+    if (rc == 0)
+        rc = validate(&s, &f, &meta, &resumed_budget);
+    if (rc != 0)
+        goto out;
+
+    /* The directory, then the device (exit 1 leaves no new directory behind), then the check. */
+    const char *dir = f.resume;
+    if (!dir) {
+        if (!f.out) {
+            lb_outdir_default(default_dir, sizeof default_dir);
+            f.out = default_dir;
+        }
+        dir = f.out;
+        if ((rc = lb_outdir_prepare(dir, f.force, "out", 1)) != 0)
+            goto out;
+        created = 1;
+    }
+    if ((rc = lb_options_open_backend(&s, &be, &budget)) != 0)
+        goto out;
+    if (f.resume) {
         if (budget < resumed_budget) {
             char have[32], want[32];
             lb_format_size(budget, have, sizeof have);
             lb_format_size(resumed_budget, want, sizeof want);
             fprintf(stderr, "linbench: cannot resume %s: it ran with a memory budget of %s and this device has %s free now\n",
-                    resume, want, have);
+                    f.resume, want, have);
             rc = LB_EXIT_FAILURE;
+            goto out;
         }
         budget = resumed_budget;
     }
-    /* A backend that gets its arithmetic wrong is not measured: nothing is written, and a new
-     * directory is removed as when the device cannot be opened. */
-    if (rc == 0 && !no_check) {
-        rc = lb_quick_check(be, &s.opt.model, &s.check);
-        if (rc != 0 && !resume)
-            lb_outdir_abandon();
+    /* A backend that gets its arithmetic wrong is not measured: nothing is written. */
+    if (!f.no_check && (rc = lb_quick_check(be, &s.model, &check)) != 0)
+        goto out;
+    if (f.force && (rc = lb_outdir_clear_results(dir)) != 0) /* before the first new row */
+        goto out;
+    created = 0; /* from here the directory holds results */
+
+    command_line = join_command_line(argc, argv);
+    LbProgress progress;
+    lb_progress_init(&progress, f.quiet);
+    const LbSweepJob job = {
+        &s, dir, f.resume != NULL, f.resume ? &meta : NULL, command_line ? command_line : "linbench sweep", budget,
+        {check.ran, check.failures > 0, check.max_rel_error, check.seed}, lb_progress_event, &progress,
+    };
+    stop_requested = 0;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    /* SIGHUP too: a closed terminal or ssh session ends a sweep as cleanly as Ctrl-C */
+    static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
+        sigaction(stop_signals[i], &sa, NULL);
+    LbSweepOutcome outcome = LB_SWEEP_COMPLETE;
+    int erc = lb_sweep_engine_run(&job, be, &stop_requested, &outcome, &grid);
+    for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
+        signal(stop_signals[i], SIG_DFL);
+    if (erc != LB_OK) {
+        rc = lb_runtime_error(erc);
+        goto out;
     }
-    if (rc == 0 && force)
-        rc = lb_outdir_clear_results(s.dir); /* before the first new row, not after the last */
-    if (rc == 0) {
-        command_line = join_command_line(argc, argv);
-        s.command_line = command_line ? command_line : "linbench sweep";
-        s.budget = budget;
-        stop_requested = 0;
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_signal;
-        sigemptyset(&sa.sa_mask);
-        /* SIGHUP too: a closed terminal or ssh session ends a sweep as cleanly as Ctrl-C */
-        static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
-        for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
-            sigaction(stop_signals[i], &sa, NULL);
-        rc = lb_sweep_run(&s, be, &stop_requested);
-        for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
-            signal(stop_signals[i], SIG_DFL);
+    lb_grid_print(stdout, &grid, f.format);
+    fflush(stdout);
+    if (outcome == LB_SWEEP_INTERRUPTED) {
+        fprintf(stderr, "linbench: interrupted; finished cells are in %s (continue with: linbench sweep --resume %s)\n",
+                dir, dir);
+        rc = LB_EXIT_INTERRUPTED;
+        goto out;
     }
+    if (!f.quiet)
+        fprintf(stderr, "linbench: results in %s\n", dir);
+    rc = outcome == LB_SWEEP_COMPLETE ? LB_EXIT_OK : LB_EXIT_FAILURE;
+out:
+    if (rc != 0 && created)
+        lb_outdir_abandon(); /* nothing was written: leave no empty folder */
     lb_backend_close(be);
+    lb_grid_free(&grid);
     free(command_line);
-    free(s.n);
-    free(s.k);
+    lb_run_settings_free(&s);
     lb_meta_free(&meta);
     return rc;
 }

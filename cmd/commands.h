@@ -1,6 +1,6 @@
 /* The subcommand table's entries and the exit codes. One file per subcommand (cmd/cmd_<name>.c);
- * cmd/main.c holds the table and generates the top-level help from it. Only cmd/ decides exit
- * codes. */
+ * cmd/commands.c holds the table and generates the command lists from it; cmd/main.c dispatches
+ * through it. Only cmd/ decides exit codes. */
 #ifndef LB_COMMANDS_H
 #define LB_COMMANDS_H
 
@@ -37,8 +37,12 @@ void lb_help_slurm(FILE *out);
 int lb_cmd_help(int argc, char **argv);
 void lb_help_help(FILE *out);
 
-/* The table, for `linbench help`. */
-const LbCommand *lb_commands(int *count);
+/* The command called `name`, or NULL. */
+const LbCommand *lb_command_find(const char *name);
+/* "sweep, run, ...": every command's name, for the messages that list them. */
+void lb_command_names(char *buf, size_t size);
+/* The top-level help: what linbench is, and each command with its summary. */
+void lb_commands_help(FILE *out);
 
 /* Print "linbench: <message>" on stderr (one line) and return LB_EXIT_USAGE. */
 int lb_usage_error(const char *fmt, ...)

@@ -1,4 +1,4 @@
-/* Parsing and help of the flags shared by `sweep` and `run`. */
+/* The settings' flags as cmd/ uses them, and what sweep and run share around them. */
 #include "cmd/options.h"
 
 #include <inttypes.h>
@@ -10,203 +10,96 @@
 #include "cmd/args.h"
 #include "cmd/commands.h"
 
-const struct option lb_shared_long_options[] = {
-    {"layers", required_argument, NULL, LB_OPT_LAYERS},
-    {"d-model", required_argument, NULL, LB_OPT_DMODEL},
-    {"heads", required_argument, NULL, LB_OPT_HEADS},
-    {"ffn", required_argument, NULL, LB_OPT_FFN},
-    {"vocab", required_argument, NULL, LB_OPT_VOCAB},
-    {"dtype", required_argument, NULL, LB_OPT_DTYPE},
-    {"sharing", required_argument, NULL, LB_OPT_SHARING},
-    {"order", required_argument, NULL, LB_OPT_ORDER},
-    {"device", required_argument, NULL, LB_OPT_DEVICE},
-    {"gpu", required_argument, NULL, LB_OPT_GPU},
-    {"tf32", no_argument, NULL, LB_OPT_TF32},
-    {"mem-limit", required_argument, NULL, LB_OPT_MEM_LIMIT},
-    {"max-batch", required_argument, NULL, LB_OPT_MAX_BATCH},
-    {"cell-time", required_argument, NULL, LB_OPT_CELL_TIME},
-    {"seed", required_argument, NULL, LB_OPT_SEED},
-    {"headroom", required_argument, NULL, LB_OPT_HEADROOM},
-    {NULL, 0, NULL, 0},
-};
-
-void lb_options_defaults(LbOptions *o)
+void lb_options_fill(struct option *opts, size_t count, unsigned command)
 {
-    memset(o, 0, sizeof *o);
-    o->model = lb_config_default();
-    o->device = LB_DEVICE_CUDA;
-    o->seed = 1;
-    o->headroom = LB_HEADROOM_AUTO;
-    o->timing = lb_timing_defaults();
+    for (int id = 0; id < LB_SET_COUNT; id++) {
+        const LbSetting *e = &lb_settings[id];
+        if (!(e->commands & command))
+            continue;
+        opts[count].name = e->flag;
+        opts[count].has_arg = e->arg ? required_argument : no_argument;
+        opts[count].flag = NULL;
+        opts[count].val = LB_OPT_SETTING + id;
+        count++;
+    }
+    memset(&opts[count], 0, sizeof opts[count]);
 }
 
-static int bad(const char *arg, const char *flag, const char *should)
+int lb_options_apply(LbRunSettings *s, int code, const char *arg)
 {
-    return lb_usage_error("invalid argument \"%s\" for --%s: should be %s", arg, flag, should);
+    char should[160];
+    const int id = code - LB_OPT_SETTING;
+    if (id < 0 || id >= LB_SET_COUNT)
+        return lb_usage_error("internal: unknown option %d", code);
+    s->given |= UINT64_C(1) << id;
+    if (lb_setting_parse(s, (LbSettingId)id, arg, 0, should, sizeof should) != 0)
+        return lb_usage_error("invalid argument \"%s\" for --%s: should be %s", arg ? arg : "", lb_settings[id].flag,
+                              should);
+    return 0;
 }
 
-static int int_value(const char *arg, int min, int max, int *out, char *should, size_t size)
+int lb_options_finish(LbRunSettings *s)
 {
-    if (lb_parse_int(arg, min, max, out) == 0)
-        return 0;
-    snprintf(should, size, "an integer from %d to %d", min, max);
-    return -1;
+    char msg[256];
+    if (lb_run_settings_finish(s, msg, sizeof msg) != 0)
+        return lb_usage_error("%s", msg);
+    return 0;
 }
 
-/* The "should be" text of each fixed-text refusal. */
-static int refuse(const char *text, char *should, size_t size)
+/* Help text with its "{models}" replaced by the model table's names, each '\n' followed by the
+ * indentation of the text column. */
+static void help_text(FILE *out, const char *t)
 {
-    snprintf(should, size, "%s", text);
-    return -1;
-}
-
-const char *lb_options_flag_name(int code)
-{
-    for (const struct option *opt = lb_shared_long_options; opt->name; opt++)
-        if (opt->val == code)
-            return opt->name;
-    return NULL;
-}
-
-int lb_options_set(LbOptions *o, int code, const char *arg, char *should, size_t size)
-{
-    LbModelConfig *m = &o->model;
-    int64_t v64;
-    switch (code) {
-    case LB_OPT_LAYERS: return int_value(arg, 1, LB_LAYERS_MAX, &m->layers, should, size);
-    case LB_OPT_DMODEL: return int_value(arg, 1, LB_DMODEL_MAX, &m->d_model, should, size);
-    case LB_OPT_HEADS: return int_value(arg, 1, LB_HEADS_MAX, &m->heads, should, size);
-    case LB_OPT_FFN: return int_value(arg, 1, LB_FFN_MAX, &m->ffn, should, size);
-    case LB_OPT_VOCAB: return int_value(arg, 1, LB_VOCAB_MAX, &m->vocab, should, size);
-    case LB_OPT_DTYPE:
-        return lb_dtype_parse(arg, &m->dtype) ? refuse("fp16, bf16 or fp32", should, size) : 0;
-    case LB_OPT_SHARING:
-        return lb_sharing_parse(arg, &m->sharing) ? refuse("layerwise, kv, headwise or none", should, size) : 0;
-    case LB_OPT_ORDER:
-        return lb_order_parse(arg, &m->order) ? refuse("early or late", should, size) : 0;
-    case LB_OPT_DEVICE:
-        if (strcmp(arg, "cuda") == 0)
-            o->device = LB_DEVICE_CUDA;
-        else if (strcmp(arg, "cpu") == 0)
-            o->device = LB_DEVICE_CPU;
-        else
-            return refuse("cuda or cpu", should, size);
-        return 0;
-    case LB_OPT_GPU: return int_value(arg, 0, 1023, &o->gpu, should, size);
-    case LB_OPT_TF32:
-        if (!arg) { /* the flag itself */
-            o->tf32 = 1;
-            return 0;
+    for (; *t; t++) {
+        if (strncmp(t, "{models}", 8) == 0) {
+            for (int m = 0; m < LB_MODEL_COUNT; m++)
+                fprintf(out, "%s%s", m ? ", " : "", lb_model_name((LbModelKind)m));
+            t += 7;
+        } else if (*t == '\n') {
+            fprintf(out, "\n%22s", "");
+        } else {
+            fputc(*t, out);
         }
-        if (strcmp(arg, "0") != 0 && strcmp(arg, "1") != 0)
-            return refuse("0 or 1", should, size);
-        o->tf32 = arg[0] == '1';
-        return 0;
-    case LB_OPT_MEM_LIMIT:
-        if (lb_parse_size(arg, &o->mem_limit) != 0 || o->mem_limit < ((uint64_t)1 << 20))
-            return refuse("a size of at least 1M, such as 16G, 16GiB, 512M or 1.5GiB", should, size);
-        return 0;
-    case LB_OPT_HEADROOM:
-        if (strcmp(arg, "0") == 0) { /* no headroom: the sizes parser wants a positive size */
-            o->headroom = 0;
-            return 0;
+    }
+}
+
+void lb_options_help(FILE *out, unsigned command)
+{
+    LbRunSettings defaults;
+    int have_defaults = lb_run_settings_init(&defaults) == LB_OK;
+    /* by heading, in the order of each heading's first setting */
+    for (int g = 0; g < LB_SET_COUNT; g++) {
+        const char *group = lb_settings[g].group;
+        int first = 1, seen = 0;
+        for (int id = 0; id < g && !seen; id++)
+            seen = strcmp(lb_settings[id].group, group) == 0;
+        for (int id = g; id < LB_SET_COUNT && !seen; id++) {
+            const LbSetting *e = &lb_settings[id];
+            if (strcmp(e->group, group) != 0 || !(e->commands & command))
+                continue;
+            if (first)
+                fprintf(out, "%s\n", group);
+            first = 0;
+            char head[64];
+            snprintf(head, sizeof head, "--%s%s%s", e->flag, e->arg ? " " : "", e->arg ? e->arg : "");
+            fprintf(out, "  %-20s", head);
+            help_text(out, e->help);
+            if (e->def_help) {
+                if (*e->def_help && e->def_help[0] != '\n')
+                    fputc(' ', out);
+                help_text(out, e->def_help);
+            } else if (e->def) {
+                fprintf(out, " (default %s)", e->def);
+            } else if (have_defaults) {
+                char *d = e->print(&defaults);
+                fprintf(out, " (default %s)", d ? d : "?");
+                free(d);
+            }
+            fputc('\n', out);
         }
-        if (lb_parse_size(arg, &o->headroom) != 0 || o->headroom >= LB_HEADROOM_AUTO)
-            return refuse("a size such as 256M, 1G or 0", should, size);
-        return 0;
-    case LB_OPT_MAX_BATCH:
-        if (lb_parse_int64(arg, 1, INT64_C(1) << 40, &v64) != 0)
-            return refuse("an integer from 1 to 2^40", should, size);
-        o->timing.max_batch = v64;
-        return 0;
-    case LB_OPT_CELL_TIME: {
-        int s;
-        if (int_value(arg, 1, 3600, &s, should, size))
-            return -1;
-        o->timing.cap_seconds = s;
-        return 0;
     }
-    case LB_OPT_SEED:
-        if (lb_parse_int64(arg, 0, INT64_MAX, &v64) != 0)
-            return refuse("a non-negative integer", should, size);
-        o->seed = (uint64_t)v64;
-        return 0;
-    }
-    return refuse("a known flag (internal error)", should, size);
-}
-
-/* The LB_GIVEN_ bit of each shared flag that --resume compares (0: not compared). */
-static unsigned given_bit(int code)
-{
-    switch (code) {
-    case LB_OPT_LAYERS: return LB_GIVEN_LAYERS;
-    case LB_OPT_DMODEL: return LB_GIVEN_DMODEL;
-    case LB_OPT_HEADS: return LB_GIVEN_HEADS;
-    case LB_OPT_FFN: return LB_GIVEN_FFN;
-    case LB_OPT_VOCAB: return LB_GIVEN_VOCAB;
-    case LB_OPT_DTYPE: return LB_GIVEN_DTYPE;
-    case LB_OPT_SHARING: return LB_GIVEN_SHARING;
-    case LB_OPT_ORDER: return LB_GIVEN_ORDER;
-    case LB_OPT_DEVICE: return LB_GIVEN_DEVICE;
-    case LB_OPT_TF32: return LB_GIVEN_TF32;
-    case LB_OPT_MEM_LIMIT: return LB_GIVEN_MEM_LIMIT;
-    case LB_OPT_MAX_BATCH: return LB_GIVEN_MAX_BATCH;
-    case LB_OPT_CELL_TIME: return LB_GIVEN_CELL_TIME;
-    case LB_OPT_SEED: return LB_GIVEN_SEED;
-    case LB_OPT_HEADROOM: return LB_GIVEN_HEADROOM;
-    }
-    return 0;
-}
-
-int lb_options_apply(LbOptions *o, int code, const char *arg)
-{
-    char should[128];
-    const char *flag = lb_options_flag_name(code);
-    if (!flag)
-        return lb_usage_error("internal: unknown shared option %d", code);
-    o->given |= given_bit(code);
-    if (lb_options_set(o, code, arg, should, sizeof should) != 0)
-        return bad(arg, flag, should);
-    return 0;
-}
-
-int lb_options_finish(LbOptions *o)
-{
-    if (o->model.sharing == LB_SHARE_NONE && !(o->given & LB_GIVEN_ORDER))
-        o->model.order = LB_ORDER_LATE; /* per-head projections only exist in the late order */
-    if (o->tf32 && o->model.dtype != LB_DTYPE_FP32)
-        return lb_usage_error("--tf32 applies to --dtype fp32 only: should be used with --dtype fp32");
-    return 0;
-}
-
-void lb_options_help(FILE *out)
-{
-    fputs("Model (default RoBERTa-base):\n"
-          "  --layers N          encoder layers, 1 to 1024 (default 12)\n"
-          "  --d-model N         model width, 1 to 65536, divisible by --heads (default 768)\n"
-          "  --heads N           attention heads, 1 to 1024 (default 12)\n"
-          "  --ffn N             feed-forward width, 1 to 1048576 (default 3072)\n"
-          "  --vocab N           token vocabulary, 1 to 16777216 (default 50265)\n"
-          "  --dtype T           fp16, bf16 or fp32 (default fp16); products accumulate in fp32\n"
-          "  --tf32              let fp32 products use TF32 (only with --dtype fp32; default off)\n"
-          "Linformer:\n"
-          "  --sharing S         layerwise, kv, headwise or none (default layerwise, as Table 3)\n"
-          "  --order O           early (K' = (E X) W_K, fairseq) or late (K' = E (X W_K), the\n"
-          "                      paper's figure) (default early; late with --sharing none)\n"
-          "Device and memory:\n"
-          "  --device D          cuda or cpu (default cuda; cpu is the plain-C reference)\n"
-          "  --gpu N             CUDA device index, 0 to 1023 (default 0)\n"
-          "  --mem-limit SIZE    memory budget, at least 1M: 16G, 16GiB, 512M, 1.5GiB; K/M/G/T and\n"
-          "                      KiB..TiB are binary, KB..TB decimal (default: the GPU's free memory;\n"
-          "                      512MiB on --device cpu)\n"
-          "  --max-batch N       cap on the batch search, 1 to 2^40 (default none)\n"
-          "  --headroom SIZE     GPU memory kept outside the budget for the driver and libraries\n"
-          "                      (default the larger of 256M and 1% of the GPU's memory; 0 for none)\n"
-          "Timing:\n"
-          "  --cell-time SEC     stop adding timed passes past this much timed work, 1 to 3600,\n"
-          "                      once 5 passes ran (default 10)\n"
-          "  --seed N            seed of the random weights and tokens, >= 0 (default 1)\n",
-          out);
+    if (have_defaults)
+        lb_run_settings_free(&defaults);
 }
 
 int lb_runtime_error(int status)
@@ -309,7 +202,7 @@ int lb_host_memory_available(uint64_t *bytes, const char **what)
     return 0;
 }
 
-int lb_options_check_host_memory(const LbOptions *o)
+int lb_options_check_host_memory(const LbRunSettings *o)
 {
     if (o->device != LB_DEVICE_CPU)
         return 0;
@@ -328,15 +221,7 @@ int lb_options_check_host_memory(const LbOptions *o)
     return LB_EXIT_FAILURE;
 }
 
-uint64_t lb_options_headroom(const LbOptions *o, uint64_t total_bytes)
-{
-    if (o->headroom != LB_HEADROOM_AUTO)
-        return o->headroom;
-    const uint64_t one_percent = total_bytes / 100;
-    return one_percent > LB_HEADROOM_MIN ? one_percent : LB_HEADROOM_MIN;
-}
-
-int lb_options_open_backend(const LbOptions *o, LbBackend **be, uint64_t *budget)
+int lb_options_open_backend(const LbRunSettings *o, LbBackend **be, uint64_t *budget)
 {
     int rc;
     if (o->device == LB_DEVICE_CPU) {
@@ -357,7 +242,7 @@ int lb_options_open_backend(const LbOptions *o, LbBackend **be, uint64_t *budget
         *be = NULL;
         return lb_runtime_error(rc);
     }
-    const uint64_t headroom = lb_options_headroom(o, total);
+    const uint64_t headroom = lb_run_settings_headroom(o, total);
     if (free_bytes <= headroom) {
         char f[32], h[32];
         lb_format_size(free_bytes, f, sizeof f);

@@ -24,21 +24,21 @@ static void duration(char *buf, size_t size, double s)
         snprintf(buf, size, "%lds", t);
 }
 
-static void cell_name(char *buf, size_t size, const LbModelConfig *c)
+/* "standard  n=512", "linformer n=512 k=128": the model's name padded so n lines up. */
+static void cell_name(char *buf, size_t size, LbModelKind model, int64_t n, int64_t k)
 {
-    if (c->kind == LB_MODEL_STANDARD)
-        snprintf(buf, size, "standard  n=%lld", (long long)c->n);
+    if (lb_model_has_k(model))
+        snprintf(buf, size, "%-9s n=%lld k=%lld", lb_model_name(model), (long long)n, (long long)k);
     else
-        snprintf(buf, size, "linformer n=%lld k=%lld", (long long)c->n, (long long)c->k);
+        snprintf(buf, size, "%-9s n=%lld", lb_model_name(model), (long long)n);
 }
 
-void lb_progress_start(LbProgress *p, int total, int quiet)
+void lb_progress_init(LbProgress *p, int quiet)
 {
     p->mode = quiet ? 0 : isatty(STDERR_FILENO) ? 2 : 1;
-    p->total = total;
+    p->total = 0;
     p->done = 0;
     p->start = lb_now_seconds();
-    p->work_done = 0;
 }
 
 static void times(const LbProgress *p, char *elapsed, char *left, size_t size)
@@ -51,46 +51,62 @@ static void times(const LbProgress *p, char *elapsed, char *left, size_t size)
         duration(left, size, e / p->done * (p->total - p->done));
 }
 
-void lb_progress_begin(LbProgress *p, int index, const LbModelConfig *cfg, int64_t batch)
+static void begin(LbProgress *p, const LbSweepEvent *e)
 {
     if (p->mode != 2)
         return;
-    char name[64], elapsed[32], left[32];
-    cell_name(name, sizeof name, cfg);
+    char name[96], elapsed[32], left[32];
+    cell_name(name, sizeof name, e->cfg->kind, e->cfg->n, e->cfg->k);
     times(p, elapsed, left, sizeof elapsed);
-    fprintf(stderr, "\r\033[K[%d/%d] %s  batch %lld  elapsed %s  ~%s left", index, p->total, name,
-            (long long)batch, elapsed, left);
+    fprintf(stderr, "\r\033[K[%d/%d] %s  batch %lld  elapsed %s  ~%s left", e->index, p->total, name,
+            (long long)e->planned_batch, elapsed, left);
     fflush(stderr);
 }
 
-void lb_progress_end(LbProgress *p, int index, const LbCellResult *r)
+static void end(LbProgress *p, const LbSweepEvent *e)
 {
+    const LbCellResult *r = e->result;
+    char name[96], elapsed[32], left[32], what[sizeof r->error + 16];
+    cell_name(name, sizeof name, r->model, r->n, r->k);
     p->done++;
+    if (r->status == LB_CELL_ERROR) { /* said even with --quiet */
+        char k_text[32] = "";
+        if (lb_model_has_k(r->model))
+            snprintf(k_text, sizeof k_text, " k=%lld", (long long)r->k);
+        fprintf(stderr, "%slinbench: %s n=%lld%s failed: %s\n", p->mode == 2 ? "\r\033[K" : "", lb_model_name(r->model),
+                (long long)r->n, k_text, r->error);
+    }
     if (p->mode == 0)
         return;
-    LbModelConfig c;
-    c.kind = r->model;
-    c.n = r->n;
-    c.k = r->k;
-    char name[64], elapsed[32], left[32], what[sizeof r->error + 16];
-    cell_name(name, sizeof name, &c);
     times(p, elapsed, left, sizeof elapsed);
     if (r->status == LB_CELL_OK)
-        snprintf(what, sizeof what, "batch %lld, %.4g ms/seq (median of %d)", (long long)r->batch,
-                 r->ms_per_seq, r->passes);
+        snprintf(what, sizeof what, "batch %lld, %.4g ms/seq (median of %d)", (long long)r->batch, r->ms_per_seq,
+                 r->passes);
     else if (r->status == LB_CELL_OOM)
         snprintf(what, sizeof what, "OOM (batch 1 does not fit)");
     else
         snprintf(what, sizeof what, "error: %s", r->error);
-    fprintf(stderr, "%s[%d/%d] %s: %s  elapsed %s  ~%s left\n", p->mode == 2 ? "\r\033[K" : "", index,
-            p->total, name, what, elapsed, left);
+    fprintf(stderr, "%s[%d/%d] %s: %s  elapsed %s  ~%s left\n", p->mode == 2 ? "\r\033[K" : "", e->index, p->total,
+            name, what, elapsed, left);
     fflush(stderr);
 }
 
-void lb_progress_finish(LbProgress *p)
+void lb_progress_event(void *ctx, const LbSweepEvent *e)
 {
-    if (p->mode == 2) {
-        fprintf(stderr, "\r\033[K");
-        fflush(stderr);
+    LbProgress *p = ctx;
+    switch (e->kind) {
+    case LB_SWEEP_START:
+        p->total = e->total;
+        p->done = 0;
+        p->start = lb_now_seconds();
+        break;
+    case LB_SWEEP_BEGIN: begin(p, e); break;
+    case LB_SWEEP_END: end(p, e); break;
+    case LB_SWEEP_FINISH:
+        if (p->mode == 2) {
+            fprintf(stderr, "\r\033[K");
+            fflush(stderr);
+        }
+        break;
     }
 }

@@ -2,11 +2,15 @@
  * `key,value`, one row per key in the order the keys were first set, written to a temporary
  * name and renamed into place.
  *
- * Keys the sweep writes (compare and plot read them): linbench_version, git_revision,
- * command_line, start_time, device (cpu|cuda), device_name, compute_capability, sm_count,
- * memory_total_bytes, memory_budget_bytes, mem_limit (the flag as given, or empty),
- * driver_version, runtime_version, cublas_version, sm_clock_mhz, dtype, storage_dtype, layers,
- * d_model, heads, ffn, vocab, sharing, order, seed, n_list, k_list. */
+ * The sweep engine (reports/sweep_engine.c) writes them: linbench_version, git_revision,
+ * command_line, start_time, end_time, status; what the device is (device_name,
+ * compute_capability, sm_count, memory_total_bytes, memory_budget_bytes, memory_headroom_bytes,
+ * driver_version, runtime_version, cublas_version, sm_clock_mhz, sm_clock_max_mhz,
+ * mem_clock_mhz, storage_dtype); every run setting under its key in the settings table
+ * (reports/settings.h: n_list, k_list, models, shard, layers ... seed), which is how compare,
+ * plot and merge should read them; min_passes; the quick check (check, check_max_rel_error,
+ * check_seed); and resume_N_time / resume_N_command for each resume.
+ */
 #ifndef LB_META_H
 #define LB_META_H
 

@@ -11,6 +11,7 @@
 #include "reports/atomic_file.h"
 #include "reports/csv_io.h"
 #include "reports/raw.h"
+#include "reports/settings.h"
 
 static int cmp_i64(const void *a, const void *b)
 {
@@ -102,8 +103,8 @@ int lb_sweep_dir_load(const char *dir, LbSweepDir *s)
     if (rc != LB_OK)
         goto out;
     /* The grid the sweep meant to fill, so cells not measured yet show as NA. */
-    if (lb_parse_int_list(lb_meta_get(&s->meta, "n_list"), &n, &nn) ||
-        lb_parse_int_list(lb_meta_get(&s->meta, "k_list"), &k, &nk)) {
+    if (lb_parse_int_list(lb_settings_meta_value(&s->meta, LB_SET_N), &n, &nn) ||
+        lb_parse_int_list(lb_settings_meta_value(&s->meta, LB_SET_K), &k, &nk)) {
         free(n);
         free(k);
         n = k = NULL;

@@ -19,7 +19,8 @@ typedef struct LbSweepDir {
     LbMeta meta;
     LbCellResult *rows;
     size_t count;
-    LbGrid grid; /* shaped by meta.csv's n_list and k_list, or by the rows where those are absent */
+    LbGrid grid; /* shaped by meta.csv's n and k lists (reports/settings.h), or by the rows where
+                  * those are absent */
 } LbSweepDir;
 
 /* Whether dir looks like a sweep's output: a directory holding raw.csv and meta.csv. 0, or -1
@@ -31,7 +32,8 @@ int lb_sweep_dir_check(const char *dir, char *why, size_t size);
 int lb_sweep_dir_load(const char *dir, LbSweepDir *s);
 void lb_sweep_dir_free(LbSweepDir *s);
 
-/* A meta value, or `fallback` when the key is absent or empty. */
+/* A meta value, or `fallback` when the key is absent or empty. For the run settings, prefer
+ * lb_settings_meta_value (reports/settings.h), which knows what an absent key means. */
 const char *lb_sweep_meta(const LbSweepDir *s, const char *key, const char *fallback);
 
 /* "a,b,c" (what the sweep writes for n_list and k_list) into a malloc'd sorted unique array.

@@ -1,7 +1,7 @@
-/* Parsing of flag values (cmd/args.h): whole integers, byte counts with units, and lists with
+/* Parsing of flag values (reports/args.h): whole integers, byte counts with units, and lists with
  * doubling ranges. Strict on purpose: a value that is not exactly what the help text says is
  * refused, so a typo never silently becomes a different benchmark. Nothing here prints. */
-#include "cmd/args.h"
+#include "reports/args.h"
 
 #include <ctype.h>
 #include <errno.h>

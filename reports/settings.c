@@ -1,0 +1,538 @@
+/* The run settings table (see settings.h): parsers, printers and the walks over the table. */
+#include "reports/settings.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn/status.h"
+#include "reports/args.h"
+
+/* A malloc'd printf. */
+static char *text(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+static char *text(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *buf = len >= 0 ? malloc((size_t)len + 1) : NULL;
+    if (!buf)
+        return NULL;
+    va_start(ap, fmt);
+    vsnprintf(buf, (size_t)len + 1, fmt, ap);
+    va_end(ap);
+    return buf;
+}
+
+static int refuse(const char *what, char *should, size_t size)
+{
+    snprintf(should, size, "%s", what);
+    return -1;
+}
+
+static int int_value(const char *arg, int min, int max, int *out, char *should, size_t size)
+{
+    if (lb_parse_int(arg, min, max, out) == 0)
+        return 0;
+    snprintf(should, size, "an integer from %d to %d", min, max);
+    return -1;
+}
+
+/* "a,b,c", malloc'd: as long as the list is, never cut (a 1 KB buffer once dropped a third of
+ * a 399-value --n). */
+static char *list_text(const int64_t *v, size_t count)
+{
+    char *buf = malloc(count * 21 + 1), *p = buf;
+    if (!buf)
+        return NULL;
+    *p = '\0';
+    for (size_t i = 0; i < count; i++)
+        p += sprintf(p, "%s%lld", i ? "," : "", (long long)v[i]);
+    return buf;
+}
+
+/* ---- the parsers and printers, one pair per setting ---- */
+
+static int parse_n(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
+{
+    int64_t *v;
+    size_t count;
+    if (lb_parse_list(t, LB_N_MIN, LB_N_MAX, &v, &count) != 0) {
+        snprintf(should, size,
+                 from_meta ? "a comma list of sequence lengths from %d to %d"
+                           : "sequence lengths from %d to %d, as a comma list or doubling ranges like 512:65536",
+                 LB_N_MIN, LB_N_MAX);
+        return -1;
+    }
+    free(s->n);
+    s->n = v;
+    s->nn = count;
+    return 0;
+}
+static char *print_n(const LbRunSettings *s) { return list_text(s->n, s->nn); }
+
+static int parse_k(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
+{
+    int64_t *v;
+    size_t count;
+    if (lb_parse_list(t, LB_K_MIN, LB_N_MAX, &v, &count) != 0) {
+        snprintf(should, size,
+                 from_meta ? "a comma list of projected lengths from %d to %d"
+                           : "projected lengths from %d to %d, as a comma list or doubling ranges like 128:2048",
+                 LB_K_MIN, LB_N_MAX);
+        return -1;
+    }
+    free(s->k);
+    s->k = v;
+    s->nk = count;
+    return 0;
+}
+static char *print_k(const LbRunSettings *s) { return list_text(s->k, s->nk); }
+
+/* "standard, linformer, ...": every model of the table. */
+static void model_names(char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int m = 0; m < LB_MODEL_COUNT && used < size; m++) {
+        int len = snprintf(buf + used, size - used, "%s%s", m ? ", " : "", lb_model_name((LbModelKind)m));
+        used += len > 0 ? (size_t)len : 0;
+    }
+}
+
+int lb_settings_parse_models(const char *t, unsigned *models)
+{
+    unsigned set = 0;
+    const char *p = t;
+    if (!t)
+        return -1;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char name[64];
+        LbModelKind kind;
+        if (len == 0 || len >= sizeof name)
+            return -1;
+        memcpy(name, p, len);
+        name[len] = '\0';
+        if (lb_model_parse(name, &kind) != 0)
+            return -1;
+        set |= 1u << kind;
+        if (!comma)
+            break;
+        p = comma + 1;
+    }
+    *models = set;
+    return 0;
+}
+
+static int parse_models(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
+{
+    (void)from_meta;
+    if (lb_settings_parse_models(t, &s->models) == 0)
+        return 0;
+    char names[256];
+    model_names(names, sizeof names);
+    snprintf(should, size, "a comma list of models from: %s", names);
+    return -1;
+}
+/* In the table's order whatever order they were given in, so a resume compares equal. */
+static char *print_models(const LbRunSettings *s)
+{
+    char buf[512];
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int m = 0; m < LB_MODEL_COUNT; m++) {
+        if (!(s->models & (1u << m)))
+            continue;
+        int len = snprintf(buf + used, sizeof buf - used, "%s%s", used ? "," : "", lb_model_name((LbModelKind)m));
+        used += len > 0 && (size_t)len < sizeof buf - used ? (size_t)len : 0;
+    }
+    return text("%s", buf);
+}
+
+static int parse_shard(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
+{
+    if (from_meta && t[0] == '\0') { /* not sharded */
+        s->shard_index = s->shard_count = 0;
+        return 0;
+    }
+    int i, n;
+    const char *slash = strchr(t, '/');
+    char head[32];
+    size_t len = slash ? (size_t)(slash - t) : 0;
+    if (slash && len < sizeof head) {
+        memcpy(head, t, len);
+        head[len] = '\0';
+        if (lb_parse_int(slash + 1, 1, LB_SHARDS_MAX, &n) == 0 && lb_parse_int(head, 0, n - 1, &i) == 0) {
+            s->shard_index = i;
+            s->shard_count = n;
+            return 0;
+        }
+    }
+    if (from_meta)
+        return refuse("I/N with 0 <= I < N", should, size);
+    snprintf(should, size, "I/N with N from 1 to %d and I from 0 to N-1", LB_SHARDS_MAX);
+    return -1;
+}
+static char *print_shard(const LbRunSettings *s)
+{
+    return s->shard_count ? text("%d/%d", s->shard_index, s->shard_count) : text("%s", "");
+}
+
+#define INT_SETTING(name, field, min, max)                                                       \
+    static int parse_##name(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size) \
+    {                                                                                            \
+        (void)from_meta;                                                                         \
+        return int_value(t, min, max, &s->field, should, size);                                  \
+    }                                                                                            \
+    static char *print_##name(const LbRunSettings *s) { return text("%d", s->field); }
+INT_SETTING(layers, model.layers, 1, LB_LAYERS_MAX)
+INT_SETTING(d_model, model.d_model, 1, LB_DMODEL_MAX)
+INT_SETTING(heads, model.heads, 1, LB_HEADS_MAX)
+INT_SETTING(ffn, model.ffn, 1, LB_FFN_MAX)
+INT_SETTING(vocab, model.vocab, 1, LB_VOCAB_MAX)
+INT_SETTING(gpu, gpu, 0, 1023)
+#undef INT_SETTING
+
+static int parse_dtype(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
+{
+    (void)from_meta;
+    return lb_dtype_parse(t, &s->model.dtype) ? refuse("fp16, bf16 or fp32", should, size) : 0;
+}
+static char *print_dtype(const LbRunSettings *s) { return text("%s", lb_dtype_name(s->model.dtype)); }
+
+/* The flag itself takes no value (text NULL); meta.csv holds 0 or 1. */
+static int parse_tf32(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
+{
+    (void)from_meta;
+    if (!t) {
+        s->tf32 = 1;
+        return 0;
+    }
+    if (strcmp(t, "0") != 0 && strcmp(t, "1") != 0)
+        return refuse("0 or 1", should, size);
+    s->tf32 = t[0] == '1';
+    return 0;
+}
+static char *print_tf32(const LbRunSettings *s) { return text("%d", s->tf32); }
+
+static int parse_sharing(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
+{
+    (void)from_meta;
+    return lb_sharing_parse(t, &s->model.sharing) ? refuse("layerwise, kv, headwise or none", should, size) : 0;
+}
+static char *print_sharing(const LbRunSettings *s) { return text("%s", lb_sharing_name(s->model.sharing)); }
+
+static int parse_order(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
+{
+    (void)from_meta;
+    return lb_order_parse(t, &s->model.order) ? refuse("early or late", should, size) : 0;
+}
+static char *print_order(const LbRunSettings *s) { return text("%s", lb_order_name(s->model.order)); }
+
+static int parse_chunk(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
+{
+    (void)from_meta;
+    if (lb_parse_int64(t, 1, LB_N_MAX, &s->model.chunk) == 0)
+        return 0;
+    snprintf(should, size, "an integer from 1 to %d", LB_N_MAX);
+    return -1;
+}
+static char *print_chunk(const LbRunSettings *s) { return text("%lld", (long long)s->model.chunk); }
+
+static int parse_device(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
+{
+    (void)from_meta;
+    if (strcmp(t, "cuda") == 0)
+        s->device = LB_DEVICE_CUDA;
+    else if (strcmp(t, "cpu") == 0)
+        s->device = LB_DEVICE_CPU;
+    else
+        return refuse("cuda or cpu", should, size);
+    return 0;
+}
+static char *print_device(const LbRunSettings *s) { return text("%s", s->device == LB_DEVICE_CPU ? "cpu" : "cuda"); }
+
+static int parse_mem_limit(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
+{
+    if (from_meta && t[0] == '\0') { /* not set in the first run either */
+        s->mem_limit = 0;
+        return 0;
+    }
+    if (lb_parse_size(t, &s->mem_limit) != 0 || s->mem_limit < ((uint64_t)1 << 20))
+        return refuse("a size of at least 1M, such as 16G, 16GiB, 512M or 1.5GiB", should, size);
+    return 0;
+}
+static char *print_mem_limit(const LbRunSettings *s)
+{
+    return s->mem_limit ? text("%llu", (unsigned long long)s->mem_limit) : text("%s", "");
+}
+
+static int parse_max_batch(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
+{
+    if (from_meta && t[0] == '\0') {
+        s->timing.max_batch = 0;
+        return 0;
+    }
+    int64_t v;
+    if (lb_parse_int64(t, 1, INT64_C(1) << 40, &v) != 0)
+        return refuse("an integer from 1 to 2^40", should, size);
+    s->timing.max_batch = v;
+    return 0;
+}
+static char *print_max_batch(const LbRunSettings *s)
+{
+    return s->timing.max_batch ? text("%lld", (long long)s->timing.max_batch) : text("%s", "");
+}
+
+static int parse_headroom(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
+{
+    if (from_meta && t[0] == '\0') { /* empty: the default */
+        s->headroom = LB_HEADROOM_AUTO;
+        return 0;
+    }
+    if (strcmp(t, "0") == 0) { /* no headroom: the sizes parser wants a positive size */
+        s->headroom = 0;
+        return 0;
+    }
+    if (lb_parse_size(t, &s->headroom) != 0 || s->headroom >= LB_HEADROOM_AUTO)
+        return refuse("a size such as 256M, 1G or 0", should, size);
+    return 0;
+}
+static char *print_headroom(const LbRunSettings *s)
+{
+    return s->headroom != LB_HEADROOM_AUTO ? text("%llu", (unsigned long long)s->headroom) : text("%s", "");
+}
+
+static int parse_cell_time(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
+{
+    (void)from_meta;
+    int v;
+    if (int_value(t, 1, 3600, &v, should, size))
+        return -1;
+    s->timing.cap_seconds = v;
+    return 0;
+}
+static char *print_cell_time(const LbRunSettings *s) { return text("%g", s->timing.cap_seconds); }
+
+static int parse_seed(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
+{
+    (void)from_meta;
+    int64_t v;
+    if (lb_parse_int64(t, 0, INT64_MAX, &v) != 0)
+        return refuse("a non-negative integer", should, size);
+    s->seed = (uint64_t)v;
+    return 0;
+}
+static char *print_seed(const LbRunSettings *s) { return text("%llu", (unsigned long long)s->seed); }
+
+/* ---- the table ---- */
+
+#define GRID "Grid:"
+#define MODEL "Model (default RoBERTa-base):"
+#define LINFORMER "Linformer:"
+#define CHUNKED "Chunked attention:"
+#define DEVICE "Device and memory:"
+#define TIMING "Timing:"
+#define BOTH (LB_FOR_SWEEP | LB_FOR_RUN)
+
+const LbSetting lb_settings[LB_SET_COUNT] = {
+    [LB_SET_N] = {"n", "LIST", "n_list", "sequence lengths", GRID,
+                  "sequence lengths, 2 to 1048576: comma list and doubling ranges a:b;\nthe paper's rows",
+                  "512:65536", NULL, NULL, LB_FOR_SWEEP, 1, parse_n, print_n},
+    [LB_SET_K] = {"k", "LIST", "k_list", "projected lengths", GRID,
+                  "projected lengths, 1 to 1048576, same syntax", "128:2048", NULL, NULL, LB_FOR_SWEEP, 1,
+                  parse_k, print_k},
+    [LB_SET_MODELS] = {"models", "LIST", "models", "models", GRID,
+                       "attention models, a comma list of: {models};\neach measured for every n (and k)",
+                       "standard,linformer", NULL, "standard,linformer", LB_FOR_SWEEP, 1, parse_models, print_models},
+    [LB_SET_SHARD] = {"shard", "I/N", "shard", "shard", GRID,
+                      "measure only shard I (0 to N-1) of N, N from 1 to 4096: a split of\nthe cells by predicted cost; recorded in meta.csv as a setting;\nput the shards' directories together with linbench merge",
+                      NULL, "", "", LB_FOR_SWEEP, 1, parse_shard, print_shard},
+    [LB_SET_LAYERS] = {"layers", "N", "layers", "layers", MODEL, "encoder layers, 1 to 1024", NULL, NULL, NULL, BOTH,
+                       1, parse_layers, print_layers},
+    [LB_SET_DMODEL] = {"d-model", "N", "d_model", "model width", MODEL,
+                       "model width, 1 to 65536, divisible by --heads", NULL, NULL, NULL, BOTH, 1, parse_d_model,
+                       print_d_model},
+    [LB_SET_HEADS] = {"heads", "N", "heads", "heads", MODEL, "attention heads, 1 to 1024", NULL, NULL, NULL, BOTH, 1,
+                      parse_heads, print_heads},
+    [LB_SET_FFN] = {"ffn", "N", "ffn", "feed-forward width", MODEL, "feed-forward width, 1 to 1048576", NULL, NULL,
+                    NULL, BOTH, 1, parse_ffn, print_ffn},
+    [LB_SET_VOCAB] = {"vocab", "N", "vocab", "vocabulary", MODEL, "token vocabulary, 1 to 16777216", NULL, NULL, NULL,
+                      BOTH, 1, parse_vocab, print_vocab},
+    [LB_SET_DTYPE] = {"dtype", "T", "dtype", "dtype", MODEL, "fp16, bf16 or fp32; products accumulate in fp32", NULL,
+                      NULL, NULL, BOTH, 1, parse_dtype, print_dtype},
+    [LB_SET_TF32] = {"tf32", NULL, "tf32", "TF32", MODEL, "let fp32 products use TF32, only with --dtype fp32", NULL,
+                     "(default off)", NULL, BOTH, 1, parse_tf32, print_tf32},
+    [LB_SET_SHARING] = {"sharing", "S", "sharing", "sharing", LINFORMER,
+                        "layerwise, kv, headwise or none", NULL, NULL, NULL, BOTH, 1,
+                        parse_sharing, print_sharing},
+    [LB_SET_ORDER] = {"order", "O", "order", "projection order", LINFORMER,
+                      "early (K' = (E X) W_K, fairseq) or late (K' = E (X W_K), the\npaper's figure)", NULL,
+                      "(default early; late with --sharing none)", NULL, BOTH, 1, parse_order, print_order},
+    [LB_SET_CHUNK] = {"chunk", "ROWS", "chunk", "chunk rows", CHUNKED,
+                      "query rows per block of the chunked model, 1 to 1048576", NULL, NULL, "1024", BOTH, 1,
+                      parse_chunk, print_chunk},
+    [LB_SET_DEVICE] = {"device", "D", "device", "device", DEVICE, "cuda or cpu; cpu is the plain-C reference", "cuda",
+                       NULL, NULL, BOTH, 1, parse_device, print_device},
+    [LB_SET_MEM_LIMIT] = {"mem-limit", "SIZE", "mem_limit", "memory limit", DEVICE,
+                          "memory budget, at least 1M: 16G, 16GiB, 512M, 1.5GiB; K/M/G/T and\nKiB..TiB are binary, KB..TB decimal",
+                          NULL, "(default: the GPU's free memory;\n512MiB on --device cpu)", NULL, BOTH, 1,
+                          parse_mem_limit, print_mem_limit},
+    [LB_SET_MAX_BATCH] = {"max-batch", "N", "max_batch", "batch cap", DEVICE, "cap on the batch search, 1 to 2^40",
+                          NULL, "(default none)", NULL, BOTH, 1, parse_max_batch, print_max_batch},
+    [LB_SET_HEADROOM] = {"headroom", "SIZE", "headroom", "GPU headroom", DEVICE,
+                         "GPU memory kept outside the budget for the driver and libraries",
+                         NULL, "\n(default the larger of 256M and 1% of the GPU's memory; 0 for none)", NULL, BOTH,
+                         1, parse_headroom, print_headroom},
+    [LB_SET_CELL_TIME] = {"cell-time", "SEC", "cell_time_s", "seconds per cell", TIMING,
+                          "stop adding timed passes past this much timed work, 1 to 3600,\nonce 5 passes ran", NULL,
+                          NULL, NULL, BOTH, 1, parse_cell_time, print_cell_time},
+    [LB_SET_SEED] = {"seed", "N", "seed", "seed", TIMING, "seed of the random weights and tokens, >= 0", "1", NULL,
+                     NULL, BOTH, 1, parse_seed, print_seed},
+    [LB_SET_GPU] = {"gpu", "N", NULL, "GPU index", DEVICE, "CUDA device index, 0 to 1023", NULL, NULL, NULL, BOTH, 0,
+                    parse_gpu, print_gpu},
+};
+
+int lb_run_settings_init(LbRunSettings *s)
+{
+    memset(s, 0, sizeof *s);
+    s->model = lb_config_default();
+    s->timing = lb_timing_defaults();
+    s->headroom = LB_HEADROOM_AUTO;
+    s->device = LB_DEVICE_CUDA;
+    for (int id = 0; id < LB_SET_COUNT; id++) {
+        char should[160];
+        if (lb_settings[id].def && lb_settings[id].parse(s, lb_settings[id].def, 0, should, sizeof should) != 0) {
+            lb_run_settings_free(s);
+            return LB_FAIL(LB_ERR_NOMEM, "out of memory setting the defaults"); /* the lists' malloc */
+        }
+    }
+    return LB_OK;
+}
+
+void lb_run_settings_free(LbRunSettings *s)
+{
+    free(s->n);
+    free(s->k);
+    s->n = s->k = NULL;
+    s->nn = s->nk = 0;
+}
+
+int lb_setting_parse(LbRunSettings *s, LbSettingId id, const char *t, int from_meta, char *should, size_t size)
+{
+    if ((unsigned)id >= LB_SET_COUNT)
+        return refuse("a known setting (internal error)", should, size);
+    if (!t && lb_settings[id].arg)
+        return refuse("given a value", should, size);
+    return lb_settings[id].parse(s, t, from_meta, should, size);
+}
+
+char *lb_setting_text(const LbRunSettings *s, LbSettingId id)
+{
+    return (unsigned)id < LB_SET_COUNT ? lb_settings[id].print(s) : NULL;
+}
+
+int lb_setting_by_flag(const char *flag)
+{
+    for (int id = 0; id < LB_SET_COUNT; id++)
+        if (strcmp(lb_settings[id].flag, flag) == 0)
+            return id;
+    return -1;
+}
+
+int lb_run_settings_finish(LbRunSettings *s, char *msg, size_t size)
+{
+    if (s->model.sharing == LB_SHARE_NONE && !(s->given & (UINT64_C(1) << LB_SET_ORDER)))
+        s->model.order = LB_ORDER_LATE; /* per-head projections only exist in the late order */
+    if (s->tf32 && s->model.dtype != LB_DTYPE_FP32) {
+        snprintf(msg, size, "--tf32 applies to --dtype fp32 only: should be used with --dtype fp32");
+        return -1;
+    }
+    return 0;
+}
+
+uint64_t lb_run_settings_headroom(const LbRunSettings *s, uint64_t total_bytes)
+{
+    if (s->headroom != LB_HEADROOM_AUTO)
+        return s->headroom;
+    const uint64_t one_percent = total_bytes / 100;
+    return one_percent > LB_HEADROOM_MIN ? one_percent : LB_HEADROOM_MIN;
+}
+
+const char *lb_settings_meta_value(const LbMeta *meta, LbSettingId id)
+{
+    if ((unsigned)id >= LB_SET_RECORDED)
+        return NULL;
+    const char *v = lb_meta_get(meta, lb_settings[id].key);
+    return v ? v : lb_settings[id].absent;
+}
+
+int lb_run_settings_take(LbRunSettings *s, const LbMeta *meta, LbSettingProblem *p)
+{
+    memset(p, 0, sizeof *p);
+    for (int id = 0; id < LB_SET_RECORDED; id++) {
+        const char *v = lb_settings_meta_value(meta, (LbSettingId)id);
+        p->id = (LbSettingId)id;
+        p->theirs = v;
+        if (!v) {
+            p->kind = LB_SETTING_MISSING;
+            return -1;
+        }
+        if (s->given & (UINT64_C(1) << id))
+            continue; /* compared once everything is parsed */
+        if (lb_settings[id].parse(s, v, 1, p->should, sizeof p->should) != 0) {
+            p->kind = LB_SETTING_UNREADABLE;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int lb_run_settings_compare(const LbRunSettings *s, const LbMeta *meta, LbSettingProblem *p)
+{
+    memset(p, 0, sizeof *p);
+    for (int id = 0; id < LB_SET_RECORDED; id++) {
+        if (!lb_settings[id].resume_must_match)
+            continue;
+        const char *theirs = lb_settings_meta_value(meta, (LbSettingId)id);
+        char *mine = lb_settings[id].print(s);
+        if (!mine)
+            return LB_FAIL(LB_ERR_NOMEM, "out of memory comparing settings");
+        if (theirs && strcmp(mine, theirs) == 0) {
+            free(mine);
+            continue;
+        }
+        p->id = (LbSettingId)id;
+        p->theirs = theirs;
+        p->mine = mine;
+        p->kind = s->given & (UINT64_C(1) << id) ? LB_SETTING_DIFFERS : LB_SETTING_READS_BACK;
+        return -1;
+    }
+    return 0;
+}
+
+void lb_setting_problem_free(LbSettingProblem *p)
+{
+    free(p->mine);
+    p->mine = NULL;
+}
+
+size_t lb_settings_list(const LbMeta *meta, LbSettingView *out, size_t cap)
+{
+    for (size_t id = 0; id < LB_SET_RECORDED && id < cap; id++) {
+        const char *v = lb_settings_meta_value(meta, (LbSettingId)id);
+        out[id].id = (LbSettingId)id;
+        out[id].key = lb_settings[id].key;
+        out[id].label = lb_settings[id].label;
+        out[id].value = v ? v : "";
+    }
+    return LB_SET_RECORDED;
+}

@@ -1,0 +1,160 @@
+/* The run settings of linbench, in one table: for each, its flag, its meta.csv key, its parser
+ * and printer, its default, its --help text and whether a resumed sweep must keep it. The flags
+ * sweep and run accept (getopt entries), the settings meta.csv records, the --resume check and the
+ * settings lines of --help are all walks over this table, so a setting is written once.
+ *
+ * The table lives below cmd/ so reports/ (compare, plot, merge, the sweep engine) reads meta.csv
+ * through it without including cmd/. Nothing here prints: a parser hands back what the setting
+ * accepts ("an integer from 1 to 1024") and cmd/ words the message. */
+#ifndef LB_SETTINGS_H
+#define LB_SETTINGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attn/config.h"
+#include "attn/measure.h"
+#include "reports/meta.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum LbDeviceKind { LB_DEVICE_CUDA = 0, LB_DEVICE_CPU = 1 } LbDeviceKind;
+
+/* --headroom not given: the larger of 256 MiB and 1% of the GPU's memory stays outside the budget,
+ * for what the driver and libraries allocate beside the arena (local memory for deep stacks,
+ * cuBLAS's own buffers, a lazily loaded module). */
+#define LB_HEADROOM_AUTO UINT64_MAX
+#define LB_HEADROOM_MIN ((uint64_t)256 << 20)
+
+/* The CPU reference's emulated device memory when --mem-limit is not given. */
+#define LB_CPU_DEFAULT_MEM ((uint64_t)512 << 20)
+
+/* The most shards a sweep is cut into (--shard I/N). */
+#define LB_SHARDS_MAX 4096
+
+/* The settings, in the table's order. Those meta.csv records come first (their count is
+ * LB_SET_RECORDED), so a walk over the recorded ones is a walk over 0 .. LB_SET_RECORDED - 1. */
+typedef enum LbSettingId {
+    LB_SET_N = 0, LB_SET_K, LB_SET_MODELS, LB_SET_SHARD,
+    LB_SET_LAYERS, LB_SET_DMODEL, LB_SET_HEADS, LB_SET_FFN, LB_SET_VOCAB, LB_SET_DTYPE, LB_SET_TF32,
+    LB_SET_SHARING, LB_SET_ORDER, LB_SET_CHUNK,
+    LB_SET_DEVICE, LB_SET_MEM_LIMIT, LB_SET_MAX_BATCH, LB_SET_HEADROOM,
+    LB_SET_CELL_TIME, LB_SET_SEED,
+    LB_SET_RECORDED,
+    LB_SET_GPU = LB_SET_RECORDED, /* which GPU is not a setting of the result: a resume may move */
+    LB_SET_COUNT
+} LbSettingId;
+
+/* Which commands take a setting's flag. */
+#define LB_FOR_SWEEP 1u
+#define LB_FOR_RUN 2u
+
+/* Everything a sweep (or one run) is set up with. */
+typedef struct LbRunSettings {
+    LbModelConfig model;   /* shape, dtype, sharing, order, chunk; kind, n and k are per cell */
+    LbDeviceKind device;
+    int gpu;
+    int tf32;
+    uint64_t mem_limit;    /* 0 = none */
+    uint64_t headroom;     /* GPU memory left outside the budget; LB_HEADROOM_AUTO = the default */
+    uint64_t seed;
+    LbTimingOptions timing;
+    int64_t *n, *k;        /* the sweep's axes, ascending, unique (owned) */
+    size_t nn, nk;
+    unsigned models;       /* bit 1u << kind for every model the sweep measures */
+    int shard_index, shard_count; /* --shard I/N; shard_count 0: every cell */
+    uint64_t given;        /* bit 1 << id for every flag the user gave */
+} LbRunSettings;
+
+typedef struct LbSetting {
+    const char *flag;  /* long flag without "--" */
+    const char *arg;   /* its value in --help ("N", "LIST"); NULL: a switch that takes none */
+    const char *key;   /* meta.csv key (NULL past LB_SET_RECORDED) */
+    const char *label; /* words for a report's header ("model width") */
+    const char *group; /* the --help heading it is listed under */
+    const char *help;  /* --help text; '\n' continues on the next, indented line */
+    const char *def;   /* the default as the parser takes it; NULL: lb_run_settings_init's own
+                        * (the model's shape from lb_config_default, timing from lb_timing_defaults) */
+    const char *def_help; /* --help's default when not "(default <printed default>)"; "" for none */
+    const char *absent;   /* what a meta.csv without the key (written before it existed) means;
+                           * NULL: a sweep's meta.csv must hold it */
+    unsigned commands;    /* LB_FOR_SWEEP | LB_FOR_RUN */
+    int resume_must_match; /* --resume refuses a flag that differs from meta.csv */
+    /* text into s: 0, or -1 with what it accepts in should. from_meta: the text comes from a
+     * meta.csv (an empty value there means "not set" for the optional settings). */
+    int (*parse)(LbRunSettings *s, const char *text, int from_meta, char *should, size_t size);
+    char *(*print)(const LbRunSettings *s); /* as meta.csv holds it; malloc'd, NULL if no memory */
+} LbSetting;
+
+extern const LbSetting lb_settings[LB_SET_COUNT];
+
+/* Defaults of every setting (the table's def texts parsed, the model's shape and timing from
+ * attn/). 0, or LB_ERR_NOMEM. Free with lb_run_settings_free. */
+int lb_run_settings_init(LbRunSettings *s);
+void lb_run_settings_free(LbRunSettings *s);
+
+/* Parse one setting's text into s (the given bit is the caller's). 0 or -1 with should. */
+int lb_setting_parse(LbRunSettings *s, LbSettingId id, const char *text, int from_meta, char *should,
+                     size_t size);
+/* A setting's value as meta.csv holds it: malloc'd, NULL when out of memory. */
+char *lb_setting_text(const LbRunSettings *s, LbSettingId id);
+/* The setting whose flag is `flag` (without "--"), or -1. */
+int lb_setting_by_flag(const char *flag);
+
+/* What depends on several settings: --order defaults to late with --sharing none; --tf32 needs
+ * --dtype fp32. 0, or -1 with the message (one line, naming the flags) in msg. */
+int lb_run_settings_finish(LbRunSettings *s, char *msg, size_t size);
+
+/* The GPU memory kept outside the budget on a device of `total_bytes`: --headroom, or the larger
+ * of 256 MiB and 1% (LB_HEADROOM_AUTO). */
+uint64_t lb_run_settings_headroom(const LbRunSettings *s, uint64_t total_bytes);
+
+/* --resume. What went wrong with one setting, for cmd/ to word. */
+typedef enum LbSettingProblemKind {
+    LB_SETTING_MISSING = 1,  /* meta.csv lacks the key */
+    LB_SETTING_UNREADABLE,   /* meta.csv's value does not parse (should says what it must be) */
+    LB_SETTING_DIFFERS,      /* a flag the user gave differs from meta.csv */
+    LB_SETTING_READS_BACK    /* meta.csv's value parses but prints back otherwise */
+} LbSettingProblemKind;
+
+typedef struct LbSettingProblem {
+    LbSettingProblemKind kind;
+    LbSettingId id;
+    const char *theirs; /* meta.csv's value (points into the LbMeta) */
+    char *mine;         /* this run's value (DIFFERS, READS_BACK); malloc'd, lb_setting_problem_free */
+    char should[160];   /* UNREADABLE: what the value must be */
+} LbSettingProblem;
+
+/* Every recorded setting the user did not give, taken from meta.csv (a key it lacks reads as the
+ * table's `absent` value). 0; -1 with *p filled; LB_ERR_NOMEM. */
+int lb_run_settings_take(LbRunSettings *s, const LbMeta *meta, LbSettingProblem *p);
+/* With everything parsed: each setting that must match does, as this run would record it.
+ * 0; -1 with *p filled (DIFFERS or READS_BACK); LB_ERR_NOMEM. */
+int lb_run_settings_compare(const LbRunSettings *s, const LbMeta *meta, LbSettingProblem *p);
+void lb_setting_problem_free(LbSettingProblem *p);
+
+/* meta.csv for reports (compare, plot, merge): a recorded setting's value in a result's meta.csv,
+ * the table's `absent` value for a key written before it existed, or NULL when it has none. */
+const char *lb_settings_meta_value(const LbMeta *meta, LbSettingId id);
+
+/* The recorded settings of a result, in the table's order, for a header: key, label and value
+ * (as lb_settings_meta_value; "" when absent with no `absent` value). Fills up to `cap` entries
+ * and returns LB_SET_RECORDED. */
+typedef struct LbSettingView {
+    LbSettingId id;
+    const char *key;
+    const char *label;
+    const char *value;
+} LbSettingView;
+size_t lb_settings_list(const LbMeta *meta, LbSettingView *out, size_t cap);
+
+/* The models of a `models` value ("standard,linformer") as a bit set (1u << kind): 0, or -1. */
+int lb_settings_parse_models(const char *text, unsigned *models);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

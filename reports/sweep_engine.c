@@ -1,0 +1,350 @@
+/* The sweep engine: see sweep_engine.h. */
+#include "reports/sweep_engine.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "attn/plan.h"
+#include "attn/status.h"
+#include "lb_config.h"
+#include "lb_revision.h"
+#include "reports/atomic_file.h"
+#include "reports/raw.h"
+
+int lb_sweep_cells(const LbRunSettings *s, LbSweepCell **cells, size_t *count)
+{
+    size_t total = 0;
+    for (int pass = 0; pass < 2; pass++) { /* count, then fill */
+        size_t at = 0;
+        for (size_t i = 0; i < s->nn; i++) {
+            for (int m = 0; m < LB_MODEL_COUNT; m++) {
+                if (!(s->models & (1u << m)))
+                    continue;
+                const LbModelKind kind = (LbModelKind)m;
+                const size_t ks = lb_model_has_k(kind) ? s->nk : 1;
+                for (size_t j = 0; j < ks; j++) {
+                    const int64_t k = lb_model_has_k(kind) ? s->k[j] : 0;
+                    if (!lb_model_cell_exists(kind, s->n[i], k))
+                        continue;
+                    if (pass == 1)
+                        (*cells)[at] = (LbSweepCell){kind, s->n[i], k};
+                    at++;
+                }
+            }
+        }
+        if (pass == 0) {
+            total = at;
+            *cells = malloc((total ? total : 1) * sizeof **cells);
+            if (!*cells)
+                return LB_FAIL(LB_ERR_NOMEM, "out of memory listing the sweep's cells");
+        }
+    }
+    *count = total;
+    return LB_OK;
+}
+
+double lb_sweep_cell_cost(const LbSweepCell *c)
+{
+    return lb_model_has_k(c->model) ? (double)c->n * (double)c->k : (double)c->n * (double)c->n;
+}
+
+typedef struct {
+    double cost;
+    size_t index; /* in the sweep's order */
+} CostedCell;
+
+static int by_cost_desc(const void *a, const void *b)
+{
+    const CostedCell *x = a, *y = b;
+    if (x->cost != y->cost)
+        return x->cost < y->cost ? 1 : -1;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+int lb_sweep_shard_assign(const LbSweepCell *cells, size_t count, int shards, int **shard_of)
+{
+    CostedCell *c = malloc((count ? count : 1) * sizeof *c);
+    int *out = malloc((count ? count : 1) * sizeof *out);
+    double *load = calloc((size_t)(shards > 0 ? shards : 1), sizeof *load);
+    if (!c || !out || !load) {
+        free(c);
+        free(out);
+        free(load);
+        return LB_FAIL(LB_ERR_NOMEM, "out of memory splitting the grid into shards");
+    }
+    for (size_t i = 0; i < count; i++)
+        c[i] = (CostedCell){lb_sweep_cell_cost(&cells[i]), i};
+    qsort(c, count, sizeof *c, by_cost_desc);
+    for (size_t i = 0; i < count; i++) {
+        int least = 0;
+        for (int s = 1; s < shards; s++)
+            if (load[s] < load[least])
+                least = s;
+        load[least] += c[i].cost;
+        out[c[i].index] = least;
+    }
+    free(c);
+    free(load);
+    *shard_of = out;
+    return LB_OK;
+}
+
+const char *lb_sweep_outcome_name(LbSweepOutcome o)
+{
+    switch (o) {
+    case LB_SWEEP_COMPLETE: return "complete";
+    case LB_SWEEP_CELL_ERRORS: return "finished with errors";
+    case LB_SWEEP_FAILED: return "failed";
+    case LB_SWEEP_INTERRUPTED: return "interrupted";
+    }
+    return "?";
+}
+
+static void now_text(char *buf, size_t size)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    localtime_r(&t, &tm);
+    strftime(buf, size, "%Y-%m-%dT%H:%M:%S%z", &tm);
+}
+
+/* meta.csv: what ran, where, with what; rewritten at the end with the sweep's outcome. A value
+ * that cannot be known (no NVML on this device, a CPU's compute capability) is an empty field,
+ * never a number such as -1 that a spreadsheet would average. A resumed sweep keeps the first
+ * run's command line and start time and appends its own time and command. */
+static int write_meta(const LbSweepJob *job, LbBackend *be, const char *start, const char *now,
+                      const char *status)
+{
+    const LbRunSettings *s = job->settings;
+    LbDeviceInfo d;
+    memset(&d, 0, sizeof d);
+    d.cc_major = d.cc_minor = d.sm_count = -1;
+    d.driver_version = d.runtime_version = d.cublas_version = -1;
+    d.sm_clock_mhz = d.sm_clock_max_mhz = d.mem_clock_mhz = -1;
+    d.total_bytes = d.free_bytes = -1;
+    if (be->ops->describe(be, &d) != LB_OK)
+        snprintf(d.name, sizeof d.name, "unknown");
+    char end[64] = "";
+    if (strcmp(status, "running") != 0)
+        now_text(end, sizeof end);
+
+    LbMeta meta;
+    memset(&meta, 0, sizeof meta);
+    int rc = LB_OK;
+#define SET(key, ...)                                          \
+    do {                                                       \
+        if (rc == LB_OK)                                       \
+            rc = lb_meta_set(&meta, key, __VA_ARGS__);         \
+    } while (0)
+#define SET_KNOWN(key, v) /* an int that is -1 when unknown */ \
+    do {                                                       \
+        if ((v) >= 0)                                          \
+            SET(key, "%lld", (long long)(v));                  \
+        else                                                   \
+            SET(key, "%s", "");                                \
+    } while (0)
+    const char *first_command = job->previous ? lb_meta_get(job->previous, "command_line") : NULL;
+    SET("linbench_version", "%s", LB_VERSION);
+    SET("git_revision", "%s", LB_GIT_REVISION);
+    SET("command_line", "%s", first_command ? first_command : job->command_line);
+    SET("start_time", "%s", start);
+    SET("end_time", "%s", end);
+    SET("status", "%s", status);
+    SET("device_name", "%s", d.name);
+    if (d.cc_major >= 0)
+        SET("compute_capability", "%d.%d", d.cc_major, d.cc_minor);
+    else
+        SET("compute_capability", "%s", "");
+    SET_KNOWN("sm_count", d.sm_count);
+    SET_KNOWN("memory_total_bytes", d.total_bytes);
+    SET("memory_budget_bytes", "%llu", (unsigned long long)job->budget);
+    if (s->device == LB_DEVICE_CUDA && d.total_bytes > 0)
+        SET("memory_headroom_bytes", "%llu", (unsigned long long)lb_run_settings_headroom(s, (uint64_t)d.total_bytes));
+    else
+        SET("memory_headroom_bytes", "%s", "");
+    SET_KNOWN("driver_version", d.driver_version);
+    SET_KNOWN("runtime_version", d.runtime_version);
+    SET_KNOWN("cublas_version", d.cublas_version);
+    SET_KNOWN("sm_clock_mhz", d.sm_clock_mhz);
+    SET_KNOWN("sm_clock_max_mhz", d.sm_clock_max_mhz);
+    SET_KNOWN("mem_clock_mhz", d.mem_clock_mhz);
+    SET("storage_dtype", "%s", lb_dtype_name(be->storage));
+    for (int id = 0; id < LB_SET_RECORDED; id++) { /* every setting, in the table's order */
+        char *v = lb_setting_text(s, (LbSettingId)id);
+        if (!v && rc == LB_OK)
+            rc = LB_FAIL(LB_ERR_NOMEM, "out of memory writing meta.csv");
+        SET(lb_settings[id].key, "%s", v ? v : "");
+        free(v);
+    }
+    SET("min_passes", "%d", s->timing.min_passes);
+    /* this run's quick check of the backend (linbench check --quick); a resume records its own */
+    SET("check", "%s", !job->check.ran ? "skipped" : job->check.failed ? "failed" : "passed");
+    if (job->check.ran) {
+        SET("check_max_rel_error", "%.3g", job->check.max_rel_error);
+        SET("check_seed", "%llu", (unsigned long long)job->check.seed);
+    } else {
+        SET("check_max_rel_error", "%s", "");
+        SET("check_seed", "%s", "");
+    }
+    /* resume_1_time, resume_1_command, resume_2_time ...: the earlier resumes, then this one */
+    int resumes = 0;
+    for (size_t i = 0; job->previous && i < job->previous->count; i++) {
+        const char *key = job->previous->keys[i];
+        if (strncmp(key, "resume_", 7) != 0)
+            continue;
+        SET(key, "%s", job->previous->values[i]);
+        int index = atoi(key + 7);
+        if (index > resumes)
+            resumes = index;
+    }
+    if (job->previous) {
+        char key[48];
+        snprintf(key, sizeof key, "resume_%d_time", resumes + 1);
+        SET(key, "%s", now);
+        snprintf(key, sizeof key, "resume_%d_command", resumes + 1);
+        SET(key, "%s", job->command_line);
+    }
+#undef SET_KNOWN
+#undef SET
+    char *path = lb_path_join(job->dir, "meta.csv");
+    if (!path && rc == LB_OK)
+        rc = LB_FAIL(LB_ERR_NOMEM, "out of memory writing meta.csv");
+    if (rc == LB_OK)
+        rc = lb_meta_write(path, &meta);
+    free(path);
+    lb_meta_free(&meta);
+    return rc;
+}
+
+/* Whether raw rows already hold a finished (ok or OOM) measurement of this cell. */
+static int already_measured(const LbCellResult *rows, size_t count, const LbSweepCell *c)
+{
+    for (size_t i = 0; i < count; i++) {
+        const LbCellResult *r = &rows[i];
+        if (r->model == c->model && r->n == c->n && (!lb_model_has_k(c->model) || r->k == c->k) &&
+            r->status != LB_CELL_ERROR)
+            return 1;
+    }
+    return 0;
+}
+
+/* The grids from every row in raw.csv (earlier runs' too, when resuming), written; kept in *out
+ * when out is not NULL. */
+static int write_grids(const LbSweepJob *job, const char *raw_path, LbGrid *out)
+{
+    const LbRunSettings *s = job->settings;
+    LbCellResult *rows = NULL;
+    size_t count = 0;
+    LB_TRY(lb_raw_read(raw_path, &rows, &count));
+    LbGrid g;
+    int rc = lb_grid_from_raw(rows, count, s->n, s->nn, s->k, s->nk, &g);
+    free(rows);
+    if (rc != LB_OK)
+        return rc;
+    rc = lb_grids_write(job->dir, &g);
+    if (rc == LB_OK && out)
+        *out = g;
+    else
+        lb_grid_free(&g);
+    return rc;
+}
+
+static void tell(const LbSweepJob *job, LbSweepEvent e)
+{
+    if (job->progress)
+        job->progress(job->progress_ctx, &e);
+}
+
+int lb_sweep_engine_run(const LbSweepJob *job, LbBackend *be, const volatile sig_atomic_t *stop,
+                        LbSweepOutcome *outcome, LbGrid *grid)
+{
+    const LbRunSettings *s = job->settings;
+    char now[64];
+    now_text(now, sizeof now);
+    const char *first_start = job->previous ? lb_meta_get(job->previous, "start_time") : NULL;
+    const char *start = first_start ? first_start : now;
+
+    LbCellResult *done = NULL;
+    size_t done_count = 0, ncells = 0, ntodo = 0;
+    LbSweepCell *cells = NULL;
+    size_t *todo = NULL; /* indices into cells of what this run measures */
+    int *shard_of = NULL;
+    LbRawWriter *raw = NULL;
+    int started = 0, failed = 0, fatal = 0, interrupted = 0;
+    char *raw_path = lb_path_join(job->dir, "raw.csv");
+    int rc = raw_path ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory");
+    struct stat st;
+    /* A sweep killed between meta.csv and its first row has no raw.csv yet: nothing is done. */
+    if (rc == LB_OK && job->resume && stat(raw_path, &st) == 0)
+        rc = lb_raw_read(raw_path, &done, &done_count);
+    if (rc == LB_OK)
+        rc = lb_sweep_cells(s, &cells, &ncells);
+    if (rc == LB_OK) /* which cells are this shard's: all of them when not sharded */
+        rc = lb_sweep_shard_assign(cells, ncells, s->shard_count ? s->shard_count : 1, &shard_of);
+    if (rc == LB_OK && !(todo = malloc((ncells ? ncells : 1) * sizeof *todo)))
+        rc = LB_FAIL(LB_ERR_NOMEM, "out of memory listing the sweep's cells");
+    for (size_t c = 0; rc == LB_OK && c < ncells; c++)
+        if (shard_of[c] == s->shard_index && !already_measured(done, done_count, &cells[c]))
+            todo[ntodo++] = c;
+    if (rc == LB_OK)
+        rc = write_meta(job, be, start, now, "running");
+    if (rc == LB_OK)
+        rc = lb_raw_open(raw_path, job->resume, &raw);
+    if (rc != LB_OK)
+        goto out;
+
+    started = 1;
+    tell(job, (LbSweepEvent){LB_SWEEP_START, 0, (int)ntodo, NULL, 0, NULL});
+    const LbPlanParams pp = {be->elem_bytes, be->alignment, be->workspace_bytes};
+    for (size_t t = 0; t < ntodo && !fatal; t++) {
+        const LbSweepCell *c = &cells[todo[t]];
+        LbModelConfig cfg = s->model;
+        cfg.kind = c->model;
+        cfg.n = c->n;
+        cfg.k = c->k;
+        const int index = (int)t + 1;
+        tell(job, (LbSweepEvent){LB_SWEEP_BEGIN, index, (int)ntodo, &cfg,
+                                 lb_plan_largest_batch(&cfg, &pp, job->budget, s->timing.max_batch), NULL});
+        LbCellResult r;
+        int mrc = lb_measure_cell(be, &cfg, job->budget, &s->timing, s->seed, stop, &r);
+        if (mrc == LB_ERR_INTERRUPTED) {
+            interrupted = 1; /* the cell in progress is lost, the finished ones are on disk */
+            break;
+        }
+        if (mrc != LB_OK) {
+            failed = 1;
+            fatal = mrc == LB_ERR_DEVICE; /* a CUDA error may leave the context unusable */
+        }
+        rc = lb_raw_append(raw, &r);
+        if (rc != LB_OK)
+            goto out;
+        tell(job, (LbSweepEvent){LB_SWEEP_END, index, (int)ntodo, &cfg, 0, &r});
+    }
+    tell(job, (LbSweepEvent){LB_SWEEP_FINISH, (int)ntodo, (int)ntodo, NULL, 0, NULL});
+    started = 0;
+    lb_raw_close(raw);
+    raw = NULL;
+    if (*stop)
+        interrupted = 1;
+    *outcome = interrupted ? LB_SWEEP_INTERRUPTED : fatal ? LB_SWEEP_FAILED : failed ? LB_SWEEP_CELL_ERRORS : LB_SWEEP_COMPLETE;
+    rc = write_grids(job, raw_path, grid);
+    if (rc == LB_OK) {
+        rc = write_meta(job, be, start, now, lb_sweep_outcome_name(*outcome));
+        if (rc != LB_OK && grid)
+            lb_grid_free(grid);
+    }
+out:
+    if (started)
+        tell(job, (LbSweepEvent){LB_SWEEP_FINISH, 0, (int)ntodo, NULL, 0, NULL});
+    if (raw)
+        lb_raw_close(raw);
+    free(raw_path);
+    free(done);
+    free(cells);
+    free(todo);
+    free(shard_of);
+    return rc;
+}

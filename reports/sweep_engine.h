@@ -1,0 +1,106 @@
+/* The sweep engine: every cell of a sweep measured in turn into its result directory (METHOD.md,
+ * "Files a sweep writes"): meta.csv first (status running), each raw.csv row as its cell ends,
+ * then the two Table 3 grids and meta.csv again with the outcome. Resumable: cells already in
+ * raw.csv are not measured again. It prints nothing and picks no exit code: it returns a status
+ * and an outcome, and tells its caller about each cell through a callback (cmd/ prints).
+ *
+ * The cells, in the sweep's order: for each n ascending, for each listed model in the model
+ * table's order, for each k ascending where lb_model_cell_exists (one cell for a model without a
+ * k axis). --shard I/N splits them by predicted cost (lb_sweep_cell_cost): cells taken costliest
+ * first (ties: earlier in the sweep's order), each to the least loaded shard (ties: the lowest
+ * index). Deterministic, so every shard of a Slurm job array computes the same split alone. */
+#ifndef LB_SWEEP_ENGINE_H
+#define LB_SWEEP_ENGINE_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attn/config.h"
+#include "attn/measure.h"
+#include "attn/ops.h"
+#include "reports/grid.h"
+#include "reports/meta.h"
+#include "reports/settings.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct LbSweepCell {
+    LbModelKind model;
+    int64_t n;
+    int64_t k; /* 0 for a model without a k axis */
+} LbSweepCell;
+
+/* Every cell of the settings' grid and models, in the sweep's order, into a malloc'd array.
+ * LB_OK or LB_ERR_NOMEM. */
+int lb_sweep_cells(const LbRunSettings *s, LbSweepCell **cells, size_t *count);
+
+/* A cell's predicted cost for the shard split: n^2 for a model without a k axis (the score
+ * matrix, or its arithmetic), n*k for one with. */
+double lb_sweep_cell_cost(const LbSweepCell *c);
+
+/* The shard (0 .. shards-1) of every cell, into a malloc'd array. LB_OK or LB_ERR_NOMEM. */
+int lb_sweep_shard_assign(const LbSweepCell *cells, size_t count, int shards, int **shard_of);
+
+/* The backend's quick check as meta.csv records it (check, check_max_rel_error, check_seed). */
+typedef struct LbSweepCheck {
+    int ran;    /* 0: skipped (--no-check) */
+    int failed;
+    double max_rel_error;
+    uint64_t seed;
+} LbSweepCheck;
+
+typedef enum LbSweepEventKind {
+    LB_SWEEP_START,  /* total: the cells this run measures */
+    LB_SWEEP_BEGIN,  /* index, cfg, planned_batch: a cell begins */
+    LB_SWEEP_END,    /* index, result: a cell ended (its row is written unless status is ERROR and
+                      * writing failed); result->status ERROR names the failure in result->error */
+    LB_SWEEP_FINISH  /* the last cell ended (or the sweep stopped); the grids come next */
+} LbSweepEventKind;
+
+typedef struct LbSweepEvent {
+    LbSweepEventKind kind;
+    int index, total;           /* 1-based index among this run's cells; their count */
+    const LbModelConfig *cfg;   /* BEGIN */
+    int64_t planned_batch;      /* BEGIN: the plan's largest batch (0: not even 1 fits) */
+    const LbCellResult *result; /* END */
+} LbSweepEvent;
+
+typedef void (*LbSweepProgress)(void *ctx, const LbSweepEvent *e);
+
+typedef struct LbSweepJob {
+    const LbRunSettings *settings;
+    const char *dir;          /* exists, locked by the caller */
+    int resume;               /* keep raw.csv's rows and measure only the missing cells */
+    const LbMeta *previous;   /* meta.csv of the run being resumed (NULL otherwise): its command
+                               * line, start time and earlier resumes are kept */
+    const char *command_line; /* this run's */
+    uint64_t budget;          /* bytes */
+    LbSweepCheck check;
+    LbSweepProgress progress; /* may be NULL */
+    void *progress_ctx;
+} LbSweepJob;
+
+typedef enum LbSweepOutcome {
+    LB_SWEEP_COMPLETE = 0,    /* every cell measured (ok or OOM) */
+    LB_SWEEP_CELL_ERRORS,     /* some cell failed; the others were measured */
+    LB_SWEEP_FAILED,          /* a device error ended the sweep part-way */
+    LB_SWEEP_INTERRUPTED      /* *stop became non-zero; the finished cells are on disk */
+} LbSweepOutcome;
+
+/* Run the job on an open backend. Returns LB_OK with *outcome set (and, when grid is not NULL,
+ * the grids built from every row of raw.csv, for the caller to show; free with lb_grid_free), or
+ * a negative status when a result file could not be read or written (message set). */
+int lb_sweep_engine_run(const LbSweepJob *job, LbBackend *be, const volatile sig_atomic_t *stop,
+                        LbSweepOutcome *outcome, LbGrid *grid);
+
+/* The meta.csv status word of an outcome ("complete", "finished with errors", ...). */
+const char *lb_sweep_outcome_name(LbSweepOutcome o);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

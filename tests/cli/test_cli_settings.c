@@ -1,0 +1,280 @@
+/* The settings table (reports/settings.h) end to end: every recorded setting written to meta.csv
+ * as the table prints it, taken back by --resume, and a flag that contradicts it refused naming
+ * the flag; every flag of the table in --help; --models and --chunk refusing bad input with one
+ * line naming the flag and what it accepts; --models choosing and ordering the cells; the
+ * command list of every message from the command table. Usage: test_cli_settings PATH-TO-LINBENCH */
+#include <string.h>
+
+#include "cmd/commands.h"
+#include "reports/settings.h"
+#include "tests/cli/sweep_check.h"
+
+static const char *bin;
+
+#define SMALL "--device", "cpu", "--no-check", "--layers", "1", "--d-model", "16", "--heads", "2", "--ffn", "32", \
+              "--vocab", "100", "--mem-limit", "8M", "--max-batch", "2", "--cell-time", "1", "--quiet"
+
+/* A value other than the first run's for each recorded setting (NULL for a switch: the flag
+ * alone). A setting added to the table without one here fails the test, so the round trip
+ * covers it. The first run's values are in `first`. */
+static const char *const other[LB_SET_RECORDED] = {
+    [LB_SET_N] = "32", [LB_SET_K] = "4", [LB_SET_MODELS] = "standard", [LB_SET_SHARD] = "1/2",
+    [LB_SET_LAYERS] = "2", [LB_SET_DMODEL] = "32", [LB_SET_HEADS] = "4", [LB_SET_FFN] = "64",
+    [LB_SET_VOCAB] = "200", [LB_SET_DTYPE] = "fp16", [LB_SET_TF32] = "", [LB_SET_SHARING] = "layerwise",
+    [LB_SET_ORDER] = "early", [LB_SET_CHUNK] = "32", [LB_SET_DEVICE] = "cuda", [LB_SET_MEM_LIMIT] = "16M",
+    [LB_SET_MAX_BATCH] = "3", [LB_SET_HEADROOM] = "2M", [LB_SET_CELL_TIME] = "2", [LB_SET_SEED] = "6",
+};
+
+static void help_lists_every_flag(void)
+{
+    static const struct {
+        const char *cmd;
+        unsigned mask;
+    } cmds[] = {{"sweep", LB_FOR_SWEEP}, {"run", LB_FOR_RUN}};
+    for (size_t c = 0; c < 2; c++) {
+        char *argv[] = {(char *)bin, (char *)cmds[c].cmd, "--help", NULL};
+        LbRun r = lb_run(argv);
+        lb_check(r.code == 0, "%s --help exits 0 (%d)", cmds[c].cmd, r.code);
+        for (int id = 0; id < LB_SET_COUNT; id++) {
+            char flag[64]; /* "  --n LIST": run's own --n N is another flag */
+            snprintf(flag, sizeof flag, "  --%s%s%s", lb_settings[id].flag, lb_settings[id].arg ? " " : "",
+                     lb_settings[id].arg ? lb_settings[id].arg : "");
+            const int listed = strstr(r.out, flag) != NULL;
+            if (lb_settings[id].commands & cmds[c].mask)
+                lb_check(listed, "%s --help lists --%s", cmds[c].cmd, lb_settings[id].flag);
+            else
+                lb_check(!listed, "%s --help does not list --%s, which it does not take", cmds[c].cmd, lb_settings[id].flag);
+        }
+        for (int m = 0; m < LB_MODEL_COUNT; m++)
+            lb_check(strstr(r.out, lb_model_name((LbModelKind)m)) != NULL, "%s --help names model %s", cmds[c].cmd,
+                     lb_model_name((LbModelKind)m));
+        lb_run_free(&r);
+    }
+}
+
+static void commands_from_the_table(void)
+{
+    char names[256];
+    lb_command_names(names, sizeof names);
+    char *top[] = {(char *)bin, "frobnicate", NULL};
+    LbRun r = lb_run(top);
+    lb_check(r.code == 2 && strstr(r.err, names) && lb_lines(r.err) == 1, "unknown command lists the table's (%s): %s", names,
+             r.err);
+    lb_run_free(&r);
+    char *help[] = {(char *)bin, "help", "frobnicate", NULL};
+    r = lb_run(help);
+    lb_check(r.code == 2 && strstr(r.err, names) && lb_lines(r.err) == 1, "help frobnicate lists the table's (%s): %s", names,
+             r.err);
+    lb_run_free(&r);
+    char *list[] = {(char *)bin, "--help", NULL};
+    r = lb_run(list);
+    char *copy = strdup(names), *save = NULL;
+    for (char *name = strtok_r(copy, ", ", &save); name; name = strtok_r(NULL, ", ", &save)) {
+        char line[64];
+        snprintf(line, sizeof line, "\n  %s ", name);
+        lb_check(r.code == 0 && strstr(r.out, line), "linbench --help lists %s", name);
+        lb_check(lb_command_find(name) != NULL, "%s is found in the table", name);
+    }
+    free(copy);
+    lb_run_free(&r);
+}
+
+static void bad_models_and_chunk(const char *scratch)
+{
+    char out[600];
+    snprintf(out, sizeof out, "%s/never", scratch);
+    static const char *const models[] = {"transformer", "standard,", ",linformer", "standard,,linformer", "", "STANDARD"};
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+        char *argv[] = {(char *)bin, "sweep", SMALL, "--models", (char *)models[i], "--out", out, NULL};
+        LbRun r = lb_run(argv);
+        int names_all = 1;
+        for (int m = 0; m < LB_MODEL_COUNT; m++)
+            names_all &= strstr(r.err, lb_model_name((LbModelKind)m)) != NULL;
+        lb_check(r.code == 2 && strstr(r.err, "--models") && names_all && lb_lines(r.err) == 1 && !lb_exists(out),
+                 "--models \"%s\": exit 2, one line naming --models and every model, nothing written (%d): %s", models[i],
+                 r.code, r.err);
+        lb_run_free(&r);
+    }
+    static const char *const chunks[] = {"0", "-1", "1048577", "12x", "1.5", ""};
+    static const char *const cmds[] = {"sweep", "run"};
+    for (size_t c = 0; c < 2; c++)
+        for (size_t i = 0; i < sizeof chunks / sizeof chunks[0]; i++) {
+            char *sweep[] = {(char *)bin, "sweep", SMALL, "--chunk", (char *)chunks[i], "--out", out, NULL};
+            char *run[] = {(char *)bin, "run", "--device", "cpu", "--chunk", (char *)chunks[i], NULL};
+            LbRun r = lb_run(c == 0 ? sweep : run);
+            lb_check(r.code == 2 && strstr(r.err, "--chunk") && strstr(r.err, "1 to 1048576") && lb_lines(r.err) == 1 &&
+                         !lb_exists(out),
+                     "%s --chunk \"%s\": exit 2, one line naming --chunk and its range (%d): %s", cmds[c], chunks[i], r.code,
+                     r.err);
+            lb_run_free(&r);
+        }
+}
+
+/* Every recorded setting given (none at its default), written to meta.csv as the table prints
+ * it, and each contradicted in turn on --resume. */
+static void round_trip(const char *scratch)
+{
+    char dir[600], seed[32], chunk[32];
+    snprintf(dir, sizeof dir, "%s/round", scratch);
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)(lb_test_seed % 100000 + 7));
+    snprintf(chunk, sizeof chunk, "%d", (int)(lb_test_seed % 40) + 3);
+    char *first[] = {(char *)bin, "sweep", "--device", "cpu", "--no-check", "--layers", "1", "--d-model", "16",
+                     "--heads", "2", "--ffn", "32", "--vocab", "100", "--dtype", "fp32", "--sharing", "kv",
+                     "--order", "late", "--chunk", chunk, "--n", "16,32", "--k", "8", "--models", "linformer,standard",
+                     "--shard", "0/1", "--mem-limit", "8M", "--max-batch", "2", "--headroom", "1M", "--cell-time", "1",
+                     "--seed", seed, "--quiet", "--out", dir, NULL};
+    LbRun r = lb_run(first);
+    lb_check(r.code == 0, "the first sweep exits 0 (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+
+    /* What the flags mean, through the table's own parsers and printers. */
+    LbRunSettings want;
+    lb_run_settings_init(&want);
+    for (int i = 2; first[i + 1] && strcmp(first[i], "--quiet") != 0; i++) {
+        int id = lb_setting_by_flag(first[i] + 2);
+        if (id < 0)
+            continue; /* --no-check */
+        char should[160];
+        lb_check(lb_setting_parse(&want, (LbSettingId)id, first[i + 1], 0, should, sizeof should) == 0, "%s %s parses",
+                 first[i], first[i + 1]);
+        want.given |= UINT64_C(1) << id;
+        i++;
+    }
+    char path[700];
+    snprintf(path, sizeof path, "%s/meta.csv", dir);
+    LbMeta meta;
+    memset(&meta, 0, sizeof meta);
+    if (!lb_check(lb_meta_read(path, &meta) == 0, "meta.csv reads back")) {
+        lb_run_settings_free(&want);
+        return;
+    }
+    LbRunSettings defaults;
+    lb_run_settings_init(&defaults);
+    for (int id = 0; id < LB_SET_RECORDED; id++) {
+        char *v = lb_setting_text(&want, (LbSettingId)id), *d = lb_setting_text(&defaults, (LbSettingId)id);
+        const char *got = lb_meta_get(&meta, lb_settings[id].key);
+        lb_check(v && got && strcmp(v, got) == 0, "meta.csv %s is \"%s\" (want \"%s\")", lb_settings[id].key, got ? got : "(none)",
+                 v ? v : "?");
+        /* models: given as the default set in another order, to see it recorded in the table's */
+        lb_check(id == LB_SET_TF32 || id == LB_SET_MODELS || (v && d && strcmp(v, d) != 0),
+                 "the first run sets %s away from its default (%s)", lb_settings[id].key, d ? d : "?");
+        free(v);
+        free(d);
+    }
+    const char *models = lb_meta_get(&meta, "models");
+    lb_check(models && strcmp(models, "standard,linformer") == 0, "--models is recorded in the table's order (%s)",
+             models ? models : "none");
+
+    /* Taken back: a fresh settings struct filled from meta.csv prints the same. */
+    LbRunSettings back;
+    lb_run_settings_init(&back);
+    LbSettingProblem p;
+    lb_check(lb_run_settings_take(&back, &meta, &p) == 0, "meta.csv's settings are taken back");
+    lb_check(lb_run_settings_compare(&back, &meta, &p) == 0, "and compare equal to it");
+    lb_setting_problem_free(&p);
+    lb_run_settings_free(&back);
+    lb_run_settings_free(&defaults);
+    lb_run_settings_free(&want);
+    lb_meta_free(&meta);
+
+    char *before = lb_slurp(path);
+    for (int id = 0; id < LB_SET_RECORDED; id++) {
+        if (!lb_check(other[id] != NULL, "the test has another value for %s", lb_settings[id].key))
+            continue;
+        char flag[64];
+        snprintf(flag, sizeof flag, "--%s", lb_settings[id].flag);
+        char *argv[] = {(char *)bin, "sweep", "--resume", dir, "--quiet", flag, (char *)other[id], NULL};
+        if (!lb_settings[id].arg)
+            argv[6] = NULL;
+        r = lb_run(argv);
+        lb_check(r.code == 2 && strstr(r.err, flag) && strstr(r.err, lb_settings[id].key) && lb_lines(r.err) == 1,
+                 "--resume %s %s: exit 2, one line naming the flag and the key (%d): %s", flag, other[id], r.code, r.err);
+        lb_run_free(&r);
+    }
+    char *after = lb_slurp(path);
+    lb_check(before && after && strcmp(before, after) == 0, "refused resumes leave meta.csv as it was");
+    free(before);
+    free(after);
+
+    char *again[] = {(char *)bin, "sweep", "--resume", dir, "--quiet", NULL};
+    r = lb_run(again);
+    lb_check(r.code == 0, "a resume with no flags exits 0 (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    sc_files_parse(dir, 1, "resumed");
+}
+
+/* The cells of a sweep of `models` over n 16,32 and k 8,16: each expected cell once, in the
+ * sweep's order (for each n, each model in the table's order, each k). */
+static void sweep_of(const char *scratch, const char *models, const char *name)
+{
+    char dir[600], path[700];
+    snprintf(dir, sizeof dir, "%s/%s", scratch, name);
+    char *argv[] = {(char *)bin, "sweep", SMALL, "--n", "16,32", "--k", "8,16", "--chunk", "5", "--models", (char *)models,
+                    "--out", dir, NULL};
+    LbRun r = lb_run(argv);
+    lb_check(r.code == 0, "--models %s sweep exits 0 (%d): %s", models, r.code, r.err);
+    lb_run_free(&r);
+    unsigned set = 0;
+    lb_check(lb_settings_parse_models(models, &set) == 0, "%s parses", models);
+    static const int64_t n[] = {16, 32}, k[] = {8, 16};
+    LbCellResult want[64];
+    size_t count = 0;
+    for (int i = 0; i < 2; i++)
+        for (int m = 0; m < LB_MODEL_COUNT; m++) {
+            if (!(set & (1u << m)))
+                continue;
+            for (int j = 0; j < (lb_model_has_k((LbModelKind)m) ? 2 : 1); j++) {
+                int64_t kk = lb_model_has_k((LbModelKind)m) ? k[j] : 0;
+                if (!lb_model_cell_exists((LbModelKind)m, n[i], kk))
+                    continue;
+                want[count].model = (LbModelKind)m;
+                want[count].n = n[i];
+                want[count].k = kk;
+                count++;
+            }
+        }
+    snprintf(path, sizeof path, "%s/raw.csv", dir);
+    LbCellResult *rows = NULL;
+    size_t got = 0;
+    if (lb_check(lb_raw_read(path, &rows, &got) == 0, "%s: raw.csv reads", name)) {
+        lb_check(got == count, "%s: %zu cells (want %zu)", name, got, count);
+        for (size_t i = 0; i < got && i < count; i++)
+            lb_check(rows[i].model == want[i].model && rows[i].n == want[i].n && rows[i].k == want[i].k &&
+                         rows[i].status == LB_CELL_OK,
+                     "%s: cell %zu is %s n=%lld k=%lld, ok (got %s n=%lld k=%lld)", name, i, lb_model_name(want[i].model),
+                     (long long)want[i].n, (long long)want[i].k, lb_model_name(rows[i].model), (long long)rows[i].n,
+                     (long long)rows[i].k);
+    }
+    free(rows);
+    char *recorded = sc_meta(dir, "models");
+    lb_check(recorded && strcmp(recorded, models) == 0, "%s: meta.csv models is %s (%s)", name, models, recorded ? recorded : "none");
+    free(recorded);
+}
+
+int main(int argc, char **argv)
+{
+    lb_test_init("test_cli_settings");
+    if (argc < 2)
+        return 1;
+    bin = argv[1];
+    const char *scratch = lb_scratch_dir("lb-cli-settings");
+    help_lists_every_flag();
+    commands_from_the_table();
+    bad_models_and_chunk(scratch);
+    round_trip(scratch);
+    sweep_of(scratch, "standard", "standard-only");
+    sweep_of(scratch, "standard,linformer", "paper");
+    LbModelKind chunked;
+    if (lb_model_parse("chunked", &chunked) == 0)
+        sweep_of(scratch, "standard,linformer,chunked", "with-chunked");
+    else
+        printf("SKIP: --models standard,linformer,chunked (no chunked model in this build's model table yet)\n");
+    int rc = lb_test_finish("test_cli_settings");
+    if (rc == 0) {
+        char cmd[600];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", scratch);
+        if (system(cmd) != 0)
+            printf("(could not remove %s)\n", scratch);
+    }
+    return rc;
+}
