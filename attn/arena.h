@@ -1,7 +1,7 @@
 /* One arena per measured model: a single backend allocation sized by the plan, carved by a bump
  * pointer with stack-style marks so that each phase of a layer (attention, then the feed-forward
  * block) reuses the same bytes. The high-water mark is the measured peak that the plan must
- * equal exactly (tests/cpu/test_plan.c). The arena computes addresses only; it never touches
+ * equal exactly (tests/model/test_plan.c); a counting arena is how the plan is computed. The arena computes addresses only; it never touches
  * the memory, which may be on the device. */
 #ifndef LB_ARENA_H
 #define LB_ARENA_H
@@ -26,8 +26,8 @@ typedef struct LbArena {
 
 /* Take `capacity` bytes from the backend in one allocation. LB_ERR_NOMEM when they do not fit. */
 int lb_arena_open(LbArena *a, LbBackend *be, size_t capacity);
-/* An arena that hands out no memory, only counts (NULL pointers): how the plan can be checked
- * without allocating. */
+/* An arena that hands out no memory, only counts (NULL pointers): the plan's dry run
+ * (attn/plan.c). */
 void lb_arena_counting(LbArena *a, size_t alignment);
 void lb_arena_close(LbArena *a);
 

@@ -1,6 +1,6 @@
 /* Checking a backend before trusting its numbers (linbench check, and the quick check sweep and
- * run do first): every operation of the ops table, and small forward passes of both models, on
- * fresh random data against a reference computed in double, one row per check. Nothing is
+ * run do first): every operation of the ops table, and small forward passes of every model of
+ * the table, on fresh random data against a reference computed in double, one row per check. Nothing is
  * printed here: cmd/ prints the rows and picks the exit code.
  *
  * The reference: for the CUDA backend, the CPU reference of attn/cpu/cpu_ref.h on the values the

@@ -17,7 +17,12 @@ typedef enum LbDtype { LB_DTYPE_FP16 = 0, LB_DTYPE_BF16 = 1, LB_DTYPE_FP32 = 2 }
 
 /* The attention models, in the order of the model table (every loop over models walks
  * 0 .. LB_MODEL_COUNT - 1 and asks the table, never names two). */
-typedef enum LbModelKind { LB_MODEL_STANDARD = 0, LB_MODEL_LINFORMER = 1, LB_MODEL_COUNT } LbModelKind;
+typedef enum LbModelKind {
+    LB_MODEL_STANDARD = 0,
+    LB_MODEL_LINFORMER = 1,
+    LB_MODEL_CHUNKED = 2,
+    LB_MODEL_COUNT
+} LbModelKind;
 
 /* Which projections are shared (METHOD.md): layerwise = one E for keys and values of every
  * layer and head; kv = one E per layer; headwise = E and F per layer; none = E_i, F_i per head
@@ -37,6 +42,8 @@ typedef enum LbOrder { LB_ORDER_EARLY = 0, LB_ORDER_LATE = 1 } LbOrder;
 #define LB_N_MAX 1048576
 #define LB_K_MIN 1
 #define LB_CHUNK_DEFAULT 1024
+#define LB_CHUNK_MIN 1
+#define LB_CHUNK_MAX LB_N_MAX
 #define LB_LAYERS_MAX 1024
 #define LB_DMODEL_MAX 65536
 #define LB_HEADS_MAX 1024

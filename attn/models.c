@@ -3,11 +3,12 @@
 
 #include "attn/attention.h"
 
-extern const LbModelDesc lb_model_standard, lb_model_linformer;
+extern const LbModelDesc lb_model_standard, lb_model_linformer, lb_model_chunked;
 
 static const LbModelDesc *const models[LB_MODEL_COUNT] = {
     [LB_MODEL_STANDARD] = &lb_model_standard,
     [LB_MODEL_LINFORMER] = &lb_model_linformer,
+    [LB_MODEL_CHUNKED] = &lb_model_chunked,
 };
 
 const LbModelDesc *lb_model_desc(LbModelKind m) { return (unsigned)m < LB_MODEL_COUNT ? models[m] : NULL; }

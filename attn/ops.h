@@ -1,6 +1,6 @@
 /* The table of operations a backend fills, and the backend handle the forward passes drive.
  *
- * The forward passes (attn/forward.c) are written once against this table and never read or
+ * The forward passes (attn/encoder.c and the model files) are written once against this table and never read or
  * write tensor memory themselves: every touch goes through an op, so the same code drives host
  * memory (the CPU reference, attn/cpu/) and device memory (gpu/). A pointer to tensor memory
  * is a `void *` into the backend's memory holding elements of the backend's storage type
@@ -109,6 +109,17 @@ typedef struct LbOps {
     /* dst (batch, n, heads * hd) = src (batch, heads, n, hd) back in token-major order. */
     int (*merge_heads)(LbBackend *be, const void *src, void *dst, int64_t batch, int64_t n,
                        int64_t heads, int64_t hd);
+    /* FAVOR+'s positive random features (the Performer, attn/model_performer.c), in place: for
+     * each of `groups` groups (batch x heads) of n rows, f (groups, n, m) holds the projections
+     * w x' of x' = scale x, x (groups, n, hd), and becomes f = exp(f - scale^2 |x|^2 / 2 - s) /
+     * sqrt(m), s the row's max of f (keys == 0: queries) or the max of f over the group's n rows
+     * (keys != 0). stat: lb_favor_stat_bytes(groups, n) bytes of scratch from the arena for keys,
+     * NULL for queries. The exponent's argument and the maxima in fp32 or wider. */
+    int (*favor_features)(LbBackend *be, void *f, const void *x, void *stat, int64_t groups, int64_t n,
+                          int64_t m, int64_t hd, float scale, int keys);
+    /* y (rows, cols)[r, j] = x[r, j] / x[r, cols], x (rows, cols + 1): FAVOR+'s D^-1, the
+     * normaliser held in x's last column; the quotient in fp32 or wider. y must not overlap x. */
+    int (*divide_by_last)(LbBackend *be, const void *x, void *y, int64_t rows, int64_t cols);
 
     /* --- timing --------------------------------------------------------------------------- */
     int (*sync)(LbBackend *be);
@@ -124,6 +135,22 @@ typedef struct LbOps {
     /* --- the device ----------------------------------------------------------------------- */
     int (*describe)(LbBackend *be, LbDeviceInfo *info);
     void (*close)(LbBackend *be);
+
+    /* --- calibration and breakdown (attn/calibrate.c, attn/breakdown.c; the forward pass never
+     *     calls these) ---------------------------------------------------------------------- */
+    /* dst = src, `bytes` bytes from device memory to device memory (cudaMemcpyAsync on the GPU,
+     * memcpy on the CPU): the copy bandwidth that calibration measures. No overlap. */
+    int (*copy)(LbBackend *be, void *dst, const void *src, size_t bytes);
+    /* y (rows, cols) = GELU(y) (erf) in place: what linear(..., gelu = 1) runs after its product,
+     * so that a breakdown can time the two apart (the same result but on the GPU's cuBLAS
+     * fallback path, where linear adds the bias and GELU in one pass). */
+    int (*gelu)(LbBackend *be, void *y, int64_t rows, int64_t cols);
+    /* Timer events (a per-operation breakdown): event_record marks event `index` (0, 1, ...; the
+     * backend keeps as many as asked for until close) where the backend's queued work has got to,
+     * without waiting; event_elapsed gives the ms between two recorded events, waiting for the
+     * later one. On the GPU these are CUDA events on the backend's stream. */
+    int (*event_record)(LbBackend *be, int64_t index);
+    int (*event_elapsed)(LbBackend *be, int64_t from, int64_t to, double *ms);
 } LbOps;
 
 struct LbBackend {
@@ -136,6 +163,10 @@ struct LbBackend {
     size_t alignment;       /* arena alignment in bytes (power of two) */
     int tf32;               /* fp32 products may use TF32 (--tf32) */
 };
+
+/* Scratch bytes favor_features takes for the keys of `groups` groups of n rows: an fp32 maximum
+ * per row and per group (the GPU's two-stage reduction; the CPU reference uses none of it). */
+static inline size_t lb_favor_stat_bytes(int64_t groups, int64_t n) { return (size_t)(groups * (n + 1)) * 4u; }
 
 /* Open the CPU reference backend. `capacity` bounds what mem_alloc hands out in all (the
  * emulated device memory, from --mem-limit). */

@@ -130,6 +130,31 @@ int main(void)
             }
             free(ref);
         }
+    /* chunked against standard on the same device and dtype, one seed: the same arithmetic in
+     * blocks of query rows (a chunk that divides n, one that does not, one past n), so equal to
+     * rounding: within the forward tolerance of the storage type. */
+    for (size_t li = 0; li < n_lengths; li++)
+        for (int t = 0; t < 3; t++) {
+            const uint64_t seed = lb_gpu_next_seed();
+            const LbModelConfig std_cfg = small_model(lengths[li]);
+            const int64_t count = B * std_cfg.n * std_cfg.d_model;
+            int plan_ok = 0;
+            float *ref = run(gpu[t], std_cfg, B, seed, &plan_ok);
+            if (!lb_check(ref != NULL, "forward %s standard n %lld ran", lb_dtype_name(dtypes[t]), (long long)std_cfg.n))
+                continue;
+            for (int v = 0; v < lb_model_desc(LB_MODEL_CHUNKED)->variants; v++) {
+                const LbModelConfig cfg = lb_model_variant(LB_MODEL_CHUNKED, v, std_cfg);
+                char name[96], what[160];
+                variant_name(&cfg, name, sizeof name);
+                snprintf(what, sizeof what, "%s %s equals standard", lb_dtype_name(dtypes[t]), name);
+                float *out = run(gpu[t], cfg, B, seed, &plan_ok);
+                if (!lb_check(out != NULL, "%s ran", what))
+                    continue;
+                lb_gpu_check_rel(what, out, ref, count, dtypes[t], forward_tol(dtypes[t]));
+                free(out);
+            }
+            free(ref);
+        }
     for (int t = 0; t < 3; t++)
         lb_backend_close(gpu[t]);
     lb_backend_close(cpu);

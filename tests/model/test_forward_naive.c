@@ -2,7 +2,8 @@
  * sequence and one head at a time with no head-major buffers, fused weights or batching: it
  * catches wiring mistakes (a wrong split offset, a stride, the bias of the early order) that
  * every op test would miss. Weights and tokens are read back from the CPU backend's model.
- * Every variant: standard, and Linformer with each sharing level and order. */
+ * Every variant of every model of the table: standard, Linformer with each sharing level and
+ * order, chunked with a chunk that divides n, one that does not and one past n. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,7 +88,10 @@ static void encode(const Host *h, const int32_t *ids, double *x)
 {
     const LbModelConfig *c = &h->c;
     const int64_t n = c->n, d = c->d_model, f = c->ffn, H = c->heads, hd = d / H;
-    const int64_t kv = c->kind == LB_MODEL_STANDARD ? n : c->k;
+    /* Linformer compresses keys and values to k rows; standard and chunked (the same mathematics)
+     * attend over all n. */
+    const int compressed = c->kind == LB_MODEL_LINFORMER;
+    const int64_t kv = compressed ? c->k : n;
     double *q = malloc(sizeof(double) * n * d), *kf = malloc(sizeof(double) * n * d);
     double *vf = malloc(sizeof(double) * n * d), *ctx = malloc(sizeof(double) * n * d);
     double *y = malloc(sizeof(double) * n * (d > f ? d : f) * 2), *hid = malloc(sizeof(double) * n * f);
@@ -104,7 +108,7 @@ static void encode(const Host *h, const int32_t *ids, double *x)
         lin(x, n, d, Wqkv, bqkv, 2 * d, d, vf);
         for (int64_t head = 0; head < H; head++) {
             /* keys and values of this head: kc, vc (kv, d) holding the head's columns */
-            if (c->kind == LB_MODEL_STANDARD) {
+            if (!compressed) {
                 memcpy(kc, kf, sizeof(double) * n * d);
                 memcpy(vc, vf, sizeof(double) * n * d);
             } else if (c->order == LB_ORDER_EARLY) { /* K' = (E X) W_K^T + b_K */

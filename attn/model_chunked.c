@@ -1,0 +1,67 @@
+/* Chunked attention: exact softmax attention computed over blocks of c query rows (--chunk), so
+ * the score buffer holds B h c n elements instead of B h n n: memory linear in n at fixed c,
+ * the standard model's arithmetic, and its output equal to the standard model's to rounding
+ * (tests/model/test_forward_naive.c, tests/model/test_chunked.c, tests/gpu/test_gpu_forward.c).
+ * FlashAttention is the fused form of the same idea; this one runs through the ops table's
+ * products and softmax, one block after another in one reused score buffer. */
+#include <stdio.h>
+
+#include "attn/attention_impl.h"
+#include "attn/status.h"
+
+/* Rows per block: the whole sequence when --chunk is at least n. */
+static int64_t block_rows(const LbModelConfig *c) { return c->chunk < c->n ? c->chunk : c->n; }
+
+static int attention(LbPass *p, int layer, const LbLayerWeights *w, const void *x, void *y)
+{
+    (void)layer;
+    void *qkv, *qh, *kh, *vh, *s;
+    LB_TRY(lb_qkv_heads(p, w, x, &qkv, &qh, &kh, &vh));
+    const int64_t c = block_rows(&p->m->cfg);
+    LB_TRY(lb_pass_alloc(p, p->B * p->h * c * p->n, "attention scores (one block)", &s)); /* (B, h, c, n) */
+    /* Each block's output rows overwrite its own query rows only: later blocks read other rows. */
+    for (int64_t r0 = 0; r0 < p->n; r0 += c)
+        LB_TRY(lb_attend_rows(p, qh, kh, vh, p->n, p->n, r0, r0 + c <= p->n ? c : p->n - r0, s));
+    return lb_project_out(p, w, qh, qkv, y);
+}
+
+static int check(const LbModelConfig *c, char *msg, size_t msg_size)
+{
+    if (c->chunk < LB_CHUNK_MIN || c->chunk > LB_CHUNK_MAX) {
+        snprintf(msg, msg_size, "--chunk %lld is out of range: should be %d to %d", (long long)c->chunk,
+                 LB_CHUNK_MIN, LB_CHUNK_MAX);
+        return LB_ERR_INVALID;
+    }
+    return LB_OK;
+}
+
+/* The standard model's: Q, K, V and output projections 2 n (4 d^2); scores and values 4 n^2 d,
+ * whatever the blocks. */
+static double flops_per_layer(const LbModelConfig *c)
+{
+    const double n = (double)c->n, d = c->d_model;
+    return 2 * n * (4 * d * d) + 4 * n * n * d;
+}
+
+/* A chunk that divides n (n / 4 for the tests' lengths), one that does not (n / 3 + 1: the last
+ * block is short), and one past n (one block: the standard model's buffers). */
+static void variant(int i, LbModelConfig *c)
+{
+    const int64_t chunks[] = {c->n / 4, c->n / 3 + 1, 2 * c->n};
+    c->chunk = chunks[i] >= 1 ? chunks[i] : 1;
+}
+
+static void describe(const LbModelConfig *c, char *buf, size_t size)
+{
+    snprintf(buf, size, "chunked c %lld", (long long)c->chunk);
+}
+
+const LbModelDesc lb_model_chunked = {
+    .name = "chunked",
+    .check = check,
+    .attention = attention,
+    .flops_per_layer = flops_per_layer,
+    .variants = 3,
+    .variant = variant,
+    .describe = describe,
+};
