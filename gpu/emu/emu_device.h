@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 #define LB_GPU_EMULATOR 1
@@ -216,10 +217,21 @@ template <typename... P> struct Launcher {
         std::apply(c->kernel, c->args);
     }
 
+    /* One argument as the kernel's parameter type. A launch passes NULL for a pointer as nvcc's
+     * <<<>>> call allows; forwarded, g++'s NULL is no longer a null pointer constant but a long 0,
+     * so an integer for a pointer parameter is taken as that (nvcc has refused any other). */
+    template <typename T, typename A> static T arg(A &&a)
+    {
+        if constexpr (std::is_pointer<T>::value && std::is_integral<typename std::decay<A>::type>::value)
+            return a == 0 ? nullptr : reinterpret_cast<T>(static_cast<uintptr_t>(a));
+        else
+            return static_cast<T>(std::forward<A>(a));
+    }
+
     template <typename... A> void operator()(A &&...a) const
     {
         static_assert(sizeof...(A) == sizeof...(P), "kernel launched with the wrong number of arguments");
-        Call c{kernel, std::tuple<P...>(static_cast<P>(std::forward<A>(a))...)};
+        Call c{kernel, std::tuple<P...>(arg<P>(std::forward<A>(a))...)};
         launch_grid(cfg, &Launcher::body, &c);
     }
 };

@@ -259,6 +259,8 @@ void check_launch_config()
     const unsigned long long before = lb_emu_launch_count();
     LB_LAUNCH(3, 32, 0, nullptr, noop_kernel)(nullptr);
     lb_check(cudaGetLastError() == cudaSuccess && lb_emu_launch_count() == before + 1, "a good launch did not run");
+    LB_LAUNCH(1, 32, 0, nullptr, noop_kernel)(NULL); /* NULL for a pointer, as nvcc's <<<>>> takes it */
+    lb_check(cudaGetLastError() == cudaSuccess && lb_emu_launch_count() == before + 2, "a launch with NULL for a pointer did not run");
 }
 
 void check_runtime()
