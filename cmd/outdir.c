@@ -13,11 +13,12 @@
 #include <unistd.h>
 
 #include "cmd/commands.h"
+#include "reports/speedups.h"
 
 /* The files a sweep writes: finding any of them means the directory holds results. --force
  * removes them in this order, raw.csv last, so what a killed --force leaves is never old grids
  * beside new rows. */
-static const char *const result_files[] = {"time_speedup.csv", "memory_speedup.csv", "meta.csv", "raw.csv"};
+static const char *const result_files[] = {"time_speedup.csv", "memory_speedup.csv", LB_SPEEDUPS_FILE, "meta.csv", "raw.csv"};
 #define RESULT_COUNT (sizeof result_files / sizeof result_files[0])
 
 #define LOCK_NAME ".linbench.lock"

@@ -13,6 +13,7 @@
 #include "lb_revision.h"
 #include "reports/atomic_file.h"
 #include "reports/raw.h"
+#include "reports/speedups.h"
 
 int lb_sweep_cells(const LbRunSettings *s, LbSweepCell **cells, size_t *count)
 {
@@ -231,16 +232,21 @@ static int already_measured(const LbCellResult *rows, size_t count, const LbSwee
     return 0;
 }
 
-/* The grids from every row in raw.csv (earlier runs' too, when resuming), written; kept in *out
- * when out is not NULL. */
+/* speedups.csv and the two grids from every row in raw.csv (earlier runs' too, when resuming),
+ * written; the grids kept in *out when out is not NULL. */
 static int write_grids(const LbSweepJob *job, const char *raw_path, LbGrid *out)
 {
     const LbRunSettings *s = job->settings;
     LbCellResult *rows = NULL;
     size_t count = 0;
     LB_TRY(lb_raw_read(raw_path, &rows, &count));
+    int measured[LB_MODEL_COUNT];
+    for (int m = 0; m < LB_MODEL_COUNT; m++)
+        measured[m] = (s->models >> m) & 1;
     LbGrid g;
-    int rc = lb_grid_from_raw(rows, count, s->n, s->nn, s->k, s->nk, &g);
+    int rc = lb_speedups_write(job->dir, rows, count, s->n, s->nn, s->k, s->nk, measured);
+    if (rc == LB_OK)
+        rc = lb_grid_from_raw(rows, count, s->n, s->nn, s->k, s->nk, &g);
     free(rows);
     if (rc != LB_OK)
         return rc;

@@ -1,6 +1,7 @@
 /* The sweep engine: every cell of a sweep measured in turn into its result directory (METHOD.md,
  * "Files a sweep writes"): meta.csv first (status running), each raw.csv row as its cell ends,
- * then the two Table 3 grids and meta.csv again with the outcome. Resumable: cells already in
+ * then speedups.csv (every measured model against the baselines), the two Table 3 grids and
+ * meta.csv again with the outcome. Resumable: cells already in
  * raw.csv are not measured again. It prints nothing and picks no exit code: it returns a status
  * and an outcome, and tells its caller about each cell through a callback (cmd/ prints).
  *

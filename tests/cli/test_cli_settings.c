@@ -246,6 +246,10 @@ static void sweep_of(const char *scratch, const char *models, const char *name)
                      (long long)rows[i].k);
     }
     free(rows);
+    snprintf(path, sizeof path, "%s/speedups.csv", dir);
+    char *speedups = lb_slurp(path);
+    lb_check(speedups && strncmp(speedups, "model,baseline,n,k,", 19) == 0, "%s: speedups.csv written", name);
+    free(speedups);
     char *recorded = sc_meta(dir, "models");
     lb_check(recorded && strcmp(recorded, models) == 0, "%s: meta.csv models is %s (%s)", name, models, recorded ? recorded : "none");
     free(recorded);
