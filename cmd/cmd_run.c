@@ -20,11 +20,12 @@
 #include "cmd/outdir.h"
 #include "reports/dump.h"
 
-/* The model table's names: "standard, linformer" (sep ", ") or "standard or linformer". */
-static void model_list(FILE *out, const char *sep)
+/* The model table's names: "standard, linformer, chunked", or with or_last "standard, linformer
+ * or chunked" (two: "standard or linformer", as the message always said). */
+static void model_list(FILE *out, int or_last)
 {
     for (int m = 0; m < LB_MODEL_COUNT; m++)
-        fprintf(out, "%s%s", m == 0 ? "" : m + 1 == LB_MODEL_COUNT && strcmp(sep, ", ") != 0 ? " or " : sep,
+        fprintf(out, "%s%s", m == 0 ? "" : or_last && m + 1 == LB_MODEL_COUNT ? " or " : ", ",
                 lb_model_name((LbModelKind)m));
 }
 
@@ -37,7 +38,7 @@ void lb_help_run(FILE *out)
           "Cell:\n"
           "  --model M           ",
           out);
-    model_list(out, ", ");
+    model_list(out, 0);
     fputs(" (default standard)\n"
           "  --n N               sequence length, 2 to 1048576 (default 512)\n"
           "  --k N               the k axis of a model that has one (Linformer's projected\n"
@@ -138,7 +139,7 @@ int lb_cmd_run(int argc, char **argv)
         case OPT_MODEL:
             if (lb_model_parse(optarg, &o.model.kind)) {
                 fprintf(stderr, "linbench: invalid argument \"%s\" for --model: should be ", optarg);
-                model_list(stderr, " or ");
+                model_list(stderr, 1);
                 fputc('\n', stderr);
                 return LB_EXIT_USAGE;
             }
