@@ -79,6 +79,16 @@ static int no_merge(LbBackend *be, const void *src, void *dst, int64_t batch, in
 {
     return (void)be, (void)src, (void)dst, (void)batch, (void)n, (void)heads, (void)hd, LB_OK;
 }
+static int no_favor(LbBackend *be, void *f, const void *x, void *stat, int64_t groups, int64_t n, int64_t m,
+                    int64_t hd, float scale, int keys)
+{
+    return (void)be, (void)f, (void)x, (void)stat, (void)groups, (void)n, (void)m, (void)hd, (void)scale, (void)keys,
+           LB_OK;
+}
+static int no_divide(LbBackend *be, const void *x, void *y, int64_t rows, int64_t cols)
+{
+    return (void)be, (void)x, (void)y, (void)rows, (void)cols, LB_OK;
+}
 static int no_sync(LbBackend *be) { return (void)be, LB_OK; }
 static int no_timer_stop(LbBackend *be, double *ms)
 {
@@ -121,6 +131,8 @@ static const LbOps counting_ops = {
     .embed = no_embed,
     .split_heads = no_split,
     .merge_heads = no_merge,
+    .favor_features = no_favor,
+    .divide_by_last = no_divide,
     .sync = no_sync,
     .timer_start = no_sync,
     .timer_stop = no_timer_stop,

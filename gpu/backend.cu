@@ -338,6 +338,28 @@ static int lb_cuda_merge_heads_op(LbBackend *be, const void *src, void *dst, int
     return lb_cuda_merge_heads(lb_cuda_state(be)->stream, be->elem_bytes, src, dst, batch, n, heads, hd);
 }
 
+static int lb_cuda_favor_features_op(LbBackend *be, void *f, const void *x, void *stat, int64_t groups, int64_t n,
+                                     int64_t m, int64_t hd, float scale, int keys)
+{
+    LB_TRY(lb_cuda_dims("favor_features", groups, n, m));
+    LB_TRY(lb_cuda_dims("favor_features", hd, 0, 0));
+    LB_TRY(lb_cuda_need(f, groups * n * m, "favor_features", "f"));
+    LB_TRY(lb_cuda_need(x, groups * n * hd, "favor_features", "x"));
+    if (keys)
+        LB_TRY(lb_cuda_need(stat, groups * n * m > 0 ? 1 : 0, "favor_features", "stat (keys' scratch)"));
+    if ((uintptr_t)stat % 4u != 0)
+        return LB_FAIL(LB_ERR_INVALID, "cuda favor_features: scratch not 4-byte aligned");
+    return lb_cuda_favor_features(lb_cuda_state(be)->stream, be->storage, f, x, stat, groups, n, m, hd, scale, keys);
+}
+
+static int lb_cuda_divide_by_last_op(LbBackend *be, const void *x, void *y, int64_t rows, int64_t cols)
+{
+    LB_TRY(lb_cuda_dims("divide_by_last", rows, cols, 0));
+    LB_TRY(lb_cuda_need(x, rows * (cols + 1), "divide_by_last", "x"));
+    LB_TRY(lb_cuda_need(y, rows * cols, "divide_by_last", "y"));
+    return lb_cuda_divide_by_last(lb_cuda_state(be)->stream, be->storage, x, y, rows, cols);
+}
+
 /* --- timing -------------------------------------------------------------------------------- */
 
 static int lb_cuda_sync(LbBackend *be)
@@ -474,6 +496,8 @@ static const LbOps lb_cuda_ops = {
     lb_cuda_embed_op,
     lb_cuda_split_heads_op,
     lb_cuda_merge_heads_op,
+    lb_cuda_favor_features_op,
+    lb_cuda_divide_by_last_op,
     lb_cuda_sync,
     lb_cuda_timer_start,
     lb_cuda_timer_stop,

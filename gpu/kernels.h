@@ -41,6 +41,15 @@ int lb_cuda_split_heads(cudaStream_t stream, size_t elem_bytes, const void *d_sr
 int lb_cuda_merge_heads(cudaStream_t stream, size_t elem_bytes, const void *d_src, void *d_dst,
                         int64_t batch, int64_t n, int64_t heads, int64_t hd);
 
+/* FAVOR+'s positive random features in place, f (groups, n, m) over x (groups, n, hd): see
+ * LbOps.favor_features (attn/ops.h); d_stat is lb_favor_stat_bytes(groups, n) of scratch for keys
+ * (gpu/favor.cu). */
+int lb_cuda_favor_features(cudaStream_t stream, LbDtype dtype, void *d_f, const void *d_x, void *d_stat,
+                           int64_t groups, int64_t n, int64_t m, int64_t hd, float scale, int keys);
+/* y (rows, cols) = x (rows, cols + 1)[:, :cols] / x[:, cols] (gpu/favor.cu). */
+int lb_cuda_divide_by_last(cudaStream_t stream, LbDtype dtype, const void *d_x, void *d_y, int64_t rows,
+                           int64_t cols);
+
 /* y (rows, cols) = act(y + b (cols)) in place; b may be NULL; act is the erf GELU when gelu != 0,
  * else the identity (gpu/bias_act.cu). */
 int lb_cuda_bias_act(cudaStream_t stream, LbDtype dtype, void *d_y, const void *d_b, int64_t rows,

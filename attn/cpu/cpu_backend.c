@@ -257,6 +257,28 @@ static int lb_cpu_merge_heads(LbBackend *be, const void *src, void *dst, int64_t
     return LB_OK;
 }
 
+static int lb_cpu_favor_features(LbBackend *be, void *f, const void *x, void *stat, int64_t groups, int64_t n,
+                                 int64_t m, int64_t hd, float scale, int keys)
+{
+    (void)be, (void)stat; /* the reference needs no scratch */
+    LB_TRY(lb_cpu_dims("favor_features", groups, n, m));
+    LB_TRY(lb_cpu_dims("favor_features", hd, 0, 0));
+    LB_TRY(lb_cpu_need(f, groups * n * m, "favor_features", "f"));
+    LB_TRY(lb_cpu_need(x, groups * n * hd, "favor_features", "x"));
+    lb_favor_features_cpu(f, x, groups, n, m, hd, scale, keys);
+    return LB_OK;
+}
+
+static int lb_cpu_divide_by_last(LbBackend *be, const void *x, void *y, int64_t rows, int64_t cols)
+{
+    (void)be;
+    LB_TRY(lb_cpu_dims("divide_by_last", rows, cols, 0));
+    LB_TRY(lb_cpu_need(x, rows * (cols + 1), "divide_by_last", "x"));
+    LB_TRY(lb_cpu_need(y, rows * cols, "divide_by_last", "y"));
+    lb_divide_by_last_cpu(x, y, rows, cols);
+    return LB_OK;
+}
+
 /* --- timing ------------------------------------------------------------------------------------ */
 
 static int lb_cpu_sync(LbBackend *be)
@@ -370,6 +392,8 @@ static const LbOps lb_cpu_ops = {
     .embed = lb_cpu_embed,
     .split_heads = lb_cpu_split_heads,
     .merge_heads = lb_cpu_merge_heads,
+    .favor_features = lb_cpu_favor_features,
+    .divide_by_last = lb_cpu_divide_by_last,
     .sync = lb_cpu_sync,
     .timer_start = lb_cpu_timer_start,
     .timer_stop = lb_cpu_timer_stop,

@@ -73,6 +73,19 @@ void lb_fill_uniform_cpu(float *x, int64_t count, uint64_t seed, float lo, float
 /* ids (count): ids[i] = lb_rng_token(seed, i, vocab), vocab >= 1. */
 void lb_fill_tokens_cpu(int32_t *ids, int64_t count, uint64_t seed, int32_t vocab);
 
+/* --- the Performer's ops (attn/cpu/cpu_favor.c) --------------------------------------------- */
+
+/* FAVOR+'s positive random features, in place: for each of `groups` groups (batch x heads) of n
+ * rows, f (groups, n, m) holds the projections w x' of x' = scale x, x (groups, n, hd), and becomes
+ * f = exp(f - scale^2 |x|^2 / 2 - s) / sqrt(m), s the row's max of f (keys == 0: queries) or the max
+ * of f over the group's n rows (keys != 0). In double, each output rounded once. */
+void lb_favor_features_cpu(float *f, const float *x, int64_t groups, int64_t n, int64_t m, int64_t hd, float scale,
+                           int keys);
+
+/* y (rows, cols)[r, j] = x[r, j] / x[r, cols], x (rows, cols + 1): the numerator columns divided
+ * by the normaliser in the last one. y must not overlap x. */
+void lb_divide_by_last_cpu(const float *x, float *y, int64_t rows, int64_t cols);
+
 /* --- threads (attn/cpu/cpu_parallel.c) ------------------------------------------------------ */
 
 /* Threads the reference may use: 0 (the default) = one per online core, capped at 8; otherwise

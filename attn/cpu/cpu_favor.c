@@ -1,0 +1,57 @@
+/* The reference of the Performer's two ops (attn/cpu/cpu_ref.h): FAVOR+'s positive random features
+ * (Choromanski et al. 2021) in place over the projections a product computed, and the division by
+ * the normaliser held in a last column. Everything in double, each output rounded to float once,
+ * so the CUDA kernels (gpu/favor.cu), which keep fp32, differ by a few float ulps of the exponent's
+ * argument at most. */
+#include <math.h>
+
+#include "attn/cpu/cpu_ref.h"
+
+/* The largest of row (count >= 1), as double. */
+static double row_max(const float *row, int64_t count)
+{
+    double top = row[0];
+    for (int64_t j = 1; j < count; j++)
+        top = row[j] > top ? row[j] : top;
+    return top;
+}
+
+/* |scale x|^2 / 2 of one row x (hd), in double: the -|x'|^2/2 of phi(x'). */
+static double half_norm2(const float *x, int64_t hd, double scale)
+{
+    double s = 0.0;
+    for (int64_t e = 0; e < hd; e++)
+        s += (double)x[e] * (double)x[e];
+    return 0.5 * scale * scale * s;
+}
+
+void lb_favor_features_cpu(float *f, const float *x, int64_t groups, int64_t n, int64_t m, int64_t hd, float scale,
+                           int keys)
+{
+    if (groups <= 0 || n <= 0 || m <= 0)
+        return;
+    const double inv_sqrt_m = 1.0 / sqrt((double)m);
+    for (int64_t g = 0; g < groups; g++) {
+        float *fg = f + g * n * m;
+        const float *xg = x + g * n * hd;
+        /* keys: one stabiliser for the whole group (every key of one head and sequence), as the
+         * authors' code takes the max over all keys; queries: each row's own, below */
+        const double group_max = keys ? row_max(fg, n * m) : 0.0;
+        for (int64_t r = 0; r < n; r++) {
+            float *row = fg + r * m;
+            const double shift = half_norm2(xg + r * hd, hd, (double)scale) + (keys ? group_max : row_max(row, m));
+            for (int64_t j = 0; j < m; j++)
+                row[j] = (float)(exp((double)row[j] - shift) * inv_sqrt_m);
+        }
+    }
+}
+
+void lb_divide_by_last_cpu(const float *x, float *y, int64_t rows, int64_t cols)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        const float *xr = x + r * (cols + 1);
+        const double den = (double)xr[cols];
+        for (int64_t j = 0; j < cols; j++)
+            y[r * cols + j] = (float)((double)xr[j] / den);
+    }
+}

@@ -1,0 +1,170 @@
+/* The Performer's attention (Choromanski et al. 2021, "Rethinking Attention with Performers"):
+ * FAVOR+, non-causal, inference. Per head, with x' = x d_h^(-1/4) for x a query or key row,
+ * positive orthogonal random features phi(x') = exp(w x' - |x'|^2 / 2 - s) / sqrt(m) replace the
+ * softmax kernel, and attention is D^-1 Q'(K'^T V) with D = diag(Q'(K'^T 1)): the n x n scores
+ * never exist, time and memory are linear in n at fixed m (the grid's k axis).
+ *
+ * Stabiliser s: each query row's max of w x', one max over all keys of a head and sequence (the
+ * authors' implementation); both cancel in D^-1 (a query's is a factor of its row, the keys' one
+ * of every term), so they only keep exp in range. The normaliser rides with the values: K'^T
+ * [V 1] is one (m, hd + 1) buffer, so Q'(K'^T [V 1]) gives numerator and D together and one op
+ * divides. Ops: the products, favor_features and divide_by_last (attn/ops.h).
+ *
+ * Projections w (m, d_h): one per layer, shared by the layer's heads, as in the authors'
+ * implementations (one random matrix per attention layer, of the head width); drawn on the host
+ * in double from the model's seed in orthogonal blocks of d_h rows (Gram-Schmidt of Gaussian rows,
+ * the last block cut short), each row rescaled to the norm of a fresh Gaussian vector (the
+ * authors' default), then uploaded: own tensors "omega0", "omega1"... (m, d_h), and "ones" (n, 1),
+ * the column of ones K'^T 1 is computed with. No eps is added to the features (the authors' code
+ * adds 1e-4): the estimator is the paper's. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "attn/attention_impl.h"
+#include "attn/rng.h"
+#include "attn/status.h"
+
+/* A standard normal of stream `seed`, draw i: Box-Muller on two 53-bit uniforms in (0, 1). */
+static double gaussian(uint64_t seed, uint64_t i)
+{
+    const double u1 = ((double)(lb_rng_mix(seed, 2 * i) >> 11) + 0.5) * 0x1p-53;
+    const double u2 = ((double)(lb_rng_mix(seed, 2 * i + 1) >> 11) + 0.5) * 0x1p-53;
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586476925 * u2);
+}
+
+/* w (m, hd): ceil(m / hd) blocks of hd Gaussian rows made orthonormal by Gram-Schmidt (twice over,
+ * so the rows stay orthogonal to double precision), the last block's first m mod hd rows; then
+ * row i scaled to the norm of an independent Gaussian vector of hd entries. In double, rounded
+ * once into values. */
+static int draw_orthogonal(float *values, int64_t m, int64_t hd, uint64_t seed, void *ctx)
+{
+    (void)ctx;
+    double *blk = malloc(sizeof(double) * (size_t)(hd * hd));
+    if (!blk)
+        return LB_FAIL(LB_ERR_NOMEM, "out of host memory drawing the Performer's projections");
+    const uint64_t block_seed = lb_rng_mix(seed, 1), norm_seed = lb_rng_mix(seed, 2);
+    for (int64_t r0 = 0; r0 < m; r0 += hd) {
+        for (int64_t i = 0; i < hd * hd; i++)
+            blk[i] = gaussian(block_seed, (uint64_t)(r0 * hd + i));
+        for (int64_t r = 0; r < hd; r++) {
+            double *v = blk + r * hd;
+            for (int pass = 0; pass < 2; pass++)
+                for (int64_t q = 0; q < r; q++) {
+                    const double *u = blk + q * hd;
+                    double dot = 0.0;
+                    for (int64_t e = 0; e < hd; e++)
+                        dot += u[e] * v[e];
+                    for (int64_t e = 0; e < hd; e++)
+                        v[e] -= dot * u[e];
+                }
+            double norm = 0.0;
+            for (int64_t e = 0; e < hd; e++)
+                norm += v[e] * v[e];
+            norm = sqrt(norm);
+            for (int64_t e = 0; e < hd; e++)
+                v[e] /= norm;
+        }
+        for (int64_t r = 0; r < hd && r0 + r < m; r++) {
+            double len = 0.0;
+            for (int64_t e = 0; e < hd; e++) {
+                const double g = gaussian(norm_seed, (uint64_t)((r0 + r) * hd + e));
+                len += g * g;
+            }
+            len = sqrt(len);
+            for (int64_t e = 0; e < hd; e++)
+                values[(r0 + r) * hd + e] = (float)(blk[r * hd + e] * len);
+        }
+    }
+    free(blk);
+    return LB_OK;
+}
+
+/* The projections of every layer, then the ones. */
+static int build(LbBuilder *b)
+{
+    const LbModelConfig *c = &b->m->cfg;
+    const int64_t hd = lb_config_head_dim(c);
+    for (int l = 0; l < c->layers; l++) {
+        char name[32];
+        void *p;
+        snprintf(name, sizeof name, "omega%d", l);
+        LB_TRY(lb_builder_own_host(b, name, c->k, hd, draw_orthogonal, NULL, &p));
+    }
+    void *ones;
+    return lb_builder_own_uniform(b, "ones", c->n, 1, 1.0f, 1.0f, &ones); /* 1 + 0 u: exactly 1 */
+}
+
+/* The own tensors in build order: omega0 .. omega{L-1}, ones. */
+static const void *omega(const LbModel *m, int layer) { return m->own[layer].ptr; }
+static const void *ones(const LbModel *m) { return m->own[m->cfg.layers].ptr; }
+
+static int attention(LbPass *p, int layer, const LbLayerWeights *w, const void *x, void *y)
+{
+    const int64_t bh = p->B * p->h, n = p->n, hd = p->hd, mf = p->k;
+    const float scale = (float)pow((double)hd, -0.25);
+    const void *W = omega(p->m, layer);
+    void *qkv, *qh, *kh, *vh, *qf, *kf, *stat, *kv, *o1;
+    LB_TRY(lb_qkv_heads(p, w, x, &qkv, &qh, &kh, &vh));
+    /* Q' (B, h, n, m) = phi(scale q W^T): the product's alpha applies the scale in fp32 */
+    LB_TRY(lb_pass_alloc(p, bh * n * mf, "query features", &qf));
+    LB_TRY(lb_pass_bmm(p, 0, 1, n, mf, hd, scale, qh, hd, n * hd, W, hd, 0, qf, mf, n * mf, bh));
+    LB_TRY(p->ops->favor_features(p->be, qf, qh, NULL, bh, n, mf, hd, scale, 0));
+    LB_TRY(lb_pass_alloc(p, bh * n * mf, "key features", &kf)); /* K' (B, h, n, m) */
+    LB_TRY(lb_pass_bmm(p, 0, 1, n, mf, hd, scale, kh, hd, n * hd, W, hd, 0, kf, mf, n * mf, bh));
+    LB_TRY(lb_arena_alloc(p->a, lb_favor_stat_bytes(bh, n), "key feature maxima", &stat));
+    LB_TRY(p->ops->favor_features(p->be, kf, kh, stat, bh, n, mf, hd, scale, 1));
+    /* K'^T [V 1] (B, h, m, hd + 1): K'^T V in the first hd columns, K'^T 1 in the last */
+    LB_TRY(lb_pass_alloc(p, bh * mf * (hd + 1), "K'^T [V 1]", &kv));
+    LB_TRY(lb_pass_bmm(p, 1, 0, mf, hd, n, 1.0f, kf, mf, n * mf, vh, hd, n * hd, kv, hd + 1, mf * (hd + 1), bh));
+    LB_TRY(lb_pass_bmm(p, 1, 0, mf, 1, n, 1.0f, kf, mf, n * mf, ones(p->m), 1, 0, lb_pass_at(p, kv, hd), hd + 1,
+                       mf * (hd + 1), bh));
+    /* Q'(K'^T [V 1]) (B, h, n, hd + 1): numerators and D; then the quotient over the queries */
+    LB_TRY(lb_pass_alloc(p, bh * n * (hd + 1), "Q'(K'^T [V 1])", &o1));
+    LB_TRY(lb_pass_bmm(p, 0, 0, n, hd + 1, mf, 1.0f, qf, mf, n * mf, kv, hd + 1, mf * (hd + 1), o1, hd + 1,
+                       n * (hd + 1), bh));
+    LB_TRY(p->ops->divide_by_last(p->be, o1, qh, bh * n, hd));
+    return lb_project_out(p, w, qh, qkv, y);
+}
+
+static int check(const LbModelConfig *c, char *msg, size_t msg_size)
+{
+    if (c->k < LB_K_MIN) {
+        snprintf(msg, msg_size, "--k %lld is out of range for the Performer: should be at least %d random features",
+                 (long long)c->k, LB_K_MIN);
+        return LB_ERR_INVALID;
+    }
+    return LB_OK;
+}
+
+/* Q, K, V and output projections 2 n (4 d^2); per head the feature projections of Q and K
+ * 2 (2 n m hd), K'^T [V 1] 2 n m (hd + 1) and Q'(K'^T [V 1]) 2 n m (hd + 1): over h heads
+ * 8 n m d + 4 n m h, the last term the normaliser. */
+static double flops_per_layer(const LbModelConfig *c)
+{
+    const double n = (double)c->n, m = (double)c->k, d = c->d_model, h = c->heads;
+    return 2 * n * (4 * d * d) + 8 * n * m * d + 4 * n * m * h;
+}
+
+static void variant(int i, LbModelConfig *c)
+{
+    (void)i;
+    (void)c;
+}
+
+static void describe(const LbModelConfig *c, char *buf, size_t size)
+{
+    snprintf(buf, size, "performer m %lld", (long long)c->k);
+}
+
+const LbModelDesc lb_model_performer = {
+    .name = "performer",
+    .k_meaning = "random features m (one draw per layer, shared by its heads)",
+    .check = check,
+    .build = build,
+    .attention = attention,
+    .flops_per_layer = flops_per_layer,
+    .variants = 1,
+    .variant = variant,
+    .describe = describe,
+};

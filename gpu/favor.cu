@@ -1,0 +1,192 @@
+/* The Performer's two ops (attn/model_performer.c): FAVOR+'s positive random features, in place
+ * over the projections w x' a product wrote (Choromanski et al. 2021), and the division of the
+ * numerator columns by the normaliser held in the last column.
+ *
+ *   features (groups, n, m): f = exp(f - |x'|^2 / 2 - s) / sqrt(m), x' = scale x, x (groups, n, hd);
+ *     queries: s is the row's max, found and used in one kernel (favor_rows_kernel, MODE_QUERY),
+ *     a warp per row reading its row twice (the second read hits L1: a row is at most a few KiB);
+ *     keys: s is one max over the group's n rows (the authors' stabiliser over all keys), in three
+ *     launches: each row's max into the fp32 scratch (MODE_ROW_MAX), one block per group reduces
+ *     them (favor_group_max_kernel), then the map (MODE_KEY). No atomics: two stages, so the group
+ *     max is the same whatever order blocks run in.
+ *   divide: y (rows, cols) = x (rows, cols + 1)[:, :cols] / x[:, cols], fp32 quotient.
+ * |x'|^2, the maxima and the exponent's argument are fp32 whatever the storage type (METHOD.md,
+ * "Precision"); exp(v) is exp2f(v log2(e)).
+ *
+ * Checked by tests/gpu/test_gpu_favor.c against lb_favor_features_cpu and lb_divide_by_last_cpu
+ * (attn/cpu/cpu_ref.h), three storage types, aligned and not, queries and keys with rows and
+ * groups of different maxima, one row and many, the grid capped so blocks walk several rows. */
+#include <math.h>
+
+#include "gpu/cuda_check.h"
+#include "gpu/device_util.cuh"
+#include "gpu/kernels.h"
+
+namespace {
+
+constexpr int kFavorBlock = 256; /* 8 warps: 8 rows per block */
+constexpr int kRowsPerBlock = kFavorBlock / 32;
+constexpr int kGroupBlock = 256;
+
+enum { MODE_QUERY = 0, MODE_ROW_MAX = 1, MODE_KEY = 2 };
+
+/* One warp per row of f (groups * n rows of m), grid-stride. Pack i of a row (N elements) is held
+ * by lane i % 32. row_max: (groups * n) fp32; group_max: (groups) fp32 (MODE_KEY). */
+template <typename T, int N, int MODE>
+__global__ void __launch_bounds__(kFavorBlock)
+favor_rows_kernel(T *f, const T *x, float *row_max, const float *group_max, int64_t rows, int64_t n,
+                  int64_t m, int64_t hd, float scale2_half_log2e, float inv_sqrt_m)
+{
+    const float kLog2e = 1.4426950408889634f;
+    const int lane = threadIdx.x & 31;
+    const int64_t npk = m / N;
+    for (int64_t r = (int64_t)blockIdx.x * kRowsPerBlock + (threadIdx.x >> 5); r < rows;
+         r += (int64_t)gridDim.x * kRowsPerBlock) {
+        T *row = f + r * m;
+        float mx = -INFINITY;
+        if (MODE != MODE_KEY) {
+            for (int64_t i = lane; i < npk; i += 32) {
+                const LbPack<T, N> p = lb_load_pack<T, N>(row + i * N);
+#pragma unroll
+                for (int e = 0; e < N; e++)
+                    mx = fmaxf(mx, lb_to_float(p.v[e]));
+            }
+            mx = lb_warp_max(mx);
+            if (MODE == MODE_ROW_MAX) {
+                if (lane == 0)
+                    row_max[r] = mx;
+                continue;
+            }
+        } else {
+            mx = group_max[lb_udiv64((uint64_t)r, (uint64_t)n)];
+        }
+        /* |x'|^2 / 2 in log2 units: scale^2 / 2 * log2(e) folded into one factor */
+        const T *xr = x + r * hd;
+        float s2 = 0.0f;
+        for (int64_t e = lane; e < hd; e += 32) {
+            const float v = lb_to_float(xr[e]);
+            s2 += v * v;
+        }
+        const float half_norm = lb_warp_sum(s2) * scale2_half_log2e;
+        for (int64_t i = lane; i < npk; i += 32) {
+            LbPack<T, N> p = lb_load_pack<T, N>(row + i * N);
+            /* v - max first: exact near the max (Sterbenz), where the largest features are; scaling
+             * v and the max by log2(e) apart would leave their rounding in the difference */
+#pragma unroll
+            for (int e = 0; e < N; e++)
+                p.v[e] = lb_from_float<T>(exp2f((lb_to_float(p.v[e]) - mx) * kLog2e - half_norm) * inv_sqrt_m);
+            lb_store_pack<T, N>(row + i * N, p);
+        }
+    }
+}
+
+/* group_max[g] = max of row_max[g n .. g n + n), one block per group, grid-stride. */
+__global__ void __launch_bounds__(kGroupBlock)
+favor_group_max_kernel(const float *row_max, float *group_max, int64_t groups, int64_t n)
+{
+    LB_SHARED(float, sh, 33);
+    for (int64_t g = blockIdx.x; g < groups; g += gridDim.x) {
+        float mx = -INFINITY;
+        for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
+            mx = fmaxf(mx, row_max[g * n + i]);
+        mx = lb_block_max(mx, sh);
+        if (threadIdx.x == 0)
+            group_max[g] = mx;
+        /* lb_block_max may be called again at once on the same sh (device_util.cuh) */
+    }
+}
+
+template <typename T, int N>
+int launch_features(T *f, const T *x, float *stat, int64_t groups, int64_t n, int64_t m, int64_t hd, float scale,
+                    int keys, cudaStream_t st)
+{
+    const int64_t rows = groups * n;
+    const unsigned grid = lb_grid_for(rows, kRowsPerBlock);
+    const float c = (float)(0.5 * (double)scale * (double)scale * 1.4426950408889634);
+    const float inv_sqrt_m = (float)(1.0 / sqrt((double)m));
+    if (!keys) {
+        LB_LAUNCH(grid, kFavorBlock, 0, st, favor_rows_kernel<T, N, MODE_QUERY>)(f, x, NULL, NULL, rows, n, m, hd, c,
+                                                                                 inv_sqrt_m);
+        LB_LAUNCH_CHECK("favor_rows_kernel (queries)");
+        return LB_OK;
+    }
+    float *row_max = stat, *group_max = stat + rows;
+    LB_LAUNCH(grid, kFavorBlock, 0, st, favor_rows_kernel<T, N, MODE_ROW_MAX>)(f, x, row_max, NULL, rows, n, m, hd, c,
+                                                                               inv_sqrt_m);
+    LB_LAUNCH_CHECK("favor_rows_kernel (row maxima)");
+    LB_LAUNCH(lb_grid_for(groups, 1), kGroupBlock, 0, st, favor_group_max_kernel)(row_max, group_max, groups, n);
+    LB_LAUNCH_CHECK("favor_group_max_kernel");
+    LB_LAUNCH(grid, kFavorBlock, 0, st, favor_rows_kernel<T, N, MODE_KEY>)(f, x, NULL, group_max, rows, n, m, hd, c,
+                                                                           inv_sqrt_m);
+    LB_LAUNCH_CHECK("favor_rows_kernel (keys)");
+    return LB_OK;
+}
+
+template <typename T>
+int dispatch_features(void *d_f, const void *d_x, void *d_stat, int64_t groups, int64_t n, int64_t m, int64_t hd,
+                      float scale, int keys, cudaStream_t st)
+{
+    T *f = static_cast<T *>(d_f);
+    const T *x = static_cast<const T *>(d_x);
+    float *stat = static_cast<float *>(d_stat);
+    /* every row 16-byte aligned when the base is and a row is a whole number of packs */
+    if (lb_can_vec16(d_f, m, sizeof(T)))
+        return launch_features<T, LbVec16<T>::n>(f, x, stat, groups, n, m, hd, scale, keys, st);
+    return launch_features<T, 1>(f, x, stat, groups, n, m, hd, scale, keys, st);
+}
+
+/* y (rows, cols) = x[r, j] / x[r, cols]: tpr lanes per row (bias_act's layout). x's rows are
+ * cols + 1 long, so no 16-byte packs. */
+template <typename T>
+__global__ void __launch_bounds__(kRowBlock)
+divide_by_last_kernel(const T *x, T *y, int64_t rows, int64_t cols, int tpr)
+{
+    const int rows_per_block = kRowBlock / tpr;
+    const int lane = threadIdx.x % tpr;
+    for (int64_t r = (int64_t)blockIdx.x * rows_per_block + threadIdx.x / tpr; r < rows;
+         r += (int64_t)gridDim.x * rows_per_block) {
+        const T *xr = x + r * (cols + 1);
+        const float inv = 1.0f / lb_to_float(xr[cols]);
+        for (int64_t j = lane; j < cols; j += tpr)
+            y[r * cols + j] = lb_from_float<T>(lb_to_float(xr[j]) * inv);
+    }
+}
+
+template <typename T>
+int launch_divide(const void *d_x, void *d_y, int64_t rows, int64_t cols, cudaStream_t st)
+{
+    const int tpr = lb_threads_per_row(cols);
+    LB_LAUNCH(lb_grid_for(rows, kRowBlock / tpr), kRowBlock, 0, st, divide_by_last_kernel<T>)(
+        static_cast<const T *>(d_x), static_cast<T *>(d_y), rows, cols, tpr);
+    LB_LAUNCH_CHECK("divide_by_last_kernel");
+    return LB_OK;
+}
+
+} // namespace
+
+extern "C" int lb_cuda_favor_features(cudaStream_t stream, LbDtype dtype, void *d_f, const void *d_x, void *d_stat,
+                                      int64_t groups, int64_t n, int64_t m, int64_t hd, float scale, int keys)
+{
+    if (groups < 0 || n < 0 || m < 0 || hd < 0)
+        return LB_FAIL(LB_ERR_INVALID, "favor_features: negative shape (%lld, %lld, %lld, %lld)", (long long)groups,
+                       (long long)n, (long long)m, (long long)hd);
+    if (groups == 0 || n == 0 || m == 0)
+        return LB_OK;
+    if (keys && !d_stat)
+        return LB_FAIL(LB_ERR_INVALID, "favor_features: keys need the scratch of lb_favor_stat_bytes");
+    LB_DISPATCH_DTYPE(dtype, T,
+                      return dispatch_features<T>(d_f, d_x, d_stat, groups, n, m, hd, scale, keys, stream));
+    return LB_OK;
+}
+
+extern "C" int lb_cuda_divide_by_last(cudaStream_t stream, LbDtype dtype, const void *d_x, void *d_y, int64_t rows,
+                                      int64_t cols)
+{
+    if (rows < 0 || cols < 0)
+        return LB_FAIL(LB_ERR_INVALID, "divide_by_last: negative shape (%lld, %lld)", (long long)rows,
+                       (long long)cols);
+    if (rows == 0 || cols == 0)
+        return LB_OK;
+    LB_DISPATCH_DTYPE(dtype, T, return launch_divide<T>(d_x, d_y, rows, cols, stream));
+    return LB_OK;
+}
