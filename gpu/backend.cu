@@ -360,6 +360,26 @@ static int lb_cuda_divide_by_last_op(LbBackend *be, const void *x, void *y, int6
     return lb_cuda_divide_by_last(lb_cuda_state(be)->stream, be->storage, x, y, rows, cols);
 }
 
+static int lb_cuda_copy_op(LbBackend *be, void *dst, const void *src, size_t bytes)
+{
+    if (bytes == 0)
+        return LB_OK;
+    if (!dst || !src)
+        return LB_FAIL(LB_ERR_INVALID, "cuda copy: NULL pointer");
+    if ((const char *)dst < (const char *)src + bytes && (const char *)src < (const char *)dst + bytes)
+        return LB_FAIL(LB_ERR_INVALID, "cuda copy: source and destination overlap");
+    LB_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, lb_cuda_state(be)->stream));
+    return LB_OK;
+}
+
+/* The erf GELU pass of linear(..., gelu = 1) alone (gpu/bias_act.cu with no bias). */
+static int lb_cuda_gelu_op(LbBackend *be, void *y, int64_t rows, int64_t cols)
+{
+    LB_TRY(lb_cuda_dims("gelu", rows, cols, 0));
+    LB_TRY(lb_cuda_need(y, rows * cols, "gelu", "y"));
+    return lb_cuda_bias_act(lb_cuda_state(be)->stream, be->storage, y, NULL, rows, cols, 1);
+}
+
 /* --- timing -------------------------------------------------------------------------------- */
 
 static int lb_cuda_sync(LbBackend *be)
@@ -386,6 +406,43 @@ static int lb_cuda_timer_stop(LbBackend *be, double *ms)
     LB_CUDA_CHECK(cudaEventSynchronize(st->ev_stop));
     float f = 0.0f;
     LB_CUDA_CHECK(cudaEventElapsedTime(&f, st->ev_start, st->ev_stop));
+    *ms = (double)f;
+    return LB_OK;
+}
+
+static int lb_cuda_event_record(LbBackend *be, int64_t index)
+{
+    LbCudaState *st = lb_cuda_state(be);
+    if (index < 0 || index > INT32_MAX)
+        return LB_FAIL(LB_ERR_INVALID, "cuda event_record: event %lld is out of range", (long long)index);
+    if (index >= st->n_events) {
+        int64_t n = st->n_events ? st->n_events : 64;
+        while (n <= index)
+            n *= 2;
+        cudaEvent_t *e = (cudaEvent_t *)realloc(st->events, (size_t)n * sizeof *e);
+        if (!e)
+            return LB_FAIL(LB_ERR_NOMEM, "out of host memory for %lld timer events", (long long)n);
+        for (int64_t i = st->n_events; i < n; i++)
+            e[i] = NULL;
+        st->events = e;
+        st->n_events = n;
+    }
+    /* Created on first use: a breakdown's warm-up pass creates them, so the timed pass does not. */
+    if (!st->events[index])
+        LB_CUDA_CHECK(cudaEventCreate(&st->events[index]));
+    LB_CUDA_CHECK(cudaEventRecord(st->events[index], st->stream));
+    return LB_OK;
+}
+
+static int lb_cuda_event_elapsed(LbBackend *be, int64_t from, int64_t to, double *ms)
+{
+    LbCudaState *st = lb_cuda_state(be);
+    if (from < 0 || to < 0 || from >= st->n_events || to >= st->n_events || !st->events[from] || !st->events[to])
+        return LB_FAIL(LB_ERR_INVALID, "cuda event_elapsed: event %lld or %lld was never recorded", (long long)from,
+                       (long long)to);
+    LB_CUDA_CHECK(cudaEventSynchronize(st->events[to]));
+    float f = 0.0f;
+    LB_CUDA_CHECK(cudaEventElapsedTime(&f, st->events[from], st->events[to]));
     *ms = (double)f;
     return LB_OK;
 }
@@ -468,6 +525,10 @@ static void lb_cuda_close(LbBackend *be)
             (void)cudaEventDestroy(st->ev_start);
         if (st->ev_stop)
             (void)cudaEventDestroy(st->ev_stop);
+        for (int64_t i = 0; i < st->n_events; i++)
+            if (st->events[i])
+                (void)cudaEventDestroy(st->events[i]);
+        free(st->events);
         if (st->stream)
             (void)cudaStreamDestroy(st->stream);
         (void)cudaGetLastError();
@@ -505,6 +566,10 @@ static const LbOps lb_cuda_ops = {
     lb_cuda_clock_events,
     lb_cuda_describe,
     lb_cuda_close,
+    lb_cuda_copy_op,
+    lb_cuda_gelu_op,
+    lb_cuda_event_record,
+    lb_cuda_event_elapsed,
 };
 
 #define LB_CUDA_GRID_CAP_DEFAULT (1u << 30) /* gridDim.x allows 2^31 - 1 */

@@ -41,6 +41,8 @@ typedef struct LbCudaState {
     cublasLtHandle_t lt;
     cudaEvent_t ev_start, ev_stop;
     int timing;              /* timer_start seen, timer_stop not yet */
+    cudaEvent_t *events;     /* event_record's events, created on first use, NULL-padded */
+    int64_t n_events;
     void *workspace;         /* set_workspace's buffer, NULL until then (then no workspace) */
     size_t workspace_bytes;
     LbNvml *nvml;            /* NULL where NVML cannot be loaded */

@@ -9,6 +9,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,8 @@ typedef struct LbCpuState {
     size_t in_use;   /* bytes handed out and not freed (headers not counted) */
     struct timespec t0;
     int timing; /* timer_start seen, timer_stop not yet */
+    double *events; /* event_record's times in ms (CLOCK_MONOTONIC), NaN until recorded */
+    int64_t n_events;
 } LbCpuState;
 
 static LbCpuState *lb_cpu_state(LbBackend *be) { return be->impl; }
@@ -279,6 +282,29 @@ static int lb_cpu_divide_by_last(LbBackend *be, const void *x, void *y, int64_t 
     return LB_OK;
 }
 
+static int lb_cpu_copy(LbBackend *be, void *dst, const void *src, size_t bytes)
+{
+    (void)be;
+    if (bytes > 0 && (!dst || !src))
+        return LB_FAIL(LB_ERR_INVALID, "cpu copy: NULL pointer");
+    if (bytes > 0 && (const char *)dst < (const char *)src + bytes && (const char *)src < (const char *)dst + bytes)
+        return LB_FAIL(LB_ERR_INVALID, "cpu copy: source and destination overlap");
+    if (bytes > 0)
+        memcpy(dst, src, bytes);
+    return LB_OK;
+}
+
+static int lb_cpu_gelu(LbBackend *be, void *y, int64_t rows, int64_t cols)
+{
+    (void)be;
+    LB_TRY(lb_cpu_dims("gelu", rows, cols, 0));
+    LB_TRY(lb_cpu_need(y, rows * cols, "gelu", "y"));
+    float *v = y;
+    for (int64_t i = 0; i < rows * cols; i++)
+        v[i] = lb_gelu_cpu(v[i]);
+    return LB_OK;
+}
+
 /* --- timing ------------------------------------------------------------------------------------ */
 
 static int lb_cpu_sync(LbBackend *be)
@@ -304,6 +330,44 @@ static int lb_cpu_timer_stop(LbBackend *be, double *ms)
     clock_gettime(CLOCK_MONOTONIC, &t1);
     s->timing = 0;
     *ms = (double)(t1.tv_sec - s->t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - s->t0.tv_nsec) * 1e-6;
+    return LB_OK;
+}
+
+static double lb_cpu_now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+static int lb_cpu_event_record(LbBackend *be, int64_t index)
+{
+    LbCpuState *s = lb_cpu_state(be);
+    if (index < 0 || index > INT32_MAX)
+        return LB_FAIL(LB_ERR_INVALID, "cpu event_record: event %" PRId64 " is out of range", index);
+    if (index >= s->n_events) {
+        int64_t n = s->n_events ? s->n_events : 64;
+        while (n <= index)
+            n *= 2;
+        double *e = realloc(s->events, (size_t)n * sizeof *e);
+        if (!e)
+            return LB_FAIL(LB_ERR_NOMEM, "out of host memory for %" PRId64 " timer events", n);
+        for (int64_t i = s->n_events; i < n; i++)
+            e[i] = NAN;
+        s->events = e;
+        s->n_events = n;
+    }
+    s->events[index] = lb_cpu_now_ms(); /* every op has finished when it returns */
+    return LB_OK;
+}
+
+static int lb_cpu_event_elapsed(LbBackend *be, int64_t from, int64_t to, double *ms)
+{
+    LbCpuState *s = lb_cpu_state(be);
+    if (from < 0 || to < 0 || from >= s->n_events || to >= s->n_events || isnan(s->events[from]) ||
+        isnan(s->events[to]))
+        return LB_FAIL(LB_ERR_INVALID, "cpu event_elapsed: event %" PRId64 " or %" PRId64 " was never recorded", from, to);
+    *ms = s->events[to] - s->events[from];
     return LB_OK;
 }
 
@@ -370,6 +434,9 @@ static void lb_cpu_close(LbBackend *be)
 {
     if (!be)
         return;
+    LbCpuState *s = lb_cpu_state(be);
+    if (s)
+        free(s->events);
     free(be->impl);
     free(be);
 }
@@ -401,6 +468,10 @@ static const LbOps lb_cpu_ops = {
     .clock_events = lb_cpu_clock_events,
     .describe = lb_cpu_describe,
     .close = lb_cpu_close,
+    .copy = lb_cpu_copy,
+    .gelu = lb_cpu_gelu,
+    .event_record = lb_cpu_event_record,
+    .event_elapsed = lb_cpu_event_elapsed,
 };
 
 /* The host's physical memory, for a capacity of 0 (no --mem-limit). */

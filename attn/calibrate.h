@@ -1,0 +1,48 @@
+/* This device's own limits, measured in a few seconds before a sweep (METHOD.md, "Calibration"):
+ * the rate of one large matrix product in the backend's storage type through the path the
+ * models' big products take (ops->linear: cuBLASLt on the GPU), and the device-to-device copy
+ * bandwidth (ops->copy: cudaMemcpyAsync on the GPU, memcpy on the CPU). A breakdown
+ * (attn/breakdown.h) states each operation's achieved rate as a percentage of these. */
+#ifndef LB_CALIBRATE_H
+#define LB_CALIBRATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attn/ops.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct LbCalibrateOptions {
+    int reps;          /* timed repetitions of each measurement; the median is kept (5) */
+    double target_ms;  /* sizes double from the smallest until one repetition takes this long (25) */
+    int64_t max_dim;   /* the largest product: (dim, dim) x (dim, dim)^T (8192) */
+    size_t max_copy;   /* the largest buffer copied, in bytes (256 MiB) */
+    size_t max_bytes;  /* device memory the calibration may take at once (1 GiB) */
+} LbCalibrateOptions;
+
+LbCalibrateOptions lb_calibrate_defaults(void);
+
+typedef struct LbCalibration {
+    double tflop_per_s;   /* 2 dim^3 FLOPs / the median time of one product, / 1e12 */
+    double copy_gb_per_s; /* 2 x copy_bytes (read + written) / the median time of one copy, / 1e9 */
+    int64_t dim;          /* the product measured: y (dim, dim) = x (dim, dim) w (dim, dim)^T */
+    int64_t copy_bytes;   /* the buffer copied */
+    double product_ms, copy_ms; /* the medians */
+    int reps;
+} LbCalibration;
+
+/* Measure both on `be` (its storage type, its TF32 setting). Memory comes from be->ops->mem_alloc
+ * and is given back before it returns; inputs are random (fill_uniform), never zeros, since a
+ * GPU multiplies zeros faster. Sizes double from a product of 256 and a copy of 1 MiB until one
+ * repetition takes opt->target_ms or the size reaches its cap, then opt->reps repetitions are
+ * timed (after one untimed). LB_ERR_NOMEM when not even the smallest sizes fit. */
+int lb_calibrate(LbBackend *be, const LbCalibrateOptions *opt, LbCalibration *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
