@@ -22,43 +22,69 @@ int lb_pass_bmm(LbPass *p, int ta, int tb, int64_t m, int64_t n, int64_t kd, flo
     return p->ops->bmm(p->be, &q);
 }
 
-/* The 1/sqrt(hd) is the product's alpha, applied to the fp32 accumulator before the scores are
- * rounded to the storage type: fp16 scores then overflow only at sqrt(hd) = 8 times larger
- * logits than if the scale waited for the softmax, at no cost. */
-int lb_attend_rows(LbPass *p, void *qh, const void *kh, const void *vh, int64_t q_len, int64_t kv_len,
-                   int64_t row0, int64_t rows, void *s)
+int lb_pass_bmm_bh(LbPass *p, int ta, int tb, int64_t m, int64_t n, int64_t kd, float alpha, const void *a,
+                   int64_t lda, int64_t sa_b, int64_t sa_h, const void *b, int64_t ldb, int64_t sb_b, int64_t sb_h,
+                   void *c, int64_t ldc, int64_t sc_b, int64_t sc_h)
 {
-    const int64_t bh = p->B * p->h, hd = p->hd;
-    void *q = lb_pass_at(p, qh, row0 * hd);
-    LB_TRY(lb_pass_bmm(p, 0, 1, rows, kv_len, hd, 1.0f / sqrtf((float)hd), q, hd, q_len * hd, kh, hd,
-                       kv_len * hd, s, kv_len, rows * kv_len, bh));
-    LB_TRY(p->ops->softmax(p->be, s, bh * rows, kv_len, 1.0f));
-    return lb_pass_bmm(p, 0, 0, rows, hd, kv_len, 1.0f, s, kv_len, rows * kv_len, vh, hd, kv_len * hd, q, hd,
-                       q_len * hd, bh);
+    for (int64_t j = 0; j < p->h; j++)
+        LB_TRY(lb_pass_bmm(p, ta, tb, m, n, kd, alpha, lb_pass_at(p, a, j * sa_h), lda, sa_b,
+                           lb_pass_at(p, b, j * sb_h), ldb, sb_b, lb_pass_at(p, c, j * sc_h), ldc, sc_b, p->B));
+    return LB_OK;
 }
 
-int lb_attend(LbPass *p, void *qh, const void *kh, const void *vh, int64_t kv_len)
+/* The 1/sqrt(hd) is the product's alpha, applied to the fp32 accumulator before the scores are
+ * rounded to the storage type: fp16 scores then overflow only at sqrt(hd) = 8 times larger
+ * logits than if the scale waited for the softmax, at no cost. Every head's scores exist before
+ * the first P V, so o may overwrite q. */
+int lb_attend_rows(LbPass *p, const void *q, int64_t ldq, const void *k, const void *v, int64_t ldkv,
+                   int64_t q_len, int64_t kv_len, int64_t row0, int64_t rows, void *s, void *o)
+{
+    const int64_t hd = p->hd, hs = rows * kv_len; /* one head's scores (rows, kv_len) */
+    LB_TRY(lb_pass_bmm_bh(p, 0, 1, rows, kv_len, hd, 1.0f / sqrtf((float)hd), lb_pass_at(p, q, row0 * ldq), ldq,
+                          q_len * ldq, hd, k, ldkv, kv_len * ldkv, hd, s, kv_len, p->h * hs, hs));
+    LB_TRY(p->ops->softmax(p->be, s, p->B * p->h * rows, kv_len, 1.0f));
+    LB_TRY(lb_pass_bmm_bh(p, 0, 0, rows, hd, kv_len, 1.0f, s, kv_len, p->h * hs, hs, v, ldkv, kv_len * ldkv, hd,
+                          lb_pass_at(p, o, row0 * p->d), p->d, q_len * p->d, hd));
+    return LB_OK;
+}
+
+int lb_attend(LbPass *p, const void *q, int64_t ldq, const void *k, const void *v, int64_t ldkv, int64_t kv_len,
+              void *o)
 {
     void *s;
     LB_TRY(lb_pass_alloc(p, p->B * p->h * p->n * kv_len, "attention scores", &s)); /* (B, h, n, kv_len) */
-    return lb_attend_rows(p, qh, kh, vh, p->n, kv_len, 0, p->n, s);
+    return lb_attend_rows(p, q, ldq, k, v, ldkv, p->n, kv_len, 0, p->n, s, o);
 }
 
-int lb_project_out(LbPass *p, const LbLayerWeights *w, const void *oh, void *tmp, void *y)
+int lb_project(LbPass *p, const LbLayerWeights *w, const void *o, void *y)
 {
-    LB_TRY(p->ops->merge_heads(p->be, oh, tmp, p->B, p->n, p->h, p->hd));
-    return p->ops->linear(p->be, tmp, w->w_o, w->b_o, y, p->B * p->n, p->d, p->d, 0);
+    LB_TRY(p->ops->linear(p->be, o, w->w_o, w->b_o, y, p->B * p->n, p->d, p->d, 0));
+    return LB_OK;
+}
+
+int lb_qkv(LbPass *p, const LbLayerWeights *w, const void *x, void **qkv)
+{
+    const int64_t rows = p->B * p->n, d = p->d;
+    LB_TRY(lb_pass_alloc(p, rows * 3 * d, "Q/K/V", qkv)); /* (B, n, 3d) */
+    LB_TRY(p->ops->linear(p->be, x, w->w_qkv, w->b_qkv, *qkv, rows, d, 3 * d, 0));
+    return LB_OK;
 }
 
 int lb_qkv_heads(LbPass *p, const LbLayerWeights *w, const void *x, void **qkv, void **qh, void **kh, void **vh)
 {
     const int64_t rows = p->B * p->n, d = p->d;
-    LB_TRY(lb_pass_alloc(p, rows * 3 * d, "Q/K/V", qkv)); /* (B, n, 3d) */
-    LB_TRY(p->ops->linear(p->be, x, w->w_qkv, w->b_qkv, *qkv, rows, d, 3 * d, 0));
+    LB_TRY(lb_qkv(p, w, x, qkv));
     LB_TRY(lb_pass_alloc(p, rows * d, "Q heads", qh)); /* (B, h, n, hd) */
     LB_TRY(lb_pass_alloc(p, rows * d, "K heads", kh));
     LB_TRY(lb_pass_alloc(p, rows * d, "V heads", vh));
     LB_TRY(p->ops->split_heads(p->be, *qkv, 3 * d, *qh, p->B, p->n, p->h, p->hd));
     LB_TRY(p->ops->split_heads(p->be, lb_pass_at(p, *qkv, d), 3 * d, *kh, p->B, p->n, p->h, p->hd));
-    return p->ops->split_heads(p->be, lb_pass_at(p, *qkv, 2 * d), 3 * d, *vh, p->B, p->n, p->h, p->hd);
+    LB_TRY(p->ops->split_heads(p->be, lb_pass_at(p, *qkv, 2 * d), 3 * d, *vh, p->B, p->n, p->h, p->hd));
+    return LB_OK;
+}
+
+int lb_project_out(LbPass *p, const LbLayerWeights *w, const void *oh, void *tmp, void *y)
+{
+    LB_TRY(p->ops->merge_heads(p->be, oh, tmp, p->B, p->n, p->h, p->hd));
+    return lb_project(p, w, tmp, y);
 }

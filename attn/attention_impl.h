@@ -34,24 +34,43 @@ int lb_pass_bmm(LbPass *p, int ta, int tb, int64_t m, int64_t n, int64_t kd, flo
                 int64_t lda, int64_t sa, const void *b, int64_t ldb, int64_t sb, void *c, int64_t ldc,
                 int64_t sc, int64_t batch);
 
-/* Exact attention of query rows [row0, row0 + rows) of every (batch, head), given q, k, v in
- * head-major order (B, h, q_len, hd), (B, h, kv_len, hd), (B, h, kv_len, hd):
- * s (B, h, rows, kv_len) = softmax(q k^T / sqrt(hd)) in the caller's buffer s, then those rows
- * of o = s v written over the same rows of q (consumed by then). */
-int lb_attend_rows(LbPass *p, void *qh, const void *kh, const void *vh, int64_t q_len, int64_t kv_len,
-                   int64_t row0, int64_t rows, void *s);
+/* C_bj = alpha op(A_bj) op(B_bj) for every sequence b < B and head j < h, where
+ * X_bj = x + b * sx_b + j * sx_h (elements): a strided-batched product over two batch indices,
+ * so that a head's Q, K, V are read in place from token-major buffers, (B, n, ld) with head j
+ * at column j hd, and its output written in place into one. LbBmm has one batch stride, so this
+ * makes h calls batched over B. (Not B calls batched over h: a head's output columns then lie
+ * within the previous head's rows, which cuBLAS calls overlapping batches of C.) */
+int lb_pass_bmm_bh(LbPass *p, int ta, int tb, int64_t m, int64_t n, int64_t kd, float alpha, const void *a,
+                   int64_t lda, int64_t sa_b, int64_t sa_h, const void *b, int64_t ldb, int64_t sb_b, int64_t sb_h,
+                   void *c, int64_t ldc, int64_t sc_b, int64_t sc_h);
+
+/* Exact attention of query rows [row0, row0 + rows) of every (batch, head), each head read in
+ * place from token-major buffers (no head permutes): q (B, q_len, ldq), k and v (B, kv_len, ldkv),
+ * head j in columns [j hd, (j + 1) hd). s (B, h, rows, kv_len) = softmax(q k^T / sqrt(hd)) in the
+ * caller's buffer s, then those rows of o (B, q_len, d) = s v, head j written to its columns.
+ * o may be q itself when ldq = d (q's rows are consumed by the scores first), not k or v. */
+int lb_attend_rows(LbPass *p, const void *q, int64_t ldq, const void *k, const void *v, int64_t ldkv,
+                   int64_t q_len, int64_t kv_len, int64_t row0, int64_t rows, void *s, void *o);
 
 /* lb_attend_rows over all n query rows, with the score buffer (B, h, n, kv_len) allocated here. */
-int lb_attend(LbPass *p, void *qh, const void *kh, const void *vh, int64_t kv_len);
+int lb_attend(LbPass *p, const void *q, int64_t ldq, const void *k, const void *v, int64_t ldkv, int64_t kv_len,
+              void *o);
 
-/* The output projection: merge heads (B, h, n, hd) -> (B, n, d) into tmp, then
- * y = tmp W_O^T + b_O. */
-int lb_project_out(LbPass *p, const LbLayerWeights *w, const void *oh, void *tmp, void *y);
+/* The output projection of a token-major attention output: y = o (B, n, d) W_O^T + b_O. */
+int lb_project(LbPass *p, const LbLayerWeights *w, const void *o, void *y);
 
-/* Q, K and V of standard attention: qkv (B, n, 3d) = x W_QKV^T + b_QKV, then heads
- * qh, kh, vh (B, h, n, hd) split out of it, in this allocation order. */
+/* Q, K and V in one product: qkv (B, n, 3d) = x W_QKV^T + b_QKV, Q in columns [0, d), K in
+ * [d, 2d), V in [2d, 3d); lb_attend reads its heads in place (ldq = ldkv = 3d). */
+int lb_qkv(LbPass *p, const LbLayerWeights *w, const void *x, void **qkv);
+
+/* For a model whose own kernels want heads contiguous (the Performer's feature map): lb_qkv, then
+ * qh, kh, vh (B, h, n, hd) split out of it, in this allocation order (2 x 3 B n d elements moved
+ * that lb_attend does not need). */
 int lb_qkv_heads(LbPass *p, const LbLayerWeights *w, const void *x, void **qkv, void **qh, void **kh,
                  void **vh);
+
+/* Its counterpart: merge heads oh (B, h, n, hd) -> (B, n, d) into tmp, then lb_project. */
+int lb_project_out(LbPass *p, const LbLayerWeights *w, const void *oh, void *tmp, void *y);
 
 /* --- the builder: weights in a fixed order, each drawn from its own seed ------------------- */
 

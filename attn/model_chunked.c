@@ -15,14 +15,17 @@ static int64_t block_rows(const LbModelConfig *c) { return c->chunk < c->n ? c->
 static int attention(LbPass *p, int layer, const LbLayerWeights *w, const void *x, void *y)
 {
     (void)layer;
-    void *qkv, *qh, *kh, *vh, *s;
-    LB_TRY(lb_qkv_heads(p, w, x, &qkv, &qh, &kh, &vh));
+    const int64_t d = p->d;
+    void *qkv, *o, *s;
+    LB_TRY(lb_qkv(p, w, x, &qkv));                                     /* (B, n, 3d) */
+    LB_TRY(lb_pass_alloc(p, p->B * p->n * d, "attention output", &o)); /* (B, n, d) */
     const int64_t c = block_rows(&p->m->cfg);
     LB_TRY(lb_pass_alloc(p, p->B * p->h * c * p->n, "attention scores (one block)", &s)); /* (B, h, c, n) */
-    /* Each block's output rows overwrite its own query rows only: later blocks read other rows. */
+    /* Heads read in place from Q/K/V; each block writes its own rows of o. */
     for (int64_t r0 = 0; r0 < p->n; r0 += c)
-        LB_TRY(lb_attend_rows(p, qh, kh, vh, p->n, p->n, r0, r0 + c <= p->n ? c : p->n - r0, s));
-    return lb_project_out(p, w, qh, qkv, y);
+        LB_TRY(lb_attend_rows(p, qkv, 3 * d, lb_pass_at(p, qkv, d), lb_pass_at(p, qkv, 2 * d), 3 * d, p->n, p->n,
+                              r0, r0 + c <= p->n ? c : p->n - r0, s, o));
+    return lb_project(p, w, o, y);
 }
 
 static int check(const LbModelConfig *c, char *msg, size_t msg_size)

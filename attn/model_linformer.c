@@ -62,12 +62,13 @@ static int compress(LbPass *p, const void *E, const void *x, int64_t ld_x, int64
 }
 
 /* Early order (fairseq): K' = (E X) W_K + b_K, V' = (F X) W_V + b_V; with E = F (layerwise, kv)
- * X is compressed once and K', V' come from one fused product. */
+ * X is compressed once and K', V' come from one fused product. Q, K', V' are read by head in
+ * place, and the attention output written over Q (B, n, d), whose rows the scores consumed. */
 static int attention_early(LbPass *p, int layer, const LbLayerWeights *w, const void *x, void *y)
 {
     const int64_t rows = p->B * p->n, ck = p->B * p->k, d = p->d;
     void *E = projection(p->m, layer, 0, 0);
-    void *q, *qh, *kh, *vh, *kc, *vc;
+    void *q, *kc, *vc;
     int64_t ld_kv;
     if (!separate_kv(&p->m->cfg)) {
         void *xc, *kv;
@@ -97,69 +98,50 @@ static int attention_early(LbPass *p, int layer, const LbLayerWeights *w, const 
                               ck, d, d, 0));
         ld_kv = d;
     }
-    LB_TRY(lb_pass_alloc(p, rows * d, "Q heads", &qh));                     /* (B, h, n, hd) */
-    LB_TRY(p->ops->split_heads(p->be, q, d, qh, p->B, p->n, p->h, p->hd));
-    LB_TRY(lb_pass_alloc(p, ck * d, "K' heads", &kh));                      /* (B, h, k, hd) */
-    LB_TRY(lb_pass_alloc(p, ck * d, "V' heads", &vh));
-    LB_TRY(p->ops->split_heads(p->be, kc, ld_kv, kh, p->B, p->k, p->h, p->hd));
-    LB_TRY(p->ops->split_heads(p->be, vc, ld_kv, vh, p->B, p->k, p->h, p->hd));
-    LB_TRY(lb_attend(p, qh, kh, vh, p->k));                                 /* scores (B, h, n, k) */
-    return lb_project_out(p, w, qh, q, y);
+    LB_TRY(lb_attend(p, q, d, kc, vc, ld_kv, p->k, q));                     /* scores (B, h, n, k) */
+    return lb_project(p, w, q, y);
 }
 
 /* Late order (the paper's figure): K' = E (X W_K + b_K), V' = F (X W_V + b_V). Shared E
  * (layerwise, kv) compresses K and V in one product; headwise compresses each; none compresses
- * every head with its own E_i, F_i. */
+ * every head with its own E_i, F_i. Every product reads its heads in place from the fused Q/K/V
+ * output or the compressed K', V', and the attention output goes to its own (B, n, d). */
 static int attention_late(LbPass *p, int layer, const LbLayerWeights *w, const void *x, void *y)
 {
     const int64_t rows = p->B * p->n, ck = p->B * p->k, d = p->d, n = p->n, k = p->k;
     const LbSharing sharing = p->m->cfg.sharing;
-    void *qkv, *qh, *kh, *vh;
+    void *qkv, *o, *kc, *vc;
+    int64_t ld_kv = d;
+    LB_TRY(lb_qkv(p, w, x, &qkv));                                         /* (B, n, 3d) */
+    LB_TRY(lb_pass_alloc(p, rows * d, "attention output", &o));            /* (B, n, d) */
     if (sharing == LB_SHARE_NONE) {
-        void *kf, *vf;
-        LB_TRY(lb_qkv_heads(p, w, x, &qkv, &qh, &kf, &vf));
-        LB_TRY(lb_pass_alloc(p, ck * d, "K' heads", &kh));                  /* (B, h, k, hd) */
-        LB_TRY(lb_pass_alloc(p, ck * d, "V' heads", &vh));
-        /* Per head i, over the batch: K'_bi (k, hd) = E_i (k, n) K_bi (n, hd). */
-        const int64_t hs_full = p->h * n * p->hd, hs_comp = p->h * k * p->hd;
+        LB_TRY(lb_pass_alloc(p, ck * d, "K'", &kc));                        /* (B, k, d) */
+        LB_TRY(lb_pass_alloc(p, ck * d, "V'", &vc));
+        /* Per head i, over the batch: K'_bi (k, hd) = E_i (k, n) K_bi (n, hd), K_bi read in place
+         * (columns d + i hd of Q/K/V) and K'_bi written in place (columns i hd of K'). */
         for (int64_t i = 0; i < p->h; i++) {
             void *Ei = projection(p->m, layer, (int)i, 0);
             void *Fi = projection(p->m, layer, (int)i, 1);
-            LB_TRY(lb_pass_bmm(p, 0, 0, k, p->hd, n, 1.0f, Ei, n, 0, lb_pass_at(p, kf, i * n * p->hd), p->hd,
-                               hs_full, lb_pass_at(p, kh, i * k * p->hd), p->hd, hs_comp, p->B));
-            LB_TRY(lb_pass_bmm(p, 0, 0, k, p->hd, n, 1.0f, Fi, n, 0, lb_pass_at(p, vf, i * n * p->hd), p->hd,
-                               hs_full, lb_pass_at(p, vh, i * k * p->hd), p->hd, hs_comp, p->B));
+            LB_TRY(lb_pass_bmm(p, 0, 0, k, p->hd, n, 1.0f, Ei, n, 0, lb_pass_at(p, qkv, d + i * p->hd), 3 * d,
+                               n * 3 * d, lb_pass_at(p, kc, i * p->hd), d, k * d, p->B));
+            LB_TRY(lb_pass_bmm(p, 0, 0, k, p->hd, n, 1.0f, Fi, n, 0, lb_pass_at(p, qkv, 2 * d + i * p->hd), 3 * d,
+                               n * 3 * d, lb_pass_at(p, vc, i * p->hd), d, k * d, p->B));
         }
-        LB_TRY(lb_attend(p, qh, kh, vh, k));
-        return lb_project_out(p, w, qh, qkv, y);
-    }
-    LB_TRY(lb_pass_alloc(p, rows * 3 * d, "Q/K/V", &qkv));                  /* (B, n, 3d) */
-    LB_TRY(p->ops->linear(p->be, x, w->w_qkv, w->b_qkv, qkv, rows, d, 3 * d, 0));
-    if (sharing == LB_SHARE_LAYERWISE || sharing == LB_SHARE_KV) {
+    } else if (sharing == LB_SHARE_LAYERWISE || sharing == LB_SHARE_KV) {
         void *kv;
         LB_TRY(lb_pass_alloc(p, ck * 2 * d, "K'/V'", &kv));                 /* (B, k, 2d) */
         LB_TRY(compress(p, projection(p->m, layer, 0, 0), lb_pass_at(p, qkv, d), 3 * d, 2 * d, kv));
-        LB_TRY(lb_pass_alloc(p, rows * d, "Q heads", &qh));
-        LB_TRY(p->ops->split_heads(p->be, qkv, 3 * d, qh, p->B, n, p->h, p->hd));
-        LB_TRY(lb_pass_alloc(p, ck * d, "K' heads", &kh));                  /* (B, h, k, hd) */
-        LB_TRY(lb_pass_alloc(p, ck * d, "V' heads", &vh));
-        LB_TRY(p->ops->split_heads(p->be, kv, 2 * d, kh, p->B, k, p->h, p->hd));
-        LB_TRY(p->ops->split_heads(p->be, lb_pass_at(p, kv, d), 2 * d, vh, p->B, k, p->h, p->hd));
+        kc = kv;
+        vc = lb_pass_at(p, kv, d);
+        ld_kv = 2 * d;
     } else { /* headwise */
-        void *kc, *vc;
         LB_TRY(lb_pass_alloc(p, ck * d, "K'", &kc));                        /* (B, k, d) */
         LB_TRY(compress(p, projection(p->m, layer, 0, 0), lb_pass_at(p, qkv, d), 3 * d, d, kc));
         LB_TRY(lb_pass_alloc(p, ck * d, "V'", &vc));
         LB_TRY(compress(p, projection(p->m, layer, 0, 1), lb_pass_at(p, qkv, 2 * d), 3 * d, d, vc));
-        LB_TRY(lb_pass_alloc(p, rows * d, "Q heads", &qh));
-        LB_TRY(p->ops->split_heads(p->be, qkv, 3 * d, qh, p->B, n, p->h, p->hd));
-        LB_TRY(lb_pass_alloc(p, ck * d, "K' heads", &kh));
-        LB_TRY(lb_pass_alloc(p, ck * d, "V' heads", &vh));
-        LB_TRY(p->ops->split_heads(p->be, kc, d, kh, p->B, k, p->h, p->hd));
-        LB_TRY(p->ops->split_heads(p->be, vc, d, vh, p->B, k, p->h, p->hd));
     }
-    LB_TRY(lb_attend(p, qh, kh, vh, k));                                    /* scores (B, h, n, k) */
-    return lb_project_out(p, w, qh, qkv, y);
+    LB_TRY(lb_attend(p, qkv, 3 * d, kc, vc, ld_kv, k, o));                  /* scores (B, h, n, k) */
+    return lb_project(p, w, o, y);
 }
 
 static int attention(LbPass *p, int layer, const LbLayerWeights *w, const void *x, void *y)

@@ -1,15 +1,18 @@
 /* The standard Transformer's attention (the paper's baseline): the n x n score matrix of every
- * head materialised, softmax(Q K^T / sqrt(hd)) V. */
+ * head materialised, softmax(Q K^T / sqrt(hd)) V. The heads are read in place from the fused
+ * Q/K/V output and written in place into the (B, n, d) output: no head permutes. */
 #include "attn/attention_impl.h"
 #include "attn/status.h"
 
 static int attention(LbPass *p, int layer, const LbLayerWeights *w, const void *x, void *y)
 {
     (void)layer;
-    void *qkv, *qh, *kh, *vh;
-    LB_TRY(lb_qkv_heads(p, w, x, &qkv, &qh, &kh, &vh));
-    LB_TRY(lb_attend(p, qh, kh, vh, p->n)); /* scores (B, h, n, n) */
-    return lb_project_out(p, w, qh, qkv, y);
+    const int64_t d = p->d;
+    void *qkv, *o;
+    LB_TRY(lb_qkv(p, w, x, &qkv));                                     /* (B, n, 3d) */
+    LB_TRY(lb_pass_alloc(p, p->B * p->n * d, "attention output", &o)); /* (B, n, d) */
+    LB_TRY(lb_attend(p, qkv, 3 * d, lb_pass_at(p, qkv, d), lb_pass_at(p, qkv, 2 * d), 3 * d, p->n, o));
+    return lb_project(p, w, o, y);
 }
 
 /* Q, K, V and output projections 2 n (4 d^2); scores and values 4 n^2 d. */
