@@ -72,11 +72,10 @@ static int dump(const LbRunSettings *o, LbBackend *be, uint64_t budget, int64_t 
     LbInputs in;
     if ((rc = lb_arena_open(&arena, be, plan.total)) != LB_OK)
         return lb_runtime_error(rc);
-    rc = lb_model_build(&model, &o->model, be, &arena, o->seed);
+    /* The same model, inputs and seeds as the measured pass of this cell (attn/measure.c). */
+    rc = lb_forward_setup(&model, &in, &o->model, be, &arena, batch, o->seed);
     if (rc == LB_OK) {
-        if ((rc = lb_inputs_alloc(&model, &arena, batch, &in)) == LB_OK &&
-            (rc = lb_inputs_fill(&model, &in, o->seed ^ 0x5eedULL)) == LB_OK &&
-            (rc = lb_forward(&model, &arena, &in)) == LB_OK && (rc = be->ops->sync(be)) == LB_OK)
+        if ((rc = lb_forward(&model, &arena, &in)) == LB_OK && (rc = be->ops->sync(be)) == LB_OK)
             rc = lb_dump_write(dir, &model, &in);
         lb_model_release(&model);
     }

@@ -14,6 +14,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "attn/attention.h"
 #include "tests/cli/spawn.h"
 #include "tests/cli/sweep_check.h"
 #include "tests/ops/check.h"
@@ -75,8 +76,12 @@ static void check_passes(void)
     for (int i = 0; i < NOPS - 1; i++)
         lb_check(rows.op_ok[i] > 0, "check --device %s has an ok row for %s", device, ops[i]);
     if (strcmp(device, "cuda") == 0) {
-        /* standard + 7 Linformer variants, in fp32, fp16 and bf16 */
-        lb_check(rows.forward_ok == 24, "check --device cuda: %d ok forward rows, should be 24", rows.forward_ok);
+        /* every variant of every model in the table, in fp32, fp16 and bf16 */
+        int variants = 0;
+        for (int m = 0; m < LB_MODEL_COUNT; m++)
+            variants += lb_model_desc((LbModelKind)m)->variants;
+        lb_check(rows.forward_ok == 3 * variants, "check --device cuda: %d ok forward rows, should be %d",
+                 rows.forward_ok, 3 * variants);
         lb_check(strstr(r.out, "compute capability") && strstr(r.out, "native sm_90") && strstr(r.out, "persistence mode"),
                  "check's environment names the capability, the code it runs, persistence:\n%s", r.out);
         for (const char *t = "fp32"; t; t = strcmp(t, "fp32") == 0 ? "fp16" : strcmp(t, "fp16") == 0 ? "bf16" : NULL) {
