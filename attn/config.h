@@ -21,6 +21,7 @@ typedef enum LbModelKind {
     LB_MODEL_STANDARD = 0,
     LB_MODEL_LINFORMER = 1,
     LB_MODEL_CHUNKED = 2,
+    LB_MODEL_PERFORMER = 3,
     LB_MODEL_COUNT
 } LbModelKind;
 

@@ -3,12 +3,13 @@
 
 #include "attn/attention.h"
 
-extern const LbModelDesc lb_model_standard, lb_model_linformer, lb_model_chunked;
+extern const LbModelDesc lb_model_standard, lb_model_linformer, lb_model_chunked, lb_model_performer;
 
 static const LbModelDesc *const models[LB_MODEL_COUNT] = {
     [LB_MODEL_STANDARD] = &lb_model_standard,
     [LB_MODEL_LINFORMER] = &lb_model_linformer,
     [LB_MODEL_CHUNKED] = &lb_model_chunked,
+    [LB_MODEL_PERFORMER] = &lb_model_performer,
 };
 
 const LbModelDesc *lb_model_desc(LbModelKind m) { return (unsigned)m < LB_MODEL_COUNT ? models[m] : NULL; }

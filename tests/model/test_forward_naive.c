@@ -3,7 +3,8 @@
  * catches wiring mistakes (a wrong split offset, a stride, the bias of the early order) that
  * every op test would miss. Weights and tokens are read back from the CPU backend's model.
  * Every variant of every model of the table: standard, Linformer with each sharing level and
- * order, chunked with a chunk that divides n, one that does not and one past n. */
+ * order, chunked with a chunk that divides n, one that does not and one past n, and the Performer
+ * (FAVOR+ written out from its paper, with the model's own projections read back). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +84,54 @@ static void compress(const float *E, int64_t k, int64_t n, const double *a, int6
         }
 }
 
+/* FAVOR+ from its paper and METHOD.md, one head, in double: rows (n) of the head's columns of
+ * q, k, v (row stride d) into ctx; W (m, hd) the layer's projection. x' = x hd^(-1/4);
+ * phi(x') = exp(W x' - |x'|^2 / 2 - s) / sqrt(m), s each query row's max of W x', one max over
+ * all keys; ctx = D^-1 Q'(K'^T V), D = diag(Q'(K'^T 1)). */
+static void performer_head(const double *q, const double *k, const double *v, int64_t n, int64_t d, int64_t hd,
+                           const float *W, int64_t m, double *ctx)
+{
+    double *qf = malloc(sizeof(double) * n * m), *kf = malloc(sizeof(double) * n * m);
+    const double sc = pow((double)hd, -0.25);
+    double kmax = -INFINITY;
+    for (int which = 0; which < 2; which++) {
+        const double *x = which ? k : q;
+        double *feat = which ? kf : qf;
+        for (int64_t t = 0; t < n; t++) {
+            double half = 0, rmax = -INFINITY;
+            for (int64_t e = 0; e < hd; e++)
+                half += 0.5 * (sc * x[t * d + e]) * (sc * x[t * d + e]);
+            for (int64_t j = 0; j < m; j++) {
+                double dot = 0;
+                for (int64_t e = 0; e < hd; e++)
+                    dot += (double)W[j * hd + e] * sc * x[t * d + e];
+                feat[t * m + j] = dot;
+                rmax = dot > rmax ? dot : rmax;
+            }
+            if (which) /* keys: W x' - |x'|^2 / 2 now, the exp once the max of all keys is known */
+                kmax = rmax > kmax ? rmax : kmax;
+            for (int64_t j = 0; j < m; j++)
+                feat[t * m + j] = which ? feat[t * m + j] - half : exp(feat[t * m + j] - half - rmax) / sqrt((double)m);
+        }
+    }
+    for (int64_t i = 0; i < n * m; i++)
+        kf[i] = exp(kf[i] - kmax) / sqrt((double)m);
+    for (int64_t t = 0; t < n; t++) {
+        double den = 0;
+        for (int64_t s = 0; s < n; s++) {
+            double w = 0;
+            for (int64_t j = 0; j < m; j++)
+                w += qf[t * m + j] * kf[s * m + j];
+            den += w;
+            for (int64_t e = 0; e < hd; e++)
+                ctx[t * d + e] += w * v[s * d + e];
+        }
+        for (int64_t e = 0; e < hd; e++)
+            ctx[t * d + e] /= den;
+    }
+    free(qf), free(kf);
+}
+
 /* One sequence through the encoder. out (n, d). */
 static void encode(const Host *h, const int32_t *ids, double *x)
 {
@@ -106,7 +155,13 @@ static void encode(const Host *h, const int32_t *ids, double *x)
         lin(x, n, d, Wqkv, bqkv, 0, d, q);
         lin(x, n, d, Wqkv, bqkv, d, d, kf);
         lin(x, n, d, Wqkv, bqkv, 2 * d, d, vf);
-        for (int64_t head = 0; head < H; head++) {
+        if (c->kind == LB_MODEL_PERFORMER) { /* own tensors: omega0 .. omega{L-1} (m, hd), ones */
+            const float *W = h->t[LAYER0 + (int64_t)c->layers * PER_LAYER + l];
+            memset(ctx, 0, sizeof(double) * n * d);
+            for (int64_t head = 0; head < H; head++)
+                performer_head(q + head * hd, kf + head * hd, vf + head * hd, n, d, hd, W, c->k, ctx + head * hd);
+        }
+        for (int64_t head = 0; head < H && c->kind != LB_MODEL_PERFORMER; head++) {
             /* keys and values of this head: kc, vc (kv, d) holding the head's columns */
             if (!compressed) {
                 memcpy(kc, kf, sizeof(double) * n * d);
