@@ -9,6 +9,12 @@ void *lb_pass_at(const LbPass *p, const void *base, int64_t elems)
     return (char *)base + elems * (int64_t)p->be->elem_bytes;
 }
 
+void lb_pass_role(LbPass *p, LbOpRole role)
+{
+    if (p->trace)
+        lb_trace_role(p->trace, role);
+}
+
 int lb_pass_alloc(LbPass *p, int64_t elems, const char *what, void **out)
 {
     return lb_arena_alloc(p->a, (size_t)elems * p->be->elem_bytes, what, out);
@@ -40,11 +46,15 @@ int lb_attend_rows(LbPass *p, const void *q, int64_t ldq, const void *k, const v
                    int64_t q_len, int64_t kv_len, int64_t row0, int64_t rows, void *s, void *o)
 {
     const int64_t hd = p->hd, hs = rows * kv_len; /* one head's scores (rows, kv_len) */
+    lb_pass_role(p, LB_ROLE_SCORES);
     LB_TRY(lb_pass_bmm_bh(p, 0, 1, rows, kv_len, hd, 1.0f / sqrtf((float)hd), lb_pass_at(p, q, row0 * ldq), ldq,
                           q_len * ldq, hd, k, ldkv, kv_len * ldkv, hd, s, kv_len, p->h * hs, hs));
+    lb_pass_role(p, LB_ROLE_SOFTMAX);
     LB_TRY(p->ops->softmax(p->be, s, p->B * p->h * rows, kv_len, 1.0f));
+    lb_pass_role(p, LB_ROLE_PV);
     LB_TRY(lb_pass_bmm_bh(p, 0, 0, rows, hd, kv_len, 1.0f, s, kv_len, p->h * hs, hs, v, ldkv, kv_len * ldkv, hd,
                           lb_pass_at(p, o, row0 * p->d), p->d, q_len * p->d, hd));
+    lb_pass_role(p, LB_ROLE_UNLABELLED);
     return LB_OK;
 }
 
@@ -58,7 +68,9 @@ int lb_attend(LbPass *p, const void *q, int64_t ldq, const void *k, const void *
 
 int lb_project(LbPass *p, const LbLayerWeights *w, const void *o, void *y)
 {
+    lb_pass_role(p, LB_ROLE_OUT_PROJ);
     LB_TRY(p->ops->linear(p->be, o, w->w_o, w->b_o, y, p->B * p->n, p->d, p->d, 0));
+    lb_pass_role(p, LB_ROLE_UNLABELLED);
     return LB_OK;
 }
 
@@ -66,7 +78,9 @@ int lb_qkv(LbPass *p, const LbLayerWeights *w, const void *x, void **qkv)
 {
     const int64_t rows = p->B * p->n, d = p->d;
     LB_TRY(lb_pass_alloc(p, rows * 3 * d, "Q/K/V", qkv)); /* (B, n, 3d) */
+    lb_pass_role(p, LB_ROLE_QKV);
     LB_TRY(p->ops->linear(p->be, x, w->w_qkv, w->b_qkv, *qkv, rows, d, 3 * d, 0));
+    lb_pass_role(p, LB_ROLE_UNLABELLED);
     return LB_OK;
 }
 
@@ -77,14 +91,17 @@ int lb_qkv_heads(LbPass *p, const LbLayerWeights *w, const void *x, void **qkv, 
     LB_TRY(lb_pass_alloc(p, rows * d, "Q heads", qh)); /* (B, h, n, hd) */
     LB_TRY(lb_pass_alloc(p, rows * d, "K heads", kh));
     LB_TRY(lb_pass_alloc(p, rows * d, "V heads", vh));
+    lb_pass_role(p, LB_ROLE_PERMUTE);
     LB_TRY(p->ops->split_heads(p->be, *qkv, 3 * d, *qh, p->B, p->n, p->h, p->hd));
     LB_TRY(p->ops->split_heads(p->be, lb_pass_at(p, *qkv, d), 3 * d, *kh, p->B, p->n, p->h, p->hd));
     LB_TRY(p->ops->split_heads(p->be, lb_pass_at(p, *qkv, 2 * d), 3 * d, *vh, p->B, p->n, p->h, p->hd));
+    lb_pass_role(p, LB_ROLE_UNLABELLED);
     return LB_OK;
 }
 
 int lb_project_out(LbPass *p, const LbLayerWeights *w, const void *oh, void *tmp, void *y)
 {
+    lb_pass_role(p, LB_ROLE_PERMUTE);
     LB_TRY(p->ops->merge_heads(p->be, oh, tmp, p->B, p->n, p->h, p->hd));
     return lb_project(p, w, tmp, y);
 }

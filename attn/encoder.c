@@ -17,7 +17,9 @@ static int feed_forward(LbPass *p, const LbLayerWeights *w, const void *x, void 
     const int64_t rows = p->B * p->n;
     void *hidden;
     LB_TRY(lb_pass_alloc(p, rows * p->f, "FFN hidden", &hidden));
+    lb_pass_role(p, LB_ROLE_FFN_UP); /* a breakdown times its GELU pass apart (attn/breakdown.c) */
     LB_TRY(p->ops->linear(p->be, x, w->w_ff1, w->b_ff1, hidden, rows, p->d, p->f, 1));
+    lb_pass_role(p, LB_ROLE_FFN_DOWN);
     return p->ops->linear(p->be, hidden, w->w_ff2, w->b_ff2, y, rows, p->f, p->d, 0);
 }
 
@@ -48,29 +50,45 @@ int lb_forward_setup(LbModel *m, LbInputs *in, const LbModelConfig *cfg, LbBacke
     return rc;
 }
 
-int lb_forward(const LbModel *m, LbArena *a, LbInputs *in)
+/* The pass on `be` (the model's backend, or a breakdown's wrapper of it), labelled for `trace`. */
+static int forward(const LbModel *m, LbArena *a, LbInputs *in, LbBackend *be, LbTrace *trace)
 {
     const LbModelConfig *c = &m->cfg;
     const LbModelDesc *desc = lb_model_desc(c->kind);
     if (!desc)
         return LB_FAIL(LB_ERR_INVALID, "unknown model kind %d", (int)c->kind);
-    LbPass p = {m, a, m->be, m->be->ops, in->batch, c->n, c->k, c->d_model, c->heads,
-                lb_config_head_dim(c), c->ffn};
+    LbPass p = {m, a, be, be->ops, in->batch, c->n, c->k, c->d_model, c->heads,
+                lb_config_head_dim(c), c->ffn, trace};
     const int64_t rows = p.B * p.n;
     const size_t mark = lb_arena_mark(a);
     int rc;
+    lb_pass_role(&p, LB_ROLE_EMBED);
     LB_TRY(p.ops->embed(p.be, in->ids, m->tok_emb, m->pos_emb, in->x, p.B, p.n, p.d));
+    lb_pass_role(&p, LB_ROLE_LAYERNORM);
     LB_TRY(p.ops->layernorm(p.be, in->x, NULL, m->emb_ln_g, m->emb_ln_b, rows, p.d, LB_LAYERNORM_EPS));
     for (int l = 0; l < c->layers; l++) {
         const LbLayerWeights *w = &m->layers[l];
+        lb_pass_role(&p, LB_ROLE_UNLABELLED); /* until the model labels its calls */
         rc = desc->attention(&p, l, w, in->x, in->y);
         lb_arena_reset(a, mark);
         LB_TRY(rc);
+        lb_pass_role(&p, LB_ROLE_LAYERNORM);
         LB_TRY(p.ops->layernorm(p.be, in->x, in->y, w->ln1_g, w->ln1_b, rows, p.d, LB_LAYERNORM_EPS));
         rc = feed_forward(&p, w, in->x, in->y);
         lb_arena_reset(a, mark);
         LB_TRY(rc);
+        lb_pass_role(&p, LB_ROLE_LAYERNORM);
         LB_TRY(p.ops->layernorm(p.be, in->x, in->y, w->ln2_g, w->ln2_b, rows, p.d, LB_LAYERNORM_EPS));
     }
     return LB_OK;
+}
+
+int lb_forward(const LbModel *m, LbArena *a, LbInputs *in)
+{
+    return forward(m, a, in, m->be, NULL);
+}
+
+int lb_forward_traced(const LbModel *m, LbArena *a, LbInputs *in, LbTrace *t)
+{
+    return forward(m, a, in, lb_trace_backend(t), t);
 }

@@ -57,6 +57,7 @@ static int build(LbBuilder *b)
  * batch stride n * ld_x: the length compression by a projection shared over the batch. */
 static int compress(LbPass *p, const void *E, const void *x, int64_t ld_x, int64_t width, void *out)
 {
+    lb_pass_role(p, LB_ROLE_COMPRESS);
     return lb_pass_bmm(p, 0, 0, p->k, width, p->n, 1.0f, E, p->n, 0, x, ld_x, p->n * ld_x, out, width,
                        p->k * width, p->B);
 }
@@ -75,6 +76,7 @@ static int attention_early(LbPass *p, int layer, const LbLayerWeights *w, const 
         LB_TRY(lb_pass_alloc(p, ck * d, "compressed X", &xc));              /* (B, k, d) */
         LB_TRY(compress(p, E, x, d, d, xc));
         LB_TRY(lb_pass_alloc(p, rows * d, "Q", &q));                        /* (B, n, d) */
+        lb_pass_role(p, LB_ROLE_QKV);
         LB_TRY(p->ops->linear(p->be, x, w->w_qkv, w->b_qkv, q, rows, d, d, 0));
         LB_TRY(lb_pass_alloc(p, ck * 2 * d, "K'/V'", &kv));                 /* (B, k, 2d) */
         LB_TRY(p->ops->linear(p->be, xc, lb_pass_at(p, w->w_qkv, d * d), lb_pass_at(p, w->b_qkv, d), kv, ck, d,
@@ -89,6 +91,7 @@ static int attention_early(LbPass *p, int layer, const LbLayerWeights *w, const 
         LB_TRY(lb_pass_alloc(p, ck * d, "F X", &xf));
         LB_TRY(compress(p, F, x, d, d, xf));
         LB_TRY(lb_pass_alloc(p, rows * d, "Q", &q));
+        lb_pass_role(p, LB_ROLE_QKV);
         LB_TRY(p->ops->linear(p->be, x, w->w_qkv, w->b_qkv, q, rows, d, d, 0));
         LB_TRY(lb_pass_alloc(p, ck * d, "K'", &kc));                        /* (B, k, d) */
         LB_TRY(p->ops->linear(p->be, xe, lb_pass_at(p, w->w_qkv, d * d), lb_pass_at(p, w->b_qkv, d), kc, ck, d, d,
@@ -119,6 +122,7 @@ static int attention_late(LbPass *p, int layer, const LbLayerWeights *w, const v
         LB_TRY(lb_pass_alloc(p, ck * d, "V'", &vc));
         /* Per head i, over the batch: K'_bi (k, hd) = E_i (k, n) K_bi (n, hd), K_bi read in place
          * (columns d + i hd of Q/K/V) and K'_bi written in place (columns i hd of K'). */
+        lb_pass_role(p, LB_ROLE_COMPRESS);
         for (int64_t i = 0; i < p->h; i++) {
             void *Ei = projection(p->m, layer, (int)i, 0);
             void *Fi = projection(p->m, layer, (int)i, 1);

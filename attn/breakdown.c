@@ -1,0 +1,301 @@
+/* The per-operation breakdown: see breakdown.h.
+ *
+ * How it is taken. The pass runs through lb_forward_traced on a wrapper of the real backend: the
+ * same LbBackend fields (its impl, storage, element size), an ops table whose compute ops count
+ * each call's FLOPs and bytes under the current role and then call the real op. lb_pass_role
+ * records a timer event whenever the role changes (nothing else: no synchronisation inside the
+ * pass), and remembers which role the interval from that event to the next belongs to. After the
+ * pass, each interval's time is the difference of two elapsed times from the first event, so the
+ * rows sum to the span from the first event to the last exactly (no rounding adds up), and that
+ * span lies inside the backend timer around the whole pass.
+ *
+ * linear(..., gelu = 1) is made as linear(..., 0) and then the gelu op under LB_ROLE_GELU: the
+ * same work the backend does inside linear (gpu/matmul.cu: the product with its bias epilogue,
+ * then the erf GELU pass), timed apart.
+ *
+ * Bytes per call (METHOD.md, "Breakdown"), e = element size: linear (rows in + out in + out
+ * (bias) + rows out) e; bmm (A + B + C elements, a stride-0 operand once) e; softmax and gelu
+ * 2 x elements x e; layernorm (2 or 3 rows d + 2 d) e; embed (2 B n d + n d) e + 4 B n (the
+ * int32 ids); split and merge 2 x elements x e. FLOPs: 2 m n k per product (linear: rows in out),
+ * none for the rest (METHOD.md counts the products). Ops the wrapper does not know (a model's own
+ * kernels) are timed under their role but count no FLOPs or bytes. */
+#include "attn/breakdown.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn/arena.h"
+#include "attn/attention_impl.h"
+#include "attn/forward.h"
+#include "attn/model.h"
+#include "attn/plan.h"
+#include "attn/status.h"
+
+static const char *const role_names[LB_ROLE_COUNT] = {
+    "unlabelled", "embed",   "layernorm", "qkv", "compress",  "feature_map", "permute", "scores",
+    "softmax",    "kv_state", "pv",       "normalise", "out_proj", "ffn_up", "gelu", "ffn_down"};
+
+const char *lb_op_role_name(LbOpRole r) { return (unsigned)r < LB_ROLE_COUNT ? role_names[r] : NULL; }
+
+int lb_op_role_parse(const char *s, LbOpRole *out)
+{
+    for (int i = 0; i < LB_ROLE_COUNT; i++)
+        if (strcmp(s, role_names[i]) == 0) {
+            *out = (LbOpRole)i;
+            return 0;
+        }
+    return -1;
+}
+
+struct LbTrace {
+    LbBackend wrap; /* first, so a wrapped op can find its trace from the backend it is given */
+    LbOps ops;
+    LbBackend *real;
+    LbOpRole role;     /* the current role; LB_ROLE_COUNT before the first */
+    int64_t events;    /* recorded so far */
+    LbOpRole *interval; /* role of the interval that starts at event i */
+    int64_t cap;
+    int64_t calls[LB_ROLE_COUNT];
+    double flops[LB_ROLE_COUNT], bytes[LB_ROLE_COUNT];
+    int rc; /* the first failure to record an event: lb_pass_role has no status to return */
+};
+
+static LbTrace *trace_of(LbBackend *be) { return (LbTrace *)be; }
+
+LbBackend *lb_trace_backend(LbTrace *t) { return &t->wrap; }
+
+static void mark(LbTrace *t)
+{
+    if (t->rc != LB_OK)
+        return;
+    if (t->events == t->cap) {
+        int64_t cap = t->cap ? 2 * t->cap : 256;
+        LbOpRole *r = realloc(t->interval, (size_t)cap * sizeof *r);
+        if (!r) {
+            t->rc = LB_FAIL(LB_ERR_NOMEM, "out of host memory for %lld breakdown events", (long long)cap);
+            return;
+        }
+        t->interval = r;
+        t->cap = cap;
+    }
+    int rc = t->real->ops->event_record(t->real, t->events);
+    if (rc != LB_OK) {
+        t->rc = rc;
+        return;
+    }
+    t->interval[t->events++] = t->role;
+}
+
+void lb_trace_role(LbTrace *t, LbOpRole role)
+{
+    if (role == t->role)
+        return;
+    t->role = role;
+    mark(t);
+}
+
+static void count(LbTrace *t, double flops, double elems, double extra_bytes)
+{
+    const LbOpRole r = (unsigned)t->role < LB_ROLE_COUNT ? t->role : LB_ROLE_UNLABELLED;
+    t->calls[r]++;
+    t->flops[r] += flops;
+    t->bytes[r] += elems * (double)t->real->elem_bytes + extra_bytes;
+}
+
+/* --- the wrapped ops ------------------------------------------------------------------------ */
+
+static int w_linear(LbBackend *be, const void *x, const void *w, const void *b, void *y, int64_t rows, int64_t in,
+                    int64_t out, int gelu)
+{
+    LbTrace *t = trace_of(be);
+    const double r = (double)rows, i = (double)in, o = (double)out;
+    count(t, 2 * r * i * o, r * i + o * i + (b ? o : 0) + r * o, 0);
+    LB_TRY(t->real->ops->linear(t->real, x, w, b, y, rows, in, out, 0));
+    if (!gelu)
+        return LB_OK;
+    const LbOpRole was = t->role;
+    lb_trace_role(t, LB_ROLE_GELU);
+    count(t, 0, 2 * r * o, 0);
+    LB_TRY(t->real->ops->gelu(t->real, y, rows, out));
+    lb_trace_role(t, was);
+    return LB_OK;
+}
+
+static int w_bmm(LbBackend *be, const LbBmm *q)
+{
+    LbTrace *t = trace_of(be);
+    const double m = (double)q->m, n = (double)q->n, k = (double)q->kdim, batch = (double)q->batch;
+    const double a = m * k * (q->stride_a ? batch : 1), b = k * n * (q->stride_b ? batch : 1), c = m * n * batch;
+    count(t, 2 * m * n * k * batch, a + b + c, 0);
+    return t->real->ops->bmm(t->real, q);
+}
+
+static int w_softmax(LbBackend *be, void *x, int64_t rows, int64_t cols, float scale)
+{
+    LbTrace *t = trace_of(be);
+    count(t, 0, 2 * (double)rows * (double)cols, 0);
+    return t->real->ops->softmax(t->real, x, rows, cols, scale);
+}
+
+static int w_layernorm(LbBackend *be, void *x, const void *r, const void *gamma, const void *beta, int64_t rows,
+                       int64_t d, float eps)
+{
+    LbTrace *t = trace_of(be);
+    count(t, 0, (r ? 3 : 2) * (double)rows * (double)d + 2 * (double)d, 0);
+    return t->real->ops->layernorm(t->real, x, r, gamma, beta, rows, d, eps);
+}
+
+static int w_embed(LbBackend *be, const int32_t *ids, const void *tok, const void *pos, void *x, int64_t batch,
+                   int64_t n, int64_t d)
+{
+    LbTrace *t = trace_of(be);
+    const double bn = (double)batch * (double)n;
+    count(t, 0, 2 * bn * (double)d + (double)n * (double)d, 4 * bn);
+    return t->real->ops->embed(t->real, ids, tok, pos, x, batch, n, d);
+}
+
+static int w_split_heads(LbBackend *be, const void *src, int64_t ld_src, void *dst, int64_t batch, int64_t n,
+                         int64_t heads, int64_t hd)
+{
+    LbTrace *t = trace_of(be);
+    count(t, 0, 2 * (double)batch * (double)n * (double)heads * (double)hd, 0);
+    return t->real->ops->split_heads(t->real, src, ld_src, dst, batch, n, heads, hd);
+}
+
+static int w_merge_heads(LbBackend *be, const void *src, void *dst, int64_t batch, int64_t n, int64_t heads,
+                         int64_t hd)
+{
+    LbTrace *t = trace_of(be);
+    count(t, 0, 2 * (double)batch * (double)n * (double)heads * (double)hd, 0);
+    return t->real->ops->merge_heads(t->real, src, dst, batch, n, heads, hd);
+}
+
+static int w_gelu(LbBackend *be, void *y, int64_t rows, int64_t cols)
+{
+    LbTrace *t = trace_of(be);
+    count(t, 0, 2 * (double)rows * (double)cols, 0);
+    return t->real->ops->gelu(t->real, y, rows, cols);
+}
+
+static void trace_init(LbTrace *t, LbBackend *real)
+{
+    memset(t, 0, sizeof *t);
+    t->real = real;
+    t->ops = *real->ops; /* ops it does not wrap run as they are, on the same impl */
+    t->ops.linear = w_linear;
+    t->ops.bmm = w_bmm;
+    t->ops.softmax = w_softmax;
+    t->ops.layernorm = w_layernorm;
+    t->ops.embed = w_embed;
+    t->ops.split_heads = w_split_heads;
+    t->ops.merge_heads = w_merge_heads;
+    t->ops.gelu = w_gelu;
+    t->wrap = *real;
+    t->wrap.ops = &t->ops;
+    t->role = LB_ROLE_COUNT;
+}
+
+/* Forget the last pass's events and counts, keeping the buffers. */
+static void trace_restart(LbTrace *t)
+{
+    t->role = LB_ROLE_COUNT;
+    t->events = 0;
+    memset(t->calls, 0, sizeof t->calls);
+    memset(t->flops, 0, sizeof t->flops);
+    memset(t->bytes, 0, sizeof t->bytes);
+    t->rc = LB_OK;
+}
+
+/* One traced pass, closed by a last event. */
+static int traced_pass(LbTrace *t, const LbModel *m, LbArena *a, LbInputs *in)
+{
+    trace_restart(t);
+    int rc = lb_forward_traced(m, a, in, t);
+    if (rc != LB_OK)
+        return rc;
+    t->role = LB_ROLE_COUNT;
+    mark(t); /* the end of the last interval */
+    return t->rc;
+}
+
+/* The rows from the recorded events and counts. */
+static int collect(LbTrace *t, LbBreakdown *out)
+{
+    double ms[LB_ROLE_COUNT] = {0}, prev = 0;
+    for (int64_t i = 1; i < t->events; i++) {
+        double at = 0;
+        LB_TRY(t->real->ops->event_elapsed(t->real, 0, i, &at));
+        const LbOpRole r = t->interval[i - 1];
+        if ((unsigned)r < LB_ROLE_COUNT)
+            ms[r] += at - prev;
+        prev = at;
+    }
+    out->events = t->events;
+    out->count = 0;
+    out->ops_ms = out->flops = out->bytes = 0;
+    for (int r = 0; r < LB_ROLE_COUNT; r++) {
+        if (t->calls[r] == 0)
+            continue; /* a role set but left without a call: its instant goes to the overhead */
+        LbBreakdownRow *row = &out->rows[out->count++];
+        row->role = (LbOpRole)r;
+        row->calls = t->calls[r];
+        row->ms = ms[r];
+        row->share = out->pass_ms > 0 ? ms[r] / out->pass_ms : 0;
+        row->flops = t->flops[r];
+        row->bytes = t->bytes[r];
+        out->ops_ms += ms[r];
+        out->flops += t->flops[r];
+        out->bytes += t->bytes[r];
+    }
+    return LB_OK;
+}
+
+int lb_breakdown_cell(LbBackend *be, const LbModelConfig *cfg, int64_t batch, uint64_t seed, LbBreakdown *out)
+{
+    memset(out, 0, sizeof *out);
+    out->batch = batch;
+    const LbOps *o = be->ops;
+    if (!o->event_record || !o->event_elapsed || !o->gelu)
+        return LB_FAIL(LB_ERR_UNSUPPORTED, "breakdown: the %s backend has no timer events", o->name);
+    const LbPlanParams pp = {be->elem_bytes, be->alignment, be->workspace_bytes};
+    LbPlan plan;
+    LB_TRY(lb_plan_compute(cfg, &pp, batch, &plan));
+    LbArena arena;
+    LB_TRY(lb_arena_open(&arena, be, plan.total));
+    LbModel model;
+    LbInputs in;
+    LbTrace *t = malloc(sizeof *t);
+    int rc = t ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of host memory for a breakdown");
+    int built = 0;
+    if (rc == LB_OK) {
+        trace_init(t, be);
+        rc = lb_forward_setup(&model, &in, cfg, be, &arena, batch, seed);
+        built = rc == LB_OK;
+    }
+    /* The first pass creates the events and fills the libraries' caches; the second is timed. */
+    if (rc == LB_OK)
+        rc = traced_pass(t, &model, &arena, &in);
+    if (rc == LB_OK)
+        rc = o->sync(be);
+    if (rc == LB_OK)
+        rc = o->timer_start(be);
+    if (rc == LB_OK)
+        rc = traced_pass(t, &model, &arena, &in);
+    if (rc == LB_OK)
+        rc = o->timer_stop(be, &out->pass_ms);
+    if (rc == LB_OK)
+        rc = collect(t, out);
+    if (built)
+        lb_model_release(&model);
+    lb_arena_close(&arena);
+    if (t)
+        free(t->interval);
+    free(t);
+    return rc;
+}
+
+int lb_breakdown_within_overhead(const LbBreakdown *b)
+{
+    const double gap = b->pass_ms - b->ops_ms;
+    return gap >= -LB_BREAKDOWN_SLACK_MS && gap <= LB_BREAKDOWN_OVERHEAD * b->pass_ms + LB_BREAKDOWN_SLACK_MS;
+}

@@ -1,0 +1,87 @@
+/* Where the time of a forward pass goes (METHOD.md, "Breakdown"): one extra pass at a cell's
+ * batch with the time of every operation, taken with backend timer events (CUDA events on the
+ * GPU) recorded where the operation's role changes, so no per-operation synchronisation distorts
+ * the pass; aggregated over layers by role, with the FLOPs and bytes of every call counted from
+ * its arguments by the formula of METHOD.md.
+ *
+ * Roles are set by the forward code before its calls (lb_pass_role, attn/attention_impl.h): the
+ * encoder labels the embedding, LayerNorms and feed-forward, each model its attention. A model
+ * added to the table gets its operations named by labelling its calls; calls it leaves unlabelled
+ * show as `unlabelled`. */
+#ifndef LB_BREAKDOWN_H
+#define LB_BREAKDOWN_H
+
+#include <stdint.h>
+
+#include "attn/config.h"
+#include "attn/ops.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What an operation of the forward pass is for. The order is the breakdown's row order. */
+typedef enum LbOpRole {
+    LB_ROLE_UNLABELLED = 0, /* a call no role was set for */
+    LB_ROLE_EMBED,          /* token + position embedding */
+    LB_ROLE_LAYERNORM,      /* every LayerNorm (with its residual add) */
+    LB_ROLE_QKV,            /* the Q, K, V projections (Linformer early: Q on n rows, K', V' on k) */
+    LB_ROLE_COMPRESS,       /* Linformer's E X, F X (early) or E K, F V (late) */
+    LB_ROLE_FEATURE_MAP,    /* feature maps of Q and K (Performer) */
+    LB_ROLE_PERMUTE,        /* head split and merge copies, where a model still makes them */
+    LB_ROLE_SCORES,         /* Q K^T / sqrt(hd) */
+    LB_ROLE_SOFTMAX,
+    LB_ROLE_KV_STATE,       /* K'^T V and its normaliser (Performer) */
+    LB_ROLE_PV,             /* the product giving the attention output: P V (Performer: Q' (K'^T V)) */
+    LB_ROLE_NORMALISE,      /* Performer's D^-1 */
+    LB_ROLE_OUT_PROJ,       /* the output projection */
+    LB_ROLE_FFN_UP,         /* the first FFN product and its bias */
+    LB_ROLE_GELU,           /* the erf GELU pass after it */
+    LB_ROLE_FFN_DOWN,
+    LB_ROLE_COUNT
+} LbOpRole;
+
+/* "embed", "layernorm", "qkv", ... as breakdown.csv writes them; NULL outside the enum. */
+const char *lb_op_role_name(LbOpRole r);
+/* The role named s; -1 when none is. */
+int lb_op_role_parse(const char *s, LbOpRole *out);
+
+/* One role's share of a pass. */
+typedef struct LbBreakdownRow {
+    LbOpRole role;
+    int64_t calls;   /* op calls made under this role */
+    double ms;       /* summed over every interval the role ran in */
+    double share;    /* ms / the pass's ms */
+    double flops;    /* products only: 2 m n k per product, multiply-add = 2 (METHOD.md) */
+    double bytes;    /* elements read + written x element size, weights included (METHOD.md) */
+} LbBreakdownRow;
+
+/* The stated overhead: the roles' times sum to the whole pass's within this fraction of it plus
+ * LB_BREAKDOWN_SLACK_MS (the event records themselves, and the time before the first and after the
+ * last; on the GPU, cudaEventElapsedTime's resolution of about 0.5 us per event). */
+#define LB_BREAKDOWN_OVERHEAD 0.05
+#define LB_BREAKDOWN_SLACK_MS 0.05
+
+typedef struct LbBreakdown {
+    int64_t batch;
+    double pass_ms;  /* the whole traced pass, backend timer around it */
+    double ops_ms;   /* the sum of the rows' ms */
+    double flops, bytes; /* the sums of the rows' */
+    int64_t events;  /* timer events recorded in the pass */
+    int count;       /* rows that ran (calls > 0), in LbOpRole order */
+    LbBreakdownRow rows[LB_ROLE_COUNT];
+} LbBreakdown;
+
+/* Build cfg's model at `batch` on `be` from `seed` (its arena sized by the plan, as a measured
+ * cell's), run one traced pass untimed (it creates the events and warms the library caches),
+ * then one timed traced pass, and fill *out. LB_ERR_NOMEM when the arena does not fit. */
+int lb_breakdown_cell(LbBackend *be, const LbModelConfig *cfg, int64_t batch, uint64_t seed, LbBreakdown *out);
+
+/* Whether the rows sum to the pass within the stated overhead. */
+int lb_breakdown_within_overhead(const LbBreakdown *b);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,68 @@
+/* breakdown.csv: where each measured cell's forward pass spends its time (attn/breakdown.h), one
+ * row per operation role, against this device's calibrated limits (attn/calibrate.h).
+ *
+ * Columns: model,n,k,batch,op,calls,ms,share,flops,bytes,achieved,achieved_unit,percent_of_limit
+ *   op        a role (embed, layernorm, qkv, compress, scores, softmax, pv, out_proj, ffn_up, gelu,
+ *             ffn_down, ...), then `overhead` (the pass's time not inside any role: pass - sum,
+ *             may be negative by the timer's rounding) and `pass` (the whole traced pass)
+ *   ms        summed over the layers; share = ms / the pass's ms
+ *   flops     products only, 2 m n k each; bytes: elements read + written x element size
+ *   achieved  flops / ms in TFLOP/s where the role has products, else bytes / ms in GB/s
+ *             (achieved_unit says which); `pass` in TFLOP/s; empty for overhead or 0 ms
+ *   percent_of_limit  achieved / the calibrated product rate or copy bandwidth x 100; empty
+ *             without a calibration
+ * k is empty for a model without a k axis. Numbers are written to read back exactly. The file is
+ * rewritten whole (atomically) each time a cell's rows are added, so it is never half-written;
+ * a cell measured again replaces its rows. */
+#ifndef LB_REPORTS_BREAKDOWN_H
+#define LB_REPORTS_BREAKDOWN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attn/breakdown.h"
+#include "attn/calibrate.h"
+#include "attn/config.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LB_BREAKDOWN_FILE "breakdown.csv"
+#define LB_BREAKDOWN_COLUMNS 13
+extern const char *const lb_breakdown_columns[LB_BREAKDOWN_COLUMNS];
+
+typedef struct LbBreakdownRecord {
+    LbModelKind model;
+    int64_t n, k;   /* k 0 for a model without a k axis */
+    int64_t batch;
+    char op[24];    /* a role's name, "overhead" or "pass" */
+    int64_t calls;
+    double ms, share, flops, bytes;
+    double achieved;         /* NaN when empty */
+    char achieved_unit[8];   /* "TFLOP/s", "GB/s" or "" */
+    double percent_of_limit; /* NaN when empty */
+} LbBreakdownRecord;
+
+/* The records of one cell: its rows in role order, then overhead and pass. cal may be NULL (no
+ * percentages). *out is malloc'd (free it); LB_OK or LB_ERR_NOMEM. */
+int lb_breakdown_records(LbModelKind model, int64_t n, int64_t k, const LbBreakdown *b, const LbCalibration *cal,
+                         LbBreakdownRecord **out, size_t *count);
+
+/* Write DIR/breakdown.csv with exactly these records, atomically. LB_OK, LB_ERR_NOMEM, or
+ * LB_ERR_IO naming the file (nothing half-written is left). */
+int lb_breakdown_write(const char *dir, const LbBreakdownRecord *recs, size_t count);
+
+/* Read DIR/breakdown.csv. A missing file is LB_ERR_IO; a file with another header, a short row or a
+ * field that does not parse, LB_ERR_FORMAT naming the file, line and column. *out malloc'd. */
+int lb_breakdown_read(const char *dir, LbBreakdownRecord **out, size_t *count);
+
+/* Add one cell's records to DIR/breakdown.csv (created when missing), replacing any rows of the
+ * same (model, n, k), and rewrite it atomically. */
+int lb_breakdown_add(const char *dir, const LbBreakdownRecord *recs, size_t count);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,122 @@
+/* Calibration and the per-operation breakdown on the CUDA backend (suite gpu; gpu-emu on the
+ * emulated device), and the two ops they add: copy (device to device, bit for bit) and gelu
+ * (linear(..., gelu = 1) equals linear(..., 0) then gelu, bit for bit, the identity the breakdown
+ * relies on when it times the GELU pass apart). Calibration: both figures positive and below what
+ * any GPU reaches (10 PFLOP/s, 100 TB/s); on a real GPU also above what any GPU linbench supports
+ * falls short of (1 TFLOP/s, 100 GB/s). Breakdown: every variant of every model at fp16 and bf16
+ * (fp32 on a real GPU too), the encoder's roles and the model's present, none unlabelled, the roles
+ * summing to the pass within the stated overhead, the products' FLOPs exactly the model's count.
+ * Exit 77 without a CUDA device. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn/breakdown.h"
+#include "attn/calibrate.h"
+#include "tests/gpu/gpu_check.h"
+#include "tests/model/models.h"
+
+static const LbBreakdownRow *find(const LbBreakdown *b, LbOpRole r)
+{
+    for (int i = 0; i < b->count; i++)
+        if (b->rows[i].role == r)
+            return &b->rows[i];
+    return NULL;
+}
+
+static void check_ops(LbBackend *be)
+{
+    const int64_t rows = 37, in = 24, out = 40;
+    float *hx = lb_test_alloc(rows * in), *hw = lb_test_alloc(out * in), *hb = lb_test_alloc(out);
+    float *y1 = lb_test_alloc(rows * out), *y2 = lb_test_alloc(rows * out);
+    void *x = lb_gpu_alloc(be, rows * in), *w = lb_gpu_alloc(be, out * in), *b = lb_gpu_alloc(be, out);
+    void *d1 = lb_gpu_alloc(be, rows * out), *d2 = lb_gpu_alloc(be, rows * out);
+    lb_gpu_random(be, x, hx, rows * in, -2, 2);
+    lb_gpu_random(be, w, hw, out * in, -0.5f, 0.5f);
+    lb_gpu_random(be, b, hb, out, -1, 1);
+    lb_gpu_ok(be->ops->linear(be, x, w, b, d1, rows, in, out, 1), "linear with GELU");
+    lb_gpu_ok(be->ops->linear(be, x, w, b, d2, rows, in, out, 0), "linear");
+    lb_gpu_ok(be->ops->gelu(be, d2, rows, out), "gelu");
+    lb_gpu_ok(be->ops->download(be, y1, d1, rows * out), "download");
+    lb_gpu_ok(be->ops->download(be, y2, d2, rows * out), "download");
+    lb_check(memcmp(y1, y2, (size_t)(rows * out) * sizeof *y1) == 0, "%s: linear+gelu op differs from linear(gelu)",
+             lb_gpu_dtype(be));
+    /* copy: d2 = d1 (poisoned first), bit for bit; overlapping ranges refused */
+    lb_gpu_poison(be, d2, rows * out);
+    lb_gpu_ok(be->ops->copy(be, d2, d1, (size_t)(rows * out) * be->elem_bytes), "copy");
+    lb_gpu_ok(be->ops->download(be, y2, d2, rows * out), "download");
+    lb_check(memcmp(y1, y2, (size_t)(rows * out) * sizeof *y1) == 0, "%s: copy is not a copy", lb_gpu_dtype(be));
+    lb_check(be->ops->copy(be, lb_gpu_at(be, d1, 1), d1, 8 * be->elem_bytes) == LB_ERR_INVALID,
+             "overlapping copy not refused");
+    void *ptrs[] = {x, w, b, d1, d2};
+    for (int i = 0; i < 5; i++)
+        be->ops->mem_free(be, ptrs[i]);
+    free(hx), free(hw), free(hb), free(y1), free(y2);
+}
+
+int main(void)
+{
+    lb_test_init("test_gpu_breakdown");
+    const int emulated = getenv("LB_TEST_EMULATED") != NULL;
+    const LbDtype dtypes[] = {LB_DTYPE_FP16, LB_DTYPE_BF16, LB_DTYPE_FP32};
+    for (int di = 0; di < (emulated ? 2 : 3); di++) {
+        LbBackend *be = lb_gpu_open_or_skip(dtypes[di], 0);
+        check_ops(be);
+
+        LbCalibrateOptions opt = lb_calibrate_defaults();
+        if (emulated) {
+            opt.target_ms = 5; /* the emulator multiplies on the CPU: stay small */
+            opt.max_dim = 512;
+            opt.max_copy = (size_t)16 << 20;
+        }
+        LbCalibration cal;
+        int rc = lb_calibrate(be, &opt, &cal);
+        if (lb_check(rc == LB_OK, "%s: calibrate: %s", lb_gpu_dtype(be), lb_error_message())) {
+            printf("%s: product %lld^3 %.3f ms = %.3f TFLOP/s; copy %lld bytes %.3f ms = %.1f GB/s%s\n",
+                   lb_gpu_dtype(be), (long long)cal.dim, cal.product_ms, cal.tflop_per_s, (long long)cal.copy_bytes,
+                   cal.copy_ms, cal.copy_gb_per_s, emulated ? " (emulated: not a GPU measurement)" : "");
+            lb_check(cal.tflop_per_s > 0 && cal.tflop_per_s < 1e4, "%s: %g TFLOP/s", lb_gpu_dtype(be), cal.tflop_per_s);
+            lb_check(cal.copy_gb_per_s > 0 && cal.copy_gb_per_s < 1e5, "%s: %g GB/s", lb_gpu_dtype(be), cal.copy_gb_per_s);
+            if (!emulated)
+                lb_check(cal.tflop_per_s > 1 && cal.copy_gb_per_s > 100, "%s: %g TFLOP/s, %g GB/s: no GPU's",
+                         lb_gpu_dtype(be), cal.tflop_per_s, cal.copy_gb_per_s);
+        }
+
+        const int64_t B = 2, n = emulated ? 32 : 64, k = 8;
+        for (int v = 0; v < LB_TEST_VARIANTS; v++) {
+            LbModelConfig c = lb_test_variant(v, n, k);
+            c.dtype = dtypes[di];
+            char name[96];
+            lb_test_variant_name(&c, name, sizeof name);
+            LbBreakdown b;
+            rc = lb_breakdown_cell(be, &c, B, 3, &b);
+            if (!lb_check(rc == LB_OK, "%s %s: breakdown: %s", lb_gpu_dtype(be), name, lb_error_message()))
+                continue;
+            static const LbOpRole common[] = {LB_ROLE_EMBED, LB_ROLE_LAYERNORM, LB_ROLE_QKV, LB_ROLE_OUT_PROJ,
+                                              LB_ROLE_FFN_UP, LB_ROLE_GELU, LB_ROLE_FFN_DOWN};
+            for (size_t i = 0; i < sizeof common / sizeof common[0]; i++)
+                lb_check(find(&b, common[i]) != NULL, "%s %s: no %s row", lb_gpu_dtype(be), name,
+                         lb_op_role_name(common[i]));
+            const int softmax_model = c.kind == LB_MODEL_STANDARD || c.kind == LB_MODEL_LINFORMER ||
+                                      c.kind == LB_MODEL_CHUNKED;
+            if (softmax_model) {
+                lb_check(find(&b, LB_ROLE_SCORES) && find(&b, LB_ROLE_SOFTMAX) && find(&b, LB_ROLE_PV) &&
+                             !find(&b, LB_ROLE_PERMUTE) &&
+                             (c.kind != LB_MODEL_LINFORMER || find(&b, LB_ROLE_COMPRESS)),
+                         "%s %s: the attention's roles", lb_gpu_dtype(be), name);
+                const double want = lb_config_flops_per_seq(&c) * (double)B;
+                lb_check(fabs(b.flops - want) <= 1e-12 * want, "%s %s: FLOPs %.17g, want %.17g", lb_gpu_dtype(be),
+                         name, b.flops, want);
+            }
+            /* As tests/model/test_breakdown.c: the Performer's own calls are its owner's to label. */
+            if (strcmp(lb_model_name(c.kind), "performer") != 0)
+                lb_check(!find(&b, LB_ROLE_UNLABELLED), "%s %s: calls left unlabelled", lb_gpu_dtype(be), name);
+            lb_check(b.pass_ms > 0 && lb_breakdown_within_overhead(&b),
+                     "%s %s: roles sum to %.4f ms of a %.4f ms pass (overhead %g + %g ms)", lb_gpu_dtype(be), name,
+                     b.ops_ms, b.pass_ms, LB_BREAKDOWN_OVERHEAD, LB_BREAKDOWN_SLACK_MS);
+        }
+        lb_backend_close(be);
+    }
+    return lb_test_finish("test_gpu_breakdown");
+}

@@ -1,0 +1,181 @@
+/* breakdown.csv (reports/breakdown.c): a real CPU breakdown of each model turned into records
+ * against a calibration, written, read back through libcsv and compared field by field (numbers
+ * exactly); the achieved rates and percentages recomputed here from the formula; the overhead
+ * and pass rows; lb_breakdown_add replacing a cell's rows and keeping the others; no temporary
+ * file left; a file with another header, a short row or a bad field refused with LB_ERR_FORMAT
+ * naming the line. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "attn/breakdown.h"
+#include "attn/calibrate.h"
+#include "attn/ops.h"
+#include "attn/status.h"
+#include "reports/breakdown.h"
+#include "tests/ops/check.h"
+
+static int same_double(double a, double b) { return (isnan(a) && isnan(b)) || a == b; }
+
+static int same(const LbBreakdownRecord *a, const LbBreakdownRecord *b)
+{
+    return a->model == b->model && a->n == b->n && a->k == b->k && a->batch == b->batch && !strcmp(a->op, b->op) &&
+           a->calls == b->calls && same_double(a->ms, b->ms) && same_double(a->share, b->share) &&
+           same_double(a->flops, b->flops) && same_double(a->bytes, b->bytes) &&
+           same_double(a->achieved, b->achieved) && !strcmp(a->achieved_unit, b->achieved_unit) &&
+           same_double(a->percent_of_limit, b->percent_of_limit);
+}
+
+static int files_in(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int count = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        count += e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    return count;
+}
+
+static void write_text(const char *dir, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, LB_BREAKDOWN_FILE);
+    FILE *f = fopen(path, "w");
+    fputs(text, f);
+    fclose(f);
+}
+
+int main(void)
+{
+    lb_test_init("test_breakdown_csv");
+    char dir[] = "/tmp/lb_test_breakdown_XXXXXX";
+    if (!lb_check(mkdtemp(dir) != NULL, "mkdtemp"))
+        return lb_test_finish("test_breakdown_csv");
+
+    LbBackend *be = NULL;
+    lb_check(lb_cpu_backend_open(LB_DTYPE_FP16, (size_t)64 << 20, &be) == LB_OK, "open: %s", lb_error_message());
+    /* A calibration with figures of its own, so the percentages are checked against known limits. */
+    LbCalibration cal;
+    memset(&cal, 0, sizeof cal);
+    cal.tflop_per_s = 0.001 + (double)lb_test_randint(1, 1000) * 1e-5;
+    cal.copy_gb_per_s = 1.0 + (double)lb_test_randint(1, 1000) * 0.01;
+
+    LbBreakdownRecord *all = NULL;
+    size_t n_all = 0;
+    const LbModelKind models[] = {LB_MODEL_STANDARD, LB_MODEL_LINFORMER};
+    for (int mi = 0; mi < 2; mi++) {
+        LbModelConfig c = lb_config_default();
+        c.kind = models[mi];
+        c.layers = 2;
+        c.d_model = 16;
+        c.heads = 4;
+        c.ffn = 24;
+        c.vocab = 50;
+        c.n = 32;
+        c.k = 8;
+        LbBreakdown b;
+        if (!lb_check(lb_breakdown_cell(be, &c, 2, 5, &b) == LB_OK, "breakdown %s: %s", lb_model_name(c.kind),
+                      lb_error_message()))
+            continue;
+        LbBreakdownRecord *r;
+        size_t count;
+        if (!lb_check(lb_breakdown_records(c.kind, c.n, c.k, &b, &cal, &r, &count) == LB_OK, "records"))
+            continue;
+        lb_check(count == (size_t)b.count + 2, "%zu records for %d rows", count, b.count);
+        for (size_t i = 0; i < count; i++) {
+            const LbBreakdownRecord *x = &r[i];
+            lb_check(x->model == c.kind && x->n == 32 && x->k == (c.kind == LB_MODEL_LINFORMER ? 8 : 0) && x->batch == 2,
+                     "%s: cell fields", x->op);
+            if (!strcmp(x->op, "overhead")) {
+                lb_check(x->ms == b.pass_ms - b.ops_ms && isnan(x->achieved) && !x->achieved_unit[0], "overhead row");
+                continue;
+            }
+            const int product = x->flops > 0;
+            const double want = product ? x->flops / (x->ms * 1e-3) / 1e12 : x->bytes / (x->ms * 1e-3) / 1e9;
+            const double limit = product ? cal.tflop_per_s : cal.copy_gb_per_s;
+            if (x->ms > 0)
+                lb_check(x->achieved == want && !strcmp(x->achieved_unit, product ? "TFLOP/s" : "GB/s") &&
+                             fabs(x->percent_of_limit - 100 * want / limit) <= 1e-12 * 100 * want / limit,
+                         "%s: achieved %g %s (%g%%), want %g (%g%%)", x->op, x->achieved, x->achieved_unit,
+                         x->percent_of_limit, want, 100 * want / limit);
+        }
+        const LbBreakdownRecord *pass = &r[count - 1];
+        lb_check(!strcmp(pass->op, "pass") && pass->ms == b.pass_ms && pass->share == 1.0 && pass->flops == b.flops,
+                 "pass row: %s %g ms", pass->op, pass->ms);
+        lb_check(lb_breakdown_add(dir, r, count) == LB_OK, "add %s: %s", lb_model_name(c.kind), lb_error_message());
+        all = realloc(all, (n_all + count) * sizeof *all);
+        memcpy(all + n_all, r, count * sizeof *r);
+        n_all += count;
+        free(r);
+    }
+    lb_backend_close(be);
+
+    /* Read back: every record exactly, in order; only breakdown.csv in the directory. */
+    LbBreakdownRecord *back = NULL;
+    size_t n_back = 0;
+    if (lb_check(lb_breakdown_read(dir, &back, &n_back) == LB_OK, "read: %s", lb_error_message())) {
+        lb_check(n_back == n_all, "%zu records read, %zu written", n_back, n_all);
+        for (size_t i = 0; i < n_back && i < n_all; i++)
+            lb_check(same(&back[i], &all[i]), "record %zu (%s %s) differs after the round trip", i,
+                     lb_model_name(all[i].model), all[i].op);
+    }
+    lb_check(files_in(dir) == 1, "%d files in the directory, want breakdown.csv alone", files_in(dir));
+
+    /* Adding the standard cell again replaces its rows: the Linformer rows stay, standard's come last. */
+    size_t n_std = 0;
+    while (n_std < n_all && all[n_std].model == LB_MODEL_STANDARD)
+        n_std++;
+    for (size_t i = 0; i < n_std; i++)
+        all[i].ms += 1.0;
+    lb_check(lb_breakdown_add(dir, all, n_std) == LB_OK, "add again: %s", lb_error_message());
+    free(back);
+    back = NULL;
+    if (lb_check(lb_breakdown_read(dir, &back, &n_back) == LB_OK, "read again: %s", lb_error_message())) {
+        lb_check(n_back == n_all, "%zu records after replacing a cell, want %zu", n_back, n_all);
+        for (size_t i = 0; i < n_back && i < n_all; i++) {
+            const LbBreakdownRecord *want = i < n_all - n_std ? &all[n_std + i] : &all[i - (n_all - n_std)];
+            lb_check(same(&back[i], want), "after replacing: record %zu (%s)", i, back[i].op);
+        }
+    }
+    free(back);
+
+    /* Files linbench did not write this way. */
+    static const struct {
+        const char *text, *want;
+    } bad[] = {
+        {"model,n,k,batch,op,calls,ms,share,flops,bytes,achieved,unit,percent_of_limit\n", "header column 12"},
+        {"model,n,k,batch,op,calls,ms,share,flops,bytes,achieved,achieved_unit,percent_of_limit\n"
+         "standard,512,,8,qkv,12,1.5,0.2,1e9,2e6,0.6,TFLOP/s\n",
+         "line 2: 12 fields"},
+        {"model,n,k,batch,op,calls,ms,share,flops,bytes,achieved,achieved_unit,percent_of_limit\n"
+         "standard,512,128,8,qkv,12,1.5,0.2,1e9,2e6,0.6,TFLOP/s,50\n",
+         "line 2: invalid k"},
+        {"model,n,k,batch,op,calls,ms,share,flops,bytes,achieved,achieved_unit,percent_of_limit\n"
+         "linformer,512,128,8,qkv,12,fast,0.2,1e9,2e6,0.6,TFLOP/s,50\n",
+         "line 2: invalid ms \"fast\""},
+        {"model,n,k,batch,op,calls,ms,share,flops,bytes,achieved,achieved_unit,percent_of_limit\n"
+         "linformer,512,128,8,qkv,12,1.5,0.2,1e9,2e6,,TFLOP/s,50\n",
+         "line 2: invalid achieved_unit"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        write_text(dir, bad[i].text);
+        int rc = lb_breakdown_read(dir, &back, &n_back);
+        lb_check(rc == LB_ERR_FORMAT && strstr(lb_error_message(), bad[i].want) != NULL,
+                 "bad file %zu: %s \"%s\", want FORMAT naming \"%s\"", i, lb_status_name(rc), lb_error_message(),
+                 bad[i].want);
+    }
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, LB_BREAKDOWN_FILE);
+    unlink(path);
+    lb_check(lb_breakdown_read(dir, &back, &n_back) == LB_ERR_IO, "a missing file is LB_ERR_IO");
+    rmdir(dir);
+    free(all);
+    return lb_test_finish("test_breakdown_csv");
+}
