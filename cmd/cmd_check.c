@@ -14,8 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attn/sizes.h"
 #include "attn/status.h"
-#include "cmd/args.h"
 #include "cmd/commands.h"
 #include "cmd/options.h"
 

@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "attn/ops.h"
+#include "attn/sizes.h"
 #include "attn/status.h"
-#include "cmd/args.h"
 #include "cmd/commands.h"
 #include "lb_config.h"
 #include "lb_revision.h"

@@ -98,7 +98,7 @@ static int write_result(const char *out, const LbCellResult *rows, size_t nrows,
                         const LbSweepDir *first, const int *measured, int quiet)
 {
     char path[4096];
-    lb_outdir_path(path, sizeof path, out, "raw.csv");
+    (void)lb_path_join_buf(path, sizeof path, out, "raw.csv");
     LbRawWriter *w = NULL;
     int rc = lb_raw_open(path, 0, &w);
     for (size_t i = 0; i < nrows && rc == LB_OK; i++)
@@ -114,7 +114,7 @@ static int write_result(const char *out, const LbCellResult *rows, size_t nrows,
     if (rc == LB_OK)
         rc = lb_speedups_write(out, rows, nrows, first->grid.n, first->grid.rows, first->grid.k,
                                first->grid.cols, measured);
-    lb_outdir_path(path, sizeof path, out, "meta.csv");
+    (void)lb_path_join_buf(path, sizeof path, out, "meta.csv");
     if (rc == LB_OK)
         rc = lb_meta_write(path, meta);
     if (rc == LB_OK && !quiet)

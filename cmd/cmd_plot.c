@@ -7,8 +7,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "attn/sizes.h"
 #include "attn/status.h"
-#include "cmd/args.h"
 #include "cmd/commands.h"
 #include "cmd/outdir.h"
 #include "reports/plot.h"

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attn/sizes.h"
 #include "attn/status.h"
-#include "cmd/args.h"
 #include "cmd/commands.h"
 #include "cmd/options.h"
 #include "cmd/outdir.h"
@@ -139,7 +139,7 @@ static int open_resumed(const char *dir, LbMeta *meta, uint64_t *budget)
     if (rc != 0)
         return rc;
     char path[4096];
-    lb_outdir_path(path, sizeof path, dir, "meta.csv");
+    lb_path_join_buf(path, sizeof path, dir, "meta.csv");
     lb_error_clear();
     if (lb_meta_read(path, meta) != 0)
         return lb_usage_error("invalid argument \"%s\" for --resume: should be a directory written by linbench sweep (%s)", dir,

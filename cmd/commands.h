@@ -4,6 +4,10 @@
 #ifndef LB_COMMANDS_H
 #define LB_COMMANDS_H
 
+#if defined(LB_LAYER_BASE) || defined(LB_LAYER_ATTN) || defined(LB_LAYER_GPU) || defined(LB_LAYER_REPORTS)
+#error "reports/ and attn/ may not include cmd/ headers"
+#endif
+
 #include <stdio.h>
 
 #define LB_EXIT_OK 0

@@ -6,8 +6,8 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "attn/sizes.h"
 #include "attn/status.h"
-#include "cmd/args.h"
 #include "cmd/commands.h"
 
 void lb_options_fill(struct option *opts, size_t count, unsigned command)

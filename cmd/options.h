@@ -4,6 +4,10 @@
 #ifndef LB_OPTIONS_H
 #define LB_OPTIONS_H
 
+#if defined(LB_LAYER_BASE) || defined(LB_LAYER_ATTN) || defined(LB_LAYER_GPU) || defined(LB_LAYER_REPORTS)
+#error "reports/ and attn/ may not include cmd/ headers"
+#endif
+
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -13,22 +13,17 @@
 #include <unistd.h>
 
 #include "cmd/commands.h"
+#include "reports/cell_queue.h"
 #include "reports/speedups.h"
 
 /* The files a sweep writes: finding any of them means the directory holds results. --force
  * removes them in this order, raw.csv last, so what a killed --force leaves is never old grids
  * beside new rows. */
-static const char *const result_files[] = {"time_speedup.csv", "memory_speedup.csv", LB_SPEEDUPS_FILE, "meta.csv", "raw.csv"};
+static const char *const result_files[] = {"time_speedup.csv", "memory_speedup.csv", LB_SPEEDUPS_FILE, "meta.csv",
+                                           LB_CELL_QUEUE_FILE /* sweep --gpus */, "raw.csv"};
 #define RESULT_COUNT (sizeof result_files / sizeof result_files[0])
 
 #define LOCK_NAME ".linbench.lock"
-
-void lb_outdir_path(char *buf, size_t size, const char *dir, const char *name)
-{
-    int n = snprintf(buf, size, "%s/%s", dir, name);
-    if (n < 0 || (size_t)n >= size)
-        buf[0] = '\0';
-}
 
 void lb_outdir_default(char *buf, size_t size)
 {
@@ -63,7 +58,7 @@ void lb_outdir_abandon(void)
         return;
     char path[4096];
     if (lock_made) {
-        lb_outdir_path(path, sizeof path, made_dir, LOCK_NAME);
+        (void)lb_path_join_buf(path, sizeof path, made_dir, LOCK_NAME);
         unlink(path); /* still locked by us: a racer that opened it fails its flock */
     }
     if (lock_fd >= 0)
@@ -122,7 +117,7 @@ static int make_dirs(const char *dir)
 static int take_lock(const char *dir, long *holder)
 {
     char path[4096];
-    lb_outdir_path(path, sizeof path, dir, LOCK_NAME);
+    (void)lb_path_join_buf(path, sizeof path, dir, LOCK_NAME);
     *holder = 0;
     for (int attempt = 0; attempt < 16; attempt++) {
         int made = 0;
@@ -192,7 +187,7 @@ static void remove_stale_temporaries(const char *dir)
             size_t len = strlen(result_files[i]);
             if (strncmp(e->d_name, result_files[i], len) == 0 && strncmp(e->d_name + len, ".tmp.", 5) == 0) {
                 char path[4096];
-                lb_outdir_path(path, sizeof path, dir, e->d_name);
+                (void)lb_path_join_buf(path, sizeof path, dir, e->d_name);
                 unlink(path);
             }
         }
@@ -236,7 +231,7 @@ int lb_outdir_prepare(const char *dir, int force, const char *flag, int force_fl
     if (!force) {
         for (size_t i = 0; i < RESULT_COUNT; i++) {
             char path[4096];
-            lb_outdir_path(path, sizeof path, dir, result_files[i]);
+            (void)lb_path_join_buf(path, sizeof path, dir, result_files[i]);
             if (stat(path, &st) != 0)
                 continue;
             lb_outdir_abandon(); /* our lock file, if we made it: nothing written */
@@ -269,7 +264,7 @@ int lb_outdir_lock_existing(const char *dir, const char *flag)
         return rc;
     char path[4096];
     struct stat st;
-    lb_outdir_path(path, sizeof path, dir, "meta.csv");
+    (void)lb_path_join_buf(path, sizeof path, dir, "meta.csv");
     if (stat(path, &st) != 0)
         return lb_usage_error("invalid argument \"%s\" for --%s: should be a directory written by linbench sweep (cannot read %s: %s)",
                               dir, flag, path, strerror(errno));
@@ -288,7 +283,7 @@ int lb_outdir_clear_results(const char *dir)
 {
     for (size_t i = 0; i < RESULT_COUNT; i++) {
         char path[4096];
-        lb_outdir_path(path, sizeof path, dir, result_files[i]);
+        (void)lb_path_join_buf(path, sizeof path, dir, result_files[i]);
         if (unlink(path) != 0 && errno != ENOENT) {
             fprintf(stderr, "linbench: cannot remove %s before overwriting it (--force): %s\n", path, strerror(errno));
             return LB_EXIT_FAILURE;

@@ -10,7 +10,13 @@
 #ifndef LB_OUTDIR_H
 #define LB_OUTDIR_H
 
+#if defined(LB_LAYER_BASE) || defined(LB_LAYER_ATTN) || defined(LB_LAYER_GPU) || defined(LB_LAYER_REPORTS)
+#error "reports/ and attn/ may not include cmd/ headers"
+#endif
+
 #include <stddef.h>
+
+#include "attn/paths.h" /* lb_path_join_buf: with dir checked against LB_DIR_MAX it always fits */
 
 /* The longest directory linbench writes into: every file name it appends (the longest is a
  * temporary grid name, memory_speedup.csv.tmp.XXXXXX) must still fit the kernel's PATH_MAX of
@@ -47,9 +53,5 @@ int lb_outdir_create(const char *dir);
 /* Remove the directories the last lb_outdir_prepare created (and the lock file it created), if
  * nothing else is inside. */
 void lb_outdir_abandon(void);
-
-/* dir + "/" + name into buf. A result that would not fit leaves buf empty (so an open fails
- * instead of writing elsewhere); with dir checked against LB_DIR_MAX it always fits. */
-void lb_outdir_path(char *buf, size_t size, const char *dir, const char *name);
 
 #endif

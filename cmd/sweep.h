@@ -3,6 +3,10 @@
 #ifndef LB_SWEEP_H
 #define LB_SWEEP_H
 
+#if defined(LB_LAYER_BASE) || defined(LB_LAYER_ATTN) || defined(LB_LAYER_GPU) || defined(LB_LAYER_REPORTS)
+#error "reports/ and attn/ may not include cmd/ headers"
+#endif
+
 #include <stddef.h>
 
 #include "reports/settings.h"

@@ -9,20 +9,6 @@
 
 #include "attn/status.h"
 
-char *lb_path_join(const char *dir, const char *name)
-{
-    size_t dl = strlen(dir), nl = strlen(name);
-    int slash = dl > 0 && dir[dl - 1] != '/';
-    char *p = malloc(dl + slash + nl + 1);
-    if (!p)
-        return NULL;
-    memcpy(p, dir, dl);
-    if (slash)
-        p[dl] = '/';
-    memcpy(p + dl + slash, name, nl + 1);
-    return p;
-}
-
 static LbAtomicFault injected;
 
 void lb_atomic_inject_fault(LbAtomicFault fault) { injected = fault; }

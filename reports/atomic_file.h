@@ -4,7 +4,13 @@
 #ifndef LB_ATOMIC_FILE_H
 #define LB_ATOMIC_FILE_H
 
+#if defined(LB_LAYER_BASE) || defined(LB_LAYER_ATTN) || defined(LB_LAYER_GPU)
+#error "attn/ and gpu/ may not include reports/ headers"
+#endif
+
 #include <stdio.h>
+
+#include "attn/paths.h" /* lb_path_join, which the writers of files beside each other use */
 
 #ifdef __cplusplus
 extern "C" {
@@ -34,9 +40,6 @@ typedef enum LbAtomicFault {
     LB_ATOMIC_FAULT_RENAME
 } LbAtomicFault;
 void lb_atomic_inject_fault(LbAtomicFault fault);
-
-/* dir + "/" + name, malloc'd; NULL when out of memory. */
-char *lb_path_join(const char *dir, const char *name);
 
 #ifdef __cplusplus
 }

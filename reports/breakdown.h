@@ -17,6 +17,10 @@
 #ifndef LB_REPORTS_BREAKDOWN_H
 #define LB_REPORTS_BREAKDOWN_H
 
+#if defined(LB_LAYER_BASE) || defined(LB_LAYER_ATTN) || defined(LB_LAYER_GPU)
+#error "attn/ and gpu/ may not include reports/ headers"
+#endif
+
 #include <stddef.h>
 #include <stdint.h>
 

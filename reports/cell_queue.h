@@ -18,6 +18,10 @@
 #ifndef LB_CELL_QUEUE_H
 #define LB_CELL_QUEUE_H
 
+#if defined(LB_LAYER_BASE) || defined(LB_LAYER_ATTN) || defined(LB_LAYER_GPU)
+#error "attn/ and gpu/ may not include reports/ headers"
+#endif
+
 #include <stddef.h>
 #include <stdint.h>
 

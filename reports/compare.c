@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attn/sizes.h"
 #include "attn/status.h"
-#include "cmd/args.h"
 #include "reports/csv_io.h"
 #include "reports/paper_table3.h"
 #include "reports/speedups.h"

@@ -4,6 +4,10 @@
 #ifndef LB_CSV_IO_H
 #define LB_CSV_IO_H
 
+#if defined(LB_LAYER_BASE) || defined(LB_LAYER_ATTN) || defined(LB_LAYER_GPU)
+#error "attn/ and gpu/ may not include reports/ headers"
+#endif
+
 #include <stddef.h>
 #include <stdio.h>
 

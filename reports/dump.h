@@ -7,6 +7,10 @@
 #ifndef LB_DUMP_H
 #define LB_DUMP_H
 
+#if defined(LB_LAYER_BASE) || defined(LB_LAYER_ATTN) || defined(LB_LAYER_GPU)
+#error "attn/ and gpu/ may not include reports/ headers"
+#endif
+
 #include "attn/forward.h"
 #include "attn/model.h"
 

@@ -6,28 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attn/lists.h"
 #include "attn/status.h"
 #include "reports/atomic_file.h"
 #include "reports/csv_io.h"
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* Sorted unique copy of v[0..count). */
-static size_t sort_unique(int64_t *v, size_t count)
-{
-    if (count == 0)
-        return 0;
-    qsort(v, count, sizeof *v, cmp_i64);
-    size_t out = 1;
-    for (size_t i = 1; i < count; i++)
-        if (v[i] != v[out - 1])
-            v[out++] = v[i];
-    return out;
-}
 
 int lb_grid_alloc_pair(LbGrid *g, LbModelKind model, LbModelKind baseline, const int64_t *n,
                        size_t nn, const int64_t *k, size_t nk)
@@ -151,11 +133,11 @@ int lb_grid_pair_from_raw(const LbCellResult *rows, size_t count, LbModelKind mo
         }
         if (!n) {
             n = own_n;
-            nn = sort_unique(own_n, cn);
+            nn = lb_sort_unique_int64(own_n, cn);
         }
         if (!k) {
             k = own_k;
-            nk = sort_unique(own_k, ck);
+            nk = lb_sort_unique_int64(own_k, ck);
         }
     }
     rc = lb_grid_alloc_pair(g, model, baseline, n, nn, k, nk);

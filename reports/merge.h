@@ -3,6 +3,10 @@
 #ifndef LB_MERGE_H
 #define LB_MERGE_H
 
+#if defined(LB_LAYER_BASE) || defined(LB_LAYER_ATTN) || defined(LB_LAYER_GPU)
+#error "attn/ and gpu/ may not include reports/ headers"
+#endif
+
 #include <stddef.h>
 
 #include "attn/measure.h"

@@ -14,6 +14,10 @@
 #ifndef LB_META_H
 #define LB_META_H
 
+#if defined(LB_LAYER_BASE) || defined(LB_LAYER_ATTN) || defined(LB_LAYER_GPU)
+#error "attn/ and gpu/ may not include reports/ headers"
+#endif
+
 #include <stddef.h>
 
 #ifdef __cplusplus

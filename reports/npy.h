@@ -4,6 +4,10 @@
 #ifndef LB_NPY_H
 #define LB_NPY_H
 
+#if defined(LB_LAYER_BASE) || defined(LB_LAYER_ATTN) || defined(LB_LAYER_GPU)
+#error "attn/ and gpu/ may not include reports/ headers"
+#endif
+
 #include <stdint.h>
 
 #ifdef __cplusplus

@@ -2,6 +2,10 @@
 #ifndef LB_PAPER_TABLE3_H
 #define LB_PAPER_TABLE3_H
 
+#if defined(LB_LAYER_BASE) || defined(LB_LAYER_ATTN) || defined(LB_LAYER_GPU)
+#error "attn/ and gpu/ may not include reports/ headers"
+#endif
+
 #include "reports/grid.h"
 
 #ifdef __cplusplus

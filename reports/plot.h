@@ -18,6 +18,10 @@
 #ifndef LB_PLOT_H
 #define LB_PLOT_H
 
+#if defined(LB_LAYER_BASE) || defined(LB_LAYER_ATTN) || defined(LB_LAYER_GPU)
+#error "attn/ and gpu/ may not include reports/ headers"
+#endif
+
 #include <stddef.h>
 
 #include "reports/sweep_dir.h"

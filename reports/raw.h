@@ -20,6 +20,10 @@
 #ifndef LB_RAW_H
 #define LB_RAW_H
 
+#if defined(LB_LAYER_BASE) || defined(LB_LAYER_ATTN) || defined(LB_LAYER_GPU)
+#error "attn/ and gpu/ may not include reports/ headers"
+#endif
+
 #include <stddef.h>
 
 #include "attn/measure.h"

@@ -6,8 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attn/lists.h"
+#include "attn/sizes.h"
 #include "attn/status.h"
-#include "reports/args.h"
 
 /* A malloc'd printf. */
 static char *text(const char *fmt, ...)

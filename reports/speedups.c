@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attn/lists.h"
 #include "attn/status.h"
 #include "reports/atomic_file.h"
 #include "reports/csv_io.h"
@@ -39,6 +40,24 @@ size_t lb_speedup_pairs(const int measured[LB_MODEL_COUNT], LbSpeedupPair *pairs
     return count;
 }
 
+/* One name of meta.csv's models list: marked in measured (int[LB_MODEL_COUNT]); an empty item is
+ * skipped, an unknown name stops the walk. */
+static int mark_model(const char *item, size_t len, void *measured)
+{
+    char name[64];
+    LbModelKind m;
+    if (len == 0)
+        return 0;
+    if (len >= sizeof name)
+        return -1;
+    memcpy(name, item, len);
+    name[len] = '\0';
+    if (lb_model_parse(name, &m) != 0)
+        return -1;
+    ((int *)measured)[m] = 1;
+    return 0;
+}
+
 int lb_models_measured(const LbMeta *meta, const LbCellResult *rows, size_t count,
                        int measured[LB_MODEL_COUNT])
 {
@@ -52,19 +71,7 @@ int lb_models_measured(const LbMeta *meta, const LbCellResult *rows, size_t coun
         measured[LB_MODEL_STANDARD] = measured[LB_MODEL_LINFORMER] = 1;
         return 0;
     }
-    char *copy = strdup(list), *save = NULL;
-    if (!copy)
-        return -1;
-    int rc = 0;
-    for (char *tok = strtok_r(copy, ",", &save); tok && rc == 0; tok = strtok_r(NULL, ",", &save)) {
-        LbModelKind m;
-        if (lb_model_parse(tok, &m) == 0)
-            measured[m] = 1;
-        else
-            rc = -1;
-    }
-    free(copy);
-    return rc;
+    return lb_list_each(list, mark_model, measured);
 }
 
 /* One row per cell of the pair's grid that the model has. */

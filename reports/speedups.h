@@ -15,6 +15,10 @@
 #ifndef LB_SPEEDUPS_H
 #define LB_SPEEDUPS_H
 
+#if defined(LB_LAYER_BASE) || defined(LB_LAYER_ATTN) || defined(LB_LAYER_GPU)
+#error "attn/ and gpu/ may not include reports/ headers"
+#endif
+
 #include <stddef.h>
 #include <stdint.h>
 

@@ -7,59 +7,12 @@
 #include <sys/stat.h>
 #include <string.h>
 
+#include "attn/lists.h"
 #include "attn/status.h"
 #include "reports/atomic_file.h"
 #include "reports/csv_io.h"
 #include "reports/raw.h"
 #include "reports/settings.h"
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-int lb_parse_int_list(const char *s, int64_t **values, size_t *count)
-{
-    *values = NULL;
-    *count = 0;
-    if (!s || !*s)
-        return -1;
-    size_t cap = 1;
-    for (const char *p = s; *p; p++)
-        cap += *p == ',';
-    int64_t *v = malloc(cap * sizeof *v);
-    char *copy = strdup(s);
-    if (!v || !copy) {
-        free(v);
-        free(copy);
-        return -1;
-    }
-    size_t n = 0;
-    char *save = NULL;
-    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        long long x;
-        if (lb_csv_parse_int64(tok, &x) || x < 1) {
-            free(v);
-            free(copy);
-            return -1;
-        }
-        v[n++] = x;
-    }
-    free(copy);
-    if (n == 0) {
-        free(v);
-        return -1;
-    }
-    qsort(v, n, sizeof *v, cmp_i64);
-    size_t u = 1;
-    for (size_t i = 1; i < n; i++)
-        if (v[i] != v[u - 1])
-            v[u++] = v[i];
-    *values = v;
-    *count = u;
-    return 0;
-}
 
 int lb_sweep_dir_check(const char *dir, char *why, size_t size)
 {
@@ -103,8 +56,8 @@ int lb_sweep_dir_load(const char *dir, LbSweepDir *s)
     if (rc != LB_OK)
         goto out;
     /* The grid the sweep meant to fill, so cells not measured yet show as NA. */
-    if (lb_parse_int_list(lb_settings_meta_value(&s->meta, LB_SET_N), &n, &nn) ||
-        lb_parse_int_list(lb_settings_meta_value(&s->meta, LB_SET_K), &k, &nk)) {
+    if (lb_parse_list(lb_settings_meta_value(&s->meta, LB_SET_N), 1, INT64_MAX, &n, &nn) ||
+        lb_parse_list(lb_settings_meta_value(&s->meta, LB_SET_K), 1, INT64_MAX, &k, &nk)) {
         free(n);
         free(k);
         n = k = NULL;

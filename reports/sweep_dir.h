@@ -4,6 +4,10 @@
 #ifndef LB_SWEEP_DIR_H
 #define LB_SWEEP_DIR_H
 
+#if defined(LB_LAYER_BASE) || defined(LB_LAYER_ATTN) || defined(LB_LAYER_GPU)
+#error "attn/ and gpu/ may not include reports/ headers"
+#endif
+
 #include <stddef.h>
 
 #include "attn/measure.h"
@@ -35,10 +39,6 @@ void lb_sweep_dir_free(LbSweepDir *s);
 /* A meta value, or `fallback` when the key is absent or empty. For the run settings, prefer
  * lb_settings_meta_value (reports/settings.h), which knows what an absent key means. */
 const char *lb_sweep_meta(const LbSweepDir *s, const char *key, const char *fallback);
-
-/* "a,b,c" (what the sweep writes for n_list and k_list) into a malloc'd sorted unique array.
- * 0, or -1 when it is not a comma list of positive integers. */
-int lb_parse_int_list(const char *s, int64_t **values, size_t *count);
 
 #ifdef __cplusplus
 }

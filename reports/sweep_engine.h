@@ -13,6 +13,10 @@
 #ifndef LB_SWEEP_ENGINE_H
 #define LB_SWEEP_ENGINE_H
 
+#if defined(LB_LAYER_BASE) || defined(LB_LAYER_ATTN) || defined(LB_LAYER_GPU)
+#error "attn/ and gpu/ may not include reports/ headers"
+#endif
+
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>

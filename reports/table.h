@@ -3,6 +3,10 @@
 #ifndef LB_TABLE_H
 #define LB_TABLE_H
 
+#if defined(LB_LAYER_BASE) || defined(LB_LAYER_ATTN) || defined(LB_LAYER_GPU)
+#error "attn/ and gpu/ may not include reports/ headers"
+#endif
+
 #include <stddef.h>
 #include <stdio.h>
 

@@ -1,6 +1,7 @@
-/* Parsing of flag values (cmd/args.c): integers, sizes with units, size formatting and lists
- * with doubling ranges; both what is accepted (and its value) and what is refused. */
-#include "cmd/args.h"
+/* Parsing of flag values (attn/sizes.c, attn/lists.c): integers, sizes with units, size formatting
+ * and lists with doubling ranges; both what is accepted (and its value) and what is refused. */
+#include "attn/lists.h"
+#include "attn/sizes.h"
 #include "tests/ops/check.h"
 
 static void lb_int_ok(const char *s, int64_t min, int64_t max, int64_t want)

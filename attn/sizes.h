@@ -1,11 +1,17 @@
-/* Parsing of flag values: integers, sizes ("16G", "1.5GiB"), and lists with doubling ranges
- * ("512:65536"). Pure functions: they return 0 or -1 and print nothing; the subcommand turns a
- * -1 into one line: invalid argument "<value>" for --<flag>: should be <what it accepts>. */
-#ifndef LB_REPORTS_ARGS_H
-#define LB_REPORTS_ARGS_H
+/* Whole numbers and byte sizes as flag values and in messages: integers in a range, byte counts
+ * with units ("16G", "1.5GiB"), and the short form they print in. Part of the base library
+ * (linbench_base: status, sizes, lists, paths), which every layer may use and which uses none.
+ * Pure functions: they return 0 or -1 and print nothing; cmd/ turns a -1 into one line:
+ * invalid argument "<value>" for --<flag>: should be <what it accepts>. */
+#ifndef LB_SIZES_H
+#define LB_SIZES_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* A whole decimal integer in [min, max]: no sign games, no trailing characters, no overflow. */
 int lb_parse_int64(const char *s, int64_t min, int64_t max, int64_t *out);
@@ -19,9 +25,8 @@ int lb_parse_size(const char *s, uint64_t *out);
 /* "1.5 GiB", "512 MiB", "800 B": the shortest exact-looking binary form, for messages/headers. */
 void lb_format_size(uint64_t bytes, char *buf, size_t size);
 
-/* A comma list of items, each a value or a doubling range "a:b" (a, 2a, 4a, ... up to b
- * inclusive; b need not be on the ladder). Every value in [min, max]. The result is sorted
- * ascending without duplicates, malloc'd (free it). */
-int lb_parse_list(const char *s, int64_t min, int64_t max, int64_t **values, size_t *count);
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -1,7 +1,6 @@
-/* Parsing of flag values (reports/args.h): whole integers, byte counts with units, and lists with
- * doubling ranges. Strict on purpose: a value that is not exactly what the help text says is
- * refused, so a typo never silently becomes a different benchmark. Nothing here prints. */
-#include "reports/args.h"
+/* Whole numbers and byte sizes (see sizes.h). Strict on purpose: a value that is not exactly what
+ * the help text says is refused, so a typo never silently becomes a different benchmark. */
+#include "attn/sizes.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -146,87 +145,4 @@ void lb_format_size(uint64_t bytes, char *buf, size_t size)
     if (len > 0 && num[len - 1] == '.')
         num[--len] = '\0';
     snprintf(buf, size, "%s %s", num, units[u]);
-}
-
-typedef struct LbList {
-    int64_t *v;
-    size_t count, cap;
-} LbList;
-
-static int lb_list_push(LbList *l, int64_t v)
-{
-    if (l->count == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 16;
-        int64_t *grown = realloc(l->v, cap * sizeof *grown);
-        if (!grown)
-            return -1;
-        l->v = grown;
-        l->cap = cap;
-    }
-    l->v[l->count++] = v;
-    return 0;
-}
-
-/* One item of a list, [item, item + len): "v" or "a:b" (a, 2a, 4a, ... <= b). */
-static int lb_list_item(const char *item, size_t len, int64_t min, int64_t max, LbList *l)
-{
-    char buf[64];
-    if (len == 0 || len >= sizeof buf)
-        return -1;
-    memcpy(buf, item, len);
-    buf[len] = '\0';
-    char *colon = strchr(buf, ':');
-    int64_t a, b;
-    if (!colon) {
-        if (lb_parse_int64(buf, min, max, &a) != 0)
-            return -1;
-        return lb_list_push(l, a);
-    }
-    *colon = '\0';
-    if (lb_parse_int64(buf, min, max, &a) != 0 || lb_parse_int64(colon + 1, min, max, &b) != 0)
-        return -1; /* a second ':' makes b unparsable */
-    if (a > b || a <= 0)
-        return -1; /* empty range, or no doubling ladder from a */
-    for (int64_t v = a;; v *= 2) {
-        if (lb_list_push(l, v) != 0)
-            return -1;
-        if (v > b / 2)
-            break; /* 2v > b, and 2v might overflow */
-    }
-    return 0;
-}
-
-static int lb_cmp_int64(const void *x, const void *y)
-{
-    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
-    return (a > b) - (a < b);
-}
-
-int lb_parse_list(const char *s, int64_t min, int64_t max, int64_t **values, size_t *count)
-{
-    *values = NULL;
-    *count = 0;
-    if (!s)
-        return -1;
-    LbList l = {0};
-    const char *p = s;
-    for (;;) {
-        const char *comma = strchr(p, ',');
-        size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        if (lb_list_item(p, len, min, max, &l) != 0) {
-            free(l.v);
-            return -1;
-        }
-        if (!comma)
-            break;
-        p = comma + 1;
-    }
-    qsort(l.v, l.count, sizeof *l.v, lb_cmp_int64);
-    size_t unique = 0;
-    for (size_t i = 0; i < l.count; i++)
-        if (unique == 0 || l.v[i] != l.v[unique - 1])
-            l.v[unique++] = l.v[i];
-    *values = l.v;
-    *count = unique;
-    return 0;
 }
