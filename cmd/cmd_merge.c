@@ -1,7 +1,7 @@
 /* linbench merge OUT DIR...: the directories of a sharded sweep (linbench sweep --shard I/N)
  * put together into one result directory that compare and plot read like any other. The parts
  * are checked before anything is written (exit 2, nothing written): every setting of
- * lb_sweep_settings but shard, and device_name, the same in all; no cell in two parts with
+ * the settings table records but shard, and device_name, the same in all; no cell in two parts with
  * different rows. */
 #include <getopt.h>
 #include <stdio.h>
@@ -12,11 +12,11 @@
 #include "cmd/commands.h"
 #include "cmd/options.h"
 #include "cmd/outdir.h"
-#include "cmd/sweep.h"
 #include "reports/grid.h"
 #include "reports/merge.h"
 #include "reports/meta.h"
 #include "reports/raw.h"
+#include "reports/settings.h"
 #include "reports/speedups.h"
 #include "reports/sweep_dir.h"
 
@@ -148,7 +148,7 @@ int lb_cmd_merge(int argc, char **argv)
         return rc;
 
     LbSweepDir *parts = calloc(count, sizeof *parts);
-    const char **keys = malloc(lb_sweep_setting_count * sizeof *keys);
+    const char **keys = malloc(LB_SET_RECORDED * sizeof *keys);
     LbCellResult *rows = NULL;
     size_t nrows = 0, loaded = 0, nkeys = 0;
     char *command = NULL;
@@ -174,9 +174,9 @@ int lb_cmd_merge(int argc, char **argv)
         }
     }
     /* every setting but the shard: the parts must be one sweep cut in pieces */
-    for (size_t i = 0; i < lb_sweep_setting_count; i++)
-        if (strcmp(lb_sweep_settings[i].key, "shard") != 0)
-            keys[nkeys++] = lb_sweep_settings[i].key;
+    for (size_t id = 0; id < LB_SET_RECORDED; id++)
+        if (id != LB_SET_SHARD)
+            keys[nkeys++] = lb_settings[id].key;
     char why[1024];
     if (lb_merge_check_settings(parts, count, keys, nkeys, why, sizeof why) != 0) {
         rc = lb_usage_error("cannot merge: %s: should be parts of one sweep", why);
@@ -197,7 +197,7 @@ int lb_cmd_merge(int argc, char **argv)
     int measured[LB_MODEL_COUNT];
     if (lb_models_measured(&parts[0].meta, rows, nrows, measured) != 0) {
         rc = lb_usage_error("invalid argument \"%s\" for merge: meta.csv's models \"%s\" names a model this linbench does not know",
-                            parts[0].dir, lb_sweep_meta(&parts[0], "models", ""));
+                            parts[0].dir, lb_sweep_meta(&parts[0], lb_settings[LB_SET_MODELS].key, ""));
         goto out;
     }
     char missing[512];

@@ -8,6 +8,7 @@
 #include "attn/status.h"
 #include "reports/csv_io.h"
 #include "reports/paper_table3.h"
+#include "reports/settings.h"
 #include "reports/speedups.h"
 
 /* The cell of g at (n, k); outside g's lists: EMPTY where g's model has no such cell (Linformer's
@@ -76,9 +77,17 @@ void lb_compare_free(LbComparison *c)
     lb_grid_free(&c->ratio);
 }
 
+/* The header: the sweep's settings as the settings table reads them from meta.csv (a key missing
+ * from an older meta.csv reads as what it meant then), beside what the sweep found (device name,
+ * storage dtype, budget), which are not settings. */
 void lb_compare_describe(FILE *out, const LbSweepDir *s)
 {
-    const char *dtype = lb_sweep_meta(s, "dtype", "?");
+    LbSettingView set[LB_SET_RECORDED];
+    lb_settings_list(&s->meta, set, LB_SET_RECORDED);
+    const char *v[LB_SET_RECORDED];
+    for (size_t id = 0; id < LB_SET_RECORDED; id++)
+        v[id] = *set[id].value ? set[id].value : "?";
+    const char *dtype = v[LB_SET_DTYPE];
     const char *storage = lb_sweep_meta(s, "storage_dtype", dtype);
     char stored[48] = "";
     if (strcmp(storage, dtype) != 0)
@@ -88,13 +97,14 @@ void lb_compare_describe(FILE *out, const LbSweepDir *s)
     long long bytes;
     if (b && lb_csv_parse_int64(b, &bytes) == 0 && bytes > 0)
         lb_format_size((uint64_t)bytes, budget, sizeof budget);
+    char limited[48] = ""; /* the budget is the user's, not the device's */
+    if (*set[LB_SET_MEM_LIMIT].value)
+        snprintf(limited, sizeof limited, " (--%s)", lb_settings[LB_SET_MEM_LIMIT].flag);
     fprintf(out,
              "%s (%s), %s%s, %s layers, d_model %s, %s heads, ffn %s, %s sharing, %s order, memory budget %s%s",
-             lb_sweep_meta(s, "device_name", "unknown device"), lb_sweep_meta(s, "device", "?"),
-             dtype, stored, lb_sweep_meta(s, "layers", "?"), lb_sweep_meta(s, "d_model", "?"),
-             lb_sweep_meta(s, "heads", "?"), lb_sweep_meta(s, "ffn", "?"),
-             lb_sweep_meta(s, "sharing", "?"), lb_sweep_meta(s, "order", "?"), budget,
-             lb_sweep_meta(s, "mem_limit", NULL) ? " (--mem-limit)" : "");
+             lb_sweep_meta(s, "device_name", "unknown device"), v[LB_SET_DEVICE], dtype, stored,
+             v[LB_SET_LAYERS], v[LB_SET_DMODEL], v[LB_SET_HEADS], v[LB_SET_FFN], v[LB_SET_SHARING],
+             v[LB_SET_ORDER], budget, limited);
 }
 
 /* --- printing ---------------------------------------------------------------------------------- */

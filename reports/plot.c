@@ -15,6 +15,7 @@
 #include "attn/status.h"
 #include "reports/atomic_file.h"
 #include "reports/csv_io.h"
+#include "reports/settings.h"
 #include "reports/speedups.h"
 
 extern char **environ;
@@ -68,20 +69,27 @@ static void gp_svg(FILE *f, const char *name)
     fputs("replot\nset output\n", f);
 }
 
+/* A run setting of the sweep through the settings table (which knows what a key missing from an
+ * older meta.csv means), or "?" when it has no value. */
+static const char *setting(const LbSweepDir *s, LbSettingId id)
+{
+    const char *v = lb_settings_meta_value(&s->meta, id);
+    return v && *v ? v : "?";
+}
+
 /* One line on what ran, for the titles (malloc'd: meta.csv values are as long as they are). The
  * dtype says what was stored when that differs from what was asked (the CPU reference stores
  * fp32 whatever --dtype says). */
 static char *subtitle(const LbSweepDir *s)
 {
-    const char *dtype = lb_sweep_meta(s, "dtype", "?");
+    const char *dtype = setting(s, LB_SET_DTYPE);
     const char *storage = lb_sweep_meta(s, "storage_dtype", dtype);
     int same = strcmp(storage, dtype) == 0;
     const char *fmt = "%s, %s%s%s, L=%s d=%s h=%s f=%s, %s/%s";
     const char *args[10] = {lb_sweep_meta(s, "device_name", "?"), dtype, same ? "" : " stored as ",
-                            same ? "" : storage, lb_sweep_meta(s, "layers", "?"),
-                            lb_sweep_meta(s, "d_model", "?"), lb_sweep_meta(s, "heads", "?"),
-                            lb_sweep_meta(s, "ffn", "?"), lb_sweep_meta(s, "sharing", "?"),
-                            lb_sweep_meta(s, "order", "?")};
+                            same ? "" : storage, setting(s, LB_SET_LAYERS), setting(s, LB_SET_DMODEL),
+                            setting(s, LB_SET_HEADS), setting(s, LB_SET_FFN), setting(s, LB_SET_SHARING),
+                            setting(s, LB_SET_ORDER)};
     int len = snprintf(NULL, 0, fmt, args[0], args[1], args[2], args[3], args[4], args[5], args[6],
                        args[7], args[8], args[9]);
     char *buf = len >= 0 ? malloc((size_t)len + 1) : NULL;

@@ -8,6 +8,7 @@
 #include "attn/status.h"
 #include "reports/atomic_file.h"
 #include "reports/csv_io.h"
+#include "reports/settings.h"
 
 const char *const lb_speedups_columns[LB_SPEEDUPS_COLUMNS] = {
     "model", "baseline", "n", "k", "time_speedup", "memory_speedup",
@@ -66,7 +67,7 @@ int lb_models_measured(const LbMeta *meta, const LbCellResult *rows, size_t coun
     for (size_t r = 0; r < count; r++)
         if ((unsigned)rows[r].model < LB_MODEL_COUNT)
             measured[rows[r].model] = 1;
-    const char *list = meta ? lb_meta_get(meta, "models") : NULL;
+    const char *list = meta ? lb_settings_meta_value(meta, LB_SET_MODELS) : NULL;
     if (!list || !*list) {
         measured[LB_MODEL_STANDARD] = measured[LB_MODEL_LINFORMER] = 1;
         return 0;

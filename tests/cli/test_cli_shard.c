@@ -17,7 +17,7 @@ static const char *bin;
              "--k", "8:16", "--mem-limit", "8M", "--max-batch", "2", "--cell-time", "1", "-q"
 #define CELLS 12 /* n 32, 64, 128, 256: 4 standard + 4 * 2 Linformer */
 
-/* The sweep settings (cmd/sweep.c's lb_sweep_settings but shard). */
+/* The sweep settings (reports/settings.c's recorded ones but shard). */
 static const char *const settings[] = {"device", "mem_limit", "dtype", "tf32", "layers", "d_model", "heads", "ffn",
                                        "vocab", "sharing", "order", "seed", "n_list", "k_list", "cell_time_s",
                                        "max_batch", "headroom", "device_name"};
