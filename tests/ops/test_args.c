@@ -1,5 +1,6 @@
 /* Parsing of flag values (attn/sizes.c, attn/lists.c): integers, sizes with units, size formatting
- * and lists with doubling ranges; both what is accepted (and its value) and what is refused. */
+ * and lists with doubling ranges; both what is accepted (and its value) and what is refused; and the
+ * list helpers under them (the comma walk, sort-and-dedupe on random values). */
 #include "attn/lists.h"
 #include "attn/sizes.h"
 #include "tests/ops/check.h"
@@ -72,9 +73,75 @@ static void lb_list_bad(const char *s, int64_t min, int64_t max)
         free(v);
 }
 
+/* lb_list_each's items of s, joined by '|' into buf ("a,,b" -> "a||b"). */
+static int lb_item_append(const char *item, size_t len, void *buf)
+{
+    char *b = (char *)buf;
+    size_t used = strlen(b);
+    if (used + len + 2 > 256)
+        return 7; /* stops the walk: lb_list_each must hand this back */
+    if (used)
+        b[used++] = '|';
+    memcpy(b + used, item, len);
+    b[used + len] = '\0';
+    return 0;
+}
+
+static void lb_each_ok(const char *s, const char *want)
+{
+    char buf[256] = "";
+    int rc = lb_list_each(s, lb_item_append, buf);
+    lb_check(rc == 0 && strcmp(buf, want) == 0, "lb_list_each \"%s\": rc %d, items \"%s\", want \"%s\"", s, rc, buf,
+             want);
+}
+
+/* lb_sort_unique_int64 on random values with repeats against a count by brute force. */
+static void lb_sort_unique_random(void)
+{
+    int64_t v[200];
+    size_t n = (size_t)lb_test_randint(1, 200);
+    for (size_t i = 0; i < n; i++)
+        v[i] = lb_test_randint(-50, 50);
+    int64_t copy[200];
+    memcpy(copy, v, n * sizeof v[0]);
+    size_t distinct = 0;
+    for (size_t i = 0; i < n; i++) {
+        int seen = 0;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = copy[j] == copy[i];
+        distinct += !seen;
+    }
+    size_t u = lb_sort_unique_int64(v, n);
+    int ok = u == distinct;
+    for (size_t i = 1; ok && i < u; i++)
+        ok = v[i - 1] < v[i];
+    for (size_t i = 0; ok && i < n; i++) { /* every input value kept */
+        int found = 0;
+        for (size_t j = 0; j < u && !found; j++)
+            found = v[j] == copy[i];
+        ok = found;
+    }
+    lb_check(ok, "lb_sort_unique_int64 of %zu random values: %zu kept, want %zu strictly ascending", n, u, distinct);
+}
+
 int main(void)
 {
     lb_test_init("test_args");
+
+    lb_each_ok("a", "a");
+    lb_each_ok("a,bc,d", "a|bc|d");
+    lb_each_ok("a,,b", "a||b");
+    lb_each_ok("", "");
+    {
+        char buf[256] = "";
+        char long_list[600];
+        memset(long_list, 'x', sizeof long_list - 1);
+        long_list[sizeof long_list - 1] = '\0';
+        lb_check(lb_list_each(long_list, lb_item_append, buf) == 7, "lb_list_each stops at and returns the first nonzero");
+    }
+    for (int i = 0; i < 20; i++)
+        lb_sort_unique_random();
+    lb_check(lb_sort_unique_int64(NULL, 0) == 0, "lb_sort_unique_int64 of nothing");
 
     lb_int_ok("0", 0, 10, 0);
     lb_int_ok("10", 0, 10, 10);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "attn/paths.h"
 #include "attn/status.h"
 #include "report_check.h"
 #include "reports/atomic_file.h"
@@ -145,6 +146,13 @@ int main(void)
     joined = lb_path_join("a", "b");
     CHECK(joined && strcmp(joined, "a/b") == 0, "lb_path_join adds the slash");
     free(joined);
+    char buf[8];
+    CHECK(lb_path_join_buf(buf, sizeof buf, "a/", "b") == 0 && strcmp(buf, "a/b") == 0,
+          "lb_path_join_buf does not double the slash either");
+    CHECK(lb_path_join_buf(buf, sizeof buf, "abc", "defg") == -1 && buf[0] == '\0',
+          "lb_path_join_buf: a path one byte too long is refused and leaves the buffer empty");
+    CHECK(lb_path_join_buf(buf, sizeof buf, "abc", "def") == 0 && strcmp(buf, "abc/def") == 0,
+          "lb_path_join_buf: a path that just fits");
     int rc = lb_rc_finish("test_atomic");
     lb_rc_cleanup(dir);
     return rc;
