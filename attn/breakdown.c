@@ -16,7 +16,9 @@
  * Bytes per call (METHOD.md, "Breakdown"), e = element size: linear (rows in + out in + out
  * (bias) + rows out) e; bmm (A + B + C elements, a stride-0 operand once) e; softmax and gelu
  * 2 x elements x e; layernorm (2 or 3 rows d + 2 d) e; embed (2 B n d + n d) e + 4 B n (the
- * int32 ids); split and merge 2 x elements x e. FLOPs: 2 m n k per product (linear: rows in out),
+ * int32 ids); split and merge 2 x elements x e; favor_features (2 groups n m + groups n hd) e (the
+ * features read and written in place, the rows they came from read; the keys' maxima scratch not
+ * counted); divide_by_last rows (2 cols + 1) e. FLOPs: 2 m n k per product (linear: rows in out),
  * none for the rest (METHOD.md counts the products). Ops the wrapper does not know (a model's own
  * kernels) are timed under their role but count no FLOPs or bytes. */
 #include "attn/breakdown.h"
@@ -177,6 +179,22 @@ static int w_gelu(LbBackend *be, void *y, int64_t rows, int64_t cols)
     return t->real->ops->gelu(t->real, y, rows, cols);
 }
 
+static int w_favor_features(LbBackend *be, void *f, const void *x, void *stat, int64_t groups, int64_t n, int64_t m,
+                            int64_t hd, float scale, int keys)
+{
+    LbTrace *t = trace_of(be);
+    const double gn = (double)groups * (double)n;
+    count(t, 0, gn * (2 * (double)m + (double)hd), 0);
+    return t->real->ops->favor_features(t->real, f, x, stat, groups, n, m, hd, scale, keys);
+}
+
+static int w_divide_by_last(LbBackend *be, const void *x, void *y, int64_t rows, int64_t cols)
+{
+    LbTrace *t = trace_of(be);
+    count(t, 0, (double)rows * (2 * (double)cols + 1), 0);
+    return t->real->ops->divide_by_last(t->real, x, y, rows, cols);
+}
+
 static void trace_init(LbTrace *t, LbBackend *real)
 {
     memset(t, 0, sizeof *t);
@@ -190,6 +208,8 @@ static void trace_init(LbTrace *t, LbBackend *real)
     t->ops.split_heads = w_split_heads;
     t->ops.merge_heads = w_merge_heads;
     t->ops.gelu = w_gelu;
+    t->ops.favor_features = w_favor_features;
+    t->ops.divide_by_last = w_divide_by_last;
     t->wrap = *real;
     t->wrap.ops = &t->ops;
     t->role = LB_ROLE_COUNT;

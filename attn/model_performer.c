@@ -108,6 +108,7 @@ static int attention(LbPass *p, int layer, const LbLayerWeights *w, const void *
     LB_TRY(lb_qkv_heads(p, w, x, &qkv, &qh, &kh, &vh));
     /* Q' (B, h, n, m) = phi(scale q W^T): the product's alpha applies the scale in fp32 */
     LB_TRY(lb_pass_alloc(p, bh * n * mf, "query features", &qf));
+    lb_pass_role(p, LB_ROLE_FEATURE_MAP); /* both projections onto omega and their exp */
     LB_TRY(lb_pass_bmm(p, 0, 1, n, mf, hd, scale, qh, hd, n * hd, W, hd, 0, qf, mf, n * mf, bh));
     LB_TRY(p->ops->favor_features(p->be, qf, qh, NULL, bh, n, mf, hd, scale, 0));
     LB_TRY(lb_pass_alloc(p, bh * n * mf, "key features", &kf)); /* K' (B, h, n, m) */
@@ -116,14 +117,18 @@ static int attention(LbPass *p, int layer, const LbLayerWeights *w, const void *
     LB_TRY(p->ops->favor_features(p->be, kf, kh, stat, bh, n, mf, hd, scale, 1));
     /* K'^T [V 1] (B, h, m, hd + 1): K'^T V in the first hd columns, K'^T 1 in the last */
     LB_TRY(lb_pass_alloc(p, bh * mf * (hd + 1), "K'^T [V 1]", &kv));
+    lb_pass_role(p, LB_ROLE_KV_STATE);
     LB_TRY(lb_pass_bmm(p, 1, 0, mf, hd, n, 1.0f, kf, mf, n * mf, vh, hd, n * hd, kv, hd + 1, mf * (hd + 1), bh));
     LB_TRY(lb_pass_bmm(p, 1, 0, mf, 1, n, 1.0f, kf, mf, n * mf, ones(p->m), 1, 0, lb_pass_at(p, kv, hd), hd + 1,
                        mf * (hd + 1), bh));
     /* Q'(K'^T [V 1]) (B, h, n, hd + 1): numerators and D; then the quotient over the queries */
     LB_TRY(lb_pass_alloc(p, bh * n * (hd + 1), "Q'(K'^T [V 1])", &o1));
+    lb_pass_role(p, LB_ROLE_PV);
     LB_TRY(lb_pass_bmm(p, 0, 0, n, hd + 1, mf, 1.0f, qf, mf, n * mf, kv, hd + 1, mf * (hd + 1), o1, hd + 1,
                        n * (hd + 1), bh));
+    lb_pass_role(p, LB_ROLE_NORMALISE);
     LB_TRY(p->ops->divide_by_last(p->be, o1, qh, bh * n, hd));
+    lb_pass_role(p, LB_ROLE_UNLABELLED);
     return lb_project_out(p, w, qh, qkv, y);
 }
 

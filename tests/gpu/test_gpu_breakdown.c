@@ -109,9 +109,11 @@ int main(void)
                 lb_check(fabs(b.flops - want) <= 1e-12 * want, "%s %s: FLOPs %.17g, want %.17g", lb_gpu_dtype(be),
                          name, b.flops, want);
             }
-            /* As tests/model/test_breakdown.c: the Performer's own calls are its owner's to label. */
-            if (strcmp(lb_model_name(c.kind), "performer") != 0)
-                lb_check(!find(&b, LB_ROLE_UNLABELLED), "%s %s: calls left unlabelled", lb_gpu_dtype(be), name);
+            if (c.kind == LB_MODEL_PERFORMER)
+                lb_check(find(&b, LB_ROLE_FEATURE_MAP) && find(&b, LB_ROLE_KV_STATE) && find(&b, LB_ROLE_PV) &&
+                             find(&b, LB_ROLE_NORMALISE),
+                         "%s %s: the Performer's roles", lb_gpu_dtype(be), name);
+            lb_check(!find(&b, LB_ROLE_UNLABELLED), "%s %s: calls left unlabelled", lb_gpu_dtype(be), name);
             lb_check(b.pass_ms > 0 && lb_breakdown_within_overhead(&b),
                      "%s %s: roles sum to %.4f ms of a %.4f ms pass (overhead %g + %g ms)", lb_gpu_dtype(be), name,
                      b.ops_ms, b.pass_ms, LB_BREAKDOWN_OVERHEAD, LB_BREAKDOWN_SLACK_MS);
