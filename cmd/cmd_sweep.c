@@ -11,6 +11,7 @@
 
 #include "attn/sizes.h"
 #include "attn/status.h"
+#include "cmd/calibration.h"
 #include "cmd/commands.h"
 #include "cmd/options.h"
 #include "cmd/outdir.h"
@@ -295,6 +296,12 @@ int lb_cmd_sweep(int argc, char **argv)
     /* A backend that gets its arithmetic wrong is not measured: nothing is written. */
     if (!f.no_check && (rc = lb_quick_check(be, &s.model, &check)) != 0)
         goto out;
+    /* This device's own limits, before the first cell: skipped with the check under --no-check,
+     * unless --breakdown wants them for its percentages. */
+    LbCalibration calibration;
+    const int calibrate = !f.no_check || s.breakdown;
+    if (calibrate && (rc = lb_sweep_calibrate(be, budget, f.quiet, &calibration)) != 0)
+        goto out;
     if (f.force && (rc = lb_outdir_clear_results(dir)) != 0) /* before the first new row */
         goto out;
     created = 0; /* from here the directory holds results */
@@ -305,6 +312,7 @@ int lb_cmd_sweep(int argc, char **argv)
     const LbSweepJob job = {
         &s, dir, f.resume != NULL, f.resume ? &meta : NULL, command_line ? command_line : "linbench sweep", budget,
         {check.ran, check.failures > 0, check.max_rel_error, check.seed}, lb_progress_event, &progress,
+        calibrate ? &calibration : NULL,
     };
     stop_requested = 0;
     struct sigaction sa;

@@ -4,10 +4,13 @@
 
 #include "reports/breakdown.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "attn/status.h"
@@ -266,7 +269,44 @@ done:
     return rc;
 }
 
+/* The read-modify-write of lb_breakdown_add under an exclusive flock of DIR/.breakdown.lock, so
+ * that the worker processes of sweep --gpus, each adding its cells, never lose each other's rows
+ * (the atomic rename alone keeps the file whole, not both writers' rows). */
+static int add_locked(const char *dir, const LbBreakdownRecord *recs, size_t count);
+
 int lb_breakdown_add(const char *dir, const LbBreakdownRecord *recs, size_t count)
+{
+    char *lock_path = lb_path_join(dir, ".breakdown.lock");
+    if (!lock_path)
+        return LB_FAIL(LB_ERR_NOMEM, "out of memory");
+    const int fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0 || flock(fd, LOCK_EX) != 0) {
+        int rc = LB_FAIL(LB_ERR_IO, "cannot lock %s: %s", lock_path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        free(lock_path);
+        return rc;
+    }
+    free(lock_path);
+    const int rc = add_locked(dir, recs, count);
+    close(fd); /* releases the lock */
+    return rc;
+}
+
+int lb_breakdown_measure_add(const char *dir, LbBackend *be, const LbModelConfig *cfg, int64_t batch, uint64_t seed,
+                             const LbCalibration *cal)
+{
+    LbBreakdown b;
+    LB_TRY(lb_breakdown_cell(be, cfg, batch, seed, &b));
+    LbBreakdownRecord *recs = NULL;
+    size_t count = 0;
+    LB_TRY(lb_breakdown_records(cfg->kind, cfg->n, lb_model_has_k(cfg->kind) ? cfg->k : 0, &b, cal, &recs, &count));
+    const int rc = lb_breakdown_add(dir, recs, count);
+    free(recs);
+    return rc;
+}
+
+static int add_locked(const char *dir, const LbBreakdownRecord *recs, size_t count)
 {
     LbBreakdownRecord *old = NULL;
     size_t n_old = 0;

@@ -62,8 +62,14 @@ int lb_breakdown_write(const char *dir, const LbBreakdownRecord *recs, size_t co
 int lb_breakdown_read(const char *dir, LbBreakdownRecord **out, size_t *count);
 
 /* Add one cell's records to DIR/breakdown.csv (created when missing), replacing any rows of the
- * same (model, n, k), and rewrite it atomically. */
+ * same (model, n, k), and rewrite it atomically; under a lock (DIR/.breakdown.lock), so processes
+ * adding at once (sweep --gpus) keep every row. */
 int lb_breakdown_add(const char *dir, const LbBreakdownRecord *recs, size_t count);
+
+/* What a sweep with --breakdown runs after each measured cell: lb_breakdown_cell at the cell's
+ * batch, its records against cal (NULL: no percentages), added to DIR/breakdown.csv. */
+int lb_breakdown_measure_add(const char *dir, LbBackend *be, const LbModelConfig *cfg, int64_t batch, uint64_t seed,
+                             const LbCalibration *cal);
 
 #ifdef __cplusplus
 }

@@ -334,6 +334,21 @@ static int parse_seed(LbRunSettings *s, const char *t, int from_meta, char *shou
 }
 static char *print_seed(const LbRunSettings *s) { return text("%llu", (unsigned long long)s->seed); }
 
+/* As --tf32: the flag takes no value (text NULL); meta.csv holds 0 or 1. */
+static int parse_breakdown(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
+{
+    (void)from_meta;
+    if (!t) {
+        s->breakdown = 1;
+        return 0;
+    }
+    if (strcmp(t, "0") != 0 && strcmp(t, "1") != 0)
+        return refuse("0 or 1", should, size);
+    s->breakdown = t[0] == '1';
+    return 0;
+}
+static char *print_breakdown(const LbRunSettings *s) { return text("%d", s->breakdown); }
+
 /* ---- the table ---- */
 
 #define GRID "Grid:"
@@ -398,6 +413,9 @@ const LbSetting lb_settings[LB_SET_COUNT] = {
                           NULL, NULL, BOTH, 1, parse_cell_time, print_cell_time},
     [LB_SET_SEED] = {"seed", "N", "seed", "seed", TIMING, "seed of the random weights and tokens, >= 0", "1", NULL,
                      NULL, BOTH, 1, parse_seed, print_seed},
+    [LB_SET_BREAKDOWN] = {"breakdown", NULL, "breakdown", "breakdown", TIMING,
+                          "after each measured cell, one more pass at its batch timing every\noperation: breakdown.csv (docs/METHOD.md, \"Breakdown\")",
+                          "0", "(default off)", "0", LB_FOR_SWEEP, 1, parse_breakdown, print_breakdown},
     [LB_SET_GPU] = {"gpu", "N", NULL, "GPU index", DEVICE, "CUDA device index, 0 to 1023", NULL, NULL, NULL, BOTH, 0,
                     parse_gpu, print_gpu},
 };

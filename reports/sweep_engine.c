@@ -12,6 +12,7 @@
 #include "lb_config.h"
 #include "lb_revision.h"
 #include "reports/atomic_file.h"
+#include "reports/breakdown.h"
 #include "reports/raw.h"
 #include "reports/speedups.h"
 
@@ -190,6 +191,20 @@ static int write_meta(const LbSweepJob *job, LbBackend *be, const char *start, c
         SET("check_max_rel_error", "%s", "");
         SET("check_seed", "%s", "");
     }
+    /* this run's calibration (attn/calibrate.h): the device's own product rate and copy
+     * bandwidth, measured before the first cell; empty when it did not run */
+    if (job->calibration) {
+        const LbCalibration *cal = job->calibration;
+        SET("calibration_tflop_per_s", "%.6g", cal->tflop_per_s);
+        SET("calibration_copy_gb_per_s", "%.6g", cal->copy_gb_per_s);
+        SET("calibration_product_dim", "%lld", (long long)cal->dim);
+        SET("calibration_copy_bytes", "%lld", (long long)cal->copy_bytes);
+    } else {
+        SET("calibration_tflop_per_s", "%s", "");
+        SET("calibration_copy_gb_per_s", "%s", "");
+        SET("calibration_product_dim", "%s", "");
+        SET("calibration_copy_bytes", "%s", "");
+    }
     /* resume_1_time, resume_1_command, resume_2_time ...: the earlier resumes, then this one */
     int resumes = 0;
     for (size_t i = 0; job->previous && i < job->previous->count; i++) {
@@ -328,6 +343,11 @@ int lb_sweep_engine_run(const LbSweepJob *job, LbBackend *be, const volatile sig
         if (rc != LB_OK)
             goto out;
         tell(job, (LbSweepEvent){LB_SWEEP_END, index, (int)ntodo, &cfg, 0, &r});
+        /* --breakdown: one more pass at the measured batch into breakdown.csv; failing, it ends the
+         * sweep as a failed write does (the cell's row is on disk) */
+        if (s->breakdown && mrc == LB_OK && r.status == LB_CELL_OK &&
+            (rc = lb_breakdown_measure_add(job->dir, be, &cfg, r.batch, s->seed, job->calibration)) != LB_OK)
+            goto out;
     }
     tell(job, (LbSweepEvent){LB_SWEEP_FINISH, (int)ntodo, (int)ntodo, NULL, 0, NULL});
     started = 0;

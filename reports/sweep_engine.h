@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "attn/calibrate.h"
 #include "attn/config.h"
 #include "attn/measure.h"
 #include "attn/ops.h"
@@ -86,6 +87,9 @@ typedef struct LbSweepJob {
     LbSweepCheck check;
     LbSweepProgress progress; /* may be NULL */
     void *progress_ctx;
+    /* This device's limits, measured by the caller before the first cell (NULL: not measured):
+     * meta.csv's calibration_* keys, and the percentages of breakdown.csv (settings->breakdown). */
+    const LbCalibration *calibration;
 } LbSweepJob;
 
 typedef enum LbSweepOutcome {
