@@ -6,6 +6,7 @@
 
 #include "attn/sizes.h"
 #include "attn/status.h"
+#include "reports/breakdown_plot.h"
 #include "reports/csv_io.h"
 #include "reports/paper_table3.h"
 #include "reports/settings.h"
@@ -379,6 +380,8 @@ int lb_compare_paper(FILE *out, const LbSweepDir *s, LbFormat fmt)
     lb_compare_free(&c);
     if (rc == LB_OK)
         rc = print_other_models(out, fmt, s);
+    if (rc == LB_OK) /* where the sweep ran with --breakdown */
+        rc = lb_breakdown_compare(out, s, fmt);
     return rc;
 }
 

@@ -14,6 +14,7 @@
 
 #include "attn/status.h"
 #include "reports/atomic_file.h"
+#include "reports/breakdown_plot.h"
 #include "reports/csv_io.h"
 #include "reports/settings.h"
 #include "reports/speedups.h"
@@ -480,7 +481,7 @@ int lb_plot_write(const LbSweepDir *s, const char *out_dir, LbPlotList *out)
             continue;
         LB_TRY(write_model_figures(s, out_dir, (LbModelKind)m, out));
     }
-    return LB_OK;
+    return lb_breakdown_plot_write(s, out_dir, out); /* where the sweep ran with --breakdown */
 }
 
 /* --- running gnuplot --------------------------------------------------------------------------- */

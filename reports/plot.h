@@ -12,6 +12,8 @@
  * measured:
  *   time_speedup_MODEL, memory_speedup_MODEL   a heatmap pair, for a model with a k axis
  *   speedup_MODEL   time and memory saved against n, for a model without one
+ * and, for a sweep run with --breakdown, breakdown_MODEL per model of breakdown.csv
+ * (reports/breakdown_plot.h):
  * A script finds its data and writes its images beside itself (through ARG0), so
  * `gnuplot DIR/NAME.gp` works from any directory. It uses pngcairo where gnuplot has it, else
  * png. */
@@ -31,7 +33,7 @@ extern "C" {
 #endif
 
 /* The figures' names (NAME above), in the order they were written. */
-#define LB_PLOT_MAX (3 + 2 * LB_MODEL_COUNT)
+#define LB_PLOT_MAX (3 + 3 * LB_MODEL_COUNT)
 typedef struct LbPlotList {
     size_t count;
     char name[LB_PLOT_MAX][64];

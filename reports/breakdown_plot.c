@@ -1,0 +1,326 @@
+/* breakdown.csv in compare and plot (see breakdown_plot.h). */
+#include "reports/breakdown_plot.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "attn/paths.h"
+#include "attn/status.h"
+#include "reports/atomic_file.h"
+#include "reports/breakdown.h"
+#include "reports/csv_io.h"
+
+/* --- one model's cells and ops ------------------------------------------------------------------ */
+
+/* A cell's column: its (n, k), batch and the pass's ms. */
+typedef struct Col {
+    int64_t n, k, batch;
+    double pass_ms;
+} Col;
+
+/* The ops in breakdown.csv's row order: the roles (attn/breakdown.h) then overhead. */
+#define OPS_MAX (LB_ROLE_COUNT + 1)
+
+typedef struct ModelTable {
+    LbModelKind model;
+    size_t ncols;
+    Col *cols;
+    int nops;
+    char op[OPS_MAX][24];
+    double *share; /* [op * ncols + col]; NaN where the cell has no row of that op */
+} ModelTable;
+
+static int op_rank(const char *op)
+{
+    LbOpRole r;
+    if (lb_op_role_parse(op, &r) == 0)
+        return (int)r;
+    return strcmp(op, "overhead") == 0 ? LB_ROLE_COUNT : -1; /* pass: not a segment */
+}
+
+static int col_cmp(const void *a, const void *b)
+{
+    const Col *x = a, *y = b;
+    if (x->n != y->n)
+        return x->n < y->n ? -1 : 1;
+    return x->k < y->k ? -1 : x->k > y->k;
+}
+
+static void table_free(ModelTable *t)
+{
+    free(t->cols);
+    free(t->share);
+    memset(t, 0, sizeof *t);
+}
+
+/* The model's table from the records: one column per cell (n ascending, then k), one row per op
+ * any of its cells has. LB_OK (ncols 0 when the model has no rows) or LB_ERR_NOMEM. */
+static int table_build(const LbBreakdownRecord *recs, size_t count, LbModelKind model, ModelTable *t)
+{
+    memset(t, 0, sizeof *t);
+    t->model = model;
+    int present[OPS_MAX] = {0};
+    if (!(t->cols = malloc((count ? count : 1) * sizeof *t->cols)))
+        return LB_FAIL(LB_ERR_NOMEM, "out of memory reading the breakdown");
+    for (size_t i = 0; i < count; i++) {
+        const LbBreakdownRecord *r = &recs[i];
+        if (r->model != model)
+            continue;
+        const int rank = op_rank(r->op);
+        if (rank >= 0)
+            present[rank] = 1;
+        if (strcmp(r->op, "pass") == 0)
+            t->cols[t->ncols++] = (Col){r->n, r->k, r->batch, r->ms};
+    }
+    qsort(t->cols, t->ncols, sizeof *t->cols, col_cmp);
+    for (int r = 0; r < OPS_MAX; r++)
+        if (present[r])
+            snprintf(t->op[t->nops++], sizeof t->op[0], "%s",
+                     r < LB_ROLE_COUNT ? lb_op_role_name((LbOpRole)r) : "overhead");
+    const size_t cells = (size_t)(t->nops ? t->nops : 1) * (t->ncols ? t->ncols : 1);
+    if (!(t->share = malloc(cells * sizeof *t->share))) {
+        table_free(t);
+        return LB_FAIL(LB_ERR_NOMEM, "out of memory reading the breakdown");
+    }
+    for (size_t i = 0; i < cells; i++)
+        t->share[i] = NAN;
+    for (size_t i = 0; i < count; i++) {
+        const LbBreakdownRecord *r = &recs[i];
+        if (r->model != model)
+            continue;
+        for (int o = 0; o < t->nops; o++)
+            for (size_t c = 0; c < t->ncols && strcmp(t->op[o], r->op) == 0; c++)
+                if (t->cols[c].n == r->n && t->cols[c].k == r->k)
+                    t->share[(size_t)o * t->ncols + c] = r->share;
+    }
+    return LB_OK;
+}
+
+static void col_label(const ModelTable *t, size_t c, char *buf, size_t size)
+{
+    if (lb_model_has_k(t->model))
+        snprintf(buf, size, "%lld/%lld", (long long)t->cols[c].n, (long long)t->cols[c].k);
+    else
+        snprintf(buf, size, "%lld", (long long)t->cols[c].n);
+}
+
+/* DIR/breakdown.csv's records: LB_OK with *count 0 when there is no such file. */
+static int read_records(const char *dir, LbBreakdownRecord **recs, size_t *count)
+{
+    *recs = NULL;
+    *count = 0;
+    char *path = lb_path_join(dir, LB_BREAKDOWN_FILE);
+    if (!path)
+        return LB_FAIL(LB_ERR_NOMEM, "out of memory");
+    const int exists = access(path, F_OK) == 0;
+    free(path);
+    return exists ? lb_breakdown_read(dir, recs, count) : LB_OK;
+}
+
+/* --- compare ------------------------------------------------------------------------------------ */
+
+int lb_breakdown_compare(FILE *out, const LbSweepDir *s, LbFormat fmt)
+{
+    if (fmt == LB_FORMAT_CSV)
+        return LB_OK; /* the CSV output is the comparison's grid alone; breakdown.csv is CSV already */
+    LbBreakdownRecord *recs;
+    size_t count;
+    LB_TRY(read_records(s->dir, &recs, &count));
+    if (count == 0)
+        return LB_OK;
+    const int md = fmt == LB_FORMAT_MD;
+    fprintf(out, md ? "\n## Where the time goes (breakdown.csv)\n\n"
+                    : "\nWhere the time goes (breakdown.csv): each operation's share of the pass, %%\n");
+    if (md)
+        fprintf(out, "Each operation's share of the pass, %%; columns are n (n/k for a model with a k axis).\n");
+    int rc = LB_OK;
+    for (int m = 0; m < LB_MODEL_COUNT && rc == LB_OK; m++) {
+        ModelTable t;
+        if ((rc = table_build(recs, count, (LbModelKind)m, &t)) != LB_OK || t.ncols == 0) {
+            table_free(&t);
+            continue;
+        }
+        char label[48];
+        if (md)
+            fprintf(out, "\n### %s\n\n| op |", lb_model_name(t.model));
+        else
+            fprintf(out, "\n%s\n  %-12s", lb_model_name(t.model), lb_model_has_k(t.model) ? "n/k" : "n");
+        for (size_t c = 0; c < t.ncols; c++) {
+            col_label(&t, c, label, sizeof label);
+            fprintf(out, md ? " %s |" : " %10s", label);
+        }
+        fputc('\n', out);
+        if (md) {
+            fputs("|---|", out);
+            for (size_t c = 0; c < t.ncols; c++)
+                fputs("---:|", out);
+            fputc('\n', out);
+        }
+        for (int o = 0; o < t.nops; o++) {
+            fprintf(out, md ? "| %s |" : "  %-12s", t.op[o]);
+            for (size_t c = 0; c < t.ncols; c++) {
+                const double v = t.share[(size_t)o * t.ncols + c];
+                if (isnan(v))
+                    fprintf(out, md ? " - |" : " %10s", "-");
+                else
+                    fprintf(out, md ? " %.1f |" : " %10.1f", 100 * v);
+            }
+            fputc('\n', out);
+        }
+        fprintf(out, md ? "| batch |" : "  %-12s", "batch");
+        for (size_t c = 0; c < t.ncols; c++)
+            fprintf(out, md ? " %lld |" : " %10lld", (long long)t.cols[c].batch);
+        fputc('\n', out);
+        fprintf(out, md ? "| pass, ms |" : "  %-12s", "pass, ms");
+        for (size_t c = 0; c < t.ncols; c++)
+            fprintf(out, md ? " %.4g |" : " %10.4g", t.cols[c].pass_ms);
+        fputc('\n', out);
+        table_free(&t);
+    }
+    free(recs);
+    return rc;
+}
+
+/* --- plot --------------------------------------------------------------------------------------- */
+
+/* s as a gnuplot single-quoted string (' doubled). */
+static void gp_quote(FILE *f, const char *s)
+{
+    fputc('\'', f);
+    for (; *s; s++) {
+        if (*s == '\'')
+            fputc('\'', f);
+        if (*s != '\n' && *s != '\r')
+            fputc(*s, f);
+    }
+    fputc('\'', f);
+}
+
+/* One cell per row: its label, then each op's share (0 where the cell has none). */
+static int write_data(FILE *f, const ModelTable *t)
+{
+    const char *head[OPS_MAX + 1];
+    head[0] = lb_model_has_k(t->model) ? "n/k" : "n";
+    for (int o = 0; o < t->nops; o++)
+        head[o + 1] = t->op[o];
+    LB_TRY(lb_csv_write_record(f, head, (size_t)t->nops + 1));
+    char fields[OPS_MAX + 1][40];
+    const char *row[OPS_MAX + 1];
+    for (size_t c = 0; c < t->ncols; c++) {
+        col_label(t, c, fields[0], sizeof fields[0]);
+        for (int o = 0; o < t->nops; o++) {
+            const double v = t->share[(size_t)o * t->ncols + c];
+            snprintf(fields[o + 1], sizeof fields[0], "%.17g", isnan(v) ? 0.0 : v);
+        }
+        for (int o = 0; o <= t->nops; o++)
+            row[o] = fields[o];
+        LB_TRY(lb_csv_write_record(f, row, (size_t)t->nops + 1));
+    }
+    return LB_OK;
+}
+
+/* The stacked bars: a bar per cell, a segment per op, in the data's column order. Finds its data
+ * and writes its images beside itself (ARG0), as reports/plot.c's scripts do. */
+static void write_script(FILE *f, const ModelTable *t, const char *name, const LbSweepDir *s)
+{
+    fprintf(f,
+            "# linbench plot: where %s's forward pass spends its time, from breakdown.csv.\n"
+            "# Written by linbench plot; render with: gnuplot %s.gp (from any directory).\n"
+            "# Data: %s.plot.csv beside this script. Output: %s.png and %s.svg beside it.\n\n",
+            lb_model_name(t->model), name, name, name, name);
+    fputs("here = '.'\n"
+          "p = 0\n"
+          "while (strstrt(ARG0[p+1:], '/') > 0) { p = p + strstrt(ARG0[p+1:], '/') }\n"
+          "if (p > 1) { here = ARG0[1:p-1] } else { if (p == 1) { here = '/' } }\n",
+          f);
+    fprintf(f, "data = here.'/%s.plot.csv'\n", name);
+    fputs("set datafile separator comma\n"
+          "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
+          "    set terminal pngcairo noenhanced size 900,650 font ',11'\n"
+          "} else {\n"
+          "    set terminal png noenhanced size 900,650\n"
+          "}\n",
+          f);
+    fprintf(f, "set output here.'/%s.png'\n", name);
+    char title[160];
+    snprintf(title, sizeof title, "Where the time goes: %s, each operation's share of the pass",
+             lb_model_name(t->model));
+    fputs("set title ", f);
+    gp_quote(f, title);
+    fputs(".\"\\n\".", f);
+    gp_quote(f, lb_sweep_meta(s, "device_name", "?"));
+    fputs(" noenhanced\n", f);
+    /* one colour per op: gnuplot's own cycle repeats after 8 */
+    static const char *const colours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
+                                          "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#e7ba52",
+                                          "#637939", "#843c39", "#7b4173", "#a55194", "#000000"};
+    for (size_t i = 0; i < sizeof colours / sizeof colours[0]; i++)
+        fprintf(f, "set linetype %zu lc rgb '%s'\n", i + 1, colours[i]);
+    fprintf(f,
+            "set style data histograms\n"
+            "set style histogram rowstacked\n"
+            "set style fill solid 0.85 border -1\n"
+            "set boxwidth 0.75\n"
+            "set key outside right top reverse Left noenhanced\n"
+            "set yrange [0:1.05]\n"
+            "set ylabel 'share of the pass'\n"
+            "set xlabel '%s'\n"
+            "set grid ytics\n"
+            "plot for [i=2:%d] data using i:xtic(1) title columnheader(i) lt (i-1)\n",
+            lb_model_has_k(t->model) ? "n/k" : "n", t->nops + 1);
+    fprintf(f, "set terminal svg noenhanced size 900,650 font 'sans,11'\n"
+               "set output here.'/%s.svg'\n"
+               "replot\nset output\n",
+            name);
+}
+
+static int write_one(const char *out_dir, const char *name, const char *ext, const ModelTable *t,
+                     const LbSweepDir *s)
+{
+    char file[160];
+    snprintf(file, sizeof file, "%.100s%s", name, ext);
+    char *path = lb_path_join(out_dir, file);
+    if (!path)
+        return LB_FAIL(LB_ERR_NOMEM, "out of memory");
+    LbAtomicFile af;
+    int rc = lb_atomic_open(&af, path);
+    if (rc == LB_OK) {
+        if (strcmp(ext, ".gp") == 0)
+            write_script(af.f, t, name, s);
+        else
+            rc = write_data(af.f, t);
+        if (rc == LB_OK && ferror(af.f))
+            rc = LB_FAIL(LB_ERR_IO, "cannot write %s", path);
+        if (rc == LB_OK)
+            rc = lb_atomic_commit(&af);
+        else
+            lb_atomic_abort(&af);
+    }
+    free(path);
+    return rc;
+}
+
+int lb_breakdown_plot_write(const LbSweepDir *s, const char *out_dir, LbPlotList *out)
+{
+    LbBreakdownRecord *recs;
+    size_t count;
+    LB_TRY(read_records(s->dir, &recs, &count));
+    int rc = LB_OK;
+    for (int m = 0; m < LB_MODEL_COUNT && count && rc == LB_OK; m++) {
+        ModelTable t;
+        if ((rc = table_build(recs, count, (LbModelKind)m, &t)) == LB_OK && t.ncols > 0) {
+            char name[64];
+            snprintf(name, sizeof name, "breakdown_%s", lb_model_name(t.model));
+            rc = write_one(out_dir, name, ".plot.csv", &t, s);
+            if (rc == LB_OK)
+                rc = write_one(out_dir, name, ".gp", &t, s);
+            if (rc == LB_OK && out && out->count < LB_PLOT_MAX)
+                snprintf(out->name[out->count++], sizeof out->name[0], "%s", name);
+        }
+        table_free(&t);
+    }
+    free(recs);
+    return rc;
+}
