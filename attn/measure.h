@@ -41,6 +41,11 @@ typedef struct LbCellResult {
     LbCellStatus status;
     char error[LB_ERROR_MAX];        /* status text: "ok", "OOM", or the error message (as long as
                              * attn/status.c keeps one, so a message is never cut here) */
+    /* Where it was measured (raw.csv's device_uuid and host): set by the sweep, not by
+     * lb_measure_cell; "" where unknown (the CPU reference has no UUID, raw.csv files written
+     * before these columns). */
+    char device_uuid[48];
+    char host[128];
 } LbCellResult;
 
 typedef struct LbTimingOptions {

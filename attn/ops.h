@@ -56,6 +56,10 @@ typedef struct LbDeviceInfo {
     int sm_clock_mhz, sm_clock_max_mhz, mem_clock_mhz;
     int driver_version, runtime_version, cublas_version; /* as the libraries report them */
     int device_index;
+    /* The device's UUID as nvidia-smi prints it ("GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"): it
+     * tells apart GPUs of one model, which raw.csv's rows of a several-GPU sweep record. "" for
+     * the CPU reference. */
+    char uuid[48];
     /* CUDA only (linbench check): the build's architectures and what this device runs ("sm_80,
      * 86,89,90,100 + PTX compute_100; this device: native sm_90"), ECC, MIG and persistence mode
      * (1 on, 0 off, -1 unknown), compute processes on the GPU besides this one (-1 unknown). */

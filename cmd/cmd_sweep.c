@@ -8,6 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "attn/sizes.h"
 #include "attn/status.h"
@@ -220,6 +223,10 @@ static int validate(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t *res
     }
     if ((rc = lb_options_finish(s)) != 0)
         return rc;
+    if ((s->gpus_all || s->ngpus) && s->device != LB_DEVICE_CUDA)
+        return lb_usage_error("--gpus needs --device cuda: should be left out with --device cpu");
+    if ((s->gpus_all || s->ngpus) && (s->given & (UINT64_C(1) << LB_SET_GPU)))
+        return lb_usage_error("--gpu and --gpus cannot be used together: should be --gpus LIST alone");
     /* Each listed model checked once, at the largest n and its smallest k. */
     for (int m = 0; m < LB_MODEL_COUNT; m++) {
         if (!(s->models & (1u << m)))
@@ -235,6 +242,521 @@ static int validate(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t *res
     if (f->resume && (rc = lb_run_settings_compare(s, meta, &problem)) != 0)
         return resume_refusal(rc, &problem, f->resume);
     return lb_options_check_host_memory(s);
+}
+
+/* --- sweep --gpus: a worker process per GPU ----------------------------------------------- *
+ * The parent never touches CUDA (a CUDA context does not survive fork): a probe process lists
+ * the GPUs (index, name, UUID), so a missing index or GPUs of different models are refused
+ * before anything is written; then the directory; then a worker per GPU opens its backend,
+ * reports its free memory (and quick check) through a pipe and waits; the parent picks one
+ * budget for all (the smallest), begins the sweep (reports/sweep_engine.h) and says go; the
+ * workers take cells from the queue until none is left; the parent writes the result files. */
+
+typedef struct GpuProbe {
+    int rc; /* LB_OK: a GPU; otherwise the first index that did not open, message says why */
+    int index;
+    char name[128];
+    char uuid[48];
+    char message[LB_ERROR_MAX];
+} GpuProbe;
+
+typedef struct WorkerReport {
+    int rc; /* LB_OK, or the status of a backend that did not open (message) */
+    int check_rc;
+    char message[LB_ERROR_MAX];
+    LbSweepDevice dev;
+    uint64_t free_bytes, total_bytes;
+    LbCheckResult check;
+} WorkerReport;
+
+typedef struct WorkerGo {
+    int go;
+    uint64_t budget;
+    size_t todo;
+} WorkerGo;
+
+/* A worker's exit status for each outcome (1 is a failure it has printed). */
+enum { WORKER_COMPLETE = 0, WORKER_ERROR = 1, WORKER_CELL_ERRORS = 10, WORKER_FAILED, WORKER_INTERRUPTED };
+
+static int write_all(int fd, const void *buf, size_t size)
+{
+    const char *p = buf;
+    while (size > 0) {
+        ssize_t n = write(fd, p, size);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        p += n;
+        size -= (size_t)n;
+    }
+    return 0;
+}
+
+/* 1 read, 0 end of file, -1 error. */
+static int read_all(int fd, void *buf, size_t size)
+{
+    char *p = buf;
+    size_t got = 0;
+    while (got < size) {
+        ssize_t n = read(fd, p + got, size - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return n == 0 && got == 0 ? 0 : -1;
+        got += (size_t)n;
+    }
+    return 1;
+}
+
+/* The probe process: every GPU in index order, then the first index that does not open. */
+static void probe_main(const LbRunSettings *s, int fd)
+{
+    GpuProbe *p = calloc(1, sizeof *p);
+    if (!p)
+        _exit(1);
+    for (int i = 0; i < 1024; i++) {
+        LbBackend *be = NULL;
+        memset(p, 0, sizeof *p);
+        p->index = i;
+        p->rc = lb_cuda_backend_open(i, s->model.dtype, s->tf32, &be);
+        if (p->rc == LB_OK) {
+            LbSweepDevice d;
+            lb_sweep_device_describe(be, &d);
+            snprintf(p->name, sizeof p->name, "%s", d.info.name);
+            snprintf(p->uuid, sizeof p->uuid, "%s", d.info.uuid);
+            lb_backend_close(be);
+        } else {
+            snprintf(p->message, sizeof p->message, "%s", lb_error_message());
+        }
+        if (write_all(fd, p, sizeof *p) != 0 || p->rc != LB_OK)
+            break;
+    }
+    _exit(0);
+}
+
+/* The GPUs of this machine into *probes (malloc'd), *count GPUs, then one entry saying why the
+ * next index did not open. 0, or an exit code after printing. */
+static int probe_gpus(const LbRunSettings *s, GpuProbe **probes, int *count)
+{
+    int fds[2];
+    *probes = NULL;
+    *count = 0;
+    if (pipe(fds) != 0) {
+        fprintf(stderr, "linbench: cannot make a pipe to list the GPUs: %s\n", strerror(errno));
+        return LB_EXIT_FAILURE;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        probe_main(s, fds[1]);
+    }
+    close(fds[1]);
+    if (pid < 0) {
+        close(fds[0]);
+        fprintf(stderr, "linbench: cannot start a process to list the GPUs: %s\n", strerror(errno));
+        return LB_EXIT_FAILURE;
+    }
+    GpuProbe *p = NULL;
+    int n = 0, r = 1;
+    for (;;) {
+        GpuProbe *grown = realloc(p, (size_t)(n + 1) * sizeof *p);
+        if (!grown) {
+            r = -1;
+            break;
+        }
+        p = grown;
+        if ((r = read_all(fds[0], &p[n], sizeof *p)) != 1)
+            break;
+        if (p[n].rc != LB_OK)
+            break;
+        n++;
+    }
+    close(fds[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (r != 1) {
+        free(p);
+        fprintf(stderr, "linbench: the process listing the GPUs ended early (%s)\n",
+                WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "no answer");
+        return LB_EXIT_FAILURE;
+    }
+    *probes = p;
+    *count = n;
+    return 0;
+}
+
+/* Worker progress: each line names its GPU. */
+typedef struct GpuProgress {
+    int gpu, quiet;
+} GpuProgress;
+
+static void gpu_progress(void *ctx, const LbSweepEvent *e)
+{
+    const GpuProgress *p = ctx;
+    if (e->kind != LB_SWEEP_END)
+        return;
+    const LbCellResult *r = e->result;
+    char name[96];
+    if (lb_model_has_k(r->model))
+        snprintf(name, sizeof name, "%s n=%lld k=%lld", lb_model_name(r->model), (long long)r->n, (long long)r->k);
+    else
+        snprintf(name, sizeof name, "%s n=%lld", lb_model_name(r->model), (long long)r->n);
+    if (r->status == LB_CELL_ERROR) /* said even with --quiet */
+        fprintf(stderr, "linbench: gpu %d: %s failed: %s\n", p->gpu, name, r->error);
+    else if (p->quiet)
+        return;
+    else if (r->status == LB_CELL_OK)
+        fprintf(stderr, "[gpu %d] %s: batch %lld, %.4g ms/seq (median of %d)\n", p->gpu, name, (long long)r->batch,
+                r->ms_per_seq, r->passes);
+    else
+        fprintf(stderr, "[gpu %d] %s: OOM (batch 1 does not fit)\n", p->gpu, name);
+}
+
+static volatile sig_atomic_t worker_stop;
+
+static void on_worker_signal(int sig)
+{
+    (void)sig;
+    worker_stop = 1; /* the cell in progress stops at its next pass and goes back to the queue */
+}
+
+/* A worker: its backend, its report, the parent's go, then cells until none is left. */
+static void worker_main(const LbRunSettings *s, const SweepFlags *f, const LbSweepJob *parent_job, int gpu,
+                        int up, int down)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_worker_signal;
+    sigemptyset(&sa.sa_mask);
+    static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
+        sigaction(stop_signals[i], &sa, NULL);
+    /* a parent killed outright takes its workers with it: they give their cells back and stop */
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    WorkerReport *rep = calloc(1, sizeof *rep);
+    if (!rep)
+        _exit(WORKER_ERROR);
+    LbBackend *be = NULL;
+    rep->rc = lb_cuda_backend_open(gpu, s->model.dtype, s->tf32, &be);
+    if (rep->rc == LB_OK) {
+        size_t free_bytes = 0, total = 0;
+        lb_sweep_device_describe(be, &rep->dev);
+        rep->rc = be->ops->mem_info(be, &free_bytes, &total);
+        rep->free_bytes = free_bytes;
+        rep->total_bytes = total;
+    }
+    if (rep->rc != LB_OK)
+        snprintf(rep->message, sizeof rep->message, "%s", lb_error_message());
+    else if (!f->no_check)
+        rep->check_rc = lb_quick_check(be, &s->model, &rep->check);
+    WorkerGo go = {0, 0, 0};
+    if (write_all(up, rep, sizeof *rep) != 0 || rep->rc != LB_OK || read_all(down, &go, sizeof go) != 1 || !go.go) {
+        lb_backend_close(be);
+        _exit(WORKER_COMPLETE); /* told not to start: the parent says why */
+    }
+    close(up);
+    close(down);
+    GpuProgress progress = {gpu, f->quiet};
+    LbSweepJob job = *parent_job;
+    job.budget = go.budget;
+    job.progress = gpu_progress;
+    job.progress_ctx = &progress;
+    LbSweepOutcome outcome = LB_SWEEP_COMPLETE;
+    const int rc = lb_sweep_multi_work(&job, be, &rep->dev, gpu, go.todo, &worker_stop, &outcome);
+    lb_backend_close(be);
+    if (rc != LB_OK) {
+        fprintf(stderr, "linbench: gpu %d: %s\n", gpu, lb_error_message());
+        _exit(WORKER_ERROR);
+    }
+    _exit(outcome == LB_SWEEP_INTERRUPTED ? WORKER_INTERRUPTED
+          : outcome == LB_SWEEP_FAILED    ? WORKER_FAILED
+          : outcome == LB_SWEEP_CELL_ERRORS ? WORKER_CELL_ERRORS
+                                            : WORKER_COMPLETE);
+}
+
+/* The GPUs to use, checked against the probe: each exists, all of one model. 0 or exit 2 (1 when
+ * no GPU can be opened at all). */
+static int pick_gpus(const LbRunSettings *s, const GpuProbe *probes, int found, int **gpus, int *count)
+{
+    if (found == 0) {
+        fprintf(stderr, "linbench: %s\n", probes[0].message);
+        return LB_EXIT_FAILURE;
+    }
+    char *list = lb_setting_text(s, LB_SET_GPUS);
+    const int n = s->gpus_all ? found : (int)s->ngpus;
+    int *g = malloc((size_t)n * sizeof *g), rc = 0;
+    if (!g || !list) {
+        free(g);
+        free(list);
+        return lb_runtime_error(LB_ERR_NOMEM);
+    }
+    for (int i = 0; i < n && rc == 0; i++) {
+        g[i] = s->gpus_all ? i : s->gpus[i];
+        if (g[i] >= found)
+            rc = lb_usage_error("invalid argument \"%s\" for --gpus: there is no GPU %d (this machine has %d, 0 to %d): should name GPUs that exist, or all",
+                                list, g[i], found, found - 1);
+    }
+    for (int i = 1; i < n && rc == 0; i++)
+        if (strcmp(probes[g[i]].name, probes[g[0]].name) != 0)
+            rc = lb_usage_error("invalid argument \"%s\" for --gpus: GPU %d is %s and GPU %d is %s: should list GPUs of one model, which alone share a result",
+                                list, g[0], probes[g[0]].name, g[i], probes[g[i]].name);
+    free(list);
+    if (rc != 0) {
+        free(g);
+        return rc;
+    }
+    *gpus = g;
+    *count = n;
+    return 0;
+}
+
+typedef struct Worker {
+    int gpu;
+    pid_t pid;
+    int up, down; /* the parent's ends of the two pipes; -1 once closed */
+    int status;   /* waitpid's; -1 while running */
+} Worker;
+
+static void close_fd(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+}
+
+/* Wait for every worker; the first stop request is passed on to them (a SIGTERM to the parent
+ * alone; Ctrl-C reaches them through the terminal). */
+static void wait_workers(Worker *w, int count)
+{
+    int left = 0, forwarded = 0;
+    for (int i = 0; i < count; i++)
+        left += w[i].pid > 0 && w[i].status == -1;
+    while (left > 0) {
+        int status;
+        pid_t pid = waitpid(-1, &status, 0);
+        if (pid < 0 && errno == EINTR) {
+            if (stop_requested && !forwarded) {
+                for (int i = 0; i < count; i++)
+                    if (w[i].pid > 0 && w[i].status == -1)
+                        kill(w[i].pid, SIGTERM);
+                forwarded = 1;
+            }
+            continue;
+        }
+        if (pid < 0)
+            break;
+        for (int i = 0; i < count; i++)
+            if (w[i].pid == pid) {
+                w[i].status = status;
+                left--;
+            }
+    }
+}
+
+static int run_gpus(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t resumed_budget, int argc, char **argv)
+{
+    GpuProbe *probes = NULL;
+    int *gpus = NULL, ngpus = 0, found = 0, created = 0;
+    Worker *w = NULL;
+    WorkerReport *rep = NULL;
+    LbGrid grid;
+    memset(&grid, 0, sizeof grid);
+    char default_dir[64], *command_line = join_command_line(argc, argv);
+    int rc = probe_gpus(s, &probes, &found);
+    if (rc == 0)
+        rc = pick_gpus(s, probes, found, &gpus, &ngpus);
+    if (rc != 0)
+        goto out;
+
+    const char *dir = f->resume;
+    if (!dir) {
+        if (!f->out) {
+            lb_outdir_default(default_dir, sizeof default_dir);
+            f->out = default_dir;
+        }
+        dir = f->out;
+        if ((rc = lb_outdir_prepare(dir, f->force, "out", 1)) != 0)
+            goto out;
+        created = 1;
+    }
+    LbSweepJob job = {
+        s, dir, f->resume != NULL, f->resume ? meta : NULL, command_line ? command_line : "linbench sweep", 0,
+        {0, 0, 0.0, 0}, NULL, NULL,
+        NULL, /* no calibration on several GPUs yet: meta.csv's calibration_* empty */
+    };
+    stop_requested = 0;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
+        sigaction(stop_signals[i], &sa, NULL);
+
+    w = calloc((size_t)ngpus, sizeof *w);
+    rep = calloc((size_t)ngpus, sizeof *rep);
+    if (!w || !rep) {
+        rc = lb_runtime_error(LB_ERR_NOMEM);
+        goto out;
+    }
+    for (int i = 0; i < ngpus; i++)
+        w[i] = (Worker){gpus[i], -1, -1, -1, -1};
+    fflush(NULL);
+    for (int i = 0; i < ngpus; i++) {
+        int up[2], down[2];
+        if (pipe(up) != 0 || pipe(down) != 0) {
+            fprintf(stderr, "linbench: cannot make a pipe for the worker on GPU %d: %s\n", w[i].gpu, strerror(errno));
+            rc = LB_EXIT_FAILURE;
+            goto stop_workers;
+        }
+        w[i].pid = fork();
+        if (w[i].pid == 0) {
+            for (int j = 0; j < i; j++) { /* the other workers' pipes are not this one's */
+                close_fd(&w[j].up);
+                close_fd(&w[j].down);
+            }
+            close(up[0]);
+            close(down[1]);
+            worker_main(s, f, &job, w[i].gpu, up[1], down[0]);
+        }
+        close(up[1]);
+        close(down[0]);
+        w[i].up = up[0];
+        w[i].down = down[1];
+        if (w[i].pid < 0) {
+            fprintf(stderr, "linbench: cannot start the worker on GPU %d: %s\n", w[i].gpu, strerror(errno));
+            rc = LB_EXIT_FAILURE;
+            goto stop_workers;
+        }
+    }
+    /* Every worker's report, then one budget for all: the smallest, so every cell is measured as
+     * on the GPU with the least free memory, and a resume keeps the first run's. */
+    uint64_t budget = UINT64_MAX;
+    for (int i = 0; i < ngpus && rc == 0; i++) {
+        if (read_all(w[i].up, &rep[i], sizeof rep[i]) != 1) {
+            fprintf(stderr, "linbench: the worker on GPU %d ended before opening it\n", w[i].gpu);
+            rc = LB_EXIT_FAILURE;
+        } else if (rep[i].rc != LB_OK) {
+            fprintf(stderr, "linbench: GPU %d: %s\n", w[i].gpu, rep[i].message);
+            rc = LB_EXIT_FAILURE;
+        } else if (rep[i].check_rc != 0) {
+            rc = LB_EXIT_FAILURE; /* the worker said which check failed */
+        } else {
+            const uint64_t headroom = lb_run_settings_headroom(s, rep[i].total_bytes);
+            if (rep[i].free_bytes <= headroom) {
+                char fr[32], h[32];
+                lb_format_size(rep[i].free_bytes, fr, sizeof fr);
+                lb_format_size(headroom, h, sizeof h);
+                fprintf(stderr, "linbench: GPU %d has %s free, no more than the %s headroom kept for the driver and libraries: free memory, or pass a smaller --headroom\n",
+                        w[i].gpu, fr, h);
+                rc = LB_EXIT_FAILURE;
+            } else if (rep[i].free_bytes - headroom < budget) {
+                budget = rep[i].free_bytes - headroom;
+            }
+        }
+    }
+    if (rc != 0)
+        goto stop_workers;
+    if (s->mem_limit && s->mem_limit < budget)
+        budget = s->mem_limit;
+    if (f->resume) {
+        if (budget < resumed_budget) {
+            char have[32], want[32];
+            lb_format_size(budget, have, sizeof have);
+            lb_format_size(resumed_budget, want, sizeof want);
+            fprintf(stderr, "linbench: cannot resume %s: it ran with a memory budget of %s and these GPUs have %s free now (the least of them)\n",
+                    f->resume, want, have);
+            rc = LB_EXIT_FAILURE;
+            goto stop_workers;
+        }
+        budget = resumed_budget;
+    }
+    /* meta.csv: the first GPU's device, the check of all (failed if any failed, the largest error) */
+    LbSweepDevice dev = rep[0].dev;
+    dev.gpu_count = ngpus;
+    job.budget = budget;
+    job.check.ran = !f->no_check;
+    for (int i = 0; i < ngpus; i++) {
+        job.check.failed |= rep[i].check.failures > 0;
+        if (rep[i].check.max_rel_error > job.check.max_rel_error)
+            job.check.max_rel_error = rep[i].check.max_rel_error;
+    }
+    job.check.seed = rep[0].check.seed;
+    if (f->force && (rc = lb_outdir_clear_results(dir)) != 0)
+        goto stop_workers;
+    created = 0; /* from here the directory holds results */
+    size_t todo = 0;
+    int erc = lb_sweep_multi_begin(&job, &dev, &todo);
+    if (erc != LB_OK) {
+        rc = lb_runtime_error(erc);
+        goto stop_workers;
+    }
+    if (!f->quiet)
+        fprintf(stderr, "linbench: %zu cells on %d GPUs (%s)\n", todo, ngpus, dev.info.name);
+    WorkerGo go = {1, budget, todo};
+    for (int i = 0; i < ngpus; i++) {
+        if (write_all(w[i].down, &go, sizeof go) != 0)
+            fprintf(stderr, "linbench: the worker on GPU %d is gone; the others take its cells\n", w[i].gpu);
+        close_fd(&w[i].down);
+        close_fd(&w[i].up);
+    }
+    wait_workers(w, ngpus);
+    LbSweepOutcome outcome = LB_SWEEP_COMPLETE;
+    int interrupted = stop_requested != 0, failed = 0, cell_errors = 0;
+    for (int i = 0; i < ngpus; i++) {
+        const int st = w[i].status;
+        if (WIFEXITED(st) && WEXITSTATUS(st) == WORKER_INTERRUPTED)
+            interrupted = 1;
+        else if (WIFEXITED(st) && WEXITSTATUS(st) == WORKER_CELL_ERRORS)
+            cell_errors = 1;
+        else if (!(WIFEXITED(st) && WEXITSTATUS(st) == WORKER_COMPLETE)) {
+            failed = 1;
+            if (WIFSIGNALED(st) && !stop_requested)
+                fprintf(stderr, "linbench: the worker on GPU %d ended by signal %d (%s); its cell went back to the queue\n",
+                        w[i].gpu, WTERMSIG(st), strsignal(WTERMSIG(st)));
+        }
+    }
+    outcome = interrupted ? LB_SWEEP_INTERRUPTED : failed ? LB_SWEEP_FAILED : cell_errors ? LB_SWEEP_CELL_ERRORS : LB_SWEEP_COMPLETE;
+    for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
+        signal(stop_signals[i], SIG_DFL);
+    erc = lb_sweep_multi_end(&job, &dev, &outcome, &grid);
+    if (erc != LB_OK) {
+        rc = lb_runtime_error(erc);
+        goto out;
+    }
+    lb_grid_print(stdout, &grid, f->format);
+    fflush(stdout);
+    if (outcome == LB_SWEEP_INTERRUPTED) {
+        fprintf(stderr, "linbench: interrupted; finished cells are in %s (continue with: linbench sweep --resume %s --gpus %s)\n",
+                dir, dir, s->gpus_all ? "all" : "LIST");
+        rc = LB_EXIT_INTERRUPTED;
+        goto out;
+    }
+    if (!f->quiet)
+        fprintf(stderr, "linbench: results in %s\n", dir);
+    rc = outcome == LB_SWEEP_COMPLETE ? LB_EXIT_OK : LB_EXIT_FAILURE;
+    goto out;
+
+stop_workers: /* nothing measured: the workers are told no (their pipes close) and reaped */
+    for (int i = 0; w && i < ngpus; i++) {
+        close_fd(&w[i].down);
+        close_fd(&w[i].up);
+    }
+    if (w)
+        wait_workers(w, ngpus);
+out:
+    if (rc != 0 && created)
+        lb_outdir_abandon();
+    lb_grid_free(&grid);
+    free(probes);
+    free(gpus);
+    free(w);
+    free(rep);
+    free(command_line);
+    return rc;
 }
 
 int lb_cmd_sweep(int argc, char **argv)
@@ -267,6 +789,10 @@ int lb_cmd_sweep(int argc, char **argv)
     if (rc != 0)
         goto out;
 
+    if (s.gpus_all || s.ngpus) {
+        rc = run_gpus(&s, &f, &meta, resumed_budget, argc, argv);
+        goto out;
+    }
     /* The directory, then the device (exit 1 leaves no new directory behind), then the check. */
     const char *dir = f.resume;
     if (!dir) {

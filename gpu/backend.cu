@@ -473,6 +473,10 @@ static int lb_cuda_describe(LbBackend *be, LbDeviceInfo *info)
     /* Device names are far shorter than the 256 bytes the runtime allows. */
     memcpy(info->name, prop.name, sizeof info->name - 1);
     info->name[sizeof info->name - 1] = '\0';
+    const unsigned char *u = (const unsigned char *)prop.uuid.bytes;
+    snprintf(info->uuid, sizeof info->uuid,
+             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2],
+             u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
     info->cc_major = prop.major;
     info->cc_minor = prop.minor;
     info->sm_count = prop.multiProcessorCount;

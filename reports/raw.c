@@ -2,6 +2,7 @@
 #include "reports/raw.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,28 +19,72 @@ const char *const lb_raw_columns[LB_RAW_COLUMNS] = {
     "dtype",      "batch",      "planned_bytes", "peak_bytes", "median_ms",
     "min_ms",     "max_ms",     "ms_per_seq", "tokens_per_s", "tflop_per_s",
     "passes",     "sm_clock_start_mhz", "sm_clock_end_mhz", "clock_events", "slowdown",
-    "status",
+    "device_uuid", "host", "status",
 };
 
 enum {
     COL_MODEL, COL_N, COL_K, COL_SHARING, COL_ORDER, COL_DTYPE, COL_BATCH, COL_PLANNED, COL_PEAK,
     COL_MEDIAN, COL_MIN, COL_MAX, COL_PER_SEQ, COL_TOKENS, COL_TFLOPS, COL_PASSES, COL_CLK0,
-    COL_CLK1, COL_EVENTS, COL_SLOWDOWN, COL_STATUS
+    COL_CLK1, COL_EVENTS, COL_SLOWDOWN, COL_UUID, COL_HOST, COL_STATUS
 };
 
-struct LbRawWriter {
-    FILE *f;
-    char *path;
-};
+/* raw.csv before device_uuid and host: the same columns without those two. */
+#define LEGACY_COLUMNS (LB_RAW_COLUMNS - 2)
 
-static int write_header(FILE *f, const char *path)
+static int is_origin_column(int c) { return c == COL_UUID || c == COL_HOST; }
+
+/* Which header a row of `count` fields is: 1 this version's, 0 the one before device_uuid and
+ * host, -1 neither. */
+static int header_kind(const LbCsvRow *row)
 {
-    if (lb_csv_write_record(f, lb_raw_columns, LB_RAW_COLUMNS) != LB_OK || fflush(f) != 0)
-        return LB_FAIL(LB_ERR_IO, "cannot write %s: %s", path, strerror(errno));
-    if (fsync(fileno(f)) != 0)
-        return LB_FAIL(LB_ERR_IO, "cannot sync %s: %s", path, strerror(errno));
+    if (row->count == LB_RAW_COLUMNS || row->count == LEGACY_COLUMNS) {
+        const int full = row->count == LB_RAW_COLUMNS;
+        size_t at = 0;
+        for (int c = 0; c < LB_RAW_COLUMNS; c++) {
+            if (!full && is_origin_column(c))
+                continue;
+            if (strcmp(row->fields[at++], lb_raw_columns[c]) != 0)
+                return -1;
+        }
+        return full;
+    }
+    return -1;
+}
+
+/* Rows go out through a descriptor opened O_APPEND, one write() each: the worker processes of a
+ * several-GPU sweep append to one raw.csv at once, and a row written in one write() to a file
+ * opened O_APPEND never interleaves with another's. */
+struct LbRawWriter {
+    int fd;
+    char *path;
+    int legacy; /* the file has the header before device_uuid and host: rows keep its layout */
+};
+
+/* One record through libcsv into memory, then one write(). */
+static int write_record(LbRawWriter *w, const char *const *fields, size_t count)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m)
+        return LB_FAIL(LB_ERR_NOMEM, "out of memory writing %s", w->path);
+    int rc = lb_csv_write_record(m, fields, count);
+    if (fclose(m) != 0 || rc != LB_OK) {
+        free(buf);
+        return LB_FAIL(LB_ERR_NOMEM, "out of memory writing %s", w->path);
+    }
+    ssize_t put = write(w->fd, buf, len);
+    const int err = errno;
+    free(buf);
+    if (put < 0 || (size_t)put != len) /* a short write (a full disk) leaves a partial line that
+                                         * lb_raw_open drops on resume */
+        return LB_FAIL(LB_ERR_IO, "cannot write %s: %s", w->path, put < 0 ? strerror(err) : "disk full");
+    if (fsync(w->fd) != 0)
+        return LB_FAIL(LB_ERR_IO, "cannot sync %s: %s", w->path, strerror(errno));
     return LB_OK;
 }
+
+static int write_header(LbRawWriter *w) { return write_record(w, lb_raw_columns, LB_RAW_COLUMNS); }
 
 /* Cut the file after its last newline: what a kill -9 in the middle of a row leaves behind is
  * not a row. Rows never hold a newline (raw_append replaces them in messages), so the last
@@ -78,24 +123,24 @@ static int drop_partial_line(const char *path, long long *size)
     return LB_OK;
 }
 
-static int check_header(const char *path)
+/* The header's kind (header_kind), or LB_ERR_FORMAT. */
+static int check_header(const char *path, int *full)
 {
     LbCsvTable t;
     int rc = lb_csv_read_file(path, 1, &t);
     if (rc != LB_OK)
         return rc;
-    int ok = t.rows > 0 && t.row[0].count == LB_RAW_COLUMNS;
-    for (size_t i = 0; ok && i < LB_RAW_COLUMNS; i++)
-        ok = strcmp(t.row[0].fields[i], lb_raw_columns[i]) == 0;
+    const int kind = t.rows > 0 ? header_kind(&t.row[0]) : -1;
     lb_csv_table_free(&t);
-    if (!ok)
+    if (kind < 0)
         return LB_FAIL(LB_ERR_FORMAT,
                        "%s does not start with linbench's raw.csv header (model,n,k,...,status): not a sweep's raw.csv, or written by another version",
                        path);
+    *full = kind;
     return LB_OK;
 }
 
-int lb_raw_open(const char *path, int append, LbRawWriter **out)
+static int raw_open(const char *path, int append, int shared, LbRawWriter **out)
 {
     *out = NULL;
     LbRawWriter *w = calloc(1, sizeof *w);
@@ -103,23 +148,33 @@ int lb_raw_open(const char *path, int append, LbRawWriter **out)
         free(w);
         return LB_FAIL(LB_ERR_NOMEM, "out of memory opening %s", path);
     }
-    int rc = LB_OK;
+    w->fd = -1;
+    int rc = LB_OK, full = 1;
     long long size = 0;
     struct stat st;
-    if (append && stat(path, &st) == 0) {
+    if (shared) { /* prepared by lb_raw_open: header checked, no partial line */
+        if (stat(path, &st) != 0) {
+            rc = LB_FAIL(LB_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+            goto fail;
+        }
+        size = (long long)st.st_size;
+        if ((rc = check_header(path, &full)) != LB_OK)
+            goto fail;
+    } else if (append && stat(path, &st) == 0) {
         rc = drop_partial_line(path, &size);
         if (rc == LB_OK && size > 0)
-            rc = check_header(path);
+            rc = check_header(path, &full);
         if (rc != LB_OK)
             goto fail;
     }
-    w->f = fopen(path, append ? "ab" : "wb");
-    if (!w->f) {
+    w->legacy = !full;
+    w->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (append || shared ? 0 : O_TRUNC), 0666);
+    if (w->fd < 0) {
         rc = LB_FAIL(LB_ERR_IO, "cannot write %s: %s", path, strerror(errno));
         goto fail;
     }
-    if (size == 0) {
-        rc = write_header(w->f, path);
+    if (size == 0 && !shared) {
+        rc = write_header(w);
         if (rc != LB_OK)
             goto fail;
     }
@@ -130,12 +185,16 @@ fail:
     return rc;
 }
 
+int lb_raw_open(const char *path, int append, LbRawWriter **out) { return raw_open(path, append, 0, out); }
+
+int lb_raw_open_shared(const char *path, LbRawWriter **out) { return raw_open(path, 1, 1, out); }
+
 void lb_raw_close(LbRawWriter *w)
 {
     if (!w)
         return;
-    if (w->f)
-        fclose(w->f);
+    if (w->fd >= 0)
+        close(w->fd);
     free(w->path);
     free(w);
 }
@@ -202,15 +261,20 @@ int lb_raw_append(LbRawWriter *w, const LbCellResult *r)
         return LB_FAIL(LB_ERR_INVALID, "clock-event reasons 0x%llx do not fit a raw.csv field",
                        (unsigned long long)r->clock_events);
     fmt_i64(f[COL_SLOWDOWN], sizeof f[0], r->slowdown ? 1 : 0);
+    fields[COL_UUID] = r->device_uuid;
+    fields[COL_HOST] = r->host;
     char status[sizeof r->error + 16]; /* "error: " + the whole message */
     status_text(r, status, sizeof status);
     fields[COL_STATUS] = status;
-
-    if (lb_csv_write_record(w->f, fields, LB_RAW_COLUMNS) != LB_OK || fflush(w->f) != 0)
-        return LB_FAIL(LB_ERR_IO, "cannot write %s: %s", w->path, strerror(errno));
-    if (fsync(fileno(w->f)) != 0)
-        return LB_FAIL(LB_ERR_IO, "cannot sync %s: %s", w->path, strerror(errno));
-    return LB_OK;
+    if (w->legacy) { /* a resumed file from before the two columns: its layout, so it stays one table */
+        const char *old[LEGACY_COLUMNS];
+        size_t at = 0;
+        for (int c = 0; c < LB_RAW_COLUMNS; c++)
+            if (!is_origin_column(c))
+                old[at++] = fields[c];
+        return write_record(w, old, LEGACY_COLUMNS);
+    }
+    return write_record(w, fields, LB_RAW_COLUMNS);
 }
 
 /* --- reading ---------------------------------------------------------------------------------- */
@@ -312,6 +376,8 @@ static int parse_row(const char *path, size_t line, char **fs, LbCellResult *r)
     if (lb_csv_parse_int64(fs[COL_SLOWDOWN], &v) || (v != 0 && v != 1))
         return BAD(COL_SLOWDOWN, "0 or 1");
     r->slowdown = (int)v;
+    snprintf(r->device_uuid, sizeof r->device_uuid, "%s", fs[COL_UUID]);
+    snprintf(r->host, sizeof r->host, "%s", fs[COL_HOST]);
     return LB_OK;
 }
 
@@ -327,10 +393,9 @@ int lb_raw_read(const char *path, LbCellResult **rows, size_t *count)
         return rc;
     if (t.rows == 0) /* empty, or only a header cut short: no rows yet */
         goto out;
-    int header_ok = t.row[0].count == LB_RAW_COLUMNS;
-    for (size_t i = 0; header_ok && i < LB_RAW_COLUMNS; i++)
-        header_ok = strcmp(t.row[0].fields[i], lb_raw_columns[i]) == 0;
-    if (!header_ok) {
+    const int kind = header_kind(&t.row[0]);
+    const size_t width = kind == 1 ? LB_RAW_COLUMNS : LEGACY_COLUMNS;
+    if (kind < 0) {
         rc = LB_FAIL(LB_ERR_FORMAT,
                      "%s does not start with linbench's raw.csv header (model,n,k,...,status): not a sweep's raw.csv, or written by another version",
                      path);
@@ -342,13 +407,17 @@ int lb_raw_read(const char *path, LbCellResult **rows, size_t *count)
         goto out;
     }
     for (size_t i = 1; i < t.rows; i++) {
-        if (t.row[i].count != LB_RAW_COLUMNS) {
-            rc = LB_FAIL(LB_ERR_FORMAT, "%s line %zu: %zu fields: should be %d", path, t.line[i],
-                         t.row[i].count, LB_RAW_COLUMNS);
+        if (t.row[i].count != width) {
+            rc = LB_FAIL(LB_ERR_FORMAT, "%s line %zu: %zu fields: should be %zu", path, t.line[i],
+                         t.row[i].count, width);
             free(r);
             goto out;
         }
-        rc = parse_row(path, t.line[i], t.row[i].fields, &r[i - 1]);
+        /* every column in this version's places; the origin empty in a file without it */
+        char *fs[LB_RAW_COLUMNS], empty[1] = "";
+        for (size_t c = 0, at = 0; c < LB_RAW_COLUMNS; c++)
+            fs[c] = kind == 0 && is_origin_column((int)c) ? empty : t.row[i].fields[at++];
+        rc = parse_row(path, t.line[i], fs, &r[i - 1]);
         if (rc != LB_OK) {
             free(r);
             goto out;

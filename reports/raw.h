@@ -5,7 +5,7 @@
  * Columns, in this order:
  *   model,n,k,sharing,order,dtype,batch,planned_bytes,peak_bytes,median_ms,min_ms,max_ms,
  *   ms_per_seq,tokens_per_s,tflop_per_s,passes,sm_clock_start_mhz,sm_clock_end_mhz,
- *   clock_events,slowdown,status
+ *   clock_events,slowdown,device_uuid,host,status
  * - model: a name of the model table (lb_model_name);
  * - k, sharing and order are written for a model with a k axis (lb_model_has_k) and empty for
  *   the others (standard, chunked), and read back as 0 / the first enum value there;
@@ -16,6 +16,10 @@
  *   of them was thermal or a hardware slowdown (attn/clock_events.h);
  * - reals are written with the fewest of 15, 16 or 17 significant digits that read back to the
  *   same double, so a row survives the round trip exactly;
+ * - device_uuid and host: where the cell was measured (the GPU's UUID as nvidia-smi prints it,
+ *   empty for the CPU reference; the machine's host name), so the rows of a several-GPU sweep or
+ *   of a merge say which GPU measured each. A file written before these two columns (19 + status)
+ *   still reads, with both empty, and a resume appends rows in its layout;
  * - status is `ok`, `OOM`, or the error message. */
 #ifndef LB_RAW_H
 #define LB_RAW_H
@@ -32,7 +36,7 @@
 extern "C" {
 #endif
 
-#define LB_RAW_COLUMNS 21
+#define LB_RAW_COLUMNS 23
 
 /* The header row's names, in order. */
 extern const char *const lb_raw_columns[LB_RAW_COLUMNS];
@@ -44,7 +48,12 @@ typedef struct LbRawWriter LbRawWriter;
  * (resume) after dropping a trailing partial line left by a kill -9, and checks the header
  * matches (LB_ERR_FORMAT if not). */
 int lb_raw_open(const char *path, int append, LbRawWriter **out);
-/* One row; fflush + fsync so a finished cell survives a crash. */
+/* Open a raw.csv that lb_raw_open has prepared, for one of several processes appending to it at
+ * once (the workers of sweep --gpus): no header written, no partial line dropped (another
+ * process may be writing), only the header checked. */
+int lb_raw_open_shared(const char *path, LbRawWriter **out);
+/* One row in one write() (O_APPEND: rows of several processes never interleave), then fsync so
+ * a finished cell survives a crash. */
 int lb_raw_append(LbRawWriter *w, const LbCellResult *r);
 void lb_raw_close(LbRawWriter *w);
 

@@ -202,6 +202,58 @@ INT_SETTING(vocab, model.vocab, 1, LB_VOCAB_MAX)
 INT_SETTING(gpu, gpu, 0, 1023)
 #undef INT_SETTING
 
+/* --gpus: "all" or GPU indices as a comma list, each once, in the order given. */
+static int parse_gpus(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
+{
+    (void)from_meta;
+    static const char what[] = "all, or GPU indices from 0 to 1023 as a comma list, each once (0,1,3)";
+    free(s->gpus);
+    s->gpus = NULL;
+    s->ngpus = 0;
+    s->gpus_all = 0;
+    if (strcmp(t, "all") == 0) {
+        s->gpus_all = 1;
+        return 0;
+    }
+    size_t count = 1;
+    for (const char *p = t; *p; p++)
+        count += *p == ',';
+    if (!(s->gpus = malloc(count * sizeof *s->gpus)))
+        return refuse("a list that fits in memory", should, size);
+    for (const char *p = t;; p++) {
+        const char *comma = strchr(p, ',');
+        char one[16];
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        int g;
+        if (len == 0 || len >= sizeof one)
+            return refuse(what, should, size);
+        memcpy(one, p, len);
+        one[len] = '\0';
+        if (lb_parse_int(one, 0, 1023, &g) != 0)
+            return refuse(what, should, size);
+        for (size_t i = 0; i < s->ngpus; i++)
+            if (s->gpus[i] == g)
+                return refuse(what, should, size);
+        s->gpus[s->ngpus++] = g;
+        if (!comma)
+            break;
+        p = comma;
+    }
+    return 0;
+}
+static char *print_gpus(const LbRunSettings *s)
+{
+    if (s->gpus_all)
+        return text("%s", "all");
+    char *buf = malloc(s->ngpus * 6 + 1), *p = buf;
+    if (!buf)
+        return NULL;
+    *p = '\0';
+    for (size_t i = 0; i < s->ngpus; i++)
+        p += sprintf(p, "%s%d", i ? "," : "", s->gpus[i]);
+    return buf;
+}
+
 static int parse_dtype(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
 {
     (void)from_meta;
@@ -418,6 +470,9 @@ const LbSetting lb_settings[LB_SET_COUNT] = {
                           "0", "(default off)", "0", LB_FOR_SWEEP, 1, parse_breakdown, print_breakdown},
     [LB_SET_GPU] = {"gpu", "N", NULL, "GPU index", DEVICE, "CUDA device index, 0 to 1023", NULL, NULL, NULL, BOTH, 0,
                     parse_gpu, print_gpu},
+    [LB_SET_GPUS] = {"gpus", "LIST", NULL, "GPUs", DEVICE,
+                     "measure on several GPUs of one model at once: a worker process per\nGPU, taking cells from a queue in the directory; LIST is all or\nindices such as 0,1,3 (not with --gpu)",
+                     NULL, "", NULL, LB_FOR_SWEEP, 0, parse_gpus, print_gpus},
 };
 
 int lb_run_settings_init(LbRunSettings *s)
@@ -441,8 +496,10 @@ void lb_run_settings_free(LbRunSettings *s)
 {
     free(s->n);
     free(s->k);
+    free(s->gpus);
     s->n = s->k = NULL;
-    s->nn = s->nk = 0;
+    s->gpus = NULL;
+    s->nn = s->nk = s->ngpus = 0;
 }
 
 int lb_setting_parse(LbRunSettings *s, LbSettingId id, const char *t, int from_meta, char *should, size_t size)

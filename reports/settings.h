@@ -48,6 +48,7 @@ typedef enum LbSettingId {
     LB_SET_CELL_TIME, LB_SET_SEED, LB_SET_BREAKDOWN,
     LB_SET_RECORDED,
     LB_SET_GPU = LB_SET_RECORDED, /* which GPU is not a setting of the result: a resume may move */
+    LB_SET_GPUS,                  /* nor which GPUs (meta.csv records gpu_count, raw.csv each row's GPU) */
     LB_SET_COUNT
 } LbSettingId;
 
@@ -70,6 +71,9 @@ typedef struct LbRunSettings {
     size_t nn, nk;
     unsigned models;       /* bit 1u << kind for every model the sweep measures */
     int shard_index, shard_count; /* --shard I/N; shard_count 0: every cell */
+    int gpus_all;          /* --gpus all */
+    int *gpus;             /* --gpus LIST: the indices, each once, as given (owned) */
+    size_t ngpus;
     uint64_t given;        /* bit 1 << id for every flag the user gave */
 } LbRunSettings;
 

@@ -1,11 +1,13 @@
 /* The sweep engine: see sweep_engine.h. */
 #include "reports/sweep_engine.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "attn/plan.h"
 #include "attn/status.h"
@@ -13,6 +15,7 @@
 #include "lb_revision.h"
 #include "reports/atomic_file.h"
 #include "reports/breakdown.h"
+#include "reports/cell_queue.h"
 #include "reports/raw.h"
 #include "reports/speedups.h"
 
@@ -117,18 +120,11 @@ static void now_text(char *buf, size_t size)
  * that cannot be known (no NVML on this device, a CPU's compute capability) is an empty field,
  * never a number such as -1 that a spreadsheet would average. A resumed sweep keeps the first
  * run's command line and start time and appends its own time and command. */
-static int write_meta(const LbSweepJob *job, LbBackend *be, const char *start, const char *now,
+static int write_meta(const LbSweepJob *job, const LbSweepDevice *dev, const char *start, const char *now,
                       const char *status)
 {
     const LbRunSettings *s = job->settings;
-    LbDeviceInfo d;
-    memset(&d, 0, sizeof d);
-    d.cc_major = d.cc_minor = d.sm_count = -1;
-    d.driver_version = d.runtime_version = d.cublas_version = -1;
-    d.sm_clock_mhz = d.sm_clock_max_mhz = d.mem_clock_mhz = -1;
-    d.total_bytes = d.free_bytes = -1;
-    if (be->ops->describe(be, &d) != LB_OK)
-        snprintf(d.name, sizeof d.name, "unknown");
+    const LbDeviceInfo d = dev->info;
     char end[64] = "";
     if (strcmp(status, "running") != 0)
         now_text(end, sizeof end);
@@ -173,7 +169,9 @@ static int write_meta(const LbSweepJob *job, LbBackend *be, const char *start, c
     SET_KNOWN("sm_clock_mhz", d.sm_clock_mhz);
     SET_KNOWN("sm_clock_max_mhz", d.sm_clock_max_mhz);
     SET_KNOWN("mem_clock_mhz", d.mem_clock_mhz);
-    SET("storage_dtype", "%s", lb_dtype_name(be->storage));
+    SET("storage_dtype", "%s", lb_dtype_name(dev->storage));
+    /* sweep --gpus: how many GPUs measured in this run (the rows of raw.csv name each one) */
+    SET("gpu_count", "%d", dev->gpu_count > 0 ? dev->gpu_count : 1);
     for (int id = 0; id < LB_SET_RECORDED; id++) { /* every setting, in the table's order */
         char *v = lb_setting_text(s, (LbSettingId)id);
         if (!v && rc == LB_OK)
@@ -273,6 +271,31 @@ static int write_grids(const LbSweepJob *job, const char *raw_path, LbGrid *out)
     return rc;
 }
 
+void lb_sweep_device_describe(LbBackend *be, LbSweepDevice *dev)
+{
+    memset(dev, 0, sizeof *dev);
+    LbDeviceInfo *d = &dev->info;
+    d->cc_major = d->cc_minor = d->sm_count = -1;
+    d->driver_version = d->runtime_version = d->cublas_version = -1;
+    d->sm_clock_mhz = d->sm_clock_max_mhz = d->mem_clock_mhz = -1;
+    d->total_bytes = d->free_bytes = -1;
+    if (be->ops->describe(be, d) != LB_OK)
+        snprintf(d->name, sizeof d->name, "unknown");
+    dev->storage = be->storage;
+    dev->gpu_count = 1;
+}
+
+/* Where this process measures, for each row: the device's UUID and the host's name. */
+static void set_origin(LbCellResult *r, const LbSweepDevice *dev)
+{
+    snprintf(r->device_uuid, sizeof r->device_uuid, "%s", dev->info.uuid);
+    char host[sizeof r->host];
+    if (gethostname(host, sizeof host) != 0)
+        host[0] = '\0';
+    host[sizeof host - 1] = '\0';
+    snprintf(r->host, sizeof r->host, "%s", host);
+}
+
 static void tell(const LbSweepJob *job, LbSweepEvent e)
 {
     if (job->progress)
@@ -294,6 +317,8 @@ int lb_sweep_engine_run(const LbSweepJob *job, LbBackend *be, const volatile sig
     size_t *todo = NULL; /* indices into cells of what this run measures */
     int *shard_of = NULL;
     LbRawWriter *raw = NULL;
+    LbSweepDevice dev;
+    lb_sweep_device_describe(be, &dev);
     int started = 0, failed = 0, fatal = 0, interrupted = 0;
     char *raw_path = lb_path_join(job->dir, "raw.csv");
     int rc = raw_path ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory");
@@ -311,7 +336,7 @@ int lb_sweep_engine_run(const LbSweepJob *job, LbBackend *be, const volatile sig
         if (shard_of[c] == s->shard_index && !already_measured(done, done_count, &cells[c]))
             todo[ntodo++] = c;
     if (rc == LB_OK)
-        rc = write_meta(job, be, start, now, "running");
+        rc = write_meta(job, &dev, start, now, "running");
     if (rc == LB_OK)
         rc = lb_raw_open(raw_path, job->resume, &raw);
     if (rc != LB_OK)
@@ -339,6 +364,7 @@ int lb_sweep_engine_run(const LbSweepJob *job, LbBackend *be, const volatile sig
             failed = 1;
             fatal = mrc == LB_ERR_DEVICE; /* a CUDA error may leave the context unusable */
         }
+        set_origin(&r, &dev);
         rc = lb_raw_append(raw, &r);
         if (rc != LB_OK)
             goto out;
@@ -358,7 +384,7 @@ int lb_sweep_engine_run(const LbSweepJob *job, LbBackend *be, const volatile sig
     *outcome = interrupted ? LB_SWEEP_INTERRUPTED : fatal ? LB_SWEEP_FAILED : failed ? LB_SWEEP_CELL_ERRORS : LB_SWEEP_COMPLETE;
     rc = write_grids(job, raw_path, grid);
     if (rc == LB_OK) {
-        rc = write_meta(job, be, start, now, lb_sweep_outcome_name(*outcome));
+        rc = write_meta(job, &dev, start, now, lb_sweep_outcome_name(*outcome));
         if (rc != LB_OK && grid)
             lb_grid_free(grid);
     }
@@ -372,5 +398,229 @@ out:
     free(cells);
     free(todo);
     free(shard_of);
+    return rc;
+}
+
+/* --- several GPUs (sweep --gpus) ---------------------------------------------------------- */
+
+/* This shard's cells, costliest first (the order workers take them, so the long cells start
+ * early and the short ones fill in at the end), as the queue names them. */
+static int queue_cells(const LbRunSettings *s, LbQueueCell **out, size_t *count)
+{
+    LbSweepCell *cells = NULL;
+    int *shard_of = NULL;
+    CostedCell *c = NULL;
+    size_t ncells = 0, n = 0;
+    *out = NULL;
+    int rc = lb_sweep_cells(s, &cells, &ncells);
+    if (rc == LB_OK)
+        rc = lb_sweep_shard_assign(cells, ncells, s->shard_count ? s->shard_count : 1, &shard_of);
+    if (rc == LB_OK && (!(c = malloc((ncells ? ncells : 1) * sizeof *c)) ||
+                        !(*out = malloc((ncells ? ncells : 1) * sizeof **out))))
+        rc = LB_FAIL(LB_ERR_NOMEM, "out of memory listing the sweep's cells");
+    for (size_t i = 0; rc == LB_OK && i < ncells; i++)
+        if (shard_of[i] == s->shard_index)
+            c[n++] = (CostedCell){lb_sweep_cell_cost(&cells[i]), i};
+    if (rc == LB_OK) {
+        qsort(c, n, sizeof *c, by_cost_desc);
+        for (size_t i = 0; i < n; i++)
+            (*out)[i] = (LbQueueCell){cells[c[i].index].model, cells[c[i].index].n, cells[c[i].index].k};
+        *count = n;
+    } else {
+        free(*out);
+        *out = NULL;
+    }
+    free(cells);
+    free(shard_of);
+    free(c);
+    return rc;
+}
+
+int lb_sweep_multi_begin(const LbSweepJob *job, const LbSweepDevice *dev, size_t *todo)
+{
+    const LbRunSettings *s = job->settings;
+    char now[64];
+    now_text(now, sizeof now);
+    const char *first_start = job->previous ? lb_meta_get(job->previous, "start_time") : NULL;
+    LbCellResult *done = NULL;
+    size_t done_count = 0, ncells = 0;
+    LbQueueCell *cells = NULL;
+    LbRawWriter *raw = NULL;
+    LbCellQueue *q = NULL;
+    char *raw_path = lb_path_join(job->dir, "raw.csv"), *queue_path = lb_path_join(job->dir, LB_CELL_QUEUE_FILE);
+    int rc = raw_path && queue_path ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory");
+    struct stat st;
+    if (rc == LB_OK && job->resume && stat(raw_path, &st) == 0)
+        rc = lb_raw_read(raw_path, &done, &done_count);
+    if (rc == LB_OK)
+        rc = queue_cells(s, &cells, &ncells);
+    *todo = 0;
+    for (size_t i = 0; rc == LB_OK && i < ncells; i++) {
+        const LbSweepCell c = {cells[i].model, cells[i].n, cells[i].k};
+        *todo += !already_measured(done, done_count, &c);
+    }
+    if (rc == LB_OK)
+        rc = write_meta(job, dev, first_start ? first_start : now, now, "running");
+    /* raw.csv made (header) or trimmed (a partial last row) here, once, before any worker
+     * appends to it */
+    if (rc == LB_OK)
+        rc = lb_raw_open(raw_path, job->resume, &raw);
+    /* A queue left by an earlier run is stale: the directory's lock, which every worker of that
+     * run inherited, is ours, so none of them lives. A fresh queue, with raw.csv's finished rows
+     * marked done as the workers meet them, measures what a one-GPU resume would: the missing
+     * cells and the ones that ended in an error. */
+    if (rc == LB_OK && unlink(queue_path) != 0 && errno != ENOENT)
+        rc = LB_FAIL(LB_ERR_IO, "cannot remove %s: %s", queue_path, strerror(errno));
+    if (rc == LB_OK)
+        rc = lb_cell_queue_open(job->dir, cells, ncells, &q);
+    lb_cell_queue_close(q);
+    lb_raw_close(raw);
+    free(done);
+    free(cells);
+    free(raw_path);
+    free(queue_path);
+    return rc;
+}
+
+/* The queue's look at raw.csv, read afresh once per take (another worker may have written the
+ * row of a cell whose claim came back). */
+typedef struct {
+    const char *raw_path;
+    LbCellResult *rows;
+    size_t count;
+    int loaded, rc;
+} RawLook;
+
+static int raw_has_cell(void *ctx, const LbQueueCell *cell)
+{
+    RawLook *look = ctx;
+    if (!look->loaded) {
+        free(look->rows);
+        look->rows = NULL;
+        look->count = 0;
+        look->rc = lb_raw_read(look->raw_path, &look->rows, &look->count);
+        look->loaded = 1;
+    }
+    const LbSweepCell c = {cell->model, cell->n, cell->k};
+    return look->rc == LB_OK && already_measured(look->rows, look->count, &c);
+}
+
+int lb_sweep_multi_work(const LbSweepJob *job, LbBackend *be, const LbSweepDevice *dev, int gpu,
+                        size_t todo, const volatile sig_atomic_t *stop, LbSweepOutcome *outcome)
+{
+    const LbRunSettings *s = job->settings;
+    LbQueueCell *cells = NULL;
+    size_t ncells = 0;
+    LbCellQueue *q = NULL;
+    LbRawWriter *raw = NULL;
+    int failed = 0, fatal = 0, interrupted = 0, index = 0;
+    char *raw_path = lb_path_join(job->dir, "raw.csv");
+    RawLook look = {raw_path, NULL, 0, 0, LB_OK};
+    int rc = raw_path ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory");
+    if (rc == LB_OK)
+        rc = queue_cells(s, &cells, &ncells);
+    if (rc == LB_OK)
+        rc = lb_cell_queue_open(job->dir, cells, ncells, &q);
+    if (rc == LB_OK)
+        rc = lb_raw_open_shared(raw_path, &raw);
+    if (rc != LB_OK)
+        goto out;
+    tell(job, (LbSweepEvent){LB_SWEEP_START, 0, (int)todo, NULL, 0, NULL});
+    const LbPlanParams pp = {be->elem_bytes, be->alignment, be->workspace_bytes};
+    while (!fatal && !*stop) {
+        LbQueueTake got;
+        LbQueueCell cell;
+        look.loaded = 0;
+        rc = lb_cell_queue_take(q, gpu, raw_has_cell, &look, &got, &cell);
+        if (rc == LB_OK && look.rc != LB_OK)
+            rc = look.rc;
+        if (rc != LB_OK)
+            goto out;
+        if (got == LB_QUEUE_EMPTY)
+            break;
+        if (got == LB_QUEUE_BUSY) { /* the last cells are claimed; one of their workers may die */
+            usleep(200 * 1000);
+            continue;
+        }
+        LbModelConfig cfg = s->model;
+        cfg.kind = cell.model;
+        cfg.n = cell.n;
+        cfg.k = cell.k;
+        index++;
+        tell(job, (LbSweepEvent){LB_SWEEP_BEGIN, index, (int)todo, &cfg,
+                                 lb_plan_largest_batch(&cfg, &pp, job->budget, s->timing.max_batch), NULL});
+        LbCellResult r;
+        int mrc = lb_measure_cell(be, &cfg, job->budget, &s->timing, s->seed, stop, &r);
+        if (mrc == LB_ERR_INTERRUPTED) {
+            interrupted = 1; /* not measured: back to the queue for a resume */
+            rc = lb_cell_queue_release(q, &cell);
+            goto out;
+        }
+        if (mrc != LB_OK) {
+            failed = 1;
+            fatal = mrc == LB_ERR_DEVICE; /* a CUDA error may leave the context unusable */
+        }
+        set_origin(&r, dev);
+        /* the row, then done: a kill between the two leaves a claim that the next take finds
+         * measured in raw.csv */
+        rc = lb_raw_append(raw, &r);
+        if (rc == LB_OK)
+            rc = lb_cell_queue_done(q, &cell);
+        if (rc != LB_OK)
+            goto out;
+        tell(job, (LbSweepEvent){LB_SWEEP_END, index, (int)todo, &cfg, 0, &r});
+        /* --breakdown, as one GPU's sweep (breakdown.csv's add is locked across the workers) */
+        if (s->breakdown && mrc == LB_OK && r.status == LB_CELL_OK &&
+            (rc = lb_breakdown_measure_add(job->dir, be, &cfg, r.batch, s->seed, job->calibration)) != LB_OK)
+            goto out;
+    }
+    if (*stop)
+        interrupted = 1;
+out:
+    tell(job, (LbSweepEvent){LB_SWEEP_FINISH, index, (int)todo, NULL, 0, NULL});
+    *outcome = interrupted ? LB_SWEEP_INTERRUPTED : fatal ? LB_SWEEP_FAILED : failed ? LB_SWEEP_CELL_ERRORS : LB_SWEEP_COMPLETE;
+    lb_raw_close(raw);
+    lb_cell_queue_close(q);
+    free(look.rows);
+    free(cells);
+    free(raw_path);
+    return rc;
+}
+
+int lb_sweep_multi_end(const LbSweepJob *job, const LbSweepDevice *dev, LbSweepOutcome *outcome, LbGrid *grid)
+{
+    const LbRunSettings *s = job->settings;
+    char now[64];
+    now_text(now, sizeof now);
+    const char *first_start = job->previous ? lb_meta_get(job->previous, "start_time") : NULL;
+    LbCellResult *rows = NULL;
+    LbQueueCell *cells = NULL;
+    size_t count = 0, ncells = 0;
+    char *raw_path = lb_path_join(job->dir, "raw.csv");
+    int rc = raw_path ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory");
+    if (rc == LB_OK)
+        rc = lb_raw_read(raw_path, &rows, &count);
+    if (rc == LB_OK)
+        rc = queue_cells(s, &cells, &ncells);
+    /* Every worker gone and a cell with no row (a worker killed, not by this sweep's stop, after
+     * the others had finished): the sweep did not complete. */
+    for (size_t i = 0; rc == LB_OK && i < ncells && *outcome != LB_SWEEP_INTERRUPTED; i++) {
+        int found = 0;
+        for (size_t j = 0; j < count && !found; j++)
+            found = rows[j].model == cells[i].model && rows[j].n == cells[i].n &&
+                    (!lb_model_has_k(cells[i].model) || rows[j].k == cells[i].k);
+        if (!found)
+            *outcome = LB_SWEEP_FAILED;
+    }
+    free(rows);
+    free(cells);
+    if (rc == LB_OK)
+        rc = write_grids(job, raw_path, grid);
+    if (rc == LB_OK) {
+        rc = write_meta(job, dev, first_start ? first_start : now, now, lb_sweep_outcome_name(*outcome));
+        if (rc != LB_OK && grid)
+            lb_grid_free(grid);
+    }
+    free(raw_path);
     return rc;
 }

@@ -105,6 +105,34 @@ typedef enum LbSweepOutcome {
 int lb_sweep_engine_run(const LbSweepJob *job, LbBackend *be, const volatile sig_atomic_t *stop,
                         LbSweepOutcome *outcome, LbGrid *grid);
 
+/* The device a sweep runs on, as meta.csv records it: described by the (first) GPU's backend.
+ * Plain data, so a worker process can hand it to its parent through a pipe. */
+typedef struct LbSweepDevice {
+    LbDeviceInfo info;
+    LbDtype storage;
+    int gpu_count; /* GPUs measuring at once (sweep --gpus); 1 otherwise */
+} LbSweepDevice;
+
+void lb_sweep_device_describe(LbBackend *be, LbSweepDevice *dev);
+
+/* Several GPUs (sweep --gpus): the parent process, holding the directory's lock, begins (meta.csv
+ * running, raw.csv made or trimmed, DIR/queue.csv listing this shard's cells costliest first);
+ * then one worker process per GPU runs lb_sweep_multi_work on its own backend, taking cells from
+ * the queue until none is left (reports/cell_queue.h), each row appended to the one raw.csv in a
+ * single write; then the parent ends (the grids, speedups.csv and meta.csv from raw.csv, as one
+ * GPU's sweep writes them). A cell is measured by one worker only; a worker killed mid-cell gives
+ * its cell back to the others. job->budget is the same for every worker (the parent's choice). */
+/* *todo: the cells without a finished row (progress totals). */
+int lb_sweep_multi_begin(const LbSweepJob *job, const LbSweepDevice *dev, size_t *todo);
+/* One worker on GPU `gpu` (dev: its own device, for the rows' device_uuid). *outcome says how its
+ * part went (INTERRUPTED when *stop became non-zero: its cell in progress given back). */
+int lb_sweep_multi_work(const LbSweepJob *job, LbBackend *be, const LbSweepDevice *dev, int gpu,
+                        size_t todo, const volatile sig_atomic_t *stop, LbSweepOutcome *outcome);
+/* After every worker ended: *outcome, the workers' combined, becomes FAILED when a cell of the
+ * shard still has no row (unless INTERRUPTED); then the files are written (grid as with
+ * lb_sweep_engine_run). */
+int lb_sweep_multi_end(const LbSweepJob *job, const LbSweepDevice *dev, LbSweepOutcome *outcome, LbGrid *grid);
+
 /* The meta.csv status word of an outcome ("complete", "finished with errors", ...). */
 const char *lb_sweep_outcome_name(LbSweepOutcome o);
 

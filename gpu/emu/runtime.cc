@@ -383,6 +383,11 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
     /* One model, so every device has the name; the UUID tells them apart, as on a real node
      * ("lbemu" then zeros then the index, far from the random UUIDs NVIDIA's devices carry). */
     snprintf(prop->name, sizeof prop->name, "linbench emulated GPU (on the CPU; not a GPU measurement)");
+    /* LB_EMU_OTHER_MODEL=I: device I is another model, as on a node mixing two kinds of GPU
+     * (tests of sweep --gpus refusing to share a result between them). */
+    const char *other = getenv("LB_EMU_OTHER_MODEL");
+    if (other && *other && atoi(other) == device)
+        snprintf(prop->name, sizeof prop->name, "linbench emulated GPU, other model (on the CPU; not a GPU measurement)");
     memcpy(prop->uuid.bytes, "lbemu", 5);
     prop->uuid.bytes[14] = (char)(device >> 8);
     prop->uuid.bytes[15] = (char)(device & 0xff);

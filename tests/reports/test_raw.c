@@ -55,6 +55,12 @@ static LbCellResult standard_row(int64_t n)
     r.slowdown = 1;
     r.status = LB_CELL_OK;
     snprintf(r.error, sizeof r.error, "ok");
+    /* where it ran: a UUID as nvidia-smi prints it and a host name, random so a swap shows */
+    uint64_t u = next_u64();
+    snprintf(r.device_uuid, sizeof r.device_uuid, "GPU-%08x-%04x-%04x-%04x-%012llx", (unsigned)(u >> 32),
+             (unsigned)(u >> 16) & 0xffff, (unsigned)u & 0xffff, (unsigned)(next_u64() & 0xffff),
+             (unsigned long long)(next_u64() & 0xffffffffffffull));
+    snprintf(r.host, sizeof r.host, "node-%llu.cluster", (unsigned long long)(next_u64() % 100000));
     return r;
 }
 
@@ -136,6 +142,9 @@ static int same_row(const LbCellResult *a, const LbCellResult *b, size_t i)
 #undef SAME_D
     ok &= CHECK(strcmp(a->error, b->error) == 0, "row %zu: status \"%s\" read back as \"%s\"", i,
                 a->error, b->error);
+    ok &= CHECK(strcmp(a->device_uuid, b->device_uuid) == 0 && strcmp(a->host, b->host) == 0,
+                "row %zu: device_uuid \"%s\" host \"%s\" read back as \"%s\" \"%s\"", i, a->device_uuid, a->host,
+                b->device_uuid, b->host);
     return ok;
 }
 
@@ -279,7 +288,7 @@ int main(void)
     if (w)
         lb_raw_append(w, &want[0]);
     lb_raw_close(w);
-    append_text(path4, "standard,zero,,,,fp16,1,1,1,1,1,1,1,1,1,5,,,,0,ok\n");
+    append_text(path4, "standard,zero,,,,fp16,1,1,1,1,1,1,1,1,1,5,,,,0,,,ok\n");
     lb_error_clear();
     rc = lb_raw_read(path4, &got, &count);
     CHECK(rc == LB_ERR_FORMAT && strstr(lb_error_message(), "line 3") &&
@@ -325,18 +334,46 @@ int main(void)
     }
     lb_csv_table_free(&t);
     /* A model name the table does not know is refused, naming the ones it does. */
-    append_text(path5, "nosuchmodel,512,,,,fp16,1,1,1,1,1,1,1,1,1,5,,,,0,ok\n");
+    append_text(path5, "nosuchmodel,512,,,,fp16,1,1,1,1,1,1,1,1,1,5,,,,0,,,ok\n");
     lb_error_clear();
     rc = lb_raw_read(path5, &got, &count);
     CHECK(rc == LB_ERR_FORMAT && strstr(lb_error_message(), "invalid model \"nosuchmodel\"") &&
               strstr(lb_error_message(), lb_model_name((LbModelKind)(LB_MODEL_COUNT - 1))),
           "unknown model: rc %d, message \"%s\"", rc, lb_error_message());
 
+    /* A raw.csv from before device_uuid and host reads, with both empty; a resume appends rows in
+     * its layout, so the file stays one table. */
+    char path6[4200];
+    snprintf(path6, sizeof path6, "%s/old.csv", dir);
+    append_text(path6, "model,n,k,sharing,order,dtype,batch,planned_bytes,peak_bytes,median_ms,min_ms,max_ms,"
+                       "ms_per_seq,tokens_per_s,tflop_per_s,passes,sm_clock_start_mhz,sm_clock_end_mhz,"
+                       "clock_events,slowdown,status\n"
+                       "standard,512,,,,fp16,7,100,90,2,1,3,0.25,2048,1.5,5,,,,0,ok\n");
+    rc = lb_raw_open(path6, 1, &w);
+    CHECK(rc == LB_OK, "lb_raw_open(append) on a raw.csv without device_uuid and host = %d: %s", rc, lb_error_message());
+    if (w)
+        CHECK(lb_raw_append(w, &want[0]) == LB_OK, "append to an old raw.csv: %s", lb_error_message());
+    lb_raw_close(w);
+    rc = lb_raw_read(path6, &got, &count);
+    CHECK(rc == LB_OK && count == 2 && got[0].batch == 7 && got[0].peak_bytes == 90 && got[0].median_ms == 2.0 &&
+              got[0].status == LB_CELL_OK && got[0].device_uuid[0] == '\0' && got[0].host[0] == '\0' &&
+              got[1].batch == want[0].batch && got[1].device_uuid[0] == '\0',
+          "old raw.csv: rc %d (%s), %zu rows, batch %lld, uuid \"%s\"", rc, lb_error_message(), count,
+          count ? (long long)got[0].batch : -1LL, count ? got[0].device_uuid : "");
+    free(got);
+    rc = lb_csv_read_file(path6, 0, &t);
+    CHECK(rc == LB_OK && t.rows == 3 && t.row[2].count == LB_RAW_COLUMNS - 2,
+          "old raw.csv after an append: %zu lines, the new one %zu fields: should be 3 and %d", t.rows,
+          rc == LB_OK && t.rows > 2 ? t.row[2].count : 0, LB_RAW_COLUMNS - 2);
+    if (rc == LB_OK)
+        lb_csv_table_free(&t);
+
     remove(path);
     remove(path2);
     remove(path3);
     remove(path4);
     remove(path5);
+    remove(path6);
     remove(dir);
     return lb_rc_finish("test_raw");
 }

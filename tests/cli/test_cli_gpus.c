@@ -1,0 +1,224 @@
+/* sweep --gpus end to end on the emulated GPU presenting several devices (LB_EMU_DEVICES=3),
+ * suites gpu-emu and cli:
+ *   - --gpus all measures every cell once, each row naming one of the three GPUs (device_uuid)
+ *     and the host, and equals a one-GPU sweep cell for cell (model, n, k, batch, planned and
+ *     peak bytes);
+ *   - the whole sweep (parent and workers, one process group) SIGKILLed in the middle, then
+ *     --resume: every cell measured exactly once, meta.csv complete;
+ *   - --gpus 0,5 with three devices, and GPUs of two models (LB_EMU_OTHER_MODEL): exit 2, one
+ *     line, nothing written.
+ * Usage: test_cli_gpus PATH-TO-LINBENCH-ON-THE-EMULATOR */
+#include <stdlib.h>
+
+#include "reports/csv_io.h"
+#include "tests/cli/spawn.h"
+#include "tests/ops/check.h"
+
+static const char *bin;
+
+/* Tiny: the emulator is slow. Nine cells: n = 32, 64, 128, the standard model and k = 8, 16. */
+#define TINY "--layers", "1", "--d-model", "32", "--heads", "2", "--ffn", "64", "--vocab", "100", "--n", "32:128", \
+             "--k", "8,16", "--max-batch", "2", "--cell-time", "1", "--no-check"
+#define CELLS 9
+
+typedef struct Row {
+    char cell[64];  /* model,n,k */
+    char value[96]; /* batch,planned_bytes,peak_bytes */
+    char uuid[64], host[128], status[64];
+} Row;
+
+/* DIR/raw.csv's rows through libcsv, by column name; the count, or -1. */
+static int read_rows(const char *dir, Row *rows, int max)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/raw.csv", dir);
+    LbCsvTable t;
+    if (lb_csv_read_file(path, 1, &t) != 0 || t.rows < 1)
+        return -1;
+    static const char *const names[] = {"model", "n", "k", "batch", "planned_bytes", "peak_bytes", "device_uuid", "host", "status"};
+    int col[9];
+    for (int c = 0; c < 9; c++) {
+        col[c] = -1;
+        for (size_t i = 0; i < t.row[0].count; i++)
+            if (strcmp(t.row[0].fields[i], names[c]) == 0)
+                col[c] = (int)i;
+        if (col[c] < 0) {
+            lb_csv_table_free(&t);
+            return -1;
+        }
+    }
+    int n = 0;
+    for (size_t r = 1; r < t.rows && n < max; r++, n++) {
+        char **f = t.row[r].fields;
+        snprintf(rows[n].cell, sizeof rows[n].cell, "%s,%s,%s", f[col[0]], f[col[1]], f[col[2]]);
+        snprintf(rows[n].value, sizeof rows[n].value, "%s,%s,%s", f[col[3]], f[col[4]], f[col[5]]);
+        snprintf(rows[n].uuid, sizeof rows[n].uuid, "%s", f[col[6]]);
+        snprintf(rows[n].host, sizeof rows[n].host, "%s", f[col[7]]);
+        snprintf(rows[n].status, sizeof rows[n].status, "%s", f[col[8]]);
+    }
+    lb_csv_table_free(&t);
+    return n;
+}
+
+static char *meta_value(const char *dir, const char *key)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/meta.csv", dir);
+    LbCsvTable t;
+    char *v = strdup("");
+    if (lb_csv_read_file(path, 1, &t) != 0)
+        return v;
+    for (size_t r = 0; r < t.rows; r++)
+        if (t.row[r].count >= 2 && strcmp(t.row[r].fields[0], key) == 0) {
+            free(v);
+            v = strdup(t.row[r].fields[1]);
+        }
+    lb_csv_table_free(&t);
+    return v;
+}
+
+/* Every cell of `want` in `got` exactly once with the same batch and bytes, every row ok. */
+static void check_same_cells(const char *what, const Row *want, int nwant, const Row *got, int ngot)
+{
+    lb_check(ngot == nwant, "%s: %d rows: should be %d, one per cell", what, ngot, nwant);
+    for (int i = 0; i < nwant; i++) {
+        int seen = 0, same = 0;
+        for (int j = 0; j < ngot; j++)
+            if (strcmp(want[i].cell, got[j].cell) == 0) {
+                seen++;
+                same = strcmp(want[i].value, got[j].value) == 0 && strcmp(got[j].status, "ok") == 0;
+            }
+        lb_check(seen == 1 && same, "%s: cell %s seen %d times, batch,planned,peak %s: should be once, %s, ok", what,
+                 want[i].cell, seen, seen ? "differ" : "-", want[i].value);
+    }
+}
+
+static void check_all(const char *scratch, Row *one, int *none)
+{
+    char dir1[512], dirn[512];
+    snprintf(dir1, sizeof dir1, "%s/one", scratch);
+    snprintf(dirn, sizeof dirn, "%s/three", scratch);
+    char *a1[] = {(char *)bin, "sweep", "--device", "cuda", TINY, "-q", "--out", dir1, NULL};
+    LbRun r = lb_run(a1);
+    lb_check(r.code == 0, "one-GPU sweep: exit %d\n%s", r.code, r.err);
+    lb_run_free(&r);
+    *none = read_rows(dir1, one, 32);
+    lb_check(*none == CELLS, "one-GPU sweep: %d rows: should be %d", *none, CELLS);
+
+    char *an[] = {(char *)bin, "sweep", "--device", "cuda", "--gpus", "all", TINY, "--out", dirn, NULL};
+    r = lb_run(an);
+    lb_check(r.code == 0, "--gpus all on 3 emulated GPUs: exit %d\n%s", r.code, r.err);
+    lb_check(strstr(r.err, "[gpu 2]") != NULL, "progress lines name their GPU:\n%s", r.err);
+    lb_run_free(&r);
+    Row got[32];
+    const int n = read_rows(dirn, got, 32);
+    check_same_cells("--gpus all against one GPU", one, *none, got, n);
+    /* the three GPUs' UUIDs, told apart; every row on one of them, with the host */
+    char uuids[3][64];
+    int nu = 0;
+    for (int i = 0; i < n; i++) {
+        int known = 0;
+        for (int u = 0; u < nu; u++)
+            known |= strcmp(uuids[u], got[i].uuid) == 0;
+        lb_check(strncmp(got[i].uuid, "GPU-", 4) == 0 && strlen(got[i].uuid) == 40 && got[i].host[0],
+                 "row %s: device_uuid \"%s\" host \"%s\": should be GPU-xxxxxxxx-... and a host name", got[i].cell,
+                 got[i].uuid, got[i].host);
+        if (!known && nu < 3)
+            snprintf(uuids[nu++], 64, "%s", got[i].uuid);
+    }
+    lb_check(nu >= 2, "%d distinct GPUs measured %d cells: should be several", nu, n);
+    char *status = meta_value(dirn, "status"), *count = meta_value(dirn, "gpu_count");
+    lb_check(strcmp(status, "complete") == 0 && strcmp(count, "3") == 0, "meta.csv status \"%s\" gpu_count \"%s\"",
+             status, count);
+    free(status);
+    free(count);
+}
+
+/* Start argv in its own process group (its workers join it), output to scratch files. */
+static pid_t start_group(char *const argv[])
+{
+    char out[300], err[300];
+    snprintf(out, sizeof out, "%s/.stdout-kill", lb_scratch);
+    snprintf(err, sizeof err, "%s/.stderr-kill", lb_scratch);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        setpgid(0, 0);
+        int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644), e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(o, 1);
+        dup2(e, 2);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    setpgid(pid, pid);
+    return pid;
+}
+
+static void check_kill_resume(const char *scratch, const Row *one, int none)
+{
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/killed", scratch);
+    char *argv[] = {(char *)bin, "sweep", "--device", "cuda", "--gpus", "0,1,2", TINY, "-q", "--out", dir, NULL};
+    pid_t pid = start_group(argv);
+    /* until some rows but not all are written, then SIGKILL to every process of the sweep */
+    int rows = 0;
+    Row got[32];
+    for (int i = 0; i < 600; i++) {
+        usleep(20 * 1000);
+        rows = read_rows(dir, got, 32);
+        if (rows >= 2)
+            break;
+    }
+    kill(-pid, SIGKILL);
+    int status;
+    waitpid(pid, &status, 0);
+    usleep(200 * 1000); /* the workers, reparented, are reaped by init */
+    rows = read_rows(dir, got, 32);
+    printf("  killed with %d of %d rows written\n", rows, CELLS);
+    lb_check(rows >= 2 && rows < CELLS, "the kill came after %d rows: should be in the middle (2 to %d)", rows, CELLS - 1);
+    char *resume[] = {(char *)bin, "sweep", "--resume", dir, "--gpus", "all", "-q", NULL};
+    LbRun r = lb_run(resume);
+    lb_check(r.code == 0, "--resume after the kill: exit %d\n%s", r.code, r.err);
+    lb_run_free(&r);
+    const int n = read_rows(dir, got, 32);
+    check_same_cells("killed and resumed", one, none, got, n);
+    char *st = meta_value(dir, "status");
+    lb_check(strcmp(st, "complete") == 0, "meta.csv after the resume: status \"%s\"", st);
+    free(st);
+}
+
+/* exit 2, one line on stderr containing `words`, no directory */
+static void check_refused(const char *scratch, const char *tag, const char *gpus, const char *words)
+{
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/%s", scratch, tag);
+    char *argv[] = {(char *)bin, "sweep", "--device", "cuda", "--gpus", (char *)gpus, TINY, "--out", dir, NULL};
+    LbRun r = lb_run(argv);
+    lb_check(r.code == 2 && lb_lines(r.err) == 1 && strstr(r.err, words) && !lb_exists(dir),
+             "%s: exit %d, %d lines, directory %s: should be exit 2, one line with \"%s\", none\n%s", tag, r.code,
+             lb_lines(r.err), lb_exists(dir) ? "written" : "absent", words, r.err);
+    lb_run_free(&r);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_cli_gpus PATH-TO-LINBENCH\n");
+        return 2;
+    }
+    bin = argv[1];
+    lb_test_init("test_cli_gpus");
+    const char *scratch = lb_scratch_dir("test_cli_gpus");
+    unsetenv("LB_EMU_MEMORY");
+    unsetenv("LB_EMU_OTHER_MODEL");
+    setenv("LB_EMU_DEVICES", "3", 1);
+    Row one[32];
+    int none = 0;
+    check_all(scratch, one, &none);
+    check_kill_resume(scratch, one, none);
+    check_refused(scratch, "missing", "0,5", "no GPU 5");
+    setenv("LB_EMU_OTHER_MODEL", "2", 1);
+    check_refused(scratch, "two-models", "all", "one model");
+    unsetenv("LB_EMU_OTHER_MODEL");
+    return lb_test_finish("test_cli_gpus");
+}
