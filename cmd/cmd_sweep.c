@@ -730,8 +730,10 @@ static int run_gpus(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t resu
     lb_grid_print(stdout, &grid, f->format);
     fflush(stdout);
     if (outcome == LB_SWEEP_INTERRUPTED) {
+        char *list = lb_setting_text(s, LB_SET_GPUS);
         fprintf(stderr, "linbench: interrupted; finished cells are in %s (continue with: linbench sweep --resume %s --gpus %s)\n",
-                dir, dir, s->gpus_all ? "all" : "LIST");
+                dir, dir, list ? list : "all");
+        free(list);
         rc = LB_EXIT_INTERRUPTED;
         goto out;
     }
