@@ -545,6 +545,130 @@ static int check_fills(Ctx *c, int tokens, int64_t count)
     return compare(c, out, ref, count, 0.0);
 }
 
+/* copy (calibration's bandwidth op): a device-to-device copy of `count` elements, bit-exact. */
+static int check_copy(Ctx *c, int64_t count)
+{
+    LbBackend *be = c->be;
+    snprintf(c->op, sizeof c->op, "copy");
+    snprintf(c->shape, sizeof c->shape, "%lld bytes", (long long)count * (long long)be->elem_bytes);
+    void *d_src, *d_dst;
+    float *src, *out;
+    LB_TRY(dev_elems(c, count, &d_src));
+    LB_TRY(dev_elems(c, count, &d_dst));
+    LB_TRY(hostf(c, count, &src));
+    LB_TRY(hostf(c, count, &out));
+    LB_TRY(random_in(c, d_src, src, count, -1.0f, 1.0f));
+    LB_TRY(poison(c, d_dst, count));
+    LB_TRY(be->ops->copy(be, d_dst, d_src, (size_t)count * be->elem_bytes));
+    LB_TRY(be->ops->download(be, out, d_dst, count));
+    return compare(c, out, src, count, 0.0);
+}
+
+/* gelu (the pass a breakdown times apart from linear's product), in place, against erf GELU in
+ * double of the stored inputs. */
+static int check_gelu(Ctx *c, int64_t rows, int64_t cols)
+{
+    LbBackend *be = c->be;
+    snprintf(c->op, sizeof c->op, "gelu");
+    snprintf(c->shape, sizeof c->shape, "%lld x %lld", (long long)rows, (long long)cols);
+    const int64_t count = rows * cols;
+    void *d_y;
+    float *ref, *out;
+    LB_TRY(dev_elems(c, count, &d_y));
+    LB_TRY(hostf(c, count, &ref));
+    LB_TRY(hostf(c, count, &out));
+    LB_TRY(random_in(c, d_y, ref, count, -4.0f, 4.0f));
+    LB_TRY(be->ops->gelu(be, d_y, rows, cols));
+    LB_TRY(be->ops->download(be, out, d_y, count));
+    for (int64_t i = 0; i < count; i++)
+        ref[i] = c->naive ? (float)gelu_d(ref[i]) : lb_gelu_cpu(ref[i]);
+    return compare(c, out, ref, count, kernel_tol(be->storage));
+}
+
+/* FAVOR+'s features written out in double (the CPU backend's own op is cpu_favor.c). */
+static void naive_favor(float *f, const float *x, int64_t groups, int64_t n, int64_t m, int64_t hd, float scale,
+                        int keys)
+{
+    const double inv_sqrt_m = 1.0 / sqrt((double)m);
+    for (int64_t g = 0; g < groups; g++) {
+        float *fg = f + g * n * m;
+        double group_max = -INFINITY;
+        for (int64_t i = 0; i < n * m; i++)
+            group_max = fg[i] > group_max ? fg[i] : group_max;
+        for (int64_t r = 0; r < n; r++) {
+            const float *xr = x + (g * n + r) * hd;
+            double sq = 0.0, row_max = -INFINITY;
+            for (int64_t j = 0; j < hd; j++)
+                sq += (double)xr[j] * xr[j];
+            for (int64_t j = 0; j < m; j++)
+                row_max = fg[r * m + j] > row_max ? fg[r * m + j] : row_max;
+            const double stab = keys ? group_max : row_max, half = (double)scale * scale * sq / 2;
+            for (int64_t j = 0; j < m; j++)
+                fg[r * m + j] = (float)(exp((double)fg[r * m + j] - half - stab) * inv_sqrt_m);
+        }
+    }
+}
+
+/* favor_features (the Performer's feature maps) for queries (a max per row) or keys (one per group,
+ * through the op's scratch), against FAVOR+ in double of the stored inputs. */
+static int check_favor(Ctx *c, int64_t groups, int64_t n, int64_t m, int64_t hd, int keys)
+{
+    LbBackend *be = c->be;
+    snprintf(c->op, sizeof c->op, "favor_features");
+    snprintf(c->shape, sizeof c->shape, "%lld groups x %lld x %lld, hd %lld, %s", (long long)groups, (long long)n,
+             (long long)m, (long long)hd, keys ? "keys" : "queries");
+    const int64_t fc = groups * n * m, xc = groups * n * hd;
+    const float scale = (float)pow((double)hd, -0.25);
+    void *d_f, *d_x, *d_stat = NULL;
+    float *f, *x, *out;
+    LB_TRY(dev_elems(c, fc, &d_f));
+    LB_TRY(dev_elems(c, xc, &d_x));
+    if (keys)
+        LB_TRY(dev(c, (int64_t)lb_favor_stat_bytes(groups, n), &d_stat));
+    LB_TRY(hostf(c, fc, &f));
+    LB_TRY(hostf(c, xc, &x));
+    LB_TRY(hostf(c, fc, &out));
+    LB_TRY(random_in(c, d_f, f, fc, -3.0f, 2.0f));
+    LB_TRY(random_in(c, d_x, x, xc, -1.5f, 1.5f));
+    LB_TRY(be->ops->favor_features(be, d_f, d_x, d_stat, groups, n, m, hd, scale, keys));
+    LB_TRY(be->ops->download(be, out, d_f, fc));
+    (c->naive ? naive_favor : lb_favor_features_cpu)(f, x, groups, n, m, hd, scale, keys);
+    return compare(c, out, f, fc, kernel_tol(be->storage));
+}
+
+static void naive_divide(const float *x, float *y, int64_t rows, int64_t cols)
+{
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t j = 0; j < cols; j++)
+            y[r * cols + j] = (float)((double)x[r * (cols + 1) + j] / x[r * (cols + 1) + cols]);
+}
+
+/* divide_by_last (the Performer's D^-1): x (rows, cols + 1) with a positive last column. */
+static int check_divide(Ctx *c, int64_t rows, int64_t cols)
+{
+    LbBackend *be = c->be;
+    snprintf(c->op, sizeof c->op, "divide_by_last");
+    snprintf(c->shape, sizeof c->shape, "%lld x %lld + 1", (long long)rows, (long long)cols);
+    const int64_t xc = rows * (cols + 1), yc = rows * cols;
+    void *d_x, *d_y;
+    float *x, *out, *ref;
+    LB_TRY(dev_elems(c, xc, &d_x));
+    LB_TRY(dev_elems(c, yc, &d_y));
+    LB_TRY(hostf(c, xc, &x));
+    LB_TRY(hostf(c, yc, &out));
+    LB_TRY(hostf(c, yc, &ref));
+    LB_TRY(random_in(c, d_x, x, xc, -1.0f, 1.0f));
+    for (int64_t r = 0; r < rows; r++) /* the normaliser: a sum of positive features, away from 0 */
+        x[r * (cols + 1) + cols] = 0.25f + fabsf(x[r * (cols + 1) + cols]);
+    LB_TRY(be->ops->upload(be, d_x, x, xc));
+    LB_TRY(be->ops->download(be, x, d_x, xc));
+    LB_TRY(poison(c, d_y, yc));
+    LB_TRY(be->ops->divide_by_last(be, d_x, d_y, rows, cols));
+    LB_TRY(be->ops->download(be, out, d_y, yc));
+    (c->naive ? naive_divide : lb_divide_by_last_cpu)(x, ref, rows, cols);
+    return compare(c, out, ref, yc, kernel_tol(be->storage));
+}
+
 /* --- forward passes ------------------------------------------------------------------------- */
 
 /* One forward pass of cfg at batch B on be, its output (B, n, d) into out. */
@@ -682,6 +806,16 @@ int lb_check_backend(LbBackend *be, const LbCheckPlan *plan, LbCheckTable *t)
     }
     RUN(check_fills(&c, 0, quick ? 1001 : 10007));
     RUN(check_fills(&c, 1, quick ? 1001 : 10007));
+    /* the ops calibration and a breakdown use, and the Performer's */
+    RUN(check_copy(&c, quick ? 1001 : 100003));
+    RUN(check_gelu(&c, 7, quick ? 70 : 3000));
+    RUN(check_favor(&c, 3, 17, 24, 16, 0));
+    RUN(check_favor(&c, 3, 17, 24, 16, 1));
+    RUN(check_divide(&c, 37, 16));
+    if (!quick) {
+        RUN(check_favor(&c, 4, 130, 64, 64, 1));
+        RUN(check_divide(&c, 130, 64));
+    }
 
     /* The forward passes carve their own workspace from their arena: give this one back first,
      * so a device with little memory (a small --mem-limit's worth) still fits them. */

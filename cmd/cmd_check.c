@@ -114,7 +114,7 @@ static void print_rows(const LbCheckTable *t, size_t from)
             snprintf(thr, sizeof thr, "-");
         else
             snprintf(thr, sizeof thr, "%.1e", r->threshold);
-        printf("%-12s %-5s %-50s %10s %9s  %s%s%s\n", r->op, lb_dtype_name(r->dtype), r->shape, err, thr,
+        printf("%-14s %-5s %-48s %10s %9s  %s%s%s\n", r->op, lb_dtype_name(r->dtype), r->shape, err, thr,
                r->ok ? "ok" : "FAIL", r->error[0] ? "  " : "", r->error);
     }
     fflush(stdout);
@@ -250,7 +250,7 @@ int lb_cmd_check(int argc, char **argv)
         }
         if (i == 0) {
             print_environment(be, cuda, plan.seed);
-            printf("%-12s %-5s %-50s %10s %9s  %s\n", "operation", "dtype", "shape", "rel error", "threshold", "result");
+            printf("%-14s %-5s %-48s %10s %9s  %s\n", "operation", "dtype", "shape", "rel error", "threshold", "result");
         }
         const size_t from = t.count;
         orc = lb_check_backend(be, &plan, &t);

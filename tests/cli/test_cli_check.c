@@ -29,9 +29,13 @@ typedef struct Rows {
     int forward_ok;
 } Rows;
 
-static const char *const ops[] = {"linear", "bmm", "softmax", "layernorm", "embed", "split_heads",
-                                  "merge_heads", "fill_uniform", "fill_tokens", "forward"};
+static const char *const ops[] = {"linear",      "bmm",         "softmax",      "layernorm",   "embed",
+                                  "split_heads", "merge_heads", "fill_uniform", "fill_tokens", "copy",
+                                  "gelu",        "favor_features", "divide_by_last", "forward"};
 #define NOPS (int)(sizeof ops / sizeof ops[0])
+/* The op rows of one dtype's full check: 36, and 7 since copy (1), gelu (1), favor_features (3)
+ * and divide_by_last (2) joined. */
+#define OP_ROWS 43
 
 /* The rows of check's table: the lines after the "operation" header up to the blank line. */
 static Rows parse_rows(const char *out)
@@ -72,7 +76,11 @@ static void check_passes(void)
     Rows rows = parse_rows(r.out);
     lb_check(r.code == 0, "check --device %s: exit %d\n%s%s", device, r.code, r.out, r.err);
     lb_check(strstr(r.out, "environment") && strstr(r.out, "seed"), "check prints an environment block:\n%s", r.out);
-    lb_check(rows.total > 20 && rows.failed == 0, "check --device %s: %d rows, %d failed", device, rows.total, rows.failed);
+    /* one dtype's op rows (attn/check.c's full list): fp32 on cpu, fp32, fp16 and bf16 on cuda */
+    const int dtypes = strcmp(device, "cuda") == 0 ? 3 : 1;
+    lb_check(rows.total - rows.forward_ok == OP_ROWS * dtypes && rows.failed == 0,
+             "check --device %s: %d rows (%d forward), %d failed; want %d op rows", device, rows.total, rows.forward_ok,
+             rows.failed, OP_ROWS * dtypes);
     for (int i = 0; i < NOPS - 1; i++)
         lb_check(rows.op_ok[i] > 0, "check --device %s has an ok row for %s", device, ops[i]);
     if (strcmp(device, "cuda") == 0) {
@@ -86,7 +94,7 @@ static void check_passes(void)
                  "check's environment names the capability, the code it runs, persistence:\n%s", r.out);
         for (const char *t = "fp32"; t; t = strcmp(t, "fp32") == 0 ? "fp16" : strcmp(t, "fp16") == 0 ? "bf16" : NULL) {
             char want[32];
-            snprintf(want, sizeof want, "softmax      %s", t);
+            snprintf(want, sizeof want, "softmax        %s", t);
             lb_check(strstr(r.out, want) != NULL, "check --device cuda has %s rows", t);
         }
     } else {

@@ -1,0 +1,219 @@
+/* sweep --breakdown and calibration end to end on the CPU, then compare and plot reading them:
+ *   - a tiny sweep of every model of the table with --breakdown prints its calibration line and
+ *     records it in meta.csv (four calibration_* keys, positive), and breakdown = 1, even under
+ *     --no-check (the percentages need it);
+ *   - breakdown.csv, read back through libcsv (lb_breakdown_read), has for every cell of each model
+ *     every operation the model runs, a `pass` row of share 1, and the roles' shares summing to 1
+ *     within the stated overhead (attn/breakdown.h), with a percentage of the calibrated limit;
+ *   - compare prints the share table, plot writes a stacked-bar script per model whose data parses;
+ *   - a sweep without --breakdown under --no-check records breakdown = 0 and empty calibration keys,
+ *     writes no breakdown.csv, and a resume of it with --breakdown is refused (exit 2, one line
+ *     naming the flag); --force over the first directory clears its breakdown.csv. */
+#include <math.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "attn/breakdown.h"
+#include "attn/config.h"
+#include "reports/breakdown.h"
+#include "reports/csv_io.h"
+#include "tests/cli/spawn.h"
+#include "tests/cli/sweep_check.h"
+#include "tests/ops/check.h"
+
+static const char *bin;
+
+#define TINY "--layers", "1", "--d-model", "32", "--heads", "2", "--ffn", "64", "--vocab", "100"
+
+static int has_file(const char *dir, const char *name)
+{
+    char path[4400];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return stat(path, &st) == 0;
+}
+
+/* The roles a model's pass must show (tests/model/test_breakdown.c's lists). */
+static int want_roles(LbModelKind m, LbOpRole *r)
+{
+    static const LbOpRole enc[] = {LB_ROLE_EMBED, LB_ROLE_LAYERNORM, LB_ROLE_QKV, LB_ROLE_OUT_PROJ,
+                                   LB_ROLE_FFN_UP, LB_ROLE_GELU, LB_ROLE_FFN_DOWN};
+    int n = 0;
+    for (size_t i = 0; i < sizeof enc / sizeof enc[0]; i++)
+        r[n++] = enc[i];
+    if (m == LB_MODEL_PERFORMER) {
+        r[n++] = LB_ROLE_PERMUTE;
+        r[n++] = LB_ROLE_FEATURE_MAP;
+        r[n++] = LB_ROLE_KV_STATE;
+        r[n++] = LB_ROLE_PV;
+        r[n++] = LB_ROLE_NORMALISE;
+        return n;
+    }
+    r[n++] = LB_ROLE_SCORES;
+    r[n++] = LB_ROLE_SOFTMAX;
+    r[n++] = LB_ROLE_PV;
+    if (m == LB_MODEL_LINFORMER)
+        r[n++] = LB_ROLE_COMPRESS;
+    return n;
+}
+
+static double meta_number(const char *dir, const char *key)
+{
+    char *v = sc_meta(dir, key), *end = NULL;
+    const double x = v && v[0] ? strtod(v, &end) : NAN;
+    const int whole = v && end && *end == '\0';
+    free(v);
+    return whole ? x : NAN;
+}
+
+static void check_breakdown_csv(const char *dir)
+{
+    LbBreakdownRecord *recs = NULL;
+    size_t count = 0;
+    if (!lb_check(lb_breakdown_read(dir, &recs, &count) == LB_OK, "breakdown.csv reads back: %s", lb_error_message()))
+        return;
+    for (int m = 0; m < LB_MODEL_COUNT; m++) {
+        const LbModelKind kind = (LbModelKind)m;
+        LbOpRole want[LB_ROLE_COUNT];
+        const int nw = want_roles(kind, want);
+        int seen[LB_ROLE_COUNT] = {0}, passes = 0, overheads = 0;
+        double roles = 0, overhead = 0, pass_ms = 0;
+        for (size_t i = 0; i < count; i++) {
+            const LbBreakdownRecord *r = &recs[i];
+            if (r->model != kind)
+                continue;
+            lb_check(r->n == 64 && r->k == (lb_model_has_k(kind) ? 16 : 0) && r->batch >= 1 && r->batch <= 2,
+                     "%s: cell n %lld k %lld batch %lld", lb_model_name(kind), (long long)r->n, (long long)r->k,
+                     (long long)r->batch);
+            LbOpRole role;
+            if (strcmp(r->op, "pass") == 0) {
+                passes++;
+                pass_ms = r->ms;
+                lb_check(r->share == 1.0 && r->ms > 0, "%s: pass share %g, %g ms", lb_model_name(kind), r->share, r->ms);
+            } else if (strcmp(r->op, "overhead") == 0) {
+                overheads++;
+                overhead = r->share;
+            } else if (lb_check(lb_op_role_parse(r->op, &role) == 0 && role != LB_ROLE_UNLABELLED, "%s: op %s",
+                                lb_model_name(kind), r->op)) {
+                seen[role]++;
+                roles += r->share;
+                lb_check(r->calls > 0 && r->ms >= 0 && r->bytes > 0, "%s %s: %lld calls, %g ms, %g bytes",
+                         lb_model_name(kind), r->op, (long long)r->calls, r->ms, r->bytes);
+                lb_check(r->ms == 0 || (isfinite(r->percent_of_limit) && r->percent_of_limit > 0),
+                         "%s %s: %g%% of the calibrated limit", lb_model_name(kind), r->op, r->percent_of_limit);
+            }
+        }
+        lb_check(passes == 1 && overheads == 1, "%s: %d pass and %d overhead rows, want 1 each", lb_model_name(kind),
+                 passes, overheads);
+        for (int i = 0; i < nw; i++)
+            lb_check(seen[want[i]] == 1, "%s: %d rows of %s, want 1", lb_model_name(kind), seen[want[i]],
+                     lb_op_role_name(want[i]));
+        lb_check(pass_ms > 0 && fabs(1 - roles) <= LB_BREAKDOWN_OVERHEAD + LB_BREAKDOWN_SLACK_MS / pass_ms,
+                 "%s: the roles' shares sum to %.6f of a %.4f ms pass: outside %g + %g ms", lb_model_name(kind), roles,
+                 pass_ms, LB_BREAKDOWN_OVERHEAD, LB_BREAKDOWN_SLACK_MS);
+        lb_check(fabs(roles + overhead - 1) <= 1e-9, "%s: roles %.17g + overhead %.17g, want 1", lb_model_name(kind),
+                 roles, overhead);
+    }
+    free(recs);
+}
+
+static void check_reports(const char *dir, const char *scratch)
+{
+    char *c[] = {(char *)bin, "compare", (char *)dir, NULL};
+    LbRun r = lb_run(c);
+    lb_check(r.code == 0 && strstr(r.out, "Where the time goes") && strstr(r.out, "feature_map") &&
+                 strstr(r.out, "compress"),
+             "compare shows the breakdown: exit %d\n%s%s", r.code, r.out, r.err);
+    lb_run_free(&r);
+
+    char plots[4200];
+    snprintf(plots, sizeof plots, "%s/plots", scratch);
+    mkdir(plots, 0755);
+    char *p[] = {(char *)bin, "plot", (char *)dir, "--out", plots, "--no-render", NULL};
+    r = lb_run(p);
+    lb_check(r.code == 0, "plot: exit %d\n%s", r.code, r.err);
+    lb_run_free(&r);
+    for (int m = 0; m < LB_MODEL_COUNT; m++) {
+        char path[4400];
+        snprintf(path, sizeof path, "%s/breakdown_%s.gp", plots, lb_model_name((LbModelKind)m));
+        char *gp = lb_slurp(path);
+        lb_check(gp && strstr(gp, "rowstacked") && strstr(gp, "columnheader"), "%s is a stacked-bar script", path);
+        free(gp);
+        snprintf(path, sizeof path, "%s/breakdown_%s.plot.csv", plots, lb_model_name((LbModelKind)m));
+        LbCsvTable t;
+        memset(&t, 0, sizeof t);
+        if (lb_check(lb_csv_read_file(path, 0, &t) == LB_OK, "%s parses: %s", path, lb_error_message())) {
+            /* a header of the cell and each op, one bar whose segments sum to 1 less the overhead's rounding */
+            int ok = t.rows == 2 && t.row[0].count >= 11 && t.row[1].count == t.row[0].count;
+            double sum = 0;
+            for (size_t j = 1; ok && j < t.row[1].count; j++) {
+                double v;
+                ok = lb_csv_parse_double(t.row[1].fields[j], &v) == 0 && v >= -1e-3;
+                sum += v;
+            }
+            lb_check(ok && fabs(sum - 1) <= 1e-9, "%s: %zu rows, segments sum to %.17g", path, t.rows, sum);
+        }
+        lb_csv_table_free(&t);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: test_cli_breakdown PATH-TO-LINBENCH\n");
+        return 2;
+    }
+    bin = argv[1];
+    lb_test_init("test_cli_breakdown");
+    const char *scratch = lb_scratch_dir("test_cli_breakdown");
+    char with[4200], without[4200];
+    snprintf(with, sizeof with, "%s/with", scratch);
+    snprintf(without, sizeof without, "%s/without", scratch);
+
+    char *a[] = {(char *)bin, "sweep", "--device", "cpu", TINY, "--n", "64", "--k", "16", "--models",
+                 "standard,linformer,chunked,performer", "--max-batch", "2", "--cell-time", "1", "--no-check",
+                 "--breakdown", "--out", with, NULL};
+    LbRun r = lb_run(a);
+    lb_check(r.code == 0, "sweep --breakdown: exit %d\n%s", r.code, r.err);
+    lb_check(strstr(r.err, "calibration: ") && strstr(r.err, "TFLOP/s (fp32 product ") && strstr(r.err, "GB/s copy"),
+             "sweep prints its calibration line:\n%s", r.err);
+    lb_run_free(&r);
+    lb_check(sc_rows(with) == 4, "four cells measured");
+    char *b = sc_meta(with, "breakdown");
+    lb_check(b && strcmp(b, "1") == 0, "meta.csv breakdown \"%s\", want 1", b ? b : "(none)");
+    free(b);
+    const double tflops = meta_number(with, "calibration_tflop_per_s"), gbs = meta_number(with, "calibration_copy_gb_per_s");
+    const double dim = meta_number(with, "calibration_product_dim"), bytes = meta_number(with, "calibration_copy_bytes");
+    lb_check(tflops > 0 && tflops < 1e3 && gbs > 0 && gbs < 1e5 && dim >= 256 && bytes >= (1 << 20),
+             "meta.csv calibration: %g TFLOP/s, %g GB/s, product %g, copy %g bytes", tflops, gbs, dim, bytes);
+    check_breakdown_csv(with);
+    check_reports(with, scratch);
+
+    /* Without --breakdown and with --no-check: no calibration, no breakdown.csv. */
+    char *c[] = {(char *)bin, "sweep", "--device", "cpu", TINY, "--n", "64", "--k", "16", "--max-batch", "2",
+                 "--cell-time", "1", "--no-check", "-q", "--out", without, NULL};
+    r = lb_run(c);
+    lb_check(r.code == 0 && !strstr(r.err, "calibration:"), "sweep without --breakdown: exit %d\n%s", r.code, r.err);
+    lb_run_free(&r);
+    b = sc_meta(without, "breakdown");
+    char *cal = sc_meta(without, "calibration_tflop_per_s");
+    lb_check(b && strcmp(b, "0") == 0 && cal && cal[0] == '\0' && !has_file(without, LB_BREAKDOWN_FILE),
+             "without --breakdown: breakdown \"%s\", calibration \"%s\", no breakdown.csv", b ? b : "(none)",
+             cal ? cal : "(none)");
+    free(b);
+    free(cal);
+    char *d[] = {(char *)bin, "sweep", "--resume", without, "--breakdown", NULL};
+    r = lb_run(d);
+    lb_check(r.code == 2 && lb_lines(r.err) == 1 && strstr(r.err, "--breakdown"),
+             "a resume with another --breakdown is refused: exit %d\n%s", r.code, r.err);
+    lb_run_free(&r);
+
+    /* --force over the first directory: its breakdown.csv is a result file and goes. */
+    char *e[] = {(char *)bin, "sweep", "--device", "cpu", TINY, "--n", "64", "--k", "16", "--max-batch", "2",
+                 "--cell-time", "1", "--no-check", "-q", "--force", "--out", with, NULL};
+    r = lb_run(e);
+    lb_check(r.code == 0 && !has_file(with, LB_BREAKDOWN_FILE), "--force clears breakdown.csv: exit %d\n%s", r.code,
+             r.err);
+    lb_run_free(&r);
+    return lb_test_finish("test_cli_breakdown");
+}
