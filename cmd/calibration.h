@@ -2,6 +2,10 @@
 #ifndef LB_CMD_CALIBRATION_H
 #define LB_CMD_CALIBRATION_H
 
+#if defined(LB_LAYER_BASE) || defined(LB_LAYER_ATTN) || defined(LB_LAYER_GPU) || defined(LB_LAYER_REPORTS)
+#error "reports/ and attn/ may not include cmd/ headers"
+#endif
+
 #include <stdint.h>
 
 #include "attn/calibrate.h"
