@@ -64,8 +64,12 @@ int main(void)
     /* A calibration with figures of its own, so the percentages are checked against known limits. */
     LbCalibration cal;
     memset(&cal, 0, sizeof cal);
-    cal.tflop_per_s = 0.001 + (double)lb_test_randint(1, 1000) * 1e-5;
     cal.copy_gb_per_s = 1.0 + (double)lb_test_randint(1, 1000) * 0.01;
+    /* A balance of 4 to 6 FLOPs per byte: the tiny model's linears (about 8 to 10 FLOPs per byte)
+     * are then bound by their FLOPs and its scores and P V (head width 4, about 3) by their bytes,
+     * so both sides of the roofline are checked. */
+    cal.tflop_per_s = cal.copy_gb_per_s * 1e9 * (4.0 + (double)lb_test_randint(0, 1000) * 2e-3) / 1e12;
+    int flops_bound = 0, bytes_bound = 0;
 
     LbBreakdownRecord *all = NULL;
     size_t n_all = 0;
@@ -89,6 +93,7 @@ int main(void)
         if (!lb_check(lb_breakdown_records(c.kind, c.n, c.k, &b, &cal, &r, &count) == LB_OK, "records"))
             continue;
         lb_check(count == (size_t)b.count + 2, "%zu records for %d rows", count, b.count);
+        double pass_floor = 0;
         for (size_t i = 0; i < count; i++) {
             const LbBreakdownRecord *x = &r[i];
             lb_check(x->model == c.kind && x->n == 32 && x->k == (c.kind == LB_MODEL_LINFORMER ? 8 : 0) && x->batch == 2,
@@ -97,14 +102,23 @@ int main(void)
                 lb_check(x->ms == b.pass_ms - b.ops_ms && isnan(x->achieved) && !x->achieved_unit[0], "overhead row");
                 continue;
             }
-            const int product = x->flops > 0;
+            /* The roofline (docs/METHOD.md, "Breakdown"): bounded by whichever of FLOPs over the
+             * product rate and bytes over the copy bandwidth takes longer. */
+            const double flop_ms = x->flops / (cal.tflop_per_s * 1e12) * 1e3;
+            const double byte_ms = x->bytes / (cal.copy_gb_per_s * 1e9) * 1e3;
+            const double floor = flop_ms > byte_ms ? flop_ms : byte_ms;
+            if (strcmp(x->op, "pass") != 0)
+                pass_floor += floor;
+            const int product = strcmp(x->op, "pass") == 0 ? x->flops > 0 : x->flops > 0 && flop_ms >= byte_ms;
+            if (x->flops > 0 && x->bytes > 0 && strcmp(x->op, "pass") != 0)
+                *(flop_ms >= byte_ms ? &flops_bound : &bytes_bound) += 1;
             const double want = product ? x->flops / (x->ms * 1e-3) / 1e12 : x->bytes / (x->ms * 1e-3) / 1e9;
-            const double limit = product ? cal.tflop_per_s : cal.copy_gb_per_s;
+            const double want_pct = 100 * (strcmp(x->op, "pass") == 0 ? pass_floor : floor) / x->ms;
             if (x->ms > 0)
                 lb_check(x->achieved == want && !strcmp(x->achieved_unit, product ? "TFLOP/s" : "GB/s") &&
-                             fabs(x->percent_of_limit - 100 * want / limit) <= 1e-12 * 100 * want / limit,
+                             fabs(x->percent_of_limit - want_pct) <= 1e-12 * want_pct,
                          "%s: achieved %g %s (%g%%), want %g (%g%%)", x->op, x->achieved, x->achieved_unit,
-                         x->percent_of_limit, want, 100 * want / limit);
+                         x->percent_of_limit, want, want_pct);
         }
         const LbBreakdownRecord *pass = &r[count - 1];
         lb_check(!strcmp(pass->op, "pass") && pass->ms == b.pass_ms && pass->share == 1.0 && pass->flops == b.flops,
@@ -116,6 +130,8 @@ int main(void)
         free(r);
     }
     lb_backend_close(be);
+    lb_check(flops_bound > 0 && bytes_bound > 0, "products bound by FLOPs %d, by bytes %d: both sides wanted",
+             flops_bound, bytes_bound);
 
     /* Read back: every record exactly, in order; only breakdown.csv in the directory. */
     LbBreakdownRecord *back = NULL;
