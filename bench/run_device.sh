@@ -48,7 +48,7 @@ note() { SUMMARY+=("$(printf '%-9s %-48s %s' "$1" "$2" "$3")"); }
 left() { echo $((DEADLINE - $(date +%s))); }
 
 # step STAGE NAME LOG CMD...: run CMD under the time left, append its output to LOG, record PASS
-# (0), SKIP (77), TIMEOUT (124/137, or 130 from a sweep stopped by the deadline) or FAIL (other).
+# (0), SKIP (77), STOPPED (a sweep that ended cleanly at the deadline), TIMEOUT or FAIL (other).
 step() {
     local stage=$1 name=$2 log=$3
     shift 3
@@ -61,17 +61,27 @@ step() {
     echo "=== $name ($(date +%T), ${t}s left): $*" >>"$log"
     local s0 rc
     s0=$(date +%s)
-    timeout --kill-after=10 "$t" "$@" >>"$log" 2>&1
+    # --preserve-status: the program's own exit status, so a step stopped at the deadline shows
+    # how it ended (130: a sweep that stopped cleanly; 143 or 137: killed by the signal; 139: a
+    # crash). On the H100 (2026-11-23) two sweeps so stopped printed nothing and left meta.csv
+    # "running" (resumed fine); this says why next time.
+    timeout --preserve-status --kill-after=10 "$t" "$@" >>"$log" 2>&1
     rc=$?
     local dt=$(($(date +%s) - s0))
     echo "=== $name: exit $rc after ${dt}s" >>"$log"
-    case $rc in
-    0) note "$stage" "$name" "PASS (${dt}s)" ;;
-    77) note "$stage" "$name" "SKIP (${dt}s)" ;;
-    124 | 137) note "$stage" "$name" "TIMEOUT (${dt}s)" ;;
-    130) note "$stage" "$name" "STOPPED at the deadline (${dt}s; resume)" ;;
-    *) note "$stage" "$name" "FAIL rc=$rc (${dt}s, see $(basename "$log"))" ;;
-    esac
+    if [ "$dt" -ge "$t" ]; then
+        if [ "$rc" -eq 130 ]; then
+            note "$stage" "$name" "STOPPED at the deadline (${dt}s; resume)"
+        else
+            note "$stage" "$name" "TIMEOUT (${dt}s; exit $rc)"
+        fi
+    else
+        case $rc in
+        0) note "$stage" "$name" "PASS (${dt}s)" ;;
+        77) note "$stage" "$name" "SKIP (${dt}s)" ;;
+        *) note "$stage" "$name" "FAIL rc=$rc (${dt}s, see $(basename "$log"))" ;;
+        esac
+    fi
     tail -n 3 "$log"
     return 0
 }
