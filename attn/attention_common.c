@@ -11,8 +11,8 @@ void *lb_pass_at(const LbPass *p, const void *base, int64_t elems)
 
 void lb_pass_role(LbPass *p, LbOpRole role)
 {
-    if (p->trace)
-        lb_trace_role(p->trace, role);
+    if (p->obs)
+        p->obs->role(p->obs, role);
 }
 
 int lb_pass_alloc(LbPass *p, int64_t elems, const char *what, void **out)

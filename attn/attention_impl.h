@@ -11,12 +11,10 @@
 
 #include "attn/arena.h"
 #include "attn/attention.h"
-#include "attn/breakdown.h"
 #include "attn/forward.h"
 #include "attn/model.h"
 #include "attn/ops.h"
-
-typedef struct LbTrace LbTrace; /* a breakdown's recorder (attn/breakdown.c) */
+#include "attn/pass_observer.h"
 
 /* One forward pass: the model, the arena its temporaries come from, and the sizes. */
 struct LbPass {
@@ -25,20 +23,12 @@ struct LbPass {
     LbBackend *be;
     const LbOps *ops;
     int64_t B, n, k, d, h, hd, f;
-    LbTrace *trace; /* NULL, or the breakdown recording this pass (be and ops are then its own) */
+    LbPassObserver *obs; /* NULL, or who watches this pass (be and ops are then the observer's) */
 };
 
-/* What the op calls that follow are for (attn/breakdown.h), until the next call: a breakdown
- * times and counts each role apart. Free when no breakdown records the pass. */
+/* What the op calls that follow are for (attn/pass_observer.h), until the next call: a breakdown
+ * times and counts each role apart. Free when no observer watches the pass. */
 void lb_pass_role(LbPass *p, LbOpRole role);
-
-/* attn/breakdown.c: the recorder's side of lb_pass_role (an event where the role changes), and
- * the backend its pass runs on (the real one's ops, wrapped to count FLOPs and bytes by role). */
-void lb_trace_role(LbTrace *t, LbOpRole role);
-LbBackend *lb_trace_backend(LbTrace *t);
-
-/* attn/encoder.c: lb_forward with every call made on t's backend and labelled for t. */
-int lb_forward_traced(const LbModel *m, LbArena *a, LbInputs *in, LbTrace *t);
 
 /* base advanced by `elems` storage elements: the forward passes only ever compute addresses. */
 void *lb_pass_at(const LbPass *p, const void *base, int64_t elems);

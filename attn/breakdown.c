@@ -1,6 +1,6 @@
 /* The per-operation breakdown: see breakdown.h.
  *
- * How it is taken. The pass runs through lb_forward_traced on a wrapper of the real backend: the
+ * How it is taken. The pass runs through lb_forward_observed on a wrapper of the real backend: the
  * same LbBackend fields (its impl, storage, element size), an ops table whose compute ops count
  * each call's FLOPs and bytes under the current role and then call the real op. lb_pass_role
  * records a timer event whenever the role changes (nothing else: no synchronisation inside the
@@ -23,11 +23,11 @@
  * kernels) are timed under their role but count no FLOPs or bytes. */
 #include "attn/breakdown.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "attn/arena.h"
-#include "attn/attention_impl.h"
 #include "attn/forward.h"
 #include "attn/model.h"
 #include "attn/plan.h"
@@ -49,6 +49,8 @@ int lb_op_role_parse(const char *s, LbOpRole *out)
     return -1;
 }
 
+/* A breakdown's recorder: the wrapped backend the pass runs on, and the events and counts. */
+typedef struct LbTrace LbTrace;
 struct LbTrace {
     LbBackend wrap; /* first, so a wrapped op can find its trace from the backend it is given */
     LbOps ops;
@@ -60,11 +62,10 @@ struct LbTrace {
     int64_t calls[LB_ROLE_COUNT];
     double flops[LB_ROLE_COUNT], bytes[LB_ROLE_COUNT];
     int rc; /* the first failure to record an event: lb_pass_role has no status to return */
+    LbPassObserver obs; /* what the pass sees of it: the wrapper, and the role changes */
 };
 
 static LbTrace *trace_of(LbBackend *be) { return (LbTrace *)be; }
-
-LbBackend *lb_trace_backend(LbTrace *t) { return &t->wrap; }
 
 static void mark(LbTrace *t)
 {
@@ -88,7 +89,7 @@ static void mark(LbTrace *t)
     t->interval[t->events++] = t->role;
 }
 
-void lb_trace_role(LbTrace *t, LbOpRole role)
+static void trace_role(LbTrace *t, LbOpRole role)
 {
     if (role == t->role)
         return;
@@ -116,10 +117,10 @@ static int w_linear(LbBackend *be, const void *x, const void *w, const void *b, 
     if (!gelu)
         return LB_OK;
     const LbOpRole was = t->role;
-    lb_trace_role(t, LB_ROLE_GELU);
+    trace_role(t, LB_ROLE_GELU);
     count(t, 0, 2 * r * o, 0);
     LB_TRY(t->real->ops->gelu(t->real, y, rows, out));
-    lb_trace_role(t, was);
+    trace_role(t, was);
     return LB_OK;
 }
 
@@ -195,6 +196,12 @@ static int w_divide_by_last(LbBackend *be, const void *x, void *y, int64_t rows,
     return t->real->ops->divide_by_last(t->real, x, y, rows, cols);
 }
 
+/* The pass's side of trace_role: its observer is a member of the trace. */
+static void observe_role(LbPassObserver *obs, LbOpRole role)
+{
+    trace_role((LbTrace *)((char *)obs - offsetof(LbTrace, obs)), role);
+}
+
 static void trace_init(LbTrace *t, LbBackend *real)
 {
     memset(t, 0, sizeof *t);
@@ -213,6 +220,8 @@ static void trace_init(LbTrace *t, LbBackend *real)
     t->wrap = *real;
     t->wrap.ops = &t->ops;
     t->role = LB_ROLE_COUNT;
+    t->obs.be = &t->wrap;
+    t->obs.role = observe_role;
 }
 
 /* Forget the last pass's events and counts, keeping the buffers. */
@@ -230,7 +239,7 @@ static void trace_restart(LbTrace *t)
 static int traced_pass(LbTrace *t, const LbModel *m, LbArena *a, LbInputs *in)
 {
     trace_restart(t);
-    int rc = lb_forward_traced(m, a, in, t);
+    int rc = lb_forward_observed(m, a, in, &t->obs);
     if (rc != LB_OK)
         return rc;
     t->role = LB_ROLE_COUNT;

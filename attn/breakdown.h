@@ -4,8 +4,8 @@
  * the pass; aggregated over layers by role, with the FLOPs and bytes of every call counted from
  * its arguments by the formula of METHOD.md.
  *
- * Roles are set by the forward code before its calls (lb_pass_role, attn/attention_impl.h): the
- * encoder labels the embedding, LayerNorms and feed-forward, each model its attention. A model
+ * Roles (attn/pass_observer.h) are set by the forward code before its calls (lb_pass_role,
+ * attn/attention_impl.h), and the breakdown watches the pass as its observer: the encoder labels the embedding, LayerNorms and feed-forward, each model its attention. A model
  * added to the table gets its operations named by labelling its calls; calls it leaves unlabelled
  * show as `unlabelled`. */
 #ifndef LB_BREAKDOWN_H
@@ -15,31 +15,12 @@
 
 #include "attn/config.h"
 #include "attn/ops.h"
+#include "attn/pass_observer.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* What an operation of the forward pass is for. The order is the breakdown's row order. */
-typedef enum LbOpRole {
-    LB_ROLE_UNLABELLED = 0, /* a call no role was set for */
-    LB_ROLE_EMBED,          /* token + position embedding */
-    LB_ROLE_LAYERNORM,      /* every LayerNorm (with its residual add) */
-    LB_ROLE_QKV,            /* the Q, K, V projections (Linformer early: Q on n rows, K', V' on k) */
-    LB_ROLE_COMPRESS,       /* Linformer's E X, F X (early) or E K, F V (late) */
-    LB_ROLE_FEATURE_MAP,    /* feature maps of Q and K (Performer) */
-    LB_ROLE_PERMUTE,        /* head split and merge copies, where a model still makes them */
-    LB_ROLE_SCORES,         /* Q K^T / sqrt(hd) */
-    LB_ROLE_SOFTMAX,
-    LB_ROLE_KV_STATE,       /* K'^T V and its normaliser (Performer) */
-    LB_ROLE_PV,             /* the product giving the attention output: P V (Performer: Q' (K'^T V)) */
-    LB_ROLE_NORMALISE,      /* Performer's D^-1 */
-    LB_ROLE_OUT_PROJ,       /* the output projection */
-    LB_ROLE_FFN_UP,         /* the first FFN product and its bias */
-    LB_ROLE_GELU,           /* the erf GELU pass after it */
-    LB_ROLE_FFN_DOWN,
-    LB_ROLE_COUNT
-} LbOpRole;
 
 /* "embed", "layernorm", "qkv", ... as breakdown.csv writes them; NULL outside the enum. */
 const char *lb_op_role_name(LbOpRole r);

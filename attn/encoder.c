@@ -50,15 +50,16 @@ int lb_forward_setup(LbModel *m, LbInputs *in, const LbModelConfig *cfg, LbBacke
     return rc;
 }
 
-/* The pass on `be` (the model's backend, or a breakdown's wrapper of it), labelled for `trace`. */
-static int forward(const LbModel *m, LbArena *a, LbInputs *in, LbBackend *be, LbTrace *trace)
+/* The pass on the model's backend, or on the observer's and labelled for it. */
+static int forward(const LbModel *m, LbArena *a, LbInputs *in, LbPassObserver *obs)
 {
+    LbBackend *be = obs ? obs->be : m->be;
     const LbModelConfig *c = &m->cfg;
     const LbModelDesc *desc = lb_model_desc(c->kind);
     if (!desc)
         return LB_FAIL(LB_ERR_INVALID, "unknown model kind %d", (int)c->kind);
     LbPass p = {m, a, be, be->ops, in->batch, c->n, c->k, c->d_model, c->heads,
-                lb_config_head_dim(c), c->ffn, trace};
+                lb_config_head_dim(c), c->ffn, obs};
     const int64_t rows = p.B * p.n;
     const size_t mark = lb_arena_mark(a);
     int rc;
@@ -85,10 +86,10 @@ static int forward(const LbModel *m, LbArena *a, LbInputs *in, LbBackend *be, Lb
 
 int lb_forward(const LbModel *m, LbArena *a, LbInputs *in)
 {
-    return forward(m, a, in, m->be, NULL);
+    return forward(m, a, in, NULL);
 }
 
-int lb_forward_traced(const LbModel *m, LbArena *a, LbInputs *in, LbTrace *t)
+int lb_forward_observed(const LbModel *m, LbArena *a, LbInputs *in, LbPassObserver *obs)
 {
-    return forward(m, a, in, lb_trace_backend(t), t);
+    return forward(m, a, in, obs);
 }

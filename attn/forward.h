@@ -12,6 +12,7 @@
 
 #include "attn/arena.h"
 #include "attn/model.h"
+#include "attn/pass_observer.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -43,6 +44,10 @@ int lb_forward_setup(LbModel *m, LbInputs *in, const LbModelConfig *cfg, LbBacke
 /* One full forward pass: embedding, LayerNorm, L encoder layers. Result in in->x.
  * Temporaries come from `a` and are released before it returns. */
 int lb_forward(const LbModel *m, LbArena *a, LbInputs *in);
+
+/* lb_forward with every op called on obs->be and each group of calls named to obs (the
+ * breakdown's pass, attn/breakdown.c). */
+int lb_forward_observed(const LbModel *m, LbArena *a, LbInputs *in, LbPassObserver *obs);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,51 @@
+/* What a forward pass tells whoever watches it, declared below the pass (attn/encoder.c), the
+ * plan (attn/plan.c) and the breakdown (attn/breakdown.c) so that none of them needs another
+ * above it: the breakdown watches a pass the way the plan counts one, from above.
+ *
+ * A pass with an observer makes its op calls on the observer's backend (so the observer sees
+ * every op run: a wrapper that counts or times each call and then makes it on the real backend)
+ * and says, before each group of calls, which role they play (`role`). A pass without one runs
+ * on the model's backend and says nothing. */
+#ifndef LB_PASS_OBSERVER_H
+#define LB_PASS_OBSERVER_H
+
+#include "attn/ops.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What an operation of the forward pass is for. The order is the breakdown's row order. */
+typedef enum LbOpRole {
+    LB_ROLE_UNLABELLED = 0, /* a call no role was set for */
+    LB_ROLE_EMBED,          /* token + position embedding */
+    LB_ROLE_LAYERNORM,      /* every LayerNorm (with its residual add) */
+    LB_ROLE_QKV,            /* the Q, K, V projections (Linformer early: Q on n rows, K', V' on k) */
+    LB_ROLE_COMPRESS,       /* Linformer's E X, F X (early) or E K, F V (late) */
+    LB_ROLE_FEATURE_MAP,    /* feature maps of Q and K (Performer) */
+    LB_ROLE_PERMUTE,        /* head split and merge copies, where a model still makes them */
+    LB_ROLE_SCORES,         /* Q K^T / sqrt(hd) */
+    LB_ROLE_SOFTMAX,
+    LB_ROLE_KV_STATE,       /* K'^T V and its normaliser (Performer) */
+    LB_ROLE_PV,             /* the product giving the attention output: P V (Performer: Q' (K'^T V)) */
+    LB_ROLE_NORMALISE,      /* Performer's D^-1 */
+    LB_ROLE_OUT_PROJ,       /* the output projection */
+    LB_ROLE_FFN_UP,         /* the first FFN product and its bias */
+    LB_ROLE_GELU,           /* the erf GELU pass after it */
+    LB_ROLE_FFN_DOWN,
+    LB_ROLE_COUNT
+} LbOpRole;
+
+typedef struct LbPassObserver LbPassObserver;
+struct LbPassObserver {
+    LbBackend *be; /* the pass calls every op on this backend instead of the model's */
+    /* The calls that follow, until the next call of this, play `role`. No status: an observer
+     * that fails keeps the failure and reports it after the pass. */
+    void (*role)(LbPassObserver *obs, LbOpRole role);
+};
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
