@@ -54,8 +54,9 @@ typedef struct LbBreakdown {
 } LbBreakdown;
 
 /* Build cfg's model at `batch` on `be` from `seed` (its arena sized by the plan, as a measured
- * cell's), run one traced pass untimed (it creates the events and warms the library caches),
- * then one timed traced pass, and fill *out. LB_ERR_NOMEM when the arena does not fit. */
+ * cell's), run one traced pass of one sequence untimed (it creates the events and warms the
+ * library caches), then one timed traced pass of the whole batch, and fill *out. LB_ERR_NOMEM
+ * when the arena does not fit. */
 int lb_breakdown_cell(LbBackend *be, const LbModelConfig *cfg, int64_t batch, uint64_t seed, LbBreakdown *out);
 
 /* Whether the rows sum to the pass within the stated overhead. */
