@@ -63,8 +63,8 @@ step() {
     s0=$(date +%s)
     # --preserve-status: the program's own exit status, so a step stopped at the deadline shows
     # how it ended (130: a sweep that stopped cleanly; 143 or 137: killed by the signal; 139: a
-    # crash). On the H100 (2026-11-23) two sweeps so stopped printed nothing and left meta.csv
-    # "running" (resumed fine); this says why next time.
+    # crash). On the H100 (2026-11-23) two sweeps so stopped died by timeout's second SIGTERM
+    # (to the process group), since fixed in cmd/cmd_sweep.c.
     timeout --preserve-status --kill-after=10 "$t" "$@" >>"$log" 2>&1
     rc=$?
     local dt=$(($(date +%s) - s0))

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -55,14 +56,28 @@ void lb_help_sweep(FILE *out)
 }
 
 static volatile sig_atomic_t stop_requested;
+static struct timespec first_stop; /* when the first stop signal came */
 
+/* The first stop signal ends the sweep after the pass in progress. A second Ctrl-C at least a
+ * second later stops it at once, as a person pressing it again means; anything else is the same
+ * request again: `timeout` sends its SIGTERM to the sweep and then to its whole process group,
+ * twice within microseconds, and on an H100 (2026-11-23) the second one, taken as "stop now",
+ * killed two sweeps before they could record that they were interrupted. clock_gettime is
+ * async-signal-safe. */
 static void on_signal(int sig)
 {
-    if (stop_requested) { /* a second Ctrl-C: stop now */
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (!stop_requested) {
+        first_stop = now;
+        stop_requested = 1;
+        return;
+    }
+    const double since = (double)(now.tv_sec - first_stop.tv_sec) + (double)(now.tv_nsec - first_stop.tv_nsec) * 1e-9;
+    if (sig == SIGINT && since >= 1.0) {
         signal(sig, SIG_DFL);
         raise(sig);
     }
-    stop_requested = 1;
 }
 
 enum { OPT_OUT = 'o', OPT_QUIET = 'q', OPT_HELP = 'h', OPT_FORCE = 1000, OPT_RESUME, OPT_FORMAT, OPT_NO_CHECK };

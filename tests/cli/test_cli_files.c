@@ -79,6 +79,33 @@ static void long_lists(const char *scratch)
     }
 }
 
+/* One stop request sent twice is still one request: `timeout` sends SIGTERM to the sweep and then
+ * to its process group, and a sweep that took the second as "stop now" died by the signal with
+ * meta.csv still "running" (two sweeps on an H100, 2026-11-23; here, 10 ms apart). Each gap below
+ * must still end in a clean interruption. */
+static void repeated_stop(const char *scratch)
+{
+    const long gaps_us[] = {0, 2000, 10000, 50000};
+    for (size_t i = 0; i < sizeof gaps_us / sizeof gaps_us[0]; i++) {
+        char dir[512];
+        snprintf(dir, sizeof dir, "%s/stopped-%zu", scratch, i);
+        char *argv[] = {(char *)bin, "sweep", TINY, "--n", "16:4096", "--k", "8", "--out", dir, NULL};
+        pid_t pid = lb_start(argv);
+        wait_rows(dir, 2);
+        kill(pid, SIGTERM);
+        struct timespec gap = {0, gaps_us[i] * 1000};
+        nanosleep(&gap, NULL);
+        kill(pid, SIGTERM);
+        LbRun r = lb_wait(pid);
+        char *status = sc_meta(dir, "status");
+        lb_check(r.code == 130 && status && strcmp(status, "interrupted") == 0,
+                 "SIGTERM twice, %ld us apart: exit %d (want 130), meta.csv status %s (want interrupted)", gaps_us[i],
+                 r.code, status ? status : "(none)");
+        free(status);
+        lb_run_free(&r);
+    }
+}
+
 /* Defect 5: --force removes the old grids before its first row. */
 static void force_clears(const char *scratch)
 {
@@ -206,6 +233,7 @@ int main(int argc, char **argv)
 
     long_lists(scratch);
     force_clears(scratch);
+    repeated_stop(scratch);
 
     /* Defect 6: no k < n. */
     char *nothing[] = {"--n", "512", "--k", "4096"};
