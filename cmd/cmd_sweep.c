@@ -282,6 +282,8 @@ typedef struct WorkerReport {
     LbSweepDevice dev;
     uint64_t free_bytes, total_bytes;
     LbCheckResult check;
+    int calibrated; /* this GPU's own limits measured (cal), for its breakdown rows */
+    LbCalibration cal;
 } WorkerReport;
 
 typedef struct WorkerGo {
@@ -467,6 +469,15 @@ static void worker_main(const LbRunSettings *s, const SweepFlags *f, const LbSwe
         snprintf(rep->message, sizeof rep->message, "%s", lb_error_message());
     else if (!f->no_check)
         rep->check_rc = lb_quick_check(be, &s->model, &rep->check);
+    /* Each GPU's own calibration, as a one-GPU sweep makes it (after the check, unless --no-check
+     * without --breakdown), within its free memory less the headroom; the parent prints them. */
+    if (rep->rc == LB_OK && rep->check_rc == 0 && (!f->no_check || s->breakdown)) {
+        const uint64_t headroom = lb_run_settings_headroom(s, rep->total_bytes);
+        const uint64_t room = rep->free_bytes > headroom ? rep->free_bytes - headroom : 0;
+        const uint64_t cap = s->mem_limit && s->mem_limit < room ? s->mem_limit : room;
+        rep->check_rc = lb_sweep_calibrate(be, cap, 1, &rep->cal);
+        rep->calibrated = rep->check_rc == 0;
+    }
     WorkerGo go = {0, 0, 0};
     if (write_all(up, rep, sizeof *rep) != 0 || rep->rc != LB_OK || read_all(down, &go, sizeof go) != 1 || !go.go) {
         lb_backend_close(be);
@@ -477,6 +488,7 @@ static void worker_main(const LbRunSettings *s, const SweepFlags *f, const LbSwe
     GpuProgress progress = {gpu, f->quiet};
     LbSweepJob job = *parent_job;
     job.budget = go.budget;
+    job.calibration = rep->calibrated ? &rep->cal : NULL;
     job.progress = gpu_progress;
     job.progress_ctx = &progress;
     LbSweepOutcome outcome = LB_SWEEP_COMPLETE;
@@ -600,7 +612,7 @@ static int run_gpus(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t resu
     LbSweepJob job = {
         s, dir, f->resume != NULL, f->resume ? meta : NULL, command_line ? command_line : "linbench sweep", 0,
         {0, 0, 0.0, 0}, NULL, NULL,
-        NULL, /* no calibration on several GPUs yet: meta.csv's calibration_* empty */
+        NULL, /* set from the first GPU's calibration once the workers report */
     };
     stop_requested = 0;
     struct sigaction sa;
@@ -700,6 +712,14 @@ static int run_gpus(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t resu
             job.check.max_rel_error = rep[i].check.max_rel_error;
     }
     job.check.seed = rep[0].check.seed;
+    /* meta.csv's calibration_* keys: the first GPU's, as its device; each worker's breakdown rows
+     * use its own GPU's */
+    if (rep[0].calibrated)
+        job.calibration = &rep[0].cal;
+    for (int i = 0; i < ngpus && !f->quiet; i++)
+        if (rep[i].calibrated)
+            fprintf(stderr, "calibration: gpu %d: %.3g TFLOP/s (product %lld), %.3g GB/s copy\n", w[i].gpu,
+                    rep[i].cal.tflop_per_s, (long long)rep[i].cal.dim, rep[i].cal.copy_gb_per_s);
     if (f->force && (rc = lb_outdir_clear_results(dir)) != 0)
         goto stop_workers;
     created = 0; /* from here the directory holds results */

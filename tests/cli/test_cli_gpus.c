@@ -10,6 +10,10 @@
  * Usage: test_cli_gpus PATH-TO-LINBENCH-ON-THE-EMULATOR */
 #include <stdlib.h>
 
+#include <math.h>
+
+#include "attn/status.h"
+#include "reports/breakdown.h"
 #include "reports/csv_io.h"
 #include "tests/cli/spawn.h"
 #include "tests/ops/check.h"
@@ -134,6 +138,40 @@ static void check_all(const char *scratch, Row *one, int *none)
     free(count);
 }
 
+/* --breakdown on several GPUs: each worker calibrates its own GPU (one line each on stderr), meta.csv
+ * records the first's, and every breakdown row that took time has its percentage of the limit
+ * (before, a sweep on several GPUs did not calibrate and left them empty). */
+static void check_breakdown(const char *scratch)
+{
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/breakdown", scratch);
+    /* two GPUs and two cells: an emulated calibration takes some 15 s of CPU */
+    char *argv[] = {(char *)bin, "sweep", "--device", "cuda", "--gpus", "0,1", TINY, "--n", "32", "--k", "8", "--breakdown",
+                    "--out", dir, NULL};
+    LbRun r = lb_run(argv);
+    lb_check(r.code == 0, "--gpus 0,1 --breakdown: exit %d\n%s", r.code, r.err);
+    lb_check(strstr(r.err, "calibration: gpu 0:") && strstr(r.err, "calibration: gpu 1:"),
+             "a calibration line per GPU:\n%s", r.err);
+    lb_run_free(&r);
+    char *tflops = meta_value(dir, "calibration_tflop_per_s"), *gbs = meta_value(dir, "calibration_copy_gb_per_s");
+    lb_check(tflops && atof(tflops) > 0 && gbs && atof(gbs) > 0, "meta.csv calibration_tflop_per_s \"%s\", calibration_copy_gb_per_s \"%s\"",
+             tflops ? tflops : "", gbs ? gbs : "");
+    free(tflops);
+    free(gbs);
+    LbBreakdownRecord *recs = NULL;
+    size_t count = 0, timed = 0, with_pct = 0;
+    if (lb_check(lb_breakdown_read(dir, &recs, &count) == LB_OK, "breakdown.csv reads back: %s", lb_error_message())) {
+        for (size_t i = 0; i < count; i++) {
+            if (recs[i].ms > 0 && strcmp(recs[i].op, "overhead") != 0 && (recs[i].flops > 0 || recs[i].bytes > 0)) {
+                timed++;
+                with_pct += isfinite(recs[i].percent_of_limit) && recs[i].percent_of_limit > 0;
+            }
+        }
+        free(recs);
+    }
+    lb_check(timed > 0 && with_pct == timed, "%zu of %zu timed breakdown rows have percent_of_limit", with_pct, timed);
+}
+
 /* Start argv in its own process group (its workers join it), output to scratch files. */
 static pid_t start_group(char *const argv[])
 {
@@ -216,6 +254,7 @@ int main(int argc, char **argv)
     int none = 0;
     check_all(scratch, one, &none);
     check_kill_resume(scratch, one, none);
+    check_breakdown(scratch);
     check_refused(scratch, "missing", "0,5", "no GPU 5");
     setenv("LB_EMU_OTHER_MODEL", "2", 1);
     check_refused(scratch, "two-models", "all", "one model");
