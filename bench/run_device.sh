@@ -26,7 +26,7 @@
 #
 # usage: bench/run_device.sh [STAGE...]          (from anywhere; see bench/README.md)
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 ROOT=$(pwd)
 OUT=${OUT:-$ROOT/out-device}
 mkdir -p "$OUT"
@@ -215,7 +215,8 @@ stage_bench() {
 sweep_to() {
     local name=$1 dir=$2
     shift 2
-    local log=$LOGS/$(basename "$dir").log
+    local log
+    log=$LOGS/$(basename "$dir").log
     if [ -f "$dir/meta.csv" ]; then
         step "$name" "linbench sweep --resume $(basename "$dir")" "$log" "$BIN/linbench" sweep --resume "$dir"
     else

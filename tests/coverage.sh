@@ -84,7 +84,7 @@ awk -v root="$root" '
         }
         printf "%-28s %8d %8d %6.1f%%\n", "gpu/ in all", T, R, T ? 100 * R / T : 0
         print (T ? 100 * R / T : 0) > "/dev/stderr"
-    }' $(find "$work" -name '*.gcov') 2>"$work/percent"
+    }' $(find "$work" -name '*.gcov') 2>"$work/percent" # the names hold no blanks: gcov's -p writes # for /
 pct=$(cat "$work/percent")
 if [ -n "$min" ] && awk -v p="$pct" -v m="$min" 'BEGIN { exit !(p < m) }'; then
     echo "coverage.sh: ${pct}% of gpu/'s lines executed, under --min $min" >&2
