@@ -7,10 +7,16 @@
 #include <string.h>
 
 #include "attn/measure.h"
+#include "attn/sizes.h"
 #include "attn/status.h"
 
-#define LB_CAL_MIN_DIM 256
-#define LB_CAL_MIN_COPY ((size_t)1 << 20)
+/* The sizes start here where the memory allowed holds them, and go down to the floors where it
+ * does not (a sweep's budget may be a few MiB): a small product measures a lower rate than the
+ * device's best, which meta.csv's note says, but a sweep whose cells fit is never refused. */
+#define LB_CAL_START_DIM 256
+#define LB_CAL_START_COPY ((size_t)1 << 20)
+#define LB_CAL_FLOOR_DIM 32
+#define LB_CAL_FLOOR_COPY ((size_t)64 << 10)
 #define LB_CAL_MAX_REPS 64
 #define LB_CAL_SEED 0xca1b5eedULL
 
@@ -112,48 +118,120 @@ done:
     return rc;
 }
 
+/* The product's size: from the largest start the memory allowed holds, doubling until one
+ * repetition takes target_ms or the next size is not allowed; where the device has less memory
+ * than allowed, halving until one runs and growing no more. *limited: memory, not the target or
+ * the cap, chose the size. */
+static int pick_product(LbBackend *be, const LbCalibrateOptions *opt, int64_t *out, int *limited)
+{
+    int64_t dim = LB_CAL_START_DIM;
+    while (dim > LB_CAL_FLOOR_DIM && (dim > opt->max_dim || product_bytes(be, dim) > opt->max_bytes)) {
+        dim /= 2;
+        *limited |= product_bytes(be, dim * 2) > opt->max_bytes;
+    }
+    if (product_bytes(be, dim) > opt->max_bytes) {
+        char need[32], have[32], ws[32];
+        lb_format_size(product_bytes(be, dim), need, sizeof need);
+        lb_format_size(opt->max_bytes, have, sizeof have);
+        lb_format_size(be->workspace_bytes, ws, sizeof ws);
+        if (be->workspace_bytes)
+            return LB_FAIL(LB_ERR_NOMEM, "the memory budget of %s is less than the smallest calibration product takes (%s, of which %s is the library workspace every cell takes too)",
+                           have, need, ws);
+        return LB_FAIL(LB_ERR_NOMEM, "the memory budget of %s is less than the smallest calibration product takes (%s)",
+                       have, need);
+    }
+    int64_t ran = 0; /* the size that ran last */
+    int short_of_memory = 0;
+    for (;;) {
+        double ms = 0;
+        const int rc = time_product(be, dim, 1, &ms);
+        if (rc == LB_ERR_NOMEM) {
+            *limited = 1;
+            if (ran)
+                break;
+            if (dim == LB_CAL_FLOOR_DIM)
+                return LB_FAIL(LB_ERR_NOMEM, "the device could not give the smallest calibration product (%lld x %lld) its memory",
+                               (long long)dim, (long long)dim);
+            dim /= 2;
+            short_of_memory = 1;
+            continue;
+        }
+        LB_TRY(rc);
+        ran = dim;
+        if (ms >= opt->target_ms || 2 * dim > opt->max_dim)
+            break;
+        if (short_of_memory || product_bytes(be, 2 * dim) > opt->max_bytes) {
+            *limited = 1;
+            break;
+        }
+        dim *= 2;
+    }
+    *out = ran;
+    return LB_OK;
+}
+
+/* The copy's size, by the same rule: a copy of `bytes` takes 2 x bytes. */
+static int pick_copy(LbBackend *be, const LbCalibrateOptions *opt, size_t *out, int *limited)
+{
+    size_t bytes = LB_CAL_START_COPY;
+    while (bytes > LB_CAL_FLOOR_COPY && (bytes > opt->max_copy || 2 * bytes > opt->max_bytes)) {
+        bytes /= 2;
+        *limited |= 4 * bytes > opt->max_bytes;
+    }
+    if (2 * bytes > opt->max_bytes) {
+        char need[32], have[32];
+        lb_format_size(2 * bytes, need, sizeof need);
+        lb_format_size(opt->max_bytes, have, sizeof have);
+        return LB_FAIL(LB_ERR_NOMEM, "the memory budget of %s is less than the smallest calibration copy takes (%s)",
+                       have, need);
+    }
+    size_t ran = 0;
+    int short_of_memory = 0;
+    for (;;) {
+        double ms = 0;
+        const int rc = time_copy(be, bytes, 1, &ms);
+        if (rc == LB_ERR_NOMEM) {
+            *limited = 1;
+            if (ran)
+                break;
+            if (bytes == LB_CAL_FLOOR_COPY)
+                return LB_FAIL(LB_ERR_NOMEM, "the device could not give the smallest calibration copy (%zu bytes) its memory",
+                               bytes);
+            bytes /= 2;
+            short_of_memory = 1;
+            continue;
+        }
+        LB_TRY(rc);
+        ran = bytes;
+        if (ms >= opt->target_ms || 2 * bytes > opt->max_copy)
+            break;
+        if (short_of_memory || 4 * bytes > opt->max_bytes) {
+            *limited = 1;
+            break;
+        }
+        bytes *= 2;
+    }
+    *out = ran;
+    return LB_OK;
+}
+
 int lb_calibrate(LbBackend *be, const LbCalibrateOptions *opt, LbCalibration *out)
 {
     memset(out, 0, sizeof *out);
     if (!be->ops->copy || !be->ops->linear)
         return LB_FAIL(LB_ERR_UNSUPPORTED, "calibration: the %s backend has no copy or linear op", be->ops->name);
-    if (opt->reps < 1 || opt->reps > LB_CAL_MAX_REPS || !(opt->target_ms > 0) || opt->max_dim < LB_CAL_MIN_DIM ||
-        opt->max_copy < LB_CAL_MIN_COPY || opt->max_bytes < product_bytes(be, LB_CAL_MIN_DIM) ||
-        opt->max_bytes < 2 * LB_CAL_MIN_COPY)
-        return LB_FAIL(LB_ERR_INVALID, "calibration: reps must be 1 to %d, the target positive, the caps at least a product of %d and a copy of 1 MiB",
-                       LB_CAL_MAX_REPS, LB_CAL_MIN_DIM);
-    double ms = 0;
-    /* The product: double the size until one takes target_ms, or the next would not be allowed
-     * or not fit (then the last size that ran is measured). */
-    int64_t dim = LB_CAL_MIN_DIM;
-    for (;;) {
-        int rc = time_product(be, dim, 1, &ms);
-        if (rc == LB_ERR_NOMEM && dim > LB_CAL_MIN_DIM) {
-            dim /= 2;
-            break;
-        }
-        LB_TRY(rc);
-        if (ms >= opt->target_ms || 2 * dim > opt->max_dim || product_bytes(be, 2 * dim) > opt->max_bytes)
-            break;
-        dim *= 2;
-    }
+    if (opt->reps < 1 || opt->reps > LB_CAL_MAX_REPS || !(opt->target_ms > 0) || opt->max_dim < LB_CAL_FLOOR_DIM ||
+        opt->max_copy < LB_CAL_FLOOR_COPY)
+        return LB_FAIL(LB_ERR_INVALID, "calibration: reps must be 1 to %d, the target positive, the caps at least a product of %d and a copy of %zu KiB",
+                       LB_CAL_MAX_REPS, LB_CAL_FLOOR_DIM, LB_CAL_FLOOR_COPY >> 10);
+    int64_t dim = 0;
+    LB_TRY(pick_product(be, opt, &dim, &out->limited_by_memory));
     LB_TRY(time_product(be, dim, opt->reps, &out->product_ms));
     out->dim = dim;
     if (out->product_ms > 0)
         out->tflop_per_s = 2.0 * (double)dim * (double)dim * (double)dim / (out->product_ms * 1e-3) / 1e12;
-
-    size_t bytes = LB_CAL_MIN_COPY;
-    for (;;) {
-        int rc = time_copy(be, bytes, 1, &ms);
-        if (rc == LB_ERR_NOMEM && bytes > LB_CAL_MIN_COPY) {
-            bytes /= 2;
-            break;
-        }
-        LB_TRY(rc);
-        if (ms >= opt->target_ms || 2 * bytes > opt->max_copy || 4 * bytes > opt->max_bytes)
-            break;
-        bytes *= 2;
-    }
+    size_t bytes = 0;
+    LB_TRY(pick_copy(be, opt, &bytes, &out->limited_by_memory));
     LB_TRY(time_copy(be, bytes, opt->reps, &out->copy_ms));
     out->copy_bytes = (int64_t)bytes;
     if (out->copy_ms > 0)

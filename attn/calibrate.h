@@ -32,13 +32,18 @@ typedef struct LbCalibration {
     int64_t copy_bytes;   /* the buffer copied */
     double product_ms, copy_ms; /* the medians */
     int reps;
+    int limited_by_memory; /* 1: the memory allowed (or the device's), not the target time or the
+                            * caps, chose a size: its rate may be below the device's best */
 } LbCalibration;
 
 /* Measure both on `be` (its storage type, its TF32 setting). Memory comes from be->ops->mem_alloc
  * and is given back before it returns; inputs are random (fill_uniform), never zeros, since a
- * GPU multiplies zeros faster. Sizes double from a product of 256 and a copy of 1 MiB until one
- * repetition takes opt->target_ms or the size reaches its cap, then opt->reps repetitions are
- * timed (after one untimed). LB_ERR_NOMEM when not even the smallest sizes fit. */
+ * GPU multiplies zeros faster. Sizes double from a product of 256 and a copy of 1 MiB (smaller,
+ * down to 32 and 64 KiB, where opt->max_bytes holds no more) until one repetition takes
+ * opt->target_ms or the size reaches its cap, then opt->reps repetitions are timed (after one
+ * untimed). LB_ERR_NOMEM, its message saying why in the user's terms, when not even the smallest
+ * sizes fit in opt->max_bytes or on the device; LB_ERR_INVALID for options out of range (a
+ * caller's mistake). */
 int lb_calibrate(LbBackend *be, const LbCalibrateOptions *opt, LbCalibration *out);
 
 #ifdef __cplusplus

@@ -284,6 +284,7 @@ typedef struct WorkerReport {
     LbCheckResult check;
     int calibrated; /* this GPU's own limits measured (cal), for its breakdown rows */
     LbCalibration cal;
+    char cal_note[256]; /* meta.csv's calibration_note for the first GPU */
 } WorkerReport;
 
 typedef struct WorkerGo {
@@ -475,8 +476,9 @@ static void worker_main(const LbRunSettings *s, const SweepFlags *f, const LbSwe
         const uint64_t headroom = lb_run_settings_headroom(s, rep->total_bytes);
         const uint64_t room = rep->free_bytes > headroom ? rep->free_bytes - headroom : 0;
         const uint64_t cap = s->mem_limit && s->mem_limit < room ? s->mem_limit : room;
-        rep->check_rc = lb_sweep_calibrate(be, cap, 1, &rep->cal);
-        rep->calibrated = rep->check_rc == 0;
+        rep->check_rc = lb_sweep_calibrate(be, cap, 1, &rep->cal, &rep->calibrated, rep->cal_note, sizeof rep->cal_note);
+    } else {
+        snprintf(rep->cal_note, sizeof rep->cal_note, "skipped with the check (--no-check)");
     }
     WorkerGo go = {0, 0, 0};
     if (write_all(up, rep, sizeof *rep) != 0 || rep->rc != LB_OK || read_all(down, &go, sizeof go) != 1 || !go.go) {
@@ -612,7 +614,7 @@ static int run_gpus(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t resu
     LbSweepJob job = {
         s, dir, f->resume != NULL, f->resume ? meta : NULL, command_line ? command_line : "linbench sweep", 0,
         {0, 0, 0.0, 0}, NULL, NULL,
-        NULL, /* set from the first GPU's calibration once the workers report */
+        NULL, NULL, /* set from the first GPU's calibration once the workers report */
     };
     stop_requested = 0;
     struct sigaction sa;
@@ -716,10 +718,13 @@ static int run_gpus(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t resu
      * use its own GPU's */
     if (rep[0].calibrated)
         job.calibration = &rep[0].cal;
+    job.calibration_note = rep[0].cal_note;
     for (int i = 0; i < ngpus && !f->quiet; i++)
         if (rep[i].calibrated)
             fprintf(stderr, "calibration: gpu %d: %.3g TFLOP/s (product %lld), %.3g GB/s copy\n", w[i].gpu,
                     rep[i].cal.tflop_per_s, (long long)rep[i].cal.dim, rep[i].cal.copy_gb_per_s);
+        else if (!f->no_check || s->breakdown)
+            fprintf(stderr, "calibration skipped: gpu %d: %s\n", w[i].gpu, rep[i].cal_note);
     if (f->force && (rc = lb_outdir_clear_results(dir)) != 0)
         goto stop_workers;
     created = 0; /* from here the directory holds results */
@@ -862,8 +867,11 @@ int lb_cmd_sweep(int argc, char **argv)
     /* This device's own limits, before the first cell: skipped with the check under --no-check,
      * unless --breakdown wants them for its percentages. */
     LbCalibration calibration;
-    const int calibrate = !f.no_check || s.breakdown;
-    if (calibrate && (rc = lb_sweep_calibrate(be, budget, f.quiet, &calibration)) != 0)
+    char calibration_note[512] = "skipped with the check (--no-check)";
+    int calibrated = 0;
+    if ((!f.no_check || s.breakdown) &&
+        (rc = lb_sweep_calibrate(be, budget, f.quiet, &calibration, &calibrated, calibration_note,
+                                 sizeof calibration_note)) != 0)
         goto out;
     if (f.force && (rc = lb_outdir_clear_results(dir)) != 0) /* before the first new row */
         goto out;
@@ -875,7 +883,7 @@ int lb_cmd_sweep(int argc, char **argv)
     const LbSweepJob job = {
         &s, dir, f.resume != NULL, f.resume ? &meta : NULL, command_line ? command_line : "linbench sweep", budget,
         {check.ran, check.failures > 0, check.max_rel_error, check.seed}, lb_progress_event, &progress,
-        calibrate ? &calibration : NULL,
+        calibrated ? &calibration : NULL, calibration_note,
     };
     stop_requested = 0;
     struct sigaction sa;

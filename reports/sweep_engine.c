@@ -190,7 +190,9 @@ static int write_meta(const LbSweepJob *job, const LbSweepDevice *dev, const cha
         SET("check_seed", "%s", "");
     }
     /* this run's calibration (attn/calibrate.h): the device's own product rate and copy
-     * bandwidth, measured before the first cell; empty when it did not run */
+     * bandwidth, measured before the first cell; empty when it did not run, the note saying why */
+    SET("calibration", "%s", job->calibration ? "measured" : "skipped");
+    SET("calibration_note", "%s", job->calibration_note ? job->calibration_note : "");
     if (job->calibration) {
         const LbCalibration *cal = job->calibration;
         SET("calibration_tflop_per_s", "%.6g", cal->tflop_per_s);

@@ -90,6 +90,8 @@ typedef struct LbSweepJob {
     /* This device's limits, measured by the caller before the first cell (NULL: not measured):
      * meta.csv's calibration_* keys, and the percentages of breakdown.csv (settings->breakdown). */
     const LbCalibration *calibration;
+    const char *calibration_note; /* meta.csv's calibration_note: why it was skipped, or what
+                                   * limited it; NULL or "" for none */
 } LbSweepJob;
 
 typedef enum LbSweepOutcome {

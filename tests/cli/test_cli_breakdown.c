@@ -8,7 +8,11 @@
  *   - compare prints the share table, plot writes a stacked-bar script per model whose data parses;
  *   - a sweep without --breakdown under --no-check records breakdown = 0 and empty calibration keys,
  *     writes no breakdown.csv, and a resume of it with --breakdown is refused (exit 2, one line
- *     naming the flag); --force over the first directory clears its breakdown.csv. */
+ *     naming the flag); --force over the first directory clears its breakdown.csv;
+ *   - a sweep whose memory budget (--mem-limit 1M) holds its cells but not the default calibration
+ *     sizes (a copy of 1 MiB takes 2) calibrates within it: exit 0, every cell ok, meta.csv's
+ *     calibration measured with a copy of at most half the budget and a note saying the budget
+ *     limited it, and no internal message on stderr. */
 #include <math.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -157,6 +161,29 @@ static void check_reports(const char *dir, const char *scratch)
     }
 }
 
+/* Calibration never fails a sweep whose cells fit: under 1 MiB both cells (221 KB and 139 KB
+ * planned at batch 2) run, and the calibration shrinks to the budget. */
+static void check_small_budget(const char *scratch)
+{
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/budget-1M", scratch);
+    char *a[] = {(char *)bin, "sweep", "--device", "cpu", TINY, "--n", "64", "--k", "16", "--max-batch", "2",
+                 "--cell-time", "1", "--mem-limit", "1M", "--out", dir, NULL};
+    LbRun r = lb_run(a);
+    lb_check(r.code == 0 && !strstr(r.err, "reps must be") && strstr(r.err, "calibration: "),
+             "sweep --mem-limit 1M: exit %d\n%s", r.code, r.err);
+    lb_run_free(&r);
+    lb_check(sc_rows(dir) == 2 && sc_files_parse(dir, 1, "budget-1M"), "two cells measured under 1 MiB");
+    char *state = sc_meta(dir, "calibration"), *note = sc_meta(dir, "calibration_note");
+    const double bytes = meta_number(dir, "calibration_copy_bytes"), dim = meta_number(dir, "calibration_product_dim");
+    lb_check(state && strcmp(state, "measured") == 0 && bytes > 0 && bytes <= (1 << 19) && dim > 0 &&
+                 note && strstr(note, "budget"),
+             "meta.csv under 1 MiB: calibration \"%s\", copy %g bytes, product %g, note \"%s\"", state ? state : "(none)",
+             bytes, dim, note ? note : "(none)");
+    free(state);
+    free(note);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -202,6 +229,12 @@ int main(int argc, char **argv)
              cal ? cal : "(none)");
     free(b);
     free(cal);
+    char *state = sc_meta(without, "calibration"), *note = sc_meta(without, "calibration_note");
+    lb_check(state && strcmp(state, "skipped") == 0 && note && strstr(note, "--no-check"),
+             "without --breakdown: calibration \"%s\", note \"%s\" (want skipped, naming --no-check)",
+             state ? state : "(none)", note ? note : "(none)");
+    free(state);
+    free(note);
     char *d[] = {(char *)bin, "sweep", "--resume", without, "--breakdown", NULL};
     r = lb_run(d);
     lb_check(r.code == 2 && lb_lines(r.err) == 1 && strstr(r.err, "--breakdown"),
@@ -215,5 +248,6 @@ int main(int argc, char **argv)
     lb_check(r.code == 0 && !has_file(with, LB_BREAKDOWN_FILE), "--force clears breakdown.csv: exit %d\n%s", r.code,
              r.err);
     lb_run_free(&r);
+    check_small_budget(scratch);
     return lb_test_finish("test_cli_breakdown");
 }

@@ -8,7 +8,11 @@
  *   - the out-of-memory step-downs: memory that cudaMemGetInfo reports but cudaMalloc cannot
  *     have (LB_EMU_MEMORY_HIDDEN) makes the arena's allocation fail and the batch search bisect
  *     down; a cuBLAS call that cannot get its own memory (LB_EMU_BLAS_ALLOC) makes the
- *     verification pass step down; both end in an ok cell at a smaller batch, never ERR.
+ *     verification pass step down; both end in an ok cell at a smaller batch, never ERR;
+ *   - a memory budget too small for the calibration (--mem-limit 16M and 32M: less than the
+ *     32 MiB cuBLAS workspace and a product) does not fail the sweep: exit 0, the cells measured
+ *     (OOM: they need the workspace too), meta.csv's calibration skipped with a note naming the
+ *     budget, and stderr free of the calibration's internals.
  * Usage: test_cli_emu PATH-TO-LINBENCH-ON-THE-EMULATOR */
 #include <math.h>
 #include <stdlib.h>
@@ -193,6 +197,34 @@ static void check_step_down(const char *scratch)
     lb_check(blas > 0 && blas < full, "cuBLAS short of memory: batch %lld, want 0 < it < %lld", blas, full);
 }
 
+/* Issue 23's sweep: the calibration is skipped with its reason, never the sweep's failure. */
+static void check_calibration_budget(const char *scratch)
+{
+    const char *limits[] = {"16M", "32M"};
+    for (int i = 0; i < 2; i++) {
+        char out[512];
+        snprintf(out, sizeof out, "%s/budget-%s", scratch, limits[i]);
+        char *argv[] = {(char *)bin, "sweep", "--device", "cuda", "--layers", "2", "--d-model", "64", "--heads", "4",
+                        "--ffn", "128", "--vocab", "500", "--n", "64,128", "--k", "16,32", "--mem-limit",
+                        (char *)limits[i], "--cell-time", "1", "--out", out, NULL};
+        LbRun r = lb_run(argv);
+        lb_check(r.code == 0 && !strstr(r.err, "reps must be") && !strstr(r.err, "caps at least"),
+                 "sweep --mem-limit %s on the emulator: exit %d\n%s", limits[i], r.code, r.err);
+        lb_run_free(&r);
+        char *state = meta_value(out, "calibration"), *note = meta_value(out, "calibration_note");
+        char *tflops = meta_value(out, "calibration_tflop_per_s");
+        char st[16][64];
+        const int rows = raw_column(out, "status", st, 16);
+        lb_check(strcmp(state, "skipped") == 0 && strstr(note, "budget") && tflops[0] == '\0' && rows == 6,
+                 "--mem-limit %s: calibration \"%s\", note \"%s\", rate \"%s\", %d rows (want skipped, a note "
+                 "naming the budget, no rate, 6 rows)",
+                 limits[i], state, note, tflops, rows);
+        free(state);
+        free(note);
+        free(tflops);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -208,5 +240,6 @@ int main(int argc, char **argv)
     check_dump(scratch);
     check_headroom(scratch);
     check_step_down(scratch);
+    check_calibration_budget(scratch);
     return lb_test_finish("test_cli_emu");
 }

@@ -2,9 +2,13 @@
  * for a CPU, and, with the backend's timer replaced by a scripted one, the sizes it settles on,
  * the medians and the rates are exactly what the method says (doubling until one repetition
  * takes the target, the median of the repetitions, 2 dim^3 FLOPs, 2 x bytes moved); a memory
- * limit stops the doubling at the last size that fits; bad options are refused. */
+ * limit stops the doubling at the last size that fits; a smaller one starts the sizes below
+ * 256 and 1 MiB (issue 23: a sweep's budget of a few MiB is no reason to fail it), a device with
+ * less memory than allowed steps them down, and only what fits nowhere is NOMEM; bad options are
+ * refused. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "attn/calibrate.h"
 #include "attn/ops.h"
@@ -111,15 +115,60 @@ int main(void)
         be->ops = real;
         lb_backend_close(be);
     }
-    /* 512 KiB: not even the smallest product. */
+    /* A budget of 1 MiB (--mem-limit's least) on a large device: the product of 256 (768 KiB in
+     * fp32) fits and doubles no further; the copy starts at 512 KiB (1 MiB with its destination)
+     * instead of 1 MiB, and the result says memory chose the sizes. */
+    be = NULL;
+    if (lb_check(lb_cpu_backend_open(LB_DTYPE_FP32, (size_t)64 << 20, &be) == LB_OK, "open: %s", lb_error_message())) {
+        scripted = *be->ops;
+        scripted.timer_stop = scripted_stop;
+        be->ops = &scripted;
+        script = fast;
+        script_len = 1;
+        opt = lb_calibrate_defaults();
+        opt.max_bytes = (size_t)1 << 20;
+        rc = lb_calibrate(be, &opt, &cal);
+        lb_check(rc == LB_OK && cal.dim == 256 && cal.copy_bytes == (1 << 19) && cal.limited_by_memory,
+                 "1 MiB budget: rc %s (%s), dim %lld (want 256), copy %lld (want 512 KiB), limited %d", lb_status_name(rc),
+                 lb_error_message(), (long long)cal.dim, (long long)cal.copy_bytes, cal.limited_by_memory);
+        /* 100 KiB: a product of 64 (48 KiB) fits, no copy of 64 KiB (128 KiB) does: NOMEM, its
+         * message naming the budget (the user's term), not the options. */
+        opt.max_bytes = (size_t)100 << 10;
+        rc = lb_calibrate(be, &opt, &cal);
+        lb_check(rc == LB_ERR_NOMEM && strstr(lb_error_message(), "memory budget of 100 KiB") &&
+                     strstr(lb_error_message(), "copy"),
+                 "100 KiB budget: %s, want NOMEM naming the budget and the copy: %s", lb_status_name(rc),
+                 lb_error_message());
+        be->ops = real;
+        lb_backend_close(be);
+    }
+    /* A device of 512 KiB, the budget the default 1 GiB: the product of 256 does not get its
+     * memory, so the sizes step down until one runs (128: 192 KiB) and grow no more; the copy
+     * likewise (at most 256 KiB: 512 KiB with its destination). */
     be = NULL;
     if (lb_check(lb_cpu_backend_open(LB_DTYPE_FP32, (size_t)1 << 19, &be) == LB_OK, "open tiny: %s",
                  lb_error_message())) {
+        opt = lb_calibrate_defaults();
+        opt.target_ms = 1e9; /* never reached: only memory stops the sizes */
+        opt.reps = 1;
         rc = lb_calibrate(be, &opt, &cal);
-        lb_check(rc == LB_ERR_NOMEM, "512 KiB: %s, want NOMEM", lb_status_name(rc));
+        lb_check(rc == LB_OK && cal.dim == 128 && cal.copy_bytes >= (64 << 10) && cal.copy_bytes <= (256 << 10) &&
+                     cal.limited_by_memory,
+                 "512 KiB device: rc %s (%s), dim %lld (want 128), copy %lld (want 64 to 256 KiB), limited %d",
+                 lb_status_name(rc), lb_error_message(), (long long)cal.dim, (long long)cal.copy_bytes,
+                 cal.limited_by_memory);
         opt.reps = 0;
         rc = lb_calibrate(be, &opt, &cal);
         lb_check(rc == LB_ERR_INVALID, "reps 0: %s, want INVALID", lb_status_name(rc));
+        lb_backend_close(be);
+    }
+    /* A device of 64 KiB: the product of 32 (12 KiB) runs, no copy of 64 KiB gets its 128: NOMEM. */
+    be = NULL;
+    if (lb_check(lb_cpu_backend_open(LB_DTYPE_FP32, (size_t)64 << 10, &be) == LB_OK, "open 64 KiB: %s",
+                 lb_error_message())) {
+        opt = lb_calibrate_defaults();
+        rc = lb_calibrate(be, &opt, &cal);
+        lb_check(rc == LB_ERR_NOMEM, "64 KiB device: %s, want NOMEM", lb_status_name(rc));
         lb_backend_close(be);
     }
     return lb_test_finish("test_calibrate");
