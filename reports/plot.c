@@ -16,6 +16,7 @@
 #include "reports/atomic_file.h"
 #include "reports/breakdown_plot.h"
 #include "reports/csv_io.h"
+#include "reports/plot_style.h"
 #include "reports/settings.h"
 #include "reports/speedups.h"
 
@@ -253,6 +254,7 @@ static double ms_per_seq(const LbSweepDir *s, LbModelKind model, int64_t n, int6
 typedef struct TimeLine {
     LbModelKind model;
     int64_t k;
+    LbLineStyle style; /* the model's hue, the k's shade and dash (reports/plot_style.h) */
 } TimeLine;
 
 typedef struct TimeArg {
@@ -260,14 +262,13 @@ typedef struct TimeArg {
     TimeLine *line;
 } TimeArg;
 
-/* A line's column title: the model's name, "k=128" for the paper's Linformer (as the figure
- * always read), "performer k=128" for any other model with a k axis. */
+/* A line's title, its data column's name too: the model's name, and "linformer k=128" for a
+ * model with a k axis. Every line names its model: in a figure of several, "k=128" alone could be
+ * any of them. */
 static void line_title(const TimeLine *l, char *buf, size_t size)
 {
     if (!lb_model_has_k(l->model))
         snprintf(buf, size, "%s", lb_model_name(l->model));
-    else if (l->model == LB_MODEL_LINFORMER)
-        snprintf(buf, size, "k=%lld", (long long)l->k);
     else
         snprintf(buf, size, "%s k=%lld", lb_model_name(l->model), (long long)l->k);
 }
@@ -334,8 +335,17 @@ static int time_script(FILE *f, const LbSweepDir *s, const void *arg)
         for (size_t i = 0; i < g->rows; i++)
             fprintf(f, "%s'%lld' %lld", i ? ", " : "", (long long)g->n[i], (long long)g->n[i]);
         fputs(")\n", f);
-        fprintf(f, "plot for [c=2:%zu] data using 1:c with linespoints linewidth 2 pointtype 7 pointsize 0.8 title columnheader(c)\n",
-                t->count + 1);
+        /* Each line's colour, dash and title written out: gnuplot's own cycle repeats after
+         * eight lines, and a reader matches a line by its model's hue first. */
+        for (size_t c = 0; c < t->count; c++) {
+            const LbLineStyle *st = &t->line[c].style;
+            char title[64];
+            line_title(&t->line[c], title, sizeof title);
+            fprintf(f, "%s data using 1:%zu with linespoints linewidth 2 linecolor rgb '#%06x' dashtype %d pointtype %d pointsize 0.9 title ",
+                    c ? ", \\\n    " : "plot", c + 2, st->rgb, st->dashtype, st->pointtype);
+            gp_quote(f, title);
+        }
+        fputc('\n', f);
     }
     gp_svg(f, name);
     return LB_OK;
@@ -463,10 +473,11 @@ int lb_plot_write(const LbSweepDir *s, const char *out_dir, LbPlotList *out)
     for (int m = 0; m < LB_MODEL_COUNT; m++) {
         if (!measured[m])
             continue;
-        if (!lb_model_has_k((LbModelKind)m))
-            t.line[t.count++] = (TimeLine){(LbModelKind)m, 0};
-        for (size_t j = 0; lb_model_has_k((LbModelKind)m) && j < s->grid.cols; j++)
-            t.line[t.count++] = (TimeLine){(LbModelKind)m, s->grid.k[j]};
+        const LbModelKind kind = (LbModelKind)m;
+        const size_t nk = lb_model_has_k(kind) ? s->grid.cols : 1;
+        for (size_t j = 0; j < nk; j++)
+            t.line[t.count++] = (TimeLine){kind, lb_model_has_k(kind) ? s->grid.k[j] : 0,
+                                           lb_plot_line_style(kind, (int)j, (int)nk)};
     }
     int rc = write_file(out_dir, "time_per_seq", ".plot.csv", time_data, s, &t);
     if (rc == LB_OK)

@@ -6,8 +6,9 @@
  *                   against k (columns), value in each cell
  *   memory_speedup  the same for the memory grid
  *   time_per_seq    ms per sequence against n, log-log, one line per measured model without a
- *                   k axis ("standard", "chunked") and per model and k ("k=128" for Linformer,
- *                   as the paper's Figure 2; "performer k=128" for others), from raw.csv's ok rows
+ *                   k axis ("standard", "chunked") and per model and k ("linformer k=128",
+ *                   "performer k=128": every title names its model), from raw.csv's ok rows;
+ *                   a hue per model, a shade and dash per k (reports/plot_style.h)
  * and for every other measured model (lb_models_measured) against standard, where standard was
  * measured:
  *   time_speedup_MODEL, memory_speedup_MODEL   a heatmap pair, for a model with a k axis

@@ -103,10 +103,10 @@ int main(int argc, char **argv)
     snprintf(path, sizeof path, "%s/time_per_seq.plot.csv", out);
     LbCsvTable t;
     if (CHECK(lb_csv_read_file(path, 0, &t) == 0 && t.rows == 5 && t.row[0].count == 5,
-              "time_per_seq.plot.csv: header and 4 rows of n,standard,k=128,k=256,k=512")) {
+              "time_per_seq.plot.csv: header and 4 rows of n,standard,linformer k=128,linformer k=256,linformer k=512")) {
         const int64_t ns[4] = {512, 1024, 2048, 4096}, ks[3] = {128, 256, 512};
         CHECK(strcmp(t.row[0].fields[0], "n") == 0 && strcmp(t.row[0].fields[1], "standard") == 0 &&
-                  strcmp(t.row[0].fields[2], "k=128") == 0 && strcmp(t.row[0].fields[4], "k=512") == 0,
+                  strcmp(t.row[0].fields[2], "linformer k=128") == 0 && strcmp(t.row[0].fields[4], "linformer k=512") == 0,
               "time_per_seq.plot.csv header");
         for (int i = 0; i < 4; i++) {
             for (int c = 1; c < 5; c++) {
