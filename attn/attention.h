@@ -27,6 +27,11 @@ typedef struct LbModelDesc {
     const char *name;      /* as the CLI and the CSV files write it */
     const char *k_meaning; /* what the grid's k axis is for this model ("projected length"); NULL
                             * when the model has none (its cells are (n) alone) */
+    const char *k_range;   /* the k its check accepts, for --help ("1 to n"); NULL without a k axis */
+    /* The flags of the settings only this model reads, space-separated ("sharing order"); NULL:
+     * none. --k is every model's with a k axis. A flag no model of a run reads is noted as
+     * having no effect (cmd/options.h). */
+    const char *own_flags;
     /* Whether (n, k) is a cell of this model; k is 0 for a model without a k axis. NULL: every. */
     int (*cell_exists)(int64_t n, int64_t k);
     /* The model's own settings, after lb_config_check checked the encoder's: LB_ERR_INVALID and

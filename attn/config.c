@@ -87,6 +87,39 @@ const char *lb_model_k_meaning(LbModelKind m)
     return d && d->k_meaning ? d->k_meaning : "";
 }
 
+const char *lb_model_k_range(LbModelKind m)
+{
+    const LbModelDesc *d = lb_model_desc(m);
+    return d && d->k_meaning && d->k_range ? d->k_range : "";
+}
+
+/* Whether `flag` is a word of the space-separated `list`. */
+static int listed(const char *list, const char *flag)
+{
+    const size_t len = strlen(flag);
+    for (const char *p = list; p && *p;) {
+        const size_t word = strcspn(p, " ");
+        if (word == len && strncmp(p, flag, len) == 0)
+            return 1;
+        p += word + (p[word] == ' ');
+    }
+    return 0;
+}
+
+static int reads(const LbModelDesc *d, const char *flag)
+{
+    return strcmp(flag, "k") == 0 ? d->k_meaning != NULL : listed(d->own_flags, flag);
+}
+
+int lb_model_reads_flag(LbModelKind m, const char *flag)
+{
+    int owned = 0;
+    for (int i = 0; i < LB_MODEL_COUNT; i++)
+        owned |= reads(lb_model_desc((LbModelKind)i), flag);
+    const LbModelDesc *d = lb_model_desc(m);
+    return !owned ? -1 : d && reads(d, flag);
+}
+
 int lb_model_cell_exists(LbModelKind m, int64_t n, int64_t k)
 {
     const LbModelDesc *d = lb_model_desc(m);

@@ -88,6 +88,12 @@ const char *lb_order_name(LbOrder o);
  * k means for it ("projected length"); "" when it has none. */
 int lb_model_has_k(LbModelKind m);
 const char *lb_model_k_meaning(LbModelKind m);
+/* The k a model accepts, as --help says it ("1 to n"); "" when it has no k axis. */
+const char *lb_model_k_range(LbModelKind m);
+/* Whether model m reads --FLAG (FLAG without "--"): 1 or 0 for a flag that only some models read
+ * (k, and each model's own_flags: sharing, order, chunk); -1 for a flag no model owns (every
+ * model reads --layers, --dtype ...). */
+int lb_model_reads_flag(LbModelKind m, const char *flag);
 /* Whether the cell (n, k) of a model is measured at all: k is ignored for a model without a k
  * axis; Linformer's k must be below n (no compression otherwise: the grid's EMPTY cells). */
 int lb_model_cell_exists(LbModelKind m, int64_t n, int64_t k);

@@ -61,6 +61,7 @@ static void describe(const LbModelConfig *c, char *buf, size_t size)
 
 const LbModelDesc lb_model_chunked = {
     .name = "chunked",
+    .own_flags = "chunk",
     .check = check,
     .attention = attention,
     .flops_per_layer = flops_per_layer,

@@ -203,6 +203,8 @@ static void describe(const LbModelConfig *c, char *buf, size_t size)
 const LbModelDesc lb_model_linformer = {
     .name = "linformer",
     .k_meaning = "projected length",
+    .k_range = "1 to n",
+    .own_flags = "sharing order",
     .cell_exists = cell_exists,
     .check = check,
     .build = build,

@@ -165,6 +165,7 @@ static void describe(const LbModelConfig *c, char *buf, size_t size)
 const LbModelDesc lb_model_performer = {
     .name = "performer",
     .k_meaning = "random features m (one draw per layer, shared by its heads)",
+    .k_range = "1 or more, m > n too",
     .check = check,
     .build = build,
     .attention = attention,

@@ -41,9 +41,9 @@ void lb_help_run(FILE *out)
     model_list(out, 0);
     fputs(" (default standard)\n"
           "  --n N               sequence length, 2 to 1048576 (default 512)\n"
-          "  --k N               the k axis of a model that has one (Linformer's projected\n"
-          "                      length), 1 to n (default 128)\n",
+          "  --k N               the k of a model with a k axis, 1 to 1048576 (default 128):\n",
           out);
+    lb_options_help_k(out); /* what k is, and may be, per model: the model table's */
     lb_options_help(out, LB_FOR_RUN);
     fputs("Dump:\n"
           "  --dump DIR          write ids.npy, every weight, output.npy and index.csv into DIR\n"
@@ -130,7 +130,7 @@ int lb_cmd_run(int argc, char **argv)
     lb_run_settings_free(&o); /* one cell: the sweep's lists are not used (nor re-allocated: no --n LIST here) */
     const char *dump_dir = NULL;
     int64_t batch = 1;
-    int c, rc, no_check = 0;
+    int c, rc, no_check = 0, k_given = 0;
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
@@ -149,7 +149,9 @@ int lb_cmd_run(int argc, char **argv)
             break;
         case OPT_K:
             if (lb_parse_int64(optarg, LB_K_MIN, LB_N_MAX, &o.model.k))
-                return lb_usage_error("invalid argument \"%s\" for --k: should be an integer from %d to n", optarg, LB_K_MIN);
+                return lb_usage_error("invalid argument \"%s\" for --k: should be an integer from %d to %d", optarg,
+                                      LB_K_MIN, LB_N_MAX);
+            k_given = 1;
             break;
         case OPT_DUMP: dump_dir = optarg; break;
         case OPT_BATCH:
@@ -177,6 +179,8 @@ int lb_cmd_run(int argc, char **argv)
         return lb_usage_error("%s", msg);
     if ((rc = lb_options_check_host_memory(&o)) != 0)
         return rc;
+    /* run's --k is its own flag, the sweep's --k LIST the table's: one name, one note */
+    lb_options_note_unread(o.given | (k_given ? UINT64_C(1) << LB_SET_K : 0), 1u << o.model.kind);
     if (dump_dir && (rc = lb_outdir_prepare(dump_dir, 0, "dump", 0)) != 0)
         return rc;
 

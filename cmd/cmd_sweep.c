@@ -830,6 +830,7 @@ int lb_cmd_sweep(int argc, char **argv)
         rc = validate(&s, &f, &meta, &resumed_budget);
     if (rc != 0)
         goto out;
+    lb_options_note_unread(s.given, s.models); /* --chunk without the chunked model ... */
 
     if (s.gpus_all || s.ngpus) {
         rc = run_gpus(&s, &f, &meta, resumed_budget, argc, argv);

@@ -46,7 +46,86 @@ int lb_options_finish(LbRunSettings *s)
     return 0;
 }
 
-/* Help text with its "{models}" replaced by the model table's names, each '\n' followed by the
+/* The text column of --help: where a setting's help starts, and the widest line. */
+#define HELP_COLUMN 22
+#define HELP_WIDTH 94
+
+/* words on lines of at most HELP_WIDTH, the first starting at `column` (already reached), the
+ * next ones indented to `indent` */
+static void wrapped(FILE *out, const char *words, int column, int indent)
+{
+    int at = column;
+    for (const char *p = words; *p;) {
+        const int len = (int)strcspn(p, " ");
+        if (at > indent && at + 1 + len > HELP_WIDTH) {
+            fprintf(out, "\n%*s", indent, "");
+            at = indent;
+        } else if (at > indent) {
+            fputc(' ', out);
+            at++;
+        }
+        fprintf(out, "%.*s", len, p);
+        at += len;
+        p += len;
+        while (*p == ' ')
+            p++;
+    }
+}
+
+void lb_options_help_k(FILE *out)
+{
+    for (int m = 0; m < LB_MODEL_COUNT; m++) {
+        const LbModelKind kind = (LbModelKind)m;
+        if (!lb_model_has_k(kind))
+            continue;
+        char line[256];
+        snprintf(line, sizeof line, "%s: %s, %s", lb_model_name(kind), lb_model_k_meaning(kind), lb_model_k_range(kind));
+        fprintf(out, "%*s", HELP_COLUMN, "");
+        wrapped(out, line, HELP_COLUMN, HELP_COLUMN + 2);
+        fputc('\n', out);
+    }
+}
+
+/* "standard, linformer and chunked": the models of `models` (bit 1u << kind) that read (or, with
+ * reading 0, do not read) `flag`. */
+static void model_names(char *buf, size_t size, unsigned models, const char *flag, int reading)
+{
+    int count = 0, total = 0;
+    for (int m = 0; m < LB_MODEL_COUNT; m++)
+        total += (models >> m & 1) && lb_model_reads_flag((LbModelKind)m, flag) == reading;
+    buf[0] = '\0';
+    for (int m = 0; m < LB_MODEL_COUNT; m++) {
+        if (!(models >> m & 1) || lb_model_reads_flag((LbModelKind)m, flag) != reading)
+            continue;
+        const size_t at = strlen(buf);
+        snprintf(buf + at, size - at, "%s%s", count == 0 ? "" : count + 1 == total ? " and " : ", ",
+                 lb_model_name((LbModelKind)m));
+        count++;
+    }
+}
+
+void lb_options_note_unread(uint64_t given, unsigned models)
+{
+    const unsigned every = (1u << LB_MODEL_COUNT) - 1;
+    for (int id = 0; id < LB_SET_COUNT; id++) {
+        const char *flag = lb_settings[id].flag;
+        if (!(given >> id & 1) || lb_model_reads_flag(LB_MODEL_STANDARD, flag) < 0)
+            continue;
+        int read = 0;
+        for (int m = 0; m < LB_MODEL_COUNT; m++)
+            read |= (models >> m & 1) && lb_model_reads_flag((LbModelKind)m, flag) == 1;
+        if (read)
+            continue;
+        char unread[128], readers[128];
+        model_names(unread, sizeof unread, models, flag, 0);
+        model_names(readers, sizeof readers, every, flag, 1);
+        fprintf(stderr, "linbench: note: --%s has no effect on %s: only %s %s it\n", flag, unread, readers,
+                strchr(readers, ' ') ? "read" : "reads");
+    }
+}
+
+/* Help text with its "{models}" replaced by the model table's names ("{k}" prints nothing here:
+ * the entry is followed by each model's k, lb_options_help_k), each '\n' followed by the
  * indentation of the text column. */
 static void help_text(FILE *out, const char *t)
 {
@@ -55,8 +134,10 @@ static void help_text(FILE *out, const char *t)
             for (int m = 0; m < LB_MODEL_COUNT; m++)
                 fprintf(out, "%s%s", m ? ", " : "", lb_model_name((LbModelKind)m));
             t += 7;
+        } else if (strncmp(t, "{k}", 3) == 0) {
+            t += 2;
         } else if (*t == '\n') {
-            fprintf(out, "\n%22s", "");
+            fprintf(out, "\n%*s", HELP_COLUMN, "");
         } else {
             fputc(*t, out);
         }
@@ -96,6 +177,8 @@ void lb_options_help(FILE *out, unsigned command)
                 free(d);
             }
             fputc('\n', out);
+            if (strstr(e->help, "{k}"))
+                lb_options_help_k(out);
         }
     }
     if (have_defaults)

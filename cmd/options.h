@@ -37,6 +37,16 @@ int lb_options_finish(LbRunSettings *s);
 /* The --help lines of the settings `command` takes, under their headings. */
 void lb_options_help(FILE *out, unsigned command);
 
+/* What --k is for each model of the table that has a k axis, one line each in the help's text
+ * column ("linformer: projected length, 1 to n"), from the model table. */
+void lb_options_help_k(FILE *out);
+
+/* One note on stderr for each flag in `given` (bit 1 << LbSettingId) that only some models read
+ * (--k, --sharing, --order, --chunk: the model table's) and no model in `models` (bit 1u << kind)
+ * does: "linbench: note: --chunk has no effect on standard and linformer: only chunked reads it".
+ * The flag is accepted all the same (and recorded); the note says it changed nothing. */
+void lb_options_note_unread(uint64_t given, unsigned models);
+
 /* The memory this process can still have (bytes): the least of MemAvailable, the cgroup's
  * limit less its usage, and RLIMIT_AS / RLIMIT_DATA less what the process already maps; `what`
  * names the one that bound it. -1 when none can be read. */

@@ -83,7 +83,8 @@ typedef struct LbSetting {
     const char *key;   /* meta.csv key (NULL past LB_SET_RECORDED) */
     const char *label; /* words for a report's header ("model width") */
     const char *group; /* the --help heading it is listed under */
-    const char *help;  /* --help text; '\n' continues on the next, indented line */
+    const char *help;  /* --help text; '\n' continues on the next, indented line; {models} is the
+                        * model table's names, {k} adds what k is per model after the entry */
     const char *def;   /* the default as the parser takes it; NULL: lb_run_settings_init's own
                         * (the model's shape from lb_config_default, timing from lb_timing_defaults) */
     const char *def_help; /* --help's default when not "(default <printed default>)"; "" for none */

@@ -1,0 +1,173 @@
+/* Flags that only some models read (the model table's: --k for a model with a k axis, --sharing
+ * and --order the Linformer's, --chunk the chunked model's), end to end on the CPU reference:
+ *   - given to a run or sweep where no model reads them, each is still accepted (exit 0) and
+ *     one note on stderr names the flag, the models it did not change and the ones that read it;
+ *     a flag some model of the sweep reads gets none;
+ *   - run --help and sweep --help say what k is and which k each model takes, from the model
+ *     table (lb_model_k_meaning, lb_model_k_range): the Performer's m > n among them.
+ * Usage: test_cli_notes PATH-TO-LINBENCH */
+#include <ctype.h>
+#include <stdlib.h>
+
+#include "attn/config.h"
+#include "tests/cli/spawn.h"
+#include "tests/cli/sweep_check.h"
+#include "tests/ops/check.h"
+
+static const char *bin;
+
+#define TINY "--device", "cpu", "--layers", "1", "--d-model", "16", "--heads", "2", "--ffn", "32", "--vocab", "100", \
+             "--mem-limit", "8M", "--cell-time", "1", "--max-batch", "1", "--no-check"
+
+/* Lines of err that are notes, and whether one names every word of want (NULL-ended). */
+static int notes(const char *err, const char *const *want, int *matched)
+{
+    int count = 0;
+    *matched = 0;
+    for (const char *p = err; p && *p;) {
+        const char *end = strchr(p, '\n');
+        const size_t len = end ? (size_t)(end - p) : strlen(p);
+        char line[512];
+        snprintf(line, sizeof line, "%.*s", (int)len, p);
+        if (strncmp(line, "linbench: note: ", 16) == 0) {
+            count++;
+            int all = 1;
+            for (int i = 0; want && want[i]; i++)
+                all &= strstr(line, want[i]) != NULL;
+            *matched |= all;
+        }
+        p = end ? end + 1 : NULL;
+    }
+    return count;
+}
+
+static void check_run(const char *what, char *const extra[], int nextra, int want_notes, const char *const *want)
+{
+    char *argv[64];
+    int a = 0;
+    argv[a++] = (char *)bin;
+    argv[a++] = "run";
+    char *tiny[] = {TINY};
+    for (size_t i = 0; i < sizeof tiny / sizeof tiny[0]; i++)
+        argv[a++] = tiny[i];
+    for (int i = 0; i < nextra; i++)
+        argv[a++] = extra[i];
+    argv[a] = NULL;
+    LbRun r = lb_run(argv);
+    int matched = 0;
+    const int count = notes(r.err, want, &matched);
+    lb_check(r.code == 0 && strstr(r.out, "status: ok"), "%s: exit %d\n%s", what, r.code, r.err);
+    lb_check(count == want_notes && (want_notes == 0 || matched), "%s: %d notes (want %d%s%s)\n%s", what, count,
+             want_notes, want ? ", one naming " : "", want ? want[0] : "", r.err);
+    lb_run_free(&r);
+}
+
+static void check_sweep(const char *scratch, const char *name, char *const extra[], int nextra, int want_notes,
+                        const char *const *want)
+{
+    char out[512];
+    snprintf(out, sizeof out, "%s/%s", scratch, name);
+    char *argv[64];
+    int a = 0;
+    argv[a++] = (char *)bin;
+    argv[a++] = "sweep";
+    char *tiny[] = {TINY};
+    for (size_t i = 0; i < sizeof tiny / sizeof tiny[0]; i++)
+        argv[a++] = tiny[i];
+    for (int i = 0; i < nextra; i++)
+        argv[a++] = extra[i];
+    argv[a++] = "-q";
+    argv[a++] = "--out";
+    argv[a++] = out;
+    argv[a] = NULL;
+    LbRun r = lb_run(argv);
+    int matched = 0;
+    const int count = notes(r.err, want, &matched);
+    lb_check(r.code == 0 && sc_rows(out) > 0, "sweep %s: exit %d\n%s", name, r.code, r.err);
+    lb_check(count == want_notes && (want_notes == 0 || matched), "sweep %s: %d notes (want %d%s%s)\n%s", name, count,
+             want_notes, want ? ", one naming " : "", want ? want[0] : "", r.err);
+    lb_run_free(&r);
+}
+
+/* text with every run of white space made one space: help lines wrap where they like */
+static char *squeezed(const char *text)
+{
+    char *out = malloc(strlen(text) + 1);
+    size_t n = 0;
+    for (const char *p = text; out && *p; p++) {
+        if (isspace((unsigned char)*p)) {
+            if (n > 0 && out[n - 1] != ' ')
+                out[n++] = ' ';
+        } else {
+            out[n++] = *p;
+        }
+    }
+    if (out)
+        out[n] = '\0';
+    return out;
+}
+
+static void check_help(const char *command)
+{
+    char *argv[] = {(char *)bin, (char *)command, "--help", NULL};
+    LbRun r = lb_run(argv);
+    char *help = squeezed(r.out);
+    lb_check(r.code == 0 && help, "%s --help: exit %d", command, r.code);
+    for (int m = 0; help && m < LB_MODEL_COUNT; m++) {
+        const LbModelKind kind = (LbModelKind)m;
+        if (!lb_model_has_k(kind))
+            continue;
+        char want[512];
+        snprintf(want, sizeof want, "%s: %s, %s", lb_model_name(kind), lb_model_k_meaning(kind), lb_model_k_range(kind));
+        char *w = squeezed(want);
+        lb_check(w && lb_model_k_range(kind)[0] && strstr(help, w), "%s --help: no \"%s\" in\n%s", command,
+                 w ? w : want, r.out);
+        free(w);
+    }
+    free(help);
+    lb_run_free(&r);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: test_cli_notes PATH-TO-LINBENCH\n");
+        return 2;
+    }
+    bin = argv[1];
+    lb_test_init("test_cli_notes");
+    const char *scratch = lb_scratch_dir("test_cli_notes");
+
+    static const char *const k_std[] = {"--k has no effect on standard", "only linformer and performer", NULL};
+    char *a[] = {"--model", "standard", "--n", "32", "--k", "8"};
+    check_run("run --model standard --k 8", a, 6, 1, k_std);
+    static const char *const chunk_lin[] = {"--chunk has no effect on linformer", "only chunked", NULL};
+    char *b[] = {"--model", "linformer", "--n", "32", "--k", "8", "--chunk", "16"};
+    check_run("run --model linformer --chunk 16", b, 8, 1, chunk_lin);
+    static const char *const sharing_chunked[] = {"--sharing has no effect on chunked", "only linformer", NULL};
+    char *c[] = {"--model", "chunked", "--n", "32", "--chunk", "16", "--sharing", "kv"};
+    check_run("run --model chunked --sharing kv", c, 8, 1, sharing_chunked);
+    char *d[] = {"--model", "linformer", "--n", "32", "--k", "8", "--sharing", "kv", "--order", "late"};
+    check_run("run --model linformer --k 8 --sharing kv --order late", d, 10, 0, NULL);
+    char *e[] = {"--model", "performer", "--n", "32", "--k", "48"}; /* m > n: the Performer takes it */
+    check_run("run --model performer --k 48 --n 32", e, 6, 0, NULL);
+
+    static const char *const chunk_sweep[] = {"--chunk has no effect on standard and linformer", "only chunked", NULL};
+    char *f[] = {"--models", "standard,linformer", "--n", "32", "--k", "8", "--chunk", "16"};
+    check_sweep(scratch, "chunk-unread", f, 8, 1, chunk_sweep);
+    char path[600];
+    snprintf(path, sizeof path, "%s/chunk-unread", scratch);
+    char *chunk = sc_meta(path, "chunk");
+    lb_check(chunk && strcmp(chunk, "16") == 0, "the unread --chunk is recorded all the same: chunk \"%s\"",
+             chunk ? chunk : "(none)");
+    free(chunk);
+    static const char *const k_sweep[] = {"--k has no effect on standard and chunked", NULL};
+    char *g[] = {"--models", "standard,chunked", "--n", "32", "--k", "8"};
+    check_sweep(scratch, "k-unread", g, 6, 1, k_sweep);
+    char *h[] = {"--models", "standard,chunked,performer", "--n", "32", "--k", "8", "--chunk", "16"};
+    check_sweep(scratch, "all-read", h, 8, 0, NULL);
+
+    check_help("run");
+    check_help("sweep");
+    return lb_test_finish("test_cli_notes");
+}
