@@ -46,8 +46,9 @@ void lb_help_run(FILE *out)
     lb_options_help_k(out); /* what k is, and may be, per model: the model table's */
     lb_options_help(out, LB_FOR_RUN);
     fputs("Dump:\n"
-          "  --dump DIR          write ids.npy, every weight, output.npy and index.csv into DIR\n"
-          "                      (a new or empty directory) instead of timing\n"
+          "  --dump DIR          write ids.npy, every weight, output.npy, index.csv (the files) and\n"
+          "                      meta.csv (the settings) into DIR (a new or empty directory)\n"
+          "                      instead of timing\n"
           "  --batch N           batch of the dumped pass, 1 to 65536 (default 1)\n"
           "  --no-check          skip the quick check of the backend (linbench check --quick) that\n"
           "                      runs first\n"
@@ -76,13 +77,13 @@ static int dump(const LbRunSettings *o, LbBackend *be, uint64_t budget, int64_t 
     rc = lb_forward_setup(&model, &in, &o->model, be, &arena, batch, o->seed);
     if (rc == LB_OK) {
         if ((rc = lb_forward(&model, &arena, &in)) == LB_OK && (rc = be->ops->sync(be)) == LB_OK)
-            rc = lb_dump_write(dir, &model, &in);
+            rc = lb_dump_write(dir, &model, &in, o);
         lb_model_release(&model);
     }
     lb_arena_close(&arena);
     if (rc != LB_OK)
         return lb_runtime_error(rc);
-    printf("wrote the forward pass of %s n=%lld batch %lld to %s (index.csv lists the files)\n",
+    printf("wrote the forward pass of %s n=%lld batch %lld to %s (index.csv lists the files, meta.csv the settings)\n",
            lb_model_name(o->model.kind), (long long)o->model.n, (long long)batch, dir);
     return LB_EXIT_OK;
 }

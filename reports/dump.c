@@ -8,7 +8,10 @@
 #include "attn/status.h"
 #include "reports/atomic_file.h"
 #include "reports/csv_io.h"
+#include "reports/meta.h"
 #include "reports/npy.h"
+#include "lb_config.h"
+#include "lb_revision.h"
 
 /* A tensor name as a file name: anything but [A-Za-z0-9._-] becomes '_'. */
 static void file_name(const char *name, char *buf, size_t size)
@@ -64,7 +67,48 @@ static int fetch(const LbModel *m, const void *src, int64_t count, float **out)
     return rc;
 }
 
-int lb_dump_write(const char *dir, const LbModel *m, const LbInputs *in)
+/* meta.csv: what the pass ran with (see dump.h). */
+static int write_meta(const char *dir, const LbModel *m, const LbInputs *in, const LbRunSettings *s)
+{
+    static const LbSettingId recorded[] = {LB_SET_LAYERS,  LB_SET_DMODEL, LB_SET_HEADS, LB_SET_FFN,
+                                           LB_SET_VOCAB,   LB_SET_DTYPE,  LB_SET_TF32,  LB_SET_SHARING,
+                                           LB_SET_ORDER,   LB_SET_CHUNK,  LB_SET_DEVICE, LB_SET_SEED};
+    const LbModelKind kind = m->cfg.kind;
+    LbMeta meta;
+    memset(&meta, 0, sizeof meta);
+    int rc = lb_meta_set(&meta, "linbench_version", "%s", LB_VERSION);
+    if (rc == LB_OK)
+        rc = lb_meta_set(&meta, "git_revision", "%s", LB_GIT_REVISION);
+    if (rc == LB_OK)
+        rc = lb_meta_set(&meta, "model", "%s", lb_model_name(kind));
+    if (rc == LB_OK)
+        rc = lb_meta_set(&meta, "n", "%lld", (long long)m->cfg.n);
+    if (rc == LB_OK && lb_model_has_k(kind))
+        rc = lb_meta_set(&meta, "k", "%lld", (long long)m->cfg.k);
+    else if (rc == LB_OK)
+        rc = lb_meta_set(&meta, "k", "%s", "");
+    if (rc == LB_OK)
+        rc = lb_meta_set(&meta, "batch", "%lld", (long long)in->batch);
+    for (size_t i = 0; rc == LB_OK && i < sizeof recorded / sizeof recorded[0]; i++) {
+        const LbSetting *e = &lb_settings[recorded[i]];
+        /* a model's own setting means nothing for another model: empty, as in raw.csv */
+        char *v = lb_model_reads_flag(kind, e->flag) == 0 ? strdup("") : lb_setting_text(s, recorded[i]);
+        rc = v ? lb_meta_set(&meta, e->key, "%s", v) : LB_FAIL(LB_ERR_NOMEM, "out of memory writing meta.csv");
+        free(v);
+    }
+    if (rc == LB_OK)
+        rc = lb_meta_set(&meta, "storage_dtype", "%s", lb_dtype_name(m->be->storage));
+    char *path = rc == LB_OK ? lb_path_join(dir, "meta.csv") : NULL;
+    if (rc == LB_OK && !path)
+        rc = LB_FAIL(LB_ERR_NOMEM, "out of memory");
+    if (rc == LB_OK)
+        rc = lb_meta_write(path, &meta);
+    free(path);
+    lb_meta_free(&meta);
+    return rc;
+}
+
+int lb_dump_write(const char *dir, const LbModel *m, const LbInputs *in, const LbRunSettings *settings)
 {
     LbBackend *be = m->be;
     int64_t B = in->batch, n = m->cfg.n, d = m->cfg.d_model;
@@ -133,5 +177,6 @@ out:
         lb_atomic_abort(&af);
         return rc;
     }
-    return lb_atomic_commit(&af);
+    LB_TRY(lb_atomic_commit(&af));
+    return write_meta(dir, m, in, settings);
 }

@@ -1,11 +1,15 @@
 /* linbench run end to end on the CPU reference: one cell of each model printed as key: value
  * lines whose numbers agree with each other; its flags (--max-batch, --k, --model, --seed);
  * every kind of bad input (exit 2, one line naming the flag); stdout that cannot be written
- * (exit 1, not a lost measurement); --dump's files, and its refusals; and the small commands
- * around it (help, info). Usage: test_cli_run PATH-TO-LINBENCH */
+ * (exit 1, not a lost measurement); --dump's files, its meta.csv of settings read back for a
+ * model of each kind (k, m, chunk, sharing, order recorded where the model reads them, empty
+ * where not), and its refusals; and the small commands around it (help, info).
+ * Usage: test_cli_run PATH-TO-LINBENCH */
 #include <stdlib.h>
 
+#include "attn/status.h"
 #include "reports/csv_io.h"
+#include "reports/meta.h"
 #include "tests/cli/spawn.h"
 #include "tests/ops/check.h"
 
@@ -51,6 +55,55 @@ static void bad(const char *flag, LbRun r)
     lb_check(r.code == 2 && strstr(r.err, flag) && lb_lines(r.err) == 1 && r.out[0] == '\0',
              "%s: exit 2, one line naming it, nothing on stdout (%d): %s", flag, r.code, r.err);
     lb_run_free(&r);
+}
+
+/* A dump's meta.csv (through libcsv) holds `want`: key, value pairs, NULL-ended. */
+static void check_dump_meta(const char *dir, const char *const *want, const char *what)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/meta.csv", dir);
+    LbMeta m;
+    memset(&m, 0, sizeof m);
+    if (!lb_check(lb_meta_read(path, &m) == LB_OK, "%s: meta.csv reads back: %s", what, lb_error_message()))
+        return;
+    for (int i = 0; want[i]; i += 2) {
+        const char *v = lb_meta_get(&m, want[i]);
+        lb_check(v && strcmp(v, want[i + 1]) == 0, "%s: meta.csv %s \"%s\", want \"%s\"", what, want[i], v ? v : "(none)",
+                 want[i + 1]);
+    }
+    lb_meta_free(&m);
+}
+
+/* run --dump records what it ran with: a dump can be checked later without its command line. */
+static void check_dump_settings(const char *scratch)
+{
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/dump-linformer", scratch);
+    LbRun r = RUN("--model", "linformer", "--n", "32", "--k", "8", "--sharing", "kv", "--order", "late", "--seed", "7",
+                  "--batch", "2", "--dump", dir);
+    lb_check(r.code == 0, "run --dump linformer: exit %d: %s", r.code, r.err);
+    lb_run_free(&r);
+    static const char *const linformer[] = {"model", "linformer", "n", "32", "k", "8", "batch", "2", "chunk", "",
+                                            "sharing", "kv", "order", "late", "dtype", "fp16", "storage_dtype", "fp32",
+                                            "seed", "7", "layers", "1", "d_model", "16", "heads", "2", "ffn", "32",
+                                            "vocab", "100", "device", "cpu", "tf32", "0", NULL};
+    check_dump_meta(dir, linformer, "linformer dump");
+
+    snprintf(dir, sizeof dir, "%s/dump-performer", scratch);
+    r = RUN("--model", "performer", "--n", "32", "--k", "48", "--dtype", "fp32", "--dump", dir);
+    lb_check(r.code == 0, "run --dump performer: exit %d: %s", r.code, r.err);
+    lb_run_free(&r);
+    static const char *const performer[] = {"model", "performer", "n", "32", "k", "48", "batch", "1", "chunk", "",
+                                            "sharing", "", "order", "", "dtype", "fp32", "seed", "1", NULL};
+    check_dump_meta(dir, performer, "performer dump (m > n)");
+
+    snprintf(dir, sizeof dir, "%s/dump-chunked", scratch);
+    r = RUN("--model", "chunked", "--n", "32", "--chunk", "8", "--dump", dir);
+    lb_check(r.code == 0, "run --dump chunked: exit %d: %s", r.code, r.err);
+    lb_run_free(&r);
+    static const char *const chunked[] = {"model", "chunked", "n", "32", "k", "", "chunk", "8", "sharing", "", "order", "",
+                                          NULL};
+    check_dump_meta(dir, chunked, "chunked dump");
 }
 
 int main(int argc, char **argv)
@@ -135,6 +188,7 @@ int main(int argc, char **argv)
     }
     snprintf(path, sizeof path, "%s/output.npy", dump);
     lb_check(lb_exists(path), "output.npy written");
+    check_dump_settings(scratch);
     /* Into a directory holding a sweep's results: refused, and without suggesting --force,
      * which run does not take. */
     snprintf(path, sizeof path, "%s/raw.csv", dump);

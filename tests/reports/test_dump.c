@@ -2,7 +2,8 @@
  * projections) run once on the CPU reference and dumped; index.csv read back through libcsv
  * lists ids, every weight lb_model_tensors names, and output; each file parses as .npy with the
  * listed dtype and shape, and holds exactly what the backend holds (the ids as copied raw, the
- * weights and the output as downloaded to float32). */
+ * weights and the output as downloaded to float32); meta.csv, read back, holds the settings the
+ * pass ran with (tests/cli/test_cli_run.c reads the same through the binary). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "report_check.h"
 #include "reports/csv_io.h"
 #include "reports/dump.h"
+#include "reports/meta.h"
 
 static void shape_text(const NpyFile *f, char *buf, size_t size)
 {
@@ -87,8 +89,14 @@ int main(void)
     if (!CHECK(rc == LB_OK, "model, inputs, forward: %s", lb_error_message()))
         return lb_rc_finish("test_dump");
 
+    LbRunSettings settings;
+    if (!CHECK(lb_run_settings_init(&settings) == LB_OK, "settings: %s", lb_error_message()))
+        return lb_rc_finish("test_dump");
+    settings.model = cfg;
+    settings.device = LB_DEVICE_CPU;
+    settings.seed = 7;
     char *dir = lb_rc_tempdir("dump");
-    rc = lb_dump_write(dir, &model, &in);
+    rc = lb_dump_write(dir, &model, &in, &settings);
     CHECK(rc == LB_OK, "lb_dump_write: %s", lb_error_message());
 
     int64_t tensors = lb_model_tensors(&model, NULL, 0);
@@ -148,14 +156,32 @@ int main(void)
     lb_csv_table_free(&t);
     snprintf(path, sizeof path, "%s/index.csv", dir);
     remove(path);
+    /* meta.csv: the pass's settings under the sweep's keys; chunk is no setting of a Linformer */
+    snprintf(path, sizeof path, "%s/meta.csv", dir);
+    LbMeta meta;
+    memset(&meta, 0, sizeof meta);
+    if (CHECK(lb_meta_read(path, &meta) == LB_OK, "meta.csv reads back: %s", lb_error_message())) {
+        static const char *const want[] = {"model", "linformer", "n", "32", "k", "8", "batch", "2", "layers", "2",
+                                           "d_model", "16", "heads", "4", "ffn", "24", "vocab", "50", "dtype", "fp32",
+                                           "sharing", "kv", "order", "early", "chunk", "", "device", "cpu", "seed", "7",
+                                           "storage_dtype", "fp32", NULL};
+        for (int i = 0; want[i]; i += 2) {
+            const char *v = lb_meta_get(&meta, want[i]);
+            CHECK(v && strcmp(v, want[i + 1]) == 0, "meta.csv %s \"%s\": should be \"%s\"", want[i], v ? v : "(none)",
+                  want[i + 1]);
+        }
+    }
+    lb_meta_free(&meta);
+    remove(path);
     remove(dir);
 
     /* An unwritable directory: LB_ERR_IO, nothing half-written claimed. */
     lb_error_clear();
-    rc = lb_dump_write("/nonexistent/linbench-dump", &model, &in);
+    rc = lb_dump_write("/nonexistent/linbench-dump", &model, &in, &settings);
     CHECK(rc == LB_ERR_IO, "dump into a missing directory: rc %d: should be LB_ERR_IO", rc);
 
     free(refs);
+    lb_run_settings_free(&settings);
     lb_model_release(&model);
     lb_arena_close(&arena);
     lb_backend_close(be);
