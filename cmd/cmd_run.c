@@ -95,8 +95,13 @@ static void print_result(const LbRunSettings *o, const LbCellResult *r, uint64_t
     printf("model: %s\nn: %lld\n", lb_model_name(r->model), (long long)r->n);
     if (lb_model_has_k(r->model))
         printf("k: %lld\n", (long long)r->k);
-    if (r->model == LB_MODEL_LINFORMER) /* the settings only the Linformer has */
-        printf("sharing: %s\norder: %s\n", lb_sharing_name(r->sharing), lb_order_name(r->order));
+    /* the settings only some models read, as the model table lists them */
+    if (lb_model_reads_flag(r->model, "sharing") == 1)
+        printf("sharing: %s\n", lb_sharing_name(r->sharing));
+    if (lb_model_reads_flag(r->model, "order") == 1)
+        printf("order: %s\n", lb_order_name(r->order));
+    if (lb_model_reads_flag(r->model, "chunk") == 1)
+        printf("chunk: %lld\n", (long long)o->model.chunk);
     printf("dtype: %s\nmemory budget: %s\nstatus: %s\n", lb_dtype_name(r->dtype), b,
            r->status == LB_CELL_OK ? "ok" : r->error);
     if (r->status != LB_CELL_OK)

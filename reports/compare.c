@@ -161,7 +161,7 @@ typedef struct PairText {
 static void pair_text(const LbGrid *g, PairText *t)
 {
     /* Table 3's titles as they always read; other pairs by their names. */
-    int paper = g->model == LB_MODEL_LINFORMER && g->baseline == LB_MODEL_STANDARD;
+    int paper = g->model == LB_TABLE3_MODEL && g->baseline == LB_TABLE3_BASELINE;
     const char *m = paper ? "Linformer" : lb_model_name(g->model), *b = lb_model_name(g->baseline);
     snprintf(t->grid_title[0], sizeof t->grid_title[0], "Time saved (ms per sequence, %s / %s)", b, m);
     snprintf(t->grid_title[1], sizeof t->grid_title[1], "Memory saved (largest batch, %s / %s)", m, b);
@@ -279,7 +279,7 @@ static size_t other_pairs(const LbSweepDir *a, const LbSweepDir *b, LbSpeedupPai
     LbSpeedupPair all[LB_SPEEDUP_PAIRS_MAX];
     size_t count = lb_speedup_pairs(measured, all), kept = 0;
     for (size_t p = 0; p < count; p++)
-        if (!(all[p].model == LB_MODEL_LINFORMER && all[p].baseline == LB_MODEL_STANDARD))
+        if (!(all[p].model == LB_TABLE3_MODEL && all[p].baseline == LB_TABLE3_BASELINE))
             pairs[kept++] = all[p];
     return kept;
 }

@@ -49,7 +49,7 @@ int lb_grid_alloc_pair(LbGrid *g, LbModelKind model, LbModelKind baseline, const
 
 int lb_grid_alloc(LbGrid *g, const int64_t *n, size_t nn, const int64_t *k, size_t nk)
 {
-    return lb_grid_alloc_pair(g, LB_MODEL_LINFORMER, LB_MODEL_STANDARD, n, nn, k, nk);
+    return lb_grid_alloc_pair(g, LB_TABLE3_MODEL, LB_TABLE3_BASELINE, n, nn, k, nk);
 }
 
 void lb_grid_free(LbGrid *g)
@@ -182,7 +182,7 @@ out:
 int lb_grid_from_raw(const LbCellResult *rows, size_t count, const int64_t *n, size_t nn,
                      const int64_t *k, size_t nk, LbGrid *g)
 {
-    return lb_grid_pair_from_raw(rows, count, LB_MODEL_LINFORMER, LB_MODEL_STANDARD, n, nn, k, nk, g);
+    return lb_grid_pair_from_raw(rows, count, LB_TABLE3_MODEL, LB_TABLE3_BASELINE, n, nn, k, nk, g);
 }
 
 /* --- cells as text ----------------------------------------------------------------------------- */
@@ -413,8 +413,8 @@ int lb_grids_parse(const char *time_csv, size_t time_len, const char *memory_csv
     } else {
         g->rows = tnn;
         g->cols = tnk;
-        g->model = LB_MODEL_LINFORMER; /* the files hold Table 3's grids */
-        g->baseline = LB_MODEL_STANDARD;
+        g->model = LB_TABLE3_MODEL; /* the files hold Table 3's grids */
+        g->baseline = LB_TABLE3_BASELINE;
         g->n = tn;
         g->k = tk;
         g->time = tc;

@@ -488,7 +488,7 @@ int lb_plot_write(const LbSweepDir *s, const char *out_dir, LbPlotList *out)
 
     /* Table 3's heatmaps above are Linformer's; every other model against standard here. */
     for (int m = 0; m < LB_MODEL_COUNT && measured[LB_MODEL_STANDARD]; m++) {
-        if (!measured[m] || m == LB_MODEL_STANDARD || m == LB_MODEL_LINFORMER)
+        if (!measured[m] || m == LB_TABLE3_BASELINE || m == LB_TABLE3_MODEL)
             continue;
         LB_TRY(write_model_figures(s, out_dir, (LbModelKind)m, out));
     }

@@ -69,7 +69,7 @@ int lb_models_measured(const LbMeta *meta, const LbCellResult *rows, size_t coun
             measured[rows[r].model] = 1;
     const char *list = meta ? lb_settings_meta_value(meta, LB_SET_MODELS) : NULL;
     if (!list || !*list) {
-        measured[LB_MODEL_STANDARD] = measured[LB_MODEL_LINFORMER] = 1;
+        measured[LB_TABLE3_BASELINE] = measured[LB_TABLE3_MODEL] = 1; /* before --models: Table 3's pair */
         return 0;
     }
     return lb_list_each(list, mark_model, measured);

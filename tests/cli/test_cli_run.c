@@ -138,6 +138,12 @@ int main(int argc, char **argv)
                  strstr(r.out, "order: early") && value(r.out, "batch") == 3,
              "run linformer prints k, sharing, order, and --max-batch 3 caps the batch (%d):\n%s%s", r.code, r.out, r.err);
     lb_run_free(&r);
+    /* What a model's own settings are comes from the model table: chunked prints its chunk and
+     * no Linformer setting (issue 23, item 8). */
+    r = RUN("--model", "chunked", "--n", "64", "--chunk", "16", "--max-batch", "1");
+    lb_check(r.code == 0 && strstr(r.out, "chunk: 16") && !strstr(r.out, "sharing:") && !strstr(r.out, "order:"),
+             "run chunked prints its chunk and no sharing or order (%d):\n%s%s", r.code, r.out, r.err);
+    lb_run_free(&r);
     r = RUN("--n", "64", "--max-batch", "1", "--dtype", "fp32");
     lb_check(r.code == 0 && value(r.out, "batch") == 1 && strstr(r.out, "dtype: fp32"), "--max-batch 1 and --dtype fp32 (%d): %s", r.code,
              r.out);
