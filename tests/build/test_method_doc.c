@@ -1,0 +1,771 @@
+/* README.md and docs/METHOD.md against the binary they describe: what the repository itself
+ * promises, checked with nothing but the repository and its build (no ../shared, no skip).
+ *   - Flags: every --flag the two documents name is a flag of the linbench command it is given to
+ *     (`linbench CMD ... --flag`, `CMD --flag`, a row of a table of CMD's flags or about
+ *     `linbench CMD`), by that command's --help; a flag named with no command is a flag of some
+ *     command (or of `linbench --help`). Code of other programs (meson, sbatch) is not linbench's.
+ *   - Defaults: where the documents state one (README's flag table, and "`--flag` ... (default V)"
+ *     in prose), the flag's --help says the same (V as whole words in its "(default ...)"; a switch
+ *     that --help gives no default is off).
+ *   - Columns: every header the documents spell (`a,b,c` after a file's name, "…" for "and so
+ *     on"), README's column table of raw.csv, and every meta.csv key they name (a name with an
+ *     underscore after `meta.csv`) match the files a CPU sweep with --breakdown and a run --dump
+ *     write, read back through libcsv.
+ * Each kind must have checked a fair number of things, so a document the parser no longer reads
+ * fails rather than passes empty.
+ * Usage: test_method_doc SOURCE_DIR PATH-TO-LINBENCH */
+#include <ctype.h>
+#include <stdlib.h>
+
+#include "attn/status.h"
+#include "cmd/commands.h"
+#include "reports/csv_io.h"
+#include "reports/meta.h"
+#include "tests/cli/spawn.h"
+#include "tests/ops/check.h"
+
+static const char *bin;
+static int flags_checked, defaults_checked, columns_checked;
+
+/* ---- the binary's own word: each command's --help ----------------------------------------- */
+
+#define MAX_COMMANDS 16
+static char command_name[MAX_COMMANDS][16];
+static char *command_help[MAX_COMMANDS];
+static int ncommands;
+static char *top_help;
+
+static int command_index(const char *name)
+{
+    for (int i = 0; i < ncommands; i++)
+        if (strcmp(command_name[i], name) == 0)
+            return i;
+    return -1;
+}
+
+static void load_helps(void)
+{
+    char names[256];
+    lb_command_names(names, sizeof names); /* the command table's names: "sweep, run, ..." */
+    char *save = NULL;
+    for (char *p = strtok_r(names, ", ", &save); p && ncommands < MAX_COMMANDS; p = strtok_r(NULL, ", ", &save)) {
+        snprintf(command_name[ncommands], sizeof command_name[0], "%s", p);
+        char *argv[] = {(char *)bin, p, "--help", NULL};
+        LbRun r = lb_run(argv);
+        lb_check(r.code == 0 && r.out && r.out[0], "linbench %s --help: exit %d", p, r.code);
+        command_help[ncommands++] = r.out ? strdup(r.out) : strdup("");
+        lb_run_free(&r);
+    }
+    char *argv[] = {(char *)bin, "--help", NULL};
+    LbRun r = lb_run(argv);
+    top_help = strdup(r.out ? r.out : "");
+    lb_run_free(&r);
+}
+
+/* The entry of --flag in a help text: its option line ("  --flag ARG  text" or "  -o, --flag")
+ * and the lines indented under it; [*start, *end). 0 when the help has no such option. */
+static int help_entry(const char *help, const char *flag, const char **start, const char **end)
+{
+    const size_t len = strlen(flag);
+    for (const char *line = help; line && *line;) {
+        const char *next = strchr(line, '\n');
+        const char *p = line;
+        int indent = 0;
+        while (*p == ' ')
+            p++, indent++;
+        if (indent >= 1 && indent <= 4 && p[0] == '-' && isalpha((unsigned char)p[1]) && p[2] == ',' && p[3] == ' ')
+            p += 4;
+        if (indent >= 1 && indent <= 4 && strncmp(p, "--", 2) == 0 && strncmp(p + 2, flag, len) == 0 &&
+            !(isalnum((unsigned char)p[2 + len]) || p[2 + len] == '-')) {
+            *start = line;
+            const char *e = next;
+            while (e && e[1]) { /* continuation lines: indented deeper than the option */
+                int ci = 0;
+                while (e[1 + ci] == ' ')
+                    ci++;
+                if (ci <= indent + 2 || e[1 + ci] == '\n')
+                    break;
+                e = strchr(e + 1, '\n');
+            }
+            *end = e ? e : line + strlen(line);
+            return 1;
+        }
+        line = next ? next + 1 : NULL;
+    }
+    return 0;
+}
+
+/* Whether command c takes --flag (a command whose usage says SWEEP FLAGS takes sweep's too). */
+static int command_has_flag(int c, const char *flag)
+{
+    const char *s, *e;
+    if (c < 0)
+        return 0;
+    if (help_entry(command_help[c], flag, &s, &e))
+        return 1;
+    return strstr(command_help[c], "SWEEP FLAGS") && command_has_flag(command_index("sweep"), flag);
+}
+
+static int any_has_flag(const char *flag)
+{
+    for (int c = 0; c < ncommands; c++)
+        if (command_has_flag(c, flag))
+            return 1;
+    char word[64];
+    snprintf(word, sizeof word, "--%s", flag);
+    for (const char *p = strstr(top_help, word); p; p = strstr(p + 1, word))
+        if (!isalnum((unsigned char)p[strlen(word)]) && p[strlen(word)] != '-')
+            return 1;
+    return 0;
+}
+
+/* --flag's "(default ...)" in command c's help, white space squeezed, into out: 1; 0 when its
+ * entry states none (*is_switch: the option takes no value); -1 when c has no such option. */
+static int help_default(int c, const char *flag, char *out, size_t size, int *is_switch)
+{
+    const char *s, *e;
+    if (c < 0 || !help_entry(command_help[c], flag, &s, &e))
+        return -1;
+    const char *name = strstr(s, "--") + 2 + strlen(flag);
+    *is_switch = !(name[0] == ' ' && name[1] != ' ');
+    char entry[2048];
+    snprintf(entry, sizeof entry, "%.*s", (int)(e - s), s);
+    const char *d = strstr(entry, "(default");
+    if (!d)
+        return 0;
+    size_t o = 0;
+    int depth = 0, space = 0;
+    for (const char *p = d + 8; *p && o + 1 < size; p++) {
+        if (*p == '(')
+            depth++;
+        if (*p == ')' && depth-- == 0)
+            break;
+        if (isspace((unsigned char)*p)) {
+            space = o > 0;
+            continue;
+        }
+        if (space)
+            out[o++] = ' ';
+        space = 0;
+        out[o++] = *p;
+    }
+    out[o] = '\0';
+    return 1;
+}
+
+/* Whether `value` stands in `text` as whole words (not "10" inside "100"). */
+static int has_words(const char *text, const char *value)
+{
+    const size_t len = strlen(value);
+    for (const char *p = strstr(text, value); len && p; p = strstr(p + 1, value)) {
+        const int before = p == text || !isalnum((unsigned char)p[-1]);
+        const int after = !isalnum((unsigned char)p[len]);
+        if (before && after)
+            return 1;
+    }
+    return 0;
+}
+
+/* ---- flags in the documents ---------------------------------------------------------------- */
+
+static int is_command(const char *word) { return command_index(word) >= 0; }
+
+static void check_flag(const char *flag, const char *cmd, const char *where)
+{
+    flags_checked++;
+    if (cmd && cmd[0])
+        lb_check(command_has_flag(command_index(cmd), flag), "%s names --%s for linbench %s, whose --help has no such flag",
+                 where, flag, cmd);
+    else
+        lb_check(any_has_flag(flag), "%s names --%s, which no linbench command's --help has", where, flag);
+}
+
+/* VAR=value */
+static int is_assignment(const char *w)
+{
+    if (!isalpha((unsigned char)w[0]) && w[0] != '_')
+        return 0;
+    while (isalnum((unsigned char)*w) || *w == '_')
+        w++;
+    return *w == '=';
+}
+
+/* The flags of a piece of shell-like code, each checked against the linbench command it is given
+ * to: `linbench CMD ...`, a piece that starts with a command's name (`run --dump DIR`), or, for a
+ * piece that starts with a flag (`--k LIST`), `implicit` ("" for none). Another program's flags
+ * (meson, sbatch) are not looked at. *cmd_out: the command the code runs, if it names one. */
+static void code_flags(const char *code, const char *implicit, const char *where, char *cmd_out, size_t cmd_size)
+{
+    char *buf = strdup(code);
+    if (!buf)
+        return;
+    /* markdown's escaped \| is a literal bar in a value (cuda\|cpu), not a pipe */
+    for (char *p = buf; *p; p++) {
+        if (p[0] == '\\' && (p[1] == '|' || p[1] == '\n'))
+            p[0] = ' ', p[1] = p[1] == '|' ? '/' : ' ';
+        if (*p == '\n' || *p == ';' || *p == '|' || *p == '&' || *p == '(' || *p == ')' || *p == '`')
+            *p = '\n';
+        if (p[0] == '$' && p[1] == '(')
+            p[0] = '\n';
+    }
+    char *outer = NULL;
+    for (char *piece = strtok_r(buf, "\n", &outer); piece; piece = strtok_r(NULL, "\n", &outer)) {
+        char *words[64];
+        int n = 0;
+        for (char *save = NULL, *w = strtok_r(piece, " \t", &save); w && n < 64; w = strtok_r(NULL, " \t", &save))
+            words[n++] = w;
+        int i = 0;
+        while (i < n && (strcmp(words[i], "do") == 0 || strcmp(words[i], "then") == 0 || strcmp(words[i], "exec") == 0 ||
+                         is_assignment(words[i])))
+            i++; /* shell keywords and VAR=value before the program */
+        if (i >= n)
+            continue;
+        const char *program = strrchr(words[i], '/') ? strrchr(words[i], '/') + 1 : words[i];
+        const char *cmd;
+        if (strcmp(program, "linbench") == 0) {
+            cmd = i + 1 < n && is_command(words[i + 1]) ? words[i + 1] : "";
+        } else if (is_command(words[i])) {
+            cmd = words[i];
+        } else if (words[i][0] == '-') {
+            cmd = implicit;
+        } else {
+            continue; /* another program */
+        }
+        if (cmd_out && cmd[0] && !cmd_out[0])
+            snprintf(cmd_out, cmd_size, "%s", cmd);
+        for (int j = i; j < n; j++) {
+            if (strncmp(words[j], "--", 2) != 0 || !islower((unsigned char)words[j][2]))
+                continue;
+            char flag[64];
+            size_t k = 0;
+            for (const char *p = words[j] + 2; (islower((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '-') &&
+                                                k + 1 < sizeof flag;
+                 p++)
+                flag[k++] = *p;
+            flag[k] = '\0';
+            check_flag(flag, cmd, where);
+        }
+    }
+    free(buf);
+}
+
+/* --flags in prose (outside code): given to no command in particular. */
+static void prose_flags(const char *text, const char *where)
+{
+    for (const char *p = strstr(text, "--"); p; p = strstr(p + 2, "--")) {
+        if ((p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '-')) || !islower((unsigned char)p[2]))
+            continue;
+        char flag[64];
+        size_t k = 0;
+        for (const char *q = p + 2; (islower((unsigned char)*q) || isdigit((unsigned char)*q) || *q == '-') && k + 1 < sizeof flag; q++)
+            flag[k++] = *q;
+        flag[k] = '\0';
+        check_flag(flag, "", where);
+    }
+}
+
+/* ---- the files a CPU sweep and a run --dump write ------------------------------------------ */
+
+static char sweep_dir[512], dump_dir[512];
+static LbMeta sweep_meta, dump_meta;
+
+static void write_files(const char *scratch)
+{
+    snprintf(sweep_dir, sizeof sweep_dir, "%s/sweep", scratch);
+    snprintf(dump_dir, sizeof dump_dir, "%s/dump", scratch);
+    char *sweep[] = {(char *)bin, "sweep", "--device", "cpu", "--layers", "1", "--d-model", "16", "--heads", "2",
+                     "--ffn", "32", "--vocab", "100", "--models", "standard,linformer,chunked,performer", "--n",
+                     "256,512", "--k", "128,256", "--max-batch", "1", "--cell-time", "1", "--breakdown", "-q",
+                     "--out", sweep_dir, NULL};
+    LbRun r = lb_run(sweep);
+    lb_check(r.code == 0, "the CPU sweep: exit %d\n%s", r.code, r.err);
+    lb_run_free(&r);
+    char *dump[] = {(char *)bin, "run", "--device", "cpu", "--layers", "1", "--d-model", "16", "--heads", "2", "--ffn",
+                    "32", "--vocab", "100", "--model", "linformer", "--n", "32", "--k", "8", "--dump", dump_dir, NULL};
+    r = lb_run(dump);
+    lb_check(r.code == 0, "run --dump: exit %d\n%s", r.code, r.err);
+    lb_run_free(&r);
+    char path[700];
+    snprintf(path, sizeof path, "%s/meta.csv", sweep_dir);
+    lb_check(lb_meta_read(path, &sweep_meta) == LB_OK, "the sweep's meta.csv reads back: %s", lb_error_message());
+    snprintf(path, sizeof path, "%s/meta.csv", dump_dir);
+    lb_check(lb_meta_read(path, &dump_meta) == LB_OK, "the dump's meta.csv reads back: %s", lb_error_message());
+}
+
+/* The header of `file` as written (through libcsv), or 0 when neither run writes it. */
+static int file_header(const char *file, LbCsvTable *t)
+{
+    const char *dir = strcmp(file, "index.csv") == 0 ? dump_dir : sweep_dir;
+    char path[700];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return 0;
+    return lb_csv_read_file(path, 0, t) == LB_OK && t->rows > 0;
+}
+
+/* names (count of them; "…" or "..." ends a list that goes on) against the header of file */
+static void check_columns(const char *file, char names[][64], int count, const char *where)
+{
+    LbCsvTable t;
+    memset(&t, 0, sizeof t);
+    if (!file_header(file, &t)) {
+        printf("%s: %s is not written by a CPU sweep or run --dump: its columns not checked\n", where, file);
+        return;
+    }
+    const LbCsvRow *h = &t.row[0];
+    int open_ended = 0;
+    for (int i = 0; i < count; i++) {
+        if (strcmp(names[i], "…") == 0 || strcmp(names[i], "...") == 0) {
+            open_ended = 1;
+            break;
+        }
+        columns_checked++;
+        lb_check((size_t)i < h->count && strcmp(h->fields[i], names[i]) == 0,
+                 "%s: column %d of %s is \"%s\", the file's is \"%s\"", where, i + 1, file, names[i],
+                 (size_t)i < h->count ? h->fields[i] : "(none)");
+    }
+    if (!open_ended)
+        lb_check(h->count == (size_t)count, "%s: names %d columns of %s, the file has %zu", where, count, file, h->count);
+    lb_csv_table_free(&t);
+}
+
+static void check_meta_key(const char *key, const char *where)
+{
+    columns_checked++;
+    lb_check(lb_meta_get(&sweep_meta, key) || lb_meta_get(&dump_meta, key),
+             "%s names meta.csv key %s, which neither a sweep's nor a dump's meta.csv has", where, key);
+}
+
+/* ---- reading the documents ----------------------------------------------------------------- */
+
+typedef struct Span {
+    const char *start; /* inside the backticks */
+    size_t len;
+} Span;
+
+/* The `code spans` of text (which may run over a line end), at most max. */
+static int spans(const char *text, Span *out, int max)
+{
+    int n = 0;
+    for (const char *p = strchr(text, '`'); p && n < max;) {
+        const char *q = strchr(p + 1, '`');
+        if (!q)
+            break;
+        out[n].start = p + 1;
+        out[n].len = (size_t)(q - p - 1);
+        n++;
+        p = strchr(q + 1, '`');
+    }
+    return n;
+}
+
+/* A span's text with its white space removed (a header wrapped over two lines) or squeezed. */
+static void span_text(const Span *s, char *buf, size_t size, int keep_spaces)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < s->len && o + 1 < size; i++) {
+        const char c = s->start[i];
+        if (isspace((unsigned char)c)) {
+            if (keep_spaces && o > 0 && buf[o - 1] != ' ')
+                buf[o++] = ' ';
+            continue;
+        }
+        buf[o++] = c;
+    }
+    buf[o] = '\0';
+}
+
+static int is_csv_name(const char *t)
+{
+    const size_t len = strlen(t);
+    return len > 4 && strcmp(t + len - 4, ".csv") == 0 && !strchr(t, ' ');
+}
+
+/* `a,b,c`: a header as the documents spell one (no spaces, two or more names). */
+static int split_header(const char *t, char names[][64], int max)
+{
+    if (!strchr(t, ',') || strchr(t, ' '))
+        return 0;
+    int n = 0;
+    for (const char *p = t; *p && n < max;) {
+        const size_t len = strcspn(p, ",");
+        if (len == 0 || len >= 64)
+            return 0;
+        snprintf(names[n++], 64, "%.*s", (int)len, p);
+        p += len + (p[len] == ',');
+    }
+    for (int i = 0; i < n; i++)
+        for (const char *c = names[i]; *c; c++)
+            if (!(isalnum((unsigned char)*c) || *c == '_' || *c == '=' || *c == '.' || (unsigned char)*c >= 0x80))
+                return 0;
+    return n;
+}
+
+static int is_meta_key(const char *t)
+{
+    if (!islower((unsigned char)t[0]) || !strchr(t, '_'))
+        return 0;
+    for (const char *c = t; *c; c++)
+        if (!(islower((unsigned char)*c) || isdigit((unsigned char)*c) || *c == '_'))
+            return 0;
+    return 1;
+}
+
+static int span_has_flag(const Span *s)
+{
+    for (size_t i = 0; i + 1 < s->len; i++)
+        if (s->start[i] == '-' && s->start[i + 1] == '-')
+            return 1;
+    return 0;
+}
+
+/* After the span s: "(default V)" or ", default V" before the next span that names a flag;
+ * V a code span or a number. 1 with V in value. */
+static int stated_default(const Span *s, const Span *next, int nnext, char *value, size_t size)
+{
+    const char *from = s->start + s->len + 1, *limit = from + 90;
+    for (int i = 0; i < nnext; i++)
+        if (span_has_flag(&next[i]) && next[i].start - 1 < limit)
+            limit = next[i].start - 1;
+    const char *d = NULL;
+    for (const char *p = from; p < limit && *p; p++)
+        if (strncmp(p, "default ", 8) == 0 && p > from && (p[-1] == '(' || p[-1] == ' ')) {
+            d = p + 8;
+            break;
+        }
+    if (!d || d >= limit)
+        return 0;
+    if (*d == '`') {
+        const char *e = strchr(d + 1, '`');
+        if (!e)
+            return 0;
+        snprintf(value, size, "%.*s", (int)(e - d - 1), d + 1);
+        return 1;
+    }
+    if (!isdigit((unsigned char)*d))
+        return 0;
+    size_t len = 0;
+    while (isalnum((unsigned char)d[len]) || d[len] == ':' || d[len] == '.')
+        len++;
+    while (len && d[len - 1] == '.')
+        len--;
+    snprintf(value, size, "%.*s", (int)len, d);
+    return 1;
+}
+
+/* value (what a document says) against --flag's default in cmd's help, or in every command
+ * that has the flag when cmd is "". */
+static void check_default(const char *flag, const char *cmd, const char *stated, const char *where)
+{
+    char value[256], help[512];
+    snprintf(value, sizeof value, "%s", stated);
+    char *paren = strstr(value, " (");
+    if (paren)
+        *paren = '\0'; /* "early (late with none)": the default, then when it differs */
+    if (!value[0] || strcmp(value, "—") == 0 || strcmp(value, "-") == 0)
+        return;
+    defaults_checked++;
+    int found = 0, agrees = 0;
+    char said[512] = "";
+    for (int c = 0; c < ncommands; c++) {
+        if (cmd[0] && strcmp(command_name[c], cmd) != 0)
+            continue;
+        int is_switch = 0;
+        const int rc = help_default(c, flag, help, sizeof help, &is_switch);
+        if (rc < 0)
+            continue;
+        found = 1;
+        if (rc == 0 ? is_switch && strcmp(value, "off") == 0 : has_words(help, value))
+            agrees = 1;
+        snprintf(said, sizeof said, "%s", rc == 0 ? "(none)" : help);
+    }
+    lb_check(found && agrees, "%s: default of --%s%s%s stated as \"%s\", --help says \"%s\"", where, flag,
+             cmd[0] ? " for " : "", cmd, value, found ? said : "(no such flag)");
+}
+
+typedef struct Doc {
+    const char *name;
+    char *text;
+    char last_file[64]; /* the file the last paragraph was about, for a column table after it */
+    char table_cmd[16]; /* "Flags of `sweep`": the command of the table that follows */
+} Doc;
+
+/* A paragraph, or a table's cell: the flags in it (given to `implicit` where a span starting
+ * with a flag names no command), the defaults it states, the headers and meta.csv keys it
+ * names after a file. */
+static void read_text(Doc *doc, const char *text, int line, const char *implicit)
+{
+    char where[128];
+    snprintf(where, sizeof where, "%s:%d", doc->name, line);
+    Span s[256];
+    const int n = spans(text, s, 256);
+    /* prose: the text outside the spans */
+    char *prose = strdup(text);
+    for (int i = 0; prose && i < n; i++)
+        memset(prose + (s[i].start - text) - 1, ' ', s[i].len + 2);
+    if (prose)
+        prose_flags(prose, where);
+    free(prose);
+    char file[64] = "";
+    for (int i = 0; i < n; i++) {
+        char raw[1024], flat[1024], names[64][64];
+        snprintf(raw, sizeof raw, "%.*s", (int)s[i].len, s[i].start);
+        span_text(&s[i], flat, sizeof flat, 0);
+        char cmd[16] = "";
+        code_flags(raw, implicit, where, cmd, sizeof cmd);
+        char value[256];
+        int nflags = 0;
+        for (const char *p = strstr(raw, "--"); p; p = strstr(p + 2, "--"))
+            nflags++;
+        if (nflags == 1 && stated_default(&s[i], s + i + 1, n - i - 1, value, sizeof value)) {
+            char flag[64] = "";
+            sscanf(strstr(raw, "--") + 2, "%63[a-z0-9-]", flag);
+            check_default(flag, cmd[0] ? cmd : implicit, value, where);
+        }
+        const char *base = strrchr(flat, '/') ? strrchr(flat, '/') + 1 : flat;
+        int count;
+        if (is_csv_name(base)) {
+            snprintf(file, sizeof file, "%s", base);
+            snprintf(doc->last_file, sizeof doc->last_file, "%s", base);
+        } else if (file[0] && (count = split_header(flat, names, 64)) > 0) {
+            check_columns(file, names, count, where);
+        } else if (strcmp(file, "meta.csv") == 0 && is_meta_key(flat)) {
+            check_meta_key(flat, where);
+        }
+    }
+}
+
+/* A table's row split at its unescaped bars: cells trimmed, in place. */
+static int cells(char *row, char **out, int max)
+{
+    int n = 0;
+    char *p = row;
+    while (*p == ' ')
+        p++;
+    if (*p == '|')
+        p++;
+    while (*p && n < max) {
+        char *start = p;
+        while (*p && !(*p == '|' && (p == row || p[-1] != '\\')))
+            p++;
+        const int last = *p == '\0';
+        *p = '\0';
+        while (*start == ' ')
+            start++;
+        char *end = start + strlen(start);
+        while (end > start && end[-1] == ' ')
+            *--end = '\0';
+        if (!(last && !*start))
+            out[n++] = start;
+        if (last)
+            break;
+        p++;
+    }
+    return n;
+}
+
+static void read_table(Doc *doc, char *table, int line)
+{
+    char where[128];
+    char *rows[256];
+    int nrows = 0;
+    char *save = NULL;
+    for (char *r = strtok_r(table, "\n", &save); r && nrows < 256; r = strtok_r(NULL, "\n", &save))
+        rows[nrows++] = r;
+    if (nrows < 2)
+        return;
+    char *head[16];
+    const int nhead = cells(rows[0], head, 16);
+    const int flag_table = nhead >= 2 && strcmp(head[0], "flag") == 0 && strcmp(head[1], "default") == 0;
+    const int column_table = nhead >= 1 && strcmp(head[0], "column") == 0;
+    char columns[64][64];
+    int ncolumns = 0;
+    for (int r = 2; r < nrows; r++) {
+        snprintf(where, sizeof where, "%s:%d", doc->name, line + r);
+        char *cell[16];
+        const int nc = cells(rows[r], cell, 16);
+        if (nc < 1)
+            continue;
+        /* a row about `linbench CMD`: the flags in it are CMD's */
+        char row_cmd[16] = "";
+        Span s[64];
+        int ns = spans(cell[0], s, 64);
+        for (int i = 0; i < ns && !row_cmd[0]; i++) {
+            char raw[512];
+            snprintf(raw, sizeof raw, "%.*s", (int)s[i].len, s[i].start);
+            if (strncmp(raw, "linbench ", 9) == 0)
+                sscanf(raw + 9, "%15[a-z]", row_cmd);
+        }
+        if (!is_command(row_cmd))
+            row_cmd[0] = '\0';
+        const char *implicit = flag_table && doc->table_cmd[0] ? doc->table_cmd : row_cmd;
+        for (int c = 0; c < nc; c++) {
+            if (flag_table && c == 1)
+                continue; /* the defaults, below */
+            read_text(doc, cell[c], line + r, implicit);
+            ns = spans(cell[c], s, 64);
+            for (int i = 0; column_table && c == 0 && i < ns && ncolumns < 64; i++)
+                span_text(&s[i], columns[ncolumns++], 64, 0);
+        }
+        if (flag_table && nc >= 2) {
+            /* the flags of the first cell, in order, and the default cell: split at ", " when
+             * it names several ("cuda, 0" for `--device`, `--gpu N`) */
+            char flags[16][64];
+            int nf = 0;
+            for (const char *p = strstr(cell[0], "--"); p && nf < 16; p = strstr(p + 2, "--"))
+                if (sscanf(p + 2, "%63[a-z0-9-]", flags[nf]) == 1)
+                    nf++;
+            char stated[512];
+            size_t o = 0;
+            for (const char *p = cell[1]; *p && o + 1 < sizeof stated; p++)
+                if (*p != '`')
+                    stated[o++] = *p;
+            stated[o] = '\0';
+            char *part[16];
+            int np = 0;
+            if (nf > 1) {
+                for (char *p = stated; p && np < 16;) {
+                    part[np++] = p;
+                    p = strstr(p, ", ");
+                    if (p)
+                        *p = '\0', p += 2;
+                }
+            } else {
+                part[np++] = stated;
+            }
+            lb_check(np == nf || strcmp(stated, "—") == 0, "%s: %d flags and %d defaults: which is whose?", where, nf, np);
+            for (int i = 0; i < nf && i < np; i++)
+                check_default(flags[i], doc->table_cmd, part[i], where);
+        }
+    }
+    if (column_table) {
+        snprintf(where, sizeof where, "%s:%d", doc->name, line);
+        check_columns(doc->last_file, columns, ncolumns, where);
+    }
+}
+
+/* One block of the document: fenced code, a table, or a paragraph. */
+static void read_block(Doc *doc, int kind, char *block, int line)
+{
+    char where[128];
+    snprintf(where, sizeof where, "%s:%d", doc->name, line);
+    if (kind == 'f') {
+        /* line by line, a line ending in \ going on into the next: one command */
+        int at = line;
+        for (char *p = block; *p;) {
+            char *end = p;
+            int lines = 1;
+            while (*end && !(*end == '\n' && (end == p || end[-1] != '\\')))
+                lines += *end++ == '\n';
+            const char keep = *end;
+            *end = '\0';
+            snprintf(where, sizeof where, "%s:%d", doc->name, at);
+            code_flags(p, "", where, NULL, 0);
+            at += lines;
+            p = keep ? end + 1 : end;
+        }
+    } else if (kind == 't') {
+        read_table(doc, block, line);
+        doc->table_cmd[0] = '\0';
+    } else {
+        read_text(doc, block, line, "");
+        /* "Flags of `sweep` ...": the table after it lists sweep's flags */
+        const char *flags_of = strstr(block, "Flags of `");
+        doc->table_cmd[0] = '\0';
+        if (flags_of && sscanf(flags_of + 10, "%15[a-z]", doc->table_cmd) == 1 && !is_command(doc->table_cmd))
+            doc->table_cmd[0] = '\0';
+    }
+}
+
+static void read_doc(const char *dir, const char *name)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    Doc doc;
+    memset(&doc, 0, sizeof doc);
+    doc.name = name;
+    doc.text = lb_slurp(path);
+    if (!lb_check(doc.text != NULL, "%s cannot be read", path))
+        return;
+    /* blocks: fenced code, tables, paragraphs; a blank line, a heading or a list item ends a
+     * paragraph, and a heading is one of its own */
+    char *block = malloc(strlen(doc.text) + 2);
+    size_t used = 0;
+    int kind = 0, start = 0, line = 0; /* kind: 0 none, 'p' paragraph, 't' table, 'f' fence */
+#define FLUSH()                                            \
+    do {                                                   \
+        if (kind) {                                        \
+            block[used] = '\0';                            \
+            read_block(&doc, kind, block, start);          \
+        }                                                  \
+        kind = 0;                                          \
+        used = 0;                                          \
+    } while (0)
+    for (const char *p = doc.text; block && p && *p;) {
+        const char *next = strchr(p, '\n');
+        const size_t len = next ? (size_t)(next - p) : strlen(p);
+        line++;
+        const char *t = p;
+        while (t < p + len && *t == ' ')
+            t++;
+        const int blank = t == p + len, fence = strncmp(t, "```", 3) == 0;
+        const int heading = *t == '#', item = (t[0] == '-' || t[0] == '*') && t[1] == ' ', row = *t == '|';
+        if (kind == 'f' && fence) {
+            FLUSH();
+        } else if (kind == 'f') {
+            memcpy(block + used, p, len);
+            used += len;
+            block[used++] = '\n';
+        } else if (fence) {
+            FLUSH();
+            kind = 'f';
+            start = line + 1;
+        } else if (blank) {
+            FLUSH();
+        } else {
+            if (heading || item || (kind == 't') != row)
+                FLUSH();
+            if (!kind) {
+                kind = row ? 't' : 'p';
+                start = line;
+            }
+            memcpy(block + used, p, len);
+            used += len;
+            block[used++] = '\n';
+            if (heading)
+                FLUSH();
+        }
+        p = next ? next + 1 : NULL;
+    }
+    FLUSH();
+#undef FLUSH
+    free(block);
+    free(doc.text);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: test_method_doc SOURCE_DIR PATH-TO-LINBENCH\n");
+        return 2;
+    }
+    bin = argv[2];
+    lb_test_init("test_method_doc");
+    const char *scratch = lb_scratch_dir("test_method_doc");
+    load_helps();
+    write_files(scratch);
+    read_doc(argv[1], "README.md");
+    read_doc(argv[1], "docs/METHOD.md");
+    printf("checked %d flags, %d defaults, %d columns and keys\n", flags_checked, defaults_checked, columns_checked);
+    /* floors well under today's counts: a document the parser stops reading fails here */
+    lb_check(flags_checked >= 100 && defaults_checked >= 20 && columns_checked >= 40,
+             "too little checked (%d flags, %d defaults, %d columns): are the documents still read?", flags_checked,
+             defaults_checked, columns_checked);
+    for (int c = 0; c < ncommands; c++)
+        free(command_help[c]);
+    free(top_help);
+    lb_meta_free(&sweep_meta);
+    lb_meta_free(&dump_meta);
+    return lb_test_finish("test_method_doc");
+}
