@@ -107,6 +107,27 @@ static inline LbRun lb_wait(pid_t pid) { return lb_wait_tagged(pid, ""); }
 
 static inline LbRun lb_run(char *const argv[]) { return lb_wait(lb_start(argv)); }
 
+/* argv for `BIN CMD BASE... EXTRA...` (a test's fixed flags, then the case's), NULL-terminated in
+ * argv[0 .. cap-1]; returns the index of that NULL, where a caller may append more and terminate
+ * again. Exits the test when cap is too small, rather than write past it. */
+static inline int lb_argv(char **argv, int cap, const char *bin, const char *cmd, char *const base[], int nbase,
+                          char *const extra[], int nextra)
+{
+    if (nbase + nextra + 3 > cap) {
+        fprintf(stderr, "lb_argv: %d arguments do not fit %d\n", nbase + nextra + 2, cap);
+        exit(1);
+    }
+    int a = 0;
+    argv[a++] = (char *)bin;
+    argv[a++] = (char *)cmd;
+    for (int i = 0; i < nbase; i++)
+        argv[a++] = base[i];
+    for (int i = 0; i < nextra; i++)
+        argv[a++] = extra[i];
+    argv[a] = NULL;
+    return a;
+}
+
 static inline void lb_run_free(LbRun *r)
 {
     free(r->out);

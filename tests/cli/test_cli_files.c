@@ -159,15 +159,8 @@ static void refused(const char *scratch, const char *what, const char *want1, co
     static int calls;
     char dir[512];
     snprintf(dir, sizeof dir, "%s/refused-%d", scratch, ++calls);
-    char *argv[48];
-    int a = 0;
-    argv[a++] = (char *)bin;
-    argv[a++] = "sweep";
-    char *tiny[] = {TINY};
-    for (size_t i = 0; i < sizeof tiny / sizeof tiny[0]; i++)
-        argv[a++] = tiny[i];
-    for (int i = 0; i < count; i++)
-        argv[a++] = extra[i];
+    char *argv[48], *tiny[] = {TINY};
+    int a = lb_argv(argv, 46, bin, "sweep", tiny, (int)(sizeof tiny / sizeof tiny[0]), extra, count);
     argv[a++] = "--out";
     argv[a++] = dir;
     argv[a] = NULL;

@@ -43,16 +43,8 @@ static int notes(const char *err, const char *const *want, int *matched)
 
 static void check_run(const char *what, char *const extra[], int nextra, int want_notes, const char *const *want)
 {
-    char *argv[64];
-    int a = 0;
-    argv[a++] = (char *)bin;
-    argv[a++] = "run";
-    char *tiny[] = {TINY};
-    for (size_t i = 0; i < sizeof tiny / sizeof tiny[0]; i++)
-        argv[a++] = tiny[i];
-    for (int i = 0; i < nextra; i++)
-        argv[a++] = extra[i];
-    argv[a] = NULL;
+    char *argv[64], *tiny[] = {TINY};
+    lb_argv(argv, 64, bin, "run", tiny, (int)(sizeof tiny / sizeof tiny[0]), extra, nextra);
     LbRun r = lb_run(argv);
     int matched = 0;
     const int count = notes(r.err, want, &matched);
@@ -67,15 +59,8 @@ static void check_sweep(const char *scratch, const char *name, char *const extra
 {
     char out[512];
     snprintf(out, sizeof out, "%s/%s", scratch, name);
-    char *argv[64];
-    int a = 0;
-    argv[a++] = (char *)bin;
-    argv[a++] = "sweep";
-    char *tiny[] = {TINY};
-    for (size_t i = 0; i < sizeof tiny / sizeof tiny[0]; i++)
-        argv[a++] = tiny[i];
-    for (int i = 0; i < nextra; i++)
-        argv[a++] = extra[i];
+    char *argv[64], *tiny[] = {TINY};
+    int a = lb_argv(argv, 60, bin, "sweep", tiny, (int)(sizeof tiny / sizeof tiny[0]), extra, nextra);
     argv[a++] = "-q";
     argv[a++] = "--out";
     argv[a++] = out;

@@ -31,16 +31,8 @@ static double value(const char *out, const char *key)
 
 static LbRun run(char *const extra[], int count)
 {
-    char *argv[64];
-    int a = 0;
-    argv[a++] = (char *)bin;
-    argv[a++] = "run";
-    char *tiny[] = {TINY};
-    for (size_t i = 0; i < sizeof tiny / sizeof tiny[0]; i++)
-        argv[a++] = tiny[i];
-    for (int i = 0; i < count; i++)
-        argv[a++] = extra[i];
-    argv[a] = NULL;
+    char *argv[64], *tiny[] = {TINY};
+    lb_argv(argv, 64, bin, "run", tiny, (int)(sizeof tiny / sizeof tiny[0]), extra, count);
     return lb_run(argv);
 }
 
