@@ -24,36 +24,32 @@ const char *const lb_breakdown_columns[LB_BREAKDOWN_COLUMNS] = {
 #define LB_UNIT_TFLOPS "TFLOP/s"
 #define LB_UNIT_GBS "GB/s"
 
-/* The time the calibrated limits allow `flops` and `bytes`: the larger of FLOPs over the product
- * rate and bytes over the copy bandwidth (the roofline); 0 without a calibration. */
-static double floor_ms(double flops, double bytes, const LbCalibration *cal)
+/* The roofline of `flops` and `bytes`: the time the calibrated limits allow them, the larger of
+ * FLOPs over the product rate and bytes over the copy bandwidth (0 without a calibration), and
+ * whether the FLOPs are what bounds them (*by_flops; without a calibration, whether there are
+ * any). The scores and P V products at head width 64 move more than they multiply (an H100 ran
+ * them at 18% of its product rate and 88% of its copy bandwidth, 2026-11-23): judged by FLOPs
+ * alone they looked far from a limit they were close to. */
+static double roofline_ms(double flops, double bytes, const LbCalibration *cal, int *by_flops)
 {
+    *by_flops = flops > 0;
     if (!cal || !(cal->tflop_per_s > 0) || !(cal->copy_gb_per_s > 0))
         return 0;
     const double flop_ms = flops / (cal->tflop_per_s * 1e12) * 1e3;
     const double byte_ms = bytes / (cal->copy_gb_per_s * 1e9) * 1e3;
+    *by_flops = flops > 0 && flop_ms >= byte_ms;
     return flop_ms > byte_ms ? flop_ms : byte_ms;
 }
 
-/* The achieved rate in `ms` of what bounds the work, and its percentage of the limit, which is
- * the roofline's time over the measured time. An operation is bounded by its FLOPs when they take
- * the calibrated product rate longer than its bytes take the copy bandwidth, else by its bytes:
- * the scores and P V products at head width 64 move more than they multiply (an H100 ran them at
- * 18% of its product rate and 88% of its copy bandwidth, 2026-11-23), and judging them by FLOPs
- * alone called them far from a limit they were close to. `floor` is the roofline time in ms (the
- * pass row passes the sum of its operations' floors, since they run one after another, and keeps
- * its FLOP rate, the figure a pass is quoted by: `by_bound` 0); without a calibration the unit
- * follows the FLOPs and the percentage is empty. */
-static void rate(LbBreakdownRecord *r, const LbCalibration *cal, double floor, int by_bound)
+/* The achieved rate in `ms` of FLOPs (by_flops) or bytes, and its percentage of the limit: the
+ * roofline time `floor` over the measured time (empty without one). */
+static void rate(LbBreakdownRecord *r, double floor, int by_flops)
 {
     r->achieved = r->percent_of_limit = NAN;
     r->achieved_unit[0] = '\0';
     if (!(r->ms > 0))
         return;
     const double s = r->ms * 1e-3;
-    int by_flops = r->flops > 0;
-    if (by_bound && cal && cal->tflop_per_s > 0 && cal->copy_gb_per_s > 0 && r->flops > 0 && r->bytes > 0)
-        by_flops = r->flops / (cal->tflop_per_s * 1e12) >= r->bytes / (cal->copy_gb_per_s * 1e9);
     if (by_flops) {
         r->achieved = r->flops / s / 1e12;
         snprintf(r->achieved_unit, sizeof r->achieved_unit, "%s", LB_UNIT_TFLOPS);
@@ -92,9 +88,10 @@ int lb_breakdown_records(LbModelKind model, int64_t n, int64_t k, const LbBreakd
         x->share = row->share;
         x->flops = row->flops;
         x->bytes = row->bytes;
-        const double f = floor_ms(x->flops, x->bytes, cal);
-        rate(x, cal, f, 1);
-        pass_floor += f;
+        int by_flops;
+        const double floor = roofline_ms(x->flops, x->bytes, cal, &by_flops);
+        rate(x, floor, by_flops);
+        pass_floor += floor;
     }
     LbBreakdownRecord *ov = &r[b->count], *pass = &r[b->count + 1];
     snprintf(ov->op, sizeof ov->op, "overhead");
@@ -108,7 +105,8 @@ int lb_breakdown_records(LbModelKind model, int64_t n, int64_t k, const LbBreakd
     pass->share = 1.0;
     pass->flops = b->flops;
     pass->bytes = b->bytes;
-    rate(pass, cal, pass_floor, 0);
+    /* the sum of its roles' floors, since they run one after another; quoted by its FLOP rate */
+    rate(pass, pass_floor, pass->flops > 0);
     *out = r;
     *count = total;
     return LB_OK;
