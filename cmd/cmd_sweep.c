@@ -58,6 +58,9 @@ void lb_help_sweep(FILE *out)
 static volatile sig_atomic_t stop_requested;
 static struct timespec first_stop; /* when the first stop signal came */
 
+/* meta.csv's calibration_note where --no-check skipped the calibration with the check */
+static const char no_check_note[] = "skipped with the check (--no-check)";
+
 /* The first stop signal ends the sweep after the pass in progress. A second Ctrl-C at least a
  * second later stops it at once, as a person pressing it again means; anything else is the same
  * request again: `timeout` sends its SIGTERM to the sweep and then to its whole process group,
@@ -478,7 +481,7 @@ static void worker_main(const LbRunSettings *s, const SweepFlags *f, const LbSwe
         const uint64_t cap = s->mem_limit && s->mem_limit < room ? s->mem_limit : room;
         rep->check_rc = lb_sweep_calibrate(be, cap, 1, &rep->cal, &rep->calibrated, rep->cal_note, sizeof rep->cal_note);
     } else {
-        snprintf(rep->cal_note, sizeof rep->cal_note, "skipped with the check (--no-check)");
+        snprintf(rep->cal_note, sizeof rep->cal_note, "%s", no_check_note);
     }
     WorkerGo go = {0, 0, 0};
     if (write_all(up, rep, sizeof *rep) != 0 || rep->rc != LB_OK || read_all(down, &go, sizeof go) != 1 || !go.go) {
@@ -868,7 +871,8 @@ int lb_cmd_sweep(int argc, char **argv)
     /* This device's own limits, before the first cell: skipped with the check under --no-check,
      * unless --breakdown wants them for its percentages. */
     LbCalibration calibration;
-    char calibration_note[512] = "skipped with the check (--no-check)";
+    char calibration_note[512];
+    snprintf(calibration_note, sizeof calibration_note, "%s", no_check_note);
     int calibrated = 0;
     if ((!f.no_check || s.breakdown) &&
         (rc = lb_sweep_calibrate(be, budget, f.quiet, &calibration, &calibrated, calibration_note,
