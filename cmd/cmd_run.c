@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "attn/arena.h"
+#include "attn/breakdown.h"
 #include "attn/clock_events.h"
 #include "attn/forward.h"
 #include "attn/measure.h"
@@ -14,10 +15,12 @@
 #include "attn/plan.h"
 #include "attn/sizes.h"
 #include "attn/status.h"
+#include "cmd/calibration.h"
 #include "cmd/check.h"
 #include "cmd/commands.h"
 #include "cmd/options.h"
 #include "cmd/outdir.h"
+#include "reports/breakdown.h"
 #include "reports/dump.h"
 
 /* The model table's names: "standard, linformer, chunked", or with or_last "standard, linformer
@@ -120,6 +123,25 @@ static void print_result(const LbRunSettings *o, const LbCellResult *r, uint64_t
         printf("clock events: %s%s\n", events, r->slowdown ? " (slowed: thermal or hardware slowdown)" : "");
 }
 
+/* --breakdown: one traced pass at the measured batch (attn/breakdown.h), printed as breakdown.csv's
+ * rows would be, its percentages against cal (NULL: none). */
+static int print_breakdown(const LbRunSettings *o, LbBackend *be, const LbCellResult *r, const LbCalibration *cal)
+{
+    LbBreakdown b;
+    LbBreakdownRecord *recs = NULL;
+    size_t count = 0;
+    int rc = lb_breakdown_cell(be, &o->model, r->batch, o->seed, &b);
+    if (rc == LB_OK)
+        rc = lb_breakdown_records(r->model, r->n, r->k, &b, cal, &recs, &count);
+    if (rc != LB_OK)
+        return lb_runtime_error(rc);
+    printf("breakdown: one more pass at batch %lld, every operation timed (docs/METHOD.md, \"Breakdown\")%s\n",
+           (long long)b.batch, cal ? "" : "; no calibration, so no percentages");
+    lb_breakdown_print(stdout, recs, count);
+    free(recs);
+    return LB_EXIT_OK;
+}
+
 int lb_cmd_run(int argc, char **argv)
 {
     enum { OPT_MODEL = 1000, OPT_N, OPT_K, OPT_DUMP, OPT_BATCH, OPT_NO_CHECK };
@@ -187,6 +209,9 @@ int lb_cmd_run(int argc, char **argv)
         return rc;
     /* run's --k is its own flag, the sweep's --k LIST the table's: one name, one note */
     lb_options_note_unread(o.given | (k_given ? UINT64_C(1) << LB_SET_K : 0), 1u << o.model.kind);
+    if (dump_dir && o.breakdown)
+        return lb_usage_error("--breakdown times the operations of a measured cell and --dump writes one untimed "
+                              "pass: give one of them");
     if (dump_dir && (rc = lb_outdir_prepare(dump_dir, 0, "dump", 0)) != 0)
         return rc;
 
@@ -206,6 +231,16 @@ int lb_cmd_run(int argc, char **argv)
         lb_backend_close(be);
         return rc;
     }
+    /* --breakdown's percentages: this device's limits, measured as a sweep measures them (even
+     * under --no-check, as in a sweep) */
+    LbCalibration calibration;
+    char calibration_note[512] = "";
+    int calibrated = 0;
+    if (o.breakdown && (rc = lb_sweep_calibrate(be, budget, 0, &calibration, &calibrated, calibration_note,
+                                                sizeof calibration_note)) != 0) {
+        lb_backend_close(be);
+        return rc;
+    }
     if (dump_dir) {
         rc = dump(&o, be, budget, batch, dump_dir);
         if (rc != 0)
@@ -222,6 +257,8 @@ int lb_cmd_run(int argc, char **argv)
             else
                 printf("check result: skipped (--no-check)\n");
             rc = r.status == LB_CELL_OK ? LB_EXIT_OK : LB_EXIT_FAILURE;
+            if (rc == LB_EXIT_OK && o.breakdown)
+                rc = print_breakdown(&o, be, &r, calibrated ? &calibration : NULL);
         }
     }
     lb_backend_close(be);

@@ -112,6 +112,24 @@ int lb_breakdown_records(LbModelKind model, int64_t n, int64_t k, const LbBreakd
     return LB_OK;
 }
 
+/* --- printing ------------------------------------------------------------------------------- */
+
+void lb_breakdown_print(FILE *out, const LbBreakdownRecord *recs, size_t count)
+{
+    fprintf(out, "  %-12s %6s %10s %7s %18s %10s\n", "op", "calls", "ms", "share %", "achieved", "% of limit");
+    for (size_t i = 0; i < count; i++) {
+        const LbBreakdownRecord *r = &recs[i];
+        char calls[24] = "-", achieved[40] = "-", limit[24] = "-";
+        if (strcmp(r->op, "overhead") != 0)
+            snprintf(calls, sizeof calls, "%lld", (long long)r->calls);
+        if (!isnan(r->achieved))
+            snprintf(achieved, sizeof achieved, "%.4g %s", r->achieved, r->achieved_unit);
+        if (!isnan(r->percent_of_limit))
+            snprintf(limit, sizeof limit, "%.1f", r->percent_of_limit);
+        fprintf(out, "  %-12s %6s %10.4g %7.1f %18s %10s\n", r->op, calls, r->ms, 100 * r->share, achieved, limit);
+    }
+}
+
 /* --- writing -------------------------------------------------------------------------------- */
 
 static void fmt_double(double v, char *buf, size_t size)

@@ -23,6 +23,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "attn/breakdown.h"
 #include "attn/calibrate.h"
@@ -52,6 +53,10 @@ typedef struct LbBreakdownRecord {
  * percentages). *out is malloc'd (free it); LB_OK or LB_ERR_NOMEM. */
 int lb_breakdown_records(LbModelKind model, int64_t n, int64_t k, const LbBreakdown *b, const LbCalibration *cal,
                          LbBreakdownRecord **out, size_t *count);
+
+/* The records of one cell as an aligned text table on out (what `run --breakdown` prints): op,
+ * calls, ms, share %, achieved with its unit, % of limit ("-" where a field is empty). */
+void lb_breakdown_print(FILE *out, const LbBreakdownRecord *recs, size_t count);
 
 /* Write DIR/breakdown.csv with exactly these records, atomically. LB_OK, LB_ERR_NOMEM, or
  * LB_ERR_IO naming the file (nothing half-written is left). */

@@ -184,6 +184,43 @@ static void check_small_budget(const char *scratch)
     free(note);
 }
 
+/* run --breakdown: after the cell's result, one table row per role the model's pass must show,
+ * then overhead and pass, with percentages (run calibrates first, even under --no-check, as a
+ * sweep does); with --dump it is refused (exit 2, one line naming the flag). */
+static void check_run_breakdown(const char *scratch)
+{
+    for (int m = 0; m < LB_MODEL_COUNT; m++) {
+        char *a[] = {(char *)bin, "run", "--device", "cpu", TINY, "--n", "64", "--k", "16", "--model",
+                     (char *)lb_model_name((LbModelKind)m), "--max-batch", "2", "--cell-time", "1", "--no-check",
+                     "--breakdown", NULL};
+        LbRun r = lb_run(a);
+        const char *table = strstr(r.out, "\nbreakdown: one more pass at batch ");
+        lb_check(r.code == 0 && table && strstr(r.err, "calibration: "), "run --model %s --breakdown: exit %d\n%s%s",
+                 lb_model_name((LbModelKind)m), r.code, r.out, r.err);
+        LbOpRole roles[LB_ROLE_COUNT];
+        const int n = want_roles((LbModelKind)m, roles);
+        for (int i = 0; table && i < n; i++) {
+            char row[64];
+            snprintf(row, sizeof row, "\n  %-12s ", lb_op_role_name(roles[i]));
+            lb_check(strstr(table, row) != NULL, "run --model %s --breakdown prints a row for %s:\n%s",
+                     lb_model_name((LbModelKind)m), lb_op_role_name(roles[i]), table);
+        }
+        /* the pass row: its calls, ms, 100.0 %, its rate and a percentage of the limit */
+        const char *pass = table ? strstr(table, "\n  pass ") : NULL;
+        lb_check(pass && strstr(pass, " 100.0 ") && strstr(pass, "TFLOP/s") && !strstr(pass, " -\n"),
+                 "run --model %s --breakdown: a pass row with its percentage of the limit:\n%s",
+                 lb_model_name((LbModelKind)m), table ? table : r.out);
+        lb_run_free(&r);
+    }
+    char dump[4200];
+    snprintf(dump, sizeof dump, "%s/dump", scratch);
+    char *d[] = {(char *)bin, "run", "--device", "cpu", TINY, "--n", "64", "--breakdown", "--dump", dump, NULL};
+    LbRun r = lb_run(d);
+    lb_check(r.code == 2 && lb_lines(r.err) == 1 && strstr(r.err, "--breakdown") && !lb_exists(dump),
+             "run --dump --breakdown is refused, nothing written: exit %d\n%s", r.code, r.err);
+    lb_run_free(&r);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -249,5 +286,6 @@ int main(int argc, char **argv)
              r.err);
     lb_run_free(&r);
     check_small_budget(scratch);
+    check_run_breakdown(scratch);
     return lb_test_finish("test_cli_breakdown");
 }
