@@ -71,6 +71,7 @@ enum WarpOpKind {
     WARP_ANY,
     WARP_ALL,
     WARP_SYNC,
+    WARP_COLLECTIVE, /* ldmatrix, mma.sync: gpu/emu/emu_tensor_core.h */
 };
 
 /* A warp-wide operation: blocks the calling fiber until every lane of `mask` has reached the same
@@ -196,6 +197,7 @@ struct LaunchConfig {
     cudaStream_t stream;
     const char *kernel, *file;
     int line;
+    const void *func; /* the kernel, as cudaFuncSetAttribute names it */
 };
 
 /* Runs `body(ctx)` as every thread of every block (gpu/emu/scheduler.cc); the outcome is what
@@ -240,7 +242,9 @@ template <typename... P>
 Launcher<P...> launcher(dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t stream,
                         const char *kernel_name, const char *file, int line, void (*kernel)(P...))
 {
-    return Launcher<P...>{LaunchConfig{grid, block, shared_bytes, stream, kernel_name, file, line}, kernel};
+    return Launcher<P...>{LaunchConfig{grid, block, shared_bytes, stream, kernel_name, file, line,
+                                       reinterpret_cast<const void *>(kernel)},
+                          kernel};
 }
 
 } // namespace lb_emu

@@ -36,6 +36,19 @@ size_t env_size(const char *name, size_t fallback);
 void lock_device();
 void unlock_device();
 
+/* --- for the warp-collective instructions (tensor_core.cc; scheduler.cc runs them) --------- */
+/* One .sync.aligned instruction of the calling lane's warp: blocks until all 32 lanes are at it
+ * (same name, same site), then run(lanes) is called once with every lane's `data` in lane order,
+ * and every lane goes on. A lane missing from the warp, exited, or waiting elsewhere is a fault. */
+void warp_collective(const char *name, void (*run)(void *const *lanes), void *data, const char *file, int line);
+/* A fault of the running block (from inside a collective): the launch fails with it. */
+void warp_fault(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Whether [p, p + bytes) lies inside one shared array or the dynamic shared memory of the block. */
+bool shared_range_valid(const void *p, size_t bytes);
+/* cudaFuncSetAttribute(func, cudaFuncAttributeMaxDynamicSharedMemorySize, ...)'s value for func,
+ * 0 when never set (runtime.cc). */
+int func_max_dynamic_shared(const void *func);
+
 } // namespace lb_emu
 
 #endif

@@ -43,6 +43,7 @@ namespace lb_emu {
 namespace {
 
 constexpr size_t kDefaultCapacity = (size_t)512 << 20;
+constexpr int kSharedOptin = 227 << 10; /* dynamic shared memory a block may opt into (cc 9.0) */
 constexpr int kMaxDevices = 64;
 
 struct Event {
@@ -267,6 +268,15 @@ bool device_range_valid(const void *p, size_t bytes)
     return range_valid_locked(p, bytes, t_device);
 }
 
+std::map<const void *, int> g_func_dynamic_shared; /* cudaFuncSetAttribute's, by kernel */
+
+int func_max_dynamic_shared(const void *func)
+{
+    std::lock_guard<std::mutex> g(g_mu);
+    const auto it = g_func_dynamic_shared.find(func);
+    return it == g_func_dynamic_shared.end() ? 0 : it->second;
+}
+
 void lock_device() { g_device_mu.lock(); }
 void unlock_device() { g_device_mu.unlock(); }
 
@@ -282,6 +292,21 @@ extern "C" void lb_emu_reset(void)
     g_sticky = cudaSuccess;
     g_last = cudaSuccess;
     g_fault_msg.clear();
+}
+
+/* --- kernel attributes ------------------------------------------------------------------------ */
+
+/* Only the one the kernels set: more dynamic shared memory than the 48 KiB a launch gets without
+ * it, up to the opt-in limit of compute capability 9.0 (227 KiB per block). */
+cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value)
+{
+    if (g_sticky != cudaSuccess)
+        return g_sticky;
+    if (!func || attr != cudaFuncAttributeMaxDynamicSharedMemorySize || value < 0 || value > kSharedOptin)
+        return ret(cudaErrorInvalidValue);
+    std::lock_guard<std::mutex> g(g_mu);
+    g_func_dynamic_shared[func] = value;
+    return cudaSuccess;
 }
 
 /* --- errors ---------------------------------------------------------------------------------- */
@@ -393,6 +418,7 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
     prop->uuid.bytes[15] = (char)(device & 0xff);
     prop->totalGlobalMem = capacity();
     prop->sharedMemPerBlock = 48 << 10;
+    prop->sharedMemPerBlockOptin = kSharedOptin;
     prop->regsPerBlock = 65536;
     prop->warpSize = 32;
     prop->maxThreadsPerBlock = 1024;
@@ -425,6 +451,7 @@ cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int dev
     case cudaDevAttrMaxThreadsPerBlock: *value = 1024; break;
     case cudaDevAttrWarpSize: *value = 32; break;
     case cudaDevAttrMaxSharedMemoryPerBlock: *value = 48 << 10; break;
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = kSharedOptin; break;
     default:
         /* Clocks and the rest: an emulated device has none to report. */
         *value = 0;

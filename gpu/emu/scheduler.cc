@@ -25,6 +25,7 @@
 #include "gpu/emu/emu.h"
 #include "gpu/emu/emu_device.h"
 #include "gpu/emu/emu_internal.h"
+#include "gpu/emu/emu_tensor_core.h"
 #include "gpu/emu/fiber.h"
 
 namespace lb_emu {
@@ -37,6 +38,16 @@ namespace {
 
 enum LaneState { LANE_RUNNABLE, LANE_AT_BARRIER, LANE_AT_WARP, LANE_EXITED };
 
+/* A cp.async copy issued and not yet completed by a wait: its group is 0 until committed. */
+struct AsyncCopy {
+    void *dst;
+    const void *src;
+    size_t bytes, src_bytes;
+    int group;
+    const char *file;
+    int line;
+};
+
 struct Lane {
     LaneRegs regs; /* first: cur_lane points here */
     LaneState state;
@@ -47,6 +58,10 @@ struct Lane {
     uint64_t bits;
     int arg, width;
     uint64_t result;
+    const char *name;                      /* WARP_COLLECTIVE: the instruction */
+    void (*collective)(void *const *lanes); /* WARP_COLLECTIVE: computes every lane's result */
+    std::vector<AsyncCopy> copies;         /* cp.async in flight */
+    int groups;                            /* cp.async groups committed */
 };
 
 std::vector<Lane> g_lanes;
@@ -60,6 +75,8 @@ struct SharedSlot {
 };
 std::vector<SharedSlot> g_shared;
 size_t g_shared_total = 0;
+void *g_dynamic = nullptr; /* the launch's dynamic shared memory, g_dynamic_bytes of it */
+size_t g_dynamic_bytes = 0;
 constexpr size_t kSharedLimit = (size_t)48 << 10; /* static shared memory per block */
 void (*g_body)(void *) = nullptr;
 void *g_ctx = nullptr;
@@ -80,13 +97,15 @@ const char *op_name(WarpOpKind k)
     }
 }
 
+const char *op_name(const Lane &l) { return l.kind == WARP_COLLECTIVE ? l.name : op_name(l.kind); }
+
 std::string where(const Lane &l)
 {
     char buf[512];
     if (l.state == LANE_AT_BARRIER)
         snprintf(buf, sizeof buf, "__syncthreads at %s:%d", l.file, l.line);
     else if (l.state == LANE_AT_WARP)
-        snprintf(buf, sizeof buf, "%s (mask 0x%08x) at %s:%d", op_name(l.kind), l.mask, l.file, l.line);
+        snprintf(buf, sizeof buf, "%s (mask 0x%08x) at %s:%d", op_name(l), l.mask, l.file, l.line);
     else if (l.state == LANE_EXITED)
         snprintf(buf, sizeof buf, "exited");
     else
@@ -180,12 +199,12 @@ int resolve_warps(int n)
             const int me = i - w0;
             if (!(l.mask >> me & 1u)) {
                 fault("thread %d calls %s at %s:%d with mask 0x%08x, which leaves out its own lane %d",
-                      i, op_name(l.kind), l.file, l.line, l.mask, me);
+                      i, op_name(l), l.file, l.line, l.mask, me);
                 return completed;
             }
             if (l.kind <= WARP_SHFL_XOR && (l.width < 1 || l.width > 32 || (l.width & (l.width - 1)))) {
                 fault("thread %d calls %s at %s:%d with width %d (a power of two up to 32)", i,
-                      op_name(l.kind), l.file, l.line, l.width);
+                      op_name(l), l.file, l.line, l.width);
                 return completed;
             }
             bool ready = true;
@@ -195,12 +214,13 @@ int resolve_warps(int n)
                 const int t = w0 + j;
                 if (t >= n) {
                     fault("thread %d calls %s at %s:%d with mask 0x%08x naming lane %d, which does not exist in a block of %d threads",
-                          i, op_name(l.kind), l.file, l.line, l.mask, j, n);
+                          i, op_name(l), l.file, l.line, l.mask, j, n);
                     return completed;
                 }
                 const Lane &o = g_lanes[(size_t)t];
                 if (o.state == LANE_AT_WARP && o.kind == l.kind && o.line == l.line &&
-                    strcmp(o.file, l.file) == 0 && o.mask == l.mask)
+                    strcmp(o.file, l.file) == 0 && o.mask == l.mask &&
+                    (l.kind != WARP_COLLECTIVE || o.collective == l.collective))
                     continue;
                 if (o.state == LANE_RUNNABLE) {
                     ready = false;
@@ -212,6 +232,24 @@ int resolve_warps(int n)
             }
             if (!ready)
                 continue;
+            if (l.kind == WARP_COLLECTIVE) {
+                /* an instruction of the whole warp: one call computes every lane's registers */
+                void *data[32];
+                for (int j = 0; j < 32; j++)
+                    data[j] = reinterpret_cast<void *>((uintptr_t)g_lanes[(size_t)(w0 + j)].bits);
+                l.collective(data);
+                if (!g_fault.empty()) {
+                    char at[512];
+                    snprintf(at, sizeof at, " (%s at %s:%d, warp of threads %d-%d)", l.name, l.file, l.line, w0,
+                             w0 + 31);
+                    g_fault += at;
+                    return completed;
+                }
+                for (int j = 0; j < 32; j++)
+                    g_lanes[(size_t)(w0 + j)].state = LANE_RUNNABLE;
+                completed++;
+                continue;
+            }
             /* Every lane of the mask is here: compute each one's result from the values. */
             uint64_t ballot = 0;
             for (int j = 0; j < 32; j++)
@@ -230,7 +268,7 @@ int resolve_warps(int n)
                     const int src = shuffle_source(o, j);
                     if (!(l.mask >> src & 1u)) {
                         fault("thread %d's %s at %s:%d reads lane %d, which is not in the mask 0x%08x",
-                              w0 + j, op_name(l.kind), l.file, l.line, src, l.mask);
+                              w0 + j, op_name(l), l.file, l.line, src, l.mask);
                         return completed;
                     }
                     o.result = g_lanes[(size_t)(w0 + src)].bits;
@@ -280,6 +318,8 @@ void run_block(int n, bool descending)
         l.state = LANE_RUNNABLE;
         l.file = "";
         l.line = 0;
+        l.copies.clear();
+        l.groups = 0;
         fiber_start(i, lane_main, &l);
     }
     for (;;) {
@@ -289,8 +329,15 @@ void run_block(int n, bool descending)
             Lane &l = g_lanes[(size_t)i];
             if (l.state == LANE_RUNNABLE) {
                 cur_lane = &l.regs;
-                if (fiber_resume(i))
+                if (fiber_resume(i)) {
                     l.state = LANE_EXITED;
+                    /* A copy never waited for is data the kernel meant to read and never did
+                     * (or read without its wait: the 0xFF bytes then show as NaN). */
+                    if (!l.copies.empty())
+                        fault("thread %d exited with %zu cp.async copies no cp.async.wait_group completed (the "
+                              "first issued at %s:%d)",
+                              i, l.copies.size(), l.copies[0].file, l.copies[0].line);
+                }
             }
             live += l.state != LANE_EXITED;
         }
@@ -345,6 +392,92 @@ uint64_t warp_op(WarpOpKind kind, unsigned mask, uint64_t bits, int arg, int wid
     return l->result;
 }
 
+void warp_collective(const char *name, void (*run)(void *const *lanes), void *data, const char *file, int line)
+{
+    Lane *l = reinterpret_cast<Lane *>(cur_lane);
+    l->name = name;
+    l->collective = run;
+    /* .aligned: every lane of the warp executes it */
+    (void)warp_op(WARP_COLLECTIVE, 0xffffffffu, (uint64_t)(uintptr_t)data, 0, 32, file, line);
+}
+
+void warp_fault(const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    fault("%s", buf);
+}
+
+bool shared_range_valid(const void *p, size_t bytes)
+{
+    const char *c = static_cast<const char *>(p);
+    if (g_dynamic && c >= static_cast<const char *>(g_dynamic) &&
+        c + bytes <= static_cast<const char *>(g_dynamic) + g_dynamic_bytes)
+        return true;
+    for (const SharedSlot &sl : g_shared)
+        if (c >= static_cast<const char *>(sl.p) && c + bytes <= static_cast<const char *>(sl.p) + sl.bytes)
+            return true;
+    return false;
+}
+
+void *dynamic_shared()
+{
+    if (!g_dynamic) {
+        fault("dynamic shared memory used by a launch that gave none (its third argument is 0)");
+        static unsigned char none[16];
+        return none;
+    }
+    return g_dynamic;
+}
+
+/* cp.async: the destination is undefined until a wait covers the copy, so it is filled with 0xFF
+ * bytes (NaN) now and written at the wait: a read before it shows. */
+void cp_async(void *dst, const void *src, size_t bytes, size_t src_bytes, const char *file, int line)
+{
+    Lane *l = reinterpret_cast<Lane *>(cur_lane);
+    const int i = (int)(l - g_lanes.data());
+    if ((uintptr_t)dst % bytes != 0 || (uintptr_t)src % bytes != 0 || !shared_range_valid(dst, bytes)) {
+        fault("thread %d's cp.async at %s:%d: destination %p is not %zu bytes of shared memory, or it or the source "
+              "%p is not %zu-byte aligned",
+              i, file, line, dst, bytes, src, bytes);
+        return;
+    }
+    if (src_bytes > 0 && !device_range_valid(src, src_bytes)) {
+        fault("thread %d's cp.async at %s:%d reads %zu bytes at %p, outside every allocation", i, file, line,
+              src_bytes, src);
+        return;
+    }
+    memset(dst, 0xFF, bytes);
+    l->copies.push_back(AsyncCopy{dst, src, bytes, src_bytes, 0, file, line});
+}
+
+void cp_async_commit()
+{
+    Lane *l = reinterpret_cast<Lane *>(cur_lane);
+    l->groups++;
+    for (AsyncCopy &c : l->copies)
+        if (c.group == 0)
+            c.group = l->groups;
+}
+
+void cp_async_wait(int pending)
+{
+    Lane *l = reinterpret_cast<Lane *>(cur_lane);
+    std::vector<AsyncCopy> left;
+    for (const AsyncCopy &c : l->copies) {
+        if (c.group != 0 && c.group <= l->groups - pending) {
+            memcpy(c.dst, c.src, c.src_bytes);
+            memset(static_cast<char *>(c.dst) + c.src_bytes, 0, c.bytes - c.src_bytes);
+        } else {
+            left.push_back(c);
+        }
+    }
+    l->copies.swap(left);
+}
+
 void block_barrier(const char *file, int line)
 {
     Lane *l = reinterpret_cast<Lane *>(cur_lane);
@@ -384,9 +517,10 @@ void launch_grid(const LaunchConfig &cfg, void (*body)(void *ctx), void *ctx)
         set_last_error(cudaErrorInvalidConfiguration);
         return;
     }
-    if (cfg.shared_bytes != 0) {
-        /* No kernel of gpu/ uses dynamic shared memory; the emulator does not model it. */
-        set_last_error(cudaErrorNotSupported);
+    /* Past 48 KiB of dynamic shared memory a kernel must have opted in (cudaFuncSetAttribute), as
+     * on the GPU, which otherwise refuses the launch. */
+    if (cfg.shared_bytes > ((size_t)48 << 10) && cfg.shared_bytes > (size_t)func_max_dynamic_shared(cfg.func)) {
+        set_last_error(cudaErrorInvalidValue);
         return;
     }
     if (!stream_valid(cfg.stream)) {
@@ -405,6 +539,12 @@ void launch_grid(const LaunchConfig &cfg, void (*body)(void *ctx), void *ctx)
     g_body = body;
     g_ctx = ctx;
     g_fault.clear();
+    g_dynamic_bytes = cfg.shared_bytes;
+    g_dynamic = nullptr;
+    if (g_dynamic_bytes && (posix_memalign(&g_dynamic, 16, g_dynamic_bytes) != 0 || !g_dynamic)) {
+        fprintf(stderr, "linbench gpu emulator: out of host memory for dynamic shared memory\n");
+        abort();
+    }
     cur_block_dim = cfg.block;
     cur_grid_dim = cfg.grid;
     const char *order = lane_order();
@@ -419,6 +559,8 @@ void launch_grid(const LaunchConfig &cfg, void (*body)(void *ctx), void *ctx)
                 cur_block_idx.z = z;
                 for (const SharedSlot &sl : g_shared)
                     memset(sl.p, 0xFF, sl.bytes);
+                if (g_dynamic)
+                    memset(g_dynamic, 0xFF, g_dynamic_bytes);
                 const bool descending = force_down || (!force_up && ((block_no + launch_no) & 1u));
                 run_block(n, descending);
             }
@@ -426,6 +568,9 @@ void launch_grid(const LaunchConfig &cfg, void (*body)(void *ctx), void *ctx)
         free(sl.p);
     g_shared.clear();
     g_shared_total = 0;
+    free(g_dynamic);
+    g_dynamic = nullptr;
+    g_dynamic_bytes = 0;
     std::string f;
     f.swap(g_fault);
     unlock_device();

@@ -17,7 +17,12 @@
  *     cudaErrorInvalidDevice; one name, distinct UUIDs; each device's own capacity and
  *     allocation table; copies reach any device, cuBLAS only the current one's memory; streams
  *     and events belong to their device (launches and event records into another's refused);
- *     the current device is per host thread. */
+ *     the current device is per host thread;
+ *   - the tensor-core instructions (gpu/tensor_core.cuh): mma.sync m16n8k16 in fp16 and bf16 and
+ *     ldmatrix x4 (and .trans) give what the PTX ISA's fragment layouts say, element by element;
+ *     an mma a lane exited before, or an ldmatrix from global memory, is a fault; a cp.async
+ *     destination read before its wait holds NaN, a thread that exits without waiting is a fault;
+ *     dynamic shared memory past 48 KiB is refused without cudaFuncSetAttribute's opt-in. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +38,7 @@
 #include "gpu/device_util.cuh"
 #include "gpu/emu/emu.h"
 #include "gpu/kernels.h"
+#include "gpu/tensor_core.cuh"
 #include "tests/ops/check.h"
 
 namespace {
@@ -247,6 +253,159 @@ void check_faults()
     LB_LAUNCH(1, 128, 0, nullptr, divergent_barrier_kernel)(d);
     expect_fault("barrier in a divergent branch", "deadlock");
     cudaFree(d);
+}
+
+/* --- tensor cores ------------------------------------------------------------------------ */
+
+/* A (16 x 16) = row + 2 col - 20, B (16 x 8) = k - col: small integers, exact in fp16 and bf16 and
+ * in every fp32 sum, so D = A B + C is checked exactly. Each lane packs its fragments by the
+ * PTX ISA's layout (gpu/tensor_core.cuh) and writes D back by it. */
+float mma_a(int r, int c) { return (float)(r + 2 * c - 20); }
+float mma_b(int k, int c) { return (float)(k - c); }
+
+template <typename T> void mma_kernel(float *d)
+{
+    const int lane = threadIdx.x, group = lane >> 2, tig = lane & 3;
+    uint32_t a[4], b[2];
+    for (int r = 0; r < 4; r++) {
+        const int row = group + (r & 1) * 8, col = 2 * tig + (r >> 1) * 8;
+        a[r] = lb_pack2<T>(mma_a(row, col), mma_a(row, col + 1));
+    }
+    for (int r = 0; r < 2; r++)
+        b[r] = lb_pack2<T>(mma_b(2 * tig + r * 8, group), mma_b(2 * tig + r * 8 + 1, group));
+    float acc[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+    lb_mma_16816<T>(acc, a, b);
+    for (int i = 0; i < 4; i++)
+        d[(group + (i >> 1) * 8) * 8 + 2 * tig + (i & 1)] = acc[i] - (float)(i + 1);
+}
+
+/* m (16 x 16) in shared memory; lane l points at row l % 8 + 8 ((l / 8) % 2), column 8 (l / 16):
+ * the four 8 x 8 quarters; r[lane][i] as loaded. */
+template <bool TRANS> void ldmatrix_kernel(uint32_t *out)
+{
+    LB_SHARED(uint16_t, m, 16 * 16);
+    for (int i = threadIdx.x; i < 256; i += 32)
+        m[i] = (uint16_t)i;
+    __syncwarp();
+    const int lane = threadIdx.x;
+    uint32_t r[4];
+    const uint16_t *row = m + (lane % 8 + 8 * ((lane / 8) % 2)) * 16 + 8 * (lane / 16);
+    if (TRANS)
+        lb_ldmatrix_x4_trans(r, row);
+    else
+        lb_ldmatrix_x4(r, row);
+    for (int i = 0; i < 4; i++)
+        out[lane * 4 + i] = r[i];
+}
+
+void early_mma_kernel(float *d)
+{
+    if (threadIdx.x == 31)
+        return;
+    uint32_t a[4] = {0, 0, 0, 0}, b[2] = {0, 0};
+    float acc[4] = {0, 0, 0, 0};
+    lb_mma_16816<__half>(acc, a, b);
+    d[threadIdx.x] = acc[0];
+}
+
+void global_ldmatrix_kernel(const uint16_t *g)
+{
+    uint32_t r[4];
+    lb_ldmatrix_x4(r, g + 8 * threadIdx.x);
+}
+
+/* cp.async of 16 bytes: out[0..3] read before the wait, out[4..7] after; no wait at all when
+ * `skip_wait` (a fault when the thread exits). */
+void cp_async_kernel(const float *src, float *out, int skip_wait)
+{
+    LB_SHARED(float, buf, 4);
+    if (threadIdx.x == 0) {
+        lb_cp_async16(buf, src, true);
+        lb_cp_async_commit();
+        for (int i = 0; i < 4; i++)
+            out[i] = buf[i];
+        if (!skip_wait) {
+            lb_cp_async_wait<0>();
+            for (int i = 0; i < 4; i++)
+                out[4 + i] = buf[i];
+        }
+    }
+}
+
+void dynamic_shared_kernel(float *out)
+{
+    LB_DYNAMIC_SHARED(float, x);
+    x[threadIdx.x] = (float)threadIdx.x;
+    __syncthreads();
+    out[threadIdx.x] = x[31 - threadIdx.x];
+}
+
+void check_tensor_core()
+{
+    for (int bf16 = 0; bf16 < 2; bf16++) {
+        float *d = dev_alloc<float>(128), h[128];
+        if (bf16)
+            LB_LAUNCH(1, 32, 0, nullptr, mma_kernel<__nv_bfloat16>)(d);
+        else
+            LB_LAUNCH(1, 32, 0, nullptr, mma_kernel<__half>)(d);
+        lb_check(cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost) == cudaSuccess, "copy back");
+        int bad = 0;
+        for (int r = 0; r < 16; r++)
+            for (int c = 0; c < 8; c++) {
+                double want = 0;
+                for (int k = 0; k < 16; k++)
+                    want += (double)mma_a(r, k) * mma_b(k, c);
+                bad += h[r * 8 + c] != (float)want;
+            }
+        lb_check(bad == 0, "mma.sync m16n8k16 %s: %d of 128 elements of D wrong", bf16 ? "bf16" : "fp16", bad);
+        cudaFree(d);
+    }
+    for (int trans = 0; trans < 2; trans++) {
+        uint32_t *d = dev_alloc<uint32_t>(128), h[128];
+        if (trans)
+            LB_LAUNCH(1, 32, 0, nullptr, ldmatrix_kernel<true>)(d);
+        else
+            LB_LAUNCH(1, 32, 0, nullptr, ldmatrix_kernel<false>)(d);
+        lb_check(cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost) == cudaSuccess, "copy back");
+        int bad = 0;
+        for (int l = 0; l < 32; l++)
+            for (int i = 0; i < 4; i++) {
+                /* quarter i: rows 8 (i % 2), columns 8 (i / 2); the lane's row l / 4, elements
+                 * 2 (l % 4) and + 1 (or, transposed, that column's rows) */
+                const int r0 = 8 * (i % 2), c0 = 8 * (i / 2), a = l / 4, b = 2 * (l % 4);
+                const unsigned lo = trans ? (r0 + b) * 16 + c0 + a : (r0 + a) * 16 + c0 + b;
+                const unsigned hi = trans ? (r0 + b + 1) * 16 + c0 + a : (r0 + a) * 16 + c0 + b + 1;
+                bad += h[l * 4 + i] != (lo | hi << 16);
+            }
+        lb_check(bad == 0, "ldmatrix.x4%s: %d of 128 registers wrong", trans ? ".trans" : "", bad);
+        cudaFree(d);
+    }
+    float *d = dev_alloc<float>(64);
+    LB_LAUNCH(1, 32, 0, nullptr, early_mma_kernel)(d);
+    expect_fault("mma after a lane exited", "exited");
+    uint16_t *g = dev_alloc<uint16_t>(512);
+    LB_LAUNCH(1, 32, 0, nullptr, global_ldmatrix_kernel)(g);
+    expect_fault("ldmatrix from global memory", "not 16 bytes of shared memory");
+    float src[4] = {1, 2, 3, 4}, h[8];
+    float *dsrc = dev_alloc<float>(4);
+    lb_check(cudaMemcpy(dsrc, src, sizeof src, cudaMemcpyHostToDevice) == cudaSuccess, "copy in");
+    LB_LAUNCH(1, 32, 0, nullptr, cp_async_kernel)(dsrc, d, 0);
+    lb_check(cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost) == cudaSuccess, "copy back");
+    lb_check(isnan(h[0]) && isnan(h[3]) && h[4] == 1 && h[7] == 4,
+             "cp.async: NaN before the wait (%g, %g), the data after it (%g, %g)", h[0], h[3], h[4], h[7]);
+    LB_LAUNCH(1, 32, 0, nullptr, cp_async_kernel)(dsrc, d, 1);
+    expect_fault("cp.async never waited for", "cp.async copies no cp.async.wait_group completed");
+    LB_LAUNCH(1, 32, 64 << 10, nullptr, dynamic_shared_kernel)(d);
+    lb_check(cudaGetLastError() == cudaErrorInvalidValue, "64 KiB of dynamic shared memory without the opt-in");
+    lb_check(cudaFuncSetAttribute(reinterpret_cast<const void *>(dynamic_shared_kernel),
+                                  cudaFuncAttributeMaxDynamicSharedMemorySize, 64 << 10) == cudaSuccess,
+             "cudaFuncSetAttribute");
+    LB_LAUNCH(1, 32, 64 << 10, nullptr, dynamic_shared_kernel)(d);
+    lb_check(cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost) == cudaSuccess && h[0] == 31 && h[7] == 24,
+             "dynamic shared memory after the opt-in: %g, %g", h[0], h[7]);
+    cudaFree(d);
+    cudaFree(g);
+    cudaFree(dsrc);
 }
 
 void check_launch_config()
@@ -489,6 +648,7 @@ int main()
     check_missing_barrier();
     check_early_exit();
     check_faults();
+    check_tensor_core();
     check_launch_config();
     check_runtime();
     check_permute_sizes();

@@ -1,0 +1,148 @@
+/* The warp-level instructions of the fused attention (gpu/flash.cu), each wrapped in a small
+ * device function written once for both builds: inline PTX under nvcc, and in the emulated build
+ * (gpu/emu/emu_device.h) a warp-collective implementation (gpu/emu/tensor_core.cc) that gathers
+ * every lane's registers, places each element where the PTX ISA says that lane and register hold
+ * it, and faults when a lane of the warp is missing, an address is not in shared memory or not
+ * aligned, or a cp.async copy is read before its wait: a kernel that assumes the wrong fragment
+ * layout or skips a wait fails on the emulator as it would on a GPU.
+ *
+ * The PTX ISA sections (PTX ISA 9.0, "Parallel Synchronization and Communication Instructions"
+ * and "Warp Level Matrix Multiply-Accumulate Instructions"):
+ *   - mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32: "Matrix Fragments for
+ *     mma.m16n8k16 with floating point type". groupID = lane >> 2, tig = lane % 4. A (16 x 16,
+ *     four .b32 of two elements, the first in the low half): a_i at row groupID for i in {0, 1,
+ *     4, 5}, else groupID + 8; column 2 tig + (i & 1), + 8 for i >= 4. B (16 x 8, two .b32):
+ *     b_i at row 2 tig + (i & 1), + 8 for i >= 2; column groupID. C and D (16 x 8 fp32, four
+ *     registers): c_i at row groupID for i < 2, else groupID + 8; column 2 tig + (i & 1).
+ *   - ldmatrix.sync.aligned.m8n8.x4{.trans}.shared.b16: "Warp-level matrix load instruction:
+ *     ldmatrix". Lanes 8 m .. 8 m + 7 give the addresses of rows 0-7 of matrix m (16 bytes each,
+ *     16-byte aligned, in shared memory); register m of lane l holds row l / 4, elements 2 (l % 4)
+ *     and 2 (l % 4) + 1 of matrix m, or with .trans, the elements at rows 2 (l % 4) and
+ *     2 (l % 4) + 1 of column l / 4.
+ *   - cp.async.cg.shared.global [dst], [src], 16, src_size; cp.async.commit_group;
+ *     cp.async.wait_group N: "Data Movement and Conversion Instructions: cp.async". 16 bytes from
+ *     global to shared memory without passing through registers; src_size 0 writes 16 zero
+ *     bytes; the data may be read only after a wait_group that covers its group (N: how many of
+ *     the most recent groups may still be in flight). */
+#ifndef LB_GPU_TENSOR_CORE_CUH
+#define LB_GPU_TENSOR_CORE_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+#ifdef LB_GPU_EMULATOR
+#include "gpu/emu/emu_tensor_core.h"
+#endif
+
+/* Dynamic shared memory: the launch's third argument sizes it, cudaFuncSetAttribute(kernel,
+ * cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) allows more than 48 KiB. In the emulated
+ * build a buffer of that size, 0xFF bytes at every block's start, as LB_SHARED's. */
+#ifdef LB_GPU_EMULATOR
+#define LB_DYNAMIC_SHARED(type, name) type *name = static_cast<type *>(lb_emu::dynamic_shared())
+#else
+#define LB_DYNAMIC_SHARED(type, name)                                                             \
+    extern __shared__ __align__(16) unsigned char lb_dynamic_shared_[];                           \
+    type *name = reinterpret_cast<type *>(lb_dynamic_shared_)
+#endif
+
+/* Two elements in one .b32 register, the first in the low half (the fragments' packing). */
+template <typename T> __device__ __forceinline__ uint32_t lb_pack2(float lo, float hi);
+template <> __device__ __forceinline__ uint32_t lb_pack2<__half>(float lo, float hi)
+{
+    return (uint32_t)__half_as_ushort(__float2half_rn(lo)) | (uint32_t)__half_as_ushort(__float2half_rn(hi)) << 16;
+}
+template <> __device__ __forceinline__ uint32_t lb_pack2<__nv_bfloat16>(float lo, float hi)
+{
+    return (uint32_t)__bfloat16_as_ushort(__float2bfloat16_rn(lo)) |
+           (uint32_t)__bfloat16_as_ushort(__float2bfloat16_rn(hi)) << 16;
+}
+
+#ifndef LB_GPU_EMULATOR
+
+/* d (16 x 8, fp32) += a (16 x 16) b (16 x 8), fp32 accumulation. */
+template <typename T> __device__ __forceinline__ void lb_mma_16816(float d[4], const uint32_t a[4], const uint32_t b[2]);
+template <> __device__ __forceinline__ void lb_mma_16816<__half>(float d[4], const uint32_t a[4], const uint32_t b[2])
+{
+#if __CUDA_ARCH__ >= 800
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+                 "{%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#else
+    __trap(); /* the flash kernels need sm_80 (the build's architectures all are) */
+#endif
+}
+template <>
+__device__ __forceinline__ void lb_mma_16816<__nv_bfloat16>(float d[4], const uint32_t a[4], const uint32_t b[2])
+{
+#if __CUDA_ARCH__ >= 800
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+                 "{%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#else
+    __trap();
+#endif
+}
+
+/* Four 8 x 8 matrices of 16-bit elements from shared memory, this lane's row address at p. */
+__device__ __forceinline__ void lb_ldmatrix_x4(uint32_t r[4], const void *p)
+{
+    const unsigned s = (unsigned)__cvta_generic_to_shared(p);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(s));
+}
+/* The same, each matrix transposed. */
+__device__ __forceinline__ void lb_ldmatrix_x4_trans(uint32_t r[4], const void *p)
+{
+    const unsigned s = (unsigned)__cvta_generic_to_shared(p);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(s));
+}
+
+/* 16 bytes from global src to shared dst, asynchronously; zeros instead when !fill (src is then
+ * not read, but must still be a valid address). */
+__device__ __forceinline__ void lb_cp_async16(void *dst, const void *src, bool fill)
+{
+    const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(fill ? 16 : 0));
+}
+/* Close the group of copies issued since the last commit. */
+__device__ __forceinline__ void lb_cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+/* Wait until at most `pending` of the most recent groups are still in flight. */
+template <int pending> __device__ __forceinline__ void lb_cp_async_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(pending));
+}
+
+#else /* the emulated build: gpu/emu/tensor_core.cc */
+
+template <typename T> inline void lb_mma_16816(float d[4], const uint32_t a[4], const uint32_t b[2],
+                                               const char *file = __builtin_FILE(), int line = __builtin_LINE())
+{
+    lb_emu::mma_16816(std::is_same<T, __nv_bfloat16>::value, d, a, b, file, line);
+}
+inline void lb_ldmatrix_x4(uint32_t r[4], const void *p, const char *file = __builtin_FILE(),
+                           int line = __builtin_LINE())
+{
+    lb_emu::ldmatrix_x4(r, p, false, file, line);
+}
+inline void lb_ldmatrix_x4_trans(uint32_t r[4], const void *p, const char *file = __builtin_FILE(),
+                                 int line = __builtin_LINE())
+{
+    lb_emu::ldmatrix_x4(r, p, true, file, line);
+}
+inline void lb_cp_async16(void *dst, const void *src, bool fill, const char *file = __builtin_FILE(),
+                          int line = __builtin_LINE())
+{
+    lb_emu::cp_async(dst, src, 16, fill ? 16 : 0, file, line);
+}
+inline void lb_cp_async_commit() { lb_emu::cp_async_commit(); }
+template <int pending> inline void lb_cp_async_wait() { lb_emu::cp_async_wait(pending); }
+
+#endif
+
+#endif
