@@ -50,6 +50,10 @@ typedef struct LbModelDesc {
      * the model's own settings in cfg (sharing, order, chunk...), the rest left as given. */
     int variants;
     void (*variant)(int i, LbModelConfig *cfg);
+    /* Nonzero for the exact models every other measured model is compared with (speedups.csv,
+     * compare, plot), in this order: 1 the paper's standard, 2 exact attention in linear memory
+     * (chunked), 3 exact attention fused (flash). 0: not a baseline. */
+    int baseline;
     /* "linformer kv/late k 16": the model and its own settings, for check rows and test names. */
     void (*describe)(const LbModelConfig *cfg, char *buf, size_t size);
 } LbModelDesc;

@@ -35,7 +35,7 @@
 
 static const char *const role_names[LB_ROLE_COUNT] = {
     "unlabelled", "embed",   "layernorm", "qkv", "compress",  "feature_map", "permute", "scores",
-    "softmax",    "kv_state", "pv",       "normalise", "out_proj", "ffn_up", "gelu", "ffn_down"};
+    "softmax",    "kv_state", "pv",       "normalise", "attention", "out_proj", "ffn_up", "gelu", "ffn_down"};
 
 const char *lb_op_role_name(LbOpRole r) { return (unsigned)r < LB_ROLE_COUNT ? role_names[r] : NULL; }
 
@@ -196,6 +196,15 @@ static int w_divide_by_last(LbBackend *be, const void *x, void *y, int64_t rows,
     return t->real->ops->divide_by_last(t->real, x, y, rows, cols);
 }
 
+static int w_flash_attention(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld, void *o,
+                             int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale)
+{
+    LbTrace *t = trace_of(be);
+    const double bn = (double)batch * (double)n, width = (double)heads * (double)hd;
+    count(t, 4 * bn * (double)n * width, 4 * bn * width, 0);
+    return t->real->ops->flash_attention(t->real, q, k, v, ld, o, batch, n, heads, hd, scale);
+}
+
 /* The pass's side of trace_role: its observer is a member of the trace. */
 static void observe_role(LbPassObserver *obs, LbOpRole role)
 {
@@ -217,6 +226,7 @@ static void trace_init(LbTrace *t, LbBackend *real)
     t->ops.gelu = w_gelu;
     t->ops.favor_features = w_favor_features;
     t->ops.divide_by_last = w_divide_by_last;
+    t->ops.flash_attention = w_flash_attention;
     t->wrap = *real;
     t->wrap.ops = &t->ops;
     t->role = LB_ROLE_COUNT;

@@ -669,6 +669,70 @@ static int check_divide(Ctx *c, int64_t rows, int64_t cols)
     return compare(c, out, ref, yc, kernel_tol(be->storage));
 }
 
+/* Exact attention of every (sequence, head) by the textbook formula, two passes over the scores. */
+static int naive_flash(const float *q, const float *k, const float *v, int64_t ld, float *o, int64_t batch, int64_t n,
+                       int64_t heads, int64_t hd, float scale)
+{
+    double *s = malloc((size_t)n * sizeof *s);
+    if (!s)
+        return LB_FAIL(LB_ERR_NOMEM, "out of host memory for a row of scores");
+    for (int64_t b = 0; b < batch; b++)
+        for (int64_t h = 0; h < heads; h++)
+            for (int64_t t = 0; t < n; t++) {
+                double top = -INFINITY, sum = 0.0;
+                for (int64_t c = 0; c < n; c++) {
+                    double dot = 0.0;
+                    for (int64_t e = 0; e < hd; e++)
+                        dot += (double)q[(b * n + t) * ld + h * hd + e] * k[(b * n + c) * ld + h * hd + e];
+                    s[c] = (double)scale * dot;
+                    top = s[c] > top ? s[c] : top;
+                }
+                for (int64_t c = 0; c < n; c++)
+                    sum += s[c] = exp(s[c] - top);
+                for (int64_t e = 0; e < hd; e++) {
+                    double acc = 0.0;
+                    for (int64_t c = 0; c < n; c++)
+                        acc += s[c] * v[(b * n + c) * ld + h * hd + e];
+                    o[(b * n + t) * heads * hd + h * hd + e] = (float)(acc / sum);
+                }
+            }
+    free(s);
+    return LB_OK;
+}
+
+/* flash_attention (the flash model's fused op): Q, K, V read in place from one fused buffer as the
+ * model lays it out, keys growing with their position so the running maximum rises tile by tile. */
+static int check_flash(Ctx *c, int64_t batch, int64_t n, int64_t heads, int64_t hd)
+{
+    LbBackend *be = c->be;
+    snprintf(c->op, sizeof c->op, "flash_attention");
+    snprintf(c->shape, sizeof c->shape, "B %lld n %lld h %lld hd %lld", (long long)batch, (long long)n,
+             (long long)heads, (long long)hd);
+    const int64_t width = heads * hd, ld = 3 * width, xc = batch * n * ld, oc = batch * n * width;
+    const float scale = 1.0f / sqrtf((float)hd);
+    void *d_x, *d_o;
+    float *x, *out, *ref;
+    LB_TRY(dev_elems(c, xc, &d_x));
+    LB_TRY(dev_elems(c, oc, &d_o));
+    LB_TRY(hostf(c, xc, &x));
+    LB_TRY(hostf(c, oc, &out));
+    LB_TRY(hostf(c, oc, &ref));
+    LB_TRY(random_in(c, d_x, x, xc, -2.0f, 2.0f));
+    for (int64_t r = 0; r < batch * n; r++)
+        for (int64_t e = 0; e < width; e++)
+            x[r * ld + width + e] *= 0.5f + 2.0f * (float)(r % n) / (float)n;
+    LB_TRY(be->ops->upload(be, d_x, x, xc));
+    LB_TRY(be->ops->download(be, x, d_x, xc));
+    LB_TRY(poison(c, d_o, oc));
+    const size_t e = be->elem_bytes;
+    LB_TRY(be->ops->flash_attention(be, d_x, (char *)d_x + width * e, (char *)d_x + 2 * width * e, ld, d_o, batch, n,
+                                    heads, hd, scale));
+    LB_TRY(be->ops->download(be, out, d_o, oc));
+    LB_TRY((c->naive ? naive_flash : lb_flash_attention_cpu)(x, x + width, x + 2 * width, ld, ref, batch, n, heads, hd,
+                                                             scale));
+    return compare(c, out, ref, oc, 2 * kernel_tol(be->storage));
+}
+
 /* --- forward passes ------------------------------------------------------------------------- */
 
 /* One forward pass of cfg at batch B on be, its output (B, n, d) into out. */
@@ -812,7 +876,10 @@ int lb_check_backend(LbBackend *be, const LbCheckPlan *plan, LbCheckTable *t)
     RUN(check_favor(&c, 3, 17, 24, 16, 0));
     RUN(check_favor(&c, 3, 17, 24, 16, 1));
     RUN(check_divide(&c, 37, 16));
+    RUN(check_flash(&c, 2, 70, 2, 64));
     if (!quick) {
+        RUN(check_flash(&c, 1, 200, 3, 32));
+        RUN(check_flash(&c, 2, 15, 1, 128));
         RUN(check_favor(&c, 4, 130, 64, 64, 1));
         RUN(check_divide(&c, 130, 64));
     }

@@ -81,6 +81,12 @@ int lb_model_has_k(LbModelKind m)
     return d && d->k_meaning != NULL;
 }
 
+int lb_model_baseline(LbModelKind m)
+{
+    const LbModelDesc *d = lb_model_desc(m);
+    return d ? d->baseline : 0;
+}
+
 const char *lb_model_k_meaning(LbModelKind m)
 {
     const LbModelDesc *d = lb_model_desc(m);

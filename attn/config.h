@@ -22,6 +22,7 @@ typedef enum LbModelKind {
     LB_MODEL_LINFORMER = 1,
     LB_MODEL_CHUNKED = 2,
     LB_MODEL_PERFORMER = 3,
+    LB_MODEL_FLASH = 4,
     LB_MODEL_COUNT
 } LbModelKind;
 
@@ -88,6 +89,9 @@ const char *lb_order_name(LbOrder o);
  * k means for it ("projected length"); "" when it has none. */
 int lb_model_has_k(LbModelKind m);
 const char *lb_model_k_meaning(LbModelKind m);
+/* The model's rank among the exact baselines every other model is compared with (1 standard,
+ * 2 chunked, 3 flash: LbModelDesc.baseline); 0 when it is none. */
+int lb_model_baseline(LbModelKind m);
 /* The k a model accepts, as --help says it ("1 to n"); "" when it has no k axis. */
 const char *lb_model_k_range(LbModelKind m);
 /* Whether model m reads --FLAG (FLAG without "--"): 1 or 0 for a flag that only some models read

@@ -67,5 +67,6 @@ const LbModelDesc lb_model_chunked = {
     .flops_per_layer = flops_per_layer,
     .variants = 3,
     .variant = variant,
+    .baseline = 2,
     .describe = describe,
 };

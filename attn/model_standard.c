@@ -34,4 +34,5 @@ const LbModelDesc lb_model_standard = {
     .flops_per_layer = flops_per_layer,
     .variants = 1,
     .variant = variant,
+    .baseline = 1,
 };

@@ -3,13 +3,15 @@
 
 #include "attn/attention.h"
 
-extern const LbModelDesc lb_model_standard, lb_model_linformer, lb_model_chunked, lb_model_performer;
+extern const LbModelDesc lb_model_standard, lb_model_linformer, lb_model_chunked, lb_model_performer,
+    lb_model_flash;
 
 static const LbModelDesc *const models[LB_MODEL_COUNT] = {
     [LB_MODEL_STANDARD] = &lb_model_standard,
     [LB_MODEL_LINFORMER] = &lb_model_linformer,
     [LB_MODEL_CHUNKED] = &lb_model_chunked,
     [LB_MODEL_PERFORMER] = &lb_model_performer,
+    [LB_MODEL_FLASH] = &lb_model_flash,
 };
 
 const LbModelDesc *lb_model_desc(LbModelKind m) { return (unsigned)m < LB_MODEL_COUNT ? models[m] : NULL; }

@@ -155,7 +155,23 @@ typedef struct LbOps {
      * later one. On the GPU these are CUDA events on the backend's stream. */
     int (*event_record)(LbBackend *be, int64_t index);
     int (*event_elapsed)(LbBackend *be, int64_t from, int64_t to, double *ms);
+
+    /* --- fused attention (the flash model, attn/model_flash.c) ---------------------------- */
+    /* Exact attention of every sequence b < batch and head j < heads in one op, never writing the
+     * n x n scores: o[b, t, j hd + e] = sum_s softmax_s(scale q_t . k_s) v_s[e], where q_t is
+     * row t of head j, q[(b n + t) ld_qkv + j hd ...], and likewise k, v (token-major, read in
+     * place: ld_qkv is 3 d for the fused QKV buffer); o (batch, n, heads hd) token-major, not
+     * overlapping q, k or v. The scores, their softmax and its sums in fp32 or wider. A backend
+     * may refuse a head width it has no kernel for (LB_ERR_INVALID); the CUDA one takes
+     * multiples of 16 up to LB_FLASH_HD_MAX. */
+    int (*flash_attention)(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld_qkv, void *o,
+                           int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale);
 } LbOps;
+
+/* The widest head the flash model takes, and the multiple its width must be (the tensor-core
+ * tile's k, gpu/flash.cu). */
+#define LB_FLASH_HD_MAX 128
+#define LB_FLASH_HD_STEP 16
 
 struct LbBackend {
     const LbOps *ops;

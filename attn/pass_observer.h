@@ -29,6 +29,7 @@ typedef enum LbOpRole {
     LB_ROLE_KV_STATE,       /* K'^T V and its normaliser (Performer) */
     LB_ROLE_PV,             /* the product giving the attention output: P V (Performer: Q' (K'^T V)) */
     LB_ROLE_NORMALISE,      /* Performer's D^-1 */
+    LB_ROLE_ATTENTION,      /* scores, softmax and P V fused in one op (the flash model) */
     LB_ROLE_OUT_PROJ,       /* the output projection */
     LB_ROLE_FFN_UP,         /* the first FFN product and its bias */
     LB_ROLE_GELU,           /* the erf GELU pass after it */

@@ -89,6 +89,12 @@ static int no_divide(LbBackend *be, const void *x, void *y, int64_t rows, int64_
 {
     return (void)be, (void)x, (void)y, (void)rows, (void)cols, LB_OK;
 }
+static int no_flash(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld, void *o, int64_t batch,
+                    int64_t n, int64_t heads, int64_t hd, float scale)
+{
+    return (void)be, (void)q, (void)k, (void)v, (void)ld, (void)o, (void)batch, (void)n, (void)heads, (void)hd,
+           (void)scale, LB_OK;
+}
 static int no_sync(LbBackend *be) { return (void)be, LB_OK; }
 static int no_timer_stop(LbBackend *be, double *ms)
 {
@@ -133,6 +139,7 @@ static const LbOps counting_ops = {
     .merge_heads = no_merge,
     .favor_features = no_favor,
     .divide_by_last = no_divide,
+    .flash_attention = no_flash,
     .sync = no_sync,
     .timer_start = no_sync,
     .timer_stop = no_timer_stop,

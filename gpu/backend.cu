@@ -360,6 +360,22 @@ static int lb_cuda_divide_by_last_op(LbBackend *be, const void *x, void *y, int6
     return lb_cuda_divide_by_last(lb_cuda_state(be)->stream, be->storage, x, y, rows, cols);
 }
 
+static int lb_cuda_flash_attention_op(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld, void *o,
+                                      int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale)
+{
+    LB_TRY(lb_cuda_dims("flash_attention", batch, n, heads));
+    LB_TRY(lb_cuda_dims("flash_attention", hd, ld, 0));
+    if (ld < heads * hd)
+        return LB_FAIL(LB_ERR_INVALID, "cuda flash_attention: row stride %lld below heads x hd = %lld", (long long)ld,
+                       (long long)(heads * hd));
+    const int64_t span = batch * n > 0 ? (batch * n - 1) * ld + heads * hd : 0;
+    LB_TRY(lb_cuda_need(q, span, "flash_attention", "q"));
+    LB_TRY(lb_cuda_need(k, span, "flash_attention", "k"));
+    LB_TRY(lb_cuda_need(v, span, "flash_attention", "v"));
+    LB_TRY(lb_cuda_need(o, batch * n * heads * hd, "flash_attention", "o"));
+    return lb_cuda_flash_attention(lb_cuda_state(be)->stream, be->storage, q, k, v, ld, o, batch, n, heads, hd, scale);
+}
+
 static int lb_cuda_copy_op(LbBackend *be, void *dst, const void *src, size_t bytes)
 {
     if (bytes == 0)
@@ -574,6 +590,7 @@ static const LbOps lb_cuda_ops = {
     lb_cuda_gelu_op,
     lb_cuda_event_record,
     lb_cuda_event_elapsed,
+    lb_cuda_flash_attention_op,
 };
 
 #define LB_CUDA_GRID_CAP_DEFAULT (1u << 30) /* gridDim.x allows 2^31 - 1 */

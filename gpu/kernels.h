@@ -50,6 +50,11 @@ int lb_cuda_favor_features(cudaStream_t stream, LbDtype dtype, void *d_f, const 
 int lb_cuda_divide_by_last(cudaStream_t stream, LbDtype dtype, const void *d_x, void *d_y, int64_t rows,
                            int64_t cols);
 
+/* Exact attention fused: see LbOps.flash_attention (attn/ops.h); head widths multiples of 16 up to
+ * LB_FLASH_HD_MAX, Q, K, V rows 16-byte aligned for fp16 and bf16 (gpu/flash.cu). */
+int lb_cuda_flash_attention(cudaStream_t stream, LbDtype dtype, const void *d_q, const void *d_k, const void *d_v,
+                            int64_t ld, void *d_o, int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale);
+
 /* y (rows, cols) = act(y + b (cols)) in place; b may be NULL; act is the erf GELU when gelu != 0,
  * else the identity (gpu/bias_act.cu). */
 int lb_cuda_bias_act(cudaStream_t stream, LbDtype dtype, void *d_y, const void *d_b, int64_t rows,

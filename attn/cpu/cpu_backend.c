@@ -282,6 +282,23 @@ static int lb_cpu_divide_by_last(LbBackend *be, const void *x, void *y, int64_t 
     return LB_OK;
 }
 
+static int lb_cpu_flash_attention(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld, void *o,
+                                  int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale)
+{
+    (void)be;
+    LB_TRY(lb_cpu_dims("flash_attention", batch, n, heads));
+    LB_TRY(lb_cpu_dims("flash_attention", hd, ld, 0));
+    if (ld < heads * hd)
+        return LB_FAIL(LB_ERR_INVALID, "cpu flash_attention: row stride %lld below heads x hd = %lld", (long long)ld,
+                       (long long)(heads * hd));
+    const int64_t span = batch * n > 0 ? (batch * n - 1) * ld + heads * hd : 0;
+    LB_TRY(lb_cpu_need(q, span, "flash_attention", "q"));
+    LB_TRY(lb_cpu_need(k, span, "flash_attention", "k"));
+    LB_TRY(lb_cpu_need(v, span, "flash_attention", "v"));
+    LB_TRY(lb_cpu_need(o, batch * n * heads * hd, "flash_attention", "o"));
+    return lb_flash_attention_cpu(q, k, v, ld, o, batch, n, heads, hd, scale);
+}
+
 static int lb_cpu_copy(LbBackend *be, void *dst, const void *src, size_t bytes)
 {
     (void)be;
@@ -472,6 +489,7 @@ static const LbOps lb_cpu_ops = {
     .gelu = lb_cpu_gelu,
     .event_record = lb_cpu_event_record,
     .event_elapsed = lb_cpu_event_elapsed,
+    .flash_attention = lb_cpu_flash_attention,
 };
 
 /* The host's physical memory, for a capacity of 0 (no --mem-limit). */

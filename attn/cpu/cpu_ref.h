@@ -86,6 +86,16 @@ void lb_favor_features_cpu(float *f, const float *x, int64_t groups, int64_t n, 
  * by the normaliser in the last one. y must not overlap x. */
 void lb_divide_by_last_cpu(const float *x, float *y, int64_t rows, int64_t cols);
 
+/* --- exact attention in one op (attn/cpu/cpu_flash.c) ------------------------------------------ */
+
+/* The flash model's op (LbOps.flash_attention, attn/ops.h): every (sequence, head) of q, k, v
+ * read in place from token-major rows of stride ld, o (batch, n, heads hd) written token-major.
+ * Each query row's scores, softmax and output in double, rounded to float once: the reference
+ * the fused kernels (gpu/flash.cu) are checked against. LB_OK, or LB_ERR_NOMEM (host memory for a
+ * row of scores). */
+int lb_flash_attention_cpu(const float *q, const float *k, const float *v, int64_t ld, float *o, int64_t batch,
+                           int64_t n, int64_t heads, int64_t hd, float scale);
+
 /* --- threads (attn/cpu/cpu_parallel.c) ------------------------------------------------------ */
 
 /* Threads the reference may use: 0 (the default) = one per online core, capped at 8; otherwise

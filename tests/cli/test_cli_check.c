@@ -31,11 +31,11 @@ typedef struct Rows {
 
 static const char *const ops[] = {"linear",      "bmm",         "softmax",      "layernorm",   "embed",
                                   "split_heads", "merge_heads", "fill_uniform", "fill_tokens", "copy",
-                                  "gelu",        "favor_features", "divide_by_last", "forward"};
+                                  "gelu",        "favor_features", "divide_by_last", "flash_attention", "forward"};
 #define NOPS (int)(sizeof ops / sizeof ops[0])
 /* The op rows of one dtype's full check: 36, and 7 since copy (1), gelu (1), favor_features (3)
- * and divide_by_last (2) joined. */
-#define OP_ROWS 43
+ * and divide_by_last (2) joined, and 3 of flash_attention. */
+#define OP_ROWS 46
 
 /* The rows of check's table: the lines after the "operation" header up to the blank line. */
 static Rows parse_rows(const char *out)

@@ -111,6 +111,13 @@ int main(void)
                 lb_check(fabs(b.flops - want) <= 1e-12 * want, "%s %s: FLOPs %.17g, want %.17g", lb_gpu_dtype(be),
                          name, b.flops, want);
             }
+            if (c.kind == LB_MODEL_FLASH) {
+                lb_check(find(&b, LB_ROLE_ATTENTION) && !find(&b, LB_ROLE_SCORES) && !find(&b, LB_ROLE_SOFTMAX),
+                         "%s %s: flash's one fused role", lb_gpu_dtype(be), name);
+                const double want = lb_config_flops_per_seq(&c) * (double)B;
+                lb_check(fabs(b.flops - want) <= 1e-12 * want, "%s %s: FLOPs %.17g, want %.17g", lb_gpu_dtype(be),
+                         name, b.flops, want);
+            }
             if (c.kind == LB_MODEL_PERFORMER)
                 lb_check(find(&b, LB_ROLE_FEATURE_MAP) && find(&b, LB_ROLE_KV_STATE) && find(&b, LB_ROLE_PV) &&
                              find(&b, LB_ROLE_NORMALISE),

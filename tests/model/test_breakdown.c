@@ -26,7 +26,8 @@ static const LbBreakdownRow *find(const LbBreakdown *b, LbOpRole r)
 
 /* A model's whole role list: the softmax-attention models (linbench folds their heads) score,
  * normalise and weight; the Performer still splits and merges heads (PERMUTE) around its feature
- * maps, K'^T [V 1], Q'(K'^T [V 1]) and D^-1. 0 for a model this test does not know yet. */
+ * maps, K'^T [V 1], Q'(K'^T [V 1]) and D^-1; flash runs all three in one op. 0 for a model this test
+ * does not know yet. */
 static int exact_roles(LbModelKind m, LbOpRole *roles)
 {
     int n = 0;
@@ -40,6 +41,10 @@ static int exact_roles(LbModelKind m, LbOpRole *roles)
         roles[n++] = LB_ROLE_NORMALISE;
         return n;
     }
+    if (m == LB_MODEL_FLASH) {
+        roles[n++] = LB_ROLE_ATTENTION; /* scores, softmax and P V in one op */
+        return n;
+    }
     if (m != LB_MODEL_STANDARD && m != LB_MODEL_LINFORMER && m != LB_MODEL_CHUNKED)
         return 0;
     roles[n++] = LB_ROLE_SCORES;
@@ -50,7 +55,10 @@ static int exact_roles(LbModelKind m, LbOpRole *roles)
     return n;
 }
 
-static int folded(LbModelKind m) { return m == LB_MODEL_STANDARD || m == LB_MODEL_LINFORMER || m == LB_MODEL_CHUNKED; }
+static int folded(LbModelKind m)
+{
+    return m == LB_MODEL_STANDARD || m == LB_MODEL_LINFORMER || m == LB_MODEL_CHUNKED || m == LB_MODEL_FLASH;
+}
 
 int main(void)
 {
@@ -114,6 +122,12 @@ int main(void)
             const double kv = c.kind == LB_MODEL_LINFORMER ? (double)k : (double)n;
             const double want = c.layers * 2.0 * (double)B * c.heads * (double)n * kv * e;
             lb_check(sm->bytes == want, "%s: softmax bytes %.17g, want %.17g", name, sm->bytes, want);
+        }
+        const LbBreakdownRow *fused = find(&b, LB_ROLE_ATTENTION);
+        if (fused) { /* Q, K, V read once and the output written once, per layer */
+            const double want = c.layers * 4.0 * bnd * e;
+            lb_check(fused->bytes == want && fused->calls == c.layers, "%s: attention bytes %.17g in %lld calls, want %.17g in %d",
+                     name, fused->bytes, (long long)fused->calls, want, c.layers);
         }
         if (ln) {
             const double want = (2 * bnd + 2.0 * c.d_model + c.layers * 2 * (3 * bnd + 2.0 * c.d_model)) * e;

@@ -1,0 +1,75 @@
+/* Flash: exact softmax attention fused into one op (LbOps.flash_attention), as FlashAttention-2
+ * runs it (Dao, 2023): Q, K and V read in place from the fused projection, the scores, their
+ * softmax and P V computed tile by tile on chip, the output written token-major; no buffer of
+ * the pass is larger than the encoder's own (B, n, d)-sized ones. The standard model's arithmetic
+ * and output (tests/model/test_flash.c), the chunked model's memory without its block loop: the
+ * exact baseline as people run it today, against which Linformer's speed is the question. The
+ * CUDA kernel is gpu/flash.cu; the CPU reference attn/cpu/cpu_flash.c. */
+#include <math.h>
+#include <stdio.h>
+
+#include "attn/attention_impl.h"
+#include "attn/status.h"
+
+static int attention(LbPass *p, int layer, const LbLayerWeights *w, const void *x, void *y)
+{
+    (void)layer;
+    const int64_t d = p->d;
+    void *qkv, *o;
+    LB_TRY(lb_qkv(p, w, x, &qkv));                                     /* (B, n, 3d) */
+    LB_TRY(lb_pass_alloc(p, p->B * p->n * d, "attention output", &o)); /* (B, n, d) */
+    lb_pass_role(p, LB_ROLE_ATTENTION);
+    /* the standard model's scale, as the float its product's alpha is */
+    LB_TRY(p->ops->flash_attention(p->be, qkv, lb_pass_at(p, qkv, d), lb_pass_at(p, qkv, 2 * d), 3 * d, o, p->B,
+                                   p->n, p->h, p->hd, 1.0f / sqrtf((float)p->hd)));
+    return lb_project(p, w, o, y);
+}
+
+/* The fused kernels tile the head width by the tensor-core product's k (16): refused here, with
+ * the flags that set it, rather than by a backend in the middle of a sweep. */
+static int check(const LbModelConfig *c, char *msg, size_t msg_size)
+{
+    const int64_t hd = lb_config_head_dim(c);
+    if (hd % LB_FLASH_HD_STEP != 0 || hd > LB_FLASH_HD_MAX) {
+        snprintf(msg, msg_size,
+                 "--d-model %d / --heads %d gives a head width of %lld, which flash cannot take: should be a "
+                 "multiple of %d up to %d",
+                 c->d_model, c->heads, (long long)hd, LB_FLASH_HD_STEP, LB_FLASH_HD_MAX);
+        return LB_ERR_INVALID;
+    }
+    return LB_OK;
+}
+
+/* The standard model's: Q, K, V and output projections 2 n (4 d^2); scores and values 4 n^2 d. */
+static double flops_per_layer(const LbModelConfig *c)
+{
+    const double n = (double)c->n, d = c->d_model;
+    return 2 * n * (4 * d * d) + 4 * n * n * d;
+}
+
+/* One variant: flash has no settings of its own. Where the model's heads are narrower than the
+ * kernels take (the tests' small model, 16 wide in 4 heads), it runs with d_model / 16 heads, so
+ * `linbench check` and the tests still run it on their model. */
+static void variant(int i, LbModelConfig *c)
+{
+    (void)i;
+    const int64_t hd = lb_config_head_dim(c);
+    if ((hd % LB_FLASH_HD_STEP != 0 || hd > LB_FLASH_HD_MAX) && c->d_model % LB_FLASH_HD_STEP == 0)
+        c->heads = c->d_model / LB_FLASH_HD_STEP;
+}
+
+static void describe(const LbModelConfig *c, char *buf, size_t size)
+{
+    snprintf(buf, size, "flash h %d", c->heads);
+}
+
+const LbModelDesc lb_model_flash = {
+    .name = "flash",
+    .check = check,
+    .attention = attention,
+    .flops_per_layer = flops_per_layer,
+    .variants = 1,
+    .variant = variant,
+    .baseline = 3,
+    .describe = describe,
+};
