@@ -26,6 +26,8 @@ void lb_help_plot(FILE *out)
           "  time_speedup_MODEL.gp, memory_speedup_MODEL.gp   its heatmaps, for a model with a k\n"
           "                      axis (performer)\n"
           "  speedup_MODEL.gp    time and memory saved against n, for one without (chunked)\n"
+          "and the same against the other exact baselines measured (chunked, flash), named\n"
+          "MODEL_vs_BASELINE: time_speedup_linformer_vs_flash.gp, speedup_standard_vs_flash.gp\n"
           "and, for a sweep run with --breakdown, per model of its breakdown.csv:\n"
           "  breakdown_MODEL.gp  a stacked bar per cell, one segment per operation's share\n"
           "each with its data (NAME.plot.csv), and where gnuplot is on PATH renders NAME.png and\n"

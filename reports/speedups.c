@@ -14,29 +14,35 @@ const char *const lb_speedups_columns[LB_SPEEDUPS_COLUMNS] = {
     "model", "baseline", "n", "k", "time_speedup", "memory_speedup",
 };
 
-/* The baselines, in the file's order: the paper's standard model, then exact attention in linear
- * memory, which asks whether Linformer's memory advantage survives an exact model that never
- * holds the n x n scores. Returns how many the model table has. */
-static size_t baselines(LbModelKind out[2])
+/* The baselines, in the file's order: the models the table marks as such (LbModelDesc.baseline),
+ * by their rank: the paper's standard model, then exact attention in linear memory (chunked),
+ * which asks whether Linformer's memory advantage survives an exact model that never holds the
+ * n x n scores, then exact attention fused (flash), which asks the same of its time as people run
+ * it today. Returns how many the model table has. */
+static size_t baselines(LbModelKind out[LB_MODEL_COUNT])
 {
     size_t count = 0;
-    out[count++] = LB_MODEL_STANDARD;
-    LbModelKind chunked;
-    if (lb_model_parse("chunked", &chunked) == 0)
-        out[count++] = chunked;
+    for (int rank = 1; rank <= LB_MODEL_COUNT; rank++)
+        for (int m = 0; m < LB_MODEL_COUNT; m++)
+            if (lb_model_baseline((LbModelKind)m) == rank)
+                out[count++] = (LbModelKind)m;
     return count;
 }
 
 size_t lb_speedup_pairs(const int measured[LB_MODEL_COUNT], LbSpeedupPair *pairs)
 {
-    LbModelKind base[2];
+    LbModelKind base[LB_MODEL_COUNT];
     size_t nb = baselines(base), count = 0;
     for (size_t b = 0; b < nb; b++) {
         if (!measured[base[b]])
             continue;
-        for (int m = 0; m < LB_MODEL_COUNT; m++)
-            if (measured[m] && (LbModelKind)m != base[b])
+        for (int m = 0; m < LB_MODEL_COUNT; m++) {
+            /* a baseline against one ranked after it is the inverse of a pair already listed
+             * (standard against flash is flash against standard, upside down) */
+            const int rank = lb_model_baseline((LbModelKind)m);
+            if (measured[m] && (LbModelKind)m != base[b] && !(rank > 0 && rank < lb_model_baseline(base[b])))
                 pairs[count++] = (LbSpeedupPair){(LbModelKind)m, base[b]};
+        }
     }
     return count;
 }

@@ -4,8 +4,10 @@
  * Columns: model,baseline,n,k,time_speedup,memory_speedup
  *   time_speedup   = ms_per_seq(baseline, n) / ms_per_seq(model, n, k)
  *   memory_speedup = batch(model, n, k) / batch(baseline, n)
- * Baselines, in this order: standard (the paper's), then chunked (exact attention in linear
- * memory) where the model table has it and it was measured. Every other measured model is
+ * Baselines, in this order, each where it was measured: standard (the paper's), chunked (exact
+ * attention in linear memory) and flash (exact attention fused), as the model table ranks them
+ * (LbModelDesc.baseline). A baseline is compared with those ranked before it only (flash against
+ * standard; standard against flash would be its inverse). Every other measured model is
  * compared with each, in the model table's order, then by n, then by k; a model is never
  * compared with itself. k is empty for a model without a k axis; cells the model does not have
  * (Linformer's k >= n) are left out. A ratio is written with the fewest of 15 to 17 significant
@@ -39,7 +41,7 @@ typedef struct LbSpeedupPair {
     LbModelKind model, baseline;
 } LbSpeedupPair;
 
-#define LB_SPEEDUP_PAIRS_MAX (2 * LB_MODEL_COUNT)
+#define LB_SPEEDUP_PAIRS_MAX (LB_MODEL_COUNT * LB_MODEL_COUNT)
 
 /* The comparisons speedups.csv holds when the models with measured[m] != 0 were measured, in the
  * file's order (baseline, then model). Returns how many (at most LB_SPEEDUP_PAIRS_MAX). */

@@ -1,6 +1,7 @@
 /* speedups.csv against ratios computed here from the raw rows (random batches and times, OOM,
  * failed and missing cells), for every model kind the table has when the test is built: each
- * model against standard and, where the table has it, chunked; k empty for a model without a k
+ * model against every exact baseline the table ranks (standard, chunked, flash), a baseline only
+ * against those ranked before it; k empty for a model without a k
  * axis; cells a model lacks left out. Table 3's two files stay byte for byte what Linformer's and
  * the standard model's rows alone give (and what they gave before other models existed). */
 #include <stdint.h>
@@ -136,6 +137,15 @@ static void check_table3_unchanged(const LbCellResult *rows, size_t count, const
     free(two);
 }
 
+/* Whether speedups.csv compares model with baseline: baseline is one of the table's exact
+ * baselines, model another model, and not a baseline ranked before it (that pair is the inverse
+ * of one listed). */
+static int compared(LbModelKind model, LbModelKind baseline)
+{
+    const int rb = lb_model_baseline(baseline), rm = lb_model_baseline(model);
+    return rb > 0 && model != baseline && !(rm > 0 && rm < rb);
+}
+
 int main(void)
 {
     const char *env = getenv("LB_TEST_SEED");
@@ -171,17 +181,14 @@ int main(void)
     rc = lb_csv_read_file(path, 0, &t);
     CHECK(rc == LB_OK && t.rows >= 1, "speedups.csv read back: %d", rc);
 
-    LbModelKind chunked;
-    int have_chunked = lb_model_parse("chunked", &chunked) == 0;
     int measured[LB_MODEL_COUNT] = {0};
     for (size_t r = 0; r < count; r++)
         measured[rows[r].model] = 1;
     /* How many rows each (model, baseline) should give: every cell the model has. */
     size_t want_rows = 0;
     for (int b = 0; b < LB_MODEL_COUNT; b++) {
-        int is_base = b == LB_MODEL_STANDARD || (have_chunked && b == (int)chunked);
-        for (int m = 0; is_base && measured[b] && m < LB_MODEL_COUNT; m++) {
-            if (m == b || !measured[m])
+        for (int m = 0; measured[b] && m < LB_MODEL_COUNT; m++) {
+            if (!compared((LbModelKind)m, (LbModelKind)b) || !measured[m])
                 continue;
             for (size_t i = 0; i < 3; i++)
                 for (size_t j = 0; j < (lb_model_has_k((LbModelKind)m) ? 3u : 1u); j++)
@@ -204,8 +211,8 @@ int main(void)
             long long nv = 0, kv = 0;
             int ok = CHECK(lb_model_parse(f[0], &m) == 0 && lb_model_parse(f[1], &b) == 0 && m != b,
                            "line %zu: model \"%s\" baseline \"%s\"", t.line[r], f[0], f[1]);
-            ok = ok && CHECK(b == LB_MODEL_STANDARD || (have_chunked && b == chunked),
-                             "line %zu: baseline %s: should be standard or chunked", t.line[r], f[1]);
+            ok = ok && CHECK(compared(m, b), "line %zu: %s against %s: not a pair the file holds", t.line[r], f[0],
+                             f[1]);
             ok = ok && CHECK(lb_csv_parse_int64(f[2], &nv) == 0, "line %zu: n \"%s\"", t.line[r], f[2]);
             ok = ok && CHECK(lb_model_has_k(m) ? lb_csv_parse_int64(f[3], &kv) == 0 : f[3][0] == '\0',
                              "line %zu: %s k \"%s\": should be %s", t.line[r], f[0], f[3],
@@ -226,19 +233,29 @@ int main(void)
     }
     lb_csv_table_free(&t);
 
-    /* lb_speedup_pairs: never a model against itself, chunked only when measured. */
-    int all[LB_MODEL_COUNT];
-    for (int m = 0; m < LB_MODEL_COUNT; m++)
+    /* lb_speedup_pairs: never a model against itself nor a baseline against a later one, a
+     * baseline only when measured. With every model of the table measured and B baselines, each
+     * baseline takes the M - 1 others less the baselines ranked before it. */
+    int all[LB_MODEL_COUNT], bases = 0;
+    for (int m = 0; m < LB_MODEL_COUNT; m++) {
         all[m] = 1;
+        bases += lb_model_baseline((LbModelKind)m) > 0;
+    }
     LbSpeedupPair pairs[LB_SPEEDUP_PAIRS_MAX];
     size_t np = lb_speedup_pairs(all, pairs);
-    CHECK(np == (size_t)(LB_MODEL_COUNT - 1) * (have_chunked ? 2 : 1), "%zu pairs for %d models", np, (int)LB_MODEL_COUNT);
+    CHECK(np == (size_t)(bases * (LB_MODEL_COUNT - 1) - bases * (bases - 1) / 2), "%zu pairs for %d models, %d baselines",
+          np, (int)LB_MODEL_COUNT, bases);
     for (size_t p = 0; p < np; p++)
-        CHECK(pairs[p].model != pairs[p].baseline, "pair %zu compares %s with itself", p, lb_model_name(pairs[p].model));
-    if (have_chunked) {
+        CHECK(compared(pairs[p].model, pairs[p].baseline), "pair %zu: %s against %s", p, lb_model_name(pairs[p].model),
+              lb_model_name(pairs[p].baseline));
+    LbModelKind chunked;
+    if (lb_model_parse("chunked", &chunked) == 0 && lb_model_baseline(chunked) > 0) {
         all[chunked] = 0;
         np = lb_speedup_pairs(all, pairs);
-        CHECK(np == (size_t)(LB_MODEL_COUNT - 2), "without chunked measured: %zu pairs", np);
+        CHECK(np == (size_t)((bases - 1) * (LB_MODEL_COUNT - 2) - (bases - 1) * (bases - 2) / 2),
+              "without chunked measured: %zu pairs", np);
+        for (size_t p = 0; p < np; p++)
+            CHECK(pairs[p].model != chunked && pairs[p].baseline != chunked, "pair %zu names chunked", p);
     }
 
     /* meta.csv's models, or the paper's two for a sweep from before --models. */
