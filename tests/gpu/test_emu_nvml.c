@@ -1,0 +1,168 @@
+/* gpu/nvml.c against the stand-in NVML (gpu/emu/nvml_standin.c), whose directory the test's
+ * environment puts first on LD_LIBRARY_PATH (LB_TEST_NVML=current or old says which driver it
+ * plays; none: no library at all). Every path of gpu/nvml.c runs, through the same dlopen as on a
+ * user's machine: the clocks (now, max, SM and memory, a clock that moves between reads), the
+ * clock-event reasons through the current name or the old driver's, persistence, MIG (on, off, a
+ * GPU without it, an error), other compute processes (the _v3 list or the old _v2 one), and each
+ * failure (no library, init failing, the device not found, NO_PERMISSION and NOT_SUPPORTED from
+ * an entry point): clocks -1 and "unknown" where NVML cannot say, never a crash. Then the emulated
+ * backend itself, which reads NVML by the bus id cudaDeviceGetPCIBusId gives: describe's clocks,
+ * sm_clock_mhz and clock_events; and, given linbench-emu's path, `linbench run` on it printing the
+ * SM clock and a hardware slowdown the stand-in reports. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn/ops.h"
+#include "attn/status.h"
+#include "gpu/nvml.h"
+#include "tests/ops/check.h"
+
+static const char *const kBus = "ffff:00:00.0";
+
+static void clear(void)
+{
+    static const char *const vars[] = {"LB_EMU_NVML_FAIL", "LB_EMU_NVML_ERROR", "LB_EMU_NVML_SM_MHZ",
+                                       "LB_EMU_NVML_SM_STEP", "LB_EMU_NVML_EVENTS", "LB_EMU_NVML_MIG",
+                                       "LB_EMU_NVML_PERSISTENCE", "LB_EMU_NVML_OTHERS"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        unsetenv(vars[i]);
+}
+
+static void check_no_library(void)
+{
+    LbNvml *nv = lb_nvml_open(kBus);
+    lb_check(nv == NULL, "no libnvidia-ml.so.1: lb_nvml_open gives NULL");
+    unsigned long long r = 1;
+    int p, m, o;
+    lb_nvml_state(nv, &p, &m, &o);
+    lb_check(lb_nvml_clock(nv, LB_NVML_SM_NOW) == -1 && lb_nvml_clock_events(nv, &r) == -1 && r == 0 && p == -1 &&
+                 m == -1 && o == -1,
+             "no NVML: clocks -1, events unknown, state unknown");
+    lb_nvml_close(nv);
+}
+
+static void check_library(int old)
+{
+    clear();
+    LbNvml *nv = lb_nvml_open(kBus);
+    if (!lb_check(nv != NULL, "%s driver: lb_nvml_open(%s)", old ? "old" : "current", kBus))
+        return;
+    lb_check(lb_nvml_clock(nv, LB_NVML_SM_NOW) == 1755 && lb_nvml_clock(nv, LB_NVML_SM_MAX) == 1980 &&
+                 lb_nvml_clock(nv, LB_NVML_MEM_NOW) == 2619 && lb_nvml_clock(nv, LB_NVML_MEM_MAX) == 2619 &&
+                 lb_nvml_clock(nv, (LbNvmlClock)9) == -1,
+             "clocks: SM 1755 of 1980, memory 2619 MHz, an unknown clock -1");
+    setenv("LB_EMU_NVML_SM_STEP", "-100", 1);
+    const int a = lb_nvml_clock(nv, LB_NVML_SM_NOW), b = lb_nvml_clock(nv, LB_NVML_SM_NOW);
+    lb_check(b == a - 100, "a clock that moves: %d then %d MHz", a, b);
+    unsetenv("LB_EMU_NVML_SM_STEP");
+    /* sw_power_cap (0x4) and hw_slowdown (0x8), under either name of the entry point */
+    setenv("LB_EMU_NVML_EVENTS", "0xc", 1);
+    unsigned long long r = 0;
+    lb_check(lb_nvml_clock_events(nv, &r) == 0 && r == 0xc, "clock events 0x%llx, want 0xc (%s name)", r,
+             old ? "the old driver's throttle-reason" : "the clock-event");
+    setenv("LB_EMU_NVML_ERROR", "clock:4,max_clock:3,events:4", 1); /* NO_PERMISSION, NOT_SUPPORTED */
+    lb_check(lb_nvml_clock(nv, LB_NVML_SM_NOW) == -1 && lb_nvml_clock(nv, LB_NVML_MEM_MAX) == -1 &&
+                 lb_nvml_clock_events(nv, &r) == -1 && r == 0,
+             "NO_PERMISSION and NOT_SUPPORTED: clocks -1, events unknown");
+    unsetenv("LB_EMU_NVML_ERROR");
+    int p, m, o;
+    setenv("LB_EMU_NVML_OTHERS", "2", 1);
+    lb_nvml_state(nv, &p, &m, &o);
+    lb_check(p == 1 && m == 0 && o == 2, "state: persistence %d, MIG %d, %d other processes (want 1, 0, 2)", p, m, o);
+    setenv("LB_EMU_NVML_OTHERS", "80", 1); /* more than the 64 it asks for */
+    setenv("LB_EMU_NVML_MIG", "on", 1);
+    setenv("LB_EMU_NVML_PERSISTENCE", "0", 1);
+    lb_nvml_state(nv, &p, &m, &o);
+    lb_check(p == 0 && m == 1 && o == -1, "state: persistence %d, MIG %d, processes %d (want 0, 1, unknown)", p, m, o);
+    setenv("LB_EMU_NVML_MIG", "unsupported", 1);
+    setenv("LB_EMU_NVML_ERROR", "persistence:4,processes:4", 1);
+    lb_nvml_state(nv, &p, &m, &o);
+    lb_check(p == -1 && m == 0 && o == -1, "a GPU without MIG reads MIG off; errors unknown: %d, %d, %d", p, m, o);
+    setenv("LB_EMU_NVML_ERROR", "mig:4", 1);
+    lb_nvml_state(nv, &p, &m, &o);
+    lb_check(m == -1, "MIG NO_PERMISSION: unknown (%d)", m);
+    lb_nvml_close(nv);
+    clear();
+
+    setenv("LB_EMU_NVML_FAIL", "init", 1);
+    nv = lb_nvml_open(kBus);
+    lb_check(nv == NULL, "nvmlInit_v2 failing: NULL");
+    lb_nvml_close(nv);
+    setenv("LB_EMU_NVML_FAIL", "handle", 1);
+    nv = lb_nvml_open(kBus);
+    lb_check(nv == NULL, "the device not found by its bus id: NULL");
+    lb_nvml_close(nv);
+    clear();
+    nv = lb_nvml_open("0000:3b:00.0");
+    lb_check(nv == NULL, "a real bus id is not the stand-in's: NULL");
+    lb_nvml_close(nv);
+}
+
+/* The emulated backend reads its clocks through NVML as the real one does. */
+static void check_backend(int have)
+{
+    clear();
+    setenv("LB_EMU_NVML_EVENTS", "0x4", 1);
+    LbBackend *be = NULL;
+    if (!lb_check(lb_cuda_backend_open(0, LB_DTYPE_FP16, 0, &be) == LB_OK, "open the emulated backend: %s",
+                  lb_error_message()))
+        return;
+    LbDeviceInfo d;
+    lb_check(be->ops->describe(be, &d) == LB_OK, "describe");
+    uint64_t r = 0;
+    const int events = be->ops->clock_events(be, &r);
+    if (have)
+        lb_check(d.sm_clock_mhz == 1755 && d.sm_clock_max_mhz == 1980 && d.mem_clock_mhz == 2619 &&
+                     be->ops->sm_clock_mhz(be) == 1755 && events == LB_OK && r == 0x4 && d.persistence == 1 &&
+                     d.mig == 0 && d.other_processes == 0,
+                 "backend through NVML: SM %d of %d MHz, memory %d, now %d, events %d 0x%llx, persistence %d, "
+                 "MIG %d, others %d",
+                 d.sm_clock_mhz, d.sm_clock_max_mhz, d.mem_clock_mhz, be->ops->sm_clock_mhz(be), events,
+                 (unsigned long long)r, d.persistence, d.mig, d.other_processes);
+    else
+        lb_check(d.sm_clock_mhz == -1 && be->ops->sm_clock_mhz(be) == -1 && events == LB_ERR_UNSUPPORTED,
+                 "backend without NVML: clocks -1 (%d), events unsupported (%d)", d.sm_clock_mhz, events);
+    lb_backend_close(be);
+    clear();
+}
+
+/* linbench run on the emulated GPU, the stand-in reporting hw_slowdown (0x8): the result names
+ * the clock and the slowdown. */
+static void check_run(const char *linbench)
+{
+    clear();
+    setenv("LB_EMU_NVML_EVENTS", "0x8", 1);
+    char cmd[4400];
+    snprintf(cmd, sizeof cmd,
+             "'%s' run --device cuda --layers 1 --d-model 32 --heads 2 --ffn 64 --vocab 100 --n 32 --max-batch 2 "
+             "--cell-time 1 --no-check 2>&1",
+             linbench);
+    FILE *p = popen(cmd, "r");
+    char out[8192] = "";
+    size_t got = p ? fread(out, 1, sizeof out - 1, p) : 0;
+    out[got] = '\0';
+    const int rc = p ? pclose(p) : -1;
+    lb_check(rc == 0 && strstr(out, "SM clock: 1755 -> 1755 MHz") && strstr(out, "hw_slowdown") &&
+                 strstr(out, "(slowed: thermal or hardware slowdown)"),
+             "linbench run through the stand-in NVML: exit %d\n%s", rc, out);
+    clear();
+}
+
+int main(int argc, char **argv)
+{
+    lb_test_init("test_emu_nvml");
+    const char *which = getenv("LB_TEST_NVML");
+    which = which ? which : "none";
+    printf("stand-in NVML: %s\n", which);
+    if (strcmp(which, "none") == 0) {
+        check_no_library();
+        check_backend(0);
+    } else {
+        check_library(strcmp(which, "old") == 0);
+        check_backend(1);
+        if (argc > 1)
+            check_run(argv[1]);
+    }
+    return lb_test_finish("test_emu_nvml");
+}
