@@ -22,7 +22,7 @@
 #include "reports/csv_io.h"
 #include "reports/meta.h"
 #include "tests/cli/spawn.h"
-#include "tests/ops/check.h"
+#include "tests/lib/check.h"
 
 static const char *bin;
 static int flags_checked, defaults_checked, columns_checked;

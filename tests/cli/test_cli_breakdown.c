@@ -23,7 +23,7 @@
 #include "reports/csv_io.h"
 #include "tests/cli/spawn.h"
 #include "tests/cli/sweep_check.h"
-#include "tests/ops/check.h"
+#include "tests/lib/check.h"
 
 static const char *bin;
 

@@ -17,7 +17,7 @@
 #include "attn/attention.h"
 #include "tests/cli/spawn.h"
 #include "tests/cli/sweep_check.h"
-#include "tests/ops/check.h"
+#include "tests/lib/check.h"
 
 static const char *bin, *device;
 

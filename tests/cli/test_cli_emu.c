@@ -19,7 +19,7 @@
 
 #include "reports/csv_io.h"
 #include "tests/cli/spawn.h"
-#include "tests/ops/check.h"
+#include "tests/lib/check.h"
 #include "tests/reports/npy_read.h"
 
 static const char *bin;

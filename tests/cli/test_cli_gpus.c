@@ -16,7 +16,7 @@
 #include "reports/breakdown.h"
 #include "reports/csv_io.h"
 #include "tests/cli/spawn.h"
-#include "tests/ops/check.h"
+#include "tests/lib/check.h"
 
 static const char *bin;
 

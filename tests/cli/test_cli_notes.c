@@ -12,7 +12,7 @@
 #include "attn/config.h"
 #include "tests/cli/spawn.h"
 #include "tests/cli/sweep_check.h"
-#include "tests/ops/check.h"
+#include "tests/lib/check.h"
 
 static const char *bin;
 

@@ -9,7 +9,7 @@
 #include "reports/meta.h"
 #include "reports/raw.h"
 #include "tests/cli/spawn.h"
-#include "tests/ops/check.h"
+#include "tests/lib/check.h"
 
 static const char *bin;
 

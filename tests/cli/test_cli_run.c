@@ -11,7 +11,7 @@
 #include "reports/csv_io.h"
 #include "reports/meta.h"
 #include "tests/cli/spawn.h"
-#include "tests/ops/check.h"
+#include "tests/lib/check.h"
 
 static const char *bin;
 
@@ -244,12 +244,6 @@ int main(int argc, char **argv)
         lb_check(r.code == 2 && lb_lines(r.err) == 1, "info %s: exit 2, one line (%d)", info_more[i][2], r.code);
         lb_run_free(&r);
     }
-    int rc = lb_test_finish("test_cli_run");
-    if (rc == 0) {
-        char cmd[700];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", scratch);
-        if (system(cmd) != 0)
-            printf("(could not remove %s)\n", scratch);
-    }
-    return rc;
+    lb_test_cleanup(scratch);
+    return lb_test_finish("test_cli_run");
 }

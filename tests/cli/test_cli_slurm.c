@@ -10,7 +10,7 @@
 
 #include "reports/meta.h"
 #include "tests/cli/spawn.h"
-#include "tests/ops/check.h"
+#include "tests/lib/check.h"
 
 static const char *bin;
 

@@ -106,12 +106,6 @@ int main(int argc, char **argv)
     torture(killed, full, SIGKILL, span, deadline);
     torture(stopped, full, SIGINT, span, deadline + 50);
     printf("took %.1f s\n", now_s() - t0);
-    int rc = lb_test_finish("test_cli_torture");
-    if (rc == 0) {
-        char cmd[700];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", scratch);
-        if (system(cmd) != 0)
-            printf("(could not remove %s)\n", scratch);
-    }
-    return rc;
+    lb_test_cleanup(scratch);
+    return lb_test_finish("test_cli_torture");
 }

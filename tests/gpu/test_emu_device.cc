@@ -33,7 +33,7 @@
 #include "gpu/device_util.cuh"
 #include "gpu/emu/emu.h"
 #include "gpu/kernels.h"
-#include "tests/ops/check.h"
+#include "tests/lib/check.h"
 
 namespace {
 

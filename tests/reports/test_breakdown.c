@@ -18,7 +18,7 @@
 #include "attn/ops.h"
 #include "attn/status.h"
 #include "reports/breakdown.h"
-#include "tests/ops/check.h"
+#include "tests/lib/check.h"
 
 static int same_double(double a, double b) { return (isnan(a) && isnan(b)) || a == b; }
 
