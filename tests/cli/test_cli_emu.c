@@ -18,8 +18,8 @@
 #include <stdlib.h>
 
 #include "reports/csv_io.h"
-#include "tests/cli/spawn.h"
 #include "tests/lib/check.h"
+#include "tests/lib/spawn.h"
 #include "tests/reports/npy_read.h"
 
 static const char *bin;
@@ -233,7 +233,7 @@ int main(int argc, char **argv)
     }
     bin = argv[1];
     lb_test_init("test_cli_emu");
-    const char *scratch = lb_scratch_dir("test_cli_emu");
+    const char *scratch = lb_scratch_dir("cli-emu");
     unsetenv("LB_EMU_MEMORY");
     check_info();
     check_sweep(scratch);

@@ -222,7 +222,7 @@ int main(int argc, char **argv)
     if (argc < 2)
         return 1;
     bin = argv[1];
-    const char *scratch = lb_scratch_dir("lb-cli-files");
+    const char *scratch = lb_scratch_dir("cli-files");
 
     long_lists(scratch);
     force_clears(scratch);

@@ -15,8 +15,8 @@
 #include "attn/status.h"
 #include "reports/breakdown.h"
 #include "reports/csv_io.h"
-#include "tests/cli/spawn.h"
 #include "tests/lib/check.h"
+#include "tests/lib/spawn.h"
 
 static const char *bin;
 
@@ -172,32 +172,14 @@ static void check_breakdown(const char *scratch)
     lb_check(timed > 0 && with_pct == timed, "%zu of %zu timed breakdown rows have percent_of_limit", with_pct, timed);
 }
 
-/* Start argv in its own process group (its workers join it), output to scratch files. */
-static pid_t start_group(char *const argv[])
-{
-    char out[300], err[300];
-    snprintf(out, sizeof out, "%s/.stdout-kill", lb_scratch);
-    snprintf(err, sizeof err, "%s/.stderr-kill", lb_scratch);
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid == 0) {
-        setpgid(0, 0);
-        int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644), e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(o, 1);
-        dup2(e, 2);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    setpgid(pid, pid);
-    return pid;
-}
-
 static void check_kill_resume(const char *scratch, const Row *one, int none)
 {
     char dir[512];
     snprintf(dir, sizeof dir, "%s/killed", scratch);
     char *argv[] = {(char *)bin, "sweep", "--device", "cuda", "--gpus", "0,1,2", TINY, "-q", "--out", dir, NULL};
-    pid_t pid = start_group(argv);
+    lb_child_group = 1; /* its workers join it, so one kill reaches the whole sweep */
+    pid_t pid = lb_start_tagged(argv, "-kill");
+    lb_child_group = 0;
     /* until some rows but not all are written, then SIGKILL to every process of the sweep */
     int rows = 0;
     Row got[32];
@@ -208,8 +190,8 @@ static void check_kill_resume(const char *scratch, const Row *one, int none)
             break;
     }
     kill(-pid, SIGKILL);
-    int status;
-    waitpid(pid, &status, 0);
+    LbRun killed = lb_wait_tagged(pid, "-kill");
+    lb_run_free(&killed);
     usleep(200 * 1000); /* the workers, reparented, are reaped by init */
     rows = read_rows(dir, got, 32);
     printf("  killed with %d of %d rows written\n", rows, CELLS);
@@ -246,7 +228,7 @@ int main(int argc, char **argv)
     }
     bin = argv[1];
     lb_test_init("test_cli_gpus");
-    const char *scratch = lb_scratch_dir("test_cli_gpus");
+    const char *scratch = lb_scratch_dir("cli-gpus");
     unsetenv("LB_EMU_MEMORY");
     unsetenv("LB_EMU_OTHER_MODEL");
     setenv("LB_EMU_DEVICES", "3", 1);

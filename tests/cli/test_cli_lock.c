@@ -64,7 +64,7 @@ int main(int argc, char **argv)
     if (argc < 2)
         return 1;
     bin = argv[1];
-    const char *scratch = lb_scratch_dir("lb-cli-lock");
+    const char *scratch = lb_scratch_dir("cli-lock");
     pairs(scratch, 12);
 
     /* A sweep in progress: every other writer is turned away and nothing of it changes. */

@@ -8,8 +8,8 @@
 #include "reports/grid.h"
 #include "reports/meta.h"
 #include "reports/raw.h"
-#include "tests/cli/spawn.h"
 #include "tests/lib/check.h"
+#include "tests/lib/spawn.h"
 
 static const char *bin;
 
@@ -204,7 +204,7 @@ int main(int argc, char **argv)
     if (argc < 2)
         return 1;
     bin = argv[1];
-    const char *scratch = lb_scratch_dir("lb-cli-resume");
+    const char *scratch = lb_scratch_dir("cli-resume");
     char full[512], ctrlc[512], killed[512];
     snprintf(full, sizeof full, "%s/full", scratch);
     snprintf(ctrlc, sizeof ctrlc, "%s/ctrlc", scratch);

@@ -10,8 +10,8 @@
 #include "attn/status.h"
 #include "reports/csv_io.h"
 #include "reports/meta.h"
-#include "tests/cli/spawn.h"
 #include "tests/lib/check.h"
+#include "tests/lib/spawn.h"
 
 static const char *bin;
 
@@ -104,7 +104,7 @@ int main(int argc, char **argv)
     if (argc < 2)
         return 1;
     bin = argv[1];
-    const char *scratch = lb_scratch_dir("lb-cli-run");
+    const char *scratch = lb_scratch_dir("cli-run");
 
     /* The standard model: every line, and numbers that agree with each other. */
     LbRun r = RUN("--n", "64");

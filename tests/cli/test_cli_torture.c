@@ -88,7 +88,7 @@ int main(int argc, char **argv)
         return 1;
     bin = argv[1];
     rng_state = lb_test_seed;
-    const char *scratch = lb_scratch_dir("lb-cli-torture");
+    const char *scratch = lb_scratch_dir("cli-torture");
     char full[512], killed[512], stopped[512];
     snprintf(full, sizeof full, "%s/full", scratch);
     snprintf(killed, sizeof killed, "%s/killed", scratch);

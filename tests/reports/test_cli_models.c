@@ -8,11 +8,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli_run.h"
 #include "fixture.h"
 #include "reports/csv_io.h"
 #include "reports/speedups.h"
 #include "tests/lib/check.h"
+#include "tests/lib/spawn.h"
 
 static int exists(const char *dir, const char *name)
 {
@@ -29,7 +29,7 @@ int main(int argc, char **argv)
         return 1;
     }
     char *exe = argv[1];
-    char *scratch = lb_test_tempdir("cli-models");
+    const char *scratch = lb_scratch_dir("cli-models");
     char dir[4200];
     snprintf(dir, sizeof dir, "%s/sweep", scratch);
 
@@ -60,7 +60,7 @@ int main(int argc, char **argv)
 
     /* compare: one sweep. */
     char *one[] = {exe, "compare", dir, NULL};
-    RcRun r = rc_run(scratch, one);
+    LbRun r = lb_run(one);
     lb_check(r.code == 0, "compare: exit %d: %s", r.code, r.err);
     lb_check(strstr(r.out, "Time saved (ms per sequence, standard / Linformer)") != NULL, "compare keeps Table 3:\n%s", r.out);
     int others = 0;
@@ -74,11 +74,11 @@ int main(int argc, char **argv)
     }
     lb_check((strstr(r.out, "Every other model") != NULL) == (others > 0), "the other models' section %s:\n%s",
              others ? "shown" : "absent with only the paper's two", r.out);
-    rc_free(&r);
+    lb_run_free(&r);
 
     /* compare: two sweeps, B / A for every comparison. */
     char *two[] = {exe, "compare", dir, dir, NULL};
-    r = rc_run(scratch, two);
+    r = lb_run(two);
     lb_check(r.code == 0, "compare A B: exit %d: %s", r.code, r.err);
     for (size_t p = 0; p < np; p++) {
         char want[160];
@@ -88,11 +88,11 @@ int main(int argc, char **argv)
         snprintf(want, sizeof want, "Time saved (ms per sequence, %s / %s)", lb_model_name(pairs[p].baseline), mname);
         lb_check(strstr(r.out, want) != NULL, "compare A B shows \"%s\"", want);
     }
-    rc_free(&r);
+    lb_run_free(&r);
 
     /* plot: the paper's three figures, then one per other model. */
     char *plot[] = {exe, "plot", dir, "--no-render", NULL};
-    r = rc_run(scratch, plot);
+    r = lb_run(plot);
     lb_check(r.code == 0, "plot: exit %d: %s", r.code, r.err);
     const char *paper[] = {"time_speedup.gp", "memory_speedup.gp", "time_per_seq.gp"};
     for (int i = 0; i < 3; i++)
@@ -113,7 +113,7 @@ int main(int argc, char **argv)
         for (int f = 0; f < figs; f++)
             lb_check(exists(dir, name[f]) && strstr(r.out, name[f]), "plot wrote and named %s: %s", name[f], r.out);
     }
-    rc_free(&r);
+    lb_run_free(&r);
 
     /* The time figure's data: a column per model and k, the paper's two first. */
     char path[4300];

@@ -10,12 +10,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli_run.h"
 #include "expect.h"
 #include "fixture.h"
 #include "png_check.h"
 #include "reports/csv_io.h"
 #include "tests/lib/check.h"
+#include "tests/lib/spawn.h"
 
 static long file_size(const char *path)
 {
@@ -47,7 +47,7 @@ int main(int argc, char **argv)
         printf("test_cli_plot: gnuplot is not on PATH: rendering not tested (skipped)\n");
         return 77;
     }
-    const char *scratch = lb_test_tempdir("cli-plot");
+    const char *scratch = lb_scratch_dir("cli-plot");
     LbCellResult rows[] = {
         FX_STD(512, 40, 2.0),
         FX_LIN(512, 128, 68, 1.25),
@@ -68,13 +68,13 @@ int main(int argc, char **argv)
              "made a sweep directory");
 
     char *av[] = {argv[1], "plot", dir, "--out", out, NULL};
-    RcRun r = rc_run(scratch, av);
+    LbRun r = lb_run(av);
     lb_check(r.code == 0, "plot: exit %d: %s", r.code, r.err);
-    lb_check(rc_lines(r.out) == 3 && strstr(r.out, "time_speedup.png") && strstr(r.out, "memory_speedup.svg") &&
+    lb_check(lb_lines(r.out) == 3 && strstr(r.out, "time_speedup.png") && strstr(r.out, "memory_speedup.svg") &&
                  strstr(r.out, "time_per_seq.png"),
              "plot says what it wrote:\n%s", r.out);
     printf("%s", r.out);
-    rc_free(&r);
+    lb_run_free(&r);
 
     const char *names[3] = {"time_speedup", "memory_speedup", "time_per_seq"};
     for (int i = 0; i < 3; i++) {
@@ -91,7 +91,7 @@ int main(int argc, char **argv)
             lb_check(w == 900 && h == 650, "%s: %ux%u: should be 900x650", path, w, h);
         snprintf(path, sizeof path, "%s/%s.svg", out, names[i]);
         lb_check(file_size(path) > 1000, "%s: size %ld", path, file_size(path));
-        char *svg = rc_slurp(path);
+        char *svg = lb_slurp(path);
         lb_check(svg && strstr(svg, "<svg") && strstr(svg, "</svg>"), "%s: a whole SVG document", path);
         if (i < 2) /* the heatmaps print their values */
             lb_check(svg && strstr(svg, "OOM") && strstr(svg, "ERR"), "%s: cell labels OOM and ERR drawn", path);

@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli_run.h"
 #include "fixture.h"
 #include "reports/csv_io.h"
 #include "tests/lib/check.h"
+#include "tests/lib/spawn.h"
 
 #define MAX_LINES 64
 
@@ -97,7 +97,7 @@ int main(int argc, char **argv)
         return 1;
     }
     char *exe = argv[1];
-    char *scratch = lb_test_tempdir("cli-plot-lines");
+    const char *scratch = lb_scratch_dir("cli-plot-lines");
     char dir[4200];
     snprintf(dir, sizeof dir, "%s/sweep", scratch);
 
@@ -124,13 +124,13 @@ int main(int argc, char **argv)
     lb_meta_free(&meta);
 
     char *plot[] = {exe, "plot", dir, "--no-render", NULL};
-    RcRun r = rc_run(scratch, plot);
+    LbRun r = lb_run(plot);
     lb_check(r.code == 0, "plot: exit %d: %s", r.code, r.err);
-    rc_free(&r);
+    lb_run_free(&r);
 
     char path[4400];
     snprintf(path, sizeof path, "%s/time_per_seq.gp", dir);
-    char *gp = rc_slurp(path);
+    char *gp = lb_slurp(path);
     PlotLine line[MAX_LINES];
     int want = 0;
     for (int m = 0; m < LB_MODEL_COUNT; m++)
