@@ -15,7 +15,7 @@
 #include "attn/plan.h"
 #include "attn/status.h"
 #include "tests/lib/check.h"
-#include "tests/model/models.h"
+#include "tests/lib/model.h"
 
 typedef struct Host {
     LbModelConfig c;

@@ -13,7 +13,7 @@
 #include "attn/plan.h"
 #include "attn/status.h"
 #include "tests/lib/check.h"
-#include "tests/model/models.h"
+#include "tests/lib/model.h"
 
 static void check_variant(LbBackend *be, const LbModelConfig *cfg)
 {

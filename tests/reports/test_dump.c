@@ -18,6 +18,7 @@
 #include "reports/dump.h"
 #include "reports/meta.h"
 #include "tests/lib/check.h"
+#include "tests/lib/model.h"
 
 static void shape_text(const NpyFile *f, char *buf, size_t size)
 {
@@ -52,17 +53,9 @@ static void check_file(const char *dir, const LbCsvRow *row, const char *descr, 
 
 int main(void)
 {
-    LbModelConfig cfg = lb_config_default();
+    LbModelConfig cfg = lb_test_model(32, 8);
     cfg.kind = LB_MODEL_LINFORMER;
-    cfg.layers = 2;
-    cfg.d_model = 16;
-    cfg.heads = 4;
-    cfg.ffn = 24;
-    cfg.vocab = 50;
-    cfg.n = 32;
-    cfg.k = 8;
     cfg.sharing = LB_SHARE_KV;
-    cfg.dtype = LB_DTYPE_FP32;
     const int64_t batch = 2;
 
     LbBackend *be = NULL;
