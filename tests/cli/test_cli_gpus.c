@@ -15,14 +15,14 @@
 #include "attn/status.h"
 #include "reports/breakdown.h"
 #include "reports/csv_io.h"
+#include "tests/cli/emu_cli.h"
 #include "tests/lib/check.h"
 #include "tests/lib/spawn.h"
 
 static const char *bin;
 
 /* Tiny: the emulator is slow. Nine cells: n = 32, 64, 128, the standard model and k = 8, 16. */
-#define TINY "--layers", "1", "--d-model", "32", "--heads", "2", "--ffn", "64", "--vocab", "100", "--n", "32:128", \
-             "--k", "8,16", "--max-batch", "2", "--cell-time", "1", "--no-check"
+#define TINY LB_EMU_TINY_MODEL, "--n", "32:128", "--k", "8,16", "--max-batch", "2", "--cell-time", "1", "--no-check"
 #define CELLS 9
 
 typedef struct Row {
@@ -62,23 +62,6 @@ static int read_rows(const char *dir, Row *rows, int max)
     }
     lb_csv_table_free(&t);
     return n;
-}
-
-static char *meta_value(const char *dir, const char *key)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/meta.csv", dir);
-    LbCsvTable t;
-    char *v = strdup("");
-    if (lb_csv_read_file(path, 1, &t) != 0)
-        return v;
-    for (size_t r = 0; r < t.rows; r++)
-        if (t.row[r].count >= 2 && strcmp(t.row[r].fields[0], key) == 0) {
-            free(v);
-            v = strdup(t.row[r].fields[1]);
-        }
-    lb_csv_table_free(&t);
-    return v;
 }
 
 /* Every cell of `want` in `got` exactly once with the same batch and bytes, every row ok. */
@@ -131,7 +114,7 @@ static void check_all(const char *scratch, Row *one, int *none)
             snprintf(uuids[nu++], 64, "%s", got[i].uuid);
     }
     lb_check(nu >= 2, "%d distinct GPUs measured %d cells: should be several", nu, n);
-    char *status = meta_value(dirn, "status"), *count = meta_value(dirn, "gpu_count");
+    char *status = lb_emu_meta_value(dirn, "status"), *count = lb_emu_meta_value(dirn, "gpu_count");
     lb_check(strcmp(status, "complete") == 0 && strcmp(count, "3") == 0, "meta.csv status \"%s\" gpu_count \"%s\"",
              status, count);
     free(status);
@@ -153,7 +136,8 @@ static void check_breakdown(const char *scratch)
     lb_check(strstr(r.err, "calibration: gpu 0:") && strstr(r.err, "calibration: gpu 1:"),
              "a calibration line per GPU:\n%s", r.err);
     lb_run_free(&r);
-    char *tflops = meta_value(dir, "calibration_tflop_per_s"), *gbs = meta_value(dir, "calibration_copy_gb_per_s");
+    char *tflops = lb_emu_meta_value(dir, "calibration_tflop_per_s");
+    char *gbs = lb_emu_meta_value(dir, "calibration_copy_gb_per_s");
     lb_check(tflops && atof(tflops) > 0 && gbs && atof(gbs) > 0, "meta.csv calibration_tflop_per_s \"%s\", calibration_copy_gb_per_s \"%s\"",
              tflops ? tflops : "", gbs ? gbs : "");
     free(tflops);
@@ -202,7 +186,7 @@ static void check_kill_resume(const char *scratch, const Row *one, int none)
     lb_run_free(&r);
     const int n = read_rows(dir, got, 32);
     check_same_cells("killed and resumed", one, none, got, n);
-    char *st = meta_value(dir, "status");
+    char *st = lb_emu_meta_value(dir, "status");
     lb_check(strcmp(st, "complete") == 0, "meta.csv after the resume: status \"%s\"", st);
     free(st);
 }
@@ -222,15 +206,8 @@ static void check_refused(const char *scratch, const char *tag, const char *gpus
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: test_cli_gpus PATH-TO-LINBENCH\n");
-        return 2;
-    }
-    bin = argv[1];
-    lb_test_init("test_cli_gpus");
-    const char *scratch = lb_scratch_dir("cli-gpus");
-    unsetenv("LB_EMU_MEMORY");
-    unsetenv("LB_EMU_OTHER_MODEL");
+    bin = lb_emu_cli_start(argc, argv, "test_cli_gpus");
+    const char *scratch = lb_scratch;
     setenv("LB_EMU_DEVICES", "3", 1);
     Row one[32];
     int none = 0;
