@@ -2,7 +2,8 @@
  * and line, a closing "N passed, M failed" line; random inputs from a seed each run prints (set
  * LB_TEST_SEED to replay one); array comparisons with a mixed tolerance
  * |out - ref| <= atol + rtol |ref| that print the first mismatches; NaN poison for outputs so an
- * unwritten element shows; and scratch directories, removed when every check passed. */
+ * unwritten element shows; files read back whole; and scratch directories, removed when every
+ * check passed. */
 #ifndef LB_TESTS_LIB_CHECK_H
 #define LB_TESTS_LIB_CHECK_H
 
@@ -139,6 +140,23 @@ static inline int lb_check_same_at(const char *file, int line, const char *what,
         }
     }
     return lb_check_at(bad == 0, file, line, "%s: %" PRId64 " of %" PRId64 " elements differ", what, bad, count);
+}
+
+/* A file's bytes as a string (malloc'd), or NULL when it cannot be read. */
+static inline char *lb_slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = (char *)malloc((size_t)(n > 0 ? n : 0) + 1);
+    size_t got = s ? fread(s, 1, (size_t)(n > 0 ? n : 0), f) : 0;
+    if (s)
+        s[got] = '\0';
+    fclose(f);
+    return s;
 }
 
 /* A fresh directory for this test (mkdtemp under $TMPDIR or /tmp, named lb-NAME-XXXXXX); exits

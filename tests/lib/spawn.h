@@ -38,23 +38,6 @@ static inline const char *lb_scratch_dir(const char *name)
     return lb_scratch;
 }
 
-/* A file's bytes as a string (malloc'd), or NULL when it cannot be read. */
-static inline char *lb_slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = (char *)malloc((size_t)(n > 0 ? n : 0) + 1);
-    size_t got = s ? fread(s, 1, (size_t)(n > 0 ? n : 0), f) : 0;
-    if (s)
-        s[got] = '\0';
-    fclose(f);
-    return s;
-}
-
 /* What the next children start with. A resource limit (RLIMIT_FSIZE for a write that fails
  * part-way, RLIMIT_AS for a machine with less memory; resource -1 for none): SIGXFSZ is ignored
  * with RLIMIT_FSIZE so an oversized write fails with EFBIG, as a full disk fails with ENOSPC. */

@@ -10,21 +10,6 @@
 #include "reports/paper_table3.h"
 #include "tests/lib/check.h"
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)(n > 0 ? n : 0) + 1);
-    size_t got = fread(s, 1, (size_t)(n > 0 ? n : 0), f);
-    s[got] = '\0';
-    fclose(f);
-    return s;
-}
-
 static void check_value(const LbGrid *g, const LbGridCell *cells, const char *what, int64_t n,
                         int64_t k, double want)
 {
@@ -42,7 +27,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < 2; i++) {
         char path[4200];
         snprintf(path, sizeof path, "%s/%s", dir ? dir : "/nonexistent", names[i]);
-        char *text = slurp(path);
+        char *text = lb_slurp(path);
         if (!text) {
             printf("%s not found: the byte-for-byte check is skipped\n", path);
             continue;
