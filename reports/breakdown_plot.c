@@ -8,9 +8,9 @@
 
 #include "attn/paths.h"
 #include "attn/status.h"
-#include "reports/atomic_file.h"
 #include "reports/breakdown.h"
 #include "reports/csv_io.h"
+#include "reports/plot_figure.h"
 
 /* --- one model's cells and ops ------------------------------------------------------------------ */
 
@@ -185,22 +185,18 @@ int lb_breakdown_compare(FILE *out, const LbSweepDir *s, LbFormat fmt)
 
 /* --- plot --------------------------------------------------------------------------------------- */
 
-/* s as a gnuplot single-quoted string (' doubled). */
-static void gp_quote(FILE *f, const char *s)
-{
-    fputc('\'', f);
-    for (; *s; s++) {
-        if (*s == '\'')
-            fputc('\'', f);
-        if (*s != '\n' && *s != '\r')
-            fputc(*s, f);
-    }
-    fputc('\'', f);
-}
+/* A model's figure: its table and the name its files take. */
+typedef struct Figure {
+    const ModelTable *t;
+    const char *name;
+} Figure;
 
 /* One cell per row: its label, then each op's share (0 where the cell has none). */
-static int write_data(FILE *f, const ModelTable *t)
+static int write_data(FILE *f, const LbSweepDir *s, const void *arg)
 {
+    (void)s;
+    const Figure *fig = arg;
+    const ModelTable *t = fig->t;
     const char *head[OPS_MAX + 1];
     head[0] = lb_model_has_k(t->model) ? "n/k" : "n";
     for (int o = 0; o < t->nops; o++)
@@ -223,35 +219,18 @@ static int write_data(FILE *f, const ModelTable *t)
 
 /* The stacked bars: a bar per cell, a segment per op, in the data's column order. Finds its data
  * and writes its images beside itself (ARG0), as reports/plot.c's scripts do. */
-static void write_script(FILE *f, const ModelTable *t, const char *name, const LbSweepDir *s)
+static int write_script(FILE *f, const LbSweepDir *s, const void *arg)
 {
-    fprintf(f,
-            "# linbench plot: where %s's forward pass spends its time, from breakdown.csv.\n"
-            "# Written by linbench plot; render with: gnuplot %s.gp (from any directory).\n"
-            "# Data: %s.plot.csv beside this script. Output: %s.png and %s.svg beside it.\n\n",
-            lb_model_name(t->model), name, name, name, name);
-    fputs("here = '.'\n"
-          "p = 0\n"
-          "while (strstrt(ARG0[p+1:], '/') > 0) { p = p + strstrt(ARG0[p+1:], '/') }\n"
-          "if (p > 1) { here = ARG0[1:p-1] } else { if (p == 1) { here = '/' } }\n",
-          f);
-    fprintf(f, "data = here.'/%s.plot.csv'\n", name);
-    fputs("set datafile separator comma\n"
-          "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
-          "    set terminal pngcairo noenhanced size 900,650 font ',11'\n"
-          "} else {\n"
-          "    set terminal png noenhanced size 900,650\n"
-          "}\n",
-          f);
-    fprintf(f, "set output here.'/%s.png'\n", name);
-    char title[160];
+    const Figure *fig = arg;
+    const ModelTable *t = fig->t;
+    const char *name = fig->name;
+    char what[160], title[160];
+    snprintf(what, sizeof what, "where %s's forward pass spends its time, from breakdown.csv",
+             lb_model_name(t->model));
+    lb_gp_preamble(f, name, what);
     snprintf(title, sizeof title, "Where the time goes: %s, each operation's share of the pass",
              lb_model_name(t->model));
-    fputs("set title ", f);
-    gp_quote(f, title);
-    fputs(".\"\\n\".", f);
-    gp_quote(f, lb_sweep_meta(s, "device_name", "?"));
-    fputs(" noenhanced\n", f);
+    lb_gp_title(f, title, lb_sweep_meta(s, "device_name", "?"));
     /* one colour per op: gnuplot's own cycle repeats after 8 */
     static const char *const colours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
                                           "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#e7ba52",
@@ -270,36 +249,8 @@ static void write_script(FILE *f, const ModelTable *t, const char *name, const L
             "set grid ytics\n"
             "plot for [i=2:%d] data using i:xtic(1) title columnheader(i) lt (i-1)\n",
             lb_model_has_k(t->model) ? "n/k" : "n", t->nops + 1);
-    fprintf(f, "set terminal svg noenhanced size 900,650 font 'sans,11'\n"
-               "set output here.'/%s.svg'\n"
-               "replot\nset output\n",
-            name);
-}
-
-static int write_one(const char *out_dir, const char *name, const char *ext, const ModelTable *t,
-                     const LbSweepDir *s)
-{
-    char file[160];
-    snprintf(file, sizeof file, "%.100s%s", name, ext);
-    char *path = lb_path_join(out_dir, file);
-    if (!path)
-        return LB_FAIL(LB_ERR_NOMEM, "out of memory");
-    LbAtomicFile af;
-    int rc = lb_atomic_open(&af, path);
-    if (rc == LB_OK) {
-        if (strcmp(ext, ".gp") == 0)
-            write_script(af.f, t, name, s);
-        else
-            rc = write_data(af.f, t);
-        if (rc == LB_OK && ferror(af.f))
-            rc = LB_FAIL(LB_ERR_IO, "cannot write %s", path);
-        if (rc == LB_OK)
-            rc = lb_atomic_commit(&af);
-        else
-            lb_atomic_abort(&af);
-    }
-    free(path);
-    return rc;
+    lb_gp_svg(f, name);
+    return LB_OK;
 }
 
 int lb_breakdown_plot_write(const LbSweepDir *s, const char *out_dir, LbPlotList *out)
@@ -313,9 +264,10 @@ int lb_breakdown_plot_write(const LbSweepDir *s, const char *out_dir, LbPlotList
         if ((rc = table_build(recs, count, (LbModelKind)m, &t)) == LB_OK && t.ncols > 0) {
             char name[64];
             snprintf(name, sizeof name, "breakdown_%s", lb_model_name(t.model));
-            rc = write_one(out_dir, name, ".plot.csv", &t, s);
+            const Figure fig = {&t, name};
+            rc = lb_plot_write_file(out_dir, name, ".plot.csv", write_data, s, &fig);
             if (rc == LB_OK)
-                rc = write_one(out_dir, name, ".gp", &t, s);
+                rc = lb_plot_write_file(out_dir, name, ".gp", write_script, s, &fig);
             if (rc == LB_OK && out && out->count < LB_PLOT_MAX)
                 snprintf(out->name[out->count++], sizeof out->name[0], "%s", name);
         }

@@ -16,6 +16,7 @@
 #include "reports/atomic_file.h"
 #include "reports/breakdown_plot.h"
 #include "reports/csv_io.h"
+#include "reports/plot_figure.h"
 #include "reports/plot_style.h"
 #include "reports/settings.h"
 #include "reports/speedups.h"
@@ -23,10 +24,9 @@
 extern char **environ;
 
 
-/* --- gnuplot text ------------------------------------------------------------------------------ */
+/* --- gnuplot text (reports/plot_figure.h) ------------------------------------------------------- */
 
-/* s as a gnuplot single-quoted string: only ' needs escaping there, doubled. */
-static void gp_quote(FILE *f, const char *s)
+void lb_gp_quote(FILE *f, const char *s)
 {
     fputc('\'', f);
     for (; *s; s++) {
@@ -38,9 +38,7 @@ static void gp_quote(FILE *f, const char *s)
     fputc('\'', f);
 }
 
-/* The opening every script shares: where it lives (from ARG0, so the data and images sit
- * beside it whatever the current directory) and the data file. */
-static void gp_preamble(FILE *f, const char *name, const char *what)
+void lb_gp_preamble(FILE *f, const char *name, const char *what)
 {
     fprintf(f,
             "# linbench plot: %s.\n"
@@ -63,8 +61,16 @@ static void gp_preamble(FILE *f, const char *name, const char *what)
     fprintf(f, "set output here.'/%s.png'\n", name);
 }
 
-/* Render the plot set up above once more as SVG. */
-static void gp_svg(FILE *f, const char *name)
+void lb_gp_title(FILE *f, const char *title, const char *subtitle)
+{
+    fputs("set title ", f);
+    lb_gp_quote(f, title);
+    fputs(".\"\\n\".", f);
+    lb_gp_quote(f, subtitle);
+    fputs(" noenhanced\n", f);
+}
+
+void lb_gp_svg(FILE *f, const char *name)
 {
     fputs("set terminal svg noenhanced size 900,650 font 'sans,11'\n", f);
     fprintf(f, "set output here.'/%s.svg'\n", name);
@@ -101,26 +107,21 @@ static char *subtitle(const LbSweepDir *s)
     return buf;
 }
 
+/* A figure's title over the line on what ran (subtitle, above). */
 static int gp_title(FILE *f, const char *title, const LbSweepDir *s)
 {
     char *sub = subtitle(s);
     if (!sub)
         return LB_FAIL(LB_ERR_NOMEM, "out of memory writing a plot title");
-    fputs("set title ", f);
-    gp_quote(f, title);
-    fputs(".\"\\n\".", f);
-    gp_quote(f, sub);
-    fputs(" noenhanced\n", f);
+    lb_gp_title(f, title, sub);
     free(sub);
     return LB_OK;
 }
 
-/* --- files ------------------------------------------------------------------------------------- */
+/* --- files (reports/plot_figure.h) ------------------------------------------------------------ */
 
-typedef int (*WriteFn)(FILE *f, const LbSweepDir *s, const void *arg);
-
-static int write_file(const char *dir, const char *name, const char *ext, WriteFn fn,
-                      const LbSweepDir *s, const void *arg)
+int lb_plot_write_file(const char *dir, const char *name, const char *ext, LbPlotWriteFn fn,
+                       const LbSweepDir *s, const void *arg)
 {
     char file[160];
     snprintf(file, sizeof file, "%.100s%s", name, ext);
@@ -183,7 +184,7 @@ static int heat_script(FILE *f, const LbSweepDir *s, const void *arg)
 {
     const HeatArg *h = arg;
     const LbGrid *g = h->grid;
-    gp_preamble(f, h->name, h->title);
+    lb_gp_preamble(f, h->name, h->title);
     LB_TRY(gp_title(f, h->title, s));
     /* The colour scale spans the values present (log, so 0.5x and 2x sit evenly about 1x). */
     double lo = INFINITY, hi = -INFINITY;
@@ -203,7 +204,7 @@ static int heat_script(FILE *f, const LbSweepDir *s, const void *arg)
     fputs("set xlabel ", f);
     char xlabel[96];
     snprintf(xlabel, sizeof xlabel, "k (%s)", lb_model_k_meaning(g->model));
-    gp_quote(f, xlabel);
+    lb_gp_quote(f, xlabel);
     fprintf(f, "\nset ylabel 'n (sequence length)'\n");
     fprintf(f, "set xrange [-0.5:%zu.5]\nset yrange [-0.5:%zu.5]\n", g->cols ? g->cols - 1 : 0,
             g->rows ? g->rows - 1 : 0);
@@ -232,7 +233,7 @@ static int heat_script(FILE *f, const LbSweepDir *s, const void *arg)
               "     data skip 1 using 1:2:4 with labels\n",
               f);
     }
-    gp_svg(f, h->name);
+    lb_gp_svg(f, h->name);
     return LB_OK;
 }
 
@@ -315,7 +316,7 @@ static int time_script(FILE *f, const LbSweepDir *s, const void *arg)
     const TimeArg *t = arg;
     const LbGrid *g = &s->grid;
     const char *name = "time_per_seq";
-    gp_preamble(f, name, "time per sequence against n, each model and k");
+    lb_gp_preamble(f, name, "time per sequence against n, each model and k");
     LB_TRY(gp_title(f, "Time per sequence (median forward pass / batch, each model at its largest batch)", s));
     int points = 0;
     for (size_t i = 0; i < g->rows; i++)
@@ -343,11 +344,11 @@ static int time_script(FILE *f, const LbSweepDir *s, const void *arg)
             line_title(&t->line[c], title, sizeof title);
             fprintf(f, "%s data using 1:%zu with linespoints linewidth 2 linecolor rgb '#%06x' dashtype %d pointtype %d pointsize 0.9 title ",
                     c ? ", \\\n    " : "plot", c + 2, st->rgb, st->dashtype, st->pointtype);
-            gp_quote(f, title);
+            lb_gp_quote(f, title);
         }
         fputc('\n', f);
     }
-    gp_svg(f, name);
+    lb_gp_svg(f, name);
     return LB_OK;
 }
 
@@ -379,7 +380,7 @@ static int line_script(FILE *f, const LbSweepDir *s, const void *arg)
 {
     const HeatArg *h = arg;
     const LbGrid *g = h->grid;
-    gp_preamble(f, h->name, h->title);
+    lb_gp_preamble(f, h->name, h->title);
     LB_TRY(gp_title(f, h->title, s));
     int points = 0;
     for (size_t c = 0; c < g->rows * g->cols; c++)
@@ -402,7 +403,7 @@ static int line_script(FILE *f, const LbSweepDir *s, const void *arg)
               "     data using 1:3 with linespoints linewidth 2 pointtype 5 pointsize 0.8 title 'memory saved'\n",
               f);
     }
-    gp_svg(f, h->name);
+    lb_gp_svg(f, h->name);
     return LB_OK;
 }
 
@@ -415,8 +416,8 @@ static void add_name(LbPlotList *out, const char *name)
 static int write_heat_pair(const LbSweepDir *s, const char *out_dir, HeatArg heat[2], LbPlotList *out)
 {
     for (int h = 0; h < 2; h++) {
-        LB_TRY(write_file(out_dir, heat[h].name, ".plot.csv", heat_data_fn, s, &heat[h]));
-        LB_TRY(write_file(out_dir, heat[h].name, ".gp", heat_script, s, &heat[h]));
+        LB_TRY(lb_plot_write_file(out_dir, heat[h].name, ".plot.csv", heat_data_fn, s, &heat[h]));
+        LB_TRY(lb_plot_write_file(out_dir, heat[h].name, ".gp", heat_script, s, &heat[h]));
         add_name(out, heat[h].name);
     }
     return LB_OK;
@@ -452,9 +453,9 @@ static int write_model_figures(const LbSweepDir *s, const char *out_dir, LbModel
         HeatArg line = {{0}, {0}, &g, g.time};
         snprintf(line.name, sizeof line.name, "speedup_%s", m);
         snprintf(line.title, sizeof line.title, "%s against %s: time and memory saved", name, b);
-        rc = write_file(out_dir, line.name, ".plot.csv", line_data, s, &line);
+        rc = lb_plot_write_file(out_dir, line.name, ".plot.csv", line_data, s, &line);
         if (rc == LB_OK)
-            rc = write_file(out_dir, line.name, ".gp", line_script, s, &line);
+            rc = lb_plot_write_file(out_dir, line.name, ".gp", line_script, s, &line);
         if (rc == LB_OK)
             add_name(out, line.name);
     }
@@ -489,9 +490,9 @@ int lb_plot_write(const LbSweepDir *s, const char *out_dir, LbPlotList *out)
             t.line[t.count++] = (TimeLine){kind, lb_model_has_k(kind) ? s->grid.k[j] : 0,
                                            lb_plot_line_style(kind, (int)j, (int)nk)};
     }
-    int rc = write_file(out_dir, "time_per_seq", ".plot.csv", time_data, s, &t);
+    int rc = lb_plot_write_file(out_dir, "time_per_seq", ".plot.csv", time_data, s, &t);
     if (rc == LB_OK)
-        rc = write_file(out_dir, "time_per_seq", ".gp", time_script, s, &t);
+        rc = lb_plot_write_file(out_dir, "time_per_seq", ".gp", time_script, s, &t);
     free(t.line);
     LB_TRY(rc);
     add_name(out, "time_per_seq");

@@ -21,8 +21,8 @@
 #include "cmd/commands.h"
 #include "reports/csv_io.h"
 #include "reports/meta.h"
-#include "tests/cli/spawn.h"
-#include "tests/ops/check.h"
+#include "tests/lib/check.h"
+#include "tests/lib/spawn.h"
 
 static const char *bin;
 static int flags_checked, defaults_checked, columns_checked;
@@ -752,7 +752,7 @@ int main(int argc, char **argv)
     }
     bin = argv[2];
     lb_test_init("test_method_doc");
-    const char *scratch = lb_scratch_dir("test_method_doc");
+    const char *scratch = lb_scratch_dir("method-doc");
     load_helps();
     write_files(scratch);
     read_doc(argv[1], "README.md");

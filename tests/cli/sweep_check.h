@@ -10,8 +10,8 @@
 #include "reports/grid.h"
 #include "reports/meta.h"
 #include "reports/raw.h"
-#include "tests/cli/spawn.h"
-#include "tests/ops/check.h"
+#include "tests/lib/check.h"
+#include "tests/lib/spawn.h"
 
 /* Data rows of dir/raw.csv (newlines less the header), 0 when there is none. */
 static inline int sc_rows(const char *dir)

@@ -21,9 +21,9 @@
 #include "attn/config.h"
 #include "reports/breakdown.h"
 #include "reports/csv_io.h"
-#include "tests/cli/spawn.h"
 #include "tests/cli/sweep_check.h"
-#include "tests/ops/check.h"
+#include "tests/lib/check.h"
+#include "tests/lib/spawn.h"
 
 static const char *bin;
 
@@ -233,7 +233,7 @@ int main(int argc, char **argv)
     }
     bin = argv[1];
     lb_test_init("test_cli_breakdown");
-    const char *scratch = lb_scratch_dir("test_cli_breakdown");
+    const char *scratch = lb_scratch_dir("cli-breakdown");
     char with[4200], without[4200];
     snprintf(with, sizeof with, "%s/with", scratch);
     snprintf(without, sizeof without, "%s/without", scratch);

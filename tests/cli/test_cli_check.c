@@ -15,9 +15,9 @@
 #include <stdlib.h>
 
 #include "attn/attention.h"
-#include "tests/cli/spawn.h"
 #include "tests/cli/sweep_check.h"
-#include "tests/ops/check.h"
+#include "tests/lib/check.h"
+#include "tests/lib/spawn.h"
 
 static const char *bin, *device;
 
@@ -191,7 +191,7 @@ int main(int argc, char **argv)
     bin = argv[1];
     device = argv[2];
     lb_test_init("test_cli_check");
-    const char *scratch = lb_scratch_dir("test_cli_check");
+    const char *scratch = lb_scratch_dir("cli-check");
     unsetenv("LB_EMU_CORRUPT");
     unsetenv("LB_EMU_MEMORY");
     check_passes();

@@ -18,31 +18,14 @@
 #include <stdlib.h>
 
 #include "reports/csv_io.h"
-#include "tests/cli/spawn.h"
-#include "tests/ops/check.h"
+#include "tests/cli/emu_cli.h"
+#include "tests/lib/check.h"
+#include "tests/lib/spawn.h"
 #include "tests/reports/npy_read.h"
 
 static const char *bin;
 
-#define TINY "--layers", "1", "--d-model", "32", "--heads", "2", "--ffn", "64", "--vocab", "100"
-
-/* The value of `key` in DIR/meta.csv ("" when absent), through libcsv. */
-static char *meta_value(const char *dir, const char *key)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/meta.csv", dir);
-    LbCsvTable t;
-    char *v = strdup("");
-    if (lb_csv_read_file(path, 1, &t) != 0)
-        return v;
-    for (size_t r = 0; r < t.rows; r++)
-        if (t.row[r].count >= 2 && strcmp(t.row[r].fields[0], key) == 0) {
-            free(v);
-            v = strdup(t.row[r].fields[1]);
-        }
-    lb_csv_table_free(&t);
-    return v;
-}
+#define TINY LB_EMU_TINY_MODEL
 
 /* Column `col` of every data row of DIR/raw.csv; returns the row count (-1 unreadable). */
 static int raw_column(const char *dir, const char *col, char out[][64], int max)
@@ -80,7 +63,7 @@ static void check_sweep(const char *scratch)
                     "--max-batch", "2", "--cell-time", "1", "-q", "--out", out, NULL};
     LbRun r = lb_run(argv);
     lb_check(r.code == 0, "sweep --device cuda on the emulator: exit %d\n%s", r.code, r.err);
-    char *name = meta_value(out, "device_name"), *status = meta_value(out, "status");
+    char *name = lb_emu_meta_value(out, "device_name"), *status = lb_emu_meta_value(out, "status");
     lb_check(strstr(name, "emulated") != NULL, "meta.csv device_name \"%s\" does not say emulated", name);
     lb_check(strcmp(status, "complete") == 0, "meta.csv status \"%s\"", status);
     char st[16][64];
@@ -165,7 +148,8 @@ static void check_headroom(const char *scratch)
     char *argv[] = {(char *)bin, "sweep", "--device", "cuda", TINY, "--n", "64", "--k", "16", "--max-batch", "1",
                     "--cell-time", "1", "-q", "--out", out, NULL};
     LbRun r = lb_run(argv);
-    char *budget = meta_value(out, "memory_budget_bytes"), *headroom = meta_value(out, "memory_headroom_bytes");
+    char *budget = lb_emu_meta_value(out, "memory_budget_bytes");
+    char *headroom = lb_emu_meta_value(out, "memory_headroom_bytes");
     lb_check(r.code == 0 && strcmp(budget, "268435456") == 0 && strcmp(headroom, "268435456") == 0,
              "512 MiB emulated device: exit %d, budget \"%s\", headroom \"%s\" (want 256 MiB each)", r.code, budget, headroom);
     free(budget);
@@ -211,8 +195,9 @@ static void check_calibration_budget(const char *scratch)
         lb_check(r.code == 0 && !strstr(r.err, "reps must be") && !strstr(r.err, "caps at least"),
                  "sweep --mem-limit %s on the emulator: exit %d\n%s", limits[i], r.code, r.err);
         lb_run_free(&r);
-        char *state = meta_value(out, "calibration"), *note = meta_value(out, "calibration_note");
-        char *tflops = meta_value(out, "calibration_tflop_per_s");
+        char *state = lb_emu_meta_value(out, "calibration");
+        char *note = lb_emu_meta_value(out, "calibration_note");
+        char *tflops = lb_emu_meta_value(out, "calibration_tflop_per_s");
         char st[16][64];
         const int rows = raw_column(out, "status", st, 16);
         lb_check(strcmp(state, "skipped") == 0 && strstr(note, "budget") && tflops[0] == '\0' && rows == 6,
@@ -227,14 +212,8 @@ static void check_calibration_budget(const char *scratch)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: test_cli_emu PATH-TO-LINBENCH\n");
-        return 2;
-    }
-    bin = argv[1];
-    lb_test_init("test_cli_emu");
-    const char *scratch = lb_scratch_dir("test_cli_emu");
-    unsetenv("LB_EMU_MEMORY");
+    bin = lb_emu_cli_start(argc, argv, "test_cli_emu");
+    const char *scratch = lb_scratch;
     check_info();
     check_sweep(scratch);
     check_dump(scratch);

@@ -222,7 +222,7 @@ int main(int argc, char **argv)
     if (argc < 2)
         return 1;
     bin = argv[1];
-    const char *scratch = lb_scratch_dir("lb-cli-files");
+    const char *scratch = lb_scratch_dir("cli-files");
 
     long_lists(scratch);
     force_clears(scratch);
@@ -317,12 +317,6 @@ int main(int argc, char **argv)
     snprintf(path, sizeof path, "%s/deep", scratch);
     lb_check(!lb_exists(path), "a 4 KB --out: nothing created");
 
-    int rc = lb_test_finish("test_cli_files");
-    if (rc == 0) {
-        char cmd[700];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", scratch);
-        if (system(cmd) != 0)
-            printf("(could not remove %s)\n", scratch);
-    }
-    return rc;
+    lb_test_cleanup(scratch);
+    return lb_test_finish("test_cli_files");
 }

@@ -15,14 +15,14 @@
 #include "attn/status.h"
 #include "reports/breakdown.h"
 #include "reports/csv_io.h"
-#include "tests/cli/spawn.h"
-#include "tests/ops/check.h"
+#include "tests/cli/emu_cli.h"
+#include "tests/lib/check.h"
+#include "tests/lib/spawn.h"
 
 static const char *bin;
 
 /* Tiny: the emulator is slow. Nine cells: n = 32, 64, 128, the standard model and k = 8, 16. */
-#define TINY "--layers", "1", "--d-model", "32", "--heads", "2", "--ffn", "64", "--vocab", "100", "--n", "32:128", \
-             "--k", "8,16", "--max-batch", "2", "--cell-time", "1", "--no-check"
+#define TINY LB_EMU_TINY_MODEL, "--n", "32:128", "--k", "8,16", "--max-batch", "2", "--cell-time", "1", "--no-check"
 #define CELLS 9
 
 typedef struct Row {
@@ -62,23 +62,6 @@ static int read_rows(const char *dir, Row *rows, int max)
     }
     lb_csv_table_free(&t);
     return n;
-}
-
-static char *meta_value(const char *dir, const char *key)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/meta.csv", dir);
-    LbCsvTable t;
-    char *v = strdup("");
-    if (lb_csv_read_file(path, 1, &t) != 0)
-        return v;
-    for (size_t r = 0; r < t.rows; r++)
-        if (t.row[r].count >= 2 && strcmp(t.row[r].fields[0], key) == 0) {
-            free(v);
-            v = strdup(t.row[r].fields[1]);
-        }
-    lb_csv_table_free(&t);
-    return v;
 }
 
 /* Every cell of `want` in `got` exactly once with the same batch and bytes, every row ok. */
@@ -131,7 +114,7 @@ static void check_all(const char *scratch, Row *one, int *none)
             snprintf(uuids[nu++], 64, "%s", got[i].uuid);
     }
     lb_check(nu >= 2, "%d distinct GPUs measured %d cells: should be several", nu, n);
-    char *status = meta_value(dirn, "status"), *count = meta_value(dirn, "gpu_count");
+    char *status = lb_emu_meta_value(dirn, "status"), *count = lb_emu_meta_value(dirn, "gpu_count");
     lb_check(strcmp(status, "complete") == 0 && strcmp(count, "3") == 0, "meta.csv status \"%s\" gpu_count \"%s\"",
              status, count);
     free(status);
@@ -153,7 +136,8 @@ static void check_breakdown(const char *scratch)
     lb_check(strstr(r.err, "calibration: gpu 0:") && strstr(r.err, "calibration: gpu 1:"),
              "a calibration line per GPU:\n%s", r.err);
     lb_run_free(&r);
-    char *tflops = meta_value(dir, "calibration_tflop_per_s"), *gbs = meta_value(dir, "calibration_copy_gb_per_s");
+    char *tflops = lb_emu_meta_value(dir, "calibration_tflop_per_s");
+    char *gbs = lb_emu_meta_value(dir, "calibration_copy_gb_per_s");
     lb_check(tflops && atof(tflops) > 0 && gbs && atof(gbs) > 0, "meta.csv calibration_tflop_per_s \"%s\", calibration_copy_gb_per_s \"%s\"",
              tflops ? tflops : "", gbs ? gbs : "");
     free(tflops);
@@ -172,32 +156,14 @@ static void check_breakdown(const char *scratch)
     lb_check(timed > 0 && with_pct == timed, "%zu of %zu timed breakdown rows have percent_of_limit", with_pct, timed);
 }
 
-/* Start argv in its own process group (its workers join it), output to scratch files. */
-static pid_t start_group(char *const argv[])
-{
-    char out[300], err[300];
-    snprintf(out, sizeof out, "%s/.stdout-kill", lb_scratch);
-    snprintf(err, sizeof err, "%s/.stderr-kill", lb_scratch);
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid == 0) {
-        setpgid(0, 0);
-        int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644), e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(o, 1);
-        dup2(e, 2);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    setpgid(pid, pid);
-    return pid;
-}
-
 static void check_kill_resume(const char *scratch, const Row *one, int none)
 {
     char dir[512];
     snprintf(dir, sizeof dir, "%s/killed", scratch);
     char *argv[] = {(char *)bin, "sweep", "--device", "cuda", "--gpus", "0,1,2", TINY, "-q", "--out", dir, NULL};
-    pid_t pid = start_group(argv);
+    lb_child_group = 1; /* its workers join it, so one kill reaches the whole sweep */
+    pid_t pid = lb_start_tagged(argv, "-kill");
+    lb_child_group = 0;
     /* until some rows but not all are written, then SIGKILL to every process of the sweep */
     int rows = 0;
     Row got[32];
@@ -208,8 +174,8 @@ static void check_kill_resume(const char *scratch, const Row *one, int none)
             break;
     }
     kill(-pid, SIGKILL);
-    int status;
-    waitpid(pid, &status, 0);
+    LbRun killed = lb_wait_tagged(pid, "-kill");
+    lb_run_free(&killed);
     usleep(200 * 1000); /* the workers, reparented, are reaped by init */
     rows = read_rows(dir, got, 32);
     printf("  killed with %d of %d rows written\n", rows, CELLS);
@@ -220,7 +186,7 @@ static void check_kill_resume(const char *scratch, const Row *one, int none)
     lb_run_free(&r);
     const int n = read_rows(dir, got, 32);
     check_same_cells("killed and resumed", one, none, got, n);
-    char *st = meta_value(dir, "status");
+    char *st = lb_emu_meta_value(dir, "status");
     lb_check(strcmp(st, "complete") == 0, "meta.csv after the resume: status \"%s\"", st);
     free(st);
 }
@@ -240,15 +206,8 @@ static void check_refused(const char *scratch, const char *tag, const char *gpus
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: test_cli_gpus PATH-TO-LINBENCH\n");
-        return 2;
-    }
-    bin = argv[1];
-    lb_test_init("test_cli_gpus");
-    const char *scratch = lb_scratch_dir("test_cli_gpus");
-    unsetenv("LB_EMU_MEMORY");
-    unsetenv("LB_EMU_OTHER_MODEL");
+    bin = lb_emu_cli_start(argc, argv, "test_cli_gpus");
+    const char *scratch = lb_scratch;
     setenv("LB_EMU_DEVICES", "3", 1);
     Row one[32];
     int none = 0;

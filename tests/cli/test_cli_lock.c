@@ -64,7 +64,7 @@ int main(int argc, char **argv)
     if (argc < 2)
         return 1;
     bin = argv[1];
-    const char *scratch = lb_scratch_dir("lb-cli-lock");
+    const char *scratch = lb_scratch_dir("cli-lock");
     pairs(scratch, 12);
 
     /* A sweep in progress: every other writer is turned away and nothing of it changes. */
@@ -118,12 +118,6 @@ int main(int argc, char **argv)
             lb_check(!(rows[i].model == rows[j].model && rows[i].n == rows[j].n && rows[i].k == rows[j].k),
                      "cell %s n=%lld k=%lld once", lb_model_name(rows[i].model), (long long)rows[i].n, (long long)rows[i].k);
     free(rows);
-    int rc = lb_test_finish("test_cli_lock");
-    if (rc == 0) {
-        char cmd[700];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", scratch);
-        if (system(cmd) != 0)
-            printf("(could not remove %s)\n", scratch);
-    }
-    return rc;
+    lb_test_cleanup(scratch);
+    return lb_test_finish("test_cli_lock");
 }

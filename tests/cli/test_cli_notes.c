@@ -10,9 +10,9 @@
 #include <stdlib.h>
 
 #include "attn/config.h"
-#include "tests/cli/spawn.h"
 #include "tests/cli/sweep_check.h"
-#include "tests/ops/check.h"
+#include "tests/lib/check.h"
+#include "tests/lib/spawn.h"
 
 static const char *bin;
 
@@ -121,7 +121,7 @@ int main(int argc, char **argv)
     }
     bin = argv[1];
     lb_test_init("test_cli_notes");
-    const char *scratch = lb_scratch_dir("test_cli_notes");
+    const char *scratch = lb_scratch_dir("cli-notes");
 
     static const char *const k_std[] = {"--k has no effect on standard", "only linformer and performer", NULL};
     char *a[] = {"--model", "standard", "--n", "32", "--k", "8"};

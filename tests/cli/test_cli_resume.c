@@ -8,8 +8,9 @@
 #include "reports/grid.h"
 #include "reports/meta.h"
 #include "reports/raw.h"
-#include "tests/cli/spawn.h"
-#include "tests/ops/check.h"
+#include "tests/cli/sweep_check.h"
+#include "tests/lib/check.h"
+#include "tests/lib/spawn.h"
 
 static const char *bin;
 
@@ -99,20 +100,6 @@ static void keep_lines(const char *path, int lines)
     free(s);
 }
 
-static char *meta_value(const char *dir, const char *key)
-{
-    char path[600];
-    snprintf(path, sizeof path, "%s/meta.csv", dir);
-    LbMeta m;
-    memset(&m, 0, sizeof m);
-    if (lb_meta_read(path, &m) != 0)
-        return NULL;
-    const char *v = lb_meta_get(&m, key);
-    char *copy = v ? strdup(v) : NULL;
-    lb_meta_free(&m);
-    return copy;
-}
-
 static void resume_keeps_settings(const char *scratch)
 {
     char dir[512], path[600];
@@ -121,13 +108,13 @@ static void resume_keeps_settings(const char *scratch)
     LbRun r = lb_run(first);
     lb_check(r.code == 0, "capped sweep exits 0 (%d): %s", r.code, r.err);
     lb_run_free(&r);
-    char *command = meta_value(dir, "command_line");
+    char *command = sc_meta(dir, "command_line");
     snprintf(path, sizeof path, "%s/raw.csv", dir);
     keep_lines(path, 5);
     r = resume(dir, NULL, NULL);
     lb_check(r.code == 0, "resume of the capped sweep exits 0 (%d): %s", r.code, r.err);
     lb_run_free(&r);
-    char *max_batch = meta_value(dir, "max_batch"), *cell_time = meta_value(dir, "cell_time_s");
+    char *max_batch = sc_meta(dir, "max_batch"), *cell_time = sc_meta(dir, "cell_time_s");
     lb_check(max_batch && strcmp(max_batch, "2") == 0, "meta.csv keeps max_batch 2 (%s)", max_batch ? max_batch : "none");
     lb_check(cell_time && strcmp(cell_time, "1") == 0, "meta.csv keeps cell_time_s 1 (%s)", cell_time ? cell_time : "none");
     free(max_batch);
@@ -145,8 +132,8 @@ static void resume_keeps_settings(const char *scratch)
                 lb_check(g.memory[c].value == 1.0, "memory speedup %g: 1.00x, as uninterrupted (both capped at 2)", g.memory[c].value);
         lb_grid_free(&g);
     }
-    char *kept = meta_value(dir, "command_line"), *resumed = meta_value(dir, "resume_1_command");
-    char *when = meta_value(dir, "resume_1_time");
+    char *kept = sc_meta(dir, "command_line"), *resumed = sc_meta(dir, "resume_1_command");
+    char *when = sc_meta(dir, "resume_1_time");
     lb_check(command && kept && strcmp(command, kept) == 0, "the first command line is kept (%s)", kept ? kept : "none");
     lb_check(resumed && strstr(resumed, "--resume") && when && when[0], "the resume's time and command are appended (%s)",
              resumed ? resumed : "none");
@@ -204,7 +191,7 @@ int main(int argc, char **argv)
     if (argc < 2)
         return 1;
     bin = argv[1];
-    const char *scratch = lb_scratch_dir("lb-cli-resume");
+    const char *scratch = lb_scratch_dir("cli-resume");
     char full[512], ctrlc[512], killed[512];
     snprintf(full, sizeof full, "%s/full", scratch);
     snprintf(ctrlc, sizeof ctrlc, "%s/ctrlc", scratch);

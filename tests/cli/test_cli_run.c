@@ -10,8 +10,8 @@
 #include "attn/status.h"
 #include "reports/csv_io.h"
 #include "reports/meta.h"
-#include "tests/cli/spawn.h"
-#include "tests/ops/check.h"
+#include "tests/lib/check.h"
+#include "tests/lib/spawn.h"
 
 static const char *bin;
 
@@ -104,7 +104,7 @@ int main(int argc, char **argv)
     if (argc < 2)
         return 1;
     bin = argv[1];
-    const char *scratch = lb_scratch_dir("lb-cli-run");
+    const char *scratch = lb_scratch_dir("cli-run");
 
     /* The standard model: every line, and numbers that agree with each other. */
     LbRun r = RUN("--n", "64");
@@ -244,12 +244,6 @@ int main(int argc, char **argv)
         lb_check(r.code == 2 && lb_lines(r.err) == 1, "info %s: exit 2, one line (%d)", info_more[i][2], r.code);
         lb_run_free(&r);
     }
-    int rc = lb_test_finish("test_cli_run");
-    if (rc == 0) {
-        char cmd[700];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", scratch);
-        if (system(cmd) != 0)
-            printf("(could not remove %s)\n", scratch);
-    }
-    return rc;
+    lb_test_cleanup(scratch);
+    return lb_test_finish("test_cli_run");
 }

@@ -264,7 +264,7 @@ int main(int argc, char **argv)
     if (argc < 2)
         return 1;
     bin = argv[1];
-    const char *scratch = lb_scratch_dir("lb-cli-settings");
+    const char *scratch = lb_scratch_dir("cli-settings");
     help_lists_every_flag();
     commands_from_the_table();
     bad_models_and_chunk(scratch);
@@ -276,12 +276,6 @@ int main(int argc, char **argv)
         sweep_of(scratch, "standard,linformer,chunked", "with-chunked");
     else
         printf("SKIP: --models standard,linformer,chunked (no chunked model in this build's model table yet)\n");
-    int rc = lb_test_finish("test_cli_settings");
-    if (rc == 0) {
-        char cmd[600];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", scratch);
-        if (system(cmd) != 0)
-            printf("(could not remove %s)\n", scratch);
-    }
-    return rc;
+    lb_test_cleanup(scratch);
+    return lb_test_finish("test_cli_settings");
 }

@@ -8,8 +8,8 @@
 
 #include "reports/meta.h"
 #include "reports/raw.h"
-#include "tests/cli/spawn.h"
-#include "tests/ops/check.h"
+#include "tests/lib/check.h"
+#include "tests/lib/spawn.h"
 
 static const char *bin;
 
@@ -87,7 +87,7 @@ int main(int argc, char **argv)
     if (argc < 2)
         return 1;
     bin = argv[1];
-    const char *scratch = lb_scratch_dir("lb-cli-shard");
+    const char *scratch = lb_scratch_dir("cli-shard");
     char whole[512], shard[3][512], merged[512], other[512], twice[512], path[600];
     snprintf(whole, sizeof whole, "%s/whole", scratch);
     snprintf(merged, sizeof merged, "%s/merged", scratch);

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "reports/meta.h"
-#include "tests/cli/spawn.h"
-#include "tests/ops/check.h"
+#include "tests/lib/check.h"
+#include "tests/lib/spawn.h"
 
 static const char *bin;
 
@@ -45,7 +45,7 @@ int main(int argc, char **argv)
     char self[PATH_MAX];
     if (!realpath(bin, self))
         return 1;
-    const char *scratch = lb_scratch_dir("lb-cli-slurm");
+    const char *scratch = lb_scratch_dir("cli-slurm");
     char dir[512], sweep[600], merge[600], path[700];
     snprintf(dir, sizeof dir, "%s/it's my runs", scratch); /* a space and a quote */
     snprintf(sweep, sizeof sweep, "%s/slurm/sweep.sbatch", dir);

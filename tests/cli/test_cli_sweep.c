@@ -10,8 +10,8 @@
 #include "reports/grid.h"
 #include "reports/meta.h"
 #include "reports/raw.h"
-#include "tests/cli/spawn.h"
-#include "tests/ops/check.h"
+#include "tests/lib/check.h"
+#include "tests/lib/spawn.h"
 
 static const char *bin;
 
@@ -139,7 +139,7 @@ int main(int argc, char **argv)
         return 1;
     }
     bin = argv[1];
-    const char *scratch = lb_scratch_dir("lb-cli-sweep");
+    const char *scratch = lb_scratch_dir("cli-sweep");
     char dir[512];
     snprintf(dir, sizeof dir, "%s/tiny", scratch);
 

@@ -88,7 +88,7 @@ int main(int argc, char **argv)
         return 1;
     bin = argv[1];
     rng_state = lb_test_seed;
-    const char *scratch = lb_scratch_dir("lb-cli-torture");
+    const char *scratch = lb_scratch_dir("cli-torture");
     char full[512], killed[512], stopped[512];
     snprintf(full, sizeof full, "%s/full", scratch);
     snprintf(killed, sizeof killed, "%s/killed", scratch);
@@ -106,12 +106,6 @@ int main(int argc, char **argv)
     torture(killed, full, SIGKILL, span, deadline);
     torture(stopped, full, SIGINT, span, deadline + 50);
     printf("took %.1f s\n", now_s() - t0);
-    int rc = lb_test_finish("test_cli_torture");
-    if (rc == 0) {
-        char cmd[700];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", scratch);
-        if (system(cmd) != 0)
-            printf("(could not remove %s)\n", scratch);
-    }
-    return rc;
+    lb_test_cleanup(scratch);
+    return lb_test_finish("test_cli_torture");
 }

@@ -3,7 +3,7 @@
  * device and read back (so the CPU reference sees exactly the values the kernel saw, after
  * rounding to the storage type), NaN poison, and the relative error ||out - ref|| / ||ref||
  * in float64, printed for every check so a GPU run shows how close each one came to its
- * threshold. Counting and the closing line come from tests/ops/check.h. */
+ * threshold. Counting and the closing line come from tests/lib/check.h. */
 #ifndef LB_TESTS_GPU_CHECK_H
 #define LB_TESTS_GPU_CHECK_H
 
@@ -17,7 +17,7 @@
 #include "attn/rng.h"
 #include "attn/status.h"
 #include "gpu/kernels.h"
-#include "tests/ops/check.h"
+#include "tests/lib/check.h"
 
 #define LB_TEST_SKIP 77
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "gpu/emu/emu.h"
-#include "tests/ops/check.h"
+#include "tests/lib/check.h"
 
 namespace {
 

@@ -39,7 +39,7 @@
 #include "gpu/emu/emu.h"
 #include "gpu/kernels.h"
 #include "gpu/tensor_core.cuh"
-#include "tests/ops/check.h"
+#include "tests/lib/check.h"
 
 namespace {
 

@@ -16,7 +16,7 @@
 #include "attn/ops.h"
 #include "attn/status.h"
 #include "gpu/nvml.h"
-#include "tests/ops/check.h"
+#include "tests/lib/check.h"
 
 static const char *const kBus = "ffff:00:00.0";
 

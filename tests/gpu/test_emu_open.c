@@ -9,7 +9,7 @@
 #include "attn/ops.h"
 #include "attn/status.h"
 #include "gpu/open_errors.h"
-#include "tests/ops/check.h"
+#include "tests/lib/check.h"
 
 static void expect(const char *what, const char *var, const char *value, const char *var2, const char *value2,
                    int want_rc, const char *want_text)

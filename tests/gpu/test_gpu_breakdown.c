@@ -15,7 +15,7 @@
 #include "attn/breakdown.h"
 #include "attn/calibrate.h"
 #include "tests/gpu/gpu_check.h"
-#include "tests/model/models.h"
+#include "tests/lib/model.h"
 
 static const LbBreakdownRow *find(const LbBreakdown *b, LbOpRole r)
 {

@@ -9,8 +9,8 @@
 #include "attn/breakdown.h"
 #include "attn/ops.h"
 #include "attn/status.h"
-#include "tests/model/models.h"
-#include "tests/ops/check.h"
+#include "tests/lib/check.h"
+#include "tests/lib/model.h"
 
 /* The encoder's roles, which every model's pass has. */
 static const LbOpRole encoder_roles[] = {LB_ROLE_EMBED, LB_ROLE_LAYERNORM, LB_ROLE_QKV, LB_ROLE_OUT_PROJ,

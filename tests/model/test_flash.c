@@ -14,8 +14,8 @@
 #include "attn/model.h"
 #include "attn/plan.h"
 #include "attn/status.h"
-#include "tests/model/models.h"
-#include "tests/ops/check.h"
+#include "tests/lib/model.h"
+#include "tests/lib/check.h"
 
 /* cfg's output (B, n, d) on be, in a malloc'd array; NULL on failure. */
 static float *run(LbBackend *be, const LbModelConfig *cfg, int64_t B, uint64_t seed)

@@ -11,8 +11,8 @@
 #include "attn/model.h"
 #include "attn/plan.h"
 #include "attn/status.h"
-#include "tests/model/models.h"
-#include "tests/ops/check.h"
+#include "tests/lib/check.h"
+#include "tests/lib/model.h"
 
 /* Run cfg at batch B on the CPU backend; the output (B, n, d) in a malloc'd array. When
  * `identity`, every projection is set to the identity first. */

@@ -16,8 +16,8 @@
 #include "attn/model.h"
 #include "attn/plan.h"
 #include "attn/status.h"
-#include "tests/model/models.h"
-#include "tests/ops/check.h"
+#include "tests/lib/check.h"
+#include "tests/lib/model.h"
 
 
 

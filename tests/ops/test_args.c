@@ -3,7 +3,7 @@
  * list helpers under them (the comma walk, sort-and-dedupe on random values). */
 #include "attn/lists.h"
 #include "attn/sizes.h"
-#include "tests/ops/check.h"
+#include "tests/lib/check.h"
 
 static void lb_int_ok(const char *s, int64_t min, int64_t max, int64_t want)
 {

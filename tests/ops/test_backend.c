@@ -7,7 +7,7 @@
 #include "attn/cpu/cpu_ref.h"
 #include "attn/ops.h"
 #include "attn/status.h"
-#include "tests/ops/check.h"
+#include "tests/lib/check.h"
 
 static void lb_test_props(void)
 {

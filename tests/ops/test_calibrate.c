@@ -13,7 +13,7 @@
 #include "attn/calibrate.h"
 #include "attn/ops.h"
 #include "attn/status.h"
-#include "tests/ops/check.h"
+#include "tests/lib/check.h"
 
 static const double *script;
 static int script_len, script_at;

@@ -1,7 +1,7 @@
 /* Clock-event reasons (attn/clock_events.h): names and back for every bit and unknown ones, the
  * refusal of a buffer too small and of an unknown name, and which reasons flag a slowdown. */
 #include "attn/clock_events.h"
-#include "tests/ops/check.h"
+#include "tests/lib/check.h"
 
 int main(void)
 {

@@ -5,7 +5,7 @@
 #include "attn/cpu/cpu_ref.h"
 #include "attn/ops.h"
 #include "attn/status.h"
-#include "tests/ops/check.h"
+#include "tests/lib/check.h"
 
 static void lb_test_embed(LbBackend *be, int64_t batch, int64_t n, int64_t d, int32_t vocab)
 {

@@ -5,7 +5,7 @@
 #include "attn/cpu/cpu_ref.h"
 #include "attn/ops.h"
 #include "attn/status.h"
-#include "tests/ops/check.h"
+#include "tests/lib/check.h"
 
 /* fp32 storage, double sums rounded once: only the final rounding differs from the double
  * reference, so 1e-5 relative (METHOD.md's fp32 tolerance) is loose; atol covers sums that

@@ -4,7 +4,7 @@
 #include "attn/cpu/cpu_ref.h"
 #include "attn/ops.h"
 #include "attn/status.h"
-#include "tests/ops/check.h"
+#include "tests/lib/check.h"
 
 /* Outputs are double results rounded once to float: 1e-5 relative (METHOD.md's fp32 tolerance)
  * leaves room only for that rounding and for float inputs scaled in float vs double. */

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "attn/measure.h"
-#include "report_check.h"
 #include "reports/csv_io.h"
+#include "tests/lib/check.h"
 
 /* A cell: a number (num, v), or a marker: "" (k >= n), "NA", "OOM", "ERR". */
 typedef struct ExCell {
@@ -127,11 +127,11 @@ static inline ExCell ex_ratio(ExCell num, ExCell den)
 static inline int ex_field(const char *field, ExCell want, const char *what)
 {
     if (!want.num)
-        return CHECK(strcmp(field, want.mark) == 0, "%s: \"%s\": should be \"%s\"", what, field,
-                     want.mark);
+        return lb_check(strcmp(field, want.mark) == 0, "%s: \"%s\": should be \"%s\"", what, field,
+                        want.mark);
     double v;
-    return CHECK(lb_csv_parse_double(field, &v) == 0 && fabs(v - want.v) <= 1e-5 * fabs(want.v),
-                 "%s: \"%s\": should be %.6g", what, field, want.v);
+    return lb_check(lb_csv_parse_double(field, &v) == 0 && fabs(v - want.v) <= 1e-5 * fabs(want.v),
+                    "%s: \"%s\": should be %.6g", what, field, want.v);
 }
 
 /* Check compare's CSV (grid,n,k,first,second,ratio) cell by cell: first and second from the
@@ -162,26 +162,26 @@ static inline size_t ex_check_compare_csv(const char *csv, const char *const hea
                                           const void *second_ctx, int ratio_second_over_first)
 {
     LbCsvTable t;
-    if (!CHECK(lb_csv_parse_text(csv, strlen(csv), 0, "compare output", &t) == 0,
-               "compare's CSV parses through libcsv"))
+    if (!lb_check(lb_csv_parse_text(csv, strlen(csv), 0, "compare output", &t) == 0,
+                  "compare's CSV parses through libcsv"))
         return 0;
     int hdr = t.rows > 0 && t.row[0].count == 6;
     for (int c = 0; hdr && c < 6; c++)
         hdr = strcmp(t.row[0].fields[c], header[c]) == 0;
-    CHECK(hdr, "compare's CSV header should be %s,%s,%s,%s,%s,%s", header[0], header[1], header[2],
-          header[3], header[4], header[5]);
+    lb_check(hdr, "compare's CSV header should be %s,%s,%s,%s,%s,%s", header[0], header[1], header[2],
+             header[3], header[4], header[5]);
     for (size_t r = 1; r < t.rows; r++) {
         const LbCsvRow *row = &t.row[r];
-        if (!CHECK(row->count == 6, "row %zu: %zu fields", r, row->count))
+        if (!lb_check(row->count == 6, "row %zu: %zu fields", r, row->count))
             continue;
         int grid = strcmp(row->fields[0], "time") == 0 ? 0 : strcmp(row->fields[0], "memory") == 0 ? 1 : -1;
         long long n, k;
-        if (!CHECK(grid >= 0 && lb_csv_parse_int64(row->fields[1], &n) == 0 &&
-                       lb_csv_parse_int64(row->fields[2], &k) == 0,
-                   "row %zu: grid \"%s\", n \"%s\", k \"%s\"", r, row->fields[0], row->fields[1],
-                   row->fields[2]))
+        if (!lb_check(grid >= 0 && lb_csv_parse_int64(row->fields[1], &n) == 0 &&
+                          lb_csv_parse_int64(row->fields[2], &k) == 0,
+                      "row %zu: grid \"%s\", n \"%s\", k \"%s\"", r, row->fields[0], row->fields[1],
+                      row->fields[2]))
             continue;
-        CHECK(k < n, "row %zu: n=%lld k=%lld: cells with k >= n are left out", r, n, k);
+        lb_check(k < n, "row %zu: n=%lld k=%lld: cells with k >= n are left out", r, n, k);
         char what[96];
         ExCell a = first(first_ctx, grid, n, k), b = second(second_ctx, grid, n, k);
         snprintf(what, sizeof what, "%s n=%lld k=%lld %s", row->fields[0], n, k, header[3]);

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report_check.h"
+#include "tests/lib/check.h"
 
 #ifdef LB_HAVE_ZLIB
 #include <zlib.h>
@@ -44,7 +44,7 @@ static inline int png_check(const char *path, uint32_t *width, uint32_t *height)
 {
     *width = *height = 0;
     FILE *f = fopen(path, "rb");
-    if (!CHECK(f != NULL, "%s: cannot open", path))
+    if (!lb_check(f != NULL, "%s: cannot open", path))
         return 0;
     fseek(f, 0, SEEK_END);
     long size = ftell(f);
@@ -52,13 +52,13 @@ static inline int png_check(const char *path, uint32_t *width, uint32_t *height)
     unsigned char *b = malloc(size > 0 ? (size_t)size : 1);
     size_t len = b ? fread(b, 1, (size_t)(size > 0 ? size : 0), f) : 0;
     fclose(f);
-    int ok = CHECK(len >= 8 && memcmp(b, "\x89PNG\r\n\x1a\n", 8) == 0, "%s: PNG signature", path);
+    int ok = lb_check(len >= 8 && memcmp(b, "\x89PNG\r\n\x1a\n", 8) == 0, "%s: PNG signature", path);
     size_t pos = 8, chunks = 0, idat_len = 0;
     unsigned char *idat = NULL;
     int seen_end = 0, bad_crc = 0, depth = 0, colour = -1, interlace = 0;
     while (ok && pos + 12 <= len && !seen_end) {
         uint32_t clen = png_be32(b + pos);
-        if (!CHECK(pos + 12 + (size_t)clen <= len, "%s: chunk %zu runs past the end", path, chunks)) {
+        if (!lb_check(pos + 12 + (size_t)clen <= len, "%s: chunk %zu runs past the end", path, chunks)) {
             ok = 0;
             break;
         }
@@ -66,7 +66,7 @@ static inline int png_check(const char *path, uint32_t *width, uint32_t *height)
         if (png_crc32(type, 4 + (size_t)clen) != png_be32(data + clen))
             bad_crc++;
         if (chunks == 0) {
-            ok &= CHECK(memcmp(type, "IHDR", 4) == 0 && clen == 13, "%s: first chunk should be IHDR", path);
+            ok &= lb_check(memcmp(type, "IHDR", 4) == 0 && clen == 13, "%s: first chunk should be IHDR", path);
             if (ok) {
                 *width = png_be32(data);
                 *height = png_be32(data + 4);
@@ -87,10 +87,10 @@ static inline int png_check(const char *path, uint32_t *width, uint32_t *height)
         pos += 12 + (size_t)clen;
         chunks++;
     }
-    ok &= CHECK(bad_crc == 0, "%s: %d chunks with a wrong CRC32", path, bad_crc);
-    ok &= CHECK(seen_end && pos == len, "%s: should end with IEND", path);
-    ok &= CHECK(idat_len > 0, "%s: no image data (IDAT)", path);
-    ok &= CHECK(*width > 0 && *height > 0, "%s: IHDR size %ux%u", path, *width, *height);
+    ok &= lb_check(bad_crc == 0, "%s: %d chunks with a wrong CRC32", path, bad_crc);
+    ok &= lb_check(seen_end && pos == len, "%s: should end with IEND", path);
+    ok &= lb_check(idat_len > 0, "%s: no image data (IDAT)", path);
+    ok &= lb_check(*width > 0 && *height > 0, "%s: IHDR size %ux%u", path, *width, *height);
 #ifdef LB_HAVE_ZLIB
     int channels = colour == 0 ? 1 : colour == 2 ? 3 : colour == 3 ? 1 : colour == 4 ? 2 : colour == 6 ? 4 : 0;
     if (ok && channels && !interlace) {
@@ -99,12 +99,12 @@ static inline int png_check(const char *path, uint32_t *width, uint32_t *height)
         uLongf got = (uLongf)want + 16;
         unsigned char *pix = malloc(got);
         int z = pix ? uncompress(pix, &got, idat, (uLong)idat_len) : Z_MEM_ERROR;
-        ok &= CHECK(z == Z_OK && got == want, "%s: IDAT inflates to %lu bytes (zlib %d): should be %zu",
-                    path, (unsigned long)got, z, want);
+        ok &= lb_check(z == Z_OK && got == want, "%s: IDAT inflates to %lu bytes (zlib %d): should be %zu",
+                       path, (unsigned long)got, z, want);
         int filters_ok = 1;
         for (uint32_t y = 0; z == Z_OK && got == want && y < *height; y++)
             filters_ok &= pix[(size_t)y * (1 + row)] <= 4;
-        ok &= CHECK(filters_ok, "%s: every row starts with a filter type 0..4", path);
+        ok &= lb_check(filters_ok, "%s: every row starts with a filter type 0..4", path);
         free(pix);
     } else if (ok) {
         printf("%s: colour type %d, interlace %d: inflate check skipped\n", path, colour, interlace);

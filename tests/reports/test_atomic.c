@@ -12,10 +12,10 @@
 
 #include "attn/paths.h"
 #include "attn/status.h"
-#include "report_check.h"
 #include "reports/atomic_file.h"
 #include "reports/grid.h"
 #include "reports/meta.h"
+#include "tests/lib/check.h"
 
 static int leftovers(const char *dir)
 {
@@ -69,22 +69,22 @@ static void fails_cleanly(const char *dir, const char *path, LbAtomicFault fault
     lb_atomic_inject_fault(fault);
     int rc = write_bytes(path, size);
     lb_atomic_inject_fault(LB_ATOMIC_FAULT_NONE);
-    CHECK(rc == LB_ERR_IO, "%s: LB_ERR_IO (got %d)", what, rc);
-    CHECK(strstr(lb_error_message(), path) != NULL, "%s: the message names the target: %s", what, lb_error_message());
-    CHECK(holds(path, "before\n"), "%s: the old file is untouched", what);
-    CHECK(leftovers(dir) == 0, "%s: no temporary file left", what);
+    lb_check(rc == LB_ERR_IO, "%s: LB_ERR_IO (got %d)", what, rc);
+    lb_check(strstr(lb_error_message(), path) != NULL, "%s: the message names the target: %s", what, lb_error_message());
+    lb_check(holds(path, "before\n"), "%s: the old file is untouched", what);
+    lb_check(leftovers(dir) == 0, "%s: no temporary file left", what);
 }
 
 int main(void)
 {
-    char *dir = lb_rc_tempdir("atomic");
+    char *dir = lb_test_tempdir("atomic");
     char path[4200];
     snprintf(path, sizeof path, "%s/grid.csv", dir);
 
     /* It works, and replaces. */
     put(path, "before\n");
-    CHECK(write_bytes(path, 10) == LB_OK && holds(path, "xxxxxxxxxx"), "a write replaces the file");
-    CHECK(leftovers(dir) == 0, "no temporary file after a write");
+    lb_check(write_bytes(path, 10) == LB_OK && holds(path, "xxxxxxxxxx"), "a write replaces the file");
+    lb_check(leftovers(dir) == 0, "no temporary file after a write");
 
     fails_cleanly(dir, path, LB_ATOMIC_FAULT_OPEN, 10, "mkstemp fails");
     fails_cleanly(dir, path, LB_ATOMIC_FAULT_SYNC, 10, "fsync fails");
@@ -96,7 +96,7 @@ int main(void)
     getrlimit(RLIMIT_FSIZE, &old);
     rl = old;
     rl.rlim_cur = 4096;
-    CHECK(setrlimit(RLIMIT_FSIZE, &rl) == 0, "set RLIMIT_FSIZE");
+    lb_check(setrlimit(RLIMIT_FSIZE, &rl) == 0, "set RLIMIT_FSIZE");
     fails_cleanly(dir, path, LB_ATOMIC_FAULT_NONE, 100000, "a write past the file-size limit");
     LbMeta m = {0};
     lb_meta_set(&m, "key", "%s", "value");
@@ -107,8 +107,8 @@ int main(void)
     char meta[4200];
     snprintf(meta, sizeof meta, "%s/meta.csv", dir);
     put(meta, "before\n");
-    CHECK(lb_meta_write(meta, &m) == LB_ERR_IO && holds(meta, "before\n") && leftovers(dir) == 0,
-          "meta.csv past the limit: LB_ERR_IO, the old one kept, nothing left over");
+    lb_check(lb_meta_write(meta, &m) == LB_ERR_IO && holds(meta, "before\n") && leftovers(dir) == 0,
+             "meta.csv past the limit: LB_ERR_IO, the old one kept, nothing left over");
     lb_meta_free(&m);
     setrlimit(RLIMIT_FSIZE, &old);
 
@@ -121,8 +121,8 @@ int main(void)
     put(inner, "x");
     int64_t n[1] = {256}, k[1] = {64};
     LbGrid g;
-    CHECK(lb_grid_alloc(&g, n, 1, k, 1) == LB_OK, "grid");
-    CHECK(lb_grids_write(dir, &g) == LB_ERR_IO && leftovers(dir) == 0, "a grid that cannot be renamed into place: LB_ERR_IO, nothing left over");
+    lb_check(lb_grid_alloc(&g, n, 1, k, 1) == LB_OK, "grid");
+    lb_check(lb_grids_write(dir, &g) == LB_ERR_IO && leftovers(dir) == 0, "a grid that cannot be renamed into place: LB_ERR_IO, nothing left over");
     lb_grid_free(&g);
     remove(inner);
     rmdir(sub);
@@ -131,29 +131,29 @@ int main(void)
     char nowhere[4300];
     snprintf(nowhere, sizeof nowhere, "%s/missing/x.csv", dir);
     lb_error_clear();
-    CHECK(write_bytes(nowhere, 1) == LB_ERR_IO && strstr(lb_error_message(), nowhere), "no directory: LB_ERR_IO naming the target");
+    lb_check(write_bytes(nowhere, 1) == LB_ERR_IO && strstr(lb_error_message(), nowhere), "no directory: LB_ERR_IO naming the target");
     lb_atomic_abort(NULL); /* NULL-safe */
     LbAtomicFile af;
-    if (CHECK(lb_atomic_open(&af, path) == LB_OK, "open for abort")) {
+    if (lb_check(lb_atomic_open(&af, path) == LB_OK, "open for abort")) {
         fputs("half", af.f);
         lb_atomic_abort(&af);
         lb_atomic_abort(&af); /* idempotent */
-        CHECK(leftovers(dir) == 0, "abort removes the temporary file");
+        lb_check(leftovers(dir) == 0, "abort removes the temporary file");
     }
     char *joined = lb_path_join("a/", "b");
-    CHECK(joined && strcmp(joined, "a/b") == 0, "lb_path_join does not double the slash");
+    lb_check(joined && strcmp(joined, "a/b") == 0, "lb_path_join does not double the slash");
     free(joined);
     joined = lb_path_join("a", "b");
-    CHECK(joined && strcmp(joined, "a/b") == 0, "lb_path_join adds the slash");
+    lb_check(joined && strcmp(joined, "a/b") == 0, "lb_path_join adds the slash");
     free(joined);
     char buf[8];
-    CHECK(lb_path_join_buf(buf, sizeof buf, "a/", "b") == 0 && strcmp(buf, "a/b") == 0,
-          "lb_path_join_buf does not double the slash either");
-    CHECK(lb_path_join_buf(buf, sizeof buf, "abc", "defg") == -1 && buf[0] == '\0',
-          "lb_path_join_buf: a path one byte too long is refused and leaves the buffer empty");
-    CHECK(lb_path_join_buf(buf, sizeof buf, "abc", "def") == 0 && strcmp(buf, "abc/def") == 0,
-          "lb_path_join_buf: a path that just fits");
-    int rc = lb_rc_finish("test_atomic");
-    lb_rc_cleanup(dir);
+    lb_check(lb_path_join_buf(buf, sizeof buf, "a/", "b") == 0 && strcmp(buf, "a/b") == 0,
+             "lb_path_join_buf does not double the slash either");
+    lb_check(lb_path_join_buf(buf, sizeof buf, "abc", "defg") == -1 && buf[0] == '\0',
+             "lb_path_join_buf: a path one byte too long is refused and leaves the buffer empty");
+    lb_check(lb_path_join_buf(buf, sizeof buf, "abc", "def") == 0 && strcmp(buf, "abc/def") == 0,
+             "lb_path_join_buf: a path that just fits");
+    int rc = lb_test_finish("test_atomic");
+    lb_test_cleanup(dir);
     return rc;
 }

@@ -18,7 +18,8 @@
 #include "attn/ops.h"
 #include "attn/status.h"
 #include "reports/breakdown.h"
-#include "tests/ops/check.h"
+#include "tests/lib/check.h"
+#include "tests/lib/model.h"
 
 static int same_double(double a, double b) { return (isnan(a) && isnan(b)) || a == b; }
 
@@ -75,15 +76,9 @@ int main(void)
     size_t n_all = 0;
     const LbModelKind models[] = {LB_MODEL_STANDARD, LB_MODEL_LINFORMER};
     for (int mi = 0; mi < 2; mi++) {
-        LbModelConfig c = lb_config_default();
+        LbModelConfig c = lb_test_model(32, 8);
         c.kind = models[mi];
-        c.layers = 2;
-        c.d_model = 16;
-        c.heads = 4;
-        c.ffn = 24;
-        c.vocab = 50;
-        c.n = 32;
-        c.k = 8;
+        c.dtype = LB_DTYPE_FP16; /* the backend's */
         LbBreakdown b;
         if (!lb_check(lb_breakdown_cell(be, &c, 2, 5, &b) == LB_OK, "breakdown %s: %s", lb_model_name(c.kind),
                       lb_error_message()))

@@ -20,9 +20,9 @@
 #include "attn/status.h"
 #include "reports/cell_queue.h"
 #include "reports/csv_io.h"
-#include "tests/ops/check.h"
+#include "tests/lib/check.h"
 
-static char scratch[256];
+static const char *scratch;
 static int dir_no;
 
 static void new_dir(char *dir, size_t size)
@@ -412,16 +412,11 @@ static void check_random_kills(void)
 int main(void)
 {
     lb_test_init("test_cell_queue");
-    snprintf(scratch, sizeof scratch, "/tmp/lb-cell-queue-XXXXXX");
-    if (!mkdtemp(scratch))
-        return 1;
+    scratch = lb_test_tempdir("cell-queue");
     check_one_process();
     check_claim_of_the_living();
     check_workers();
     check_random_kills();
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", scratch);
-    if (lb_test_failed == 0 && system(cmd) != 0)
-        printf("could not remove %s\n", scratch);
+    lb_test_cleanup(scratch);
     return lb_test_finish("test_cell_queue");
 }

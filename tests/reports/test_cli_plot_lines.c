@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli_run.h"
 #include "fixture.h"
-#include "report_check.h"
 #include "reports/csv_io.h"
+#include "tests/lib/check.h"
+#include "tests/lib/spawn.h"
 
 #define MAX_LINES 64
 
@@ -97,7 +97,7 @@ int main(int argc, char **argv)
         return 1;
     }
     char *exe = argv[1];
-    char *scratch = lb_rc_tempdir("cli-plot-lines");
+    const char *scratch = lb_scratch_dir("cli-plot-lines");
     char dir[4200];
     snprintf(dir, sizeof dir, "%s/sweep", scratch);
 
@@ -111,43 +111,43 @@ int main(int argc, char **argv)
             for (int j = 0; j < (lb_model_has_k((LbModelKind)m) ? 4 : 1); j++)
                 if (m != LB_MODEL_LINFORMER || ks[j] < ns[i])
                     rows[count++] = fx_row((LbModelKind)m, ns[i], ks[j], 8, 1.0 + m + 0.1 * j + 0.5 * i, LB_CELL_OK);
-    CHECK(fx_sweep_dir(dir, rows, count, "256,512,1024", "32,64,128,256", "Tesla V100-SXM2-16GB") == 0,
-          "made a sweep directory");
+    lb_check(fx_sweep_dir(dir, rows, count, "256,512,1024", "32,64,128,256", "Tesla V100-SXM2-16GB") == 0,
+             "made a sweep directory");
     char list[512] = "", meta_path[4300];
     for (int m = 0; m < LB_MODEL_COUNT; m++)
         snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", m ? "," : "", lb_model_name((LbModelKind)m));
     snprintf(meta_path, sizeof meta_path, "%s/meta.csv", dir);
     LbMeta meta = {0};
-    CHECK(lb_meta_read(meta_path, &meta) == LB_OK && lb_meta_set(&meta, "models", "%s", list) == LB_OK &&
-              lb_meta_write(meta_path, &meta) == LB_OK,
-          "meta.csv's models set to %s", list);
+    lb_check(lb_meta_read(meta_path, &meta) == LB_OK && lb_meta_set(&meta, "models", "%s", list) == LB_OK &&
+                 lb_meta_write(meta_path, &meta) == LB_OK,
+             "meta.csv's models set to %s", list);
     lb_meta_free(&meta);
 
     char *plot[] = {exe, "plot", dir, "--no-render", NULL};
-    RcRun r = rc_run(scratch, plot);
-    CHECK(r.code == 0, "plot: exit %d: %s", r.code, r.err);
-    rc_free(&r);
+    LbRun r = lb_run(plot);
+    lb_check(r.code == 0, "plot: exit %d: %s", r.code, r.err);
+    lb_run_free(&r);
 
     char path[4400];
     snprintf(path, sizeof path, "%s/time_per_seq.gp", dir);
-    char *gp = rc_slurp(path);
+    char *gp = lb_slurp(path);
     PlotLine line[MAX_LINES];
     int want = 0;
     for (int m = 0; m < LB_MODEL_COUNT; m++)
         want += lb_model_has_k((LbModelKind)m) ? 4 : 1;
     const int nl = gp ? parse_lines(gp, line, MAX_LINES) : -1;
-    CHECK(nl == want, "time_per_seq.gp: %d lines with colour, dash and title: should be %d\n%s", nl, want,
-          gp ? gp : "(no script)");
+    lb_check(nl == want, "time_per_seq.gp: %d lines with colour, dash and title: should be %d\n%s", nl, want,
+             gp ? gp : "(no script)");
     free(gp);
 
     int model[MAX_LINES];
     for (int i = 0; i < nl; i++) {
         model[i] = title_model(line[i].title);
-        CHECK(model[i] >= 0, "line %d's title \"%s\" names no model", i, line[i].title);
+        lb_check(model[i] >= 0, "line %d's title \"%s\" names no model", i, line[i].title);
         if (model[i] >= 0 && lb_model_has_k((LbModelKind)model[i]))
-            CHECK(strstr(line[i].title, " k=") != NULL, "line %d's title \"%s\" has no k", i, line[i].title);
-        CHECK(hue(line[i].rgb) >= 0, "line %d (%s): #%06x is a grey: no hue to tell its model by", i, line[i].title,
-              line[i].rgb);
+            lb_check(strstr(line[i].title, " k=") != NULL, "line %d's title \"%s\" has no k", i, line[i].title);
+        lb_check(hue(line[i].rgb) >= 0, "line %d (%s): #%06x is a grey: no hue to tell its model by", i, line[i].title,
+                 line[i].rgb);
     }
     for (int i = 0; i < nl; i++)
         for (int j = i + 1; j < nl; j++) {
@@ -155,14 +155,14 @@ int main(int argc, char **argv)
                 continue;
             const double d = hue_distance(hue(line[i].rgb), hue(line[j].rgb));
             if (model[i] == model[j]) {
-                CHECK(d <= 8, "%s (#%06x) and %s (#%06x): one model, hues %.0f degrees apart", line[i].title,
-                      line[i].rgb, line[j].title, line[j].rgb, d);
-                CHECK(line[i].rgb != line[j].rgb || line[i].dashtype != line[j].dashtype,
-                      "%s and %s: same colour #%06x and dash %d", line[i].title, line[j].title, line[i].rgb,
-                      line[i].dashtype);
+                lb_check(d <= 8, "%s (#%06x) and %s (#%06x): one model, hues %.0f degrees apart", line[i].title,
+                         line[i].rgb, line[j].title, line[j].rgb, d);
+                lb_check(line[i].rgb != line[j].rgb || line[i].dashtype != line[j].dashtype,
+                         "%s and %s: same colour #%06x and dash %d", line[i].title, line[j].title, line[i].rgb,
+                         line[i].dashtype);
             } else {
-                CHECK(d >= 30, "%s (#%06x) and %s (#%06x): two models, hues only %.0f degrees apart", line[i].title,
-                      line[i].rgb, line[j].title, line[j].rgb, d);
+                lb_check(d >= 30, "%s (#%06x) and %s (#%06x): two models, hues only %.0f degrees apart", line[i].title,
+                         line[i].rgb, line[j].title, line[j].rgb, d);
             }
         }
 
@@ -170,16 +170,16 @@ int main(int argc, char **argv)
     snprintf(path, sizeof path, "%s/time_per_seq.plot.csv", dir);
     LbCsvTable t;
     memset(&t, 0, sizeof t);
-    if (CHECK(lb_csv_read_file(path, 0, &t) == LB_OK && t.rows >= 1, "time_per_seq.plot.csv parses")) {
-        CHECK(t.row[0].count == (size_t)want + 1, "time_per_seq.plot.csv: %zu columns: should be %d", t.row[0].count,
-              want + 1);
+    if (lb_check(lb_csv_read_file(path, 0, &t) == LB_OK && t.rows >= 1, "time_per_seq.plot.csv parses")) {
+        lb_check(t.row[0].count == (size_t)want + 1, "time_per_seq.plot.csv: %zu columns: should be %d", t.row[0].count,
+                 want + 1);
         for (int i = 0; i < nl && (size_t)i + 1 < t.row[0].count; i++)
-            CHECK(line[i].column == i + 2 && strcmp(line[i].title, t.row[0].fields[i + 1]) == 0,
-                  "line %d draws column %d titled \"%s\": the data's column %d is \"%s\"", i, line[i].column,
-                  line[i].title, i + 2, t.row[0].fields[i + 1]);
+            lb_check(line[i].column == i + 2 && strcmp(line[i].title, t.row[0].fields[i + 1]) == 0,
+                     "line %d draws column %d titled \"%s\": the data's column %d is \"%s\"", i, line[i].column,
+                     line[i].title, i + 2, t.row[0].fields[i + 1]);
     }
     lb_csv_table_free(&t);
 
-    lb_rc_cleanup(scratch);
-    return lb_rc_finish("test_cli_plot_lines");
+    lb_test_cleanup(scratch);
+    return lb_test_finish("test_cli_plot_lines");
 }

@@ -7,9 +7,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli_run.h"
 #include "fixture.h"
-#include "report_check.h"
+#include "tests/lib/check.h"
+#include "tests/lib/spawn.h"
 
 static int exists(const char *path)
 {
@@ -17,29 +17,29 @@ static int exists(const char *path)
     return stat(path, &st) == 0;
 }
 
-static void check_scripts_only(const char *dir, RcRun r, const char *what)
+static void check_scripts_only(const char *dir, LbRun r, const char *what)
 {
-    CHECK(r.code == 0, "%s: exit %d: %s", what, r.code, r.err);
-    CHECK(rc_lines(r.out) == 1 && strstr(r.out, "render with: gnuplot "), "%s: one line on how to render:\n%s",
-          what, r.out);
+    lb_check(r.code == 0, "%s: exit %d: %s", what, r.code, r.err);
+    lb_check(lb_lines(r.out) == 1 && strstr(r.out, "render with: gnuplot "), "%s: one line on how to render:\n%s",
+             what, r.out);
     const char *names[3] = {"time_speedup", "memory_speedup", "time_per_seq"};
     for (int i = 0; i < 3; i++) {
         char path[4400];
         snprintf(path, sizeof path, "%s/%s.gp", dir, names[i]);
-        CHECK(exists(path) && strstr(r.out, path), "%s: %s written and named in the line", what, path);
+        lb_check(exists(path) && strstr(r.out, path), "%s: %s written and named in the line", what, path);
         snprintf(path, sizeof path, "%s/%s.plot.csv", dir, names[i]);
-        CHECK(exists(path), "%s: %s written", what, path);
+        lb_check(exists(path), "%s: %s written", what, path);
         snprintf(path, sizeof path, "%s/%s.png", dir, names[i]);
-        CHECK(!exists(path), "%s: %s should not be rendered", what, path);
+        lb_check(!exists(path), "%s: %s should not be rendered", what, path);
     }
-    rc_free(&r);
+    lb_run_free(&r);
 }
 
-static void check_usage(RcRun r, const char *want, const char *what)
+static void check_usage(LbRun r, const char *want, const char *what)
 {
-    CHECK(r.code == 2, "%s: exit %d: should be 2 (stderr: %s)", what, r.code, r.err);
-    CHECK(rc_lines(r.err) == 1 && strstr(r.err, want), "%s: one line with \"%s\", got: %s", what, want, r.err);
-    rc_free(&r);
+    lb_check(r.code == 2, "%s: exit %d: should be 2 (stderr: %s)", what, r.code, r.err);
+    lb_check(lb_lines(r.err) == 1 && strstr(r.err, want), "%s: one line with \"%s\", got: %s", what, want, r.err);
+    lb_run_free(&r);
 }
 
 int main(int argc, char **argv)
@@ -49,50 +49,52 @@ int main(int argc, char **argv)
         return 1;
     }
     char *bin = argv[1];
-    const char *scratch = lb_rc_tempdir("cli-plot-scripts");
+    const char *scratch = lb_scratch_dir("cli-plot-scripts");
     LbCellResult rows[] = {FX_STD(512, 40, 2.0), FX_LIN(512, 128, 68, 1.25), FX_LIN(512, 256, 60, 1.6)};
     char dir[4200], other[4200];
     snprintf(dir, sizeof dir, "%s/sweep", scratch);
-    CHECK(fx_sweep_dir(dir, rows, 3, "512", "128,256", "Tesla V100-SXM2-16GB") == 0, "made a sweep directory");
+    lb_check(fx_sweep_dir(dir, rows, 3, "512", "128,256", "Tesla V100-SXM2-16GB") == 0, "made a sweep directory");
 
     /* No gnuplot on PATH. */
     char *av[] = {bin, "plot", dir, NULL};
     char *env[] = {"PATH=/nonexistent-linbench-test", NULL};
-    RcRun r = rc_run_env(scratch, av, env, NULL);
-    CHECK(strstr(r.out, "gnuplot is not on PATH") != NULL, "without gnuplot, says so: %s", r.out);
+    lb_child_env = env;
+    LbRun r = lb_run(av);
+    lb_child_env = NULL;
+    lb_check(strstr(r.out, "gnuplot is not on PATH") != NULL, "without gnuplot, says so: %s", r.out);
     check_scripts_only(dir, r, "no gnuplot");
 
     /* --no-render, into another directory. */
     snprintf(other, sizeof other, "%s/scripts", scratch);
     char *av2[] = {bin, "plot", "--no-render", "-o", other, dir, NULL};
-    check_scripts_only(other, rc_run(scratch, av2), "--no-render --out");
+    check_scripts_only(other, lb_run(av2), "--no-render --out");
 
     /* Bad input. */
     char *b1[] = {bin, "plot", NULL};
-    check_usage(rc_run(scratch, b1), "plot needs a sweep directory", "no directory");
+    check_usage(lb_run(b1), "plot needs a sweep directory", "no directory");
     char *b2[] = {bin, "plot", (char *)scratch, NULL};
-    check_usage(rc_run(scratch, b2), "no raw.csv in it", "a directory without raw.csv");
+    check_usage(lb_run(b2), "no raw.csv in it", "a directory without raw.csv");
     char *b3[] = {bin, "plot", dir, "--colour", NULL};
-    check_usage(rc_run(scratch, b3), "unknown flag \"--colour\"", "an unknown flag");
+    check_usage(lb_run(b3), "unknown flag \"--colour\"", "an unknown flag");
     char file[4400];
     snprintf(file, sizeof file, "%s/raw.csv", dir);
     char *b4[] = {bin, "plot", dir, "--out", file, NULL};
-    check_usage(rc_run(scratch, b4), "for --out: not a directory", "--out naming a file");
+    check_usage(lb_run(b4), "for --out: not a directory", "--out naming a file");
     char *b5[] = {bin, "plot", dir, "--out", NULL};
-    check_usage(rc_run(scratch, b5), "--out needs a value", "--out without a value");
+    check_usage(lb_run(b5), "--out needs a value", "--out without a value");
 
     /* An --out that cannot be created: a runtime failure, exit 1. */
     char *b6[] = {bin, "plot", "--no-render", dir, "--out", "/proc/linbench-test/figures", NULL};
-    r = rc_run(scratch, b6);
-    CHECK(r.code == 1 && rc_lines(r.err) == 1 && strstr(r.err, "/proc/linbench-test"),
-          "unwritable --out: exit %d: should be 1 with one line: %s", r.code, r.err);
-    rc_free(&r);
+    r = lb_run(b6);
+    lb_check(r.code == 1 && lb_lines(r.err) == 1 && strstr(r.err, "/proc/linbench-test"),
+             "unwritable --out: exit %d: should be 1 with one line: %s", r.code, r.err);
+    lb_run_free(&r);
 
     char *h[] = {bin, "plot", "--help", NULL};
-    r = rc_run(scratch, h);
-    CHECK(r.code == 0 && strstr(r.out, "--out") && strstr(r.out, "--no-render") && strstr(r.out, "default"),
-          "--help lists every flag with its default:\n%s", r.out);
-    rc_free(&r);
-    lb_rc_cleanup(scratch);
-    return lb_rc_finish("test_cli_plot_scripts");
+    r = lb_run(h);
+    lb_check(r.code == 0 && strstr(r.out, "--out") && strstr(r.out, "--no-render") && strstr(r.out, "default"),
+             "--help lists every flag with its default:\n%s", r.out);
+    lb_run_free(&r);
+    lb_test_cleanup(scratch);
+    return lb_test_finish("test_cli_plot_scripts");
 }

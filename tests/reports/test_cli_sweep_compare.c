@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli_run.h"
 #include "expect.h"
-#include "report_check.h"
 #include "reports/paper_table3.h"
 #include "reports/raw.h"
+#include "tests/lib/check.h"
+#include "tests/lib/spawn.h"
 
 int main(int argc, char **argv)
 {
@@ -21,7 +21,7 @@ int main(int argc, char **argv)
         return 1;
     }
     char *bin = argv[1];
-    const char *scratch = lb_rc_tempdir("cli-sweep-compare");
+    const char *scratch = lb_scratch_dir("cli-sweep-compare");
     char dir[4200];
     snprintf(dir, sizeof dir, "%s/sweep", scratch);
 
@@ -31,52 +31,52 @@ int main(int argc, char **argv)
     for (int g = 0; g < 2; g++) {
         char path[4200];
         snprintf(path, sizeof path, "%s/%s", argc > 2 ? argv[2] : "/nonexistent", names[g]);
-        char *text = rc_slurp(path);
-        CHECK(ex_paper_parse(&paper, g, text && *text ? text : builtin[g]) == 0, "the paper's %s parses", names[g]);
+        char *text = lb_slurp(path);
+        lb_check(ex_paper_parse(&paper, g, text && *text ? text : builtin[g]) == 0, "the paper's %s parses", names[g]);
         free(text);
     }
 
     char *sweep[] = {bin, "sweep", "--device", "cpu", "--layers", "2", "--d-model", "64", "--heads", "4",
                      "--ffn", "128", "--vocab", "1000", "--n", "512:2048", "--k", "128:512",
                      "--mem-limit", "64M", "--cell-time", "1", "--out", dir, "--quiet", NULL};
-    RcRun r = rc_run(scratch, sweep);
-    CHECK(r.code == 0, "sweep: exit %d: %s", r.code, r.err);
+    LbRun r = lb_run(sweep);
+    lb_check(r.code == 0, "sweep: exit %d: %s", r.code, r.err);
     printf("%s", r.out);
-    rc_free(&r);
+    lb_run_free(&r);
 
     char raw[4400];
     snprintf(raw, sizeof raw, "%s/raw.csv", dir);
     LbCellResult *rows = NULL;
     size_t count = 0;
-    if (!CHECK(lb_raw_read(raw, &rows, &count) == 0 && count == 3 + 2 + 3 + 3,
-               "raw.csv reads back with 11 rows (3 standard, 8 Linformer), got %zu", count))
-        return lb_rc_finish("test_cli_sweep_compare");
+    if (!lb_check(lb_raw_read(raw, &rows, &count) == 0 && count == 3 + 2 + 3 + 3,
+                  "raw.csv reads back with 11 rows (3 standard, 8 Linformer), got %zu", count))
+        return lb_test_finish("test_cli_sweep_compare");
 
     char *cmp[] = {bin, "compare", dir, "--format", "csv", NULL};
-    r = rc_run(scratch, cmp);
-    CHECK(r.code == 0, "compare --format csv: exit %d: %s", r.code, r.err);
+    r = lb_run(cmp);
+    lb_check(r.code == 0, "compare --format csv: exit %d: %s", r.code, r.err);
     static const char *const head[6] = {"grid", "n", "k", "measured", "paper", "measured_over_paper"};
     ExRows rs = {rows, count};
     size_t cells = ex_check_compare_csv(r.out, head, ex_side_rows, &rs, ex_side_paper, &paper, 0);
-    CHECK(cells == 2 * 8, "compare: %zu cells: should be 16 (8 with k < n, twice)", cells);
-    rc_free(&r);
+    lb_check(cells == 2 * 8, "compare: %zu cells: should be 16 (8 with k < n, twice)", cells);
+    lb_run_free(&r);
 
     char *text[] = {bin, "compare", dir, NULL};
-    r = rc_run(scratch, text);
-    CHECK(r.code == 0 && strstr(r.out, "(cpu)") && strstr(r.out, "2 layers, d_model 64, 4 heads, ffn 128") &&
-              strstr(r.out, "memory budget 64 MiB (--mem-limit)"),
-          "compare text header: exit %d:\n%s", r.code, r.out);
+    r = lb_run(text);
+    lb_check(r.code == 0 && strstr(r.out, "(cpu)") && strstr(r.out, "2 layers, d_model 64, 4 heads, ffn 128") &&
+                 strstr(r.out, "memory budget 64 MiB (--mem-limit)"),
+             "compare text header: exit %d:\n%s", r.code, r.out);
     printf("%s", r.out);
-    rc_free(&r);
+    lb_run_free(&r);
 
     char *self[] = {bin, "compare", dir, dir, "--format", "csv", NULL};
-    r = rc_run(scratch, self);
-    CHECK(r.code == 0, "compare DIR DIR: exit %d: %s", r.code, r.err);
+    r = lb_run(self);
+    lb_check(r.code == 0, "compare DIR DIR: exit %d: %s", r.code, r.err);
     static const char *const ab[6] = {"grid", "n", "k", "a", "b", "b_over_a"};
     cells = ex_check_compare_csv(r.out, ab, ex_side_rows, &rs, ex_side_rows, &rs, 1);
-    CHECK(cells == 16, "compare DIR DIR: %zu cells: should be 16", cells);
-    rc_free(&r);
+    lb_check(cells == 16, "compare DIR DIR: %zu cells: should be 16", cells);
+    lb_run_free(&r);
     free(rows);
-    lb_rc_cleanup(scratch);
-    return lb_rc_finish("test_cli_sweep_compare");
+    lb_test_cleanup(scratch);
+    return lb_test_finish("test_cli_sweep_compare");
 }

@@ -14,10 +14,11 @@
 #include "attn/plan.h"
 #include "attn/status.h"
 #include "npy_read.h"
-#include "report_check.h"
 #include "reports/csv_io.h"
 #include "reports/dump.h"
 #include "reports/meta.h"
+#include "tests/lib/check.h"
+#include "tests/lib/model.h"
 
 static void shape_text(const NpyFile *f, char *buf, size_t size)
 {
@@ -35,40 +36,32 @@ static void check_file(const char *dir, const LbCsvRow *row, const char *descr, 
     char path[4400], shp[96];
     snprintf(path, sizeof path, "%s/%s", dir, row->fields[1]);
     NpyFile f;
-    if (!CHECK(npy_read(path, &f) == 0, "%s: not a readable .npy file", path))
+    if (!lb_check(npy_read(path, &f) == 0, "%s: not a readable .npy file", path))
         return;
     shape_text(&f, shp, sizeof shp);
     size_t elems = 1;
     for (int i = 0; i < f.ndim; i++)
         elems *= (size_t)f.shape[i];
-    CHECK(strcmp(f.descr, descr) == 0, "%s: descr %s: should be %s", row->fields[0], f.descr, descr);
-    CHECK(strcmp(shp, row->fields[3]) == 0, "%s: shape %s, index.csv says %s", row->fields[0], shp, row->fields[3]);
-    CHECK(elems == count && f.bytes == 4 * count, "%s: %zu elements, %zu bytes: should be %zu", row->fields[0],
-          elems, f.bytes, count);
-    CHECK(f.bytes == 4 * count && memcmp(f.data, want, 4 * count) == 0, "%s: data differs from the backend's",
-          row->fields[0]);
+    lb_check(strcmp(f.descr, descr) == 0, "%s: descr %s: should be %s", row->fields[0], f.descr, descr);
+    lb_check(strcmp(shp, row->fields[3]) == 0, "%s: shape %s, index.csv says %s", row->fields[0], shp, row->fields[3]);
+    lb_check(elems == count && f.bytes == 4 * count, "%s: %zu elements, %zu bytes: should be %zu", row->fields[0],
+             elems, f.bytes, count);
+    lb_check(f.bytes == 4 * count && memcmp(f.data, want, 4 * count) == 0, "%s: data differs from the backend's",
+             row->fields[0]);
     npy_free(&f);
 }
 
 int main(void)
 {
-    LbModelConfig cfg = lb_config_default();
+    LbModelConfig cfg = lb_test_model(32, 8);
     cfg.kind = LB_MODEL_LINFORMER;
-    cfg.layers = 2;
-    cfg.d_model = 16;
-    cfg.heads = 4;
-    cfg.ffn = 24;
-    cfg.vocab = 50;
-    cfg.n = 32;
-    cfg.k = 8;
     cfg.sharing = LB_SHARE_KV;
-    cfg.dtype = LB_DTYPE_FP32;
     const int64_t batch = 2;
 
     LbBackend *be = NULL;
     int rc = lb_cpu_backend_open(cfg.dtype, (size_t)64 << 20, &be);
-    if (!CHECK(rc == LB_OK, "CPU backend: %s", lb_error_message()))
-        return lb_rc_finish("test_dump");
+    if (!lb_check(rc == LB_OK, "CPU backend: %s", lb_error_message()))
+        return lb_test_finish("test_dump");
     const LbPlanParams pp = {be->elem_bytes, be->alignment, be->workspace_bytes};
     LbPlan plan;
     LbArena arena;
@@ -77,8 +70,8 @@ int main(void)
     rc = lb_plan_compute(&cfg, &pp, batch, &plan);
     if (rc == LB_OK)
         rc = lb_arena_open(&arena, be, plan.total);
-    if (!CHECK(rc == LB_OK, "plan and arena: %s", lb_error_message()))
-        return lb_rc_finish("test_dump");
+    if (!lb_check(rc == LB_OK, "plan and arena: %s", lb_error_message()))
+        return lb_test_finish("test_dump");
     rc = lb_model_build(&model, &cfg, be, &arena, 7);
     if (rc == LB_OK)
         rc = lb_inputs_alloc(&model, &arena, batch, &in);
@@ -86,55 +79,55 @@ int main(void)
         rc = lb_inputs_fill(&model, &in, 11);
     if (rc == LB_OK)
         rc = lb_forward(&model, &arena, &in);
-    if (!CHECK(rc == LB_OK, "model, inputs, forward: %s", lb_error_message()))
-        return lb_rc_finish("test_dump");
+    if (!lb_check(rc == LB_OK, "model, inputs, forward: %s", lb_error_message()))
+        return lb_test_finish("test_dump");
 
     LbRunSettings settings;
-    if (!CHECK(lb_run_settings_init(&settings) == LB_OK, "settings: %s", lb_error_message()))
-        return lb_rc_finish("test_dump");
+    if (!lb_check(lb_run_settings_init(&settings) == LB_OK, "settings: %s", lb_error_message()))
+        return lb_test_finish("test_dump");
     settings.model = cfg;
     settings.device = LB_DEVICE_CPU;
     settings.seed = 7;
-    char *dir = lb_rc_tempdir("dump");
+    char *dir = lb_test_tempdir("dump");
     rc = lb_dump_write(dir, &model, &in, &settings);
-    CHECK(rc == LB_OK, "lb_dump_write: %s", lb_error_message());
+    lb_check(rc == LB_OK, "lb_dump_write: %s", lb_error_message());
 
     int64_t tensors = lb_model_tensors(&model, NULL, 0);
     LbTensorRef *refs = calloc((size_t)tensors, sizeof *refs);
     lb_model_tensors(&model, refs, tensors);
-    CHECK(tensors == 4 + 12 * cfg.layers + cfg.layers, "%lld tensors: should be 4 + 12 L + L projections",
-          (long long)tensors);
+    lb_check(tensors == 4 + 12 * cfg.layers + cfg.layers, "%lld tensors: should be 4 + 12 L + L projections",
+             (long long)tensors);
 
     char path[4400];
     snprintf(path, sizeof path, "%s/index.csv", dir);
     LbCsvTable t;
     rc = lb_csv_read_file(path, 0, &t);
-    if (CHECK(rc == LB_OK && t.rows == (size_t)tensors + 3, "index.csv: %zu records: should be %lld", t.rows,
-              (long long)tensors + 3)) {
-        CHECK(t.row[0].count == 4 && strcmp(t.row[0].fields[0], "name") == 0 &&
-                  strcmp(t.row[0].fields[1], "file") == 0 && strcmp(t.row[0].fields[2], "dtype") == 0 &&
-                  strcmp(t.row[0].fields[3], "shape") == 0,
-              "index.csv header should be name,file,dtype,shape");
+    if (lb_check(rc == LB_OK && t.rows == (size_t)tensors + 3, "index.csv: %zu records: should be %lld", t.rows,
+                 (long long)tensors + 3)) {
+        lb_check(t.row[0].count == 4 && strcmp(t.row[0].fields[0], "name") == 0 &&
+                     strcmp(t.row[0].fields[1], "file") == 0 && strcmp(t.row[0].fields[2], "dtype") == 0 &&
+                     strcmp(t.row[0].fields[3], "shape") == 0,
+                 "index.csv header should be name,file,dtype,shape");
         /* ids (B, n) int32 */
         size_t nid = (size_t)(batch * cfg.n);
         int32_t *ids = malloc(nid * sizeof *ids);
         be->ops->copy_raw_to_host(be, ids, in.ids, nid * sizeof *ids);
-        CHECK(strcmp(t.row[1].fields[0], "ids") == 0 && strcmp(t.row[1].fields[2], "int32") == 0 &&
-                  strcmp(t.row[1].fields[3], "2x32") == 0,
-              "index.csv row 1: %s %s %s: should be ids int32 2x32", t.row[1].fields[0], t.row[1].fields[2],
-              t.row[1].fields[3]);
+        lb_check(strcmp(t.row[1].fields[0], "ids") == 0 && strcmp(t.row[1].fields[2], "int32") == 0 &&
+                     strcmp(t.row[1].fields[3], "2x32") == 0,
+                 "index.csv row 1: %s %s %s: should be ids int32 2x32", t.row[1].fields[0], t.row[1].fields[2],
+                 t.row[1].fields[3]);
         check_file(dir, &t.row[1], "<i4", ids, nid);
         free(ids);
         /* every weight, in order */
         for (int64_t i = 0; i < tensors; i++) {
             const LbCsvRow *row = &t.row[2 + i];
-            if (!CHECK(row->count == 4 && strcmp(row->fields[0], refs[i].name) == 0,
-                       "index.csv row %lld: %s: should be %s", (long long)i + 2, row->fields[0], refs[i].name))
+            if (!lb_check(row->count == 4 && strcmp(row->fields[0], refs[i].name) == 0,
+                          "index.csv row %lld: %s: should be %s", (long long)i + 2, row->fields[0], refs[i].name))
                 continue;
             size_t count = (size_t)(refs[i].rows * refs[i].cols);
             float *w = malloc(count * sizeof *w);
             be->ops->download(be, w, refs[i].ptr, (int64_t)count);
-            CHECK(strcmp(row->fields[2], "float32") == 0, "%s: dtype %s", row->fields[0], row->fields[2]);
+            lb_check(strcmp(row->fields[2], "float32") == 0, "%s: dtype %s", row->fields[0], row->fields[2]);
             check_file(dir, row, "<f4", w, count);
             free(w);
         }
@@ -143,8 +136,8 @@ int main(void)
         size_t nout = (size_t)(batch * cfg.n * cfg.d_model);
         float *x = malloc(nout * sizeof *x);
         be->ops->download(be, x, in.x, (int64_t)nout);
-        CHECK(strcmp(last->fields[0], "output") == 0 && strcmp(last->fields[3], "2x32x16") == 0,
-              "last index row %s %s: should be output 2x32x16", last->fields[0], last->fields[3]);
+        lb_check(strcmp(last->fields[0], "output") == 0 && strcmp(last->fields[3], "2x32x16") == 0,
+                 "last index row %s %s: should be output 2x32x16", last->fields[0], last->fields[3]);
         check_file(dir, last, "<f4", x, nout);
         free(x);
         /* remove what was written */
@@ -160,15 +153,15 @@ int main(void)
     snprintf(path, sizeof path, "%s/meta.csv", dir);
     LbMeta meta;
     memset(&meta, 0, sizeof meta);
-    if (CHECK(lb_meta_read(path, &meta) == LB_OK, "meta.csv reads back: %s", lb_error_message())) {
+    if (lb_check(lb_meta_read(path, &meta) == LB_OK, "meta.csv reads back: %s", lb_error_message())) {
         static const char *const want[] = {"model", "linformer", "n", "32", "k", "8", "batch", "2", "layers", "2",
                                            "d_model", "16", "heads", "4", "ffn", "24", "vocab", "50", "dtype", "fp32",
                                            "sharing", "kv", "order", "early", "chunk", "", "device", "cpu", "seed", "7",
                                            "storage_dtype", "fp32", NULL};
         for (int i = 0; want[i]; i += 2) {
             const char *v = lb_meta_get(&meta, want[i]);
-            CHECK(v && strcmp(v, want[i + 1]) == 0, "meta.csv %s \"%s\": should be \"%s\"", want[i], v ? v : "(none)",
-                  want[i + 1]);
+            lb_check(v && strcmp(v, want[i + 1]) == 0, "meta.csv %s \"%s\": should be \"%s\"", want[i], v ? v : "(none)",
+                     want[i + 1]);
         }
     }
     lb_meta_free(&meta);
@@ -178,12 +171,12 @@ int main(void)
     /* An unwritable directory: LB_ERR_IO, nothing half-written claimed. */
     lb_error_clear();
     rc = lb_dump_write("/nonexistent/linbench-dump", &model, &in, &settings);
-    CHECK(rc == LB_ERR_IO, "dump into a missing directory: rc %d: should be LB_ERR_IO", rc);
+    lb_check(rc == LB_ERR_IO, "dump into a missing directory: rc %d: should be LB_ERR_IO", rc);
 
     free(refs);
     lb_run_settings_free(&settings);
     lb_model_release(&model);
     lb_arena_close(&arena);
     lb_backend_close(be);
-    return lb_rc_finish("test_dump");
+    return lb_test_finish("test_dump");
 }

@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "attn/status.h"
-#include "report_check.h"
 #include "reports/csv_io.h"
 #include "reports/grid.h"
+#include "tests/lib/check.h"
 
 static LbCellResult row(LbModelKind model, int64_t n, int64_t k, int64_t batch, double ms_per_seq,
                         LbCellStatus status)
@@ -44,17 +44,17 @@ static void check_value(const LbGrid *g, const LbGridCell *cells, const char *wh
                         int64_t k, double want)
 {
     const LbGridCell *c = at(g, cells, n, k);
-    CHECK(c && c->kind == LB_GRID_VALUE && fabs(c->value - want) <= 1e-12 * fabs(want),
-          "%s(%lld, %lld) = kind %d value %.17g: should be %.17g", what, (long long)n, (long long)k,
-          c ? (int)c->kind : -1, c ? c->value : NAN, want);
+    lb_check(c && c->kind == LB_GRID_VALUE && fabs(c->value - want) <= 1e-12 * fabs(want),
+             "%s(%lld, %lld) = kind %d value %.17g: should be %.17g", what, (long long)n, (long long)k,
+             c ? (int)c->kind : -1, c ? c->value : NAN, want);
 }
 
 static void check_kind(const LbGrid *g, const char *what, int64_t n, int64_t k, LbGridCellKind want)
 {
     const LbGridCell *t = at(g, g->time, n, k), *m = at(g, g->memory, n, k);
-    CHECK(t && m && t->kind == want && m->kind == want,
-          "%s cell (%lld, %lld): kinds %d / %d: should be %d", what, (long long)n, (long long)k,
-          t ? (int)t->kind : -1, m ? (int)m->kind : -1, (int)want);
+    lb_check(t && m && t->kind == want && m->kind == want,
+             "%s cell (%lld, %lld): kinds %d / %d: should be %d", what, (long long)n, (long long)k,
+             t ? (int)t->kind : -1, m ? (int)m->kind : -1, (int)want);
 }
 
 int main(void)
@@ -81,22 +81,22 @@ int main(void)
     const int64_t k[] = {128, 256, 512, 1024};
     LbGrid g;
     int rc = lb_grid_from_raw(rows, count, n, 5, k, 4, &g);
-    CHECK(rc == LB_OK, "lb_grid_from_raw = %d: %s", rc, lb_error_message());
+    lb_check(rc == LB_OK, "lb_grid_from_raw = %d: %s", rc, lb_error_message());
     if (rc != LB_OK)
-        return lb_rc_finish("test_grid");
-    CHECK(g.rows == 5 && g.cols == 4, "shape %zu x %zu: should be 5 x 4", g.rows, g.cols);
+        return lb_test_finish("test_grid");
+    lb_check(g.rows == 5 && g.cols == 4, "shape %zu x %zu: should be 5 x 4", g.rows, g.cols);
     for (size_t i = 0; i < 5; i++)
-        CHECK(g.n[i] == n[i], "n[%zu] = %lld: should be %lld", i, (long long)g.n[i], (long long)n[i]);
+        lb_check(g.n[i] == n[i], "n[%zu] = %lld: should be %lld", i, (long long)g.n[i], (long long)n[i]);
     for (size_t j = 0; j < 4; j++)
-        CHECK(g.k[j] == k[j], "k[%zu] = %lld: should be %lld", j, (long long)g.k[j], (long long)k[j]);
+        lb_check(g.k[j] == k[j], "k[%zu] = %lld: should be %lld", j, (long long)g.k[j], (long long)k[j]);
 
     /* EMPTY exactly where k >= n. */
     for (size_t i = 0; i < g.rows; i++)
         for (size_t j = 0; j < g.cols; j++) {
             int empty = g.time[i * g.cols + j].kind == LB_GRID_EMPTY;
             int mempty = g.memory[i * g.cols + j].kind == LB_GRID_EMPTY;
-            CHECK(empty == (k[j] >= n[i]) && mempty == empty, "(%lld, %lld): EMPTY is %d: should be %d",
-                  (long long)n[i], (long long)k[j], empty, k[j] >= n[i]);
+            lb_check(empty == (k[j] >= n[i]) && mempty == empty, "(%lld, %lld): EMPTY is %d: should be %d",
+                     (long long)n[i], (long long)k[j], empty, k[j] >= n[i]);
         }
 
     /* Values: time = standard / Linformer ms per sequence; memory = Linformer / standard batch. */
@@ -121,22 +121,22 @@ int main(void)
     /* Lists taken from the rows when not given: sorted, unique, k from Linformer rows only. */
     LbGrid h;
     rc = lb_grid_from_raw(rows, count, NULL, 0, NULL, 0, &h);
-    CHECK(rc == LB_OK && h.rows == 5 && h.cols == 5,
-          "lists from rows: %zu x %zu: should be 5 x 5 (n 99..4096, k 7..1024)", h.rows, h.cols);
+    lb_check(rc == LB_OK && h.rows == 5 && h.cols == 5,
+             "lists from rows: %zu x %zu: should be 5 x 5 (n 99..4096, k 7..1024)", h.rows, h.cols);
     if (rc == LB_OK && h.rows == 5 && h.cols == 5) {
         const int64_t hn[] = {99, 512, 1024, 2048, 4096}, hk[] = {7, 128, 256, 512, 1024};
         int same = 1;
         for (int i = 0; i < 5; i++)
             same &= h.n[i] == hn[i] && h.k[i] == hk[i];
-        CHECK(same, "lists from rows should be sorted and unique");
+        lb_check(same, "lists from rows should be sorted and unique");
         check_kind(&h, "99 has no standard row", 99, 7, LB_GRID_MISSING);
     }
     lb_grid_free(&h);
 
     /* The CSV files, through libcsv. */
-    char *dir = lb_rc_tempdir("grid");
+    char *dir = lb_test_tempdir("grid");
     rc = lb_grids_write(dir, &g);
-    CHECK(rc == LB_OK, "lb_grids_write = %d: %s", rc, lb_error_message());
+    lb_check(rc == LB_OK, "lb_grids_write = %d: %s", rc, lb_error_message());
     const char *names[2] = {"time_speedup.csv", "memory_speedup.csv"};
     const LbGridCell *cells[2] = {g.time, g.memory};
     for (int f = 0; f < 2; f++) {
@@ -144,7 +144,7 @@ int main(void)
         snprintf(path, sizeof path, "%s/%s", dir, names[f]);
         LbCsvTable t;
         rc = lb_csv_read_file(path, 0, &t);
-        CHECK(rc == LB_OK && t.rows == 6, "%s: %zu records: should be 6", names[f], t.rows);
+        lb_check(rc == LB_OK && t.rows == 6, "%s: %zu records: should be 6", names[f], t.rows);
         if (rc != LB_OK || t.rows != 6) {
             lb_csv_table_free(&t);
             continue;
@@ -153,26 +153,26 @@ int main(void)
         int hdr_ok = t.row[0].count == 5;
         for (int c = 0; hdr_ok && c < 5; c++)
             hdr_ok = strcmp(t.row[0].fields[c], hdr[c]) == 0;
-        CHECK(hdr_ok, "%s: header should be n,k=128,k=256,k=512,k=1024", names[f]);
+        lb_check(hdr_ok, "%s: header should be n,k=128,k=256,k=512,k=1024", names[f]);
         for (size_t i = 0; i < 5; i++) {
             const LbCsvRow *r = &t.row[i + 1];
-            if (!CHECK(r->count == 5, "%s row %zu: %zu fields", names[f], i, r->count))
+            if (!lb_check(r->count == 5, "%s row %zu: %zu fields", names[f], i, r->count))
                 continue;
             long long nv;
-            CHECK(lb_csv_parse_int64(r->fields[0], &nv) == 0 && nv == n[i], "%s row %zu: n \"%s\"",
-                  names[f], i, r->fields[0]);
+            lb_check(lb_csv_parse_int64(r->fields[0], &nv) == 0 && nv == n[i], "%s row %zu: n \"%s\"",
+                     names[f], i, r->fields[0]);
             for (size_t j = 0; j < 4; j++) {
                 const LbGridCell *c = &cells[f][i * 4 + j];
                 const char *s = r->fields[j + 1];
                 double v;
                 switch (c->kind) {
-                case LB_GRID_EMPTY: CHECK(s[0] == '\0', "%s (%zu,%zu): \"%s\": should be empty", names[f], i, j, s); break;
-                case LB_GRID_MISSING: CHECK(strcmp(s, "NA") == 0, "%s (%zu,%zu): \"%s\": should be NA", names[f], i, j, s); break;
-                case LB_GRID_OOM: CHECK(strcmp(s, "OOM") == 0, "%s (%zu,%zu): \"%s\": should be OOM", names[f], i, j, s); break;
-                case LB_GRID_ERROR: CHECK(strcmp(s, "ERR") == 0, "%s (%zu,%zu): \"%s\": should be ERR", names[f], i, j, s); break;
+                case LB_GRID_EMPTY: lb_check(s[0] == '\0', "%s (%zu,%zu): \"%s\": should be empty", names[f], i, j, s); break;
+                case LB_GRID_MISSING: lb_check(strcmp(s, "NA") == 0, "%s (%zu,%zu): \"%s\": should be NA", names[f], i, j, s); break;
+                case LB_GRID_OOM: lb_check(strcmp(s, "OOM") == 0, "%s (%zu,%zu): \"%s\": should be OOM", names[f], i, j, s); break;
+                case LB_GRID_ERROR: lb_check(strcmp(s, "ERR") == 0, "%s (%zu,%zu): \"%s\": should be ERR", names[f], i, j, s); break;
                 case LB_GRID_VALUE:
-                    CHECK(lb_csv_parse_double(s, &v) == 0 && fabs(v - c->value) <= 1e-5 * c->value,
-                          "%s (%zu,%zu): \"%s\": should be %.6g", names[f], i, j, s, c->value);
+                    lb_check(lb_csv_parse_double(s, &v) == 0 && fabs(v - c->value) <= 1e-5 * c->value,
+                             "%s (%zu,%zu): \"%s\": should be %.6g", names[f], i, j, s, c->value);
                     break;
                 }
             }
@@ -182,14 +182,14 @@ int main(void)
     /* And back into a grid. */
     LbGrid back;
     rc = lb_grids_read(dir, &back);
-    CHECK(rc == LB_OK && back.rows == g.rows && back.cols == g.cols, "lb_grids_read = %d: %s", rc,
-          lb_error_message());
+    lb_check(rc == LB_OK && back.rows == g.rows && back.cols == g.cols, "lb_grids_read = %d: %s", rc,
+             lb_error_message());
     if (rc == LB_OK && back.rows == g.rows && back.cols == g.cols) {
         int same = 1;
         for (size_t c = 0; c < g.rows * g.cols; c++)
             same &= back.time[c].kind == g.time[c].kind && back.memory[c].kind == g.memory[c].kind &&
                     fabs(back.time[c].value - g.time[c].value) <= 1e-5 * fabs(g.time[c].value);
-        CHECK(same, "grids read back differ from the ones written");
+        lb_check(same, "grids read back differ from the ones written");
     }
     lb_grid_free(&back);
 
@@ -199,41 +199,41 @@ int main(void)
     FILE *mem = open_memstream(&text, &len);
     lb_grid_print(mem, &g, LB_FORMAT_TEXT);
     fclose(mem);
-    CHECK(text && strstr(text, "1.60x") && strstr(text, "1.75x") && strstr(text, "5.50x") && strstr(text, "2.00x") &&
-              strstr(text, "OOM") && strstr(text, "ERR") && strstr(text, "NA") && strstr(text, "  -"),
-          "text table:\n%s", text ? text : "(none)");
+    lb_check(text && strstr(text, "1.60x") && strstr(text, "1.75x") && strstr(text, "5.50x") && strstr(text, "2.00x") &&
+                 strstr(text, "OOM") && strstr(text, "ERR") && strstr(text, "NA") && strstr(text, "  -"),
+             "text table:\n%s", text ? text : "(none)");
     printf("%s", text);
     free(text);
     mem = open_memstream(&text, &len);
     lb_grid_print(mem, &g, LB_FORMAT_MD);
     fclose(mem);
-    CHECK(text && strstr(text, "| n \\ k | 128 | 256 | 512 | 1024 |") && strstr(text, "| 512 | 1.60x | 1.25x | - | - |"),
-          "markdown table:\n%s", text ? text : "(none)");
+    lb_check(text && strstr(text, "| n \\ k | 128 | 256 | 512 | 1024 |") && strstr(text, "| 512 | 1.60x | 1.25x | - | - |"),
+             "markdown table:\n%s", text ? text : "(none)");
     free(text);
     mem = open_memstream(&text, &len);
     lb_grid_print(mem, &g, LB_FORMAT_CSV);
     fclose(mem);
     LbCsvTable t;
     rc = lb_csv_parse_text(text, len, 0, "printed CSV", &t);
-    CHECK(rc == LB_OK && t.rows == 11 && t.row[0].count == 6 && strcmp(t.row[0].fields[0], "grid") == 0 &&
-              strcmp(t.row[1].fields[0], "time") == 0 && strcmp(t.row[6].fields[0], "memory") == 0,
-          "printed CSV: %zu records:\n%s", t.rows, text);
+    lb_check(rc == LB_OK && t.rows == 11 && t.row[0].count == 6 && strcmp(t.row[0].fields[0], "grid") == 0 &&
+                 strcmp(t.row[1].fields[0], "time") == 0 && strcmp(t.row[6].fields[0], "memory") == 0,
+             "printed CSV: %zu records:\n%s", t.rows, text);
     lb_csv_table_free(&t);
     free(text);
 
     char cell[32];
     LbGridCell v = {LB_GRID_VALUE, 14.1234};
     lb_grid_cell_text(&v, "x", cell, sizeof cell);
-    CHECK(strcmp(cell, "14.1x") == 0, "14.1234 as \"%s\": should be 14.1x", cell);
+    lb_check(strcmp(cell, "14.1x") == 0, "14.1234 as \"%s\": should be 14.1x", cell);
     v.value = 2.0;
     lb_grid_cell_text(&v, "x", cell, sizeof cell);
-    CHECK(strcmp(cell, "2.00x") == 0, "2 as \"%s\": should be 2.00x", cell);
+    lb_check(strcmp(cell, "2.00x") == 0, "2 as \"%s\": should be 2.00x", cell);
     v.value = 128.4;
     lb_grid_cell_text(&v, "x", cell, sizeof cell);
-    CHECK(strcmp(cell, "128x") == 0, "128.4 as \"%s\": should be 128x", cell);
+    lb_check(strcmp(cell, "128x") == 0, "128.4 as \"%s\": should be 128x", cell);
     v.value = 1234.5;
     lb_grid_cell_text(&v, "x", cell, sizeof cell);
-    CHECK(strcmp(cell, "1234x") == 0 || strcmp(cell, "1235x") == 0, "1234.5 as \"%s\": should have no exponent", cell);
+    lb_check(strcmp(cell, "1234x") == 0 || strcmp(cell, "1235x") == 0, "1234.5 as \"%s\": should have no exponent", cell);
 
     lb_grid_free(&g);
     char path[4200];
@@ -242,5 +242,5 @@ int main(void)
         remove(path);
     }
     remove(dir);
-    return lb_rc_finish("test_grid");
+    return lb_test_finish("test_grid");
 }

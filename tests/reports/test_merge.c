@@ -9,8 +9,8 @@
 #include <time.h>
 
 #include "attn/status.h"
-#include "report_check.h"
 #include "reports/merge.h"
+#include "tests/lib/check.h"
 
 static uint64_t rng_state;
 
@@ -65,17 +65,17 @@ int main(void)
     size_t nrows = 0;
     char why[512] = "";
     int rc = lb_merge_rows(parts, 2, &rows, &nrows, why, sizeof why);
-    CHECK(rc == 0 && nrows == 2 * (size_t)LB_MODEL_COUNT, "merge: rc %d, %zu rows: should be %d (%s)", rc, nrows,
-          2 * (int)LB_MODEL_COUNT, why);
+    lb_check(rc == 0 && nrows == 2 * (size_t)LB_MODEL_COUNT, "merge: rc %d, %zu rows: should be %d (%s)", rc, nrows,
+             2 * (int)LB_MODEL_COUNT, why);
     for (size_t i = 0; rc == 0 && i < nrows; i++) {
         int64_t want_n = i < (size_t)LB_MODEL_COUNT ? 128 : 256;
         LbModelKind want_m = (LbModelKind)(i % LB_MODEL_COUNT);
         const LbCellResult *src = want_n == 256 ? &p1[want_m] : &p2[LB_MODEL_COUNT - 1 - want_m];
-        CHECK(rows[i].n == want_n && rows[i].model == want_m && rows[i].batch == src->batch &&
-                  rows[i].ms_per_seq == src->ms_per_seq,
-              "merged row %zu: %s n=%lld batch %lld: should be %s n=%lld batch %lld", i, lb_model_name(rows[i].model),
-              (long long)rows[i].n, (long long)rows[i].batch, lb_model_name(want_m), (long long)want_n,
-              (long long)src->batch);
+        lb_check(rows[i].n == want_n && rows[i].model == want_m && rows[i].batch == src->batch &&
+                     rows[i].ms_per_seq == src->ms_per_seq,
+                 "merged row %zu: %s n=%lld batch %lld: should be %s n=%lld batch %lld", i, lb_model_name(rows[i].model),
+                 (long long)rows[i].n, (long long)rows[i].batch, lb_model_name(want_m), (long long)want_n,
+                 (long long)src->batch);
     }
 
     /* Every model measured: n = 512 is missing for each, at each k it has. */
@@ -85,20 +85,20 @@ int main(void)
     const int64_t n[] = {128, 256, 512}, k[] = {64};
     char missing[1024];
     size_t nmissing = lb_merge_missing(rows, nrows, n, 3, k, 1, measured, missing, sizeof missing);
-    CHECK(nmissing == (size_t)LB_MODEL_COUNT, "%zu missing cells: should be %d (%s)", nmissing, (int)LB_MODEL_COUNT, missing);
+    lb_check(nmissing == (size_t)LB_MODEL_COUNT, "%zu missing cells: should be %d (%s)", nmissing, (int)LB_MODEL_COUNT, missing);
     for (int m = 0; m < LB_MODEL_COUNT; m++) {
         char cell[96];
         if (lb_model_has_k((LbModelKind)m))
             snprintf(cell, sizeof cell, "%s n=512 k=64", lb_model_name((LbModelKind)m));
         else
             snprintf(cell, sizeof cell, "%s n=512", lb_model_name((LbModelKind)m));
-        CHECK(strstr(missing, cell) != NULL, "missing cells \"%s\" should name %s", missing, cell);
+        lb_check(strstr(missing, cell) != NULL, "missing cells \"%s\" should name %s", missing, cell);
     }
     /* Only the models measured count. */
     for (int m = 1; m < LB_MODEL_COUNT; m++)
         measured[m] = 0;
     nmissing = lb_merge_missing(rows, nrows, n, 3, k, 1, measured, missing, sizeof missing);
-    CHECK(nmissing == 1, "one model measured: %zu missing: should be 1 (%s)", nmissing, missing);
+    lb_check(nmissing == 1, "one model measured: %zu missing: should be 1 (%s)", nmissing, missing);
     free(rows);
 
     /* The same cell of one model measured differently in both parts is refused, naming it. */
@@ -106,10 +106,10 @@ int main(void)
     p2[0] = p1[last];
     p2[0].batch += 1;
     rc = lb_merge_rows(parts, 2, &rows, &nrows, why, sizeof why);
-    CHECK(rc == -1 && strstr(why, lb_model_name(last)) && strstr(why, "n=256") && strstr(why, "part1") &&
-              strstr(why, "part2"),
-          "a cell measured twice differently: rc %d, why \"%s\"", rc, why);
+    lb_check(rc == -1 && strstr(why, lb_model_name(last)) && strstr(why, "n=256") && strstr(why, "part1") &&
+                 strstr(why, "part2"),
+             "a cell measured twice differently: rc %d, why \"%s\"", rc, why);
     if (rc == 0)
         free(rows);
-    return lb_rc_finish("test_merge");
+    return lb_test_finish("test_merge");
 }

@@ -7,31 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report_check.h"
 #include "reports/paper_table3.h"
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)(n > 0 ? n : 0) + 1);
-    size_t got = fread(s, 1, (size_t)(n > 0 ? n : 0), f);
-    s[got] = '\0';
-    fclose(f);
-    return s;
-}
+#include "tests/lib/check.h"
 
 static void check_value(const LbGrid *g, const LbGridCell *cells, const char *what, int64_t n,
                         int64_t k, double want)
 {
     long i = lb_grid_row(g, n), j = lb_grid_col(g, k);
     const LbGridCell *c = i >= 0 && j >= 0 ? &cells[(size_t)i * g->cols + (size_t)j] : NULL;
-    CHECK(c && c->kind == LB_GRID_VALUE && c->value == want, "paper %s (%lld, %lld) should be %g",
-          what, (long long)n, (long long)k, want);
+    lb_check(c && c->kind == LB_GRID_VALUE && c->value == want, "paper %s (%lld, %lld) should be %g",
+             what, (long long)n, (long long)k, want);
 }
 
 int main(int argc, char **argv)
@@ -42,33 +27,33 @@ int main(int argc, char **argv)
     for (int i = 0; i < 2; i++) {
         char path[4200];
         snprintf(path, sizeof path, "%s/%s", dir ? dir : "/nonexistent", names[i]);
-        char *text = slurp(path);
+        char *text = lb_slurp(path);
         if (!text) {
             printf("%s not found: the byte-for-byte check is skipped\n", path);
             continue;
         }
-        CHECK(strcmp(text, copies[i]) == 0, "reports/paper_table3.c's %s differs from %s", names[i], path);
+        lb_check(strcmp(text, copies[i]) == 0, "reports/paper_table3.c's %s differs from %s", names[i], path);
         free(text);
     }
 
     LbGrid g;
     int rc = lb_paper_table3(&g);
-    if (!CHECK(rc == 0, "the paper's table parses"))
-        return lb_rc_finish("test_paper");
-    CHECK(g.rows == 8 && g.cols == 5, "shape %zu x %zu: should be 8 x 5", g.rows, g.cols);
+    if (!lb_check(rc == 0, "the paper's table parses"))
+        return lb_test_finish("test_paper");
+    lb_check(g.rows == 8 && g.cols == 5, "shape %zu x %zu: should be 8 x 5", g.rows, g.cols);
     for (size_t i = 0; i < g.rows && i < 8; i++)
-        CHECK(g.n[i] == (int64_t)512 << i, "n[%zu] = %lld", i, (long long)g.n[i]);
+        lb_check(g.n[i] == (int64_t)512 << i, "n[%zu] = %lld", i, (long long)g.n[i]);
     for (size_t j = 0; j < g.cols && j < 5; j++)
-        CHECK(g.k[j] == (int64_t)128 << j, "k[%zu] = %lld", j, (long long)g.k[j]);
+        lb_check(g.k[j] == (int64_t)128 << j, "k[%zu] = %lld", j, (long long)g.k[j]);
     for (size_t i = 0; i < g.rows; i++)
         for (size_t j = 0; j < g.cols; j++) {
             int empty = g.k[j] >= g.n[i];
-            CHECK((g.time[i * g.cols + j].kind == LB_GRID_EMPTY) == empty &&
-                      (g.memory[i * g.cols + j].kind == LB_GRID_EMPTY) == empty &&
-                      (empty || (g.time[i * g.cols + j].kind == LB_GRID_VALUE &&
-                                 g.memory[i * g.cols + j].kind == LB_GRID_VALUE)),
-                  "paper (%lld, %lld): empty exactly when k >= n, a value otherwise", (long long)g.n[i],
-                  (long long)g.k[j]);
+            lb_check((g.time[i * g.cols + j].kind == LB_GRID_EMPTY) == empty &&
+                         (g.memory[i * g.cols + j].kind == LB_GRID_EMPTY) == empty &&
+                         (empty || (g.time[i * g.cols + j].kind == LB_GRID_VALUE &&
+                                    g.memory[i * g.cols + j].kind == LB_GRID_VALUE)),
+                     "paper (%lld, %lld): empty exactly when k >= n, a value otherwise", (long long)g.n[i],
+                     (long long)g.k[j]);
         }
     /* Corners and a middle cell of TABLE3.md, both grids. */
     check_value(&g, g.time, "time", 512, 128, 1.5);
@@ -78,5 +63,5 @@ int main(int argc, char **argv)
     check_value(&g, g.memory, "memory", 65536, 128, 60);
     check_value(&g, g.memory, "memory", 16384, 2048, 8);
     lb_grid_free(&g);
-    return lb_rc_finish("test_paper");
+    return lb_test_finish("test_paper");
 }

@@ -11,9 +11,9 @@
 #include <time.h>
 
 #include "attn/status.h"
-#include "report_check.h"
 #include "reports/csv_io.h"
 #include "reports/raw.h"
+#include "tests/lib/check.h"
 
 static uint64_t rng_state;
 
@@ -111,11 +111,11 @@ static int same_row(const LbCellResult *a, const LbCellResult *b, size_t i)
 {
     int ok = 1;
 #define SAME_I(field)                                                                             \
-    ok &= CHECK(a->field == b->field, "row %zu: " #field " %lld read back as %lld", i,            \
-                (long long)a->field, (long long)b->field)
+    ok &= lb_check(a->field == b->field, "row %zu: " #field " %lld read back as %lld", i,            \
+                   (long long)a->field, (long long)b->field)
 #define SAME_D(field)                                                                             \
-    ok &= CHECK(a->field == b->field, "row %zu: " #field " %.17g read back as %.17g", i,          \
-                a->field, b->field)
+    ok &= lb_check(a->field == b->field, "row %zu: " #field " %.17g read back as %.17g", i,          \
+                   a->field, b->field)
     SAME_I(model);
     SAME_I(n);
     SAME_I(k);
@@ -140,18 +140,18 @@ static int same_row(const LbCellResult *a, const LbCellResult *b, size_t i)
     SAME_I(status);
 #undef SAME_I
 #undef SAME_D
-    ok &= CHECK(strcmp(a->error, b->error) == 0, "row %zu: status \"%s\" read back as \"%s\"", i,
-                a->error, b->error);
-    ok &= CHECK(strcmp(a->device_uuid, b->device_uuid) == 0 && strcmp(a->host, b->host) == 0,
-                "row %zu: device_uuid \"%s\" host \"%s\" read back as \"%s\" \"%s\"", i, a->device_uuid, a->host,
-                b->device_uuid, b->host);
+    ok &= lb_check(strcmp(a->error, b->error) == 0, "row %zu: status \"%s\" read back as \"%s\"", i,
+                   a->error, b->error);
+    ok &= lb_check(strcmp(a->device_uuid, b->device_uuid) == 0 && strcmp(a->host, b->host) == 0,
+                   "row %zu: device_uuid \"%s\" host \"%s\" read back as \"%s\" \"%s\"", i, a->device_uuid, a->host,
+                   b->device_uuid, b->host);
     return ok;
 }
 
 static void append_text(const char *path, const char *text)
 {
     FILE *f = fopen(path, "ab");
-    CHECK(f != NULL, "cannot open %s to append", path);
+    lb_check(f != NULL, "cannot open %s to append", path);
     if (!f)
         return;
     fputs(text, f);
@@ -177,7 +177,7 @@ int main(void)
            (unsigned long long)seed);
     rng_state = seed;
 
-    char *dir = lb_rc_tempdir("raw");
+    char *dir = lb_test_tempdir("raw");
     char path[4200];
     snprintf(path, sizeof path, "%s/raw.csv", dir);
 
@@ -186,15 +186,15 @@ int main(void)
                             error_row(4096, 256), linformer_row(4096, 1024)};
     LbRawWriter *w = NULL;
     int rc = lb_raw_open(path, 0, &w);
-    CHECK(rc == LB_OK, "lb_raw_open(new) = %d: %s", rc, lb_error_message());
+    lb_check(rc == LB_OK, "lb_raw_open(new) = %d: %s", rc, lb_error_message());
     for (int i = 0; w && i < 4; i++)
-        CHECK(lb_raw_append(w, &want[i]) == LB_OK, "lb_raw_append row %d: %s", i, lb_error_message());
+        lb_check(lb_raw_append(w, &want[i]) == LB_OK, "lb_raw_append row %d: %s", i, lb_error_message());
     lb_raw_close(w);
 
     LbCellResult *got = NULL;
     size_t count = 0;
     rc = lb_raw_read(path, &got, &count);
-    CHECK(rc == LB_OK && count == 4, "lb_raw_read = %d, %zu rows: should be 4", rc, count);
+    lb_check(rc == LB_OK && count == 4, "lb_raw_read = %d, %zu rows: should be 4", rc, count);
     for (size_t i = 0; rc == LB_OK && i < count && i < 4; i++)
         same_row(&want[i], &got[i], i);
     free(got);
@@ -202,31 +202,31 @@ int main(void)
     /* The file itself, through libcsv: the header METHOD.md fixes and the empty fields. */
     LbCsvTable t;
     rc = lb_csv_read_file(path, 0, &t);
-    CHECK(rc == LB_OK && t.rows == 5, "raw.csv parses into %zu records: should be 5", t.rows);
+    lb_check(rc == LB_OK && t.rows == 5, "raw.csv parses into %zu records: should be 5", t.rows);
     if (rc == LB_OK && t.rows == 5) {
-        CHECK(t.row[0].count == LB_RAW_COLUMNS, "header has %zu fields", t.row[0].count);
-        CHECK(strcmp(t.row[0].fields[0], "model") == 0 && strcmp(t.row[0].fields[1], "n") == 0 &&
-                  strcmp(t.row[0].fields[2], "k") == 0,
-              "header starts %s,%s,%s: should be model,n,k", t.row[0].fields[0], t.row[0].fields[1],
-              t.row[0].fields[2]);
-        CHECK(strcmp(t.row[0].fields[LB_RAW_COLUMNS - 1], "status") == 0, "last column %s", t.row[0].fields[LB_RAW_COLUMNS - 1]);
-        CHECK(t.row[1].fields[2][0] == '\0' && t.row[1].fields[3][0] == '\0' &&
-                  t.row[1].fields[4][0] == '\0',
-              "standard row: k, sharing, order should be empty");
-        CHECK(strcmp(t.row[2].fields[2], "128") == 0 && strcmp(t.row[2].fields[3], "kv") == 0 &&
-                  strcmp(t.row[2].fields[4], "late") == 0 && strcmp(t.row[2].fields[5], "bf16") == 0,
-              "linformer row: k=%s sharing=%s order=%s dtype=%s", t.row[2].fields[2],
-              t.row[2].fields[3], t.row[2].fields[4], t.row[2].fields[5]);
-        CHECK(strcmp(t.row[3].fields[6], "0") == 0, "OOM row batch \"%s\": should be 0",
-              t.row[3].fields[6]);
+        lb_check(t.row[0].count == LB_RAW_COLUMNS, "header has %zu fields", t.row[0].count);
+        lb_check(strcmp(t.row[0].fields[0], "model") == 0 && strcmp(t.row[0].fields[1], "n") == 0 &&
+                     strcmp(t.row[0].fields[2], "k") == 0,
+                 "header starts %s,%s,%s: should be model,n,k", t.row[0].fields[0], t.row[0].fields[1],
+                 t.row[0].fields[2]);
+        lb_check(strcmp(t.row[0].fields[LB_RAW_COLUMNS - 1], "status") == 0, "last column %s", t.row[0].fields[LB_RAW_COLUMNS - 1]);
+        lb_check(t.row[1].fields[2][0] == '\0' && t.row[1].fields[3][0] == '\0' &&
+                     t.row[1].fields[4][0] == '\0',
+                 "standard row: k, sharing, order should be empty");
+        lb_check(strcmp(t.row[2].fields[2], "128") == 0 && strcmp(t.row[2].fields[3], "kv") == 0 &&
+                     strcmp(t.row[2].fields[4], "late") == 0 && strcmp(t.row[2].fields[5], "bf16") == 0,
+                 "linformer row: k=%s sharing=%s order=%s dtype=%s", t.row[2].fields[2],
+                 t.row[2].fields[3], t.row[2].fields[4], t.row[2].fields[5]);
+        lb_check(strcmp(t.row[3].fields[6], "0") == 0, "OOM row batch \"%s\": should be 0",
+                 t.row[3].fields[6]);
         int empty = 1;
         for (int c = 9; c <= 18; c++)
             empty &= t.row[3].fields[c][0] == '\0';
-        CHECK(empty, "OOM row: timing, passes, clock and clock-event fields should be empty");
-        CHECK(strcmp(t.row[3].fields[LB_RAW_COLUMNS - 1], "OOM") == 0, "OOM row status \"%s\"", t.row[3].fields[LB_RAW_COLUMNS - 1]);
-        CHECK(strcmp(t.row[4].fields[LB_RAW_COLUMNS - 1], want[3].error) == 0, "error row status \"%s\"",
-              t.row[4].fields[LB_RAW_COLUMNS - 1]);
-        CHECK(strcmp(t.row[1].fields[LB_RAW_COLUMNS - 1], "ok") == 0, "ok row status \"%s\"", t.row[1].fields[LB_RAW_COLUMNS - 1]);
+        lb_check(empty, "OOM row: timing, passes, clock and clock-event fields should be empty");
+        lb_check(strcmp(t.row[3].fields[LB_RAW_COLUMNS - 1], "OOM") == 0, "OOM row status \"%s\"", t.row[3].fields[LB_RAW_COLUMNS - 1]);
+        lb_check(strcmp(t.row[4].fields[LB_RAW_COLUMNS - 1], want[3].error) == 0, "error row status \"%s\"",
+                 t.row[4].fields[LB_RAW_COLUMNS - 1]);
+        lb_check(strcmp(t.row[1].fields[LB_RAW_COLUMNS - 1], "ok") == 0, "ok row status \"%s\"", t.row[1].fields[LB_RAW_COLUMNS - 1]);
     }
     lb_csv_table_free(&t);
 
@@ -234,18 +234,18 @@ int main(void)
     size_t before = file_size(path);
     append_text(path, "linformer,8192,512,layerwise,ea");
     rc = lb_raw_read(path, &got, &count);
-    CHECK(rc == LB_OK && count == 4, "with a partial last line: lb_raw_read = %d, %zu rows: should be 4", rc,
-          count);
+    lb_check(rc == LB_OK && count == 4, "with a partial last line: lb_raw_read = %d, %zu rows: should be 4", rc,
+             count);
     free(got);
     rc = lb_raw_open(path, 1, &w);
-    CHECK(rc == LB_OK, "lb_raw_open(append) after a partial line = %d: %s", rc, lb_error_message());
-    CHECK(file_size(path) == before, "resume left %zu bytes: should drop the partial line back to %zu",
-          file_size(path), before);
+    lb_check(rc == LB_OK, "lb_raw_open(append) after a partial line = %d: %s", rc, lb_error_message());
+    lb_check(file_size(path) == before, "resume left %zu bytes: should drop the partial line back to %zu",
+             file_size(path), before);
     if (w)
-        CHECK(lb_raw_append(w, &want[4]) == LB_OK, "append after resume: %s", lb_error_message());
+        lb_check(lb_raw_append(w, &want[4]) == LB_OK, "append after resume: %s", lb_error_message());
     lb_raw_close(w);
     rc = lb_raw_read(path, &got, &count);
-    CHECK(rc == LB_OK && count == 5, "after resume: %zu rows: should be 5", count);
+    lb_check(rc == LB_OK && count == 5, "after resume: %zu rows: should be 5", count);
     for (size_t i = 0; rc == LB_OK && i < count && i < 5; i++)
         same_row(&want[i], &got[i], i);
     free(got);
@@ -255,19 +255,19 @@ int main(void)
     snprintf(path2, sizeof path2, "%s/short.csv", dir);
     append_text(path2, "model,n,k,shar");
     rc = lb_raw_open(path2, 1, &w);
-    CHECK(rc == LB_OK, "lb_raw_open(append) on a cut header = %d", rc);
+    lb_check(rc == LB_OK, "lb_raw_open(append) on a cut header = %d", rc);
     if (w)
         lb_raw_append(w, &want[0]);
     lb_raw_close(w);
     rc = lb_raw_read(path2, &got, &count);
-    CHECK(rc == LB_OK && count == 1, "cut header then one row: %zu rows: should be 1", count);
+    lb_check(rc == LB_OK && count == 1, "cut header then one row: %zu rows: should be 1", count);
     free(got);
 
     /* append=0 truncates. */
     rc = lb_raw_open(path2, 0, &w);
     lb_raw_close(w);
     rc = lb_raw_read(path2, &got, &count);
-    CHECK(rc == LB_OK && count == 0, "after append=0: %zu rows: should be 0", count);
+    lb_check(rc == LB_OK && count == 0, "after append=0: %zu rows: should be 0", count);
     free(got);
 
     /* A foreign header. */
@@ -276,10 +276,10 @@ int main(void)
     append_text(path3, "model,n,x\nstandard,512,\n");
     lb_error_clear();
     rc = lb_raw_open(path3, 1, &w);
-    CHECK(rc == LB_ERR_FORMAT && w == NULL, "lb_raw_open(append) on another header = %d: should be LB_ERR_FORMAT", rc);
+    lb_check(rc == LB_ERR_FORMAT && w == NULL, "lb_raw_open(append) on another header = %d: should be LB_ERR_FORMAT", rc);
     lb_error_clear();
     rc = lb_raw_read(path3, &got, &count);
-    CHECK(rc == LB_ERR_FORMAT, "lb_raw_read on another header = %d: should be LB_ERR_FORMAT", rc);
+    lb_check(rc == LB_ERR_FORMAT, "lb_raw_read on another header = %d: should be LB_ERR_FORMAT", rc);
 
     /* A bad value names its line and column. */
     char path4[4200];
@@ -291,12 +291,12 @@ int main(void)
     append_text(path4, "standard,zero,,,,fp16,1,1,1,1,1,1,1,1,1,5,,,,0,,,ok\n");
     lb_error_clear();
     rc = lb_raw_read(path4, &got, &count);
-    CHECK(rc == LB_ERR_FORMAT && strstr(lb_error_message(), "line 3") &&
-              strstr(lb_error_message(), "invalid n \"zero\""),
-          "bad n: rc %d, message \"%s\"", rc, lb_error_message());
+    lb_check(rc == LB_ERR_FORMAT && strstr(lb_error_message(), "line 3") &&
+                 strstr(lb_error_message(), "invalid n \"zero\""),
+             "bad n: rc %d, message \"%s\"", rc, lb_error_message());
     lb_error_clear();
     rc = lb_raw_read("/nonexistent/raw.csv", &got, &count);
-    CHECK(rc == LB_ERR_IO, "missing file: rc %d: should be LB_ERR_IO", rc);
+    lb_check(rc == LB_ERR_IO, "missing file: rc %d: should be LB_ERR_IO", rc);
 
     /* Every model kind the table has: k, sharing and order written for a model with a k axis and
      * empty for the others, and each row read back whole. */
@@ -306,8 +306,8 @@ int main(void)
     rc = lb_raw_open(path5, 0, &w);
     for (int m = 0; m < LB_MODEL_COUNT; m++) {
         LbModelKind parsed;
-        CHECK(lb_model_parse(lb_model_name((LbModelKind)m), &parsed) == 0 && parsed == (LbModelKind)m,
-              "model %d: its name \"%s\" parses back", m, lb_model_name((LbModelKind)m));
+        lb_check(lb_model_parse(lb_model_name((LbModelKind)m), &parsed) == 0 && parsed == (LbModelKind)m,
+                 "model %d: its name \"%s\" parses back", m, lb_model_name((LbModelKind)m));
         kinds[m] = linformer_row(1024, (int64_t)(next_u64() % 1000) + 1);
         kinds[m].model = (LbModelKind)m;
         if (!lb_model_has_k((LbModelKind)m)) {
@@ -316,11 +316,11 @@ int main(void)
             kinds[m].order = (LbOrder)0;
         }
         if (w)
-            CHECK(lb_raw_append(w, &kinds[m]) == LB_OK, "append a %s row: %s", lb_model_name((LbModelKind)m), lb_error_message());
+            lb_check(lb_raw_append(w, &kinds[m]) == LB_OK, "append a %s row: %s", lb_model_name((LbModelKind)m), lb_error_message());
     }
     lb_raw_close(w);
     rc = lb_raw_read(path5, &got, &count);
-    CHECK(rc == LB_OK && count == LB_MODEL_COUNT, "every model kind: %zu rows read back: should be %d", count, (int)LB_MODEL_COUNT);
+    lb_check(rc == LB_OK && count == LB_MODEL_COUNT, "every model kind: %zu rows read back: should be %d", count, (int)LB_MODEL_COUNT);
     for (size_t i = 0; rc == LB_OK && i < count && i < LB_MODEL_COUNT; i++)
         same_row(&kinds[i], &got[i], i);
     free(got);
@@ -329,17 +329,17 @@ int main(void)
         int has_k = lb_model_has_k(kinds[i - 1].model);
         int empty = t.row[i].fields[2][0] == '\0' && t.row[i].fields[3][0] == '\0' && t.row[i].fields[4][0] == '\0';
         int full = t.row[i].fields[2][0] && t.row[i].fields[3][0] && t.row[i].fields[4][0];
-        CHECK(has_k ? full : empty, "%s row: k \"%s\" sharing \"%s\" order \"%s\": should be %s", t.row[i].fields[0],
-              t.row[i].fields[2], t.row[i].fields[3], t.row[i].fields[4], has_k ? "written" : "empty");
+        lb_check(has_k ? full : empty, "%s row: k \"%s\" sharing \"%s\" order \"%s\": should be %s", t.row[i].fields[0],
+                 t.row[i].fields[2], t.row[i].fields[3], t.row[i].fields[4], has_k ? "written" : "empty");
     }
     lb_csv_table_free(&t);
     /* A model name the table does not know is refused, naming the ones it does. */
     append_text(path5, "nosuchmodel,512,,,,fp16,1,1,1,1,1,1,1,1,1,5,,,,0,,,ok\n");
     lb_error_clear();
     rc = lb_raw_read(path5, &got, &count);
-    CHECK(rc == LB_ERR_FORMAT && strstr(lb_error_message(), "invalid model \"nosuchmodel\"") &&
-              strstr(lb_error_message(), lb_model_name((LbModelKind)(LB_MODEL_COUNT - 1))),
-          "unknown model: rc %d, message \"%s\"", rc, lb_error_message());
+    lb_check(rc == LB_ERR_FORMAT && strstr(lb_error_message(), "invalid model \"nosuchmodel\"") &&
+                 strstr(lb_error_message(), lb_model_name((LbModelKind)(LB_MODEL_COUNT - 1))),
+             "unknown model: rc %d, message \"%s\"", rc, lb_error_message());
 
     /* A raw.csv from before device_uuid and host reads, with both empty; a resume appends rows in
      * its layout, so the file stays one table. */
@@ -350,21 +350,21 @@ int main(void)
                        "clock_events,slowdown,status\n"
                        "standard,512,,,,fp16,7,100,90,2,1,3,0.25,2048,1.5,5,,,,0,ok\n");
     rc = lb_raw_open(path6, 1, &w);
-    CHECK(rc == LB_OK, "lb_raw_open(append) on a raw.csv without device_uuid and host = %d: %s", rc, lb_error_message());
+    lb_check(rc == LB_OK, "lb_raw_open(append) on a raw.csv without device_uuid and host = %d: %s", rc, lb_error_message());
     if (w)
-        CHECK(lb_raw_append(w, &want[0]) == LB_OK, "append to an old raw.csv: %s", lb_error_message());
+        lb_check(lb_raw_append(w, &want[0]) == LB_OK, "append to an old raw.csv: %s", lb_error_message());
     lb_raw_close(w);
     rc = lb_raw_read(path6, &got, &count);
-    CHECK(rc == LB_OK && count == 2 && got[0].batch == 7 && got[0].peak_bytes == 90 && got[0].median_ms == 2.0 &&
-              got[0].status == LB_CELL_OK && got[0].device_uuid[0] == '\0' && got[0].host[0] == '\0' &&
-              got[1].batch == want[0].batch && got[1].device_uuid[0] == '\0',
-          "old raw.csv: rc %d (%s), %zu rows, batch %lld, uuid \"%s\"", rc, lb_error_message(), count,
-          count ? (long long)got[0].batch : -1LL, count ? got[0].device_uuid : "");
+    lb_check(rc == LB_OK && count == 2 && got[0].batch == 7 && got[0].peak_bytes == 90 && got[0].median_ms == 2.0 &&
+                 got[0].status == LB_CELL_OK && got[0].device_uuid[0] == '\0' && got[0].host[0] == '\0' &&
+                 got[1].batch == want[0].batch && got[1].device_uuid[0] == '\0',
+             "old raw.csv: rc %d (%s), %zu rows, batch %lld, uuid \"%s\"", rc, lb_error_message(), count,
+             count ? (long long)got[0].batch : -1LL, count ? got[0].device_uuid : "");
     free(got);
     rc = lb_csv_read_file(path6, 0, &t);
-    CHECK(rc == LB_OK && t.rows == 3 && t.row[2].count == LB_RAW_COLUMNS - 2,
-          "old raw.csv after an append: %zu lines, the new one %zu fields: should be 3 and %d", t.rows,
-          rc == LB_OK && t.rows > 2 ? t.row[2].count : 0, LB_RAW_COLUMNS - 2);
+    lb_check(rc == LB_OK && t.rows == 3 && t.row[2].count == LB_RAW_COLUMNS - 2,
+             "old raw.csv after an append: %zu lines, the new one %zu fields: should be 3 and %d", t.rows,
+             rc == LB_OK && t.rows > 2 ? t.row[2].count : 0, LB_RAW_COLUMNS - 2);
     if (rc == LB_OK)
         lb_csv_table_free(&t);
 
@@ -375,5 +375,5 @@ int main(void)
     remove(path5);
     remove(path6);
     remove(dir);
-    return lb_rc_finish("test_raw");
+    return lb_test_finish("test_raw");
 }

@@ -11,10 +11,10 @@
 #include <time.h>
 
 #include "attn/status.h"
-#include "report_check.h"
 #include "reports/csv_io.h"
 #include "reports/grid.h"
 #include "reports/speedups.h"
+#include "tests/lib/check.h"
 
 static uint64_t rng_state;
 
@@ -104,10 +104,10 @@ static void check_table3_unchanged(const LbCellResult *rows, size_t count, const
     if (rc == LB_OK)
         rc = lb_grids_write(dir, &g);
     lb_grid_free(&g);
-    CHECK(rc == LB_OK, "Table 3 files of fixed rows: %s", lb_error_message());
+    lb_check(rc == LB_OK, "Table 3 files of fixed rows: %s", lb_error_message());
     char *t = slurp(dir, "time_speedup.csv"), *m = slurp(dir, "memory_speedup.csv");
-    CHECK(t && strcmp(t, "n,k=128,k=256,k=1024\n512,1.6,1.25,\n1024,OOM,NA,\n") == 0, "time_speedup.csv:\n%s", t ? t : "(none)");
-    CHECK(m && strcmp(m, "n,k=128,k=256,k=1024\n512,1.75,1.5,\n1024,OOM,NA,\n") == 0, "memory_speedup.csv:\n%s", m ? m : "(none)");
+    lb_check(t && strcmp(t, "n,k=128,k=256,k=1024\n512,1.6,1.25,\n1024,OOM,NA,\n") == 0, "time_speedup.csv:\n%s", t ? t : "(none)");
+    lb_check(m && strcmp(m, "n,k=128,k=256,k=1024\n512,1.75,1.5,\n1024,OOM,NA,\n") == 0, "memory_speedup.csv:\n%s", m ? m : "(none)");
     free(t);
     free(m);
 
@@ -123,14 +123,14 @@ static void check_table3_unchanged(const LbCellResult *rows, size_t count, const
         if (rc == LB_OK)
             rc = lb_grids_write(dir, &g);
         lb_grid_free(&g);
-        CHECK(rc == LB_OK, "Table 3 files, pass %d: %s", pass, lb_error_message());
+        lb_check(rc == LB_OK, "Table 3 files, pass %d: %s", pass, lb_error_message());
         texts[pass][0] = slurp(dir, "time_speedup.csv");
         texts[pass][1] = slurp(dir, "memory_speedup.csv");
     }
     for (int f = 0; f < 2; f++) {
-        CHECK(texts[0][f] && texts[1][f] && strcmp(texts[0][f], texts[1][f]) == 0,
-              "%s with every model's rows differs from the paper's two models' rows alone:\n%s\n---\n%s",
-              f ? "memory_speedup.csv" : "time_speedup.csv", texts[0][f] ? texts[0][f] : "", texts[1][f] ? texts[1][f] : "");
+        lb_check(texts[0][f] && texts[1][f] && strcmp(texts[0][f], texts[1][f]) == 0,
+                 "%s with every model's rows differs from the paper's two models' rows alone:\n%s\n---\n%s",
+                 f ? "memory_speedup.csv" : "time_speedup.csv", texts[0][f] ? texts[0][f] : "", texts[1][f] ? texts[1][f] : "");
         free(texts[0][f]);
         free(texts[1][f]);
     }
@@ -171,15 +171,15 @@ int main(void)
         }
     }
 
-    char *dir = lb_rc_tempdir("speedups");
+    char *dir = lb_test_tempdir("speedups");
     int rc = lb_speedups_write(dir, rows, count, n, 3, k, 3, NULL);
-    CHECK(rc == LB_OK, "lb_speedups_write = %d: %s", rc, lb_error_message());
+    lb_check(rc == LB_OK, "lb_speedups_write = %d: %s", rc, lb_error_message());
     char path[4200];
     snprintf(path, sizeof path, "%s/speedups.csv", dir);
     LbCsvTable t;
     memset(&t, 0, sizeof t);
     rc = lb_csv_read_file(path, 0, &t);
-    CHECK(rc == LB_OK && t.rows >= 1, "speedups.csv read back: %d", rc);
+    lb_check(rc == LB_OK && t.rows >= 1, "speedups.csv read back: %d", rc);
 
     int measured[LB_MODEL_COUNT] = {0};
     for (size_t r = 0; r < count; r++)
@@ -200,36 +200,36 @@ int main(void)
         static const char *const want_hdr[] = {"model", "baseline", "n", "k", "time_speedup", "memory_speedup"};
         for (int c = 0; hdr && c < LB_SPEEDUPS_COLUMNS; c++)
             hdr = strcmp(t.row[0].fields[c], want_hdr[c]) == 0;
-        CHECK(hdr, "header should be model,baseline,n,k,time_speedup,memory_speedup");
-        CHECK(t.rows - 1 == want_rows, "%zu rows: should be %zu", t.rows - 1, want_rows);
+        lb_check(hdr, "header should be model,baseline,n,k,time_speedup,memory_speedup");
+        lb_check(t.rows - 1 == want_rows, "%zu rows: should be %zu", t.rows - 1, want_rows);
         size_t values = 0;
         for (size_t r = 1; r < t.rows; r++) {
             char **f = t.row[r].fields;
-            if (!CHECK(t.row[r].count == LB_SPEEDUPS_COLUMNS, "line %zu: %zu fields", t.line[r], t.row[r].count))
+            if (!lb_check(t.row[r].count == LB_SPEEDUPS_COLUMNS, "line %zu: %zu fields", t.line[r], t.row[r].count))
                 continue;
             LbModelKind m, b;
             long long nv = 0, kv = 0;
-            int ok = CHECK(lb_model_parse(f[0], &m) == 0 && lb_model_parse(f[1], &b) == 0 && m != b,
-                           "line %zu: model \"%s\" baseline \"%s\"", t.line[r], f[0], f[1]);
-            ok = ok && CHECK(compared(m, b), "line %zu: %s against %s: not a pair the file holds", t.line[r], f[0],
-                             f[1]);
-            ok = ok && CHECK(lb_csv_parse_int64(f[2], &nv) == 0, "line %zu: n \"%s\"", t.line[r], f[2]);
-            ok = ok && CHECK(lb_model_has_k(m) ? lb_csv_parse_int64(f[3], &kv) == 0 : f[3][0] == '\0',
-                             "line %zu: %s k \"%s\": should be %s", t.line[r], f[0], f[3],
-                             lb_model_has_k(m) ? "a number" : "empty");
+            int ok = lb_check(lb_model_parse(f[0], &m) == 0 && lb_model_parse(f[1], &b) == 0 && m != b,
+                              "line %zu: model \"%s\" baseline \"%s\"", t.line[r], f[0], f[1]);
+            ok = ok && lb_check(compared(m, b), "line %zu: %s against %s: not a pair the file holds", t.line[r], f[0],
+                                f[1]);
+            ok = ok && lb_check(lb_csv_parse_int64(f[2], &nv) == 0, "line %zu: n \"%s\"", t.line[r], f[2]);
+            ok = ok && lb_check(lb_model_has_k(m) ? lb_csv_parse_int64(f[3], &kv) == 0 : f[3][0] == '\0',
+                                "line %zu: %s k \"%s\": should be %s", t.line[r], f[0], f[3],
+                                lb_model_has_k(m) ? "a number" : "empty");
             if (!ok)
                 continue;
             const LbCellResult *mr = find(rows, count, m, nv, kv), *br = find(rows, count, b, nv, kv);
             char want[2][64];
             expected(br, mr, 0, want[0], sizeof want[0]);
             expected(br, mr, 1, want[1], sizeof want[1]);
-            CHECK(strcmp(f[4], want[0]) == 0, "line %zu (%s/%s n=%lld k=%lld): time \"%s\": should be %s",
-                  t.line[r], f[0], f[1], nv, kv, f[4], want[0]);
-            CHECK(strcmp(f[5], want[1]) == 0, "line %zu (%s/%s n=%lld k=%lld): memory \"%s\": should be %s",
-                  t.line[r], f[0], f[1], nv, kv, f[5], want[1]);
+            lb_check(strcmp(f[4], want[0]) == 0, "line %zu (%s/%s n=%lld k=%lld): time \"%s\": should be %s",
+                     t.line[r], f[0], f[1], nv, kv, f[4], want[0]);
+            lb_check(strcmp(f[5], want[1]) == 0, "line %zu (%s/%s n=%lld k=%lld): memory \"%s\": should be %s",
+                     t.line[r], f[0], f[1], nv, kv, f[5], want[1]);
             values += strcmp(f[4], "NA") && strcmp(f[4], "OOM") && strcmp(f[4], "ERR");
         }
-        CHECK(values > 0, "some rows hold numbers (seed gave none)");
+        lb_check(values > 0, "some rows hold numbers (seed gave none)");
     }
     lb_csv_table_free(&t);
 
@@ -243,34 +243,34 @@ int main(void)
     }
     LbSpeedupPair pairs[LB_SPEEDUP_PAIRS_MAX];
     size_t np = lb_speedup_pairs(all, pairs);
-    CHECK(np == (size_t)(bases * (LB_MODEL_COUNT - 1) - bases * (bases - 1) / 2), "%zu pairs for %d models, %d baselines",
-          np, (int)LB_MODEL_COUNT, bases);
+    lb_check(np == (size_t)(bases * (LB_MODEL_COUNT - 1) - bases * (bases - 1) / 2), "%zu pairs for %d models, %d baselines",
+             np, (int)LB_MODEL_COUNT, bases);
     for (size_t p = 0; p < np; p++)
-        CHECK(compared(pairs[p].model, pairs[p].baseline), "pair %zu: %s against %s", p, lb_model_name(pairs[p].model),
-              lb_model_name(pairs[p].baseline));
+        lb_check(compared(pairs[p].model, pairs[p].baseline), "pair %zu: %s against %s", p, lb_model_name(pairs[p].model),
+                 lb_model_name(pairs[p].baseline));
     LbModelKind chunked;
     if (lb_model_parse("chunked", &chunked) == 0 && lb_model_baseline(chunked) > 0) {
         all[chunked] = 0;
         np = lb_speedup_pairs(all, pairs);
-        CHECK(np == (size_t)((bases - 1) * (LB_MODEL_COUNT - 2) - (bases - 1) * (bases - 2) / 2),
-              "without chunked measured: %zu pairs", np);
+        lb_check(np == (size_t)((bases - 1) * (LB_MODEL_COUNT - 2) - (bases - 1) * (bases - 2) / 2),
+                 "without chunked measured: %zu pairs", np);
         for (size_t p = 0; p < np; p++)
-            CHECK(pairs[p].model != chunked && pairs[p].baseline != chunked, "pair %zu names chunked", p);
+            lb_check(pairs[p].model != chunked && pairs[p].baseline != chunked, "pair %zu names chunked", p);
     }
 
     /* meta.csv's models, or the paper's two for a sweep from before --models. */
     LbMeta meta = {0};
     int got[LB_MODEL_COUNT];
-    CHECK(lb_models_measured(&meta, NULL, 0, got) == 0 && got[LB_MODEL_STANDARD] && got[LB_MODEL_LINFORMER],
-          "no models key: the paper's two");
+    lb_check(lb_models_measured(&meta, NULL, 0, got) == 0 && got[LB_MODEL_STANDARD] && got[LB_MODEL_LINFORMER],
+             "no models key: the paper's two");
     lb_meta_set(&meta, "models", "%s", lb_model_name(LB_MODEL_LINFORMER));
-    CHECK(lb_models_measured(&meta, NULL, 0, got) == 0 && !got[LB_MODEL_STANDARD] && got[LB_MODEL_LINFORMER],
-          "models=linformer: linformer only");
+    lb_check(lb_models_measured(&meta, NULL, 0, got) == 0 && !got[LB_MODEL_STANDARD] && got[LB_MODEL_LINFORMER],
+             "models=linformer: linformer only");
     lb_meta_set(&meta, "models", "standard,nosuchmodel");
-    CHECK(lb_models_measured(&meta, NULL, 0, got) == -1, "an unknown model in models is refused");
+    lb_check(lb_models_measured(&meta, NULL, 0, got) == -1, "an unknown model in models is refused");
     lb_meta_free(&meta);
 
     check_table3_unchanged(rows, count, dir);
-    lb_rc_cleanup(dir);
-    return lb_rc_finish("test_speedups");
+    lb_test_cleanup(dir);
+    return lb_test_finish("test_speedups");
 }

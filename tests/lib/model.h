@@ -1,7 +1,8 @@
-/* Small model configurations shared by the tests of tests/model/: every variant of every model
- * the table holds (attn/attention.h). */
-#ifndef LB_TESTS_MODELS_H
-#define LB_TESTS_MODELS_H
+/* The small test model, configured once for every test that needs one (tests/model, tests/reports,
+ * tests/gpu): 2 layers, d_model 16, 4 heads, ffn 24, vocab 50, fp32; and every variant of every
+ * model the table holds (attn/attention.h) on it. */
+#ifndef LB_TESTS_LIB_MODEL_H
+#define LB_TESTS_LIB_MODEL_H
 
 #include <stdio.h>
 

@@ -1,0 +1,46 @@
+/* What every figure of `linbench plot` is written with, reports/plot.c's and the breakdown's
+ * (reports/breakdown_plot.c) alike: its files, each written whole or not at all, and the gnuplot
+ * text its script shares (quoting, the opening, the title, the closing SVG pass). Internal to
+ * reports/. */
+#ifndef LB_REPORTS_PLOT_FIGURE_H
+#define LB_REPORTS_PLOT_FIGURE_H
+
+#if defined(LB_LAYER_BASE) || defined(LB_LAYER_ATTN) || defined(LB_LAYER_GPU)
+#error "attn/ and gpu/ may not include reports/ headers"
+#endif
+
+#include <stdio.h>
+
+#include "reports/sweep_dir.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Writes one file of a figure into f; arg is the figure's own. LB_OK or an error status. */
+typedef int (*LbPlotWriteFn)(FILE *f, const LbSweepDir *s, const void *arg);
+
+/* DIR/NAME.EXT written by fn, atomically (reports/atomic_file.h). LB_OK, LB_ERR_NOMEM, fn's
+ * status, or LB_ERR_IO naming the file that could not be written. */
+int lb_plot_write_file(const char *dir, const char *name, const char *ext, LbPlotWriteFn fn,
+                       const LbSweepDir *s, const void *arg);
+
+/* s as a gnuplot single-quoted string: only ' needs escaping there, doubled; newlines dropped. */
+void lb_gp_quote(FILE *f, const char *s);
+
+/* The opening of script NAME.gp ("# linbench plot: WHAT."): where it lives (from ARG0, so the data
+ * and images sit beside it whatever the current directory), its data file NAME.plot.csv and its
+ * PNG output NAME.png. */
+void lb_gp_preamble(FILE *f, const char *name, const char *what);
+
+/* A two-line title: title, then subtitle below it, both quoted. */
+void lb_gp_title(FILE *f, const char *title, const char *subtitle);
+
+/* Render the plot set up above once more, as NAME.svg. */
+void lb_gp_svg(FILE *f, const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,161 @@
+/* The one way a test runs the linbench binary: argv in (argv[0] the binary's path); exit code,
+ * stdout and stderr out, captured in files in the test's scratch directory (lb_scratch_dir) and
+ * read back as strings. What the next children start with can be changed: a resource limit, stdout
+ * sent to a given file (/dev/full, to see a write failure reported), another environment (PATH
+ * without gnuplot), a process group of their own (to kill a sweep with its workers). Several
+ * children at once are told apart by a tag. */
+#ifndef LB_TESTS_LIB_SPAWN_H
+#define LB_TESTS_LIB_SPAWN_H
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests/lib/check.h"
+
+extern char **environ;
+
+typedef struct LbRun {
+    int code;  /* exit code, 128 + signal, or -1 when the child could not be started or waited for */
+    char *out; /* stdout ("" when it went elsewhere) */
+    char *err; /* stderr */
+} LbRun;
+
+/* The scratch directory the captures go to; lb_scratch_dir sets it. */
+static const char *lb_scratch;
+
+/* A fresh scratch directory for this test's files (lb_test_tempdir: lb-NAME-XXXXXX under $TMPDIR
+ * or /tmp), where the runs below capture their output. */
+static inline const char *lb_scratch_dir(const char *name)
+{
+    lb_scratch = lb_test_tempdir(name);
+    return lb_scratch;
+}
+
+/* What the next children start with. A resource limit (RLIMIT_FSIZE for a write that fails
+ * part-way, RLIMIT_AS for a machine with less memory; resource -1 for none): SIGXFSZ is ignored
+ * with RLIMIT_FSIZE so an oversized write fails with EFBIG, as a full disk fails with ENOSPC. */
+static int lb_child_resource = -1;
+static rlim_t lb_child_limit;
+/* Where their stdout goes instead of the capture (e.g. /dev/full), or NULL. */
+static const char *lb_child_stdout;
+/* Their environment instead of ours, or NULL. */
+static char *const *lb_child_env;
+/* Nonzero: each starts a process group of its own, which its own children join, so that
+ * kill(-pid, ...) reaches a sweep's workers too. */
+static int lb_child_group;
+
+static inline void lb_capture_paths(const char *tag, char *out, char *err, size_t size)
+{
+    snprintf(out, size, "%s/.stdout%s", lb_scratch, tag);
+    snprintf(err, size, "%s/.stderr%s", lb_scratch, tag);
+}
+
+/* Start argv with output to the captures .stdout<tag> and .stderr<tag>; returns the pid. */
+static inline pid_t lb_start_tagged(char *const argv[], const char *tag)
+{
+    char out[4200], err[4200];
+    lb_capture_paths(tag, out, err, sizeof out);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (lb_child_group)
+            setpgid(0, 0);
+        int o = open(lb_child_stdout ? lb_child_stdout : out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int in = open("/dev/null", O_RDONLY);
+        if (o < 0 || e < 0 || in < 0)
+            _exit(126);
+        dup2(o, 1);
+        dup2(e, 2);
+        dup2(in, 0);
+        if (lb_child_resource >= 0) {
+            struct rlimit rl = {lb_child_limit, lb_child_limit};
+            signal(SIGXFSZ, SIG_IGN);
+            if (setrlimit(lb_child_resource, &rl) != 0)
+                _exit(126);
+        }
+        execve(argv[0], argv, lb_child_env ? lb_child_env : environ);
+        _exit(127);
+    }
+    if (pid > 0 && lb_child_group)
+        setpgid(pid, pid); /* here too, so a kill right after the fork finds the group */
+    return pid;
+}
+
+static inline pid_t lb_start(char *const argv[]) { return lb_start_tagged(argv, ""); }
+
+/* Wait for pid and read its captures (tag as started). They are removed once read, so the
+ * directory holds only what the binary wrote, and a capture that went elsewhere reads "". */
+static inline LbRun lb_wait_tagged(pid_t pid, const char *tag)
+{
+    LbRun r = {-1, NULL, NULL};
+    int status = 0;
+    if (pid > 0 && waitpid(pid, &status, 0) == pid)
+        r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    char out[4200], err[4200];
+    lb_capture_paths(tag, out, err, sizeof out);
+    r.out = lb_slurp(out);
+    r.err = lb_slurp(err);
+    remove(out);
+    remove(err);
+    if (!r.out)
+        r.out = strdup("");
+    if (!r.err)
+        r.err = strdup("");
+    return r;
+}
+
+static inline LbRun lb_wait(pid_t pid) { return lb_wait_tagged(pid, ""); }
+
+static inline LbRun lb_run(char *const argv[]) { return lb_wait(lb_start(argv)); }
+
+/* argv for `BIN CMD BASE... EXTRA...` (a test's fixed flags, then the case's), NULL-terminated in
+ * argv[0 .. cap-1]; returns the index of that NULL, where a caller may append more and terminate
+ * again. Exits the test when cap is too small, rather than write past it. */
+static inline int lb_argv(char **argv, int cap, const char *bin, const char *cmd, char *const base[], int nbase,
+                          char *const extra[], int nextra)
+{
+    if (nbase + nextra + 3 > cap) {
+        fprintf(stderr, "lb_argv: %d arguments do not fit %d\n", nbase + nextra + 2, cap);
+        exit(1);
+    }
+    int a = 0;
+    argv[a++] = (char *)bin;
+    argv[a++] = (char *)cmd;
+    for (int i = 0; i < nbase; i++)
+        argv[a++] = base[i];
+    for (int i = 0; i < nextra; i++)
+        argv[a++] = extra[i];
+    argv[a] = NULL;
+    return a;
+}
+
+static inline void lb_run_free(LbRun *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+static inline int lb_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* Lines in a string (the newline count). */
+static inline int lb_lines(const char *s)
+{
+    int n = 0;
+    for (; s && *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+#endif
