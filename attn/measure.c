@@ -4,11 +4,15 @@
  * allocation failure B is bisected down by further allocations (cheap: nothing runs). The
  * largest B whose arena allocates is then built and run once: that pass verifies it and is the
  * warm-up. Probing is by allocation only, never by provoking a kernel fault. */
+#define _POSIX_C_SOURCE 200809L
+
 #include "attn/measure.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "attn/arena.h"
 #include "attn/clock_events.h"
@@ -95,6 +99,14 @@ static void set_error(LbCellResult *out, int rc)
     snprintf(out->error, sizeof out->error, "%s", rc == LB_OK ? "unknown error" : lb_error_message());
 }
 
+/* CLOCK_MONOTONIC in seconds: the span the energy counter's two readings cover. */
+static double host_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 int lb_measure_cell(LbBackend *be, const LbModelConfig *cfg, size_t budget,
                     const LbTimingOptions *opt, uint64_t seed, const volatile sig_atomic_t *stop,
                     LbCellResult *out)
@@ -107,6 +119,7 @@ int lb_measure_cell(LbBackend *be, const LbModelConfig *cfg, size_t budget,
     out->order = cfg->order;
     out->dtype = cfg->dtype;
     out->sm_clock_start_mhz = out->sm_clock_end_mhz = -1;
+    out->power_w = out->energy_j_per_seq = NAN;
 
     const LbPlanParams pp = {be->elem_bytes, be->alignment, be->workspace_bytes};
     int64_t B = lb_plan_largest_batch(cfg, &pp, budget, opt->max_batch);
@@ -171,6 +184,11 @@ int lb_measure_cell(LbBackend *be, const LbModelConfig *cfg, size_t budget,
         goto fail;
     }
     out->sm_clock_start_mhz = be->ops->sm_clock_mhz(be);
+    double joules0 = 0, joules1 = 0;
+    const int energy_rc = be->ops->energy_j(be, &joules0);
+    if (energy_rc != LB_OK)
+        snprintf(out->energy_why, sizeof out->energy_why, "%s", lb_error_message());
+    const double host0 = host_seconds();
     double timed_ms = 0;
     int passes = 0;
     while (passes < opt->max_passes) {
@@ -194,6 +212,16 @@ int lb_measure_cell(LbBackend *be, const LbModelConfig *cfg, size_t budget,
             break;
     }
     out->sm_clock_end_mhz = be->ops->sm_clock_mhz(be);
+    const double host_s = host_seconds() - host0;
+    if (energy_rc == LB_OK) {
+        if (be->ops->energy_j(be, &joules1) != LB_OK)
+            snprintf(out->energy_why, sizeof out->energy_why, "%s", lb_error_message());
+        else if (!(joules1 > joules0) || !(host_s > 0))
+            snprintf(out->energy_why, sizeof out->energy_why,
+                     "the energy counter did not advance over the %.3g s of timed passes", host_s);
+        else
+            out->power_w = (joules1 - joules0) / host_s;
+    }
     /* Flagged only for a slowdown the GPU did not choose: an H100 boosts near 1980 MHz and holds
      * about 1.6-1.75 GHz under tensor-core load, a fall of more than 10% that is no fault. */
     out->slowdown = (out->clock_events & LB_CLOCK_EVENTS_SLOWDOWN) != 0;
@@ -201,6 +229,8 @@ int lb_measure_cell(LbBackend *be, const LbModelConfig *cfg, size_t budget,
     out->peak_bytes = (int64_t)arena.high_water;
     lb_stats_summary(times, passes, &out->median_ms, &out->min_ms, &out->max_ms);
     out->ms_per_seq = out->median_ms / (double)B;
+    if (!isnan(out->power_w))
+        out->energy_j_per_seq = out->power_w * out->median_ms / 1000.0 / (double)B;
     if (out->median_ms > 0) {
         double seconds = out->median_ms / 1000.0;
         out->tokens_per_s = (double)B * (double)cfg->n / seconds;

@@ -38,6 +38,12 @@ typedef struct LbCellResult {
     int clock_events_known; /* the reasons below could be read (NVML) */
     uint64_t clock_events;  /* clock-event reasons seen after any timed pass (attn/clock_events.h) */
     int slowdown;           /* one of them was thermal or a hardware slowdown */
+    /* Energy (LbOps.energy_j read before the first timed pass and after the last): the mean power
+     * over the timed passes (joules over host seconds), and the energy of one sequence at it,
+     * power x median_ms / batch. NaN where no counter could be read or it did not advance;
+     * energy_why says why ("" when known). */
+    double power_w, energy_j_per_seq;
+    char energy_why[256];
     LbCellStatus status;
     char error[LB_ERROR_MAX];        /* status text: "ok", "OOM", or the error message (as long as
                              * attn/status.c keeps one, so a message is never cut here) */

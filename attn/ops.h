@@ -166,6 +166,13 @@ typedef struct LbOps {
      * multiples of 16 up to LB_FLASH_HD_MAX. */
     int (*flash_attention)(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld_qkv, void *o,
                            int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale);
+
+    /* --- energy (attn/measure.c) ------------------------------------------------------------ */
+    /* The device's energy counter in joules from an arbitrary origin, never decreasing over the
+     * backend's life (a counter that wraps is unwrapped): NVML's total energy on the GPU (Volta
+     * and later), the powercap (RAPL) package counter on the CPU. LB_ERR_UNSUPPORTED, the message
+     * saying why, where none can be read. */
+    int (*energy_j)(LbBackend *be, double *joules);
 } LbOps;
 
 /* The widest head the flash model takes, and the multiple its width must be (the tensor-core

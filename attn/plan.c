@@ -96,6 +96,12 @@ static int no_flash(LbBackend *be, const void *q, const void *k, const void *v, 
            (void)scale, LB_OK;
 }
 static int no_sync(LbBackend *be) { return (void)be, LB_OK; }
+static int no_energy(LbBackend *be, double *joules)
+{
+    (void)be;
+    *joules = 0;
+    return LB_ERR_UNSUPPORTED;
+}
 static int no_timer_stop(LbBackend *be, double *ms)
 {
     (void)be;
@@ -140,6 +146,7 @@ static const LbOps counting_ops = {
     .favor_features = no_favor,
     .divide_by_last = no_divide,
     .flash_attention = no_flash,
+    .energy_j = no_energy,
     .sync = no_sync,
     .timer_start = no_sync,
     .timer_stop = no_timer_stop,

@@ -2,6 +2,7 @@
  * key: value lines; or with --dump, one forward pass written out as .npy files so a user can
  * check linbench against their own framework. */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +122,11 @@ static void print_result(const LbRunSettings *o, const LbCellResult *r, uint64_t
     char events[256];
     if (r->clock_events_known && lb_clock_events_text(r->clock_events, events, sizeof events) == 0)
         printf("clock events: %s%s\n", events, r->slowdown ? " (slowed: thermal or hardware slowdown)" : "");
+    if (!isnan(r->energy_j_per_seq))
+        printf("energy per sequence: %.4g J (mean power %.4g W over the timed passes)\n", r->energy_j_per_seq,
+               r->power_w);
+    else
+        printf("energy per sequence: unknown (%s)\n", r->energy_why);
 }
 
 /* --breakdown: one traced pass at the measured batch (attn/breakdown.h), printed as breakdown.csv's

@@ -478,6 +478,20 @@ static int lb_cuda_clock_events(LbBackend *be, uint64_t *reasons)
     return LB_OK;
 }
 
+/* NVML's counter is 64 bits of mJ: it does not wrap in the life of a GPU. */
+static int lb_cuda_energy_j(LbBackend *be, double *joules)
+{
+    unsigned long long mj = 0;
+    *joules = 0;
+    if (!lb_cuda_state(be)->nvml)
+        return LB_FAIL(LB_ERR_UNSUPPORTED, "no energy counter: NVML (libnvidia-ml.so.1) could not be loaded for this GPU");
+    if (lb_nvml_energy_mj(lb_cuda_state(be)->nvml, &mj) != 0)
+        return LB_FAIL(LB_ERR_UNSUPPORTED, "no energy counter: NVML has no total energy for this GPU (it needs Volta "
+                                           "or later and a driver that reports it)");
+    *joules = (double)mj / 1000.0;
+    return LB_OK;
+}
+
 /* --- the device --------------------------------------------------------------------------- */
 
 static int lb_cuda_describe(LbBackend *be, LbDeviceInfo *info)
@@ -591,6 +605,7 @@ static const LbOps lb_cuda_ops = {
     lb_cuda_event_record,
     lb_cuda_event_elapsed,
     lb_cuda_flash_attention_op,
+    lb_cuda_energy_j,
 };
 
 #define LB_CUDA_GRID_CAP_DEFAULT (1u << 30) /* gridDim.x allows 2^31 - 1 */

@@ -130,6 +130,15 @@ void lb_nvml_state(LbNvml *nv, int *persistence, int *mig, int *other_processes)
     *other_processes = others;
 }
 
+int lb_nvml_energy_mj(LbNvml *nv, unsigned long long *mj)
+{
+    *mj = 0;
+    int (*get)(LbNvmlDeviceRaw, unsigned long long *) = NULL;
+    if (!nv || lb_nvml_sym(nv->lib, "nvmlDeviceGetTotalEnergyConsumption", &get, sizeof get) != 0)
+        return -1;
+    return get(nv->dev, mj) == 0 ? 0 : -1;
+}
+
 void lb_nvml_close(LbNvml *nv)
 {
     if (!nv)

@@ -28,6 +28,9 @@ int lb_nvml_clock_events(LbNvml *nv, unsigned long long *reasons);
 /* For `linbench check`'s environment block: persistence mode and MIG mode (1 on, 0 off) and the
  * number of compute processes on the GPU other than this one; -1 each where NVML cannot tell. */
 void lb_nvml_state(LbNvml *nv, int *persistence, int *mig, int *other_processes);
+/* The GPU's total energy since the driver loaded, in mJ (nvmlDeviceGetTotalEnergyConsumption,
+ * Volta and later); -1 when it cannot be read (NULL handle, an older GPU or driver). */
+int lb_nvml_energy_mj(LbNvml *nv, unsigned long long *mj);
 void lb_nvml_close(LbNvml *nv);
 
 #ifdef __cplusplus

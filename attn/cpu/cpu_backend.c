@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attn/cpu/cpu_energy.h"
 #include "attn/cpu/cpu_ref.h"
 #include "attn/ops.h"
 #include "attn/status.h"
@@ -32,6 +33,7 @@ typedef struct LbCpuState {
     int timing; /* timer_start seen, timer_stop not yet */
     double *events; /* event_record's times in ms (CLOCK_MONOTONIC), NaN until recorded */
     int64_t n_events;
+    LbCpuEnergy energy; /* the powercap counter, unwrapped (cpu_energy.c) */
 } LbCpuState;
 
 static LbCpuState *lb_cpu_state(LbBackend *be) { return be->impl; }
@@ -395,6 +397,8 @@ static int lb_cpu_clock_events(LbBackend *be, uint64_t *reasons)
     return LB_ERR_UNSUPPORTED; /* a CPU has no such reasons to report */
 }
 
+static int lb_cpu_energy_j(LbBackend *be, double *joules) { return lb_cpu_energy_read(&lb_cpu_state(be)->energy, joules); }
+
 static int lb_cpu_sm_clock_mhz(LbBackend *be)
 {
     (void)be;
@@ -490,6 +494,7 @@ static const LbOps lb_cpu_ops = {
     .event_record = lb_cpu_event_record,
     .event_elapsed = lb_cpu_event_elapsed,
     .flash_attention = lb_cpu_flash_attention,
+    .energy_j = lb_cpu_energy_j,
 };
 
 /* The host's physical memory, for a capacity of 0 (no --mem-limit). */

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "attn/ops.h"
 #include "attn/status.h"
@@ -82,6 +83,18 @@ static void check_library(int old)
     setenv("LB_EMU_NVML_ERROR", "mig:4", 1);
     lb_nvml_state(nv, &p, &m, &o);
     lb_check(m == -1, "MIG NO_PERMISSION: unknown (%d)", m);
+    /* the total-energy counter: a current driver's advances, an old one has none */
+    unsigned long long e0 = 0, e1 = 0;
+    const int got0 = lb_nvml_energy_mj(nv, &e0);
+    usleep(20000);
+    const int got1 = lb_nvml_energy_mj(nv, &e1);
+    if (old)
+        lb_check(got0 == -1 && got1 == -1, "the old driver: no energy counter");
+    else
+        lb_check(got0 == 0 && got1 == 0 && e0 >= 5000000ull && e1 > e0, "energy counter: %llu then %llu mJ", e0, e1);
+    setenv("LB_EMU_NVML_ERROR", "energy:3", 1);
+    lb_check(lb_nvml_energy_mj(nv, &e0) == -1 && e0 == 0, "energy NOT_SUPPORTED: -1");
+    unsetenv("LB_EMU_NVML_ERROR");
     lb_nvml_close(nv);
     clear();
 
@@ -143,9 +156,12 @@ static void check_run(const char *linbench)
     size_t got = p ? fread(out, 1, sizeof out - 1, p) : 0;
     out[got] = '\0';
     const int rc = p ? pclose(p) : -1;
+    const char *power = strstr(out, "(mean power ");
+    const double watts = power ? atof(power + strlen("(mean power ")) : 0;
     lb_check(rc == 0 && strstr(out, "SM clock: 1755 -> 1755 MHz") && strstr(out, "hw_slowdown") &&
-                 strstr(out, "(slowed: thermal or hardware slowdown)"),
-             "linbench run through the stand-in NVML: exit %d\n%s", rc, out);
+                 strstr(out, "(slowed: thermal or hardware slowdown)") && strstr(out, "energy per sequence: ") &&
+                 watts > 200 && watts < 400,
+             "linbench run through the stand-in NVML (300 W): exit %d, %g W\n%s", rc, watts, out);
     clear();
 }
 
