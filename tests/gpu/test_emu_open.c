@@ -52,5 +52,28 @@ int main(void)
     lb_check(lb_cuda_arch_verdict(12, 0, "80 90 100", 100, what, sizeof what) == 1, "sm_120 by PTX: %s", what);
     lb_check(lb_cuda_arch_verdict(7, 5, "80 90", 90, what, sizeof what) == 0, "sm_75 without code: %s", what);
     lb_check(lb_cuda_arch_verdict(10, 0, "80 86 89 90", 90, what, sizeof what) == 1, "sm_100 on a 12.4 build: %s", what);
+    /* architecture lists as other builds write them ("sm_80,86"): the non-digits are skipped */
+    lb_check(lb_cuda_arch_verdict(8, 6, "sm_80,sm_86", 86, what, sizeof what) == 2 && strstr(what, "native sm_86"),
+             "a list with sm_ and commas: %s", what);
+
+    /* The causes no stand-in switch reaches, through the function backend.cu asks. */
+    static const struct {
+        int error, driver, runtime, module, rc;
+        const char *text;
+    } causes[] = {
+        {100, 12040, 12040, 1, LB_ERR_NODEVICE, "shows no GPU to this process"},
+        {35, 11040, 12040, 1, LB_ERR_DEVICE, "release 525.60.13 or newer"},
+        {35, 11040, 11080, 1, LB_ERR_DEVICE, "release 450.80.02 or newer"},
+        {35, 13000, 14000, 1, LB_ERR_DEVICE, "the one NVIDIA's release notes give"},
+        {804, 12020, 13000, 1, LB_ERR_DEVICE, "forward-compatibility package"},
+        {3, 13000, 13000, 1, LB_ERR_DEVICE, "could not initialise"},
+        {999, 13000, 13000, 1, LB_ERR_DEVICE, "cannot list its devices"},
+    };
+    for (size_t i = 0; i < sizeof causes / sizeof causes[0]; i++) {
+        const int rc = lb_cuda_explain_no_device(causes[i].error, "cudaErrorX", "some text", causes[i].driver,
+                                                 causes[i].runtime, causes[i].module);
+        lb_check(rc == causes[i].rc && strstr(lb_error_message(), causes[i].text), "error %d: %s, \"%s\"",
+                 causes[i].error, lb_status_name(rc), lb_error_message());
+    }
     return lb_test_finish("test_emu_open");
 }
