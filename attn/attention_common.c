@@ -66,6 +66,12 @@ int lb_attend(LbPass *p, const void *q, int64_t ldq, const void *k, const void *
     return lb_attend_rows(p, q, ldq, k, v, ldkv, p->n, kv_len, 0, p->n, s, o);
 }
 
+double lb_exact_attention_flops(const LbModelConfig *c)
+{
+    const double n = (double)c->n, d = c->d_model;
+    return 2 * n * (4 * d * d) + 4 * n * n * d;
+}
+
 int lb_project(LbPass *p, const LbLayerWeights *w, const void *o, void *y)
 {
     lb_pass_role(p, LB_ROLE_OUT_PROJ);

@@ -66,6 +66,11 @@ int lb_attend(LbPass *p, const void *q, int64_t ldq, const void *k, const void *
 /* The output projection of a token-major attention output: y = o (B, n, d) W_O^T + b_O. */
 int lb_project(LbPass *p, const LbLayerWeights *w, const void *o, void *y);
 
+/* FLOPs of one layer's exact softmax attention block for one sequence (METHOD.md, "Work counted"):
+ * the Q, K, V and output projections 2 n (4 d^2) and the scores and values 4 n^2 d. The standard,
+ * chunked and flash models all do this work, however they order it. */
+double lb_exact_attention_flops(const LbModelConfig *c);
+
 /* Q, K and V in one product: qkv (B, n, 3d) = x W_QKV^T + b_QKV, Q in columns [0, d), K in
  * [d, 2d), V in [2d, 3d); lb_attend reads its heads in place (ldq = ldkv = 3d). */
 int lb_qkv(LbPass *p, const LbLayerWeights *w, const void *x, void **qkv);

@@ -38,14 +38,6 @@ static int check(const LbModelConfig *c, char *msg, size_t msg_size)
     return LB_OK;
 }
 
-/* The standard model's: Q, K, V and output projections 2 n (4 d^2); scores and values 4 n^2 d,
- * whatever the blocks. */
-static double flops_per_layer(const LbModelConfig *c)
-{
-    const double n = (double)c->n, d = c->d_model;
-    return 2 * n * (4 * d * d) + 4 * n * n * d;
-}
-
 /* A chunk that divides n (n / 4 for the tests' lengths), one that does not (n / 3 + 1: the last
  * block is short), and one past n (one block: the standard model's buffers). */
 static void variant(int i, LbModelConfig *c)
@@ -64,7 +56,7 @@ const LbModelDesc lb_model_chunked = {
     .own_flags = "chunk",
     .check = check,
     .attention = attention,
-    .flops_per_layer = flops_per_layer,
+    .flops_per_layer = lb_exact_attention_flops,
     .variants = 3,
     .variant = variant,
     .baseline = 2,

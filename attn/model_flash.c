@@ -40,13 +40,6 @@ static int check(const LbModelConfig *c, char *msg, size_t msg_size)
     return LB_OK;
 }
 
-/* The standard model's: Q, K, V and output projections 2 n (4 d^2); scores and values 4 n^2 d. */
-static double flops_per_layer(const LbModelConfig *c)
-{
-    const double n = (double)c->n, d = c->d_model;
-    return 2 * n * (4 * d * d) + 4 * n * n * d;
-}
-
 /* One variant: flash has no settings of its own. Where the model's heads are narrower than the
  * kernels take (the tests' small model, 16 wide in 4 heads), it runs with d_model / 16 heads, so
  * `linbench check` and the tests still run it on their model. */
@@ -67,7 +60,7 @@ const LbModelDesc lb_model_flash = {
     .name = "flash",
     .check = check,
     .attention = attention,
-    .flops_per_layer = flops_per_layer,
+    .flops_per_layer = lb_exact_attention_flops,
     .variants = 1,
     .variant = variant,
     .baseline = 3,

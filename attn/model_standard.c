@@ -15,13 +15,6 @@ static int attention(LbPass *p, int layer, const LbLayerWeights *w, const void *
     return lb_project(p, w, o, y);
 }
 
-/* Q, K, V and output projections 2 n (4 d^2); scores and values 4 n^2 d. */
-static double flops_per_layer(const LbModelConfig *c)
-{
-    const double n = (double)c->n, d = c->d_model;
-    return 2 * n * (4 * d * d) + 4 * n * n * d;
-}
-
 static void variant(int i, LbModelConfig *c)
 {
     (void)i;
@@ -31,7 +24,7 @@ static void variant(int i, LbModelConfig *c)
 const LbModelDesc lb_model_standard = {
     .name = "standard",
     .attention = attention,
-    .flops_per_layer = flops_per_layer,
+    .flops_per_layer = lb_exact_attention_flops,
     .variants = 1,
     .variant = variant,
     .baseline = 1,

@@ -8,52 +8,12 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "attn/arena.h"
 #include "attn/attention.h"
-#include "attn/forward.h"
-#include "attn/model.h"
-#include "attn/plan.h"
 #include "attn/status.h"
 #include "tests/lib/check.h"
+#include "tests/lib/forward.h"
 #include "tests/lib/model.h"
 
-/* cfg's output (B, n, d) on be, in a malloc'd array; NULL on failure. */
-static float *run(LbBackend *be, const LbModelConfig *cfg, int64_t B, uint64_t seed)
-{
-    const LbPlanParams pp = {be->elem_bytes, be->alignment, be->workspace_bytes};
-    LbPlan plan;
-    LbArena a;
-    LbModel m;
-    LbInputs in;
-    if (lb_plan_compute(cfg, &pp, B, &plan) != LB_OK || lb_arena_open(&a, be, plan.total) != LB_OK)
-        return NULL;
-    const int64_t count = B * cfg->n * cfg->d_model;
-    float *out = malloc((size_t)count * sizeof *out);
-    int ok = out && lb_forward_setup(&m, &in, cfg, be, &a, B, seed) == LB_OK;
-    if (ok) {
-        ok = lb_forward(&m, &a, &in) == LB_OK && be->ops->download(be, out, in.x, count) == LB_OK;
-        lb_model_release(&m);
-    }
-    lb_arena_close(&a);
-    if (!ok) {
-        free(out);
-        return NULL;
-    }
-    return out;
-}
-
-static double rel_error(const float *out, const float *ref, int64_t count)
-{
-    double num = 0, den = 0;
-    for (int64_t i = 0; i < count; i++) {
-        if (!isfinite(out[i]))
-            return INFINITY;
-        const double e = (double)out[i] - (double)ref[i];
-        num += e * e;
-        den += (double)ref[i] * ref[i];
-    }
-    return sqrt(num / den);
-}
 
 int main(void)
 {
@@ -69,18 +29,18 @@ int main(void)
         LbModelConfig std_cfg = lb_test_model(n, 8);
         std_cfg.dtype = dtypes[t];
         const int64_t count = B * n * std_cfg.d_model;
-        float *ref = run(be, &std_cfg, B, lb_test_seed);
+        float *ref = lb_test_forward(be, &std_cfg, B, lb_test_seed);
         lb_check(ref != NULL, "%s standard ran", lb_dtype_name(dtypes[t]));
         for (size_t i = 0; ref && i < sizeof chunks / sizeof chunks[0]; i++) {
             LbModelConfig c = std_cfg;
             c.kind = LB_MODEL_CHUNKED;
             c.chunk = chunks[i];
-            float *out = run(be, &c, B, lb_test_seed);
+            float *out = lb_test_forward(be, &c, B, lb_test_seed);
             if (!lb_check(out != NULL, "%s chunk %lld ran: %s", lb_dtype_name(dtypes[t]), (long long)c.chunk,
                           lb_error_message()))
                 continue;
             /* fp32 storage, double accumulation, the same dot products split by rows only. */
-            const double err = rel_error(out, ref, count);
+            const double err = lb_test_rel_error(out, ref, count);
             printf("  %s chunk %3lld of n %lld: relative error against standard %.3g\n", lb_dtype_name(dtypes[t]),
                    (long long)c.chunk, (long long)n, err);
             lb_check(err <= 1e-6, "%s chunk %lld of n %lld equals standard: relative error %.3g (<= 1e-6)",
@@ -91,8 +51,8 @@ int main(void)
         LbModelConfig c = std_cfg;
         c.kind = LB_MODEL_CHUNKED;
         c.chunk = 7;
-        float *other = run(be, &c, B, lb_test_seed + 1);
-        lb_check(ref && other && rel_error(other, ref, count) > 1e-2, "%s: another seed differs",
+        float *other = lb_test_forward(be, &c, B, lb_test_seed + 1);
+        lb_check(ref && other && lb_test_rel_error(other, ref, count) > 1e-2, "%s: another seed differs",
                  lb_dtype_name(dtypes[t]));
         free(other);
         free(ref);

@@ -8,52 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attn/arena.h"
 #include "attn/attention.h"
-#include "attn/forward.h"
-#include "attn/model.h"
-#include "attn/plan.h"
 #include "attn/status.h"
 #include "tests/lib/model.h"
 #include "tests/lib/check.h"
+#include "tests/lib/forward.h"
 
-/* cfg's output (B, n, d) on be, in a malloc'd array; NULL on failure. */
-static float *run(LbBackend *be, const LbModelConfig *cfg, int64_t B, uint64_t seed)
-{
-    const LbPlanParams pp = {be->elem_bytes, be->alignment, be->workspace_bytes};
-    LbPlan plan;
-    LbArena a;
-    LbModel m;
-    LbInputs in;
-    if (lb_plan_compute(cfg, &pp, B, &plan) != LB_OK || lb_arena_open(&a, be, plan.total) != LB_OK)
-        return NULL;
-    const int64_t count = B * cfg->n * cfg->d_model;
-    float *out = malloc((size_t)count * sizeof *out);
-    int ok = out && lb_forward_setup(&m, &in, cfg, be, &a, B, seed) == LB_OK;
-    if (ok) {
-        ok = lb_forward(&m, &a, &in) == LB_OK && be->ops->download(be, out, in.x, count) == LB_OK;
-        lb_model_release(&m);
-    }
-    lb_arena_close(&a);
-    if (!ok) {
-        free(out);
-        return NULL;
-    }
-    return out;
-}
-
-static double rel_error(const float *out, const float *ref, int64_t count)
-{
-    double num = 0, den = 0;
-    for (int64_t i = 0; i < count; i++) {
-        if (!isfinite(out[i]))
-            return INFINITY;
-        const double e = (double)out[i] - (double)ref[i];
-        num += e * e;
-        den += (double)ref[i] * ref[i];
-    }
-    return sqrt(num / den);
-}
 
 /* The tests' small model with heads 16 wide, which flash takes. */
 static LbModelConfig model(LbModelKind kind, int64_t n)
@@ -79,18 +39,18 @@ int main(void)
             LbModelConfig s = model(LB_MODEL_STANDARD, ns[i]), f = model(LB_MODEL_FLASH, ns[i]);
             s.dtype = f.dtype = dtypes[t];
             const int64_t count = B * ns[i] * s.d_model;
-            float *ref = run(be, &s, B, lb_test_seed), *out = run(be, &f, B, lb_test_seed);
-            float *other = run(be, &f, B, lb_test_seed + 1);
+            float *ref = lb_test_forward(be, &s, B, lb_test_seed), *out = lb_test_forward(be, &f, B, lb_test_seed);
+            float *other = lb_test_forward(be, &f, B, lb_test_seed + 1);
             if (lb_check(ref && out && other, "%s n %lld: both models ran: %s", lb_dtype_name(dtypes[t]),
                          (long long)ns[i], lb_error_message())) {
                 /* fp32 storage both; standard rounds its scores and probabilities to storage, flash
                  * keeps them in double: a few fp32 ulps apart */
-                const double err = rel_error(out, ref, count);
+                const double err = lb_test_rel_error(out, ref, count);
                 printf("  %s n %lld: flash against standard, relative error %.3g\n", lb_dtype_name(dtypes[t]),
                        (long long)ns[i], err);
                 lb_check(err <= 1e-5, "%s n %lld: flash equals standard: relative error %.3g (<= 1e-5)",
                          lb_dtype_name(dtypes[t]), (long long)ns[i], err);
-                lb_check(rel_error(other, ref, count) > 1e-2, "%s n %lld: another seed differs",
+                lb_check(lb_test_rel_error(other, ref, count) > 1e-2, "%s n %lld: another seed differs",
                          lb_dtype_name(dtypes[t]), (long long)ns[i]);
             }
             free(ref);
