@@ -303,8 +303,8 @@ static void value_text(const PairCell *c, Value v, char *buf, size_t size)
 }
 
 /* One table: the pair's n rows, a block per value; its columns the k of a model with a k axis,
- * else one column named `unit`. */
-static int print_blocks(FILE *out, LbFormat fmt, const Pair *p, const char *title, const char *unit,
+ * else one column named by the block's `units`. */
+static int print_blocks(FILE *out, LbFormat fmt, const Pair *p, const char *title, const char *const *units,
                         const char *const *block_titles, const Value *values, size_t nblocks)
 {
     const int has_k = lb_model_has_k(p->model);
@@ -322,14 +322,10 @@ static int print_blocks(FILE *out, LbFormat fmt, const Pair *p, const char *titl
         for (size_t b = 0; b < nblocks; b++) {
             for (size_t x = 0; x < cells; x++)
                 value_text(&p->cell[x], values[b], s[b].text[x], sizeof s[b].text[x]);
-            blocks[b] = (LbTableBlock){block_titles[b], p->cols, cl.ptr, s[b].ptr};
+            blocks[b] = (LbTableBlock){block_titles[b], p->cols, has_k ? cl.ptr : units + b, s[b].ptr};
         }
-        for (size_t j = 0; j < p->cols; j++) {
-            if (has_k)
-                snprintf(cl.text[j], sizeof cl.text[j], "%lld", (long long)p->k[j]);
-            else
-                snprintf(cl.text[j], sizeof cl.text[j], "%s", unit);
-        }
+        for (size_t j = 0; has_k && j < p->cols; j++)
+            snprintf(cl.text[j], sizeof cl.text[j], "%lld", (long long)p->k[j]);
         if (title[0])
             fprintf(out, fmt == LB_FORMAT_MD ? "**%s**\n\n" : "%s\n", title);
         lb_table_print(out, fmt, has_k ? "n \\ k" : "n", p->rows, rl.ptr, blocks, nblocks);
@@ -357,8 +353,9 @@ static int print_same_work(FILE *out, LbFormat fmt, const Pair *p)
     static const char *const titles[3] = {"linbench", "peer", "linbench / peer"};
     static const Value time[3] = {V_LIN_TIME, V_PEER_TIME, V_RATIO_TIME};
     static const Value batch[3] = {V_LIN_BATCH, V_PEER_BATCH, V_RATIO_BATCH};
-    LB_TRY(print_blocks(out, fmt, p, "ms per sequence", "ms", titles, time, 3));
-    return print_blocks(out, fmt, p, "largest batch", "batch", titles, batch, 3);
+    static const char *const time_units[3] = {"ms", "ms", "ratio"}, *const batch_units[3] = {"batch", "batch", "ratio"};
+    LB_TRY(print_blocks(out, fmt, p, "ms per sequence", time_units, titles, time, 3));
+    return print_blocks(out, fmt, p, "largest batch", batch_units, titles, batch, 3);
 }
 
 static int print_against_baseline(FILE *out, LbFormat fmt, const Pair *p)
@@ -366,7 +363,8 @@ static int print_against_baseline(FILE *out, LbFormat fmt, const Pair *p)
     pair_heading(out, fmt, p);
     static const char *const titles[2] = {"time saved", "memory saved"};
     static const Value values[2] = {V_SAVED_TIME, V_SAVED_MEMORY};
-    return print_blocks(out, fmt, p, "", "saved", titles, values, 2);
+    static const char *const units[2] = {"time", "memory"};
+    return print_blocks(out, fmt, p, "", units, titles, values, 2);
 }
 
 /* The CSV row of every cell of a pair. */
