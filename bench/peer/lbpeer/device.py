@@ -152,11 +152,11 @@ class Device:
         self.budget = mem_limit or CPU_DEFAULT_BUDGET
         can = _cpu_available_bytes()
         if can is not None and self.budget > can:
-            if mem_limit:
-                raise UsageError("invalid argument \"%d\" for --mem-limit: should be at most %s with --device cpu, "
-                                 "the memory this process can have" % (mem_limit, format_size(can)))
-            raise UsageError("the CPU's default budget of %s is more than the %s this process can have: "
-                             "pass a smaller --mem-limit" % (format_size(self.budget), format_size(can)))
+            if mem_limit:  # as linbench words and exits for its CPU reference (cmd/options.c)
+                raise UsageError("invalid argument \"%s\" for --mem-limit: should be at most %s with --device cpu, "
+                                 "the memory this process can have" % (format_size(mem_limit), format_size(can)))
+            raise RuntimeFailure("the CPU's default budget of %s is more than the %s this process can have: "
+                                 "pass a smaller --mem-limit" % (format_size(self.budget), format_size(can)))
         self.uuid = ""
         self.meta.update({
             "device_name": "CPU (%s)" % _cpu_name(),
