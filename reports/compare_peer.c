@@ -506,7 +506,7 @@ int lb_compare_peer(FILE *out, const LbSweepDir *lin, const LbPeerDir *peer, LbF
             const LbPeerModel *pm = &peer->variants[v];
             for (int m = 0; m < LB_MODEL_COUNT && rc == LB_OK; m++) {
                 const LbModelKind kind = (LbModelKind)m;
-                const int same = kind == pm->work;
+                const int same = lb_peer_same_work(pm, kind);
                 if (!measured[m] || (pass == 0 ? !same : !pm->exact_baseline))
                     continue;
                 if (pass == 1 && same && fmt == LB_FORMAT_CSV)

@@ -2,9 +2,10 @@
  * same encoder in PyTorch, run under the same protocol, reports/peer_dir.h), cell by cell.
  *
  * Pairs (a peer variant is one model name of the peer's raw.csv, e.g. torch-sdpa-flash):
- *   - the same work: each linbench model measured against each peer variant doing its work
- *     (standard with torch-standard and with torch-sdpa-*, linformer with torch-linformer), at
- *     the same n (and k); per cell linbench's ms per sequence and the peer's, linbench / peer
+ *   - the same work (lb_peer_same_work): each linbench model measured against each peer variant
+ *     doing its work (standard with torch-standard, linformer with torch-linformer, and every
+ *     exact model of the table, standard, chunked and flash, with torch-sdpa-*), at the same n
+ *     (and k); per cell linbench's ms per sequence and the peer's, linbench / peer
  *     (below 1: linbench takes less time), and the same for the largest batch (above 1: linbench
  *     fits more). A pair whose model reads --sharing or --order is refused, with one line,
  *     where the two directories ran it with different ones (not the same work).
@@ -19,8 +20,8 @@
  * Formats: text and md (the tables); csv, one row per cell of every pair:
  *   comparison,linbench_model,peer_model,n,k,linbench_ms_per_seq,peer_ms_per_seq,
  *   linbench_over_peer_time,linbench_batch,peer_batch,linbench_over_peer_batch
- * comparison "same_work" or "baseline" (a pair of both kinds, standard against torch-sdpa-*, is
- * written once, as same_work); values %.6g, markers as above. */
+ * comparison "same_work" or "baseline" (a pair of both kinds, an exact model against
+ * torch-sdpa-*, is written once, as same_work); values %.6g, markers as above. */
 #ifndef LB_COMPARE_PEER_H
 #define LB_COMPARE_PEER_H
 

@@ -68,6 +68,11 @@ int lb_peer_model_parse(const char *name, LbPeerModel *m, char *should, size_t s
     return word ? -1 : 0; /* nothing after the last part */
 }
 
+int lb_peer_same_work(const LbPeerModel *pm, LbModelKind m)
+{
+    return m == pm->work || (pm->exact_baseline && lb_model_baseline(m) != 0);
+}
+
 int lb_meta_is_peer(const LbMeta *meta)
 {
     const char *tool = lb_meta_get(meta, LB_META_TOOL);

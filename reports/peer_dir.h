@@ -44,6 +44,11 @@ typedef struct LbPeerModel {
 /* name as the grammar above: 0, or -1 with what a name should be in `should`. */
 int lb_peer_model_parse(const char *name, LbPeerModel *m, char *should, size_t size);
 
+/* Whether the peer's model does the work of linbench's model m: m is its work, or the peer's is a
+ * peer-only exact attention and m one of the table's exact models (lb_model_baseline: standard,
+ * chunked, flash compute the same attention to rounding). compare and plot pair them by this. */
+int lb_peer_same_work(const LbPeerModel *pm, LbModelKind m);
+
 /* Whether a result's meta.csv says bench/peer wrote it. */
 int lb_meta_is_peer(const LbMeta *meta);
 /* The same for the meta.csv of a directory: 1, 0, or -1 when it cannot be read. */

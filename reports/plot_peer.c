@@ -189,7 +189,7 @@ int lb_plot_peer_write(const LbSweepDir *lin, const LbPeerDir *peer, const char 
     /* n: both sides' rows; k: linbench's grid and the peer's rows */
     const size_t most = lin->count + peer->count + lin->grid.cols + 1;
     int64_t *n = malloc(most * sizeof *n), *k = malloc(most * sizeof *k);
-    Line *line = malloc((LB_MODEL_COUNT + peer->nvariants) * most * sizeof *line);
+    Line *line = malloc((size_t)LB_MODEL_COUNT * (peer->nvariants + 1) * most * sizeof *line);
     int rc = n && k && line ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory");
     size_t nn = 0, nk = 0;
     for (size_t i = 0; rc == LB_OK && i < lin->count; i++)
@@ -245,23 +245,30 @@ int lb_plot_peer_write(const LbSweepDir *lin, const LbPeerDir *peer, const char 
     if (rc == LB_OK && out && out->count < LB_PLOT_MAX)
         snprintf(out->name[out->count++], sizeof out->name[0], "%s", time.name);
 
-    /* linbench / peer: one line per pair of the same work and k */
+    /* linbench / peer: one line per pair of the same work (lb_peer_same_work) and k, in the
+     * linbench model's hue; against a peer-only exact attention dotted, with its point */
     count = 0;
     for (size_t v = 0; rc == LB_OK && v < peer->nvariants; v++) {
         const LbPeerModel *pm = &peer->variants[v];
-        if (!measured[pm->work])
-            continue;
-        const size_t cols = lb_model_has_k(pm->work) ? nk : 1;
-        for (size_t j = 0; j < cols; j++) {
-            Line *l = &line[count++];
-            memset(l, 0, sizeof *l);
-            l->model = pm->work;
-            l->k = lb_model_has_k(pm->work) ? k[j] : 0;
-            l->peer = pm;
-            l->variant = v;
-            l->style = pm->exact_baseline ? peer_style(pm, (int)j, (int)cols)
-                                          : lb_plot_line_style(pm->work, (int)j, (int)cols);
-            title_of(l, 1, l->title, sizeof l->title);
+        for (int m = 0; m < LB_MODEL_COUNT; m++) {
+            const LbModelKind kind = (LbModelKind)m;
+            if (!measured[m] || !lb_peer_same_work(pm, kind))
+                continue;
+            const size_t cols = lb_model_has_k(kind) ? nk : 1;
+            for (size_t j = 0; j < cols; j++) {
+                Line *l = &line[count++];
+                memset(l, 0, sizeof *l);
+                l->model = kind;
+                l->k = lb_model_has_k(kind) ? k[j] : 0;
+                l->peer = pm;
+                l->variant = v;
+                l->style = lb_plot_line_style(kind, (int)j, (int)cols);
+                if (pm->exact_baseline) {
+                    l->style.dashtype = 3;
+                    l->style.pointtype = BASELINE_POINT;
+                }
+                title_of(l, 1, l->title, sizeof l->title);
+            }
         }
     }
     Figure ratios[2] = {

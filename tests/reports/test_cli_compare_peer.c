@@ -196,7 +196,8 @@ static void check_csv(const char *out, const LbCellResult *lin, size_t nlin, con
     lb_check(t.row[0].count == 11 && strcmp(t.row[0].fields[0], "comparison") == 0 &&
               strcmp(t.row[0].fields[10], "linbench_over_peer_batch") == 0,
           "%s: the header", what);
-    int pairs[4] = {0, 0, 0, 0}; /* std/torch-standard, lin/torch-linformer, std/sdpa, lin/sdpa baseline */
+    int pairs[5] = {0, 0, 0, 0, 0}; /* std/torch-standard, lin/torch-linformer, std/sdpa, lin/sdpa baseline,
+                                      * chunked/sdpa */
     for (size_t r = 1; r < t.rows; r++) {
         char **f = t.row[r].fields;
         if (t.row[r].count != 11)
@@ -210,12 +211,14 @@ static void check_csv(const char *out, const LbCellResult *lin, size_t nlin, con
         const int sdpa = strcmp(pm, "torch-sdpa-flash") == 0;
         if (!baseline && m == LB_MODEL_STANDARD)
             pairs[sdpa ? 2 : 0]++;
+        else if (!baseline && m == LB_MODEL_CHUNKED)
+            pairs[4]++;
         else if (!baseline && m == LB_MODEL_LINFORMER)
             pairs[1]++;
         else if (baseline && m == LB_MODEL_LINFORMER)
             pairs[3]++;
         lb_check(!baseline || sdpa, "%s: only torch-sdpa is a baseline (%s)", what, pm);
-        lb_check(baseline || (sdpa && m == LB_MODEL_STANDARD) ||
+        lb_check(baseline || (sdpa && lb_model_baseline(m) != 0) ||
                   (strncmp(pm, "torch-", 6) == 0 && strcmp(pm + 6, lb_model_name(m)) == 0),
               "%s: same work pairs %s with %s", what, f[1], pm);
         lb_check(k < n || !k, "%s: no cell with k >= n (%lld, %lld)", what, (long long)n, (long long)k);
@@ -238,6 +241,9 @@ static void check_csv(const char *out, const LbCellResult *lin, size_t nlin, con
     lb_check(pairs[1] == (linformer_pair ? 5 : 0), "%s: linformer against torch-linformer at every (n, k < n): %d", what,
           pairs[1]);
     lb_check(pairs[3] == 5, "%s: linformer against torch-sdpa-flash at every (n, k < n): %d", what, pairs[3]);
+    /* chunked, exact attention too, is the same work as torch-sdpa-flash (never torch-standard's, a
+     * model of its own) */
+    lb_check(pairs[4] == 3, "%s: chunked against torch-sdpa-flash, the same work, at every n: %d", what, pairs[4]);
     lb_csv_table_free(&t);
 }
 
@@ -275,6 +281,8 @@ int main(int argc, char **argv)
         FX_LIN(512, 256, 60, 1.6),
         FX_LIN(1024, 128, 30, 4.0),
         fx_row(LB_MODEL_LINFORMER, 1024, 256, 0, 0, LB_CELL_ERROR),
+        fx_row(LB_MODEL_CHUNKED, 256, 0, 95, 0.52, LB_CELL_OK),
+        fx_row(LB_MODEL_CHUNKED, 512, 0, 50, 2.1, LB_CELL_OK),
     };
     const size_t nlin = sizeof lin / sizeof lin[0];
     static const PeerRow peer[] = {
@@ -317,6 +325,7 @@ int main(int argc, char **argv)
         "standard against torch-standard\nms per sequence",
         "linformer against torch-linformer (k: projected length)",
         "standard against torch-sdpa-flash\nms per sequence",
+        "chunked against torch-sdpa-flash\nms per sequence",
         "Against the peer's exact attention",
         "linformer against torch-sdpa-flash (k: projected length)",
         "NA: not measured on that side",
@@ -389,13 +398,15 @@ int main(int argc, char **argv)
     snprintf(path, sizeof path, "%s/versus_time_ratio.plot.csv", plots);
     LbCsvTable t;
     if (lb_check(lb_csv_read_file(path, 0, &t) == LB_OK && t.rows == 4, "versus_time_ratio.plot.csv: header and 3 n")) {
-        int col = -1, sdpa = -1;
+        int col = -1, sdpa = -1, chunked = 0;
         for (size_t c = 0; c < t.row[0].count; c++) {
             if (strcmp(t.row[0].fields[c], "linformer k=128 / torch-linformer k=128") == 0)
                 col = (int)c;
             if (strcmp(t.row[0].fields[c], "standard / torch-sdpa-flash") == 0)
                 sdpa = (int)c;
+            chunked += strcmp(t.row[0].fields[c], "chunked / torch-sdpa-flash") == 0;
         }
+        lb_check(chunked == 1, "a line for chunked against torch-sdpa-flash, exact attention both");
         lb_check(col > 0 && sdpa > 0, "its columns name both sides of each pair");
         if (col > 0 && sdpa > 0) {
             lb_check(fabs(atof(t.row[2].fields[col]) - (4.0 / 3.0) / 1.0) < 1e-5, "linformer k=128 at n=512: 1.33333 (%s)",
