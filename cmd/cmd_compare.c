@@ -1,7 +1,8 @@
 /* linbench compare: a sweep beside the paper's Table 3 (ratio measured / paper per cell), or two
- * sweeps side by side (ratio B / A). Reads raw.csv and meta.csv, so a partial sweep works too.
- * Bad input (flags, a directory that is not a sweep's, a malformed file) exits 2; a failure to
- * write the report exits 1. */
+ * sweeps side by side (ratio B / A), or a sweep beside bench/peer's result (the same encoder in
+ * PyTorch, reports/compare_peer.h), in either order. Reads raw.csv and meta.csv, so a partial
+ * sweep works too. Bad input (flags, a directory that is not a sweep's, a malformed file, a peer's
+ * result of another model) exits 2; a failure to write the report exits 1. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -10,6 +11,8 @@
 #include "attn/status.h"
 #include "cmd/commands.h"
 #include "reports/compare.h"
+#include "reports/compare_peer.h"
+#include "reports/peer_dir.h"
 #include "reports/sweep_dir.h"
 
 void lb_help_compare(FILE *out)
@@ -20,31 +23,81 @@ void lb_help_compare(FILE *out)
           "sweeps side by side, and per cell the ratio B / A. DIR is what linbench sweep wrote\n"
           "(raw.csv and meta.csv); a sweep still running or interrupted shows NA where a cell is\n"
           "not measured yet. Cells with k >= n show -, out of memory OOM, failed cells ERR.\n\n"
+          "One of the two may be what bench/peer wrote (the same encoder in PyTorch, same grid\n"
+          "and protocol; its meta.csv's tool is peer): then each linbench model against the\n"
+          "peer's models of the same work (standard with torch-standard, linformer with\n"
+          "torch-linformer, each exact model with torch-sdpa-*), per cell linbench's ms per\n"
+          "sequence and largest batch over the peer's; and every linbench model's time and memory\n"
+          "saved against torch-sdpa-*.\n"
+          "The header says what differs between the two runs; a peer that ran another model shape\n"
+          "or storage type is refused (exit 2).\n\n"
           "  --format F   text (aligned tables), md (Markdown tables) or csv (one row per cell:\n"
-          "               grid,n,k,measured,paper,measured_over_paper, or grid,n,k,a,b,b_over_a)\n"
-          "               (default text)\n"
+          "               grid,n,k,measured,paper,measured_over_paper, or grid,n,k,a,b,b_over_a;\n"
+          "               against a peer: comparison,linbench_model,peer_model,n,k,\n"
+          "               linbench_ms_per_seq,peer_ms_per_seq,linbench_over_peer_time,\n"
+          "               linbench_batch,peer_batch,linbench_over_peer_batch) (default text)\n"
           "  -h, --help   this help\n\n"
           "Exit codes: 0 done; 1 the report could not be written; 2 bad input (a flag, or a\n"
           "directory without linbench's raw.csv and meta.csv).\n",
           out);
 }
 
-/* LB_ERR_FORMAT is the user's input (exit 2); anything else is a runtime failure (exit 1). */
-static int load(const char *dir, LbSweepDir *s)
+/* Whether dir holds a result (raw.csv and meta.csv) and which: 1 bench/peer's, 0 linbench's; or
+ * the exit code of a usage error, negated. */
+static int result_kind(const char *dir)
 {
     char why[256];
     if (lb_sweep_dir_check(dir, why, sizeof why))
-        return lb_usage_error("invalid argument \"%s\" for compare: %s: should be a directory written by linbench sweep", dir, why);
+        return -lb_usage_error("invalid argument \"%s\" for compare: %s: should be a directory written by linbench sweep", dir, why);
+    return lb_result_dir_is_peer(dir) == 1;
+}
+
+/* LB_ERR_FORMAT is the user's input (exit 2); anything else is a runtime failure (exit 1). */
+static int exit_for(const char *dir, int rc)
+{
+    if (rc == LB_ERR_FORMAT)
+        return lb_usage_error("invalid argument \"%s\" for compare: %s", dir, lb_error_message());
+    fprintf(stderr, "linbench: %s\n", lb_error_message());
+    return LB_EXIT_FAILURE;
+}
+
+static int load(const char *dir, LbSweepDir *s)
+{
     lb_error_clear();
     int rc;
     rc = lb_sweep_dir_load(dir, s);
-    if (rc == LB_ERR_FORMAT)
-        return lb_usage_error("invalid argument \"%s\" for compare: %s", dir, lb_error_message());
-    if (rc != LB_OK) {
-        fprintf(stderr, "linbench: %s\n", lb_error_message());
-        return LB_EXIT_FAILURE;
+    return rc == LB_OK ? LB_EXIT_OK : exit_for(dir, rc);
+}
+
+/* A linbench sweep beside a peer's result (either order on the command line). */
+static int compare_peer(const char *lin_dir, const char *peer_dir, LbFormat fmt)
+{
+    LbSweepDir lin;
+    LbPeerDir peer;
+    memset(&lin, 0, sizeof lin);
+    memset(&peer, 0, sizeof peer);
+    int ex = load(lin_dir, &lin);
+    if (ex == LB_EXIT_OK) {
+        lb_error_clear();
+        int rc = lb_peer_dir_load(peer_dir, &peer);
+        if (rc != LB_OK)
+            ex = exit_for(peer_dir, rc);
     }
-    return LB_EXIT_OK;
+    if (ex == LB_EXIT_OK && lb_compare_peer_check(&lin, &peer) != LB_OK)
+        ex = lb_usage_error("invalid argument \"%s\" for compare: %s", peer_dir, lb_error_message());
+    if (ex == LB_EXIT_OK) {
+        lb_error_clear();
+        if (lb_compare_peer(stdout, &lin, &peer, fmt) != LB_OK) {
+            fprintf(stderr, "linbench: %s\n", lb_error_message());
+            ex = LB_EXIT_FAILURE;
+        } else if (fflush(stdout) != 0 || ferror(stdout)) {
+            fprintf(stderr, "linbench: cannot write the comparison to standard output: %s\n", strerror(errno));
+            ex = LB_EXIT_FAILURE;
+        }
+    }
+    lb_sweep_dir_free(&lin);
+    lb_peer_dir_free(&peer);
+    return ex;
 }
 
 int lb_cmd_compare(int argc, char **argv)
@@ -72,6 +125,15 @@ int lb_cmd_compare(int argc, char **argv)
         return lb_usage_error("compare needs a sweep directory: linbench compare DIR [DIR_B] (see linbench compare --help)");
     if (dirs > 2)
         return lb_usage_error("unexpected argument \"%s\" for compare: it takes one or two directories", argv[optind + 2]);
+
+    int kind[2] = {0, 0};
+    for (int i = 0; i < dirs; i++)
+        if ((kind[i] = result_kind(argv[optind + i])) < 0)
+            return -kind[i];
+    if (dirs == 2 && kind[0] && kind[1])
+        return lb_usage_error("invalid argument \"%s\" for compare: both directories are results of bench/peer: should be a linbench sweep and a peer's result", argv[optind + 1]);
+    if (dirs == 2 && (kind[0] || kind[1]))
+        return compare_peer(argv[optind + kind[0]], argv[optind + !kind[0]], fmt); /* linbench's, the peer's */
 
     LbSweepDir a, b;
     memset(&a, 0, sizeof a);

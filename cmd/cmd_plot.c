@@ -1,5 +1,6 @@
 /* linbench plot: gnuplot scripts and data of a sweep (two speedup heatmaps, time per sequence
- * against n), rendered to PNG and SVG where gnuplot is on PATH. Without gnuplot the scripts are
+ * against n), or of a sweep beside bench/peer's result (reports/plot.h, lb_plot_peer_write),
+ * rendered to PNG and SVG where gnuplot is on PATH. Without gnuplot the scripts are
  * still written and one line says how to render them. Bad input exits 2; a file that cannot be
  * written, or a failed render, exits 1. */
 #include <getopt.h>
@@ -11,12 +12,14 @@
 #include "attn/status.h"
 #include "cmd/commands.h"
 #include "cmd/outdir.h"
+#include "reports/compare_peer.h"
+#include "reports/peer_dir.h"
 #include "reports/plot.h"
 #include "reports/sweep_dir.h"
 
 void lb_help_plot(FILE *out)
 {
-    fputs("usage: linbench plot DIR [--out DIR] [--no-render]\n\n"
+    fputs("usage: linbench plot DIR [PEER_DIR] [--out DIR] [--no-render]\n\n"
           "Writes gnuplot scripts of the sweep in DIR (from its raw.csv and meta.csv):\n"
           "  time_speedup.gp     heatmap of the time grid (Linformer against standard), n\n"
           "                      against k, the value in each cell\n"
@@ -32,8 +35,15 @@ void lb_help_plot(FILE *out)
           "  breakdown_MODEL.gp  a stacked bar per cell, one segment per operation's share\n"
           "each with its data (NAME.plot.csv), and where gnuplot is on PATH renders NAME.png and\n"
           "NAME.svg. A script works from any directory: gnuplot DIR/time_speedup.gp.\n\n"
+          "With PEER_DIR, what bench/peer wrote (the same encoder in PyTorch; either order), these\n"
+          "instead, into PEER_DIR by default:\n"
+          "  versus_time_per_seq.gp  ms per sequence against n of every linbench model and every\n"
+          "                      peer model (its work's colour, open points; torch-sdpa near-black)\n"
+          "  versus_time_ratio.gp    linbench / peer ms per sequence against n, per pair of the\n"
+          "                      same work (as linbench compare DIR PEER_DIR pairs them)\n"
+          "  versus_batch_ratio.gp   the same for the largest batch\n\n"
           "  -o, --out DIR   where the scripts, data and images go; created if missing\n"
-          "                  (default: the sweep's DIR)\n"
+          "                  (default: the sweep's DIR; with PEER_DIR, PEER_DIR)\n"
           "  --no-render     write the scripts and data only, do not run gnuplot (default: render\n"
           "                  when gnuplot is on PATH)\n"
           "  --render-timeout SEC  stop a gnuplot that has not finished one plot in SEC seconds,\n"
@@ -92,25 +102,37 @@ int lb_cmd_plot(int argc, char **argv)
         default: return lb_usage_error("unknown flag \"%s\" for plot (see linbench plot --help)", argv[optind - 1]);
         }
     }
-    if (argc - optind < 1)
+    const int dirs = argc - optind;
+    if (dirs < 1)
         return lb_usage_error("plot needs a sweep directory: linbench plot DIR (see linbench plot --help)");
-    if (argc - optind > 1)
-        return lb_usage_error("unexpected argument \"%s\" for plot: it takes one directory", argv[optind + 1]);
-    const char *dir = argv[optind];
-    if (strlen(dir) > LB_DIR_MAX)
-        return lb_usage_error("invalid argument \"%s\" for plot: should be a path of at most %d bytes", dir, LB_DIR_MAX);
+    if (dirs > 2)
+        return lb_usage_error("unexpected argument \"%s\" for plot: it takes a sweep's directory and, beside it, a peer's", argv[optind + 2]);
+    int peer_kind[2] = {0, 0};
+    char why[256];
+    for (int i = 0; i < dirs; i++) {
+        const char *d = argv[optind + i];
+        if (strlen(d) > LB_DIR_MAX)
+            return lb_usage_error("invalid argument \"%s\" for plot: should be a path of at most %d bytes", d, LB_DIR_MAX);
+        if (lb_sweep_dir_check(d, why, sizeof why))
+            return lb_usage_error("invalid argument \"%s\" for plot: %s: should be a directory written by linbench sweep", d, why);
+        peer_kind[i] = lb_result_dir_is_peer(d) == 1;
+    }
+    if (dirs == 2 && peer_kind[0] == peer_kind[1])
+        return lb_usage_error("invalid argument \"%s\" for plot: a second directory should be a result of bench/peer beside a linbench sweep", argv[optind + 1]);
+    /* with two, linbench's first and the peer's second, whichever order they came in */
+    const char *dir = dirs == 2 ? argv[optind + peer_kind[0]] : argv[optind];
+    const char *peer_dir = dirs == 2 ? argv[optind + !peer_kind[0]] : NULL;
     if (out_dir && lb_outdir_check_length(out_dir, "out") != 0)
         return LB_EXIT_USAGE;
-    char why[256];
-    if (lb_sweep_dir_check(dir, why, sizeof why))
-        return lb_usage_error("invalid argument \"%s\" for plot: %s: should be a directory written by linbench sweep", dir, why);
     struct stat st;
     if (out_dir && stat(out_dir, &st) == 0 && !S_ISDIR(st.st_mode))
         return lb_usage_error("invalid argument \"%s\" for --out: not a directory: should be a directory (created if missing)", out_dir);
     if (!out_dir)
-        out_dir = dir;
+        out_dir = peer_dir ? peer_dir : dir;
 
     LbSweepDir s;
+    LbPeerDir peer;
+    memset(&peer, 0, sizeof peer);
     lb_error_clear();
     int rc = lb_sweep_dir_load(dir, &s);
     if (rc == LB_ERR_FORMAT)
@@ -120,13 +142,28 @@ int lb_cmd_plot(int argc, char **argv)
         return LB_EXIT_FAILURE;
     }
     int ex = LB_EXIT_OK;
+    if (peer_dir) {
+        lb_error_clear();
+        rc = lb_peer_dir_load(peer_dir, &peer);
+        if (rc == LB_OK && lb_compare_peer_check(&s, &peer) != LB_OK)
+            rc = LB_ERR_FORMAT;
+        if (rc != LB_OK) {
+            if (rc == LB_ERR_FORMAT) {
+                ex = lb_usage_error("invalid argument \"%s\" for plot: %s", peer_dir, lb_error_message());
+            } else {
+                fprintf(stderr, "linbench: %s\n", lb_error_message());
+                ex = LB_EXIT_FAILURE;
+            }
+            goto out;
+        }
+    }
     if (stat(out_dir, &st) != 0 && lb_outdir_create(out_dir) != 0) {
         ex = LB_EXIT_FAILURE; /* lb_outdir_create said why */
         goto out;
     }
     lb_error_clear();
     LbPlotList plots;
-    rc = lb_plot_write(&s, out_dir, &plots);
+    rc = peer_dir ? lb_plot_peer_write(&s, &peer, out_dir, &plots) : lb_plot_write(&s, out_dir, &plots);
     if (rc != LB_OK) {
         fprintf(stderr, "linbench: %s\n", lb_error_message());
         ex = LB_EXIT_FAILURE;
@@ -163,5 +200,6 @@ out:
     if (fflush(stdout) != 0 && ex == LB_EXIT_OK)
         ex = LB_EXIT_FAILURE;
     lb_sweep_dir_free(&s);
+    lb_peer_dir_free(&peer);
     return ex;
 }

@@ -27,6 +27,7 @@
 
 #include <stddef.h>
 
+#include "reports/peer_dir.h"
 #include "reports/sweep_dir.h"
 
 #ifdef __cplusplus
@@ -43,6 +44,19 @@ typedef struct LbPlotList {
 /* Write the data files and scripts into out_dir (which must exist), naming them in *out (may be
  * NULL). LB_ERR_IO naming the file that could not be written. */
 int lb_plot_write(const LbSweepDir *s, const char *out_dir, LbPlotList *out);
+
+/* linbench plot LINBENCH_DIR PEER_DIR: a sweep and bench/peer's result (reports/peer_dir.h) in
+ * the same figures, into out_dir:
+ *   versus_time_per_seq  ms per sequence against n, log-log: every linbench model (and k) as in
+ *                        time_per_seq, and every peer model (and k) in its work's hue and
+ *                        shade with open points, a peer-only exact attention (torch-sdpa-*)
+ *                        near-black
+ *   versus_time_ratio    linbench / peer ms per sequence against n, one line per pair of the
+ *                        same work (standard / torch-standard, standard / torch-sdpa-flash,
+ *                        linformer k=128 / torch-linformer k=128), with the line of equality
+ *   versus_batch_ratio   the same for the largest batch
+ * Each with its data (NAME.plot.csv: n, then a column per line named by its title). */
+int lb_plot_peer_write(const LbSweepDir *lin, const LbPeerDir *peer, const char *out_dir, LbPlotList *out);
 
 /* The gnuplot executable on PATH into buf: 0, or -1 when there is none. */
 int lb_plot_find_gnuplot(char *buf, size_t size);

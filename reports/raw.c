@@ -297,15 +297,25 @@ static void model_names(char *buf, size_t size)
     }
 }
 
-static int parse_row(const char *path, size_t line, char **fs, LbCellResult *r)
+/* The model column read by the model table: linbench's own rows. */
+static int table_model(const char *name, size_t row, void *ctx, LbModelKind *model, char *should, size_t size)
+{
+    (void)row;
+    (void)ctx;
+    if (lb_model_parse(name, model) == 0)
+        return 0;
+    model_names(should, size);
+    return -1;
+}
+
+static int parse_row(const char *path, size_t line, char **fs, LbRawModelName name_fn, void *ctx, size_t index,
+                     LbCellResult *r)
 {
     long long v;
     memset(r, 0, sizeof *r);
-    if (lb_model_parse(fs[COL_MODEL], &r->model)) {
-        char names[256];
-        model_names(names, sizeof names);
-        return BAD(COL_MODEL, names);
-    }
+    char should[256];
+    if (name_fn(fs[COL_MODEL], index, ctx, &r->model, should, sizeof should))
+        return BAD(COL_MODEL, should);
     if (lb_csv_parse_int64(fs[COL_N], &v) || v < 1)
         return BAD(COL_N, "a positive integer");
     r->n = v;
@@ -385,6 +395,11 @@ static int parse_row(const char *path, size_t line, char **fs, LbCellResult *r)
 
 int lb_raw_read(const char *path, LbCellResult **rows, size_t *count)
 {
+    return lb_raw_read_named(path, table_model, NULL, rows, count);
+}
+
+int lb_raw_read_named(const char *path, LbRawModelName name_fn, void *ctx, LbCellResult **rows, size_t *count)
+{
     *rows = NULL;
     *count = 0;
     LbCsvTable t;
@@ -417,7 +432,7 @@ int lb_raw_read(const char *path, LbCellResult **rows, size_t *count)
         char *fs[LB_RAW_COLUMNS], empty[1] = "";
         for (size_t c = 0, at = 0; c < LB_RAW_COLUMNS; c++)
             fs[c] = kind == 0 && is_origin_column((int)c) ? empty : t.row[i].fields[at++];
-        rc = parse_row(path, t.line[i], fs, &r[i - 1]);
+        rc = parse_row(path, t.line[i], fs, name_fn, ctx, i - 1, &r[i - 1]);
         if (rc != LB_OK) {
             free(r);
             goto out;

@@ -62,6 +62,14 @@ void lb_raw_close(LbRawWriter *w);
  * when it is not what lb_raw_append writes. */
 int lb_raw_read(const char *path, LbCellResult **rows, size_t *count);
 
+/* How a model column reads when it does not hold the model table's names (bench/peer's rows,
+ * reports/peer_dir.h): the model of the table whose work row `row` (0 for the first after the
+ * header) did, 0; or -1 with what the column should hold in `should`. */
+typedef int (*LbRawModelName)(const char *name, size_t row, void *ctx, LbModelKind *model, char *should,
+                              size_t size);
+/* lb_raw_read with the model column read by name_fn; every other column as lb_raw_read reads it. */
+int lb_raw_read_named(const char *path, LbRawModelName name_fn, void *ctx, LbCellResult **rows, size_t *count);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,6 +11,7 @@
 #include "attn/status.h"
 #include "reports/atomic_file.h"
 #include "reports/csv_io.h"
+#include "reports/peer_dir.h"
 #include "reports/raw.h"
 #include "reports/settings.h"
 
@@ -51,6 +52,10 @@ int lb_sweep_dir_load(const char *dir, LbSweepDir *s)
         goto out;
     }
     rc = lb_meta_read(meta, &s->meta);
+    if (rc == LB_OK && lb_meta_is_peer(&s->meta)) /* its model column holds the peer's names */
+        rc = LB_FAIL(LB_ERR_FORMAT,
+                     "%s is a result of bench/peer (meta.csv's %s is %s), not of linbench sweep: set it beside a linbench sweep with linbench compare (or plot) LINBENCH_DIR %s",
+                     dir, LB_META_TOOL, LB_TOOL_PEER, dir);
     if (rc == LB_OK)
         rc = lb_raw_read(raw, &s->rows, &s->count);
     if (rc != LB_OK)

@@ -16,6 +16,7 @@
 #include "reports/atomic_file.h"
 #include "reports/breakdown.h"
 #include "reports/cell_queue.h"
+#include "reports/peer_dir.h"
 #include "reports/raw.h"
 #include "reports/speedups.h"
 
@@ -145,6 +146,7 @@ static int write_meta(const LbSweepJob *job, const LbSweepDevice *dev, const cha
             SET(key, "%s", "");                                \
     } while (0)
     const char *first_command = job->previous ? lb_meta_get(job->previous, "command_line") : NULL;
+    SET(LB_META_TOOL, "%s", LB_TOOL_LINBENCH); /* what wrote the result: bench/peer writes "peer" */
     SET("linbench_version", "%s", LB_VERSION);
     SET("git_revision", "%s", LB_GIT_REVISION);
     SET("command_line", "%s", first_command ? first_command : job->command_line);

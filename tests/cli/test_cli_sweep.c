@@ -97,6 +97,8 @@ static void check_sweep_files(const char *dir)
         lb_check(b && strcmp(b, "33554432") == 0, "memory budget is --mem-limit 32M (%s)", b ? b : "none");
         const char *st = lb_meta_get(&meta, "status");
         lb_check(st && strcmp(st, "complete") == 0, "meta.csv says the sweep completed (%s)", st ? st : "none");
+        const char *tool = lb_meta_get(&meta, "tool"); /* bench/peer writes "peer" there */
+        lb_check(tool && strcmp(tool, "linbench") == 0, "meta.csv says linbench wrote it (tool %s)", tool ? tool : "none");
         lb_meta_free(&meta);
     }
 }

@@ -1,0 +1,199 @@
+"""One cell of a peer sweep, under linbench's protocol (docs/METHOD.md; attn/measure.c):
+
+  - the largest batch: doubling from 1 and then bisecting, each probe one real forward pass at
+    that batch under the budget (lbpeer/device.py); running out of memory is a step down, never
+    a failure; if batch 1 does not fit, the cell is OOM. With a batch given (--batch-from) that
+    batch only, and not fitting it is the cell's error. Under --compile the probes run one
+    compiled function (torch.compile's default: the batch becomes a dynamic size after the
+    second probe, so the search costs two compilations), then the cell is compiled again for
+    its batch alone (static shapes), which is what is timed; if that does not fit, the batch
+    steps down by 1/8, as linbench's does when a library allocates beside its arena.
+  - the verification pass at the batch found is the warm-up (as linbench's); the allocator keeps
+    what it cached there, as linbench keeps its arena, so the first timed pass allocates nothing
+    new.
+  - timed passes: at least 5; stop when the interquartile range is within 2% of the median, or
+    past --cell-time seconds of timed work, or at 50 passes; median, min and max kept.
+Every pass runs under torch.inference_mode, and each pass's output is dropped before the next."""
+import gc
+
+import torch
+
+from . import device as dev_mod
+from .encoder import Encoder, Shape, flops_per_seq, random_weights
+
+MIN_PASSES = 5
+MAX_PASSES = 50
+SETTLE = 0.02
+INPUT_SEED_MIX = 0x5EED  # linbench's LB_INPUT_SEED_MIX: the ids' seed is the run's xor this
+
+
+def summary(times):
+    """Median, min and max, as lb_stats_summary."""
+    v = sorted(times)
+    c = len(v)
+    med = v[c // 2] if c % 2 else 0.5 * (v[c // 2 - 1] + v[c // 2])
+    return med, v[0], v[-1]
+
+
+def settled(times):
+    """The interquartile range within SETTLE of the median (attn/measure.c's quartile indices)."""
+    v = sorted(times)
+    c = len(v)
+    med = summary(v)[0]
+    q1, q3 = v[(c - 1) // 4], v[(3 * (c - 1) + 3) // 4]
+    return med > 0 and (q3 - q1) / med <= SETTLE
+
+
+class Cell:
+    """One raw.csv row's worth: model (the peer's name), n, k, batch, status and the numbers."""
+
+    def __init__(self, model, attention, n, k):
+        self.model, self.attention, self.n, self.k = model, attention, n, k
+        self.batch = 0
+        self.peak_bytes = 0
+        self.median_ms = self.min_ms = self.max_ms = self.ms_per_seq = None
+        self.tokens_per_s = self.tflop_per_s = None
+        self.passes = None
+        self.status = "ok"
+
+
+class Runner:
+    """Measures cells with one device and the sweep's settings (an argparse namespace)."""
+
+    def __init__(self, device, settings):
+        self.dev, self.s = device, settings
+        self.dtype = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}[settings.dtype]
+
+    def shape(self, n, k):
+        s = self.s
+        return Shape(s.layers, s.d_model, s.heads, s.ffn, s.vocab, n, k, s.sharing, s.order)
+
+    def _ids(self, batch, n):
+        g = torch.Generator(device=self.dev.torch_device)
+        g.manual_seed((self.s.seed ^ INPUT_SEED_MIX) + batch)
+        return torch.randint(0, self.s.vocab, (batch, n), generator=g, device=self.dev.torch_device)
+
+    def _context(self, attention):
+        return dev_mod.sdpa_context(self.s.sdpa) if attention == "sdpa" else dev_mod.nothing()
+
+    def _compiled(self, model, dynamic):
+        torch._dynamo.reset()  # no graph of another cell or batch is reused or counted
+        return torch.compile(model, dynamic=dynamic)
+
+    def _probe(self, fn, attention, batch, n, resident, warm, release=True):
+        """One pass at `batch`: its peak bytes, or None when it does not fit. warm: run once
+        before the counted pass (a compilation, the first pass's lazy set-up). release: give the
+        allocator's cache back afterwards (always after running out of memory), so the next
+        probe counts from the live tensors alone."""
+        result, oom = None, False
+        try:
+            ids = self._ids(batch, n)
+            with self._context(attention):
+                if warm:
+                    fn(ids)
+                    self.dev.sync()
+                with self.dev.count() as counted:
+                    out = fn(ids)
+                    self.dev.sync()
+                    del out
+                result = counted.peak(resident + ids.numel() * ids.element_size())
+        except Exception as e:  # noqa: BLE001 - only running out of memory is a step down
+            if not dev_mod.is_oom(e):
+                raise
+            oom = True
+        if oom:  # outside the handler, so the failed pass's tensors are gone with its frames
+            gc.collect()
+        if oom or release:
+            self.dev.release()
+        return result
+
+    def _largest(self, fn, attention, n, resident):
+        """The largest batch whose pass fits (0 when batch 1 does not), and its peak bytes."""
+        cap = self.s.max_batch
+        good, peak, bad, batch = 0, 0, None, 1
+        compiled = self.s.compile
+        while True:
+            if cap and batch >= cap:
+                batch = cap
+            got = self._probe(fn, attention, batch, n, resident, warm=compiled or good == 0)
+            if got is None:
+                bad = batch
+                break
+            good, peak = batch, got
+            if cap and batch == cap:
+                return good, peak
+            batch *= 2
+        while bad - good > 1:
+            mid = good + (bad - good) // 2
+            got = self._probe(fn, attention, mid, n, resident, warm=compiled)
+            if got is None:
+                bad = mid
+            else:
+                good, peak = mid, got
+        return good, peak
+
+    def measure(self, attention, name, n, k, batch=None):
+        """The cell (Cell), at its largest batch, or at `batch` when given (--batch-from)."""
+        cell = Cell(name, attention, n, k)
+        shape = self.shape(n, k)
+        gen = torch.Generator(device=self.dev.torch_device)
+        gen.manual_seed(self.s.seed)
+        model = Encoder(shape, attention, random_weights(shape, attention, gen, self.dev.torch_device, self.dtype))
+        self.dev.release()
+        resident = sum(b.numel() * b.element_size() for b in model.buffers())
+        try:
+            with torch.inference_mode():
+                self._measure(model, cell, batch, resident)
+        finally:
+            del model
+            if self.s.compile:
+                torch._dynamo.reset()
+            gc.collect()
+            self.dev.release()
+        return cell
+
+    def _measure(self, model, cell, given, resident):
+        attention, n = cell.attention, cell.n
+        if given is None:
+            fn = self._compiled(model, None) if self.s.compile else model
+            batch, peak = self._largest(fn, attention, n, resident)
+            if batch == 0:
+                cell.status = "OOM"
+                return
+        else:
+            batch = given
+        # The batch's own pass: compiled for it alone under --compile; verification and warm-up.
+        fn = self._compiled(model, False) if self.s.compile else model
+        while True:
+            peak = self._probe(fn, attention, batch, n, resident, warm=self.s.compile, release=False)
+            if peak is not None:
+                break
+            if given is not None:
+                cell.batch = batch
+                cell.status = "out of memory at --batch-from's batch %d" % batch
+                return
+            if batch == 1:
+                cell.status = "OOM"
+                return
+            batch = batch - 1 - (batch - 1) // 8
+        cell.batch, cell.peak_bytes = batch, peak
+        ids = self._ids(batch, n)
+
+        def one_pass():
+            fn(ids)  # the output is dropped at once
+
+        times, timed_ms = [], 0.0
+        with self._context(attention):
+            while len(times) < MAX_PASSES:
+                ms = self.dev.timed(one_pass)
+                times.append(ms)
+                timed_ms += ms
+                if len(times) >= MIN_PASSES and (timed_ms >= self.s.cell_time * 1000.0 or settled(times)):
+                    break
+        cell.median_ms, cell.min_ms, cell.max_ms = summary(times)
+        cell.passes = len(times)
+        cell.ms_per_seq = cell.median_ms / batch
+        seconds = cell.median_ms / 1000.0
+        if seconds > 0:
+            cell.tokens_per_s = batch * n / seconds
+            cell.tflop_per_s = flops_per_seq(self.shape(n, cell.k), attention) * batch / seconds / 1e12

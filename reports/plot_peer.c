@@ -1,0 +1,290 @@
+/* linbench plot LINBENCH_DIR PEER_DIR: a linbench sweep and bench/peer's result in the same
+ * figures (see plot.h, lb_plot_peer_write). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn/lists.h"
+#include "attn/status.h"
+#include "reports/csv_io.h"
+#include "reports/plot.h"
+#include "reports/plot_figure.h"
+#include "reports/plot_style.h"
+#include "reports/settings.h"
+#include "reports/speedups.h"
+
+/* A peer-only exact attention's lines: near-black, apart from every model's hue. */
+#define BASELINE_RGB 0x333333u
+#define BASELINE_POINT 3 /* an asterisk */
+
+/* One line: linbench's model at k (peer NULL), or a peer variant at k; for a ratio line both. */
+typedef struct Line {
+    LbModelKind model; /* linbench's model; for a peer line, its variant's work */
+    int64_t k;
+    const LbPeerModel *peer;
+    size_t variant;
+    LbLineStyle style;
+    char title[192];
+} Line;
+
+typedef struct Figure {
+    const LbSweepDir *lin;
+    const LbPeerDir *peer;
+    const int64_t *n;
+    size_t nn;
+    Line *line;
+    size_t count;
+    int what; /* 0 ms per sequence of each side, 1 linbench / peer ms per sequence, 2 linbench / peer batch */
+    const char *name, *title, *ylabel;
+} Figure;
+
+/* The last row of model at (n, k) among rows (k ignored for a model without a k axis). */
+static const LbCellResult *last_row(const LbCellResult *rows, size_t count, LbModelKind model, int64_t n, int64_t k,
+                                    const size_t *variant, size_t v)
+{
+    const LbCellResult *found = NULL;
+    const int has_k = lb_model_has_k(model);
+    for (size_t i = 0; i < count; i++)
+        if ((!variant || variant[i] == v) && rows[i].model == model && rows[i].n == n && (!has_k || rows[i].k == k))
+            found = &rows[i];
+    return found;
+}
+
+/* The figure's value for line l at n, or NaN where a side has no ok row. */
+static double value_at(const Figure *f, const Line *l, int64_t n)
+{
+    const LbCellResult *a = last_row(f->lin->rows, f->lin->count, l->model, n, l->k, NULL, 0);
+    const LbCellResult *b = l->peer ? last_row(f->peer->rows, f->peer->count, l->peer->work, n, l->k,
+                                               f->peer->variant, l->variant)
+                                    : NULL;
+    const int a_ok = a && a->status == LB_CELL_OK && a->ms_per_seq > 0 && a->batch > 0;
+    const int b_ok = b && b->status == LB_CELL_OK && b->ms_per_seq > 0 && b->batch > 0;
+    switch (f->what) {
+    case 0:
+        if (l->peer)
+            return b_ok ? b->ms_per_seq : NAN;
+        return a_ok ? a->ms_per_seq : NAN;
+    case 1: return a_ok && b_ok ? a->ms_per_seq / b->ms_per_seq : NAN;
+    default: return a_ok && b_ok ? (double)a->batch / (double)b->batch : NAN;
+    }
+}
+
+static int data_fn(FILE *out, const LbSweepDir *lin, const void *arg)
+{
+    (void)lin;
+    const Figure *f = arg;
+    const size_t nf = f->count + 1;
+    char (*v)[96] = malloc(nf * sizeof *v);
+    const char **row = malloc(nf * sizeof *row);
+    int rc = LB_OK;
+    if (!v || !row) {
+        rc = LB_FAIL(LB_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t c = 0; c < nf; c++)
+        row[c] = v[c];
+    snprintf(v[0], sizeof v[0], "n");
+    for (size_t c = 0; c < f->count; c++)
+        snprintf(v[c + 1], sizeof v[0], "%.95s", f->line[c].title);
+    rc = lb_csv_write_record(out, row, nf);
+    for (size_t i = 0; rc == LB_OK && i < f->nn; i++) {
+        snprintf(v[0], sizeof v[0], "%lld", (long long)f->n[i]);
+        for (size_t c = 0; c < f->count; c++) {
+            const double x = value_at(f, &f->line[c], f->n[i]);
+            if (isnan(x))
+                v[c + 1][0] = '\0';
+            else
+                snprintf(v[c + 1], sizeof v[0], "%.6g", x);
+        }
+        rc = lb_csv_write_record(out, row, nf);
+    }
+out:
+    free(v);
+    free(row);
+    return rc;
+}
+
+static int script_fn(FILE *out, const LbSweepDir *lin, const void *arg)
+{
+    (void)lin;
+    const Figure *f = arg;
+    lb_gp_preamble(out, f->name, f->title);
+    const char *device = lb_meta_get(&f->lin->meta, "device_name");
+    const char *torch = lb_meta_get(&f->peer->meta, "torch_version");
+    char sub[256];
+    snprintf(sub, sizeof sub, "linbench %s against PyTorch %s (bench/peer), %s", f->lin->dir, torch ? torch : "?",
+             device ? device : "?");
+    lb_gp_title(out, f->title, sub);
+    int points = 0;
+    for (size_t i = 0; i < f->nn; i++)
+        for (size_t c = 0; c < f->count; c++)
+            points += !isnan(value_at(f, &f->line[c], f->n[i]));
+    fprintf(out, "set xlabel 'n (sequence length)'\nset ylabel ");
+    lb_gp_quote(out, f->ylabel);
+    fprintf(out, "\nset logscale x\nset logscale y%s\nset grid\nset key left top\n", f->what ? " 2" : "");
+    if (points == 0) {
+        fputs("unset logscale\nset label 1 'no cell measured on both sides' at graph 0.5, graph 0.5 center\n"
+              "plot [0:1][0:1] NaN notitle\n",
+              out);
+    } else {
+        fprintf(out, "set xrange [%.6g:%.6g]\nset xtics (", (double)f->n[0] / 1.4, (double)f->n[f->nn - 1] * 1.4);
+        for (size_t i = 0; i < f->nn; i++)
+            fprintf(out, "%s'%lld' %lld", i ? ", " : "", (long long)f->n[i], (long long)f->n[i]);
+        fputs(")\n", out);
+        for (size_t c = 0; c < f->count; c++) {
+            const Line *l = &f->line[c];
+            fprintf(out, "%s data using 1:%zu with linespoints linewidth %d linecolor rgb '#%06x' dashtype %d "
+                         "pointtype %d pointsize 0.9 title ",
+                    c ? ", \\\n    " : "plot", c + 2, l->peer && f->what == 0 ? 1 : 2, l->style.rgb, l->style.dashtype,
+                    l->style.pointtype);
+            lb_gp_quote(out, l->title);
+        }
+        if (f->what) /* the line where both sides are equal */
+            fputs(", \\\n    1 with lines linewidth 1 linecolor rgb '#000000' dashtype 3 title 'equal'", out);
+        fputc('\n', out);
+    }
+    lb_gp_svg(out, f->name);
+    return LB_OK;
+}
+
+/* The style of a peer variant's line: its work's hue and shade at this k, open points and its
+ * own dash; a peer-only exact attention near-black. */
+static LbLineStyle peer_style(const LbPeerModel *pm, int index, int count)
+{
+    LbLineStyle s = lb_plot_line_style(pm->work, index, count);
+    if (pm->exact_baseline) {
+        s.rgb = BASELINE_RGB;
+        s.pointtype = BASELINE_POINT;
+        return s;
+    }
+    s.pointtype -= 1; /* gnuplot's open circle, square, triangle, diamond: one below the filled */
+    s.dashtype = 1 + (s.dashtype % 5);
+    return s;
+}
+
+static void title_of(const Line *l, int ratio, char *buf, size_t size)
+{
+    char lin[64], peer[96];
+    const int has_k = lb_model_has_k(l->model);
+    if (has_k)
+        snprintf(lin, sizeof lin, "%s k=%lld", lb_model_name(l->model), (long long)l->k);
+    else
+        snprintf(lin, sizeof lin, "%s", lb_model_name(l->model));
+    if (l->peer && lb_model_has_k(l->peer->work))
+        snprintf(peer, sizeof peer, "%s k=%lld", l->peer->name, (long long)l->k);
+    else if (l->peer)
+        snprintf(peer, sizeof peer, "%s", l->peer->name);
+    if (ratio)
+        snprintf(buf, size, "%s / %s", lin, peer);
+    else
+        snprintf(buf, size, "%s", l->peer ? peer : lin);
+}
+
+int lb_plot_peer_write(const LbSweepDir *lin, const LbPeerDir *peer, const char *out_dir, LbPlotList *out)
+{
+    if (out)
+        out->count = 0;
+    int measured[LB_MODEL_COUNT];
+    (void)lb_models_measured(&lin->meta, lin->rows, lin->count, measured);
+    /* n: both sides' rows; k: linbench's grid and the peer's rows */
+    const size_t most = lin->count + peer->count + lin->grid.cols + 1;
+    int64_t *n = malloc(most * sizeof *n), *k = malloc(most * sizeof *k);
+    Line *line = malloc((size_t)LB_MODEL_COUNT * (peer->nvariants + 1) * most * sizeof *line);
+    int rc = n && k && line ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory");
+    size_t nn = 0, nk = 0;
+    for (size_t i = 0; rc == LB_OK && i < lin->count; i++)
+        n[nn++] = lin->rows[i].n;
+    for (size_t i = 0; rc == LB_OK && i < peer->count; i++) {
+        n[nn++] = peer->rows[i].n;
+        if (lb_model_has_k(peer->rows[i].model))
+            k[nk++] = peer->rows[i].k;
+    }
+    for (size_t j = 0; rc == LB_OK && j < lin->grid.cols; j++)
+        k[nk++] = lin->grid.k[j];
+    if (rc == LB_OK) {
+        nn = lb_sort_unique_int64(n, nn);
+        nk = lb_sort_unique_int64(k, nk);
+    }
+
+    /* time per sequence: every linbench model and k, then every peer variant and k */
+    size_t count = 0;
+    for (int m = 0; rc == LB_OK && m < LB_MODEL_COUNT; m++) {
+        if (!measured[m])
+            continue;
+        const LbModelKind kind = (LbModelKind)m;
+        const size_t cols = lb_model_has_k(kind) ? nk : 1;
+        for (size_t j = 0; j < cols; j++) {
+            Line *l = &line[count++];
+            memset(l, 0, sizeof *l);
+            l->model = kind;
+            l->k = lb_model_has_k(kind) ? k[j] : 0;
+            l->style = lb_plot_line_style(kind, (int)j, (int)cols);
+            title_of(l, 0, l->title, sizeof l->title);
+        }
+    }
+    for (size_t v = 0; rc == LB_OK && v < peer->nvariants; v++) {
+        const LbPeerModel *pm = &peer->variants[v];
+        const size_t cols = lb_model_has_k(pm->work) ? nk : 1;
+        for (size_t j = 0; j < cols; j++) {
+            Line *l = &line[count++];
+            memset(l, 0, sizeof *l);
+            l->model = pm->work;
+            l->k = lb_model_has_k(pm->work) ? k[j] : 0;
+            l->peer = pm;
+            l->variant = v;
+            l->style = peer_style(pm, (int)j, (int)cols);
+            title_of(l, 0, l->title, sizeof l->title);
+        }
+    }
+    Figure time = {lin, peer, n, nn, line, count, 0, "versus_time_per_seq",
+                   "Time per sequence, linbench and PyTorch (each at its batch)", "ms per sequence"};
+    static const char *const ext[2] = {".plot.csv", ".gp"};
+    static const LbPlotWriteFn fns[2] = {data_fn, script_fn};
+    for (int e = 0; rc == LB_OK && e < 2; e++)
+        rc = lb_plot_write_file(out_dir, time.name, ext[e], fns[e], lin, &time);
+    if (rc == LB_OK && out && out->count < LB_PLOT_MAX)
+        snprintf(out->name[out->count++], sizeof out->name[0], "%s", time.name);
+
+    /* linbench / peer: one line per pair of the same work (lb_peer_same_work) and k, in the
+     * linbench model's hue; against a peer-only exact attention dotted, with its point */
+    count = 0;
+    for (size_t v = 0; rc == LB_OK && v < peer->nvariants; v++) {
+        const LbPeerModel *pm = &peer->variants[v];
+        for (int m = 0; m < LB_MODEL_COUNT; m++) {
+            const LbModelKind kind = (LbModelKind)m;
+            if (!measured[m] || !lb_peer_same_work(pm, kind))
+                continue;
+            const size_t cols = lb_model_has_k(kind) ? nk : 1;
+            for (size_t j = 0; j < cols; j++) {
+                Line *l = &line[count++];
+                memset(l, 0, sizeof *l);
+                l->model = kind;
+                l->k = lb_model_has_k(kind) ? k[j] : 0;
+                l->peer = pm;
+                l->variant = v;
+                l->style = lb_plot_line_style(kind, (int)j, (int)cols);
+                if (pm->exact_baseline) {
+                    l->style.dashtype = 3;
+                    l->style.pointtype = BASELINE_POINT;
+                }
+                title_of(l, 1, l->title, sizeof l->title);
+            }
+        }
+    }
+    Figure ratios[2] = {
+        {lin, peer, n, nn, line, count, 1, "versus_time_ratio",
+         "linbench / PyTorch, ms per sequence (below 1: linbench is faster)", "linbench / peer, ms per sequence"},
+        {lin, peer, n, nn, line, count, 2, "versus_batch_ratio",
+         "linbench / PyTorch, largest batch (above 1: linbench fits more)", "linbench / peer, largest batch"},
+    };
+    for (int r = 0; r < 2; r++) {
+        for (int e = 0; rc == LB_OK && e < 2; e++)
+            rc = lb_plot_write_file(out_dir, ratios[r].name, ext[e], fns[e], lin, &ratios[r]);
+        if (rc == LB_OK && out && out->count < LB_PLOT_MAX)
+            snprintf(out->name[out->count++], sizeof out->name[0], "%s", ratios[r].name);
+    }
+    free(n);
+    free(k);
+    free(line);
+    return rc;
+}

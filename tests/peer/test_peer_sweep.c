@@ -1,0 +1,246 @@
+/* bench/peer end to end on the CPU: a tiny linbench sweep, then the peer's sweep of the same model
+ * and grid at its own largest batches and again at linbench's (--batch-from, every setting taken
+ * from linbench's meta.csv but the budget), each read back through libcsv (reports/peer_dir.h: its model names,
+ * every column, meta.csv's tool, timer, budget and versions) and by `linbench compare` (the CSV
+ * checked cell by cell against both raw.csv files) and `linbench plot`; and the peer's bad input:
+ * one line on stderr, exit 2, nothing written (an unknown SDPA backend, one the CPU lacks, no
+ * k < n, a budget beyond the machine's memory, a --batch-from directory of another model or a
+ * peer's own, an --out holding results).
+ * Usage: test_peer_sweep PATH-TO-LINBENCH SOURCE_DIR FIND_PYTHON. Exit 77 (skipped) where no
+ * Python with torch and numpy is found. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "attn/status.h"
+#include "reports/csv_io.h"
+#include "reports/peer_dir.h"
+#include "reports/sweep_dir.h"
+#include "tests/lib/check.h"
+#include "tests/lib/spawn.h"
+
+static char *bin, *python, peer[4200];
+static const char *scratch;
+
+#define TINY "--device", "cpu", "--dtype", "fp32", "--layers", "1", "--d-model", "32", "--heads", "2", "--ffn", "64", \
+             "--vocab", "100", "--n", "64,128", "--k", "16", "--mem-limit", "8M", "--cell-time", "1"
+
+static LbRun run_peer(char **args)
+{
+    char *argv[64] = {python, peer};
+    int n = 2;
+    for (; args[n - 2] && n < 63; n++)
+        argv[n] = args[n - 2];
+    argv[n] = NULL;
+    return lb_run(argv);
+}
+
+/* The peer's bad input: exit 2, one line on stderr naming `want`, nothing on stdout, no --out. */
+static void check_refused(char **args, const char *out, const char *want, const char *what)
+{
+    LbRun r = run_peer(args);
+    lb_check(r.code == 2, "%s: exit %d: should be 2 (stderr: %s)", what, r.code, r.err);
+    lb_check(lb_lines(r.err) == 1 && strncmp(r.err, "linbench-peer: ", 15) == 0 && strstr(r.err, want),
+          "%s: stderr should be one line with \"%s\": %s", what, want, r.err);
+    lb_check(r.out[0] == '\0', "%s: nothing on stdout: %s", what, r.out);
+    struct stat st;
+    lb_check(!out || stat(out, &st) != 0, "%s: %s not created", what, out ? out : "");
+    lb_run_free(&r);
+}
+
+/* The last row of model (the work) at (n, k) among rows (variant: the peer's, or all). */
+static const LbCellResult *row_at(const LbCellResult *rows, size_t count, const size_t *variant, size_t v,
+                                  LbModelKind m, int64_t n, int64_t k)
+{
+    const LbCellResult *found = NULL;
+    for (size_t i = 0; i < count; i++)
+        if ((!variant || variant[i] == v) && rows[i].model == m && rows[i].n == n &&
+            (!lb_model_has_k(m) || rows[i].k == k))
+            found = &rows[i];
+    return found;
+}
+
+/* A peer's result read back: the three models at both n (torch-linformer at k 16), every row ok
+ * with its numbers, its peak within `budget`; with `lin`, each at linbench's batch of the same
+ * work. */
+static void check_peer_dir(const char *dir, const LbSweepDir *lin, long long budget)
+{
+    LbPeerDir p;
+    if (!lb_check(lb_peer_dir_load(dir, &p) == LB_OK, "%s reads back as a peer's result: %s", dir, lb_error_message()))
+        return;
+    lb_check(p.count == 6 && p.nvariants == 3, "%s: 6 rows of 3 models (%zu, %zu)", dir, p.count, p.nvariants);
+    static const char *const names[3] = {"torch-standard", "torch-linformer", "torch-sdpa-flash"};
+    for (size_t v = 0; v < p.nvariants && v < 3; v++)
+        lb_check(strcmp(p.variants[v].name, names[v]) == 0, "%s: model %zu is %s (%s)", dir, v, names[v],
+              p.variants[v].name);
+    for (size_t i = 0; i < p.count; i++) {
+        const LbCellResult *r = &p.rows[i];
+        const LbPeerModel *pm = &p.variants[p.variant[i]];
+        lb_check(r->status == LB_CELL_OK && r->batch >= 1 && r->passes >= 5 && r->ms_per_seq > 0 &&
+                  fabs(r->ms_per_seq * (double)r->batch - r->median_ms) <= 1e-9 * r->median_ms &&
+                  r->min_ms <= r->median_ms && r->median_ms <= r->max_ms && r->tflop_per_s > 0,
+              "%s: %s n=%lld: ok, batch %lld, %d passes, ms per sequence the median over the batch", dir, pm->name,
+              (long long)r->n, (long long)r->batch, r->passes);
+        lb_check(r->dtype == LB_DTYPE_FP32 && (lb_model_has_k(r->model) ? r->k == 16 : r->k == 0),
+              "%s: %s n=%lld: fp32, k as its model has one", dir, pm->name, (long long)r->n);
+        lb_check(r->peak_bytes > 0 && r->peak_bytes <= budget && r->planned_bytes == 0,
+              "%s: %s n=%lld: peak %lld bytes within the budget of %lld, no plan", dir, pm->name, (long long)r->n,
+              (long long)r->peak_bytes, budget);
+        if (lin) {
+            const LbCellResult *l = row_at(lin->rows, lin->count, NULL, 0, pm->work, r->n, r->k);
+            lb_check(l && l->batch == r->batch, "%s: %s n=%lld runs linbench's batch %lld (%lld)", dir, pm->name,
+                  (long long)r->n, l ? (long long)l->batch : -1LL, (long long)r->batch);
+        }
+    }
+    char b[32];
+    snprintf(b, sizeof b, "%lld", budget);
+    const char *const keys[][2] = {{"tool", "peer"},        {"timer", "perf_counter"}, {"device", "cpu"},
+                                   {"dtype", "fp32"},       {"storage_dtype", "fp32"}, {"d_model", "32"},
+                                   {"memory_budget_bytes", b}, {"status", "complete"},
+                                   {"n_list", "64,128"},    {"sdpa", "flash"}};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        const char *v = lb_meta_get(&p.meta, keys[i][0]);
+        lb_check(v && strcmp(v, keys[i][1]) == 0, "%s/meta.csv: %s is %s (%s)", dir, keys[i][0], keys[i][1],
+              v ? v : "absent");
+    }
+    const char *tv = lb_meta_get(&p.meta, "torch_version");
+    lb_check(tv && *tv, "%s/meta.csv: torch_version %s", dir, tv ? tv : "absent");
+    lb_peer_dir_free(&p);
+}
+
+/* compare LIN PEER --format csv: every cell's six numbers from the two raw.csv files. */
+static void check_compare(const char *lin_dir, const char *peer_dir, int same_batch)
+{
+    char *argv[] = {bin, "compare", (char *)lin_dir, (char *)peer_dir, "--format", "csv", NULL};
+    LbRun r = lb_run(argv);
+    lb_check(r.code == 0, "compare %s %s: exit %d (%s)", lin_dir, peer_dir, r.code, r.err);
+    LbSweepDir lin;
+    LbPeerDir p;
+    LbCsvTable t;
+    if (lb_sweep_dir_load(lin_dir, &lin) != LB_OK || lb_peer_dir_load(peer_dir, &p) != LB_OK ||
+        !lb_check(lb_csv_parse_text(r.out, strlen(r.out), 0, "compare", &t) == LB_OK, "compare's CSV parses")) {
+        lb_run_free(&r);
+        return;
+    }
+    int rows = 0;
+    for (size_t i = 1; i < t.rows; i++) {
+        char **f = t.row[i].fields;
+        LbModelKind m;
+        size_t v = 0;
+        while (v < p.nvariants && strcmp(p.variants[v].name, f[2]) != 0)
+            v++;
+        if (!lb_check(t.row[i].count == 11 && lb_model_parse(f[1], &m) == 0 && v < p.nvariants, "row %zu names both",
+                   i))
+            continue;
+        const int64_t n = atoll(f[3]), k = f[4][0] ? atoll(f[4]) : 0;
+        const LbCellResult *a = row_at(lin.rows, lin.count, NULL, 0, m, n, k);
+        const LbCellResult *b = row_at(p.rows, p.count, p.variant, v, p.variants[v].work, n, k);
+        if (!lb_check(a && b, "%s/%s n=%lld: both sides have the cell", f[1], f[2], (long long)n))
+            continue;
+        const double want[6] = {a->ms_per_seq, b->ms_per_seq, a->ms_per_seq / b->ms_per_seq,
+                                (double)a->batch, (double)b->batch, (double)a->batch / (double)b->batch};
+        for (int c = 0; c < 6; c++)
+            lb_check(fabs(atof(f[5 + c]) - want[c]) <= 1e-5 * fabs(want[c]), "%s/%s n=%lld k=%lld: %s %s, rows say %.6g",
+                  f[1], f[2], (long long)n, (long long)k, t.row[0].fields[5 + c], f[5 + c], want[c]);
+        if (same_batch && strcmp(f[0], "same_work") == 0)
+            lb_check(strcmp(f[10], "1") == 0, "%s/%s n=%lld: the same batch on both sides (%s)", f[1], f[2],
+                  (long long)n, f[10]);
+        rows++;
+    }
+    /* same work: standard with torch-standard and torch-sdpa-flash (2 n each), linformer with
+     * torch-linformer (2); against torch-sdpa-flash: linformer (2) */
+    lb_check(rows == 8, "compare: 8 cells compared (%d)", rows);
+    lb_csv_table_free(&t);
+    lb_sweep_dir_free(&lin);
+    lb_peer_dir_free(&p);
+    lb_run_free(&r);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 4) {
+        printf("usage: test_peer_sweep PATH-TO-LINBENCH SOURCE_DIR FIND_PYTHON\n");
+        return 1;
+    }
+    bin = argv[1];
+    snprintf(peer, sizeof peer, "%s/bench/peer/linbench-peer", argv[2]);
+    scratch = lb_scratch_dir("peer-sweep");
+    char *find[] = {argv[3], NULL};
+    LbRun found = lb_run(find);
+    if (found.code != 0) {
+        printf("%s", found.err);
+        lb_run_free(&found);
+        lb_test_rmtree(scratch);
+        return 77;
+    }
+    found.out[strcspn(found.out, "\n")] = '\0';
+    python = strdup(found.out);
+    lb_run_free(&found);
+    printf("Python: %s\n", python);
+
+    char lin[4200], own[4200], same[4200], other[4200];
+    snprintf(lin, sizeof lin, "%s/lin", scratch);
+    snprintf(own, sizeof own, "%s/peer", scratch);
+    snprintf(same, sizeof same, "%s/peer-same-batch", scratch);
+    char *sweep[] = {bin, "sweep", TINY, "--models", "standard,linformer", "-q", "--out", lin, NULL};
+    LbRun r = lb_run(sweep);
+    lb_check(r.code == 0, "linbench sweep: exit %d (%s)", r.code, r.err);
+    lb_run_free(&r);
+
+    char *own_args[] = {"sweep", TINY, "--out", own, NULL};
+    r = run_peer(own_args);
+    lb_check(r.code == 0 && strstr(r.out, "torch-sdpa-flash n=128: batch") && strstr(r.out, "linbench compare"),
+          "peer sweep: exit %d, a line per cell, how to compare (%s%s)", r.code, r.out, r.err);
+    lb_run_free(&r);
+    check_peer_dir(own, NULL, 8 << 20);
+
+    LbSweepDir l;
+    if (lb_check(lb_sweep_dir_load(lin, &l) == LB_OK, "linbench's sweep reads back")) {
+        char *same_args[] = {"sweep", "--batch-from", lin, "--out", same, "-q", NULL};
+        r = run_peer(same_args);
+        lb_check(r.code == 0, "peer sweep --batch-from: exit %d (%s)", r.code, r.err);
+        lb_run_free(&r);
+        /* linbench's batches whatever its budget: the peer's is the CPU's default */
+        check_peer_dir(same, &l, 512 << 20);
+        lb_sweep_dir_free(&l);
+    }
+    check_compare(lin, own, 0);
+    check_compare(lin, same, 1);
+    char *text[] = {bin, "compare", same, lin, NULL};
+    r = lb_run(text);
+    lb_check(r.code == 0 && strstr(r.out, "batch: the peer ran linbench's batches (--batch-from") &&
+              strstr(r.out, "differ (linbench / peer): memory budget 8 MiB / 512 MiB\n"),
+          "compare PEER LIN: the header says whose batches and that only the budgets differ:\n%s", r.out);
+    lb_run_free(&r);
+    char plots[4300];
+    snprintf(plots, sizeof plots, "%s/plots", scratch);
+    char *plot[] = {bin, "plot", lin, own, "--out", plots, "--no-render", NULL};
+    r = lb_run(plot);
+    lb_check(r.code == 0 && strstr(r.out, "versus_time_ratio.gp"), "plot LIN PEER: exit %d (%s)", r.code, r.err);
+    lb_run_free(&r);
+
+    /* Bad input: one line, exit 2, nothing written. */
+    snprintf(other, sizeof other, "%s/refused", scratch);
+    char *a1[] = {"sweep", TINY, "--sdpa", "turbo", "--out", other, NULL};
+    check_refused(a1, other, "invalid argument \"turbo\" for --sdpa", "an unknown backend");
+    char *a2[] = {"sweep", TINY, "--sdpa", "cudnn", "--out", other, NULL};
+    check_refused(a2, other, "has no cudnn kernel", "a backend the CPU lacks");
+    char *a3[] = {"sweep", "--device", "cpu", "--n", "64", "--k", "64,128", "--out", other, NULL};
+    check_refused(a3, other, "no k < n", "k >= n");
+    char *a4[] = {"sweep", "--device", "cpu", "--layers", "1", "--mem-limit", "100T", "--out", other, NULL};
+    check_refused(a4, other, "--mem-limit", "a budget beyond this machine's memory");
+    char *a5[] = {"sweep", "--batch-from", lin, "--d-model", "64", "--out", other, NULL};
+    check_refused(a5, other, "its d_model is 32 and --d-model is 64", "--batch-from another model");
+    char *a6[] = {"sweep", "--batch-from", own, "--out", other, NULL};
+    check_refused(a6, other, "a peer result", "--batch-from a peer's result");
+    char *a7[] = {"sweep", TINY, "--out", own, NULL};
+    check_refused(a7, NULL, "it holds results", "an --out holding results");
+    char *a8[] = {"sweep", "--heads", "5", "--device", "cpu", "--out", other, NULL};
+    check_refused(a8, other, "--heads", "heads that do not divide d_model");
+
+    lb_test_cleanup(scratch);
+    free(python);
+    return lb_test_finish("test_peer_sweep");
+}
