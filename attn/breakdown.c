@@ -205,6 +205,26 @@ static int w_flash_attention(LbBackend *be, const void *q, const void *k, const 
     return t->real->ops->flash_attention(t->real, q, k, v, ld, o, batch, n, heads, hd, scale);
 }
 
+/* Pooling is no product: no FLOPs (METHOD.md, "Bytes moved"), like softmax. */
+static int w_pool_seq(LbBackend *be, const void *x, int64_t ld_x, void *y, int64_t ld_y, int64_t batch, int64_t n,
+                      int64_t k, int64_t channels, int mode)
+{
+    LbTrace *t = trace_of(be);
+    const double c = (double)channels;
+    count(t, 0, (double)batch * ((double)n + (double)k) * c, 0);
+    return t->real->ops->pool_seq(t->real, x, ld_x, y, ld_y, batch, n, k, channels, mode);
+}
+
+/* One multiply-add per input element (each is read by exactly one tap): 2 B n c FLOPs. */
+static int w_depthwise_conv_seq(LbBackend *be, const void *x, int64_t ld_x, const void *wt, void *y, int64_t ld_y,
+                                int64_t batch, int64_t n, int64_t k, int64_t channels)
+{
+    LbTrace *t = trace_of(be);
+    const double c = (double)channels, taps = k > 0 ? (double)(n / k) : 0;
+    count(t, 2 * (double)batch * (double)n * c, (double)batch * ((double)n + (double)k) * c + taps * c, 0);
+    return t->real->ops->depthwise_conv_seq(t->real, x, ld_x, wt, y, ld_y, batch, n, k, channels);
+}
+
 /* The pass's side of trace_role: its observer is a member of the trace. */
 static void observe_role(LbPassObserver *obs, LbOpRole role)
 {
@@ -227,6 +247,8 @@ static void trace_init(LbTrace *t, LbBackend *real)
     t->ops.favor_features = w_favor_features;
     t->ops.divide_by_last = w_divide_by_last;
     t->ops.flash_attention = w_flash_attention;
+    t->ops.pool_seq = w_pool_seq;
+    t->ops.depthwise_conv_seq = w_depthwise_conv_seq;
     t->wrap = *real;
     t->wrap.ops = &t->ops;
     t->role = LB_ROLE_COUNT;

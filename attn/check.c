@@ -733,6 +733,64 @@ static int check_flash(Ctx *c, int64_t batch, int64_t n, int64_t heads, int64_t 
     return compare(c, out, ref, oc, 2 * kernel_tol(be->storage));
 }
 
+/* The general projections' windows by their definition, in double (METHOD.md, "General
+ * projections"): op LB_POOL_MEAN, LB_POOL_MAX, or 2 for the depthwise convolution. */
+static void naive_seq(const float *x, int64_t ld_x, const float *wt, float *y, int64_t ld_y, int64_t batch,
+                      int64_t n, int64_t k, int64_t channels, int op)
+{
+    const int64_t w = n / k;
+    for (int64_t b = 0; b < batch; b++)
+        for (int64_t t = 0; t < k; t++)
+            for (int64_t ch = 0; ch < channels; ch++) {
+                double acc = op == LB_POOL_MAX ? -INFINITY : 0.0;
+                for (int64_t j = 0; j < w; j++) {
+                    const double v = x[(b * n + t * w + j) * ld_x + ch];
+                    if (op == LB_POOL_MAX)
+                        acc = v > acc ? v : acc;
+                    else if (op == LB_POOL_MEAN)
+                        acc += v / (double)w;
+                    else
+                        acc += (double)wt[j * channels + ch] * v;
+                }
+                y[(b * k + t) * ld_y + ch] = (float)acc;
+            }
+}
+
+/* pool_seq (mean, max) and depthwise_conv_seq (op 2): keys read in place from a fused Q/K/V-like
+ * buffer (row stride 3 C), the output packed (row stride C). */
+static int check_seq(Ctx *c, int op, int64_t batch, int64_t n, int64_t k, int64_t channels)
+{
+    LbBackend *be = c->be;
+    snprintf(c->op, sizeof c->op, "%s", op == 2 ? "depthwise_conv_seq" : "pool_seq");
+    snprintf(c->shape, sizeof c->shape, "%sB %lld n %lld k %lld C %lld", op == 2 ? "" : op == LB_POOL_MAX ? "max " : "mean ",
+             (long long)batch, (long long)n, (long long)k, (long long)channels);
+    const int64_t ld_x = 3 * channels, xc = batch * n * ld_x, yc = batch * k * channels, wc = n / k * channels;
+    void *d_x, *d_y, *d_w;
+    float *x, *wt, *out, *ref;
+    LB_TRY(dev_elems(c, xc, &d_x));
+    LB_TRY(dev_elems(c, yc, &d_y));
+    LB_TRY(dev_elems(c, wc, &d_w));
+    LB_TRY(hostf(c, xc, &x));
+    LB_TRY(hostf(c, wc, &wt));
+    LB_TRY(hostf(c, yc, &out));
+    LB_TRY(hostf(c, yc, &ref));
+    LB_TRY(random_in(c, d_x, x, xc, -2.0f, 2.0f));
+    LB_TRY(random_in(c, d_w, wt, wc, -0.5f, 0.5f));
+    LB_TRY(poison(c, d_y, yc));
+    if (op == 2)
+        LB_TRY(be->ops->depthwise_conv_seq(be, d_x, ld_x, d_w, d_y, channels, batch, n, k, channels));
+    else
+        LB_TRY(be->ops->pool_seq(be, d_x, ld_x, d_y, channels, batch, n, k, channels, op));
+    LB_TRY(be->ops->download(be, out, d_y, yc));
+    if (c->naive)
+        naive_seq(x, ld_x, wt, ref, channels, batch, n, k, channels, op);
+    else if (op == 2)
+        lb_depthwise_conv_seq_cpu(x, ld_x, wt, ref, channels, batch, n, k, channels);
+    else
+        lb_pool_seq_cpu(x, ld_x, ref, channels, batch, n, k, channels, op);
+    return compare(c, out, ref, yc, kernel_tol(be->storage));
+}
+
 /* --- forward passes ------------------------------------------------------------------------- */
 
 /* One forward pass of cfg at batch B on be, its output (B, n, d) into out. */
@@ -877,6 +935,12 @@ int lb_check_backend(LbBackend *be, const LbCheckPlan *plan, LbCheckTable *t)
     RUN(check_favor(&c, 3, 17, 24, 16, 1));
     RUN(check_divide(&c, 37, 16));
     RUN(check_flash(&c, 2, 70, 2, 64));
+    /* the Linformer's general projections */
+    for (int op = LB_POOL_MEAN; op <= 2; op++)
+        RUN(check_seq(&c, op, 2, 64, 16, 48));
+    if (!quick)
+        for (int op = LB_POOL_MEAN; op <= 2; op++)
+            RUN(check_seq(&c, op, 3, 70, 10, 33));
     if (!quick) {
         RUN(check_flash(&c, 1, 200, 3, 32));
         RUN(check_flash(&c, 2, 15, 1, 128));

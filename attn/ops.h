@@ -173,7 +173,25 @@ typedef struct LbOps {
      * and later), the powercap (RAPL) package counter on the CPU. LB_ERR_UNSUPPORTED, the message
      * saying why, where none can be read. */
     int (*energy_j)(LbBackend *be, double *joules);
+
+    /* --- general projections (the Linformer's pooling and convolution, attn/model_linformer.c) --- */
+    /* The sequence pooled in windows of w = n / k consecutive positions, each channel apart:
+     * y[(b k + t) ld_y + c] = mean or max over j < w of x[(b n + t w + j) ld_x + c], for b < batch,
+     * t < k, c < channels (x and y read and written in place, as the compression of keys and values
+     * reads them from the fused Q/K/V output). k must divide n (LB_ERR_INVALID otherwise). The mean's
+     * sum in fp32 or wider; mode is an LbPoolMode. */
+    int (*pool_seq)(LbBackend *be, const void *x, int64_t ld_x, void *y, int64_t ld_y, int64_t batch, int64_t n,
+                    int64_t k, int64_t channels, int mode);
+    /* A depthwise 1-D convolution over the sequence with kernel and stride w = n / k, one kernel per
+     * channel: y[(b k + t) ld_y + c] = sum over j < w of wt[j channels + c] x[(b n + t w + j) ld_x + c],
+     * wt (taps >= w, channels) tap-major (a kernel with more taps is read to its first w: the k
+     * schedule's smaller k per layer). The sum in fp32 or wider. k must divide n. */
+    int (*depthwise_conv_seq)(LbBackend *be, const void *x, int64_t ld_x, const void *wt, void *y, int64_t ld_y,
+                              int64_t batch, int64_t n, int64_t k, int64_t channels);
 } LbOps;
+
+/* pool_seq's modes. */
+typedef enum LbPoolMode { LB_POOL_MEAN = 0, LB_POOL_MAX = 1 } LbPoolMode;
 
 /* The widest head the flash model takes, and the multiple its width must be (the tensor-core
  * tile's k, gpu/flash.cu). */

@@ -95,6 +95,18 @@ static int no_flash(LbBackend *be, const void *q, const void *k, const void *v, 
     return (void)be, (void)q, (void)k, (void)v, (void)ld, (void)o, (void)batch, (void)n, (void)heads, (void)hd,
            (void)scale, LB_OK;
 }
+static int no_pool(LbBackend *be, const void *x, int64_t ld_x, void *y, int64_t ld_y, int64_t batch, int64_t n,
+                   int64_t k, int64_t channels, int mode)
+{
+    return (void)be, (void)x, (void)ld_x, (void)y, (void)ld_y, (void)batch, (void)n, (void)k, (void)channels,
+           (void)mode, LB_OK;
+}
+static int no_conv(LbBackend *be, const void *x, int64_t ld_x, const void *wt, void *y, int64_t ld_y, int64_t batch,
+                   int64_t n, int64_t k, int64_t channels)
+{
+    return (void)be, (void)x, (void)ld_x, (void)wt, (void)y, (void)ld_y, (void)batch, (void)n, (void)k,
+           (void)channels, LB_OK;
+}
 static int no_sync(LbBackend *be) { return (void)be, LB_OK; }
 static int no_energy(LbBackend *be, double *joules)
 {
@@ -147,6 +159,8 @@ static const LbOps counting_ops = {
     .divide_by_last = no_divide,
     .flash_attention = no_flash,
     .energy_j = no_energy,
+    .pool_seq = no_pool,
+    .depthwise_conv_seq = no_conv,
     .sync = no_sync,
     .timer_start = no_sync,
     .timer_stop = no_timer_stop,

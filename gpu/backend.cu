@@ -376,6 +376,33 @@ static int lb_cuda_flash_attention_op(LbBackend *be, const void *q, const void *
     return lb_cuda_flash_attention(lb_cuda_state(be)->stream, be->storage, q, k, v, ld, o, batch, n, heads, hd, scale);
 }
 
+/* The shape both general projections share: strides that cover the channels, and the elements
+ * each side spans (the launchers check k divides n). */
+static int lb_cuda_seq_need(const char *op, const void *x, int64_t ld_x, const void *y, int64_t ld_y, int64_t batch,
+                            int64_t n, int64_t k, int64_t channels)
+{
+    LB_TRY(lb_cuda_dims(op, batch, n, k));
+    LB_TRY(lb_cuda_dims(op, channels, ld_x, ld_y));
+    LB_TRY(lb_cuda_need(x, batch * n > 0 ? (batch * n - 1) * ld_x + channels : 0, op, "x"));
+    return lb_cuda_need(y, batch * k > 0 ? (batch * k - 1) * ld_y + channels : 0, op, "y");
+}
+
+static int lb_cuda_pool_seq_op(LbBackend *be, const void *x, int64_t ld_x, void *y, int64_t ld_y, int64_t batch,
+                               int64_t n, int64_t k, int64_t channels, int mode)
+{
+    LB_TRY(lb_cuda_seq_need("pool_seq", x, ld_x, y, ld_y, batch, n, k, channels));
+    return lb_cuda_pool_seq(lb_cuda_state(be)->stream, be->storage, x, ld_x, y, ld_y, batch, n, k, channels, mode);
+}
+
+static int lb_cuda_depthwise_conv_seq_op(LbBackend *be, const void *x, int64_t ld_x, const void *wt, void *y,
+                                         int64_t ld_y, int64_t batch, int64_t n, int64_t k, int64_t channels)
+{
+    LB_TRY(lb_cuda_seq_need("depthwise_conv_seq", x, ld_x, y, ld_y, batch, n, k, channels));
+    LB_TRY(lb_cuda_need(wt, k > 0 && batch > 0 ? n / k * channels : 0, "depthwise_conv_seq", "wt"));
+    return lb_cuda_depthwise_conv_seq(lb_cuda_state(be)->stream, be->storage, x, ld_x, wt, y, ld_y, batch, n, k,
+                                      channels);
+}
+
 static int lb_cuda_copy_op(LbBackend *be, void *dst, const void *src, size_t bytes)
 {
     if (bytes == 0)
@@ -606,6 +633,8 @@ static const LbOps lb_cuda_ops = {
     lb_cuda_event_elapsed,
     lb_cuda_flash_attention_op,
     lb_cuda_energy_j,
+    lb_cuda_pool_seq_op,
+    lb_cuda_depthwise_conv_seq_op,
 };
 
 #define LB_CUDA_GRID_CAP_DEFAULT (1u << 30) /* gridDim.x allows 2^31 - 1 */

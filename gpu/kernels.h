@@ -55,6 +55,13 @@ int lb_cuda_divide_by_last(cudaStream_t stream, LbDtype dtype, const void *d_x, 
 int lb_cuda_flash_attention(cudaStream_t stream, LbDtype dtype, const void *d_q, const void *d_k, const void *d_v,
                             int64_t ld, void *d_o, int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale);
 
+/* The Linformer's general projections: see LbOps.pool_seq and LbOps.depthwise_conv_seq
+ * (attn/ops.h); mode an LbPoolMode, wt (taps >= n / k, channels) tap-major (gpu/pool.cu). */
+int lb_cuda_pool_seq(cudaStream_t stream, LbDtype dtype, const void *d_x, int64_t ld_x, void *d_y, int64_t ld_y,
+                     int64_t batch, int64_t n, int64_t k, int64_t channels, int mode);
+int lb_cuda_depthwise_conv_seq(cudaStream_t stream, LbDtype dtype, const void *d_x, int64_t ld_x, const void *d_wt,
+                               void *d_y, int64_t ld_y, int64_t batch, int64_t n, int64_t k, int64_t channels);
+
 /* y (rows, cols) = act(y + b (cols)) in place; b may be NULL; act is the erf GELU when gelu != 0,
  * else the identity (gpu/bias_act.cu). */
 int lb_cuda_bias_act(cudaStream_t stream, LbDtype dtype, void *d_y, const void *d_b, int64_t rows,

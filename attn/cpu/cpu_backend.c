@@ -301,6 +301,43 @@ static int lb_cpu_flash_attention(LbBackend *be, const void *q, const void *k, c
     return lb_flash_attention_cpu(q, k, v, ld, o, batch, n, heads, hd, scale);
 }
 
+/* The shape both general projections share: k divides n, strides cover the channels, and the
+ * elements each side spans. */
+static int lb_cpu_seq_shape(const char *op, const void *x, int64_t ld_x, const void *y, int64_t ld_y, int64_t batch,
+                            int64_t n, int64_t k, int64_t channels)
+{
+    LB_TRY(lb_cpu_dims(op, batch, n, k));
+    LB_TRY(lb_cpu_dims(op, channels, ld_x, ld_y));
+    if (k < 1 || n % k != 0)
+        return LB_FAIL(LB_ERR_INVALID, "cpu %s: k %" PRId64 " does not divide n %" PRId64, op, k, n);
+    if (ld_x < channels || ld_y < channels)
+        return LB_FAIL(LB_ERR_INVALID, "cpu %s: row strides %" PRId64 ", %" PRId64 " below %" PRId64 " channels", op,
+                       ld_x, ld_y, channels);
+    LB_TRY(lb_cpu_need(x, batch * n > 0 ? (batch * n - 1) * ld_x + channels : 0, op, "x"));
+    return lb_cpu_need(y, batch * k > 0 ? (batch * k - 1) * ld_y + channels : 0, op, "y");
+}
+
+static int lb_cpu_pool_seq(LbBackend *be, const void *x, int64_t ld_x, void *y, int64_t ld_y, int64_t batch,
+                           int64_t n, int64_t k, int64_t channels, int mode)
+{
+    (void)be;
+    LB_TRY(lb_cpu_seq_shape("pool_seq", x, ld_x, y, ld_y, batch, n, k, channels));
+    if (mode != LB_POOL_MEAN && mode != LB_POOL_MAX)
+        return LB_FAIL(LB_ERR_INVALID, "cpu pool_seq: mode %d is neither mean nor max", mode);
+    lb_pool_seq_cpu(x, ld_x, y, ld_y, batch, n, k, channels, mode);
+    return LB_OK;
+}
+
+static int lb_cpu_depthwise_conv_seq(LbBackend *be, const void *x, int64_t ld_x, const void *wt, void *y,
+                                     int64_t ld_y, int64_t batch, int64_t n, int64_t k, int64_t channels)
+{
+    (void)be;
+    LB_TRY(lb_cpu_seq_shape("depthwise_conv_seq", x, ld_x, y, ld_y, batch, n, k, channels));
+    LB_TRY(lb_cpu_need(wt, k > 0 ? n / k * channels : 0, "depthwise_conv_seq", "wt"));
+    lb_depthwise_conv_seq_cpu(x, ld_x, wt, y, ld_y, batch, n, k, channels);
+    return LB_OK;
+}
+
 static int lb_cpu_copy(LbBackend *be, void *dst, const void *src, size_t bytes)
 {
     (void)be;
@@ -495,6 +532,8 @@ static const LbOps lb_cpu_ops = {
     .event_elapsed = lb_cpu_event_elapsed,
     .flash_attention = lb_cpu_flash_attention,
     .energy_j = lb_cpu_energy_j,
+    .pool_seq = lb_cpu_pool_seq,
+    .depthwise_conv_seq = lb_cpu_depthwise_conv_seq,
 };
 
 /* The host's physical memory, for a capacity of 0 (no --mem-limit). */

@@ -96,6 +96,18 @@ void lb_divide_by_last_cpu(const float *x, float *y, int64_t rows, int64_t cols)
 int lb_flash_attention_cpu(const float *q, const float *k, const float *v, int64_t ld, float *o, int64_t batch,
                            int64_t n, int64_t heads, int64_t hd, float scale);
 
+/* --- the Linformer's general projections (attn/cpu/cpu_pool.c) ------------------------------- */
+
+/* LbOps.pool_seq (attn/ops.h): y[(b k + t) ld_y + c] = mean or max (mode, LbPoolMode) of the
+ * w = n / k values x[(b n + t w + j) ld_x + c], j < w, in double. k divides n. */
+void lb_pool_seq_cpu(const float *x, int64_t ld_x, float *y, int64_t ld_y, int64_t batch, int64_t n, int64_t k,
+                     int64_t channels, int mode);
+
+/* LbOps.depthwise_conv_seq: y[(b k + t) ld_y + c] = sum over j < w of wt[j channels + c]
+ * x[(b n + t w + j) ld_x + c], w = n / k, in double. k divides n. */
+void lb_depthwise_conv_seq_cpu(const float *x, int64_t ld_x, const float *wt, float *y, int64_t ld_y, int64_t batch,
+                               int64_t n, int64_t k, int64_t channels);
+
 /* --- threads (attn/cpu/cpu_parallel.c) ------------------------------------------------------ */
 
 /* Threads the reference may use: 0 (the default) = one per online core, capped at 8; otherwise

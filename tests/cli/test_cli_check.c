@@ -25,17 +25,19 @@ static const char *bin, *device;
 
 typedef struct Rows {
     int total, failed;
-    int op_ok[16], op_failed[16];
+    int op_ok[24], op_failed[24];
     int forward_ok;
 } Rows;
 
 static const char *const ops[] = {"linear",      "bmm",         "softmax",      "layernorm",   "embed",
                                   "split_heads", "merge_heads", "fill_uniform", "fill_tokens", "copy",
-                                  "gelu",        "favor_features", "divide_by_last", "flash_attention", "forward"};
+                                  "gelu",        "favor_features", "divide_by_last", "flash_attention", "pool_seq",
+                                  "depthwise_conv_seq", "forward"};
 #define NOPS (int)(sizeof ops / sizeof ops[0])
 /* The op rows of one dtype's full check: 36, and 7 since copy (1), gelu (1), favor_features (3)
- * and divide_by_last (2) joined, and 3 of flash_attention. */
-#define OP_ROWS 46
+ * and divide_by_last (2) joined, 3 of flash_attention, and 4 of pool_seq (mean and max at two
+ * shapes) and 2 of depthwise_conv_seq. */
+#define OP_ROWS 52
 
 /* The rows of check's table: the lines after the "operation" header up to the blank line. */
 static Rows parse_rows(const char *out)
