@@ -34,6 +34,9 @@ typedef struct LbModelDesc {
     const char *own_flags;
     /* Whether (n, k) is a cell of this model; k is 0 for a model without a k axis. NULL: every. */
     int (*cell_exists)(int64_t n, int64_t k);
+    /* Why a cell with k < n may still be no cell of this model, for the note a sweep prints when
+     * its lists leave some out ("k must divide n: ..."); NULL when k < n is the only rule. */
+    const char *skip_reason;
     /* The model's own settings, after lb_config_check checked the encoder's: LB_ERR_INVALID and
      * one line naming the flag and its accepted range in msg. NULL: nothing to check. */
     int (*check)(const LbModelConfig *cfg, char *msg, size_t msg_size);

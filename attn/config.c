@@ -53,6 +53,12 @@ int lb_config_check(const LbModelConfig *c, char *msg, size_t msg_size)
 
 int64_t lb_config_head_dim(const LbModelConfig *c) { return c->d_model / c->heads; }
 
+int64_t lb_config_layer_k(const LbModelConfig *c, int layer)
+{
+    (void)layer;
+    return c->k;
+}
+
 /* Per layer per sequence, multiply-add = 2 (METHOD.md): the feed-forward block 2 n (2 d f), and
  * the model's attention block (attn/model_*.c). */
 double lb_config_flops_per_seq(const LbModelConfig *c)
@@ -133,6 +139,12 @@ int lb_model_cell_exists(LbModelKind m, int64_t n, int64_t k)
         return 0;
     return d->cell_exists ? d->cell_exists(n, d->k_meaning ? k : 0) : 1;
 }
+const char *lb_model_skip_reason(LbModelKind m)
+{
+    const LbModelDesc *d = lb_model_desc(m);
+    return d ? d->skip_reason : NULL;
+}
+
 const char *lb_sharing_name(LbSharing s) { return (unsigned)s < 4 ? sharing_names[s] : "?"; }
 const char *lb_order_name(LbOrder o) { return (unsigned)o < 2 ? order_names[o] : "?"; }
 

@@ -23,6 +23,11 @@ typedef enum LbModelKind {
     LB_MODEL_CHUNKED = 2,
     LB_MODEL_PERFORMER = 3,
     LB_MODEL_FLASH = 4,
+    /* The Linformer with the paper's general projections (section 4) in place of E and F: keys and
+     * values mean-pooled, max-pooled, or convolved depthwise over windows of n / k positions. */
+    LB_MODEL_LINFORMER_MEAN = 5,
+    LB_MODEL_LINFORMER_MAX = 6,
+    LB_MODEL_LINFORMER_CONV = 7,
     LB_MODEL_COUNT
 } LbModelKind;
 
@@ -76,6 +81,9 @@ int lb_config_check(const LbModelConfig *cfg, char *msg, size_t msg_size);
 
 int64_t lb_config_head_dim(const LbModelConfig *cfg);
 
+/* The projected length of `layer` (0 .. layers - 1): the cell's k on every layer. */
+int64_t lb_config_layer_k(const LbModelConfig *cfg, int layer);
+
 /* FLOPs of one forward pass of one sequence (METHOD.md, "Work counted"): the encoder's
  * feed-forward blocks plus the model's attention blocks (its table entry). */
 double lb_config_flops_per_seq(const LbModelConfig *cfg);
@@ -101,6 +109,9 @@ int lb_model_reads_flag(LbModelKind m, const char *flag);
 /* Whether the cell (n, k) of a model is measured at all: k is ignored for a model without a k
  * axis; Linformer's k must be below n (no compression otherwise: the grid's EMPTY cells). */
 int lb_model_cell_exists(LbModelKind m, int64_t n, int64_t k);
+/* Why a cell with k < n may be no cell of model m ("k must divide n: ..."), for a sweep's note; NULL
+ * when k < n is its only rule. */
+const char *lb_model_skip_reason(LbModelKind m);
 int lb_dtype_parse(const char *s, LbDtype *out);
 int lb_model_parse(const char *s, LbModelKind *out);
 int lb_sharing_parse(const char *s, LbSharing *out);

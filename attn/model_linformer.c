@@ -1,16 +1,47 @@
-/* Linformer's attention (Wang et al., 2020): keys and values compressed along the sequence by
- * (k, n) projections E and F before softmax attention, so the scores are (n, k) per head.
- * Which projections exist depends on the sharing level, and where they apply on the order
- * (attn/config.h, METHOD.md). Its own weights are the projections, "proj0", "proj1"... */
+/* Linformer's attention (Wang et al., 2020): keys and values compressed along the sequence from n
+ * to k positions before softmax attention, so the scores are (n, k) per head. Four models of the
+ * table share this file, one per projection (section 4 of the paper, METHOD.md "General
+ * projections"):
+ *   linformer       learned linear projections E and F (k, n), no bias: "proj0", "proj1"...;
+ *   linformer-mean  mean pooling over windows of w = n / k consecutive positions (no weights);
+ *   linformer-max   max pooling over the same windows (no weights);
+ *   linformer-conv  a depthwise 1-D convolution with kernel and stride w, one kernel per feature
+ *                   channel, "conv0", "conv1"... of (w, channels), tap-major.
+ * Which E (or kernels) exist depends on the sharing level, and where they apply on the order
+ * (attn/config.h, METHOD.md); pooling has no weights, so its sharing level changes nothing. */
 #include <math.h>
 #include <stdio.h>
 
 #include "attn/attention_impl.h"
 #include "attn/status.h"
 
-/* Number of distinct E (and F) matrices of shape (k, n) the sharing level needs. */
+typedef enum Projection { PROJ_LINEAR, PROJ_MEAN, PROJ_MAX, PROJ_CONV } Projection;
+
+static Projection projection_kind(const LbModelConfig *c)
+{
+    switch (c->kind) {
+    case LB_MODEL_LINFORMER_MEAN: return PROJ_MEAN;
+    case LB_MODEL_LINFORMER_MAX: return PROJ_MAX;
+    case LB_MODEL_LINFORMER_CONV: return PROJ_CONV;
+    default: return PROJ_LINEAR;
+    }
+}
+
+static int pooled(const LbModelConfig *c)
+{
+    const Projection p = projection_kind(c);
+    return p == PROJ_MEAN || p == PROJ_MAX;
+}
+
+/* The sharing level the compression runs: pooling has no weights to share, so it runs as
+ * layerwise (keys and values pooled together, X pooled once in the early order). */
+static LbSharing sharing_of(const LbModelConfig *c) { return pooled(c) ? LB_SHARE_LAYERWISE : c->sharing; }
+
+/* Number of distinct E (and F) matrices, or convolution kernels, the sharing level needs. */
 static int64_t projection_count(const LbModelConfig *c)
 {
+    if (pooled(c))
+        return 0;
     switch (c->sharing) {
     case LB_SHARE_LAYERWISE: return 1;
     case LB_SHARE_KV: return c->layers;
@@ -20,11 +51,28 @@ static int64_t projection_count(const LbModelConfig *c)
     return 0;
 }
 
-/* Whether keys and values are compressed by different matrices (headwise, none). */
-static int separate_kv(const LbModelConfig *c) { return c->sharing == LB_SHARE_HEADWISE || c->sharing == LB_SHARE_NONE; }
+/* Whether keys and values are compressed by different weights (headwise, none). */
+static int separate_kv(const LbModelConfig *c)
+{
+    const LbSharing s = sharing_of(c);
+    return s == LB_SHARE_HEADWISE || s == LB_SHARE_NONE;
+}
 
-/* E (which = 0) or F (which = 1) for `layer` and `head`, indexing the own tensors in allocation
- * order: layerwise [E]; kv [E_l]; headwise [E_l, F_l] per layer; none [E_lh, F_lh] per layer, head. */
+/* The smallest projected length of any layer: E has this many rows at most in use... and the
+ * convolution's kernels need n / (this) taps, the widest window of any layer. */
+static int64_t min_layer_k(const LbModelConfig *c)
+{
+    int64_t k = c->k;
+    for (int l = 0; l < c->layers; l++) {
+        const int64_t kl = lb_config_layer_k(c, l);
+        k = kl < k ? kl : k;
+    }
+    return k;
+}
+
+/* E (which = 0) or F (which = 1), or their kernels, for `layer` and `head`, indexing the own
+ * tensors in allocation order: layerwise [E]; kv [E_l]; headwise [E_l, F_l] per layer; none
+ * [E_lh, F_lh] per layer, head. */
 static void *projection(const LbModel *m, int layer, int head, int which)
 {
     const LbModelConfig *c = &m->cfg;
@@ -35,46 +83,73 @@ static void *projection(const LbModel *m, int layer, int head, int which)
     case LB_SHARE_HEADWISE: i = 2 * (int64_t)layer + which; break;
     case LB_SHARE_NONE: i = 2 * ((int64_t)layer * c->heads + head) + which; break;
     }
-    return m->own[i].ptr;
+    return pooled(c) ? NULL : m->own[i].ptr;
 }
 
-/* E and F: U(-1/sqrt(n), 1/sqrt(n)) keeps E X at the scale of X. */
+/* E and F: U(-1/sqrt(n), 1/sqrt(n)) keeps E X at the scale of X (n terms summed). The
+ * convolution's kernels are drawn by the same rule on their own fan-in, the taps: U(-1/sqrt(w),
+ * 1/sqrt(w)) with w = n / k (the widest window when the k schedule narrows k in later layers).
+ * Per head (sharing none) a kernel has the head's channels, otherwise the model's d. */
 static int build(LbBuilder *b)
 {
     const LbModelConfig *c = &b->m->cfg;
-    const float s = 1.0f / sqrtf((float)c->n);
     const int64_t count = projection_count(c);
+    const int conv = projection_kind(c) == PROJ_CONV;
+    const int64_t taps = c->n / min_layer_k(c);
+    const int64_t rows = conv ? taps : c->k, cols = conv ? (c->sharing == LB_SHARE_NONE ? lb_config_head_dim(c) : c->d_model) : c->n;
+    const float s = 1.0f / sqrtf((float)(conv ? taps : c->n));
     for (int64_t i = 0; i < count; i++) {
         char name[32];
         void *p;
-        snprintf(name, sizeof name, "proj%lld", (long long)i);
-        LB_TRY(lb_builder_own_uniform(b, name, c->k, c->n, -s, s, &p));
+        snprintf(name, sizeof name, "%s%lld", conv ? "conv" : "proj", (long long)i);
+        LB_TRY(lb_builder_own_uniform(b, name, rows, cols, -s, s, &p));
     }
     return LB_OK;
 }
 
-/* out (B, k, width) = E (k, n) X_b (n, width) for every b, where X_b rows have stride ld_x and
- * batch stride n * ld_x: the length compression by a projection shared over the batch. */
-static int compress(LbPass *p, const void *E, const void *x, int64_t ld_x, int64_t width, void *out)
+/* out (B, k, ld_out) = the compression of x (B, n, ld_x) to k rows, `width` columns of each:
+ *   linear: E (k, n) X_b for every b (E's first k rows: a layer's k may be below the cell's);
+ *   mean, max: each window of n / k rows pooled;
+ *   conv: each window convolved with the kernels W (taps, channels), channel by channel, where
+ *         width is a multiple of the kernels' channels (K and V together compressed by one W).
+ * x and out are read and written in place (strided rows). */
+static int compress(LbPass *p, int64_t k, const void *E, const void *x, int64_t ld_x, int64_t width, void *out,
+                    int64_t ld_out)
 {
+    const LbModelConfig *c = &p->m->cfg;
     lb_pass_role(p, LB_ROLE_COMPRESS);
-    return lb_pass_bmm(p, 0, 0, p->k, width, p->n, 1.0f, E, p->n, 0, x, ld_x, p->n * ld_x, out, width,
-                       p->k * width, p->B);
+    switch (projection_kind(c)) {
+    case PROJ_MEAN:
+    case PROJ_MAX:
+        return p->ops->pool_seq(p->be, x, ld_x, out, ld_out, p->B, p->n, k, width,
+                                projection_kind(c) == PROJ_MAX ? LB_POOL_MAX : LB_POOL_MEAN);
+    case PROJ_CONV: {
+        const int64_t channels = c->sharing == LB_SHARE_NONE ? p->hd : p->d;
+        for (int64_t off = 0; off < width; off += channels)
+            LB_TRY(p->ops->depthwise_conv_seq(p->be, lb_pass_at(p, x, off), ld_x, E, lb_pass_at(p, out, off), ld_out,
+                                              p->B, p->n, k, channels));
+        return LB_OK;
+    }
+    case PROJ_LINEAR: break;
+    }
+    return lb_pass_bmm(p, 0, 0, k, width, p->n, 1.0f, E, p->n, 0, x, ld_x, p->n * ld_x, out, ld_out, k * ld_out, p->B);
 }
 
-/* Early order (fairseq): K' = (E X) W_K + b_K, V' = (F X) W_V + b_V; with E = F (layerwise, kv)
- * X is compressed once and K', V' come from one fused product. Q, K', V' are read by head in
- * place, and the attention output written over Q (B, n, d), whose rows the scores consumed. */
+/* Early order (fairseq): K' = (E X) W_K + b_K, V' = (F X) W_V + b_V; with E = F (layerwise, kv,
+ * and pooling) X is compressed once and K', V' come from one fused product. Q, K', V' are read by
+ * head in place, and the attention output written over Q (B, n, d), whose rows the scores
+ * consumed. */
 static int attention_early(LbPass *p, int layer, const LbLayerWeights *w, const void *x, void *y)
 {
-    const int64_t rows = p->B * p->n, ck = p->B * p->k, d = p->d;
+    const int64_t k = lb_config_layer_k(&p->m->cfg, layer);
+    const int64_t rows = p->B * p->n, ck = p->B * k, d = p->d;
     void *E = projection(p->m, layer, 0, 0);
     void *q, *kc, *vc;
     int64_t ld_kv;
     if (!separate_kv(&p->m->cfg)) {
         void *xc, *kv;
         LB_TRY(lb_pass_alloc(p, ck * d, "compressed X", &xc));              /* (B, k, d) */
-        LB_TRY(compress(p, E, x, d, d, xc));
+        LB_TRY(compress(p, k, E, x, d, d, xc, d));
         LB_TRY(lb_pass_alloc(p, rows * d, "Q", &q));                        /* (B, n, d) */
         lb_pass_role(p, LB_ROLE_QKV);
         LB_TRY(p->ops->linear(p->be, x, w->w_qkv, w->b_qkv, q, rows, d, d, 0));
@@ -87,9 +162,9 @@ static int attention_early(LbPass *p, int layer, const LbLayerWeights *w, const 
     } else {
         void *F = projection(p->m, layer, 0, 1), *xe, *xf;
         LB_TRY(lb_pass_alloc(p, ck * d, "E X", &xe));                       /* (B, k, d) */
-        LB_TRY(compress(p, E, x, d, d, xe));
+        LB_TRY(compress(p, k, E, x, d, d, xe, d));
         LB_TRY(lb_pass_alloc(p, ck * d, "F X", &xf));
-        LB_TRY(compress(p, F, x, d, d, xf));
+        LB_TRY(compress(p, k, F, x, d, d, xf, d));
         LB_TRY(lb_pass_alloc(p, rows * d, "Q", &q));
         lb_pass_role(p, LB_ROLE_QKV);
         LB_TRY(p->ops->linear(p->be, x, w->w_qkv, w->b_qkv, q, rows, d, d, 0));
@@ -101,18 +176,19 @@ static int attention_early(LbPass *p, int layer, const LbLayerWeights *w, const 
                               ck, d, d, 0));
         ld_kv = d;
     }
-    LB_TRY(lb_attend(p, q, d, kc, vc, ld_kv, p->k, q));                     /* scores (B, h, n, k) */
+    LB_TRY(lb_attend(p, q, d, kc, vc, ld_kv, k, q));                        /* scores (B, h, n, k) */
     return lb_project(p, w, q, y);
 }
 
 /* Late order (the paper's figure): K' = E (X W_K + b_K), V' = F (X W_V + b_V). Shared E
- * (layerwise, kv) compresses K and V in one product; headwise compresses each; none compresses
- * every head with its own E_i, F_i. Every product reads its heads in place from the fused Q/K/V
- * output or the compressed K', V', and the attention output goes to its own (B, n, d). */
+ * (layerwise, kv, and pooling) compresses K and V in one call; headwise compresses each; none
+ * compresses every head with its own E_i, F_i. Every call reads its heads in place from the fused
+ * Q/K/V output or the compressed K', V', and the attention output goes to its own (B, n, d). */
 static int attention_late(LbPass *p, int layer, const LbLayerWeights *w, const void *x, void *y)
 {
-    const int64_t rows = p->B * p->n, ck = p->B * p->k, d = p->d, n = p->n, k = p->k;
-    const LbSharing sharing = p->m->cfg.sharing;
+    const int64_t k = lb_config_layer_k(&p->m->cfg, layer);
+    const int64_t rows = p->B * p->n, ck = p->B * k, d = p->d;
+    const LbSharing sharing = sharing_of(&p->m->cfg);
     void *qkv, *o, *kc, *vc;
     int64_t ld_kv = d;
     LB_TRY(lb_qkv(p, w, x, &qkv));                                         /* (B, n, 3d) */
@@ -122,27 +198,24 @@ static int attention_late(LbPass *p, int layer, const LbLayerWeights *w, const v
         LB_TRY(lb_pass_alloc(p, ck * d, "V'", &vc));
         /* Per head i, over the batch: K'_bi (k, hd) = E_i (k, n) K_bi (n, hd), K_bi read in place
          * (columns d + i hd of Q/K/V) and K'_bi written in place (columns i hd of K'). */
-        lb_pass_role(p, LB_ROLE_COMPRESS);
         for (int64_t i = 0; i < p->h; i++) {
-            void *Ei = projection(p->m, layer, (int)i, 0);
-            void *Fi = projection(p->m, layer, (int)i, 1);
-            LB_TRY(lb_pass_bmm(p, 0, 0, k, p->hd, n, 1.0f, Ei, n, 0, lb_pass_at(p, qkv, d + i * p->hd), 3 * d,
-                               n * 3 * d, lb_pass_at(p, kc, i * p->hd), d, k * d, p->B));
-            LB_TRY(lb_pass_bmm(p, 0, 0, k, p->hd, n, 1.0f, Fi, n, 0, lb_pass_at(p, qkv, 2 * d + i * p->hd), 3 * d,
-                               n * 3 * d, lb_pass_at(p, vc, i * p->hd), d, k * d, p->B));
+            LB_TRY(compress(p, k, projection(p->m, layer, (int)i, 0), lb_pass_at(p, qkv, d + i * p->hd), 3 * d, p->hd,
+                            lb_pass_at(p, kc, i * p->hd), d));
+            LB_TRY(compress(p, k, projection(p->m, layer, (int)i, 1), lb_pass_at(p, qkv, 2 * d + i * p->hd), 3 * d,
+                            p->hd, lb_pass_at(p, vc, i * p->hd), d));
         }
     } else if (sharing == LB_SHARE_LAYERWISE || sharing == LB_SHARE_KV) {
         void *kv;
         LB_TRY(lb_pass_alloc(p, ck * 2 * d, "K'/V'", &kv));                 /* (B, k, 2d) */
-        LB_TRY(compress(p, projection(p->m, layer, 0, 0), lb_pass_at(p, qkv, d), 3 * d, 2 * d, kv));
+        LB_TRY(compress(p, k, projection(p->m, layer, 0, 0), lb_pass_at(p, qkv, d), 3 * d, 2 * d, kv, 2 * d));
         kc = kv;
         vc = lb_pass_at(p, kv, d);
         ld_kv = 2 * d;
     } else { /* headwise */
         LB_TRY(lb_pass_alloc(p, ck * d, "K'", &kc));                        /* (B, k, d) */
-        LB_TRY(compress(p, projection(p->m, layer, 0, 0), lb_pass_at(p, qkv, d), 3 * d, d, kc));
+        LB_TRY(compress(p, k, projection(p->m, layer, 0, 0), lb_pass_at(p, qkv, d), 3 * d, d, kc, d));
         LB_TRY(lb_pass_alloc(p, ck * d, "V'", &vc));
-        LB_TRY(compress(p, projection(p->m, layer, 0, 1), lb_pass_at(p, qkv, 2 * d), 3 * d, d, vc));
+        LB_TRY(compress(p, k, projection(p->m, layer, 0, 1), lb_pass_at(p, qkv, 2 * d), 3 * d, d, vc, d));
     }
     LB_TRY(lb_attend(p, qkv, 3 * d, kc, vc, ld_kv, k, o));                  /* scores (B, h, n, k) */
     return lb_project(p, w, o, y);
@@ -164,23 +237,59 @@ static int check(const LbModelConfig *c, char *msg, size_t msg_size)
         snprintf(msg, msg_size, "--sharing none cannot run with --order early: per-head projections need --order late");
         return LB_ERR_INVALID;
     }
+    if (projection_kind(c) != PROJ_LINEAR) {
+        for (int l = 0; l < c->layers; l++) {
+            const int64_t k = lb_config_layer_k(c, l);
+            if (c->n % k != 0) {
+                snprintf(msg, msg_size,
+                         "--k %lld does not divide --n %lld%s: %s compresses windows of n/k positions, so k must divide n",
+                         (long long)k, (long long)c->n, l > 0 ? " (a layer's k under --k-schedule)" : "",
+                         lb_model_name(c->kind));
+                return LB_ERR_INVALID;
+            }
+        }
+    }
     return LB_OK;
 }
 
 /* No compression otherwise: the grid's EMPTY cells. */
 static int cell_exists(int64_t n, int64_t k) { return k < n; }
 
-/* Attention 4 n k d plus the projections and the compression: late order, Q/K/V/O on n rows
- * 2 n (4 d^2) and K, V each compressed 4 n k d; early order, Q and O on n rows 2 n (2 d^2), K and
- * V on k rows 2 k (2 d^2), and X compressed once 2 n k d (E = F) or twice 4 n k d. */
+/* Pooling and convolution windows are whole: n / k positions each. */
+static int cell_exists_windows(int64_t n, int64_t k) { return k >= 1 && k < n && n % k == 0; }
+
+/* FLOPs of compressing one tensor of `width` columns from n rows to k (multiply-add = 2):
+ * E's product 2 n k width; the depthwise convolution one multiply-add per input element,
+ * 2 n width; pooling none (no product, like softmax: METHOD.md, "Work counted"). */
+static double compress_flops(const LbModelConfig *c, double k, double width)
+{
+    const double n = (double)c->n;
+    switch (projection_kind(c)) {
+    case PROJ_LINEAR: return 2 * n * k * width;
+    case PROJ_CONV: return 2 * n * width;
+    default: return 0.0;
+    }
+}
+
+/* One layer's: attention 4 n k d plus the projections and the compression. Late order, Q/K/V/O on
+ * n rows 2 n (4 d^2) and K, V each compressed; early order, Q and O on n rows 2 n (2 d^2), K and V
+ * on k rows 2 k (2 d^2), and X compressed once (E = F, pooling) or twice. */
+static double layer_flops(const LbModelConfig *c, double k)
+{
+    const double n = (double)c->n, d = c->d_model;
+    if (c->order == LB_ORDER_EARLY)
+        return 2 * n * (2 * d * d) + 2 * k * (2 * d * d) + 4 * n * k * d +
+               (separate_kv(c) ? 2 : 1) * compress_flops(c, k, d);
+    return 2 * n * (4 * d * d) + 4 * n * k * d + 2 * compress_flops(c, k, d);
+}
+
+/* The mean over the layers, so that L times it is the pass's (each layer at its own k). */
 static double flops_per_layer(const LbModelConfig *c)
 {
-    const double n = (double)c->n, k = (double)c->k, d = c->d_model;
-    if (c->order == LB_ORDER_EARLY) {
-        const double compress_flops = separate_kv(c) ? 4 * n * k * d : 2 * n * k * d;
-        return 2 * n * (2 * d * d) + 2 * k * (2 * d * d) + 4 * n * k * d + compress_flops;
-    }
-    return 2 * n * (4 * d * d) + 4 * n * k * d + 4 * n * k * d;
+    double sum = 0;
+    for (int l = 0; l < c->layers; l++)
+        sum += layer_flops(c, (double)lb_config_layer_k(c, l));
+    return c->layers > 0 ? sum / c->layers : 0.0;
 }
 
 /* Every sharing level in both orders, none only with late. */
@@ -194,17 +303,45 @@ static void variant(int i, LbModelConfig *c)
     c->order = o[i];
 }
 
+/* The largest divisor of n not above k (at least 1). */
+static int64_t divisor_at_most(int64_t n, int64_t k)
+{
+    for (int64_t v = k < n ? k : n; v > 1; v--)
+        if (n % v == 0)
+            return v;
+    return 1;
+}
+
+/* Pooling: both orders (its sharing level changes nothing). Both pooling and the convolution
+ * take k down to a divisor of n, so that every loop over the table's variants (tests, linbench
+ * check) runs them on its shapes. */
+static void variant_pool(int i, LbModelConfig *c)
+{
+    c->sharing = LB_SHARE_LAYERWISE;
+    c->order = i == 0 ? LB_ORDER_EARLY : LB_ORDER_LATE;
+    c->k = divisor_at_most(c->n, c->k);
+}
+
+static void variant_conv(int i, LbModelConfig *c)
+{
+    variant(i, c);
+    c->k = divisor_at_most(c->n, c->k);
+}
+
 static void describe(const LbModelConfig *c, char *buf, size_t size)
 {
-    snprintf(buf, size, "linformer %s/%s k %lld", lb_sharing_name(c->sharing), lb_order_name(c->order),
-             (long long)c->k);
+    if (pooled(c))
+        snprintf(buf, size, "%s %s k %lld", lb_model_name(c->kind), lb_order_name(c->order), (long long)c->k);
+    else
+        snprintf(buf, size, "%s %s/%s k %lld", lb_model_name(c->kind), lb_sharing_name(c->sharing),
+                 lb_order_name(c->order), (long long)c->k);
 }
 
 const LbModelDesc lb_model_linformer = {
     .name = "linformer",
     .k_meaning = "projected length",
     .k_range = "1 to n",
-    .own_flags = "sharing order",
+    .own_flags = "sharing order projection",
     .cell_exists = cell_exists,
     .check = check,
     .build = build,
@@ -212,5 +349,53 @@ const LbModelDesc lb_model_linformer = {
     .flops_per_layer = flops_per_layer,
     .variants = 7,
     .variant = variant,
+    .describe = describe,
+};
+
+#define LB_WINDOWS_REASON "k must divide n: it compresses windows of n/k positions"
+
+const LbModelDesc lb_model_linformer_mean = {
+    .name = "linformer-mean",
+    .k_meaning = "projected length (mean pooling over windows of n/k)",
+    .k_range = "1 to n, dividing n",
+    .own_flags = "order projection",
+    .cell_exists = cell_exists_windows,
+    .skip_reason = LB_WINDOWS_REASON,
+    .check = check,
+    .attention = attention,
+    .flops_per_layer = flops_per_layer,
+    .variants = 2,
+    .variant = variant_pool,
+    .describe = describe,
+};
+
+const LbModelDesc lb_model_linformer_max = {
+    .name = "linformer-max",
+    .k_meaning = "projected length (max pooling over windows of n/k)",
+    .k_range = "1 to n, dividing n",
+    .own_flags = "order projection",
+    .cell_exists = cell_exists_windows,
+    .skip_reason = LB_WINDOWS_REASON,
+    .check = check,
+    .attention = attention,
+    .flops_per_layer = flops_per_layer,
+    .variants = 2,
+    .variant = variant_pool,
+    .describe = describe,
+};
+
+const LbModelDesc lb_model_linformer_conv = {
+    .name = "linformer-conv",
+    .k_meaning = "projected length (depthwise convolution, kernel and stride n/k)",
+    .k_range = "1 to n, dividing n",
+    .own_flags = "sharing order projection",
+    .cell_exists = cell_exists_windows,
+    .skip_reason = LB_WINDOWS_REASON,
+    .check = check,
+    .build = build,
+    .attention = attention,
+    .flops_per_layer = flops_per_layer,
+    .variants = 7,
+    .variant = variant_conv,
     .describe = describe,
 };

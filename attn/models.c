@@ -4,7 +4,7 @@
 #include "attn/attention.h"
 
 extern const LbModelDesc lb_model_standard, lb_model_linformer, lb_model_chunked, lb_model_performer,
-    lb_model_flash;
+    lb_model_flash, lb_model_linformer_mean, lb_model_linformer_max, lb_model_linformer_conv;
 
 static const LbModelDesc *const models[LB_MODEL_COUNT] = {
     [LB_MODEL_STANDARD] = &lb_model_standard,
@@ -12,6 +12,9 @@ static const LbModelDesc *const models[LB_MODEL_COUNT] = {
     [LB_MODEL_CHUNKED] = &lb_model_chunked,
     [LB_MODEL_PERFORMER] = &lb_model_performer,
     [LB_MODEL_FLASH] = &lb_model_flash,
+    [LB_MODEL_LINFORMER_MEAN] = &lb_model_linformer_mean,
+    [LB_MODEL_LINFORMER_MAX] = &lb_model_linformer_max,
+    [LB_MODEL_LINFORMER_CONV] = &lb_model_linformer_conv,
 };
 
 const LbModelDesc *lb_model_desc(LbModelKind m) { return (unsigned)m < LB_MODEL_COUNT ? models[m] : NULL; }

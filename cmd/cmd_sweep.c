@@ -212,6 +212,29 @@ static int resume_refusal(int rc, LbSettingProblem *p, const char *dir)
 
 /* Everything that can be refused before a file is touched (bar the lock --resume takes): the
  * settings complete (from meta.csv when resuming), consistent, and the same as meta.csv's. */
+/* Cells with k < n that a model still has not (the general projections' windows: k must divide
+ * n): one note per model on stderr, so a grid's missing cells are not a surprise. */
+static void note_skipped(const LbRunSettings *s)
+{
+    for (int m = 0; m < LB_MODEL_COUNT; m++) {
+        const LbModelKind kind = (LbModelKind)m;
+        if (!(s->models & (1u << m)) || !lb_model_has_k(kind) || !lb_model_skip_reason(kind))
+            continue;
+        size_t skipped = 0;
+        int64_t n0 = 0, k0 = 0;
+        for (size_t i = 0; i < s->nn; i++)
+            for (size_t j = 0; j < s->nk; j++)
+                if (s->k[j] < s->n[i] && !lb_model_cell_exists(kind, s->n[i], s->k[j]) && skipped++ == 0) {
+                    n0 = s->n[i];
+                    k0 = s->k[j];
+                }
+        if (skipped)
+            fprintf(stderr, "linbench: note: %s skips %zu cell%s with k < n (the first: n %lld, k %lld): %s\n",
+                    lb_model_name(kind), skipped, skipped == 1 ? "" : "s", (long long)n0, (long long)k0,
+                    lb_model_skip_reason(kind));
+    }
+}
+
 static int validate(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t *resumed_budget)
 {
     LbSettingProblem problem;
@@ -245,7 +268,7 @@ static int validate(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t *res
         return lb_usage_error("--gpus needs --device cuda: should be left out with --device cpu");
     if ((s->gpus_all || s->ngpus) && (s->given & (UINT64_C(1) << LB_SET_GPU)))
         return lb_usage_error("--gpu and --gpus cannot be used together: should be --gpus LIST alone");
-    /* Each listed model checked once, at the largest n and its smallest k. */
+    /* Each listed model checked once, at the largest n and its smallest k that is a cell there. */
     for (int m = 0; m < LB_MODEL_COUNT; m++) {
         if (!(s->models & (1u << m)))
             continue;
@@ -254,9 +277,15 @@ static int validate(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t *res
         cfg.kind = (LbModelKind)m;
         cfg.n = n_max;
         cfg.k = !lb_model_has_k(cfg.kind) ? 0 : s->k[0] < cfg.n ? s->k[0] : cfg.n;
+        for (size_t j = 0; lb_model_has_k(cfg.kind) && j < s->nk; j++)
+            if (lb_model_cell_exists(cfg.kind, n_max, s->k[j])) {
+                cfg.k = s->k[j];
+                break;
+            }
         if (lb_config_check(&cfg, msg, sizeof msg) != LB_OK)
             return lb_usage_error("%s", msg);
     }
+    note_skipped(s);
     if (f->resume && (rc = lb_run_settings_compare(s, meta, &problem)) != 0)
         return resume_refusal(rc, &problem, f->resume);
     return lb_options_check_host_memory(s);

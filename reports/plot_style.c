@@ -1,12 +1,16 @@
-/* See plot_style.h. The hues are of Tableau's palette, in the model table's order, picked so any
- * two are at least 40 degrees apart (HSV): blue, red, green, purple, olive, pink. A shade mixes
- * the hue with black or white, which keeps the hue itself. */
+/* See plot_style.h. The hues are of Tableau's palette, in the model table's order, the first six
+ * picked so any two are at least 40 degrees apart (HSV): blue, red, green, purple, olive, pink;
+ * the Linformer's general projections then take the gaps between them: orange (30 degrees, half way
+ * between red and olive), indigo (between blue and purple) and teal (between green and blue), so
+ * any two of the nine are at least 30 degrees apart (tests/reports/test_cli_plot_lines.c). A shade mixes the hue
+ * with black or white, which keeps the hue itself. */
 #include "reports/plot_style.h"
 
-static const unsigned model_hue[] = {0x1f77b4, 0xd62728, 0x2ca02c, 0x9467bd, 0xbcbd22, 0xe377c2};
+static const unsigned model_hue[] = {0x1f77b4, 0xd62728, 0x2ca02c, 0x9467bd, 0xbcbd22, 0xe377c2,
+                                     0xff8000, 0x3c44c8, 0x17be8a};
 _Static_assert(sizeof model_hue / sizeof model_hue[0] >= LB_MODEL_COUNT,
                "a new model needs its hue in reports/plot_style.c");
-static const int model_point[] = {7, 5, 9, 13, 11, 15}; /* circle, square, triangles, diamond, ... */
+static const int model_point[] = {7, 5, 9, 13, 11, 15, 4, 6, 8}; /* circle, square, triangles, diamond, ... */
 _Static_assert(sizeof model_point / sizeof model_point[0] >= LB_MODEL_COUNT,
                "a new model needs its point type in reports/plot_style.c");
 

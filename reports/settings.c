@@ -404,6 +404,20 @@ static char *print_breakdown(const LbRunSettings *s) { return text("%d", s->brea
 /* ---- the table ---- */
 
 #define GRID "Grid:"
+const char *const lb_projection_names[4] = {"linear", "mean", "max", "conv"};
+
+static int parse_projection(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
+{
+    (void)from_meta;
+    for (int i = 0; i < 4; i++)
+        if (strcmp(t, lb_projection_names[i]) == 0) {
+            s->projection = i;
+            return 0;
+        }
+    return refuse("linear, mean, max or conv", should, size);
+}
+static char *print_projection(const LbRunSettings *s) { return text("%s", lb_projection_names[s->projection & 3]); }
+
 #define MODEL "Model (default RoBERTa-base):"
 #define LINFORMER "Linformer:"
 #define CHUNKED "Chunked attention:"
@@ -474,6 +488,9 @@ const LbSetting lb_settings[LB_SET_COUNT] = {
     [LB_SET_GPUS] = {"gpus", "LIST", NULL, "GPUs", DEVICE,
                      "measure on several GPUs of one model at once: a worker process per\nGPU, taking cells from a queue in the directory; LIST is all or\nindices such as 0,1,3 (not with --gpu)",
                      NULL, "", NULL, LB_FOR_SWEEP, 0, parse_gpus, print_gpus},
+    [LB_SET_PROJECTION] = {"projection", "P", NULL, "projection", LINFORMER,
+                           "linear, mean, max or conv: the Linformer's compression of keys and\nvalues (E and F, mean or max pooling, or a depthwise convolution over\nwindows of n/k); P other than linear measures the model linformer-P\nin linformer's place",
+                           "linear", NULL, NULL, BOTH, 0, parse_projection, print_projection},
 };
 
 int lb_run_settings_init(LbRunSettings *s)
@@ -532,6 +549,21 @@ int lb_run_settings_finish(LbRunSettings *s, char *msg, size_t size)
     if (s->tf32 && s->model.dtype != LB_DTYPE_FP32) {
         snprintf(msg, size, "--tf32 applies to --dtype fp32 only: should be used with --dtype fp32");
         return -1;
+    }
+    if (s->projection != 0) { /* the models by name: reports/ names no model kind but Table 3's */
+        char name[32];
+        LbModelKind linear, projected;
+        snprintf(name, sizeof name, "linformer-%s", lb_projection_names[s->projection & 3]);
+        if (lb_model_parse("linformer", &linear) != 0 || lb_model_parse(name, &projected) != 0) {
+            snprintf(msg, size, "--projection %s: no model %s in this build", lb_projection_names[s->projection & 3],
+                     name);
+            return -1;
+        }
+        /* without linformer there is nothing to replace: the note on flags no model reads says so */
+        if (s->models >> linear & 1)
+            s->models = (s->models & ~(1u << linear)) | 1u << projected;
+        if (s->model.kind == linear)
+            s->model.kind = projected;
     }
     return 0;
 }

@@ -49,6 +49,7 @@ typedef enum LbSettingId {
     LB_SET_RECORDED,
     LB_SET_GPU = LB_SET_RECORDED, /* which GPU is not a setting of the result: a resume may move */
     LB_SET_GPUS,                  /* nor which GPUs (meta.csv records gpu_count, raw.csv each row's GPU) */
+    LB_SET_PROJECTION,            /* recorded through --models: it swaps linformer for linformer-P there */
     LB_SET_COUNT
 } LbSettingId;
 
@@ -66,6 +67,7 @@ typedef struct LbRunSettings {
     uint64_t headroom;     /* GPU memory left outside the budget; LB_HEADROOM_AUTO = the default */
     uint64_t seed;
     int breakdown;         /* --breakdown: time every operation of each measured cell (breakdown.csv) */
+    int projection;        /* --projection: index into lb_projection_names, 0 linear (the linformer model) */
     LbTimingOptions timing;
     int64_t *n, *k;        /* the sweep's axes, ascending, unique (owned) */
     size_t nn, nk;
@@ -113,8 +115,13 @@ char *lb_setting_text(const LbRunSettings *s, LbSettingId id);
 /* The setting whose flag is `flag` (without "--"), or -1. */
 int lb_setting_by_flag(const char *flag);
 
+/* --projection's values: linear is the linformer model, each other P the model linformer-P. */
+extern const char *const lb_projection_names[4];
+
 /* What depends on several settings: --order defaults to late with --sharing none; --tf32 needs
- * --dtype fp32. 0, or -1 with the message (one line, naming the flags) in msg. */
+ * --dtype fp32; --projection P other than linear replaces linformer by linformer-P in --models
+ * (sweep) or --model (run). 0, or -1 with the message (one line,
+ * naming the flags) in msg. */
 int lb_run_settings_finish(LbRunSettings *s, char *msg, size_t size);
 
 /* The GPU memory kept outside the budget on a device of `total_bytes`: --headroom, or the larger

@@ -23,6 +23,7 @@
 #include "reports/csv_io.h"
 #include "tests/cli/sweep_check.h"
 #include "tests/lib/check.h"
+#include "tests/lib/model.h"
 #include "tests/lib/spawn.h"
 
 static const char *bin;
@@ -60,7 +61,7 @@ static int want_roles(LbModelKind m, LbOpRole *r)
     r[n++] = LB_ROLE_SCORES;
     r[n++] = LB_ROLE_SOFTMAX;
     r[n++] = LB_ROLE_PV;
-    if (m == LB_MODEL_LINFORMER)
+    if (lb_test_is_linformer(m))
         r[n++] = LB_ROLE_COMPRESS;
     return n;
 }
@@ -239,14 +240,14 @@ int main(int argc, char **argv)
     snprintf(without, sizeof without, "%s/without", scratch);
 
     char *a[] = {(char *)bin, "sweep", "--device", "cpu", TINY, "--n", "64", "--k", "16", "--models",
-                 "standard,linformer,chunked,performer,flash", "--max-batch", "2", "--cell-time", "1", "--no-check",
+                 "standard,linformer,chunked,performer,flash,linformer-mean,linformer-max,linformer-conv", "--max-batch", "2", "--cell-time", "1", "--no-check",
                  "--breakdown", "--out", with, NULL};
     LbRun r = lb_run(a);
     lb_check(r.code == 0, "sweep --breakdown: exit %d\n%s", r.code, r.err);
     lb_check(strstr(r.err, "calibration: ") && strstr(r.err, "TFLOP/s (fp32 product ") && strstr(r.err, "GB/s copy"),
              "sweep prints its calibration line:\n%s", r.err);
     lb_run_free(&r);
-    lb_check(sc_rows(with) == 5, "five cells measured");
+    lb_check(sc_rows(with) == LB_MODEL_COUNT, "a cell of every model measured");
     char *b = sc_meta(with, "breakdown");
     lb_check(b && strcmp(b, "1") == 0, "meta.csv breakdown \"%s\", want 1", b ? b : "(none)");
     free(b);

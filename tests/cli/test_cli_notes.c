@@ -123,7 +123,7 @@ int main(int argc, char **argv)
     lb_test_init("test_cli_notes");
     const char *scratch = lb_scratch_dir("cli-notes");
 
-    static const char *const k_std[] = {"--k has no effect on standard", "only linformer and performer", NULL};
+    static const char *const k_std[] = {"--k has no effect on standard", "only linformer, performer, linformer-mean, linformer-max and linformer-conv", NULL};
     char *a[] = {"--model", "standard", "--n", "32", "--k", "8"};
     check_run("run --model standard --k 8", a, 6, 1, k_std);
     static const char *const chunk_lin[] = {"--chunk has no effect on linformer", "only chunked", NULL};

@@ -100,12 +100,12 @@ int main(void)
             for (size_t i = 0; i < sizeof common / sizeof common[0]; i++)
                 lb_check(find(&b, common[i]) != NULL, "%s %s: no %s row", lb_gpu_dtype(be), name,
                          lb_op_role_name(common[i]));
-            const int softmax_model = c.kind == LB_MODEL_STANDARD || c.kind == LB_MODEL_LINFORMER ||
+            const int softmax_model = c.kind == LB_MODEL_STANDARD || lb_test_is_linformer(c.kind) ||
                                       c.kind == LB_MODEL_CHUNKED;
             if (softmax_model) {
                 lb_check(find(&b, LB_ROLE_SCORES) && find(&b, LB_ROLE_SOFTMAX) && find(&b, LB_ROLE_PV) &&
                              !find(&b, LB_ROLE_PERMUTE) &&
-                             (c.kind != LB_MODEL_LINFORMER || find(&b, LB_ROLE_COMPRESS)),
+                             (!lb_test_is_linformer(c.kind) || find(&b, LB_ROLE_COMPRESS)),
                          "%s %s: the attention's roles", lb_gpu_dtype(be), name);
                 const double want = lb_config_flops_per_seq(&c) * (double)B;
                 lb_check(fabs(b.flops - want) <= 1e-12 * want, "%s %s: FLOPs %.17g, want %.17g", lb_gpu_dtype(be),

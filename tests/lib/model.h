@@ -42,6 +42,14 @@ static inline LbModelConfig lb_test_variant(int i, int64_t n, int64_t k)
     return lb_model_variant((LbModelKind)m, i, lb_test_model(n, k));
 }
 
+/* The Linformer with any of its projections (linear, mean, max, conv): keys and values
+ * compressed to k rows before softmax attention. */
+static inline int lb_test_is_linformer(LbModelKind m)
+{
+    return m == LB_MODEL_LINFORMER || m == LB_MODEL_LINFORMER_MEAN || m == LB_MODEL_LINFORMER_MAX ||
+           m == LB_MODEL_LINFORMER_CONV;
+}
+
 static inline const char *lb_test_variant_name(const LbModelConfig *c, char *buf, size_t size)
 {
     lb_model_describe(c, buf, size);

@@ -45,19 +45,19 @@ static int exact_roles(LbModelKind m, LbOpRole *roles)
         roles[n++] = LB_ROLE_ATTENTION; /* scores, softmax and P V in one op */
         return n;
     }
-    if (m != LB_MODEL_STANDARD && m != LB_MODEL_LINFORMER && m != LB_MODEL_CHUNKED)
+    if (m != LB_MODEL_STANDARD && !lb_test_is_linformer(m) && m != LB_MODEL_CHUNKED)
         return 0;
     roles[n++] = LB_ROLE_SCORES;
     roles[n++] = LB_ROLE_SOFTMAX;
     roles[n++] = LB_ROLE_PV;
-    if (m == LB_MODEL_LINFORMER)
+    if (lb_test_is_linformer(m))
         roles[n++] = LB_ROLE_COMPRESS;
     return n;
 }
 
 static int folded(LbModelKind m)
 {
-    return m == LB_MODEL_STANDARD || m == LB_MODEL_LINFORMER || m == LB_MODEL_CHUNKED || m == LB_MODEL_FLASH;
+    return m == LB_MODEL_STANDARD || lb_test_is_linformer(m) || m == LB_MODEL_CHUNKED || m == LB_MODEL_FLASH;
 }
 
 int main(void)
@@ -119,7 +119,7 @@ int main(void)
         const double e = (double)be->elem_bytes, bnd = (double)B * (double)n * c.d_model;
         const LbBreakdownRow *sm = find(&b, LB_ROLE_SOFTMAX), *ln = find(&b, LB_ROLE_LAYERNORM);
         if (sm && folded(c.kind)) {
-            const double kv = c.kind == LB_MODEL_LINFORMER ? (double)k : (double)n;
+            const double kv = lb_test_is_linformer(c.kind) ? (double)c.k : (double)n;
             const double want = c.layers * 2.0 * (double)B * c.heads * (double)n * kv * e;
             lb_check(sm->bytes == want, "%s: softmax bytes %.17g, want %.17g", name, sm->bytes, want);
         }

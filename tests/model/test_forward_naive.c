@@ -3,8 +3,10 @@
  * catches wiring mistakes (a wrong split offset, a stride, the bias of the early order) that
  * every op test would miss. Weights and tokens are read back from the CPU backend's model.
  * Every variant of every model of the table: standard, Linformer with each sharing level and
- * order, chunked with a chunk that divides n, one that does not and one past n, and the Performer
- * (FAVOR+ written out from its paper, with the model's own projections read back). */
+ * order, chunked with a chunk that divides n, one that does not and one past n, the Performer
+ * (FAVOR+ written out from its paper, with the model's own projections read back), and the
+ * Linformer's general projections (mean, max pooling and the depthwise convolution over windows of
+ * n / k positions, written out from METHOD.md; the table's variants take k to a divisor of n). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +34,8 @@ static const float *layer_w(const Host *h, int l, int which) { return h->t[LAYER
 static const float *proj(const Host *h, int l, int head, int which)
 {
     int64_t base = LAYER0 + (int64_t)h->c.layers * PER_LAYER, i = 0;
+    if (h->c.kind == LB_MODEL_LINFORMER_MEAN || h->c.kind == LB_MODEL_LINFORMER_MAX)
+        return NULL; /* pooling: no weights */
     switch (h->c.sharing) {
     case LB_SHARE_LAYERWISE: i = 0; break;
     case LB_SHARE_KV: i = l; break;
@@ -72,15 +76,29 @@ static void norm(double *x, const double *y, int64_t rows, int64_t d, const floa
     }
 }
 
-/* out (k, w) = E (k, n) a (n, w) where a has row stride lda */
-static void compress(const float *E, int64_t k, int64_t n, const double *a, int64_t lda, int64_t w, double *out)
+/* out (k, w) = E (k, n) a (n, w) where a has row stride lda; for the general projections (METHOD.md),
+ * each column j of a in windows of n / k rows: their mean, their max, or their sum weighted by the
+ * kernel E (taps, channels) tap-major, column j taking channel j % channels (K and V share one). */
+static void compress(const LbModelConfig *c, const float *E, int64_t k, int64_t n, const double *a, int64_t lda,
+                     int64_t w, double *out, int64_t ldo)
 {
+    const int64_t win = n / k, channels = c->sharing == LB_SHARE_NONE ? c->d_model / c->heads : c->d_model;
     for (int64_t r = 0; r < k; r++)
         for (int64_t j = 0; j < w; j++) {
-            double s = 0;
-            for (int64_t t = 0; t < n; t++)
-                s += (double)E[r * n + t] * a[t * lda + j];
-            out[r * w + j] = s;
+            double s = c->kind == LB_MODEL_LINFORMER_MAX ? -INFINITY : 0;
+            if (c->kind == LB_MODEL_LINFORMER)
+                for (int64_t t = 0; t < n; t++)
+                    s += (double)E[r * n + t] * a[t * lda + j];
+            for (int64_t t = 0; c->kind != LB_MODEL_LINFORMER && t < win; t++) {
+                const double v = a[(r * win + t) * lda + j];
+                if (c->kind == LB_MODEL_LINFORMER_MAX)
+                    s = v > s ? v : s;
+                else if (c->kind == LB_MODEL_LINFORMER_CONV)
+                    s += (double)E[t * channels + j % channels] * v;
+                else
+                    s += v / (double)win;
+            }
+            out[r * ldo + j] = s;
         }
 }
 
@@ -139,7 +157,8 @@ static void encode(const Host *h, const int32_t *ids, double *x)
     const int64_t n = c->n, d = c->d_model, f = c->ffn, H = c->heads, hd = d / H;
     /* Linformer compresses keys and values to k rows; standard and chunked (the same mathematics)
      * attend over all n. */
-    const int compressed = c->kind == LB_MODEL_LINFORMER;
+    const int compressed = c->kind == LB_MODEL_LINFORMER || c->kind == LB_MODEL_LINFORMER_MEAN ||
+                           c->kind == LB_MODEL_LINFORMER_MAX || c->kind == LB_MODEL_LINFORMER_CONV;
     const int64_t kv = compressed ? c->k : n;
     double *q = malloc(sizeof(double) * n * d), *kf = malloc(sizeof(double) * n * d);
     double *vf = malloc(sizeof(double) * n * d), *ctx = malloc(sizeof(double) * n * d);
@@ -167,13 +186,18 @@ static void encode(const Host *h, const int32_t *ids, double *x)
                 memcpy(kc, kf, sizeof(double) * n * d);
                 memcpy(vc, vf, sizeof(double) * n * d);
             } else if (c->order == LB_ORDER_EARLY) { /* K' = (E X) W_K^T + b_K */
-                compress(proj(h, l, (int)head, 0), c->k, n, x, d, d, ex);
+                compress(c, proj(h, l, (int)head, 0), c->k, n, x, d, d, ex, d);
                 lin(ex, c->k, d, Wqkv, bqkv, d, d, kc);
-                compress(proj(h, l, (int)head, 1), c->k, n, x, d, d, ex);
+                compress(c, proj(h, l, (int)head, 1), c->k, n, x, d, d, ex, d);
                 lin(ex, c->k, d, Wqkv, bqkv, 2 * d, d, vc);
+            } else if (c->sharing == LB_SHARE_NONE && c->kind == LB_MODEL_LINFORMER_CONV) {
+                /* this head's own kernels (taps, hd) on its columns alone */
+                const int64_t hd0 = head * hd;
+                compress(c, proj(h, l, (int)head, 0), c->k, n, kf + hd0, d, hd, kc + hd0, d);
+                compress(c, proj(h, l, (int)head, 1), c->k, n, vf + hd0, d, hd, vc + hd0, d);
             } else { /* K' = E (X W_K^T + b_K) */
-                compress(proj(h, l, (int)head, 0), c->k, n, kf, d, d, kc);
-                compress(proj(h, l, (int)head, 1), c->k, n, vf, d, d, vc);
+                compress(c, proj(h, l, (int)head, 0), c->k, n, kf, d, d, kc, d);
+                compress(c, proj(h, l, (int)head, 1), c->k, n, vf, d, d, vc, d);
             }
             for (int64_t t = 0; t < n; t++) {
                 double mx = -INFINITY, sum = 0;
