@@ -1,7 +1,9 @@
 /* Model configuration: defaults, validation, names, and the FLOP count of METHOD.md. */
 #include "attn/config.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "attn/attention.h"
@@ -44,6 +46,9 @@ int lb_config_check(const LbModelConfig *c, char *msg, size_t msg_size)
         return LB_BAD("--vocab %d is out of range: should be 1 to %d", c->vocab, LB_VOCAB_MAX);
     if (c->n < LB_N_MIN || c->n > LB_N_MAX)
         return LB_BAD("--n %lld is out of range: should be %d to %d", (long long)c->n, LB_N_MIN, LB_N_MAX);
+    if (c->k_schedule == LB_KSCHED_LIST && c->k_factors != c->layers)
+        return LB_BAD("--k-schedule has %d factor%s for --layers %d: should be one factor per layer", c->k_factors,
+                      c->k_factors == 1 ? "" : "s", c->layers);
     const LbModelDesc *m = lb_model_desc(c->kind);
     if (!m)
         return LB_BAD("--model %d is not a model: should be one of the model table's", (int)c->kind);
@@ -55,8 +60,59 @@ int64_t lb_config_head_dim(const LbModelConfig *c) { return c->d_model / c->head
 
 int64_t lb_config_layer_k(const LbModelConfig *c, int layer)
 {
-    (void)layer;
-    return c->k;
+    double f = 1.0;
+    if (c->k_schedule == LB_KSCHED_HALVE && c->layers > 0) {
+        const int third = (int)((int64_t)layer * 3 / c->layers); /* 0, 1, 2 */
+        f = third == 0 ? 1.0 : third == 1 ? 0.5 : 0.25;
+    } else if (c->k_schedule == LB_KSCHED_LIST && layer >= 0 && layer < c->k_factors) {
+        f = c->k_factor[layer];
+    }
+    if (layer == 0 || f >= 1.0)
+        return c->k;
+    /* up to a multiple of the step, never above the cell's k */
+    int64_t k = (int64_t)ceil((double)c->k * f - 1e-9);
+    k = (k + LB_KSCHED_STEP - 1) / LB_KSCHED_STEP * LB_KSCHED_STEP;
+    return k < c->k ? k : c->k;
+}
+
+int lb_kschedule_parse(const char *t, LbModelConfig *c, char *should, size_t size)
+{
+    if (strcmp(t, "uniform") == 0 || strcmp(t, "halve") == 0) {
+        c->k_schedule = t[0] == 'u' ? LB_KSCHED_UNIFORM : LB_KSCHED_HALVE;
+        c->k_factors = 0;
+        return 0;
+    }
+    int count = 0;
+    for (const char *p = t;;) {
+        char *end = NULL;
+        const double f = strtod(p, &end);
+        if (end == p || !(f > 0.0 && f <= 1.0) || (*end != ',' && *end != '\0') || count == LB_LAYERS_MAX) {
+            snprintf(should, size, "uniform, halve, or a comma list of one factor in (0, 1] per layer, up to %d",
+                     LB_LAYERS_MAX);
+            return -1;
+        }
+        c->k_factor[count++] = f;
+        if (*end == '\0')
+            break;
+        p = end + 1;
+    }
+    c->k_schedule = LB_KSCHED_LIST;
+    c->k_factors = count;
+    return 0;
+}
+
+void lb_kschedule_text(const LbModelConfig *c, char *buf, size_t size)
+{
+    if (c->k_schedule != LB_KSCHED_LIST) {
+        snprintf(buf, size, "%s", c->k_schedule == LB_KSCHED_HALVE ? "halve" : "uniform");
+        return;
+    }
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < c->k_factors && used < size; i++) {
+        const int len = snprintf(buf + used, size - used, "%s%.15g", i ? "," : "", c->k_factor[i]);
+        used += len > 0 ? (size_t)len : 0;
+    }
 }
 
 /* Per layer per sequence, multiply-add = 2 (METHOD.md): the feed-forward block 2 n (2 d f), and

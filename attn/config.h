@@ -44,6 +44,13 @@ typedef enum LbSharing {
 /* early: K' = (E X) W_K + b_K (fairseq; cheap). late: K' = E (X W_K + b_K) (the paper's figure). */
 typedef enum LbOrder { LB_ORDER_EARLY = 0, LB_ORDER_LATE = 1 } LbOrder;
 
+/* The projected length per layer (--k-schedule, the paper's nonuniform projected dimension):
+ * uniform, the cell's k on every layer; halve, k on the first third of the layers, k/2 on the
+ * second, k/4 on the last; list, k times one factor in (0, 1] per layer. Every k below the cell's
+ * is rounded up to a multiple of LB_KSCHED_STEP (and never above the cell's k). */
+typedef enum LbKSchedule { LB_KSCHED_UNIFORM = 0, LB_KSCHED_HALVE = 1, LB_KSCHED_LIST = 2 } LbKSchedule;
+#define LB_KSCHED_STEP 8
+
 /* Supported ranges, checked by lb_config_check and quoted in the CLI's messages. */
 #define LB_N_MIN 2
 #define LB_N_MAX 1048576
@@ -70,6 +77,9 @@ typedef struct LbModelConfig {
     LbSharing sharing;
     LbOrder order;
     LbDtype dtype;
+    LbKSchedule k_schedule;
+    int k_factors;                    /* LB_KSCHED_LIST: how many factors the list gave */
+    double k_factor[LB_LAYERS_MAX];   /* LB_KSCHED_LIST: layer l's factor in (0, 1] */
 } LbModelConfig;
 
 /* RoBERTa-base, standard model, n = 512, fp16, layerwise / early. */
@@ -81,8 +91,15 @@ int lb_config_check(const LbModelConfig *cfg, char *msg, size_t msg_size);
 
 int64_t lb_config_head_dim(const LbModelConfig *cfg);
 
-/* The projected length of `layer` (0 .. layers - 1): the cell's k on every layer. */
+/* The projected length of `layer` (0 .. layers - 1) under cfg's k schedule; the cell's k for the
+ * first layer always. */
 int64_t lb_config_layer_k(const LbModelConfig *cfg, int layer);
+
+/* --k-schedule: "uniform", "halve" or a comma list of factors in (0, 1], into cfg. 0, or -1 with
+ * what it accepts in should. Its length is checked against --layers by lb_config_check. */
+int lb_kschedule_parse(const char *text, LbModelConfig *cfg, char *should, size_t size);
+/* As --k-schedule takes it and meta.csv records it, into buf. */
+void lb_kschedule_text(const LbModelConfig *cfg, char *buf, size_t size);
 
 /* FLOPs of one forward pass of one sequence (METHOD.md, "Work counted"): the encoder's
  * feed-forward blocks plus the model's attention blocks (its table entry). */

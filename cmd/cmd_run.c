@@ -104,6 +104,14 @@ static void print_result(const LbRunSettings *o, const LbCellResult *r, uint64_t
         printf("sharing: %s\n", lb_sharing_name(r->sharing));
     if (lb_model_reads_flag(r->model, "order") == 1)
         printf("order: %s\n", lb_order_name(r->order));
+    if (lb_model_reads_flag(r->model, "k-schedule") == 1) {
+        char sched[LB_LAYERS_MAX * 24];
+        lb_kschedule_text(&o->model, sched, sizeof sched);
+        printf("k schedule: %s (k per layer:", sched);
+        for (int l = 0; l < o->model.layers; l++)
+            printf("%s%lld", l ? "," : " ", (long long)lb_config_layer_k(&o->model, l));
+        printf(")\n");
+    }
     if (lb_model_reads_flag(r->model, "chunk") == 1)
         printf("chunk: %lld\n", (long long)o->model.chunk);
     printf("dtype: %s\nmemory budget: %s\nstatus: %s\n", lb_dtype_name(r->dtype), b,

@@ -72,7 +72,8 @@ static int write_meta(const char *dir, const LbModel *m, const LbInputs *in, con
 {
     static const LbSettingId recorded[] = {LB_SET_LAYERS,  LB_SET_DMODEL, LB_SET_HEADS, LB_SET_FFN,
                                            LB_SET_VOCAB,   LB_SET_DTYPE,  LB_SET_TF32,  LB_SET_SHARING,
-                                           LB_SET_ORDER,   LB_SET_CHUNK,  LB_SET_DEVICE, LB_SET_SEED};
+                                           LB_SET_ORDER,   LB_SET_CHUNK,  LB_SET_K_SCHEDULE, LB_SET_DEVICE,
+                                           LB_SET_SEED};
     const LbModelKind kind = m->cfg.kind;
     LbMeta meta;
     memset(&meta, 0, sizeof meta);
@@ -95,6 +96,18 @@ static int write_meta(const char *dir, const LbModel *m, const LbInputs *in, con
         char *v = lb_model_reads_flag(kind, e->flag) == 0 ? strdup("") : lb_setting_text(s, recorded[i]);
         rc = v ? lb_meta_set(&meta, e->key, "%s", v) : LB_FAIL(LB_ERR_NOMEM, "out of memory writing meta.csv");
         free(v);
+    }
+    if (rc == LB_OK && lb_model_reads_flag(kind, "k-schedule") == 1) {
+        /* each layer's k as the schedule gave it: what a reader recomputing the pass needs */
+        char ks[LB_LAYERS_MAX * 8 + 1];
+        size_t used = 0;
+        ks[0] = '\0';
+        for (int l = 0; l < m->cfg.layers && used < sizeof ks; l++) {
+            const int len = snprintf(ks + used, sizeof ks - used, "%s%lld", l ? " " : "",
+                                     (long long)lb_config_layer_k(&m->cfg, l));
+            used += len > 0 ? (size_t)len : 0;
+        }
+        rc = lb_meta_set(&meta, "k_layers", "%s", ks);
     }
     if (rc == LB_OK)
         rc = lb_meta_set(&meta, "storage_dtype", "%s", lb_dtype_name(m->be->storage));

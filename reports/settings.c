@@ -404,6 +404,18 @@ static char *print_breakdown(const LbRunSettings *s) { return text("%d", s->brea
 /* ---- the table ---- */
 
 #define GRID "Grid:"
+static int parse_k_schedule(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
+{
+    (void)from_meta;
+    return lb_kschedule_parse(t, &s->model, should, size);
+}
+static char *print_k_schedule(const LbRunSettings *s)
+{
+    char buf[LB_LAYERS_MAX * 24];
+    lb_kschedule_text(&s->model, buf, sizeof buf);
+    return text("%s", buf);
+}
+
 const char *const lb_projection_names[4] = {"linear", "mean", "max", "conv"};
 
 static int parse_projection(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
@@ -463,6 +475,9 @@ const LbSetting lb_settings[LB_SET_COUNT] = {
     [LB_SET_CHUNK] = {"chunk", "ROWS", "chunk", "chunk rows", CHUNKED,
                       "query rows per block of the chunked model, 1 to 1048576", NULL, NULL, "1024", BOTH, 1,
                       parse_chunk, print_chunk},
+    [LB_SET_K_SCHEDULE] = {"k-schedule", "S", "k_schedule", "k per layer", LINFORMER,
+                           "the Linformer's k per layer: uniform; halve (k, k/2, k/4 on the\nlayers' thirds); or a comma list of one factor in (0, 1] per layer;\nk below the cell's rounded up to a multiple of 8. The grid's k is\nthe first layer's",
+                           "uniform", NULL, "uniform", BOTH, 1, parse_k_schedule, print_k_schedule},
     [LB_SET_DEVICE] = {"device", "D", "device", "device", DEVICE, "cuda or cpu; cpu is the plain-C reference", "cuda",
                        NULL, NULL, BOTH, 1, parse_device, print_device},
     [LB_SET_MEM_LIMIT] = {"mem-limit", "SIZE", "mem_limit", "memory limit", DEVICE,

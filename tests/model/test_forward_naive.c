@@ -171,6 +171,8 @@ static void encode(const Host *h, const int32_t *ids, double *x)
     norm(x, NULL, n, d, h->t[EMB_G], h->t[EMB_B]);
     for (int l = 0; l < c->layers; l++) {
         const float *Wqkv = layer_w(h, l, W_QKV), *bqkv = layer_w(h, l, B_QKV);
+        /* this layer's k (--k-schedule): E's first kl rows, the kernels' first n / kl taps */
+        const int64_t kl = compressed ? lb_config_layer_k(c, l) : n;
         lin(x, n, d, Wqkv, bqkv, 0, d, q);
         lin(x, n, d, Wqkv, bqkv, d, d, kf);
         lin(x, n, d, Wqkv, bqkv, 2 * d, d, vf);
@@ -186,33 +188,33 @@ static void encode(const Host *h, const int32_t *ids, double *x)
                 memcpy(kc, kf, sizeof(double) * n * d);
                 memcpy(vc, vf, sizeof(double) * n * d);
             } else if (c->order == LB_ORDER_EARLY) { /* K' = (E X) W_K^T + b_K */
-                compress(c, proj(h, l, (int)head, 0), c->k, n, x, d, d, ex, d);
-                lin(ex, c->k, d, Wqkv, bqkv, d, d, kc);
-                compress(c, proj(h, l, (int)head, 1), c->k, n, x, d, d, ex, d);
-                lin(ex, c->k, d, Wqkv, bqkv, 2 * d, d, vc);
+                compress(c, proj(h, l, (int)head, 0), kl, n, x, d, d, ex, d);
+                lin(ex, kl, d, Wqkv, bqkv, d, d, kc);
+                compress(c, proj(h, l, (int)head, 1), kl, n, x, d, d, ex, d);
+                lin(ex, kl, d, Wqkv, bqkv, 2 * d, d, vc);
             } else if (c->sharing == LB_SHARE_NONE && c->kind == LB_MODEL_LINFORMER_CONV) {
                 /* this head's own kernels (taps, hd) on its columns alone */
                 const int64_t hd0 = head * hd;
-                compress(c, proj(h, l, (int)head, 0), c->k, n, kf + hd0, d, hd, kc + hd0, d);
-                compress(c, proj(h, l, (int)head, 1), c->k, n, vf + hd0, d, hd, vc + hd0, d);
+                compress(c, proj(h, l, (int)head, 0), kl, n, kf + hd0, d, hd, kc + hd0, d);
+                compress(c, proj(h, l, (int)head, 1), kl, n, vf + hd0, d, hd, vc + hd0, d);
             } else { /* K' = E (X W_K^T + b_K) */
-                compress(c, proj(h, l, (int)head, 0), c->k, n, kf, d, d, kc, d);
-                compress(c, proj(h, l, (int)head, 1), c->k, n, vf, d, d, vc, d);
+                compress(c, proj(h, l, (int)head, 0), kl, n, kf, d, d, kc, d);
+                compress(c, proj(h, l, (int)head, 1), kl, n, vf, d, d, vc, d);
             }
             for (int64_t t = 0; t < n; t++) {
                 double mx = -INFINITY, sum = 0;
-                for (int64_t j = 0; j < kv; j++) {
+                for (int64_t j = 0; j < kl; j++) {
                     double dot = 0;
                     for (int64_t e = 0; e < hd; e++)
                         dot += q[t * d + head * hd + e] * kc[j * d + head * hd + e];
                     s[j] = dot / sqrt((double)hd);
                     mx = s[j] > mx ? s[j] : mx;
                 }
-                for (int64_t j = 0; j < kv; j++)
+                for (int64_t j = 0; j < kl; j++)
                     sum += (s[j] = exp(s[j] - mx));
                 for (int64_t e = 0; e < hd; e++) {
                     double o = 0;
-                    for (int64_t j = 0; j < kv; j++)
+                    for (int64_t j = 0; j < kl; j++)
                         o += s[j] / sum * vc[j * d + head * hd + e];
                     ctx[t * d + head * hd + e] = o;
                 }
@@ -248,7 +250,7 @@ static void check(LbBackend *be, const LbModelConfig *cfg, int64_t B)
     const int64_t n = cfg->n, d = cfg->d_model, count = B * n * d;
     int ok = lb_inputs_alloc(&m, &a, B, &in) == LB_OK && lb_inputs_fill(&m, &in, lb_test_seed + 5) == LB_OK &&
              lb_forward(&m, &a, &in) == LB_OK;
-    lb_check(ok, "%s: forward ran", name);
+    lb_check(ok, "%s: forward ran: %s", name, lb_error_message());
 
     Host h = {*cfg, NULL, lb_model_tensors(&m, NULL, 0)};
     LbTensorRef *refs = calloc((size_t)h.count, sizeof *refs);
@@ -297,6 +299,28 @@ int main(void)
     for (int i = 0; i < LB_TEST_VARIANTS; i++) {
         LbModelConfig c = lb_test_variant(i, 12, 5);
         check(be, &c, 2);
+    }
+    /* A k per layer (--k-schedule) on three layers, every Linformer variant: halve (32, 16, 8) and
+     * a list: 1,0.7,0.2 for E (32, 24, 8: 0.7 k rounded up to a multiple of 8), 1,0.25,0.5 for the
+     * windows, whose k must divide n (32, 8, 16). */
+    for (int i = 0; i < LB_TEST_VARIANTS; i++) {
+        LbModelConfig c = lb_test_variant(i, 64, 32);
+        if (!lb_test_is_linformer(c.kind))
+            continue;
+        c.layers = 3;
+        char should[160];
+        for (int s = 0; s < 2; s++) {
+            const int linear = c.kind == LB_MODEL_LINFORMER;
+            const char *list = linear ? "1,0.7,0.2" : "1,0.25,0.5";
+            lb_check(lb_kschedule_parse(s ? list : "halve", &c, should, sizeof should) == 0, "schedule parses");
+            const int64_t want[2][3] = {{32, 16, 8}, {32, linear ? 24 : 8, linear ? 8 : 16}};
+            char msg[256];
+            lb_check(lb_config_check(&c, msg, sizeof msg) == LB_OK, "schedule %d: %s", s, msg);
+            for (int l = 0; l < 3; l++)
+                lb_check(lb_config_layer_k(&c, l) == want[s][l], "schedule %d layer %d: k %lld, want %lld", s, l,
+                         (long long)lb_config_layer_k(&c, l), (long long)want[s][l]);
+            check(be, &c, 2);
+        }
     }
     lb_backend_close(be);
     return lb_test_finish("test_forward_naive");
