@@ -356,7 +356,7 @@ const LbModelDesc lb_model_linformer = {
 
 const LbModelDesc lb_model_linformer_mean = {
     .name = "linformer-mean",
-    .k_meaning = "projected length (mean pooling over windows of n/k)",
+    .k_meaning = "projected length (mean pooling, windows of n/k)",
     .k_range = "1 to n, dividing n",
     .own_flags = "order projection k-schedule",
     .cell_exists = cell_exists_windows,
@@ -371,7 +371,7 @@ const LbModelDesc lb_model_linformer_mean = {
 
 const LbModelDesc lb_model_linformer_max = {
     .name = "linformer-max",
-    .k_meaning = "projected length (max pooling over windows of n/k)",
+    .k_meaning = "projected length (max pooling, windows of n/k)",
     .k_range = "1 to n, dividing n",
     .own_flags = "order projection k-schedule",
     .cell_exists = cell_exists_windows,

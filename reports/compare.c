@@ -101,11 +101,14 @@ void lb_compare_describe(FILE *out, const LbSweepDir *s)
     char limited[48] = ""; /* the budget is the user's, not the device's */
     if (*set[LB_SET_MEM_LIMIT].value)
         snprintf(limited, sizeof limited, " (--%s)", lb_settings[LB_SET_MEM_LIMIT].flag);
+    char schedule[96] = ""; /* only when the Linformer's k varies by layer: uniform is the paper's */
+    if (strcmp(v[LB_SET_K_SCHEDULE], "uniform") != 0 && strcmp(v[LB_SET_K_SCHEDULE], "?") != 0)
+        snprintf(schedule, sizeof schedule, ", k per layer %.60s", v[LB_SET_K_SCHEDULE]);
     fprintf(out,
-             "%s (%s), %s%s, %s layers, d_model %s, %s heads, ffn %s, %s sharing, %s order, memory budget %s%s",
+             "%s (%s), %s%s, %s layers, d_model %s, %s heads, ffn %s, %s sharing, %s order%s, memory budget %s%s",
              lb_sweep_meta(s, "device_name", "unknown device"), v[LB_SET_DEVICE], dtype, stored,
              v[LB_SET_LAYERS], v[LB_SET_DMODEL], v[LB_SET_HEADS], v[LB_SET_FFN], v[LB_SET_SHARING],
-             v[LB_SET_ORDER], budget, limited);
+             v[LB_SET_ORDER], schedule, budget, limited);
 }
 
 /* --- printing ---------------------------------------------------------------------------------- */
