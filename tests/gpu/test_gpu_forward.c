@@ -46,6 +46,8 @@ static LbModelConfig small_model(int64_t n)
     return c;
 }
 
+static int64_t count_of(const LbModelConfig *c, int64_t B) { return B * c->n * c->d_model; }
+
 static const char *variant_name(const LbModelConfig *c, char *buf, size_t size)
 {
     char model[64];
@@ -130,6 +132,36 @@ int main(void)
             }
             free(ref);
         }
+    /* A k per layer (--k-schedule halve: 32, 16, 8 on three layers) for every model that reads it,
+     * its first and last variant: each layer's own k on the GPU as on the CPU. */
+    for (int kind = 0; kind < LB_MODEL_COUNT; kind++) {
+        if (lb_model_reads_flag((LbModelKind)kind, "k-schedule") != 1)
+            continue;
+        const int nv = lb_model_desc((LbModelKind)kind)->variants;
+        for (int v = 0; v < nv; v += nv > 1 ? nv - 1 : 1) {
+            LbModelConfig cfg = lb_model_variant((LbModelKind)kind, v, small_model(64));
+            cfg.layers = 3;
+            cfg.k_schedule = LB_KSCHED_HALVE;
+            const uint64_t seed = lb_gpu_next_seed();
+            char name[96];
+            variant_name(&cfg, name, sizeof name);
+            int plan_ok = 0;
+            float *ref = run(cpu, cfg, B, seed, &plan_ok);
+            if (!lb_check(ref != NULL, "%s halve: CPU forward ran", name))
+                continue;
+            for (int t = 0; t < 3; t++) {
+                char what[160];
+                snprintf(what, sizeof what, "forward %s %s, k schedule halve", lb_dtype_name(dtypes[t]), name);
+                float *out = run(gpu[t], cfg, B, seed, &plan_ok);
+                if (!lb_check(out != NULL, "%s ran", what))
+                    continue;
+                lb_gpu_check_rel(what, out, ref, count_of(&cfg, B), dtypes[t], forward_tol(dtypes[t]));
+                lb_check(plan_ok, "%s: GPU arena high water equals the plan", what);
+                free(out);
+            }
+            free(ref);
+        }
+    }
     /* chunked against standard on the same device and dtype, one seed: the same arithmetic in
      * blocks of query rows (a chunk that divides n, one that does not, one past n), so equal to
      * rounding: within the forward tolerance of the storage type. */
