@@ -151,6 +151,11 @@ int main(int argc, char **argv)
     bad("--n", RUN("--n", "64x"));
     bad("--k", RUN("--k", "0"));
     bad("--batch", RUN("--batch", "0"));
+    /* the general projections: windows of n/k, so k must divide n and k > n leaves none (issue 21) */
+    bad("--k", RUN("--model", "linformer-mean", "--n", "100", "--k", "32"));
+    bad("--k", RUN("--model", "linformer-conv", "--n", "64", "--k", "128"));
+    bad("--projection", RUN("--model", "linformer", "--projection", "sum"));
+    bad("--k-schedule", RUN("--model", "linformer", "--k-schedule", "1,2"));
     bad("--batch", RUN("--batch", "65537"));
     bad("--heads", RUN("--heads", "3"));
     bad("--max-batch", RUN("--max-batch", "0"));

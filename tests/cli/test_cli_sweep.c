@@ -186,6 +186,15 @@ int main(int argc, char **argv)
     BAD("--format", "--format", "pdf");
     BAD("--cell-time", "--cell-time", "0");
     BAD("--layers", "--layers");
+    /* the Linformer's projections and k per layer (issue 21) */
+    BAD("--projection", "--projection", "pool");
+    BAD("--k-schedule", "--k-schedule", "1,1.5");
+    BAD("--k-schedule", "--k-schedule", "1,0");
+    BAD("--k-schedule", "--k-schedule", "double");
+    BAD("--k-schedule", "--layers", "2", "--k-schedule", "1,0.5,0.25");
+    BAD("--k-schedule", "--layers", "2", "--models", "linformer-mean", "--n", "64", "--k", "32", "--k-schedule",
+        "1,0.75");
+    BAD("--k", "--models", "standard,linformer-conv", "--n", "64", "--k", "128");
 
     /* An --out that cannot be created or written. */
     char *cant[] = {(char *)bin, "sweep", "--device", "cpu", "--out", "/proc/linbench-cannot/x", NULL};
