@@ -58,8 +58,9 @@ static int separate_kv(const LbModelConfig *c)
     return s == LB_SHARE_HEADWISE || s == LB_SHARE_NONE;
 }
 
-/* The smallest projected length of any layer: E has this many rows at most in use... and the
- * convolution's kernels need n / (this) taps, the widest window of any layer. */
+/* The smallest projected length of any layer (--k-schedule): the convolution's kernels need
+ * n / (this) taps, the widest window of any layer, so that one kernel serves every layer it is
+ * shared by (each reading its first n / k_l taps, as each layer reads E's first k_l rows). */
 static int64_t min_layer_k(const LbModelConfig *c)
 {
     int64_t k = c->k;
@@ -96,7 +97,8 @@ static int build(LbBuilder *b)
     const int64_t count = projection_count(c);
     const int conv = projection_kind(c) == PROJ_CONV;
     const int64_t taps = c->n / min_layer_k(c);
-    const int64_t rows = conv ? taps : c->k, cols = conv ? (c->sharing == LB_SHARE_NONE ? lb_config_head_dim(c) : c->d_model) : c->n;
+    const int64_t channels = c->sharing == LB_SHARE_NONE ? lb_config_head_dim(c) : c->d_model;
+    const int64_t rows = conv ? taps : c->k, cols = conv ? channels : c->n;
     const float s = 1.0f / sqrtf((float)(conv ? taps : c->n));
     for (int64_t i = 0; i < count; i++) {
         char name[32];
