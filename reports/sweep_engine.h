@@ -113,6 +113,9 @@ typedef struct LbSweepDevice {
     LbDeviceInfo info;
     LbDtype storage;
     int gpu_count; /* GPUs measuring at once (sweep --gpus); 1 otherwise */
+    /* Why the device has no energy counter (LbOps.energy_j failed when described), for meta.csv's
+     * energy_note; "" when it has one. */
+    char energy_note[256];
 } LbSweepDevice;
 
 void lb_sweep_device_describe(LbBackend *be, LbSweepDevice *dev);
