@@ -98,6 +98,14 @@ static void print_environment(LbBackend *be, int cuda, uint64_t seed)
         else
             printf("  %-20s %d\n", "other processes", d.other_processes);
     }
+    /* the counter a sweep's energy columns come from (METHOD.md, "Energy"): named before the sweep */
+    double joules;
+    if (be->ops->energy_j(be, &joules) == LB_OK) {
+        printf("  %-20s %s\n", "energy counter", cuda ? "NVML total energy" : "RAPL package counter");
+    } else {
+        printf("  %-20s none (%s)\n", "energy counter", lb_error_message());
+        lb_error_clear();
+    }
     printf("  %-20s %llu (replay with --seed %llu)\n\n", "seed", (unsigned long long)seed, (unsigned long long)seed);
 }
 

@@ -188,6 +188,7 @@ static int shell(const char *cmd, char *out, size_t size)
 static void check_sweep(const char *linbench, int has_energy)
 {
     clear();
+    setenv("LB_EMU_NVML_EVENTS", "0x8", 1); /* hw_slowdown, where NVML can say so */
     const char *dir = lb_test_tempdir("nvml-sweep");
     char cmd[4400], out[16384];
     snprintf(cmd, sizeof cmd,
@@ -213,6 +214,19 @@ static void check_sweep(const char *linbench, int has_energy)
             lb_check(r->status == LB_CELL_OK && isnan(r->power_w) && isnan(r->energy_j_per_seq),
                      "%s row without a counter: power %g, energy %g: should be empty", lb_model_name(r->model),
                      r->power_w, r->energy_j_per_seq);
+        /* the clock columns and the throttle flag, as NVML gives them (an old driver has the
+         * reasons under their old name; without NVML, none of it) */
+        const int nvml = strcmp(getenv("LB_TEST_NVML") ? getenv("LB_TEST_NVML") : "none", "none") != 0;
+        if (nvml)
+            lb_check(r->sm_clock_start_mhz == 1755 && r->sm_clock_end_mhz == 1755 && r->clock_events_known &&
+                         r->slowdown == 1,
+                     "%s row: SM clock %d -> %d MHz, events known %d, slowdown %d: should be 1755, 1755, 1, 1",
+                     lb_model_name(r->model), r->sm_clock_start_mhz, r->sm_clock_end_mhz, r->clock_events_known,
+                     r->slowdown);
+        else
+            lb_check(r->sm_clock_start_mhz == -1 && !r->clock_events_known && r->slowdown == 0,
+                     "%s row without NVML: SM clock %d, events known %d, slowdown %d: should be empty",
+                     lb_model_name(r->model), r->sm_clock_start_mhz, r->clock_events_known, r->slowdown);
     }
     LbGrid g;
     snprintf(path, sizeof path, "%s/r", dir);
@@ -237,6 +251,13 @@ static void check_sweep(const char *linbench, int has_energy)
                  (has_energy ? note[0] == '\0' : strstr(note, "no energy counter") != NULL),
              "meta.csv: energy \"%s\", energy_note \"%s\"", energy ? energy : "(none)", note ? note : "(none)");
     lb_meta_free(&meta);
+
+    /* check names the counter a sweep will read, or why there is none, before anything runs */
+    snprintf(cmd, sizeof cmd, "'%s' check --device cuda --quick 2>&1", linbench);
+    rc = shell(cmd, out, sizeof out);
+    lb_check(rc == 0 && (has_energy ? strstr(out, "energy counter       NVML total energy") != NULL
+                                    : strstr(out, "energy counter       none (no energy counter") != NULL),
+             "check --quick: exit %d, the energy counter %s\n%s", rc, has_energy ? "named" : "missing, with why", out);
 
     snprintf(cmd, sizeof cmd, "'%s' compare '%s/r' 2>&1", linbench, dir);
     rc = shell(cmd, out, sizeof out);
