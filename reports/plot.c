@@ -287,14 +287,11 @@ static void line_title(const TimeLine *l, char *buf, size_t size)
         snprintf(buf, size, "%s k=%lld", lb_model_name(l->model), (long long)l->k);
 }
 
-/* Wide data: n, then one column per line (n,standard,k=128,...); empty where there is no ok
- * measurement. */
-static int time_data(FILE *f, const LbSweepDir *s, const void *arg)
+int lb_plot_write_wide(FILE *f, const int64_t *n, size_t nn, size_t columns, LbPlotColumnTitle title,
+                       LbPlotColumnValue value, const void *arg)
 {
-    const TimeArg *t = arg;
-    const LbGrid *g = &s->grid;
-    size_t nf = t->count + 1;
-    char (*v)[48] = malloc(nf * sizeof *v);
+    const size_t nf = columns + 1;
+    char (*v)[96] = malloc(nf * sizeof *v);
     const char **row = malloc(nf * sizeof *row);
     int rc = LB_OK;
     if (!v || !row) {
@@ -304,17 +301,17 @@ static int time_data(FILE *f, const LbSweepDir *s, const void *arg)
     for (size_t c = 0; c < nf; c++)
         row[c] = v[c];
     snprintf(v[0], sizeof v[0], "n");
-    for (size_t c = 0; c < t->count; c++)
-        line_title(&t->line[c], v[c + 1], sizeof v[0]);
+    for (size_t c = 0; c < columns; c++)
+        title(c, v[c + 1], sizeof v[0], arg);
     rc = lb_csv_write_record(f, row, nf);
-    for (size_t i = 0; rc == LB_OK && i < g->rows; i++) {
-        snprintf(v[0], sizeof v[0], "%lld", (long long)g->n[i]);
-        for (size_t c = 0; c < t->count; c++) {
-            double ms = per_seq(s, t->line[c].model, g->n[i], t->line[c].k, t->energy);
-            if (isnan(ms))
+    for (size_t i = 0; rc == LB_OK && i < nn; i++) {
+        snprintf(v[0], sizeof v[0], "%lld", (long long)n[i]);
+        for (size_t c = 0; c < columns; c++) {
+            const double x = value(c, n[i], arg);
+            if (isnan(x))
                 v[c + 1][0] = '\0';
             else
-                snprintf(v[c + 1], sizeof v[0], "%.6g", ms);
+                snprintf(v[c + 1], sizeof v[0], "%.6g", x);
         }
         rc = lb_csv_write_record(f, row, nf);
     }
@@ -322,6 +319,31 @@ out:
     free(v);
     free(row);
     return rc;
+}
+
+/* The per-sequence figures' columns: a line's title and its value at n. */
+typedef struct TimeColumns {
+    const LbSweepDir *s;
+    const TimeArg *t;
+} TimeColumns;
+
+static void time_column_title(size_t c, char *buf, size_t size, const void *arg)
+{
+    line_title(&((const TimeColumns *)arg)->t->line[c], buf, size);
+}
+
+static double time_column_value(size_t c, int64_t n, const void *arg)
+{
+    const TimeColumns *tc = arg;
+    return per_seq(tc->s, tc->t->line[c].model, n, tc->t->line[c].k, tc->t->energy);
+}
+
+/* Wide data: n, then one column per line (n,standard,k=128,...); empty where there is no ok
+ * measurement. */
+static int time_data(FILE *f, const LbSweepDir *s, const void *arg)
+{
+    const TimeColumns tc = {s, arg};
+    return lb_plot_write_wide(f, s->grid.n, s->grid.rows, tc.t->count, time_column_title, time_column_value, &tc);
 }
 
 static int time_script(FILE *f, const LbSweepDir *s, const void *arg)
