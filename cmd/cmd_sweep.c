@@ -226,37 +226,12 @@ static int validate(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t *res
     }
     if (!f->k_text)
         f->k_text = lb_settings[LB_SET_K].def;
-    /* A model with a k axis and no cell: the sweep would compare nothing with it. */
-    const int64_t n_max = s->n[s->nn - 1];
-    for (int m = 0; m < LB_MODEL_COUNT; m++) {
-        if (!(s->models & (1u << m)) || !lb_model_has_k((LbModelKind)m))
-            continue;
-        int any = 0;
-        for (size_t i = 0; i < s->nn && !any; i++)
-            for (size_t j = 0; j < s->nk && !any; j++)
-                any = lb_model_cell_exists((LbModelKind)m, s->n[i], s->k[j]);
-        if (!any)
-            return lb_usage_error("--k %s has no value below the largest --n (%lld): should include some k < n, or there is nothing to compare",
-                                  f->k_text, (long long)n_max);
-    }
-    if ((rc = lb_options_finish(s)) != 0)
+    if ((rc = lb_options_check_grid(s, f->k_text)) != 0)
         return rc;
     if ((s->gpus_all || s->ngpus) && s->device != LB_DEVICE_CUDA)
         return lb_usage_error("--gpus needs --device cuda: should be left out with --device cpu");
     if ((s->gpus_all || s->ngpus) && (s->given & (UINT64_C(1) << LB_SET_GPU)))
         return lb_usage_error("--gpu and --gpus cannot be used together: should be --gpus LIST alone");
-    /* Each listed model checked once, at the largest n and its smallest k. */
-    for (int m = 0; m < LB_MODEL_COUNT; m++) {
-        if (!(s->models & (1u << m)))
-            continue;
-        char msg[256];
-        LbModelConfig cfg = s->model;
-        cfg.kind = (LbModelKind)m;
-        cfg.n = n_max;
-        cfg.k = !lb_model_has_k(cfg.kind) ? 0 : s->k[0] < cfg.n ? s->k[0] : cfg.n;
-        if (lb_config_check(&cfg, msg, sizeof msg) != LB_OK)
-            return lb_usage_error("%s", msg);
-    }
     if (f->resume && (rc = lb_run_settings_compare(s, meta, &problem)) != 0)
         return resume_refusal(rc, &problem, f->resume);
     return lb_options_check_host_memory(s);
