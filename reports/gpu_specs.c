@@ -5,7 +5,7 @@
 #include "reports/gpu_specs.h"
 
 const LbGpuSpec lb_gpu_specs[] = {
-    /* name        label                      CUDA's name               fp16    bf16    tf32   fp32  GB/s   GiB  source */
+    /* name, label, CUDA's name; TFLOP/s fp16, bf16, TF32, fp32; GB/s; memory GiB; source */
     {"v100-16gb", "NVIDIA Tesla V100 SXM2 16GB", "Tesla V100-SXM2-16GB", 125, 0, 0, 15.7, 900, 16,
      "NVIDIA Tesla V100 datasheet (SXM2)"},
     {"v100-32gb", "NVIDIA Tesla V100 SXM2 32GB", "Tesla V100-SXM2-32GB", 125, 0, 0, 15.7, 900, 32,
@@ -21,13 +21,13 @@ const LbGpuSpec lb_gpu_specs[] = {
      "NVIDIA Ampere GA102 GPU Architecture whitepaper"},
     {"rtx-4090", "NVIDIA GeForce RTX 4090 24GB", "NVIDIA GeForce RTX 4090", 165.2, 165.2, 82.6, 82.6, 1008, 24,
      "NVIDIA Ada GPU Architecture whitepaper"},
-    {"h100-sxm", "NVIDIA H100 SXM 80GB", "NVIDIA H100 80GB HBM3", 989.4, 989.4, 494.7, 66.9, 3350, 80,
+    {"h100-sxm", "NVIDIA H100 SXM 80GB", "NVIDIA H100 80GB HBM3", 989.5, 989.5, 494.5, 67, 3350, 80,
      "NVIDIA H100 Tensor Core GPU datasheet (SXM)"},
-    {"h100-pcie", "NVIDIA H100 PCIe 80GB", "NVIDIA H100 PCIe", 756.5, 756.5, 378, 51.2, 2000, 80,
+    {"h100-pcie", "NVIDIA H100 PCIe 80GB", "NVIDIA H100 PCIe", 756.5, 756.5, 378, 51, 2000, 80,
      "NVIDIA H100 Tensor Core GPU datasheet (PCIe)"},
-    {"h200", "NVIDIA H200 SXM 141GB", "NVIDIA H200", 989.4, 989.4, 494.7, 66.9, 4800, 141,
+    {"h200", "NVIDIA H200 SXM 141GB", "NVIDIA H200", 989.5, 989.5, 494.5, 67, 4800, 141,
      "NVIDIA H200 Tensor Core GPU datasheet (SXM)"},
-    {"b200", "NVIDIA B200 180GB", "NVIDIA B200", 2250, 2250, 1100, 75, 8000, 180,
+    {"b200", "NVIDIA B200 180GB", "NVIDIA B200", 2250, 2250, 1125, 75, 8000, 180,
      "NVIDIA HGX B200 datasheet (per GPU: the 8-GPU board's figures / 8)"},
 };
 
