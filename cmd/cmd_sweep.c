@@ -166,6 +166,9 @@ static int open_resumed(const char *dir, LbMeta *meta, uint64_t *budget)
     if (lb_meta_read(path, meta) != 0)
         return lb_usage_error("invalid argument \"%s\" for --resume: should be a directory written by linbench sweep (%s)", dir,
                               lb_error_message());
+    if (lb_meta_is_predicted(meta)) /* nothing in it was measured: a resume would mix the two */
+        return lb_usage_error("invalid argument \"%s\" for --resume: it was written by linbench predict (meta.csv's %s is %s), not measured: should be a directory written by linbench sweep",
+                              dir, LB_META_SOURCE, LB_SOURCE_PREDICTED);
     const char *version = lb_meta_get(meta, "linbench_version");
     if (!version || strcmp(version, LB_VERSION) != 0)
         return lb_usage_error("invalid argument \"%s\" for --resume: it was written by linbench %s and this is linbench %s: should be resumed with linbench %s",
