@@ -24,6 +24,7 @@
 #include "attn/breakdown.h"
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -355,6 +356,9 @@ int lb_breakdown_cell(LbBackend *be, const LbModelConfig *cfg, int64_t batch, ui
     return rc;
 }
 
+/* Where lb_breakdown_count's arena pretends to start: any non-NULL address, aligned. */
+#define LB_COUNT_BASE ((uintptr_t)1 << 20)
+
 int lb_breakdown_count(const LbModelConfig *cfg, const LbPlanParams *p, int64_t batch, LbCallCost cost, void *ctx,
                        LbBreakdown *out)
 {
@@ -364,6 +368,10 @@ int lb_breakdown_count(const LbModelConfig *cfg, const LbPlanParams *p, int64_t 
     lb_plan_counting_backend(cfg->dtype, p, &be);
     LbArena arena;
     lb_arena_counting(&arena, p->alignment);
+    /* Addresses that are not NULL (never dereferenced: the counting ops touch nothing), so an
+     * optional operand the pass gives (a bias, LayerNorm's residual) is counted as in a real pass,
+     * where the counting arena's NULLs would count it absent. */
+    arena.base = (char *)LB_COUNT_BASE;
     LbModel model;
     LbInputs in;
     LB_TRY(lb_model_build(&model, cfg, &be, &arena, 0));
