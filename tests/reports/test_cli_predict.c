@@ -137,8 +137,9 @@ static void same_batches_as_a_sweep(void)
     LbRun r = lb_run(argv);
     lb_check(r.code == 0, "predict for 312M exits 0 (%d): %s", r.code, r.err);
     lb_run_free(&r);
-    char *extra_s[] = {"--device", "cpu", "--mem-limit", "24M", "--cell-time", "1", "--no-check", "-q", "--out", swp};
-    lb_argv(argv, 64, bin, "sweep", model, nmodel, extra_s, 10);
+    char *extra_s[] = {"--device", "cpu", "--mem-limit", "24M", "--cell-time", "1", "--no-check", "--breakdown",
+                       "-q", "--out", swp};
+    lb_argv(argv, 64, bin, "sweep", model, nmodel, extra_s, 11);
     r = lb_run(argv);
     lb_check(r.code == 0, "the CPU sweep at 24M exits 0 (%d): %s", r.code, r.err);
     lb_run_free(&r);
@@ -171,6 +172,32 @@ static void same_batches_as_a_sweep(void)
     lb_run_settings_free(&set);
     free(p);
     free(s);
+
+    /* The predicted pass is counted, not run: its FLOPs and bytes per operation must be what the
+     * CPU sweep's --breakdown counted on a real pass at the same batch (fp32 stores 4 bytes on
+     * both backends). */
+    LbBreakdownRecord *bp = NULL, *bs = NULL;
+    size_t nbp = 0, nbs = 0;
+    lb_check(lb_breakdown_read(pred, &bp, &nbp) == 0 && lb_breakdown_read(swp, &bs, &nbs) == 0,
+             "both breakdown.csv read back");
+    lb_check(nbp == nbs && nbp > 6 * 10, "as many breakdown rows (%zu predicted, %zu measured)", nbp, nbs);
+    size_t matched = 0;
+    for (size_t i = 0; i < nbp; i++) {
+        if (strcmp(bp[i].op, "overhead") == 0)
+            continue;
+        for (size_t j = 0; j < nbs; j++)
+            if (bs[j].model == bp[i].model && bs[j].n == bp[i].n && bs[j].k == bp[i].k && strcmp(bs[j].op, bp[i].op) == 0) {
+                matched++;
+                lb_check(bs[j].calls == bp[i].calls && bs[j].flops == bp[i].flops && bs[j].bytes == bp[i].bytes,
+                         "%s n=%lld k=%lld %s: predicted %lld calls, %.17g FLOPs, %.17g bytes; measured %lld, %.17g, %.17g",
+                         lb_model_name(bp[i].model), (long long)bp[i].n, (long long)bp[i].k, bp[i].op,
+                         (long long)bp[i].calls, bp[i].flops, bp[i].bytes, (long long)bs[j].calls, bs[j].flops,
+                         bs[j].bytes);
+            }
+    }
+    lb_check(matched + 6 == nbp, "every predicted row but overhead has its measured row (%zu of %zu)", matched, nbp);
+    free(bp);
+    free(bs);
 
     /* compare MEASURED PREDICTED: per cell, measured / predicted batch = 1 here */
     char *cmp[] = {bin, "compare", swp, pred, "--format", "csv", NULL};
