@@ -701,10 +701,13 @@ static int run_gpus(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t resu
         job.calibration = &rep[0].cal;
     job.calibration_note = rep[0].cal_note;
     for (int i = 0; i < ngpus && !f->quiet; i++)
-        if (rep[i].calibrated)
+        if (rep[i].calibrated) {
             fprintf(stderr, "calibration: gpu %d: %.3g TFLOP/s (product %lld), %.3g GB/s copy\n", w[i].gpu,
                     rep[i].cal.tflop_per_s, (long long)rep[i].cal.dim, rep[i].cal.copy_gb_per_s);
-        else if (!f->no_check || s->breakdown)
+            char lead[32];
+            snprintf(lead, sizeof lead, "gpu %d: ", w[i].gpu);
+            lb_print_card_limits(stderr, lead, rep[i].dev.info.name, rep[i].dev.storage, s->tf32, &rep[i].cal);
+        } else if (!f->no_check || s->breakdown)
             fprintf(stderr, "calibration skipped: gpu %d: %s\n", w[i].gpu, rep[i].cal_note);
     if (f->force && (rc = lb_outdir_clear_results(dir)) != 0)
         goto stop_workers;
