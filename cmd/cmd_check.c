@@ -16,6 +16,7 @@
 
 #include "attn/sizes.h"
 #include "attn/status.h"
+#include "cmd/calibration.h"
 #include "cmd/commands.h"
 #include "cmd/options.h"
 
@@ -78,6 +79,7 @@ static void print_environment(LbBackend *be, int cuda, uint64_t seed)
         print_version("CUDA runtime", d.runtime_version);
         print_version("cuBLAS", d.cublas_version);
         printf("  %-20s %s\n", "code", d.code[0] ? d.code : "unknown");
+        lb_print_card_limits(stdout, "  roofline             ", d.name, be->storage, be->tf32, NULL);
     } else {
         printf("  %-20s cpu %s\n", "device", d.name);
     }

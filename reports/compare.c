@@ -379,9 +379,12 @@ int lb_compare_paper(FILE *out, const LbSweepDir *s, LbFormat fmt)
     lb_grid_free(&paper);
     if (rc != LB_OK)
         return rc;
+    /* a prediction (linbench predict) says so wherever a sweep's says measured */
+    const int predicted = lb_meta_is_predicted(&s->meta);
     if (fmt == LB_FORMAT_CSV) {
-        static const char *const names[3] = {"measured", "paper", "measured_over_paper"};
-        rc = print_csv(out, &c, names);
+        static const char *const names[2][3] = {{"measured", "paper", "measured_over_paper"},
+                                                {"predicted", "paper", "predicted_over_paper"}};
+        rc = print_csv(out, &c, names[predicted]);
         lb_compare_free(&c);
         return rc;
     }
@@ -389,18 +392,20 @@ int lb_compare_paper(FILE *out, const LbSweepDir *s, LbFormat fmt)
     fprintf(out, fmt == LB_FORMAT_MD ? "## linbench compare: %s against the Linformer paper, Table 3\n\n"
                                      : "linbench compare: %s against the Linformer paper, Table 3\n",
             s->dir);
-    fprintf(out, "%smeasured: ", item);
+    fprintf(out, predicted ? "%spredicted: " : "%smeasured: ", item);
     lb_compare_describe(out, s);
     fputc('\n', out);
-    fprintf(out, "%spaper:    %s, Linformer with layerwise sharing; precision and model size not stated\n",
-            item, LB_PAPER_DEVICE);
-    print_status(out, fmt, s, "measured");
+    fprintf(out, "%spaper:    %s%s, Linformer with layerwise sharing; precision and model size not stated\n",
+            item, predicted ? " " : "", LB_PAPER_DEVICE);
+    print_status(out, fmt, s, predicted ? "predicted" : "measured");
     fprintf(out, "\n");
-    static const char *const titles[3] = {"measured", "paper", "measured / paper"};
+    static const char *const titles[2][3] = {{"measured", "paper", "measured / paper"},
+                                             {"predicted", "paper", "predicted / paper"}};
     static const CellStyle styles[3] = {STYLE_RATIO_X, STYLE_PAPER_X, STYLE_PLAIN};
-    rc = print_tables(out, fmt, &c, titles, styles, 0);
-    print_legend(out, fmt, "not measured, or not in the paper");
-    print_energy_note(out, fmt, s, &c.first);
+    rc = print_tables(out, fmt, &c, titles[predicted], styles, 0);
+    print_legend(out, fmt, predicted ? "not predicted, or not in the paper" : "not measured, or not in the paper");
+    if (!predicted) /* a roofline has no energy model: nothing to explain */
+        print_energy_note(out, fmt, s, &c.first);
     lb_compare_free(&c);
     if (rc == LB_OK)
         rc = print_other_models(out, fmt, s);

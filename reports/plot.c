@@ -113,9 +113,16 @@ static int gp_title(FILE *f, const char *title, const LbSweepDir *s)
     char *sub = subtitle(s);
     if (!sub)
         return LB_FAIL(LB_ERR_NOMEM, "out of memory writing a plot title");
-    lb_gp_title(f, title, sub);
+    /* a prediction (linbench predict) is never drawn as if measured */
+    const int predicted = lb_meta_is_predicted(&s->meta);
+    const size_t size = strlen(title) + 32;
+    char *full = predicted ? malloc(size) : NULL;
+    if (full)
+        snprintf(full, size, "Predicted, not measured: %s", title);
+    lb_gp_title(f, full ? full : title, sub);
+    free(full);
     free(sub);
-    return LB_OK;
+    return predicted && !full ? LB_FAIL(LB_ERR_NOMEM, "out of memory writing a plot title") : LB_OK;
 }
 
 /* --- files (reports/plot_figure.h) ------------------------------------------------------------ */

@@ -166,7 +166,7 @@ static void energy_text(const LbSweepDevice *dev, const EnergyTally *t, const ch
     if (!t->columns)
         snprintf(note, size, "raw.csv was begun by a linbench without the energy columns; its rows, and a resume's, carry none");
     else
-        snprintf(note, size, "%zu of %zu measured cells have no energy: %s", t->ok - t->with_energy, t->ok,
+        snprintf(note, size, "%zu of %zu cells have no energy: %s", t->ok - t->with_energy, t->ok,
                  t->first_why[0] ? t->first_why
                                  : "the counter could not be read, or did not advance over their timed passes");
 }
@@ -176,7 +176,7 @@ static void energy_text(const LbSweepDevice *dev, const EnergyTally *t, const ch
  * never a number such as -1 that a spreadsheet would average. A resumed sweep keeps the first
  * run's command line and start time and appends its own time and command. */
 static int write_meta(const LbSweepJob *job, const LbSweepDevice *dev, const char *start, const char *now,
-                      const char *status, const EnergyTally *energy)
+                      const char *status, const EnergyTally *energy, const LbMeta *extra)
 {
     const LbRunSettings *s = job->settings;
     const LbDeviceInfo d = dev->info;
@@ -201,6 +201,11 @@ static int write_meta(const LbSweepJob *job, const LbSweepDevice *dev, const cha
     } while (0)
     const char *first_command = job->previous ? lb_meta_get(job->previous, "command_line") : NULL;
     SET(LB_META_TOOL, "%s", LB_TOOL_LINBENCH); /* what wrote the result: bench/peer writes "peer" */
+    /* measured, or predicted (linbench predict, whose own keys follow): compare and plot label a
+     * prediction, and a sweep never resumes one */
+    SET(LB_META_SOURCE, "%s", LB_SOURCE_MEASURED);
+    for (size_t i = 0; extra && i < extra->count; i++)
+        SET(extra->keys[i], "%s", extra->values[i]);
     SET("linbench_version", "%s", LB_VERSION);
     SET("git_revision", "%s", LB_GIT_REVISION);
     SET("command_line", "%s", first_command ? first_command : job->command_line);
@@ -407,7 +412,7 @@ int lb_sweep_engine_run(const LbSweepJob *job, LbBackend *be, const volatile sig
         if (shard_of[c] == s->shard_index && !already_measured(done, done_count, &cells[c]))
             todo[ntodo++] = c;
     if (rc == LB_OK)
-        rc = write_meta(job, &dev, start, now, "running", NULL);
+        rc = write_meta(job, &dev, start, now, "running", NULL, NULL);
     if (rc == LB_OK)
         rc = lb_raw_open(raw_path, job->resume, &raw);
     if (rc != LB_OK)
@@ -457,7 +462,7 @@ int lb_sweep_engine_run(const LbSweepJob *job, LbBackend *be, const volatile sig
     *outcome = interrupted ? LB_SWEEP_INTERRUPTED : fatal ? LB_SWEEP_FAILED : failed ? LB_SWEEP_CELL_ERRORS : LB_SWEEP_COMPLETE;
     rc = write_grids(job, raw_path, grid, &energy);
     if (rc == LB_OK) {
-        rc = write_meta(job, &dev, start, now, lb_sweep_outcome_name(*outcome), &energy);
+        rc = write_meta(job, &dev, start, now, lb_sweep_outcome_name(*outcome), &energy, NULL);
         if (rc != LB_OK && grid)
             lb_grid_free(grid);
     }
@@ -533,7 +538,7 @@ int lb_sweep_multi_begin(const LbSweepJob *job, const LbSweepDevice *dev, size_t
         *todo += !already_measured(done, done_count, &c);
     }
     if (rc == LB_OK)
-        rc = write_meta(job, dev, first_start ? first_start : now, now, "running", NULL);
+        rc = write_meta(job, dev, first_start ? first_start : now, now, "running", NULL, NULL);
     /* raw.csv made (header) or trimmed (a partial last row) here, once, before any worker
      * appends to it */
     if (rc == LB_OK)
@@ -691,7 +696,39 @@ int lb_sweep_multi_end(const LbSweepJob *job, const LbSweepDevice *dev, LbSweepO
     if (rc == LB_OK)
         rc = write_grids(job, raw_path, grid, &energy);
     if (rc == LB_OK) {
-        rc = write_meta(job, dev, first_start ? first_start : now, now, lb_sweep_outcome_name(*outcome), &energy);
+        rc = write_meta(job, dev, first_start ? first_start : now, now, lb_sweep_outcome_name(*outcome), &energy, NULL);
+        if (rc != LB_OK && grid)
+            lb_grid_free(grid);
+    }
+    free(raw_path);
+    return rc;
+}
+
+int lb_sweep_write_rows(const LbSweepJob *job, const LbSweepDevice *dev, const LbCellResult *rows, size_t count,
+                        const LbMeta *extra, LbGrid *grid)
+{
+    char now[64];
+    now_text(now, sizeof now);
+    LbRawWriter *raw = NULL;
+    char *raw_path = lb_path_join(job->dir, "raw.csv");
+    int rc = raw_path ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory");
+    /* the rows' own reason for no energy (a prediction's: no energy model) */
+    EnergyTally energy = {0};
+    for (size_t i = 0; i < count && !energy.first_why[0]; i++)
+        if (rows[i].status == LB_CELL_OK && !(rows[i].energy_j_per_seq > 0))
+            snprintf(energy.first_why, sizeof energy.first_why, "%s", rows[i].energy_why);
+    if (rc == LB_OK)
+        rc = write_meta(job, dev, now, now, "running", NULL, extra);
+    if (rc == LB_OK)
+        rc = lb_raw_open(raw_path, 0, &raw);
+    for (size_t i = 0; rc == LB_OK && i < count; i++)
+        rc = lb_raw_append(raw, &rows[i]);
+    if (raw)
+        lb_raw_close(raw);
+    if (rc == LB_OK)
+        rc = write_grids(job, raw_path, grid, &energy);
+    if (rc == LB_OK) {
+        rc = write_meta(job, dev, now, now, lb_sweep_outcome_name(LB_SWEEP_COMPLETE), &energy, extra);
         if (rc != LB_OK && grid)
             lb_grid_free(grid);
     }
