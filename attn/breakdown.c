@@ -24,6 +24,7 @@
 #include "attn/breakdown.h"
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,6 +63,11 @@ struct LbTrace {
     int64_t calls[LB_ROLE_COUNT];
     double flops[LB_ROLE_COUNT], bytes[LB_ROLE_COUNT];
     int rc; /* the first failure to record an event: lb_pass_role has no status to return */
+    /* lb_breakdown_count: no events; each call's ms from its FLOPs and bytes */
+    int counting;
+    LbCallCost cost;
+    void *cost_ctx;
+    double ms[LB_ROLE_COUNT];
     LbPassObserver obs; /* what the pass sees of it: the wrapper, and the role changes */
 };
 
@@ -69,7 +75,7 @@ static LbTrace *trace_of(LbBackend *be) { return (LbTrace *)be; }
 
 static void mark(LbTrace *t)
 {
-    if (t->rc != LB_OK)
+    if (t->rc != LB_OK || t->counting)
         return;
     if (t->events == t->cap) {
         int64_t cap = t->cap ? 2 * t->cap : 256;
@@ -100,9 +106,12 @@ static void trace_role(LbTrace *t, LbOpRole role)
 static void count(LbTrace *t, double flops, double elems, double extra_bytes)
 {
     const LbOpRole r = (unsigned)t->role < LB_ROLE_COUNT ? t->role : LB_ROLE_UNLABELLED;
+    const double bytes = elems * (double)t->real->elem_bytes + extra_bytes;
     t->calls[r]++;
     t->flops[r] += flops;
-    t->bytes[r] += elems * (double)t->real->elem_bytes + extra_bytes;
+    t->bytes[r] += bytes;
+    if (t->cost)
+        t->ms[r] += t->cost(t->cost_ctx, flops, bytes);
 }
 
 /* --- the wrapped ops ------------------------------------------------------------------------ */
@@ -264,6 +273,7 @@ static void trace_restart(LbTrace *t)
     memset(t->calls, 0, sizeof t->calls);
     memset(t->flops, 0, sizeof t->flops);
     memset(t->bytes, 0, sizeof t->bytes);
+    memset(t->ms, 0, sizeof t->ms);
     t->rc = LB_OK;
 }
 
@@ -279,18 +289,9 @@ static int traced_pass(LbTrace *t, const LbModel *m, LbArena *a, LbInputs *in)
     return t->rc;
 }
 
-/* The rows from the recorded events and counts. */
-static int collect(LbTrace *t, LbBreakdown *out)
+/* The rows from each role's time and the counts. */
+static void fill_rows(const LbTrace *t, const double ms[LB_ROLE_COUNT], LbBreakdown *out)
 {
-    double ms[LB_ROLE_COUNT] = {0}, prev = 0;
-    for (int64_t i = 1; i < t->events; i++) {
-        double at = 0;
-        LB_TRY(t->real->ops->event_elapsed(t->real, 0, i, &at));
-        const LbOpRole r = t->interval[i - 1];
-        if ((unsigned)r < LB_ROLE_COUNT)
-            ms[r] += at - prev;
-        prev = at;
-    }
     out->events = t->events;
     out->count = 0;
     out->ops_ms = out->flops = out->bytes = 0;
@@ -308,6 +309,21 @@ static int collect(LbTrace *t, LbBreakdown *out)
         out->flops += t->flops[r];
         out->bytes += t->bytes[r];
     }
+}
+
+/* The rows from the recorded events and counts. */
+static int collect(LbTrace *t, LbBreakdown *out)
+{
+    double ms[LB_ROLE_COUNT] = {0}, prev = 0;
+    for (int64_t i = 1; i < t->events; i++) {
+        double at = 0;
+        LB_TRY(t->real->ops->event_elapsed(t->real, 0, i, &at));
+        const LbOpRole r = t->interval[i - 1];
+        if ((unsigned)r < LB_ROLE_COUNT)
+            ms[r] += at - prev;
+        prev = at;
+    }
+    fill_rows(t, ms, out);
     return LB_OK;
 }
 
@@ -356,6 +372,51 @@ int lb_breakdown_cell(LbBackend *be, const LbModelConfig *cfg, int64_t batch, ui
     if (built)
         lb_model_release(&model);
     lb_arena_close(&arena);
+    if (t)
+        free(t->interval);
+    free(t);
+    return rc;
+}
+
+/* Where lb_breakdown_count's arena pretends to start: any non-NULL address, aligned. */
+#define LB_COUNT_BASE ((uintptr_t)1 << 20)
+
+int lb_breakdown_count(const LbModelConfig *cfg, const LbPlanParams *p, int64_t batch, LbCallCost cost, void *ctx,
+                       LbBreakdown *out)
+{
+    memset(out, 0, sizeof *out);
+    out->batch = batch;
+    LbBackend be;
+    lb_plan_counting_backend(cfg->dtype, p, &be);
+    LbArena arena;
+    lb_arena_counting(&arena, p->alignment);
+    /* Addresses that are not NULL (never dereferenced: the counting ops touch nothing), so an
+     * optional operand the pass gives (a bias, LayerNorm's residual) is counted as in a real pass,
+     * where the counting arena's NULLs would count it absent. */
+    arena.base = (char *)LB_COUNT_BASE;
+    LbModel model;
+    LbInputs in;
+    LB_TRY(lb_model_build(&model, cfg, &be, &arena, 0));
+    LbTrace *t = malloc(sizeof *t);
+    int rc = t ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of host memory for a breakdown");
+    if (rc == LB_OK) {
+        trace_init(t, &be);
+        t->counting = 1;
+        t->cost = cost;
+        t->cost_ctx = ctx;
+        rc = lb_inputs_alloc(&model, &arena, batch, &in);
+    }
+    if (rc == LB_OK)
+        rc = traced_pass(t, &model, &arena, &in);
+    if (rc == LB_OK) {
+        /* the pass is its calls one after another: its time is the rows' sum */
+        double total = 0;
+        for (int r = 0; r < LB_ROLE_COUNT; r++)
+            total += t->calls[r] ? t->ms[r] : 0;
+        out->pass_ms = total;
+        fill_rows(t, t->ms, out);
+    }
+    lb_model_release(&model);
     if (t)
         free(t->interval);
     free(t);

@@ -16,6 +16,7 @@
 #include "attn/config.h"
 #include "attn/ops.h"
 #include "attn/pass_observer.h"
+#include "attn/plan.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -58,6 +59,17 @@ typedef struct LbBreakdown {
  * library caches), then one timed traced pass of the whole batch, and fill *out. LB_ERR_NOMEM
  * when the arena does not fit. */
 int lb_breakdown_cell(LbBackend *be, const LbModelConfig *cfg, int64_t batch, uint64_t seed, LbBreakdown *out);
+
+/* The time of one call of a pass that is counted, not run (lb_breakdown_count): ms from its
+ * FLOPs and bytes (counted as lb_breakdown_cell counts them). */
+typedef double (*LbCallCost)(void *ctx, double flops, double bytes);
+
+/* cfg's forward pass at `batch` counted without running it or holding any memory: the plan's
+ * counting backend with p's element size (attn/plan.h), every call's FLOPs and bytes by the rules
+ * above, each row's ms the sum over its calls of cost(ctx, flops, bytes) (0 when cost is NULL),
+ * pass_ms the rows' sum, no events. What linbench predict times (reports/predict.h). */
+int lb_breakdown_count(const LbModelConfig *cfg, const LbPlanParams *p, int64_t batch, LbCallCost cost, void *ctx,
+                       LbBreakdown *out);
 
 /* Whether the rows sum to the pass within the stated overhead. */
 int lb_breakdown_within_overhead(const LbBreakdown *b);

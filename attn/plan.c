@@ -70,6 +70,10 @@ static int no_embed(LbBackend *be, const int32_t *ids, const void *tok, const vo
 {
     return (void)be, (void)ids, (void)tok, (void)pos, (void)x, (void)batch, (void)n, (void)d, LB_OK;
 }
+static int no_gelu(LbBackend *be, void *y, int64_t rows, int64_t cols)
+{
+    return (void)be, (void)y, (void)rows, (void)cols, LB_OK;
+}
 static int no_split(LbBackend *be, const void *src, int64_t ld, void *dst, int64_t batch, int64_t n, int64_t heads,
                     int64_t hd)
 {
@@ -153,6 +157,7 @@ static const LbOps counting_ops = {
     .softmax = no_softmax,
     .layernorm = no_layernorm,
     .embed = no_embed,
+    .gelu = no_gelu, /* the breakdown's count runs linear's GELU apart (attn/breakdown.c) */
     .split_heads = no_split,
     .merge_heads = no_merge,
     .favor_features = no_favor,
@@ -170,6 +175,22 @@ static const LbOps counting_ops = {
     .close = no_close,
 };
 
+void lb_plan_counting_backend(LbDtype dtype, const LbPlanParams *p, LbBackend *be)
+{
+    memset(be, 0, sizeof *be);
+    be->ops = &counting_ops;
+    be->dtype = be->storage = dtype;
+    be->elem_bytes = p->elem_bytes;
+    be->workspace_bytes = p->workspace;
+    be->alignment = p->alignment;
+}
+
+LbPlanParams lb_plan_params_cuda(LbDtype dtype)
+{
+    const LbPlanParams p = {dtype == LB_DTYPE_FP32 ? 4 : 2, LB_CUDA_ALIGNMENT, LB_CUDA_WORKSPACE_BYTES};
+    return p;
+}
+
 /* No tensor of a forward pass holds more than B n (h max(n, k) + 3 d + f) elements: past 2^60
  * bytes of that bound the sizes could overflow 64 bits, and no device holds it anyway. */
 static int too_large(const LbModelConfig *c, const LbPlanParams *p, int64_t B)
@@ -185,12 +206,7 @@ int lb_plan_compute(const LbModelConfig *cfg, const LbPlanParams *p, int64_t B, 
     if (too_large(cfg, p, B))
         return LB_ERR_INVALID; /* no message: the batch search probes such sizes on purpose */
     LbBackend be;
-    memset(&be, 0, sizeof be);
-    be.ops = &counting_ops;
-    be.dtype = be.storage = cfg->dtype;
-    be.elem_bytes = p->elem_bytes;
-    be.workspace_bytes = p->workspace;
-    be.alignment = p->alignment;
+    lb_plan_counting_backend(cfg->dtype, p, &be);
     LbArena a;
     lb_arena_counting(&a, p->alignment);
     LbModel m;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "attn/config.h"
+#include "attn/ops.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -20,6 +21,18 @@ typedef struct LbPlanParams {
     size_t alignment;  /* arena alignment */
     size_t workspace;  /* backend workspace bytes */
 } LbPlanParams;
+
+/* The CUDA backend's plan parameters (gpu/backend.cu opens its backend with these): the
+ * cuBLAS/cuBLASLt workspace every arena carves out, NVIDIA's recommended size for Hopper (cuBLAS
+ * documentation, cublasSetWorkspace: 32 MiB on sm_90; 4 MiB suffices on older GPUs, but one
+ * figure keeps plans comparable across devices), and the arena's alignment (cuBLAS wants its
+ * workspace 256-byte aligned, and cuBLASLt's heuristics assume 256-byte aligned matrices). Here,
+ * below gpu/, so that a plan for a GPU (linbench predict) needs no CUDA. */
+#define LB_CUDA_WORKSPACE_BYTES ((size_t)32 << 20)
+#define LB_CUDA_ALIGNMENT ((size_t)256)
+
+/* The plan parameters of the CUDA backend storing `dtype` (2 bytes for fp16 and bf16, 4 for fp32). */
+LbPlanParams lb_plan_params_cuda(LbDtype dtype);
 
 typedef struct LbPlan {
     size_t weights;     /* embeddings, layers, the model's own weights */
@@ -36,6 +49,11 @@ int lb_plan_compute(const LbModelConfig *cfg, const LbPlanParams *p, int64_t bat
 /* Largest B with total <= budget (0 when B = 1 does not fit), capped at max_batch. */
 int64_t lb_plan_largest_batch(const LbModelConfig *cfg, const LbPlanParams *p, size_t budget,
                               int64_t max_batch);
+
+/* The plan's counting backend, for a pass that is counted and not computed (the plan itself,
+ * lb_breakdown_count): every op succeeds and touches nothing; p's element size, alignment and
+ * workspace; dtype and storage `dtype`. */
+void lb_plan_counting_backend(LbDtype dtype, const LbPlanParams *p, LbBackend *be);
 
 #ifdef __cplusplus
 }

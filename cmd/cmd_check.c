@@ -16,6 +16,7 @@
 
 #include "attn/sizes.h"
 #include "attn/status.h"
+#include "cmd/calibration.h"
 #include "cmd/commands.h"
 #include "cmd/options.h"
 
@@ -78,6 +79,7 @@ static void print_environment(LbBackend *be, int cuda, uint64_t seed)
         print_version("CUDA runtime", d.runtime_version);
         print_version("cuBLAS", d.cublas_version);
         printf("  %-20s %s\n", "code", d.code[0] ? d.code : "unknown");
+        lb_print_card_limits(stdout, "  roofline             ", d.name, be->storage, be->tf32, NULL);
     } else {
         printf("  %-20s cpu %s\n", "device", d.name);
     }
@@ -97,6 +99,14 @@ static void print_environment(LbBackend *be, int cuda, uint64_t seed)
             printf("  %-20s unknown\n", "other processes");
         else
             printf("  %-20s %d\n", "other processes", d.other_processes);
+    }
+    /* the counter a sweep's energy columns come from (METHOD.md, "Energy"): named before the sweep */
+    double joules;
+    if (be->ops->energy_j(be, &joules) == LB_OK) {
+        printf("  %-20s %s\n", "energy counter", cuda ? "NVML total energy" : "RAPL package counter");
+    } else {
+        printf("  %-20s none (%s)\n", "energy counter", lb_error_message());
+        lb_error_clear();
     }
     printf("  %-20s %llu (replay with --seed %llu)\n\n", "seed", (unsigned long long)seed, (unsigned long long)seed);
 }

@@ -12,6 +12,7 @@
 #include "cmd/commands.h"
 #include "reports/compare.h"
 #include "reports/compare_peer.h"
+#include "reports/compare_predicted.h"
 #include "reports/peer_dir.h"
 #include "reports/sweep_dir.h"
 
@@ -29,6 +30,11 @@ void lb_help_compare(FILE *out)
           "torch-linformer, each exact model with torch-sdpa-*), per cell linbench's ms per\n"
           "sequence and largest batch over the peer's; and every linbench model's time and memory\n"
           "saved against torch-sdpa-*.\n"
+          "One of the two may be what linbench predict wrote (meta.csv's source is predicted):\n"
+          "then per cell the largest batch and ms per sequence measured, predicted and measured /\n"
+          "predicted, and with breakdown.csv in both, each operation's measured / predicted ms per\n"
+          "sequence (csv: model,n,k,op,measured_batch,predicted_batch,batch_ratio,\n"
+          "measured_ms_per_seq,predicted_ms_per_seq,time_ratio).\n"
           "The header says what differs between the two runs; a peer that ran another model shape\n"
           "or storage type is refused (exit 2).\n\n"
           "  --format F   text (aligned tables), md (Markdown tables) or csv (one row per cell:\n"
@@ -144,7 +150,11 @@ int lb_cmd_compare(int argc, char **argv)
     if (ex != LB_EXIT_OK)
         goto out;
     lb_error_clear();
-    int rc = dirs == 2 ? lb_compare_sweeps(stdout, &a, &b, fmt) : lb_compare_paper(stdout, &a, fmt);
+    /* a sweep and linbench predict's forecast, in either order: measured / predicted per cell */
+    const int pa = lb_meta_is_predicted(&a.meta), pb = dirs == 2 && lb_meta_is_predicted(&b.meta);
+    int rc = dirs == 2 && pa != pb ? lb_compare_predicted(stdout, pa ? &b : &a, pa ? &a : &b, fmt)
+             : dirs == 2           ? lb_compare_sweeps(stdout, &a, &b, fmt)
+                                   : lb_compare_paper(stdout, &a, fmt);
     if (rc != LB_OK) {
         fprintf(stderr, "linbench: %s\n", lb_error_message());
         ex = LB_EXIT_FAILURE;

@@ -166,6 +166,9 @@ static int open_resumed(const char *dir, LbMeta *meta, uint64_t *budget)
     if (lb_meta_read(path, meta) != 0)
         return lb_usage_error("invalid argument \"%s\" for --resume: should be a directory written by linbench sweep (%s)", dir,
                               lb_error_message());
+    if (lb_meta_is_predicted(meta)) /* nothing in it was measured: a resume would mix the two */
+        return lb_usage_error("invalid argument \"%s\" for --resume: it was written by linbench predict (meta.csv's %s is %s), not measured: should be a directory written by linbench sweep",
+                              dir, LB_META_SOURCE, LB_SOURCE_PREDICTED);
     const char *version = lb_meta_get(meta, "linbench_version");
     if (!version || strcmp(version, LB_VERSION) != 0)
         return lb_usage_error("invalid argument \"%s\" for --resume: it was written by linbench %s and this is linbench %s: should be resumed with linbench %s",
@@ -249,42 +252,12 @@ static int validate(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t *res
     }
     if (!f->k_text)
         f->k_text = lb_settings[LB_SET_K].def;
-    /* A model with a k axis and no cell: the sweep would compare nothing with it. */
-    const int64_t n_max = s->n[s->nn - 1];
-    for (int m = 0; m < LB_MODEL_COUNT; m++) {
-        if (!(s->models & (1u << m)) || !lb_model_has_k((LbModelKind)m))
-            continue;
-        int any = 0;
-        for (size_t i = 0; i < s->nn && !any; i++)
-            for (size_t j = 0; j < s->nk && !any; j++)
-                any = lb_model_cell_exists((LbModelKind)m, s->n[i], s->k[j]);
-        if (!any)
-            return lb_usage_error("--k %s has no value below the largest --n (%lld): should include some k < n, or there is nothing to compare",
-                                  f->k_text, (long long)n_max);
-    }
-    if ((rc = lb_options_finish(s)) != 0)
+    if ((rc = lb_options_check_grid(s, f->k_text)) != 0)
         return rc;
     if ((s->gpus_all || s->ngpus) && s->device != LB_DEVICE_CUDA)
         return lb_usage_error("--gpus needs --device cuda: should be left out with --device cpu");
     if ((s->gpus_all || s->ngpus) && (s->given & (UINT64_C(1) << LB_SET_GPU)))
         return lb_usage_error("--gpu and --gpus cannot be used together: should be --gpus LIST alone");
-    /* Each listed model checked once, at the largest n and its smallest k that is a cell there. */
-    for (int m = 0; m < LB_MODEL_COUNT; m++) {
-        if (!(s->models & (1u << m)))
-            continue;
-        char msg[256];
-        LbModelConfig cfg = s->model;
-        cfg.kind = (LbModelKind)m;
-        cfg.n = n_max;
-        cfg.k = !lb_model_has_k(cfg.kind) ? 0 : s->k[0] < cfg.n ? s->k[0] : cfg.n;
-        for (size_t j = 0; lb_model_has_k(cfg.kind) && j < s->nk; j++)
-            if (lb_model_cell_exists(cfg.kind, n_max, s->k[j])) {
-                cfg.k = s->k[j];
-                break;
-            }
-        if (lb_config_check(&cfg, msg, sizeof msg) != LB_OK)
-            return lb_usage_error("%s", msg);
-    }
     note_skipped(s);
     if (s->projection != 0) /* Table 3's files are the linear Linformer's, which this sweep replaced */
         fprintf(stderr, "linbench: note: --projection %s measures linformer-%s in linformer's place: Table 3's grids "
@@ -758,10 +731,13 @@ static int run_gpus(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t resu
         job.calibration = &rep[0].cal;
     job.calibration_note = rep[0].cal_note;
     for (int i = 0; i < ngpus && !f->quiet; i++)
-        if (rep[i].calibrated)
+        if (rep[i].calibrated) {
             fprintf(stderr, "calibration: gpu %d: %.3g TFLOP/s (product %lld), %.3g GB/s copy\n", w[i].gpu,
                     rep[i].cal.tflop_per_s, (long long)rep[i].cal.dim, rep[i].cal.copy_gb_per_s);
-        else if (!f->no_check || s->breakdown)
+            char lead[32];
+            snprintf(lead, sizeof lead, "gpu %d: ", w[i].gpu);
+            lb_print_card_limits(stderr, lead, rep[i].dev.info.name, rep[i].dev.storage, s->tf32, &rep[i].cal);
+        } else if (!f->no_check || s->breakdown)
             fprintf(stderr, "calibration skipped: gpu %d: %s\n", w[i].gpu, rep[i].cal_note);
     if (f->force && (rc = lb_outdir_clear_results(dir)) != 0)
         goto stop_workers;

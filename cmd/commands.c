@@ -12,6 +12,7 @@
 static const LbCommand commands[] = {
     {"sweep", lb_cmd_sweep, lb_help_sweep, "measure the Table 3 grid: every model at its largest batch for every n and k"},
     {"run", lb_cmd_run, lb_help_run, "measure one cell: one model, one n, one k"},
+    {"predict", lb_cmd_predict, lb_help_predict, "predict a sweep on a GPU that is not here, from its datasheet and the memory plan"},
     {"merge", lb_cmd_merge, lb_help_merge, "put the parts of a sharded sweep (sweep --shard I/N) together into one result"},
     {"slurm", lb_cmd_slurm, lb_help_slurm, "write (and --submit) Slurm jobs that run a sweep in shards and merge them"},
     {"compare", lb_cmd_compare, lb_help_compare, "set a sweep beside the paper's Table 3, or two sweeps side by side"},

@@ -34,6 +34,8 @@ int lb_cmd_compare(int argc, char **argv);
 void lb_help_compare(FILE *out);
 int lb_cmd_plot(int argc, char **argv);
 void lb_help_plot(FILE *out);
+int lb_cmd_predict(int argc, char **argv);
+void lb_help_predict(FILE *out);
 int lb_cmd_merge(int argc, char **argv);
 void lb_help_merge(FILE *out);
 int lb_cmd_slurm(int argc, char **argv);

@@ -23,7 +23,7 @@
 /* Room for a command's own options, the settings' and the terminating zero entry. */
 #define LB_OPTIONS_MAX (LB_SET_COUNT + 24)
 
-/* Append the getopt_long entries of the settings `command` takes (LB_FOR_SWEEP, LB_FOR_RUN)
+/* Append the getopt_long entries of the settings `command` takes (LB_FOR_SWEEP, LB_FOR_RUN, LB_FOR_PREDICT)
  * after the `count` entries already in opts, then the terminating zero entry. */
 void lb_options_fill(struct option *opts, size_t count, unsigned command);
 
@@ -33,6 +33,11 @@ int lb_options_apply(LbRunSettings *s, int code, const char *arg);
 
 /* lb_run_settings_finish, printing its message: 0 or LB_EXIT_USAGE. */
 int lb_options_finish(LbRunSettings *s);
+
+/* A sweep's grid and model, whole (sweep and predict): each model with a k axis has some cell
+ * (k_text: the k list as given, for the message), lb_options_finish, and each listed model's
+ * settings checked at the largest n. 0, or LB_EXIT_USAGE after the one-line message. */
+int lb_options_check_grid(LbRunSettings *s, const char *k_text);
 
 /* The --help lines of the settings `command` takes, under their headings. */
 void lb_options_help(FILE *out, unsigned command);

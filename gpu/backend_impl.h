@@ -11,20 +11,15 @@
 #include <cuda_runtime.h>
 
 #include "attn/ops.h"
+#include "attn/plan.h"
 #include "gpu/nvml.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* The cuBLAS/cuBLASLt workspace every arena carves out (LbBackend.workspace_bytes): NVIDIA's
- * recommended size for Hopper (cuBLAS documentation, cublasSetWorkspace: 32 MiB on sm_90;
- * 4 MiB suffices on older GPUs, but one figure keeps plans comparable across devices). */
-#define LB_CUDA_WORKSPACE_BYTES ((size_t)32 << 20)
-
-/* Arena alignment: cuBLAS wants its workspace 256-byte aligned, and cuBLASLt's heuristics
- * assume 256-byte aligned matrices unless told otherwise. */
-#define LB_CUDA_ALIGNMENT ((size_t)256)
+/* LB_CUDA_WORKSPACE_BYTES and LB_CUDA_ALIGNMENT, the plan parameters this backend opens with, are
+ * attn/plan.h's, so a plan for a GPU needs no CUDA (linbench predict). */
 
 typedef struct LbCudaMatmulCache LbCudaMatmulCache; /* gpu/matmul.cu */
 

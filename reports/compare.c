@@ -58,13 +58,16 @@ int lb_compare_build(const LbGrid *first, const LbGrid *second, int second_over_
             for (int s = 0; s < 2; s++) {
                 dst[s]->time[at] = cell_at(src[s], src[s]->time, n[i], k[j]);
                 dst[s]->memory[at] = cell_at(src[s], src[s]->memory, n[i], k[j]);
+                dst[s]->energy[at] = cell_at(src[s], src[s]->energy, n[i], k[j]);
             }
             if (second_over_first) {
                 c->ratio.time[at] = ratio_of(c->second.time[at], c->first.time[at]);
                 c->ratio.memory[at] = ratio_of(c->second.memory[at], c->first.memory[at]);
+                c->ratio.energy[at] = ratio_of(c->second.energy[at], c->first.energy[at]);
             } else {
                 c->ratio.time[at] = ratio_of(c->first.time[at], c->second.time[at]);
                 c->ratio.memory[at] = ratio_of(c->first.memory[at], c->second.memory[at]);
+                c->ratio.energy[at] = ratio_of(c->first.energy[at], c->second.energy[at]);
             }
         }
     }
@@ -156,7 +159,7 @@ static void strings_free(Strings *s)
 /* The two grids' titles ("Time saved (ms per sequence, standard / Linformer)"), the corner and
  * the column labels of a pair's tables: k, or the model's name where it has no k axis. */
 typedef struct PairText {
-    char grid_title[2][160];
+    char grid_title[3][160];
     const char *corner;
     int has_k;
 } PairText;
@@ -168,6 +171,7 @@ static void pair_text(const LbGrid *g, PairText *t)
     const char *m = paper ? "Linformer" : lb_model_name(g->model), *b = lb_model_name(g->baseline);
     snprintf(t->grid_title[0], sizeof t->grid_title[0], "Time saved (ms per sequence, %s / %s)", b, m);
     snprintf(t->grid_title[1], sizeof t->grid_title[1], "Memory saved (largest batch, %s / %s)", m, b);
+    snprintf(t->grid_title[2], sizeof t->grid_title[2], "Energy saved (joules per sequence, %s / %s)", b, m);
     t->has_k = lb_model_has_k(g->model);
     t->corner = t->has_k ? "n \\ k" : "n";
 }
@@ -180,9 +184,12 @@ static void col_label(const LbGrid *g, const PairText *t, size_t j, char *buf, s
         snprintf(buf, size, "%s", lb_model_name(g->model));
 }
 
+/* The three blocks (first, second, ratio) of time and memory, then of energy where either side
+ * measured it: all three blocks when energy_both, else the first's alone (the paper has none). */
 static int print_tables(FILE *out, LbFormat fmt, const LbComparison *c, const char *const titles[3],
-                        const CellStyle styles[3])
+                        const CellStyle styles[3], int energy_both)
 {
+    const int has_energy = lb_grid_has_energy(&c->first) || lb_grid_has_energy(&c->second);
     PairText pt;
     pair_text(&c->first, &pt);
     const LbGrid *g = &c->first;
@@ -199,10 +206,10 @@ static int print_tables(FILE *out, LbFormat fmt, const LbComparison *c, const ch
         snprintf(rl.text[i], sizeof rl.text[i], "%lld", (long long)g->n[i]);
     for (size_t j = 0; j < g->cols; j++)
         col_label(g, &pt, j, cl.text[j], sizeof cl.text[j]);
-    for (int grid = 0; grid < 2; grid++) {
+    for (int grid = 0; grid < (has_energy ? 3 : 2); grid++) {
         const LbGrid *src[3] = {&c->first, &c->second, &c->ratio};
         for (int b = 0; b < 3; b++) {
-            const LbGridCell *cc = grid == 0 ? src[b]->time : src[b]->memory;
+            const LbGridCell *cc = grid == 0 ? src[b]->time : grid == 1 ? src[b]->memory : src[b]->energy;
             for (size_t x = 0; x < cells; x++)
                 cell_string(&cc[x], styles[b], s[b].text[x], sizeof s[b].text[x]);
         }
@@ -210,7 +217,7 @@ static int print_tables(FILE *out, LbFormat fmt, const LbComparison *c, const ch
         for (int b = 0; b < 3; b++)
             blocks[b] = (LbTableBlock){titles[b], g->cols, cl.ptr, s[b].ptr};
         fprintf(out, fmt == LB_FORMAT_MD ? "### %s\n\n" : "%s\n", pt.grid_title[grid]);
-        lb_table_print(out, fmt, pt.corner, g->rows, rl.ptr, blocks, 3);
+        lb_table_print(out, fmt, pt.corner, g->rows, rl.ptr, blocks, grid < 2 || energy_both ? 3 : 1);
         if (fmt == LB_FORMAT_TEXT)
             fprintf(out, "\n");
     }
@@ -228,7 +235,9 @@ static int print_csv(FILE *out, const LbComparison *c, const char *const names[3
     const char *head[6] = {"grid", "n", "k", names[0], names[1], names[2]};
     LB_TRY(lb_csv_write_record(out, head, 6));
     const LbGrid *g = &c->first;
-    for (int grid = 0; grid < 2; grid++) {
+    const int has_energy = lb_grid_has_energy(&c->first) || lb_grid_has_energy(&c->second);
+    static const char *const grid_names[3] = {"time", "memory", "energy"};
+    for (int grid = 0; grid < (has_energy ? 3 : 2); grid++) {
         for (size_t i = 0; i < g->rows; i++) {
             for (size_t j = 0; j < g->cols; j++) {
                 size_t at = i * g->cols + j;
@@ -236,13 +245,14 @@ static int print_csv(FILE *out, const LbComparison *c, const char *const names[3
                     continue;
                 char f[6][32];
                 const char *row[6] = {f[0], f[1], f[2], f[3], f[4], f[5]};
-                snprintf(f[0], sizeof f[0], "%s", grid == 0 ? "time" : "memory");
+                snprintf(f[0], sizeof f[0], "%s", grid_names[grid]);
                 snprintf(f[1], sizeof f[1], "%lld", (long long)g->n[i]);
                 snprintf(f[2], sizeof f[2], "%lld", (long long)g->k[j]);
                 const LbGrid *src[3] = {&c->first, &c->second, &c->ratio};
-                for (int b = 0; b < 3; b++)
-                    lb_grid_cell_csv(grid == 0 ? &src[b]->time[at] : &src[b]->memory[at], f[3 + b],
-                                     sizeof f[0]);
+                for (int b = 0; b < 3; b++) {
+                    const LbGridCell *cc = grid == 0 ? src[b]->time : grid == 1 ? src[b]->memory : src[b]->energy;
+                    lb_grid_cell_csv(&cc[at], f[3 + b], sizeof f[0]);
+                }
                 LB_TRY(lb_csv_write_record(out, row, 6));
             }
         }
@@ -265,6 +275,17 @@ static void print_legend(FILE *out, LbFormat fmt, const char *na)
         fprintf(out, "`-`: k >= n; `OOM`: out of memory at batch 1; `ERR`: the cell failed; `NA`: %s.\n", na);
     else
         fprintf(out, "- : k >= n   OOM: out of memory at batch 1   ERR: the cell failed   NA: %s\n", na);
+}
+
+/* Where the sweep has no energy: one line saying why (meta.csv's energy_note), so a reader does
+ * not look for a grid that cannot be there. */
+static void print_energy_note(FILE *out, LbFormat fmt, const LbSweepDir *s, const LbGrid *g)
+{
+    if (lb_grid_has_energy(g))
+        return;
+    const char *note = lb_sweep_meta(s, "energy_note", "");
+    fprintf(out, fmt == LB_FORMAT_MD ? "\nEnergy per sequence: not measured (%s).\n" : "Energy per sequence: not measured (%s)\n",
+            *note ? note : "a sweep from before linbench measured energy, or no cell of this grid has it");
 }
 
 /* The comparisons speedups.csv holds beyond Table 3 (every other model against standard, and
@@ -298,11 +319,11 @@ static int print_pair(FILE *out, LbFormat fmt, const LbGrid *g)
     PairText pt;
     pair_text(g, &pt);
     size_t cells = g->rows * g->cols;
-    Strings rl = {0}, cl = {0}, s[2] = {{0}};
+    Strings rl = {0}, cl = {0}, s[3] = {{0}};
     int rc = strings_alloc(&rl, g->rows);
     if (rc == LB_OK)
         rc = strings_alloc(&cl, g->cols);
-    for (int b = 0; rc == LB_OK && b < 2; b++)
+    for (int b = 0; rc == LB_OK && b < 3; b++)
         rc = strings_alloc(&s[b], cells);
     if (rc == LB_OK) {
         for (size_t i = 0; i < g->rows; i++)
@@ -312,20 +333,22 @@ static int print_pair(FILE *out, LbFormat fmt, const LbGrid *g)
         for (size_t x = 0; x < cells; x++) {
             cell_string(&g->time[x], STYLE_RATIO_X, s[0].text[x], sizeof s[0].text[x]);
             cell_string(&g->memory[x], STYLE_RATIO_X, s[1].text[x], sizeof s[1].text[x]);
+            cell_string(&g->energy[x], STYLE_RATIO_X, s[2].text[x], sizeof s[2].text[x]);
         }
-        LbTableBlock blocks[2] = {{pt.grid_title[0], g->cols, cl.ptr, s[0].ptr},
-                                  {pt.grid_title[1], g->cols, cl.ptr, s[1].ptr}};
+        LbTableBlock blocks[3] = {{pt.grid_title[0], g->cols, cl.ptr, s[0].ptr},
+                                  {pt.grid_title[1], g->cols, cl.ptr, s[1].ptr},
+                                  {pt.grid_title[2], g->cols, cl.ptr, s[2].ptr}};
         const char *k_meaning = lb_model_k_meaning(g->model);
         fprintf(out, fmt == LB_FORMAT_MD ? "### %s against %s%s%s%s\n\n" : "%s against %s%s%s%s\n",
                 lb_model_name(g->model), lb_model_name(g->baseline), pt.has_k ? " (k: " : "",
                 pt.has_k ? k_meaning : "", pt.has_k ? ")" : "");
-        lb_table_print(out, fmt, pt.corner, g->rows, rl.ptr, blocks, 2);
+        lb_table_print(out, fmt, pt.corner, g->rows, rl.ptr, blocks, lb_grid_has_energy(g) ? 3 : 2);
         if (fmt == LB_FORMAT_TEXT)
             fprintf(out, "\n");
     }
     strings_free(&rl);
     strings_free(&cl);
-    for (int b = 0; b < 2; b++)
+    for (int b = 0; b < 3; b++)
         strings_free(&s[b]);
     return rc;
 }
@@ -359,9 +382,12 @@ int lb_compare_paper(FILE *out, const LbSweepDir *s, LbFormat fmt)
     lb_grid_free(&paper);
     if (rc != LB_OK)
         return rc;
+    /* a prediction (linbench predict) says so wherever a sweep's says measured */
+    const int predicted = lb_meta_is_predicted(&s->meta);
     if (fmt == LB_FORMAT_CSV) {
-        static const char *const names[3] = {"measured", "paper", "measured_over_paper"};
-        rc = print_csv(out, &c, names);
+        static const char *const names[2][3] = {{"measured", "paper", "measured_over_paper"},
+                                                {"predicted", "paper", "predicted_over_paper"}};
+        rc = print_csv(out, &c, names[predicted]);
         lb_compare_free(&c);
         return rc;
     }
@@ -369,17 +395,20 @@ int lb_compare_paper(FILE *out, const LbSweepDir *s, LbFormat fmt)
     fprintf(out, fmt == LB_FORMAT_MD ? "## linbench compare: %s against the Linformer paper, Table 3\n\n"
                                      : "linbench compare: %s against the Linformer paper, Table 3\n",
             s->dir);
-    fprintf(out, "%smeasured: ", item);
+    fprintf(out, predicted ? "%spredicted: " : "%smeasured: ", item);
     lb_compare_describe(out, s);
     fputc('\n', out);
-    fprintf(out, "%spaper:    %s, Linformer with layerwise sharing; precision and model size not stated\n",
-            item, LB_PAPER_DEVICE);
-    print_status(out, fmt, s, "measured");
+    fprintf(out, "%spaper:    %s%s, Linformer with layerwise sharing; precision and model size not stated\n",
+            item, predicted ? " " : "", LB_PAPER_DEVICE);
+    print_status(out, fmt, s, predicted ? "predicted" : "measured");
     fprintf(out, "\n");
-    static const char *const titles[3] = {"measured", "paper", "measured / paper"};
+    static const char *const titles[2][3] = {{"measured", "paper", "measured / paper"},
+                                             {"predicted", "paper", "predicted / paper"}};
     static const CellStyle styles[3] = {STYLE_RATIO_X, STYLE_PAPER_X, STYLE_PLAIN};
-    rc = print_tables(out, fmt, &c, titles, styles);
-    print_legend(out, fmt, "not measured, or not in the paper");
+    rc = print_tables(out, fmt, &c, titles[predicted], styles, 0);
+    print_legend(out, fmt, predicted ? "not predicted, or not in the paper" : "not measured, or not in the paper");
+    if (!predicted) /* a roofline has no energy model: nothing to explain */
+        print_energy_note(out, fmt, s, &c.first);
     lb_compare_free(&c);
     if (rc == LB_OK)
         rc = print_other_models(out, fmt, s);
@@ -437,7 +466,7 @@ int lb_compare_sweeps(FILE *out, const LbSweepDir *a, const LbSweepDir *b, LbFor
     fprintf(out, "\n");
     static const char *const titles[3] = {"A", "B", "B / A"};
     static const CellStyle styles[3] = {STYLE_RATIO_X, STYLE_RATIO_X, STYLE_PLAIN};
-    rc = print_tables(out, fmt, &c, titles, styles);
+    rc = print_tables(out, fmt, &c, titles, styles, 1);
     print_legend(out, fmt, "not measured in that sweep");
     lb_compare_free(&c);
     if (rc != LB_OK)
@@ -467,7 +496,7 @@ int lb_compare_sweeps(FILE *out, const LbSweepDir *a, const LbSweepDir *b, LbFor
         lb_grid_free(&ga);
         if (rc != LB_OK)
             break;
-        rc = print_tables(out, fmt, &c, titles, styles);
+        rc = print_tables(out, fmt, &c, titles, styles, 1);
         lb_compare_free(&c);
     }
     free(n);

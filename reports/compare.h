@@ -8,7 +8,10 @@
  * Formats: text (aligned tables, three blocks per grid: first, second, ratio), md (the same as
  * Markdown tables), csv (one row per cell with k < n:
  *   grid,n,k,measured,paper,measured_over_paper   or   grid,n,k,a,b,b_over_a
- * values %.6g, markers OOM / ERR / NA). Text and md open with what each side ran on.
+ * values %.6g, markers OOM / ERR / NA; energy rows too where either side measured energy). Text
+ * and md open with what each side ran on. Energy (joules per sequence, baseline / model) follows
+ * time and memory where a sweep measured it: against the paper the measured grid alone (the paper
+ * has none) or a line with meta.csv's energy_note saying why not; two sweeps A, B and B / A.
  *
  * Text and md then show every other measured model (lb_speedup_pairs: each model against
  * standard, and against chunked where measured; what speedups.csv holds), one pair of grids per

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "attn/lists.h"
 #include "attn/status.h"
@@ -29,7 +30,8 @@ int lb_grid_alloc_pair(LbGrid *g, LbModelKind model, LbModelKind baseline, const
     g->k = malloc((nk ? nk : 1) * sizeof *g->k);
     g->time = malloc((cells ? cells : 1) * sizeof *g->time);
     g->memory = malloc((cells ? cells : 1) * sizeof *g->memory);
-    if (!g->n || !g->k || !g->time || !g->memory) {
+    g->energy = malloc((cells ? cells : 1) * sizeof *g->energy);
+    if (!g->n || !g->k || !g->time || !g->memory || !g->energy) {
         lb_grid_free(g);
         return LB_FAIL(LB_ERR_NOMEM, "out of memory for a %zu x %zu grid", nn, nk);
     }
@@ -42,6 +44,7 @@ int lb_grid_alloc_pair(LbGrid *g, LbModelKind model, LbModelKind baseline, const
             LbGridCellKind kind = lb_model_cell_exists(model, n[i], k[j]) ? LB_GRID_MISSING : LB_GRID_EMPTY;
             g->time[i * nk + j] = (LbGridCell){kind, 0.0};
             g->memory[i * nk + j] = (LbGridCell){kind, 0.0};
+            g->energy[i * nk + j] = (LbGridCell){kind, 0.0};
         }
     }
     return LB_OK;
@@ -60,6 +63,7 @@ void lb_grid_free(LbGrid *g)
     free(g->k);
     free(g->time);
     free(g->memory);
+    free(g->energy);
     memset(g, 0, sizeof *g);
 }
 
@@ -105,6 +109,19 @@ void lb_grid_ratio_cell(const LbCellResult *b, const LbCellResult *m, LbGridCell
         mem->value = (double)m->batch / (double)b->batch;
     else
         mem->kind = LB_GRID_ERROR;
+}
+
+void lb_grid_energy_cell(const LbCellResult *b, const LbCellResult *m, LbGridCell *e)
+{
+    LbGridCell unused;
+    lb_grid_ratio_cell(b, m, e, &unused);
+    if (e->kind != LB_GRID_VALUE)
+        return;
+    /* a side without an energy counter (NaN, or a row from before the columns): not measured */
+    if (b->energy_j_per_seq > 0 && m->energy_j_per_seq > 0)
+        e->value = b->energy_j_per_seq / m->energy_j_per_seq;
+    else
+        *e = (LbGridCell){LB_GRID_MISSING, 0.0};
 }
 
 int lb_grid_pair_from_raw(const LbCellResult *rows, size_t count, LbModelKind model,
@@ -169,7 +186,10 @@ int lb_grid_pair_from_raw(const LbCellResult *rows, size_t count, LbModelKind mo
     for (size_t c = 0; c < nn * nk; c++) {
         if (g->time[c].kind == LB_GRID_EMPTY)
             continue;
+    {
         lb_grid_ratio_cell(base_row[c], model_row[c], &g->time[c], &g->memory[c]);
+        lb_grid_energy_cell(base_row[c], model_row[c], &g->energy[c]);
+    }
     }
 out:
     free(own_n);
@@ -319,10 +339,21 @@ static int write_grid_file(const char *dir, const char *name, const LbGrid *g,
     return rc;
 }
 
+/* time_speedup.csv last: a reader (lb_grids_read) that finds it finds the other two, even in a
+ * directory whose first write a kill -9 cut between two renames. */
 int lb_grids_write(const char *dir, const LbGrid *g)
 {
-    LB_TRY(write_grid_file(dir, "time_speedup.csv", g, g->time));
-    return write_grid_file(dir, "memory_speedup.csv", g, g->memory);
+    LB_TRY(write_grid_file(dir, "memory_speedup.csv", g, g->memory));
+    LB_TRY(write_grid_file(dir, LB_ENERGY_SPEEDUP_FILE, g, g->energy));
+    return write_grid_file(dir, "time_speedup.csv", g, g->time);
+}
+
+int lb_grid_has_energy(const LbGrid *g)
+{
+    for (size_t c = 0; c < g->rows * g->cols; c++)
+        if (g->energy[c].kind == LB_GRID_VALUE)
+            return 1;
+    return 0;
 }
 
 /* One grid CSV into n, k and cells (malloc'd). */
@@ -419,9 +450,20 @@ int lb_grids_parse(const char *time_csv, size_t time_len, const char *memory_csv
         g->k = tk;
         g->time = tc;
         g->memory = mc;
+        /* the paper's table and older sweeps have no energy: not measured (lb_grids_read reads
+         * energy_speedup.csv where there is one) */
+        g->energy = malloc((tnn * tnk > 0 ? tnn * tnk : 1) * sizeof *g->energy);
+        if (!g->energy) {
+            rc = LB_FAIL(LB_ERR_NOMEM, "out of memory reading %s", what);
+        } else {
+            for (size_t c = 0; c < tnn * tnk; c++)
+                g->energy[c] = (LbGridCell){tc[c].kind == LB_GRID_EMPTY ? LB_GRID_EMPTY : LB_GRID_MISSING, 0.0};
+        }
         tn = tk = NULL;
         tc = NULL;
         mc = NULL;
+        if (rc != LB_OK)
+            lb_grid_free(g);
     }
     free(tn);
     free(tk);
@@ -485,6 +527,30 @@ int lb_grids_read(const char *dir, LbGrid *g)
     }
     free(tt);
     free(mt);
+    /* energy_speedup.csv where the sweep wrote one (older sweeps did not): the same n and k */
+    char *epath = rc == LB_OK ? lb_path_join(dir, LB_ENERGY_SPEEDUP_FILE) : NULL;
+    struct stat st;
+    if (epath && stat(epath, &st) == 0) {
+        char *et = NULL;
+        size_t el = 0, enn = 0, enk = 0;
+        int64_t *en = NULL, *ek = NULL;
+        LbGridCell *ec = NULL;
+        rc = slurp(dir, LB_ENERGY_SPEEDUP_FILE, &et, &el);
+        if (rc == LB_OK)
+            rc = parse_grid(et, el, epath, &en, &enn, &ek, &enk, &ec);
+        if (rc == LB_OK && (enn != g->rows || enk != g->cols || memcmp(en, g->n, enn * sizeof *en) != 0 ||
+                            memcmp(ek, g->k, enk * sizeof *ek) != 0))
+            rc = LB_FAIL(LB_ERR_FORMAT, "%s: n or k differ from time_speedup.csv's", epath);
+        if (rc == LB_OK)
+            memcpy(g->energy, ec, enn * enk * sizeof *ec);
+        else
+            lb_grid_free(g);
+        free(et);
+        free(en);
+        free(ek);
+        free(ec);
+    }
+    free(epath);
     return rc;
 }
 
@@ -530,8 +596,9 @@ static void free_strings(char **s, size_t count)
 
 static void print_csv(FILE *out, const LbGrid *g)
 {
-    if (write_header(out, g, "grid") == LB_OK && write_grid(out, g, g->time, "time") == LB_OK)
-        write_grid(out, g, g->memory, "memory");
+    if (write_header(out, g, "grid") == LB_OK && write_grid(out, g, g->time, "time") == LB_OK &&
+        write_grid(out, g, g->memory, "memory") == LB_OK && lb_grid_has_energy(g))
+        write_grid(out, g, g->energy, "energy");
 }
 
 void lb_grid_print(FILE *out, const LbGrid *g, LbFormat fmt)
@@ -541,21 +608,26 @@ void lb_grid_print(FILE *out, const LbGrid *g, LbFormat fmt)
         return;
     }
     char **rl = int_labels(g->n, g->rows), **cl = int_labels(g->k, g->cols);
-    char **ts = grid_strings(g, g->time), **ms = grid_strings(g, g->memory);
-    if (rl && cl && ts && ms) {
-        LbTableBlock b[2] = {
+    char **ts = grid_strings(g, g->time), **ms = grid_strings(g, g->memory), **es = grid_strings(g, g->energy);
+    /* energy beside them where the device had a counter (METHOD.md, "Energy") */
+    const int energy = lb_grid_has_energy(g);
+    if (rl && cl && ts && ms && es) {
+        LbTableBlock b[3] = {
             {"time saved", g->cols, (const char *const *)cl, (const char *const *)ts},
             {"memory saved", g->cols, (const char *const *)cl, (const char *const *)ms},
+            {"energy saved", g->cols, (const char *const *)cl, (const char *const *)es},
         };
         if (fmt == LB_FORMAT_MD) {
             b[0].title = "Time saved (ms per sequence, standard / Linformer)";
             b[1].title = "Memory saved (largest batch, Linformer / standard)";
+            b[2].title = "Energy saved (joules per sequence, standard / Linformer)";
         }
-        lb_table_print(out, fmt, "n \\ k", g->rows, (const char *const *)rl, b, 2);
+        lb_table_print(out, fmt, "n \\ k", g->rows, (const char *const *)rl, b, energy ? 3 : 2);
         if (fmt == LB_FORMAT_TEXT)
             fprintf(out,
-                    "time saved = ms per sequence, standard / Linformer; memory saved = largest batch, Linformer / standard\n"
-                    "- : k >= n   OOM: out of memory at batch 1   ERR: the cell failed   NA: not measured\n");
+                    "time saved = ms per sequence, standard / Linformer; memory saved = largest batch, Linformer / standard%s\n"
+                    "- : k >= n   OOM: out of memory at batch 1   ERR: the cell failed   NA: not measured\n",
+                    energy ? "; energy saved = joules per sequence, standard / Linformer" : "");
         else
             fprintf(out,
                     "`-`: k >= n; `OOM`: out of memory at batch 1; `ERR`: the cell failed; `NA`: not measured.\n");
@@ -564,4 +636,5 @@ void lb_grid_print(FILE *out, const LbGrid *g, LbFormat fmt)
     free_strings(cl, g->cols);
     free_strings(ts, g->rows * g->cols);
     free_strings(ms, g->rows * g->cols);
+    free_strings(es, g->rows * g->cols);
 }

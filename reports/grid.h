@@ -1,12 +1,14 @@
 /* The two grids of Table 3 (METHOD.md, "Ratios"), built from raw.csv rows:
  *   time speedup(n, k)   = ms_per_seq(standard, n) / ms_per_seq(linformer, n, k)
  *   memory speedup(n, k) = batch(linformer, n, k) / batch(standard, n)
+ *   energy speedup(n, k) = energy_j_per_seq(standard, n) / energy_j_per_seq(linformer, n, k)
+ * (the last NA, not measured, where either side has no energy: METHOD.md, "Energy"),
  * and the same pair of grids for any model against any baseline (lb_grid_pair_from_raw), which
  * speedups.csv, compare and plot show for the models beyond the paper's two.
  * A cell is EMPTY where the model has no such cell (lb_model_cell_exists: Linformer's k >= n); ERROR when either side's row is an error; OOM when either side
  * ran out of memory at batch 1; MISSING (NA) when either side has no row yet; VALUE otherwise.
  *
- * Files: time_speedup.csv and memory_speedup.csv, header `n,k=128,k=256,...`, one row per n;
+ * Files: time_speedup.csv, memory_speedup.csv and energy_speedup.csv, header `n,k=128,k=256,...`, one row per n;
  * a value is written with 6 significant digits (%.6g), an EMPTY cell as an empty field, the
  * others as OOM, ERR and NA. Tables print 3 significant digits, trailing zeros kept, and an x
  * ("1.50x", "14.1x", "128x"), and "-" for EMPTY. */
@@ -52,7 +54,7 @@ typedef struct LbGrid {
     size_t rows, cols;
     int64_t *n;
     int64_t *k;
-    LbGridCell *time, *memory;
+    LbGridCell *time, *memory, *energy;
     LbModelKind model, baseline; /* the ratios are model against baseline (Table 3: linformer, standard) */
 } LbGrid;
 
@@ -73,6 +75,11 @@ int lb_grid_pair_from_raw(const LbCellResult *rows, size_t count, LbModelKind mo
  * either has no row, else the ratios above (ERROR where a time or batch is not positive). */
 void lb_grid_ratio_cell(const LbCellResult *baseline, const LbCellResult *model, LbGridCell *time,
                         LbGridCell *memory);
+/* The energy ratio of one cell, as lb_grid_ratio_cell's time: baseline's joules per sequence over
+ * the model's; MISSING where the cell is a value but either side has no energy. */
+void lb_grid_energy_cell(const LbCellResult *baseline, const LbCellResult *model, LbGridCell *energy);
+/* Whether any cell of g->energy holds a value (the device had an energy counter). */
+int lb_grid_has_energy(const LbGrid *g);
 /* A Table 3 grid of the given shape with every cell MISSING (EMPTY where k >= n). */
 int lb_grid_alloc(LbGrid *g, const int64_t *n, size_t nn, const int64_t *k, size_t nk);
 /* The same for model against baseline (EMPTY where the model has no cell; a model without a k
@@ -85,13 +92,17 @@ void lb_grid_free(LbGrid *g);
 long lb_grid_row(const LbGrid *g, int64_t n);
 long lb_grid_col(const LbGrid *g, int64_t k);
 
-/* time_speedup.csv and memory_speedup.csv in dir, each written to a temporary name in dir and
+#define LB_ENERGY_SPEEDUP_FILE "energy_speedup.csv"
+/* time_speedup.csv, memory_speedup.csv and energy_speedup.csv in dir, each written to a temporary name in dir and
  * renamed into place. */
 int lb_grids_write(const char *dir, const LbGrid *g);
-/* Read two grid CSVs as lb_grids_write writes them (also the paper's table). Both must have
+/* Read the time and memory grid CSVs as lb_grids_write writes them (also the paper's table), every
+ * energy cell NA (EMPTY where time is). Both must have
  * the same n and k. `what` names them in messages. */
 int lb_grids_parse(const char *time_csv, size_t time_len, const char *memory_csv,
                    size_t memory_len, const char *what, LbGrid *g);
+/* time_speedup.csv and memory_speedup.csv of dir, and energy_speedup.csv where there is one
+ * (else every energy cell NA). */
 int lb_grids_read(const char *dir, LbGrid *g);
 
 /* A cell as a table shows it ("1.52x", "-", "OOM", "ERR", "NA"), with `suffix` after a value. */

@@ -128,3 +128,9 @@ void lb_meta_free(LbMeta *m)
     free(m->values);
     memset(m, 0, sizeof *m);
 }
+
+int lb_meta_is_predicted(const LbMeta *m)
+{
+    const char *v = lb_meta_get(m, LB_META_SOURCE);
+    return v && strcmp(v, LB_SOURCE_PREDICTED) == 0;
+}

@@ -30,6 +30,12 @@ typedef struct LbMeta {
     char **values;
 } LbMeta; /* zero-initialise before the first lb_meta_set */
 
+/* meta.csv's `source`: whether the result was measured (a sweep, a merge of sweeps) or predicted
+ * from the roofline (linbench predict, reports/predict.h). A meta.csv without it was measured. */
+#define LB_META_SOURCE "source"
+#define LB_SOURCE_MEASURED "measured"
+#define LB_SOURCE_PREDICTED "predicted"
+
 /* Add or replace. printf-style value. */
 int lb_meta_set(LbMeta *m, const char *key, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -42,6 +48,8 @@ int lb_meta_write(const char *path, const LbMeta *m);
 /* Replaces what m held. LB_ERR_IO when unreadable, LB_ERR_FORMAT when not key,value rows. */
 int lb_meta_read(const char *path, LbMeta *m);
 void lb_meta_free(LbMeta *m);
+/* Whether m's source is predicted. */
+int lb_meta_is_predicted(const LbMeta *m);
 
 #ifdef __cplusplus
 }

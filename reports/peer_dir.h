@@ -1,5 +1,5 @@
 /* A result directory of bench/peer (linbench's encoder in PyTorch, run under the same protocol)
- * read back: meta.csv, whose `tool` is "peer", and raw.csv in linbench's 23 columns whose model
+ * read back: meta.csv, whose `tool` is "peer", and raw.csv in linbench's columns before energy (23) whose model
  * column holds the peer's names (bench/peer/lbpeer/names.py):
  *   "torch-" NAME ["-" BACKEND] ["-compiled"]
  * NAME is a model of linbench's table (the row did that model's work: torch-standard,

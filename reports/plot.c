@@ -113,9 +113,16 @@ static int gp_title(FILE *f, const char *title, const LbSweepDir *s)
     char *sub = subtitle(s);
     if (!sub)
         return LB_FAIL(LB_ERR_NOMEM, "out of memory writing a plot title");
-    lb_gp_title(f, title, sub);
+    /* a prediction (linbench predict) is never drawn as if measured */
+    const int predicted = lb_meta_is_predicted(&s->meta);
+    const size_t size = strlen(title) + 32;
+    char *full = predicted ? malloc(size) : NULL;
+    if (full)
+        snprintf(full, size, "Predicted, not measured: %s", title);
+    lb_gp_title(f, full ? full : title, sub);
+    free(full);
     free(sub);
-    return LB_OK;
+    return predicted && !full ? LB_FAIL(LB_ERR_NOMEM, "out of memory writing a plot title") : LB_OK;
 }
 
 /* --- files (reports/plot_figure.h) ------------------------------------------------------------ */
@@ -237,8 +244,9 @@ static int heat_script(FILE *f, const LbSweepDir *s, const void *arg)
     return LB_OK;
 }
 
-/* The last ok row of each (model, n, k): ms per sequence, or NaN. */
-static double ms_per_seq(const LbSweepDir *s, LbModelKind model, int64_t n, int64_t k)
+/* The last ok row of each (model, n, k): ms per sequence (energy 0) or joules per sequence
+ * (energy 1), or NaN. */
+static double per_seq(const LbSweepDir *s, LbModelKind model, int64_t n, int64_t k, int energy)
 {
     double v = NAN;
     int has_k = lb_model_has_k(model);
@@ -246,9 +254,19 @@ static double ms_per_seq(const LbSweepDir *s, LbModelKind model, int64_t n, int6
         const LbCellResult *c = &s->rows[r];
         if (c->model != model || c->n != n || (has_k && c->k != k))
             continue;
-        v = c->status == LB_CELL_OK && c->ms_per_seq > 0 ? c->ms_per_seq : NAN;
+        const double x = energy ? c->energy_j_per_seq : c->ms_per_seq;
+        v = c->status == LB_CELL_OK && x > 0 ? x : NAN;
     }
     return v;
+}
+
+/* Whether any ok row has its energy (the device had a counter). */
+static int rows_have_energy(const LbSweepDir *s)
+{
+    for (size_t r = 0; r < s->count; r++)
+        if (s->rows[r].status == LB_CELL_OK && s->rows[r].energy_j_per_seq > 0)
+            return 1;
+    return 0;
 }
 
 /* The time figure's lines: one per measured model without a k axis, one per model and k with. */
@@ -258,9 +276,11 @@ typedef struct TimeLine {
     LbLineStyle style; /* the model's hue, the k's shade and dash (reports/plot_style.h) */
 } TimeLine;
 
+/* The per-sequence figures: time_per_seq, and energy_per_seq where the device had a counter. */
 typedef struct TimeArg {
     size_t count;
     TimeLine *line;
+    int energy; /* joules per sequence, not milliseconds */
 } TimeArg;
 
 /* A line's title, its data column's name too: the model's name, and "linformer k=128" for a
@@ -274,14 +294,11 @@ static void line_title(const TimeLine *l, char *buf, size_t size)
         snprintf(buf, size, "%s k=%lld", lb_model_name(l->model), (long long)l->k);
 }
 
-/* Wide data: n, then one column per line (n,standard,k=128,...); empty where there is no ok
- * measurement. */
-static int time_data(FILE *f, const LbSweepDir *s, const void *arg)
+int lb_plot_write_wide(FILE *f, const int64_t *n, size_t nn, size_t columns, LbPlotColumnTitle title,
+                       LbPlotColumnValue value, const void *arg)
 {
-    const TimeArg *t = arg;
-    const LbGrid *g = &s->grid;
-    size_t nf = t->count + 1;
-    char (*v)[48] = malloc(nf * sizeof *v);
+    const size_t nf = columns + 1;
+    char (*v)[96] = malloc(nf * sizeof *v);
     const char **row = malloc(nf * sizeof *row);
     int rc = LB_OK;
     if (!v || !row) {
@@ -291,17 +308,17 @@ static int time_data(FILE *f, const LbSweepDir *s, const void *arg)
     for (size_t c = 0; c < nf; c++)
         row[c] = v[c];
     snprintf(v[0], sizeof v[0], "n");
-    for (size_t c = 0; c < t->count; c++)
-        line_title(&t->line[c], v[c + 1], sizeof v[0]);
+    for (size_t c = 0; c < columns; c++)
+        title(c, v[c + 1], sizeof v[0], arg);
     rc = lb_csv_write_record(f, row, nf);
-    for (size_t i = 0; rc == LB_OK && i < g->rows; i++) {
-        snprintf(v[0], sizeof v[0], "%lld", (long long)g->n[i]);
-        for (size_t c = 0; c < t->count; c++) {
-            double ms = ms_per_seq(s, t->line[c].model, g->n[i], t->line[c].k);
-            if (isnan(ms))
+    for (size_t i = 0; rc == LB_OK && i < nn; i++) {
+        snprintf(v[0], sizeof v[0], "%lld", (long long)n[i]);
+        for (size_t c = 0; c < columns; c++) {
+            const double x = value(c, n[i], arg);
+            if (isnan(x))
                 v[c + 1][0] = '\0';
             else
-                snprintf(v[c + 1], sizeof v[0], "%.6g", ms);
+                snprintf(v[c + 1], sizeof v[0], "%.6g", x);
         }
         rc = lb_csv_write_record(f, row, nf);
     }
@@ -311,20 +328,48 @@ out:
     return rc;
 }
 
+/* The per-sequence figures' columns: a line's title and its value at n. */
+typedef struct TimeColumns {
+    const LbSweepDir *s;
+    const TimeArg *t;
+} TimeColumns;
+
+static void time_column_title(size_t c, char *buf, size_t size, const void *arg)
+{
+    line_title(&((const TimeColumns *)arg)->t->line[c], buf, size);
+}
+
+static double time_column_value(size_t c, int64_t n, const void *arg)
+{
+    const TimeColumns *tc = arg;
+    return per_seq(tc->s, tc->t->line[c].model, n, tc->t->line[c].k, tc->t->energy);
+}
+
+/* Wide data: n, then one column per line (n,standard,k=128,...); empty where there is no ok
+ * measurement. */
+static int time_data(FILE *f, const LbSweepDir *s, const void *arg)
+{
+    const TimeColumns tc = {s, arg};
+    return lb_plot_write_wide(f, s->grid.n, s->grid.rows, tc.t->count, time_column_title, time_column_value, &tc);
+}
+
 static int time_script(FILE *f, const LbSweepDir *s, const void *arg)
 {
     const TimeArg *t = arg;
     const LbGrid *g = &s->grid;
-    const char *name = "time_per_seq";
-    lb_gp_preamble(f, name, "time per sequence against n, each model and k");
-    LB_TRY(gp_title(f, "Time per sequence (median forward pass / batch, each model at its largest batch)", s));
+    const char *name = t->energy ? "energy_per_seq" : "time_per_seq";
+    lb_gp_preamble(f, name, t->energy ? "energy per sequence against n, each model and k"
+                                      : "time per sequence against n, each model and k");
+    LB_TRY(gp_title(f, t->energy ? "Energy per sequence (mean power over the timed passes x median pass / batch)"
+                                 : "Time per sequence (median forward pass / batch, each model at its largest batch)",
+                    s));
     int points = 0;
     for (size_t i = 0; i < g->rows; i++)
         for (size_t c = 0; c < t->count; c++)
-            points += !isnan(ms_per_seq(s, t->line[c].model, g->n[i], t->line[c].k));
-    fputs("set xlabel 'n (sequence length)'\nset ylabel 'ms per sequence'\n"
-          "set logscale xy\nset grid\nset key left top\n",
-          f);
+            points += !isnan(per_seq(s, t->line[c].model, g->n[i], t->line[c].k, t->energy));
+    fprintf(f, "set xlabel 'n (sequence length)'\nset ylabel '%s per sequence'\n"
+               "set logscale xy\nset grid\nset key left top\n",
+            t->energy ? "joules" : "ms");
     if (points == 0) {
         fputs("unset logscale\nset label 1 'no cell measured yet' at graph 0.5, graph 0.5 center\n"
               "plot [0:1][0:1] NaN notitle\n",
@@ -358,20 +403,20 @@ static int line_data(FILE *f, const LbSweepDir *s, const void *arg)
 {
     (void)s;
     const LbGrid *g = ((const HeatArg *)arg)->grid;
-    static const char *const head[3] = {"n", "time_speedup", "memory_speedup"};
-    LB_TRY(lb_csv_write_record(f, head, 3));
+    static const char *const head[4] = {"n", "time_speedup", "memory_speedup", "energy_speedup"};
+    LB_TRY(lb_csv_write_record(f, head, 4));
     for (size_t i = 0; i < g->rows; i++) {
-        char v[3][32];
-        const char *row[3] = {v[0], v[1], v[2]};
+        char v[4][32];
+        const char *row[4] = {v[0], v[1], v[2], v[3]};
         snprintf(v[0], sizeof v[0], "%lld", (long long)g->n[i]);
-        const LbGridCell *cell[2] = {&g->time[i * g->cols], &g->memory[i * g->cols]};
-        for (int x = 0; x < 2; x++) {
+        const LbGridCell *cell[3] = {&g->time[i * g->cols], &g->memory[i * g->cols], &g->energy[i * g->cols]};
+        for (int x = 0; x < 3; x++) {
             if (cell[x]->kind == LB_GRID_VALUE)
                 snprintf(v[1 + x], sizeof v[0], "%.6g", cell[x]->value);
             else
                 v[1 + x][0] = '\0';
         }
-        LB_TRY(lb_csv_write_record(f, row, 3));
+        LB_TRY(lb_csv_write_record(f, row, 4));
     }
     return LB_OK;
 }
@@ -400,8 +445,11 @@ static int line_script(FILE *f, const LbSweepDir *s, const void *arg)
             fprintf(f, "%s'%lld' %lld", i ? ", " : "", (long long)g->n[i], (long long)g->n[i]);
         fputs(")\n", f);
         fputs("plot data using 1:2 with linespoints linewidth 2 pointtype 7 pointsize 0.8 title 'time saved', \\\n"
-              "     data using 1:3 with linespoints linewidth 2 pointtype 5 pointsize 0.8 title 'memory saved'\n",
+              "     data using 1:3 with linespoints linewidth 2 pointtype 5 pointsize 0.8 title 'memory saved'",
               f);
+        if (lb_grid_has_energy(g)) /* where the device had an energy counter */
+            fputs(", \\\n     data using 1:4 with linespoints linewidth 2 pointtype 9 pointsize 0.8 title 'energy saved'", f);
+        fputc('\n', f);
     }
     lb_gp_svg(f, h->name);
     return LB_OK;
@@ -413,9 +461,10 @@ static void add_name(LbPlotList *out, const char *name)
         snprintf(out->name[out->count++], sizeof out->name[0], "%.63s", name);
 }
 
-static int write_heat_pair(const LbSweepDir *s, const char *out_dir, HeatArg heat[2], LbPlotList *out)
+/* Time and memory heatmaps, and energy's (heat[2]) where the grid has a value of it. */
+static int write_heat_pair(const LbSweepDir *s, const char *out_dir, HeatArg heat[3], LbPlotList *out)
 {
-    for (int h = 0; h < 2; h++) {
+    for (int h = 0; h < (lb_grid_has_energy(heat[0].grid) ? 3 : 2); h++) {
         LB_TRY(lb_plot_write_file(out_dir, heat[h].name, ".plot.csv", heat_data_fn, s, &heat[h]));
         LB_TRY(lb_plot_write_file(out_dir, heat[h].name, ".gp", heat_script, s, &heat[h]));
         add_name(out, heat[h].name);
@@ -443,11 +492,13 @@ static int write_model_figures(const LbSweepDir *s, const char *out_dir, LbModel
     const char *name = lb_model_name(model);
     int rc;
     if (lb_model_has_k(model)) {
-        HeatArg heat[2] = {{{0}, {0}, &g, g.time}, {{0}, {0}, &g, g.memory}};
+        HeatArg heat[3] = {{{0}, {0}, &g, g.time}, {{0}, {0}, &g, g.memory}, {{0}, {0}, &g, g.energy}};
         snprintf(heat[0].name, sizeof heat[0].name, "time_speedup_%s", m);
         snprintf(heat[0].title, sizeof heat[0].title, "Time saved: ms per sequence, %s / %s", b, name);
         snprintf(heat[1].name, sizeof heat[1].name, "memory_speedup_%s", m);
         snprintf(heat[1].title, sizeof heat[1].title, "Memory saved: largest batch, %s / %s", name, b);
+        snprintf(heat[2].name, sizeof heat[2].name, "energy_speedup_%s", m);
+        snprintf(heat[2].title, sizeof heat[2].title, "Energy saved: joules per sequence, %s / %s", b, name);
         rc = write_heat_pair(s, out_dir, heat, out);
     } else {
         HeatArg line = {{0}, {0}, &g, g.time};
@@ -471,13 +522,14 @@ int lb_plot_write(const LbSweepDir *s, const char *out_dir, LbPlotList *out)
     /* A model list this linbench does not know still leaves the known ones and the rows' models. */
     (void)lb_models_measured(&s->meta, s->rows, s->count, measured);
 
-    HeatArg heat[2] = {
+    HeatArg heat[3] = {
         {"time_speedup", "Time saved: ms per sequence, standard / Linformer", &s->grid, s->grid.time},
         {"memory_speedup", "Memory saved: largest batch, Linformer / standard", &s->grid, s->grid.memory},
+        {"energy_speedup", "Energy saved: joules per sequence, standard / Linformer", &s->grid, s->grid.energy},
     };
     LB_TRY(write_heat_pair(s, out_dir, heat, out));
 
-    TimeArg t = {0, NULL};
+    TimeArg t = {0, NULL, 0};
     t.line = malloc(((size_t)LB_MODEL_COUNT * (s->grid.cols + 1)) * sizeof *t.line);
     if (!t.line)
         return LB_FAIL(LB_ERR_NOMEM, "out of memory");
@@ -493,9 +545,18 @@ int lb_plot_write(const LbSweepDir *s, const char *out_dir, LbPlotList *out)
     int rc = lb_plot_write_file(out_dir, "time_per_seq", ".plot.csv", time_data, s, &t);
     if (rc == LB_OK)
         rc = lb_plot_write_file(out_dir, "time_per_seq", ".gp", time_script, s, &t);
+    if (rc == LB_OK)
+        add_name(out, "time_per_seq");
+    if (rc == LB_OK && rows_have_energy(s)) { /* the same lines in joules, where there is a counter */
+        t.energy = 1;
+        rc = lb_plot_write_file(out_dir, "energy_per_seq", ".plot.csv", time_data, s, &t);
+        if (rc == LB_OK)
+            rc = lb_plot_write_file(out_dir, "energy_per_seq", ".gp", time_script, s, &t);
+        if (rc == LB_OK)
+            add_name(out, "energy_per_seq");
+    }
     free(t.line);
     LB_TRY(rc);
-    add_name(out, "time_per_seq");
 
     /* Table 3's heatmaps above are Linformer's against standard; every other pair speedups.csv
      * holds (each model against each exact baseline measured: standard, chunked, flash) here. */

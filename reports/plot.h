@@ -9,10 +9,14 @@
  *                   k axis ("standard", "chunked") and per model and k ("linformer k=128",
  *                   "performer k=128": every title names its model), from raw.csv's ok rows;
  *                   a hue per model, a shade and dash per k (reports/plot_style.h)
+ * and, where some cell has its energy (the device had a counter: METHOD.md, "Energy"):
+ *   energy_speedup  heatmap of Table 3's energy grid (joules per sequence, standard / Linformer)
+ *   energy_per_seq  joules per sequence against n, the lines of time_per_seq
  * and for every other measured model (lb_models_measured) against standard, where standard was
- * measured:
- *   time_speedup_MODEL, memory_speedup_MODEL   a heatmap pair, for a model with a k axis
- *   speedup_MODEL   time and memory saved against n, for a model without one
+ * measured (and against chunked and flash: MODEL_vs_BASELINE):
+ *   time_speedup_MODEL, memory_speedup_MODEL   a heatmap pair, for a model with a k axis, and
+ *                   energy_speedup_MODEL where that pair has energy
+ *   speedup_MODEL   time and memory (and energy) saved against n, for a model without one
  * and, for a sweep run with --breakdown, breakdown_MODEL per model of breakdown.csv
  * (reports/breakdown_plot.h):
  * A script finds its data and writes its images beside itself (through ARG0), so
@@ -34,8 +38,10 @@
 extern "C" {
 #endif
 
-/* The figures' names (NAME above), in the order they were written. */
-#define LB_PLOT_MAX (3 + 3 * LB_MODEL_COUNT)
+/* The figures' names (NAME above), in the order they were written: Table 3's three heatmaps and the
+ * two per-sequence figures, three heatmaps for every (model, baseline) pair at most, and a
+ * breakdown per model. */
+#define LB_PLOT_MAX (5 + 3 * LB_MODEL_COUNT * LB_MODEL_COUNT + LB_MODEL_COUNT)
 typedef struct LbPlotList {
     size_t count;
     char name[LB_PLOT_MAX][64];

@@ -9,6 +9,7 @@
 #error "attn/ and gpu/ may not include reports/ headers"
 #endif
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "reports/sweep_dir.h"
@@ -24,6 +25,14 @@ typedef int (*LbPlotWriteFn)(FILE *f, const LbSweepDir *s, const void *arg);
  * status, or LB_ERR_IO naming the file that could not be written. */
 int lb_plot_write_file(const char *dir, const char *name, const char *ext, LbPlotWriteFn fn,
                        const LbSweepDir *s, const void *arg);
+
+/* A figure's lines as one wide table, through libcsv: header `n` and each line's title, then one
+ * row per n with each line's value (%.6g), empty where value gives NaN. title(c) names line c
+ * (at most 95 bytes kept); value(c, n) is its value at n. */
+typedef void (*LbPlotColumnTitle)(size_t column, char *buf, size_t size, const void *arg);
+typedef double (*LbPlotColumnValue)(size_t column, int64_t n, const void *arg);
+int lb_plot_write_wide(FILE *f, const int64_t *n, size_t nn, size_t columns, LbPlotColumnTitle title,
+                       LbPlotColumnValue value, const void *arg);
 
 /* s as a gnuplot single-quoted string: only ' needs escaping there, doubled; newlines dropped. */
 void lb_gp_quote(FILE *f, const char *s);

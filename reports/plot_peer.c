@@ -69,39 +69,22 @@ static double value_at(const Figure *f, const Line *l, int64_t n)
     }
 }
 
+static void column_title(size_t c, char *buf, size_t size, const void *arg)
+{
+    snprintf(buf, size, "%s", ((const Figure *)arg)->line[c].title);
+}
+
+static double column_value(size_t c, int64_t n, const void *arg)
+{
+    const Figure *f = arg;
+    return value_at(f, &f->line[c], n);
+}
+
 static int data_fn(FILE *out, const LbSweepDir *lin, const void *arg)
 {
     (void)lin;
     const Figure *f = arg;
-    const size_t nf = f->count + 1;
-    char (*v)[96] = malloc(nf * sizeof *v);
-    const char **row = malloc(nf * sizeof *row);
-    int rc = LB_OK;
-    if (!v || !row) {
-        rc = LB_FAIL(LB_ERR_NOMEM, "out of memory");
-        goto out;
-    }
-    for (size_t c = 0; c < nf; c++)
-        row[c] = v[c];
-    snprintf(v[0], sizeof v[0], "n");
-    for (size_t c = 0; c < f->count; c++)
-        snprintf(v[c + 1], sizeof v[0], "%.95s", f->line[c].title);
-    rc = lb_csv_write_record(out, row, nf);
-    for (size_t i = 0; rc == LB_OK && i < f->nn; i++) {
-        snprintf(v[0], sizeof v[0], "%lld", (long long)f->n[i]);
-        for (size_t c = 0; c < f->count; c++) {
-            const double x = value_at(f, &f->line[c], f->n[i]);
-            if (isnan(x))
-                v[c + 1][0] = '\0';
-            else
-                snprintf(v[c + 1], sizeof v[0], "%.6g", x);
-        }
-        rc = lb_csv_write_record(out, row, nf);
-    }
-out:
-    free(v);
-    free(row);
-    return rc;
+    return lb_plot_write_wide(out, f->n, f->nn, f->count, column_title, column_value, f);
 }
 
 static int script_fn(FILE *out, const LbSweepDir *lin, const void *arg)

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,34 +20,50 @@ const char *const lb_raw_columns[LB_RAW_COLUMNS] = {
     "dtype",      "batch",      "planned_bytes", "peak_bytes", "median_ms",
     "min_ms",     "max_ms",     "ms_per_seq", "tokens_per_s", "tflop_per_s",
     "passes",     "sm_clock_start_mhz", "sm_clock_end_mhz", "clock_events", "slowdown",
-    "device_uuid", "host", "status",
+    "power_w",    "energy_j_per_seq", "device_uuid", "host", "status",
 };
 
 enum {
     COL_MODEL, COL_N, COL_K, COL_SHARING, COL_ORDER, COL_DTYPE, COL_BATCH, COL_PLANNED, COL_PEAK,
     COL_MEDIAN, COL_MIN, COL_MAX, COL_PER_SEQ, COL_TOKENS, COL_TFLOPS, COL_PASSES, COL_CLK0,
-    COL_CLK1, COL_EVENTS, COL_SLOWDOWN, COL_UUID, COL_HOST, COL_STATUS
+    COL_CLK1, COL_EVENTS, COL_SLOWDOWN, COL_POWER, COL_ENERGY, COL_UUID, COL_HOST, COL_STATUS
 };
 
-/* raw.csv before device_uuid and host: the same columns without those two. */
-#define LEGACY_COLUMNS (LB_RAW_COLUMNS - 2)
+/* The layouts raw.csv has had, newest first: each is this version's columns less some. A file
+ * keeps the layout its header has: a resume appends rows in it, so the file stays one table, and
+ * the columns it lacks read back as unknown (empty origin, NaN energy). */
+#define BIT(c) (1u << (c))
+static const unsigned layouts_left_out[] = {
+    0,                                                        /* this version's */
+    BIT(COL_POWER) | BIT(COL_ENERGY),                         /* before the energy columns */
+    BIT(COL_POWER) | BIT(COL_ENERGY) | BIT(COL_UUID) | BIT(COL_HOST), /* before device_uuid, host */
+};
+#define LAYOUTS (sizeof layouts_left_out / sizeof layouts_left_out[0])
+#undef BIT
 
-static int is_origin_column(int c) { return c == COL_UUID || c == COL_HOST; }
+static int left_out(int layout, int c) { return (layouts_left_out[layout] >> c) & 1u; }
 
-/* Which header a row of `count` fields is: 1 this version's, 0 the one before device_uuid and
- * host, -1 neither. */
-static int header_kind(const LbCsvRow *row)
+static size_t layout_width(int layout)
 {
-    if (row->count == LB_RAW_COLUMNS || row->count == LEGACY_COLUMNS) {
-        const int full = row->count == LB_RAW_COLUMNS;
+    size_t width = 0;
+    for (int c = 0; c < LB_RAW_COLUMNS; c++)
+        width += !left_out(layout, c);
+    return width;
+}
+
+/* Which layout a header row is (an index of layouts_left_out), or -1 for none. */
+static int header_layout(const LbCsvRow *row)
+{
+    for (int layout = 0; layout < (int)LAYOUTS; layout++) {
+        if (row->count != layout_width(layout))
+            continue;
         size_t at = 0;
-        for (int c = 0; c < LB_RAW_COLUMNS; c++) {
-            if (!full && is_origin_column(c))
-                continue;
-            if (strcmp(row->fields[at++], lb_raw_columns[c]) != 0)
-                return -1;
-        }
-        return full;
+        int same = 1;
+        for (int c = 0; c < LB_RAW_COLUMNS && same; c++)
+            if (!left_out(layout, c))
+                same = strcmp(row->fields[at++], lb_raw_columns[c]) == 0;
+        if (same)
+            return layout;
     }
     return -1;
 }
@@ -57,7 +74,7 @@ static int header_kind(const LbCsvRow *row)
 struct LbRawWriter {
     int fd;
     char *path;
-    int legacy; /* the file has the header before device_uuid and host: rows keep its layout */
+    int layout; /* the file's header's (header_layout): rows are written in it */
 };
 
 /* One record through libcsv into memory, then one write(). */
@@ -85,6 +102,8 @@ static int write_record(LbRawWriter *w, const char *const *fields, size_t count)
 }
 
 static int write_header(LbRawWriter *w) { return write_record(w, lb_raw_columns, LB_RAW_COLUMNS); }
+
+int lb_raw_layout_has_energy(const LbRawWriter *w) { return !left_out(w->layout, COL_ENERGY); }
 
 /* Cut the file after its last newline: what a kill -9 in the middle of a row leaves behind is
  * not a row. Rows never hold a newline (raw_append replaces them in messages), so the last
@@ -123,20 +142,20 @@ static int drop_partial_line(const char *path, long long *size)
     return LB_OK;
 }
 
-/* The header's kind (header_kind), or LB_ERR_FORMAT. */
-static int check_header(const char *path, int *full)
+/* The header's layout (header_layout), or LB_ERR_FORMAT. */
+static int check_header(const char *path, int *layout)
 {
     LbCsvTable t;
     int rc = lb_csv_read_file(path, 1, &t);
     if (rc != LB_OK)
         return rc;
-    const int kind = t.rows > 0 ? header_kind(&t.row[0]) : -1;
+    const int kind = t.rows > 0 ? header_layout(&t.row[0]) : -1;
     lb_csv_table_free(&t);
     if (kind < 0)
         return LB_FAIL(LB_ERR_FORMAT,
                        "%s does not start with linbench's raw.csv header (model,n,k,...,status): not a sweep's raw.csv, or written by another version",
                        path);
-    *full = kind;
+    *layout = kind;
     return LB_OK;
 }
 
@@ -149,7 +168,7 @@ static int raw_open(const char *path, int append, int shared, LbRawWriter **out)
         return LB_FAIL(LB_ERR_NOMEM, "out of memory opening %s", path);
     }
     w->fd = -1;
-    int rc = LB_OK, full = 1;
+    int rc = LB_OK, layout = 0;
     long long size = 0;
     struct stat st;
     if (shared) { /* prepared by lb_raw_open: header checked, no partial line */
@@ -158,16 +177,16 @@ static int raw_open(const char *path, int append, int shared, LbRawWriter **out)
             goto fail;
         }
         size = (long long)st.st_size;
-        if ((rc = check_header(path, &full)) != LB_OK)
+        if ((rc = check_header(path, &layout)) != LB_OK)
             goto fail;
     } else if (append && stat(path, &st) == 0) {
         rc = drop_partial_line(path, &size);
         if (rc == LB_OK && size > 0)
-            rc = check_header(path, &full);
+            rc = check_header(path, &layout);
         if (rc != LB_OK)
             goto fail;
     }
-    w->legacy = !full;
+    w->layout = layout;
     w->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (append || shared ? 0 : O_TRUNC), 0666);
     if (w->fd < 0) {
         rc = LB_FAIL(LB_ERR_IO, "cannot write %s: %s", path, strerror(errno));
@@ -261,20 +280,24 @@ int lb_raw_append(LbRawWriter *w, const LbCellResult *r)
         return LB_FAIL(LB_ERR_INVALID, "clock-event reasons 0x%llx do not fit a raw.csv field",
                        (unsigned long long)r->clock_events);
     fmt_i64(f[COL_SLOWDOWN], sizeof f[0], r->slowdown ? 1 : 0);
+    /* energy: empty where unknown (meta.csv's energy_note says why: NaN, or the zero of a row
+     * built without it); a number only on an ok row */
+    if (ok && r->power_w > 0 && r->energy_j_per_seq > 0 && isfinite(r->power_w) && isfinite(r->energy_j_per_seq)) {
+        lb_csv_format_double(r->power_w, f[COL_POWER], sizeof f[0]);
+        lb_csv_format_double(r->energy_j_per_seq, f[COL_ENERGY], sizeof f[0]);
+    }
     fields[COL_UUID] = r->device_uuid;
     fields[COL_HOST] = r->host;
     char status[sizeof r->error + 16]; /* "error: " + the whole message */
     status_text(r, status, sizeof status);
     fields[COL_STATUS] = status;
-    if (w->legacy) { /* a resumed file from before the two columns: its layout, so it stays one table */
-        const char *old[LEGACY_COLUMNS];
-        size_t at = 0;
-        for (int c = 0; c < LB_RAW_COLUMNS; c++)
-            if (!is_origin_column(c))
-                old[at++] = fields[c];
-        return write_record(w, old, LEGACY_COLUMNS);
-    }
-    return write_record(w, fields, LB_RAW_COLUMNS);
+    /* in the file's layout: a resumed file from before some columns stays one table */
+    const char *kept[LB_RAW_COLUMNS];
+    size_t at = 0;
+    for (int c = 0; c < LB_RAW_COLUMNS; c++)
+        if (!left_out(w->layout, c))
+            kept[at++] = fields[c];
+    return write_record(w, kept, at);
 }
 
 /* --- reading ---------------------------------------------------------------------------------- */
@@ -386,6 +409,17 @@ static int parse_row(const char *path, size_t line, char **fs, LbRawModelName na
     if (lb_csv_parse_int64(fs[COL_SLOWDOWN], &v) || (v != 0 && v != 1))
         return BAD(COL_SLOWDOWN, "0 or 1");
     r->slowdown = (int)v;
+    /* both energy columns, or neither (unknown); a number only on an ok row */
+    r->power_w = r->energy_j_per_seq = NAN;
+    if (fs[COL_POWER][0] || fs[COL_ENERGY][0]) {
+        if (r->status != LB_CELL_OK)
+            return BAD(fs[COL_POWER][0] ? COL_POWER : COL_ENERGY, "empty on a row that is not ok");
+        if (lb_csv_parse_double(fs[COL_POWER], &r->power_w) || !(r->power_w > 0) || !isfinite(r->power_w))
+            return BAD(COL_POWER, "a positive number, or empty with energy_j_per_seq");
+        if (lb_csv_parse_double(fs[COL_ENERGY], &r->energy_j_per_seq) || !(r->energy_j_per_seq > 0) ||
+            !isfinite(r->energy_j_per_seq))
+            return BAD(COL_ENERGY, "a positive number, or empty with power_w");
+    }
     snprintf(r->device_uuid, sizeof r->device_uuid, "%s", fs[COL_UUID]);
     snprintf(r->host, sizeof r->host, "%s", fs[COL_HOST]);
     return LB_OK;
@@ -408,14 +442,14 @@ int lb_raw_read_named(const char *path, LbRawModelName name_fn, void *ctx, LbCel
         return rc;
     if (t.rows == 0) /* empty, or only a header cut short: no rows yet */
         goto out;
-    const int kind = header_kind(&t.row[0]);
-    const size_t width = kind == 1 ? LB_RAW_COLUMNS : LEGACY_COLUMNS;
+    const int kind = header_layout(&t.row[0]);
     if (kind < 0) {
         rc = LB_FAIL(LB_ERR_FORMAT,
                      "%s does not start with linbench's raw.csv header (model,n,k,...,status): not a sweep's raw.csv, or written by another version",
                      path);
         goto out;
     }
+    const size_t width = layout_width(kind);
     LbCellResult *r = t.rows > 1 ? calloc(t.rows - 1, sizeof *r) : NULL;
     if (t.rows > 1 && !r) {
         rc = LB_FAIL(LB_ERR_NOMEM, "out of memory reading %s", path);
@@ -428,10 +462,10 @@ int lb_raw_read_named(const char *path, LbRawModelName name_fn, void *ctx, LbCel
             free(r);
             goto out;
         }
-        /* every column in this version's places; the origin empty in a file without it */
+        /* every column in this version's places; one the file's layout lacks reads empty */
         char *fs[LB_RAW_COLUMNS], empty[1] = "";
         for (size_t c = 0, at = 0; c < LB_RAW_COLUMNS; c++)
-            fs[c] = kind == 0 && is_origin_column((int)c) ? empty : t.row[i].fields[at++];
+            fs[c] = left_out(kind, (int)c) ? empty : t.row[i].fields[at++];
         rc = parse_row(path, t.line[i], fs, name_fn, ctx, i - 1, &r[i - 1]);
         if (rc != LB_OK) {
             free(r);

@@ -5,7 +5,7 @@
  * Columns, in this order:
  *   model,n,k,sharing,order,dtype,batch,planned_bytes,peak_bytes,median_ms,min_ms,max_ms,
  *   ms_per_seq,tokens_per_s,tflop_per_s,passes,sm_clock_start_mhz,sm_clock_end_mhz,
- *   clock_events,slowdown,device_uuid,host,status
+ *   clock_events,slowdown,power_w,energy_j_per_seq,device_uuid,host,status
  * - model: a name of the model table (lb_model_name);
  * - k, sharing and order are written for a model with a k axis (lb_model_has_k) and empty for
  *   the others (standard, chunked), and read back as 0 / the first enum value there;
@@ -14,12 +14,17 @@
  * - clock_events: NVML's clock-event reasons seen after any timed pass, as names joined by '+'
  *   ("sw_power_cap+hw_thermal", "none"), empty where they cannot be read; slowdown is 1 when one
  *   of them was thermal or a hardware slowdown (attn/clock_events.h);
+ * - power_w and energy_j_per_seq (METHOD.md, "Energy"): the mean power over the timed passes and
+ *   the energy of one sequence at it, both empty where the device has no energy counter or it
+ *   did not advance (meta.csv's energy and energy_note say which cells have them, and why not),
+ *   and on every row that is not ok; read back as NaN when empty;
  * - reals are written with the fewest of 15, 16 or 17 significant digits that read back to the
  *   same double, so a row survives the round trip exactly;
  * - device_uuid and host: where the cell was measured (the GPU's UUID as nvidia-smi prints it,
  *   empty for the CPU reference; the machine's host name), so the rows of a several-GPU sweep or
  *   of a merge say which GPU measured each. A file written before these two columns (19 + status)
- *   still reads, with both empty, and a resume appends rows in its layout;
+ *   still reads, with both empty, and so does one written before the energy columns (23 columns,
+ *   energy NaN): a resume appends rows in the file's own layout;
  * - status is `ok`, `OOM`, or the error message. */
 #ifndef LB_RAW_H
 #define LB_RAW_H
@@ -36,7 +41,7 @@
 extern "C" {
 #endif
 
-#define LB_RAW_COLUMNS 23
+#define LB_RAW_COLUMNS 25
 
 /* The header row's names, in order. */
 extern const char *const lb_raw_columns[LB_RAW_COLUMNS];
@@ -56,6 +61,9 @@ int lb_raw_open_shared(const char *path, LbRawWriter **out);
  * a finished cell survives a crash. */
 int lb_raw_append(LbRawWriter *w, const LbCellResult *r);
 void lb_raw_close(LbRawWriter *w);
+/* Whether the writer's file has the energy columns (a resumed raw.csv from before them has not:
+ * its rows carry no energy, whatever was measured). */
+int lb_raw_layout_has_energy(const LbRawWriter *w);
 
 /* Read every complete row back (malloc'd array; free() it). A final line without its newline is
  * ignored. LB_ERR_IO when the file cannot be read, LB_ERR_FORMAT (naming the line and column)

@@ -56,6 +56,7 @@ typedef enum LbSettingId {
 /* Which commands take a setting's flag. */
 #define LB_FOR_SWEEP 1u
 #define LB_FOR_RUN 2u
+#define LB_FOR_PREDICT 4u /* linbench predict: the grid, the model and the memory settings */
 
 /* Everything a sweep (or one run) is set up with. */
 typedef struct LbRunSettings {

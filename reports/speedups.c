@@ -11,7 +11,7 @@
 #include "reports/settings.h"
 
 const char *const lb_speedups_columns[LB_SPEEDUPS_COLUMNS] = {
-    "model", "baseline", "n", "k", "time_speedup", "memory_speedup",
+    "model", "baseline", "n", "k", "time_speedup", "memory_speedup", "energy_speedup",
 };
 
 /* The baselines, in the file's order: the models the table marks as such (LbModelDesc.baseline),
@@ -101,8 +101,8 @@ static int write_pair(FILE *f, const LbGrid *g)
                 snprintf(v[3], sizeof v[3], "%lld", (long long)g->k[j]);
             else
                 v[3][0] = '\0';
-            const LbGridCell *cell[2] = {&g->time[c], &g->memory[c]};
-            for (int x = 0; x < 2; x++) {
+            const LbGridCell *cell[3] = {&g->time[c], &g->memory[c], &g->energy[c]};
+            for (int x = 0; x < 3; x++) {
                 if (cell[x]->kind == LB_GRID_VALUE)
                     lb_csv_format_double(cell[x]->value, v[4 + x], sizeof v[0]);
                 else

@@ -1,9 +1,11 @@
 /* speedups.csv: every measured model against the baselines, in long format, beside Table 3's two
  * grids (which stay Linformer against standard). METHOD.md, "Files a sweep writes".
  *
- * Columns: model,baseline,n,k,time_speedup,memory_speedup
+ * Columns: model,baseline,n,k,time_speedup,memory_speedup,energy_speedup
  *   time_speedup   = ms_per_seq(baseline, n) / ms_per_seq(model, n, k)
  *   memory_speedup = batch(model, n, k) / batch(baseline, n)
+ *   energy_speedup = energy_j_per_seq(baseline, n) / energy_j_per_seq(model, n, k), NA where
+ *                    either side has no energy (no counter: meta.csv's energy_note says why)
  * Baselines, in this order, each where it was measured: standard (the paper's), chunked (exact
  * attention in linear memory) and flash (exact attention fused), as the model table ranks them
  * (LbModelDesc.baseline). A baseline is compared with those ranked before it only (flash against
@@ -33,7 +35,7 @@ extern "C" {
 #endif
 
 #define LB_SPEEDUPS_FILE "speedups.csv"
-#define LB_SPEEDUPS_COLUMNS 6
+#define LB_SPEEDUPS_COLUMNS 7
 extern const char *const lb_speedups_columns[LB_SPEEDUPS_COLUMNS];
 
 /* One (model, baseline) comparison. */

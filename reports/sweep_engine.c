@@ -117,12 +117,66 @@ static void now_text(char *buf, size_t size)
     strftime(buf, size, "%Y-%m-%dT%H:%M:%S%z", &tm);
 }
 
+/* Energy across raw.csv's rows (all runs', when resuming), for meta.csv's energy and
+ * energy_note: how many rows are ok, how many of them have energy, and whether the file has the
+ * energy columns at all. */
+typedef struct EnergyTally {
+    size_t ok, with_energy;
+    int columns;
+    char first_why[256]; /* the first reason this process saw for an ok cell without energy */
+} EnergyTally;
+
+static void tally_rows(const LbCellResult *rows, size_t count, EnergyTally *t)
+{
+    t->ok = t->with_energy = 0;
+    for (size_t i = 0; i < count; i++) {
+        t->ok += rows[i].status == LB_CELL_OK;
+        t->with_energy += rows[i].status == LB_CELL_OK && rows[i].energy_j_per_seq > 0;
+    }
+}
+
+/* Whether raw.csv at path has the energy columns: a resumed file from before them keeps its
+ * layout. 1 where it cannot be told (the rows then say what they hold). */
+static int raw_has_energy_columns(const char *path)
+{
+    LbRawWriter *w = NULL;
+    if (lb_raw_open_shared(path, &w) != LB_OK) {
+        lb_error_clear();
+        return 1;
+    }
+    const int has = lb_raw_layout_has_energy(w);
+    lb_raw_close(w);
+    return has;
+}
+
+/* meta.csv's energy (measured: every ok cell has it; partial; none; empty while running) and
+ * energy_note, why a cell has none (METHOD.md, "Energy"). */
+static void energy_text(const LbSweepDevice *dev, const EnergyTally *t, const char **state, char *note,
+                        size_t size)
+{
+    note[0] = '\0';
+    *state = "";
+    if (dev->energy_note[0])
+        snprintf(note, size, "%s", dev->energy_note);
+    if (!t)
+        return;
+    *state = t->ok > 0 && t->with_energy == t->ok ? "measured" : t->with_energy > 0 ? "partial" : "none";
+    if (t->with_energy == t->ok || dev->energy_note[0])
+        return;
+    if (!t->columns)
+        snprintf(note, size, "raw.csv was begun by a linbench without the energy columns; its rows, and a resume's, carry none");
+    else
+        snprintf(note, size, "%zu of %zu cells have no energy: %s", t->ok - t->with_energy, t->ok,
+                 t->first_why[0] ? t->first_why
+                                 : "the counter could not be read, or did not advance over their timed passes");
+}
+
 /* meta.csv: what ran, where, with what; rewritten at the end with the sweep's outcome. A value
  * that cannot be known (no NVML on this device, a CPU's compute capability) is an empty field,
  * never a number such as -1 that a spreadsheet would average. A resumed sweep keeps the first
  * run's command line and start time and appends its own time and command. */
 static int write_meta(const LbSweepJob *job, const LbSweepDevice *dev, const char *start, const char *now,
-                      const char *status)
+                      const char *status, const EnergyTally *energy, const LbMeta *extra)
 {
     const LbRunSettings *s = job->settings;
     const LbDeviceInfo d = dev->info;
@@ -147,6 +201,11 @@ static int write_meta(const LbSweepJob *job, const LbSweepDevice *dev, const cha
     } while (0)
     const char *first_command = job->previous ? lb_meta_get(job->previous, "command_line") : NULL;
     SET(LB_META_TOOL, "%s", LB_TOOL_LINBENCH); /* what wrote the result: bench/peer writes "peer" */
+    /* measured, or predicted (linbench predict, whose own keys follow): compare and plot label a
+     * prediction, and a sweep never resumes one */
+    SET(LB_META_SOURCE, "%s", LB_SOURCE_MEASURED);
+    for (size_t i = 0; extra && i < extra->count; i++)
+        SET(extra->keys[i], "%s", extra->values[i]);
     SET("linbench_version", "%s", LB_VERSION);
     SET("git_revision", "%s", LB_GIT_REVISION);
     SET("command_line", "%s", first_command ? first_command : job->command_line);
@@ -172,6 +231,11 @@ static int write_meta(const LbSweepJob *job, const LbSweepDevice *dev, const cha
     SET_KNOWN("sm_clock_max_mhz", d.sm_clock_max_mhz);
     SET_KNOWN("mem_clock_mhz", d.mem_clock_mhz);
     SET("storage_dtype", "%s", lb_dtype_name(dev->storage));
+    const char *energy_state;
+    char energy_note[512];
+    energy_text(dev, energy, &energy_state, energy_note, sizeof energy_note);
+    SET("energy", "%s", energy_state);
+    SET("energy_note", "%s", energy_note);
     /* sweep --gpus: how many GPUs measured in this run (the rows of raw.csv name each one) */
     SET("gpu_count", "%d", dev->gpu_count > 0 ? dev->gpu_count : 1);
     for (int id = 0; id < LB_SET_RECORDED; id++) { /* every setting, in the table's order */
@@ -251,12 +315,14 @@ static int already_measured(const LbCellResult *rows, size_t count, const LbSwee
 
 /* speedups.csv and the two grids from every row in raw.csv (earlier runs' too, when resuming),
  * written; the grids kept in *out when out is not NULL. */
-static int write_grids(const LbSweepJob *job, const char *raw_path, LbGrid *out)
+static int write_grids(const LbSweepJob *job, const char *raw_path, LbGrid *out, EnergyTally *energy)
 {
     const LbRunSettings *s = job->settings;
     LbCellResult *rows = NULL;
     size_t count = 0;
     LB_TRY(lb_raw_read(raw_path, &rows, &count));
+    tally_rows(rows, count, energy);
+    energy->columns = raw_has_energy_columns(raw_path);
     int measured[LB_MODEL_COUNT];
     for (int m = 0; m < LB_MODEL_COUNT; m++)
         measured[m] = (s->models >> m) & 1;
@@ -285,6 +351,11 @@ void lb_sweep_device_describe(LbBackend *be, LbSweepDevice *dev)
     d->total_bytes = d->free_bytes = -1;
     if (be->ops->describe(be, d) != LB_OK)
         snprintf(d->name, sizeof d->name, "unknown");
+    double joules;
+    if (be->ops->energy_j(be, &joules) != LB_OK) {
+        snprintf(dev->energy_note, sizeof dev->energy_note, "%s", lb_error_message());
+        lb_error_clear();
+    }
     dev->storage = be->storage;
     dev->gpu_count = 1;
 }
@@ -324,6 +395,7 @@ int lb_sweep_engine_run(const LbSweepJob *job, LbBackend *be, const volatile sig
     LbSweepDevice dev;
     lb_sweep_device_describe(be, &dev);
     int started = 0, failed = 0, fatal = 0, interrupted = 0;
+    EnergyTally energy = {0};
     char *raw_path = lb_path_join(job->dir, "raw.csv");
     int rc = raw_path ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory");
     struct stat st;
@@ -340,7 +412,7 @@ int lb_sweep_engine_run(const LbSweepJob *job, LbBackend *be, const volatile sig
         if (shard_of[c] == s->shard_index && !already_measured(done, done_count, &cells[c]))
             todo[ntodo++] = c;
     if (rc == LB_OK)
-        rc = write_meta(job, &dev, start, now, "running");
+        rc = write_meta(job, &dev, start, now, "running", NULL, NULL);
     if (rc == LB_OK)
         rc = lb_raw_open(raw_path, job->resume, &raw);
     if (rc != LB_OK)
@@ -369,6 +441,8 @@ int lb_sweep_engine_run(const LbSweepJob *job, LbBackend *be, const volatile sig
             fatal = mrc == LB_ERR_DEVICE; /* a CUDA error may leave the context unusable */
         }
         set_origin(&r, &dev);
+        if (r.status == LB_CELL_OK && !(r.energy_j_per_seq > 0) && !energy.first_why[0])
+            snprintf(energy.first_why, sizeof energy.first_why, "%s", r.energy_why);
         rc = lb_raw_append(raw, &r);
         if (rc != LB_OK)
             goto out;
@@ -386,9 +460,9 @@ int lb_sweep_engine_run(const LbSweepJob *job, LbBackend *be, const volatile sig
     if (*stop)
         interrupted = 1;
     *outcome = interrupted ? LB_SWEEP_INTERRUPTED : fatal ? LB_SWEEP_FAILED : failed ? LB_SWEEP_CELL_ERRORS : LB_SWEEP_COMPLETE;
-    rc = write_grids(job, raw_path, grid);
+    rc = write_grids(job, raw_path, grid, &energy);
     if (rc == LB_OK) {
-        rc = write_meta(job, &dev, start, now, lb_sweep_outcome_name(*outcome));
+        rc = write_meta(job, &dev, start, now, lb_sweep_outcome_name(*outcome), &energy, NULL);
         if (rc != LB_OK && grid)
             lb_grid_free(grid);
     }
@@ -464,7 +538,7 @@ int lb_sweep_multi_begin(const LbSweepJob *job, const LbSweepDevice *dev, size_t
         *todo += !already_measured(done, done_count, &c);
     }
     if (rc == LB_OK)
-        rc = write_meta(job, dev, first_start ? first_start : now, now, "running");
+        rc = write_meta(job, dev, first_start ? first_start : now, now, "running", NULL, NULL);
     /* raw.csv made (header) or trimmed (a partial last row) here, once, before any worker
      * appends to it */
     if (rc == LB_OK)
@@ -618,10 +692,43 @@ int lb_sweep_multi_end(const LbSweepJob *job, const LbSweepDevice *dev, LbSweepO
     }
     free(rows);
     free(cells);
+    EnergyTally energy = {0}; /* the workers' reasons are theirs: the note gives the usual ones */
     if (rc == LB_OK)
-        rc = write_grids(job, raw_path, grid);
+        rc = write_grids(job, raw_path, grid, &energy);
     if (rc == LB_OK) {
-        rc = write_meta(job, dev, first_start ? first_start : now, now, lb_sweep_outcome_name(*outcome));
+        rc = write_meta(job, dev, first_start ? first_start : now, now, lb_sweep_outcome_name(*outcome), &energy, NULL);
+        if (rc != LB_OK && grid)
+            lb_grid_free(grid);
+    }
+    free(raw_path);
+    return rc;
+}
+
+int lb_sweep_write_rows(const LbSweepJob *job, const LbSweepDevice *dev, const LbCellResult *rows, size_t count,
+                        const LbMeta *extra, LbGrid *grid)
+{
+    char now[64];
+    now_text(now, sizeof now);
+    LbRawWriter *raw = NULL;
+    char *raw_path = lb_path_join(job->dir, "raw.csv");
+    int rc = raw_path ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory");
+    /* the rows' own reason for no energy (a prediction's: no energy model) */
+    EnergyTally energy = {0};
+    for (size_t i = 0; i < count && !energy.first_why[0]; i++)
+        if (rows[i].status == LB_CELL_OK && !(rows[i].energy_j_per_seq > 0))
+            snprintf(energy.first_why, sizeof energy.first_why, "%s", rows[i].energy_why);
+    if (rc == LB_OK)
+        rc = write_meta(job, dev, now, now, "running", NULL, extra);
+    if (rc == LB_OK)
+        rc = lb_raw_open(raw_path, 0, &raw);
+    for (size_t i = 0; rc == LB_OK && i < count; i++)
+        rc = lb_raw_append(raw, &rows[i]);
+    if (raw)
+        lb_raw_close(raw);
+    if (rc == LB_OK)
+        rc = write_grids(job, raw_path, grid, &energy);
+    if (rc == LB_OK) {
+        rc = write_meta(job, dev, now, now, lb_sweep_outcome_name(LB_SWEEP_COMPLETE), &energy, extra);
         if (rc != LB_OK && grid)
             lb_grid_free(grid);
     }

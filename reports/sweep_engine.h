@@ -113,6 +113,9 @@ typedef struct LbSweepDevice {
     LbDeviceInfo info;
     LbDtype storage;
     int gpu_count; /* GPUs measuring at once (sweep --gpus); 1 otherwise */
+    /* Why the device has no energy counter (LbOps.energy_j failed when described), for meta.csv's
+     * energy_note; "" when it has one. */
+    char energy_note[256];
 } LbSweepDevice;
 
 void lb_sweep_device_describe(LbBackend *be, LbSweepDevice *dev);
@@ -134,6 +137,13 @@ int lb_sweep_multi_work(const LbSweepJob *job, LbBackend *be, const LbSweepDevic
  * shard still has no row (unless INTERRUPTED); then the files are written (grid as with
  * lb_sweep_engine_run). */
 int lb_sweep_multi_end(const LbSweepJob *job, const LbSweepDevice *dev, LbSweepOutcome *outcome, LbGrid *grid);
+
+/* A result directory from rows made without a backend (linbench predict, reports/predict.h), written
+ * as a sweep writes its own: meta.csv (`extra`'s keys after `tool`, which may replace `source`),
+ * raw.csv through the raw writer, speedups.csv, the two grids (kept in *grid when not NULL), and
+ * meta.csv again with status complete. job->resume and job->previous are not read. */
+int lb_sweep_write_rows(const LbSweepJob *job, const LbSweepDevice *dev, const LbCellResult *rows, size_t count,
+                        const LbMeta *extra, LbGrid *grid);
 
 /* The meta.csv status word of an outcome ("complete", "finished with errors", ...). */
 const char *lb_sweep_outcome_name(LbSweepOutcome o);

@@ -266,8 +266,8 @@ static void prose_flags(const char *text, const char *where)
 
 /* ---- the files a CPU sweep and a run --dump write ------------------------------------------ */
 
-static char sweep_dir[512], dump_dir[512];
-static LbMeta sweep_meta, dump_meta;
+static char sweep_dir[512], dump_dir[512], predict_dir[512];
+static LbMeta sweep_meta, dump_meta, predict_meta;
 
 static void write_files(const char *scratch)
 {
@@ -285,7 +285,15 @@ static void write_files(const char *scratch)
     r = lb_run(dump);
     lb_check(r.code == 0, "run --dump: exit %d\n%s", r.code, r.err);
     lb_run_free(&r);
+    /* linbench predict's meta.csv keys (predict_*) are documented too */
+    snprintf(predict_dir, sizeof predict_dir, "%s/predict", scratch);
+    char *predict[] = {(char *)bin, "predict", "--gpu", "a10", "--n", "512", "--k", "128", "-q", "--out", predict_dir, NULL};
+    r = lb_run(predict);
+    lb_check(r.code == 0, "predict: exit %d\n%s", r.code, r.err);
+    lb_run_free(&r);
     char path[700];
+    snprintf(path, sizeof path, "%s/meta.csv", predict_dir);
+    lb_check(lb_meta_read(path, &predict_meta) == LB_OK, "predict's meta.csv reads back: %s", lb_error_message());
     snprintf(path, sizeof path, "%s/meta.csv", sweep_dir);
     lb_check(lb_meta_read(path, &sweep_meta) == LB_OK, "the sweep's meta.csv reads back: %s", lb_error_message());
     snprintf(path, sizeof path, "%s/meta.csv", dump_dir);
@@ -333,8 +341,8 @@ static void check_columns(const char *file, char names[][64], int count, const c
 static void check_meta_key(const char *key, const char *where)
 {
     columns_checked++;
-    lb_check(lb_meta_get(&sweep_meta, key) || lb_meta_get(&dump_meta, key),
-             "%s names meta.csv key %s, which neither a sweep's nor a dump's meta.csv has", where, key);
+    lb_check(lb_meta_get(&sweep_meta, key) || lb_meta_get(&dump_meta, key) || lb_meta_get(&predict_meta, key),
+             "%s names meta.csv key %s, which no sweep's, dump's or prediction's meta.csv has", where, key);
 }
 
 /* ---- reading the documents ----------------------------------------------------------------- */
@@ -579,6 +587,10 @@ static void read_table(Doc *doc, char *table, int line)
     const int nhead = cells(rows[0], head, 16);
     const int flag_table = nhead >= 2 && strcmp(head[0], "flag") == 0 && strcmp(head[1], "default") == 0;
     const int column_table = nhead >= 1 && strcmp(head[0], "column") == 0;
+    /* the file the paragraph before the table was about: a row may name another (raw.csv's energy
+     * row names meta.csv's energy_note) */
+    char table_file[sizeof doc->last_file];
+    snprintf(table_file, sizeof table_file, "%s", doc->last_file);
     char columns[64][64];
     int ncolumns = 0;
     for (int r = 2; r < nrows; r++) {
@@ -641,7 +653,7 @@ static void read_table(Doc *doc, char *table, int line)
     }
     if (column_table) {
         snprintf(where, sizeof where, "%s:%d", doc->name, line);
-        check_columns(doc->last_file, columns, ncolumns, where);
+        check_columns(table_file, columns, ncolumns, where);
     }
 }
 
@@ -767,5 +779,6 @@ int main(int argc, char **argv)
     free(top_help);
     lb_meta_free(&sweep_meta);
     lb_meta_free(&dump_meta);
+    lb_meta_free(&predict_meta);
     return lb_test_finish("test_method_doc");
 }

@@ -70,7 +70,7 @@ static inline int sc_files_parse(const char *dir, int no_tmp, const char *what)
     if (stat(path, &st) == 0) {
         LbGrid g;
         int rc = lb_grids_read(dir, &g);
-        ok &= lb_check(rc == 0, "%s: the grids parse", what);
+        ok &= lb_check(rc == 0, "%s: the grids parse: %s", what, rc == 0 ? "" : lb_error_message());
         if (rc == 0)
             lb_grid_free(&g);
     }

@@ -31,8 +31,8 @@ static void help_lists_every_flag(void)
     static const struct {
         const char *cmd;
         unsigned mask;
-    } cmds[] = {{"sweep", LB_FOR_SWEEP}, {"run", LB_FOR_RUN}};
-    for (size_t c = 0; c < 2; c++) {
+    } cmds[] = {{"sweep", LB_FOR_SWEEP}, {"run", LB_FOR_RUN}, {"predict", LB_FOR_PREDICT}};
+    for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++) {
         char *argv[] = {(char *)bin, (char *)cmds[c].cmd, "--help", NULL};
         LbRun r = lb_run(argv);
         lb_check(r.code == 0, "%s --help exits 0 (%d)", cmds[c].cmd, r.code);
@@ -40,7 +40,10 @@ static void help_lists_every_flag(void)
             char flag[64]; /* "  --n LIST": run's own --n N is another flag */
             snprintf(flag, sizeof flag, "  --%s%s%s", lb_settings[id].flag, lb_settings[id].arg ? " " : "",
                      lb_settings[id].arg ? lb_settings[id].arg : "");
-            const int listed = strstr(r.out, flag) != NULL;
+            /* the flag and its argument as a whole word: predict's own --gpu NAME is not --gpu N */
+            int listed = 0;
+            for (const char *at = strstr(r.out, flag); at && !listed; at = strstr(at + 1, flag))
+                listed = at[strlen(flag)] == ' ' || at[strlen(flag)] == '\n';
             if (lb_settings[id].commands & cmds[c].mask)
                 lb_check(listed, "%s --help lists --%s", cmds[c].cmd, lb_settings[id].flag);
             else

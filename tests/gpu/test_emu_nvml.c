@@ -8,15 +8,23 @@
  * an entry point): clocks -1 and "unknown" where NVML cannot say, never a crash. Then the emulated
  * backend itself, which reads NVML by the bus id cudaDeviceGetPCIBusId gives: describe's clocks,
  * sm_clock_mhz and clock_events; and, given linbench-emu's path, `linbench run` on it printing the
- * SM clock and a hardware slowdown the stand-in reports. */
+ * SM clock and a hardware slowdown the stand-in reports, and a small `linbench sweep` whose result
+ * directory holds the energy where the stand-in has a counter (raw.csv's columns, the grids'
+ * energy_speedup.csv, speedups.csv's column, compare's and plot's energy) and says why not where
+ * it has none (meta.csv's energy_note, compare's line, no energy figure). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <math.h>
+
 #include "attn/ops.h"
 #include "attn/status.h"
 #include "gpu/nvml.h"
+#include "reports/grid.h"
+#include "reports/meta.h"
+#include "reports/raw.h"
 #include "tests/lib/check.h"
 
 static const char *const kBus = "ffff:00:00.0";
@@ -165,6 +173,110 @@ static void check_run(const char *linbench)
     clear();
 }
 
+/* Run a shell command, its stdout and stderr into out; the exit status. */
+static int shell(const char *cmd, char *out, size_t size)
+{
+    FILE *p = popen(cmd, "r");
+    size_t got = p ? fread(out, 1, size - 1, p) : 0;
+    out[got] = '\0';
+    return p ? pclose(p) : -1;
+}
+
+/* A two-cell sweep (standard and Linformer at n 32, k 8) on the emulated GPU, then compare and
+ * plot of it: energy everywhere where the stand-in has a counter (has_energy), else empty cells,
+ * NA ratios and meta.csv's reason. */
+static void check_sweep(const char *linbench, int has_energy)
+{
+    clear();
+    setenv("LB_EMU_NVML_EVENTS", "0x8", 1); /* hw_slowdown, where NVML can say so */
+    const char *dir = lb_test_tempdir("nvml-sweep");
+    char cmd[4400], out[16384];
+    snprintf(cmd, sizeof cmd,
+             "'%s' sweep --device cuda --layers 1 --d-model 32 --heads 2 --ffn 64 --vocab 100 --n 32 --k 8 "
+             "--max-batch 2 --cell-time 1 --no-check --quiet --out '%s/r' 2>&1",
+             linbench, dir);
+    int rc = shell(cmd, out, sizeof out);
+    lb_check(rc == 0, "sweep through the stand-in NVML: exit %d\n%s", rc, out);
+    char path[4400];
+    snprintf(path, sizeof path, "%s/r/raw.csv", dir);
+    LbCellResult *rows = NULL;
+    size_t count = 0;
+    rc = lb_raw_read(path, &rows, &count);
+    lb_check(rc == LB_OK && count == 2, "raw.csv: rc %d (%s), %zu rows: should be 2", rc, lb_error_message(), count);
+    for (size_t i = 0; rc == LB_OK && i < count; i++) {
+        const LbCellResult *r = &rows[i];
+        if (has_energy)
+            lb_check(r->status == LB_CELL_OK && r->power_w > 200 && r->power_w < 400 && r->energy_j_per_seq > 0 &&
+                         fabs(r->energy_j_per_seq - r->power_w * r->ms_per_seq / 1e3) <= 1e-9 * r->energy_j_per_seq,
+                     "%s row: power %g W (the stand-in draws 300 W), %g J per sequence = power x ms per sequence",
+                     lb_model_name(r->model), r->power_w, r->energy_j_per_seq);
+        else
+            lb_check(r->status == LB_CELL_OK && isnan(r->power_w) && isnan(r->energy_j_per_seq),
+                     "%s row without a counter: power %g, energy %g: should be empty", lb_model_name(r->model),
+                     r->power_w, r->energy_j_per_seq);
+        /* the clock columns and the throttle flag, as NVML gives them (an old driver has the
+         * reasons under their old name; without NVML, none of it) */
+        const int nvml = strcmp(getenv("LB_TEST_NVML") ? getenv("LB_TEST_NVML") : "none", "none") != 0;
+        if (nvml)
+            lb_check(r->sm_clock_start_mhz == 1755 && r->sm_clock_end_mhz == 1755 && r->clock_events_known &&
+                         r->slowdown == 1,
+                     "%s row: SM clock %d -> %d MHz, events known %d, slowdown %d: should be 1755, 1755, 1, 1",
+                     lb_model_name(r->model), r->sm_clock_start_mhz, r->sm_clock_end_mhz, r->clock_events_known,
+                     r->slowdown);
+        else
+            lb_check(r->sm_clock_start_mhz == -1 && !r->clock_events_known && r->slowdown == 0,
+                     "%s row without NVML: SM clock %d, events known %d, slowdown %d: should be empty",
+                     lb_model_name(r->model), r->sm_clock_start_mhz, r->clock_events_known, r->slowdown);
+    }
+    LbGrid g;
+    snprintf(path, sizeof path, "%s/r", dir);
+    rc = lb_grids_read(path, &g);
+    if (lb_check(rc == LB_OK && g.rows == 1 && g.cols == 1, "the grids read back: %s", lb_error_message())) {
+        const double want = rc == LB_OK && count == 2 ? rows[0].energy_j_per_seq / rows[1].energy_j_per_seq : NAN;
+        if (has_energy)
+            lb_check(g.energy[0].kind == LB_GRID_VALUE && fabs(g.energy[0].value - want) <= 1e-5 * want,
+                     "energy_speedup.csv: %g: should be standard's joules over Linformer's, %g", g.energy[0].value, want);
+        else
+            lb_check(g.energy[0].kind == LB_GRID_MISSING, "energy_speedup.csv without a counter: NA");
+        lb_grid_free(&g);
+    }
+    free(rows);
+    LbMeta meta;
+    memset(&meta, 0, sizeof meta);
+    snprintf(path, sizeof path, "%s/r/meta.csv", dir);
+    rc = lb_meta_read(path, &meta);
+    const char *energy = rc == LB_OK ? lb_meta_get(&meta, "energy") : NULL;
+    const char *note = rc == LB_OK ? lb_meta_get(&meta, "energy_note") : NULL;
+    lb_check(energy && note && strcmp(energy, has_energy ? "measured" : "none") == 0 &&
+                 (has_energy ? note[0] == '\0' : strstr(note, "no energy counter") != NULL),
+             "meta.csv: energy \"%s\", energy_note \"%s\"", energy ? energy : "(none)", note ? note : "(none)");
+    lb_meta_free(&meta);
+
+    /* check names the counter a sweep will read, or why there is none, before anything runs */
+    snprintf(cmd, sizeof cmd, "'%s' check --device cuda --quick 2>&1", linbench);
+    rc = shell(cmd, out, sizeof out);
+    lb_check(rc == 0 && (has_energy ? strstr(out, "energy counter       NVML total energy") != NULL
+                                    : strstr(out, "energy counter       none (no energy counter") != NULL),
+             "check --quick: exit %d, the energy counter %s\n%s", rc, has_energy ? "named" : "missing, with why", out);
+
+    snprintf(cmd, sizeof cmd, "'%s' compare '%s/r' 2>&1", linbench, dir);
+    rc = shell(cmd, out, sizeof out);
+    lb_check(rc == 0 && (has_energy ? strstr(out, "Energy saved (joules per sequence, standard / Linformer)") != NULL
+                                    : strstr(out, "Energy per sequence: not measured (no energy counter") != NULL),
+             "compare %s energy: exit %d\n%s", has_energy ? "shows the" : "says why there is no", rc, out);
+    snprintf(cmd, sizeof cmd, "'%s' plot '%s/r' --no-render 2>&1", linbench, dir);
+    rc = shell(cmd, out, sizeof out);
+    snprintf(path, sizeof path, "%s/r/energy_speedup.gp", dir);
+    const int heat = access(path, F_OK) == 0;
+    snprintf(path, sizeof path, "%s/r/energy_per_seq.plot.csv", dir);
+    const int lines = access(path, F_OK) == 0;
+    lb_check(rc == 0 && heat == has_energy && lines == has_energy,
+             "plot: exit %d, energy_speedup.gp %s, energy_per_seq.plot.csv %s: should be %s\n%s", rc,
+             heat ? "written" : "absent", lines ? "written" : "absent", has_energy ? "written" : "absent", out);
+    lb_test_rmtree(dir);
+    clear();
+}
+
 int main(int argc, char **argv)
 {
     lb_test_init("test_emu_nvml");
@@ -177,8 +289,10 @@ int main(int argc, char **argv)
     } else {
         check_library(strcmp(which, "old") == 0);
         check_backend(1);
-        if (argc > 1)
+        if (argc > 1 && strcmp(which, "current") == 0)
             check_run(argv[1]);
     }
+    if (argc > 1) /* a current driver has the energy counter; an old one and no NVML have none */
+        check_sweep(argv[1], strcmp(which, "current") == 0);
     return lb_test_finish("test_emu_nvml");
 }

@@ -173,7 +173,7 @@ int main(int argc, char **argv)
     snprintf(path, sizeof path, "%s/raw.csv", bad_raw);
     FILE *f = fopen(path, "a");
     if (f) {
-        fputs("standard,twelve,,,,fp16,1,1,1,1,1,1,1,1,1,5,,,,0,,,ok\n", f);
+        fputs("standard,twelve,,,,fp16,1,1,1,1,1,1,1,1,1,5,,,,0,,,,,ok\n", f);
         fclose(f);
     }
     check_usage(run(bad_raw, NULL, NULL, NULL), "invalid n \"twelve\"", "a malformed raw.csv");

@@ -58,6 +58,14 @@ typedef struct PeerRow {
     const char *status; /* "ok", "OOM" or a message */
 } PeerRow;
 
+/* raw.csv's columns before the energy columns: the layout bench/peer writes (lbpeer/resultdir.py). */
+#define PEER_COLUMNS 23
+static const char *const peer_columns[PEER_COLUMNS] = {
+    "model", "n", "k", "sharing", "order", "dtype", "batch", "planned_bytes", "peak_bytes", "median_ms",
+    "min_ms", "max_ms", "ms_per_seq", "tokens_per_s", "tflop_per_s", "passes", "sm_clock_start_mhz",
+    "sm_clock_end_mhz", "clock_events", "slowdown", "device_uuid", "host", "status",
+};
+
 /* dir/raw.csv in linbench's 23 columns as bench/peer writes them, through libcsv. */
 static int write_peer_raw(const char *dir, const PeerRow *rows, size_t count)
 {
@@ -66,13 +74,13 @@ static int write_peer_raw(const char *dir, const PeerRow *rows, size_t count)
     FILE *f = fopen(path, "w");
     if (!f)
         return -1;
-    int rc = lb_csv_write_record(f, lb_raw_columns, LB_RAW_COLUMNS);
+    int rc = lb_csv_write_record(f, peer_columns, PEER_COLUMNS);
     for (size_t i = 0; rc == LB_OK && i < count; i++) {
         const PeerRow *r = &rows[i];
         const int ok = strcmp(r->status, "ok") == 0;
-        char v[LB_RAW_COLUMNS][64];
-        const char *fs[LB_RAW_COLUMNS];
-        for (int c = 0; c < LB_RAW_COLUMNS; c++) {
+        char v[PEER_COLUMNS][64];
+        const char *fs[PEER_COLUMNS];
+        for (int c = 0; c < PEER_COLUMNS; c++) {
             v[c][0] = '\0';
             fs[c] = v[c];
         }
@@ -99,7 +107,7 @@ static int write_peer_raw(const char *dir, const PeerRow *rows, size_t count)
         snprintf(v[19], 64, "0");
         snprintf(v[21], 64, "peerhost");
         snprintf(v[22], 64, "%s", r->status);
-        rc = lb_csv_write_record(f, fs, LB_RAW_COLUMNS);
+        rc = lb_csv_write_record(f, fs, PEER_COLUMNS);
     }
     return fclose(f) == 0 && rc == LB_OK ? 0 : -1;
 }

@@ -53,6 +53,8 @@ static LbCellResult standard_row(int64_t n)
     r.clock_events_known = 1;
     r.clock_events = LB_CLOCK_EVENT_SW_POWER_CAP | LB_CLOCK_EVENT_HW_THERMAL;
     r.slowdown = 1;
+    r.power_w = rand_real(50, 700);
+    r.energy_j_per_seq = r.power_w * r.ms_per_seq / 1e3;
     r.status = LB_CELL_OK;
     snprintf(r.error, sizeof r.error, "ok");
     /* where it ran: a UUID as nvidia-smi prints it and a host name, random so a swap shows */
@@ -76,6 +78,8 @@ static LbCellResult linformer_row(int64_t n, int64_t k)
     r.clock_events = 0;
     r.slowdown = 0;
     r.sm_clock_end_mhz = 1980;
+    r.power_w = r.energy_j_per_seq = NAN; /* no energy counter: both empty */
+    snprintf(r.energy_why, sizeof r.energy_why, "no energy counter");
     return r;
 }
 
@@ -89,6 +93,7 @@ static LbCellResult oom_row(int64_t n)
     r.planned_bytes = 25769803776;
     r.sm_clock_start_mhz = -1;
     r.sm_clock_end_mhz = -1;
+    r.power_w = r.energy_j_per_seq = NAN;
     r.status = LB_CELL_OOM;
     snprintf(r.error, sizeof r.error, "OOM");
     return r;
@@ -138,6 +143,13 @@ static int same_row(const LbCellResult *a, const LbCellResult *b, size_t i)
     SAME_I(clock_events);
     SAME_I(slowdown);
     SAME_I(status);
+    /* energy: the same double, or NaN (empty) on both sides */
+    ok &= lb_check((isnan(a->power_w) && isnan(b->power_w)) || a->power_w == b->power_w,
+                   "row %zu: power_w %.17g read back as %.17g", i, a->power_w, b->power_w);
+    ok &= lb_check((isnan(a->energy_j_per_seq) && isnan(b->energy_j_per_seq)) ||
+                       a->energy_j_per_seq == b->energy_j_per_seq,
+                   "row %zu: energy_j_per_seq %.17g read back as %.17g", i, a->energy_j_per_seq,
+                   b->energy_j_per_seq);
 #undef SAME_I
 #undef SAME_D
     ok &= lb_check(strcmp(a->error, b->error) == 0, "row %zu: status \"%s\" read back as \"%s\"", i,
@@ -288,7 +300,7 @@ int main(void)
     if (w)
         lb_raw_append(w, &want[0]);
     lb_raw_close(w);
-    append_text(path4, "standard,zero,,,,fp16,1,1,1,1,1,1,1,1,1,5,,,,0,,,ok\n");
+    append_text(path4, "standard,zero,,,,fp16,1,1,1,1,1,1,1,1,1,5,,,,0,,,,,ok\n");
     lb_error_clear();
     rc = lb_raw_read(path4, &got, &count);
     lb_check(rc == LB_ERR_FORMAT && strstr(lb_error_message(), "line 3") &&
@@ -334,7 +346,7 @@ int main(void)
     }
     lb_csv_table_free(&t);
     /* A model name the table does not know is refused, naming the ones it does. */
-    append_text(path5, "nosuchmodel,512,,,,fp16,1,1,1,1,1,1,1,1,1,5,,,,0,,,ok\n");
+    append_text(path5, "nosuchmodel,512,,,,fp16,1,1,1,1,1,1,1,1,1,5,,,,0,,,,,ok\n");
     lb_error_clear();
     rc = lb_raw_read(path5, &got, &count);
     lb_check(rc == LB_ERR_FORMAT && strstr(lb_error_message(), "invalid model \"nosuchmodel\"") &&
@@ -362,11 +374,64 @@ int main(void)
              count ? (long long)got[0].batch : -1LL, count ? got[0].device_uuid : "");
     free(got);
     rc = lb_csv_read_file(path6, 0, &t);
-    lb_check(rc == LB_OK && t.rows == 3 && t.row[2].count == LB_RAW_COLUMNS - 2,
+    lb_check(rc == LB_OK && t.rows == 3 && t.row[2].count == LB_RAW_COLUMNS - 4,
              "old raw.csv after an append: %zu lines, the new one %zu fields: should be 3 and %d", t.rows,
-             rc == LB_OK && t.rows > 2 ? t.row[2].count : 0, LB_RAW_COLUMNS - 2);
+             rc == LB_OK && t.rows > 2 ? t.row[2].count : 0, LB_RAW_COLUMNS - 4);
     if (rc == LB_OK)
         lb_csv_table_free(&t);
+
+    /* A raw.csv from before the energy columns (with device_uuid and host) reads, energy NaN; a
+     * resume appends in its layout, the measured energy left out (it has nowhere to go), and
+     * says so through lb_raw_layout_has_energy. */
+    char path7[4200];
+    snprintf(path7, sizeof path7, "%s/before_energy.csv", dir);
+    append_text(path7, "model,n,k,sharing,order,dtype,batch,planned_bytes,peak_bytes,median_ms,min_ms,max_ms,"
+                       "ms_per_seq,tokens_per_s,tflop_per_s,passes,sm_clock_start_mhz,sm_clock_end_mhz,"
+                       "clock_events,slowdown,device_uuid,host,status\n"
+                       "standard,512,,,,fp16,7,100,90,2,1,3,0.25,2048,1.5,5,,,,0,GPU-1,h,ok\n");
+    rc = lb_raw_open(path7, 1, &w);
+    lb_check(rc == LB_OK && w && !lb_raw_layout_has_energy(w),
+             "lb_raw_open(append) on a raw.csv without energy = %d (%s), has energy %d", rc, lb_error_message(),
+             w ? lb_raw_layout_has_energy(w) : -1);
+    if (w)
+        lb_check(lb_raw_append(w, &want[0]) == LB_OK, "append to a raw.csv without energy: %s", lb_error_message());
+    lb_raw_close(w);
+    rc = lb_raw_read(path7, &got, &count);
+    lb_check(rc == LB_OK && count == 2 && isnan(got[0].power_w) && isnan(got[1].energy_j_per_seq) &&
+                 strcmp(got[0].device_uuid, "GPU-1") == 0 && strcmp(got[1].host, want[0].host) == 0,
+             "raw.csv without energy: rc %d (%s), %zu rows", rc, lb_error_message(), count);
+    free(got);
+    rc = lb_csv_read_file(path7, 0, &t);
+    lb_check(rc == LB_OK && t.rows == 3 && t.row[2].count == LB_RAW_COLUMNS - 2,
+             "raw.csv without energy after an append: %zu lines, the new one %zu fields: should be 3 and %d",
+             t.rows, rc == LB_OK && t.rows > 2 ? t.row[2].count : 0, LB_RAW_COLUMNS - 2);
+    if (rc == LB_OK)
+        lb_csv_table_free(&t);
+    rc = lb_raw_open(path, 1, &w);
+    lb_check(rc == LB_OK && w && lb_raw_layout_has_energy(w), "this version's raw.csv has the energy columns");
+    lb_raw_close(w);
+
+    /* Energy is both columns or neither, positive, and only on an ok row. */
+    static const char *const bad_energy[][2] = {
+        {"standard,512,,,,fp16,7,100,90,2,1,3,0.25,2048,1.5,5,,,,0,300,,,,ok\n", "energy_j_per_seq"},
+        {"standard,512,,,,fp16,7,100,90,2,1,3,0.25,2048,1.5,5,,,,0,,0.1,,,ok\n", "power_w"},
+        {"standard,512,,,,fp16,7,100,90,2,1,3,0.25,2048,1.5,5,,,,0,-3,0.1,,,ok\n", "power_w"},
+        {"standard,512,,,,fp16,0,100,0,,,,,,,,,,,0,300,0.1,,,OOM\n", "power_w"},
+    };
+    for (size_t b = 0; b < sizeof bad_energy / sizeof bad_energy[0]; b++) {
+        char path8[4200];
+        snprintf(path8, sizeof path8, "%s/bad_energy.csv", dir);
+        remove(path8);
+        rc = lb_raw_open(path8, 0, &w);
+        lb_raw_close(w);
+        append_text(path8, bad_energy[b][0]);
+        lb_error_clear();
+        rc = lb_raw_read(path8, &got, &count);
+        lb_check(rc == LB_ERR_FORMAT && strstr(lb_error_message(), bad_energy[b][1]),
+                 "bad energy row %zu: rc %d, message \"%s\": should name %s", b, rc, lb_error_message(),
+                 bad_energy[b][1]);
+        remove(path8);
+    }
 
     remove(path);
     remove(path2);
@@ -374,6 +439,7 @@ int main(void)
     remove(path4);
     remove(path5);
     remove(path6);
+    remove(path7);
     remove(dir);
     return lb_test_finish("test_raw");
 }

@@ -4,6 +4,7 @@
  * against those ranked before it; k empty for a model without a k
  * axis; cells a model lacks left out. Table 3's two files stay byte for byte what Linformer's and
  * the standard model's rows alone give (and what they gave before other models existed). */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +42,12 @@ static LbCellResult make_row(LbModelKind m, int64_t n, int64_t k)
         r.ms_per_seq = 0.01 + (double)(next_u64() % 1000000) / 1e4;
         r.median_ms = r.ms_per_seq * (double)r.batch;
         r.passes = 5;
+        /* energy on three rows in four; the fourth as a device without a counter leaves it */
+        r.power_w = r.energy_j_per_seq = NAN;
+        if (next_u64() % 4 != 0) {
+            r.power_w = 50 + (double)(next_u64() % 6000) / 10;
+            r.energy_j_per_seq = r.power_w * r.ms_per_seq / 1e3;
+        }
     }
     snprintf(r.error, sizeof r.error, "%s", r.status == LB_CELL_OK ? "ok" : r.status == LB_CELL_OOM ? "OOM" : "device fault");
     return r;
@@ -57,16 +64,20 @@ static const LbCellResult *find(const LbCellResult *rows, size_t count, LbModelK
 }
 
 /* What a field should hold, computed from the two rows without the library's ratio code. */
-static void expected(const LbCellResult *b, const LbCellResult *m, int memory, char *buf, size_t size)
+/* which: 0 time, 1 memory, 2 energy (NA where either side has none). */
+static void expected(const LbCellResult *b, const LbCellResult *m, int which, char *buf, size_t size)
 {
     if ((b && b->status == LB_CELL_ERROR) || (m && m->status == LB_CELL_ERROR))
         snprintf(buf, size, "ERR");
     else if ((b && b->status == LB_CELL_OOM) || (m && m->status == LB_CELL_OOM))
         snprintf(buf, size, "OOM");
-    else if (!b || !m)
+    else if (!b || !m || (which == 2 && !(b->energy_j_per_seq > 0 && m->energy_j_per_seq > 0)))
         snprintf(buf, size, "NA");
     else
-        lb_csv_format_double(memory ? (double)m->batch / (double)b->batch : b->ms_per_seq / m->ms_per_seq, buf, size);
+        lb_csv_format_double(which == 1   ? (double)m->batch / (double)b->batch
+                             : which == 2 ? b->energy_j_per_seq / m->energy_j_per_seq
+                                          : b->ms_per_seq / m->ms_per_seq,
+                             buf, size);
 }
 
 static char *slurp(const char *dir, const char *name)
@@ -98,6 +109,8 @@ static void check_table3_unchanged(const LbCellResult *rows, size_t count, const
     fixed[2].batch = 60, fixed[2].ms_per_seq = 1.6;
     fixed[3].batch = 12, fixed[3].ms_per_seq = 8.0;
     fixed[4].status = LB_CELL_OOM;
+    fixed[0].energy_j_per_seq = 4.0, fixed[1].energy_j_per_seq = 1.0, fixed[3].energy_j_per_seq = 16.0;
+    fixed[2].energy_j_per_seq = NAN; /* no counter: the cell is NA, its time and memory still numbers */
     const int64_t n[] = {512, 1024}, k[] = {128, 256, 1024};
     LbGrid g;
     int rc = lb_grid_from_raw(fixed, 5, n, 2, k, 3, &g);
@@ -110,6 +123,10 @@ static void check_table3_unchanged(const LbCellResult *rows, size_t count, const
     lb_check(m && strcmp(m, "n,k=128,k=256,k=1024\n512,1.75,1.5,\n1024,OOM,NA,\n") == 0, "memory_speedup.csv:\n%s", m ? m : "(none)");
     free(t);
     free(m);
+    char *e = slurp(dir, "energy_speedup.csv");
+    lb_check(e && strcmp(e, "n,k=128,k=256,k=1024\n512,4,NA,\n1024,OOM,NA,\n") == 0, "energy_speedup.csv:\n%s",
+             e ? e : "(none)");
+    free(e);
 
     /* The random rows of every model give the files the paper's two models' rows alone give. */
     LbCellResult *two = malloc(count * sizeof *two);
@@ -197,12 +214,13 @@ int main(void)
     }
     if (rc == LB_OK && t.rows >= 1) {
         int hdr = t.row[0].count == LB_SPEEDUPS_COLUMNS;
-        static const char *const want_hdr[] = {"model", "baseline", "n", "k", "time_speedup", "memory_speedup"};
+        static const char *const want_hdr[] = {"model",        "baseline",       "n",           "k",
+                                               "time_speedup", "memory_speedup", "energy_speedup"};
         for (int c = 0; hdr && c < LB_SPEEDUPS_COLUMNS; c++)
             hdr = strcmp(t.row[0].fields[c], want_hdr[c]) == 0;
-        lb_check(hdr, "header should be model,baseline,n,k,time_speedup,memory_speedup");
+        lb_check(hdr, "header should be model,baseline,n,k,time_speedup,memory_speedup,energy_speedup");
         lb_check(t.rows - 1 == want_rows, "%zu rows: should be %zu", t.rows - 1, want_rows);
-        size_t values = 0;
+        size_t values = 0, energy_values = 0;
         for (size_t r = 1; r < t.rows; r++) {
             char **f = t.row[r].fields;
             if (!lb_check(t.row[r].count == LB_SPEEDUPS_COLUMNS, "line %zu: %zu fields", t.line[r], t.row[r].count))
@@ -220,16 +238,22 @@ int main(void)
             if (!ok)
                 continue;
             const LbCellResult *mr = find(rows, count, m, nv, kv), *br = find(rows, count, b, nv, kv);
-            char want[2][64];
+            char want[3][64];
             expected(br, mr, 0, want[0], sizeof want[0]);
             expected(br, mr, 1, want[1], sizeof want[1]);
+            expected(br, mr, 2, want[2], sizeof want[2]);
             lb_check(strcmp(f[4], want[0]) == 0, "line %zu (%s/%s n=%lld k=%lld): time \"%s\": should be %s",
                      t.line[r], f[0], f[1], nv, kv, f[4], want[0]);
             lb_check(strcmp(f[5], want[1]) == 0, "line %zu (%s/%s n=%lld k=%lld): memory \"%s\": should be %s",
                      t.line[r], f[0], f[1], nv, kv, f[5], want[1]);
+            lb_check(strcmp(f[6], want[2]) == 0, "line %zu (%s/%s n=%lld k=%lld): energy \"%s\": should be %s",
+                     t.line[r], f[0], f[1], nv, kv, f[6], want[2]);
             values += strcmp(f[4], "NA") && strcmp(f[4], "OOM") && strcmp(f[4], "ERR");
+            energy_values += strcmp(f[6], "NA") && strcmp(f[6], "OOM") && strcmp(f[6], "ERR");
         }
         lb_check(values > 0, "some rows hold numbers (seed gave none)");
+        lb_check(energy_values > 0 && energy_values < values, "%zu rows of %zu hold an energy ratio: should be some, not all",
+                 energy_values, values);
     }
     lb_csv_table_free(&t);
 

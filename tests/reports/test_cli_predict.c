@@ -1,0 +1,365 @@
+/* linbench predict end to end (issue 22): the roofline's time of a hand-worked cell; the batches of
+ * the sweep's own plan under the sweep's own headroom, and equal to a real CPU sweep's under the
+ * same budget; the files read back through libcsv and round-tripped through compare and plot;
+ * OOM cells for a card too small; and bad input: one line on stderr, exit 2, nothing written.
+ * Usage: test_cli_predict PATH-TO-LINBENCH */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn/plan.h"
+#include "cmd/calibration.h"
+#include "reports/breakdown.h"
+#include "reports/meta.h"
+#include "reports/raw.h"
+#include "reports/settings.h"
+#include "tests/lib/check.h"
+#include "tests/lib/spawn.h"
+
+static char *bin;
+static const char *scratch;
+
+static void path_in(char *buf, size_t size, const char *dir, const char *file)
+{
+    snprintf(buf, size, "%s/%s/%s", scratch, dir, file);
+}
+
+static LbCellResult *read_rows(const char *dir, size_t *count)
+{
+    char path[4200];
+    path_in(path, sizeof path, dir, "raw.csv");
+    LbCellResult *rows = NULL;
+    *count = 0;
+    lb_check(lb_raw_read(path, &rows, count) == 0, "%s/raw.csv reads back", dir);
+    return rows;
+}
+
+static const LbCellResult *find(const LbCellResult *rows, size_t count, LbModelKind m, int64_t n, int64_t k)
+{
+    for (size_t i = 0; i < count; i++)
+        if (rows[i].model == m && rows[i].n == n && (!lb_model_has_k(m) || rows[i].k == k))
+            return &rows[i];
+    return NULL;
+}
+
+/* The hand-worked cell. standard, L = 1, d = 8, h = 1 (head width 8), f = 16, n = 4, B = 1
+ * (--max-batch 1), fp16 (e = 2 bytes). Its calls, FLOPs (2 m n k per product) and bytes (every
+ * operand read once, every result written once, METHOD.md "Bytes moved"):
+ *   embed      (2 B n d + n d) e + 4 B n = (64 + 32) 2 + 16          = 208 B
+ *   layernorm  (2 rows d + 2 d) e = (64 + 16) 2                      = 160 B
+ *   qkv        4 x 8 -> 24, bias: 2*4*8*24 = 1536 FLOPs; (32 + 192 + 24 + 96) 2 = 688 B
+ *   scores     Q K^T, m 4 n 4 k 8: 256 FLOPs; (32 + 32 + 16) 2       = 160 B
+ *   softmax    2 x 16 elements x 2                                   = 64 B
+ *   pv         P V, m 4 n 8 k 4: 256 FLOPs; (16 + 32 + 32) 2         = 160 B
+ *   out_proj   4 x 8 -> 8, bias: 512 FLOPs; (32 + 64 + 8 + 32) 2     = 272 B
+ *   layernorm  with residual (3 rows d + 2 d) e = (96 + 16) 2        = 224 B
+ *   ffn_up     4 x 8 -> 16, bias: 1024 FLOPs; (32 + 128 + 16 + 64) 2 = 480 B
+ *   gelu       2 x 64 x 2                                            = 256 B
+ *   ffn_down   4 x 16 -> 8, bias: 1024 FLOPs; (64 + 128 + 8 + 32) 2  = 464 B
+ *   layernorm  with residual                                         = 224 B
+ * The card: --spec tflops=1e-7 (1e5 FLOP/s), bw=1e-4 (1e5 B/s), product efficiency 0.5, copy
+ * efficiency 0.8, 1000 us per kernel. Products are bound by their FLOPs (ms = FLOPs / 5e4 x 1e3:
+ * 30.72 + 5.12 + 5.12 + 10.24 + 20.48 + 20.48 = 92.16 ms; each one's bytes would take less: qkv
+ * 688 / 8e4 = 8.6 ms < 30.72), the rest by their bytes (ms = bytes / 8e4 x 1e3: 2.6 + 2.0 + 0.8 +
+ * 2.8 + 3.2 + 2.8 = 14.2 ms), plus 12 calls x 1 ms: 118.36 ms. FLOPs per sequence 4608. */
+static void hand_worked_cell(void)
+{
+    char out[4200];
+    snprintf(out, sizeof out, "%s/hand", scratch);
+    char *argv[] = {bin, "predict", "--spec", "tflops=1e-7,bw=1e-4,mem=64M", "--headroom", "0", "--max-batch", "1",
+                    "--models", "standard", "--n", "4", "--layers", "1", "--d-model", "8", "--heads", "1", "--ffn", "16",
+                    "--vocab", "10", "--product-efficiency", "0.5", "--copy-efficiency", "0.8", "--launch-us", "1000",
+                    "--out", out, NULL};
+    LbRun r = lb_run(argv);
+    lb_check(r.code == 0, "predict on the hand-worked cell exits 0 (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    size_t count = 0;
+    LbCellResult *rows = read_rows("hand", &count);
+    lb_check(count == 1, "one cell, %zu rows", count);
+    if (count == 1) {
+        const LbCellResult *c = &rows[0];
+        lb_check(c->status == LB_CELL_OK && c->batch == 1, "ok at batch 1 (status %d, batch %lld)", (int)c->status,
+                 (long long)c->batch);
+        lb_check(fabs(c->median_ms - 118.36) < 1e-9 * 118.36, "median_ms %.12g: should be 118.36 by hand", c->median_ms);
+        lb_check(c->min_ms == c->median_ms && c->max_ms == c->median_ms, "min and max are the prediction");
+        lb_check(fabs(c->ms_per_seq - 118.36) < 1e-9 * 118.36, "ms_per_seq %.12g", c->ms_per_seq);
+        const double tflops = 4608.0 / 0.11836 / 1e12;
+        lb_check(fabs(c->tflop_per_s - tflops) < 1e-9 * tflops, "tflop_per_s %.12g: should be %.12g", c->tflop_per_s,
+                 tflops);
+        lb_check(c->passes == 0, "no passes ran (%d)", c->passes);
+    }
+    free(rows);
+    /* breakdown.csv: the same time per operation, summing to the pass */
+    LbBreakdownRecord *recs = NULL;
+    size_t nrec = 0;
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/hand", scratch);
+    lb_check(lb_breakdown_read(dir, &recs, &nrec) == 0, "breakdown.csv reads back");
+    static const struct {
+        const char *op;
+        double ms;
+        int calls;
+    } want[] = {{"embed", 2.6 + 1, 1},      {"layernorm", 2.0 + 2.8 + 2.8 + 3, 3}, {"qkv", 30.72 + 1, 1},
+                {"scores", 5.12 + 1, 1},    {"softmax", 0.8 + 1, 1},               {"pv", 5.12 + 1, 1},
+                {"out_proj", 10.24 + 1, 1}, {"ffn_up", 20.48 + 1, 1},              {"gelu", 3.2 + 1, 1},
+                {"ffn_down", 20.48 + 1, 1}, {"pass", 118.36, 12}};
+    for (size_t w = 0; w < sizeof want / sizeof want[0]; w++) {
+        int seen = 0;
+        for (size_t i = 0; i < nrec; i++)
+            if (strcmp(recs[i].op, want[w].op) == 0) {
+                seen = 1;
+                lb_check(fabs(recs[i].ms - want[w].ms) < 1e-9 * want[w].ms && recs[i].calls == want[w].calls,
+                         "breakdown %s: %.12g ms in %lld calls: should be %.12g in %d", want[w].op, recs[i].ms,
+                         (long long)recs[i].calls, want[w].ms, want[w].calls);
+            }
+        lb_check(seen, "breakdown.csv has %s", want[w].op);
+    }
+    free(recs);
+}
+
+/* The batches: the plan's (CUDA's parameters) under the card's memory less the sweep's headroom;
+ * and a real CPU sweep's under the same budget. The CPU reference stores fp32 and carves no
+ * library workspace, so with --dtype fp32 its plan is CUDA's less the 32 MiB workspace exactly
+ * (every allocation 256-byte aligned on both): a CPU budget of X matches a card of X + 32 MiB
+ * after the headroom. 312M - 256M (the headroom's floor) - 32M = 24M. */
+static void same_batches_as_a_sweep(void)
+{
+    char *model[] = {"--layers", "2", "--d-model", "64", "--heads", "4", "--ffn", "128", "--vocab", "1000",
+                     "--n", "128,256", "--k", "32,64", "--dtype", "fp32"};
+    const int nmodel = (int)(sizeof model / sizeof model[0]);
+    char pred[4200], swp[4200];
+    snprintf(pred, sizeof pred, "%s/plan", scratch);
+    snprintf(swp, sizeof swp, "%s/cpu", scratch);
+    char *argv[64];
+    char *extra_p[] = {"--spec", "tflops=10,bw=500,mem=312M", "--out", pred};
+    lb_argv(argv, 64, bin, "predict", model, nmodel, extra_p, 4);
+    LbRun r = lb_run(argv);
+    lb_check(r.code == 0, "predict for 312M exits 0 (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    char *extra_s[] = {"--device", "cpu", "--mem-limit", "24M", "--cell-time", "1", "--no-check", "--breakdown",
+                       "-q", "--out", swp};
+    lb_argv(argv, 64, bin, "sweep", model, nmodel, extra_s, 11);
+    r = lb_run(argv);
+    lb_check(r.code == 0, "the CPU sweep at 24M exits 0 (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+
+    size_t np = 0, ns = 0;
+    LbCellResult *p = read_rows("plan", &np), *s = read_rows("cpu", &ns);
+    lb_check(np == 6 && ns == 6, "6 cells each (%zu predicted, %zu swept)", np, ns);
+    /* the sweep's own headroom function and plan, in this process */
+    LbRunSettings set;
+    lb_check(lb_run_settings_init(&set) == 0, "settings");
+    const uint64_t mem = (uint64_t)312 << 20, budget = mem - lb_run_settings_headroom(&set, mem);
+    lb_check(budget == (uint64_t)56 << 20, "the headroom of a 312 MiB card is 256 MiB (budget %llu)",
+             (unsigned long long)budget);
+    const LbPlanParams cuda = lb_plan_params_cuda(LB_DTYPE_FP32);
+    for (size_t i = 0; i < np; i++) {
+        const LbCellResult *a = &p[i], *b = find(s, ns, a->model, a->n, a->k);
+        LbModelConfig cfg = set.model;
+        cfg.layers = 2, cfg.d_model = 64, cfg.heads = 4, cfg.ffn = 128, cfg.vocab = 1000, cfg.dtype = LB_DTYPE_FP32;
+        cfg.kind = a->model, cfg.n = a->n, cfg.k = a->k;
+        const int64_t plan = lb_plan_largest_batch(&cfg, &cuda, (size_t)budget, 0);
+        lb_check(a->batch == plan && a->batch > 1, "%s n=%lld k=%lld: predicted batch %lld, the plan's %lld",
+                 lb_model_name(a->model), (long long)a->n, (long long)a->k, (long long)a->batch, (long long)plan);
+        lb_check(b && b->batch == a->batch, "%s n=%lld k=%lld: the CPU sweep's batch %lld, predicted %lld",
+                 lb_model_name(a->model), (long long)a->n, (long long)a->k, b ? (long long)b->batch : -1LL,
+                 (long long)a->batch);
+        lb_check(b && b->planned_bytes + (int64_t)LB_CUDA_WORKSPACE_BYTES == a->planned_bytes,
+                 "planned bytes: the sweep's + the workspace (%lld + 32 MiB vs %lld)", b ? (long long)b->planned_bytes : -1LL,
+                 (long long)a->planned_bytes);
+    }
+    lb_run_settings_free(&set);
+    free(p);
+    free(s);
+
+    /* The predicted pass is counted, not run: its FLOPs and bytes per operation must be what the
+     * CPU sweep's --breakdown counted on a real pass at the same batch (fp32 stores 4 bytes on
+     * both backends). */
+    LbBreakdownRecord *bp = NULL, *bs = NULL;
+    size_t nbp = 0, nbs = 0;
+    lb_check(lb_breakdown_read(pred, &bp, &nbp) == 0 && lb_breakdown_read(swp, &bs, &nbs) == 0,
+             "both breakdown.csv read back");
+    lb_check(nbp == nbs && nbp > 6 * 10, "as many breakdown rows (%zu predicted, %zu measured)", nbp, nbs);
+    size_t matched = 0;
+    for (size_t i = 0; i < nbp; i++) {
+        if (strcmp(bp[i].op, "overhead") == 0)
+            continue;
+        for (size_t j = 0; j < nbs; j++)
+            if (bs[j].model == bp[i].model && bs[j].n == bp[i].n && bs[j].k == bp[i].k && strcmp(bs[j].op, bp[i].op) == 0) {
+                matched++;
+                lb_check(bs[j].calls == bp[i].calls && bs[j].flops == bp[i].flops && bs[j].bytes == bp[i].bytes,
+                         "%s n=%lld k=%lld %s: predicted %lld calls, %.17g FLOPs, %.17g bytes; measured %lld, %.17g, %.17g",
+                         lb_model_name(bp[i].model), (long long)bp[i].n, (long long)bp[i].k, bp[i].op,
+                         (long long)bp[i].calls, bp[i].flops, bp[i].bytes, (long long)bs[j].calls, bs[j].flops,
+                         bs[j].bytes);
+            }
+    }
+    lb_check(matched + 6 == nbp, "every predicted row but overhead has its measured row (%zu of %zu)", matched, nbp);
+    free(bp);
+    free(bs);
+
+    /* compare MEASURED PREDICTED: per cell, measured / predicted batch = 1 here */
+    char *cmp[] = {bin, "compare", swp, pred, "--format", "csv", NULL};
+    r = lb_run(cmp);
+    lb_check(r.code == 0 && strncmp(r.out, "model,n,k,op,measured_batch,predicted_batch,batch_ratio,", 56) == 0,
+             "compare CPU PREDICTED --format csv (%d): %.200s %s", r.code, r.out, r.err);
+    lb_check(strstr(r.out, "\nstandard,128,,pass,") && strstr(r.out, "\nlinformer,256,64,pass,"), "a pass row per cell");
+    lb_check(strstr(r.out, ",1,") != NULL, "batch ratio 1 where the batches agree");
+    lb_run_free(&r);
+    char *cmp2[] = {bin, "compare", pred, swp, NULL}; /* either order */
+    r = lb_run(cmp2);
+    lb_check(r.code == 0 && strstr(r.out, "a sweep against its prediction") && strstr(r.out, "largest batch"),
+             "compare PREDICTED MEASURED (%d): %.300s", r.code, r.out);
+    lb_run_free(&r);
+}
+
+/* Read back as a sweep: meta.csv says predicted; compare against the paper and plot label it. */
+static void round_trip(void)
+{
+    char dir[4200], path[4200];
+    snprintf(dir, sizeof dir, "%s/plan", scratch);
+    path_in(path, sizeof path, "plan", "meta.csv");
+    LbMeta m;
+    memset(&m, 0, sizeof m);
+    lb_check(lb_meta_read(path, &m) == 0, "meta.csv reads back");
+    lb_check(lb_meta_is_predicted(&m), "meta.csv's source is predicted");
+    const char *name = lb_meta_get(&m, "device_name");
+    lb_check(name && strstr(name, "predicted") && strstr(name, "not a measurement"), "device_name says so: %s",
+             name ? name : "(none)");
+    static const char *const keys[] = {"predict_product_tflop_per_s", "predict_bandwidth_gb_per_s", "predict_memory_bytes",
+                                       "predict_product_efficiency", "predict_copy_efficiency", "predict_launch_us",
+                                       "predict_sweep_seconds", "predict_wall_ms", "memory_budget_bytes"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        lb_check(lb_meta_get(&m, keys[i]) && *lb_meta_get(&m, keys[i]), "meta.csv records %s", keys[i]);
+    lb_check(strcmp(lb_meta_get(&m, "predict_product_efficiency"), "0.66") == 0, "the default product efficiency");
+    lb_meta_free(&m);
+    static const char *const files[] = {"time_speedup.csv", "memory_speedup.csv", "speedups.csv", "breakdown.csv"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        path_in(path, sizeof path, "plan", files[i]);
+        lb_check(lb_exists(path), "predict wrote %s", files[i]);
+    }
+
+    char *cmp[] = {bin, "compare", dir, "--format", "csv", NULL};
+    LbRun r = lb_run(cmp);
+    static const char head[] = "grid,n,k,predicted,paper,predicted_over_paper\n";
+    lb_check(r.code == 0 && strncmp(r.out, head, sizeof head - 1) == 0,
+             "compare PREDICTED against the paper names its column predicted (%d): %.100s", r.code, r.out);
+    lb_run_free(&r);
+    char *txt[] = {bin, "compare", dir, NULL};
+    r = lb_run(txt);
+    lb_check(r.code == 0 && strstr(r.out, "  predicted: ") && strstr(r.out, "predicted / paper"),
+             "compare's text says predicted (%d)", r.code);
+    lb_run_free(&r);
+    char *plot[] = {bin, "plot", dir, NULL};
+    r = lb_run(plot);
+    lb_check(r.code == 0, "plot PREDICTED exits 0 (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    path_in(path, sizeof path, "plan", "time_speedup.gp");
+    char *gp = lb_slurp(path);
+    lb_check(gp && strstr(gp, "Predicted, not measured"), "the plot's title says predicted");
+    free(gp);
+    /* a sweep never resumes a prediction */
+    char *resume[] = {bin, "sweep", "--resume", dir, NULL};
+    r = lb_run(resume);
+    lb_check(r.code == 2 && lb_lines(r.err) == 1 && strstr(r.err, "predict"), "sweep --resume PREDICTED: exit 2 (%d): %s",
+             r.code, r.err);
+    lb_run_free(&r);
+}
+
+/* A card with less memory than one sequence needs: OOM cells, as a sweep writes them. */
+static void too_small(void)
+{
+    char out[4200];
+    snprintf(out, sizeof out, "%s/small", scratch);
+    char *argv[] = {bin, "predict", "--spec", "tflops=100,bw=1000,mem=300M", "--n", "16384", "--k", "128", "--out", out, NULL};
+    LbRun r = lb_run(argv);
+    lb_check(r.code == 0, "predict on a small card exits 0 (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    size_t count = 0;
+    LbCellResult *rows = read_rows("small", &count);
+    lb_check(count == 2, "two cells (%zu)", count);
+    for (size_t i = 0; i < count; i++)
+        lb_check(rows[i].status == LB_CELL_OOM && rows[i].batch == 0, "%s: OOM at batch 0", lb_model_name(rows[i].model));
+    free(rows);
+}
+
+/* Bad input: exit 2, one line naming the flag, nothing on stdout, no directory. */
+static void bad_input(void)
+{
+    static const struct {
+        const char *a, *b, *want;
+    } cases[] = {
+        {"--gpu", "v99", "v100-16gb, v100-32gb, a100-40gb"},
+        {"--spec", "tflops=10,bw=100", "--spec"},
+        {"--spec", "tflops=0,bw=100,mem=16G", "--spec"},
+        {"--spec", "tflops=10,bw=-1,mem=16G", "--spec"},
+        {"--spec", "tflops=10,bw=100,mem=0", "--spec"},
+        {"--spec", "tflops=10,tflops=10,bw=100,mem=16G", "--spec"},
+        {"--product-efficiency", "0", "--product-efficiency"},
+        {"--copy-efficiency", "1.5", "--copy-efficiency"},
+        {"--launch-us", "-1", "--launch-us"},
+    };
+    char out[4200];
+    snprintf(out, sizeof out, "%s/bad", scratch);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const int card = strcmp(cases[i].a, "--gpu") == 0 || strcmp(cases[i].a, "--spec") == 0;
+        char *argv[] = {bin, "predict", (char *)cases[i].a, (char *)cases[i].b, "--out", out,
+                        card ? NULL : "--gpu", "h100-sxm", NULL};
+        LbRun r = lb_run(argv);
+        lb_check(r.code == 2 && lb_lines(r.err) == 1 && strstr(r.err, cases[i].want) && r.out[0] == '\0',
+                 "%s %s: exit 2 (%d), one line with \"%s\": %s", cases[i].a, cases[i].b, r.code, cases[i].want, r.err);
+        lb_check(!lb_exists(out), "%s %s: nothing written", cases[i].a, cases[i].b);
+        lb_run_free(&r);
+    }
+    char *none[] = {bin, "predict", "--out", out, NULL};
+    LbRun r = lb_run(none);
+    lb_check(r.code == 2 && lb_lines(r.err) == 1 && strstr(r.err, "h100-sxm") && !lb_exists(out),
+             "no card: exit 2, the names listed (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    char *bf16[] = {bin, "predict", "--gpu", "v100-16gb", "--dtype", "bf16", "--out", out, NULL};
+    r = lb_run(bf16);
+    lb_check(r.code == 2 && lb_lines(r.err) == 1 && strstr(r.err, "bf16") && !lb_exists(out),
+             "bf16 on a V100: exit 2 (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+}
+
+/* What sweep prints beside its calibration on a card of the table, and nothing on another card. */
+static void card_limits_line(void)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/limits.txt", scratch);
+    FILE *f = fopen(path, "w");
+    LbCalibration cal;
+    memset(&cal, 0, sizeof cal);
+    cal.tflop_per_s = 754.463;
+    cal.copy_gb_per_s = 2906.66;
+    lb_print_card_limits(f, "", "NVIDIA H100 80GB HBM3", LB_DTYPE_FP16, 0, &cal);
+    lb_print_card_limits(f, "", "linbench emulated GPU (on the CPU; not a GPU measurement)", LB_DTYPE_FP16, 0, &cal);
+    lb_print_card_limits(f, "", "Tesla V100-SXM2-16GB", LB_DTYPE_BF16, 0, NULL); /* no bf16 rate: nothing */
+    fclose(f);
+    char *text = lb_slurp(path);
+    /* 989.5 x 0.66 = 653.07; 3350 x 0.83 = 2780.5; 754.463 / 989.5 = 76%; 2906.66 / 3350 = 87% */
+    static const char want[] = "predicted limit (linbench predict --gpu h100-sxm): 653.1 TFLOP/s (fp16 tensor 989.5 x 0.66), "
+                               "2780 GB/s (3350 x 0.83); measured 754.5 TFLOP/s (76% of the datasheet), 2907 GB/s (87%)\n";
+    lb_check(text && strcmp(text, want) == 0, "the card's limits, one line for the H100 only:\n%s", text ? text : "(none)");
+    free(text);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        printf("usage: test_cli_predict PATH-TO-LINBENCH\n");
+        return 1;
+    }
+    bin = argv[1];
+    lb_test_init("test_cli_predict");
+    scratch = lb_scratch_dir("predict");
+    hand_worked_cell();
+    same_batches_as_a_sweep();
+    round_trip();
+    too_small();
+    bad_input();
+    card_limits_line();
+    return lb_test_finish("test_cli_predict");
+}
