@@ -261,8 +261,7 @@ static int validate(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t *res
     note_skipped(s);
     if (s->projection != 0) /* Table 3's files are the linear Linformer's, which this sweep replaced */
         fprintf(stderr, "linbench: note: --projection %s measures linformer-%s in linformer's place: Table 3's grids "
-                        "(time_speedup.csv, memory_speedup.csv) are linformer's and read NA; linformer-%s's speedups "
-                        "are in speedups.csv and compare's other models\n",
+                        "(time_speedup.csv, memory_speedup.csv, energy_speedup.csv) are linformer-%s's against standard\n",
                 lb_projection_names[s->projection & 3], lb_projection_names[s->projection & 3],
                 lb_projection_names[s->projection & 3]);
     if (f->resume && (rc = lb_run_settings_compare(s, meta, &problem)) != 0)

@@ -303,7 +303,7 @@ static size_t other_pairs(const LbSweepDir *a, const LbSweepDir *b, LbSpeedupPai
     LbSpeedupPair all[LB_SPEEDUP_PAIRS_MAX];
     size_t count = lb_speedup_pairs(measured, all), kept = 0;
     for (size_t p = 0; p < count; p++)
-        if (!(all[p].model == LB_TABLE3_MODEL && all[p].baseline == LB_TABLE3_BASELINE))
+        if (!(all[p].model == a->grid.model && all[p].baseline == LB_TABLE3_BASELINE))
             pairs[kept++] = all[p];
     return kept;
 }

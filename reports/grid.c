@@ -199,10 +199,27 @@ out:
     return rc;
 }
 
+LbModelKind lb_table3_model(const LbCellResult *rows, size_t count)
+{
+    /* the general projections, in the model table's order: the first with a row stands in */
+    static const LbModelKind projections[] = {LB_MODEL_LINFORMER_MEAN, LB_MODEL_LINFORMER_MAX,
+                                              LB_MODEL_LINFORMER_CONV};
+    int has[LB_MODEL_COUNT] = {0};
+    for (size_t i = 0; i < count; i++)
+        if ((unsigned)rows[i].model < LB_MODEL_COUNT)
+            has[rows[i].model] = 1;
+    if (has[LB_TABLE3_MODEL])
+        return LB_TABLE3_MODEL;
+    for (size_t p = 0; p < sizeof projections / sizeof projections[0]; p++)
+        if (has[projections[p]])
+            return projections[p];
+    return LB_TABLE3_MODEL;
+}
+
 int lb_grid_from_raw(const LbCellResult *rows, size_t count, const int64_t *n, size_t nn,
                      const int64_t *k, size_t nk, LbGrid *g)
 {
-    return lb_grid_pair_from_raw(rows, count, LB_TABLE3_MODEL, LB_TABLE3_BASELINE, n, nn, k, nk, g);
+    return lb_grid_pair_from_raw(rows, count, lb_table3_model(rows, count), LB_TABLE3_BASELINE, n, nn, k, nk, g);
 }
 
 /* --- cells as text ----------------------------------------------------------------------------- */

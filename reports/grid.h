@@ -58,7 +58,12 @@ typedef struct LbGrid {
     LbModelKind model, baseline; /* the ratios are model against baseline (Table 3: linformer, standard) */
 } LbGrid;
 
-/* Table 3's grids (Linformer against standard) from raw rows; rows of other models are not
+/* Which Linformer Table 3's grids hold: the linear one (LB_TABLE3_MODEL) where rows of it exist;
+ * else the first general projection with rows (a sweep run with --projection mean|max|conv
+ * measured it in the linear one's place: the user asked for it); else the linear one. */
+LbModelKind lb_table3_model(const LbCellResult *rows, size_t count);
+
+/* Table 3's grids (lb_table3_model against standard) from raw rows; rows of other models are not
  * looked at. n/k lists may be NULL: then taken from the rows (sorted unique; k from the
  * Linformer rows). If a (model, n, k) appears twice, the last row wins. */
 int lb_grid_from_raw(const LbCellResult *rows, size_t count, const int64_t *n, size_t nn,

@@ -563,7 +563,7 @@ int lb_plot_write(const LbSweepDir *s, const char *out_dir, LbPlotList *out)
     LbSpeedupPair pairs[LB_SPEEDUP_PAIRS_MAX];
     const size_t np = lb_speedup_pairs(measured, pairs);
     for (size_t p = 0; p < np; p++) {
-        if (pairs[p].model == LB_TABLE3_MODEL && pairs[p].baseline == LB_TABLE3_BASELINE)
+        if (pairs[p].model == s->grid.model && pairs[p].baseline == LB_TABLE3_BASELINE)
             continue;
         LB_TRY(write_model_figures(s, out_dir, pairs[p].model, pairs[p].baseline, out));
     }

@@ -236,6 +236,28 @@ int main(void)
     lb_check(strcmp(cell, "1234x") == 0 || strcmp(cell, "1235x") == 0, "1234.5 as \"%s\": should have no exponent", cell);
 
     lb_grid_free(&g);
+
+    /* Table 3's Linformer: the linear one wherever it has rows, even beside a projection's; the
+     * projection measured in its place (--projection) where it has none; the linear one where no
+     * Linformer has rows. */
+    {
+        LbCellResult mix[] = {STD(512, 10, 2.0), row(LB_MODEL_LINFORMER_MEAN, 512, 128, 20, 0.5, LB_CELL_OK),
+                              LIN(512, 128, 30, 1.0), row(LB_MODEL_LINFORMER_CONV, 512, 128, 40, 0.25, LB_CELL_OK)};
+        const int64_t n1[] = {512}, k1[] = {128};
+        lb_check(lb_table3_model(mix, 4) == LB_MODEL_LINFORMER, "linear and mean rows: Table 3 is the linear one");
+        lb_check(lb_table3_model(mix + 3, 1) == LB_MODEL_LINFORMER_CONV, "conv rows alone: Table 3 is conv's");
+        lb_check(lb_table3_model(mix, 1) == LB_MODEL_LINFORMER, "standard alone: Table 3 is the linear one's (NA)");
+        LbCellResult mean_only[] = {mix[0], mix[1], mix[3]};
+        LbGrid t3;
+        if (lb_check(lb_grid_from_raw(mean_only, 3, n1, 1, k1, 1, &t3) == LB_OK, "Table 3 of a --projection sweep")) {
+            lb_check(t3.model == LB_MODEL_LINFORMER_MEAN && t3.time[0].kind == LB_GRID_VALUE &&
+                         t3.time[0].value == 4.0 && t3.memory[0].value == 2.0,
+                     "mean measured in linear's place: Table 3 is %s, time %g, memory %g: should be "
+                     "linformer-mean, 4, 2",
+                     lb_model_name(t3.model), t3.time[0].value, t3.memory[0].value);
+            lb_grid_free(&t3);
+        }
+    }
     char path[4200];
     for (int f = 0; f < 2; f++) {
         snprintf(path, sizeof path, "%s/%s", dir, names[f]);
