@@ -11,6 +11,7 @@
 #include "attn/status.h"
 #include "reports/atomic_file.h"
 #include "reports/csv_io.h"
+#include "reports/settings.h"
 
 int lb_grid_alloc_pair(LbGrid *g, LbModelKind model, LbModelKind baseline, const int64_t *n,
                        size_t nn, const int64_t *k, size_t nk)
@@ -201,18 +202,21 @@ out:
 
 LbModelKind lb_table3_model(const LbCellResult *rows, size_t count)
 {
-    /* the general projections, in the model table's order: the first with a row stands in */
-    static const LbModelKind projections[] = {LB_MODEL_LINFORMER_MEAN, LB_MODEL_LINFORMER_MAX,
-                                              LB_MODEL_LINFORMER_CONV};
     int has[LB_MODEL_COUNT] = {0};
     for (size_t i = 0; i < count; i++)
         if ((unsigned)rows[i].model < LB_MODEL_COUNT)
             has[rows[i].model] = 1;
     if (has[LB_TABLE3_MODEL])
         return LB_TABLE3_MODEL;
-    for (size_t p = 0; p < sizeof projections / sizeof projections[0]; p++)
-        if (has[projections[p]])
-            return projections[p];
+    /* the general projections by --projection's names ("linformer-mean", ...), as the model table
+     * knows them: the first with a row stands in */
+    for (size_t p = 1; p < sizeof lb_projection_names / sizeof lb_projection_names[0]; p++) {
+        char name[64];
+        LbModelKind m;
+        snprintf(name, sizeof name, "linformer-%s", lb_projection_names[p]);
+        if (lb_model_parse(name, &m) == 0 && has[m])
+            return m;
+    }
     return LB_TABLE3_MODEL;
 }
 
