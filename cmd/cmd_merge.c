@@ -40,20 +40,6 @@ void lb_help_merge(FILE *out)
           out);
 }
 
-static char *command_text(int argc, char **argv)
-{
-    size_t size = 16;
-    for (int i = 0; i < argc; i++)
-        size += strlen(argv[i]) + 3;
-    char *s = malloc(size), *p = s;
-    if (!s)
-        return NULL;
-    p += sprintf(p, "linbench");
-    for (int i = 0; i < argc; i++)
-        p += sprintf(p, strpbrk(argv[i], " \t\"'") ? " '%s'" : " %s", argv[i]);
-    return s;
-}
-
 /* A part's own key, not a setting the merge carries over. */
 static int own_key(const char *key)
 {
@@ -216,7 +202,7 @@ int lb_cmd_merge(int argc, char **argv)
     rc = lb_outdir_prepare(out, 0, "out", 0);
     if (rc)
         goto out;
-    command = command_text(argc, argv);
+    command = lb_command_line(argc, argv);
     int wrc = merged_meta(parts, count, command ? command : "linbench merge", complete ? "complete" : "incomplete", &meta);
     if (wrc == LB_OK)
         wrc = write_result(out, rows, nrows, &meta, &parts[0], measured, quiet);

@@ -98,20 +98,6 @@ static int number_in(const char *text, double lo, int lo_closed, double hi, doub
     return 0;
 }
 
-static char *join_command_line(int argc, char **argv)
-{
-    size_t size = 16;
-    for (int i = 0; i < argc; i++)
-        size += strlen(argv[i]) + 3;
-    char *s = malloc(size), *p = s;
-    if (!s)
-        return NULL;
-    p += sprintf(p, "linbench");
-    for (int i = 0; i < argc; i++)
-        p += sprintf(p, strpbrk(argv[i], " \t\"") ? " '%s'" : " %s", argv[i]);
-    return s;
-}
-
 static int parse_flags(int argc, char **argv, LbRunSettings *s, PredictFlags *f)
 {
     struct option longopts[LB_OPTIONS_MAX] = {
@@ -232,7 +218,7 @@ int lb_cmd_predict(int argc, char **argv)
     created = 1;
     if (f.force && (rc = lb_outdir_clear_results(f.out)) != 0)
         goto out;
-    command_line = join_command_line(argc, argv);
+    command_line = lb_command_line(argc, argv);
     const LbPredictJob job = {&s, &card, &f.params, f.out, command_line ? command_line : "linbench predict"};
     double sweep_s = 0;
     lb_error_clear();

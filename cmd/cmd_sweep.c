@@ -93,20 +93,6 @@ typedef struct SweepFlags {
     const char *k_text; /* the k list as given, read from meta.csv, or the default: for messages */
 } SweepFlags;
 
-static char *join_command_line(int argc, char **argv)
-{
-    size_t size = 16;
-    for (int i = 0; i < argc; i++)
-        size += strlen(argv[i]) * 2 + 3;
-    char *s = malloc(size), *p = s;
-    if (!s)
-        return NULL;
-    p += sprintf(p, "linbench");
-    for (int i = 0; i < argc; i++)
-        p += sprintf(p, strpbrk(argv[i], " \t\"'") ? " '%s'" : " %s", argv[i]);
-    return s;
-}
-
 static int parse_flags(int argc, char **argv, LbRunSettings *s, SweepFlags *f)
 {
     struct option longopts[LB_OPTIONS_MAX] = {
@@ -603,7 +589,7 @@ static int run_gpus(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t resu
     WorkerReport *rep = NULL;
     LbGrid grid;
     memset(&grid, 0, sizeof grid);
-    char default_dir[64], *command_line = join_command_line(argc, argv);
+    char default_dir[64], *command_line = lb_command_line(argc, argv);
     int rc = probe_gpus(s, &probes, &found);
     if (rc == 0)
         rc = pick_gpus(s, probes, found, &gpus, &ngpus);
@@ -892,7 +878,7 @@ int lb_cmd_sweep(int argc, char **argv)
         goto out;
     created = 0; /* from here the directory holds results */
 
-    command_line = join_command_line(argc, argv);
+    command_line = lb_command_line(argc, argv);
     LbProgress progress;
     lb_progress_init(&progress, f.quiet);
     const LbSweepJob job = {

@@ -46,6 +46,20 @@ int lb_options_finish(LbRunSettings *s)
     return 0;
 }
 
+char *lb_command_line(int argc, char **argv)
+{
+    size_t size = 16;
+    for (int i = 0; i < argc; i++)
+        size += strlen(argv[i]) + 3;
+    char *s = malloc(size), *p = s;
+    if (!s)
+        return NULL;
+    p += sprintf(p, "linbench");
+    for (int i = 0; i < argc; i++)
+        p += sprintf(p, strpbrk(argv[i], " \t\"'") ? " '%s'" : " %s", argv[i]);
+    return s;
+}
+
 int lb_options_check_grid(LbRunSettings *s, const char *k_text)
 {
     /* A model with a k axis and no cell: the sweep would compare nothing with it. */

@@ -39,6 +39,10 @@ int lb_options_finish(LbRunSettings *s);
  * settings checked at the largest n. 0, or LB_EXIT_USAGE after the one-line message. */
 int lb_options_check_grid(LbRunSettings *s, const char *k_text);
 
+/* "linbench ARGS..." as meta.csv's command_line records it: an argument holding a blank or a
+ * quote in single quotes (malloc'd; NULL when out of memory). */
+char *lb_command_line(int argc, char **argv);
+
 /* The --help lines of the settings `command` takes, under their headings. */
 void lb_options_help(FILE *out, unsigned command);
 
