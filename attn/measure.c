@@ -107,9 +107,7 @@ static double host_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-int lb_measure_cell(LbBackend *be, const LbModelConfig *cfg, size_t budget,
-                    const LbTimingOptions *opt, uint64_t seed, const volatile sig_atomic_t *stop,
-                    LbCellResult *out)
+void lb_cell_result_init(LbCellResult *out, const LbModelConfig *cfg)
 {
     memset(out, 0, sizeof *out);
     out->model = cfg->kind;
@@ -120,6 +118,13 @@ int lb_measure_cell(LbBackend *be, const LbModelConfig *cfg, size_t budget,
     out->dtype = cfg->dtype;
     out->sm_clock_start_mhz = out->sm_clock_end_mhz = -1;
     out->power_w = out->energy_j_per_seq = NAN;
+}
+
+int lb_measure_cell(LbBackend *be, const LbModelConfig *cfg, size_t budget,
+                    const LbTimingOptions *opt, uint64_t seed, const volatile sig_atomic_t *stop,
+                    LbCellResult *out)
+{
+    lb_cell_result_init(out, cfg);
 
     const LbPlanParams pp = {be->elem_bytes, be->alignment, be->workspace_bytes};
     int64_t B = lb_plan_largest_batch(cfg, &pp, budget, opt->max_batch);

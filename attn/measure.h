@@ -64,6 +64,10 @@ typedef struct LbTimingOptions {
 
 LbTimingOptions lb_timing_defaults(void);
 
+/* out as a row of cfg's cell before anything is known of it: the cell's identity, nothing
+ * measured, clocks -1 and energy NaN (unknown). */
+void lb_cell_result_init(LbCellResult *out, const LbModelConfig *cfg);
+
 /* Measure one model at its largest batch within `budget` bytes. Returns LB_OK with out->status
  * OK or OOM; LB_ERR_INTERRUPTED when *stop became non-zero (the cell is then not valid); another
  * negative status for a failure that should end the sweep (out->status ERROR, message set). */

@@ -167,15 +167,7 @@ static double call_cost(void *ctx, double flops, double bytes)
 int lb_predict_cell(const LbModelConfig *cfg, const LbPredictCard *c, const LbPredictParams *p, uint64_t budget,
                     int64_t max_batch, LbCellResult *out, LbBreakdown *bd)
 {
-    memset(out, 0, sizeof *out);
-    out->model = cfg->kind;
-    out->n = cfg->n;
-    out->k = lb_model_has_k(cfg->kind) ? cfg->k : 0;
-    out->sharing = cfg->sharing;
-    out->order = cfg->order;
-    out->dtype = cfg->dtype;
-    out->sm_clock_start_mhz = out->sm_clock_end_mhz = -1;
-    out->power_w = out->energy_j_per_seq = NAN;
+    lb_cell_result_init(out, cfg);
     snprintf(out->energy_why, sizeof out->energy_why, "%s", LB_PREDICT_ENERGY_WHY);
     /* the sweep's own plan, with the parameters the CUDA backend opens with */
     const LbPlanParams pp = lb_plan_params_cuda(cfg->dtype);
