@@ -1,6 +1,7 @@
 /* A result directory of bench/peer (linbench's encoder in PyTorch, run under the same protocol)
- * read back: meta.csv, whose `tool` is "peer", and raw.csv in linbench's columns before energy (23) whose model
- * column holds the peer's names (bench/peer/lbpeer/names.py):
+ * read back: meta.csv, whose `tool` is "peer", and raw.csv in linbench's columns (25, with energy; 23, as
+ * peers wrote it before the energy columns) whose model column holds the peer's names
+ * (bench/peer/lbpeer/names.py):
  *   "torch-" NAME ["-" BACKEND] ["-compiled"]
  * NAME is a model of linbench's table (the row did that model's work: torch-standard,
  * torch-linformer) or a peer-only exact attention (sdpa: F.scaled_dot_product_attention, whose

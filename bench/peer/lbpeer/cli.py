@@ -351,8 +351,9 @@ def run_sweep(argv):
     import torch  # after the flags: a typo costs no torch import
 
     from . import device as dev_mod
+    from .energy import open_counter
     from .measure import Runner
-    from .resultdir import RawWriter, write_grids, write_meta, write_speedups
+    from .resultdir import RawWriter, energy_state, write_grids, write_meta, write_speedups
     dtype = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}[a.dtype]
     try:
         dev = dev_mod.Device(a.device, a.gpu, a.mem_limit, a.headroom)
@@ -400,10 +401,15 @@ def run_sweep(argv):
                         if a.compile else "",
         "batch_from": os.path.abspath(a.batch_from) if a.batch_from else "",
         "reduced_precision_reduction": "0",
+        "energy": "", "energy_note": "",
     })
+    # Probed once, before the first cell, as linbench's sweep does: a missing counter is named in
+    # meta.csv before anything runs.
+    counter, counter_why = open_counter(dev)
+    meta["energy_note"] = counter_why or ""
     write_meta(a.out, meta)
     raw = RawWriter(a.out)
-    runner = Runner(dev, a)
+    runner = Runner(dev, a, counter, counter_why or "")
     cells = []
     failure = None
     status, code = "complete", EXIT_OK
@@ -451,6 +457,7 @@ def run_sweep(argv):
         signal.signal(signal.SIGTERM, old_term)
         raw.close()
         meta["status"] = status
+        meta["energy"], meta["energy_note"] = energy_state(cells, counter_why)
         meta["end_time"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         write_meta(a.out, meta)
     std, lin = row_names.get("standard"), row_names.get("linformer")
@@ -459,7 +466,8 @@ def run_sweep(argv):
     baselines = [row_names[att] for att in ("standard", "sdpa") if att in row_names]
     write_speedups(a.out, cells, models, baselines, a.n_list, a.k_list)
     if code == EXIT_OK:
-        print("wrote %s (raw.csv, meta.csv, time_speedup.csv, memory_speedup.csv, speedups.csv); compare with: "
+        print("wrote %s (raw.csv, meta.csv, time_speedup.csv, memory_speedup.csv, energy_speedup.csv, speedups.csv); "
+              "compare with: "
               "linbench compare LINBENCH_DIR %s" % (a.out, shlex.quote(a.out)))
     return code
 

@@ -135,6 +135,9 @@ class Device:
         # The allocator's cap is a fraction of the device's memory.
         torch.cuda.set_per_process_memory_fraction(self.budget / total, self.torch_device)
         self.uuid = "GPU-" + str(props.uuid) if getattr(props, "uuid", None) else ""
+        # NVML finds the device by it, as linbench's gpu/nvml.c does (lbpeer/energy.py)
+        self.pci_bus_id = ("%04x:%02x:%02x.0" % (props.pci_domain_id, props.pci_bus_id, props.pci_device_id)
+                           if hasattr(props, "pci_bus_id") else "")
         self.meta.update({
             "device_name": props.name,
             "compute_capability": "%d.%d" % (props.major, props.minor),
@@ -157,7 +160,7 @@ class Device:
                                  "the memory this process can have" % (format_size(mem_limit), format_size(can)))
             raise RuntimeFailure("the CPU's default budget of %s is more than the %s this process can have: "
                                  "pass a smaller --mem-limit" % (format_size(self.budget), format_size(can)))
-        self.uuid = ""
+        self.uuid = self.pci_bus_id = ""
         self.meta.update({
             "device_name": "CPU (%s)" % _cpu_name(),
             "compute_capability": "",

@@ -13,12 +13,18 @@
     new.
   - timed passes: at least 5; stop when the interquartile range is within 2% of the median, or
     past --cell-time seconds of timed work, or at 50 passes; median, min and max kept.
+  - energy, as linbench's: the device's counter (lbpeer/energy.py) read before the first timed
+    pass and after the last; mean power = joules / host seconds over the timed passes, J per
+    sequence = mean power x median ms / batch; none (and why) where there is no counter or it did
+    not advance.
 Every pass runs under torch.inference_mode, and each pass's output is dropped before the next."""
 import gc
+import time
 
 import torch
 
 from . import device as dev_mod
+from .energy import Unsupported
 from .encoder import Encoder, Shape, flops_per_seq, random_weights
 
 MIN_PASSES = 5
@@ -54,14 +60,18 @@ class Cell:
         self.median_ms = self.min_ms = self.max_ms = self.ms_per_seq = None
         self.tokens_per_s = self.tflop_per_s = None
         self.passes = None
+        self.power_w = self.energy_j_per_seq = None
+        self.energy_why = ""
         self.status = "ok"
 
 
 class Runner:
     """Measures cells with one device and the sweep's settings (an argparse namespace)."""
 
-    def __init__(self, device, settings):
+    def __init__(self, device, settings, counter=None, counter_why=""):
+        """counter: the device's energy counter (lbpeer/energy.py), or None and why there is none."""
         self.dev, self.s = device, settings
+        self.counter, self.counter_why = counter, counter_why
         self.dtype = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}[settings.dtype]
 
     def shape(self, n, k):
@@ -183,6 +193,8 @@ class Runner:
             fn(ids)  # the output is dropped at once
 
         times, timed_ms = [], 0.0
+        joules0 = self._joules(cell)
+        host0 = time.monotonic()
         with self._context(attention):
             while len(times) < MAX_PASSES:
                 ms = self.dev.timed(one_pass)
@@ -190,10 +202,29 @@ class Runner:
                 timed_ms += ms
                 if len(times) >= MIN_PASSES and (timed_ms >= self.s.cell_time * 1000.0 or settled(times)):
                     break
+        host_s = time.monotonic() - host0
+        joules1 = self._joules(cell) if joules0 is not None else None
         cell.median_ms, cell.min_ms, cell.max_ms = summary(times)
         cell.passes = len(times)
         cell.ms_per_seq = cell.median_ms / batch
         seconds = cell.median_ms / 1000.0
+        if joules1 is not None:
+            if joules1 > joules0 and host_s > 0:
+                cell.power_w = (joules1 - joules0) / host_s
+                cell.energy_j_per_seq = cell.power_w * cell.median_ms / 1000.0 / batch
+            else:
+                cell.energy_why = "the energy counter did not advance over the %.3g s of timed passes" % host_s
         if seconds > 0:
             cell.tokens_per_s = batch * n / seconds
             cell.tflop_per_s = flops_per_seq(self.shape(n, cell.k), attention) * batch / seconds / 1e12
+
+    def _joules(self, cell):
+        """The counter's joules, or None with the cell's energy_why said."""
+        if self.counter is None:
+            cell.energy_why = self.counter_why
+            return None
+        try:
+            return self.counter.joules()
+        except Unsupported as e:
+            cell.energy_why = str(e)
+            return None

@@ -1,16 +1,19 @@
 """A peer sweep's result directory, in linbench's format (README "Files", reports/raw.h, meta.h,
 grid.h, speedups.h) so that `linbench compare LINBENCH_DIR PEER_DIR` and `linbench plot` read it:
 
-  raw.csv      linbench's 23 columns; model is the peer's name (lbpeer/names.py); k, sharing and
+  raw.csv      linbench's 25 columns; model is the peer's name (lbpeer/names.py); k, sharing and
                order only for torch-linformer; planned_bytes 0 (the peer has no plan); peak_bytes
                what the device's count saw (lbpeer/device.py); the clock columns empty and
-               slowdown 0 (the peer reads no clocks); one row per cell, flushed and synced when
-               the cell ends.
+               slowdown 0 (the peer reads no clocks); power_w and energy_j_per_seq as linbench's
+               (lbpeer/measure.py), both empty where unknown; one row per cell, flushed and
+               synced when the cell ends.
   meta.csv     key,value: tool "peer", the peer's and torch's versions, the device, every setting
                under linbench's keys (n_list ... seed) and the peer's own (sdpa, compile,
-               batch_from, timer, memory_count), status running / complete / interrupted.
-  time_speedup.csv, memory_speedup.csv   torch-linformer against torch-standard, shaped like
-               Table 3 (n rows, k=... columns)
+               batch_from, timer, memory_count), status running / complete / interrupted, energy
+               and energy_note as linbench's (energy_state).
+  time_speedup.csv, memory_speedup.csv, energy_speedup.csv   torch-linformer against
+               torch-standard, shaped like Table 3 (n rows, k=... columns); energy NA where a side
+               has none
   speedups.csv every other measured peer model against torch-standard and against torch-sdpa-*.
 """
 import csv
@@ -19,8 +22,9 @@ import os
 
 RAW_COLUMNS = ("model", "n", "k", "sharing", "order", "dtype", "batch", "planned_bytes", "peak_bytes", "median_ms",
                "min_ms", "max_ms", "ms_per_seq", "tokens_per_s", "tflop_per_s", "passes", "sm_clock_start_mhz",
-               "sm_clock_end_mhz", "clock_events", "slowdown", "device_uuid", "host", "status")
-FILES = ("raw.csv", "meta.csv", "time_speedup.csv", "memory_speedup.csv", "speedups.csv")
+               "sm_clock_end_mhz", "clock_events", "slowdown", "power_w", "energy_j_per_seq", "device_uuid", "host",
+               "status")
+FILES = ("raw.csv", "meta.csv", "time_speedup.csv", "memory_speedup.csv", "energy_speedup.csv", "speedups.csv")
 
 
 def real(v):
@@ -64,12 +68,37 @@ class RawWriter:
                settings.order if has_k else "", settings.dtype, cell.batch, 0, cell.peak_bytes]
         row += [real(v) for v in (cell.median_ms, cell.min_ms, cell.max_ms, cell.ms_per_seq, cell.tokens_per_s,
                                   cell.tflop_per_s)] if ok else [""] * 6
-        row += [cell.passes if ok else "", "", "", "", 0, uuid, host, cell.status.replace("\n", " ")]
+        energy = ok and has_energy(cell)
+        row += [cell.passes if ok else "", "", "", "", 0]
+        row += [real(cell.power_w), real(cell.energy_j_per_seq)] if energy else ["", ""]
+        row += [uuid, host, cell.status.replace("\n", " ")]
         self.w.writerow(row)
         self._sync()
 
     def close(self):
         self.f.close()
+
+
+def has_energy(cell):
+    """Whether a cell carries energy (both numbers positive and finite, as linbench's raw.csv)."""
+    return all(isinstance(v, float) and math.isfinite(v) and v > 0
+               for v in (getattr(cell, "power_w", None), getattr(cell, "energy_j_per_seq", None)))
+
+
+def energy_state(cells, counter_why):
+    """meta.csv's energy (measured: every ok cell has it; partial; none) and energy_note (why a
+    cell has none), as linbench's sweep writes them."""
+    ok = [c for c in cells if c.status == "ok"]
+    with_energy = [c for c in ok if has_energy(c)]
+    state = "measured" if ok and len(with_energy) == len(ok) else "partial" if with_energy else "none"
+    if counter_why:
+        return state, counter_why
+    if len(with_energy) == len(ok):
+        return state, ""
+    why = next((c.energy_why for c in ok if not has_energy(c) and getattr(c, "energy_why", "")), "")
+    return state, "%d of %d cells have no energy: %s" % (
+        len(ok) - len(with_energy), len(ok),
+        why or "the counter could not be read, or did not advance over their timed passes")
 
 
 # --- the ratios -----------------------------------------------------------------------------------
@@ -90,35 +119,49 @@ def _ratio(base, model):
     return (t if t is not None else "ERR"), (m if m is not None else "ERR")
 
 
+def _energy_ratio(base, model):
+    """The energy ratio of model against base, as lb_grid_energy_cell: the time ratio's ERR, OOM
+    or NA, else NA where a side has no energy."""
+    t, _ = _ratio(base, model)
+    if not isinstance(t, float):
+        return t
+    return base.energy_j_per_seq / model.energy_j_per_seq if has_energy(base) and has_energy(model) else "NA"
+
+
 def _grid_text(v):
     return "%.6g" % v if isinstance(v, float) and math.isfinite(v) else v
 
 
 def write_grids(directory, cells, n_list, k_list, standard, linformer):
-    """time_speedup.csv and memory_speedup.csv: `linformer` against `standard` (peer names)."""
+    """time_speedup.csv, memory_speedup.csv and energy_speedup.csv: `linformer` against `standard`
+    (peer names); time_speedup.csv last, as linbench writes them, so that a reader finding it
+    finds the other two."""
     by = {(c.model, c.n, c.k): c for c in cells}
     head = ["n"] + ["k=%d" % k for k in k_list]
-    grids = ([head], [head])
+    grids = ([head], [head], [head])
     for n in n_list:
-        rows = ([str(n)], [str(n)])
+        rows = ([str(n)], [str(n)], [str(n)])
         for k in k_list:
             if k >= n:
-                t = m = ""
+                t = m = e = ""
             else:
-                t, m = _ratio(by.get((standard, n, None)), by.get((linformer, n, k)))
-            rows[0].append(_grid_text(t))
-            rows[1].append(_grid_text(m))
-        grids[0].append(rows[0])
-        grids[1].append(rows[1])
-    _write_atomic(os.path.join(directory, "time_speedup.csv"), grids[0])
+                base, model = by.get((standard, n, None)), by.get((linformer, n, k))
+                t, m = _ratio(base, model)
+                e = _energy_ratio(base, model)
+            for g, v in zip(rows, (t, m, e)):
+                g.append(_grid_text(v))
+        for g, r in zip(grids, rows):
+            g.append(r)
     _write_atomic(os.path.join(directory, "memory_speedup.csv"), grids[1])
+    _write_atomic(os.path.join(directory, "energy_speedup.csv"), grids[2])
+    _write_atomic(os.path.join(directory, "time_speedup.csv"), grids[0])
 
 
 def write_speedups(directory, cells, models, baselines, n_list, k_list):
-    """speedups.csv: model,baseline,n,k,time_speedup,memory_speedup for every model of `models`
+    """speedups.csv: model,baseline,n,k,time_speedup,memory_speedup,energy_speedup for every model of `models`
     (peer names, with their k lists) against each baseline, never itself."""
     by = {(c.model, c.n, c.k): c for c in cells}
-    rows = [("model", "baseline", "n", "k", "time_speedup", "memory_speedup")]
+    rows = [("model", "baseline", "n", "k", "time_speedup", "memory_speedup", "energy_speedup")]
     for base in baselines:
         for model, has_k in models:
             if model == base:
@@ -127,7 +170,8 @@ def write_speedups(directory, cells, models, baselines, n_list, k_list):
                 for k in (k_list if has_k else [None]):
                     if k is not None and k >= n:
                         continue
-                    t, m = _ratio(by.get((base, n, None)), by.get((model, n, k)))
-                    rows.append((model, base, n, "" if k is None else k,
-                                 real(t) if isinstance(t, float) else t, real(m) if isinstance(m, float) else m))
+                    b, c = by.get((base, n, None)), by.get((model, n, k))
+                    t, m = _ratio(b, c)
+                    rows.append((model, base, n, "" if k is None else k) +
+                                tuple(real(v) if isinstance(v, float) else v for v in (t, m, _energy_ratio(b, c))))
     _write_atomic(os.path.join(directory, "speedups.csv"), rows)
