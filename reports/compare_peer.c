@@ -139,6 +139,15 @@ static void print_header(FILE *out, LbFormat fmt, const LbSweepDir *lin, const L
         if (st && *st && strcmp(st, "complete") != 0)
             fprintf(out, "%s%s status: %s (cells not measured show NA)\n", item, labels[s], st);
     }
+    /* Why a side's J per sequence reads NA (meta.csv's energy and energy_note). */
+    for (int s = 0; s < 2; s++) {
+        const char *energy = lb_meta_get(metas[s], "energy"), *note = lb_meta_get(metas[s], "energy_note");
+        if (!energy)
+            fprintf(out, "%s%s energy: none (written before energy was measured)\n", item, labels[s]);
+        else if (*energy && strcmp(energy, "measured") != 0)
+            fprintf(out, "%s%s energy: %s%s%s%s\n", item, labels[s], energy, note && *note ? " (" : "",
+                    note && *note ? note : "", note && *note ? ")" : "");
+    }
     fputc('\n', out);
 }
 
@@ -155,7 +164,11 @@ static const LbCellResult *last_row(const LbCellResult *rows, size_t count, LbMo
     return found;
 }
 
-/* One side's own value: ms per sequence (what 0) or batch (what 1). */
+/* What a PairCell holds of each side. */
+enum { TIME, BATCH, ENERGY, WHATS };
+
+/* One side's own value: ms per sequence, batch or J per sequence (NA where the side has no
+ * energy counter). */
 static LbGridCell own_cell(const LbCellResult *r, int what)
 {
     if (!r)
@@ -164,15 +177,18 @@ static LbGridCell own_cell(const LbCellResult *r, int what)
         return (LbGridCell){LB_GRID_OOM, 0.0};
     if (r->status != LB_CELL_OK)
         return (LbGridCell){LB_GRID_ERROR, 0.0};
-    return (LbGridCell){LB_GRID_VALUE, what ? (double)r->batch : r->ms_per_seq};
+    if (what == ENERGY)
+        return r->energy_j_per_seq > 0 ? (LbGridCell){LB_GRID_VALUE, r->energy_j_per_seq}
+                                       : (LbGridCell){LB_GRID_MISSING, 0.0};
+    return (LbGridCell){LB_GRID_VALUE, what == BATCH ? (double)r->batch : r->ms_per_seq};
 }
 
 /* One cell of a pair, both sides and their ratios. */
 typedef struct PairCell {
-    int exists;                 /* the model has this cell (else "-") */
-    LbGridCell own[2][2];       /* [linbench, peer][time, batch] */
-    LbGridCell lin_over_peer[2]; /* [time, batch] */
-    LbGridCell saved[2];        /* against a baseline: [peer / linbench time, linbench / peer batch] */
+    int exists;                     /* the model has this cell (else "-") */
+    LbGridCell own[2][WHATS];       /* [linbench, peer][time, batch, energy] */
+    LbGridCell lin_over_peer[WHATS]; /* [time, batch, energy] */
+    LbGridCell saved[WHATS];        /* against a baseline: peer / linbench time and energy, linbench / peer batch */
 } PairCell;
 
 static PairCell pair_cell(const LbCellResult *lin, const LbCellResult *peer, int exists)
@@ -182,14 +198,16 @@ static PairCell pair_cell(const LbCellResult *lin, const LbCellResult *peer, int
     c.exists = exists;
     if (!exists)
         return c;
-    for (int w = 0; w < 2; w++) {
+    for (int w = 0; w < WHATS; w++) {
         c.own[0][w] = own_cell(lin, w);
         c.own[1][w] = own_cell(peer, w);
     }
     LbGridCell unused;
-    lb_grid_ratio_cell(lin, peer, &c.lin_over_peer[0], &unused);   /* time: linbench / peer */
-    lb_grid_ratio_cell(peer, lin, &c.saved[0], &c.saved[1]);       /* peer / linbench; linbench / peer */
-    c.lin_over_peer[1] = c.saved[1];
+    lb_grid_ratio_cell(lin, peer, &c.lin_over_peer[TIME], &unused);      /* time: linbench / peer */
+    lb_grid_ratio_cell(peer, lin, &c.saved[TIME], &c.saved[BATCH]);      /* peer / linbench; linbench / peer */
+    c.lin_over_peer[BATCH] = c.saved[BATCH];
+    lb_grid_energy_cell(lin, peer, &c.lin_over_peer[ENERGY]);
+    lb_grid_energy_cell(peer, lin, &c.saved[ENERGY]);
     return c;
 }
 
@@ -205,6 +223,7 @@ static void cell_text(const PairCell *c, const LbGridCell *g, int integer, const
 
 /* A pair (a linbench model, a peer variant) over the n and k axes. */
 typedef struct Pair {
+    int energy; /* some cell has energy on either side: the tables show it */
     LbModelKind model;
     const LbPeerModel *peer;
     size_t rows, cols;
@@ -248,7 +267,9 @@ static int pair_build(Pair *p, const LbSweepDir *lin, const LbPeerDir *peer, siz
             const LbCellResult *a = last_row(lin->rows, lin->count, model, n[i], p->k[j]);
             /* the peer's row at the same n, and at the same k where its work has a k axis */
             const LbCellResult *b = last_row(prow, count, pwork, n[i], p->k[j]);
-            p->cell[i * p->cols + j] = pair_cell(a, b, lb_model_cell_exists(model, n[i], p->k[j]));
+            PairCell *c = &p->cell[i * p->cols + j];
+            *c = pair_cell(a, b, lb_model_cell_exists(model, n[i], p->k[j]));
+            p->energy |= c->own[0][ENERGY].kind == LB_GRID_VALUE || c->own[1][ENERGY].kind == LB_GRID_VALUE;
         }
     free(prow);
     return LB_OK;
@@ -285,20 +306,25 @@ static void texts_free(Texts *t)
 
 /* One value of a PairCell for a block. */
 typedef enum Value {
-    V_LIN_TIME, V_PEER_TIME, V_RATIO_TIME, V_LIN_BATCH, V_PEER_BATCH, V_RATIO_BATCH, V_SAVED_TIME, V_SAVED_MEMORY
+    V_LIN_TIME, V_PEER_TIME, V_RATIO_TIME, V_LIN_BATCH, V_PEER_BATCH, V_RATIO_BATCH, V_LIN_ENERGY, V_PEER_ENERGY,
+    V_RATIO_ENERGY, V_SAVED_TIME, V_SAVED_MEMORY, V_SAVED_ENERGY
 } Value;
 
 static void value_text(const PairCell *c, Value v, char *buf, size_t size)
 {
     switch (v) {
-    case V_LIN_TIME: cell_text(c, &c->own[0][0], 0, "", buf, size); return;
-    case V_PEER_TIME: cell_text(c, &c->own[1][0], 0, "", buf, size); return;
-    case V_RATIO_TIME: cell_text(c, &c->lin_over_peer[0], 0, "", buf, size); return;
-    case V_LIN_BATCH: cell_text(c, &c->own[0][1], 1, "", buf, size); return;
-    case V_PEER_BATCH: cell_text(c, &c->own[1][1], 1, "", buf, size); return;
-    case V_RATIO_BATCH: cell_text(c, &c->lin_over_peer[1], 0, "", buf, size); return;
-    case V_SAVED_TIME: cell_text(c, &c->saved[0], 0, "x", buf, size); return;
-    case V_SAVED_MEMORY: cell_text(c, &c->saved[1], 0, "x", buf, size); return;
+    case V_LIN_TIME: cell_text(c, &c->own[0][TIME], 0, "", buf, size); return;
+    case V_PEER_TIME: cell_text(c, &c->own[1][TIME], 0, "", buf, size); return;
+    case V_RATIO_TIME: cell_text(c, &c->lin_over_peer[TIME], 0, "", buf, size); return;
+    case V_LIN_BATCH: cell_text(c, &c->own[0][BATCH], 1, "", buf, size); return;
+    case V_PEER_BATCH: cell_text(c, &c->own[1][BATCH], 1, "", buf, size); return;
+    case V_RATIO_BATCH: cell_text(c, &c->lin_over_peer[BATCH], 0, "", buf, size); return;
+    case V_LIN_ENERGY: cell_text(c, &c->own[0][ENERGY], 0, "", buf, size); return;
+    case V_PEER_ENERGY: cell_text(c, &c->own[1][ENERGY], 0, "", buf, size); return;
+    case V_RATIO_ENERGY: cell_text(c, &c->lin_over_peer[ENERGY], 0, "", buf, size); return;
+    case V_SAVED_TIME: cell_text(c, &c->saved[TIME], 0, "x", buf, size); return;
+    case V_SAVED_MEMORY: cell_text(c, &c->saved[BATCH], 0, "x", buf, size); return;
+    case V_SAVED_ENERGY: cell_text(c, &c->saved[ENERGY], 0, "x", buf, size); return;
     }
 }
 
@@ -355,16 +381,21 @@ static int print_same_work(FILE *out, LbFormat fmt, const Pair *p)
     static const Value batch[3] = {V_LIN_BATCH, V_PEER_BATCH, V_RATIO_BATCH};
     static const char *const time_units[3] = {"ms", "ms", "ratio"}, *const batch_units[3] = {"batch", "batch", "ratio"};
     LB_TRY(print_blocks(out, fmt, p, "ms per sequence", time_units, titles, time, 3));
-    return print_blocks(out, fmt, p, "largest batch", batch_units, titles, batch, 3);
+    LB_TRY(print_blocks(out, fmt, p, "largest batch", batch_units, titles, batch, 3));
+    if (!p->energy)
+        return LB_OK;
+    static const Value energy[3] = {V_LIN_ENERGY, V_PEER_ENERGY, V_RATIO_ENERGY};
+    static const char *const energy_units[3] = {"J", "J", "ratio"};
+    return print_blocks(out, fmt, p, "J per sequence", energy_units, titles, energy, 3);
 }
 
 static int print_against_baseline(FILE *out, LbFormat fmt, const Pair *p)
 {
     pair_heading(out, fmt, p);
-    static const char *const titles[2] = {"time saved", "memory saved"};
-    static const Value values[2] = {V_SAVED_TIME, V_SAVED_MEMORY};
-    static const char *const units[2] = {"time", "memory"};
-    return print_blocks(out, fmt, p, "", units, titles, values, 2);
+    static const char *const titles[3] = {"time saved", "memory saved", "energy saved"};
+    static const Value values[3] = {V_SAVED_TIME, V_SAVED_MEMORY, V_SAVED_ENERGY};
+    static const char *const units[3] = {"time", "memory", "energy"};
+    return print_blocks(out, fmt, p, "", units, titles, values, p->energy ? 3 : 2);
 }
 
 /* The CSV row of every cell of a pair. */
@@ -375,9 +406,9 @@ static int print_csv_pair(FILE *out, const Pair *p, const char *comparison)
             const PairCell *c = &p->cell[i * p->cols + j];
             if (!c->exists)
                 continue;
-            char f[11][72]; /* a peer's name is up to 63 bytes */
-            const char *row[11];
-            for (int x = 0; x < 11; x++)
+            char f[14][72]; /* a peer's name is up to 63 bytes */
+            const char *row[14];
+            for (int x = 0; x < 14; x++)
                 row[x] = f[x];
             snprintf(f[0], sizeof f[0], "%s", comparison);
             snprintf(f[1], sizeof f[1], "%s", lb_model_name(p->model));
@@ -387,11 +418,12 @@ static int print_csv_pair(FILE *out, const Pair *p, const char *comparison)
                 snprintf(f[4], sizeof f[4], "%lld", (long long)p->k[j]);
             else
                 f[4][0] = '\0';
-            const LbGridCell *g[6] = {&c->own[0][0], &c->own[1][0], &c->lin_over_peer[0],
-                                      &c->own[0][1], &c->own[1][1], &c->lin_over_peer[1]};
-            for (int x = 0; x < 6; x++)
+            const LbGridCell *g[9] = {&c->own[0][TIME], &c->own[1][TIME], &c->lin_over_peer[TIME],
+                                      &c->own[0][BATCH], &c->own[1][BATCH], &c->lin_over_peer[BATCH],
+                                      &c->own[0][ENERGY], &c->own[1][ENERGY], &c->lin_over_peer[ENERGY]};
+            for (int x = 0; x < 9; x++)
                 lb_grid_cell_csv(g[x], f[5 + x], sizeof f[0]);
-            LB_TRY(lb_csv_write_record(out, row, 11));
+            LB_TRY(lb_csv_write_record(out, row, 14));
         }
     return LB_OK;
 }
@@ -473,11 +505,12 @@ int lb_compare_peer(FILE *out, const LbSweepDir *lin, const LbPeerDir *peer, LbF
     int measured[LB_MODEL_COUNT];
     (void)lb_models_measured(&lin->meta, lin->rows, lin->count, measured);
 
-    static const char *const head[11] = {"comparison", "linbench_model", "peer_model", "n", "k",
+    static const char *const head[14] = {"comparison", "linbench_model", "peer_model", "n", "k",
                                          "linbench_ms_per_seq", "peer_ms_per_seq", "linbench_over_peer_time",
-                                         "linbench_batch", "peer_batch", "linbench_over_peer_batch"};
+                                         "linbench_batch", "peer_batch", "linbench_over_peer_batch",
+                                         "linbench_j_per_seq", "peer_j_per_seq", "linbench_over_peer_energy"};
     if (rc == LB_OK && fmt == LB_FORMAT_CSV)
-        rc = lb_csv_write_record(out, head, 11);
+        rc = lb_csv_write_record(out, head, 14);
     else if (rc == LB_OK)
         print_header(out, fmt, lin, peer);
 

@@ -5,14 +5,20 @@
  * checked cell by cell against both raw.csv files) and `linbench plot`; and the peer's bad input:
  * one line on stderr, exit 2, nothing written (an unknown SDPA backend, one the CPU lacks, no
  * k < n, a budget beyond the machine's memory, a --batch-from directory of another model or a
- * peer's own, an --out holding results).
+ * peer's own, an --out holding results). Energy on both sides through powercap files of the
+ * test's own (LB_POWERCAP_ZONE): none, and why, on a zone without a counter; on one that a child
+ * process advances, every ok row's J per sequence, the peer's energy_speedup.csv and compare's
+ * energy columns.
  * Usage: test_peer_sweep PATH-TO-LINBENCH SOURCE_DIR FIND_PYTHON. Exit 77 (skipped) where no
  * Python with torch and numpy is found. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "attn/status.h"
 #include "reports/csv_io.h"
@@ -64,8 +70,9 @@ static const LbCellResult *row_at(const LbCellResult *rows, size_t count, const 
 
 /* A peer's result read back: the three models at both n (torch-linformer at k 16), every row ok
  * with its numbers, its peak within `budget`; with `lin`, each at linbench's batch of the same
- * work. */
-static void check_peer_dir(const char *dir, const LbSweepDir *lin, long long budget)
+ * work; with `energy`, every row's power and J per sequence (mean power x median ms / batch),
+ * else none and meta.csv's note naming the counter's file. */
+static void check_peer_dir(const char *dir, const LbSweepDir *lin, long long budget, int energy)
 {
     LbPeerDir p;
     if (!lb_check(lb_peer_dir_load(dir, &p) == LB_OK, "%s reads back as a peer's result: %s", dir, lb_error_message()))
@@ -88,6 +95,14 @@ static void check_peer_dir(const char *dir, const LbSweepDir *lin, long long bud
         lb_check(r->peak_bytes > 0 && r->peak_bytes <= budget && r->planned_bytes == 0,
               "%s: %s n=%lld: peak %lld bytes within the budget of %lld, no plan", dir, pm->name, (long long)r->n,
               (long long)r->peak_bytes, budget);
+        if (energy)
+            lb_check(r->power_w > 0 && fabs(r->energy_j_per_seq - r->power_w * r->median_ms / 1000.0 /
+                                                                       (double)r->batch) <= 1e-9 * r->energy_j_per_seq,
+                     "%s: %s n=%lld: %.6g W, %.6g J per sequence = W x median ms / batch", dir, pm->name,
+                     (long long)r->n, r->power_w, r->energy_j_per_seq);
+        else
+            lb_check(isnan(r->power_w) && isnan(r->energy_j_per_seq), "%s: %s n=%lld: no energy (%g W, %g J)", dir,
+                     pm->name, (long long)r->n, r->power_w, r->energy_j_per_seq);
         if (lin) {
             const LbCellResult *l = row_at(lin->rows, lin->count, NULL, 0, pm->work, r->n, r->k);
             lb_check(l && l->batch == r->batch, "%s: %s n=%lld runs linbench's batch %lld (%lld)", dir, pm->name,
@@ -107,10 +122,16 @@ static void check_peer_dir(const char *dir, const LbSweepDir *lin, long long bud
     }
     const char *tv = lb_meta_get(&p.meta, "torch_version");
     lb_check(tv && *tv, "%s/meta.csv: torch_version %s", dir, tv ? tv : "absent");
+    const char *e = lb_meta_get(&p.meta, "energy"), *note = lb_meta_get(&p.meta, "energy_note");
+    lb_check(e && strcmp(e, energy ? "measured" : "none") == 0 && note &&
+                 (energy ? note[0] == '\0' : strstr(note, "no energy counter") && strstr(note, "energy_uj") != NULL),
+             "%s/meta.csv: energy %s (%s), energy_note %s", dir, energy ? "measured" : "none", e ? e : "absent",
+             note ? note : "absent");
     lb_peer_dir_free(&p);
 }
 
-/* compare LIN PEER --format csv: every cell's six numbers from the two raw.csv files. */
+/* compare LIN PEER --format csv: every cell's nine numbers from the two raw.csv files (the three of
+ * energy NA where a side has none). */
 static void check_compare(const char *lin_dir, const char *peer_dir, int same_batch)
 {
     char *argv[] = {bin, "compare", (char *)lin_dir, (char *)peer_dir, "--format", "csv", NULL};
@@ -131,7 +152,7 @@ static void check_compare(const char *lin_dir, const char *peer_dir, int same_ba
         size_t v = 0;
         while (v < p.nvariants && strcmp(p.variants[v].name, f[2]) != 0)
             v++;
-        if (!lb_check(t.row[i].count == 11 && lb_model_parse(f[1], &m) == 0 && v < p.nvariants, "row %zu names both",
+        if (!lb_check(t.row[i].count == 14 && lb_model_parse(f[1], &m) == 0 && v < p.nvariants, "row %zu names both",
                    i))
             continue;
         const int64_t n = atoll(f[3]), k = f[4][0] ? atoll(f[4]) : 0;
@@ -144,6 +165,16 @@ static void check_compare(const char *lin_dir, const char *peer_dir, int same_ba
         for (int c = 0; c < 6; c++)
             lb_check(fabs(atof(f[5 + c]) - want[c]) <= 1e-5 * fabs(want[c]), "%s/%s n=%lld k=%lld: %s %s, rows say %.6g",
                   f[1], f[2], (long long)n, (long long)k, t.row[0].fields[5 + c], f[5 + c], want[c]);
+        const double joules[3] = {a->energy_j_per_seq, b->energy_j_per_seq,
+                                  a->energy_j_per_seq / b->energy_j_per_seq};
+        for (int c = 0; c < 3; c++) {
+            const char *got = f[11 + c], *head = t.row[0].fields[11 + c];
+            if (isnan(joules[c]))
+                lb_check(strcmp(got, "NA") == 0, "%s/%s n=%lld: %s NA (%s)", f[1], f[2], (long long)n, head, got);
+            else
+                lb_check(fabs(atof(got) - joules[c]) <= 1e-5 * joules[c], "%s/%s n=%lld: %s %s, rows say %.6g", f[1],
+                         f[2], (long long)n, head, got, joules[c]);
+        }
         if (same_batch && strcmp(f[0], "same_work") == 0)
             lb_check(strcmp(f[10], "1") == 0, "%s/%s n=%lld: the same batch on both sides (%s)", f[1], f[2],
                   (long long)n, f[10]);
@@ -156,6 +187,93 @@ static void check_compare(const char *lin_dir, const char *peer_dir, int same_ba
     lb_sweep_dir_free(&lin);
     lb_peer_dir_free(&p);
     lb_run_free(&r);
+}
+
+/* A powercap zone at dir whose counter a child process advances (2 mJ every 2 ms, written whole
+ * and renamed in, so a reader never sees half a number) until stop_counter: the pid. */
+static pid_t start_counter(const char *dir)
+{
+    char path[4300], tmp[4300];
+    snprintf(path, sizeof path, "%s/max_energy_range_uj", dir);
+    FILE *f = fopen(path, "w");
+    if (!f || fputs("262143328850\n", f) < 0 || fclose(f) != 0)
+        return -1;
+    const pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    snprintf(path, sizeof path, "%s/energy_uj", dir);
+    snprintf(tmp, sizeof tmp, "%s/energy_uj.tmp", dir);
+    for (unsigned long long uj = 1000;; uj += 2000) {
+        FILE *e = fopen(tmp, "w");
+        if (!e || fprintf(e, "%llu\n", uj) < 0 || fclose(e) != 0 || rename(tmp, path) != 0)
+            _exit(1);
+        usleep(2000);
+    }
+}
+
+static void stop_counter(pid_t pid)
+{
+    if (pid > 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+    }
+}
+
+/* Energy on both sides: each ok row's J per sequence, the peer's energy_speedup.csv the ratio of
+ * its rows, and compare's energy columns (check_compare). */
+static void check_energy(void)
+{
+    char zone[4200], lin[4200], own[4200], grid[4300];
+    snprintf(zone, sizeof zone, "%s/zone-advancing", scratch);
+    snprintf(lin, sizeof lin, "%s/lin-energy", scratch);
+    snprintf(own, sizeof own, "%s/peer-energy", scratch);
+    if (!lb_check(mkdir(zone, 0755) == 0, "mkdir %s", zone))
+        return;
+    const pid_t counter = start_counter(zone);
+    if (!lb_check(counter > 0, "the counter's process starts"))
+        return;
+    setenv("LB_POWERCAP_ZONE", zone, 1);
+    usleep(50000); /* its first number written */
+    char *sweep[] = {bin, "sweep", TINY, "--models", "standard,linformer", "-q", "--out", lin, NULL};
+    LbRun r = lb_run(sweep);
+    lb_check(r.code == 0, "linbench sweep, energy: exit %d (%s)", r.code, r.err);
+    lb_run_free(&r);
+    char *own_args[] = {"sweep", TINY, "-q", "--out", own, NULL};
+    r = run_peer(own_args);
+    lb_check(r.code == 0, "peer sweep, energy: exit %d (%s)", r.code, r.err);
+    lb_run_free(&r);
+    stop_counter(counter);
+    check_peer_dir(own, NULL, 8 << 20, 1);
+    check_compare(lin, own, 0);
+    char *text[] = {bin, "compare", lin, own, NULL};
+    r = lb_run(text);
+    lb_check(r.code == 0 && strstr(r.out, "J per sequence\n") && strstr(r.out, "energy saved") &&
+                 !strstr(r.out, "energy: none"),
+             "compare LIN PEER with energy on both sides: J per sequence for the same work, energy saved against "
+             "torch-sdpa-flash:\n%s",
+             r.out);
+    lb_run_free(&r);
+
+    LbPeerDir p;
+    LbCsvTable t;
+    snprintf(grid, sizeof grid, "%s/energy_speedup.csv", own);
+    if (!lb_check(lb_peer_dir_load(own, &p) == LB_OK, "%s reads back", own))
+        return;
+    if (lb_check(lb_csv_read_file(grid, 1, &t) == LB_OK && t.rows == 3 && t.row[0].count == 2 &&
+                     strcmp(t.row[0].fields[1], "k=16") == 0,
+                 "%s: n rows 64 and 128, one column k=16", grid)) {
+        for (size_t i = 1; i < t.rows; i++) {
+            const int64_t n = atoll(t.row[i].fields[0]);
+            const LbCellResult *std = row_at(p.rows, p.count, p.variant, 0, p.variants[0].work, n, 0);
+            const LbCellResult *lf = row_at(p.rows, p.count, p.variant, 1, p.variants[1].work, n, 16);
+            const double want = std && lf ? std->energy_j_per_seq / lf->energy_j_per_seq : NAN;
+            lb_check(fabs(atof(t.row[i].fields[1]) - want) <= 1e-5 * want,
+                     "%s n=%lld: %s, torch-standard's J per sequence / torch-linformer's %.6g", grid, (long long)n,
+                     t.row[i].fields[1], want);
+        }
+        lb_csv_table_free(&t);
+    }
+    lb_peer_dir_free(&p);
 }
 
 int main(int argc, char **argv)
@@ -180,7 +298,11 @@ int main(int argc, char **argv)
     lb_run_free(&found);
     printf("Python: %s\n", python);
 
-    char lin[4200], own[4200], same[4200], other[4200];
+    /* No energy counter on either side, whatever this machine has: a zone without files. */
+    char lin[4200], own[4200], same[4200], other[4200], empty_zone[4200];
+    snprintf(empty_zone, sizeof empty_zone, "%s/zone-empty", scratch);
+    lb_check(mkdir(empty_zone, 0755) == 0, "mkdir %s", empty_zone);
+    setenv("LB_POWERCAP_ZONE", empty_zone, 1);
     snprintf(lin, sizeof lin, "%s/lin", scratch);
     snprintf(own, sizeof own, "%s/peer", scratch);
     snprintf(same, sizeof same, "%s/peer-same-batch", scratch);
@@ -194,7 +316,7 @@ int main(int argc, char **argv)
     lb_check(r.code == 0 && strstr(r.out, "torch-sdpa-flash n=128: batch") && strstr(r.out, "linbench compare"),
           "peer sweep: exit %d, a line per cell, how to compare (%s%s)", r.code, r.out, r.err);
     lb_run_free(&r);
-    check_peer_dir(own, NULL, 8 << 20);
+    check_peer_dir(own, NULL, 8 << 20, 0);
 
     LbSweepDir l;
     if (lb_check(lb_sweep_dir_load(lin, &l) == LB_OK, "linbench's sweep reads back")) {
@@ -203,7 +325,7 @@ int main(int argc, char **argv)
         lb_check(r.code == 0, "peer sweep --batch-from: exit %d (%s)", r.code, r.err);
         lb_run_free(&r);
         /* linbench's batches whatever its budget: the peer's is the CPU's default */
-        check_peer_dir(same, &l, 512 << 20);
+        check_peer_dir(same, &l, 512 << 20, 0);
         lb_sweep_dir_free(&l);
     }
     check_compare(lin, own, 0);
@@ -214,6 +336,8 @@ int main(int argc, char **argv)
               strstr(r.out, "differ (linbench / peer): memory budget 8 MiB / 512 MiB\n"),
           "compare PEER LIN: the header says whose batches and that only the budgets differ:\n%s", r.out);
     lb_run_free(&r);
+    check_energy();
+    setenv("LB_POWERCAP_ZONE", empty_zone, 1);
     char plots[4300];
     snprintf(plots, sizeof plots, "%s/plots", scratch);
     char *plot[] = {bin, "plot", lin, own, "--out", plots, "--no-render", NULL};

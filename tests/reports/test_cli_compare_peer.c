@@ -201,14 +201,15 @@ static void check_csv(const char *out, const LbCellResult *lin, size_t nlin, con
     lb_check(lb_csv_parse_text(out, strlen(out), 0, "compare's CSV", &t) == LB_OK && t.rows > 0, "%s: CSV parses", what);
     if (t.rows == 0)
         return;
-    lb_check(t.row[0].count == 11 && strcmp(t.row[0].fields[0], "comparison") == 0 &&
-              strcmp(t.row[0].fields[10], "linbench_over_peer_batch") == 0,
+    lb_check(t.row[0].count == 14 && strcmp(t.row[0].fields[0], "comparison") == 0 &&
+              strcmp(t.row[0].fields[10], "linbench_over_peer_batch") == 0 &&
+              strcmp(t.row[0].fields[13], "linbench_over_peer_energy") == 0,
           "%s: the header", what);
     int pairs[5] = {0, 0, 0, 0, 0}; /* std/torch-standard, lin/torch-linformer, std/sdpa, lin/sdpa baseline,
                                       * chunked/sdpa */
     for (size_t r = 1; r < t.rows; r++) {
         char **f = t.row[r].fields;
-        if (t.row[r].count != 11)
+        if (!lb_check(t.row[r].count == 14, "%s: row %zu has 14 fields (%zu)", what, r, t.row[r].count))
             continue;
         LbModelKind m;
         lb_check(lb_model_parse(f[1], &m) == 0, "%s: a linbench model %s", what, f[1]);
@@ -242,6 +243,18 @@ static void check_csv(const char *out, const LbCellResult *lin, size_t nlin, con
         for (int c = 0; c < 6; c++)
             lb_check(strcmp(f[5 + c], want[c]) == 0, "%s: %s/%s n=%lld k=%lld column %s is %s: should be %s", what, f[1],
                   pm, (long long)n, (long long)k, t.row[0].fields[5 + c], f[5 + c], want[c]);
+        /* Neither side has energy (the fixture's rows none, the peer's raw.csv from before the
+         * columns): NA where the cell is ok, else its marker. */
+        char joules[3][32];
+        expect_field(a, b, 0, NAN, joules[0], 32);
+        expect_field(b, a, 0, NAN, joules[1], 32);
+        expect_field(a, b, 1, NAN, joules[2], 32);
+        for (int c = 0; c < 3; c++) {
+            if (strcmp(joules[c], "nan") == 0)
+                snprintf(joules[c], 32, "NA");
+            lb_check(strcmp(f[11 + c], joules[c]) == 0, "%s: %s/%s n=%lld k=%lld column %s is %s: should be %s", what,
+                     f[1], pm, (long long)n, (long long)k, t.row[0].fields[11 + c], f[11 + c], joules[c]);
+        }
     }
     /* 3 n for each model without k; linformer: (256,128), (512,128), (512,256), (1024,128), (1024,256) */
     lb_check(pairs[0] == 3 && pairs[2] == 3, "%s: standard against torch-standard and torch-sdpa-flash at every n (%d, %d)",
@@ -337,6 +350,7 @@ int main(int argc, char **argv)
         "Against the peer's exact attention",
         "linformer against torch-sdpa-flash (k: projected length)",
         "NA: not measured on that side",
+        "peer energy: none (written before energy was measured)",
     };
     for (size_t i = 0; i < sizeof text / sizeof text[0]; i++)
         lb_check(strstr(r.out, text[i]) != NULL, "the text report says \"%s\"", text[i]);
