@@ -982,6 +982,21 @@ int lb_check_backend(LbBackend *be, const LbCheckPlan *plan, LbCheckTable *t)
                 RUN(check_forward(&c, cpu, cfg, 2));
             }
         }
+        /* --k-schedule: three layers of k, k/2 and k/4 (halve), so each layer projects to its own
+         * length through its own E and F and workspace; every model that reads it. */
+        for (int kind = 0; (!quick || plan->k_schedule != LB_KSCHED_UNIFORM) && kind < LB_MODEL_COUNT; kind++) {
+            if (lb_model_reads_flag((LbModelKind)kind, "k-schedule") != 1)
+                continue;
+            LbModelConfig cfg = lb_model_variant((LbModelKind)kind, 0, m);
+            cfg.layers = 3;
+            cfg.k = 2 * m.k; /* 16, 8, 8 quick; 32, 16, 8 */
+            cfg.k_schedule = LB_KSCHED_HALVE;
+            if (quick) {
+                cfg.sharing = plan->sharing;
+                cfg.order = plan->order;
+            }
+            RUN(check_forward(&c, cpu, cfg, 2));
+        }
     }
 out:
     release(&c);

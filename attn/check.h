@@ -50,6 +50,8 @@ typedef struct LbCheckPlan {
     uint64_t seed;  /* of the random inputs and weights */
     LbSharing sharing; /* quick: the Linformer variant of the one Linformer forward */
     LbOrder order;
+    LbKSchedule k_schedule; /* quick: other than uniform (the sweep runs one), a forward of layers
+                             * of different k too, as the full check always runs */
 } LbCheckPlan;
 
 /* Run the checks on `be` (its storage type) and append one row per check to `t`. Returns LB_OK,

@@ -332,11 +332,18 @@ static void variant_conv(int i, LbModelConfig *c)
 
 static void describe(const LbModelConfig *c, char *buf, size_t size)
 {
+    char schedule[64] = "";
+    if (c->k_schedule != LB_KSCHED_UNIFORM) { /* the grid's k is the first layer's */
+        char text[48];
+        lb_kschedule_text(c, text, sizeof text);
+        snprintf(schedule, sizeof schedule, " (%s)", text);
+    }
     if (pooled(c))
-        snprintf(buf, size, "%s %s k %lld", lb_model_name(c->kind), lb_order_name(c->order), (long long)c->k);
+        snprintf(buf, size, "%s %s k %lld%s", lb_model_name(c->kind), lb_order_name(c->order), (long long)c->k,
+                 schedule);
     else
-        snprintf(buf, size, "%s %s/%s k %lld", lb_model_name(c->kind), lb_sharing_name(c->sharing),
-                 lb_order_name(c->order), (long long)c->k);
+        snprintf(buf, size, "%s %s/%s k %lld%s", lb_model_name(c->kind), lb_sharing_name(c->sharing),
+                 lb_order_name(c->order), (long long)c->k, schedule);
 }
 
 const LbModelDesc lb_model_linformer = {

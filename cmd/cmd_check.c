@@ -25,12 +25,12 @@ void lb_help_check(FILE *out)
     fputs("usage: linbench check [FLAGS]\n\n"
           "Checks the chosen backend against the CPU reference on fresh random data: every operation\n"
           "(linear, bmm, softmax, layernorm, embed, split/merge heads, the seeded fills) at several\n"
-          "shapes, and a small forward pass of the standard model and of the Linformer at every\n"
-          "sharing level and order, in fp32, fp16 and bf16. Prints the environment, then one row per\n"
-          "check: operation, dtype, shape, relative error ||out - ref|| / ||ref||, threshold, ok or\n"
-          "FAIL. With --device cpu the CPU backend's operations are checked against naive loops in\n"
-          "double (its forward pass is the reference itself). sweep and run do a quick part of this\n"
-          "first (skip it with --no-check).\n\n"
+          "shapes, and a small forward pass of every model (the Linformers at every sharing level\n"
+          "and order, and once more with a k per layer, --k-schedule halve), in fp32, fp16 and\n"
+          "bf16. Prints the environment, then one row per check: operation, dtype, shape, relative\n"
+          "error ||out - ref|| / ||ref||, threshold, ok or FAIL. With --device cpu the CPU backend's\n"
+          "operations are checked against naive loops in double (its forward pass is the reference\n"
+          "itself). sweep and run do a quick part of this first (skip it with --no-check).\n\n"
           "  --device D          cuda or cpu (default cuda)\n"
           "  --gpu N             CUDA device index, 0 to 1023 (default 0)\n"
           "  --dtype T           check only fp16, bf16 or fp32 (default all three)\n"
@@ -154,7 +154,7 @@ int lb_quick_check(LbBackend *be, const LbModelConfig *model, LbCheckResult *res
     memset(res, 0, sizeof *res);
     LbCheckTable t;
     memset(&t, 0, sizeof t);
-    LbCheckPlan plan = {1, lb_check_fresh_seed(), model->sharing, model->order};
+    LbCheckPlan plan = {1, lb_check_fresh_seed(), model->sharing, model->order, model->k_schedule};
     res->seed = plan.seed;
     int rc = lb_check_backend(be, &plan, &t);
     if (rc != LB_OK) {
@@ -246,7 +246,8 @@ int lb_cmd_check(int argc, char **argv)
         nruns = 1;
     }
     const LbModelConfig def = lb_config_default();
-    LbCheckPlan plan = {quick, seed >= 0 ? (uint64_t)seed : lb_check_fresh_seed(), def.sharing, def.order};
+    LbCheckPlan plan = {quick, seed >= 0 ? (uint64_t)seed : lb_check_fresh_seed(), def.sharing, def.order,
+                        def.k_schedule};
     LbCheckTable t;
     memset(&t, 0, sizeof t);
     int rc = LB_EXIT_OK;

@@ -61,6 +61,8 @@ int lb_plot_write(const LbSweepDir *s, const char *out_dir, LbPlotList *out);
  *                        same work (standard / torch-standard, standard / torch-sdpa-flash,
  *                        linformer k=128 / torch-linformer k=128), with the line of equality
  *   versus_batch_ratio   the same for the largest batch
+ *   versus_energy_ratio  the same for J per sequence, only where some pair has energy on both
+ *                        sides
  * Each with its data (NAME.plot.csv: n, then a column per line named by its title). */
 int lb_plot_peer_write(const LbSweepDir *lin, const LbPeerDir *peer, const char *out_dir, LbPlotList *out);
 

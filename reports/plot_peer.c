@@ -34,7 +34,8 @@ typedef struct Figure {
     size_t nn;
     Line *line;
     size_t count;
-    int what; /* 0 ms per sequence of each side, 1 linbench / peer ms per sequence, 2 linbench / peer batch */
+    int what; /* 0 ms per sequence of each side, 1 linbench / peer ms per sequence, 2 linbench / peer batch,
+               * 3 linbench / peer J per sequence */
     const char *name, *title, *ylabel;
 } Figure;
 
@@ -65,7 +66,11 @@ static double value_at(const Figure *f, const Line *l, int64_t n)
             return b_ok ? b->ms_per_seq : NAN;
         return a_ok ? a->ms_per_seq : NAN;
     case 1: return a_ok && b_ok ? a->ms_per_seq / b->ms_per_seq : NAN;
-    default: return a_ok && b_ok ? (double)a->batch / (double)b->batch : NAN;
+    case 2: return a_ok && b_ok ? (double)a->batch / (double)b->batch : NAN;
+    default: /* a side without an energy counter has NaN there */
+        return a_ok && b_ok && a->energy_j_per_seq > 0 && b->energy_j_per_seq > 0
+                   ? a->energy_j_per_seq / b->energy_j_per_seq
+                   : NAN;
     }
 }
 
@@ -254,13 +259,20 @@ int lb_plot_peer_write(const LbSweepDir *lin, const LbPeerDir *peer, const char 
             }
         }
     }
-    Figure ratios[2] = {
+    Figure ratios[3] = {
         {lin, peer, n, nn, line, count, 1, "versus_time_ratio",
          "linbench / PyTorch, ms per sequence (below 1: linbench is faster)", "linbench / peer, ms per sequence"},
         {lin, peer, n, nn, line, count, 2, "versus_batch_ratio",
          "linbench / PyTorch, largest batch (above 1: linbench fits more)", "linbench / peer, largest batch"},
+        {lin, peer, n, nn, line, count, 3, "versus_energy_ratio",
+         "linbench / PyTorch, J per sequence (below 1: linbench spends less)", "linbench / peer, J per sequence"},
     };
-    for (int r = 0; r < 2; r++) {
+    /* the energy figure only where some pair has energy on both sides */
+    int figures = 2;
+    for (size_t i = 0; i < nn && figures == 2; i++)
+        for (size_t c = 0; c < count && figures == 2; c++)
+            figures += !isnan(value_at(&ratios[2], &line[c], n[i]));
+    for (int r = 0; r < figures; r++) {
         for (int e = 0; rc == LB_OK && e < 2; e++)
             rc = lb_plot_write_file(out_dir, ratios[r].name, ext[e], fns[e], lin, &ratios[r]);
         if (rc == LB_OK && out && out->count < LB_PLOT_MAX)

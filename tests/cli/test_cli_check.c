@@ -2,14 +2,16 @@
  * Usage: test_cli_check PATH-TO-LINBENCH cpu      (suite cli)
  *        test_cli_check PATH-TO-LINBENCH-EMU cuda (suite gpu-emu: the emulated GPU)
  *   - check passes (exit 0) with one ok row for every op (and, on cuda, a forward pass of every
- *     model variant in every dtype), after an environment block;
+ *     model variant in every dtype, and of every model that reads --k-schedule at halve), after
+ *     an environment block;
  *   - cuda only: LB_EMU_CORRUPT=softmax (a test switch of the emulated build: softmax writes one
  *     wrong element) makes check exit 1 naming softmax, with FAIL rows for softmax only among
  *     the ops; the same for layernorm, so the name comes from the failing op; a sweep under the
  *     switch refuses to measure (exit 1, softmax named, no result directory left), and with
  *     --no-check measures and records check as skipped;
  *   - a sweep records check=passed and a finite check_max_rel_error in meta.csv; --no-check records
- *     skipped; run prints its check line;
+ *     skipped; run prints its check line, whose count has the --k-schedule forwards only where run
+ *     was given one (cuda);
  *   - bad flags exit 2. */
 #include <math.h>
 #include <stdlib.h>
@@ -86,12 +88,20 @@ static void check_passes(void)
     for (int i = 0; i < NOPS - 1; i++)
         lb_check(rows.op_ok[i] > 0, "check --device %s has an ok row for %s", device, ops[i]);
     if (strcmp(device, "cuda") == 0) {
-        /* every variant of every model in the table, in fp32, fp16 and bf16 */
-        int variants = 0;
-        for (int m = 0; m < LB_MODEL_COUNT; m++)
+        /* every variant of every model in the table, and each model that reads --k-schedule
+         * once more at halve, in fp32, fp16 and bf16 */
+        int variants = 0, scheduled = 0;
+        for (int m = 0; m < LB_MODEL_COUNT; m++) {
             variants += lb_model_desc((LbModelKind)m)->variants;
-        lb_check(rows.forward_ok == 3 * variants, "check --device cuda: %d ok forward rows, should be %d",
-                 rows.forward_ok, 3 * variants);
+            scheduled += lb_model_reads_flag((LbModelKind)m, "k-schedule") == 1;
+        }
+        lb_check(rows.forward_ok == 3 * (variants + scheduled), "check --device cuda: %d ok forward rows, should be %d",
+                 rows.forward_ok, 3 * (variants + scheduled));
+        int halve = 0;
+        for (const char *p = strstr(r.out, "(halve) L 3"); p; p = strstr(p + 1, "(halve) L 3"))
+            halve++;
+        lb_check(scheduled > 0 && halve == 3 * scheduled, "check --device cuda: %d forward rows at --k-schedule halve, "
+                 "should be %d", halve, 3 * scheduled);
         lb_check(strstr(r.out, "compute capability") && strstr(r.out, "native sm_90") && strstr(r.out, "persistence mode"),
                  "check's environment names the capability, the code it runs, persistence:\n%s", r.out);
         for (const char *t = "fp32"; t; t = strcmp(t, "fp32") == 0 ? "fp16" : strcmp(t, "fp16") == 0 ? "bf16" : NULL) {
@@ -161,12 +171,34 @@ static void check_sweep(const char *scratch, const char *tag, const char *corrup
     lb_run_free(&r);
 }
 
+/* The number of checks run's check line gives, or -1. */
+static long run_checks(const char *out)
+{
+    const char *p = strstr(out, "check result: passed (");
+    return p ? strtol(p + strlen("check result: passed ("), NULL, 10) : -1;
+}
+
 static void check_run(void)
 {
     char *argv[] = {(char *)bin, "run", "--device", (char *)device, TINY, "--n", "64", "--max-batch", "2",
                     "--cell-time", "1", NULL};
     LbRun r = lb_run(argv);
     lb_check(r.code == 0 && strstr(r.out, "check result: passed"), "run prints its check: exit %d\n%s%s", r.code, r.out, r.err);
+    const long uniform = run_checks(r.out);
+    lb_run_free(&r);
+    if (strcmp(device, "cuda") != 0)
+        return;
+    /* A Linformer with a k per layer: the quick check runs a forward of layers of different k
+     * for each model that reads --k-schedule, as the sweep would measure them. */
+    char *sched[] = {(char *)bin, "run", "--device", "cuda", "--model", "linformer", TINY, "--n", "64", "--k", "16",
+                     "--layers", "3", "--k-schedule", "halve", "--max-batch", "2", "--cell-time", "1", NULL};
+    r = lb_run(sched);
+    int scheduled = 0;
+    for (int m = 0; m < LB_MODEL_COUNT; m++)
+        scheduled += lb_model_reads_flag((LbModelKind)m, "k-schedule") == 1;
+    lb_check(r.code == 0 && run_checks(r.out) == uniform + scheduled,
+             "run --k-schedule halve: its quick check has %d forward more than %ld: %ld\n%s%s", scheduled, uniform,
+             run_checks(r.out), r.out, r.err);
     lb_run_free(&r);
 }
 

@@ -253,9 +253,39 @@ static void check_energy(void)
              "torch-sdpa-flash:\n%s",
              r.out);
     lb_run_free(&r);
+    char plots[4300], data[4400];
+    snprintf(plots, sizeof plots, "%s/plots-energy", scratch);
+    char *plot[] = {bin, "plot", lin, own, "--out", plots, "--no-render", NULL};
+    r = lb_run(plot);
+    lb_check(r.code == 0 && strstr(r.out, "versus_energy_ratio.gp"), "plot LIN PEER with energy: exit %d (%s%s)",
+             r.code, r.out, r.err);
+    lb_run_free(&r);
+    /* standard / torch-standard at n = 64: the rows' J per sequence */
+    LbSweepDir l;
+    LbPeerDir pd;
+    LbCsvTable t;
+    snprintf(data, sizeof data, "%s/versus_energy_ratio.plot.csv", plots);
+    if (lb_check(lb_sweep_dir_load(lin, &l) == LB_OK && lb_peer_dir_load(own, &pd) == LB_OK, "both read back")) {
+        const LbCellResult *a = row_at(l.rows, l.count, NULL, 0, LB_MODEL_STANDARD, 64, 0);
+        const LbCellResult *b = row_at(pd.rows, pd.count, pd.variant, 0, pd.variants[0].work, 64, 0);
+        if (lb_check(a && b && lb_csv_read_file(data, 1, &t) == LB_OK && t.rows == 3 &&
+                         strcmp(t.row[1].fields[0], "64") == 0,
+                     "%s: n 64 and 128", data)) {
+            int col = -1;
+            for (size_t c = 0; c < t.row[0].count; c++)
+                if (strcmp(t.row[0].fields[c], "standard / torch-standard") == 0)
+                    col = (int)c;
+            const double want = a->energy_j_per_seq / b->energy_j_per_seq;
+            lb_check(col > 0 && fabs(atof(t.row[1].fields[col]) - want) <= 1e-5 * want,
+                     "%s: standard / torch-standard at n=64 %s, the rows' %.6g", data,
+                     col > 0 ? t.row[1].fields[col] : "(no column)", want);
+            lb_csv_table_free(&t);
+        }
+        lb_sweep_dir_free(&l);
+        lb_peer_dir_free(&pd);
+    }
 
     LbPeerDir p;
-    LbCsvTable t;
     snprintf(grid, sizeof grid, "%s/energy_speedup.csv", own);
     if (!lb_check(lb_peer_dir_load(own, &p) == LB_OK, "%s reads back", own))
         return;
@@ -342,7 +372,8 @@ int main(int argc, char **argv)
     snprintf(plots, sizeof plots, "%s/plots", scratch);
     char *plot[] = {bin, "plot", lin, own, "--out", plots, "--no-render", NULL};
     r = lb_run(plot);
-    lb_check(r.code == 0 && strstr(r.out, "versus_time_ratio.gp"), "plot LIN PEER: exit %d (%s)", r.code, r.err);
+    lb_check(r.code == 0 && strstr(r.out, "versus_time_ratio.gp") && !strstr(r.out, "versus_energy_ratio"),
+             "plot LIN PEER, no energy: exit %d, no energy figure (%s%s)", r.code, r.out, r.err);
     lb_run_free(&r);
 
     /* Bad input: one line, exit 2, nothing written. */
