@@ -15,12 +15,13 @@
 #include "cmd/commands.h"
 #include "reports/breakdown.h"
 #include "reports/cell_queue.h"
+#include "reports/grid.h"
 #include "reports/speedups.h"
 
 /* The files a sweep writes: finding any of them means the directory holds results. --force
  * removes them in this order, raw.csv last, so what a killed --force leaves is never old grids
  * beside new rows. */
-static const char *const result_files[] = {"time_speedup.csv", "memory_speedup.csv", LB_SPEEDUPS_FILE,
+static const char *const result_files[] = {"time_speedup.csv", "memory_speedup.csv", LB_ENERGY_SPEEDUP_FILE, LB_SPEEDUPS_FILE,
                                            LB_BREAKDOWN_FILE, "meta.csv",
                                            LB_CELL_QUEUE_FILE /* sweep --gpus */, "raw.csv"};
 #define RESULT_COUNT (sizeof result_files / sizeof result_files[0])

@@ -148,6 +148,10 @@ static void force_clears(const char *scratch)
             any_old |= rows[i].n == 48;
     free(rows);
     lb_check(!any_old, "nor its rows");
+    snprintf(path, sizeof path, "%s/energy_speedup.csv", dir);
+    char *energy = lb_slurp(path);
+    lb_check(!energy || !strstr(energy, "\n48,"), "nor its energy grid (%s)", energy ? energy : "none");
+    free(energy);
     char *cmd = sc_meta(dir, "command_line");
     lb_check(cmd && strstr(cmd, "--force"), "meta.csv is the forced run's (%s)", cmd ? cmd : "none");
     free(cmd);
