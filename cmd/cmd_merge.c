@@ -208,6 +208,10 @@ int lb_cmd_merge(int argc, char **argv)
         wrc = write_result(out, rows, nrows, &meta, &parts[0], measured, quiet);
     if (wrc != LB_OK) {
         rc = lb_runtime_error(wrc);
+        /* OUT held no results before (lb_outdir_prepare): what is in it now is this merge's, cut
+         * short, and left there it would read as a result and refuse the merge run again */
+        (void)lb_outdir_clear_results(out);
+        lb_outdir_abandon();
         goto out;
     }
     if (!complete) {
