@@ -603,7 +603,7 @@ static int run_gpus(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t resu
             f->out = default_dir;
         }
         dir = f->out;
-        if ((rc = lb_outdir_prepare(dir, f->force, "out", 1)) != 0)
+        if ((rc = lb_outdir_prepare(dir, f->force, "out", LB_OUTDIR_OFFER_FORCE | LB_OUTDIR_OFFER_RESUME)) != 0)
             goto out;
         created = 1;
     }
@@ -843,7 +843,7 @@ int lb_cmd_sweep(int argc, char **argv)
             f.out = default_dir;
         }
         dir = f.out;
-        if ((rc = lb_outdir_prepare(dir, f.force, "out", 1)) != 0)
+        if ((rc = lb_outdir_prepare(dir, f.force, "out", LB_OUTDIR_OFFER_FORCE | LB_OUTDIR_OFFER_RESUME)) != 0)
             goto out;
         created = 1;
     }

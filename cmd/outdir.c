@@ -198,7 +198,7 @@ static void remove_stale_temporaries(const char *dir)
     closedir(d);
 }
 
-int lb_outdir_prepare(const char *dir, int force, const char *flag, int force_flag)
+int lb_outdir_prepare(const char *dir, int force, const char *flag, int offer)
 {
     struct stat st;
     lb_outdir_abandon();
@@ -238,9 +238,12 @@ int lb_outdir_prepare(const char *dir, int force, const char *flag, int force_fl
             if (stat(path, &st) != 0)
                 continue;
             lb_outdir_abandon(); /* our lock file, if we made it: nothing written */
-            if (force_flag)
+            if ((offer & LB_OUTDIR_OFFER_FORCE) && (offer & LB_OUTDIR_OFFER_RESUME))
                 return lb_usage_error("--%s %s already holds results (%s): should be a new or empty directory; pass --force to overwrite or --resume %s to continue",
                                       flag, dir, result_files[i], dir);
+            if (offer & LB_OUTDIR_OFFER_FORCE)
+                return lb_usage_error("--%s %s already holds results (%s): should be a new or empty directory; pass --force to overwrite",
+                                      flag, dir, result_files[i]);
             return lb_usage_error("--%s %s already holds results (%s): should be a new or empty directory", flag, dir,
                                   result_files[i]);
         }
