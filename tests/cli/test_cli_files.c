@@ -3,9 +3,10 @@
  * k < n, and a CPU budget beyond the memory the process can have, are refused before anything
  * is written; a write that fails part-way (RLIMIT_FSIZE, the way a full disk fails) leaves every
  * file whole and the old meta.csv in place, and leaves nothing of a merge or a prediction;
- * SIGHUP stops a sweep as Ctrl-C does; unknown values are empty fields; plot titles say what the
- * CPU stored, and a hung gnuplot is stopped; a path too long for the files is refused whole,
- * leaving nothing. Usage: test_cli_files PATH-TO-LINBENCH */
+ * SIGHUP stops a sweep as Ctrl-C does, and a stop before the first cell leaves nothing; unknown
+ * values are empty fields; plot titles say what the CPU stored, and a hung gnuplot is stopped; a
+ * path too long for the files is refused whole, leaving nothing. Usage: test_cli_files
+ * PATH-TO-LINBENCH */
 #include <time.h>
 
 #include "tests/cli/sweep_check.h"
@@ -221,6 +222,30 @@ static void failed_writes(const char *scratch)
     free(rows);
 }
 
+/* A stop during the set-up (the check and the calibration, before meta.csv): exit 130 with one
+ * line, and the new directory removed, not a death by the signal beside an empty folder. */
+static void stop_during_setup(const char *scratch)
+{
+    char dir[512], lock[600], meta[600];
+    snprintf(dir, sizeof dir, "%s/setup-stopped", scratch);
+    snprintf(lock, sizeof lock, "%s/.linbench.lock", dir);
+    snprintf(meta, sizeof meta, "%s/meta.csv", dir);
+    char *argv[] = {(char *)bin, "sweep", TINY, "--n", "32:64", "--k", "8", "--out", dir, NULL};
+    pid_t pid = lb_start(argv);
+    struct timespec pause = {0, 1000 * 1000};
+    for (int i = 0; i < 10000 && !lb_exists(lock); i++)
+        nanosleep(&pause, NULL);
+    const int in_setup = !lb_exists(meta); /* the set-up takes about half a second here */
+    kill(pid, SIGTERM);
+    LbRun r = lb_wait(pid);
+    if (lb_check(in_setup, "the stop came during the set-up")) {
+        lb_check(r.code == 130 && lb_lines(r.err) == 1 && strstr(r.err, "interrupted"),
+                 "SIGTERM during the set-up: exit 130, one line (%d): %s", r.code, r.err);
+        lb_check(!lb_exists(dir), "SIGTERM during the set-up: no directory left");
+    }
+    lb_run_free(&r);
+}
+
 /* Nothing in dir but the lock: no result file, whole or half-written, and no temporary. */
 static int holds_nothing(const char *dir, const char *what)
 {
@@ -308,6 +333,7 @@ int main(int argc, char **argv)
     failed_writes(scratch);
     failed_one_shot_writes(scratch);
 
+    stop_during_setup(scratch);
     /* SIGHUP: like Ctrl-C, exit 130 with the finished cells and meta.csv saying interrupted. */
     char dir[512];
     snprintf(dir, sizeof dir, "%s/hup", scratch);
