@@ -29,20 +29,34 @@ static void print_version(const char *what, int v)
         printf("  %-18s %d.%d (%d)\n", what, v / 1000, (v % 1000) / 10, v);
 }
 
+/* v with its unit, or "unknown" for what the device did not say (-1: clocks without NVML) */
+static const char *known(int v, const char *unit, char *buf, size_t size)
+{
+    if (v < 0)
+        return "unknown";
+    snprintf(buf, size, "%d%s", v, unit);
+    return buf;
+}
+
 static void print_device(const LbDeviceInfo *d)
 {
-    char total[32], free_s[32];
-    lb_format_size((uint64_t)(d->total_bytes < 0 ? 0 : d->total_bytes), total, sizeof total);
-    lb_format_size((uint64_t)(d->free_bytes < 0 ? 0 : d->free_bytes), free_s, sizeof free_s);
+    char total[32] = "unknown", free_s[32] = "unknown", a[32], b[32], c[32];
+    if (d->total_bytes >= 0)
+        lb_format_size((uint64_t)d->total_bytes, total, sizeof total);
+    if (d->free_bytes >= 0)
+        lb_format_size((uint64_t)d->free_bytes, free_s, sizeof free_s);
     printf("cuda:%d %s\n", d->device_index, d->name);
-    printf("  %-18s %d.%d\n", "compute capability", d->cc_major, d->cc_minor);
-    printf("  %-18s %d\n", "SMs", d->sm_count);
+    if (d->cc_major >= 0)
+        printf("  %-18s %d.%d\n", "compute capability", d->cc_major, d->cc_minor);
+    else
+        printf("  %-18s unknown\n", "compute capability");
+    printf("  %-18s %s\n", "SMs", known(d->sm_count, "", a, sizeof a));
     printf("  %-18s %s total, %s free\n", "memory", total, free_s);
-    printf("  %-18s SM %d MHz now, %d MHz max; memory %d MHz\n", "clocks", d->sm_clock_mhz,
-           d->sm_clock_max_mhz, d->mem_clock_mhz);
+    printf("  %-18s SM %s now, %s max; memory %s\n", "clocks", known(d->sm_clock_mhz, " MHz", a, sizeof a),
+           known(d->sm_clock_max_mhz, " MHz", b, sizeof b), known(d->mem_clock_mhz, " MHz", c, sizeof c));
     print_version("driver", d->driver_version);
     print_version("CUDA runtime", d->runtime_version);
-    printf("  %-18s %d\n", "cuBLAS", d->cublas_version);
+    printf("  %-18s %s\n", "cuBLAS", known(d->cublas_version, "", a, sizeof a));
 }
 
 int lb_cmd_info(int argc, char **argv)

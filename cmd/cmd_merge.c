@@ -1,8 +1,8 @@
 /* linbench merge OUT DIR...: the directories of a sharded sweep (linbench sweep --shard I/N)
  * put together into one result directory that compare and plot read like any other. The parts
  * are checked before anything is written (exit 2, nothing written): every setting of
- * the settings table records but shard, and device_name, the same in all; no cell in two parts with
- * different rows. */
+ * the settings table records but shard, device_name and linbench_version, the same in all; no
+ * cell in two parts with different rows. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,9 +29,10 @@ void lb_help_merge(FILE *out)
           "settings they share, parts (their count) and part_1, part_2 ... (the directories as\n"
           "given). Status is complete when every part is and together they hold every cell of\n"
           "the grid; otherwise incomplete, and the missing cells are named on stderr.\n\n"
-          "The parts must share every sweep setting but --shard, and the device (device_name);\n"
-          "a cell in two parts must have the same row in both (it is kept once). OUT follows the\n"
-          "rules of sweep's --out: new or empty, locked while it is written.\n\n"
+          "The parts must share every sweep setting but --shard, the device (device_name) and\n"
+          "the linbench version (linbench_version); a cell in two parts must have the same row\n"
+          "in both (it is kept once). OUT follows the rules of sweep's --out: new or empty,\n"
+          "locked while it is written.\n\n"
           "  -q, --quiet  no grids on stdout\n"
           "  -h, --help   this help\n\n"
           "Exit codes: 0 done (complete or not); 1 a file could not be written, or OUT is in use;\n"
@@ -134,7 +135,7 @@ int lb_cmd_merge(int argc, char **argv)
         return rc;
 
     LbSweepDir *parts = calloc(count, sizeof *parts);
-    const char **keys = malloc(LB_SET_RECORDED * sizeof *keys);
+    const char **keys = malloc((LB_SET_RECORDED + 1) * sizeof *keys);
     LbCellResult *rows = NULL;
     size_t nrows = 0, loaded = 0, nkeys = 0;
     char *command = NULL;
@@ -159,10 +160,13 @@ int lb_cmd_merge(int argc, char **argv)
             goto out;
         }
     }
-    /* every setting but the shard: the parts must be one sweep cut in pieces */
+    /* every setting but the shard: the parts must be one sweep cut in pieces; and one linbench
+     * version, as --resume asks, or the merge holds cells of two codes and, with the version
+     * no longer common to its parts, says of neither */
     for (size_t id = 0; id < LB_SET_RECORDED; id++)
         if (id != LB_SET_SHARD)
             keys[nkeys++] = lb_settings[id].key;
+    keys[nkeys++] = "linbench_version";
     char why[1024];
     if (lb_merge_check_settings(parts, count, keys, nkeys, why, sizeof why) != 0) {
         rc = lb_usage_error("cannot merge: %s: should be parts of one sweep", why);
@@ -208,6 +212,10 @@ int lb_cmd_merge(int argc, char **argv)
         wrc = write_result(out, rows, nrows, &meta, &parts[0], measured, quiet);
     if (wrc != LB_OK) {
         rc = lb_runtime_error(wrc);
+        /* OUT held no results before (lb_outdir_prepare): what is in it now is this merge's, cut
+         * short, and left there it would read as a result and refuse the merge run again */
+        (void)lb_outdir_clear_results(out);
+        lb_outdir_abandon();
         goto out;
     }
     if (!complete) {

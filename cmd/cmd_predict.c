@@ -213,7 +213,7 @@ int lb_cmd_predict(int argc, char **argv)
         lb_outdir_default(default_dir, sizeof default_dir);
         f.out = default_dir;
     }
-    if ((rc = lb_outdir_prepare(f.out, f.force, "out", 1)) != 0)
+    if ((rc = lb_outdir_prepare(f.out, f.force, "out", LB_OUTDIR_OFFER_FORCE)) != 0)
         goto out;
     created = 1;
     if (f.force && (rc = lb_outdir_clear_results(f.out)) != 0)
@@ -239,8 +239,13 @@ int lb_cmd_predict(int argc, char **argv)
                 f.params.copy_efficiency, f.params.launch_us, budget, sweep_s, f.out);
     }
 out:
-    if (rc != 0 && created)
+    if (rc != 0 && created) {
+        /* what the directory holds is this prediction's, cut short (it held no results, or --force
+         * cleared them): a meta.csv saying running and a torn raw.csv would read as a result
+         * that nothing will ever finish, since --resume refuses a prediction */
+        (void)lb_outdir_clear_results(f.out);
         lb_outdir_abandon();
+    }
     if (have_grid)
         lb_grid_free(&grid);
     free(command_line);

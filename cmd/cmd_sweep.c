@@ -61,6 +61,10 @@ static struct timespec first_stop; /* when the first stop signal came */
 /* meta.csv's calibration_note where --no-check skipped the calibration with the check */
 static const char no_check_note[] = "skipped with the check (--no-check)";
 
+/* What stops a sweep (and its workers): SIGHUP too, so that a closed terminal or ssh session
+ * ends a sweep as cleanly as Ctrl-C. */
+static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+
 /* The first stop signal ends the sweep after the pass in progress. A second Ctrl-C at least a
  * second later stops it at once, as a person pressing it again means; anything else is the same
  * request again: `timeout` sends its SIGTERM to the sweep and then to its whole process group,
@@ -81,6 +85,16 @@ static void on_signal(int sig)
         signal(sig, SIG_DFL);
         raise(sig);
     }
+}
+
+/* A stop during the set-up before the first cell: 0 when there was none, else exit 130 after one
+ * line (the caller removes a directory it made). */
+static int stopped_before_first_cell(void)
+{
+    if (!stop_requested)
+        return 0;
+    fprintf(stderr, "linbench: interrupted before the first cell: nothing was measured\n");
+    return LB_EXIT_INTERRUPTED;
 }
 
 enum { OPT_OUT = 'o', OPT_QUIET = 'q', OPT_HELP = 'h', OPT_FORCE = 1000, OPT_RESUME, OPT_FORMAT, OPT_NO_CHECK };
@@ -445,7 +459,6 @@ static void worker_main(const LbRunSettings *s, const SweepFlags *f, const LbSwe
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_worker_signal;
     sigemptyset(&sa.sa_mask);
-    static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
     for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
         sigaction(stop_signals[i], &sa, NULL);
     /* a parent killed outright takes its workers with it: they give their cells back and stop */
@@ -603,7 +616,7 @@ static int run_gpus(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t resu
             f->out = default_dir;
         }
         dir = f->out;
-        if ((rc = lb_outdir_prepare(dir, f->force, "out", 1)) != 0)
+        if ((rc = lb_outdir_prepare(dir, f->force, "out", LB_OUTDIR_OFFER_FORCE | LB_OUTDIR_OFFER_RESUME)) != 0)
             goto out;
         created = 1;
     }
@@ -617,7 +630,6 @@ static int run_gpus(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t resu
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
-    static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
     for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
         sigaction(stop_signals[i], &sa, NULL);
 
@@ -835,6 +847,16 @@ int lb_cmd_sweep(int argc, char **argv)
         rc = run_gpus(&s, &f, &meta, resumed_budget, argc, argv);
         goto out;
     }
+    /* A stop from here on is this sweep's to handle: one during the set-up below (the check and
+     * the calibration take seconds on a GPU) ends it with nothing measured, exit 130, and no new
+     * directory left behind, instead of a death by the signal beside an empty folder. */
+    stop_requested = 0;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
+        sigaction(stop_signals[i], &sa, NULL);
     /* The directory, then the device (exit 1 leaves no new directory behind), then the check. */
     const char *dir = f.resume;
     if (!dir) {
@@ -843,7 +865,7 @@ int lb_cmd_sweep(int argc, char **argv)
             f.out = default_dir;
         }
         dir = f.out;
-        if ((rc = lb_outdir_prepare(dir, f.force, "out", 1)) != 0)
+        if ((rc = lb_outdir_prepare(dir, f.force, "out", LB_OUTDIR_OFFER_FORCE | LB_OUTDIR_OFFER_RESUME)) != 0)
             goto out;
         created = 1;
     }
@@ -864,6 +886,8 @@ int lb_cmd_sweep(int argc, char **argv)
     /* A backend that gets its arithmetic wrong is not measured: nothing is written. */
     if (!f.no_check && (rc = lb_quick_check(be, &s.model, &check)) != 0)
         goto out;
+    if ((rc = stopped_before_first_cell()) != 0)
+        goto out;
     /* This device's own limits, before the first cell: skipped with the check under --no-check,
      * unless --breakdown wants them for its percentages. */
     LbCalibration calibration;
@@ -873,6 +897,8 @@ int lb_cmd_sweep(int argc, char **argv)
     if ((!f.no_check || s.breakdown) &&
         (rc = lb_sweep_calibrate(be, budget, f.quiet, &calibration, &calibrated, calibration_note,
                                  sizeof calibration_note)) != 0)
+        goto out;
+    if ((rc = stopped_before_first_cell()) != 0)
         goto out;
     if (f.force && (rc = lb_outdir_clear_results(dir)) != 0) /* before the first new row */
         goto out;
@@ -886,19 +912,8 @@ int lb_cmd_sweep(int argc, char **argv)
         {check.ran, check.failures > 0, check.max_rel_error, check.seed}, lb_progress_event, &progress,
         calibrated ? &calibration : NULL, calibration_note,
     };
-    stop_requested = 0;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    /* SIGHUP too: a closed terminal or ssh session ends a sweep as cleanly as Ctrl-C */
-    static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
-    for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
-        sigaction(stop_signals[i], &sa, NULL);
     LbSweepOutcome outcome = LB_SWEEP_COMPLETE;
     int erc = lb_sweep_engine_run(&job, be, &stop_requested, &outcome, &grid);
-    for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
-        signal(stop_signals[i], SIG_DFL);
     if (erc != LB_OK) {
         rc = lb_runtime_error(erc);
         goto out;
@@ -915,6 +930,8 @@ int lb_cmd_sweep(int argc, char **argv)
         fprintf(stderr, "linbench: results in %s\n", dir);
     rc = outcome == LB_SWEEP_COMPLETE ? LB_EXIT_OK : LB_EXIT_FAILURE;
 out:
+    for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
+        signal(stop_signals[i], SIG_DFL);
     if (rc != 0 && created)
         lb_outdir_abandon(); /* nothing was written: leave no empty folder */
     lb_backend_close(be);

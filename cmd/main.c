@@ -2,6 +2,7 @@
  * The entry point: --version, top-level help, and dispatch through the command table
  * (cmd/commands.c). */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,10 @@ int main(int argc, char **argv)
      * Loading every module when the context starts keeps all device memory in the arena's
      * accounting. A user's own setting wins. */
     setenv("CUDA_MODULE_LOADING", "EAGER", 0);
+    /* Under a file-size limit (ulimit -f, a batch system's RLIMIT_FSIZE) a write past it would
+     * kill linbench with SIGXFSZ and a core dump, mid-file. Ignored, the write fails with EFBIG
+     * as a full disk fails with ENOSPC, and every writer's own error path says which file. */
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
         lb_commands_help(stdout);
         return LB_EXIT_USAGE;

@@ -71,6 +71,10 @@ int lb_options_check_grid(LbRunSettings *s, const char *k_text)
         for (size_t i = 0; i < s->nn && !any; i++)
             for (size_t j = 0; j < s->nk && !any; j++)
                 any = lb_model_cell_exists((LbModelKind)m, s->n[i], s->k[j]);
+        /* a k below some n that is still no cell: the model's own rule (k dividing n) says why */
+        if (!any && s->k[0] < n_max && lb_model_skip_reason((LbModelKind)m))
+            return lb_usage_error("--k %s has no cell of %s at any --n (the largest is %lld): %s: should include some k < n that the model takes, or there is nothing to compare",
+                                  k_text, lb_model_name((LbModelKind)m), (long long)n_max, lb_model_skip_reason((LbModelKind)m));
         if (!any)
             return lb_usage_error("--k %s has no value below the largest --n (%lld): should include some k < n, or there is nothing to compare",
                                   k_text, (long long)n_max);

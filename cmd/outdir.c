@@ -15,12 +15,13 @@
 #include "cmd/commands.h"
 #include "reports/breakdown.h"
 #include "reports/cell_queue.h"
+#include "reports/grid.h"
 #include "reports/speedups.h"
 
 /* The files a sweep writes: finding any of them means the directory holds results. --force
  * removes them in this order, raw.csv last, so what a killed --force leaves is never old grids
  * beside new rows. */
-static const char *const result_files[] = {"time_speedup.csv", "memory_speedup.csv", LB_SPEEDUPS_FILE,
+static const char *const result_files[] = {"time_speedup.csv", "memory_speedup.csv", LB_ENERGY_SPEEDUP_FILE, LB_SPEEDUPS_FILE,
                                            LB_BREAKDOWN_FILE, "meta.csv",
                                            LB_CELL_QUEUE_FILE /* sweep --gpus */, "raw.csv"};
 #define RESULT_COUNT (sizeof result_files / sizeof result_files[0])
@@ -197,7 +198,7 @@ static void remove_stale_temporaries(const char *dir)
     closedir(d);
 }
 
-int lb_outdir_prepare(const char *dir, int force, const char *flag, int force_flag)
+int lb_outdir_prepare(const char *dir, int force, const char *flag, int offer)
 {
     struct stat st;
     lb_outdir_abandon();
@@ -237,9 +238,12 @@ int lb_outdir_prepare(const char *dir, int force, const char *flag, int force_fl
             if (stat(path, &st) != 0)
                 continue;
             lb_outdir_abandon(); /* our lock file, if we made it: nothing written */
-            if (force_flag)
+            if ((offer & LB_OUTDIR_OFFER_FORCE) && (offer & LB_OUTDIR_OFFER_RESUME))
                 return lb_usage_error("--%s %s already holds results (%s): should be a new or empty directory; pass --force to overwrite or --resume %s to continue",
                                       flag, dir, result_files[i], dir);
+            if (offer & LB_OUTDIR_OFFER_FORCE)
+                return lb_usage_error("--%s %s already holds results (%s): should be a new or empty directory; pass --force to overwrite",
+                                      flag, dir, result_files[i]);
             return lb_usage_error("--%s %s already holds results (%s): should be a new or empty directory", flag, dir,
                                   result_files[i]);
         }

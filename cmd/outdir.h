@@ -29,12 +29,16 @@ void lb_outdir_default(char *buf, size_t size);
 /* 0 when dir is at most LB_DIR_MAX bytes, else LB_EXIT_USAGE after one line naming --flag. */
 int lb_outdir_check_length(const char *dir, const char *flag);
 
+/* What a refusal of a directory that holds results offers: the flags the command has. */
+#define LB_OUTDIR_OFFER_FORCE 1  /* --force */
+#define LB_OUTDIR_OFFER_RESUME 2 /* --resume DIR (sweep) */
+
 /* Create `dir` and its missing parents, take its lock, check that a file can be written in it,
- * and that it holds no results unless `force` (the refusal suggests --force only when
- * `force_flag`, for the commands that take it), and remove temporary files a killed run left.
+ * and that it holds no results unless `force` (the refusal offers what `offer` names, the
+ * LB_OUTDIR_OFFER_ flags of the command), and remove temporary files a killed run left.
  * Returns 0; LB_EXIT_USAGE after one line naming `flag` (and removing what it created); or
  * LB_EXIT_FAILURE after one line when another linbench holds the directory (nothing touched). */
-int lb_outdir_prepare(const char *dir, int force, const char *flag, int force_flag);
+int lb_outdir_prepare(const char *dir, int force, const char *flag, int offer);
 
 /* --resume: lock an existing sweep directory (it must hold meta.csv), and remove temporary
  * files a killed run left. 0; LB_EXIT_USAGE when it is not a sweep's directory; LB_EXIT_FAILURE

@@ -52,6 +52,9 @@ static void check_info(void)
     LbRun r = lb_run(argv);
     lb_check(r.code == 0 && strstr(r.out, "EMULATED") && strstr(r.out, "emulated GPU"),
              "info on the emulator: exit %d, output:\n%s", r.code, r.out);
+    /* the emulator has no clocks (nor has a GPU whose NVML cannot be loaded): unknown, never -1 */
+    lb_check(!strstr(r.out, "-1") && strstr(r.out, "SM unknown now, unknown max; memory unknown"),
+             "info says the clocks it cannot read are unknown:\n%s", r.out);
     lb_run_free(&r);
 }
 

@@ -2,9 +2,11 @@
  * compare and a resume); --force clears the old results before its first row; a grid with no
  * k < n, and a CPU budget beyond the memory the process can have, are refused before anything
  * is written; a write that fails part-way (RLIMIT_FSIZE, the way a full disk fails) leaves every
- * file whole and the old meta.csv in place; SIGHUP stops a sweep as Ctrl-C does; unknown values
- * are empty fields; plot titles say what the CPU stored, and a hung gnuplot is stopped; a path
- * too long for the files is refused whole, leaving nothing. Usage: test_cli_files PATH-TO-LINBENCH */
+ * file whole and the old meta.csv in place, and leaves nothing of a merge or a prediction;
+ * SIGHUP stops a sweep as Ctrl-C does, and a stop before the first cell leaves nothing; unknown
+ * values are empty fields; plot titles say what the CPU stored, and a hung gnuplot is stopped; a
+ * path too long for the files is refused whole, leaving nothing. Usage: test_cli_files
+ * PATH-TO-LINBENCH */
 #include <time.h>
 
 #include "tests/cli/sweep_check.h"
@@ -148,6 +150,10 @@ static void force_clears(const char *scratch)
             any_old |= rows[i].n == 48;
     free(rows);
     lb_check(!any_old, "nor its rows");
+    snprintf(path, sizeof path, "%s/energy_speedup.csv", dir);
+    char *energy = lb_slurp(path);
+    lb_check(!energy || !strstr(energy, "\n48,"), "nor its energy grid (%s)", energy ? energy : "none");
+    free(energy);
     char *cmd = sc_meta(dir, "command_line");
     lb_check(cmd && strstr(cmd, "--force"), "meta.csv is the forced run's (%s)", cmd ? cmd : "none");
     free(cmd);
@@ -216,6 +222,90 @@ static void failed_writes(const char *scratch)
     free(rows);
 }
 
+/* A stop during the set-up (the check and the calibration, before meta.csv): exit 130 with one
+ * line, and the new directory removed, not a death by the signal beside an empty folder. */
+static void stop_during_setup(const char *scratch)
+{
+    char dir[512], lock[600], meta[600];
+    snprintf(dir, sizeof dir, "%s/setup-stopped", scratch);
+    snprintf(lock, sizeof lock, "%s/.linbench.lock", dir);
+    snprintf(meta, sizeof meta, "%s/meta.csv", dir);
+    char *argv[] = {(char *)bin, "sweep", TINY, "--n", "32:64", "--k", "8", "--out", dir, NULL};
+    pid_t pid = lb_start(argv);
+    struct timespec pause = {0, 1000 * 1000};
+    for (int i = 0; i < 10000 && !lb_exists(lock); i++)
+        nanosleep(&pause, NULL);
+    const int in_setup = !lb_exists(meta); /* the set-up takes about half a second here */
+    kill(pid, SIGTERM);
+    LbRun r = lb_wait(pid);
+    if (lb_check(in_setup, "the stop came during the set-up")) {
+        lb_check(r.code == 130 && lb_lines(r.err) == 1 && strstr(r.err, "interrupted"),
+                 "SIGTERM during the set-up: exit 130, one line (%d): %s", r.code, r.err);
+        lb_check(!lb_exists(dir), "SIGTERM during the set-up: no directory left");
+    }
+    lb_run_free(&r);
+}
+
+/* Nothing in dir but the lock: no result file, whole or half-written, and no temporary. */
+static int holds_nothing(const char *dir, const char *what)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int ok = 1;
+    while (d && (e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 && strcmp(e->d_name, ".linbench.lock") != 0)
+            ok &= lb_check(0, "%s: nothing left behind (%s)", what, e->d_name);
+    if (d)
+        closedir(d);
+    return ok;
+}
+
+/* merge and predict write their whole result at once: a write that fails part-way (meta.csv, or
+ * raw.csv after it) is exit 1 and one line, and leaves no file behind that would read as a
+ * result, or block the same command run again once there is room. */
+static void failed_one_shot_writes(const char *scratch)
+{
+    char parts[2][512], dir[512];
+    for (int i = 0; i < 2; i++) {
+        snprintf(parts[i], sizeof parts[i], "%s/part-%d", scratch, i);
+        char shard[8];
+        snprintf(shard, sizeof shard, "%d/2", i);
+        char *argv[] = {(char *)bin, "sweep", TINY, "--no-check", "--n", "32,64", "--k", "8", "--shard", shard, "--out", parts[i], NULL};
+        LbRun r = lb_run(argv);
+        lb_check(r.code == 0, "shard %s exits 0 (%d): %s", shard, r.code, r.err);
+        lb_run_free(&r);
+    }
+    /* merge writes raw.csv, the grids, then meta.csv; predict meta.csv (running), then raw.csv:
+     * the first file cut short, then a later one (the parts' raw.csv is under 1000 bytes, a
+     * merged meta.csv over, predict's meta.csv under 1800 and its raw.csv over) */
+    static const rlim_t limits[2][2] = {{600, 1000}, {600, 1800}};
+    for (size_t l = 0; l < 2; l++) {
+        char what[128];
+        snprintf(dir, sizeof dir, "%s/merged-%zu", scratch, l);
+        char *merge[] = {(char *)bin, "merge", "-q", dir, parts[0], parts[1], NULL};
+        char *predict[] = {(char *)bin, "predict", "--gpu", "a10", "-q", "--out", NULL, NULL};
+        char pdir[512];
+        snprintf(pdir, sizeof pdir, "%s/predicted-%zu", scratch, l);
+        predict[6] = pdir;
+        char **cmds[] = {merge, predict};
+        const char *outs[] = {dir, pdir};
+        for (int c = 0; c < 2; c++) {
+            snprintf(what, sizeof what, "%s under a file-size limit of %d bytes", cmds[c][1], (int)limits[c][l]);
+            lb_child_resource = RLIMIT_FSIZE;
+            lb_child_limit = limits[c][l];
+            LbRun r = lb_run(cmds[c]);
+            lb_child_resource = -1;
+            lb_check(r.code == 1 && err_lines(r.err) == 1, "%s: exit 1, one line (%d): %s", what, r.code, r.err);
+            lb_run_free(&r);
+            holds_nothing(outs[c], what);
+            r = lb_run(cmds[c]);
+            lb_check(r.code == 0, "%s: the same command without the limit writes it (%d): %s", what, r.code, r.err);
+            lb_run_free(&r);
+            sc_files_parse(outs[c], 1, what);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     lb_test_init("test_cli_files");
@@ -241,7 +331,9 @@ int main(int argc, char **argv)
     lb_child_resource = -1;
 
     failed_writes(scratch);
+    failed_one_shot_writes(scratch);
 
+    stop_during_setup(scratch);
     /* SIGHUP: like Ctrl-C, exit 130 with the finished cells and meta.csv saying interrupted. */
     char dir[512];
     snprintf(dir, sizeof dir, "%s/hup", scratch);

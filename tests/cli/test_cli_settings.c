@@ -1,8 +1,9 @@
 /* The settings table (reports/settings.h) end to end: every recorded setting written to meta.csv
  * as the table prints it, taken back by --resume, and a flag that contradicts it refused naming
- * the flag; every flag of the table in --help; --models and --chunk refusing bad input with one
- * line naming the flag and what it accepts; --models choosing and ordering the cells; the
- * command list of every message from the command table. Usage: test_cli_settings PATH-TO-LINBENCH */
+ * the flag; every flag of the table in --help; --models, --chunk and a k axis with no cell
+ * refusing bad input with one line naming the flag and what it accepts; --models choosing and
+ * ordering the cells; the command list of every message from the command table.
+ * Usage: test_cli_settings PATH-TO-LINBENCH */
 #include <string.h>
 
 #include "cmd/commands.h"
@@ -99,6 +100,15 @@ static void bad_models_and_chunk(const char *scratch)
                  r.code, r.err);
         lb_run_free(&r);
     }
+    /* --models whose k axis gets no cell: k below n that does not divide it is refused for that
+     * reason, naming the model, not as a k that is no value below n */
+    char *windows[] = {(char *)bin, "sweep", SMALL, "--models", "standard,linformer-mean", "--n", "96", "--k", "64",
+                       "--out", out, NULL};
+    LbRun w = lb_run(windows);
+    lb_check(w.code == 2 && strstr(w.err, "--k") && strstr(w.err, "linformer-mean") && strstr(w.err, "divide") &&
+                 !strstr(w.err, "no value below") && lb_lines(w.err) == 1 && !lb_exists(out),
+             "--models linformer-mean --n 96 --k 64: exit 2, one line saying k must divide n (%d): %s", w.code, w.err);
+    lb_run_free(&w);
     static const char *const chunks[] = {"0", "-1", "1048577", "12x", "1.5", ""};
     static const char *const cmds[] = {"sweep", "run"};
     for (size_t c = 0; c < 2; c++)

@@ -1,8 +1,8 @@
 /* linbench sweep --shard and linbench merge: three shards of a CPU sweep, merged, hold the same
  * cells (model, n, k), statuses and batches, and the same settings, as the unsharded sweep
  * (times differ between runs on the CPU, so they are not compared); each cell is in exactly one
- * shard; compare reads the merge. Bad --shard values, parts of different sweeps, a cell measured
- * twice with different values and a missing part are refused (exit 2, one line, nothing
+ * shard; compare reads the merge. Bad --shard values, parts of different sweeps or linbench
+ * versions, a cell measured twice with different values and a missing part are refused (exit 2, one line, nothing
  * written); a merge short of shards says which cells are missing. Usage: test_cli_shard PATH */
 #include <string.h>
 
@@ -75,6 +75,30 @@ static void copy_with_other_batch(const char *from, const char *to)
             lb_raw_append(w, &rows[i]);
         lb_raw_close(w);
     }
+    snprintf(path, sizeof path, "%s/meta.csv", to);
+    lb_meta_write(path, &m);
+    lb_meta_free(&m);
+    free(rows);
+}
+
+/* a copy of dir whose meta.csv says another linbench version wrote it */
+static void copy_with_other_version(const char *from, const char *to)
+{
+    LbCellResult *rows;
+    size_t count;
+    LbMeta m;
+    char path[2048];
+    mkdir(to, 0777);
+    if (read_rows(from, &rows, &count) != 0 || read_meta(from, &m) != 0)
+        return;
+    snprintf(path, sizeof path, "%s/raw.csv", to);
+    LbRawWriter *w;
+    if (lb_raw_open(path, 0, &w) == 0) {
+        for (size_t i = 0; i < count; i++)
+            lb_raw_append(w, &rows[i]);
+        lb_raw_close(w);
+    }
+    lb_meta_set(&m, "linbench_version", "%s", "0.0.1");
     snprintf(path, sizeof path, "%s/meta.csv", to);
     lb_meta_write(path, &m);
     lb_meta_free(&m);
@@ -199,6 +223,15 @@ int main(int argc, char **argv)
     r = merge(out, shard[0], twice, shard[1]);
     lb_check(r.code == 2 && strstr(r.err, "cell") && strstr(r.err, twice) && lb_lines(r.err) == 1 && !lb_exists(out),
              "merge of a cell measured twice differently: exit 2 naming it, nothing written (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    /* a part measured by another linbench version: its cells are another code's */
+    char older[600];
+    snprintf(older, sizeof older, "%s/older", scratch);
+    copy_with_other_version(shard[1], older);
+    r = merge(out, shard[0], older, shard[2]);
+    lb_check(r.code == 2 && strstr(r.err, "linbench_version") && strstr(r.err, "0.0.1") && strstr(r.err, older) &&
+                 lb_lines(r.err) == 1 && !lb_exists(out),
+             "merge of a part from another linbench version: exit 2 naming both, nothing written (%d): %s", r.code, r.err);
     lb_run_free(&r);
     /* identical duplicates are kept once */
     r = merge(out, shard[0], shard[0], shard[1]);

@@ -39,8 +39,9 @@ static inline const char *lb_scratch_dir(const char *name)
 }
 
 /* What the next children start with. A resource limit (RLIMIT_FSIZE for a write that fails
- * part-way, RLIMIT_AS for a machine with less memory; resource -1 for none): SIGXFSZ is ignored
- * with RLIMIT_FSIZE so an oversized write fails with EFBIG, as a full disk fails with ENOSPC. */
+ * part-way, RLIMIT_AS for a machine with less memory; resource -1 for none): SIGXFSZ is left at
+ * its default with RLIMIT_FSIZE, as a user's shell has it, so linbench itself must turn an
+ * oversized write into an error (EFBIG) rather than die of the signal. */
 static int lb_child_resource = -1;
 static rlim_t lb_child_limit;
 /* Where their stdout goes instead of the capture (e.g. /dev/full), or NULL. */
@@ -77,7 +78,7 @@ static inline pid_t lb_start_tagged(char *const argv[], const char *tag)
         dup2(in, 0);
         if (lb_child_resource >= 0) {
             struct rlimit rl = {lb_child_limit, lb_child_limit};
-            signal(SIGXFSZ, SIG_IGN);
+            signal(SIGXFSZ, SIG_DFL);
             if (setrlimit(lb_child_resource, &rl) != 0)
                 _exit(126);
         }

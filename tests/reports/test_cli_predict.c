@@ -265,6 +265,12 @@ static void round_trip(void)
     lb_check(r.code == 2 && lb_lines(r.err) == 1 && strstr(r.err, "predict"), "sweep --resume PREDICTED: exit 2 (%d): %s",
              r.code, r.err);
     lb_run_free(&r);
+    /* predict into it again: refused, offering the flag predict has (--force), not --resume */
+    char *again[] = {bin, "predict", "--gpu", "a10", "--out", dir, NULL};
+    r = lb_run(again);
+    lb_check(r.code == 2 && lb_lines(r.err) == 1 && strstr(r.err, "--force") && !strstr(r.err, "--resume"),
+             "predict into PREDICTED: exit 2, --force offered, no --resume (%d): %s", r.code, r.err);
+    lb_run_free(&r);
 }
 
 /* A card with less memory than one sequence needs: OOM cells, as a sweep writes them. */
