@@ -1,7 +1,8 @@
 /* Checking every CUDA runtime and cuBLAS call of the CUDA backend (STYLE.md: every call
  * checked, the error carried up as a return code with file and line; only cmd/ decides the exit
  * code). Each macro returns LB_FAIL(LB_ERR_DEVICE, "<call> failed: <error string>") from the
- * enclosing function, which must return int. Host code of the .cu files only. */
+ * enclosing function, which must return int (LB_ERR_NOMEM for the runtime's out of memory, below).
+ * Host code of the .cu files only. */
 #ifndef LB_GPU_CUDA_CHECK_H
 #define LB_GPU_CUDA_CHECK_H
 
