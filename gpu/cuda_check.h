@@ -1,7 +1,8 @@
 /* Checking every CUDA runtime and cuBLAS call of the CUDA backend (STYLE.md: every call
  * checked, the error carried up as a return code with file and line; only cmd/ decides the exit
  * code). Each macro returns LB_FAIL(LB_ERR_DEVICE, "<call> failed: <error string>") from the
- * enclosing function, which must return int. Host code of the .cu files only. */
+ * enclosing function, which must return int (LB_ERR_NOMEM for the runtime's out of memory, below).
+ * Host code of the .cu files only. */
 #ifndef LB_GPU_CUDA_CHECK_H
 #define LB_GPU_CUDA_CHECK_H
 
@@ -11,6 +12,14 @@
 
 #include "attn/status.h"
 
+/* Out of device memory from any call is LB_ERR_NOMEM, recoverable, not only from cudaMalloc: since
+ * CUDA 12.2 the runtime loads a kernel's code into device memory on its first launch (or first
+ * cudaFuncSetAttribute), outside the arena (lazy loading, the default on Linux), and where the arena
+ * left too little (--headroom 0) that load fails with cudaErrorMemoryAllocation, not sticky. As
+ * NOMEM the batch search steps down and the kernel loads on the retry (attn/measure.c), where a
+ * device error would end the sweep (tests/gpu/test_emu_lazy_load.c). */
+#define LB_CUDA_ERR_STATUS(err) ((err) == cudaErrorMemoryAllocation ? LB_ERR_NOMEM : LB_ERR_DEVICE)
+
 /* A failed runtime call. cudaGetLastError clears a non-sticky error so it does not surface again
  * at the next unrelated check; a sticky error (a kernel fault) stays and every later call fails,
  * which is what we want: the sweep must stop then. */
@@ -19,7 +28,7 @@
         cudaError_t lb_cuda_err_ = (call);                                                       \
         if (lb_cuda_err_ != cudaSuccess) {                                                       \
             (void)cudaGetLastError();                                                            \
-            return LB_FAIL(LB_ERR_DEVICE, "%s failed: %s", #call,                                \
+            return LB_FAIL(LB_CUDA_ERR_STATUS(lb_cuda_err_), "%s failed: %s", #call,             \
                            cudaGetErrorString(lb_cuda_err_));                                    \
         }                                                                                        \
     } while (0)
@@ -40,14 +49,15 @@
                            cublasLtGetStatusString(lb_lt_st_));                                  \
     } while (0)
 
-/* After every kernel launch: a bad configuration (too many threads, too much shared memory)
- * shows here; a fault inside the kernel shows at the next synchronising call. */
+/* After every kernel launch: a bad configuration (too many threads, too much shared memory), or
+ * no memory to load the kernel's code into, shows here; a fault inside the kernel shows at the
+ * next synchronising call. */
 #define LB_LAUNCH_CHECK(kernel_name)                                                             \
     do {                                                                                         \
         cudaError_t lb_launch_err_ = cudaGetLastError();                                         \
         if (lb_launch_err_ != cudaSuccess)                                                       \
-            return LB_FAIL(LB_ERR_DEVICE, "launch of %s failed: %s", kernel_name,                \
-                           cudaGetErrorString(lb_launch_err_));                                  \
+            return LB_FAIL(LB_CUDA_ERR_STATUS(lb_launch_err_), "launch of %s failed: %s",        \
+                           kernel_name, cudaGetErrorString(lb_launch_err_));                     \
     } while (0)
 
 #endif

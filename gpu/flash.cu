@@ -44,6 +44,11 @@ constexpr float kLog2e = 1.4426950408889634f;
 template <int HD> __host__ __device__ constexpr int row_stride() { return HD + kPad; }
 /* Q tile, two K tiles, two V tiles. */
 template <int HD> constexpr size_t tensor_shared_bytes() { return (size_t)(kRows + 4 * kKeys) * row_stride<HD>() * 2; }
+/* The least a block may opt into of the GPUs built for: 99 KiB on sm_86, sm_89 and sm_120 (the
+ * CUDA programming guide's table of compute capabilities); the emulated device, compute
+ * capability 9.0, allows 227 KiB and would not show a width past it. */
+static_assert(tensor_shared_bytes<LB_FLASH_HD_MAX>() <= 101376,
+              "the widest head's tiles must fit the shared memory of an L4 or RTX 4090");
 
 /* rows [r0, r0 + count) of a head (row t at src + t ld) into dst (count x stride), by cp.async
  * in 16-byte pieces; rows at or past n are zeros (src's row 0 is named but not read). */

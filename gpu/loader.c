@@ -79,6 +79,13 @@ static int lb_cuda_load(void)
             return LB_FAIL(LB_ERR_DEVICE, "the CUDA backend %s is from another build of linbench (interface %d, this binary needs %d); reinstall linbench",
                            paths[i], m ? m->abi : -1, LB_CUDA_MODULE_ABI);
         }
+        if (m->ops_bytes != sizeof(LbOps) || m->backend_bytes != sizeof(LbBackend) ||
+            m->device_info_bytes != sizeof(LbDeviceInfo)) {
+            const size_t ops = m->ops_bytes, be = m->backend_bytes, info = m->device_info_bytes;
+            dlclose(h);
+            return LB_FAIL(LB_ERR_DEVICE, "the CUDA backend %s is from another build of linbench (ops table, backend and device info of %zu, %zu and %zu bytes; this binary's are %zu, %zu and %zu); reinstall linbench",
+                           paths[i], ops, be, info, sizeof(LbOps), sizeof(LbBackend), sizeof(LbDeviceInfo));
+        }
         lb_loaded = m; /* kept loaded until exit: backends opened from it live that long */
         return LB_OK;
     }

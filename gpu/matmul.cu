@@ -24,7 +24,16 @@
  *   - cuBLASLt descriptors and the strided-batched API take 64-bit sizes, but to stay clear of
  *     32-bit offset arithmetic inside kernels every call is split so that each matrix a call
  *     walks by rows spans fewer than 2^31 elements: linear in chunks of rows, bmm in chunks of
- *     m (rows of C and, when not transposed, of A);
+ *     m (rows of C and, when not transposed, of A). Not bounded: linear's W, in x out elements
+ *     (2.4e6 in RoBERTa-base; 2^31 only at a --d-model or --ffn far past it), and bmm's B, such
+ *     as K and V read in place from Q/K/V, n x 3d elements: past 2^31 from n = 932068
+ *     (`run --n 1048576` of chunked and of the Linformer's late order). V in P V and X in the
+ *     Linformer's E X run along the inner dimension, where a split would round partial sums to
+ *     the storage type (METHOD.md: fp32 accumulation), so those calls rely on the 64-bit API
+ *     doing what it documents. Libraries have failed at a 2^31-element operand before (cuBLAS
+ *     of CUDA 10.2 on transposed ones, CuPy issue 3284; cuBLASLt 13.6.0 in fp32, NVIDIA/raft
+ *     issue 3097); no emulated run can show it, a GPU run of such a cell on a new toolkit is
+ *     the check;
  *   - a batch count above 65535 (the gridDim.y/z limit many GEMM kernels put the batch in) is
  *     split into calls of at most 65535;
  *   - a stride of 0 broadcasts one matrix over the batch (cuBLAS reads A_i = A + i * 0).

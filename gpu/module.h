@@ -14,13 +14,19 @@ extern "C" {
 
 /* Bumped whenever the struct or the meaning of a member changes, so a stale module beside a new
  * binary is refused with a message rather than called wrongly. */
-#define LB_CUDA_MODULE_ABI 3 /* 2: LbDeviceInfo grew code, ecc, mig, persistence; 3: no backend_kind */
+#define LB_CUDA_MODULE_ABI 4 /* 2: LbDeviceInfo grew code, ecc, mig, persistence; 3: no backend_kind;
+                              * 4: the sizes below */
 #define LB_CUDA_MODULE_FILE "linbench-cuda.so"
 #define LB_CUDA_MODULE_SYMBOL "lb_cuda_module"
 
 typedef struct LbCudaModule {
     int abi;
     int (*backend_open)(int index, LbDtype dtype, int tf32, LbBackend **out);
+    /* The sizes of the structs module and binary share, as the module was built: one that grew is
+     * refused without anyone remembering to bump the number (LbOps grew flash_attention,
+     * energy_j, pool_seq and depthwise_conv_seq under ABI 3, so a binary loading an older module
+     * called past the end of its ops table). */
+    size_t ops_bytes, backend_bytes, device_info_bytes;
 } LbCudaModule;
 
 /* The one symbol the module exports (gpu/module_entry.c). */

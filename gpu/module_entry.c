@@ -3,6 +3,7 @@
 
 const LbCudaModule *lb_cuda_module(void)
 {
-    static const LbCudaModule m = {LB_CUDA_MODULE_ABI, lb_cuda_backend_open};
+    static const LbCudaModule m = {LB_CUDA_MODULE_ABI, lb_cuda_backend_open, sizeof(LbOps), sizeof(LbBackend),
+                                   sizeof(LbDeviceInfo)};
     return &m;
 }

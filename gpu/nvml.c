@@ -93,7 +93,9 @@ int lb_nvml_clock_events(LbNvml *nv, unsigned long long *reasons)
     return nv->clock_events(nv->dev, reasons) == 0 ? 0 : -1;
 }
 
-/* nvmlProcessInfo_t as the _v2 and _v3 entry points fill it */
+/* nvmlProcessInfo_v2_t, the entries of the _v2 entry point on every driver. The _v3 one's differ
+ * by driver: the 535 series appended usedGpuCcProtectedMemory (32 bytes) under the same version,
+ * later drivers went back to these 24 (nvitop pull requests 79 and 226). */
 typedef struct LbNvmlProcess {
     unsigned int pid;
     unsigned long long used_bytes;
@@ -117,10 +119,14 @@ void lb_nvml_state(LbNvml *nv, int *persistence, int *mig, int *other_processes)
         int rc = get_mig(nv->dev, &cur, &pending);
         *mig = rc == 0 ? cur != 0 : rc == 3 /* NVML_ERROR_NOT_SUPPORTED: a GPU without MIG */ ? 0 : -1;
     }
-    if (lb_nvml_sym(nv->lib, "nvmlDeviceGetComputeRunningProcesses_v3", &get_procs, sizeof get_procs) != 0 &&
-        lb_nvml_sym(nv->lib, "nvmlDeviceGetComputeRunningProcesses_v2", &get_procs, sizeof get_procs) != 0)
+    /* _v2 first, whose entries are LbNvmlProcess wherever it exists: read as those, a 535 driver's
+     * _v3 list miscounted the processes (every pid after the first from the wrong bytes), and
+     * past 48 processes overflowed p. _v3 only where a driver has no _v2; p has room for 64 of
+     * the larger entries either way. */
+    if (lb_nvml_sym(nv->lib, "nvmlDeviceGetComputeRunningProcesses_v2", &get_procs, sizeof get_procs) != 0 &&
+        lb_nvml_sym(nv->lib, "nvmlDeviceGetComputeRunningProcesses_v3", &get_procs, sizeof get_procs) != 0)
         return;
-    LbNvmlProcess p[64];
+    LbNvmlProcess p[(64 * 32 + sizeof(LbNvmlProcess) - 1) / sizeof(LbNvmlProcess)];
     unsigned int count = 64;
     if (get_procs(nv->dev, &count, p) != 0 || count > 64)
         return;

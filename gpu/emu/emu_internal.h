@@ -48,6 +48,12 @@ bool shared_range_valid(const void *p, size_t bytes);
 /* cudaFuncSetAttribute(func, cudaFuncAttributeMaxDynamicSharedMemorySize, ...)'s value for func,
  * 0 when never set (runtime.cc). */
 int func_max_dynamic_shared(const void *func);
+/* Lazy loading, CUDA's default on Linux since 12.2: a kernel's code goes into device memory on its
+ * first launch (or first cudaFuncSetAttribute) on a device, outside every cudaMalloc block. With
+ * LB_EMU_MODULE_BYTES=SIZE each kernel takes SIZE bytes of the current device then, and while they
+ * are not free the call fails with cudaErrorMemoryAllocation (not sticky; the next one tries
+ * again), as on a GPU whose memory an application has allocated almost all of. Unset: no cost. */
+cudaError_t load_kernel(const void *func);
 
 } // namespace lb_emu
 

@@ -18,6 +18,8 @@
  *   LB_EMU_NVML_MIG=on|off|unsupported, LB_EMU_NVML_PERSISTENCE=0|1, LB_EMU_NVML_OTHERS=N
  *                                  MIG (default off), persistence (default 1), and compute
  *                                  processes besides the caller (default 0)
+ *   LB_EMU_NVML_V3_STRIDE=32       the _v3 process list in 32-byte entries, as the 535 drivers
+ *                                  wrote it (default 24, nvmlProcessInfo_v2_t's size)
  *   LB_EMU_NVML_POWER_W            the power the total-energy counter advances at, with the host
  *                                  clock since the first reading (default 300 W; the counter
  *                                  starts at 5e6 mJ; absent from the old driver, as before Volta)
@@ -158,8 +160,11 @@ typedef struct nvmlProcessInfo {
 int nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t dev, unsigned int *count, nvmlProcessInfo_t *info);
 int nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t dev, unsigned int *count, nvmlProcessInfo_t *info);
 
-/* The caller, then LB_EMU_NVML_OTHERS others; NVML_ERROR_INSUFFICIENT_SIZE (7) past *count. */
-static int processes(unsigned int *count, nvmlProcessInfo_t *info)
+/* LB_EMU_NVML_OTHERS others with the caller among them (in the middle, so a reader that gets the
+ * entries' size wrong miscounts); NVML_ERROR_INSUFFICIENT_SIZE (7) past *count. Entries of
+ * `stride` bytes: 24, nvmlProcessInfo_v2_t; 32, the R535 drivers' _v3, which appended
+ * usedGpuCcProtectedMemory without a new version (nvitop pull request 79). */
+static int processes(unsigned int *count, nvmlProcessInfo_t *info, size_t stride)
 {
     if (forced("processes"))
         return forced("processes");
@@ -168,24 +173,31 @@ static int processes(unsigned int *count, nvmlProcessInfo_t *info)
         *count = total;
         return 7;
     }
-    for (unsigned i = 0; i < total; i++)
-        info[i] = (nvmlProcessInfo_t){i == 0 ? (unsigned)getpid() : (unsigned)getpid() + 1000 + i, 1u << 20, 0, 0};
+    for (unsigned i = 0; i < total; i++) {
+        char *e = (char *)info + i * stride;
+        const nvmlProcessInfo_t v = {i == total / 2 ? (unsigned)getpid() : (unsigned)getpid() + 1000 + i, 1u << 20, 0,
+                                     0};
+        memcpy(e, &v, sizeof v);
+        if (stride > sizeof v)
+            memset(e + sizeof v, 0x5a, stride - sizeof v);
+    }
     *count = total;
     return NVML_SUCCESS;
 }
 
 #ifndef LB_NVML_OLD_DRIVER
+/* LB_EMU_NVML_V3_STRIDE=32 plays a driver of the 535 series. */
 int nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t dev, unsigned int *count, nvmlProcessInfo_t *info)
 {
     (void)dev;
-    return processes(count, info);
+    return processes(count, info, strcmp(env("LB_EMU_NVML_V3_STRIDE", "24"), "32") == 0 ? 32 : sizeof *info);
 }
 #endif
 
 int nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t dev, unsigned int *count, nvmlProcessInfo_t *info)
 {
     (void)dev;
-    return processes(count, info);
+    return processes(count, info, sizeof *info);
 }
 
 #ifndef LB_NVML_OLD_DRIVER

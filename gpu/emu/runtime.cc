@@ -23,7 +23,8 @@
  *   - a fault found in device code (scheduler.cc) or a library call is sticky: every later call
  *     returns it, as after a kernel fault on a GPU (on every device here: one error state).
  * LB_EMU_NO_DEVICE=1 makes the device vanish (cudaErrorNoDevice); LB_EMU_FAIL, LB_EMU_DRIVER_VERSION,
- * LB_EMU_CC and LB_EMU_COMPUTE_MODE stand in for the machines a user's first run may meet. */
+ * LB_EMU_CC and LB_EMU_COMPUTE_MODE stand in for the machines a user's first run may meet;
+ * LB_EMU_MODULE_BYTES=SIZE for lazy loading (load_kernel). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -277,6 +278,24 @@ int func_max_dynamic_shared(const void *func)
     return it == g_func_dynamic_shared.end() ? 0 : it->second;
 }
 
+std::set<std::pair<int, const void *>> g_loaded; /* (device, kernel) whose code is in its memory */
+
+cudaError_t load_kernel(const void *func)
+{
+    const size_t bytes = env_size("LB_EMU_MODULE_BYTES", 0);
+    if (!bytes)
+        return cudaSuccess;
+    std::lock_guard<std::mutex> g(g_mu);
+    if (g_loaded.count({t_device, func}))
+        return cudaSuccess;
+    Device &dev = device_locked(t_device);
+    if (capacity() - dev.used < bytes)
+        return cudaErrorMemoryAllocation;
+    dev.used += bytes;
+    g_loaded.insert({t_device, func});
+    return cudaSuccess;
+}
+
 void lock_device() { g_device_mu.lock(); }
 void unlock_device() { g_device_mu.unlock(); }
 
@@ -304,6 +323,9 @@ cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, 
         return g_sticky;
     if (!func || attr != cudaFuncAttributeMaxDynamicSharedMemorySize || value < 0 || value > kSharedOptin)
         return ret(cudaErrorInvalidValue);
+    const cudaError_t load = load_kernel(func); /* an API call naming a kernel loads it */
+    if (load != cudaSuccess)
+        return ret(load);
     std::lock_guard<std::mutex> g(g_mu);
     g_func_dynamic_shared[func] = value;
     return cudaSuccess;

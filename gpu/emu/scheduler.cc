@@ -527,6 +527,11 @@ void launch_grid(const LaunchConfig &cfg, void (*body)(void *ctx), void *ctx)
         set_last_error(cudaErrorInvalidResourceHandle);
         return;
     }
+    const cudaError_t load = load_kernel(cfg.func);
+    if (load != cudaSuccess) {
+        set_last_error(load);
+        return;
+    }
     lock_device();
     const int n = (int)(cfg.block.x * cfg.block.y * cfg.block.z);
     if (!fibers_reserve(n)) {

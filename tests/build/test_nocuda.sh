@@ -2,10 +2,12 @@
 # The linbench binary without the CUDA libraries (gpu/loader.c): it links none (ldd), so
 # --version, --device cpu and compare start anywhere; --device cuda with a module whose CUDA
 # library is missing says which library and what to install, in one line, exit 1 (no device);
-# a missing module says so. Usage: test_nocuda.sh LINBENCH. Needs a C compiler for the stand-in
-# module.
+# a missing module says so; a module whose shared structs differ from the binary's (built before
+# the ops table grew) is refused by name. Usage: test_nocuda.sh LINBENCH SOURCE_ROOT. Needs a C
+# compiler for the stand-in modules.
 set -u
 bin=$1
+src=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 passed=0 failed=0
@@ -41,6 +43,31 @@ if [ $built -eq 0 ]; then
     check "nothing written" "[ ! -e '$tmp/gpu/raw.csv' ]"
 else
     check "a stand-in module could be built" "false"
+fi
+
+# A module of this interface number built before the ops table's last member: refused, never
+# called past the end of its table.
+cat > "$tmp/stale.c" <<'EOF'
+#include "gpu/module.h"
+static int open_stub(int index, LbDtype dtype, int tf32, LbBackend **out)
+{
+    (void)index, (void)dtype, (void)tf32;
+    *out = 0;
+    return -1;
+}
+const LbCudaModule *lb_cuda_module(void)
+{
+    static const LbCudaModule m = {LB_CUDA_MODULE_ABI, open_stub, sizeof(LbOps) - sizeof(void *), sizeof(LbBackend),
+                                   sizeof(LbDeviceInfo)};
+    return &m;
+}
+EOF
+if cc -shared -fPIC -I"$src" -o "$tmp/stale.so" "$tmp/stale.c"; then
+    LINBENCH_CUDA_MODULE="$tmp/stale.so" "$bin" info > "$tmp/out" 2>&1
+    echo "info with a module of a smaller ops table: $(grep 'CUDA' "$tmp/out" | tail -1)"
+    check "a module with another ops table is refused" "grep -q 'is from another build of linbench (ops table' '$tmp/out'"
+else
+    check "a stand-in module of this interface could be built" "false"
 fi
 
 LINBENCH_CUDA_MODULE="$tmp/absent.so" "$bin" info > "$tmp/out" 2>&1

@@ -1,17 +1,18 @@
 /* gpu/nvml.c against the stand-in NVML (gpu/emu/nvml_standin.c), whose directory the test's
  * environment puts first on LD_LIBRARY_PATH (LB_TEST_NVML=current or old says which driver it
- * plays; none: no library at all). Every path of gpu/nvml.c runs, through the same dlopen as on a
- * user's machine: the clocks (now, max, SM and memory, a clock that moves between reads), the
- * clock-event reasons through the current name or the old driver's, persistence, MIG (on, off, a
- * GPU without it, an error), other compute processes (the _v3 list or the old _v2 one), and each
- * failure (no library, init failing, the device not found, NO_PERMISSION and NOT_SUPPORTED from
- * an entry point): clocks -1 and "unknown" where NVML cannot say, never a crash. Then the emulated
- * backend itself, which reads NVML by the bus id cudaDeviceGetPCIBusId gives: describe's clocks,
- * sm_clock_mhz and clock_events; and, given linbench-emu's path, `linbench run` on it printing the
- * SM clock and a hardware slowdown the stand-in reports, and a small `linbench sweep` whose result
- * directory holds the energy where the stand-in has a counter (raw.csv's columns, the grids'
- * energy_speedup.csv, speedups.csv's column, compare's and plot's energy) and says why not where
- * it has none (meta.csv's energy_note, compare's line, no energy figure). */
+ * plays; none: no library at all). Every path of gpu/nvml.c runs, through the same dlopen as on
+ * a user's machine: the clocks (now, max, SM and memory, a clock that moves between reads), the
+ * clock-event reasons through the current name or the old driver's, persistence, MIG (on, off,
+ * a GPU without it, an error), other compute processes (the _v2 list, where a 535 driver's _v3
+ * one has longer entries), and each failure (no library, init failing, the device not found,
+ * NO_PERMISSION and NOT_SUPPORTED from an entry point): clocks -1 and "unknown" where NVML
+ * cannot say, never a crash. Then the emulated backend itself, which reads NVML by the bus id
+ * cudaDeviceGetPCIBusId gives: describe's clocks, sm_clock_mhz and clock_events; and, given
+ * linbench-emu's path, `linbench run` on it printing the SM clock and a hardware slowdown the
+ * stand-in reports, and a small `linbench sweep` whose result directory holds the energy where
+ * the stand-in has a counter (raw.csv's columns, the grids' energy_speedup.csv, speedups.csv's
+ * column, compare's and plot's energy) and says why not where it has none (meta.csv's
+ * energy_note, compare's line, no energy figure). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +34,7 @@ static void clear(void)
 {
     static const char *const vars[] = {"LB_EMU_NVML_FAIL", "LB_EMU_NVML_ERROR", "LB_EMU_NVML_SM_MHZ",
                                        "LB_EMU_NVML_SM_STEP", "LB_EMU_NVML_EVENTS", "LB_EMU_NVML_MIG",
-                                       "LB_EMU_NVML_PERSISTENCE", "LB_EMU_NVML_OTHERS"};
+                                       "LB_EMU_NVML_PERSISTENCE", "LB_EMU_NVML_OTHERS", "LB_EMU_NVML_V3_STRIDE"};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
         unsetenv(vars[i]);
 }
@@ -79,6 +80,15 @@ static void check_library(int old)
     setenv("LB_EMU_NVML_OTHERS", "2", 1);
     lb_nvml_state(nv, &p, &m, &o);
     lb_check(p == 1 && m == 0 && o == 2, "state: persistence %d, MIG %d, %d other processes (want 1, 0, 2)", p, m, o);
+    /* a 535 driver's _v3 list, 32 bytes an entry: counted right, and 60 of them (1920 bytes) fit
+     * where 64 entries of 24 bytes were asked for */
+    setenv("LB_EMU_NVML_V3_STRIDE", "32", 1);
+    lb_nvml_state(nv, &p, &m, &o);
+    lb_check(o == 2, "a 535 driver's process list: %d other processes (want 2)", o);
+    setenv("LB_EMU_NVML_OTHERS", "59", 1);
+    lb_nvml_state(nv, &p, &m, &o);
+    lb_check(o == 59, "a 535 driver's list of 60 processes: %d others (want 59)", o);
+    unsetenv("LB_EMU_NVML_V3_STRIDE");
     setenv("LB_EMU_NVML_OTHERS", "80", 1); /* more than the 64 it asks for */
     setenv("LB_EMU_NVML_MIG", "on", 1);
     setenv("LB_EMU_NVML_PERSISTENCE", "0", 1);
