@@ -377,6 +377,22 @@ static void tell(const LbSweepJob *job, LbSweepEvent e)
         job->progress(job->progress_ctx, &e);
 }
 
+/* A sweep that stops on an error of its own after meta.csv said running (a write to a full disk,
+ * a breakdown pass that failed): meta.csv says failed where it can still be written, so the
+ * directory does not claim a run that no process is doing (the rows on disk stay; --resume
+ * finishes them). The error being reported is kept for the caller to print. */
+static void say_failed(const LbSweepJob *job, const LbSweepDevice *dev, const char *start)
+{
+    char *why = strdup(lb_error_message());
+    char now[64];
+    now_text(now, sizeof now);
+    (void)write_meta(job, dev, start, now, lb_sweep_outcome_name(LB_SWEEP_FAILED), NULL, NULL);
+    if (why) {
+        lb_error_set(__FILE__, __LINE__, "%s", why);
+        free(why);
+    }
+}
+
 int lb_sweep_engine_run(const LbSweepJob *job, LbBackend *be, const volatile sig_atomic_t *stop,
                         LbSweepOutcome *outcome, LbGrid *grid)
 {
@@ -395,6 +411,7 @@ int lb_sweep_engine_run(const LbSweepJob *job, LbBackend *be, const volatile sig
     LbSweepDevice dev;
     lb_sweep_device_describe(be, &dev);
     int started = 0, failed = 0, fatal = 0, interrupted = 0;
+    int running = 0; /* meta.csv says running: this process must say how it ended */
     EnergyTally energy = {0};
     char *raw_path = lb_path_join(job->dir, "raw.csv");
     int rc = raw_path ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory");
@@ -413,6 +430,7 @@ int lb_sweep_engine_run(const LbSweepJob *job, LbBackend *be, const volatile sig
             todo[ntodo++] = c;
     if (rc == LB_OK)
         rc = write_meta(job, &dev, start, now, "running", NULL, NULL);
+    running = rc == LB_OK;
     if (rc == LB_OK)
         rc = lb_raw_open(raw_path, job->resume, &raw);
     if (rc != LB_OK)
@@ -463,6 +481,7 @@ int lb_sweep_engine_run(const LbSweepJob *job, LbBackend *be, const volatile sig
     rc = write_grids(job, raw_path, grid, &energy);
     if (rc == LB_OK) {
         rc = write_meta(job, &dev, start, now, lb_sweep_outcome_name(*outcome), &energy, NULL);
+        running = rc != LB_OK;
         if (rc != LB_OK && grid)
             lb_grid_free(grid);
     }
@@ -471,6 +490,8 @@ out:
         tell(job, (LbSweepEvent){LB_SWEEP_FINISH, 0, (int)ntodo, NULL, 0, NULL});
     if (raw)
         lb_raw_close(raw);
+    if (running && rc != LB_OK)
+        say_failed(job, &dev, start);
     free(raw_path);
     free(done);
     free(cells);

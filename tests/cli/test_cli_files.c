@@ -2,7 +2,8 @@
  * compare and a resume); --force clears the old results before its first row; a grid with no
  * k < n, and a CPU budget beyond the memory the process can have, are refused before anything
  * is written; a write that fails part-way (RLIMIT_FSIZE, the way a full disk fails) leaves every
- * file whole and the old meta.csv in place, and leaves nothing of a merge or a prediction;
+ * file whole and the old meta.csv in place (or, where it can be written, one saying failed), and
+ * leaves nothing of a merge or a prediction;
  * SIGHUP stops a sweep as Ctrl-C does, and a stop before the first cell leaves nothing; unknown
  * values are empty fields; plot titles say what the CPU stored, and a hung gnuplot is stopped; a
  * path too long for the files is refused whole, leaving nothing. Usage: test_cli_files
@@ -190,6 +191,11 @@ static void failed_writes(const char *scratch)
              r.code, r.err);
     lb_run_free(&r);
     sc_files_parse(dir, 1, "after a failed raw.csv row");
+    /* no process runs it any more, so meta.csv does not say running */
+    char *status = sc_meta(dir, "status");
+    lb_check(status && strcmp(status, "failed") == 0, "after a failed raw.csv row meta.csv says failed (%s)",
+             status ? status : "none");
+    free(status);
     char *before = sc_meta(dir, "start_time");
     /* The whole of meta.csv cannot be written now: the old one stays. */
     char *resume[] = {(char *)bin, "sweep", "--resume", dir, "--quiet", NULL};
