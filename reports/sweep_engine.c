@@ -271,10 +271,15 @@ static int write_meta(const LbSweepJob *job, const LbSweepDevice *dev, const cha
         SET("calibration_product_dim", "%s", "");
         SET("calibration_copy_bytes", "%s", "");
     }
-    /* resume_1_time, resume_1_command, resume_2_time ...: the earlier resumes, then this one */
+    /* resume_1_time, resume_1_command, resume_2_time ...: the earlier resumes, then this one; and
+     * a merged directory's parts and part_1, part_2 ...: where its first rows came from */
     int resumes = 0;
     for (size_t i = 0; job->previous && i < job->previous->count; i++) {
         const char *key = job->previous->keys[i];
+        if (strcmp(key, "parts") == 0 || (strncmp(key, "part_", 5) == 0 && key[5] >= '1' && key[5] <= '9')) {
+            SET(key, "%s", job->previous->values[i]);
+            continue;
+        }
         if (strncmp(key, "resume_", 7) != 0)
             continue;
         SET(key, "%s", job->previous->values[i]);

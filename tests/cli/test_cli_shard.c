@@ -248,6 +248,22 @@ int main(int argc, char **argv)
         lb_meta_free(&mi);
     }
     lb_run_free(&r);
+    /* --resume measures the missing cells and keeps where the first rows came from */
+    char *finish[] = {(char *)bin, "sweep", "--resume", out, "-q", NULL};
+    r = lb_run(finish);
+    lb_check(r.code == 0, "--resume of the incomplete merge: exit 0 (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    if (lb_check(read_meta(out, &mi) == 0, "the resumed merge's meta.csv reads back")) {
+        const char *st = lb_meta_get(&mi, "status"), *parts = lb_meta_get(&mi, "parts");
+        const char *p1 = lb_meta_get(&mi, "part_1"), *p3 = lb_meta_get(&mi, "part_3");
+        lb_check(st && strcmp(st, "complete") == 0 && lb_meta_get(&mi, "resume_1_time"),
+                 "the resumed merge: complete, its resume recorded (%s)", st ? st : "-");
+        lb_check(parts && strcmp(parts, "3") == 0 && p1 && strcmp(p1, shard[0]) == 0 && p3 &&
+                     strcmp(p3, shard[1]) == 0,
+                 "the resumed merge keeps parts 3 and part_1 .. part_3 (%s, %s, %s)", parts ? parts : "-",
+                 p1 ? p1 : "-", p3 ? p3 : "-");
+        lb_meta_free(&mi);
+    }
     /* a missing part */
     char gone[600];
     snprintf(gone, sizeof gone, "%s/no-such-part", scratch);
