@@ -36,7 +36,7 @@ void lb_help_compare(FILE *out)
           "sequence (csv: model,n,k,op,measured_batch,predicted_batch,batch_ratio,\n"
           "measured_ms_per_seq,predicted_ms_per_seq,time_ratio).\n"
           "The header says what differs between the two runs; a peer that ran another model shape\n"
-          "or storage type is refused (exit 2).\n\n"
+          "or storage type, or a prediction of another model, is refused (exit 2).\n\n"
           "  --format F   text (aligned tables), md (Markdown tables) or csv (one row per cell:\n"
           "               grid,n,k,measured,paper,measured_over_paper, or grid,n,k,a,b,b_over_a;\n"
           "               against a peer: comparison,linbench_model,peer_model,n,k,\n"
@@ -154,6 +154,10 @@ int lb_cmd_compare(int argc, char **argv)
     lb_error_clear();
     /* a sweep and linbench predict's forecast, in either order: measured / predicted per cell */
     const int pa = lb_meta_is_predicted(&a.meta), pb = dirs == 2 && lb_meta_is_predicted(&b.meta);
+    if (dirs == 2 && pa != pb && lb_compare_predicted_check(pa ? &b : &a, pa ? &a : &b) != LB_OK) {
+        ex = lb_usage_error("invalid argument \"%s\" for compare: %s", pa ? a.dir : b.dir, lb_error_message());
+        goto out;
+    }
     int rc = dirs == 2 && pa != pb ? lb_compare_predicted(stdout, pa ? &b : &a, pa ? &a : &b, fmt)
              : dirs == 2           ? lb_compare_sweeps(stdout, &a, &b, fmt)
                                    : lb_compare_paper(stdout, &a, fmt);

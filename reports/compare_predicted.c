@@ -13,6 +13,7 @@
 #include "reports/breakdown.h"
 #include "reports/compare.h"
 #include "reports/csv_io.h"
+#include "reports/settings.h"
 
 static int same_cell(const LbCellResult *a, LbModelKind model, int64_t n, int64_t k)
 {
@@ -288,6 +289,24 @@ static int print_csv(FILE *out, const LbSweepDir *m, const LbSweepDir *p, const 
             csv_num(f[9], sizeof f[9], op_ratio(x, y));
             LB_TRY(lb_csv_write_record(out, row, 10));
         }
+    }
+    return LB_OK;
+}
+
+int lb_compare_predicted_check(const LbSweepDir *measured, const LbSweepDir *predicted)
+{
+    static const LbSettingId work[] = {LB_SET_LAYERS,  LB_SET_DMODEL, LB_SET_HEADS, LB_SET_FFN,
+                                       LB_SET_VOCAB,   LB_SET_DTYPE,  LB_SET_TF32,  LB_SET_SHARING,
+                                       LB_SET_ORDER,   LB_SET_CHUNK,  LB_SET_K_SCHEDULE};
+    for (size_t i = 0; i < sizeof work / sizeof work[0]; i++) {
+        const char *a = lb_settings_meta_value(&measured->meta, work[i]);
+        const char *b = lb_settings_meta_value(&predicted->meta, work[i]);
+        if (strcmp(a ? a : "", b ? b : "") != 0)
+            return LB_FAIL(LB_ERR_FORMAT,
+                           "not the same work: %s ran %s %s and %s predicted %s %s: compare needs the prediction of "
+                           "the sweep's own model (linbench predict with the sweep's flags)",
+                           measured->dir, lb_settings[work[i]].key, a ? a : "", predicted->dir,
+                           lb_settings[work[i]].key, b ? b : "");
     }
     return LB_OK;
 }

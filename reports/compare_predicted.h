@@ -28,6 +28,11 @@
 extern "C" {
 #endif
 
+/* LB_OK where the prediction is of the sweep's own work (model shape, dtype, TF32 and every
+ * model's own setting as meta.csv records them), else LB_ERR_FORMAT saying which setting differs:
+ * per-cell ratios of two different models would read as the card's distance from its roofline. */
+int lb_compare_predicted_check(const LbSweepDir *measured, const LbSweepDir *predicted);
+
 int lb_compare_predicted(FILE *out, const LbSweepDir *measured, const LbSweepDir *predicted, LbFormat fmt);
 
 #ifdef __cplusplus

@@ -212,6 +212,24 @@ static void same_batches_as_a_sweep(void)
     lb_check(r.code == 0 && strstr(r.out, "a sweep against its prediction") && strstr(r.out, "largest batch"),
              "compare PREDICTED MEASURED (%d): %.300s", r.code, r.out);
     lb_run_free(&r);
+
+    /* A prediction of another model is not this sweep's: refused, the setting named, nothing on
+     * stdout. */
+    char wide[4200];
+    snprintf(wide, sizeof wide, "%s/plan-wide", scratch);
+    char *wide_argv[] = {bin,     "predict", "--layers", "2",    "--d-model", "128",  "--heads", "4",
+                         "--ffn", "128",     "--vocab",  "1000", "--n",       "128,256", "--k",  "32,64",
+                         "--dtype", "fp32", "--spec",   "tflops=10,bw=500,mem=312M", "--out", wide, NULL};
+    r = lb_run(wide_argv);
+    lb_check(r.code == 0, "predict of a wider model exits 0 (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    char *cmp3[] = {bin, "compare", swp, wide, NULL};
+    r = lb_run(cmp3);
+    lb_check(r.code == 2 && lb_lines(r.err) == 1 && strstr(r.err, "not the same work") && strstr(r.err, "d_model 64") &&
+                 strstr(r.err, "d_model 128") && r.out[0] == '\0',
+             "compare of a sweep and another model's prediction: exit 2, one line naming d_model (%d): %s", r.code,
+             r.err);
+    lb_run_free(&r);
 }
 
 /* Read back as a sweep: meta.csv says predicted; compare against the paper and plot label it. */
