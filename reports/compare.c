@@ -269,12 +269,13 @@ static void print_status(FILE *out, LbFormat fmt, const LbSweepDir *s, const cha
                 label, st);
 }
 
-static void print_legend(FILE *out, LbFormat fmt, const char *na)
+static void print_legend(FILE *out, LbFormat fmt, const LbComparison *c, const char *na)
 {
+    const char *dash = lb_grid_dash_meaning(lb_grid_dash_below_n(&c->first) || lb_grid_dash_below_n(&c->second));
     if (fmt == LB_FORMAT_MD)
-        fprintf(out, "`-`: k >= n; `OOM`: out of memory at batch 1; `ERR`: the cell failed; `NA`: %s.\n", na);
+        fprintf(out, "`-`: %s; `OOM`: out of memory at batch 1; `ERR`: the cell failed; `NA`: %s.\n", dash, na);
     else
-        fprintf(out, "- : k >= n   OOM: out of memory at batch 1   ERR: the cell failed   NA: %s\n", na);
+        fprintf(out, "- : %s   OOM: out of memory at batch 1   ERR: the cell failed   NA: %s\n", dash, na);
 }
 
 /* Where the sweep has no energy: one line saying why (meta.csv's energy_note), so a reader does
@@ -406,7 +407,7 @@ int lb_compare_paper(FILE *out, const LbSweepDir *s, LbFormat fmt)
                                              {"predicted", "paper", "predicted / paper"}};
     static const CellStyle styles[3] = {STYLE_RATIO_X, STYLE_PAPER_X, STYLE_PLAIN};
     rc = print_tables(out, fmt, &c, titles[predicted], styles, 0);
-    print_legend(out, fmt, predicted ? "not predicted, or not in the paper" : "not measured, or not in the paper");
+    print_legend(out, fmt, &c, predicted ? "not predicted, or not in the paper" : "not measured, or not in the paper");
     if (!predicted) /* a roofline has no energy model: nothing to explain */
         print_energy_note(out, fmt, s, &c.first);
     lb_compare_free(&c);
@@ -467,7 +468,7 @@ int lb_compare_sweeps(FILE *out, const LbSweepDir *a, const LbSweepDir *b, LbFor
     static const char *const titles[3] = {"A", "B", "B / A"};
     static const CellStyle styles[3] = {STYLE_RATIO_X, STYLE_RATIO_X, STYLE_PLAIN};
     rc = print_tables(out, fmt, &c, titles, styles, 1);
-    print_legend(out, fmt, "not measured in that sweep");
+    print_legend(out, fmt, &c, "not measured in that sweep");
     lb_compare_free(&c);
     if (rc != LB_OK)
         return rc;

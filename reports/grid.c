@@ -622,6 +622,20 @@ static void print_csv(FILE *out, const LbGrid *g)
         write_grid(out, g, g->energy, "energy");
 }
 
+int lb_grid_dash_below_n(const LbGrid *g)
+{
+    for (size_t i = 0; i < g->rows; i++)
+        for (size_t j = 0; j < g->cols; j++)
+            if (g->time[i * g->cols + j].kind == LB_GRID_EMPTY && g->k[j] < g->n[i])
+                return 1;
+    return 0;
+}
+
+const char *lb_grid_dash_meaning(int below)
+{
+    return below ? "k >= n, or k does not divide n (pooling)" : "k >= n";
+}
+
 void lb_grid_print(FILE *out, const LbGrid *g, LbFormat fmt)
 {
     if (fmt == LB_FORMAT_CSV) {
@@ -647,11 +661,13 @@ void lb_grid_print(FILE *out, const LbGrid *g, LbFormat fmt)
         if (fmt == LB_FORMAT_TEXT)
             fprintf(out,
                     "time saved = ms per sequence, standard / Linformer; memory saved = largest batch, Linformer / standard%s\n"
-                    "- : k >= n   OOM: out of memory at batch 1   ERR: the cell failed   NA: not measured\n",
-                    energy ? "; energy saved = joules per sequence, standard / Linformer" : "");
+                    "- : %s   OOM: out of memory at batch 1   ERR: the cell failed   NA: not measured\n",
+                    energy ? "; energy saved = joules per sequence, standard / Linformer" : "",
+                    lb_grid_dash_meaning(lb_grid_dash_below_n(g)));
         else
             fprintf(out,
-                    "`-`: k >= n; `OOM`: out of memory at batch 1; `ERR`: the cell failed; `NA`: not measured.\n");
+                    "`-`: %s; `OOM`: out of memory at batch 1; `ERR`: the cell failed; `NA`: not measured.\n",
+                    lb_grid_dash_meaning(lb_grid_dash_below_n(g)));
     }
     free_strings(rl, g->rows);
     free_strings(cl, g->cols);

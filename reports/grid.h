@@ -85,6 +85,10 @@ void lb_grid_ratio_cell(const LbCellResult *baseline, const LbCellResult *model,
 void lb_grid_energy_cell(const LbCellResult *baseline, const LbCellResult *model, LbGridCell *energy);
 /* Whether any cell of g->energy holds a value (the device had an energy counter). */
 int lb_grid_has_energy(const LbGrid *g);
+/* Whether g has a "-" (no such cell) where k < n: a pooling model's k that does not divide n. */
+int lb_grid_dash_below_n(const LbGrid *g);
+/* The legend's words for "-": "k >= n", and where `below` (lb_grid_dash_below_n) the pooling case. */
+const char *lb_grid_dash_meaning(int below);
 /* A Table 3 grid of the given shape with every cell MISSING (EMPTY where k >= n). */
 int lb_grid_alloc(LbGrid *g, const int64_t *n, size_t nn, const int64_t *k, size_t nk);
 /* The same for model against baseline (EMPTY where the model has no cell; a model without a k

@@ -255,6 +255,16 @@ int main(void)
                      "mean measured in linear's place: Table 3 is %s, time %g, memory %g: should be "
                      "linformer-mean, 4, 2",
                      lb_model_name(t3.model), t3.time[0].value, t3.memory[0].value);
+            lb_check(!lb_grid_dash_below_n(&t3), "k 128 divides n 512: no pooling dash");
+            lb_grid_free(&t3);
+        }
+        /* k 96 does not divide n 512: a "-" below n, which the legend explains */
+        const int64_t k2[] = {96};
+        LbCellResult mean96[] = {mix[0], row(LB_MODEL_LINFORMER_MEAN, 512, 96, 20, 0.5, LB_CELL_OK)};
+        if (lb_check(lb_grid_from_raw(mean96, 2, n1, 1, k2, 1, &t3) == LB_OK, "Table 3 of mean at k 96")) {
+            lb_check(t3.time[0].kind == LB_GRID_EMPTY && lb_grid_dash_below_n(&t3) &&
+                         strstr(lb_grid_dash_meaning(1), "does not divide") && !strstr(lb_grid_dash_meaning(0), "divide"),
+                     "mean at n 512, k 96: no such cell, and the legend says why");
             lb_grid_free(&t3);
         }
     }
