@@ -16,6 +16,7 @@
 #include "reports/atomic_file.h"
 #include "reports/breakdown.h"
 #include "reports/cell_queue.h"
+#include "reports/csv_io.h"
 #include "reports/peer_dir.h"
 #include "reports/raw.h"
 #include "reports/speedups.h"
@@ -246,10 +247,19 @@ static int write_meta(const LbSweepJob *job, const LbSweepDevice *dev, const cha
         free(v);
     }
     SET("min_passes", "%d", s->timing.min_passes);
-    /* this run's quick check of the backend (linbench check --quick); a resume records its own */
-    SET("check", "%s", !job->check.ran ? "skipped" : job->check.failed ? "failed" : "passed");
+    /* the quick check of the backend (linbench check --quick) before this run's cells; resumed,
+     * skipped where any run's cells were measured without one (--no-check), so that passed means
+     * every row's backend was checked; the largest error of the runs that checked */
+    const char *earlier = job->previous ? lb_meta_get(job->previous, "check") : NULL;
+    const int skipped = !job->check.ran || (earlier && strcmp(earlier, "skipped") == 0);
+    SET("check", "%s", job->check.ran && job->check.failed ? "failed" : skipped ? "skipped" : "passed");
     if (job->check.ran) {
-        SET("check_max_rel_error", "%.3g", job->check.max_rel_error);
+        double most = job->check.max_rel_error;
+        const char *before = job->previous ? lb_meta_get(job->previous, "check_max_rel_error") : NULL;
+        double b;
+        if (before && *before && lb_csv_parse_double(before, &b) == 0 && b > most)
+            most = b;
+        SET("check_max_rel_error", "%.3g", most);
         SET("check_seed", "%llu", (unsigned long long)job->check.seed);
     } else {
         SET("check_max_rel_error", "%s", "");

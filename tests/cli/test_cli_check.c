@@ -10,7 +10,7 @@
  *     switch refuses to measure (exit 1, softmax named, no result directory left), and with
  *     --no-check measures and records check as skipped;
  *   - a sweep records check=passed and a finite check_max_rel_error in meta.csv; --no-check records
- *     skipped; run prints its check line, whose count has the --k-schedule forwards only where run
+ *     skipped, and a resume keeps skipped where any run skipped it (with --no-check, or before); run prints its check line, whose count has the --k-schedule forwards only where run
  *     was given one (cuda);
  *   - bad flags exit 2. */
 #include <math.h>
@@ -171,6 +171,22 @@ static void check_sweep(const char *scratch, const char *tag, const char *corrup
     lb_run_free(&r);
 }
 
+/* A resume of sweep-TAG (no_check: under --no-check): meta.csv's check stays skipped where any
+ * run's cells were measured without one, so that passed means every row's backend was checked. */
+static void check_resumed(const char *scratch, const char *tag, int no_check)
+{
+    char out[512];
+    snprintf(out, sizeof out, "%s/sweep-%s", scratch, tag);
+    char *argv[] = {(char *)bin, "sweep", "--resume", out, "-q", no_check ? "--no-check" : NULL, NULL};
+    LbRun r = lb_run(argv);
+    lb_check(r.code == 0, "resume of sweep %s%s: exit %d\n%s", tag, no_check ? " with --no-check" : "", r.code, r.err);
+    lb_run_free(&r);
+    char *verdict = sc_meta(out, "check");
+    lb_check(verdict && strcmp(verdict, "skipped") == 0, "resume of sweep %s%s: meta.csv check \"%s\", should stay skipped",
+             tag, no_check ? " with --no-check" : "", verdict ? verdict : "(none)");
+    free(verdict);
+}
+
 /* The number of checks run's check line gives, or -1. */
 static long run_checks(const char *out)
 {
@@ -231,6 +247,8 @@ int main(int argc, char **argv)
     check_passes();
     check_sweep(scratch, "checked", NULL, 0);
     check_sweep(scratch, "no-check", NULL, 1);
+    check_resumed(scratch, "no-check", 0);
+    check_resumed(scratch, "checked", 1);
     check_run();
     if (strcmp(device, "cuda") == 0) {
         check_corrupted("softmax");
