@@ -130,7 +130,7 @@ int lb_cmd_merge(int argc, char **argv)
     const char *out = argv[optind];
     char **dirs = argv + optind + 1;
     size_t count = (size_t)(argc - optind - 1);
-    int rc = lb_outdir_check_length(out, "out");
+    int rc = lb_outdir_check_length(out, "OUT");
     if (rc)
         return rc;
 
@@ -203,7 +203,7 @@ int lb_cmd_merge(int argc, char **argv)
     }
     int complete = !unfinished && nmissing == 0;
 
-    rc = lb_outdir_prepare(out, 0, "out", 0);
+    rc = lb_outdir_prepare(out, 0, "OUT", 0);
     if (rc)
         goto out;
     command = lb_command_line(argc, argv);

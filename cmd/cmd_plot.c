@@ -123,7 +123,7 @@ int lb_cmd_plot(int argc, char **argv)
     /* with two, linbench's first and the peer's second, whichever order they came in */
     const char *dir = dirs == 2 ? argv[optind + peer_kind[0]] : argv[optind];
     const char *peer_dir = dirs == 2 ? argv[optind + !peer_kind[0]] : NULL;
-    if (out_dir && lb_outdir_check_length(out_dir, "out") != 0)
+    if (out_dir && lb_outdir_check_length(out_dir, "--out") != 0)
         return LB_EXIT_USAGE;
     struct stat st;
     if (out_dir && stat(out_dir, &st) == 0 && !S_ISDIR(st.st_mode))

@@ -213,7 +213,7 @@ int lb_cmd_predict(int argc, char **argv)
         lb_outdir_default(default_dir, sizeof default_dir);
         f.out = default_dir;
     }
-    if ((rc = lb_outdir_prepare(f.out, f.force, "out", LB_OUTDIR_OFFER_FORCE)) != 0)
+    if ((rc = lb_outdir_prepare(f.out, f.force, "--out", LB_OUTDIR_OFFER_FORCE)) != 0)
         goto out;
     created = 1;
     if (f.force && (rc = lb_outdir_clear_results(f.out)) != 0)

@@ -226,7 +226,7 @@ int lb_cmd_run(int argc, char **argv)
     if (dump_dir && o.breakdown)
         return lb_usage_error("--breakdown times the operations of a measured cell and --dump writes one untimed "
                               "pass: give one of them");
-    if (dump_dir && (rc = lb_outdir_prepare(dump_dir, 0, "dump", 0)) != 0)
+    if (dump_dir && (rc = lb_outdir_prepare(dump_dir, 0, "--dump", 0)) != 0)
         return rc;
 
     LbBackend *be = NULL;

@@ -253,7 +253,7 @@ int lb_cmd_slurm(int argc, char **argv)
         if (values[i] && !sbatch_word(values[i]))
             rc = lb_usage_error("invalid argument \"%s\" for --%s: should be letters, digits and . _ - , : only", values[i], names[i]);
     if (rc == 0)
-        rc = lb_outdir_check_length(out, "out");
+        rc = lb_outdir_check_length(out, "--out");
     char sbatch[PATH_MAX + 8];
     if (rc == 0 && submit && !sbatch_path(sbatch, sizeof sbatch)) {
         fprintf(stderr, "linbench: --submit needs sbatch on PATH, and there is none: should be run where Slurm is installed, or without --submit\n");

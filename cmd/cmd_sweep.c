@@ -157,7 +157,7 @@ static int parse_flags(int argc, char **argv, LbRunSettings *s, SweepFlags *f)
  * it ran with. */
 static int open_resumed(const char *dir, LbMeta *meta, uint64_t *budget)
 {
-    int rc = lb_outdir_lock_existing(dir, "resume");
+    int rc = lb_outdir_lock_existing(dir, "--resume");
     if (rc != 0)
         return rc;
     char path[4096];
@@ -616,7 +616,7 @@ static int run_gpus(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t resu
             f->out = default_dir;
         }
         dir = f->out;
-        if ((rc = lb_outdir_prepare(dir, f->force, "out", LB_OUTDIR_OFFER_FORCE | LB_OUTDIR_OFFER_RESUME)) != 0)
+        if ((rc = lb_outdir_prepare(dir, f->force, "--out", LB_OUTDIR_OFFER_FORCE | LB_OUTDIR_OFFER_RESUME)) != 0)
             goto out;
         created = 1;
     }
@@ -865,7 +865,7 @@ int lb_cmd_sweep(int argc, char **argv)
             f.out = default_dir;
         }
         dir = f.out;
-        if ((rc = lb_outdir_prepare(dir, f.force, "out", LB_OUTDIR_OFFER_FORCE | LB_OUTDIR_OFFER_RESUME)) != 0)
+        if ((rc = lb_outdir_prepare(dir, f.force, "--out", LB_OUTDIR_OFFER_FORCE | LB_OUTDIR_OFFER_RESUME)) != 0)
             goto out;
         created = 1;
     }

@@ -46,7 +46,7 @@ int lb_outdir_check_length(const char *dir, const char *flag)
     size_t len = strlen(dir);
     if (len <= LB_DIR_MAX)
         return 0;
-    return lb_usage_error("invalid argument \"%s\" for --%s: should be a path of at most %d bytes (this one has %zu)",
+    return lb_usage_error("invalid argument \"%s\" for %s: should be a path of at most %d bytes (this one has %zu)",
                           dir, flag, LB_DIR_MAX, len);
 }
 
@@ -204,19 +204,19 @@ int lb_outdir_prepare(const char *dir, int force, const char *flag, int offer)
     lb_outdir_abandon();
     lock_made = 0;
     if (dir[0] == '\0')
-        return lb_usage_error("invalid argument \"\" for --%s: should be a directory path", flag);
+        return lb_usage_error("invalid argument \"\" for %s: should be a directory path", flag);
     int rc = lb_outdir_check_length(dir, flag);
     if (rc != 0)
         return rc;
     if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode))
-        return lb_usage_error("invalid argument \"%s\" for --%s: should be a directory, and this is a file", dir, flag);
+        return lb_usage_error("invalid argument \"%s\" for %s: should be a directory, and this is a file", dir, flag);
     made_dir = strdup(dir);
     if (!made_dir)
-        return lb_usage_error("out of memory preparing --%s", flag);
+        return lb_usage_error("out of memory preparing %s", flag);
     if (make_dirs(dir) != 0) {
         int e = errno;
         lb_outdir_abandon();
-        return lb_usage_error("invalid argument \"%s\" for --%s: should be a directory that can be created (%s)", dir, flag, strerror(e));
+        return lb_usage_error("invalid argument \"%s\" for %s: should be a directory that can be created (%s)", dir, flag, strerror(e));
     }
     long holder;
     int locked = take_lock(dir, &holder);
@@ -229,7 +229,7 @@ int lb_outdir_prepare(const char *dir, int force, const char *flag, int offer)
     if (locked != 0) {
         int e = errno;
         lb_outdir_abandon();
-        return lb_usage_error("invalid argument \"%s\" for --%s: should be a writable directory (%s)", dir, flag, strerror(e));
+        return lb_usage_error("invalid argument \"%s\" for %s: should be a writable directory (%s)", dir, flag, strerror(e));
     }
     if (!force) {
         for (size_t i = 0; i < RESULT_COUNT; i++) {
@@ -239,12 +239,12 @@ int lb_outdir_prepare(const char *dir, int force, const char *flag, int offer)
                 continue;
             lb_outdir_abandon(); /* our lock file, if we made it: nothing written */
             if ((offer & LB_OUTDIR_OFFER_FORCE) && (offer & LB_OUTDIR_OFFER_RESUME))
-                return lb_usage_error("--%s %s already holds results (%s): should be a new or empty directory; pass --force to overwrite or --resume %s to continue",
+                return lb_usage_error("%s %s already holds results (%s): should be a new or empty directory; pass --force to overwrite or --resume %s to continue",
                                       flag, dir, result_files[i], dir);
             if (offer & LB_OUTDIR_OFFER_FORCE)
-                return lb_usage_error("--%s %s already holds results (%s): should be a new or empty directory; pass --force to overwrite",
+                return lb_usage_error("%s %s already holds results (%s): should be a new or empty directory; pass --force to overwrite",
                                       flag, dir, result_files[i]);
-            return lb_usage_error("--%s %s already holds results (%s): should be a new or empty directory", flag, dir,
+            return lb_usage_error("%s %s already holds results (%s): should be a new or empty directory", flag, dir,
                                   result_files[i]);
         }
     }
@@ -260,7 +260,7 @@ int lb_outdir_prepare(const char *dir, int force, const char *flag, int offer)
         return 0;
     }
     lb_outdir_abandon();
-    return lb_usage_error("invalid argument \"%s\" for --%s: should be a writable directory (%s)", dir, flag, strerror(e));
+    return lb_usage_error("invalid argument \"%s\" for %s: should be a writable directory (%s)", dir, flag, strerror(e));
 }
 
 int lb_outdir_lock_existing(const char *dir, const char *flag)
@@ -272,14 +272,14 @@ int lb_outdir_lock_existing(const char *dir, const char *flag)
     struct stat st;
     (void)lb_path_join_buf(path, sizeof path, dir, "meta.csv");
     if (stat(path, &st) != 0)
-        return lb_usage_error("invalid argument \"%s\" for --%s: should be a directory written by linbench sweep (cannot read %s: %s)",
+        return lb_usage_error("invalid argument \"%s\" for %s: should be a directory written by linbench sweep (cannot read %s: %s)",
                               dir, flag, path, strerror(errno));
     long holder;
     int locked = take_lock(dir, &holder);
     if (locked == 1)
         return in_use(dir, holder);
     if (locked != 0)
-        return lb_usage_error("invalid argument \"%s\" for --%s: should be a writable directory (%s)", dir, flag,
+        return lb_usage_error("invalid argument \"%s\" for %s: should be a writable directory (%s)", dir, flag,
                               strerror(errno));
     remove_stale_temporaries(dir);
     return 0;

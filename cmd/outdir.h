@@ -26,7 +26,7 @@
 /* A fresh name in the current directory: linbench-YYYYmmdd-HHMMSS (with -2, -3 ... if taken). */
 void lb_outdir_default(char *buf, size_t size);
 
-/* 0 when dir is at most LB_DIR_MAX bytes, else LB_EXIT_USAGE after one line naming --flag. */
+/* 0 when dir is at most LB_DIR_MAX bytes, else LB_EXIT_USAGE after one line naming flag ("--out", "OUT"). */
 int lb_outdir_check_length(const char *dir, const char *flag);
 
 /* What a refusal of a directory that holds results offers: the flags the command has. */
@@ -36,7 +36,8 @@ int lb_outdir_check_length(const char *dir, const char *flag);
 /* Create `dir` and its missing parents, take its lock, check that a file can be written in it,
  * and that it holds no results unless `force` (the refusal offers what `offer` names, the
  * LB_OUTDIR_OFFER_ flags of the command), and remove temporary files a killed run left.
- * Returns 0; LB_EXIT_USAGE after one line naming `flag` (and removing what it created); or
+ * Returns 0; LB_EXIT_USAGE after one line naming `flag` ("--out", or a positional argument's name
+ * such as merge's "OUT"; and removing what it created); or
  * LB_EXIT_FAILURE after one line when another linbench holds the directory (nothing touched). */
 int lb_outdir_prepare(const char *dir, int force, const char *flag, int offer);
 

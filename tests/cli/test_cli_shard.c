@@ -264,6 +264,12 @@ int main(int argc, char **argv)
                  p1 ? p1 : "-", p3 ? p3 : "-");
         lb_meta_free(&mi);
     }
+    /* an OUT that holds results: the refusal names merge's argument, which is no flag */
+    r = merge(shard[2], shard[0], shard[1], shard[2]);
+    lb_check(r.code == 2 && lb_lines(r.err) == 1 && strstr(r.err, "OUT ") && strstr(r.err, "already holds results") &&
+                 !strstr(r.err, "--out"),
+             "merge into a part: exit 2, one line naming OUT, not --out (%d): %s", r.code, r.err);
+    lb_run_free(&r);
     /* a missing part */
     char gone[600];
     snprintf(gone, sizeof gone, "%s/no-such-part", scratch);
