@@ -13,6 +13,11 @@
 #   sweep     the default `linbench sweep --breakdown`, timed; resumed where a previous call left
 #             it (its directory lives in $LB_STATE, which travels back and forth, see below)
 #   models    `linbench sweep --models chunked,performer --breakdown` on the same grid, likewise
+#   peer      bench/peer (the same encoder in PyTorch; needs a Python with torch and numpy,
+#             $LB_PEER_PYTHON or python3, else SKIP) on the GPU over n = $LB_PEER_N (default
+#             512:2048; the peer cannot resume, so its grid fits one call), at its own batches, then
+#             `linbench compare` of the sweep stage's directory against it (Markdown, with the J
+#             per sequence of both where NVML's counter is there)
 #   plots     `linbench compare` (Markdown) and `linbench plot` of each finished sweep
 # The test list and each test's sanitizer class come from the build (meson's test list, written
 # by stage_device.sh as gpu_tests.tsv, or read with `meson introspect` after an on-device build),
@@ -42,7 +47,9 @@ for d in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86_6
 done
 export PATH="/usr/local/cuda/bin:$PATH"
 SUMMARY=()
-BIN=""
+# LB_BIN: the binaries of a directory instead of the staged or on-device build (a maintainer's dry
+# run of a stage on a machine whose binaries are elsewhere)
+BIN=${LB_BIN:-}
 
 note() { SUMMARY+=("$(printf '%-9s %-48s %s' "$1" "$2" "$3")"); }
 left() { echo $((DEADLINE - $(date +%s))); }
@@ -227,6 +234,26 @@ sweep_to() {
 stage_sweep() { sweep_to sweep "$STATE/sweep" --breakdown; }
 stage_models() { sweep_to models "$STATE/sweep-models" --models chunked,performer --breakdown; }
 
+stage_peer() {
+    local log=$LOGS/peer.log py=${LB_PEER_PYTHON:-python3} dir=$STATE/peer
+    if ! "$py" -c "import torch, numpy" >/dev/null 2>&1; then
+        note peer "bench/peer" "SKIP (no Python with torch and numpy: set LB_PEER_PYTHON)"
+        return 0
+    fi
+    # A peer sweep cut short cannot be resumed: start it again (its directory is the peer's alone).
+    if ! grep -q '^status,complete$' "$dir/meta.csv" 2>/dev/null; then
+        rm -rf "$dir"
+        # LB_PEER_ARGS: other flags of linbench-peer sweep (a maintainer's dry run: --device cpu ...)
+        # shellcheck disable=SC2086
+        step peer "linbench-peer sweep --n ${LB_PEER_N:-512:2048}" "$log" "$py" bench/peer/linbench-peer sweep \
+            --n "${LB_PEER_N:-512:2048}" ${LB_PEER_ARGS:---device cuda} --out "$dir"
+    fi
+    if [ -f "$dir/raw.csv" ] && [ -f "$STATE/sweep/raw.csv" ]; then
+        step peer "compare sweep peer" "$log" sh -c "'$BIN/linbench' compare --format md '$STATE/sweep' '$dir' > '$dir/compare.md'"
+        step peer "plot sweep peer" "$log" "$BIN/linbench" plot "$STATE/sweep" "$dir" --out "$dir"
+    fi
+}
+
 stage_plots() {
     local log=$LOGS/plots.log d
     for d in "$STATE"/sweep*; do
@@ -239,10 +266,10 @@ stage_plots() {
 for s in "${STAGES[@]}"; do
     case $s in
     build) stage_build || exit 1 ;;
-    info | test | check | sanitize | bench | sweep | models | plots)
+    info | test | check | sanitize | bench | sweep | models | peer | plots)
         if [ -z "$BIN" ]; then stage_build || { echo "build failed: see build.log in $OUT/device.tar.gz"; exit 1; }; fi
         "stage_$s"
         ;;
-    *) echo "run_device.sh: unknown stage \"$s\" (stages: info build test check sanitize bench sweep models plots)"; exit 2 ;;
+    *) echo "run_device.sh: unknown stage \"$s\" (stages: info build test check sanitize bench sweep models peer plots)"; exit 2 ;;
     esac
 done
