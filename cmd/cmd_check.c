@@ -256,7 +256,7 @@ int lb_cmd_check(int argc, char **argv)
         int orc = cuda ? lb_cuda_backend_open(gpu, runs[i].dtype, runs[i].tf32, &be)
                        : lb_cpu_backend_open(runs[i].dtype, (size_t)256 << 20, &be);
         if (orc != LB_OK) {
-            rc = lb_runtime_error(orc);
+            rc = lb_open_error(orc);
             break;
         }
         if (i == 0) {

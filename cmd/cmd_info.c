@@ -7,6 +7,7 @@
 #include "attn/sizes.h"
 #include "attn/status.h"
 #include "cmd/commands.h"
+#include "cmd/options.h"
 #include "lb_config.h"
 #include "lb_revision.h"
 
@@ -80,6 +81,12 @@ int lb_cmd_info(int argc, char **argv)
     if (optind < argc)
         return lb_usage_error("unexpected argument \"%s\" for info: it takes flags only", argv[optind]);
 
+    /* --gpu N: open it first, so that an index this machine does not have is refused as bad input
+     * (exit 2, nothing on stdout) rather than described */
+    LbBackend *asked = NULL;
+    int asked_rc = LB_OK;
+    if (only >= 0 && (asked_rc = lb_cuda_backend_open(only, LB_DTYPE_FP16, 0, &asked)) == LB_ERR_INVALID)
+        return lb_open_error(asked_rc);
     const char *kind = lb_cuda_backend_kind();
     printf("linbench %s (git %s), CUDA backend %s\n\n", LB_VERSION, LB_GIT_REVISION,
            strcmp(kind, "CUDA") == 0 ? "built in"
@@ -87,8 +94,8 @@ int lb_cmd_info(int argc, char **argv)
                                        : "on the EMULATED GPU (gpu/emu: runs on the CPU, never a GPU measurement)");
     int shown = 0;
     for (int i = only < 0 ? 0 : only; i < (only < 0 ? 1024 : only + 1); i++) {
-        LbBackend *be = NULL;
-        int rc = lb_cuda_backend_open(i, LB_DTYPE_FP16, 0, &be);
+        LbBackend *be = asked;
+        int rc = only >= 0 ? asked_rc : lb_cuda_backend_open(i, LB_DTYPE_FP16, 0, &be);
         if (rc != LB_OK) {
             if (shown == 0)
                 printf("no CUDA device: %s\n", lb_error_message());

@@ -242,6 +242,14 @@ void lb_options_help(FILE *out, unsigned command)
         lb_run_settings_free(&defaults);
 }
 
+int lb_open_error(int status)
+{
+    if (status != LB_ERR_INVALID)
+        return lb_runtime_error(status);
+    fprintf(stderr, "linbench: %s\n", lb_error_message());
+    return LB_EXIT_USAGE;
+}
+
 int lb_runtime_error(int status)
 {
     fprintf(stderr, "linbench: %s\n", lb_error_message());
@@ -374,7 +382,7 @@ int lb_options_open_backend(const LbRunSettings *o, LbBackend **be, uint64_t *bu
     }
     rc = lb_cuda_backend_open(o->gpu, o->model.dtype, o->tf32, be);
     if (rc != LB_OK)
-        return lb_runtime_error(rc);
+        return lb_open_error(rc);
     size_t free_bytes = 0, total = 0;
     rc = (*be)->ops->mem_info(*be, &free_bytes, &total);
     if (rc != LB_OK) {

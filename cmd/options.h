@@ -66,11 +66,16 @@ int lb_host_memory_available(uint64_t *bytes, const char **what);
  * LB_EXIT_USAGE (--mem-limit given) or LB_EXIT_FAILURE (the default does not fit). */
 int lb_options_check_host_memory(const LbRunSettings *o);
 
-/* Open the chosen backend. On failure prints one line and returns LB_EXIT_FAILURE. The memory
- * budget is the device's free memory, or --mem-limit if smaller (METHOD.md). */
+/* Open the chosen backend. On failure prints one line and returns LB_EXIT_FAILURE (LB_EXIT_USAGE
+ * for a --gpu this machine does not have). The memory budget is the device's free memory, or
+ * --mem-limit if smaller (METHOD.md). */
 int lb_options_open_backend(const LbRunSettings *o, LbBackend **be, uint64_t *budget);
 
 /* Exit code for a runtime failure status, after printing "linbench: <message>". */
 int lb_runtime_error(int status);
+
+/* The same for a backend that could not be opened: LB_ERR_INVALID is the user's input (a --gpu
+ * index the machine does not have), exit 2; anything else lb_runtime_error's. */
+int lb_open_error(int status);
 
 #endif

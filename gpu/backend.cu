@@ -729,9 +729,10 @@ extern "C" int lb_cuda_backend_open(int index, LbDtype dtype, int tf32, LbBacken
         return lb_cuda_explain_no_device((int)e, cudaGetErrorName(e), cudaGetErrorString(e), driver, runtime,
                                          access("/proc/driver/nvidia/version", F_OK) == 0);
     }
+    /* An index this machine does not have is the user's input (exit 2), as --gpus words it. */
     if (index < 0 || index >= count)
-        return LB_FAIL(LB_ERR_NODEVICE, "no CUDA device %d: %d found (--gpu takes 0 to %d)", index, count,
-                       count - 1);
+        return LB_FAIL(LB_ERR_INVALID, "invalid argument \"%d\" for --gpu: there is no GPU %d (this machine has %d, 0 to %d)",
+                       index, index, count, count - 1);
     LbBackend *be = (LbBackend *)calloc(1, sizeof *be);
     LbCudaState *st = (LbCudaState *)calloc(1, sizeof *st);
     if (!be || !st) {

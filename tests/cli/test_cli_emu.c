@@ -58,6 +58,30 @@ static void check_info(void)
     lb_run_free(&r);
 }
 
+/* A --gpu the machine does not have (the emulator has one GPU) is bad input: exit 2, one line
+ * naming --gpu and its range, nothing on stdout, no directory left. */
+static void check_gpu_index(const char *scratch)
+{
+    char out[512];
+    snprintf(out, sizeof out, "%s/gpu-5", scratch);
+    char *run[] = {(char *)bin, "run", "--gpu", "5", "--layers", "1", "--d-model", "32", "--heads", "2", "--ffn", "64",
+                   "--vocab", "100", "--n", "64", NULL};
+    char *sweep[] = {(char *)bin, "sweep", "--gpu", "5", "--layers", "1", "--d-model", "32", "--heads", "2", "--ffn",
+                     "64", "--vocab", "100", "--n", "64", "--k", "16", "-q", "--out", out, NULL};
+    char *check[] = {(char *)bin, "check", "--gpu", "5", "--quick", NULL};
+    char *info[] = {(char *)bin, "info", "--gpu", "5", NULL};
+    char **cases[] = {run, sweep, check, info};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        LbRun r = lb_run(cases[i]);
+        lb_check(r.code == 2 && lb_lines(r.err) == 1 && strstr(r.err, "for --gpu") && strstr(r.err, "0 to 0") &&
+                     r.out[0] == '\0',
+                 "%s --gpu 5 on one GPU: exit 2, one line naming --gpu and 0 to 0 (%d): %s%s", cases[i][1], r.code,
+                 r.err, r.out);
+        lb_run_free(&r);
+    }
+    lb_check(!lb_exists(out), "sweep --gpu 5 leaves no directory");
+}
+
 static void check_sweep(const char *scratch)
 {
     char out[512];
@@ -218,6 +242,7 @@ int main(int argc, char **argv)
     bin = lb_emu_cli_start(argc, argv, "test_cli_emu");
     const char *scratch = lb_scratch;
     check_info();
+    check_gpu_index(scratch);
     check_sweep(scratch);
     check_dump(scratch);
     check_headroom(scratch);
