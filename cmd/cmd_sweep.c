@@ -87,6 +87,17 @@ static void on_signal(int sig)
     }
 }
 
+/* handler for every stop signal */
+static void catch_stop_signals(void (*handler)(int))
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = handler;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
+        sigaction(stop_signals[i], &sa, NULL);
+}
+
 /* A stop during the set-up before the first cell: 0 when there was none, else exit 130 after one
  * line (the caller removes a directory it made). */
 static int stopped_before_first_cell(void)
@@ -455,12 +466,7 @@ static void on_worker_signal(int sig)
 static void worker_main(const LbRunSettings *s, const SweepFlags *f, const LbSweepJob *parent_job, int gpu,
                         int up, int down)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_worker_signal;
-    sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
-        sigaction(stop_signals[i], &sa, NULL);
+    catch_stop_signals(on_worker_signal);
     /* a parent killed outright takes its workers with it: they give their cells back and stop */
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     WorkerReport *rep = calloc(1, sizeof *rep);
@@ -626,12 +632,7 @@ static int run_gpus(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t resu
         NULL, NULL, /* set from the first GPU's calibration once the workers report */
     };
     stop_requested = 0;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
-        sigaction(stop_signals[i], &sa, NULL);
+    catch_stop_signals(on_signal);
 
     w = calloc((size_t)ngpus, sizeof *w);
     rep = calloc((size_t)ngpus, sizeof *rep);
@@ -851,12 +852,7 @@ int lb_cmd_sweep(int argc, char **argv)
      * the calibration take seconds on a GPU) ends it with nothing measured, exit 130, and no new
      * directory left behind, instead of a death by the signal beside an empty folder. */
     stop_requested = 0;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
-        sigaction(stop_signals[i], &sa, NULL);
+    catch_stop_signals(on_signal);
     /* The directory, then the device (exit 1 leaves no new directory behind), then the check. */
     const char *dir = f.resume;
     if (!dir) {

@@ -57,8 +57,9 @@ static LbRun merge(const char *out, const char *a, const char *b, const char *c)
     return lb_run(argv);
 }
 
-/* a copy of dir with the first row's batch changed: the same cell measured differently */
-static void copy_with_other_batch(const char *from, const char *to)
+/* a copy of dir, its first row's batch one more (other_batch: the same cell measured differently)
+ * or its meta.csv's linbench_version another's (version, when not NULL) */
+static void copy_changed(const char *from, const char *to, int other_batch, const char *version)
 {
     LbCellResult *rows;
     size_t count;
@@ -67,7 +68,7 @@ static void copy_with_other_batch(const char *from, const char *to)
     mkdir(to, 0777);
     if (read_rows(from, &rows, &count) != 0 || count == 0 || read_meta(from, &m) != 0)
         return;
-    rows[0].batch += 1;
+    rows[0].batch += other_batch;
     snprintf(path, sizeof path, "%s/raw.csv", to);
     LbRawWriter *w;
     if (lb_raw_open(path, 0, &w) == 0) {
@@ -75,30 +76,8 @@ static void copy_with_other_batch(const char *from, const char *to)
             lb_raw_append(w, &rows[i]);
         lb_raw_close(w);
     }
-    snprintf(path, sizeof path, "%s/meta.csv", to);
-    lb_meta_write(path, &m);
-    lb_meta_free(&m);
-    free(rows);
-}
-
-/* a copy of dir whose meta.csv says another linbench version wrote it */
-static void copy_with_other_version(const char *from, const char *to)
-{
-    LbCellResult *rows;
-    size_t count;
-    LbMeta m;
-    char path[2048];
-    mkdir(to, 0777);
-    if (read_rows(from, &rows, &count) != 0 || read_meta(from, &m) != 0)
-        return;
-    snprintf(path, sizeof path, "%s/raw.csv", to);
-    LbRawWriter *w;
-    if (lb_raw_open(path, 0, &w) == 0) {
-        for (size_t i = 0; i < count; i++)
-            lb_raw_append(w, &rows[i]);
-        lb_raw_close(w);
-    }
-    lb_meta_set(&m, "linbench_version", "%s", "0.0.1");
+    if (version)
+        lb_meta_set(&m, "linbench_version", "%s", version);
     snprintf(path, sizeof path, "%s/meta.csv", to);
     lb_meta_write(path, &m);
     lb_meta_free(&m);
@@ -219,7 +198,7 @@ int main(int argc, char **argv)
              "merge of parts with different --d-model: exit 2 naming d_model and the part, nothing written (%d): %s", r.code, r.err);
     lb_run_free(&r);
     /* a cell in two parts with different values */
-    copy_with_other_batch(shard[0], twice);
+    copy_changed(shard[0], twice, 1, NULL);
     r = merge(out, shard[0], twice, shard[1]);
     lb_check(r.code == 2 && strstr(r.err, "cell") && strstr(r.err, twice) && lb_lines(r.err) == 1 && !lb_exists(out),
              "merge of a cell measured twice differently: exit 2 naming it, nothing written (%d): %s", r.code, r.err);
@@ -227,7 +206,7 @@ int main(int argc, char **argv)
     /* a part measured by another linbench version: its cells are another code's */
     char older[600];
     snprintf(older, sizeof older, "%s/older", scratch);
-    copy_with_other_version(shard[1], older);
+    copy_changed(shard[1], older, 0, "0.0.1");
     r = merge(out, shard[0], older, shard[2]);
     lb_check(r.code == 2 && strstr(r.err, "linbench_version") && strstr(r.err, "0.0.1") && strstr(r.err, older) &&
                  lb_lines(r.err) == 1 && !lb_exists(out),
