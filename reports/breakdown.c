@@ -347,17 +347,23 @@ int lb_breakdown_measure_add(const char *dir, LbBackend *be, const LbModelConfig
     return rc;
 }
 
-static int add_locked(const char *dir, const LbBreakdownRecord *recs, size_t count)
+int lb_breakdown_read_if_any(const char *dir, LbBreakdownRecord **out, size_t *count)
 {
-    LbBreakdownRecord *old = NULL;
-    size_t n_old = 0;
+    *out = NULL;
+    *count = 0;
     char *path = lb_path_join(dir, LB_BREAKDOWN_FILE);
     if (!path)
         return LB_FAIL(LB_ERR_NOMEM, "out of memory");
     const int exists = access(path, F_OK) == 0;
     free(path);
-    if (exists)
-        LB_TRY(lb_breakdown_read(dir, &old, &n_old));
+    return exists ? lb_breakdown_read(dir, out, count) : LB_OK;
+}
+
+static int add_locked(const char *dir, const LbBreakdownRecord *recs, size_t count)
+{
+    LbBreakdownRecord *old = NULL;
+    size_t n_old = 0;
+    LB_TRY(lb_breakdown_read_if_any(dir, &old, &n_old));
     LbBreakdownRecord *all = malloc((n_old + count + 1) * sizeof *all);
     if (!all) {
         free(old);

@@ -66,6 +66,9 @@ int lb_breakdown_write(const char *dir, const LbBreakdownRecord *recs, size_t co
  * field that does not parse, LB_ERR_FORMAT naming the file, line and column. *out malloc'd. */
 int lb_breakdown_read(const char *dir, LbBreakdownRecord **out, size_t *count);
 
+/* The same, where a sweep without --breakdown has no such file: then LB_OK, *out NULL, *count 0. */
+int lb_breakdown_read_if_any(const char *dir, LbBreakdownRecord **out, size_t *count);
+
 /* Add one cell's records to DIR/breakdown.csv (created when missing), replacing any rows of the
  * same (model, n, k), and rewrite it atomically; under a lock (DIR/.breakdown.lock), so processes
  * adding at once (sweep --gpus) keep every row. */

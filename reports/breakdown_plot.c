@@ -4,9 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "attn/paths.h"
 #include "attn/status.h"
 #include "reports/breakdown.h"
 #include "reports/csv_io.h"
@@ -106,19 +104,6 @@ static void col_label(const ModelTable *t, size_t c, char *buf, size_t size)
         snprintf(buf, size, "%lld", (long long)t->cols[c].n);
 }
 
-/* DIR/breakdown.csv's records: LB_OK with *count 0 when there is no such file. */
-static int read_records(const char *dir, LbBreakdownRecord **recs, size_t *count)
-{
-    *recs = NULL;
-    *count = 0;
-    char *path = lb_path_join(dir, LB_BREAKDOWN_FILE);
-    if (!path)
-        return LB_FAIL(LB_ERR_NOMEM, "out of memory");
-    const int exists = access(path, F_OK) == 0;
-    free(path);
-    return exists ? lb_breakdown_read(dir, recs, count) : LB_OK;
-}
-
 /* --- compare ------------------------------------------------------------------------------------ */
 
 int lb_breakdown_compare(FILE *out, const LbSweepDir *s, LbFormat fmt)
@@ -127,7 +112,7 @@ int lb_breakdown_compare(FILE *out, const LbSweepDir *s, LbFormat fmt)
         return LB_OK; /* the CSV output is the comparison's grid alone; breakdown.csv is CSV already */
     LbBreakdownRecord *recs;
     size_t count;
-    LB_TRY(read_records(s->dir, &recs, &count));
+    LB_TRY(lb_breakdown_read_if_any(s->dir, &recs, &count));
     if (count == 0)
         return LB_OK;
     const int md = fmt == LB_FORMAT_MD;
@@ -257,7 +242,7 @@ int lb_breakdown_plot_write(const LbSweepDir *s, const char *out_dir, LbPlotList
 {
     LbBreakdownRecord *recs;
     size_t count;
-    LB_TRY(read_records(s->dir, &recs, &count));
+    LB_TRY(lb_breakdown_read_if_any(s->dir, &recs, &count));
     int rc = LB_OK;
     for (int m = 0; m < LB_MODEL_COUNT && count && rc == LB_OK; m++) {
         ModelTable t;

@@ -6,9 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "attn/paths.h"
 #include "attn/status.h"
 #include "reports/breakdown.h"
 #include "reports/compare.h"
@@ -132,19 +130,6 @@ static int print_cells(FILE *out, LbFormat fmt, const LbSweepDir *m, const LbSwe
     free(text);
     free(ptr);
     return LB_OK;
-}
-
-/* DIR/breakdown.csv's records, or none when it has no such file. */
-static int read_breakdown(const char *dir, LbBreakdownRecord **recs, size_t *count)
-{
-    *recs = NULL;
-    *count = 0;
-    char *path = lb_path_join(dir, LB_BREAKDOWN_FILE);
-    if (!path)
-        return LB_FAIL(LB_ERR_NOMEM, "out of memory");
-    const int exists = access(path, F_OK) == 0;
-    free(path);
-    return exists ? lb_breakdown_read(dir, recs, count) : LB_OK;
 }
 
 static const LbBreakdownRecord *find_op(const LbBreakdownRecord *r, size_t count, const Cell *c, const char *op)
@@ -318,9 +303,9 @@ int lb_compare_predicted(FILE *out, const LbSweepDir *measured, const LbSweepDir
     LbBreakdownRecord *ma = NULL, *pa = NULL;
     int rc = list_cells(measured, predicted, &cells, &count);
     if (rc == LB_OK)
-        rc = read_breakdown(measured->dir, &ma, &na);
+        rc = lb_breakdown_read_if_any(measured->dir, &ma, &na);
     if (rc == LB_OK)
-        rc = read_breakdown(predicted->dir, &pa, &np);
+        rc = lb_breakdown_read_if_any(predicted->dir, &pa, &np);
     if (rc != LB_OK)
         goto out;
     if (fmt == LB_FORMAT_CSV) {
