@@ -124,12 +124,8 @@ static int parse_flags(int argc, char **argv, LbRunSettings *s, PredictFlags *f)
         case OPT_FORCE: f->force = 1; break;
         case OPT_GPU: f->gpu = optarg; break;
         case OPT_SPEC: f->spec = optarg; break;
-        case OPT_FORMAT:
-            if (strcmp(optarg, "text") == 0)
-                f->format = LB_FORMAT_TEXT;
-            else if (strcmp(optarg, "md") == 0)
-                f->format = LB_FORMAT_MD;
-            else
+        case OPT_FORMAT: /* the printed grid: a table, not CSV (the files are the CSV) */
+            if (lb_format_parse(optarg, &f->format) != 0 || f->format == LB_FORMAT_CSV)
                 return lb_usage_error("invalid argument \"%s\" for --format: should be text or md", optarg);
             break;
         case OPT_PRODUCT_EFF:

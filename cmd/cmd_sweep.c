@@ -138,12 +138,8 @@ static int parse_flags(int argc, char **argv, LbRunSettings *s, SweepFlags *f)
         case OPT_FORCE: f->force = 1; break;
         case OPT_NO_CHECK: f->no_check = 1; break;
         case OPT_RESUME: f->resume = optarg; break;
-        case OPT_FORMAT:
-            if (strcmp(optarg, "text") == 0)
-                f->format = LB_FORMAT_TEXT;
-            else if (strcmp(optarg, "md") == 0)
-                f->format = LB_FORMAT_MD;
-            else
+        case OPT_FORMAT: /* the printed grid: a table, not CSV (the files are the CSV) */
+            if (lb_format_parse(optarg, &f->format) != 0 || f->format == LB_FORMAT_CSV)
                 return lb_usage_error("invalid argument \"%s\" for --format: should be text or md", optarg);
             break;
         case ':': return lb_usage_error("flag %s needs a value (see linbench sweep --help)", argv[optind - 1]);
