@@ -34,22 +34,8 @@ void lb_help_predict(FILE *out)
           out);
     fputs("  --gpu NAME          a card of the table (docs/METHOD.md cites each datasheet):\n", out);
     /* the names, wrapped under the text column */
-    int at = 0;
-    for (const char *p = names; *p;) {
-        const int len = (int)strcspn(p, " ");
-        if (at == 0 || at + 1 + len > 70) {
-            fprintf(out, "%s%22s", at ? "\n" : "", "");
-            at = 22;
-        } else {
-            fputc(' ', out);
-            at++;
-        }
-        fprintf(out, "%.*s", len, p);
-        at += len;
-        p += len;
-        while (*p == ' ')
-            p++;
-    }
+    fprintf(out, "%22s", "");
+    lb_options_wrap(out, names, 22, 22, 70);
     fputc('\n', out);
     fputs("  --spec S            any other card: tflops=T (its product rate for --dtype, TFLOP/s),\n"
           "                      bw=B (memory bandwidth, GB/s), mem=SIZE (memory, as --mem-limit)\n"

@@ -107,14 +107,12 @@ int lb_options_check_grid(LbRunSettings *s, const char *k_text)
 #define HELP_COLUMN 22
 #define HELP_WIDTH 94
 
-/* words on lines of at most HELP_WIDTH, the first starting at `column` (already reached), the
- * next ones indented to `indent` */
-static void wrapped(FILE *out, const char *words, int column, int indent)
+void lb_options_wrap(FILE *out, const char *words, int column, int indent, int width)
 {
     int at = column;
     for (const char *p = words; *p;) {
         const int len = (int)strcspn(p, " ");
-        if (at > indent && at + 1 + len > HELP_WIDTH) {
+        if (at > indent && at + 1 + len > width) {
             fprintf(out, "\n%*s", indent, "");
             at = indent;
         } else if (at > indent) {
@@ -138,7 +136,7 @@ void lb_options_help_k(FILE *out)
         char line[256];
         snprintf(line, sizeof line, "%s: %s, %s", lb_model_name(kind), lb_model_k_meaning(kind), lb_model_k_range(kind));
         fprintf(out, "%*s", HELP_COLUMN, "");
-        wrapped(out, line, HELP_COLUMN, HELP_COLUMN + 2);
+        lb_options_wrap(out, line, HELP_COLUMN, HELP_COLUMN + 2, HELP_WIDTH);
         fputc('\n', out);
     }
 }

@@ -71,6 +71,10 @@ int lb_options_check_host_memory(const LbRunSettings *o);
  * --mem-limit if smaller (METHOD.md). */
 int lb_options_open_backend(const LbRunSettings *o, LbBackend **be, uint64_t *budget);
 
+/* Help text: the space-separated words on lines of at most `width` columns, the first line going
+ * on from `column` (already reached), the next ones indented to `indent`. */
+void lb_options_wrap(FILE *out, const char *words, int column, int indent, int width);
+
 /* Exit code for a runtime failure status, after printing "linbench: <message>". */
 int lb_runtime_error(int status);
 
