@@ -17,6 +17,7 @@
 #include "attn/plan.h"
 #include "attn/status.h"
 #include "tests/lib/check.h"
+#include "tests/lib/naive_attention.h"
 #include "tests/lib/model.h"
 
 typedef struct Host {
@@ -201,24 +202,7 @@ static void encode(const Host *h, const int32_t *ids, double *x)
                 compress(c, proj(h, l, (int)head, 0), kl, n, kf, d, d, kc, d);
                 compress(c, proj(h, l, (int)head, 1), kl, n, vf, d, d, vc, d);
             }
-            for (int64_t t = 0; t < n; t++) {
-                double mx = -INFINITY, sum = 0;
-                for (int64_t j = 0; j < kl; j++) {
-                    double dot = 0;
-                    for (int64_t e = 0; e < hd; e++)
-                        dot += q[t * d + head * hd + e] * kc[j * d + head * hd + e];
-                    s[j] = dot / sqrt((double)hd);
-                    mx = s[j] > mx ? s[j] : mx;
-                }
-                for (int64_t j = 0; j < kl; j++)
-                    sum += (s[j] = exp(s[j] - mx));
-                for (int64_t e = 0; e < hd; e++) {
-                    double o = 0;
-                    for (int64_t j = 0; j < kl; j++)
-                        o += s[j] / sum * vc[j * d + head * hd + e];
-                    ctx[t * d + head * hd + e] = o;
-                }
-            }
+            lb_naive_head_attention(q, kc, vc, n, kl, d, hd, head, s, ctx);
         }
         lin(ctx, n, d, layer_w(h, l, W_O), layer_w(h, l, B_O), 0, d, y);
         norm(x, y, n, d, layer_w(h, l, LN1_G), layer_w(h, l, LN1_B));

@@ -16,6 +16,7 @@
 #include "reports/csv_io.h"
 #include "reports/meta.h"
 #include "tests/lib/check.h"
+#include "tests/lib/naive_attention.h"
 #include "tests/lib/spawn.h"
 
 static const char *bin;
@@ -212,24 +213,7 @@ static void encode(const Dump *D, const int32_t *ids, double *x)
                 compress(D, E, ec, kl, kf, d, d, kc, d);
                 compress(D, F, fc, kl, vf, d, d, vc, d);
             }
-            for (int64_t t = 0; t < n; t++) {
-                double mx = -INFINITY, sum = 0;
-                for (int64_t j = 0; j < kl; j++) {
-                    double dot = 0;
-                    for (int64_t e = 0; e < hd; e++)
-                        dot += q[t * d + head * hd + e] * kc[j * d + head * hd + e];
-                    s[j] = dot / sqrt((double)hd);
-                    mx = s[j] > mx ? s[j] : mx;
-                }
-                for (int64_t j = 0; j < kl; j++)
-                    sum += (s[j] = exp(s[j] - mx));
-                for (int64_t e = 0; e < hd; e++) {
-                    double o = 0;
-                    for (int64_t j = 0; j < kl; j++)
-                        o += s[j] / sum * vc[j * d + head * hd + e];
-                    ctx[t * d + head * hd + e] = o;
-                }
-            }
+            lb_naive_head_attention(q, kc, vc, n, kl, d, hd, head, s, ctx);
         }
         lin(ctx, n, d, layer_t(D, l, "w_o"), layer_t(D, l, "b_o"), 0, d, y);
         norm(x, y, n, d, layer_t(D, l, "ln1_g"), layer_t(D, l, "ln1_b"));
