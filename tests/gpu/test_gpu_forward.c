@@ -95,6 +95,31 @@ static float *run(LbBackend *be, LbModelConfig cfg, int64_t B, uint64_t seed, in
     return out;
 }
 
+/* cfg's forward pass on the GPU in each of the three dtypes against the CPU reference's, one seed:
+ * within the dtype's forward tolerance, the arena's high water the plan's. */
+static void against_cpu(LbBackend *cpu, LbBackend *const gpu[3], const LbDtype dtypes[3], LbModelConfig cfg,
+                        int64_t B, const char *suffix)
+{
+    const uint64_t seed = lb_gpu_next_seed();
+    char name[96];
+    variant_name(&cfg, name, sizeof name);
+    int plan_ok = 0;
+    float *ref = run(cpu, cfg, B, seed, &plan_ok);
+    if (!lb_check(ref != NULL, "%s%s: CPU forward ran", name, suffix))
+        return;
+    for (int t = 0; t < 3; t++) {
+        char what[200];
+        snprintf(what, sizeof what, "forward %s %s%s", lb_dtype_name(dtypes[t]), name, suffix);
+        float *out = run(gpu[t], cfg, B, seed, &plan_ok);
+        if (!lb_check(out != NULL, "%s ran", what))
+            continue;
+        lb_gpu_check_rel(what, out, ref, count_of(&cfg, B), dtypes[t], forward_tol(dtypes[t]));
+        lb_check(plan_ok, "%s: GPU arena high water equals the plan", what);
+        free(out);
+    }
+    free(ref);
+}
+
 int main(void)
 {
     lb_test_init("test_gpu_forward");
@@ -111,26 +136,7 @@ int main(void)
     for (size_t li = 0; li < n_lengths; li++)
         for (int kind = 0; kind < LB_MODEL_COUNT; kind++)
         for (int v = 0; v < lb_model_desc((LbModelKind)kind)->variants; v++) {
-            const LbModelConfig cfg = lb_model_variant((LbModelKind)kind, v, small_model(lengths[li]));
-            const uint64_t seed = lb_gpu_next_seed();
-            char name[96];
-            variant_name(&cfg, name, sizeof name);
-            int plan_ok = 0;
-            float *ref = run(cpu, cfg, B, seed, &plan_ok);
-            if (!lb_check(ref != NULL, "%s: CPU forward ran", name))
-                continue;
-            const int64_t count = B * cfg.n * cfg.d_model;
-            for (int t = 0; t < 3; t++) {
-                char what[160];
-                snprintf(what, sizeof what, "forward %s %s", lb_dtype_name(dtypes[t]), name);
-                float *out = run(gpu[t], cfg, B, seed, &plan_ok);
-                if (!lb_check(out != NULL, "%s ran", what))
-                    continue;
-                lb_gpu_check_rel(what, out, ref, count, dtypes[t], forward_tol(dtypes[t]));
-                lb_check(plan_ok, "%s: GPU arena high water equals the plan", what);
-                free(out);
-            }
-            free(ref);
+            against_cpu(cpu, gpu, dtypes, lb_model_variant((LbModelKind)kind, v, small_model(lengths[li])), B, "");
         }
     /* A k per layer (--k-schedule halve: 32, 16, 8 on three layers) for every model that reads it,
      * its first and last variant: each layer's own k on the GPU as on the CPU. */
@@ -142,24 +148,7 @@ int main(void)
             LbModelConfig cfg = lb_model_variant((LbModelKind)kind, v, small_model(64));
             cfg.layers = 3;
             cfg.k_schedule = LB_KSCHED_HALVE;
-            const uint64_t seed = lb_gpu_next_seed();
-            char name[96];
-            variant_name(&cfg, name, sizeof name);
-            int plan_ok = 0;
-            float *ref = run(cpu, cfg, B, seed, &plan_ok);
-            if (!lb_check(ref != NULL, "%s halve: CPU forward ran", name))
-                continue;
-            for (int t = 0; t < 3; t++) {
-                char what[160];
-                snprintf(what, sizeof what, "forward %s %s, k schedule halve", lb_dtype_name(dtypes[t]), name);
-                float *out = run(gpu[t], cfg, B, seed, &plan_ok);
-                if (!lb_check(out != NULL, "%s ran", what))
-                    continue;
-                lb_gpu_check_rel(what, out, ref, count_of(&cfg, B), dtypes[t], forward_tol(dtypes[t]));
-                lb_check(plan_ok, "%s: GPU arena high water equals the plan", what);
-                free(out);
-            }
-            free(ref);
+            against_cpu(cpu, gpu, dtypes, cfg, B, ", k schedule halve");
         }
     }
     /* chunked against standard on the same device and dtype, one seed: the same arithmetic in
