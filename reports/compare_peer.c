@@ -38,14 +38,12 @@ int lb_compare_peer_check(const LbSweepDir *lin, const LbPeerDir *peer)
                        "not the same work: %s stored %s and %s %s: compare needs both sides to run one model",
                        lin->dir, storage(&lin->meta), peer->dir, storage(&peer->meta));
     static const LbSettingId shape[] = {LB_SET_LAYERS, LB_SET_DMODEL, LB_SET_HEADS, LB_SET_FFN, LB_SET_VOCAB};
-    for (size_t i = 0; i < sizeof shape / sizeof shape[0]; i++) {
-        const char *a = setting(&lin->meta, shape[i]), *b = setting(&peer->meta, shape[i]);
-        if (strcmp(a, b) != 0)
-            return LB_FAIL(LB_ERR_FORMAT,
-                           "not the same work: %s ran %s %s and %s %s %s: compare needs both sides to run one model",
-                           lin->dir, lb_settings[shape[i]].key, a, peer->dir, lb_settings[shape[i]].key, b);
-    }
-    return LB_OK;
+    const int i = lb_settings_first_difference(&lin->meta, &peer->meta, shape, sizeof shape / sizeof shape[0]);
+    if (i < 0)
+        return LB_OK;
+    return LB_FAIL(LB_ERR_FORMAT, "not the same work: %s ran %s %s and %s %s %s: compare needs both sides to run one model",
+                   lin->dir, lb_settings[shape[i]].key, setting(&lin->meta, shape[i]), peer->dir,
+                   lb_settings[shape[i]].key, setting(&peer->meta, shape[i]));
 }
 
 /* The host that measured a result's rows ("" when none says), for a CPU whose device name is no

@@ -283,17 +283,16 @@ int lb_compare_predicted_check(const LbSweepDir *measured, const LbSweepDir *pre
     static const LbSettingId work[] = {LB_SET_LAYERS,  LB_SET_DMODEL, LB_SET_HEADS, LB_SET_FFN,
                                        LB_SET_VOCAB,   LB_SET_DTYPE,  LB_SET_TF32,  LB_SET_SHARING,
                                        LB_SET_ORDER,   LB_SET_CHUNK,  LB_SET_K_SCHEDULE};
-    for (size_t i = 0; i < sizeof work / sizeof work[0]; i++) {
-        const char *a = lb_settings_meta_value(&measured->meta, work[i]);
-        const char *b = lb_settings_meta_value(&predicted->meta, work[i]);
-        if (strcmp(a ? a : "", b ? b : "") != 0)
-            return LB_FAIL(LB_ERR_FORMAT,
-                           "not the same work: %s ran %s %s and %s predicted %s %s: compare needs the prediction of "
-                           "the sweep's own model (linbench predict with the sweep's flags)",
-                           measured->dir, lb_settings[work[i]].key, a ? a : "", predicted->dir,
-                           lb_settings[work[i]].key, b ? b : "");
-    }
-    return LB_OK;
+    const int i = lb_settings_first_difference(&measured->meta, &predicted->meta, work, sizeof work / sizeof work[0]);
+    if (i < 0)
+        return LB_OK;
+    const char *a = lb_settings_meta_value(&measured->meta, work[i]);
+    const char *b = lb_settings_meta_value(&predicted->meta, work[i]);
+    return LB_FAIL(LB_ERR_FORMAT,
+                   "not the same work: %s ran %s %s and %s predicted %s %s: compare needs the prediction of the "
+                   "sweep's own model (linbench predict with the sweep's flags)",
+                   measured->dir, lb_settings[work[i]].key, a ? a : "", predicted->dir, lb_settings[work[i]].key,
+                   b ? b : "");
 }
 
 int lb_compare_predicted(FILE *out, const LbSweepDir *measured, const LbSweepDir *predicted, LbFormat fmt)

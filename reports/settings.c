@@ -601,6 +601,16 @@ const char *lb_settings_meta_value(const LbMeta *meta, LbSettingId id)
     return v ? v : lb_settings[id].absent;
 }
 
+int lb_settings_first_difference(const LbMeta *a, const LbMeta *b, const LbSettingId *ids, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        const char *x = lb_settings_meta_value(a, ids[i]), *y = lb_settings_meta_value(b, ids[i]);
+        if (strcmp(x ? x : "", y ? y : "") != 0)
+            return (int)i;
+    }
+    return -1;
+}
+
 int lb_run_settings_take(LbRunSettings *s, const LbMeta *meta, LbSettingProblem *p)
 {
     memset(p, 0, sizeof *p);

@@ -157,6 +157,10 @@ void lb_setting_problem_free(LbSettingProblem *p);
  * the table's `absent` value for a key written before it existed, or NULL when it has none. */
 const char *lb_settings_meta_value(const LbMeta *meta, LbSettingId id);
 
+/* The first of ids[0 .. count-1] whose recorded values (as lb_settings_meta_value, none read as "")
+ * differ between two results' meta.csv: its index into ids, or -1 when they all agree. */
+int lb_settings_first_difference(const LbMeta *a, const LbMeta *b, const LbSettingId *ids, size_t count);
+
 /* The recorded settings of a result, in the table's order, for a header: key, label and value
  * (as lb_settings_meta_value; "" when absent with no `absent` value). Fills up to `cap` entries
  * and returns LB_SET_RECORDED. */
