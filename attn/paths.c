@@ -1,8 +1,12 @@
 /* Directory + file name (see paths.h). */
 #include "attn/paths.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* Bytes of the joined path, its NUL excluded, and whether a '/' goes between. */
 static size_t joined_length(const char *dir, const char *name, int *slash)
@@ -41,4 +45,61 @@ int lb_path_join_buf(char *buf, size_t size, const char *dir, const char *name)
     }
     join_into(buf, dir, name, slash);
     return 0;
+}
+
+/* What lb_open_plain writes into: a regular file with one name. */
+static int is_plain(const struct stat *st) { return S_ISREG(st->st_mode) && st->st_nlink == 1; }
+
+int lb_path_is_foreign(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0 && !is_plain(&st);
+}
+
+int lb_open_plain(const char *path, int flags, mode_t mode)
+{
+    /* Refused before open where it can be: opening a device or a FIFO can itself have effects. */
+    if (lb_path_is_foreign(path)) {
+        errno = ELOOP;
+        return -1;
+    }
+    /* O_NONBLOCK so that a FIFO swapped in after the check cannot hang the open. */
+    int fd = open(path, (flags & ~O_TRUNC) | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    int e = 0;
+    if (fstat(fd, &st) != 0)
+        e = errno;
+    else if (!is_plain(&st))
+        e = ELOOP;
+    else if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0)
+        e = errno;
+    else if ((flags & O_TRUNC) && ftruncate(fd, 0) != 0)
+        e = errno;
+    if (e) {
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+FILE *lb_fopen_plain(const char *path)
+{
+    int fd = lb_open_plain(path, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (fd >= 0 && !f) {
+        int e = errno;
+        close(fd);
+        errno = e;
+    }
+    return f;
+}
+
+const char *lb_open_plain_strerror(int err)
+{
+    if (err == ELOOP)
+        return "not a plain file of its own (a symbolic link, a hard link or a special file), which linbench does not write through";
+    return strerror(err);
 }

@@ -1,10 +1,13 @@
-/* Joining a directory and a file name, the one rule every layer writes paths by: one '/' between
- * them, none added after a directory that already ends in one (or is empty). Part of the base
- * library (linbench_base). */
+/* Paths, the one rule every layer writes them by: a directory and a file name joined with one
+ * '/' between them, none added after a directory that already ends in one (or is empty); and a
+ * file in such a directory opened for writing only where it is linbench's own plain file. Part of
+ * the base library (linbench_base). */
 #ifndef LB_PATHS_H
 #define LB_PATHS_H
 
 #include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -16,6 +19,24 @@ char *lb_path_join(const char *dir, const char *name);
 /* The same into buf. 0; or -1 when it does not fit, leaving buf empty (so an open fails instead
  * of writing elsewhere). */
 int lb_path_join_buf(char *buf, size_t size, const char *dir, const char *name);
+
+/* open(2) for a file linbench writes in a directory that someone else may write into too (a
+ * result directory, its lock, a dump, a plot, a job script): never through a symbolic link, and
+ * only into a plain file with no other name, since a link, a hard link, a FIFO or a device planted
+ * under the name would send the write elsewhere. O_CLOEXEC is added; O_TRUNC is applied only once
+ * the file is known to be plain. Returns the descriptor, or -1 with errno: ELOOP where the name is
+ * not such a file (lb_open_plain_strerror words it), else open's own. */
+int lb_open_plain(const char *path, int flags, mode_t mode);
+
+/* fopen(path, "w") through lb_open_plain: NULL with errno as it sets it. */
+FILE *lb_fopen_plain(const char *path);
+
+/* strerror, except that ELOOP says why lb_open_plain refused the name. */
+const char *lb_open_plain_strerror(int err);
+
+/* 1 when something is at path that lb_open_plain would refuse (a link, even a dangling one, a
+ * hard link, a FIFO ...), else 0: for a check before any work is done. */
+int lb_path_is_foreign(const char *path);
 
 #ifdef __cplusplus
 }

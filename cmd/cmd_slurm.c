@@ -152,7 +152,7 @@ static int write_scripts(const char *slurm_dir, const char *dir, const char *sel
 {
     snprintf(sweep_script, size, "%s/sweep.sbatch", slurm_dir);
     snprintf(merge_script, size, "%s/merge.sbatch", slurm_dir);
-    FILE *f = fopen(sweep_script, "w");
+    FILE *f = lb_fopen_plain(sweep_script);
     if (!f)
         goto fail;
     fprintf(f, "#!/bin/bash\n# linbench sweep in %d shards, one array task each (written by linbench slurm)\n", shards);
@@ -173,7 +173,7 @@ static int write_scripts(const char *slurm_dir, const char *dir, const char *sel
     fprintf(f, " --shard \"$SLURM_ARRAY_TASK_ID/%d\" \"${where[@]}\"\n", shards);
     if (fclose(f) != 0)
         goto fail;
-    f = fopen(merge_script, "w");
+    f = lb_fopen_plain(merge_script);
     if (!f)
         goto fail;
     fputs("#!/bin/bash\n# linbench merge of the shards (written by linbench slurm)\n#SBATCH --job-name=linbench-merge\n#SBATCH --ntasks=1\n", f);
@@ -193,7 +193,7 @@ static int write_scripts(const char *slurm_dir, const char *dir, const char *sel
         goto fail;
     return 0;
 fail:
-    fprintf(stderr, "linbench: cannot write %s: %s\n", f ? merge_script : sweep_script, strerror(errno));
+    fprintf(stderr, "linbench: cannot write %s: %s\n", f ? merge_script : sweep_script, lb_open_plain_strerror(errno));
     return LB_EXIT_FAILURE;
 }
 

@@ -124,11 +124,11 @@ static int take_lock(const char *dir, long *holder)
     *holder = 0;
     for (int attempt = 0; attempt < 16; attempt++) {
         int made = 0;
-        int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        int fd = lb_open_plain(path, O_RDWR | O_CREAT | O_EXCL, 0666);
         if (fd >= 0)
             made = 1;
         else if (errno == EEXIST)
-            fd = open(path, O_RDWR | O_CLOEXEC);
+            fd = lb_open_plain(path, O_RDWR, 0);
         if (fd < 0) {
             if (errno == ENOENT)
                 continue; /* removed by a run abandoning the directory between our two opens */
@@ -165,6 +165,15 @@ static int take_lock(const char *dir, long *holder)
     }
     errno = EAGAIN;
     return -1;
+}
+
+/* The lock could not be taken for a reason other than another linbench holding it. */
+static int lock_refused(const char *dir, const char *flag, int err)
+{
+    if (err == ELOOP)
+        return lb_usage_error("invalid argument \"%s\" for %s: its lock file %s/%s is %s: remove it, or use another directory",
+                              dir, flag, dir, LOCK_NAME, lb_open_plain_strerror(err));
+    return lb_usage_error("invalid argument \"%s\" for %s: should be a writable directory (%s)", dir, flag, strerror(err));
 }
 
 static int in_use(const char *dir, long holder)
@@ -229,13 +238,13 @@ int lb_outdir_prepare(const char *dir, int force, const char *flag, int offer)
     if (locked != 0) {
         int e = errno;
         lb_outdir_abandon();
-        return lb_usage_error("invalid argument \"%s\" for %s: should be a writable directory (%s)", dir, flag, strerror(e));
+        return lock_refused(dir, flag, e);
     }
     if (!force) {
         for (size_t i = 0; i < RESULT_COUNT; i++) {
             char path[4096];
             (void)lb_path_join_buf(path, sizeof path, dir, result_files[i]);
-            if (stat(path, &st) != 0)
+            if (lstat(path, &st) != 0) /* a name planted as a link counts too */
                 continue;
             lb_outdir_abandon(); /* our lock file, if we made it: nothing written */
             if ((offer & LB_OUTDIR_OFFER_FORCE) && (offer & LB_OUTDIR_OFFER_RESUME))
@@ -252,15 +261,16 @@ int lb_outdir_prepare(const char *dir, int force, const char *flag, int offer)
     /* Writing a file is the only test that also holds for root and read-only mounts. */
     char probe[4096];
     snprintf(probe, sizeof probe, "%s/.linbench-write-test-%ld", dir, (long)getpid());
-    FILE *f = fopen(probe, "w");
+    int fd = lb_open_plain(probe, O_WRONLY | O_CREAT | O_EXCL, 0666);
     int e = errno;
-    if (f) {
-        fclose(f);
+    if (fd >= 0) {
+        close(fd);
         unlink(probe);
         return 0;
     }
     lb_outdir_abandon();
-    return lb_usage_error("invalid argument \"%s\" for %s: should be a writable directory (%s)", dir, flag, strerror(e));
+    return lb_usage_error("invalid argument \"%s\" for %s: should be a writable directory (%s)", dir, flag,
+                          lb_open_plain_strerror(e));
 }
 
 int lb_outdir_lock_existing(const char *dir, const char *flag)
@@ -279,8 +289,7 @@ int lb_outdir_lock_existing(const char *dir, const char *flag)
     if (locked == 1)
         return in_use(dir, holder);
     if (locked != 0)
-        return lb_usage_error("invalid argument \"%s\" for %s: should be a writable directory (%s)", dir, flag,
-                              strerror(errno));
+        return lock_refused(dir, flag, errno);
     remove_stale_temporaries(dir);
     return 0;
 }

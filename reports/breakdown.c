@@ -13,6 +13,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "attn/paths.h"
 #include "attn/status.h"
 #include "reports/atomic_file.h"
 #include "reports/csv_io.h"
@@ -320,9 +321,9 @@ int lb_breakdown_add(const char *dir, const LbBreakdownRecord *recs, size_t coun
     char *lock_path = lb_path_join(dir, ".breakdown.lock");
     if (!lock_path)
         return LB_FAIL(LB_ERR_NOMEM, "out of memory");
-    const int fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    const int fd = lb_open_plain(lock_path, O_RDWR | O_CREAT, 0644);
     if (fd < 0 || flock(fd, LOCK_EX) != 0) {
-        int rc = LB_FAIL(LB_ERR_IO, "cannot lock %s: %s", lock_path, strerror(errno));
+        int rc = LB_FAIL(LB_ERR_IO, "cannot lock %s: %s", lock_path, lb_open_plain_strerror(errno));
         if (fd >= 0)
             close(fd);
         free(lock_path);

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "attn/paths.h"
 #include "attn/status.h"
 #include "reports/atomic_file.h"
 #include "reports/csv_io.h"
@@ -84,9 +85,9 @@ int lb_cell_queue_alive(long pid, long long pid_start)
 
 static int lock_queue(const LbCellQueue *q, int *fd)
 {
-    *fd = open(q->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    *fd = lb_open_plain(q->lock_path, O_RDWR | O_CREAT, 0666);
     if (*fd < 0)
-        return LB_FAIL(LB_ERR_IO, "cannot open the queue's lock %s: %s", q->lock_path, strerror(errno));
+        return LB_FAIL(LB_ERR_IO, "cannot open the queue's lock %s: %s", q->lock_path, lb_open_plain_strerror(errno));
     while (flock(*fd, LOCK_EX) != 0) {
         if (errno == EINTR)
             continue;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "attn/paths.h"
 #include "attn/status.h"
 
 const char *lb_npy_descr(LbNpyType type) { return type == LB_NPY_I32 ? "<i4" : "<f4"; }
@@ -43,9 +44,9 @@ int lb_npy_write(const char *path, LbNpyType type, const int64_t *shape, int ndi
     unsigned char head[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(header_len & 0xff),
                               (unsigned char)(header_len >> 8)};
 
-    FILE *f = fopen(path, "wb");
+    FILE *f = lb_fopen_plain(path);
     if (!f)
-        return LB_FAIL(LB_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+        return LB_FAIL(LB_ERR_IO, "cannot write %s: %s", path, lb_open_plain_strerror(errno));
     int ok = fwrite(head, 1, sizeof head, f) == sizeof head &&
              fwrite(dict, 1, (size_t)dl, f) == (size_t)dl;
     for (size_t i = 10 + (size_t)dl; ok && i < padded - 1; i++)

@@ -48,7 +48,8 @@ void lb_gp_preamble(FILE *f, const char *name, const char *what)
     fputs("here = '.'\n"
           "p = 0\n"
           "while (strstrt(ARG0[p+1:], '/') > 0) { p = p + strstrt(ARG0[p+1:], '/') }\n"
-          "if (p > 1) { here = ARG0[1:p-1] } else { if (p == 1) { here = '/' } }\n",
+          "if (p > 1) { here = ARG0[1:p-1] } else { if (p == 1) { here = '/' } }\n"
+          "if (!exists('linbench_out')) { linbench_out = here }\n",
           f);
     fprintf(f, "data = here.'/%s.plot.csv'\n", name);
     fputs("set datafile separator comma\n"
@@ -58,7 +59,7 @@ void lb_gp_preamble(FILE *f, const char *name, const char *what)
           "    set terminal png noenhanced size 900,650\n"
           "}\n",
           f);
-    fprintf(f, "set output here.'/%s.png'\n", name);
+    fprintf(f, "set output linbench_out.'/%s.png'\n", name);
 }
 
 void lb_gp_title(FILE *f, const char *title, const char *subtitle)
@@ -73,7 +74,7 @@ void lb_gp_title(FILE *f, const char *title, const char *subtitle)
 void lb_gp_svg(FILE *f, const char *name)
 {
     fputs("set terminal svg noenhanced size 900,650 font 'sans,11'\n", f);
-    fprintf(f, "set output here.'/%s.svg'\n", name);
+    fprintf(f, "set output linbench_out.'/%s.svg'\n", name);
     fputs("replot\nset output\n", f);
 }
 
@@ -594,9 +595,19 @@ int lb_plot_find_gnuplot(char *buf, size_t size)
     return -1;
 }
 
-int lb_plot_render(const char *gnuplot, const char *script, int timeout_s)
+/* Run gnuplot on script with its images going to out_dir, waiting at most timeout_s seconds. */
+static int run_gnuplot(const char *gnuplot, const char *script, const char *out_dir, int timeout_s)
 {
-    char *argv[3] = {(char *)"gnuplot", (char *)script, NULL};
+    char define[4200];
+    size_t used = (size_t)snprintf(define, sizeof define, "linbench_out='");
+    for (const char *c = out_dir; *c && used + 3 < sizeof define; c++) {
+        if (*c == '\'')
+            define[used++] = '\'';
+        define[used++] = *c;
+    }
+    define[used++] = '\'';
+    define[used] = '\0';
+    char *argv[5] = {(char *)"gnuplot", (char *)"-e", define, (char *)script, NULL};
     pid_t pid;
     /* Its own process group, so a time-out ends gnuplot and anything it started. */
     posix_spawnattr_t attr;
@@ -631,4 +642,32 @@ int lb_plot_render(const char *gnuplot, const char *script, int timeout_s)
     if (WIFEXITED(status))
         return LB_FAIL(LB_ERR_IO, "gnuplot %s failed (exit status %d)", script, WEXITSTATUS(status));
     return LB_FAIL(LB_ERR_IO, "gnuplot %s was killed by signal %d", script, WTERMSIG(status));
+}
+
+/* gnuplot opens its outputs as they are named, links and all, so it writes them into a directory
+ * of ours, and they are renamed over the names beside the script: a rename replaces whatever is
+ * planted at a name instead of writing through it. */
+int lb_plot_render(const char *gnuplot, const char *script, int timeout_s)
+{
+    const char *slash = strrchr(script, '/');
+    const size_t dir_len = slash ? (size_t)(slash - script) : 1;
+    const char *base = slash ? slash + 1 : script;
+    const size_t base_len = strlen(base) > 3 ? strlen(base) - 3 : strlen(base); /* NAME of NAME.gp */
+    char tmp[4096], from[4200], to[4200];
+    if (snprintf(tmp, sizeof tmp, "%.*s/.render.XXXXXX", (int)dir_len, slash ? script : ".") >= (int)sizeof tmp)
+        return LB_FAIL(LB_ERR_IO, "cannot render %s: its path is too long", script);
+    if (!mkdtemp(tmp))
+        return LB_FAIL(LB_ERR_IO, "cannot render %s: cannot make a directory beside it: %s", script, strerror(errno));
+    int rc = run_gnuplot(gnuplot, script, tmp, timeout_s);
+    static const char *const ext[] = {".png", ".svg"};
+    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
+        snprintf(from, sizeof from, "%s/%.*s%s", tmp, (int)base_len, base, ext[i]);
+        snprintf(to, sizeof to, "%.*s/%.*s%s", (int)dir_len, slash ? script : ".", (int)base_len, base, ext[i]);
+        if (rc == LB_OK && rename(from, to) != 0)
+            rc = LB_FAIL(LB_ERR_IO, "cannot write %s: %s", to, strerror(errno));
+        unlink(from); /* what gnuplot wrote when it failed, or after a failed rename */
+    }
+    if (rmdir(tmp) != 0 && rc == LB_OK) /* gnuplot wrote something unexpected: leave it be */
+        rc = LB_FAIL(LB_ERR_IO, "cannot remove %s after rendering %s: %s", tmp, script, strerror(errno));
+    return rc;
 }

@@ -70,8 +70,9 @@ int lb_plot_peer_write(const LbSweepDir *lin, const LbPeerDir *peer, const char 
 int lb_plot_find_gnuplot(char *buf, size_t size);
 
 /* Run `gnuplot script` (posix_spawn, no shell) and wait at most timeout_s seconds (a hung
- * gnuplot is killed). LB_OK, or LB_ERR_IO with gnuplot's exit status or the time-out in the
- * message. gnuplot's own messages go to our stderr. */
+ * gnuplot is killed); its NAME.png and NAME.svg are renamed into place beside the script, never
+ * written through a link planted there. LB_OK, or LB_ERR_IO with gnuplot's exit status or the
+ * time-out in the message. gnuplot's own messages go to our stderr. */
 int lb_plot_render(const char *gnuplot, const char *script, int timeout_s);
 
 #ifdef __cplusplus

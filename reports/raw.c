@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "attn/clock_events.h"
+#include "attn/paths.h"
 #include "attn/status.h"
 #include "reports/csv_io.h"
 
@@ -108,24 +109,19 @@ int lb_raw_layout_has_energy(const LbRawWriter *w) { return !left_out(w->layout,
 /* Cut the file after its last newline: what a kill -9 in the middle of a row leaves behind is
  * not a row. Rows never hold a newline (raw_append replaces them in messages), so the last
  * newline ends the last complete row. Sets *size to the new size. */
-static int drop_partial_line(const char *path, long long *size)
+static int drop_partial_line(int fd, const char *path, long long *size)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return LB_FAIL(LB_ERR_IO, "cannot open %s: %s", path, strerror(errno));
-    if (fseeko(f, 0, SEEK_END) != 0) {
-        fclose(f);
+    struct stat st;
+    if (fstat(fd, &st) != 0)
         return LB_FAIL(LB_ERR_IO, "cannot read %s: %s", path, strerror(errno));
-    }
-    off_t end = ftello(f), keep = 0;
+    const off_t end = st.st_size;
+    off_t keep = 0;
     char buf[4096];
     for (off_t pos = end; pos > 0;) {
         size_t chunk = pos > (off_t)sizeof buf ? sizeof buf : (size_t)pos;
         pos -= (off_t)chunk;
-        if (fseeko(f, pos, SEEK_SET) != 0 || fread(buf, 1, chunk, f) != chunk) {
-            fclose(f);
-            return LB_FAIL(LB_ERR_IO, "cannot read %s: %s", path, strerror(errno));
-        }
+        if (pread(fd, buf, chunk, pos) != (ssize_t)chunk)
+            return LB_FAIL(LB_ERR_IO, "cannot read %s: %s", path, strerror(errno ? errno : EIO));
         size_t i = chunk;
         while (i > 0 && buf[i - 1] != '\n')
             i--;
@@ -134,8 +130,7 @@ static int drop_partial_line(const char *path, long long *size)
             break;
         }
     }
-    fclose(f);
-    if (keep != end && truncate(path, keep) != 0)
+    if (keep != end && ftruncate(fd, keep) != 0)
         return LB_FAIL(LB_ERR_IO, "cannot drop the partial last row of %s: %s", path,
                        strerror(errno));
     *size = (long long)keep;
@@ -167,31 +162,31 @@ static int raw_open(const char *path, int append, int shared, LbRawWriter **out)
         free(w);
         return LB_FAIL(LB_ERR_NOMEM, "out of memory opening %s", path);
     }
-    w->fd = -1;
     int rc = LB_OK, layout = 0;
     long long size = 0;
     struct stat st;
+    /* Opened before anything is read or cut, so that what is checked is what gets written. */
+    w->fd = lb_open_plain(path, O_RDWR | O_APPEND | (shared ? 0 : O_CREAT) | (append || shared ? 0 : O_TRUNC), 0666);
+    if (w->fd < 0) {
+        rc = LB_FAIL(LB_ERR_IO, "cannot write %s: %s", path, lb_open_plain_strerror(errno));
+        goto fail;
+    }
     if (shared) { /* prepared by lb_raw_open: header checked, no partial line */
-        if (stat(path, &st) != 0) {
+        if (fstat(w->fd, &st) != 0) {
             rc = LB_FAIL(LB_ERR_IO, "cannot open %s: %s", path, strerror(errno));
             goto fail;
         }
         size = (long long)st.st_size;
         if ((rc = check_header(path, &layout)) != LB_OK)
             goto fail;
-    } else if (append && stat(path, &st) == 0) {
-        rc = drop_partial_line(path, &size);
+    } else if (append) {
+        rc = drop_partial_line(w->fd, path, &size);
         if (rc == LB_OK && size > 0)
             rc = check_header(path, &layout);
         if (rc != LB_OK)
             goto fail;
     }
     w->layout = layout;
-    w->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (append || shared ? 0 : O_TRUNC), 0666);
-    if (w->fd < 0) {
-        rc = LB_FAIL(LB_ERR_IO, "cannot write %s: %s", path, strerror(errno));
-        goto fail;
-    }
     if (size == 0 && !shared) {
         rc = write_header(w);
         if (rc != LB_OK)
