@@ -160,6 +160,81 @@ static void force_clears(const char *scratch)
     free(cmd);
 }
 
+/* Whether dir holds anything of the run whose only n was 48: a row or a grid line. */
+static int holds_old(const char *dir)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/raw.csv", dir);
+    LbCellResult *rows = NULL;
+    size_t count = 0;
+    int old = 0;
+    if (lb_raw_read(path, &rows, &count) == 0)
+        for (size_t i = 0; i < count; i++)
+            old |= rows[i].n == 48;
+    free(rows);
+    static const char *const grids[] = {"time_speedup.csv", "memory_speedup.csv", "energy_speedup.csv"};
+    for (size_t g = 0; g < sizeof grids / sizeof grids[0]; g++) {
+        snprintf(path, sizeof path, "%s/%s", dir, grids[g]);
+        char *text = lb_slurp(path);
+        old |= text && strstr(text, "\n48,") != NULL;
+        free(text);
+    }
+    return old;
+}
+
+/* --force killed at the two instants that matter, 10 times each: as the first old file goes, and
+ * as the new meta.csv appears. At neither may meta.csv pair the new settings (--mem-limit 8M)
+ * with the old run's rows or grids (--mem-limit 4M, n 48), and a resume must finish the new run
+ * alone. */
+static void force_killed(const char *scratch)
+{
+    for (int i = 0; i < 20; i++) {
+        const int at_new_meta = i % 2;
+        char dir[512], time_grid[600];
+        snprintf(dir, sizeof dir, "%s/force-killed-%d", scratch, i);
+        snprintf(time_grid, sizeof time_grid, "%s/time_speedup.csv", dir);
+        char *first[] = {(char *)bin, "sweep", TINY, "--n", "48", "--k", "8", "--mem-limit", "4M", "--out", dir, NULL};
+        LbRun r = lb_run(first);
+        lb_check(r.code == 0, "the first sweep exits 0 (%d): %s", r.code, r.err);
+        lb_run_free(&r);
+        char *forced[] = {(char *)bin, "sweep", TINY, "--n", "32:256", "--k", "8", "--mem-limit", "8M", "--out", dir,
+                          "--force", NULL};
+        pid_t pid = lb_start(forced);
+        struct timespec pause = {0, 100 * 1000};
+        for (int w = 0; w < 200000; w++) {
+            int hit;
+            if (at_new_meta) {
+                char *cmd = sc_meta(dir, "command_line");
+                hit = cmd && strstr(cmd, "--force");
+                free(cmd);
+            } else {
+                hit = !lb_exists(time_grid);
+            }
+            if (hit)
+                break;
+            nanosleep(&pause, NULL);
+        }
+        kill(pid, SIGKILL);
+        r = lb_wait(pid);
+        lb_run_free(&r);
+        char *limit = sc_meta(dir, "mem_limit");
+        const int new_meta = limit && strcmp(limit, "8388608") == 0;
+        free(limit);
+        lb_check(!(new_meta && holds_old(dir)), "--force killed %s: meta.csv's new settings beside the old run's results",
+                 at_new_meta ? "as its meta.csv appeared" : "as the first old file went");
+        if (!new_meta)
+            continue; /* killed before it wrote anything of its own: nothing to resume */
+        char *resume[] = {(char *)bin, "sweep", "--resume", dir, "--quiet", NULL};
+        r = lb_run(resume);
+        char *status = sc_meta(dir, "status");
+        lb_check(r.code == 0 && status && strcmp(status, "complete") == 0 && !holds_old(dir) && sc_rows(dir) == 8,
+                 "the resumed --force run finishes its own 8 cells alone (exit %d, status %s, %d rows): %s", r.code,
+                 status ? status : "none", sc_rows(dir), r.err);
+        free(status);
+        lb_run_free(&r);
+    }
+}
+
 /* Bad input that used to run anyway: exit 2, one line naming what, nothing written. */
 static void refused(const char *scratch, const char *what, const char *want1, const char *want2, char *const extra[], int count)
 {
@@ -322,6 +397,7 @@ int main(int argc, char **argv)
 
     long_lists(scratch);
     force_clears(scratch);
+    force_killed(scratch);
     repeated_stop(scratch);
 
     /* Defect 6: no k < n. */
