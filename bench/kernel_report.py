@@ -110,14 +110,20 @@ def compile_unit(nvcc, arch, cu, workdir):
     return base + ".cubin", props
 
 
-def flash_dynamic_smem():
-    """Dynamic shared bytes of flash_tensor_kernel per head width, from gpu/flash.cu's constants."""
-    src = open(os.path.join(ROOT, "gpu", "flash.cu")).read()
-    const = {k: int(v) for k, v in re.findall(r"constexpr int (k\w+) = (\d+);", src)}
-    rows = const["kWarps"] * 16 if "kRows" not in const else const["kRows"]
-    m = re.search(r"tensor_shared_bytes\(\) \{ return \(size_t\)\((\w+) \+ (\d+) \* (\w+)\)", src)
-    tiles = int(m.group(2)) if m else 4
-    return lambda hd: (rows + tiles * const["kKeys"]) * (hd + const["kPad"]) * 2
+def flash_dynamic_smem(workdir):
+    """Dynamic shared bytes of flash_tensor_kernel per head width, from gpu/flash_tiles.h itself."""
+    src = os.path.join(workdir, "flash_tiles.c")
+    with open(src, "w") as f:
+        f.write('#include <stdio.h>\n#include <stddef.h>\n#include "gpu/flash_tiles.h"\n'
+                'int main(void) { for (int hd = 16; hd <= 256; hd += 16) printf("%d %zu\\n", hd, '
+                'LB_FLASH_SHARED_BYTES(hd)); return 0; }\n')
+    exe = os.path.join(workdir, "flash_tiles")
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if not cc or subprocess.run([cc, "-I" + ROOT, "-o", exe, src]).returncode != 0:
+        sys.exit("kernel_report: cannot build the reader of gpu/flash_tiles.h with a C compiler")
+    out = subprocess.run([exe], capture_output=True, text=True, check=True).stdout
+    table = {int(hd): int(b) for hd, b in (line.split() for line in out.splitlines())}
+    return lambda hd: table[hd]
 
 
 def occupancy(limits, threads, regs, smem):
@@ -229,9 +235,9 @@ def main():
     units = sorted(f[:-3] for f in os.listdir(os.path.join(ROOT, "gpu")) if f.endswith(".cu"))
     if a.units:
         units = [u for u in units if u in a.units.split(",")]
-    dyn = flash_dynamic_smem()
     rows = []
     with tempfile.TemporaryDirectory(prefix="lb-kernel-report-") as work:
+        dyn = flash_dynamic_smem(work)
         for unit in units:
             cubin, props = compile_unit(nvcc, a.arch, os.path.join(ROOT, "gpu", unit + ".cu"), work)
             if not props:

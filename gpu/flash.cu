@@ -1,21 +1,24 @@
 /* The flash model's op (LbOps.flash_attention, attn/model_flash.c): exact softmax attention fused
  * into one kernel in FlashAttention-2's form (Dao, 2023), never writing the n x n scores.
  *
- * fp16 and bf16 (tensor cores): one block of 4 warps per (sequence, head, tile of 64 query rows),
- * each warp 16 of the rows. The Q tile, and K and V tiles of 64 keys, are copied from the fused
- * QKV buffer (token-major, read in place) into shared memory with cp.async, K and V
- * double-buffered: the copy of tile j + 1 is issued before tile j is computed. Per tile,
+ * fp16 and bf16 (tensor cores): one block of 4 warps per (sequence, head, tile of query rows),
+ * each warp 32 of the rows as two m16 tiles (16 rows, one tile, at d_h > 64: gpu/flash_tiles.h),
+ * so that every K and V fragment read from shared memory feeds one mma per m16 tile. The Q tile,
+ * and K and V tiles of 64 keys, are copied from the fused QKV buffer (token-major, read in place)
+ * into shared memory with cp.async, a fixed number of 16-byte pieces per thread at 32-bit offsets,
+ * K and V double-buffered: the copy of tile j + 1 is issued before tile j is computed. Per tile,
  * S = Q K^T (mma.sync m16n8k16, fp32 accumulation; A from ldmatrix of Q, B from ldmatrix of K),
- * then the online softmax in registers: the running row maximum m and sum l, the scale folded into
- * the exponent's base-2 argument (exp2((s - m) scale log2 e)), O rescaled by exp2(m_old - m_new)
- * whenever the maximum grows; then O += P V with P taken straight from S's accumulators (the C
- * fragment of two n8 tiles is the A fragment of one k16 chunk) and V through ldmatrix.trans. Keys
- * past n score -inf; rows past n are computed on zeros and not stored. The output, O / l, is
- * written token-major.
+ * then the online softmax in registers: the running row maximum m (taken of the raw scores, in
+ * exp2's units once scaled) and sum l, each term exp2(s scale log2 e - m) as one fused
+ * multiply-add and one ex2.approx.ftz; O rescaled by exp2(m_old - m_new) whenever the maximum
+ * grows; then O += P V with P taken straight from S's accumulators (the C fragment of two n8 tiles
+ * is the A fragment of one k16 chunk) and V through ldmatrix.trans. Keys past n score -inf (only
+ * the last key tile has any); rows past n are computed on zeros and not stored. The output, O / l,
+ * is written token-major.
  *
  * fp32 (SIMT, no tensor cores: TF32 would round Q and K to 10 bits, further from the reference
  * than fp32 storage promises): one thread per query row, K and V tiles of 32 keys in shared
- * memory, the same online softmax.
+ * memory, the same online softmax, the tile's scores in registers up to d_h 80.
  *
  * Head widths: multiples of 16 up to 128 (LB_FLASH_HD_MAX), each its own instantiation so the
  * fragments stay in registers. The instructions are gpu/tensor_core.cuh's; the emulated build
@@ -27,94 +30,113 @@
 
 #include "gpu/cuda_check.h"
 #include "gpu/device_util.cuh"
+#include "gpu/flash_tiles.h"
 #include "gpu/kernels.h"
 #include "gpu/tensor_core.cuh"
 
 namespace {
 
-constexpr int kWarps = 4;
+constexpr int kWarps = LB_FLASH_WARPS;
 constexpr int kThreads = kWarps * 32;
-constexpr int kRows = kWarps * 16; /* query rows per block: a warp's m16 */
-constexpr int kKeys = 64;          /* keys per K, V tile */
-/* Each shared row padded by 16 bytes: the 8 rows one ldmatrix reads then start in 8 different
- * 16-byte bank groups (a row of 64 elements is 128 bytes, a whole number of bank rows). */
-constexpr int kPad = 8;
+constexpr int kKeys = LB_FLASH_KEYS;
 constexpr float kLog2e = 1.4426950408889634f;
 
-template <int HD> __host__ __device__ constexpr int row_stride() { return HD + kPad; }
-/* Q tile, two K tiles, two V tiles. */
-template <int HD> constexpr size_t tensor_shared_bytes() { return (size_t)(kRows + 4 * kKeys) * row_stride<HD>() * 2; }
+template <int HD> __host__ __device__ constexpr int m_tiles() { return LB_FLASH_M_TILES(HD); }
+template <int HD> __host__ __device__ constexpr int block_rows() { return LB_FLASH_BLOCK_ROWS(HD); }
+template <int HD> __host__ __device__ constexpr int row_stride() { return HD + LB_FLASH_PAD; }
+template <int HD> constexpr size_t tensor_shared_bytes() { return LB_FLASH_SHARED_BYTES(HD); }
 /* The least a block may opt into of the GPUs built for: 99 KiB on sm_86, sm_89 and sm_120 (the
  * CUDA programming guide's table of compute capabilities); the emulated device, compute
  * capability 9.0, allows 227 KiB and would not show a width past it. */
-static_assert(tensor_shared_bytes<LB_FLASH_HD_MAX>() <= 101376,
-              "the widest head's tiles must fit the shared memory of an L4 or RTX 4090");
+static_assert(tensor_shared_bytes<LB_FLASH_HD_MAX>() <= 101376 && tensor_shared_bytes<64>() <= 101376,
+              "the tiles of every head width must fit the shared memory of an L4 or RTX 4090");
 
-/* rows [r0, r0 + count) of a head (row t at src + t ld) into dst (count x stride), by cp.async
- * in 16-byte pieces; rows at or past n are zeros (src's row 0 is named but not read). */
-template <typename T, int HD>
-__device__ __forceinline__ void load_tile(T *dst, const T *src, int64_t ld, int64_t r0, int count, int64_t n)
+/* ROWS rows [r0, r0 + ROWS) of a head (row t at src + t ld) into dst (ROWS x stride), by
+ * cp.async in 16-byte pieces, a fixed number per thread; rows at or past n are zeros (src's row 0
+ * is named but not read). Offsets within the tile are 32-bit: ld ROWS < 2^31 (the launch checks). */
+template <typename T, int HD, int ROWS>
+__device__ __forceinline__ void load_tile(T *dst, const T *src, int ld, int64_t r0, int64_t n)
 {
     constexpr int kPieces = HD / 8; /* 16 bytes = 8 elements of 2 bytes */
-    for (int i = threadIdx.x; i < count * kPieces; i += kThreads) {
-        const int r = i / kPieces, c = (i % kPieces) * 8;
-        const int64_t t = r0 + r;
-        const bool in = t < n;
-        lb_cp_async16(dst + r * row_stride<HD>() + c, src + (in ? t : 0) * ld + c, in);
+    constexpr int kSteps = (ROWS * kPieces + kThreads - 1) / kThreads;
+    const T *tile = src + r0 * (int64_t)ld;
+    const int valid = n - r0 < ROWS ? (int)(n - r0) : ROWS;
+#pragma unroll
+    for (int step = 0; step < kSteps; step++) {
+        const int i = (int)threadIdx.x + step * kThreads;
+        if (ROWS * kPieces % kThreads == 0 || i < ROWS * kPieces) {
+            const int r = i / kPieces, c = (i % kPieces) * 8;
+            const bool in = r < valid;
+            lb_cp_async16(dst + r * row_stride<HD>() + c, in ? tile + r * ld + c : src, in);
+        }
     }
 }
 
 template <typename T, int HD>
 __global__ void __launch_bounds__(kThreads)
-flash_tensor_kernel(const T *q, const T *k, const T *v, int64_t ld, T *o, int64_t n, int64_t heads, int64_t tiles,
+flash_tensor_kernel(const T *q, const T *k, const T *v, int ld, T *o, int64_t n, int64_t heads, int64_t tiles,
                     int64_t items, float scale_log2)
 {
+    constexpr int MT = m_tiles<HD>(), R = block_rows<HD>(), S = row_stride<HD>();
     LB_DYNAMIC_SHARED(T, smem);
-    constexpr int S = row_stride<HD>();
-    T *sq = smem, *sk = sq + kRows * S, *sv = sk + 2 * kKeys * S;
+    T *sq = smem, *sk = sq + R * S, *sv = sk + 2 * kKeys * S;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, group = lane >> 2, tig = lane & 3;
     const int64_t kv_tiles = (n + kKeys - 1) / kKeys;
+    const int last_keys = (int)(n - (kv_tiles - 1) * kKeys); /* keys of the last tile that are < n */
 
     for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
         const int64_t tile = item % tiles, bh = item / tiles, head = bh % heads, b = bh / heads;
-        const int64_t row0 = tile * kRows;
+        const int64_t row0 = tile * R;
         const T *qb = q + b * n * ld + head * HD, *kb = k + b * n * ld + head * HD, *vb = v + b * n * ld + head * HD;
         __syncthreads(); /* the previous item's reads of the tiles are done */
-        load_tile<T, HD>(sq, qb, ld, row0, kRows, n);
-        load_tile<T, HD>(sk, kb, ld, 0, kKeys, n);
-        load_tile<T, HD>(sv, vb, ld, 0, kKeys, n);
+        load_tile<T, HD, R>(sq, qb, ld, row0, n);
+        load_tile<T, HD, kKeys>(sk, kb, ld, 0, n);
+        load_tile<T, HD, kKeys>(sv, vb, ld, 0, n);
         lb_cp_async_commit();
 
-        uint32_t qf[HD / 16][4];
-        float acc[HD / 8][4];
+        uint32_t qf[MT][HD / 16][4];
+        float acc[MT][HD / 8][4];
 #pragma unroll
-        for (int i = 0; i < HD / 8; i++)
-            acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.0f;
-        float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f};
+        for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+            for (int i = 0; i < HD / 8; i++)
+                acc[mt][i][0] = acc[mt][i][1] = acc[mt][i][2] = acc[mt][i][3] = 0.0f;
+        /* per m16 tile, rows `group` and group + 8: the running maximum in exp2's units (scores
+         * times scale log2 e) and this lane's part of the running sum */
+        float m_run[MT][2], l_run[MT][2];
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++)
+            m_run[mt][0] = m_run[mt][1] = -INFINITY, l_run[mt][0] = l_run[mt][1] = 0.0f;
 
         for (int64_t j = 0; j < kv_tiles; j++) {
             lb_cp_async_wait<0>();
             __syncthreads(); /* tile j is in, and every warp is done with tile j - 1's buffers */
             if (j + 1 < kv_tiles) {
                 const int nb = (int)((j + 1) & 1);
-                load_tile<T, HD>(sk + nb * kKeys * S, kb, ld, (j + 1) * kKeys, kKeys, n);
-                load_tile<T, HD>(sv + nb * kKeys * S, vb, ld, (j + 1) * kKeys, kKeys, n);
+                load_tile<T, HD, kKeys>(sk + nb * kKeys * S, kb, ld, (j + 1) * kKeys, n);
+                load_tile<T, HD, kKeys>(sv + nb * kKeys * S, vb, ld, (j + 1) * kKeys, n);
             }
             lb_cp_async_commit();
             if (j == 0) {
-                /* this warp's 16 rows of Q as A fragments: matrices (rows 0-7 | 8-15) x (cols 0-7 | 8-15) */
+                /* this warp's rows of Q as A fragments, m16 tile mt at rows (warp MT + mt) 16:
+                 * matrices (rows 0-7 | 8-15) x (cols 0-7 | 8-15) */
 #pragma unroll
-                for (int kk = 0; kk < HD / 16; kk++)
-                    lb_ldmatrix_x4(qf[kk], sq + (warp * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * S + kk * 16 +
-                                               (lane >> 4) * 8);
+                for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                    for (int kk = 0; kk < HD / 16; kk++)
+                        lb_ldmatrix_x4(qf[mt][kk], sq + ((warp * MT + mt) * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * S +
+                                                       kk * 16 + (lane >> 4) * 8);
             }
             const T *ck = sk + (j & 1) * kKeys * S, *cv = sv + (j & 1) * kKeys * S;
 
-            /* S (16 x 64 per warp) = Q K^T: B of key tile n8 is K's rows (keys) read as columns */
-            float s[kKeys / 8][4];
+            /* S (MT 16 x 64 per warp) = Q K^T: B of key tile n8 is K's rows (keys) read as
+             * columns, each fragment used by every m16 tile */
+            float s[MT][kKeys / 8][4];
 #pragma unroll
-            for (int i = 0; i < kKeys / 8; i++)
-                s[i][0] = s[i][1] = s[i][2] = s[i][3] = 0.0f;
+            for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                for (int i = 0; i < kKeys / 8; i++)
+                    s[mt][i][0] = s[mt][i][1] = s[mt][i][2] = s[mt][i][3] = 0.0f;
 #pragma unroll
             for (int kk = 0; kk < HD / 16; kk++) {
 #pragma unroll
@@ -122,87 +144,110 @@ flash_tensor_kernel(const T *q, const T *k, const T *v, int64_t ld, T *o, int64_
                     uint32_t bf[4]; /* keys nt*16 + (0-7 | 8-15) x head columns kk*16 + (0-7 | 8-15) */
                     lb_ldmatrix_x4(bf, ck + (nt * 16 + (lane & 7) + (lane >> 4) * 8) * S + kk * 16 +
                                            ((lane >> 3) & 1) * 8);
-                    lb_mma_16816<T>(s[2 * nt], qf[kk], bf);
-                    lb_mma_16816<T>(s[2 * nt + 1], qf[kk], bf + 2);
+#pragma unroll
+                    for (int mt = 0; mt < MT; mt++) {
+                        lb_mma_16816<T>(s[mt][2 * nt], qf[mt][kk], bf);
+                        lb_mma_16816<T>(s[mt][2 * nt + 1], qf[mt][kk], bf + 2);
+                    }
                 }
             }
-
-            /* Online softmax: this lane holds rows `group` (c0, c1) and group + 8 (c2, c3) */
-            const int64_t key0 = j * kKeys;
-            float mx[2] = {m_run[0], m_run[1]};
+            /* keys past n score -inf: only the last tile has any */
+            if (j == kv_tiles - 1 && last_keys < kKeys) {
 #pragma unroll
-            for (int nt = 0; nt < kKeys / 8; nt++)
+                for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-                for (int i = 0; i < 4; i++) {
-                    const int64_t key = key0 + nt * 8 + 2 * tig + (i & 1);
-                    const float x = key < n ? s[nt][i] * scale_log2 : -INFINITY;
-                    s[nt][i] = x;
-                    mx[i >> 1] = fmaxf(mx[i >> 1], x);
-                }
-            float alpha[2], sum[2] = {0.0f, 0.0f};
+                    for (int nt = 0; nt < kKeys / 8; nt++)
 #pragma unroll
-            for (int r = 0; r < 2; r++) {
-                mx[r] = lb_group_max<4>(mx[r]); /* the row's four lanes */
-                alpha[r] = exp2f(m_run[r] - mx[r]); /* 0 on the first tile (m_run -inf) */
-                m_run[r] = mx[r];
+                        for (int i = 0; i < 4; i++)
+                            if (nt * 8 + 2 * tig + (i & 1) >= last_keys)
+                                s[mt][nt][i] = -INFINITY;
             }
+
+            /* Online softmax: this lane holds rows `group` (c0, c1) and group + 8 (c2, c3) of each
+             * m16 tile. The maximum is taken of the raw scores (the scale is positive) and the
+             * scale folded into the exponent's fused multiply-add. */
 #pragma unroll
-            for (int nt = 0; nt < kKeys / 8; nt++)
+            for (int mt = 0; mt < MT; mt++) {
+                float mx[2] = {-INFINITY, -INFINITY};
 #pragma unroll
-                for (int i = 0; i < 4; i++) {
-                    const float p = exp2f(s[nt][i] - mx[i >> 1]);
-                    s[nt][i] = p;
-                    sum[i >> 1] += p;
+                for (int nt = 0; nt < kKeys / 8; nt++)
+#pragma unroll
+                    for (int i = 0; i < 4; i++)
+                        mx[i >> 1] = fmaxf(mx[i >> 1], s[mt][nt][i]);
+                float alpha[2], sum[2] = {0.0f, 0.0f};
+#pragma unroll
+                for (int r = 0; r < 2; r++) {
+                    const float m_new = fmaxf(m_run[mt][r], lb_group_max<4>(mx[r]) * scale_log2); /* the row's lanes */
+                    alpha[r] = lb_exp2_ftz(m_run[mt][r] - m_new); /* 0 on the first tile (m_run -inf) */
+                    m_run[mt][r] = m_new;
                 }
 #pragma unroll
-            for (int r = 0; r < 2; r++)
-                l_run[r] = l_run[r] * alpha[r] + sum[r]; /* this lane's part; the quad sums it at the end */
+                for (int nt = 0; nt < kKeys / 8; nt++)
 #pragma unroll
-            for (int dt = 0; dt < HD / 8; dt++)
+                    for (int i = 0; i < 4; i++) {
+                        const float p = lb_exp2_ftz(fmaf(s[mt][nt][i], scale_log2, -m_run[mt][i >> 1]));
+                        s[mt][nt][i] = p;
+                        sum[i >> 1] += p;
+                    }
 #pragma unroll
-                for (int i = 0; i < 4; i++)
-                    acc[dt][i] *= alpha[i >> 1];
+                for (int r = 0; r < 2; r++)
+                    l_run[mt][r] = l_run[mt][r] * alpha[r] + sum[r]; /* the quad sums it at the end */
+#pragma unroll
+                for (int dt = 0; dt < HD / 8; dt++)
+#pragma unroll
+                    for (int i = 0; i < 4; i++)
+                        acc[mt][dt][i] *= alpha[i >> 1];
+            }
 
-            /* O += P V: P's k16 chunk c is S's n8 tiles 2c and 2c + 1; V's B fragments transposed */
+            /* O += P V: P's k16 chunk c is S's n8 tiles 2c and 2c + 1; V's B fragments transposed,
+             * each used by every m16 tile */
 #pragma unroll
             for (int c = 0; c < kKeys / 16; c++) {
-                const uint32_t pa[4] = {lb_pack2<T>(s[2 * c][0], s[2 * c][1]), lb_pack2<T>(s[2 * c][2], s[2 * c][3]),
-                                        lb_pack2<T>(s[2 * c + 1][0], s[2 * c + 1][1]),
-                                        lb_pack2<T>(s[2 * c + 1][2], s[2 * c + 1][3])};
+                uint32_t pa[MT][4];
+#pragma unroll
+                for (int mt = 0; mt < MT; mt++) {
+                    pa[mt][0] = lb_pack2<T>(s[mt][2 * c][0], s[mt][2 * c][1]);
+                    pa[mt][1] = lb_pack2<T>(s[mt][2 * c][2], s[mt][2 * c][3]);
+                    pa[mt][2] = lb_pack2<T>(s[mt][2 * c + 1][0], s[mt][2 * c + 1][1]);
+                    pa[mt][3] = lb_pack2<T>(s[mt][2 * c + 1][2], s[mt][2 * c + 1][3]);
+                }
 #pragma unroll
                 for (int dt = 0; dt < HD / 16; dt++) {
                     uint32_t bf[4]; /* keys c*16 + (0-7 | 8-15) x head columns dt*16 + (0-7 | 8-15) */
                     lb_ldmatrix_x4_trans(bf, cv + (c * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * S + dt * 16 +
                                                  (lane >> 4) * 8);
-                    lb_mma_16816<T>(acc[2 * dt], pa, bf);
-                    lb_mma_16816<T>(acc[2 * dt + 1], pa, bf + 2);
+#pragma unroll
+                    for (int mt = 0; mt < MT; mt++) {
+                        lb_mma_16816<T>(acc[mt][2 * dt], pa[mt], bf);
+                        lb_mma_16816<T>(acc[mt][2 * dt + 1], pa[mt], bf + 2);
+                    }
                 }
             }
         }
 
         /* O / l, token-major; rows past n were computed on zeros and are not stored */
-        float inv[2];
-#pragma unroll
-        for (int r = 0; r < 2; r++)
-            inv[r] = 1.0f / lb_group_sum<4>(l_run[r]);
         const int64_t width = heads * HD;
 #pragma unroll
-        for (int r = 0; r < 2; r++) {
-            const int64_t row = row0 + warp * 16 + group + r * 8;
-            if (row >= n)
-                continue;
-            T *out = o + (b * n + row) * width + head * HD + 2 * tig;
+        for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-            for (int dt = 0; dt < HD / 8; dt++) {
-                out[dt * 8] = lb_from_float<T>(acc[dt][2 * r] * inv[r]);
-                out[dt * 8 + 1] = lb_from_float<T>(acc[dt][2 * r + 1] * inv[r]);
+            for (int r = 0; r < 2; r++) {
+                const float inv = 1.0f / lb_group_sum<4>(l_run[mt][r]);
+                const int64_t row = row0 + (warp * MT + mt) * 16 + group + r * 8;
+                if (row >= n)
+                    continue;
+                T *out = o + (b * n + row) * width + head * HD + 2 * tig;
+#pragma unroll
+                for (int dt = 0; dt < HD / 8; dt++) {
+                    out[dt * 8] = lb_from_float<T>(acc[mt][dt][2 * r] * inv);
+                    out[dt * 8 + 1] = lb_from_float<T>(acc[mt][dt][2 * r + 1] * inv);
+                }
             }
-        }
     }
 }
 
 constexpr int kSimtRows = 64; /* fp32: one thread per query row */
 constexpr int kSimtKeys = 32;
+template <int HD> constexpr bool kSimtScoresInRegisters = HD <= 80;
 
 template <int HD>
 __global__ void __launch_bounds__(kSimtRows)
@@ -231,16 +276,21 @@ flash_simt_kernel(const float *q, const float *k, const float *v, int64_t ld, fl
                 sv[i] = t < n ? vb[t * ld + i % HD] : 0.0f;
             }
             __syncthreads();
+            /* Up to d_h 80 every key of the tile, those past n masked: a loop bound the compiler
+             * knows keeps the scores in registers rather than local memory. Wider heads need
+             * those registers for the row and its output, and loop over the tile's keys only. */
             const int keys = n - key0 < kSimtKeys ? (int)(n - key0) : kSimtKeys;
+            const int bound = kSimtScoresInRegisters<HD> ? kSimtKeys : keys;
             float s[kSimtKeys];
             float mx = m_run;
-            for (int c = 0; c < keys; c++) {
+#pragma unroll
+            for (int c = 0; c < bound; c++) {
                 float dot = 0.0f;
 #pragma unroll
                 for (int e = 0; e < HD; e++)
                     dot = fmaf(qr[e], sk[c * HD + e], dot);
-                s[c] = dot;
-                mx = fmaxf(mx, dot);
+                s[c] = c < keys ? dot : -INFINITY;
+                mx = fmaxf(mx, s[c]);
             }
             const float alpha = exp2f(m_run - mx);
             m_run = mx;
@@ -248,8 +298,9 @@ flash_simt_kernel(const float *q, const float *k, const float *v, int64_t ld, fl
 #pragma unroll
             for (int e = 0; e < HD; e++)
                 acc[e] *= alpha;
-            for (int c = 0; c < keys; c++) {
-                const float p = exp2f(s[c] - mx);
+#pragma unroll
+            for (int c = 0; c < bound; c++) {
+                const float p = exp2f(s[c] - mx); /* 0 for a masked key */
                 l_run += p;
 #pragma unroll
                 for (int e = 0; e < HD; e++)
@@ -285,8 +336,8 @@ int launch_tensor(const T *q, const T *k, const T *v, int64_t ld, T *o, int64_t 
                 opted_in[device] = true;
         }
     }
-    const int64_t tiles = (n + kRows - 1) / kRows, items = tiles * heads * batch;
-    LB_LAUNCH(lb_grid_for(items, 1), kThreads, bytes, stream, flash_tensor_kernel<T, HD>)(q, k, v, ld, o, n, heads,
+    const int64_t tiles = (n + block_rows<HD>() - 1) / block_rows<HD>(), items = tiles * heads * batch;
+    LB_LAUNCH(lb_grid_for(items, 1), kThreads, bytes, stream, flash_tensor_kernel<T, HD>)(q, k, v, (int)ld, o, n, heads,
                                                                                           tiles, items, scale_log2);
     LB_LAUNCH_CHECK("flash_tensor_kernel");
     return LB_OK;
@@ -352,6 +403,10 @@ extern "C" int lb_cuda_flash_attention(cudaStream_t stream, LbDtype dtype, const
         (((uintptr_t)d_q | (uintptr_t)d_k | (uintptr_t)d_v) % 16u != 0 || ((size_t)ld * e) % 16u != 0))
         return LB_FAIL(LB_ERR_INVALID, "flash_attention: Q, K, V rows not 16-byte aligned (row stride %lld)",
                        (long long)ld);
+    /* the tile copies' 32-bit offsets: ld times a block's rows */
+    if (ld > INT32_MAX / block_rows<16>())
+        return LB_FAIL(LB_ERR_INVALID, "flash_attention: row stride %lld: should be below %d elements",
+                       (long long)ld, INT32_MAX / block_rows<16>());
     const float scale_log2 = scale * kLog2e;
     LB_DISPATCH_DTYPE(dtype, T, return dispatch<T>(d_q, d_k, d_v, ld, d_o, batch, n, heads, hd, scale_log2, stream));
     return LB_OK;

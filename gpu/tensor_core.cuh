@@ -29,6 +29,8 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <float.h>
+#include <math.h>
 #include <stdint.h>
 
 #ifdef LB_GPU_EMULATOR
@@ -92,7 +94,8 @@ __device__ __forceinline__ void lb_ldmatrix_x4(uint32_t r[4], const void *p)
     const unsigned s = (unsigned)__cvta_generic_to_shared(p);
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(s));
+                 : "r"(s)
+                 : "memory");
 }
 /* The same, each matrix transposed. */
 __device__ __forceinline__ void lb_ldmatrix_x4_trans(uint32_t r[4], const void *p)
@@ -100,7 +103,8 @@ __device__ __forceinline__ void lb_ldmatrix_x4_trans(uint32_t r[4], const void *
     const unsigned s = (unsigned)__cvta_generic_to_shared(p);
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(s));
+                 : "r"(s)
+                 : "memory");
 }
 
 /* 16 bytes from global src to shared dst, asynchronously; zeros instead when !fill (src is then
@@ -108,17 +112,35 @@ __device__ __forceinline__ void lb_ldmatrix_x4_trans(uint32_t r[4], const void *
 __device__ __forceinline__ void lb_cp_async16(void *dst, const void *src, bool fill)
 {
     const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(fill ? 16 : 0));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(fill ? 16 : 0) : "memory");
 }
 /* Close the group of copies issued since the last commit. */
-__device__ __forceinline__ void lb_cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ __forceinline__ void lb_cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 /* Wait until at most `pending` of the most recent groups are still in flight. */
 template <int pending> __device__ __forceinline__ void lb_cp_async_wait()
 {
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(pending));
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(pending) : "memory");
+}
+
+/* 2^x on the special-function unit, subnormal arguments and results flushed to zero
+ * (ex2.approx.ftz.f32: PTX ISA "Floating Point Instructions: ex2"): the softmax's exponent, where
+ * a term below 2^-126 is 0 once P is rounded to fp16 or bf16 and nothing beside the row's largest
+ * term of 1. exp2f would add the compare and two multiplies that keep subnormals. */
+__device__ __forceinline__ float lb_exp2_ftz(float x)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
 }
 
 #else /* the emulated build: gpu/emu/tensor_core.cc */
+
+/* ex2.approx.ftz.f32: exp2 with results below the smallest normal float flushed to zero. */
+inline float lb_exp2_ftz(float x)
+{
+    const float y = exp2f(x);
+    return y < FLT_MIN ? 0.0f : y;
+}
 
 template <typename T> inline void lb_mma_16816(float d[4], const uint32_t a[4], const uint32_t b[2],
                                                const char *file = __builtin_FILE(), int line = __builtin_LINE())
