@@ -136,7 +136,7 @@ class Device:
         self.budget = free - room if not mem_limit else min(free - room, mem_limit)
         if keep_budget is not None:
             if self.budget < keep_budget:
-                raise RuntimeFailure("cannot resume: the run measured with a memory budget of %s and GPU %d has %s "
+                raise RuntimeFailure("the run measured with a memory budget of %s and GPU %d has %s "
                                      "now (its free memory less the headroom of %s)"
                                      % (format_size(keep_budget), gpu, format_size(self.budget), format_size(room)))
             self.budget = keep_budget
