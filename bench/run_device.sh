@@ -15,9 +15,10 @@
 #   models    `linbench sweep --models chunked,performer --breakdown` on the same grid, likewise
 #   peer      bench/peer (the same encoder in PyTorch; needs a Python with torch and numpy,
 #             $LB_PEER_PYTHON or python3, else SKIP) on the GPU over n = $LB_PEER_N (default
-#             512:2048; the peer cannot resume, so its grid fits one call), at its own batches, then
-#             `linbench compare` of the sweep stage's directory against it (Markdown, with the J
-#             per sequence of both where NVML's counter is there)
+#             512:65536, the sweep stage's grid) at its own batches, resumed where a previous
+#             call left it (linbench-peer sweep --resume, its directory in $LB_STATE as the
+#             sweep's), then `linbench compare` of the sweep stage's directory against it
+#             (Markdown, with the J per sequence of both where NVML's counter is there)
 #   plots     `linbench compare` (Markdown) and `linbench plot` of each finished sweep
 # The test list and each test's sanitizer class come from the build (meson's test list, written
 # by stage_device.sh as gpu_tests.tsv, or read with `meson introspect` after an on-device build),
@@ -240,13 +241,16 @@ stage_peer() {
         note peer "bench/peer" "SKIP (no Python with torch and numpy: set LB_PEER_PYTHON)"
         return 0
     fi
-    # A peer sweep cut short cannot be resumed: start it again (its directory is the peer's alone).
-    if ! grep -q '^status,complete$' "$dir/meta.csv" 2>/dev/null; then
-        rm -rf "$dir"
+    # Resumed as sweep_to resumes linbench's: the cells an earlier call left, with the settings it
+    # began with (LB_PEER_N and LB_PEER_ARGS count for the call that starts the directory).
+    if [ -f "$dir/meta.csv" ]; then
+        step peer "linbench-peer sweep --resume $(basename "$dir")" "$log" "$py" bench/peer/linbench-peer sweep \
+            --resume "$dir"
+    else
         # LB_PEER_ARGS: other flags of linbench-peer sweep (a maintainer's dry run: --device cpu ...)
         # shellcheck disable=SC2086
-        step peer "linbench-peer sweep --n ${LB_PEER_N:-512:2048}" "$log" "$py" bench/peer/linbench-peer sweep \
-            --n "${LB_PEER_N:-512:2048}" ${LB_PEER_ARGS:---device cuda} --out "$dir"
+        step peer "linbench-peer sweep --n ${LB_PEER_N:-512:65536}" "$log" "$py" bench/peer/linbench-peer sweep \
+            --n "${LB_PEER_N:-512:65536}" ${LB_PEER_ARGS:---device cuda} --out "$dir"
     fi
     if [ -f "$dir/raw.csv" ] && [ -f "$STATE/sweep/raw.csv" ]; then
         step peer "compare sweep peer" "$log" sh -c "'$BIN/linbench' compare --format md '$STATE/sweep' '$dir' > '$dir/compare.md'"

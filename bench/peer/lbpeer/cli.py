@@ -1,7 +1,8 @@
-"""linbench-peer's command line: `sweep` (the grid, into a directory linbench compare reads) and
-`check` (the peer's output against a `linbench run --dump`). Bad input is one line on stderr and
-exit 2 with nothing measured or written; a device that cannot be used, or a failed check, exit
-1; an interrupted sweep 130 (its meta.csv says interrupted)."""
+"""linbench-peer's command line: `sweep` (the grid, into a directory linbench compare reads; or,
+with --resume, the cells a directory still lacks) and `check` (the peer's output against a
+`linbench run --dump`). Bad input is one line on stderr and exit 2 with nothing measured or
+written; a device that cannot be used, a directory in use, or a failed check, exit 1; an
+interrupted sweep 130 (its meta.csv says interrupted)."""
 import argparse
 import csv
 import os
@@ -59,11 +60,18 @@ Timing:
 Output:
   -o, --out DIR       must be new or hold no results (default peer-YYYYmmdd-HHMMSS)
   --force             remove the results already in --out
+  --resume DIR        measure only the cells not yet in DIR/raw.csv, with every setting from
+                      DIR/meta.csv; flags given must agree with them, and DIR must come from
+                      this linbench-peer version
   -q, --quiet         no line per cell
   -h, --help          this help
 
-Exit codes: 0 done; 1 the device cannot be used or a file cannot be written; 2 bad input;
-130 interrupted.
+A directory is written by one process at a time (the lock linbench sweep takes, held for the
+whole run).
+
+Exit codes: 0 done; 1 the device cannot be used, a cell failed, a file cannot be written or the
+directory is in use; 2 bad input; 130 interrupted by Ctrl-C, SIGTERM or SIGHUP (finished cells
+kept; continue with --resume).
 """
 
 CHECK_HELP = """usage: linbench-peer check DUMP_DIR [flags]
@@ -96,7 +104,16 @@ linbench's encoder in PyTorch (eager, SDPA, compiled), under linbench's protocol
 
 
 class Usage(Exception):
-    """Bad input: the message, one line."""
+    """Bad input: the message, one line; flag and should when a flag's value was refused."""
+
+    def __init__(self, message, flag=None, should=None):
+        super().__init__(message)
+        self.flag, self.should = flag, should
+
+
+class Failure(Exception):
+    """A runtime failure of the sweep's own (its directory in use, a raw.csv that does not read
+    back): the message, one line, exit 1."""
 
 
 class Parser(argparse.ArgumentParser):
@@ -110,7 +127,7 @@ class Parser(argparse.ArgumentParser):
 
 
 def bad(value, flag, should):
-    return Usage("invalid argument \"%s\" for --%s: should be %s" % (value, flag, should))
+    return Usage("invalid argument \"%s\" for --%s: should be %s" % (value, flag, should), flag, should)
 
 
 def parse_int(text, lo, hi, flag):
@@ -163,7 +180,7 @@ def sweep_parser():
     p.add_argument("-h", "--help", action="store_true")
     for flag in ("--n", "--k", "--models", "--sdpa", "--batch-from", "--layers", "--d-model", "--heads", "--ffn",
                  "--vocab", "--dtype", "--sharing", "--order", "--mem-limit", "--headroom", "--max-batch",
-                 "--cell-time", "--seed"):
+                 "--cell-time", "--seed", "--resume"):
         p.add_argument(flag, default=None)
     for flag in ("--compile", "--tf32", "--force"):
         p.add_argument(flag, action="store_true")
@@ -294,22 +311,166 @@ def validate(a):
                     "less than n)" % (a.n, a.k))
 
 
+# --- the settings meta.csv records, which a resume keeps -------------------------------------------
+
+# (meta.csv key, flag, its text there from the validated settings): linbench's keys where linbench
+# has the setting. --resume takes each flag not given from its key, and refuses one given that
+# differs.
+RECORDED = (
+    ("n_list", "n", lambda a: ",".join(map(str, a.n_list))),
+    ("k_list", "k", lambda a: ",".join(map(str, a.k_list))),
+    ("models", "models", lambda a: ",".join(names.PREFIX + att for att in a.attentions)),
+    ("layers", "layers", lambda a: str(a.layers)),
+    ("d_model", "d-model", lambda a: str(a.d_model)),
+    ("heads", "heads", lambda a: str(a.heads)),
+    ("ffn", "ffn", lambda a: str(a.ffn)),
+    ("vocab", "vocab", lambda a: str(a.vocab)),
+    ("dtype", "dtype", lambda a: a.dtype),
+    ("tf32", "tf32", lambda a: "1" if a.tf32 else "0"),
+    ("sharing", "sharing", lambda a: a.sharing),
+    ("order", "order", lambda a: a.order),
+    ("device", "device", lambda a: a.device),
+    ("mem_limit", "mem-limit", lambda a: str(a.mem_limit) if a.mem_limit else ""),
+    ("max_batch", "max-batch", lambda a: str(a.max_batch or "")),
+    ("headroom", "headroom", lambda a: "" if a.headroom is None else str(a.headroom)),
+    ("cell_time_s", "cell-time", lambda a: str(a.cell_time)),
+    ("seed", "seed", lambda a: str(a.seed)),
+    ("sdpa", "sdpa", lambda a: a.sdpa if "sdpa" in a.attentions else ""),
+    ("compile", "compile", lambda a: "1" if a.compile else "0"),
+    ("batch_from", "batch-from", lambda a: os.path.abspath(a.batch_from) if a.batch_from else ""),
+)
+SWITCHES = ("tf32", "compile")  # flags without a value: "1" in meta.csv when given
+
+
+def recorded(a):
+    """meta.csv's text of every recorded setting, in RECORDED's order."""
+    return {key: text(a) for key, _, text in RECORDED}
+
+
+def lock_out(directory, flag):
+    """Hold directory's lock (lbpeer/resultdir.py's lock) for the rest of this process, or say why
+    not: in use by another process, exit 1; a lock file that cannot be had, exit 2."""
+    from .resultdir import InUse, lock
+    try:
+        return lock(directory)
+    except InUse as e:
+        raise Failure("%s is in use by another linbench or linbench-peer%s: wait for it to end, or use another "
+                      "directory" % (directory, " (pid %d)" % e.pid if e.pid else "")) from None
+    except OSError as e:
+        raise Usage("invalid argument \"%s\" for %s: should be a writable directory (%s)"
+                    % (directory, flag, e.strerror or e)) from None
+
+
+def open_resumed(a):
+    """--resume DIR: DIR locked, its meta.csv read, written by this peer version, every recorded
+    setting in it; each flag not given set from it (as if given with its text). Returns meta.csv
+    (a dict), the flags so taken (flag -> key) and the memory budget it ran with."""
+    d = a.resume
+    if a.out is not None and a.out != d:
+        raise Usage("--out %s and --resume %s differ: should be given one directory, with --resume alone" % (a.out, d))
+    if a.force:
+        raise Usage("--force cannot be used with --resume: should be one or the other")
+    where = "invalid argument \"%s\" for --resume" % d
+    path = os.path.join(d, "meta.csv")
+    if not os.path.isfile(path):
+        raise Usage("%s: should be a directory written by linbench-peer sweep (it has no meta.csv)" % where)
+    a.lock_fd = lock_out(d, "--resume")
+    from .resultdir import read_meta
+    try:
+        meta = read_meta(d)
+    except (OSError, ValueError, csv.Error) as e:
+        raise Usage("%s: should be a directory written by linbench-peer sweep (%s)" % (where, e)) from None
+    if meta.get("tool") != "peer":
+        raise Usage("%s: it was written by %s (meta.csv's tool), not linbench-peer: should be a directory written by "
+                    "linbench-peer sweep" % (where, meta.get("tool") or "an unknown tool"))
+    version = meta.get("peer_version") or ""
+    if version != VERSION:
+        raise Usage("%s: it was written by linbench-peer %s and this is linbench-peer %s: should be resumed with "
+                    "linbench-peer %s" % (where, version or "(unknown version)", VERSION, version or "of that version"))
+    for key in [key for key, _, _ in RECORDED] + ["memory_budget_bytes"]:
+        if key not in meta:
+            raise Usage("%s: should be a directory written by linbench-peer sweep (%s has no %s)" % (where, path, key))
+    budget = meta["memory_budget_bytes"]
+    if not budget.isdigit():
+        raise Usage("%s: %s's memory_budget_bytes is \"%s\": should be a byte count" % (where, path, budget))
+    taken = {}
+    for key, flag, _ in RECORDED:
+        attr = flag.replace("-", "_")
+        if getattr(a, attr) in (None, False):
+            v = meta[key]
+            setattr(a, attr, v == "1" if flag in SWITCHES else v if v != "" else None)
+            taken[flag] = key
+    a.out = d
+    return meta, taken, int(budget)
+
+
+def check_resumed(a, meta, taken):
+    """The settings, validated, against the resumed meta.csv's: Usage for the first that differs
+    (a flag given), or that does not read back as written (a key taken from meta.csv)."""
+    d = a.resume
+    mine = recorded(a)
+    for key, flag, _ in RECORDED:
+        if mine[key] == meta[key]:
+            continue
+        if flag in taken:
+            raise Usage("invalid argument \"%s\" for --resume: %s/meta.csv's %s is \"%s\", which reads back as \"%s\": "
+                        "should be as linbench-peer sweep wrote it" % (d, d, key, meta[key], mine[key]))
+        given = "--" + flag if flag in SWITCHES else "--%s %s" % (flag, mine[key] or "(unset)")
+        raise Usage("%s differs from the resumed run's \"%s\" (%s in %s/meta.csv): should be the same, or left out, "
+                    "to resume %s" % (given, meta[key], key, d, d))
+
+
+def meta_refusal(e, a, meta, taken):
+    """A flag's value refused that came from the resumed meta.csv, worded as the file's (the user
+    never gave the flag); other refusals as they are."""
+    key = taken.get(e.flag)
+    if key is None:
+        return e
+    return Usage("invalid argument \"%s\" for --resume: %s/meta.csv's %s is \"%s\": should be %s"
+                 % (a.resume, a.resume, key, meta[key], e.should))
+
+
+def held_results(directory):
+    """The first result file directory holds, or None."""
+    from .resultdir import FILES
+    return next((f for f in FILES if os.path.exists(os.path.join(directory, f))), None)
+
+
 def prepare_out(a):
     a.out = a.out or time.strftime("peer-%Y%m%d-%H%M%S")
-    from .resultdir import FILES
     if os.path.exists(a.out):
         if not os.path.isdir(a.out):
             raise bad(a.out, "out", "a directory (new or without results)")
-        held = [f for f in FILES if os.path.exists(os.path.join(a.out, f))]
+        held = held_results(a.out)
         if held and not a.force:
             raise Usage("invalid argument \"%s\" for --out: it holds results (%s): should be new or hold none "
-                        "(--force removes them)" % (a.out, held[0]))
+                        "(--force removes them, --resume %s measures what it lacks)" % (a.out, held, a.out))
+
+
+def open_out(a):
+    """--out made and locked; with --force, the results in it removed (raw.csv last, so a run
+    killed in between leaves no grids beside another run's rows)."""
+    os.makedirs(a.out, exist_ok=True)
+    a.lock_fd = lock_out(a.out, "--out")
+    prepare_out(a)  # again under the lock: another run may have written since
+    if a.force:
+        from .resultdir import FILES
+        for f in reversed(FILES):
+            if os.path.exists(os.path.join(a.out, f)):
+                os.remove(os.path.join(a.out, f))
 
 
 # --- the sweep ------------------------------------------------------------------------------------
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
-def _stop_on_term(signum, frame):
+
+def _stop(signum, frame):
+    """The first stop signal ends the sweep where it is; the rest are ignored, so that a second
+    one (timeout(1) sends SIGTERM to the process, then to its group) cannot cut short the writing
+    of the files the first one left to write."""
+    for s in STOP_SIGNALS:
+        signal.signal(s, signal.SIG_IGN)
     raise KeyboardInterrupt
 
 
@@ -338,27 +499,72 @@ def _linbench_batch(a, attention, n, k):
     return None, "linbench measured no %s cell there" % work
 
 
+def sweep_meta(a, argv, dev, resumed):
+    """meta.csv as the sweep starts (status running): a resume keeps the first run's command line
+    and start time and adds its own as resume_N_time and resume_N_command, as linbench's does."""
+    now = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    command = " ".join([PROG, "sweep"] + [shlex.quote(x) for x in argv])
+    first = resumed or {}
+    meta = {
+        "tool": "peer", "peer_version": VERSION, "git_revision": "",
+        "command_line": first.get("command_line") or command,
+        "start_time": first.get("start_time") or now, "end_time": "", "status": "running",
+    }
+    meta.update(dev.meta)
+    meta.update({"storage_dtype": a.dtype, "gpu_count": "1"})
+    meta.update(recorded(a))
+    meta.update({
+        "shard": "", "chunk": "", "breakdown": "0", "min_passes": "5",
+        "compile_mode": "torch.compile default; the batch search dynamic in the batch, the timed pass static"
+                        if a.compile else "",
+        "reduced_precision_reduction": "0",
+        "energy": "", "energy_note": "",
+    })
+    earlier = [k for k in first if k.startswith("resume_") and k.split("_")[1].isdigit()]
+    for k in earlier:
+        meta[k] = first[k]
+    if resumed is not None:
+        index = 1 + max([int(k.split("_")[1]) for k in earlier] or [0])
+        meta["resume_%d_time" % index] = now
+        meta["resume_%d_command" % index] = command
+    return meta
+
+
 def run_sweep(argv):
     p = sweep_parser()
     a = p.parse_args(argv)
     if a.help:
         sys.stdout.write(SWEEP_HELP)
         return EXIT_OK
-    settle_settings(a)
-    validate(a)
-    prepare_out(a)
+    resumed, taken, keep_budget = None, {}, None
+    if a.resume is not None:
+        resumed, taken, keep_budget = open_resumed(a)
+    try:
+        settle_settings(a)
+        validate(a)
+    except Usage as e:
+        raise meta_refusal(e, a, resumed, taken) from None
+    if resumed is not None:
+        check_resumed(a, resumed, taken)
+    else:
+        prepare_out(a)
 
     import torch  # after the flags: a typo costs no torch import
 
     from . import device as dev_mod
     from .energy import open_counter
     from .measure import Runner
-    from .resultdir import RawWriter, energy_state, write_grids, write_meta, write_speedups
+    from .resultdir import (DONE, RawWriter, drop_partial_line, energy_state, read_rows, remove_stale_temporaries,
+                            write_grids, write_meta, write_speedups)
     dtype = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}[a.dtype]
     try:
-        dev = dev_mod.Device(a.device, a.gpu, a.mem_limit, a.headroom)
+        dev = dev_mod.Device(a.device, a.gpu, a.mem_limit, a.headroom, keep_budget)
     except dev_mod.UsageError as e:
         raise Usage(str(e)) from None
+    except dev_mod.RuntimeFailure as e:
+        if resumed is None:
+            raise
+        raise Failure("cannot resume %s: %s" % (a.out, e)) from None
     if "sdpa" in a.attentions:
         why = dev_mod.sdpa_backend_check(dev.torch_device, a.sdpa, dtype, a.heads, a.d_model // a.heads)
         if why:
@@ -372,99 +578,109 @@ def run_sweep(argv):
     torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
     torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
 
-    if a.force and os.path.isdir(a.out):
-        from .resultdir import FILES
-        for f in FILES:
-            if os.path.exists(os.path.join(a.out, f)):
-                os.remove(os.path.join(a.out, f))
-    os.makedirs(a.out, exist_ok=True)
+    if resumed is None:
+        open_out(a)
+    remove_stale_temporaries(a.out)
+    raw_path = os.path.join(a.out, "raw.csv")
+    done = set()
+    if resumed is not None and os.path.exists(raw_path):  # none when killed before its header
+        try:
+            drop_partial_line(raw_path)
+            done = {(r.model, r.n, r.k) for r in read_rows(a.out) if r.status in DONE}
+        except (ValueError, csv.Error) as e:
+            raise Failure("cannot resume %s: %s" % (a.out, e)) from None
     row_names = {att: names.row_name(att, a.sdpa, a.compile) for att in a.attentions}
-    start = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    meta = {
-        "tool": "peer", "peer_version": VERSION, "git_revision": "",
-        "command_line": " ".join([PROG, "sweep"] + [shlex.quote(x) for x in argv]),
-        "start_time": start, "end_time": "", "status": "running",
-    }
-    meta.update(dev.meta)
-    meta.update({
-        "storage_dtype": a.dtype, "gpu_count": "1",
-        "n_list": ",".join(map(str, a.n_list)), "k_list": ",".join(map(str, a.k_list)),
-        "models": ",".join(names.PREFIX + att for att in a.attentions), "shard": "",
-        "layers": str(a.layers), "d_model": str(a.d_model), "heads": str(a.heads), "ffn": str(a.ffn),
-        "vocab": str(a.vocab), "dtype": a.dtype, "tf32": "1" if a.tf32 else "0", "sharing": a.sharing,
-        "order": a.order, "chunk": "", "device": a.device,
-        "mem_limit": str(a.mem_limit) if a.mem_limit else "", "max_batch": str(a.max_batch or ""),
-        "headroom": "" if a.headroom is None else str(a.headroom), "cell_time_s": str(a.cell_time),
-        "seed": str(a.seed), "breakdown": "0", "min_passes": "5",
-        "sdpa": a.sdpa if "sdpa" in a.attentions else "", "compile": "1" if a.compile else "0",
-        "compile_mode": "torch.compile default; the batch search dynamic in the batch, the timed pass static"
-                        if a.compile else "",
-        "batch_from": os.path.abspath(a.batch_from) if a.batch_from else "",
-        "reduced_precision_reduction": "0",
-        "energy": "", "energy_note": "",
-    })
+    todo = []  # (attention, name, n, k, batch: None for the largest)
+    for n in a.n_list:
+        for att in a.attentions:
+            for k in ([k for k in a.k_list if k < n] if att in names.HAS_K else [None]):
+                name = row_names[att]
+                if (name, n, k) in done:
+                    continue
+                batch = None
+                if a.batch_from:
+                    batch, why = _linbench_batch(a, att, n, k)
+                    if batch is None:
+                        print("%s: note: %s n=%d%s skipped: %s" % (PROG, name, n, "" if k is None else " k=%d" % k,
+                                                                   why), file=sys.stderr)
+                        continue
+                todo.append((att, name, n, k, batch))
+    meta = sweep_meta(a, argv, dev, resumed)
     # Probed once, before the first cell, as linbench's sweep does: a missing counter is named in
     # meta.csv before anything runs.
     counter, counter_why = open_counter(dev)
     meta["energy_note"] = counter_why or ""
-    write_meta(a.out, meta)
-    raw = RawWriter(a.out)
     runner = Runner(dev, a, counter, counter_why or "")
-    cells = []
-    failure = None
-    status, code = "complete", EXIT_OK
-    old_term = signal.signal(signal.SIGTERM, _stop_on_term)
+    cells = []  # this run's
+    status, code, error = "complete", EXIT_OK, None
+    raw = None
+    old_handlers = {s: signal.signal(s, _stop) for s in STOP_SIGNALS}
     try:
-        for n in a.n_list:
-            for att in a.attentions:
-                for k in ([k for k in a.k_list if k < n] if att in names.HAS_K else [None]):
-                    name = row_names[att]
-                    batch = None
-                    if a.batch_from:
-                        batch, why = _linbench_batch(a, att, n, k)
-                        if batch is None:
-                            print("%s: note: %s n=%d%s skipped: %s" % (PROG, name, n, "" if k is None else " k=%d" % k,
-                                                                       why), file=sys.stderr)
-                            continue
-                    try:
-                        cell = runner.measure(att, name, n, k, batch)
-                    except (KeyboardInterrupt, dev_mod.UsageError, dev_mod.RuntimeFailure):
-                        raise
-                    except Exception as e:  # noqa: BLE001 - the cell's error row, then the sweep stops
-                        cell = Failed(name, n, k, "%s: %s" % (type(e).__name__, str(e).strip().splitlines()[0]
-                                                              if str(e).strip() else ""))
-                        failure = cell.status
-                    raw.append(cell, a, dev.uuid, dev.host)
-                    cells.append(cell)
-                    if not a.quiet:
-                        what = "%s n=%d%s" % (name, n, "" if k is None else " k=%d" % k)
-                        if cell.status == "ok":
-                            print("%s: batch %d, %.4g ms per sequence (%d passes)" % (what, cell.batch, cell.ms_per_seq,
-                                                                                        cell.passes), flush=True)
-                        else:
-                            print("%s: %s" % (what, cell.status), flush=True)
-                    if failure:  # after a failure that is not running out of memory the device may be
-                        # unusable (a CUDA error poisons the context): stop, as linbench stops
-                        raise Stopped(failure)
+        write_meta(a.out, meta)
+        raw = RawWriter(a.out, append=resumed is not None)
+        if resumed is not None and not a.quiet:
+            print("resuming %s: %d cells measured before, %d to measure" % (a.out, len(done), len(todo)), flush=True)
+        for att, name, n, k, batch in todo:
+            failure = None
+            try:
+                cell = runner.measure(att, name, n, k, batch)
+            except (KeyboardInterrupt, dev_mod.UsageError, dev_mod.RuntimeFailure):
+                raise
+            except Exception as e:  # noqa: BLE001 - the cell's error row, then the sweep stops
+                cell = Failed(name, n, k, "%s: %s" % (type(e).__name__, str(e).strip().splitlines()[0]
+                                                      if str(e).strip() else ""))
+                failure = cell.status
+            raw.append(cell, a, dev.uuid, dev.host)
+            cells.append(cell)
+            if not a.quiet:
+                what = "%s n=%d%s" % (name, n, "" if k is None else " k=%d" % k)
+                if cell.status == "ok":
+                    print("%s: batch %d, %.4g ms per sequence (%d passes)" % (what, cell.batch, cell.ms_per_seq,
+                                                                                cell.passes), flush=True)
+                else:
+                    print("%s: %s" % (what, cell.status), flush=True)
+            if failure:  # after a failure that is not running out of memory the device may be
+                # unusable (a CUDA error poisons the context): stop, as linbench stops
+                raise Stopped(failure)
     except Stopped as e:
         status, code = "failed", EXIT_FAILURE
-        print("%s: %s; the sweep stopped (the cells measured so far are in %s/raw.csv)" % (PROG, e, a.out),
-              file=sys.stderr)
+        print("%s: %s; the sweep stopped (the cells measured so far are in %s/raw.csv; continue with: %s sweep "
+              "--resume %s)" % (PROG, e, a.out, PROG, shlex.quote(a.out)), file=sys.stderr)
     except KeyboardInterrupt:
         status, code = "interrupted", EXIT_INTERRUPTED
-        print("%s: interrupted: the cells measured so far are in %s/raw.csv" % (PROG, a.out), file=sys.stderr)
+        print("%s: interrupted: the cells measured so far are in %s/raw.csv (continue with: %s sweep --resume %s)"
+              % (PROG, a.out, PROG, shlex.quote(a.out)), file=sys.stderr)
+    except Exception as e:  # noqa: BLE001 - said by main once meta.csv says failed
+        status, error = "failed", e
     finally:
-        signal.signal(signal.SIGTERM, old_term)
-        raw.close()
+        for s in STOP_SIGNALS:  # what is left is writing what was measured
+            signal.signal(s, signal.SIG_IGN)
+    try:
+        if raw is not None:
+            raw.close()
+        # the grids from every row on disk, a resume's earlier ones too
+        rows = read_rows(a.out) if os.path.exists(raw_path) else []
+        std, lin = row_names.get("standard"), row_names.get("linformer")
+        write_grids(a.out, rows, a.n_list, a.k_list, std or "torch-standard", lin or "torch-linformer")
+        models = [(row_names[att], att in names.HAS_K) for att in a.attentions]
+        baselines = [row_names[att] for att in ("standard", "sdpa") if att in row_names]
+        write_speedups(a.out, rows, models, baselines, a.n_list, a.k_list)
+        meta["energy"], meta["energy_note"] = energy_state(rows, counter_why, cells)
+    except (OSError, ValueError, csv.Error) as e:
+        status, error = "failed", error or e
+    finally:
         meta["status"] = status
-        meta["energy"], meta["energy_note"] = energy_state(cells, counter_why)
         meta["end_time"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        write_meta(a.out, meta)
-    std, lin = row_names.get("standard"), row_names.get("linformer")
-    write_grids(a.out, cells, a.n_list, a.k_list, std or "torch-standard", lin or "torch-linformer")
-    models = [(row_names[att], att in names.HAS_K) for att in a.attentions]
-    baselines = [row_names[att] for att in ("standard", "sdpa") if att in row_names]
-    write_speedups(a.out, cells, models, baselines, a.n_list, a.k_list)
+        try:
+            write_meta(a.out, meta)  # last, so that complete means every file is written
+        except OSError as e:
+            error = error or e
+        for s, h in old_handlers.items():
+            signal.signal(s, h)
+    if error is not None:
+        if isinstance(error, (ValueError, csv.Error)):
+            raise Failure(str(error))
+        raise error
     if code == EXIT_OK:
         print("wrote %s (raw.csv, meta.csv, time_speedup.csv, memory_speedup.csv, energy_speedup.csv, speedups.csv); "
               "compare with: "
@@ -579,6 +795,9 @@ def main(argv=None):
     except Usage as e:
         print("%s: %s" % (PROG, e), file=sys.stderr)
         return EXIT_USAGE
+    except Failure as e:
+        print("%s: %s" % (PROG, e), file=sys.stderr)
+        return EXIT_FAILURE
     except ImportError as e:
         print("%s: %s: the peer needs PyTorch and numpy (bench/peer/README.md)" % (PROG, e), file=sys.stderr)
         return EXIT_FAILURE

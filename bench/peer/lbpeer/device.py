@@ -101,13 +101,15 @@ def format_size(b):
 class Device:
     """kind ("cuda" or "cpu"), torch_device, budget (bytes), meta (meta.csv's device keys)."""
 
-    def __init__(self, kind, gpu, mem_limit, headroom):
+    def __init__(self, kind, gpu, mem_limit, headroom, keep_budget=None):
+        """keep_budget: the budget of the run a resume continues, kept so that its cells and the
+        earlier ones are measured under one (a RuntimeFailure where this device has less)."""
         self.kind = kind
         self.meta = {}
         if kind == "cuda":
-            self._init_cuda(gpu, mem_limit, headroom)
+            self._init_cuda(gpu, mem_limit, headroom, keep_budget)
         else:
-            self._init_cpu(mem_limit)
+            self._init_cpu(mem_limit, keep_budget)
         self.meta["torch_version"] = torch.__version__
         self.meta["cuda_version"] = torch.version.cuda or ""
         cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
@@ -116,7 +118,7 @@ class Device:
         self.meta["cpu_threads"] = str(torch.get_num_threads())
         self.host = socket.gethostname()
 
-    def _init_cuda(self, gpu, mem_limit, headroom):
+    def _init_cuda(self, gpu, mem_limit, headroom, keep_budget):
         if not torch.cuda.is_available():
             raise RuntimeFailure("no CUDA device: torch.cuda.is_available() is false (torch %s, built for CUDA %s); "
                                  "--device cpu runs on the CPU" % (torch.__version__, torch.version.cuda or "none"))
@@ -132,6 +134,12 @@ class Device:
             raise RuntimeFailure("GPU %d has %s free, no more than the headroom of %s: nothing left to measure with"
                                  % (gpu, format_size(free), format_size(room)))
         self.budget = free - room if not mem_limit else min(free - room, mem_limit)
+        if keep_budget is not None:
+            if self.budget < keep_budget:
+                raise RuntimeFailure("the run measured with a memory budget of %s and GPU %d has %s "
+                                     "now (its free memory less the headroom of %s)"
+                                     % (format_size(keep_budget), gpu, format_size(self.budget), format_size(room)))
+            self.budget = keep_budget
         # The allocator's cap is a fraction of the device's memory.
         torch.cuda.set_per_process_memory_fraction(self.budget / total, self.torch_device)
         self.uuid = "GPU-" + str(props.uuid) if getattr(props, "uuid", None) else ""
@@ -150,9 +158,9 @@ class Device:
                             "peak_bytes: torch.cuda.max_memory_reserved",
         })
 
-    def _init_cpu(self, mem_limit):
+    def _init_cpu(self, mem_limit, keep_budget):
         self.torch_device = torch.device("cpu")
-        self.budget = mem_limit or CPU_DEFAULT_BUDGET
+        self.budget = keep_budget or mem_limit or CPU_DEFAULT_BUDGET
         can = _cpu_available_bytes()
         if can is not None and self.budget > can:
             if mem_limit:  # as linbench words and exits for its CPU reference (cmd/options.c)
