@@ -429,17 +429,27 @@ static int parse_row(const char *path, size_t line, char **fs, LbRawModelName na
 
 int lb_raw_read(const char *path, LbCellResult **rows, size_t *count)
 {
-    return lb_raw_read_named(path, table_model, NULL, rows, count);
+    return lb_raw_read_named(path, table_model, NULL, rows, count, NULL);
 }
 
-int lb_raw_read_named(const char *path, LbRawModelName name_fn, void *ctx, LbCellResult **rows, size_t *count)
+int lb_raw_read_cut(const char *path, LbCellResult **rows, size_t *count, size_t *cut_line)
+{
+    return lb_raw_read_named(path, table_model, NULL, rows, count, cut_line);
+}
+
+int lb_raw_read_named(const char *path, LbRawModelName name_fn, void *ctx, LbCellResult **rows, size_t *count,
+                      size_t *cut_line)
 {
     *rows = NULL;
     *count = 0;
+    if (cut_line)
+        *cut_line = 0;
     LbCsvTable t;
     int rc = lb_csv_read_file(path, 1, &t);
     if (rc != LB_OK)
         return rc;
+    if (cut_line)
+        *cut_line = t.cut_line;
     if (t.rows == 0) /* empty, or only a header cut short: no rows yet */
         goto out;
     const int kind = header_layout(&t.row[0]);
