@@ -90,12 +90,24 @@ static int write_record(LbRawWriter *w, const char *const *fields, size_t count)
         free(buf);
         return LB_FAIL(LB_ERR_NOMEM, "out of memory writing %s", w->path);
     }
-    ssize_t put = write(w->fd, buf, len);
-    const int err = errno;
+    /* A short write (a full disk, a file-size limit) is followed by one for the rest, which either
+     * ends the row or fails with the errno that says which it was (ENOSPC, EFBIG); what stays is
+     * a partial line that lb_raw_open drops on resume. */
+    size_t done = 0;
+    int err = 0;
+    while (done < len) {
+        ssize_t put = write(w->fd, buf + done, len - done);
+        if (put < 0 && errno == EINTR)
+            continue;
+        if (put <= 0) {
+            err = put < 0 ? errno : EIO;
+            break;
+        }
+        done += (size_t)put;
+    }
     free(buf);
-    if (put < 0 || (size_t)put != len) /* a short write (a full disk) leaves a partial line that
-                                         * lb_raw_open drops on resume */
-        return LB_FAIL(LB_ERR_IO, "cannot write %s: %s", w->path, put < 0 ? strerror(err) : "disk full");
+    if (done != len)
+        return LB_FAIL(LB_ERR_IO, "cannot write %s: %s", w->path, strerror(err));
     if (fsync(w->fd) != 0)
         return LB_FAIL(LB_ERR_IO, "cannot sync %s: %s", w->path, strerror(errno));
     return LB_OK;
