@@ -163,6 +163,9 @@ int lb_cmd_compare(int argc, char **argv)
         ex = lb_usage_error("invalid argument \"%s\" for compare: %s", pa ? a.dir : b.dir, lb_error_message());
         goto out;
     }
+    char devices[512]; /* text and md say so in their header; CSV has none */
+    if (dirs == 2 && fmt == LB_FORMAT_CSV && lb_compare_devices_differ(pa ? &b : &a, pa ? &a : &b, devices, sizeof devices))
+        fprintf(stderr, "linbench: note: devices differ: %s: the ratios compare the devices as well\n", devices);
     int rc = dirs == 2 && pa != pb ? lb_compare_predicted(stdout, pa ? &b : &a, pa ? &a : &b, fmt)
              : dirs == 2           ? lb_compare_sweeps(stdout, &a, &b, fmt)
                                    : lb_compare_paper(stdout, &a, fmt);
