@@ -35,7 +35,9 @@ int lb_sweep_dir_check(const char *dir, char *why, size_t size);
 
 /* DIR/meta.csv read and checked as every reader of a result needs it
  * (lb_settings_meta_check): LB_ERR_IO when it cannot be read, LB_ERR_FORMAT naming the file
- * and the key when it is not what linbench sweep writes (a meta.csv cut short among them). */
+ * and the key when it is not what linbench sweep writes (a meta.csv cut short among them). A
+ * bench/peer result's (lb_meta_is_peer) is read but not checked: its keys are the peer's, and
+ * the caller says what it is. */
 int lb_sweep_meta_read(const char *dir, LbMeta *meta);
 
 /* LB_ERR_IO when raw.csv or meta.csv cannot be read, LB_ERR_FORMAT when either is not what
