@@ -254,7 +254,7 @@ int lb_cmd_check(int argc, char **argv)
     for (int i = 0; i < nruns && rc == LB_EXIT_OK; i++) {
         LbBackend *be = NULL;
         int orc = cuda ? lb_cuda_backend_open(gpu, runs[i].dtype, runs[i].tf32, &be)
-                       : lb_cpu_backend_open(runs[i].dtype, (size_t)256 << 20, &be);
+                       : lb_cpu_backend_open(runs[i].dtype, (size_t)LB_CPU_DEFAULT_MEM, &be);
         if (orc != LB_OK) {
             rc = lb_open_error(orc);
             break;

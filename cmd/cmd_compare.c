@@ -46,7 +46,8 @@ void lb_help_compare(FILE *out)
           "               (default text)\n"
           "  -h, --help   this help\n\n"
           "Exit codes: 0 done; 1 the report could not be written; 2 bad input (a flag, or a\n"
-          "directory without linbench's raw.csv and meta.csv).\n",
+          "directory without linbench's raw.csv and meta.csv, or with one that does not read).\n"
+          "A raw.csv whose last row is cut short is read without it, with a warning on stderr.\n",
           out);
 }
 
@@ -74,7 +75,11 @@ static int load(const char *dir, LbSweepDir *s)
     lb_error_clear();
     int rc;
     rc = lb_sweep_dir_load(dir, s);
-    return rc == LB_OK ? LB_EXIT_OK : exit_for(dir, rc);
+    if (rc != LB_OK)
+        return exit_for(dir, rc);
+    if (s->raw_cut_line)
+        lb_warn_cut_row(dir, s->raw_cut_line);
+    return LB_EXIT_OK;
 }
 
 /* A linbench sweep beside a peer's result (either order on the command line). */
@@ -158,6 +163,9 @@ int lb_cmd_compare(int argc, char **argv)
         ex = lb_usage_error("invalid argument \"%s\" for compare: %s", pa ? a.dir : b.dir, lb_error_message());
         goto out;
     }
+    char devices[512]; /* text and md say so in their header; CSV has none */
+    if (dirs == 2 && fmt == LB_FORMAT_CSV && lb_compare_devices_differ(pa ? &b : &a, pa ? &a : &b, devices, sizeof devices))
+        fprintf(stderr, "linbench: note: devices differ: %s: the ratios compare the devices as well\n", devices);
     int rc = dirs == 2 && pa != pb ? lb_compare_predicted(stdout, pa ? &b : &a, pa ? &a : &b, fmt)
              : dirs == 2           ? lb_compare_sweeps(stdout, &a, &b, fmt)
                                    : lb_compare_paper(stdout, &a, fmt);

@@ -98,7 +98,7 @@ int lb_cmd_info(int argc, char **argv)
         int rc = only >= 0 ? asked_rc : lb_cuda_backend_open(i, LB_DTYPE_FP16, 0, &be);
         if (rc != LB_OK) {
             if (shown == 0)
-                printf("no CUDA device: %s\n", lb_error_message());
+                printf("%s\n", lb_error_message()); /* says it in words of its own ("no CUDA device found ...") */
             break;
         }
         LbDeviceInfo d;

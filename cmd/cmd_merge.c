@@ -36,8 +36,8 @@ void lb_help_merge(FILE *out)
           "  -q, --quiet  no grids on stdout\n"
           "  -h, --help   this help\n\n"
           "Exit codes: 0 done (complete or not); 1 a file could not be written, or OUT is in use;\n"
-          "2 bad input (a part that is missing or not a sweep's, parts that disagree, OUT not\n"
-          "usable), nothing written.\n",
+          "2 bad input (a part that is missing or not a sweep's, or whose raw.csv or meta.csv\n"
+          "does not read, parts that disagree, OUT not usable), nothing written.\n",
           out);
 }
 
@@ -159,6 +159,8 @@ int lb_cmd_merge(int argc, char **argv)
                                       : lb_runtime_error(lrc);
             goto out;
         }
+        if (parts[loaded].raw_cut_line)
+            lb_warn_cut_row(dir, parts[loaded].raw_cut_line);
     }
     /* every setting but the shard: the parts must be one sweep cut in pieces; and one linbench
      * version, as --resume asks, or the merge holds cells of two codes and, with the version

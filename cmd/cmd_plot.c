@@ -52,7 +52,8 @@ void lb_help_plot(FILE *out)
           "  -h, --help      this help\n\n"
           "Exit codes: 0 done (also when gnuplot is missing: the scripts are written); 1 a file\n"
           "could not be written or gnuplot failed; 2 bad input (a flag, or a directory without\n"
-          "linbench's raw.csv and meta.csv).\n",
+          "linbench's raw.csv and meta.csv, or with one that does not read). A raw.csv whose\n"
+          "last row is cut short is read without it, with a warning on stderr.\n",
           out);
 }
 
@@ -142,6 +143,8 @@ int lb_cmd_plot(int argc, char **argv)
         fprintf(stderr, "linbench: %s\n", lb_error_message());
         return LB_EXIT_FAILURE;
     }
+    if (s.raw_cut_line)
+        lb_warn_cut_row(dir, s.raw_cut_line);
     int ex = LB_EXIT_OK;
     if (peer_dir) {
         lb_error_clear();

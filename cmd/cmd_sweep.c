@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,7 +25,9 @@
 #include "lb_config.h"
 #include "reports/grid.h"
 #include "reports/meta.h"
+#include "reports/raw.h"
 #include "reports/settings.h"
+#include "reports/sweep_dir.h"
 #include "reports/sweep_engine.h"
 
 void lb_help_sweep(FILE *out)
@@ -160,19 +163,36 @@ static int parse_flags(int argc, char **argv, LbRunSettings *s, SweepFlags *f)
     return 0;
 }
 
-/* --resume: the directory, locked, its meta.csv read and of this version, and the memory budget
- * it ran with. */
+/* A result file of the directory that does not read: the file's fault is bad input, as for
+ * compare, plot and merge (exit 2); one that cannot be read at all is a runtime failure. */
+static int resumed_file_error(const char *dir, int status)
+{
+    if (status != LB_ERR_FORMAT)
+        return lb_runtime_error(status);
+    return lb_usage_error("invalid argument \"%s\" for --resume: %s", dir, lb_error_message());
+}
+
+/* --resume: the directory, locked, its meta.csv read, checked (lb_sweep_meta_read) and of this
+ * version, its raw.csv readable, and the memory budget it ran with. */
 static int open_resumed(const char *dir, LbMeta *meta, uint64_t *budget)
 {
     int rc = lb_outdir_lock_existing(dir, "--resume");
     if (rc != 0)
         return rc;
-    char path[4096];
-    lb_path_join_buf(path, sizeof path, dir, "meta.csv");
     lb_error_clear();
-    if (lb_meta_read(path, meta) != 0)
-        return lb_usage_error("invalid argument \"%s\" for --resume: should be a directory written by linbench sweep (%s)", dir,
-                              lb_error_message());
+    if ((rc = lb_sweep_meta_read(dir, meta)) != LB_OK)
+        return resumed_file_error(dir, rc);
+    /* rows that do not read would stop the sweep only once the backend is open and checked */
+    char path[4096];
+    struct stat st;
+    LbCellResult *rows = NULL;
+    size_t count = 0;
+    lb_path_join_buf(path, sizeof path, dir, "raw.csv");
+    lb_error_clear();
+    rc = stat(path, &st) == 0 ? lb_raw_read(path, &rows, &count) : LB_OK;
+    free(rows);
+    if (rc != LB_OK)
+        return resumed_file_error(dir, rc);
     if (lb_meta_is_predicted(meta)) /* nothing in it was measured: a resume would mix the two */
         return lb_usage_error("invalid argument \"%s\" for --resume: it was written by linbench predict (meta.csv's %s is %s), not measured: should be a directory written by linbench sweep",
                               dir, LB_META_SOURCE, LB_SOURCE_PREDICTED);

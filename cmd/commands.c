@@ -61,3 +61,10 @@ int lb_usage_error(const char *fmt, ...)
     fputc('\n', stderr);
     return LB_EXIT_USAGE;
 }
+
+void lb_warn_cut_row(const char *dir, size_t line)
+{
+    fprintf(stderr,
+            "linbench: warning: %s%sraw.csv line %zu is cut short (no newline at its end): its cell is left out (NA); linbench sweep --resume %s drops the line and measures the cell again\n",
+            dir, dir[0] && dir[strlen(dir) - 1] == '/' ? "" : "/", line, dir);
+}

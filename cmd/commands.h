@@ -12,7 +12,9 @@
 
 #define LB_EXIT_OK 0
 #define LB_EXIT_FAILURE 1     /* runtime failure: no GPU, out of memory, unwritable output */
-#define LB_EXIT_USAGE 2       /* bad input: nothing computed, nothing written */
+#define LB_EXIT_USAGE 2       /* bad input: nothing computed, nothing written; a result directory
+                               * named on the command line whose raw.csv or meta.csv does not read
+                               * is bad input too, for every command that reads one */
 #define LB_EXIT_INTERRUPTED 130
 
 typedef struct LbCommand {
@@ -56,5 +58,11 @@ int lb_usage_error(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
+
+/* One line on stderr, "linbench: warning: DIR/raw.csv line N is cut short ...": what compare,
+ * plot and merge say of a result whose raw.csv ends in a row without its newline (a sweep killed
+ * mid-row, a copy cut off). They go on with the rows that are whole, the lost cell NA, as a
+ * running sweep's; the line says which cell's row is gone and that sweep --resume measures it. */
+void lb_warn_cut_row(const char *dir, size_t line);
 
 #endif

@@ -3,8 +3,10 @@
  * $LINBENCH_CUDA_MODULE, beside the binary (the build tree), then where meson installed it. A
  * module that cannot be loaded because a CUDA library is missing is "no CUDA device" with one line
  * naming the library and what to install; a module that is absent or from another build is a
- * broken installation. */
+ * broken installation, unless $LINBENCH_CUDA_MODULE chose it: then the variable is to blame, and
+ * every message names it. */
 #include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +60,14 @@ static int lb_cuda_load(void)
             paths[count++] = near;
         paths[count++] = LB_CUDA_MODULE_INSTALLED;
     }
+    /* the user's choice of module, said wherever a message names the path */
+    const char *chosen = env && *env ? " (named by LINBENCH_CUDA_MODULE)" : "";
+    const char *remedy = *chosen ? "point LINBENCH_CUDA_MODULE at this build's " LB_CUDA_MODULE_FILE ", or unset it"
+                                 : "reinstall linbench";
+    if (*chosen && access(env, F_OK) != 0)
+        return LB_FAIL(LB_ERR_DEVICE,
+                       "LINBENCH_CUDA_MODULE is \"%s\": %s: should be the path of a %s, or unset to use the one beside linbench or installed",
+                       env, strerror(errno), LB_CUDA_MODULE_FILE);
     for (int i = 0; i < count; i++) {
         if (access(paths[i], F_OK) != 0)
             continue;
@@ -68,7 +78,8 @@ static int lb_cuda_load(void)
                 return LB_FAIL(LB_ERR_NODEVICE,
                                "no CUDA device: --device cuda needs the CUDA runtime and cuBLAS libraries, and the loader cannot find them (%s); install the CUDA Toolkit or NVIDIA's runtime packages (cuda-cudart, libcublas) and add their lib64 directory to ld.so.conf.d or LD_LIBRARY_PATH, or try --device cpu",
                                err);
-            return LB_FAIL(LB_ERR_DEVICE, "cannot load the CUDA backend %s: %s", paths[i], err ? err : "unknown error");
+            return LB_FAIL(LB_ERR_DEVICE, "cannot load the CUDA backend %s%s: %s", paths[i], chosen,
+                           err ? err : "unknown error");
         }
         const LbCudaModule *(*entry)(void) = NULL;
         void *sym = dlsym(h, LB_CUDA_MODULE_SYMBOL);
@@ -76,15 +87,15 @@ static int lb_cuda_load(void)
         const LbCudaModule *m = entry ? entry() : NULL;
         if (!m || m->abi != LB_CUDA_MODULE_ABI) {
             dlclose(h);
-            return LB_FAIL(LB_ERR_DEVICE, "the CUDA backend %s is from another build of linbench (interface %d, this binary needs %d); reinstall linbench",
-                           paths[i], m ? m->abi : -1, LB_CUDA_MODULE_ABI);
+            return LB_FAIL(LB_ERR_DEVICE, "the CUDA backend %s%s is from another build of linbench (interface %d, this binary needs %d); %s",
+                           paths[i], chosen, m ? m->abi : -1, LB_CUDA_MODULE_ABI, remedy);
         }
         if (m->ops_bytes != sizeof(LbOps) || m->backend_bytes != sizeof(LbBackend) ||
             m->device_info_bytes != sizeof(LbDeviceInfo)) {
             const size_t ops = m->ops_bytes, be = m->backend_bytes, info = m->device_info_bytes;
             dlclose(h);
-            return LB_FAIL(LB_ERR_DEVICE, "the CUDA backend %s is from another build of linbench (ops table, backend and device info of %zu, %zu and %zu bytes; this binary's are %zu, %zu and %zu); reinstall linbench",
-                           paths[i], ops, be, info, sizeof(LbOps), sizeof(LbBackend), sizeof(LbDeviceInfo));
+            return LB_FAIL(LB_ERR_DEVICE, "the CUDA backend %s%s is from another build of linbench (ops table, backend and device info of %zu, %zu and %zu bytes; this binary's are %zu, %zu and %zu); %s",
+                           paths[i], chosen, ops, be, info, sizeof(LbOps), sizeof(LbBackend), sizeof(LbDeviceInfo), remedy);
         }
         lb_loaded = m; /* kept loaded until exit: backends opened from it live that long */
         return LB_OK;

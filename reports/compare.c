@@ -114,6 +114,23 @@ void lb_compare_describe(FILE *out, const LbSweepDir *s)
              v[LB_SET_ORDER], schedule, budget, limited);
 }
 
+int lb_compare_devices_differ(const LbSweepDir *a, const LbSweepDir *b, char *buf, size_t size)
+{
+    const int pa = lb_meta_is_predicted(&a->meta), pb = lb_meta_is_predicted(&b->meta);
+    const char *da = lb_settings_meta_value(&a->meta, LB_SET_DEVICE);
+    const char *db = lb_settings_meta_value(&b->meta, LB_SET_DEVICE);
+    const char *na = lb_sweep_meta(a, pa ? "predict_card" : "device_name", "unknown device");
+    const char *nb = lb_sweep_meta(b, pb ? "predict_card" : "device_name", "unknown device");
+    const int differ = strcmp(da ? da : "", db ? db : "") != 0 || (pa == pb && strcmp(na, nb) != 0);
+    if (!differ)
+        return 0;
+    if (pa != pb)
+        snprintf(buf, size, "measured on %s, predicted for %s", pa ? nb : na, pa ? na : nb);
+    else
+        snprintf(buf, size, "A ran on %s, B on %s", na, nb);
+    return 1;
+}
+
 /* --- printing ---------------------------------------------------------------------------------- */
 
 typedef enum CellStyle {
@@ -462,6 +479,9 @@ int lb_compare_sweeps(FILE *out, const LbSweepDir *a, const LbSweepDir *b, LbFor
     fprintf(out, "\n%sB: %s: ", item, b->dir);
     lb_compare_describe(out, b);
     fputc('\n', out);
+    char devices[512];
+    if (lb_compare_devices_differ(a, b, devices, sizeof devices))
+        fprintf(out, "%sdevices differ: %s: B / A compares the devices as well as the runs\n", item, devices);
     print_status(out, fmt, a, "A");
     print_status(out, fmt, b, "B");
     fprintf(out, "\n");

@@ -48,6 +48,13 @@ void lb_compare_free(LbComparison *c);
 /* One line on what a sweep ran: device, dtype, model shape, sharing/order, memory budget. */
 void lb_compare_describe(FILE *out, const LbSweepDir *s);
 
+/* Whether two results ran on different devices, so that their ratios measure the devices as well:
+ * two measured ones whose device or device_name differ, or a sweep on the CPU reference beside a
+ * prediction (a prediction names its card as the datasheet does, not as the driver does, so a
+ * GPU is not told from the card it was predicted for by name). 1 with "A ran on X, B on Y" (or
+ * "measured on X, predicted for Y") in buf; 0. */
+int lb_compare_devices_differ(const LbSweepDir *a, const LbSweepDir *b, char *buf, size_t size);
+
 /* The reports. LB_OK, or a status from building the grids. */
 int lb_compare_paper(FILE *out, const LbSweepDir *s, LbFormat fmt);
 int lb_compare_sweeps(FILE *out, const LbSweepDir *a, const LbSweepDir *b, LbFormat fmt);

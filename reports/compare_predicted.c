@@ -318,6 +318,10 @@ int lb_compare_predicted(FILE *out, const LbSweepDir *measured, const LbSweepDir
     lb_compare_describe(out, measured);
     fprintf(out, "\n%spredicted: %s: ", item, predicted->dir);
     lb_compare_describe(out, predicted);
+    char devices[512];
+    if (lb_compare_devices_differ(measured, predicted, devices, sizeof devices))
+        fprintf(out, "\n%sdevices differ: %s: measured / predicted compares the devices as well as the model", item,
+                devices);
     fprintf(out, "\n%sroofline:  %s x %s of the rate, %s GB/s x %s, %s us per kernel\n\n", item,
             lb_sweep_meta(predicted, "predict_product_tflop_per_s", "?"),
             lb_sweep_meta(predicted, "predict_product_efficiency", "?"),

@@ -93,6 +93,7 @@ static void on_record(int c, void *data)
     CsvBuild *b = data;
     (void)c;
     if (b->finishing && b->complete_only) {
+        b->t->cut_line = b->cur.count ? b->cur_line : b->line;
         row_free(&b->cur);
         b->cur_cap = 0;
         return;

@@ -24,6 +24,8 @@ typedef struct LbCsvTable {
     size_t rows, cap;
     LbCsvRow *row;
     size_t *line; /* the line each row started on (1-based), for messages */
+    size_t cut_line; /* complete_only: the line a last record without its newline started on,
+                      * left out (a reader may say so); 0 when there was none */
 } LbCsvTable;
 
 /* One record and its newline. Fields that need quoting (comma, quote, CR, LF, or leading or

@@ -153,7 +153,7 @@ int lb_peer_dir_load(const char *dir, LbPeerDir *p)
                      LB_META_TOOL, LB_TOOL_PEER);
     if (rc == LB_OK) {
         Names names = {p, 0, 0};
-        rc = lb_raw_read_named(raw, peer_name, &names, &p->rows, &p->count);
+        rc = lb_raw_read_named(raw, peer_name, &names, &p->rows, &p->count, NULL);
         if (rc != LB_OK && names.nomem)
             rc = LB_FAIL(LB_ERR_NOMEM, "out of memory reading %s", raw);
     }

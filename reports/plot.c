@@ -261,6 +261,41 @@ static double per_seq(const LbSweepDir *s, LbModelKind model, int64_t n, int64_t
     return v;
 }
 
+/* What a figure without a single point says instead, from its cells' states: a sweep whose every
+ * cell ran out of memory has measured them all, and "not measured yet" would send its reader
+ * waiting. */
+static const char *empty_label(size_t oom, size_t failed, size_t pending)
+{
+    if (oom + failed == 0)
+        return "no cell measured yet";
+    if (pending)
+        return "no cell measured yet: those done ran out of memory or failed";
+    if (!failed)
+        return "every cell ran out of memory (OOM at batch 1)";
+    if (!oom)
+        return "every cell failed (ERR): raw.csv's status says why";
+    return "no cell measured: each ran out of memory or failed";
+}
+
+static void plot_empty(FILE *f, size_t oom, size_t failed, size_t pending)
+{
+    fprintf(f, "unset logscale\nset label 1 '%s' at graph 0.5, graph 0.5 center\nplot [0:1][0:1] NaN notitle\n",
+            empty_label(oom, failed, pending));
+}
+
+/* The state of a cell's last row: 'o' ok, 'm' out of memory, 'e' failed, 0 none. */
+static char cell_state(const LbSweepDir *s, LbModelKind model, int64_t n, int64_t k)
+{
+    char state = 0;
+    const int has_k = lb_model_has_k(model);
+    for (size_t r = 0; r < s->count; r++) {
+        const LbCellResult *c = &s->rows[r];
+        if (c->model == model && c->n == n && (!has_k || c->k == k))
+            state = c->status == LB_CELL_OK ? 'o' : c->status == LB_CELL_OOM ? 'm' : 'e';
+    }
+    return state;
+}
+
 /* Whether any ok row has its energy (the device had a counter). */
 static int rows_have_energy(const LbSweepDir *s)
 {
@@ -372,9 +407,15 @@ static int time_script(FILE *f, const LbSweepDir *s, const void *arg)
                "set logscale xy\nset grid\nset key left top\n",
             t->energy ? "joules" : "ms");
     if (points == 0) {
-        fputs("unset logscale\nset label 1 'no cell measured yet' at graph 0.5, graph 0.5 center\n"
-              "plot [0:1][0:1] NaN notitle\n",
-              f);
+        size_t oom = 0, failed = 0, pending = 0;
+        for (size_t i = 0; i < g->rows; i++)
+            for (size_t c = 0; c < t->count; c++) {
+                const char st = cell_state(s, t->line[c].model, g->n[i], t->line[c].k);
+                oom += st == 'm';
+                failed += st == 'e';
+                pending += st == 0;
+            }
+        plot_empty(f, oom, failed, pending);
     } else {
         fprintf(f, "set xrange [%.6g:%.6g]\n", (double)g->n[0] / 1.4,
                 (double)g->n[g->rows - 1] * 1.4);
@@ -435,9 +476,13 @@ static int line_script(FILE *f, const LbSweepDir *s, const void *arg)
           "set logscale xy 2\nset grid\nset key left top\n",
           f);
     if (points == 0) {
-        fputs("unset logscale\nset label 1 'no cell measured yet' at graph 0.5, graph 0.5 center\n"
-              "plot [0:1][0:1] NaN notitle\n",
-              f);
+        size_t oom = 0, failed = 0, pending = 0;
+        for (size_t c = 0; c < g->rows * g->cols; c++) {
+            oom += g->time[c].kind == LB_GRID_OOM;
+            failed += g->time[c].kind == LB_GRID_ERROR;
+            pending += g->time[c].kind == LB_GRID_MISSING;
+        }
+        plot_empty(f, oom, failed, pending);
     } else {
         fprintf(f, "set xrange [%.6g:%.6g]\n", (double)g->n[0] / 1.4,
                 (double)g->n[g->rows - 1] * 1.4);

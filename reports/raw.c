@@ -91,12 +91,24 @@ static int write_record(LbRawWriter *w, const char *const *fields, size_t count)
         free(buf);
         return LB_FAIL(LB_ERR_NOMEM, "out of memory writing %s", w->path);
     }
-    ssize_t put = write(w->fd, buf, len);
-    const int err = errno;
+    /* A short write (a full disk, a file-size limit) is followed by one for the rest, which either
+     * ends the row or fails with the errno that says which it was (ENOSPC, EFBIG); what stays is
+     * a partial line that lb_raw_open drops on resume. */
+    size_t done = 0;
+    int err = 0;
+    while (done < len) {
+        ssize_t put = write(w->fd, buf + done, len - done);
+        if (put < 0 && errno == EINTR)
+            continue;
+        if (put <= 0) {
+            err = put < 0 ? errno : EIO;
+            break;
+        }
+        done += (size_t)put;
+    }
     free(buf);
-    if (put < 0 || (size_t)put != len) /* a short write (a full disk) leaves a partial line that
-                                         * lb_raw_open drops on resume */
-        return LB_FAIL(LB_ERR_IO, "cannot write %s: %s", w->path, put < 0 ? strerror(err) : "disk full");
+    if (done != len)
+        return LB_FAIL(LB_ERR_IO, "cannot write %s: %s", w->path, strerror(err));
     if (fsync(w->fd) != 0)
         return LB_FAIL(LB_ERR_IO, "cannot sync %s: %s", w->path, strerror(errno));
     return LB_OK;
@@ -424,17 +436,27 @@ static int parse_row(const char *path, size_t line, char **fs, LbRawModelName na
 
 int lb_raw_read(const char *path, LbCellResult **rows, size_t *count)
 {
-    return lb_raw_read_named(path, table_model, NULL, rows, count);
+    return lb_raw_read_named(path, table_model, NULL, rows, count, NULL);
 }
 
-int lb_raw_read_named(const char *path, LbRawModelName name_fn, void *ctx, LbCellResult **rows, size_t *count)
+int lb_raw_read_cut(const char *path, LbCellResult **rows, size_t *count, size_t *cut_line)
+{
+    return lb_raw_read_named(path, table_model, NULL, rows, count, cut_line);
+}
+
+int lb_raw_read_named(const char *path, LbRawModelName name_fn, void *ctx, LbCellResult **rows, size_t *count,
+                      size_t *cut_line)
 {
     *rows = NULL;
     *count = 0;
+    if (cut_line)
+        *cut_line = 0;
     LbCsvTable t;
     int rc = lb_csv_read_file(path, 1, &t);
     if (rc != LB_OK)
         return rc;
+    if (cut_line)
+        *cut_line = t.cut_line;
     if (t.rows == 0) /* empty, or only a header cut short: no rows yet */
         goto out;
     const int kind = header_layout(&t.row[0]);

@@ -69,14 +69,19 @@ int lb_raw_layout_has_energy(const LbRawWriter *w);
  * ignored. LB_ERR_IO when the file cannot be read, LB_ERR_FORMAT (naming the line and column)
  * when it is not what lb_raw_append writes. */
 int lb_raw_read(const char *path, LbCellResult **rows, size_t *count);
+/* lb_raw_read, and in *cut_line the number of that ignored final line (a sweep killed mid-row,
+ * a copy cut off), 0 when the file ends in a newline, so that a reader can say a cell is gone. */
+int lb_raw_read_cut(const char *path, LbCellResult **rows, size_t *count, size_t *cut_line);
 
 /* How a model column reads when it does not hold the model table's names (bench/peer's rows,
  * reports/peer_dir.h): the model of the table whose work row `row` (0 for the first after the
  * header) did, 0; or -1 with what the column should hold in `should`. */
 typedef int (*LbRawModelName)(const char *name, size_t row, void *ctx, LbModelKind *model, char *should,
                               size_t size);
-/* lb_raw_read with the model column read by name_fn; every other column as lb_raw_read reads it. */
-int lb_raw_read_named(const char *path, LbRawModelName name_fn, void *ctx, LbCellResult **rows, size_t *count);
+/* lb_raw_read_cut with the model column read by name_fn; every other column as lb_raw_read reads
+ * it. cut_line may be NULL. */
+int lb_raw_read_named(const char *path, LbRawModelName name_fn, void *ctx, LbCellResult **rows, size_t *count,
+                      size_t *cut_line);
 
 #ifdef __cplusplus
 }

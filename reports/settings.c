@@ -632,6 +632,27 @@ int lb_run_settings_take(LbRunSettings *s, const LbMeta *meta, LbSettingProblem 
     return 0;
 }
 
+int lb_settings_meta_check(const LbMeta *meta, const char *path)
+{
+    LbRunSettings s;
+    LB_TRY(lb_run_settings_init(&s));
+    LbSettingProblem p;
+    const int rc = lb_run_settings_take(&s, meta, &p);
+    lb_run_settings_free(&s);
+    if (rc == -1 && p.kind == LB_SETTING_MISSING)
+        return LB_FAIL(LB_ERR_FORMAT, "%s has no %s: should hold every setting linbench sweep records (a meta.csv cut short?)",
+                       path, lb_settings[p.id].key);
+    if (rc == -1)
+        return LB_FAIL(LB_ERR_FORMAT, "%s's %s is \"%s\": should be %s", path, lb_settings[p.id].key,
+                       p.theirs ? p.theirs : "", p.should);
+    if (rc != LB_OK)
+        return rc;
+    if (!lb_meta_get(meta, "device_name"))
+        return LB_FAIL(LB_ERR_FORMAT, "%s has no device_name: should name the device linbench sweep measured on (a meta.csv cut short?)",
+                       path);
+    return LB_OK;
+}
+
 int lb_run_settings_compare(const LbRunSettings *s, const LbMeta *meta, LbSettingProblem *p)
 {
     memset(p, 0, sizeof *p);

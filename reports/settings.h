@@ -153,6 +153,12 @@ int lb_run_settings_take(LbRunSettings *s, const LbMeta *meta, LbSettingProblem 
 int lb_run_settings_compare(const LbRunSettings *s, const LbMeta *meta, LbSettingProblem *p);
 void lb_setting_problem_free(LbSettingProblem *p);
 
+/* A result's meta.csv as every reader needs it (compare, plot, merge, sweep --resume): each recorded
+ * setting present (or absent with a meaning, as `absent` says) and readable by its parser, and
+ * device_name present, so a meta.csv cut short is refused instead of read as "?". LB_OK;
+ * LB_ERR_FORMAT naming `path` and the key; LB_ERR_NOMEM. */
+int lb_settings_meta_check(const LbMeta *meta, const char *path);
+
 /* meta.csv for reports (compare, plot, merge): a recorded setting's value in a result's meta.csv,
  * the table's `absent` value for a key written before it existed, or NULL when it has none. */
 const char *lb_settings_meta_value(const LbMeta *meta, LbSettingId id);

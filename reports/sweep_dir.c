@@ -39,25 +39,37 @@ int lb_sweep_dir_check(const char *dir, char *why, size_t size)
     return 0;
 }
 
+int lb_sweep_meta_read(const char *dir, LbMeta *meta)
+{
+    char *path = lb_path_join(dir, "meta.csv");
+    if (!path)
+        return LB_FAIL(LB_ERR_NOMEM, "out of memory");
+    int rc = lb_meta_read(path, meta);
+    if (rc == LB_OK && !lb_meta_is_peer(meta) && (rc = lb_settings_meta_check(meta, path)) != LB_OK)
+        lb_meta_free(meta);
+    free(path);
+    return rc;
+}
+
 int lb_sweep_dir_load(const char *dir, LbSweepDir *s)
 {
     memset(s, 0, sizeof *s);
     int64_t *n = NULL, *k = NULL;
     size_t nn = 0, nk = 0;
-    char *raw = lb_path_join(dir, "raw.csv"), *meta = lb_path_join(dir, "meta.csv");
+    char *raw = lb_path_join(dir, "raw.csv");
     s->dir = strdup(dir);
     int rc = LB_OK;
-    if (!raw || !meta || !s->dir) {
+    if (!raw || !s->dir) {
         rc = LB_FAIL(LB_ERR_NOMEM, "out of memory");
         goto out;
     }
-    rc = lb_meta_read(meta, &s->meta);
+    rc = lb_sweep_meta_read(dir, &s->meta);
     if (rc == LB_OK && lb_meta_is_peer(&s->meta)) /* its model column holds the peer's names */
         rc = LB_FAIL(LB_ERR_FORMAT,
                      "%s is a result of bench/peer (meta.csv's %s is %s), not of linbench sweep: set it beside a linbench sweep with linbench compare (or plot) LINBENCH_DIR %s",
                      dir, LB_META_TOOL, LB_TOOL_PEER, dir);
     if (rc == LB_OK)
-        rc = lb_raw_read(raw, &s->rows, &s->count);
+        rc = lb_raw_read_cut(raw, &s->rows, &s->count, &s->raw_cut_line);
     if (rc != LB_OK)
         goto out;
     /* The grid the sweep meant to fill, so cells not measured yet show as NA. */
@@ -73,7 +85,6 @@ out:
     free(n);
     free(k);
     free(raw);
-    free(meta);
     if (rc != LB_OK)
         lb_sweep_dir_free(s);
     return rc;

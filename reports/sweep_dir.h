@@ -23,6 +23,8 @@ typedef struct LbSweepDir {
     LbMeta meta;
     LbCellResult *rows;
     size_t count;
+    size_t raw_cut_line; /* raw.csv's last line, cut short (no newline) and left out: a sweep killed
+                          * mid-row or a copy cut off, which sweep --resume drops; 0 when none */
     LbGrid grid; /* shaped by meta.csv's n and k lists (reports/settings.h), or by the rows where
                   * those are absent */
 } LbSweepDir;
@@ -31,8 +33,15 @@ typedef struct LbSweepDir {
  * with the reason in why ("no raw.csv in it", "not a directory", or the system's message). */
 int lb_sweep_dir_check(const char *dir, char *why, size_t size);
 
+/* DIR/meta.csv read and checked as every reader of a result needs it
+ * (lb_settings_meta_check): LB_ERR_IO when it cannot be read, LB_ERR_FORMAT naming the file
+ * and the key when it is not what linbench sweep writes (a meta.csv cut short among them). A
+ * bench/peer result's (lb_meta_is_peer) is read but not checked: its keys are the peer's, and
+ * the caller says what it is. */
+int lb_sweep_meta_read(const char *dir, LbMeta *meta);
+
 /* LB_ERR_IO when raw.csv or meta.csv cannot be read, LB_ERR_FORMAT when either is not what
- * linbench writes. */
+ * linbench writes (meta.csv as lb_sweep_meta_read checks it). */
 int lb_sweep_dir_load(const char *dir, LbSweepDir *s);
 void lb_sweep_dir_free(LbSweepDir *s);
 

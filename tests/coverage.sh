@@ -53,13 +53,17 @@ for dir in $(find "$build" -name '*.gcda' -printf '%h\n' | sort -u); do
 done
 # Every line of every gpu/ source outside gpu/emu/: executable when some report gives it a count
 # or #####, executed when some report gives it a count above 0.
-awk -v root="$root" '
+# The sources' paths as the compiler got them: relative to the build directory, which may be
+# anywhere (../gpu/x.cu from build-cov, ../work/linbench/gpu/x.cu from /tmp/cov), or absolute.
+rel=$(realpath -m --relative-to="$build" "$root")
+gcovs=$(find "$work" -name '*.gcov')
+awk -v root="$root" -v rel="$rel" '
     FNR == 1 { src = "" }
     /^ *-: *0:Source:/ {
         s = $0; sub(/^ *-: *0:Source:/, "", s)
-        # relative to the build directory (../gpu/x.cu) or absolute: keep gpu/ of this repository
+        # absolute, or relative to the build directory: keep gpu/ of this repository
         if (index(s, root "/") == 1) s = substr(s, length(root) + 2)
-        while (s ~ /^\.\.\//) s = substr(s, 4)
+        else if (index(s, rel "/") == 1) s = substr(s, length(rel) + 2)
         src = (s ~ /^gpu\// && s !~ /^gpu\/emu\//) ? s : ""
         next
     }
@@ -85,8 +89,13 @@ awk -v root="$root" '
         }
         printf "%-28s %8d %8d %6.1f%%\n", "gpu/ in all", T, R, T ? 100 * R / T : 0
         print (T ? 100 * R / T : 0) > "/dev/stderr"
-    }' $(find "$work" -name '*.gcov') 2>"$work/percent" # the names hold no blanks: gcov's -p writes # for /
+    }' ${gcovs:-/dev/null} 2>"$work/percent" >"$work/report" # the names hold no blanks: gcov's -p writes # for /
+cat "$work/report"
 pct=$(cat "$work/percent")
+if ! grep -q '^gpu/[^ ]' "$work/report"; then
+    echo "coverage.sh: no line of $root/gpu/ in the coverage data under $build (built from another checkout, or no suite ran?)" >&2
+    exit 1
+fi
 if [ -n "$min" ] && awk -v p="$pct" -v m="$min" 'BEGIN { exit !(p < m) }'; then
     echo "coverage.sh: ${pct}% of gpu/'s lines executed, under --min $min" >&2
     exit 1

@@ -2,8 +2,9 @@
 # The linbench binary without the CUDA libraries (gpu/loader.c): it links none (ldd), so
 # --version, --device cpu and compare start anywhere; --device cuda with a module whose CUDA
 # library is missing says which library and what to install, in one line, exit 1 (no device);
-# a missing module says so; a module whose shared structs differ from the binary's (built before
-# the ops table grew) is refused by name. Usage: test_nocuda.sh LINBENCH SOURCE_ROOT. Needs a C
+# a missing module says so, and one LINBENCH_CUDA_MODULE names but that is not there names the
+# variable; info says why there is no device in one phrase; a module whose shared structs differ
+# from the binary's (built before the ops table grew) is refused by name. Usage: test_nocuda.sh LINBENCH SOURCE_ROOT. Needs a C
 # compiler for the stand-in modules.
 set -u
 bin=$1
@@ -70,7 +71,23 @@ else
     check "a stand-in module of this interface could be built" "false"
 fi
 
+# A module the variable names but that is not there: the variable is blamed, not the install.
 LINBENCH_CUDA_MODULE="$tmp/absent.so" "$bin" info > "$tmp/out" 2>&1
-check "info names a missing module" "grep -q 'module linbench-cuda.so is missing' '$tmp/out'"
+echo "info with LINBENCH_CUDA_MODULE naming no file: $(grep 'CUDA_MODULE' "$tmp/out")"
+check "info names the variable and its path" \
+    "grep -q 'LINBENCH_CUDA_MODULE is \"$tmp/absent.so\": No such file or directory' '$tmp/out' && ! grep -q 'reinstall' '$tmp/out'"
+LINBENCH_CUDA_MODULE="$tmp/absent.so" "$bin" sweep --device cuda --out "$tmp/absent" > "$tmp/out" 2> "$tmp/err"
+check "--device cuda names the variable and its path, exit 1" \
+    "[ $? -eq 1 ] && [ \$(wc -l < '$tmp/err') -eq 1 ] && grep -q 'LINBENCH_CUDA_MODULE is \"$tmp/absent.so\"' '$tmp/err'"
+
+# info says why there is no device in one phrase, never "no CUDA device: no CUDA device ...".
+"$bin" info > "$tmp/out" 2>&1
+check "info without a GPU, or with one, does not stutter" "! grep -qi 'no CUDA device: no CUDA device' '$tmp/out'"
+if [ $built -eq 0 ]; then
+    LINBENCH_CUDA_MODULE="$tmp/linbench-cuda.so" "$bin" info > "$tmp/out" 2>&1
+    echo "info without libcublasLt: $(grep -i 'CUDA device' "$tmp/out")"
+    check "info without the CUDA libraries does not stutter" \
+        "grep -q 'no CUDA device' '$tmp/out' && ! grep -qi 'no CUDA device: no CUDA device' '$tmp/out'"
+fi
 echo "test_nocuda: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -17,6 +17,8 @@
 #include <stdlib.h>
 
 #include "attn/attention.h"
+#include "attn/sizes.h"
+#include "reports/settings.h"
 #include "tests/cli/sweep_check.h"
 #include "tests/lib/check.h"
 #include "tests/lib/spawn.h"
@@ -111,6 +113,11 @@ static void check_passes(void)
         }
     } else {
         lb_check(rows.forward_ok == 0, "check --device cpu has no forward rows (the CPU forward is the reference)");
+        /* the CPU reference's budget, as --help and the README give it for --device cpu */
+        char budget[64], want[256];
+        lb_format_size(LB_CPU_DEFAULT_MEM, budget, sizeof budget);
+        snprintf(want, sizeof want, "%s total, %s free (the CPU reference's budget)", budget, budget);
+        lb_check(strstr(r.out, want) != NULL, "check --device cpu's memory line should say \"%s\":\n%.600s", want, r.out);
     }
     lb_run_free(&r);
 }

@@ -8,6 +8,7 @@
  * values are empty fields; plot titles say what the CPU stored, and a hung gnuplot is stopped; a
  * path too long for the files is refused whole, leaving nothing. Usage: test_cli_files
  * PATH-TO-LINBENCH */
+#include <errno.h>
 #include <time.h>
 
 #include "tests/cli/sweep_check.h"
@@ -264,6 +265,9 @@ static void failed_writes(const char *scratch)
     LbRun r = lb_run(argv);
     lb_check(r.code == 1 && strstr(r.err, "raw.csv") && err_lines(r.err) == 1, "raw.csv past the file-size limit: exit 1, one line (%d): %s",
              r.code, r.err);
+    /* the limit named as the system names it, not taken for a full disk */
+    lb_check(strstr(r.err, strerror(EFBIG)) && !strstr(r.err, "disk full"),
+             "raw.csv past the file-size limit: the line says \"%s\": %s", strerror(EFBIG), r.err);
     lb_run_free(&r);
     sc_files_parse(dir, 1, "after a failed raw.csv row");
     /* no process runs it any more, so meta.csv does not say running */

@@ -4,6 +4,7 @@
 #define LB_TESTS_FIXTURE_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -11,6 +12,7 @@
 #include "attn/status.h"
 #include "reports/meta.h"
 #include "reports/raw.h"
+#include "reports/settings.h"
 
 static inline LbCellResult fx_row(LbModelKind model, int64_t n, int64_t k, int64_t batch,
                                   double ms_per_seq, LbCellStatus status)
@@ -56,6 +58,16 @@ static inline int fx_sweep_dir(const char *dir, const LbCellResult *rows, size_t
             return -1;
     lb_raw_close(w);
     LbMeta m = {0};
+    /* every recorded setting, as the readers require (lb_settings_meta_check); the run's own below */
+    LbRunSettings defaults;
+    if (lb_run_settings_init(&defaults) != LB_OK)
+        return -1;
+    for (int id = 0; id < LB_SET_RECORDED; id++) {
+        char *text = lb_setting_text(&defaults, (LbSettingId)id);
+        lb_meta_set(&m, lb_settings[id].key, "%s", text ? text : "");
+        free(text);
+    }
+    lb_run_settings_free(&defaults);
     lb_meta_set(&m, "linbench_version", "0.1.0");
     lb_meta_set(&m, "status", "%s", "complete");
     lb_meta_set(&m, "device", "%s", "cuda");

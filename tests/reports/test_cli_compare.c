@@ -149,6 +149,18 @@ int main(int argc, char **argv)
     lb_check(r.code == 0 && strstr(r.out, "A: ") && strstr(r.out, "B: ") && strstr(r.out, "NVIDIA H100 80GB HBM3") &&
                  strstr(r.out, "B / A"),
              "compare A B text: exit %d:\n%s", r.code, r.out);
+    /* A ran on a V100, B on an H100: B / A measures the devices too, and the header says so */
+    lb_check(strstr(r.out, "devices differ: A ran on Tesla V100-SXM2-16GB, B on NVIDIA H100 80GB HBM3") != NULL,
+             "compare A B text says the devices differ:\n%s", r.out);
+    lb_run_free(&r);
+    r = run(dir_a, dir_b, "--format", "csv");
+    lb_check(r.code == 0 && lb_lines(r.err) == 1 && strstr(r.err, "linbench: note: devices differ") &&
+                 strstr(r.err, "Tesla V100-SXM2-16GB") && strstr(r.err, "NVIDIA H100 80GB HBM3"),
+             "compare A B csv: exit %d, one note on stderr that the devices differ: %s", r.code, r.err);
+    lb_run_free(&r);
+    r = run(dir_a, dir_a, NULL, NULL);
+    lb_check(r.code == 0 && !strstr(r.out, "devices differ") && r.err[0] == '\0',
+             "compare A A: exit %d, no word of devices differing: %s%s", r.code, r.err, r.out);
     lb_run_free(&r);
 
     /* Bad input: one line, exit 2, nothing on stdout. */

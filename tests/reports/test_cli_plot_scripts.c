@@ -69,6 +69,32 @@ int main(int argc, char **argv)
     char *av2[] = {bin, "plot", "--no-render", "-o", other, dir, NULL};
     check_scripts_only(other, lb_run(av2), "--no-render --out");
 
+    /* A figure without a point says why: every cell out of memory is not "not measured yet". */
+    LbCellResult oom[] = {fx_row(LB_MODEL_STANDARD, 512, 0, 0, 0, LB_CELL_OOM),
+                          fx_row(LB_MODEL_LINFORMER, 512, 128, 0, 0, LB_CELL_OOM),
+                          fx_row(LB_MODEL_LINFORMER, 512, 256, 0, 0, LB_CELL_OOM)};
+    static const struct {
+        const char *name;
+        size_t rows;
+        const char *label;
+    } empty[] = {{"all-oom", 3, "'every cell ran out of memory (OOM at batch 1)'"},
+                 {"some-oom", 1, "'no cell measured yet: those done ran out of memory or failed'"},
+                 {"none-yet", 0, "'no cell measured yet'"}};
+    for (size_t i = 0; i < sizeof empty / sizeof empty[0]; i++) {
+        char edir[4300], gp[4400];
+        snprintf(edir, sizeof edir, "%s/%s", scratch, empty[i].name);
+        lb_check(fx_sweep_dir(edir, oom, empty[i].rows, "512", "128,256", "Tesla V100-SXM2-16GB") == 0, "made %s", edir);
+        char *ev[] = {bin, "plot", "--no-render", edir, NULL};
+        r = lb_run(ev);
+        lb_check(r.code == 0, "plot %s: exit %d: %s", empty[i].name, r.code, r.err);
+        lb_run_free(&r);
+        snprintf(gp, sizeof gp, "%s/time_per_seq.gp", edir);
+        char *script = lb_slurp(gp);
+        lb_check(script && strstr(script, empty[i].label), "%s: time_per_seq.gp's label should be %s:\n%s", empty[i].name,
+                 empty[i].label, script ? script : "(none)");
+        free(script);
+    }
+
     /* Bad input. */
     char *b1[] = {bin, "plot", NULL};
     check_usage(lb_run(b1), "plot needs a sweep directory", "no directory");

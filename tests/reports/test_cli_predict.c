@@ -206,11 +206,16 @@ static void same_batches_as_a_sweep(void)
              "compare CPU PREDICTED --format csv (%d): %.200s %s", r.code, r.out, r.err);
     lb_check(strstr(r.out, "\nstandard,128,,pass,") && strstr(r.out, "\nlinformer,256,64,pass,"), "a pass row per cell");
     lb_check(strstr(r.out, ",1,") != NULL, "batch ratio 1 where the batches agree");
+    /* the sweep ran on the CPU reference, the prediction is of a GPU: said, not refused */
+    lb_check(lb_lines(r.err) == 1 && strstr(r.err, "linbench: note: devices differ: measured on CPU reference"),
+             "compare CPU PREDICTED --format csv: one note that the devices differ: %s", r.err);
     lb_run_free(&r);
     char *cmp2[] = {bin, "compare", pred, swp, NULL}; /* either order */
     r = lb_run(cmp2);
     lb_check(r.code == 0 && strstr(r.out, "a sweep against its prediction") && strstr(r.out, "largest batch"),
              "compare PREDICTED MEASURED (%d): %.300s", r.code, r.out);
+    lb_check(strstr(r.out, "devices differ: measured on CPU reference") != NULL,
+             "compare PREDICTED MEASURED: the header says the devices differ: %.600s", r.out);
     lb_run_free(&r);
 
     /* A prediction of another model is not this sweep's: refused, the setting named, nothing on
