@@ -710,6 +710,9 @@ static void read_doc(const char *dir, const char *name)
     doc.text = lb_slurp(path);
     if (!lb_check(doc.text != NULL, "%s cannot be read", path))
         return;
+    /* the repository's documents stand alone: a reader has no ../shared beside the checkout */
+    const char *outside = strstr(doc.text, "../shared") ? strstr(doc.text, "../shared") : strstr(doc.text, "/work/shared");
+    lb_check(outside == NULL, "%s points outside the repository: %.60s", name, outside ? outside : "");
     /* blocks: fenced code, tables, paragraphs; a blank line, a heading or a list item ends a
      * paragraph, and a heading is one of its own */
     char *block = malloc(strlen(doc.text) + 2);
