@@ -581,7 +581,17 @@ static void read_table(Doc *doc, char *table, int line)
     char *save = NULL;
     for (char *r = strtok_r(table, "\n", &save); r && nrows < 256; r = strtok_r(NULL, "\n", &save))
         rows[nrows++] = r;
-    if (nrows < 2)
+    if (nrows == 0)
+        return;
+    /* a row (| ... |) with no header and `| --- |` line above it renders as text, and nothing here
+     * reads it: a row that has drifted out of its table (a line of prose that starts with a bar,
+     * |x|² in a formula, is no row) */
+    snprintf(where, sizeof where, "%s:%d", doc->name, line);
+    const size_t len0 = strlen(rows[0]);
+    const int is_row = len0 > 1 && rows[0][len0 - 1] == '|';
+    if (!lb_check(!is_row || (nrows >= 2 && strspn(rows[1], "|-: ") == strlen(rows[1]) && strchr(rows[1], '-')),
+                  "%s: a table row outside a table (no header and | --- | line above it): %.60s", where, rows[0]) ||
+        nrows < 2)
         return;
     char *head[16];
     const int nhead = cells(rows[0], head, 16);
@@ -700,6 +710,9 @@ static void read_doc(const char *dir, const char *name)
     doc.text = lb_slurp(path);
     if (!lb_check(doc.text != NULL, "%s cannot be read", path))
         return;
+    /* the repository's documents stand alone: a reader has no ../shared beside the checkout */
+    const char *outside = strstr(doc.text, "../shared") ? strstr(doc.text, "../shared") : strstr(doc.text, "/work/shared");
+    lb_check(outside == NULL, "%s points outside the repository: %.60s", name, outside ? outside : "");
     /* blocks: fenced code, tables, paragraphs; a blank line, a heading or a list item ends a
      * paragraph, and a heading is one of its own */
     char *block = malloc(strlen(doc.text) + 2);
