@@ -161,7 +161,19 @@ __device__ __forceinline__ uint64_t lb_udiv64(uint64_t a, uint64_t b)
 {
     if (((a | b) >> 32) == 0)
         return (uint64_t)((uint32_t)a / (uint32_t)b);
-    return a / b;
+    /* Past 32 bits, restoring division in line: the compiler's 64-bit division is a subroutine
+     * call, and a call makes the kernel keep registers on the stack around it (ptxas counts them
+     * as spills). b <= 2^63 here, so r << 1 cannot overflow. */
+    uint64_t q = 0, r = 0;
+#pragma unroll 1
+    for (int i = 63; i >= 0; i--) {
+        r = (r << 1) | ((a >> i) & 1u);
+        if (r >= b) {
+            r -= b;
+            q |= (uint64_t)1 << i;
+        }
+    }
+    return q;
 }
 
 /* Grid size for a grid-stride loop over `work` items of `per_block` each: never above what

@@ -4,9 +4,10 @@
  *   pool_seq:           y[(b k + t) ld_y + c] = mean or max of x[(b n + t w + j) ld_x + c], j < w;
  *   depthwise_conv_seq: y[(b k + t) ld_y + c] = sum over j < w of wt[j C + c] x[(b n + t w + j) ld_x + c],
  * w = n / k (kernel and stride of the convolution), C channels, wt tap-major (taps, C).
- * One output row (b, t) per tpr lanes (bias_act's layout), each lane walking channels c, c + tpr ...
- * so a warp reads consecutive channels of one input row: the window's w rows are read once each,
- * coalesced. Sums and maxima in fp32, rounded once on store. No shared memory: every input element
+ * One output row (b, t) per tpr lanes (bias_act's layout), each lane walking packs of channels
+ * (8 halves or 4 floats in one 16-byte access where the rows allow, else one channel) p, p + tpr
+ * ... so a warp reads consecutive channels of one input row: the window's w rows are read once
+ * each, coalesced, several rows' loads issued before any is added. Sums and maxima in fp32, rounded once on store. No shared memory: every input element
  * is read by exactly one thread, so there is nothing to reuse.
  *
  * Checked by tests/gpu/test_gpu_pool.c against lb_pool_seq_cpu and lb_depthwise_conv_seq_cpu
@@ -23,8 +24,34 @@ namespace {
 
 /* MODE: LB_POOL_MEAN, LB_POOL_MAX, or kConv (the depthwise convolution, wt its kernels). */
 constexpr int kConv = 2;
+/* Window rows whose loads a lane issues before it adds any of them, so that a memory-bound pass
+ * keeps several loads in flight per lane rather than one: four, or two for the convolution, which
+ * loads each row's taps too (with four, bf16 spilled on sm_90: bench/kernel_report.py). */
+template <int MODE> constexpr int kInFlight = MODE == kConv ? 2 : 4;
 
-template <typename T, int MODE>
+/* acc (N channels) takes in row j of the window, v its N elements. */
+template <typename T, int N, int MODE>
+__device__ __forceinline__ void take_in(float (&acc)[N], const LbPack<T, N> &v, const T *wt, int64_t j,
+                                        int64_t channels, int64_t c)
+{
+    LbPack<T, N> tap;
+    if (MODE == kConv)
+        tap = lb_load_pack<T, N>(wt + j * channels + c);
+#pragma unroll
+    for (int e = 0; e < N; e++) {
+        const float x = lb_to_float(v.v[e]);
+        if (MODE == LB_POOL_MAX)
+            acc[e] = fmaxf(acc[e], x);
+        else if (MODE == kConv)
+            acc[e] = fmaf(lb_to_float(tap.v[e]), x, acc[e]);
+        else
+            acc[e] += x;
+    }
+}
+
+/* N channels per lane access (16 bytes where rows and strides allow, else 1); the window's rows
+ * taken in order, so the sums are those of the one-at-a-time loop. */
+template <typename T, int N, int MODE>
 __global__ void __launch_bounds__(kRowBlock)
 seq_compress_kernel(const T *x, int64_t ld_x, const T *wt, T *y, int64_t ld_y, int64_t rows, int64_t n, int64_t k,
                     int64_t w, int64_t channels, int tpr)
@@ -32,40 +59,71 @@ seq_compress_kernel(const T *x, int64_t ld_x, const T *wt, T *y, int64_t ld_y, i
     const int rows_per_block = kRowBlock / tpr;
     const int lane = threadIdx.x % tpr;
     const float inv_w = 1.0f / (float)w;
-    for (int64_t r = (int64_t)blockIdx.x * rows_per_block + threadIdx.x / tpr; r < rows;
-         r += (int64_t)gridDim.x * rows_per_block) {
-        const int64_t b = (int64_t)lb_udiv64((uint64_t)r, (uint64_t)k), t = r - b * k;
+    const int64_t packs = channels / N;
+    /* (b, t) of row r kept by addition: a 64-bit division is a subroutine call, and a call in
+     * the loop makes the kernel save registers to the stack around it */
+    const int64_t r0 = (int64_t)blockIdx.x * rows_per_block + threadIdx.x / tpr;
+    const int64_t stride = (int64_t)gridDim.x * rows_per_block;
+    int64_t b = (int64_t)lb_udiv64((uint64_t)r0, (uint64_t)k), t = r0 - b * k;
+    const int64_t db = (int64_t)lb_udiv64((uint64_t)stride, (uint64_t)k), dt = stride - db * k;
+    for (int64_t r = r0; r < rows; r += stride, b += db, t += dt) {
+        if (t >= k)
+            t -= k, b++;
         const T *xw = x + (b * n + t * w) * ld_x;
         T *yr = y + r * ld_y;
-        for (int64_t c = lane; c < channels; c += tpr) {
-            float acc = MODE == LB_POOL_MAX ? -INFINITY : 0.0f;
-            for (int64_t j = 0; j < w; j++) {
-                const float v = lb_to_float(xw[j * ld_x + c]);
-                if (MODE == LB_POOL_MAX)
-                    acc = fmaxf(acc, v);
-                else if (MODE == kConv)
-                    acc = fmaf(lb_to_float(wt[j * channels + c]), v, acc);
-                else
-                    acc += v;
+        for (int64_t p = lane; p < packs; p += tpr) {
+            const int64_t c = p * N;
+            float acc[N];
+#pragma unroll
+            for (int e = 0; e < N; e++)
+                acc[e] = MODE == LB_POOL_MAX ? -INFINITY : 0.0f;
+            int64_t j = 0;
+            for (; j + kInFlight<MODE> <= w; j += kInFlight<MODE>) {
+                LbPack<T, N> v[kInFlight<MODE>];
+#pragma unroll
+                for (int u = 0; u < kInFlight<MODE>; u++)
+                    v[u] = lb_load_pack<T, N>(xw + (j + u) * ld_x + c);
+#pragma unroll
+                for (int u = 0; u < kInFlight<MODE>; u++)
+                    take_in<T, N, MODE>(acc, v[u], wt, j + u, channels, c);
             }
-            yr[c] = lb_from_float<T>(MODE == LB_POOL_MEAN ? acc * inv_w : acc);
+            for (; j < w; j++)
+                take_in<T, N, MODE>(acc, lb_load_pack<T, N>(xw + j * ld_x + c), wt, j, channels, c);
+            LbPack<T, N> out;
+#pragma unroll
+            for (int e = 0; e < N; e++)
+                out.v[e] = lb_from_float<T>(MODE == LB_POOL_MEAN ? acc[e] * inv_w : acc[e]);
+            lb_store_pack<T, N>(yr + c, out);
         }
     }
+}
+
+template <typename T, int N, int MODE>
+int launch_n(const T *x, int64_t ld_x, const T *wt, T *y, int64_t ld_y, int64_t batch, int64_t n, int64_t k,
+             int64_t channels, cudaStream_t st)
+{
+    const int64_t rows = batch * k;
+    const int tpr = lb_threads_per_row(channels / N);
+    LB_LAUNCH(lb_grid_for(rows, kRowBlock / tpr), kRowBlock, 0, st, seq_compress_kernel<T, N, MODE>)(
+        x, ld_x, wt, y, ld_y, rows, n, k, n / k, channels, tpr);
+    LB_LAUNCH_CHECK(MODE == kConv ? "seq_compress_kernel (depthwise convolution)"
+                                  : MODE == LB_POOL_MAX ? "seq_compress_kernel (max pooling)"
+                                                        : "seq_compress_kernel (mean pooling)");
+    return LB_OK;
 }
 
 template <typename T, int MODE>
 int launch_compress(const void *d_x, int64_t ld_x, const void *d_wt, void *d_y, int64_t ld_y, int64_t batch,
                     int64_t n, int64_t k, int64_t channels, cudaStream_t st)
 {
-    const int64_t rows = batch * k;
-    const int tpr = lb_threads_per_row(channels);
-    LB_LAUNCH(lb_grid_for(rows, kRowBlock / tpr), kRowBlock, 0, st, seq_compress_kernel<T, MODE>)(
-        static_cast<const T *>(d_x), ld_x, static_cast<const T *>(d_wt), static_cast<T *>(d_y), ld_y, rows, n, k,
-        n / k, channels, tpr);
-    LB_LAUNCH_CHECK(MODE == kConv ? "seq_compress_kernel (depthwise convolution)"
-                                  : MODE == LB_POOL_MAX ? "seq_compress_kernel (max pooling)"
-                                                        : "seq_compress_kernel (mean pooling)");
-    return LB_OK;
+    const T *x = static_cast<const T *>(d_x), *wt = static_cast<const T *>(d_wt);
+    T *y = static_cast<T *>(d_y);
+    /* 16-byte packs where every row of x, y (and wt) starts on 16 bytes and holds whole packs */
+    if (lb_can_vec16(d_x, channels, sizeof(T)) && lb_can_vec16(d_x, ld_x, sizeof(T)) &&
+        lb_can_vec16(d_y, ld_y, sizeof(T)) && lb_can_vec16(d_y, channels, sizeof(T)) &&
+        (MODE != kConv || lb_can_vec16(d_wt, channels, sizeof(T))))
+        return launch_n<T, LbVec16<T>::n, MODE>(x, ld_x, wt, y, ld_y, batch, n, k, channels, st);
+    return launch_n<T, 1, MODE>(x, ld_x, wt, y, ld_y, batch, n, k, channels, st);
 }
 
 int check_shape(const char *what, int64_t ld_x, int64_t ld_y, int64_t batch, int64_t n, int64_t k, int64_t channels)
