@@ -563,6 +563,10 @@ int lb_run_settings_finish(LbRunSettings *s, char *msg, size_t size)
 {
     if (s->model.sharing == LB_SHARE_NONE && !(s->given & (UINT64_C(1) << LB_SET_ORDER)))
         s->model.order = LB_ORDER_LATE; /* per-head projections only exist in the late order */
+    if ((s->given & (UINT64_C(1) << LB_SET_GPU)) && s->device != LB_DEVICE_CUDA) {
+        snprintf(msg, size, "--gpu needs --device cuda: should be left out with --device cpu");
+        return -1;
+    }
     if (s->tf32 && s->model.dtype != LB_DTYPE_FP32) {
         snprintf(msg, size, "--tf32 applies to --dtype fp32 only: should be used with --dtype fp32");
         return -1;

@@ -2,7 +2,8 @@
  * as the table prints it, taken back by --resume, and a flag that contradicts it refused naming
  * the flag; every flag of the table in --help; --models, --chunk and a k axis with no cell
  * refusing bad input with one line naming the flag and what it accepts; --models choosing and
- * ordering the cells; the command list of every message from the command table.
+ * ordering the cells; --gpu refused with --device cpu; the command list of every message from the
+ * command table, and --version refusing what follows it.
  * Usage: test_cli_settings PATH-TO-LINBENCH */
 #include <string.h>
 
@@ -71,6 +72,12 @@ static void commands_from_the_table(void)
     lb_check(r.code == 2 && strstr(r.err, names) && lb_lines(r.err) == 1, "help frobnicate lists the table's (%s): %s", names,
              r.err);
     lb_run_free(&r);
+    /* --version takes nothing after it */
+    char *version[] = {(char *)bin, "--version", "extra", NULL};
+    r = lb_run(version);
+    lb_check(r.code == 2 && strstr(r.err, "extra") && strstr(r.err, "--version") && lb_lines(r.err) == 1 && !r.out[0],
+             "--version extra: exit 2, one line naming both, nothing on stdout (%d): %s%s", r.code, r.err, r.out);
+    lb_run_free(&r);
     char *list[] = {(char *)bin, "--help", NULL};
     r = lb_run(list);
     char *copy = strdup(names), *save = NULL;
@@ -122,6 +129,24 @@ static void bad_models_and_chunk(const char *scratch)
                      r.err);
             lb_run_free(&r);
         }
+}
+
+/* --gpu picks a CUDA device: with --device cpu it means nothing, and is refused naming both. */
+static void gpu_needs_cuda(const char *scratch)
+{
+    char out[600];
+    snprintf(out, sizeof out, "%s/gpu-on-cpu", scratch);
+    char *run[] = {(char *)bin, "run", "--gpu", "3", "--device", "cpu", "--n", "32", NULL};
+    char *sweep[] = {(char *)bin, "sweep", SMALL, "--gpu", "3", "--n", "32", "--k", "8", "--out", out, NULL};
+    char **cases[] = {run, sweep};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        LbRun r = lb_run(cases[i]);
+        lb_check(r.code == 2 && strstr(r.err, "--gpu") && strstr(r.err, "--device cpu") && lb_lines(r.err) == 1 &&
+                     !r.out[0] && !lb_exists(out),
+                 "%s --gpu 3 --device cpu: exit 2, one line naming both, nothing written (%d): %s", cases[i][1], r.code,
+                 r.err);
+        lb_run_free(&r);
+    }
 }
 
 /* Every recorded setting given (none at its default), written to meta.csv as the table prints
@@ -280,6 +305,7 @@ int main(int argc, char **argv)
     const char *scratch = lb_scratch_dir("cli-settings");
     help_lists_every_flag();
     commands_from_the_table();
+    gpu_needs_cuda(scratch);
     bad_models_and_chunk(scratch);
     round_trip(scratch);
     sweep_of(scratch, "standard", "standard-only");
