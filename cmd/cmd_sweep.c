@@ -245,6 +245,36 @@ static void note_skipped(const LbRunSettings *s)
     }
 }
 
+/* The settings, complete, consistent with each other, whatever machine runs them: 0, or exit 2
+ * after the one-line message. */
+static int check_settings(LbRunSettings *s, SweepFlags *f)
+{
+    int rc;
+    if (!f->k_text)
+        f->k_text = lb_settings[LB_SET_K].def;
+    if ((rc = lb_options_check_grid(s, f->k_text)) != 0)
+        return rc;
+    if ((s->gpus_all || s->ngpus) && s->device != LB_DEVICE_CUDA)
+        return lb_usage_error("--gpus needs --device cuda: should be left out with --device cpu");
+    if ((s->gpus_all || s->ngpus) && (s->given & (UINT64_C(1) << LB_SET_GPU)))
+        return lb_usage_error("--gpu and --gpus cannot be used together: should be --gpus LIST alone");
+    return 0;
+}
+
+int lb_sweep_check_flags(int argc, char **argv)
+{
+    LbRunSettings s;
+    if (lb_run_settings_init(&s) != LB_OK)
+        return lb_runtime_error(LB_ERR_NOMEM);
+    SweepFlags f;
+    memset(&f, 0, sizeof f);
+    int rc = parse_flags(argc, argv, &s, &f);
+    if (rc == 0)
+        rc = check_settings(&s, &f);
+    lb_run_settings_free(&s);
+    return rc;
+}
+
 static int validate(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t *resumed_budget)
 {
     LbSettingProblem problem;
@@ -257,14 +287,8 @@ static int validate(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t *res
         if (!(s->given & (UINT64_C(1) << LB_SET_K)))
             f->k_text = lb_settings_meta_value(meta, LB_SET_K);
     }
-    if (!f->k_text)
-        f->k_text = lb_settings[LB_SET_K].def;
-    if ((rc = lb_options_check_grid(s, f->k_text)) != 0)
+    if ((rc = check_settings(s, f)) != 0)
         return rc;
-    if ((s->gpus_all || s->ngpus) && s->device != LB_DEVICE_CUDA)
-        return lb_usage_error("--gpus needs --device cuda: should be left out with --device cpu");
-    if ((s->gpus_all || s->ngpus) && (s->given & (UINT64_C(1) << LB_SET_GPU)))
-        return lb_usage_error("--gpu and --gpus cannot be used together: should be --gpus LIST alone");
     note_skipped(s);
     if (s->projection != 0) /* Table 3's files are the linear Linformer's, which this sweep replaced */
         fprintf(stderr, "linbench: note: --projection %s measures linformer-%s in linformer's place: Table 3's grids "
