@@ -191,6 +191,7 @@ int lb_cmd_predict(int argc, char **argv)
     if (rc != 0)
         goto out;
     lb_options_note_unread(s.given, s.models); /* --chunk without the chunked model ... */
+    lb_options_note_no_ratio(s.models); /* --models standard alone */
     if (!f.out) {
         lb_outdir_default(default_dir, sizeof default_dir);
         f.out = default_dir;

@@ -863,6 +863,7 @@ int lb_cmd_sweep(int argc, char **argv)
     if (rc != 0)
         goto out;
     lb_options_note_unread(s.given, s.models); /* --chunk without the chunked model ... */
+    lb_options_note_no_ratio(s.models); /* --models standard alone */
 
     if (s.gpus_all || s.ngpus) {
         rc = run_gpus(&s, &f, &meta, resumed_budget, argc, argv);

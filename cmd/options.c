@@ -9,6 +9,7 @@
 #include "attn/sizes.h"
 #include "attn/status.h"
 #include "cmd/commands.h"
+#include "reports/speedups.h"
 
 void lb_options_fill(struct option *opts, size_t count, unsigned command)
 {
@@ -177,6 +178,29 @@ void lb_options_note_unread(uint64_t given, unsigned models)
         fprintf(stderr, "linbench: note: --%s has no effect on %s: only %s %s it\n", flag, unread, readers,
                 strchr(readers, ' ') ? "read" : "reads");
     }
+}
+
+void lb_options_note_no_ratio(unsigned models)
+{
+    int measured[LB_MODEL_COUNT];
+    LbSpeedupPair pairs[LB_SPEEDUP_PAIRS_MAX];
+    for (int m = 0; m < LB_MODEL_COUNT; m++)
+        measured[m] = (int)(models >> m & 1);
+    if (lb_speedup_pairs(measured, pairs) > 0)
+        return;
+    /* the list as --models takes it, and the model table's baselines */
+    char given[256] = "", baselines[128] = "";
+    for (int m = 0; m < LB_MODEL_COUNT; m++) {
+        const char *name = lb_model_name((LbModelKind)m);
+        size_t used = strlen(given);
+        if (models >> m & 1)
+            snprintf(given + used, sizeof given - used, "%s%s", used ? "," : "", name);
+        used = strlen(baselines);
+        if (lb_model_baseline((LbModelKind)m) > 0)
+            snprintf(baselines + used, sizeof baselines - used, "%s%s", used ? ", " : "", name);
+    }
+    fprintf(stderr, "linbench: note: --models %s forms no ratio: a speedup needs a baseline (%s) and another model, so every speedup grid will be NA (raw.csv still holds each cell); add one, such as --models standard,linformer\n",
+            given, baselines);
 }
 
 /* Help text with its "{models}" replaced by the model table's names ("{k}" prints nothing here:

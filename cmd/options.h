@@ -56,6 +56,11 @@ void lb_options_help_k(FILE *out);
  * The flag is accepted all the same (and recorded); the note says it changed nothing. */
 void lb_options_note_unread(uint64_t given, unsigned models);
 
+/* One note on stderr when the models of `models` (bit 1u << kind) form no pair of speedups.csv
+ * (a baseline and another model): the sweep still measures each cell, but every speedup grid
+ * will be NA. */
+void lb_options_note_no_ratio(unsigned models);
+
 /* The memory this process can still have (bytes): the least of MemAvailable, the cgroup's
  * limit less its usage, and RLIMIT_AS / RLIMIT_DATA less what the process already maps; `what`
  * names the one that bound it. -1 when none can be read. */
