@@ -693,6 +693,7 @@ static int run_gpus(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t resu
     /* Every worker's report, then one budget for all: the smallest, so every cell is measured as
      * on the GPU with the least free memory, and a resume keeps the first run's. */
     uint64_t budget = UINT64_MAX;
+    int least = 0; /* the worker whose GPU set the budget */
     for (int i = 0; i < ngpus && rc == 0; i++) {
         if (read_all(w[i].up, &rep[i], sizeof rep[i]) != 1) {
             fprintf(stderr, "linbench: the worker on GPU %d ended before opening it\n", w[i].gpu);
@@ -713,11 +714,20 @@ static int run_gpus(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t resu
                 rc = LB_EXIT_FAILURE;
             } else if (rep[i].free_bytes - headroom < budget) {
                 budget = rep[i].free_bytes - headroom;
+                least = i;
             }
         }
     }
     if (rc != 0)
         goto stop_workers;
+    if (s->mem_limit > budget && (s->given & (UINT64_C(1) << LB_SET_MEM_LIMIT))) { /* as one GPU refuses it */
+        char where[32];
+        snprintf(where, sizeof where, "GPU %d", w[least].gpu);
+        lb_options_refuse_mem_limit(s->mem_limit, budget, rep[least].free_bytes, "free memory",
+                                    lb_run_settings_headroom(s, rep[least].total_bytes), where);
+        rc = LB_EXIT_USAGE;
+        goto stop_workers;
+    }
     if (s->mem_limit && s->mem_limit < budget)
         budget = s->mem_limit;
     if (f->resume) {

@@ -424,7 +424,28 @@ int lb_options_open_backend(const LbRunSettings *o, LbBackend **be, uint64_t *bu
         return LB_EXIT_FAILURE;
     }
     *budget = free_bytes - headroom;
+    /* a --mem-limit the GPU cannot give is refused, as --device cpu refuses one above the host's
+     * memory: capped, meta.csv would record a limit the sweep never had (one taken from a
+     * resumed meta.csv is held to the budget recorded beside it instead) */
+    if (o->mem_limit > *budget && (o->given & (UINT64_C(1) << LB_SET_MEM_LIMIT))) {
+        lb_options_refuse_mem_limit(o->mem_limit, *budget, free_bytes, "free memory", headroom, "this GPU");
+        lb_backend_close(*be);
+        *be = NULL;
+        return LB_EXIT_USAGE;
+    }
     if (o->mem_limit && o->mem_limit < *budget)
         *budget = o->mem_limit;
     return 0;
+}
+
+void lb_options_refuse_mem_limit(uint64_t mem_limit, uint64_t room, uint64_t memory, const char *memory_kind,
+                                 uint64_t headroom, const char *where)
+{
+    char w[32], r[32], f[32], h[32];
+    lb_format_size(mem_limit, w, sizeof w);
+    lb_format_size(room, r, sizeof r);
+    lb_format_size(memory, f, sizeof f);
+    lb_format_size(headroom, h, sizeof h);
+    (void)lb_usage_error("invalid argument \"%s\" for --mem-limit: should be at most %s on %s, its %s (%s) less the headroom (%s; see --headroom)",
+                         w, r, where, memory_kind, f, h);
 }

@@ -376,6 +376,7 @@ static void bad_input(void)
         {"--product-efficiency", "0", "--product-efficiency"},
         {"--copy-efficiency", "1.5", "--copy-efficiency"},
         {"--launch-us", "-1", "--launch-us"},
+        {"--mem-limit", "100G", "for --mem-limit: should be at most"}, /* the H100 SXM has 80 GB */
     };
     char out[4200];
     snprintf(out, sizeof out, "%s/bad", scratch);
