@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -245,6 +246,25 @@ static void note_skipped(const LbRunSettings *s)
     }
 }
 
+/* A resume keeps raw.csv's rows and adds its own: each kept row must be a cell these settings
+ * produce, or the result holds a row that no setting of its meta.csv stands for (the grids leave
+ * it out, speedups.csv and compare may not). Refused, not dropped: the row may be a measurement
+ * someone put there on purpose, and only they can say where it belongs. A raw.csv that does not
+ * read is the engine's to report, as before. */
+static int check_resumed_rows(const LbRunSettings *s, const char *dir)
+{
+    char path[4096], why[512];
+    lb_path_join_buf(path, sizeof path, dir, "raw.csv");
+    size_t line = 0, count = 0;
+    struct stat st;
+    if (stat(path, &st) != 0 || lb_sweep_raw_foreign(s, path, &line, &count, why, sizeof why) != LB_OK || count == 0) {
+        lb_error_clear();
+        return 0;
+    }
+    return lb_usage_error("invalid argument \"%s\" for --resume: %s line %zu: %s (%zu such row%s): should hold only rows of the sweep its meta.csv describes",
+                          dir, path, line, why, count, count == 1 ? "" : "s");
+}
+
 /* The settings, complete, consistent with each other, whatever machine runs them: 0, or exit 2
  * after the one-line message. */
 static int check_settings(LbRunSettings *s, SweepFlags *f)
@@ -297,6 +317,8 @@ static int validate(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t *res
                 lb_projection_names[s->projection & 3]);
     if (f->resume && (rc = lb_run_settings_compare(s, meta, &problem)) != 0)
         return resume_refusal(rc, &problem, f->resume);
+    if (f->resume && (rc = check_resumed_rows(s, f->resume)) != 0)
+        return rc;
     return lb_options_check_host_memory(s);
 }
 

@@ -427,15 +427,31 @@ static int parse_row(const char *path, size_t line, char **fs, LbRawModelName na
 
 #undef BAD
 
+static int read_rows(const char *path, LbRawModelName name_fn, void *ctx, LbCellResult **rows, size_t **lines,
+                     size_t *count);
+
 int lb_raw_read(const char *path, LbCellResult **rows, size_t *count)
 {
-    return lb_raw_read_named(path, table_model, NULL, rows, count);
+    return read_rows(path, table_model, NULL, rows, NULL, count);
+}
+
+int lb_raw_read_lines(const char *path, LbCellResult **rows, size_t **lines, size_t *count)
+{
+    return read_rows(path, table_model, NULL, rows, lines, count);
 }
 
 int lb_raw_read_named(const char *path, LbRawModelName name_fn, void *ctx, LbCellResult **rows, size_t *count)
 {
+    return read_rows(path, name_fn, ctx, rows, NULL, count);
+}
+
+static int read_rows(const char *path, LbRawModelName name_fn, void *ctx, LbCellResult **rows, size_t **lines,
+                     size_t *count)
+{
     *rows = NULL;
     *count = 0;
+    if (lines)
+        *lines = NULL;
     LbCsvTable t;
     int rc = lb_csv_read_file(path, 1, &t);
     if (rc != LB_OK)
@@ -471,6 +487,15 @@ int lb_raw_read_named(const char *path, LbRawModelName name_fn, void *ctx, LbCel
             free(r);
             goto out;
         }
+    }
+    if (lines && t.rows > 1) {
+        if (!(*lines = malloc((t.rows - 1) * sizeof **lines))) {
+            free(r);
+            rc = LB_FAIL(LB_ERR_NOMEM, "out of memory reading %s", path);
+            goto out;
+        }
+        for (size_t i = 1; i < t.rows; i++)
+            (*lines)[i - 1] = t.line[i];
     }
     *rows = r;
     *count = t.rows - 1;

@@ -69,6 +69,8 @@ int lb_raw_layout_has_energy(const LbRawWriter *w);
  * ignored. LB_ERR_IO when the file cannot be read, LB_ERR_FORMAT (naming the line and column)
  * when it is not what lb_raw_append writes. */
 int lb_raw_read(const char *path, LbCellResult **rows, size_t *count);
+/* lb_raw_read, and the file's line of each row (malloc'd, *count of them; NULL when none). */
+int lb_raw_read_lines(const char *path, LbCellResult **rows, size_t **lines, size_t *count);
 
 /* How a model column reads when it does not hold the model table's names (bench/peer's rows,
  * reports/peer_dir.h): the model of the table whose work row `row` (0 for the first after the
