@@ -8,13 +8,16 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "attn/paths.h"
 #include "attn/status.h"
 #include "cmd/commands.h"
 #include "reports/compare.h"
 #include "reports/compare_peer.h"
 #include "reports/compare_predicted.h"
 #include "reports/peer_dir.h"
+#include "reports/settings.h"
 #include "reports/sweep_dir.h"
+#include "reports/sweep_engine.h"
 
 void lb_help_compare(FILE *out)
 {
@@ -70,6 +73,26 @@ static int exit_for(const char *dir, int rc)
     return LB_EXIT_FAILURE;
 }
 
+/* raw.csv rows that meta.csv's settings did not produce (a resume of a linbench that kept them, a
+ * hand-edited file): one note, so a comparison that leaves them out, or shows them, does not pass
+ * in silence. No note where the settings do not read (a meta.csv from before a setting). */
+static void note_foreign_rows(const LbSweepDir *d)
+{
+    LbRunSettings s;
+    LbSettingProblem p;
+    if (lb_run_settings_init(&s) != LB_OK)
+        return;
+    char path[4096], why[512];
+    size_t line = 0, count = 0;
+    if (lb_run_settings_take(&s, &d->meta, &p) == 0 && lb_path_join_buf(path, sizeof path, d->dir, "raw.csv") == 0 &&
+        lb_sweep_raw_foreign(&s, path, &line, &count, why, sizeof why) == LB_OK && count > 0)
+        fprintf(stderr, "linbench: note: %s line %zu: %s (%zu such row%s): rows its meta.csv's settings did not produce\n",
+                path, line, why, count, count == 1 ? "" : "s");
+    lb_setting_problem_free(&p);
+    lb_run_settings_free(&s);
+    lb_error_clear();
+}
+
 static int load(const char *dir, LbSweepDir *s)
 {
     lb_error_clear();
@@ -79,6 +102,7 @@ static int load(const char *dir, LbSweepDir *s)
         return exit_for(dir, rc);
     if (s->raw_cut_line)
         lb_warn_cut_row(dir, s->raw_cut_line);
+    note_foreign_rows(s);
     return LB_EXIT_OK;
 }
 

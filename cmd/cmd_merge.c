@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "attn/status.h"
 #include "cmd/commands.h"
@@ -37,7 +38,8 @@ void lb_help_merge(FILE *out)
           "  -h, --help   this help\n\n"
           "Exit codes: 0 done (complete or not); 1 a file could not be written, or OUT is in use;\n"
           "2 bad input (a part that is missing or not a sweep's, or whose raw.csv or meta.csv\n"
-          "does not read, parts that disagree, OUT not usable), nothing written.\n",
+          "does not read, a part given twice, parts that disagree, OUT not usable), nothing\n"
+          "written.\n",
           out);
 }
 
@@ -135,13 +137,14 @@ int lb_cmd_merge(int argc, char **argv)
         return rc;
 
     LbSweepDir *parts = calloc(count, sizeof *parts);
+    struct stat *ids = calloc(count, sizeof *ids); /* each part's device and inode */
     const char **keys = malloc((LB_SET_RECORDED + 1) * sizeof *keys);
     LbCellResult *rows = NULL;
     size_t nrows = 0, loaded = 0, nkeys = 0;
     char *command = NULL;
     LbMeta meta;
     memset(&meta, 0, sizeof meta);
-    if (!parts || !keys) {
+    if (!parts || !keys || !ids) {
         rc = lb_runtime_error(LB_FAIL(LB_ERR_NOMEM, "out of memory"));
         goto out;
     }
@@ -152,6 +155,18 @@ int lb_cmd_merge(int argc, char **argv)
             rc = lb_usage_error("invalid argument \"%s\" for merge: %s: should be a directory written by linbench sweep", dir, why);
             goto out;
         }
+        /* by inode, not by spelling: "runs/a" and "./runs/a/" (or a link to it) are one part, whose
+         * rows would pass the merge's own check, agreeing with themselves */
+        struct stat st;
+        memset(&st, 0, sizeof st);
+        if (stat(dir, &st) == 0)
+            for (size_t p = 0; p < loaded; p++)
+                if (ids[p].st_dev == st.st_dev && ids[p].st_ino == st.st_ino) {
+                    rc = lb_usage_error("invalid argument \"%s\" for merge: it is the directory of part %zu (\"%s\"): should be each part once",
+                                        dir, p + 1, dirs[p]);
+                    goto out;
+                }
+        ids[loaded] = st;
         lb_error_clear();
         int lrc = lb_sweep_dir_load(dir, &parts[loaded]);
         if (lrc != LB_OK) {
@@ -236,6 +251,7 @@ out:
     for (size_t p = 0; p < loaded && parts; p++)
         lb_sweep_dir_free(&parts[p]);
     free(parts);
+    free(ids);
     free(keys);
     free(rows);
     free(command);

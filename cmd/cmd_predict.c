@@ -188,9 +188,18 @@ int lb_cmd_predict(int argc, char **argv)
         rc = lb_options_check_grid(&s, f.k_text ? f.k_text : lb_settings[LB_SET_K].def);
     if (rc == 0)
         rc = pick_card(&s, &f, &card);
+    if (rc == 0 && (s.given & (UINT64_C(1) << LB_SET_MEM_LIMIT))) { /* refused as a sweep on the card refuses it */
+        const uint64_t headroom = lb_run_settings_headroom(&s, card.memory_bytes);
+        const uint64_t room = card.memory_bytes > headroom ? card.memory_bytes - headroom : 0;
+        if (s.mem_limit > room) {
+            lb_options_refuse_mem_limit(s.mem_limit, room, card.memory_bytes, "memory", headroom, card.label);
+            rc = LB_EXIT_USAGE;
+        }
+    }
     if (rc != 0)
         goto out;
     lb_options_note_unread(s.given, s.models); /* --chunk without the chunked model ... */
+    lb_options_note_no_ratio(s.models); /* --models standard alone */
     if (!f.out) {
         lb_outdir_default(default_dir, sizeof default_dir);
         f.out = default_dir;

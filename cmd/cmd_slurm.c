@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,11 +27,12 @@ void lb_help_slurm(FILE *out)
           "                           (resumes DIR/shard-I when a requeued task finds it)\n"
           "  DIR/slurm/merge.sbatch   linbench merge DIR/merged DIR/shard-0 ... DIR/shard-(N-1)\n"
           "and prints the commands that submit them. SWEEP FLAGS are passed on as given (see\n"
-          "linbench sweep --help; not --out, --resume, --force or --shard).\n\n"
+          "linbench sweep --help; not --out, --resume, --force or --shard), once sweep's own\n"
+          "checks accept them.\n\n"
           "  --shards N       how many shards, 1 to 4096\n"
           "  -o, --out DIR    where the shards, the merge and the scripts go\n"
           "  --partition P    #SBATCH --partition (letters, digits and . _ - , : only)\n"
-          "  --time T         #SBATCH --time, e.g. 04:00:00 (same characters)\n"
+          "  --time T         #SBATCH --time: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S or UNLIMITED\n"
           "  --account A      #SBATCH --account (same characters)\n"
           "  --submit         run the two sbatch commands (sbatch must be on PATH)\n"
           "  -h, --help       this help\n\n"
@@ -68,6 +70,30 @@ static int sbatch_word(const char *s)
         if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.,:", *s))
             return 0;
     return 1;
+}
+
+/* A time limit as sbatch --time reads it: minutes, minutes:seconds, hours:minutes:seconds,
+ * days-hours, days-hours:minutes, days-hours:minutes:seconds, or no limit. */
+static int slurm_time(const char *s)
+{
+    if (strcasecmp(s, "UNLIMITED") == 0 || strcasecmp(s, "INFINITE") == 0)
+        return 1;
+    const char *dash = strchr(s, '-');
+    int parts = 0, days = dash != NULL;
+    for (const char *p = s; *p;) {
+        size_t digits = strspn(p, "0123456789");
+        if (digits == 0)
+            return 0;
+        p += digits;
+        parts++;
+        if (*p == '-' && (p != dash || parts != 1))
+            return 0;
+        if (*p == '-' || *p == ':')
+            p++;
+        if (*p == '\0' && (p[-1] == ':' || p[-1] == '-'))
+            return 0;
+    }
+    return days ? parts <= 4 : parts <= 3;
 }
 
 /* Our own flag at argv[*i] ("--name V" or "--name=V"): its value, advancing *i; NULL if not it. */
@@ -252,6 +278,23 @@ int lb_cmd_slurm(int argc, char **argv)
     for (int i = 0; i < 3 && rc == 0; i++)
         if (values[i] && !sbatch_word(values[i]))
             rc = lb_usage_error("invalid argument \"%s\" for --%s: should be letters, digits and . _ - , : only", values[i], names[i]);
+    if (rc == 0 && time_limit && !slurm_time(time_limit))
+        rc = lb_usage_error("invalid argument \"%s\" for --time: should be a Slurm time limit: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S or UNLIMITED (such as 04:00:00)",
+                            time_limit);
+    /* flags the tasks' sweep would refuse once queued, maybe hours later, are refused here as
+     * sweep refuses them (on a copy: getopt may reorder what it reads) */
+    if (rc == 0) {
+        char **sweep_argv = calloc((size_t)nflags + 2, sizeof *sweep_argv);
+        if (sweep_argv) {
+            sweep_argv[0] = "sweep";
+            memcpy(sweep_argv + 1, flags, (size_t)nflags * sizeof *flags);
+            rc = lb_sweep_check_flags(nflags + 1, sweep_argv);
+            free(sweep_argv);
+        } else {
+            fprintf(stderr, "linbench: out of memory checking the sweep's flags\n");
+            rc = LB_EXIT_FAILURE;
+        }
+    }
     if (rc == 0)
         rc = lb_outdir_check_length(out, "--out");
     char sbatch[PATH_MAX + 8];

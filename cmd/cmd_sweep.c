@@ -265,6 +265,55 @@ static void note_skipped(const LbRunSettings *s)
     }
 }
 
+/* A resume keeps raw.csv's rows and adds its own: each kept row must be a cell these settings
+ * produce, or the result holds a row that no setting of its meta.csv stands for (the grids leave
+ * it out, speedups.csv and compare may not). Refused, not dropped: the row may be a measurement
+ * someone put there on purpose, and only they can say where it belongs. A raw.csv that does not
+ * read is the engine's to report, as before. */
+static int check_resumed_rows(const LbRunSettings *s, const char *dir)
+{
+    char path[4096], why[512];
+    lb_path_join_buf(path, sizeof path, dir, "raw.csv");
+    size_t line = 0, count = 0;
+    struct stat st;
+    if (stat(path, &st) != 0 || lb_sweep_raw_foreign(s, path, &line, &count, why, sizeof why) != LB_OK || count == 0) {
+        lb_error_clear();
+        return 0;
+    }
+    return lb_usage_error("invalid argument \"%s\" for --resume: %s line %zu: %s (%zu such row%s): should hold only rows of the sweep its meta.csv describes",
+                          dir, path, line, why, count, count == 1 ? "" : "s");
+}
+
+/* The settings, complete, consistent with each other, whatever machine runs them: 0, or exit 2
+ * after the one-line message. */
+static int check_settings(LbRunSettings *s, SweepFlags *f)
+{
+    int rc;
+    if (!f->k_text)
+        f->k_text = lb_settings[LB_SET_K].def;
+    if ((rc = lb_options_check_grid(s, f->k_text)) != 0)
+        return rc;
+    if ((s->gpus_all || s->ngpus) && s->device != LB_DEVICE_CUDA)
+        return lb_usage_error("--gpus needs --device cuda: should be left out with --device cpu");
+    if ((s->gpus_all || s->ngpus) && (s->given & (UINT64_C(1) << LB_SET_GPU)))
+        return lb_usage_error("--gpu and --gpus cannot be used together: should be --gpus LIST alone");
+    return 0;
+}
+
+int lb_sweep_check_flags(int argc, char **argv)
+{
+    LbRunSettings s;
+    if (lb_run_settings_init(&s) != LB_OK)
+        return lb_runtime_error(LB_ERR_NOMEM);
+    SweepFlags f;
+    memset(&f, 0, sizeof f);
+    int rc = parse_flags(argc, argv, &s, &f);
+    if (rc == 0)
+        rc = check_settings(&s, &f);
+    lb_run_settings_free(&s);
+    return rc;
+}
+
 static int validate(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t *resumed_budget)
 {
     LbSettingProblem problem;
@@ -277,14 +326,8 @@ static int validate(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t *res
         if (!(s->given & (UINT64_C(1) << LB_SET_K)))
             f->k_text = lb_settings_meta_value(meta, LB_SET_K);
     }
-    if (!f->k_text)
-        f->k_text = lb_settings[LB_SET_K].def;
-    if ((rc = lb_options_check_grid(s, f->k_text)) != 0)
+    if ((rc = check_settings(s, f)) != 0)
         return rc;
-    if ((s->gpus_all || s->ngpus) && s->device != LB_DEVICE_CUDA)
-        return lb_usage_error("--gpus needs --device cuda: should be left out with --device cpu");
-    if ((s->gpus_all || s->ngpus) && (s->given & (UINT64_C(1) << LB_SET_GPU)))
-        return lb_usage_error("--gpu and --gpus cannot be used together: should be --gpus LIST alone");
     note_skipped(s);
     if (s->projection != 0) /* Table 3's files are the linear Linformer's, which this sweep replaced */
         fprintf(stderr, "linbench: note: --projection %s measures linformer-%s in linformer's place: Table 3's grids "
@@ -293,6 +336,8 @@ static int validate(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t *res
                 lb_projection_names[s->projection & 3]);
     if (f->resume && (rc = lb_run_settings_compare(s, meta, &problem)) != 0)
         return resume_refusal(rc, &problem, f->resume);
+    if (f->resume && (rc = check_resumed_rows(s, f->resume)) != 0)
+        return rc;
     return lb_options_check_host_memory(s);
 }
 
@@ -689,6 +734,7 @@ static int run_gpus(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t resu
     /* Every worker's report, then one budget for all: the smallest, so every cell is measured as
      * on the GPU with the least free memory, and a resume keeps the first run's. */
     uint64_t budget = UINT64_MAX;
+    int least = 0; /* the worker whose GPU set the budget */
     for (int i = 0; i < ngpus && rc == 0; i++) {
         if (read_all(w[i].up, &rep[i], sizeof rep[i]) != 1) {
             fprintf(stderr, "linbench: the worker on GPU %d ended before opening it\n", w[i].gpu);
@@ -709,11 +755,20 @@ static int run_gpus(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t resu
                 rc = LB_EXIT_FAILURE;
             } else if (rep[i].free_bytes - headroom < budget) {
                 budget = rep[i].free_bytes - headroom;
+                least = i;
             }
         }
     }
     if (rc != 0)
         goto stop_workers;
+    if (s->mem_limit > budget && (s->given & (UINT64_C(1) << LB_SET_MEM_LIMIT))) { /* as one GPU refuses it */
+        char where[32];
+        snprintf(where, sizeof where, "GPU %d", w[least].gpu);
+        lb_options_refuse_mem_limit(s->mem_limit, budget, rep[least].free_bytes, "free memory",
+                                    lb_run_settings_headroom(s, rep[least].total_bytes), where);
+        rc = LB_EXIT_USAGE;
+        goto stop_workers;
+    }
     if (s->mem_limit && s->mem_limit < budget)
         budget = s->mem_limit;
     if (f->resume) {
@@ -859,6 +914,7 @@ int lb_cmd_sweep(int argc, char **argv)
     if (rc != 0)
         goto out;
     lb_options_note_unread(s.given, s.models); /* --chunk without the chunked model ... */
+    lb_options_note_no_ratio(s.models); /* --models standard alone */
 
     if (s.gpus_all || s.ngpus) {
         rc = run_gpus(&s, &f, &meta, resumed_budget, argc, argv);

@@ -26,6 +26,10 @@ typedef struct LbCommand {
 
 int lb_cmd_sweep(int argc, char **argv);
 void lb_help_sweep(FILE *out);
+/* sweep's flags (argv[0] "sweep") checked as sweep checks them before it writes anything, bar
+ * what only the machine that runs it can say (its memory, --resume's directory): for linbench
+ * slurm, whose scripts run the sweep elsewhere. 0, or the exit code after the one-line message. */
+int lb_sweep_check_flags(int argc, char **argv);
 int lb_cmd_run(int argc, char **argv);
 void lb_help_run(FILE *out);
 int lb_cmd_check(int argc, char **argv);

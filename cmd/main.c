@@ -38,6 +38,8 @@ int main(int argc, char **argv)
     }
     const char *name = argv[1];
     if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0) {
+        if (argc > 2)
+            return lb_usage_error("unexpected argument \"%s\" for %s: it takes none", argv[2], name);
         printf("linbench %s (git %s)\n", LB_VERSION, LB_GIT_REVISION);
         return finish_output(LB_EXIT_OK);
     }

@@ -9,6 +9,7 @@
 #include "attn/sizes.h"
 #include "attn/status.h"
 #include "cmd/commands.h"
+#include "reports/speedups.h"
 
 void lb_options_fill(struct option *opts, size_t count, unsigned command)
 {
@@ -177,6 +178,29 @@ void lb_options_note_unread(uint64_t given, unsigned models)
         fprintf(stderr, "linbench: note: --%s has no effect on %s: only %s %s it\n", flag, unread, readers,
                 strchr(readers, ' ') ? "read" : "reads");
     }
+}
+
+void lb_options_note_no_ratio(unsigned models)
+{
+    int measured[LB_MODEL_COUNT];
+    LbSpeedupPair pairs[LB_SPEEDUP_PAIRS_MAX];
+    for (int m = 0; m < LB_MODEL_COUNT; m++)
+        measured[m] = (int)(models >> m & 1);
+    if (lb_speedup_pairs(measured, pairs) > 0)
+        return;
+    /* the list as --models takes it, and the model table's baselines */
+    char given[256] = "", baselines[128] = "";
+    for (int m = 0; m < LB_MODEL_COUNT; m++) {
+        const char *name = lb_model_name((LbModelKind)m);
+        size_t used = strlen(given);
+        if (models >> m & 1)
+            snprintf(given + used, sizeof given - used, "%s%s", used ? "," : "", name);
+        used = strlen(baselines);
+        if (lb_model_baseline((LbModelKind)m) > 0)
+            snprintf(baselines + used, sizeof baselines - used, "%s%s", used ? ", " : "", name);
+    }
+    fprintf(stderr, "linbench: note: --models %s forms no ratio: a speedup needs a baseline (%s) and another model, so every speedup grid will be NA (raw.csv still holds each cell); add one, such as --models standard,linformer\n",
+            given, baselines);
 }
 
 /* Help text with its "{models}" replaced by the model table's names ("{k}" prints nothing here:
@@ -400,7 +424,28 @@ int lb_options_open_backend(const LbRunSettings *o, LbBackend **be, uint64_t *bu
         return LB_EXIT_FAILURE;
     }
     *budget = free_bytes - headroom;
+    /* a --mem-limit the GPU cannot give is refused, as --device cpu refuses one above the host's
+     * memory: capped, meta.csv would record a limit the sweep never had (one taken from a
+     * resumed meta.csv is held to the budget recorded beside it instead) */
+    if (o->mem_limit > *budget && (o->given & (UINT64_C(1) << LB_SET_MEM_LIMIT))) {
+        lb_options_refuse_mem_limit(o->mem_limit, *budget, free_bytes, "free memory", headroom, "this GPU");
+        lb_backend_close(*be);
+        *be = NULL;
+        return LB_EXIT_USAGE;
+    }
     if (o->mem_limit && o->mem_limit < *budget)
         *budget = o->mem_limit;
     return 0;
+}
+
+void lb_options_refuse_mem_limit(uint64_t mem_limit, uint64_t room, uint64_t memory, const char *memory_kind,
+                                 uint64_t headroom, const char *where)
+{
+    char w[32], r[32], f[32], h[32];
+    lb_format_size(mem_limit, w, sizeof w);
+    lb_format_size(room, r, sizeof r);
+    lb_format_size(memory, f, sizeof f);
+    lb_format_size(headroom, h, sizeof h);
+    (void)lb_usage_error("invalid argument \"%s\" for --mem-limit: should be at most %s on %s, its %s (%s) less the headroom (%s; see --headroom)",
+                         w, r, where, memory_kind, f, h);
 }

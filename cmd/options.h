@@ -56,6 +56,11 @@ void lb_options_help_k(FILE *out);
  * The flag is accepted all the same (and recorded); the note says it changed nothing. */
 void lb_options_note_unread(uint64_t given, unsigned models);
 
+/* One note on stderr when the models of `models` (bit 1u << kind) form no pair of speedups.csv
+ * (a baseline and another model): the sweep still measures each cell, but every speedup grid
+ * will be NA. */
+void lb_options_note_no_ratio(unsigned models);
+
 /* The memory this process can still have (bytes): the least of MemAvailable, the cgroup's
  * limit less its usage, and RLIMIT_AS / RLIMIT_DATA less what the process already maps; `what`
  * names the one that bound it. -1 when none can be read. */
@@ -67,9 +72,16 @@ int lb_host_memory_available(uint64_t *bytes, const char **what);
 int lb_options_check_host_memory(const LbRunSettings *o);
 
 /* Open the chosen backend. On failure prints one line and returns LB_EXIT_FAILURE (LB_EXIT_USAGE
- * for a --gpu this machine does not have). The memory budget is the device's free memory, or
- * --mem-limit if smaller (METHOD.md). */
+ * for a --gpu this machine does not have, or a --mem-limit given above its free memory less the
+ * headroom). The memory budget is the device's free memory less the headroom, or --mem-limit if
+ * smaller (METHOD.md). */
 int lb_options_open_backend(const LbRunSettings *o, LbBackend **be, uint64_t *budget);
+
+/* The one line refusing a --mem-limit above what a GPU (`where`: "this GPU", "GPU 2", a card's
+ * name) can give, `room`: its `memory` ("free memory", or for a card predicted "memory") less the
+ * headroom. */
+void lb_options_refuse_mem_limit(uint64_t mem_limit, uint64_t room, uint64_t memory, const char *memory_kind,
+                                 uint64_t headroom, const char *where);
 
 /* Help text: the space-separated words on lines of at most `width` columns, the first line going
  * on from `column` (already reached), the next ones indented to `indent`. */

@@ -434,23 +434,41 @@ static int parse_row(const char *path, size_t line, char **fs, LbRawModelName na
 
 #undef BAD
 
+/* Every reader of raw.csv: rows, and where asked each row's line and the line of a cut-off last
+ * row (0 when the file ends in a newline). */
+static int read_rows(const char *path, LbRawModelName name_fn, void *ctx, LbCellResult **rows, size_t **lines,
+                     size_t *count, size_t *cut_line);
+
 int lb_raw_read(const char *path, LbCellResult **rows, size_t *count)
 {
-    return lb_raw_read_named(path, table_model, NULL, rows, count, NULL);
+    return read_rows(path, table_model, NULL, rows, NULL, count, NULL);
+}
+
+int lb_raw_read_lines(const char *path, LbCellResult **rows, size_t **lines, size_t *count)
+{
+    return read_rows(path, table_model, NULL, rows, lines, count, NULL);
 }
 
 int lb_raw_read_cut(const char *path, LbCellResult **rows, size_t *count, size_t *cut_line)
 {
-    return lb_raw_read_named(path, table_model, NULL, rows, count, cut_line);
+    return read_rows(path, table_model, NULL, rows, NULL, count, cut_line);
 }
 
 int lb_raw_read_named(const char *path, LbRawModelName name_fn, void *ctx, LbCellResult **rows, size_t *count,
                       size_t *cut_line)
 {
+    return read_rows(path, name_fn, ctx, rows, NULL, count, cut_line);
+}
+
+static int read_rows(const char *path, LbRawModelName name_fn, void *ctx, LbCellResult **rows, size_t **lines,
+                     size_t *count, size_t *cut_line)
+{
     *rows = NULL;
     *count = 0;
     if (cut_line)
         *cut_line = 0;
+    if (lines)
+        *lines = NULL;
     LbCsvTable t;
     int rc = lb_csv_read_file(path, 1, &t);
     if (rc != LB_OK)
@@ -488,6 +506,15 @@ int lb_raw_read_named(const char *path, LbRawModelName name_fn, void *ctx, LbCel
             free(r);
             goto out;
         }
+    }
+    if (lines && t.rows > 1) {
+        if (!(*lines = malloc((t.rows - 1) * sizeof **lines))) {
+            free(r);
+            rc = LB_FAIL(LB_ERR_NOMEM, "out of memory reading %s", path);
+            goto out;
+        }
+        for (size_t i = 1; i < t.rows; i++)
+            (*lines)[i - 1] = t.line[i];
     }
     *rows = r;
     *count = t.rows - 1;

@@ -72,6 +72,8 @@ int lb_raw_read(const char *path, LbCellResult **rows, size_t *count);
 /* lb_raw_read, and in *cut_line the number of that ignored final line (a sweep killed mid-row,
  * a copy cut off), 0 when the file ends in a newline, so that a reader can say a cell is gone. */
 int lb_raw_read_cut(const char *path, LbCellResult **rows, size_t *count, size_t *cut_line);
+/* lb_raw_read, and the file's line of each row (malloc'd, *count of them; NULL when none). */
+int lb_raw_read_lines(const char *path, LbCellResult **rows, size_t **lines, size_t *count);
 
 /* How a model column reads when it does not hold the model table's names (bench/peer's rows,
  * reports/peer_dir.h): the model of the table whose work row `row` (0 for the first after the

@@ -479,7 +479,7 @@ const LbSetting lb_settings[LB_SET_COUNT] = {
                       parse_chunk, print_chunk},
     [LB_SET_K_SCHEDULE] = {"k-schedule", "S", "k_schedule", "k per layer", LINFORMER,
                            "the Linformer's k per layer: uniform; halve (k, k/2, k/4 on the\nlayers' thirds); or a comma list of one factor in (0, 1] per layer;\nk below the cell's rounded up to a multiple of 8. The grid's k is\nthe first layer's",
-                           "uniform", NULL, "uniform", BOTH, 1, parse_k_schedule, print_k_schedule},
+                           "uniform", NULL, "uniform", PLANNED, 1, parse_k_schedule, print_k_schedule},
     [LB_SET_DEVICE] = {"device", "D", "device", "device", DEVICE, "cuda or cpu; cpu is the plain-C reference", "cuda",
                        NULL, NULL, BOTH, 1, parse_device, print_device},
     [LB_SET_MEM_LIMIT] = {"mem-limit", "SIZE", "mem_limit", "memory limit", DEVICE,
@@ -507,7 +507,7 @@ const LbSetting lb_settings[LB_SET_COUNT] = {
                      NULL, "", NULL, LB_FOR_SWEEP, 0, parse_gpus, print_gpus},
     [LB_SET_PROJECTION] = {"projection", "P", NULL, "projection", LINFORMER,
                            "linear, mean, max or conv: the Linformer's compression of keys and\nvalues (E and F, mean or max pooling, or a depthwise convolution over\nwindows of n/k); P other than linear measures the model linformer-P\nin linformer's place",
-                           "linear", NULL, NULL, BOTH, 0, parse_projection, print_projection},
+                           "linear", NULL, NULL, PLANNED, 0, parse_projection, print_projection},
 };
 
 int lb_run_settings_init(LbRunSettings *s)
@@ -563,6 +563,10 @@ int lb_run_settings_finish(LbRunSettings *s, char *msg, size_t size)
 {
     if (s->model.sharing == LB_SHARE_NONE && !(s->given & (UINT64_C(1) << LB_SET_ORDER)))
         s->model.order = LB_ORDER_LATE; /* per-head projections only exist in the late order */
+    if ((s->given & (UINT64_C(1) << LB_SET_GPU)) && s->device != LB_DEVICE_CUDA) {
+        snprintf(msg, size, "--gpu needs --device cuda: should be left out with --device cpu");
+        return -1;
+    }
     if (s->tf32 && s->model.dtype != LB_DTYPE_FP32) {
         snprintf(msg, size, "--tf32 applies to --dtype fp32 only: should be used with --dtype fp32");
         return -1;

@@ -119,8 +119,8 @@ int lb_setting_by_flag(const char *flag);
 /* --projection's values: linear is the linformer model, each other P the model linformer-P. */
 extern const char *const lb_projection_names[4];
 
-/* What depends on several settings: --order defaults to late with --sharing none; --tf32 needs
- * --dtype fp32; --projection P other than linear replaces linformer by linformer-P in --models
+/* What depends on several settings: --order defaults to late with --sharing none; --gpu needs
+ * --device cuda; --tf32 needs --dtype fp32; --projection P other than linear replaces linformer by linformer-P in --models
  * (sweep) or --model (run). 0, or -1 with the message (one line,
  * naming the flags) in msg. */
 int lb_run_settings_finish(LbRunSettings *s, char *msg, size_t size);

@@ -99,6 +99,89 @@ int lb_sweep_shard_assign(const LbSweepCell *cells, size_t count, int shards, in
     return LB_OK;
 }
 
+/* What of row r the settings do not hold, into why; 0 when it is one of cells (shard_of: each
+ * cell's shard). */
+static int foreign(const LbRunSettings *s, const LbSweepCell *cells, size_t ncells, const int *shard_of,
+                   const LbCellResult *r, char *why, size_t size)
+{
+    const int has_k = lb_model_has_k(r->model);
+    for (size_t c = 0; c < ncells; c++) {
+        if (cells[c].model != r->model || cells[c].n != r->n || (has_k && cells[c].k != r->k))
+            continue;
+        if (shard_of[c] == s->shard_index)
+            return 0;
+        char cell[96], k[32] = "";
+        if (has_k)
+            snprintf(k, sizeof k, " k=%lld", (long long)r->k);
+        snprintf(cell, sizeof cell, "%s n=%lld%s", lb_model_name(r->model), (long long)r->n, k);
+        snprintf(why, size, "%s is a cell of shard %d/%d, not of meta.csv's shard %d/%d", cell, shard_of[c],
+                 s->shard_count, s->shard_index, s->shard_count);
+        return 1;
+    }
+    LbSettingId id = LB_SET_COUNT;
+    long long value = 0;
+    if (!(s->models >> r->model & 1))
+        id = LB_SET_MODELS;
+    for (size_t i = 0; id == LB_SET_COUNT && i <= s->nn; i++)
+        if (i == s->nn) {
+            id = LB_SET_N;
+            value = (long long)r->n;
+        } else if (s->n[i] == r->n) {
+            break;
+        }
+    for (size_t j = 0; id == LB_SET_COUNT && has_k && j <= s->nk; j++)
+        if (j == s->nk) {
+            id = LB_SET_K;
+            value = (long long)r->k;
+        } else if (s->k[j] == r->k) {
+            break;
+        }
+    if (id == LB_SET_COUNT) { /* its n and k are the grid's, and the model has no cell there */
+        snprintf(why, size, "%s has no cell at n %lld, k %lld", lb_model_name(r->model), (long long)r->n,
+                 (long long)r->k);
+        return 1;
+    }
+    char *list = lb_setting_text(s, id);
+    if (id == LB_SET_MODELS)
+        snprintf(why, size, "model %s is not in meta.csv's %s (%s)", lb_model_name(r->model), lb_settings[id].key,
+                 list ? list : "?");
+    else
+        snprintf(why, size, "%s %lld is not in meta.csv's %s (%s)", lb_settings[id].flag, value, lb_settings[id].key,
+                 list ? list : "?");
+    free(list);
+    return 1;
+}
+
+int lb_sweep_raw_foreign(const LbRunSettings *s, const char *raw_path, size_t *line, size_t *how_many, char *why,
+                         size_t size)
+{
+    LbCellResult *rows = NULL;
+    size_t *lines = NULL, count = 0, ncells = 0;
+    LbSweepCell *cells = NULL;
+    int *shard_of = NULL;
+    *how_many = 0;
+    *line = 0;
+    int rc = lb_raw_read_lines(raw_path, &rows, &lines, &count);
+    if (rc == LB_OK)
+        rc = lb_sweep_cells(s, &cells, &ncells);
+    if (rc == LB_OK)
+        rc = lb_sweep_shard_assign(cells, ncells, s->shard_count ? s->shard_count : 1, &shard_of);
+    for (size_t i = 0; rc == LB_OK && i < count; i++) {
+        char one[512];
+        if (!foreign(s, cells, ncells, shard_of, &rows[i], one, sizeof one))
+            continue;
+        if ((*how_many)++ == 0) {
+            *line = lines[i];
+            snprintf(why, size, "%s", one);
+        }
+    }
+    free(rows);
+    free(lines);
+    free(cells);
+    free(shard_of);
+    return rc;
+}
+
 const char *lb_sweep_outcome_name(LbSweepOutcome o)
 {
     switch (o) {

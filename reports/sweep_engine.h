@@ -50,6 +50,13 @@ double lb_sweep_cell_cost(const LbSweepCell *c);
 /* The shard (0 .. shards-1) of every cell, into a malloc'd array. LB_OK or LB_ERR_NOMEM. */
 int lb_sweep_shard_assign(const LbSweepCell *cells, size_t count, int shards, int **shard_of);
 
+/* The rows of raw.csv at raw_path that the settings did not produce (none of their cells, or
+ * another shard's): *how_many of them, the first on *line, `why` saying what of it the settings
+ * do not hold ("n 1000 is not in meta.csv's n_list (512,1024)"). LB_OK (with *how_many 0 when
+ * every row is the settings'), or lb_raw_read's error. */
+int lb_sweep_raw_foreign(const LbRunSettings *s, const char *raw_path, size_t *line, size_t *how_many, char *why,
+                         size_t size);
+
 /* The backend's quick check as meta.csv records it (check, check_max_rel_error, check_seed). */
 typedef struct LbSweepCheck {
     int ran;    /* 0: skipped (--no-check) */

@@ -9,6 +9,7 @@
  *     have (LB_EMU_MEMORY_HIDDEN) makes the arena's allocation fail and the batch search bisect
  *     down; a cuBLAS call that cannot get its own memory (LB_EMU_BLAS_ALLOC) makes the
  *     verification pass step down; both end in an ok cell at a smaller batch, never ERR;
+ *   - a --mem-limit above the device's free memory less the headroom: exit 2, nothing written;
  *   - a memory budget too small for the calibration (--mem-limit 16M and 32M: less than the
  *     32 MiB cuBLAS workspace and a product) does not fail the sweep: exit 0, the cells measured
  *     (OOM: they need the workspace too), meta.csv's calibration skipped with a note naming the
@@ -191,6 +192,43 @@ static void check_headroom(const char *scratch)
     lb_run_free(&r);
 }
 
+/* A --mem-limit above the 512 MiB device's free memory less the 256 MiB headroom is refused as
+ * --device cpu refuses one above the host's memory: exit 2, one line naming --mem-limit and the
+ * most it may be, nothing on stdout, no directory; capped in silence, meta.csv would record a
+ * limit the sweep never had. */
+static void check_mem_limit(const char *scratch)
+{
+    char out[512];
+    snprintf(out, sizeof out, "%s/mem-limit-1G", scratch);
+    char *run[] = {(char *)bin, "run", "--device", "cuda", TINY, "--n", "64", "--mem-limit", "1G", "--max-batch", "1",
+                   "--cell-time", "1", "--no-check", NULL};
+    char *sweep[] = {(char *)bin, "sweep", "--device", "cuda", TINY, "--n", "64", "--k", "16", "--mem-limit", "1G",
+                     "--max-batch", "1", "--cell-time", "1", "--no-check", "-q", "--out", out, NULL};
+    char **cases[] = {run, sweep};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        LbRun r = lb_run(cases[i]);
+        lb_check(r.code == 2 && lb_lines(r.err) == 1 && strstr(r.err, "for --mem-limit: should be at most 256 MiB") &&
+                     r.out[0] == '\0',
+                 "%s --mem-limit 1G on a 512 MiB device: exit 2, one line naming --mem-limit and 256 MiB (%d): %s%s",
+                 cases[i][1], r.code, r.err, r.out);
+        lb_run_free(&r);
+    }
+    lb_check(!lb_exists(out), "sweep --mem-limit 1G leaves no directory");
+    /* within it: taken, and recorded as the budget */
+    snprintf(out, sizeof out, "%s/mem-limit-64M", scratch); /* sweep's --out points at it */
+    for (char **a = sweep; *a; a++)
+        if (strcmp(*a, "1G") == 0)
+            *a = "64M";
+    LbRun r = lb_run(sweep);
+    char *limit = lb_emu_meta_value(out, "mem_limit"), *budget = lb_emu_meta_value(out, "memory_budget_bytes");
+    lb_check(r.code == 0 && strcmp(limit, "67108864") == 0 && strcmp(budget, "67108864") == 0,
+             "sweep --mem-limit 64M: exit %d, mem_limit \"%s\", budget \"%s\" (want 64 MiB each)\n%s", r.code, limit,
+             budget, r.err);
+    free(limit);
+    free(budget);
+    lb_run_free(&r);
+}
+
 static void check_step_down(const char *scratch)
 {
     /* 40 MiB: the 32 MiB cuBLAS workspace and about 8 MiB of model and activations. */
@@ -246,6 +284,7 @@ int main(int argc, char **argv)
     check_sweep(scratch);
     check_dump(scratch);
     check_headroom(scratch);
+    check_mem_limit(scratch);
     check_step_down(scratch);
     check_calibration_budget(scratch);
     return lb_test_finish("test_cli_emu");

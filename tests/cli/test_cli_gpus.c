@@ -5,8 +5,8 @@
  *     peak bytes);
  *   - the whole sweep (parent and workers, one process group) SIGKILLed in the middle, then
  *     --resume: every cell measured exactly once, meta.csv complete;
- *   - --gpus 0,5 with three devices, and GPUs of two models (LB_EMU_OTHER_MODEL): exit 2, one
- *     line, nothing written.
+ *   - --gpus 0,5 with three devices, GPUs of two models (LB_EMU_OTHER_MODEL), and a --mem-limit
+ *     above their free memory less the headroom: exit 2, one line, nothing written.
  * Usage: test_cli_gpus PATH-TO-LINBENCH-ON-THE-EMULATOR */
 #include <stdlib.h>
 
@@ -191,12 +191,14 @@ static void check_kill_resume(const char *scratch, const Row *one, int none)
     free(st);
 }
 
-/* exit 2, one line on stderr containing `words`, no directory */
-static void check_refused(const char *scratch, const char *tag, const char *gpus, const char *words)
+/* exit 2, one line on stderr containing `words`, no directory (flag and value: one more, or NULL) */
+static void check_refused(const char *scratch, const char *tag, const char *gpus, const char *words, const char *flag,
+                          const char *value)
 {
     char dir[512];
     snprintf(dir, sizeof dir, "%s/%s", scratch, tag);
-    char *argv[] = {(char *)bin, "sweep", "--device", "cuda", "--gpus", (char *)gpus, TINY, "--out", dir, NULL};
+    char *argv[] = {(char *)bin, "sweep",    "--device", "cuda",        "--gpus",       (char *)gpus, TINY,
+                    "--out",     dir,        (char *)flag, (char *)value, NULL};
     LbRun r = lb_run(argv);
     lb_check(r.code == 2 && lb_lines(r.err) == 1 && strstr(r.err, words) && !lb_exists(dir),
              "%s: exit %d, %d lines, directory %s: should be exit 2, one line with \"%s\", none\n%s", tag, r.code,
@@ -214,9 +216,11 @@ int main(int argc, char **argv)
     check_all(scratch, one, &none);
     check_kill_resume(scratch, one, none);
     check_breakdown(scratch);
-    check_refused(scratch, "missing", "0,5", "no GPU 5");
+    check_refused(scratch, "missing", "0,5", "no GPU 5", NULL, NULL);
+    /* 512 MiB devices less the 256 MiB headroom: a 1 GiB limit is refused, not capped */
+    check_refused(scratch, "mem-limit", "all", "for --mem-limit: should be at most 256 MiB", "--mem-limit", "1G");
     setenv("LB_EMU_OTHER_MODEL", "2", 1);
-    check_refused(scratch, "two-models", "all", "one model");
+    check_refused(scratch, "two-models", "all", "one model", NULL, NULL);
     unsetenv("LB_EMU_OTHER_MODEL");
     return lb_test_finish("test_cli_gpus");
 }

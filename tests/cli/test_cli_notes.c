@@ -3,6 +3,8 @@
  *   - given to a run or sweep where no model reads them, each is still accepted (exit 0) and
  *     one note on stderr names the flag, the models it did not change and the ones that read it;
  *     a flag some model of the sweep reads gets none;
+ *   - a sweep of models that form no ratio (standard alone, or no baseline) runs (exit 0) with one
+ *     note that every speedup grid will be NA;
  *   - run --help and sweep --help say what k is and which k each model takes, from the model
  *     table (lb_model_k_meaning, lb_model_k_range): the Performer's m > n among them.
  * Usage: test_cli_notes PATH-TO-LINBENCH */
@@ -151,6 +153,14 @@ int main(int argc, char **argv)
     check_sweep(scratch, "k-unread", g, 6, 1, k_sweep);
     char *h[] = {"--models", "standard,chunked,performer", "--n", "32", "--k", "8", "--chunk", "16"};
     check_sweep(scratch, "all-read", h, 8, 0, NULL);
+
+    /* models that form no ratio: measured all the same, with one note that every speedup is NA */
+    static const char *const alone[] = {"--models standard forms no ratio", "NA", NULL};
+    char *i[] = {"--models", "standard", "--n", "32"};
+    check_sweep(scratch, "standard-alone", i, 4, 1, alone);
+    static const char *const no_baseline[] = {"--models linformer forms no ratio", "NA", NULL};
+    char *j[] = {"--models", "linformer", "--n", "32", "--k", "8"};
+    check_sweep(scratch, "no-baseline", j, 6, 1, no_baseline);
 
     check_help("run");
     check_help("sweep");

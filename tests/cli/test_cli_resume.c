@@ -1,7 +1,7 @@
 /* linbench sweep --resume: a sweep stopped by Ctrl-C (exit 130, finished cells kept, grids
  * written) or by kill -9 (at most the cell in progress lost), then resumed, ends with the same set
  * of cells, each once, as an uninterrupted run; --resume refuses settings that contradict
- * meta.csv (exit 2). Usage: test_cli_resume PATH-TO-LINBENCH */
+ * meta.csv, and raw.csv rows they did not produce (exit 2). Usage: test_cli_resume PATH-TO-LINBENCH */
 #include <string.h>
 #include <time.h>
 
@@ -185,6 +185,80 @@ static void resume_keeps_settings(const char *scratch)
     free(meta_after);
 }
 
+/* A copy of the first row of dir/raw.csv for `model`, its field `field` (1 n, 2 k) set to value,
+ * appended to the file; returns the line it went on. */
+static int append_changed(const char *dir, const char *model, int field, const char *value)
+{
+    char path[600], prefix[64];
+    snprintf(path, sizeof path, "%s/raw.csv", dir);
+    snprintf(prefix, sizeof prefix, "\n%s,", model);
+    char *s = lb_slurp(path), *row = s ? strstr(s, prefix) : NULL;
+    if (!row)
+        return -1;
+    row++;
+    *strchr(row, '\n') = '\0';
+    char *at = row;
+    for (int i = 0; i < field; i++)
+        at = strchr(at, ',') + 1;
+    FILE *f = fopen(path, "a");
+    if (f) {
+        fprintf(f, "%.*s%s%s\n", (int)(at - row), row, value, strchr(at, ','));
+        fclose(f);
+    }
+    free(s);
+    s = lb_slurp(path); /* the appended row is its last line */
+    const int lines = s ? lb_lines(s) : -1;
+    free(s);
+    return lines;
+}
+
+/* raw.csv rows the resumed settings did not produce (an n or a k not in meta.csv's lists) are
+ * not kept by a resume: exit 2, one line naming the file, the line and the setting, nothing
+ * changed; compare still reads the directory and says so in a note. */
+static void resume_refuses_foreign_rows(const char *scratch)
+{
+    char dir[512], path[600];
+    snprintf(dir, sizeof dir, "%s/foreign", scratch);
+    snprintf(path, sizeof path, "%s/raw.csv", dir);
+    char *first[] = {(char *)bin, "sweep", CAPPED, "--out", dir, NULL};
+    LbRun r = lb_run(first);
+    lb_check(r.code == 0, "sweep to add rows to exits 0 (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    keep_lines(path, 4);
+    static const struct {
+        const char *model;
+        int field;
+        const char *value, *words;
+    } cases[] = {{"standard", 1, "48", "n 48 is not in meta.csv's n_list (32,64,128,256)"},
+                 {"linformer", 2, "12", "k 12 is not in meta.csv's k_list (8,16)"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        keep_lines(path, 4);
+        const int line = append_changed(dir, cases[i].model, cases[i].field, cases[i].value);
+        char where[700];
+        snprintf(where, sizeof where, "%s line %d: %s", path, line, cases[i].words);
+        char *before = lb_slurp(path);
+        r = resume(dir, NULL, NULL);
+        lb_check(r.code == 2 && strstr(r.err, where) && lb_lines(r.err) == 1,
+                 "--resume of a raw.csv with a %s row of another %s: exit 2, one line naming \"%s\" (%d): %s",
+                 cases[i].model, cases[i].field == 1 ? "n" : "k", where, r.code, r.err);
+        lb_run_free(&r);
+        char *after = lb_slurp(path);
+        lb_check(before && after && strcmp(before, after) == 0, "the refused resume left raw.csv as it was");
+        free(before);
+        free(after);
+        char *cmp[] = {(char *)bin, "compare", dir, NULL};
+        r = lb_run(cmp);
+        lb_check(r.code == 0 && strstr(r.err, "linbench: note: ") && strstr(r.err, where) && lb_lines(r.err) == 1,
+                 "compare of it: exit 0 and one note naming \"%s\" (%d): %s", where, r.code, r.err);
+        lb_run_free(&r);
+    }
+    keep_lines(path, 4); /* without them the resume goes on */
+    r = resume(dir, NULL, NULL);
+    lb_check(r.code == 0 && data_rows(dir) == 12, "the resume of its own rows exits 0 with 12 rows (%d, %d): %s", r.code,
+             data_rows(dir), r.err);
+    lb_run_free(&r);
+}
+
 int main(int argc, char **argv)
 {
     lb_test_init("test_cli_resume");
@@ -268,5 +342,6 @@ int main(int argc, char **argv)
     lb_run_free(&r);
 
     resume_keeps_settings(scratch);
+    resume_refuses_foreign_rows(scratch);
     return lb_test_finish("test_cli_resume");
 }

@@ -2,7 +2,9 @@
  * as the table prints it, taken back by --resume, and a flag that contradicts it refused naming
  * the flag; every flag of the table in --help; --models, --chunk and a k axis with no cell
  * refusing bad input with one line naming the flag and what it accepts; --models choosing and
- * ordering the cells; the command list of every message from the command table.
+ * ordering the cells; every model flag of sweep taken by run, predict and slurm; --gpu refused
+ * with --device cpu; the command list of every message from the command table, and --version
+ * refusing what follows it.
  * Usage: test_cli_settings PATH-TO-LINBENCH */
 #include <string.h>
 
@@ -57,6 +59,51 @@ static void help_lists_every_flag(void)
     }
 }
 
+/* Every model flag of sweep (a setting sweep takes outside the headings of the grid, the device
+ * and the timing: the model's shape and each model's own) is taken by run, predict (whose help
+ * promises the sweep's model) and slurm (whose tasks run the sweep): given with a value other
+ * than its default, each exits 0, and slurm's script passes it on. */
+static void model_flags_everywhere(const char *scratch)
+{
+    static const char *const unrecorded[LB_SET_COUNT - LB_SET_RECORDED] = {
+        [LB_SET_PROJECTION - LB_SET_RECORDED] = "mean",
+    };
+    for (int id = 0; id < LB_SET_COUNT; id++) {
+        const LbSetting *e = &lb_settings[id];
+        if (!(e->commands & LB_FOR_SWEEP) || strcmp(e->group, lb_settings[LB_SET_N].group) == 0 ||
+            strcmp(e->group, lb_settings[LB_SET_DEVICE].group) == 0 || strcmp(e->group, lb_settings[LB_SET_SEED].group) == 0)
+            continue;
+        const char *value = id < LB_SET_RECORDED ? other[id] : unrecorded[id - LB_SET_RECORDED];
+        char flag[64], dir[600], script[700];
+        snprintf(flag, sizeof flag, "--%s", e->flag);
+        if (!lb_check(value || !e->arg, "the test has a value for %s", flag))
+            continue;
+        char *v = e->arg ? (char *)value : NULL; /* a switch ends the command line */
+        snprintf(dir, sizeof dir, "%s/model-flag-%s", scratch, e->flag);
+        char *run[] = {(char *)bin, "run", "--device", "cpu", "--no-check", "--layers", "1", "--d-model", "16", "--heads",
+                       "2", "--ffn", "32", "--vocab", "100", "--dtype", "fp32", "--model", "linformer", "--n", "32", "--k",
+                       "8", "--mem-limit", "8M", "--max-batch", "1", "--cell-time", "1", flag, v, NULL};
+        char *predict[] = {(char *)bin, "predict", "--spec", "tflops=100,bw=1000,mem=16G", "--layers", "1", "--d-model",
+                           "16", "--heads", "2", "--ffn", "32", "--vocab", "100", "--dtype", "fp32", "--n", "32", "--k",
+                           "8", "-q", "--out", dir, flag, v, NULL};
+        char *slurm[] = {(char *)bin, "slurm", "--device", "cpu", "--layers", "1", "--d-model", "16", "--heads", "2",
+                         "--ffn", "32", "--vocab", "100", "--dtype", "fp32", "--n", "32", "--k", "8", "--shards", "1",
+                         "--out", script, flag, v, NULL};
+        snprintf(script, sizeof script, "%s-slurm", dir);
+        char **cases[] = {run, predict, slurm};
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            LbRun r = lb_run(cases[c]);
+            lb_check(r.code == 0, "%s takes sweep's %s %s: exit %d\n%s", cases[c][1], flag, v ? v : "", r.code, r.err);
+            lb_run_free(&r);
+        }
+        strcat(script, "/slurm/sweep.sbatch");
+        char *text = lb_slurp(script), want[200];
+        snprintf(want, sizeof want, " %s%s%s ", flag, v ? " " : "", v ? v : "");
+        lb_check(text && strstr(text, want), "slurm's sweep.sbatch passes \"%s\" on", want);
+        free(text);
+    }
+}
+
 static void commands_from_the_table(void)
 {
     char names[256];
@@ -70,6 +117,12 @@ static void commands_from_the_table(void)
     r = lb_run(help);
     lb_check(r.code == 2 && strstr(r.err, names) && lb_lines(r.err) == 1, "help frobnicate lists the table's (%s): %s", names,
              r.err);
+    lb_run_free(&r);
+    /* --version takes nothing after it */
+    char *version[] = {(char *)bin, "--version", "extra", NULL};
+    r = lb_run(version);
+    lb_check(r.code == 2 && strstr(r.err, "extra") && strstr(r.err, "--version") && lb_lines(r.err) == 1 && !r.out[0],
+             "--version extra: exit 2, one line naming both, nothing on stdout (%d): %s%s", r.code, r.err, r.out);
     lb_run_free(&r);
     char *list[] = {(char *)bin, "--help", NULL};
     r = lb_run(list);
@@ -122,6 +175,24 @@ static void bad_models_and_chunk(const char *scratch)
                      r.err);
             lb_run_free(&r);
         }
+}
+
+/* --gpu picks a CUDA device: with --device cpu it means nothing, and is refused naming both. */
+static void gpu_needs_cuda(const char *scratch)
+{
+    char out[600];
+    snprintf(out, sizeof out, "%s/gpu-on-cpu", scratch);
+    char *run[] = {(char *)bin, "run", "--gpu", "3", "--device", "cpu", "--n", "32", NULL};
+    char *sweep[] = {(char *)bin, "sweep", SMALL, "--gpu", "3", "--n", "32", "--k", "8", "--out", out, NULL};
+    char **cases[] = {run, sweep};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        LbRun r = lb_run(cases[i]);
+        lb_check(r.code == 2 && strstr(r.err, "--gpu") && strstr(r.err, "--device cpu") && lb_lines(r.err) == 1 &&
+                     !r.out[0] && !lb_exists(out),
+                 "%s --gpu 3 --device cpu: exit 2, one line naming both, nothing written (%d): %s", cases[i][1], r.code,
+                 r.err);
+        lb_run_free(&r);
+    }
 }
 
 /* Every recorded setting given (none at its default), written to meta.csv as the table prints
@@ -280,6 +351,8 @@ int main(int argc, char **argv)
     const char *scratch = lb_scratch_dir("cli-settings");
     help_lists_every_flag();
     commands_from_the_table();
+    model_flags_everywhere(scratch);
+    gpu_needs_cuda(scratch);
     bad_models_and_chunk(scratch);
     round_trip(scratch);
     sweep_of(scratch, "standard", "standard-only");

@@ -4,7 +4,8 @@
  * complete merged result; the out directory has a space in it, for the quoting. --submit calls a
  * stand-in sbatch (a shell script on PATH that records its arguments and prints a job id) twice,
  * the second with the first's id as dependency; without sbatch on PATH it says so (exit 1).
- * Bad input is refused (exit 2, nothing written). No real Slurm. Usage: test_cli_slurm PATH */
+ * Bad input is refused (exit 2, nothing written): its own flags, a --time sbatch would refuse, and
+ * sweep flags the tasks' sweep would. No real Slurm. Usage: test_cli_slurm PATH */
 #include <limits.h>
 #include <string.h>
 
@@ -161,7 +162,9 @@ int main(int argc, char **argv)
     free(saved);
 
     /* bad input */
-    static const char *const bad[][2] = {{"--shards", "0"}, {"--shards", "x"}, {"--shard", "1/2"}, {"--partition", "a b"}};
+    static const char *const bad[][2] = {{"--shards", "0"},    {"--shards", "x"},     {"--shard", "1/2"},
+                                         {"--partition", "a b"}, {"--time", "xyz"},   {"--time", "1:2:3:4"},
+                                         {"--n", "abc"},         {"--layers", "0"},   {"--frobnicate", "1"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char *b[] = {(char *)bin, "slurm", "--shards", "2", "--out", nodir, (char *)bad[i][0], (char *)bad[i][1], NULL};
         r = lb_run(b);

@@ -1,7 +1,8 @@
 /* linbench predict end to end (issue 22): the roofline's time of a hand-worked cell; the batches of
  * the sweep's own plan under the sweep's own headroom, and equal to a real CPU sweep's under the
  * same budget; the files read back through libcsv and round-tripped through compare and plot;
- * OOM cells for a card too small; and bad input: one line on stderr, exit 2, nothing written.
+ * the Linformer's --k-schedule and --projection honoured; OOM cells for a card too small; and bad
+ * input: one line on stderr, exit 2, nothing written.
  * Usage: test_cli_predict PATH-TO-LINBENCH */
 #include <math.h>
 #include <stdio.h>
@@ -296,6 +297,58 @@ static void round_trip(void)
     lb_run_free(&r);
 }
 
+/* The Linformer's flags a sweep takes, predict takes and its roofline honours: --k-schedule halve
+ * (k, k/2, k/4 on the layers' thirds) predicts less time for the linformer cell than uniform, the
+ * standard cell unchanged, and meta.csv records it; --projection mean predicts linformer-mean in
+ * linformer's place. */
+static void model_flags(void)
+{
+    static const char *const how[][2] = {{"--k-schedule", "uniform"}, {"--k-schedule", "halve"}, {"--projection", "mean"}};
+    LbCellResult *rows[3] = {NULL, NULL, NULL};
+    size_t count[3] = {0, 0, 0};
+    for (int i = 0; i < 3; i++) {
+        char out[4200], dir[32];
+        snprintf(dir, sizeof dir, "model-flags-%d", i);
+        snprintf(out, sizeof out, "%s/%s", scratch, dir);
+        char *argv[] = {bin,       "predict", "--spec",   "tflops=100,bw=1000,mem=16G", "--layers", "3",
+                        "--d-model", "64",    "--heads",  "4",  "--ffn",  "128", "--vocab",  "100",  "--n",  "1024",
+                        "--k",     "256",     "--max-batch", "1", "-q", (char *)how[i][0], (char *)how[i][1], "--out", out, NULL};
+        LbRun r = lb_run(argv);
+        lb_check(r.code == 0, "predict %s %s: exit 0 (%d): %s", how[i][0], how[i][1], r.code, r.err);
+        lb_run_free(&r);
+        rows[i] = read_rows(dir, &count[i]);
+    }
+    LbModelKind mean;
+    const LbCellResult *su = find(rows[0], count[0], LB_MODEL_STANDARD, 1024, 0),
+                       *sh = find(rows[1], count[1], LB_MODEL_STANDARD, 1024, 0),
+                       *lu = find(rows[0], count[0], LB_MODEL_LINFORMER, 1024, 256),
+                       *lh = find(rows[1], count[1], LB_MODEL_LINFORMER, 1024, 256);
+    if (lb_check(su && sh && lu && lh, "uniform and halve: a standard and a linformer cell each")) {
+        /* the plan's peak is the first layer's, whose k halve keeps (and layerwise sharing sizes
+         * the one projection by it): no less memory, but less time */
+        lb_check(lh->planned_bytes <= lu->planned_bytes && lh->median_ms < lu->median_ms,
+                 "--k-schedule halve: linformer plans no more memory (%lld <= %lld) and predicts less time (%g < %g ms)",
+                 (long long)lh->planned_bytes, (long long)lu->planned_bytes, lh->median_ms, lu->median_ms);
+        lb_check(sh->planned_bytes == su->planned_bytes && sh->median_ms == su->median_ms,
+                 "--k-schedule halve leaves standard as it was");
+    }
+    char path[4200];
+    path_in(path, sizeof path, "model-flags-1", "meta.csv");
+    LbMeta meta;
+    memset(&meta, 0, sizeof meta);
+    if (lb_check(lb_meta_read(path, &meta) == 0, "halve's meta.csv reads back")) {
+        const char *v = lb_meta_get(&meta, "k_schedule");
+        lb_check(v && strcmp(v, "halve") == 0, "meta.csv k_schedule is halve (%s)", v ? v : "none");
+        lb_meta_free(&meta);
+    }
+    if (lb_check(lb_model_parse("linformer-mean", &mean) == 0, "the model table has linformer-mean"))
+        lb_check(count[2] == 2 && find(rows[2], count[2], mean, 1024, 256) &&
+                     !find(rows[2], count[2], LB_MODEL_LINFORMER, 1024, 256),
+                 "--projection mean: linformer-mean predicted in linformer's place (%zu rows)", count[2]);
+    for (int i = 0; i < 3; i++)
+        free(rows[i]);
+}
+
 /* A card with less memory than one sequence needs: OOM cells, as a sweep writes them. */
 static void too_small(void)
 {
@@ -328,6 +381,7 @@ static void bad_input(void)
         {"--product-efficiency", "0", "--product-efficiency"},
         {"--copy-efficiency", "1.5", "--copy-efficiency"},
         {"--launch-us", "-1", "--launch-us"},
+        {"--mem-limit", "100G", "for --mem-limit: should be at most"}, /* the H100 SXM has 80 GB */
     };
     char out[4200];
     snprintf(out, sizeof out, "%s/bad", scratch);
@@ -387,6 +441,7 @@ int main(int argc, char **argv)
     hand_worked_cell();
     same_batches_as_a_sweep();
     round_trip();
+    model_flags();
     too_small();
     bad_input();
     card_limits_line();
