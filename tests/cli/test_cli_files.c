@@ -110,6 +110,28 @@ static void repeated_stop(const char *scratch)
     }
 }
 
+/* Whether dir holds anything of the run whose only n was 48: a row or a grid line. */
+static int holds_old(const char *dir)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/raw.csv", dir);
+    LbCellResult *rows = NULL;
+    size_t count = 0;
+    int old = 0;
+    if (lb_raw_read(path, &rows, &count) == 0)
+        for (size_t i = 0; i < count; i++)
+            old |= rows[i].n == 48;
+    free(rows);
+    static const char *const grids[] = {"time_speedup.csv", "memory_speedup.csv", "energy_speedup.csv"};
+    for (size_t g = 0; g < sizeof grids / sizeof grids[0]; g++) {
+        snprintf(path, sizeof path, "%s/%s", dir, grids[g]);
+        char *text = lb_slurp(path);
+        old |= text && strstr(text, "\n48,") != NULL;
+        free(text);
+    }
+    return old;
+}
+
 /* Defect 5: --force removes the old grids before its first row. */
 static void force_clears(const char *scratch)
 {
@@ -133,54 +155,10 @@ static void force_clears(const char *scratch)
     kill(pid, SIGKILL);
     r = lb_wait(pid);
     lb_run_free(&r);
-    char path[600];
-    snprintf(path, sizeof path, "%s/time_speedup.csv", dir);
-    LbGrid g;
-    int old = 0;
-    if (lb_exists(path) && lb_grids_read(dir, &g) == 0) {
-        for (size_t i = 0; i < g.rows; i++)
-            old |= g.n[i] == 48;
-        lb_grid_free(&g);
-    }
-    lb_check(!old, "a killed --force sweep leaves none of the old run's grids");
-    snprintf(path, sizeof path, "%s/raw.csv", dir);
-    LbCellResult *rows = NULL;
-    size_t count = 0;
-    int any_old = 0;
-    if (lb_raw_read(path, &rows, &count) == 0)
-        for (size_t i = 0; i < count; i++)
-            any_old |= rows[i].n == 48;
-    free(rows);
-    lb_check(!any_old, "nor its rows");
-    snprintf(path, sizeof path, "%s/energy_speedup.csv", dir);
-    char *energy = lb_slurp(path);
-    lb_check(!energy || !strstr(energy, "\n48,"), "nor its energy grid (%s)", energy ? energy : "none");
-    free(energy);
+    lb_check(!holds_old(dir), "a killed --force sweep leaves none of the old run's rows or grids");
     char *cmd = sc_meta(dir, "command_line");
     lb_check(cmd && strstr(cmd, "--force"), "meta.csv is the forced run's (%s)", cmd ? cmd : "none");
     free(cmd);
-}
-
-/* Whether dir holds anything of the run whose only n was 48: a row or a grid line. */
-static int holds_old(const char *dir)
-{
-    char path[600];
-    snprintf(path, sizeof path, "%s/raw.csv", dir);
-    LbCellResult *rows = NULL;
-    size_t count = 0;
-    int old = 0;
-    if (lb_raw_read(path, &rows, &count) == 0)
-        for (size_t i = 0; i < count; i++)
-            old |= rows[i].n == 48;
-    free(rows);
-    static const char *const grids[] = {"time_speedup.csv", "memory_speedup.csv", "energy_speedup.csv"};
-    for (size_t g = 0; g < sizeof grids / sizeof grids[0]; g++) {
-        snprintf(path, sizeof path, "%s/%s", dir, grids[g]);
-        char *text = lb_slurp(path);
-        old |= text && strstr(text, "\n48,") != NULL;
-        free(text);
-    }
-    return old;
 }
 
 /* --force killed at the two instants that matter, 10 times each: as the first old file goes, and

@@ -82,6 +82,17 @@ static inline int fx_sweep_dir(const char *dir, const LbCellResult *rows, size_t
     lb_meta_set(&m, "ffn", "%d", 3072);
     lb_meta_set(&m, "sharing", "%s", "layerwise");
     lb_meta_set(&m, "order", "%s", "early");
+    /* the models of the rows, besides the default pair, so that no row reads as foreign */
+    char models[512] = "standard,linformer";
+    for (size_t i = 0; i < count; i++) {
+        const char *name = lb_model_name(rows[i].model);
+        char padded[600], have[600];
+        snprintf(padded, sizeof padded, ",%s,", name);
+        snprintf(have, sizeof have, ",%s,", models);
+        if (!strstr(have, padded) && strlen(models) + strlen(name) + 2 < sizeof models)
+            strcat(strcat(models, ","), name);
+    }
+    lb_meta_set(&m, "models", "%s", models);
     lb_meta_set(&m, "n_list", "%s", n_list);
     lb_meta_set(&m, "k_list", "%s", k_list);
     if (snprintf(path, sizeof path, "%s/meta.csv", dir) >= (int)sizeof path) {
