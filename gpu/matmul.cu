@@ -40,11 +40,11 @@
  * Where cuBLASLt finds no algorithm for a shape (heuristic returns none), linear falls back to
  * cublasGemmEx_64 plus the bias (and GELU) kernel.
  *
- * Algorithm choice: the heuristic's first algorithm is a guess, and not always a good one (the
- * Q/K/V product of an H100 reference run reached 76% of its roofline with it, issue 31). So the
- * heuristic is asked for up to kCandidates, and on a shape's first use (LbBackend.autotune, on
- * unless --no-autotune) each is timed on the call's own operands, a warm-up call and then
- * kTimedCalls calls apiece, the minimum kept, and the fastest stays in the cache entry. A shape's
+ * Algorithm choice: the heuristic ranks algorithms by a model of the GPU, not by running them, and
+ * its first can be well short of the fastest of its candidates. So it is asked for up to
+ * kCandidates, and on a shape's first use (LbBackend.autotune, on unless --no-autotune) each is
+ * timed on the call's own operands, a warm-up call and then kTimedCalls calls apiece, the minimum
+ * kept, and the fastest stays in the cache entry. A shape's
  * first use is the warm-up pass of attn/measure.c (the batch search only allocates), so no timed
  * pass includes the tuning; the breakdown's timed pass runs the batch the cell's passes ran, after
  * a one-sequence pass that tunes its own shapes. Every candidate accumulates in fp32 (the
