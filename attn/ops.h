@@ -27,6 +27,7 @@ extern "C" {
 #endif
 
 typedef struct LbBackend LbBackend;
+struct LbMatmulTuning;
 
 /* One strided-batched product, row-major:
  *   for i in [0, batch): C_i (m x n) = alpha * op(A_i) (m x kdim) * op(B_i) (kdim x n)
@@ -188,7 +189,25 @@ typedef struct LbOps {
      * schedule's smaller k per layer). The sum in fp32 or wider. k must divide n. */
     int (*depthwise_conv_seq)(LbBackend *be, const void *x, int64_t ld_x, const void *wt, void *y, int64_t ld_y,
                               int64_t batch, int64_t n, int64_t k, int64_t channels);
+
+    /* --- what the backend chose for its products (meta.csv's matmul_tuning) --------------- */
+    /* The algorithm choices linear made so far, over the backend's life (LbMatmulTuning). NULL
+     * where a backend has no choice to make (the CPU reference). */
+    int (*matmul_tuning)(LbBackend *be, struct LbMatmulTuning *out);
 } LbOps;
+
+/* linear's algorithm choices (LbBackend.autotune): each product shape with more than one
+ * candidate algorithm is timed on its first use, every candidate on the call's own operands, and
+ * the fastest kept. */
+typedef struct LbMatmulTuning {
+    int64_t shapes;     /* shapes timed over several candidates (a shape evicted from the cache and
+                         * met again counts again) */
+    int64_t kept_first; /* of those, where the heuristic's first algorithm was the fastest */
+    double gain;        /* the largest first_ms / best_ms of a shape; 1 with none */
+    double first_ms, best_ms; /* that shape's call with the heuristic's first and with the fastest */
+    int host_clock;     /* the times are the emulated device's host clock (gpu/emu): the choice runs,
+                         * but they are no GPU's figures */
+} LbMatmulTuning;
 
 /* pool_seq's modes. */
 typedef enum LbPoolMode { LB_POOL_MEAN = 0, LB_POOL_MAX = 1 } LbPoolMode;
@@ -207,6 +226,10 @@ struct LbBackend {
     size_t workspace_bytes; /* scratch taken from every arena (cuBLAS workspace), 0 on CPU */
     size_t alignment;       /* arena alignment in bytes (power of two) */
     int tf32;               /* fp32 products may use TF32 (--tf32) */
+    /* linear times each shape's candidate algorithms on first use and keeps the fastest; 0
+     * (--no-autotune): the heuristic's first. Set by the caller after open; the CPU reference
+     * ignores it. */
+    int autotune;
 };
 
 /* Scratch bytes favor_features takes for the keys of `groups` groups of n rows: an fp32 maximum

@@ -35,6 +35,8 @@ void lb_help_check(FILE *out)
           "  --gpu N             CUDA device index, 0 to 1023 (default 0)\n"
           "  --dtype T           check only fp16, bf16 or fp32 (default all three)\n"
           "  --tf32              check fp32 with TF32 products too\n"
+          "  --no-autotune       check linear with cuBLASLt's first heuristic algorithm, as\n"
+          "                      sweep --no-autotune runs it, instead of the fastest by timing\n"
           "  --quick             the quick check sweep and run do: few shapes, one forward per model\n"
           "  --seed N            seed of the random data, >= 0 (default a new one each run, printed)\n"
           "  -h, --help          this help\n\n"
@@ -179,14 +181,15 @@ int lb_quick_check(LbBackend *be, const LbModelConfig *model, LbCheckResult *res
 
 int lb_cmd_check(int argc, char **argv)
 {
-    enum { OPT_DEVICE = 1000, OPT_GPU, OPT_DTYPE, OPT_TF32, OPT_QUICK, OPT_SEED };
+    enum { OPT_DEVICE = 1000, OPT_GPU, OPT_DTYPE, OPT_TF32, OPT_QUICK, OPT_SEED, OPT_NO_AUTOTUNE };
     static const struct option longopts[] = {
         {"device", required_argument, NULL, OPT_DEVICE}, {"gpu", required_argument, NULL, OPT_GPU},
         {"dtype", required_argument, NULL, OPT_DTYPE},   {"tf32", no_argument, NULL, OPT_TF32},
         {"quick", no_argument, NULL, OPT_QUICK},         {"seed", required_argument, NULL, OPT_SEED},
+        {"no-autotune", no_argument, NULL, OPT_NO_AUTOTUNE},
         {"help", no_argument, NULL, 'h'},                {NULL, 0, NULL, 0},
     };
-    int cuda = 1, gpu = 0, tf32 = 0, quick = 0, only = 0, c;
+    int cuda = 1, gpu = 0, tf32 = 0, quick = 0, only = 0, autotune = 1, c;
     LbDtype only_dtype = LB_DTYPE_FP32;
     int64_t seed = -1;
     optind = 0;
@@ -212,6 +215,7 @@ int lb_cmd_check(int argc, char **argv)
             break;
         case OPT_TF32: tf32 = 1; break;
         case OPT_QUICK: quick = 1; break;
+        case OPT_NO_AUTOTUNE: autotune = 0; break;
         case OPT_SEED:
             if (lb_parse_int64(optarg, 0, INT64_MAX, &seed))
                 return lb_usage_error("invalid argument \"%s\" for --seed: should be a non-negative integer", optarg);
@@ -259,6 +263,7 @@ int lb_cmd_check(int argc, char **argv)
             rc = lb_open_error(orc);
             break;
         }
+        be->autotune = autotune;
         if (i == 0) {
             print_environment(be, cuda, plan.seed);
             printf("%-14s %-5s %-48s %10s %9s  %s\n", "operation", "dtype", "shape", "rel error", "threshold", "result");

@@ -536,6 +536,7 @@ static void worker_main(const LbRunSettings *s, const SweepFlags *f, const LbSwe
     LbBackend *be = NULL;
     rep->rc = lb_cuda_backend_open(gpu, s->model.dtype, s->tf32, &be);
     if (rep->rc == LB_OK) {
+        be->autotune = s->autotune;
         size_t free_bytes = 0, total = 0;
         lb_sweep_device_describe(be, &rep->dev);
         rep->rc = be->ops->mem_info(be, &free_bytes, &total);

@@ -405,6 +405,7 @@ int lb_options_open_backend(const LbRunSettings *o, LbBackend **be, uint64_t *bu
     rc = lb_cuda_backend_open(o->gpu, o->model.dtype, o->tf32, be);
     if (rc != LB_OK)
         return lb_open_error(rc);
+    (*be)->autotune = o->autotune;
     size_t free_bytes = 0, total = 0;
     rc = (*be)->ops->mem_info(*be, &free_bytes, &total);
     if (rc != LB_OK) {

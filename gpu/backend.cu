@@ -635,6 +635,7 @@ static const LbOps lb_cuda_ops = {
     lb_cuda_energy_j,
     lb_cuda_pool_seq_op,
     lb_cuda_depthwise_conv_seq_op,
+    lb_cuda_matmul_tuning,
 };
 
 #define LB_CUDA_GRID_CAP_DEFAULT (1u << 30) /* gridDim.x allows 2^31 - 1 */
@@ -748,6 +749,7 @@ extern "C" int lb_cuda_backend_open(int index, LbDtype dtype, int tf32, LbBacken
     be->workspace_bytes = LB_CUDA_WORKSPACE_BYTES;
     be->alignment = LB_CUDA_ALIGNMENT;
     be->tf32 = tf32 ? 1 : 0;
+    be->autotune = 1; /* the caller turns it off for --no-autotune */
     int rc = lb_cuda_setup(st, index);
     if (rc != LB_OK) {
         lb_cuda_close(be);

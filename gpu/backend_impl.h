@@ -51,6 +51,7 @@ static inline LbCudaState *lb_cuda_state(LbBackend *be) { return (LbCudaState *)
 /* gpu/matmul.cu */
 int lb_cuda_matmul_cache_create(LbCudaMatmulCache **out);
 void lb_cuda_matmul_cache_destroy(LbCudaMatmulCache *c);
+int lb_cuda_matmul_tuning(LbBackend *be, LbMatmulTuning *out);
 int lb_cuda_linear(LbBackend *be, const void *x, const void *w, const void *b, void *y, int64_t rows,
                    int64_t in, int64_t out, int gelu);
 int lb_cuda_bmm(LbBackend *be, const LbBmm *p);

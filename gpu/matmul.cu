@@ -40,6 +40,17 @@
  * Where cuBLASLt finds no algorithm for a shape (heuristic returns none), linear falls back to
  * cublasGemmEx_64 plus the bias (and GELU) kernel.
  *
+ * Algorithm choice: the heuristic ranks algorithms by a model of the GPU, not by running them, and
+ * its first can be well short of the fastest of its candidates. So it is asked for up to
+ * kCandidates, and on a shape's first use (LbBackend.autotune, on unless --no-autotune) each is
+ * timed on the call's own operands, a warm-up call and then kTimedCalls calls apiece, the minimum
+ * kept, and the fastest stays in the cache entry. A shape's
+ * first use is the warm-up pass of attn/measure.c (the batch search only allocates), so no timed
+ * pass includes the tuning; the breakdown's timed pass runs the batch the cell's passes ran, after
+ * a one-sequence pass that tunes its own shapes. Every candidate accumulates in fp32 (the
+ * preference below bounds the reduction schemes), so the choice changes the time, and the result
+ * only by the order of its sums.
+ *
  * Checked by tests/gpu/test_gpu_matmul.c against lb_linear_cpu and lb_bmm_cpu
  * (attn/cpu/cpu_ref.h): linear with bias, bias + GELU and no bias, bmm with every trans
  * combination, stride 0, padded leading dimensions and a batch above 65535; all three types.
@@ -69,6 +80,8 @@ namespace {
 constexpr int64_t kMaxSpan = INT32_MAX;  /* elements one call may walk in a matrix */
 constexpr int64_t kMaxBatch = 65535;     /* batch count per call */
 constexpr int kCacheSize = 64;           /* linear shapes remembered */
+constexpr int kCandidates = 8;           /* algorithms asked of the heuristic for tuning */
+constexpr int kTimedCalls = 3;           /* timed calls per candidate, after one warm-up */
 
 cudaDataType_t cuda_type(LbDtype t)
 {
@@ -109,13 +122,21 @@ struct LbLtEntry {
     size_t ws;
     cublasLtMatmulDesc_t op;
     cublasLtMatrixLayout_t la, lb, lc;
-    cublasLtMatmulAlgo_t algo;
+    cublasLtMatmulAlgo_t algo; /* the one used: the fastest candidate, or the heuristic's first */
     int have_algo; /* 0: no algorithm for this problem; use the cuBLAS fallback */
+    cublasLtMatmulAlgo_t cand[kCandidates]; /* the heuristic's, in its order */
+    int n_cand;
+    int tuned;                /* the choice is made (by timing, or by taking the first) */
+    int choice;               /* algo's index among the candidates */
+    double first_ms, best_ms; /* the first candidate's call and the chosen one's, when timed */
 };
 
 struct LbCudaMatmulCache {
     LbLtEntry e[kCacheSize];
     uint64_t clock;
+    cudaEvent_t ev[2]; /* tuning's own, so a timer_start of the caller is left alone */
+    int have_events;
+    LbMatmulTuning stats; /* every tuning so far (entries are evicted; this is not) */
 };
 
 static void lt_entry_free(LbLtEntry *e)
@@ -136,6 +157,10 @@ extern "C" int lb_cuda_matmul_cache_create(LbCudaMatmulCache **out)
     *out = (LbCudaMatmulCache *)calloc(1, sizeof(LbCudaMatmulCache));
     if (!*out)
         return LB_FAIL(LB_ERR_NOMEM, "out of host memory for the matmul cache");
+    (*out)->stats.gain = 1.0;
+#ifdef LB_GPU_EMULATOR
+    (*out)->stats.host_clock = 1;
+#endif
     return LB_OK;
 }
 
@@ -146,7 +171,17 @@ extern "C" void lb_cuda_matmul_cache_destroy(LbCudaMatmulCache *c)
     for (int i = 0; i < kCacheSize; i++)
         if (c->e[i].used)
             lt_entry_free(&c->e[i]);
+    if (c->have_events) {
+        cudaEventDestroy(c->ev[0]);
+        cudaEventDestroy(c->ev[1]);
+    }
     free(c);
+}
+
+extern "C" int lb_cuda_matmul_tuning(LbBackend *be, LbMatmulTuning *out)
+{
+    *out = lb_cuda_state(be)->mm->stats;
+    return LB_OK;
 }
 
 /* Build descriptors and ask the heuristic for one problem into *e (already keyed). */
@@ -196,13 +231,16 @@ static int lt_entry_build(LbCudaState *st, LbLtEntry *e, const void *bias_ptr)
         return LB_FAIL(LB_ERR_DEVICE, "cublasLtMatmulPreferenceSetAttribute failed: %s",
                        cublasLtGetStatusString(s));
     }
-    cublasLtMatmulHeuristicResult_t res;
-    memset(&res, 0, sizeof res);
+    cublasLtMatmulHeuristicResult_t res[kCandidates];
+    memset(res, 0, sizeof res);
     int found = 0;
-    s = cublasLtMatmulAlgoGetHeuristic(st->lt, e->op, e->la, e->lb, e->lc, e->lc, pref, 1, &res, &found);
+    s = cublasLtMatmulAlgoGetHeuristic(st->lt, e->op, e->la, e->lb, e->lc, e->lc, pref, kCandidates, res, &found);
     cublasLtMatmulPreferenceDestroy(pref);
-    if (s == CUBLAS_STATUS_SUCCESS && found > 0) {
-        e->algo = res.algo;
+    for (int i = 0; s == CUBLAS_STATUS_SUCCESS && i < found && i < kCandidates; i++)
+        if (res[i].state == CUBLAS_STATUS_SUCCESS) /* one the library says it can run */
+            e->cand[e->n_cand++] = res[i].algo;
+    if (s == CUBLAS_STATUS_SUCCESS && e->n_cand > 0) {
+        e->algo = e->cand[0];
         e->have_algo = 1;
     } else if (s == CUBLAS_STATUS_SUCCESS || s == CUBLAS_STATUS_NOT_SUPPORTED) {
         e->have_algo = 0;
@@ -244,6 +282,66 @@ static int lt_lookup(LbCudaState *st, const LbLtEntry *key, const void *bias_ptr
     return LB_OK;
 }
 
+/* One call with algorithm `algo`, y (n, m) = x (n, k) W^T (+ b) row-major. */
+static int lt_call(LbCudaState *st, LbLtEntry *e, const cublasLtMatmulAlgo_t *algo, const void *x, const void *w,
+                   void *y)
+{
+    const float alpha = 1.0f, beta = 0.0f;
+    LB_MM_CHECK(cublasLtMatmul(st->lt, e->op, &alpha, w, e->la, x, e->lb, &beta, y, e->lc, y, e->lc, algo,
+                               st->workspace, e->ws, st->stream),
+                cublasLtGetStatusString);
+    return LB_OK;
+}
+
+/* The entry's first call with autotuning on: every candidate timed on these operands (a warm-up
+ * call, then the fastest of kTimedCalls), the fastest kept. y is overwritten by each; the caller's
+ * own call follows. Waits for the stream: a shape's first use is in a warm-up pass. */
+static int lt_tune(LbCudaState *st, LbLtEntry *e, const void *x, const void *w, void *y)
+{
+    LbCudaMatmulCache *c = st->mm;
+    if (!c->have_events) {
+        LB_CUDA_CHECK(cudaEventCreate(&c->ev[0]));
+        const cudaError_t err = cudaEventCreate(&c->ev[1]);
+        if (err != cudaSuccess) {
+            (void)cudaGetLastError();
+            cudaEventDestroy(c->ev[0]);
+            return LB_FAIL(LB_CUDA_ERR_STATUS(err), "cudaEventCreate(&c->ev[1]) failed: %s", cudaGetErrorString(err));
+        }
+        c->have_events = 1;
+    }
+    double ms[kCandidates] = {0};
+    for (int i = 0; i < e->n_cand; i++) {
+        LB_TRY(lt_call(st, e, &e->cand[i], x, w, y));
+        ms[i] = -1;
+        for (int r = 0; r < kTimedCalls; r++) {
+            float t = 0;
+            LB_CUDA_CHECK(cudaEventRecord(c->ev[0], st->stream));
+            LB_TRY(lt_call(st, e, &e->cand[i], x, w, y));
+            LB_CUDA_CHECK(cudaEventRecord(c->ev[1], st->stream));
+            LB_CUDA_CHECK(cudaEventSynchronize(c->ev[1]));
+            LB_CUDA_CHECK(cudaEventElapsedTime(&t, c->ev[0], c->ev[1]));
+            if (ms[i] < 0 || t < ms[i])
+                ms[i] = t;
+        }
+    }
+    int best = 0;
+    for (int i = 1; i < e->n_cand; i++)
+        if (ms[i] < ms[best])
+            best = i;
+    e->choice = best;
+    e->algo = e->cand[best];
+    e->first_ms = ms[0];
+    e->best_ms = ms[best];
+    c->stats.shapes++;
+    c->stats.kept_first += best == 0;
+    if (ms[best] > 0 && ms[0] / ms[best] > c->stats.gain) {
+        c->stats.gain = ms[0] / ms[best];
+        c->stats.first_ms = ms[0];
+        c->stats.best_ms = ms[best];
+    }
+    return LB_OK;
+}
+
 /* One chunk of rows: y (n, m) = x (n, k) W^T (+ b) row-major. */
 static int linear_chunk(LbBackend *be, LbCudaState *st, const void *x, const void *w, const void *b,
                         void *y, int64_t n, int64_t k, int64_t m, int *bias_done)
@@ -267,9 +365,12 @@ static int linear_chunk(LbBackend *be, LbCudaState *st, const void *x, const voi
     if (e->have_algo) {
         if (b)
             LB_CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &b, sizeof b));
-        LB_MM_CHECK(cublasLtMatmul(st->lt, e->op, &alpha, w, e->la, x, e->lb, &beta, y, e->lc, y, e->lc,
-                                   &e->algo, st->workspace, key.ws, st->stream),
-                    cublasLtGetStatusString);
+        if (!e->tuned) {
+            if (be->autotune && e->n_cand > 1)
+                LB_TRY(lt_tune(st, e, x, w, y));
+            e->tuned = 1;
+        }
+        LB_TRY(lt_call(st, e, &e->algo, x, w, y));
         *bias_done = 1;
         return LB_OK;
     }

@@ -401,6 +401,21 @@ static int parse_breakdown(LbRunSettings *s, const char *t, int from_meta, char 
 }
 static char *print_breakdown(const LbRunSettings *s) { return text("%d", s->breakdown); }
 
+/* --no-autotune turns it off (text NULL); meta.csv holds on or off. */
+static int parse_autotune(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
+{
+    (void)from_meta;
+    if (!t) {
+        s->autotune = 0;
+        return 0;
+    }
+    if (strcmp(t, "on") != 0 && strcmp(t, "off") != 0)
+        return refuse("on or off", should, size);
+    s->autotune = strcmp(t, "on") == 0;
+    return 0;
+}
+static char *print_autotune(const LbRunSettings *s) { return text("%s", s->autotune ? "on" : "off"); }
+
 /* ---- the table ---- */
 
 #define GRID "Grid:"
@@ -500,6 +515,10 @@ const LbSetting lb_settings[LB_SET_COUNT] = {
     [LB_SET_BREAKDOWN] = {"breakdown", NULL, "breakdown", "breakdown", TIMING,
                           "after each measured cell, one more pass at its batch timing every\noperation: breakdown.csv in a sweep, a table after run's result\n(docs/METHOD.md, \"Breakdown\")",
                           "0", "(default off)", "0", BOTH, 1, parse_breakdown, print_breakdown},
+    /* absent: a result from before the tuning took the heuristic's first algorithm */
+    [LB_SET_AUTOTUNE] = {"no-autotune", NULL, "matmul_autotune", "matmul autotuning", TIMING,
+                         "take cuBLASLt's first heuristic algorithm for each product instead\nof timing up to 8 on the shape's first use (a warm-up pass, never a\ntimed one) and keeping the fastest",
+                         "on", "", "off", BOTH, 1, parse_autotune, print_autotune},
     [LB_SET_GPU] = {"gpu", "N", NULL, "GPU index", DEVICE, "CUDA device index, 0 to 1023", NULL, NULL, NULL, BOTH, 0,
                     parse_gpu, print_gpu},
     [LB_SET_GPUS] = {"gpus", "LIST", NULL, "GPUs", DEVICE,

@@ -45,7 +45,7 @@ typedef enum LbSettingId {
     LB_SET_LAYERS, LB_SET_DMODEL, LB_SET_HEADS, LB_SET_FFN, LB_SET_VOCAB, LB_SET_DTYPE, LB_SET_TF32,
     LB_SET_SHARING, LB_SET_ORDER, LB_SET_CHUNK, LB_SET_K_SCHEDULE,
     LB_SET_DEVICE, LB_SET_MEM_LIMIT, LB_SET_MAX_BATCH, LB_SET_HEADROOM,
-    LB_SET_CELL_TIME, LB_SET_SEED, LB_SET_BREAKDOWN,
+    LB_SET_CELL_TIME, LB_SET_SEED, LB_SET_BREAKDOWN, LB_SET_AUTOTUNE,
     LB_SET_RECORDED,
     LB_SET_GPU = LB_SET_RECORDED, /* which GPU is not a setting of the result: a resume may move */
     LB_SET_GPUS,                  /* nor which GPUs (meta.csv records gpu_count, raw.csv each row's GPU) */
@@ -68,6 +68,7 @@ typedef struct LbRunSettings {
     uint64_t headroom;     /* GPU memory left outside the budget; LB_HEADROOM_AUTO = the default */
     uint64_t seed;
     int breakdown;         /* --breakdown: time every operation of each measured cell (breakdown.csv) */
+    int autotune;          /* linear's algorithm chosen by timing (LbBackend.autotune); 0: --no-autotune */
     int projection;        /* --projection: index into lb_projection_names, 0 linear (the linformer model) */
     LbTimingOptions timing;
     int64_t *n, *k;        /* the sweep's axes, ascending, unique (owned) */

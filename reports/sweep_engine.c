@@ -320,6 +320,7 @@ static int write_meta(const LbSweepJob *job, const LbSweepDevice *dev, const cha
     energy_text(dev, energy, &energy_state, energy_note, sizeof energy_note);
     SET("energy", "%s", energy_state);
     SET("energy_note", "%s", energy_note);
+    SET("matmul_tuning", "%s", dev->matmul_tuning);
     /* sweep --gpus: how many GPUs measured in this run (the rows of raw.csv name each one) */
     SET("gpu_count", "%d", dev->gpu_count > 0 ? dev->gpu_count : 1);
     for (int id = 0; id < LB_SET_RECORDED; id++) { /* every setting, in the table's order */
@@ -458,6 +459,29 @@ void lb_sweep_device_describe(LbBackend *be, LbSweepDevice *dev)
     dev->gpu_count = 1;
 }
 
+void lb_sweep_device_tuning(LbBackend *be, LbSweepDevice *dev)
+{
+    char *t = dev->matmul_tuning;
+    const size_t size = sizeof dev->matmul_tuning;
+    LbMatmulTuning m;
+    t[0] = '\0';
+    if (!be->ops->matmul_tuning || be->ops->matmul_tuning(be, &m) != LB_OK) {
+        lb_error_clear();
+        return;
+    }
+    if (!be->autotune)
+        snprintf(t, size, "off: the heuristic's first algorithm for every shape");
+    else if (m.host_clock)
+        snprintf(t, size, "%lld shapes timed, %lld kept the heuristic's first; emulated device: host-clock times, no GPU figure",
+                 (long long)m.shapes, (long long)m.kept_first);
+    else if (m.gain > 1.0)
+        snprintf(t, size, "%lld shapes timed, %lld kept the heuristic's first; largest gain %.2fx (%.4f ms to %.4f ms)",
+                 (long long)m.shapes, (long long)m.kept_first, m.gain, m.first_ms, m.best_ms);
+    else
+        snprintf(t, size, "%lld shapes timed, %lld kept the heuristic's first", (long long)m.shapes,
+                 (long long)m.kept_first);
+}
+
 /* Where this process measures, for each row: the device's UUID and the host's name. */
 static void set_origin(LbCellResult *r, const LbSweepDevice *dev)
 {
@@ -576,6 +600,7 @@ int lb_sweep_engine_run(const LbSweepJob *job, LbBackend *be, const volatile sig
     if (*stop)
         interrupted = 1;
     *outcome = interrupted ? LB_SWEEP_INTERRUPTED : fatal ? LB_SWEEP_FAILED : failed ? LB_SWEEP_CELL_ERRORS : LB_SWEEP_COMPLETE;
+    lb_sweep_device_tuning(be, &dev);
     rc = write_grids(job, raw_path, grid, &energy);
     if (rc == LB_OK) {
         rc = write_meta(job, &dev, start, now, lb_sweep_outcome_name(*outcome), &energy, NULL);

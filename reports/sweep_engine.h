@@ -123,9 +123,17 @@ typedef struct LbSweepDevice {
     /* Why the device has no energy counter (LbOps.energy_j failed when described), for meta.csv's
      * energy_note; "" when it has one. */
     char energy_note[256];
+    /* What linear's algorithm tuning chose over this run's cells (meta.csv's matmul_tuning,
+     * lb_sweep_device_tuning); "" where unknown: before the cells, a backend with no choice to
+     * make (the CPU), or sweep --gpus, whose workers' backends the parent never sees. */
+    char matmul_tuning[256];
 } LbSweepDevice;
 
 void lb_sweep_device_describe(LbBackend *be, LbSweepDevice *dev);
+/* dev->matmul_tuning from the backend's LbOps.matmul_tuning, worded: how many shapes were timed,
+ * how many kept the heuristic's first algorithm and the largest gain over it (no gain where the
+ * times are the emulated device's host clock), or that tuning was off. */
+void lb_sweep_device_tuning(LbBackend *be, LbSweepDevice *dev);
 
 /* Several GPUs (sweep --gpus): the parent process, holding the directory's lock, begins (meta.csv
  * running, raw.csv made or trimmed, DIR/queue.csv listing this shard's cells costliest first);

@@ -14,12 +14,17 @@
  *                                or BIAS; and from the heuristic, no algorithm.
  * The bias has D's type unless CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE says otherwise, and m
  * elements of it must lie in device memory (a fault otherwise, like any operand outside every
- * allocation). LB_EMU_LT_NO_ALGO=1 makes the heuristic find no algorithm, so the caller's
- * fallback runs. */
+ * allocation). The heuristic returns up to kAlgos algorithms, distinct records (an index
+ * apiece) that all compute the one exact product, so a caller that times them and picks one
+ * (gpu/matmul.cu's tuning) runs its choice; LB_EMU_LT_SLOW_ALGO=LIST (indices, comma separated)
+ * makes a call with each listed algorithm take kSlowMs longer on the host clock the events read,
+ * so a test can tell which one was chosen. LB_EMU_LT_NO_ALGO=1 makes the heuristic find no
+ * algorithm, so the caller's fallback runs. */
 #include <cublasLt.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +41,8 @@ namespace {
 
 constexpr uint64_t kAlgoMagic = 0x4c42454d55414c47ull; /* "LBEMUALG" */
 constexpr size_t kAlgoWorkspace = (size_t)1 << 20;      /* what every emulated algorithm asks */
+constexpr int kAlgos = 3;                                /* algorithms the heuristic offers */
+constexpr long kSlowMs = 5;                              /* LB_EMU_LT_SLOW_ALGO's delay */
 
 struct MatmulDesc {
     cublasComputeType_t compute;
@@ -61,7 +68,25 @@ struct Preference {
 };
 
 /* What the opaque algorithm carries: the promises it was chosen under. */
-enum { ALGO_MAGIC, ALGO_ALIGN_A, ALGO_ALIGN_B, ALGO_ALIGN_C, ALGO_ALIGN_D, ALGO_WORKSPACE };
+enum { ALGO_MAGIC, ALGO_ALIGN_A, ALGO_ALIGN_B, ALGO_ALIGN_C, ALGO_ALIGN_D, ALGO_WORKSPACE, ALGO_INDEX };
+
+/* Whether LB_EMU_LT_SLOW_ALGO lists algorithm `index`. */
+bool slow_algo(uint64_t index)
+{
+    const char *e = getenv("LB_EMU_LT_SLOW_ALGO");
+    while (e && *e) {
+        char *end = NULL;
+        const unsigned long long v = strtoull(e, &end, 10);
+        if (end == e)
+            return false;
+        if (v == index)
+            return true;
+        e = *end == ',' ? end + 1 : end;
+        if (*end != ',')
+            break;
+    }
+    return false;
+}
 
 /* A broken rule: the status cuBLASLt documents, and one line on stderr saying which rule, so a
  * wrong layout in gpu/matmul.cu reads as what it is rather than a bare "invalid value". */
@@ -303,18 +328,22 @@ cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t handle, cublasLtM
     if (env_flag("LB_EMU_LT_NO_ALGO"))
         return CUBLAS_STATUS_NOT_SUPPORTED;
     const Preference &p = *pref_of(pref);
-    memset(&results[0], 0, sizeof results[0]);
-    uint64_t *a = results[0].algo.data;
-    a[ALGO_MAGIC] = kAlgoMagic;
-    a[ALGO_ALIGN_A] = p.align_a;
-    a[ALGO_ALIGN_B] = p.align_b;
-    a[ALGO_ALIGN_C] = p.align_c;
-    a[ALGO_ALIGN_D] = p.align_d;
-    a[ALGO_WORKSPACE] = p.max_workspace < kAlgoWorkspace ? p.max_workspace : kAlgoWorkspace;
-    results[0].workspaceSize = (size_t)a[ALGO_WORKSPACE];
-    results[0].state = CUBLAS_STATUS_SUCCESS;
-    results[0].wavesCount = 1.0f;
-    *returned = 1;
+    const int count = requested < kAlgos ? requested : kAlgos;
+    for (int i = 0; i < count; i++) {
+        memset(&results[i], 0, sizeof results[i]);
+        uint64_t *a = results[i].algo.data;
+        a[ALGO_MAGIC] = kAlgoMagic;
+        a[ALGO_ALIGN_A] = p.align_a;
+        a[ALGO_ALIGN_B] = p.align_b;
+        a[ALGO_ALIGN_C] = p.align_c;
+        a[ALGO_ALIGN_D] = p.align_d;
+        a[ALGO_WORKSPACE] = p.max_workspace < kAlgoWorkspace ? p.max_workspace : kAlgoWorkspace;
+        a[ALGO_INDEX] = (uint64_t)i;
+        results[i].workspaceSize = (size_t)a[ALGO_WORKSPACE];
+        results[i].state = CUBLAS_STATUS_SUCCESS;
+        results[i].wavesCount = 1.0f;
+    }
+    *returned = count;
     return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -369,5 +398,9 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t op, 
     if (!operands_in_memory("cublasLtMatmul", g))
         return CUBLAS_STATUS_EXECUTION_FAILED;
     gemm_ref(g);
+    if (algo && slow_algo(algo->data[ALGO_INDEX])) {
+        const struct timespec delay = {0, kSlowMs * 1000000L};
+        nanosleep(&delay, NULL);
+    }
     return CUBLAS_STATUS_SUCCESS;
 }

@@ -13,7 +13,11 @@
  *   - a memory budget too small for the calibration (--mem-limit 16M and 32M: less than the
  *     32 MiB cuBLAS workspace and a product) does not fail the sweep: exit 0, the cells measured
  *     (OOM: they need the workspace too), meta.csv's calibration skipped with a note naming the
- *     budget, and stderr free of the calibration's internals.
+ *     budget, and stderr free of the calibration's internals;
+ *   - linear's algorithm tuning: meta.csv records matmul_autotune on and what the tuning kept
+ *     (with the emulator's first algorithm made slow, none kept it; no time given as a GPU's), a
+ *     resume with --no-autotune is refused (exit 2, meta.csv unchanged), and a sweep with
+ *     --no-autotune records off.
  * Usage: test_cli_emu PATH-TO-LINBENCH-ON-THE-EMULATOR */
 #include <math.h>
 #include <stdlib.h>
@@ -103,6 +107,56 @@ static void check_sweep(const char *scratch)
     free(name);
     free(status);
     lb_run_free(&r);
+}
+
+static void check_autotune(const char *scratch)
+{
+    char on[512], off[512];
+    snprintf(on, sizeof on, "%s/autotune-on", scratch);
+    snprintf(off, sizeof off, "%s/autotune-off", scratch);
+    setenv("LB_EMU_LT_SLOW_ALGO", "0", 1); /* the heuristic's first 5 ms slower a call */
+#define AUTOTUNE_SWEEP(dir)                                                                              \
+    (char *)bin, "sweep", "--device", "cuda", TINY, "--n", "64", "--models", "standard", "--max-batch", "1", \
+        "--cell-time", "1", "--no-check", "-q", "--out", dir
+    char *argv[] = {AUTOTUNE_SWEEP(on), NULL};
+    LbRun r = lb_run(argv);
+    lb_check(r.code == 0, "sweep with autotuning: exit %d\n%s", r.code, r.err);
+    lb_run_free(&r);
+    char *setting = lb_emu_meta_value(on, "matmul_autotune"), *tuning = lb_emu_meta_value(on, "matmul_tuning");
+    long long shapes = -1, kept = -1;
+    lb_check(strcmp(setting, "on") == 0, "meta.csv matmul_autotune \"%s\" (want on)", setting);
+    lb_check(sscanf(tuning, "%lld shapes timed, %lld kept", &shapes, &kept) == 2 && shapes > 0 && kept == 0 &&
+                 strstr(tuning, "emulated") && !strstr(tuning, " ms"),
+             "meta.csv matmul_tuning \"%s\": shapes timed, none kept the slow first, no GPU time", tuning);
+    free(setting);
+    free(tuning);
+
+    char meta[600];
+    snprintf(meta, sizeof meta, "%s/meta.csv", on);
+    char *before = lb_slurp(meta);
+    char *resume[] = {(char *)bin, "sweep", "--resume", on, "--no-autotune", "-q", NULL};
+    r = lb_run(resume);
+    lb_check(r.code == 2 && strstr(r.err, "--no-autotune") && strstr(r.err, "matmul_autotune") && lb_lines(r.err) == 1,
+             "--resume --no-autotune of a tuned sweep: exit 2, one line naming the flag and the key (%d): %s", r.code,
+             r.err);
+    char *after = lb_slurp(meta);
+    lb_check(before && after && strcmp(before, after) == 0, "and meta.csv is left as it was");
+    free(before);
+    free(after);
+    lb_run_free(&r);
+
+    char *argv_off[] = {AUTOTUNE_SWEEP(off), "--no-autotune", NULL};
+#undef AUTOTUNE_SWEEP
+    r = lb_run(argv_off);
+    lb_check(r.code == 0, "sweep --no-autotune: exit %d\n%s", r.code, r.err);
+    lb_run_free(&r);
+    setting = lb_emu_meta_value(off, "matmul_autotune");
+    tuning = lb_emu_meta_value(off, "matmul_tuning");
+    lb_check(strcmp(setting, "off") == 0, "meta.csv matmul_autotune \"%s\" (want off)", setting);
+    lb_check(strncmp(tuning, "off", 3) == 0, "meta.csv matmul_tuning \"%s\" says off", tuning);
+    free(setting);
+    free(tuning);
+    unsetenv("LB_EMU_LT_SLOW_ALGO");
 }
 
 /* output.npy of run --dump on `device` with `dtype` into scratch/dump-<device>-<dtype>. */
@@ -287,5 +341,6 @@ int main(int argc, char **argv)
     check_mem_limit(scratch);
     check_step_down(scratch);
     check_calibration_budget(scratch);
+    check_autotune(scratch);
     return lb_test_finish("test_cli_emu");
 }

@@ -4,7 +4,10 @@
  * operand, alpha != 1, a batch past 65535 that the backend splits) against lb_bmm_cpu; in all
  * three storage types. Inputs are random values drawn on the device and read back; outputs are
  * poisoned with NaN first, and padding between rows of C must stay NaN (nothing written outside
- * the product). Exit 77 without a CUDA device. */
+ * the product). linear's algorithm tuning: each candidate computes the product (every check runs
+ * with it on), and on the emulated device, where LB_EMU_LT_SLOW_ALGO slows chosen candidates,
+ * the tuning keeps a fast one and --no-autotune (LbBackend.autotune 0) the heuristic's first.
+ * Exit 77 without a CUDA device. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,6 +190,76 @@ static void run_dtype(LbDtype dtype, int tf32)
     lb_backend_close(be);
 }
 
+/* The ms of one linear call with a bias, of a shape already met (its algorithm chosen). */
+static double timed_linear(LbBackend *be, int64_t rows, int64_t in, int64_t out)
+{
+    void *d_x = lb_gpu_alloc(be, rows * in), *d_w = lb_gpu_alloc(be, out * in), *d_y = lb_gpu_alloc(be, rows * out);
+    void *d_b = lb_gpu_alloc(be, out);
+    lb_gpu_ok(be->ops->fill_uniform(be, d_x, rows * in, 1, -1.0f, 1.0f), "fill x");
+    lb_gpu_ok(be->ops->fill_uniform(be, d_w, out * in, 2, -1.0f, 1.0f), "fill w");
+    lb_gpu_ok(be->ops->fill_uniform(be, d_b, out, 3, -1.0f, 1.0f), "fill b");
+    double ms = 0;
+    lb_gpu_ok(be->ops->timer_start(be), "timer_start");
+    lb_gpu_ok(be->ops->linear(be, d_x, d_w, d_b, d_y, rows, in, out, 0), "linear");
+    lb_gpu_ok(be->ops->timer_stop(be, &ms), "timer_stop");
+    be->ops->mem_free(be, d_x);
+    be->ops->mem_free(be, d_w);
+    be->ops->mem_free(be, d_b);
+    be->ops->mem_free(be, d_y);
+    return ms;
+}
+
+/* Tuning on the emulated device: its heuristic offers 3 algorithms, and LB_EMU_LT_SLOW_ALGO makes
+ * the listed ones 5 ms slower per call (on the host clock its events read). With the first slow,
+ * the tuning must keep another one (a later call of the shape is fast); with the others slow, the
+ * first; with autotune off, nothing is timed and the first runs (a later call is slow). On a GPU,
+ * or with no cuBLASLt algorithm, the counts only have to be consistent. */
+static void check_tuning(void)
+{
+    LbBackend *be = lb_gpu_open_or_skip(LB_DTYPE_FP16, 0);
+    printf("tuning:\n");
+    lb_check(be->autotune == 1, "the backend opens with autotuning on");
+    lb_check(be->ops->matmul_tuning != NULL, "the CUDA backend reports its tuning");
+    LbMatmulTuning t;
+    lb_gpu_ok(be->ops->matmul_tuning(be, &t), "matmul_tuning");
+    /* LB_EMU_LT_NO_ALGO (test_gpu_matmul_emu_no_lt_algo): no algorithm, nothing to choose */
+    const char *no_algo = getenv("LB_EMU_LT_NO_ALGO");
+    const int emulated = t.host_clock && !(no_algo && *no_algo && *no_algo != '0');
+    lb_check(t.shapes == 0 && t.kept_first == 0 && t.gain == 1.0, "nothing tuned before the first product");
+    setenv("LB_EMU_LT_SLOW_ALGO", "0", 1);
+    check_linear(be, 24, 40, 56, 1, 0);
+    lb_gpu_ok(be->ops->matmul_tuning(be, &t), "matmul_tuning");
+    if (emulated) {
+        lb_check(t.shapes == 1 && t.kept_first == 0, "the first algorithm slow: one shape timed, another kept (%lld, %lld)",
+                 (long long)t.shapes, (long long)t.kept_first);
+        const double ms = timed_linear(be, 24, 40, 56);
+        lb_check(ms < 4.0, "and the shape's next call runs the kept one (%.3f ms, the first takes 5 more)", ms);
+    } else {
+        lb_check(t.shapes <= 1 && t.kept_first <= t.shapes, "at most the one shape timed (%lld, %lld)",
+                 (long long)t.shapes, (long long)t.kept_first);
+    }
+    setenv("LB_EMU_LT_SLOW_ALGO", "1,2", 1);
+    check_linear(be, 24, 48, 56, 1, 0);
+    lb_gpu_ok(be->ops->matmul_tuning(be, &t), "matmul_tuning");
+    if (emulated)
+        lb_check(t.shapes == 2 && t.kept_first == 1, "the others slow: the first kept (%lld shapes, %lld kept the first)",
+                 (long long)t.shapes, (long long)t.kept_first);
+    lb_backend_close(be);
+
+    be = lb_gpu_open_or_skip(LB_DTYPE_FP16, 0);
+    be->autotune = 0;
+    setenv("LB_EMU_LT_SLOW_ALGO", "0", 1);
+    check_linear(be, 24, 40, 56, 1, 0);
+    lb_gpu_ok(be->ops->matmul_tuning(be, &t), "matmul_tuning");
+    lb_check(t.shapes == 0, "autotuning off: nothing timed (%lld)", (long long)t.shapes);
+    if (emulated) {
+        const double ms = timed_linear(be, 24, 40, 56);
+        lb_check(ms >= 4.0, "and the heuristic's first runs (%.3f ms: the slow one)", ms);
+    }
+    unsetenv("LB_EMU_LT_SLOW_ALGO");
+    lb_backend_close(be);
+}
+
 int main(void)
 {
     lb_test_init("test_gpu_matmul");
@@ -194,5 +267,6 @@ int main(void)
     run_dtype(LB_DTYPE_FP32, 1);
     run_dtype(LB_DTYPE_FP16, 0);
     run_dtype(LB_DTYPE_BF16, 0);
+    check_tuning();
     return lb_test_finish("test_gpu_matmul");
 }
