@@ -16,7 +16,7 @@
 /* Data rows of dir/raw.csv (newlines less the header), 0 when there is none. */
 static inline int sc_rows(const char *dir)
 {
-    char path[4200];
+    char path[4400]; /* a dir of up to 4200 bytes, and the name */
     snprintf(path, sizeof path, "%s/raw.csv", dir);
     char *s = lb_slurp(path);
     int n = s && lb_lines(s) > 0 ? lb_lines(s) - 1 : 0;

@@ -25,9 +25,8 @@
 #include "tests/cli/sweep_check.h"
 #include "tests/lib/check.h"
 #include "tests/lib/spawn.h"
+#include "tests/peer/peer_test.h"
 
-static char *bin, *python, peer[4200];
-static const char *scratch;
 
 /* n 64 and 128, k 8 and 16: per n torch-standard, torch-linformer twice, torch-sdpa-flash */
 #define MODEL "--device", "cpu", "--dtype", "fp32", "--layers", "1", "--d-model", "32", "--heads", "2", "--ffn", "64", \
@@ -181,25 +180,9 @@ static void check_lock(const char *dir)
 
 int main(int argc, char **argv)
 {
-    if (argc < 4) {
-        printf("usage: test_peer_resume PATH-TO-LINBENCH SOURCE_DIR FIND_PYTHON\n");
-        return 1;
-    }
-    bin = argv[1];
-    snprintf(peer, sizeof peer, "%s/bench/peer/linbench-peer", argv[2]);
-    scratch = lb_scratch_dir("peer-resume");
-    char *find[] = {argv[3], NULL};
-    LbRun found = lb_run(find);
-    if (found.code != 0) {
-        printf("%s", found.err);
-        lb_run_free(&found);
-        lb_test_rmtree(scratch);
-        return 77;
-    }
-    found.out[strcspn(found.out, "\n")] = '\0';
-    python = strdup(found.out);
-    lb_run_free(&found);
-    printf("Python: %s\n", python);
+    const int started = lb_peer_test_start(argc, argv, "test_peer_resume");
+    if (started >= 0)
+        return started;
 
     char lin[4200], dir[4200], zone[4200];
     snprintf(zone, sizeof zone, "%s/zone-empty", scratch); /* no energy counter, whatever this machine has */

@@ -26,9 +26,8 @@
 #include "reports/sweep_dir.h"
 #include "tests/lib/check.h"
 #include "tests/lib/spawn.h"
+#include "tests/peer/peer_test.h"
 
-static char *bin, *python, peer[4200];
-static const char *scratch;
 
 #define TINY "--device", "cpu", "--dtype", "fp32", "--layers", "1", "--d-model", "32", "--heads", "2", "--ffn", "64", \
              "--vocab", "100", "--n", "64,128", "--k", "16", "--mem-limit", "8M", "--cell-time", "1"
@@ -308,25 +307,9 @@ static void check_energy(void)
 
 int main(int argc, char **argv)
 {
-    if (argc < 4) {
-        printf("usage: test_peer_sweep PATH-TO-LINBENCH SOURCE_DIR FIND_PYTHON\n");
-        return 1;
-    }
-    bin = argv[1];
-    snprintf(peer, sizeof peer, "%s/bench/peer/linbench-peer", argv[2]);
-    scratch = lb_scratch_dir("peer-sweep");
-    char *find[] = {argv[3], NULL};
-    LbRun found = lb_run(find);
-    if (found.code != 0) {
-        printf("%s", found.err);
-        lb_run_free(&found);
-        lb_test_rmtree(scratch);
-        return 77;
-    }
-    found.out[strcspn(found.out, "\n")] = '\0';
-    python = strdup(found.out);
-    lb_run_free(&found);
-    printf("Python: %s\n", python);
+    const int started = lb_peer_test_start(argc, argv, "test_peer_sweep");
+    if (started >= 0)
+        return started;
 
     /* No energy counter on either side, whatever this machine has: a zone without files. */
     char lin[4200], own[4200], same[4200], other[4200], empty_zone[4200];

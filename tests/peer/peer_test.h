@@ -1,0 +1,46 @@
+/* What the tests that run bench/peer's linbench-peer share: the paths they run, and the start that
+ * finds a Python with torch and numpy (tests/peer/find_python.sh) or skips. */
+#ifndef LB_TESTS_PEER_TEST_H
+#define LB_TESTS_PEER_TEST_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/lib/spawn.h"
+
+static char *bin, *python, peer[4200]; /* linbench, the Python found, linbench-peer */
+static const char *scratch;
+
+/* argv: NAME LINBENCH SOURCE_DIR FIND_PYTHON. -1 to go on; else the exit code (1 for a wrong
+ * command line, 77 where no such Python is found). */
+static inline int lb_peer_test_start(int argc, char **argv, const char *name)
+{
+    if (argc < 4) {
+        printf("usage: %s PATH-TO-LINBENCH SOURCE_DIR FIND_PYTHON\n", name);
+        return 1;
+    }
+    bin = argv[1];
+    snprintf(peer, sizeof peer, "%s/bench/peer/linbench-peer", argv[2]);
+    char scratch_name[64];
+    snprintf(scratch_name, sizeof scratch_name, "%s", strncmp(name, "test_", 5) == 0 ? name + 5 : name);
+    for (char *c = scratch_name; *c; c++)
+        if (*c == '_')
+            *c = '-';
+    scratch = lb_scratch_dir(scratch_name);
+    char *find[] = {argv[3], NULL};
+    LbRun found = lb_run(find);
+    if (found.code != 0) {
+        printf("%s", found.err);
+        lb_run_free(&found);
+        lb_test_rmtree(scratch);
+        return 77;
+    }
+    found.out[strcspn(found.out, "\n")] = '\0';
+    python = strdup(found.out);
+    lb_run_free(&found);
+    printf("Python: %s\n", python);
+    return -1;
+}
+
+#endif
