@@ -44,6 +44,8 @@ int main(int argc, char **argv)
         return finish_output(LB_EXIT_OK);
     }
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
+        if (argc > 2) /* --help COMMAND is `help COMMAND`, and refuses what that refuses */
+            return finish_output(lb_command_find("help")->run(argc - 1, argv + 1));
         lb_commands_help(stdout);
         return finish_output(LB_EXIT_OK);
     }

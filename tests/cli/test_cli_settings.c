@@ -124,6 +124,17 @@ static void commands_from_the_table(void)
     lb_check(r.code == 2 && strstr(r.err, "extra") && strstr(r.err, "--version") && lb_lines(r.err) == 1 && !r.out[0],
              "--version extra: exit 2, one line naming both, nothing on stdout (%d): %s%s", r.code, r.err, r.out);
     lb_run_free(&r);
+    /* --help COMMAND is help COMMAND: a command's help, or the same refusal */
+    char *help_extra[] = {(char *)bin, "--help", "extra", NULL};
+    r = lb_run(help_extra);
+    lb_check(r.code == 2 && strstr(r.err, "extra") && lb_lines(r.err) == 1 && !r.out[0],
+             "--help extra: exit 2, one line naming it, nothing on stdout (%d): %s%s", r.code, r.err, r.out);
+    lb_run_free(&r);
+    char *help_sweep[] = {(char *)bin, "--help", "sweep", NULL};
+    r = lb_run(help_sweep);
+    lb_check(r.code == 0 && strncmp(r.out, "usage: linbench sweep", 21) == 0, "--help sweep: sweep's help (%d): %.60s",
+             r.code, r.out);
+    lb_run_free(&r);
     char *list[] = {(char *)bin, "--help", NULL};
     r = lb_run(list);
     char *copy = strdup(names), *save = NULL;
