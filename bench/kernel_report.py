@@ -139,9 +139,13 @@ def occupancy(limits, threads, regs, smem):
 
 
 def sass_functions(cuobjdump, cubin):
-    out = subprocess.run([cuobjdump, "-sass", cubin], capture_output=True, text=True)
+    """({mangled: [(address, instruction)]}, None), or (None, why) when cuobjdump fails."""
+    # cuobjdump -sass runs nvdisasm, which PyPI's wheels put beside it
+    env = dict(os.environ, PATH=os.path.dirname(cuobjdump) + os.pathsep + os.environ.get("PATH", ""))
+    out = subprocess.run([cuobjdump, "-sass", cubin], capture_output=True, text=True, env=env)
     if out.returncode != 0:
-        return {}
+        lines = (out.stderr or out.stdout).strip().splitlines()
+        return None, "%s -sass failed: %s" % (cuobjdump, lines[-1] if lines else "exit %d" % out.returncode)
     funcs, name = {}, None
     for line in out.stdout.splitlines():
         m = re.search(r"Function : (\S+)", line)
@@ -152,7 +156,7 @@ def sass_functions(cuobjdump, cubin):
         m = re.match(r"\s*/\*([0-9a-f]{4,})\*/\s+(.*?);", line)
         if m and name:
             funcs[name].append((int(m.group(1), 16), m.group(2).strip()))
-    return funcs
+    return funcs, None
 
 
 def opcode(text):
@@ -236,13 +240,18 @@ def main():
     if a.units:
         units = [u for u in units if u in a.units.split(",")]
     rows = []
+    sass_error = None  # why the instruction mix could not be read, where cuobjdump was found
     with tempfile.TemporaryDirectory(prefix="lb-kernel-report-") as work:
         dyn = flash_dynamic_smem(work)
         for unit in units:
             cubin, props = compile_unit(nvcc, a.arch, os.path.join(ROOT, "gpu", unit + ".cu"), work)
             if not props:
                 continue
-            sass = sass_functions(cuobjdump, cubin) if cuobjdump else {}
+            sass = {}
+            if cuobjdump and any("flash" in n for n in props):
+                sass, why = sass_functions(cuobjdump, cubin)
+                sass_error = sass_error or why
+                sass = sass or {}
             pretty = demangle(list(props))
             for mangled, p in props.items():
                 name = short_name(pretty[mangled])
@@ -274,6 +283,8 @@ def main():
     mixes = [r for r in rows if r["mix"]]
     if not cuobjdump:
         print("\nno cuobjdump (toolkit, PATH or $LB_CUOBJDUMP): the flash kernels' instruction mix is left out")
+    elif sass_error:
+        print("\n" + sass_error + ": the flash kernels' instruction mix is left out")
     elif mixes:
         print("\nflash main loop (one K/V tile per warp; static counts, each nested loop counted once):")
         mhead = ["kernel", "total", "HMMA", "LDSM", "LDGSTS", "BAR", "other", "nested loops"]
@@ -303,8 +314,12 @@ def main():
         if key == "registers":
             got = r["regs"]
         elif key == "loop_instructions":
+            if not cuobjdump:
+                continue  # said above: a machine without cuobjdump checks the rest
             if not r["mix"]:
-                continue  # no cuobjdump: said above
+                breaches.append("%s: no main loop read from its machine code (%s)" %
+                                (name, sass_error or "no loop holding HMMA found"))
+                continue
             got = r["mix"]["total"]
         elif key == "blocks_per_sm":
             if r["blocks"] < value:
