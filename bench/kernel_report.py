@@ -11,8 +11,8 @@ copies) counted once too and named, so the figures are static counts, not issued
   bench/kernel_report.py [--arch 90] [--format text|markdown] [--check gpu/kernel_bounds.txt]
 
 nvcc comes from --nvcc, $NVCC, PATH or /usr/local/cuda/bin; cuobjdump from --cuobjdump,
-$LB_CUOBJDUMP, beside nvcc or PATH (PyPI's nvidia-cuda-cuobjdump serves where the toolkit has
-none); without it the instruction mix is left out and said so. --check holds the kernels to the
+$LB_CUOBJDUMP, beside nvcc or PATH (PyPI's nvidia-cuda-cuobjdump, with nvidia-cuda-nvdisasm beside
+it, serves where the toolkit has none); without it the instruction mix is left out and said so. --check holds the kernels to the
 bounds file (no spills in any fp16/bf16 kernel; per-kernel ceilings): exit 1 naming each breach.
 """
 import argparse
