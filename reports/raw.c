@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,53 +17,99 @@
 #include "attn/status.h"
 #include "reports/csv_io.h"
 
-const char *const lb_raw_columns[LB_RAW_COLUMNS] = {
-    "model",      "n",          "k",         "sharing",     "order",
-    "dtype",      "batch",      "planned_bytes", "peak_bytes", "median_ms",
-    "min_ms",     "max_ms",     "ms_per_seq", "tokens_per_s", "tflop_per_s",
-    "passes",     "sm_clock_start_mhz", "sm_clock_end_mhz", "clock_events", "slowdown",
-    "power_w",    "energy_j_per_seq", "device_uuid", "host", "status",
-};
+typedef enum {
+    RAW_MODEL,   /* LbModelKind, by name (or by the reader's LbRawModelName) */
+    RAW_I64,     /* int64_t in [min, INT64_MAX] */
+    RAW_INT,     /* int in [min, max] */
+    RAW_FLAG,    /* int, written 0 or 1 */
+    RAW_REAL,    /* double, shortest exact text */
+    RAW_ENERGY,  /* double: power_w and energy_j_per_seq, both or neither, NaN when empty */
+    RAW_SHARING, /* LbSharing */
+    RAW_ORDER,   /* LbOrder */
+    RAW_DTYPE,   /* LbDtype */
+    RAW_EVENTS,  /* uint64_t clock-event reasons; clock_events_known says whether read */
+    RAW_TEXT,    /* char[size] */
+    RAW_STATUS,  /* status and error */
+} RawKind;
 
 enum {
-    COL_MODEL, COL_N, COL_K, COL_SHARING, COL_ORDER, COL_DTYPE, COL_BATCH, COL_PLANNED, COL_PEAK,
-    COL_MEDIAN, COL_MIN, COL_MAX, COL_PER_SEQ, COL_TOKENS, COL_TFLOPS, COL_PASSES, COL_CLK0,
-    COL_CLK1, COL_EVENTS, COL_SLOWDOWN, COL_POWER, COL_ENERGY, COL_UUID, COL_HOST, COL_STATUS
+    ONLY_K = 1,    /* empty for a model without a k axis */
+    ONLY_OK = 2,   /* empty unless status is ok; read back as 0 there */
+    NEG_EMPTY = 4, /* -1 (unknown) written empty; read back as -1 when empty */
 };
 
-/* The layouts raw.csv has had, newest first: each is this version's columns less some. A file
- * keeps the layout its header has: a resume appends rows in it, so the file stays one table, and
- * the columns it lacks read back as unknown (empty origin, NaN energy). */
-#define BIT(c) (1u << (c))
-static const unsigned layouts_left_out[] = {
-    0,                                                        /* this version's */
-    BIT(COL_POWER) | BIT(COL_ENERGY),                         /* before the energy columns */
-    BIT(COL_POWER) | BIT(COL_ENERGY) | BIT(COL_UUID) | BIT(COL_HOST), /* before device_uuid, host */
-};
-#define LAYOUTS (sizeof layouts_left_out / sizeof layouts_left_out[0])
-#undef BIT
+typedef struct RawColumn {
+    const char *name;
+    size_t offset; /* in LbCellResult */
+    RawKind kind;
+    unsigned flags;
+    int since;      /* the raw.csv layout that added it (RAW_LAYOUT is this version's) */
+    int64_t min, max;
+    size_t size;    /* RAW_TEXT's buffer */
+    const char *should;
+} RawColumn;
 
-static int left_out(int layout, int c) { return (layouts_left_out[layout] >> c) & 1u; }
+/* Layouts: 1 the first, 2 added device_uuid and host, 3 the energy columns. A file keeps the
+ * layout its header has (a resume appends rows in it); the columns it lacks read back empty. */
+#define RAW_LAYOUT 3
+#define AT(field) offsetof(LbCellResult, field)
+#define SIZE(field) sizeof(((LbCellResult *)0)->field)
+
+static const RawColumn columns[] = {
+    {"model", AT(model), RAW_MODEL, 0, 1, 0, 0, 0, NULL},
+    {"n", AT(n), RAW_I64, 0, 1, 1, 0, 0, "a positive integer"},
+    {"k", AT(k), RAW_I64, ONLY_K, 1, 1, 0, 0, "a positive integer for a model with a k axis"},
+    {"sharing", AT(sharing), RAW_SHARING, ONLY_K, 1, 0, 0, 0, "layerwise, kv, headwise or none"},
+    {"order", AT(order), RAW_ORDER, ONLY_K, 1, 0, 0, 0, "early or late"},
+    {"dtype", AT(dtype), RAW_DTYPE, 0, 1, 0, 0, 0, "fp16, bf16 or fp32"},
+    {"batch", AT(batch), RAW_I64, 0, 1, 0, 0, 0, "a non-negative integer"},
+    {"planned_bytes", AT(planned_bytes), RAW_I64, 0, 1, 0, 0, 0, "a non-negative integer"},
+    {"peak_bytes", AT(peak_bytes), RAW_I64, 0, 1, 0, 0, 0, "a non-negative integer"},
+    {"median_ms", AT(median_ms), RAW_REAL, ONLY_OK, 1, 0, 0, 0, NULL},
+    {"min_ms", AT(min_ms), RAW_REAL, ONLY_OK, 1, 0, 0, 0, NULL},
+    {"max_ms", AT(max_ms), RAW_REAL, ONLY_OK, 1, 0, 0, 0, NULL},
+    {"ms_per_seq", AT(ms_per_seq), RAW_REAL, ONLY_OK, 1, 0, 0, 0, NULL},
+    {"tokens_per_s", AT(tokens_per_s), RAW_REAL, ONLY_OK, 1, 0, 0, 0, NULL},
+    {"tflop_per_s", AT(tflop_per_s), RAW_REAL, ONLY_OK, 1, 0, 0, 0, NULL},
+    {"passes", AT(passes), RAW_INT, ONLY_OK, 1, 0, INT32_MAX, 0, "a non-negative integer"},
+    {"sm_clock_start_mhz", AT(sm_clock_start_mhz), RAW_INT, NEG_EMPTY, 1, 0, INT32_MAX, 0, "a clock in MHz or empty"},
+    {"sm_clock_end_mhz", AT(sm_clock_end_mhz), RAW_INT, NEG_EMPTY, 1, 0, INT32_MAX, 0, "a clock in MHz or empty"},
+    {"clock_events", AT(clock_events), RAW_EVENTS, 0, 1, 0, 0, 0,
+     "clock-event reasons such as sw_power_cap+hw_thermal, none, or empty"},
+    {"slowdown", AT(slowdown), RAW_FLAG, 0, 1, 0, 1, 0, "0 or 1"},
+    {"power_w", AT(power_w), RAW_ENERGY, ONLY_OK, 3, 0, 0, 0, "a positive number, or empty with energy_j_per_seq"},
+    {"energy_j_per_seq", AT(energy_j_per_seq), RAW_ENERGY, ONLY_OK, 3, 0, 0, 0,
+     "a positive number, or empty with power_w"},
+    {"device_uuid", AT(device_uuid), RAW_TEXT, 0, 2, 0, 0, SIZE(device_uuid), NULL},
+    {"host", AT(host), RAW_TEXT, 0, 2, 0, 0, SIZE(host), NULL},
+    {"status", AT(status), RAW_STATUS, 0, 1, 0, 0, 0, "ok, OOM or an error message"},
+};
+#undef AT
+#undef SIZE
+
+_Static_assert(sizeof columns / sizeof columns[0] == LB_RAW_COLUMNS, "LB_RAW_COLUMNS is the table's length");
+
+static int in_layout(int layout, int c) { return columns[c].since <= layout; }
 
 static size_t layout_width(int layout)
 {
     size_t width = 0;
     for (int c = 0; c < LB_RAW_COLUMNS; c++)
-        width += !left_out(layout, c);
+        width += in_layout(layout, c);
     return width;
 }
 
-/* Which layout a header row is (an index of layouts_left_out), or -1 for none. */
+/* Which layout a header row is, or -1 for none. */
 static int header_layout(const LbCsvRow *row)
 {
-    for (int layout = 0; layout < (int)LAYOUTS; layout++) {
+    for (int layout = RAW_LAYOUT; layout >= 1; layout--) {
         if (row->count != layout_width(layout))
             continue;
         size_t at = 0;
         int same = 1;
         for (int c = 0; c < LB_RAW_COLUMNS && same; c++)
-            if (!left_out(layout, c))
-                same = strcmp(row->fields[at++], lb_raw_columns[c]) == 0;
+            if (in_layout(layout, c))
+                same = strcmp(row->fields[at++], columns[c].name) == 0;
         if (same)
             return layout;
     }
@@ -91,9 +138,8 @@ static int write_record(LbRawWriter *w, const char *const *fields, size_t count)
         free(buf);
         return LB_FAIL(LB_ERR_NOMEM, "out of memory writing %s", w->path);
     }
-    /* A short write (a full disk, a file-size limit) is followed by one for the rest, which either
-     * ends the row or fails with the errno that says which it was (ENOSPC, EFBIG); what stays is
-     * a partial line that lb_raw_open drops on resume. */
+    /* After a short write (a full disk, a file-size limit) the next write either ends the row or
+     * fails with the errno that says why; a partial line is dropped by lb_raw_open on resume. */
     size_t done = 0;
     int err = 0;
     while (done < len) {
@@ -114,13 +160,18 @@ static int write_record(LbRawWriter *w, const char *const *fields, size_t count)
     return LB_OK;
 }
 
-static int write_header(LbRawWriter *w) { return write_record(w, lb_raw_columns, LB_RAW_COLUMNS); }
+static int write_header(LbRawWriter *w)
+{
+    const char *names[LB_RAW_COLUMNS];
+    for (int c = 0; c < LB_RAW_COLUMNS; c++)
+        names[c] = columns[c].name;
+    return write_record(w, names, LB_RAW_COLUMNS);
+}
 
-int lb_raw_layout_has_energy(const LbRawWriter *w) { return !left_out(w->layout, COL_ENERGY); }
+int lb_raw_layout_has_energy(const LbRawWriter *w) { return w->layout >= 3; }
 
-/* Cut the file after its last newline: what a kill -9 in the middle of a row leaves behind is
- * not a row. Rows never hold a newline (raw_append replaces them in messages), so the last
- * newline ends the last complete row. Sets *size to the new size. */
+/* Cut the file after its last newline: rows never hold a newline, so what follows it is a row a
+ * kill -9 cut short. Sets *size to the new size. */
 static int drop_partial_line(int fd, const char *path, long long *size)
 {
     struct stat st;
@@ -149,6 +200,13 @@ static int drop_partial_line(int fd, const char *path, long long *size)
     return LB_OK;
 }
 
+static int not_raw(const char *path)
+{
+    return LB_FAIL(LB_ERR_FORMAT,
+                   "%s does not start with linbench's raw.csv header (model,n,k,...,status): not a sweep's raw.csv, or written by another version",
+                   path);
+}
+
 /* The header's layout (header_layout), or LB_ERR_FORMAT. */
 static int check_header(const char *path, int *layout)
 {
@@ -159,9 +217,7 @@ static int check_header(const char *path, int *layout)
     const int kind = t.rows > 0 ? header_layout(&t.row[0]) : -1;
     lb_csv_table_free(&t);
     if (kind < 0)
-        return LB_FAIL(LB_ERR_FORMAT,
-                       "%s does not start with linbench's raw.csv header (model,n,k,...,status): not a sweep's raw.csv, or written by another version",
-                       path);
+        return not_raw(path);
     *layout = kind;
     return LB_OK;
 }
@@ -174,7 +230,7 @@ static int raw_open(const char *path, int append, int shared, LbRawWriter **out)
         free(w);
         return LB_FAIL(LB_ERR_NOMEM, "out of memory opening %s", path);
     }
-    int rc = LB_OK, layout = 0;
+    int rc = LB_OK, layout = RAW_LAYOUT;
     long long size = 0;
     struct stat st;
     /* Opened before anything is read or cut, so that what is checked is what gets written. */
@@ -225,8 +281,6 @@ void lb_raw_close(LbRawWriter *w)
     free(w);
 }
 
-static void fmt_i64(char *buf, size_t size, long long v) { snprintf(buf, size, "%lld", v); }
-
 /* The status column: "ok", "OOM" or the message, kept on one line and never mistaken for the
  * other two. */
 static void status_text(const LbCellResult *r, char *buf, size_t size)
@@ -252,58 +306,51 @@ static void status_text(const LbCellResult *r, char *buf, size_t size)
 int lb_raw_append(LbRawWriter *w, const LbCellResult *r)
 {
     char f[LB_RAW_COLUMNS][256];
-    const char *fields[LB_RAW_COLUMNS];
-    int has_k = lb_model_has_k(r->model);
-    int ok = r->status == LB_CELL_OK;
-    for (int i = 0; i < LB_RAW_COLUMNS; i++) {
-        f[i][0] = '\0';
-        fields[i] = f[i];
-    }
-    snprintf(f[COL_MODEL], sizeof f[0], "%s", lb_model_name(r->model));
-    fmt_i64(f[COL_N], sizeof f[0], (long long)r->n);
-    if (has_k) {
-        fmt_i64(f[COL_K], sizeof f[0], (long long)r->k);
-        snprintf(f[COL_SHARING], sizeof f[0], "%s", lb_sharing_name(r->sharing));
-        snprintf(f[COL_ORDER], sizeof f[0], "%s", lb_order_name(r->order));
-    }
-    snprintf(f[COL_DTYPE], sizeof f[0], "%s", lb_dtype_name(r->dtype));
-    fmt_i64(f[COL_BATCH], sizeof f[0], (long long)r->batch);
-    fmt_i64(f[COL_PLANNED], sizeof f[0], (long long)r->planned_bytes);
-    fmt_i64(f[COL_PEAK], sizeof f[0], (long long)r->peak_bytes);
-    if (ok) {
-        lb_csv_format_double(r->median_ms, f[COL_MEDIAN], sizeof f[0]);
-        lb_csv_format_double(r->min_ms, f[COL_MIN], sizeof f[0]);
-        lb_csv_format_double(r->max_ms, f[COL_MAX], sizeof f[0]);
-        lb_csv_format_double(r->ms_per_seq, f[COL_PER_SEQ], sizeof f[0]);
-        lb_csv_format_double(r->tokens_per_s, f[COL_TOKENS], sizeof f[0]);
-        lb_csv_format_double(r->tflop_per_s, f[COL_TFLOPS], sizeof f[0]);
-        fmt_i64(f[COL_PASSES], sizeof f[0], r->passes);
-    }
-    if (r->sm_clock_start_mhz >= 0)
-        fmt_i64(f[COL_CLK0], sizeof f[0], r->sm_clock_start_mhz);
-    if (r->sm_clock_end_mhz >= 0)
-        fmt_i64(f[COL_CLK1], sizeof f[0], r->sm_clock_end_mhz);
-    if (r->clock_events_known && lb_clock_events_text(r->clock_events, f[COL_EVENTS], sizeof f[0]) != 0)
-        return LB_FAIL(LB_ERR_INVALID, "clock-event reasons 0x%llx do not fit a raw.csv field",
-                       (unsigned long long)r->clock_events);
-    fmt_i64(f[COL_SLOWDOWN], sizeof f[0], r->slowdown ? 1 : 0);
-    /* energy: empty where unknown (meta.csv's energy_note says why: NaN, or the zero of a row
-     * built without it); a number only on an ok row */
-    if (ok && r->power_w > 0 && r->energy_j_per_seq > 0 && isfinite(r->power_w) && isfinite(r->energy_j_per_seq)) {
-        lb_csv_format_double(r->power_w, f[COL_POWER], sizeof f[0]);
-        lb_csv_format_double(r->energy_j_per_seq, f[COL_ENERGY], sizeof f[0]);
-    }
-    fields[COL_UUID] = r->device_uuid;
-    fields[COL_HOST] = r->host;
     char status[sizeof r->error + 16]; /* "error: " + the whole message */
-    status_text(r, status, sizeof status);
-    fields[COL_STATUS] = status;
-    /* in the file's layout: a resumed file from before some columns stays one table */
     const char *kept[LB_RAW_COLUMNS];
+    const int has_k = lb_model_has_k(r->model), ok = r->status == LB_CELL_OK;
+    /* energy only on an ok row, and only where both numbers are known */
+    const int energy = ok && r->power_w > 0 && r->energy_j_per_seq > 0 && isfinite(r->power_w) &&
+                       isfinite(r->energy_j_per_seq);
     size_t at = 0;
-    for (int c = 0; c < LB_RAW_COLUMNS; c++)
-        if (!left_out(w->layout, c))
-            kept[at++] = fields[c];
+    for (int c = 0; c < LB_RAW_COLUMNS; c++) {
+        const RawColumn *col = &columns[c];
+        const void *p = (const char *)r + col->offset;
+        char *s = f[c];
+        s[0] = '\0';
+        if (!in_layout(w->layout, c))
+            continue;
+        kept[at++] = s;
+        if (((col->flags & ONLY_K) && !has_k) || ((col->flags & ONLY_OK) && !ok))
+            continue;
+        switch (col->kind) {
+        case RAW_MODEL: snprintf(s, sizeof f[0], "%s", lb_model_name(*(const LbModelKind *)p)); break;
+        case RAW_I64: snprintf(s, sizeof f[0], "%lld", (long long)*(const int64_t *)p); break;
+        case RAW_INT:
+            if (!(col->flags & NEG_EMPTY) || *(const int *)p >= 0)
+                snprintf(s, sizeof f[0], "%d", *(const int *)p);
+            break;
+        case RAW_FLAG: snprintf(s, sizeof f[0], "%d", *(const int *)p ? 1 : 0); break;
+        case RAW_REAL: lb_csv_format_double(*(const double *)p, s, sizeof f[0]); break;
+        case RAW_ENERGY:
+            if (energy)
+                lb_csv_format_double(*(const double *)p, s, sizeof f[0]);
+            break;
+        case RAW_SHARING: snprintf(s, sizeof f[0], "%s", lb_sharing_name(*(const LbSharing *)p)); break;
+        case RAW_ORDER: snprintf(s, sizeof f[0], "%s", lb_order_name(*(const LbOrder *)p)); break;
+        case RAW_DTYPE: snprintf(s, sizeof f[0], "%s", lb_dtype_name(*(const LbDtype *)p)); break;
+        case RAW_EVENTS:
+            if (r->clock_events_known && lb_clock_events_text(r->clock_events, s, sizeof f[0]) != 0)
+                return LB_FAIL(LB_ERR_INVALID, "clock-event reasons 0x%llx do not fit a raw.csv field",
+                               (unsigned long long)r->clock_events);
+            break;
+        case RAW_TEXT: kept[at - 1] = (const char *)p; break;
+        case RAW_STATUS:
+            status_text(r, status, sizeof status);
+            kept[at - 1] = status;
+            break;
+        }
+    }
     return write_record(w, kept, at);
 }
 
@@ -311,7 +358,7 @@ int lb_raw_append(LbRawWriter *w, const LbCellResult *r)
 
 #define BAD(col, what)                                                                            \
     LB_FAIL(LB_ERR_FORMAT, "%s line %zu: invalid %s \"%s\": should be %s", path, line,           \
-            lb_raw_columns[col], fs[col], what)
+            columns[col].name, fs[col], what)
 
 /* "standard, linformer, ... or NAME": every name the model table knows, for messages. */
 static void model_names(char *buf, size_t size)
@@ -338,97 +385,94 @@ static int table_model(const char *name, size_t row, void *ctx, LbModelKind *mod
     return -1;
 }
 
+/* fs: every column in this version's places, "" for one the file's layout lacks. */
 static int parse_row(const char *path, size_t line, char **fs, LbRawModelName name_fn, void *ctx, size_t index,
                      LbCellResult *r)
 {
-    long long v;
     memset(r, 0, sizeof *r);
-    char should[256];
-    if (name_fn(fs[COL_MODEL], index, ctx, &r->model, should, sizeof should))
-        return BAD(COL_MODEL, should);
-    if (lb_csv_parse_int64(fs[COL_N], &v) || v < 1)
-        return BAD(COL_N, "a positive integer");
-    r->n = v;
-    /* k, sharing and order belong to a model with a k axis; the others leave them empty. */
-    if (lb_model_has_k(r->model)) {
-        if (lb_csv_parse_int64(fs[COL_K], &v) || v < 1)
-            return BAD(COL_K, "a positive integer for a model with a k axis");
-        r->k = v;
-        if (lb_sharing_parse(fs[COL_SHARING], &r->sharing))
-            return BAD(COL_SHARING, "layerwise, kv, headwise or none");
-        if (lb_order_parse(fs[COL_ORDER], &r->order))
-            return BAD(COL_ORDER, "early or late");
-    } else if (fs[COL_K][0] || fs[COL_SHARING][0] || fs[COL_ORDER][0]) {
-        int col = fs[COL_K][0] ? COL_K : fs[COL_SHARING][0] ? COL_SHARING : COL_ORDER;
-        char what[96];
-        snprintf(what, sizeof what, "empty for a %s row (no k axis)", lb_model_name(r->model));
-        return BAD(col, what);
-    }
-    if (lb_dtype_parse(fs[COL_DTYPE], &r->dtype))
-        return BAD(COL_DTYPE, "fp16, bf16 or fp32");
-    if (lb_csv_parse_int64(fs[COL_BATCH], &v) || v < 0)
-        return BAD(COL_BATCH, "a non-negative integer");
-    r->batch = v;
-    if (lb_csv_parse_int64(fs[COL_PLANNED], &v) || v < 0)
-        return BAD(COL_PLANNED, "a non-negative integer");
-    r->planned_bytes = v;
-    if (lb_csv_parse_int64(fs[COL_PEAK], &v) || v < 0)
-        return BAD(COL_PEAK, "a non-negative integer");
-    r->peak_bytes = v;
-
-    const char *st = fs[COL_STATUS];
-    if (strcmp(st, "ok") == 0) {
-        r->status = LB_CELL_OK;
-    } else if (strcmp(st, "OOM") == 0) {
-        r->status = LB_CELL_OOM;
-    } else if (st[0]) {
-        r->status = LB_CELL_ERROR;
-    } else {
-        return BAD(COL_STATUS, "ok, OOM or an error message");
-    }
-    snprintf(r->error, sizeof r->error, "%s", st);
-
-    double *reals[] = {&r->median_ms, &r->min_ms, &r->max_ms, &r->ms_per_seq, &r->tokens_per_s,
-                       &r->tflop_per_s};
-    for (int c = COL_MEDIAN; c <= COL_TFLOPS; c++) {
-        if (fs[c][0] == '\0' && r->status != LB_CELL_OK)
+    const char *st = fs[LB_RAW_COLUMNS - 1];
+    r->status = strcmp(st, "ok") == 0 ? LB_CELL_OK : strcmp(st, "OOM") == 0 ? LB_CELL_OOM : LB_CELL_ERROR;
+    const int ok = r->status == LB_CELL_OK;
+    int energy_given = 0;
+    for (int c = 0; c < LB_RAW_COLUMNS; c++)
+        energy_given |= columns[c].kind == RAW_ENERGY && fs[c][0];
+    for (int c = 0; c < LB_RAW_COLUMNS; c++) {
+        const RawColumn *col = &columns[c];
+        void *p = (char *)r + col->offset;
+        const char *s = fs[c];
+        long long v;
+        if (col->flags & NEG_EMPTY)
+            *(int *)p = -1;
+        if (col->kind == RAW_ENERGY)
+            *(double *)p = NAN;
+        if ((col->flags & ONLY_K) && !lb_model_has_k(r->model)) {
+            if (!s[0])
+                continue;
+            char what[96];
+            snprintf(what, sizeof what, "empty for a %s row (no k axis)", lb_model_name(r->model));
+            return BAD(c, what);
+        }
+        if (col->kind == RAW_ENERGY) { /* both or neither, and only on an ok row */
+            if (!energy_given)
+                continue;
+            if (!ok && s[0])
+                return BAD(c, "empty on a row that is not ok");
+            if (!ok)
+                continue;
+        } else if (!s[0] && (((col->flags & ONLY_OK) && !ok) || (col->flags & NEG_EMPTY))) {
             continue;
-        if (lb_csv_parse_double(fs[c], reals[c - COL_MEDIAN]))
-            return BAD(c, r->status == LB_CELL_OK ? "a number on an ok row" : "a number or empty");
+        }
+        switch (col->kind) {
+        case RAW_MODEL: {
+            char should[256];
+            if (name_fn(s, index, ctx, p, should, sizeof should))
+                return BAD(c, should);
+            break;
+        }
+        case RAW_I64:
+            if (lb_csv_parse_int64(s, &v) || v < col->min)
+                return BAD(c, col->should);
+            *(int64_t *)p = v;
+            break;
+        case RAW_INT:
+        case RAW_FLAG:
+            if (lb_csv_parse_int64(s, &v) || v < col->min || v > col->max)
+                return BAD(c, col->should);
+            *(int *)p = (int)v;
+            break;
+        case RAW_REAL:
+            if (lb_csv_parse_double(s, p))
+                return BAD(c, ok ? "a number on an ok row" : "a number or empty");
+            break;
+        case RAW_ENERGY:
+            if (lb_csv_parse_double(s, p) || !(*(double *)p > 0) || !isfinite(*(double *)p))
+                return BAD(c, col->should);
+            break;
+        case RAW_SHARING:
+            if (lb_sharing_parse(s, p))
+                return BAD(c, col->should);
+            break;
+        case RAW_ORDER:
+            if (lb_order_parse(s, p))
+                return BAD(c, col->should);
+            break;
+        case RAW_DTYPE:
+            if (lb_dtype_parse(s, p))
+                return BAD(c, col->should);
+            break;
+        case RAW_EVENTS:
+            r->clock_events_known = s[0] != '\0';
+            if (r->clock_events_known && lb_clock_events_parse(s, &r->clock_events) != 0)
+                return BAD(c, col->should);
+            break;
+        case RAW_TEXT: snprintf(p, col->size, "%s", s); break;
+        case RAW_STATUS:
+            if (!s[0])
+                return BAD(c, col->should);
+            snprintf(r->error, sizeof r->error, "%s", s);
+            break;
+        }
     }
-    if (fs[COL_PASSES][0] || r->status == LB_CELL_OK) {
-        if (lb_csv_parse_int64(fs[COL_PASSES], &v) || v < 0 || v > INT32_MAX)
-            return BAD(COL_PASSES, "a non-negative integer");
-        r->passes = (int)v;
-    }
-    int *clk[] = {&r->sm_clock_start_mhz, &r->sm_clock_end_mhz};
-    for (int c = COL_CLK0; c <= COL_CLK1; c++) {
-        *clk[c - COL_CLK0] = -1;
-        if (fs[c][0] == '\0')
-            continue;
-        if (lb_csv_parse_int64(fs[c], &v) || v < 0 || v > INT32_MAX)
-            return BAD(c, "a clock in MHz or empty");
-        *clk[c - COL_CLK0] = (int)v;
-    }
-    r->clock_events_known = fs[COL_EVENTS][0] != '\0';
-    if (r->clock_events_known && lb_clock_events_parse(fs[COL_EVENTS], &r->clock_events) != 0)
-        return BAD(COL_EVENTS, "clock-event reasons such as sw_power_cap+hw_thermal, none, or empty");
-    if (lb_csv_parse_int64(fs[COL_SLOWDOWN], &v) || (v != 0 && v != 1))
-        return BAD(COL_SLOWDOWN, "0 or 1");
-    r->slowdown = (int)v;
-    /* both energy columns, or neither (unknown); a number only on an ok row */
-    r->power_w = r->energy_j_per_seq = NAN;
-    if (fs[COL_POWER][0] || fs[COL_ENERGY][0]) {
-        if (r->status != LB_CELL_OK)
-            return BAD(fs[COL_POWER][0] ? COL_POWER : COL_ENERGY, "empty on a row that is not ok");
-        if (lb_csv_parse_double(fs[COL_POWER], &r->power_w) || !(r->power_w > 0) || !isfinite(r->power_w))
-            return BAD(COL_POWER, "a positive number, or empty with energy_j_per_seq");
-        if (lb_csv_parse_double(fs[COL_ENERGY], &r->energy_j_per_seq) || !(r->energy_j_per_seq > 0) ||
-            !isfinite(r->energy_j_per_seq))
-            return BAD(COL_ENERGY, "a positive number, or empty with power_w");
-    }
-    snprintf(r->device_uuid, sizeof r->device_uuid, "%s", fs[COL_UUID]);
-    snprintf(r->host, sizeof r->host, "%s", fs[COL_HOST]);
     return LB_OK;
 }
 
@@ -479,9 +523,7 @@ static int read_rows(const char *path, LbRawModelName name_fn, void *ctx, LbCell
         goto out;
     const int kind = header_layout(&t.row[0]);
     if (kind < 0) {
-        rc = LB_FAIL(LB_ERR_FORMAT,
-                     "%s does not start with linbench's raw.csv header (model,n,k,...,status): not a sweep's raw.csv, or written by another version",
-                     path);
+        rc = not_raw(path);
         goto out;
     }
     const size_t width = layout_width(kind);
@@ -497,10 +539,9 @@ static int read_rows(const char *path, LbRawModelName name_fn, void *ctx, LbCell
             free(r);
             goto out;
         }
-        /* every column in this version's places; one the file's layout lacks reads empty */
         char *fs[LB_RAW_COLUMNS], empty[1] = "";
         for (size_t c = 0, at = 0; c < LB_RAW_COLUMNS; c++)
-            fs[c] = left_out(kind, (int)c) ? empty : t.row[i].fields[at++];
+            fs[c] = !in_layout(kind, (int)c) ? empty : t.row[i].fields[at++];
         rc = parse_row(path, t.line[i], fs, name_fn, ctx, i - 1, &r[i - 1]);
         if (rc != LB_OK) {
             free(r);

@@ -1,31 +1,11 @@
 /* raw.csv: one row per measured cell (METHOD.md, "Files a sweep writes"), appended and synced as
- * soon as the cell ends so that a killed sweep loses at most the cell it was in, and read back
- * for resume, the grids, compare and plot.
- *
- * Columns, in this order:
- *   model,n,k,sharing,order,dtype,batch,planned_bytes,peak_bytes,median_ms,min_ms,max_ms,
- *   ms_per_seq,tokens_per_s,tflop_per_s,passes,sm_clock_start_mhz,sm_clock_end_mhz,
- *   clock_events,slowdown,power_w,energy_j_per_seq,device_uuid,host,status
- * - model: a name of the model table (lb_model_name);
- * - k, sharing and order are written for a model with a k axis (lb_model_has_k) and empty for
- *   the others (standard, chunked), and read back as 0 / the first enum value there;
- * - the timing columns (median_ms .. passes) are empty unless status is ok, and read back as 0;
- * - a clock of -1 (unreadable) is written empty and read back as -1;
- * - clock_events: NVML's clock-event reasons seen after any timed pass, as names joined by '+'
- *   ("sw_power_cap+hw_thermal", "none"), empty where they cannot be read; slowdown is 1 when one
- *   of them was thermal or a hardware slowdown (attn/clock_events.h);
- * - power_w and energy_j_per_seq (METHOD.md, "Energy"): the mean power over the timed passes and
- *   the energy of one sequence at it, both empty where the device has no energy counter or it
- *   did not advance (meta.csv's energy and energy_note say which cells have them, and why not),
- *   and on every row that is not ok; read back as NaN when empty;
- * - reals are written with the fewest of 15, 16 or 17 significant digits that read back to the
- *   same double, so a row survives the round trip exactly;
- * - device_uuid and host: where the cell was measured (the GPU's UUID as nvidia-smi prints it,
- *   empty for the CPU reference; the machine's host name), so the rows of a several-GPU sweep or
- *   of a merge say which GPU measured each. A file written before these two columns (19 + status)
- *   still reads, with both empty, and so does one written before the energy columns (23 columns,
- *   energy NaN): a resume appends rows in the file's own layout;
- * - status is `ok`, `OOM`, or the error message. */
+ * soon as the cell ends (a killed sweep loses at most the cell it was in), read back for resume,
+ * the grids, compare and plot. The columns are one table in raw.c (name, field, kind, the layout
+ * that added it): k, sharing and order empty for a model without a k axis; timing empty unless
+ * status is ok; an unknown clock (-1) or energy (NaN) empty; reals in the fewest of 15-17 digits
+ * that read back exactly; status `ok`, `OOM` or the error message. A file from before
+ * device_uuid/host or the energy columns still reads (those empty) and a resume appends rows in
+ * its own layout. */
 #ifndef LB_RAW_H
 #define LB_RAW_H
 
@@ -41,10 +21,7 @@
 extern "C" {
 #endif
 
-#define LB_RAW_COLUMNS 25
-
-/* The header row's names, in order. */
-extern const char *const lb_raw_columns[LB_RAW_COLUMNS];
+#define LB_RAW_COLUMNS 25 /* raw.c checks it against its table */
 
 typedef struct LbRawWriter LbRawWriter;
 

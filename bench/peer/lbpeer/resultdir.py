@@ -207,15 +207,19 @@ class RawWriter:
     def append(self, cell, settings, uuid, host):
         has_k = cell.k is not None
         ok = cell.status == "ok"
-        row = [cell.model, cell.n, cell.k if has_k else "", settings.sharing if has_k else "",
-               settings.order if has_k else "", settings.dtype, cell.batch, 0, cell.peak_bytes]
-        row += [real(v) for v in (cell.median_ms, cell.min_ms, cell.max_ms, cell.ms_per_seq, cell.tokens_per_s,
-                                  cell.tflop_per_s)] if ok else [""] * 6
         energy = ok and has_energy(cell)
-        row += [cell.passes if ok else "", "", "", "", 0]
-        row += [real(cell.power_w), real(cell.energy_j_per_seq)] if energy else ["", ""]
-        row += [uuid, host, cell.status.replace("\n", " ")]
-        self.w.writerow(row)
+        row = dict(model=cell.model, n=cell.n, dtype=settings.dtype, batch=cell.batch, planned_bytes=0,
+                   peak_bytes=cell.peak_bytes, slowdown=0, device_uuid=uuid, host=host,
+                   status=cell.status.replace("\n", " "))
+        if has_k:
+            row.update(k=cell.k, sharing=settings.sharing, order=settings.order)
+        if ok:
+            row.update({c: real(getattr(cell, c)) for c in ("median_ms", "min_ms", "max_ms", "ms_per_seq",
+                                                            "tokens_per_s", "tflop_per_s")}, passes=cell.passes)
+        if energy:
+            row.update(power_w=real(cell.power_w), energy_j_per_seq=real(cell.energy_j_per_seq))
+        # by name, in RAW_COLUMNS' order (tests/reports/test_raw.c keeps those equal to raw.c's)
+        self.w.writerow([row.get(c, "") for c in RAW_COLUMNS])
         self._sync()
 
     def close(self):
