@@ -1,15 +1,8 @@
-/* `linbench run --dump DIR`: one forward pass written out so that a user can rebuild the same
- * model in PyTorch and compare: ids.npy ('<i4', (B, n)), one '<f4' file per weight tensor named
- * after it (layer3.w_qkv.npy; shapes as attn/model.h lists them: (rows, cols), or (rows,) for a
- * vector), output.npy ('<f4', (B, n, d): the last layer's hidden state), index.csv
- * (name,file,dtype,shape, shape written as "2x512x768"), and meta.csv (key,value, as a sweep's):
- * what the pass ran with, so a dump can be checked later without its command line:
- * linbench_version, git_revision, model, n, k (k or m; empty for a model without a k axis),
- * batch, then the settings under their meta.csv keys (reports/settings.h: layers, d_model,
- * heads, ffn, vocab, dtype, tf32, sharing, order, chunk, device, seed; a model's own setting
- * empty for a model that does not read it, as raw.csv has them), and storage_dtype. Values are
- * the backend's storage rounded to float32. Every CSV through libcsv, each written to a
- * temporary name and renamed into place. */
+/* `linbench run --dump DIR`: one forward pass written out for a user to rebuild the same model
+ * in PyTorch and compare: ids.npy ('<i4', (B, n)), one '<f4' file per weight tensor named after
+ * it (layer3.w_qkv.npy, shapes as attn/model.h lists them), output.npy ('<f4', (B, n, d)),
+ * index.csv (name,file,dtype,shape as "2x512x768") and meta.csv (lb_meta_write_dump). Values are
+ * the backend's storage rounded to float32; each CSV written to a temporary name and renamed. */
 #ifndef LB_DUMP_H
 #define LB_DUMP_H
 

@@ -1,16 +1,6 @@
-/* meta.csv: what a sweep ran on and with (METHOD.md, "Files a sweep writes"): header
- * `key,value`, one row per key in the order the keys were first set, written to a temporary
- * name and renamed into place.
- *
- * The sweep engine (reports/sweep_engine.c) writes them: linbench_version, git_revision,
- * command_line, start_time, end_time, status; what the device is (device_name,
- * compute_capability, sm_count, memory_total_bytes, memory_budget_bytes, memory_headroom_bytes,
- * driver_version, runtime_version, cublas_version, sm_clock_mhz, sm_clock_max_mhz,
- * mem_clock_mhz, storage_dtype); every run setting under its key in the settings table
- * (reports/settings.h: n_list, k_list, models, shard, layers ... seed), which is how compare,
- * plot and merge should read them; min_passes; the quick check (check, check_max_rel_error,
- * check_seed); and resume_N_time / resume_N_command for each resume.
- */
+/* meta.csv: what a sweep ran on and with (METHOD.md, "Files a sweep writes"): header `key,value`,
+ * one row per key in the order first set, written to a temporary name and renamed into place.
+ * Run settings are under the settings table's keys (reports/settings.h). */
 #ifndef LB_META_H
 #define LB_META_H
 
@@ -50,6 +40,15 @@ int lb_meta_read(const char *path, LbMeta *m);
 void lb_meta_free(LbMeta *m);
 /* Whether m's source is predicted. */
 int lb_meta_is_predicted(const LbMeta *m);
+
+/* DIR/meta.csv of run --dump (dump.h): linbench_version, git_revision, model, n, k (empty
+ * without a k axis), batch, the model's settings under their keys (empty for a setting the model
+ * does not read), k_layers under a k schedule, storage_dtype. */
+struct LbModel;
+struct LbInputs;
+struct LbRunSettings;
+int lb_meta_write_dump(const char *dir, const struct LbModel *m, const struct LbInputs *in,
+                       const struct LbRunSettings *s);
 
 #ifdef __cplusplus
 }
