@@ -13,8 +13,10 @@
 #include "attn/status.h"
 
 /* cfg's output (B, n, d) on be from seed, in a malloc'd array; NULL on any failure (the message
- * is lb_error_message's). */
-static inline float *lb_test_forward(LbBackend *be, const LbModelConfig *cfg, int64_t B, uint64_t seed)
+ * is lb_error_message's). `prepare`, when not NULL, changes the built model before the pass (0 on
+ * success). */
+static inline float *lb_test_forward_with(LbBackend *be, const LbModelConfig *cfg, int64_t B, uint64_t seed,
+                                          int (*prepare)(LbModel *m))
 {
     const LbPlanParams pp = {be->elem_bytes, be->alignment, be->workspace_bytes};
     LbPlan plan;
@@ -27,7 +29,8 @@ static inline float *lb_test_forward(LbBackend *be, const LbModelConfig *cfg, in
     float *out = (float *)malloc((size_t)count * sizeof *out);
     int ok = out && lb_forward_setup(&m, &in, cfg, be, &a, B, seed) == LB_OK;
     if (ok) {
-        ok = lb_forward(&m, &a, &in) == LB_OK && be->ops->download(be, out, in.x, count) == LB_OK;
+        ok = (!prepare || prepare(&m) == 0) && lb_forward(&m, &a, &in) == LB_OK &&
+             be->ops->download(be, out, in.x, count) == LB_OK;
         lb_model_release(&m);
     }
     lb_arena_close(&a);
@@ -36,6 +39,11 @@ static inline float *lb_test_forward(LbBackend *be, const LbModelConfig *cfg, in
         return NULL;
     }
     return out;
+}
+
+static inline float *lb_test_forward(LbBackend *be, const LbModelConfig *cfg, int64_t B, uint64_t seed)
+{
+    return lb_test_forward_with(be, cfg, B, seed, NULL);
 }
 
 /* ||out - ref|| / ||ref|| in double; infinity where out holds a NaN or an infinity. */
