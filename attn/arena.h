@@ -1,8 +1,6 @@
-/* One arena per measured model: a single backend allocation sized by the plan, carved by a bump
- * pointer with stack-style marks so that each phase of a layer (attention, then the feed-forward
- * block) reuses the same bytes. The high-water mark is the measured peak that the plan must
- * equal exactly (tests/model/test_plan.c); a counting arena is how the plan is computed. The arena computes addresses only; it never touches
- * the memory, which may be on the device. */
+/* One arena per measured model: one backend allocation sized by the plan, carved by a bump
+ * pointer with stack-style marks so each phase of a layer reuses the same bytes. Its high-water
+ * mark must equal the plan (tests/model/test_plan.c). Addresses only: it never touches memory. */
 #ifndef LB_ARENA_H
 #define LB_ARENA_H
 

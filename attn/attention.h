@@ -1,12 +1,7 @@
 /* The model table: every attention model linbench measures, one entry each (attn/models.c), its
- * code in its own file (attn/model_<name>.c). Everything that differs between models is asked of
- * this table: names and the k axis (attn/config.c), the config check, the model's own weights
- * (attn/model.c), its attention block in the encoder (attn/encoder.c), its FLOPs, and the
- * variants `linbench check` and the tests run. The encoder around the attention (embeddings,
- * LayerNorms, feed-forward) is the same for every model.
- *
- * Adding a model: its file, one LbModelKind line (attn/config.h), one table line and one meson
- * line, plus its tests. */
+ * code in attn/model_<name>.c. Everything that differs between models is asked of this table;
+ * the encoder around the attention is the same for all. Adding a model: its file, one
+ * LbModelKind line (attn/config.h), one table line, one meson line, and its tests. */
 #ifndef LB_ATTENTION_H
 #define LB_ATTENTION_H
 

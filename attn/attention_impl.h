@@ -1,9 +1,6 @@
-/* What the model files (attn/model_*.c) share: the forward pass they run in, the attention
- * helpers every model uses (allocation, batched products, scores-softmax-values, the output
- * projection), and the builder through which a model allocates its own weights. Internal to
- * attn/: the rest of linbench sees models only through the table (attn/attention.h).
- *
- * Shapes are (batch, ...) row-major; B = batch, h = heads, hd = d / h. */
+/* What the model files (attn/model_*.c) share: the forward pass, the attention helpers every
+ * model uses and the builder that allocates a model's weights. Internal to attn/. Shapes are
+ * (batch, ...) row-major; B = batch, h = heads, hd = d / h. */
 #ifndef LB_ATTENTION_IMPL_H
 #define LB_ATTENTION_IMPL_H
 
@@ -41,12 +38,10 @@ int lb_pass_bmm(LbPass *p, int ta, int tb, int64_t m, int64_t n, int64_t kd, flo
                 int64_t lda, int64_t sa, const void *b, int64_t ldb, int64_t sb, void *c, int64_t ldc,
                 int64_t sc, int64_t batch);
 
-/* C_bj = alpha op(A_bj) op(B_bj) for every sequence b < B and head j < h, where
- * X_bj = x + b * sx_b + j * sx_h (elements): a strided-batched product over two batch indices,
- * so that a head's Q, K, V are read in place from token-major buffers, (B, n, ld) with head j
- * at column j hd, and its output written in place into one. LbBmm has one batch stride, so this
- * makes h calls batched over B. (Not B calls batched over h: a head's output columns then lie
- * within the previous head's rows, which cuBLAS calls overlapping batches of C.) */
+/* C_bj = alpha op(A_bj) op(B_bj) for every b < B, head j < h, X_bj = x + b * sx_b + j * sx_h:
+ * heads read and written in place in token-major buffers. h calls batched over B, not B calls
+ * over h: a head's output columns lie within the previous head's rows, which cuBLAS calls
+ * overlapping batches of C. */
 int lb_pass_bmm_bh(LbPass *p, int ta, int tb, int64_t m, int64_t n, int64_t kd, float alpha, const void *a,
                    int64_t lda, int64_t sa_b, int64_t sa_h, const void *b, int64_t ldb, int64_t sb_b, int64_t sb_h,
                    void *c, int64_t ldc, int64_t sc_b, int64_t sc_h);

@@ -1,26 +1,11 @@
-/* The per-operation breakdown: see breakdown.h.
- *
- * How it is taken. The pass runs through lb_forward_observed on a wrapper of the real backend: the
- * same LbBackend fields (its impl, storage, element size), an ops table whose compute ops count
- * each call's FLOPs and bytes under the current role and then call the real op. lb_pass_role
- * records a timer event whenever the role changes (nothing else: no synchronisation inside the
- * pass), and remembers which role the interval from that event to the next belongs to. After the
- * pass, each interval's time is the difference of two elapsed times from the first event, so the
- * rows sum to the span from the first event to the last exactly (no rounding adds up), and that
- * span lies inside the backend timer around the whole pass.
- *
- * linear(..., gelu = 1) is made as linear(..., 0) and then the gelu op under LB_ROLE_GELU: the
- * same work the backend does inside linear (gpu/matmul.cu: the product with its bias epilogue,
- * then the erf GELU pass), timed apart.
- *
- * Bytes per call (METHOD.md, "Breakdown"), e = element size: linear (rows in + out in + out
- * (bias) + rows out) e; bmm (A + B + C elements, a stride-0 operand once) e; softmax and gelu
- * 2 x elements x e; layernorm (2 or 3 rows d + 2 d) e; embed (2 B n d + n d) e + 4 B n (the
- * int32 ids); split and merge 2 x elements x e; favor_features (2 groups n m + groups n hd) e (the
- * features read and written in place, the rows they came from read; the keys' maxima scratch not
- * counted); divide_by_last rows (2 cols + 1) e. FLOPs: 2 m n k per product (linear: rows in out),
- * none for the rest (METHOD.md counts the products). Ops the wrapper does not know (a model's own
- * kernels) are timed under their role but count no FLOPs or bytes. */
+/* The per-operation breakdown (breakdown.h). The pass runs through lb_forward_observed on a
+ * wrapper of the real backend whose compute ops count each call's FLOPs and bytes under the
+ * current role, then call the real op. lb_pass_role records a timer event only when the role
+ * changes (no synchronisation inside the pass); each interval's time is a difference of elapsed
+ * times from the first event, so the rows sum exactly to the span, which lies inside the backend
+ * timer around the pass. linear(..., gelu = 1) runs as linear(..., 0) then gelu under
+ * LB_ROLE_GELU: the backend's own two passes, timed apart. Bytes and FLOPs per call are
+ * METHOD.md's ("Breakdown"); ops the wrapper does not know are timed but count nothing. */
 #include "attn/breakdown.h"
 
 #include <stddef.h>
@@ -349,11 +334,9 @@ int lb_breakdown_cell(LbBackend *be, const LbModelConfig *cfg, int64_t batch, ui
         rc = lb_forward_setup(&model, &in, cfg, be, &arena, batch, seed);
         built = rc == LB_OK;
     }
-    /* The first pass creates the events and fills the libraries' caches; the second is timed. The
-     * first runs one sequence of the batch: it makes the same calls in the same order, so it
-     * creates every event the timed pass records, and the cell's measured passes have just run
-     * the batch's own shapes. A whole first pass at the largest batch cost a sweep one pass in
-     * eight per cell (1.4 to 3.7 s each on an H100, 2026-11-23). */
+    /* The first pass creates the events and fills the libraries' caches; the second is timed.
+     * One sequence suffices: it makes the same calls in the same order, and the cell's measured
+     * passes have just run the batch's own shapes. */
     if (rc == LB_OK) {
         LbInputs one = in;
         one.batch = 1;

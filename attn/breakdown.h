@@ -1,13 +1,7 @@
 /* Where the time of a forward pass goes (METHOD.md, "Breakdown"): one extra pass at a cell's
- * batch with the time of every operation, taken with backend timer events (CUDA events on the
- * GPU) recorded where the operation's role changes, so no per-operation synchronisation distorts
- * the pass; aggregated over layers by role, with the FLOPs and bytes of every call counted from
- * its arguments by the formula of METHOD.md.
- *
- * Roles (attn/pass_observer.h) are set by the forward code before its calls (lb_pass_role,
- * attn/attention_impl.h), and the breakdown watches the pass as its observer: the encoder labels the embedding, LayerNorms and feed-forward, each model its attention. A model
- * added to the table gets its operations named by labelling its calls; calls it leaves unlabelled
- * show as `unlabelled`. */
+ * batch, timer events recorded where the operation's role changes (no per-op synchronisation),
+ * aggregated by role with every call's FLOPs and bytes. Roles are set by the forward code
+ * (lb_pass_role); calls a model leaves unlabelled show as `unlabelled`. */
 #ifndef LB_BREAKDOWN_H
 #define LB_BREAKDOWN_H
 

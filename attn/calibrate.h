@@ -36,14 +36,11 @@ typedef struct LbCalibration {
                             * caps, chose a size: its rate may be below the device's best */
 } LbCalibration;
 
-/* Measure both on `be` (its storage type, its TF32 setting). Memory comes from be->ops->mem_alloc
- * and is given back before it returns; inputs are random (fill_uniform), never zeros, since a
- * GPU multiplies zeros faster. Sizes double from a product of 256 and a copy of 1 MiB (smaller,
- * down to 32 and 64 KiB, where opt->max_bytes holds no more) until one repetition takes
- * opt->target_ms or the size reaches its cap, then opt->reps repetitions are timed (after one
- * untimed). LB_ERR_NOMEM, its message saying why in the user's terms, when not even the smallest
- * sizes fit in opt->max_bytes or on the device; LB_ERR_INVALID for options out of range (a
- * caller's mistake). */
+/* Measure both on `be` (its storage type, its TF32 setting), memory from its mem_alloc and given
+ * back, inputs random (a GPU multiplies zeros faster). Sizes double until one repetition takes
+ * opt->target_ms or reaches its cap, then opt->reps repetitions are timed after one untimed.
+ * LB_ERR_NOMEM (why, in the user's terms) when not even the smallest sizes fit; LB_ERR_INVALID
+ * for options out of range. */
 int lb_calibrate(LbBackend *be, const LbCalibrateOptions *opt, LbCalibration *out);
 
 #ifdef __cplusplus

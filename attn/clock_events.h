@@ -1,8 +1,7 @@
-/* The GPU's clock-event reasons (NVML's nvmlClocksEventReasons, named throttle reasons by drivers
- * before 535): why the SM clock ran below its maximum during a cell. Kept as NVML's bit mask, written
- * in raw.csv as names joined by '+', and a cell flagged only for the reasons that mean the GPU was
- * slowed against its will (thermal, hardware slowdown, power brake), not for the power cap or idle
- * that every H100 under tensor-core load shows. */
+/* The GPU's clock-event reasons (NVML's nvmlClocksEventReasons): why the SM clock ran below its
+ * maximum during a cell. NVML's bit mask, written in raw.csv as names joined by '+'; a cell is
+ * flagged only for reasons that slow the GPU against its will (thermal, hardware slowdown, power
+ * brake), not for the power cap or idle that a GPU under tensor-core load routinely shows. */
 #ifndef LB_CLOCK_EVENTS_H
 #define LB_CLOCK_EVENTS_H
 

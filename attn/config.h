@@ -1,8 +1,6 @@
-/* The model configuration: which attention model runs (the model table, attn/attention.h), the
- * encoder's shape, precision and the models' own settings (Linformer's projected length k,
- * sharing level and projection order; the chunked model's rows per block) (METHOD.md, "What
- * runs"). Parsing and validation live here so the CLI, the sweep and the tests agree; what
- * differs by model is asked of the table. */
+/* The model configuration: which model runs, the encoder's shape, precision and the models' own
+ * settings (METHOD.md, "What runs"). Parsed and validated here so the CLI, the sweep and the tests
+ * agree; what differs by model is asked of the table (attn/attention.h). */
 #ifndef LB_CONFIG_H
 #define LB_CONFIG_H
 

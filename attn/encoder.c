@@ -1,10 +1,6 @@
-/* The encoder of METHOD.md, written once against the ops table for every attention model.
- *
- * Each encoder layer is post-LayerNorm:
- *   y = Attention(x);  x = LN(x + y);  y = W2 GELU(W1 x + b1) + b2;  x = LN(x + y)
- * where Attention is the model's (its table entry, attn/attention.h). Attention temporaries and
- * FFN temporaries are allocated above a mark and released after their phase; the plan
- * (attn/plan.c) is this same code run over a counting arena. Shapes in comments are
+/* The encoder of METHOD.md, written once against the ops table for every attention model. Each
+ * layer is post-LayerNorm: y = Attention(x); x = LN(x + y); y = W2 GELU(W1 x + b1) + b2;
+ * x = LN(x + y). Each phase's temporaries sit above an arena mark released after it. Shapes are
  * (batch, ...) row-major; B = batch, h = heads, hd = d / h. */
 #include "attn/forward.h"
 

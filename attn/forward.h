@@ -1,10 +1,7 @@
-/* The forward pass of METHOD.md (attn/encoder.c): the encoder, written once against the ops
- * table, around the attention of the model's table entry (attn/attention.h).
- *
- * Inputs: token ids (B, n) int32. Output: the last layer's hidden state x (B, n, d). Both live
- * in LbInputs, allocated right after the model's weights; each layer's temporaries come from the
- * arena above them and are released at the end of their phase (attention, then feed-forward).
- * The plan (attn/plan.c) is this code run over a counting arena. */
+/* The forward pass of METHOD.md (attn/encoder.c): the encoder around the attention of the
+ * model's table entry, written once against the ops table. Inputs: ids (B, n) int32; output:
+ * the last layer's x (B, n, d), both in LbInputs after the weights; each phase's temporaries come
+ * from the arena above them. The plan (attn/plan.c) is this code over a counting arena. */
 #ifndef LB_FORWARD_H
 #define LB_FORWARD_H
 

@@ -1,9 +1,6 @@
-/* Measuring one cell (METHOD.md): the largest batch, verified, then timed.
- *
- * Largest batch: the plan gives B; the arena of plan(B) bytes is allocated for real, and on an
- * allocation failure B is bisected down by further allocations (cheap: nothing runs). The
- * largest B whose arena allocates is then built and run once: that pass verifies it and is the
- * warm-up. Probing is by allocation only, never by provoking a kernel fault. */
+/* Measuring one cell (METHOD.md): the plan gives B; the arena of plan(B) is allocated, B bisected
+ * down on allocation failure (probing by allocation only, never by a kernel fault); the largest B
+ * that allocates runs once (verification and warm-up), then the timed passes. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "attn/measure.h"

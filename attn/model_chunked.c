@@ -1,9 +1,6 @@
-/* Chunked attention: exact softmax attention computed over blocks of c query rows (--chunk), so
- * the score buffer holds B h c n elements instead of B h n n: memory linear in n at fixed c,
- * the standard model's arithmetic, and its output equal to the standard model's to rounding
- * (tests/model/test_forward_naive.c, tests/model/test_chunked.c, tests/gpu/test_gpu_forward.c).
- * FlashAttention is the fused form of the same idea; this one runs through the ops table's
- * products and softmax, one block after another in one reused score buffer. */
+/* Chunked attention: exact softmax attention over blocks of c query rows (--chunk), the score
+ * buffer B h c n instead of B h n n: memory linear in n, the standard model's output to rounding.
+ * The unfused form of FlashAttention's idea, through the ops table's products and softmax. */
 #include <stdio.h>
 
 #include "attn/attention_impl.h"

@@ -1,10 +1,7 @@
-/* Flash: exact softmax attention fused into one op (LbOps.flash_attention), as FlashAttention-2
- * runs it (Dao, 2023): Q, K and V read in place from the fused projection, the scores, their
- * softmax and P V computed tile by tile on chip, the output written token-major; no buffer of
- * the pass is larger than the encoder's own (B, n, d)-sized ones. The standard model's arithmetic
- * and output (tests/model/test_flash.c), the chunked model's memory without its block loop: the
- * exact baseline as people run it today, against which Linformer's speed is the question. The
- * CUDA kernel is gpu/flash.cu; the CPU reference attn/cpu/cpu_flash.c. */
+/* Flash: exact softmax attention fused into one op (LbOps.flash_attention), FlashAttention-2's
+ * way (Dao, 2023): the standard model's output (tests/model/test_flash.c) with no buffer larger
+ * than the encoder's (B, n, d): the exact baseline as people run it today. The kernel is
+ * gpu/flash.cu; the CPU reference attn/cpu/cpu_flash.c. */
 #include <math.h>
 #include <stdio.h>
 

@@ -1,14 +1,9 @@
 /* Linformer's attention (Wang et al., 2020): keys and values compressed along the sequence from n
- * to k positions before softmax attention, so the scores are (n, k) per head. Four models of the
- * table share this file, one per projection (section 4 of the paper, METHOD.md "General
- * projections"):
- *   linformer       learned linear projections E and F (k, n), no bias: "proj0", "proj1"...;
- *   linformer-mean  mean pooling over windows of w = n / k consecutive positions (no weights);
- *   linformer-max   max pooling over the same windows (no weights);
- *   linformer-conv  a depthwise 1-D convolution with kernel and stride w, one kernel per feature
- *                   channel, "conv0", "conv1"... of (w, channels), tap-major.
- * Which E (or kernels) exist depends on the sharing level, and where they apply on the order
- * (attn/config.h, METHOD.md); pooling has no weights, so its sharing level changes nothing. */
+ * to k positions, so the scores are (n, k) per head. Four models of the table, one per projection
+ * (METHOD.md "General projections"): linformer (learned E, F (k, n): "proj0"...), linformer-mean
+ * and linformer-max (pooling over windows of w = n / k, no weights), linformer-conv (depthwise
+ * convolution, kernel and stride w: "conv0"... (w, channels), tap-major). Sharing decides which
+ * E exist, order where they apply (attn/config.h). */
 #include <math.h>
 #include <stdio.h>
 

@@ -1,22 +1,10 @@
-/* The Performer's attention (Choromanski et al. 2021, "Rethinking Attention with Performers"):
- * FAVOR+, non-causal, inference. Per head, with x' = x d_h^(-1/4) for x a query or key row,
- * positive orthogonal random features phi(x') = exp(w x' - |x'|^2 / 2 - s) / sqrt(m) replace the
- * softmax kernel, and attention is D^-1 Q'(K'^T V) with D = diag(Q'(K'^T 1)): the n x n scores
- * never exist, time and memory are linear in n at fixed m (the grid's k axis).
- *
- * Stabiliser s: each query row's max of w x', one max over all keys of a head and sequence (the
- * authors' implementation); both cancel in D^-1 (a query's is a factor of its row, the keys' one
- * of every term), so they only keep exp in range. The normaliser rides with the values: K'^T
- * [V 1] is one (m, hd + 1) buffer, so Q'(K'^T [V 1]) gives numerator and D together and one op
- * divides. Ops: the products, favor_features and divide_by_last (attn/ops.h).
- *
- * Projections w (m, d_h): one per layer, shared by the layer's heads, as in the authors'
- * implementations (one random matrix per attention layer, of the head width); drawn on the host
- * in double from the model's seed in orthogonal blocks of d_h rows (Gram-Schmidt of Gaussian rows,
- * the last block cut short), each row rescaled to the norm of a fresh Gaussian vector (the
- * authors' default), then uploaded: own tensors "omega0", "omega1"... (m, d_h), and "ones" (n, 1),
- * the column of ones K'^T 1 is computed with. No eps is added to the features (the authors' code
- * adds 1e-4): the estimator is the paper's. */
+/* The Performer's attention (Choromanski et al. 2021): FAVOR+, non-causal. Per head, with
+ * x' = x d_h^(-1/4), positive random features phi(x') = exp(w x' - |x'|^2 / 2 - s) / sqrt(m)
+ * replace the softmax kernel and attention is D^-1 Q'(K'^T V), D = diag(Q'(K'^T 1)): linear in n
+ * at fixed m (the grid's k axis). The stabiliser s (a query row's max, one max over a head's keys)
+ * cancels in D^-1. K'^T [V 1] is one (m, hd + 1) buffer, so one product gives numerator and D.
+ * Projections w (m, d_h): one per layer shared by its heads, orthogonal blocks drawn on the host
+ * from the seed ("omega0"...), plus "ones" (n, 1). No eps in the features: the paper's estimator. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,19 +1,10 @@
 /* The table of operations a backend fills, and the backend handle the forward passes drive.
- *
- * The forward passes (attn/encoder.c and the model files) are written once against this table and never read or
- * write tensor memory themselves: every touch goes through an op, so the same code drives host
- * memory (the CPU reference, attn/cpu/) and device memory (gpu/). A pointer to tensor memory
- * is a `void *` into the backend's memory holding elements of the backend's storage type
- * (LbBackend.elem_bytes each); the forward code may offset it (pointer arithmetic on char *) but
- * never dereference it. Token ids are always int32.
- *
- * All matrices are row-major. Every op returns LB_OK or a negative LbStatus with the message set
- * through LB_FAIL. Sizes and indices are 64-bit: a 12-head score matrix at n = 65536 holds
- * 5e10 elements.
- *
- * Numerics every backend keeps (METHOD.md, "Precision"): products accumulate in fp32 or wider;
- * softmax and LayerNorm statistics in fp32 or wider whatever the storage type; GELU is the erf
- * form. */
+ * The forward code never touches tensor memory itself: a tensor pointer is a `void *` into the
+ * backend's memory (LbBackend.elem_bytes per element; token ids int32) that it may offset but
+ * never dereference, so the same code drives the CPU reference and the GPU. Row-major; 64-bit
+ * sizes; every op returns LB_OK or a negative LbStatus set through LB_FAIL. Numerics every
+ * backend keeps (METHOD.md, "Precision"): products, softmax and LayerNorm statistics in fp32 or
+ * wider; GELU in the erf form. */
 #ifndef LB_OPS_H
 #define LB_OPS_H
 

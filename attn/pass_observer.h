@@ -1,11 +1,7 @@
-/* What a forward pass tells whoever watches it, declared below the pass (attn/encoder.c), the
- * plan (attn/plan.c) and the breakdown (attn/breakdown.c) so that none of them needs another
- * above it: the breakdown watches a pass the way the plan counts one, from above.
- *
- * A pass with an observer makes its op calls on the observer's backend (so the observer sees
- * every op run: a wrapper that counts or times each call and then makes it on the real backend)
- * and says, before each group of calls, which role they play (`role`). A pass without one runs
- * on the model's backend and says nothing. */
+/* What a forward pass tells whoever watches it (the plan, the breakdown), declared below the pass
+ * so neither needs a layer above. A pass with an observer makes its op calls on the observer's
+ * backend (a wrapper that counts or times, then calls the real one) and names each group's role
+ * first; a pass without one runs on the model's backend. */
 #ifndef LB_PASS_OBSERVER_H
 #define LB_PASS_OBSERVER_H
 

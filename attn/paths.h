@@ -20,12 +20,10 @@ char *lb_path_join(const char *dir, const char *name);
  * of writing elsewhere). */
 int lb_path_join_buf(char *buf, size_t size, const char *dir, const char *name);
 
-/* open(2) for a file linbench writes in a directory that someone else may write into too (a
- * result directory, its lock, a dump, a plot, a job script): never through a symbolic link, and
- * only into a plain file with no other name, since a link, a hard link, a FIFO or a device planted
- * under the name would send the write elsewhere. O_CLOEXEC is added; O_TRUNC is applied only once
- * the file is known to be plain. Returns the descriptor, or -1 with errno: ELOOP where the name is
- * not such a file (lb_open_plain_strerror words it), else open's own. */
+/* open(2) for a file linbench writes where others may write too: never through a symbolic link,
+ * only into a plain file with one name (a planted link, FIFO or device would send the write
+ * elsewhere); O_CLOEXEC added, O_TRUNC applied once the file is known plain. -1 with errno: ELOOP
+ * where the name is not such a file (lb_open_plain_strerror words it). */
 int lb_open_plain(const char *path, int flags, mode_t mode);
 
 /* fopen(path, "w") through lb_open_plain: NULL with errno as it sets it. */

@@ -1,9 +1,6 @@
-/* The memory plan: a dry run of the code that will run. The model is built and one forward pass
- * run over a counting arena (attn/arena.h: addresses only, no memory) with a backend whose ops
- * do no arithmetic but has the real backend's element size, alignment and workspace, so every
- * allocation of attn/model.c, attn/encoder.c and the model files is counted in order, by the code
- * itself: the plan cannot drift from it. tests/model/test_plan.c holds it equal to a real
- * arena's high-water mark. */
+/* The memory plan (plan.h): the model built and one pass run over a counting arena with a
+ * backend that does no arithmetic but has the real one's element size, alignment and workspace,
+ * so every allocation is counted by the code itself and the plan cannot drift from it. */
 #include "attn/plan.h"
 
 #include <stdint.h>

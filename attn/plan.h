@@ -1,8 +1,6 @@
-/* The memory plan: exact bytes of weights, workspace and activations of one forward pass at
- * batch size B, and the largest B that fits a budget (METHOD.md, "Largest batch"). It is a dry
- * run: the model built and one forward pass run over a counting arena with a backend that does
- * no arithmetic, so it counts what the code allocates; tests/model/test_plan.c holds it equal
- * to a real arena's high-water mark. */
+/* The memory plan: exact bytes of weights, workspace and activations of one pass at batch B, and
+ * the largest B that fits a budget (METHOD.md, "Largest batch"), by a dry run of the code;
+ * tests/model/test_plan.c holds it equal to a real arena's high-water mark. */
 #ifndef LB_PLAN_H
 #define LB_PLAN_H
 
@@ -22,12 +20,9 @@ typedef struct LbPlanParams {
     size_t workspace;  /* backend workspace bytes */
 } LbPlanParams;
 
-/* The CUDA backend's plan parameters (gpu/backend.cu opens its backend with these): the
- * cuBLAS/cuBLASLt workspace every arena carves out, NVIDIA's recommended size for Hopper (cuBLAS
- * documentation, cublasSetWorkspace: 32 MiB on sm_90; 4 MiB suffices on older GPUs, but one
- * figure keeps plans comparable across devices), and the arena's alignment (cuBLAS wants its
- * workspace 256-byte aligned, and cuBLASLt's heuristics assume 256-byte aligned matrices). Here,
- * below gpu/, so that a plan for a GPU (linbench predict) needs no CUDA. */
+/* The CUDA backend's plan parameters, here so a plan for a GPU (linbench predict) needs no CUDA:
+ * the cuBLAS workspace every arena carves out (cublasSetWorkspace's recommendation for sm_90,
+ * one figure on every device so plans compare) and the arena alignment cuBLAS(Lt) assumes. */
 #define LB_CUDA_WORKSPACE_BYTES ((size_t)32 << 20)
 #define LB_CUDA_ALIGNMENT ((size_t)256)
 

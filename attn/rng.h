@@ -1,9 +1,6 @@
-/* Counter-based random numbers shared by the CPU reference and the CUDA kernels.
- *
- * Value i of stream `seed` is a pure function of (seed, i) (a splitmix64 finaliser), so a tensor
- * initialised on the GPU holds exactly the fp32 values the CPU reference draws for the same seed,
- * before rounding to the storage type: the full-forward GPU test builds both models from one
- * seed without sending weights across PCIe. */
+/* Counter-based random numbers shared by the CPU reference and the CUDA kernels: value i of
+ * stream `seed` is a pure function of (seed, i) (splitmix64), so both backends draw the same fp32
+ * values for one seed without weights crossing PCIe. */
 #ifndef LB_RNG_H
 #define LB_RNG_H
 

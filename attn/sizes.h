@@ -1,8 +1,5 @@
-/* Whole numbers and byte sizes as flag values and in messages: integers in a range, byte counts
- * with units ("16G", "1.5GiB"), and the short form they print in. Part of the base library
- * (linbench_base: status, sizes, lists, paths), which every layer may use and which uses none.
- * Pure functions: they return 0 or -1 and print nothing; cmd/ turns a -1 into one line:
- * invalid argument "<value>" for --<flag>: should be <what it accepts>. */
+/* Whole numbers and byte sizes as flag values and in messages ("16G", "1.5GiB"). Base library:
+ * pure functions returning 0 or -1; cmd/ turns a -1 into its one-line message. */
 #ifndef LB_SIZES_H
 #define LB_SIZES_H
 

@@ -1,9 +1,6 @@
-/* Status codes and the last-error message that every layer of linbench returns up to cmd/.
- *
- * Functions return LB_OK (0) or a negative LbStatus. The one who first sees a failure records a
- * human-readable message with file and line through LB_FAIL; callers above only pass the code on,
- * and cmd/ turns it into an exit code and prints lb_error_message(). Out of memory is a value
- * (LB_ERR_NOMEM), not a crash: the batch search depends on it. */
+/* Status codes and the last-error message every layer returns up to cmd/: LB_OK (0) or a
+ * negative LbStatus, the message (with file and line) recorded by whoever first sees the failure
+ * through LB_FAIL. Out of memory is a value (LB_ERR_NOMEM): the batch search depends on it. */
 #ifndef LB_STATUS_H
 #define LB_STATUS_H
 

@@ -4,13 +4,6 @@
 
 #if defined(LB_LAYER_BASE) || defined(LB_LAYER_ATTN) || defined(LB_LAYER_GPU) || defined(LB_LAYER_REPORTS)
 #error "reports/ and attn/ may not include cmd/ headers"
-/* When `device_name` (as CUDA names it) is in linbench predict's table (reports/gpu_specs.h): one
- * line on out after `lead`, the limits predict assumes for it (the datasheet's rate for `storage`
- * (tf32: TF32) and bandwidth, times the default efficiencies) and, with cal, what it measured as a
- * share of the datasheet's. Nothing for a device the table does not hold. */
-void lb_print_card_limits(FILE *out, const char *lead, const char *device_name, LbDtype storage, int tf32,
-                          const LbCalibration *cal);
-
 #endif
 
 #include <stddef.h>
@@ -21,13 +14,10 @@ void lb_print_card_limits(FILE *out, const char *lead, const char *device_name, 
 #include "attn/config.h"
 #include "attn/ops.h"
 
-/* Measure be's product rate and copy bandwidth within `budget` bytes and print one line on stderr
- * (unless quiet): "calibration: X TFLOP/s (DTYPE product DIM), Y GB/s copy". A budget too small
- * for even the smallest sizes is not the sweep's failure (its cells may still fit, or be OOM as
- * the budget says): the calibration is skipped, "calibration skipped: WHY" printed (unless quiet).
- * Returns 0 with *measured 1 or 0 and `note` (meta.csv's calibration_note: why skipped, or that
- * the budget limited the sizes; "" otherwise), or prints why and returns an exit code for any
- * other failure. */
+/* Measure be's product rate and copy bandwidth within `budget`, printing "calibration: ..." on
+ * stderr unless quiet. A budget too small is not a failure: "calibration skipped: WHY", 0 with
+ * *measured 0. `note` is meta.csv's calibration_note ("" when nothing to say). Any other failure
+ * is printed and returned as an exit code. */
 int lb_sweep_calibrate(LbBackend *be, uint64_t budget, int quiet, LbCalibration *cal, int *measured, char *note,
                        size_t note_size);
 

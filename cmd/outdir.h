@@ -1,12 +1,7 @@
-/* The output directory of a sweep (or a dump): made and test-written before anything runs, so an
- * --out that cannot be created or written is bad input (exit 2); locked for the whole run, so
- * that two linbench processes never write into one directory; and removed again when the run
- * fails before writing a result (no GPU, say), so a failed start leaves no empty folder behind.
- *
- * The lock is flock(2) on DIR/.linbench.lock, taken without waiting and held until the process
- * exits: the kernel releases it however the process ends, kill -9 included, so a stale lock
- * never needs clearing by hand. Whoever creates the directory first does not matter: both
- * racers open the same lock file, and exactly one gets the lock. */
+/* The output directory of a sweep or a dump: made and test-written before anything runs (an
+ * --out that cannot be written is bad input, exit 2), locked for the whole run by flock(2) on
+ * DIR/.linbench.lock (released by the kernel however the process ends, so never stale), and
+ * removed again when the run fails before writing a result. */
 #ifndef LB_OUTDIR_H
 #define LB_OUTDIR_H
 
@@ -33,12 +28,10 @@ int lb_outdir_check_length(const char *dir, const char *flag);
 #define LB_OUTDIR_OFFER_FORCE 1  /* --force */
 #define LB_OUTDIR_OFFER_RESUME 2 /* --resume DIR (sweep) */
 
-/* Create `dir` and its missing parents, take its lock, check that a file can be written in it,
- * and that it holds no results unless `force` (the refusal offers what `offer` names, the
- * LB_OUTDIR_OFFER_ flags of the command), and remove temporary files a killed run left.
- * Returns 0; LB_EXIT_USAGE after one line naming `flag` ("--out", or a positional argument's name
- * such as merge's "OUT"; and removing what it created); or
- * LB_EXIT_FAILURE after one line when another linbench holds the directory (nothing touched). */
+/* Create `dir` and its parents, lock it, check a file can be written and, unless `force`, that it
+ * holds no results (the refusal offers `offer`'s LB_OUTDIR_OFFER_ flags); remove a killed run's
+ * temporaries. 0; LB_EXIT_USAGE after one line naming `flag` (what it created removed); or
+ * LB_EXIT_FAILURE when another linbench holds the directory (nothing touched). */
 int lb_outdir_prepare(const char *dir, int force, const char *flag, int offer);
 
 /* --resume: lock an existing sweep directory (it must hold meta.csv), and remove temporary

@@ -1,12 +1,7 @@
-/* The CUDA backend: the ops table of attn/ops.h on one GPU. Device selection, one non-blocking
- * stream that every op is enqueued on, cuBLAS and cuBLASLt handles bound to it, device memory
- * (out of memory is LB_ERR_NOMEM, recoverable), data in and out with conversion to and from
- * fp32 on the host, CUDA-event timing, NVML clocks, and thin checked wrappers around the kernels
- * of gpu/ (one .cu file each). Matrix products are in gpu/matmul.cu.
- *
- * Every CUDA and cuBLAS call is checked (gpu/cuda_check.h); every op checks its sizes and
- * pointers first, like the CPU backend, so a bug in a forward pass is an error message, not a
- * fault on the device. Tests: tests/gpu/. */
+/* The CUDA backend: attn/ops.h's table on one GPU. One non-blocking stream for every op, cuBLAS
+ * and cuBLASLt bound to it, device memory (out of memory is recoverable LB_ERR_NOMEM), CUDA-event
+ * timing, NVML clocks, and checked wrappers around gpu/'s kernels; products in gpu/matmul.cu.
+ * Every op checks its sizes and pointers first, so a forward-pass bug is a message, not a fault. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,12 +1,6 @@
-/* Bias add and erf GELU after a matrix product, in place: y (rows, cols) = act(y + b (cols)),
- * b may be NULL, act(v) = 0.5 v (1 + erf(v / sqrt 2)) (METHOD.md: the erf form, not the tanh
- * approximation of cuBLASLt's GELU epilogue) or the identity. The linear op (gpu/matmul.cu) runs
- * it after a cuBLASLt product whose epilogue already added the bias (gelu only), or after a
- * plain product when cuBLASLt offers no algorithm with the bias epilogue (bias, maybe GELU).
- * fp32 arithmetic, one rounding to the storage type.
- *
- * Checked by tests/gpu/test_gpu_kernels.c against lb_gelu_cpu (attn/cpu/cpu_ref.h) and through
- * linear with GELU against lb_linear_cpu (tests/gpu/test_gpu_matmul.c), all three storage types. */
+/* Bias add and erf GELU after a product, in place: y (rows, cols) = act(y + b), b may be NULL,
+ * act the erf GELU or the identity (cuBLASLt's epilogue is the tanh form); fp32 arithmetic, one
+ * rounding. Checked by tests/gpu/test_gpu_kernels.c and test_gpu_matmul.c against cpu_ref.h. */
 #include <math.h>
 
 #include "gpu/cuda_check.h"

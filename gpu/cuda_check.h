@@ -1,8 +1,5 @@
-/* Checking every CUDA runtime and cuBLAS call of the CUDA backend (STYLE.md: every call
- * checked, the error carried up as a return code with file and line; only cmd/ decides the exit
- * code). Each macro returns LB_FAIL(LB_ERR_DEVICE, "<call> failed: <error string>") from the
- * enclosing function, which must return int (LB_ERR_NOMEM for the runtime's out of memory, below).
- * Host code of the .cu files only. */
+/* Checks for every CUDA runtime and cuBLAS call (host code of the .cu files): each macro returns
+ * LB_FAIL(LB_ERR_DEVICE, "<call> failed: <error string>") from the enclosing int function. */
 #ifndef LB_GPU_CUDA_CHECK_H
 #define LB_GPU_CUDA_CHECK_H
 
@@ -12,12 +9,10 @@
 
 #include "attn/status.h"
 
-/* Out of device memory from any call is LB_ERR_NOMEM, recoverable, not only from cudaMalloc: since
- * CUDA 12.2 the runtime loads a kernel's code into device memory on its first launch (or first
- * cudaFuncSetAttribute), outside the arena (lazy loading, the default on Linux), and where the arena
- * left too little (--headroom 0) that load fails with cudaErrorMemoryAllocation, not sticky. As
- * NOMEM the batch search steps down and the kernel loads on the retry (attn/measure.c), where a
- * device error would end the sweep (tests/gpu/test_emu_lazy_load.c). */
+/* Out of device memory from any call is LB_ERR_NOMEM, not only from cudaMalloc: the runtime loads
+ * a kernel's code into device memory on first launch (lazy loading), outside the arena, and that
+ * load can fail where the arena left too little. As NOMEM the batch search steps down and the
+ * kernel loads on the retry (tests/gpu/test_emu_lazy_load.c). */
 #define LB_CUDA_ERR_STATUS(err) ((err) == cudaErrorMemoryAllocation ? LB_ERR_NOMEM : LB_ERR_DEVICE)
 
 /* A failed runtime call. cudaGetLastError clears a non-sticky error so it does not surface again

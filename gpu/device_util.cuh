@@ -115,11 +115,9 @@ template <int G> __device__ __forceinline__ float lb_group_max(float v)
     return v;
 }
 
-/* Block-wide reductions; blockDim.x a multiple of 32, `sh` at least 33 floats of shared memory.
- * Every thread gets the result. Two calls in a row on the same `sh` are safe: a thread writes
- * sh[warp] of the next call only after the barrier that all threads passed once warp 0 had read
- * sh[0..31] of this one, and warp 0 writes sh[32] only after the next call's first barrier, by
- * which time every thread has read this call's sh[32]. */
+/* Block-wide reductions; blockDim.x a multiple of 32, `sh` at least 33 floats of shared memory;
+ * every thread gets the result. Two calls in a row on the same `sh` are safe: each call's writes
+ * come after barriers that every thread passes once the previous call's reads are done. */
 __device__ __forceinline__ float lb_block_sum(float v, float *sh)
 {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;

@@ -1,10 +1,5 @@
-/* Embedding: x (batch, n, d) = tok[ids[b, t]] (vocab, d) + pos[t] (n, d), the sum in fp32 and
- * rounded once to the storage type. One row of x per `tpr` threads, 16-byte packs where d and
- * the pointers allow.
- *
- * Checked by tests/gpu/test_gpu_kernels.c against lb_embed_cpu (attn/cpu/cpu_ref.h) on random
- * tables and ids, output poisoned with NaN first, all three storage types, d with and without
- * 16-byte packs. */
+/* Embedding: x (batch, n, d) = tok[ids[b, t]] + pos[t], fp32 sum rounded once; a row per `tpr`
+ * threads. Checked by tests/gpu/test_gpu_kernels.c against lb_embed_cpu. */
 #include "gpu/cuda_check.h"
 #include "gpu/device_util.cuh"
 #include "gpu/kernels.h"

@@ -1,21 +1,9 @@
-/* The Performer's two ops (attn/model_performer.c): FAVOR+'s positive random features, in place
- * over the projections w x' a product wrote (Choromanski et al. 2021), and the division of the
- * numerator columns by the normaliser held in the last column.
- *
- *   features (groups, n, m): f = exp(f - |x'|^2 / 2 - s) / sqrt(m), x' = scale x, x (groups, n, hd);
- *     queries: s is the row's max, found and used in one kernel (favor_rows_kernel, MODE_QUERY),
- *     a warp per row reading its row twice (the second read hits L1: a row is at most a few KiB);
- *     keys: s is one max over the group's n rows (the authors' stabiliser over all keys), in three
- *     launches: each row's max into the fp32 scratch (MODE_ROW_MAX), one block per group reduces
- *     them (favor_group_max_kernel), then the map (MODE_KEY). No atomics: two stages, so the group
- *     max is the same whatever order blocks run in.
- *   divide: y (rows, cols) = x (rows, cols + 1)[:, :cols] / x[:, cols], fp32 quotient.
- * |x'|^2, the maxima and the exponent's argument are fp32 whatever the storage type (METHOD.md,
- * "Precision"); exp(v) is exp2f(v log2(e)).
- *
- * Checked by tests/gpu/test_gpu_favor.c against lb_favor_features_cpu and lb_divide_by_last_cpu
- * (attn/cpu/cpu_ref.h), three storage types, aligned and not, queries and keys with rows and
- * groups of different maxima, one row and many, the grid capped so blocks walk several rows. */
+/* The Performer's two ops (attn/model_performer.c): FAVOR+'s features in place over the
+ * projections a product wrote, f = exp(f - |x'|^2 / 2 - s) / sqrt(m), and y = x[:, :cols] /
+ * x[:, cols]. Queries: s is the row's max, one kernel (a warp per row, the second read from L1).
+ * Keys: s is one max over the group's rows, in two stages (row maxima, then a block per group)
+ * so it does not depend on block order. Maxima and exponents in fp32. Checked by
+ * tests/gpu/test_gpu_favor.c against lb_favor_features_cpu and lb_divide_by_last_cpu. */
 #include <math.h>
 
 #include "gpu/cuda_check.h"

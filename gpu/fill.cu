@@ -1,14 +1,6 @@
-/* Initialisation on the device, so nothing large crosses PCIe:
- *   fill_uniform: x[i] = lb_rng_range(seed, i, lo, hi) (attn/rng.h, the same code the CPU
- *                 reference runs) rounded to nearest even in the storage type;
- *   fill_tokens:  ids[i] = lb_rng_token(seed, i, vocab);
- *   fill_const:   x[i] = value (the NaN poison of the tests and benchmarks).
- * lb_rng_range computes in double so that no fused multiply-add separates the GPU's values from
- * the CPU's; fp64 is slow on some GPUs, but initialisation runs once per model.
- *
- * Checked by tests/gpu/test_gpu_kernels.c: every element equal (bit for bit, after rounding the
- * CPU's fp32 value to the storage type) to lb_fill_uniform_cpu / lb_fill_tokens_cpu
- * (attn/cpu/cpu_ref.h), all three storage types. */
+/* Initialisation on the device, so nothing large crosses PCIe: fill_uniform (lb_rng_range, in
+ * double so no FMA separates it from the CPU's, rounded to storage), fill_tokens, and fill_const
+ * (the tests' NaN poison). Checked bit for bit against the CPU's by tests/gpu/test_gpu_kernels.c. */
 #include "attn/rng.h"
 #include "gpu/cuda_check.h"
 #include "gpu/device_util.cuh"

@@ -1,31 +1,18 @@
-/* The flash model's op (LbOps.flash_attention, attn/model_flash.c): exact softmax attention fused
- * into one kernel in FlashAttention-2's form (Dao, 2023), never writing the n x n scores.
+/* The flash model's op (LbOps.flash_attention): exact softmax attention fused into one kernel in
+ * FlashAttention-2's form (Dao, 2023), never writing the n x n scores.
  *
- * fp16 and bf16 (tensor cores): one block of 4 warps per (sequence, head, tile of query rows),
- * each warp 32 of the rows as two m16 tiles (16 rows, one tile, at d_h > 64: gpu/flash_tiles.h),
- * so that every K and V fragment read from shared memory feeds one mma per m16 tile. The Q tile,
- * and K and V tiles of 64 keys, are copied from the fused QKV buffer (token-major, read in place)
- * into shared memory with cp.async, a fixed number of 16-byte pieces per thread at 32-bit offsets,
- * K and V double-buffered: the copy of tile j + 1 is issued before tile j is computed. Per tile,
- * S = Q K^T (mma.sync m16n8k16, fp32 accumulation; A from ldmatrix of Q, B from ldmatrix of K),
- * then the online softmax in registers: the running row maximum m (taken of the raw scores, in
- * exp2's units once scaled) and sum l, each term exp2(s scale log2 e - m) as one fused
- * multiply-add and one ex2.approx.ftz; O rescaled by exp2(m_old - m_new) whenever the maximum
- * grows; then O += P V with P taken straight from S's accumulators (the C fragment of two n8 tiles
- * is the A fragment of one k16 chunk) and V through ldmatrix.trans. Keys past n score -inf (only
- * the last key tile has any); rows past n are computed on zeros and not stored. The output, O / l,
- * is written token-major.
+ * fp16/bf16 (tensor cores): a block of 4 warps per (sequence, head, tile of query rows), each
+ * warp 32 rows as two m16 tiles (one at d_h > 64, gpu/flash_tiles.h) so every K/V fragment read
+ * feeds one mma per tile. Q, K and V tiles come from the fused QKV buffer by cp.async, K and V
+ * double-buffered. S = Q K^T by mma.sync m16n8k16 (fp32 accumulation), then the online softmax in
+ * registers (exp2 as one FFMA and one ex2.approx.ftz), then O += P V with P taken straight from
+ * S's accumulators. Keys past n score -inf; rows past n are computed on zeros and not stored.
  *
- * fp32 (SIMT, no tensor cores: TF32 would round Q and K to 10 bits, further from the reference
- * than fp32 storage promises): one thread per query row, K and V tiles of 32 keys in shared
- * memory, the same online softmax, the tile's scores in registers up to d_h 80.
+ * fp32 (SIMT: TF32 would round Q and K to 10 bits): one thread per query row, K/V tiles of 32 keys
+ * in shared memory, the same online softmax.
  *
- * Head widths: multiples of 16 up to 128 (LB_FLASH_HD_MAX), each its own instantiation so the
- * fragments stay in registers. The instructions are gpu/tensor_core.cuh's; the emulated build
- * runs them as warp collectives with the PTX ISA's layouts, and poisons a cp.async destination
- * until its wait. Checked by tests/gpu/test_gpu_flash.c against lb_flash_attention_cpu (double),
- * three storage types, head widths 16 to 128, lengths that are and are not multiples of the tiles,
- * several sequences and heads, the grid capped so blocks take several tiles. */
+ * Head widths: multiples of 16 up to LB_FLASH_HD_MAX, each its own instantiation so the fragments
+ * stay in registers. Checked by tests/gpu/test_gpu_flash.c against lb_flash_attention_cpu. */
 #include <math.h>
 
 #include "gpu/cuda_check.h"

@@ -1,9 +1,6 @@
-/* Launchers of the CUDA kernels behind the ops table (gpu/backend.cu, gpu/matmul.cu), one per
- * kernel file. Each enqueues on `stream`, checks the launch (cudaGetLastError) and returns LB_OK
- * or LB_FAIL(...); none synchronises, so a fault inside a kernel shows at the next
- * synchronising call. Pointers start with d_ and point to device memory holding elements of
- * `dtype` (fp16, bf16 or fp32; token ids int32). All row-major; sizes are 64-bit.
- * CPU references: attn/cpu/cpu_ref.h; tests: tests/gpu/. */
+/* Launchers of the CUDA kernels behind the ops table, one per kernel file. Each enqueues on
+ * `stream`, checks the launch and returns LB_OK or LB_FAIL; none synchronises. d_ pointers hold
+ * `dtype` elements (token ids int32), row-major, 64-bit sizes. References: attn/cpu/cpu_ref.h. */
 #ifndef LB_GPU_KERNELS_H
 #define LB_GPU_KERNELS_H
 
@@ -77,11 +74,8 @@ int lb_cuda_fill_tokens(cudaStream_t stream, int32_t *d_ids, int64_t count, uint
  * (gpu/fill.cu). */
 int lb_cuda_fill_const(cudaStream_t stream, LbDtype dtype, void *d_x, int64_t count, float value);
 
-/* The most blocks any kernel launch of gpu/ uses (grid-stride loops do the rest): 2^30 by
- * default, far past any real launch. Tests lower it (tests/gpu/test_gpu_kernels.c) so that every
- * block walks several rows and the loops, and the reuse of shared memory from one row to the
- * next, are exercised on small tensors; 0 restores the default. Not thread-safe: set it between
- * runs. (gpu/backend.cu) */
+/* The most blocks any launch of gpu/ uses (grid-stride loops do the rest); tests lower it so
+ * every block walks several rows on small tensors; 0 restores the default. Not thread-safe. */
 void lb_cuda_set_grid_cap(unsigned int blocks);
 unsigned int lb_cuda_grid_cap(void);
 

@@ -1,15 +1,8 @@
 /* LayerNorm with the residual add fused, in place: x (rows, d) = LN(x + r) * gamma + beta, r may
- * be NULL; mean and variance in fp32 whatever the storage type (METHOD.md), the variance as the
- * mean of squared deviations from the mean (two passes over registers, no cancellation).
- *
- * layernorm_block_kernel: one block per row, the row (x + r, in fp32) held in registers, up to
- * 4 16-byte packs per thread and 1024 threads: d up to 32768 (fp16, bf16) or 16384 (fp32) with
- * 16-byte loads, 8192 without. Longer
- * or unaligned rows take layernorm_generic_kernel, which reads x and r three times from global
- * memory (mean, variance, write); no model here reaches it (d = 768 in RoBERTa-base).
- *
- * Checked by tests/gpu/test_gpu_kernels.c against lb_layernorm_cpu (attn/cpu/cpu_ref.h) on
- * random rows, with and without r, in all three storage types, both kernels. */
+ * be NULL; mean and variance in fp32, the variance from deviations (no cancellation).
+ * layernorm_block_kernel holds a row in registers (d up to 32768 fp16/bf16, 16384 fp32 with
+ * 16-byte loads); longer or unaligned rows take layernorm_generic_kernel (three global reads).
+ * Checked by tests/gpu/test_gpu_kernels.c against lb_layernorm_cpu, both kernels. */
 #include <math.h>
 
 #include "gpu/cuda_check.h"

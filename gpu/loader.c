@@ -1,10 +1,7 @@
-/* lb_cuda_backend_open for the linbench binary: loads the CUDA backend module (gpu/module.h) on
- * first use, so the binary itself links no CUDA library. Looks for linbench-cuda.so in
- * $LINBENCH_CUDA_MODULE, beside the binary (the build tree), then where meson installed it. A
- * module that cannot be loaded because a CUDA library is missing is "no CUDA device" with one line
- * naming the library and what to install; a module that is absent or from another build is a
- * broken installation, unless $LINBENCH_CUDA_MODULE chose it: then the variable is to blame, and
- * every message names it. */
+/* lb_cuda_backend_open for the linbench binary: loads linbench-cuda.so on first use (from
+ * $LINBENCH_CUDA_MODULE, beside the binary, then the install dir) so the binary links no CUDA. A
+ * missing CUDA library is "no CUDA device" naming what to install; an absent or foreign module is
+ * a broken installation, or the variable's fault when it chose it. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>

@@ -1,60 +1,27 @@
 /* Matrix products of the CUDA backend: `linear` through cuBLASLt, `bmm` through cuBLAS's
- * strided-batched GEMM. fp16 and bf16 inputs and outputs with fp32 accumulation
- * (CUBLAS_COMPUTE_32F); fp32 with TF32 off unless --tf32 (CUBLAS_COMPUTE_32F_FAST_TF32).
+ * strided-batched GEMM; fp16/bf16 with fp32 accumulation, fp32 with TF32 off unless --tf32.
  *
- * Row-major on a column-major library: a row-major (r x c) matrix is the column-major (c x r)
- * one, so C = A B is computed as C^T = B^T A^T with the operands swapped and nothing copied.
- *   linear: y (rows, out) = x (rows, in) W^T + b  ->  y^T (out x rows) = W (out x in) x^T:
- *           cuBLAS A = W stored (in x out) col-major, op T; B = x stored (in x rows), op N.
- *   bmm:    C_i (m x n) = op(A_i) op(B_i)  ->  C_i^T (n x m) = op(B_i)^T op(A_i)^T: cuBLAS's
- *           first operand is B with op T when trans_b, second is A with op T when trans_a.
+ * Row-major on a column-major library: C = A B is computed as C^T = B^T A^T, operands swapped,
+ * nothing copied. linear: y^T (out x rows) = W (out x in) x^T; bmm: C_i^T = op(B_i)^T op(A_i)^T.
  *
- * Accumulation stays in fp32 end to end: cuBLAS's handle disallows reduced-precision split-K
- * reductions (gpu/backend.cu) and cuBLASLt's preference admits only the in-place and compute-type
- * reduction schemes.
+ * Accumulation stays fp32 end to end: no reduced-precision split-K (gpu/backend.cu), and
+ * cuBLASLt's preference admits only the in-place and compute-type reduction schemes.
  *
- * GELU: cuBLASLt's GELU epilogue is the tanh approximation and METHOD.md asks for the erf form,
- * so linear with GELU runs the BIAS epilogue and then gpu/bias_act.cu's erf GELU over y (one
- * more read and write of the FFN hidden tensor: 8 of the 74 units of n d elements a RoBERTa-base
- * layer moves per sequence at n = 512 by the byte count in bench/NOTES.md, about 11%, and 8 of 66,
- * about 12%, since the head permutes were folded into the products). Exactness first; a fused erf
- * epilogue would need a hand-written GEMM. (The gelu op runs that pass alone, for a breakdown.)
+ * GELU: cuBLASLt's epilogue is the tanh form and METHOD.md asks for erf, so linear runs the BIAS
+ * epilogue and then gpu/bias_act.cu's erf GELU over y (one more pass over the FFN hidden tensor).
  *
- * Limits assumed, and how they are kept:
- *   - cuBLASLt descriptors and the strided-batched API take 64-bit sizes, but to stay clear of
- *     32-bit offset arithmetic inside kernels every call is split so that each matrix a call
- *     walks by rows spans fewer than 2^31 elements: linear in chunks of rows, bmm in chunks of
- *     m (rows of C and, when not transposed, of A). Not bounded: linear's W, in x out elements
- *     (2.4e6 in RoBERTa-base; 2^31 only at a --d-model or --ffn far past it), and bmm's B, such
- *     as K and V read in place from Q/K/V, n x 3d elements: past 2^31 from n = 932068
- *     (`run --n 1048576` of chunked and of the Linformer's late order). V in P V and X in the
- *     Linformer's E X run along the inner dimension, where a split would round partial sums to
- *     the storage type (METHOD.md: fp32 accumulation), so those calls rely on the 64-bit API
- *     doing what it documents. Libraries have failed at a 2^31-element operand before (cuBLAS
- *     of CUDA 10.2 on transposed ones, CuPy issue 3284; cuBLASLt 13.6.0 in fp32, NVIDIA/raft
- *     issue 3097); no emulated run can show it, a GPU run of such a cell on a new toolkit is
- *     the check;
- *   - a batch count above 65535 (the gridDim.y/z limit many GEMM kernels put the batch in) is
- *     split into calls of at most 65535;
- *   - a stride of 0 broadcasts one matrix over the batch (cuBLAS reads A_i = A + i * 0).
- * Where cuBLASLt finds no algorithm for a shape (heuristic returns none), linear falls back to
- * cublasGemmEx_64 plus the bias (and GELU) kernel.
+ * Limits: every call is split so that each matrix a call walks by rows spans fewer than 2^31
+ * elements (linear by rows, bmm by m), and the batch into calls of at most 65535 (gridDim.y/z).
+ * Operands walked along the inner dimension (V in P V, X in E X) are not split, since a split
+ * would round partial sums to storage: those rely on the 64-bit API. A stride of 0 broadcasts.
+ * Where cuBLASLt finds no algorithm, linear falls back to cublasGemmEx_64 plus the bias kernel.
  *
- * Algorithm choice: the heuristic ranks algorithms by a model of the GPU, not by running them, and
- * its first can be well short of the fastest of its candidates. So it is asked for up to
- * kCandidates, and on a shape's first use (LbBackend.autotune, on unless --no-autotune) each is
- * timed on the call's own operands, a warm-up call and then kTimedCalls calls apiece, the minimum
- * kept, and the fastest stays in the cache entry. A shape's
- * first use is the warm-up pass of attn/measure.c (the batch search only allocates), so no timed
- * pass includes the tuning; the breakdown's timed pass runs the batch the cell's passes ran, after
- * a one-sequence pass that tunes its own shapes. Every candidate accumulates in fp32 (the
- * preference below bounds the reduction schemes), so the choice changes the time, and the result
- * only by the order of its sums.
+ * Algorithm choice: the heuristic ranks without running, so up to kCandidates are asked for and,
+ * on a shape's first use (LbBackend.autotune), each is timed on the call's own operands and the
+ * fastest cached. First use is attn/measure.c's warm-up pass, so no timed pass includes tuning.
  *
- * Checked by tests/gpu/test_gpu_matmul.c against lb_linear_cpu and lb_bmm_cpu
- * (attn/cpu/cpu_ref.h): linear with bias, bias + GELU and no bias, bmm with every trans
- * combination, stride 0, padded leading dimensions and a batch above 65535; all three types.
- * Speed: bench/bench_gemm.cu. */
+ * Checked by tests/gpu/test_gpu_matmul.c against attn/cpu/cpu_ref.h (every trans combination,
+ * stride 0, padded leading dimensions, a batch above 65535; all three types). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

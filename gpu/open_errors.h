@@ -10,12 +10,9 @@
 extern "C" {
 #endif
 
-/* The message and status (LB_ERR_NODEVICE where there is truly no GPU to use, so tests skip;
- * LB_ERR_DEVICE where a GPU exists but cannot be used, so tests fail) for a failed
- * cudaGetDeviceCount. `error` is its cudaError_t, `error_name` and `error_text` the runtime's
- * strings, `driver` and `runtime` cudaDriverGetVersion / cudaRuntimeGetVersion (0 unknown),
- * `have_module` whether /proc/driver/nvidia/version exists. Sets the error through LB_FAIL and
- * returns the status. */
+/* The status for a failed cudaGetDeviceCount, its message set through LB_FAIL: LB_ERR_NODEVICE
+ * where there is no GPU (tests skip), LB_ERR_DEVICE where one exists but cannot be used (tests
+ * fail). driver/runtime versions 0 when unknown; have_module: /proc/driver/nvidia/version exists. */
 int lb_cuda_explain_no_device(int error, const char *error_name, const char *error_text, int driver,
                               int runtime, int have_module);
 

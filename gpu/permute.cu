@@ -1,14 +1,7 @@
-/* The head permutes of multi-head attention, pure copies (no arithmetic, so one kernel serves
- * every storage type, moving 16-byte units where the layout allows, else single elements):
- *   split_heads: dst (batch, heads, n, hd)[b, h, t, j] = src[(b * n + t) * ld_src + h * hd + j]
- *                (one of Q, K, V out of the fused QKV projection, ld_src = 3 d);
- *   merge_heads: dst (batch, n, heads * hd)[b, t, h * hd + j] = src (batch, heads, n, hd)[b, h, t, j].
- * Both walk the head-major side row by row (one row = hd contiguous elements), so that side is
- * read or written in whole rows and the token-major side in hd-element pieces.
- *
- * Checked by tests/gpu/test_gpu_kernels.c against lb_split_heads_cpu and lb_merge_heads_cpu
- * (attn/cpu/cpu_ref.h), output poisoned with NaN first, all three storage types, hd with and
- * without 16-byte units. */
+/* The head permutes, pure copies (one kernel per storage width, 16-byte units where the layout
+ * allows): split_heads dst (batch, heads, n, hd) from token-major src (ld_src, e.g. 3 d of the
+ * fused QKV); merge_heads back to (batch, n, heads * hd). Both walk the head-major side by whole
+ * rows. Checked by tests/gpu/test_gpu_kernels.c against lb_split_heads_cpu/lb_merge_heads_cpu. */
 #include "gpu/cuda_check.h"
 #include "gpu/device_util.cuh"
 #include "gpu/kernels.h"

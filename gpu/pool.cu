@@ -1,19 +1,9 @@
-/* The Linformer's general projections (attn/model_linformer.c, METHOD.md "General projections"):
- * the sequence compressed from n to k positions, each channel apart, in place on token-major rows
- * (the compression reads keys and values straight from the fused Q/K/V output):
- *   pool_seq:           y[(b k + t) ld_y + c] = mean or max of x[(b n + t w + j) ld_x + c], j < w;
- *   depthwise_conv_seq: y[(b k + t) ld_y + c] = sum over j < w of wt[j C + c] x[(b n + t w + j) ld_x + c],
- * w = n / k (kernel and stride of the convolution), C channels, wt tap-major (taps, C).
- * One output row (b, t) per tpr lanes (bias_act's layout), each lane walking packs of channels
- * (8 halves or 4 floats in one 16-byte access where the rows allow, else one channel) p, p + tpr
- * ... so a warp reads consecutive channels of one input row: the window's w rows are read once
- * each, coalesced, several rows' loads issued before any is added. Sums and maxima in fp32, rounded once on store. No shared memory: every input element
- * is read by exactly one thread, so there is nothing to reuse.
- *
- * Checked by tests/gpu/test_gpu_pool.c against lb_pool_seq_cpu and lb_depthwise_conv_seq_cpu
- * (attn/cpu/cpu_ref.h, double) in all three storage types, windows of 1 to 64 positions, strides
- * wider than the channels (read in place), the grid capped so each block walks several rows, and
- * the output poisoned first; and by `linbench check` (rows pool_seq and depthwise_conv_seq). */
+/* The Linformer's general projections (attn/model_linformer.c): the sequence compressed from n
+ * to k positions, each channel apart, in place on token-major rows: pool_seq (mean or max over
+ * windows of w = n / k) and depthwise_conv_seq (kernel and stride w, wt tap-major). One output
+ * row per tpr lanes, each lane walking 16-byte packs of channels, so a warp reads consecutive
+ * channels and each input element once (no shared memory to reuse). fp32 sums and maxima.
+ * Checked by tests/gpu/test_gpu_pool.c against the cpu_ref.h references, and by linbench check. */
 #include <math.h>
 
 #include "gpu/cuda_check.h"

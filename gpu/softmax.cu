@@ -1,22 +1,10 @@
-/* Row softmax with a scale, in place: x (rows, cols), each row x = softmax(scale * x), the max
- * and the sum in fp32 whatever the storage type (METHOD.md, "Precision").
- *
- * Three kernels, chosen by the row length:
- *   - softmax_group_kernel: G lanes (1..32) per row, for rows of up to 128 16-byte packs
- *     (1024 fp16 elements): the Linformer scores (n x k) and the standard model at short n;
- *   - softmax_block_kernel: one block per row, the row held in registers (up to 8 packs per
- *     thread, 1024 threads): up to 65536 fp16/bf16 or 32768 fp32 elements. Each element is read
- *     once and written once: the byte floor of the operation;
- *   - softmax_online_kernel: longer rows (or rows that are not 16-byte aligned and too long
- *     for registers one element per slot): one pass for the running max and sum (online
- *     softmax), one pass to write; the second read of a row mostly hits L2, since a block
- *     re-reads its own row right after the first pass.
- * exp(s x - m) is computed as exp2f(x * scale * log2(e) - m'), one multiply less per element.
- *
- * Checked by tests/gpu/test_gpu_kernels.c against lb_softmax_cpu (attn/cpu/cpu_ref.h) on random
- * rows of 1 to 100000 elements in all three storage types, aligned and not, every path above;
- * and by tests/gpu/test_gpu_large.c on a tensor of more than 2^31 elements. Speed:
- * bench/bench_softmax.cu against a device-to-device copy (bench/NOTES.md). */
+/* Row softmax with a scale, in place: x (rows, cols) = softmax(scale * x), max and sum in fp32.
+ * Three kernels by row length: softmax_group_kernel (G lanes per row, rows up to 128 16-byte
+ * packs), softmax_block_kernel (a block per row held in registers: each element read and written
+ * once, up to 65536 fp16/bf16 or 32768 fp32), softmax_online_kernel (longer or unaligned rows:
+ * online max and sum, then a second pass that mostly hits L2). exp as exp2f with log2(e) folded
+ * into the scale. Checked by tests/gpu/test_gpu_kernels.c against lb_softmax_cpu on every path,
+ * and by tests/gpu/test_gpu_large.c past 2^31 elements. */
 #include <math.h>
 
 #include "gpu/cuda_check.h"
@@ -225,10 +213,8 @@ softmax_online_kernel(T *x, int64_t rows, int64_t cols, float c)
         __syncthreads();
         m = sh_out[0];
         const float inv = 1.0f / sh_out[1];
-        /* Pass 2. The barrier at the end of the row is belt and braces: a thread writes the next
-         * row's sh_m/sh_s only after every read of this row's (those end at the barrier above),
-         * and sh_out is rewritten only after the next row's first barrier, which every thread
-         * reaches after reading this row's. Removing it passes the emulated suite too. */
+        /* Pass 2. The barrier at the end of the row is belt and braces: the next row's writes of
+         * sh_m/sh_s/sh_out already wait for barriers every thread passes after this row's reads. */
         for (int64_t i = threadIdx.x; i < npk; i += blockDim.x) {
             const LbPack<T, N> p = lb_load_pack<T, N>(row + i * N);
             LbPack<T, N> o;

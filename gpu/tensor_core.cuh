@@ -1,29 +1,16 @@
-/* The warp-level instructions of the fused attention (gpu/flash.cu), each wrapped in a small
- * device function written once for both builds: inline PTX under nvcc, and in the emulated build
- * (gpu/emu/emu_device.h) a warp-collective implementation (gpu/emu/tensor_core.cc) that gathers
- * every lane's registers, places each element where the PTX ISA says that lane and register hold
- * it, and faults when a lane of the warp is missing, an address is not in shared memory or not
- * aligned, or a cp.async copy is read before its wait: a kernel that assumes the wrong fragment
- * layout or skips a wait fails on the emulator as it would on a GPU.
+/* The warp-level instructions of gpu/flash.cu, written once for both builds: inline PTX under
+ * nvcc; in the emulated build a warp collective (gpu/emu/tensor_core.cc) that places each element
+ * where the PTX ISA says and faults on a missing lane, a bad shared address or a cp.async read
+ * before its wait, so a wrong fragment layout fails on the emulator as on a GPU.
  *
- * The PTX ISA sections (PTX ISA 9.0, "Parallel Synchronization and Communication Instructions"
- * and "Warp Level Matrix Multiply-Accumulate Instructions"):
- *   - mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32: "Matrix Fragments for
- *     mma.m16n8k16 with floating point type". groupID = lane >> 2, tig = lane % 4. A (16 x 16,
- *     four .b32 of two elements, the first in the low half): a_i at row groupID for i in {0, 1,
- *     4, 5}, else groupID + 8; column 2 tig + (i & 1), + 8 for i >= 4. B (16 x 8, two .b32):
- *     b_i at row 2 tig + (i & 1), + 8 for i >= 2; column groupID. C and D (16 x 8 fp32, four
- *     registers): c_i at row groupID for i < 2, else groupID + 8; column 2 tig + (i & 1).
- *   - ldmatrix.sync.aligned.m8n8.x4{.trans}.shared.b16: "Warp-level matrix load instruction:
- *     ldmatrix". Lanes 8 m .. 8 m + 7 give the addresses of rows 0-7 of matrix m (16 bytes each,
- *     16-byte aligned, in shared memory); register m of lane l holds row l / 4, elements 2 (l % 4)
- *     and 2 (l % 4) + 1 of matrix m, or with .trans, the elements at rows 2 (l % 4) and
- *     2 (l % 4) + 1 of column l / 4.
- *   - cp.async.cg.shared.global [dst], [src], 16, src_size; cp.async.commit_group;
- *     cp.async.wait_group N: "Data Movement and Conversion Instructions: cp.async". 16 bytes from
- *     global to shared memory without passing through registers; src_size 0 writes 16 zero
- *     bytes; the data may be read only after a wait_group that covers its group (N: how many of
- *     the most recent groups may still be in flight). */
+ * Layouts (PTX ISA 9.0; groupID = lane >> 2, tig = lane % 4):
+ *   - mma m16n8k16: A (four .b32): a_i at row groupID (+8 for i in {2, 3, 6, 7}), column
+ *     2 tig + (i & 1) (+8 for i >= 4); B (two .b32): b_i at row 2 tig + (i & 1) (+8 for i >= 2),
+ *     column groupID; C/D (four fp32): c_i at row groupID (+8 for i >= 2), column 2 tig + (i & 1).
+ *   - ldmatrix m8n8.x4: lanes 8m..8m+7 address rows 0-7 of matrix m (16-byte aligned, shared);
+ *     register m of lane l holds row l / 4, elements 2 (l % 4) and +1 (.trans: the transpose).
+ *   - cp.async 16 bytes global -> shared (src_size 0 writes zeros), readable only after a
+ *     wait_group that covers its group. */
 #ifndef LB_GPU_TENSOR_CORE_CUH
 #define LB_GPU_TENSOR_CORE_CUH
 

@@ -25,12 +25,10 @@ const char *const lb_breakdown_columns[LB_BREAKDOWN_COLUMNS] = {
 #define LB_UNIT_TFLOPS "TFLOP/s"
 #define LB_UNIT_GBS "GB/s"
 
-/* The roofline of `flops` and `bytes`: the time the calibrated limits allow them, the larger of
- * FLOPs over the product rate and bytes over the copy bandwidth (0 without a calibration), and
- * whether the FLOPs are what bounds them (*by_flops; without a calibration, whether there are
- * any). The scores and P V products at head width 64 move more than they multiply (an H100 ran
- * them at 18% of its product rate and 88% of its copy bandwidth, 2026-11-23): judged by FLOPs
- * alone they looked far from a limit they were close to. */
+/* The roofline of `flops` and `bytes`: the larger of FLOPs over the product rate and bytes over
+ * the copy bandwidth (0 without a calibration), and whether FLOPs bound them (*by_flops; without
+ * a calibration, whether there are any). Judged by FLOPs alone, the scores and P V products at
+ * head width 64 look far from a limit they are close to. */
 static double roofline_ms(double flops, double bytes, const LbCalibration *cal, int *by_flops)
 {
     *by_flops = flops > 0;

@@ -1,19 +1,9 @@
 /* breakdown.csv: where each measured cell's forward pass spends its time (attn/breakdown.h), one
- * row per operation role, against this device's calibrated limits (attn/calibrate.h).
- *
- * Columns: model,n,k,batch,op,calls,ms,share,flops,bytes,achieved,achieved_unit,percent_of_limit
- *   op        a role (embed, layernorm, qkv, compress, scores, softmax, pv, out_proj, ffn_up, gelu,
- *             ffn_down, ...), then `overhead` (the pass's time not inside any role: pass - sum,
- *             may be negative by the timer's rounding) and `pass` (the whole traced pass)
- *   ms        summed over the layers; share = ms / the pass's ms
- *   flops     products only, 2 m n k each; bytes: elements read + written x element size
- *   achieved  flops / ms in TFLOP/s where the role has products, else bytes / ms in GB/s
- *             (achieved_unit says which); `pass` in TFLOP/s; empty for overhead or 0 ms
- *   percent_of_limit  achieved / the calibrated product rate or copy bandwidth x 100; empty
- *             without a calibration
- * k is empty for a model without a k axis. Numbers are written to read back exactly. The file is
- * rewritten whole (atomically) each time a cell's rows are added, so it is never half-written;
- * a cell measured again replaces its rows. */
+ * row per operation role, against the calibrated limits (attn/calibrate.h). Columns:
+ * model,n,k,batch,op,calls,ms,share,flops,bytes,achieved,achieved_unit,percent_of_limit; op is a
+ * role, then `overhead` (pass - sum) and `pass`; achieved in TFLOP/s for roles with products,
+ * else GB/s; percent_of_limit empty without a calibration (METHOD.md, "Breakdown"). Rewritten
+ * whole and atomically as each cell's rows are added; a cell measured again replaces its rows. */
 #ifndef LB_REPORTS_BREAKDOWN_H
 #define LB_REPORTS_BREAKDOWN_H
 

@@ -1,11 +1,7 @@
-/* The CPU reference backend: the ops table (attn/ops.h) filled with the plain-C functions of
- * attn/cpu/cpu_ref.h, on host memory that emulates a device of a given size (--mem-limit).
- *
- * Storage is fp32 whatever dtype is asked for (LbBackend.dtype keeps the request), so a CPU run
- * is the exact reference a GPU run at any precision is compared with. Each op checks its sizes
- * and pointers, records a message through LB_FAIL and returns LB_ERR_INVALID on nonsense, so
- * a bug in the forward pass shows as an error here rather than as a wild write. Like a CUDA
- * stream, one backend is driven by one thread at a time. */
+/* The CPU reference backend: attn/ops.h's table filled with attn/cpu/cpu_ref.h's functions, on
+ * host memory emulating a device of --mem-limit bytes. Storage is fp32 whatever dtype is asked
+ * (the exact reference for every precision). Each op checks its sizes and pointers, so a forward
+ * bug is an error, not a wild write. One thread drives a backend at a time, like a CUDA stream. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <inttypes.h>

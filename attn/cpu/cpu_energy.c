@@ -1,8 +1,6 @@
-/* The CPU reference's energy counter (LbOps.energy_j): the package zone of the kernel's powercap
- * interface (RAPL: Intel, and AMD's Zen packages under the same name), energy_uj in microjoules,
- * which wraps to 0 past max_energy_range_uj. The zone is /sys/class/powercap/intel-rapl:0, or
- * the directory LB_POWERCAP_ZONE names (tests point it at files of their own). Kernels since 5.10
- * let only root read energy_uj; elsewhere the counter is unsupported, with the reason. */
+/* The CPU reference's energy counter (LbOps.energy_j): the powercap package zone (RAPL),
+ * energy_uj, unwrapped past max_energy_range_uj; /sys/class/powercap/intel-rapl:0 or
+ * $LB_POWERCAP_ZONE. Often readable by root only; elsewhere unsupported, with the reason. */
 #include "attn/cpu/cpu_energy.h"
 
 #include <errno.h>

@@ -1,8 +1,5 @@
-/* The reference of the Performer's two ops (attn/cpu/cpu_ref.h): FAVOR+'s positive random features
- * (Choromanski et al. 2021) in place over the projections a product computed, and the division by
- * the normaliser held in a last column. Everything in double, each output rounded to float once,
- * so the CUDA kernels (gpu/favor.cu), which keep fp32, differ by a few float ulps of the exponent's
- * argument at most. */
+/* The reference of the Performer's two ops (cpu_ref.h): FAVOR+'s features in place over the
+ * projections, and the division by the normaliser in a last column; in double, rounded once. */
 #include <math.h>
 
 #include "attn/cpu/cpu_ref.h"

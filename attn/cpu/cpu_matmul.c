@@ -1,15 +1,10 @@
-/* The reference products: linear layers and strided-batched matrix products (attn/cpu/cpu_ref.h).
+/* The reference products: linear layers and strided-batched matrix products (cpu_ref.h).
  *
- * Every output element is one sum over the reduction index p = 0, 1, ..., k-1 in that order, in
- * double, of (double)A(i, p) * (double)B(p, j) (a product of two floats is exact in double, so a
- * fused multiply-add would not change it), scaled, biased and rounded to float once, so it
- * agrees with the naive triple loop of tests/ops/test_matmul.c to that one rounding. The fast
- * path below keeps that order: its speed comes from blocking over i and j only, never from
- * reordering a sum, which is also why the result does not depend on the threads or the kernel.
- *
- * Fast path: a block of rows of A and of columns of B are copied ("packed") into double panels
- * of LB_MR rows and LB_NR columns laid out along p, and a small kernel keeps an LB_MR x LB_NR
- * tile of sums in registers while it walks p. Blocks of rows are split over threads. */
+ * Every output element is one sum over p = 0 .. k-1 in that order, in double, of exact
+ * float x float products, rounded to float once: it agrees with the naive triple loop of
+ * tests/ops/test_matmul.c to that rounding. The fast path blocks over i and j only (packed
+ * panels of LB_MR rows and LB_NR columns, an LB_MR x LB_NR tile of sums in registers), never
+ * reordering a sum, so the bits do not depend on the threads or the kernel. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -137,12 +132,10 @@ static void lb_pack_b(const float *b, int64_t rs, int64_t cs, int64_t k, int64_t
     }
 }
 
-/* The kernel: acc (LB_MR, LB_NR) = ap (k, LB_MR)^T . bp (k, LB_NR), each of the 32 sums in p
- * order. Three versions of the same arithmetic (the order of every sum is the same, so they
- * give the same bits): AVX2 where the CPU has it, two-double vectors (SSE2, NEON) elsewhere with
- * GCC or Clang, plain loops otherwise. Written with vector types because GCC at -O2 neither
- * vectorises the plain loops nor keeps four-double vectors in registers without AVX (it spilled
- * every sum to the stack: 0.5 GMAC/s on a 2.5 GHz Xeon). */
+/* The kernel: acc (LB_MR, LB_NR) = ap (k, LB_MR)^T . bp (k, LB_NR), each sum in p order, so
+ * the three versions give the same bits: AVX2, two-double vectors (SSE2, NEON) with GCC or
+ * Clang, plain loops otherwise. Vector types because GCC at -O2 neither vectorises the plain
+ * loops nor keeps four-double vectors in registers without AVX. */
 #if defined(__GNUC__)
 typedef double lb_v2d __attribute__((vector_size(16)));
 

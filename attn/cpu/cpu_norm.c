@@ -15,14 +15,11 @@ float lb_gelu_cpu(float v)
     return (float)(0.5 * x * (1.0 + erf(x * 0.70710678118654752440)));
 }
 
-/* exp for the softmax. glibc's exp took half the time of a standard forward pass on the CPU
- * (perf, 2-layer d = 64 model at n = 1024), and a call per element cannot be vectorised, so the
- * softmax has its own exp for arguments <= 0: x = k ln 2 + r with |r| <= ln 2 / 2 (Cody and
- * Waite's split of ln 2, so k ln 2 is exact), e^r by its Taylor series to degree 13 (truncation
- * below 5e-18, evaluated as below), times 2^k built in the exponent bits. Within 1e-15 relative of glibc's exp
- * (tests/ops/test_norm.c). Below -700 it returns 0: such a term neither changes a double sum
- * that already holds e^0 = 1 nor survives the rounding of its quotient to float. The scalar
- * and the AVX2 versions do the same operations in the same order, so they agree bit for bit. */
+/* exp for the softmax's arguments <= 0, vectorisable where glibc's call per element is not:
+ * x = k ln 2 + r (Cody and Waite's split, k ln 2 exact), e^r by its Taylor series to degree 13,
+ * times 2^k built in the exponent bits; within 1e-15 relative of glibc's (tests/ops/test_norm.c).
+ * Below -700 it returns 0, which changes neither a sum holding e^0 = 1 nor its float quotient.
+ * The scalar and AVX2 versions do the same operations in the same order: the same bits. */
 #define LB_EXP_MIN (-700.0)
 #define LB_EXP_MAGIC 6755399441055744.0 /* 1.5 * 2^52: adding it rounds to an integer */
 #define LB_LOG2E 1.4426950408889634074

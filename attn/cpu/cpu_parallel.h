@@ -1,8 +1,6 @@
-/* Internal to attn/cpu/: the one way the reference splits work over threads. The items of
- * [0, count) are handed out in chunks from a shared counter, so a thread that the OS sets aside
- * (a busy 2-core test machine) does not hold the others up; each item is still done by exactly
- * one thread, and what an item computes does not depend on which thread, so a result never
- * depends on the thread count or on scheduling. */
+/* Internal to attn/cpu/: the items of [0, count) handed out in chunks from a shared counter (a
+ * thread the OS sets aside holds nobody up); an item's result does not depend on its thread, so
+ * no result depends on the thread count or scheduling. */
 #ifndef LB_CPU_PARALLEL_H
 #define LB_CPU_PARALLEL_H
 

@@ -1,9 +1,5 @@
-/* The references of the Linformer's general projections (LbOps.pool_seq and
- * LbOps.depthwise_conv_seq, attn/ops.h): the sequence compressed from n to k positions by mean or
- * max pooling, or by a depthwise convolution with kernel and stride w = n / k, in place on
- * token-major rows. Each output element in double, rounded to float once: what gpu/pool.cu is
- * checked against (tests/gpu/test_gpu_pool.c, linbench check). Cheap next to the products around
- * them (n x channels reads), so one thread. */
+/* The references of LbOps.pool_seq and LbOps.depthwise_conv_seq (attn/ops.h), each output in
+ * double rounded once; cheap next to the products around them, so one thread. */
 #include <math.h>
 
 #include "attn/cpu/cpu_ref.h"
