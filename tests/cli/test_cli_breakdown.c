@@ -1,18 +1,8 @@
 /* sweep --breakdown and calibration end to end on the CPU, then compare and plot reading them:
- *   - a tiny sweep of every model of the table with --breakdown prints its calibration line and
- *     records it in meta.csv (four calibration_* keys, positive), and breakdown = 1, even under
- *     --no-check (the percentages need it);
- *   - breakdown.csv, read back through libcsv (lb_breakdown_read), has for every cell of each model
- *     every operation the model runs, a `pass` row of share 1, and the roles' shares summing to 1
- *     within the stated overhead (attn/breakdown.h), with a percentage of the calibrated limit;
- *   - compare prints the share table, plot writes a stacked-bar script per model whose data parses;
- *   - a sweep without --breakdown under --no-check records breakdown = 0 and empty calibration keys,
- *     writes no breakdown.csv, and a resume of it with --breakdown is refused (exit 2, one line
- *     naming the flag); --force over the first directory clears its breakdown.csv;
- *   - a sweep whose memory budget (--mem-limit 1M) holds its cells but not the default calibration
- *     sizes (a copy of 1 MiB takes 2) calibrates within it: exit 0, every cell ok, meta.csv's
- *     calibration measured with a copy of at most half the budget and a note saying the budget
- *     limited it, and no internal message on stderr. */
+ * meta.csv's calibration keys; breakdown.csv with every operation of each model, a `pass` row of
+ * share 1 and shares summing to 1 within the overhead; compare's share table and plot's scripts;
+ * without --breakdown: no file, empty keys, a resume with it refused, --force clearing it; and a
+ * --mem-limit 1M budget that calibrates within itself with a note. */
 #include <math.h>
 #include <stdlib.h>
 #include <sys/stat.h>

@@ -1,23 +1,9 @@
-/* `--device cuda` end to end on the emulated GPU (gpu/emu), suite gpu-emu: the linbench binary
- * built on the emulator runs what a user's first GPU run runs, in every CI:
- *   - info names the device as emulated;
- *   - a tiny sweep writes a complete result whose meta.csv says the device is emulated, every
- *     cell ok;
- *   - run --dump on the emulated GPU equals --device cpu's dump (output.npy) within the dtype's
- *     tolerance: fp32 1e-5, fp16 1e-2 relative;
- *   - the out-of-memory step-downs: memory that cudaMemGetInfo reports but cudaMalloc cannot
- *     have (LB_EMU_MEMORY_HIDDEN) makes the arena's allocation fail and the batch search bisect
- *     down; a cuBLAS call that cannot get its own memory (LB_EMU_BLAS_ALLOC) makes the
- *     verification pass step down; both end in an ok cell at a smaller batch, never ERR;
- *   - a --mem-limit above the device's free memory less the headroom: exit 2, nothing written;
- *   - a memory budget too small for the calibration (--mem-limit 16M and 32M: less than the
- *     32 MiB cuBLAS workspace and a product) does not fail the sweep: exit 0, the cells measured
- *     (OOM: they need the workspace too), meta.csv's calibration skipped with a note naming the
- *     budget, and stderr free of the calibration's internals;
- *   - linear's algorithm tuning: meta.csv records matmul_autotune on and what the tuning kept
- *     (with the emulator's first algorithm made slow, none kept it; no time given as a GPU's), a
- *     resume with --no-autotune is refused (exit 2, meta.csv unchanged), and a sweep with
- *     --no-autotune records off.
+/* `--device cuda` end to end on the emulated GPU (gpu/emu), suite gpu-emu: info names the device
+ * as emulated; a tiny sweep completes; run --dump equals --device cpu's within the dtype's
+ * tolerance (fp32 1e-5, fp16 1e-2 relative); hidden memory (LB_EMU_MEMORY_HIDDEN) and a cuBLAS
+ * allocation failure (LB_EMU_BLAS_ALLOC) step the batch down to an ok cell; a --mem-limit past
+ * free memory is exit 2; a budget too small to calibrate does not fail the sweep; meta.csv
+ * records linear's tuning, and a resume with --no-autotune is refused.
  * Usage: test_cli_emu PATH-TO-LINBENCH-ON-THE-EMULATOR */
 #include <math.h>
 #include <stdlib.h>

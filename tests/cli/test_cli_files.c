@@ -1,13 +1,7 @@
-/* What a sweep leaves on disk stays true: long lists are kept whole in meta.csv (and so in
- * compare and a resume); --force clears the old results before its first row; a grid with no
- * k < n, and a CPU budget beyond the memory the process can have, are refused before anything
- * is written; a write that fails part-way (RLIMIT_FSIZE, the way a full disk fails) leaves every
- * file whole and the old meta.csv in place (or, where it can be written, one saying failed), and
- * leaves nothing of a merge or a prediction;
- * SIGHUP stops a sweep as Ctrl-C does, and a stop before the first cell leaves nothing; unknown
- * values are empty fields; plot titles say what the CPU stored, and a hung gnuplot is stopped; a
- * path too long for the files is refused whole, leaving nothing. Usage: test_cli_files
- * PATH-TO-LINBENCH */
+/* What a sweep leaves on disk stays true: long lists whole in meta.csv; --force clears old results
+ * first; no k < n or too much memory refused before anything is written; a write failing part-way
+ * (RLIMIT_FSIZE) leaves every file whole; SIGHUP stops as Ctrl-C; unknown values empty; plot
+ * titles and a hung gnuplot; a path too long refused whole. Usage: test_cli_files PATH-TO-LINBENCH */
 #include <errno.h>
 #include <time.h>
 
@@ -40,7 +34,7 @@ static void wait_rows(const char *dir, int rows)
         nanosleep(&pause, NULL);
 }
 
-/* Defect 4: a list longer than 1 KB, whole in meta.csv, in compare, and kept by --resume. */
+/* A list longer than 1 KB, whole in meta.csv, in compare, and kept by --resume. */
 static void long_lists(const char *scratch)
 {
     char list[4096] = "";
@@ -83,10 +77,8 @@ static void long_lists(const char *scratch)
     }
 }
 
-/* One stop request sent twice is still one request: `timeout` sends SIGTERM to the sweep and then
- * to its process group, and a sweep that took the second as "stop now" died by the signal with
- * meta.csv still "running" (two sweeps on an H100, 2026-11-23; here, 10 ms apart). Each gap below
- * must still end in a clean interruption. */
+/* One stop request sent twice (`timeout` signals the sweep, then its group) is still one request:
+ * at every gap below, a clean interruption with meta.csv saying so. */
 static void repeated_stop(const char *scratch)
 {
     const long gaps_us[] = {0, 2000, 10000, 50000};
@@ -132,7 +124,7 @@ static int holds_old(const char *dir)
     return old;
 }
 
-/* Defect 5: --force removes the old grids before its first row. */
+/* --force removes the old grids before its first row. */
 static void force_clears(const char *scratch)
 {
     char dir[512];
@@ -214,7 +206,7 @@ static void force_killed(const char *scratch)
     }
 }
 
-/* Bad input that used to run anyway: exit 2, one line naming what, nothing written. */
+/* Bad input: exit 2, one line naming what, nothing written. */
 static void refused(const char *scratch, const char *what, const char *want1, const char *want2, char *const extra[], int count)
 {
     static int calls;
@@ -382,10 +374,10 @@ int main(int argc, char **argv)
     force_killed(scratch);
     repeated_stop(scratch);
 
-    /* Defect 6: no k < n. */
+    /* no k < n */
     char *nothing[] = {"--n", "512", "--k", "4096"};
     refused(scratch, "--n 512 --k 4096", "--k", "--n", nothing, 4);
-    /* Defect 3: more memory than there is (64 TiB), or than a limit allows. */
+    /* more memory than there is (64 TiB), or than a limit allows. */
     char *huge[] = {"--n", "32", "--k", "8", "--mem-limit", "64T"};
     refused(scratch, "--mem-limit 64T", "--mem-limit", "at most", huge, 6);
     lb_child_resource = RLIMIT_AS;

@@ -75,6 +75,15 @@ static LbRun resume(const char *dir, const char *flag, const char *value)
     return lb_run(argv);
 }
 
+/* A resume with a setting that contradicts meta.csv: exit 2, one line naming the flag. */
+static void refused(const char *dir, const char *flag, const char *value)
+{
+    LbRun r = resume(dir, flag, value);
+    lb_check(r.code == 2 && strstr(r.err, flag) && lb_lines(r.err) == 1, "--resume %s %s: exit 2, one line naming it (%d): %s",
+             flag, value, r.code, r.err);
+    lb_run_free(&r);
+}
+
 /* The issue's reproduction: a sweep with --max-batch 2 --cell-time 1 cut to its first 4 rows,
  * then resumed with no flags, runs its cells with the same cap and time, keeps the grids the
  * uninterrupted run has, and keeps the first command line; --resume refuses another k list and
@@ -146,15 +155,9 @@ static void resume_keeps_settings(const char *scratch)
     char *grid_before = NULL, *grid_after = NULL;
     snprintf(path, sizeof path, "%s/time_speedup.csv", dir);
     grid_before = lb_slurp(path);
-    r = resume(dir, "--k", "4");
-    lb_check(r.code == 2 && strstr(r.err, "--k") && lb_lines(r.err) == 1, "--resume --k 4: exit 2 naming --k (%d): %s", r.code, r.err);
-    lb_run_free(&r);
-    r = resume(dir, "--cell-time", "10");
-    lb_check(r.code == 2 && strstr(r.err, "--cell-time"), "--resume --cell-time 10: exit 2 naming it (%d): %s", r.code, r.err);
-    lb_run_free(&r);
-    r = resume(dir, "--max-batch", "64");
-    lb_check(r.code == 2 && strstr(r.err, "--max-batch"), "--resume --max-batch 64: exit 2 naming it (%d): %s", r.code, r.err);
-    lb_run_free(&r);
+    refused(dir, "--k", "4");
+    refused(dir, "--cell-time", "10");
+    refused(dir, "--max-batch", "64");
     grid_after = lb_slurp(path);
     lb_check(grid_before && grid_after && strcmp(grid_before, grid_after) == 0, "refused resumes leave the grid as it was");
     free(grid_before);
@@ -297,15 +300,9 @@ int main(int argc, char **argv)
     }
 
     /* Settings that contradict meta.csv are refused before anything runs. */
-    r = resume(ctrlc, "--dtype", "fp32");
-    lb_check(r.code == 2 && strstr(r.err, "--dtype") && lb_lines(r.err) == 1, "--resume with another --dtype: exit 2 naming it (%d): %s", r.code, r.err);
-    lb_run_free(&r);
-    r = resume(ctrlc, "--layers", "3");
-    lb_check(r.code == 2 && strstr(r.err, "--layers"), "--resume with other --layers: exit 2 naming it (%d): %s", r.code, r.err);
-    lb_run_free(&r);
-    r = resume(ctrlc, "--mem-limit", "16M");
-    lb_check(r.code == 2 && strstr(r.err, "--mem-limit"), "--resume with another --mem-limit: exit 2 (%d): %s", r.code, r.err);
-    lb_run_free(&r);
+    refused(ctrlc, "--dtype", "fp32");
+    refused(ctrlc, "--layers", "3");
+    refused(ctrlc, "--mem-limit", "16M");
     lb_check(data_rows(ctrlc) == kept, "refused resumes measured nothing");
     r = resume(scratch, NULL, NULL);
     lb_check(r.code == 2 && strstr(r.err, "--resume"), "--resume on a directory without a sweep: exit 2 (%d): %s", r.code, r.err);

@@ -131,7 +131,7 @@ int main(int argc, char **argv)
              "run linformer prints k, sharing, order, and --max-batch 3 caps the batch (%d):\n%s%s", r.code, r.out, r.err);
     lb_run_free(&r);
     /* What a model's own settings are comes from the model table: chunked prints its chunk and
-     * no Linformer setting (issue 23, item 8). */
+     * no Linformer setting */
     r = RUN("--model", "chunked", "--n", "64", "--chunk", "16", "--max-batch", "1");
     lb_check(r.code == 0 && strstr(r.out, "chunk: 16") && !strstr(r.out, "sharing:") && !strstr(r.out, "order:"),
              "run chunked prints its chunk and no sharing or order (%d):\n%s%s", r.code, r.out, r.err);
@@ -151,7 +151,7 @@ int main(int argc, char **argv)
     bad("--n", RUN("--n", "64x"));
     bad("--k", RUN("--k", "0"));
     bad("--batch", RUN("--batch", "0"));
-    /* the general projections: windows of n/k, so k must divide n and k > n leaves none (issue 21) */
+    /* the general projections: windows of n/k, so k must divide n and k > n leaves none */
     bad("--k", RUN("--model", "linformer-mean", "--n", "100", "--k", "32"));
     bad("--k", RUN("--model", "linformer-conv", "--n", "64", "--k", "128"));
     bad("--projection", RUN("--model", "linformer", "--projection", "sum"));

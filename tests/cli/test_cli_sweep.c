@@ -186,7 +186,7 @@ int main(int argc, char **argv)
     BAD("--format", "--format", "pdf");
     BAD("--cell-time", "--cell-time", "0");
     BAD("--layers", "--layers");
-    /* the Linformer's projections and k per layer (issue 21) */
+    /* the Linformer's projections and k per layer */
     BAD("--projection", "--projection", "pool");
     BAD("--k-schedule", "--k-schedule", "1,1.5");
     BAD("--k-schedule", "--k-schedule", "1,0");

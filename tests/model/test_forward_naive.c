@@ -18,6 +18,7 @@
 #include "attn/status.h"
 #include "tests/lib/check.h"
 #include "tests/lib/naive_attention.h"
+#include "tests/lib/naive_layers.h"
 #include "tests/lib/model.h"
 
 typedef struct Host {
@@ -44,37 +45,6 @@ static const float *proj(const Host *h, int l, int head, int which)
     case LB_SHARE_NONE: i = 2 * ((int64_t)l * h->c.heads + head) + which; break;
     }
     return h->t[base + i];
-}
-
-/* out (rows, o) = x (rows, in) W[row0 : row0 + o] (o, in)^T + b[row0 : row0 + o] */
-static void lin(const double *x, int64_t rows, int64_t in, const float *W, const float *b, int64_t row0,
-                int64_t o, double *out)
-{
-    for (int64_t r = 0; r < rows; r++)
-        for (int64_t j = 0; j < o; j++) {
-            double s = b ? b[row0 + j] : 0;
-            for (int64_t i = 0; i < in; i++)
-                s += x[r * in + i] * W[(row0 + j) * in + i];
-            out[r * o + j] = s;
-        }
-}
-
-/* x = LN(x + y) * g + b over rows of d; y may be NULL. */
-static void norm(double *x, const double *y, int64_t rows, int64_t d, const float *g, const float *b)
-{
-    for (int64_t r = 0; r < rows; r++) {
-        double *v = x + r * d, mean = 0, var = 0;
-        for (int64_t i = 0; i < d; i++) {
-            v[i] += y ? y[r * d + i] : 0;
-            mean += v[i];
-        }
-        mean /= d;
-        for (int64_t i = 0; i < d; i++)
-            var += (v[i] - mean) * (v[i] - mean);
-        var /= d;
-        for (int64_t i = 0; i < d; i++)
-            v[i] = (v[i] - mean) / sqrt(var + LB_LAYERNORM_EPS) * g[i] + b[i];
-    }
 }
 
 /* out (k, w) = E (k, n) a (n, w) where a has row stride lda; for the general projections (METHOD.md),
@@ -169,14 +139,14 @@ static void encode(const Host *h, const int32_t *ids, double *x)
     for (int64_t t = 0; t < n; t++)
         for (int64_t i = 0; i < d; i++)
             x[t * d + i] = (double)h->t[TOK][(int64_t)ids[t] * d + i] + h->t[POS][t * d + i];
-    norm(x, NULL, n, d, h->t[EMB_G], h->t[EMB_B]);
+    lb_naive_layernorm(x, NULL, n, d, h->t[EMB_G], h->t[EMB_B], LB_LAYERNORM_EPS);
     for (int l = 0; l < c->layers; l++) {
         const float *Wqkv = layer_w(h, l, W_QKV), *bqkv = layer_w(h, l, B_QKV);
         /* this layer's k (--k-schedule): E's first kl rows, the kernels' first n / kl taps */
         const int64_t kl = compressed ? lb_config_layer_k(c, l) : n;
-        lin(x, n, d, Wqkv, bqkv, 0, d, q);
-        lin(x, n, d, Wqkv, bqkv, d, d, kf);
-        lin(x, n, d, Wqkv, bqkv, 2 * d, d, vf);
+        lb_naive_linear(x, n, d, Wqkv, bqkv, 0, d, q);
+        lb_naive_linear(x, n, d, Wqkv, bqkv, d, d, kf);
+        lb_naive_linear(x, n, d, Wqkv, bqkv, 2 * d, d, vf);
         if (c->kind == LB_MODEL_PERFORMER) { /* own tensors: omega0 .. omega{L-1} (m, hd), ones */
             const float *W = h->t[LAYER0 + (int64_t)c->layers * PER_LAYER + l];
             memset(ctx, 0, sizeof(double) * n * d);
@@ -190,9 +160,9 @@ static void encode(const Host *h, const int32_t *ids, double *x)
                 memcpy(vc, vf, sizeof(double) * n * d);
             } else if (c->order == LB_ORDER_EARLY) { /* K' = (E X) W_K^T + b_K */
                 compress(c, proj(h, l, (int)head, 0), kl, n, x, d, d, ex, d);
-                lin(ex, kl, d, Wqkv, bqkv, d, d, kc);
+                lb_naive_linear(ex, kl, d, Wqkv, bqkv, d, d, kc);
                 compress(c, proj(h, l, (int)head, 1), kl, n, x, d, d, ex, d);
-                lin(ex, kl, d, Wqkv, bqkv, 2 * d, d, vc);
+                lb_naive_linear(ex, kl, d, Wqkv, bqkv, 2 * d, d, vc);
             } else if (c->sharing == LB_SHARE_NONE && c->kind == LB_MODEL_LINFORMER_CONV) {
                 /* this head's own kernels (taps, hd) on its columns alone */
                 const int64_t hd0 = head * hd;
@@ -204,13 +174,13 @@ static void encode(const Host *h, const int32_t *ids, double *x)
             }
             lb_naive_head_attention(q, kc, vc, n, kl, d, hd, head, s, ctx);
         }
-        lin(ctx, n, d, layer_w(h, l, W_O), layer_w(h, l, B_O), 0, d, y);
-        norm(x, y, n, d, layer_w(h, l, LN1_G), layer_w(h, l, LN1_B));
-        lin(x, n, d, layer_w(h, l, W_FF1), layer_w(h, l, B_FF1), 0, f, hid);
+        lb_naive_linear(ctx, n, d, layer_w(h, l, W_O), layer_w(h, l, B_O), 0, d, y);
+        lb_naive_layernorm(x, y, n, d, layer_w(h, l, LN1_G), layer_w(h, l, LN1_B), LB_LAYERNORM_EPS);
+        lb_naive_linear(x, n, d, layer_w(h, l, W_FF1), layer_w(h, l, B_FF1), 0, f, hid);
         for (int64_t i = 0; i < n * f; i++)
             hid[i] = 0.5 * hid[i] * (1 + erf(hid[i] / sqrt(2.0)));
-        lin(hid, n, f, layer_w(h, l, W_FF2), layer_w(h, l, B_FF2), 0, d, y);
-        norm(x, y, n, d, layer_w(h, l, LN2_G), layer_w(h, l, LN2_B));
+        lb_naive_linear(hid, n, f, layer_w(h, l, W_FF2), layer_w(h, l, B_FF2), 0, d, y);
+        lb_naive_layernorm(x, y, n, d, layer_w(h, l, LN2_G), layer_w(h, l, LN2_B), LB_LAYERNORM_EPS);
     }
     free(q), free(kf), free(vf), free(ctx), free(y), free(hid), free(kc), free(vc), free(ex), free(s);
 }

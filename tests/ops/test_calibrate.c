@@ -1,11 +1,7 @@
-/* lb_calibrate on the CPU reference backend: the figures of a real run are positive and plausible
- * for a CPU, and, with the backend's timer replaced by a scripted one, the sizes it settles on,
- * the medians and the rates are exactly what the method says (doubling until one repetition
- * takes the target, the median of the repetitions, 2 dim^3 FLOPs, 2 x bytes moved); a memory
- * limit stops the doubling at the last size that fits; a smaller one starts the sizes below
- * 256 and 1 MiB (issue 23: a sweep's budget of a few MiB is no reason to fail it), a device with
- * less memory than allowed steps them down, and only what fits nowhere is NOMEM; bad options are
- * refused. */
+/* lb_calibrate on the CPU reference: real figures positive and plausible; with a scripted timer,
+ * the sizes, medians and rates exactly as the method says; a memory limit stops the doubling, a
+ * smaller one starts below 256 and 1 MiB, a device with less memory steps down, only what fits
+ * nowhere is NOMEM; bad options refused. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,13 +1,8 @@
-/* linbench-peer sweep --resume on the CPU: a peer sweep killed with SIGKILL once its first rows are
- * on disk, then resumed, ends with every cell of the grid measured exactly once (the rows the
- * killed run wrote kept byte for byte), meta.csv complete with the first run's command line and
- * start time and the resume's own, the grids whole, and `linbench compare` reading it beside a
- * linbench sweep of the same model; a partial last row (a write cut by the kill) is dropped and
- * its cell measured again; a resume with a setting other than meta.csv's is refused (one line
- * naming the flag, exit 2, nothing written), as is a directory another process holds (exit 1) or
- * whose lock file is a symbolic link (exit 2).
- * Usage: test_peer_resume PATH-TO-LINBENCH SOURCE_DIR FIND_PYTHON. Exit 77 (skipped) where no
- * Python with torch and numpy is found. */
+/* linbench-peer sweep --resume on the CPU: a peer sweep killed by SIGKILL then resumed measures
+ * every cell once (the first rows kept byte for byte), with meta.csv, the grids and compare whole;
+ * a partial last row is dropped; a resume with another setting, of a directory in use, or whose
+ * lock is a symbolic link is refused.
+ * Usage: test_peer_resume PATH-TO-LINBENCH SOURCE_DIR FIND_PYTHON (exit 77 without torch). */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>

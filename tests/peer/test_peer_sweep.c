@@ -1,16 +1,8 @@
-/* bench/peer end to end on the CPU: a tiny linbench sweep, then the peer's sweep of the same model
- * and grid at its own largest batches and again at linbench's (--batch-from, every setting taken
- * from linbench's meta.csv but the budget), each read back through libcsv (reports/peer_dir.h: its model names,
- * every column, meta.csv's tool, timer, budget and versions) and by `linbench compare` (the CSV
- * checked cell by cell against both raw.csv files) and `linbench plot`; and the peer's bad input:
- * one line on stderr, exit 2, nothing written (an unknown SDPA backend, one the CPU lacks, no
- * k < n, a budget beyond the machine's memory, a --batch-from directory of another model or a
- * peer's own, an --out holding results). Energy on both sides through powercap files of the
- * test's own (LB_POWERCAP_ZONE): none, and why, on a zone without a counter; on one that a child
- * process advances, every ok row's J per sequence, the peer's energy_speedup.csv and compare's
- * energy columns.
- * Usage: test_peer_sweep PATH-TO-LINBENCH SOURCE_DIR FIND_PYTHON. Exit 77 (skipped) where no
- * Python with torch and numpy is found. */
+/* bench/peer end to end on the CPU: a tiny linbench sweep, the peer's sweep of the same grid at
+ * its own batches and at linbench's (--batch-from), each read back through libcsv and by
+ * `linbench compare` (cell by cell against both raw.csv files) and `linbench plot`; the peer's
+ * bad input (one line, exit 2, nothing written); energy through powercap files of the test's own.
+ * Usage: test_peer_sweep PATH-TO-LINBENCH SOURCE_DIR FIND_PYTHON (exit 77 without torch). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -17,6 +17,7 @@
 #include "reports/meta.h"
 #include "tests/lib/check.h"
 #include "tests/lib/naive_attention.h"
+#include "tests/lib/naive_layers.h"
 #include "tests/lib/spawn.h"
 
 static const char *bin;
@@ -95,35 +96,6 @@ static void unload(Dump *D)
     lb_meta_free(&D->meta);
 }
 
-/* out (rows, o) = x (rows, in) W[row0 ..] (o, in)^T + b[row0 ..] */
-static void lin(const double *x, int64_t rows, int64_t in, const float *W, const float *b, int64_t row0, int64_t o,
-                double *out)
-{
-    for (int64_t r = 0; r < rows; r++)
-        for (int64_t j = 0; j < o; j++) {
-            double s = b ? b[row0 + j] : 0;
-            for (int64_t i = 0; i < in; i++)
-                s += x[r * in + i] * W[(row0 + j) * in + i];
-            out[r * o + j] = s;
-        }
-}
-
-/* x = LayerNorm(x + y) g + b, eps 1e-5 (METHOD.md's LayerNorm) */
-static void norm(double *x, const double *y, int64_t rows, int64_t d, const float *g, const float *b)
-{
-    for (int64_t r = 0; r < rows; r++) {
-        double *v = x + r * d, mean = 0, var = 0;
-        for (int64_t i = 0; i < d; i++)
-            mean += (v[i] += y ? y[r * d + i] : 0);
-        mean /= d;
-        for (int64_t i = 0; i < d; i++)
-            var += (v[i] - mean) * (v[i] - mean);
-        var /= d;
-        for (int64_t i = 0; i < d; i++)
-            v[i] = (v[i] - mean) / sqrt(var + 1e-5) * g[i] + b[i];
-    }
-}
-
 /* The weight of a compression (E or F; the kernels of a convolution) for (layer, head, which),
  * by the sharing level: layerwise one, kv one per layer, headwise two per layer, none two per head
  * and layer; NULL for pooling. */
@@ -190,22 +162,22 @@ static void encode(const Dump *D, const int32_t *ids, double *x)
     for (int64_t t = 0; t < n; t++)
         for (int64_t i = 0; i < d; i++)
             x[t * d + i] = (double)tok[(int64_t)ids[t] * d + i] + pos[t * d + i];
-    norm(x, NULL, n, d, tensor(D, "emb_ln_g"), tensor(D, "emb_ln_b"));
+    lb_naive_layernorm(x, NULL, n, d, tensor(D, "emb_ln_g"), tensor(D, "emb_ln_b"), 1e-5 /* METHOD.md */);
     const int early = strcmp(D->order, "early") == 0;
     for (int l = 0; l < D->L; l++) {
         const float *Wqkv = layer_t(D, l, "w_qkv"), *bqkv = layer_t(D, l, "b_qkv");
         const int64_t kl = D->kl[l];
-        lin(x, n, d, Wqkv, bqkv, 0, d, q);
-        lin(x, n, d, Wqkv, bqkv, d, d, kf);
-        lin(x, n, d, Wqkv, bqkv, 2 * d, d, vf);
+        lb_naive_linear(x, n, d, Wqkv, bqkv, 0, d, q);
+        lb_naive_linear(x, n, d, Wqkv, bqkv, d, d, kf);
+        lb_naive_linear(x, n, d, Wqkv, bqkv, 2 * d, d, vf);
         for (int64_t head = 0; head < H; head++) {
             int64_t er = 0, ec = 0, fr = 0, fc = 0;
             const float *E = weights(D, l, (int)head, 0, &er, &ec), *F = weights(D, l, (int)head, 1, &fr, &fc);
             if (early) { /* K' = (E X) W_K^T + b_K, V' = (F X) W_V^T + b_V */
                 compress(D, E, ec, kl, x, d, d, ex, d);
-                lin(ex, kl, d, Wqkv, bqkv, d, d, kc);
+                lb_naive_linear(ex, kl, d, Wqkv, bqkv, d, d, kc);
                 compress(D, F, fc, kl, x, d, d, ex, d);
-                lin(ex, kl, d, Wqkv, bqkv, 2 * d, d, vc);
+                lb_naive_linear(ex, kl, d, Wqkv, bqkv, 2 * d, d, vc);
             } else if (strcmp(D->sharing, "none") == 0) { /* this head's own weights on its columns */
                 compress(D, E, ec, kl, kf + head * hd, d, hd, kc + head * hd, d);
                 compress(D, F, fc, kl, vf + head * hd, d, hd, vc + head * hd, d);
@@ -215,13 +187,13 @@ static void encode(const Dump *D, const int32_t *ids, double *x)
             }
             lb_naive_head_attention(q, kc, vc, n, kl, d, hd, head, s, ctx);
         }
-        lin(ctx, n, d, layer_t(D, l, "w_o"), layer_t(D, l, "b_o"), 0, d, y);
-        norm(x, y, n, d, layer_t(D, l, "ln1_g"), layer_t(D, l, "ln1_b"));
-        lin(x, n, d, layer_t(D, l, "w_ff1"), layer_t(D, l, "b_ff1"), 0, f, hid);
+        lb_naive_linear(ctx, n, d, layer_t(D, l, "w_o"), layer_t(D, l, "b_o"), 0, d, y);
+        lb_naive_layernorm(x, y, n, d, layer_t(D, l, "ln1_g"), layer_t(D, l, "ln1_b"), 1e-5 /* METHOD.md */);
+        lb_naive_linear(x, n, d, layer_t(D, l, "w_ff1"), layer_t(D, l, "b_ff1"), 0, f, hid);
         for (int64_t i = 0; i < n * f; i++)
             hid[i] = 0.5 * hid[i] * (1 + erf(hid[i] / sqrt(2.0)));
-        lin(hid, n, f, layer_t(D, l, "w_ff2"), layer_t(D, l, "b_ff2"), 0, d, y);
-        norm(x, y, n, d, layer_t(D, l, "ln2_g"), layer_t(D, l, "ln2_b"));
+        lb_naive_linear(hid, n, f, layer_t(D, l, "w_ff2"), layer_t(D, l, "b_ff2"), 0, d, y);
+        lb_naive_layernorm(x, y, n, d, layer_t(D, l, "ln2_g"), layer_t(D, l, "ln2_b"), 1e-5 /* METHOD.md */);
     }
     free(q), free(kf), free(vf), free(ctx), free(y), free(hid), free(kc), free(vc), free(ex), free(s);
 }
