@@ -14,6 +14,8 @@ typedef struct NpyFile {
     int64_t shape[8];
     unsigned char *data;
     size_t bytes;
+    size_t offset;   /* where the data starts */
+    char header[256]; /* the header as written (dict, padding, newline), cut to fit */
 } NpyFile;
 
 /* 0 on success. */
@@ -41,6 +43,8 @@ static inline int npy_read(const char *path, NpyFile *out)
     char *h = malloc(hl + 1);
     memcpy(h, b + 10, hl);
     h[hl] = '\0';
+    snprintf(out->header, sizeof out->header, "%s", h);
+    out->offset = 10 + hl;
     const char *d = strstr(h, "'descr': '"), *s = strstr(h, "'shape': (");
     int ok = d && s && strstr(h, "'fortran_order': False");
     if (ok) {

@@ -1,66 +1,35 @@
-/* .npy files parsed back by hand (an independent reader, not the writer's own code): magic,
- * version 1.0, header length and 64-byte alignment, the dict NumPy writes, and the data bytes
- * little-endian. */
+/* .npy files read back by the tests' own reader (npy_read.h, not the writer's code): version 1.0,
+ * 64-byte alignment, the dict NumPy writes, and the data bytes little-endian. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "attn/status.h"
+#include "npy_read.h"
 #include "reports/npy.h"
 #include "tests/lib/check.h"
 
-static unsigned char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long s = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *b = malloc(s > 0 ? (size_t)s : 1);
-    *len = b ? fread(b, 1, (size_t)s, f) : 0;
-    fclose(f);
-    return b;
-}
-
-/* Parse the file's header and check it says `dict` and is followed by `bytes` of data equal to
- * `data` read as little-endian 4-byte words. */
+/* The file at path has version 1.0, data at a multiple of 64, the header `dict` padded with blanks
+ * to a newline, and then exactly `count` little-endian 4-byte words equal to `data`. */
 static void check_npy(const char *path, const char *dict, const uint32_t *data, size_t count)
 {
-    size_t len = 0;
-    unsigned char *b = slurp(path, &len);
-    if (!lb_check(b != NULL && len >= 10, "%s: cannot read it back", path)) {
-        free(b);
+    NpyFile f;
+    if (!lb_check(npy_read(path, &f) == 0, "%s: does not read back as a version 1.0 .npy", path))
         return;
-    }
-    lb_check(memcmp(b, "\x93NUMPY", 6) == 0, "%s: magic", path);
-    lb_check(b[6] == 1 && b[7] == 0, "%s: version %d.%d: should be 1.0", path, b[6], b[7]);
-    size_t hl = (size_t)b[8] | (size_t)b[9] << 8;
-    lb_check((10 + hl) % 64 == 0, "%s: data starts at %zu: should be a multiple of 64", path, 10 + hl);
-    if (!lb_check(10 + hl <= len, "%s: header length %zu past the end", path, hl)) {
-        free(b);
-        return;
-    }
-    lb_check(b[10 + hl - 1] == '\n', "%s: header should end with a newline", path);
-    char *h = malloc(hl + 1);
-    memcpy(h, b + 10, hl);
-    h[hl] = '\0';
-    size_t end = hl - 1; /* strip the newline and the padding */
-    while (end > 0 && h[end - 1] == ' ')
-        end--;
-    h[end] = '\0';
-    lb_check(strcmp(h, dict) == 0, "%s: header \"%s\": should be \"%s\"", path, h, dict);
-    free(h);
-    lb_check(len == 10 + hl + 4 * count, "%s: %zu bytes: should be %zu", path, len, 10 + hl + 4 * count);
-    int same = len == 10 + hl + 4 * count;
+    lb_check(f.offset % 64 == 0, "%s: data starts at %zu: should be a multiple of 64", path, f.offset);
+    size_t end = strlen(f.header);
+    lb_check(end > 0 && f.header[end - 1] == '\n', "%s: header should end with a newline", path);
+    while (end > 0 && (f.header[end - 1] == ' ' || f.header[end - 1] == '\n'))
+        f.header[--end] = '\0';
+    lb_check(strcmp(f.header, dict) == 0, "%s: header \"%s\": should be \"%s\"", path, f.header, dict);
+    int same = lb_check(f.bytes == 4 * count, "%s: %zu data bytes: should be %zu", path, f.bytes, 4 * count);
     for (size_t i = 0; same && i < count; i++) {
-        const unsigned char *p = b + 10 + hl + 4 * i;
-        uint32_t v = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-        same = v == data[i];
+        const unsigned char *p = f.data + 4 * i;
+        same = ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24) == data[i];
     }
     lb_check(same, "%s: data differs from what was written", path);
-    free(b);
+    npy_free(&f);
 }
 
 int main(void)
