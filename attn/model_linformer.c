@@ -53,9 +53,8 @@ static int separate_kv(const LbModelConfig *c)
     return s == LB_SHARE_HEADWISE || s == LB_SHARE_NONE;
 }
 
-/* The smallest projected length of any layer (--k-schedule): the convolution's kernels need
- * n / (this) taps, the widest window of any layer, so that one kernel serves every layer it is
- * shared by (each reading its first n / k_l taps, as each layer reads E's first k_l rows). */
+/* The smallest projected length of any layer (--k-schedule): a shared kernel needs the widest
+ * window's n / (this) taps; each layer reads its first n / k_l, as it reads E's first k_l rows. */
 static int64_t min_layer_k(const LbModelConfig *c)
 {
     int64_t k = c->k;
@@ -82,10 +81,9 @@ static void *projection(const LbModel *m, int layer, int head, int which)
     return pooled(c) ? NULL : m->own[i].ptr;
 }
 
-/* E and F: U(-1/sqrt(n), 1/sqrt(n)) keeps E X at the scale of X (n terms summed). The
- * convolution's kernels are drawn by the same rule on their own fan-in, the taps: U(-1/sqrt(w),
- * 1/sqrt(w)) with w = n / k (the widest window when the k schedule narrows k in later layers).
- * Per head (sharing none) a kernel has the head's channels, otherwise the model's d. */
+/* E and F: U(-1/sqrt(n), 1/sqrt(n)) keeps E X at the scale of X; a convolution's kernels the same
+ * rule on their taps (the widest window). Per head (sharing none) a kernel has the head's
+ * channels, otherwise d. */
 static int build(LbBuilder *b)
 {
     const LbModelConfig *c = &b->m->cfg;
@@ -104,12 +102,9 @@ static int build(LbBuilder *b)
     return LB_OK;
 }
 
-/* out (B, k, ld_out) = the compression of x (B, n, ld_x) to k rows, `width` columns of each:
- *   linear: E (k, n) X_b for every b (E's first k rows: a layer's k may be below the cell's);
- *   mean, max: each window of n / k rows pooled;
- *   conv: each window convolved with the kernels W (taps, channels), channel by channel, where
- *         width is a multiple of the kernels' channels (K and V together compressed by one W).
- * x and out are read and written in place (strided rows). */
+/* out (B, k, ld_out) = x (B, n, ld_x) compressed to k rows, `width` columns, in place on strided
+ * rows: E (k, n) X_b (E's first k rows); windows of n / k pooled; or windows convolved with W
+ * (taps, channels), width a multiple of the channels (K and V together under one W). */
 static int compress(LbPass *p, int64_t k, const void *E, const void *x, int64_t ld_x, int64_t width, void *out,
                     int64_t ld_out)
 {
@@ -132,9 +127,8 @@ static int compress(LbPass *p, int64_t k, const void *E, const void *x, int64_t 
     return lb_pass_bmm(p, 0, 0, k, width, p->n, 1.0f, E, p->n, 0, x, ld_x, p->n * ld_x, out, ld_out, k * ld_out, p->B);
 }
 
-/* Early order (fairseq): K' = (E X) W_K + b_K, V' = (F X) W_V + b_V; with E = F (layerwise, kv,
- * and pooling) X is compressed once and K', V' come from one fused product. Q, K', V' are read by
- * head in place, and the attention output written over Q (B, n, d), whose rows the scores
+/* Early order (fairseq): K' = (E X) W_K + b_K, V' = (F X) W_V + b_V; with E = F, X is compressed
+ * once and K', V' come from one fused product. The output goes over Q, whose rows the scores
  * consumed. */
 static int attention_early(LbPass *p, int layer, const LbLayerWeights *w, const void *x, void *y)
 {
@@ -177,10 +171,8 @@ static int attention_early(LbPass *p, int layer, const LbLayerWeights *w, const 
     return lb_project(p, w, q, y);
 }
 
-/* Late order (the paper's figure): K' = E (X W_K + b_K), V' = F (X W_V + b_V). Shared E
- * (layerwise, kv, and pooling) compresses K and V in one call; headwise compresses each; none
- * compresses every head with its own E_i, F_i. Every call reads its heads in place from the fused
- * Q/K/V output or the compressed K', V', and the attention output goes to its own (B, n, d). */
+/* Late order (the paper's figure): K' = E (X W_K + b_K), V' = F (X W_V + b_V); shared E compresses
+ * K and V in one call, headwise each, none every head with its own E_i, F_i. */
 static int attention_late(LbPass *p, int layer, const LbLayerWeights *w, const void *x, void *y)
 {
     const int64_t k = lb_config_layer_k(&p->m->cfg, layer);

@@ -48,9 +48,7 @@ typedef struct LbDeviceInfo {
     int sm_clock_mhz, sm_clock_max_mhz, mem_clock_mhz;
     int driver_version, runtime_version, cublas_version; /* as the libraries report them */
     int device_index;
-    /* The device's UUID as nvidia-smi prints it ("GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"): it
-     * tells apart GPUs of one model, which raw.csv's rows of a several-GPU sweep record. "" for
-     * the CPU reference. */
+    /* as nvidia-smi prints it, "" for the CPU: tells apart the GPUs of a several-GPU sweep */
     char uuid[48];
     /* CUDA only (linbench check): the build's architectures and what this device runs ("sm_80,
      * 86,89,90,100 + PTX compute_100; this device: native sm_90"), ECC, MIG and persistence mode
@@ -105,12 +103,10 @@ typedef struct LbOps {
     /* dst (batch, n, heads * hd) = src (batch, heads, n, hd) back in token-major order. */
     int (*merge_heads)(LbBackend *be, const void *src, void *dst, int64_t batch, int64_t n,
                        int64_t heads, int64_t hd);
-    /* FAVOR+'s positive random features (the Performer, attn/model_performer.c), in place: for
-     * each of `groups` groups (batch x heads) of n rows, f (groups, n, m) holds the projections
-     * w x' of x' = scale x, x (groups, n, hd), and becomes f = exp(f - scale^2 |x|^2 / 2 - s) /
-     * sqrt(m), s the row's max of f (keys == 0: queries) or the max of f over the group's n rows
-     * (keys != 0). stat: lb_favor_stat_bytes(groups, n) bytes of scratch from the arena for keys,
-     * NULL for queries. The exponent's argument and the maxima in fp32 or wider. */
+    /* FAVOR+'s features (attn/model_performer.c), in place: f (groups, n, m) holds w x', x' = scale
+     * x, x (groups, n, hd), and becomes exp(f - scale^2 |x|^2 / 2 - s) / sqrt(m), s the row's max
+     * (queries, keys == 0) or the group's (keys != 0). stat: lb_favor_stat_bytes(groups, n) of arena
+     * scratch for keys, NULL for queries. Exponent and maxima in fp32 or wider. */
     int (*favor_features)(LbBackend *be, void *f, const void *x, void *stat, int64_t groups, int64_t n,
                           int64_t m, int64_t hd, float scale, int keys);
     /* y (rows, cols)[r, j] = x[r, j] / x[r, cols], x (rows, cols + 1): FAVOR+'s D^-1, the
@@ -134,50 +130,38 @@ typedef struct LbOps {
 
     /* --- calibration and breakdown (attn/calibrate.c, attn/breakdown.c; the forward pass never
      *     calls these) ---------------------------------------------------------------------- */
-    /* dst = src, `bytes` bytes from device memory to device memory (cudaMemcpyAsync on the GPU,
-     * memcpy on the CPU): the copy bandwidth that calibration measures. No overlap. */
+    /* dst = src, device to device, no overlap: the copy bandwidth calibration measures. */
     int (*copy)(LbBackend *be, void *dst, const void *src, size_t bytes);
-    /* y (rows, cols) = GELU(y) (erf) in place: what linear(..., gelu = 1) runs after its product,
-     * so that a breakdown can time the two apart (the same result but on the GPU's cuBLAS
-     * fallback path, where linear adds the bias and GELU in one pass). */
+    /* y (rows, cols) = GELU(y) (erf) in place: the pass linear(..., gelu = 1) runs after its
+     * product, so a breakdown can time the two apart. */
     int (*gelu)(LbBackend *be, void *y, int64_t rows, int64_t cols);
-    /* Timer events (a per-operation breakdown): event_record marks event `index` (0, 1, ...; the
-     * backend keeps as many as asked for until close) where the backend's queued work has got to,
-     * without waiting; event_elapsed gives the ms between two recorded events, waiting for the
-     * later one. On the GPU these are CUDA events on the backend's stream. */
+    /* Timer events for a breakdown: event_record marks event `index` (kept until close) where queued
+     * work has got to, without waiting; event_elapsed gives the ms between two, waiting for the later. */
     int (*event_record)(LbBackend *be, int64_t index);
     int (*event_elapsed)(LbBackend *be, int64_t from, int64_t to, double *ms);
 
     /* --- fused attention (the flash model, attn/model_flash.c) ---------------------------- */
-    /* Exact attention of every sequence b < batch and head j < heads in one op, never writing the
-     * n x n scores: o[b, t, j hd + e] = sum_s softmax_s(scale q_t . k_s) v_s[e], where q_t is
-     * row t of head j, q[(b n + t) ld_qkv + j hd ...], and likewise k, v (token-major, read in
-     * place: ld_qkv is 3 d for the fused QKV buffer); o (batch, n, heads hd) token-major, not
-     * overlapping q, k or v. The scores, their softmax and its sums in fp32 or wider. A backend
-     * may refuse a head width it has no kernel for (LB_ERR_INVALID); the CUDA one takes
-     * multiples of 16 up to LB_FLASH_HD_MAX. */
+    /* Exact attention of every (sequence, head) in one op, never writing the n x n scores:
+     * o[b, t, j hd + e] = sum_s softmax_s(scale q_t . k_s) v_s[e], q, k, v token-major read in place
+     * (ld_qkv: 3 d in the fused QKV buffer); o (batch, n, heads hd), not overlapping them. Scores and
+     * sums in fp32 or wider. A head width without a kernel is LB_ERR_INVALID (CUDA: multiples of 16
+     * up to LB_FLASH_HD_MAX). */
     int (*flash_attention)(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld_qkv, void *o,
                            int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale);
 
     /* --- energy (attn/measure.c) ------------------------------------------------------------ */
-    /* The device's energy counter in joules from an arbitrary origin, never decreasing over the
-     * backend's life (a counter that wraps is unwrapped): NVML's total energy on the GPU (Volta
-     * and later), the powercap (RAPL) package counter on the CPU. LB_ERR_UNSUPPORTED, the message
-     * saying why, where none can be read. */
+    /* An energy counter in joules from any origin, never decreasing (unwrapped): NVML's total energy
+     * on the GPU, RAPL on the CPU. LB_ERR_UNSUPPORTED, saying why, where none can be read. */
     int (*energy_j)(LbBackend *be, double *joules);
 
     /* --- general projections (the Linformer's pooling and convolution, attn/model_linformer.c) --- */
-    /* The sequence pooled in windows of w = n / k consecutive positions, each channel apart:
-     * y[(b k + t) ld_y + c] = mean or max over j < w of x[(b n + t w + j) ld_x + c], for b < batch,
-     * t < k, c < channels (x and y read and written in place, as the compression of keys and values
-     * reads them from the fused Q/K/V output). k must divide n (LB_ERR_INVALID otherwise). The mean's
-     * sum in fp32 or wider; mode is an LbPoolMode. */
+    /* y[(b k + t) ld_y + c] = mean or max (mode: LbPoolMode) over j < w = n / k of
+     * x[(b n + t w + j) ld_x + c], in place on strided rows; k must divide n. fp32 or wider sums. */
     int (*pool_seq)(LbBackend *be, const void *x, int64_t ld_x, void *y, int64_t ld_y, int64_t batch, int64_t n,
                     int64_t k, int64_t channels, int mode);
-    /* A depthwise 1-D convolution over the sequence with kernel and stride w = n / k, one kernel per
-     * channel: y[(b k + t) ld_y + c] = sum over j < w of wt[j channels + c] x[(b n + t w + j) ld_x + c],
-     * wt (taps >= w, channels) tap-major (a kernel with more taps is read to its first w: the k
-     * schedule's smaller k per layer). The sum in fp32 or wider. k must divide n. */
+    /* Depthwise convolution, kernel and stride w = n / k: y[(b k + t) ld_y + c] = sum over j < w of
+     * wt[j channels + c] x[(b n + t w + j) ld_x + c]; wt (taps >= w, channels) tap-major, read to its
+     * first w taps (the k schedule). fp32 or wider sums; k must divide n. */
     int (*depthwise_conv_seq)(LbBackend *be, const void *x, int64_t ld_x, const void *wt, void *y, int64_t ld_y,
                               int64_t batch, int64_t n, int64_t k, int64_t channels);
 

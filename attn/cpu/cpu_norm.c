@@ -26,8 +26,7 @@ float lb_gelu_cpu(float v)
 #define LB_LN2_HI 6.93147180369123816490e-01 /* 32 significant bits: k * LB_LN2_HI is exact */
 #define LB_LN2_LO 1.90821492927058770002e-10
 /* e^r = sum r^i / i!, i = 0..13, in Estrin's order: pairs, then pairs of pairs by r^2, r^4, r^8.
- * Horner's one chain of 13 dependent multiply-adds kept the CPU waiting on latency (half of the
- * softmax time, perf); this is four levels deep. */
+ * Four levels deep, where Horner's chain of 13 dependent multiply-adds waits on latency. */
 #define LB_EXP_C(i) (1.0 / LB_FACT_##i)
 #define LB_FACT_0 1.0
 #define LB_FACT_1 1.0
