@@ -729,7 +729,7 @@ static int run_gpus(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t resu
 
     catch_stop_signals();
     if (!f->quiet)
-        fprintf(stderr, "linbench: %d of %d shards to measure on %d GPUs (%s), in %s/shard-*\n", ntodo, nparts, ngpus,
+        fprintf(stderr, "linbench: %d of %d shards to measure on %d GPU%s (%s), in %s/shard-*\n", ntodo, nparts, ngpus, ngpus == 1 ? "" : "s",
                 probes[gpus[0]].dev.info.name, dir);
     rc = run_parts(dirs, todo, ntodo, gpus, ngpus, f);
 
