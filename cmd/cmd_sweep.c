@@ -238,8 +238,6 @@ static int resume_refusal(int rc, LbSettingProblem *p, const char *dir)
     return rc;
 }
 
-/* Everything that can be refused before a file is touched (bar the lock --resume takes): the
- * settings complete (from meta.csv when resuming), consistent, and the same as meta.csv's. */
 /* Cells with k < n that a model still has not (the general projections' windows: k must divide
  * n): one note per model on stderr, so a grid's missing cells are not a surprise. */
 static void note_skipped(const LbRunSettings *s)
@@ -263,11 +261,8 @@ static void note_skipped(const LbRunSettings *s)
     }
 }
 
-/* A resume keeps raw.csv's rows and adds its own: each kept row must be a cell these settings
- * produce, or the result holds a row that no setting of its meta.csv stands for (the grids leave
- * it out, speedups.csv and compare may not). Refused, not dropped: the row may be a measurement
- * someone put there on purpose, and only they can say where it belongs. A raw.csv that does not
- * read is the engine's to report, as before. */
+/* A resume keeps raw.csv's rows: each must be a cell of these settings, or no setting of meta.csv
+ * stands for it. Refused, not dropped: only whoever put it there can say where it belongs. */
 static int check_resumed_rows(const LbRunSettings *s, const char *dir)
 {
     char path[4096], why[512];
@@ -739,17 +734,10 @@ static int run_gpus(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t resu
         if (lb_sweep_dir_check(dirs[i], why, sizeof why) == 0)
             ready[nready++] = dirs[i];
     failed |= nready < nparts;
-    if (nready == 0) {
-        fprintf(stderr, "linbench: no shard of %s measured a cell\n", dir);
-        dev.gpu_count = ngpus;
-        (void)lb_sweep_write_meta(&job, &dev, interrupted ? "interrupted" : "failed", &extra);
-        rc = interrupted ? LB_EXIT_INTERRUPTED : LB_EXIT_FAILURE;
-        goto out;
-    }
     lb_error_clear();
-    if ((erc = lb_merge_load(&m, ready, (size_t)nready)) != LB_OK) {
-        rc = lb_runtime_error(erc);
-        goto out;
+    if (nready == 0 || (erc = lb_merge_load(&m, ready, (size_t)nready)) != LB_OK) {
+        rc = nready ? lb_runtime_error(erc) : interrupted ? LB_EXIT_INTERRUPTED : LB_EXIT_FAILURE;
+        goto out; /* DIR/meta.csv still says running: --resume goes on */
     }
     for (size_t p = 0; p < m.count; p++) {
         const char *st = lb_sweep_meta(&m.parts[p], "status", "");

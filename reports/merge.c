@@ -146,10 +146,10 @@ size_t lb_merge_missing(const LbCellResult *rows, size_t count, const int64_t *n
                     continue;
                 char cell[96];
                 cell_name(&want, cell, sizeof cell);
-                int len = snprintf(buf + used, size > used ? size - used : 0, "%s%s", missing ? ", " : "", cell);
-                if (len > 0 && used + (size_t)len + 4 < size)
-                    used += (size_t)len;
-                else if (size > used + 4) {
+                const size_t len = strlen(cell) + (missing ? 2 : 0);
+                if (used + len + 4 < size)
+                    used += (size_t)snprintf(buf + used, size - used, "%s%s", missing ? ", " : "", cell);
+                else if (used < size) {
                     snprintf(buf + used, size - used, "...");
                     used = size;
                 }
