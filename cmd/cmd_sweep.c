@@ -705,8 +705,9 @@ static int run_gpus(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t resu
             continue;
         }
         lb_error_clear();
-        if (mkdir(dirs[i], 0777) != 0 && errno != EEXIST)
-            erc = LB_FAIL(LB_ERR_IO, "cannot create %s: %s", dirs[i], strerror(errno));
+        struct stat st;
+        if (mkdir(dirs[i], 0777) != 0 && (errno != EEXIST || lstat(dirs[i], &st) != 0 || !S_ISDIR(st.st_mode)))
+            erc = LB_FAIL(LB_ERR_IO, "cannot create %s: %s", dirs[i], errno == EEXIST ? "it is there, and not a directory" : strerror(errno));
         if (erc == LB_OK && f->force && (rc = lb_outdir_clear_results(dirs[i])) != 0)
             break;
         LbRunSettings part = *s; /* shares s's lists, not freed here */
