@@ -269,16 +269,10 @@ int lb_predict_run(const LbPredictJob *job, LbGrid *grid, double *sweep_s)
 #undef PUT
     if (rc == LB_OK) {
         LbSweepDevice dev;
-        memset(&dev, 0, sizeof dev);
-        LbDeviceInfo *d = &dev.info;
-        d->cc_major = d->cc_minor = d->sm_count = -1;
-        d->driver_version = d->runtime_version = d->cublas_version = -1;
-        d->sm_clock_mhz = d->sm_clock_max_mhz = d->mem_clock_mhz = -1;
-        d->free_bytes = -1;
-        d->total_bytes = (int64_t)card->memory_bytes;
-        snprintf(d->name, sizeof d->name, "predicted: %.80s (roofline, not a measurement)", card->label);
+        lb_sweep_device_describe(NULL, &dev); /* nothing known but what the card says */
+        dev.info.total_bytes = (int64_t)card->memory_bytes;
+        snprintf(dev.info.name, sizeof dev.info.name, "predicted: %.80s (roofline, not a measurement)", card->label);
         dev.storage = s->model.dtype;
-        dev.gpu_count = 1;
         const LbSweepJob sj = {
             s, job->dir, 0, NULL, job->command_line, budget, {0, 0, 0.0, 0}, NULL, NULL,
             NULL, "predicted: nothing was measured",

@@ -217,15 +217,6 @@ typedef struct EnergyTally {
     char first_why[256]; /* the first reason this process saw for an ok cell without energy */
 } EnergyTally;
 
-static void tally_rows(const LbCellResult *rows, size_t count, EnergyTally *t)
-{
-    t->ok = t->with_energy = 0;
-    for (size_t i = 0; i < count; i++) {
-        t->ok += rows[i].status == LB_CELL_OK;
-        t->with_energy += rows[i].status == LB_CELL_OK && rows[i].energy_j_per_seq > 0;
-    }
-}
-
 /* Whether raw.csv at path has the energy columns: a resumed file from before them keeps its
  * layout. 1 where it cannot be told (the rows then say what they hold). */
 static int raw_has_energy_columns(const char *path)
@@ -434,7 +425,11 @@ static int write_grids(const LbSweepJob *job, const char *raw_path, LbGrid *out,
     LbCellResult *rows = NULL;
     size_t count = 0;
     LB_TRY(lb_raw_read(raw_path, &rows, &count));
-    tally_rows(rows, count, energy);
+    energy->ok = energy->with_energy = 0;
+    for (size_t i = 0; i < count; i++) {
+        energy->ok += rows[i].status == LB_CELL_OK;
+        energy->with_energy += rows[i].status == LB_CELL_OK && rows[i].energy_j_per_seq > 0;
+    }
     energy->columns = raw_has_energy_columns(raw_path);
     int measured[LB_MODEL_COUNT];
     for (int m = 0; m < LB_MODEL_COUNT; m++)
@@ -462,6 +457,9 @@ void lb_sweep_device_describe(LbBackend *be, LbSweepDevice *dev)
     d->driver_version = d->runtime_version = d->cublas_version = -1;
     d->sm_clock_mhz = d->sm_clock_max_mhz = d->mem_clock_mhz = -1;
     d->total_bytes = d->free_bytes = -1;
+    dev->gpu_count = 1;
+    if (!be)
+        return;
     if (be->ops->describe(be, d) != LB_OK)
         snprintf(d->name, sizeof d->name, "unknown");
     double joules;
@@ -470,7 +468,6 @@ void lb_sweep_device_describe(LbBackend *be, LbSweepDevice *dev)
         lb_error_clear();
     }
     dev->storage = be->storage;
-    dev->gpu_count = 1;
 }
 
 /* What linear's algorithm tuning chose over the run's cells: how many shapes were timed, how many

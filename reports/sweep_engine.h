@@ -121,6 +121,7 @@ typedef struct LbSweepDevice {
                               * backend has no choice to make (the CPU) */
 } LbSweepDevice;
 
+/* be NULL: every field unknown (-1, ""), for a device with no backend. */
 void lb_sweep_device_describe(LbBackend *be, LbSweepDevice *dev);
 
 /* meta.csv as lb_sweep_engine_run writes it before its first cell (with `status`, no energy yet),
