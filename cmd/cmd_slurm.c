@@ -282,13 +282,15 @@ int lb_cmd_slurm(int argc, char **argv)
         rc = lb_usage_error("invalid argument \"%s\" for --time: should be a Slurm time limit: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S or UNLIMITED (such as 04:00:00)",
                             time_limit);
     /* flags the tasks' sweep would refuse once queued, maybe hours later, are refused here as
-     * sweep refuses them (on a copy: getopt may reorder what it reads) */
+     * sweep refuses them, with the --shard each task adds (on a copy: getopt may reorder it) */
     if (rc == 0) {
-        char **sweep_argv = calloc((size_t)nflags + 2, sizeof *sweep_argv);
+        char **sweep_argv = calloc((size_t)nflags + 4, sizeof *sweep_argv);
         if (sweep_argv) {
             sweep_argv[0] = "sweep";
-            memcpy(sweep_argv + 1, flags, (size_t)nflags * sizeof *flags);
-            rc = lb_sweep_check_flags(nflags + 1, sweep_argv);
+            sweep_argv[1] = "--shard";
+            sweep_argv[2] = "0/1";
+            memcpy(sweep_argv + 3, flags, (size_t)nflags * sizeof *flags);
+            rc = lb_sweep_check_flags(nflags + 3, sweep_argv);
             free(sweep_argv);
         } else {
             fprintf(stderr, "linbench: out of memory checking the sweep's flags\n");

@@ -3,12 +3,15 @@
  * checked once the output directory exists, which a failure there removes again (exit 1); then
  * the sweep engine (reports/sweep_engine.h) measures the cells, and this file says how it went. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -24,6 +27,7 @@
 #include "cmd/progress.h"
 #include "lb_config.h"
 #include "reports/grid.h"
+#include "reports/merge.h"
 #include "reports/meta.h"
 #include "reports/raw.h"
 #include "reports/settings.h"
@@ -61,19 +65,13 @@ void lb_help_sweep(FILE *out)
 static volatile sig_atomic_t stop_requested;
 static struct timespec first_stop; /* when the first stop signal came */
 
-/* meta.csv's calibration_note where --no-check skipped the calibration with the check */
-static const char no_check_note[] = "skipped with the check (--no-check)";
-
-/* What stops a sweep (and its workers): SIGHUP too, so that a closed terminal or ssh session
- * ends a sweep as cleanly as Ctrl-C. */
+/* What stops a sweep (and its parts): SIGHUP too, so that a closed terminal or ssh session ends
+ * a sweep as cleanly as Ctrl-C. */
 static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
 
 /* The first stop signal ends the sweep after the pass in progress. A second Ctrl-C at least a
  * second later stops it at once, as a person pressing it again means; anything else is the same
- * request again: `timeout` sends its SIGTERM to the sweep and then to its whole process group,
- * twice within microseconds, and on an H100 (2026-11-23) the second one, taken as "stop now",
- * killed two sweeps before they could record that they were interrupted. clock_gettime is
- * async-signal-safe. */
+ * request again (`timeout` signals the sweep, then its whole process group, at once). */
 static void on_signal(int sig)
 {
     struct timespec now;
@@ -90,12 +88,12 @@ static void on_signal(int sig)
     }
 }
 
-/* handler for every stop signal */
-static void catch_stop_signals(void (*handler)(int))
+static void catch_stop_signals(void)
 {
+    stop_requested = 0;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = handler;
+    sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
     for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
         sigaction(stop_signals[i], &sa, NULL);
@@ -240,8 +238,6 @@ static int resume_refusal(int rc, LbSettingProblem *p, const char *dir)
     return rc;
 }
 
-/* Everything that can be refused before a file is touched (bar the lock --resume takes): the
- * settings complete (from meta.csv when resuming), consistent, and the same as meta.csv's. */
 /* Cells with k < n that a model still has not (the general projections' windows: k must divide
  * n): one note per model on stderr, so a grid's missing cells are not a surprise. */
 static void note_skipped(const LbRunSettings *s)
@@ -265,11 +261,8 @@ static void note_skipped(const LbRunSettings *s)
     }
 }
 
-/* A resume keeps raw.csv's rows and adds its own: each kept row must be a cell these settings
- * produce, or the result holds a row that no setting of its meta.csv stands for (the grids leave
- * it out, speedups.csv and compare may not). Refused, not dropped: the row may be a measurement
- * someone put there on purpose, and only they can say where it belongs. A raw.csv that does not
- * read is the engine's to report, as before. */
+/* A resume keeps raw.csv's rows: each must be a cell of these settings, or no setting of meta.csv
+ * stands for it. Refused, not dropped: only whoever put it there can say where it belongs. */
 static int check_resumed_rows(const LbRunSettings *s, const char *dir)
 {
     char path[4096], why[512];
@@ -297,6 +290,8 @@ static int check_settings(LbRunSettings *s, SweepFlags *f)
         return lb_usage_error("--gpus needs --device cuda: should be left out with --device cpu");
     if ((s->gpus_all || s->ngpus) && (s->given & (UINT64_C(1) << LB_SET_GPU)))
         return lb_usage_error("--gpu and --gpus cannot be used together: should be --gpus LIST alone");
+    if ((s->gpus_all || s->ngpus) && s->shard_count)
+        return lb_usage_error("--shard and --gpus cannot be used together: should be one or the other (--gpus makes a shard per GPU)");
     return 0;
 }
 
@@ -341,546 +336,446 @@ static int validate(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t *res
     return lb_options_check_host_memory(s);
 }
 
-/* --- sweep --gpus: a worker process per GPU ----------------------------------------------- *
- * The parent never touches CUDA (a CUDA context does not survive fork): a probe process lists
- * the GPUs (index, name, UUID), so a missing index or GPUs of different models are refused
- * before anything is written; then the directory; then a worker per GPU opens its backend,
- * reports its free memory (and quick check) through a pipe and waits; the parent picks one
- * budget for all (the smallest), begins the sweep (reports/sweep_engine.h) and says go; the
- * workers take cells from the queue until none is left; the parent writes the result files. */
-
-typedef struct GpuProbe {
-    int rc; /* LB_OK: a GPU; otherwise the first index that did not open, message says why */
-    int index;
-    char name[128];
-    char uuid[48];
-    char message[LB_ERROR_MAX];
-} GpuProbe;
-
-typedef struct WorkerReport {
-    int rc; /* LB_OK, or the status of a backend that did not open (message) */
-    int check_rc;
-    char message[LB_ERROR_MAX];
-    LbSweepDevice dev;
-    uint64_t free_bytes, total_bytes;
-    LbCheckResult check;
-    int calibrated; /* this GPU's own limits measured (cal), for its breakdown rows */
-    LbCalibration cal;
-    char cal_note[256]; /* meta.csv's calibration_note for the first GPU */
-} WorkerReport;
-
-typedef struct WorkerGo {
-    int go;
-    uint64_t budget;
-    size_t todo;
-} WorkerGo;
-
-/* A worker's exit status for each outcome (1 is a failure it has printed). */
-enum { WORKER_COMPLETE = 0, WORKER_ERROR = 1, WORKER_CELL_ERRORS = 10, WORKER_FAILED, WORKER_INTERRUPTED };
-
-static int write_all(int fd, const void *buf, size_t size)
+/* A new sweep's directory: --out, or a fresh name in default_dir; made and locked. */
+static int make_dir(SweepFlags *f, char *default_dir, size_t size)
 {
-    const char *p = buf;
-    while (size > 0) {
-        ssize_t n = write(fd, p, size);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        p += n;
-        size -= (size_t)n;
+    if (!f->out) {
+        lb_outdir_default(default_dir, size);
+        f->out = default_dir;
     }
+    return lb_outdir_prepare(f->out, f->force, "--out", LB_OUTDIR_OFFER_FORCE | LB_OUTDIR_OFFER_RESUME);
+}
+
+/* --resume: the run's budget, which the device (`has`: "this device has") must still hold. */
+static int keep_budget(const char *dir, uint64_t *budget, uint64_t resumed, const char *has)
+{
+    if (*budget < resumed) {
+        char now[32], then[32];
+        lb_format_size(*budget, now, sizeof now);
+        lb_format_size(resumed, then, sizeof then);
+        fprintf(stderr, "linbench: cannot resume %s: it ran with a memory budget of %s and %s %s free now%s\n", dir, then,
+                has, now, strstr(has, "GPUs") ? " (the least of them)" : "");
+        return LB_EXIT_FAILURE;
+    }
+    *budget = resumed;
     return 0;
 }
 
-/* 1 read, 0 end of file, -1 error. */
-static int read_all(int fd, void *buf, size_t size)
+/* The grids on stdout, then how the sweep went: its exit code (interrupted: how to go on). */
+static int finish(const SweepFlags *f, const char *dir, LbGrid *grid, const char *status, const char *gpus)
 {
-    char *p = buf;
-    size_t got = 0;
-    while (got < size) {
-        ssize_t n = read(fd, p + got, size - got);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return n == 0 && got == 0 ? 0 : -1;
-        got += (size_t)n;
+    lb_grid_print(stdout, grid, f->format);
+    fflush(stdout);
+    if (strcmp(status, "interrupted") == 0) {
+        fprintf(stderr, "linbench: interrupted; finished cells are in %s (continue with: linbench sweep --resume %s%s%s)\n",
+                dir, dir, gpus && *gpus ? " --gpus " : "", gpus && *gpus ? gpus : "");
+        return LB_EXIT_INTERRUPTED;
     }
-    return 1;
+    if (!f->quiet)
+        fprintf(stderr, "linbench: results in %s\n", dir);
+    return strcmp(status, "complete") == 0 ? LB_EXIT_OK : LB_EXIT_FAILURE;
 }
 
-/* The probe process: every GPU in index order, then the first index that does not open. */
-static void probe_main(const LbRunSettings *s, int fd)
-{
-    GpuProbe *p = calloc(1, sizeof *p);
-    if (!p)
-        _exit(1);
-    for (int i = 0; i < 1024; i++) {
-        LbBackend *be = NULL;
-        memset(p, 0, sizeof *p);
-        p->index = i;
-        p->rc = lb_cuda_backend_open(i, s->model.dtype, s->tf32, &be);
-        if (p->rc == LB_OK) {
-            LbSweepDevice d;
-            lb_sweep_device_describe(be, &d);
-            snprintf(p->name, sizeof p->name, "%s", d.info.name);
-            snprintf(p->uuid, sizeof p->uuid, "%s", d.info.uuid);
-            lb_backend_close(be);
-        } else {
-            snprintf(p->message, sizeof p->message, "%s", lb_error_message());
-        }
-        if (write_all(fd, p, sizeof *p) != 0 || p->rc != LB_OK)
-            break;
-    }
-    _exit(0);
-}
+/* --- sweep --gpus: one `linbench sweep` per GPU on a shard of the cells, then a merge ------- *
+ * The parent never touches CUDA (a CUDA context does not survive fork): a probe process lists
+ * the GPUs, so a missing index, GPUs of two models or a --mem-limit above their free memory are
+ * refused before anything is written. Then DIR/meta.csv (running; parts N, part_I the shard-I
+ * folders inside DIR) and DIR/shard-I/meta.csv for each shard I/N, all with the smallest GPU's
+ * budget; each part then runs as a resume of its own directory, `linbench sweep --resume
+ * DIR/shard-I --gpu G`, so a first run and a resume take one path, and a killed part finishes
+ * what it lacks. The parent prints the parts' stderr, each line led by "[gpu G] ", and merges the
+ * parts into DIR (reports/merge.h) once all have ended. */
 
-/* The GPUs of this machine into *probes (malloc'd), *count GPUs, then one entry saying why the
- * next index did not open. 0, or an exit code after printing. */
+#define PARTS_DIR_FMT "%s/shard-%d"
+
+#define PROBE_MAX 1024 /* the most CUDA device indices tried */
+
+typedef struct GpuProbe {
+    int opened; /* 0: the first index that did not open, message says why */
+    LbSweepDevice dev;
+    uint64_t free_bytes, total_bytes;
+    char message[LB_ERROR_MAX];
+} GpuProbe;
+
+/* The GPUs of this machine, in index order, and after them the first index that does not open,
+ * from a process of their own (the probes map, shared with it; munmap PROBE_MAX of them). 0, or
+ * an exit code after printing. */
 static int probe_gpus(const LbRunSettings *s, GpuProbe **probes, int *count)
 {
-    int fds[2];
-    *probes = NULL;
-    *count = 0;
-    if (pipe(fds) != 0) {
-        fprintf(stderr, "linbench: cannot make a pipe to list the GPUs: %s\n", strerror(errno));
+    GpuProbe *p = mmap(NULL, PROBE_MAX * sizeof *p, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        fprintf(stderr, "linbench: cannot map memory to list the GPUs: %s\n", strerror(errno));
         return LB_EXIT_FAILURE;
     }
     fflush(NULL);
     pid_t pid = fork();
-    if (pid == 0) {
-        close(fds[0]);
-        probe_main(s, fds[1]);
-    }
-    close(fds[1]);
-    if (pid < 0) {
-        close(fds[0]);
-        fprintf(stderr, "linbench: cannot start a process to list the GPUs: %s\n", strerror(errno));
-        return LB_EXIT_FAILURE;
-    }
-    GpuProbe *p = NULL;
-    int n = 0, r = 1;
-    for (;;) {
-        GpuProbe *grown = realloc(p, (size_t)(n + 1) * sizeof *p);
-        if (!grown) {
-            r = -1;
-            break;
+    for (int i = 0; pid == 0 && i < PROBE_MAX; i++) {
+        LbBackend *be = NULL;
+        size_t free_bytes = 0, total = 0;
+        int rc = lb_cuda_backend_open(i, s->model.dtype, s->tf32, &be);
+        if (rc == LB_OK) {
+            lb_sweep_device_describe(be, &p[i].dev);
+            rc = be->ops->mem_info(be, &free_bytes, &total);
+            lb_backend_close(be);
         }
-        p = grown;
-        if ((r = read_all(fds[0], &p[n], sizeof *p)) != 1)
-            break;
-        if (p[n].rc != LB_OK)
-            break;
-        n++;
+        p[i].free_bytes = free_bytes;
+        p[i].total_bytes = total;
+        p[i].opened = rc == LB_OK;
+        if (rc != LB_OK) {
+            snprintf(p[i].message, sizeof p[i].message, "%s", lb_error_message());
+            _exit(0);
+        }
     }
-    close(fds[0]);
+    if (pid == 0)
+        _exit(0);
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
-    if (r != 1) {
-        free(p);
+    if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        munmap(p, PROBE_MAX * sizeof *p);
         fprintf(stderr, "linbench: the process listing the GPUs ended early (%s)\n",
-                WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "no answer");
+                pid < 0 ? strerror(errno) : WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "no answer");
         return LB_EXIT_FAILURE;
     }
+    int n = 0;
+    while (n < PROBE_MAX - 1 && p[n].opened)
+        n++;
     *probes = p;
     *count = n;
     return 0;
 }
 
-/* Worker progress: each line names its GPU. */
-typedef struct GpuProgress {
-    int gpu, quiet;
-} GpuProgress;
-
-static void gpu_progress(void *ctx, const LbSweepEvent *e)
-{
-    const GpuProgress *p = ctx;
-    if (e->kind != LB_SWEEP_END)
-        return;
-    const LbCellResult *r = e->result;
-    char name[96];
-    if (lb_model_has_k(r->model))
-        snprintf(name, sizeof name, "%s n=%lld k=%lld", lb_model_name(r->model), (long long)r->n, (long long)r->k);
-    else
-        snprintf(name, sizeof name, "%s n=%lld", lb_model_name(r->model), (long long)r->n);
-    if (r->status == LB_CELL_ERROR) /* said even with --quiet */
-        fprintf(stderr, "linbench: gpu %d: %s failed: %s\n", p->gpu, name, r->error);
-    else if (p->quiet)
-        return;
-    else if (r->status == LB_CELL_OK)
-        fprintf(stderr, "[gpu %d] %s: batch %lld, %.4g ms/seq (median of %d)\n", p->gpu, name, (long long)r->batch,
-                r->ms_per_seq, r->passes);
-    else
-        fprintf(stderr, "[gpu %d] %s: OOM (batch 1 does not fit)\n", p->gpu, name);
-}
-
-static volatile sig_atomic_t worker_stop;
-
-static void on_worker_signal(int sig)
-{
-    (void)sig;
-    worker_stop = 1; /* the cell in progress stops at its next pass and goes back to the queue */
-}
-
-/* A worker: its backend, its report, the parent's go, then cells until none is left. */
-static void worker_main(const LbRunSettings *s, const SweepFlags *f, const LbSweepJob *parent_job, int gpu,
-                        int up, int down)
-{
-    catch_stop_signals(on_worker_signal);
-    /* a parent killed outright takes its workers with it: they give their cells back and stop */
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    WorkerReport *rep = calloc(1, sizeof *rep);
-    if (!rep)
-        _exit(WORKER_ERROR);
-    LbBackend *be = NULL;
-    rep->rc = lb_cuda_backend_open(gpu, s->model.dtype, s->tf32, &be);
-    if (rep->rc == LB_OK) {
-        be->autotune = s->autotune;
-        size_t free_bytes = 0, total = 0;
-        lb_sweep_device_describe(be, &rep->dev);
-        rep->rc = be->ops->mem_info(be, &free_bytes, &total);
-        rep->free_bytes = free_bytes;
-        rep->total_bytes = total;
-    }
-    if (rep->rc != LB_OK)
-        snprintf(rep->message, sizeof rep->message, "%s", lb_error_message());
-    else if (!f->no_check)
-        rep->check_rc = lb_quick_check(be, &s->model, &rep->check);
-    /* Each GPU's own calibration, as a one-GPU sweep makes it (after the check, unless --no-check
-     * without --breakdown), within its free memory less the headroom; the parent prints them. */
-    if (rep->rc == LB_OK && rep->check_rc == 0 && (!f->no_check || s->breakdown)) {
-        const uint64_t headroom = lb_run_settings_headroom(s, rep->total_bytes);
-        const uint64_t room = rep->free_bytes > headroom ? rep->free_bytes - headroom : 0;
-        const uint64_t cap = s->mem_limit && s->mem_limit < room ? s->mem_limit : room;
-        rep->check_rc = lb_sweep_calibrate(be, cap, 1, &rep->cal, &rep->calibrated, rep->cal_note, sizeof rep->cal_note);
-    } else {
-        snprintf(rep->cal_note, sizeof rep->cal_note, "%s", no_check_note);
-    }
-    WorkerGo go = {0, 0, 0};
-    if (write_all(up, rep, sizeof *rep) != 0 || rep->rc != LB_OK || read_all(down, &go, sizeof go) != 1 || !go.go) {
-        lb_backend_close(be);
-        _exit(WORKER_COMPLETE); /* told not to start: the parent says why */
-    }
-    close(up);
-    close(down);
-    GpuProgress progress = {gpu, f->quiet};
-    LbSweepJob job = *parent_job;
-    job.budget = go.budget;
-    job.calibration = rep->calibrated ? &rep->cal : NULL;
-    job.progress = gpu_progress;
-    job.progress_ctx = &progress;
-    LbSweepOutcome outcome = LB_SWEEP_COMPLETE;
-    const int rc = lb_sweep_multi_work(&job, be, &rep->dev, gpu, go.todo, &worker_stop, &outcome);
-    lb_backend_close(be);
-    if (rc != LB_OK) {
-        fprintf(stderr, "linbench: gpu %d: %s\n", gpu, lb_error_message());
-        _exit(WORKER_ERROR);
-    }
-    _exit(outcome == LB_SWEEP_INTERRUPTED ? WORKER_INTERRUPTED
-          : outcome == LB_SWEEP_FAILED    ? WORKER_FAILED
-          : outcome == LB_SWEEP_CELL_ERRORS ? WORKER_CELL_ERRORS
-                                            : WORKER_COMPLETE);
-}
-
-/* The GPUs to use, checked against the probe: each exists, all of one model. 0 or exit 2 (1 when
- * no GPU can be opened at all). */
-static int pick_gpus(const LbRunSettings *s, const GpuProbe *probes, int found, int **gpus, int *count)
+/* The GPUs to use (--gpus, or --gpu where a resume of parts names none), checked against the
+ * probe: each exists, all of one model; and the budget of all, the smallest GPU's. 0, or exit 2
+ * (1 when no GPU opens, or one has no room past the headroom). */
+static int pick_gpus(const LbRunSettings *s, const GpuProbe *probes, int found, int *gpus, int *count,
+                     uint64_t *budget)
 {
     if (found == 0) {
         fprintf(stderr, "linbench: %s\n", probes[0].message);
         return LB_EXIT_FAILURE;
     }
-    char *list = lb_setting_text(s, LB_SET_GPUS);
-    const int n = s->gpus_all ? found : (int)s->ngpus;
-    int *g = malloc((size_t)n * sizeof *g), rc = 0;
-    if (!g || !list) {
-        free(g);
-        free(list);
-        return lb_runtime_error(LB_ERR_NOMEM);
+    const int listed = s->gpus_all || s->ngpus;
+    char *list = lb_setting_text(s, listed ? LB_SET_GPUS : LB_SET_GPU);
+    const char *flag = listed ? "--gpus" : "--gpu";
+    const int n = s->gpus_all ? found : s->ngpus ? (int)s->ngpus : 1;
+    int rc = 0, least = 0;
+    *budget = UINT64_MAX;
+    for (int i = 0; i < n && rc == 0; i++) {
+        gpus[i] = s->gpus_all ? i : s->ngpus ? s->gpus[i] : s->gpu;
+        if (gpus[i] >= found)
+            rc = lb_usage_error("invalid argument \"%s\" for %s: there is no GPU %d (this machine has %d, 0 to %d): should name GPUs that exist, or all",
+                                list ? list : "", flag, gpus[i], found, found - 1);
+        else if (strcmp(probes[gpus[i]].dev.info.name, probes[gpus[0]].dev.info.name) != 0)
+            rc = lb_usage_error("invalid argument \"%s\" for %s: GPU %d is %s and GPU %d is %s: should list GPUs of one model, which alone share a result",
+                                list ? list : "", flag, gpus[0], probes[gpus[0]].dev.info.name, gpus[i],
+                                probes[gpus[i]].dev.info.name);
     }
     for (int i = 0; i < n && rc == 0; i++) {
-        g[i] = s->gpus_all ? i : s->gpus[i];
-        if (g[i] >= found)
-            rc = lb_usage_error("invalid argument \"%s\" for --gpus: there is no GPU %d (this machine has %d, 0 to %d): should name GPUs that exist, or all",
-                                list, g[i], found, found - 1);
+        const GpuProbe *p = &probes[gpus[i]];
+        const uint64_t headroom = lb_run_settings_headroom(s, p->total_bytes);
+        if (p->free_bytes <= headroom) {
+            char fr[32], h[32];
+            lb_format_size(p->free_bytes, fr, sizeof fr);
+            lb_format_size(headroom, h, sizeof h);
+            fprintf(stderr, "linbench: GPU %d has %s free, no more than the %s headroom kept for the driver and libraries: free memory, or pass a smaller --headroom\n",
+                    gpus[i], fr, h);
+            rc = LB_EXIT_FAILURE;
+        } else if (p->free_bytes - headroom < *budget) {
+            *budget = p->free_bytes - headroom;
+            least = gpus[i];
+        }
     }
-    for (int i = 1; i < n && rc == 0; i++)
-        if (strcmp(probes[g[i]].name, probes[g[0]].name) != 0)
-            rc = lb_usage_error("invalid argument \"%s\" for --gpus: GPU %d is %s and GPU %d is %s: should list GPUs of one model, which alone share a result",
-                                list, g[0], probes[g[0]].name, g[i], probes[g[i]].name);
+    if (rc == 0 && s->mem_limit > *budget && (s->given & (UINT64_C(1) << LB_SET_MEM_LIMIT))) { /* as one GPU refuses it */
+        char where[32];
+        snprintf(where, sizeof where, "GPU %d", least);
+        lb_options_refuse_mem_limit(s->mem_limit, *budget, probes[least].free_bytes, "free memory",
+                                    lb_run_settings_headroom(s, probes[least].total_bytes), where);
+        rc = LB_EXIT_USAGE;
+    }
+    if (s->mem_limit && s->mem_limit < *budget)
+        *budget = s->mem_limit;
     free(list);
-    if (rc != 0) {
-        free(g);
-        return rc;
-    }
-    *gpus = g;
     *count = n;
+    return rc;
+}
+
+/* The number of parts of a directory that sweep --gpus wrote (meta.csv's parts, with part_1 its
+ * own shard-0), else 0. */
+static int gpus_parts(const LbMeta *meta)
+{
+    const char *parts = lb_meta_get(meta, "parts"), *first = lb_meta_get(meta, "part_1");
+    const int n = parts ? atoi(parts) : 0;
+    return first && strcmp(first, "shard-0") == 0 && n > 0 && n <= LB_SHARDS_MAX ? n : 0;
+}
+
+/* A part running: its GPU, and its stderr read through a pipe, line by line. */
+typedef struct Part {
+    pid_t pid;
+    int gpu, fd, status; /* status: waitpid's once ended */
+    size_t used;
+    char line[4096];
+} Part;
+
+/* `linbench sweep --resume DIR --gpu G`, stdout to /dev/null (the parent prints the merged
+ * grid), stderr into a pipe; it stops (SIGTERM) when the parent dies. */
+static int start_part(Part *p, const char *dir, int gpu, const SweepFlags *f)
+{
+    int fds[2];
+    char g[16];
+    snprintf(g, sizeof g, "%d", gpu);
+    char *argv[8] = {"linbench", "sweep", "--resume", (char *)dir, "--gpu", g};
+    int argc = 6;
+    if (f->quiet)
+        argv[argc++] = "-q";
+    if (f->no_check)
+        argv[argc++] = "--no-check";
+    argv[argc] = NULL;
+    if (pipe(fds) != 0) {
+        fprintf(stderr, "linbench: cannot make a pipe for GPU %d: %s\n", gpu, strerror(errno));
+        return LB_EXIT_FAILURE;
+    }
+    fflush(NULL);
+    p->pid = fork();
+    if (p->pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        signal(SIGPIPE, SIG_IGN); /* a parent gone: its lines are lost, not the part */
+        int null = open("/dev/null", O_WRONLY);
+        if (null < 0 || dup2(null, STDOUT_FILENO) < 0 || dup2(fds[1], STDERR_FILENO) < 0)
+            _exit(LB_EXIT_FAILURE);
+        close(fds[0]);
+        execv("/proc/self/exe", argv);
+        fprintf(stderr, "linbench: cannot run /proc/self/exe: %s\n", strerror(errno));
+        _exit(LB_EXIT_FAILURE);
+    }
+    close(fds[1]);
+    if (p->pid < 0) {
+        close(fds[0]);
+        fprintf(stderr, "linbench: cannot start the part on GPU %d: %s\n", gpu, strerror(errno));
+        return LB_EXIT_FAILURE;
+    }
+    p->gpu = gpu;
+    p->fd = fds[0];
+    p->used = 0;
     return 0;
 }
 
-typedef struct Worker {
-    int gpu;
-    pid_t pid;
-    int up, down; /* the parent's ends of the two pipes; -1 once closed */
-    int status;   /* waitpid's; -1 while running */
-} Worker;
-
-static void close_fd(int *fd)
+/* A part's stderr so far, each whole line led by its GPU; at the end of the file, the rest.
+ * 0 at the end. */
+static int relay(Part *p)
 {
-    if (*fd >= 0)
-        close(*fd);
-    *fd = -1;
+    ssize_t n = read(p->fd, p->line + p->used, sizeof p->line - p->used);
+    if (n < 0 && errno == EINTR)
+        return 1;
+    p->used += n > 0 ? (size_t)n : 0;
+    size_t start = 0;
+    for (size_t i = 0; i < p->used; i++)
+        if (p->line[i] == '\n') {
+            fprintf(stderr, "[gpu %d] %.*s\n", p->gpu, (int)(i - start), p->line + start);
+            start = i + 1;
+        }
+    if (p->used > start && (n <= 0 || (start == 0 && p->used == sizeof p->line))) { /* or a line too long */
+        fprintf(stderr, "[gpu %d] %.*s\n", p->gpu, (int)(p->used - start), p->line + start);
+        start = p->used;
+    }
+    memmove(p->line, p->line + start, p->used - start);
+    p->used -= start;
+    return n > 0;
 }
 
-/* Wait for every worker; the first stop request is passed on to them (a SIGTERM to the parent
- * alone; Ctrl-C reaches them through the terminal). */
-static void wait_workers(Worker *w, int count)
+/* Run the parts that are not complete, at most one per GPU at a time, relaying their stderr; the
+ * first stop request is passed on to them (Ctrl-C reaches them through the terminal; a SIGTERM
+ * to the parent alone does not), and starts no more. 0, or an exit code after printing. */
+static int run_parts(char (*dirs)[4096], const int *todo, int ntodo, const int *gpus, int ngpus,
+                     const SweepFlags *f)
 {
-    int left = 0, forwarded = 0;
-    for (int i = 0; i < count; i++)
-        left += w[i].pid > 0 && w[i].status == -1;
-    while (left > 0) {
-        int status;
-        pid_t pid = waitpid(-1, &status, 0);
-        if (pid < 0 && errno == EINTR) {
-            if (stop_requested && !forwarded) {
-                for (int i = 0; i < count; i++)
-                    if (w[i].pid > 0 && w[i].status == -1)
-                        kill(w[i].pid, SIGTERM);
-                forwarded = 1;
+    Part *run = calloc((size_t)ngpus, sizeof *run);
+    struct pollfd *pfd = calloc((size_t)ngpus, sizeof *pfd);
+    int next = 0, running = 0, forwarded = 0, rc = run && pfd ? 0 : lb_runtime_error(LB_ERR_NOMEM);
+    while (next < ntodo || running > 0) {
+        for (int g = 0; g < ngpus && next < ntodo && !stop_requested && rc == 0; g++)
+            if (run[g].pid == 0 && (rc = start_part(&run[g], dirs[todo[next]], gpus[g], f)) == 0) {
+                next++;
+                running++;
             }
-            continue;
-        }
-        if (pid < 0)
+        if (rc != 0 || stop_requested)
+            next = ntodo;
+        if (running == 0)
             break;
-        for (int i = 0; i < count; i++)
-            if (w[i].pid == pid) {
-                w[i].status = status;
-                left--;
-            }
+        if (stop_requested && !forwarded) {
+            for (int g = 0; g < ngpus; g++)
+                if (run[g].pid > 0)
+                    kill(run[g].pid, SIGTERM);
+            forwarded = 1;
+        }
+        for (int g = 0; g < ngpus; g++)
+            pfd[g] = (struct pollfd){run[g].pid > 0 ? run[g].fd : -1, POLLIN, 0};
+        if (poll(pfd, (nfds_t)ngpus, -1) < 0)
+            continue; /* EINTR: a stop signal, passed on above */
+        for (int g = 0; g < ngpus; g++) {
+            if (run[g].pid <= 0 || !pfd[g].revents || relay(&run[g]))
+                continue;
+            close(run[g].fd);
+            while (waitpid(run[g].pid, &run[g].status, 0) < 0 && errno == EINTR)
+                ;
+            if (WIFSIGNALED(run[g].status) && !stop_requested)
+                fprintf(stderr, "linbench: the part on GPU %d ended by signal %d (%s)\n", run[g].gpu,
+                        WTERMSIG(run[g].status), strsignal(WTERMSIG(run[g].status)));
+            run[g].pid = 0;
+            running--;
+        }
     }
+    free(run);
+    free(pfd);
+    return rc;
 }
 
 static int run_gpus(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t resumed_budget, int argc, char **argv)
 {
     GpuProbe *probes = NULL;
-    int *gpus = NULL, ngpus = 0, found = 0, created = 0;
-    Worker *w = NULL;
-    WorkerReport *rep = NULL;
+    int found = 0, ngpus = 0, nparts = 0, ntodo = 0, created = 0;
+    int *gpus = NULL, *todo = NULL;
+    char (*dirs)[4096] = NULL, **ready = NULL;
+    char default_dir[64], now[64], why[512], *command_line = lb_command_line(argc, argv);
+    uint64_t budget = 0;
+    LbMerge m;
+    LbMeta extra, merged;
     LbGrid grid;
+    memset(&m, 0, sizeof m);
+    memset(&extra, 0, sizeof extra);
+    memset(&merged, 0, sizeof merged);
     memset(&grid, 0, sizeof grid);
-    char default_dir[64], *command_line = lb_command_line(argc, argv);
+    lb_sweep_now_text(now, sizeof now);
     int rc = probe_gpus(s, &probes, &found);
+    if (rc == 0 && !(gpus = malloc(((size_t)found + s->ngpus + 1) * sizeof *gpus)))
+        rc = lb_runtime_error(LB_ERR_NOMEM);
     if (rc == 0)
-        rc = pick_gpus(s, probes, found, &gpus, &ngpus);
+        rc = pick_gpus(s, probes, found, gpus, &ngpus, &budget);
     if (rc != 0)
         goto out;
-
     const char *dir = f->resume;
-    if (!dir) {
-        if (!f->out) {
-            lb_outdir_default(default_dir, sizeof default_dir);
-            f->out = default_dir;
-        }
-        dir = f->out;
-        if ((rc = lb_outdir_prepare(dir, f->force, "--out", LB_OUTDIR_OFFER_FORCE | LB_OUTDIR_OFFER_RESUME)) != 0)
-            goto out;
-        created = 1;
+    if (dir && !(nparts = gpus_parts(meta))) {
+        rc = lb_usage_error("invalid argument \"%s\" for --resume: it was measured on one GPU: should be resumed without --gpus", dir);
+        goto out;
     }
-    LbSweepJob job = {
-        s, dir, f->resume != NULL, f->resume ? meta : NULL, command_line ? command_line : "linbench sweep", 0,
-        {0, 0, 0.0, 0}, NULL, NULL,
-        NULL, NULL, /* set from the first GPU's calibration once the workers report */
-    };
-    stop_requested = 0;
-    catch_stop_signals(on_signal);
-
-    w = calloc((size_t)ngpus, sizeof *w);
-    rep = calloc((size_t)ngpus, sizeof *rep);
-    if (!w || !rep) {
+    if (dir && (rc = keep_budget(dir, &budget, resumed_budget, "these GPUs have")) != 0)
+        goto out;
+    if (!dir) {
+        if ((rc = make_dir(f, default_dir, sizeof default_dir)) != 0)
+            goto out;
+        dir = f->out;
+        nparts = ngpus;
+        created = 1;
+        if (f->force && (rc = lb_outdir_clear_results(dir)) != 0)
+            goto out;
+    }
+    dirs = malloc((size_t)nparts * sizeof *dirs);
+    todo = malloc((size_t)nparts * sizeof *todo);
+    ready = malloc((size_t)nparts * sizeof *ready);
+    if (!dirs || !todo || !ready) {
         rc = lb_runtime_error(LB_ERR_NOMEM);
         goto out;
     }
-    for (int i = 0; i < ngpus; i++)
-        w[i] = (Worker){gpus[i], -1, -1, -1, -1};
-    fflush(NULL);
-    for (int i = 0; i < ngpus; i++) {
-        int up[2], down[2];
-        if (pipe(up) != 0 || pipe(down) != 0) {
-            fprintf(stderr, "linbench: cannot make a pipe for the worker on GPU %d: %s\n", w[i].gpu, strerror(errno));
-            rc = LB_EXIT_FAILURE;
-            goto stop_workers;
-        }
-        w[i].pid = fork();
-        if (w[i].pid == 0) {
-            for (int j = 0; j < i; j++) { /* the other workers' pipes are not this one's */
-                close_fd(&w[j].up);
-                close_fd(&w[j].down);
-            }
-            close(up[0]);
-            close(down[1]);
-            worker_main(s, f, &job, w[i].gpu, up[1], down[0]);
-        }
-        close(up[1]);
-        close(down[0]);
-        w[i].up = up[0];
-        w[i].down = down[1];
-        if (w[i].pid < 0) {
-            fprintf(stderr, "linbench: cannot start the worker on GPU %d: %s\n", w[i].gpu, strerror(errno));
-            rc = LB_EXIT_FAILURE;
-            goto stop_workers;
-        }
+    LbSweepDevice dev = probes[gpus[0]].dev;
+    LbSweepJob job = {s, dir, f->resume != NULL, f->resume ? meta : NULL, command_line ? command_line : "linbench sweep",
+                      budget, {!f->no_check, 0, 0.0, 0}, NULL, NULL, NULL, NULL};
+    int erc = lb_meta_set(&extra, "parts", "%d", nparts);
+    for (int i = 0; i < nparts && erc == LB_OK; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "part_%d", i + 1);
+        erc = lb_meta_set(&extra, key, "shard-%d", i);
     }
-    /* Every worker's report, then one budget for all: the smallest, so every cell is measured as
-     * on the GPU with the least free memory, and a resume keeps the first run's. */
-    uint64_t budget = UINT64_MAX;
-    int least = 0; /* the worker whose GPU set the budget */
-    for (int i = 0; i < ngpus && rc == 0; i++) {
-        if (read_all(w[i].up, &rep[i], sizeof rep[i]) != 1) {
-            fprintf(stderr, "linbench: the worker on GPU %d ended before opening it\n", w[i].gpu);
-            rc = LB_EXIT_FAILURE;
-        } else if (rep[i].rc != LB_OK) {
-            fprintf(stderr, "linbench: GPU %d: %s\n", w[i].gpu, rep[i].message);
-            rc = LB_EXIT_FAILURE;
-        } else if (rep[i].check_rc != 0) {
-            rc = LB_EXIT_FAILURE; /* the worker said which check failed */
-        } else {
-            const uint64_t headroom = lb_run_settings_headroom(s, rep[i].total_bytes);
-            if (rep[i].free_bytes <= headroom) {
-                char fr[32], h[32];
-                lb_format_size(rep[i].free_bytes, fr, sizeof fr);
-                lb_format_size(headroom, h, sizeof h);
-                fprintf(stderr, "linbench: GPU %d has %s free, no more than the %s headroom kept for the driver and libraries: free memory, or pass a smaller --headroom\n",
-                        w[i].gpu, fr, h);
-                rc = LB_EXIT_FAILURE;
-            } else if (rep[i].free_bytes - headroom < budget) {
-                budget = rep[i].free_bytes - headroom;
-                least = i;
-            }
-        }
-    }
-    if (rc != 0)
-        goto stop_workers;
-    if (s->mem_limit > budget && (s->given & (UINT64_C(1) << LB_SET_MEM_LIMIT))) { /* as one GPU refuses it */
-        char where[32];
-        snprintf(where, sizeof where, "GPU %d", w[least].gpu);
-        lb_options_refuse_mem_limit(s->mem_limit, budget, rep[least].free_bytes, "free memory",
-                                    lb_run_settings_headroom(s, rep[least].total_bytes), where);
-        rc = LB_EXIT_USAGE;
-        goto stop_workers;
-    }
-    if (s->mem_limit && s->mem_limit < budget)
-        budget = s->mem_limit;
-    if (f->resume) {
-        if (budget < resumed_budget) {
-            char have[32], want[32];
-            lb_format_size(budget, have, sizeof have);
-            lb_format_size(resumed_budget, want, sizeof want);
-            fprintf(stderr, "linbench: cannot resume %s: it ran with a memory budget of %s and these GPUs have %s free now (the least of them)\n",
-                    f->resume, want, have);
-            rc = LB_EXIT_FAILURE;
-            goto stop_workers;
-        }
-        budget = resumed_budget;
-    }
-    /* meta.csv: the first GPU's device, the check of all (failed if any failed, the largest error) */
-    LbSweepDevice dev = rep[0].dev;
     dev.gpu_count = ngpus;
-    job.budget = budget;
-    job.check.ran = !f->no_check;
-    for (int i = 0; i < ngpus; i++) {
-        job.check.failed |= rep[i].check.failures > 0;
-        if (rep[i].check.max_rel_error > job.check.max_rel_error)
-            job.check.max_rel_error = rep[i].check.max_rel_error;
-    }
-    job.check.seed = rep[0].check.seed;
-    /* meta.csv's calibration_* keys: the first GPU's, as its device; each worker's breakdown rows
-     * use its own GPU's */
-    if (rep[0].calibrated)
-        job.calibration = &rep[0].cal;
-    job.calibration_note = rep[0].cal_note;
-    for (int i = 0; i < ngpus && !f->quiet; i++)
-        if (rep[i].calibrated) {
-            fprintf(stderr, "calibration: gpu %d: %.3g TFLOP/s (product %lld), %.3g GB/s copy\n", w[i].gpu,
-                    rep[i].cal.tflop_per_s, (long long)rep[i].cal.dim, rep[i].cal.copy_gb_per_s);
-            char lead[32];
-            snprintf(lead, sizeof lead, "gpu %d: ", w[i].gpu);
-            lb_print_card_limits(stderr, lead, rep[i].dev.info.name, rep[i].dev.storage, s->tf32, &rep[i].cal);
-        } else if (!f->no_check || s->breakdown)
-            fprintf(stderr, "calibration skipped: gpu %d: %s\n", w[i].gpu, rep[i].cal_note);
-    if (f->force && (rc = lb_outdir_clear_results(dir)) != 0)
-        goto stop_workers;
-    created = 0; /* from here the directory holds results */
-    size_t todo = 0;
-    int erc = lb_sweep_multi_begin(&job, &dev, &todo);
-    if (erc != LB_OK) {
-        rc = lb_runtime_error(erc);
-        goto stop_workers;
-    }
-    if (!f->quiet)
-        fprintf(stderr, "linbench: %zu cells on %d GPUs (%s)\n", todo, ngpus, dev.info.name);
-    WorkerGo go = {1, budget, todo};
-    for (int i = 0; i < ngpus; i++) {
-        if (write_all(w[i].down, &go, sizeof go) != 0)
-            fprintf(stderr, "linbench: the worker on GPU %d is gone; the others take its cells\n", w[i].gpu);
-        close_fd(&w[i].down);
-        close_fd(&w[i].up);
-    }
-    wait_workers(w, ngpus);
-    LbSweepOutcome outcome = LB_SWEEP_COMPLETE;
-    int interrupted = stop_requested != 0, failed = 0, cell_errors = 0;
-    for (int i = 0; i < ngpus; i++) {
-        const int st = w[i].status;
-        if (WIFEXITED(st) && WEXITSTATUS(st) == WORKER_INTERRUPTED)
-            interrupted = 1;
-        else if (WIFEXITED(st) && WEXITSTATUS(st) == WORKER_CELL_ERRORS)
-            cell_errors = 1;
-        else if (!(WIFEXITED(st) && WEXITSTATUS(st) == WORKER_COMPLETE)) {
-            failed = 1;
-            if (WIFSIGNALED(st) && !stop_requested)
-                fprintf(stderr, "linbench: the worker on GPU %d ended by signal %d (%s); its cell went back to the queue\n",
-                        w[i].gpu, WTERMSIG(st), strsignal(WTERMSIG(st)));
+    if (erc == LB_OK)
+        erc = lb_sweep_write_meta(&job, &dev, "running", &extra);
+    created = created && erc != LB_OK;
+    dev.gpu_count = 1;
+    /* each part's meta.csv: written afresh for a new run, kept (its status read) for a resume */
+    for (int i = 0; i < nparts && erc == LB_OK && rc == 0; i++) {
+        snprintf(dirs[i], sizeof dirs[i], PARTS_DIR_FMT, dir, i);
+        LbMeta pm;
+        memset(&pm, 0, sizeof pm);
+        char path[4096];
+        lb_path_join_buf(path, sizeof path, dirs[i], "meta.csv");
+        if (f->resume && lb_meta_read(path, &pm) == LB_OK) {
+            const char *st = lb_meta_get(&pm, "status");
+            if (!st || strcmp(st, "complete") != 0)
+                todo[ntodo++] = i;
+            lb_meta_free(&pm);
+            continue;
         }
+        lb_error_clear();
+        struct stat st;
+        if (mkdir(dirs[i], 0777) != 0 && (errno != EEXIST || lstat(dirs[i], &st) != 0 || !S_ISDIR(st.st_mode)))
+            erc = LB_FAIL(LB_ERR_IO, "cannot create %s: %s", dirs[i], errno == EEXIST ? "it is there, and not a directory" : strerror(errno));
+        if (erc == LB_OK && f->force && (rc = lb_outdir_clear_results(dirs[i])) != 0)
+            break;
+        LbRunSettings part = *s; /* shares s's lists, not freed here */
+        part.shard_index = i;
+        part.shard_count = nparts;
+        LbSweepJob pjob = {&part, dirs[i], 0, NULL, job.command_line, budget, job.check, NULL, NULL, NULL, NULL};
+        if (erc == LB_OK)
+            erc = lb_sweep_write_meta(&pjob, &dev, "running", NULL);
+        todo[ntodo++] = i;
     }
-    outcome = interrupted ? LB_SWEEP_INTERRUPTED : failed ? LB_SWEEP_FAILED : cell_errors ? LB_SWEEP_CELL_ERRORS : LB_SWEEP_COMPLETE;
-    for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
-        signal(stop_signals[i], SIG_DFL);
-    erc = lb_sweep_multi_end(&job, &dev, &outcome, &grid);
+    if (erc != LB_OK)
+        rc = lb_runtime_error(erc);
+    if (rc != 0)
+        goto out;
+
+    catch_stop_signals();
+    if (!f->quiet)
+        fprintf(stderr, "linbench: %d of %d shards to measure on %d GPU%s (%s), in %s/shard-*\n", ntodo, nparts, ngpus, ngpus == 1 ? "" : "s",
+                probes[gpus[0]].dev.info.name, dir);
+    rc = run_parts(dirs, todo, ntodo, gpus, ngpus, f);
+
+    /* the parts with results, merged into DIR; the run's status the worst of theirs */
+    int nready = 0, interrupted = stop_requested != 0, failed = rc != 0, errors = 0;
+    for (int i = 0; i < nparts; i++)
+        if (lb_sweep_dir_check(dirs[i], why, sizeof why) == 0)
+            ready[nready++] = dirs[i];
+    failed |= nready < nparts;
+    lb_error_clear();
+    if (nready == 0 || (erc = lb_merge_load(&m, ready, (size_t)nready)) != LB_OK) {
+        rc = nready ? lb_runtime_error(erc) : interrupted ? LB_EXIT_INTERRUPTED : LB_EXIT_FAILURE;
+        goto out; /* DIR/meta.csv still says running: --resume goes on */
+    }
+    for (size_t p = 0; p < m.count; p++) {
+        const char *st = lb_sweep_meta(&m.parts[p], "status", "");
+        interrupted |= strcmp(st, "interrupted") == 0;
+        errors |= strcmp(st, "finished with errors") == 0;
+        failed |= strcmp(st, "complete") != 0 && strcmp(st, "finished with errors") != 0 && strcmp(st, "interrupted") != 0;
+    }
+    const char *status = interrupted ? "interrupted" : failed ? "failed" : errors ? "finished with errors" : "complete";
+    erc = lb_merge_meta(&m, job.command_line, status, 1, &merged);
+    for (size_t i = 0; i < extra.count && erc == LB_OK; i++) /* parts: every shard, inside DIR */
+        erc = lb_meta_set(&merged, extra.keys[i], "%s", extra.values[i]);
+    if (erc == LB_OK)
+        erc = lb_sweep_meta_history(&job, now, status, &merged);
+    if (erc == LB_OK)
+        erc = lb_meta_set(&merged, "gpu_count", "%d", ngpus);
+    if (erc == LB_OK)
+        erc = lb_merge_write(&m, dir, &merged, &grid);
     if (erc != LB_OK) {
         rc = lb_runtime_error(erc);
         goto out;
     }
-    lb_grid_print(stdout, &grid, f->format);
-    fflush(stdout);
-    if (outcome == LB_SWEEP_INTERRUPTED) {
-        char *list = lb_setting_text(s, LB_SET_GPUS);
-        fprintf(stderr, "linbench: interrupted; finished cells are in %s (continue with: linbench sweep --resume %s --gpus %s)\n",
-                dir, dir, list ? list : "all");
-        free(list);
-        rc = LB_EXIT_INTERRUPTED;
-        goto out;
-    }
-    if (!f->quiet)
-        fprintf(stderr, "linbench: results in %s\n", dir);
-    rc = outcome == LB_SWEEP_COMPLETE ? LB_EXIT_OK : LB_EXIT_FAILURE;
-    goto out;
-
-stop_workers: /* nothing measured: the workers are told no (their pipes close) and reaped */
-    for (int i = 0; w && i < ngpus; i++) {
-        close_fd(&w[i].down);
-        close_fd(&w[i].up);
-    }
-    if (w)
-        wait_workers(w, ngpus);
+    char *list = lb_setting_text(s, LB_SET_GPUS);
+    rc = finish(f, dir, &grid, status, list);
+    free(list);
 out:
     if (rc != 0 && created)
         lb_outdir_abandon();
+    lb_merge_free(&m);
+    lb_meta_free(&extra);
+    lb_meta_free(&merged);
     lb_grid_free(&grid);
-    free(probes);
+    if (probes)
+        munmap(probes, PROBE_MAX * sizeof *probes);
     free(gpus);
-    free(w);
-    free(rep);
+    free(todo);
+    free(dirs);
+    free(ready);
     free(command_line);
     return rc;
 }
@@ -917,41 +812,23 @@ int lb_cmd_sweep(int argc, char **argv)
     lb_options_note_unread(s.given, s.models); /* --chunk without the chunked model ... */
     lb_options_note_no_ratio(s.models); /* --models standard alone */
 
-    if (s.gpus_all || s.ngpus) {
+    if (s.gpus_all || s.ngpus || (f.resume && gpus_parts(&meta))) {
         rc = run_gpus(&s, &f, &meta, resumed_budget, argc, argv);
         goto out;
     }
     /* A stop from here on is this sweep's to handle: one during the set-up below (the check and
      * the calibration take seconds on a GPU) ends it with nothing measured, exit 130, and no new
      * directory left behind, instead of a death by the signal beside an empty folder. */
-    stop_requested = 0;
-    catch_stop_signals(on_signal);
+    catch_stop_signals();
     /* The directory, then the device (exit 1 leaves no new directory behind), then the check. */
-    const char *dir = f.resume;
-    if (!dir) {
-        if (!f.out) {
-            lb_outdir_default(default_dir, sizeof default_dir);
-            f.out = default_dir;
-        }
-        dir = f.out;
-        if ((rc = lb_outdir_prepare(dir, f.force, "--out", LB_OUTDIR_OFFER_FORCE | LB_OUTDIR_OFFER_RESUME)) != 0)
-            goto out;
-        created = 1;
-    }
+    if (!f.resume && (rc = make_dir(&f, default_dir, sizeof default_dir)) != 0)
+        goto out;
+    const char *dir = f.resume ? f.resume : f.out;
+    created = !f.resume;
     if ((rc = lb_options_open_backend(&s, &be, &budget)) != 0)
         goto out;
-    if (f.resume) {
-        if (budget < resumed_budget) {
-            char have[32], want[32];
-            lb_format_size(budget, have, sizeof have);
-            lb_format_size(resumed_budget, want, sizeof want);
-            fprintf(stderr, "linbench: cannot resume %s: it ran with a memory budget of %s and this device has %s free now\n",
-                    f.resume, want, have);
-            rc = LB_EXIT_FAILURE;
-            goto out;
-        }
-        budget = resumed_budget;
-    }
+    if (f.resume && (rc = keep_budget(dir, &budget, resumed_budget, "this device has")) != 0)
+        goto out;
     /* A backend that gets its arithmetic wrong is not measured: nothing is written. */
     if (!f.no_check && (rc = lb_quick_check(be, &s.model, &check)) != 0)
         goto out;
@@ -961,7 +838,7 @@ int lb_cmd_sweep(int argc, char **argv)
      * unless --breakdown wants them for its percentages. */
     LbCalibration calibration;
     char calibration_note[512];
-    snprintf(calibration_note, sizeof calibration_note, "%s", no_check_note);
+    snprintf(calibration_note, sizeof calibration_note, "skipped with the check (--no-check)");
     int calibrated = 0;
     if ((!f.no_check || s.breakdown) &&
         (rc = lb_sweep_calibrate(be, budget, f.quiet, &calibration, &calibrated, calibration_note,
@@ -987,17 +864,7 @@ int lb_cmd_sweep(int argc, char **argv)
         rc = lb_runtime_error(erc);
         goto out;
     }
-    lb_grid_print(stdout, &grid, f.format);
-    fflush(stdout);
-    if (outcome == LB_SWEEP_INTERRUPTED) {
-        fprintf(stderr, "linbench: interrupted; finished cells are in %s (continue with: linbench sweep --resume %s)\n",
-                dir, dir);
-        rc = LB_EXIT_INTERRUPTED;
-        goto out;
-    }
-    if (!f.quiet)
-        fprintf(stderr, "linbench: results in %s\n", dir);
-    rc = outcome == LB_SWEEP_COMPLETE ? LB_EXIT_OK : LB_EXIT_FAILURE;
+    rc = finish(&f, dir, &grid, lb_sweep_outcome_name(outcome), NULL);
 out:
     for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
         signal(stop_signals[i], SIG_DFL);

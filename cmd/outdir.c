@@ -14,7 +14,6 @@
 
 #include "cmd/commands.h"
 #include "reports/breakdown.h"
-#include "reports/cell_queue.h"
 #include "reports/grid.h"
 #include "reports/speedups.h"
 
@@ -22,8 +21,7 @@
  * removes them in this order, raw.csv last, so what a killed --force leaves is never old grids
  * beside new rows. */
 static const char *const result_files[] = {"time_speedup.csv", "memory_speedup.csv", LB_ENERGY_SPEEDUP_FILE, LB_SPEEDUPS_FILE,
-                                           LB_BREAKDOWN_FILE, "meta.csv",
-                                           LB_CELL_QUEUE_FILE /* sweep --gpus */, "raw.csv"};
+                                           LB_BREAKDOWN_FILE, "meta.csv", "raw.csv"};
 #define RESULT_COUNT (sizeof result_files / sizeof result_files[0])
 
 #define LOCK_NAME ".linbench.lock"

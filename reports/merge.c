@@ -4,15 +4,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "attn/paths.h"
 #include "attn/status.h"
-#include "reports/meta.h"
+#include "reports/breakdown.h"
+#include "reports/raw.h"
+#include "reports/settings.h"
+#include "reports/speedups.h"
 
-int lb_merge_check_settings(const LbSweepDir *parts, size_t count, const char *const *keys,
-                            size_t nkeys, char *why, size_t size)
+/* Every recorded setting but the shard, linbench_version (a merge of two codes' cells would say
+ * of neither) and device_name hold one value in every part: 0, or -1 with why naming the key. */
+static int check_settings(const LbSweepDir *parts, size_t count, char *why, size_t size)
 {
-    for (size_t i = 0; i <= nkeys; i++) {
-        const char *key = i < nkeys ? keys[i] : "device_name";
+    for (int i = 0; i <= LB_SET_RECORDED + 1; i++) {
+        if (i == LB_SET_SHARD)
+            continue;
+        const char *key = i < LB_SET_RECORDED ? lb_settings[i].key : i == LB_SET_RECORDED ? "linbench_version" : "device_name";
         const char *first = lb_meta_get(&parts[0].meta, key);
         for (size_t p = 1; p < count; p++) {
             const char *v = lb_meta_get(&parts[p].meta, key);
@@ -138,10 +146,10 @@ size_t lb_merge_missing(const LbCellResult *rows, size_t count, const int64_t *n
                     continue;
                 char cell[96];
                 cell_name(&want, cell, sizeof cell);
-                int len = snprintf(buf + used, size > used ? size - used : 0, "%s%s", missing ? ", " : "", cell);
-                if (len > 0 && used + (size_t)len + 4 < size)
-                    used += (size_t)len;
-                else if (size > used + 4) {
+                const size_t len = strlen(cell) + (missing ? 2 : 0);
+                if (used + len + 4 < size)
+                    used += (size_t)snprintf(buf + used, size - used, "%s%s", missing ? ", " : "", cell);
+                else if (used < size) {
                     snprintf(buf + used, size - used, "...");
                     used = size;
                 }
@@ -150,4 +158,162 @@ size_t lb_merge_missing(const LbCellResult *rows, size_t count, const int64_t *n
         }
     }
     return missing;
+}
+
+void lb_merge_free(LbMerge *m)
+{
+    for (size_t p = 0; m->parts && p < m->count; p++)
+        lb_sweep_dir_free(&m->parts[p]);
+    free(m->parts);
+    free(m->rows);
+    memset(m, 0, sizeof *m);
+}
+
+int lb_merge_load(LbMerge *m, char *const *dirs, size_t count)
+{
+    memset(m, 0, sizeof *m);
+    struct stat *ids = calloc(count, sizeof *ids); /* each part's device and inode */
+    m->parts = calloc(count, sizeof *m->parts);
+    char why[1024];
+    int rc = ids && m->parts ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory");
+    for (; rc == LB_OK && m->count < count; m->count++) {
+        const char *dir = dirs[m->count];
+        if (lb_sweep_dir_check(dir, why, sizeof why)) {
+            rc = LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for merge: %s: should be a directory written by linbench sweep", dir, why);
+            break;
+        }
+        /* by inode, not by spelling: "runs/a" and "./runs/a/" are one part, whose rows would
+         * pass the check below, agreeing with themselves */
+        stat(dir, &ids[m->count]);
+        for (size_t p = 0; p < m->count && rc == LB_OK; p++)
+            if (ids[p].st_dev == ids[m->count].st_dev && ids[p].st_ino == ids[m->count].st_ino)
+                rc = LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for merge: it is the directory of part %zu (\"%s\"): should be each part once",
+                             dir, p + 1, dirs[p]);
+        if (rc != LB_OK)
+            break;
+        lb_error_clear();
+        if ((rc = lb_sweep_dir_load(dir, &m->parts[m->count])) == LB_ERR_FORMAT) {
+            snprintf(why, sizeof why, "%s", lb_error_message());
+            rc = LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for merge: %s", dir, why);
+        }
+    }
+    free(ids);
+    if (rc != LB_OK)
+        return rc;
+    if (check_settings(m->parts, count, why, sizeof why) != 0)
+        return LB_FAIL(LB_ERR_FORMAT, "cannot merge: %s: should be parts of one sweep", why);
+    rc = lb_merge_rows(m->parts, count, &m->rows, &m->nrows, why, sizeof why);
+    if (rc == -1)
+        return LB_FAIL(LB_ERR_FORMAT, "cannot merge: %s: should be measured once, or the same in both", why);
+    if (rc != LB_OK)
+        return rc;
+    /* the parts agree on every setting, the model list included: the first part's stands for all */
+    const LbSweepDir *first = &m->parts[0];
+    if (lb_models_measured(&first->meta, m->rows, m->nrows, m->measured) != 0)
+        return LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for merge: meta.csv's models \"%s\" names a model this linbench does not know",
+                       first->dir, lb_sweep_meta(first, lb_settings[LB_SET_MODELS].key, ""));
+    m->nmissing = lb_merge_missing(m->rows, m->nrows, first->grid.n, first->grid.rows, first->grid.k, first->grid.cols,
+                                   m->measured, m->missing, sizeof m->missing);
+    for (size_t p = 0; p < count && !m->unfinished; p++)
+        if (strcmp(lb_sweep_meta(&m->parts[p], "status", ""), "complete") != 0)
+            m->unfinished = &m->parts[p];
+    return LB_OK;
+}
+
+/* A part's own key, not a setting the merge carries over. */
+static int own_key(const char *key)
+{
+    static const char *const own[] = {"shard", "status", "command_line", "start_time", "end_time", "matmul_tuning"};
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+        if (strcmp(key, own[i]) == 0)
+            return 1;
+    return strncmp(key, "resume_", 7) == 0 || strncmp(key, "part", 4) == 0;
+}
+
+int lb_merge_meta(const LbMerge *m, const char *command, const char *status, int first_wins, LbMeta *meta)
+{
+    int rc = lb_meta_set(meta, "command_line", "%s", command);
+    if (rc == LB_OK)
+        rc = lb_meta_set(meta, "status", "%s", status);
+    const LbMeta *first = &m->parts[0].meta;
+    for (size_t i = 0; i < first->count && rc == LB_OK; i++) {
+        const char *key = first->keys[i];
+        int common = !own_key(key);
+        for (size_t p = 1; p < m->count && common && !first_wins; p++) {
+            const char *v = lb_meta_get(&m->parts[p].meta, key);
+            common = v && strcmp(v, first->values[i]) == 0;
+        }
+        if (common)
+            rc = lb_meta_set(meta, key, "%s", first->values[i]);
+    }
+    /* what linear's tuning chose: each part's own where they differ */
+    char tuning[2048] = "";
+    size_t used = 0;
+    const char *t0 = lb_sweep_meta(&m->parts[0], "matmul_tuning", "");
+    int same = 1;
+    for (size_t p = 1; p < m->count; p++)
+        same &= strcmp(lb_sweep_meta(&m->parts[p], "matmul_tuning", ""), t0) == 0;
+    for (size_t p = 0; p < m->count && !same && used < sizeof tuning; p++) {
+        const int n = snprintf(tuning + used, sizeof tuning - used, "%spart %zu: %s", p ? "; " : "", p + 1,
+                               lb_sweep_meta(&m->parts[p], "matmul_tuning", "(none)"));
+        used += n > 0 ? (size_t)n : 0;
+    }
+    if (rc == LB_OK)
+        rc = lb_meta_set(meta, "matmul_tuning", "%s", same ? t0 : tuning);
+    if (rc == LB_OK)
+        rc = lb_meta_set(meta, "parts", "%zu", m->count);
+    for (size_t p = 0; p < m->count && rc == LB_OK; p++) {
+        char key[32];
+        snprintf(key, sizeof key, "part_%zu", p + 1);
+        rc = lb_meta_set(meta, key, "%s", m->parts[p].dir);
+    }
+    return rc;
+}
+
+int lb_merge_write(const LbMerge *m, const char *out, const LbMeta *meta, LbGrid *grid)
+{
+    const LbSweepDir *first = &m->parts[0];
+    LbBreakdownRecord *recs = NULL;
+    size_t nrecs = 0;
+    LbRawWriter *w = NULL;
+    LbGrid g;
+    memset(&g, 0, sizeof g);
+    char *path = lb_path_join(out, "raw.csv");
+    int rc = path ? lb_raw_open(path, 0, &w) : LB_FAIL(LB_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < m->nrows && rc == LB_OK; i++)
+        rc = lb_raw_append(w, &m->rows[i]);
+    lb_raw_close(w);
+    if (rc == LB_OK)
+        rc = lb_grid_from_raw(m->rows, m->nrows, first->grid.n, first->grid.rows, first->grid.k, first->grid.cols, &g);
+    if (rc == LB_OK)
+        rc = lb_grids_write(out, &g);
+    if (rc == LB_OK)
+        rc = lb_speedups_write(out, m->rows, m->nrows, first->grid.n, first->grid.rows, first->grid.k,
+                               first->grid.cols, m->measured);
+    for (size_t p = 0; p < m->count && rc == LB_OK; p++) {
+        LbBreakdownRecord *part = NULL, *grown;
+        size_t n = 0;
+        rc = lb_breakdown_read_if_any(m->parts[p].dir, &part, &n);
+        if (rc == LB_OK && n && !(grown = realloc(recs, (nrecs + n) * sizeof *recs)))
+            rc = LB_FAIL(LB_ERR_NOMEM, "out of memory merging breakdown.csv");
+        else if (rc == LB_OK && n) {
+            recs = grown;
+            memcpy(recs + nrecs, part, n * sizeof *recs);
+            nrecs += n;
+        }
+        free(part);
+    }
+    if (rc == LB_OK && nrecs)
+        rc = lb_breakdown_write(out, recs, nrecs);
+    free(recs);
+    free(path);
+    path = lb_path_join(out, "meta.csv");
+    if (rc == LB_OK)
+        rc = path ? lb_meta_write(path, meta) : LB_FAIL(LB_ERR_NOMEM, "out of memory");
+    free(path);
+    if (rc == LB_OK && grid)
+        *grid = g;
+    else
+        lb_grid_free(&g);
+    return rc;
 }

@@ -96,47 +96,27 @@ static int positive(const char *s, double *out)
 
 int lb_predict_card_parse(const char *text, LbPredictCard *c, char *should, size_t size)
 {
-    static const char *const form =
-        "tflops=T,bw=B,mem=SIZE, each once and positive (T in TFLOP/s, B in GB/s, SIZE as --mem-limit takes it)";
     memset(c, 0, sizeof *c);
     int have[3] = {0, 0, 0};
-    const char *p = text;
-    while (*p) {
+    for (const char *p = text; *p;) {
         const size_t len = strcspn(p, ",");
-        char field[128];
-        if (len == 0 || len >= sizeof field) {
-            snprintf(should, size, "%s", form);
-            return -1;
-        }
+        char field[128], *eq;
+        if (len == 0 || len >= sizeof field)
+            goto bad;
         memcpy(field, p, len);
         field[len] = '\0';
         p += len + (p[len] == ',');
-        char *eq = strchr(field, '=');
-        if (!eq) {
-            snprintf(should, size, "%s", form);
-            return -1;
-        }
+        if (!(eq = strchr(field, '=')))
+            goto bad;
         *eq = '\0';
-        const char *value = eq + 1;
-        int which = strcmp(field, "tflops") == 0 ? 0 : strcmp(field, "bw") == 0 ? 1 : strcmp(field, "mem") == 0 ? 2 : -1;
-        if (which < 0 || have[which]) {
-            snprintf(should, size, "%s", form);
-            return -1;
-        }
-        have[which] = 1;
-        uint64_t bytes = 0;
-        if ((which == 0 && positive(value, &c->tflops)) || (which == 1 && positive(value, &c->bandwidth_gb_s)) ||
-            (which == 2 && (lb_parse_size(value, &bytes) || bytes == 0))) {
-            snprintf(should, size, "%s", form);
-            return -1;
-        }
-        if (which == 2)
-            c->memory_bytes = bytes;
+        const int which = strcmp(field, "tflops") == 0 ? 0 : strcmp(field, "bw") == 0 ? 1 : strcmp(field, "mem") == 0 ? 2 : -1;
+        if (which < 0 || have[which]++ || (which == 0 && positive(eq + 1, &c->tflops)) ||
+            (which == 1 && positive(eq + 1, &c->bandwidth_gb_s)) ||
+            (which == 2 && (lb_parse_size(eq + 1, &c->memory_bytes) || c->memory_bytes == 0)))
+            goto bad;
     }
-    if (!have[0] || !have[1] || !have[2]) {
-        snprintf(should, size, "%s", form);
-        return -1;
-    }
+    if (!have[0] || !have[1] || !have[2])
+        goto bad;
     char mem[32];
     lb_format_size(c->memory_bytes, mem, sizeof mem);
     snprintf(c->name, sizeof c->name, "spec");
@@ -144,6 +124,9 @@ int lb_predict_card_parse(const char *text, LbPredictCard *c, char *should, size
     snprintf(c->rate_kind, sizeof c->rate_kind, "--spec");
     snprintf(c->source, sizeof c->source, "--spec");
     return 0;
+bad:
+    snprintf(should, size, "tflops=T,bw=B,mem=SIZE, each once and positive (T in TFLOP/s, B in GB/s, SIZE as --mem-limit takes it)");
+    return -1;
 }
 
 double lb_predict_call_ms(const LbPredictCard *c, const LbPredictParams *p, double flops, double bytes)
@@ -286,16 +269,10 @@ int lb_predict_run(const LbPredictJob *job, LbGrid *grid, double *sweep_s)
 #undef PUT
     if (rc == LB_OK) {
         LbSweepDevice dev;
-        memset(&dev, 0, sizeof dev);
-        LbDeviceInfo *d = &dev.info;
-        d->cc_major = d->cc_minor = d->sm_count = -1;
-        d->driver_version = d->runtime_version = d->cublas_version = -1;
-        d->sm_clock_mhz = d->sm_clock_max_mhz = d->mem_clock_mhz = -1;
-        d->free_bytes = -1;
-        d->total_bytes = (int64_t)card->memory_bytes;
-        snprintf(d->name, sizeof d->name, "predicted: %.80s (roofline, not a measurement)", card->label);
+        lb_sweep_device_describe(NULL, &dev); /* nothing known but what the card says */
+        dev.info.total_bytes = (int64_t)card->memory_bytes;
+        snprintf(dev.info.name, sizeof dev.info.name, "predicted: %.80s (roofline, not a measurement)", card->label);
         dev.storage = s->model.dtype;
-        dev.gpu_count = 1;
         const LbSweepJob sj = {
             s, job->dir, 0, NULL, job->command_line, budget, {0, 0, 0.0, 0}, NULL, NULL,
             NULL, "predicted: nothing was measured",

@@ -522,7 +522,7 @@ const LbSetting lb_settings[LB_SET_COUNT] = {
     [LB_SET_GPU] = {"gpu", "N", NULL, "GPU index", DEVICE, "CUDA device index, 0 to 1023", NULL, NULL, NULL, BOTH, 0,
                     parse_gpu, print_gpu},
     [LB_SET_GPUS] = {"gpus", "LIST", NULL, "GPUs", DEVICE,
-                     "measure on several GPUs of one model at once: a worker process per\nGPU, taking cells from a queue in the directory; LIST is all or\nindices such as 0,1,3 (not with --gpu)",
+                     "measure on several GPUs of one model at once: a sweep --shard per\nGPU into DIR/shard-I, merged into DIR; LIST is all or indices such\nas 0,1,3 (not with --gpu or --shard)",
                      NULL, "", NULL, LB_FOR_SWEEP, 0, parse_gpus, print_gpus},
     [LB_SET_PROJECTION] = {"projection", "P", NULL, "projection", LINFORMER,
                            "linear, mean, max or conv: the Linformer's compression of keys and\nvalues (E and F, mean or max pooling, or a depthwise convolution over\nwindows of n/k); P other than linear measures the model linformer-P\nin linformer's place",

@@ -15,47 +15,49 @@
 #include "lb_revision.h"
 #include "reports/atomic_file.h"
 #include "reports/breakdown.h"
-#include "reports/cell_queue.h"
 #include "reports/csv_io.h"
 #include "reports/peer_dir.h"
+#include "reports/predict.h"
 #include "reports/raw.h"
 #include "reports/speedups.h"
 
 int lb_sweep_cells(const LbRunSettings *s, LbSweepCell **cells, size_t *count)
 {
-    size_t total = 0;
-    for (int pass = 0; pass < 2; pass++) { /* count, then fill */
-        size_t at = 0;
-        for (size_t i = 0; i < s->nn; i++) {
-            for (int m = 0; m < LB_MODEL_COUNT; m++) {
-                if (!(s->models & (1u << m)))
-                    continue;
-                const LbModelKind kind = (LbModelKind)m;
-                const size_t ks = lb_model_has_k(kind) ? s->nk : 1;
-                for (size_t j = 0; j < ks; j++) {
-                    const int64_t k = lb_model_has_k(kind) ? s->k[j] : 0;
-                    if (!lb_model_cell_exists(kind, s->n[i], k))
-                        continue;
-                    if (pass == 1)
-                        (*cells)[at] = (LbSweepCell){kind, s->n[i], k};
-                    at++;
-                }
+    *count = 0;
+    *cells = malloc((s->nn * LB_MODEL_COUNT * (s->nk + 1) + 1) * sizeof **cells); /* at most */
+    if (!*cells)
+        return LB_FAIL(LB_ERR_NOMEM, "out of memory listing the sweep's cells");
+    for (size_t i = 0; i < s->nn; i++)
+        for (int m = 0; m < LB_MODEL_COUNT; m++) {
+            const LbModelKind kind = (LbModelKind)m;
+            for (size_t j = 0; s->models >> m & 1 && j < (lb_model_has_k(kind) ? s->nk : 1); j++) {
+                const int64_t k = lb_model_has_k(kind) ? s->k[j] : 0;
+                if (lb_model_cell_exists(kind, s->n[i], k))
+                    (*cells)[(*count)++] = (LbSweepCell){kind, s->n[i], k};
             }
         }
-        if (pass == 0) {
-            total = at;
-            *cells = malloc((total ? total : 1) * sizeof **cells);
-            if (!*cells)
-                return LB_FAIL(LB_ERR_NOMEM, "out of memory listing the sweep's cells");
-        }
-    }
-    *count = total;
     return LB_OK;
 }
 
-double lb_sweep_cell_cost(const LbSweepCell *c)
+/* A cell's cost for the split: the predictor's time for its measurement (a verification pass and
+ * min_passes timed ones, as linbench predict counts a sweep) at its largest batch on one fixed
+ * card, whatever --mem-limit says, so that every shard computes the same split on any machine;
+ * only the ratios count. A cell that fits nowhere costs nothing. */
+static double cell_cost(const LbRunSettings *s, const LbPredictCard *card, const LbSweepCell *c)
 {
-    return lb_model_has_k(c->model) ? (double)c->n * (double)c->k : (double)c->n * (double)c->n;
+    const LbPredictParams p = lb_predict_defaults();
+    LbRunSettings unlimited = *s;
+    unlimited.mem_limit = 0;
+    LbModelConfig cfg = s->model;
+    cfg.kind = c->model;
+    cfg.n = c->n;
+    cfg.k = c->k;
+    LbCellResult r;
+    if (lb_predict_cell(&cfg, card, &p, lb_predict_budget(&unlimited, card), s->timing.max_batch, &r, NULL) != LB_OK) {
+        lb_error_clear();
+        return 0;
+    }
+    return r.status == LB_CELL_OK ? (1.0 + s->timing.min_passes) * r.median_ms : 0;
 }
 
 typedef struct {
@@ -71,11 +73,16 @@ static int by_cost_desc(const void *a, const void *b)
     return (x->index > y->index) - (x->index < y->index);
 }
 
-int lb_sweep_shard_assign(const LbSweepCell *cells, size_t count, int shards, int **shard_of)
+int lb_sweep_shard_assign(const LbRunSettings *s, const LbSweepCell *cells, size_t count, int **shard_of)
 {
+    const int shards = s->shard_count > 0 ? s->shard_count : 1;
     CostedCell *c = malloc((count ? count : 1) * sizeof *c);
     int *out = malloc((count ? count : 1) * sizeof *out);
-    double *load = calloc((size_t)(shards > 0 ? shards : 1), sizeof *load);
+    double *load = calloc((size_t)shards, sizeof *load);
+    LbPredictCard card;
+    char why[160];
+    const int priced = lb_gpu_spec_find("h100-sxm") &&
+                       lb_predict_card_from_spec(lb_gpu_spec_find("h100-sxm"), s->model.dtype, s->tf32, &card, why, sizeof why) == 0;
     if (!c || !out || !load) {
         free(c);
         free(out);
@@ -83,13 +90,13 @@ int lb_sweep_shard_assign(const LbSweepCell *cells, size_t count, int shards, in
         return LB_FAIL(LB_ERR_NOMEM, "out of memory splitting the grid into shards");
     }
     for (size_t i = 0; i < count; i++)
-        c[i] = (CostedCell){lb_sweep_cell_cost(&cells[i]), i};
+        c[i] = (CostedCell){priced ? cell_cost(s, &card, &cells[i]) : 0, i};
     qsort(c, count, sizeof *c, by_cost_desc);
     for (size_t i = 0; i < count; i++) {
         int least = 0;
-        for (int s = 1; s < shards; s++)
-            if (load[s] < load[least])
-                least = s;
+        for (int k = 1; k < shards; k++)
+            if (load[k] < load[least])
+                least = k;
         load[least] += c[i].cost;
         out[c[i].index] = least;
     }
@@ -165,7 +172,7 @@ int lb_sweep_raw_foreign(const LbRunSettings *s, const char *raw_path, size_t *l
     if (rc == LB_OK)
         rc = lb_sweep_cells(s, &cells, &ncells);
     if (rc == LB_OK)
-        rc = lb_sweep_shard_assign(cells, ncells, s->shard_count ? s->shard_count : 1, &shard_of);
+        rc = lb_sweep_shard_assign(s, cells, ncells, &shard_of);
     for (size_t i = 0; rc == LB_OK && i < count; i++) {
         char one[512];
         if (!foreign(s, cells, ncells, shard_of, &rows[i], one, sizeof one))
@@ -193,7 +200,7 @@ const char *lb_sweep_outcome_name(LbSweepOutcome o)
     return "?";
 }
 
-static void now_text(char *buf, size_t size)
+void lb_sweep_now_text(char *buf, size_t size)
 {
     time_t t = time(NULL);
     struct tm tm;
@@ -209,15 +216,6 @@ typedef struct EnergyTally {
     int columns;
     char first_why[256]; /* the first reason this process saw for an ok cell without energy */
 } EnergyTally;
-
-static void tally_rows(const LbCellResult *rows, size_t count, EnergyTally *t)
-{
-    t->ok = t->with_energy = 0;
-    for (size_t i = 0; i < count; i++) {
-        t->ok += rows[i].status == LB_CELL_OK;
-        t->with_energy += rows[i].status == LB_CELL_OK && rows[i].energy_j_per_seq > 0;
-    }
-}
 
 /* Whether raw.csv at path has the energy columns: a resumed file from before them keeps its
  * layout. 1 where it cannot be told (the rows then say what they hold). */
@@ -255,18 +253,51 @@ static void energy_text(const LbSweepDevice *dev, const EnergyTally *t, const ch
                                  : "the counter could not be read, or did not advance over their timed passes");
 }
 
+int lb_sweep_meta_history(const LbSweepJob *job, const char *now, const char *status, LbMeta *meta)
+{
+    const char *first_command = job->previous ? lb_meta_get(job->previous, "command_line") : NULL;
+    const char *first_start = job->previous ? lb_meta_get(job->previous, "start_time") : NULL;
+    char end[64] = "";
+    if (strcmp(status, "running") != 0)
+        lb_sweep_now_text(end, sizeof end);
+    int rc = lb_meta_set(meta, "command_line", "%s", first_command ? first_command : job->command_line);
+    if (rc == LB_OK)
+        rc = lb_meta_set(meta, "start_time", "%s", first_start ? first_start : now);
+    if (rc == LB_OK)
+        rc = lb_meta_set(meta, "end_time", "%s", end);
+    if (rc == LB_OK)
+        rc = lb_meta_set(meta, "status", "%s", status);
+    /* the earlier resumes' keys, and this one's; a merged directory's parts: where its first
+     * rows came from */
+    int resumes = 0;
+    for (size_t i = 0; job->previous && i < job->previous->count && rc == LB_OK; i++) {
+        const char *key = job->previous->keys[i];
+        const int part = strcmp(key, "parts") == 0 || (strncmp(key, "part_", 5) == 0 && key[5] >= '1' && key[5] <= '9');
+        if (!part && strncmp(key, "resume_", 7) != 0)
+            continue;
+        rc = lb_meta_set(meta, key, "%s", job->previous->values[i]);
+        if (!part && atoi(key + 7) > resumes)
+            resumes = atoi(key + 7);
+    }
+    if (job->previous && rc == LB_OK) {
+        char key[48];
+        snprintf(key, sizeof key, "resume_%d_time", resumes + 1);
+        rc = lb_meta_set(meta, key, "%s", now);
+        snprintf(key, sizeof key, "resume_%d_command", resumes + 1);
+        if (rc == LB_OK)
+            rc = lb_meta_set(meta, key, "%s", job->command_line);
+    }
+    return rc;
+}
+
 /* meta.csv: what ran, where, with what; rewritten at the end with the sweep's outcome. A value
  * that cannot be known (no NVML on this device, a CPU's compute capability) is an empty field,
- * never a number such as -1 that a spreadsheet would average. A resumed sweep keeps the first
- * run's command line and start time and appends its own time and command. */
-static int write_meta(const LbSweepJob *job, const LbSweepDevice *dev, const char *start, const char *now,
-                      const char *status, const EnergyTally *energy, const LbMeta *extra)
+ * never a number such as -1 that a spreadsheet would average. */
+static int write_meta(const LbSweepJob *job, const LbSweepDevice *dev, const char *now, const char *status,
+                      const EnergyTally *energy, const LbMeta *extra)
 {
     const LbRunSettings *s = job->settings;
     const LbDeviceInfo d = dev->info;
-    char end[64] = "";
-    if (strcmp(status, "running") != 0)
-        now_text(end, sizeof end);
 
     LbMeta meta;
     memset(&meta, 0, sizeof meta);
@@ -283,7 +314,6 @@ static int write_meta(const LbSweepJob *job, const LbSweepDevice *dev, const cha
         else                                                   \
             SET(key, "%s", "");                                \
     } while (0)
-    const char *first_command = job->previous ? lb_meta_get(job->previous, "command_line") : NULL;
     SET(LB_META_TOOL, "%s", LB_TOOL_LINBENCH); /* what wrote the result: bench/peer writes "peer" */
     /* measured, or predicted (linbench predict, whose own keys follow): compare and plot label a
      * prediction, and a sweep never resumes one */
@@ -292,10 +322,8 @@ static int write_meta(const LbSweepJob *job, const LbSweepDevice *dev, const cha
         SET(extra->keys[i], "%s", extra->values[i]);
     SET("linbench_version", "%s", LB_VERSION);
     SET("git_revision", "%s", LB_GIT_REVISION);
-    SET("command_line", "%s", first_command ? first_command : job->command_line);
-    SET("start_time", "%s", start);
-    SET("end_time", "%s", end);
-    SET("status", "%s", status);
+    if (rc == LB_OK)
+        rc = lb_sweep_meta_history(job, now, status, &meta);
     SET("device_name", "%s", d.name);
     if (d.cc_major >= 0)
         SET("compute_capability", "%d.%d", d.cc_major, d.cc_minor);
@@ -365,29 +393,6 @@ static int write_meta(const LbSweepJob *job, const LbSweepDevice *dev, const cha
         SET("calibration_product_dim", "%s", "");
         SET("calibration_copy_bytes", "%s", "");
     }
-    /* resume_1_time, resume_1_command, resume_2_time ...: the earlier resumes, then this one; and
-     * a merged directory's parts and part_1, part_2 ...: where its first rows came from */
-    int resumes = 0;
-    for (size_t i = 0; job->previous && i < job->previous->count; i++) {
-        const char *key = job->previous->keys[i];
-        if (strcmp(key, "parts") == 0 || (strncmp(key, "part_", 5) == 0 && key[5] >= '1' && key[5] <= '9')) {
-            SET(key, "%s", job->previous->values[i]);
-            continue;
-        }
-        if (strncmp(key, "resume_", 7) != 0)
-            continue;
-        SET(key, "%s", job->previous->values[i]);
-        int index = atoi(key + 7);
-        if (index > resumes)
-            resumes = index;
-    }
-    if (job->previous) {
-        char key[48];
-        snprintf(key, sizeof key, "resume_%d_time", resumes + 1);
-        SET(key, "%s", now);
-        snprintf(key, sizeof key, "resume_%d_command", resumes + 1);
-        SET(key, "%s", job->command_line);
-    }
 #undef SET_KNOWN
 #undef SET
     char *path = lb_path_join(job->dir, "meta.csv");
@@ -420,7 +425,11 @@ static int write_grids(const LbSweepJob *job, const char *raw_path, LbGrid *out,
     LbCellResult *rows = NULL;
     size_t count = 0;
     LB_TRY(lb_raw_read(raw_path, &rows, &count));
-    tally_rows(rows, count, energy);
+    energy->ok = energy->with_energy = 0;
+    for (size_t i = 0; i < count; i++) {
+        energy->ok += rows[i].status == LB_CELL_OK;
+        energy->with_energy += rows[i].status == LB_CELL_OK && rows[i].energy_j_per_seq > 0;
+    }
     energy->columns = raw_has_energy_columns(raw_path);
     int measured[LB_MODEL_COUNT];
     for (int m = 0; m < LB_MODEL_COUNT; m++)
@@ -448,6 +457,9 @@ void lb_sweep_device_describe(LbBackend *be, LbSweepDevice *dev)
     d->driver_version = d->runtime_version = d->cublas_version = -1;
     d->sm_clock_mhz = d->sm_clock_max_mhz = d->mem_clock_mhz = -1;
     d->total_bytes = d->free_bytes = -1;
+    dev->gpu_count = 1;
+    if (!be)
+        return;
     if (be->ops->describe(be, d) != LB_OK)
         snprintf(d->name, sizeof d->name, "unknown");
     double joules;
@@ -456,10 +468,12 @@ void lb_sweep_device_describe(LbBackend *be, LbSweepDevice *dev)
         lb_error_clear();
     }
     dev->storage = be->storage;
-    dev->gpu_count = 1;
 }
 
-void lb_sweep_device_tuning(LbBackend *be, LbSweepDevice *dev)
+/* What linear's algorithm tuning chose over the run's cells: how many shapes were timed, how many
+ * kept the heuristic's first algorithm and the largest gain over it (none where the times are the
+ * emulated device's host clock), or that tuning was off. */
+static void device_tuning(LbBackend *be, LbSweepDevice *dev)
 {
     char *t = dev->matmul_tuning;
     const size_t size = sizeof dev->matmul_tuning;
@@ -503,12 +517,10 @@ static void tell(const LbSweepJob *job, LbSweepEvent e)
  * a breakdown pass that failed): meta.csv says failed where it can still be written, so the
  * directory does not claim a run that no process is doing (the rows on disk stay; --resume
  * finishes them). The error being reported is kept for the caller to print. */
-static void say_failed(const LbSweepJob *job, const LbSweepDevice *dev, const char *start)
+static void say_failed(const LbSweepJob *job, const LbSweepDevice *dev, const char *now)
 {
     char *why = strdup(lb_error_message());
-    char now[64];
-    now_text(now, sizeof now);
-    (void)write_meta(job, dev, start, now, lb_sweep_outcome_name(LB_SWEEP_FAILED), NULL, NULL);
+    (void)write_meta(job, dev, now, lb_sweep_outcome_name(LB_SWEEP_FAILED), NULL, NULL);
     if (why) {
         lb_error_set(__FILE__, __LINE__, "%s", why);
         free(why);
@@ -520,9 +532,7 @@ int lb_sweep_engine_run(const LbSweepJob *job, LbBackend *be, const volatile sig
 {
     const LbRunSettings *s = job->settings;
     char now[64];
-    now_text(now, sizeof now);
-    const char *first_start = job->previous ? lb_meta_get(job->previous, "start_time") : NULL;
-    const char *start = first_start ? first_start : now;
+    lb_sweep_now_text(now, sizeof now);
 
     LbCellResult *done = NULL;
     size_t done_count = 0, ncells = 0, ntodo = 0;
@@ -544,14 +554,14 @@ int lb_sweep_engine_run(const LbSweepJob *job, LbBackend *be, const volatile sig
     if (rc == LB_OK)
         rc = lb_sweep_cells(s, &cells, &ncells);
     if (rc == LB_OK) /* which cells are this shard's: all of them when not sharded */
-        rc = lb_sweep_shard_assign(cells, ncells, s->shard_count ? s->shard_count : 1, &shard_of);
+        rc = lb_sweep_shard_assign(s, cells, ncells, &shard_of);
     if (rc == LB_OK && !(todo = malloc((ncells ? ncells : 1) * sizeof *todo)))
         rc = LB_FAIL(LB_ERR_NOMEM, "out of memory listing the sweep's cells");
     for (size_t c = 0; rc == LB_OK && c < ncells; c++)
         if (shard_of[c] == s->shard_index && !already_measured(done, done_count, &cells[c]))
             todo[ntodo++] = c;
     if (rc == LB_OK)
-        rc = write_meta(job, &dev, start, now, "running", NULL, NULL);
+        rc = write_meta(job, &dev, now, "running", NULL, NULL);
     running = rc == LB_OK;
     if (rc == LB_OK)
         rc = lb_raw_open(raw_path, job->resume, &raw);
@@ -600,10 +610,10 @@ int lb_sweep_engine_run(const LbSweepJob *job, LbBackend *be, const volatile sig
     if (*stop)
         interrupted = 1;
     *outcome = interrupted ? LB_SWEEP_INTERRUPTED : fatal ? LB_SWEEP_FAILED : failed ? LB_SWEEP_CELL_ERRORS : LB_SWEEP_COMPLETE;
-    lb_sweep_device_tuning(be, &dev);
+    device_tuning(be, &dev);
     rc = write_grids(job, raw_path, grid, &energy);
     if (rc == LB_OK) {
-        rc = write_meta(job, &dev, start, now, lb_sweep_outcome_name(*outcome), &energy, NULL);
+        rc = write_meta(job, &dev, now, lb_sweep_outcome_name(*outcome), &energy, NULL);
         running = rc != LB_OK;
         if (rc != LB_OK && grid)
             lb_grid_free(grid);
@@ -614,7 +624,7 @@ out:
     if (raw)
         lb_raw_close(raw);
     if (running && rc != LB_OK)
-        say_failed(job, &dev, start);
+        say_failed(job, &dev, now);
     free(raw_path);
     free(done);
     free(cells);
@@ -623,236 +633,18 @@ out:
     return rc;
 }
 
-/* --- several GPUs (sweep --gpus) ---------------------------------------------------------- */
-
-/* This shard's cells, costliest first (the order workers take them, so the long cells start
- * early and the short ones fill in at the end), as the queue names them. */
-static int queue_cells(const LbRunSettings *s, LbQueueCell **out, size_t *count)
+int lb_sweep_write_meta(const LbSweepJob *job, const LbSweepDevice *dev, const char *status, const LbMeta *extra)
 {
-    LbSweepCell *cells = NULL;
-    int *shard_of = NULL;
-    CostedCell *c = NULL;
-    size_t ncells = 0, n = 0;
-    *out = NULL;
-    int rc = lb_sweep_cells(s, &cells, &ncells);
-    if (rc == LB_OK)
-        rc = lb_sweep_shard_assign(cells, ncells, s->shard_count ? s->shard_count : 1, &shard_of);
-    if (rc == LB_OK && (!(c = malloc((ncells ? ncells : 1) * sizeof *c)) ||
-                        !(*out = malloc((ncells ? ncells : 1) * sizeof **out))))
-        rc = LB_FAIL(LB_ERR_NOMEM, "out of memory listing the sweep's cells");
-    for (size_t i = 0; rc == LB_OK && i < ncells; i++)
-        if (shard_of[i] == s->shard_index)
-            c[n++] = (CostedCell){lb_sweep_cell_cost(&cells[i]), i};
-    if (rc == LB_OK) {
-        qsort(c, n, sizeof *c, by_cost_desc);
-        for (size_t i = 0; i < n; i++)
-            (*out)[i] = (LbQueueCell){cells[c[i].index].model, cells[c[i].index].n, cells[c[i].index].k};
-        *count = n;
-    } else {
-        free(*out);
-        *out = NULL;
-    }
-    free(cells);
-    free(shard_of);
-    free(c);
-    return rc;
-}
-
-int lb_sweep_multi_begin(const LbSweepJob *job, const LbSweepDevice *dev, size_t *todo)
-{
-    const LbRunSettings *s = job->settings;
     char now[64];
-    now_text(now, sizeof now);
-    const char *first_start = job->previous ? lb_meta_get(job->previous, "start_time") : NULL;
-    LbCellResult *done = NULL;
-    size_t done_count = 0, ncells = 0;
-    LbQueueCell *cells = NULL;
-    LbRawWriter *raw = NULL;
-    LbCellQueue *q = NULL;
-    char *raw_path = lb_path_join(job->dir, "raw.csv"), *queue_path = lb_path_join(job->dir, LB_CELL_QUEUE_FILE);
-    int rc = raw_path && queue_path ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory");
-    struct stat st;
-    if (rc == LB_OK && job->resume && stat(raw_path, &st) == 0)
-        rc = lb_raw_read(raw_path, &done, &done_count);
-    if (rc == LB_OK)
-        rc = queue_cells(s, &cells, &ncells);
-    *todo = 0;
-    for (size_t i = 0; rc == LB_OK && i < ncells; i++) {
-        const LbSweepCell c = {cells[i].model, cells[i].n, cells[i].k};
-        *todo += !already_measured(done, done_count, &c);
-    }
-    if (rc == LB_OK)
-        rc = write_meta(job, dev, first_start ? first_start : now, now, "running", NULL, NULL);
-    /* raw.csv made (header) or trimmed (a partial last row) here, once, before any worker
-     * appends to it */
-    if (rc == LB_OK)
-        rc = lb_raw_open(raw_path, job->resume, &raw);
-    /* A queue left by an earlier run is stale: the directory's lock, which every worker of that
-     * run inherited, is ours, so none of them lives. A fresh queue, with raw.csv's finished rows
-     * marked done as the workers meet them, measures what a one-GPU resume would: the missing
-     * cells and the ones that ended in an error. */
-    if (rc == LB_OK && unlink(queue_path) != 0 && errno != ENOENT)
-        rc = LB_FAIL(LB_ERR_IO, "cannot remove %s: %s", queue_path, strerror(errno));
-    if (rc == LB_OK)
-        rc = lb_cell_queue_open(job->dir, cells, ncells, &q);
-    lb_cell_queue_close(q);
-    lb_raw_close(raw);
-    free(done);
-    free(cells);
-    free(raw_path);
-    free(queue_path);
-    return rc;
-}
-
-/* The queue's look at raw.csv, read afresh once per take (another worker may have written the
- * row of a cell whose claim came back). */
-typedef struct {
-    const char *raw_path;
-    LbCellResult *rows;
-    size_t count;
-    int loaded, rc;
-} RawLook;
-
-static int raw_has_cell(void *ctx, const LbQueueCell *cell)
-{
-    RawLook *look = ctx;
-    if (!look->loaded) {
-        free(look->rows);
-        look->rows = NULL;
-        look->count = 0;
-        look->rc = lb_raw_read(look->raw_path, &look->rows, &look->count);
-        look->loaded = 1;
-    }
-    const LbSweepCell c = {cell->model, cell->n, cell->k};
-    return look->rc == LB_OK && already_measured(look->rows, look->count, &c);
-}
-
-int lb_sweep_multi_work(const LbSweepJob *job, LbBackend *be, const LbSweepDevice *dev, int gpu,
-                        size_t todo, const volatile sig_atomic_t *stop, LbSweepOutcome *outcome)
-{
-    const LbRunSettings *s = job->settings;
-    LbQueueCell *cells = NULL;
-    size_t ncells = 0;
-    LbCellQueue *q = NULL;
-    LbRawWriter *raw = NULL;
-    int failed = 0, fatal = 0, interrupted = 0, index = 0;
-    char *raw_path = lb_path_join(job->dir, "raw.csv");
-    RawLook look = {raw_path, NULL, 0, 0, LB_OK};
-    int rc = raw_path ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory");
-    if (rc == LB_OK)
-        rc = queue_cells(s, &cells, &ncells);
-    if (rc == LB_OK)
-        rc = lb_cell_queue_open(job->dir, cells, ncells, &q);
-    if (rc == LB_OK)
-        rc = lb_raw_open_shared(raw_path, &raw);
-    if (rc != LB_OK)
-        goto out;
-    tell(job, (LbSweepEvent){LB_SWEEP_START, 0, (int)todo, NULL, 0, NULL});
-    const LbPlanParams pp = {be->elem_bytes, be->alignment, be->workspace_bytes};
-    while (!fatal && !*stop) {
-        LbQueueTake got;
-        LbQueueCell cell;
-        look.loaded = 0;
-        rc = lb_cell_queue_take(q, gpu, raw_has_cell, &look, &got, &cell);
-        if (rc == LB_OK && look.rc != LB_OK)
-            rc = look.rc;
-        if (rc != LB_OK)
-            goto out;
-        if (got == LB_QUEUE_EMPTY)
-            break;
-        if (got == LB_QUEUE_BUSY) { /* the last cells are claimed; one of their workers may die */
-            usleep(200 * 1000);
-            continue;
-        }
-        LbModelConfig cfg = s->model;
-        cfg.kind = cell.model;
-        cfg.n = cell.n;
-        cfg.k = cell.k;
-        index++;
-        tell(job, (LbSweepEvent){LB_SWEEP_BEGIN, index, (int)todo, &cfg,
-                                 lb_plan_largest_batch(&cfg, &pp, job->budget, s->timing.max_batch), NULL});
-        LbCellResult r;
-        int mrc = lb_measure_cell(be, &cfg, job->budget, &s->timing, s->seed, stop, &r);
-        if (mrc == LB_ERR_INTERRUPTED) {
-            interrupted = 1; /* not measured: back to the queue for a resume */
-            rc = lb_cell_queue_release(q, &cell);
-            goto out;
-        }
-        if (mrc != LB_OK) {
-            failed = 1;
-            fatal = mrc == LB_ERR_DEVICE; /* a CUDA error may leave the context unusable */
-        }
-        set_origin(&r, dev);
-        /* the row, then done: a kill between the two leaves a claim that the next take finds
-         * measured in raw.csv */
-        rc = lb_raw_append(raw, &r);
-        if (rc == LB_OK)
-            rc = lb_cell_queue_done(q, &cell);
-        if (rc != LB_OK)
-            goto out;
-        tell(job, (LbSweepEvent){LB_SWEEP_END, index, (int)todo, &cfg, 0, &r});
-        /* --breakdown, as one GPU's sweep (breakdown.csv's add is locked across the workers) */
-        if (s->breakdown && mrc == LB_OK && r.status == LB_CELL_OK &&
-            (rc = lb_breakdown_measure_add(job->dir, be, &cfg, r.batch, s->seed, job->calibration)) != LB_OK)
-            goto out;
-    }
-    if (*stop)
-        interrupted = 1;
-out:
-    tell(job, (LbSweepEvent){LB_SWEEP_FINISH, index, (int)todo, NULL, 0, NULL});
-    *outcome = interrupted ? LB_SWEEP_INTERRUPTED : fatal ? LB_SWEEP_FAILED : failed ? LB_SWEEP_CELL_ERRORS : LB_SWEEP_COMPLETE;
-    lb_raw_close(raw);
-    lb_cell_queue_close(q);
-    free(look.rows);
-    free(cells);
-    free(raw_path);
-    return rc;
-}
-
-int lb_sweep_multi_end(const LbSweepJob *job, const LbSweepDevice *dev, LbSweepOutcome *outcome, LbGrid *grid)
-{
-    const LbRunSettings *s = job->settings;
-    char now[64];
-    now_text(now, sizeof now);
-    const char *first_start = job->previous ? lb_meta_get(job->previous, "start_time") : NULL;
-    LbCellResult *rows = NULL;
-    LbQueueCell *cells = NULL;
-    size_t count = 0, ncells = 0;
-    char *raw_path = lb_path_join(job->dir, "raw.csv");
-    int rc = raw_path ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory");
-    if (rc == LB_OK)
-        rc = lb_raw_read(raw_path, &rows, &count);
-    if (rc == LB_OK)
-        rc = queue_cells(s, &cells, &ncells);
-    /* Every worker gone and a cell with no row (a worker killed, not by this sweep's stop, after
-     * the others had finished): the sweep did not complete. */
-    for (size_t i = 0; rc == LB_OK && i < ncells && *outcome != LB_SWEEP_INTERRUPTED; i++) {
-        int found = 0;
-        for (size_t j = 0; j < count && !found; j++)
-            found = rows[j].model == cells[i].model && rows[j].n == cells[i].n &&
-                    (!lb_model_has_k(cells[i].model) || rows[j].k == cells[i].k);
-        if (!found)
-            *outcome = LB_SWEEP_FAILED;
-    }
-    free(rows);
-    free(cells);
-    EnergyTally energy = {0}; /* the workers' reasons are theirs: the note gives the usual ones */
-    if (rc == LB_OK)
-        rc = write_grids(job, raw_path, grid, &energy);
-    if (rc == LB_OK) {
-        rc = write_meta(job, dev, first_start ? first_start : now, now, lb_sweep_outcome_name(*outcome), &energy, NULL);
-        if (rc != LB_OK && grid)
-            lb_grid_free(grid);
-    }
-    free(raw_path);
-    return rc;
+    lb_sweep_now_text(now, sizeof now);
+    return write_meta(job, dev, now, status, NULL, extra);
 }
 
 int lb_sweep_write_rows(const LbSweepJob *job, const LbSweepDevice *dev, const LbCellResult *rows, size_t count,
                         const LbMeta *extra, LbGrid *grid)
 {
     char now[64];
-    now_text(now, sizeof now);
+    lb_sweep_now_text(now, sizeof now);
     LbRawWriter *raw = NULL;
     char *raw_path = lb_path_join(job->dir, "raw.csv");
     int rc = raw_path ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory");
@@ -862,7 +654,7 @@ int lb_sweep_write_rows(const LbSweepJob *job, const LbSweepDevice *dev, const L
         if (rows[i].status == LB_CELL_OK && !(rows[i].energy_j_per_seq > 0))
             snprintf(energy.first_why, sizeof energy.first_why, "%s", rows[i].energy_why);
     if (rc == LB_OK)
-        rc = write_meta(job, dev, now, now, "running", NULL, extra);
+        rc = write_meta(job, dev, now, "running", NULL, extra);
     if (rc == LB_OK)
         rc = lb_raw_open(raw_path, 0, &raw);
     for (size_t i = 0; rc == LB_OK && i < count; i++)
@@ -872,7 +664,7 @@ int lb_sweep_write_rows(const LbSweepJob *job, const LbSweepDevice *dev, const L
     if (rc == LB_OK)
         rc = write_grids(job, raw_path, grid, &energy);
     if (rc == LB_OK) {
-        rc = write_meta(job, dev, now, now, lb_sweep_outcome_name(LB_SWEEP_COMPLETE), &energy, extra);
+        rc = write_meta(job, dev, now, lb_sweep_outcome_name(LB_SWEEP_COMPLETE), &energy, extra);
         if (rc != LB_OK && grid)
             lb_grid_free(grid);
     }

@@ -7,9 +7,10 @@
  *
  * The cells, in the sweep's order: for each n ascending, for each listed model in the model
  * table's order, for each k ascending where lb_model_cell_exists (one cell for a model without a
- * k axis). --shard I/N splits them by predicted cost (lb_sweep_cell_cost): cells taken costliest
- * first (ties: earlier in the sweep's order), each to the least loaded shard (ties: the lowest
- * index). Deterministic, so every shard of a Slurm job array computes the same split alone. */
+ * k axis). --shard I/N splits them by the predictor's time for each cell (reports/predict.h, on
+ * one fixed card whatever the device): cells taken costliest first (ties: earlier in the sweep's
+ * order), each to the least loaded shard (ties: the lowest index). Deterministic, so every shard
+ * (of a Slurm job array, of sweep --gpus) computes the same split alone. */
 #ifndef LB_SWEEP_ENGINE_H
 #define LB_SWEEP_ENGINE_H
 
@@ -43,12 +44,8 @@ typedef struct LbSweepCell {
  * LB_OK or LB_ERR_NOMEM. */
 int lb_sweep_cells(const LbRunSettings *s, LbSweepCell **cells, size_t *count);
 
-/* A cell's predicted cost for the shard split: n^2 for a model without a k axis (the score
- * matrix, or its arithmetic), n*k for one with. */
-double lb_sweep_cell_cost(const LbSweepCell *c);
-
-/* The shard (0 .. shards-1) of every cell, into a malloc'd array. LB_OK or LB_ERR_NOMEM. */
-int lb_sweep_shard_assign(const LbSweepCell *cells, size_t count, int shards, int **shard_of);
+/* The shard (0 .. s->shard_count-1) of every cell, into a malloc'd array. LB_OK or LB_ERR_NOMEM. */
+int lb_sweep_shard_assign(const LbRunSettings *s, const LbSweepCell *cells, size_t count, int **shard_of);
 
 /* The rows of raw.csv at raw_path that the settings did not produce (none of their cells, or
  * another shard's): *how_many of them, the first on *line, `why` saying what of it the settings
@@ -114,44 +111,27 @@ typedef enum LbSweepOutcome {
 int lb_sweep_engine_run(const LbSweepJob *job, LbBackend *be, const volatile sig_atomic_t *stop,
                         LbSweepOutcome *outcome, LbGrid *grid);
 
-/* The device a sweep runs on, as meta.csv records it: described by the (first) GPU's backend.
- * Plain data, so a worker process can hand it to its parent through a pipe. */
+/* The device a sweep runs on, as meta.csv records it. */
 typedef struct LbSweepDevice {
     LbDeviceInfo info;
     LbDtype storage;
     int gpu_count; /* GPUs measuring at once (sweep --gpus); 1 otherwise */
-    /* Why the device has no energy counter (LbOps.energy_j failed when described), for meta.csv's
-     * energy_note; "" when it has one. */
-    char energy_note[256];
-    /* What linear's algorithm tuning chose over this run's cells (meta.csv's matmul_tuning,
-     * lb_sweep_device_tuning); "" where unknown: before the cells, a backend with no choice to
-     * make (the CPU), or sweep --gpus, whose workers' backends the parent never sees. */
-    char matmul_tuning[256];
+    char energy_note[256]; /* why the device has no energy counter; "" when it has one */
+    char matmul_tuning[256]; /* meta.csv's matmul_tuning; "" before the cells, or where the
+                              * backend has no choice to make (the CPU) */
 } LbSweepDevice;
 
+/* be NULL: every field unknown (-1, ""), for a device with no backend. */
 void lb_sweep_device_describe(LbBackend *be, LbSweepDevice *dev);
-/* dev->matmul_tuning from the backend's LbOps.matmul_tuning, worded: how many shapes were timed,
- * how many kept the heuristic's first algorithm and the largest gain over it (no gain where the
- * times are the emulated device's host clock), or that tuning was off. */
-void lb_sweep_device_tuning(LbBackend *be, LbSweepDevice *dev);
 
-/* Several GPUs (sweep --gpus): the parent process, holding the directory's lock, begins (meta.csv
- * running, raw.csv made or trimmed, DIR/queue.csv listing this shard's cells costliest first);
- * then one worker process per GPU runs lb_sweep_multi_work on its own backend, taking cells from
- * the queue until none is left (reports/cell_queue.h), each row appended to the one raw.csv in a
- * single write; then the parent ends (the grids, speedups.csv and meta.csv from raw.csv, as one
- * GPU's sweep writes them). A cell is measured by one worker only; a worker killed mid-cell gives
- * its cell back to the others. job->budget is the same for every worker (the parent's choice). */
-/* *todo: the cells without a finished row (progress totals). */
-int lb_sweep_multi_begin(const LbSweepJob *job, const LbSweepDevice *dev, size_t *todo);
-/* One worker on GPU `gpu` (dev: its own device, for the rows' device_uuid). *outcome says how its
- * part went (INTERRUPTED when *stop became non-zero: its cell in progress given back). */
-int lb_sweep_multi_work(const LbSweepJob *job, LbBackend *be, const LbSweepDevice *dev, int gpu,
-                        size_t todo, const volatile sig_atomic_t *stop, LbSweepOutcome *outcome);
-/* After every worker ended: *outcome, the workers' combined, becomes FAILED when a cell of the
- * shard still has no row (unless INTERRUPTED); then the files are written (grid as with
- * lb_sweep_engine_run). */
-int lb_sweep_multi_end(const LbSweepJob *job, const LbSweepDevice *dev, LbSweepOutcome *outcome, LbGrid *grid);
+/* meta.csv as lb_sweep_engine_run writes it before its first cell (with `status`, no energy yet),
+ * on the device dev describes, `extra`'s keys after source: sweep --gpus's own and its parts'. */
+int lb_sweep_write_meta(const LbSweepJob *job, const LbSweepDevice *dev, const char *status, const LbMeta *extra);
+/* The local time as meta.csv writes it: 2026-01-31T12:00:00+0100. */
+void lb_sweep_now_text(char *buf, size_t size);
+/* A run's history into meta: command_line and start_time (the first run's when resuming), end_time
+ * (empty while running), status, then each resume's time and command, this one's (at `now`) last. */
+int lb_sweep_meta_history(const LbSweepJob *job, const char *now, const char *status, LbMeta *meta);
 
 /* A result directory from rows made without a backend (linbench predict, reports/predict.h), written
  * as a sweep writes its own: meta.csv (`extra`'s keys after `tool`, which may replace `source`),

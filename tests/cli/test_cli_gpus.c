@@ -2,11 +2,11 @@
  * suites gpu-emu and cli:
  *   - --gpus all measures every cell once, each row naming one of the three GPUs (device_uuid)
  *     and the host, and equals a one-GPU sweep cell for cell (model, n, k, batch, planned and
- *     peak bytes);
- *   - the whole sweep (parent and workers, one process group) SIGKILLed in the middle, then
+ *     peak bytes); meta.csv carries gpu_count and matmul_tuning;
+ *   - the whole sweep (parent and its shards, one process group) SIGKILLed in the middle, then
  *     --resume: every cell measured exactly once, meta.csv complete;
- *   - --gpus 0,5 with three devices, GPUs of two models (LB_EMU_OTHER_MODEL), and a --mem-limit
- *     above their free memory less the headroom: exit 2, one line, nothing written.
+ *   - --gpus 0,5 with three devices, GPUs of two models (LB_EMU_OTHER_MODEL), a --mem-limit
+ *     above their free memory less the headroom, and --shard: exit 2, one line, nothing written.
  * Usage: test_cli_gpus PATH-TO-LINBENCH-ON-THE-EMULATOR */
 #include <stdlib.h>
 
@@ -115,15 +115,17 @@ static void check_all(const char *scratch, Row *one, int *none)
     }
     lb_check(nu >= 2, "%d distinct GPUs measured %d cells: should be several", nu, n);
     char *status = lb_emu_meta_value(dirn, "status"), *count = lb_emu_meta_value(dirn, "gpu_count");
-    lb_check(strcmp(status, "complete") == 0 && strcmp(count, "3") == 0, "meta.csv status \"%s\" gpu_count \"%s\"",
-             status, count);
+    char *tuning = lb_emu_meta_value(dirn, "matmul_tuning");
+    lb_check(strcmp(status, "complete") == 0 && strcmp(count, "3") == 0 && strstr(tuning, "shapes timed"),
+             "meta.csv status \"%s\" gpu_count \"%s\" matmul_tuning \"%s\"", status, count, tuning);
     free(status);
     free(count);
+    free(tuning);
 }
 
-/* --breakdown on several GPUs: each worker calibrates its own GPU (one line each on stderr), meta.csv
- * records the first's, and every breakdown row that took time has its percentage of the limit
- * (before, a sweep on several GPUs did not calibrate and left them empty). */
+/* --breakdown on several GPUs: each shard calibrates its own GPU (one line each on stderr), meta.csv
+ * records the first's, and every merged breakdown row that took time has its percentage of the
+ * limit. */
 static void check_breakdown(const char *scratch)
 {
     char dir[512];
@@ -133,7 +135,7 @@ static void check_breakdown(const char *scratch)
                     "--out", dir, NULL};
     LbRun r = lb_run(argv);
     lb_check(r.code == 0, "--gpus 0,1 --breakdown: exit %d\n%s", r.code, r.err);
-    lb_check(strstr(r.err, "calibration: gpu 0:") && strstr(r.err, "calibration: gpu 1:"),
+    lb_check(strstr(r.err, "[gpu 0] calibration:") && strstr(r.err, "[gpu 1] calibration:"),
              "a calibration line per GPU:\n%s", r.err);
     lb_run_free(&r);
     char *tflops = lb_emu_meta_value(dir, "calibration_tflop_per_s");
@@ -161,23 +163,26 @@ static void check_kill_resume(const char *scratch, const Row *one, int none)
     char dir[512];
     snprintf(dir, sizeof dir, "%s/killed", scratch);
     char *argv[] = {(char *)bin, "sweep", "--device", "cuda", "--gpus", "0,1,2", TINY, "-q", "--out", dir, NULL};
-    lb_child_group = 1; /* its workers join it, so one kill reaches the whole sweep */
+    lb_child_group = 1; /* its shards join it, so one kill reaches the whole sweep */
     pid_t pid = lb_start_tagged(argv, "-kill");
     lb_child_group = 0;
-    /* until some rows but not all are written, then SIGKILL to every process of the sweep */
+    /* until some rows but not all are written in the shards, then SIGKILL to every process */
     int rows = 0;
     Row got[32];
-    for (int i = 0; i < 600; i++) {
+    for (int i = 0; i < 600 && rows < 2; i++) {
         usleep(20 * 1000);
-        rows = read_rows(dir, got, 32);
-        if (rows >= 2)
-            break;
+        rows = 0;
+        for (int s = 0; s < 3; s++) {
+            char part[600];
+            snprintf(part, sizeof part, "%s/shard-%d", dir, s);
+            const int n = read_rows(part, got, 32);
+            rows += n > 0 ? n : 0;
+        }
     }
     kill(-pid, SIGKILL);
     LbRun killed = lb_wait_tagged(pid, "-kill");
     lb_run_free(&killed);
-    usleep(200 * 1000); /* the workers, reparented, are reaped by init */
-    rows = read_rows(dir, got, 32);
+    usleep(200 * 1000); /* the shards, reparented, are reaped by init */
     printf("  killed with %d of %d rows written\n", rows, CELLS);
     lb_check(rows >= 2 && rows < CELLS, "the kill came after %d rows: should be in the middle (2 to %d)", rows, CELLS - 1);
     char *resume[] = {(char *)bin, "sweep", "--resume", dir, "--gpus", "all", "-q", NULL};
@@ -219,6 +224,7 @@ int main(int argc, char **argv)
     check_refused(scratch, "missing", "0,5", "no GPU 5", NULL, NULL);
     /* 512 MiB devices less the 256 MiB headroom: a 1 GiB limit is refused, not capped */
     check_refused(scratch, "mem-limit", "all", "for --mem-limit: should be at most 256 MiB", "--mem-limit", "1G");
+    check_refused(scratch, "shard", "all", "--shard and --gpus cannot be used together", "--shard", "0/2");
     setenv("LB_EMU_OTHER_MODEL", "2", 1);
     check_refused(scratch, "two-models", "all", "one model", NULL, NULL);
     unsetenv("LB_EMU_OTHER_MODEL");

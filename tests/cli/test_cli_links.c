@@ -3,13 +3,12 @@
  * dumped array, a plot or a job script must never send a write to another file: each command
  * either refuses with one line or replaces the planted name, and the file it pointed at keeps
  * every byte. The lock is tried for each command that takes one (sweep, --resume, merge, predict,
- * run --dump); the locks of sweep --gpus workers (breakdown, cell queue) through their functions.
+ * run --dump); the breakdown's lock through its function.
  * Usage: test_cli_links PATH-TO-LINBENCH */
 #include <errno.h>
 #include <time.h>
 
 #include "reports/breakdown.h"
-#include "reports/cell_queue.h"
 #include "tests/cli/sweep_check.h"
 
 static const char *bin, *scratch;
@@ -243,7 +242,7 @@ static void planted_outputs(void)
     victim_intact(victim, "slurm, sweep.sbatch a link");
 }
 
-/* The locks that sweep --gpus workers take inside the directory. */
+/* The breakdown's lock, which concurrent adders take inside the directory. */
 static void planted_worker_locks(void)
 {
     char dir[600], victim[600];
@@ -255,15 +254,6 @@ static void planted_worker_locks(void)
     lb_check(lb_breakdown_add(dir, &rec, 1) != LB_OK, "the breakdown's lock planted as a link: refused");
     lb_check(strstr(lb_error_message(), "not a plain file") != NULL, "  saying why: %s", lb_error_message());
     victim_intact(victim, "the breakdown's lock a link");
-
-    plant(dir, LB_CELL_QUEUE_LOCK, PLANT_SYMLINK, victim);
-    LbQueueCell cell;
-    memset(&cell, 0, sizeof cell);
-    LbCellQueue *q = NULL;
-    lb_check(lb_cell_queue_open(dir, &cell, 1, &q) != LB_OK, "the cell queue's lock planted as a link: refused");
-    lb_check(strstr(lb_error_message(), "not a plain file") != NULL, "  saying why: %s", lb_error_message());
-    lb_cell_queue_close(q);
-    victim_intact(victim, "the cell queue's lock a link");
 }
 
 int main(int argc, char **argv)

@@ -58,6 +58,16 @@ static LbRun merge(const char *out, const char *a, const char *b, const char *c)
     return lb_run(argv);
 }
 
+/* merge OUT A B C refused: exit 2, one line holding `word` and `name`, nothing written */
+static void refused(const char *what, const char *out, const char *a, const char *b, const char *c, const char *word,
+                    const char *name)
+{
+    LbRun r = merge(out, a, b, c);
+    lb_check(r.code == 2 && strstr(r.err, word) && strstr(r.err, name) && lb_lines(r.err) == 1 && !lb_exists(out),
+             "merge of %s: exit 2, one line naming %s and %s, nothing written (%d): %s", what, word, name, r.code, r.err);
+    lb_run_free(&r);
+}
+
 /* a copy of dir, its first row's batch one more (other_batch: the same cell measured differently)
  * or its meta.csv's linbench_version another's (version, when not NULL) */
 static void copy_changed(const char *from, const char *to, int other_batch, const char *version)
@@ -194,33 +204,20 @@ int main(int argc, char **argv)
     lb_run_free(&r);
     char out[600];
     snprintf(out, sizeof out, "%s/refused", scratch);
-    r = merge(out, shard[0], other, shard[2]);
-    lb_check(r.code == 2 && strstr(r.err, "d_model") && strstr(r.err, other) && lb_lines(r.err) == 1 && !lb_exists(out),
-             "merge of parts with different --d-model: exit 2 naming d_model and the part, nothing written (%d): %s", r.code, r.err);
-    lb_run_free(&r);
+    refused("parts with different --d-model", out, shard[0], other, shard[2], "d_model", other);
     /* a cell in two parts with different values */
     copy_changed(shard[0], twice, 1, NULL);
-    r = merge(out, shard[0], twice, shard[1]);
-    lb_check(r.code == 2 && strstr(r.err, "cell") && strstr(r.err, twice) && lb_lines(r.err) == 1 && !lb_exists(out),
-             "merge of a cell measured twice differently: exit 2 naming it, nothing written (%d): %s", r.code, r.err);
-    lb_run_free(&r);
-    /* a part measured by another linbench version: its cells are another code's */
-    char older[600];
+    refused("a cell measured twice differently", out, shard[0], twice, shard[1], "cell", twice);
+    /* a part measured by another linbench version (0.0.1): its cells are another code's */
+    char older[600], theirs[700];
     snprintf(older, sizeof older, "%s/older", scratch);
+    snprintf(theirs, sizeof theirs, "\"0.0.1\" in %s", older);
     copy_changed(shard[1], older, 0, "0.0.1");
-    r = merge(out, shard[0], older, shard[2]);
-    lb_check(r.code == 2 && strstr(r.err, "linbench_version") && strstr(r.err, "0.0.1") && strstr(r.err, older) &&
-                 lb_lines(r.err) == 1 && !lb_exists(out),
-             "merge of a part from another linbench version: exit 2 naming both, nothing written (%d): %s", r.code, r.err);
-    lb_run_free(&r);
+    refused("a part from another linbench version", out, shard[0], older, shard[2], "linbench_version", theirs);
     /* one part given twice, spelled two ways: its rows would agree with themselves */
     char again[700];
     snprintf(again, sizeof again, "%s/./", shard[0]);
-    r = merge(out, shard[0], again, shard[1]);
-    lb_check(r.code == 2 && strstr(r.err, again) && strstr(r.err, "part 1") && lb_lines(r.err) == 1 && !lb_exists(out),
-             "a part given twice: exit 2, one line naming it and the part it repeats, nothing written (%d): %s", r.code,
-             r.err);
-    lb_run_free(&r);
+    refused("a part given twice", out, shard[0], again, shard[1], "part 1", again);
     /* two of three shards */
     r = merge(out, shard[0], shard[1], NULL);
     LbCellResult *d = NULL;
@@ -262,9 +259,6 @@ int main(int argc, char **argv)
     char gone[600];
     snprintf(gone, sizeof gone, "%s/no-such-part", scratch);
     snprintf(out, sizeof out, "%s/refused2", scratch);
-    r = merge(out, shard[0], gone, shard[2]);
-    lb_check(r.code == 2 && strstr(r.err, gone) && lb_lines(r.err) == 1 && !lb_exists(out),
-             "merge with a missing part: exit 2 naming it, nothing written (%d): %s", r.code, r.err);
-    lb_run_free(&r);
+    refused("a missing part", out, shard[0], gone, shard[2], "no-such-part", gone);
     return lb_test_finish("test_cli_shard");
 }

@@ -164,7 +164,8 @@ int main(int argc, char **argv)
     /* bad input */
     static const char *const bad[][2] = {{"--shards", "0"},    {"--shards", "x"},     {"--shard", "1/2"},
                                          {"--partition", "a b"}, {"--time", "xyz"},   {"--time", "1:2:3:4"},
-                                         {"--n", "abc"},         {"--layers", "0"},   {"--frobnicate", "1"}};
+                                         {"--n", "abc"},         {"--layers", "0"},   {"--frobnicate", "1"},
+                                         {"--gpus", "all"}}; /* each task is a shard */
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char *b[] = {(char *)bin, "slurm", "--shards", "2", "--out", nodir, (char *)bad[i][0], (char *)bad[i][1], NULL};
         r = lb_run(b);

@@ -1,7 +1,8 @@
 /* Merging a sharded sweep's rows keys a cell by (model, n) and k where the model has a k axis:
  * every model kind the table has at the same (n, k) stays a cell of its own, a cell measured
  * differently in two parts is refused naming its model, the merged rows come in the sweep's
- * order, and the missing cells are named per model. */
+ * order, and the missing cells are named per model. The shard split is the greedy
+ * longest-first one by the predictor's time of each cell on an H100 SXM. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,8 @@
 
 #include "attn/status.h"
 #include "reports/merge.h"
+#include "reports/predict.h"
+#include "reports/sweep_engine.h"
 #include "tests/lib/check.h"
 
 static uint64_t rng_state;
@@ -35,6 +38,55 @@ static LbCellResult make_row(LbModelKind m, int64_t n, int64_t k)
     r.sm_clock_start_mhz = r.sm_clock_end_mhz = -1;
     snprintf(r.error, sizeof r.error, "ok");
     return r;
+}
+
+/* lb_sweep_shard_assign against the split worked out here from lb_predict_cell: cells costliest
+ * first, each to the least loaded shard; the same split on a second call. */
+static void check_split(void)
+{
+    LbRunSettings s;
+    char should[160];
+    LbPredictCard card;
+    lb_check(lb_run_settings_init(&s) == LB_OK && lb_setting_parse(&s, LB_SET_N, "512:16384", 0, should, sizeof should) == 0 &&
+                 lb_setting_parse(&s, LB_SET_K, "64:1024", 0, should, sizeof should) == 0 &&
+                 lb_predict_card_from_spec(lb_gpu_spec_find("h100-sxm"), s.model.dtype, 0, &card, should, sizeof should) == 0,
+             "the split's settings and card");
+    s.shard_count = 3;
+    const LbPredictParams params = lb_predict_defaults();
+    LbSweepCell *cells = NULL;
+    size_t count = 0;
+    int *got = NULL, *again = NULL;
+    lb_check(lb_sweep_cells(&s, &cells, &count) == LB_OK && lb_sweep_shard_assign(&s, cells, count, &got) == LB_OK &&
+                 lb_sweep_shard_assign(&s, cells, count, &again) == LB_OK && count > 10,
+             "%zu cells split", count);
+    double cost[64], load[3] = {0, 0, 0};
+    int done[64] = {0};
+    for (size_t i = 0; i < count && i < 64; i++) {
+        LbModelConfig cfg = s.model;
+        cfg.kind = cells[i].model;
+        cfg.n = cells[i].n;
+        cfg.k = cells[i].k;
+        LbCellResult r;
+        lb_predict_cell(&cfg, &card, &params, lb_predict_budget(&s, &card), 0, &r, NULL);
+        cost[i] = r.status == LB_CELL_OK ? (1.0 + s.timing.min_passes) * r.median_ms : 0;
+    }
+    for (size_t t = 0; t < count && t < 64; t++) {
+        size_t c = 0; /* the costliest left, the earliest of equals */
+        while (done[c])
+            c++;
+        for (size_t i = c + 1; i < count; i++)
+            if (!done[i] && cost[i] > cost[c])
+                c = i;
+        const int least = load[1] < load[0] ? (load[2] < load[1] ? 2 : 1) : (load[2] < load[0] ? 2 : 0);
+        load[least] += cost[c];
+        done[c] = 1;
+        lb_check(got[c] == least && again[c] == got[c], "%s n=%lld k=%lld: shard %d (again %d): should be %d",
+                 lb_model_name(cells[c].model), (long long)cells[c].n, (long long)cells[c].k, got[c], again[c], least);
+    }
+    free(cells);
+    free(got);
+    free(again);
+    lb_run_settings_free(&s);
 }
 
 int main(void)
@@ -111,5 +163,6 @@ int main(void)
              "a cell measured twice differently: rc %d, why \"%s\"", rc, why);
     if (rc == 0)
         free(rows);
+    check_split();
     return lb_test_finish("test_merge");
 }
