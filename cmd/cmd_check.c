@@ -156,7 +156,7 @@ int lb_quick_check(LbBackend *be, const LbModelConfig *model, LbCheckResult *res
     memset(res, 0, sizeof *res);
     LbCheckTable t;
     memset(&t, 0, sizeof t);
-    LbCheckPlan plan = {1, lb_check_fresh_seed(), model->sharing, model->order, model->k_schedule};
+    LbCheckPlan plan = {1, lb_check_fresh_seed(), model->sharing, model->order, model->k_schedule, NULL};
     res->seed = plan.seed;
     int rc = lb_check_backend(be, &plan, &t);
     if (rc != LB_OK) {
@@ -251,7 +251,7 @@ int lb_cmd_check(int argc, char **argv)
     }
     const LbModelConfig def = lb_config_default();
     LbCheckPlan plan = {quick, seed >= 0 ? (uint64_t)seed : lb_check_fresh_seed(), def.sharing, def.order,
-                        def.k_schedule};
+                        def.k_schedule, NULL};
     LbCheckTable t;
     memset(&t, 0, sizeof t);
     int rc = LB_EXIT_OK;
