@@ -1,9 +1,9 @@
 /* The references of the Linformer's general projections (LbOps.pool_seq and
  * LbOps.depthwise_conv_seq, attn/ops.h): the sequence compressed from n to k positions by mean or
  * max pooling, or by a depthwise convolution with kernel and stride w = n / k, in place on
- * token-major rows. Each output element in double, rounded to float once: what gpu/pool.cu is
- * checked against (tests/gpu/test_gpu_pool.c, linbench check). Cheap next to the products around
- * them (n x channels reads), so one thread. */
+ * token-major rows. Each output element in double, rounded to float once: the check table's
+ * reference for gpu/pool.cu (attn/check.c). Cheap next to the products around them (n x channels
+ * reads), so one thread. */
 #include <math.h>
 
 #include "attn/cpu/cpu_ref.h"

@@ -45,6 +45,7 @@ static void edge_shapes(void)
     op("bmm", rnd(0, 1), rnd(0, 1), rnd(1, 50), rnd(1, 50), rnd(1, 50), rnd(1, 4), rnd(0, 9), rnd(0, 2));
     op("softmax", 200, 1500, 0, 0, 0, 0, 0, 0); /* threaded */
     op("softmax", 9, 2, 0, 1024, 0, 0, 0, 0);
+    op("softmax", 3, 1000, 0, 40960, 0, 0, 0, 0); /* scale 40: most probabilities underflow */
     op("softmax", rnd(1, 50), rnd(1, 3000), 0, rnd(1, 4096), 0, 0, 0, 0);
     op("layernorm", 13, 2, 1, 0, 0, 0, 0, 0);
     op("layernorm", 600, 256, 1, 0, 0, 0, 0, 0); /* threaded */
