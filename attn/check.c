@@ -584,37 +584,6 @@ static int check_divide(Ctx *c, const int64_t *s)
     return compare(c, out, ref, yc);
 }
 
-/* Exact attention of every (sequence, head) by the textbook formula, two passes over the scores. */
-static int naive_flash(const float *q, const float *k, const float *v, int64_t ld, float *o, int64_t batch, int64_t n,
-                       int64_t heads, int64_t hd, float scale)
-{
-    double *s = malloc((size_t)(n > 0 ? n : 1) * sizeof *s);
-    if (!s)
-        return LB_FAIL(LB_ERR_NOMEM, "out of host memory for a row of scores");
-    for (int64_t b = 0; b < batch; b++)
-        for (int64_t h = 0; h < heads; h++)
-            for (int64_t t = 0; t < n; t++) {
-                double top = -INFINITY, sum = 0.0;
-                for (int64_t c = 0; c < n; c++) {
-                    double dot = 0.0;
-                    for (int64_t e = 0; e < hd; e++)
-                        dot += (double)q[(b * n + t) * ld + h * hd + e] * k[(b * n + c) * ld + h * hd + e];
-                    s[c] = (double)scale * dot;
-                    top = s[c] > top ? s[c] : top;
-                }
-                for (int64_t c = 0; c < n; c++)
-                    sum += s[c] = exp(s[c] - top);
-                for (int64_t e = 0; e < hd; e++) {
-                    double acc = 0.0;
-                    for (int64_t c = 0; c < n; c++)
-                        acc += s[c] * v[(b * n + c) * ld + h * hd + e];
-                    o[(b * n + t) * heads * hd + h * hd + e] = (float)(acc / sum);
-                }
-            }
-    free(s);
-    return LB_OK;
-}
-
 /* flash_attention {batch, n, heads, hd}: Q, K, V read in place from one fused buffer as the flash
  * model lays it out, keys growing with their position so a row's maximum score rises tile by tile
  * (a kernel that does not rescale its running output is far off). */
@@ -637,7 +606,7 @@ static int check_flash(Ctx *c, const int64_t *s)
     LB_TRY(be->ops->flash_attention(be, d_x, at(c, d_x, width), at(c, d_x, 2 * width), ld, d_o, batch, n, heads, hd,
                                     scale));
     LB_TRY(be->ops->download(be, out, d_o, oc));
-    LB_TRY(naive_flash(x, x + width, x + 2 * width, ld, ref, batch, n, heads, hd, scale));
+    LB_TRY(lb_flash_attention_cpu(x, x + width, x + 2 * width, ld, ref, batch, n, heads, hd, scale));
     return compare(c, out, ref, oc);
 }
 
@@ -883,6 +852,14 @@ static void ctx_init(Ctx *c, LbBackend *be, const LbCheckPlan *plan, LbCheckTabl
     c->be = be;
     c->plan = plan;
     c->t = t;
+}
+
+double lb_check_tolerance(const char *op, const LbBackend *be)
+{
+    for (size_t i = 0; i < NOPS; i++)
+        if (strcmp(ops_table[i].name, op) == 0)
+            return tol_for(ops_table[i].tol, be);
+    return strcmp(op, "forward") == 0 ? tol_for(forward_tol, be) : NAN;
 }
 
 int lb_check_op(LbBackend *be, const LbCheckPlan *plan, const char *op, const int64_t shape[8], LbCheckTable *t)

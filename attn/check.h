@@ -57,6 +57,10 @@ int lb_check_backend(LbBackend *be, const LbCheckPlan *plan, LbCheckTable *t);
  * regressions. LB_ERR_INVALID for an op not in the table. */
 int lb_check_op(LbBackend *be, const LbCheckPlan *plan, const char *op, const int64_t shape[8], LbCheckTable *t);
 
+/* The table's relative tolerance for op ("forward" for a whole forward pass) on be's storage
+ * type; NaN for an op not in the table. */
+double lb_check_tolerance(const char *op, const LbBackend *be);
+
 /* Rows that failed, the largest relative error (infinity when one was infinite), the first failed
  * row or NULL. */
 size_t lb_check_failures(const LbCheckTable *t);

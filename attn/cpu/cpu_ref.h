@@ -2,8 +2,8 @@
  * table, on host fp32 arrays, exactness before speed: products accumulated in double in a fixed
  * order over the reduction index, softmax and LayerNorm statistics in double, GELU the erf form in
  * double. Each output element is computed by exactly one thread, so results do not depend on the
- * thread count. The textbook ones among them (layouts, FAVOR+, pooling) are also the check table's
- * references for those ops (attn/check.c).
+ * thread count. The textbook ones among them (layouts, FAVOR+, flash attention, pooling) are also the
+ * check table's references for those ops (attn/check.c).
  *
  * Arguments are trusted: the backend's ops check sizes before calling these. Outputs must not
  * overlap inputs unless said otherwise. All matrices are row-major. */

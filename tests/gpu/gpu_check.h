@@ -187,18 +187,4 @@ static inline int lb_gpu_quick(void)
 
 static inline const char *lb_gpu_dtype(const LbBackend *be) { return lb_dtype_name(be->storage); }
 
-/* Per-kernel thresholds by storage type, for ops whose result is rounded once to the storage type
- * from an fp32 computation on inputs already in that type: the unit roundoff is 2^-24 (fp32),
- * 2^-11 (fp16), 2^-8 (bf16); a uniformly spread rounding error has an RMS of about u / sqrt(3),
- * so these leave a margin of 3 to 4 over rounding alone. fp32 allows for exp2f/erff/rsqrtf (2 ulp)
- * and fp32 statistics against the double reference. */
-static inline double lb_gpu_kernel_tol(LbDtype t)
-{
-    switch (t) {
-    case LB_DTYPE_FP16: return 1e-3;
-    case LB_DTYPE_BF16: return 8e-3;
-    default: return 1e-5;
-    }
-}
-
 #endif

@@ -14,20 +14,11 @@
 
 #include "attn/arena.h"
 #include "attn/attention.h"
+#include "attn/check.h"
 #include "attn/forward.h"
 #include "attn/model.h"
 #include "attn/plan.h"
 #include "tests/gpu/gpu_check.h"
-
-/* Whole forward pass: METHOD.md's figures, as attn/check.c's forward rows. */
-static double forward_tol(LbDtype t)
-{
-    switch (t) {
-    case LB_DTYPE_FP16: return 1e-2;
-    case LB_DTYPE_BF16: return 3e-2;
-    default: return 1e-5;
-    }
-}
 
 static LbModelConfig small_model(int64_t n)
 {
@@ -109,7 +100,7 @@ static void against_cpu(LbBackend *cpu, LbBackend *const gpu[3], const LbDtype d
         float *out = run(gpu[t], cfg, B, seed, &plan_ok);
         if (!lb_check(out != NULL, "%s ran", what))
             continue;
-        lb_gpu_check_rel(what, out, ref, count_of(&cfg, B), dtypes[t], forward_tol(dtypes[t]));
+        lb_gpu_check_rel(what, out, ref, count_of(&cfg, B), dtypes[t], lb_check_tolerance("forward", gpu[t]));
         lb_check(plan_ok, "%s: GPU arena high water equals the plan", what);
         free(out);
     }
@@ -164,7 +155,7 @@ int main(void)
             float *out = run(gpu[t], cfg, B, seed, &plan_ok);
             if (!lb_check(out != NULL, "%s ran", what))
                 continue;
-            lb_gpu_check_rel(what, out, ref, count, dtypes[t], forward_tol(dtypes[t]));
+            lb_gpu_check_rel(what, out, ref, count, dtypes[t], lb_check_tolerance("forward", gpu[t]));
             free(out);
         }
         free(ref);
