@@ -862,6 +862,17 @@ double lb_check_tolerance(const char *op, const LbBackend *be)
     return strcmp(op, "forward") == 0 ? tol_for(forward_tol, be) : NAN;
 }
 
+int lb_check_compare(LbBackend *be, const char *op, const char *shape, const float *out, const float *ref,
+                     int64_t count, LbCheckTable *t)
+{
+    Ctx c;
+    ctx_init(&c, be, NULL, t);
+    snprintf(c.op, sizeof c.op, "%s", op);
+    snprintf(c.shape, sizeof c.shape, "%s", shape);
+    c.tol = lb_check_tolerance(op, be);
+    return compare(&c, out, ref, count);
+}
+
 int lb_check_op(LbBackend *be, const LbCheckPlan *plan, const char *op, const int64_t shape[8], LbCheckTable *t)
 {
     for (size_t i = 0; i < NOPS; i++) {

@@ -61,6 +61,12 @@ int lb_check_op(LbBackend *be, const LbCheckPlan *plan, const char *op, const in
  * type; NaN for an op not in the table. */
 double lb_check_tolerance(const char *op, const LbBackend *be);
 
+/* One row of op at `shape` (a label): out against ref (count) on be's storage type with the
+ * table's tolerance for op, through the table's comparison. For checks the table cannot run
+ * itself: sampled rows of tensors past 2^31 elements, whole forward passes. */
+int lb_check_compare(LbBackend *be, const char *op, const char *shape, const float *out, const float *ref,
+                     int64_t count, LbCheckTable *t);
+
 /* Rows that failed, the largest relative error (infinity when one was infinite), the first failed
  * row or NULL. */
 size_t lb_check_failures(const LbCheckTable *t);

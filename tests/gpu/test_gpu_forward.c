@@ -100,7 +100,7 @@ static void against_cpu(LbBackend *cpu, LbBackend *const gpu[3], const LbDtype d
         float *out = run(gpu[t], cfg, B, seed, &plan_ok);
         if (!lb_check(out != NULL, "%s ran", what))
             continue;
-        lb_gpu_check_rel(what, out, ref, count_of(&cfg, B), dtypes[t], lb_check_tolerance("forward", gpu[t]));
+        lb_check_against(gpu[t], "forward", what, out, ref, count_of(&cfg, B));
         lb_check(plan_ok, "%s: GPU arena high water equals the plan", what);
         free(out);
     }
@@ -155,7 +155,7 @@ int main(void)
             float *out = run(gpu[t], cfg, B, seed, &plan_ok);
             if (!lb_check(out != NULL, "%s ran", what))
                 continue;
-            lb_gpu_check_rel(what, out, ref, count, dtypes[t], lb_check_tolerance("forward", gpu[t]));
+            lb_check_against(gpu[t], "forward", what, out, ref, count);
             free(out);
         }
         free(ref);

@@ -154,6 +154,20 @@ static inline void lb_check_rows(const LbCheckTable *t, size_t from)
                  r->rel_error, r->threshold, r->error);
     }
 }
+
+/* One counted check through the table's comparison and op's tolerance (lb_check_compare). */
+static inline int lb_check_against(LbBackend *be, const char *op, const char *what, const float *out,
+                                   const float *ref, int64_t count)
+{
+    LbCheckTable t = {0};
+    const int failed = lb_test_failed;
+    if (lb_check_compare(be, op, what, out, ref, count, &t) == 0)
+        lb_check_rows(&t, 0);
+    else
+        lb_check(0, "%s: out of memory recording the check", what);
+    lb_check_table_free(&t);
+    return lb_test_failed == failed;
+}
 #endif
 
 /* A file's bytes as a string (malloc'd), or NULL when it cannot be read. */
