@@ -1,9 +1,8 @@
-/* The checks behind `linbench check` and the quick check of sweep and run: see check.h. Each check
- * draws its inputs on the backend (fill_uniform) and reads them back, poisons its output with
- * NaN through upload, runs one op, reads the output back and compares it with the reference on
- * the host. Checked by planting bugs: a corrupted softmax element on the emulated GPU
- * (LB_EMU_CORRUPT, tests/cli/test_cli_check.c), and, once by hand, a naive reference off by one
- * row, an op left unwritten, a threshold of 0. */
+/* The check table (check.h). Each check draws its inputs on the backend (fill_uniform) and reads
+ * them back, so the reference sees the values the op saw after rounding to storage; poisons its
+ * output with NaN; runs one op; and compares with the op's reference in double. Planting a
+ * corrupted softmax element on the emulated GPU (LB_EMU_CORRUPT, tests/cli/test_cli_check.c)
+ * makes the softmax rows fail. */
 #include "attn/check.h"
 
 #include <math.h>
@@ -26,7 +25,7 @@ typedef struct Ctx {
     LbBackend *be;
     const LbCheckPlan *plan;
     LbCheckTable *t;
-    int naive;        /* the CPU backend: its ops are cpu_ref.h, so compare with naive loops */
+    double tol;       /* the running op's, for this storage type */
     uint64_t streams; /* random streams drawn so far */
     char op[24], shape[96];
     void *dev[MAX_BUFFERS];
@@ -71,17 +70,22 @@ static double spacing(double v, LbDtype t)
     }
 }
 
-/* One comparison row: ||out - ref|| / ||ref|| in double against tol, raised to 3 times the error
- * of rounding ref to the storage type alone (an answer in fp16's subnormal range cannot be
- * closer); tol 0 asks for bit equality. */
-static int compare(Ctx *c, const float *out, const float *ref, int64_t count, double tol)
+/* One row: ||out - ref|| / ||ref|| in double against the op's tolerance, raised to 3 times the
+ * error of rounding ref to the storage type alone (an answer in fp16's subnormal range cannot be
+ * closer; ||spacing / sqrt 12|| for uniformly spread rounding errors); tolerance 0 asks for bit
+ * equality. Where ref is NaN nothing may be written: out must still hold the poison there. */
+static int compare(Ctx *c, const float *out, const float *ref, int64_t count)
 {
     LbCheckRow *r = new_row(c);
     if (!r)
         return LB_FAIL(LB_ERR_NOMEM, "out of memory recording a check");
     double num = 0.0, den = 0.0, floor2 = 0.0;
-    int64_t bad = -1;
+    int64_t bad = -1, outside = 0;
     for (int64_t i = 0; i < count; i++) {
+        if (isnan(ref[i])) {
+            outside += !isnan(out[i]);
+            continue;
+        }
         if (!isfinite(out[i]) && bad < 0)
             bad = i;
         const double e = (double)out[i] - (double)ref[i], sp = spacing(ref[i], c->be->storage);
@@ -94,39 +98,15 @@ static int compare(Ctx *c, const float *out, const float *ref, int64_t count, do
         err = INFINITY;
         snprintf(r->error, sizeof r->error, "element %lld is %g (unwritten or overflowed)", (long long)bad,
                  (double)out[bad]);
+    } else if (outside) {
+        err = INFINITY;
+        snprintf(r->error, sizeof r->error, "%lld elements written outside the output", (long long)outside);
     }
     const double floor_rel = den > 0.0 ? 3.0 * sqrt(floor2 / den) : 0.0;
     r->rel_error = err;
-    r->threshold = tol == 0.0 ? 0.0 : tol > floor_rel ? tol : floor_rel;
+    r->threshold = c->tol == 0.0 ? 0.0 : c->tol > floor_rel ? c->tol : floor_rel;
     r->ok = err <= r->threshold;
     return LB_OK;
-}
-
-/* --- thresholds (tests/gpu/gpu_check.h, test_gpu_matmul.c, test_gpu_forward.c) -------------- */
-
-static double kernel_tol(LbDtype t)
-{
-    return t == LB_DTYPE_FP16 ? 1e-3 : t == LB_DTYPE_BF16 ? 8e-3 : 1e-5;
-}
-
-static double matmul_tol(const LbBackend *be, int gelu)
-{
-    switch (be->storage) {
-    case LB_DTYPE_FP16: return gelu ? 2e-3 : 1e-3;
-    case LB_DTYPE_BF16: return gelu ? 1.5e-2 : 8e-3;
-    default: return be->tf32 ? 2e-3 : 1e-5;
-    }
-}
-
-/* TF32 forward passes have not been measured against the reference; 1e-2 is METHOD.md's fp16
- * figure, which TF32's 10 mantissa bits match. */
-static double forward_tol(const LbBackend *be)
-{
-    switch (be->storage) {
-    case LB_DTYPE_FP16: return 1e-2;
-    case LB_DTYPE_BF16: return 3e-2;
-    default: return be->tf32 ? 1e-2 : 1e-5;
-    }
 }
 
 /* --- buffers: released after every check ----------------------------------------------------- */
@@ -136,16 +116,13 @@ static int dev(Ctx *c, int64_t bytes, void **p)
     *p = NULL;
     if (c->ndev == MAX_BUFFERS)
         return LB_FAIL(LB_ERR_INVALID, "check: too many buffers (internal)");
-    LB_TRY(c->be->ops->mem_alloc(c->be, (size_t)bytes, p));
+    LB_TRY(c->be->ops->mem_alloc(c->be, (size_t)(bytes > 0 ? bytes : 1), p));
     c->dev[c->ndev++] = *p;
     return LB_OK;
 }
 
-/* count storage elements plus 16 of slack, so a check can take an op off its 16-byte path */
-static int dev_elems(Ctx *c, int64_t count, void **p)
-{
-    return dev(c, (count + 16) * (int64_t)c->be->elem_bytes, p);
-}
+/* Exactly count storage elements, so that one touched past the end shows under a sanitizer. */
+static int dev_elems(Ctx *c, int64_t count, void **p) { return dev(c, count * (int64_t)c->be->elem_bytes, p); }
 
 static int host(Ctx *c, int64_t bytes, void *p)
 {
@@ -162,6 +139,15 @@ static int host(Ctx *c, int64_t bytes, void *p)
 }
 
 static int hostf(Ctx *c, int64_t count, float **p) { return host(c, count * (int64_t)sizeof(float), p); }
+
+/* A host array of NaN: a reference's gaps, or the poison uploaded over an output. */
+static int host_nan(Ctx *c, int64_t count, float **p)
+{
+    LB_TRY(hostf(c, count, p));
+    for (int64_t i = 0; i < count; i++)
+        (*p)[i] = NAN;
+    return LB_OK;
+}
 
 static void release(Ctx *c)
 {
@@ -183,20 +169,48 @@ static int random_in(Ctx *c, void *d, float *h, int64_t count, float lo, float h
     return c->be->ops->download(c->be, h, d, count);
 }
 
-/* NaN in every element of d (count): an element the op leaves unwritten stays NaN. */
+/* h (count), changed on the host, into d and back: the reference sees the values stored. */
+static int restore(Ctx *c, void *d, float *h, int64_t count)
+{
+    LB_TRY(c->be->ops->upload(c->be, d, h, count));
+    return c->be->ops->download(c->be, h, d, count);
+}
+
+/* NaN in every element of d (count). */
 static int poison(Ctx *c, void *d, int64_t count)
 {
     float *h;
-    LB_TRY(hostf(c, count, &h));
-    for (int64_t i = 0; i < count; i++)
-        h[i] = NAN;
+    LB_TRY(host_nan(c, count, &h));
     return c->be->ops->upload(c->be, d, h, count);
 }
 
-/* --- naive references in double, for the CPU backend (whose ops are cpu_ref.h) -------------- */
+/* An input of count elements uniform in [lo, hi]: on the backend in *d, as stored in *h. */
+static int input(Ctx *c, int64_t count, float lo, float hi, void **d, float **h)
+{
+    LB_TRY(dev_elems(c, count, d));
+    LB_TRY(hostf(c, count, h));
+    return random_in(c, *d, *h, count, lo, hi);
+}
+
+/* An output of count elements on the backend, poisoned, and room for it on the host. */
+static int output(Ctx *c, int64_t count, void **d, float **h)
+{
+    LB_TRY(dev_elems(c, count, d));
+    LB_TRY(hostf(c, count, h));
+    return poison(c, *d, count);
+}
+
+#define SHAPE(...) snprintf(c->shape, sizeof c->shape, __VA_ARGS__)
+#define LL(v) ((long long)(v))
+
+/* --- the ops: each check names its shape fields s[0..]. The reference: a naive loop in double
+ *     here where the CPU backend runs something else (blocked, threaded, vectorised, its own exp);
+ *     the CPU backend's own textbook loop (attn/cpu/cpu_ref.h) where that is all it runs. ------ */
 
 static double gelu_d(double v) { return 0.5 * v * (1.0 + erf(v / sqrt(2.0))); }
 
+/* linear {rows, in, out, bias, gelu}: y = x w^T + b, summed in double, rounded to float once
+ * (as the ops round the product before GELU), then erf GELU. */
 static void naive_linear(const float *x, const float *w, const float *b, float *y, int64_t rows, int64_t in,
                          int64_t out, int gelu)
 {
@@ -209,6 +223,27 @@ static void naive_linear(const float *x, const float *w, const float *b, float *
         }
 }
 
+static int check_linear(Ctx *c, const int64_t *s)
+{
+    LbBackend *be = c->be;
+    const int64_t rows = s[0], in = s[1], out = s[2];
+    const int bias = (int)s[3], gelu = (int)s[4];
+    SHAPE("%lld x %lld -> %lld%s%s%s", LL(rows), LL(in), LL(out), bias ? " +bias" : "", gelu ? " +gelu" : "",
+          be->tf32 ? " (tf32)" : "");
+    void *d_x, *d_w, *d_b, *d_y;
+    float *x, *w, *b, *y, *ref;
+    const float a = 1.0f / sqrtf((float)(in > 0 ? in : 1));
+    LB_TRY(input(c, rows * in, -1.0f, 1.0f, &d_x, &x));
+    LB_TRY(input(c, out * in, -a, a, &d_w, &w));
+    LB_TRY(input(c, out, -0.5f, 0.5f, &d_b, &b));
+    LB_TRY(output(c, rows * out, &d_y, &y));
+    LB_TRY(hostf(c, rows * out, &ref));
+    LB_TRY(be->ops->linear(be, d_x, d_w, bias ? d_b : NULL, d_y, rows, in, out, gelu));
+    LB_TRY(be->ops->download(be, y, d_y, rows * out));
+    naive_linear(x, w, bias ? b : NULL, ref, rows, in, out, gelu);
+    return compare(c, y, ref, rows * out);
+}
+
 static void naive_bmm(const LbBmm *p)
 {
     const float *A = p->a, *B = p->b;
@@ -216,14 +251,65 @@ static void naive_bmm(const LbBmm *p)
     for (int64_t i = 0; i < p->batch; i++)
         for (int64_t r = 0; r < p->m; r++)
             for (int64_t j = 0; j < p->n; j++) {
-                double s = 0.0;
+                double sum = 0.0;
                 for (int64_t q = 0; q < p->kdim; q++) {
                     const double a = A[i * p->stride_a + (p->trans_a ? q * p->lda + r : r * p->lda + q)];
                     const double b = B[i * p->stride_b + (p->trans_b ? j * p->ldb + q : q * p->ldb + j)];
-                    s += a * b;
+                    sum += a * b;
                 }
-                C[i * p->stride_c + r * p->ldc + j] = (float)(p->alpha * s);
+                C[i * p->stride_c + r * p->ldc + j] = (float)(p->alpha * sum);
             }
+}
+
+static int64_t extent(int64_t batch, int64_t stride, int64_t rows, int64_t ld)
+{
+    return (batch - 1) * stride + rows * ld;
+}
+
+/* bmm {trans_a, trans_b, m, n, kdim, batch, pad, broadcast}: leading dimensions and batch strides
+ * `pad` wider than packed (then alpha 0.75), broadcast 1 or 2: stride 0 for A (Linformer's E) or
+ * B. Nothing may be written in C's padding. */
+static int check_bmm(Ctx *c, const int64_t *s)
+{
+    LbBackend *be = c->be;
+    LbBmm q;
+    memset(&q, 0, sizeof q);
+    q.trans_a = (int)s[0];
+    q.trans_b = (int)s[1];
+    q.m = s[2];
+    q.n = s[3];
+    q.kdim = s[4];
+    q.batch = s[5];
+    const int64_t pad = s[6];
+    q.alpha = pad ? 0.75f : 1.0f;
+    q.lda = (q.trans_a ? q.m : q.kdim) + pad;
+    q.ldb = (q.trans_b ? q.kdim : q.n) + pad;
+    q.ldc = q.n + pad;
+    q.stride_a = s[7] == 1 ? 0 : (q.trans_a ? q.kdim : q.m) * q.lda + pad;
+    q.stride_b = s[7] == 2 ? 0 : (q.trans_b ? q.n : q.kdim) * q.ldb + pad;
+    q.stride_c = q.m * q.ldc + pad;
+    SHAPE("%s%sm %lld n %lld k %lld batch %lld%s%s", q.trans_a ? "A^T " : "", q.trans_b ? "B^T " : "", LL(q.m),
+          LL(q.n), LL(q.kdim), LL(q.batch), pad ? ", padded" : "", s[7] == 1 ? ", A broadcast" : s[7] == 2 ? ", B broadcast" : "");
+    const int64_t ea = extent(q.batch, q.stride_a, q.trans_a ? q.kdim : q.m, q.lda);
+    const int64_t eb = extent(q.batch, q.stride_b, q.trans_b ? q.n : q.kdim, q.ldb);
+    const int64_t ec = extent(q.batch, q.stride_c, q.m, q.ldc);
+    void *d_a, *d_b, *d_c;
+    float *a, *b, *out, *ref;
+    LB_TRY(input(c, ea, -1.0f, 1.0f, &d_a, &a));
+    LB_TRY(input(c, eb, -1.0f, 1.0f, &d_b, &b));
+    LB_TRY(output(c, ec, &d_c, &out));
+    LB_TRY(host_nan(c, ec, &ref));
+    LbBmm g = q;
+    g.a = d_a;
+    g.b = d_b;
+    g.c = d_c;
+    LB_TRY(be->ops->bmm(be, &g));
+    LB_TRY(be->ops->download(be, out, d_c, ec));
+    g.a = a;
+    g.b = b;
+    g.c = ref;
+    naive_bmm(&g);
+    return compare(c, out, ref, ec);
 }
 
 static void naive_softmax(float *x, int64_t rows, int64_t cols, float scale)
@@ -238,6 +324,35 @@ static void naive_softmax(float *x, int64_t rows, int64_t cols, float scale)
         for (int64_t j = 0; j < cols; j++)
             v[j] = (float)(exp((double)scale * v[j] - mx) / sum);
     }
+}
+
+/* softmax {rows, cols, offset, scale in 1/1024 (0: 0.625)}, at `offset` elements past an aligned
+ * buffer (the scalar paths). Scores of the size attention makes, every third row shifted by 100:
+ * a kernel that skips the max subtraction overflows fp32's exp, one that takes another row's max
+ * underflows. */
+static int check_softmax(Ctx *c, const int64_t *s)
+{
+    LbBackend *be = c->be;
+    const int64_t rows = s[0], cols = s[1], offset = s[2], count = rows * cols;
+    const float scale = s[3] ? (float)s[3] / 1024.0f : 0.625f;
+    SHAPE("%lld x %lld%s%s", LL(rows), LL(cols), offset ? " (unaligned)" : "", s[3] ? " scale" : "");
+    if (s[3])
+        snprintf(c->shape + strlen(c->shape), sizeof c->shape - strlen(c->shape), " %g", (double)scale);
+    void *buf;
+    float *ref, *out;
+    LB_TRY(dev_elems(c, count + offset, &buf));
+    LB_TRY(hostf(c, count, &ref));
+    LB_TRY(hostf(c, count, &out));
+    void *d_x = at(c, buf, offset);
+    LB_TRY(random_in(c, d_x, ref, count, -8.0f, 8.0f));
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t j = 0; j < cols; j++)
+            ref[r * cols + j] += 100.0f * (float)(r % 3);
+    LB_TRY(restore(c, d_x, ref, count));
+    LB_TRY(be->ops->softmax(be, d_x, rows, cols, scale));
+    LB_TRY(be->ops->download(be, out, d_x, count));
+    naive_softmax(ref, rows, cols, scale);
+    return compare(c, out, ref, count);
 }
 
 static void naive_layernorm(float *x, const float *res, const float *g, const float *b, int64_t rows, int64_t d,
@@ -259,277 +374,92 @@ static void naive_layernorm(float *x, const float *res, const float *g, const fl
     }
 }
 
-static void naive_embed(const int32_t *ids, const float *tok, const float *pos, float *x, int64_t batch,
-                        int64_t n, int64_t d)
-{
-    for (int64_t b = 0; b < batch; b++)
-        for (int64_t t = 0; t < n; t++)
-            for (int64_t j = 0; j < d; j++)
-                x[(b * n + t) * d + j] = (float)((double)tok[(int64_t)ids[b * n + t] * d + j] + (double)pos[t * d + j]);
-}
-
-static void naive_split(const float *src, int64_t ld, float *dst, int64_t batch, int64_t n, int64_t heads,
-                        int64_t hd)
-{
-    for (int64_t b = 0; b < batch; b++)
-        for (int64_t h = 0; h < heads; h++)
-            for (int64_t t = 0; t < n; t++)
-                for (int64_t j = 0; j < hd; j++)
-                    dst[((b * heads + h) * n + t) * hd + j] = src[(b * n + t) * ld + h * hd + j];
-}
-
-static void naive_merge(const float *src, float *dst, int64_t batch, int64_t n, int64_t heads, int64_t hd)
-{
-    for (int64_t b = 0; b < batch; b++)
-        for (int64_t h = 0; h < heads; h++)
-            for (int64_t t = 0; t < n; t++)
-                for (int64_t j = 0; j < hd; j++)
-                    dst[(b * n + t) * heads * hd + h * hd + j] = src[((b * heads + h) * n + t) * hd + j];
-}
-
-/* --- the op checks ---------------------------------------------------------------------------- */
-
-static int check_linear(Ctx *c, int64_t rows, int64_t in, int64_t out, int bias, int gelu)
+/* layernorm {rows, d, residual, offset}: an offset mean, so a kernel that forgets to subtract it
+ * shows. */
+static int check_layernorm(Ctx *c, const int64_t *s)
 {
     LbBackend *be = c->be;
-    snprintf(c->op, sizeof c->op, "linear");
-    snprintf(c->shape, sizeof c->shape, "%lld x %lld -> %lld%s%s%s", (long long)rows, (long long)in,
-             (long long)out, bias ? " +bias" : "", gelu ? " +gelu" : "", be->tf32 ? " (tf32)" : "");
-    void *d_x, *d_w, *d_b, *d_y;
-    float *x, *w, *b, *y, *ref;
-    LB_TRY(dev_elems(c, rows * in, &d_x));
-    LB_TRY(dev_elems(c, out * in, &d_w));
-    LB_TRY(dev_elems(c, out, &d_b));
-    LB_TRY(dev_elems(c, rows * out, &d_y));
-    LB_TRY(hostf(c, rows * in, &x));
-    LB_TRY(hostf(c, out * in, &w));
-    LB_TRY(hostf(c, out, &b));
-    LB_TRY(hostf(c, rows * out, &y));
-    LB_TRY(hostf(c, rows * out, &ref));
-    const float a = 1.0f / sqrtf((float)in);
-    LB_TRY(random_in(c, d_x, x, rows * in, -1.0f, 1.0f));
-    LB_TRY(random_in(c, d_w, w, out * in, -a, a));
-    LB_TRY(random_in(c, d_b, b, out, -0.5f, 0.5f));
-    LB_TRY(poison(c, d_y, rows * out));
-    LB_TRY(be->ops->linear(be, d_x, d_w, bias ? d_b : NULL, d_y, rows, in, out, gelu));
-    LB_TRY(be->ops->download(be, y, d_y, rows * out));
-    (c->naive ? naive_linear : lb_linear_cpu)(x, w, bias ? b : NULL, ref, rows, in, out, gelu);
-    return compare(c, y, ref, rows * out, matmul_tol(be, gelu));
-}
-
-static int64_t extent(int64_t batch, int64_t stride, int64_t rows, int64_t ld)
-{
-    return (batch - 1) * stride + rows * ld;
-}
-
-/* q's shape with its own pointers ignored; only the m x n blocks of C are compared (padding
- * between them may hold anything but is never read as a result). */
-static int check_bmm(Ctx *c, LbBmm q, const char *label)
-{
-    LbBackend *be = c->be;
-    snprintf(c->op, sizeof c->op, "bmm");
-    snprintf(c->shape, sizeof c->shape, "%s%sm %lld n %lld k %lld batch %lld%s", q.trans_a ? "A^T " : "",
-             q.trans_b ? "B^T " : "", (long long)q.m, (long long)q.n, (long long)q.kdim, (long long)q.batch, label);
-    const int64_t ea = extent(q.batch, q.stride_a, q.trans_a ? q.kdim : q.m, q.lda);
-    const int64_t eb = extent(q.batch, q.stride_b, q.trans_b ? q.n : q.kdim, q.ldb);
-    const int64_t ec = extent(q.batch, q.stride_c, q.m, q.ldc), count = q.batch * q.m * q.n;
-    void *d_a, *d_b, *d_c;
-    float *a, *b, *cc, *ref, *out, *want;
-    LB_TRY(dev_elems(c, ea, &d_a));
-    LB_TRY(dev_elems(c, eb, &d_b));
-    LB_TRY(dev_elems(c, ec, &d_c));
-    LB_TRY(hostf(c, ea, &a));
-    LB_TRY(hostf(c, eb, &b));
-    LB_TRY(hostf(c, ec, &cc));
-    LB_TRY(hostf(c, ec, &ref));
-    LB_TRY(hostf(c, count, &out));
-    LB_TRY(hostf(c, count, &want));
-    LB_TRY(random_in(c, d_a, a, ea, -1.0f, 1.0f));
-    LB_TRY(random_in(c, d_b, b, eb, -1.0f, 1.0f));
-    LB_TRY(poison(c, d_c, ec));
-    LbBmm g = q;
-    g.a = d_a;
-    g.b = d_b;
-    g.c = d_c;
-    LB_TRY(be->ops->bmm(be, &g));
-    LB_TRY(be->ops->download(be, cc, d_c, ec));
-    LbBmm h = q;
-    h.a = a;
-    h.b = b;
-    h.c = ref;
-    (c->naive ? naive_bmm : lb_bmm_cpu)(&h);
-    int64_t k = 0;
-    for (int64_t i = 0; i < q.batch; i++)
-        for (int64_t r = 0; r < q.m; r++)
-            for (int64_t j = 0; j < q.n; j++, k++) {
-                out[k] = cc[i * q.stride_c + r * q.ldc + j];
-                want[k] = ref[i * q.stride_c + r * q.ldc + j];
-            }
-    return compare(c, out, want, count, matmul_tol(be, 0));
-}
-
-static LbBmm bmm_shape(int ta, int tb, int64_t m, int64_t n, int64_t kdim, int64_t batch, int64_t pad)
-{
-    LbBmm q;
-    memset(&q, 0, sizeof q);
-    q.trans_a = ta;
-    q.trans_b = tb;
-    q.m = m;
-    q.n = n;
-    q.kdim = kdim;
-    q.alpha = pad ? 0.75f : 1.0f;
-    q.batch = batch;
-    q.lda = (ta ? m : kdim) + pad;
-    q.ldb = (tb ? kdim : n) + pad;
-    q.ldc = n + pad;
-    q.stride_a = (ta ? kdim : m) * q.lda + pad;
-    q.stride_b = (tb ? n : kdim) * q.ldb + pad;
-    q.stride_c = m * q.ldc + pad;
-    return q;
-}
-
-/* rows x cols at `offset` elements past an aligned buffer. Scores of the size attention makes,
- * every third row shifted by 40: a kernel that takes another row's max underflows and shows. */
-static int check_softmax(Ctx *c, int64_t rows, int64_t cols, int64_t offset)
-{
-    LbBackend *be = c->be;
-    snprintf(c->op, sizeof c->op, "softmax");
-    snprintf(c->shape, sizeof c->shape, "%lld x %lld%s", (long long)rows, (long long)cols, offset ? " (unaligned)" : "");
-    const int64_t count = rows * cols;
-    void *buf;
-    float *ref, *out;
-    LB_TRY(dev_elems(c, count, &buf));
-    LB_TRY(hostf(c, count, &ref));
-    LB_TRY(hostf(c, count, &out));
-    void *d_x = at(c, buf, offset);
-    LB_TRY(random_in(c, d_x, ref, count, -8.0f, 8.0f));
-    for (int64_t r = 0; r < rows; r++)
-        for (int64_t j = 0; j < cols; j++)
-            ref[r * cols + j] += 40.0f * (float)(r % 3);
-    LB_TRY(be->ops->upload(be, d_x, ref, count));
-    LB_TRY(be->ops->download(be, ref, d_x, count));
-    const float scale = 0.625f;
-    LB_TRY(be->ops->softmax(be, d_x, rows, cols, scale));
-    LB_TRY(be->ops->download(be, out, d_x, count));
-    (c->naive ? naive_softmax : lb_softmax_cpu)(ref, rows, cols, scale);
-    return compare(c, out, ref, count, kernel_tol(be->storage));
-}
-
-static int check_layernorm(Ctx *c, int64_t rows, int64_t d, int with_r)
-{
-    LbBackend *be = c->be;
-    snprintf(c->op, sizeof c->op, "layernorm");
-    snprintf(c->shape, sizeof c->shape, "%lld x %lld%s", (long long)rows, (long long)d, with_r ? " +residual" : "");
-    const int64_t count = rows * d;
-    void *d_x, *d_r, *d_g, *d_b;
+    const int64_t rows = s[0], d = s[1], off = s[3], count = rows * d;
+    const int with_r = (int)s[2];
+    SHAPE("%lld x %lld%s%s", LL(rows), LL(d), with_r ? " +residual" : "", off ? " (unaligned)" : "");
+    void *bx, *br, *d_g, *d_b;
     float *x, *r, *g, *b, *out;
-    LB_TRY(dev_elems(c, count, &d_x));
-    LB_TRY(dev_elems(c, count, &d_r));
-    LB_TRY(dev_elems(c, d, &d_g));
-    LB_TRY(dev_elems(c, d, &d_b));
+    LB_TRY(dev_elems(c, count + off, &bx));
+    LB_TRY(dev_elems(c, count + off, &br));
     LB_TRY(hostf(c, count, &x));
     LB_TRY(hostf(c, count, &r));
-    LB_TRY(hostf(c, d, &g));
-    LB_TRY(hostf(c, d, &b));
     LB_TRY(hostf(c, count, &out));
-    /* an offset mean, so a kernel that forgets to subtract it shows */
+    void *d_x = at(c, bx, off), *d_r = at(c, br, off);
     LB_TRY(random_in(c, d_x, x, count, -1.0f, 3.0f));
     LB_TRY(random_in(c, d_r, r, count, -1.0f, 1.0f));
-    LB_TRY(random_in(c, d_g, g, d, 0.5f, 1.5f));
-    LB_TRY(random_in(c, d_b, b, d, -0.5f, 0.5f));
+    LB_TRY(input(c, d, 0.5f, 1.5f, &d_g, &g));
+    LB_TRY(input(c, d, -0.5f, 0.5f, &d_b, &b));
     LB_TRY(be->ops->layernorm(be, d_x, with_r ? d_r : NULL, d_g, d_b, rows, d, LB_LAYERNORM_EPS));
     LB_TRY(be->ops->download(be, out, d_x, count));
-    (c->naive ? naive_layernorm : lb_layernorm_cpu)(x, with_r ? r : NULL, g, b, rows, d, LB_LAYERNORM_EPS);
-    return compare(c, out, x, count, kernel_tol(be->storage));
+    naive_layernorm(x, with_r ? r : NULL, g, b, rows, d, LB_LAYERNORM_EPS);
+    return compare(c, out, x, count);
 }
 
-static int check_embed(Ctx *c, int64_t batch, int64_t n, int64_t d, int32_t vocab)
+/* embed {batch, n, d, vocab}: x = tok[id] + pos, one float addition. */
+static int check_embed(Ctx *c, const int64_t *s)
 {
     LbBackend *be = c->be;
-    snprintf(c->op, sizeof c->op, "embed");
-    snprintf(c->shape, sizeof c->shape, "B %lld n %lld d %lld vocab %d", (long long)batch, (long long)n,
-             (long long)d, (int)vocab);
-    const int64_t rows = batch * n, count = rows * d;
+    const int64_t batch = s[0], n = s[1], d = s[2], rows = batch * n, count = rows * d;
+    const int32_t vocab = (int32_t)s[3];
+    SHAPE("B %lld n %lld d %lld vocab %d", LL(batch), LL(n), LL(d), (int)vocab);
     void *d_tok, *d_pos, *d_x, *d_ids;
     float *tok, *pos, *ref, *out;
     int32_t *ids;
-    LB_TRY(dev_elems(c, (int64_t)vocab * d, &d_tok));
-    LB_TRY(dev_elems(c, n * d, &d_pos));
-    LB_TRY(dev_elems(c, count, &d_x));
-    LB_TRY(dev(c, rows * (int64_t)sizeof(int32_t), &d_ids));
-    LB_TRY(hostf(c, (int64_t)vocab * d, &tok));
-    LB_TRY(hostf(c, n * d, &pos));
+    LB_TRY(input(c, (int64_t)vocab * d, -1.0f, 1.0f, &d_tok, &tok));
+    LB_TRY(input(c, n * d, -1.0f, 1.0f, &d_pos, &pos));
+    LB_TRY(output(c, count, &d_x, &out));
     LB_TRY(hostf(c, count, &ref));
-    LB_TRY(hostf(c, count, &out));
+    LB_TRY(dev(c, rows * (int64_t)sizeof(int32_t), &d_ids));
     LB_TRY(host(c, rows * (int64_t)sizeof(int32_t), &ids));
-    LB_TRY(random_in(c, d_tok, tok, (int64_t)vocab * d, -1.0f, 1.0f));
-    LB_TRY(random_in(c, d_pos, pos, n * d, -1.0f, 1.0f));
     LB_TRY(be->ops->fill_tokens(be, d_ids, rows, next_seed(c), vocab));
     LB_TRY(be->ops->copy_raw_to_host(be, ids, d_ids, (size_t)rows * sizeof(int32_t)));
-    LB_TRY(poison(c, d_x, count));
     LB_TRY(be->ops->embed(be, d_ids, d_tok, d_pos, d_x, batch, n, d));
     LB_TRY(be->ops->download(be, out, d_x, count));
-    (c->naive ? naive_embed : lb_embed_cpu)(ids, tok, pos, ref, batch, n, d);
-    return compare(c, out, ref, count, kernel_tol(be->storage));
+    lb_embed_cpu(ids, tok, pos, ref, batch, n, d);
+    return compare(c, out, ref, count);
 }
 
-/* One of Q, K, V (column block `which`) out of a fused (B n, 3 h hd) buffer: a pure copy, so
- * bit-exact; then merged back, bit-exact too. */
-static int check_heads(Ctx *c, int merge, int64_t batch, int64_t n, int64_t heads, int64_t hd, int which)
+/* split_heads {batch, n, heads, hd, which}: Q, K or V (column block `which`) of a fused (B n,
+ * 3 h hd) buffer into (B, h, n, hd); merge_heads {batch, n, heads, hd}: back to (B, n, h hd).
+ * Pure copies: bit for bit. */
+static int check_heads(Ctx *c, const int64_t *s, int merge)
 {
     LbBackend *be = c->be;
-    snprintf(c->op, sizeof c->op, merge ? "merge_heads" : "split_heads");
-    snprintf(c->shape, sizeof c->shape, "B %lld n %lld heads %lld hd %lld", (long long)batch, (long long)n,
-             (long long)heads, (long long)hd);
-    const int64_t d = heads * hd, ld = 3 * d, rows = batch * n;
+    const int64_t batch = s[0], n = s[1], heads = s[2], hd = s[3], which = s[4];
+    SHAPE("B %lld n %lld heads %lld hd %lld", LL(batch), LL(n), LL(heads), LL(hd));
+    const int64_t d = heads * hd, ld = merge ? d : 3 * d, rows = batch * n, sc = rows * ld;
     void *d_src, *d_dst;
     float *src, *out, *ref;
-    const int64_t src_count = merge ? rows * d : rows * ld;
-    LB_TRY(dev_elems(c, src_count, &d_src));
-    LB_TRY(dev_elems(c, rows * d, &d_dst));
-    LB_TRY(hostf(c, src_count, &src));
-    LB_TRY(hostf(c, rows * d, &out));
+    LB_TRY(input(c, sc, -1.0f, 1.0f, &d_src, &src));
+    LB_TRY(output(c, rows * d, &d_dst, &out));
     LB_TRY(hostf(c, rows * d, &ref));
-    LB_TRY(random_in(c, d_src, src, src_count, -1.0f, 1.0f));
-    LB_TRY(poison(c, d_dst, rows * d));
     if (merge) {
         LB_TRY(be->ops->merge_heads(be, d_src, d_dst, batch, n, heads, hd));
-        (c->naive ? naive_merge : lb_merge_heads_cpu)(src, ref, batch, n, heads, hd);
+        lb_merge_heads_cpu(src, ref, batch, n, heads, hd);
     } else {
         LB_TRY(be->ops->split_heads(be, at(c, d_src, which * d), ld, d_dst, batch, n, heads, hd));
-        (c->naive ? naive_split : lb_split_heads_cpu)(src + which * d, ld, ref, batch, n, heads, hd);
+        lb_split_heads_cpu(src + which * d, ld, ref, batch, n, heads, hd);
     }
     LB_TRY(be->ops->download(be, out, d_dst, rows * d));
-    return compare(c, out, ref, rows * d, 0.0);
+    return compare(c, out, ref, rows * d);
 }
 
-/* fill_uniform gives lb_rng_range rounded to storage, bit for bit (the host rounding of upload is
- * the kernel's); fill_tokens gives lb_rng_token exactly (the error is the share of ids that
- * differ). */
-static int check_fills(Ctx *c, int tokens, int64_t count)
+static int check_split(Ctx *c, const int64_t *s) { return check_heads(c, s, 0); }
+static int check_merge(Ctx *c, const int64_t *s) { return check_heads(c, s, 1); }
+
+/* fill_uniform {count}: lb_rng_range rounded to storage, bit for bit (the host rounding of upload
+ * is the kernel's). */
+static int check_fill_uniform(Ctx *c, const int64_t *s)
 {
     LbBackend *be = c->be;
-    snprintf(c->op, sizeof c->op, tokens ? "fill_tokens" : "fill_uniform");
-    snprintf(c->shape, sizeof c->shape, "%lld", (long long)count);
+    const int64_t count = s[0];
     const uint64_t seed = next_seed(c);
-    if (tokens) {
-        const int32_t vocab = 50265;
-        void *d_ids;
-        int32_t *ids;
-        float *out, *ref;
-        LB_TRY(dev(c, count * (int64_t)sizeof(int32_t), &d_ids));
-        LB_TRY(host(c, count * (int64_t)sizeof(int32_t), &ids));
-        LB_TRY(hostf(c, count, &out));
-        LB_TRY(hostf(c, count, &ref));
-        LB_TRY(be->ops->fill_tokens(be, d_ids, count, seed, vocab));
-        LB_TRY(be->ops->copy_raw_to_host(be, ids, d_ids, (size_t)count * sizeof(int32_t)));
-        /* as floats: every id below 2^24 is exact */
-        for (int64_t i = 0; i < count; i++) {
-            out[i] = (float)ids[i];
-            ref[i] = (float)lb_rng_token(seed, (uint64_t)i, vocab);
-        }
-        return compare(c, out, ref, count, 0.0);
-    }
+    SHAPE("%lld", LL(count));
     void *d_x, *d_ref;
     float *out, *ref;
     LB_TRY(dev_elems(c, count, &d_x));
@@ -540,255 +470,288 @@ static int check_fills(Ctx *c, int tokens, int64_t count)
     LB_TRY(be->ops->download(be, out, d_x, count));
     for (int64_t i = 0; i < count; i++)
         ref[i] = lb_rng_range(seed, (uint64_t)i, -0.3f, 0.7f);
-    LB_TRY(be->ops->upload(be, d_ref, ref, count));
-    LB_TRY(be->ops->download(be, ref, d_ref, count));
-    return compare(c, out, ref, count, 0.0);
+    LB_TRY(restore(c, d_ref, ref, count));
+    return compare(c, out, ref, count);
 }
 
-/* copy (calibration's bandwidth op): a device-to-device copy of `count` elements, bit-exact. */
-static int check_copy(Ctx *c, int64_t count)
+/* fill_tokens {count}: lb_rng_token exactly (compared as floats: every id below 2^24 is exact). */
+static int check_fill_tokens(Ctx *c, const int64_t *s)
 {
     LbBackend *be = c->be;
-    snprintf(c->op, sizeof c->op, "copy");
-    snprintf(c->shape, sizeof c->shape, "%lld bytes", (long long)count * (long long)be->elem_bytes);
+    const int64_t count = s[0];
+    const int32_t vocab = 50265;
+    const uint64_t seed = next_seed(c);
+    SHAPE("%lld", LL(count));
+    void *d_ids;
+    int32_t *ids;
+    float *out, *ref;
+    LB_TRY(dev(c, count * (int64_t)sizeof(int32_t), &d_ids));
+    LB_TRY(host(c, count * (int64_t)sizeof(int32_t), &ids));
+    LB_TRY(hostf(c, count, &out));
+    LB_TRY(hostf(c, count, &ref));
+    LB_TRY(be->ops->fill_tokens(be, d_ids, count, seed, vocab));
+    LB_TRY(be->ops->copy_raw_to_host(be, ids, d_ids, (size_t)count * sizeof(int32_t)));
+    for (int64_t i = 0; i < count; i++) {
+        out[i] = (float)ids[i];
+        ref[i] = (float)lb_rng_token(seed, (uint64_t)i, vocab);
+    }
+    return compare(c, out, ref, count);
+}
+
+/* copy {count} (calibration's bandwidth op): device to device, bit for bit. */
+static int check_copy(Ctx *c, const int64_t *s)
+{
+    LbBackend *be = c->be;
+    const int64_t count = s[0];
+    SHAPE("%lld bytes", LL(count) * (long long)be->elem_bytes);
     void *d_src, *d_dst;
     float *src, *out;
-    LB_TRY(dev_elems(c, count, &d_src));
-    LB_TRY(dev_elems(c, count, &d_dst));
-    LB_TRY(hostf(c, count, &src));
-    LB_TRY(hostf(c, count, &out));
-    LB_TRY(random_in(c, d_src, src, count, -1.0f, 1.0f));
-    LB_TRY(poison(c, d_dst, count));
+    LB_TRY(input(c, count, -1.0f, 1.0f, &d_src, &src));
+    LB_TRY(output(c, count, &d_dst, &out));
     LB_TRY(be->ops->copy(be, d_dst, d_src, (size_t)count * be->elem_bytes));
     LB_TRY(be->ops->download(be, out, d_dst, count));
-    return compare(c, out, src, count, 0.0);
+    return compare(c, out, src, count);
 }
 
-/* gelu (the pass a breakdown times apart from linear's product), in place, against erf GELU in
- * double of the stored inputs. */
-static int check_gelu(Ctx *c, int64_t rows, int64_t cols)
+/* gelu {rows, cols} (the pass a breakdown times apart from linear's product), in place. */
+static int check_gelu(Ctx *c, const int64_t *s)
 {
     LbBackend *be = c->be;
-    snprintf(c->op, sizeof c->op, "gelu");
-    snprintf(c->shape, sizeof c->shape, "%lld x %lld", (long long)rows, (long long)cols);
-    const int64_t count = rows * cols;
+    const int64_t rows = s[0], cols = s[1], count = rows * cols;
+    SHAPE("%lld x %lld", LL(rows), LL(cols));
     void *d_y;
     float *ref, *out;
-    LB_TRY(dev_elems(c, count, &d_y));
-    LB_TRY(hostf(c, count, &ref));
+    LB_TRY(input(c, count, -4.0f, 4.0f, &d_y, &ref));
     LB_TRY(hostf(c, count, &out));
-    LB_TRY(random_in(c, d_y, ref, count, -4.0f, 4.0f));
     LB_TRY(be->ops->gelu(be, d_y, rows, cols));
     LB_TRY(be->ops->download(be, out, d_y, count));
     for (int64_t i = 0; i < count; i++)
-        ref[i] = c->naive ? (float)gelu_d(ref[i]) : lb_gelu_cpu(ref[i]);
-    return compare(c, out, ref, count, kernel_tol(be->storage));
+        ref[i] = (float)gelu_d(ref[i]);
+    return compare(c, out, ref, count);
 }
 
-/* FAVOR+'s features written out in double (the CPU backend's own op is cpu_favor.c). */
-static void naive_favor(float *f, const float *x, int64_t groups, int64_t n, int64_t m, int64_t hd, float scale,
-                        int keys)
-{
-    const double inv_sqrt_m = 1.0 / sqrt((double)m);
-    for (int64_t g = 0; g < groups; g++) {
-        float *fg = f + g * n * m;
-        double group_max = -INFINITY;
-        for (int64_t i = 0; i < n * m; i++)
-            group_max = fg[i] > group_max ? fg[i] : group_max;
-        for (int64_t r = 0; r < n; r++) {
-            const float *xr = x + (g * n + r) * hd;
-            double sq = 0.0, row_max = -INFINITY;
-            for (int64_t j = 0; j < hd; j++)
-                sq += (double)xr[j] * xr[j];
-            for (int64_t j = 0; j < m; j++)
-                row_max = fg[r * m + j] > row_max ? fg[r * m + j] : row_max;
-            const double stab = keys ? group_max : row_max, half = (double)scale * scale * sq / 2;
-            for (int64_t j = 0; j < m; j++)
-                fg[r * m + j] = (float)(exp((double)fg[r * m + j] - half - stab) * inv_sqrt_m);
-        }
-    }
-}
-
-/* favor_features (the Performer's feature maps) for queries (a max per row) or keys (one per group,
- * through the op's scratch), against FAVOR+ in double of the stored inputs. */
-static int check_favor(Ctx *c, int64_t groups, int64_t n, int64_t m, int64_t hd, int keys)
+/* favor_features {groups, n, m, hd, keys, offset}: FAVOR+'s features in place, for queries (a max
+ * per row) or keys (one per group, through the op's scratch). Queries every third row shifted by
+ * +6, keys every group by -3 g and one row of each by +4: a kernel that takes another row's or
+ * group's max is far off. */
+static int check_favor(Ctx *c, const int64_t *s)
 {
     LbBackend *be = c->be;
-    snprintf(c->op, sizeof c->op, "favor_features");
-    snprintf(c->shape, sizeof c->shape, "%lld groups x %lld x %lld, hd %lld, %s", (long long)groups, (long long)n,
-             (long long)m, (long long)hd, keys ? "keys" : "queries");
-    const int64_t fc = groups * n * m, xc = groups * n * hd;
+    const int64_t groups = s[0], n = s[1], m = s[2], hd = s[3], off = s[5], fc = groups * n * m, xc = groups * n * hd;
+    const int keys = (int)s[4];
+    SHAPE("%lld groups x %lld x %lld, hd %lld, %s%s", LL(groups), LL(n), LL(m), LL(hd), keys ? "keys" : "queries",
+          off ? " (unaligned)" : "");
     const float scale = (float)pow((double)hd, -0.25);
-    void *d_f, *d_x, *d_stat = NULL;
+    void *bf, *d_x, *d_stat = NULL;
     float *f, *x, *out;
-    LB_TRY(dev_elems(c, fc, &d_f));
-    LB_TRY(dev_elems(c, xc, &d_x));
+    LB_TRY(dev_elems(c, fc + off, &bf));
     if (keys)
         LB_TRY(dev(c, (int64_t)lb_favor_stat_bytes(groups, n), &d_stat));
     LB_TRY(hostf(c, fc, &f));
-    LB_TRY(hostf(c, xc, &x));
     LB_TRY(hostf(c, fc, &out));
-    LB_TRY(random_in(c, d_f, f, fc, -3.0f, 2.0f));
-    LB_TRY(random_in(c, d_x, x, xc, -1.5f, 1.5f));
+    void *d_f = at(c, bf, off);
+    LB_TRY(random_in(c, d_f, f, fc, -3.0f, 3.0f));
+    LB_TRY(input(c, xc, -1.5f, 1.5f, &d_x, &x));
+    for (int64_t g = 0; g < groups; g++)
+        for (int64_t r = 0; r < n; r++)
+            for (int64_t j = 0; j < m; j++)
+                f[(g * n + r) * m + j] += keys ? -3.0f * (float)g + (r == (g * 7) % n ? 4.0f : 0.0f) : 6.0f * (float)(r % 3);
+    LB_TRY(restore(c, d_f, f, fc));
     LB_TRY(be->ops->favor_features(be, d_f, d_x, d_stat, groups, n, m, hd, scale, keys));
     LB_TRY(be->ops->download(be, out, d_f, fc));
-    (c->naive ? naive_favor : lb_favor_features_cpu)(f, x, groups, n, m, hd, scale, keys);
-    return compare(c, out, f, fc, kernel_tol(be->storage));
+    lb_favor_features_cpu(f, x, groups, n, m, hd, scale, keys);
+    return compare(c, out, f, fc);
 }
 
-static void naive_divide(const float *x, float *y, int64_t rows, int64_t cols)
-{
-    for (int64_t r = 0; r < rows; r++)
-        for (int64_t j = 0; j < cols; j++)
-            y[r * cols + j] = (float)((double)x[r * (cols + 1) + j] / x[r * (cols + 1) + cols]);
-}
-
-/* divide_by_last (the Performer's D^-1): x (rows, cols + 1) with a positive last column. */
-static int check_divide(Ctx *c, int64_t rows, int64_t cols)
+/* divide_by_last {rows, cols}: x (rows, cols + 1) over its last column, a positive normaliser of
+ * a different size per row (a kernel that divides by another row's shows). */
+static int check_divide(Ctx *c, const int64_t *s)
 {
     LbBackend *be = c->be;
-    snprintf(c->op, sizeof c->op, "divide_by_last");
-    snprintf(c->shape, sizeof c->shape, "%lld x %lld + 1", (long long)rows, (long long)cols);
-    const int64_t xc = rows * (cols + 1), yc = rows * cols;
+    const int64_t rows = s[0], cols = s[1], xc = rows * (cols + 1), yc = rows * cols;
+    SHAPE("%lld x %lld + 1", LL(rows), LL(cols));
     void *d_x, *d_y;
     float *x, *out, *ref;
-    LB_TRY(dev_elems(c, xc, &d_x));
-    LB_TRY(dev_elems(c, yc, &d_y));
-    LB_TRY(hostf(c, xc, &x));
-    LB_TRY(hostf(c, yc, &out));
+    LB_TRY(input(c, xc, -1.0f, 1.0f, &d_x, &x));
+    LB_TRY(output(c, yc, &d_y, &out));
     LB_TRY(hostf(c, yc, &ref));
-    LB_TRY(random_in(c, d_x, x, xc, -1.0f, 1.0f));
-    for (int64_t r = 0; r < rows; r++) /* the normaliser: a sum of positive features, away from 0 */
-        x[r * (cols + 1) + cols] = 0.25f + fabsf(x[r * (cols + 1) + cols]);
-    LB_TRY(be->ops->upload(be, d_x, x, xc));
-    LB_TRY(be->ops->download(be, x, d_x, xc));
-    LB_TRY(poison(c, d_y, yc));
+    for (int64_t r = 0; r < rows; r++)
+        x[r * (cols + 1) + cols] = 0.25f + 4.0f * fabsf(x[r * (cols + 1) + cols]);
+    LB_TRY(restore(c, d_x, x, xc));
     LB_TRY(be->ops->divide_by_last(be, d_x, d_y, rows, cols));
     LB_TRY(be->ops->download(be, out, d_y, yc));
-    (c->naive ? naive_divide : lb_divide_by_last_cpu)(x, ref, rows, cols);
-    return compare(c, out, ref, yc, kernel_tol(be->storage));
+    lb_divide_by_last_cpu(x, ref, rows, cols);
+    return compare(c, out, ref, yc);
 }
 
-/* Exact attention of every (sequence, head) by the textbook formula, two passes over the scores. */
-static int naive_flash(const float *q, const float *k, const float *v, int64_t ld, float *o, int64_t batch, int64_t n,
-                       int64_t heads, int64_t hd, float scale)
-{
-    double *s = malloc((size_t)n * sizeof *s);
-    if (!s)
-        return LB_FAIL(LB_ERR_NOMEM, "out of host memory for a row of scores");
-    for (int64_t b = 0; b < batch; b++)
-        for (int64_t h = 0; h < heads; h++)
-            for (int64_t t = 0; t < n; t++) {
-                double top = -INFINITY, sum = 0.0;
-                for (int64_t c = 0; c < n; c++) {
-                    double dot = 0.0;
-                    for (int64_t e = 0; e < hd; e++)
-                        dot += (double)q[(b * n + t) * ld + h * hd + e] * k[(b * n + c) * ld + h * hd + e];
-                    s[c] = (double)scale * dot;
-                    top = s[c] > top ? s[c] : top;
-                }
-                for (int64_t c = 0; c < n; c++)
-                    sum += s[c] = exp(s[c] - top);
-                for (int64_t e = 0; e < hd; e++) {
-                    double acc = 0.0;
-                    for (int64_t c = 0; c < n; c++)
-                        acc += s[c] * v[(b * n + c) * ld + h * hd + e];
-                    o[(b * n + t) * heads * hd + h * hd + e] = (float)(acc / sum);
-                }
-            }
-    free(s);
-    return LB_OK;
-}
-
-/* flash_attention (the flash model's fused op): Q, K, V read in place from one fused buffer as the
- * model lays it out, keys growing with their position so the running maximum rises tile by tile. */
-static int check_flash(Ctx *c, int64_t batch, int64_t n, int64_t heads, int64_t hd)
+/* flash_attention {batch, n, heads, hd}: Q, K, V read in place from one fused buffer as the flash
+ * model lays it out, keys growing with their position so a row's maximum score rises tile by tile
+ * (a kernel that does not rescale its running output is far off). */
+static int check_flash(Ctx *c, const int64_t *s)
 {
     LbBackend *be = c->be;
-    snprintf(c->op, sizeof c->op, "flash_attention");
-    snprintf(c->shape, sizeof c->shape, "B %lld n %lld h %lld hd %lld", (long long)batch, (long long)n,
-             (long long)heads, (long long)hd);
+    const int64_t batch = s[0], n = s[1], heads = s[2], hd = s[3];
+    SHAPE("B %lld n %lld h %lld hd %lld", LL(batch), LL(n), LL(heads), LL(hd));
     const int64_t width = heads * hd, ld = 3 * width, xc = batch * n * ld, oc = batch * n * width;
     const float scale = 1.0f / sqrtf((float)hd);
     void *d_x, *d_o;
     float *x, *out, *ref;
-    LB_TRY(dev_elems(c, xc, &d_x));
-    LB_TRY(dev_elems(c, oc, &d_o));
-    LB_TRY(hostf(c, xc, &x));
-    LB_TRY(hostf(c, oc, &out));
+    LB_TRY(input(c, xc, -2.0f, 2.0f, &d_x, &x));
+    LB_TRY(output(c, oc, &d_o, &out));
     LB_TRY(hostf(c, oc, &ref));
-    LB_TRY(random_in(c, d_x, x, xc, -2.0f, 2.0f));
     for (int64_t r = 0; r < batch * n; r++)
         for (int64_t e = 0; e < width; e++)
             x[r * ld + width + e] *= 0.5f + 2.0f * (float)(r % n) / (float)n;
-    LB_TRY(be->ops->upload(be, d_x, x, xc));
-    LB_TRY(be->ops->download(be, x, d_x, xc));
-    LB_TRY(poison(c, d_o, oc));
-    const size_t e = be->elem_bytes;
-    LB_TRY(be->ops->flash_attention(be, d_x, (char *)d_x + width * e, (char *)d_x + 2 * width * e, ld, d_o, batch, n,
-                                    heads, hd, scale));
+    LB_TRY(restore(c, d_x, x, xc));
+    LB_TRY(be->ops->flash_attention(be, d_x, at(c, d_x, width), at(c, d_x, 2 * width), ld, d_o, batch, n, heads, hd,
+                                    scale));
     LB_TRY(be->ops->download(be, out, d_o, oc));
-    LB_TRY((c->naive ? naive_flash : lb_flash_attention_cpu)(x, x + width, x + 2 * width, ld, ref, batch, n, heads, hd,
-                                                             scale));
-    return compare(c, out, ref, oc, 2 * kernel_tol(be->storage));
+    LB_TRY(lb_flash_attention_cpu(x, x + width, x + 2 * width, ld, ref, batch, n, heads, hd, scale));
+    return compare(c, out, ref, oc);
 }
 
-/* The general projections' windows by their definition, in double (METHOD.md, "General
- * projections"): op LB_POOL_MEAN, LB_POOL_MAX, or 2 for the depthwise convolution. */
-static void naive_seq(const float *x, int64_t ld_x, const float *wt, float *y, int64_t ld_y, int64_t batch,
-                      int64_t n, int64_t k, int64_t channels, int op)
-{
-    const int64_t w = n / k;
-    for (int64_t b = 0; b < batch; b++)
-        for (int64_t t = 0; t < k; t++)
-            for (int64_t ch = 0; ch < channels; ch++) {
-                double acc = op == LB_POOL_MAX ? -INFINITY : 0.0;
-                for (int64_t j = 0; j < w; j++) {
-                    const double v = x[(b * n + t * w + j) * ld_x + ch];
-                    if (op == LB_POOL_MAX)
-                        acc = v > acc ? v : acc;
-                    else if (op == LB_POOL_MEAN)
-                        acc += v / (double)w;
-                    else
-                        acc += (double)wt[j * channels + ch] * v;
-                }
-                y[(b * k + t) * ld_y + ch] = (float)acc;
-            }
-}
-
-/* pool_seq (mean, max) and depthwise_conv_seq (op 2): keys read in place from a fused Q/K/V-like
- * buffer (row stride 3 C), the output packed (row stride C). */
-static int check_seq(Ctx *c, int op, int64_t batch, int64_t n, int64_t k, int64_t channels)
+/* {batch, n, k, channels, ld_x, ld_y, mode or extra taps}: keys read in place with a row stride
+ * wider than the channels (the fused Q/K/V output), written with one (K' and V' side by side);
+ * pool_seq's mode (LbPoolMode), or the convolution's taps past the window (the k schedule's
+ * smaller k reads the first ones). */
+static int check_seq(Ctx *c, const int64_t *s, int conv)
 {
     LbBackend *be = c->be;
-    snprintf(c->op, sizeof c->op, "%s", op == 2 ? "depthwise_conv_seq" : "pool_seq");
-    snprintf(c->shape, sizeof c->shape, "%sB %lld n %lld k %lld C %lld", op == 2 ? "" : op == LB_POOL_MAX ? "max " : "mean ",
-             (long long)batch, (long long)n, (long long)k, (long long)channels);
-    const int64_t ld_x = 3 * channels, xc = batch * n * ld_x, yc = batch * k * channels, wc = n / k * channels;
+    const int64_t batch = s[0], n = s[1], k = s[2], ch = s[3], ld_x = s[4], ld_y = s[5];
+    const int mode = conv ? 2 : (int)s[6];
+    const int64_t taps = n / k + (conv ? s[6] : 0), xc = batch * n * ld_x, yc = batch * k * ld_y, wc = taps * ch;
+    SHAPE("%sB %lld n %lld k %lld C %lld ld %lld/%lld", conv ? "" : mode == LB_POOL_MAX ? "max " : "mean ", LL(batch),
+          LL(n), LL(k), LL(ch), LL(ld_x), LL(ld_y));
     void *d_x, *d_y, *d_w;
     float *x, *wt, *out, *ref;
-    LB_TRY(dev_elems(c, xc, &d_x));
-    LB_TRY(dev_elems(c, yc, &d_y));
-    LB_TRY(dev_elems(c, wc, &d_w));
-    LB_TRY(hostf(c, xc, &x));
-    LB_TRY(hostf(c, wc, &wt));
-    LB_TRY(hostf(c, yc, &out));
-    LB_TRY(hostf(c, yc, &ref));
-    LB_TRY(random_in(c, d_x, x, xc, -2.0f, 2.0f));
-    LB_TRY(random_in(c, d_w, wt, wc, -0.5f, 0.5f));
-    LB_TRY(poison(c, d_y, yc));
-    if (op == 2)
-        LB_TRY(be->ops->depthwise_conv_seq(be, d_x, ld_x, d_w, d_y, channels, batch, n, k, channels));
+    LB_TRY(input(c, xc, -2.0f, 2.0f, &d_x, &x));
+    LB_TRY(input(c, wc, -0.5f, 0.5f, &d_w, &wt));
+    LB_TRY(output(c, yc, &d_y, &out));
+    LB_TRY(host_nan(c, yc, &ref));
+    if (conv)
+        LB_TRY(be->ops->depthwise_conv_seq(be, d_x, ld_x, d_w, d_y, ld_y, batch, n, k, ch));
     else
-        LB_TRY(be->ops->pool_seq(be, d_x, ld_x, d_y, channels, batch, n, k, channels, op));
+        LB_TRY(be->ops->pool_seq(be, d_x, ld_x, d_y, ld_y, batch, n, k, ch, mode));
     LB_TRY(be->ops->download(be, out, d_y, yc));
-    if (c->naive)
-        naive_seq(x, ld_x, wt, ref, channels, batch, n, k, channels, op);
-    else if (op == 2)
-        lb_depthwise_conv_seq_cpu(x, ld_x, wt, ref, channels, batch, n, k, channels);
+    if (conv)
+        lb_depthwise_conv_seq_cpu(x, ld_x, wt, ref, ld_y, batch, n, k, ch);
     else
-        lb_pool_seq_cpu(x, ld_x, ref, channels, batch, n, k, channels, op);
-    return compare(c, out, ref, yc, kernel_tol(be->storage));
+        lb_pool_seq_cpu(x, ld_x, ref, ld_y, batch, n, k, ch, mode);
+    return compare(c, out, ref, yc);
+}
+
+static int check_pool(Ctx *c, const int64_t *s) { return check_seq(c, s, 0); }
+static int check_conv(Ctx *c, const int64_t *s) { return check_seq(c, s, 1); }
+
+/* --- the table ------------------------------------------------------------------------------ */
+
+typedef int64_t Shape[8];
+
+typedef struct Op {
+    const char *name;
+    int (*run)(Ctx *c, const int64_t *s);
+    /* relative tolerance by storage type, LbDtype's order (fp16, bf16, fp32), then fp32 with TF32
+     * products; 0 asks for bit equality. Ops rounded once to storage from fp32 arithmetic on inputs
+     * in storage: the unit roundoff 2^-11 (fp16), 2^-8 (bf16), 2^-24 (fp32) with a margin of 3 to
+     * 4, fp32 allowing for exp2f/erff/rsqrtf (2 ulp). Products round once more with GELU; TF32
+     * rounds their inputs to 10 mantissa bits (METHOD.md: near 3e-4). */
+    double tol[4];
+    const Shape *quick, *full;
+    size_t nquick, nfull;
+} Op;
+
+#define SHAPES(q, f) q, f, sizeof q / sizeof q[0], sizeof f / sizeof f[0]
+#define KERNEL_TOL {1e-3, 8e-3, 1e-5, 1e-5}
+#define EXACT {0, 0, 0, 0}
+
+/* RoBERTa-like (QKV, FFN up and down), small and odd shapes */
+static const Shape linear_q[] = {{37, 50, 70, 1, 1}, {16, 32, 48, 0, 0}};
+static const Shape linear_f[] = {{37, 50, 70, 1, 1}, {37, 50, 70, 1, 0}, {16, 32, 48, 0, 0}, {256, 64, 192, 1, 1},
+                                 {200, 768, 3072, 1, 1}, {130, 3072, 768, 1, 0}, {1, 64, 5, 1, 0}, {64, 1, 5, 0, 1}};
+/* attention's products: scores Q K^T, P V; E broadcast; a batch past one call's 65535 */
+static const Shape bmm_q[] = {{0, 1, 37, 45, 29, 3, 3, 0}, {0, 0, 16, 24, 40, 3, 0, 1}};
+static const Shape bmm_f[] = {{0, 1, 37, 45, 29, 3, 3, 0},   {0, 0, 37, 45, 29, 3, 3, 0},  {1, 0, 37, 45, 29, 3, 3, 0},
+                              {1, 1, 37, 45, 29, 3, 3, 0},   {0, 1, 128, 64, 64, 24, 0, 0}, {1, 0, 128, 64, 64, 24, 0, 0},
+                              {0, 1, 200, 200, 16, 8, 0, 0}, {0, 0, 200, 16, 200, 8, 0, 0}, {0, 0, 32, 64, 200, 5, 0, 1},
+                              {0, 1, 40, 24, 48, 5, 2, 2},   {0, 1, 2, 3, 4, 70001, 0, 0}};
+/* each length a kernel path (group kernel to 128 packs, block kernel to 8 packs per thread x 1024
+ * threads, online past that), aligned and not; a larger scale and a tiny one (nearly uniform). A
+ * fp32 kernel's exponent argument, scale x rounded to fp32, holds 1e-5 up to a scale near 2. */
+static const Shape softmax_q[] = {{4, 200}, {3, 1024}};
+static const Shape softmax_f[] = {
+    {64, 1},   {64, 3},    {64, 8},    {33, 8, 1},  {64, 17},    {64, 64},    {33, 64, 1}, {64, 200},    {64, 256},
+    {64, 1000}, {64, 1024}, {33, 1024, 1}, {64, 1031}, {32, 2048}, {16, 4096}, {9, 4096, 1}, {9, 8192}, {9, 9000},
+    {5, 16384}, {4, 16384, 1}, {3, 32768}, {3, 65536}, {3, 100000}, {5, 1000, 0, 1536}, {5, 1000, 0, 1}};
+/* RoBERTa's 768, odd widths (the scalar path), widths past the register kernel */
+static const Shape layernorm_q[] = {{5, 100, 1}};
+static const Shape layernorm_f[] = {{33, 16, 1}, {33, 16, 0}, {33, 64, 1},   {33, 100, 1},  {33, 100, 0},  {33, 768, 1},
+                                    {33, 768, 0}, {33, 1024, 1}, {9, 3000, 1}, {9, 3000, 0}, {7, 20000, 1}, {7, 40000, 0},
+                                    {33, 768, 1, 1}};
+static const Shape embed_q[] = {{2, 16, 32, 100}};
+static const Shape embed_f[] = {{2, 16, 32, 100}, {3, 50, 64, 1000}, {2, 37, 100, 1000}, {2, 16, 64, 50265}};
+static const Shape split_q[] = {{2, 16, 2, 16, 1}};
+static const Shape split_f[] = {{2, 16, 2, 16, 1}, {2, 37, 4, 16, 1}, {3, 20, 12, 64, 2}, {2, 9, 3, 5, 0}};
+static const Shape merge_q[] = {{2, 16, 2, 16}};
+static const Shape merge_f[] = {{2, 16, 2, 16}, {3, 20, 12, 64}, {2, 9, 3, 5}};
+static const Shape count_q[] = {{1001}};
+static const Shape count_f[] = {{100003}};
+static const Shape gelu_q[] = {{7, 70}};
+static const Shape gelu_f[] = {{7, 3000}, {33, 3072}, {17, 77}};
+/* m: one feature, under a pack, a pack per lane and more, not a multiple of a warp's packs; head
+ * widths below, at and above a warp; one key (its own row is the group); a group longer than the
+ * reduction block */
+static const Shape favor_q[] = {{3, 17, 24, 16, 0}, {3, 17, 24, 16, 1}};
+static const Shape favor_f[] = {{3, 37, 1, 4, 0},    {3, 37, 1, 4, 1},     {3, 37, 5, 32, 0},   {3, 37, 5, 32, 1},
+                                {3, 37, 8, 64, 0},   {3, 37, 8, 64, 1},    {2, 9, 8, 64, 1, 1}, {3, 37, 64, 100, 0},
+                                {3, 37, 64, 100, 1}, {2, 9, 64, 100, 0, 1}, {3, 37, 100, 4, 0}, {3, 37, 100, 4, 1},
+                                {3, 37, 256, 32, 0}, {3, 37, 256, 32, 1},  {3, 37, 300, 64, 0}, {3, 37, 300, 64, 1},
+                                {1, 1, 64, 64, 1},   {5, 300, 16, 16, 1},  {4, 130, 64, 64, 1}};
+static const Shape divide_q[] = {{37, 16}};
+static const Shape divide_f[] = {{131, 1}, {131, 16}, {131, 64}, {131, 65}, {131, 129}};
+/* lengths of one row, under one tile, one tile, several with a short last one; every head width */
+static const Shape flash_q[] = {{2, 70, 2, 64}};
+static const Shape flash_f[] = {{2, 1, 3, 64},  {2, 15, 3, 32}, {2, 15, 3, 128}, {2, 64, 3, 64},  {2, 200, 3, 32},
+                                {2, 200, 3, 64}, {2, 200, 3, 128}, {2, 1000, 3, 64}, {1, 65, 2, 16}, {1, 65, 2, 48},
+                                {1, 65, 2, 80},  {1, 65, 2, 112}};
+/* windows of 1, 4, 7 and 64 positions and all 64 in one */
+static const Shape pool_q[] = {{2, 64, 16, 48, 144, 48, 0}, {2, 64, 16, 48, 144, 48, 1}};
+static const Shape pool_f[] = {{2, 64, 16, 24, 72, 48, 0}, {2, 64, 64, 40, 40, 40, 0}, {3, 64, 1, 16, 48, 16, 0},
+                               {1, 70, 10, 33, 33, 33, 0}, {2, 256, 32, 64, 192, 128, 0}, {2, 64, 16, 24, 72, 48, 1},
+                               {2, 64, 64, 40, 40, 40, 1}, {3, 64, 1, 16, 48, 16, 1}, {1, 70, 10, 33, 33, 33, 1},
+                               {2, 256, 32, 64, 192, 128, 1}};
+static const Shape conv_q[] = {{2, 64, 16, 48, 144, 48, 0}};
+static const Shape conv_f[] = {{2, 64, 16, 24, 72, 48, 3}, {2, 64, 64, 40, 40, 40, 0}, {3, 64, 1, 16, 48, 16, 0},
+                               {1, 70, 10, 33, 33, 33, 0}, {2, 256, 32, 64, 192, 128, 0}};
+
+static const Op ops_table[] = {
+    {"linear", check_linear, {2e-3, 1.5e-2, 1e-5, 2e-3}, SHAPES(linear_q, linear_f)},
+    {"bmm", check_bmm, {1e-3, 8e-3, 1e-5, 2e-3}, SHAPES(bmm_q, bmm_f)},
+    {"softmax", check_softmax, KERNEL_TOL, SHAPES(softmax_q, softmax_f)},
+    {"layernorm", check_layernorm, KERNEL_TOL, SHAPES(layernorm_q, layernorm_f)},
+    {"embed", check_embed, KERNEL_TOL, SHAPES(embed_q, embed_f)},
+    {"split_heads", check_split, EXACT, SHAPES(split_q, split_f)},
+    {"merge_heads", check_merge, EXACT, SHAPES(merge_q, merge_f)},
+    {"fill_uniform", check_fill_uniform, EXACT, SHAPES(count_q, count_f)},
+    {"fill_tokens", check_fill_tokens, EXACT, SHAPES(count_q, count_f)},
+    {"copy", check_copy, EXACT, SHAPES(count_q, count_f)},
+    {"gelu", check_gelu, KERNEL_TOL, SHAPES(gelu_q, gelu_f)},
+    {"favor_features", check_favor, KERNEL_TOL, SHAPES(favor_q, favor_f)},
+    {"divide_by_last", check_divide, KERNEL_TOL, SHAPES(divide_q, divide_f)},
+    /* two roundings to storage (P before P V, then the output) and the softmax's sums */
+    {"flash_attention", check_flash, {2e-3, 1.6e-2, 2e-5, 2e-5}, SHAPES(flash_q, flash_f)},
+    {"pool_seq", check_pool, KERNEL_TOL, SHAPES(pool_q, pool_f)},
+    /* a sum of up to 64 products in fp32: a few ulp more than one rounding */
+    {"depthwise_conv_seq", check_conv, {1e-3, 8e-3, 2e-5, 2e-5}, SHAPES(conv_q, conv_f)},
+};
+#define NOPS (sizeof ops_table / sizeof ops_table[0])
+
+/* Whole forward passes (METHOD.md): fp32 against double accumulation over a dozen dependent ops;
+ * fp16; bf16, whose unit roundoff is 8 times fp16's; TF32 as fp16 (10 mantissa bits). */
+static const double forward_tol[4] = {1e-2, 3e-2, 1e-5, 1e-2};
+
+static double tol_for(const double tol[4], const LbBackend *be)
+{
+    return be->storage == LB_DTYPE_FP32 && be->tf32 ? tol[3] : tol[be->storage];
 }
 
 /* --- forward passes ------------------------------------------------------------------------- */
@@ -819,8 +782,7 @@ static int check_forward(Ctx *c, LbBackend *cpu, LbModelConfig cfg, int64_t B)
     snprintf(c->op, sizeof c->op, "forward");
     char model[64];
     lb_model_describe(&cfg, model, sizeof model);
-    snprintf(c->shape, sizeof c->shape, "%s L %d d %d h %d n %lld B %lld", model, cfg.layers, cfg.d_model,
-             cfg.heads, (long long)cfg.n, (long long)B);
+    SHAPE("%s L %d d %d h %d n %lld B %lld", model, cfg.layers, cfg.d_model, cfg.heads, LL(cfg.n), LL(B));
     const int64_t count = B * cfg.n * cfg.d_model;
     float *out, *ref;
     LB_TRY(hostf(c, count, &out));
@@ -828,10 +790,11 @@ static int check_forward(Ctx *c, LbBackend *cpu, LbModelConfig cfg, int64_t B)
     const uint64_t seed = next_seed(c);
     LB_TRY(forward_once(c->be, cfg, B, seed, out));
     LB_TRY(forward_once(cpu, cfg, B, seed, ref));
-    return compare(c, out, ref, count, forward_tol(c->be));
+    c->tol = tol_for(forward_tol, c->be);
+    return compare(c, out, ref, count);
 }
 
-/* --- the plan ----------------------------------------------------------------------------------- */
+/* --- running it ------------------------------------------------------------------------------- */
 
 /* The check in c->op / c->shape ended with rc: a failed row unless it recorded its own. */
 static int finish(Ctx *c, int rc)
@@ -850,112 +813,108 @@ static int finish(Ctx *c, int rc)
     return LB_OK;
 }
 
-#define RUN(call)                                  \
-    do {                                           \
+#define RUN(call)                                          \
+    do {                                                   \
         if (!c.dead && (rc = finish(&c, (call))) != LB_OK) \
-            goto out;                              \
+            goto out;                                      \
     } while (0)
+
+static int wanted(const char *only, const char *name)
+{
+    const size_t len = strlen(name);
+    for (const char *p = only; p && (p = strstr(p, name)) != NULL; p += len)
+        if ((p == only || p[-1] == ',') && (p[len] == ',' || p[len] == '\0'))
+            return 1;
+    return only == NULL;
+}
+
+/* Products run with the workspace a forward pass hands them; *ws NULL where none. */
+static int open_workspace(Ctx *c, void **ws)
+{
+    LbBackend *be = c->be;
+    *ws = NULL;
+    snprintf(c->op, sizeof c->op, "workspace");
+    SHAPE("%zu bytes", be->workspace_bytes);
+    if (!be->ops->set_workspace || be->workspace_bytes == 0)
+        return LB_OK;
+    LB_TRY(be->ops->mem_alloc(be, be->workspace_bytes, ws));
+    const int rc = be->ops->set_workspace(be, *ws, be->workspace_bytes);
+    if (rc != LB_OK) {
+        be->ops->mem_free(be, *ws);
+        *ws = NULL;
+    }
+    return rc;
+}
+
+static void ctx_init(Ctx *c, LbBackend *be, const LbCheckPlan *plan, LbCheckTable *t)
+{
+    memset(c, 0, sizeof *c);
+    c->be = be;
+    c->plan = plan;
+    c->t = t;
+}
+
+double lb_check_tolerance(const char *op, const LbBackend *be)
+{
+    for (size_t i = 0; i < NOPS; i++)
+        if (strcmp(ops_table[i].name, op) == 0)
+            return tol_for(ops_table[i].tol, be);
+    return strcmp(op, "forward") == 0 ? tol_for(forward_tol, be) : NAN;
+}
+
+int lb_check_compare(LbBackend *be, const char *op, const char *shape, const float *out, const float *ref,
+                     int64_t count, LbCheckTable *t)
+{
+    Ctx c;
+    ctx_init(&c, be, NULL, t);
+    snprintf(c.op, sizeof c.op, "%s", op);
+    snprintf(c.shape, sizeof c.shape, "%s", shape);
+    c.tol = lb_check_tolerance(op, be);
+    return compare(&c, out, ref, count);
+}
+
+int lb_check_op(LbBackend *be, const LbCheckPlan *plan, const char *op, const int64_t shape[8], LbCheckTable *t)
+{
+    for (size_t i = 0; i < NOPS; i++) {
+        if (strcmp(ops_table[i].name, op) != 0)
+            continue;
+        Ctx c;
+        ctx_init(&c, be, plan, t);
+        snprintf(c.op, sizeof c.op, "%s", op);
+        c.tol = tol_for(ops_table[i].tol, be);
+        return finish(&c, ops_table[i].run(&c, shape));
+    }
+    return LB_FAIL(LB_ERR_INVALID, "check: no op \"%s\" in the table", op);
+}
 
 int lb_check_backend(LbBackend *be, const LbCheckPlan *plan, LbCheckTable *t)
 {
     Ctx c;
-    memset(&c, 0, sizeof c);
-    c.be = be;
-    c.plan = plan;
-    c.t = t;
-    c.naive = strcmp(be->ops->name, "cpu") == 0;
+    ctx_init(&c, be, plan, t);
     const int quick = plan->quick;
     int rc = LB_OK;
     LbBackend *cpu = NULL;
     void *ws = NULL;
-    /* Products run with the workspace a forward pass hands them. */
-    if (be->ops->set_workspace && be->workspace_bytes > 0) {
-        snprintf(c.op, sizeof c.op, "workspace");
-        snprintf(c.shape, sizeof c.shape, "%zu bytes", be->workspace_bytes);
-        int wrc = be->ops->mem_alloc(be, be->workspace_bytes, &ws);
-        if (wrc == LB_OK && (wrc = be->ops->set_workspace(be, ws, be->workspace_bytes)) != LB_OK) {
-            be->ops->mem_free(be, ws);
-            ws = NULL;
-        }
-        RUN(wrc);
-    }
-
-    RUN(check_linear(&c, 37, 50, 70, 1, 1));
-    RUN(check_linear(&c, 16, 32, 48, 0, 0));
-    if (!quick) {
-        RUN(check_linear(&c, 37, 50, 70, 1, 0));
-        RUN(check_linear(&c, 130, 256, 192, 1, 1));
-        RUN(check_linear(&c, 1, 64, 5, 1, 0));
-    }
-    RUN(check_bmm(&c, bmm_shape(0, 1, 37, 45, 29, 3, 3), ", padded"));
-    LbBmm e = bmm_shape(0, 0, 16, 24, 40, 3, 0);
-    e.stride_a = 0; /* Linformer's E broadcast over the batch */
-    RUN(check_bmm(&c, e, ", A broadcast"));
-    if (!quick) {
-        for (int ta = 0; ta < 2; ta++)
-            for (int tb = 0; tb < 2; tb++)
-                if (ta || !tb)
-                    RUN(check_bmm(&c, bmm_shape(ta, tb, 37, 45, 29, 3, 3), ", padded"));
-        RUN(check_bmm(&c, bmm_shape(0, 1, 64, 64, 16, 8, 0), ""));
-        LbBmm f = bmm_shape(0, 1, 40, 24, 48, 5, 2);
-        f.stride_b = 0;
-        RUN(check_bmm(&c, f, ", B broadcast"));
-    }
-    RUN(check_softmax(&c, 4, 200, 0));
-    RUN(check_softmax(&c, 3, 1024, 0));
-    if (!quick) {
-        /* each length a kernel path: group, block, online; scalar when unaligned */
-        static const int64_t cols[] = {1, 17, 64, 1000, 4100, 9000};
-        for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
-            RUN(check_softmax(&c, 6, cols[i], 0));
-        RUN(check_softmax(&c, 5, 1024, 1));
-    }
-    RUN(check_layernorm(&c, 5, 100, 1));
-    if (!quick) {
-        static const int64_t dims[] = {16, 768, 3000};
-        for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++) {
-            RUN(check_layernorm(&c, 9, dims[i], 1));
-            RUN(check_layernorm(&c, 9, dims[i], 0));
+    RUN(open_workspace(&c, &ws));
+    for (size_t i = 0; i < NOPS; i++) {
+        const Op *op = &ops_table[i];
+        if (!wanted(plan->only, op->name))
+            continue;
+        const Shape *shapes = quick ? op->quick : op->full;
+        for (size_t j = 0; j < (quick ? op->nquick : op->nfull); j++) {
+            snprintf(c.op, sizeof c.op, "%s", op->name);
+            c.tol = tol_for(op->tol, be);
+            RUN(op->run(&c, shapes[j]));
         }
     }
-    RUN(check_embed(&c, 2, 16, 32, 100));
-    RUN(check_heads(&c, 0, 2, 16, 2, 16, 1));
-    RUN(check_heads(&c, 1, 2, 16, 2, 16, 0));
-    if (!quick) {
-        RUN(check_embed(&c, 2, 37, 100, 1000));
-        RUN(check_heads(&c, 0, 2, 9, 3, 5, 2));
-        RUN(check_heads(&c, 1, 2, 9, 3, 5, 0));
-    }
-    RUN(check_fills(&c, 0, quick ? 1001 : 10007));
-    RUN(check_fills(&c, 1, quick ? 1001 : 10007));
-    /* the ops calibration and a breakdown use, and the Performer's */
-    RUN(check_copy(&c, quick ? 1001 : 100003));
-    RUN(check_gelu(&c, 7, quick ? 70 : 3000));
-    RUN(check_favor(&c, 3, 17, 24, 16, 0));
-    RUN(check_favor(&c, 3, 17, 24, 16, 1));
-    RUN(check_divide(&c, 37, 16));
-    RUN(check_flash(&c, 2, 70, 2, 64));
-    /* the Linformer's general projections */
-    for (int op = LB_POOL_MEAN; op <= 2; op++)
-        RUN(check_seq(&c, op, 2, 64, 16, 48));
-    if (!quick)
-        for (int op = LB_POOL_MEAN; op <= 2; op++)
-            RUN(check_seq(&c, op, 3, 70, 10, 33));
-    if (!quick) {
-        RUN(check_flash(&c, 1, 200, 3, 32));
-        RUN(check_flash(&c, 2, 15, 1, 128));
-        RUN(check_favor(&c, 4, 130, 64, 64, 1));
-        RUN(check_divide(&c, 130, 64));
-    }
-
     /* The forward passes carve their own workspace from their arena: give this one back first,
      * so a device with little memory (a small --mem-limit's worth) still fits them. */
     if (ws) {
         be->ops->mem_free(be, ws);
         ws = NULL;
     }
-    /* The forward passes: the CPU backend's is the reference, so it checks none of its own. */
-    if (!c.naive && !c.dead) {
+    /* The CPU backend's forward pass is the reference, so it checks none of its own. */
+    if (strcmp(be->ops->name, "cpu") != 0 && !c.dead && wanted(plan->only, "forward")) {
         snprintf(c.op, sizeof c.op, "forward");
         snprintf(c.shape, sizeof c.shape, "CPU reference");
         RUN(lb_cpu_backend_open(LB_DTYPE_FP32, (size_t)1 << 30, &cpu));
@@ -982,14 +941,14 @@ int lb_check_backend(LbBackend *be, const LbCheckPlan *plan, LbCheckTable *t)
                 RUN(check_forward(&c, cpu, cfg, 2));
             }
         }
-        /* --k-schedule: three layers of k, k/2 and k/4 (halve), so each layer projects to its own
-         * length through its own E and F and workspace; every model that reads it. */
+        /* --k-schedule: three layers of k, k/2 and k/4 (halve), each projecting to its own length
+         * through its own E, F and workspace; every model that reads it. */
         for (int kind = 0; (!quick || plan->k_schedule != LB_KSCHED_UNIFORM) && kind < LB_MODEL_COUNT; kind++) {
             if (lb_model_reads_flag((LbModelKind)kind, "k-schedule") != 1)
                 continue;
             LbModelConfig cfg = lb_model_variant((LbModelKind)kind, 0, m);
             cfg.layers = 3;
-            cfg.k = 2 * m.k; /* 16, 8, 8 quick; 32, 16, 8 */
+            cfg.k = 2 * m.k;
             cfg.k_schedule = LB_KSCHED_HALVE;
             if (quick) {
                 cfg.sharing = plan->sharing;

@@ -1,20 +1,14 @@
-/* Checking a backend before trusting its numbers (linbench check, and the quick check sweep and
- * run do first): every operation of the ops table, and small forward passes of every model of
- * the table, on fresh random data against a reference computed in double, one row per check. Nothing is
- * printed here: cmd/ prints the rows and picks the exit code.
+/* Checking a backend before trusting its numbers (linbench check, the quick check of sweep and run,
+ * and the op tests of every suite): a table with one row per op of the ops table, each with its
+ * quick and full shapes and its tolerance per storage type, run on fresh random data against one
+ * naive reference per op in double (attn/check.c); then small forward passes of every model
+ * against the CPU backend (the CUDA backend only: the CPU one is that reference). One result row
+ * per check; nothing is printed here.
  *
- * The reference: for the CUDA backend, the CPU reference of attn/cpu/cpu_ref.h on the values the
- * device stored (inputs are drawn on the device and read back, so both see the same rounded
- * numbers), and for the forward passes the CPU backend (fp32 storage, double accumulation) built
- * from the same seed. For the CPU backend, whose ops are that reference, small naive loops in
- * double written in attn/check.c; its forward pass is the reference itself, so it has no forward
- * rows here (tests/model checks it against an independent naive encoder).
- *
- * A check compares ||out - ref|| / ||ref|| in double with a threshold per storage type (as
- * tests/gpu/gpu_check.h: fp32 1e-5, fp16 1e-3, bf16 8e-3 per kernel; products with GELU and TF32
- * a little more; whole forward passes fp32 1e-5, fp16 1e-2, bf16 3e-2), never below 3 times what
- * rounding the exact answer to the storage type alone costs. Outputs are poisoned with NaN first,
- * so an element an op leaves unwritten fails (relative error infinity). */
+ * A check compares ||out - ref|| / ||ref|| in double with the op's tolerance, never below 3 times
+ * what rounding the exact answer to the storage type alone costs. Outputs are poisoned with NaN
+ * first: an element left unwritten, or one written outside the output (padding between rows),
+ * fails the row. */
 #ifndef LB_CHECK_H
 #define LB_CHECK_H
 
@@ -32,11 +26,10 @@ typedef struct LbCheckRow {
     char op[24];      /* "softmax", "linear", "bmm", "forward", ... */
     char shape[96];   /* "8 x 1000", "linformer kv/late n 64 k 16 B 2" */
     LbDtype dtype;    /* the storage type the op ran in */
-    double rel_error; /* ||out - ref|| / ||ref||; infinity for a NaN or infinite element; NaN when
-                       * the op itself failed (see error) */
+    double rel_error; /* infinity for a NaN or infinite element; NaN when the op itself failed */
     double threshold;
     int ok;
-    char error[200]; /* why it failed when not by its numbers (the op's error, element i is NaN) */
+    char error[200]; /* why it failed when not by its numbers */
 } LbCheckRow;
 
 typedef struct LbCheckTable {
@@ -45,26 +38,39 @@ typedef struct LbCheckTable {
 } LbCheckTable; /* zero-initialise; lb_check_table_free */
 
 typedef struct LbCheckPlan {
-    int quick;      /* a few small shapes per op and one forward per model (seconds on the
-                     * emulated GPU); otherwise every op's paths and every sharing level and order */
+    int quick;      /* the quick shapes and one forward per model; otherwise the full shapes and
+                     * every sharing level and order */
     uint64_t seed;  /* of the random inputs and weights */
     LbSharing sharing; /* quick: the Linformer variant of the one Linformer forward */
     LbOrder order;
-    LbKSchedule k_schedule; /* quick: other than uniform (the sweep runs one), a forward of layers
-                             * of different k too, as the full check always runs */
+    LbKSchedule k_schedule; /* quick: other than uniform, a forward of layers of different k too */
+    const char *only; /* NULL: everything; else the ops (and "forward") named in this comma list */
 } LbCheckPlan;
 
-/* Run the checks on `be` (its storage type) and append one row per check to `t`. Returns LB_OK,
- * or a negative status only when the checks themselves could not go on (host memory); an op that
- * fails is a failed row, and after a device error (LB_ERR_DEVICE, which may leave a CUDA context
- * unusable) the remaining checks on `be` are not run. */
+/* Run the table on `be` (its storage type) and append one row per check to `t`. Returns LB_OK,
+ * or a negative status only when the checks could not go on (host memory); an op that fails is a
+ * failed row, and after a device error the remaining checks on `be` are not run. */
 int lb_check_backend(LbBackend *be, const LbCheckPlan *plan, LbCheckTable *t);
 
-/* Rows that failed, and the largest relative error of all rows (the failed ones' NaN aside;
- * infinity when one was infinite). */
+/* One op of the table at a shape of the caller's (the shape fields each op's check function in
+ * attn/check.c names; unused ones 0), through the same check and tolerance: edge shapes and
+ * regressions. LB_ERR_INVALID for an op not in the table. */
+int lb_check_op(LbBackend *be, const LbCheckPlan *plan, const char *op, const int64_t shape[8], LbCheckTable *t);
+
+/* The table's relative tolerance for op ("forward" for a whole forward pass) on be's storage
+ * type; NaN for an op not in the table. */
+double lb_check_tolerance(const char *op, const LbBackend *be);
+
+/* One row of op at `shape` (a label): out against ref (count) on be's storage type with the
+ * table's tolerance for op, through the table's comparison. For checks the table cannot run
+ * itself: sampled rows of tensors past 2^31 elements, whole forward passes. */
+int lb_check_compare(LbBackend *be, const char *op, const char *shape, const float *out, const float *ref,
+                     int64_t count, LbCheckTable *t);
+
+/* Rows that failed, the largest relative error (infinity when one was infinite), the first failed
+ * row or NULL. */
 size_t lb_check_failures(const LbCheckTable *t);
 double lb_check_max_rel_error(const LbCheckTable *t);
-/* The first failed row, or NULL. */
 const LbCheckRow *lb_check_first_failure(const LbCheckTable *t);
 
 void lb_check_table_free(LbCheckTable *t);

@@ -1,10 +1,9 @@
-/* The CPU reference: plain-C versions of every compute op in the ops table, on host fp32 arrays.
- *
- * They are what the CPU backend (attn/cpu/cpu_backend.c) runs and what the CUDA kernels are
- * checked against (tests/gpu/), so exactness comes before speed: products are accumulated in
- * double in a fixed sequential order over the reduction index, softmax and LayerNorm statistics
- * are computed in double, GELU is the erf form evaluated in double. Each output element is
- * computed by exactly one thread, so results do not depend on the thread count.
+/* The CPU backend's ops (attn/cpu/cpu_backend.c): plain-C versions of every compute op in the ops
+ * table, on host fp32 arrays, exactness before speed: products accumulated in double in a fixed
+ * order over the reduction index, softmax and LayerNorm statistics in double, GELU the erf form in
+ * double. Each output element is computed by exactly one thread, so results do not depend on the
+ * thread count. The textbook ones among them (layouts, FAVOR+, flash attention, pooling) are also the
+ * check table's references for those ops (attn/check.c).
  *
  * Arguments are trusted: the backend's ops check sizes before calling these. Outputs must not
  * overlap inputs unless said otherwise. All matrices are row-major. */
@@ -90,9 +89,8 @@ void lb_divide_by_last_cpu(const float *x, float *y, int64_t rows, int64_t cols)
 
 /* The flash model's op (LbOps.flash_attention, attn/ops.h): every (sequence, head) of q, k, v
  * read in place from token-major rows of stride ld, o (batch, n, heads hd) written token-major.
- * Each query row's scores, softmax and output in double, rounded to float once: the reference
- * the fused kernels (gpu/flash.cu) are checked against. LB_OK, or LB_ERR_NOMEM (host memory for a
- * row of scores). */
+ * Each query row's scores, softmax and output in double, rounded to float once. LB_OK, or
+ * LB_ERR_NOMEM (host memory for a row of scores). */
 int lb_flash_attention_cpu(const float *q, const float *k, const float *v, int64_t ld, float *o, int64_t batch,
                            int64_t n, int64_t heads, int64_t hd, float scale);
 

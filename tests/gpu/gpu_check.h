@@ -1,9 +1,8 @@
 /* The harness of the GPU tests (suite 'gpu'): opening the CUDA backend or skipping (exit 77 =
  * meson's SKIP when no CUDA device is present), device buffers, fresh random inputs drawn on the
  * device and read back (so the CPU reference sees exactly the values the kernel saw, after
- * rounding to the storage type), NaN poison, and the relative error ||out - ref|| / ||ref||
- * in float64, printed for every check so a GPU run shows how close each one came to its
- * threshold. Counting and the closing line come from tests/lib/check.h. */
+ * rounding to the storage type) and NaN poison. Comparisons go through the check table's
+ * (lb_check_against, tests/lib/check.h). */
 #ifndef LB_TESTS_GPU_CHECK_H
 #define LB_TESTS_GPU_CHECK_H
 
@@ -13,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "attn/check.h"
 #include "attn/ops.h"
 #include "attn/rng.h"
 #include "attn/status.h"
@@ -116,67 +116,6 @@ static inline void lb_gpu_poison(LbBackend *be, void *d_x, int64_t count)
     lb_gpu_ok(lb_cuda_fill_const(lb_cuda_backend_stream(be), be->storage, d_x, count, NAN), "poison");
 }
 
-/* ||out - ref|| / ||ref|| in float64; infinity when out holds a NaN or an infinity (an element
- * left unwritten), and the first such index in *first_bad (or -1). */
-static inline double lb_gpu_rel_error(const float *out, const float *ref, int64_t count, int64_t *first_bad)
-{
-    double num = 0.0, den = 0.0;
-    *first_bad = -1;
-    for (int64_t i = 0; i < count; i++) {
-        if (!isfinite(out[i])) {
-            *first_bad = i;
-            return INFINITY;
-        }
-        const double e = (double)out[i] - (double)ref[i];
-        num += e * e;
-        den += (double)ref[i] * (double)ref[i];
-    }
-    if (den == 0.0)
-        return num == 0.0 ? 0.0 : INFINITY;
-    return sqrt(num / den);
-}
-
-/* Spacing of the storage type's numbers around v (its ulp there), subnormals included: the
- * error of rounding v to that type is at most half of it. */
-static inline double lb_gpu_spacing(double v, LbDtype t)
-{
-    int e = 0;
-    const double a = fabs(v);
-    if (a == 0.0)
-        return t == LB_DTYPE_FP16 ? ldexp(1.0, -24) : 0.0;
-    frexp(a, &e); /* a = m 2^e, m in [0.5, 1): the binade [2^(e-1), 2^e) */
-    switch (t) {
-    case LB_DTYPE_FP16: return e - 1 < -14 ? ldexp(1.0, -24) : ldexp(1.0, e - 1 - 10);
-    case LB_DTYPE_BF16: return ldexp(1.0, e - 1 - 7);
-    default: return ldexp(1.0, e - 1 - 23);
-    }
-}
-
-/* One check: the relative error of out against ref under tol, printed either way. The threshold
- * is never below 3 times what rounding the exact answer to the storage type `t` alone costs
- * (||spacing(ref) / sqrt 12||, for uniformly spread rounding errors): where the answer lies in
- * fp16's subnormal range (a softmax over 65536 columns averages 1.5e-5 < 2^-14) even a perfect
- * kernel is off by more than the relative figure of normal numbers. */
-static inline int lb_gpu_check_rel(const char *what, const float *out, const float *ref, int64_t count,
-                                   LbDtype t, double tol)
-{
-    int64_t bad = -1;
-    const double err = lb_gpu_rel_error(out, ref, count, &bad);
-    double floor2 = 0.0, ref2 = 0.0;
-    for (int64_t i = 0; i < count; i++) {
-        const double sp = lb_gpu_spacing(ref[i], t);
-        floor2 += sp * sp / 12.0;
-        ref2 += (double)ref[i] * (double)ref[i];
-    }
-    const double floor_rel = ref2 > 0.0 ? sqrt(floor2 / ref2) : 0.0;
-    const double limit = tol > 3.0 * floor_rel ? tol : 3.0 * floor_rel;
-    if (bad >= 0)
-        printf("  %s: element %" PRId64 " is %g (unwritten or overflowed)\n", what, bad, (double)out[bad]);
-    printf("  %-58s rel err %.3e (limit %.1e; rounding alone %.1e)%s\n", what, err, limit, floor_rel,
-           err <= limit ? "" : "  <-- FAIL");
-    return lb_check(err <= limit, "%s: relative error %.3e above %.1e", what, err, limit);
-}
-
 /* LB_TEST_QUICK=1: fewer rows and shapes, for runs under compute-sanitizer (bench/run_device.sh),
  * which slows kernels by one to two orders of magnitude. Every code path is still taken. */
 static inline int lb_gpu_quick(void)
@@ -186,19 +125,5 @@ static inline int lb_gpu_quick(void)
 }
 
 static inline const char *lb_gpu_dtype(const LbBackend *be) { return lb_dtype_name(be->storage); }
-
-/* Per-kernel thresholds by storage type, for ops whose result is rounded once to the storage type
- * from an fp32 computation on inputs already in that type: the unit roundoff is 2^-24 (fp32),
- * 2^-11 (fp16), 2^-8 (bf16); a uniformly spread rounding error has an RMS of about u / sqrt(3),
- * so these leave a margin of 3 to 4 over rounding alone. fp32 allows for exp2f/erff/rsqrtf (2 ulp)
- * and fp32 statistics against the double reference. */
-static inline double lb_gpu_kernel_tol(LbDtype t)
-{
-    switch (t) {
-    case LB_DTYPE_FP16: return 1e-3;
-    case LB_DTYPE_BF16: return 8e-3;
-    default: return 1e-5;
-    }
-}
 
 #endif

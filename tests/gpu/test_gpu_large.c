@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attn/check.h"
 #include "attn/cpu/cpu_ref.h"
 #include "tests/gpu/gpu_check.h"
 
@@ -64,7 +65,7 @@ static void check_softmax_large(LbBackend *be)
         char what[96];
         snprintf(what, sizeof what, "softmax fp16 row %lld of %lld x %lld", (long long)rows[i],
                  (long long)nrows, (long long)cols);
-        lb_gpu_check_rel(what, got, in + (int64_t)i * cols, cols, be->storage, lb_gpu_kernel_tol(be->storage));
+        lb_check_against(be, "softmax", what, got, in + (int64_t)i * cols, cols);
     }
     /* Every row: finite, in [0, 1], summing to 1 within fp16 rounding (each of 65536 terms off by
      * at most 2^-11 of itself). */
@@ -137,7 +138,7 @@ static void check_bmm_large(LbBackend *be)
         char what[96];
         snprintf(what, sizeof what, "bmm fp16 row %lld of C %lld x %lld", (long long)rows[i], (long long)m,
                  (long long)n);
-        lb_gpu_check_rel(what, got, want, n, be->storage, lb_gpu_kernel_tol(be->storage));
+        lb_check_against(be, "bmm", what, got, want, n);
     }
     float *chunk = lb_test_alloc(ROWS_PER_CHUNK * n);
     int64_t unwritten = 0, first = -1;

@@ -142,6 +142,34 @@ static inline int lb_check_same_at(const char *file, int line, const char *what,
     return lb_check_at(bad == 0, file, line, "%s: %" PRId64 " of %" PRId64 " elements differ", what, bad, count);
 }
 
+#ifdef LB_CHECK_H
+/* Rows from `from` on of a check table (attn/check.h), printed, each one counted check. */
+static inline void lb_check_rows(const LbCheckTable *t, size_t from)
+{
+    for (size_t i = from; i < t->count; i++) {
+        const LbCheckRow *r = &t->rows[i];
+        printf("  %-18s %-5s %-48s rel err %.3e (limit %.1e)%s%s\n", r->op, lb_dtype_name(r->dtype), r->shape,
+               r->rel_error, r->threshold, r->ok ? "" : "  <-- FAIL ", r->error);
+        lb_check(r->ok, "%s %s %s: relative error %.3e above %.1e %s", r->op, lb_dtype_name(r->dtype), r->shape,
+                 r->rel_error, r->threshold, r->error);
+    }
+}
+
+/* One counted check through the table's comparison and op's tolerance (lb_check_compare). */
+static inline int lb_check_against(LbBackend *be, const char *op, const char *what, const float *out,
+                                   const float *ref, int64_t count)
+{
+    LbCheckTable t = {0};
+    const int failed = lb_test_failed;
+    if (lb_check_compare(be, op, what, out, ref, count, &t) == 0)
+        lb_check_rows(&t, 0);
+    else
+        lb_check(0, "%s: out of memory recording the check", what);
+    lb_check_table_free(&t);
+    return lb_test_failed == failed;
+}
+#endif
+
 /* A file's bytes as a string (malloc'd), or NULL when it cannot be read. */
 static inline char *lb_slurp(const char *path)
 {
