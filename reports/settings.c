@@ -1,6 +1,8 @@
 /* The run settings table (see settings.h): parsers, printers and the walks over the table. */
 #include "reports/settings.h"
 
+#include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +11,8 @@
 #include "attn/lists.h"
 #include "attn/sizes.h"
 #include "attn/status.h"
+#include "reports/predict.h"
+#include "reports/table.h"
 
 /* A malloc'd printf. */
 static char *text(const char *fmt, ...)
@@ -445,6 +449,150 @@ static int parse_projection(LbRunSettings *s, const char *t, int from_meta, char
 }
 static char *print_projection(const LbRunSettings *s) { return text("%s", lb_projection_names[s->projection & 3]); }
 
+/* ---- the commands' own flags ---- */
+
+#define TEXT_FLAG(name, field)                                                                   \
+    static int parse_##name(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size) \
+    {                                                                                            \
+        (void)from_meta, (void)should, (void)size;                                               \
+        s->cmd.field = t;                                                                        \
+        return 0;                                                                                \
+    }
+#define SWITCH_FLAG(name, field)                                                                 \
+    static int parse_##name(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size) \
+    {                                                                                            \
+        (void)t, (void)from_meta, (void)should, (void)size;                                      \
+        s->cmd.field = 1;                                                                        \
+        return 0;                                                                                \
+    }
+TEXT_FLAG(out, out)
+TEXT_FLAG(resume, resume)
+TEXT_FLAG(dump, dump)
+TEXT_FLAG(card, card)
+TEXT_FLAG(spec, spec)
+TEXT_FLAG(partition, partition)
+TEXT_FLAG(time, time)
+TEXT_FLAG(account, account)
+SWITCH_FLAG(force, force)
+SWITCH_FLAG(quiet, quiet)
+SWITCH_FLAG(help, help)
+SWITCH_FLAG(no_check, no_check)
+SWITCH_FLAG(quick, quick)
+SWITCH_FLAG(no_render, no_render)
+SWITCH_FLAG(submit, submit)
+SWITCH_FLAG(markdown, markdown)
+#undef TEXT_FLAG
+#undef SWITCH_FLAG
+
+static int parse_plot_out(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
+{
+    return *t ? parse_out(s, t, from_meta, should, size) : refuse("a directory", should, size);
+}
+
+static int parse_shards(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
+{
+    (void)from_meta;
+    return int_value(t, 1, LB_SHARDS_MAX, &s->cmd.shards, should, size);
+}
+
+static int parse_render_timeout(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
+{
+    (void)from_meta;
+    return int_value(t, 1, 3600, &s->cmd.render_timeout, should, size);
+}
+
+static int parse_model(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
+{
+    (void)from_meta;
+    if (lb_model_parse(t, &s->model.kind) == 0)
+        return 0;
+    size_t used = 0;
+    for (int m = 0; m < LB_MODEL_COUNT && used < size; m++) {
+        int len = snprintf(should + used, size - used, "%s%s", m == 0 ? "" : m + 1 == LB_MODEL_COUNT ? " or " : ", ",
+                           lb_model_name((LbModelKind)m));
+        used += len > 0 ? (size_t)len : 0;
+    }
+    return -1;
+}
+
+static int parse_run_n(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
+{
+    (void)from_meta;
+    if (lb_parse_int64(t, LB_N_MIN, LB_N_MAX, &s->model.n) == 0)
+        return 0;
+    snprintf(should, size, "an integer from %d to %d", LB_N_MIN, LB_N_MAX);
+    return -1;
+}
+
+static int parse_run_k(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
+{
+    (void)from_meta;
+    if (lb_parse_int64(t, LB_K_MIN, LB_N_MAX, &s->model.k) == 0)
+        return 0;
+    snprintf(should, size, "an integer from %d to %d", LB_K_MIN, LB_N_MAX);
+    return -1;
+}
+
+static int parse_batch(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
+{
+    (void)from_meta;
+    return lb_parse_int64(t, 1, 65536, &s->cmd.batch) ? refuse("an integer from 1 to 65536", should, size) : 0;
+}
+
+/* A number in (lo, hi] (or [lo, hi] when lo_closed), the whole text. */
+static int number_in(const char *t, double lo, int lo_closed, double hi, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    const double v = strtod(t, &end);
+    if (end == t || *end || errno || !isfinite(v) || v > hi || v < lo || (!lo_closed && v == lo))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_product_eff(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
+{
+    (void)from_meta;
+    return number_in(t, 0, 0, 1, &s->cmd.product_efficiency) ? refuse("a number above 0 and at most 1", should, size) : 0;
+}
+
+static int parse_copy_eff(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
+{
+    (void)from_meta;
+    return number_in(t, 0, 0, 1, &s->cmd.copy_efficiency) ? refuse("a number above 0 and at most 1", should, size) : 0;
+}
+
+static int parse_launch(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
+{
+    (void)from_meta;
+    return number_in(t, 0, 1, 1e6, &s->cmd.launch_us) ? refuse("a number from 0 to 1000000", should, size) : 0;
+}
+
+/* The printed grids: a table, not CSV (the files are the CSV). */
+static int parse_format(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
+{
+    (void)from_meta;
+    LbFormat f;
+    if (lb_format_parse(t, &f) != 0 || f == LB_FORMAT_CSV)
+        return refuse("text or md", should, size);
+    s->cmd.format = (int)f;
+    return 0;
+}
+
+static int parse_compare_format(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
+{
+    (void)from_meta;
+    LbFormat f;
+    if (lb_format_parse(t, &f) != 0)
+        return refuse("text, md or csv", should, size);
+    s->cmd.format = (int)f;
+    return 0;
+}
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
 #define MODEL "Model (default RoBERTa-base):"
 #define LINFORMER "Linformer:"
 #define CHUNKED "Chunked attention:"
@@ -482,7 +630,7 @@ const LbSetting lb_settings[LB_SET_COUNT] = {
     [LB_SET_DTYPE] = {"dtype", "T", "dtype", "dtype", MODEL, "fp16, bf16 or fp32; products accumulate in fp32", NULL,
                       NULL, NULL, PLANNED, 1, parse_dtype, print_dtype},
     [LB_SET_TF32] = {"tf32", NULL, "tf32", "TF32", MODEL, "let fp32 products use TF32, only with --dtype fp32", NULL,
-                     "(default off)", NULL, PLANNED, 1, parse_tf32, print_tf32},
+                     "(default off)", NULL, PLANNED | LB_FOR_CHECK, 1, parse_tf32, print_tf32},
     [LB_SET_SHARING] = {"sharing", "S", "sharing", "sharing", LINFORMER,
                         "layerwise, kv, headwise or none", NULL, NULL, NULL, PLANNED, 1,
                         parse_sharing, print_sharing},
@@ -496,7 +644,7 @@ const LbSetting lb_settings[LB_SET_COUNT] = {
                            "the Linformer's k per layer: uniform; halve (k, k/2, k/4 on the\nlayers' thirds); or a comma list of one factor in (0, 1] per layer;\nk below the cell's rounded up to a multiple of 8. The grid's k is\nthe first layer's",
                            "uniform", NULL, "uniform", PLANNED, 1, parse_k_schedule, print_k_schedule},
     [LB_SET_DEVICE] = {"device", "D", "device", "device", DEVICE, "cuda or cpu; cpu is the plain-C reference", "cuda",
-                       NULL, NULL, BOTH, 1, parse_device, print_device},
+                       NULL, NULL, BOTH | LB_FOR_CHECK, 1, parse_device, print_device},
     [LB_SET_MEM_LIMIT] = {"mem-limit", "SIZE", "mem_limit", "memory limit", DEVICE,
                           "memory budget, at least 1M: 16G, 16GiB, 512M, 1.5GiB; K/M/G/T and\nKiB..TiB are binary, KB..TB decimal",
                           NULL, "(default: the GPU's free memory;\n512MiB on --device cpu)", NULL, PLANNED, 1,
@@ -518,8 +666,8 @@ const LbSetting lb_settings[LB_SET_COUNT] = {
     /* absent: a result from before the tuning took the heuristic's first algorithm */
     [LB_SET_AUTOTUNE] = {"no-autotune", NULL, "matmul_autotune", "matmul autotuning", TIMING,
                          "take cuBLASLt's first heuristic algorithm for each product instead\nof timing up to 8 on the shape's first use (a warm-up pass, never a\ntimed one) and keeping the fastest",
-                         "on", "", "off", BOTH, 1, parse_autotune, print_autotune},
-    [LB_SET_GPU] = {"gpu", "N", NULL, "GPU index", DEVICE, "CUDA device index, 0 to 1023", NULL, NULL, NULL, BOTH, 0,
+                         "on", "", "off", BOTH | LB_FOR_CHECK, 1, parse_autotune, print_autotune},
+    [LB_SET_GPU] = {"gpu", "N", NULL, "GPU index", DEVICE, "CUDA device index, 0 to 1023", NULL, NULL, NULL, BOTH | LB_FOR_CHECK, 0,
                     parse_gpu, print_gpu},
     [LB_SET_GPUS] = {"gpus", "LIST", NULL, "GPUs", DEVICE,
                      "measure on several GPUs of one model at once: a worker process per\nGPU, taking cells from a queue in the directory; LIST is all or\nindices such as 0,1,3 (not with --gpu)",
@@ -527,7 +675,103 @@ const LbSetting lb_settings[LB_SET_COUNT] = {
     [LB_SET_PROJECTION] = {"projection", "P", NULL, "projection", LINFORMER,
                            "linear, mean, max or conv: the Linformer's compression of keys and\nvalues (E and F, mean or max pooling, or a depthwise convolution over\nwindows of n/k); P other than linear measures the model linformer-P\nin linformer's place",
                            "linear", NULL, NULL, PLANNED, 0, parse_projection, print_projection},
+    [LB_OPT_MODEL] = {"model", "M", .label = "model", .group = "Cell:", .help = "{models}", .def = "standard",
+                      .commands = LB_FOR_RUN, .parse = parse_model},
+    [LB_OPT_RUN_N] = {"n", "N", .label = "sequence length", .group = "Cell:", .help = "sequence length, 2 to 1048576",
+                      .def = "512", .commands = LB_FOR_RUN, .parse = parse_run_n},
+    [LB_OPT_RUN_K] = {"k", "N", .label = "k", .group = "Cell:", .help = "the k of a model with a k axis, 1 to 1048576{k}",
+                      .def = "128", .commands = LB_FOR_RUN, .parse = parse_run_k},
+    [LB_OPT_CARD] = {"gpu", "NAME", .label = "card", .group = "Card:",
+                     .help = "a card of the table (docs/METHOD.md cites each datasheet):\n{cards}", .def_help = "",
+                     .commands = LB_FOR_PREDICT, .parse = parse_card},
+    [LB_OPT_SPEC] = {"spec", "S", .label = "card", .group = "Card:",
+                     .help = "any other card: tflops=T (its product rate for --dtype, TFLOP/s),\nbw=B (memory bandwidth, GB/s), mem=SIZE (memory, as --mem-limit)",
+                     .def_help = "", .commands = LB_FOR_PREDICT, .parse = parse_spec},
+    [LB_OPT_PRODUCT_EFF] = {"product-efficiency", "E", .label = "product efficiency", .group = "Roofline:",
+                            .help = "share of the rate a product reaches, above 0 to 1",
+                            .def = STR(LB_PREDICT_PRODUCT_EFFICIENCY), .commands = LB_FOR_PREDICT,
+                            .parse = parse_product_eff},
+    [LB_OPT_COPY_EFF] = {"copy-efficiency", "E", .label = "copy efficiency", .group = "Roofline:",
+                         .help = "share of the bandwidth a memory-bound call reaches, above 0 to 1",
+                         .def = STR(LB_PREDICT_COPY_EFFICIENCY), .commands = LB_FOR_PREDICT, .parse = parse_copy_eff},
+    [LB_OPT_LAUNCH] = {"launch-us", "US", .label = "launch", .group = "Roofline:",
+                       .help = "microseconds added per kernel, 0 to 1000000", .def = STR(LB_PREDICT_LAUNCH_US),
+                       .commands = LB_FOR_PREDICT, .parse = parse_launch},
+    [LB_OPT_DUMP] = {"dump", "DIR", .label = "dump", .group = "Dump:",
+                     .help = "write ids.npy, every weight, output.npy, index.csv (the files) and\nmeta.csv (the settings) into DIR (a new or empty directory)\ninstead of timing",
+                     .def_help = "", .commands = LB_FOR_RUN, .parse = parse_dump},
+    [LB_OPT_BATCH] = {"batch", "N", .label = "batch", .group = "Dump:", .help = "batch of the dumped pass, 1 to 65536",
+                      .def = "1", .commands = LB_FOR_RUN, .parse = parse_batch},
+    [LB_OPT_CHECK_DTYPE] = {"dtype", "T", .label = "dtype", .group = "", .help = "check only fp16, bf16 or fp32",
+                            .def_help = "(default all three)", .commands = LB_FOR_CHECK, .parse = parse_dtype},
+    [LB_OPT_CHECK_SEED] = {"seed", "N", .label = "seed", .group = "", .help = "seed of the random data, >= 0",
+                           .def_help = "(default a new one each run, printed)", .commands = LB_FOR_CHECK,
+                           .parse = parse_seed},
+    [LB_OPT_QUICK] = {"quick", NULL, .label = "quick", .group = "",
+                      .help = "the quick check sweep and run do: few shapes, one forward per model", .def_help = "",
+                      .commands = LB_FOR_CHECK, .parse = parse_quick},
+    [LB_OPT_INFO_GPU] = {"gpu", "N", .label = "GPU index", .group = "", .help = "describe only device N, 0 to 1023",
+                         .def_help = "(default: every device)", .commands = LB_FOR_INFO, .parse = parse_gpu},
+    [LB_OPT_SHARDS] = {"shards", "N", .label = "shards", .group = "", .help = "how many shards, 1 to 4096",
+                       .def_help = "", .commands = LB_FOR_SLURM, .parse = parse_shards},
+    [LB_OPT_SLURM_OUT] = {"out", "DIR", .label = "output", .group = "",
+                          .help = "where the shards, the merge and the scripts go", .def_help = "",
+                          .commands = LB_FOR_SLURM, .parse = parse_out, .short_flag = 'o'},
+    [LB_OPT_PARTITION] = {"partition", "P", .label = "partition", .group = "",
+                          .help = "#SBATCH --partition (letters, digits and . _ - , : only)", .def_help = "",
+                          .commands = LB_FOR_SLURM, .parse = parse_partition},
+    [LB_OPT_TIME] = {"time", "T", .label = "time", .group = "",
+                     .help = "#SBATCH --time: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S or UNLIMITED", .def_help = "",
+                     .commands = LB_FOR_SLURM, .parse = parse_time},
+    [LB_OPT_ACCOUNT] = {"account", "A", .label = "account", .group = "", .help = "#SBATCH --account (same characters)",
+                        .def_help = "", .commands = LB_FOR_SLURM, .parse = parse_account},
+    [LB_OPT_SUBMIT] = {"submit", NULL, .label = "submit", .group = "",
+                       .help = "run the two sbatch commands (sbatch must be on PATH)", .def_help = "",
+                       .commands = LB_FOR_SLURM, .parse = parse_submit},
+    [LB_OPT_PLOT_OUT] = {"out", "DIR", .label = "output", .group = "",
+                         .help = "where the scripts, data and images go; created if missing",
+                         .def_help = "\n(default: the sweep's DIR; with PEER_DIR, PEER_DIR)", .commands = LB_FOR_PLOT,
+                         .parse = parse_plot_out, .short_flag = 'o'},
+    [LB_OPT_NO_RENDER] = {"no-render", NULL, .label = "no render", .group = "",
+                          .help = "write the scripts and data only, do not run gnuplot",
+                          .def_help = "(default: render\nwhen gnuplot is on PATH)", .commands = LB_FOR_PLOT,
+                          .parse = parse_no_render},
+    [LB_OPT_RENDER_TIMEOUT] = {"render-timeout", "SEC", .label = "render timeout", .group = "",
+                               .help = "stop a gnuplot that has not finished one plot in SEC seconds,\n1 to 3600",
+                               .def = "60", .commands = LB_FOR_PLOT, .parse = parse_render_timeout},
+    [LB_OPT_OUT] = {"out", "DIR", .label = "output", .group = "Output:",
+                    .help = "where the files go; must be new or hold no results",
+                    .def_help = "(default a new\ndirectory linbench-YYYYmmdd-HHMMSS here)",
+                    .commands = LB_FOR_SWEEP | LB_FOR_PREDICT, .parse = parse_out, .short_flag = 'o'},
+    [LB_OPT_FORCE] = {"force", NULL, .label = "force", .group = "Output:",
+                      .help = "remove the results already in --out before the first new row", .def_help = "",
+                      .commands = LB_FOR_SWEEP | LB_FOR_PREDICT, .parse = parse_force},
+    [LB_OPT_RESUME] = {"resume", "DIR", .label = "resume", .group = "Output:",
+                       .help = "measure only the cells not yet in DIR/raw.csv, with every setting\nfrom DIR/meta.csv; flags given must agree with them, and DIR must\ncome from this linbench version",
+                       .def_help = "", .commands = LB_FOR_SWEEP, .parse = parse_resume},
+    [LB_OPT_FORMAT] = {"format", "F", .label = "format", .group = "Output:", .help = "the printed grids as text or md",
+                       .def = "text", .commands = LB_FOR_SWEEP | LB_FOR_PREDICT, .parse = parse_format},
+    [LB_OPT_COMPARE_FORMAT] = {"format", "F", .label = "format", .group = "",
+                               .help = "text (aligned tables), md (Markdown tables) or csv (one row per cell:\ngrid,n,k,measured,paper,measured_over_paper, or grid,n,k,a,b,b_over_a;\nagainst a peer: comparison,linbench_model,peer_model,n,k,\nlinbench_ms_per_seq,peer_ms_per_seq,linbench_over_peer_time,\nlinbench_batch,peer_batch,linbench_over_peer_batch,\nlinbench_j_per_seq,peer_j_per_seq,linbench_over_peer_energy)",
+                               .def = "text", .commands = LB_FOR_COMPARE, .parse = parse_compare_format},
+    [LB_OPT_NO_CHECK] = {"no-check", NULL, .label = "no check", .group = "Output:",
+                         .help = "skip the quick check of the backend (linbench check --quick) that\nruns first; a sweep's meta.csv records check as skipped",
+                         .def_help = "", .commands = LB_FOR_SWEEP | LB_FOR_RUN, .parse = parse_no_check},
+    [LB_OPT_QUIET] = {"quiet", NULL, .label = "quiet", .group = "Output:", .help = "no progress on stderr",
+                      .def_help = "", .commands = LB_FOR_SWEEP, .parse = parse_quiet, .short_flag = 'q'},
+    [LB_OPT_PREDICT_QUIET] = {"quiet", NULL, .label = "quiet", .group = "Output:", .help = "no summary line on stderr",
+                              .def_help = "", .commands = LB_FOR_PREDICT, .parse = parse_quiet, .short_flag = 'q'},
+    [LB_OPT_MERGE_QUIET] = {"quiet", NULL, .label = "quiet", .group = "", .help = "no grids on stdout", .def_help = "",
+                            .commands = LB_FOR_MERGE, .parse = parse_quiet, .short_flag = 'q'},
+    [LB_OPT_MARKDOWN] = {"markdown", NULL, .label = "markdown", .group = "",
+                         .help = "every command's flags as the Markdown tables of README.md", .def_help = "",
+                         .commands = LB_FOR_HELP, .parse = parse_markdown},
+    [LB_OPT_HELP] = {"help", NULL, .label = "help", .group = "", .help = "this help", .def_help = "",
+                     .commands = ~0u, .parse = parse_help, .short_flag = 'h'},
 };
+
+const char *const lb_setting_groups[] = {"Cell:", "Card:", "Roofline:", GRID, MODEL, LINFORMER, CHUNKED, DEVICE,
+                                         TIMING, "Dump:", "Output:", "", NULL};
 
 int lb_run_settings_init(LbRunSettings *s)
 {
@@ -551,6 +795,8 @@ void lb_run_settings_free(LbRunSettings *s)
     free(s->n);
     free(s->k);
     free(s->gpus);
+    free(s->cmd.passed);
+    s->cmd.passed = NULL;
     s->n = s->k = NULL;
     s->gpus = NULL;
     s->nn = s->nk = s->ngpus = 0;
@@ -567,7 +813,7 @@ int lb_setting_parse(LbRunSettings *s, LbSettingId id, const char *t, int from_m
 
 char *lb_setting_text(const LbRunSettings *s, LbSettingId id)
 {
-    return (unsigned)id < LB_SET_COUNT ? lb_settings[id].print(s) : NULL;
+    return (unsigned)id < LB_SET_COUNT && lb_settings[id].print ? lb_settings[id].print(s) : NULL;
 }
 
 int lb_setting_by_flag(const char *flag)
