@@ -132,12 +132,7 @@ int lb_cmd_run(int argc, char **argv)
     /* a model without a k axis has k 0, as its raw.csv row says */
     if (!lb_model_has_k(o.model.kind))
         o.model.k = 0;
-    if ((rc = lb_options_finish(&o)) != 0)
-        return rc;
-    char msg[256];
-    if (lb_config_check(&o.model, msg, sizeof msg) != LB_OK)
-        return lb_usage_error("%s", msg);
-    if ((rc = lb_options_check_host_memory(&o)) != 0)
+    if ((rc = lb_options_check_cell(&o)) != 0)
         return rc;
     lb_options_note_unread(o.given, 1u << o.model.kind);
     if (dump_dir && o.breakdown)

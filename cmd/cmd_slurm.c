@@ -208,7 +208,7 @@ int lb_cmd_slurm(int argc, char **argv)
                             time_limit);
     /* flags the tasks' sweep would refuse once queued, maybe hours later, are refused here */
     if (rc == 0)
-        rc = lb_sweep_check_settings(&o);
+        rc = lb_options_check_grid(&o);
     if (rc == 0)
         rc = lb_outdir_check_length(out, "--out");
     char sbatch[PATH_MAX + 8];

@@ -224,20 +224,6 @@ static int check_resumed_rows(const LbRunSettings *s, const char *dir)
                           dir, path, line, why, count, count == 1 ? "" : "s");
 }
 
-/* The settings, complete, consistent with each other, whatever machine runs them: 0, or exit 2
- * after the one-line message. */
-int lb_sweep_check_settings(LbRunSettings *s)
-{
-    int rc;
-    if ((rc = lb_options_check_grid(s)) != 0)
-        return rc;
-    if ((s->gpus_all || s->ngpus) && s->device != LB_DEVICE_CUDA)
-        return lb_usage_error("--gpus needs --device cuda: should be left out with --device cpu");
-    if ((s->gpus_all || s->ngpus) && (s->given & (UINT64_C(1) << LB_SET_GPU)))
-        return lb_usage_error("--gpu and --gpus cannot be used together: should be --gpus LIST alone");
-    return 0;
-}
-
 static int validate(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t *resumed_budget)
 {
     LbSettingProblem problem;
@@ -250,7 +236,7 @@ static int validate(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t *res
         if (!(s->given & (UINT64_C(1) << LB_SET_K)))
             s->cmd.k_text = lb_settings_meta_value(meta, LB_SET_K);
     }
-    if ((rc = lb_sweep_check_settings(s)) != 0)
+    if ((rc = lb_options_check_grid(s)) != 0)
         return rc;
     note_skipped(s);
     if (s->projection != 0) /* Table 3's files are the linear Linformer's, which this sweep replaced */

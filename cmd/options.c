@@ -78,12 +78,12 @@ int lb_options_parse(unsigned command, int argc, char **argv, LbRunSettings *s)
     return 0;
 }
 
-int lb_options_finish(LbRunSettings *s)
+int lb_options_check_cell(LbRunSettings *s)
 {
     char msg[256];
-    if (lb_run_settings_finish(s, msg, sizeof msg) != 0)
+    if (lb_run_settings_finish(s, msg, sizeof msg) != 0 || lb_config_check(&s->model, msg, sizeof msg) != LB_OK)
         return lb_usage_error("%s", msg);
-    return 0;
+    return lb_options_check_host_memory(s);
 }
 
 char *lb_command_line(int argc, char **argv)
@@ -120,15 +120,14 @@ int lb_options_check_grid(LbRunSettings *s)
             return lb_usage_error("--k %s has no value below the largest --n (%lld): should include some k < n, or there is nothing to compare",
                                   k_text, (long long)n_max);
     }
-    int rc = lb_options_finish(s);
-    if (rc != 0)
-        return rc;
+    char msg[256];
+    if (lb_run_settings_finish(s, msg, sizeof msg) != 0)
+        return lb_usage_error("%s", msg);
     /* Each listed model checked once, at the largest n and its smallest k that is a cell there
      * (the general projections' cells need k to divide n). */
     for (int m = 0; m < LB_MODEL_COUNT; m++) {
         if (!(s->models & (1u << m)))
             continue;
-        char msg[256];
         LbModelConfig cfg = s->model;
         cfg.kind = (LbModelKind)m;
         cfg.n = n_max;

@@ -24,8 +24,9 @@
 #define LB_OPTIONS_HELPED (-1)
 int lb_options_parse(unsigned command, int argc, char **argv, LbRunSettings *s);
 
-/* lb_run_settings_finish, printing its message: 0 or LB_EXIT_USAGE. */
-int lb_options_finish(LbRunSettings *s);
+/* One cell's settings (run), whole: lb_run_settings_finish, the model's lb_config_check and
+ * lb_options_check_host_memory. 0, or the exit code after the one-line message. */
+int lb_options_check_cell(LbRunSettings *s);
 
 /* A command's --help: usage, about, its flags under their headings, notes. */
 void lb_options_help(FILE *out, unsigned command);
@@ -33,14 +34,9 @@ void lb_options_help(FILE *out, unsigned command);
 /* Every command's flags as the Markdown tables README.md holds (linbench help --markdown). */
 void lb_options_markdown(FILE *out);
 
-/* sweep's settings checked as sweep checks them before it writes anything, bar what only the
- * machine that runs it can say (its memory, --resume's directory): for slurm, whose scripts run
- * the sweep elsewhere. 0, or the exit code after the one-line message. */
-int lb_sweep_check_settings(LbRunSettings *s);
-
-/* A sweep's grid and model, whole (sweep and predict): each model with a k axis has some cell,
- * lb_options_finish, and each listed model's settings checked at the largest n. 0, or
- * LB_EXIT_USAGE after the one-line message. */
+/* A sweep's settings, whole (sweep, predict, and slurm for the sweep its scripts run elsewhere):
+ * each model with a k axis has some cell, lb_run_settings_finish, and each listed model checked
+ * at the largest n. 0, or LB_EXIT_USAGE after the one-line message. */
 int lb_options_check_grid(LbRunSettings *s);
 
 /* "linbench ARGS..." as meta.csv's command_line records it: an argument holding a blank or a

@@ -1,4 +1,4 @@
-/* The run settings table (see settings.h): parsers, printers and the walks over the table. */
+/* The option table (see settings.h): its parsers and printers, its rows, and the walks over it. */
 #include "reports/settings.h"
 
 #include <errno.h>
@@ -802,26 +802,9 @@ void lb_run_settings_free(LbRunSettings *s)
     s->nn = s->nk = s->ngpus = 0;
 }
 
-int lb_setting_parse(LbRunSettings *s, LbSettingId id, const char *t, int from_meta, char *should, size_t size)
-{
-    if ((unsigned)id >= LB_SET_COUNT)
-        return refuse("a known setting (internal error)", should, size);
-    if (!t && lb_settings[id].arg)
-        return refuse("given a value", should, size);
-    return lb_settings[id].parse(s, t, from_meta, should, size);
-}
-
 char *lb_setting_text(const LbRunSettings *s, LbSettingId id)
 {
     return (unsigned)id < LB_SET_COUNT && lb_settings[id].print ? lb_settings[id].print(s) : NULL;
-}
-
-int lb_setting_by_flag(const char *flag)
-{
-    for (int id = 0; id < LB_SET_COUNT; id++)
-        if (strcmp(lb_settings[id].flag, flag) == 0)
-            return id;
-    return -1;
 }
 
 int lb_run_settings_finish(LbRunSettings *s, char *msg, size_t size)
@@ -830,6 +813,14 @@ int lb_run_settings_finish(LbRunSettings *s, char *msg, size_t size)
         s->model.order = LB_ORDER_LATE; /* per-head projections only exist in the late order */
     if ((s->given & (UINT64_C(1) << LB_SET_GPU)) && s->device != LB_DEVICE_CUDA) {
         snprintf(msg, size, "--gpu needs --device cuda: should be left out with --device cpu");
+        return -1;
+    }
+    if ((s->gpus_all || s->ngpus) && s->device != LB_DEVICE_CUDA) {
+        snprintf(msg, size, "--gpus needs --device cuda: should be left out with --device cpu");
+        return -1;
+    }
+    if ((s->gpus_all || s->ngpus) && (s->given & (UINT64_C(1) << LB_SET_GPU))) {
+        snprintf(msg, size, "--gpu and --gpus cannot be used together: should be --gpus LIST alone");
         return -1;
     }
     if (s->tf32 && s->model.dtype != LB_DTYPE_FP32) {

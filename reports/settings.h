@@ -1,11 +1,7 @@
-/* The run settings of linbench, in one table: for each, its flag, its meta.csv key, its parser
- * and printer, its default, its --help text and whether a resumed sweep must keep it. The flags
- * sweep and run accept (getopt entries), the settings meta.csv records, the --resume check and the
- * settings lines of --help are all walks over this table, so a setting is written once.
- *
- * The table lives below cmd/ so reports/ (compare, plot, merge, the sweep engine) reads meta.csv
- * through it without including cmd/. Nothing here prints: a parser hands back what the setting
- * accepts ("an integer from 1 to 1024") and cmd/ words the message. */
+/* The option table: every flag of every command (name, argument, commands, help, default), and
+ * for the settings a sweep records their meta.csv key, parser and printer. cmd/'s one parser and
+ * --help, meta.csv and --resume all walk it. It lives below cmd/ so that reports/ reads meta.csv
+ * through it. Nothing here prints: a parser hands back what it accepts, cmd/ words the message. */
 #ifndef LB_SETTINGS_H
 #define LB_SETTINGS_H
 
@@ -27,8 +23,7 @@ extern "C" {
 typedef enum LbDeviceKind { LB_DEVICE_CUDA = 0, LB_DEVICE_CPU = 1 } LbDeviceKind;
 
 /* --headroom not given: the larger of 256 MiB and 1% of the GPU's memory stays outside the budget,
- * for what the driver and libraries allocate beside the arena (local memory for deep stacks,
- * cuBLAS's own buffers, a lazily loaded module). */
+ * for what the driver and libraries allocate beside the arena. */
 #define LB_HEADROOM_AUTO UINT64_MAX
 #define LB_HEADROOM_MIN ((uint64_t)256 << 20)
 
@@ -141,21 +136,15 @@ extern const char *const lb_setting_groups[];
 int lb_run_settings_init(LbRunSettings *s);
 void lb_run_settings_free(LbRunSettings *s);
 
-/* Parse one setting's text into s (the given bit is the caller's). 0 or -1 with should. */
-int lb_setting_parse(LbRunSettings *s, LbSettingId id, const char *text, int from_meta, char *should,
-                     size_t size);
 /* A setting's value as meta.csv holds it: malloc'd, NULL when out of memory. */
 char *lb_setting_text(const LbRunSettings *s, LbSettingId id);
-/* The setting whose flag is `flag` (without "--"), or -1. */
-int lb_setting_by_flag(const char *flag);
 
 /* --projection's values: linear is the linformer model, each other P the model linformer-P. */
 extern const char *const lb_projection_names[4];
 
-/* What depends on several settings: --order defaults to late with --sharing none; --gpu needs
- * --device cuda; --tf32 needs --dtype fp32; --projection P other than linear replaces linformer by linformer-P in --models
- * (sweep) or --model (run). 0, or -1 with the message (one line,
- * naming the flags) in msg. */
+/* What depends on several settings: --order defaults to late with --sharing none; --gpu and
+ * --gpus need --device cuda, and not each other; --tf32 needs --dtype fp32; --projection P other than linear
+ * replaces linformer by linformer-P in --models or --model. 0, or -1 with the message in msg. */
 int lb_run_settings_finish(LbRunSettings *s, char *msg, size_t size);
 
 /* The GPU memory kept outside the budget on a device of `total_bytes`: --headroom, or the larger
