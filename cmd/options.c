@@ -307,6 +307,7 @@ void lb_options_markdown(FILE *out)
                 lb_commands[i].name);
         flag_rows(out, 1u << i, 1);
     }
+    fputc('\n', out);
 }
 
 /* "standard, linformer and chunked": the models of `models` (bit 1u << kind) that read (or, with
@@ -442,7 +443,8 @@ static void take_min(uint64_t v, const char *why, uint64_t *best, const char **w
     }
 }
 
-int lb_host_memory_available(uint64_t *bytes, const char **what)
+/* The memory this process can still have; `what` names the limit that bound it. -1: none read. */
+static int host_memory_available(uint64_t *bytes, const char **what)
 {
     uint64_t best = UINT64_MAX, v, used;
     *what = NULL;
@@ -484,7 +486,7 @@ int lb_options_check_host_memory(const LbRunSettings *o)
         return 0;
     uint64_t want = o->mem_limit ? o->mem_limit : LB_CPU_DEFAULT_MEM, have;
     const char *what;
-    if (lb_host_memory_available(&have, &what) != 0 || want <= have)
+    if (host_memory_available(&have, &what) != 0 || want <= have)
         return 0;
     char w[32], h[32];
     lb_format_size(want, w, sizeof w);

@@ -54,13 +54,9 @@ void lb_options_note_unread(uint64_t given, unsigned models);
  * will be NA. */
 void lb_options_note_no_ratio(unsigned models);
 
-/* The memory this process can still have (bytes): the least of MemAvailable, the cgroup's
- * limit less its usage, and RLIMIT_AS / RLIMIT_DATA less what the process already maps; `what`
- * names the one that bound it. -1 when none can be read. */
-int lb_host_memory_available(uint64_t *bytes, const char **what);
-
 /* --device cpu: the budget (--mem-limit, or the default) must fit in the memory this process can
- * have, or the kernel kills the run part-way. Returns 0, or prints one line and returns
+ * still have (the least of MemAvailable, the cgroup's room, RLIMIT_AS / RLIMIT_DATA), or the
+ * kernel kills the run part-way. Returns 0, or prints one line and returns
  * LB_EXIT_USAGE (--mem-limit given) or LB_EXIT_FAILURE (the default does not fit). */
 int lb_options_check_host_memory(const LbRunSettings *o);
 
