@@ -64,7 +64,11 @@ int lb_options_parse(unsigned command, int argc, char **argv, LbRunSettings *s)
             lb_options_help(stdout, command);
             return LB_OPTIONS_HELPED;
         }
-        if (e->parse(s, optarg, 0, should, sizeof should) != 0)
+        if (!e->parse && e->arg)
+            *(const char **)(void *)((char *)s + e->at) = optarg;
+        else if (!e->parse)
+            *(int *)(void *)((char *)s + e->at) = 1;
+        else if (e->parse(s, optarg, 0, should, sizeof should) != 0)
             return lb_usage_error("invalid argument \"%s\" for --%s: should be %s", optarg ? optarg : "", e->flag, should);
         if (ids[i] == LB_SET_K)
             s->cmd.k_text = optarg;

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -451,42 +452,11 @@ static char *print_projection(const LbRunSettings *s) { return text("%s", lb_pro
 
 /* ---- the commands' own flags ---- */
 
-#define TEXT_FLAG(name, field)                                                                   \
-    static int parse_##name(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size) \
-    {                                                                                            \
-        (void)from_meta, (void)should, (void)size;                                               \
-        s->cmd.field = t;                                                                        \
-        return 0;                                                                                \
-    }
-#define SWITCH_FLAG(name, field)                                                                 \
-    static int parse_##name(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size) \
-    {                                                                                            \
-        (void)t, (void)from_meta, (void)should, (void)size;                                      \
-        s->cmd.field = 1;                                                                        \
-        return 0;                                                                                \
-    }
-TEXT_FLAG(out, out)
-TEXT_FLAG(resume, resume)
-TEXT_FLAG(dump, dump)
-TEXT_FLAG(card, card)
-TEXT_FLAG(spec, spec)
-TEXT_FLAG(partition, partition)
-TEXT_FLAG(time, time)
-TEXT_FLAG(account, account)
-SWITCH_FLAG(force, force)
-SWITCH_FLAG(quiet, quiet)
-SWITCH_FLAG(help, help)
-SWITCH_FLAG(no_check, no_check)
-SWITCH_FLAG(quick, quick)
-SWITCH_FLAG(no_render, no_render)
-SWITCH_FLAG(submit, submit)
-SWITCH_FLAG(markdown, markdown)
-#undef TEXT_FLAG
-#undef SWITCH_FLAG
-
 static int parse_plot_out(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
 {
-    return *t ? parse_out(s, t, from_meta, should, size) : refuse("a directory", should, size);
+    (void)from_meta;
+    s->cmd.out = t;
+    return *t ? 0 : refuse("a directory", should, size);
 }
 
 static int parse_shards(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
@@ -590,6 +560,9 @@ static int parse_compare_format(LbRunSettings *s, const char *t, int from_meta, 
     return 0;
 }
 
+/* A command's own row, in LbSettingId's order: no meta.csv key; a row without a parser stores its
+ * value (a switch: 1) in the field at offset `at` of LbRunSettings. */
+#define OPT(f, a, g, c, h, ...) {f, a, .group = g, .commands = c, .help = h, __VA_ARGS__}
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
@@ -675,99 +648,77 @@ const LbSetting lb_settings[LB_SET_COUNT] = {
     [LB_SET_PROJECTION] = {"projection", "P", NULL, "projection", LINFORMER,
                            "linear, mean, max or conv: the Linformer's compression of keys and\nvalues (E and F, mean or max pooling, or a depthwise convolution over\nwindows of n/k); P other than linear measures the model linformer-P\nin linformer's place",
                            "linear", NULL, NULL, PLANNED, 0, parse_projection, print_projection},
-    [LB_OPT_MODEL] = {"model", "M", .label = "model", .group = "Cell:", .help = "{models}", .def = "standard",
-                      .commands = LB_FOR_RUN, .parse = parse_model},
-    [LB_OPT_RUN_N] = {"n", "N", .label = "sequence length", .group = "Cell:", .help = "sequence length, 2 to 1048576",
-                      .def = "512", .commands = LB_FOR_RUN, .parse = parse_run_n},
-    [LB_OPT_RUN_K] = {"k", "N", .label = "k", .group = "Cell:", .help = "the k of a model with a k axis, 1 to 1048576{k}",
-                      .def = "128", .commands = LB_FOR_RUN, .parse = parse_run_k},
-    [LB_OPT_CARD] = {"gpu", "NAME", .label = "card", .group = "Card:",
-                     .help = "a card of the table (docs/METHOD.md cites each datasheet):\n{cards}", .def_help = "",
-                     .commands = LB_FOR_PREDICT, .parse = parse_card},
-    [LB_OPT_SPEC] = {"spec", "S", .label = "card", .group = "Card:",
-                     .help = "any other card: tflops=T (its product rate for --dtype, TFLOP/s),\nbw=B (memory bandwidth, GB/s), mem=SIZE (memory, as --mem-limit)",
-                     .def_help = "", .commands = LB_FOR_PREDICT, .parse = parse_spec},
-    [LB_OPT_PRODUCT_EFF] = {"product-efficiency", "E", .label = "product efficiency", .group = "Roofline:",
-                            .help = "share of the rate a product reaches, above 0 to 1",
-                            .def = STR(LB_PREDICT_PRODUCT_EFFICIENCY), .commands = LB_FOR_PREDICT,
-                            .parse = parse_product_eff},
-    [LB_OPT_COPY_EFF] = {"copy-efficiency", "E", .label = "copy efficiency", .group = "Roofline:",
-                         .help = "share of the bandwidth a memory-bound call reaches, above 0 to 1",
-                         .def = STR(LB_PREDICT_COPY_EFFICIENCY), .commands = LB_FOR_PREDICT, .parse = parse_copy_eff},
-    [LB_OPT_LAUNCH] = {"launch-us", "US", .label = "launch", .group = "Roofline:",
-                       .help = "microseconds added per kernel, 0 to 1000000", .def = STR(LB_PREDICT_LAUNCH_US),
-                       .commands = LB_FOR_PREDICT, .parse = parse_launch},
-    [LB_OPT_DUMP] = {"dump", "DIR", .label = "dump", .group = "Dump:",
-                     .help = "write ids.npy, every weight, output.npy, index.csv (the files) and\nmeta.csv (the settings) into DIR (a new or empty directory)\ninstead of timing",
-                     .def_help = "", .commands = LB_FOR_RUN, .parse = parse_dump},
-    [LB_OPT_BATCH] = {"batch", "N", .label = "batch", .group = "Dump:", .help = "batch of the dumped pass, 1 to 65536",
-                      .def = "1", .commands = LB_FOR_RUN, .parse = parse_batch},
-    [LB_OPT_CHECK_DTYPE] = {"dtype", "T", .label = "dtype", .group = "", .help = "check only fp16, bf16 or fp32",
-                            .def_help = "(default all three)", .commands = LB_FOR_CHECK, .parse = parse_dtype},
-    [LB_OPT_CHECK_SEED] = {"seed", "N", .label = "seed", .group = "", .help = "seed of the random data, >= 0",
-                           .def_help = "(default a new one each run, printed)", .commands = LB_FOR_CHECK,
-                           .parse = parse_seed},
-    [LB_OPT_QUICK] = {"quick", NULL, .label = "quick", .group = "",
-                      .help = "the quick check sweep and run do: few shapes, one forward per model", .def_help = "",
-                      .commands = LB_FOR_CHECK, .parse = parse_quick},
-    [LB_OPT_INFO_GPU] = {"gpu", "N", .label = "GPU index", .group = "", .help = "describe only device N, 0 to 1023",
-                         .def_help = "(default: every device)", .commands = LB_FOR_INFO, .parse = parse_gpu},
-    [LB_OPT_SHARDS] = {"shards", "N", .label = "shards", .group = "", .help = "how many shards, 1 to 4096",
-                       .def_help = "", .commands = LB_FOR_SLURM, .parse = parse_shards},
-    [LB_OPT_SLURM_OUT] = {"out", "DIR", .label = "output", .group = "",
-                          .help = "where the shards, the merge and the scripts go", .def_help = "",
-                          .commands = LB_FOR_SLURM, .parse = parse_out, .short_flag = 'o'},
-    [LB_OPT_PARTITION] = {"partition", "P", .label = "partition", .group = "",
-                          .help = "#SBATCH --partition (letters, digits and . _ - , : only)", .def_help = "",
-                          .commands = LB_FOR_SLURM, .parse = parse_partition},
-    [LB_OPT_TIME] = {"time", "T", .label = "time", .group = "",
-                     .help = "#SBATCH --time: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S or UNLIMITED", .def_help = "",
-                     .commands = LB_FOR_SLURM, .parse = parse_time},
-    [LB_OPT_ACCOUNT] = {"account", "A", .label = "account", .group = "", .help = "#SBATCH --account (same characters)",
-                        .def_help = "", .commands = LB_FOR_SLURM, .parse = parse_account},
-    [LB_OPT_SUBMIT] = {"submit", NULL, .label = "submit", .group = "",
-                       .help = "run the two sbatch commands (sbatch must be on PATH)", .def_help = "",
-                       .commands = LB_FOR_SLURM, .parse = parse_submit},
-    [LB_OPT_PLOT_OUT] = {"out", "DIR", .label = "output", .group = "",
-                         .help = "where the scripts, data and images go; created if missing",
-                         .def_help = "\n(default: the sweep's DIR; with PEER_DIR, PEER_DIR)", .commands = LB_FOR_PLOT,
-                         .parse = parse_plot_out, .short_flag = 'o'},
-    [LB_OPT_NO_RENDER] = {"no-render", NULL, .label = "no render", .group = "",
-                          .help = "write the scripts and data only, do not run gnuplot",
-                          .def_help = "(default: render\nwhen gnuplot is on PATH)", .commands = LB_FOR_PLOT,
-                          .parse = parse_no_render},
-    [LB_OPT_RENDER_TIMEOUT] = {"render-timeout", "SEC", .label = "render timeout", .group = "",
-                               .help = "stop a gnuplot that has not finished one plot in SEC seconds,\n1 to 3600",
-                               .def = "60", .commands = LB_FOR_PLOT, .parse = parse_render_timeout},
-    [LB_OPT_OUT] = {"out", "DIR", .label = "output", .group = "Output:",
-                    .help = "where the files go; must be new or hold no results",
-                    .def_help = "(default a new\ndirectory linbench-YYYYmmdd-HHMMSS here)",
-                    .commands = LB_FOR_SWEEP | LB_FOR_PREDICT, .parse = parse_out, .short_flag = 'o'},
-    [LB_OPT_FORCE] = {"force", NULL, .label = "force", .group = "Output:",
-                      .help = "remove the results already in --out before the first new row", .def_help = "",
-                      .commands = LB_FOR_SWEEP | LB_FOR_PREDICT, .parse = parse_force},
-    [LB_OPT_RESUME] = {"resume", "DIR", .label = "resume", .group = "Output:",
-                       .help = "measure only the cells not yet in DIR/raw.csv, with every setting\nfrom DIR/meta.csv; flags given must agree with them, and DIR must\ncome from this linbench version",
-                       .def_help = "", .commands = LB_FOR_SWEEP, .parse = parse_resume},
-    [LB_OPT_FORMAT] = {"format", "F", .label = "format", .group = "Output:", .help = "the printed grids as text or md",
-                       .def = "text", .commands = LB_FOR_SWEEP | LB_FOR_PREDICT, .parse = parse_format},
-    [LB_OPT_COMPARE_FORMAT] = {"format", "F", .label = "format", .group = "",
-                               .help = "text (aligned tables), md (Markdown tables) or csv (one row per cell:\ngrid,n,k,measured,paper,measured_over_paper, or grid,n,k,a,b,b_over_a;\nagainst a peer: comparison,linbench_model,peer_model,n,k,\nlinbench_ms_per_seq,peer_ms_per_seq,linbench_over_peer_time,\nlinbench_batch,peer_batch,linbench_over_peer_batch,\nlinbench_j_per_seq,peer_j_per_seq,linbench_over_peer_energy)",
-                               .def = "text", .commands = LB_FOR_COMPARE, .parse = parse_compare_format},
-    [LB_OPT_NO_CHECK] = {"no-check", NULL, .label = "no check", .group = "Output:",
-                         .help = "skip the quick check of the backend (linbench check --quick) that\nruns first; a sweep's meta.csv records check as skipped",
-                         .def_help = "", .commands = LB_FOR_SWEEP | LB_FOR_RUN, .parse = parse_no_check},
-    [LB_OPT_QUIET] = {"quiet", NULL, .label = "quiet", .group = "Output:", .help = "no progress on stderr",
-                      .def_help = "", .commands = LB_FOR_SWEEP, .parse = parse_quiet, .short_flag = 'q'},
-    [LB_OPT_PREDICT_QUIET] = {"quiet", NULL, .label = "quiet", .group = "Output:", .help = "no summary line on stderr",
-                              .def_help = "", .commands = LB_FOR_PREDICT, .parse = parse_quiet, .short_flag = 'q'},
-    [LB_OPT_MERGE_QUIET] = {"quiet", NULL, .label = "quiet", .group = "", .help = "no grids on stdout", .def_help = "",
-                            .commands = LB_FOR_MERGE, .parse = parse_quiet, .short_flag = 'q'},
-    [LB_OPT_MARKDOWN] = {"markdown", NULL, .label = "markdown", .group = "",
-                         .help = "every command's flags as the Markdown tables of README.md", .def_help = "",
-                         .commands = LB_FOR_HELP, .parse = parse_markdown},
-    [LB_OPT_HELP] = {"help", NULL, .label = "help", .group = "", .help = "this help", .def_help = "",
-                     .commands = ~0u, .parse = parse_help, .short_flag = 'h'},
+    OPT("model", "M", "Cell:", LB_FOR_RUN, "{models}", .def = "standard", .parse = parse_model),
+    OPT("n", "N", "Cell:", LB_FOR_RUN, "sequence length, 2 to 1048576", .def = "512", .parse = parse_run_n),
+    OPT("k", "N", "Cell:", LB_FOR_RUN, "the k of a model with a k axis, 1 to 1048576{k}", .def = "128",
+        .parse = parse_run_k),
+    OPT("gpu", "NAME", "Card:", LB_FOR_PREDICT, "a card of the table (docs/METHOD.md cites each datasheet):\n{cards}",
+        .def_help = "", .at = offsetof(LbRunSettings, cmd.card)),
+    OPT("spec", "S", "Card:", LB_FOR_PREDICT,
+        "any other card: tflops=T (its product rate for --dtype, TFLOP/s),\nbw=B (memory bandwidth, GB/s), mem=SIZE (memory, as --mem-limit)",
+        .def_help = "", .at = offsetof(LbRunSettings, cmd.spec)),
+    OPT("product-efficiency", "E", "Roofline:", LB_FOR_PREDICT, "share of the rate a product reaches, above 0 to 1",
+        .def = STR(LB_PREDICT_PRODUCT_EFFICIENCY), .parse = parse_product_eff),
+    OPT("copy-efficiency", "E", "Roofline:", LB_FOR_PREDICT,
+        "share of the bandwidth a memory-bound call reaches, above 0 to 1", .def = STR(LB_PREDICT_COPY_EFFICIENCY),
+        .parse = parse_copy_eff),
+    OPT("launch-us", "US", "Roofline:", LB_FOR_PREDICT, "microseconds added per kernel, 0 to 1000000",
+        .def = STR(LB_PREDICT_LAUNCH_US), .parse = parse_launch),
+    OPT("dump", "DIR", "Dump:", LB_FOR_RUN,
+        "write ids.npy, every weight, output.npy, index.csv (the files) and\nmeta.csv (the settings) into DIR (a new or empty directory)\ninstead of timing",
+        .def_help = "", .at = offsetof(LbRunSettings, cmd.dump)),
+    OPT("batch", "N", "Dump:", LB_FOR_RUN, "batch of the dumped pass, 1 to 65536", .def = "1", .parse = parse_batch),
+    OPT("dtype", "T", "", LB_FOR_CHECK, "check only fp16, bf16 or fp32", .def_help = "(default all three)",
+        .parse = parse_dtype),
+    OPT("seed", "N", "", LB_FOR_CHECK, "seed of the random data, >= 0", .def_help = "(default a new one each run, printed)",
+        .parse = parse_seed),
+    OPT("quick", NULL, "", LB_FOR_CHECK, "the quick check sweep and run do: few shapes, one forward per model",
+        .def_help = "", .at = offsetof(LbRunSettings, cmd.quick)),
+    OPT("gpu", "N", "", LB_FOR_INFO, "describe only device N, 0 to 1023", .def_help = "(default: every device)",
+        .parse = parse_gpu),
+    OPT("shards", "N", "", LB_FOR_SLURM, "how many shards, 1 to 4096", .def_help = "", .parse = parse_shards),
+    OPT("partition", "P", "", LB_FOR_SLURM, "#SBATCH --partition (letters, digits and . _ - , : only)", .def_help = "",
+        .at = offsetof(LbRunSettings, cmd.partition)),
+    OPT("time", "T", "", LB_FOR_SLURM, "#SBATCH --time: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S or UNLIMITED",
+        .def_help = "", .at = offsetof(LbRunSettings, cmd.time)),
+    OPT("account", "A", "", LB_FOR_SLURM, "#SBATCH --account (same characters)", .def_help = "",
+        .at = offsetof(LbRunSettings, cmd.account)),
+    OPT("submit", NULL, "", LB_FOR_SLURM, "run the two sbatch commands (sbatch must be on PATH)", .def_help = "",
+        .at = offsetof(LbRunSettings, cmd.submit)),
+    OPT("out", "DIR", "", LB_FOR_SLURM, "where the shards, the merge and the scripts go", .def_help = "",
+        .at = offsetof(LbRunSettings, cmd.out), .short_flag = 'o'),
+    OPT("out", "DIR", "Output:", LB_FOR_SWEEP | LB_FOR_PREDICT, "where the files go; must be new or hold no results",
+        .def_help = "(default a new\ndirectory linbench-YYYYmmdd-HHMMSS here)", .at = offsetof(LbRunSettings, cmd.out),
+        .short_flag = 'o'),
+    OPT("out", "DIR", "", LB_FOR_PLOT, "where the scripts, data and images go; created if missing",
+        .def_help = "\n(default: the sweep's DIR; with PEER_DIR, PEER_DIR)", .parse = parse_plot_out, .short_flag = 'o'),
+    OPT("no-render", NULL, "", LB_FOR_PLOT, "write the scripts and data only, do not run gnuplot",
+        .def_help = "(default: render\nwhen gnuplot is on PATH)", .at = offsetof(LbRunSettings, cmd.no_render)),
+    OPT("render-timeout", "SEC", "", LB_FOR_PLOT, "stop a gnuplot that has not finished one plot in SEC seconds,\n1 to 3600",
+        .def = "60", .parse = parse_render_timeout),
+    OPT("force", NULL, "Output:", LB_FOR_SWEEP | LB_FOR_PREDICT,
+        "remove the results already in --out before the first new row", .def_help = "",
+        .at = offsetof(LbRunSettings, cmd.force)),
+    OPT("resume", "DIR", "Output:", LB_FOR_SWEEP,
+        "measure only the cells not yet in DIR/raw.csv, with every setting\nfrom DIR/meta.csv; flags given must agree with them, and DIR must\ncome from this linbench version",
+        .def_help = "", .at = offsetof(LbRunSettings, cmd.resume)),
+    OPT("format", "F", "Output:", LB_FOR_SWEEP | LB_FOR_PREDICT, "the printed grids as text or md", .def = "text",
+        .parse = parse_format),
+    OPT("format", "F", "", LB_FOR_COMPARE,
+        "text (aligned tables), md (Markdown tables) or csv (one row per cell:\ngrid,n,k,measured,paper,measured_over_paper, or grid,n,k,a,b,b_over_a;\nagainst a peer: comparison,linbench_model,peer_model,n,k,\nlinbench_ms_per_seq,peer_ms_per_seq,linbench_over_peer_time,\nlinbench_batch,peer_batch,linbench_over_peer_batch,\nlinbench_j_per_seq,peer_j_per_seq,linbench_over_peer_energy)",
+        .def = "text", .parse = parse_compare_format),
+    OPT("no-check", NULL, "Output:", LB_FOR_SWEEP | LB_FOR_RUN,
+        "skip the quick check of the backend (linbench check --quick) that\nruns first; a sweep's meta.csv records check as skipped",
+        .def_help = "", .at = offsetof(LbRunSettings, cmd.no_check)),
+    OPT("quiet", NULL, "Output:", LB_FOR_SWEEP, "no progress on stderr", .def_help = "",
+        .at = offsetof(LbRunSettings, cmd.quiet), .short_flag = 'q'),
+    OPT("quiet", NULL, "Output:", LB_FOR_PREDICT, "no summary line on stderr", .def_help = "",
+        .at = offsetof(LbRunSettings, cmd.quiet), .short_flag = 'q'),
+    OPT("quiet", NULL, "", LB_FOR_MERGE, "no grids on stdout", .def_help = "", .at = offsetof(LbRunSettings, cmd.quiet),
+        .short_flag = 'q'),
+    OPT("markdown", NULL, "", LB_FOR_HELP, "every command's flags as the Markdown tables of README.md", .def_help = "",
+        .at = offsetof(LbRunSettings, cmd.markdown)),
+    OPT("help", NULL, "", ~0u, "this help", .def_help = "", .at = offsetof(LbRunSettings, cmd.help), .short_flag = 'h'),
 };
 
 const char *const lb_setting_groups[] = {"Cell:", "Card:", "Roofline:", GRID, MODEL, LINFORMER, CHUNKED, DEVICE,

@@ -125,6 +125,7 @@ typedef struct LbSetting {
     char *(*print)(const LbRunSettings *s); /* as meta.csv holds it; malloc'd, NULL if no memory or
                                              * not a setting */
     char short_flag; /* -o, or 0 */
+    size_t at;       /* no parser: the offset in LbRunSettings of the value's char * (a switch's int) */
 } LbSetting;
 
 extern const LbSetting lb_settings[LB_SET_COUNT];
