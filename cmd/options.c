@@ -64,11 +64,7 @@ int lb_options_parse(unsigned command, int argc, char **argv, LbRunSettings *s)
             lb_options_help(stdout, command);
             return LB_OPTIONS_HELPED;
         }
-        if (!e->parse && e->arg)
-            *(const char **)(void *)((char *)s + e->at) = optarg;
-        else if (!e->parse)
-            *(int *)(void *)((char *)s + e->at) = 1;
-        else if (e->parse(s, optarg, 0, should, sizeof should) != 0)
+        if (lb_setting_apply(s, (LbSettingId)ids[i], optarg, 0, should, sizeof should) != 0)
             return lb_usage_error("invalid argument \"%s\" for --%s: should be %s", optarg ? optarg : "", e->flag, should);
         if (ids[i] == LB_SET_K)
             s->cmd.k_text = optarg;
@@ -228,7 +224,7 @@ static char *default_text(const LbSetting *e, const LbRunSettings *defaults)
 {
     if (e->def_help)
         return strdup(e->def_help);
-    char *d = e->print ? e->print(defaults) : NULL;
+    char *d = lb_setting_text(defaults, (LbSettingId)(e - lb_settings));
     const char *v = e->def ? e->def : d ? d : "?";
     char *t = malloc(strlen(v) + 16);
     if (t)

@@ -192,20 +192,6 @@ static char *print_shard(const LbRunSettings *s)
     return s->shard_count ? text("%d/%d", s->shard_index, s->shard_count) : text("%s", "");
 }
 
-#define INT_SETTING(name, field, min, max)                                                       \
-    static int parse_##name(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size) \
-    {                                                                                            \
-        (void)from_meta;                                                                         \
-        return int_value(t, min, max, &s->field, should, size);                                  \
-    }                                                                                            \
-    static char *print_##name(const LbRunSettings *s) { return text("%d", s->field); }
-INT_SETTING(layers, model.layers, 1, LB_LAYERS_MAX)
-INT_SETTING(d_model, model.d_model, 1, LB_DMODEL_MAX)
-INT_SETTING(heads, model.heads, 1, LB_HEADS_MAX)
-INT_SETTING(ffn, model.ffn, 1, LB_FFN_MAX)
-INT_SETTING(vocab, model.vocab, 1, LB_VOCAB_MAX)
-INT_SETTING(gpu, gpu, 0, 1023)
-#undef INT_SETTING
 
 /* --gpus: "all" or GPU indices as a comma list, each once, in the order given. */
 static int parse_gpus(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
@@ -266,20 +252,6 @@ static int parse_dtype(LbRunSettings *s, const char *t, int from_meta, char *sho
 }
 static char *print_dtype(const LbRunSettings *s) { return text("%s", lb_dtype_name(s->model.dtype)); }
 
-/* The flag itself takes no value (text NULL); meta.csv holds 0 or 1. */
-static int parse_tf32(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
-{
-    (void)from_meta;
-    if (!t) {
-        s->tf32 = 1;
-        return 0;
-    }
-    if (strcmp(t, "0") != 0 && strcmp(t, "1") != 0)
-        return refuse("0 or 1", should, size);
-    s->tf32 = t[0] == '1';
-    return 0;
-}
-static char *print_tf32(const LbRunSettings *s) { return text("%d", s->tf32); }
 
 static int parse_sharing(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
 {
@@ -295,15 +267,6 @@ static int parse_order(LbRunSettings *s, const char *t, int from_meta, char *sho
 }
 static char *print_order(const LbRunSettings *s) { return text("%s", lb_order_name(s->model.order)); }
 
-static int parse_chunk(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
-{
-    (void)from_meta;
-    if (lb_parse_int64(t, 1, LB_N_MAX, &s->model.chunk) == 0)
-        return 0;
-    snprintf(should, size, "an integer from 1 to %d", LB_N_MAX);
-    return -1;
-}
-static char *print_chunk(const LbRunSettings *s) { return text("%lld", (long long)s->model.chunk); }
 
 static int parse_device(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
 {
@@ -391,20 +354,6 @@ static int parse_seed(LbRunSettings *s, const char *t, int from_meta, char *shou
 }
 static char *print_seed(const LbRunSettings *s) { return text("%llu", (unsigned long long)s->seed); }
 
-/* As --tf32: the flag takes no value (text NULL); meta.csv holds 0 or 1. */
-static int parse_breakdown(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
-{
-    (void)from_meta;
-    if (!t) {
-        s->breakdown = 1;
-        return 0;
-    }
-    if (strcmp(t, "0") != 0 && strcmp(t, "1") != 0)
-        return refuse("0 or 1", should, size);
-    s->breakdown = t[0] == '1';
-    return 0;
-}
-static char *print_breakdown(const LbRunSettings *s) { return text("%d", s->breakdown); }
 
 /* --no-autotune turns it off (text NULL); meta.csv holds on or off. */
 static int parse_autotune(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
@@ -459,17 +408,7 @@ static int parse_plot_out(LbRunSettings *s, const char *t, int from_meta, char *
     return *t ? 0 : refuse("a directory", should, size);
 }
 
-static int parse_shards(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
-{
-    (void)from_meta;
-    return int_value(t, 1, LB_SHARDS_MAX, &s->cmd.shards, should, size);
-}
 
-static int parse_render_timeout(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
-{
-    (void)from_meta;
-    return int_value(t, 1, 3600, &s->cmd.render_timeout, should, size);
-}
 
 static int parse_model(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
 {
@@ -485,29 +424,8 @@ static int parse_model(LbRunSettings *s, const char *t, int from_meta, char *sho
     return -1;
 }
 
-static int parse_run_n(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
-{
-    (void)from_meta;
-    if (lb_parse_int64(t, LB_N_MIN, LB_N_MAX, &s->model.n) == 0)
-        return 0;
-    snprintf(should, size, "an integer from %d to %d", LB_N_MIN, LB_N_MAX);
-    return -1;
-}
 
-static int parse_run_k(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
-{
-    (void)from_meta;
-    if (lb_parse_int64(t, LB_K_MIN, LB_N_MAX, &s->model.k) == 0)
-        return 0;
-    snprintf(should, size, "an integer from %d to %d", LB_K_MIN, LB_N_MAX);
-    return -1;
-}
 
-static int parse_batch(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
-{
-    (void)from_meta;
-    return lb_parse_int64(t, 1, 65536, &s->cmd.batch) ? refuse("an integer from 1 to 65536", should, size) : 0;
-}
 
 /* A number in (lo, hi] (or [lo, hi] when lo_closed), the whole text. */
 static int number_in(const char *t, double lo, int lo_closed, double hi, double *out)
@@ -590,20 +508,20 @@ const LbSetting lb_settings[LB_SET_COUNT] = {
                       "measure only shard I (0 to N-1) of N, N from 1 to 4096: a split of\nthe cells by predicted cost; recorded in meta.csv as a setting;\nput the shards' directories together with linbench merge",
                       NULL, "", "", LB_FOR_SWEEP, 1, parse_shard, print_shard},
     [LB_SET_LAYERS] = {"layers", "N", "layers", "layers", MODEL, "encoder layers, 1 to 1024", NULL, NULL, NULL, PLANNED,
-                       1, parse_layers, print_layers},
+                       1, NULL, NULL, .at = offsetof(LbRunSettings, model.layers), .type = 'i', .min = 1, .max = LB_LAYERS_MAX},
     [LB_SET_DMODEL] = {"d-model", "N", "d_model", "model width", MODEL,
-                       "model width, 1 to 65536, divisible by --heads", NULL, NULL, NULL, PLANNED, 1, parse_d_model,
-                       print_d_model},
+                       "model width, 1 to 65536, divisible by --heads", NULL, NULL, NULL, PLANNED, 1, NULL, NULL,
+                       .at = offsetof(LbRunSettings, model.d_model), .type = 'i', .min = 1, .max = LB_DMODEL_MAX},
     [LB_SET_HEADS] = {"heads", "N", "heads", "heads", MODEL, "attention heads, 1 to 1024", NULL, NULL, NULL, PLANNED, 1,
-                      parse_heads, print_heads},
+                      NULL, NULL, .at = offsetof(LbRunSettings, model.heads), .type = 'i', .min = 1, .max = LB_HEADS_MAX},
     [LB_SET_FFN] = {"ffn", "N", "ffn", "feed-forward width", MODEL, "feed-forward width, 1 to 1048576", NULL, NULL,
-                    NULL, PLANNED, 1, parse_ffn, print_ffn},
+                    NULL, PLANNED, 1, NULL, NULL, .at = offsetof(LbRunSettings, model.ffn), .type = 'i', .min = 1, .max = LB_FFN_MAX},
     [LB_SET_VOCAB] = {"vocab", "N", "vocab", "vocabulary", MODEL, "token vocabulary, 1 to 16777216", NULL, NULL, NULL,
-                      PLANNED, 1, parse_vocab, print_vocab},
+                      PLANNED, 1, NULL, NULL, .at = offsetof(LbRunSettings, model.vocab), .type = 'i', .min = 1, .max = LB_VOCAB_MAX},
     [LB_SET_DTYPE] = {"dtype", "T", "dtype", "dtype", MODEL, "fp16, bf16 or fp32; products accumulate in fp32", NULL,
                       NULL, NULL, PLANNED, 1, parse_dtype, print_dtype},
     [LB_SET_TF32] = {"tf32", NULL, "tf32", "TF32", MODEL, "let fp32 products use TF32, only with --dtype fp32", NULL,
-                     "(default off)", NULL, PLANNED | LB_FOR_CHECK, 1, parse_tf32, print_tf32},
+                     "(default off)", NULL, PLANNED | LB_FOR_CHECK, 1, NULL, NULL, .at = offsetof(LbRunSettings, tf32)},
     [LB_SET_SHARING] = {"sharing", "S", "sharing", "sharing", LINFORMER,
                         "layerwise, kv, headwise or none", NULL, NULL, NULL, PLANNED, 1,
                         parse_sharing, print_sharing},
@@ -612,7 +530,7 @@ const LbSetting lb_settings[LB_SET_COUNT] = {
                       "(default early; late with --sharing none)", NULL, PLANNED, 1, parse_order, print_order},
     [LB_SET_CHUNK] = {"chunk", "ROWS", "chunk", "chunk rows", CHUNKED,
                       "query rows per block of the chunked model, 1 to 1048576", NULL, NULL, "1024", PLANNED, 1,
-                      parse_chunk, print_chunk},
+                      NULL, NULL, .at = offsetof(LbRunSettings, model.chunk), .type = 'l', .min = 1, .max = LB_N_MAX},
     [LB_SET_K_SCHEDULE] = {"k-schedule", "S", "k_schedule", "k per layer", LINFORMER,
                            "the Linformer's k per layer: uniform; halve (k, k/2, k/4 on the\nlayers' thirds); or a comma list of one factor in (0, 1] per layer;\nk below the cell's rounded up to a multiple of 8. The grid's k is\nthe first layer's",
                            "uniform", NULL, "uniform", PLANNED, 1, parse_k_schedule, print_k_schedule},
@@ -635,13 +553,13 @@ const LbSetting lb_settings[LB_SET_COUNT] = {
                      NULL, BOTH, 1, parse_seed, print_seed},
     [LB_SET_BREAKDOWN] = {"breakdown", NULL, "breakdown", "breakdown", TIMING,
                           "after each measured cell, one more pass at its batch timing every\noperation: breakdown.csv in a sweep, a table after run's result\n(docs/METHOD.md, \"Breakdown\")",
-                          "0", "(default off)", "0", BOTH, 1, parse_breakdown, print_breakdown},
+                          "0", "(default off)", "0", BOTH, 1, NULL, NULL, .at = offsetof(LbRunSettings, breakdown)},
     /* absent: a result from before the tuning took the heuristic's first algorithm */
     [LB_SET_AUTOTUNE] = {"no-autotune", NULL, "matmul_autotune", "matmul autotuning", TIMING,
                          "take cuBLASLt's first heuristic algorithm for each product instead\nof timing up to 8 on the shape's first use (a warm-up pass, never a\ntimed one) and keeping the fastest",
                          "on", "", "off", BOTH | LB_FOR_CHECK, 1, parse_autotune, print_autotune},
     [LB_SET_GPU] = {"gpu", "N", NULL, "GPU index", DEVICE, "CUDA device index, 0 to 1023", NULL, NULL, NULL, BOTH | LB_FOR_CHECK, 0,
-                    parse_gpu, print_gpu},
+                    NULL, NULL, .at = offsetof(LbRunSettings, gpu), .type = 'i', .min = 0, .max = 1023},
     [LB_SET_GPUS] = {"gpus", "LIST", NULL, "GPUs", DEVICE,
                      "measure on several GPUs of one model at once: a worker process per\nGPU, taking cells from a queue in the directory; LIST is all or\nindices such as 0,1,3 (not with --gpu)",
                      NULL, "", NULL, LB_FOR_SWEEP, 0, parse_gpus, print_gpus},
@@ -649,9 +567,10 @@ const LbSetting lb_settings[LB_SET_COUNT] = {
                            "linear, mean, max or conv: the Linformer's compression of keys and\nvalues (E and F, mean or max pooling, or a depthwise convolution over\nwindows of n/k); P other than linear measures the model linformer-P\nin linformer's place",
                            "linear", NULL, NULL, PLANNED, 0, parse_projection, print_projection},
     OPT("model", "M", "Cell:", LB_FOR_RUN, "{models}", .def = "standard", .parse = parse_model),
-    OPT("n", "N", "Cell:", LB_FOR_RUN, "sequence length, 2 to 1048576", .def = "512", .parse = parse_run_n),
+    OPT("n", "N", "Cell:", LB_FOR_RUN, "sequence length, 2 to 1048576", .def = "512",
+        .at = offsetof(LbRunSettings, model.n), .type = 'l', .min = LB_N_MIN, .max = LB_N_MAX),
     OPT("k", "N", "Cell:", LB_FOR_RUN, "the k of a model with a k axis, 1 to 1048576{k}", .def = "128",
-        .parse = parse_run_k),
+        .at = offsetof(LbRunSettings, model.k), .type = 'l', .min = LB_K_MIN, .max = LB_N_MAX),
     OPT("gpu", "NAME", "Card:", LB_FOR_PREDICT, "a card of the table (docs/METHOD.md cites each datasheet):\n{cards}",
         .def_help = "", .at = offsetof(LbRunSettings, cmd.card)),
     OPT("spec", "S", "Card:", LB_FOR_PREDICT,
@@ -667,7 +586,8 @@ const LbSetting lb_settings[LB_SET_COUNT] = {
     OPT("dump", "DIR", "Dump:", LB_FOR_RUN,
         "write ids.npy, every weight, output.npy, index.csv (the files) and\nmeta.csv (the settings) into DIR (a new or empty directory)\ninstead of timing",
         .def_help = "", .at = offsetof(LbRunSettings, cmd.dump)),
-    OPT("batch", "N", "Dump:", LB_FOR_RUN, "batch of the dumped pass, 1 to 65536", .def = "1", .parse = parse_batch),
+    OPT("batch", "N", "Dump:", LB_FOR_RUN, "batch of the dumped pass, 1 to 65536", .def = "1",
+        .at = offsetof(LbRunSettings, cmd.batch), .type = 'l', .min = 1, .max = 65536),
     OPT("dtype", "T", "", LB_FOR_CHECK, "check only fp16, bf16 or fp32", .def_help = "(default all three)",
         .parse = parse_dtype),
     OPT("seed", "N", "", LB_FOR_CHECK, "seed of the random data, >= 0", .def_help = "(default a new one each run, printed)",
@@ -675,8 +595,9 @@ const LbSetting lb_settings[LB_SET_COUNT] = {
     OPT("quick", NULL, "", LB_FOR_CHECK, "the quick check sweep and run do: few shapes, one forward per model",
         .def_help = "", .at = offsetof(LbRunSettings, cmd.quick)),
     OPT("gpu", "N", "", LB_FOR_INFO, "describe only device N, 0 to 1023", .def_help = "(default: every device)",
-        .parse = parse_gpu),
-    OPT("shards", "N", "", LB_FOR_SLURM, "how many shards, 1 to 4096", .def_help = "", .parse = parse_shards),
+        .at = offsetof(LbRunSettings, gpu), .type = 'i', .min = 0, .max = 1023),
+    OPT("shards", "N", "", LB_FOR_SLURM, "how many shards, 1 to 4096", .def_help = "",
+        .at = offsetof(LbRunSettings, cmd.shards), .type = 'i', .min = 1, .max = LB_SHARDS_MAX),
     OPT("partition", "P", "", LB_FOR_SLURM, "#SBATCH --partition (letters, digits and . _ - , : only)", .def_help = "",
         .at = offsetof(LbRunSettings, cmd.partition)),
     OPT("time", "T", "", LB_FOR_SLURM, "#SBATCH --time: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S or UNLIMITED",
@@ -695,7 +616,7 @@ const LbSetting lb_settings[LB_SET_COUNT] = {
     OPT("no-render", NULL, "", LB_FOR_PLOT, "write the scripts and data only, do not run gnuplot",
         .def_help = "(default: render\nwhen gnuplot is on PATH)", .at = offsetof(LbRunSettings, cmd.no_render)),
     OPT("render-timeout", "SEC", "", LB_FOR_PLOT, "stop a gnuplot that has not finished one plot in SEC seconds,\n1 to 3600",
-        .def = "60", .parse = parse_render_timeout),
+        .def = "60", .at = offsetof(LbRunSettings, cmd.render_timeout), .type = 'i', .min = 1, .max = 3600),
     OPT("force", NULL, "Output:", LB_FOR_SWEEP | LB_FOR_PREDICT,
         "remove the results already in --out before the first new row", .def_help = "",
         .at = offsetof(LbRunSettings, cmd.force)),
@@ -733,7 +654,7 @@ int lb_run_settings_init(LbRunSettings *s)
     s->device = LB_DEVICE_CUDA;
     for (int id = 0; id < LB_SET_COUNT; id++) {
         char should[160];
-        if (lb_settings[id].def && lb_settings[id].parse(s, lb_settings[id].def, 0, should, sizeof should) != 0) {
+        if (lb_settings[id].def && lb_setting_apply(s, (LbSettingId)id, lb_settings[id].def, 0, should, sizeof should) != 0) {
             lb_run_settings_free(s);
             return LB_FAIL(LB_ERR_NOMEM, "out of memory setting the defaults"); /* the lists' malloc */
         }
@@ -753,9 +674,39 @@ void lb_run_settings_free(LbRunSettings *s)
     s->nn = s->nk = s->ngpus = 0;
 }
 
+int lb_setting_apply(LbRunSettings *s, LbSettingId id, const char *t, int from_meta, char *should, size_t size)
+{
+    const LbSetting *e = &lb_settings[id];
+    void *at = (char *)s + e->at;
+    int64_t v = 0;
+    if (e->parse)
+        return e->parse(s, t, from_meta, should, size);
+    if (e->type && lb_parse_int64(t, e->min, e->max, &v) != 0) {
+        snprintf(should, size, "an integer from %lld to %lld", (long long)e->min, (long long)e->max);
+        return -1;
+    }
+    if (e->type == 'i')
+        *(int *)at = (int)v;
+    else if (e->type == 'l')
+        *(int64_t *)at = v;
+    else if (e->arg)
+        *(const char **)at = t;
+    else if (t && strcmp(t, "0") != 0 && strcmp(t, "1") != 0) /* a switch as meta.csv holds it */
+        return refuse("0 or 1", should, size);
+    else
+        *(int *)at = !t || t[0] == '1';
+    return 0;
+}
+
 char *lb_setting_text(const LbRunSettings *s, LbSettingId id)
 {
-    return (unsigned)id < LB_SET_COUNT && lb_settings[id].print ? lb_settings[id].print(s) : NULL;
+    const LbSetting *e = &lb_settings[id];
+    const char *at = (const char *)s + e->at;
+    if (e->print)
+        return e->print(s);
+    if (e->type == 'l')
+        return text("%lld", (long long)*(const int64_t *)at);
+    return e->type == 'i' || (!e->parse && !e->arg) ? text("%d", *(const int *)at) : NULL;
 }
 
 int lb_run_settings_finish(LbRunSettings *s, char *msg, size_t size)
@@ -835,7 +786,7 @@ int lb_run_settings_take(LbRunSettings *s, const LbMeta *meta, LbSettingProblem 
         }
         if (s->given & (UINT64_C(1) << id))
             continue; /* compared once everything is parsed */
-        if (lb_settings[id].parse(s, v, 1, p->should, sizeof p->should) != 0) {
+        if (lb_setting_apply(s, (LbSettingId)id, v, 1, p->should, sizeof p->should) != 0) {
             p->kind = LB_SETTING_UNREADABLE;
             return -1;
         }
@@ -871,7 +822,7 @@ int lb_run_settings_compare(const LbRunSettings *s, const LbMeta *meta, LbSettin
         if (!lb_settings[id].resume_must_match)
             continue;
         const char *theirs = lb_settings_meta_value(meta, (LbSettingId)id);
-        char *mine = lb_settings[id].print(s);
+        char *mine = lb_setting_text(s, (LbSettingId)id);
         if (!mine)
             return LB_FAIL(LB_ERR_NOMEM, "out of memory comparing settings");
         if (theirs && strcmp(mine, theirs) == 0) {

@@ -125,7 +125,11 @@ typedef struct LbSetting {
     char *(*print)(const LbRunSettings *s); /* as meta.csv holds it; malloc'd, NULL if no memory or
                                              * not a setting */
     char short_flag; /* -o, or 0 */
-    size_t at;       /* no parser: the offset in LbRunSettings of the value's char * (a switch's int) */
+    /* No parser: the value's offset in LbRunSettings, an integer (type 'i' int, 'l' int64_t) from
+     * min to max, else a text's char * or a switch's int (meta.csv: 0 or 1). */
+    size_t at;
+    char type;
+    int64_t min, max;
 } LbSetting;
 
 extern const LbSetting lb_settings[LB_SET_COUNT];
@@ -137,7 +141,10 @@ extern const char *const lb_setting_groups[];
 int lb_run_settings_init(LbRunSettings *s);
 void lb_run_settings_free(LbRunSettings *s);
 
-/* A setting's value as meta.csv holds it: malloc'd, NULL when out of memory. */
+/* One row's text (NULL: a switch given) into s, by its parser or its offset (the given bit is the
+ * caller's). 0, or -1 with what it accepts in should. */
+int lb_setting_apply(LbRunSettings *s, LbSettingId id, const char *text, int from_meta, char *should, size_t size);
+/* A setting's value as meta.csv holds it: malloc'd, NULL when out of memory or not a value. */
 char *lb_setting_text(const LbRunSettings *s, LbSettingId id);
 
 /* --projection's values: linear is the linformer model, each other P the model linformer-P. */

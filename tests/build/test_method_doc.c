@@ -390,7 +390,7 @@ static void check_default(const char *flag, const char *cmd, const char *stated,
         if (strcmp(e->flag, flag) != 0 || (c >= 0 && !(e->commands & (1u << c))))
             continue;
         found = 1;
-        char *printed = e->print ? e->print(&defaults) : NULL;
+        char *printed = lb_setting_text(&defaults, (LbSettingId)id);
         agrees = (e->def && has_words(e->def, value)) || (e->def_help && has_words(e->def_help, value)) ||
                  (!e->def && !e->def_help && printed && has_words(printed, value)) ||
                  (!e->arg && strcmp(value, "off") == 0);

@@ -238,7 +238,7 @@ static void round_trip(const char *scratch)
         if (id == LB_OPT_MODEL)
             continue; /* --no-check */
         char should[160];
-        lb_check(lb_settings[id].parse(&want, first[i + 1], 0, should, sizeof should) == 0, "%s %s parses",
+        lb_check(lb_setting_apply(&want, (LbSettingId)id, first[i + 1], 0, should, sizeof should) == 0, "%s %s parses",
                  first[i], first[i + 1]);
         want.given |= UINT64_C(1) << id;
         i++;
