@@ -109,6 +109,31 @@ static void model_flags_everywhere(const char *scratch)
     }
 }
 
+/* The one parser, for every command: an unknown flag, a flag without its value, and (a command
+ * that takes flags only) an operand are each one line naming it, exit 2, nothing on stdout. */
+static void every_command_refuses(void)
+{
+    for (size_t c = 0; c < lb_command_count; c++) {
+        char *cmd = (char *)lb_commands[c].name, flag[64] = "";
+        for (int id = 0; id < LB_SET_COUNT && !flag[0]; id++)
+            if ((lb_settings[id].commands >> c & 1) && lb_settings[id].arg)
+                snprintf(flag, sizeof flag, "--%s", lb_settings[id].flag);
+        char *unknown[] = {(char *)bin, cmd, "--frobnicate", NULL};
+        char *no_value[] = {(char *)bin, cmd, flag, NULL};
+        char *operand[] = {(char *)bin, cmd, "stray", NULL};
+        char **cases[] = {unknown, no_value, lb_commands[c].operands == 0 ? operand : NULL};
+        const char *named[] = {"--frobnicate", flag[0] ? flag : NULL, "stray"};
+        for (size_t i = 0; i < 3; i++) {
+            if (!cases[i] || !named[i])
+                continue;
+            LbRun r = lb_run(cases[i]);
+            lb_check(r.code == 2 && strstr(r.err, named[i]) && lb_lines(r.err) == 1 && !r.out[0],
+                     "%s %s: exit 2, one line naming it (%d): %s", cmd, named[i], r.code, r.err);
+            lb_run_free(&r);
+        }
+    }
+}
+
 static void commands_from_the_table(void)
 {
     char names[256];
@@ -369,6 +394,7 @@ int main(int argc, char **argv)
     const char *scratch = lb_scratch_dir("cli-settings");
     help_lists_every_flag();
     commands_from_the_table();
+    every_command_refuses();
     model_flags_everywhere(scratch);
     gpu_needs_cuda(scratch);
     bad_models_and_chunk(scratch);
