@@ -50,8 +50,7 @@ static int int_value(const char *arg, int min, int max, int *out, char *should, 
     return -1;
 }
 
-/* "a,b,c", malloc'd: as long as the list is, never cut (a 1 KB buffer once dropped a third of
- * a 399-value --n). */
+/* "a,b,c", malloc'd: as long as the list is, never cut. */
 static char *list_text(const int64_t *v, size_t count)
 {
     char *buf = malloc(count * 21 + 1), *p = buf;
