@@ -244,41 +244,12 @@ static char *print_gpus(const LbRunSettings *s)
     return buf;
 }
 
-static int parse_dtype(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
-{
-    (void)from_meta;
-    return lb_dtype_parse(t, &s->model.dtype) ? refuse("fp16, bf16 or fp32", should, size) : 0;
-}
-static char *print_dtype(const LbRunSettings *s) { return text("%s", lb_dtype_name(s->model.dtype)); }
-
-
-static int parse_sharing(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
-{
-    (void)from_meta;
-    return lb_sharing_parse(t, &s->model.sharing) ? refuse("layerwise, kv, headwise or none", should, size) : 0;
-}
-static char *print_sharing(const LbRunSettings *s) { return text("%s", lb_sharing_name(s->model.sharing)); }
-
-static int parse_order(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
-{
-    (void)from_meta;
-    return lb_order_parse(t, &s->model.order) ? refuse("early or late", should, size) : 0;
-}
-static char *print_order(const LbRunSettings *s) { return text("%s", lb_order_name(s->model.order)); }
-
-
-static int parse_device(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
-{
-    (void)from_meta;
-    if (strcmp(t, "cuda") == 0)
-        s->device = LB_DEVICE_CUDA;
-    else if (strcmp(t, "cpu") == 0)
-        s->device = LB_DEVICE_CPU;
-    else
-        return refuse("cuda or cpu", should, size);
-    return 0;
-}
-static char *print_device(const LbRunSettings *s) { return text("%s", s->device == LB_DEVICE_CPU ? "cpu" : "cuda"); }
+/* The names of a choice's values by index, 0 to the row's max. */
+static const char *dtype_name(int i) { return lb_dtype_name((LbDtype)i); }
+static const char *sharing_name(int i) { return lb_sharing_name((LbSharing)i); }
+static const char *order_name(int i) { return lb_order_name((LbOrder)i); }
+static const char *device_name(int i) { return i == LB_DEVICE_CPU ? "cpu" : "cuda"; }
+static const char *format_name(int i) { return i == LB_FORMAT_CSV ? "csv" : i == LB_FORMAT_MD ? "md" : "text"; }
 
 static int parse_mem_limit(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
 {
@@ -386,17 +357,7 @@ static char *print_k_schedule(const LbRunSettings *s)
 
 const char *const lb_projection_names[4] = {"linear", "mean", "max", "conv"};
 
-static int parse_projection(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
-{
-    (void)from_meta;
-    for (int i = 0; i < 4; i++)
-        if (strcmp(t, lb_projection_names[i]) == 0) {
-            s->projection = i;
-            return 0;
-        }
-    return refuse("linear, mean, max or conv", should, size);
-}
-static char *print_projection(const LbRunSettings *s) { return text("%s", lb_projection_names[s->projection & 3]); }
+static const char *projection_name(int i) { return lb_projection_names[i]; }
 
 /* ---- the commands' own flags ---- */
 
@@ -456,27 +417,6 @@ static int parse_launch(LbRunSettings *s, const char *t, int from_meta, char *sh
     return number_in(t, 0, 1, 1e6, &s->cmd.launch_us) ? refuse("a number from 0 to 1000000", should, size) : 0;
 }
 
-/* The printed grids: a table, not CSV (the files are the CSV). */
-static int parse_format(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
-{
-    (void)from_meta;
-    LbFormat f;
-    if (lb_format_parse(t, &f) != 0 || f == LB_FORMAT_CSV)
-        return refuse("text or md", should, size);
-    s->cmd.format = (int)f;
-    return 0;
-}
-
-static int parse_compare_format(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
-{
-    (void)from_meta;
-    LbFormat f;
-    if (lb_format_parse(t, &f) != 0)
-        return refuse("text, md or csv", should, size);
-    s->cmd.format = (int)f;
-    return 0;
-}
-
 /* A command's own row, in LbSettingId's order: no meta.csv key; a row without a parser stores its
  * value (a switch: 1) in the field at offset `at` of LbRunSettings. */
 #define OPT(f, a, g, c, h, ...) {f, a, .group = g, .commands = c, .help = h, __VA_ARGS__}
@@ -518,15 +458,17 @@ const LbSetting lb_settings[LB_SET_COUNT] = {
     [LB_SET_VOCAB] = {"vocab", "N", "vocab", "vocabulary", MODEL, "token vocabulary, 1 to 16777216", NULL, NULL, NULL,
                       PLANNED, 1, NULL, NULL, .at = offsetof(LbRunSettings, model.vocab), .type = 'i', .min = 1, .max = LB_VOCAB_MAX},
     [LB_SET_DTYPE] = {"dtype", "T", "dtype", "dtype", MODEL, "fp16, bf16 or fp32; products accumulate in fp32", NULL,
-                      NULL, NULL, PLANNED, 1, parse_dtype, print_dtype},
+                      NULL, NULL, PLANNED, 1, NULL, NULL,
+                     .at = offsetof(LbRunSettings, model.dtype), .type = 'c', .name = dtype_name, .max = LB_DTYPE_FP32},
     [LB_SET_TF32] = {"tf32", NULL, "tf32", "TF32", MODEL, "let fp32 products use TF32, only with --dtype fp32", NULL,
                      "(default off)", NULL, PLANNED | LB_FOR_CHECK, 1, NULL, NULL, .at = offsetof(LbRunSettings, tf32)},
     [LB_SET_SHARING] = {"sharing", "S", "sharing", "sharing", LINFORMER,
                         "layerwise, kv, headwise or none", NULL, NULL, NULL, PLANNED, 1,
-                        parse_sharing, print_sharing},
+                        NULL, NULL, .at = offsetof(LbRunSettings, model.sharing), .type = 'c', .name = sharing_name, .max = LB_SHARE_NONE},
     [LB_SET_ORDER] = {"order", "O", "order", "projection order", LINFORMER,
                       "early (K' = (E X) W_K, fairseq) or late (K' = E (X W_K), the\npaper's figure)", NULL,
-                      "(default early; late with --sharing none)", NULL, PLANNED, 1, parse_order, print_order},
+                      "(default early; late with --sharing none)", NULL, PLANNED, 1, NULL, NULL,
+                      .at = offsetof(LbRunSettings, model.order), .type = 'c', .name = order_name, .max = LB_ORDER_LATE},
     [LB_SET_CHUNK] = {"chunk", "ROWS", "chunk", "chunk rows", CHUNKED,
                       "query rows per block of the chunked model, 1 to 1048576", NULL, NULL, "1024", PLANNED, 1,
                       NULL, NULL, .at = offsetof(LbRunSettings, model.chunk), .type = 'l', .min = 1, .max = LB_N_MAX},
@@ -534,7 +476,8 @@ const LbSetting lb_settings[LB_SET_COUNT] = {
                            "the Linformer's k per layer: uniform; halve (k, k/2, k/4 on the\nlayers' thirds); or a comma list of one factor in (0, 1] per layer;\nk below the cell's rounded up to a multiple of 8. The grid's k is\nthe first layer's",
                            "uniform", NULL, "uniform", PLANNED, 1, parse_k_schedule, print_k_schedule},
     [LB_SET_DEVICE] = {"device", "D", "device", "device", DEVICE, "cuda or cpu; cpu is the plain-C reference", "cuda",
-                       NULL, NULL, BOTH | LB_FOR_CHECK, 1, parse_device, print_device},
+                       NULL, NULL, BOTH | LB_FOR_CHECK, 1, NULL, NULL,
+                       .at = offsetof(LbRunSettings, device), .type = 'c', .name = device_name, .max = LB_DEVICE_CPU},
     [LB_SET_MEM_LIMIT] = {"mem-limit", "SIZE", "mem_limit", "memory limit", DEVICE,
                           "memory budget, at least 1M: 16G, 16GiB, 512M, 1.5GiB; K/M/G/T and\nKiB..TiB are binary, KB..TB decimal",
                           NULL, "(default: the GPU's free memory;\n512MiB on --device cpu)", NULL, PLANNED, 1,
@@ -564,7 +507,8 @@ const LbSetting lb_settings[LB_SET_COUNT] = {
                      NULL, "", NULL, LB_FOR_SWEEP, 0, parse_gpus, print_gpus},
     [LB_SET_PROJECTION] = {"projection", "P", NULL, "projection", LINFORMER,
                            "linear, mean, max or conv: the Linformer's compression of keys and\nvalues (E and F, mean or max pooling, or a depthwise convolution over\nwindows of n/k); P other than linear measures the model linformer-P\nin linformer's place",
-                           "linear", NULL, NULL, PLANNED, 0, parse_projection, print_projection},
+                           "linear", NULL, NULL, PLANNED, 0, NULL, NULL,
+                           .at = offsetof(LbRunSettings, projection), .type = 'c', .name = projection_name, .max = 3},
     OPT("model", "M", "Cell:", LB_FOR_RUN, "{models}", .def = "standard", .parse = parse_model),
     OPT("n", "N", "Cell:", LB_FOR_RUN, "sequence length, 2 to 1048576", .def = "512",
         .at = offsetof(LbRunSettings, model.n), .type = 'l', .min = LB_N_MIN, .max = LB_N_MAX),
@@ -588,7 +532,7 @@ const LbSetting lb_settings[LB_SET_COUNT] = {
     OPT("batch", "N", "Dump:", LB_FOR_RUN, "batch of the dumped pass, 1 to 65536", .def = "1",
         .at = offsetof(LbRunSettings, cmd.batch), .type = 'l', .min = 1, .max = 65536),
     OPT("dtype", "T", "", LB_FOR_CHECK, "check only fp16, bf16 or fp32", .def_help = "(default all three)",
-        .parse = parse_dtype),
+        .at = offsetof(LbRunSettings, model.dtype), .type = 'c', .name = dtype_name, .max = LB_DTYPE_FP32),
     OPT("seed", "N", "", LB_FOR_CHECK, "seed of the random data, >= 0", .def_help = "(default a new one each run, printed)",
         .parse = parse_seed),
     OPT("quick", NULL, "", LB_FOR_CHECK, "the quick check sweep and run do: few shapes, one forward per model",
@@ -623,10 +567,10 @@ const LbSetting lb_settings[LB_SET_COUNT] = {
         "measure only the cells not yet in DIR/raw.csv, with every setting\nfrom DIR/meta.csv; flags given must agree with them, and DIR must\ncome from this linbench version",
         .def_help = "", .at = offsetof(LbRunSettings, cmd.resume)),
     OPT("format", "F", "Output:", LB_FOR_SWEEP | LB_FOR_PREDICT, "the printed grids as text or md", .def = "text",
-        .parse = parse_format),
+        .at = offsetof(LbRunSettings, cmd.format), .type = 'c', .name = format_name, .max = LB_FORMAT_MD),
     OPT("format", "F", "", LB_FOR_COMPARE,
         "text (aligned tables), md (Markdown tables) or csv (one row per cell:\ngrid,n,k,measured,paper,measured_over_paper, or grid,n,k,a,b,b_over_a;\nagainst a peer: comparison,linbench_model,peer_model,n,k,\nlinbench_ms_per_seq,peer_ms_per_seq,linbench_over_peer_time,\nlinbench_batch,peer_batch,linbench_over_peer_batch,\nlinbench_j_per_seq,peer_j_per_seq,linbench_over_peer_energy)",
-        .def = "text", .parse = parse_compare_format),
+        .def = "text", .at = offsetof(LbRunSettings, cmd.format), .type = 'c', .name = format_name, .max = LB_FORMAT_CSV),
     OPT("no-check", NULL, "Output:", LB_FOR_SWEEP | LB_FOR_RUN,
         "skip the quick check of the backend (linbench check --quick) that\nruns first; a sweep's meta.csv records check as skipped",
         .def_help = "", .at = offsetof(LbRunSettings, cmd.no_check)),
@@ -680,6 +624,17 @@ int lb_setting_apply(LbRunSettings *s, LbSettingId id, const char *t, int from_m
     int64_t v = 0;
     if (e->parse)
         return e->parse(s, t, from_meta, should, size);
+    if (e->type == 'c') { /* a choice: "a, b or c" */
+        for (int i = 0; i <= e->max; i++)
+            if (strcmp(t, e->name(i)) == 0) {
+                *(int *)at = i;
+                return 0;
+            }
+        size_t used = 0;
+        for (int i = 0; i <= e->max && used < size; i++)
+            used += (size_t)snprintf(should + used, size - used, "%s%s", i == 0 ? "" : i == e->max ? " or " : ", ", e->name(i));
+        return -1;
+    }
     if (e->type && lb_parse_int64(t, e->min, e->max, &v) != 0) {
         snprintf(should, size, "an integer from %lld to %lld", (long long)e->min, (long long)e->max);
         return -1;
@@ -705,6 +660,8 @@ char *lb_setting_text(const LbRunSettings *s, LbSettingId id)
         return e->print(s);
     if (e->type == 'l')
         return text("%lld", (long long)*(const int64_t *)at);
+    if (e->type == 'c')
+        return text("%s", e->name(*(const int *)at));
     return e->type == 'i' || (!e->parse && !e->arg) ? text("%d", *(const int *)at) : NULL;
 }
 

@@ -125,11 +125,13 @@ typedef struct LbSetting {
     char *(*print)(const LbRunSettings *s); /* as meta.csv holds it; malloc'd, NULL if no memory or
                                              * not a setting */
     char short_flag; /* -o, or 0 */
-    /* No parser: the value's offset in LbRunSettings, an integer (type 'i' int, 'l' int64_t) from
-     * min to max, else a text's char * or a switch's int (meta.csv: 0 or 1). */
+    /* No parser: the value's offset in LbRunSettings: an integer (type 'i' int, 'l' int64_t) from
+     * min to max; a choice (type 'c': an int, one of name(0) .. name(max)); else a text's char *
+     * or a switch's int (meta.csv: 0 or 1). */
     size_t at;
     char type;
     int64_t min, max;
+    const char *(*name)(int i);
 } LbSetting;
 
 extern const LbSetting lb_settings[LB_SET_COUNT];
