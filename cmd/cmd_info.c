@@ -1,6 +1,5 @@
 /* linbench info: what linbench sees: its build, the CUDA devices (or that there are none), and
  * the CPU reference. Exits 0 on a machine without a GPU: saying so is the answer. */
-#include <getopt.h>
 #include <string.h>
 
 #include "attn/ops.h"

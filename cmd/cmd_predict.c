@@ -2,8 +2,6 @@
  * (reports/predict.h, METHOD.md "Predicting"). Validate (exit 2, nothing written), make and lock
  * the directory, compute every cell and write it as a sweep writes its own, print the grids. No
  * backend is opened: it runs the same on a machine without a GPU. */
-#include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
