@@ -6,7 +6,6 @@
  * do before measuring (lb_quick_check). */
 #include "cmd/check.h"
 
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,31 +18,6 @@
 #include "cmd/calibration.h"
 #include "cmd/commands.h"
 #include "cmd/options.h"
-
-void lb_help_check(FILE *out)
-{
-    fputs("usage: linbench check [FLAGS]\n\n"
-          "Checks the chosen backend on fresh random data: every operation of the ops table (linear,\n"
-          "bmm, softmax, layernorm, embed, split/merge heads, the seeded fills, ...) at several\n"
-          "shapes against its reference in double, and a small forward pass of every model (the\n"
-          "Linformers at every sharing level and order, and once more with a k per layer,\n"
-          "--k-schedule halve) against the CPU backend's, in fp32, fp16 and bf16 (--device cpu:\n"
-          "the operations only). Prints the environment, then one row per check: operation, dtype,\n"
-          "shape, relative error ||out - ref|| / ||ref||, threshold, ok or FAIL. sweep and run do a\n"
-          "quick part of this first (skip it with --no-check).\n\n"
-          "  --device D          cuda or cpu (default cuda)\n"
-          "  --gpu N             CUDA device index, 0 to 1023 (default 0)\n"
-          "  --dtype T           check only fp16, bf16 or fp32 (default all three)\n"
-          "  --tf32              check fp32 with TF32 products too\n"
-          "  --no-autotune       check linear with cuBLASLt's first heuristic algorithm, as\n"
-          "                      sweep --no-autotune runs it, instead of the fastest by timing\n"
-          "  --quick             the quick check sweep and run do: few shapes, one forward per model\n"
-          "  --seed N            seed of the random data, >= 0 (default a new one each run, printed)\n"
-          "  -h, --help          this help\n\n"
-          "Exit codes: 0 every check passed; 1 a check failed or the device could not be opened;\n"
-          "2 bad input.\n",
-          out);
-}
 
 static void print_version(const char *what, int v)
 {
@@ -179,52 +153,15 @@ int lb_quick_check(LbBackend *be, const LbModelConfig *model, LbCheckResult *res
 
 int lb_cmd_check(int argc, char **argv)
 {
-    enum { OPT_DEVICE = 1000, OPT_GPU, OPT_DTYPE, OPT_TF32, OPT_QUICK, OPT_SEED, OPT_NO_AUTOTUNE };
-    static const struct option longopts[] = {
-        {"device", required_argument, NULL, OPT_DEVICE}, {"gpu", required_argument, NULL, OPT_GPU},
-        {"dtype", required_argument, NULL, OPT_DTYPE},   {"tf32", no_argument, NULL, OPT_TF32},
-        {"quick", no_argument, NULL, OPT_QUICK},         {"seed", required_argument, NULL, OPT_SEED},
-        {"no-autotune", no_argument, NULL, OPT_NO_AUTOTUNE},
-        {"help", no_argument, NULL, 'h'},                {NULL, 0, NULL, 0},
-    };
-    int cuda = 1, gpu = 0, tf32 = 0, quick = 0, only = 0, autotune = 1, c;
-    LbDtype only_dtype = LB_DTYPE_FP32;
-    int64_t seed = -1;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        switch (c) {
-        case OPT_DEVICE:
-            if (strcmp(optarg, "cuda") == 0)
-                cuda = 1;
-            else if (strcmp(optarg, "cpu") == 0)
-                cuda = 0;
-            else
-                return lb_usage_error("invalid argument \"%s\" for --device: should be cuda or cpu", optarg);
-            break;
-        case OPT_GPU:
-            if (lb_parse_int(optarg, 0, 1023, &gpu))
-                return lb_usage_error("invalid argument \"%s\" for --gpu: should be an integer from 0 to 1023", optarg);
-            break;
-        case OPT_DTYPE:
-            if (lb_dtype_parse(optarg, &only_dtype))
-                return lb_usage_error("invalid argument \"%s\" for --dtype: should be fp16, bf16 or fp32", optarg);
-            only = 1;
-            break;
-        case OPT_TF32: tf32 = 1; break;
-        case OPT_QUICK: quick = 1; break;
-        case OPT_NO_AUTOTUNE: autotune = 0; break;
-        case OPT_SEED:
-            if (lb_parse_int64(optarg, 0, INT64_MAX, &seed))
-                return lb_usage_error("invalid argument \"%s\" for --seed: should be a non-negative integer", optarg);
-            break;
-        case 'h': lb_help_check(stdout); return LB_EXIT_OK;
-        case ':': return lb_usage_error("flag %s needs a value (see linbench check --help)", argv[optind - 1]);
-        default: return lb_usage_error("unknown flag \"%s\" for check (see linbench check --help)", argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
-        return lb_usage_error("unexpected argument \"%s\" for check: it takes flags only (see linbench check --help)", argv[optind]);
+    LbRunSettings o;
+    const int parsed = lb_options_parse(LB_FOR_CHECK, argc, argv, &o);
+    lb_run_settings_free(&o);
+    if (parsed != 0)
+        return parsed < 0 ? LB_EXIT_OK : parsed;
+    const int cuda = o.device == LB_DEVICE_CUDA, gpu = o.gpu, tf32 = o.tf32, quick = o.cmd.quick, autotune = o.autotune;
+    const int only = (o.given >> LB_OPT_CHECK_DTYPE) & 1;
+    const LbDtype only_dtype = o.model.dtype;
+    const int64_t seed = (o.given >> LB_OPT_CHECK_SEED) & 1 ? (int64_t)o.seed : -1;
     if (tf32 && only && only_dtype != LB_DTYPE_FP32)
         return lb_usage_error("--tf32 applies to fp32 only: should be used without --dtype or with --dtype fp32");
 

@@ -11,6 +11,7 @@
 #include "attn/paths.h"
 #include "attn/status.h"
 #include "cmd/commands.h"
+#include "cmd/options.h"
 #include "reports/compare.h"
 #include "reports/compare_peer.h"
 #include "reports/compare_predicted.h"
@@ -18,41 +19,6 @@
 #include "reports/settings.h"
 #include "reports/sweep_dir.h"
 #include "reports/sweep_engine.h"
-
-void lb_help_compare(FILE *out)
-{
-    fputs("usage: linbench compare DIR [DIR_B] [--format text|md|csv]\n\n"
-          "With one directory: the sweep's time and memory grids beside Table 3 of the Linformer\n"
-          "paper (16 GB Tesla V100), and per cell the ratio measured / paper. With two: both\n"
-          "sweeps side by side, and per cell the ratio B / A. DIR is what linbench sweep wrote\n"
-          "(raw.csv and meta.csv); a sweep still running or interrupted shows NA where a cell is\n"
-          "not measured yet. Cells with k >= n show -, out of memory OOM, failed cells ERR.\n\n"
-          "One of the two may be what bench/peer wrote (the same encoder in PyTorch, same grid\n"
-          "and protocol; its meta.csv's tool is peer): then each linbench model against the\n"
-          "peer's models of the same work (standard with torch-standard, linformer with\n"
-          "torch-linformer, each exact model with torch-sdpa-*), per cell linbench's ms per\n"
-          "sequence and largest batch (and J per sequence, where either side has energy) over the\n"
-          "peer's; and every linbench model's time, memory (and energy) saved against torch-sdpa-*.\n"
-          "One of the two may be what linbench predict wrote (meta.csv's source is predicted):\n"
-          "then per cell the largest batch and ms per sequence measured, predicted and measured /\n"
-          "predicted, and with breakdown.csv in both, each operation's measured / predicted ms per\n"
-          "sequence (csv: model,n,k,op,measured_batch,predicted_batch,batch_ratio,\n"
-          "measured_ms_per_seq,predicted_ms_per_seq,time_ratio).\n"
-          "The header says what differs between the two runs; a peer that ran another model shape\n"
-          "or storage type, or a prediction of another model, is refused (exit 2).\n\n"
-          "  --format F   text (aligned tables), md (Markdown tables) or csv (one row per cell:\n"
-          "               grid,n,k,measured,paper,measured_over_paper, or grid,n,k,a,b,b_over_a;\n"
-          "               against a peer: comparison,linbench_model,peer_model,n,k,\n"
-          "               linbench_ms_per_seq,peer_ms_per_seq,linbench_over_peer_time,\n"
-          "               linbench_batch,peer_batch,linbench_over_peer_batch,\n"
-          "               linbench_j_per_seq,peer_j_per_seq,linbench_over_peer_energy)\n"
-          "               (default text)\n"
-          "  -h, --help   this help\n\n"
-          "Exit codes: 0 done; 1 the report could not be written; 2 bad input (a flag, or a\n"
-          "directory without linbench's raw.csv and meta.csv, or with one that does not read).\n"
-          "A raw.csv whose last row is cut short is read without it, with a warning on stderr.\n",
-          out);
-}
 
 /* Whether dir holds a result (raw.csv and meta.csv) and which: 1 bench/peer's, 0 linbench's; or
  * the exit code of a usage error, negated. */
@@ -139,24 +105,12 @@ static int compare_peer(const char *lin_dir, const char *peer_dir, LbFormat fmt)
 
 int lb_cmd_compare(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"format", required_argument, NULL, 'f'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
-    LbFormat fmt = LB_FORMAT_TEXT;
-    int c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'f':
-            if (lb_format_parse(optarg, &fmt))
-                return lb_usage_error("invalid argument \"%s\" for --format: should be text, md or csv", optarg);
-            break;
-        case 'h': lb_help_compare(stdout); return LB_EXIT_OK;
-        case ':': return lb_usage_error("flag %s needs a value (see linbench compare --help)", argv[optind - 1]);
-        default: return lb_usage_error("unknown flag \"%s\" for compare (see linbench compare --help)", argv[optind - 1]);
-        }
-    }
+    LbRunSettings o;
+    const int parsed = lb_options_parse(LB_FOR_COMPARE, argc, argv, &o);
+    lb_run_settings_free(&o);
+    if (parsed != 0)
+        return parsed < 0 ? LB_EXIT_OK : parsed;
+    const LbFormat fmt = (LbFormat)o.cmd.format;
     int dirs = argc - optind;
     if (dirs < 1)
         return lb_usage_error("compare needs a sweep directory: linbench compare DIR [DIR_B] (see linbench compare --help)");

@@ -1,6 +1,5 @@
 /* linbench info: what linbench sees: its build, the CUDA devices (or that there are none), and
  * the CPU reference. Exits 0 on a machine without a GPU: saying so is the answer. */
-#include <getopt.h>
 #include <string.h>
 
 #include "attn/ops.h"
@@ -10,17 +9,6 @@
 #include "cmd/options.h"
 #include "lb_config.h"
 #include "lb_revision.h"
-
-void lb_help_info(FILE *out)
-{
-    fputs("usage: linbench info [--gpu N]\n\n"
-          "Prints linbench's version and build, then each CUDA device's name, compute capability,\n"
-          "SM count, total and free memory, clocks, driver, runtime and cuBLAS versions. On a\n"
-          "machine without a CUDA device it says so and exits 0.\n\n"
-          "  --gpu N     describe only device N, 0 to 1023 (default: every device)\n"
-          "  -h, --help  this help\n",
-          out);
-}
 
 static void print_version(const char *what, int v)
 {
@@ -62,24 +50,12 @@ static void print_device(const LbDeviceInfo *d)
 
 int lb_cmd_info(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"gpu", required_argument, NULL, 'g'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
-    int only = -1, c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'g':
-            if (lb_parse_int(optarg, 0, 1023, &only))
-                return lb_usage_error("invalid argument \"%s\" for --gpu: should be an integer from 0 to 1023", optarg);
-            break;
-        case 'h': lb_help_info(stdout); return LB_EXIT_OK;
-        case ':': return lb_usage_error("flag %s needs a value (see linbench info --help)", argv[optind - 1]);
-        default: return lb_usage_error("unknown flag \"%s\" for info (see linbench info --help)", argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
-        return lb_usage_error("unexpected argument \"%s\" for info: it takes flags only", argv[optind]);
+    LbRunSettings o;
+    const int parsed = lb_options_parse(LB_FOR_INFO, argc, argv, &o);
+    lb_run_settings_free(&o);
+    if (parsed != 0)
+        return parsed < 0 ? LB_EXIT_OK : parsed;
+    const int only = (o.given >> LB_OPT_INFO_GPU) & 1 ? o.gpu : -1;
 
     /* --gpu N: open it first, so that an index this machine does not have is refused as bad input
      * (exit 2, nothing on stdout) rather than described */

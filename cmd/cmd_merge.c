@@ -3,10 +3,10 @@
  * are checked before anything is written (exit 2, nothing written): every setting of
  * the settings table records but shard, device_name and linbench_version, the same in all; no
  * cell in two parts with different rows. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "attn/status.h"
 #include "cmd/commands.h"
@@ -16,44 +16,14 @@
 #include "reports/merge.h"
 #include "reports/sweep_dir.h"
 
-void lb_help_merge(FILE *out)
-{
-    fputs("usage: linbench merge OUT DIR...\n\n"
-          "Puts the parts of a sharded sweep (linbench sweep --shard I/N --out DIR, one per shard)\n"
-          "together into OUT: raw.csv with every part's cells, the two grids, speedups.csv (each\n"
-          "model against standard, and chunked where measured), breakdown.csv where the parts\n"
-          "have one, and meta.csv with the settings they share, each part's matmul_tuning,\n"
-          "parts (their count) and part_1, part_2 ... (the directories as given). Status is\n"
-          "complete when every part is and together they hold every cell of the grid;\n"
-          "otherwise incomplete, and the missing cells are named on stderr.\n\n"
-          "The parts must share every sweep setting but --shard, the device (device_name) and\n"
-          "the linbench version (linbench_version); a cell in two parts must have the same row\n"
-          "in both (it is kept once). OUT follows the rules of sweep's --out: new or empty,\n"
-          "locked while it is written.\n\n"
-          "  -q, --quiet  no grids on stdout\n"
-          "  -h, --help   this help\n\n"
-          "Exit codes: 0 done (complete or not); 1 a file could not be written, or OUT is in use;\n"
-          "2 bad input (a part that is missing or not a sweep's, or whose raw.csv or meta.csv\n"
-          "does not read, a part given twice, parts that disagree, OUT not usable), nothing\n"
-          "written.\n",
-          out);
-}
-
 int lb_cmd_merge(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"quiet", no_argument, NULL, 'q'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
-    int c, quiet = 0;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":qh", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'q': quiet = 1; break;
-        case 'h': lb_help_merge(stdout); return LB_EXIT_OK;
-        default: return lb_usage_error("unknown flag \"%s\" for merge (see linbench merge --help)", argv[optind - 1]);
-        }
-    }
+    LbRunSettings o;
+    const int parsed = lb_options_parse(LB_FOR_MERGE, argc, argv, &o);
+    lb_run_settings_free(&o);
+    if (parsed != 0)
+        return parsed < 0 ? LB_EXIT_OK : parsed;
+    const int quiet = o.cmd.quiet;
     if (argc - optind < 2)
         return lb_usage_error("merge needs OUT and at least one part directory: should be linbench merge OUT DIR... (see linbench merge --help)");
     const char *out = argv[optind];

@@ -11,51 +11,12 @@
 #include "attn/sizes.h"
 #include "attn/status.h"
 #include "cmd/commands.h"
+#include "cmd/options.h"
 #include "cmd/outdir.h"
 #include "reports/compare_peer.h"
 #include "reports/peer_dir.h"
 #include "reports/plot.h"
 #include "reports/sweep_dir.h"
-
-void lb_help_plot(FILE *out)
-{
-    fputs("usage: linbench plot DIR [PEER_DIR] [--out DIR] [--no-render]\n\n"
-          "Writes gnuplot scripts of the sweep in DIR (from its raw.csv and meta.csv):\n"
-          "  time_speedup.gp     heatmap of the time grid (Linformer against standard), n\n"
-          "                      against k, the value in each cell\n"
-          "  memory_speedup.gp   the same for the memory grid\n"
-          "  time_per_seq.gp     ms per sequence against n, log-log, one line per model and k\n"
-          "and for each other model measured, against standard:\n"
-          "  time_speedup_MODEL.gp, memory_speedup_MODEL.gp   its heatmaps, for a model with a k\n"
-          "                      axis (performer)\n"
-          "  speedup_MODEL.gp    time and memory saved against n, for one without (chunked)\n"
-          "and the same against the other exact baselines measured (chunked, flash), named\n"
-          "MODEL_vs_BASELINE: time_speedup_linformer_vs_flash.gp, speedup_standard_vs_flash.gp\n"
-          "and, for a sweep run with --breakdown, per model of its breakdown.csv:\n"
-          "  breakdown_MODEL.gp  a stacked bar per cell, one segment per operation's share\n"
-          "each with its data (NAME.plot.csv), and where gnuplot is on PATH renders NAME.png and\n"
-          "NAME.svg. A script works from any directory: gnuplot DIR/time_speedup.gp.\n\n"
-          "With PEER_DIR, what bench/peer wrote (the same encoder in PyTorch; either order), these\n"
-          "instead, into PEER_DIR by default:\n"
-          "  versus_time_per_seq.gp  ms per sequence against n of every linbench model and every\n"
-          "                      peer model (its work's colour, open points; torch-sdpa near-black)\n"
-          "  versus_time_ratio.gp    linbench / peer ms per sequence against n, per pair of the\n"
-          "                      same work (as linbench compare DIR PEER_DIR pairs them)\n"
-          "  versus_batch_ratio.gp   the same for the largest batch\n"
-          "  versus_energy_ratio.gp  the same for J per sequence, where both sides have energy\n\n"
-          "  -o, --out DIR   where the scripts, data and images go; created if missing\n"
-          "                  (default: the sweep's DIR; with PEER_DIR, PEER_DIR)\n"
-          "  --no-render     write the scripts and data only, do not run gnuplot (default: render\n"
-          "                  when gnuplot is on PATH)\n"
-          "  --render-timeout SEC  stop a gnuplot that has not finished one plot in SEC seconds,\n"
-          "                  1 to 3600 (default 60)\n"
-          "  -h, --help      this help\n\n"
-          "Exit codes: 0 done (also when gnuplot is missing: the scripts are written); 1 a file\n"
-          "could not be written or gnuplot failed; 2 bad input (a flag, or a directory without\n"
-          "linbench's raw.csv and meta.csv, or with one that does not read). A raw.csv whose\n"
-          "last row is cut short is read without it, with a warning on stderr.\n",
-          out);
-}
 
 /* An argument for the hint line, quoted for a POSIX shell when it needs it. */
 static void print_shell_word(FILE *f, const char *s)
@@ -74,36 +35,15 @@ static void print_shell_word(FILE *f, const char *s)
     fputc('\'', f);
 }
 
-enum { OPT_OUT = 'o', OPT_HELP = 'h', OPT_NO_RENDER = 1000, OPT_RENDER_TIMEOUT };
-
 int lb_cmd_plot(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"out", required_argument, NULL, OPT_OUT},
-                                             {"no-render", no_argument, NULL, OPT_NO_RENDER},
-                                             {"render-timeout", required_argument, NULL, OPT_RENDER_TIMEOUT},
-                                             {"help", no_argument, NULL, OPT_HELP},
-                                             {NULL, 0, NULL, 0}};
-    const char *out_dir = NULL;
-    int render = 1, timeout_s = 60, c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
-        switch (c) {
-        case OPT_OUT:
-            if (!*optarg)
-                return lb_usage_error("invalid argument \"\" for --out: should be a directory");
-            out_dir = optarg;
-            break;
-        case OPT_NO_RENDER: render = 0; break;
-        case OPT_RENDER_TIMEOUT:
-            if (lb_parse_int(optarg, 1, 3600, &timeout_s))
-                return lb_usage_error("invalid argument \"%s\" for --render-timeout: should be an integer from 1 to 3600", optarg);
-            break;
-        case OPT_HELP: lb_help_plot(stdout); return LB_EXIT_OK;
-        case ':': return lb_usage_error("flag %s needs a value (see linbench plot --help)", argv[optind - 1]);
-        default: return lb_usage_error("unknown flag \"%s\" for plot (see linbench plot --help)", argv[optind - 1]);
-        }
-    }
+    LbRunSettings o;
+    const int parsed = lb_options_parse(LB_FOR_PLOT, argc, argv, &o);
+    lb_run_settings_free(&o);
+    if (parsed != 0)
+        return parsed < 0 ? LB_EXIT_OK : parsed;
+    const char *out_dir = o.cmd.out;
+    const int render = !o.cmd.no_render, timeout_s = o.cmd.render_timeout;
     const int dirs = argc - optind;
     if (dirs < 1)
         return lb_usage_error("plot needs a sweep directory: linbench plot DIR (see linbench plot --help)");

@@ -1,7 +1,6 @@
 /* linbench run: one cell (one model, one n, one k) measured as the sweep measures it, printed as
  * key: value lines; or with --dump, one forward pass written out as .npy files so a user can
  * check linbench against their own framework. */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,42 +22,6 @@
 #include "cmd/outdir.h"
 #include "reports/breakdown.h"
 #include "reports/dump.h"
-
-/* The model table's names: "standard, linformer, chunked", or with or_last "standard, linformer
- * or chunked" (two: "standard or linformer", as the message always said). */
-static void model_list(FILE *out, int or_last)
-{
-    for (int m = 0; m < LB_MODEL_COUNT; m++)
-        fprintf(out, "%s%s", m == 0 ? "" : or_last && m + 1 == LB_MODEL_COUNT ? " or " : ", ",
-                lb_model_name((LbModelKind)m));
-}
-
-void lb_help_run(FILE *out)
-{
-    fputs("usage: linbench run [FLAGS]\n\n"
-          "Measures one cell as the sweep does (largest batch that fits, warm-up, median of at least\n"
-          "5 timed passes) and prints it. With --dump, runs one forward pass instead and writes its\n"
-          "inputs, weights and output as .npy files.\n\n"
-          "Cell:\n"
-          "  --model M           ",
-          out);
-    model_list(out, 0);
-    fputs(" (default standard)\n"
-          "  --n N               sequence length, 2 to 1048576 (default 512)\n"
-          "  --k N               the k of a model with a k axis, 1 to 1048576 (default 128):\n",
-          out);
-    lb_options_help_k(out); /* what k is, and may be, per model: the model table's */
-    lb_options_help(out, LB_FOR_RUN);
-    fputs("Dump:\n"
-          "  --dump DIR          write ids.npy, every weight, output.npy, index.csv (the files) and\n"
-          "                      meta.csv (the settings) into DIR (a new or empty directory)\n"
-          "                      instead of timing\n"
-          "  --batch N           batch of the dumped pass, 1 to 65536 (default 1)\n"
-          "  --no-check          skip the quick check of the backend (linbench check --quick) that\n"
-          "                      runs first\n"
-          "  -h, --help          this help\n",
-          out);
-}
 
 static int dump(const LbRunSettings *o, LbBackend *be, uint64_t budget, int64_t batch, const char *dir)
 {
@@ -158,71 +121,20 @@ static int print_breakdown(const LbRunSettings *o, LbBackend *be, const LbCellRe
 
 int lb_cmd_run(int argc, char **argv)
 {
-    enum { OPT_MODEL = 1000, OPT_N, OPT_K, OPT_DUMP, OPT_BATCH, OPT_NO_CHECK };
-    struct option longopts[LB_OPTIONS_MAX] = {
-        {"model", required_argument, NULL, OPT_MODEL}, {"n", required_argument, NULL, OPT_N},
-        {"k", required_argument, NULL, OPT_K},         {"dump", required_argument, NULL, OPT_DUMP},
-        {"batch", required_argument, NULL, OPT_BATCH}, {"help", no_argument, NULL, 'h'},
-        {"no-check", no_argument, NULL, OPT_NO_CHECK},
-    };
-    lb_options_fill(longopts, 7, LB_FOR_RUN);
     LbRunSettings o;
-    if (lb_run_settings_init(&o) != LB_OK)
-        return lb_runtime_error(LB_ERR_NOMEM);
-    lb_run_settings_free(&o); /* one cell: the sweep's lists are not used (nor re-allocated: no --n LIST here) */
-    const char *dump_dir = NULL;
-    int64_t batch = 1;
-    int c, rc, no_check = 0, k_given = 0;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        switch (c) {
-        case OPT_MODEL:
-            if (lb_model_parse(optarg, &o.model.kind)) {
-                fprintf(stderr, "linbench: invalid argument \"%s\" for --model: should be ", optarg);
-                model_list(stderr, 1);
-                fputc('\n', stderr);
-                return LB_EXIT_USAGE;
-            }
-            break;
-        case OPT_N:
-            if (lb_parse_int64(optarg, LB_N_MIN, LB_N_MAX, &o.model.n))
-                return lb_usage_error("invalid argument \"%s\" for --n: should be an integer from %d to %d", optarg, LB_N_MIN, LB_N_MAX);
-            break;
-        case OPT_K:
-            if (lb_parse_int64(optarg, LB_K_MIN, LB_N_MAX, &o.model.k))
-                return lb_usage_error("invalid argument \"%s\" for --k: should be an integer from %d to %d", optarg,
-                                      LB_K_MIN, LB_N_MAX);
-            k_given = 1;
-            break;
-        case OPT_DUMP: dump_dir = optarg; break;
-        case OPT_BATCH:
-            if (lb_parse_int64(optarg, 1, 65536, &batch))
-                return lb_usage_error("invalid argument \"%s\" for --batch: should be an integer from 1 to 65536", optarg);
-            break;
-        case OPT_NO_CHECK: no_check = 1; break;
-        case 'h': lb_help_run(stdout); return LB_EXIT_OK;
-        case ':': return lb_usage_error("flag %s needs a value (see linbench run --help)", argv[optind - 1]);
-        case '?': return lb_usage_error("unknown flag \"%s\" for run (see linbench run --help)", argv[optind - 1]);
-        default:
-            if ((rc = lb_options_apply(&o, c, optarg)) != 0)
-                return rc;
-        }
-    }
+    int rc = lb_options_parse(LB_FOR_RUN, argc, argv, &o);
+    lb_run_settings_free(&o); /* one cell: the sweep's lists are not used */
+    if (rc != 0)
+        return rc < 0 ? LB_EXIT_OK : rc;
+    const char *dump_dir = o.cmd.dump;
+    const int64_t batch = o.cmd.batch;
+    const int no_check = o.cmd.no_check;
     /* a model without a k axis has k 0, as its raw.csv row says */
     if (!lb_model_has_k(o.model.kind))
         o.model.k = 0;
-    if (optind < argc)
-        return lb_usage_error("unexpected argument \"%s\" for run: it takes flags only (see linbench run --help)", argv[optind]);
-    if ((rc = lb_options_finish(&o)) != 0)
+    if ((rc = lb_options_check_cell(&o)) != 0)
         return rc;
-    char msg[256];
-    if (lb_config_check(&o.model, msg, sizeof msg) != LB_OK)
-        return lb_usage_error("%s", msg);
-    if ((rc = lb_options_check_host_memory(&o)) != 0)
-        return rc;
-    /* run's --k is its own flag, the sweep's --k LIST the table's: one name, one note */
-    lb_options_note_unread(o.given | (k_given ? UINT64_C(1) << LB_SET_K : 0), 1u << o.model.kind);
+    lb_options_note_unread(o.given, 1u << o.model.kind);
     if (dump_dir && o.breakdown)
         return lb_usage_error("--breakdown times the operations of a measured cell and --dump writes one untimed "
                               "pass: give one of them");

@@ -14,32 +14,9 @@
 #include <unistd.h>
 
 #include "cmd/commands.h"
+#include "cmd/options.h"
 #include "cmd/outdir.h"
 #include "reports/settings.h"
-
-void lb_help_slurm(FILE *out)
-{
-    fputs("usage: linbench slurm [SWEEP FLAGS] --shards N --out DIR [--partition P] [--time T]\n"
-          "                      [--account A] [--submit]\n\n"
-          "Writes a Slurm job array that runs a sweep in N shards, one GPU each, and a job that\n"
-          "merges them once all have succeeded:\n"
-          "  DIR/slurm/sweep.sbatch   task I: linbench sweep SWEEP FLAGS --shard I/N --out DIR/shard-I\n"
-          "                           (resumes DIR/shard-I when a requeued task finds it)\n"
-          "  DIR/slurm/merge.sbatch   linbench merge DIR/merged DIR/shard-0 ... DIR/shard-(N-1)\n"
-          "and prints the commands that submit them. SWEEP FLAGS are passed on as given (see\n"
-          "linbench sweep --help; not --out, --resume, --force or --shard), once sweep's own\n"
-          "checks accept them.\n\n"
-          "  --shards N       how many shards, 1 to 4096\n"
-          "  -o, --out DIR    where the shards, the merge and the scripts go\n"
-          "  --partition P    #SBATCH --partition (letters, digits and . _ - , : only)\n"
-          "  --time T         #SBATCH --time: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S or UNLIMITED\n"
-          "  --account A      #SBATCH --account (same characters)\n"
-          "  --submit         run the two sbatch commands (sbatch must be on PATH)\n"
-          "  -h, --help       this help\n\n"
-          "Exit codes: 0 done; 1 a script could not be written, sbatch missing or failed; 2 bad\n"
-          "input, nothing written.\n",
-          out);
-}
 
 /* A word the shell reads back as itself: bare when it is plain, else in single quotes. */
 static void put_quoted(FILE *f, const char *s)
@@ -94,24 +71,6 @@ static int slurm_time(const char *s)
             return 0;
     }
     return days ? parts <= 4 : parts <= 3;
-}
-
-/* Our own flag at argv[*i] ("--name V" or "--name=V"): its value, advancing *i; NULL if not it. */
-static const char *flag_value(int argc, char **argv, int *i, const char *name, int *missing)
-{
-    const char *a = argv[*i];
-    size_t len = strlen(name);
-    if (strncmp(a, name, len) != 0)
-        return NULL;
-    if (a[len] == '=')
-        return a + len + 1;
-    if (a[len] != '\0')
-        return NULL;
-    if (*i + 1 >= argc) {
-        *missing = 1;
-        return NULL;
-    }
-    return argv[++*i];
 }
 
 static const char *sbatch_path(char *buf, size_t size)
@@ -225,52 +184,18 @@ fail:
 
 int lb_cmd_slurm(int argc, char **argv)
 {
-    const char *shards_arg = NULL, *out = NULL, *partition = NULL, *time_limit = NULL, *account = NULL;
-    int submit = 0, nflags = 0;
-    char **flags = calloc((size_t)argc + 1, sizeof *flags);
-    if (!flags)
-        return lb_usage_error("out of memory reading the flags");
-    int rc = 0;
-    for (int i = 1; i < argc && rc == 0; i++) {
-        int missing = 0;
-        const char *v;
-        const char *a = argv[i];
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            lb_help_slurm(stdout);
-            free(flags);
-            return LB_EXIT_OK;
-        }
-        if (strcmp(a, "--submit") == 0)
-            submit = 1;
-        else if ((v = flag_value(argc, argv, &i, "--shards", &missing)))
-            shards_arg = v;
-        else if ((v = flag_value(argc, argv, &i, "--out", &missing)) || (v = flag_value(argc, argv, &i, "-o", &missing)))
-            out = v;
-        else if ((v = flag_value(argc, argv, &i, "--partition", &missing)))
-            partition = v;
-        else if ((v = flag_value(argc, argv, &i, "--time", &missing)))
-            time_limit = v;
-        else if ((v = flag_value(argc, argv, &i, "--account", &missing)))
-            account = v;
-        else if (!missing && (strncmp(a, "--shard", 7) == 0 && (a[7] == '\0' || a[7] == '=')))
-            rc = lb_usage_error("--shard is given by linbench slurm to each task: should be --shards N");
-        else if (!missing && (strcmp(a, "--resume") == 0 || strncmp(a, "--resume=", 9) == 0 || strcmp(a, "--force") == 0))
-            rc = lb_usage_error("%s cannot be used with linbench slurm: should be left out (a requeued task resumes its shard)", a);
-        else if (!missing)
-            flags[nflags++] = argv[i];
-        if (missing)
-            rc = lb_usage_error("flag %s needs a value (see linbench slurm --help)", a);
-    }
-    long shards = 0;
-    char *end = NULL;
-    if (rc == 0 && !shards_arg)
+    LbRunSettings o;
+    int rc = lb_options_parse(LB_FOR_SLURM, argc, argv, &o);
+    const char *out = o.cmd.out, *partition = o.cmd.partition, *time_limit = o.cmd.time, *account = o.cmd.account;
+    const int submit = o.cmd.submit, nflags = o.cmd.npassed, shards = o.cmd.shards;
+    char **flags = o.cmd.passed;
+    if (rc == 0 && (o.given >> LB_SET_SHARD & 1))
+        rc = lb_usage_error("--shard is given by linbench slurm to each task: should be --shards N");
+    if (rc == 0 && (o.given >> LB_OPT_RESUME & 1 || o.given >> LB_OPT_FORCE & 1))
+        rc = lb_usage_error("%s cannot be used with linbench slurm: should be left out (a requeued task resumes its shard)",
+                            o.given >> LB_OPT_RESUME & 1 ? "--resume" : "--force");
+    if (rc == 0 && !shards)
         rc = lb_usage_error("linbench slurm needs --shards N: should be a number of shards from 1 to %d", LB_SHARDS_MAX);
-    if (rc == 0) {
-        errno = 0;
-        shards = strtol(shards_arg, &end, 10);
-        if (errno || end == shards_arg || *end || shards < 1 || shards > LB_SHARDS_MAX)
-            rc = lb_usage_error("invalid argument \"%s\" for --shards: should be an integer from 1 to %d", shards_arg, LB_SHARDS_MAX);
-    }
     if (rc == 0 && !out)
         rc = lb_usage_error("linbench slurm needs --out DIR: should be where the shards, the merge and the scripts go");
     static const char *const names[3] = {"partition", "time", "account"};
@@ -281,22 +206,11 @@ int lb_cmd_slurm(int argc, char **argv)
     if (rc == 0 && time_limit && !slurm_time(time_limit))
         rc = lb_usage_error("invalid argument \"%s\" for --time: should be a Slurm time limit: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S or UNLIMITED (such as 04:00:00)",
                             time_limit);
-    /* flags the tasks' sweep would refuse once queued, maybe hours later, are refused here as
-     * sweep refuses them, with the --shard each task adds (on a copy: getopt may reorder it) */
-    if (rc == 0) {
-        char **sweep_argv = calloc((size_t)nflags + 4, sizeof *sweep_argv);
-        if (sweep_argv) {
-            sweep_argv[0] = "sweep";
-            sweep_argv[1] = "--shard";
-            sweep_argv[2] = "0/1";
-            memcpy(sweep_argv + 3, flags, (size_t)nflags * sizeof *flags);
-            rc = lb_sweep_check_flags(nflags + 3, sweep_argv);
-            free(sweep_argv);
-        } else {
-            fprintf(stderr, "linbench: out of memory checking the sweep's flags\n");
-            rc = LB_EXIT_FAILURE;
-        }
-    }
+    /* flags the tasks' sweep would refuse once queued, maybe hours later, are refused here */
+    if (rc == 0)
+        rc = lb_options_check_grid(&o);
+    if (rc == 0 && (o.gpus_all || o.ngpus))
+        rc = lb_usage_error("--shard and --gpus cannot be used together: should be left out (each Slurm task is one --shard)");
     if (rc == 0)
         rc = lb_outdir_check_length(out, "--out");
     char sbatch[PATH_MAX + 8];
@@ -328,9 +242,9 @@ int lb_cmd_slurm(int argc, char **argv)
         rc = write_scripts(slurm_dir, dir, self, flags, nflags, (int)shards, partition, time_limit, account,
                            sweep_script, merge_script, sizeof sweep_script);
     }
-    free(flags);
+    lb_run_settings_free(&o);
     if (rc != 0)
-        return rc;
+        return rc < 0 ? LB_EXIT_OK : rc;
     printf("jobid=$(sbatch --parsable ");
     put_quoted(stdout, sweep_script);
     printf(") && sbatch --dependency=afterok:$jobid ");

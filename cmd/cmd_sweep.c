@@ -4,7 +4,6 @@
  * the sweep engine (reports/sweep_engine.h) measures the cells, and this file says how it went. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -33,34 +32,6 @@
 #include "reports/settings.h"
 #include "reports/sweep_dir.h"
 #include "reports/sweep_engine.h"
-
-void lb_help_sweep(FILE *out)
-{
-    fputs("usage: linbench sweep [FLAGS]\n\n"
-          "Measures Table 3 of the Linformer paper on this machine: for every n, each model of\n"
-          "--models at its largest batch (the standard Transformer once per n, the Linformer for\n"
-          "every k < n). Writes raw.csv (a row per cell, as it finishes), time_speedup.csv and\n"
-          "memory_speedup.csv (Linformer against standard) and meta.csv, then prints both grids.\n\n",
-          out);
-    lb_options_help(out, LB_FOR_SWEEP);
-    fputs("Output:\n"
-          "  -o, --out DIR       where the files go; must be new or hold no results (default a new\n"
-          "                      directory linbench-YYYYmmdd-HHMMSS here)\n"
-          "  --force             remove the results already in --out before the first new row\n"
-          "  --resume DIR        measure only the cells not yet in DIR/raw.csv, with every setting\n"
-          "                      from DIR/meta.csv; flags given must agree with them, and DIR must\n"
-          "                      come from this linbench version\n"
-          "  --format F          closing summary as text or md (default text)\n"
-          "  --no-check          skip the quick check of the backend (linbench check --quick) that\n"
-          "                      runs first; meta.csv records check as skipped\n"
-          "  -q, --quiet         no progress on stderr\n"
-          "  -h, --help          this help\n\n"
-          "A directory is written by one linbench at a time (a lock held for the whole run).\n\n"
-          "Exit codes: 0 done; 1 runtime failure (no GPU, a cell failed, a file not written, the\n"
-          "directory in use); 2 bad input; 130 interrupted by Ctrl-C, SIGTERM or SIGHUP (finished\n"
-          "cells kept; continue with --resume).\n",
-          out);
-}
 
 static volatile sig_atomic_t stop_requested;
 static struct timespec first_stop; /* when the first stop signal came */
@@ -109,51 +80,20 @@ static int stopped_before_first_cell(void)
     return LB_EXIT_INTERRUPTED;
 }
 
-enum { OPT_OUT = 'o', OPT_QUIET = 'q', OPT_HELP = 'h', OPT_FORCE = 1000, OPT_RESUME, OPT_FORMAT, OPT_NO_CHECK };
-
 /* What sweep takes besides the settings. */
 typedef struct SweepFlags {
     const char *out, *resume;
     int force, no_check, quiet, help;
     LbFormat format;
-    const char *k_text; /* the k list as given, read from meta.csv, or the default: for messages */
 } SweepFlags;
 
 static int parse_flags(int argc, char **argv, LbRunSettings *s, SweepFlags *f)
 {
-    struct option longopts[LB_OPTIONS_MAX] = {
-        {"out", required_argument, NULL, OPT_OUT},       {"quiet", no_argument, NULL, OPT_QUIET},
-        {"help", no_argument, NULL, OPT_HELP},           {"force", no_argument, NULL, OPT_FORCE},
-        {"resume", required_argument, NULL, OPT_RESUME}, {"format", required_argument, NULL, OPT_FORMAT},
-        {"no-check", no_argument, NULL, OPT_NO_CHECK},
-    };
-    lb_options_fill(longopts, 7, LB_FOR_SWEEP);
-    int c, rc;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:qh", longopts, NULL)) != -1) {
-        switch (c) {
-        case OPT_OUT: f->out = optarg; break;
-        case OPT_QUIET: f->quiet = 1; break;
-        case OPT_HELP: f->help = 1; return 0;
-        case OPT_FORCE: f->force = 1; break;
-        case OPT_NO_CHECK: f->no_check = 1; break;
-        case OPT_RESUME: f->resume = optarg; break;
-        case OPT_FORMAT: /* the printed grid: a table, not CSV (the files are the CSV) */
-            if (lb_format_parse(optarg, &f->format) != 0 || f->format == LB_FORMAT_CSV)
-                return lb_usage_error("invalid argument \"%s\" for --format: should be text or md", optarg);
-            break;
-        case ':': return lb_usage_error("flag %s needs a value (see linbench sweep --help)", argv[optind - 1]);
-        case '?': return lb_usage_error("unknown flag \"%s\" for sweep (see linbench sweep --help)", argv[optind - 1]);
-        default:
-            if ((rc = lb_options_apply(s, c, optarg)) != 0)
-                return rc;
-            if (c == LB_OPT_SETTING + LB_SET_K)
-                f->k_text = optarg;
-        }
-    }
-    if (optind < argc)
-        return lb_usage_error("unexpected argument \"%s\" for sweep: it takes flags only (see linbench sweep --help)", argv[optind]);
+    const int rc = lb_options_parse(LB_FOR_SWEEP, argc, argv, s);
+    const LbCommandFlags *c = &s->cmd;
+    *f = (SweepFlags){c->out, c->resume, c->force, c->no_check, c->quiet, rc == LB_OPTIONS_HELPED, (LbFormat)c->format};
+    if (rc != 0)
+        return rc < 0 ? 0 : rc;
     if (f->resume && f->out && strcmp(f->resume, f->out) != 0)
         return lb_usage_error("--out %s and --resume %s differ: should be given one directory, with --resume alone", f->out, f->resume);
     if (f->resume && f->force)
@@ -277,38 +217,6 @@ static int check_resumed_rows(const LbRunSettings *s, const char *dir)
                           dir, path, line, why, count, count == 1 ? "" : "s");
 }
 
-/* The settings, complete, consistent with each other, whatever machine runs them: 0, or exit 2
- * after the one-line message. */
-static int check_settings(LbRunSettings *s, SweepFlags *f)
-{
-    int rc;
-    if (!f->k_text)
-        f->k_text = lb_settings[LB_SET_K].def;
-    if ((rc = lb_options_check_grid(s, f->k_text)) != 0)
-        return rc;
-    if ((s->gpus_all || s->ngpus) && s->device != LB_DEVICE_CUDA)
-        return lb_usage_error("--gpus needs --device cuda: should be left out with --device cpu");
-    if ((s->gpus_all || s->ngpus) && (s->given & (UINT64_C(1) << LB_SET_GPU)))
-        return lb_usage_error("--gpu and --gpus cannot be used together: should be --gpus LIST alone");
-    if ((s->gpus_all || s->ngpus) && s->shard_count)
-        return lb_usage_error("--shard and --gpus cannot be used together: should be one or the other (--gpus makes a shard per GPU)");
-    return 0;
-}
-
-int lb_sweep_check_flags(int argc, char **argv)
-{
-    LbRunSettings s;
-    if (lb_run_settings_init(&s) != LB_OK)
-        return lb_runtime_error(LB_ERR_NOMEM);
-    SweepFlags f;
-    memset(&f, 0, sizeof f);
-    int rc = parse_flags(argc, argv, &s, &f);
-    if (rc == 0)
-        rc = check_settings(&s, &f);
-    lb_run_settings_free(&s);
-    return rc;
-}
-
 static int validate(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t *resumed_budget)
 {
     LbSettingProblem problem;
@@ -319,9 +227,9 @@ static int validate(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t *res
         if ((rc = lb_run_settings_take(s, meta, &problem)) != 0)
             return resume_refusal(rc, &problem, f->resume);
         if (!(s->given & (UINT64_C(1) << LB_SET_K)))
-            f->k_text = lb_settings_meta_value(meta, LB_SET_K);
+            s->cmd.k_text = lb_settings_meta_value(meta, LB_SET_K);
     }
-    if ((rc = check_settings(s, f)) != 0)
+    if ((rc = lb_options_check_grid(s)) != 0)
         return rc;
     note_skipped(s);
     if (s->projection != 0) /* Table 3's files are the linear Linformer's, which this sweep replaced */
@@ -783,11 +691,7 @@ out:
 int lb_cmd_sweep(int argc, char **argv)
 {
     LbRunSettings s;
-    if (lb_run_settings_init(&s) != LB_OK)
-        return lb_runtime_error(LB_ERR_NOMEM);
     SweepFlags f;
-    memset(&f, 0, sizeof f);
-    f.format = LB_FORMAT_TEXT;
     LbMeta meta;
     memset(&meta, 0, sizeof meta);
     LbBackend *be = NULL;
@@ -801,10 +705,8 @@ int lb_cmd_sweep(int argc, char **argv)
     int created = 0; /* this run made the directory: a failed start removes it again */
 
     int rc = parse_flags(argc, argv, &s, &f);
-    if (rc == 0 && f.help) {
-        lb_help_sweep(stdout);
+    if (rc == 0 && f.help)
         goto out;
-    }
     if (rc == 0)
         rc = validate(&s, &f, &meta, &resumed_budget);
     if (rc != 0)

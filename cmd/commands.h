@@ -1,6 +1,5 @@
-/* The subcommand table's entries and the exit codes. One file per subcommand (cmd/cmd_<name>.c);
- * cmd/commands.c holds the table and generates the command lists from it; cmd/main.c dispatches
- * through it. Only cmd/ decides exit codes. */
+/* The subcommand table and the exit codes. One file per subcommand (cmd/cmd_<name>.c); main.c
+ * dispatches through the table, and the command lists and --help are generated from it. */
 #ifndef LB_COMMANDS_H
 #define LB_COMMANDS_H
 
@@ -17,37 +16,30 @@
                                * is bad input too, for every command that reads one */
 #define LB_EXIT_INTERRUPTED 130
 
+/* A command: its --help is usage, about, the flags the option table gives it (reports/settings.h,
+ * bit 1u << its index here), then notes. */
 typedef struct LbCommand {
     const char *name;
     int (*run)(int argc, char **argv); /* argv[0] is the subcommand's name */
-    void (*help)(FILE *out);           /* full --help text: every flag, its default and range */
     const char *summary;               /* one line for `linbench help` */
+    const char *usage, *about, *notes;
+    int operands;                      /* the most operands it takes (DIR ...); -1: any number */
 } LbCommand;
 
 int lb_cmd_sweep(int argc, char **argv);
-void lb_help_sweep(FILE *out);
-/* sweep's flags (argv[0] "sweep") checked as sweep checks them before it writes anything, bar
- * what only the machine that runs it can say (its memory, --resume's directory): for linbench
- * slurm, whose scripts run the sweep elsewhere. 0, or the exit code after the one-line message. */
-int lb_sweep_check_flags(int argc, char **argv);
 int lb_cmd_run(int argc, char **argv);
-void lb_help_run(FILE *out);
 int lb_cmd_check(int argc, char **argv);
-void lb_help_check(FILE *out);
 int lb_cmd_info(int argc, char **argv);
-void lb_help_info(FILE *out);
 int lb_cmd_compare(int argc, char **argv);
-void lb_help_compare(FILE *out);
 int lb_cmd_plot(int argc, char **argv);
-void lb_help_plot(FILE *out);
 int lb_cmd_predict(int argc, char **argv);
-void lb_help_predict(FILE *out);
 int lb_cmd_merge(int argc, char **argv);
-void lb_help_merge(FILE *out);
 int lb_cmd_slurm(int argc, char **argv);
-void lb_help_slurm(FILE *out);
 int lb_cmd_help(int argc, char **argv);
-void lb_help_help(FILE *out);
+
+/* The command table, in the order of the LB_FOR_* bits. */
+extern const LbCommand lb_commands[];
+extern const size_t lb_command_count;
 
 /* The command called `name`, or NULL. */
 const LbCommand *lb_command_find(const char *name);

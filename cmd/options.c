@@ -1,6 +1,8 @@
-/* The settings' flags as cmd/ uses them, and what sweep and run share around them. */
+/* The one parser and the generated help of every command's flags (the table: reports/settings.c),
+ * and what sweep and run share around the settings. */
 #include "cmd/options.h"
 
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,42 +11,79 @@
 #include "attn/sizes.h"
 #include "attn/status.h"
 #include "cmd/commands.h"
+#include "reports/predict.h"
 #include "reports/speedups.h"
 
-void lb_options_fill(struct option *opts, size_t count, unsigned command)
+/* The command of an LB_FOR_* bit: the table's entry at the bit's index. */
+static const LbCommand *command_of(unsigned command)
 {
+    size_t i = 0;
+    while (i + 1 < lb_command_count && !(command >> i & 1))
+        i++;
+    return &lb_commands[i];
+}
+
+int lb_options_parse(unsigned command, int argc, char **argv, LbRunSettings *s)
+{
+    const LbCommand *c = command_of(command);
+    /* slurm takes sweep's flags too, to pass them on */
+    const unsigned takes = command == LB_FOR_SLURM ? command | LB_FOR_SWEEP : command;
+    struct option opts[LB_SET_COUNT + 1];
+    int ids[LB_SET_COUNT], count = 0;
+    char shorts[32] = ":";
+    if (lb_run_settings_init(s) != LB_OK || !(s->cmd.passed = calloc((size_t)argc + 1, sizeof *s->cmd.passed)))
+        return lb_runtime_error(LB_ERR_NOMEM);
     for (int id = 0; id < LB_SET_COUNT; id++) {
         const LbSetting *e = &lb_settings[id];
-        if (!(e->commands & command))
+        int taken = !(e->commands & takes);
+        for (int i = 0; i < count && !taken; i++) /* a command's own row before sweep's of that name */
+            taken = strcmp(opts[i].name, e->flag) == 0;
+        if (taken)
             continue;
-        opts[count].name = e->flag;
-        opts[count].has_arg = e->arg ? required_argument : no_argument;
-        opts[count].flag = NULL;
-        opts[count].val = LB_OPT_SETTING + id;
-        count++;
+        opts[count] = (struct option){e->flag, e->arg ? required_argument : no_argument, NULL, 256 + count};
+        ids[count++] = id;
+        if (e->short_flag)
+            snprintf(shorts + strlen(shorts), sizeof shorts - strlen(shorts), "%c%s", e->short_flag, e->arg ? ":" : "");
     }
     memset(&opts[count], 0, sizeof opts[count]);
-}
-
-int lb_options_apply(LbRunSettings *s, int code, const char *arg)
-{
-    char should[160];
-    const int id = code - LB_OPT_SETTING;
-    if (id < 0 || id >= LB_SET_COUNT)
-        return lb_usage_error("internal: unknown option %d", code);
-    s->given |= UINT64_C(1) << id;
-    if (lb_setting_parse(s, (LbSettingId)id, arg, 0, should, sizeof should) != 0)
-        return lb_usage_error("invalid argument \"%s\" for --%s: should be %s", arg ? arg : "", lb_settings[id].flag,
-                              should);
+    optind = 0;
+    opterr = 0;
+    for (int at = 1, code; (code = getopt_long(argc, argv, shorts, opts, NULL)) != -1; at = optind) {
+        if (code == ':')
+            return lb_usage_error("flag %s needs a value (see linbench %s --help)", argv[optind - 1], c->name);
+        int i = code - 256;
+        for (int j = 0; code < 256 && j < count; j++)
+            if (lb_settings[ids[j]].short_flag == code)
+                i = j;
+        if (i < 0 || i >= count)
+            return lb_usage_error("unknown flag \"%s\" for %s (see linbench %s --help)", argv[optind - 1], c->name, c->name);
+        const LbSetting *e = &lb_settings[ids[i]];
+        char should[160];
+        s->given |= UINT64_C(1) << ids[i];
+        if (ids[i] == LB_OPT_HELP) {
+            lb_options_help(stdout, command);
+            return LB_OPTIONS_HELPED;
+        }
+        if (lb_setting_apply(s, (LbSettingId)ids[i], optarg, 0, should, sizeof should) != 0)
+            return lb_usage_error("invalid argument \"%s\" for --%s: should be %s", optarg ? optarg : "", e->flag, should);
+        if (ids[i] == LB_SET_K)
+            s->cmd.k_text = optarg;
+        for (int j = at; j < optind && !(e->commands & command); j++)
+            s->cmd.passed[s->cmd.npassed++] = argv[j];
+    }
+    s->cmd.args = optind;
+    if (c->operands == 0 && optind < argc)
+        return lb_usage_error("unexpected argument \"%s\" for %s: it takes flags only (see linbench %s --help)", argv[optind],
+                              c->name, c->name);
     return 0;
 }
 
-int lb_options_finish(LbRunSettings *s)
+int lb_options_check_cell(LbRunSettings *s)
 {
     char msg[256];
-    if (lb_run_settings_finish(s, msg, sizeof msg) != 0)
+    if (lb_run_settings_finish(s, msg, sizeof msg) != 0 || lb_config_check(&s->model, msg, sizeof msg) != LB_OK)
         return lb_usage_error("%s", msg);
-    return 0;
+    return lb_options_check_host_memory(s);
 }
 
 char *lb_command_line(int argc, char **argv)
@@ -61,8 +100,9 @@ char *lb_command_line(int argc, char **argv)
     return s;
 }
 
-int lb_options_check_grid(LbRunSettings *s, const char *k_text)
+int lb_options_check_grid(LbRunSettings *s)
 {
+    const char *k_text = s->cmd.k_text ? s->cmd.k_text : lb_settings[LB_SET_K].def;
     /* A model with a k axis and no cell: the sweep would compare nothing with it. */
     const int64_t n_max = s->n[s->nn - 1];
     for (int m = 0; m < LB_MODEL_COUNT; m++) {
@@ -80,15 +120,14 @@ int lb_options_check_grid(LbRunSettings *s, const char *k_text)
             return lb_usage_error("--k %s has no value below the largest --n (%lld): should include some k < n, or there is nothing to compare",
                                   k_text, (long long)n_max);
     }
-    int rc = lb_options_finish(s);
-    if (rc != 0)
-        return rc;
+    char msg[256];
+    if (lb_run_settings_finish(s, msg, sizeof msg) != 0)
+        return lb_usage_error("%s", msg);
     /* Each listed model checked once, at the largest n and its smallest k that is a cell there
      * (the general projections' cells need k to divide n). */
     for (int m = 0; m < LB_MODEL_COUNT; m++) {
         if (!(s->models & (1u << m)))
             continue;
-        char msg[256];
         LbModelConfig cfg = s->model;
         cfg.kind = (LbModelKind)m;
         cfg.n = n_max;
@@ -104,11 +143,13 @@ int lb_options_check_grid(LbRunSettings *s, const char *k_text)
     return 0;
 }
 
-/* The text column of --help: where a setting's help starts, and the widest line. */
+/* The text column of --help: where a flag's help starts, and the widest line. */
 #define HELP_COLUMN 22
 #define HELP_WIDTH 94
 
-void lb_options_wrap(FILE *out, const char *words, int column, int indent, int width)
+/* The space-separated words on lines of at most `width` columns, the first line going on from
+ * `column` (already reached), the next ones indented to `indent`. */
+static void wrap(FILE *out, const char *words, int column, int indent, int width)
 {
     int at = column;
     for (const char *p = words; *p;) {
@@ -128,7 +169,9 @@ void lb_options_wrap(FILE *out, const char *words, int column, int indent, int w
     }
 }
 
-void lb_options_help_k(FILE *out)
+/* What each model with a k axis takes as k ("linformer: projected length, 1 to n"), from the
+ * model table: one line each under the text column, or (markdown) "; "-separated. */
+static void help_k(FILE *out, int markdown)
 {
     for (int m = 0; m < LB_MODEL_COUNT; m++) {
         const LbModelKind kind = (LbModelKind)m;
@@ -136,10 +179,135 @@ void lb_options_help_k(FILE *out)
             continue;
         char line[256];
         snprintf(line, sizeof line, "%s: %s, %s", lb_model_name(kind), lb_model_k_meaning(kind), lb_model_k_range(kind));
-        fprintf(out, "%*s", HELP_COLUMN, "");
-        lb_options_wrap(out, line, HELP_COLUMN, HELP_COLUMN + 2, HELP_WIDTH);
-        fputc('\n', out);
+        if (markdown) {
+            fprintf(out, "; %s", line);
+            continue;
+        }
+        fprintf(out, "\n%*s", HELP_COLUMN, "");
+        wrap(out, line, HELP_COLUMN, HELP_COLUMN + 2, HELP_WIDTH);
     }
+}
+
+/* Help text with "{models}" and "{cards}" replaced by the model and card tables' names ("{k}":
+ * help_k), each '\n' a new line under the text column (markdown: a space, '|' escaped). */
+static void help_text(FILE *out, const char *t, int markdown)
+{
+    for (; *t; t++) {
+        if (strncmp(t, "{models}", 8) == 0) {
+            for (int m = 0; m < LB_MODEL_COUNT; m++)
+                fprintf(out, "%s%s", m ? ", " : "", lb_model_name((LbModelKind)m));
+            t += 7;
+        } else if (strncmp(t, "{cards}", 7) == 0) {
+            char names[512];
+            lb_gpu_spec_names(names, sizeof names);
+            if (markdown)
+                fputs(names, out);
+            else
+                wrap(out, names, HELP_COLUMN, HELP_COLUMN, HELP_WIDTH - 24);
+            t += 6;
+        } else if (strncmp(t, "{k}", 3) == 0) {
+            help_k(out, markdown);
+            t += 2;
+        } else if (*t == '\n') {
+            if (markdown)
+                fputc(' ', out);
+            else
+                fprintf(out, "\n%*s", HELP_COLUMN, "");
+        } else {
+            fputs(markdown && *t == '|' ? "\\|" : (char[2]){*t, 0}, out);
+        }
+    }
+}
+
+/* A row's default as --help words it: "(default 512:65536)", its own words, or "" for none. */
+static char *default_text(const LbSetting *e, const LbRunSettings *defaults)
+{
+    if (e->def_help)
+        return strdup(e->def_help);
+    char *d = lb_setting_text(defaults, (LbSettingId)(e - lb_settings));
+    const char *v = e->def ? e->def : d ? d : "?";
+    char *t = malloc(strlen(v) + 16);
+    if (t)
+        sprintf(t, "(default %s)", v);
+    free(d);
+    return t;
+}
+
+/* "--out DIR", "-o, --out DIR" */
+static void flag_head(const LbSetting *e, char *buf, size_t size)
+{
+    char dash[8] = "";
+    if (e->short_flag)
+        snprintf(dash, sizeof dash, "-%c, ", e->short_flag);
+    snprintf(buf, size, "%s--%s%s%s", dash, e->flag, e->arg ? " " : "", e->arg ? e->arg : "");
+}
+
+/* Each flag of `command` under its heading, as --help (markdown 0) or a README table row. */
+static void flag_rows(FILE *out, unsigned command, int markdown)
+{
+    LbRunSettings defaults;
+    if (lb_run_settings_init(&defaults) != LB_OK)
+        return;
+    for (const char *const *g = lb_setting_groups; *g; g++) {
+        int first = 1;
+        for (int id = 0; id < LB_SET_COUNT; id++) {
+            const LbSetting *e = &lb_settings[id];
+            if (!(e->commands & command) || strcmp(e->group, *g) != 0 || (markdown && id == LB_OPT_HELP))
+                continue;
+            if (first && **g && !markdown)
+                fprintf(out, "%s\n", *g);
+            first = 0;
+            char head[64], *def = default_text(e, &defaults);
+            flag_head(e, head, sizeof head);
+            char help[1024];
+            const char *k = markdown ? NULL : strstr(e->help, "{k}");
+            snprintf(help, sizeof help, "%.*s", k ? (int)(k - e->help) : (int)strlen(e->help), e->help);
+            if (markdown) {
+                /* the default's words alone: "(default: the GPU's\nfree memory)" is "the GPU's free memory" */
+                char *v = def ? def + strspn(def, "\n") : NULL;
+                if (v && strncmp(v, "(default", 8) == 0) {
+                    v += 8 + (v[8] == ':');
+                    v += strspn(v, " ");
+                    v[strlen(v) - 1] = '\0';
+                }
+                fprintf(out, "| `%s` | ", head);
+                help_text(out, v && *v ? v : "—", 1);
+                fputs(" | ", out);
+                help_text(out, help, 1);
+                fputs(" |\n", out);
+            } else {
+                fprintf(out, "  %-*s%s", HELP_COLUMN - 2, head, strlen(head) >= HELP_COLUMN - 2 ? " " : "");
+                help_text(out, help, 0);
+                if (def && *def && def[0] != '\n')
+                    fputc(' ', out);
+                help_text(out, def ? def : "", 0);
+                if (k)
+                    help_k(out, 0);
+                fputc('\n', out);
+            }
+            free(def);
+        }
+    }
+    lb_run_settings_free(&defaults);
+}
+
+void lb_options_help(FILE *out, unsigned command)
+{
+    const LbCommand *c = command_of(command);
+    fprintf(out, "usage: %s\n\n%s\n\n", c->usage, c->about);
+    flag_rows(out, command, 0);
+    if (c->notes)
+        fprintf(out, "\n%s\n", c->notes);
+}
+
+void lb_options_markdown(FILE *out)
+{
+    for (size_t i = 0; i < lb_command_count; i++) {
+        fprintf(out, "%sFlags of `%s`:\n\n| flag | default | meaning |\n| --- | --- | --- |\n", i ? "\n" : "",
+                lb_commands[i].name);
+        flag_rows(out, 1u << i, 1);
+    }
+    fputc('\n', out);
 }
 
 /* "standard, linformer and chunked": the models of `models` (bit 1u << kind) that read (or, with
@@ -201,67 +369,6 @@ void lb_options_note_no_ratio(unsigned models)
     }
     fprintf(stderr, "linbench: note: --models %s forms no ratio: a speedup needs a baseline (%s) and another model, so every speedup grid will be NA (raw.csv still holds each cell); add one, such as --models standard,linformer\n",
             given, baselines);
-}
-
-/* Help text with its "{models}" replaced by the model table's names ("{k}" prints nothing here:
- * the entry is followed by each model's k, lb_options_help_k), each '\n' followed by the
- * indentation of the text column. */
-static void help_text(FILE *out, const char *t)
-{
-    for (; *t; t++) {
-        if (strncmp(t, "{models}", 8) == 0) {
-            for (int m = 0; m < LB_MODEL_COUNT; m++)
-                fprintf(out, "%s%s", m ? ", " : "", lb_model_name((LbModelKind)m));
-            t += 7;
-        } else if (strncmp(t, "{k}", 3) == 0) {
-            t += 2;
-        } else if (*t == '\n') {
-            fprintf(out, "\n%*s", HELP_COLUMN, "");
-        } else {
-            fputc(*t, out);
-        }
-    }
-}
-
-void lb_options_help(FILE *out, unsigned command)
-{
-    LbRunSettings defaults;
-    int have_defaults = lb_run_settings_init(&defaults) == LB_OK;
-    /* by heading, in the order of each heading's first setting */
-    for (int g = 0; g < LB_SET_COUNT; g++) {
-        const char *group = lb_settings[g].group;
-        int first = 1, seen = 0;
-        for (int id = 0; id < g && !seen; id++)
-            seen = strcmp(lb_settings[id].group, group) == 0;
-        for (int id = g; id < LB_SET_COUNT && !seen; id++) {
-            const LbSetting *e = &lb_settings[id];
-            if (strcmp(e->group, group) != 0 || !(e->commands & command))
-                continue;
-            if (first)
-                fprintf(out, "%s\n", group);
-            first = 0;
-            char head[64];
-            snprintf(head, sizeof head, "--%s%s%s", e->flag, e->arg ? " " : "", e->arg ? e->arg : "");
-            fprintf(out, "  %-20s", head);
-            help_text(out, e->help);
-            if (e->def_help) {
-                if (*e->def_help && e->def_help[0] != '\n')
-                    fputc(' ', out);
-                help_text(out, e->def_help);
-            } else if (e->def) {
-                fprintf(out, " (default %s)", e->def);
-            } else if (have_defaults) {
-                char *d = e->print(&defaults);
-                fprintf(out, " (default %s)", d ? d : "?");
-                free(d);
-            }
-            fputc('\n', out);
-            if (strstr(e->help, "{k}"))
-                lb_options_help_k(out);
-        }
-    }
-    if (have_defaults)
-        lb_run_settings_free(&defaults);
 }
 
 int lb_open_error(int status)
@@ -336,7 +443,8 @@ static void take_min(uint64_t v, const char *why, uint64_t *best, const char **w
     }
 }
 
-int lb_host_memory_available(uint64_t *bytes, const char **what)
+/* The memory this process can still have; `what` names the limit that bound it. -1: none read. */
+static int host_memory_available(uint64_t *bytes, const char **what)
 {
     uint64_t best = UINT64_MAX, v, used;
     *what = NULL;
@@ -378,7 +486,7 @@ int lb_options_check_host_memory(const LbRunSettings *o)
         return 0;
     uint64_t want = o->mem_limit ? o->mem_limit : LB_CPU_DEFAULT_MEM, have;
     const char *what;
-    if (lb_host_memory_available(&have, &what) != 0 || want <= have)
+    if (host_memory_available(&have, &what) != 0 || want <= have)
         return 0;
     char w[32], h[32];
     lb_format_size(want, w, sizeof w);

@@ -1,6 +1,9 @@
-/* The run settings table (see settings.h): parsers, printers and the walks over the table. */
+/* The option table (see settings.h): its parsers and printers, its rows, and the walks over it. */
 #include "reports/settings.h"
 
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +12,8 @@
 #include "attn/lists.h"
 #include "attn/sizes.h"
 #include "attn/status.h"
+#include "reports/predict.h"
+#include "reports/table.h"
 
 /* A malloc'd printf. */
 static char *text(const char *fmt, ...)
@@ -45,8 +50,7 @@ static int int_value(const char *arg, int min, int max, int *out, char *should, 
     return -1;
 }
 
-/* "a,b,c", malloc'd: as long as the list is, never cut (a 1 KB buffer once dropped a third of
- * a 399-value --n). */
+/* "a,b,c", malloc'd: as long as the list is, never cut. */
 static char *list_text(const int64_t *v, size_t count)
 {
     char *buf = malloc(count * 21 + 1), *p = buf;
@@ -187,20 +191,6 @@ static char *print_shard(const LbRunSettings *s)
     return s->shard_count ? text("%d/%d", s->shard_index, s->shard_count) : text("%s", "");
 }
 
-#define INT_SETTING(name, field, min, max)                                                       \
-    static int parse_##name(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size) \
-    {                                                                                            \
-        (void)from_meta;                                                                         \
-        return int_value(t, min, max, &s->field, should, size);                                  \
-    }                                                                                            \
-    static char *print_##name(const LbRunSettings *s) { return text("%d", s->field); }
-INT_SETTING(layers, model.layers, 1, LB_LAYERS_MAX)
-INT_SETTING(d_model, model.d_model, 1, LB_DMODEL_MAX)
-INT_SETTING(heads, model.heads, 1, LB_HEADS_MAX)
-INT_SETTING(ffn, model.ffn, 1, LB_FFN_MAX)
-INT_SETTING(vocab, model.vocab, 1, LB_VOCAB_MAX)
-INT_SETTING(gpu, gpu, 0, 1023)
-#undef INT_SETTING
 
 /* --gpus: "all" or GPU indices as a comma list, each once, in the order given. */
 static int parse_gpus(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
@@ -254,64 +244,12 @@ static char *print_gpus(const LbRunSettings *s)
     return buf;
 }
 
-static int parse_dtype(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
-{
-    (void)from_meta;
-    return lb_dtype_parse(t, &s->model.dtype) ? refuse("fp16, bf16 or fp32", should, size) : 0;
-}
-static char *print_dtype(const LbRunSettings *s) { return text("%s", lb_dtype_name(s->model.dtype)); }
-
-/* The flag itself takes no value (text NULL); meta.csv holds 0 or 1. */
-static int parse_tf32(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
-{
-    (void)from_meta;
-    if (!t) {
-        s->tf32 = 1;
-        return 0;
-    }
-    if (strcmp(t, "0") != 0 && strcmp(t, "1") != 0)
-        return refuse("0 or 1", should, size);
-    s->tf32 = t[0] == '1';
-    return 0;
-}
-static char *print_tf32(const LbRunSettings *s) { return text("%d", s->tf32); }
-
-static int parse_sharing(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
-{
-    (void)from_meta;
-    return lb_sharing_parse(t, &s->model.sharing) ? refuse("layerwise, kv, headwise or none", should, size) : 0;
-}
-static char *print_sharing(const LbRunSettings *s) { return text("%s", lb_sharing_name(s->model.sharing)); }
-
-static int parse_order(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
-{
-    (void)from_meta;
-    return lb_order_parse(t, &s->model.order) ? refuse("early or late", should, size) : 0;
-}
-static char *print_order(const LbRunSettings *s) { return text("%s", lb_order_name(s->model.order)); }
-
-static int parse_chunk(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
-{
-    (void)from_meta;
-    if (lb_parse_int64(t, 1, LB_N_MAX, &s->model.chunk) == 0)
-        return 0;
-    snprintf(should, size, "an integer from 1 to %d", LB_N_MAX);
-    return -1;
-}
-static char *print_chunk(const LbRunSettings *s) { return text("%lld", (long long)s->model.chunk); }
-
-static int parse_device(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
-{
-    (void)from_meta;
-    if (strcmp(t, "cuda") == 0)
-        s->device = LB_DEVICE_CUDA;
-    else if (strcmp(t, "cpu") == 0)
-        s->device = LB_DEVICE_CPU;
-    else
-        return refuse("cuda or cpu", should, size);
-    return 0;
-}
-static char *print_device(const LbRunSettings *s) { return text("%s", s->device == LB_DEVICE_CPU ? "cpu" : "cuda"); }
+/* The names of a choice's values by index, 0 to the row's max. */
+static const char *dtype_name(int i) { return lb_dtype_name((LbDtype)i); }
+static const char *sharing_name(int i) { return lb_sharing_name((LbSharing)i); }
+static const char *order_name(int i) { return lb_order_name((LbOrder)i); }
+static const char *device_name(int i) { return i == LB_DEVICE_CPU ? "cpu" : "cuda"; }
+static const char *format_name(int i) { return i == LB_FORMAT_CSV ? "csv" : i == LB_FORMAT_MD ? "md" : "text"; }
 
 static int parse_mem_limit(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
 {
@@ -386,20 +324,6 @@ static int parse_seed(LbRunSettings *s, const char *t, int from_meta, char *shou
 }
 static char *print_seed(const LbRunSettings *s) { return text("%llu", (unsigned long long)s->seed); }
 
-/* As --tf32: the flag takes no value (text NULL); meta.csv holds 0 or 1. */
-static int parse_breakdown(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
-{
-    (void)from_meta;
-    if (!t) {
-        s->breakdown = 1;
-        return 0;
-    }
-    if (strcmp(t, "0") != 0 && strcmp(t, "1") != 0)
-        return refuse("0 or 1", should, size);
-    s->breakdown = t[0] == '1';
-    return 0;
-}
-static char *print_breakdown(const LbRunSettings *s) { return text("%d", s->breakdown); }
 
 /* --no-autotune turns it off (text NULL); meta.csv holds on or off. */
 static int parse_autotune(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
@@ -433,17 +357,71 @@ static char *print_k_schedule(const LbRunSettings *s)
 
 const char *const lb_projection_names[4] = {"linear", "mean", "max", "conv"};
 
-static int parse_projection(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
+static const char *projection_name(int i) { return lb_projection_names[i]; }
+
+/* ---- the commands' own flags ---- */
+
+static int parse_plot_out(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
 {
     (void)from_meta;
-    for (int i = 0; i < 4; i++)
-        if (strcmp(t, lb_projection_names[i]) == 0) {
-            s->projection = i;
-            return 0;
-        }
-    return refuse("linear, mean, max or conv", should, size);
+    s->cmd.out = t;
+    return *t ? 0 : refuse("a directory", should, size);
 }
-static char *print_projection(const LbRunSettings *s) { return text("%s", lb_projection_names[s->projection & 3]); }
+
+
+
+static int parse_model(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
+{
+    (void)from_meta;
+    if (lb_model_parse(t, &s->model.kind) == 0)
+        return 0;
+    size_t used = 0;
+    for (int m = 0; m < LB_MODEL_COUNT && used < size; m++) {
+        int len = snprintf(should + used, size - used, "%s%s", m == 0 ? "" : m + 1 == LB_MODEL_COUNT ? " or " : ", ",
+                           lb_model_name((LbModelKind)m));
+        used += len > 0 ? (size_t)len : 0;
+    }
+    return -1;
+}
+
+
+
+
+/* A number in (lo, hi] (or [lo, hi] when lo_closed), the whole text. */
+static int number_in(const char *t, double lo, int lo_closed, double hi, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    const double v = strtod(t, &end);
+    if (end == t || *end || errno || !isfinite(v) || v > hi || v < lo || (!lo_closed && v == lo))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_product_eff(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
+{
+    (void)from_meta;
+    return number_in(t, 0, 0, 1, &s->cmd.product_efficiency) ? refuse("a number above 0 and at most 1", should, size) : 0;
+}
+
+static int parse_copy_eff(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
+{
+    (void)from_meta;
+    return number_in(t, 0, 0, 1, &s->cmd.copy_efficiency) ? refuse("a number above 0 and at most 1", should, size) : 0;
+}
+
+static int parse_launch(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
+{
+    (void)from_meta;
+    return number_in(t, 0, 1, 1e6, &s->cmd.launch_us) ? refuse("a number from 0 to 1000000", should, size) : 0;
+}
+
+/* A command's own row, in LbSettingId's order: no meta.csv key; a row without a parser stores its
+ * value (a switch: 1) in the field at offset `at` of LbRunSettings. */
+#define OPT(f, a, g, c, h, ...) {f, a, .group = g, .commands = c, .help = h, __VA_ARGS__}
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 #define MODEL "Model (default RoBERTa-base):"
 #define LINFORMER "Linformer:"
@@ -469,34 +447,37 @@ const LbSetting lb_settings[LB_SET_COUNT] = {
                       "measure only shard I (0 to N-1) of N, N from 1 to 4096: a split of\nthe cells by predicted cost; recorded in meta.csv as a setting;\nput the shards' directories together with linbench merge",
                       NULL, "", "", LB_FOR_SWEEP, 1, parse_shard, print_shard},
     [LB_SET_LAYERS] = {"layers", "N", "layers", "layers", MODEL, "encoder layers, 1 to 1024", NULL, NULL, NULL, PLANNED,
-                       1, parse_layers, print_layers},
+                       1, NULL, NULL, .at = offsetof(LbRunSettings, model.layers), .type = 'i', .min = 1, .max = LB_LAYERS_MAX},
     [LB_SET_DMODEL] = {"d-model", "N", "d_model", "model width", MODEL,
-                       "model width, 1 to 65536, divisible by --heads", NULL, NULL, NULL, PLANNED, 1, parse_d_model,
-                       print_d_model},
+                       "model width, 1 to 65536, divisible by --heads", NULL, NULL, NULL, PLANNED, 1, NULL, NULL,
+                       .at = offsetof(LbRunSettings, model.d_model), .type = 'i', .min = 1, .max = LB_DMODEL_MAX},
     [LB_SET_HEADS] = {"heads", "N", "heads", "heads", MODEL, "attention heads, 1 to 1024", NULL, NULL, NULL, PLANNED, 1,
-                      parse_heads, print_heads},
+                      NULL, NULL, .at = offsetof(LbRunSettings, model.heads), .type = 'i', .min = 1, .max = LB_HEADS_MAX},
     [LB_SET_FFN] = {"ffn", "N", "ffn", "feed-forward width", MODEL, "feed-forward width, 1 to 1048576", NULL, NULL,
-                    NULL, PLANNED, 1, parse_ffn, print_ffn},
+                    NULL, PLANNED, 1, NULL, NULL, .at = offsetof(LbRunSettings, model.ffn), .type = 'i', .min = 1, .max = LB_FFN_MAX},
     [LB_SET_VOCAB] = {"vocab", "N", "vocab", "vocabulary", MODEL, "token vocabulary, 1 to 16777216", NULL, NULL, NULL,
-                      PLANNED, 1, parse_vocab, print_vocab},
+                      PLANNED, 1, NULL, NULL, .at = offsetof(LbRunSettings, model.vocab), .type = 'i', .min = 1, .max = LB_VOCAB_MAX},
     [LB_SET_DTYPE] = {"dtype", "T", "dtype", "dtype", MODEL, "fp16, bf16 or fp32; products accumulate in fp32", NULL,
-                      NULL, NULL, PLANNED, 1, parse_dtype, print_dtype},
+                      NULL, NULL, PLANNED, 1, NULL, NULL,
+                     .at = offsetof(LbRunSettings, model.dtype), .type = 'c', .name = dtype_name, .max = LB_DTYPE_FP32},
     [LB_SET_TF32] = {"tf32", NULL, "tf32", "TF32", MODEL, "let fp32 products use TF32, only with --dtype fp32", NULL,
-                     "(default off)", NULL, PLANNED, 1, parse_tf32, print_tf32},
+                     "(default off)", NULL, PLANNED | LB_FOR_CHECK, 1, NULL, NULL, .at = offsetof(LbRunSettings, tf32)},
     [LB_SET_SHARING] = {"sharing", "S", "sharing", "sharing", LINFORMER,
                         "layerwise, kv, headwise or none", NULL, NULL, NULL, PLANNED, 1,
-                        parse_sharing, print_sharing},
+                        NULL, NULL, .at = offsetof(LbRunSettings, model.sharing), .type = 'c', .name = sharing_name, .max = LB_SHARE_NONE},
     [LB_SET_ORDER] = {"order", "O", "order", "projection order", LINFORMER,
                       "early (K' = (E X) W_K, fairseq) or late (K' = E (X W_K), the\npaper's figure)", NULL,
-                      "(default early; late with --sharing none)", NULL, PLANNED, 1, parse_order, print_order},
+                      "(default early; late with --sharing none)", NULL, PLANNED, 1, NULL, NULL,
+                      .at = offsetof(LbRunSettings, model.order), .type = 'c', .name = order_name, .max = LB_ORDER_LATE},
     [LB_SET_CHUNK] = {"chunk", "ROWS", "chunk", "chunk rows", CHUNKED,
                       "query rows per block of the chunked model, 1 to 1048576", NULL, NULL, "1024", PLANNED, 1,
-                      parse_chunk, print_chunk},
+                      NULL, NULL, .at = offsetof(LbRunSettings, model.chunk), .type = 'l', .min = 1, .max = LB_N_MAX},
     [LB_SET_K_SCHEDULE] = {"k-schedule", "S", "k_schedule", "k per layer", LINFORMER,
                            "the Linformer's k per layer: uniform; halve (k, k/2, k/4 on the\nlayers' thirds); or a comma list of one factor in (0, 1] per layer;\nk below the cell's rounded up to a multiple of 8. The grid's k is\nthe first layer's",
                            "uniform", NULL, "uniform", PLANNED, 1, parse_k_schedule, print_k_schedule},
     [LB_SET_DEVICE] = {"device", "D", "device", "device", DEVICE, "cuda or cpu; cpu is the plain-C reference", "cuda",
-                       NULL, NULL, BOTH, 1, parse_device, print_device},
+                       NULL, NULL, BOTH | LB_FOR_CHECK, 1, NULL, NULL,
+                       .at = offsetof(LbRunSettings, device), .type = 'c', .name = device_name, .max = LB_DEVICE_CPU},
     [LB_SET_MEM_LIMIT] = {"mem-limit", "SIZE", "mem_limit", "memory limit", DEVICE,
                           "memory budget, at least 1M: 16G, 16GiB, 512M, 1.5GiB; K/M/G/T and\nKiB..TiB are binary, KB..TB decimal",
                           NULL, "(default: the GPU's free memory;\n512MiB on --device cpu)", NULL, PLANNED, 1,
@@ -514,20 +495,98 @@ const LbSetting lb_settings[LB_SET_COUNT] = {
                      NULL, BOTH, 1, parse_seed, print_seed},
     [LB_SET_BREAKDOWN] = {"breakdown", NULL, "breakdown", "breakdown", TIMING,
                           "after each measured cell, one more pass at its batch timing every\noperation: breakdown.csv in a sweep, a table after run's result\n(docs/METHOD.md, \"Breakdown\")",
-                          "0", "(default off)", "0", BOTH, 1, parse_breakdown, print_breakdown},
+                          "0", "(default off)", "0", BOTH, 1, NULL, NULL, .at = offsetof(LbRunSettings, breakdown)},
     /* absent: a result from before the tuning took the heuristic's first algorithm */
     [LB_SET_AUTOTUNE] = {"no-autotune", NULL, "matmul_autotune", "matmul autotuning", TIMING,
                          "take cuBLASLt's first heuristic algorithm for each product instead\nof timing up to 8 on the shape's first use (a warm-up pass, never a\ntimed one) and keeping the fastest",
-                         "on", "", "off", BOTH, 1, parse_autotune, print_autotune},
-    [LB_SET_GPU] = {"gpu", "N", NULL, "GPU index", DEVICE, "CUDA device index, 0 to 1023", NULL, NULL, NULL, BOTH, 0,
-                    parse_gpu, print_gpu},
+                         "on", "", "off", BOTH | LB_FOR_CHECK, 1, parse_autotune, print_autotune},
+    [LB_SET_GPU] = {"gpu", "N", NULL, "GPU index", DEVICE, "CUDA device index, 0 to 1023", NULL, NULL, NULL, BOTH | LB_FOR_CHECK, 0,
+                    NULL, NULL, .at = offsetof(LbRunSettings, gpu), .type = 'i', .min = 0, .max = 1023},
     [LB_SET_GPUS] = {"gpus", "LIST", NULL, "GPUs", DEVICE,
                      "measure on several GPUs of one model at once: a sweep --shard per\nGPU into DIR/shard-I, merged into DIR; LIST is all or indices such\nas 0,1,3 (not with --gpu or --shard)",
                      NULL, "", NULL, LB_FOR_SWEEP, 0, parse_gpus, print_gpus},
     [LB_SET_PROJECTION] = {"projection", "P", NULL, "projection", LINFORMER,
                            "linear, mean, max or conv: the Linformer's compression of keys and\nvalues (E and F, mean or max pooling, or a depthwise convolution over\nwindows of n/k); P other than linear measures the model linformer-P\nin linformer's place",
-                           "linear", NULL, NULL, PLANNED, 0, parse_projection, print_projection},
+                           "linear", NULL, NULL, PLANNED, 0, NULL, NULL,
+                           .at = offsetof(LbRunSettings, projection), .type = 'c', .name = projection_name, .max = 3},
+    OPT("model", "M", "Cell:", LB_FOR_RUN, "{models}", .def = "standard", .parse = parse_model),
+    OPT("n", "N", "Cell:", LB_FOR_RUN, "sequence length, 2 to 1048576", .def = "512",
+        .at = offsetof(LbRunSettings, model.n), .type = 'l', .min = LB_N_MIN, .max = LB_N_MAX),
+    OPT("k", "N", "Cell:", LB_FOR_RUN, "the k of a model with a k axis, 1 to 1048576{k}", .def = "128",
+        .at = offsetof(LbRunSettings, model.k), .type = 'l', .min = LB_K_MIN, .max = LB_N_MAX),
+    OPT("gpu", "NAME", "Card:", LB_FOR_PREDICT, "a card of the table (docs/METHOD.md cites each datasheet):\n{cards}",
+        .def_help = "", .at = offsetof(LbRunSettings, cmd.card)),
+    OPT("spec", "S", "Card:", LB_FOR_PREDICT,
+        "any other card: tflops=T (its product rate for --dtype, TFLOP/s),\nbw=B (memory bandwidth, GB/s), mem=SIZE (memory, as --mem-limit)",
+        .def_help = "", .at = offsetof(LbRunSettings, cmd.spec)),
+    OPT("product-efficiency", "E", "Roofline:", LB_FOR_PREDICT, "share of the rate a product reaches, above 0 to 1",
+        .def = STR(LB_PREDICT_PRODUCT_EFFICIENCY), .parse = parse_product_eff),
+    OPT("copy-efficiency", "E", "Roofline:", LB_FOR_PREDICT,
+        "share of the bandwidth a memory-bound call reaches, above 0 to 1", .def = STR(LB_PREDICT_COPY_EFFICIENCY),
+        .parse = parse_copy_eff),
+    OPT("launch-us", "US", "Roofline:", LB_FOR_PREDICT, "microseconds added per kernel, 0 to 1000000",
+        .def = STR(LB_PREDICT_LAUNCH_US), .parse = parse_launch),
+    OPT("dump", "DIR", "Dump:", LB_FOR_RUN,
+        "write ids.npy, every weight, output.npy, index.csv (the files) and\nmeta.csv (the settings) into DIR (a new or empty directory)\ninstead of timing",
+        .def_help = "", .at = offsetof(LbRunSettings, cmd.dump)),
+    OPT("batch", "N", "Dump:", LB_FOR_RUN, "batch of the dumped pass, 1 to 65536", .def = "1",
+        .at = offsetof(LbRunSettings, cmd.batch), .type = 'l', .min = 1, .max = 65536),
+    OPT("dtype", "T", "", LB_FOR_CHECK, "check only fp16, bf16 or fp32", .def_help = "(default all three)",
+        .at = offsetof(LbRunSettings, model.dtype), .type = 'c', .name = dtype_name, .max = LB_DTYPE_FP32),
+    OPT("seed", "N", "", LB_FOR_CHECK, "seed of the random data, >= 0", .def_help = "(default a new one each run, printed)",
+        .parse = parse_seed),
+    OPT("quick", NULL, "", LB_FOR_CHECK, "the quick check sweep and run do: few shapes, one forward per model",
+        .def_help = "", .at = offsetof(LbRunSettings, cmd.quick)),
+    OPT("gpu", "N", "", LB_FOR_INFO, "describe only device N, 0 to 1023", .def_help = "(default: every device)",
+        .at = offsetof(LbRunSettings, gpu), .type = 'i', .min = 0, .max = 1023),
+    OPT("shards", "N", "", LB_FOR_SLURM, "how many shards, 1 to 4096", .def_help = "",
+        .at = offsetof(LbRunSettings, cmd.shards), .type = 'i', .min = 1, .max = LB_SHARDS_MAX),
+    OPT("partition", "P", "", LB_FOR_SLURM, "#SBATCH --partition (letters, digits and . _ - , : only)", .def_help = "",
+        .at = offsetof(LbRunSettings, cmd.partition)),
+    OPT("time", "T", "", LB_FOR_SLURM, "#SBATCH --time: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S or UNLIMITED",
+        .def_help = "", .at = offsetof(LbRunSettings, cmd.time)),
+    OPT("account", "A", "", LB_FOR_SLURM, "#SBATCH --account (same characters)", .def_help = "",
+        .at = offsetof(LbRunSettings, cmd.account)),
+    OPT("submit", NULL, "", LB_FOR_SLURM, "run the two sbatch commands (sbatch must be on PATH)", .def_help = "",
+        .at = offsetof(LbRunSettings, cmd.submit)),
+    OPT("out", "DIR", "", LB_FOR_SLURM, "where the shards, the merge and the scripts go", .def_help = "",
+        .at = offsetof(LbRunSettings, cmd.out), .short_flag = 'o'),
+    OPT("out", "DIR", "Output:", LB_FOR_SWEEP | LB_FOR_PREDICT, "where the files go; must be new or hold no results",
+        .def_help = "(default a new\ndirectory linbench-YYYYmmdd-HHMMSS here)", .at = offsetof(LbRunSettings, cmd.out),
+        .short_flag = 'o'),
+    OPT("out", "DIR", "", LB_FOR_PLOT, "where the scripts, data and images go; created if missing",
+        .def_help = "\n(default: the sweep's DIR; with PEER_DIR, PEER_DIR)", .parse = parse_plot_out, .short_flag = 'o'),
+    OPT("no-render", NULL, "", LB_FOR_PLOT, "write the scripts and data only, do not run gnuplot",
+        .def_help = "(default: render\nwhen gnuplot is on PATH)", .at = offsetof(LbRunSettings, cmd.no_render)),
+    OPT("render-timeout", "SEC", "", LB_FOR_PLOT, "stop a gnuplot that has not finished one plot in SEC seconds,\n1 to 3600",
+        .def = "60", .at = offsetof(LbRunSettings, cmd.render_timeout), .type = 'i', .min = 1, .max = 3600),
+    OPT("force", NULL, "Output:", LB_FOR_SWEEP | LB_FOR_PREDICT,
+        "remove the results already in --out before the first new row", .def_help = "",
+        .at = offsetof(LbRunSettings, cmd.force)),
+    OPT("resume", "DIR", "Output:", LB_FOR_SWEEP,
+        "measure only the cells not yet in DIR/raw.csv, with every setting\nfrom DIR/meta.csv; flags given must agree with them, and DIR must\ncome from this linbench version",
+        .def_help = "", .at = offsetof(LbRunSettings, cmd.resume)),
+    OPT("format", "F", "Output:", LB_FOR_SWEEP | LB_FOR_PREDICT, "the printed grids as text or md", .def = "text",
+        .at = offsetof(LbRunSettings, cmd.format), .type = 'c', .name = format_name, .max = LB_FORMAT_MD),
+    OPT("format", "F", "", LB_FOR_COMPARE,
+        "text (aligned tables), md (Markdown tables) or csv (one row per cell:\ngrid,n,k,measured,paper,measured_over_paper, or grid,n,k,a,b,b_over_a;\nagainst a peer: comparison,linbench_model,peer_model,n,k,\nlinbench_ms_per_seq,peer_ms_per_seq,linbench_over_peer_time,\nlinbench_batch,peer_batch,linbench_over_peer_batch,\nlinbench_j_per_seq,peer_j_per_seq,linbench_over_peer_energy)",
+        .def = "text", .at = offsetof(LbRunSettings, cmd.format), .type = 'c', .name = format_name, .max = LB_FORMAT_CSV),
+    OPT("no-check", NULL, "Output:", LB_FOR_SWEEP | LB_FOR_RUN,
+        "skip the quick check of the backend (linbench check --quick) that\nruns first; a sweep's meta.csv records check as skipped",
+        .def_help = "", .at = offsetof(LbRunSettings, cmd.no_check)),
+    OPT("quiet", NULL, "Output:", LB_FOR_SWEEP, "no progress on stderr", .def_help = "",
+        .at = offsetof(LbRunSettings, cmd.quiet), .short_flag = 'q'),
+    OPT("quiet", NULL, "Output:", LB_FOR_PREDICT, "no summary line on stderr", .def_help = "",
+        .at = offsetof(LbRunSettings, cmd.quiet), .short_flag = 'q'),
+    OPT("quiet", NULL, "", LB_FOR_MERGE, "no grids on stdout", .def_help = "", .at = offsetof(LbRunSettings, cmd.quiet),
+        .short_flag = 'q'),
+    OPT("markdown", NULL, "", LB_FOR_HELP, "every command's flags as the Markdown tables of README.md", .def_help = "",
+        .at = offsetof(LbRunSettings, cmd.markdown)),
+    OPT("help", NULL, "", ~0u, "this help", .def_help = "", .at = offsetof(LbRunSettings, cmd.help), .short_flag = 'h'),
 };
+
+const char *const lb_setting_groups[] = {"Cell:", "Card:", "Roofline:", GRID, MODEL, LINFORMER, CHUNKED, DEVICE,
+                                         TIMING, "Dump:", "Output:", "", NULL};
 
 int lb_run_settings_init(LbRunSettings *s)
 {
@@ -538,7 +597,7 @@ int lb_run_settings_init(LbRunSettings *s)
     s->device = LB_DEVICE_CUDA;
     for (int id = 0; id < LB_SET_COUNT; id++) {
         char should[160];
-        if (lb_settings[id].def && lb_settings[id].parse(s, lb_settings[id].def, 0, should, sizeof should) != 0) {
+        if (lb_settings[id].def && lb_setting_apply(s, (LbSettingId)id, lb_settings[id].def, 0, should, sizeof should) != 0) {
             lb_run_settings_free(s);
             return LB_FAIL(LB_ERR_NOMEM, "out of memory setting the defaults"); /* the lists' malloc */
         }
@@ -551,31 +610,59 @@ void lb_run_settings_free(LbRunSettings *s)
     free(s->n);
     free(s->k);
     free(s->gpus);
+    free(s->cmd.passed);
+    s->cmd.passed = NULL;
     s->n = s->k = NULL;
     s->gpus = NULL;
     s->nn = s->nk = s->ngpus = 0;
 }
 
-int lb_setting_parse(LbRunSettings *s, LbSettingId id, const char *t, int from_meta, char *should, size_t size)
+int lb_setting_apply(LbRunSettings *s, LbSettingId id, const char *t, int from_meta, char *should, size_t size)
 {
-    if ((unsigned)id >= LB_SET_COUNT)
-        return refuse("a known setting (internal error)", should, size);
-    if (!t && lb_settings[id].arg)
-        return refuse("given a value", should, size);
-    return lb_settings[id].parse(s, t, from_meta, should, size);
+    const LbSetting *e = &lb_settings[id];
+    void *at = (char *)s + e->at;
+    int64_t v = 0;
+    if (e->parse)
+        return e->parse(s, t, from_meta, should, size);
+    if (e->type == 'c') { /* a choice: "a, b or c" */
+        for (int i = 0; i <= e->max; i++)
+            if (strcmp(t, e->name(i)) == 0) {
+                *(int *)at = i;
+                return 0;
+            }
+        size_t used = 0;
+        for (int i = 0; i <= e->max && used < size; i++)
+            used += (size_t)snprintf(should + used, size - used, "%s%s", i == 0 ? "" : i == e->max ? " or " : ", ", e->name(i));
+        return -1;
+    }
+    if (e->type && lb_parse_int64(t, e->min, e->max, &v) != 0) {
+        snprintf(should, size, "an integer from %lld to %lld", (long long)e->min, (long long)e->max);
+        return -1;
+    }
+    if (e->type == 'i')
+        *(int *)at = (int)v;
+    else if (e->type == 'l')
+        *(int64_t *)at = v;
+    else if (e->arg)
+        *(const char **)at = t;
+    else if (t && strcmp(t, "0") != 0 && strcmp(t, "1") != 0) /* a switch as meta.csv holds it */
+        return refuse("0 or 1", should, size);
+    else
+        *(int *)at = !t || t[0] == '1';
+    return 0;
 }
 
 char *lb_setting_text(const LbRunSettings *s, LbSettingId id)
 {
-    return (unsigned)id < LB_SET_COUNT ? lb_settings[id].print(s) : NULL;
-}
-
-int lb_setting_by_flag(const char *flag)
-{
-    for (int id = 0; id < LB_SET_COUNT; id++)
-        if (strcmp(lb_settings[id].flag, flag) == 0)
-            return id;
-    return -1;
+    const LbSetting *e = &lb_settings[id];
+    const char *at = (const char *)s + e->at;
+    if (e->print)
+        return e->print(s);
+    if (e->type == 'l')
+        return text("%lld", (long long)*(const int64_t *)at);
+    if (e->type == 'c')
+        return text("%s", e->name(*(const int *)at));
+    return e->type == 'i' || (!e->parse && !e->arg) ? text("%d", *(const int *)at) : NULL;
 }
 
 int lb_run_settings_finish(LbRunSettings *s, char *msg, size_t size)
@@ -584,6 +671,18 @@ int lb_run_settings_finish(LbRunSettings *s, char *msg, size_t size)
         s->model.order = LB_ORDER_LATE; /* per-head projections only exist in the late order */
     if ((s->given & (UINT64_C(1) << LB_SET_GPU)) && s->device != LB_DEVICE_CUDA) {
         snprintf(msg, size, "--gpu needs --device cuda: should be left out with --device cpu");
+        return -1;
+    }
+    if ((s->gpus_all || s->ngpus) && s->device != LB_DEVICE_CUDA) {
+        snprintf(msg, size, "--gpus needs --device cuda: should be left out with --device cpu");
+        return -1;
+    }
+    if ((s->gpus_all || s->ngpus) && (s->given & (UINT64_C(1) << LB_SET_GPU))) {
+        snprintf(msg, size, "--gpu and --gpus cannot be used together: should be --gpus LIST alone");
+        return -1;
+    }
+    if ((s->gpus_all || s->ngpus) && s->shard_count) {
+        snprintf(msg, size, "--shard and --gpus cannot be used together: should be one or the other (--gpus makes a shard per GPU)");
         return -1;
     }
     if (s->tf32 && s->model.dtype != LB_DTYPE_FP32) {
@@ -647,7 +746,7 @@ int lb_run_settings_take(LbRunSettings *s, const LbMeta *meta, LbSettingProblem 
         }
         if (s->given & (UINT64_C(1) << id))
             continue; /* compared once everything is parsed */
-        if (lb_settings[id].parse(s, v, 1, p->should, sizeof p->should) != 0) {
+        if (lb_setting_apply(s, (LbSettingId)id, v, 1, p->should, sizeof p->should) != 0) {
             p->kind = LB_SETTING_UNREADABLE;
             return -1;
         }
@@ -683,7 +782,7 @@ int lb_run_settings_compare(const LbRunSettings *s, const LbMeta *meta, LbSettin
         if (!lb_settings[id].resume_must_match)
             continue;
         const char *theirs = lb_settings_meta_value(meta, (LbSettingId)id);
-        char *mine = lb_settings[id].print(s);
+        char *mine = lb_setting_text(s, (LbSettingId)id);
         if (!mine)
             return LB_FAIL(LB_ERR_NOMEM, "out of memory comparing settings");
         if (theirs && strcmp(mine, theirs) == 0) {

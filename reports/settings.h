@@ -1,11 +1,7 @@
-/* The run settings of linbench, in one table: for each, its flag, its meta.csv key, its parser
- * and printer, its default, its --help text and whether a resumed sweep must keep it. The flags
- * sweep and run accept (getopt entries), the settings meta.csv records, the --resume check and the
- * settings lines of --help are all walks over this table, so a setting is written once.
- *
- * The table lives below cmd/ so reports/ (compare, plot, merge, the sweep engine) reads meta.csv
- * through it without including cmd/. Nothing here prints: a parser hands back what the setting
- * accepts ("an integer from 1 to 1024") and cmd/ words the message. */
+/* The option table: every flag of every command (name, argument, commands, help, default), and
+ * for the settings a sweep records their meta.csv key, parser and printer. cmd/'s one parser and
+ * --help, meta.csv and --resume all walk it. It lives below cmd/ so that reports/ reads meta.csv
+ * through it. Nothing here prints: a parser hands back what it accepts, cmd/ words the message. */
 #ifndef LB_SETTINGS_H
 #define LB_SETTINGS_H
 
@@ -27,8 +23,7 @@ extern "C" {
 typedef enum LbDeviceKind { LB_DEVICE_CUDA = 0, LB_DEVICE_CPU = 1 } LbDeviceKind;
 
 /* --headroom not given: the larger of 256 MiB and 1% of the GPU's memory stays outside the budget,
- * for what the driver and libraries allocate beside the arena (local memory for deep stacks,
- * cuBLAS's own buffers, a lazily loaded module). */
+ * for what the driver and libraries allocate beside the arena. */
 #define LB_HEADROOM_AUTO UINT64_MAX
 #define LB_HEADROOM_MIN ((uint64_t)256 << 20)
 
@@ -38,8 +33,9 @@ typedef enum LbDeviceKind { LB_DEVICE_CUDA = 0, LB_DEVICE_CPU = 1 } LbDeviceKind
 /* The most shards a sweep is cut into (--shard I/N). */
 #define LB_SHARDS_MAX 4096
 
-/* The settings, in the table's order. Those meta.csv records come first (their count is
- * LB_SET_RECORDED), so a walk over the recorded ones is a walk over 0 .. LB_SET_RECORDED - 1. */
+/* The table's rows: the settings meta.csv records first (0 .. LB_SET_RECORDED - 1), then the other
+ * settings, then each command's own flags. One flag name may have a row per command where its
+ * meaning differs (--gpu N, predict's --gpu NAME). */
 typedef enum LbSettingId {
     LB_SET_N = 0, LB_SET_K, LB_SET_MODELS, LB_SET_SHARD,
     LB_SET_LAYERS, LB_SET_DMODEL, LB_SET_HEADS, LB_SET_FFN, LB_SET_VOCAB, LB_SET_DTYPE, LB_SET_TF32,
@@ -50,13 +46,39 @@ typedef enum LbSettingId {
     LB_SET_GPU = LB_SET_RECORDED, /* which GPU is not a setting of the result: a resume may move */
     LB_SET_GPUS,                  /* nor which GPUs (meta.csv records gpu_count, raw.csv each row's GPU) */
     LB_SET_PROJECTION,            /* recorded through --models: it swaps linformer for linformer-P there */
+    LB_OPT_MODEL, LB_OPT_RUN_N, LB_OPT_RUN_K, LB_OPT_CARD, LB_OPT_SPEC, LB_OPT_PRODUCT_EFF, LB_OPT_COPY_EFF,
+    LB_OPT_LAUNCH, LB_OPT_DUMP, LB_OPT_BATCH, LB_OPT_CHECK_DTYPE, LB_OPT_CHECK_SEED, LB_OPT_QUICK, LB_OPT_INFO_GPU,
+    LB_OPT_SHARDS, LB_OPT_PARTITION, LB_OPT_TIME, LB_OPT_ACCOUNT, LB_OPT_SUBMIT,
+    LB_OPT_SLURM_OUT, LB_OPT_OUT, LB_OPT_PLOT_OUT, LB_OPT_NO_RENDER, LB_OPT_RENDER_TIMEOUT, LB_OPT_FORCE,
+    LB_OPT_RESUME, LB_OPT_FORMAT, LB_OPT_COMPARE_FORMAT, LB_OPT_NO_CHECK, LB_OPT_QUIET, LB_OPT_PREDICT_QUIET,
+    LB_OPT_MERGE_QUIET, LB_OPT_MARKDOWN, LB_OPT_HELP,
     LB_SET_COUNT
 } LbSettingId;
 
-/* Which commands take a setting's flag. */
+/* Which commands take a row's flag: bit 1u << the command's index in cmd/commands.c's table. */
 #define LB_FOR_SWEEP 1u
 #define LB_FOR_RUN 2u
-#define LB_FOR_PREDICT 4u /* linbench predict: the grid, the model and the memory settings */
+#define LB_FOR_PREDICT 4u
+#define LB_FOR_MERGE 8u
+#define LB_FOR_SLURM 16u
+#define LB_FOR_COMPARE 32u
+#define LB_FOR_PLOT 64u
+#define LB_FOR_CHECK 128u
+#define LB_FOR_INFO 256u
+#define LB_FOR_HELP 512u
+
+/* What the commands' own rows hold once parsed (NULL / 0 when not given). */
+typedef struct LbCommandFlags {
+    const char *out, *resume, *dump, *card, *spec, *partition, *time, *account;
+    const char *k_text; /* --k LIST as given, for messages */
+    int force, quiet, help, no_check, quick, no_render, submit, markdown, shards, render_timeout, info_gpu;
+    int format; /* LbFormat (reports/table.h) */
+    int64_t batch;
+    double product_efficiency, copy_efficiency, launch_us;
+    int args;   /* index into argv of the first operand (getopt puts them last) */
+    char **passed; /* slurm: sweep's flags as given, to pass on (owned array) */
+    int npassed;
+} LbCommandFlags;
 
 /* Everything a sweep (or one run) is set up with. */
 typedef struct LbRunSettings {
@@ -79,6 +101,7 @@ typedef struct LbRunSettings {
     int *gpus;             /* --gpus LIST: the indices, each once, as given (owned) */
     size_t ngpus;
     uint64_t given;        /* bit 1 << id for every flag the user gave */
+    LbCommandFlags cmd;
 } LbRunSettings;
 
 typedef struct LbSetting {
@@ -94,36 +117,44 @@ typedef struct LbSetting {
     const char *def_help; /* --help's default when not "(default <printed default>)"; "" for none */
     const char *absent;   /* what a meta.csv without the key (written before it existed) means;
                            * NULL: a sweep's meta.csv must hold it */
-    unsigned commands;    /* LB_FOR_SWEEP | LB_FOR_RUN */
+    unsigned commands;    /* LB_FOR_SWEEP | LB_FOR_RUN ... */
     int resume_must_match; /* --resume refuses a flag that differs from meta.csv */
     /* text into s: 0, or -1 with what it accepts in should. from_meta: the text comes from a
      * meta.csv (an empty value there means "not set" for the optional settings). */
     int (*parse)(LbRunSettings *s, const char *text, int from_meta, char *should, size_t size);
-    char *(*print)(const LbRunSettings *s); /* as meta.csv holds it; malloc'd, NULL if no memory */
+    char *(*print)(const LbRunSettings *s); /* as meta.csv holds it; malloc'd, NULL if no memory or
+                                             * not a setting */
+    char short_flag; /* -o, or 0 */
+    /* No parser: the value's offset in LbRunSettings: an integer (type 'i' int, 'l' int64_t) from
+     * min to max; a choice (type 'c': an int, one of name(0) .. name(max)); else a text's char *
+     * or a switch's int (meta.csv: 0 or 1). */
+    size_t at;
+    char type;
+    int64_t min, max;
+    const char *(*name)(int i);
 } LbSetting;
 
 extern const LbSetting lb_settings[LB_SET_COUNT];
+/* The --help headings in the order they are listed, "" (none) last; NULL-terminated. */
+extern const char *const lb_setting_groups[];
 
 /* Defaults of every setting (the table's def texts parsed, the model's shape and timing from
  * attn/). 0, or LB_ERR_NOMEM. Free with lb_run_settings_free. */
 int lb_run_settings_init(LbRunSettings *s);
 void lb_run_settings_free(LbRunSettings *s);
 
-/* Parse one setting's text into s (the given bit is the caller's). 0 or -1 with should. */
-int lb_setting_parse(LbRunSettings *s, LbSettingId id, const char *text, int from_meta, char *should,
-                     size_t size);
-/* A setting's value as meta.csv holds it: malloc'd, NULL when out of memory. */
+/* One row's text (NULL: a switch given) into s, by its parser or its offset (the given bit is the
+ * caller's). 0, or -1 with what it accepts in should. */
+int lb_setting_apply(LbRunSettings *s, LbSettingId id, const char *text, int from_meta, char *should, size_t size);
+/* A setting's value as meta.csv holds it: malloc'd, NULL when out of memory or not a value. */
 char *lb_setting_text(const LbRunSettings *s, LbSettingId id);
-/* The setting whose flag is `flag` (without "--"), or -1. */
-int lb_setting_by_flag(const char *flag);
 
 /* --projection's values: linear is the linformer model, each other P the model linformer-P. */
 extern const char *const lb_projection_names[4];
 
-/* What depends on several settings: --order defaults to late with --sharing none; --gpu needs
- * --device cuda; --tf32 needs --dtype fp32; --projection P other than linear replaces linformer by linformer-P in --models
- * (sweep) or --model (run). 0, or -1 with the message (one line,
- * naming the flags) in msg. */
+/* What depends on several settings: --order defaults to late with --sharing none; --gpu and
+ * --gpus need --device cuda, and not each other; --tf32 needs --dtype fp32; --projection P other than linear
+ * replaces linformer by linformer-P in --models or --model. 0, or -1 with the message in msg. */
 int lb_run_settings_finish(LbRunSettings *s, char *msg, size_t size);
 
 /* The GPU memory kept outside the budget on a device of `total_bytes`: --headroom, or the larger

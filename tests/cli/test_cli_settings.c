@@ -40,16 +40,21 @@ static void help_lists_every_flag(void)
         LbRun r = lb_run(argv);
         lb_check(r.code == 0, "%s --help exits 0 (%d)", cmds[c].cmd, r.code);
         for (int id = 0; id < LB_SET_COUNT; id++) {
-            char flag[64]; /* "  --n LIST": run's own --n N is another flag */
-            snprintf(flag, sizeof flag, "  --%s%s%s", lb_settings[id].flag, lb_settings[id].arg ? " " : "",
+            char flag[64]; /* " --n LIST": run's own --n N is another flag */
+            snprintf(flag, sizeof flag, " --%s%s%s", lb_settings[id].flag, lb_settings[id].arg ? " " : "",
                      lb_settings[id].arg ? lb_settings[id].arg : "");
             /* the flag and its argument as a whole word: predict's own --gpu NAME is not --gpu N */
             int listed = 0;
             for (const char *at = strstr(r.out, flag); at && !listed; at = strstr(at + 1, flag))
                 listed = at[strlen(flag)] == ' ' || at[strlen(flag)] == '\n';
+            int other_row = 0; /* another row of that flag for this command (each command's --quiet) */
+            for (int j = 0; j < LB_SET_COUNT; j++)
+                other_row |= j != id && (lb_settings[j].commands & cmds[c].mask) &&
+                             strcmp(lb_settings[j].flag, lb_settings[id].flag) == 0 &&
+                             !lb_settings[j].arg == !lb_settings[id].arg;
             if (lb_settings[id].commands & cmds[c].mask)
                 lb_check(listed, "%s --help lists --%s", cmds[c].cmd, lb_settings[id].flag);
-            else
+            else if (!other_row)
                 lb_check(!listed, "%s --help does not list --%s, which it does not take", cmds[c].cmd, lb_settings[id].flag);
         }
         for (int m = 0; m < LB_MODEL_COUNT; m++)
@@ -65,10 +70,10 @@ static void help_lists_every_flag(void)
  * than its default, each exits 0, and slurm's script passes it on. */
 static void model_flags_everywhere(const char *scratch)
 {
-    static const char *const unrecorded[LB_SET_COUNT - LB_SET_RECORDED] = {
+    static const char *const unrecorded[LB_OPT_MODEL - LB_SET_RECORDED] = {
         [LB_SET_PROJECTION - LB_SET_RECORDED] = "mean",
     };
-    for (int id = 0; id < LB_SET_COUNT; id++) {
+    for (int id = 0; id < LB_OPT_MODEL; id++) { /* the settings, not the commands' own flags */
         const LbSetting *e = &lb_settings[id];
         if (!(e->commands & LB_FOR_SWEEP) || strcmp(e->group, lb_settings[LB_SET_N].group) == 0 ||
             strcmp(e->group, lb_settings[LB_SET_DEVICE].group) == 0 || strcmp(e->group, lb_settings[LB_SET_SEED].group) == 0)
@@ -101,6 +106,31 @@ static void model_flags_everywhere(const char *scratch)
         snprintf(want, sizeof want, " %s%s%s ", flag, v ? " " : "", v ? v : "");
         lb_check(text && strstr(text, want), "slurm's sweep.sbatch passes \"%s\" on", want);
         free(text);
+    }
+}
+
+/* The one parser, for every command: an unknown flag, a flag without its value, and (a command
+ * that takes flags only) an operand are each one line naming it, exit 2, nothing on stdout. */
+static void every_command_refuses(void)
+{
+    for (size_t c = 0; c < lb_command_count; c++) {
+        char *cmd = (char *)lb_commands[c].name, flag[64] = "";
+        for (int id = 0; id < LB_SET_COUNT && !flag[0]; id++)
+            if ((lb_settings[id].commands >> c & 1) && lb_settings[id].arg)
+                snprintf(flag, sizeof flag, "--%s", lb_settings[id].flag);
+        char *unknown[] = {(char *)bin, cmd, "--frobnicate", NULL};
+        char *no_value[] = {(char *)bin, cmd, flag, NULL};
+        char *operand[] = {(char *)bin, cmd, "stray", NULL};
+        char **cases[] = {unknown, no_value, lb_commands[c].operands == 0 ? operand : NULL};
+        const char *named[] = {"--frobnicate", flag[0] ? flag : NULL, "stray"};
+        for (size_t i = 0; i < 3; i++) {
+            if (!cases[i] || !named[i])
+                continue;
+            LbRun r = lb_run(cases[i]);
+            lb_check(r.code == 2 && strstr(r.err, named[i]) && lb_lines(r.err) == 1 && !r.out[0],
+                     "%s %s: exit 2, one line naming it (%d): %s", cmd, named[i], r.code, r.err);
+            lb_run_free(&r);
+        }
     }
 }
 
@@ -227,11 +257,13 @@ static void round_trip(const char *scratch)
     LbRunSettings want;
     lb_run_settings_init(&want);
     for (int i = 2; first[i + 1] && strcmp(first[i], "--quiet") != 0; i++) {
-        int id = lb_setting_by_flag(first[i] + 2);
-        if (id < 0)
+        int id = 0;
+        while (id < LB_OPT_MODEL && strcmp(lb_settings[id].flag, first[i] + 2) != 0)
+            id++;
+        if (id == LB_OPT_MODEL)
             continue; /* --no-check */
         char should[160];
-        lb_check(lb_setting_parse(&want, (LbSettingId)id, first[i + 1], 0, should, sizeof should) == 0, "%s %s parses",
+        lb_check(lb_setting_apply(&want, (LbSettingId)id, first[i + 1], 0, should, sizeof should) == 0, "%s %s parses",
                  first[i], first[i + 1]);
         want.given |= UINT64_C(1) << id;
         i++;
@@ -362,6 +394,7 @@ int main(int argc, char **argv)
     const char *scratch = lb_scratch_dir("cli-settings");
     help_lists_every_flag();
     commands_from_the_table();
+    every_command_refuses();
     model_flags_everywhere(scratch);
     gpu_needs_cuda(scratch);
     bad_models_and_chunk(scratch);
