@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "attn/status.h"
-#include "reports/atomic_file.h"
 #include "reports/breakdown_plot.h"
 #include "reports/csv_io.h"
 #include "reports/plot_figure.h"
@@ -23,60 +22,6 @@
 
 extern char **environ;
 
-
-/* --- gnuplot text (reports/plot_figure.h) ------------------------------------------------------- */
-
-void lb_gp_quote(FILE *f, const char *s)
-{
-    fputc('\'', f);
-    for (; *s; s++) {
-        if (*s == '\'')
-            fputc('\'', f);
-        if (*s != '\n' && *s != '\r')
-            fputc(*s, f);
-    }
-    fputc('\'', f);
-}
-
-void lb_gp_preamble(FILE *f, const char *name, const char *what)
-{
-    fprintf(f,
-            "# linbench plot: %s.\n"
-            "# Written by linbench plot; render with: gnuplot %s.gp (from any directory).\n"
-            "# Data: %s.plot.csv beside this script. Output: %s.png and %s.svg beside it.\n\n",
-            what, name, name, name, name);
-    fputs("here = '.'\n"
-          "p = 0\n"
-          "while (strstrt(ARG0[p+1:], '/') > 0) { p = p + strstrt(ARG0[p+1:], '/') }\n"
-          "if (p > 1) { here = ARG0[1:p-1] } else { if (p == 1) { here = '/' } }\n"
-          "if (!exists('linbench_out')) { linbench_out = here }\n",
-          f);
-    fprintf(f, "data = here.'/%s.plot.csv'\n", name);
-    fputs("set datafile separator comma\n"
-          "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
-          "    set terminal pngcairo noenhanced size 900,650 font ',11'\n"
-          "} else {\n"
-          "    set terminal png noenhanced size 900,650\n"
-          "}\n",
-          f);
-    fprintf(f, "set output linbench_out.'/%s.png'\n", name);
-}
-
-void lb_gp_title(FILE *f, const char *title, const char *subtitle)
-{
-    fputs("set title ", f);
-    lb_gp_quote(f, title);
-    fputs(".\"\\n\".", f);
-    lb_gp_quote(f, subtitle);
-    fputs(" noenhanced\n", f);
-}
-
-void lb_gp_svg(FILE *f, const char *name)
-{
-    fputs("set terminal svg noenhanced size 900,650 font 'sans,11'\n", f);
-    fprintf(f, "set output linbench_out.'/%s.svg'\n", name);
-    fputs("replot\nset output\n", f);
-}
 
 /* A run setting of the sweep through the settings table (which knows what a key missing from an
  * older meta.csv means), or "?" when it has no value. */
@@ -124,31 +69,6 @@ static int gp_title(FILE *f, const char *title, const LbSweepDir *s)
     free(full);
     free(sub);
     return predicted && !full ? LB_FAIL(LB_ERR_NOMEM, "out of memory writing a plot title") : LB_OK;
-}
-
-/* --- files (reports/plot_figure.h) ------------------------------------------------------------ */
-
-int lb_plot_write_file(const char *dir, const char *name, const char *ext, LbPlotWriteFn fn,
-                       const LbSweepDir *s, const void *arg)
-{
-    char file[160];
-    snprintf(file, sizeof file, "%.100s%s", name, ext);
-    char *path = lb_path_join(dir, file);
-    if (!path)
-        return LB_FAIL(LB_ERR_NOMEM, "out of memory");
-    LbAtomicFile af;
-    int rc = lb_atomic_open(&af, path);
-    if (rc == LB_OK) {
-        rc = fn(af.f, s, arg);
-        if (rc == LB_OK && ferror(af.f))
-            rc = LB_FAIL(LB_ERR_IO, "cannot write %s", path);
-        if (rc == LB_OK)
-            rc = lb_atomic_commit(&af);
-        else
-            lb_atomic_abort(&af);
-    }
-    free(path);
-    return rc;
 }
 
 typedef struct HeatArg {
@@ -277,11 +197,6 @@ static const char *empty_label(size_t oom, size_t failed, size_t pending)
     return "no cell measured: each ran out of memory or failed";
 }
 
-static void plot_empty(FILE *f, size_t oom, size_t failed, size_t pending)
-{
-    fprintf(f, "unset logscale\nset label 1 '%s' at graph 0.5, graph 0.5 center\nplot [0:1][0:1] NaN notitle\n",
-            empty_label(oom, failed, pending));
-}
 
 /* The state of a cell's last row: 'o' ok, 'm' out of memory, 'e' failed, 0 none. */
 static char cell_state(const LbSweepDir *s, LbModelKind model, int64_t n, int64_t k)
@@ -328,40 +243,6 @@ static void line_title(const TimeLine *l, char *buf, size_t size)
         snprintf(buf, size, "%s", lb_model_name(l->model));
     else
         snprintf(buf, size, "%s k=%lld", lb_model_name(l->model), (long long)l->k);
-}
-
-int lb_plot_write_wide(FILE *f, const int64_t *n, size_t nn, size_t columns, LbPlotColumnTitle title,
-                       LbPlotColumnValue value, const void *arg)
-{
-    const size_t nf = columns + 1;
-    char (*v)[96] = malloc(nf * sizeof *v);
-    const char **row = malloc(nf * sizeof *row);
-    int rc = LB_OK;
-    if (!v || !row) {
-        rc = LB_FAIL(LB_ERR_NOMEM, "out of memory");
-        goto out;
-    }
-    for (size_t c = 0; c < nf; c++)
-        row[c] = v[c];
-    snprintf(v[0], sizeof v[0], "n");
-    for (size_t c = 0; c < columns; c++)
-        title(c, v[c + 1], sizeof v[0], arg);
-    rc = lb_csv_write_record(f, row, nf);
-    for (size_t i = 0; rc == LB_OK && i < nn; i++) {
-        snprintf(v[0], sizeof v[0], "%lld", (long long)n[i]);
-        for (size_t c = 0; c < columns; c++) {
-            const double x = value(c, n[i], arg);
-            if (isnan(x))
-                v[c + 1][0] = '\0';
-            else
-                snprintf(v[c + 1], sizeof v[0], "%.6g", x);
-        }
-        rc = lb_csv_write_record(f, row, nf);
-    }
-out:
-    free(v);
-    free(row);
-    return rc;
 }
 
 /* The per-sequence figures' columns: a line's title and its value at n. */
@@ -415,14 +296,9 @@ static int time_script(FILE *f, const LbSweepDir *s, const void *arg)
                 failed += st == 'e';
                 pending += st == 0;
             }
-        plot_empty(f, oom, failed, pending);
+        lb_gp_empty(f, empty_label(oom, failed, pending));
     } else {
-        fprintf(f, "set xrange [%.6g:%.6g]\n", (double)g->n[0] / 1.4,
-                (double)g->n[g->rows - 1] * 1.4);
-        fputs("set xtics (", f);
-        for (size_t i = 0; i < g->rows; i++)
-            fprintf(f, "%s'%lld' %lld", i ? ", " : "", (long long)g->n[i], (long long)g->n[i]);
-        fputs(")\n", f);
+        lb_gp_n_axis(f, g->n, g->rows);
         /* Each line's colour, dash and title written out: gnuplot's own cycle repeats after
          * eight lines, and a reader matches a line by its model's hue first. */
         for (size_t c = 0; c < t->count; c++) {
@@ -482,14 +358,9 @@ static int line_script(FILE *f, const LbSweepDir *s, const void *arg)
             failed += g->time[c].kind == LB_GRID_ERROR;
             pending += g->time[c].kind == LB_GRID_MISSING;
         }
-        plot_empty(f, oom, failed, pending);
+        lb_gp_empty(f, empty_label(oom, failed, pending));
     } else {
-        fprintf(f, "set xrange [%.6g:%.6g]\n", (double)g->n[0] / 1.4,
-                (double)g->n[g->rows - 1] * 1.4);
-        fputs("set xtics (", f);
-        for (size_t i = 0; i < g->rows; i++)
-            fprintf(f, "%s'%lld' %lld", i ? ", " : "", (long long)g->n[i], (long long)g->n[i]);
-        fputs(")\n", f);
+        lb_gp_n_axis(f, g->n, g->rows);
         fputs("plot data using 1:2 with linespoints linewidth 2 pointtype 7 pointsize 0.8 title 'time saved', \\\n"
               "     data using 1:3 with linespoints linewidth 2 pointtype 5 pointsize 0.8 title 'memory saved'",
               f);
@@ -501,19 +372,13 @@ static int line_script(FILE *f, const LbSweepDir *s, const void *arg)
     return LB_OK;
 }
 
-static void add_name(LbPlotList *out, const char *name)
-{
-    if (out && out->count < LB_PLOT_MAX)
-        snprintf(out->name[out->count++], sizeof out->name[0], "%.63s", name);
-}
-
 /* Time and memory heatmaps, and energy's (heat[2]) where the grid has a value of it. */
 static int write_heat_pair(const LbSweepDir *s, const char *out_dir, HeatArg heat[3], LbPlotList *out)
 {
     for (int h = 0; h < (lb_grid_has_energy(heat[0].grid) ? 3 : 2); h++) {
         LB_TRY(lb_plot_write_file(out_dir, heat[h].name, ".plot.csv", heat_data_fn, s, &heat[h]));
         LB_TRY(lb_plot_write_file(out_dir, heat[h].name, ".gp", heat_script, s, &heat[h]));
-        add_name(out, heat[h].name);
+        lb_plot_add_name(out, heat[h].name);
     }
     return LB_OK;
 }
@@ -554,7 +419,7 @@ static int write_model_figures(const LbSweepDir *s, const char *out_dir, LbModel
         if (rc == LB_OK)
             rc = lb_plot_write_file(out_dir, line.name, ".gp", line_script, s, &line);
         if (rc == LB_OK)
-            add_name(out, line.name);
+            lb_plot_add_name(out, line.name);
     }
     lb_grid_free(&g);
     return rc;
@@ -592,14 +457,14 @@ int lb_plot_write(const LbSweepDir *s, const char *out_dir, LbPlotList *out)
     if (rc == LB_OK)
         rc = lb_plot_write_file(out_dir, "time_per_seq", ".gp", time_script, s, &t);
     if (rc == LB_OK)
-        add_name(out, "time_per_seq");
+        lb_plot_add_name(out, "time_per_seq");
     if (rc == LB_OK && rows_have_energy(s)) { /* the same lines in joules, where there is a counter */
         t.energy = 1;
         rc = lb_plot_write_file(out_dir, "energy_per_seq", ".plot.csv", time_data, s, &t);
         if (rc == LB_OK)
             rc = lb_plot_write_file(out_dir, "energy_per_seq", ".gp", time_script, s, &t);
         if (rc == LB_OK)
-            add_name(out, "energy_per_seq");
+            lb_plot_add_name(out, "energy_per_seq");
     }
     free(t.line);
     LB_TRY(rc);

@@ -31,21 +31,12 @@
 
 #include <stddef.h>
 
-#include "reports/peer_dir.h"
+#include "reports/plot_figure.h"
 #include "reports/sweep_dir.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* The figures' names (NAME above), in the order they were written: Table 3's three heatmaps and the
- * two per-sequence figures, three heatmaps for every (model, baseline) pair at most, and a
- * breakdown per model. */
-#define LB_PLOT_MAX (5 + 3 * LB_MODEL_COUNT * LB_MODEL_COUNT + LB_MODEL_COUNT)
-typedef struct LbPlotList {
-    size_t count;
-    char name[LB_PLOT_MAX][64];
-} LbPlotList;
 
 /* Write the data files and scripts into out_dir (which must exist), naming them in *out (may be
  * NULL). LB_ERR_IO naming the file that could not be written. */
@@ -64,7 +55,7 @@ int lb_plot_write(const LbSweepDir *s, const char *out_dir, LbPlotList *out);
  *   versus_energy_ratio  the same for J per sequence, only where some pair has energy on both
  *                        sides
  * Each with its data (NAME.plot.csv: n, then a column per line named by its title). */
-int lb_plot_peer_write(const LbSweepDir *lin, const LbPeerDir *peer, const char *out_dir, LbPlotList *out);
+int lb_plot_peer_write(const LbSweepDir *lin, const LbSweepDir *peer, const char *out_dir, LbPlotList *out);
 
 /* The gnuplot executable on PATH into buf: 0, or -1 when there is none. */
 int lb_plot_find_gnuplot(char *buf, size_t size);

@@ -6,11 +6,9 @@
 
 #include "attn/lists.h"
 #include "attn/status.h"
-#include "reports/csv_io.h"
 #include "reports/plot.h"
 #include "reports/plot_figure.h"
 #include "reports/plot_style.h"
-#include "reports/settings.h"
 #include "reports/speedups.h"
 
 /* A peer-only exact attention's lines: near-black, apart from every model's hue. */
@@ -29,7 +27,7 @@ typedef struct Line {
 
 typedef struct Figure {
     const LbSweepDir *lin;
-    const LbPeerDir *peer;
+    const LbSweepDir *peer;
     const int64_t *n;
     size_t nn;
     Line *line;
@@ -39,25 +37,11 @@ typedef struct Figure {
     const char *name, *title, *ylabel;
 } Figure;
 
-/* The last row of model at (n, k) among rows (k ignored for a model without a k axis). */
-static const LbCellResult *last_row(const LbCellResult *rows, size_t count, LbModelKind model, int64_t n, int64_t k,
-                                    const size_t *variant, size_t v)
-{
-    const LbCellResult *found = NULL;
-    const int has_k = lb_model_has_k(model);
-    for (size_t i = 0; i < count; i++)
-        if ((!variant || variant[i] == v) && rows[i].model == model && rows[i].n == n && (!has_k || rows[i].k == k))
-            found = &rows[i];
-    return found;
-}
-
 /* The figure's value for line l at n, or NaN where a side has no ok row. */
 static double value_at(const Figure *f, const Line *l, int64_t n)
 {
-    const LbCellResult *a = last_row(f->lin->rows, f->lin->count, l->model, n, l->k, NULL, 0);
-    const LbCellResult *b = l->peer ? last_row(f->peer->rows, f->peer->count, l->peer->work, n, l->k,
-                                               f->peer->variant, l->variant)
-                                    : NULL;
+    const LbCellResult *a = lb_result_row(f->lin, 0, l->model, n, l->k);
+    const LbCellResult *b = l->peer ? lb_result_row(f->peer, l->variant, l->peer->work, n, l->k) : NULL;
     const int a_ok = a && a->status == LB_CELL_OK && a->ms_per_seq > 0 && a->batch > 0;
     const int b_ok = b && b->status == LB_CELL_OK && b->ms_per_seq > 0 && b->batch > 0;
     switch (f->what) {
@@ -111,14 +95,9 @@ static int script_fn(FILE *out, const LbSweepDir *lin, const void *arg)
     lb_gp_quote(out, f->ylabel);
     fprintf(out, "\nset logscale x\nset logscale y%s\nset grid\nset key left top\n", f->what ? " 2" : "");
     if (points == 0) {
-        fputs("unset logscale\nset label 1 'no cell measured on both sides' at graph 0.5, graph 0.5 center\n"
-              "plot [0:1][0:1] NaN notitle\n",
-              out);
+        lb_gp_empty(out, "no cell measured on both sides");
     } else {
-        fprintf(out, "set xrange [%.6g:%.6g]\nset xtics (", (double)f->n[0] / 1.4, (double)f->n[f->nn - 1] * 1.4);
-        for (size_t i = 0; i < f->nn; i++)
-            fprintf(out, "%s'%lld' %lld", i ? ", " : "", (long long)f->n[i], (long long)f->n[i]);
-        fputs(")\n", out);
+        lb_gp_n_axis(out, f->n, f->nn);
         for (size_t c = 0; c < f->count; c++) {
             const Line *l = &f->line[c];
             fprintf(out, "%s data using 1:%zu with linespoints linewidth %d linecolor rgb '#%06x' dashtype %d "
@@ -168,7 +147,7 @@ static void title_of(const Line *l, int ratio, char *buf, size_t size)
         snprintf(buf, size, "%s", l->peer ? peer : lin);
 }
 
-int lb_plot_peer_write(const LbSweepDir *lin, const LbPeerDir *peer, const char *out_dir, LbPlotList *out)
+int lb_plot_peer_write(const LbSweepDir *lin, const LbSweepDir *peer, const char *out_dir, LbPlotList *out)
 {
     if (out)
         out->count = 0;
@@ -230,8 +209,8 @@ int lb_plot_peer_write(const LbSweepDir *lin, const LbPeerDir *peer, const char 
     static const LbPlotWriteFn fns[2] = {data_fn, script_fn};
     for (int e = 0; rc == LB_OK && e < 2; e++)
         rc = lb_plot_write_file(out_dir, time.name, ext[e], fns[e], lin, &time);
-    if (rc == LB_OK && out && out->count < LB_PLOT_MAX)
-        snprintf(out->name[out->count++], sizeof out->name[0], "%s", time.name);
+    if (rc == LB_OK)
+        lb_plot_add_name(out, time.name);
 
     /* linbench / peer: one line per pair of the same work (lb_peer_same_work) and k, in the
      * linbench model's hue; against a peer-only exact attention dotted, with its point */
@@ -275,8 +254,8 @@ int lb_plot_peer_write(const LbSweepDir *lin, const LbPeerDir *peer, const char 
     for (int r = 0; r < figures; r++) {
         for (int e = 0; rc == LB_OK && e < 2; e++)
             rc = lb_plot_write_file(out_dir, ratios[r].name, ext[e], fns[e], lin, &ratios[r]);
-        if (rc == LB_OK && out && out->count < LB_PLOT_MAX)
-            snprintf(out->name[out->count++], sizeof out->name[0], "%s", ratios[r].name);
+        if (rc == LB_OK)
+            lb_plot_add_name(out, ratios[r].name);
     }
     free(n);
     free(k);
