@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "expect.h"
-#include "reports/paper_table3.h"
 #include "reports/raw.h"
 #include "tests/lib/check.h"
 #include "tests/lib/spawn.h"
@@ -26,15 +25,7 @@ int main(int argc, char **argv)
     snprintf(dir, sizeof dir, "%s/sweep", scratch);
 
     ExPaper paper;
-    const char *names[2] = {"table3_time.csv", "table3_memory.csv"};
-    const char *builtin[2] = {lb_paper_table3_time_csv, lb_paper_table3_memory_csv};
-    for (int g = 0; g < 2; g++) {
-        char path[4200];
-        snprintf(path, sizeof path, "%s/%s", argc > 2 ? argv[2] : "/nonexistent", names[g]);
-        char *text = lb_slurp(path);
-        lb_check(ex_paper_parse(&paper, g, text && *text ? text : builtin[g]) == 0, "the paper's %s parses", names[g]);
-        free(text);
-    }
+    ex_paper_load(&paper, argc > 2 ? argv[2] : NULL);
 
     char *sweep[] = {bin, "sweep", "--device", "cpu", "--layers", "2", "--d-model", "64", "--heads", "4",
                      "--ffn", "128", "--vocab", "1000", "--n", "512:2048", "--k", "128:512",
