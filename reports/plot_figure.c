@@ -137,3 +137,48 @@ void lb_gp_empty(FILE *f, const char *label)
 {
     fprintf(f, "unset logscale\nset label 1 '%s' at graph 0.5, graph 0.5 center\nplot [0:1][0:1] NaN notitle\n", label);
 }
+
+static int line_data(FILE *f, const LbSweepDir *s, const void *arg)
+{
+    (void)s;
+    const LbLineFigure *fig = arg;
+    return lb_plot_write_wide(f, fig->n, fig->nn, fig->lines, fig->column, fig->value, fig->arg);
+}
+
+static int line_script(FILE *f, const LbSweepDir *s, const void *arg)
+{
+    (void)s;
+    const LbLineFigure *fig = arg;
+    const size_t drawn = fig->drawn ? fig->drawn : fig->lines;
+    lb_gp_preamble(f, fig->name, fig->what);
+    lb_gp_title(f, fig->title, fig->subtitle);
+    fprintf(f, "set xlabel 'n (sequence length)'\nset ylabel '%s'\n%sset grid\nset key left top\n", fig->ylabel,
+            fig->logscale);
+    int points = 0;
+    for (size_t i = 0; i < fig->nn; i++)
+        for (size_t l = 0; l < drawn; l++)
+            points += !isnan(fig->value(l, fig->n[i], fig->arg));
+    if (points == 0) {
+        lb_gp_empty(f, fig->empty);
+    } else {
+        lb_gp_n_axis(f, fig->n, fig->nn);
+        /* each line's colour, dash and title written out: gnuplot's own cycle repeats after eight */
+        for (size_t l = 0; l < drawn; l++) {
+            char with[192], title[192];
+            fig->style(l, with, title, sizeof with, fig->arg);
+            fprintf(f, "%s data using 1:%zu with %s title ", l ? ", \\\n    " : "plot", l + 2, with);
+            lb_gp_quote(f, title);
+        }
+        fprintf(f, "%s\n", fig->after ? fig->after : "");
+    }
+    lb_gp_svg(f, fig->name);
+    return LB_OK;
+}
+
+int lb_plot_line_figure(const char *dir, const LbLineFigure *fig, LbPlotList *out)
+{
+    LB_TRY(lb_plot_write_file(dir, fig->name, ".plot.csv", line_data, NULL, fig));
+    LB_TRY(lb_plot_write_file(dir, fig->name, ".gp", line_script, NULL, fig));
+    lb_plot_add_name(out, fig->name);
+    return LB_OK;
+}

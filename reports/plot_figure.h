@@ -59,6 +59,21 @@ void lb_gp_title(FILE *f, const char *title, const char *subtitle);
 /* Render the plot set up above once more, as NAME.svg. */
 void lb_gp_svg(FILE *f, const char *name);
 
+/* A figure of lines against n: NAME.plot.csv (lb_plot_write_wide: n, a column per line) and
+ * NAME.gp, whose plot command draws the first `drawn` lines (0: all), each titled and styled by
+ * style(): "linespoints linewidth 2 ..." in with, its key title in title. Where no drawn line has
+ * a point the figure says `empty` instead; `after` ends the plot command (NULL: nothing). */
+typedef struct LbLineFigure {
+    const char *name, *what, *title, *subtitle, *ylabel, *logscale, *empty, *after;
+    const int64_t *n;
+    size_t nn, lines, drawn;
+    LbPlotColumnTitle column;
+    LbPlotColumnValue value;
+    void (*style)(size_t line, char *with, char *title, size_t size, const void *arg);
+    const void *arg;
+} LbLineFigure;
+int lb_plot_line_figure(const char *dir, const LbLineFigure *fig, LbPlotList *out);
+
 /* The n axis of a figure against n: its range and a tic per n (nn > 0). */
 void lb_gp_n_axis(FILE *f, const int64_t *n, size_t nn);
 

@@ -69,49 +69,24 @@ static double column_value(size_t c, int64_t n, const void *arg)
     return value_at(f, &f->line[c], n);
 }
 
-static int data_fn(FILE *out, const LbSweepDir *lin, const void *arg)
+static void line_style(size_t c, char *with, char *title, size_t size, const void *arg)
 {
-    (void)lin;
     const Figure *f = arg;
-    return lb_plot_write_wide(out, f->n, f->nn, f->count, column_title, column_value, f);
+    const Line *l = &f->line[c];
+    snprintf(with, size, "linespoints linewidth %d linecolor rgb '#%06x' dashtype %d pointtype %d pointsize 0.9",
+             l->peer && f->what == 0 ? 1 : 2, l->style.rgb, l->style.dashtype, l->style.pointtype);
+    snprintf(title, size, "%s", l->title);
 }
 
-static int script_fn(FILE *out, const LbSweepDir *lin, const void *arg)
+/* The figure's data and script, its name added to out. */
+static int write_figure(const char *dir, const Figure *f, const char *sub, LbPlotList *out)
 {
-    (void)lin;
-    const Figure *f = arg;
-    lb_gp_preamble(out, f->name, f->title);
-    const char *device = lb_meta_get(&f->lin->meta, "device_name");
-    const char *torch = lb_meta_get(&f->peer->meta, "torch_version");
-    char sub[256];
-    snprintf(sub, sizeof sub, "linbench %s against PyTorch %s (bench/peer), %s", f->lin->dir, torch ? torch : "?",
-             device ? device : "?");
-    lb_gp_title(out, f->title, sub);
-    int points = 0;
-    for (size_t i = 0; i < f->nn; i++)
-        for (size_t c = 0; c < f->count; c++)
-            points += !isnan(value_at(f, &f->line[c], f->n[i]));
-    fprintf(out, "set xlabel 'n (sequence length)'\nset ylabel ");
-    lb_gp_quote(out, f->ylabel);
-    fprintf(out, "\nset logscale x\nset logscale y%s\nset grid\nset key left top\n", f->what ? " 2" : "");
-    if (points == 0) {
-        lb_gp_empty(out, "no cell measured on both sides");
-    } else {
-        lb_gp_n_axis(out, f->n, f->nn);
-        for (size_t c = 0; c < f->count; c++) {
-            const Line *l = &f->line[c];
-            fprintf(out, "%s data using 1:%zu with linespoints linewidth %d linecolor rgb '#%06x' dashtype %d "
-                         "pointtype %d pointsize 0.9 title ",
-                    c ? ", \\\n    " : "plot", c + 2, l->peer && f->what == 0 ? 1 : 2, l->style.rgb, l->style.dashtype,
-                    l->style.pointtype);
-            lb_gp_quote(out, l->title);
-        }
-        if (f->what) /* the line where both sides are equal */
-            fputs(", \\\n    1 with lines linewidth 1 linecolor rgb '#000000' dashtype 3 title 'equal'", out);
-        fputc('\n', out);
-    }
-    lb_gp_svg(out, f->name);
-    return LB_OK;
+    const LbLineFigure fig = {f->name, f->title, f->title, sub, f->ylabel,
+                              f->what ? "set logscale x\nset logscale y 2\n" : "set logscale x\nset logscale y\n",
+                              "no cell measured on both sides",
+                              f->what ? ", \\\n    1 with lines linewidth 1 linecolor rgb '#000000' dashtype 3 title 'equal'" : NULL,
+                              f->n, f->nn, f->count, 0, column_title, column_value, line_style, f};
+    return lb_plot_line_figure(dir, &fig, out);
 }
 
 /* The style of a peer variant's line: its work's hue and shade at this k, open points and its
@@ -205,12 +180,12 @@ int lb_plot_peer_write(const LbSweepDir *lin, const LbSweepDir *peer, const char
     }
     Figure time = {lin, peer, n, nn, line, count, 0, "versus_time_per_seq",
                    "Time per sequence, linbench and PyTorch (each at its batch)", "ms per sequence"};
-    static const char *const ext[2] = {".plot.csv", ".gp"};
-    static const LbPlotWriteFn fns[2] = {data_fn, script_fn};
-    for (int e = 0; rc == LB_OK && e < 2; e++)
-        rc = lb_plot_write_file(out_dir, time.name, ext[e], fns[e], lin, &time);
+    const char *device = lb_meta_get(&lin->meta, "device_name"), *torch = lb_meta_get(&peer->meta, "torch_version");
+    char sub[256];
+    snprintf(sub, sizeof sub, "linbench %s against PyTorch %s (bench/peer), %s", lin->dir, torch ? torch : "?",
+             device ? device : "?");
     if (rc == LB_OK)
-        lb_plot_add_name(out, time.name);
+        rc = write_figure(out_dir, &time, sub, out);
 
     /* linbench / peer: one line per pair of the same work (lb_peer_same_work) and k, in the
      * linbench model's hue; against a peer-only exact attention dotted, with its point */
@@ -251,12 +226,8 @@ int lb_plot_peer_write(const LbSweepDir *lin, const LbSweepDir *peer, const char
     for (size_t i = 0; i < nn && figures == 2; i++)
         for (size_t c = 0; c < count && figures == 2; c++)
             figures += !isnan(value_at(&ratios[2], &line[c], n[i]));
-    for (int r = 0; r < figures; r++) {
-        for (int e = 0; rc == LB_OK && e < 2; e++)
-            rc = lb_plot_write_file(out_dir, ratios[r].name, ext[e], fns[e], lin, &ratios[r]);
-        if (rc == LB_OK)
-            lb_plot_add_name(out, ratios[r].name);
-    }
+    for (int r = 0; r < figures && rc == LB_OK; r++)
+        rc = write_figure(out_dir, &ratios[r], sub, out);
     free(n);
     free(k);
     free(line);
