@@ -22,7 +22,6 @@
 
 extern char **environ;
 
-
 /* A run setting of the sweep through the settings table (which knows what a key missing from an
  * older meta.csv means), or "?" when it has no value. */
 static const char *setting(const LbSweepDir *s, LbSettingId id)
@@ -159,20 +158,13 @@ static int heat_script(FILE *f, const LbSweepDir *s, const void *arg)
     return LB_OK;
 }
 
-/* The last ok row of each (model, n, k): ms per sequence (energy 0) or joules per sequence
- * (energy 1), or NaN. */
+/* The last row of (model, n, k): ms per sequence (energy 0) or joules per sequence (energy 1)
+ * where it is ok, else NaN. */
 static double per_seq(const LbSweepDir *s, LbModelKind model, int64_t n, int64_t k, int energy)
 {
-    double v = NAN;
-    int has_k = lb_model_has_k(model);
-    for (size_t r = 0; r < s->count; r++) {
-        const LbCellResult *c = &s->rows[r];
-        if (c->model != model || c->n != n || (has_k && c->k != k))
-            continue;
-        const double x = energy ? c->energy_j_per_seq : c->ms_per_seq;
-        v = c->status == LB_CELL_OK && x > 0 ? x : NAN;
-    }
-    return v;
+    const LbCellResult *r = lb_result_row(s, 0, model, n, k);
+    const double x = !r ? NAN : energy ? r->energy_j_per_seq : r->ms_per_seq;
+    return r && r->status == LB_CELL_OK && x > 0 ? x : NAN;
 }
 
 /* What a figure without a single point says instead, from its cells' states: a sweep whose every
@@ -191,18 +183,11 @@ static const char *empty_label(size_t oom, size_t failed, size_t pending)
     return "no cell measured: each ran out of memory or failed";
 }
 
-
 /* The state of a cell's last row: 'o' ok, 'm' out of memory, 'e' failed, 0 none. */
 static char cell_state(const LbSweepDir *s, LbModelKind model, int64_t n, int64_t k)
 {
-    char state = 0;
-    const int has_k = lb_model_has_k(model);
-    for (size_t r = 0; r < s->count; r++) {
-        const LbCellResult *c = &s->rows[r];
-        if (c->model == model && c->n == n && (!has_k || c->k == k))
-            state = c->status == LB_CELL_OK ? 'o' : c->status == LB_CELL_OOM ? 'm' : 'e';
-    }
-    return state;
+    const LbCellResult *r = lb_result_row(s, 0, model, n, k);
+    return !r ? 0 : r->status == LB_CELL_OK ? 'o' : r->status == LB_CELL_OOM ? 'm' : 'e';
 }
 
 /* Whether any ok row has its energy (the device had a counter). */

@@ -9,6 +9,14 @@
 #include "attn/status.h"
 #include "reports/grid.h"
 
+/* One block: rows x cols strings sharing the row labels with the blocks beside it. */
+typedef struct LbTableBlock {
+    const char *title;
+    size_t cols;
+    const char *const *col_labels; /* cols */
+    const char *const *cells;      /* rows * cols, row-major; a NULL cell prints empty */
+} LbTableBlock;
+
 int lb_format_parse(const char *s, LbFormat *out)
 {
     if (strcmp(s, "text") == 0)
@@ -55,7 +63,7 @@ static void print_md(FILE *out, const char *corner, size_t rows, const char *con
     fprintf(out, "\n");
 }
 
-void lb_table_print(FILE *out, LbFormat fmt, const char *corner, size_t rows,
+static void table_print(FILE *out, LbFormat fmt, const char *corner, size_t rows,
                     const char *const *row_labels, const LbTableBlock *blocks, size_t nblocks)
 {
     if (fmt == LB_FORMAT_MD) {
@@ -151,7 +159,7 @@ int lb_table_print_fn(FILE *out, LbFormat fmt, const char *corner, size_t rows, 
     }
     for (size_t r = 0; r < rows; r++)
         fn(ctx, 0, r, SIZE_MAX, text[nblocks * per + r], sizeof text[0]);
-    lb_table_print(out, fmt, corner, rows, ptr + nblocks * per, blocks, nblocks);
+    table_print(out, fmt, corner, rows, ptr + nblocks * per, blocks, nblocks);
     free(text);
     free(ptr);
     free(blocks);
