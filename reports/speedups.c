@@ -10,8 +10,7 @@
 #include "reports/csv_io.h"
 #include "reports/settings.h"
 
-#define LB_SPEEDUPS_COLUMNS 7
-static const char *const lb_speedups_columns[LB_SPEEDUPS_COLUMNS] = {
+const char *const lb_speedups_columns[LB_SPEEDUPS_COLUMNS] = {
     "model", "baseline", "n", "k", "time_speedup", "memory_speedup", "energy_speedup",
 };
 
