@@ -148,8 +148,7 @@ static int pair_speedups(Pair *p, const Mode *mode, const LbSweepDir *a, const L
         }
     }
     lb_grid_free(&g[0]);
-    if (rc != LB_ERR_NOMEM || g[1].n)
-        lb_grid_free(&g[1]);
+    lb_grid_free(&g[1]);
     return rc;
 }
 
