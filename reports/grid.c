@@ -122,76 +122,53 @@ void lb_grid_energy_cell(const LbCellResult *b, const LbCellResult *m, LbGridCel
         *e = (LbGridCell){LB_GRID_MISSING, 0.0};
 }
 
+/* The last row of model at (n, k) (k ignored where has_k is 0), or NULL: the last row of a cell wins. */
+static const LbCellResult *last_row(const LbCellResult *rows, size_t count, LbModelKind m, int64_t n, int has_k,
+                                    int64_t k)
+{
+    const LbCellResult *found = NULL;
+    for (size_t i = 0; i < count; i++)
+        if (rows[i].model == m && rows[i].n == n && (!has_k || rows[i].k == k))
+            found = &rows[i];
+    return found;
+}
+
 int lb_grid_pair_from_raw(const LbCellResult *rows, size_t count, LbModelKind model,
                           LbModelKind baseline, const int64_t *n, size_t nn, const int64_t *k,
                           size_t nk, LbGrid *g)
 {
     memset(g, 0, sizeof *g);
-    int64_t *own_n = NULL, *own_k = NULL;
-    const LbCellResult **base_row = NULL, **model_row = NULL;
-    int model_k = lb_model_has_k(model), base_k = lb_model_has_k(baseline);
-    int rc = LB_OK;
-    if (!n || !k) {
-        own_n = malloc((count ? count : 1) * sizeof *own_n);
-        own_k = malloc((count ? count : 1) * sizeof *own_k);
-        if (!own_n || !own_k) {
-            rc = LB_FAIL(LB_ERR_NOMEM, "out of memory building the grids");
-            goto out;
-        }
-        size_t cn = 0, ck = 0;
-        for (size_t i = 0; i < count; i++) {
-            if (rows[i].model != model && rows[i].model != baseline)
-                continue;
+    const int model_k = lb_model_has_k(model), base_k = lb_model_has_k(baseline);
+    int64_t *own_n = malloc((count + 1) * sizeof *own_n), *own_k = malloc((count + 1) * sizeof *own_k);
+    int rc = own_n && own_k ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory building the grids");
+    size_t cn = 0, ck = 0;
+    for (size_t i = 0; rc == LB_OK && i < count; i++) { /* the lists not given: the rows' */
+        if (rows[i].model == model || rows[i].model == baseline)
             own_n[cn++] = rows[i].n;
-            if (rows[i].model == model && model_k)
-                own_k[ck++] = rows[i].k;
-        }
-        if (!n) {
-            n = own_n;
-            nn = lb_sort_unique_int64(own_n, cn);
-        }
-        if (!k) {
-            k = own_k;
-            nk = lb_sort_unique_int64(own_k, ck);
-        }
+        if (rows[i].model == model && model_k)
+            own_k[ck++] = rows[i].k;
     }
-    rc = lb_grid_alloc_pair(g, model, baseline, n, nn, k, nk);
-    if (rc != LB_OK)
-        goto out;
-    nk = g->cols;
-    base_row = calloc(nn * nk > 0 ? nn * nk : 1, sizeof *base_row);
-    model_row = calloc(nn * nk > 0 ? nn * nk : 1, sizeof *model_row);
-    if (!base_row || !model_row) {
-        rc = LB_FAIL(LB_ERR_NOMEM, "out of memory building the grids");
-        lb_grid_free(g);
-        goto out;
+    if (rc == LB_OK && !n) {
+        n = own_n;
+        nn = lb_sort_unique_int64(own_n, cn);
     }
-    for (size_t r = 0; r < count; r++) { /* in file order, so the last row of a cell wins */
-        const LbCellResult *row = &rows[r];
-        if (row->model != model && row->model != baseline)
-            continue;
-        long i = lb_grid_row(g, row->n);
-        if (i < 0)
-            continue;
-        for (size_t j = 0; j < nk; j++) {
-            size_t c = (size_t)i * nk + j;
-            if (row->model == model && (!model_k || row->k == g->k[j]))
-                model_row[c] = row;
-            else if (row->model == baseline && (!base_k || (model_k && row->k == g->k[j])))
-                base_row[c] = row;
-        }
+    if (rc == LB_OK && !k) {
+        k = own_k;
+        nk = lb_sort_unique_int64(own_k, ck);
     }
-    for (size_t c = 0; c < nn * nk; c++) {
+    if (rc == LB_OK)
+        rc = lb_grid_alloc_pair(g, model, baseline, n, nn, k, nk);
+    for (size_t c = 0; rc == LB_OK && c < g->rows * g->cols; c++) {
         if (g->time[c].kind == LB_GRID_EMPTY)
             continue;
-        lb_grid_ratio_cell(base_row[c], model_row[c], &g->time[c], &g->memory[c]);
-        lb_grid_energy_cell(base_row[c], model_row[c], &g->energy[c]);
+        const int64_t cn_ = g->n[c / g->cols], ck_ = g->k[c % g->cols];
+        const LbCellResult *m = last_row(rows, count, model, cn_, model_k, ck_);
+        const LbCellResult *b = last_row(rows, count, baseline, cn_, base_k && model_k, ck_);
+        lb_grid_ratio_cell(b, m, &g->time[c], &g->memory[c]);
+        lb_grid_energy_cell(b, m, &g->energy[c]);
     }
-out:
     free(own_n);
     free(own_k);
-    free(base_row);
-    free(model_row);
     return rc;
 }
 
