@@ -132,56 +132,33 @@ static void make_peer(const char *dir, const PeerRow *rows, size_t count)
 
 /* --- expectations, worked out from the rows ------------------------------------------------- */
 
-typedef struct Side {
-    int kind; /* 0 missing, 1 ok, 2 OOM, 3 ERR */
-    double ms;
-    int64_t batch;
-} Side;
-
-static Side lin_side(const LbCellResult *rows, size_t count, LbModelKind m, int64_t n, int64_t k)
+/* One side's own value of a cell (q: 0 ms per sequence, 1 batch, 2 J per sequence, which neither
+ * side has here: the fixture's rows none, the peer's raw.csv from before the columns), as
+ * compare's CSV writes it: a number, or NA (no row, no energy), OOM, ERR. */
+static ExCell own(int found, const char *status, double ms, int64_t batch, int q)
 {
-    Side s = {0, 0, 0};
-    for (size_t i = 0; i < count; i++)
-        if (rows[i].model == m && rows[i].n == n && (m == LB_MODEL_STANDARD || rows[i].k == k)) {
-            s.kind = rows[i].status == LB_CELL_OK ? 1 : rows[i].status == LB_CELL_OOM ? 2 : 3;
-            s.ms = rows[i].ms_per_seq;
-            s.batch = rows[i].batch;
-        }
-    return s;
+    ExCell x = {0, 0.0, "NA"};
+    if (found && strcmp(status, "ok") != 0)
+        snprintf(x.mark, sizeof x.mark, "%s", strcmp(status, "OOM") == 0 ? "OOM" : "ERR");
+    else if (found && q < 2)
+        x = (ExCell){1, q == 0 ? ms : (double)batch, ""};
+    return x;
 }
 
-static Side peer_side(const PeerRow *rows, size_t count, const char *model, int64_t n, int64_t k)
+static ExCell lin_side(const LbCellResult *rows, size_t count, LbModelKind m, int64_t n, int64_t k, int q)
 {
-    Side s = {0, 0, 0};
-    for (size_t i = 0; i < count; i++)
-        if (strcmp(rows[i].model, model) == 0 && rows[i].n == n && rows[i].k == k) {
-            s.kind = strcmp(rows[i].status, "ok") == 0 ? 1 : strcmp(rows[i].status, "OOM") == 0 ? 2 : 3;
-            s.ms = rows[i].ms_per_seq;
-            s.batch = rows[i].batch;
-        }
-    return s;
+    const LbCellResult *r = ex_last(rows, count, m, n, k);
+    return own(r != NULL, !r || r->status == LB_CELL_OK ? "ok" : r->status == LB_CELL_OOM ? "OOM" : "ERR",
+               r ? r->ms_per_seq : 0, r ? r->batch : 0, q);
 }
 
-/* A field as compare's CSV writes it: %.6g, or the marker both sides make (ERR before OOM
- * before NA). */
-static void expect_field(Side a, Side b, int ratio, double value, char *buf, size_t size)
+static ExCell peer_side(const PeerRow *rows, size_t count, const char *model, int64_t n, int64_t k, int q)
 {
-    if (!ratio) {
-        const Side *s = &a;
-        if (s->kind == 1)
-            snprintf(buf, size, "%.6g", value);
-        else
-            snprintf(buf, size, "%s", s->kind == 0 ? "NA" : s->kind == 2 ? "OOM" : "ERR");
-        return;
-    }
-    if (a.kind == 3 || b.kind == 3)
-        snprintf(buf, size, "ERR");
-    else if (a.kind == 2 || b.kind == 2)
-        snprintf(buf, size, "OOM");
-    else if (a.kind == 0 || b.kind == 0)
-        snprintf(buf, size, "NA");
-    else
-        snprintf(buf, size, "%.6g", value);
+    const PeerRow *found = NULL;
+    for (size_t i = 0; i < count; i++)
+        if (strcmp(rows[i].model, model) == 0 && rows[i].n == n && rows[i].k == k)
+            found = &rows[i];
+    return own(found != NULL, found ? found->status : "", found ? found->ms_per_seq : 0, found ? found->batch : 0, q);
 }
 
 /* Every row of compare's CSV against the rows; and the set of pairs and cells. */
@@ -222,29 +199,16 @@ static void check_csv(const char *out, const LbCellResult *lin, size_t nlin, con
                   (strncmp(pm, "torch-", 6) == 0 && strcmp(pm + 6, lb_model_name(m)) == 0),
               "%s: same work pairs %s with %s", what, f[1], pm);
         lb_check(k < n || !k, "%s: no cell with k >= n (%lld, %lld)", what, (long long)n, (long long)k);
-        Side a = lin_side(lin, nlin, m, n, k);
-        Side b = peer_side(peer, npeer, pm, n, lb_model_has_k(m) && !sdpa ? k : 0);
-        char want[6][32];
-        expect_field(a, b, 0, a.ms, want[0], 32);
-        expect_field(b, a, 0, b.ms, want[1], 32);
-        expect_field(a, b, 1, a.ms / b.ms, want[2], 32);
-        expect_field(a, b, 0, (double)a.batch, want[3], 32);
-        expect_field(b, a, 0, (double)b.batch, want[4], 32);
-        expect_field(a, b, 1, (double)a.batch / (double)b.batch, want[5], 32);
-        for (int c = 0; c < 6; c++)
-            lb_check(strcmp(f[5 + c], want[c]) == 0, "%s: %s/%s n=%lld k=%lld column %s is %s: should be %s", what, f[1],
-                  pm, (long long)n, (long long)k, t.row[0].fields[5 + c], f[5 + c], want[c]);
-        /* Neither side has energy (the fixture's rows none, the peer's raw.csv from before the
-         * columns): NA where the cell is ok, else its marker. */
-        char joules[3][32];
-        expect_field(a, b, 0, NAN, joules[0], 32);
-        expect_field(b, a, 0, NAN, joules[1], 32);
-        expect_field(a, b, 1, NAN, joules[2], 32);
-        for (int c = 0; c < 3; c++) {
-            if (strcmp(joules[c], "nan") == 0)
-                snprintf(joules[c], 32, "NA");
-            lb_check(strcmp(f[11 + c], joules[c]) == 0, "%s: %s/%s n=%lld k=%lld column %s is %s: should be %s", what,
-                     f[1], pm, (long long)n, (long long)k, t.row[0].fields[11 + c], f[11 + c], joules[c]);
+        for (int q = 0; q < 3; q++) { /* linbench's, the peer's, linbench / peer */
+            const ExCell x = lin_side(lin, nlin, m, n, k, q);
+            const ExCell y = peer_side(peer, npeer, pm, n, lb_model_has_k(m) && !sdpa ? k : 0, q);
+            const ExCell want[3] = {x, y, ex_ratio(x, y)};
+            for (int s = 0; s < 3; s++) {
+                char label[160];
+                snprintf(label, sizeof label, "%s: %s/%s n=%lld k=%lld column %s", what, f[1], pm, (long long)n,
+                         (long long)k, t.row[0].fields[5 + 3 * q + s]);
+                ex_field(f[5 + 3 * q + s], want[s], label);
+            }
         }
     }
     /* 3 n for each model without k; linformer: (256,128), (512,128), (512,256), (1024,128), (1024,256) */
