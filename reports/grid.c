@@ -200,10 +200,10 @@ int lb_grid_from_raw(const LbCellResult *rows, size_t count, const int64_t *n, s
 
 /* --- cells as text --- */
 
-void lb_format_sig(double v, int digits, char *buf, size_t size)
+/* v with `digits` significant digits, trailing zeros kept ("2.00", "1.60") so a column of ratios
+ * lines up by eye; from 10^(digits-1) up a whole number ("128", "1234"), never an exponent. */
+static void lb_format_sig(double v, int digits, char *buf, size_t size)
 {
-    /* Trailing zeros kept ("2.00", "1.60") so a column of ratios lines up by eye; no exponent
-     * and no trailing point from 10^(digits-1) up ("128", "1234"). */
     if (isfinite(v) && fabs(v) >= pow(10.0, digits - 1))
         snprintf(buf, size, "%.0f", v);
     else

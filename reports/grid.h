@@ -51,9 +51,8 @@ typedef struct LbGrid {
     LbModelKind model, baseline; /* the ratios are model against baseline (Table 3: linformer, standard) */
 } LbGrid;
 
-/* Which Linformer Table 3's grids hold: the linear one (LB_TABLE3_MODEL) where rows of it exist;
- * else the first general projection with rows (a sweep run with --projection mean|max|conv
- * measured it in the linear one's place: the user asked for it); else the linear one. */
+/* Which Linformer Table 3's grids hold: the linear one where it has rows, else the first general
+ * projection with rows (a sweep run with --projection measured it in the linear one's place). */
 LbModelKind lb_table3_model(const LbCellResult *rows, size_t count);
 
 /* Table 3's grids (lb_table3_model against standard) from raw rows; rows of other models are not
@@ -82,10 +81,9 @@ int lb_grid_has_energy(const LbGrid *g);
 int lb_grid_dash_below_n(const LbGrid *g);
 /* The legend's words for "-": "k >= n", and where `below` (lb_grid_dash_below_n) the pooling case. */
 const char *lb_grid_dash_meaning(int below);
-/* A Table 3 grid of the given shape with every cell MISSING (EMPTY where k >= n). */
+/* A grid of the given shape, every cell MISSING (EMPTY where the model has no such cell); the
+ * _pair form for model against baseline (without a k axis one column, k 0, whatever k says). */
 int lb_grid_alloc(LbGrid *g, const int64_t *n, size_t nn, const int64_t *k, size_t nk);
-/* The same for model against baseline (EMPTY where the model has no cell; a model without a k
- * axis gets one column, k 0, and k/nk are ignored). */
 int lb_grid_alloc_pair(LbGrid *g, LbModelKind model, LbModelKind baseline, const int64_t *n,
                        size_t nn, const int64_t *k, size_t nk);
 void lb_grid_free(LbGrid *g);
@@ -114,9 +112,6 @@ void lb_grid_cell_text(const LbGridCell *c, const char *suffix, char *buf, size_
 void lb_grid_cell_csv(const LbGridCell *c, char *buf, size_t size);
 /* A CSV field back into a cell: 0, or -1 when it is none of the above. */
 int lb_grid_cell_parse(const char *s, LbGridCell *c);
-/* v with `digits` significant digits and its trailing zeros ("2.00", "14.1"); from
- * 10^(digits-1) up a whole number ("128", "1234"), never an exponent. */
-void lb_format_sig(double v, int digits, char *buf, size_t size);
 
 /* --- printing (table.c) --- */
 /* Table 3's grids as aligned tables (text), Markdown tables, or CSV (lb_grid_write_csv, q -1). */
