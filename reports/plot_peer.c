@@ -122,6 +122,27 @@ static void title_of(const Line *l, int ratio, char *buf, size_t size)
         snprintf(buf, size, "%s", l->peer ? peer : lin);
 }
 
+/* The lines of model at each k of the figure (one without a k axis), appended at line[count]: a
+ * side's own (pm NULL: linbench's; else the peer variant v doing model's work), or with ratio set
+ * linbench's model over the peer's variant, in the model's hue, dotted against a peer-only
+ * exact attention. Returns the new count. */
+static size_t add_lines(Line *line, size_t count, LbModelKind model, const LbPeerModel *pm, size_t v,
+                        const int64_t *k, size_t nk, int ratio)
+{
+    const size_t cols = lb_model_has_k(model) ? nk : 1;
+    for (size_t j = 0; j < cols; j++) {
+        Line *l = &line[count++];
+        *l = (Line){.model = model, .k = lb_model_has_k(model) ? k[j] : 0, .peer = pm, .variant = v};
+        l->style = pm && !ratio ? peer_style(pm, (int)j, (int)cols) : lb_plot_line_style(model, (int)j, (int)cols);
+        if (ratio && pm->exact_baseline) {
+            l->style.dashtype = 3;
+            l->style.pointtype = BASELINE_POINT;
+        }
+        title_of(l, ratio, l->title, sizeof l->title);
+    }
+    return count;
+}
+
 int lb_plot_peer_write(const LbSweepDir *lin, const LbSweepDir *peer, const char *out_dir, LbPlotList *out)
 {
     if (out)
@@ -150,34 +171,11 @@ int lb_plot_peer_write(const LbSweepDir *lin, const LbSweepDir *peer, const char
 
     /* time per sequence: every linbench model and k, then every peer variant and k */
     size_t count = 0;
-    for (int m = 0; rc == LB_OK && m < LB_MODEL_COUNT; m++) {
-        if (!measured[m])
-            continue;
-        const LbModelKind kind = (LbModelKind)m;
-        const size_t cols = lb_model_has_k(kind) ? nk : 1;
-        for (size_t j = 0; j < cols; j++) {
-            Line *l = &line[count++];
-            memset(l, 0, sizeof *l);
-            l->model = kind;
-            l->k = lb_model_has_k(kind) ? k[j] : 0;
-            l->style = lb_plot_line_style(kind, (int)j, (int)cols);
-            title_of(l, 0, l->title, sizeof l->title);
-        }
-    }
-    for (size_t v = 0; rc == LB_OK && v < peer->nvariants; v++) {
-        const LbPeerModel *pm = &peer->variants[v];
-        const size_t cols = lb_model_has_k(pm->work) ? nk : 1;
-        for (size_t j = 0; j < cols; j++) {
-            Line *l = &line[count++];
-            memset(l, 0, sizeof *l);
-            l->model = pm->work;
-            l->k = lb_model_has_k(pm->work) ? k[j] : 0;
-            l->peer = pm;
-            l->variant = v;
-            l->style = peer_style(pm, (int)j, (int)cols);
-            title_of(l, 0, l->title, sizeof l->title);
-        }
-    }
+    for (int m = 0; rc == LB_OK && m < LB_MODEL_COUNT; m++)
+        if (measured[m])
+            count = add_lines(line, count, (LbModelKind)m, NULL, 0, k, nk, 0);
+    for (size_t v = 0; rc == LB_OK && v < peer->nvariants; v++)
+        count = add_lines(line, count, peer->variants[v].work, &peer->variants[v], v, k, nk, 0);
     Figure time = {lin, peer, n, nn, line, count, 0, "versus_time_per_seq",
                    "Time per sequence, linbench and PyTorch (each at its batch)", "ms per sequence"};
     const char *device = lb_meta_get(&lin->meta, "device_name"), *torch = lb_meta_get(&peer->meta, "torch_version");
@@ -190,29 +188,10 @@ int lb_plot_peer_write(const LbSweepDir *lin, const LbSweepDir *peer, const char
     /* linbench / peer: one line per pair of the same work (lb_peer_same_work) and k, in the
      * linbench model's hue; against a peer-only exact attention dotted, with its point */
     count = 0;
-    for (size_t v = 0; rc == LB_OK && v < peer->nvariants; v++) {
-        const LbPeerModel *pm = &peer->variants[v];
-        for (int m = 0; m < LB_MODEL_COUNT; m++) {
-            const LbModelKind kind = (LbModelKind)m;
-            if (!measured[m] || !lb_peer_same_work(pm, kind))
-                continue;
-            const size_t cols = lb_model_has_k(kind) ? nk : 1;
-            for (size_t j = 0; j < cols; j++) {
-                Line *l = &line[count++];
-                memset(l, 0, sizeof *l);
-                l->model = kind;
-                l->k = lb_model_has_k(kind) ? k[j] : 0;
-                l->peer = pm;
-                l->variant = v;
-                l->style = lb_plot_line_style(kind, (int)j, (int)cols);
-                if (pm->exact_baseline) {
-                    l->style.dashtype = 3;
-                    l->style.pointtype = BASELINE_POINT;
-                }
-                title_of(l, 1, l->title, sizeof l->title);
-            }
-        }
-    }
+    for (size_t v = 0; rc == LB_OK && v < peer->nvariants; v++)
+        for (int m = 0; m < LB_MODEL_COUNT; m++)
+            if (measured[m] && lb_peer_same_work(&peer->variants[v], (LbModelKind)m))
+                count = add_lines(line, count, (LbModelKind)m, &peer->variants[v], v, k, nk, 1);
     Figure ratios[3] = {
         {lin, peer, n, nn, line, count, 1, "versus_time_ratio",
          "linbench / PyTorch, ms per sequence (below 1: linbench is faster)", "linbench / peer, ms per sequence"},
