@@ -1,5 +1,5 @@
 /* linbench plot: gnuplot scripts and data of a sweep (two speedup heatmaps, time per sequence
- * against n), or of a sweep beside bench/peer's result (reports/plot.h, lb_plot_peer_write),
+ * against n), or of a sweep beside bench/peer's result (reports/plot.h),
  * rendered to PNG and SVG where gnuplot is on PATH. Without gnuplot the scripts are
  * still written and one line says how to render them. Bad input exits 2; a file that cannot be
  * written, or a failed render, exits 1. */
@@ -13,8 +13,7 @@
 #include "cmd/commands.h"
 #include "cmd/options.h"
 #include "cmd/outdir.h"
-#include "reports/compare_peer.h"
-#include "reports/peer_dir.h"
+#include "reports/compare.h"
 #include "reports/plot.h"
 #include "reports/sweep_dir.h"
 
@@ -49,7 +48,6 @@ int lb_cmd_plot(int argc, char **argv)
         return lb_usage_error("plot needs a sweep directory: linbench plot DIR (see linbench plot --help)");
     if (dirs > 2)
         return lb_usage_error("unexpected argument \"%s\" for plot: it takes a sweep's directory and, beside it, a peer's", argv[optind + 2]);
-    int peer_kind[2] = {0, 0};
     char why[256];
     for (int i = 0; i < dirs; i++) {
         const char *d = argv[optind + i];
@@ -57,57 +55,50 @@ int lb_cmd_plot(int argc, char **argv)
             return lb_usage_error("invalid argument \"%s\" for plot: should be a path of at most %d bytes", d, LB_DIR_MAX);
         if (lb_sweep_dir_check(d, why, sizeof why))
             return lb_usage_error("invalid argument \"%s\" for plot: %s: should be a directory written by linbench sweep", d, why);
-        peer_kind[i] = lb_result_dir_is_peer(d) == 1;
     }
-    if (dirs == 2 && peer_kind[0] == peer_kind[1])
-        return lb_usage_error("invalid argument \"%s\" for plot: a second directory should be a result of bench/peer beside a linbench sweep", argv[optind + 1]);
-    /* with two, linbench's first and the peer's second, whichever order they came in */
-    const char *dir = dirs == 2 ? argv[optind + peer_kind[0]] : argv[optind];
-    const char *peer_dir = dirs == 2 ? argv[optind + !peer_kind[0]] : NULL;
     if (out_dir && lb_outdir_check_length(out_dir, "--out") != 0)
         return LB_EXIT_USAGE;
     struct stat st;
     if (out_dir && stat(out_dir, &st) == 0 && !S_ISDIR(st.st_mode))
         return lb_usage_error("invalid argument \"%s\" for --out: not a directory: should be a directory (created if missing)", out_dir);
-    if (!out_dir)
-        out_dir = peer_dir ? peer_dir : dir;
 
-    LbSweepDir s;
-    LbPeerDir peer;
-    memset(&peer, 0, sizeof peer);
-    lb_error_clear();
-    int rc = lb_sweep_dir_load(dir, &s);
-    if (rc == LB_ERR_FORMAT)
-        return lb_usage_error("invalid argument \"%s\" for plot: %s", dir, lb_error_message());
-    if (rc != LB_OK) {
-        fprintf(stderr, "linbench: %s\n", lb_error_message());
-        return LB_EXIT_FAILURE;
-    }
-    if (s.raw_cut_line)
-        lb_warn_cut_row(dir, s.raw_cut_line);
+    LbSweepDir d[2];
+    memset(d, 0, sizeof d);
     int ex = LB_EXIT_OK;
-    if (peer_dir) {
+    for (int i = 0; i < dirs && ex == LB_EXIT_OK; i++) {
         lb_error_clear();
-        rc = lb_peer_dir_load(peer_dir, &peer);
-        if (rc == LB_OK && lb_compare_peer_check(&s, &peer) != LB_OK)
-            rc = LB_ERR_FORMAT;
-        if (rc != LB_OK) {
-            if (rc == LB_ERR_FORMAT) {
-                ex = lb_usage_error("invalid argument \"%s\" for plot: %s", peer_dir, lb_error_message());
-            } else {
-                fprintf(stderr, "linbench: %s\n", lb_error_message());
-                ex = LB_EXIT_FAILURE;
-            }
-            goto out;
+        const int rc = lb_result_load(argv[optind + i], &d[i]);
+        if (rc == LB_ERR_FORMAT) {
+            ex = lb_usage_error("invalid argument \"%s\" for plot: %s", argv[optind + i], lb_error_message());
+        } else if (rc != LB_OK) {
+            fprintf(stderr, "linbench: %s\n", lb_error_message());
+            ex = LB_EXIT_FAILURE;
+        } else if (d[i].raw_cut_line) {
+            lb_warn_cut_row(argv[optind + i], d[i].raw_cut_line);
         }
     }
+    if (ex != LB_EXIT_OK)
+        goto out;
+    if (dirs == 2 && (d[0].kind == LB_RESULT_PEER) == (d[1].kind == LB_RESULT_PEER)) {
+        ex = lb_usage_error("invalid argument \"%s\" for plot: a second directory should be a result of bench/peer beside a linbench sweep", argv[optind + 1]);
+        goto out;
+    }
+    /* with two, linbench's first and the peer's second, whichever order they came in */
+    LbSweepDir *s = &d[dirs == 2 && d[0].kind == LB_RESULT_PEER], *peer = dirs == 2 ? &d[d[0].kind != LB_RESULT_PEER] : NULL;
+    lb_error_clear();
+    if (lb_compare_check(s, peer) != LB_OK) {
+        ex = lb_usage_error("invalid argument \"%s\" for plot: %s", peer ? peer->dir : s->dir, lb_error_message());
+        goto out;
+    }
+    if (!out_dir)
+        out_dir = peer ? peer->dir : s->dir;
     if (stat(out_dir, &st) != 0 && lb_outdir_create(out_dir) != 0) {
         ex = LB_EXIT_FAILURE; /* lb_outdir_create said why */
         goto out;
     }
     lb_error_clear();
     LbPlotList plots;
-    rc = peer_dir ? lb_plot_peer_write(&s, &peer, out_dir, &plots) : lb_plot_write(&s, out_dir, &plots);
+    int rc = peer ? lb_plot_peer_write(s, peer, out_dir, &plots) : lb_plot_write(s, out_dir, &plots);
     if (rc != LB_OK) {
         fprintf(stderr, "linbench: %s\n", lb_error_message());
         ex = LB_EXIT_FAILURE;
@@ -143,7 +134,7 @@ int lb_cmd_plot(int argc, char **argv)
 out:
     if (fflush(stdout) != 0 && ex == LB_EXIT_OK)
         ex = LB_EXIT_FAILURE;
-    lb_sweep_dir_free(&s);
-    lb_peer_dir_free(&peer);
+    lb_sweep_dir_free(&d[0]);
+    lb_sweep_dir_free(&d[1]);
     return ex;
 }

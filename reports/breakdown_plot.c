@@ -116,52 +116,42 @@ int lb_breakdown_compare(FILE *out, const LbSweepDir *s, LbFormat fmt)
     if (count == 0)
         return LB_OK;
     const int md = fmt == LB_FORMAT_MD;
-    fprintf(out, md ? "\n## Where the time goes (breakdown.csv)\n\n"
+    fprintf(out, md ? "\n## Where the time goes (breakdown.csv)\n\nEach operation's share of the pass, %%; columns are n (n/k for a model with a k axis).\n"
                     : "\nWhere the time goes (breakdown.csv): each operation's share of the pass, %%\n");
-    if (md)
-        fprintf(out, "Each operation's share of the pass, %%; columns are n (n/k for a model with a k axis).\n");
     int rc = LB_OK;
     for (int m = 0; m < LB_MODEL_COUNT && rc == LB_OK; m++) {
         ModelTable t;
-        if ((rc = table_build(recs, count, (LbModelKind)m, &t)) != LB_OK || t.ncols == 0) {
-            table_free(&t);
-            continue;
+        char(*label)[48] = NULL;
+        const char **cols = NULL, *rows[OPS_MAX + 2], *fmts[OPS_MAX + 2];
+        double *v = NULL;
+        if ((rc = table_build(recs, count, (LbModelKind)m, &t)) == LB_OK && t.ncols > 0) {
+            label = malloc(t.ncols * sizeof *label);
+            cols = malloc(t.ncols * sizeof *cols);
+            v = malloc(((size_t)t.nops + 2) * t.ncols * sizeof *v);
+            if (!label || !cols || !v)
+                rc = LB_FAIL(LB_ERR_NOMEM, "out of memory printing the breakdown");
         }
-        char label[48];
-        if (md)
-            fprintf(out, "\n### %s\n\n| op |", lb_model_name(t.model));
-        else
-            fprintf(out, "\n%s\n  %-12s", lb_model_name(t.model), lb_model_has_k(t.model) ? "n/k" : "n");
-        for (size_t c = 0; c < t.ncols; c++) {
-            col_label(&t, c, label, sizeof label);
-            fprintf(out, md ? " %s |" : " %10s", label);
-        }
-        fputc('\n', out);
-        if (md) {
-            fputs("|---|", out);
-            for (size_t c = 0; c < t.ncols; c++)
-                fputs("---:|", out);
-            fputc('\n', out);
-        }
-        for (int o = 0; o < t.nops; o++) {
-            fprintf(out, md ? "| %s |" : "  %-12s", t.op[o]);
+        if (rc == LB_OK && t.ncols > 0) {
             for (size_t c = 0; c < t.ncols; c++) {
-                const double v = t.share[(size_t)o * t.ncols + c];
-                if (isnan(v))
-                    fprintf(out, md ? " - |" : " %10s", "-");
-                else
-                    fprintf(out, md ? " %.1f |" : " %10.1f", 100 * v);
+                col_label(&t, c, label[c], sizeof label[c]);
+                cols[c] = label[c];
+                v[(size_t)t.nops * t.ncols + c] = (double)t.cols[c].batch;
+                v[((size_t)t.nops + 1) * t.ncols + c] = t.cols[c].pass_ms;
             }
-            fputc('\n', out);
+            for (int o = 0; o < t.nops; o++) {
+                rows[o] = t.op[o];
+                fmts[o] = "%.1f";
+                for (size_t c = 0; c < t.ncols; c++)
+                    v[(size_t)o * t.ncols + c] = 100 * t.share[(size_t)o * t.ncols + c];
+            }
+            rows[t.nops] = "batch", fmts[t.nops] = "%.0f";
+            rows[t.nops + 1] = "pass, ms", fmts[t.nops + 1] = "%.4g";
+            lb_table_print_numbers(out, fmt, lb_model_name(t.model), lb_model_has_k(t.model) ? "n/k" : "n", t.ncols, cols,
+                                   (size_t)t.nops + 2, rows, v, fmts);
         }
-        fprintf(out, md ? "| batch |" : "  %-12s", "batch");
-        for (size_t c = 0; c < t.ncols; c++)
-            fprintf(out, md ? " %lld |" : " %10lld", (long long)t.cols[c].batch);
-        fputc('\n', out);
-        fprintf(out, md ? "| pass, ms |" : "  %-12s", "pass, ms");
-        for (size_t c = 0; c < t.ncols; c++)
-            fprintf(out, md ? " %.4g |" : " %10.4g", t.cols[c].pass_ms);
-        fputc('\n', out);
+        free(label);
+        free(cols);
+        free(v);
         table_free(&t);
     }
     free(recs);
@@ -253,8 +243,8 @@ int lb_breakdown_plot_write(const LbSweepDir *s, const char *out_dir, LbPlotList
             rc = lb_plot_write_file(out_dir, name, ".plot.csv", write_data, s, &fig);
             if (rc == LB_OK)
                 rc = lb_plot_write_file(out_dir, name, ".gp", write_script, s, &fig);
-            if (rc == LB_OK && out && out->count < LB_PLOT_MAX)
-                snprintf(out->name[out->count++], sizeof out->name[0], "%s", name);
+            if (rc == LB_OK)
+                lb_plot_add_name(out, name);
         }
         table_free(&t);
     }

@@ -15,7 +15,7 @@
 
 #include <stdio.h>
 
-#include "reports/plot.h"
+#include "reports/plot_figure.h"
 #include "reports/sweep_dir.h"
 #include "reports/table.h"
 

@@ -1,128 +1,416 @@
-/* linbench compare's reports (see compare.h). */
+/* linbench compare (see compare.h): the two row sets paired on (model, n, k) once, each mode's
+ * columns, ratio and notes from the Mode table. */
+#define _POSIX_C_SOURCE 200809L
+
 #include "reports/compare.h"
 
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "attn/lists.h"
 #include "attn/sizes.h"
 #include "attn/status.h"
+#include "reports/breakdown.h"
 #include "reports/breakdown_plot.h"
 #include "reports/csv_io.h"
 #include "reports/paper_table3.h"
 #include "reports/settings.h"
 #include "reports/speedups.h"
 
-/* The cell of g at (n, k); outside g's lists: EMPTY where g's model has no such cell (Linformer's
- * k >= n), else MISSING. */
-static LbGridCell cell_at(const LbGrid *g, const LbGridCell *cells, int64_t n, int64_t k)
-{
-    long i = lb_grid_row(g, n), j = lb_grid_col(g, k);
-    if (i < 0 || j < 0)
-        return (LbGridCell){lb_model_cell_exists(g->model, n, k) ? LB_GRID_MISSING : LB_GRID_EMPTY, 0.0};
-    return cells[(size_t)i * g->cols + (size_t)j];
-}
+typedef enum { MODE_PAPER, MODE_SWEEPS, MODE_PEER, MODE_PREDICTED } ModeId;
+enum { Q_TIME, Q_MEMORY, Q_ENERGY, Q_COUNT };
 
+/* How a value prints in text: a speedup (3 digits and an x), the paper's own digits, a plain ratio
+ * (3 digits, trailing zeros kept), a whole number, %.4g, %.3g. */
+typedef enum { ST_X, ST_PAPER, ST_PLAIN, ST_INT, ST_G4, ST_G3 } Style;
+
+typedef struct Mode {
+    int own;              /* each side's own values (ms, batch, J), not its speedups */
+    int b_over_a;         /* the ratio is B / A, else A / B */
+    const char *block[3]; /* a side-by-side table's block titles: A, B, ratio */
+    Style style[Q_COUNT][3];
+    const char *csv[3];   /* paper, sweeps: the CSV's names of A, B and the ratio */
+    const char *na;       /* the legend's NA */
+} Mode;
+
+static const Mode modes[] = {
+    [MODE_PAPER] = {0, 0, {"measured", "paper", "measured / paper"},
+                    {{ST_X, ST_PAPER, ST_PLAIN}, {ST_X, ST_PAPER, ST_PLAIN}, {ST_X, ST_PAPER, ST_PLAIN}},
+                    {"measured", "paper", "measured_over_paper"}, "not measured, or not in the paper"},
+    [MODE_SWEEPS] = {0, 1, {"A", "B", "B / A"},
+                     {{ST_X, ST_X, ST_PLAIN}, {ST_X, ST_X, ST_PLAIN}, {ST_X, ST_X, ST_PLAIN}},
+                     {"a", "b", "b_over_a"}, "not measured in that sweep"},
+    [MODE_PEER] = {1, 0, {"linbench", "peer", "linbench / peer"},
+                   {{ST_PLAIN, ST_PLAIN, ST_PLAIN}, {ST_INT, ST_INT, ST_PLAIN}, {ST_PLAIN, ST_PLAIN, ST_PLAIN}},
+                   {NULL}, "not measured on that side"},
+    [MODE_PREDICTED] = {1, 0, {"measured", "predicted", "ratio"},
+                        {{ST_G4, ST_G4, ST_G3}, {ST_INT, ST_INT, ST_G3}, {ST_G4, ST_G4, ST_G3}},
+                        {NULL}, "not in that directory"},
+};
+/* The peer's tables, by quantity: title and the column label of a model without a k axis. */
+static const char *const own_title[Q_COUNT] = {"ms per sequence", "largest batch", "J per sequence"};
+static const char *const own_unit[Q_COUNT] = {"ms", "batch", "J"};
+
+/* --- cells ------------------------------------------------------------------------------------- */
+
+/* num / den, or the marker that wins: "-", then ERR, OOM, NA. */
 static LbGridCell ratio_of(LbGridCell num, LbGridCell den)
 {
     if (num.kind == LB_GRID_VALUE && den.kind == LB_GRID_VALUE)
-        return den.value > 0 ? (LbGridCell){LB_GRID_VALUE, num.value / den.value}
-                             : (LbGridCell){LB_GRID_ERROR, 0.0};
-    LbGridCellKind order[4] = {LB_GRID_EMPTY, LB_GRID_ERROR, LB_GRID_OOM, LB_GRID_MISSING};
+        return den.value > 0 ? (LbGridCell){LB_GRID_VALUE, num.value / den.value} : (LbGridCell){LB_GRID_ERROR, 0.0};
+    static const LbGridCellKind order[4] = {LB_GRID_EMPTY, LB_GRID_ERROR, LB_GRID_OOM, LB_GRID_MISSING};
     for (int i = 0; i < 4; i++)
         if (num.kind == order[i] || den.kind == order[i])
             return (LbGridCell){order[i], 0.0};
     return (LbGridCell){LB_GRID_MISSING, 0.0};
 }
 
-int lb_compare_build(const LbGrid *first, const LbGrid *second, int second_over_first,
-                     const int64_t *n, size_t nn, const int64_t *k, size_t nk, LbComparison *c)
+/* A row's own value: ms per sequence, batch or J per sequence (NA without an energy counter). */
+static LbGridCell own_cell(const LbCellResult *r, int q)
 {
-    memset(c, 0, sizeof *c);
-    LbModelKind model = first->model, base = first->baseline;
-    int rc = lb_grid_alloc_pair(&c->first, model, base, n, nn, k, nk);
-    if (rc == LB_OK)
-        rc = lb_grid_alloc_pair(&c->second, model, base, n, nn, k, nk);
-    if (rc == LB_OK)
-        rc = lb_grid_alloc_pair(&c->ratio, model, base, n, nn, k, nk);
-    if (rc != LB_OK) {
-        lb_compare_free(c);
-        return rc;
+    if (!r)
+        return (LbGridCell){LB_GRID_MISSING, 0.0};
+    if (r->status != LB_CELL_OK)
+        return (LbGridCell){r->status == LB_CELL_OOM ? LB_GRID_OOM : LB_GRID_ERROR, 0.0};
+    const double v = q == Q_TIME ? r->ms_per_seq : q == Q_MEMORY ? (double)r->batch : r->energy_j_per_seq;
+    return v > 0 || q != Q_ENERGY ? (LbGridCell){LB_GRID_VALUE, v} : (LbGridCell){LB_GRID_MISSING, 0.0};
+}
+
+/* One pairing of the two sets: rows (n, or cells where row_model is set) by columns (k). */
+typedef struct Pair {
+    const Mode *mode;
+    LbModelKind model, baseline;
+    const LbPeerModel *peer; /* peer mode: B's variant */
+    size_t rows, cols;
+    int64_t *n, *k;
+    LbModelKind *row_model; /* predicted: each row's model (one column) */
+    LbGridCell (*v)[Q_COUNT][3]; /* [cell][quantity][A, B, ratio] */
+    int energy;             /* some cell has energy on either side */
+} Pair;
+
+static void pair_free(Pair *p)
+{
+    free(p->n);
+    free(p->k);
+    free(p->row_model);
+    free(p->v);
+    memset(p, 0, sizeof *p);
+}
+
+static int pair_alloc(Pair *p, const Mode *mode, size_t rows, size_t cols)
+{
+    memset(p, 0, sizeof *p);
+    p->mode = mode;
+    p->rows = rows;
+    p->cols = cols;
+    p->n = calloc(rows + 1, sizeof *p->n);
+    p->k = calloc((rows > cols ? rows : cols) + 1, sizeof *p->k); /* predicted: one per row */
+    p->row_model = calloc(rows + 1, sizeof *p->row_model);
+    p->v = calloc(rows * cols + 1, sizeof *p->v);
+    if (p->n && p->k && p->row_model && p->v)
+        return LB_OK;
+    pair_free(p);
+    return LB_FAIL(LB_ERR_NOMEM, "out of memory comparing two results");
+}
+
+static void fill_ratio(Pair *p, size_t c)
+{
+    for (int q = 0; q < Q_COUNT; q++) {
+        LbGridCell *v = p->v[c][q];
+        v[2] = p->mode->b_over_a ? ratio_of(v[1], v[0]) : ratio_of(v[0], v[1]);
+        p->energy |= q == Q_ENERGY && (v[0].kind == LB_GRID_VALUE || v[1].kind == LB_GRID_VALUE);
     }
-    k = c->first.k; /* one column, k 0, for a model without a k axis */
-    nk = c->first.cols;
-    for (size_t i = 0; i < nn; i++) {
-        for (size_t j = 0; j < nk; j++) {
-            size_t at = i * nk + j;
-            const LbGrid *src[2] = {first, second};
-            LbGrid *dst[2] = {&c->first, &c->second};
+}
+
+/* Speedup modes: model against baseline within each side, over n and k. */
+static int pair_speedups(Pair *p, const Mode *mode, const LbSweepDir *a, const LbSweepDir *b, LbModelKind model,
+                         LbModelKind baseline, const int64_t *n, size_t nn, const int64_t *k, size_t nk)
+{
+    LbGrid g[2];
+    LB_TRY(lb_grid_pair_from_raw(a->rows, a->count, model, baseline, n, nn, k, nk, &g[0]));
+    int rc = lb_grid_pair_from_raw(b->rows, b->count, model, baseline, n, nn, k, nk, &g[1]);
+    if (rc == LB_OK)
+        rc = pair_alloc(p, mode, nn, g[0].cols);
+    if (rc == LB_OK) {
+        p->model = model;
+        p->baseline = baseline;
+        memcpy(p->n, n, nn * sizeof *n);
+        memcpy(p->k, g[0].k, g[0].cols * sizeof *p->k);
+        for (size_t c = 0; c < nn * p->cols; c++) {
             for (int s = 0; s < 2; s++) {
-                dst[s]->time[at] = cell_at(src[s], src[s]->time, n[i], k[j]);
-                dst[s]->memory[at] = cell_at(src[s], src[s]->memory, n[i], k[j]);
-                dst[s]->energy[at] = cell_at(src[s], src[s]->energy, n[i], k[j]);
+                p->v[c][Q_TIME][s] = g[s].time[c];
+                p->v[c][Q_MEMORY][s] = g[s].memory[c];
+                p->v[c][Q_ENERGY][s] = g[s].energy[c];
             }
-            if (second_over_first) {
-                c->ratio.time[at] = ratio_of(c->second.time[at], c->first.time[at]);
-                c->ratio.memory[at] = ratio_of(c->second.memory[at], c->first.memory[at]);
-                c->ratio.energy[at] = ratio_of(c->second.energy[at], c->first.energy[at]);
-            } else {
-                c->ratio.time[at] = ratio_of(c->first.time[at], c->second.time[at]);
-                c->ratio.memory[at] = ratio_of(c->first.memory[at], c->second.memory[at]);
-                c->ratio.energy[at] = ratio_of(c->first.energy[at], c->second.energy[at]);
-            }
+            fill_ratio(p, c);
         }
+    }
+    lb_grid_free(&g[0]);
+    lb_grid_free(&g[1]);
+    return rc;
+}
+
+/* Peer mode: linbench's model against B's variant v, each side's own values. */
+static int pair_peer(Pair *p, const LbSweepDir *a, const LbSweepDir *b, size_t v, LbModelKind model,
+                     const int64_t *n, size_t nn, const int64_t *k, size_t nk)
+{
+    const int has_k = lb_model_has_k(model);
+    LB_TRY(pair_alloc(p, &modes[MODE_PEER], nn, has_k ? nk : 1));
+    p->model = model;
+    p->peer = &b->variants[v];
+    memcpy(p->n, n, nn * sizeof *n);
+    if (has_k)
+        memcpy(p->k, k, nk * sizeof *k);
+    for (size_t i = 0; i < nn; i++)
+        for (size_t j = 0; j < p->cols; j++) {
+            const size_t c = i * p->cols + j;
+            if (!lb_model_cell_exists(model, n[i], p->k[j])) {
+                for (int q = 0; q < Q_COUNT; q++)
+                    for (int s = 0; s < 3; s++)
+                        p->v[c][q][s] = (LbGridCell){LB_GRID_EMPTY, 0.0};
+                continue;
+            }
+            const LbCellResult *ra = lb_result_row(a, 0, model, n[i], p->k[j]);
+            const LbCellResult *rb = lb_result_row(b, v, p->peer->work, n[i], p->k[j]);
+            for (int q = 0; q < Q_COUNT; q++) {
+                p->v[c][q][0] = own_cell(ra, q);
+                p->v[c][q][1] = own_cell(rb, q);
+            }
+            fill_ratio(p, c);
+        }
+    return LB_OK;
+}
+
+/* Predicted mode: one row per cell, the prediction's cells first, then those only the sweep has. */
+static int pair_cells(Pair *p, const LbSweepDir *a, const LbSweepDir *b)
+{
+    LB_TRY(pair_alloc(p, &modes[MODE_PREDICTED], a->count + b->count, 1));
+    size_t rows = 0;
+    const LbSweepDir *src[2] = {b, a};
+    for (int s = 0; s < 2; s++)
+        for (size_t i = 0; i < src[s]->count; i++) {
+            const LbCellResult *r = &src[s]->rows[i];
+            const int64_t k = lb_model_has_k(r->model) ? r->k : 0;
+            size_t j = 0;
+            while (j < rows && !(p->row_model[j] == r->model && p->n[j] == r->n && p->k[j] == k))
+                j++;
+            if (j < rows)
+                continue;
+            p->row_model[rows] = r->model;
+            p->n[rows] = r->n;
+            p->k[rows] = k;
+            const LbCellResult *ra = lb_result_row(a, 0, r->model, r->n, k), *rb = lb_result_row(b, 0, r->model, r->n, k);
+            for (int q = 0; q < Q_COUNT; q++) {
+                p->v[rows][q][0] = own_cell(ra, q);
+                p->v[rows][q][1] = own_cell(rb, q);
+            }
+            fill_ratio(p, rows++);
+        }
+    p->rows = rows;
+    return LB_OK;
+}
+
+/* --- printing ---------------------------------------------------------------------------------- */
+
+static void value_text(LbGridCell c, Style st, char *buf, size_t size)
+{
+    if (c.kind == LB_GRID_VALUE && st == ST_PAPER) /* one decimal below 10, as the paper prints */
+        snprintf(buf, size, c.value < 10 ? "%.1fx" : "%.0fx", c.value);
+    else if (c.kind == LB_GRID_VALUE && st == ST_INT)
+        snprintf(buf, size, "%.0f", c.value);
+    else if (c.kind == LB_GRID_VALUE && (st == ST_G4 || st == ST_G3))
+        snprintf(buf, size, st == ST_G4 ? "%.4g" : "%.3g", c.value);
+    else
+        lb_grid_cell_text(&c, st == ST_X ? "x" : "", buf, size);
+}
+
+static void cell_label(LbModelKind m, int64_t n, int64_t k, const char *sep, char *buf, size_t size)
+{
+    if (lb_model_has_k(m))
+        snprintf(buf, size, "%lld%s%lld", (long long)n, sep, (long long)k);
+    else
+        snprintf(buf, size, "%lld", (long long)n);
+}
+
+/* The strings of a pair's table: blocks A, B, ratio of quantity q (one block per quantity where q
+ * is -1, as the predicted table has them: its columns are A, B, ratio). */
+typedef struct PairTable {
+    const Pair *p;
+    int q;
+} PairTable;
+
+static void pair_text(const void *ctx, size_t b, size_t r, size_t c, char *buf, size_t size)
+{
+    const PairTable *t = ctx;
+    const Pair *p = t->p;
+    const int q = t->q >= 0 ? t->q : (int)(b == 0 ? Q_MEMORY : Q_TIME), side = t->q >= 0 ? (int)b : (int)c;
+    if (c == SIZE_MAX && p->mode == &modes[MODE_PREDICTED]) {
+        snprintf(buf, size, "%s ", lb_model_name(p->row_model[r]));
+        cell_label(p->row_model[r], p->n[r], p->k[r], "/", buf + strlen(buf), size - strlen(buf));
+    } else if (c == SIZE_MAX) {
+        snprintf(buf, size, "%lld", (long long)p->n[r]);
+    } else if (r == SIZE_MAX && t->q < 0) {
+        snprintf(buf, size, "%s", modes[MODE_PREDICTED].block[c]);
+    } else if (r == SIZE_MAX && lb_model_has_k(p->model)) {
+        snprintf(buf, size, "%lld", (long long)p->k[c]);
+    } else if (r == SIZE_MAX) {
+        snprintf(buf, size, "%s", !p->mode->own ? lb_model_name(p->model) : side == 2 ? "ratio" : own_unit[q]);
+    } else {
+        value_text(p->v[t->q >= 0 ? r * p->cols + c : r][q][side], p->mode->style[q][side], buf, size);
+    }
+}
+
+/* "Time saved (ms per sequence, standard / Linformer)": Table 3's pair as it always read. */
+static void speedup_title(const Pair *p, int q, char *buf, size_t size)
+{
+    const int paper = p->model == LB_TABLE3_MODEL && p->baseline == LB_TABLE3_BASELINE;
+    const char *m = paper ? "Linformer" : lb_model_name(p->model), *b = lb_model_name(p->baseline);
+    static const char *const what[Q_COUNT] = {"Time saved (ms per sequence", "Memory saved (largest batch",
+                                              "Energy saved (joules per sequence"};
+    snprintf(buf, size, "%s, %s / %s)", what[q], q == Q_MEMORY ? m : b, q == Q_MEMORY ? b : m);
+}
+
+static void pair_heading(FILE *out, LbFormat fmt, LbModelKind m, const char *against)
+{
+    const int has_k = lb_model_has_k(m);
+    fprintf(out, fmt == LB_FORMAT_MD ? "### %s against %s%s%s%s\n\n" : "%s against %s%s%s%s\n", lb_model_name(m),
+            against, has_k ? " (k: " : "", has_k ? lb_model_k_meaning(m) : "", has_k ? ")" : "");
+}
+
+/* A pair's tables, one per quantity, each its A, B and ratio side by side. energy_both 0: the
+ * energy table shows A alone (the paper has none). */
+static int print_pair(FILE *out, LbFormat fmt, const Pair *p, int energy_both)
+{
+    if (p->peer)
+        pair_heading(out, fmt, p->model, p->peer->name);
+    for (int q = 0; q < (p->energy ? Q_COUNT : Q_ENERGY); q++) {
+        char title[160];
+        if (p->mode->own) {
+            fprintf(out, fmt == LB_FORMAT_MD ? "**%s**\n\n" : "%s\n", own_title[q]);
+        } else {
+            speedup_title(p, q, title, sizeof title);
+            fprintf(out, fmt == LB_FORMAT_MD ? "### %s\n\n" : "%s\n", title);
+        }
+        const PairTable t = {p, q};
+        LB_TRY(lb_table_print_fn(out, fmt, lb_model_has_k(p->model) ? "n \\ k" : "n", p->rows, p->cols,
+                                 p->mode->block, q < Q_ENERGY || energy_both ? 3 : 1, pair_text, &t));
+        if (fmt == LB_FORMAT_TEXT)
+            fputc('\n', out);
     }
     return LB_OK;
 }
 
-void lb_compare_free(LbComparison *c)
+/* Paper and sweeps: grid,n,k,A,B,ratio, one row per cell the model has. */
+static int print_csv_long(FILE *out, const Pair *p)
 {
-    lb_grid_free(&c->first);
-    lb_grid_free(&c->second);
-    lb_grid_free(&c->ratio);
+    const char *head[6] = {"grid", "n", "k", p->mode->csv[0], p->mode->csv[1], p->mode->csv[2]};
+    LB_TRY(lb_csv_write_record(out, head, 6));
+    static const char *const grid[Q_COUNT] = {"time", "memory", "energy"};
+    for (int q = 0; q < (p->energy ? Q_COUNT : Q_ENERGY); q++)
+        for (size_t c = 0; c < p->rows * p->cols; c++) {
+            if (p->v[c][Q_TIME][0].kind == LB_GRID_EMPTY)
+                continue;
+            char f[6][32];
+            const char *row[6] = {grid[q], f[1], f[2], f[3], f[4], f[5]};
+            snprintf(f[1], sizeof f[1], "%lld", (long long)p->n[c / p->cols]);
+            snprintf(f[2], sizeof f[2], "%lld", (long long)p->k[c % p->cols]);
+            for (int s = 0; s < 3; s++)
+                lb_grid_cell_csv(&p->v[c][q][s], f[3 + s], sizeof f[0]);
+            LB_TRY(lb_csv_write_record(out, row, 6));
+        }
+    return LB_OK;
 }
 
-/* The header: the sweep's settings as the settings table reads them from meta.csv (a key missing
- * from an older meta.csv reads as what it meant then), beside what the sweep found (device name,
- * storage dtype, budget), which are not settings. */
-void lb_compare_describe(FILE *out, const LbSweepDir *s)
+/* Peer and predicted: the keys, then A, B and ratio of each quantity in `qs`. Peer cells write
+ * markers and %.6g; predicted ones the shortest exact number and nothing where none. */
+static int print_csv_wide(FILE *out, const Pair *p, const char *const *keys, size_t nkeys, const int *qs, int nq)
+{
+    for (size_t c = 0; c < p->rows * p->cols; c++) {
+        if (p->v[c][Q_TIME][0].kind == LB_GRID_EMPTY)
+            continue;
+        char f[16][72];
+        const char *row[16];
+        for (size_t x = 0; x < nkeys; x++)
+            snprintf(f[x], sizeof f[x], "%s", keys[x]);
+        const LbModelKind m = p->peer ? p->model : p->row_model[c];
+        snprintf(f[nkeys], sizeof f[0], "%lld", (long long)p->n[c / p->cols]);
+        snprintf(f[nkeys + 1], sizeof f[0], "%lld", (long long)p->k[p->peer ? c % p->cols : c]);
+        if (!lb_model_has_k(m))
+            f[nkeys + 1][0] = '\0';
+        size_t o = nkeys + 2;
+        if (!p->peer)
+            snprintf(f[o++], sizeof f[0], "pass");
+        for (int i = 0; i < nq; i++)
+            for (int s = 0; s < 3; s++, o++) {
+                const LbGridCell *v = &p->v[c][qs[i]][s];
+                if (p->peer)
+                    lb_grid_cell_csv(v, f[o], sizeof f[0]);
+                else if (v->kind == LB_GRID_VALUE)
+                    lb_csv_format_double(v->value, f[o], sizeof f[0]);
+                else
+                    f[o][0] = '\0';
+            }
+        for (size_t x = 0; x < o; x++)
+            row[x] = f[x];
+        LB_TRY(lb_csv_write_record(out, row, o));
+    }
+    return LB_OK;
+}
+
+/* --- headers ------------------------------------------------------------------------------------ */
+
+static const char *setting(const LbMeta *m, LbSettingId id)
+{
+    const char *v = lb_settings_meta_value(m, id);
+    return v ? v : "";
+}
+
+/* What each side stored: storage_dtype, or dtype where a meta.csv has none. */
+static const char *storage(const LbMeta *m)
+{
+    const char *v = lb_meta_get(m, "storage_dtype");
+    return v && *v ? v : setting(m, LB_SET_DTYPE);
+}
+
+static void format_budget(const LbMeta *m, char *buf, size_t size)
+{
+    const char *b = lb_meta_get(m, "memory_budget_bytes");
+    long long bytes;
+    snprintf(buf, size, "?");
+    if (b && lb_csv_parse_int64(b, &bytes) == 0 && bytes > 0)
+        lb_format_size((uint64_t)bytes, buf, size);
+}
+
+/* One line on what a result ran: device, dtype, model shape, sharing/order, memory budget. */
+static void describe(FILE *out, const LbSweepDir *s)
 {
     LbSettingView set[LB_SET_RECORDED];
     lb_settings_list(&s->meta, set, LB_SET_RECORDED);
     const char *v[LB_SET_RECORDED];
     for (size_t id = 0; id < LB_SET_RECORDED; id++)
         v[id] = *set[id].value ? set[id].value : "?";
-    const char *dtype = v[LB_SET_DTYPE];
-    const char *storage = lb_sweep_meta(s, "storage_dtype", dtype);
-    char stored[48] = "";
-    if (strcmp(storage, dtype) != 0)
-        snprintf(stored, sizeof stored, " (stored as %s)", storage);
-    char budget[48] = "?";
-    const char *b = lb_sweep_meta(s, "memory_budget_bytes", NULL);
-    long long bytes;
-    if (b && lb_csv_parse_int64(b, &bytes) == 0 && bytes > 0)
-        lb_format_size((uint64_t)bytes, budget, sizeof budget);
-    char limited[48] = ""; /* the budget is the user's, not the device's */
-    if (*set[LB_SET_MEM_LIMIT].value)
-        snprintf(limited, sizeof limited, " (--%s)", lb_settings[LB_SET_MEM_LIMIT].flag);
-    char schedule[96] = ""; /* only when the Linformer's k varies by layer: uniform is the paper's */
-    if (strcmp(v[LB_SET_K_SCHEDULE], "uniform") != 0 && strcmp(v[LB_SET_K_SCHEDULE], "?") != 0)
-        snprintf(schedule, sizeof schedule, ", k per layer %.60s", v[LB_SET_K_SCHEDULE]);
-    fprintf(out,
-             "%s (%s), %s%s, %s layers, d_model %s, %s heads, ffn %s, %s sharing, %s order%s, memory budget %s%s",
-             lb_sweep_meta(s, "device_name", "unknown device"), v[LB_SET_DEVICE], dtype, stored,
-             v[LB_SET_LAYERS], v[LB_SET_DMODEL], v[LB_SET_HEADS], v[LB_SET_FFN], v[LB_SET_SHARING],
-             v[LB_SET_ORDER], schedule, budget, limited);
+    const char *dtype = v[LB_SET_DTYPE], *stored = lb_sweep_meta(s, "storage_dtype", dtype);
+    char budget[48];
+    format_budget(&s->meta, budget, sizeof budget);
+    const int schedule = strcmp(v[LB_SET_K_SCHEDULE], "uniform") != 0 && strcmp(v[LB_SET_K_SCHEDULE], "?") != 0;
+    fprintf(out, "%s (%s), %s%s%s%s, %s layers, d_model %s, %s heads, ffn %s, %s sharing, %s order%s%.60s, memory budget %s%s%s%s",
+            lb_sweep_meta(s, "device_name", "unknown device"), v[LB_SET_DEVICE], dtype,
+            strcmp(stored, dtype) ? " (stored as " : "", strcmp(stored, dtype) ? stored : "", strcmp(stored, dtype) ? ")" : "",
+            v[LB_SET_LAYERS], v[LB_SET_DMODEL], v[LB_SET_HEADS], v[LB_SET_FFN], v[LB_SET_SHARING], v[LB_SET_ORDER],
+            schedule ? ", k per layer " : "", schedule ? v[LB_SET_K_SCHEDULE] : "", budget,
+            *set[LB_SET_MEM_LIMIT].value ? " (--" : "", *set[LB_SET_MEM_LIMIT].value ? lb_settings[LB_SET_MEM_LIMIT].flag : "",
+            *set[LB_SET_MEM_LIMIT].value ? ")" : "");
 }
 
 int lb_compare_devices_differ(const LbSweepDir *a, const LbSweepDir *b, char *buf, size_t size)
 {
-    const int pa = lb_meta_is_predicted(&a->meta), pb = lb_meta_is_predicted(&b->meta);
-    const char *da = lb_settings_meta_value(&a->meta, LB_SET_DEVICE);
-    const char *db = lb_settings_meta_value(&b->meta, LB_SET_DEVICE);
+    const int pa = a->kind == LB_RESULT_PREDICTED, pb = b->kind == LB_RESULT_PREDICTED;
     const char *na = lb_sweep_meta(a, pa ? "predict_card" : "device_name", "unknown device");
     const char *nb = lb_sweep_meta(b, pb ? "predict_card" : "device_name", "unknown device");
-    const int differ = strcmp(da ? da : "", db ? db : "") != 0 || (pa == pb && strcmp(na, nb) != 0);
-    if (!differ)
+    if (strcmp(setting(&a->meta, LB_SET_DEVICE), setting(&b->meta, LB_SET_DEVICE)) == 0 &&
+        (pa != pb || strcmp(na, nb) == 0))
         return 0;
     if (pa != pb)
         snprintf(buf, size, "measured on %s, predicted for %s", pa ? nb : na, pa ? na : nb);
@@ -131,188 +419,107 @@ int lb_compare_devices_differ(const LbSweepDir *a, const LbSweepDir *b, char *bu
     return 1;
 }
 
-/* --- printing ---------------------------------------------------------------------------------- */
-
-typedef enum CellStyle {
-    STYLE_RATIO_X, /* a measured speedup: 3 significant digits and an x */
-    STYLE_PAPER_X, /* the paper's own digits and an x ("1.5x", "3.0x", "14x") */
-    STYLE_PLAIN    /* a ratio of ratios: 3 significant digits */
-} CellStyle;
-
-static void cell_string(const LbGridCell *c, CellStyle style, char *buf, size_t size)
-{
-    if (c->kind == LB_GRID_VALUE && style == STYLE_PAPER_X) /* one decimal below 10, as printed */
-        snprintf(buf, size, c->value < 10 ? "%.1fx" : "%.0fx", c->value);
-    else
-        lb_grid_cell_text(c, style == STYLE_PLAIN ? "" : "x", buf, size);
-}
-
-/* rows x cols strings of 24 bytes in one block, plus a pointer array over them. */
-typedef struct Strings {
-    char (*text)[24];
-    const char **ptr;
-} Strings;
-
-static int strings_alloc(Strings *s, size_t count)
-{
-    s->text = malloc((count ? count : 1) * sizeof *s->text);
-    s->ptr = malloc((count ? count : 1) * sizeof *s->ptr);
-    if (!s->text || !s->ptr) {
-        free(s->text);
-        free(s->ptr);
-        return LB_FAIL(LB_ERR_NOMEM, "out of memory printing a comparison");
-    }
-    for (size_t i = 0; i < count; i++)
-        s->ptr[i] = s->text[i];
-    return LB_OK;
-}
-
-static void strings_free(Strings *s)
-{
-    free(s->text);
-    free(s->ptr);
-}
-
-/* The two grids' titles ("Time saved (ms per sequence, standard / Linformer)"), the corner and
- * the column labels of a pair's tables: k, or the model's name where it has no k axis. */
-typedef struct PairText {
-    char grid_title[3][160];
-    const char *corner;
-    int has_k;
-} PairText;
-
-static void pair_text(const LbGrid *g, PairText *t)
-{
-    /* Table 3's titles as they always read; other pairs by their names. */
-    int paper = g->model == LB_TABLE3_MODEL && g->baseline == LB_TABLE3_BASELINE;
-    const char *m = paper ? "Linformer" : lb_model_name(g->model), *b = lb_model_name(g->baseline);
-    snprintf(t->grid_title[0], sizeof t->grid_title[0], "Time saved (ms per sequence, %s / %s)", b, m);
-    snprintf(t->grid_title[1], sizeof t->grid_title[1], "Memory saved (largest batch, %s / %s)", m, b);
-    snprintf(t->grid_title[2], sizeof t->grid_title[2], "Energy saved (joules per sequence, %s / %s)", b, m);
-    t->has_k = lb_model_has_k(g->model);
-    t->corner = t->has_k ? "n \\ k" : "n";
-}
-
-static void col_label(const LbGrid *g, const PairText *t, size_t j, char *buf, size_t size)
-{
-    if (t->has_k)
-        snprintf(buf, size, "%lld", (long long)g->k[j]);
-    else
-        snprintf(buf, size, "%s", lb_model_name(g->model));
-}
-
-/* The three blocks (first, second, ratio) of time and memory, then of energy where either side
- * measured it: all three blocks when energy_both, else the first's alone (the paper has none). */
-static int print_tables(FILE *out, LbFormat fmt, const LbComparison *c, const char *const titles[3],
-                        const CellStyle styles[3], int energy_both)
-{
-    const int has_energy = lb_grid_has_energy(&c->first) || lb_grid_has_energy(&c->second);
-    PairText pt;
-    pair_text(&c->first, &pt);
-    const LbGrid *g = &c->first;
-    size_t cells = g->rows * g->cols;
-    Strings rl = {0}, cl = {0}, s[3] = {{0}};
-    int rc = strings_alloc(&rl, g->rows);
-    if (rc == LB_OK)
-        rc = strings_alloc(&cl, g->cols);
-    for (int b = 0; rc == LB_OK && b < 3; b++)
-        rc = strings_alloc(&s[b], cells);
-    if (rc != LB_OK)
-        goto out;
-    for (size_t i = 0; i < g->rows; i++)
-        snprintf(rl.text[i], sizeof rl.text[i], "%lld", (long long)g->n[i]);
-    for (size_t j = 0; j < g->cols; j++)
-        col_label(g, &pt, j, cl.text[j], sizeof cl.text[j]);
-    for (int grid = 0; grid < (has_energy ? 3 : 2); grid++) {
-        const LbGrid *src[3] = {&c->first, &c->second, &c->ratio};
-        for (int b = 0; b < 3; b++) {
-            const LbGridCell *cc = grid == 0 ? src[b]->time : grid == 1 ? src[b]->memory : src[b]->energy;
-            for (size_t x = 0; x < cells; x++)
-                cell_string(&cc[x], styles[b], s[b].text[x], sizeof s[b].text[x]);
-        }
-        LbTableBlock blocks[3];
-        for (int b = 0; b < 3; b++)
-            blocks[b] = (LbTableBlock){titles[b], g->cols, cl.ptr, s[b].ptr};
-        fprintf(out, fmt == LB_FORMAT_MD ? "### %s\n\n" : "%s\n", pt.grid_title[grid]);
-        lb_table_print(out, fmt, pt.corner, g->rows, rl.ptr, blocks, grid < 2 || energy_both ? 3 : 1);
-        if (fmt == LB_FORMAT_TEXT)
-            fprintf(out, "\n");
-    }
-out:
-    strings_free(&rl);
-    strings_free(&cl);
-    for (int b = 0; b < 3; b++)
-        strings_free(&s[b]);
-    return rc;
-}
-
-/* Long CSV: grid,n,k,<first>,<second>,<ratio>; one row per cell with k < n. */
-static int print_csv(FILE *out, const LbComparison *c, const char *const names[3])
-{
-    const char *head[6] = {"grid", "n", "k", names[0], names[1], names[2]};
-    LB_TRY(lb_csv_write_record(out, head, 6));
-    const LbGrid *g = &c->first;
-    const int has_energy = lb_grid_has_energy(&c->first) || lb_grid_has_energy(&c->second);
-    static const char *const grid_names[3] = {"time", "memory", "energy"};
-    for (int grid = 0; grid < (has_energy ? 3 : 2); grid++) {
-        for (size_t i = 0; i < g->rows; i++) {
-            for (size_t j = 0; j < g->cols; j++) {
-                size_t at = i * g->cols + j;
-                if (g->time[at].kind == LB_GRID_EMPTY)
-                    continue;
-                char f[6][32];
-                const char *row[6] = {f[0], f[1], f[2], f[3], f[4], f[5]};
-                snprintf(f[0], sizeof f[0], "%s", grid_names[grid]);
-                snprintf(f[1], sizeof f[1], "%lld", (long long)g->n[i]);
-                snprintf(f[2], sizeof f[2], "%lld", (long long)g->k[j]);
-                const LbGrid *src[3] = {&c->first, &c->second, &c->ratio};
-                for (int b = 0; b < 3; b++) {
-                    const LbGridCell *cc = grid == 0 ? src[b]->time : grid == 1 ? src[b]->memory : src[b]->energy;
-                    lb_grid_cell_csv(&cc[at], f[3 + b], sizeof f[0]);
-                }
-                LB_TRY(lb_csv_write_record(out, row, 6));
-            }
-        }
-    }
-    return LB_OK;
-}
-
-static void print_status(FILE *out, LbFormat fmt, const LbSweepDir *s, const char *label)
+static void print_status(FILE *out, const char *item, const LbSweepDir *s, const char *label, const char *what)
 {
     const char *st = lb_sweep_meta(s, "status", NULL);
     if (st && strcmp(st, "complete") != 0)
-        fprintf(out, fmt == LB_FORMAT_MD ? "- %s sweep status: %s (cells not measured show NA)\n"
-                                         : "  %s sweep status: %s (cells not measured show NA)\n",
-                label, st);
+        fprintf(out, "%s%s%s status: %s (cells not measured show NA)\n", item, label, what, st);
 }
 
-static void print_legend(FILE *out, LbFormat fmt, const LbComparison *c, const char *na)
+static void print_legend(FILE *out, LbFormat fmt, const char *dash, const char *na)
 {
-    const char *dash = lb_grid_dash_meaning(lb_grid_dash_below_n(&c->first) || lb_grid_dash_below_n(&c->second));
     if (fmt == LB_FORMAT_MD)
         fprintf(out, "`-`: %s; `OOM`: out of memory at batch 1; `ERR`: the cell failed; `NA`: %s.\n", dash, na);
     else
         fprintf(out, "- : %s   OOM: out of memory at batch 1   ERR: the cell failed   NA: %s\n", dash, na);
 }
 
-/* Where the sweep has no energy: one line saying why (meta.csv's energy_note), so a reader does
- * not look for a grid that cannot be there. */
-static void print_energy_note(FILE *out, LbFormat fmt, const LbSweepDir *s, const LbGrid *g)
+/* The peer's header lines: what differs between the runs, the batches, each side's energy. */
+static void print_peer_header(FILE *out, const char *item, const LbSweepDir *lin, const LbSweepDir *peer)
 {
-    if (lb_grid_has_energy(g))
-        return;
-    const char *note = lb_sweep_meta(s, "energy_note", "");
-    fprintf(out, fmt == LB_FORMAT_MD ? "\nEnergy per sequence: not measured (%s).\n" : "Energy per sequence: not measured (%s)\n",
-            *note ? note : "a sweep from before linbench measured energy, or no cell of this grid has it");
+    const LbMeta *m[2] = {&lin->meta, &peer->meta};
+    const char *compiled = lb_meta_get(m[1], "compile"), *sdpa = lb_meta_get(m[1], "sdpa");
+    fprintf(out, "; PyTorch %s, %s%s%s, timer %s\n", lb_sweep_meta(peer, "torch_version", "?"),
+            compiled && strcmp(compiled, "1") == 0 ? "torch.compile" : "eager", sdpa && *sdpa ? ", SDPA " : "",
+            sdpa && *sdpa ? sdpa : "", lb_sweep_meta(peer, "timer", "?"));
+    const char *diff[8][3];
+    int nd = 0;
+    const char *dev[2] = {setting(m[0], LB_SET_DEVICE), setting(m[1], LB_SET_DEVICE)};
+    const char *host[2] = {"", ""};
+    const LbSweepDir *side[2] = {lin, peer};
+    for (int s = 0; s < 2; s++) /* one CPU or two: the rows' hosts say */
+        for (size_t i = 0; i < side[s]->count && !*host[s]; i++)
+            host[s] = side[s]->rows[i].host;
+    const char *name[2] = {lb_sweep_meta(lin, "device_name", "?"), lb_sweep_meta(peer, "device_name", "?")};
+    if (strcmp(dev[0], dev[1]) != 0)
+        diff[nd][0] = "device", diff[nd][1] = dev[0], diff[nd++][2] = dev[1];
+    else if (strcmp(dev[0], "cpu") == 0 && *host[0] && *host[1] && strcmp(host[0], host[1]) != 0)
+        diff[nd][0] = "host", diff[nd][1] = host[0], diff[nd++][2] = host[1];
+    else if (strcmp(dev[0], "cpu") != 0 && strcmp(name[0], name[1]) != 0)
+        diff[nd][0] = "device_name", diff[nd][1] = name[0], diff[nd++][2] = name[1];
+    static const LbSettingId ids[] = {LB_SET_DTYPE, LB_SET_TF32, LB_SET_SHARING, LB_SET_ORDER};
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
+        if (strcmp(setting(m[0], ids[i]), setting(m[1], ids[i])) != 0)
+            diff[nd][0] = lb_settings[ids[i]].key, diff[nd][1] = setting(m[0], ids[i]), diff[nd++][2] = setting(m[1], ids[i]);
+    char budget[2][48];
+    format_budget(m[0], budget[0], sizeof budget[0]);
+    format_budget(m[1], budget[1], sizeof budget[1]);
+    if (strcmp(budget[0], budget[1]) != 0)
+        diff[nd][0] = "memory budget", diff[nd][1] = budget[0], diff[nd++][2] = budget[1];
+    if (nd == 0)
+        fprintf(out, "%ssame: device, dtype, model shape, sharing, order and memory budget\n", item);
+    else
+        fprintf(out, "%sdiffer (linbench / peer): ", item);
+    for (int i = 0; i < nd; i++)
+        fprintf(out, "%s%s %s / %s%s", i ? "; " : "", diff[i][0], diff[i][1], diff[i][2], i + 1 == nd ? "\n" : "");
+    const char *from = lb_meta_get(m[1], "batch_from");
+    if (from && *from)
+        fprintf(out, "%sbatch: the peer ran linbench's batches (--batch-from %s)\n", item, from);
+    else
+        fprintf(out, "%sbatch: each side its own largest within its memory budget\n", item);
+    static const char *const label[2] = {"linbench", "peer"};
+    for (int s = 0; s < 2; s++)
+        print_status(out, item, side[s], label[s], "");
+    for (int s = 0; s < 2; s++) { /* why a side's J per sequence reads NA */
+        const char *energy = lb_meta_get(m[s], "energy"), *note = lb_meta_get(m[s], "energy_note");
+        if (!energy)
+            fprintf(out, "%s%s energy: none (written before energy was measured)\n", item, label[s]);
+        else if (*energy && strcmp(energy, "measured") != 0)
+            fprintf(out, "%s%s energy: %s%s%s%s\n", item, label[s], energy, note && *note ? " (" : "",
+                    note && *note ? note : "", note && *note ? ")" : "");
+    }
 }
 
-/* The comparisons speedups.csv holds beyond Table 3 (every other model against standard, and
- * against chunked where measured) for the models measured in a or b (b may be NULL). */
+/* --- the reports -------------------------------------------------------------------------------- */
+
+static int dash_below_n(const Pair *p)
+{
+    for (size_t c = 0; c < p->rows * p->cols; c++)
+        if (p->v[c][Q_TIME][0].kind == LB_GRID_EMPTY && p->k[c % p->cols] < p->n[c / p->cols])
+            return 1;
+    return 0;
+}
+
+/* Sorted union of two sorted unique lists (malloc'd). */
+static int64_t *union_of(const int64_t *a, size_t na, const int64_t *b, size_t nb, size_t *count)
+{
+    int64_t *u = malloc((na + nb + 1) * sizeof *u);
+    size_t i = 0, j = 0, o = 0;
+    while (u && (i < na || j < nb)) {
+        const int64_t v = j >= nb || (i < na && a[i] <= b[j]) ? a[i] : b[j];
+        i += i < na && a[i] == v;
+        j += j < nb && b[j] == v;
+        u[o++] = v;
+    }
+    *count = o;
+    return u;
+}
+
+/* The pairs speedups.csv holds beyond Table 3's, for the models measured in a or b (b may be NULL). */
 static size_t other_pairs(const LbSweepDir *a, const LbSweepDir *b, LbSpeedupPair *pairs)
 {
     int measured[LB_MODEL_COUNT], other[LB_MODEL_COUNT];
-    /* A model list this linbench does not know still leaves the known ones and the rows' models. */
-    (void)lb_models_measured(&a->meta, a->rows, a->count, measured);
+    (void)lb_models_measured(&a->meta, a->rows, a->count, measured); /* an unknown name leaves the known */
     if (b) {
         (void)lb_models_measured(&b->meta, b->rows, b->count, other);
         for (int m = 0; m < LB_MODEL_COUNT; m++)
@@ -326,201 +533,469 @@ static size_t other_pairs(const LbSweepDir *a, const LbSweepDir *b, LbSpeedupPai
     return kept;
 }
 
-static void print_others_heading(FILE *out, LbFormat fmt)
+/* The paper's Table 3 as a row set: per n a standard row (1 ms, batch 10) and per k a row of
+ * `model` whose ms and batch give the paper's time and memory saved. */
+static int paper_rows(LbModelKind model, LbSweepDir *s)
 {
-    fprintf(out, fmt == LB_FORMAT_MD ? "## Every other model (speedups.csv)\n\n" : "Every other model (speedups.csv)\n\n");
-}
-
-/* One pair's two grids side by side (a single sweep). */
-static int print_pair(FILE *out, LbFormat fmt, const LbGrid *g)
-{
-    PairText pt;
-    pair_text(g, &pt);
-    size_t cells = g->rows * g->cols;
-    Strings rl = {0}, cl = {0}, s[3] = {{0}};
-    int rc = strings_alloc(&rl, g->rows);
-    if (rc == LB_OK)
-        rc = strings_alloc(&cl, g->cols);
-    for (int b = 0; rc == LB_OK && b < 3; b++)
-        rc = strings_alloc(&s[b], cells);
-    if (rc == LB_OK) {
-        for (size_t i = 0; i < g->rows; i++)
-            snprintf(rl.text[i], sizeof rl.text[i], "%lld", (long long)g->n[i]);
-        for (size_t j = 0; j < g->cols; j++)
-            col_label(g, &pt, j, cl.text[j], sizeof cl.text[j]);
-        for (size_t x = 0; x < cells; x++) {
-            cell_string(&g->time[x], STYLE_RATIO_X, s[0].text[x], sizeof s[0].text[x]);
-            cell_string(&g->memory[x], STYLE_RATIO_X, s[1].text[x], sizeof s[1].text[x]);
-            cell_string(&g->energy[x], STYLE_RATIO_X, s[2].text[x], sizeof s[2].text[x]);
-        }
-        LbTableBlock blocks[3] = {{pt.grid_title[0], g->cols, cl.ptr, s[0].ptr},
-                                  {pt.grid_title[1], g->cols, cl.ptr, s[1].ptr},
-                                  {pt.grid_title[2], g->cols, cl.ptr, s[2].ptr}};
-        const char *k_meaning = lb_model_k_meaning(g->model);
-        fprintf(out, fmt == LB_FORMAT_MD ? "### %s against %s%s%s%s\n\n" : "%s against %s%s%s%s\n",
-                lb_model_name(g->model), lb_model_name(g->baseline), pt.has_k ? " (k: " : "",
-                pt.has_k ? k_meaning : "", pt.has_k ? ")" : "");
-        lb_table_print(out, fmt, pt.corner, g->rows, rl.ptr, blocks, lb_grid_has_energy(g) ? 3 : 2);
-        if (fmt == LB_FORMAT_TEXT)
-            fprintf(out, "\n");
-    }
-    strings_free(&rl);
-    strings_free(&cl);
-    for (int b = 0; b < 3; b++)
-        strings_free(&s[b]);
-    return rc;
-}
-
-static int print_other_models(FILE *out, LbFormat fmt, const LbSweepDir *s)
-{
-    LbSpeedupPair pairs[LB_SPEEDUP_PAIRS_MAX];
-    size_t count = other_pairs(s, NULL, pairs);
-    if (count == 0)
-        return LB_OK;
-    fprintf(out, "\n");
-    print_others_heading(out, fmt);
-    for (size_t p = 0; p < count; p++) {
-        LbGrid g;
-        LB_TRY(lb_grid_pair_from_raw(s->rows, s->count, pairs[p].model, pairs[p].baseline, s->grid.n,
-                                     s->grid.rows, s->grid.k, s->grid.cols, &g));
-        int rc = print_pair(out, fmt, &g);
+    memset(s, 0, sizeof *s);
+    LbGrid g;
+    LB_TRY(lb_paper_table3(&g));
+    s->rows = calloc(g.rows * (g.cols + 1) + 1, sizeof *s->rows);
+    if (!s->rows) {
         lb_grid_free(&g);
-        LB_TRY(rc);
+        return LB_FAIL(LB_ERR_NOMEM, "out of memory reading the paper's table");
     }
+    for (size_t i = 0; i < g.rows; i++) {
+        LbCellResult *r = &s->rows[s->count++];
+        *r = (LbCellResult){.model = LB_TABLE3_BASELINE, .n = g.n[i], .status = LB_CELL_OK, .batch = 10, .ms_per_seq = 1.0};
+        for (size_t j = 0; j < g.cols; j++) {
+            const size_t c = i * g.cols + j;
+            if (g.time[c].kind == LB_GRID_VALUE)
+                s->rows[s->count++] = (LbCellResult){.model = model, .n = g.n[i], .k = g.k[j], .status = LB_CELL_OK,
+                                                     .batch = llround(10 * g.memory[c].value),
+                                                     .ms_per_seq = 1.0 / g.time[c].value};
+        }
+    }
+    lb_grid_free(&g);
     return LB_OK;
 }
 
-int lb_compare_paper(FILE *out, const LbSweepDir *s, LbFormat fmt)
+static void grid_titles(LbModelKind model, LbModelKind baseline, char titles[3][160])
 {
-    LbGrid paper;
-    LB_TRY(lb_paper_table3(&paper));
-    LbComparison c;
-    int rc = lb_compare_build(&s->grid, &paper, 0, s->grid.n, s->grid.rows, s->grid.k,
-                              s->grid.cols, &c);
-    lb_grid_free(&paper);
-    if (rc != LB_OK)
-        return rc;
-    /* a prediction (linbench predict) says so wherever a sweep's says measured */
-    const int predicted = lb_meta_is_predicted(&s->meta);
+    const Pair p = {.model = model, .baseline = baseline};
+    for (int q = 0; q < Q_COUNT; q++)
+        speedup_title(&p, q, titles[q], sizeof titles[q]);
+}
+
+static int compare_paper(FILE *out, const LbSweepDir *s, LbFormat fmt)
+{
+    const int predicted = s->kind == LB_RESULT_PREDICTED;
+    Mode mode = modes[MODE_PAPER];
+    if (predicted) { /* a prediction says so wherever a sweep's says measured */
+        mode.block[0] = mode.csv[0] = "predicted";
+        mode.block[2] = "predicted / paper";
+        mode.csv[2] = "predicted_over_paper";
+        mode.na = "not predicted, or not in the paper";
+    }
+    LbSweepDir paper;
+    LB_TRY(paper_rows(s->grid.model, &paper));
+    Pair p;
+    int rc = pair_speedups(&p, &mode, s, &paper, s->grid.model, LB_TABLE3_BASELINE, s->grid.n, s->grid.rows,
+                           s->grid.k, s->grid.cols);
+    free(paper.rows);
+    LB_TRY(rc);
     if (fmt == LB_FORMAT_CSV) {
-        static const char *const names[2][3] = {{"measured", "paper", "measured_over_paper"},
-                                                {"predicted", "paper", "predicted_over_paper"}};
-        rc = print_csv(out, &c, names[predicted]);
-        lb_compare_free(&c);
+        rc = print_csv_long(out, &p);
+        pair_free(&p);
         return rc;
     }
     const char *item = fmt == LB_FORMAT_MD ? "- " : "  ";
     fprintf(out, fmt == LB_FORMAT_MD ? "## linbench compare: %s against the Linformer paper, Table 3\n\n"
-                                     : "linbench compare: %s against the Linformer paper, Table 3\n",
-            s->dir);
-    fprintf(out, predicted ? "%spredicted: " : "%smeasured: ", item);
-    lb_compare_describe(out, s);
+                                     : "linbench compare: %s against the Linformer paper, Table 3\n", s->dir);
+    fprintf(out, "%s%s: ", item, mode.block[0]);
+    describe(out, s);
+    fprintf(out, "\n%spaper:    %s%s, Linformer with layerwise sharing; precision and model size not stated\n", item,
+            predicted ? " " : "", LB_PAPER_DEVICE);
+    print_status(out, item, s, mode.block[0], " sweep");
     fputc('\n', out);
-    fprintf(out, "%spaper:    %s%s, Linformer with layerwise sharing; precision and model size not stated\n",
-            item, predicted ? " " : "", LB_PAPER_DEVICE);
-    print_status(out, fmt, s, predicted ? "predicted" : "measured");
-    fprintf(out, "\n");
-    static const char *const titles[2][3] = {{"measured", "paper", "measured / paper"},
-                                             {"predicted", "paper", "predicted / paper"}};
-    static const CellStyle styles[3] = {STYLE_RATIO_X, STYLE_PAPER_X, STYLE_PLAIN};
-    rc = print_tables(out, fmt, &c, titles[predicted], styles, 0);
-    print_legend(out, fmt, &c, predicted ? "not predicted, or not in the paper" : "not measured, or not in the paper");
-    if (!predicted) /* a roofline has no energy model: nothing to explain */
-        print_energy_note(out, fmt, s, &c.first);
-    lb_compare_free(&c);
-    if (rc == LB_OK)
-        rc = print_other_models(out, fmt, s);
-    if (rc == LB_OK) /* where the sweep ran with --breakdown */
-        rc = lb_breakdown_compare(out, s, fmt);
-    return rc;
-}
-
-/* Sorted union of two sorted unique lists (malloc'd). */
-static int64_t *union_list(const int64_t *a, size_t na, const int64_t *b, size_t nb, size_t *count)
-{
-    int64_t *u = malloc((na + nb ? na + nb : 1) * sizeof *u);
-    if (!u)
-        return NULL;
-    size_t i = 0, j = 0, o = 0;
-    while (i < na || j < nb) {
-        int64_t v = j >= nb || (i < na && a[i] <= b[j]) ? a[i] : b[j];
-        if (i < na && a[i] == v)
-            i++;
-        if (j < nb && b[j] == v)
-            j++;
-        u[o++] = v;
+    rc = print_pair(out, fmt, &p, 0);
+    print_legend(out, fmt, lb_grid_dash_meaning(dash_below_n(&p)), mode.na);
+    if (!predicted && !lb_grid_has_energy(&s->grid)) { /* a roofline has no energy model: nothing to explain */
+        const char *note = lb_sweep_meta(s, "energy_note", "");
+        fprintf(out, fmt == LB_FORMAT_MD ? "\nEnergy per sequence: not measured (%s).\n" : "Energy per sequence: not measured (%s)\n",
+                *note ? note : "a sweep from before linbench measured energy, or no cell of this grid has it");
     }
-    *count = o;
-    return u;
+    pair_free(&p);
+    LbSpeedupPair pairs[LB_SPEEDUP_PAIRS_MAX];
+    const size_t np = rc == LB_OK ? other_pairs(s, NULL, pairs) : 0;
+    if (np > 0)
+        fprintf(out, fmt == LB_FORMAT_MD ? "\n## Every other model (speedups.csv)\n\n" : "\nEvery other model (speedups.csv)\n\n");
+    for (size_t i = 0; i < np && rc == LB_OK; i++) {
+        LbGrid g;
+        LB_TRY(lb_grid_pair_from_raw(s->rows, s->count, pairs[i].model, pairs[i].baseline, s->grid.n, s->grid.rows,
+                                     s->grid.k, s->grid.cols, &g));
+        char titles[3][160];
+        grid_titles(g.model, g.baseline, titles);
+        pair_heading(out, fmt, g.model, lb_model_name(g.baseline));
+        const char *t[3] = {titles[0], titles[1], titles[2]};
+        rc = lb_grid_print_table(out, fmt, &g, t, NULL);
+        lb_grid_free(&g);
+    }
+    return rc == LB_OK ? lb_breakdown_compare(out, s, fmt) : rc; /* where the sweep ran with --breakdown */
 }
 
-int lb_compare_sweeps(FILE *out, const LbSweepDir *a, const LbSweepDir *b, LbFormat fmt)
+static int compare_sweeps(FILE *out, const LbSweepDir *a, const LbSweepDir *b, LbFormat fmt)
 {
     size_t nn, nk;
-    int64_t *n = union_list(a->grid.n, a->grid.rows, b->grid.n, b->grid.rows, &nn);
-    int64_t *k = union_list(a->grid.k, a->grid.cols, b->grid.k, b->grid.cols, &nk);
-    LbComparison c;
-    int rc = n && k ? lb_compare_build(&a->grid, &b->grid, 1, n, nn, k, nk, &c)
+    int64_t *n = union_of(a->grid.n, a->grid.rows, b->grid.n, b->grid.rows, &nn);
+    int64_t *k = union_of(a->grid.k, a->grid.cols, b->grid.k, b->grid.cols, &nk);
+    const Mode *mode = &modes[MODE_SWEEPS];
+    Pair p;
+    int rc = n && k ? pair_speedups(&p, mode, a, b, a->grid.model, LB_TABLE3_BASELINE, n, nn, k, nk)
                     : LB_FAIL(LB_ERR_NOMEM, "out of memory comparing two sweeps");
+    if (rc == LB_OK && fmt == LB_FORMAT_CSV) {
+        rc = print_csv_long(out, &p);
+    } else if (rc == LB_OK) {
+        const char *item = fmt == LB_FORMAT_MD ? "- " : "  ";
+        fprintf(out, fmt == LB_FORMAT_MD ? "## linbench compare: two sweeps\n\n" : "linbench compare: two sweeps\n");
+        fprintf(out, "%sA: %s: ", item, a->dir);
+        describe(out, a);
+        fprintf(out, "\n%sB: %s: ", item, b->dir);
+        describe(out, b);
+        fputc('\n', out);
+        char devices[512];
+        if (lb_compare_devices_differ(a, b, devices, sizeof devices))
+            fprintf(out, "%sdevices differ: %s: B / A compares the devices as well as the runs\n", item, devices);
+        print_status(out, item, a, "A", " sweep");
+        print_status(out, item, b, "B", " sweep");
+        fputc('\n', out);
+        rc = print_pair(out, fmt, &p, 1);
+        print_legend(out, fmt, lb_grid_dash_meaning(dash_below_n(&p)), mode->na);
+        LbSpeedupPair pairs[LB_SPEEDUP_PAIRS_MAX];
+        const size_t np = other_pairs(a, b, pairs);
+        if (np > 0)
+            fprintf(out, fmt == LB_FORMAT_MD ? "\n## Every other model (speedups.csv)\n\n" : "\nEvery other model (speedups.csv)\n\n");
+        for (size_t i = 0; i < np && rc == LB_OK; i++) {
+            Pair o;
+            if ((rc = pair_speedups(&o, mode, a, b, pairs[i].model, pairs[i].baseline, n, nn, k, nk)) == LB_OK)
+                rc = print_pair(out, fmt, &o, 1);
+            pair_free(&o);
+        }
+    }
+    if (n && k)
+        pair_free(&p);
     free(n);
     free(k);
-    if (rc != LB_OK)
-        return rc;
-    if (fmt == LB_FORMAT_CSV) {
-        static const char *const names[3] = {"a", "b", "b_over_a"};
-        rc = print_csv(out, &c, names);
-        lb_compare_free(&c);
-        return rc;
-    }
-    const char *item = fmt == LB_FORMAT_MD ? "- " : "  ";
-    fprintf(out, fmt == LB_FORMAT_MD ? "## linbench compare: two sweeps\n\n" : "linbench compare: two sweeps\n");
-    fprintf(out, "%sA: %s: ", item, a->dir);
-    lb_compare_describe(out, a);
-    fprintf(out, "\n%sB: %s: ", item, b->dir);
-    lb_compare_describe(out, b);
-    fputc('\n', out);
-    char devices[512];
-    if (lb_compare_devices_differ(a, b, devices, sizeof devices))
-        fprintf(out, "%sdevices differ: %s: B / A compares the devices as well as the runs\n", item, devices);
-    print_status(out, fmt, a, "A");
-    print_status(out, fmt, b, "B");
-    fprintf(out, "\n");
-    static const char *const titles[3] = {"A", "B", "B / A"};
-    static const CellStyle styles[3] = {STYLE_RATIO_X, STYLE_RATIO_X, STYLE_PLAIN};
-    rc = print_tables(out, fmt, &c, titles, styles, 1);
-    print_legend(out, fmt, &c, "not measured in that sweep");
-    lb_compare_free(&c);
-    if (rc != LB_OK)
-        return rc;
+    return rc;
+}
 
-    /* The other models' speedups, A, B and B / A, over the same union of n and k. */
-    LbSpeedupPair pairs[LB_SPEEDUP_PAIRS_MAX];
-    size_t count = other_pairs(a, b, pairs);
-    n = union_list(a->grid.n, a->grid.rows, b->grid.n, b->grid.rows, &nn);
-    k = union_list(a->grid.k, a->grid.cols, b->grid.k, b->grid.cols, &nk);
-    if (!n || !k)
-        rc = LB_FAIL(LB_ERR_NOMEM, "out of memory comparing two sweeps");
-    if (count > 0 && rc == LB_OK) {
-        fprintf(out, "\n");
-        print_others_heading(out, fmt);
-    }
-    for (size_t p = 0; p < count && rc == LB_OK; p++) {
-        LbGrid ga, gb;
-        rc = lb_grid_pair_from_raw(a->rows, a->count, pairs[p].model, pairs[p].baseline, n, nn, k, nk, &ga);
-        if (rc != LB_OK)
-            break;
-        rc = lb_grid_pair_from_raw(b->rows, b->count, pairs[p].model, pairs[p].baseline, n, nn, k, nk, &gb);
-        if (rc == LB_OK) {
-            rc = lb_compare_build(&ga, &gb, 1, n, nn, ga.k, ga.cols, &c);
-            lb_grid_free(&gb);
+/* Whether linbench's model and the peer ran it with the same settings of its own (sharing, order
+ * where the model reads them): 1, or 0 with the refusal in why. */
+static int same_settings(const LbSweepDir *lin, const LbSweepDir *peer, LbModelKind m, char *why, size_t size)
+{
+    static const LbSettingId own[] = {LB_SET_SHARING, LB_SET_ORDER};
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
+        const char *flag = lb_settings[own[i]].flag, *a = setting(&lin->meta, own[i]), *b = setting(&peer->meta, own[i]);
+        if (lb_model_reads_flag(m, flag) == 1 && strcmp(a, b) != 0) {
+            snprintf(why, size, "linbench ran --%s %s, the peer %s: not the same work", flag, a, b);
+            return 0;
         }
-        lb_grid_free(&ga);
-        if (rc != LB_OK)
+    }
+    return 1;
+}
+
+/* Against a peer-only exact attention: time and energy saved = the peer's / linbench's, memory
+ * saved = linbench's batch / the peer's, as Table 3 sets Linformer against standard. */
+static int print_saved(FILE *out, LbFormat fmt, const LbSweepDir *lin, const LbSweepDir *peer, size_t v,
+                       const Pair *p)
+{
+    LbGrid g;
+    LB_TRY(lb_grid_alloc_pair(&g, p->model, p->peer->work, p->n, p->rows, p->k, p->cols));
+    for (size_t c = 0; c < g.rows * g.cols; c++) {
+        if (g.time[c].kind == LB_GRID_EMPTY)
+            continue;
+        const int64_t n = g.n[c / g.cols], k = g.k[c % g.cols];
+        const LbCellResult *a = lb_result_row(lin, 0, p->model, n, k), *b = lb_result_row(peer, v, p->peer->work, n, k);
+        lb_grid_ratio_cell(b, a, &g.time[c], &g.memory[c]);
+        lb_grid_energy_cell(b, a, &g.energy[c]);
+    }
+    static const char *const titles[3] = {"time saved", "memory saved", "energy saved"};
+    static const char *const units[3] = {"time", "memory", "energy"};
+    pair_heading(out, fmt, p->model, p->peer->name);
+    const int rc = lb_grid_print_table(out, fmt, &g, titles, units);
+    lb_grid_free(&g);
+    return rc;
+}
+
+static int compare_peer(FILE *out, const LbSweepDir *lin, const LbSweepDir *peer, LbFormat fmt)
+{
+    size_t nn, nk;
+    int64_t *n = union_of(lin->grid.n, lin->grid.rows, peer->grid.n, peer->grid.rows, &nn);
+    int64_t *k = union_of(lin->grid.k, lin->grid.cols, peer->grid.k, peer->grid.cols, &nk);
+    int rc = n && k ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory comparing with the peer");
+    int measured[LB_MODEL_COUNT];
+    (void)lb_models_measured(&lin->meta, lin->rows, lin->count, measured);
+    static const char *const head[14] = {"comparison", "linbench_model", "peer_model", "n", "k",
+                                         "linbench_ms_per_seq", "peer_ms_per_seq", "linbench_over_peer_time",
+                                         "linbench_batch", "peer_batch", "linbench_over_peer_batch",
+                                         "linbench_j_per_seq", "peer_j_per_seq", "linbench_over_peer_energy"};
+    const int csv = fmt == LB_FORMAT_CSV, md = fmt == LB_FORMAT_MD;
+    if (rc == LB_OK && csv) {
+        rc = lb_csv_write_record(out, head, 14);
+    } else if (rc == LB_OK) {
+        const char *item = md ? "- " : "  ";
+        fprintf(out, md ? "## linbench compare: linbench against PyTorch (bench/peer), cell by cell\n\n"
+                        : "linbench compare: linbench against PyTorch (bench/peer), cell by cell\n");
+        fprintf(out, "%slinbench: %s: ", item, lin->dir);
+        describe(out, lin);
+        fprintf(out, "\n%speer:     %s: ", item, peer->dir); /* the peer's meta.csv holds linbench's keys */
+        describe(out, peer);
+        print_peer_header(out, item, lin, peer);
+        fputc('\n', out);
+    }
+    int any = 0, baselines = 0;
+    for (size_t v = 0; v < peer->nvariants; v++)
+        baselines += peer->variants[v].exact_baseline;
+    for (int pass = 0; pass < 2 && rc == LB_OK; pass++) { /* the same work, then against the exact baseline */
+        if (pass == 0 && !csv)
+            fprintf(out, md ? "## The same work: linbench / peer\n\n"
+                            : "The same work: linbench / peer (time below 1: linbench is faster; batch above 1: linbench fits more)\n\n");
+        if (pass == 1 && !csv && baselines == 0)
             break;
-        rc = print_tables(out, fmt, &c, titles, styles, 1);
-        lb_compare_free(&c);
+        if (pass == 1 && !csv)
+            fprintf(out, "%sAgainst the peer's exact attention\n%s = the peer's ms per sequence / linbench's; memory saved = "
+                         "linbench's largest batch / the peer's (as Table 3 sets Linformer against standard)%s\n\n",
+                    md ? "## " : "", md ? "\nTime saved" : "time saved", md ? "." : "");
+        for (size_t v = 0; v < peer->nvariants && rc == LB_OK; v++) {
+            const LbPeerModel *pm = &peer->variants[v];
+            for (int m = 0; m < LB_MODEL_COUNT && rc == LB_OK; m++) {
+                const int same = lb_peer_same_work(pm, (LbModelKind)m);
+                if (!measured[m] || (pass == 0 ? !same : !pm->exact_baseline) || (pass == 1 && same && csv))
+                    continue; /* a pair of both kinds is written once in CSV, as the same work */
+                char why[160];
+                if (same && !same_settings(lin, peer, (LbModelKind)m, why, sizeof why)) {
+                    if (!csv)
+                        fprintf(out, "%s against %s: not compared: %s\n\n", lb_model_name((LbModelKind)m), pm->name, why);
+                    continue;
+                }
+                Pair p;
+                if ((rc = pair_peer(&p, lin, peer, v, (LbModelKind)m, n, nn, k, nk)) != LB_OK)
+                    break;
+                any = 1;
+                const char *keys[3] = {pass == 0 ? "same_work" : "baseline", lb_model_name(p.model), pm->name};
+                static const int qs[3] = {Q_TIME, Q_MEMORY, Q_ENERGY};
+                rc = csv ? print_csv_wide(out, &p, keys, 3, qs, 3)
+                         : pass == 0 ? print_pair(out, fmt, &p, 1) : print_saved(out, fmt, lin, peer, v, &p);
+                pair_free(&p);
+            }
+        }
+    }
+    if (rc == LB_OK && !csv) {
+        if (!any)
+            fprintf(out, "No pair to compare: the peer ran no model of the work linbench measured.\n");
+        print_legend(out, fmt, "no such cell (k >= n)", modes[MODE_PEER].na);
     }
     free(n);
     free(k);
     return rc;
+}
+
+static const LbBreakdownRecord *find_op(const LbBreakdownRecord *r, size_t count, LbModelKind m, int64_t n, int64_t k,
+                                        const char *op)
+{
+    for (size_t i = 0; i < count; i++)
+        if (r[i].model == m && r[i].n == n && (!lb_model_has_k(m) || r[i].k == k) && strcmp(r[i].op, op) == 0)
+            return &r[i];
+    return NULL;
+}
+
+/* measured / predicted ms per sequence of one op of one cell; NaN where either side lacks it */
+static double op_ratio(const LbBreakdownRecord *a, const LbBreakdownRecord *b)
+{
+    if (!a || !b || a->batch <= 0 || b->batch <= 0 || !(b->ms > 0))
+        return NAN;
+    return (a->ms / (double)a->batch) / (b->ms / (double)b->batch);
+}
+
+/* The records of both sides' breakdown.csv, measured first. */
+typedef struct Ops {
+    LbBreakdownRecord *r[2];
+    size_t count[2];
+} Ops;
+
+/* Per model: each op's measured / predicted ms per sequence, one column per cell both hold. */
+static int print_ops(FILE *out, LbFormat fmt, const Pair *p, const Ops *o)
+{
+    char(*label)[48] = malloc((p->rows + 1) * sizeof *label);
+    const char **cols = malloc((p->rows + 1) * sizeof *cols);
+    double *v = malloc(((size_t)LB_ROLE_COUNT + 1) * (p->rows + 1) * sizeof *v);
+    size_t *cell = malloc((p->rows + 1) * sizeof *cell);
+    if (!label || !cols || !v || !cell) {
+        free(label), free(cols), free(v), free(cell);
+        return LB_FAIL(LB_ERR_NOMEM, "out of memory comparing a sweep with its prediction");
+    }
+    int any = 0;
+    for (int m = 0; m < LB_MODEL_COUNT; m++) {
+        size_t nc = 0;
+        for (size_t r = 0; r < p->rows; r++)
+            if (p->row_model[r] == (LbModelKind)m && find_op(o->r[0], o->count[0], m, p->n[r], p->k[r], "pass") &&
+                find_op(o->r[1], o->count[1], m, p->n[r], p->k[r], "pass")) {
+                cell_label(m, p->n[r], p->k[r], "/", label[nc], sizeof label[0]);
+                cols[nc] = label[nc];
+                cell[nc++] = r;
+            }
+        if (nc == 0)
+            continue;
+        if (!any)
+            fprintf(out, fmt == LB_FORMAT_MD ? "\n## Per operation (breakdown.csv): measured / predicted ms per sequence\n"
+                                             : "\nPer operation (breakdown.csv): measured / predicted ms per sequence; far above the pass's\nratio: that operation runs far from its roofline on this card\n");
+        any = 1;
+        const char *ops[LB_ROLE_COUNT + 1], *fmts[LB_ROLE_COUNT + 1];
+        size_t nops = 0;
+        for (int r = 0; r <= LB_ROLE_COUNT; r++) { /* the roles in order, then pass; those either side has */
+            const char *op = r < LB_ROLE_COUNT ? lb_op_role_name((LbOpRole)r) : "pass";
+            int present = 0;
+            for (size_t c = 0; c < nc; c++) {
+                const size_t x = cell[c];
+                const LbBreakdownRecord *a = find_op(o->r[0], o->count[0], m, p->n[x], p->k[x], op);
+                const LbBreakdownRecord *b = find_op(o->r[1], o->count[1], m, p->n[x], p->k[x], op);
+                present |= a || b;
+                v[nops * nc + c] = op_ratio(a, b);
+            }
+            if (present) {
+                fmts[nops] = "%.3g";
+                ops[nops++] = op;
+            }
+        }
+        lb_table_print_numbers(out, fmt, lb_model_name((LbModelKind)m), lb_model_has_k((LbModelKind)m) ? "n/k" : "n",
+                               nc, cols, nops, ops, v, fmts);
+    }
+    free(label), free(cols), free(v), free(cell);
+    return LB_OK;
+}
+
+static void csv_num(char *buf, size_t size, double v)
+{
+    if (isfinite(v))
+        lb_csv_format_double(v, buf, size);
+    else
+        buf[0] = '\0';
+}
+
+/* Each op's CSV row of one cell: batches, ms per sequence (its ms over its batch) and ratios. */
+static int print_ops_csv(FILE *out, const Pair *p, size_t r, const Ops *o)
+{
+    const LbModelKind m = p->row_model[r];
+    for (int role = 0; role < LB_ROLE_COUNT; role++) {
+        const char *op = lb_op_role_name((LbOpRole)role);
+        const LbBreakdownRecord *x = find_op(o->r[0], o->count[0], m, p->n[r], p->k[r], op);
+        const LbBreakdownRecord *y = find_op(o->r[1], o->count[1], m, p->n[r], p->k[r], op);
+        if (!x && !y)
+            continue;
+        char f[10][40] = {{0}};
+        const char *row[10];
+        for (int i = 0; i < 10; i++)
+            row[i] = f[i];
+        snprintf(f[0], sizeof f[0], "%s", lb_model_name(m));
+        snprintf(f[1], sizeof f[1], "%lld", (long long)p->n[r]);
+        if (lb_model_has_k(m))
+            snprintf(f[2], sizeof f[2], "%lld", (long long)p->k[r]);
+        snprintf(f[3], sizeof f[3], "%s", op);
+        if (x)
+            snprintf(f[4], sizeof f[4], "%lld", (long long)x->batch);
+        if (y)
+            snprintf(f[5], sizeof f[5], "%lld", (long long)y->batch);
+        if (x && y && y->batch > 0)
+            csv_num(f[6], sizeof f[6], (double)x->batch / (double)y->batch);
+        if (x && x->batch > 0)
+            csv_num(f[7], sizeof f[7], x->ms / (double)x->batch);
+        if (y && y->batch > 0)
+            csv_num(f[8], sizeof f[8], y->ms / (double)y->batch);
+        csv_num(f[9], sizeof f[9], op_ratio(x, y));
+        LB_TRY(lb_csv_write_record(out, row, 10));
+    }
+    return LB_OK;
+}
+
+static int compare_predicted(FILE *out, const LbSweepDir *a, const LbSweepDir *b, LbFormat fmt)
+{
+    Pair p;
+    Ops o = {{NULL, NULL}, {0, 0}};
+    LB_TRY(pair_cells(&p, a, b));
+    int rc = lb_breakdown_read_if_any(a->dir, &o.r[0], &o.count[0]);
+    if (rc == LB_OK)
+        rc = lb_breakdown_read_if_any(b->dir, &o.r[1], &o.count[1]);
+    if (rc == LB_OK && fmt == LB_FORMAT_CSV) {
+        static const char *const head[10] = {"model", "n", "k", "op", "measured_batch", "predicted_batch",
+                                             "batch_ratio", "measured_ms_per_seq", "predicted_ms_per_seq", "time_ratio"};
+        static const int qs[2] = {Q_MEMORY, Q_TIME};
+        rc = lb_csv_write_record(out, head, 10);
+        for (size_t r = 0; r < p.rows && rc == LB_OK; r++) {
+            const char *key = lb_model_name(p.row_model[r]);
+            Pair one = p; /* the one cell: its row, n and k */
+            one.rows = 1;
+            one.n += r, one.k += r, one.row_model += r, one.v += r;
+            rc = print_csv_wide(out, &one, &key, 1, qs, 2);
+            if (rc == LB_OK)
+                rc = print_ops_csv(out, &p, r, &o);
+        }
+    } else if (rc == LB_OK) {
+        const char *item = fmt == LB_FORMAT_MD ? "- " : "  ";
+        fprintf(out, fmt == LB_FORMAT_MD ? "## linbench compare: a sweep against its prediction\n\n"
+                                         : "linbench compare: a sweep against its prediction\n");
+        fprintf(out, "%smeasured:  %s: ", item, a->dir);
+        describe(out, a);
+        fprintf(out, "\n%spredicted: %s: ", item, b->dir);
+        describe(out, b);
+        char devices[512];
+        if (lb_compare_devices_differ(a, b, devices, sizeof devices))
+            fprintf(out, "\n%sdevices differ: %s: measured / predicted compares the devices as well as the model", item, devices);
+        fprintf(out, "\n%sroofline:  %s x %s of the rate, %s GB/s x %s, %s us per kernel\n\n", item,
+                lb_sweep_meta(b, "predict_product_tflop_per_s", "?"), lb_sweep_meta(b, "predict_product_efficiency", "?"),
+                lb_sweep_meta(b, "predict_bandwidth_gb_per_s", "?"), lb_sweep_meta(b, "predict_copy_efficiency", "?"),
+                lb_sweep_meta(b, "predict_launch_us", "?"));
+        static const char *const titles[2] = {"largest batch", "ms per sequence"};
+        const PairTable t = {&p, -1};
+        rc = lb_table_print_fn(out, fmt, "cell", p.rows, 3, titles, 2, pair_text, &t);
+        if (rc == LB_OK)
+            fprintf(out, fmt == LB_FORMAT_MD ? "\nratio: measured / predicted; a time ratio above 1 is slower than the roofline says. `OOM`: out of memory at batch 1; `NA`: not in that directory.\n"
+                                             : "ratio: measured / predicted; a time ratio above 1 is slower than the roofline says\nOOM: out of memory at batch 1   ERR: the cell failed   NA: not in that directory\n");
+        if (rc == LB_OK && o.count[0] > 0 && o.count[1] > 0)
+            rc = print_ops(out, fmt, &p, &o);
+    }
+    pair_free(&p);
+    free(o.r[0]);
+    free(o.r[1]);
+    return rc;
+}
+
+int lb_compare_check(const LbSweepDir *a, const LbSweepDir *b)
+{
+    if (!b && a->kind == LB_RESULT_PEER)
+        return LB_FAIL(LB_ERR_FORMAT,
+                       "%s is a result of bench/peer (meta.csv's %s is %s), not of linbench sweep: set it beside a linbench sweep with linbench compare (or plot) LINBENCH_DIR %s",
+                       a->dir, LB_META_TOOL, LB_TOOL_PEER, a->dir);
+    if (!b)
+        return LB_OK;
+    if (a->kind == LB_RESULT_PEER && b->kind == LB_RESULT_PEER)
+        return LB_FAIL(LB_ERR_FORMAT, "both directories are results of bench/peer: should be a linbench sweep and a peer's result");
+    if (a->kind == LB_RESULT_PEER || (a->kind == LB_RESULT_PREDICTED && b->kind == LB_RESULT_SWEEP)) {
+        const LbSweepDir *t = a; /* the sweep first */
+        a = b;
+        b = t;
+    }
+    if (b->kind == LB_RESULT_PEER) {
+        if (strcmp(storage(&a->meta), storage(&b->meta)) != 0)
+            return LB_FAIL(LB_ERR_FORMAT, "not the same work: %s stored %s and %s %s: compare needs both sides to run one model",
+                           a->dir, storage(&a->meta), b->dir, storage(&b->meta));
+        static const LbSettingId shape[] = {LB_SET_LAYERS, LB_SET_DMODEL, LB_SET_HEADS, LB_SET_FFN, LB_SET_VOCAB};
+        const int i = lb_settings_first_difference(&a->meta, &b->meta, shape, sizeof shape / sizeof shape[0]);
+        if (i >= 0)
+            return LB_FAIL(LB_ERR_FORMAT, "not the same work: %s ran %s %s and %s %s %s: compare needs both sides to run one model",
+                           a->dir, lb_settings[shape[i]].key, setting(&a->meta, shape[i]), b->dir,
+                           lb_settings[shape[i]].key, setting(&b->meta, shape[i]));
+    } else if (a->kind != b->kind) {
+        static const LbSettingId work[] = {LB_SET_LAYERS, LB_SET_DMODEL, LB_SET_HEADS, LB_SET_FFN, LB_SET_VOCAB,
+                                           LB_SET_DTYPE,  LB_SET_TF32,   LB_SET_SHARING, LB_SET_ORDER, LB_SET_CHUNK,
+                                           LB_SET_K_SCHEDULE};
+        const int i = lb_settings_first_difference(&a->meta, &b->meta, work, sizeof work / sizeof work[0]);
+        if (i >= 0)
+            return LB_FAIL(LB_ERR_FORMAT,
+                           "not the same work: %s ran %s %s and %s predicted %s %s: compare needs the prediction of the "
+                           "sweep's own model (linbench predict with the sweep's flags)",
+                           a->dir, lb_settings[work[i]].key, setting(&a->meta, work[i]), b->dir,
+                           lb_settings[work[i]].key, setting(&b->meta, work[i]));
+    }
+    return LB_OK;
+}
+
+int lb_compare(FILE *out, const LbSweepDir *a, const LbSweepDir *b, LbFormat fmt)
+{
+    if (!b)
+        return compare_paper(out, a, fmt);
+    if (a->kind == LB_RESULT_PEER || (a->kind == LB_RESULT_PREDICTED && b->kind == LB_RESULT_SWEEP))
+        return lb_compare(out, b, a, fmt); /* the sweep is A */
+    if (b->kind == LB_RESULT_PEER)
+        return compare_peer(out, a, b, fmt);
+    return a->kind != b->kind ? compare_predicted(out, a, b, fmt) : compare_sweeps(out, a, b, fmt);
 }

@@ -3,15 +3,10 @@
  *   memory speedup(n, k) = batch(linformer, n, k) / batch(standard, n)
  *   energy speedup(n, k) = energy_j_per_seq(standard, n) / energy_j_per_seq(linformer, n, k)
  * (the last NA, not measured, where either side has no energy: METHOD.md, "Energy"),
- * and the same pair of grids for any model against any baseline (lb_grid_pair_from_raw), which
- * speedups.csv, compare and plot show for the models beyond the paper's two.
- * A cell is EMPTY where the model has no such cell (lb_model_cell_exists: Linformer's k >= n); ERROR when either side's row is an error; OOM when either side
- * ran out of memory at batch 1; MISSING (NA) when either side has no row yet; VALUE otherwise.
- *
- * Files: time_speedup.csv, memory_speedup.csv and energy_speedup.csv, header `n,k=128,k=256,...`, one row per n;
- * a value is written with 6 significant digits (%.6g), an EMPTY cell as an empty field, the
- * others as OOM, ERR and NA. Tables print 3 significant digits, trailing zeros kept, and an x
- * ("1.50x", "14.1x", "128x"), and "-" for EMPTY. */
+ * and the same for any model against any baseline (lb_grid_pair_from_raw). A cell is EMPTY where
+ * the model has no such cell (Linformer's k >= n), else ERROR when either side failed, OOM when
+ * either ran out of memory at batch 1, MISSING (NA) when either has no row, VALUE otherwise.
+ * Files: NAME_speedup.csv, header `n,k=128,...`, a row per n, values %.6g, EMPTY an empty field. */
 #ifndef LB_GRID_H
 #define LB_GRID_H
 
@@ -43,13 +38,11 @@ typedef struct {
     double value;
 } LbGridCell;
 
-/* cell (i, j) for n[i], k[j] at [i * cols + j]. A model without a k axis has one column, k 0. */
-/* The pair Table 3 of the paper compares: the Linformer against the standard Transformer. The
- * time_speedup.csv and memory_speedup.csv grids, the paper's numbers and the heatmaps named after
- * them hold this pair; every other pair is in speedups.csv. */
+/* The pair Table 3 compares, which the grid files and heatmaps hold; every other is in speedups.csv. */
 #define LB_TABLE3_MODEL LB_MODEL_LINFORMER
 #define LB_TABLE3_BASELINE LB_MODEL_STANDARD
 
+/* cell (i, j) for n[i], k[j] at [i * cols + j]; a model without a k axis has one column, k 0. */
 typedef struct LbGrid {
     size_t rows, cols;
     int64_t *n;
@@ -58,9 +51,8 @@ typedef struct LbGrid {
     LbModelKind model, baseline; /* the ratios are model against baseline (Table 3: linformer, standard) */
 } LbGrid;
 
-/* Which Linformer Table 3's grids hold: the linear one (LB_TABLE3_MODEL) where rows of it exist;
- * else the first general projection with rows (a sweep run with --projection mean|max|conv
- * measured it in the linear one's place: the user asked for it); else the linear one. */
+/* Which Linformer Table 3's grids hold: the linear one where it has rows, else the first general
+ * projection with rows (a sweep run with --projection measured it in the linear one's place). */
 LbModelKind lb_table3_model(const LbCellResult *rows, size_t count);
 
 /* Table 3's grids (lb_table3_model against standard) from raw rows; rows of other models are not
@@ -89,10 +81,9 @@ int lb_grid_has_energy(const LbGrid *g);
 int lb_grid_dash_below_n(const LbGrid *g);
 /* The legend's words for "-": "k >= n", and where `below` (lb_grid_dash_below_n) the pooling case. */
 const char *lb_grid_dash_meaning(int below);
-/* A Table 3 grid of the given shape with every cell MISSING (EMPTY where k >= n). */
+/* A grid of the given shape, every cell MISSING (EMPTY where the model has no such cell); the
+ * _pair form for model against baseline (without a k axis one column, k 0, whatever k says). */
 int lb_grid_alloc(LbGrid *g, const int64_t *n, size_t nn, const int64_t *k, size_t nk);
-/* The same for model against baseline (EMPTY where the model has no cell; a model without a k
- * axis gets one column, k 0, and k/nk are ignored). */
 int lb_grid_alloc_pair(LbGrid *g, LbModelKind model, LbModelKind baseline, const int64_t *n,
                        size_t nn, const int64_t *k, size_t nk);
 void lb_grid_free(LbGrid *g);
@@ -101,17 +92,18 @@ void lb_grid_free(LbGrid *g);
 long lb_grid_row(const LbGrid *g, int64_t n);
 long lb_grid_col(const LbGrid *g, int64_t k);
 
+/* --- files (grid_files.c) --- */
 #define LB_ENERGY_SPEEDUP_FILE "energy_speedup.csv"
-/* time_speedup.csv, memory_speedup.csv and energy_speedup.csv in dir, each written to a temporary name in dir and
- * renamed into place. */
+/* time_speedup.csv, memory_speedup.csv and energy_speedup.csv in dir, each written atomically. */
 int lb_grids_write(const char *dir, const LbGrid *g);
-/* Read the time and memory grid CSVs as lb_grids_write writes them (also the paper's table), every
- * energy cell NA (EMPTY where time is). Both must have
- * the same n and k. `what` names them in messages. */
+/* One grid (q: 0 time, 1 memory, 2 energy) as its file holds it; q -1: every grid, in one table
+ * with a leading `grid` column (energy where some cell has it). */
+int lb_grid_write_csv(FILE *f, const LbGrid *g, int q);
+/* The time and memory grids' CSV text (the paper's table too); every energy cell NA (EMPTY where
+ * time is). Both must have the same n and k. `what` names them in messages. */
 int lb_grids_parse(const char *time_csv, size_t time_len, const char *memory_csv,
                    size_t memory_len, const char *what, LbGrid *g);
-/* time_speedup.csv and memory_speedup.csv of dir, and energy_speedup.csv where there is one
- * (else every energy cell NA). */
+/* The grid files of dir (energy_speedup.csv where there is one, else every energy cell NA). */
 int lb_grids_read(const char *dir, LbGrid *g);
 
 /* A cell as a table shows it ("1.52x", "-", "OOM", "ERR", "NA"), with `suffix` after a value. */
@@ -120,13 +112,14 @@ void lb_grid_cell_text(const LbGridCell *c, const char *suffix, char *buf, size_
 void lb_grid_cell_csv(const LbGridCell *c, char *buf, size_t size);
 /* A CSV field back into a cell: 0, or -1 when it is none of the above. */
 int lb_grid_cell_parse(const char *s, LbGridCell *c);
-/* v with `digits` significant digits and its trailing zeros ("2.00", "14.1"); from
- * 10^(digits-1) up a whole number ("128", "1234"), never an exponent. */
-void lb_format_sig(double v, int digits, char *buf, size_t size);
 
-/* Both grids as aligned tables shaped like Table 3 (text), or Markdown tables, or CSV (one
- * table: a `grid` column of time or memory, then the grid's columns). */
+/* --- printing (table.c) --- */
+/* Table 3's grids as aligned tables (text), Markdown tables, or CSV (lb_grid_write_csv, q -1). */
 void lb_grid_print(FILE *out, const LbGrid *g, LbFormat fmt);
+/* g's time, memory and energy (where it has some) side by side under titles; columns k, or for
+ * a model without a k axis one column named units[block] (NULL: the model's name). */
+int lb_grid_print_table(FILE *out, LbFormat fmt, const LbGrid *g, const char *const titles[3],
+                        const char *const *units);
 
 #ifdef __cplusplus
 }

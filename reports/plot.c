@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "attn/status.h"
-#include "reports/atomic_file.h"
 #include "reports/breakdown_plot.h"
 #include "reports/csv_io.h"
 #include "reports/plot_figure.h"
@@ -22,61 +21,6 @@
 #include "reports/speedups.h"
 
 extern char **environ;
-
-
-/* --- gnuplot text (reports/plot_figure.h) ------------------------------------------------------- */
-
-void lb_gp_quote(FILE *f, const char *s)
-{
-    fputc('\'', f);
-    for (; *s; s++) {
-        if (*s == '\'')
-            fputc('\'', f);
-        if (*s != '\n' && *s != '\r')
-            fputc(*s, f);
-    }
-    fputc('\'', f);
-}
-
-void lb_gp_preamble(FILE *f, const char *name, const char *what)
-{
-    fprintf(f,
-            "# linbench plot: %s.\n"
-            "# Written by linbench plot; render with: gnuplot %s.gp (from any directory).\n"
-            "# Data: %s.plot.csv beside this script. Output: %s.png and %s.svg beside it.\n\n",
-            what, name, name, name, name);
-    fputs("here = '.'\n"
-          "p = 0\n"
-          "while (strstrt(ARG0[p+1:], '/') > 0) { p = p + strstrt(ARG0[p+1:], '/') }\n"
-          "if (p > 1) { here = ARG0[1:p-1] } else { if (p == 1) { here = '/' } }\n"
-          "if (!exists('linbench_out')) { linbench_out = here }\n",
-          f);
-    fprintf(f, "data = here.'/%s.plot.csv'\n", name);
-    fputs("set datafile separator comma\n"
-          "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
-          "    set terminal pngcairo noenhanced size 900,650 font ',11'\n"
-          "} else {\n"
-          "    set terminal png noenhanced size 900,650\n"
-          "}\n",
-          f);
-    fprintf(f, "set output linbench_out.'/%s.png'\n", name);
-}
-
-void lb_gp_title(FILE *f, const char *title, const char *subtitle)
-{
-    fputs("set title ", f);
-    lb_gp_quote(f, title);
-    fputs(".\"\\n\".", f);
-    lb_gp_quote(f, subtitle);
-    fputs(" noenhanced\n", f);
-}
-
-void lb_gp_svg(FILE *f, const char *name)
-{
-    fputs("set terminal svg noenhanced size 900,650 font 'sans,11'\n", f);
-    fprintf(f, "set output linbench_out.'/%s.svg'\n", name);
-    fputs("replot\nset output\n", f);
-}
 
 /* A run setting of the sweep through the settings table (which knows what a key missing from an
  * older meta.csv means), or "?" when it has no value. */
@@ -108,47 +52,16 @@ static char *subtitle(const LbSweepDir *s)
     return buf;
 }
 
-/* A figure's title over the line on what ran (subtitle, above). */
+/* A figure's title over the line on what ran; a prediction is never drawn as if measured. */
 static int gp_title(FILE *f, const char *title, const LbSweepDir *s)
 {
-    char *sub = subtitle(s);
+    char *sub = subtitle(s), full[256];
     if (!sub)
         return LB_FAIL(LB_ERR_NOMEM, "out of memory writing a plot title");
-    /* a prediction (linbench predict) is never drawn as if measured */
-    const int predicted = lb_meta_is_predicted(&s->meta);
-    const size_t size = strlen(title) + 32;
-    char *full = predicted ? malloc(size) : NULL;
-    if (full)
-        snprintf(full, size, "Predicted, not measured: %s", title);
-    lb_gp_title(f, full ? full : title, sub);
-    free(full);
+    snprintf(full, sizeof full, "%s%s", s->kind == LB_RESULT_PREDICTED ? "Predicted, not measured: " : "", title);
+    lb_gp_title(f, full, sub);
     free(sub);
-    return predicted && !full ? LB_FAIL(LB_ERR_NOMEM, "out of memory writing a plot title") : LB_OK;
-}
-
-/* --- files (reports/plot_figure.h) ------------------------------------------------------------ */
-
-int lb_plot_write_file(const char *dir, const char *name, const char *ext, LbPlotWriteFn fn,
-                       const LbSweepDir *s, const void *arg)
-{
-    char file[160];
-    snprintf(file, sizeof file, "%.100s%s", name, ext);
-    char *path = lb_path_join(dir, file);
-    if (!path)
-        return LB_FAIL(LB_ERR_NOMEM, "out of memory");
-    LbAtomicFile af;
-    int rc = lb_atomic_open(&af, path);
-    if (rc == LB_OK) {
-        rc = fn(af.f, s, arg);
-        if (rc == LB_OK && ferror(af.f))
-            rc = LB_FAIL(LB_ERR_IO, "cannot write %s", path);
-        if (rc == LB_OK)
-            rc = lb_atomic_commit(&af);
-        else
-            lb_atomic_abort(&af);
-    }
-    free(path);
-    return rc;
+    return LB_OK;
 }
 
 typedef struct HeatArg {
@@ -245,20 +158,13 @@ static int heat_script(FILE *f, const LbSweepDir *s, const void *arg)
     return LB_OK;
 }
 
-/* The last ok row of each (model, n, k): ms per sequence (energy 0) or joules per sequence
- * (energy 1), or NaN. */
+/* The last row of (model, n, k): ms per sequence (energy 0) or joules per sequence (energy 1)
+ * where it is ok, else NaN. */
 static double per_seq(const LbSweepDir *s, LbModelKind model, int64_t n, int64_t k, int energy)
 {
-    double v = NAN;
-    int has_k = lb_model_has_k(model);
-    for (size_t r = 0; r < s->count; r++) {
-        const LbCellResult *c = &s->rows[r];
-        if (c->model != model || c->n != n || (has_k && c->k != k))
-            continue;
-        const double x = energy ? c->energy_j_per_seq : c->ms_per_seq;
-        v = c->status == LB_CELL_OK && x > 0 ? x : NAN;
-    }
-    return v;
+    const LbCellResult *r = lb_result_row(s, 0, model, n, k);
+    const double x = !r ? NAN : energy ? r->energy_j_per_seq : r->ms_per_seq;
+    return r && r->status == LB_CELL_OK && x > 0 ? x : NAN;
 }
 
 /* What a figure without a single point says instead, from its cells' states: a sweep whose every
@@ -277,23 +183,11 @@ static const char *empty_label(size_t oom, size_t failed, size_t pending)
     return "no cell measured: each ran out of memory or failed";
 }
 
-static void plot_empty(FILE *f, size_t oom, size_t failed, size_t pending)
-{
-    fprintf(f, "unset logscale\nset label 1 '%s' at graph 0.5, graph 0.5 center\nplot [0:1][0:1] NaN notitle\n",
-            empty_label(oom, failed, pending));
-}
-
 /* The state of a cell's last row: 'o' ok, 'm' out of memory, 'e' failed, 0 none. */
 static char cell_state(const LbSweepDir *s, LbModelKind model, int64_t n, int64_t k)
 {
-    char state = 0;
-    const int has_k = lb_model_has_k(model);
-    for (size_t r = 0; r < s->count; r++) {
-        const LbCellResult *c = &s->rows[r];
-        if (c->model == model && c->n == n && (!has_k || c->k == k))
-            state = c->status == LB_CELL_OK ? 'o' : c->status == LB_CELL_OOM ? 'm' : 'e';
-    }
-    return state;
+    const LbCellResult *r = lb_result_row(s, 0, model, n, k);
+    return !r ? 0 : r->status == LB_CELL_OK ? 'o' : r->status == LB_CELL_OOM ? 'm' : 'e';
 }
 
 /* Whether any ok row has its energy (the device had a counter). */
@@ -305,206 +199,92 @@ static int rows_have_energy(const LbSweepDir *s)
     return 0;
 }
 
-/* The time figure's lines: one per measured model without a k axis, one per model and k with. */
+/* The per-sequence figures' lines: one per measured model without a k axis, one per model and k
+ * with; in joules per sequence where energy is set. */
 typedef struct TimeLine {
     LbModelKind model;
     int64_t k;
     LbLineStyle style; /* the model's hue, the k's shade and dash (reports/plot_style.h) */
 } TimeLine;
 
-/* The per-sequence figures: time_per_seq, and energy_per_seq where the device had a counter. */
 typedef struct TimeArg {
+    const LbSweepDir *s;
     size_t count;
     TimeLine *line;
-    int energy; /* joules per sequence, not milliseconds */
+    int energy;
 } TimeArg;
 
-/* A line's title, its data column's name too: the model's name, and "linformer k=128" for a
- * model with a k axis. Every line names its model: in a figure of several, "k=128" alone could be
- * any of them. */
-static void line_title(const TimeLine *l, char *buf, size_t size)
+/* A line's title and data column: every line names its model ("linformer k=128"), since in a
+ * figure of several "k=128" alone could be any of them. */
+static void time_title(size_t c, char *buf, size_t size, const void *arg)
 {
+    const TimeLine *l = &((const TimeArg *)arg)->line[c];
     if (!lb_model_has_k(l->model))
         snprintf(buf, size, "%s", lb_model_name(l->model));
     else
         snprintf(buf, size, "%s k=%lld", lb_model_name(l->model), (long long)l->k);
 }
 
-int lb_plot_write_wide(FILE *f, const int64_t *n, size_t nn, size_t columns, LbPlotColumnTitle title,
-                       LbPlotColumnValue value, const void *arg)
-{
-    const size_t nf = columns + 1;
-    char (*v)[96] = malloc(nf * sizeof *v);
-    const char **row = malloc(nf * sizeof *row);
-    int rc = LB_OK;
-    if (!v || !row) {
-        rc = LB_FAIL(LB_ERR_NOMEM, "out of memory");
-        goto out;
-    }
-    for (size_t c = 0; c < nf; c++)
-        row[c] = v[c];
-    snprintf(v[0], sizeof v[0], "n");
-    for (size_t c = 0; c < columns; c++)
-        title(c, v[c + 1], sizeof v[0], arg);
-    rc = lb_csv_write_record(f, row, nf);
-    for (size_t i = 0; rc == LB_OK && i < nn; i++) {
-        snprintf(v[0], sizeof v[0], "%lld", (long long)n[i]);
-        for (size_t c = 0; c < columns; c++) {
-            const double x = value(c, n[i], arg);
-            if (isnan(x))
-                v[c + 1][0] = '\0';
-            else
-                snprintf(v[c + 1], sizeof v[0], "%.6g", x);
-        }
-        rc = lb_csv_write_record(f, row, nf);
-    }
-out:
-    free(v);
-    free(row);
-    return rc;
-}
-
-/* The per-sequence figures' columns: a line's title and its value at n. */
-typedef struct TimeColumns {
-    const LbSweepDir *s;
-    const TimeArg *t;
-} TimeColumns;
-
-static void time_column_title(size_t c, char *buf, size_t size, const void *arg)
-{
-    line_title(&((const TimeColumns *)arg)->t->line[c], buf, size);
-}
-
-static double time_column_value(size_t c, int64_t n, const void *arg)
-{
-    const TimeColumns *tc = arg;
-    return per_seq(tc->s, tc->t->line[c].model, n, tc->t->line[c].k, tc->t->energy);
-}
-
-/* Wide data: n, then one column per line (n,standard,k=128,...); empty where there is no ok
- * measurement. */
-static int time_data(FILE *f, const LbSweepDir *s, const void *arg)
-{
-    const TimeColumns tc = {s, arg};
-    return lb_plot_write_wide(f, s->grid.n, s->grid.rows, tc.t->count, time_column_title, time_column_value, &tc);
-}
-
-static int time_script(FILE *f, const LbSweepDir *s, const void *arg)
+static double time_value(size_t c, int64_t n, const void *arg)
 {
     const TimeArg *t = arg;
-    const LbGrid *g = &s->grid;
-    const char *name = t->energy ? "energy_per_seq" : "time_per_seq";
-    lb_gp_preamble(f, name, t->energy ? "energy per sequence against n, each model and k"
-                                      : "time per sequence against n, each model and k");
-    LB_TRY(gp_title(f, t->energy ? "Energy per sequence (mean power over the timed passes x median pass / batch)"
-                                 : "Time per sequence (median forward pass / batch, each model at its largest batch)",
-                    s));
-    int points = 0;
-    for (size_t i = 0; i < g->rows; i++)
-        for (size_t c = 0; c < t->count; c++)
-            points += !isnan(per_seq(s, t->line[c].model, g->n[i], t->line[c].k, t->energy));
-    fprintf(f, "set xlabel 'n (sequence length)'\nset ylabel '%s per sequence'\n"
-               "set logscale xy\nset grid\nset key left top\n",
-            t->energy ? "joules" : "ms");
-    if (points == 0) {
-        size_t oom = 0, failed = 0, pending = 0;
-        for (size_t i = 0; i < g->rows; i++)
-            for (size_t c = 0; c < t->count; c++) {
-                const char st = cell_state(s, t->line[c].model, g->n[i], t->line[c].k);
-                oom += st == 'm';
-                failed += st == 'e';
-                pending += st == 0;
-            }
-        plot_empty(f, oom, failed, pending);
-    } else {
-        fprintf(f, "set xrange [%.6g:%.6g]\n", (double)g->n[0] / 1.4,
-                (double)g->n[g->rows - 1] * 1.4);
-        fputs("set xtics (", f);
-        for (size_t i = 0; i < g->rows; i++)
-            fprintf(f, "%s'%lld' %lld", i ? ", " : "", (long long)g->n[i], (long long)g->n[i]);
-        fputs(")\n", f);
-        /* Each line's colour, dash and title written out: gnuplot's own cycle repeats after
-         * eight lines, and a reader matches a line by its model's hue first. */
+    return per_seq(t->s, t->line[c].model, n, t->line[c].k, t->energy);
+}
+
+static void time_style(size_t c, char *with, char *title, size_t size, const void *arg)
+{
+    const LbLineStyle *st = &((const TimeArg *)arg)->line[c].style;
+    snprintf(with, size, "linespoints linewidth 2 linecolor rgb '#%06x' dashtype %d pointtype %d pointsize 0.9", st->rgb,
+             st->dashtype, st->pointtype);
+    time_title(c, title, size, arg);
+}
+
+static int time_figure(const char *dir, const TimeArg *t, const char *sub, LbPlotList *out)
+{
+    const LbSweepDir *s = t->s;
+    size_t oom = 0, failed = 0, pending = 0;
+    for (size_t i = 0; i < s->grid.rows; i++)
         for (size_t c = 0; c < t->count; c++) {
-            const LbLineStyle *st = &t->line[c].style;
-            char title[64];
-            line_title(&t->line[c], title, sizeof title);
-            fprintf(f, "%s data using 1:%zu with linespoints linewidth 2 linecolor rgb '#%06x' dashtype %d pointtype %d pointsize 0.9 title ",
-                    c ? ", \\\n    " : "plot", c + 2, st->rgb, st->dashtype, st->pointtype);
-            lb_gp_quote(f, title);
+            const char st = cell_state(s, t->line[c].model, s->grid.n[i], t->line[c].k);
+            oom += st == 'm';
+            failed += st == 'e';
+            pending += st == 0;
         }
-        fputc('\n', f);
-    }
-    lb_gp_svg(f, name);
-    return LB_OK;
+    char title[256];
+    snprintf(title, sizeof title, "%s%s", s->kind == LB_RESULT_PREDICTED ? "Predicted, not measured: " : "",
+             t->energy ? "Energy per sequence (mean power over the timed passes x median pass / batch)"
+                       : "Time per sequence (median forward pass / batch, each model at its largest batch)");
+    const LbLineFigure fig = {t->energy ? "energy_per_seq" : "time_per_seq",
+                              t->energy ? "energy per sequence against n, each model and k"
+                                        : "time per sequence against n, each model and k",
+                              title, sub, t->energy ? "joules per sequence" : "ms per sequence", "set logscale xy\n",
+                              empty_label(oom, failed, pending), NULL, s->grid.n, s->grid.rows, t->count, 0,
+                              time_title, time_value, time_style, t};
+    return lb_plot_line_figure(dir, &fig, out);
 }
 
-/* A model without a k axis against standard: n,time_speedup,memory_speedup (empty where there
- * is no number). */
-static int line_data(FILE *f, const LbSweepDir *s, const void *arg)
+/* A model without a k axis against a baseline: time, memory (and energy) saved against n. */
+static const char *const saved[3] = {"time", "memory", "energy"};
+
+static void saved_column(size_t c, char *buf, size_t size, const void *arg)
 {
-    (void)s;
-    const LbGrid *g = ((const HeatArg *)arg)->grid;
-    static const char *const head[4] = {"n", "time_speedup", "memory_speedup", "energy_speedup"};
-    LB_TRY(lb_csv_write_record(f, head, 4));
-    for (size_t i = 0; i < g->rows; i++) {
-        char v[4][32];
-        const char *row[4] = {v[0], v[1], v[2], v[3]};
-        snprintf(v[0], sizeof v[0], "%lld", (long long)g->n[i]);
-        const LbGridCell *cell[3] = {&g->time[i * g->cols], &g->memory[i * g->cols], &g->energy[i * g->cols]};
-        for (int x = 0; x < 3; x++) {
-            if (cell[x]->kind == LB_GRID_VALUE)
-                snprintf(v[1 + x], sizeof v[0], "%.6g", cell[x]->value);
-            else
-                v[1 + x][0] = '\0';
-        }
-        LB_TRY(lb_csv_write_record(f, row, 4));
-    }
-    return LB_OK;
+    (void)arg;
+    snprintf(buf, size, "%s_speedup", saved[c]);
 }
 
-static int line_script(FILE *f, const LbSweepDir *s, const void *arg)
+static double saved_value(size_t c, int64_t n, const void *arg)
 {
-    const HeatArg *h = arg;
-    const LbGrid *g = h->grid;
-    lb_gp_preamble(f, h->name, h->title);
-    LB_TRY(gp_title(f, h->title, s));
-    int points = 0;
-    for (size_t c = 0; c < g->rows * g->cols; c++)
-        points += (g->time[c].kind == LB_GRID_VALUE) + (g->memory[c].kind == LB_GRID_VALUE);
-    fputs("set xlabel 'n (sequence length)'\nset ylabel 'speedup (x)'\n"
-          "set logscale xy 2\nset grid\nset key left top\n",
-          f);
-    if (points == 0) {
-        size_t oom = 0, failed = 0, pending = 0;
-        for (size_t c = 0; c < g->rows * g->cols; c++) {
-            oom += g->time[c].kind == LB_GRID_OOM;
-            failed += g->time[c].kind == LB_GRID_ERROR;
-            pending += g->time[c].kind == LB_GRID_MISSING;
-        }
-        plot_empty(f, oom, failed, pending);
-    } else {
-        fprintf(f, "set xrange [%.6g:%.6g]\n", (double)g->n[0] / 1.4,
-                (double)g->n[g->rows - 1] * 1.4);
-        fputs("set xtics (", f);
-        for (size_t i = 0; i < g->rows; i++)
-            fprintf(f, "%s'%lld' %lld", i ? ", " : "", (long long)g->n[i], (long long)g->n[i]);
-        fputs(")\n", f);
-        fputs("plot data using 1:2 with linespoints linewidth 2 pointtype 7 pointsize 0.8 title 'time saved', \\\n"
-              "     data using 1:3 with linespoints linewidth 2 pointtype 5 pointsize 0.8 title 'memory saved'",
-              f);
-        if (lb_grid_has_energy(g)) /* where the device had an energy counter */
-            fputs(", \\\n     data using 1:4 with linespoints linewidth 2 pointtype 9 pointsize 0.8 title 'energy saved'", f);
-        fputc('\n', f);
-    }
-    lb_gp_svg(f, h->name);
-    return LB_OK;
+    const LbGrid *g = arg;
+    const LbGridCell *cell = &(c == 0 ? g->time : c == 1 ? g->memory : g->energy)[lb_grid_row(g, n) * (long)g->cols];
+    return cell->kind == LB_GRID_VALUE ? cell->value : NAN;
 }
 
-static void add_name(LbPlotList *out, const char *name)
+static void saved_style(size_t c, char *with, char *title, size_t size, const void *arg)
 {
-    if (out && out->count < LB_PLOT_MAX)
-        snprintf(out->name[out->count++], sizeof out->name[0], "%.63s", name);
+    (void)arg;
+    static const int point[3] = {7, 5, 9};
+    snprintf(with, size, "linespoints linewidth 2 pointtype %d pointsize 0.8", point[c]);
+    snprintf(title, size, "%s saved", saved[c]);
 }
 
 /* Time and memory heatmaps, and energy's (heat[2]) where the grid has a value of it. */
@@ -513,7 +293,7 @@ static int write_heat_pair(const LbSweepDir *s, const char *out_dir, HeatArg hea
     for (int h = 0; h < (lb_grid_has_energy(heat[0].grid) ? 3 : 2); h++) {
         LB_TRY(lb_plot_write_file(out_dir, heat[h].name, ".plot.csv", heat_data_fn, s, &heat[h]));
         LB_TRY(lb_plot_write_file(out_dir, heat[h].name, ".gp", heat_script, s, &heat[h]));
-        add_name(out, heat[h].name);
+        lb_plot_add_name(out, heat[h].name);
     }
     return LB_OK;
 }
@@ -547,14 +327,22 @@ static int write_model_figures(const LbSweepDir *s, const char *out_dir, LbModel
         snprintf(heat[2].title, sizeof heat[2].title, "Energy saved: joules per sequence, %s / %s", b, name);
         rc = write_heat_pair(s, out_dir, heat, out);
     } else {
-        HeatArg line = {{0}, {0}, &g, g.time};
-        snprintf(line.name, sizeof line.name, "speedup_%s", m);
-        snprintf(line.title, sizeof line.title, "%s against %s: time and memory saved", name, b);
-        rc = lb_plot_write_file(out_dir, line.name, ".plot.csv", line_data, s, &line);
-        if (rc == LB_OK)
-            rc = lb_plot_write_file(out_dir, line.name, ".gp", line_script, s, &line);
-        if (rc == LB_OK)
-            add_name(out, line.name);
+        size_t oom = 0, failed = 0, pending = 0;
+        for (size_t c = 0; c < g.rows * g.cols; c++) {
+            oom += g.time[c].kind == LB_GRID_OOM;
+            failed += g.time[c].kind == LB_GRID_ERROR;
+            pending += g.time[c].kind == LB_GRID_MISSING;
+        }
+        char fname[64], title[256], full[300];
+        snprintf(fname, sizeof fname, "speedup_%s", m);
+        snprintf(title, sizeof title, "%s against %s: time and memory saved", name, b);
+        snprintf(full, sizeof full, "%s%s", s->kind == LB_RESULT_PREDICTED ? "Predicted, not measured: " : "", title);
+        char *sub = subtitle(s);
+        const LbLineFigure fig = {fname, title, full, sub ? sub : "?", "speedup (x)", "set logscale xy 2\n",
+                                  empty_label(oom, failed, pending), NULL, g.n, g.rows, 3, lb_grid_has_energy(&g) ? 3 : 2,
+                                  saved_column, saved_value, saved_style, &g};
+        rc = sub ? lb_plot_line_figure(out_dir, &fig, out) : LB_FAIL(LB_ERR_NOMEM, "out of memory writing a plot title");
+        free(sub);
     }
     lb_grid_free(&g);
     return rc;
@@ -575,33 +363,24 @@ int lb_plot_write(const LbSweepDir *s, const char *out_dir, LbPlotList *out)
     };
     LB_TRY(write_heat_pair(s, out_dir, heat, out));
 
-    TimeArg t = {0, NULL, 0};
+    TimeArg t = {s, 0, NULL, 0};
     t.line = malloc(((size_t)LB_MODEL_COUNT * (s->grid.cols + 1)) * sizeof *t.line);
-    if (!t.line)
-        return LB_FAIL(LB_ERR_NOMEM, "out of memory");
-    for (int m = 0; m < LB_MODEL_COUNT; m++) {
-        if (!measured[m])
-            continue;
-        const LbModelKind kind = (LbModelKind)m;
-        const size_t nk = lb_model_has_k(kind) ? s->grid.cols : 1;
-        for (size_t j = 0; j < nk; j++)
-            t.line[t.count++] = (TimeLine){kind, lb_model_has_k(kind) ? s->grid.k[j] : 0,
-                                           lb_plot_line_style(kind, (int)j, (int)nk)};
+    char *sub = subtitle(s);
+    int rc = t.line && sub ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory");
+    for (int m = 0; m < LB_MODEL_COUNT && rc == LB_OK; m++) {
+        const size_t nk = lb_model_has_k((LbModelKind)m) ? s->grid.cols : 1;
+        for (size_t j = 0; j < nk && measured[m]; j++)
+            t.line[t.count++] = (TimeLine){(LbModelKind)m, lb_model_has_k((LbModelKind)m) ? s->grid.k[j] : 0,
+                                           lb_plot_line_style((LbModelKind)m, (int)j, (int)nk)};
     }
-    int rc = lb_plot_write_file(out_dir, "time_per_seq", ".plot.csv", time_data, s, &t);
     if (rc == LB_OK)
-        rc = lb_plot_write_file(out_dir, "time_per_seq", ".gp", time_script, s, &t);
-    if (rc == LB_OK)
-        add_name(out, "time_per_seq");
+        rc = time_figure(out_dir, &t, sub, out);
     if (rc == LB_OK && rows_have_energy(s)) { /* the same lines in joules, where there is a counter */
         t.energy = 1;
-        rc = lb_plot_write_file(out_dir, "energy_per_seq", ".plot.csv", time_data, s, &t);
-        if (rc == LB_OK)
-            rc = lb_plot_write_file(out_dir, "energy_per_seq", ".gp", time_script, s, &t);
-        if (rc == LB_OK)
-            add_name(out, "energy_per_seq");
+        rc = time_figure(out_dir, &t, sub, out);
     }
     free(t.line);
+    free(sub);
     LB_TRY(rc);
 
     /* Table 3's heatmaps above are Linformer's against standard; every other pair speedups.csv

@@ -1,7 +1,6 @@
-/* What every figure of `linbench plot` is written with, reports/plot.c's and the breakdown's
- * (reports/breakdown_plot.c) alike: its files, each written whole or not at all, and the gnuplot
- * text its script shares (quoting, the opening, the title, the closing SVG pass). Internal to
- * reports/. */
+/* What every figure of `linbench plot` is written with (the sweep's, the peer's and the
+ * breakdown's figures sit above it): its files, each written whole or not at all, the list of
+ * their names, and the gnuplot text their scripts share. */
 #ifndef LB_REPORTS_PLOT_FIGURE_H
 #define LB_REPORTS_PLOT_FIGURE_H
 
@@ -17,6 +16,18 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The figures' names (NAME of NAME.gp), in the order they were written: Table 3's three heatmaps
+ * and two per-sequence figures, three heatmaps per (model, baseline) pair at most, a breakdown per
+ * model. */
+#define LB_PLOT_MAX (5 + 3 * LB_MODEL_COUNT * LB_MODEL_COUNT + LB_MODEL_COUNT)
+typedef struct LbPlotList {
+    size_t count;
+    char name[LB_PLOT_MAX][64];
+} LbPlotList;
+
+/* name added to out (NULL: nothing). */
+void lb_plot_add_name(LbPlotList *out, const char *name);
 
 /* Writes one file of a figure into f; arg is the figure's own. LB_OK or an error status. */
 typedef int (*LbPlotWriteFn)(FILE *f, const LbSweepDir *s, const void *arg);
@@ -47,6 +58,27 @@ void lb_gp_title(FILE *f, const char *title, const char *subtitle);
 
 /* Render the plot set up above once more, as NAME.svg. */
 void lb_gp_svg(FILE *f, const char *name);
+
+/* A figure of lines against n: NAME.plot.csv (lb_plot_write_wide: n, a column per line) and
+ * NAME.gp, whose plot command draws the first `drawn` lines (0: all), each titled and styled by
+ * style(): "linespoints linewidth 2 ..." in with, its key title in title. Where no drawn line has
+ * a point the figure says `empty` instead; `after` ends the plot command (NULL: nothing). */
+typedef struct LbLineFigure {
+    const char *name, *what, *title, *subtitle, *ylabel, *logscale, *empty, *after;
+    const int64_t *n;
+    size_t nn, lines, drawn;
+    LbPlotColumnTitle column;
+    LbPlotColumnValue value;
+    void (*style)(size_t line, char *with, char *title, size_t size, const void *arg);
+    const void *arg;
+} LbLineFigure;
+int lb_plot_line_figure(const char *dir, const LbLineFigure *fig, LbPlotList *out);
+
+/* The n axis of a figure against n: its range and a tic per n (nn > 0). */
+void lb_gp_n_axis(FILE *f, const int64_t *n, size_t nn);
+
+/* A figure without a point: the label in its middle instead. */
+void lb_gp_empty(FILE *f, const char *label);
 
 #ifdef __cplusplus
 }

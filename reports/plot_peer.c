@@ -6,11 +6,9 @@
 
 #include "attn/lists.h"
 #include "attn/status.h"
-#include "reports/csv_io.h"
 #include "reports/plot.h"
 #include "reports/plot_figure.h"
 #include "reports/plot_style.h"
-#include "reports/settings.h"
 #include "reports/speedups.h"
 
 /* A peer-only exact attention's lines: near-black, apart from every model's hue. */
@@ -29,7 +27,7 @@ typedef struct Line {
 
 typedef struct Figure {
     const LbSweepDir *lin;
-    const LbPeerDir *peer;
+    const LbSweepDir *peer;
     const int64_t *n;
     size_t nn;
     Line *line;
@@ -39,25 +37,11 @@ typedef struct Figure {
     const char *name, *title, *ylabel;
 } Figure;
 
-/* The last row of model at (n, k) among rows (k ignored for a model without a k axis). */
-static const LbCellResult *last_row(const LbCellResult *rows, size_t count, LbModelKind model, int64_t n, int64_t k,
-                                    const size_t *variant, size_t v)
-{
-    const LbCellResult *found = NULL;
-    const int has_k = lb_model_has_k(model);
-    for (size_t i = 0; i < count; i++)
-        if ((!variant || variant[i] == v) && rows[i].model == model && rows[i].n == n && (!has_k || rows[i].k == k))
-            found = &rows[i];
-    return found;
-}
-
 /* The figure's value for line l at n, or NaN where a side has no ok row. */
 static double value_at(const Figure *f, const Line *l, int64_t n)
 {
-    const LbCellResult *a = last_row(f->lin->rows, f->lin->count, l->model, n, l->k, NULL, 0);
-    const LbCellResult *b = l->peer ? last_row(f->peer->rows, f->peer->count, l->peer->work, n, l->k,
-                                               f->peer->variant, l->variant)
-                                    : NULL;
+    const LbCellResult *a = lb_result_row(f->lin, 0, l->model, n, l->k);
+    const LbCellResult *b = l->peer ? lb_result_row(f->peer, l->variant, l->peer->work, n, l->k) : NULL;
     const int a_ok = a && a->status == LB_CELL_OK && a->ms_per_seq > 0 && a->batch > 0;
     const int b_ok = b && b->status == LB_CELL_OK && b->ms_per_seq > 0 && b->batch > 0;
     switch (f->what) {
@@ -85,54 +69,24 @@ static double column_value(size_t c, int64_t n, const void *arg)
     return value_at(f, &f->line[c], n);
 }
 
-static int data_fn(FILE *out, const LbSweepDir *lin, const void *arg)
+static void line_style(size_t c, char *with, char *title, size_t size, const void *arg)
 {
-    (void)lin;
     const Figure *f = arg;
-    return lb_plot_write_wide(out, f->n, f->nn, f->count, column_title, column_value, f);
+    const Line *l = &f->line[c];
+    snprintf(with, size, "linespoints linewidth %d linecolor rgb '#%06x' dashtype %d pointtype %d pointsize 0.9",
+             l->peer && f->what == 0 ? 1 : 2, l->style.rgb, l->style.dashtype, l->style.pointtype);
+    snprintf(title, size, "%s", l->title);
 }
 
-static int script_fn(FILE *out, const LbSweepDir *lin, const void *arg)
+/* The figure's data and script, its name added to out. */
+static int write_figure(const char *dir, const Figure *f, const char *sub, LbPlotList *out)
 {
-    (void)lin;
-    const Figure *f = arg;
-    lb_gp_preamble(out, f->name, f->title);
-    const char *device = lb_meta_get(&f->lin->meta, "device_name");
-    const char *torch = lb_meta_get(&f->peer->meta, "torch_version");
-    char sub[256];
-    snprintf(sub, sizeof sub, "linbench %s against PyTorch %s (bench/peer), %s", f->lin->dir, torch ? torch : "?",
-             device ? device : "?");
-    lb_gp_title(out, f->title, sub);
-    int points = 0;
-    for (size_t i = 0; i < f->nn; i++)
-        for (size_t c = 0; c < f->count; c++)
-            points += !isnan(value_at(f, &f->line[c], f->n[i]));
-    fprintf(out, "set xlabel 'n (sequence length)'\nset ylabel ");
-    lb_gp_quote(out, f->ylabel);
-    fprintf(out, "\nset logscale x\nset logscale y%s\nset grid\nset key left top\n", f->what ? " 2" : "");
-    if (points == 0) {
-        fputs("unset logscale\nset label 1 'no cell measured on both sides' at graph 0.5, graph 0.5 center\n"
-              "plot [0:1][0:1] NaN notitle\n",
-              out);
-    } else {
-        fprintf(out, "set xrange [%.6g:%.6g]\nset xtics (", (double)f->n[0] / 1.4, (double)f->n[f->nn - 1] * 1.4);
-        for (size_t i = 0; i < f->nn; i++)
-            fprintf(out, "%s'%lld' %lld", i ? ", " : "", (long long)f->n[i], (long long)f->n[i]);
-        fputs(")\n", out);
-        for (size_t c = 0; c < f->count; c++) {
-            const Line *l = &f->line[c];
-            fprintf(out, "%s data using 1:%zu with linespoints linewidth %d linecolor rgb '#%06x' dashtype %d "
-                         "pointtype %d pointsize 0.9 title ",
-                    c ? ", \\\n    " : "plot", c + 2, l->peer && f->what == 0 ? 1 : 2, l->style.rgb, l->style.dashtype,
-                    l->style.pointtype);
-            lb_gp_quote(out, l->title);
-        }
-        if (f->what) /* the line where both sides are equal */
-            fputs(", \\\n    1 with lines linewidth 1 linecolor rgb '#000000' dashtype 3 title 'equal'", out);
-        fputc('\n', out);
-    }
-    lb_gp_svg(out, f->name);
-    return LB_OK;
+    const LbLineFigure fig = {f->name, f->title, f->title, sub, f->ylabel,
+                              f->what ? "set logscale x\nset logscale y 2\n" : "set logscale x\nset logscale y\n",
+                              "no cell measured on both sides",
+                              f->what ? ", \\\n    1 with lines linewidth 1 linecolor rgb '#000000' dashtype 3 title 'equal'" : NULL,
+                              f->n, f->nn, f->count, 0, column_title, column_value, line_style, f};
+    return lb_plot_line_figure(dir, &fig, out);
 }
 
 /* The style of a peer variant's line: its work's hue and shade at this k, open points and its
@@ -168,7 +122,28 @@ static void title_of(const Line *l, int ratio, char *buf, size_t size)
         snprintf(buf, size, "%s", l->peer ? peer : lin);
 }
 
-int lb_plot_peer_write(const LbSweepDir *lin, const LbPeerDir *peer, const char *out_dir, LbPlotList *out)
+/* The lines of model at each k of the figure (one without a k axis), appended at line[count]: a
+ * side's own (pm NULL: linbench's; else the peer variant v doing model's work), or with ratio set
+ * linbench's model over the peer's variant, in the model's hue, dotted against a peer-only
+ * exact attention. Returns the new count. */
+static size_t add_lines(Line *line, size_t count, LbModelKind model, const LbPeerModel *pm, size_t v,
+                        const int64_t *k, size_t nk, int ratio)
+{
+    const size_t cols = lb_model_has_k(model) ? nk : 1;
+    for (size_t j = 0; j < cols; j++) {
+        Line *l = &line[count++];
+        *l = (Line){.model = model, .k = lb_model_has_k(model) ? k[j] : 0, .peer = pm, .variant = v};
+        l->style = pm && !ratio ? peer_style(pm, (int)j, (int)cols) : lb_plot_line_style(model, (int)j, (int)cols);
+        if (ratio && pm->exact_baseline) {
+            l->style.dashtype = 3;
+            l->style.pointtype = BASELINE_POINT;
+        }
+        title_of(l, ratio, l->title, sizeof l->title);
+    }
+    return count;
+}
+
+int lb_plot_peer_write(const LbSweepDir *lin, const LbSweepDir *peer, const char *out_dir, LbPlotList *out)
 {
     if (out)
         out->count = 0;
@@ -196,69 +171,27 @@ int lb_plot_peer_write(const LbSweepDir *lin, const LbPeerDir *peer, const char 
 
     /* time per sequence: every linbench model and k, then every peer variant and k */
     size_t count = 0;
-    for (int m = 0; rc == LB_OK && m < LB_MODEL_COUNT; m++) {
-        if (!measured[m])
-            continue;
-        const LbModelKind kind = (LbModelKind)m;
-        const size_t cols = lb_model_has_k(kind) ? nk : 1;
-        for (size_t j = 0; j < cols; j++) {
-            Line *l = &line[count++];
-            memset(l, 0, sizeof *l);
-            l->model = kind;
-            l->k = lb_model_has_k(kind) ? k[j] : 0;
-            l->style = lb_plot_line_style(kind, (int)j, (int)cols);
-            title_of(l, 0, l->title, sizeof l->title);
-        }
-    }
-    for (size_t v = 0; rc == LB_OK && v < peer->nvariants; v++) {
-        const LbPeerModel *pm = &peer->variants[v];
-        const size_t cols = lb_model_has_k(pm->work) ? nk : 1;
-        for (size_t j = 0; j < cols; j++) {
-            Line *l = &line[count++];
-            memset(l, 0, sizeof *l);
-            l->model = pm->work;
-            l->k = lb_model_has_k(pm->work) ? k[j] : 0;
-            l->peer = pm;
-            l->variant = v;
-            l->style = peer_style(pm, (int)j, (int)cols);
-            title_of(l, 0, l->title, sizeof l->title);
-        }
-    }
+    for (int m = 0; rc == LB_OK && m < LB_MODEL_COUNT; m++)
+        if (measured[m])
+            count = add_lines(line, count, (LbModelKind)m, NULL, 0, k, nk, 0);
+    for (size_t v = 0; rc == LB_OK && v < peer->nvariants; v++)
+        count = add_lines(line, count, peer->variants[v].work, &peer->variants[v], v, k, nk, 0);
     Figure time = {lin, peer, n, nn, line, count, 0, "versus_time_per_seq",
                    "Time per sequence, linbench and PyTorch (each at its batch)", "ms per sequence"};
-    static const char *const ext[2] = {".plot.csv", ".gp"};
-    static const LbPlotWriteFn fns[2] = {data_fn, script_fn};
-    for (int e = 0; rc == LB_OK && e < 2; e++)
-        rc = lb_plot_write_file(out_dir, time.name, ext[e], fns[e], lin, &time);
-    if (rc == LB_OK && out && out->count < LB_PLOT_MAX)
-        snprintf(out->name[out->count++], sizeof out->name[0], "%s", time.name);
+    const char *device = lb_meta_get(&lin->meta, "device_name"), *torch = lb_meta_get(&peer->meta, "torch_version");
+    char sub[256];
+    snprintf(sub, sizeof sub, "linbench %s against PyTorch %s (bench/peer), %s", lin->dir, torch ? torch : "?",
+             device ? device : "?");
+    if (rc == LB_OK)
+        rc = write_figure(out_dir, &time, sub, out);
 
     /* linbench / peer: one line per pair of the same work (lb_peer_same_work) and k, in the
      * linbench model's hue; against a peer-only exact attention dotted, with its point */
     count = 0;
-    for (size_t v = 0; rc == LB_OK && v < peer->nvariants; v++) {
-        const LbPeerModel *pm = &peer->variants[v];
-        for (int m = 0; m < LB_MODEL_COUNT; m++) {
-            const LbModelKind kind = (LbModelKind)m;
-            if (!measured[m] || !lb_peer_same_work(pm, kind))
-                continue;
-            const size_t cols = lb_model_has_k(kind) ? nk : 1;
-            for (size_t j = 0; j < cols; j++) {
-                Line *l = &line[count++];
-                memset(l, 0, sizeof *l);
-                l->model = kind;
-                l->k = lb_model_has_k(kind) ? k[j] : 0;
-                l->peer = pm;
-                l->variant = v;
-                l->style = lb_plot_line_style(kind, (int)j, (int)cols);
-                if (pm->exact_baseline) {
-                    l->style.dashtype = 3;
-                    l->style.pointtype = BASELINE_POINT;
-                }
-                title_of(l, 1, l->title, sizeof l->title);
-            }
-        }
-    }
+    for (size_t v = 0; rc == LB_OK && v < peer->nvariants; v++)
+        for (int m = 0; m < LB_MODEL_COUNT; m++)
+            if (measured[m] && lb_peer_same_work(&peer->variants[v], (LbModelKind)m))
+                count = add_lines(line, count, (LbModelKind)m, &peer->variants[v], v, k, nk, 1);
     Figure ratios[3] = {
         {lin, peer, n, nn, line, count, 1, "versus_time_ratio",
          "linbench / PyTorch, ms per sequence (below 1: linbench is faster)", "linbench / peer, ms per sequence"},
@@ -272,12 +205,8 @@ int lb_plot_peer_write(const LbSweepDir *lin, const LbPeerDir *peer, const char 
     for (size_t i = 0; i < nn && figures == 2; i++)
         for (size_t c = 0; c < count && figures == 2; c++)
             figures += !isnan(value_at(&ratios[2], &line[c], n[i]));
-    for (int r = 0; r < figures; r++) {
-        for (int e = 0; rc == LB_OK && e < 2; e++)
-            rc = lb_plot_write_file(out_dir, ratios[r].name, ext[e], fns[e], lin, &ratios[r]);
-        if (rc == LB_OK && out && out->count < LB_PLOT_MAX)
-            snprintf(out->name[out->count++], sizeof out->name[0], "%s", ratios[r].name);
-    }
+    for (int r = 0; r < figures && rc == LB_OK; r++)
+        rc = write_figure(out_dir, &ratios[r], sub, out);
     free(n);
     free(k);
     free(line);

@@ -2,7 +2,7 @@
  * picked so any two are at least 40 degrees apart (HSV): blue, red, green, purple, olive, pink;
  * the Linformer's general projections then take the gaps between them: orange (30 degrees, half way
  * between red and olive), indigo (between blue and purple) and teal (between green and blue), so
- * any two of the nine are at least 30 degrees apart (tests/reports/test_cli_plot_lines.c). A shade mixes the hue
+ * any two of the nine are at least 30 degrees apart (tests/reports/test_cli_plot.c). A shade mixes the hue
  * with black or white, which keeps the hue itself. */
 #include "reports/plot_style.h"
 

@@ -14,11 +14,9 @@ const char *const lb_speedups_columns[LB_SPEEDUPS_COLUMNS] = {
     "model", "baseline", "n", "k", "time_speedup", "memory_speedup", "energy_speedup",
 };
 
-/* The baselines, in the file's order: the models the table marks as such (LbModelDesc.baseline),
- * by their rank: the paper's standard model, then exact attention in linear memory (chunked),
- * which asks whether Linformer's memory advantage survives an exact model that never holds the
- * n x n scores, then exact attention fused (flash), which asks the same of its time as people run
- * it today. Returns how many the model table has. */
+/* The baselines in rank order (LbModelDesc.baseline): standard, the paper's; chunked, which asks
+ * whether Linformer's memory advantage survives exact attention that never holds the n x n
+ * scores; flash, the same of its time as people run it today. */
 static size_t baselines(LbModelKind out[LB_MODEL_COUNT])
 {
     size_t count = 0;

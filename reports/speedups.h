@@ -1,21 +1,10 @@
-/* speedups.csv: every measured model against the baselines, in long format, beside Table 3's two
- * grids (which stay Linformer against standard). METHOD.md, "Files a sweep writes".
- *
- * Columns: model,baseline,n,k,time_speedup,memory_speedup,energy_speedup
- *   time_speedup   = ms_per_seq(baseline, n) / ms_per_seq(model, n, k)
- *   memory_speedup = batch(model, n, k) / batch(baseline, n)
- *   energy_speedup = energy_j_per_seq(baseline, n) / energy_j_per_seq(model, n, k), NA where
- *                    either side has no energy (no counter: meta.csv's energy_note says why)
- * Baselines, in this order, each where it was measured: standard (the paper's), chunked (exact
- * attention in linear memory) and flash (exact attention fused), as the model table ranks them
- * (LbModelDesc.baseline). A baseline is compared with those ranked before it only (flash against
- * standard; standard against flash would be its inverse). Every other measured model is
- * compared with each, in the model table's order, then by n, then by k; a model is never
- * compared with itself. k is empty for a model without a k axis; cells the model does not have
- * (Linformer's k >= n) are left out. A ratio is written with the fewest of 15 to 17 significant
- * digits that read back to the same double (so it equals the ratio of raw.csv's values exactly),
- * or OOM, ERR, NA as the grids write them (either side out of memory at batch 1, failed, not
- * measured). */
+/* speedups.csv: every measured model against the baselines, beside Table 3's two grids
+ * (METHOD.md, "Files a sweep writes"). Columns model,baseline,n,k,time_speedup,memory_speedup,
+ * energy_speedup, the ratios as the grids take them (reports/grid.h), each written with the
+ * fewest of 15 to 17 digits that read back to the same double, or OOM, ERR, NA. Baselines in the
+ * model table's rank (standard, chunked, flash), each where measured, against every other model
+ * measured but the baselines ranked before it (standard against flash is flash against standard
+ * upside down); k empty for a model without a k axis; cells a model does not have left out. */
 #ifndef LB_SPEEDUPS_H
 #define LB_SPEEDUPS_H
 

@@ -1,4 +1,4 @@
-/* A sweep directory read back (see sweep_dir.h). */
+/* A result directory read back (see sweep_dir.h). */
 #include "reports/sweep_dir.h"
 
 #include <errno.h>
@@ -10,8 +10,6 @@
 #include "attn/lists.h"
 #include "attn/status.h"
 #include "reports/atomic_file.h"
-#include "reports/csv_io.h"
-#include "reports/peer_dir.h"
 #include "reports/raw.h"
 #include "reports/settings.h"
 
@@ -39,19 +37,55 @@ int lb_sweep_dir_check(const char *dir, char *why, size_t size)
     return 0;
 }
 
+static int meta_is_peer(const LbMeta *meta)
+{
+    const char *tool = lb_meta_get(meta, LB_META_TOOL);
+    return tool && strcmp(tool, LB_TOOL_PEER) == 0;
+}
+
 int lb_sweep_meta_read(const char *dir, LbMeta *meta)
 {
     char *path = lb_path_join(dir, "meta.csv");
     if (!path)
         return LB_FAIL(LB_ERR_NOMEM, "out of memory");
     int rc = lb_meta_read(path, meta);
-    if (rc == LB_OK && !lb_meta_is_peer(meta) && (rc = lb_settings_meta_check(meta, path)) != LB_OK)
+    if (rc == LB_OK && !meta_is_peer(meta) && (rc = lb_settings_meta_check(meta, path)) != LB_OK)
         lb_meta_free(meta);
     free(path);
     return rc;
 }
 
-int lb_sweep_dir_load(const char *dir, LbSweepDir *s)
+/* The model column of a peer's raw.csv: each name parsed once and given its variant's index. */
+static int peer_name(const char *name, size_t row, void *ctx, LbModelKind *model, char *should, size_t size)
+{
+    LbSweepDir *p = ctx;
+    size_t v = 0;
+    while (v < p->nvariants && strcmp(p->variants[v].name, name) != 0)
+        v++;
+    if (v == p->nvariants) {
+        LbPeerModel m;
+        if (lb_peer_model_parse(name, &m, should, size) != 0)
+            return -1;
+        LbPeerModel *grown = realloc(p->variants, (v + 1) * sizeof *grown);
+        if (!grown) {
+            snprintf(should, size, "a name that fits in memory");
+            return -1;
+        }
+        p->variants = grown;
+        p->variants[p->nvariants++] = m;
+    }
+    size_t *rows = realloc(p->variant, (row + 1) * sizeof *rows); /* rows come in order, one call each */
+    if (!rows) {
+        snprintf(should, size, "a row that fits in memory");
+        return -1;
+    }
+    p->variant = rows;
+    p->variant[row] = v;
+    *model = p->variants[v].work;
+    return 0;
+}
+
+int lb_result_load(const char *dir, LbSweepDir *s)
 {
     memset(s, 0, sizeof *s);
     int64_t *n = NULL, *k = NULL;
@@ -64,11 +98,13 @@ int lb_sweep_dir_load(const char *dir, LbSweepDir *s)
         goto out;
     }
     rc = lb_sweep_meta_read(dir, &s->meta);
-    if (rc == LB_OK && lb_meta_is_peer(&s->meta)) /* its model column holds the peer's names */
-        rc = LB_FAIL(LB_ERR_FORMAT,
-                     "%s is a result of bench/peer (meta.csv's %s is %s), not of linbench sweep: set it beside a linbench sweep with linbench compare (or plot) LINBENCH_DIR %s",
-                     dir, LB_META_TOOL, LB_TOOL_PEER, dir);
-    if (rc == LB_OK)
+    if (rc != LB_OK)
+        goto out;
+    s->kind = meta_is_peer(&s->meta) ? LB_RESULT_PEER
+              : lb_meta_is_predicted(&s->meta) ? LB_RESULT_PREDICTED : LB_RESULT_SWEEP;
+    if (s->kind == LB_RESULT_PEER)
+        rc = lb_raw_read_named(raw, peer_name, s, &s->rows, &s->count, &s->raw_cut_line);
+    else
         rc = lb_raw_read_cut(raw, &s->rows, &s->count, &s->raw_cut_line);
     if (rc != LB_OK)
         goto out;
@@ -90,11 +126,24 @@ out:
     return rc;
 }
 
+int lb_sweep_dir_load(const char *dir, LbSweepDir *s)
+{
+    LB_TRY(lb_result_load(dir, s));
+    if (s->kind != LB_RESULT_PEER)
+        return LB_OK;
+    lb_sweep_dir_free(s);
+    return LB_FAIL(LB_ERR_FORMAT,
+                   "%s is a result of bench/peer (meta.csv's %s is %s), not of linbench sweep: set it beside a linbench sweep with linbench compare (or plot) LINBENCH_DIR %s",
+                   dir, LB_META_TOOL, LB_TOOL_PEER, dir);
+}
+
 void lb_sweep_dir_free(LbSweepDir *s)
 {
     free(s->dir);
     lb_meta_free(&s->meta);
     free(s->rows);
+    free(s->variant);
+    free(s->variants);
     lb_grid_free(&s->grid);
     memset(s, 0, sizeof *s);
 }
@@ -103,4 +152,15 @@ const char *lb_sweep_meta(const LbSweepDir *s, const char *key, const char *fall
 {
     const char *v = lb_meta_get(&s->meta, key);
     return v && *v ? v : fallback;
+}
+
+const LbCellResult *lb_result_row(const LbSweepDir *s, size_t v, LbModelKind model, int64_t n, int64_t k)
+{
+    const LbCellResult *found = NULL;
+    const int has_k = lb_model_has_k(model);
+    for (size_t i = 0; i < s->count; i++)
+        if ((!s->variant || s->variant[i] == v) && s->rows[i].model == model && s->rows[i].n == n &&
+            (!has_k || s->rows[i].k == k))
+            found = &s->rows[i];
+    return found;
 }

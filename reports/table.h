@@ -19,19 +19,21 @@ typedef enum LbFormat { LB_FORMAT_TEXT, LB_FORMAT_MD, LB_FORMAT_CSV } LbFormat;
 /* "text", "md", "csv": 0 on success, -1 otherwise. */
 int lb_format_parse(const char *s, LbFormat *out);
 
-/* One table of rows x cols strings sharing the row labels with the blocks beside it. */
-typedef struct LbTableBlock {
-    const char *title;
-    size_t cols;
-    const char *const *col_labels; /* cols */
-    const char *const *cells;      /* rows * cols, row-major; a NULL cell prints empty */
-} LbTableBlock;
+/* Text: blocks side by side, right-aligned, separated by " | ", each title over its block;
+ * Markdown: one table per block under its title in bold (CSV is each report's own). Every string
+ * comes from fn(ctx, block, row, col, buf, size): row SIZE_MAX asks for a
+ * column label of that block, col SIZE_MAX for a row label (block 0). All blocks share cols.
+ * LB_OK or LB_ERR_NOMEM. */
+typedef void (*LbTableText)(const void *ctx, size_t block, size_t row, size_t col, char *buf, size_t size);
+int lb_table_print_fn(FILE *out, LbFormat fmt, const char *corner, size_t rows, size_t cols,
+                      const char *const *titles, size_t nblocks, LbTableText fn, const void *ctx);
 
-/* Text: the blocks side by side, right-aligned columns, separated by " | ", each title over its
- * block. Markdown: one table per block under its title in bold. (CSV is the caller's: each
- * report picks the CSV shape a spreadsheet wants.) */
-void lb_table_print(FILE *out, LbFormat fmt, const char *corner, size_t rows,
-                    const char *const *row_labels, const LbTableBlock *blocks, size_t nblocks);
+/* Rows of numbers by cells, as compare prints breakdown.csv: "\nHEADING\n" (md "\n### HEADING\n\n")
+ * then text columns of 10, md a pipe table; v[r * cols + c] in row r's printf format fmts[r], NaN
+ * as "-". */
+void lb_table_print_numbers(FILE *out, LbFormat fmt, const char *heading, const char *corner, size_t cols,
+                            const char *const *col_labels, size_t rows, const char *const *row_labels,
+                            const double *v, const char *const *fmts);
 
 #ifdef __cplusplus
 }

@@ -16,7 +16,7 @@
 
 #include "attn/status.h"
 #include "reports/csv_io.h"
-#include "reports/peer_dir.h"
+#include "reports/sweep_dir.h"
 #include "tests/cli/sweep_check.h"
 #include "tests/lib/check.h"
 #include "tests/lib/spawn.h"
@@ -56,8 +56,8 @@ static char *file_text(const char *dir, const char *name)
 /* dir's rows: every cell of the grid once, each ok; its grids numbers in every k < n cell. */
 static void check_each_once(const char *dir, const char *what)
 {
-    LbPeerDir p;
-    if (!lb_check(lb_peer_dir_load(dir, &p) == LB_OK, "%s: %s reads back as a peer's result: %s", what, dir,
+    LbSweepDir p;
+    if (!lb_check(lb_result_load(dir, &p) == LB_OK, "%s: %s reads back as a peer's result: %s", what, dir,
                   lb_error_message()))
         return;
     lb_check(p.count == CELLS, "%s: %d rows, one per cell (%zu)", what, CELLS, p.count);
@@ -68,7 +68,7 @@ static void check_each_once(const char *dir, const char *what)
                      "%s: %s n=%lld k=%lld measured once (rows %zu and %zu)", what, p.variants[p.variant[i]].name,
                      (long long)p.rows[i].n, (long long)p.rows[i].k, j + 1, i + 1);
     }
-    lb_peer_dir_free(&p);
+    lb_sweep_dir_free(&p);
     char path[4400];
     snprintf(path, sizeof path, "%s/time_speedup.csv", dir);
     LbCsvTable t;

@@ -14,7 +14,6 @@
 
 #include "attn/status.h"
 #include "reports/csv_io.h"
-#include "reports/peer_dir.h"
 #include "reports/sweep_dir.h"
 #include "tests/lib/check.h"
 #include "tests/lib/spawn.h"
@@ -65,8 +64,8 @@ static const LbCellResult *row_at(const LbCellResult *rows, size_t count, const 
  * else none and meta.csv's note naming the counter's file. */
 static void check_peer_dir(const char *dir, const LbSweepDir *lin, long long budget, int energy)
 {
-    LbPeerDir p;
-    if (!lb_check(lb_peer_dir_load(dir, &p) == LB_OK, "%s reads back as a peer's result: %s", dir, lb_error_message()))
+    LbSweepDir p;
+    if (!lb_check(lb_result_load(dir, &p) == LB_OK, "%s reads back as a peer's result: %s", dir, lb_error_message()))
         return;
     lb_check(p.count == 6 && p.nvariants == 3, "%s: 6 rows of 3 models (%zu, %zu)", dir, p.count, p.nvariants);
     static const char *const names[3] = {"torch-standard", "torch-linformer", "torch-sdpa-flash"};
@@ -118,7 +117,7 @@ static void check_peer_dir(const char *dir, const LbSweepDir *lin, long long bud
                  (energy ? note[0] == '\0' : strstr(note, "no energy counter") && strstr(note, "energy_uj") != NULL),
              "%s/meta.csv: energy %s (%s), energy_note %s", dir, energy ? "measured" : "none", e ? e : "absent",
              note ? note : "absent");
-    lb_peer_dir_free(&p);
+    lb_sweep_dir_free(&p);
 }
 
 /* compare LIN PEER --format csv: every cell's nine numbers from the two raw.csv files (the three of
@@ -129,9 +128,9 @@ static void check_compare(const char *lin_dir, const char *peer_dir, int same_ba
     LbRun r = lb_run(argv);
     lb_check(r.code == 0, "compare %s %s: exit %d (%s)", lin_dir, peer_dir, r.code, r.err);
     LbSweepDir lin;
-    LbPeerDir p;
+    LbSweepDir p;
     LbCsvTable t;
-    if (lb_sweep_dir_load(lin_dir, &lin) != LB_OK || lb_peer_dir_load(peer_dir, &p) != LB_OK ||
+    if (lb_sweep_dir_load(lin_dir, &lin) != LB_OK || lb_result_load(peer_dir, &p) != LB_OK ||
         !lb_check(lb_csv_parse_text(r.out, strlen(r.out), 0, "compare", &t) == LB_OK, "compare's CSV parses")) {
         lb_run_free(&r);
         return;
@@ -176,7 +175,7 @@ static void check_compare(const char *lin_dir, const char *peer_dir, int same_ba
     lb_check(rows == 8, "compare: 8 cells compared (%d)", rows);
     lb_csv_table_free(&t);
     lb_sweep_dir_free(&lin);
-    lb_peer_dir_free(&p);
+    lb_sweep_dir_free(&p);
     lb_run_free(&r);
 }
 
@@ -253,10 +252,10 @@ static void check_energy(void)
     lb_run_free(&r);
     /* standard / torch-standard at n = 64: the rows' J per sequence */
     LbSweepDir l;
-    LbPeerDir pd;
+    LbSweepDir pd;
     LbCsvTable t;
     snprintf(data, sizeof data, "%s/versus_energy_ratio.plot.csv", plots);
-    if (lb_check(lb_sweep_dir_load(lin, &l) == LB_OK && lb_peer_dir_load(own, &pd) == LB_OK, "both read back")) {
+    if (lb_check(lb_sweep_dir_load(lin, &l) == LB_OK && lb_result_load(own, &pd) == LB_OK, "both read back")) {
         const LbCellResult *a = row_at(l.rows, l.count, NULL, 0, LB_MODEL_STANDARD, 64, 0);
         const LbCellResult *b = row_at(pd.rows, pd.count, pd.variant, 0, pd.variants[0].work, 64, 0);
         if (lb_check(a && b && lb_csv_read_file(data, 1, &t) == LB_OK && t.rows == 3 &&
@@ -273,12 +272,12 @@ static void check_energy(void)
             lb_csv_table_free(&t);
         }
         lb_sweep_dir_free(&l);
-        lb_peer_dir_free(&pd);
+        lb_sweep_dir_free(&pd);
     }
 
-    LbPeerDir p;
+    LbSweepDir p;
     snprintf(grid, sizeof grid, "%s/energy_speedup.csv", own);
-    if (!lb_check(lb_peer_dir_load(own, &p) == LB_OK, "%s reads back", own))
+    if (!lb_check(lb_result_load(own, &p) == LB_OK, "%s reads back", own))
         return;
     if (lb_check(lb_csv_read_file(grid, 1, &t) == LB_OK && t.rows == 3 && t.row[0].count == 2 &&
                      strcmp(t.row[0].fields[1], "k=16") == 0,
@@ -294,7 +293,7 @@ static void check_energy(void)
         }
         lb_csv_table_free(&t);
     }
-    lb_peer_dir_free(&p);
+    lb_sweep_dir_free(&p);
 }
 
 int main(int argc, char **argv)

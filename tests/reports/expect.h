@@ -12,6 +12,7 @@
 
 #include "attn/measure.h"
 #include "reports/csv_io.h"
+#include "reports/paper_table3.h"
 #include "tests/lib/check.h"
 
 /* A cell: a number (num, v), or a marker: "" (k >= n), "NA", "OOM", "ERR". */
@@ -85,6 +86,23 @@ static inline int ex_paper_parse(ExPaper *p, int grid, const char *text)
     }
     lb_csv_table_free(&t);
     return ok ? 0 : -1;
+}
+
+/* The paper's numbers from dir's table3_*.csv (the source, ../shared/paper) when there, else
+ * from the copy in reports/paper_table3.c. */
+static inline void ex_paper_load(ExPaper *p, const char *dir)
+{
+    static const char *const names[2] = {"table3_time.csv", "table3_memory.csv"};
+    const char *builtin[2] = {lb_paper_table3_time_csv, lb_paper_table3_memory_csv};
+    for (int g = 0; g < 2; g++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s", dir ? dir : "/nonexistent", names[g]);
+        char *text = lb_slurp(path);
+        lb_check(ex_paper_parse(p, g, text && *text ? text : builtin[g]) == 0, "the paper's %s parses", names[g]);
+        if (g == 0)
+            printf("paper's numbers from %s\n", text && *text ? path : "the copy in reports/paper_table3.c");
+        free(text);
+    }
 }
 
 static inline ExCell ex_paper(const ExPaper *p, int grid, int64_t n, int64_t k)

@@ -1,5 +1,6 @@
-/* Sweep directories made from rows, for the compare and plot tests: raw.csv through
- * lb_raw_append and meta.csv through lb_meta_write, as linbench sweep writes them. */
+/* What the compare and plot tests share: sweep directories made from rows (raw.csv through
+ * lb_raw_append, meta.csv through lb_meta_write, as linbench sweep writes them), a sweep of
+ * every model, a meta.csv key changed in place, and the check of a usage error. */
 #ifndef LB_TESTS_FIXTURE_H
 #define LB_TESTS_FIXTURE_H
 
@@ -13,6 +14,8 @@
 #include "reports/meta.h"
 #include "reports/raw.h"
 #include "reports/settings.h"
+#include "tests/lib/check.h"
+#include "tests/lib/spawn.h"
 
 static inline LbCellResult fx_row(LbModelKind model, int64_t n, int64_t k, int64_t batch,
                                   double ms_per_seq, LbCellStatus status)
@@ -102,6 +105,62 @@ static inline int fx_sweep_dir(const char *dir, const LbCellResult *rows, size_t
     int rc = lb_meta_write(path, &m);
     lb_meta_free(&m);
     return rc == LB_OK ? 0 : -1;
+}
+
+/* Read dir/meta.csv, set key to value, write it back. */
+static inline void fx_set_meta(const char *dir, const char *key, const char *value)
+{
+    char path[4200];
+    if (snprintf(path, sizeof path, "%s/meta.csv", dir) >= (int)sizeof path)
+        return;
+    LbMeta m;
+    memset(&m, 0, sizeof m);
+    lb_check(lb_meta_read(path, &m) == LB_OK && lb_meta_set(&m, key, "%s", value) == LB_OK &&
+                 lb_meta_write(path, &m) == LB_OK,
+             "%s: %s set to %s", path, key, value);
+    lb_meta_free(&m);
+}
+
+/* Every model of the table at n = 256, 512, 1024 and, where it has a k axis, k = 32 .. 256 (a
+ * Linformer cell only where k < n): batch 8 + 7m + i and ms 1 + m + 0.1j + 0.5i at the i-th n and
+ * j-th k, so every ratio is a number; meta.csv's models lists them all. Returns the row count. */
+#define FX_ALL_MAX (3 * 4 * LB_MODEL_COUNT)
+static inline size_t fx_all_models_dir(const char *dir, LbCellResult rows[FX_ALL_MAX])
+{
+    static const int64_t ns[3] = {256, 512, 1024}, ks[4] = {32, 64, 128, 256};
+    size_t count = 0;
+    char list[512] = "";
+    for (int m = 0; m < LB_MODEL_COUNT; m++) {
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < (lb_model_has_k((LbModelKind)m) ? 4 : 1); j++)
+                if (m != LB_MODEL_LINFORMER || ks[j] < ns[i])
+                    rows[count++] = fx_row((LbModelKind)m, ns[i], ks[j], 8 + 7 * m + i, 1.0 + m + 0.1 * j + 0.5 * i,
+                                           LB_CELL_OK);
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", m ? "," : "", lb_model_name((LbModelKind)m));
+    }
+    lb_check(fx_sweep_dir(dir, rows, count, "256,512,1024", "32,64,128,256", "Tesla V100-SXM2-16GB") == 0,
+             "made a sweep of every model");
+    fx_set_meta(dir, "models", list);
+    return count;
+}
+
+/* A usage error: exit 2, one line on stderr starting "linbench: " and holding want, nothing on
+ * stdout. */
+static inline void fx_check_usage(LbRun r, const char *want, const char *what)
+{
+    lb_check(r.code == 2, "%s: exit %d: should be 2 (stderr: %s)", what, r.code, r.err);
+    lb_check(lb_lines(r.err) == 1 && strncmp(r.err, "linbench: ", 10) == 0 && strstr(r.err, want),
+             "%s: stderr should be one line with \"%s\", got: %s", what, want, r.err);
+    lb_check(r.out[0] == '\0', "%s: stdout should be empty, got: %s", what, r.out);
+    lb_run_free(&r);
+}
+
+static inline int fx_exists(const char *dir, const char *name)
+{
+    char path[8400];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    struct stat st;
+    return stat(path, &st) == 0;
 }
 
 #endif

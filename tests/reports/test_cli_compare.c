@@ -1,39 +1,24 @@
-/* linbench compare end to end, on sweep directories made from rows: the CSV output checked cell
- * by cell against the rows and the paper's Table 3 (read from ../shared/paper when present,
- * independently of reports/), ratio = measured / paper; two sweeps with ratio B / A over the
- * union of their grids; the text and Markdown headers; and every kind of bad input: one line on
- * stderr, exit 2; an unwritable stdout: exit 1.
+/* linbench compare end to end, on directories made from rows (so this runs where PyTorch is
+ * absent): against the paper, the CSV checked cell by cell against the rows and Table 3 (read
+ * from ../shared/paper when present, independently of reports/), ratio = measured / paper; two
+ * sweeps, B / A over the union of their grids; the headers; a sweep of every model; a sweep
+ * beside bench/peer's result (the peer's names, the CSV cell by cell in either order, what
+ * differs, refusals, plot LIN PEER); a real CPU sweep compared with its own rows; every kind of
+ * bad input: one line, exit 2; an unwritable stdout: exit 1.
  * Usage: test_cli_compare PATH-TO-LINBENCH [PAPER-DIR] */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "expect.h"
 #include "fixture.h"
-#include "reports/paper_table3.h"
-#include "tests/lib/check.h"
-#include "tests/lib/spawn.h"
+#include "reports/csv_io.h"
+#include "reports/peer_dir.h"
+#include "reports/speedups.h"
 
 static char *bin;
 static const char *scratch;
-
-/* The paper's numbers from ../shared/paper when it is there (the source), else from the copy in
- * the binary. */
-static void load_paper(ExPaper *p, const char *paper_dir)
-{
-    const char *names[2] = {"table3_time.csv", "table3_memory.csv"};
-    const char *builtin[2] = {lb_paper_table3_time_csv, lb_paper_table3_memory_csv};
-    for (int g = 0; g < 2; g++) {
-        char path[4200];
-        snprintf(path, sizeof path, "%s/%s", paper_dir ? paper_dir : "/nonexistent", names[g]);
-        char *text = lb_slurp(path);
-        int from_file = text && *text;
-        lb_check(ex_paper_parse(p, g, from_file ? text : builtin[g]) == 0, "the paper's %s parses", names[g]);
-        if (g == 0)
-            printf("paper's numbers from %s\n", from_file ? path : "the copy in reports/paper_table3.c");
-        free(text);
-    }
-}
 
 static LbRun run(char *a1, char *a2, char *a3, char *a4)
 {
@@ -41,14 +26,471 @@ static LbRun run(char *a1, char *a2, char *a3, char *a4)
     return lb_run(argv);
 }
 
-/* A usage error: exit 2, nothing on stdout, one line on stderr holding `want`. */
-static void check_usage(LbRun r, const char *want, const char *what)
+/* --- the peer's names --------------------------------------------------------------------- */
+
+static void check_names(void)
 {
-    lb_check(r.code == 2, "%s: exit %d: should be 2 (stderr: %s)", what, r.code, r.err);
-    lb_check(lb_lines(r.err) == 1 && strncmp(r.err, "linbench: ", 10) == 0 && strstr(r.err, want),
-             "%s: stderr should be one line with \"%s\", got: %s", what, want, r.err);
-    lb_check(r.out[0] == '\0', "%s: stdout should be empty, got: %s", what, r.out);
+    char should[256];
+    LbPeerModel m;
+    lb_check(lb_peer_model_parse("torch-standard", &m, should, sizeof should) == 0 && m.work == LB_MODEL_STANDARD &&
+              !m.exact_baseline && !m.compiled && !m.backend[0],
+          "torch-standard: the standard model's work, no baseline, eager");
+    lb_check(lb_peer_model_parse("torch-linformer-compiled", &m, should, sizeof should) == 0 &&
+              m.work == LB_MODEL_LINFORMER && m.compiled && !m.exact_baseline,
+          "torch-linformer-compiled: Linformer's work, compiled");
+    lb_check(lb_peer_model_parse("torch-sdpa-math", &m, should, sizeof should) == 0 && m.work == LB_MODEL_STANDARD &&
+              m.exact_baseline && strcmp(m.backend, "math") == 0 && !m.compiled,
+          "torch-sdpa-math: exact attention, the standard model's work, backend math");
+    lb_check(lb_peer_model_parse("torch-sdpa-flash-compiled", &m, should, sizeof should) == 0 && m.compiled &&
+              strcmp(m.backend, "flash") == 0,
+          "torch-sdpa-flash-compiled");
+    static const char *const bad[] = {"standard", "torch-", "torch-sdpa", "torch-sdpa-fast", "torch-standard-flash",
+                                      "torch-standard-compiled-x", "torch-foo", "torch-sdpa-compiled",
+                                      "pytorch-standard", "torch-standard-compiled-compiled"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        lb_check(lb_peer_model_parse(bad[i], &m, should, sizeof should) != 0 && strstr(should, "torch-NAME"),
+              "%s is refused, saying what a name is (%s)", bad[i], should);
+}
+
+/* --- directories ---------------------------------------------------------------------------- */
+
+typedef struct PeerRow {
+    const char *model;
+    int64_t n, k; /* k 0: none */
+    int64_t batch;
+    double ms_per_seq;
+    const char *status; /* "ok", "OOM" or a message */
+} PeerRow;
+
+/* raw.csv's columns before the energy columns: the layout bench/peer writes (lbpeer/resultdir.py). */
+#define PEER_COLUMNS 23
+static const char *const peer_columns[PEER_COLUMNS] = {
+    "model", "n", "k", "sharing", "order", "dtype", "batch", "planned_bytes", "peak_bytes", "median_ms",
+    "min_ms", "max_ms", "ms_per_seq", "tokens_per_s", "tflop_per_s", "passes", "sm_clock_start_mhz",
+    "sm_clock_end_mhz", "clock_events", "slowdown", "device_uuid", "host", "status",
+};
+
+/* dir/raw.csv in linbench's 23 columns as bench/peer writes them, through libcsv. */
+static int write_peer_raw(const char *dir, const PeerRow *rows, size_t count)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/raw.csv", dir);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    int rc = lb_csv_write_record(f, peer_columns, PEER_COLUMNS);
+    for (size_t i = 0; rc == LB_OK && i < count; i++) {
+        const PeerRow *r = &rows[i];
+        const int ok = strcmp(r->status, "ok") == 0;
+        char v[PEER_COLUMNS][64];
+        const char *fs[PEER_COLUMNS];
+        for (int c = 0; c < PEER_COLUMNS; c++) {
+            v[c][0] = '\0';
+            fs[c] = v[c];
+        }
+        snprintf(v[0], 64, "%s", r->model);
+        snprintf(v[1], 64, "%lld", (long long)r->n);
+        if (r->k) {
+            snprintf(v[2], 64, "%lld", (long long)r->k);
+            snprintf(v[3], 64, "layerwise");
+            snprintf(v[4], 64, "early");
+        }
+        snprintf(v[5], 64, "fp16");
+        snprintf(v[6], 64, "%lld", (long long)(ok ? r->batch : 0));
+        snprintf(v[7], 64, "0");
+        snprintf(v[8], 64, "%d", ok ? 1 << 20 : 0);
+        if (ok) {
+            lb_csv_format_double(r->ms_per_seq * (double)r->batch, v[9], 64);
+            lb_csv_format_double(r->ms_per_seq * (double)r->batch, v[10], 64);
+            lb_csv_format_double(r->ms_per_seq * (double)r->batch, v[11], 64);
+            lb_csv_format_double(r->ms_per_seq, v[12], 64);
+            snprintf(v[13], 64, "1000");
+            snprintf(v[14], 64, "1");
+            snprintf(v[15], 64, "5");
+        }
+        snprintf(v[19], 64, "0");
+        snprintf(v[21], 64, "peerhost");
+        snprintf(v[22], 64, "%s", r->status);
+        rc = lb_csv_write_record(f, fs, PEER_COLUMNS);
+    }
+    return fclose(f) == 0 && rc == LB_OK ? 0 : -1;
+}
+
+/* The peer's directory: its rows, fixture's meta (the linbench fixture's settings) made a peer's. */
+static void make_peer(const char *dir, const PeerRow *rows, size_t count)
+{
+    lb_check(fx_sweep_dir(dir, NULL, 0, "256,512,1024", "128,256", "NVIDIA H100 80GB HBM3") == 0, "%s made", dir);
+    lb_check(write_peer_raw(dir, rows, count) == 0, "%s/raw.csv written", dir);
+    fx_set_meta(dir, "tool", "peer");
+    fx_set_meta(dir, "models", "torch-standard,torch-linformer,torch-sdpa");
+    fx_set_meta(dir, "vocab", "50265");
+    fx_set_meta(dir, "torch_version", "2.99.0");
+    fx_set_meta(dir, "sdpa", "flash");
+    fx_set_meta(dir, "compile", "0");
+    fx_set_meta(dir, "timer", "cuda_events");
+}
+
+/* --- expectations, worked out from the rows ------------------------------------------------- */
+
+/* One side's own value of a cell (q: 0 ms per sequence, 1 batch, 2 J per sequence, which neither
+ * side has here: the fixture's rows none, the peer's raw.csv from before the columns), as
+ * compare's CSV writes it: a number, or NA (no row, no energy), OOM, ERR. */
+static ExCell own(int found, const char *status, double ms, int64_t batch, int q)
+{
+    ExCell x = {0, 0.0, "NA"};
+    if (found && strcmp(status, "ok") != 0)
+        snprintf(x.mark, sizeof x.mark, "%s", strcmp(status, "OOM") == 0 ? "OOM" : "ERR");
+    else if (found && q < 2)
+        x = (ExCell){1, q == 0 ? ms : (double)batch, ""};
+    return x;
+}
+
+static ExCell lin_side(const LbCellResult *rows, size_t count, LbModelKind m, int64_t n, int64_t k, int q)
+{
+    const LbCellResult *r = ex_last(rows, count, m, n, k);
+    return own(r != NULL, !r || r->status == LB_CELL_OK ? "ok" : r->status == LB_CELL_OOM ? "OOM" : "ERR",
+               r ? r->ms_per_seq : 0, r ? r->batch : 0, q);
+}
+
+static ExCell peer_side(const PeerRow *rows, size_t count, const char *model, int64_t n, int64_t k, int q)
+{
+    const PeerRow *found = NULL;
+    for (size_t i = 0; i < count; i++)
+        if (strcmp(rows[i].model, model) == 0 && rows[i].n == n && rows[i].k == k)
+            found = &rows[i];
+    return own(found != NULL, found ? found->status : "", found ? found->ms_per_seq : 0, found ? found->batch : 0, q);
+}
+
+/* Every row of compare's CSV against the rows; and the set of pairs and cells. */
+static void check_csv(const char *out, const LbCellResult *lin, size_t nlin, const PeerRow *peer, size_t npeer,
+                      int linformer_pair, const char *what)
+{
+    LbCsvTable t;
+    lb_check(lb_csv_parse_text(out, strlen(out), 0, "compare's CSV", &t) == LB_OK && t.rows > 0, "%s: CSV parses", what);
+    if (t.rows == 0)
+        return;
+    lb_check(t.row[0].count == 14 && strcmp(t.row[0].fields[0], "comparison") == 0 &&
+              strcmp(t.row[0].fields[10], "linbench_over_peer_batch") == 0 &&
+              strcmp(t.row[0].fields[13], "linbench_over_peer_energy") == 0,
+          "%s: the header", what);
+    int pairs[5] = {0, 0, 0, 0, 0}; /* std/torch-standard, lin/torch-linformer, std/sdpa, lin/sdpa baseline,
+                                      * chunked/sdpa */
+    for (size_t r = 1; r < t.rows; r++) {
+        char **f = t.row[r].fields;
+        if (!lb_check(t.row[r].count == 14, "%s: row %zu has 14 fields (%zu)", what, r, t.row[r].count))
+            continue;
+        LbModelKind m;
+        lb_check(lb_model_parse(f[1], &m) == 0, "%s: a linbench model %s", what, f[1]);
+        const int64_t n = atoll(f[3]), k = f[4][0] ? atoll(f[4]) : 0;
+        const int baseline = strcmp(f[0], "baseline") == 0;
+        lb_check(baseline || strcmp(f[0], "same_work") == 0, "%s: comparison %s", what, f[0]);
+        const char *pm = f[2];
+        const int sdpa = strcmp(pm, "torch-sdpa-flash") == 0;
+        if (!baseline && m == LB_MODEL_STANDARD)
+            pairs[sdpa ? 2 : 0]++;
+        else if (!baseline && m == LB_MODEL_CHUNKED)
+            pairs[4]++;
+        else if (!baseline && m == LB_MODEL_LINFORMER)
+            pairs[1]++;
+        else if (baseline && m == LB_MODEL_LINFORMER)
+            pairs[3]++;
+        lb_check(!baseline || sdpa, "%s: only torch-sdpa is a baseline (%s)", what, pm);
+        lb_check(baseline || (sdpa && lb_model_baseline(m) != 0) ||
+                  (strncmp(pm, "torch-", 6) == 0 && strcmp(pm + 6, lb_model_name(m)) == 0),
+              "%s: same work pairs %s with %s", what, f[1], pm);
+        lb_check(k < n || !k, "%s: no cell with k >= n (%lld, %lld)", what, (long long)n, (long long)k);
+        for (int q = 0; q < 3; q++) { /* linbench's, the peer's, linbench / peer */
+            const ExCell x = lin_side(lin, nlin, m, n, k, q);
+            const ExCell y = peer_side(peer, npeer, pm, n, lb_model_has_k(m) && !sdpa ? k : 0, q);
+            const ExCell want[3] = {x, y, ex_ratio(x, y)};
+            for (int s = 0; s < 3; s++) {
+                char label[160];
+                snprintf(label, sizeof label, "%s: %s/%s n=%lld k=%lld column %s", what, f[1], pm, (long long)n,
+                         (long long)k, t.row[0].fields[5 + 3 * q + s]);
+                ex_field(f[5 + 3 * q + s], want[s], label);
+            }
+        }
+    }
+    /* 3 n for each model without k; linformer: (256,128), (512,128), (512,256), (1024,128), (1024,256) */
+    lb_check(pairs[0] == 3 && pairs[2] == 3, "%s: standard against torch-standard and torch-sdpa-flash at every n (%d, %d)",
+          what, pairs[0], pairs[2]);
+    lb_check(pairs[1] == (linformer_pair ? 5 : 0), "%s: linformer against torch-linformer at every (n, k < n): %d", what,
+          pairs[1]);
+    lb_check(pairs[3] == 5, "%s: linformer against torch-sdpa-flash at every (n, k < n): %d", what, pairs[3]);
+    /* chunked, exact attention too, is the same work as torch-sdpa-flash (never torch-standard's, a
+     * model of its own) */
+    lb_check(pairs[4] == 3, "%s: chunked against torch-sdpa-flash, the same work, at every n: %d", what, pairs[4]);
+    lb_csv_table_free(&t);
+}
+
+static LbRun compare(const char *a, const char *b, const char *fmt)
+{
+    char *argv[] = {bin, "compare", (char *)a, (char *)b, fmt ? "--format" : NULL, (char *)fmt, NULL};
+    return lb_run(argv);
+}
+
+/* A sweep of every model: compare keeps Table 3 and adds each other pair (speedups.csv's), for one
+ * sweep and for two; with only the paper's two models nothing is added. */
+static void check_models(void)
+{
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/models", scratch);
+    LbCellResult rows[FX_ALL_MAX];
+    fx_all_models_dir(dir, rows);
+    char *exe = bin;
+    int all[LB_MODEL_COUNT];
+    for (int m = 0; m < LB_MODEL_COUNT; m++)
+        all[m] = 1;
+    LbSpeedupPair pairs[LB_SPEEDUP_PAIRS_MAX];
+    size_t np = lb_speedup_pairs(all, pairs);
+
+    /* compare: one sweep. */
+    char *one[] = {exe, "compare", dir, NULL};
+    LbRun r = lb_run(one);
+    lb_check(r.code == 0, "compare: exit %d: %s", r.code, r.err);
+    lb_check(strstr(r.out, "Time saved (ms per sequence, standard / Linformer)") != NULL, "compare keeps Table 3:\n%s", r.out);
+    int others = 0;
+    for (size_t p = 0; p < np; p++) {
+        if (pairs[p].model == LB_MODEL_LINFORMER && pairs[p].baseline == LB_MODEL_STANDARD)
+            continue;
+        others++;
+        char want[128];
+        snprintf(want, sizeof want, "%s against %s", lb_model_name(pairs[p].model), lb_model_name(pairs[p].baseline));
+        lb_check(strstr(r.out, want) != NULL, "compare shows \"%s\":\n%s", want, r.out);
+    }
+    lb_check((strstr(r.out, "Every other model") != NULL) == (others > 0), "the other models' section %s:\n%s",
+             others ? "shown" : "absent with only the paper's two", r.out);
     lb_run_free(&r);
+
+    /* compare: two sweeps, B / A for every comparison. */
+    char *two[] = {exe, "compare", dir, dir, NULL};
+    r = lb_run(two);
+    lb_check(r.code == 0, "compare A B: exit %d: %s", r.code, r.err);
+    for (size_t p = 0; p < np; p++) {
+        char want[160];
+        const char *mname = pairs[p].model == LB_MODEL_LINFORMER && pairs[p].baseline == LB_MODEL_STANDARD
+                                ? "Linformer"
+                                : lb_model_name(pairs[p].model);
+        snprintf(want, sizeof want, "Time saved (ms per sequence, %s / %s)", lb_model_name(pairs[p].baseline), mname);
+        lb_check(strstr(r.out, want) != NULL, "compare A B shows \"%s\"", want);
+    }
+    lb_run_free(&r);
+
+}
+
+/* Beside bench/peer's result: the CSV cell by cell in either order, the text and Markdown reports,
+ * what differs said, a pair of other sharing refused, other work refused, plot LIN PEER. */
+static void check_peer(void)
+{
+    check_names();
+
+    LbCellResult lin[] = {
+        FX_STD(256, 90, 0.5),
+        FX_STD(512, 40, 2.0),
+        fx_row(LB_MODEL_STANDARD, 1024, 0, 0, 0, LB_CELL_OOM),
+        FX_LIN(256, 128, 120, 0.4),
+        FX_LIN(512, 128, 68, 4.0 / 3.0),
+        FX_LIN(512, 256, 60, 1.6),
+        FX_LIN(1024, 128, 30, 4.0),
+        fx_row(LB_MODEL_LINFORMER, 1024, 256, 0, 0, LB_CELL_ERROR),
+        fx_row(LB_MODEL_CHUNKED, 256, 0, 95, 0.52, LB_CELL_OK),
+        fx_row(LB_MODEL_CHUNKED, 512, 0, 50, 2.1, LB_CELL_OK),
+    };
+    const size_t nlin = sizeof lin / sizeof lin[0];
+    static const PeerRow peer[] = {
+        {"torch-standard", 256, 0, 80, 0.55, "ok"},
+        {"torch-linformer", 256, 128, 100, 0.5, "ok"},
+        {"torch-sdpa-flash", 256, 0, 200, 0.25, "ok"},
+        {"torch-standard", 512, 0, 30, 2.5, "ok"},
+        {"torch-linformer", 512, 128, 60, 1.0, "ok"},
+        {"torch-linformer", 512, 256, 0, 0, "CUDA error: an illegal memory access"},
+        {"torch-sdpa-flash", 512, 0, 100, 1.0, "ok"},
+        {"torch-standard", 1024, 0, 0, 0, "OOM"},
+        {"torch-linformer", 1024, 256, 20, 3.0, "ok"},
+        {"torch-sdpa-flash", 1024, 0, 25, 4.0, "ok"},
+    };
+    const size_t npeer = sizeof peer / sizeof peer[0];
+    char lin_dir[4200], peer_dir[4200], other[4200];
+    snprintf(lin_dir, sizeof lin_dir, "%s/lin", scratch);
+    snprintf(peer_dir, sizeof peer_dir, "%s/peer", scratch);
+    lb_check(fx_sweep_dir(lin_dir, lin, nlin, "256,512,1024", "128,256", "NVIDIA H100 80GB HBM3") == 0, "linbench's made");
+    fx_set_meta(lin_dir, "vocab", "50265");
+    make_peer(peer_dir, peer, npeer);
+
+    /* The CSV, cell by cell, in both orders of the directories (the same bytes). */
+    LbRun r = compare(lin_dir, peer_dir, "csv");
+    lb_check(r.code == 0, "compare LIN PEER --format csv: exit %d (%s)", r.code, r.err);
+    check_csv(r.out, lin, nlin, peer, npeer, 1, "LIN PEER");
+    LbRun back = compare(peer_dir, lin_dir, "csv");
+    lb_check(back.code == 0 && strcmp(back.out, r.out) == 0, "compare PEER LIN prints what compare LIN PEER prints");
+    lb_run_free(&back);
+    lb_run_free(&r);
+
+    /* Text: what ran, each pair, the section against the baseline, the legend. */
+    r = compare(lin_dir, peer_dir, NULL);
+    lb_check(r.code == 0 && r.err[0] == '\0', "compare LIN PEER: exit %d, stderr %s", r.code, r.err);
+    static const char *const text[] = {
+        "linbench compare: linbench against PyTorch (bench/peer), cell by cell",
+        "PyTorch 2.99.0, eager, SDPA flash, timer cuda_events",
+        "same: device, dtype, model shape, sharing, order and memory budget",
+        "batch: each side its own largest within its memory budget",
+        "standard against torch-standard\nms per sequence",
+        "linformer against torch-linformer (k: projected length)",
+        "standard against torch-sdpa-flash\nms per sequence",
+        "chunked against torch-sdpa-flash\nms per sequence",
+        "Against the peer's exact attention",
+        "linformer against torch-sdpa-flash (k: projected length)",
+        "NA: not measured on that side",
+        "peer energy: none (written before energy was measured)",
+    };
+    for (size_t i = 0; i < sizeof text / sizeof text[0]; i++)
+        lb_check(strstr(r.out, text[i]) != NULL, "the text report says \"%s\"", text[i]);
+    /* linformer 512/128: linbench 1.33 ms, the peer 1.00, 1.33; batch 68 and 60, 1.13 */
+    lb_check(strstr(r.out, "1.33") && strstr(r.out, "0.909"), "the text shows 1.33 ms and 0.5 / 0.55 = 0.909");
+    lb_run_free(&r);
+    r = compare(lin_dir, peer_dir, "md");
+    lb_check(r.code == 0 && strstr(r.out, "## linbench compare: linbench against PyTorch") &&
+              strstr(r.out, "### linformer against torch-linformer") && strstr(r.out, "| n \\ k |"),
+          "the Markdown report: headings and tables");
+    lb_run_free(&r);
+
+    /* What differs is said: the GPU, the dtype asked, the budget. */
+    snprintf(other, sizeof other, "%s/peer-a100", scratch);
+    make_peer(other, peer, npeer);
+    fx_set_meta(other, "device_name", "NVIDIA A100-SXM4-80GB");
+    fx_set_meta(other, "memory_budget_bytes", "1073741824");
+    r = compare(lin_dir, other, NULL);
+    lb_check(r.code == 0 &&
+              strstr(r.out, "differ (linbench / peer): device_name NVIDIA H100 80GB HBM3 / NVIDIA A100-SXM4-80GB; "
+                            "memory budget 16 GiB / 1 GiB"),
+          "the header names the devices and budgets that differ:\n%s", r.out);
+    lb_run_free(&r);
+
+    /* Another sharing: the Linformer pair is refused, the rest compared. */
+    snprintf(other, sizeof other, "%s/peer-kv", scratch);
+    make_peer(other, peer, npeer);
+    fx_set_meta(other, "sharing", "kv");
+    r = compare(lin_dir, other, NULL);
+    lb_check(r.code == 0 &&
+              strstr(r.out, "linformer against torch-linformer: not compared: linbench ran --sharing layerwise, the "
+                            "peer kv: not the same work") &&
+              strstr(r.out, "differ (linbench / peer): sharing layerwise / kv"),
+          "another sharing: the pair refused in one line, the difference said:\n%s", r.out);
+    lb_run_free(&r);
+    r = compare(lin_dir, other, "csv");
+    lb_check(r.code == 0, "another sharing, csv: exit %d", r.code);
+    check_csv(r.out, lin, nlin, peer, npeer, 0, "another sharing");
+    lb_run_free(&r);
+
+    /* Not the same work at all, or not a peer's result: one line, exit 2. */
+    snprintf(other, sizeof other, "%s/peer-wide", scratch);
+    make_peer(other, peer, npeer);
+    fx_set_meta(other, "d_model", "1024");
+    fx_check_usage(compare(lin_dir, other, NULL), "not the same work", "a peer of another d_model");
+    fx_check_usage(compare(other, lin_dir, "csv"), "d_model 768", "a peer of another d_model, first");
+    snprintf(other, sizeof other, "%s/peer-fp32", scratch);
+    make_peer(other, peer, npeer);
+    fx_set_meta(other, "storage_dtype", "fp32");
+    fx_check_usage(compare(lin_dir, other, NULL), "stored fp16", "a peer of another storage type");
+    snprintf(other, sizeof other, "%s/peer-name", scratch);
+    static const PeerRow odd[] = {{"torch-sdpa-turbo", 256, 0, 10, 1.0, "ok"}};
+    make_peer(other, odd, 1);
+    fx_check_usage(compare(lin_dir, other, NULL), "torch-sdpa-turbo", "an unknown peer model");
+    fx_check_usage(compare(peer_dir, NULL, NULL), "result of bench/peer", "a peer's result alone");
+    fx_check_usage(compare(peer_dir, peer_dir, NULL), "both directories are results of bench/peer", "two peers");
+
+    /* plot LIN PEER: the three figures, their data the rows' values. */
+    char plots[4200];
+    snprintf(plots, sizeof plots, "%s/plots", scratch);
+    char *pargv[] = {bin, "plot", peer_dir, lin_dir, "--out", plots, "--no-render", NULL};
+    r = lb_run(pargv);
+    lb_check(r.code == 0 && strstr(r.out, "versus_time_per_seq.gp") && strstr(r.out, "versus_batch_ratio.gp"),
+          "plot PEER LIN: exit %d, the scripts named (%s%s)", r.code, r.out, r.err);
+    lb_run_free(&r);
+    char path[4400];
+    snprintf(path, sizeof path, "%s/versus_time_ratio.plot.csv", plots);
+    LbCsvTable t;
+    if (lb_check(lb_csv_read_file(path, 0, &t) == LB_OK && t.rows == 4, "versus_time_ratio.plot.csv: header and 3 n")) {
+        int col = -1, sdpa = -1, chunked = 0;
+        for (size_t c = 0; c < t.row[0].count; c++) {
+            if (strcmp(t.row[0].fields[c], "linformer k=128 / torch-linformer k=128") == 0)
+                col = (int)c;
+            if (strcmp(t.row[0].fields[c], "standard / torch-sdpa-flash") == 0)
+                sdpa = (int)c;
+            chunked += strcmp(t.row[0].fields[c], "chunked / torch-sdpa-flash") == 0;
+        }
+        lb_check(chunked == 1, "a line for chunked against torch-sdpa-flash, exact attention both");
+        lb_check(col > 0 && sdpa > 0, "its columns name both sides of each pair");
+        if (col > 0 && sdpa > 0) {
+            lb_check(fabs(atof(t.row[2].fields[col]) - (4.0 / 3.0) / 1.0) < 1e-5, "linformer k=128 at n=512: 1.33333 (%s)",
+                  t.row[2].fields[col]);
+            lb_check(t.row[3].fields[col][0] == '\0', "n=1024 k=128: no peer row, no point");
+            lb_check(fabs(atof(t.row[1].fields[sdpa]) - 2.0) < 1e-6, "standard / sdpa at n=256: 0.5 / 0.25 = 2 (%s)",
+                  t.row[1].fields[sdpa]);
+        }
+        lb_csv_table_free(&t);
+    }
+    snprintf(path, sizeof path, "%s/versus_time_per_seq.gp", plots);
+    char *gp = lb_slurp(path);
+    lb_check(gp && strstr(gp, "title 'torch-sdpa-flash'") && strstr(gp, "title 'linformer k=256'") &&
+              strstr(gp, "title 'torch-linformer k=128'"),
+          "versus_time_per_seq.gp: a line per model and k of each side");
+    free(gp);
+    char *p2[] = {bin, "plot", peer_dir, "--no-render", NULL};
+    fx_check_usage(lb_run(p2), "result of bench/peer", "plot of a peer's result alone");
+    char *p3[] = {bin, "plot", lin_dir, lin_dir, "--no-render", NULL};
+    fx_check_usage(lb_run(p3), "a second directory should be a result of bench/peer", "plot of two sweeps");
+
+}
+
+/* A real sweep on the CPU reference (a small model, n 512..2048, k 128..512, --mem-limit 64M),
+ * then compare --format csv on it, cell by cell against raw.csv read back through libcsv and
+ * Table 3; and the sweep against itself: B / A is 1 wherever both measured. */
+static void check_real_sweep(const ExPaper *ex_paper_table)
+{
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/sweep", scratch);
+    char *sweep[] = {bin, "sweep", "--device", "cpu", "--layers", "2", "--d-model", "64", "--heads", "4",
+                     "--ffn", "128", "--vocab", "1000", "--n", "512:2048", "--k", "128:512",
+                     "--mem-limit", "64M", "--cell-time", "1", "--out", dir, "--quiet", NULL};
+    LbRun r = lb_run(sweep);
+    lb_check(r.code == 0, "sweep: exit %d: %s", r.code, r.err);
+    printf("%s", r.out);
+    lb_run_free(&r);
+
+    char raw[4400];
+    snprintf(raw, sizeof raw, "%s/raw.csv", dir);
+    LbCellResult *rows = NULL;
+    size_t count = 0;
+    if (!lb_check(lb_raw_read(raw, &rows, &count) == 0 && count == 3 + 2 + 3 + 3,
+                  "raw.csv reads back with 11 rows (3 standard, 8 Linformer), got %zu", count))
+        return;
+
+    char *cmp[] = {bin, "compare", dir, "--format", "csv", NULL};
+    r = lb_run(cmp);
+    lb_check(r.code == 0, "compare --format csv: exit %d: %s", r.code, r.err);
+    static const char *const head[6] = {"grid", "n", "k", "measured", "paper", "measured_over_paper"};
+    ExRows rs = {rows, count};
+    size_t cells = ex_check_compare_csv(r.out, head, ex_side_rows, &rs, ex_side_paper, ex_paper_table, 0);
+    lb_check(cells == 2 * 8, "compare: %zu cells: should be 16 (8 with k < n, twice)", cells);
+    lb_run_free(&r);
+
+    char *text[] = {bin, "compare", dir, NULL};
+    r = lb_run(text);
+    lb_check(r.code == 0 && strstr(r.out, "(cpu)") && strstr(r.out, "2 layers, d_model 64, 4 heads, ffn 128") &&
+                 strstr(r.out, "memory budget 64 MiB (--mem-limit)"),
+             "compare text header: exit %d:\n%s", r.code, r.out);
+    printf("%s", r.out);
+    lb_run_free(&r);
+
+    char *self[] = {bin, "compare", dir, dir, "--format", "csv", NULL};
+    r = lb_run(self);
+    lb_check(r.code == 0, "compare DIR DIR: exit %d: %s", r.code, r.err);
+    static const char *const ab[6] = {"grid", "n", "k", "a", "b", "b_over_a"};
+    cells = ex_check_compare_csv(r.out, ab, ex_side_rows, &rs, ex_side_rows, &rs, 1);
+    lb_check(cells == 16, "compare DIR DIR: %zu cells: should be 16", cells);
+    lb_run_free(&r);
+    free(rows);
 }
 
 int main(int argc, char **argv)
@@ -60,7 +502,7 @@ int main(int argc, char **argv)
     bin = argv[1];
     scratch = lb_scratch_dir("cli-compare");
     ExPaper paper;
-    load_paper(&paper, argc > 2 ? argv[2] : NULL);
+    ex_paper_load(&paper, argc > 2 ? argv[2] : NULL);
 
     /* Sweep A: values, OOM on either side, an error, a cell never measured, an n the paper does
      * not have (256), an n with no rows (4096), and a cell measured twice (the last wins). */
@@ -164,22 +606,22 @@ int main(int argc, char **argv)
     lb_run_free(&r);
 
     /* Bad input: one line, exit 2, nothing on stdout. */
-    check_usage(run(dir_a, "--format", "x", NULL), "invalid argument \"x\" for --format: should be text, md or csv", "--format x");
-    check_usage(run(dir_a, "--format", NULL, NULL), "--format needs a value", "--format without a value");
-    check_usage(run(dir_a, "--bogus", NULL, NULL), "unknown flag \"--bogus\"", "an unknown flag");
-    check_usage(run(NULL, NULL, NULL, NULL), "compare needs a sweep directory", "no directory");
-    check_usage(run(dir_a, dir_b, dir_a, NULL), "unexpected argument", "three directories");
+    fx_check_usage(run(dir_a, "--format", "x", NULL), "invalid argument \"x\" for --format: should be text, md or csv", "--format x");
+    fx_check_usage(run(dir_a, "--format", NULL, NULL), "--format needs a value", "--format without a value");
+    fx_check_usage(run(dir_a, "--bogus", NULL, NULL), "unknown flag \"--bogus\"", "an unknown flag");
+    fx_check_usage(run(NULL, NULL, NULL, NULL), "compare needs a sweep directory", "no directory");
+    fx_check_usage(run(dir_a, dir_b, dir_a, NULL), "unexpected argument", "three directories");
     char empty[4200], no_meta[4200], bad_raw[4200], path[4300];
     snprintf(empty, sizeof empty, "%s/empty", scratch);
     mkdir(empty, 0755);
-    check_usage(run(empty, NULL, NULL, NULL), "no raw.csv in it", "a directory without raw.csv");
+    fx_check_usage(run(empty, NULL, NULL, NULL), "no raw.csv in it", "a directory without raw.csv");
     snprintf(no_meta, sizeof no_meta, "%s/nometa", scratch);
     fx_sweep_dir(no_meta, a_rows, 2, "256", "128", "x");
     snprintf(path, sizeof path, "%s/meta.csv", no_meta);
     remove(path);
-    check_usage(run(no_meta, NULL, NULL, NULL), "no meta.csv in it", "a directory without meta.csv");
+    fx_check_usage(run(no_meta, NULL, NULL, NULL), "no meta.csv in it", "a directory without meta.csv");
     snprintf(path, sizeof path, "%s/does-not-exist", scratch);
-    check_usage(run(path, NULL, NULL, NULL), "No such file or directory", "a directory that does not exist");
+    fx_check_usage(run(path, NULL, NULL, NULL), "No such file or directory", "a directory that does not exist");
     snprintf(bad_raw, sizeof bad_raw, "%s/badraw", scratch);
     fx_sweep_dir(bad_raw, a_rows, 2, "256", "128", "x");
     snprintf(path, sizeof path, "%s/raw.csv", bad_raw);
@@ -188,7 +630,7 @@ int main(int argc, char **argv)
         fputs("standard,twelve,,,,fp16,1,1,1,1,1,1,1,1,1,5,,,,0,,,,,ok\n", f);
         fclose(f);
     }
-    check_usage(run(bad_raw, NULL, NULL, NULL), "invalid n \"twelve\"", "a malformed raw.csv");
+    fx_check_usage(run(bad_raw, NULL, NULL, NULL), "invalid n \"twelve\"", "a malformed raw.csv");
 
     /* Help lists every flag with its default. */
     r = run("--help", NULL, NULL, NULL);
@@ -205,6 +647,9 @@ int main(int argc, char **argv)
              "stdout on /dev/full: exit %d: should be 1 with one line: %s", r.code, r.err);
     lb_run_free(&r);
 
+    check_models();
+    check_real_sweep(&paper);
+    check_peer();
     lb_test_cleanup(scratch);
     return lb_test_finish("test_cli_compare");
 }

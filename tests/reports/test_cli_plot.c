@@ -1,7 +1,15 @@
-/* linbench plot end to end with gnuplot (skipped, exit 77, only when gnuplot is not on PATH):
- * on a sweep directory made from rows, renders the three figures; each PNG decodes (signature,
- * chunk CRCs, IHDR 900x650, IDAT inflated with zlib where linked) and each SVG is a whole SVG
- * document; the data gnuplot drew is read back through libcsv and matches the rows.
+/* linbench plot end to end, on sweep directories made from rows:
+ *   - without gnuplot (PATH holds none) and with --no-render: the scripts and their data are
+ *     written, no image, one line says how to render them; a figure without a point says why;
+ *     bad input exits 2 with one line; an --out that cannot be created exits 1;
+ *   - a sweep of every model: the paper's three figures, a heatmap pair per other model with a k
+ *     axis and a line figure per other model without; time_per_seq draws one line per model and
+ *     k, each titled by its model (and k), its colour and dash written out, one hue per model
+ *     (within 8 degrees), two models 30 degrees or more apart, the lines of one model told apart
+ *     by shade or dash, one data column per line under the same title and with the rows' values;
+ *   - with gnuplot on PATH (else that part is skipped): the three figures rendered, each PNG
+ *     decoded (signature, chunk CRCs, IHDR 900x650, IDAT inflated with zlib where linked), each
+ *     SVG whole, the data gnuplot drew read back through libcsv against the rows.
  * Usage: test_cli_plot PATH-TO-LINBENCH */
 #include <math.h>
 #include <stdio.h>
@@ -14,8 +22,276 @@
 #include "fixture.h"
 #include "png_check.h"
 #include "reports/csv_io.h"
-#include "tests/lib/check.h"
-#include "tests/lib/spawn.h"
+
+static char *bin;
+static const char *scratch;
+
+static void check_scripts_only(const char *dir, LbRun r, const char *what)
+{
+    lb_check(r.code == 0, "%s: exit %d: %s", what, r.code, r.err);
+    lb_check(lb_lines(r.out) == 1 && strstr(r.out, "render with: gnuplot "), "%s: one line on how to render:\n%s",
+             what, r.out);
+    const char *names[3] = {"time_speedup", "memory_speedup", "time_per_seq"};
+    for (int i = 0; i < 3; i++) {
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s.gp", dir, names[i]);
+        lb_check(lb_exists(path) && strstr(r.out, path), "%s: %s written and named in the line", what, path);
+        snprintf(path, sizeof path, "%s/%s.plot.csv", dir, names[i]);
+        lb_check(lb_exists(path), "%s: %s written", what, path);
+        snprintf(path, sizeof path, "%s/%s.png", dir, names[i]);
+        lb_check(!lb_exists(path), "%s: %s should not be rendered", what, path);
+    }
+    lb_run_free(&r);
+}
+
+/* Scripts without images, the figure without a point, bad input. */
+static void check_scripts(void)
+{
+    LbCellResult rows[] = {FX_STD(512, 40, 2.0), FX_LIN(512, 128, 68, 1.25), FX_LIN(512, 256, 60, 1.6)};
+    char dir[4200], other[4200];
+    snprintf(dir, sizeof dir, "%s/sweep", scratch);
+    lb_check(fx_sweep_dir(dir, rows, 3, "512", "128,256", "Tesla V100-SXM2-16GB") == 0, "made a sweep directory");
+
+    /* No gnuplot on PATH. */
+    char *av[] = {bin, "plot", dir, NULL};
+    char *env[] = {"PATH=/nonexistent-linbench-test", NULL};
+    lb_child_env = env;
+    LbRun r = lb_run(av);
+    lb_child_env = NULL;
+    lb_check(strstr(r.out, "gnuplot is not on PATH") != NULL, "without gnuplot, says so: %s", r.out);
+    check_scripts_only(dir, r, "no gnuplot");
+
+    /* --no-render, into another directory. */
+    snprintf(other, sizeof other, "%s/scripts", scratch);
+    char *av2[] = {bin, "plot", "--no-render", "-o", other, dir, NULL};
+    check_scripts_only(other, lb_run(av2), "--no-render --out");
+
+    /* A figure without a point says why: every cell out of memory is not "not measured yet". */
+    LbCellResult oom[] = {fx_row(LB_MODEL_STANDARD, 512, 0, 0, 0, LB_CELL_OOM),
+                          fx_row(LB_MODEL_LINFORMER, 512, 128, 0, 0, LB_CELL_OOM),
+                          fx_row(LB_MODEL_LINFORMER, 512, 256, 0, 0, LB_CELL_OOM)};
+    static const struct {
+        const char *name;
+        size_t rows;
+        const char *label;
+    } empty[] = {{"all-oom", 3, "'every cell ran out of memory (OOM at batch 1)'"},
+                 {"some-oom", 1, "'no cell measured yet: those done ran out of memory or failed'"},
+                 {"none-yet", 0, "'no cell measured yet'"}};
+    for (size_t i = 0; i < sizeof empty / sizeof empty[0]; i++) {
+        char edir[4300], gp[4400];
+        snprintf(edir, sizeof edir, "%s/%s", scratch, empty[i].name);
+        lb_check(fx_sweep_dir(edir, oom, empty[i].rows, "512", "128,256", "Tesla V100-SXM2-16GB") == 0, "made %s", edir);
+        char *ev[] = {bin, "plot", "--no-render", edir, NULL};
+        r = lb_run(ev);
+        lb_check(r.code == 0, "plot %s: exit %d: %s", empty[i].name, r.code, r.err);
+        lb_run_free(&r);
+        snprintf(gp, sizeof gp, "%s/time_per_seq.gp", edir);
+        char *script = lb_slurp(gp);
+        lb_check(script && strstr(script, empty[i].label), "%s: time_per_seq.gp's label should be %s:\n%s", empty[i].name,
+                 empty[i].label, script ? script : "(none)");
+        free(script);
+    }
+
+    /* Bad input. */
+    char *b1[] = {bin, "plot", NULL};
+    fx_check_usage(lb_run(b1), "plot needs a sweep directory", "no directory");
+    char *b2[] = {bin, "plot", (char *)scratch, NULL};
+    fx_check_usage(lb_run(b2), "no raw.csv in it", "a directory without raw.csv");
+    char *b3[] = {bin, "plot", dir, "--colour", NULL};
+    fx_check_usage(lb_run(b3), "unknown flag \"--colour\"", "an unknown flag");
+    char file[4400];
+    snprintf(file, sizeof file, "%s/raw.csv", dir);
+    char *b4[] = {bin, "plot", dir, "--out", file, NULL};
+    fx_check_usage(lb_run(b4), "for --out: not a directory", "--out naming a file");
+    char *b5[] = {bin, "plot", dir, "--out", NULL};
+    fx_check_usage(lb_run(b5), "--out needs a value", "--out without a value");
+
+    /* An --out that cannot be created: a runtime failure, exit 1. */
+    char *b6[] = {bin, "plot", "--no-render", dir, "--out", "/proc/linbench-test/figures", NULL};
+    r = lb_run(b6);
+    lb_check(r.code == 1 && lb_lines(r.err) == 1 && strstr(r.err, "/proc/linbench-test"),
+             "unwritable --out: exit %d: should be 1 with one line: %s", r.code, r.err);
+    lb_run_free(&r);
+
+    char *h[] = {bin, "plot", "--help", NULL};
+    r = lb_run(h);
+    lb_check(r.code == 0 && strstr(r.out, "--out") && strstr(r.out, "--no-render") && strstr(r.out, "default"),
+             "--help lists every flag with its default:\n%s", r.out);
+    lb_run_free(&r);
+}
+
+#define MAX_LINES 64
+
+typedef struct PlotLine {
+    int column;    /* the data column it draws */
+    char title[96];
+    unsigned rgb;  /* 0xRRGGBB */
+    int dashtype;
+} PlotLine;
+
+/* Hue in degrees of 0xRRGGBB (HSV), or -1 for a grey, which has none. */
+static double hue(unsigned rgb)
+{
+    const double r = (rgb >> 16 & 255) / 255.0, g = (rgb >> 8 & 255) / 255.0, b = (rgb & 255) / 255.0;
+    const double hi = fmax(r, fmax(g, b)), lo = fmin(r, fmin(g, b)), c = hi - lo;
+    if (c < 1e-9)
+        return -1;
+    double h = hi == r ? fmod((g - b) / c, 6.0) : hi == g ? (b - r) / c + 2 : (r - g) / c + 4;
+    h *= 60;
+    return h < 0 ? h + 360 : h;
+}
+
+static double hue_distance(double a, double b)
+{
+    const double d = fabs(a - b);
+    return d > 180 ? 360 - d : d;
+}
+
+/* The lines of the script's plot command: "data using 1:C with ... linecolor rgb '#RRGGBB'
+ * dashtype D ... title 'T'", separated by ", \". Returns the count, -1 when a line lacks a field. */
+static int parse_lines(const char *gp, PlotLine *out, int max)
+{
+    const char *p = strstr(gp, "\nplot data using ");
+    int count = 0;
+    while (p && count < max) {
+        const char *seg = strstr(p, "data using 1:");
+        if (!seg)
+            break;
+        const char *next = strstr(seg + 1, "data using 1:");
+        const char *end = strchr(seg, '\n');
+        /* a segment ends where the next begins (a continued line) or at the command's last line */
+        const char *stop = next ? next : end ? end : seg + strlen(seg);
+        char buf[512];
+        snprintf(buf, sizeof buf, "%.*s", (int)(stop - seg), seg);
+        PlotLine *l = &out[count];
+        memset(l, 0, sizeof *l);
+        const char *rgb = strstr(buf, "linecolor rgb '#"), *dt = strstr(buf, "dashtype "), *t = strstr(buf, "title '");
+        if (sscanf(buf, "data using 1:%d", &l->column) != 1 || !rgb || sscanf(rgb, "linecolor rgb '#%6x'", &l->rgb) != 1 ||
+            !dt || sscanf(dt, "dashtype %d", &l->dashtype) != 1 || !t)
+            return -1;
+        const char *q = strchr(t + 7, '\'');
+        snprintf(l->title, sizeof l->title, "%.*s", q ? (int)(q - (t + 7)) : 0, t + 7);
+        count++;
+        /* the plot command ends at a line that does not end in a backslash */
+        if (!next || (end && end < next && end[-1] != '\\'))
+            break;
+        p = next;
+    }
+    return count;
+}
+
+/* The model a line's title names first (its whole first word), or -1. */
+static int title_model(const char *title)
+{
+    for (int m = 0; m < LB_MODEL_COUNT; m++) {
+        const char *name = lb_model_name((LbModelKind)m);
+        const size_t len = strlen(name);
+        if (strncmp(title, name, len) == 0 && (title[len] == '\0' || title[len] == ' '))
+            return m;
+    }
+    return -1;
+}
+
+/* A sweep of every model: the figures per pair, and time_per_seq's lines and data. */
+static void check_models(void)
+{
+    char *exe = bin;
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/models", scratch);
+    LbCellResult rows[FX_ALL_MAX];
+    fx_all_models_dir(dir, rows);
+    char *plot[] = {exe, "plot", dir, "--no-render", NULL};
+    LbRun r = lb_run(plot);
+    lb_check(r.code == 0, "plot: exit %d: %s", r.code, r.err);
+
+    char path[4400];
+    snprintf(path, sizeof path, "%s/time_per_seq.gp", dir);
+    char *gp = lb_slurp(path);
+    PlotLine line[MAX_LINES];
+    int want = 0;
+    for (int m = 0; m < LB_MODEL_COUNT; m++)
+        want += lb_model_has_k((LbModelKind)m) ? 4 : 1;
+    const int nl = gp ? parse_lines(gp, line, MAX_LINES) : -1;
+    lb_check(nl == want, "time_per_seq.gp: %d lines with colour, dash and title: should be %d\n%s", nl, want,
+             gp ? gp : "(no script)");
+    free(gp);
+
+    int model[MAX_LINES];
+    for (int i = 0; i < nl; i++) {
+        model[i] = title_model(line[i].title);
+        lb_check(model[i] >= 0, "line %d's title \"%s\" names no model", i, line[i].title);
+        if (model[i] >= 0 && lb_model_has_k((LbModelKind)model[i]))
+            lb_check(strstr(line[i].title, " k=") != NULL, "line %d's title \"%s\" has no k", i, line[i].title);
+        lb_check(hue(line[i].rgb) >= 0, "line %d (%s): #%06x is a grey: no hue to tell its model by", i, line[i].title,
+                 line[i].rgb);
+    }
+    for (int i = 0; i < nl; i++)
+        for (int j = i + 1; j < nl; j++) {
+            if (model[i] < 0 || model[j] < 0)
+                continue;
+            const double d = hue_distance(hue(line[i].rgb), hue(line[j].rgb));
+            if (model[i] == model[j]) {
+                lb_check(d <= 8, "%s (#%06x) and %s (#%06x): one model, hues %.0f degrees apart", line[i].title,
+                         line[i].rgb, line[j].title, line[j].rgb, d);
+                lb_check(line[i].rgb != line[j].rgb || line[i].dashtype != line[j].dashtype,
+                         "%s and %s: same colour #%06x and dash %d", line[i].title, line[j].title, line[i].rgb,
+                         line[i].dashtype);
+            } else {
+                lb_check(d >= 30, "%s (#%06x) and %s (#%06x): two models, hues only %.0f degrees apart", line[i].title,
+                         line[i].rgb, line[j].title, line[j].rgb, d);
+            }
+        }
+
+    /* The data's columns are the lines, in order, under the same titles. */
+    snprintf(path, sizeof path, "%s/time_per_seq.plot.csv", dir);
+    LbCsvTable t;
+    memset(&t, 0, sizeof t);
+    if (lb_check(lb_csv_read_file(path, 0, &t) == LB_OK && t.rows >= 1, "time_per_seq.plot.csv parses")) {
+        lb_check(t.row[0].count == (size_t)want + 1, "time_per_seq.plot.csv: %zu columns: should be %d", t.row[0].count,
+                 want + 1);
+        for (int i = 0; i < nl && (size_t)i + 1 < t.row[0].count; i++)
+            lb_check(line[i].column == i + 2 && strcmp(line[i].title, t.row[0].fields[i + 1]) == 0,
+                     "line %d draws column %d titled \"%s\": the data's column %d is \"%s\"", i, line[i].column,
+                     line[i].title, i + 2, t.row[0].fields[i + 1]);
+    }
+    lb_csv_table_free(&t);
+
+    const char *paper[] = {"time_speedup.gp", "memory_speedup.gp", "time_per_seq.gp"};
+    for (int i = 0; i < 3; i++)
+        lb_check(fx_exists(dir, paper[i]) && strstr(r.out, paper[i]), "plot wrote and named %s: %s", paper[i], r.out);
+    for (int m = 0; m < LB_MODEL_COUNT; m++) {
+        if (m == LB_MODEL_STANDARD || m == LB_MODEL_LINFORMER)
+            continue;
+        char name[2][96];
+        const char *mn = lb_model_name((LbModelKind)m);
+        int figs = lb_model_has_k((LbModelKind)m) ? 2 : 1;
+        if (figs == 2) {
+            snprintf(name[0], sizeof name[0], "time_speedup_%s.gp", mn);
+            snprintf(name[1], sizeof name[1], "memory_speedup_%s.gp", mn);
+        } else {
+            snprintf(name[0], sizeof name[0], "speedup_%s.gp", mn);
+        }
+        for (int f = 0; f < figs; f++)
+            lb_check(fx_exists(dir, name[f]) && strstr(r.out, name[f]), "plot wrote and named %s: %s", name[f], r.out);
+    }
+    lb_run_free(&r);
+
+    /* time_per_seq's values: each line's model and k at n = 512 (ms 1 + m + 0.1j + 0.5i) */
+    snprintf(path, sizeof path, "%s/time_per_seq.plot.csv", dir);
+    if (lb_check(lb_csv_read_file(path, 0, &t) == LB_OK && t.rows == 4, "time_per_seq.plot.csv: header and 3 n")) {
+        lb_check(strcmp(t.row[0].fields[1], "standard") == 0 && strcmp(t.row[0].fields[2], "linformer k=32") == 0,
+                 "the paper's two first, each column naming its model");
+        for (size_t c = 1; c < t.row[0].count && c < t.row[2].count; c++) {
+            const int m = title_model(t.row[0].fields[c]);
+            const char *kk = strstr(t.row[0].fields[c], " k=");
+            const int j = kk ? (int)(log2(atof(kk + 3)) - 5) : 0;
+            double v = 0, want = 1.0 + m + 0.1 * j + 0.5;
+            lb_check(lb_csv_parse_double(t.row[2].fields[c], &v) == 0 && fabs(v - want) <= 1e-5 * want,
+                     "time_per_seq n=512 %s: \"%s\": should be %.6g", t.row[0].fields[c], t.row[2].fields[c], want);
+        }
+        lb_csv_table_free(&t);
+    }
+}
 
 static long file_size(const char *path)
 {
@@ -37,17 +313,13 @@ static int gnuplot_on_path(void)
     return 0;
 }
 
-int main(int argc, char **argv)
+/* Rendered by gnuplot, where it is on PATH. */
+static void check_render(void)
 {
-    if (argc < 2) {
-        printf("usage: test_cli_plot PATH-TO-LINBENCH\n");
-        return 1;
-    }
     if (!gnuplot_on_path()) {
         printf("test_cli_plot: gnuplot is not on PATH: rendering not tested (skipped)\n");
-        return 77;
+        return;
     }
-    const char *scratch = lb_scratch_dir("cli-plot");
     LbCellResult rows[] = {
         FX_STD(512, 40, 2.0),
         FX_LIN(512, 128, 68, 1.25),
@@ -62,12 +334,12 @@ int main(int argc, char **argv)
     };
     size_t count = sizeof rows / sizeof rows[0];
     char dir[4200], out[4200];
-    snprintf(dir, sizeof dir, "%s/sweep", scratch);
+    snprintf(dir, sizeof dir, "%s/render", scratch);
     snprintf(out, sizeof out, "%s/figures", scratch); /* created by plot */
     lb_check(fx_sweep_dir(dir, rows, count, "512,1024,2048,4096", "128,256,512", "Tesla V100-SXM2-16GB") == 0,
              "made a sweep directory");
 
-    char *av[] = {argv[1], "plot", dir, "--out", out, NULL};
+    char *av[] = {bin, "plot", dir, "--out", out, NULL};
     LbRun r = lb_run(av);
     lb_check(r.code == 0, "plot: exit %d: %s", r.code, r.err);
     lb_check(lb_lines(r.out) == 3 && strstr(r.out, "time_speedup.png") && strstr(r.out, "memory_speedup.svg") &&
@@ -130,6 +402,19 @@ int main(int argc, char **argv)
                  "(512, 128): value \"%s\", label \"%s\"", t.row[1].fields[2], t.row[1].fields[3]);
     }
     lb_csv_table_free(&t);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        printf("usage: test_cli_plot PATH-TO-LINBENCH\n");
+        return 1;
+    }
+    bin = argv[1];
+    scratch = lb_scratch_dir("cli-plot");
+    check_scripts();
+    check_models();
+    check_render();
     lb_test_cleanup(scratch);
     return lb_test_finish("test_cli_plot");
 }

@@ -84,14 +84,7 @@ static char *slurp(const char *dir, const char *name)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *s = calloc(1, 1 << 16);
-    if (s)
-        s[fread(s, 1, (1 << 16) - 1, f)] = '\0';
-    fclose(f);
-    return s;
+    return lb_slurp(path);
 }
 
 static void check_table3_unchanged(const LbCellResult *rows, size_t count, const char *dir)
