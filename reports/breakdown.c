@@ -333,14 +333,20 @@ int lb_breakdown_add(const char *dir, const LbBreakdownRecord *recs, size_t coun
     return rc;
 }
 
-int lb_breakdown_measure_add(const char *dir, LbBackend *be, const LbModelConfig *cfg, int64_t batch, uint64_t seed,
-                             const LbCalibration *cal)
+int lb_breakdown_measure(LbBackend *be, const LbModelConfig *cfg, int64_t batch, uint64_t seed,
+                         const LbCalibration *cal, LbBreakdownRecord **out, size_t *count)
 {
     LbBreakdown b;
     LB_TRY(lb_breakdown_cell(be, cfg, batch, seed, &b));
+    return lb_breakdown_records(cfg->kind, cfg->n, cfg->k, &b, cal, out, count);
+}
+
+int lb_breakdown_measure_add(const char *dir, LbBackend *be, const LbModelConfig *cfg, int64_t batch, uint64_t seed,
+                             const LbCalibration *cal)
+{
     LbBreakdownRecord *recs = NULL;
     size_t count = 0;
-    LB_TRY(lb_breakdown_records(cfg->kind, cfg->n, lb_model_has_k(cfg->kind) ? cfg->k : 0, &b, cal, &recs, &count));
+    LB_TRY(lb_breakdown_measure(be, cfg, batch, seed, cal, &recs, &count));
     const int rc = lb_breakdown_add(dir, recs, count);
     free(recs);
     return rc;

@@ -26,7 +26,7 @@
 typedef struct LbCpuState {
     size_t capacity; /* the emulated device memory */
     size_t in_use;   /* bytes handed out and not freed (headers not counted) */
-    struct timespec t0;
+    double t0; /* timer_start's time in ms (CLOCK_MONOTONIC) */
     int timing; /* timer_start seen, timer_stop not yet */
     double *events; /* event_record's times in ms (CLOCK_MONOTONIC), NaN until recorded */
     int64_t n_events;
@@ -242,17 +242,20 @@ static int lb_cpu_gelu(LbBackend *be, void *y, int64_t rows, int64_t cols)
 
 /* --- timing ------------------------------------------------------------------------------------ */
 
-static int lb_cpu_sync(LbBackend *be)
+static double lb_cpu_now_ms(void)
 {
-    (void)be; /* every op has finished when it returns */
-    return LB_OK;
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
 }
+
+/* Every op has finished when it returns: nothing to wait for. */
+static int lb_cpu_sync(LbBackend *be) { return (void)be, LB_OK; }
 
 static int lb_cpu_timer_start(LbBackend *be)
 {
-    LbCpuState *s = lb_cpu_state(be);
-    clock_gettime(CLOCK_MONOTONIC, &s->t0);
-    s->timing = 1;
+    lb_cpu_state(be)->t0 = lb_cpu_now_ms();
+    lb_cpu_state(be)->timing = 1;
     return LB_OK;
 }
 
@@ -261,18 +264,9 @@ static int lb_cpu_timer_stop(LbBackend *be, double *ms)
     LbCpuState *s = lb_cpu_state(be);
     if (!s->timing)
         return LB_FAIL(LB_ERR_INVALID, "cpu timer_stop without timer_start");
-    struct timespec t1;
-    clock_gettime(CLOCK_MONOTONIC, &t1);
     s->timing = 0;
-    *ms = (double)(t1.tv_sec - s->t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - s->t0.tv_nsec) * 1e-6;
+    *ms = lb_cpu_now_ms() - s->t0;
     return LB_OK;
-}
-
-static double lb_cpu_now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
 }
 
 static int lb_cpu_event_record(LbBackend *be, int64_t index)
@@ -306,20 +300,11 @@ static int lb_cpu_event_elapsed(LbBackend *be, int64_t from, int64_t to, double 
     return LB_OK;
 }
 
-static int lb_cpu_clock_events(LbBackend *be, uint64_t *reasons)
-{
-    (void)be;
-    *reasons = 0;
-    return LB_ERR_UNSUPPORTED; /* a CPU has no such reasons to report */
-}
+/* A CPU has no clock-event reasons to report, nor an SM clock. */
+static int lb_cpu_clock_events(LbBackend *be, uint64_t *reasons) { return (void)be, *reasons = 0, LB_ERR_UNSUPPORTED; }
+static int lb_cpu_sm_clock_mhz(LbBackend *be) { return (void)be, -1; }
 
 static int lb_cpu_energy_j(LbBackend *be, double *joules) { return lb_cpu_energy_read(&lb_cpu_state(be)->energy, joules); }
-
-static int lb_cpu_sm_clock_mhz(LbBackend *be)
-{
-    (void)be;
-    return -1;
-}
 
 /* --- the device -------------------------------------------------------------------------------- */
 
