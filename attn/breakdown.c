@@ -317,14 +317,10 @@ int lb_breakdown_cell(LbBackend *be, const LbModelConfig *cfg, int64_t batch, ui
     LB_TRY(lb_arena_open(&arena, be, plan.total));
     LbModel model;
     LbInputs in;
-    LbTrace *t = malloc(sizeof *t);
-    int rc = t ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of host memory for a breakdown");
-    int built = 0;
-    if (rc == LB_OK) {
-        trace_init(t, be);
-        rc = lb_forward_setup(&model, &in, cfg, be, &arena, batch, seed);
-        built = rc == LB_OK;
-    }
+    LbTrace trace, *t = &trace;
+    trace_init(t, be);
+    int rc = lb_forward_setup(&model, &in, cfg, be, &arena, batch, seed);
+    const int built = rc == LB_OK;
     /* The first pass creates the events and fills the libraries' caches; the second is timed.
      * One sequence suffices: it makes the same calls in the same order, and the cell's measured
      * passes have just run the batch's own shapes. */
@@ -346,9 +342,7 @@ int lb_breakdown_cell(LbBackend *be, const LbModelConfig *cfg, int64_t batch, ui
     if (built)
         lb_model_release(&model);
     lb_arena_close(&arena);
-    if (t)
-        free(t->interval);
-    free(t);
+    free(t->interval);
     return rc;
 }
 
@@ -371,15 +365,12 @@ int lb_breakdown_count(const LbModelConfig *cfg, const LbPlanParams *p, int64_t 
     LbModel model;
     LbInputs in;
     LB_TRY(lb_model_build(&model, cfg, &be, &arena, 0));
-    LbTrace *t = malloc(sizeof *t);
-    int rc = t ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of host memory for a breakdown");
-    if (rc == LB_OK) {
-        trace_init(t, &be);
-        t->counting = 1;
-        t->cost = cost;
-        t->cost_ctx = ctx;
-        rc = lb_inputs_alloc(&model, &arena, batch, &in);
-    }
+    LbTrace trace, *t = &trace;
+    trace_init(t, &be);
+    t->counting = 1;
+    t->cost = cost;
+    t->cost_ctx = ctx;
+    int rc = lb_inputs_alloc(&model, &arena, batch, &in);
     if (rc == LB_OK)
         rc = traced_pass(t, &model, &arena, &in);
     if (rc == LB_OK) {
@@ -391,9 +382,7 @@ int lb_breakdown_count(const LbModelConfig *cfg, const LbPlanParams *p, int64_t 
         fill_rows(t, t->ms, out);
     }
     lb_model_release(&model);
-    if (t)
-        free(t->interval);
-    free(t);
+    free(t->interval);
     return rc;
 }
 
