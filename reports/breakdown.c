@@ -312,7 +312,31 @@ done:
 /* The read-modify-write of lb_breakdown_add under an exclusive flock of DIR/.breakdown.lock, so
  * that the worker processes of sweep --gpus, each adding its cells, never lose each other's rows
  * (the atomic rename alone keeps the file whole, not both writers' rows). */
-static int add_locked(const char *dir, const LbBreakdownRecord *recs, size_t count);
+static int add_locked(const char *dir, const LbBreakdownRecord *recs, size_t count)
+{
+    LbBreakdownRecord *old = NULL;
+    size_t n_old = 0;
+    LB_TRY(lb_breakdown_read_if_any(dir, &old, &n_old));
+    LbBreakdownRecord *all = malloc((n_old + count + 1) * sizeof *all);
+    if (!all) {
+        free(old);
+        return LB_FAIL(LB_ERR_NOMEM, "out of memory for the breakdown's rows");
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < n_old; i++) {
+        int replaced = 0;
+        for (size_t j = 0; j < count && !replaced; j++)
+            replaced = old[i].model == recs[j].model && old[i].n == recs[j].n && old[i].k == recs[j].k;
+        if (!replaced)
+            all[n++] = old[i];
+    }
+    memcpy(all + n, recs, count * sizeof *recs);
+    n += count;
+    int rc = lb_breakdown_write(dir, all, n);
+    free(all);
+    free(old);
+    return rc;
+}
 
 int lb_breakdown_add(const char *dir, const LbBreakdownRecord *recs, size_t count)
 {
@@ -362,30 +386,4 @@ int lb_breakdown_read_if_any(const char *dir, LbBreakdownRecord **out, size_t *c
     const int exists = access(path, F_OK) == 0;
     free(path);
     return exists ? lb_breakdown_read(dir, out, count) : LB_OK;
-}
-
-static int add_locked(const char *dir, const LbBreakdownRecord *recs, size_t count)
-{
-    LbBreakdownRecord *old = NULL;
-    size_t n_old = 0;
-    LB_TRY(lb_breakdown_read_if_any(dir, &old, &n_old));
-    LbBreakdownRecord *all = malloc((n_old + count + 1) * sizeof *all);
-    if (!all) {
-        free(old);
-        return LB_FAIL(LB_ERR_NOMEM, "out of memory for the breakdown's rows");
-    }
-    size_t n = 0;
-    for (size_t i = 0; i < n_old; i++) {
-        int replaced = 0;
-        for (size_t j = 0; j < count && !replaced; j++)
-            replaced = old[i].model == recs[j].model && old[i].n == recs[j].n && old[i].k == recs[j].k;
-        if (!replaced)
-            all[n++] = old[i];
-    }
-    memcpy(all + n, recs, count * sizeof *recs);
-    n += count;
-    int rc = lb_breakdown_write(dir, all, n);
-    free(all);
-    free(old);
-    return rc;
 }
