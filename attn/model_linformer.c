@@ -172,29 +172,26 @@ static int attention_late(LbPass *p, int layer, const LbLayerWeights *w, const v
     int64_t ld_kv = d;
     LB_TRY(lb_qkv(p, w, x, &qkv));                                         /* (B, n, 3d) */
     LB_TRY(lb_pass_alloc(p, rows * d, "attention output", &o));            /* (B, n, d) */
-    if (sharing == LB_SHARE_NONE) {
-        LB_TRY(lb_pass_alloc(p, ck * d, "K'", &kc));                        /* (B, k, d) */
-        LB_TRY(lb_pass_alloc(p, ck * d, "V'", &vc));
-        /* Per head i, over the batch: K'_bi (k, hd) = E_i (k, n) K_bi (n, hd), K_bi read in place
-         * (columns d + i hd of Q/K/V) and K'_bi written in place (columns i hd of K'). */
-        for (int64_t i = 0; i < p->h; i++) {
-            LB_TRY(compress(p, k, projection(p->m, layer, (int)i, 0), lb_pass_at(p, qkv, d + i * p->hd), 3 * d, p->hd,
-                            lb_pass_at(p, kc, i * p->hd), d));
-            LB_TRY(compress(p, k, projection(p->m, layer, (int)i, 1), lb_pass_at(p, qkv, 2 * d + i * p->hd), 3 * d,
-                            p->hd, lb_pass_at(p, vc, i * p->hd), d));
-        }
-    } else if (sharing == LB_SHARE_LAYERWISE || sharing == LB_SHARE_KV) {
+    if (sharing == LB_SHARE_LAYERWISE || sharing == LB_SHARE_KV) {
         void *kv;
         LB_TRY(lb_pass_alloc(p, ck * 2 * d, "K'/V'", &kv));                 /* (B, k, 2d) */
         LB_TRY(compress(p, k, projection(p->m, layer, 0, 0), lb_pass_at(p, qkv, d), 3 * d, 2 * d, kv, 2 * d));
         kc = kv;
         vc = lb_pass_at(p, kv, d);
         ld_kv = 2 * d;
-    } else { /* headwise */
+    } else {
+        /* Headwise: K and V each over all d columns. None: per head i, over the batch, K'_bi (k, hd)
+         * = E_i (k, n) K_bi (n, hd), K_bi read in place (columns d + i hd of Q/K/V) and K'_bi
+         * written in place (columns i hd of K'). */
+        const int64_t parts = sharing == LB_SHARE_NONE ? p->h : 1, width = d / parts;
         LB_TRY(lb_pass_alloc(p, ck * d, "K'", &kc));                        /* (B, k, d) */
-        LB_TRY(compress(p, k, projection(p->m, layer, 0, 0), lb_pass_at(p, qkv, d), 3 * d, d, kc, d));
         LB_TRY(lb_pass_alloc(p, ck * d, "V'", &vc));
-        LB_TRY(compress(p, k, projection(p->m, layer, 0, 1), lb_pass_at(p, qkv, 2 * d), 3 * d, d, vc, d));
+        for (int64_t i = 0; i < parts; i++) {
+            LB_TRY(compress(p, k, projection(p->m, layer, (int)i, 0), lb_pass_at(p, qkv, d + i * width), 3 * d, width,
+                            lb_pass_at(p, kc, i * width), d));
+            LB_TRY(compress(p, k, projection(p->m, layer, (int)i, 1), lb_pass_at(p, qkv, 2 * d + i * width), 3 * d,
+                            width, lb_pass_at(p, vc, i * width), d));
+        }
     }
     LB_TRY(lb_attend(p, qkv, 3 * d, kc, vc, ld_kv, k, o));                  /* scores (B, h, n, k) */
     return lb_project(p, w, o, y);
