@@ -1,8 +1,167 @@
-/* Closing either backend through its table. */
-#include "attn/ops.h"
+/* Closing either backend through its table, and the argument checks both backends' ops share
+ * (op_args.h). */
+#include "attn/op_args.h"
+
+#include <string.h>
+
+#include "attn/status.h"
 
 void lb_backend_close(LbBackend *be)
 {
     if (be && be->ops && be->ops->close)
         be->ops->close(be);
+}
+
+int lb_arg_need(const LbBackend *be, const void *p, int64_t count, const char *op, const char *what)
+{
+    if (count < 0)
+        return LB_FAIL(LB_ERR_INVALID, "%s %s: negative size %lld for %s", be->ops->name, op, (long long)count, what);
+    if (count > 0 && !p)
+        return LB_FAIL(LB_ERR_INVALID, "%s %s: %s is NULL", be->ops->name, op, what);
+    return LB_OK;
+}
+
+int lb_arg_dims(const LbBackend *be, const char *op, int64_t a, int64_t b, int64_t c)
+{
+    if (a < 0 || b < 0 || c < 0)
+        return LB_FAIL(LB_ERR_INVALID, "%s %s: negative size (%lld, %lld, %lld)", be->ops->name, op, (long long)a,
+                       (long long)b, (long long)c);
+    return LB_OK;
+}
+
+int lb_args_transfer(const LbBackend *be, const char *op, const void *dst, const void *src, int64_t count)
+{
+    LB_TRY(lb_arg_need(be, dst, count, op, "dst"));
+    return lb_arg_need(be, src, count, op, "src");
+}
+
+int lb_args_copy(const LbBackend *be, const char *op, const void *dst, const void *src, size_t bytes, int device_copy)
+{
+    if (bytes > 0 && (!dst || !src))
+        return LB_FAIL(LB_ERR_INVALID, "%s %s: NULL pointer", be->ops->name, op);
+    if (device_copy && bytes > 0 && (const char *)dst < (const char *)src + bytes &&
+        (const char *)src < (const char *)dst + bytes)
+        return LB_FAIL(LB_ERR_INVALID, "%s %s: source and destination overlap", be->ops->name, op);
+    return LB_OK;
+}
+
+int lb_args_fill_uniform(const LbBackend *be, const void *x, int64_t count, float lo, float hi)
+{
+    LB_TRY(lb_arg_need(be, x, count, "fill_uniform", "x"));
+    if (!(lo <= hi))
+        return LB_FAIL(LB_ERR_INVALID, "%s fill_uniform: empty range [%g, %g)", be->ops->name, (double)lo, (double)hi);
+    return LB_OK;
+}
+
+/* Leading dimensions at least the stored width, strides not negative, C not written twice. */
+int lb_args_bmm(const LbBackend *be, const LbBmm *p)
+{
+    const char *name = be->ops->name;
+    if (!p)
+        return LB_FAIL(LB_ERR_INVALID, "%s bmm: no arguments", name);
+    if (p->m < 0 || p->n < 0 || p->kdim < 0 || p->batch < 0)
+        return LB_FAIL(LB_ERR_INVALID, "%s bmm: negative size (m %lld, n %lld, k %lld, batch %lld)", name,
+                       (long long)p->m, (long long)p->n, (long long)p->kdim, (long long)p->batch);
+    const int64_t a_cols = p->trans_a ? p->m : p->kdim, b_cols = p->trans_b ? p->kdim : p->n;
+    if (p->lda < (a_cols > 1 ? a_cols : 1) || p->ldb < (b_cols > 1 ? b_cols : 1) || p->ldc < (p->n > 1 ? p->n : 1))
+        return LB_FAIL(LB_ERR_INVALID,
+                       "%s bmm: leading dimension below the row width (lda %lld < %lld, ldb %lld < %lld or ldc %lld < %lld)",
+                       name, (long long)p->lda, (long long)a_cols, (long long)p->ldb, (long long)b_cols,
+                       (long long)p->ldc, (long long)p->n);
+    if (p->stride_a < 0 || p->stride_b < 0 || p->stride_c < 0)
+        return LB_FAIL(LB_ERR_INVALID, "%s bmm: negative batch stride", name);
+    if (p->batch > 1 && p->stride_c == 0 && p->m > 0 && p->n > 0)
+        return LB_FAIL(LB_ERR_INVALID, "%s bmm: stride_c 0 with batch %lld would write every product to one matrix",
+                       name, (long long)p->batch);
+    if (p->m * p->n * p->batch > 0 && ((p->kdim > 0 && (!p->a || !p->b)) || !p->c))
+        return LB_FAIL(LB_ERR_INVALID, "%s bmm: NULL matrix", name);
+    return LB_OK;
+}
+
+int lb_args_rows(const LbBackend *be, const char *op, const void *x, int64_t rows, int64_t cols)
+{
+    LB_TRY(lb_arg_dims(be, op, rows, cols, 0));
+    return lb_arg_need(be, x, rows * cols, op, strcmp(op, "gelu") == 0 ? "y" : "x");
+}
+
+int lb_args_layernorm(const LbBackend *be, const void *x, const void *gamma, const void *beta, int64_t rows,
+                      int64_t d, float eps)
+{
+    LB_TRY(lb_args_rows(be, "layernorm", x, rows, d));
+    LB_TRY(lb_arg_need(be, gamma, rows > 0 ? d : 0, "layernorm", "gamma"));
+    LB_TRY(lb_arg_need(be, beta, rows > 0 ? d : 0, "layernorm", "beta"));
+    if (!(eps >= 0.0f))
+        return LB_FAIL(LB_ERR_INVALID, "%s layernorm: eps %g is negative", be->ops->name, (double)eps);
+    return LB_OK;
+}
+
+int lb_args_embed(const LbBackend *be, const int32_t *ids, const void *tok, const void *pos, const void *x,
+                  int64_t batch, int64_t n, int64_t d)
+{
+    LB_TRY(lb_arg_dims(be, "embed", batch, n, d));
+    LB_TRY(lb_arg_need(be, ids, batch * n, "embed", "ids"));
+    LB_TRY(lb_arg_need(be, x, batch * n * d, "embed", "x"));
+    LB_TRY(lb_arg_need(be, tok, batch > 0 ? n * d : 0, "embed", "tok"));
+    return lb_arg_need(be, pos, batch > 0 ? n * d : 0, "embed", "pos");
+}
+
+int lb_args_heads(const LbBackend *be, const char *op, const void *src, int64_t ld_src, const void *dst,
+                  int64_t batch, int64_t n, int64_t heads, int64_t hd)
+{
+    LB_TRY(lb_arg_dims(be, op, batch, n, heads));
+    LB_TRY(lb_arg_dims(be, op, hd, ld_src, 0));
+    if (ld_src != 0 && ld_src < heads * hd)
+        return LB_FAIL(LB_ERR_INVALID, "%s %s: ld_src %lld < heads * hd = %lld", be->ops->name, op,
+                       (long long)ld_src, (long long)(heads * hd));
+    LB_TRY(lb_arg_need(be, src, batch * n * heads * hd, op, "src"));
+    return lb_arg_need(be, dst, batch * n * heads * hd, op, "dst");
+}
+
+int lb_args_favor(const LbBackend *be, const void *f, const void *x, int64_t groups, int64_t n, int64_t m,
+                  int64_t hd)
+{
+    LB_TRY(lb_arg_dims(be, "favor_features", groups, n, m));
+    LB_TRY(lb_arg_dims(be, "favor_features", hd, 0, 0));
+    LB_TRY(lb_arg_need(be, f, groups * n * m, "favor_features", "f"));
+    return lb_arg_need(be, x, groups * n * hd, "favor_features", "x");
+}
+
+int lb_args_divide_by_last(const LbBackend *be, const void *x, const void *y, int64_t rows, int64_t cols)
+{
+    LB_TRY(lb_arg_dims(be, "divide_by_last", rows, cols, 0));
+    LB_TRY(lb_arg_need(be, x, rows * (cols + 1), "divide_by_last", "x"));
+    return lb_arg_need(be, y, rows * cols, "divide_by_last", "y");
+}
+
+int lb_args_flash(const LbBackend *be, const void *q, const void *k, const void *v, int64_t ld, const void *o,
+                  int64_t batch, int64_t n, int64_t heads, int64_t hd)
+{
+    const char *op = "flash_attention";
+    LB_TRY(lb_arg_dims(be, op, batch, n, heads));
+    LB_TRY(lb_arg_dims(be, op, hd, ld, 0));
+    if (ld < heads * hd)
+        return LB_FAIL(LB_ERR_INVALID, "%s flash_attention: row stride %lld below heads x hd = %lld", be->ops->name,
+                       (long long)ld, (long long)(heads * hd));
+    const int64_t span = batch * n > 0 ? (batch * n - 1) * ld + heads * hd : 0;
+    LB_TRY(lb_arg_need(be, q, span, op, "q"));
+    LB_TRY(lb_arg_need(be, k, span, op, "k"));
+    LB_TRY(lb_arg_need(be, v, span, op, "v"));
+    return lb_arg_need(be, o, batch * n * heads * hd, op, "o");
+}
+
+int lb_args_seq(const LbBackend *be, const char *op, const void *x, int64_t ld_x, const void *wt, const void *y,
+                int64_t ld_y, int64_t batch, int64_t n, int64_t k, int64_t channels)
+{
+    LB_TRY(lb_arg_dims(be, op, batch, n, k));
+    LB_TRY(lb_arg_dims(be, op, channels, ld_x, ld_y));
+    if (k < 1 || n % k != 0)
+        return LB_FAIL(LB_ERR_INVALID, "%s %s: k %lld does not divide n %lld", be->ops->name, op, (long long)k,
+                       (long long)n);
+    if (ld_x < channels || ld_y < channels)
+        return LB_FAIL(LB_ERR_INVALID, "%s %s: row strides %lld, %lld below %lld channels", be->ops->name, op,
+                       (long long)ld_x, (long long)ld_y, (long long)channels);
+    LB_TRY(lb_arg_need(be, x, batch * n > 0 ? (batch * n - 1) * ld_x + channels : 0, op, "x"));
+    LB_TRY(lb_arg_need(be, y, batch * k > 0 ? (batch * k - 1) * ld_y + channels : 0, op, "y"));
+    return strcmp(op, "depthwise_conv_seq") == 0 ? lb_arg_need(be, wt, batch > 0 ? n / k * channels : 0, op, "wt")
+                                                 : LB_OK;
 }

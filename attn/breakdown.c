@@ -88,8 +88,10 @@ static void trace_role(LbTrace *t, LbOpRole role)
     mark(t);
 }
 
-static void count(LbTrace *t, double flops, double elems, double extra_bytes)
+/* Counts one call of the wrapped backend `be` under the current role; returns its trace. */
+static LbTrace *count(LbBackend *be, double flops, double elems, double extra_bytes)
 {
+    LbTrace *t = trace_of(be);
     const LbOpRole r = (unsigned)t->role < LB_ROLE_COUNT ? t->role : LB_ROLE_UNLABELLED;
     const double bytes = elems * (double)t->real->elem_bytes + extra_bytes;
     t->calls[r]++;
@@ -97,6 +99,7 @@ static void count(LbTrace *t, double flops, double elems, double extra_bytes)
     t->bytes[r] += bytes;
     if (t->cost)
         t->ms[r] += t->cost(t->cost_ctx, flops, bytes);
+    return t;
 }
 
 /* --- the wrapped ops ------------------------------------------------------------------------ */
@@ -104,15 +107,14 @@ static void count(LbTrace *t, double flops, double elems, double extra_bytes)
 static int w_linear(LbBackend *be, const void *x, const void *w, const void *b, void *y, int64_t rows, int64_t in,
                     int64_t out, int gelu)
 {
-    LbTrace *t = trace_of(be);
     const double r = (double)rows, i = (double)in, o = (double)out;
-    count(t, 2 * r * i * o, r * i + o * i + (b ? o : 0) + r * o, 0);
+    LbTrace *t = count(be, 2 * r * i * o, r * i + o * i + (b ? o : 0) + r * o, 0);
     LB_TRY(t->real->ops->linear(t->real, x, w, b, y, rows, in, out, 0));
     if (!gelu)
         return LB_OK;
     const LbOpRole was = t->role;
     trace_role(t, LB_ROLE_GELU);
-    count(t, 0, 2 * r * o, 0);
+    count(be, 0, 2 * r * o, 0);
     LB_TRY(t->real->ops->gelu(t->real, y, rows, out));
     trace_role(t, was);
     return LB_OK;
@@ -120,82 +122,72 @@ static int w_linear(LbBackend *be, const void *x, const void *w, const void *b, 
 
 static int w_bmm(LbBackend *be, const LbBmm *q)
 {
-    LbTrace *t = trace_of(be);
     const double m = (double)q->m, n = (double)q->n, k = (double)q->kdim, batch = (double)q->batch;
     const double a = m * k * (q->stride_a ? batch : 1), b = k * n * (q->stride_b ? batch : 1), c = m * n * batch;
-    count(t, 2 * m * n * k * batch, a + b + c, 0);
+    LbTrace *t = count(be, 2 * m * n * k * batch, a + b + c, 0);
     return t->real->ops->bmm(t->real, q);
 }
 
 static int w_softmax(LbBackend *be, void *x, int64_t rows, int64_t cols, float scale)
 {
-    LbTrace *t = trace_of(be);
-    count(t, 0, 2 * (double)rows * (double)cols, 0);
+    LbTrace *t = count(be, 0, 2 * (double)rows * (double)cols, 0);
     return t->real->ops->softmax(t->real, x, rows, cols, scale);
 }
 
 static int w_layernorm(LbBackend *be, void *x, const void *r, const void *gamma, const void *beta, int64_t rows,
                        int64_t d, float eps)
 {
-    LbTrace *t = trace_of(be);
-    count(t, 0, (r ? 3 : 2) * (double)rows * (double)d + 2 * (double)d, 0);
+    LbTrace *t = count(be, 0, (r ? 3 : 2) * (double)rows * (double)d + 2 * (double)d, 0);
     return t->real->ops->layernorm(t->real, x, r, gamma, beta, rows, d, eps);
 }
 
 static int w_embed(LbBackend *be, const int32_t *ids, const void *tok, const void *pos, void *x, int64_t batch,
                    int64_t n, int64_t d)
 {
-    LbTrace *t = trace_of(be);
     const double bn = (double)batch * (double)n;
-    count(t, 0, 2 * bn * (double)d + (double)n * (double)d, 4 * bn);
+    LbTrace *t = count(be, 0, 2 * bn * (double)d + (double)n * (double)d, 4 * bn);
     return t->real->ops->embed(t->real, ids, tok, pos, x, batch, n, d);
 }
 
 static int w_split_heads(LbBackend *be, const void *src, int64_t ld_src, void *dst, int64_t batch, int64_t n,
                          int64_t heads, int64_t hd)
 {
-    LbTrace *t = trace_of(be);
-    count(t, 0, 2 * (double)batch * (double)n * (double)heads * (double)hd, 0);
+    LbTrace *t = count(be, 0, 2 * (double)batch * (double)n * (double)heads * (double)hd, 0);
     return t->real->ops->split_heads(t->real, src, ld_src, dst, batch, n, heads, hd);
 }
 
 static int w_merge_heads(LbBackend *be, const void *src, void *dst, int64_t batch, int64_t n, int64_t heads,
                          int64_t hd)
 {
-    LbTrace *t = trace_of(be);
-    count(t, 0, 2 * (double)batch * (double)n * (double)heads * (double)hd, 0);
+    LbTrace *t = count(be, 0, 2 * (double)batch * (double)n * (double)heads * (double)hd, 0);
     return t->real->ops->merge_heads(t->real, src, dst, batch, n, heads, hd);
 }
 
 static int w_gelu(LbBackend *be, void *y, int64_t rows, int64_t cols)
 {
-    LbTrace *t = trace_of(be);
-    count(t, 0, 2 * (double)rows * (double)cols, 0);
+    LbTrace *t = count(be, 0, 2 * (double)rows * (double)cols, 0);
     return t->real->ops->gelu(t->real, y, rows, cols);
 }
 
 static int w_favor_features(LbBackend *be, void *f, const void *x, void *stat, int64_t groups, int64_t n, int64_t m,
                             int64_t hd, float scale, int keys)
 {
-    LbTrace *t = trace_of(be);
     const double gn = (double)groups * (double)n;
-    count(t, 0, gn * (2 * (double)m + (double)hd), 0);
+    LbTrace *t = count(be, 0, gn * (2 * (double)m + (double)hd), 0);
     return t->real->ops->favor_features(t->real, f, x, stat, groups, n, m, hd, scale, keys);
 }
 
 static int w_divide_by_last(LbBackend *be, const void *x, void *y, int64_t rows, int64_t cols)
 {
-    LbTrace *t = trace_of(be);
-    count(t, 0, (double)rows * (2 * (double)cols + 1), 0);
+    LbTrace *t = count(be, 0, (double)rows * (2 * (double)cols + 1), 0);
     return t->real->ops->divide_by_last(t->real, x, y, rows, cols);
 }
 
 static int w_flash_attention(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld, void *o,
                              int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale)
 {
-    LbTrace *t = trace_of(be);
     const double bn = (double)batch * (double)n, width = (double)heads * (double)hd;
-    count(t, 4 * bn * (double)n * width, 4 * bn * width, 0);
+    LbTrace *t = count(be, 4 * bn * (double)n * width, 4 * bn * width, 0);
     return t->real->ops->flash_attention(t->real, q, k, v, ld, o, batch, n, heads, hd, scale);
 }
 
@@ -203,9 +195,8 @@ static int w_flash_attention(LbBackend *be, const void *q, const void *k, const 
 static int w_pool_seq(LbBackend *be, const void *x, int64_t ld_x, void *y, int64_t ld_y, int64_t batch, int64_t n,
                       int64_t k, int64_t channels, int mode)
 {
-    LbTrace *t = trace_of(be);
     const double c = (double)channels;
-    count(t, 0, (double)batch * ((double)n + (double)k) * c, 0);
+    LbTrace *t = count(be, 0, (double)batch * ((double)n + (double)k) * c, 0);
     return t->real->ops->pool_seq(t->real, x, ld_x, y, ld_y, batch, n, k, channels, mode);
 }
 
@@ -213,9 +204,9 @@ static int w_pool_seq(LbBackend *be, const void *x, int64_t ld_x, void *y, int64
 static int w_depthwise_conv_seq(LbBackend *be, const void *x, int64_t ld_x, const void *wt, void *y, int64_t ld_y,
                                 int64_t batch, int64_t n, int64_t k, int64_t channels)
 {
-    LbTrace *t = trace_of(be);
     const double c = (double)channels, taps = k > 0 ? (double)(n / k) : 0;
-    count(t, 2 * (double)batch * (double)n * c, (double)batch * ((double)n + (double)k) * c + taps * c, 0);
+    LbTrace *t = count(be, 2 * (double)batch * (double)n * c,
+                       (double)batch * ((double)n + (double)k) * c + taps * c, 0);
     return t->real->ops->depthwise_conv_seq(t->real, x, ld_x, wt, y, ld_y, batch, n, k, channels);
 }
 
@@ -326,14 +317,10 @@ int lb_breakdown_cell(LbBackend *be, const LbModelConfig *cfg, int64_t batch, ui
     LB_TRY(lb_arena_open(&arena, be, plan.total));
     LbModel model;
     LbInputs in;
-    LbTrace *t = malloc(sizeof *t);
-    int rc = t ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of host memory for a breakdown");
-    int built = 0;
-    if (rc == LB_OK) {
-        trace_init(t, be);
-        rc = lb_forward_setup(&model, &in, cfg, be, &arena, batch, seed);
-        built = rc == LB_OK;
-    }
+    LbTrace trace, *t = &trace;
+    trace_init(t, be);
+    int rc = lb_forward_setup(&model, &in, cfg, be, &arena, batch, seed);
+    const int built = rc == LB_OK;
     /* The first pass creates the events and fills the libraries' caches; the second is timed.
      * One sequence suffices: it makes the same calls in the same order, and the cell's measured
      * passes have just run the batch's own shapes. */
@@ -355,9 +342,7 @@ int lb_breakdown_cell(LbBackend *be, const LbModelConfig *cfg, int64_t batch, ui
     if (built)
         lb_model_release(&model);
     lb_arena_close(&arena);
-    if (t)
-        free(t->interval);
-    free(t);
+    free(t->interval);
     return rc;
 }
 
@@ -380,15 +365,12 @@ int lb_breakdown_count(const LbModelConfig *cfg, const LbPlanParams *p, int64_t 
     LbModel model;
     LbInputs in;
     LB_TRY(lb_model_build(&model, cfg, &be, &arena, 0));
-    LbTrace *t = malloc(sizeof *t);
-    int rc = t ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of host memory for a breakdown");
-    if (rc == LB_OK) {
-        trace_init(t, &be);
-        t->counting = 1;
-        t->cost = cost;
-        t->cost_ctx = ctx;
-        rc = lb_inputs_alloc(&model, &arena, batch, &in);
-    }
+    LbTrace trace, *t = &trace;
+    trace_init(t, &be);
+    t->counting = 1;
+    t->cost = cost;
+    t->cost_ctx = ctx;
+    int rc = lb_inputs_alloc(&model, &arena, batch, &in);
     if (rc == LB_OK)
         rc = traced_pass(t, &model, &arena, &in);
     if (rc == LB_OK) {
@@ -400,9 +382,7 @@ int lb_breakdown_count(const LbModelConfig *cfg, const LbPlanParams *p, int64_t 
         fill_rows(t, t->ms, out);
     }
     lb_model_release(&model);
-    if (t)
-        free(t->interval);
-    free(t);
+    free(t->interval);
     return rc;
 }
 

@@ -96,6 +96,15 @@ static void set_error(LbCellResult *out, int rc)
     snprintf(out->error, sizeof out->error, "%s", rc == LB_OK ? "unknown error" : lb_error_message());
 }
 
+/* Not even batch 1 fits the budget (or the device): the cell's OOM. */
+static int oom(LbCellResult *out, const LbModelConfig *cfg, const LbPlanParams *pp)
+{
+    out->status = LB_CELL_OOM;
+    out->planned_bytes = (int64_t)plan_total(cfg, pp, 1);
+    snprintf(out->error, sizeof out->error, "OOM");
+    return LB_OK;
+}
+
 /* CLOCK_MONOTONIC in seconds: the span the energy counter's two readings cover. */
 static double host_seconds(void)
 {
@@ -125,12 +134,8 @@ int lb_measure_cell(LbBackend *be, const LbModelConfig *cfg, size_t budget,
 
     const LbPlanParams pp = {be->elem_bytes, be->alignment, be->workspace_bytes};
     int64_t B = lb_plan_largest_batch(cfg, &pp, budget, opt->max_batch);
-    if (B == 0) {
-        out->status = LB_CELL_OOM;
-        out->planned_bytes = (int64_t)plan_total(cfg, &pp, 1);
-        snprintf(out->error, sizeof out->error, "OOM");
-        return LB_OK;
-    }
+    if (B == 0)
+        return oom(out, cfg, &pp);
 
     LbArena arena;
     LbModel model;
@@ -143,12 +148,8 @@ int lb_measure_cell(LbBackend *be, const LbModelConfig *cfg, size_t budget,
             return LB_ERR_INTERRUPTED;
         B = allocate_largest(be, cfg, &pp, B, &arena, &rc);
         if (B == 0) {
-            if (rc == LB_ERR_NOMEM) {
-                out->status = LB_CELL_OOM;
-                out->planned_bytes = (int64_t)plan_total(cfg, &pp, 1);
-                snprintf(out->error, sizeof out->error, "OOM");
-                return LB_OK;
-            }
+            if (rc == LB_ERR_NOMEM)
+                return oom(out, cfg, &pp);
             set_error(out, rc);
             return rc;
         }
@@ -243,13 +244,8 @@ int lb_measure_cell(LbBackend *be, const LbModelConfig *cfg, size_t budget,
     }
     out->status = LB_CELL_OK;
     snprintf(out->error, sizeof out->error, "ok");
-    free(times);
-    lb_model_release(&model);
-    lb_arena_close(&arena);
-    return LB_OK;
-
 fail:
-    if (rc != LB_ERR_INTERRUPTED)
+    if (rc != LB_OK && rc != LB_ERR_INTERRUPTED)
         set_error(out, rc);
     free(times);
     if (built)

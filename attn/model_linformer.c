@@ -134,40 +134,30 @@ static int attention_early(LbPass *p, int layer, const LbLayerWeights *w, const 
 {
     const int64_t k = lb_config_layer_k(&p->m->cfg, layer);
     const int64_t rows = p->B * p->n, ck = p->B * k, d = p->d;
-    void *E = projection(p->m, layer, 0, 0);
-    void *q, *kc, *vc;
-    int64_t ld_kv;
-    if (!separate_kv(&p->m->cfg)) {
-        void *xc, *kv;
-        LB_TRY(lb_pass_alloc(p, ck * d, "compressed X", &xc));              /* (B, k, d) */
-        LB_TRY(compress(p, k, E, x, d, d, xc, d));
-        LB_TRY(lb_pass_alloc(p, rows * d, "Q", &q));                        /* (B, n, d) */
-        lb_pass_role(p, LB_ROLE_QKV);
-        LB_TRY(p->ops->linear(p->be, x, w->w_qkv, w->b_qkv, q, rows, d, d, 0));
-        LB_TRY(lb_pass_alloc(p, ck * 2 * d, "K'/V'", &kv));                 /* (B, k, 2d) */
-        LB_TRY(p->ops->linear(p->be, xc, lb_pass_at(p, w->w_qkv, d * d), lb_pass_at(p, w->b_qkv, d), kv, ck, d,
-                              2 * d, 0));
-        kc = kv;
-        vc = lb_pass_at(p, kv, d);
-        ld_kv = 2 * d;
-    } else {
-        void *F = projection(p->m, layer, 0, 1), *xe, *xf;
-        LB_TRY(lb_pass_alloc(p, ck * d, "E X", &xe));                       /* (B, k, d) */
-        LB_TRY(compress(p, k, E, x, d, d, xe, d));
+    const int fused = !separate_kv(&p->m->cfg);
+    void *xe, *xf = NULL, *q, *kc, *vc;
+    LB_TRY(lb_pass_alloc(p, ck * d, fused ? "compressed X" : "E X", &xe));   /* (B, k, d) */
+    LB_TRY(compress(p, k, projection(p->m, layer, 0, 0), x, d, d, xe, d));
+    if (!fused) {
         LB_TRY(lb_pass_alloc(p, ck * d, "F X", &xf));
-        LB_TRY(compress(p, k, F, x, d, d, xf, d));
-        LB_TRY(lb_pass_alloc(p, rows * d, "Q", &q));
-        lb_pass_role(p, LB_ROLE_QKV);
-        LB_TRY(p->ops->linear(p->be, x, w->w_qkv, w->b_qkv, q, rows, d, d, 0));
-        LB_TRY(lb_pass_alloc(p, ck * d, "K'", &kc));                        /* (B, k, d) */
-        LB_TRY(p->ops->linear(p->be, xe, lb_pass_at(p, w->w_qkv, d * d), lb_pass_at(p, w->b_qkv, d), kc, ck, d, d,
-                              0));
+        LB_TRY(compress(p, k, projection(p->m, layer, 0, 1), x, d, d, xf, d));
+    }
+    LB_TRY(lb_pass_alloc(p, rows * d, "Q", &q));                             /* (B, n, d) */
+    lb_pass_role(p, LB_ROLE_QKV);
+    LB_TRY(p->ops->linear(p->be, x, w->w_qkv, w->b_qkv, q, rows, d, d, 0));
+    const void *wk = lb_pass_at(p, w->w_qkv, d * d), *bk = lb_pass_at(p, w->b_qkv, d);
+    if (fused) { /* K' and V' side by side, (B, k, 2d), from one product */
+        LB_TRY(lb_pass_alloc(p, ck * 2 * d, "K'/V'", &kc));
+        LB_TRY(p->ops->linear(p->be, xe, wk, bk, kc, ck, d, 2 * d, 0));
+        vc = lb_pass_at(p, kc, d);
+    } else {
+        LB_TRY(lb_pass_alloc(p, ck * d, "K'", &kc));                         /* (B, k, d) */
+        LB_TRY(p->ops->linear(p->be, xe, wk, bk, kc, ck, d, d, 0));
         LB_TRY(lb_pass_alloc(p, ck * d, "V'", &vc));
         LB_TRY(p->ops->linear(p->be, xf, lb_pass_at(p, w->w_qkv, 2 * d * d), lb_pass_at(p, w->b_qkv, 2 * d), vc,
                               ck, d, d, 0));
-        ld_kv = d;
     }
-    LB_TRY(lb_attend(p, q, d, kc, vc, ld_kv, k, q));                        /* scores (B, h, n, k) */
+    LB_TRY(lb_attend(p, q, d, kc, vc, fused ? 2 * d : d, k, q));            /* scores (B, h, n, k) */
     return lb_project(p, w, q, y);
 }
 
@@ -182,29 +172,26 @@ static int attention_late(LbPass *p, int layer, const LbLayerWeights *w, const v
     int64_t ld_kv = d;
     LB_TRY(lb_qkv(p, w, x, &qkv));                                         /* (B, n, 3d) */
     LB_TRY(lb_pass_alloc(p, rows * d, "attention output", &o));            /* (B, n, d) */
-    if (sharing == LB_SHARE_NONE) {
-        LB_TRY(lb_pass_alloc(p, ck * d, "K'", &kc));                        /* (B, k, d) */
-        LB_TRY(lb_pass_alloc(p, ck * d, "V'", &vc));
-        /* Per head i, over the batch: K'_bi (k, hd) = E_i (k, n) K_bi (n, hd), K_bi read in place
-         * (columns d + i hd of Q/K/V) and K'_bi written in place (columns i hd of K'). */
-        for (int64_t i = 0; i < p->h; i++) {
-            LB_TRY(compress(p, k, projection(p->m, layer, (int)i, 0), lb_pass_at(p, qkv, d + i * p->hd), 3 * d, p->hd,
-                            lb_pass_at(p, kc, i * p->hd), d));
-            LB_TRY(compress(p, k, projection(p->m, layer, (int)i, 1), lb_pass_at(p, qkv, 2 * d + i * p->hd), 3 * d,
-                            p->hd, lb_pass_at(p, vc, i * p->hd), d));
-        }
-    } else if (sharing == LB_SHARE_LAYERWISE || sharing == LB_SHARE_KV) {
+    if (sharing == LB_SHARE_LAYERWISE || sharing == LB_SHARE_KV) {
         void *kv;
         LB_TRY(lb_pass_alloc(p, ck * 2 * d, "K'/V'", &kv));                 /* (B, k, 2d) */
         LB_TRY(compress(p, k, projection(p->m, layer, 0, 0), lb_pass_at(p, qkv, d), 3 * d, 2 * d, kv, 2 * d));
         kc = kv;
         vc = lb_pass_at(p, kv, d);
         ld_kv = 2 * d;
-    } else { /* headwise */
+    } else {
+        /* Headwise: K and V each over all d columns. None: per head i, over the batch, K'_bi (k, hd)
+         * = E_i (k, n) K_bi (n, hd), K_bi read in place (columns d + i hd of Q/K/V) and K'_bi
+         * written in place (columns i hd of K'). */
+        const int64_t parts = sharing == LB_SHARE_NONE ? p->h : 1, width = d / parts;
         LB_TRY(lb_pass_alloc(p, ck * d, "K'", &kc));                        /* (B, k, d) */
-        LB_TRY(compress(p, k, projection(p->m, layer, 0, 0), lb_pass_at(p, qkv, d), 3 * d, d, kc, d));
         LB_TRY(lb_pass_alloc(p, ck * d, "V'", &vc));
-        LB_TRY(compress(p, k, projection(p->m, layer, 0, 1), lb_pass_at(p, qkv, 2 * d), 3 * d, d, vc, d));
+        for (int64_t i = 0; i < parts; i++) {
+            LB_TRY(compress(p, k, projection(p->m, layer, (int)i, 0), lb_pass_at(p, qkv, d + i * width), 3 * d, width,
+                            lb_pass_at(p, kc, i * width), d));
+            LB_TRY(compress(p, k, projection(p->m, layer, (int)i, 1), lb_pass_at(p, qkv, 2 * d + i * width), 3 * d,
+                            width, lb_pass_at(p, vc, i * width), d));
+        }
     }
     LB_TRY(lb_attend(p, qkv, 3 * d, kc, vc, ld_kv, k, o));                  /* scores (B, h, n, k) */
     return lb_project(p, w, o, y);

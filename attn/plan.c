@@ -13,128 +13,74 @@
 
 /* --- the counting backend: every op succeeds and touches nothing -------------------------- */
 
+/* The no-ops ignore their arguments by design: one line each, the warning off for them alone. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
 static int no_alloc(LbBackend *be, size_t bytes, void **ptr)
 {
-    (void)be, (void)bytes;
     *ptr = NULL;
     return LB_FAIL(LB_ERR_UNSUPPORTED, "the counting backend allocates nothing");
 }
-static void no_free(LbBackend *be, void *ptr) { (void)be, (void)ptr; }
+static void no_free(LbBackend *be, void *ptr) {}
 static int no_info(LbBackend *be, size_t *free_bytes, size_t *total_bytes)
 {
-    (void)be;
     *free_bytes = *total_bytes = 0;
     return LB_ERR_UNSUPPORTED;
 }
-static int no_workspace(LbBackend *be, void *ptr, size_t bytes) { return (void)be, (void)ptr, (void)bytes, LB_OK; }
-static int no_upload(LbBackend *be, void *dst, const float *src, int64_t count)
-{
-    return (void)be, (void)dst, (void)src, (void)count, LB_OK;
-}
-static int no_download(LbBackend *be, float *dst, const void *src, int64_t count)
-{
-    return (void)be, (void)dst, (void)src, (void)count, LB_OK;
-}
-static int no_copy(LbBackend *be, void *dst, const void *src, size_t bytes)
-{
-    return (void)be, (void)dst, (void)src, (void)bytes, LB_OK;
-}
-static int no_fill(LbBackend *be, void *x, int64_t count, uint64_t seed, float lo, float hi)
-{
-    return (void)be, (void)x, (void)count, (void)seed, (void)lo, (void)hi, LB_OK;
-}
-static int no_tokens(LbBackend *be, int32_t *ids, int64_t count, uint64_t seed, int32_t vocab)
-{
-    return (void)be, (void)ids, (void)count, (void)seed, (void)vocab, LB_OK;
-}
+static int no_workspace(LbBackend *be, void *ptr, size_t bytes) { return LB_OK; }
+static int no_upload(LbBackend *be, void *dst, const float *src, int64_t count) { return LB_OK; }
+static int no_download(LbBackend *be, float *dst, const void *src, int64_t count) { return LB_OK; }
+static int no_copy(LbBackend *be, void *dst, const void *src, size_t bytes) { return LB_OK; }
+static int no_fill(LbBackend *be, void *x, int64_t count, uint64_t seed, float lo, float hi) { return LB_OK; }
+static int no_tokens(LbBackend *be, int32_t *ids, int64_t count, uint64_t seed, int32_t vocab) { return LB_OK; }
 static int no_linear(LbBackend *be, const void *x, const void *w, const void *b, void *y, int64_t rows, int64_t in,
-                     int64_t out, int gelu)
-{
-    return (void)be, (void)x, (void)w, (void)b, (void)y, (void)rows, (void)in, (void)out, (void)gelu, LB_OK;
-}
-static int no_bmm(LbBackend *be, const LbBmm *p) { return (void)be, (void)p, LB_OK; }
-static int no_softmax(LbBackend *be, void *x, int64_t rows, int64_t cols, float scale)
-{
-    return (void)be, (void)x, (void)rows, (void)cols, (void)scale, LB_OK;
-}
+                     int64_t out, int gelu) { return LB_OK; }
+static int no_bmm(LbBackend *be, const LbBmm *p) { return LB_OK; }
+static int no_softmax(LbBackend *be, void *x, int64_t rows, int64_t cols, float scale) { return LB_OK; }
 static int no_layernorm(LbBackend *be, void *x, const void *r, const void *g, const void *b, int64_t rows, int64_t d,
-                        float eps)
-{
-    return (void)be, (void)x, (void)r, (void)g, (void)b, (void)rows, (void)d, (void)eps, LB_OK;
-}
+                        float eps) { return LB_OK; }
 static int no_embed(LbBackend *be, const int32_t *ids, const void *tok, const void *pos, void *x, int64_t batch,
-                    int64_t n, int64_t d)
-{
-    return (void)be, (void)ids, (void)tok, (void)pos, (void)x, (void)batch, (void)n, (void)d, LB_OK;
-}
-static int no_gelu(LbBackend *be, void *y, int64_t rows, int64_t cols)
-{
-    return (void)be, (void)y, (void)rows, (void)cols, LB_OK;
-}
+                    int64_t n, int64_t d) { return LB_OK; }
+static int no_gelu(LbBackend *be, void *y, int64_t rows, int64_t cols) { return LB_OK; }
 static int no_split(LbBackend *be, const void *src, int64_t ld, void *dst, int64_t batch, int64_t n, int64_t heads,
-                    int64_t hd)
-{
-    return (void)be, (void)src, (void)ld, (void)dst, (void)batch, (void)n, (void)heads, (void)hd, LB_OK;
-}
+                    int64_t hd) { return LB_OK; }
 static int no_merge(LbBackend *be, const void *src, void *dst, int64_t batch, int64_t n, int64_t heads, int64_t hd)
 {
-    return (void)be, (void)src, (void)dst, (void)batch, (void)n, (void)heads, (void)hd, LB_OK;
+    return LB_OK;
 }
 static int no_favor(LbBackend *be, void *f, const void *x, void *stat, int64_t groups, int64_t n, int64_t m,
-                    int64_t hd, float scale, int keys)
-{
-    return (void)be, (void)f, (void)x, (void)stat, (void)groups, (void)n, (void)m, (void)hd, (void)scale, (void)keys,
-           LB_OK;
-}
-static int no_divide(LbBackend *be, const void *x, void *y, int64_t rows, int64_t cols)
-{
-    return (void)be, (void)x, (void)y, (void)rows, (void)cols, LB_OK;
-}
+                    int64_t hd, float scale, int keys) { return LB_OK; }
+static int no_divide(LbBackend *be, const void *x, void *y, int64_t rows, int64_t cols) { return LB_OK; }
 static int no_flash(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld, void *o, int64_t batch,
-                    int64_t n, int64_t heads, int64_t hd, float scale)
-{
-    return (void)be, (void)q, (void)k, (void)v, (void)ld, (void)o, (void)batch, (void)n, (void)heads, (void)hd,
-           (void)scale, LB_OK;
-}
+                    int64_t n, int64_t heads, int64_t hd, float scale) { return LB_OK; }
 static int no_pool(LbBackend *be, const void *x, int64_t ld_x, void *y, int64_t ld_y, int64_t batch, int64_t n,
-                   int64_t k, int64_t channels, int mode)
-{
-    return (void)be, (void)x, (void)ld_x, (void)y, (void)ld_y, (void)batch, (void)n, (void)k, (void)channels,
-           (void)mode, LB_OK;
-}
+                   int64_t k, int64_t channels, int mode) { return LB_OK; }
 static int no_conv(LbBackend *be, const void *x, int64_t ld_x, const void *wt, void *y, int64_t ld_y, int64_t batch,
-                   int64_t n, int64_t k, int64_t channels)
-{
-    return (void)be, (void)x, (void)ld_x, (void)wt, (void)y, (void)ld_y, (void)batch, (void)n, (void)k,
-           (void)channels, LB_OK;
-}
-static int no_sync(LbBackend *be) { return (void)be, LB_OK; }
+                   int64_t n, int64_t k, int64_t channels) { return LB_OK; }
+static int no_sync(LbBackend *be) { return LB_OK; }
 static int no_energy(LbBackend *be, double *joules)
 {
-    (void)be;
     *joules = 0;
     return LB_ERR_UNSUPPORTED;
 }
 static int no_timer_stop(LbBackend *be, double *ms)
 {
-    (void)be;
     *ms = 0;
     return LB_OK;
 }
-static int no_clock(LbBackend *be) { return (void)be, -1; }
+static int no_clock(LbBackend *be) { return -1; }
 static int no_events(LbBackend *be, uint64_t *reasons)
 {
-    (void)be;
     *reasons = 0;
     return LB_ERR_UNSUPPORTED;
 }
 static int no_describe(LbBackend *be, LbDeviceInfo *info)
 {
-    (void)be;
     memset(info, 0, sizeof *info);
     return LB_ERR_UNSUPPORTED;
 }
-static void no_close(LbBackend *be) { (void)be; }
+static void no_close(LbBackend *be) {}
+#pragma GCC diagnostic pop
 
 /* Every op of LbOps: a model calling one left NULL here would crash the plan, so an op added to
  * the table gets its no-op here too. */

@@ -52,11 +52,10 @@ int lb_sweep_calibrate(LbBackend *be, uint64_t budget, int quiet, LbCalibration 
         snprintf(note, note_size, "sizes limited by the memory budget of %s: the rates may be below the device's best",
                  have);
     }
-    if (!quiet)
+    if (!quiet) { /* and beside it, what linbench predict's table says of this card */
         fprintf(stderr, "calibration: %.3g TFLOP/s (%s%s product %lld), %.3g GB/s copy%s%s\n", cal->tflop_per_s,
                 lb_dtype_name(be->storage), be->tf32 ? " tf32" : "", (long long)cal->dim, cal->copy_gb_per_s,
                 note[0] ? "; " : "", note);
-    if (!quiet) { /* beside it, what linbench predict's table says of this card */
         LbDeviceInfo d;
         memset(&d, 0, sizeof d);
         if (be->ops->describe(be, &d) == LB_OK)

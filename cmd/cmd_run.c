@@ -104,16 +104,13 @@ static void print_result(const LbRunSettings *o, const LbCellResult *r, uint64_t
  * rows would be, its percentages against cal (NULL: none). */
 static int print_breakdown(const LbRunSettings *o, LbBackend *be, const LbCellResult *r, const LbCalibration *cal)
 {
-    LbBreakdown b;
     LbBreakdownRecord *recs = NULL;
     size_t count = 0;
-    int rc = lb_breakdown_cell(be, &o->model, r->batch, o->seed, &b);
-    if (rc == LB_OK)
-        rc = lb_breakdown_records(r->model, r->n, r->k, &b, cal, &recs, &count);
+    const int rc = lb_breakdown_measure(be, &o->model, r->batch, o->seed, cal, &recs, &count);
     if (rc != LB_OK)
         return lb_runtime_error(rc);
     printf("breakdown: one more pass at batch %lld, every operation timed (docs/METHOD.md, \"Breakdown\")%s\n",
-           (long long)b.batch, cal ? "" : "; no calibration, so no percentages");
+           (long long)r->batch, cal ? "" : "; no calibration, so no percentages");
     lb_breakdown_print(stdout, recs, count);
     free(recs);
     return LB_EXIT_OK;

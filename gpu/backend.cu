@@ -9,6 +9,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "attn/op_args.h"
 #include "attn/ops.h"
 #include "attn/status.h"
 #include "gpu/backend_impl.h"
@@ -28,23 +29,6 @@
 
 /* Host staging for upload/download conversions, in elements. */
 #define LB_CUDA_STAGE_ELEMS ((int64_t)1 << 22)
-
-static int lb_cuda_need(const void *p, int64_t count, const char *op, const char *what)
-{
-    if (count < 0)
-        return LB_FAIL(LB_ERR_INVALID, "cuda %s: negative size %lld for %s", op, (long long)count, what);
-    if (count > 0 && !p)
-        return LB_FAIL(LB_ERR_INVALID, "cuda %s: %s is NULL", op, what);
-    return LB_OK;
-}
-
-static int lb_cuda_dims(const char *op, int64_t a, int64_t b, int64_t c)
-{
-    if (a < 0 || b < 0 || c < 0)
-        return LB_FAIL(LB_ERR_INVALID, "cuda %s: negative size (%lld, %lld, %lld)", op, (long long)a,
-                       (long long)b, (long long)c);
-    return LB_OK;
-}
 
 /* --- memory ------------------------------------------------------------------------------- */
 
@@ -158,80 +142,63 @@ static void lb_from_storage(LbDtype t, float *dst, const void *src, int64_t n)
     }
 }
 
-static int lb_cuda_upload(LbBackend *be, void *dst, const float *src, int64_t count)
+/* Host <-> device in floats; fp16/bf16 through a host stage of at most LB_CUDA_STAGE_ELEMS. */
+static int lb_cuda_transfer(LbBackend *be, int up, void *dev, float *host, int64_t count)
 {
     LbCudaState *st = lb_cuda_state(be);
-    LB_TRY(lb_cuda_need(dst, count, "upload", "dst"));
-    LB_TRY(lb_cuda_need(src, count, "upload", "src"));
+    const cudaMemcpyKind kind = up ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+    LB_TRY(lb_args_transfer(be, up ? "upload" : "download", dev, host, count));
     if (count == 0)
         return LB_OK;
     if (be->storage == LB_DTYPE_FP32) {
-        LB_CUDA_CHECK(cudaMemcpyAsync(dst, src, (size_t)count * sizeof(float), cudaMemcpyHostToDevice, st->stream));
+        const size_t bytes = (size_t)count * sizeof(float);
+        LB_CUDA_CHECK(up ? cudaMemcpyAsync(dev, host, bytes, kind, st->stream)
+                         : cudaMemcpyAsync(host, dev, bytes, kind, st->stream));
         LB_CUDA_CHECK(cudaStreamSynchronize(st->stream));
         return LB_OK;
     }
     const int64_t chunk = count < LB_CUDA_STAGE_ELEMS ? count : LB_CUDA_STAGE_ELEMS;
     void *stage = malloc((size_t)chunk * be->elem_bytes);
     if (!stage)
-        return LB_FAIL(LB_ERR_NOMEM, "out of host memory for an upload");
+        return LB_FAIL(LB_ERR_NOMEM, "out of host memory for %s", up ? "an upload" : "a download");
     int rc = LB_OK;
     for (int64_t i = 0; i < count && rc == LB_OK; i += chunk) {
         const int64_t nc = count - i < chunk ? count - i : chunk;
-        lb_to_storage(be->storage, stage, src + i, nc);
-        cudaError_t e = cudaMemcpyAsync((char *)dst + (size_t)i * be->elem_bytes, stage,
-                                        (size_t)nc * be->elem_bytes, cudaMemcpyHostToDevice, st->stream);
+        char *d = (char *)dev + (size_t)i * be->elem_bytes;
+        if (up)
+            lb_to_storage(be->storage, stage, host + i, nc);
+        cudaError_t e = up ? cudaMemcpyAsync(d, stage, (size_t)nc * be->elem_bytes, kind, st->stream)
+                           : cudaMemcpyAsync(stage, d, (size_t)nc * be->elem_bytes, kind, st->stream);
         if (e == cudaSuccess)
-            e = cudaStreamSynchronize(st->stream); /* before the stage is refilled */
+            e = cudaStreamSynchronize(st->stream); /* before the stage is refilled or read */
         if (e != cudaSuccess) {
             (void)cudaGetLastError();
-            rc = LB_FAIL(LB_ERR_DEVICE, "cudaMemcpyAsync (upload) failed: %s", cudaGetErrorString(e));
+            rc = LB_FAIL(LB_ERR_DEVICE, "cudaMemcpyAsync (%s) failed: %s", up ? "upload" : "download",
+                         cudaGetErrorString(e));
+        } else if (!up) {
+            lb_from_storage(be->storage, host + i, stage, nc);
         }
     }
     free(stage);
     return rc;
 }
 
+static int lb_cuda_upload(LbBackend *be, void *dst, const float *src, int64_t count)
+{
+    return lb_cuda_transfer(be, 1, dst, (float *)src, count);
+}
+
 static int lb_cuda_download(LbBackend *be, float *dst, const void *src, int64_t count)
 {
-    LbCudaState *st = lb_cuda_state(be);
-    LB_TRY(lb_cuda_need(dst, count, "download", "dst"));
-    LB_TRY(lb_cuda_need(src, count, "download", "src"));
-    if (count == 0)
-        return LB_OK;
-    if (be->storage == LB_DTYPE_FP32) {
-        LB_CUDA_CHECK(cudaMemcpyAsync(dst, src, (size_t)count * sizeof(float), cudaMemcpyDeviceToHost, st->stream));
-        LB_CUDA_CHECK(cudaStreamSynchronize(st->stream));
-        return LB_OK;
-    }
-    const int64_t chunk = count < LB_CUDA_STAGE_ELEMS ? count : LB_CUDA_STAGE_ELEMS;
-    void *stage = malloc((size_t)chunk * be->elem_bytes);
-    if (!stage)
-        return LB_FAIL(LB_ERR_NOMEM, "out of host memory for a download");
-    int rc = LB_OK;
-    for (int64_t i = 0; i < count && rc == LB_OK; i += chunk) {
-        const int64_t nc = count - i < chunk ? count - i : chunk;
-        cudaError_t e = cudaMemcpyAsync(stage, (const char *)src + (size_t)i * be->elem_bytes,
-                                        (size_t)nc * be->elem_bytes, cudaMemcpyDeviceToHost, st->stream);
-        if (e == cudaSuccess)
-            e = cudaStreamSynchronize(st->stream);
-        if (e != cudaSuccess) {
-            (void)cudaGetLastError();
-            rc = LB_FAIL(LB_ERR_DEVICE, "cudaMemcpyAsync (download) failed: %s", cudaGetErrorString(e));
-            break;
-        }
-        lb_from_storage(be->storage, dst + i, stage, nc);
-    }
-    free(stage);
-    return rc;
+    return lb_cuda_transfer(be, 0, (void *)src, dst, count);
 }
 
 static int lb_cuda_copy_raw_to_host(LbBackend *be, void *dst, const void *src, size_t bytes)
 {
     LbCudaState *st = lb_cuda_state(be);
+    LB_TRY(lb_args_copy(be, "copy_raw_to_host", dst, src, bytes, 0));
     if (bytes == 0)
         return LB_OK;
-    if (!dst || !src)
-        return LB_FAIL(LB_ERR_INVALID, "cuda copy_raw_to_host: NULL pointer");
     LB_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, st->stream));
     LB_CUDA_CHECK(cudaStreamSynchronize(st->stream));
     return LB_OK;
@@ -239,15 +206,13 @@ static int lb_cuda_copy_raw_to_host(LbBackend *be, void *dst, const void *src, s
 
 static int lb_cuda_fill_uniform_op(LbBackend *be, void *x, int64_t count, uint64_t seed, float lo, float hi)
 {
-    LB_TRY(lb_cuda_need(x, count, "fill_uniform", "x"));
-    if (!(lo <= hi))
-        return LB_FAIL(LB_ERR_INVALID, "cuda fill_uniform: empty range [%g, %g)", (double)lo, (double)hi);
+    LB_TRY(lb_args_fill_uniform(be, x, count, lo, hi));
     return lb_cuda_fill_uniform(lb_cuda_state(be)->stream, be->storage, x, count, seed, lo, hi);
 }
 
 static int lb_cuda_fill_tokens_op(LbBackend *be, int32_t *ids, int64_t count, uint64_t seed, int32_t vocab)
 {
-    LB_TRY(lb_cuda_need(ids, count, "fill_tokens", "ids"));
+    LB_TRY(lb_arg_need(be, ids, count, "fill_tokens", "ids"));
     return lb_cuda_fill_tokens(lb_cuda_state(be)->stream, ids, count, seed, vocab);
 }
 
@@ -278,8 +243,7 @@ static int lb_emu_corrupt(LbBackend *be, const char *op, void *x)
 
 static int lb_cuda_softmax_op(LbBackend *be, void *x, int64_t rows, int64_t cols, float scale)
 {
-    LB_TRY(lb_cuda_dims("softmax", rows, cols, 0));
-    LB_TRY(lb_cuda_need(x, rows * cols, "softmax", "x"));
+    LB_TRY(lb_args_rows(be, "softmax", x, rows, cols));
     LB_TRY(lb_cuda_softmax(lb_cuda_state(be)->stream, be->storage, x, rows, cols, scale));
     LB_EMU_CORRUPT(be, "softmax", x, rows * cols);
     return LB_OK;
@@ -288,12 +252,7 @@ static int lb_cuda_softmax_op(LbBackend *be, void *x, int64_t rows, int64_t cols
 static int lb_cuda_layernorm_op(LbBackend *be, void *x, const void *r, const void *gamma,
                                 const void *beta, int64_t rows, int64_t d, float eps)
 {
-    LB_TRY(lb_cuda_dims("layernorm", rows, d, 0));
-    LB_TRY(lb_cuda_need(x, rows * d, "layernorm", "x"));
-    LB_TRY(lb_cuda_need(gamma, rows > 0 ? d : 0, "layernorm", "gamma"));
-    LB_TRY(lb_cuda_need(beta, rows > 0 ? d : 0, "layernorm", "beta"));
-    if (!(eps >= 0.0f))
-        return LB_FAIL(LB_ERR_INVALID, "cuda layernorm: eps %g is negative", (double)eps);
+    LB_TRY(lb_args_layernorm(be, x, gamma, beta, rows, d, eps));
     LB_TRY(lb_cuda_layernorm(lb_cuda_state(be)->stream, be->storage, x, r, gamma, beta, rows, d, eps));
     LB_EMU_CORRUPT(be, "layernorm", x, rows * d);
     return LB_OK;
@@ -302,11 +261,7 @@ static int lb_cuda_layernorm_op(LbBackend *be, void *x, const void *r, const voi
 static int lb_cuda_embed_op(LbBackend *be, const int32_t *ids, const void *tok, const void *pos,
                             void *x, int64_t batch, int64_t n, int64_t d)
 {
-    LB_TRY(lb_cuda_dims("embed", batch, n, d));
-    LB_TRY(lb_cuda_need(ids, batch * n, "embed", "ids"));
-    LB_TRY(lb_cuda_need(x, batch * n * d, "embed", "x"));
-    LB_TRY(lb_cuda_need(tok, batch > 0 ? n * d : 0, "embed", "tok"));
-    LB_TRY(lb_cuda_need(pos, batch > 0 ? n * d : 0, "embed", "pos"));
+    LB_TRY(lb_args_embed(be, ids, tok, pos, x, batch, n, d));
     LB_TRY(lb_cuda_embed(lb_cuda_state(be)->stream, be->storage, ids, tok, pos, x, batch, n, d));
     LB_EMU_CORRUPT(be, "embed", x, batch * n * d);
     return LB_OK;
@@ -315,10 +270,7 @@ static int lb_cuda_embed_op(LbBackend *be, const int32_t *ids, const void *tok, 
 static int lb_cuda_split_heads_op(LbBackend *be, const void *src, int64_t ld_src, void *dst,
                                   int64_t batch, int64_t n, int64_t heads, int64_t hd)
 {
-    LB_TRY(lb_cuda_dims("split_heads", batch, n, heads));
-    LB_TRY(lb_cuda_dims("split_heads", hd, ld_src, 0));
-    LB_TRY(lb_cuda_need(src, batch * n * heads * hd, "split_heads", "src"));
-    LB_TRY(lb_cuda_need(dst, batch * n * heads * hd, "split_heads", "dst"));
+    LB_TRY(lb_args_heads(be, "split_heads", src, ld_src, dst, batch, n, heads, hd));
     return lb_cuda_split_heads(lb_cuda_state(be)->stream, be->elem_bytes, src, ld_src, dst, batch, n,
                                heads, hd);
 }
@@ -326,22 +278,16 @@ static int lb_cuda_split_heads_op(LbBackend *be, const void *src, int64_t ld_src
 static int lb_cuda_merge_heads_op(LbBackend *be, const void *src, void *dst, int64_t batch, int64_t n,
                                   int64_t heads, int64_t hd)
 {
-    LB_TRY(lb_cuda_dims("merge_heads", batch, n, heads));
-    LB_TRY(lb_cuda_dims("merge_heads", hd, 0, 0));
-    LB_TRY(lb_cuda_need(src, batch * n * heads * hd, "merge_heads", "src"));
-    LB_TRY(lb_cuda_need(dst, batch * n * heads * hd, "merge_heads", "dst"));
+    LB_TRY(lb_args_heads(be, "merge_heads", src, 0, dst, batch, n, heads, hd));
     return lb_cuda_merge_heads(lb_cuda_state(be)->stream, be->elem_bytes, src, dst, batch, n, heads, hd);
 }
 
 static int lb_cuda_favor_features_op(LbBackend *be, void *f, const void *x, void *stat, int64_t groups, int64_t n,
                                      int64_t m, int64_t hd, float scale, int keys)
 {
-    LB_TRY(lb_cuda_dims("favor_features", groups, n, m));
-    LB_TRY(lb_cuda_dims("favor_features", hd, 0, 0));
-    LB_TRY(lb_cuda_need(f, groups * n * m, "favor_features", "f"));
-    LB_TRY(lb_cuda_need(x, groups * n * hd, "favor_features", "x"));
+    LB_TRY(lb_args_favor(be, f, x, groups, n, m, hd));
     if (keys)
-        LB_TRY(lb_cuda_need(stat, groups * n * m > 0 ? 1 : 0, "favor_features", "stat (keys' scratch)"));
+        LB_TRY(lb_arg_need(be, stat, groups * n * m > 0 ? 1 : 0, "favor_features", "stat (keys' scratch)"));
     if ((uintptr_t)stat % 4u != 0)
         return LB_FAIL(LB_ERR_INVALID, "cuda favor_features: scratch not 4-byte aligned");
     return lb_cuda_favor_features(lb_cuda_state(be)->stream, be->storage, f, x, stat, groups, n, m, hd, scale, keys);
@@ -349,72 +295,44 @@ static int lb_cuda_favor_features_op(LbBackend *be, void *f, const void *x, void
 
 static int lb_cuda_divide_by_last_op(LbBackend *be, const void *x, void *y, int64_t rows, int64_t cols)
 {
-    LB_TRY(lb_cuda_dims("divide_by_last", rows, cols, 0));
-    LB_TRY(lb_cuda_need(x, rows * (cols + 1), "divide_by_last", "x"));
-    LB_TRY(lb_cuda_need(y, rows * cols, "divide_by_last", "y"));
+    LB_TRY(lb_args_divide_by_last(be, x, y, rows, cols));
     return lb_cuda_divide_by_last(lb_cuda_state(be)->stream, be->storage, x, y, rows, cols);
 }
 
 static int lb_cuda_flash_attention_op(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld, void *o,
                                       int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale)
 {
-    LB_TRY(lb_cuda_dims("flash_attention", batch, n, heads));
-    LB_TRY(lb_cuda_dims("flash_attention", hd, ld, 0));
-    if (ld < heads * hd)
-        return LB_FAIL(LB_ERR_INVALID, "cuda flash_attention: row stride %lld below heads x hd = %lld", (long long)ld,
-                       (long long)(heads * hd));
-    const int64_t span = batch * n > 0 ? (batch * n - 1) * ld + heads * hd : 0;
-    LB_TRY(lb_cuda_need(q, span, "flash_attention", "q"));
-    LB_TRY(lb_cuda_need(k, span, "flash_attention", "k"));
-    LB_TRY(lb_cuda_need(v, span, "flash_attention", "v"));
-    LB_TRY(lb_cuda_need(o, batch * n * heads * hd, "flash_attention", "o"));
+    LB_TRY(lb_args_flash(be, q, k, v, ld, o, batch, n, heads, hd));
     return lb_cuda_flash_attention(lb_cuda_state(be)->stream, be->storage, q, k, v, ld, o, batch, n, heads, hd, scale);
-}
-
-/* The shape both general projections share: strides that cover the channels, and the elements
- * each side spans (the launchers check k divides n). */
-static int lb_cuda_seq_need(const char *op, const void *x, int64_t ld_x, const void *y, int64_t ld_y, int64_t batch,
-                            int64_t n, int64_t k, int64_t channels)
-{
-    LB_TRY(lb_cuda_dims(op, batch, n, k));
-    LB_TRY(lb_cuda_dims(op, channels, ld_x, ld_y));
-    LB_TRY(lb_cuda_need(x, batch * n > 0 ? (batch * n - 1) * ld_x + channels : 0, op, "x"));
-    return lb_cuda_need(y, batch * k > 0 ? (batch * k - 1) * ld_y + channels : 0, op, "y");
 }
 
 static int lb_cuda_pool_seq_op(LbBackend *be, const void *x, int64_t ld_x, void *y, int64_t ld_y, int64_t batch,
                                int64_t n, int64_t k, int64_t channels, int mode)
 {
-    LB_TRY(lb_cuda_seq_need("pool_seq", x, ld_x, y, ld_y, batch, n, k, channels));
+    LB_TRY(lb_args_seq(be, "pool_seq", x, ld_x, NULL, y, ld_y, batch, n, k, channels));
     return lb_cuda_pool_seq(lb_cuda_state(be)->stream, be->storage, x, ld_x, y, ld_y, batch, n, k, channels, mode);
 }
 
 static int lb_cuda_depthwise_conv_seq_op(LbBackend *be, const void *x, int64_t ld_x, const void *wt, void *y,
                                          int64_t ld_y, int64_t batch, int64_t n, int64_t k, int64_t channels)
 {
-    LB_TRY(lb_cuda_seq_need("depthwise_conv_seq", x, ld_x, y, ld_y, batch, n, k, channels));
-    LB_TRY(lb_cuda_need(wt, k > 0 && batch > 0 ? n / k * channels : 0, "depthwise_conv_seq", "wt"));
+    LB_TRY(lb_args_seq(be, "depthwise_conv_seq", x, ld_x, wt, y, ld_y, batch, n, k, channels));
     return lb_cuda_depthwise_conv_seq(lb_cuda_state(be)->stream, be->storage, x, ld_x, wt, y, ld_y, batch, n, k,
                                       channels);
 }
 
 static int lb_cuda_copy_op(LbBackend *be, void *dst, const void *src, size_t bytes)
 {
-    if (bytes == 0)
-        return LB_OK;
-    if (!dst || !src)
-        return LB_FAIL(LB_ERR_INVALID, "cuda copy: NULL pointer");
-    if ((const char *)dst < (const char *)src + bytes && (const char *)src < (const char *)dst + bytes)
-        return LB_FAIL(LB_ERR_INVALID, "cuda copy: source and destination overlap");
-    LB_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, lb_cuda_state(be)->stream));
+    LB_TRY(lb_args_copy(be, "copy", dst, src, bytes, 1));
+    if (bytes > 0)
+        LB_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, lb_cuda_state(be)->stream));
     return LB_OK;
 }
 
 /* The erf GELU pass of linear(..., gelu = 1) alone (gpu/bias_act.cu with no bias). */
 static int lb_cuda_gelu_op(LbBackend *be, void *y, int64_t rows, int64_t cols)
 {
-    LB_TRY(lb_cuda_dims("gelu", rows, cols, 0));
-    LB_TRY(lb_cuda_need(y, rows * cols, "gelu", "y"));
+    LB_TRY(lb_args_rows(be, "gelu", y, rows, cols));
     return lb_cuda_bias_act(lb_cuda_state(be)->stream, be->storage, y, NULL, rows, cols, 1);
 }
 

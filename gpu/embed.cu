@@ -61,9 +61,6 @@ extern "C" int lb_cuda_embed(cudaStream_t stream, LbDtype dtype, const int32_t *
                              const void *d_tok, const void *d_pos, void *d_x, int64_t batch,
                              int64_t n, int64_t d)
 {
-    if (batch < 0 || n < 0 || d < 0)
-        return LB_FAIL(LB_ERR_INVALID, "embed: negative shape (%lld, %lld, %lld)", (long long)batch,
-                       (long long)n, (long long)d);
     if (batch == 0 || n == 0 || d == 0)
         return LB_OK;
     LB_DISPATCH_DTYPE(dtype, T, return launch_embed<T>(d_ids, d_tok, d_pos, d_x, batch * n, n, d, stream));

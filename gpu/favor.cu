@@ -155,9 +155,6 @@ int launch_divide(const void *d_x, void *d_y, int64_t rows, int64_t cols, cudaSt
 extern "C" int lb_cuda_favor_features(cudaStream_t stream, LbDtype dtype, void *d_f, const void *d_x, void *d_stat,
                                       int64_t groups, int64_t n, int64_t m, int64_t hd, float scale, int keys)
 {
-    if (groups < 0 || n < 0 || m < 0 || hd < 0)
-        return LB_FAIL(LB_ERR_INVALID, "favor_features: negative shape (%lld, %lld, %lld, %lld)", (long long)groups,
-                       (long long)n, (long long)m, (long long)hd);
     if (groups == 0 || n == 0 || m == 0)
         return LB_OK;
     if (keys && !d_stat)
@@ -170,9 +167,6 @@ extern "C" int lb_cuda_favor_features(cudaStream_t stream, LbDtype dtype, void *
 extern "C" int lb_cuda_divide_by_last(cudaStream_t stream, LbDtype dtype, const void *d_x, void *d_y, int64_t rows,
                                       int64_t cols)
 {
-    if (rows < 0 || cols < 0)
-        return LB_FAIL(LB_ERR_INVALID, "divide_by_last: negative shape (%lld, %lld)", (long long)rows,
-                       (long long)cols);
     if (rows == 0 || cols == 0)
         return LB_OK;
     LB_DISPATCH_DTYPE(dtype, T, return launch_divide<T>(d_x, d_y, rows, cols, stream));

@@ -64,8 +64,6 @@ int launch_const(void *d_x, int64_t count, float value, cudaStream_t st)
 extern "C" int lb_cuda_fill_uniform(cudaStream_t stream, LbDtype dtype, void *d_x, int64_t count,
                                     uint64_t seed, float lo, float hi)
 {
-    if (count < 0)
-        return LB_FAIL(LB_ERR_INVALID, "fill_uniform: negative count %lld", (long long)count);
     if (count == 0)
         return LB_OK;
     LB_DISPATCH_DTYPE(dtype, T, return launch_uniform<T>(d_x, count, seed, lo, hi, stream));

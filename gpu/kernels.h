@@ -1,6 +1,8 @@
 /* Launchers of the CUDA kernels behind the ops table, one per kernel file. Each enqueues on
  * `stream`, checks the launch and returns LB_OK or LB_FAIL; none synchronises. d_ pointers hold
- * `dtype` elements (token ids int32), row-major, 64-bit sizes. References: attn/cpu/cpu_ref.h. */
+ * `dtype` elements (token ids int32), row-major, 64-bit sizes. References: attn/cpu/cpu_ref.h.
+ * Sizes and strides arrive checked by the ops (attn/op_args.h); a launcher checks only what its
+ * kernel adds (alignment, widths it has code for). */
 #ifndef LB_GPU_KERNELS_H
 #define LB_GPU_KERNELS_H
 

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attn/op_args.h"
 #include "attn/status.h"
 #include "gpu/backend_impl.h"
 #include "gpu/cuda_check.h"
@@ -382,35 +383,10 @@ extern "C" int lb_cuda_linear(LbBackend *be, const void *x, const void *w, const
 
 /* --- bmm ------------------------------------------------------------------------------------ */
 
-static int bmm_check(const LbBmm *p)
-{
-    if (p->m < 0 || p->n < 0 || p->kdim < 0 || p->batch < 0)
-        return LB_FAIL(LB_ERR_INVALID, "cuda bmm: negative size (m %lld, n %lld, k %lld, batch %lld)",
-                       (long long)p->m, (long long)p->n, (long long)p->kdim, (long long)p->batch);
-    const int64_t a_cols = p->trans_a ? p->m : p->kdim;
-    const int64_t b_cols = p->trans_b ? p->kdim : p->n;
-    if (p->lda < (a_cols > 1 ? a_cols : 1) || p->ldb < (b_cols > 1 ? b_cols : 1) ||
-        p->ldc < (p->n > 1 ? p->n : 1))
-        return LB_FAIL(LB_ERR_INVALID,
-                       "cuda bmm: leading dimension below the row width (lda %lld < %lld, ldb %lld < %lld or ldc %lld < %lld)",
-                       (long long)p->lda, (long long)a_cols, (long long)p->ldb, (long long)b_cols,
-                       (long long)p->ldc, (long long)p->n);
-    if (p->stride_a < 0 || p->stride_b < 0 || p->stride_c < 0)
-        return LB_FAIL(LB_ERR_INVALID, "cuda bmm: negative batch stride");
-    if (p->batch > 1 && p->stride_c == 0 && p->m > 0 && p->n > 0)
-        return LB_FAIL(LB_ERR_INVALID, "cuda bmm: stride_c 0 with batch %lld would write every product to one matrix",
-                       (long long)p->batch);
-    if (p->m > 0 && p->n > 0 && p->batch > 0 && (!p->a || !p->b || !p->c))
-        return LB_FAIL(LB_ERR_INVALID, "cuda bmm: NULL matrix");
-    return LB_OK;
-}
-
 extern "C" int lb_cuda_bmm(LbBackend *be, const LbBmm *p)
 {
     LbCudaState *st = lb_cuda_state(be);
-    if (!p)
-        return LB_FAIL(LB_ERR_INVALID, "cuda bmm: no arguments");
-    LB_TRY(bmm_check(p));
+    LB_TRY(lb_args_bmm(be, p));
     if (p->m == 0 || p->n == 0 || p->batch == 0)
         return LB_OK;
     if (p->kdim == 0)

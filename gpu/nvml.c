@@ -71,17 +71,12 @@ fail_lib:
 
 int lb_nvml_clock(LbNvml *nv, LbNvmlClock which)
 {
-    if (!nv)
-        return -1;
     unsigned int mhz = 0;
-    int rc;
-    switch (which) {
-    case LB_NVML_SM_NOW: rc = nv->clock_info(nv->dev, LB_NVML_CLOCK_SM, &mhz); break;
-    case LB_NVML_SM_MAX: rc = nv->max_clock_info(nv->dev, LB_NVML_CLOCK_SM, &mhz); break;
-    case LB_NVML_MEM_NOW: rc = nv->clock_info(nv->dev, LB_NVML_CLOCK_MEM, &mhz); break;
-    case LB_NVML_MEM_MAX: rc = nv->max_clock_info(nv->dev, LB_NVML_CLOCK_MEM, &mhz); break;
-    default: return -1;
-    }
+    if (!nv || (unsigned)which > LB_NVML_MEM_MAX)
+        return -1;
+    /* LbNvmlClock's bit 0: the maximum, not the current; bit 1: memory, not SM */
+    const int rc = (which & 1 ? nv->max_clock_info : nv->clock_info)(nv->dev, which & 2 ? LB_NVML_CLOCK_MEM
+                                                                                     : LB_NVML_CLOCK_SM, &mhz);
     return rc == 0 && mhz > 0 ? (int)mhz : -1;
 }
 

@@ -116,25 +116,11 @@ int launch_compress(const void *d_x, int64_t ld_x, const void *d_wt, void *d_y, 
     return launch_n<T, 1, MODE>(x, ld_x, wt, y, ld_y, batch, n, k, channels, st);
 }
 
-int check_shape(const char *what, int64_t ld_x, int64_t ld_y, int64_t batch, int64_t n, int64_t k, int64_t channels)
-{
-    if (batch < 0 || n < 0 || k < 0 || channels < 0)
-        return LB_FAIL(LB_ERR_INVALID, "%s: negative shape (%lld, %lld, %lld, %lld)", what, (long long)batch,
-                       (long long)n, (long long)k, (long long)channels);
-    if (k < 1 || n % k != 0)
-        return LB_FAIL(LB_ERR_INVALID, "%s: k %lld does not divide n %lld", what, (long long)k, (long long)n);
-    if (ld_x < channels || ld_y < channels)
-        return LB_FAIL(LB_ERR_INVALID, "%s: row strides %lld, %lld below %lld channels", what, (long long)ld_x,
-                       (long long)ld_y, (long long)channels);
-    return LB_OK;
-}
-
 } // namespace
 
 extern "C" int lb_cuda_pool_seq(cudaStream_t stream, LbDtype dtype, const void *d_x, int64_t ld_x, void *d_y,
                                 int64_t ld_y, int64_t batch, int64_t n, int64_t k, int64_t channels, int mode)
 {
-    LB_TRY(check_shape("pool_seq", ld_x, ld_y, batch, n, k, channels));
     if (mode != LB_POOL_MEAN && mode != LB_POOL_MAX)
         return LB_FAIL(LB_ERR_INVALID, "pool_seq: mode %d is neither mean nor max", mode);
     if (batch == 0 || n == 0 || channels == 0)
@@ -153,7 +139,6 @@ extern "C" int lb_cuda_depthwise_conv_seq(cudaStream_t stream, LbDtype dtype, co
                                           const void *d_wt, void *d_y, int64_t ld_y, int64_t batch, int64_t n,
                                           int64_t k, int64_t channels)
 {
-    LB_TRY(check_shape("depthwise_conv_seq", ld_x, ld_y, batch, n, k, channels));
     if (batch == 0 || n == 0 || channels == 0)
         return LB_OK;
     LB_DISPATCH_DTYPE(dtype, T,

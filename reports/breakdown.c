@@ -312,52 +312,6 @@ done:
 /* The read-modify-write of lb_breakdown_add under an exclusive flock of DIR/.breakdown.lock, so
  * that the worker processes of sweep --gpus, each adding its cells, never lose each other's rows
  * (the atomic rename alone keeps the file whole, not both writers' rows). */
-static int add_locked(const char *dir, const LbBreakdownRecord *recs, size_t count);
-
-int lb_breakdown_add(const char *dir, const LbBreakdownRecord *recs, size_t count)
-{
-    char *lock_path = lb_path_join(dir, ".breakdown.lock");
-    if (!lock_path)
-        return LB_FAIL(LB_ERR_NOMEM, "out of memory");
-    const int fd = lb_open_plain(lock_path, O_RDWR | O_CREAT, 0644);
-    if (fd < 0 || flock(fd, LOCK_EX) != 0) {
-        int rc = LB_FAIL(LB_ERR_IO, "cannot lock %s: %s", lock_path, lb_open_plain_strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        free(lock_path);
-        return rc;
-    }
-    free(lock_path);
-    const int rc = add_locked(dir, recs, count);
-    close(fd); /* releases the lock */
-    return rc;
-}
-
-int lb_breakdown_measure_add(const char *dir, LbBackend *be, const LbModelConfig *cfg, int64_t batch, uint64_t seed,
-                             const LbCalibration *cal)
-{
-    LbBreakdown b;
-    LB_TRY(lb_breakdown_cell(be, cfg, batch, seed, &b));
-    LbBreakdownRecord *recs = NULL;
-    size_t count = 0;
-    LB_TRY(lb_breakdown_records(cfg->kind, cfg->n, lb_model_has_k(cfg->kind) ? cfg->k : 0, &b, cal, &recs, &count));
-    const int rc = lb_breakdown_add(dir, recs, count);
-    free(recs);
-    return rc;
-}
-
-int lb_breakdown_read_if_any(const char *dir, LbBreakdownRecord **out, size_t *count)
-{
-    *out = NULL;
-    *count = 0;
-    char *path = lb_path_join(dir, LB_BREAKDOWN_FILE);
-    if (!path)
-        return LB_FAIL(LB_ERR_NOMEM, "out of memory");
-    const int exists = access(path, F_OK) == 0;
-    free(path);
-    return exists ? lb_breakdown_read(dir, out, count) : LB_OK;
-}
-
 static int add_locked(const char *dir, const LbBreakdownRecord *recs, size_t count)
 {
     LbBreakdownRecord *old = NULL;
@@ -382,4 +336,54 @@ static int add_locked(const char *dir, const LbBreakdownRecord *recs, size_t cou
     free(all);
     free(old);
     return rc;
+}
+
+int lb_breakdown_add(const char *dir, const LbBreakdownRecord *recs, size_t count)
+{
+    char *lock_path = lb_path_join(dir, ".breakdown.lock");
+    if (!lock_path)
+        return LB_FAIL(LB_ERR_NOMEM, "out of memory");
+    const int fd = lb_open_plain(lock_path, O_RDWR | O_CREAT, 0644);
+    if (fd < 0 || flock(fd, LOCK_EX) != 0) {
+        int rc = LB_FAIL(LB_ERR_IO, "cannot lock %s: %s", lock_path, lb_open_plain_strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        free(lock_path);
+        return rc;
+    }
+    free(lock_path);
+    const int rc = add_locked(dir, recs, count);
+    close(fd); /* releases the lock */
+    return rc;
+}
+
+int lb_breakdown_measure(LbBackend *be, const LbModelConfig *cfg, int64_t batch, uint64_t seed,
+                         const LbCalibration *cal, LbBreakdownRecord **out, size_t *count)
+{
+    LbBreakdown b;
+    LB_TRY(lb_breakdown_cell(be, cfg, batch, seed, &b));
+    return lb_breakdown_records(cfg->kind, cfg->n, cfg->k, &b, cal, out, count);
+}
+
+int lb_breakdown_measure_add(const char *dir, LbBackend *be, const LbModelConfig *cfg, int64_t batch, uint64_t seed,
+                             const LbCalibration *cal)
+{
+    LbBreakdownRecord *recs = NULL;
+    size_t count = 0;
+    LB_TRY(lb_breakdown_measure(be, cfg, batch, seed, cal, &recs, &count));
+    const int rc = lb_breakdown_add(dir, recs, count);
+    free(recs);
+    return rc;
+}
+
+int lb_breakdown_read_if_any(const char *dir, LbBreakdownRecord **out, size_t *count)
+{
+    *out = NULL;
+    *count = 0;
+    char *path = lb_path_join(dir, LB_BREAKDOWN_FILE);
+    if (!path)
+        return LB_FAIL(LB_ERR_NOMEM, "out of memory");
+    const int exists = access(path, F_OK) == 0;
+    free(path);
+    return exists ? lb_breakdown_read(dir, out, count) : LB_OK;
 }

@@ -64,8 +64,13 @@ int lb_breakdown_read_if_any(const char *dir, LbBreakdownRecord **out, size_t *c
  * adding at once (sweep --gpus) keep every row. */
 int lb_breakdown_add(const char *dir, const LbBreakdownRecord *recs, size_t count);
 
-/* What a sweep with --breakdown runs after each measured cell: lb_breakdown_cell at the cell's
- * batch, its records against cal (NULL: no percentages), added to DIR/breakdown.csv. */
+/* lb_breakdown_cell at `batch`, and its records against cal (NULL: no percentages): what
+ * `run --breakdown` prints. *out malloc'd. */
+int lb_breakdown_measure(LbBackend *be, const LbModelConfig *cfg, int64_t batch, uint64_t seed,
+                         const LbCalibration *cal, LbBreakdownRecord **out, size_t *count);
+
+/* What a sweep with --breakdown runs after each measured cell: lb_breakdown_measure, its records
+ * added to DIR/breakdown.csv. */
 int lb_breakdown_measure_add(const char *dir, LbBackend *be, const LbModelConfig *cfg, int64_t batch, uint64_t seed,
                              const LbCalibration *cal);
 

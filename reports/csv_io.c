@@ -88,46 +88,32 @@ static void on_field(void *field, size_t len, void *data)
     b->cur.fields[b->cur.count++] = copy;
 }
 
+/* A finished row joins the table; a row cut short (complete_only) or met out of memory is dropped. */
 static void on_record(int c, void *data)
 {
     CsvBuild *b = data;
-    (void)c;
-    if (b->finishing && b->complete_only) {
-        b->t->cut_line = b->cur.count ? b->cur_line : b->line;
-        row_free(&b->cur);
-        b->cur_cap = 0;
-        return;
-    }
-    if (b->nomem) {
-        row_free(&b->cur);
-        b->cur_cap = 0;
-        return;
-    }
     LbCsvTable *t = b->t;
-    if (t->rows == t->cap) {
-        size_t cap = t->cap ? 2 * t->cap : 64;
+    const int cut = b->finishing && b->complete_only;
+    (void)c;
+    if (cut)
+        t->cut_line = b->cur.count ? b->cur_line : b->line;
+    if (!cut && !b->nomem && t->rows == t->cap) {
+        const size_t cap = t->cap ? 2 * t->cap : 64;
         LbCsvRow *r = realloc(t->row, cap * sizeof *r);
-        if (!r) {
-            b->nomem = 1;
-            row_free(&b->cur);
-            b->cur_cap = 0;
-            return;
-        }
-        t->row = r;
-        size_t *l = realloc(t->line, cap * sizeof *l);
-        if (!l) {
-            b->nomem = 1;
-            row_free(&b->cur);
-            b->cur_cap = 0;
-            return;
-        }
-        t->line = l;
-        t->cap = cap;
+        size_t *l = r ? realloc(t->line, cap * sizeof *l) : NULL;
+        t->row = r ? r : t->row;
+        t->line = l ? l : t->line;
+        t->cap = l ? cap : t->cap;
+        b->nomem = !l;
     }
-    t->line[t->rows] = b->cur_line;
-    t->row[t->rows++] = b->cur;
-    b->cur.fields = NULL;
-    b->cur.count = 0;
+    if (cut || b->nomem) {
+        row_free(&b->cur);
+    } else {
+        t->line[t->rows] = b->cur_line;
+        t->row[t->rows++] = b->cur;
+        b->cur.fields = NULL;
+        b->cur.count = 0;
+    }
     b->cur_cap = 0;
 }
 

@@ -14,6 +14,7 @@
 
 #include "attn/cpu/cpu_energy.h"
 #include "attn/cpu/cpu_ref.h"
+#include "attn/op_args.h"
 #include "attn/ops.h"
 #include "attn/status.h"
 
@@ -25,7 +26,7 @@
 typedef struct LbCpuState {
     size_t capacity; /* the emulated device memory */
     size_t in_use;   /* bytes handed out and not freed (headers not counted) */
-    struct timespec t0;
+    double t0; /* timer_start's time in ms (CLOCK_MONOTONIC) */
     int timing; /* timer_start seen, timer_stop not yet */
     double *events; /* event_record's times in ms (CLOCK_MONOTONIC), NaN until recorded */
     int64_t n_events;
@@ -76,32 +77,11 @@ static int lb_cpu_mem_info(LbBackend *be, size_t *free_bytes, size_t *total_byte
     return LB_OK;
 }
 
-/* --- argument checks --------------------------------------------------------------------------- */
-
-/* A tensor of `count` elements must have memory behind it. */
-static int lb_cpu_need(const void *p, int64_t count, const char *op, const char *what)
-{
-    if (count < 0)
-        return LB_FAIL(LB_ERR_INVALID, "cpu %s: negative size %" PRId64 " for %s", op, count, what);
-    if (count > 0 && !p)
-        return LB_FAIL(LB_ERR_INVALID, "cpu %s: %s is NULL", op, what);
-    return LB_OK;
-}
-
-static int lb_cpu_dims(const char *op, int64_t a, int64_t b, int64_t c)
-{
-    if (a < 0 || b < 0 || c < 0)
-        return LB_FAIL(LB_ERR_INVALID, "cpu %s: negative size (%" PRId64 ", %" PRId64 ", %" PRId64 ")", op, a, b, c);
-    return LB_OK;
-}
-
-/* --- data in and out --------------------------------------------------------------------------- */
+/* --- data in and out (argument checks: attn/op_args.h) ---------------------------------------- */
 
 static int lb_cpu_upload(LbBackend *be, void *dst, const float *src, int64_t count)
 {
-    (void)be;
-    LB_TRY(lb_cpu_need(dst, count, "upload", "dst"));
-    LB_TRY(lb_cpu_need(src, count, "upload", "src"));
+    LB_TRY(lb_args_transfer(be, "upload", dst, src, count));
     if (count > 0)
         memcpy(dst, src, (size_t)count * sizeof *src);
     return LB_OK;
@@ -109,9 +89,7 @@ static int lb_cpu_upload(LbBackend *be, void *dst, const float *src, int64_t cou
 
 static int lb_cpu_download(LbBackend *be, float *dst, const void *src, int64_t count)
 {
-    (void)be;
-    LB_TRY(lb_cpu_need(dst, count, "download", "dst"));
-    LB_TRY(lb_cpu_need(src, count, "download", "src"));
+    LB_TRY(lb_args_transfer(be, "download", dst, src, count));
     if (count > 0)
         memcpy(dst, src, (size_t)count * sizeof *dst);
     return LB_OK;
@@ -119,9 +97,15 @@ static int lb_cpu_download(LbBackend *be, float *dst, const void *src, int64_t c
 
 static int lb_cpu_copy_raw_to_host(LbBackend *be, void *dst, const void *src, size_t bytes)
 {
-    (void)be;
-    if (bytes > 0 && (!dst || !src))
-        return LB_FAIL(LB_ERR_INVALID, "cpu copy_raw_to_host: NULL pointer");
+    LB_TRY(lb_args_copy(be, "copy_raw_to_host", dst, src, bytes, 0));
+    if (bytes > 0)
+        memcpy(dst, src, bytes);
+    return LB_OK;
+}
+
+static int lb_cpu_copy(LbBackend *be, void *dst, const void *src, size_t bytes)
+{
+    LB_TRY(lb_args_copy(be, "copy", dst, src, bytes, 1));
     if (bytes > 0)
         memcpy(dst, src, bytes);
     return LB_OK;
@@ -129,18 +113,14 @@ static int lb_cpu_copy_raw_to_host(LbBackend *be, void *dst, const void *src, si
 
 static int lb_cpu_fill_uniform(LbBackend *be, void *x, int64_t count, uint64_t seed, float lo, float hi)
 {
-    (void)be;
-    LB_TRY(lb_cpu_need(x, count, "fill_uniform", "x"));
-    if (!(lo <= hi))
-        return LB_FAIL(LB_ERR_INVALID, "cpu fill_uniform: empty range [%g, %g)", (double)lo, (double)hi);
+    LB_TRY(lb_args_fill_uniform(be, x, count, lo, hi));
     lb_fill_uniform_cpu(x, count, seed, lo, hi);
     return LB_OK;
 }
 
 static int lb_cpu_fill_tokens(LbBackend *be, int32_t *ids, int64_t count, uint64_t seed, int32_t vocab)
 {
-    (void)be;
-    LB_TRY(lb_cpu_need(ids, count, "fill_tokens", "ids"));
+    LB_TRY(lb_arg_need(be, ids, count, "fill_tokens", "ids"));
     if (vocab < 1)
         return LB_FAIL(LB_ERR_INVALID, "cpu fill_tokens: vocabulary of %" PRId32 " tokens", vocab);
     lb_fill_tokens_cpu(ids, count, seed, vocab);
@@ -152,51 +132,24 @@ static int lb_cpu_fill_tokens(LbBackend *be, int32_t *ids, int64_t count, uint64
 static int lb_cpu_linear(LbBackend *be, const void *x, const void *w, const void *b, void *y,
                          int64_t rows, int64_t in, int64_t out, int gelu)
 {
-    (void)be;
-    LB_TRY(lb_cpu_dims("linear", rows, in, out));
-    LB_TRY(lb_cpu_need(x, rows * in, "linear", "x"));
-    LB_TRY(lb_cpu_need(w, out * in, "linear", "w"));
-    LB_TRY(lb_cpu_need(y, rows * out, "linear", "y"));
+    LB_TRY(lb_arg_dims(be, "linear", rows, in, out));
+    LB_TRY(lb_arg_need(be, x, rows * in, "linear", "x"));
+    LB_TRY(lb_arg_need(be, w, out * in, "linear", "w"));
+    LB_TRY(lb_arg_need(be, y, rows * out, "linear", "y"));
     lb_linear_cpu(x, w, b, y, rows, in, out, gelu);
-    return LB_OK;
-}
-
-/* Leading dimensions at least the stored width, strides not negative, C not written twice. */
-static int lb_cpu_bmm_check(const LbBmm *p)
-{
-    if (p->m < 0 || p->n < 0 || p->kdim < 0 || p->batch < 0)
-        return LB_FAIL(LB_ERR_INVALID, "cpu bmm: negative size (m %" PRId64 ", n %" PRId64 ", k %" PRId64 ", batch %" PRId64 ")",
-                       p->m, p->n, p->kdim, p->batch);
-    int64_t a_cols = p->trans_a ? p->m : p->kdim;
-    int64_t b_cols = p->trans_b ? p->kdim : p->n;
-    if (p->lda < (a_cols > 1 ? a_cols : 1) || p->ldb < (b_cols > 1 ? b_cols : 1) || p->ldc < (p->n > 1 ? p->n : 1))
-        return LB_FAIL(LB_ERR_INVALID, "cpu bmm: leading dimension below the row width (lda %" PRId64 " < %" PRId64 ", ldb %" PRId64 " < %" PRId64 " or ldc %" PRId64 " < %" PRId64 ")",
-                       p->lda, a_cols, p->ldb, b_cols, p->ldc, p->n);
-    if (p->stride_a < 0 || p->stride_b < 0 || p->stride_c < 0)
-        return LB_FAIL(LB_ERR_INVALID, "cpu bmm: negative batch stride");
-    if (p->batch > 1 && p->stride_c == 0 && p->m > 0 && p->n > 0)
-        return LB_FAIL(LB_ERR_INVALID, "cpu bmm: stride_c 0 with batch %" PRId64 " would write every product to one matrix", p->batch);
-    int64_t work = p->m * p->n * p->batch;
-    if (work > 0 && ((p->kdim > 0 && (!p->a || !p->b)) || !p->c))
-        return LB_FAIL(LB_ERR_INVALID, "cpu bmm: NULL matrix");
     return LB_OK;
 }
 
 static int lb_cpu_bmm(LbBackend *be, const LbBmm *p)
 {
-    (void)be;
-    if (!p)
-        return LB_FAIL(LB_ERR_INVALID, "cpu bmm: no arguments");
-    LB_TRY(lb_cpu_bmm_check(p));
+    LB_TRY(lb_args_bmm(be, p));
     lb_bmm_cpu(p);
     return LB_OK;
 }
 
 static int lb_cpu_softmax(LbBackend *be, void *x, int64_t rows, int64_t cols, float scale)
 {
-    (void)be;
-    LB_TRY(lb_cpu_dims("softmax", rows, cols, 0));
-    LB_TRY(lb_cpu_need(x, rows * cols, "softmax", "x"));
+    LB_TRY(lb_args_rows(be, "softmax", x, rows, cols));
     lb_softmax_cpu(x, rows, cols, scale);
     return LB_OK;
 }
@@ -204,13 +157,7 @@ static int lb_cpu_softmax(LbBackend *be, void *x, int64_t rows, int64_t cols, fl
 static int lb_cpu_layernorm(LbBackend *be, void *x, const void *r, const void *gamma,
                             const void *beta, int64_t rows, int64_t d, float eps)
 {
-    (void)be;
-    LB_TRY(lb_cpu_dims("layernorm", rows, d, 0));
-    LB_TRY(lb_cpu_need(x, rows * d, "layernorm", "x"));
-    LB_TRY(lb_cpu_need(gamma, rows > 0 ? d : 0, "layernorm", "gamma"));
-    LB_TRY(lb_cpu_need(beta, rows > 0 ? d : 0, "layernorm", "beta"));
-    if (!(eps >= 0.0f))
-        return LB_FAIL(LB_ERR_INVALID, "cpu layernorm: eps %g is negative", (double)eps);
+    LB_TRY(lb_args_layernorm(be, x, gamma, beta, rows, d, eps));
     lb_layernorm_cpu(x, r, gamma, beta, rows, d, eps);
     return LB_OK;
 }
@@ -218,12 +165,7 @@ static int lb_cpu_layernorm(LbBackend *be, void *x, const void *r, const void *g
 static int lb_cpu_embed(LbBackend *be, const int32_t *ids, const void *tok, const void *pos, void *x,
                         int64_t batch, int64_t n, int64_t d)
 {
-    (void)be;
-    LB_TRY(lb_cpu_dims("embed", batch, n, d));
-    LB_TRY(lb_cpu_need(ids, batch * n, "embed", "ids"));
-    LB_TRY(lb_cpu_need(x, batch * n * d, "embed", "x"));
-    LB_TRY(lb_cpu_need(tok, batch > 0 ? n * d : 0, "embed", "tok"));
-    LB_TRY(lb_cpu_need(pos, batch > 0 ? n * d : 0, "embed", "pos"));
+    LB_TRY(lb_args_embed(be, ids, tok, pos, x, batch, n, d));
     /* the vocabulary size is not passed, so only the lower bound can be checked */
     for (int64_t i = 0; i < batch * n; i++)
         if (ids[i] < 0)
@@ -235,13 +177,7 @@ static int lb_cpu_embed(LbBackend *be, const int32_t *ids, const void *tok, cons
 static int lb_cpu_split_heads(LbBackend *be, const void *src, int64_t ld_src, void *dst,
                               int64_t batch, int64_t n, int64_t heads, int64_t hd)
 {
-    (void)be;
-    LB_TRY(lb_cpu_dims("split_heads", batch, n, heads));
-    LB_TRY(lb_cpu_dims("split_heads", hd, ld_src, 0));
-    if (ld_src < heads * hd)
-        return LB_FAIL(LB_ERR_INVALID, "cpu split_heads: ld_src %" PRId64 " < heads * hd = %" PRId64, ld_src, heads * hd);
-    LB_TRY(lb_cpu_need(src, batch * n * heads * hd, "split_heads", "src"));
-    LB_TRY(lb_cpu_need(dst, batch * n * heads * hd, "split_heads", "dst"));
+    LB_TRY(lb_args_heads(be, "split_heads", src, ld_src, dst, batch, n, heads, hd));
     lb_split_heads_cpu(src, ld_src, dst, batch, n, heads, hd);
     return LB_OK;
 }
@@ -249,11 +185,7 @@ static int lb_cpu_split_heads(LbBackend *be, const void *src, int64_t ld_src, vo
 static int lb_cpu_merge_heads(LbBackend *be, const void *src, void *dst, int64_t batch, int64_t n,
                               int64_t heads, int64_t hd)
 {
-    (void)be;
-    LB_TRY(lb_cpu_dims("merge_heads", batch, n, heads));
-    LB_TRY(lb_cpu_dims("merge_heads", hd, 0, 0));
-    LB_TRY(lb_cpu_need(src, batch * n * heads * hd, "merge_heads", "src"));
-    LB_TRY(lb_cpu_need(dst, batch * n * heads * hd, "merge_heads", "dst"));
+    LB_TRY(lb_args_heads(be, "merge_heads", src, 0, dst, batch, n, heads, hd));
     lb_merge_heads_cpu(src, dst, batch, n, heads, hd);
     return LB_OK;
 }
@@ -261,21 +193,15 @@ static int lb_cpu_merge_heads(LbBackend *be, const void *src, void *dst, int64_t
 static int lb_cpu_favor_features(LbBackend *be, void *f, const void *x, void *stat, int64_t groups, int64_t n,
                                  int64_t m, int64_t hd, float scale, int keys)
 {
-    (void)be, (void)stat; /* the reference needs no scratch */
-    LB_TRY(lb_cpu_dims("favor_features", groups, n, m));
-    LB_TRY(lb_cpu_dims("favor_features", hd, 0, 0));
-    LB_TRY(lb_cpu_need(f, groups * n * m, "favor_features", "f"));
-    LB_TRY(lb_cpu_need(x, groups * n * hd, "favor_features", "x"));
+    (void)stat; /* the reference needs no scratch */
+    LB_TRY(lb_args_favor(be, f, x, groups, n, m, hd));
     lb_favor_features_cpu(f, x, groups, n, m, hd, scale, keys);
     return LB_OK;
 }
 
 static int lb_cpu_divide_by_last(LbBackend *be, const void *x, void *y, int64_t rows, int64_t cols)
 {
-    (void)be;
-    LB_TRY(lb_cpu_dims("divide_by_last", rows, cols, 0));
-    LB_TRY(lb_cpu_need(x, rows * (cols + 1), "divide_by_last", "x"));
-    LB_TRY(lb_cpu_need(y, rows * cols, "divide_by_last", "y"));
+    LB_TRY(lb_args_divide_by_last(be, x, y, rows, cols));
     lb_divide_by_last_cpu(x, y, rows, cols);
     return LB_OK;
 }
@@ -283,41 +209,14 @@ static int lb_cpu_divide_by_last(LbBackend *be, const void *x, void *y, int64_t 
 static int lb_cpu_flash_attention(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld, void *o,
                                   int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale)
 {
-    (void)be;
-    LB_TRY(lb_cpu_dims("flash_attention", batch, n, heads));
-    LB_TRY(lb_cpu_dims("flash_attention", hd, ld, 0));
-    if (ld < heads * hd)
-        return LB_FAIL(LB_ERR_INVALID, "cpu flash_attention: row stride %lld below heads x hd = %lld", (long long)ld,
-                       (long long)(heads * hd));
-    const int64_t span = batch * n > 0 ? (batch * n - 1) * ld + heads * hd : 0;
-    LB_TRY(lb_cpu_need(q, span, "flash_attention", "q"));
-    LB_TRY(lb_cpu_need(k, span, "flash_attention", "k"));
-    LB_TRY(lb_cpu_need(v, span, "flash_attention", "v"));
-    LB_TRY(lb_cpu_need(o, batch * n * heads * hd, "flash_attention", "o"));
+    LB_TRY(lb_args_flash(be, q, k, v, ld, o, batch, n, heads, hd));
     return lb_flash_attention_cpu(q, k, v, ld, o, batch, n, heads, hd, scale);
-}
-
-/* The shape both general projections share: k divides n, strides cover the channels, and the
- * elements each side spans. */
-static int lb_cpu_seq_shape(const char *op, const void *x, int64_t ld_x, const void *y, int64_t ld_y, int64_t batch,
-                            int64_t n, int64_t k, int64_t channels)
-{
-    LB_TRY(lb_cpu_dims(op, batch, n, k));
-    LB_TRY(lb_cpu_dims(op, channels, ld_x, ld_y));
-    if (k < 1 || n % k != 0)
-        return LB_FAIL(LB_ERR_INVALID, "cpu %s: k %" PRId64 " does not divide n %" PRId64, op, k, n);
-    if (ld_x < channels || ld_y < channels)
-        return LB_FAIL(LB_ERR_INVALID, "cpu %s: row strides %" PRId64 ", %" PRId64 " below %" PRId64 " channels", op,
-                       ld_x, ld_y, channels);
-    LB_TRY(lb_cpu_need(x, batch * n > 0 ? (batch * n - 1) * ld_x + channels : 0, op, "x"));
-    return lb_cpu_need(y, batch * k > 0 ? (batch * k - 1) * ld_y + channels : 0, op, "y");
 }
 
 static int lb_cpu_pool_seq(LbBackend *be, const void *x, int64_t ld_x, void *y, int64_t ld_y, int64_t batch,
                            int64_t n, int64_t k, int64_t channels, int mode)
 {
-    (void)be;
-    LB_TRY(lb_cpu_seq_shape("pool_seq", x, ld_x, y, ld_y, batch, n, k, channels));
+    LB_TRY(lb_args_seq(be, "pool_seq", x, ld_x, NULL, y, ld_y, batch, n, k, channels));
     if (mode != LB_POOL_MEAN && mode != LB_POOL_MAX)
         return LB_FAIL(LB_ERR_INVALID, "cpu pool_seq: mode %d is neither mean nor max", mode);
     lb_pool_seq_cpu(x, ld_x, y, ld_y, batch, n, k, channels, mode);
@@ -327,30 +226,14 @@ static int lb_cpu_pool_seq(LbBackend *be, const void *x, int64_t ld_x, void *y, 
 static int lb_cpu_depthwise_conv_seq(LbBackend *be, const void *x, int64_t ld_x, const void *wt, void *y,
                                      int64_t ld_y, int64_t batch, int64_t n, int64_t k, int64_t channels)
 {
-    (void)be;
-    LB_TRY(lb_cpu_seq_shape("depthwise_conv_seq", x, ld_x, y, ld_y, batch, n, k, channels));
-    LB_TRY(lb_cpu_need(wt, k > 0 ? n / k * channels : 0, "depthwise_conv_seq", "wt"));
+    LB_TRY(lb_args_seq(be, "depthwise_conv_seq", x, ld_x, wt, y, ld_y, batch, n, k, channels));
     lb_depthwise_conv_seq_cpu(x, ld_x, wt, y, ld_y, batch, n, k, channels);
-    return LB_OK;
-}
-
-static int lb_cpu_copy(LbBackend *be, void *dst, const void *src, size_t bytes)
-{
-    (void)be;
-    if (bytes > 0 && (!dst || !src))
-        return LB_FAIL(LB_ERR_INVALID, "cpu copy: NULL pointer");
-    if (bytes > 0 && (const char *)dst < (const char *)src + bytes && (const char *)src < (const char *)dst + bytes)
-        return LB_FAIL(LB_ERR_INVALID, "cpu copy: source and destination overlap");
-    if (bytes > 0)
-        memcpy(dst, src, bytes);
     return LB_OK;
 }
 
 static int lb_cpu_gelu(LbBackend *be, void *y, int64_t rows, int64_t cols)
 {
-    (void)be;
-    LB_TRY(lb_cpu_dims("gelu", rows, cols, 0));
-    LB_TRY(lb_cpu_need(y, rows * cols, "gelu", "y"));
+    LB_TRY(lb_args_rows(be, "gelu", y, rows, cols));
     float *v = y;
     for (int64_t i = 0; i < rows * cols; i++)
         v[i] = lb_gelu_cpu(v[i]);
@@ -359,17 +242,20 @@ static int lb_cpu_gelu(LbBackend *be, void *y, int64_t rows, int64_t cols)
 
 /* --- timing ------------------------------------------------------------------------------------ */
 
-static int lb_cpu_sync(LbBackend *be)
+static double lb_cpu_now_ms(void)
 {
-    (void)be; /* every op has finished when it returns */
-    return LB_OK;
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
 }
+
+/* Every op has finished when it returns: nothing to wait for. */
+static int lb_cpu_sync(LbBackend *be) { return (void)be, LB_OK; }
 
 static int lb_cpu_timer_start(LbBackend *be)
 {
-    LbCpuState *s = lb_cpu_state(be);
-    clock_gettime(CLOCK_MONOTONIC, &s->t0);
-    s->timing = 1;
+    lb_cpu_state(be)->t0 = lb_cpu_now_ms();
+    lb_cpu_state(be)->timing = 1;
     return LB_OK;
 }
 
@@ -378,18 +264,9 @@ static int lb_cpu_timer_stop(LbBackend *be, double *ms)
     LbCpuState *s = lb_cpu_state(be);
     if (!s->timing)
         return LB_FAIL(LB_ERR_INVALID, "cpu timer_stop without timer_start");
-    struct timespec t1;
-    clock_gettime(CLOCK_MONOTONIC, &t1);
     s->timing = 0;
-    *ms = (double)(t1.tv_sec - s->t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - s->t0.tv_nsec) * 1e-6;
+    *ms = lb_cpu_now_ms() - s->t0;
     return LB_OK;
-}
-
-static double lb_cpu_now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
 }
 
 static int lb_cpu_event_record(LbBackend *be, int64_t index)
@@ -423,20 +300,11 @@ static int lb_cpu_event_elapsed(LbBackend *be, int64_t from, int64_t to, double 
     return LB_OK;
 }
 
-static int lb_cpu_clock_events(LbBackend *be, uint64_t *reasons)
-{
-    (void)be;
-    *reasons = 0;
-    return LB_ERR_UNSUPPORTED; /* a CPU has no such reasons to report */
-}
+/* A CPU has no clock-event reasons to report, nor an SM clock. */
+static int lb_cpu_clock_events(LbBackend *be, uint64_t *reasons) { return (void)be, *reasons = 0, LB_ERR_UNSUPPORTED; }
+static int lb_cpu_sm_clock_mhz(LbBackend *be) { return (void)be, -1; }
 
 static int lb_cpu_energy_j(LbBackend *be, double *joules) { return lb_cpu_energy_read(&lb_cpu_state(be)->energy, joules); }
-
-static int lb_cpu_sm_clock_mhz(LbBackend *be)
-{
-    (void)be;
-    return -1;
-}
 
 /* --- the device -------------------------------------------------------------------------------- */
 
