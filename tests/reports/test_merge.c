@@ -47,8 +47,8 @@ static void check_split(void)
     LbRunSettings s;
     char should[160];
     LbPredictCard card;
-    lb_check(lb_run_settings_init(&s) == LB_OK && lb_setting_parse(&s, LB_SET_N, "512:16384", 0, should, sizeof should) == 0 &&
-                 lb_setting_parse(&s, LB_SET_K, "64:1024", 0, should, sizeof should) == 0 &&
+    lb_check(lb_run_settings_init(&s) == LB_OK && lb_setting_apply(&s, LB_SET_N, "512:16384", 0, should, sizeof should) == 0 &&
+                 lb_setting_apply(&s, LB_SET_K, "64:1024", 0, should, sizeof should) == 0 &&
                  lb_predict_card_from_spec(lb_gpu_spec_find("h100-sxm"), s.model.dtype, 0, &card, should, sizeof should) == 0,
              "the split's settings and card");
     s.shard_count = 3;
