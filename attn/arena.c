@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "attn/status.h"
+#include "attn/base/status.h"
 
 size_t lb_align_up(size_t bytes, size_t alignment) { return (bytes + alignment - 1) & ~(alignment - 1); }
 

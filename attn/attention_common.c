@@ -2,7 +2,7 @@
 #include <math.h>
 
 #include "attn/attention_impl.h"
-#include "attn/status.h"
+#include "attn/base/status.h"
 
 void *lb_pass_at(const LbPass *p, const void *base, int64_t elems)
 {

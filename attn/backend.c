@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-#include "attn/status.h"
+#include "attn/base/status.h"
 
 void lb_backend_close(LbBackend *be)
 {

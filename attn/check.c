@@ -17,7 +17,7 @@
 #include "attn/model.h"
 #include "attn/plan.h"
 #include "attn/rng.h"
-#include "attn/status.h"
+#include "attn/base/status.h"
 
 #define MAX_BUFFERS 16
 

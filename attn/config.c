@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "attn/attention.h"
-#include "attn/status.h"
+#include "attn/base/status.h"
 
 LbModelConfig lb_config_default(void)
 {

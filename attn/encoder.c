@@ -5,7 +5,7 @@
 #include "attn/forward.h"
 
 #include "attn/attention_impl.h"
-#include "attn/status.h"
+#include "attn/base/status.h"
 
 /* y = W2 GELU(W1 x + b1) + b2 with the hidden (B, n, f) as the phase's only temporary. */
 static int feed_forward(LbPass *p, const LbLayerWeights *w, const void *x, void *y)
@@ -13,7 +13,7 @@ static int feed_forward(LbPass *p, const LbLayerWeights *w, const void *x, void 
     const int64_t rows = p->B * p->n;
     void *hidden;
     LB_TRY(lb_pass_alloc(p, rows * p->f, "FFN hidden", &hidden));
-    lb_pass_role(p, LB_ROLE_FFN_UP); /* a breakdown times its GELU pass apart (attn/breakdown.c) */
+    lb_pass_role(p, LB_ROLE_FFN_UP); /* a breakdown times its GELU pass apart (attn/measure/breakdown.c) */
     LB_TRY(p->ops->linear(p->be, x, w->w_ff1, w->b_ff1, hidden, rows, p->d, p->f, 1));
     lb_pass_role(p, LB_ROLE_FFN_DOWN);
     return p->ops->linear(p->be, hidden, w->w_ff2, w->b_ff2, y, rows, p->f, p->d, 0);

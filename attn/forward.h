@@ -43,7 +43,7 @@ int lb_forward_setup(LbModel *m, LbInputs *in, const LbModelConfig *cfg, LbBacke
 int lb_forward(const LbModel *m, LbArena *a, LbInputs *in);
 
 /* lb_forward with every op called on obs->be and each group of calls named to obs (the
- * breakdown's pass, attn/breakdown.c). */
+ * breakdown's pass, attn/measure/breakdown.c). */
 int lb_forward_observed(const LbModel *m, LbArena *a, LbInputs *in, LbPassObserver *obs);
 
 #ifdef __cplusplus

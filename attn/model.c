@@ -10,7 +10,7 @@
 
 #include "attn/attention_impl.h"
 #include "attn/rng.h"
-#include "attn/status.h"
+#include "attn/base/status.h"
 
 /* Allocate count elements and fill them uniformly in [lo, hi] (attn/rng.h: hi itself can occur). */
 int lb_builder_uniform(LbBuilder *b, void **out, int64_t count, float lo, float hi, const char *what)

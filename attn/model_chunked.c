@@ -4,7 +4,7 @@
 #include <stdio.h>
 
 #include "attn/attention_impl.h"
-#include "attn/status.h"
+#include "attn/base/status.h"
 
 /* Rows per block: the whole sequence when --chunk is at least n. */
 static int64_t block_rows(const LbModelConfig *c) { return c->chunk < c->n ? c->chunk : c->n; }

@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 #include "attn/attention_impl.h"
-#include "attn/status.h"
+#include "attn/base/status.h"
 
 static int attention(LbPass *p, int layer, const LbLayerWeights *w, const void *x, void *y)
 {

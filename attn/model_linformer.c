@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 #include "attn/attention_impl.h"
-#include "attn/status.h"
+#include "attn/base/status.h"
 
 typedef enum Projection { PROJ_LINEAR, PROJ_MEAN, PROJ_MAX, PROJ_CONV } Projection;
 

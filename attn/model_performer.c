@@ -11,7 +11,7 @@
 
 #include "attn/attention_impl.h"
 #include "attn/rng.h"
-#include "attn/status.h"
+#include "attn/base/status.h"
 
 /* A standard normal of stream `seed`, draw i: Box-Muller on two 53-bit uniforms in (0, 1). */
 static double gaussian(uint64_t seed, uint64_t i)

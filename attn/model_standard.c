@@ -2,7 +2,7 @@
  * head materialised, softmax(Q K^T / sqrt(hd)) V. The heads are read in place from the fused
  * Q/K/V output and written in place into the (B, n, d) output: no head permutes. */
 #include "attn/attention_impl.h"
-#include "attn/status.h"
+#include "attn/base/status.h"
 
 static int attention(LbPass *p, int layer, const LbLayerWeights *w, const void *x, void *y)
 {

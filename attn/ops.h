@@ -120,7 +120,7 @@ typedef struct LbOps {
     int (*timer_stop)(LbBackend *be, double *ms);
     /* Current SM clock in MHz, or -1 where it cannot be read. */
     int (*sm_clock_mhz)(LbBackend *be);
-    /* The clock-event (throttle) reasons in force now, NVML's bits (attn/clock_events.h);
+    /* The clock-event (throttle) reasons in force now, NVML's bits (attn/measure/clock_events.h);
      * LB_ERR_UNSUPPORTED where they cannot be read (no NVML, the CPU). */
     int (*clock_events)(LbBackend *be, uint64_t *reasons);
 
@@ -128,7 +128,7 @@ typedef struct LbOps {
     int (*describe)(LbBackend *be, LbDeviceInfo *info);
     void (*close)(LbBackend *be);
 
-    /* --- calibration and breakdown (attn/calibrate.c, attn/breakdown.c; the forward pass never
+    /* --- calibration and breakdown (attn/measure/calibrate.c, attn/measure/breakdown.c; the forward pass never
      *     calls these) ---------------------------------------------------------------------- */
     /* dst = src, device to device, no overlap: the copy bandwidth calibration measures. */
     int (*copy)(LbBackend *be, void *dst, const void *src, size_t bytes);
@@ -149,7 +149,7 @@ typedef struct LbOps {
     int (*flash_attention)(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld_qkv, void *o,
                            int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale);
 
-    /* --- energy (attn/measure.c) ------------------------------------------------------------ */
+    /* --- energy (attn/measure/measure.c) ------------------------------------------------------------ */
     /* An energy counter in joules from any origin, never decreasing (unwrapped): NVML's total energy
      * on the GPU, RAPL on the CPU. LB_ERR_UNSUPPORTED, saying why, where none can be read. */
     int (*energy_j)(LbBackend *be, double *joules);

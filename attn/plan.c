@@ -9,7 +9,7 @@
 #include "attn/arena.h"
 #include "attn/forward.h"
 #include "attn/model.h"
-#include "attn/status.h"
+#include "attn/base/status.h"
 
 /* --- the counting backend: every op succeeds and touches nothing -------------------------- */
 
@@ -100,7 +100,7 @@ static const LbOps counting_ops = {
     .softmax = no_softmax,
     .layernorm = no_layernorm,
     .embed = no_embed,
-    .gelu = no_gelu, /* the breakdown's count runs linear's GELU apart (attn/breakdown.c) */
+    .gelu = no_gelu, /* the breakdown's count runs linear's GELU apart (attn/measure/breakdown.c) */
     .split_heads = no_split,
     .merge_heads = no_merge,
     .favor_features = no_favor,

@@ -12,7 +12,7 @@
 #include <cuda_runtime.h>
 
 #include "attn/ops.h"
-#include "attn/status.h"
+#include "attn/base/status.h"
 #include "gpu/kernels.h"
 
 /* A failed call ends the benchmark with the recorded message (benchmarks have no partial

@@ -5,10 +5,10 @@
 #include <string.h>
 
 #include "attn/config.h"
-#include "attn/sizes.h"
-#include "attn/status.h"
+#include "attn/base/sizes.h"
+#include "attn/base/status.h"
 #include "cmd/options.h"
-#include "reports/predict.h"
+#include "cmd/sweep/predict.h"
 
 void lb_print_card_limits(FILE *out, const char *lead, const char *device_name, LbDtype storage, int tf32,
                           const LbCalibration *cal)

@@ -2,7 +2,7 @@
 #ifndef LB_CMD_CALIBRATION_H
 #define LB_CMD_CALIBRATION_H
 
-#if defined(LB_LAYER_BASE) || defined(LB_LAYER_ATTN) || defined(LB_LAYER_GPU) || defined(LB_LAYER_REPORTS)
+#if defined(LB_LAYER_BASE) || defined(LB_LAYER_ATTN) || defined(LB_LAYER_GPU) || defined(LB_LAYER_REPORTS) || defined(LB_LAYER_SWEEP)
 #error "reports/ and attn/ may not include cmd/ headers"
 #endif
 
@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "attn/calibrate.h"
+#include "attn/measure/calibrate.h"
 #include "attn/config.h"
 #include "attn/ops.h"
 
@@ -21,7 +21,7 @@
 int lb_sweep_calibrate(LbBackend *be, uint64_t budget, int quiet, LbCalibration *cal, int *measured, char *note,
                        size_t note_size);
 
-/* When `device_name` (as CUDA names it) is in linbench predict's table (reports/gpu_specs.h): one
+/* When `device_name` (as CUDA names it) is in linbench predict's table (cmd/sweep/gpu_specs.h): one
  * line on out after `lead`, the limits predict assumes for it (the datasheet's rate for `storage`
  * (tf32: TF32) and bandwidth, times the default efficiencies) and, with cal, what it measured as a
  * share of the datasheet's. Nothing for a device the table does not hold. */

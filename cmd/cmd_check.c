@@ -13,8 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "attn/sizes.h"
-#include "attn/status.h"
+#include "attn/base/sizes.h"
+#include "attn/base/status.h"
 #include "cmd/calibration.h"
 #include "cmd/commands.h"
 #include "cmd/options.h"

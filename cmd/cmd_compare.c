@@ -8,14 +8,14 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "attn/paths.h"
-#include "attn/status.h"
+#include "attn/base/paths.h"
+#include "attn/base/status.h"
 #include "cmd/commands.h"
 #include "cmd/options.h"
 #include "reports/compare.h"
 #include "reports/settings.h"
 #include "reports/sweep_dir.h"
-#include "reports/sweep_engine.h"
+#include "cmd/sweep/engine.h"
 
 /* LB_ERR_FORMAT is the user's input (exit 2); anything else is a runtime failure (exit 1). */
 static int exit_for(const char *dir, int rc)

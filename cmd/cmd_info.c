@@ -3,8 +3,8 @@
 #include <string.h>
 
 #include "attn/ops.h"
-#include "attn/sizes.h"
-#include "attn/status.h"
+#include "attn/base/sizes.h"
+#include "attn/base/status.h"
 #include "cmd/commands.h"
 #include "cmd/options.h"
 #include "lb_config.h"

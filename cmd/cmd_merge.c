@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "attn/status.h"
+#include "attn/base/status.h"
 #include "cmd/commands.h"
 #include "cmd/options.h"
 #include "cmd/outdir.h"

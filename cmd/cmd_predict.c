@@ -1,18 +1,18 @@
 /* linbench predict: what a sweep would show on a GPU that is not here, from the roofline
- * (reports/predict.h, METHOD.md "Predicting"). Validate (exit 2, nothing written), make and lock
+ * (cmd/sweep/predict.h, METHOD.md "Predicting"). Validate (exit 2, nothing written), make and lock
  * the directory, compute every cell and write it as a sweep writes its own, print the grids. No
  * backend is opened: it runs the same on a machine without a GPU. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "attn/sizes.h"
-#include "attn/status.h"
+#include "attn/base/sizes.h"
+#include "attn/base/status.h"
 #include "cmd/commands.h"
 #include "cmd/options.h"
 #include "cmd/outdir.h"
 #include "reports/grid.h"
-#include "reports/predict.h"
+#include "cmd/sweep/predict.h"
 #include "reports/settings.h"
 
 typedef struct PredictFlags {

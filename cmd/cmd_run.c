@@ -7,20 +7,20 @@
 #include <string.h>
 
 #include "attn/arena.h"
-#include "attn/breakdown.h"
-#include "attn/clock_events.h"
+#include "attn/measure/breakdown.h"
+#include "attn/measure/clock_events.h"
 #include "attn/forward.h"
-#include "attn/measure.h"
+#include "attn/measure/measure.h"
 #include "attn/model.h"
 #include "attn/plan.h"
-#include "attn/sizes.h"
-#include "attn/status.h"
+#include "attn/base/sizes.h"
+#include "attn/base/status.h"
 #include "cmd/calibration.h"
 #include "cmd/check.h"
 #include "cmd/commands.h"
 #include "cmd/options.h"
 #include "cmd/outdir.h"
-#include "reports/breakdown.h"
+#include "reports/breakdown_csv.h"
 #include "reports/dump.h"
 
 static int dump(const LbRunSettings *o, LbBackend *be, uint64_t budget, int64_t batch, const char *dir)
@@ -40,7 +40,7 @@ static int dump(const LbRunSettings *o, LbBackend *be, uint64_t budget, int64_t 
     LbInputs in;
     if ((rc = lb_arena_open(&arena, be, plan.total)) != LB_OK)
         return lb_runtime_error(rc);
-    /* The same model, inputs and seeds as the measured pass of this cell (attn/measure.c). */
+    /* The same model, inputs and seeds as the measured pass of this cell (attn/measure/measure.c). */
     rc = lb_forward_setup(&model, &in, &o->model, be, &arena, batch, o->seed);
     if (rc == LB_OK) {
         if ((rc = lb_forward(&model, &arena, &in)) == LB_OK && (rc = be->ops->sync(be)) == LB_OK)
@@ -100,7 +100,7 @@ static void print_result(const LbRunSettings *o, const LbCellResult *r, uint64_t
         printf("energy per sequence: unknown (%s)\n", r->energy_why);
 }
 
-/* --breakdown: one traced pass at the measured batch (attn/breakdown.h), printed as breakdown.csv's
+/* --breakdown: one traced pass at the measured batch (attn/measure/breakdown.h), printed as breakdown.csv's
  * rows would be, its percentages against cal (NULL: none). */
 static int print_breakdown(const LbRunSettings *o, LbBackend *be, const LbCellResult *r, const LbCalibration *cal)
 {

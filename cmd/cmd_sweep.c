@@ -1,7 +1,7 @@
 /* linbench sweep: the Table 3 grid. Validate, then run: flags (and with --resume, meta.csv's
  * settings) are checked before anything runs (exit 2, nothing written); the device is opened and
  * checked once the output directory exists, which a failure there removes again (exit 1); then
- * the sweep engine (reports/sweep_engine.h) measures the cells, and this file says how it went. */
+ * the sweep engine (cmd/sweep/engine.h) measures the cells, and this file says how it went. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -16,8 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "attn/sizes.h"
-#include "attn/status.h"
+#include "attn/base/sizes.h"
+#include "attn/base/status.h"
 #include "cmd/calibration.h"
 #include "cmd/commands.h"
 #include "cmd/options.h"
@@ -31,7 +31,7 @@
 #include "reports/raw.h"
 #include "reports/settings.h"
 #include "reports/sweep_dir.h"
-#include "reports/sweep_engine.h"
+#include "cmd/sweep/engine.h"
 
 static volatile sig_atomic_t stop_requested;
 static struct timespec first_stop; /* when the first stop signal came */

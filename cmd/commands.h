@@ -3,7 +3,7 @@
 #ifndef LB_COMMANDS_H
 #define LB_COMMANDS_H
 
-#if defined(LB_LAYER_BASE) || defined(LB_LAYER_ATTN) || defined(LB_LAYER_GPU) || defined(LB_LAYER_REPORTS)
+#if defined(LB_LAYER_BASE) || defined(LB_LAYER_ATTN) || defined(LB_LAYER_GPU) || defined(LB_LAYER_REPORTS) || defined(LB_LAYER_SWEEP)
 #error "reports/ and attn/ may not include cmd/ headers"
 #endif
 

@@ -8,10 +8,10 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "attn/sizes.h"
-#include "attn/status.h"
+#include "attn/base/sizes.h"
+#include "attn/base/status.h"
 #include "cmd/commands.h"
-#include "reports/predict.h"
+#include "cmd/sweep/predict.h"
 #include "reports/speedups.h"
 
 /* The command of an LB_FOR_* bit: the table's entry at the bit's index. */

@@ -4,7 +4,7 @@
 #ifndef LB_OPTIONS_H
 #define LB_OPTIONS_H
 
-#if defined(LB_LAYER_BASE) || defined(LB_LAYER_ATTN) || defined(LB_LAYER_GPU) || defined(LB_LAYER_REPORTS)
+#if defined(LB_LAYER_BASE) || defined(LB_LAYER_ATTN) || defined(LB_LAYER_GPU) || defined(LB_LAYER_REPORTS) || defined(LB_LAYER_SWEEP)
 #error "reports/ and attn/ may not include cmd/ headers"
 #endif
 
@@ -12,7 +12,7 @@
 #include <stdio.h>
 
 #include "attn/config.h"
-#include "attn/measure.h"
+#include "attn/measure/measure.h"
 #include "attn/ops.h"
 #include "reports/settings.h"
 

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "cmd/commands.h"
-#include "reports/breakdown.h"
+#include "reports/breakdown_csv.h"
 #include "reports/grid.h"
 #include "reports/speedups.h"
 

@@ -5,13 +5,13 @@
 #ifndef LB_OUTDIR_H
 #define LB_OUTDIR_H
 
-#if defined(LB_LAYER_BASE) || defined(LB_LAYER_ATTN) || defined(LB_LAYER_GPU) || defined(LB_LAYER_REPORTS)
+#if defined(LB_LAYER_BASE) || defined(LB_LAYER_ATTN) || defined(LB_LAYER_GPU) || defined(LB_LAYER_REPORTS) || defined(LB_LAYER_SWEEP)
 #error "reports/ and attn/ may not include cmd/ headers"
 #endif
 
 #include <stddef.h>
 
-#include "attn/paths.h" /* lb_path_join_buf: with dir checked against LB_DIR_MAX it always fits */
+#include "attn/base/paths.h" /* lb_path_join_buf: with dir checked against LB_DIR_MAX it always fits */
 
 /* The longest directory linbench writes into: every file name it appends (the longest is a
  * temporary grid name, memory_speedup.csv.tmp.XXXXXX) must still fit the kernel's PATH_MAX of

@@ -4,12 +4,12 @@
 #ifndef LB_PROGRESS_H
 #define LB_PROGRESS_H
 
-#if defined(LB_LAYER_BASE) || defined(LB_LAYER_ATTN) || defined(LB_LAYER_GPU) || defined(LB_LAYER_REPORTS)
+#if defined(LB_LAYER_BASE) || defined(LB_LAYER_ATTN) || defined(LB_LAYER_GPU) || defined(LB_LAYER_REPORTS) || defined(LB_LAYER_SWEEP)
 #error "reports/ and attn/ may not include cmd/ headers"
 #endif
 
-#include "attn/measure.h"
-#include "reports/sweep_engine.h"
+#include "attn/measure/measure.h"
+#include "cmd/sweep/engine.h"
 
 typedef struct LbProgress {
     int mode; /* 0 quiet, 1 plain lines, 2 terminal */

@@ -11,7 +11,7 @@
 
 #include "attn/op_args.h"
 #include "attn/ops.h"
-#include "attn/status.h"
+#include "attn/base/status.h"
 #include "gpu/backend_impl.h"
 #include "gpu/cuda_check.h"
 #include "gpu/kernels.h"

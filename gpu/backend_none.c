@@ -1,7 +1,7 @@
 /* The CUDA backend's entry point in a build without CUDA: says so, so `--device cuda` fails with
  * one clear line instead of a link error. */
 #include "attn/ops.h"
-#include "attn/status.h"
+#include "attn/base/status.h"
 
 int lb_cuda_backend_open(int index, LbDtype dtype, int tf32, LbBackend **out)
 {

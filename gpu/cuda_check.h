@@ -7,7 +7,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
-#include "attn/status.h"
+#include "attn/base/status.h"
 
 /* Out of device memory from any call is LB_ERR_NOMEM, not only from cudaMalloc: the runtime loads
  * a kernel's code into device memory on first launch (lazy loading), outside the arena, and that

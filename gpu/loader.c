@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "attn/ops.h"
-#include "attn/status.h"
+#include "attn/base/status.h"
 #include "gpu/module.h"
 
 #ifndef LB_CUDA_MODULE_INSTALLED

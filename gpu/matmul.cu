@@ -18,7 +18,7 @@
  *
  * Algorithm choice: the heuristic ranks without running, so up to kCandidates are asked for and,
  * on a shape's first use (LbBackend.autotune), each is timed on the call's own operands and the
- * fastest cached. First use is attn/measure.c's warm-up pass, so no timed pass includes tuning.
+ * fastest cached. First use is attn/measure/measure.c's warm-up pass, so no timed pass includes tuning.
  *
  * Checked by tests/gpu/test_gpu_matmul.c against attn/cpu/cpu_ref.h (every trans combination,
  * stride 0, padded leading dimensions, a batch above 65535; all three types). */
@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "attn/op_args.h"
-#include "attn/status.h"
+#include "attn/base/status.h"
 #include "gpu/backend_impl.h"
 #include "gpu/cuda_check.h"
 #include "gpu/kernels.h"

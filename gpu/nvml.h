@@ -22,7 +22,7 @@ typedef enum LbNvmlClock {
 LbNvml *lb_nvml_open(const char *pci_bus_id);
 /* MHz, or -1 when it cannot be read (NULL handle too). */
 int lb_nvml_clock(LbNvml *nv, LbNvmlClock which);
-/* The clock-event reasons in force now (NVML's bits, attn/clock_events.h); -1 when they cannot be
+/* The clock-event reasons in force now (NVML's bits, attn/measure/clock_events.h); -1 when they cannot be
  * read (NULL handle, or a driver with neither entry point). */
 int lb_nvml_clock_events(LbNvml *nv, unsigned long long *reasons);
 /* For `linbench check`'s environment block: persistence mode and MIG mode (1 on, 0 off) and the

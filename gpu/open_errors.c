@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attn/status.h"
+#include "attn/base/status.h"
 
 enum {
     CUDA_ERROR_INITIALIZATION = 3,

@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "attn/status.h"
+#include "attn/base/status.h"
 
 static LbAtomicFault injected;
 

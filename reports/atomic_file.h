@@ -10,7 +10,7 @@
 
 #include <stdio.h>
 
-#include "attn/paths.h" /* lb_path_join, which the writers of files beside each other use */
+#include "attn/base/paths.h" /* lb_path_join, which the writers of files beside each other use */
 
 #ifdef __cplusplus
 extern "C" {

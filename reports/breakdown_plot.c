@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attn/status.h"
-#include "reports/breakdown.h"
+#include "attn/base/status.h"
+#include "reports/breakdown_csv.h"
 #include "reports/csv_io.h"
 #include "reports/plot_figure.h"
 
@@ -18,7 +18,7 @@ typedef struct Col {
     double pass_ms;
 } Col;
 
-/* The ops in breakdown.csv's row order: the roles (attn/breakdown.h) then overhead. */
+/* The ops in breakdown.csv's row order: the roles (attn/measure/breakdown.h) then overhead. */
 #define OPS_MAX (LB_ROLE_COUNT + 1)
 
 typedef struct ModelTable {

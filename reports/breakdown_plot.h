@@ -1,4 +1,4 @@
-/* breakdown.csv (reports/breakdown.h) shown by `linbench compare` and `linbench plot`, for a sweep
+/* breakdown.csv (reports/breakdown_csv.h) shown by `linbench compare` and `linbench plot`, for a sweep
  * that ran with --breakdown; both do nothing where the directory has no breakdown.csv.
  *
  * compare: per model, a table of each operation's share of the pass (%), one column per cell

@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attn/lists.h"
-#include "attn/sizes.h"
-#include "attn/status.h"
-#include "reports/breakdown.h"
+#include "attn/base/lists.h"
+#include "attn/base/sizes.h"
+#include "attn/base/status.h"
+#include "reports/breakdown_csv.h"
 #include "reports/breakdown_plot.h"
 #include "reports/csv_io.h"
 #include "reports/paper_table3.h"

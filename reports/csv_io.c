@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attn/status.h"
+#include "attn/base/status.h"
 
 static int needs_quotes(const char *s)
 {

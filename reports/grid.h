@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "attn/measure.h"
+#include "attn/measure/measure.h"
 #include "reports/table.h"
 
 #ifdef __cplusplus

@@ -6,9 +6,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "attn/paths.h"
-#include "attn/status.h"
-#include "reports/breakdown.h"
+#include "attn/base/paths.h"
+#include "attn/base/status.h"
+#include "reports/breakdown_csv.h"
 #include "reports/raw.h"
 #include "reports/settings.h"
 #include "reports/speedups.h"

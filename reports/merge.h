@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "attn/measure.h"
+#include "attn/measure/measure.h"
 #include "reports/grid.h"
 #include "reports/meta.h"
 #include "reports/sweep_dir.h"

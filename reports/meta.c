@@ -8,7 +8,7 @@
 
 #include "attn/forward.h"
 #include "attn/model.h"
-#include "attn/status.h"
+#include "attn/base/status.h"
 #include "reports/atomic_file.h"
 #include "reports/csv_io.h"
 #include "reports/settings.h"

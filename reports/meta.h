@@ -21,7 +21,7 @@ typedef struct LbMeta {
 } LbMeta; /* zero-initialise before the first lb_meta_set */
 
 /* meta.csv's `source`: whether the result was measured (a sweep, a merge of sweeps) or predicted
- * from the roofline (linbench predict, reports/predict.h). A meta.csv without it was measured. */
+ * from the roofline (linbench predict, cmd/sweep/predict.h). A meta.csv without it was measured. */
 #define LB_META_SOURCE "source"
 #define LB_SOURCE_MEASURED "measured"
 #define LB_SOURCE_PREDICTED "predicted"

@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "attn/paths.h"
-#include "attn/status.h"
+#include "attn/base/paths.h"
+#include "attn/base/status.h"
 
 const char *lb_npy_descr(LbNpyType type) { return type == LB_NPY_I32 ? "<i4" : "<f4"; }
 

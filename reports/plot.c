@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "attn/status.h"
+#include "attn/base/status.h"
 #include "reports/breakdown_plot.h"
 #include "reports/csv_io.h"
 #include "reports/plot_figure.h"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attn/status.h"
+#include "attn/base/status.h"
 #include "reports/atomic_file.h"
 #include "reports/csv_io.h"
 

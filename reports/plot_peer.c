@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attn/lists.h"
-#include "attn/status.h"
+#include "attn/base/lists.h"
+#include "attn/base/status.h"
 #include "reports/plot.h"
 #include "reports/plot_figure.h"
 #include "reports/plot_style.h"

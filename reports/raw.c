@@ -12,9 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "attn/clock_events.h"
-#include "attn/paths.h"
-#include "attn/status.h"
+#include "attn/measure/clock_events.h"
+#include "attn/base/paths.h"
+#include "attn/base/status.h"
 #include "reports/csv_io.h"
 
 typedef enum {

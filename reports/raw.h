@@ -15,7 +15,7 @@
 
 #include <stddef.h>
 
-#include "attn/measure.h"
+#include "attn/measure/measure.h"
 
 #ifdef __cplusplus
 extern "C" {

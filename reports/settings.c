@@ -9,10 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attn/lists.h"
-#include "attn/sizes.h"
-#include "attn/status.h"
-#include "reports/predict.h"
+#include "attn/base/lists.h"
+#include "attn/base/sizes.h"
+#include "attn/base/status.h"
 #include "reports/table.h"
 
 /* A malloc'd printf. */

@@ -13,8 +13,13 @@
 #include <stdint.h>
 
 #include "attn/config.h"
-#include "attn/measure.h"
+#include "attn/measure/measure.h"
 #include "reports/meta.h"
+
+/* linbench predict's default efficiencies, here as the defaults of its flags */
+#define LB_PREDICT_PRODUCT_EFFICIENCY 0.66 /* Markidis et al. 2018: cuBLAS 83 of the V100's 125 TFLOP/s */
+#define LB_PREDICT_COPY_EFFICIENCY 0.83    /* Jia et al. 2018: 750 of the V100's 900 GB/s */
+#define LB_PREDICT_LAUNCH_US 5.0           /* an assumption: a few microseconds per kernel */
 
 #ifdef __cplusplus
 extern "C" {

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attn/lists.h"
-#include "attn/status.h"
+#include "attn/base/lists.h"
+#include "attn/base/status.h"
 #include "reports/atomic_file.h"
 #include "reports/csv_io.h"
 #include "reports/settings.h"

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "attn/measure.h"
+#include "attn/measure/measure.h"
 #include "reports/grid.h"
 #include "reports/meta.h"
 

@@ -7,8 +7,8 @@
 #include <sys/stat.h>
 #include <string.h>
 
-#include "attn/lists.h"
-#include "attn/status.h"
+#include "attn/base/lists.h"
+#include "attn/base/status.h"
 #include "reports/atomic_file.h"
 #include "reports/raw.h"
 #include "reports/settings.h"

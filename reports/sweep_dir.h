@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#include "attn/measure.h"
+#include "attn/measure/measure.h"
 #include "reports/grid.h"
 #include "reports/meta.h"
 #include "reports/peer_dir.h"

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "attn/status.h"
+#include "attn/base/status.h"
 #include "reports/grid.h"
 
 /* One block: rows x cols strings sharing the row labels with the blocks beside it. */

@@ -16,7 +16,7 @@
 #include "attn/cpu/cpu_ref.h"
 #include "attn/op_args.h"
 #include "attn/ops.h"
-#include "attn/status.h"
+#include "attn/base/status.h"
 
 #define LB_CPU_ALIGNMENT 256
 /* Each allocation carries its size in a header this big, so the pointer handed out stays

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attn/status.h"
+#include "attn/base/status.h"
 
 static const char *zone(void)
 {

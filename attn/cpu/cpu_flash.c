@@ -6,7 +6,7 @@
 
 #include "attn/cpu/cpu_parallel.h"
 #include "attn/cpu/cpu_ref.h"
-#include "attn/status.h"
+#include "attn/base/status.h"
 
 typedef struct LbFlashJob {
     const float *q, *k, *v;

@@ -26,7 +26,7 @@ int main(void)
 C
 mkdir -p "$tmp/obj"
 (cd "$tmp" && cc --coverage -I"$rel" -c "$rel/gpu/open_errors.c" -o obj/open_errors.o &&
-    cc -I"$rel" -c "$rel/attn/status.c" -o obj/status.o && cc -I"$rel" -c main.c -o obj/main.o &&
+    cc -I"$rel" -c "$rel/attn/base/status.c" -o obj/status.o && cc -I"$rel" -c main.c -o obj/main.o &&
     cc --coverage -o stand-in obj/open_errors.o obj/status.o obj/main.o && ./stand-in)
 check "a stand-in instrumented with gcov builds and runs" "[ $? -eq 0 ] && ls '$tmp'/obj/*.gcda >/dev/null 2>&1"
 : > "$tmp/build.ninja"

@@ -3,10 +3,10 @@
 # layer's macro LB_LAYER_*): an include the wrong way fails to compile. Checks that
 #   - a scratch file compiled with the reports layer's flags that includes a cmd/ header fails,
 #     with the guard's #error, while the same file with the cmd layer's flags compiles;
-#   - every header of cmd/ refuses the layers below it, and every header of reports/ refuses attn/,
+#   - every header of cmd/ refuses the layers below it (the sweep layer, cmd/sweep/, included), and every header of reports/ refuses attn/,
 #     gpu/ and the base library (so a new header without the guard shows here);
 #   - no source of attn/, gpu/ or reports/ includes cmd/, none of attn/ includes reports/ or gpu/,
-#     and the base library (attn/status, sizes, lists, paths) includes only itself.
+#     and the base library (attn/base/) includes only itself.
 # The link check (a call the wrong way) is the layer_link_* programs, which the build itself links.
 # Usage: test_layers.sh SOURCE_DIR BUILD_DIR CC...
 set -u
@@ -43,11 +43,13 @@ check "an attn-layer file including a reports/ header fails to compile" \
     "[ $code -ne 0 ] && grep -q 'attn/ and gpu/ may not include reports/ headers' '$tmp/err'"
 
 unguarded=""
-for h in "$src"/cmd/*.h; do
-    for layer in BASE ATTN GPU REPORTS; do
-        printf '#include "cmd/%s"\n' "$(basename "$h")" > "$tmp/h.c"
+for h in "$src"/cmd/*.h "$src"/cmd/sweep/*.h; do
+    layers="BASE ATTN GPU REPORTS"
+    case "$h" in */cmd/sweep/*) ;; *) layers="$layers SWEEP" ;; esac
+    for layer in $layers; do
+        printf '#include "%s"\n' "${h#"$src"/}" > "$tmp/h.c"
         run_cc $layer "$tmp/h.c"
-        grep -q 'may not include cmd/ headers' "$tmp/err" || unguarded="$unguarded cmd/$(basename "$h")@$layer"
+        grep -q 'may not include cmd/ headers' "$tmp/err" || unguarded="$unguarded ${h#"$src"/}@$layer"
     done
 done
 for h in "$src"/reports/*.h; do
@@ -61,13 +63,16 @@ done
 check "every cmd/ and reports/ header refuses the layers below it" "[ -z '$unguarded' ]"
 
 cd "$src" || exit 1
-up=$(grep -l '#include "cmd/' attn/*.[ch] attn/cpu/*.[ch] reports/*.[ch] gpu/*.[ch] gpu/*.cu gpu/*.cuh 2>/dev/null)
+up=$(grep -l '#include "cmd/' attn/*.[ch] attn/*/*.[ch] reports/*.[ch] gpu/*.[ch] gpu/*.cu gpu/*.cuh 2>/dev/null)
 [ -z "$up" ] || echo "below cmd/, including cmd/: $up"
 check "no file in attn/, gpu/ or reports/ includes cmd/" "[ -z '$up' ]"
-up=$(grep -l '#include "\(reports\|gpu\)/' attn/*.[ch] attn/cpu/*.[ch] 2>/dev/null)
+up=$(grep -l '#include "cmd/[a-z_]*\.h"' cmd/sweep/*.[ch] 2>/dev/null)
+[ -z "$up" ] || echo "the sweep layer including cmd/'s own headers: $up"
+check "no file in cmd/sweep/ includes a header of cmd/ above it" "[ -z '$up' ]"
+up=$(grep -l '#include "\(reports\|gpu\)/' attn/*.[ch] attn/*/*.[ch] 2>/dev/null)
 [ -z "$up" ] || echo "attn/ including reports/ or gpu/: $up"
 check "no file in attn/ includes reports/ or gpu/" "[ -z '$up' ]"
-base="attn/status attn/sizes attn/lists attn/paths"
+base="attn/base/status attn/base/sizes attn/base/lists attn/base/paths"
 up=""
 for b in $base; do
     for inc in $(grep -ho '#include "[^"]*"' $b.c $b.h | sed 's/#include "\(.*\)"/\1/'); do

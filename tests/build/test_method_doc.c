@@ -14,7 +14,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 
-#include "attn/status.h"
+#include "attn/base/status.h"
 #include "cmd/commands.h"
 #include "reports/csv_io.h"
 #include "reports/meta.h"

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-#include "attn/breakdown.h"
+#include "attn/measure/breakdown.h"
 #include "attn/config.h"
-#include "reports/breakdown.h"
+#include "reports/breakdown_csv.h"
 #include "reports/csv_io.h"
 #include "tests/cli/sweep_check.h"
 #include "tests/lib/check.h"

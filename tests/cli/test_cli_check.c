@@ -17,7 +17,7 @@
 #include <stdlib.h>
 
 #include "attn/attention.h"
-#include "attn/sizes.h"
+#include "attn/base/sizes.h"
 #include "reports/settings.h"
 #include "tests/cli/sweep_check.h"
 #include "tests/lib/check.h"

@@ -12,8 +12,8 @@
 
 #include <math.h>
 
-#include "attn/status.h"
-#include "reports/breakdown.h"
+#include "attn/base/status.h"
+#include "reports/breakdown_csv.h"
 #include "reports/csv_io.h"
 #include "tests/cli/emu_cli.h"
 #include "tests/lib/check.h"

@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <time.h>
 
-#include "reports/breakdown.h"
+#include "reports/breakdown_csv.h"
 #include "tests/cli/sweep_check.h"
 
 static const char *bin, *scratch;

@@ -7,7 +7,7 @@
  * Usage: test_cli_run PATH-TO-LINBENCH */
 #include <stdlib.h>
 
-#include "attn/status.h"
+#include "attn/base/status.h"
 #include "reports/csv_io.h"
 #include "reports/meta.h"
 #include "tests/lib/check.h"

@@ -15,7 +15,7 @@
 #include "attn/check.h"
 #include "attn/ops.h"
 #include "attn/rng.h"
-#include "attn/status.h"
+#include "attn/base/status.h"
 #include "gpu/kernels.h"
 #include "tests/lib/check.h"
 

@@ -34,7 +34,7 @@
 #include <thread>
 #include <vector>
 
-#include "attn/status.h"
+#include "attn/base/status.h"
 #include "gpu/device_util.cuh"
 #include "gpu/emu/emu.h"
 #include "gpu/kernels.h"

@@ -6,13 +6,13 @@
  *   - a launch, and flash's cudaFuncSetAttribute (past 48 KiB), fail with LB_ERR_NOMEM and run
  *     once the memory is free again;
  *   - a cell measured with no memory to spare steps its batch down until the kernels fit
- *     (attn/measure.c), where a device error would end the sweep.
+ *     (attn/measure/measure.c), where a device error would end the sweep.
  * Suite gpu-emu. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "attn/measure.h"
+#include "attn/measure/measure.h"
 #include "attn/plan.h"
 #include "tests/gpu/gpu_check.h"
 #include "tests/lib/model.h"

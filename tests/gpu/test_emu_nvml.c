@@ -21,7 +21,7 @@
 #include <math.h>
 
 #include "attn/ops.h"
-#include "attn/status.h"
+#include "attn/base/status.h"
 #include "gpu/nvml.h"
 #include "reports/grid.h"
 #include "reports/meta.h"

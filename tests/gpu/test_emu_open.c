@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "attn/ops.h"
-#include "attn/status.h"
+#include "attn/base/status.h"
 #include "gpu/open_errors.h"
 #include "tests/lib/check.h"
 

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attn/breakdown.h"
-#include "attn/calibrate.h"
+#include "attn/measure/breakdown.h"
+#include "attn/measure/calibrate.h"
 #include "tests/gpu/gpu_check.h"
 #include "tests/lib/model.h"
 

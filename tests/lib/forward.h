@@ -10,7 +10,7 @@
 #include "attn/forward.h"
 #include "attn/model.h"
 #include "attn/plan.h"
-#include "attn/status.h"
+#include "attn/base/status.h"
 
 /* cfg's output (B, n, d) on be from seed, in a malloc'd array; NULL on any failure (the message
  * is lb_error_message's). `prepare`, when not NULL, changes the built model before the pass (0 on

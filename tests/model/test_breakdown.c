@@ -6,9 +6,9 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "attn/breakdown.h"
+#include "attn/measure/breakdown.h"
 #include "attn/ops.h"
-#include "attn/status.h"
+#include "attn/base/status.h"
 #include "tests/lib/check.h"
 #include "tests/lib/model.h"
 

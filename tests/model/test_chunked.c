@@ -9,7 +9,7 @@
 #include <stdlib.h>
 
 #include "attn/attention.h"
-#include "attn/status.h"
+#include "attn/base/status.h"
 #include "tests/lib/check.h"
 #include "tests/lib/forward.h"
 #include "tests/lib/model.h"

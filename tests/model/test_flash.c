@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "attn/attention.h"
-#include "attn/status.h"
+#include "attn/base/status.h"
 #include "tests/lib/model.h"
 #include "tests/lib/check.h"
 #include "tests/lib/forward.h"

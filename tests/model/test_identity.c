@@ -5,7 +5,7 @@
  * A Linformer whose E is left random must NOT match, so the check can fail. */
 #include <stdlib.h>
 
-#include "attn/status.h"
+#include "attn/base/status.h"
 #include "tests/lib/check.h"
 #include "tests/lib/forward.h"
 #include "tests/lib/model.h"

@@ -8,10 +8,10 @@
 
 #include "attn/arena.h"
 #include "attn/forward.h"
-#include "attn/measure.h"
+#include "attn/measure/measure.h"
 #include "attn/model.h"
 #include "attn/plan.h"
-#include "attn/status.h"
+#include "attn/base/status.h"
 #include "tests/lib/check.h"
 #include "tests/lib/model.h"
 

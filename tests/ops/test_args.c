@@ -1,8 +1,8 @@
-/* Parsing of flag values (attn/sizes.c, attn/lists.c): integers, sizes with units, size formatting
+/* Parsing of flag values (attn/base/sizes.c, attn/base/lists.c): integers, sizes with units, size formatting
  * and lists with doubling ranges; both what is accepted (and its value) and what is refused; and the
  * list helpers under them (the comma walk, sort-and-dedupe on random values). */
-#include "attn/lists.h"
-#include "attn/sizes.h"
+#include "attn/base/lists.h"
+#include "attn/base/sizes.h"
 #include "tests/lib/check.h"
 
 static void lb_int_ok(const char *s, int64_t min, int64_t max, int64_t want)

@@ -6,7 +6,7 @@
 
 #include "attn/cpu/cpu_ref.h"
 #include "attn/ops.h"
-#include "attn/status.h"
+#include "attn/base/status.h"
 #include "tests/lib/check.h"
 
 static void lb_test_props(void)

@@ -6,9 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "attn/calibrate.h"
+#include "attn/measure/calibrate.h"
 #include "attn/ops.h"
-#include "attn/status.h"
+#include "attn/base/status.h"
 #include "tests/lib/check.h"
 
 static const double *script;

@@ -1,6 +1,6 @@
-/* Clock-event reasons (attn/clock_events.h): names and back for every bit and unknown ones, the
+/* Clock-event reasons (attn/measure/clock_events.h): names and back for every bit and unknown ones, the
  * refusal of a buffer too small and of an unknown name, and which reasons flag a slowdown. */
-#include "attn/clock_events.h"
+#include "attn/measure/clock_events.h"
 #include "tests/lib/check.h"
 
 int main(void)

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attn/measure.h"
+#include "attn/measure/measure.h"
 #include "attn/ops.h"
-#include "attn/status.h"
+#include "attn/base/status.h"
 #include "tests/lib/check.h"
 #include "tests/lib/model.h"
 

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "attn/status.h"
+#include "attn/base/status.h"
 #include "reports/csv_io.h"
 #include "reports/sweep_dir.h"
 #include "tests/cli/sweep_check.h"

@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "attn/status.h"
+#include "attn/base/status.h"
 #include "reports/csv_io.h"
 #include "reports/sweep_dir.h"
 #include "tests/lib/check.h"

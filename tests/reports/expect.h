@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attn/measure.h"
+#include "attn/measure/measure.h"
 #include "reports/csv_io.h"
 #include "reports/paper_table3.h"
 #include "tests/lib/check.h"

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "attn/measure.h"
-#include "attn/status.h"
+#include "attn/measure/measure.h"
+#include "attn/base/status.h"
 #include "reports/meta.h"
 #include "reports/raw.h"
 #include "reports/settings.h"

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "attn/paths.h"
-#include "attn/status.h"
+#include "attn/base/paths.h"
+#include "attn/base/status.h"
 #include "reports/atomic_file.h"
 #include "reports/grid.h"
 #include "reports/meta.h"

@@ -1,4 +1,4 @@
-/* breakdown.csv (reports/breakdown.c): a real CPU breakdown of each model turned into records
+/* breakdown.csv (reports/breakdown_csv.c): a real CPU breakdown of each model turned into records
  * against a calibration, written, read back through libcsv and compared field by field (numbers
  * exactly); the achieved rates and percentages recomputed here from the formula; the overhead
  * and pass rows; lb_breakdown_add replacing a cell's rows and keeping the others; no temporary
@@ -13,11 +13,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "attn/breakdown.h"
-#include "attn/calibrate.h"
+#include "attn/measure/breakdown.h"
+#include "attn/measure/calibrate.h"
 #include "attn/ops.h"
-#include "attn/status.h"
-#include "reports/breakdown.h"
+#include "attn/base/status.h"
+#include "reports/breakdown_csv.h"
 #include "tests/lib/check.h"
 #include "tests/lib/model.h"
 

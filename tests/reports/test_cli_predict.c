@@ -11,7 +11,7 @@
 
 #include "attn/plan.h"
 #include "cmd/calibration.h"
-#include "reports/breakdown.h"
+#include "reports/breakdown_csv.h"
 #include "reports/meta.h"
 #include "reports/raw.h"
 #include "reports/settings.h"

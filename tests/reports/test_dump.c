@@ -12,7 +12,7 @@
 #include "attn/forward.h"
 #include "attn/model.h"
 #include "attn/plan.h"
-#include "attn/status.h"
+#include "attn/base/status.h"
 #include "npy_read.h"
 #include "reports/csv_io.h"
 #include "reports/dump.h"

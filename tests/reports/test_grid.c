@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attn/status.h"
+#include "attn/base/status.h"
 #include "reports/csv_io.h"
 #include "reports/grid.h"
 #include "reports/paper_table3.h"

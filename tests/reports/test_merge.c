@@ -9,10 +9,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "attn/status.h"
+#include "attn/base/status.h"
 #include "reports/merge.h"
-#include "reports/predict.h"
-#include "reports/sweep_engine.h"
+#include "cmd/sweep/predict.h"
+#include "cmd/sweep/engine.h"
 #include "tests/lib/check.h"
 
 static uint64_t rng_state;

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "attn/status.h"
+#include "attn/base/status.h"
 #include "reports/csv_io.h"
 #include "reports/meta.h"
 #include "tests/lib/check.h"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attn/status.h"
+#include "attn/base/status.h"
 #include "npy_read.h"
 #include "reports/npy.h"
 #include "tests/lib/check.h"

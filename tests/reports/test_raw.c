@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attn/clock_events.h"
+#include "attn/measure/clock_events.h"
 #include <time.h>
 
-#include "attn/status.h"
+#include "attn/base/status.h"
 #include "reports/csv_io.h"
 #include "reports/raw.h"
 #include "tests/lib/check.h"

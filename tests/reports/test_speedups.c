@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "attn/status.h"
+#include "attn/base/status.h"
 #include "reports/csv_io.h"
 #include "reports/grid.h"
 #include "reports/speedups.h"

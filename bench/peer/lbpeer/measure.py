@@ -1,4 +1,4 @@
-"""One cell of a peer sweep, under linbench's protocol (docs/METHOD.md; attn/measure.c):
+"""One cell of a peer sweep, under linbench's protocol (docs/METHOD.md; attn/measure/measure.c):
 
   - the largest batch: doubling from 1 and then bisecting, each probe one real forward pass at
     that batch under the budget (lbpeer/device.py); running out of memory is a step down, never
@@ -42,7 +42,7 @@ def summary(times):
 
 
 def settled(times):
-    """The interquartile range within SETTLE of the median (attn/measure.c's quartile indices)."""
+    """The interquartile range within SETTLE of the median (attn/measure/measure.c's quartile indices)."""
     v = sorted(times)
     c = len(v)
     med = summary(v)[0]

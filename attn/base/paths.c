@@ -1,5 +1,5 @@
 /* Directory + file name (see paths.h). */
-#include "attn/paths.h"
+#include "attn/base/paths.h"
 
 #include <errno.h>
 #include <fcntl.h>

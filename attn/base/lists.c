@@ -1,10 +1,10 @@
 /* Lists of whole numbers (see lists.h). */
-#include "attn/lists.h"
+#include "attn/base/lists.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "attn/sizes.h"
+#include "attn/base/sizes.h"
 
 int lb_list_each(const char *s, int (*fn)(const char *item, size_t len, void *ctx), void *ctx)
 {

@@ -1,11 +1,11 @@
 /* The device table of linbench predict: what each GPU's vendor datasheet gives for the roofline
- * (dense tensor rates, memory bandwidth, memory size). Data only, in reports/gpu_specs.c; each
+ * (dense tensor rates, memory bandwidth, memory size). Data only, in cmd/sweep/gpu_specs.c; each
  * entry's datasheet is cited in docs/METHOD.md ("Predicting"). */
 #ifndef LB_GPU_SPECS_H
 #define LB_GPU_SPECS_H
 
-#if defined(LB_LAYER_BASE) || defined(LB_LAYER_ATTN) || defined(LB_LAYER_GPU)
-#error "attn/ and gpu/ may not include reports/ headers"
+#if defined(LB_LAYER_BASE) || defined(LB_LAYER_ATTN) || defined(LB_LAYER_GPU) || defined(LB_LAYER_REPORTS)
+#error "reports/ and attn/ may not include cmd/ headers"
 #endif
 
 #include <stddef.h>
@@ -30,7 +30,7 @@ typedef struct LbGpuSpec {
 extern const LbGpuSpec lb_gpu_specs[];
 extern const size_t lb_gpu_spec_count;
 
-/* Looking an entry up: reports/predict.h. */
+/* Looking an entry up: cmd/sweep/predict.h. */
 
 #ifdef __cplusplus
 }

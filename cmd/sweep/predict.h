@@ -3,24 +3,24 @@
  * (attn/plan.h) for the card's memory less the sweep's headroom, with the CUDA backend's plan
  * parameters; and the time of a pass as the sum over its calls of
  *     max(FLOPs / (rate x product efficiency), bytes / (bandwidth x copy efficiency)) + launch
- * with the FLOPs and bytes of each call counted as the breakdown counts them (attn/breakdown.h,
- * lb_breakdown_count). Written into a directory as a sweep writes its own (reports/sweep_engine.h)
+ * with the FLOPs and bytes of each call counted as the breakdown counts them (attn/measure/breakdown.h,
+ * lb_breakdown_count). Written into a directory as a sweep writes its own (cmd/sweep/engine.h)
  * with meta.csv's source `predicted`, so compare and plot read it as they read a sweep, and label it.
  * No backend, no GPU, nothing measured. */
 #ifndef LB_PREDICT_H
 #define LB_PREDICT_H
 
-#if defined(LB_LAYER_BASE) || defined(LB_LAYER_ATTN) || defined(LB_LAYER_GPU)
-#error "attn/ and gpu/ may not include reports/ headers"
+#if defined(LB_LAYER_BASE) || defined(LB_LAYER_ATTN) || defined(LB_LAYER_GPU) || defined(LB_LAYER_REPORTS)
+#error "reports/ and attn/ may not include cmd/ headers"
 #endif
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "attn/breakdown.h"
+#include "attn/measure/breakdown.h"
 #include "attn/config.h"
-#include "attn/measure.h"
-#include "reports/gpu_specs.h"
+#include "attn/measure/measure.h"
+#include "cmd/sweep/gpu_specs.h"
 #include "reports/grid.h"
 #include "reports/meta.h"
 #include "reports/settings.h"
@@ -30,9 +30,6 @@ extern "C" {
 #endif
 
 /* The defaults of the three parameters (METHOD.md, "Predicting", says where each comes from). */
-#define LB_PREDICT_PRODUCT_EFFICIENCY 0.66 /* Markidis et al. 2018: cuBLAS 83 of the V100's 125 TFLOP/s */
-#define LB_PREDICT_COPY_EFFICIENCY 0.83    /* Jia et al. 2018: 750 of the V100's 900 GB/s */
-#define LB_PREDICT_LAUNCH_US 5.0           /* an assumption: a few microseconds per kernel */
 
 /* raw.csv's energy_why on a predicted row */
 #define LB_PREDICT_ENERGY_WHY "predicted: no energy model"

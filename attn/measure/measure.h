@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "attn/config.h"
-#include "attn/status.h"
+#include "attn/base/status.h"
 #include "attn/ops.h"
 
 #ifdef __cplusplus
@@ -36,7 +36,7 @@ typedef struct LbCellResult {
     int passes;             /* timed passes */
     int sm_clock_start_mhz, sm_clock_end_mhz; /* -1 where it cannot be read */
     int clock_events_known; /* the reasons below could be read (NVML) */
-    uint64_t clock_events;  /* clock-event reasons seen after any timed pass (attn/clock_events.h) */
+    uint64_t clock_events;  /* clock-event reasons seen after any timed pass (attn/measure/clock_events.h) */
     int slowdown;           /* one of them was thermal or a hardware slowdown */
     /* Energy (LbOps.energy_j read before the first timed pass and after the last): the mean power
      * over the timed passes (joules over host seconds), and the energy of one sequence at it,
@@ -46,7 +46,7 @@ typedef struct LbCellResult {
     char energy_why[256];
     LbCellStatus status;
     char error[LB_ERROR_MAX];        /* status text: "ok", "OOM", or the error message (as long as
-                             * attn/status.c keeps one, so a message is never cut here) */
+                             * attn/base/status.c keeps one, so a message is never cut here) */
     /* Where it was measured (raw.csv's device_uuid and host): set by the sweep, not by
      * lb_measure_cell; "" where unknown (the CPU reference has no UUID, raw.csv files written
      * before these columns). */

@@ -1,5 +1,5 @@
 /* Clock-event reasons as names and back: see clock_events.h. */
-#include "attn/clock_events.h"
+#include "attn/measure/clock_events.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -61,7 +61,7 @@ typedef double (*LbCallCost)(void *ctx, double flops, double bytes);
 /* cfg's forward pass at `batch` counted without running it or holding any memory: the plan's
  * counting backend with p's element size (attn/plan.h), every call's FLOPs and bytes by the rules
  * above, each row's ms the sum over its calls of cost(ctx, flops, bytes) (0 when cost is NULL),
- * pass_ms the rows' sum, no events. What linbench predict times (reports/predict.h). */
+ * pass_ms the rows' sum, no events. What linbench predict times (cmd/sweep/predict.h). */
 int lb_breakdown_count(const LbModelConfig *cfg, const LbPlanParams *p, int64_t batch, LbCallCost cost, void *ctx,
                        LbBreakdown *out);
 

@@ -1,5 +1,5 @@
 /* The sweep engine: see sweep_engine.h. */
-#include "reports/sweep_engine.h"
+#include "cmd/sweep/engine.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -10,14 +10,14 @@
 #include <unistd.h>
 
 #include "attn/plan.h"
-#include "attn/status.h"
+#include "attn/base/status.h"
 #include "lb_config.h"
 #include "lb_revision.h"
 #include "reports/atomic_file.h"
-#include "reports/breakdown.h"
+#include "reports/breakdown_csv.h"
 #include "reports/csv_io.h"
 #include "reports/peer_dir.h"
-#include "reports/predict.h"
+#include "cmd/sweep/predict.h"
 #include "reports/raw.h"
 #include "reports/speedups.h"
 
@@ -377,7 +377,7 @@ static int write_meta(const LbSweepJob *job, const LbSweepDevice *dev, const cha
         SET("check_max_rel_error", "%s", "");
         SET("check_seed", "%s", "");
     }
-    /* this run's calibration (attn/calibrate.h): the device's own product rate and copy
+    /* this run's calibration (attn/measure/calibrate.h): the device's own product rate and copy
      * bandwidth, measured before the first cell; empty when it did not run, the note saying why */
     SET("calibration", "%s", job->calibration ? "measured" : "skipped");
     SET("calibration_note", "%s", job->calibration_note ? job->calibration_note : "");

@@ -6,7 +6,7 @@
  * timer around the pass. linear(..., gelu = 1) runs as linear(..., 0) then gelu under
  * LB_ROLE_GELU: the backend's own two passes, timed apart. Bytes and FLOPs per call are
  * METHOD.md's ("Breakdown"); ops the wrapper does not know are timed but count nothing. */
-#include "attn/breakdown.h"
+#include "attn/measure/breakdown.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -17,7 +17,7 @@
 #include "attn/forward.h"
 #include "attn/model.h"
 #include "attn/plan.h"
-#include "attn/status.h"
+#include "attn/base/status.h"
 
 static const char *const role_names[LB_ROLE_COUNT] = {
     "unlabelled", "embed",   "layernorm", "qkv", "compress",  "feature_map", "permute", "scores",

@@ -2,7 +2,7 @@
  * (reports/atomic_file.c); read back through libcsv. */
 #define _POSIX_C_SOURCE 200809L
 
-#include "reports/breakdown.h"
+#include "reports/breakdown_csv.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,8 +13,8 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include "attn/paths.h"
-#include "attn/status.h"
+#include "attn/base/paths.h"
+#include "attn/base/status.h"
 #include "reports/atomic_file.h"
 #include "reports/csv_io.h"
 

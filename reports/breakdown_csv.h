@@ -1,5 +1,5 @@
-/* breakdown.csv: where each measured cell's forward pass spends its time (attn/breakdown.h), one
- * row per operation role, against the calibrated limits (attn/calibrate.h). Columns:
+/* breakdown.csv: where each measured cell's forward pass spends its time (attn/measure/breakdown.h), one
+ * row per operation role, against the calibrated limits (attn/measure/calibrate.h). Columns:
  * model,n,k,batch,op,calls,ms,share,flops,bytes,achieved,achieved_unit,percent_of_limit; op is a
  * role, then `overhead` (pass - sum) and `pass`; achieved in TFLOP/s for roles with products,
  * else GB/s; percent_of_limit empty without a calibration (METHOD.md, "Breakdown"). Rewritten
@@ -15,8 +15,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "attn/breakdown.h"
-#include "attn/calibrate.h"
+#include "attn/measure/breakdown.h"
+#include "attn/measure/calibrate.h"
 #include "attn/config.h"
 
 #ifdef __cplusplus

@@ -1,7 +1,7 @@
 /* linbench predict's computation and its result directory (see predict.h). */
 #define _POSIX_C_SOURCE 200809L
 
-#include "reports/predict.h"
+#include "cmd/sweep/predict.h"
 
 #include <errno.h>
 #include <math.h>
@@ -11,10 +11,10 @@
 #include <time.h>
 
 #include "attn/plan.h"
-#include "attn/sizes.h"
-#include "attn/status.h"
-#include "reports/breakdown.h"
-#include "reports/sweep_engine.h"
+#include "attn/base/sizes.h"
+#include "attn/base/status.h"
+#include "reports/breakdown_csv.h"
+#include "cmd/sweep/engine.h"
 
 LbPredictParams lb_predict_defaults(void)
 {

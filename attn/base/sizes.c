@@ -1,6 +1,6 @@
 /* Whole numbers and byte sizes (see sizes.h). Strict on purpose: a value that is not exactly what
  * the help text says is refused, so a typo never silently becomes a different benchmark. */
-#include "attn/sizes.h"
+#include "attn/base/sizes.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -2,7 +2,7 @@
  * datasheets' "with sparsity" figures are twice these), fp32 accumulation (GeForce cards run
  * fp16 products with fp32 accumulation at half their fp16-accumulation rate; linbench accumulates
  * in fp32). Sources: docs/METHOD.md, "Predicting". */
-#include "reports/gpu_specs.h"
+#include "cmd/sweep/gpu_specs.h"
 
 const LbGpuSpec lb_gpu_specs[] = {
     /* name, label, CUDA's name; TFLOP/s fp16, bf16, TF32, fp32; GB/s; memory GiB; source */

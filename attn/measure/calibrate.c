@@ -2,14 +2,14 @@
  * the path of the products that dominate a forward pass (Q/K/V, output, FFN: cuBLASLt with the
  * arena's workspace on the GPU); the copy through ops->copy. Both are timed with the backend's
  * own timer (CUDA events on the GPU), one call per repetition. */
-#include "attn/calibrate.h"
+#include "attn/measure/calibrate.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "attn/measure.h"
-#include "attn/sizes.h"
-#include "attn/status.h"
+#include "attn/measure/measure.h"
+#include "attn/base/sizes.h"
+#include "attn/base/status.h"
 
 /* The sizes start here where the memory allowed holds them, and go down to the floors where it
  * does not (a sweep's budget may be a few MiB): a small product measures a lower rate than the

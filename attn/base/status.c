@@ -1,5 +1,5 @@
 /* The last-error message behind LB_FAIL: one per thread; the newest failure's message. */
-#include "attn/status.h"
+#include "attn/base/status.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -7,24 +7,24 @@
  *
  * The cells, in the sweep's order: for each n ascending, for each listed model in the model
  * table's order, for each k ascending where lb_model_cell_exists (one cell for a model without a
- * k axis). --shard I/N splits them by the predictor's time for each cell (reports/predict.h, on
+ * k axis). --shard I/N splits them by the predictor's time for each cell (cmd/sweep/predict.h, on
  * one fixed card whatever the device): cells taken costliest first (ties: earlier in the sweep's
  * order), each to the least loaded shard (ties: the lowest index). Deterministic, so every shard
  * (of a Slurm job array, of sweep --gpus) computes the same split alone. */
 #ifndef LB_SWEEP_ENGINE_H
 #define LB_SWEEP_ENGINE_H
 
-#if defined(LB_LAYER_BASE) || defined(LB_LAYER_ATTN) || defined(LB_LAYER_GPU)
-#error "attn/ and gpu/ may not include reports/ headers"
+#if defined(LB_LAYER_BASE) || defined(LB_LAYER_ATTN) || defined(LB_LAYER_GPU) || defined(LB_LAYER_REPORTS)
+#error "reports/ and attn/ may not include cmd/ headers"
 #endif
 
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "attn/calibrate.h"
+#include "attn/measure/calibrate.h"
 #include "attn/config.h"
-#include "attn/measure.h"
+#include "attn/measure/measure.h"
 #include "attn/ops.h"
 #include "reports/grid.h"
 #include "reports/meta.h"
@@ -133,7 +133,7 @@ void lb_sweep_now_text(char *buf, size_t size);
  * (empty while running), status, then each resume's time and command, this one's (at `now`) last. */
 int lb_sweep_meta_history(const LbSweepJob *job, const char *now, const char *status, LbMeta *meta);
 
-/* A result directory from rows made without a backend (linbench predict, reports/predict.h), written
+/* A result directory from rows made without a backend (linbench predict, cmd/sweep/predict.h), written
  * as a sweep writes its own: meta.csv (`extra`'s keys after `tool`, which may replace `source`),
  * raw.csv through the raw writer, speedups.csv, the two grids (kept in *grid when not NULL), and
  * meta.csv again with status complete. job->resume and job->previous are not read. */

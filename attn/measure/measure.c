@@ -3,7 +3,7 @@
  * that allocates runs once (verification and warm-up), then the timed passes. */
 #define _POSIX_C_SOURCE 200809L
 
-#include "attn/measure.h"
+#include "attn/measure/measure.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -12,11 +12,11 @@
 #include <time.h>
 
 #include "attn/arena.h"
-#include "attn/clock_events.h"
+#include "attn/measure/clock_events.h"
 #include "attn/forward.h"
 #include "attn/model.h"
 #include "attn/plan.h"
-#include "attn/status.h"
+#include "attn/base/status.h"
 
 LbTimingOptions lb_timing_defaults(void)
 {

@@ -2,7 +2,7 @@
  * the rate of one large matrix product in the backend's storage type through the path the
  * models' big products take (ops->linear: cuBLASLt on the GPU), and the device-to-device copy
  * bandwidth (ops->copy: cudaMemcpyAsync on the GPU, memcpy on the CPU). A breakdown
- * (attn/breakdown.h) states each operation's achieved rate as a percentage of these. */
+ * (attn/measure/breakdown.h) states each operation's achieved rate as a percentage of these. */
 #ifndef LB_CALIBRATE_H
 #define LB_CALIBRATE_H
 
