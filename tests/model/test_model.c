@@ -736,46 +736,12 @@ static void test_performer(void)
  * products' FLOPs summing exactly to the model's count (lb_config_flops_per_seq x batch), and the
  * byte formula on two roles whose bytes are known in closed form. */
 /* The encoder's roles, which every model's pass has. */
-static const LbOpRole encoder_roles[] = {LB_ROLE_EMBED, LB_ROLE_LAYERNORM, LB_ROLE_QKV, LB_ROLE_OUT_PROJ,
-                                         LB_ROLE_FFN_UP, LB_ROLE_GELU, LB_ROLE_FFN_DOWN};
-
 static const LbBreakdownRow *find(const LbBreakdown *b, LbOpRole r)
 {
     for (int i = 0; i < b->count; i++)
         if (b->rows[i].role == r)
             return &b->rows[i];
     return NULL;
-}
-
-/* A model's whole role list: the softmax-attention models (linbench folds their heads) score,
- * normalise and weight; the Performer still splits and merges heads (PERMUTE) around its feature
- * maps, K'^T [V 1], Q'(K'^T [V 1]) and D^-1; flash runs all three in one op. 0 for a model this test
- * does not know yet. */
-static int exact_roles(LbModelKind m, LbOpRole *roles)
-{
-    int n = 0;
-    for (size_t i = 0; i < sizeof encoder_roles / sizeof encoder_roles[0]; i++)
-        roles[n++] = encoder_roles[i];
-    if (m == LB_MODEL_PERFORMER) {
-        roles[n++] = LB_ROLE_PERMUTE;
-        roles[n++] = LB_ROLE_FEATURE_MAP;
-        roles[n++] = LB_ROLE_KV_STATE;
-        roles[n++] = LB_ROLE_PV;
-        roles[n++] = LB_ROLE_NORMALISE;
-        return n;
-    }
-    if (m == LB_MODEL_FLASH) {
-        roles[n++] = LB_ROLE_ATTENTION; /* scores, softmax and P V in one op */
-        return n;
-    }
-    if (m != LB_MODEL_STANDARD && !lb_test_is_linformer(m) && m != LB_MODEL_CHUNKED)
-        return 0;
-    roles[n++] = LB_ROLE_SCORES;
-    roles[n++] = LB_ROLE_SOFTMAX;
-    roles[n++] = LB_ROLE_PV;
-    if (lb_test_is_linformer(m))
-        roles[n++] = LB_ROLE_COMPRESS;
-    return n;
 }
 
 static int folded(LbModelKind m)
@@ -806,7 +772,7 @@ static void test_breakdown(void)
 
         /* Roles: a model added to the table must be listed in exact_roles, and label every call. */
         LbOpRole want[LB_ROLE_COUNT];
-        const int nw = exact_roles(c.kind, want);
+        const int nw = lb_test_roles(c.kind, want);
         lb_check(nw > 0, "%s: no role list for this model in the test", name);
         for (int i = 0; i < nw; i++)
             lb_check(find(&b, want[i]) != NULL, "%s: no %s row", name, lb_op_role_name(want[i]));
