@@ -27,7 +27,7 @@ static inline int sc_rows(const char *dir)
 /* The value of `key` in dir/meta.csv, malloc'd, or NULL. */
 static inline char *sc_meta(const char *dir, const char *key)
 {
-    char path[4200];
+    char path[4400];
     snprintf(path, sizeof path, "%s/meta.csv", dir);
     LbMeta m;
     memset(&m, 0, sizeof m);
