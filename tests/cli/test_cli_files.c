@@ -511,23 +511,11 @@ static void pairs(const char *scratch, int count)
         char what[64];
         snprintf(what, sizeof what, "pair %d", i);
         sc_files_parse(dir, 1, what);
-        char path[600];
-        snprintf(path, sizeof path, "%s/raw.csv", dir);
-        LbCellResult *rows = NULL;
-        size_t n = 0;
-        lb_check(lb_raw_read(path, &rows, &n) == 0 && n == CELLS6, "pair %d: raw.csv holds one run's %d cells (%zu)", i, CELLS6, n);
-        free(rows);
+        sc_each_once(dir, CELLS6, what); /* one run's cells */
         lb_run_free(&ra);
         lb_run_free(&rb);
     }
     lb_check(in_use > 0, "the lock, not only the results check, refused a racer at least once (%d of %d)", in_use, count);
-}
-
-static char *slurp_file(const char *dir, const char *name)
-{
-    char path[600];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    return lb_slurp(path);
 }
 
 static void test_lock(void)
@@ -540,11 +528,9 @@ static void test_lock(void)
     snprintf(busy, sizeof busy, "%s/busy", scratch);
     char *slow[] = {(char *)bin, "sweep", SLOW, "--out", busy, NULL};
     pid_t pid = lb_start_tagged(slow, "slow");
-    struct timespec pause = {0, 10 * 1000 * 1000};
-    for (int i = 0; i < 3000 && sc_rows(busy) < 2; i++)
-        nanosleep(&pause, NULL);
+    wait_rows(busy, 2);
     kill(pid, SIGSTOP); /* hold it still: what the others do must not change its files */
-    char *meta_before = slurp_file(busy, "meta.csv"), *raw_before = slurp_file(busy, "raw.csv");
+    char *meta_before = sc_file(busy, "meta.csv"), *raw_before = sc_file(busy, "raw.csv");
     char *resume[] = {(char *)bin, "sweep", "--resume", busy, "--quiet", NULL};
     char *again[] = {(char *)bin, "sweep", GRID6, "--out", busy, NULL};
     char *force[] = {(char *)bin, "sweep", GRID6, "--out", busy, "--force", NULL};
@@ -557,7 +543,7 @@ static void test_lock(void)
         lb_check(r.code == 1 && strstr(r.err, "in use") && strstr(r.err, busy) && lb_lines(r.err) == 1,
                  "%s into a directory in use: exit 1, one line naming it (%d): %s", names[i], r.code, r.err);
         lb_run_free(&r);
-        char *meta = slurp_file(busy, "meta.csv"), *raw = slurp_file(busy, "raw.csv");
+        char *meta = sc_file(busy, "meta.csv"), *raw = sc_file(busy, "raw.csv");
         lb_check(meta && raw && meta_before && raw_before && strcmp(meta, meta_before) == 0 && strcmp(raw, raw_before) == 0,
                  "%s changed nothing in the directory in use", names[i]);
         free(meta);
@@ -575,17 +561,8 @@ static void test_lock(void)
     lb_check(r.code == 0, "--resume after kill -9 of the holder exits 0 (%d): %s", r.code, r.err);
     lb_run_free(&r);
     sc_files_parse(busy, 1, "resumed after kill -9");
-    char path[600];
-    snprintf(path, sizeof path, "%s/raw.csv", busy);
-    LbCellResult *rows = NULL;
-    size_t n = 0;
     /* n 32..1024 (6 values) standard, and k 8, 16 below each: 6 + 2 * 6 */
-    lb_check(lb_raw_read(path, &rows, &n) == 0 && n == 18, "the resumed run has each of its 18 cells (%zu)", n);
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = 0; j < i; j++)
-            lb_check(!(rows[i].model == rows[j].model && rows[i].n == rows[j].n && rows[i].k == rows[j].k),
-                     "cell %s n=%lld k=%lld once", lb_model_name(rows[i].model), (long long)rows[i].n, (long long)rows[i].k);
-    free(rows);
+    sc_each_once(busy, 18, "the run resumed after kill -9");
     lb_test_cleanup(scratch);
     return;
 }

@@ -383,13 +383,6 @@ static LbRun resume(const char *dir, const char *flag, const char *value)
     return lb_peer_run(args);
 }
 
-static char *file_text(const char *dir, const char *name)
-{
-    char path[4400];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    return lb_slurp(path);
-}
-
 /* dir's rows: every cell of the grid once, each ok; its grids numbers in every k < n cell. */
 static void check_each_once(const char *dir, const char *what)
 {
@@ -470,19 +463,19 @@ static char *killed_mid_grid(const char *dir)
     lb_check(status && strcmp(status, "running") == 0, "the killed run's meta.csv says running (%s)",
              status ? status : "absent");
     free(status);
-    return file_text(dir, "raw.csv");
+    return sc_file(dir, "raw.csv");
 }
 
 /* A flag that differs from meta.csv: refused in one line naming it, exit 2, nothing written. */
 static void check_refused_resume(const char *dir, const char *flag, const char *value, int code, const char *want,
                           const char *what)
 {
-    char *raw = file_text(dir, "raw.csv"), *meta = file_text(dir, "meta.csv");
+    char *raw = sc_file(dir, "raw.csv"), *meta = sc_file(dir, "meta.csv");
     LbRun r = resume(dir, flag, value);
     lb_check(r.code == code && lb_lines(r.err) == 1 && strncmp(r.err, "linbench-peer: ", 15) == 0 &&
                  strstr(r.err, want),
              "%s: exit %d (should be %d), one line with \"%s\": %s", what, r.code, code, want, r.err);
-    char *raw2 = file_text(dir, "raw.csv"), *meta2 = file_text(dir, "meta.csv");
+    char *raw2 = sc_file(dir, "raw.csv"), *meta2 = sc_file(dir, "meta.csv");
     lb_check(raw && raw2 && meta && meta2 && strcmp(raw, raw2) == 0 && strcmp(meta, meta2) == 0,
              "%s: raw.csv and meta.csv as they were", what);
     lb_run_free(&r);
@@ -534,7 +527,7 @@ static void test_resume(void)
     r = resume(dir, "--n", "64:128"); /* a flag that agrees with meta.csv is fine */
     lb_check(r.code == 0, "resume after kill -9: exit %d (%s)", r.code, r.err);
     lb_run_free(&r);
-    char *after = file_text(dir, "raw.csv");
+    char *after = sc_file(dir, "raw.csv");
     lb_check(before && after && strncmp(before, after, strlen(before)) == 0,
              "the killed run's rows are kept as they were, the resume's after them");
     check_each_once(dir, "kill -9 then --resume");
@@ -571,7 +564,7 @@ static void test_resume(void)
     r = resume(dir, NULL, NULL);
     lb_check(r.code == 0, "resume after a partial last row: exit %d (%s)", r.code, r.err);
     lb_run_free(&r);
-    char *again = file_text(dir, "raw.csv");
+    char *again = sc_file(dir, "raw.csv");
     lb_check(again && strncmp(again, after, whole) == 0, "the whole rows before the partial one are kept");
     check_each_once(dir, "a partial last row then --resume");
     char *second = sc_meta(dir, "resume_2_command");
