@@ -75,7 +75,7 @@ static void long_lists(const char *scratch)
     /* one row per grid, n and k: 2 x 399 x 1, and the header */
     lb_check(r.code == 0 && lb_lines(r.out) == 1 + 2 * 399, "compare shows every n (%d lines, want %d)", lb_lines(r.out), 1 + 2 * 399);
     lb_run_free(&r);
-    /* A resume that contradicts the list is refused_input; one that takes it keeps all 399 rows. */
+    /* A resume that contradicts the list is refused; one that takes it keeps all 399 rows. */
     char *refuse[] = {(char *)bin, "sweep", "--resume", dir, "--n", "2:256", "--quiet", NULL};
     r = lb_run(refuse);
     lb_check(r.code == 2 && strstr(r.err, "--n") && lb_lines(r.err) == 1, "--resume with another --n: exit 2 naming it (%d): %s", r.code,
@@ -228,7 +228,7 @@ static void refused_input(const char *scratch, const char *what, const char *wan
 {
     static int calls;
     char dir[512];
-    snprintf(dir, sizeof dir, "%s/refused_input-%d", scratch, ++calls);
+    snprintf(dir, sizeof dir, "%s/refused-%d", scratch, ++calls);
     char *argv[48], *tiny[] = {TINY};
     int a = lb_argv(argv, 46, bin, "sweep", tiny, (int)(sizeof tiny / sizeof tiny[0]), extra, count);
     argv[a++] = "--out";
@@ -465,7 +465,7 @@ static void test_files(void)
              r.code, r.err);
     lb_run_free(&r);
 
-    /* A path longer than the files can have: refused_input whole (not cut), nothing created. */
+    /* A path longer than the files can have: refused whole (not cut), nothing created. */
     char longdir[5000];
     snprintf(longdir, sizeof longdir, "%s/deep", scratch);
     while (strlen(longdir) < 4000)
