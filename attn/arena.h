@@ -1,6 +1,6 @@
 /* One arena per measured model: one backend allocation sized by the plan, carved by a bump
  * pointer with stack-style marks so each phase of a layer reuses the same bytes. Its high-water
- * mark must equal the plan (tests/model/test_plan.c). Addresses only: it never touches memory. */
+ * mark must equal the plan (tests/model/test_model.c). Addresses only: it never touches memory. */
 #ifndef LB_ARENA_H
 #define LB_ARENA_H
 

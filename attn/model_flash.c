@@ -1,5 +1,5 @@
 /* Flash: exact softmax attention fused into one op (LbOps.flash_attention), FlashAttention-2's
- * way (Dao, 2023): the standard model's output (tests/model/test_flash.c) with no buffer larger
+ * way (Dao, 2023): the standard model's output (tests/model/test_model.c) with no buffer larger
  * than the encoder's (B, n, d): the exact baseline as people run it today. The kernel is
  * gpu/flash.cu; the CPU reference attn/cpu/cpu_flash.c. */
 #include <math.h>

@@ -1,6 +1,6 @@
 /* The memory plan: exact bytes of weights, workspace and activations of one pass at batch B, and
  * the largest B that fits a budget (METHOD.md, "Largest batch"), by a dry run of the code;
- * tests/model/test_plan.c holds it equal to a real arena's high-water mark. */
+ * tests/model/test_model.c holds it equal to a real arena's high-water mark. */
 #ifndef LB_PLAN_H
 #define LB_PLAN_H
 

@@ -1,6 +1,6 @@
 /* Bias add and erf GELU after a product, in place: y (rows, cols) = act(y + b), b may be NULL,
  * act the erf GELU or the identity (cuBLASLt's epilogue is the tanh form); fp32 arithmetic, one
- * rounding. Checked by tests/gpu/test_gpu_kernels.c and test_gpu_matmul.c against cpu_ref.h. */
+ * rounding. Checked by the check table (attn/check.c, tests/gpu/test_gpu_ops.c) against cpu_ref.h. */
 #include <math.h>
 
 #include "gpu/cuda_check.h"

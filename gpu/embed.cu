@@ -1,5 +1,5 @@
 /* Embedding: x (batch, n, d) = tok[ids[b, t]] + pos[t], fp32 sum rounded once; a row per `tpr`
- * threads. Checked by tests/gpu/test_gpu_kernels.c against lb_embed_cpu. */
+ * threads. Checked by the check table (attn/check.c, tests/gpu/test_gpu_ops.c) against lb_embed_cpu. */
 #include "gpu/cuda_check.h"
 #include "gpu/device_util.cuh"
 #include "gpu/kernels.h"

@@ -3,7 +3,7 @@
  * x[:, cols]. Queries: s is the row's max, one kernel (a warp per row, the second read from L1).
  * Keys: s is one max over the group's rows, in two stages (row maxima, then a block per group)
  * so it does not depend on block order. Maxima and exponents in fp32. Checked by
- * tests/gpu/test_gpu_favor.c against lb_favor_features_cpu and lb_divide_by_last_cpu. */
+ * the check table (attn/check.c, tests/gpu/test_gpu_ops.c) against lb_favor_features_cpu and lb_divide_by_last_cpu. */
 #include <math.h>
 
 #include "gpu/cuda_check.h"

@@ -1,6 +1,6 @@
 /* Initialisation on the device, so nothing large crosses PCIe: fill_uniform (lb_rng_range, in
  * double so no FMA separates it from the CPU's, rounded to storage), fill_tokens, and fill_const
- * (the tests' NaN poison). Checked bit for bit against the CPU's by tests/gpu/test_gpu_kernels.c. */
+ * (the tests' NaN poison). Checked bit for bit against the CPU's by the check table (attn/check.c, tests/gpu/test_gpu_ops.c). */
 #include "attn/rng.h"
 #include "gpu/cuda_check.h"
 #include "gpu/device_util.cuh"

@@ -12,7 +12,7 @@
  * in shared memory, the same online softmax.
  *
  * Head widths: multiples of 16 up to LB_FLASH_HD_MAX, each its own instantiation so the fragments
- * stay in registers. Checked by tests/gpu/test_gpu_flash.c against lb_flash_attention_cpu. */
+ * stay in registers. Checked by the check table (attn/check.c, tests/gpu/test_gpu_ops.c) against lb_flash_attention_cpu. */
 #include <math.h>
 
 #include "gpu/cuda_check.h"

@@ -2,7 +2,7 @@
  * be NULL; mean and variance in fp32, the variance from deviations (no cancellation).
  * layernorm_block_kernel holds a row in registers (d up to 32768 fp16/bf16, 16384 fp32 with
  * 16-byte loads); longer or unaligned rows take layernorm_generic_kernel (three global reads).
- * Checked by tests/gpu/test_gpu_kernels.c against lb_layernorm_cpu, both kernels. */
+ * Checked by the check table (attn/check.c, tests/gpu/test_gpu_ops.c) against lb_layernorm_cpu, both kernels. */
 #include <math.h>
 
 #include "gpu/cuda_check.h"

@@ -20,7 +20,7 @@
  * on a shape's first use (LbBackend.autotune), each is timed on the call's own operands and the
  * fastest cached. First use is attn/measure/measure.c's warm-up pass, so no timed pass includes tuning.
  *
- * Checked by tests/gpu/test_gpu_matmul.c against attn/cpu/cpu_ref.h (every trans combination,
+ * Checked by the check table (attn/check.c, tests/gpu/test_gpu_ops.c) against attn/cpu/cpu_ref.h (every trans combination,
  * stride 0, padded leading dimensions, a batch above 65535; all three types). */
 #include <stdint.h>
 #include <stdlib.h>

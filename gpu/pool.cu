@@ -3,7 +3,7 @@
  * windows of w = n / k) and depthwise_conv_seq (kernel and stride w, wt tap-major). One output
  * row per tpr lanes, each lane walking 16-byte packs of channels, so a warp reads consecutive
  * channels and each input element once (no shared memory to reuse). fp32 sums and maxima.
- * Checked by tests/gpu/test_gpu_pool.c against the cpu_ref.h references, and by linbench check. */
+ * Checked by the check table (attn/check.c, tests/gpu/test_gpu_ops.c) against the cpu_ref.h references, and by linbench check. */
 #include <math.h>
 
 #include "gpu/cuda_check.h"

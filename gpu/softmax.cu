@@ -3,7 +3,7 @@
  * packs), softmax_block_kernel (a block per row held in registers: each element read and written
  * once, up to 65536 fp16/bf16 or 32768 fp32), softmax_online_kernel (longer or unaligned rows:
  * online max and sum, then a second pass that mostly hits L2). exp as exp2f with log2(e) folded
- * into the scale. Checked by tests/gpu/test_gpu_kernels.c against lb_softmax_cpu on every path,
+ * into the scale. Checked by the check table (attn/check.c, tests/gpu/test_gpu_ops.c) against lb_softmax_cpu on every path,
  * and by tests/gpu/test_gpu_large.c past 2^31 elements. */
 #include <math.h>
 

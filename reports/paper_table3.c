@@ -1,7 +1,7 @@
 /* Table 3 of the Linformer paper (Wang et al. 2020, §5.3): Linformer with layerwise sharing
  * against a standard Transformer, inference on a 16 GB Tesla V100, each model at its largest
  * batch. Kept here verbatim as ../shared/paper/table3_time.csv and table3_memory.csv hold it
- * (tests/reports/test_paper.c checks the copy byte for byte when that directory exists); an
+ * (tests/reports/test_grid.c checks the copy byte for byte when that directory exists); an
  * empty field is the paper's "-" (k >= n). Parsed through libcsv like every other grid. */
 #include "reports/paper_table3.h"
 

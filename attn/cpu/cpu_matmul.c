@@ -2,7 +2,7 @@
  *
  * Every output element is one sum over p = 0 .. k-1 in that order, in double, of exact
  * float x float products, rounded to float once: it agrees with the naive triple loop of
- * tests/ops/test_matmul.c to that rounding. The fast path blocks over i and j only (packed
+ * tests/ops/test_ops.c to that rounding. The fast path blocks over i and j only (packed
  * panels of LB_MR rows and LB_NR columns, an LB_MR x LB_NR tile of sums in registers), never
  * reordering a sum, so the bits do not depend on the threads or the kernel. */
 #include <stdlib.h>

@@ -17,7 +17,7 @@ float lb_gelu_cpu(float v)
 
 /* exp for the softmax's arguments <= 0, vectorisable where glibc's call per element is not:
  * x = k ln 2 + r (Cody and Waite's split, k ln 2 exact), e^r by its Taylor series to degree 13,
- * times 2^k built in the exponent bits; within 1e-15 relative of glibc's (tests/ops/test_norm.c).
+ * times 2^k built in the exponent bits; within 1e-15 relative of glibc's (tests/ops/test_ops.c).
  * Below -700 it returns 0, which changes neither a sum holding e^0 = 1 nor its float quotient.
  * The scalar and AVX2 versions do the same operations in the same order: the same bits. */
 #define LB_EXP_MIN (-700.0)

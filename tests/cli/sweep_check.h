@@ -24,10 +24,39 @@ static inline int sc_rows(const char *dir)
     return n;
 }
 
+/* The text of dir/name, malloc'd, or NULL. */
+static inline char *sc_file(const char *dir, const char *name)
+{
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return lb_slurp(path);
+}
+
+/* dir/raw.csv holds `cells` rows, each ok, each cell once. */
+static inline int sc_each_once(const char *dir, size_t cells, const char *what)
+{
+    char path[4400];
+    snprintf(path, sizeof path, "%s/raw.csv", dir);
+    LbCellResult *rows = NULL;
+    size_t count = 0;
+    if (!lb_check(lb_raw_read(path, &rows, &count) == 0, "%s: raw.csv reads back", what))
+        return 0;
+    int ok = lb_check(count == cells, "%s: %zu rows (got %zu)", what, cells, count);
+    for (size_t i = 0; i < count; i++) {
+        ok &= lb_check(rows[i].status == LB_CELL_OK, "%s: row %zu ok", what, i);
+        for (size_t j = 0; j < i; j++)
+            ok &= lb_check(!(rows[i].model == rows[j].model && rows[i].n == rows[j].n && rows[i].k == rows[j].k),
+                           "%s: cell %s n=%lld k=%lld measured once", what, lb_model_name(rows[i].model),
+                           (long long)rows[i].n, (long long)rows[i].k);
+    }
+    free(rows);
+    return ok;
+}
+
 /* The value of `key` in dir/meta.csv, malloc'd, or NULL. */
 static inline char *sc_meta(const char *dir, const char *key)
 {
-    char path[4200];
+    char path[4400];
     snprintf(path, sizeof path, "%s/meta.csv", dir);
     LbMeta m;
     memset(&m, 0, sizeof m);

@@ -28,34 +28,6 @@ static int has_file(const char *dir, const char *name)
     return stat(path, &st) == 0;
 }
 
-/* The roles a model's pass must show (tests/model/test_breakdown.c's lists). */
-static int want_roles(LbModelKind m, LbOpRole *r)
-{
-    static const LbOpRole enc[] = {LB_ROLE_EMBED, LB_ROLE_LAYERNORM, LB_ROLE_QKV, LB_ROLE_OUT_PROJ,
-                                   LB_ROLE_FFN_UP, LB_ROLE_GELU, LB_ROLE_FFN_DOWN};
-    int n = 0;
-    for (size_t i = 0; i < sizeof enc / sizeof enc[0]; i++)
-        r[n++] = enc[i];
-    if (m == LB_MODEL_PERFORMER) {
-        r[n++] = LB_ROLE_PERMUTE;
-        r[n++] = LB_ROLE_FEATURE_MAP;
-        r[n++] = LB_ROLE_KV_STATE;
-        r[n++] = LB_ROLE_PV;
-        r[n++] = LB_ROLE_NORMALISE;
-        return n;
-    }
-    if (m == LB_MODEL_FLASH) {
-        r[n++] = LB_ROLE_ATTENTION;
-        return n;
-    }
-    r[n++] = LB_ROLE_SCORES;
-    r[n++] = LB_ROLE_SOFTMAX;
-    r[n++] = LB_ROLE_PV;
-    if (lb_test_is_linformer(m))
-        r[n++] = LB_ROLE_COMPRESS;
-    return n;
-}
-
 static double meta_number(const char *dir, const char *key)
 {
     char *v = sc_meta(dir, key), *end = NULL;
@@ -74,7 +46,7 @@ static void check_breakdown_csv(const char *dir)
     for (int m = 0; m < LB_MODEL_COUNT; m++) {
         const LbModelKind kind = (LbModelKind)m;
         LbOpRole want[LB_ROLE_COUNT];
-        const int nw = want_roles(kind, want);
+        const int nw = lb_test_roles(kind, want);
         int seen[LB_ROLE_COUNT] = {0}, passes = 0, overheads = 0;
         double roles = 0, overhead = 0, pass_ms = 0;
         for (size_t i = 0; i < count; i++) {
@@ -193,7 +165,7 @@ static void check_run_breakdown(const char *scratch)
         lb_check(r.code == 0 && table && strstr(r.err, "calibration: "), "run --model %s --breakdown: exit %d\n%s%s",
                  lb_model_name((LbModelKind)m), r.code, r.out, r.err);
         LbOpRole roles[LB_ROLE_COUNT];
-        const int n = want_roles((LbModelKind)m, roles);
+        const int n = lb_test_roles((LbModelKind)m, roles);
         for (int i = 0; table && i < n; i++) {
             char row[64];
             snprintf(row, sizeof row, "\n  %-12s ", lb_op_role_name(roles[i]));

@@ -1,17 +1,33 @@
+/* What linbench leaves on disk stays whole and its own, one case each (LB_TEST_CASE=NAME runs
+ * one): files, lock, links, torture, damaged. Usage: test_cli_files PATH-TO-LINBENCH */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "reports/breakdown_csv.h"
+#include "reports/raw.h"
+#include "tests/cli/sweep_check.h"
+#include "tests/lib/cases.h"
+#include "tests/lib/check.h"
+#include "tests/lib/spawn.h"
+
+static const char *bin, *scratch;
+
+/* The tiny CPU model every case runs, and the grids of its sweeps. */
+#define MODEL "--device", "cpu", "--layers", "1", "--d-model", "16", "--heads", "2", "--ffn", "32", "--vocab", "100"
+#define TINY MODEL, "--mem-limit", "8M", "--max-batch", "2", "--cell-time", "1", "--quiet"
+#define ONE_CELL TINY, "--n", "32", "--k", "8"
+#define GRID6 TINY, "--n", "32:64", "--k", "8,16"
+#define CELLS6 6 /* n 32 and 64: 2 standard + 2 * 2 Linformer */
+#define GRID12 TINY, "--n", "32:128", "--k", "8:16"
+#define SLOW MODEL, "--n", "32:1024", "--k", "8:16", "--mem-limit", "32M", "--cell-time", "1", "--quiet"
+
 /* What a sweep leaves on disk stays true: long lists whole in meta.csv; --force clears old results
  * first; no k < n or too much memory refused before anything is written; a write failing part-way
  * (RLIMIT_FSIZE) leaves every file whole; SIGHUP stops as Ctrl-C; unknown values empty; plot
- * titles and a hung gnuplot; a path too long refused whole. Usage: test_cli_files PATH-TO-LINBENCH */
-#include <errno.h>
-#include <time.h>
-
-#include "tests/cli/sweep_check.h"
-
-static const char *bin;
-
-#define TINY "--device", "cpu", "--layers", "1", "--d-model", "16", "--heads", "2", "--ffn", "32", "--vocab", "100", \
-             "--mem-limit", "8M", "--max-batch", "2", "--cell-time", "1", "--quiet"
-
+ * titles and a hung gnuplot; a path too long refused whole.*/
 /* Lines of stderr, less those of a coverage build's profiler (which cannot write its .gcda files
  * under the file-size limit either). */
 static int err_lines(const char *err)
@@ -207,7 +223,7 @@ static void force_killed(const char *scratch)
 }
 
 /* Bad input: exit 2, one line naming what, nothing written. */
-static void refused(const char *scratch, const char *what, const char *want1, const char *want2, char *const extra[], int count)
+static void refused_input(const char *scratch, const char *what, const char *want1, const char *want2, char *const extra[], int count)
 {
     static int calls;
     char dir[512];
@@ -361,13 +377,9 @@ static void failed_one_shot_writes(const char *scratch)
     }
 }
 
-int main(int argc, char **argv)
+static void test_files(void)
 {
-    lb_test_init("test_cli_files");
-    if (argc < 2)
-        return 1;
-    bin = argv[1];
-    const char *scratch = lb_scratch_dir("cli-files");
+    scratch = lb_scratch_dir("cli-files");
 
     long_lists(scratch);
     force_clears(scratch);
@@ -376,14 +388,14 @@ int main(int argc, char **argv)
 
     /* no k < n */
     char *nothing[] = {"--n", "512", "--k", "4096"};
-    refused(scratch, "--n 512 --k 4096", "--k", "--n", nothing, 4);
+    refused_input(scratch, "--n 512 --k 4096", "--k", "--n", nothing, 4);
     /* more memory than there is (64 TiB), or than a limit allows. */
     char *huge[] = {"--n", "32", "--k", "8", "--mem-limit", "64T"};
-    refused(scratch, "--mem-limit 64T", "--mem-limit", "at most", huge, 6);
+    refused_input(scratch, "--mem-limit 64T", "--mem-limit", "at most", huge, 6);
     lb_child_resource = RLIMIT_AS;
     lb_child_limit = (rlim_t)1 << 30;
     char *limited[] = {"--n", "32", "--k", "8", "--mem-limit", "2G"};
-    refused(scratch, "--mem-limit 2G under ulimit -v 1G", "--mem-limit", "at most", limited, 6);
+    refused_input(scratch, "--mem-limit 2G under ulimit -v 1G", "--mem-limit", "at most", limited, 6);
     lb_child_resource = -1;
 
     failed_writes(scratch);
@@ -466,5 +478,634 @@ int main(int argc, char **argv)
     lb_check(!lb_exists(path), "a 4 KB --out: nothing created");
 
     lb_test_cleanup(scratch);
-    return lb_test_finish("test_cli_files");
+    return;
+}
+
+/* One writer per result directory. Pairs of sweeps started together into a new --out: exactly
+ * one writes, the other exits with one line (in use, or holds results if the first had already
+ * finished), and the directory holds one run's cells, each once. While a sweep runs, --resume,
+ * another sweep and --force into its directory are refused with one line and change nothing;
+ * after kill -9 the kernel has released the lock and --resume finishes the run.
+ **/
+static int one_line_refusal(const LbRun *r)
+{
+    return (r->code == 1 && strstr(r->err, "in use")) || (r->code == 2 && strstr(r->err, "already holds results"));
+}
+
+static void pairs(const char *scratch, int count)
+{
+    int in_use = 0;
+    for (int i = 0; i < count; i++) {
+        char dir[512];
+        snprintf(dir, sizeof dir, "%s/pair-%d/out", scratch, i);
+        char *argv[] = {(char *)bin, "sweep", GRID6, "--out", dir, NULL};
+        pid_t a = lb_start_tagged(argv, "a"), b = lb_start_tagged(argv, "b");
+        LbRun ra = lb_wait_tagged(a, "a"), rb = lb_wait_tagged(b, "b");
+        int wrote = (ra.code == 0) + (rb.code == 0);
+        const LbRun *loser = ra.code == 0 ? &rb : &ra;
+        lb_check(wrote == 1, "pair %d: exactly one sweep ran (exits %d and %d): %s%s", i, ra.code, rb.code, ra.err, rb.err);
+        lb_check(one_line_refusal(loser) && lb_lines(loser->err) == 1, "pair %d: the other exits with one line (%d): %s", i,
+                 loser->code, loser->err);
+        in_use += loser->code == 1;
+        char what[64];
+        snprintf(what, sizeof what, "pair %d", i);
+        sc_files_parse(dir, 1, what);
+        sc_each_once(dir, CELLS6, what); /* one run's cells */
+        lb_run_free(&ra);
+        lb_run_free(&rb);
+    }
+    lb_check(in_use > 0, "the lock, not only the results check, refused a racer at least once (%d of %d)", in_use, count);
+}
+
+static void test_lock(void)
+{
+    scratch = lb_scratch_dir("cli-lock");
+    pairs(scratch, 12);
+
+    /* A sweep in progress: every other writer is turned away and nothing of it changes. */
+    char busy[512];
+    snprintf(busy, sizeof busy, "%s/busy", scratch);
+    char *slow[] = {(char *)bin, "sweep", SLOW, "--out", busy, NULL};
+    pid_t pid = lb_start_tagged(slow, "slow");
+    wait_rows(busy, 2);
+    kill(pid, SIGSTOP); /* hold it still: what the others do must not change its files */
+    char *meta_before = sc_file(busy, "meta.csv"), *raw_before = sc_file(busy, "raw.csv");
+    char *resume[] = {(char *)bin, "sweep", "--resume", busy, "--quiet", NULL};
+    char *again[] = {(char *)bin, "sweep", GRID6, "--out", busy, NULL};
+    char *force[] = {(char *)bin, "sweep", GRID6, "--out", busy, "--force", NULL};
+    char *dump[] = {(char *)bin, "run", "--device", "cpu", "--layers", "1", "--d-model", "16", "--heads", "2", "--ffn", "32",
+                    "--vocab", "100", "--n", "32", "--mem-limit", "8M", "--dump", busy, NULL};
+    char **others[] = {resume, again, force, dump};
+    const char *names[] = {"--resume", "another sweep", "--force", "run --dump"};
+    for (int i = 0; i < 4; i++) {
+        LbRun r = lb_run(others[i]);
+        lb_check(r.code == 1 && strstr(r.err, "in use") && strstr(r.err, busy) && lb_lines(r.err) == 1,
+                 "%s into a directory in use: exit 1, one line naming it (%d): %s", names[i], r.code, r.err);
+        lb_run_free(&r);
+        char *meta = sc_file(busy, "meta.csv"), *raw = sc_file(busy, "raw.csv");
+        lb_check(meta && raw && meta_before && raw_before && strcmp(meta, meta_before) == 0 && strcmp(raw, raw_before) == 0,
+                 "%s changed nothing in the directory in use", names[i]);
+        free(meta);
+        free(raw);
+    }
+    free(meta_before);
+    free(raw_before);
+    /* kill -9 releases the lock with the process: --resume then works at once. */
+    kill(pid, SIGKILL);
+    kill(pid, SIGCONT);
+    LbRun r = lb_wait_tagged(pid, "slow");
+    lb_run_free(&r);
+    char *small[] = {(char *)bin, "sweep", "--resume", busy, "--quiet", "--n", "32:1024", NULL};
+    r = lb_run(small);
+    lb_check(r.code == 0, "--resume after kill -9 of the holder exits 0 (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    sc_files_parse(busy, 1, "resumed after kill -9");
+    /* n 32..1024 (6 values) standard, and k 8, 16 below each: 6 + 2 * 6 */
+    sc_each_once(busy, 18, "the run resumed after kill -9");
+    lb_test_cleanup(scratch);
+    return;
+}
+
+/* No write through a name planted in a directory linbench writes into. A symbolic link (dangling
+ * or not), a hard link or a FIFO put where linbench keeps its lock, raw.csv, a result file, a
+ * dumped array, a plot or a job script must never send a write to another file: each command
+ * either refuses with one line or replaces the planted name, and the file it pointed at keeps
+ * every byte. The lock is tried for each command that takes one (sweep, --resume, merge, predict,
+ * run --dump); the breakdown's lock through its function.
+ **/
+static const char victim_text[] = "the user's own file: not linbench's to write\n";
+
+/* A fresh file outside every result directory, holding victim_text. */
+static void make_victim(char *path, size_t size, const char *name)
+{
+    snprintf(path, size, "%s/%s", scratch, name);
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs(victim_text, f);
+        fclose(f);
+    }
+}
+
+static void victim_intact(const char *path, const char *what)
+{
+    char *now = lb_slurp(path);
+    lb_check(now && strcmp(now, victim_text) == 0, "%s: the file a planted name pointed at is unchanged (%s)", what,
+             now ? now : "(gone)");
+    free(now);
+}
+
+typedef enum Plant { PLANT_SYMLINK, PLANT_DANGLING, PLANT_HARDLINK, PLANT_FIFO } Plant;
+static const char *const plant_name[] = {"a symbolic link", "a dangling symbolic link", "a hard link", "a FIFO"};
+
+/* Put at dir/name what `how` says, pointing at victim where it points anywhere. */
+static void plant(const char *dir, const char *name, Plant how, const char *victim)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    mkdir(dir, 0777);
+    unlink(path);
+    int rc = -1;
+    switch (how) {
+    case PLANT_SYMLINK: rc = symlink(victim, path); break;
+    case PLANT_DANGLING: {
+        char gone[1024];
+        snprintf(gone, sizeof gone, "%s.not-there", victim);
+        rc = symlink(gone, path);
+        break;
+    }
+    case PLANT_HARDLINK: rc = link(victim, path); break;
+    case PLANT_FIFO: rc = mkfifo(path, 0666); break;
+    }
+    if (rc != 0)
+        fprintf(stderr, "cannot plant %s at %s: %s\n", plant_name[how], path, strerror(errno));
+}
+
+/* A finished one-cell sweep in dir. */
+static void sweep_into(const char *dir)
+{
+    char *argv[] = {(char *)bin, "sweep", ONE_CELL, "--out", (char *)dir, NULL};
+    LbRun r = lb_run(argv);
+    lb_check(r.code == 0, "a sweep into %s runs (%d): %s", dir, r.code, r.err);
+    lb_run_free(&r);
+}
+
+/* The command refused with exit `code` and one line that contains `says`. */
+static void refused(LbRun *r, int code, const char *says, const char *what)
+{
+    lb_check(r->code == code && lb_lines(r->err) == 1 && strstr(r->err, says),
+             "%s: refused with exit %d and one line saying \"%s\" (exit %d): %s", what, code, says, r->code, r->err);
+    lb_run_free(r);
+}
+
+/* The lock of every command that takes one, planted each way. */
+static void planted_locks(void)
+{
+    const Plant plants[] = {PLANT_SYMLINK, PLANT_DANGLING, PLANT_HARDLINK, PLANT_FIFO};
+    for (size_t p = 0; p < sizeof plants / sizeof plants[0]; p++) {
+        char victim[600], dir[600], what[200];
+        make_victim(victim, sizeof victim, "victim-lock");
+        /* sweep --out */
+        snprintf(dir, sizeof dir, "%s/lock-sweep-%zu", scratch, p);
+        plant(dir, ".linbench.lock", plants[p], victim);
+        char *sweep[] = {(char *)bin, "sweep", ONE_CELL, "--out", dir, NULL};
+        LbRun r = lb_run(sweep);
+        snprintf(what, sizeof what, "sweep --out, its lock %s", plant_name[plants[p]]);
+        refused(&r, 2, ".linbench.lock", what);
+        victim_intact(victim, what);
+        char meta[700];
+        snprintf(meta, sizeof meta, "%s/meta.csv", dir);
+        lb_check(!lb_exists(meta), "%s: no result written", what);
+        /* sweep --resume of a finished sweep */
+        snprintf(dir, sizeof dir, "%s/lock-resume-%zu", scratch, p);
+        sweep_into(dir);
+        plant(dir, ".linbench.lock", plants[p], victim);
+        char *resume[] = {(char *)bin, "sweep", "--resume", dir, "--quiet", NULL};
+        r = lb_run(resume);
+        snprintf(what, sizeof what, "sweep --resume, its lock %s", plant_name[plants[p]]);
+        refused(&r, 2, ".linbench.lock", what);
+        victim_intact(victim, what);
+        /* merge OUT PART */
+        char out[600];
+        snprintf(out, sizeof out, "%s/lock-merge-%zu", scratch, p);
+        plant(out, ".linbench.lock", plants[p], victim);
+        char *merge[] = {(char *)bin, "merge", out, dir, NULL};
+        r = lb_run(merge);
+        snprintf(what, sizeof what, "merge, its lock %s", plant_name[plants[p]]);
+        refused(&r, 2, ".linbench.lock", what);
+        victim_intact(victim, what);
+        /* predict --out */
+        snprintf(out, sizeof out, "%s/lock-predict-%zu", scratch, p);
+        plant(out, ".linbench.lock", plants[p], victim);
+        char *predict[] = {(char *)bin, "predict", "--gpu", "h100-sxm", "--n", "512", "--k", "128", "--out", out, NULL};
+        r = lb_run(predict);
+        snprintf(what, sizeof what, "predict, its lock %s", plant_name[plants[p]]);
+        refused(&r, 2, ".linbench.lock", what);
+        victim_intact(victim, what);
+        /* run --dump */
+        snprintf(out, sizeof out, "%s/lock-dump-%zu", scratch, p);
+        plant(out, ".linbench.lock", plants[p], victim);
+        char *dump[] = {(char *)bin, "run", MODEL, "--n", "32", "--dump", out, NULL};
+        r = lb_run(dump);
+        snprintf(what, sizeof what, "run --dump, its lock %s", plant_name[plants[p]]);
+        refused(&r, 2, ".linbench.lock", what);
+        victim_intact(victim, what);
+    }
+}
+
+/* raw.csv, the one file appended to in place, planted in a directory to be resumed. */
+static void planted_raw(void)
+{
+    const Plant plants[] = {PLANT_SYMLINK, PLANT_HARDLINK};
+    for (size_t p = 0; p < sizeof plants / sizeof plants[0]; p++) {
+        char dir[600], victim[600], raw[700], what[200];
+        snprintf(dir, sizeof dir, "%s/raw-resume-%zu", scratch, p);
+        sweep_into(dir);
+        /* the victim is a whole raw.csv of another run, so only the name tells them apart */
+        snprintf(victim, sizeof victim, "%s/victim-raw-%zu.csv", scratch, p);
+        snprintf(raw, sizeof raw, "%s/raw.csv", dir);
+        lb_check(rename(raw, victim) == 0, "moved raw.csv away");
+        char *before = lb_slurp(victim);
+        /* a partial last line, which a resume cuts */
+        FILE *f = fopen(victim, "a");
+        if (f) {
+            fputs("standard,64", f);
+            fclose(f);
+        }
+        free(before);
+        before = lb_slurp(victim);
+        plant(dir, "raw.csv", plants[p], victim);
+        char *resume[] = {(char *)bin, "sweep", "--resume", dir, "--quiet", NULL};
+        LbRun r = lb_run(resume);
+        snprintf(what, sizeof what, "sweep --resume, raw.csv %s", plant_name[plants[p]]);
+        lb_check(r.code != 0 && strstr(r.err, "raw.csv") && strstr(r.err, "not a plain file"),
+                 "%s: refused, naming raw.csv (%d): %s", what, r.code, r.err);
+        lb_run_free(&r);
+        char *after = lb_slurp(victim);
+        lb_check(before && after && strcmp(before, after) == 0, "%s: the file it pointed at is unchanged", what);
+        free(before);
+        free(after);
+    }
+}
+
+/* Result files planted as links: without --force the directory holds results; with it, the
+ * links are removed, never followed. */
+static void planted_results(void)
+{
+    static const char *const names[] = {"meta.csv", "raw.csv", "time_speedup.csv", "memory_speedup.csv",
+                                        "speedups.csv"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char dir[600], victim[600], what[200];
+        make_victim(victim, sizeof victim, "victim-result");
+        snprintf(dir, sizeof dir, "%s/result-%zu", scratch, i);
+        plant(dir, names[i], PLANT_DANGLING, victim);
+        char *sweep[] = {(char *)bin, "sweep", ONE_CELL, "--out", dir, NULL};
+        LbRun r = lb_run(sweep);
+        snprintf(what, sizeof what, "sweep --out, %s a dangling link", names[i]);
+        refused(&r, 2, "already holds results", what);
+        plant(dir, names[i], PLANT_SYMLINK, victim);
+        char *force[] = {(char *)bin, "sweep", ONE_CELL, "--out", dir, "--force", NULL};
+        r = lb_run(force);
+        snprintf(what, sizeof what, "sweep --force, %s a link", names[i]);
+        lb_check(r.code == 0, "%s: runs (%d): %s", what, r.code, r.err);
+        lb_run_free(&r);
+        victim_intact(victim, what);
+        sc_files_parse(dir, 1, what);
+    }
+}
+
+/* A dumped array, a plot's image and a job script planted as links. */
+static void planted_outputs(void)
+{
+    char victim[600], dir[600];
+    make_victim(victim, sizeof victim, "victim-output");
+    snprintf(dir, sizeof dir, "%s/dump", scratch);
+    plant(dir, "ids.npy", PLANT_SYMLINK, victim);
+    char *dump[] = {(char *)bin, "run", MODEL, "--n", "32", "--dump", dir, NULL};
+    LbRun r = lb_run(dump);
+    lb_check(r.code == 1 && strstr(r.err, "ids.npy") && strstr(r.err, "not a plain file"),
+             "run --dump, ids.npy a link: refused, naming it (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    victim_intact(victim, "run --dump, ids.npy a link");
+
+    snprintf(dir, sizeof dir, "%s/plot", scratch);
+    sweep_into(dir);
+    plant(dir, "time_speedup.png", PLANT_SYMLINK, victim);
+    plant(dir, "time_per_seq.svg", PLANT_SYMLINK, victim);
+    char *plot[] = {(char *)bin, "plot", dir, NULL};
+    r = lb_run(plot);
+    if (strstr(r.out, "not on PATH")) {
+        printf("gnuplot is not on PATH: the plot's planted images are not tried\n");
+    } else {
+        lb_check(r.code == 0, "plot, its images planted as links: renders (%d): %s", r.code, r.err);
+        victim_intact(victim, "plot, its images planted as links");
+        char png[700];
+        snprintf(png, sizeof png, "%s/time_speedup.png", dir);
+        struct stat st;
+        lb_check(lstat(png, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0,
+                 "plot: time_speedup.png is a plain file of its own now");
+    }
+    lb_run_free(&r);
+
+    snprintf(dir, sizeof dir, "%s/slurm", scratch);
+    char scripts[700];
+    snprintf(scripts, sizeof scripts, "%s/slurm", dir);
+    mkdir(dir, 0777);
+    plant(scripts, "sweep.sbatch", PLANT_SYMLINK, victim);
+    char *slurm[] = {(char *)bin, "slurm", ONE_CELL, "--shards", "2", "--out", dir, NULL};
+    r = lb_run(slurm);
+    lb_check(r.code != 0 && strstr(r.err, "sweep.sbatch") && strstr(r.err, "not a plain file"),
+             "slurm, sweep.sbatch a link: refused, naming it (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    victim_intact(victim, "slurm, sweep.sbatch a link");
+}
+
+/* The breakdown's lock, which concurrent adders take inside the directory. */
+static void planted_worker_locks(void)
+{
+    char dir[600], victim[600];
+    make_victim(victim, sizeof victim, "victim-worker");
+    snprintf(dir, sizeof dir, "%s/workers", scratch);
+    plant(dir, ".breakdown.lock", PLANT_SYMLINK, victim);
+    LbBreakdownRecord rec;
+    memset(&rec, 0, sizeof rec);
+    lb_check(lb_breakdown_add(dir, &rec, 1) != LB_OK, "the breakdown's lock planted as a link: refused");
+    lb_check(strstr(lb_error_message(), "not a plain file") != NULL, "  saying why: %s", lb_error_message());
+    victim_intact(victim, "the breakdown's lock a link");
+}
+
+static void test_links(void)
+{
+    scratch = lb_scratch_dir("cli-links");
+    planted_locks();
+    planted_raw();
+    planted_results();
+    planted_outputs();
+    planted_worker_locks();
+    lb_test_cleanup(scratch);
+    return;
+}
+
+/* A small CPU sweep killed at 30 random moments (kill -9), resumed after each, ends with exactly
+ * the uninterrupted run's cells, each once, with the same settings, and every file parses after
+ * every kill; then the same with Ctrl-C (SIGINT). The moments are drawn over the length of an
+ * uninterrupted run, so they fall in start-up, in cells, and in the writes of meta.csv and the
+ * grids. Bounded: each signal stops drawing after 50 s.*/
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static uint64_t rng_state;
+static double uniform(void)
+{
+    rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (double)(rng_state >> 11) / 9007199254740992.0;
+}
+
+/* Start (or resume, once meta.csv exists) the sweep into dir and send `sig` after `delay` s. */
+static int hit(const char *dir, int sig, double delay)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/meta.csv", dir);
+    char *fresh[] = {(char *)bin, "sweep", GRID12, "--out", (char *)dir, NULL};
+    char *again[] = {(char *)bin, "sweep", "--resume", (char *)dir, "--quiet", NULL};
+    pid_t pid = lb_start(lb_exists(path) ? again : fresh);
+    struct timespec t = {(time_t)delay, (long)((delay - (double)(time_t)delay) * 1e9)};
+    nanosleep(&t, NULL);
+    kill(pid, sig);
+    LbRun r = lb_wait(pid);
+    int code = r.code;
+    /* SIGINT: 130 (stopped cleanly, or before the handler was set), or 0 (it had finished). */
+    if (sig == SIGINT)
+        lb_check(code == 130 || code == 0, "SIGINT after %.3f s: exit 130 or 0 (got %d): %s", delay, code, r.err);
+    else
+        lb_check(code == 128 + SIGKILL || code == 0, "kill -9 after %.3f s: killed or finished (got %d): %s", delay, code, r.err);
+    lb_run_free(&r);
+    return code;
+}
+
+static void torture(const char *dir, const char *full, int sig, double span, double deadline)
+{
+    const char *name = sig == SIGKILL ? "kill -9" : "SIGINT";
+    int hits = 0;
+    for (; hits < 30 && now_s() < deadline; hits++) {
+        hit(dir, sig, uniform() * span);
+        char what[64];
+        snprintf(what, sizeof what, "after %s #%d", name, hits + 1);
+        sc_files_parse(dir, 0, what);
+    }
+    lb_check(hits == 30, "%s: 30 interruptions within the time bound (got %d)", name, hits);
+    char *again[] = {(char *)bin, "sweep", "--resume", (char *)dir, "--quiet", NULL};
+    LbRun r = lb_run(again);
+    lb_check(r.code == 0, "%s: the last resume exits 0 (%d): %s", name, r.code, r.err);
+    lb_run_free(&r);
+    char what[64];
+    snprintf(what, sizeof what, "%s x30 then --resume", name);
+    sc_same_cells(dir, full, what);
+    sc_same_settings(dir, full, what);
+    sc_files_parse(dir, 1, what);
+    char *status = sc_meta(dir, "status");
+    lb_check(status && strcmp(status, "complete") == 0, "%s: meta.csv says complete (%s)", what, status ? status : "none");
+    free(status);
+    LbGrid g;
+    if (lb_check(lb_grids_read(dir, &g) == 0, "%s: grids read", what)) {
+        int na = 0;
+        for (size_t c = 0; c < g.rows * g.cols; c++)
+            na += g.time[c].kind == LB_GRID_MISSING || g.memory[c].kind == LB_GRID_MISSING;
+        lb_check(na == 0, "%s: no NA left in the grids (%d)", what, na);
+        lb_grid_free(&g);
+    }
+}
+
+static void test_torture(void)
+{
+    rng_state = lb_test_seed;
+    scratch = lb_scratch_dir("cli-torture");
+    char full[512], killed[512], stopped[512];
+    snprintf(full, sizeof full, "%s/full", scratch);
+    snprintf(killed, sizeof killed, "%s/killed", scratch);
+    snprintf(stopped, sizeof stopped, "%s/stopped", scratch);
+
+    double t0 = now_s();
+    char *whole[] = {(char *)bin, "sweep", GRID12, "--out", full, NULL};
+    LbRun r = lb_run(whole);
+    double span = (now_s() - t0) * 1.1;
+    lb_check(r.code == 0, "uninterrupted sweep exits 0 (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    printf("an uninterrupted run takes %.3f s; interrupting within %.3f s\n", span / 1.1, span);
+
+    double deadline = now_s() + 50;
+    torture(killed, full, SIGKILL, span, deadline);
+    torture(stopped, full, SIGINT, span, deadline + 50);
+    printf("took %.1f s\n", now_s() - t0);
+    lb_test_cleanup(scratch);
+    return;
+}
+
+/* A result directory damaged after the sweep, read by every command that reads one: compare,
+ * plot, merge (as a part) and sweep --resume.
+ * - meta.csv cut short (a copy cut off: no settings, no device) and meta.csv with a value that
+ *   does not read: each command refuses it with exit 2, one line naming the file and the key,
+ *   nothing written (merge's OUT not made, plot's --out not made, meta.csv not rewritten);
+ * - raw.csv with a row that does not read: the same exit 2, naming the file and line, for each;
+ * - raw.csv whose last row is cut short (no newline): compare, plot and merge go on (exit 0, the
+ *   whole rows shown) with one warning naming the file, the line and sweep --resume DIR; the
+ *   resume drops the line and measures the cell again, after which compare says nothing.
+ **/
+static int write_text(const char *path, const char *text, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return -1;
+    size_t put = fwrite(text, 1, len, f);
+    return fclose(f) == 0 && put == len ? 0 : -1;
+}
+
+/* dir made anew holding the original's raw.csv and meta.csv; *raw_text / *meta_text their text. */
+static void copy_result(const char *from, const char *to, char **raw_text, char **meta_text)
+{
+    char path[1024];
+    mkdir(to, 0755);
+    snprintf(path, sizeof path, "%s/raw.csv", from);
+    *raw_text = lb_slurp(path);
+    snprintf(path, sizeof path, "%s/meta.csv", from);
+    *meta_text = lb_slurp(path);
+    snprintf(path, sizeof path, "%s/raw.csv", to);
+    lb_check(*raw_text && write_text(path, *raw_text, strlen(*raw_text)) == 0, "%s written", path);
+    snprintf(path, sizeof path, "%s/meta.csv", to);
+    lb_check(*meta_text && write_text(path, *meta_text, strlen(*meta_text)) == 0, "%s written", path);
+}
+
+static LbRun linbench(const char *cmd, const char *a, const char *b, const char *c, const char *d)
+{
+    char *argv[] = {(char *)bin, (char *)cmd, (char *)a, (char *)b, (char *)c, (char *)d, NULL};
+    return lb_run(argv);
+}
+
+/* Each command that reads `dir` refuses it: exit 2, one line naming `file` (DIR/meta.csv) and
+ * `key`, nothing written. */
+static void refused_by_all(const char *dir, const char *file, const char *key, const char *what)
+{
+    char out[1024], plot_out[1024], path[1024];
+    snprintf(out, sizeof out, "%s-merged", dir);
+    snprintf(plot_out, sizeof plot_out, "%s-plots", dir);
+    snprintf(path, sizeof path, "%s/meta.csv", dir);
+    char *meta_before = lb_slurp(path);
+    LbRun r[4] = {linbench("compare", dir, NULL, NULL, NULL), linbench("plot", dir, "--no-render", "--out", plot_out),
+                  linbench("merge", "-q", out, dir, NULL), linbench("sweep", "--resume", dir, "-q", NULL)};
+    static const char *const name[4] = {"compare", "plot", "merge", "sweep --resume"};
+    for (int i = 0; i < 4; i++) {
+        lb_check(r[i].code == 2, "%s of %s: exit %d: should be 2 (%s)", name[i], what, r[i].code, r[i].err);
+        lb_check(lb_lines(r[i].err) == 1 && strstr(r[i].err, file) && strstr(r[i].err, key) &&
+                     strstr(r[i].err, dir),
+                 "%s of %s: stderr should be one line naming %s and %s, got: %s", name[i], what, file, key, r[i].err);
+        lb_check(r[i].out[0] == '\0', "%s of %s: nothing on stdout, got: %s", name[i], what, r[i].out);
+        lb_run_free(&r[i]);
+    }
+    lb_check(!lb_exists(out), "merge of %s: %s not made", what, out);
+    lb_check(!lb_exists(plot_out), "plot of %s: %s not made", what, plot_out);
+    char *meta_after = lb_slurp(path);
+    lb_check(meta_before && meta_after && strcmp(meta_before, meta_after) == 0,
+             "sweep --resume of %s: meta.csv not rewritten", what);
+    free(meta_before);
+    free(meta_after);
+}
+
+static void test_damaged(void)
+{
+    scratch = lb_scratch_dir("cli-damaged");
+    char whole[512], dir[512], file[600];
+    snprintf(whole, sizeof whole, "%s/whole", scratch);
+    char *sweep_argv[] = {(char *)bin, "sweep", GRID6, "--out", whole, NULL};
+    LbRun r = lb_run(sweep_argv);
+    if (!lb_check(r.code == 0, "the sweep to damage: exit %d: %s", r.code, r.err)) {
+        lb_run_free(&r);
+        return;
+    }
+    lb_run_free(&r);
+    char *raw_text, *meta_text;
+
+    /* meta.csv cut after its status line: no device, no setting. */
+    snprintf(dir, sizeof dir, "%s/meta-cut", scratch);
+    copy_result(whole, dir, &raw_text, &meta_text);
+    const char *status = meta_text ? strstr(meta_text, "\nstatus,") : NULL;
+    const char *cut = status ? strchr(status + 1, '\n') : NULL;
+    snprintf(file, sizeof file, "%s/meta.csv", dir);
+    lb_check(cut && write_text(file, meta_text, (size_t)(cut + 1 - meta_text)) == 0, "meta.csv cut after status");
+    refused_by_all(dir, file, "n_list", "a meta.csv cut short");
+    free(raw_text);
+    free(meta_text);
+
+    /* meta.csv whole but for one value. */
+    snprintf(dir, sizeof dir, "%s/meta-bad", scratch);
+    copy_result(whole, dir, &raw_text, &meta_text);
+    char *at = meta_text ? strstr(meta_text, "\nd_model,16\n") : NULL;
+    if (lb_check(at != NULL, "meta.csv holds d_model,16")) {
+        char bad[8192];
+        snprintf(bad, sizeof bad, "%.*s\nd_model,banana\n%s", (int)(at - meta_text), meta_text, at + 12);
+        snprintf(file, sizeof file, "%s/meta.csv", dir);
+        lb_check(write_text(file, bad, strlen(bad)) == 0, "d_model set to banana");
+        refused_by_all(dir, file, "d_model", "a meta.csv value that does not read");
+    }
+    free(raw_text);
+    free(meta_text);
+
+    /* raw.csv with a row that does not read (line 3: its batch). */
+    snprintf(dir, sizeof dir, "%s/raw-bad", scratch);
+    copy_result(whole, dir, &raw_text, &meta_text);
+    char *line3 = raw_text ? strchr(strchr(raw_text, '\n') + 1, '\n') : NULL;
+    if (lb_check(line3 != NULL, "raw.csv has a third line")) {
+        /* model,n,k,sharing,order,dtype,batch: the seventh field */
+        char *field = line3 + 1;
+        for (int i = 0; i < 6 && field; i++)
+            field = strchr(field, ',') + 1;
+        char bad[65536];
+        size_t end = strcspn(field, ",");
+        snprintf(bad, sizeof bad, "%.*sbanana%s", (int)(field - raw_text), raw_text, field + end);
+        snprintf(file, sizeof file, "%s/raw.csv", dir);
+        lb_check(write_text(file, bad, strlen(bad)) == 0, "raw.csv line 3's batch set to banana");
+        refused_by_all(dir, file, "line 3", "a raw.csv row that does not read");
+    }
+    free(raw_text);
+    free(meta_text);
+
+    /* raw.csv's last row cut short, without its newline: meta.csv still says complete. */
+    snprintf(dir, sizeof dir, "%s/raw-cut", scratch);
+    copy_result(whole, dir, &raw_text, &meta_text);
+    size_t len = raw_text ? strlen(raw_text) : 0;
+    if (lb_check(len > 2 && meta_text && strstr(meta_text, "\nstatus,complete\n"), "a complete sweep to cut")) {
+        size_t last = len - 1;
+        while (last > 0 && raw_text[last - 1] != '\n')
+            last--;
+        snprintf(file, sizeof file, "%s/raw.csv", dir);
+        lb_check(write_text(file, raw_text, last + (len - last) / 2) == 0, "raw.csv's last row cut in half");
+        char want[700];
+        snprintf(want, sizeof want, "%s line %d is cut short", file, CELLS6 + 1);
+        char resume_hint[700];
+        snprintf(resume_hint, sizeof resume_hint, "linbench sweep --resume %s", dir);
+        char out[600], plot_out[600];
+        snprintf(out, sizeof out, "%s-merged", dir);
+        snprintf(plot_out, sizeof plot_out, "%s-plots", dir);
+        LbRun w[3] = {linbench("compare", dir, "--format", "csv", NULL),
+                      linbench("plot", dir, "--no-render", "--out", plot_out), linbench("merge", "-q", out, dir, NULL)};
+        static const char *const name[3] = {"compare", "plot", "merge"};
+        for (int i = 0; i < 3; i++) {
+            lb_check(w[i].code == 0, "%s of a cut raw.csv: exit %d: should be 0 (%s)", name[i], w[i].code, w[i].err);
+            lb_check(strncmp(w[i].err, "linbench: warning: ", 19) == 0 && strstr(w[i].err, want) &&
+                         strstr(w[i].err, resume_hint),
+                     "%s of a cut raw.csv: a warning with \"%s\" and \"%s\", got: %s", name[i], want, resume_hint,
+                     w[i].err);
+        }
+        /* what is whole is still shown: the cut cell is linformer n=64 k=16 (the sweep's last) */
+        lb_check(strstr(w[0].out, "time,32,8,") && strstr(w[0].out, "time,64,8,") && strstr(w[0].out, "time,64,16,NA"),
+                 "compare shows the whole rows, the cut cell NA:\n%s", w[0].out);
+        for (int i = 0; i < 3; i++)
+            lb_run_free(&w[i]);
+        r = linbench("sweep", "--resume", dir, "-q", NULL);
+        lb_check(r.code == 0, "sweep --resume of a cut raw.csv: exit %d: %s", r.code, r.err);
+        lb_run_free(&r);
+        sc_each_once(dir, CELLS6, "the cut raw.csv resumed");
+        r = linbench("compare", dir, "--format", "csv", NULL);
+        lb_check(r.code == 0 && r.err[0] == '\0' && strstr(r.out, "time,64,16,") && !strstr(r.out, "time,64,16,NA"),
+                 "compare after the resume: exit %d, no warning, the cell measured: %s%s", r.code, r.err, r.out);
+        lb_run_free(&r);
+    }
+    free(raw_text);
+    free(meta_text);
+
+    lb_test_cleanup(scratch);
+    return;
+}
+
+int main(int argc, char **argv)
+{
+    static const LbTestCase cases[] = {{"files", test_files}, {"lock", test_lock}, {"links", test_links},
+                                       {"torture", test_torture}, {"damaged", test_damaged}};
+    lb_test_init("test_cli_files");
+    if (argc < 2)
+        return 1;
+    bin = argv[1];
+    return LB_TEST_CASES("test_cli_files", cases);
 }

@@ -43,35 +43,29 @@ static int notes(const char *err, const char *const *want, int *matched)
     return count;
 }
 
-static void check_run(const char *what, char *const extra[], int nextra, int want_notes, const char *const *want)
+/* `run` (name NULL) or `sweep` into scratch/name with args: exit 0, and one note naming every word of
+ * want, or none when want is NULL. */
+static void check_notes(const char *scratch, const char *name, const char *const *args, const char *const *want)
 {
-    char *argv[64], *tiny[] = {TINY};
-    lb_argv(argv, 64, bin, "run", tiny, (int)(sizeof tiny / sizeof tiny[0]), extra, nextra);
+    char out[512], *argv[64], *tiny[] = {TINY}, *extra[16];
+    int nextra = 0;
+    while (args[nextra])
+        extra[nextra] = (char *)args[nextra], nextra++;
+    int a = lb_argv(argv, 60, bin, name ? "sweep" : "run", tiny, (int)(sizeof tiny / sizeof tiny[0]), extra, nextra);
+    if (name) {
+        snprintf(out, sizeof out, "%s/%s", scratch, name);
+        argv[a++] = "-q";
+        argv[a++] = "--out";
+        argv[a++] = out;
+        argv[a] = NULL;
+    }
     LbRun r = lb_run(argv);
     int matched = 0;
-    const int count = notes(r.err, want, &matched);
-    lb_check(r.code == 0 && strstr(r.out, "status: ok"), "%s: exit %d\n%s", what, r.code, r.err);
+    const int count = notes(r.err, want, &matched), want_notes = want != NULL;
+    const char *what = name ? name : args[1];
+    lb_check(r.code == 0 && (name ? sc_rows(out) > 0 : strstr(r.out, "status: ok") != NULL), "%s: exit %d\n%s", what,
+             r.code, r.err);
     lb_check(count == want_notes && (want_notes == 0 || matched), "%s: %d notes (want %d%s%s)\n%s", what, count,
-             want_notes, want ? ", one naming " : "", want ? want[0] : "", r.err);
-    lb_run_free(&r);
-}
-
-static void check_sweep(const char *scratch, const char *name, char *const extra[], int nextra, int want_notes,
-                        const char *const *want)
-{
-    char out[512];
-    snprintf(out, sizeof out, "%s/%s", scratch, name);
-    char *argv[64], *tiny[] = {TINY};
-    int a = lb_argv(argv, 60, bin, "sweep", tiny, (int)(sizeof tiny / sizeof tiny[0]), extra, nextra);
-    argv[a++] = "-q";
-    argv[a++] = "--out";
-    argv[a++] = out;
-    argv[a] = NULL;
-    LbRun r = lb_run(argv);
-    int matched = 0;
-    const int count = notes(r.err, want, &matched);
-    lb_check(r.code == 0 && sc_rows(out) > 0, "sweep %s: exit %d\n%s", name, r.code, r.err);
-    lb_check(count == want_notes && (want_notes == 0 || matched), "sweep %s: %d notes (want %d%s%s)\n%s", name, count,
              want_notes, want ? ", one naming " : "", want ? want[0] : "", r.err);
     lb_run_free(&r);
 }
@@ -125,42 +119,35 @@ int main(int argc, char **argv)
     lb_test_init("test_cli_notes");
     const char *scratch = lb_scratch_dir("cli-notes");
 
-    static const char *const k_std[] = {"--k has no effect on standard", "only linformer, performer, linformer-mean, linformer-max and linformer-conv", NULL};
-    char *a[] = {"--model", "standard", "--n", "32", "--k", "8"};
-    check_run("run --model standard --k 8", a, 6, 1, k_std);
-    static const char *const chunk_lin[] = {"--chunk has no effect on linformer", "only chunked", NULL};
-    char *b[] = {"--model", "linformer", "--n", "32", "--k", "8", "--chunk", "16"};
-    check_run("run --model linformer --chunk 16", b, 8, 1, chunk_lin);
-    static const char *const sharing_chunked[] = {"--sharing has no effect on chunked", "only linformer", NULL};
-    char *c[] = {"--model", "chunked", "--n", "32", "--chunk", "16", "--sharing", "kv"};
-    check_run("run --model chunked --sharing kv", c, 8, 1, sharing_chunked);
-    char *d[] = {"--model", "linformer", "--n", "32", "--k", "8", "--sharing", "kv", "--order", "late"};
-    check_run("run --model linformer --k 8 --sharing kv --order late", d, 10, 0, NULL);
-    char *e[] = {"--model", "performer", "--n", "32", "--k", "48"}; /* m > n: the Performer takes it */
-    check_run("run --model performer --k 48 --n 32", e, 6, 0, NULL);
-
-    static const char *const chunk_sweep[] = {"--chunk has no effect on standard and linformer", "only chunked", NULL};
-    char *f[] = {"--models", "standard,linformer", "--n", "32", "--k", "8", "--chunk", "16"};
-    check_sweep(scratch, "chunk-unread", f, 8, 1, chunk_sweep);
+    static const struct {
+        const char *sweep; /* the sweep's directory, or NULL for a run */
+        const char *args[11];
+        const char *note[3]; /* the words of the one note, or none */
+    } cases[] = {
+        {NULL, {"--model", "standard", "--n", "32", "--k", "8"},
+         {"--k has no effect on standard", "only linformer, performer, linformer-mean, linformer-max and linformer-conv"}},
+        {NULL, {"--model", "linformer", "--n", "32", "--k", "8", "--chunk", "16"},
+         {"--chunk has no effect on linformer", "only chunked"}},
+        {NULL, {"--model", "chunked", "--n", "32", "--chunk", "16", "--sharing", "kv"},
+         {"--sharing has no effect on chunked", "only linformer"}},
+        {NULL, {"--model", "linformer", "--n", "32", "--k", "8", "--sharing", "kv", "--order", "late"}, {NULL}},
+        {NULL, {"--model", "performer", "--n", "32", "--k", "48"}, {NULL}}, /* m > n: the Performer takes it */
+        {"chunk-unread", {"--models", "standard,linformer", "--n", "32", "--k", "8", "--chunk", "16"},
+         {"--chunk has no effect on standard and linformer", "only chunked"}},
+        {"k-unread", {"--models", "standard,chunked", "--n", "32", "--k", "8"}, {"--k has no effect on standard and chunked"}},
+        {"all-read", {"--models", "standard,chunked,performer", "--n", "32", "--k", "8", "--chunk", "16"}, {NULL}},
+        /* models that form no ratio: measured all the same, with one note that every speedup is NA */
+        {"standard-alone", {"--models", "standard", "--n", "32"}, {"--models standard forms no ratio", "NA"}},
+        {"no-baseline", {"--models", "linformer", "--n", "32", "--k", "8"}, {"--models linformer forms no ratio", "NA"}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        check_notes(scratch, cases[i].sweep, cases[i].args, cases[i].note[0] ? cases[i].note : NULL);
     char path[600];
     snprintf(path, sizeof path, "%s/chunk-unread", scratch);
     char *chunk = sc_meta(path, "chunk");
     lb_check(chunk && strcmp(chunk, "16") == 0, "the unread --chunk is recorded all the same: chunk \"%s\"",
              chunk ? chunk : "(none)");
     free(chunk);
-    static const char *const k_sweep[] = {"--k has no effect on standard and chunked", NULL};
-    char *g[] = {"--models", "standard,chunked", "--n", "32", "--k", "8"};
-    check_sweep(scratch, "k-unread", g, 6, 1, k_sweep);
-    char *h[] = {"--models", "standard,chunked,performer", "--n", "32", "--k", "8", "--chunk", "16"};
-    check_sweep(scratch, "all-read", h, 8, 0, NULL);
-
-    /* models that form no ratio: measured all the same, with one note that every speedup is NA */
-    static const char *const alone[] = {"--models standard forms no ratio", "NA", NULL};
-    char *i[] = {"--models", "standard", "--n", "32"};
-    check_sweep(scratch, "standard-alone", i, 4, 1, alone);
-    static const char *const no_baseline[] = {"--models linformer forms no ratio", "NA", NULL};
-    char *j[] = {"--models", "linformer", "--n", "32", "--k", "8"};
-    check_sweep(scratch, "no-baseline", j, 6, 1, no_baseline);
 
     check_help("run");
     check_help("sweep");

@@ -18,44 +18,13 @@ static const char *bin;
              "--vocab", "500", "--n", "64:512", "--k", "16:64", "--mem-limit", "8M", "--cell-time", "1", "--quiet"
 #define CELLS 15 /* n 64, 128, 256, 512: 4 standard + 2 + 3 + 3 + 3 Linformer */
 
-static int data_rows(const char *dir)
-{
-    char path[600];
-    snprintf(path, sizeof path, "%s/raw.csv", dir);
-    char *s = lb_slurp(path);
-    int n = s ? lb_lines(s) - 1 : 0;
-    free(s);
-    return n;
-}
-
-/* Rows of dir/raw.csv; 1 when they are exactly the CELLS cells, each once, all ok. */
-static int complete_once(const char *dir, const char *what)
-{
-    char path[600];
-    snprintf(path, sizeof path, "%s/raw.csv", dir);
-    LbCellResult *rows = NULL;
-    size_t count = 0;
-    if (!lb_check(lb_raw_read(path, &rows, &count) == 0, "%s: raw.csv reads back", what))
-        return 0;
-    int ok = lb_check(count == CELLS, "%s: %d rows (got %zu)", what, CELLS, count);
-    for (size_t i = 0; i < count; i++) {
-        ok &= lb_check(rows[i].status == LB_CELL_OK, "%s: row %zu ok", what, i);
-        for (size_t j = 0; j < i; j++)
-            ok &= lb_check(!(rows[i].model == rows[j].model && rows[i].n == rows[j].n && rows[i].k == rows[j].k),
-                           "%s: cell %s n=%lld k=%lld measured once", what, lb_model_name(rows[i].model),
-                           (long long)rows[i].n, (long long)rows[i].k);
-    }
-    free(rows);
-    return ok;
-}
-
 /* Start a sweep into dir, stop it with `sig` once it has written `after` rows. */
 static LbRun interrupted(const char *dir, int sig, int after)
 {
     char *argv[] = {(char *)bin, "sweep", GRID, "--out", (char *)dir, NULL};
     pid_t pid = lb_start(argv);
     struct timespec pause = {0, 20 * 1000 * 1000};
-    for (int i = 0; i < 30000 && data_rows(dir) < after; i++) {
+    for (int i = 0; i < 30000 && sc_rows(dir) < after; i++) {
         int status;
         if (waitpid(pid, &status, WNOHANG) == pid) { /* finished before the signal: report it */
             LbRun r = {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), strdup(""), strdup("")};
@@ -257,8 +226,8 @@ static void resume_refuses_foreign_rows(const char *scratch)
     }
     keep_lines(path, 4); /* without them the resume goes on */
     r = resume(dir, NULL, NULL);
-    lb_check(r.code == 0 && data_rows(dir) == 12, "the resume of its own rows exits 0 with 12 rows (%d, %d): %s", r.code,
-             data_rows(dir), r.err);
+    lb_check(r.code == 0 && sc_rows(dir) == 12, "the resume of its own rows exits 0 with 12 rows (%d, %d): %s", r.code,
+             sc_rows(dir), r.err);
     lb_run_free(&r);
 }
 
@@ -278,14 +247,14 @@ int main(int argc, char **argv)
     LbRun r = lb_run(whole);
     lb_check(r.code == 0, "uninterrupted sweep exits 0 (%d): %s", r.code, r.err);
     lb_run_free(&r);
-    complete_once(full, "uninterrupted");
+    sc_each_once(full, CELLS, "uninterrupted");
 
     /* Ctrl-C: exit 130, the finished cells and the grids on disk, a hint to resume. */
     r = interrupted(ctrlc, SIGINT, 3);
     lb_check(r.code == 130, "Ctrl-C exits 130 (got %d): %s", r.code, r.err);
     lb_check(strstr(r.err, "--resume") != NULL, "Ctrl-C says how to resume: %s", r.err);
     lb_run_free(&r);
-    int kept = data_rows(ctrlc);
+    int kept = sc_rows(ctrlc);
     lb_check(kept >= 3 && kept < CELLS, "Ctrl-C kept the finished cells (%d)", kept);
     char path[600];
     snprintf(path, sizeof path, "%s/time_speedup.csv", ctrlc);
@@ -303,7 +272,7 @@ int main(int argc, char **argv)
     refused(ctrlc, "--dtype", "fp32");
     refused(ctrlc, "--layers", "3");
     refused(ctrlc, "--mem-limit", "16M");
-    lb_check(data_rows(ctrlc) == kept, "refused resumes measured nothing");
+    lb_check(sc_rows(ctrlc) == kept, "refused resumes measured nothing");
     r = resume(scratch, NULL, NULL);
     lb_check(r.code == 2 && strstr(r.err, "--resume"), "--resume on a directory without a sweep: exit 2 (%d): %s", r.code, r.err);
     lb_run_free(&r);
@@ -312,17 +281,17 @@ int main(int argc, char **argv)
     r = resume(ctrlc, "--d-model", "32"); /* a flag that agrees with meta.csv is fine */
     lb_check(r.code == 0, "resume after Ctrl-C exits 0 (%d): %s", r.code, r.err);
     lb_run_free(&r);
-    complete_once(ctrlc, "Ctrl-C then --resume");
+    sc_each_once(ctrlc, CELLS, "Ctrl-C then --resume");
 
     /* kill -9: at most the cell in progress is lost. */
     r = interrupted(killed, SIGKILL, 2);
     lb_check(r.code == 128 + SIGKILL, "kill -9 ends the sweep (%d)", r.code);
     lb_run_free(&r);
-    lb_check(data_rows(killed) >= 2, "kill -9 kept the finished cells (%d)", data_rows(killed));
+    lb_check(sc_rows(killed) >= 2, "kill -9 kept the finished cells (%d)", sc_rows(killed));
     r = resume(killed, NULL, NULL);
     lb_check(r.code == 0, "resume after kill -9 exits 0 (%d): %s", r.code, r.err);
     lb_run_free(&r);
-    complete_once(killed, "kill -9 then --resume");
+    sc_each_once(killed, CELLS, "kill -9 then --resume");
 
     /* A mangled meta.csv is refused. */
     snprintf(path, sizeof path, "%s/meta.csv", killed);

@@ -108,17 +108,8 @@ static void bad_input(const char *flag, char *const extra[], int extra_count)
 {
     char out[512];
     snprintf(out, sizeof out, "%s/bad-%s", lb_scratch, flag + 2);
-    char *argv[64];
-    int a = 0;
-    argv[a++] = (char *)bin;
-    argv[a++] = "sweep";
-    argv[a++] = "--device";
-    argv[a++] = "cpu";
-    argv[a++] = "--out";
-    argv[a++] = out;
-    for (int i = 0; i < extra_count; i++)
-        argv[a++] = extra[i];
-    argv[a] = NULL;
+    char *argv[64], *base[] = {"--device", "cpu", "--out", out};
+    lb_argv(argv, 64, bin, "sweep", base, 4, extra, extra_count);
     LbRun r = lb_run(argv);
     lb_check(r.code == 2, "%s: exit code 2 (got %d)", flag, r.code);
     lb_check(strstr(r.err, flag) != NULL, "%s: message names the flag: %s", flag, r.err);

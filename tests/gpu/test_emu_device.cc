@@ -1,28 +1,10 @@
-/* The emulated GPU itself (gpu/emu/), suite gpu-emu: that it runs correct kernels correctly and
- * reports each kind of wrong kernel as a fault naming the site, never a hang or a silent pass.
- * Kernels here are CUDA C compiled as host C++ with gpu/emu/emu_device.h force-included, as the
- * kernels of gpu/ are in the emulated build:
- *   - shuffles (xor, down, up, idx, widths below 32), votes, block barriers with exited threads:
- *     the values PTX defines;
- *   - a missing barrier between a shared-memory write and a read in another warp: wrong in at
- *     least one of the two lane orders (the NaN poison shows);
- *   - a shuffle some lanes of the mask skip, shuffles of one warp at different sites, a shuffle
- *     reading a lane outside its mask, a barrier inside a divergent branch: each a fault with
- *     the site, the launch failing and the error sticky until lb_emu_reset;
- *   - launch configurations the hardware refuses: cudaErrorInvalidConfiguration, not sticky;
- *   - the runtime: capacity (LB_EMU_MEMORY), out of memory cleared by cudaGetLastError, copies
- *     outside any allocation refused, events, streams;
- *   - the head permutes refuse element sizes other than 2 and 4 (6 once wrote past the end);
- *   - several devices (LB_EMU_DEVICES, 1 unless set; this test sets 3): an index outside them is
- *     cudaErrorInvalidDevice; one name, distinct UUIDs; each device's own capacity and
- *     allocation table; copies reach any device, cuBLAS only the current one's memory; streams
- *     and events belong to their device (launches and event records into another's refused);
- *     the current device is per host thread;
- *   - the tensor-core instructions (gpu/tensor_core.cuh): mma.sync m16n8k16 in fp16 and bf16 and
- *     ldmatrix x4 (and .trans) give what the PTX ISA's fragment layouts say, element by element;
- *     an mma a lane exited before, or an ldmatrix from global memory, is a fault; a cp.async
- *     destination read before its wait holds NaN, a thread that exits without waiting is a fault;
- *     dynamic shared memory past 48 KiB is refused without cudaFuncSetAttribute's opt-in. */
+/* The emulated GPU itself (gpu/emu/), suite gpu-emu: correct kernels (CUDA C compiled as host C++
+ * with gpu/emu/emu_device.h force-included, as gpu/'s are in the emulated build) give the values
+ * PTX defines, and each kind of wrong kernel is a fault naming its site (sticky until
+ * lb_emu_reset), never a hang or a silent pass: shuffles, votes and barriers; tensor-core mma,
+ * ldmatrix and cp.async by the PTX ISA's fragment layouts; launch configurations; the runtime's
+ * memory, copies, events and streams; several devices (LB_EMU_DEVICES), each with its own memory,
+ * streams and events, the current one per host thread. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,18 +1,9 @@
-/* gpu/nvml.c against the stand-in NVML (gpu/emu/nvml_standin.c), whose directory the test's
- * environment puts first on LD_LIBRARY_PATH (LB_TEST_NVML=current or old says which driver it
- * plays; none: no library at all). Every path of gpu/nvml.c runs, through the same dlopen as on
- * a user's machine: the clocks (now, max, SM and memory, a clock that moves between reads), the
- * clock-event reasons through the current name or the old driver's, persistence, MIG (on, off,
- * a GPU without it, an error), other compute processes (the _v2 list, where a 535 driver's _v3
- * one has longer entries), and each failure (no library, init failing, the device not found,
- * NO_PERMISSION and NOT_SUPPORTED from an entry point): clocks -1 and "unknown" where NVML
- * cannot say, never a crash. Then the emulated backend itself, which reads NVML by the bus id
- * cudaDeviceGetPCIBusId gives: describe's clocks, sm_clock_mhz and clock_events; and, given
- * linbench-emu's path, `linbench run` on it printing the SM clock and a hardware slowdown the
- * stand-in reports, and a small `linbench sweep` whose result directory holds the energy where
- * the stand-in has a counter (raw.csv's columns, the grids' energy_speedup.csv, speedups.csv's
- * column, compare's and plot's energy) and says why not where it has none (meta.csv's
- * energy_note, compare's line, no energy figure). */
+/* gpu/nvml.c against the stand-in NVML (gpu/emu/nvml_standin.c) through the same dlopen as on a
+ * user's machine (LB_TEST_NVML=current, old or none says which driver it plays): clocks, clock
+ * events, persistence, MIG, other processes and each failure, "unknown" where NVML cannot say and
+ * never a crash; the emulated backend's clocks read by bus id; and, given linbench-emu, `run`
+ * printing the SM clock and a slowdown, and a `sweep` whose files hold the energy where the
+ * stand-in has a counter and say why not where it has none. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

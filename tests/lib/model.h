@@ -8,6 +8,7 @@
 
 #include "attn/attention.h"
 #include "attn/config.h"
+#include "attn/pass_observer.h"
 
 static inline LbModelConfig lb_test_model(int64_t n, int64_t k)
 {
@@ -48,6 +49,33 @@ static inline int lb_test_is_linformer(LbModelKind m)
 {
     return m == LB_MODEL_LINFORMER || m == LB_MODEL_LINFORMER_MEAN || m == LB_MODEL_LINFORMER_MAX ||
            m == LB_MODEL_LINFORMER_CONV;
+}
+
+/* The roles a model's pass shows, into roles (LB_ROLE_COUNT); their count, 0 for a model not
+ * listed here yet. The encoder's, then: softmax attention's scores, softmax and P V (and the
+ * Linformer's compression); the Performer's head permutes, feature maps, K'^T [V 1], Q'(K'^T [V 1])
+ * and D^-1; flash's one op. */
+static inline int lb_test_roles(LbModelKind m, LbOpRole *roles)
+{
+    static const LbOpRole encoder[] = {LB_ROLE_EMBED, LB_ROLE_LAYERNORM, LB_ROLE_QKV, LB_ROLE_OUT_PROJ,
+                                       LB_ROLE_FFN_UP, LB_ROLE_GELU, LB_ROLE_FFN_DOWN};
+    static const LbOpRole performer[] = {LB_ROLE_PERMUTE, LB_ROLE_FEATURE_MAP, LB_ROLE_KV_STATE, LB_ROLE_PV,
+                                         LB_ROLE_NORMALISE};
+    static const LbOpRole softmax[] = {LB_ROLE_SCORES, LB_ROLE_SOFTMAX, LB_ROLE_PV, LB_ROLE_COMPRESS};
+    static const LbOpRole flash[] = {LB_ROLE_ATTENTION};
+    const LbOpRole *own = softmax;
+    int n = 0, count = lb_test_is_linformer(m) ? 4 : 3;
+    if (m == LB_MODEL_PERFORMER)
+        own = performer, count = 5;
+    else if (m == LB_MODEL_FLASH)
+        own = flash, count = 1;
+    else if (m != LB_MODEL_STANDARD && m != LB_MODEL_CHUNKED && !lb_test_is_linformer(m))
+        return 0;
+    for (size_t i = 0; i < sizeof encoder / sizeof encoder[0]; i++)
+        roles[n++] = encoder[i];
+    for (int i = 0; i < count; i++)
+        roles[n++] = own[i];
+    return n;
 }
 
 static inline const char *lb_test_variant_name(const LbModelConfig *c, char *buf, size_t size)

@@ -1,5 +1,5 @@
 /* One head of softmax attention in double, the plain loops the tests' own references of a forward
- * pass share (tests/model/test_forward_naive.c from a config, tests/reports/test_cli_dump_recompute.c
+ * pass share (tests/model/test_model.c forward_naive from a config, tests/reports/test_cli_dump_recompute.c
  * from run --dump's files): the slow, obvious arithmetic, never linbench's. */
 #ifndef LB_TESTS_LIB_NAIVE_ATTENTION_H
 #define LB_TESTS_LIB_NAIVE_ATTENTION_H

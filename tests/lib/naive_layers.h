@@ -1,5 +1,5 @@
 /* The linear layer and LayerNorm in double, the plain loops of the tests' own forward references
- * (tests/model/test_forward_naive.c, tests/reports/test_cli_dump_recompute.c). */
+ * (tests/model/test_model.c forward_naive, tests/reports/test_cli_dump_recompute.c). */
 #ifndef LB_TESTS_LIB_NAIVE_LAYERS_H
 #define LB_TESTS_LIB_NAIVE_LAYERS_H
 

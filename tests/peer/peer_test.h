@@ -43,4 +43,17 @@ static inline int lb_peer_test_start(int argc, char **argv, const char *name)
     return -1;
 }
 
+/* linbench-peer ARGS... (NULL-ended) started with the Python found, and run to its end. */
+static inline pid_t lb_peer_start(char **args)
+{
+    char *argv[64] = {python, peer};
+    int n = 2;
+    for (; args[n - 2] && n < 63; n++)
+        argv[n] = args[n - 2];
+    argv[n] = NULL;
+    return lb_start(argv);
+}
+
+static inline LbRun lb_peer_run(char **args) { return lb_wait(lb_peer_start(args)); }
+
 #endif

@@ -1,42 +1,40 @@
-/* bench/peer end to end on the CPU: a tiny linbench sweep, the peer's sweep of the same grid at
- * its own batches and at linbench's (--batch-from), each read back through libcsv and by
- * `linbench compare` (cell by cell against both raw.csv files) and `linbench plot`; the peer's
- * bad input (one line, exit 2, nothing written); energy through powercap files of the test's own.
- * Usage: test_peer_sweep PATH-TO-LINBENCH SOURCE_DIR FIND_PYTHON (exit 77 without torch). */
+/* bench/peer's linbench-peer end to end on the CPU, one case each (LB_TEST_CASE=NAME runs one):
+ * sweep, resume. Usage: test_peer PATH-TO-LINBENCH SOURCE_DIR FIND_PYTHON (exit 77 without torch). */
+#include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "attn/base/status.h"
 #include "reports/csv_io.h"
 #include "reports/sweep_dir.h"
+#include "tests/cli/sweep_check.h"
+#include "tests/lib/cases.h"
 #include "tests/lib/check.h"
 #include "tests/lib/spawn.h"
 #include "tests/peer/peer_test.h"
 
+/* The model both cases run, on both sides. */
+#define PEER_MODEL "--device", "cpu", "--dtype", "fp32", "--layers", "1", "--d-model", "32", "--heads", "2", "--ffn", "64", \
+                   "--vocab", "100", "--mem-limit", "8M", "--cell-time", "1"
 
-#define TINY "--device", "cpu", "--dtype", "fp32", "--layers", "1", "--d-model", "32", "--heads", "2", "--ffn", "64", \
-             "--vocab", "100", "--n", "64,128", "--k", "16", "--mem-limit", "8M", "--cell-time", "1"
-
-static LbRun run_peer(char **args)
-{
-    char *argv[64] = {python, peer};
-    int n = 2;
-    for (; args[n - 2] && n < 63; n++)
-        argv[n] = args[n - 2];
-    argv[n] = NULL;
-    return lb_run(argv);
-}
+/* bench/peer end to end on the CPU: a tiny linbench sweep, the peer's sweep of the same grid at
+ * its own batches and at linbench's (--batch-from), each read back through libcsv and by
+ * `linbench compare` (cell by cell against both raw.csv files) and `linbench plot`; the peer's
+ * bad input (one line, exit 2, nothing written); energy through powercap files of the test's own. */
+#define TINY PEER_MODEL, "--n", "64,128", "--k", "16"
 
 /* The peer's bad input: exit 2, one line on stderr naming `want`, nothing on stdout, no --out. */
-static void check_refused(char **args, const char *out, const char *want, const char *what)
+static void check_bad_input(char **args, const char *out, const char *want, const char *what)
 {
-    LbRun r = run_peer(args);
+    LbRun r = lb_peer_run(args);
     lb_check(r.code == 2, "%s: exit %d: should be 2 (stderr: %s)", what, r.code, r.err);
     lb_check(lb_lines(r.err) == 1 && strncmp(r.err, "linbench-peer: ", 15) == 0 && strstr(r.err, want),
           "%s: stderr should be one line with \"%s\": %s", what, want, r.err);
@@ -122,7 +120,7 @@ static void check_peer_dir(const char *dir, const LbSweepDir *lin, long long bud
 
 /* compare LIN PEER --format csv: every cell's nine numbers from the two raw.csv files (the three of
  * energy NA where a side has none). */
-static void check_compare(const char *lin_dir, const char *peer_dir, int same_batch)
+static void check_compare_sweep(const char *lin_dir, const char *peer_dir, int same_batch)
 {
     char *argv[] = {bin, "compare", (char *)lin_dir, (char *)peer_dir, "--format", "csv", NULL};
     LbRun r = lb_run(argv);
@@ -210,7 +208,7 @@ static void stop_counter(pid_t pid)
 }
 
 /* Energy on both sides: each ok row's J per sequence, the peer's energy_speedup.csv the ratio of
- * its rows, and compare's energy columns (check_compare). */
+ * its rows, and compare's energy columns (check_compare_sweep). */
 static void check_energy(void)
 {
     char zone[4200], lin[4200], own[4200], grid[4300];
@@ -229,12 +227,12 @@ static void check_energy(void)
     lb_check(r.code == 0, "linbench sweep, energy: exit %d (%s)", r.code, r.err);
     lb_run_free(&r);
     char *own_args[] = {"sweep", TINY, "-q", "--out", own, NULL};
-    r = run_peer(own_args);
+    r = lb_peer_run(own_args);
     lb_check(r.code == 0, "peer sweep, energy: exit %d (%s)", r.code, r.err);
     lb_run_free(&r);
     stop_counter(counter);
     check_peer_dir(own, NULL, 8 << 20, 1);
-    check_compare(lin, own, 0);
+    check_compare_sweep(lin, own, 0);
     char *text[] = {bin, "compare", lin, own, NULL};
     r = lb_run(text);
     lb_check(r.code == 0 && strstr(r.out, "J per sequence\n") && strstr(r.out, "energy saved") &&
@@ -296,11 +294,8 @@ static void check_energy(void)
     lb_sweep_dir_free(&p);
 }
 
-int main(int argc, char **argv)
+static void test_sweep(void)
 {
-    const int started = lb_peer_test_start(argc, argv, "test_peer_sweep");
-    if (started >= 0)
-        return started;
 
     /* No energy counter on either side, whatever this machine has: a zone without files. */
     char lin[4200], own[4200], same[4200], other[4200], empty_zone[4200];
@@ -316,7 +311,7 @@ int main(int argc, char **argv)
     lb_run_free(&r);
 
     char *own_args[] = {"sweep", TINY, "--out", own, NULL};
-    r = run_peer(own_args);
+    r = lb_peer_run(own_args);
     lb_check(r.code == 0 && strstr(r.out, "torch-sdpa-flash n=128: batch") && strstr(r.out, "linbench compare"),
           "peer sweep: exit %d, a line per cell, how to compare (%s%s)", r.code, r.out, r.err);
     lb_run_free(&r);
@@ -325,15 +320,15 @@ int main(int argc, char **argv)
     LbSweepDir l;
     if (lb_check(lb_sweep_dir_load(lin, &l) == LB_OK, "linbench's sweep reads back")) {
         char *same_args[] = {"sweep", "--batch-from", lin, "--out", same, "-q", NULL};
-        r = run_peer(same_args);
+        r = lb_peer_run(same_args);
         lb_check(r.code == 0, "peer sweep --batch-from: exit %d (%s)", r.code, r.err);
         lb_run_free(&r);
         /* linbench's batches whatever its budget: the peer's is the CPU's default */
         check_peer_dir(same, &l, 512 << 20, 0);
         lb_sweep_dir_free(&l);
     }
-    check_compare(lin, own, 0);
-    check_compare(lin, same, 1);
+    check_compare_sweep(lin, own, 0);
+    check_compare_sweep(lin, same, 1);
     char *text[] = {bin, "compare", same, lin, NULL};
     r = lb_run(text);
     lb_check(r.code == 0 && strstr(r.out, "batch: the peer ran linbench's batches (--batch-from") &&
@@ -353,23 +348,241 @@ int main(int argc, char **argv)
     /* Bad input: one line, exit 2, nothing written. */
     snprintf(other, sizeof other, "%s/refused", scratch);
     char *a1[] = {"sweep", TINY, "--sdpa", "turbo", "--out", other, NULL};
-    check_refused(a1, other, "invalid argument \"turbo\" for --sdpa", "an unknown backend");
+    check_bad_input(a1, other, "invalid argument \"turbo\" for --sdpa", "an unknown backend");
     char *a2[] = {"sweep", TINY, "--sdpa", "cudnn", "--out", other, NULL};
-    check_refused(a2, other, "has no cudnn kernel", "a backend the CPU lacks");
+    check_bad_input(a2, other, "has no cudnn kernel", "a backend the CPU lacks");
     char *a3[] = {"sweep", "--device", "cpu", "--n", "64", "--k", "64,128", "--out", other, NULL};
-    check_refused(a3, other, "no k < n", "k >= n");
+    check_bad_input(a3, other, "no k < n", "k >= n");
     char *a4[] = {"sweep", "--device", "cpu", "--layers", "1", "--mem-limit", "100T", "--out", other, NULL};
-    check_refused(a4, other, "--mem-limit", "a budget beyond this machine's memory");
+    check_bad_input(a4, other, "--mem-limit", "a budget beyond this machine's memory");
     char *a5[] = {"sweep", "--batch-from", lin, "--d-model", "64", "--out", other, NULL};
-    check_refused(a5, other, "its d_model is 32 and --d-model is 64", "--batch-from another model");
+    check_bad_input(a5, other, "its d_model is 32 and --d-model is 64", "--batch-from another model");
     char *a6[] = {"sweep", "--batch-from", own, "--out", other, NULL};
-    check_refused(a6, other, "a peer result", "--batch-from a peer's result");
+    check_bad_input(a6, other, "a peer result", "--batch-from a peer's result");
     char *a7[] = {"sweep", TINY, "--out", own, NULL};
-    check_refused(a7, NULL, "it holds results", "an --out holding results");
+    check_bad_input(a7, NULL, "it holds results", "an --out holding results");
     char *a8[] = {"sweep", "--heads", "5", "--device", "cpu", "--out", other, NULL};
-    check_refused(a8, other, "--heads", "heads that do not divide d_model");
+    check_bad_input(a8, other, "--heads", "heads that do not divide d_model");
 
     lb_test_cleanup(scratch);
+    return;
+}
+
+/* linbench-peer sweep --resume on the CPU: a peer sweep killed by SIGKILL then resumed measures
+ * every cell once (the first rows kept byte for byte), with meta.csv, the grids and compare whole;
+ * a partial last row is dropped; a resume with another setting, of a directory in use, or whose
+ * lock is a symbolic link is refused. */
+/* n 64 and 128, k 8 and 16: per n torch-standard, torch-linformer twice, torch-sdpa-flash */
+#define RESUME_MODEL PEER_MODEL, "--k", "8,16"
+#define RESUME_CELLS 8
+
+static LbRun resume(const char *dir, const char *flag, const char *value)
+{
+    char *args[] = {"sweep", "--resume", (char *)dir, "-q", (char *)flag, (char *)value, NULL};
+    return lb_peer_run(args);
+}
+
+/* dir's rows: every cell of the grid once, each ok; its grids numbers in every k < n cell. */
+static void check_each_once(const char *dir, const char *what)
+{
+    LbSweepDir p;
+    if (!lb_check(lb_result_load(dir, &p) == LB_OK, "%s: %s reads back as a peer's result: %s", what, dir,
+                  lb_error_message()))
+        return;
+    lb_check(p.count == RESUME_CELLS, "%s: %d rows, one per cell (%zu)", what, RESUME_CELLS, p.count);
+    for (size_t i = 0; i < p.count; i++) {
+        lb_check(p.rows[i].status == LB_CELL_OK && p.rows[i].batch >= 1, "%s: row %zu ok", what, i + 1);
+        for (size_t j = 0; j < i; j++)
+            lb_check(!(p.variant[i] == p.variant[j] && p.rows[i].n == p.rows[j].n && p.rows[i].k == p.rows[j].k),
+                     "%s: %s n=%lld k=%lld measured once (rows %zu and %zu)", what, p.variants[p.variant[i]].name,
+                     (long long)p.rows[i].n, (long long)p.rows[i].k, j + 1, i + 1);
+    }
+    lb_sweep_dir_free(&p);
+    char path[4400];
+    snprintf(path, sizeof path, "%s/time_speedup.csv", dir);
+    LbCsvTable t;
+    if (lb_check(lb_csv_read_file(path, 1, &t) == LB_OK && t.rows == 3 && t.row[0].count == 3,
+                 "%s: time_speedup.csv, n 64 and 128 by k 8 and 16", what)) {
+        for (size_t r = 1; r < t.rows; r++)
+            for (size_t c = 1; c < t.row[r].count; c++)
+                lb_check(atof(t.row[r].fields[c]) > 0, "%s: time_speedup.csv n=%s %s: a number (%s)", what,
+                         t.row[r].fields[0], t.row[0].fields[c], t.row[r].fields[c]);
+        lb_csv_table_free(&t);
+    }
+    char *status = sc_meta(dir, "status");
+    lb_check(status && strcmp(status, "complete") == 0, "%s: meta.csv says complete (%s)", what,
+             status ? status : "absent");
+    free(status);
+}
+
+/* `linbench compare LIN dir --format csv`: every pair of the same work and every model against
+ * the peer's exact attention, each with numbers on both sides. */
+static void check_compare_resume(const char *lin, const char *dir)
+{
+    char *argv[] = {bin, "compare", (char *)lin, (char *)dir, "--format", "csv", NULL};
+    LbRun r = lb_run(argv);
+    LbCsvTable t;
+    if (lb_check(r.code == 0, "compare LIN RESUMED: exit %d (%s)", r.code, r.err) &&
+        lb_check(lb_csv_parse_text(r.out, strlen(r.out), 0, "compare", &t) == LB_OK, "compare's CSV parses")) {
+        /* standard with torch-standard and torch-sdpa-flash (2 n each), linformer with
+         * torch-linformer (4 cells), linformer against torch-sdpa-flash (4) */
+        lb_check(t.rows == 1 + 12, "compare: 12 cells (%zu)", t.rows - 1);
+        for (size_t i = 1; i < t.rows; i++)
+            lb_check(t.row[i].count == 14 && atof(t.row[i].fields[5]) > 0 && atof(t.row[i].fields[6]) > 0,
+                     "compare row %zu: ms per sequence on both sides (%s, %s)", i,
+                     t.row[i].count > 6 ? t.row[i].fields[5] : "", t.row[i].count > 6 ? t.row[i].fields[6] : "");
+        lb_csv_table_free(&t);
+    }
+    lb_run_free(&r);
+}
+
+/* Start the sweep, SIGKILL it once raw.csv has a row: the killed run's raw.csv. */
+static char *killed_mid_grid(const char *dir)
+{
+    char *args[] = {"sweep", RESUME_MODEL, "--n", "64,128", "-q", "--out", (char *)dir, NULL};
+    pid_t pid = lb_peer_start(args);
+    struct timespec pause = {0, 20 * 1000 * 1000};
+    for (int i = 0; i < 15000 && sc_rows(dir) < 1; i++) { /* 5 minutes at most */
+        int status;
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+            lb_check(0, "the sweep ended (status %d) before its first row could be killed", status);
+            LbRun r = lb_wait(pid); /* its captures */
+            lb_run_free(&r);
+            return NULL;
+        }
+        nanosleep(&pause, NULL);
+    }
+    kill(pid, SIGKILL);
+    LbRun r = lb_wait(pid);
+    lb_check(r.code == 128 + SIGKILL, "kill -9 ends the peer sweep (%d: %s)", r.code, r.err);
+    lb_run_free(&r);
+    const int kept = sc_rows(dir);
+    lb_check(kept >= 1 && kept < RESUME_CELLS, "killed mid-grid: %d of %d rows on disk", kept, RESUME_CELLS);
+    char *status = sc_meta(dir, "status");
+    lb_check(status && strcmp(status, "running") == 0, "the killed run's meta.csv says running (%s)",
+             status ? status : "absent");
+    free(status);
+    return sc_file(dir, "raw.csv");
+}
+
+/* A flag that differs from meta.csv: refused in one line naming it, exit 2, nothing written. */
+static void check_refused_resume(const char *dir, const char *flag, const char *value, int code, const char *want,
+                          const char *what)
+{
+    char *raw = sc_file(dir, "raw.csv"), *meta = sc_file(dir, "meta.csv");
+    LbRun r = resume(dir, flag, value);
+    lb_check(r.code == code && lb_lines(r.err) == 1 && strncmp(r.err, "linbench-peer: ", 15) == 0 &&
+                 strstr(r.err, want),
+             "%s: exit %d (should be %d), one line with \"%s\": %s", what, r.code, code, want, r.err);
+    char *raw2 = sc_file(dir, "raw.csv"), *meta2 = sc_file(dir, "meta.csv");
+    lb_check(raw && raw2 && meta && meta2 && strcmp(raw, raw2) == 0 && strcmp(meta, meta2) == 0,
+             "%s: raw.csv and meta.csv as they were", what);
+    lb_run_free(&r);
+    free(raw);
+    free(raw2);
+    free(meta);
+    free(meta2);
+}
+
+/* Another process holding the lock, and a lock file that is a symbolic link: refused. */
+static void check_lock(const char *dir)
+{
+    char lock[4400], target[4400];
+    snprintf(lock, sizeof lock, "%s/.linbench.lock", dir);
+    int fd = open(lock, O_RDWR | O_CLOEXEC);
+    if (lb_check(fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0, "the test takes %s", lock)) {
+        check_refused_resume(dir, NULL, NULL, 1, "is in use by another", "--resume of a directory another process holds");
+        close(fd);
+    }
+    snprintf(target, sizeof target, "%s/elsewhere", scratch);
+    if (lb_check(unlink(lock) == 0 && symlink(target, lock) == 0, "%s made a symbolic link", lock)) {
+        check_refused_resume(dir, NULL, NULL, 2, ".linbench.lock is a symbolic link", "--resume with a symbolic-link lock");
+        lb_check(!lb_exists(target), "the link's target not created");
+        unlink(lock);
+    }
+}
+
+static void test_resume(void)
+{
+    scratch = lb_scratch_dir("peer-resume");
+
+    char lin[4200], dir[4200], zone[4200];
+    snprintf(zone, sizeof zone, "%s/zone-empty", scratch); /* no energy counter, whatever this machine has */
+    lb_check(mkdir(zone, 0755) == 0, "mkdir %s", zone);
+    setenv("LB_POWERCAP_ZONE", zone, 1);
+    snprintf(lin, sizeof lin, "%s/lin", scratch);
+    snprintf(dir, sizeof dir, "%s/peer", scratch);
+    char *sweep[] = {bin, "sweep", RESUME_MODEL, "--n", "64,128", "--models", "standard,linformer", "-q", "--out", lin, NULL};
+    LbRun r = lb_run(sweep);
+    lb_check(r.code == 0, "linbench sweep: exit %d (%s)", r.code, r.err);
+    lb_run_free(&r);
+
+    /* Killed mid-grid, then resumed: each cell once, the killed run's rows kept as they were. */
+    char *before = killed_mid_grid(dir);
+    char *command = sc_meta(dir, "command_line"), *start = sc_meta(dir, "start_time");
+    check_refused_resume(dir, "--seed", "2", 2, "--seed 2 differs from the resumed run's \"1\"", "--resume --seed 2");
+    check_refused_resume(dir, "--n", "64", 2, "--n 64 differs from the resumed run's \"64,128\"", "--resume --n 64");
+    check_lock(dir);
+    r = resume(dir, "--n", "64:128"); /* a flag that agrees with meta.csv is fine */
+    lb_check(r.code == 0, "resume after kill -9: exit %d (%s)", r.code, r.err);
+    lb_run_free(&r);
+    char *after = sc_file(dir, "raw.csv");
+    lb_check(before && after && strncmp(before, after, strlen(before)) == 0,
+             "the killed run's rows are kept as they were, the resume's after them");
+    check_each_once(dir, "kill -9 then --resume");
+    char *command2 = sc_meta(dir, "command_line"), *start2 = sc_meta(dir, "start_time");
+    char *resumed = sc_meta(dir, "resume_1_command"), *when = sc_meta(dir, "resume_1_time");
+    lb_check(command && command2 && strcmp(command, command2) == 0 && start && start2 && strcmp(start, start2) == 0,
+             "meta.csv keeps the first run's command line and start time (%s, %s)", command2 ? command2 : "absent",
+             start2 ? start2 : "absent");
+    lb_check(resumed && strstr(resumed, "--resume") && when && when[0], "meta.csv adds the resume's command and time (%s)",
+             resumed ? resumed : "absent");
+    check_compare_resume(lin, dir);
+    free(before);
+    free(command);
+    free(command2);
+    free(start);
+    free(start2);
+    free(resumed);
+    free(when);
+
+    /* A row cut in the middle: dropped, and its cell measured again. */
+    char path[4400];
+    snprintf(path, sizeof path, "%s/raw.csv", dir);
+    char *last = after ? strrchr(after, '\n') : NULL;
+    if (!lb_check(last && last != after, "raw.csv has rows to cut")) {
+        free(after);
+        return;
+    }
+    *last = '\0';
+    char *cut = strrchr(after, '\n') + 1;
+    const size_t whole = (size_t)(cut - after);
+    cut[strlen(cut) / 2] = '\0';
+    FILE *f = fopen(path, "w");
+    lb_check(f && fputs(after, f) >= 0 && fclose(f) == 0, "%s rewritten with half its last row", path);
+    r = resume(dir, NULL, NULL);
+    lb_check(r.code == 0, "resume after a partial last row: exit %d (%s)", r.code, r.err);
+    lb_run_free(&r);
+    char *again = sc_file(dir, "raw.csv");
+    lb_check(again && strncmp(again, after, whole) == 0, "the whole rows before the partial one are kept");
+    check_each_once(dir, "a partial last row then --resume");
+    char *second = sc_meta(dir, "resume_2_command");
+    lb_check(second != NULL, "meta.csv adds the second resume");
+    free(second);
+    free(again);
+    free(after);
+
+    lb_test_cleanup(scratch);
+    return;
+}
+
+int main(int argc, char **argv)
+{
+    static const LbTestCase cases[] = {{"sweep", test_sweep}, {"resume", test_resume}};
+    const int started = lb_peer_test_start(argc, argv, "test_peer");
+    if (started >= 0)
+        return started;
+    const int code = LB_TEST_CASES("test_peer", cases);
     free(python);
-    return lb_test_finish("test_peer_sweep");
+    return code;
 }

@@ -1,16 +1,23 @@
+/* What a measurement reads besides the time, one case each (LB_TEST_CASE=NAME runs one): the
+ * calibration, the clock-event reasons, the CPU's energy counter. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn/measure/calibrate.h"
+#include "attn/measure/clock_events.h"
+#include "attn/measure/measure.h"
+#include "attn/ops.h"
+#include "attn/base/status.h"
+#include "tests/lib/cases.h"
+#include "tests/lib/check.h"
+#include "tests/lib/model.h"
+
 /* lb_calibrate on the CPU reference: real figures positive and plausible; with a scripted timer,
  * the sizes, medians and rates exactly as the method says; a memory limit stops the doubling, a
  * smaller one starts below 256 and 1 MiB, a device with less memory steps down, only what fits
  * nowhere is NOMEM; bad options refused. */
-#include <math.h>
-#include <stdio.h>
-#include <string.h>
-
-#include "attn/measure/calibrate.h"
-#include "attn/ops.h"
-#include "attn/base/status.h"
-#include "tests/lib/check.h"
-
 static const double *script;
 static int script_len, script_at;
 static const LbOps *real_ops;
@@ -23,13 +30,12 @@ static int scripted_stop(LbBackend *be, double *ms)
     return LB_OK;
 }
 
-int main(void)
+static void test_calibrate(void)
 {
-    lb_test_init("test_calibrate");
     LbBackend *be = NULL;
     if (!lb_check(lb_cpu_backend_open(LB_DTYPE_FP16, (size_t)512 << 20, &be) == LB_OK, "open: %s",
                   lb_error_message()))
-        return lb_test_finish("test_calibrate");
+        return;
 
     /* A real run, kept short: a CPU reference product runs at well under 1 TFLOP/s and over
      * 1 MFLOP/s; memcpy between 0.1 and 1000 GB/s (read + written). */
@@ -167,5 +173,103 @@ int main(void)
         lb_check(rc == LB_ERR_NOMEM, "64 KiB device: %s, want NOMEM", lb_status_name(rc));
         lb_backend_close(be);
     }
-    return lb_test_finish("test_calibrate");
+    return;
+}
+
+/* Clock-event reasons (attn/measure/clock_events.h): names and back for every bit and unknown ones, the
+ * refusal of a buffer too small and of an unknown name, and which reasons flag a slowdown. */
+static void test_clock_events(void)
+{
+    char buf[256];
+    uint64_t back = 0;
+    for (int bit = 0; bit < 12; bit++) {
+        const uint64_t m = 1ull << bit;
+        lb_check(lb_clock_events_text(m, buf, sizeof buf) == 0 && lb_clock_events_parse(buf, &back) == 0 && back == m,
+                 "bit %d: \"%s\" reads back as 0x%llx", bit, buf, (unsigned long long)back);
+    }
+    const uint64_t mix = LB_CLOCK_EVENT_SW_POWER_CAP | LB_CLOCK_EVENT_HW_THERMAL | (1ull << 40);
+    lb_check(lb_clock_events_text(mix, buf, sizeof buf) == 0 && strcmp(buf, "sw_power_cap+hw_thermal+0x10000000000") == 0,
+             "a mix reads \"%s\"", buf);
+    lb_check(lb_clock_events_parse(buf, &back) == 0 && back == mix, "the mix reads back as 0x%llx", (unsigned long long)back);
+    lb_check(lb_clock_events_text(0, buf, sizeof buf) == 0 && strcmp(buf, "none") == 0, "no reasons read \"%s\"", buf);
+    lb_check(lb_clock_events_parse("none", &back) == 0 && back == 0, "none reads back as 0x%llx", (unsigned long long)back);
+    lb_check(lb_clock_events_text(mix, buf, 8) == -1, "a buffer too small is refused, not cut");
+    lb_check(lb_clock_events_parse("sw_power_cap+melting", &back) == -1, "an unknown name is refused");
+    lb_check((LB_CLOCK_EVENT_SW_POWER_CAP & LB_CLOCK_EVENTS_SLOWDOWN) == 0 && (LB_CLOCK_EVENT_GPU_IDLE & LB_CLOCK_EVENTS_SLOWDOWN) == 0,
+             "the power cap or idle flag a slowdown");
+    lb_check((LB_CLOCK_EVENT_HW_THERMAL & LB_CLOCK_EVENTS_SLOWDOWN) && (LB_CLOCK_EVENT_HW_SLOWDOWN & LB_CLOCK_EVENTS_SLOWDOWN),
+             "thermal or hardware slowdown does not flag");
+    return;
+}
+
+/* The CPU reference's energy counter (attn/cpu/cpu_energy.c) on powercap files of the test's own
+ * (LB_POWERCAP_ZONE): joules from the first reading, a wrap of energy_uj past
+ * max_energy_range_uj unwrapped, no zone or no number read as unsupported with the file named;
+ * and a measured cell on a counter that does not advance, or on none: NaN, and why. (A counter
+ * that advances is tests/gpu/test_emu_nvml.c's, through the stand-in NVML.) */
+static void write_file(const char *dir, const char *name, const char *text)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
+        printf("FAIL: cannot write %s\n", path);
+        exit(1);
+    }
+}
+
+static void test_cpu_energy(void)
+{
+    char *dir = lb_test_tempdir("cpu-energy");
+    LbBackend *be = NULL;
+
+    setenv("LB_POWERCAP_ZONE", dir, 1); /* empty: no counter */
+    if (!lb_check(lb_cpu_backend_open(LB_DTYPE_FP32, (size_t)64 << 20, &be) == LB_OK, "open"))
+        return;
+    double j = -1;
+    lb_check(be->ops->energy_j(be, &j) == LB_ERR_UNSUPPORTED && strstr(lb_error_message(), "energy_uj") &&
+                 strstr(lb_error_message(), "no energy counter"),
+             "no zone: unsupported, naming the file: %s", lb_error_message());
+
+    write_file(dir, "max_energy_range_uj", "1000000\n"); /* wraps at 1 J */
+    write_file(dir, "energy_uj", "900000\n");
+    lb_check(be->ops->energy_j(be, &j) == LB_OK && j == 0.0, "first reading: 0 J (got %g)", j);
+    write_file(dir, "energy_uj", "950000\n");
+    lb_check(be->ops->energy_j(be, &j) == LB_OK && fabs(j - 0.05) < 1e-12, "then 0.05 J (got %.17g)", j);
+    write_file(dir, "energy_uj", "49999\n"); /* past the range: 50000 uj to the top, then 49999 + 1 */
+    lb_check(be->ops->energy_j(be, &j) == LB_OK && fabs(j - 0.15) < 1e-12, "a wrap unwrapped: 0.15 J (got %.17g)", j);
+    write_file(dir, "energy_uj", "not a number\n");
+    lb_check(be->ops->energy_j(be, &j) == LB_ERR_UNSUPPORTED && strstr(lb_error_message(), "holds no number"),
+             "a file without a number: %s", lb_error_message());
+
+    /* A measured cell on a counter that does not move: no power, and why. */
+    write_file(dir, "energy_uj", "123\n");
+    LbModelConfig cfg = lb_test_model(16, 8);
+    LbTimingOptions opt = lb_timing_defaults();
+    opt.max_batch = 2;
+    opt.cap_seconds = 0.05;
+    LbCellResult r;
+    lb_check(lb_measure_cell(be, &cfg, (size_t)64 << 20, &opt, 1, NULL, &r) == LB_OK && r.status == LB_CELL_OK,
+             "a cell measured: %s", r.error);
+    lb_check(isnan(r.power_w) && isnan(r.energy_j_per_seq) && strstr(r.energy_why, "did not advance"),
+             "a still counter: power %g, energy %g, why \"%s\"", r.power_w, r.energy_j_per_seq, r.energy_why);
+    lb_backend_close(be);
+
+    /* No zone at all: NaN, and the reason is the counter's. */
+    setenv("LB_POWERCAP_ZONE", "/nonexistent/powercap-zone", 1);
+    lb_check(lb_cpu_backend_open(LB_DTYPE_FP32, (size_t)64 << 20, &be) == LB_OK, "open");
+    lb_check(lb_measure_cell(be, &cfg, (size_t)64 << 20, &opt, 1, NULL, &r) == LB_OK && isnan(r.energy_j_per_seq) &&
+                 strstr(r.energy_why, "/nonexistent/powercap-zone/energy_uj"),
+             "no counter: energy %g, why \"%s\"", r.energy_j_per_seq, r.energy_why);
+    lb_backend_close(be);
+    lb_test_cleanup(dir);
+    return;
+}
+
+int main(void)
+{
+    static const LbTestCase cases[] = {{"calibrate", test_calibrate}, {"clock_events", test_clock_events},
+                                       {"cpu_energy", test_cpu_energy}};
+    lb_test_init("test_measure");
+    return LB_TEST_CASES("test_measure", cases);
 }

@@ -1,0 +1,851 @@
+/* The plan, the forward passes, the identity check, the chunked and flash models, the Performer's
+ * convergence and the per-operation breakdown, on the CPU reference backend: one case each
+ * (LB_TEST_CASE=NAME runs one). */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn/arena.h"
+#include "attn/attention.h"
+#include "attn/attention_impl.h"
+#include "attn/measure/breakdown.h"
+#include "attn/forward.h"
+#include "attn/measure/measure.h"
+#include "attn/model.h"
+#include "attn/ops.h"
+#include "attn/plan.h"
+#include "attn/base/status.h"
+#include "tests/lib/cases.h"
+#include "tests/lib/check.h"
+#include "tests/lib/forward.h"
+#include "tests/lib/model.h"
+#include "tests/lib/naive_attention.h"
+#include "tests/lib/naive_layers.h"
+
+/* The CPU reference backend with 1 GiB, or NULL after a failed check. */
+static LbBackend *cpu_backend(LbDtype dtype)
+{
+    LbBackend *be = NULL;
+    lb_check(lb_cpu_backend_open(dtype, (size_t)1 << 30, &be) == LB_OK, "CPU backend %s: %s", lb_dtype_name(dtype),
+             lb_error_message());
+    return be;
+}
+
+/* The memory plan (a dry run over a counting arena) against reality on the CPU backend: for
+ * every variant of every model of the table and several batches, the planned bytes equal the
+ * arena's high-water mark after a real forward pass; bytes grow with B; the largest batch fits
+ * the budget and one more does not; and a measured cell reports peak == planned at the plan's
+ * batch. */
+static void check_variant(LbBackend *be, const LbModelConfig *cfg)
+{
+    char name[64];
+    lb_test_variant_name(cfg, name, sizeof name);
+    const LbPlanParams pp = {be->elem_bytes, be->alignment, be->workspace_bytes};
+    size_t previous = 0;
+    for (int64_t B = 1; B <= 4; B++) {
+        LbPlan plan;
+        if (!lb_check(lb_plan_compute(cfg, &pp, B, &plan) == LB_OK, "%s B=%lld: plan failed", name, (long long)B))
+            return;
+        lb_check(plan.total > previous, "%s: bytes grow with B (B=%lld: %zu, before %zu)", name,
+                 (long long)B, plan.total, previous);
+        lb_check(plan.total == plan.weights + plan.workspace + plan.inputs + plan.temporaries && plan.temporaries > 0,
+                 "%s B=%lld: the plan's parts add up to its total", name, (long long)B);
+        previous = plan.total;
+
+        LbArena a;
+        LbModel m;
+        LbInputs in;
+        if (!lb_check(lb_arena_open(&a, be, plan.total) == LB_OK, "%s: arena of %zu bytes", name, plan.total))
+            return;
+        int rc = lb_model_build(&m, cfg, be, &a, 7);
+        lb_check(rc == LB_OK, "%s: build: %s", name, lb_error_message());
+        lb_check(a.used == plan.weights + plan.workspace, "%s: weights+workspace %zu planned %zu", name,
+                 a.used, plan.weights + plan.workspace);
+        if (rc == LB_OK) {
+            rc = lb_inputs_alloc(&m, &a, B, &in);
+            if (rc == LB_OK)
+                rc = lb_inputs_fill(&m, &in, 3);
+            if (rc == LB_OK)
+                rc = lb_forward(&m, &a, &in);
+            lb_check(rc == LB_OK, "%s B=%lld: forward: %s", name, (long long)B, lb_error_message());
+            lb_check(a.high_water == plan.total, "%s B=%lld: high-water mark %zu, plan %zu", name,
+                     (long long)B, a.high_water, plan.total);
+            lb_check(a.used == plan.weights + plan.workspace + plan.inputs,
+                     "%s B=%lld: temporaries released after the pass", name, (long long)B);
+            lb_model_release(&m);
+        }
+        lb_arena_close(&a);
+    }
+
+    /* The largest batch: it fits, one more does not. */
+    LbPlan p3, p1;
+    lb_plan_compute(cfg, &pp, 3, &p3);
+    size_t budget = p3.total + 1;
+    int64_t B = lb_plan_largest_batch(cfg, &pp, budget, 0);
+    LbPlan at, next;
+    lb_plan_compute(cfg, &pp, B, &at);
+    lb_plan_compute(cfg, &pp, B + 1, &next);
+    lb_check(B >= 3 && at.total <= budget && next.total > budget, "%s: largest batch %lld for budget %zu",
+             name, (long long)B, budget);
+    lb_plan_compute(cfg, &pp, 1, &p1);
+    lb_check(lb_plan_largest_batch(cfg, &pp, p1.total - 1, 0) == 0, "%s: batch 1 does not fit one byte less", name);
+    lb_check(lb_plan_largest_batch(cfg, &pp, (size_t)1 << 40, 5) == 5, "%s: --max-batch caps the search", name);
+    /* No budget at all: the search stops where sizes would approach 64 bits, at a batch whose
+     * plan still computes. */
+    int64_t huge = lb_plan_largest_batch(cfg, &pp, SIZE_MAX, 0);
+    LbPlan ph;
+    lb_check(huge > ((int64_t)1 << 30) && lb_plan_compute(cfg, &pp, huge, &ph) == LB_OK && ph.total < ((size_t)1 << 61),
+             "%s: an unbounded budget gives a finite batch (%lld)", name, (long long)huge);
+
+    /* A measured cell: the batch is the plan's, the peak is the plan. */
+    LbTimingOptions t = lb_timing_defaults();
+    LbCellResult r;
+    int rc = lb_measure_cell(be, cfg, budget, &t, 11, NULL, &r);
+    lb_check(rc == LB_OK && r.status == LB_CELL_OK, "%s: measure: %s", name, r.error);
+    lb_check(r.batch == B, "%s: measured batch %lld, plan %lld", name, (long long)r.batch, (long long)B);
+    lb_check(r.peak_bytes == r.planned_bytes && (size_t)r.planned_bytes == at.total,
+             "%s: peak %lld planned %lld plan %zu", name, (long long)r.peak_bytes, (long long)r.planned_bytes, at.total);
+    lb_check(r.passes >= 5 && r.min_ms <= r.median_ms && r.median_ms <= r.max_ms && r.min_ms > 0,
+             "%s: timing stats (passes %d, min %g, median %g, max %g)", name, r.passes, r.min_ms, r.median_ms, r.max_ms);
+}
+
+static void test_plan(void)
+{
+    LbBackend *be = cpu_backend(LB_DTYPE_FP32);
+    if (!be)
+        return;
+    for (int i = 0; i < LB_TEST_VARIANTS; i++) {
+        LbModelConfig c = lb_test_variant(i, 24, 8);
+        check_variant(be, &c);
+    }
+    /* A budget below batch 1 gives an OOM cell, not an error. */
+    LbModelConfig c = lb_test_variant(0, 24, 8);
+    LbTimingOptions t = lb_timing_defaults();
+    LbCellResult r;
+    lb_check(lb_measure_cell(be, &c, 4096, &t, 1, NULL, &r) == LB_OK && r.status == LB_CELL_OOM && r.batch == 0,
+             "a budget below batch 1 is an OOM cell");
+    /* The emulated device memory bounds the search: a budget above it steps down by allocation. */
+    LbBackend *small = NULL;
+    LbPlanParams pp = {4, 256, 0};
+    LbPlan p2;
+    lb_plan_compute(&c, &pp, 2, &p2);
+    if (lb_cpu_backend_open(LB_DTYPE_FP32, p2.total, &small) == LB_OK) {
+        lb_check(lb_measure_cell(small, &c, (size_t)1 << 30, &t, 1, NULL, &r) == LB_OK && r.status == LB_CELL_OK && r.batch == 2,
+                 "allocation failures bisect the batch down to what the device holds (got %lld)", (long long)r.batch);
+        lb_backend_close(small);
+    }
+    lb_backend_close(be);
+    return;
+}
+
+/* The identity check: a Linformer with k = n and E = F = the identity computes exactly standard
+ * attention, so with the same weights and tokens its output equals the standard model's to
+ * rounding, for every sharing level and both orders. Both models draw their shared weights from
+ * one seed (same tensors in the same order); only E and F are overwritten with the identity.
+ * A Linformer whose E is left random must NOT match, so the check can fail. */
+/* Every projection of m set to the identity (n x n). */
+static int identity(LbModel *m)
+{
+    const int64_t n = m->cfg.n;
+    float *eye = calloc((size_t)(n * n), sizeof *eye);
+    int rc = eye ? 0 : -1;
+    for (int64_t i = 0; eye && i < n; i++)
+        eye[i * n + i] = 1.0f;
+    for (int64_t p = 0; eye && p < m->own_count; p++)
+        rc |= m->be->ops->upload(m->be, m->own[p].ptr, eye, n * n) != LB_OK;
+    free(eye);
+    return rc;
+}
+
+static void test_identity(void)
+{
+    LbBackend *be = cpu_backend(LB_DTYPE_FP32);
+    if (!be)
+        return;
+    const int64_t n = 20, B = 3;
+    const uint64_t seed = lb_test_seed;
+    LbModelConfig std_cfg = lb_test_model(n, n);
+    float *ref = lb_test_forward(be, &std_cfg, B, seed);
+    lb_check(ref != NULL, "standard forward ran");
+    const int64_t count = B * n * std_cfg.d_model;
+    for (int i = 0; ref && i < lb_model_desc(LB_MODEL_LINFORMER)->variants; i++) {
+        LbModelConfig c = lb_model_variant(LB_MODEL_LINFORMER, i, lb_test_model(n, n));
+        char name[64];
+        lb_test_variant_name(&c, name, sizeof name);
+        float *out = lb_test_forward_with(be, &c, B, seed, identity);
+        if (!lb_check(out != NULL, "%s: forward ran: %s", name, lb_error_message()))
+            continue;
+        /* fp32 storage, double accumulation: only the order of rounding differs. */
+        double err = lb_test_rel_error(out, ref, count);
+        lb_check(err <= 1e-5, "%s with E = F = I equals standard attention: relative error %.3g (<= 1e-5)", name, err);
+        free(out);
+        /* The same model with its random E must differ: the check above can fail. */
+        out = lb_test_forward(be, &c, B, seed);
+        err = out ? lb_test_rel_error(out, ref, count) : 0;
+        lb_check(out && err > 1e-2, "%s with a random E differs from standard attention: relative error %.3g (> 1e-2)", name, err);
+        free(out);
+    }
+    free(ref);
+    lb_backend_close(be);
+    return;
+}
+
+/* The forward passes against a naive encoder written from METHOD.md alone, in double, one
+ * sequence and one head at a time with no head-major buffers, fused weights or batching: it
+ * catches wiring mistakes (a wrong split offset, a stride, the bias of the early order) that
+ * every op test would miss. Weights and tokens are read back from the CPU backend's model.
+ * Every variant of every model of the table: standard, Linformer with each sharing level and
+ * order, chunked with a chunk that divides n, one that does not and one past n, the Performer
+ * (FAVOR+ written out from its paper, with the model's own projections read back), and the
+ * Linformer's general projections (mean, max pooling and the depthwise convolution over windows of
+ * n / k positions, written out from METHOD.md; the table's variants take k to a divisor of n). */
+typedef struct Host {
+    LbModelConfig c;
+    float **t;       /* every weight tensor, in lb_model_tensors order */
+    int64_t count;
+} Host;
+
+enum { TOK, POS, EMB_G, EMB_B, LAYER0 };
+enum { W_QKV, B_QKV, W_O, B_O, LN1_G, LN1_B, W_FF1, B_FF1, W_FF2, B_FF2, LN2_G, LN2_B, PER_LAYER };
+
+static const float *layer_w(const Host *h, int l, int which) { return h->t[LAYER0 + l * PER_LAYER + which]; }
+
+/* E (which 0) or F (which 1) of (layer, head), from METHOD.md's sharing levels. */
+static const float *naive_proj(const Host *h, int l, int head, int which)
+{
+    int64_t base = LAYER0 + (int64_t)h->c.layers * PER_LAYER, i = 0;
+    if (h->c.kind == LB_MODEL_LINFORMER_MEAN || h->c.kind == LB_MODEL_LINFORMER_MAX)
+        return NULL; /* pooling: no weights */
+    switch (h->c.sharing) {
+    case LB_SHARE_LAYERWISE: i = 0; break;
+    case LB_SHARE_KV: i = l; break;
+    case LB_SHARE_HEADWISE: i = 2 * l + which; break;
+    case LB_SHARE_NONE: i = 2 * ((int64_t)l * h->c.heads + head) + which; break;
+    }
+    return h->t[base + i];
+}
+
+/* out (k, w) = E (k, n) a (n, w) where a has row stride lda; for the general projections (METHOD.md),
+ * each column j of a in windows of n / k rows: their mean, their max, or their sum weighted by the
+ * kernel E (taps, channels) tap-major, column j taking channel j % channels (K and V share one). */
+static void compress(const LbModelConfig *c, const float *E, int64_t k, int64_t n, const double *a, int64_t lda,
+                     int64_t w, double *out, int64_t ldo)
+{
+    const int64_t win = n / k, channels = c->sharing == LB_SHARE_NONE ? c->d_model / c->heads : c->d_model;
+    for (int64_t r = 0; r < k; r++)
+        for (int64_t j = 0; j < w; j++) {
+            double s = c->kind == LB_MODEL_LINFORMER_MAX ? -INFINITY : 0;
+            if (c->kind == LB_MODEL_LINFORMER)
+                for (int64_t t = 0; t < n; t++)
+                    s += (double)E[r * n + t] * a[t * lda + j];
+            for (int64_t t = 0; c->kind != LB_MODEL_LINFORMER && t < win; t++) {
+                const double v = a[(r * win + t) * lda + j];
+                if (c->kind == LB_MODEL_LINFORMER_MAX)
+                    s = v > s ? v : s;
+                else if (c->kind == LB_MODEL_LINFORMER_CONV)
+                    s += (double)E[t * channels + j % channels] * v;
+                else
+                    s += v / (double)win;
+            }
+            out[r * ldo + j] = s;
+        }
+}
+
+/* FAVOR+ from its paper and METHOD.md, one head, in double: rows (n) of the head's columns of
+ * q, k, v (row stride d) into ctx; W (m, hd) the layer's projection. x' = x hd^(-1/4);
+ * phi(x') = exp(W x' - |x'|^2 / 2 - s) / sqrt(m), s each query row's max of W x', one max over
+ * all keys; ctx = D^-1 Q'(K'^T V), D = diag(Q'(K'^T 1)). */
+static void performer_head(const double *q, const double *k, const double *v, int64_t n, int64_t d, int64_t hd,
+                           const float *W, int64_t m, double *ctx)
+{
+    double *qf = malloc(sizeof(double) * n * m), *kf = malloc(sizeof(double) * n * m);
+    const double sc = pow((double)hd, -0.25);
+    double kmax = -INFINITY;
+    for (int which = 0; which < 2; which++) {
+        const double *x = which ? k : q;
+        double *feat = which ? kf : qf;
+        for (int64_t t = 0; t < n; t++) {
+            double half = 0, rmax = -INFINITY;
+            for (int64_t e = 0; e < hd; e++)
+                half += 0.5 * (sc * x[t * d + e]) * (sc * x[t * d + e]);
+            for (int64_t j = 0; j < m; j++) {
+                double dot = 0;
+                for (int64_t e = 0; e < hd; e++)
+                    dot += (double)W[j * hd + e] * sc * x[t * d + e];
+                feat[t * m + j] = dot;
+                rmax = dot > rmax ? dot : rmax;
+            }
+            if (which) /* keys: W x' - |x'|^2 / 2 now, the exp once the max of all keys is known */
+                kmax = rmax > kmax ? rmax : kmax;
+            for (int64_t j = 0; j < m; j++)
+                feat[t * m + j] = which ? feat[t * m + j] - half : exp(feat[t * m + j] - half - rmax) / sqrt((double)m);
+        }
+    }
+    for (int64_t i = 0; i < n * m; i++)
+        kf[i] = exp(kf[i] - kmax) / sqrt((double)m);
+    for (int64_t t = 0; t < n; t++) {
+        double den = 0;
+        for (int64_t s = 0; s < n; s++) {
+            double w = 0;
+            for (int64_t j = 0; j < m; j++)
+                w += qf[t * m + j] * kf[s * m + j];
+            den += w;
+            for (int64_t e = 0; e < hd; e++)
+                ctx[t * d + e] += w * v[s * d + e];
+        }
+        for (int64_t e = 0; e < hd; e++)
+            ctx[t * d + e] /= den;
+    }
+    free(qf), free(kf);
+}
+
+/* One sequence through the encoder. out (n, d). */
+static void encode(const Host *h, const int32_t *ids, double *x)
+{
+    const LbModelConfig *c = &h->c;
+    const int64_t n = c->n, d = c->d_model, f = c->ffn, H = c->heads, hd = d / H;
+    /* Linformer compresses keys and values to k rows; standard and chunked (the same mathematics)
+     * attend over all n. */
+    const int compressed = c->kind == LB_MODEL_LINFORMER || c->kind == LB_MODEL_LINFORMER_MEAN ||
+                           c->kind == LB_MODEL_LINFORMER_MAX || c->kind == LB_MODEL_LINFORMER_CONV;
+    const int64_t kv = compressed ? c->k : n;
+    double *q = malloc(sizeof(double) * n * d), *kf = malloc(sizeof(double) * n * d);
+    double *vf = malloc(sizeof(double) * n * d), *ctx = malloc(sizeof(double) * n * d);
+    double *y = malloc(sizeof(double) * n * (d > f ? d : f) * 2), *hid = malloc(sizeof(double) * n * f);
+    double *kc = malloc(sizeof(double) * kv * d), *vc = malloc(sizeof(double) * kv * d);
+    double *ex = malloc(sizeof(double) * kv * d), *s = malloc(sizeof(double) * kv);
+    for (int64_t t = 0; t < n; t++)
+        for (int64_t i = 0; i < d; i++)
+            x[t * d + i] = (double)h->t[TOK][(int64_t)ids[t] * d + i] + h->t[POS][t * d + i];
+    lb_naive_layernorm(x, NULL, n, d, h->t[EMB_G], h->t[EMB_B], LB_LAYERNORM_EPS);
+    for (int l = 0; l < c->layers; l++) {
+        const float *Wqkv = layer_w(h, l, W_QKV), *bqkv = layer_w(h, l, B_QKV);
+        /* this layer's k (--k-schedule): E's first kl rows, the kernels' first n / kl taps */
+        const int64_t kl = compressed ? lb_config_layer_k(c, l) : n;
+        lb_naive_linear(x, n, d, Wqkv, bqkv, 0, d, q);
+        lb_naive_linear(x, n, d, Wqkv, bqkv, d, d, kf);
+        lb_naive_linear(x, n, d, Wqkv, bqkv, 2 * d, d, vf);
+        if (c->kind == LB_MODEL_PERFORMER) { /* own tensors: omega0 .. omega{L-1} (m, hd), ones */
+            const float *W = h->t[LAYER0 + (int64_t)c->layers * PER_LAYER + l];
+            memset(ctx, 0, sizeof(double) * n * d);
+            for (int64_t head = 0; head < H; head++)
+                performer_head(q + head * hd, kf + head * hd, vf + head * hd, n, d, hd, W, c->k, ctx + head * hd);
+        }
+        for (int64_t head = 0; head < H && c->kind != LB_MODEL_PERFORMER; head++) {
+            /* keys and values of this head: kc, vc (kv, d) holding the head's columns */
+            if (!compressed) {
+                memcpy(kc, kf, sizeof(double) * n * d);
+                memcpy(vc, vf, sizeof(double) * n * d);
+            } else if (c->order == LB_ORDER_EARLY) { /* K' = (E X) W_K^T + b_K */
+                compress(c, naive_proj(h, l, (int)head, 0), kl, n, x, d, d, ex, d);
+                lb_naive_linear(ex, kl, d, Wqkv, bqkv, d, d, kc);
+                compress(c, naive_proj(h, l, (int)head, 1), kl, n, x, d, d, ex, d);
+                lb_naive_linear(ex, kl, d, Wqkv, bqkv, 2 * d, d, vc);
+            } else if (c->sharing == LB_SHARE_NONE && c->kind == LB_MODEL_LINFORMER_CONV) {
+                /* this head's own kernels (taps, hd) on its columns alone */
+                const int64_t hd0 = head * hd;
+                compress(c, naive_proj(h, l, (int)head, 0), kl, n, kf + hd0, d, hd, kc + hd0, d);
+                compress(c, naive_proj(h, l, (int)head, 1), kl, n, vf + hd0, d, hd, vc + hd0, d);
+            } else { /* K' = E (X W_K^T + b_K) */
+                compress(c, naive_proj(h, l, (int)head, 0), kl, n, kf, d, d, kc, d);
+                compress(c, naive_proj(h, l, (int)head, 1), kl, n, vf, d, d, vc, d);
+            }
+            lb_naive_head_attention(q, kc, vc, n, kl, d, hd, head, s, ctx);
+        }
+        lb_naive_linear(ctx, n, d, layer_w(h, l, W_O), layer_w(h, l, B_O), 0, d, y);
+        lb_naive_layernorm(x, y, n, d, layer_w(h, l, LN1_G), layer_w(h, l, LN1_B), LB_LAYERNORM_EPS);
+        lb_naive_linear(x, n, d, layer_w(h, l, W_FF1), layer_w(h, l, B_FF1), 0, f, hid);
+        for (int64_t i = 0; i < n * f; i++)
+            hid[i] = 0.5 * hid[i] * (1 + erf(hid[i] / sqrt(2.0)));
+        lb_naive_linear(hid, n, f, layer_w(h, l, W_FF2), layer_w(h, l, B_FF2), 0, d, y);
+        lb_naive_layernorm(x, y, n, d, layer_w(h, l, LN2_G), layer_w(h, l, LN2_B), LB_LAYERNORM_EPS);
+    }
+    free(q), free(kf), free(vf), free(ctx), free(y), free(hid), free(kc), free(vc), free(ex), free(s);
+}
+
+static void naive_check(LbBackend *be, const LbModelConfig *cfg, int64_t B)
+{
+    char name[64];
+    lb_test_variant_name(cfg, name, sizeof name);
+    const LbPlanParams pp = {be->elem_bytes, be->alignment, be->workspace_bytes};
+    LbPlan plan;
+    LbArena a;
+    LbModel m;
+    LbInputs in;
+    lb_plan_compute(cfg, &pp, B, &plan);
+    if (!lb_check(lb_arena_open(&a, be, plan.total) == LB_OK, "%s: arena", name))
+        return;
+    if (!lb_check(lb_model_build(&m, cfg, be, &a, lb_test_seed) == LB_OK, "%s: build", name)) {
+        lb_arena_close(&a);
+        return;
+    }
+    const int64_t n = cfg->n, d = cfg->d_model, count = B * n * d;
+    int ok = lb_inputs_alloc(&m, &a, B, &in) == LB_OK && lb_inputs_fill(&m, &in, lb_test_seed + 5) == LB_OK &&
+             lb_forward(&m, &a, &in) == LB_OK;
+    lb_check(ok, "%s: forward ran: %s", name, lb_error_message());
+
+    Host h = {*cfg, NULL, lb_model_tensors(&m, NULL, 0)};
+    LbTensorRef *refs = calloc((size_t)h.count, sizeof *refs);
+    h.t = calloc((size_t)h.count, sizeof *h.t);
+    lb_model_tensors(&m, refs, h.count);
+    for (int64_t i = 0; i < h.count; i++) {
+        h.t[i] = malloc(sizeof(float) * (size_t)(refs[i].rows * refs[i].cols));
+        ok &= be->ops->download(be, h.t[i], refs[i].ptr, refs[i].rows * refs[i].cols) == LB_OK;
+    }
+    int32_t *ids = malloc(sizeof(int32_t) * (size_t)(B * n));
+    float *out = malloc(sizeof(float) * (size_t)count);
+    double *ref = malloc(sizeof(double) * (size_t)count);
+    ok &= be->ops->copy_raw_to_host(be, ids, in.ids, sizeof(int32_t) * (size_t)(B * n)) == LB_OK;
+    ok &= be->ops->download(be, out, in.x, count) == LB_OK;
+    lb_check(ok, "%s: read back", name);
+    for (int64_t b = 0; b < B; b++)
+        encode(&h, ids + b * n, ref + b * n * d);
+    double num = 0, den = 0;
+    int64_t first_bad = -1;
+    for (int64_t i = 0; i < count; i++) {
+        double e = out[i] - ref[i];
+        num += e * e;
+        den += ref[i] * ref[i];
+        if (first_bad < 0 && !(fabs(e) <= 1e-4 + 1e-4 * fabs(ref[i])))
+            first_bad = i;
+    }
+    double rel = sqrt(num / den);
+    /* fp32 storage against double throughout: rounding of each stored tensor only. */
+    lb_check(rel <= 1e-5 && first_bad < 0, "%s: relative error %.3g (<= 1e-5)%s", name, rel,
+             first_bad >= 0 ? ", first mismatch shown below" : "");
+    if (first_bad >= 0)
+        printf("  element %lld: got %.7g want %.7g\n", (long long)first_bad, out[first_bad], ref[first_bad]);
+    for (int64_t i = 0; i < h.count; i++)
+        free(h.t[i]);
+    free(h.t), free(refs), free(ids), free(out), free(ref);
+    lb_model_release(&m);
+    lb_arena_close(&a);
+}
+
+static void test_forward_naive(void)
+{
+    LbBackend *be = cpu_backend(LB_DTYPE_FP32);
+    if (!be)
+        return;
+    for (int i = 0; i < LB_TEST_VARIANTS; i++) {
+        LbModelConfig c = lb_test_variant(i, 12, 5);
+        naive_check(be, &c, 2);
+    }
+    /* A k per layer (--k-schedule) on three layers, every Linformer variant: halve (32, 16, 8) and
+     * a list: 1,0.7,0.2 for E (32, 24, 8: 0.7 k rounded up to a multiple of 8), 1,0.25,0.5 for the
+     * windows, whose k must divide n (32, 8, 16). */
+    for (int i = 0; i < LB_TEST_VARIANTS; i++) {
+        LbModelConfig c = lb_test_variant(i, 64, 32);
+        if (!lb_test_is_linformer(c.kind))
+            continue;
+        c.layers = 3;
+        char should[160];
+        for (int s = 0; s < 2; s++) {
+            const int linear = c.kind == LB_MODEL_LINFORMER;
+            const char *list = linear ? "1,0.7,0.2" : "1,0.25,0.5";
+            lb_check(lb_kschedule_parse(s ? list : "halve", &c, should, sizeof should) == 0, "schedule parses");
+            const int64_t want[2][3] = {{32, 16, 8}, {32, linear ? 24 : 8, linear ? 8 : 16}};
+            char msg[256];
+            lb_check(lb_config_check(&c, msg, sizeof msg) == LB_OK, "schedule %d: %s", s, msg);
+            for (int l = 0; l < 3; l++)
+                lb_check(lb_config_layer_k(&c, l) == want[s][l], "schedule %d layer %d: k %lld, want %lld", s, l,
+                         (long long)lb_config_layer_k(&c, l), (long long)want[s][l]);
+            naive_check(be, &c, 2);
+        }
+    }
+    lb_backend_close(be);
+    return;
+}
+
+/* The storages the CPU is asked for (it stores fp32 whatever the dtype). */
+static const LbDtype cheap_dtypes[] = {LB_DTYPE_FP32, LB_DTYPE_FP16, LB_DTYPE_BF16};
+
+/* cfg, an exact model cheaper than standard attention, against the standard model of the same
+ * configuration from one seed: equal to `tol` (fp32 storage, double accumulation); and from
+ * another seed it differs, so the comparison can fail. */
+static void equals_standard(const LbModelConfig *cfg, double tol)
+{
+    const int64_t B = 3, count = B * cfg->n * cfg->d_model;
+    LbModelConfig s = *cfg;
+    s.kind = LB_MODEL_STANDARD;
+    char name[64];
+    snprintf(name, sizeof name, "%s %s n %lld chunk %lld", lb_model_name(cfg->kind), lb_dtype_name(cfg->dtype),
+             (long long)cfg->n, (long long)cfg->chunk);
+    LbBackend *be = cpu_backend(cfg->dtype);
+    if (!be)
+        return;
+    float *ref = lb_test_forward(be, &s, B, lb_test_seed), *out = lb_test_forward(be, cfg, B, lb_test_seed);
+    float *other = lb_test_forward(be, cfg, B, lb_test_seed + 1);
+    if (lb_check(ref && out && other, "%s: both models ran: %s", name, lb_error_message())) {
+        const double err = lb_test_rel_error(out, ref, count);
+        printf("  %s: relative error against standard %.3g\n", name, err);
+        lb_check(err <= tol, "%s equals standard: relative error %.3g (<= %g)", name, err, tol);
+        lb_check(lb_test_rel_error(other, ref, count) > 1e-2, "%s: another seed differs", name);
+    }
+    free(ref);
+    free(out);
+    free(other);
+    lb_backend_close(be);
+}
+
+/* The chunked model against the standard one on the CPU backend: the same output to rounding for
+ * every storage the CPU is asked for (it stores fp32 whatever the dtype) and chunks that divide
+ * n, do not, are 1 row, n rows or past n, from one seed; its score buffer holds B h c n elements
+ * (the plan's temporaries differ from the standard model's by exactly the score rows it does not
+ * hold, and are the standard model's when c >= n); it has no k axis, checks --chunk, and counts
+ * the standard model's FLOPs. A chunked pass that skipped or repeated a block would fail the first
+ * check: the blocks' rows are the whole output. */
+static void test_chunked(void)
+{
+    static const int64_t chunks[] = {1, 7, 9, 35, 36, 100};
+    for (size_t t = 0; t < sizeof cheap_dtypes / sizeof cheap_dtypes[0]; t++)
+        for (size_t i = 0; i < sizeof chunks / sizeof chunks[0]; i++) {
+            LbModelConfig c = lb_test_model(36, 8);
+            c.kind = LB_MODEL_CHUNKED;
+            c.chunk = chunks[i];
+            c.dtype = cheap_dtypes[t];
+            /* the same dot products split by rows only */
+            equals_standard(&c, 1e-6);
+        }
+
+    /* Memory: the scores are (B, h, min(c, n), n); everything else is the standard model's. */
+    const LbPlanParams pp = {4, 256, 0};
+    for (int64_t Bm = 1; Bm <= 4; Bm++) {
+        LbModelConfig s = lb_test_model(256, 8), c = s;
+        c.kind = LB_MODEL_CHUNKED;
+        LbPlan ps, pc;
+        lb_plan_compute(&s, &pp, Bm, &ps);
+        for (int64_t ch = 16; ch <= 512; ch *= 2) {
+            c.chunk = ch;
+            lb_plan_compute(&c, &pp, Bm, &pc);
+            const int64_t rows = ch < 256 ? ch : 256;
+            const size_t scores_std = lb_align_up((size_t)(Bm * s.heads * 256 * 256) * 4, 256);
+            const size_t scores_chk = lb_align_up((size_t)(Bm * s.heads * rows * 256) * 4, 256);
+            lb_check(pc.weights == ps.weights && pc.inputs == ps.inputs, "chunk %lld: weights and inputs are standard's",
+                     (long long)ch);
+            /* the attention phase is the larger one here (scores of 256 columns vs FFN 24) */
+            lb_check(ps.temporaries - pc.temporaries == scores_std - scores_chk,
+                     "B %lld chunk %lld: temporaries %zu, standard %zu: differ by the score rows not held",
+                     (long long)Bm, (long long)ch, pc.temporaries, ps.temporaries);
+        }
+    }
+
+    /* The table entry: no k axis, the chunk checked, the standard model's FLOPs. */
+    LbModelConfig c = lb_test_model(64, 8);
+    c.kind = LB_MODEL_CHUNKED;
+    char msg[256];
+    lb_check(!lb_model_has_k(LB_MODEL_CHUNKED) && lb_model_cell_exists(LB_MODEL_CHUNKED, 64, 4096) &&
+                 strcmp(lb_model_k_meaning(LB_MODEL_CHUNKED), "") == 0,
+             "chunked has no k axis");
+    LbModelKind parsed;
+    lb_check(lb_model_parse("chunked", &parsed) == 0 && parsed == LB_MODEL_CHUNKED &&
+                 strcmp(lb_model_name(LB_MODEL_CHUNKED), "chunked") == 0,
+             "chunked is named chunked");
+    lb_check(lb_config_check(&c, msg, sizeof msg) == LB_OK, "chunk 1024 of n 64 is fine");
+    c.chunk = 0;
+    lb_check(lb_config_check(&c, msg, sizeof msg) == LB_ERR_INVALID && strstr(msg, "--chunk 0") &&
+                 strstr(msg, "should be 1 to"),
+             "chunk 0 is refused naming --chunk: %s", msg);
+    c.chunk = 16;
+    LbModelConfig s = c;
+    s.kind = LB_MODEL_STANDARD;
+    lb_check(lb_config_flops_per_seq(&c) == lb_config_flops_per_seq(&s) && lb_config_flops_per_seq(&c) > 0,
+             "chunked counts the standard model's FLOPs");
+    return;
+}
+
+/* The flash model against the standard one on the CPU backend: the same output to rounding for
+ * every storage the CPU is asked for, at lengths of one row, under and past the GPU kernels' tiles
+ * (1, 15, 36, 70), from one seed (and another seed differs, so the comparison can fail); its
+ * memory is linear in n (no n x n buffer: the plan's temporaries double when n doubles, where the
+ * standard model's grow fourfold with the scores); it has no k axis, counts the standard model's
+ * FLOPs, and refuses a head width the kernels cannot take, naming the flags. */
+/* The tests' small model with heads 16 wide, which flash takes. */
+static LbModelConfig flash_model(LbModelKind kind, int64_t n)
+{
+    LbModelConfig c = lb_test_model(n, 8);
+    c.heads = 1;
+    c.kind = kind;
+    return c;
+}
+
+static void test_flash(void)
+{
+    static const int64_t ns[] = {1, 15, 36, 70};
+    for (size_t t = 0; t < sizeof cheap_dtypes / sizeof cheap_dtypes[0]; t++)
+        for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
+            LbModelConfig f = flash_model(LB_MODEL_FLASH, ns[i]);
+            f.dtype = cheap_dtypes[t];
+            /* standard rounds its scores and probabilities to storage, flash keeps them in double */
+            equals_standard(&f, 1e-5);
+        }
+
+    /* Memory linear in n: temporaries double with n (the standard model's scores quadruple). */
+    const LbPlanParams pp = {2, 256, 0};
+    for (int64_t n = 256; n <= 2048; n *= 2) {
+        LbModelConfig f = flash_model(LB_MODEL_FLASH, n), f2 = flash_model(LB_MODEL_FLASH, 2 * n), s = flash_model(LB_MODEL_STANDARD, n);
+        LbPlan pf, pf2, ps;
+        lb_plan_compute(&f, &pp, 3, &pf);
+        lb_plan_compute(&f2, &pp, 3, &pf2);
+        lb_plan_compute(&s, &pp, 3, &ps);
+        const size_t scores = (size_t)(3 * s.heads * n * n) * 2;
+        lb_check(pf2.temporaries <= 2 * pf.temporaries + 4096 && pf2.temporaries >= 2 * pf.temporaries - 4096,
+                 "n %lld -> %lld: flash temporaries %zu -> %zu, linear in n", (long long)n, (long long)(2 * n),
+                 pf.temporaries, pf2.temporaries);
+        lb_check(ps.temporaries >= pf.temporaries + scores,
+                 "n %lld: standard's temporaries %zu hold the %zu bytes of scores flash's %zu do not", (long long)n,
+                 ps.temporaries, scores, pf.temporaries);
+    }
+
+    /* The table entry: no k axis, the standard model's FLOPs, the head width checked. */
+    LbModelConfig f = flash_model(LB_MODEL_FLASH, 64), s = flash_model(LB_MODEL_STANDARD, 64);
+    char msg[256];
+    lb_check(!lb_model_has_k(LB_MODEL_FLASH) && strcmp(lb_model_name(LB_MODEL_FLASH), "flash") == 0,
+             "flash is named flash and has no k axis");
+    lb_check(lb_config_flops_per_seq(&f) == lb_config_flops_per_seq(&s) && lb_config_flops_per_seq(&f) > 0,
+             "flash counts the standard model's FLOPs");
+    lb_check(lb_config_check(&f, msg, sizeof msg) == LB_OK, "head width 16 is taken: %s", msg);
+    static const int bad[][2] = {{16, 4}, {24, 1}, {144, 1}}; /* widths 4, 24, 144 */
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        f.d_model = bad[i][0];
+        f.heads = bad[i][1];
+        msg[0] = '\0';
+        lb_check(lb_config_check(&f, msg, sizeof msg) == LB_ERR_INVALID && strstr(msg, "--d-model") &&
+                     strstr(msg, "--heads") && strstr(msg, "multiple of 16 up to 128"),
+                 "d_model %d heads %d refused naming the flags and the widths taken: %s", bad[i][0], bad[i][1], msg);
+    }
+    /* the variant `linbench check` and the tests run takes 16-wide heads on the small model */
+    LbModelConfig v = lb_model_variant(LB_MODEL_FLASH, 0, lb_test_model(64, 8));
+    lb_check(lb_config_check(&v, msg, sizeof msg) == LB_OK, "flash's variant of the tests' model is valid: %s", msg);
+    return;
+}
+
+/* The Performer's estimate approaches exact softmax attention as the number of random features m
+ * grows: on one fixed hidden state and fixed weights (the Performer and the standard model draw
+ * the same encoder weights from one seed), the attention block's output (output projection
+ * included) at m = 4096 is much closer to the standard model's than at m = 64, and at m = 64 it
+ * is far from equal (an estimator with no error at small m, or a Performer that computed exact
+ * attention, would fail). FAVOR+'s error falls like 1/sqrt(m): a factor 8 from 64 to 4096. Also
+ * the projections: orthogonal within each block of d_h rows, row norms those of Gaussian vectors
+ * (about sqrt(d_h)), one per layer and different between layers. CPU reference backend, fp32. */
+enum { N = 64, D = 64, HEADS = 2, SEED = 11, X_SEED = 99 };
+/* x uniform in [-1, 1]: |x'|^2 about 2 for queries and keys. FAVOR+'s variance grows like
+ * exp(|q' + k'|^2), so at [-3, 3] (|x'|^2 about 17) even 4096 features were off by 70%; here the
+ * error falls by 7.7 from m = 64 (0.047) to 4096 (measured, fixed seeds), the 1/sqrt(m) law's 8. */
+#define X_RANGE 1.0f
+
+static LbModelConfig performer_config(LbModelKind kind, int64_t m)
+{
+    LbModelConfig c = lb_test_model(N, m);
+    c.kind = kind;
+    c.layers = 2;
+    c.d_model = D;
+    c.heads = HEADS;
+    return c;
+}
+
+/* The attention block of layer 0 on a fixed x (1, N, D) uniform in [-X_RANGE, X_RANGE]; out
+ * (N * D) on the host. *omega, when not NULL, gets the model's own tensors 0 and 1 (the
+ * Performer's two layers' projections), (m, hd) each. */
+static int attend(LbBackend *be, const LbModelConfig *cfg, float *out, float **omega)
+{
+    const LbPlanParams pp = {be->elem_bytes, be->alignment, be->workspace_bytes};
+    LbPlan plan;
+    LbArena a;
+    LbModel m;
+    LbInputs in;
+    if (lb_plan_compute(cfg, &pp, 1, &plan) != LB_OK || lb_arena_open(&a, be, plan.total) != LB_OK)
+        return 0;
+    int ok = lb_model_build(&m, cfg, be, &a, SEED) == LB_OK;
+    if (ok) {
+        ok = lb_inputs_alloc(&m, &a, 1, &in) == LB_OK &&
+             be->ops->fill_uniform(be, in.x, (int64_t)N * D, X_SEED, -X_RANGE, X_RANGE) == LB_OK;
+        LbPass p; /* by name: the encoder may give the pass fields this test does not need */
+        memset(&p, 0, sizeof p);
+        p.m = &m, p.a = &a, p.be = be, p.ops = be->ops;
+        p.B = 1, p.n = cfg->n, p.k = cfg->k, p.d = cfg->d_model, p.h = cfg->heads;
+        p.hd = lb_config_head_dim(cfg), p.f = cfg->ffn;
+        ok = ok && lb_model_desc(cfg->kind)->attention(&p, 0, &m.layers[0], in.x, in.y) == LB_OK;
+        ok = ok && be->ops->download(be, out, in.y, (int64_t)N * D) == LB_OK;
+        for (int l = 0; ok && omega && l < 2; l++) {
+            omega[l] = lb_test_alloc(m.own[l].rows * m.own[l].cols);
+            ok = be->ops->download(be, omega[l], m.own[l].ptr, m.own[l].rows * m.own[l].cols) == LB_OK;
+        }
+        lb_model_release(&m);
+    }
+    lb_arena_close(&a);
+    return ok;
+}
+
+/* Rows of each block of hd orthonormal up to their lengths; lengths like a Gaussian vector's. */
+static void check_projection(const float *w, int64_t m, int64_t hd, const char *what)
+{
+    double worst_cos = 0, mean_len2 = 0;
+    for (int64_t i = 0; i < m; i++) {
+        double li = 0;
+        for (int64_t e = 0; e < hd; e++)
+            li += (double)w[i * hd + e] * w[i * hd + e];
+        mean_len2 += li / (double)m;
+        for (int64_t j = (i / hd) * hd; j < i; j++) {
+            double dot = 0, lj = 0;
+            for (int64_t e = 0; e < hd; e++) {
+                dot += (double)w[i * hd + e] * w[j * hd + e];
+                lj += (double)w[j * hd + e] * w[j * hd + e];
+            }
+            const double cosine = fabs(dot) / sqrt(li * lj);
+            worst_cos = cosine > worst_cos ? cosine : worst_cos;
+        }
+    }
+    /* fp32 storage of orthogonal rows: cosines at rounding level; E|g|^2 = hd */
+    lb_check(worst_cos < 1e-5, "%s: rows of a block orthogonal (worst |cos| %.3g)", what, worst_cos);
+    lb_check(fabs(mean_len2 / (double)hd - 1.0) < 0.1, "%s: mean squared row norm %.4g, hd %lld", what, mean_len2,
+             (long long)hd);
+}
+
+static void test_performer(void)
+{
+    LbBackend *be = cpu_backend(LB_DTYPE_FP32);
+    if (!be)
+        return;
+    const int64_t count = (int64_t)N * D, hd = D / HEADS;
+    float *exact = lb_test_alloc(count), *small = lb_test_alloc(count), *large = lb_test_alloc(count);
+    float *omega[2] = {NULL, NULL};
+    LbModelConfig cs = performer_config(LB_MODEL_STANDARD, 64), c64 = performer_config(LB_MODEL_PERFORMER, 64),
+                  c4096 = performer_config(LB_MODEL_PERFORMER, 4096);
+    if (!lb_check(attend(be, &cs, exact, NULL) && attend(be, &c64, small, NULL) && attend(be, &c4096, large, omega),
+                  "attention blocks ran: %s", lb_error_message()))
+        return;
+    const double e64 = lb_test_rel_error(small, exact, count), e4096 = lb_test_rel_error(large, exact, count);
+    printf("  relative error against softmax attention: m = 64: %.4g, m = 4096: %.4g (ratio %.2f)\n", e64, e4096,
+           e64 / e4096);
+    lb_check(e64 > 0.01, "m = 64 is far from exact (%.3g > 0.01)", e64);
+    lb_check(e4096 < e64 / 4, "m = 4096 is much closer than m = 64 (%.3g < %.3g / 4)", e4096, e64);
+    check_projection(omega[0], 4096, hd, "omega0");
+    check_projection(omega[1], 4096, hd, "omega1");
+    lb_check(lb_test_rel_error(omega[0], omega[1], 4096 * hd) > 0.5, "each layer draws its own projection");
+    free(exact), free(small), free(large), free(omega[0]), free(omega[1]);
+    lb_backend_close(be);
+    return;
+}
+
+/* lb_breakdown_cell on the CPU reference backend, every variant of every model of the table: the
+ * roles each model's pass must show (and no call left unlabelled, no head permute left in the
+ * models that fold them), the roles' times summing to the pass within the stated overhead, the
+ * products' FLOPs summing exactly to the model's count (lb_config_flops_per_seq x batch), and the
+ * byte formula on two roles whose bytes are known in closed form. */
+/* The encoder's roles, which every model's pass has. */
+static const LbBreakdownRow *find(const LbBreakdown *b, LbOpRole r)
+{
+    for (int i = 0; i < b->count; i++)
+        if (b->rows[i].role == r)
+            return &b->rows[i];
+    return NULL;
+}
+
+static int folded(LbModelKind m)
+{
+    return m == LB_MODEL_STANDARD || lb_test_is_linformer(m) || m == LB_MODEL_CHUNKED || m == LB_MODEL_FLASH;
+}
+
+static void test_breakdown(void)
+{
+    const int64_t B = 3, n = 24, k = 8;
+    for (int v = 0; v < LB_TEST_VARIANTS; v++) {
+        LbModelConfig c = lb_test_variant(v, n, k);
+        char name[96];
+        lb_test_variant_name(&c, name, sizeof name);
+        LbBackend *be = NULL;
+        if (!lb_check(lb_cpu_backend_open(c.dtype, (size_t)64 << 20, &be) == LB_OK, "open: %s", lb_error_message()))
+            break;
+        LbBreakdown b;
+        int rc = lb_breakdown_cell(be, &c, B, 11, &b);
+        if (!lb_check(rc == LB_OK, "%s: breakdown: %s", name, lb_error_message())) {
+            lb_backend_close(be);
+            continue;
+        }
+        printf("%s: pass %.3f ms, roles %.3f ms, %lld events\n", name, b.pass_ms, b.ops_ms, (long long)b.events);
+        for (int i = 0; i < b.count; i++)
+            printf("  %-10s %4lld calls %8.3f ms %5.1f%% %12.0f FLOPs %12.0f bytes\n", lb_op_role_name(b.rows[i].role),
+                   (long long)b.rows[i].calls, b.rows[i].ms, 100 * b.rows[i].share, b.rows[i].flops, b.rows[i].bytes);
+
+        /* Roles: a model added to the table must be listed in exact_roles, and label every call. */
+        LbOpRole want[LB_ROLE_COUNT];
+        const int nw = lb_test_roles(c.kind, want);
+        lb_check(nw > 0, "%s: no role list for this model in the test", name);
+        for (int i = 0; i < nw; i++)
+            lb_check(find(&b, want[i]) != NULL, "%s: no %s row", name, lb_op_role_name(want[i]));
+        lb_check(b.count == nw, "%s: %d roles, want exactly %d", name, b.count, nw);
+        if (folded(c.kind))
+            lb_check(!find(&b, LB_ROLE_PERMUTE), "%s: a head permute is left", name);
+        lb_check(!find(&b, LB_ROLE_UNLABELLED), "%s: calls left unlabelled", name);
+        const LbBreakdownRow *ffn_up = find(&b, LB_ROLE_FFN_UP), *gelu = find(&b, LB_ROLE_GELU);
+        lb_check(ffn_up && gelu && ffn_up->calls == c.layers && gelu->calls == c.layers, "%s: FFN up or GELU calls",
+                 name);
+
+        /* Times: each row's and the sum against the pass. */
+        double share = 0;
+        for (int i = 0; i < b.count; i++) {
+            lb_check(b.rows[i].ms >= 0 && b.rows[i].calls > 0, "%s: %s: %g ms, %lld calls", name,
+                     lb_op_role_name(b.rows[i].role), b.rows[i].ms, (long long)b.rows[i].calls);
+            share += b.rows[i].share;
+        }
+        lb_check(b.pass_ms > 0 && lb_breakdown_within_overhead(&b),
+                 "%s: the roles sum to %.4f ms of a %.4f ms pass: outside %g of it + %g ms", name, b.ops_ms, b.pass_ms,
+                 LB_BREAKDOWN_OVERHEAD, LB_BREAKDOWN_SLACK_MS);
+        lb_check(fabs(share - b.ops_ms / b.pass_ms) <= 1e-9, "%s: shares sum to %g, want %g", name, share,
+                 b.ops_ms / b.pass_ms);
+
+        /* FLOPs: the products of the pass are the model's count, exactly. */
+        const double want_flops = lb_config_flops_per_seq(&c) * (double)B;
+        lb_check(fabs(b.flops - want_flops) <= 1e-12 * want_flops, "%s: FLOPs %.17g, the model counts %.17g", name,
+                 b.flops, want_flops);
+
+        /* Bytes in closed form: softmax reads and writes B h n kv scores per layer; the
+         * LayerNorms, 2 (embedding) then 3 (with the residual) B n d per LayerNorm plus gamma and beta. */
+        const double e = (double)be->elem_bytes, bnd = (double)B * (double)n * c.d_model;
+        const LbBreakdownRow *sm = find(&b, LB_ROLE_SOFTMAX), *ln = find(&b, LB_ROLE_LAYERNORM);
+        if (sm && folded(c.kind)) {
+            const double kv = lb_test_is_linformer(c.kind) ? (double)c.k : (double)n;
+            const double want = c.layers * 2.0 * (double)B * c.heads * (double)n * kv * e;
+            lb_check(sm->bytes == want, "%s: softmax bytes %.17g, want %.17g", name, sm->bytes, want);
+        }
+        const LbBreakdownRow *fused = find(&b, LB_ROLE_ATTENTION);
+        if (fused) { /* Q, K, V read once and the output written once, per layer */
+            const double want = c.layers * 4.0 * bnd * e;
+            lb_check(fused->bytes == want && fused->calls == c.layers, "%s: attention bytes %.17g in %lld calls, want %.17g in %d",
+                     name, fused->bytes, (long long)fused->calls, want, c.layers);
+        }
+        if (ln) {
+            const double want = (2 * bnd + 2.0 * c.d_model + c.layers * 2 * (3 * bnd + 2.0 * c.d_model)) * e;
+            lb_check(ln->bytes == want && ln->calls == 1 + 2 * c.layers, "%s: LayerNorm bytes %.17g in %lld calls, want %.17g in %d",
+                     name, ln->bytes, (long long)ln->calls, want, 1 + 2 * c.layers);
+        }
+        lb_backend_close(be);
+    }
+
+    /* No memory for the arena: NOMEM, as a measured cell's. */
+    LbBackend *be = NULL;
+    if (lb_check(lb_cpu_backend_open(LB_DTYPE_FP32, 4096, &be) == LB_OK, "open tiny: %s", lb_error_message())) {
+        LbModelConfig c = lb_test_variant(0, n, k);
+        LbBreakdown b;
+        int rc = lb_breakdown_cell(be, &c, B, 1, &b);
+        lb_check(rc == LB_ERR_NOMEM, "4 KiB: %s, want NOMEM", lb_status_name(rc));
+        lb_backend_close(be);
+    }
+    for (int r = 0; r < LB_ROLE_COUNT; r++) {
+        LbOpRole back;
+        lb_check(lb_op_role_parse(lb_op_role_name((LbOpRole)r), &back) == 0 && back == (LbOpRole)r, "role %d name", r);
+    }
+    return;
+}
+
+int main(void)
+{
+    static const LbTestCase cases[] = {{"plan", test_plan}, {"identity", test_identity}, {"forward_naive", test_forward_naive},
+                                       {"chunked", test_chunked}, {"flash", test_flash}, {"performer", test_performer},
+                                       {"breakdown", test_breakdown}};
+    lb_test_init("test_model");
+    return LB_TEST_CASES("test_model", cases);
+}
