@@ -41,15 +41,6 @@ void lb_meta_free(LbMeta *m);
 /* Whether m's source is predicted. */
 int lb_meta_is_predicted(const LbMeta *m);
 
-/* DIR/meta.csv of run --dump (dump.h): linbench_version, git_revision, model, n, k (empty
- * without a k axis), batch, the model's settings under their keys (empty for a setting the model
- * does not read), k_layers under a k schedule, storage_dtype. */
-struct LbModel;
-struct LbInputs;
-struct LbRunSettings;
-int lb_meta_write_dump(const char *dir, const struct LbModel *m, const struct LbInputs *in,
-                       const struct LbRunSettings *s);
-
 #ifdef __cplusplus
 }
 #endif

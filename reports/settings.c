@@ -10,9 +10,14 @@
 #include <string.h>
 
 #include "attn/base/lists.h"
+#include "attn/base/paths.h"
 #include "attn/base/sizes.h"
 #include "attn/base/status.h"
+#include "attn/forward.h"
+#include "attn/model.h"
 #include "reports/table.h"
+#include "lb_config.h"
+#include "lb_revision.h"
 
 /* A malloc'd printf. */
 static char *text(const char *fmt, ...)
@@ -813,4 +818,57 @@ size_t lb_settings_list(const LbMeta *meta, LbSettingView *out, size_t cap)
         out[id].value = v ? v : "";
     }
     return LB_SET_RECORDED;
+}
+
+int lb_meta_write_dump(const char *dir, const LbModel *m, const LbInputs *in, const LbRunSettings *s)
+{
+    static const LbSettingId recorded[] = {LB_SET_LAYERS,  LB_SET_DMODEL, LB_SET_HEADS, LB_SET_FFN,
+                                           LB_SET_VOCAB,   LB_SET_DTYPE,  LB_SET_TF32,  LB_SET_SHARING,
+                                           LB_SET_ORDER,   LB_SET_CHUNK,  LB_SET_K_SCHEDULE, LB_SET_DEVICE,
+                                           LB_SET_SEED};
+    const LbModelKind kind = m->cfg.kind;
+    LbMeta meta;
+    memset(&meta, 0, sizeof meta);
+    int rc = lb_meta_set(&meta, "linbench_version", "%s", LB_VERSION);
+    if (rc == LB_OK)
+        rc = lb_meta_set(&meta, "git_revision", "%s", LB_GIT_REVISION);
+    if (rc == LB_OK)
+        rc = lb_meta_set(&meta, "model", "%s", lb_model_name(kind));
+    if (rc == LB_OK)
+        rc = lb_meta_set(&meta, "n", "%lld", (long long)m->cfg.n);
+    if (rc == LB_OK && lb_model_has_k(kind))
+        rc = lb_meta_set(&meta, "k", "%lld", (long long)m->cfg.k);
+    else if (rc == LB_OK)
+        rc = lb_meta_set(&meta, "k", "%s", "");
+    if (rc == LB_OK)
+        rc = lb_meta_set(&meta, "batch", "%lld", (long long)in->batch);
+    for (size_t i = 0; rc == LB_OK && i < sizeof recorded / sizeof recorded[0]; i++) {
+        const LbSetting *e = &lb_settings[recorded[i]];
+        /* a model's own setting means nothing for another model: empty, as in raw.csv */
+        char *v = lb_model_reads_flag(kind, e->flag) == 0 ? strdup("") : lb_setting_text(s, recorded[i]);
+        rc = v ? lb_meta_set(&meta, e->key, "%s", v) : LB_FAIL(LB_ERR_NOMEM, "out of memory writing meta.csv");
+        free(v);
+    }
+    if (rc == LB_OK && lb_model_reads_flag(kind, "k-schedule") == 1) {
+        /* each layer's k as the schedule gave it: what a reader recomputing the pass needs */
+        char ks[LB_LAYERS_MAX * 8 + 1];
+        size_t used = 0;
+        ks[0] = '\0';
+        for (int l = 0; l < m->cfg.layers && used < sizeof ks; l++) {
+            const int len = snprintf(ks + used, sizeof ks - used, "%s%lld", l ? " " : "",
+                                     (long long)lb_config_layer_k(&m->cfg, l));
+            used += len > 0 ? (size_t)len : 0;
+        }
+        rc = lb_meta_set(&meta, "k_layers", "%s", ks);
+    }
+    if (rc == LB_OK)
+        rc = lb_meta_set(&meta, "storage_dtype", "%s", lb_dtype_name(m->be->storage));
+    char *path = rc == LB_OK ? lb_path_join(dir, "meta.csv") : NULL;
+    if (rc == LB_OK && !path)
+        rc = LB_FAIL(LB_ERR_NOMEM, "out of memory");
+    if (rc == LB_OK)
+        rc = lb_meta_write(path, &meta);
+    free(path);
+    lb_meta_free(&meta);
+    return rc;
 }

@@ -218,6 +218,15 @@ size_t lb_settings_list(const LbMeta *meta, LbSettingView *out, size_t cap);
 /* The models of a `models` value ("standard,linformer") as a bit set (1u << kind): 0, or -1. */
 int lb_settings_parse_models(const char *text, unsigned *models);
 
+/* DIR/meta.csv of run --dump (reports/dump.h): linbench_version, git_revision, model, n, k (empty
+ * without a k axis), batch, the model's settings under their keys (empty for a setting the model
+ * does not read), k_layers under a k schedule, storage_dtype. */
+struct LbModel;
+struct LbInputs;
+struct LbRunSettings;
+int lb_meta_write_dump(const char *dir, const struct LbModel *m, const struct LbInputs *in,
+                       const struct LbRunSettings *s);
+
 #ifdef __cplusplus
 }
 #endif
