@@ -124,26 +124,15 @@ static int dev(Ctx *c, int64_t bytes, void **p)
 /* Exactly count storage elements, so that one touched past the end shows under a sanitizer. */
 static int dev_elems(Ctx *c, int64_t count, void **p) { return dev(c, count * (int64_t)c->be->elem_bytes, p); }
 
-static int host(Ctx *c, int64_t bytes, void *p)
+/* count floats (or 4-byte token ids) on the host, NaN: a reference's gaps, the poison of an output. */
+static int hostf(Ctx *c, int64_t count, float **p)
 {
-    void *h = NULL;
-    memcpy(p, &h, sizeof h);
+    *p = NULL;
     if (c->nhost == MAX_BUFFERS)
         return LB_FAIL(LB_ERR_INVALID, "check: too many buffers (internal)");
-    h = malloc((size_t)(bytes > 0 ? bytes : 1));
-    if (!h)
-        return LB_FAIL(LB_ERR_NOMEM, "check: out of host memory (%lld bytes)", (long long)bytes);
-    c->host[c->nhost++] = h;
-    memcpy(p, &h, sizeof h);
-    return LB_OK;
-}
-
-static int hostf(Ctx *c, int64_t count, float **p) { return host(c, count * (int64_t)sizeof(float), p); }
-
-/* A host array of NaN: a reference's gaps, or the poison uploaded over an output. */
-static int host_nan(Ctx *c, int64_t count, float **p)
-{
-    LB_TRY(hostf(c, count, p));
+    if (!(*p = malloc((size_t)(count > 0 ? count : 1) * sizeof(float))))
+        return LB_FAIL(LB_ERR_NOMEM, "check: out of host memory (%lld floats)", (long long)count);
+    c->host[c->nhost++] = *p;
     for (int64_t i = 0; i < count; i++)
         (*p)[i] = NAN;
     return LB_OK;
@@ -180,7 +169,7 @@ static int restore(Ctx *c, void *d, float *h, int64_t count)
 static int poison(Ctx *c, void *d, int64_t count)
 {
     float *h;
-    LB_TRY(host_nan(c, count, &h));
+    LB_TRY(hostf(c, count, &h));
     return c->be->ops->upload(c->be, d, h, count);
 }
 
@@ -298,7 +287,7 @@ static int check_bmm(Ctx *c, const int64_t *s)
     LB_TRY(input(c, ea, -1.0f, 1.0f, &d_a, &a));
     LB_TRY(input(c, eb, -1.0f, 1.0f, &d_b, &b));
     LB_TRY(output(c, ec, &d_c, &out));
-    LB_TRY(host_nan(c, ec, &ref));
+    LB_TRY(hostf(c, ec, &ref));
     LbBmm g = q;
     g.a = d_a;
     g.b = d_b;
@@ -408,19 +397,18 @@ static int check_embed(Ctx *c, const int64_t *s)
     const int32_t vocab = (int32_t)s[3];
     SHAPE("B %lld n %lld d %lld vocab %d", LL(batch), LL(n), LL(d), (int)vocab);
     void *d_tok, *d_pos, *d_x, *d_ids;
-    float *tok, *pos, *ref, *out;
-    int32_t *ids;
+    float *tok, *pos, *ref, *out, *ids;
     LB_TRY(input(c, (int64_t)vocab * d, -1.0f, 1.0f, &d_tok, &tok));
     LB_TRY(input(c, n * d, -1.0f, 1.0f, &d_pos, &pos));
     LB_TRY(output(c, count, &d_x, &out));
     LB_TRY(hostf(c, count, &ref));
     LB_TRY(dev(c, rows * (int64_t)sizeof(int32_t), &d_ids));
-    LB_TRY(host(c, rows * (int64_t)sizeof(int32_t), &ids));
+    LB_TRY(hostf(c, rows, &ids));
     LB_TRY(be->ops->fill_tokens(be, d_ids, rows, next_seed(c), vocab));
     LB_TRY(be->ops->copy_raw_to_host(be, ids, d_ids, (size_t)rows * sizeof(int32_t)));
     LB_TRY(be->ops->embed(be, d_ids, d_tok, d_pos, d_x, batch, n, d));
     LB_TRY(be->ops->download(be, out, d_x, count));
-    lb_embed_cpu(ids, tok, pos, ref, batch, n, d);
+    lb_embed_cpu((const int32_t *)(void *)ids, tok, pos, ref, batch, n, d);
     return compare(c, out, ref, count);
 }
 
@@ -483,14 +471,14 @@ static int check_fill_tokens(Ctx *c, const int64_t *s)
     const uint64_t seed = next_seed(c);
     SHAPE("%lld", LL(count));
     void *d_ids;
-    int32_t *ids;
-    float *out, *ref;
+    float *h_ids, *out, *ref;
     LB_TRY(dev(c, count * (int64_t)sizeof(int32_t), &d_ids));
-    LB_TRY(host(c, count * (int64_t)sizeof(int32_t), &ids));
+    LB_TRY(hostf(c, count, &h_ids));
+    const int32_t *ids = (const int32_t *)(void *)h_ids;
     LB_TRY(hostf(c, count, &out));
     LB_TRY(hostf(c, count, &ref));
     LB_TRY(be->ops->fill_tokens(be, d_ids, count, seed, vocab));
-    LB_TRY(be->ops->copy_raw_to_host(be, ids, d_ids, (size_t)count * sizeof(int32_t)));
+    LB_TRY(be->ops->copy_raw_to_host(be, h_ids, d_ids, (size_t)count * sizeof(int32_t)));
     for (int64_t i = 0; i < count; i++) {
         out[i] = (float)ids[i];
         ref[i] = (float)lb_rng_token(seed, (uint64_t)i, vocab);
@@ -627,7 +615,7 @@ static int check_seq(Ctx *c, const int64_t *s, int conv)
     LB_TRY(input(c, xc, -2.0f, 2.0f, &d_x, &x));
     LB_TRY(input(c, wc, -0.5f, 0.5f, &d_w, &wt));
     LB_TRY(output(c, yc, &d_y, &out));
-    LB_TRY(host_nan(c, yc, &ref));
+    LB_TRY(hostf(c, yc, &ref));
     if (conv)
         LB_TRY(be->ops->depthwise_conv_seq(be, d_x, ld_x, d_w, d_y, ld_y, batch, n, k, ch));
     else
@@ -777,8 +765,14 @@ static int forward_once(LbBackend *be, LbModelConfig cfg, int64_t B, uint64_t se
     return rc;
 }
 
-static int check_forward(Ctx *c, LbBackend *cpu, LbModelConfig cfg, int64_t B)
+/* At batch 2; quick, with the Linformer variant the sweep will run. */
+static int check_forward(Ctx *c, LbBackend *cpu, LbModelConfig cfg)
 {
+    const int64_t B = 2;
+    if (c->plan->quick) {
+        cfg.sharing = c->plan->sharing;
+        cfg.order = c->plan->order;
+    }
     snprintf(c->op, sizeof c->op, "forward");
     char model[64];
     lb_model_describe(&cfg, model, sizeof model);
@@ -928,17 +922,11 @@ int lb_check_backend(LbBackend *be, const LbCheckPlan *plan, LbCheckTable *t)
         m.vocab = quick ? 100 : 1000;
         m.n = quick ? 32 : 64;
         m.k = quick ? 8 : 16;
-        /* Every model of the table: quick, its first variant (Linformer: the sharing and order
-         * the sweep will run); otherwise every variant. */
+        /* Every model of the table: quick, its first variant; otherwise every variant. */
         for (int kind = 0; kind < LB_MODEL_COUNT; kind++) {
             const LbModelDesc *desc = lb_model_desc((LbModelKind)kind);
             for (int v = 0; desc && v < (quick ? 1 : desc->variants); v++) {
-                LbModelConfig cfg = lb_model_variant((LbModelKind)kind, v, m);
-                if (quick) {
-                    cfg.sharing = plan->sharing;
-                    cfg.order = plan->order;
-                }
-                RUN(check_forward(&c, cpu, cfg, 2));
+                RUN(check_forward(&c, cpu, lb_model_variant((LbModelKind)kind, v, m)));
             }
         }
         /* --k-schedule: three layers of k, k/2 and k/4 (halve), each projecting to its own length
@@ -950,11 +938,7 @@ int lb_check_backend(LbBackend *be, const LbCheckPlan *plan, LbCheckTable *t)
             cfg.layers = 3;
             cfg.k = 2 * m.k;
             cfg.k_schedule = LB_KSCHED_HALVE;
-            if (quick) {
-                cfg.sharing = plan->sharing;
-                cfg.order = plan->order;
-            }
-            RUN(check_forward(&c, cpu, cfg, 2));
+            RUN(check_forward(&c, cpu, cfg));
         }
     }
 out:
@@ -965,29 +949,19 @@ out:
     return rc;
 }
 
-size_t lb_check_failures(const LbCheckTable *t)
+size_t lb_check_summary(const LbCheckTable *t, double *max_rel_error, const LbCheckRow **first_failure)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < t->count; i++)
-        n += !t->rows[i].ok;
-    return n;
-}
-
-double lb_check_max_rel_error(const LbCheckTable *t)
-{
-    double m = 0.0;
-    for (size_t i = 0; i < t->count; i++)
-        if (t->rows[i].rel_error > m) /* false for NaN */
-            m = t->rows[i].rel_error;
-    return m;
-}
-
-const LbCheckRow *lb_check_first_failure(const LbCheckTable *t)
-{
-    for (size_t i = 0; i < t->count; i++)
-        if (!t->rows[i].ok)
-            return &t->rows[i];
-    return NULL;
+    size_t failures = 0;
+    *max_rel_error = 0.0;
+    *first_failure = NULL;
+    for (size_t i = 0; i < t->count; i++) {
+        const LbCheckRow *r = &t->rows[i];
+        if (r->rel_error > *max_rel_error) /* false for NaN */
+            *max_rel_error = r->rel_error;
+        if (!r->ok && failures++ == 0)
+            *first_failure = r;
+    }
+    return failures;
 }
 
 void lb_check_table_free(LbCheckTable *t)

@@ -67,11 +67,9 @@ double lb_check_tolerance(const char *op, const LbBackend *be);
 int lb_check_compare(LbBackend *be, const char *op, const char *shape, const float *out, const float *ref,
                      int64_t count, LbCheckTable *t);
 
-/* Rows that failed, the largest relative error (infinity when one was infinite), the first failed
+/* Rows that failed; the largest relative error (infinity when one was infinite), the first failed
  * row or NULL. */
-size_t lb_check_failures(const LbCheckTable *t);
-double lb_check_max_rel_error(const LbCheckTable *t);
-const LbCheckRow *lb_check_first_failure(const LbCheckTable *t);
+size_t lb_check_summary(const LbCheckTable *t, double *max_rel_error, const LbCheckRow **first_failure);
 
 void lb_check_table_free(LbCheckTable *t);
 
