@@ -12,6 +12,7 @@
 #include "reports/raw.h"
 #include "reports/settings.h"
 #include "reports/speedups.h"
+#include "reports/sweep_engine.h"
 
 /* Every recorded setting but the shard, linbench_version (a merge of two codes' cells would say
  * of neither) and device_name hold one value in every part: 0, or -1 with why naming the key. */
@@ -66,10 +67,7 @@ static int sweep_order(const void *x, const void *y)
 
 static void cell_name(const LbCellResult *r, char *buf, size_t size)
 {
-    if (lb_model_has_k(r->model))
-        snprintf(buf, size, "%s n=%lld k=%lld", lb_model_name(r->model), (long long)r->n, (long long)r->k);
-    else
-        snprintf(buf, size, "%s n=%lld", lb_model_name(r->model), (long long)r->n);
+    lb_sweep_cell_name(lb_model_name(r->model), r->model, r->n, r->k, buf, size);
 }
 
 int lb_merge_rows(const LbSweepDir *parts, size_t count, LbCellResult **rows, size_t *nrows,

@@ -21,6 +21,14 @@
 #include "reports/raw.h"
 #include "reports/speedups.h"
 
+void lb_sweep_cell_name(const char *name, LbModelKind model, int64_t n, int64_t k, char *buf, size_t size)
+{
+    if (lb_model_has_k(model))
+        snprintf(buf, size, "%s n=%lld k=%lld", name, (long long)n, (long long)k);
+    else
+        snprintf(buf, size, "%s n=%lld", name, (long long)n);
+}
+
 int lb_sweep_cells(const LbRunSettings *s, LbSweepCell **cells, size_t *count)
 {
     *count = 0;
@@ -117,10 +125,8 @@ static int foreign(const LbRunSettings *s, const LbSweepCell *cells, size_t ncel
             continue;
         if (shard_of[c] == s->shard_index)
             return 0;
-        char cell[96], k[32] = "";
-        if (has_k)
-            snprintf(k, sizeof k, " k=%lld", (long long)r->k);
-        snprintf(cell, sizeof cell, "%s n=%lld%s", lb_model_name(r->model), (long long)r->n, k);
+        char cell[96];
+        lb_sweep_cell_name(lb_model_name(r->model), r->model, r->n, r->k, cell, sizeof cell);
         snprintf(why, size, "%s is a cell of shard %d/%d, not of meta.csv's shard %d/%d", cell, shard_of[c],
                  s->shard_count, s->shard_index, s->shard_count);
         return 1;
@@ -307,13 +313,14 @@ static int write_meta(const LbSweepJob *job, const LbSweepDevice *dev, const cha
         if (rc == LB_OK)                                       \
             rc = lb_meta_set(&meta, key, __VA_ARGS__);         \
     } while (0)
-#define SET_KNOWN(key, v) /* an int that is -1 when unknown */ \
+#define SET_IF(known, key, ...)                                \
     do {                                                       \
-        if ((v) >= 0)                                          \
-            SET(key, "%lld", (long long)(v));                  \
+        if (known)                                             \
+            SET(key, __VA_ARGS__);                             \
         else                                                   \
             SET(key, "%s", "");                                \
     } while (0)
+#define SET_KNOWN(key, v) SET_IF((v) >= 0, key, "%lld", (long long)(v)) /* an int, -1 when unknown */
     SET(LB_META_TOOL, "%s", LB_TOOL_LINBENCH); /* what wrote the result: bench/peer writes "peer" */
     /* measured, or predicted (linbench predict, whose own keys follow): compare and plot label a
      * prediction, and a sweep never resumes one */
@@ -325,17 +332,12 @@ static int write_meta(const LbSweepJob *job, const LbSweepDevice *dev, const cha
     if (rc == LB_OK)
         rc = lb_sweep_meta_history(job, now, status, &meta);
     SET("device_name", "%s", d.name);
-    if (d.cc_major >= 0)
-        SET("compute_capability", "%d.%d", d.cc_major, d.cc_minor);
-    else
-        SET("compute_capability", "%s", "");
+    SET_IF(d.cc_major >= 0, "compute_capability", "%d.%d", d.cc_major, d.cc_minor);
     SET_KNOWN("sm_count", d.sm_count);
     SET_KNOWN("memory_total_bytes", d.total_bytes);
     SET("memory_budget_bytes", "%llu", (unsigned long long)job->budget);
-    if (s->device == LB_DEVICE_CUDA && d.total_bytes > 0)
-        SET("memory_headroom_bytes", "%llu", (unsigned long long)lb_run_settings_headroom(s, (uint64_t)d.total_bytes));
-    else
-        SET("memory_headroom_bytes", "%s", "");
+    SET_IF(s->device == LB_DEVICE_CUDA && d.total_bytes > 0, "memory_headroom_bytes", "%llu",
+           (unsigned long long)lb_run_settings_headroom(s, (uint64_t)d.total_bytes));
     SET_KNOWN("driver_version", d.driver_version);
     SET_KNOWN("runtime_version", d.runtime_version);
     SET_KNOWN("cublas_version", d.cublas_version);
@@ -365,35 +367,23 @@ static int write_meta(const LbSweepJob *job, const LbSweepDevice *dev, const cha
     const char *earlier = job->previous ? lb_meta_get(job->previous, "check") : NULL;
     const int skipped = !job->check.ran || (earlier && strcmp(earlier, "skipped") == 0);
     SET("check", "%s", job->check.ran && job->check.failed ? "failed" : skipped ? "skipped" : "passed");
-    if (job->check.ran) {
-        double most = job->check.max_rel_error;
-        const char *before = job->previous ? lb_meta_get(job->previous, "check_max_rel_error") : NULL;
-        double b;
-        if (before && *before && lb_csv_parse_double(before, &b) == 0 && b > most)
-            most = b;
-        SET("check_max_rel_error", "%.3g", most);
-        SET("check_seed", "%llu", (unsigned long long)job->check.seed);
-    } else {
-        SET("check_max_rel_error", "%s", "");
-        SET("check_seed", "%s", "");
-    }
+    double most = job->check.max_rel_error, b;
+    const char *before = job->previous ? lb_meta_get(job->previous, "check_max_rel_error") : NULL;
+    if (before && *before && lb_csv_parse_double(before, &b) == 0 && b > most)
+        most = b;
+    SET_IF(job->check.ran, "check_max_rel_error", "%.3g", most);
+    SET_IF(job->check.ran, "check_seed", "%llu", (unsigned long long)job->check.seed);
     /* this run's calibration (attn/calibrate.h): the device's own product rate and copy
      * bandwidth, measured before the first cell; empty when it did not run, the note saying why */
     SET("calibration", "%s", job->calibration ? "measured" : "skipped");
     SET("calibration_note", "%s", job->calibration_note ? job->calibration_note : "");
-    if (job->calibration) {
-        const LbCalibration *cal = job->calibration;
-        SET("calibration_tflop_per_s", "%.6g", cal->tflop_per_s);
-        SET("calibration_copy_gb_per_s", "%.6g", cal->copy_gb_per_s);
-        SET("calibration_product_dim", "%lld", (long long)cal->dim);
-        SET("calibration_copy_bytes", "%lld", (long long)cal->copy_bytes);
-    } else {
-        SET("calibration_tflop_per_s", "%s", "");
-        SET("calibration_copy_gb_per_s", "%s", "");
-        SET("calibration_product_dim", "%s", "");
-        SET("calibration_copy_bytes", "%s", "");
-    }
+    const LbCalibration *cal = job->calibration; /* read only where not NULL */
+    SET_IF(cal, "calibration_tflop_per_s", "%.6g", cal->tflop_per_s);
+    SET_IF(cal, "calibration_copy_gb_per_s", "%.6g", cal->copy_gb_per_s);
+    SET_IF(cal, "calibration_product_dim", "%lld", (long long)cal->dim);
+    SET_IF(cal, "calibration_copy_bytes", "%lld", (long long)cal->copy_bytes);
 #undef SET_KNOWN
+#undef SET_IF
 #undef SET
     char *path = lb_path_join(job->dir, "meta.csv");
     if (!path && rc == LB_OK)

@@ -40,6 +40,9 @@ typedef struct LbSweepCell {
     int64_t k; /* 0 for a model without a k axis */
 } LbSweepCell;
 
+/* "linformer n=512 k=128", "standard n=512": the cell with the model as `name` says it. */
+void lb_sweep_cell_name(const char *name, LbModelKind model, int64_t n, int64_t k, char *buf, size_t size);
+
 /* Every cell of the settings' grid and models, in the sweep's order, into a malloc'd array.
  * LB_OK or LB_ERR_NOMEM. */
 int lb_sweep_cells(const LbRunSettings *s, LbSweepCell **cells, size_t *count);
