@@ -181,12 +181,22 @@ static int input(Ctx *c, int64_t count, float lo, float hi, void **d, float **h)
     return random_in(c, *d, *h, count, lo, hi);
 }
 
-/* An output of count elements on the backend, poisoned, and room for it on the host. */
-static int output(Ctx *c, int64_t count, void **d, float **h)
+/* An output of count elements on the backend, poisoned, and room for it (and its reference, when
+ * ref is not NULL) on the host. */
+static int output(Ctx *c, int64_t count, void **d, float **h, float **ref)
 {
     LB_TRY(dev_elems(c, count, d));
     LB_TRY(hostf(c, count, h));
+    if (ref)
+        LB_TRY(hostf(c, count, ref));
     return poison(c, *d, count);
+}
+
+/* The op's output d (count) into out, against ref. */
+static int settle(Ctx *c, const void *d, float *out, const float *ref, int64_t count)
+{
+    LB_TRY(c->be->ops->download(c->be, out, d, count));
+    return compare(c, out, ref, count);
 }
 
 #define SHAPE(...) snprintf(c->shape, sizeof c->shape, __VA_ARGS__)
@@ -225,12 +235,10 @@ static int check_linear(Ctx *c, const int64_t *s)
     LB_TRY(input(c, rows * in, -1.0f, 1.0f, &d_x, &x));
     LB_TRY(input(c, out * in, -a, a, &d_w, &w));
     LB_TRY(input(c, out, -0.5f, 0.5f, &d_b, &b));
-    LB_TRY(output(c, rows * out, &d_y, &y));
-    LB_TRY(hostf(c, rows * out, &ref));
+    LB_TRY(output(c, rows * out, &d_y, &y, &ref));
     LB_TRY(be->ops->linear(be, d_x, d_w, bias ? d_b : NULL, d_y, rows, in, out, gelu));
-    LB_TRY(be->ops->download(be, y, d_y, rows * out));
     naive_linear(x, w, bias ? b : NULL, ref, rows, in, out, gelu);
-    return compare(c, y, ref, rows * out);
+    return settle(c, d_y, y, ref, rows * out);
 }
 
 static void naive_bmm(const LbBmm *p)
@@ -286,19 +294,17 @@ static int check_bmm(Ctx *c, const int64_t *s)
     float *a, *b, *out, *ref;
     LB_TRY(input(c, ea, -1.0f, 1.0f, &d_a, &a));
     LB_TRY(input(c, eb, -1.0f, 1.0f, &d_b, &b));
-    LB_TRY(output(c, ec, &d_c, &out));
-    LB_TRY(hostf(c, ec, &ref));
+    LB_TRY(output(c, ec, &d_c, &out, &ref));
     LbBmm g = q;
     g.a = d_a;
     g.b = d_b;
     g.c = d_c;
     LB_TRY(be->ops->bmm(be, &g));
-    LB_TRY(be->ops->download(be, out, d_c, ec));
     g.a = a;
     g.b = b;
     g.c = ref;
     naive_bmm(&g);
-    return compare(c, out, ref, ec);
+    return settle(c, d_c, out, ref, ec);
 }
 
 static void naive_softmax(float *x, int64_t rows, int64_t cols, float scale)
@@ -339,9 +345,8 @@ static int check_softmax(Ctx *c, const int64_t *s)
             ref[r * cols + j] += 100.0f * (float)(r % 3);
     LB_TRY(restore(c, d_x, ref, count));
     LB_TRY(be->ops->softmax(be, d_x, rows, cols, scale));
-    LB_TRY(be->ops->download(be, out, d_x, count));
     naive_softmax(ref, rows, cols, scale);
-    return compare(c, out, ref, count);
+    return settle(c, d_x, out, ref, count);
 }
 
 static void naive_layernorm(float *x, const float *res, const float *g, const float *b, int64_t rows, int64_t d,
@@ -384,9 +389,8 @@ static int check_layernorm(Ctx *c, const int64_t *s)
     LB_TRY(input(c, d, 0.5f, 1.5f, &d_g, &g));
     LB_TRY(input(c, d, -0.5f, 0.5f, &d_b, &b));
     LB_TRY(be->ops->layernorm(be, d_x, with_r ? d_r : NULL, d_g, d_b, rows, d, LB_LAYERNORM_EPS));
-    LB_TRY(be->ops->download(be, out, d_x, count));
     naive_layernorm(x, with_r ? r : NULL, g, b, rows, d, LB_LAYERNORM_EPS);
-    return compare(c, out, x, count);
+    return settle(c, d_x, out, x, count);
 }
 
 /* embed {batch, n, d, vocab}: x = tok[id] + pos, one float addition. */
@@ -400,16 +404,14 @@ static int check_embed(Ctx *c, const int64_t *s)
     float *tok, *pos, *ref, *out, *ids;
     LB_TRY(input(c, (int64_t)vocab * d, -1.0f, 1.0f, &d_tok, &tok));
     LB_TRY(input(c, n * d, -1.0f, 1.0f, &d_pos, &pos));
-    LB_TRY(output(c, count, &d_x, &out));
-    LB_TRY(hostf(c, count, &ref));
+    LB_TRY(output(c, count, &d_x, &out, &ref));
     LB_TRY(dev(c, rows * (int64_t)sizeof(int32_t), &d_ids));
     LB_TRY(hostf(c, rows, &ids));
     LB_TRY(be->ops->fill_tokens(be, d_ids, rows, next_seed(c), vocab));
     LB_TRY(be->ops->copy_raw_to_host(be, ids, d_ids, (size_t)rows * sizeof(int32_t)));
     LB_TRY(be->ops->embed(be, d_ids, d_tok, d_pos, d_x, batch, n, d));
-    LB_TRY(be->ops->download(be, out, d_x, count));
     lb_embed_cpu((const int32_t *)(void *)ids, tok, pos, ref, batch, n, d);
-    return compare(c, out, ref, count);
+    return settle(c, d_x, out, ref, count);
 }
 
 /* split_heads {batch, n, heads, hd, which}: Q, K or V (column block `which`) of a fused (B n,
@@ -424,8 +426,7 @@ static int check_heads(Ctx *c, const int64_t *s, int merge)
     void *d_src, *d_dst;
     float *src, *out, *ref;
     LB_TRY(input(c, sc, -1.0f, 1.0f, &d_src, &src));
-    LB_TRY(output(c, rows * d, &d_dst, &out));
-    LB_TRY(hostf(c, rows * d, &ref));
+    LB_TRY(output(c, rows * d, &d_dst, &out, &ref));
     if (merge) {
         LB_TRY(be->ops->merge_heads(be, d_src, d_dst, batch, n, heads, hd));
         lb_merge_heads_cpu(src, ref, batch, n, heads, hd);
@@ -433,8 +434,7 @@ static int check_heads(Ctx *c, const int64_t *s, int merge)
         LB_TRY(be->ops->split_heads(be, at(c, d_src, which * d), ld, d_dst, batch, n, heads, hd));
         lb_split_heads_cpu(src + which * d, ld, ref, batch, n, heads, hd);
     }
-    LB_TRY(be->ops->download(be, out, d_dst, rows * d));
-    return compare(c, out, ref, rows * d);
+    return settle(c, d_dst, out, ref, rows * d);
 }
 
 static int check_split(Ctx *c, const int64_t *s) { return check_heads(c, s, 0); }
@@ -455,11 +455,10 @@ static int check_fill_uniform(Ctx *c, const int64_t *s)
     LB_TRY(hostf(c, count, &out));
     LB_TRY(hostf(c, count, &ref));
     LB_TRY(be->ops->fill_uniform(be, d_x, count, seed, -0.3f, 0.7f));
-    LB_TRY(be->ops->download(be, out, d_x, count));
     for (int64_t i = 0; i < count; i++)
         ref[i] = lb_rng_range(seed, (uint64_t)i, -0.3f, 0.7f);
     LB_TRY(restore(c, d_ref, ref, count));
-    return compare(c, out, ref, count);
+    return settle(c, d_x, out, ref, count);
 }
 
 /* fill_tokens {count}: lb_rng_token exactly (compared as floats: every id below 2^24 is exact). */
@@ -495,10 +494,9 @@ static int check_copy(Ctx *c, const int64_t *s)
     void *d_src, *d_dst;
     float *src, *out;
     LB_TRY(input(c, count, -1.0f, 1.0f, &d_src, &src));
-    LB_TRY(output(c, count, &d_dst, &out));
+    LB_TRY(output(c, count, &d_dst, &out, NULL));
     LB_TRY(be->ops->copy(be, d_dst, d_src, (size_t)count * be->elem_bytes));
-    LB_TRY(be->ops->download(be, out, d_dst, count));
-    return compare(c, out, src, count);
+    return settle(c, d_dst, out, src, count);
 }
 
 /* gelu {rows, cols} (the pass a breakdown times apart from linear's product), in place. */
@@ -512,10 +510,9 @@ static int check_gelu(Ctx *c, const int64_t *s)
     LB_TRY(input(c, count, -4.0f, 4.0f, &d_y, &ref));
     LB_TRY(hostf(c, count, &out));
     LB_TRY(be->ops->gelu(be, d_y, rows, cols));
-    LB_TRY(be->ops->download(be, out, d_y, count));
     for (int64_t i = 0; i < count; i++)
         ref[i] = (float)gelu_d(ref[i]);
-    return compare(c, out, ref, count);
+    return settle(c, d_y, out, ref, count);
 }
 
 /* favor_features {groups, n, m, hd, keys, offset}: FAVOR+'s features in place, for queries (a max
@@ -546,9 +543,8 @@ static int check_favor(Ctx *c, const int64_t *s)
                 f[(g * n + r) * m + j] += keys ? -3.0f * (float)g + (r == (g * 7) % n ? 4.0f : 0.0f) : 6.0f * (float)(r % 3);
     LB_TRY(restore(c, d_f, f, fc));
     LB_TRY(be->ops->favor_features(be, d_f, d_x, d_stat, groups, n, m, hd, scale, keys));
-    LB_TRY(be->ops->download(be, out, d_f, fc));
     lb_favor_features_cpu(f, x, groups, n, m, hd, scale, keys);
-    return compare(c, out, f, fc);
+    return settle(c, d_f, out, f, fc);
 }
 
 /* divide_by_last {rows, cols}: x (rows, cols + 1) over its last column, a positive normaliser of
@@ -561,15 +557,13 @@ static int check_divide(Ctx *c, const int64_t *s)
     void *d_x, *d_y;
     float *x, *out, *ref;
     LB_TRY(input(c, xc, -1.0f, 1.0f, &d_x, &x));
-    LB_TRY(output(c, yc, &d_y, &out));
-    LB_TRY(hostf(c, yc, &ref));
+    LB_TRY(output(c, yc, &d_y, &out, &ref));
     for (int64_t r = 0; r < rows; r++)
         x[r * (cols + 1) + cols] = 0.25f + 4.0f * fabsf(x[r * (cols + 1) + cols]);
     LB_TRY(restore(c, d_x, x, xc));
     LB_TRY(be->ops->divide_by_last(be, d_x, d_y, rows, cols));
-    LB_TRY(be->ops->download(be, out, d_y, yc));
     lb_divide_by_last_cpu(x, ref, rows, cols);
-    return compare(c, out, ref, yc);
+    return settle(c, d_y, out, ref, yc);
 }
 
 /* flash_attention {batch, n, heads, hd}: Q, K, V read in place from one fused buffer as the flash
@@ -585,17 +579,15 @@ static int check_flash(Ctx *c, const int64_t *s)
     void *d_x, *d_o;
     float *x, *out, *ref;
     LB_TRY(input(c, xc, -2.0f, 2.0f, &d_x, &x));
-    LB_TRY(output(c, oc, &d_o, &out));
-    LB_TRY(hostf(c, oc, &ref));
+    LB_TRY(output(c, oc, &d_o, &out, &ref));
     for (int64_t r = 0; r < batch * n; r++)
         for (int64_t e = 0; e < width; e++)
             x[r * ld + width + e] *= 0.5f + 2.0f * (float)(r % n) / (float)n;
     LB_TRY(restore(c, d_x, x, xc));
     LB_TRY(be->ops->flash_attention(be, d_x, at(c, d_x, width), at(c, d_x, 2 * width), ld, d_o, batch, n, heads, hd,
                                     scale));
-    LB_TRY(be->ops->download(be, out, d_o, oc));
     LB_TRY(lb_flash_attention_cpu(x, x + width, x + 2 * width, ld, ref, batch, n, heads, hd, scale));
-    return compare(c, out, ref, oc);
+    return settle(c, d_o, out, ref, oc);
 }
 
 /* {batch, n, k, channels, ld_x, ld_y, mode or extra taps}: keys read in place with a row stride
@@ -614,18 +606,16 @@ static int check_seq(Ctx *c, const int64_t *s, int conv)
     float *x, *wt, *out, *ref;
     LB_TRY(input(c, xc, -2.0f, 2.0f, &d_x, &x));
     LB_TRY(input(c, wc, -0.5f, 0.5f, &d_w, &wt));
-    LB_TRY(output(c, yc, &d_y, &out));
-    LB_TRY(hostf(c, yc, &ref));
+    LB_TRY(output(c, yc, &d_y, &out, &ref));
     if (conv)
         LB_TRY(be->ops->depthwise_conv_seq(be, d_x, ld_x, d_w, d_y, ld_y, batch, n, k, ch));
     else
         LB_TRY(be->ops->pool_seq(be, d_x, ld_x, d_y, ld_y, batch, n, k, ch, mode));
-    LB_TRY(be->ops->download(be, out, d_y, yc));
     if (conv)
         lb_depthwise_conv_seq_cpu(x, ld_x, wt, ref, ld_y, batch, n, k, ch);
     else
         lb_pool_seq_cpu(x, ld_x, ref, ld_y, batch, n, k, ch, mode);
-    return compare(c, out, ref, yc);
+    return settle(c, d_y, out, ref, yc);
 }
 
 static int check_pool(Ctx *c, const int64_t *s) { return check_seq(c, s, 0); }
