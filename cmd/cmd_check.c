@@ -97,10 +97,10 @@ static void print_environment(LbBackend *be, int cuda, uint64_t seed)
         printf("  %-20s %s\n", "ECC", on_off(d.ecc));
         printf("  %-20s %s\n", "MIG", on_off(d.mig));
         printf("  %-20s %s\n", "persistence mode", on_off(d.persistence));
-        if (d.other_processes < 0)
-            printf("  %-20s unknown\n", "other processes");
-        else
-            printf("  %-20s %d\n", "other processes", d.other_processes);
+        char others[16] = "unknown";
+        if (d.other_processes >= 0)
+            snprintf(others, sizeof others, "%d", d.other_processes);
+        printf("  %-20s %s\n", "other processes", others);
     }
     /* the counter a sweep's energy columns come from (METHOD.md, "Energy"): named before the sweep */
     double joules;
@@ -117,15 +117,9 @@ static void print_rows(const LbCheckTable *t, size_t from)
 {
     for (size_t i = from; i < t->count; i++) {
         const LbCheckRow *r = &t->rows[i];
-        char err[32], thr[32];
-        if (isnan(r->rel_error))
-            snprintf(err, sizeof err, "-");
-        else
-            snprintf(err, sizeof err, "%.2e", r->rel_error);
-        if (isnan(r->threshold))
-            snprintf(thr, sizeof thr, "-");
-        else
-            snprintf(thr, sizeof thr, "%.1e", r->threshold);
+        char err[32], thr[32]; /* "-" where the op itself failed */
+        snprintf(err, sizeof err, isnan(r->rel_error) ? "-" : "%.2e", r->rel_error);
+        snprintf(thr, sizeof thr, isnan(r->threshold) ? "-" : "%.1e", r->threshold);
         printf("%-14s %-5s %-48s %10s %9s  %s%s%s\n", r->op, lb_dtype_name(r->dtype), r->shape, err, thr,
                r->ok ? "ok" : "FAIL", r->error[0] ? "  " : "", r->error);
     }

@@ -129,22 +129,19 @@ bad:
     return -1;
 }
 
-double lb_predict_call_ms(const LbPredictCard *c, const LbPredictParams *p, double flops, double bytes)
-{
-    const double flop_ms = flops / (c->tflops * 1e12 * p->product_efficiency) * 1e3;
-    const double byte_ms = bytes / (c->bandwidth_gb_s * 1e9 * p->copy_efficiency) * 1e3;
-    return (flop_ms > byte_ms ? flop_ms : byte_ms) + p->launch_us * 1e-3;
-}
-
 typedef struct CostCtx {
     const LbPredictCard *card;
     const LbPredictParams *params;
 } CostCtx;
 
+/* One call's time, ms. */
 static double call_cost(void *ctx, double flops, double bytes)
 {
-    const CostCtx *c = ctx;
-    return lb_predict_call_ms(c->card, c->params, flops, bytes);
+    const LbPredictCard *c = ((const CostCtx *)ctx)->card;
+    const LbPredictParams *p = ((const CostCtx *)ctx)->params;
+    const double flop_ms = flops / (c->tflops * 1e12 * p->product_efficiency) * 1e3;
+    const double byte_ms = bytes / (c->bandwidth_gb_s * 1e9 * p->copy_efficiency) * 1e3;
+    return (flop_ms > byte_ms ? flop_ms : byte_ms) + p->launch_us * 1e-3;
 }
 
 int lb_predict_cell(const LbModelConfig *cfg, const LbPredictCard *c, const LbPredictParams *p, uint64_t budget,
@@ -219,10 +216,7 @@ int lb_predict_run(const LbPredictJob *job, LbGrid *grid, double *sweep_s)
     nominal.tflop_per_s = card->tflops;
     nominal.copy_gb_per_s = card->bandwidth_gb_s;
     for (size_t i = 0; rc == LB_OK && i < ncells; i++) {
-        LbModelConfig cfg = s->model;
-        cfg.kind = cells[i].model;
-        cfg.n = cells[i].n;
-        cfg.k = cells[i].k;
+        const LbModelConfig cfg = lb_sweep_cell_config(s, &cells[i]);
         LbBreakdown bd;
         rc = lb_predict_cell(&cfg, card, job->params, budget, s->timing.max_batch, &rows[i], &bd);
         if (rc != LB_OK || rows[i].status != LB_CELL_OK)

@@ -1,12 +1,8 @@
 /* linbench predict: the roofline's forecast of a sweep on a GPU that is not here (METHOD.md,
- * "Predicting"). For every cell of a sweep's grid: the largest batch from the memory plan
- * (attn/plan.h) for the card's memory less the sweep's headroom, with the CUDA backend's plan
- * parameters; and the time of a pass as the sum over its calls of
- *     max(FLOPs / (rate x product efficiency), bytes / (bandwidth x copy efficiency)) + launch
- * with the FLOPs and bytes of each call counted as the breakdown counts them (attn/breakdown.h,
- * lb_breakdown_count). Written into a directory as a sweep writes its own (reports/sweep_engine.h)
- * with meta.csv's source `predicted`, so compare and plot read it as they read a sweep, and label it.
- * No backend, no GPU, nothing measured. */
+ * "Predicting"): per cell, the largest batch the memory plan fits on the card, and a pass's time
+ * as the sum over its calls (counted as the breakdown counts them) of
+ *     max(FLOPs / (rate x product efficiency), bytes / (bandwidth x copy efficiency)) + launch.
+ * Written as a sweep writes its directory, with meta.csv's source `predicted`. */
 #ifndef LB_PREDICT_H
 #define LB_PREDICT_H
 
@@ -69,9 +65,6 @@ int lb_predict_card_from_spec(const LbGpuSpec *g, LbDtype dtype, int tf32, LbPre
 /* --spec tflops=T,bw=B,mem=SIZE (every field once, each positive; SIZE as --mem-limit takes it):
  * 0, or -1 with what it should be in `should`. */
 int lb_predict_card_parse(const char *text, LbPredictCard *c, char *should, size_t size);
-
-/* One call's time, ms. */
-double lb_predict_call_ms(const LbPredictCard *c, const LbPredictParams *p, double flops, double bytes);
 
 /* One cell: the largest batch within `budget` (capped at max_batch, 0 for none) by the CUDA plan,
  * and its pass predicted. *out is a raw.csv row (status ok, or OOM with batch 0); *bd its

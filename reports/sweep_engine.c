@@ -47,6 +47,15 @@ int lb_sweep_cells(const LbRunSettings *s, LbSweepCell **cells, size_t *count)
     return LB_OK;
 }
 
+LbModelConfig lb_sweep_cell_config(const LbRunSettings *s, const LbSweepCell *c)
+{
+    LbModelConfig cfg = s->model;
+    cfg.kind = c->model;
+    cfg.n = c->n;
+    cfg.k = c->k;
+    return cfg;
+}
+
 /* A cell's cost for the split: the predictor's time for its measurement (a verification pass and
  * min_passes timed ones, as linbench predict counts a sweep) at its largest batch on one fixed
  * card, whatever --mem-limit says, so that every shard computes the same split on any machine;
@@ -56,10 +65,7 @@ static double cell_cost(const LbRunSettings *s, const LbPredictCard *card, const
     const LbPredictParams p = lb_predict_defaults();
     LbRunSettings unlimited = *s;
     unlimited.mem_limit = 0;
-    LbModelConfig cfg = s->model;
-    cfg.kind = c->model;
-    cfg.n = c->n;
-    cfg.k = c->k;
+    const LbModelConfig cfg = lb_sweep_cell_config(s, c);
     LbCellResult r;
     if (lb_predict_cell(&cfg, card, &p, lb_predict_budget(&unlimited, card), s->timing.max_batch, &r, NULL) != LB_OK) {
         lb_error_clear();
@@ -562,11 +568,7 @@ int lb_sweep_engine_run(const LbSweepJob *job, LbBackend *be, const volatile sig
     tell(job, (LbSweepEvent){LB_SWEEP_START, 0, (int)ntodo, NULL, 0, NULL});
     const LbPlanParams pp = {be->elem_bytes, be->alignment, be->workspace_bytes};
     for (size_t t = 0; t < ntodo && !fatal; t++) {
-        const LbSweepCell *c = &cells[todo[t]];
-        LbModelConfig cfg = s->model;
-        cfg.kind = c->model;
-        cfg.n = c->n;
-        cfg.k = c->k;
+        LbModelConfig cfg = lb_sweep_cell_config(s, &cells[todo[t]]);
         const int index = (int)t + 1;
         tell(job, (LbSweepEvent){LB_SWEEP_BEGIN, index, (int)ntodo, &cfg,
                                  lb_plan_largest_batch(&cfg, &pp, job->budget, s->timing.max_batch), NULL});
