@@ -120,6 +120,14 @@ int lb_sweep_shard_assign(const LbRunSettings *s, const LbSweepCell *cells, size
     return LB_OK;
 }
 
+static int listed(const int64_t *list, size_t count, int64_t v)
+{
+    for (size_t i = 0; i < count; i++)
+        if (list[i] == v)
+            return 1;
+    return 0;
+}
+
 /* What of row r the settings do not hold, into why; 0 when it is one of cells (shard_of: each
  * cell's shard). */
 static int foreign(const LbRunSettings *s, const LbSweepCell *cells, size_t ncells, const int *shard_of,
@@ -141,20 +149,10 @@ static int foreign(const LbRunSettings *s, const LbSweepCell *cells, size_t ncel
     long long value = 0;
     if (!(s->models >> r->model & 1))
         id = LB_SET_MODELS;
-    for (size_t i = 0; id == LB_SET_COUNT && i <= s->nn; i++)
-        if (i == s->nn) {
-            id = LB_SET_N;
-            value = (long long)r->n;
-        } else if (s->n[i] == r->n) {
-            break;
-        }
-    for (size_t j = 0; id == LB_SET_COUNT && has_k && j <= s->nk; j++)
-        if (j == s->nk) {
-            id = LB_SET_K;
-            value = (long long)r->k;
-        } else if (s->k[j] == r->k) {
-            break;
-        }
+    else if (!listed(s->n, s->nn, r->n))
+        id = LB_SET_N, value = (long long)r->n;
+    else if (has_k && !listed(s->k, s->nk, r->k))
+        id = LB_SET_K, value = (long long)r->k;
     if (id == LB_SET_COUNT) { /* its n and k are the grid's, and the model has no cell there */
         snprintf(why, size, "%s has no cell at n %lld, k %lld", lb_model_name(r->model), (long long)r->n,
                  (long long)r->k);
