@@ -1,8 +1,5 @@
-/* The check table (check.h). Each check draws its inputs on the backend (fill_uniform) and reads
- * them back, so the reference sees the values the op saw after rounding to storage; poisons its
- * output with NaN; runs one op; and compares with the op's reference in double. Planting a
- * corrupted softmax element on the emulated GPU (LB_EMU_CORRUPT, tests/cli/test_cli_check.c)
- * makes the softmax rows fail. */
+/* The check table (check.h). Inputs are drawn on the backend and read back, so the reference sees
+ * the values the op saw after rounding to storage. */
 #include "attn/check.h"
 
 #include <math.h>
