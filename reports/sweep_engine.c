@@ -443,6 +443,17 @@ static int write_grids(const LbSweepJob *job, const char *raw_path, LbGrid *out,
     return rc;
 }
 
+/* The grids, then meta.csv with the final status; the grids kept only when both are written. */
+static int conclude(const LbSweepJob *job, const LbSweepDevice *dev, const char *now, const char *raw_path,
+                    const char *status, EnergyTally *energy, const LbMeta *extra, LbGrid *grid)
+{
+    LB_TRY(write_grids(job, raw_path, grid, energy));
+    const int rc = write_meta(job, dev, now, status, energy, extra);
+    if (rc != LB_OK && grid)
+        lb_grid_free(grid);
+    return rc;
+}
+
 void lb_sweep_device_describe(LbBackend *be, LbSweepDevice *dev)
 {
     memset(dev, 0, sizeof *dev);
@@ -601,13 +612,8 @@ int lb_sweep_engine_run(const LbSweepJob *job, LbBackend *be, const volatile sig
         interrupted = 1;
     *outcome = interrupted ? LB_SWEEP_INTERRUPTED : fatal ? LB_SWEEP_FAILED : failed ? LB_SWEEP_CELL_ERRORS : LB_SWEEP_COMPLETE;
     device_tuning(be, &dev);
-    rc = write_grids(job, raw_path, grid, &energy);
-    if (rc == LB_OK) {
-        rc = write_meta(job, &dev, now, lb_sweep_outcome_name(*outcome), &energy, NULL);
-        running = rc != LB_OK;
-        if (rc != LB_OK && grid)
-            lb_grid_free(grid);
-    }
+    rc = conclude(job, &dev, now, raw_path, lb_sweep_outcome_name(*outcome), &energy, NULL, grid);
+    running = rc != LB_OK;
 out:
     if (started)
         tell(job, (LbSweepEvent){LB_SWEEP_FINISH, 0, (int)ntodo, NULL, 0, NULL});
@@ -652,12 +658,7 @@ int lb_sweep_write_rows(const LbSweepJob *job, const LbSweepDevice *dev, const L
     if (raw)
         lb_raw_close(raw);
     if (rc == LB_OK)
-        rc = write_grids(job, raw_path, grid, &energy);
-    if (rc == LB_OK) {
-        rc = write_meta(job, dev, now, lb_sweep_outcome_name(LB_SWEEP_COMPLETE), &energy, extra);
-        if (rc != LB_OK && grid)
-            lb_grid_free(grid);
-    }
+        rc = conclude(job, dev, now, raw_path, lb_sweep_outcome_name(LB_SWEEP_COMPLETE), &energy, extra, grid);
     free(raw_path);
     return rc;
 }
