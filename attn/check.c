@@ -1,8 +1,5 @@
-/* The check table (check.h). Each check draws its inputs on the backend (fill_uniform) and reads
- * them back, so the reference sees the values the op saw after rounding to storage; poisons its
- * output with NaN; runs one op; and compares with the op's reference in double. Planting a
- * corrupted softmax element on the emulated GPU (LB_EMU_CORRUPT, tests/cli/test_cli_check.c)
- * makes the softmax rows fail. */
+/* The check table (check.h). Inputs are drawn on the backend and read back, so the reference sees
+ * the values the op saw after rounding to storage. */
 #include "attn/check.h"
 
 #include <math.h>
@@ -124,26 +121,15 @@ static int dev(Ctx *c, int64_t bytes, void **p)
 /* Exactly count storage elements, so that one touched past the end shows under a sanitizer. */
 static int dev_elems(Ctx *c, int64_t count, void **p) { return dev(c, count * (int64_t)c->be->elem_bytes, p); }
 
-static int host(Ctx *c, int64_t bytes, void *p)
+/* count floats (or 4-byte token ids) on the host, NaN: a reference's gaps, the poison of an output. */
+static int hostf(Ctx *c, int64_t count, float **p)
 {
-    void *h = NULL;
-    memcpy(p, &h, sizeof h);
+    *p = NULL;
     if (c->nhost == MAX_BUFFERS)
         return LB_FAIL(LB_ERR_INVALID, "check: too many buffers (internal)");
-    h = malloc((size_t)(bytes > 0 ? bytes : 1));
-    if (!h)
-        return LB_FAIL(LB_ERR_NOMEM, "check: out of host memory (%lld bytes)", (long long)bytes);
-    c->host[c->nhost++] = h;
-    memcpy(p, &h, sizeof h);
-    return LB_OK;
-}
-
-static int hostf(Ctx *c, int64_t count, float **p) { return host(c, count * (int64_t)sizeof(float), p); }
-
-/* A host array of NaN: a reference's gaps, or the poison uploaded over an output. */
-static int host_nan(Ctx *c, int64_t count, float **p)
-{
-    LB_TRY(hostf(c, count, p));
+    if (!(*p = malloc((size_t)(count > 0 ? count : 1) * sizeof(float))))
+        return LB_FAIL(LB_ERR_NOMEM, "check: out of host memory (%lld floats)", (long long)count);
+    c->host[c->nhost++] = *p;
     for (int64_t i = 0; i < count; i++)
         (*p)[i] = NAN;
     return LB_OK;
@@ -180,7 +166,7 @@ static int restore(Ctx *c, void *d, float *h, int64_t count)
 static int poison(Ctx *c, void *d, int64_t count)
 {
     float *h;
-    LB_TRY(host_nan(c, count, &h));
+    LB_TRY(hostf(c, count, &h));
     return c->be->ops->upload(c->be, d, h, count);
 }
 
@@ -192,12 +178,22 @@ static int input(Ctx *c, int64_t count, float lo, float hi, void **d, float **h)
     return random_in(c, *d, *h, count, lo, hi);
 }
 
-/* An output of count elements on the backend, poisoned, and room for it on the host. */
-static int output(Ctx *c, int64_t count, void **d, float **h)
+/* An output of count elements on the backend, poisoned, and room for it (and its reference, when
+ * ref is not NULL) on the host. */
+static int output(Ctx *c, int64_t count, void **d, float **h, float **ref)
 {
     LB_TRY(dev_elems(c, count, d));
     LB_TRY(hostf(c, count, h));
+    if (ref)
+        LB_TRY(hostf(c, count, ref));
     return poison(c, *d, count);
+}
+
+/* The op's output d (count) into out, against ref. */
+static int settle(Ctx *c, const void *d, float *out, const float *ref, int64_t count)
+{
+    LB_TRY(c->be->ops->download(c->be, out, d, count));
+    return compare(c, out, ref, count);
 }
 
 #define SHAPE(...) snprintf(c->shape, sizeof c->shape, __VA_ARGS__)
@@ -236,12 +232,10 @@ static int check_linear(Ctx *c, const int64_t *s)
     LB_TRY(input(c, rows * in, -1.0f, 1.0f, &d_x, &x));
     LB_TRY(input(c, out * in, -a, a, &d_w, &w));
     LB_TRY(input(c, out, -0.5f, 0.5f, &d_b, &b));
-    LB_TRY(output(c, rows * out, &d_y, &y));
-    LB_TRY(hostf(c, rows * out, &ref));
+    LB_TRY(output(c, rows * out, &d_y, &y, &ref));
     LB_TRY(be->ops->linear(be, d_x, d_w, bias ? d_b : NULL, d_y, rows, in, out, gelu));
-    LB_TRY(be->ops->download(be, y, d_y, rows * out));
     naive_linear(x, w, bias ? b : NULL, ref, rows, in, out, gelu);
-    return compare(c, y, ref, rows * out);
+    return settle(c, d_y, y, ref, rows * out);
 }
 
 static void naive_bmm(const LbBmm *p)
@@ -297,19 +291,17 @@ static int check_bmm(Ctx *c, const int64_t *s)
     float *a, *b, *out, *ref;
     LB_TRY(input(c, ea, -1.0f, 1.0f, &d_a, &a));
     LB_TRY(input(c, eb, -1.0f, 1.0f, &d_b, &b));
-    LB_TRY(output(c, ec, &d_c, &out));
-    LB_TRY(host_nan(c, ec, &ref));
+    LB_TRY(output(c, ec, &d_c, &out, &ref));
     LbBmm g = q;
     g.a = d_a;
     g.b = d_b;
     g.c = d_c;
     LB_TRY(be->ops->bmm(be, &g));
-    LB_TRY(be->ops->download(be, out, d_c, ec));
     g.a = a;
     g.b = b;
     g.c = ref;
     naive_bmm(&g);
-    return compare(c, out, ref, ec);
+    return settle(c, d_c, out, ref, ec);
 }
 
 static void naive_softmax(float *x, int64_t rows, int64_t cols, float scale)
@@ -350,9 +342,8 @@ static int check_softmax(Ctx *c, const int64_t *s)
             ref[r * cols + j] += 100.0f * (float)(r % 3);
     LB_TRY(restore(c, d_x, ref, count));
     LB_TRY(be->ops->softmax(be, d_x, rows, cols, scale));
-    LB_TRY(be->ops->download(be, out, d_x, count));
     naive_softmax(ref, rows, cols, scale);
-    return compare(c, out, ref, count);
+    return settle(c, d_x, out, ref, count);
 }
 
 static void naive_layernorm(float *x, const float *res, const float *g, const float *b, int64_t rows, int64_t d,
@@ -395,9 +386,8 @@ static int check_layernorm(Ctx *c, const int64_t *s)
     LB_TRY(input(c, d, 0.5f, 1.5f, &d_g, &g));
     LB_TRY(input(c, d, -0.5f, 0.5f, &d_b, &b));
     LB_TRY(be->ops->layernorm(be, d_x, with_r ? d_r : NULL, d_g, d_b, rows, d, LB_LAYERNORM_EPS));
-    LB_TRY(be->ops->download(be, out, d_x, count));
     naive_layernorm(x, with_r ? r : NULL, g, b, rows, d, LB_LAYERNORM_EPS);
-    return compare(c, out, x, count);
+    return settle(c, d_x, out, x, count);
 }
 
 /* embed {batch, n, d, vocab}: x = tok[id] + pos, one float addition. */
@@ -408,20 +398,17 @@ static int check_embed(Ctx *c, const int64_t *s)
     const int32_t vocab = (int32_t)s[3];
     SHAPE("B %lld n %lld d %lld vocab %d", LL(batch), LL(n), LL(d), (int)vocab);
     void *d_tok, *d_pos, *d_x, *d_ids;
-    float *tok, *pos, *ref, *out;
-    int32_t *ids;
+    float *tok, *pos, *ref, *out, *ids;
     LB_TRY(input(c, (int64_t)vocab * d, -1.0f, 1.0f, &d_tok, &tok));
     LB_TRY(input(c, n * d, -1.0f, 1.0f, &d_pos, &pos));
-    LB_TRY(output(c, count, &d_x, &out));
-    LB_TRY(hostf(c, count, &ref));
+    LB_TRY(output(c, count, &d_x, &out, &ref));
     LB_TRY(dev(c, rows * (int64_t)sizeof(int32_t), &d_ids));
-    LB_TRY(host(c, rows * (int64_t)sizeof(int32_t), &ids));
+    LB_TRY(hostf(c, rows, &ids));
     LB_TRY(be->ops->fill_tokens(be, d_ids, rows, next_seed(c), vocab));
     LB_TRY(be->ops->copy_raw_to_host(be, ids, d_ids, (size_t)rows * sizeof(int32_t)));
     LB_TRY(be->ops->embed(be, d_ids, d_tok, d_pos, d_x, batch, n, d));
-    LB_TRY(be->ops->download(be, out, d_x, count));
-    lb_embed_cpu(ids, tok, pos, ref, batch, n, d);
-    return compare(c, out, ref, count);
+    lb_embed_cpu((const int32_t *)(void *)ids, tok, pos, ref, batch, n, d);
+    return settle(c, d_x, out, ref, count);
 }
 
 /* split_heads {batch, n, heads, hd, which}: Q, K or V (column block `which`) of a fused (B n,
@@ -436,8 +423,7 @@ static int check_heads(Ctx *c, const int64_t *s, int merge)
     void *d_src, *d_dst;
     float *src, *out, *ref;
     LB_TRY(input(c, sc, -1.0f, 1.0f, &d_src, &src));
-    LB_TRY(output(c, rows * d, &d_dst, &out));
-    LB_TRY(hostf(c, rows * d, &ref));
+    LB_TRY(output(c, rows * d, &d_dst, &out, &ref));
     if (merge) {
         LB_TRY(be->ops->merge_heads(be, d_src, d_dst, batch, n, heads, hd));
         lb_merge_heads_cpu(src, ref, batch, n, heads, hd);
@@ -445,8 +431,7 @@ static int check_heads(Ctx *c, const int64_t *s, int merge)
         LB_TRY(be->ops->split_heads(be, at(c, d_src, which * d), ld, d_dst, batch, n, heads, hd));
         lb_split_heads_cpu(src + which * d, ld, ref, batch, n, heads, hd);
     }
-    LB_TRY(be->ops->download(be, out, d_dst, rows * d));
-    return compare(c, out, ref, rows * d);
+    return settle(c, d_dst, out, ref, rows * d);
 }
 
 static int check_split(Ctx *c, const int64_t *s) { return check_heads(c, s, 0); }
@@ -467,11 +452,10 @@ static int check_fill_uniform(Ctx *c, const int64_t *s)
     LB_TRY(hostf(c, count, &out));
     LB_TRY(hostf(c, count, &ref));
     LB_TRY(be->ops->fill_uniform(be, d_x, count, seed, -0.3f, 0.7f));
-    LB_TRY(be->ops->download(be, out, d_x, count));
     for (int64_t i = 0; i < count; i++)
         ref[i] = lb_rng_range(seed, (uint64_t)i, -0.3f, 0.7f);
     LB_TRY(restore(c, d_ref, ref, count));
-    return compare(c, out, ref, count);
+    return settle(c, d_x, out, ref, count);
 }
 
 /* fill_tokens {count}: lb_rng_token exactly (compared as floats: every id below 2^24 is exact). */
@@ -483,14 +467,14 @@ static int check_fill_tokens(Ctx *c, const int64_t *s)
     const uint64_t seed = next_seed(c);
     SHAPE("%lld", LL(count));
     void *d_ids;
-    int32_t *ids;
-    float *out, *ref;
+    float *h_ids, *out, *ref;
     LB_TRY(dev(c, count * (int64_t)sizeof(int32_t), &d_ids));
-    LB_TRY(host(c, count * (int64_t)sizeof(int32_t), &ids));
+    LB_TRY(hostf(c, count, &h_ids));
+    const int32_t *ids = (const int32_t *)(void *)h_ids;
     LB_TRY(hostf(c, count, &out));
     LB_TRY(hostf(c, count, &ref));
     LB_TRY(be->ops->fill_tokens(be, d_ids, count, seed, vocab));
-    LB_TRY(be->ops->copy_raw_to_host(be, ids, d_ids, (size_t)count * sizeof(int32_t)));
+    LB_TRY(be->ops->copy_raw_to_host(be, h_ids, d_ids, (size_t)count * sizeof(int32_t)));
     for (int64_t i = 0; i < count; i++) {
         out[i] = (float)ids[i];
         ref[i] = (float)lb_rng_token(seed, (uint64_t)i, vocab);
@@ -507,10 +491,9 @@ static int check_copy(Ctx *c, const int64_t *s)
     void *d_src, *d_dst;
     float *src, *out;
     LB_TRY(input(c, count, -1.0f, 1.0f, &d_src, &src));
-    LB_TRY(output(c, count, &d_dst, &out));
+    LB_TRY(output(c, count, &d_dst, &out, NULL));
     LB_TRY(be->ops->copy(be, d_dst, d_src, (size_t)count * be->elem_bytes));
-    LB_TRY(be->ops->download(be, out, d_dst, count));
-    return compare(c, out, src, count);
+    return settle(c, d_dst, out, src, count);
 }
 
 /* gelu {rows, cols} (the pass a breakdown times apart from linear's product), in place. */
@@ -524,10 +507,9 @@ static int check_gelu(Ctx *c, const int64_t *s)
     LB_TRY(input(c, count, -4.0f, 4.0f, &d_y, &ref));
     LB_TRY(hostf(c, count, &out));
     LB_TRY(be->ops->gelu(be, d_y, rows, cols));
-    LB_TRY(be->ops->download(be, out, d_y, count));
     for (int64_t i = 0; i < count; i++)
         ref[i] = (float)gelu_d(ref[i]);
-    return compare(c, out, ref, count);
+    return settle(c, d_y, out, ref, count);
 }
 
 /* favor_features {groups, n, m, hd, keys, offset}: FAVOR+'s features in place, for queries (a max
@@ -558,9 +540,8 @@ static int check_favor(Ctx *c, const int64_t *s)
                 f[(g * n + r) * m + j] += keys ? -3.0f * (float)g + (r == (g * 7) % n ? 4.0f : 0.0f) : 6.0f * (float)(r % 3);
     LB_TRY(restore(c, d_f, f, fc));
     LB_TRY(be->ops->favor_features(be, d_f, d_x, d_stat, groups, n, m, hd, scale, keys));
-    LB_TRY(be->ops->download(be, out, d_f, fc));
     lb_favor_features_cpu(f, x, groups, n, m, hd, scale, keys);
-    return compare(c, out, f, fc);
+    return settle(c, d_f, out, f, fc);
 }
 
 /* divide_by_last {rows, cols}: x (rows, cols + 1) over its last column, a positive normaliser of
@@ -573,15 +554,13 @@ static int check_divide(Ctx *c, const int64_t *s)
     void *d_x, *d_y;
     float *x, *out, *ref;
     LB_TRY(input(c, xc, -1.0f, 1.0f, &d_x, &x));
-    LB_TRY(output(c, yc, &d_y, &out));
-    LB_TRY(hostf(c, yc, &ref));
+    LB_TRY(output(c, yc, &d_y, &out, &ref));
     for (int64_t r = 0; r < rows; r++)
         x[r * (cols + 1) + cols] = 0.25f + 4.0f * fabsf(x[r * (cols + 1) + cols]);
     LB_TRY(restore(c, d_x, x, xc));
     LB_TRY(be->ops->divide_by_last(be, d_x, d_y, rows, cols));
-    LB_TRY(be->ops->download(be, out, d_y, yc));
     lb_divide_by_last_cpu(x, ref, rows, cols);
-    return compare(c, out, ref, yc);
+    return settle(c, d_y, out, ref, yc);
 }
 
 /* flash_attention {batch, n, heads, hd}: Q, K, V read in place from one fused buffer as the flash
@@ -597,17 +576,15 @@ static int check_flash(Ctx *c, const int64_t *s)
     void *d_x, *d_o;
     float *x, *out, *ref;
     LB_TRY(input(c, xc, -2.0f, 2.0f, &d_x, &x));
-    LB_TRY(output(c, oc, &d_o, &out));
-    LB_TRY(hostf(c, oc, &ref));
+    LB_TRY(output(c, oc, &d_o, &out, &ref));
     for (int64_t r = 0; r < batch * n; r++)
         for (int64_t e = 0; e < width; e++)
             x[r * ld + width + e] *= 0.5f + 2.0f * (float)(r % n) / (float)n;
     LB_TRY(restore(c, d_x, x, xc));
     LB_TRY(be->ops->flash_attention(be, d_x, at(c, d_x, width), at(c, d_x, 2 * width), ld, d_o, batch, n, heads, hd,
                                     scale));
-    LB_TRY(be->ops->download(be, out, d_o, oc));
     LB_TRY(lb_flash_attention_cpu(x, x + width, x + 2 * width, ld, ref, batch, n, heads, hd, scale));
-    return compare(c, out, ref, oc);
+    return settle(c, d_o, out, ref, oc);
 }
 
 /* {batch, n, k, channels, ld_x, ld_y, mode or extra taps}: keys read in place with a row stride
@@ -626,18 +603,16 @@ static int check_seq(Ctx *c, const int64_t *s, int conv)
     float *x, *wt, *out, *ref;
     LB_TRY(input(c, xc, -2.0f, 2.0f, &d_x, &x));
     LB_TRY(input(c, wc, -0.5f, 0.5f, &d_w, &wt));
-    LB_TRY(output(c, yc, &d_y, &out));
-    LB_TRY(host_nan(c, yc, &ref));
+    LB_TRY(output(c, yc, &d_y, &out, &ref));
     if (conv)
         LB_TRY(be->ops->depthwise_conv_seq(be, d_x, ld_x, d_w, d_y, ld_y, batch, n, k, ch));
     else
         LB_TRY(be->ops->pool_seq(be, d_x, ld_x, d_y, ld_y, batch, n, k, ch, mode));
-    LB_TRY(be->ops->download(be, out, d_y, yc));
     if (conv)
         lb_depthwise_conv_seq_cpu(x, ld_x, wt, ref, ld_y, batch, n, k, ch);
     else
         lb_pool_seq_cpu(x, ld_x, ref, ld_y, batch, n, k, ch, mode);
-    return compare(c, out, ref, yc);
+    return settle(c, d_y, out, ref, yc);
 }
 
 static int check_pool(Ctx *c, const int64_t *s) { return check_seq(c, s, 0); }
@@ -777,8 +752,14 @@ static int forward_once(LbBackend *be, LbModelConfig cfg, int64_t B, uint64_t se
     return rc;
 }
 
-static int check_forward(Ctx *c, LbBackend *cpu, LbModelConfig cfg, int64_t B)
+/* At batch 2; quick, with the Linformer variant the sweep will run. */
+static int check_forward(Ctx *c, LbBackend *cpu, LbModelConfig cfg)
 {
+    const int64_t B = 2;
+    if (c->plan->quick) {
+        cfg.sharing = c->plan->sharing;
+        cfg.order = c->plan->order;
+    }
     snprintf(c->op, sizeof c->op, "forward");
     char model[64];
     lb_model_describe(&cfg, model, sizeof model);
@@ -928,17 +909,11 @@ int lb_check_backend(LbBackend *be, const LbCheckPlan *plan, LbCheckTable *t)
         m.vocab = quick ? 100 : 1000;
         m.n = quick ? 32 : 64;
         m.k = quick ? 8 : 16;
-        /* Every model of the table: quick, its first variant (Linformer: the sharing and order
-         * the sweep will run); otherwise every variant. */
+        /* Every model of the table: quick, its first variant; otherwise every variant. */
         for (int kind = 0; kind < LB_MODEL_COUNT; kind++) {
             const LbModelDesc *desc = lb_model_desc((LbModelKind)kind);
             for (int v = 0; desc && v < (quick ? 1 : desc->variants); v++) {
-                LbModelConfig cfg = lb_model_variant((LbModelKind)kind, v, m);
-                if (quick) {
-                    cfg.sharing = plan->sharing;
-                    cfg.order = plan->order;
-                }
-                RUN(check_forward(&c, cpu, cfg, 2));
+                RUN(check_forward(&c, cpu, lb_model_variant((LbModelKind)kind, v, m)));
             }
         }
         /* --k-schedule: three layers of k, k/2 and k/4 (halve), each projecting to its own length
@@ -950,11 +925,7 @@ int lb_check_backend(LbBackend *be, const LbCheckPlan *plan, LbCheckTable *t)
             cfg.layers = 3;
             cfg.k = 2 * m.k;
             cfg.k_schedule = LB_KSCHED_HALVE;
-            if (quick) {
-                cfg.sharing = plan->sharing;
-                cfg.order = plan->order;
-            }
-            RUN(check_forward(&c, cpu, cfg, 2));
+            RUN(check_forward(&c, cpu, cfg));
         }
     }
 out:
@@ -965,29 +936,19 @@ out:
     return rc;
 }
 
-size_t lb_check_failures(const LbCheckTable *t)
+size_t lb_check_summary(const LbCheckTable *t, double *max_rel_error, const LbCheckRow **first_failure)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < t->count; i++)
-        n += !t->rows[i].ok;
-    return n;
-}
-
-double lb_check_max_rel_error(const LbCheckTable *t)
-{
-    double m = 0.0;
-    for (size_t i = 0; i < t->count; i++)
-        if (t->rows[i].rel_error > m) /* false for NaN */
-            m = t->rows[i].rel_error;
-    return m;
-}
-
-const LbCheckRow *lb_check_first_failure(const LbCheckTable *t)
-{
-    for (size_t i = 0; i < t->count; i++)
-        if (!t->rows[i].ok)
-            return &t->rows[i];
-    return NULL;
+    size_t failures = 0;
+    *max_rel_error = 0.0;
+    *first_failure = NULL;
+    for (size_t i = 0; i < t->count; i++) {
+        const LbCheckRow *r = &t->rows[i];
+        if (r->rel_error > *max_rel_error) /* false for NaN */
+            *max_rel_error = r->rel_error;
+        if (!r->ok && failures++ == 0)
+            *first_failure = r;
+    }
+    return failures;
 }
 
 void lb_check_table_free(LbCheckTable *t)

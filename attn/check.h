@@ -1,14 +1,8 @@
-/* Checking a backend before trusting its numbers (linbench check, the quick check of sweep and run,
- * and the op tests of every suite): a table with one row per op of the ops table, each with its
- * quick and full shapes and its tolerance per storage type, run on fresh random data against one
- * naive reference per op in double (attn/check.c); then small forward passes of every model
- * against the CPU backend (the CUDA backend only: the CPU one is that reference). One result row
- * per check; nothing is printed here.
- *
- * A check compares ||out - ref|| / ||ref|| in double with the op's tolerance, never below 3 times
- * what rounding the exact answer to the storage type alone costs. Outputs are poisoned with NaN
- * first: an element left unwritten, or one written outside the output (padding between rows),
- * fails the row. */
+/* Checking a backend before trusting its numbers: every op of the ops table at its quick or full
+ * shapes on fresh random data against a naive reference in double, then small forward passes of
+ * every model against the CPU backend's (CUDA only). One row per check: ||out - ref|| / ||ref||
+ * against the op's tolerance for the storage type; outputs are poisoned with NaN first, so an
+ * element unwritten, or written outside the output, fails the row. Nothing is printed here. */
 #ifndef LB_CHECK_H
 #define LB_CHECK_H
 
@@ -67,11 +61,9 @@ double lb_check_tolerance(const char *op, const LbBackend *be);
 int lb_check_compare(LbBackend *be, const char *op, const char *shape, const float *out, const float *ref,
                      int64_t count, LbCheckTable *t);
 
-/* Rows that failed, the largest relative error (infinity when one was infinite), the first failed
+/* Rows that failed; the largest relative error (infinity when one was infinite), the first failed
  * row or NULL. */
-size_t lb_check_failures(const LbCheckTable *t);
-double lb_check_max_rel_error(const LbCheckTable *t);
-const LbCheckRow *lb_check_first_failure(const LbCheckTable *t);
+size_t lb_check_summary(const LbCheckTable *t, double *max_rel_error, const LbCheckRow **first_failure);
 
 void lb_check_table_free(LbCheckTable *t);
 

@@ -253,3 +253,11 @@ int lb_order_parse(const char *s, LbOrder *out)
     *out = (LbOrder)v;
     return 0;
 }
+
+void lb_model_cell_name(const char *name, LbModelKind model, int64_t n, int64_t k, char *buf, size_t size)
+{
+    if (lb_model_has_k(model))
+        snprintf(buf, size, "%s n=%lld k=%lld", name, (long long)n, (long long)k);
+    else
+        snprintf(buf, size, "%s n=%lld", name, (long long)n);
+}

@@ -132,6 +132,9 @@ int lb_model_parse(const char *s, LbModelKind *out);
 int lb_sharing_parse(const char *s, LbSharing *out);
 int lb_order_parse(const char *s, LbOrder *out);
 
+/* "NAME n=N k=K" (without k for a model without a k axis): how messages name a cell. */
+void lb_model_cell_name(const char *name, LbModelKind model, int64_t n, int64_t k, char *buf, size_t size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -27,10 +27,4 @@ typedef struct LbCheckResult {
  * naming the first failing check and returns LB_EXIT_FAILURE. res is filled either way. */
 int lb_quick_check(LbBackend *be, const LbModelConfig *model, LbCheckResult *res);
 
-/* One line naming a failed row: "softmax fp16 4 x 200: relative error 3.1e-01 above 1.0e-03". */
-void lb_check_describe_failure(const LbCheckRow *r, char *buf, size_t size);
-
-/* A new seed each run (time and process id). */
-uint64_t lb_check_fresh_seed(void);
-
 #endif

@@ -71,10 +71,10 @@ static void print_environment(LbBackend *be, int cuda, uint64_t seed)
         printf("  %-20s %s\n", "ECC", on_off(d.ecc));
         printf("  %-20s %s\n", "MIG", on_off(d.mig));
         printf("  %-20s %s\n", "persistence mode", on_off(d.persistence));
-        if (d.other_processes < 0)
-            printf("  %-20s unknown\n", "other processes");
-        else
-            printf("  %-20s %d\n", "other processes", d.other_processes);
+        char others[16] = "unknown";
+        if (d.other_processes >= 0)
+            snprintf(others, sizeof others, "%d", d.other_processes);
+        printf("  %-20s %s\n", "other processes", others);
     }
     /* the counter a sweep's energy columns come from (METHOD.md, "Energy"): named before the sweep */
     double joules;
@@ -91,15 +91,9 @@ static void print_rows(const LbCheckTable *t, size_t from)
 {
     for (size_t i = from; i < t->count; i++) {
         const LbCheckRow *r = &t->rows[i];
-        char err[32], thr[32];
-        if (isnan(r->rel_error))
-            snprintf(err, sizeof err, "-");
-        else
-            snprintf(err, sizeof err, "%.2e", r->rel_error);
-        if (isnan(r->threshold))
-            snprintf(thr, sizeof thr, "-");
-        else
-            snprintf(thr, sizeof thr, "%.1e", r->threshold);
+        char err[32], thr[32]; /* "-" where the op itself failed */
+        snprintf(err, sizeof err, isnan(r->rel_error) ? "-" : "%.2e", r->rel_error);
+        snprintf(thr, sizeof thr, isnan(r->threshold) ? "-" : "%.1e", r->threshold);
         printf("%-14s %-5s %-48s %10s %9s  %s%s%s\n", r->op, lb_dtype_name(r->dtype), r->shape, err, thr,
                r->ok ? "ok" : "FAIL", r->error[0] ? "  " : "", r->error);
     }
@@ -107,7 +101,7 @@ static void print_rows(const LbCheckTable *t, size_t from)
 }
 
 /* "softmax fp16 4 x 200: relative error 3.1e-01 above 1.0e-03" */
-void lb_check_describe_failure(const LbCheckRow *r, char *buf, size_t size)
+static void describe_failure(const LbCheckRow *r, char *buf, size_t size)
 {
     if (isnan(r->rel_error) || r->error[0])
         snprintf(buf, size, "%s %s %s: %s", r->op, lb_dtype_name(r->dtype), r->shape, r->error);
@@ -116,7 +110,8 @@ void lb_check_describe_failure(const LbCheckRow *r, char *buf, size_t size)
                  r->rel_error, r->threshold);
 }
 
-uint64_t lb_check_fresh_seed(void)
+/* A new seed each run (time and process id). */
+static uint64_t fresh_seed(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -128,7 +123,7 @@ int lb_quick_check(LbBackend *be, const LbModelConfig *model, LbCheckResult *res
     memset(res, 0, sizeof *res);
     LbCheckTable t;
     memset(&t, 0, sizeof t);
-    LbCheckPlan plan = {1, lb_check_fresh_seed(), model->sharing, model->order, model->k_schedule, NULL};
+    LbCheckPlan plan = {1, fresh_seed(), model->sharing, model->order, model->k_schedule, NULL};
     res->seed = plan.seed;
     int rc = lb_check_backend(be, &plan, &t);
     if (rc != LB_OK) {
@@ -137,11 +132,10 @@ int lb_quick_check(LbBackend *be, const LbModelConfig *model, LbCheckResult *res
     }
     res->ran = 1;
     res->checks = t.count;
-    res->failures = lb_check_failures(&t);
-    res->max_rel_error = lb_check_max_rel_error(&t);
-    const LbCheckRow *bad = lb_check_first_failure(&t);
+    const LbCheckRow *bad;
+    res->failures = lb_check_summary(&t, &res->max_rel_error, &bad);
     if (bad)
-        lb_check_describe_failure(bad, res->first_failure, sizeof res->first_failure);
+        describe_failure(bad, res->first_failure, sizeof res->first_failure);
     lb_check_table_free(&t);
     if (res->failures) {
         fprintf(stderr, "linbench: the %s backend failed its check (%zu of %zu checks), so nothing was measured: %s (run linbench check --device %s for every row)\n",
@@ -165,32 +159,19 @@ int lb_cmd_check(int argc, char **argv)
     if (tf32 && only && only_dtype != LB_DTYPE_FP32)
         return lb_usage_error("--tf32 applies to fp32 only: should be used without --dtype or with --dtype fp32");
 
-    /* The CPU backend stores fp32 whatever the dtype: one pass covers it. */
-    struct { LbDtype dtype; int tf32; } runs[4];
-    int nruns = 0;
-    static const LbDtype all[] = {LB_DTYPE_FP32, LB_DTYPE_FP16, LB_DTYPE_BF16};
-    for (int i = 0; i < 3 && cuda; i++) {
-        if (only && all[i] != only_dtype)
-            continue;
-        runs[nruns].dtype = all[i];
-        runs[nruns++].tf32 = 0;
-        if (tf32 && all[i] == LB_DTYPE_FP32) {
-            runs[nruns].dtype = LB_DTYPE_FP32;
-            runs[nruns++].tf32 = 1;
-        }
-    }
-    if (!cuda) {
-        runs[0].dtype = only ? only_dtype : LB_DTYPE_FP32;
-        runs[0].tf32 = 0;
-        nruns = 1;
-    }
+    /* fp32 (and with TF32 products under --tf32), fp16, bf16; the CPU backend stores fp32 whatever
+     * the dtype: its first run covers it. */
+    static const struct { LbDtype dtype; int tf32; } runs[] = {
+        {LB_DTYPE_FP32, 0}, {LB_DTYPE_FP32, 1}, {LB_DTYPE_FP16, 0}, {LB_DTYPE_BF16, 0}};
     const LbModelConfig def = lb_config_default();
-    LbCheckPlan plan = {quick, seed >= 0 ? (uint64_t)seed : lb_check_fresh_seed(), def.sharing, def.order,
+    LbCheckPlan plan = {quick, seed >= 0 ? (uint64_t)seed : fresh_seed(), def.sharing, def.order,
                         def.k_schedule, NULL};
     LbCheckTable t;
     memset(&t, 0, sizeof t);
     int rc = LB_EXIT_OK;
-    for (int i = 0; i < nruns && rc == LB_EXIT_OK; i++) {
+    for (size_t i = 0, ran = 0; i < sizeof runs / sizeof runs[0] && rc == LB_EXIT_OK; i++) {
+        if ((only && runs[i].dtype != only_dtype) || (runs[i].tf32 && (!tf32 || !cuda)) || (!cuda && ran))
+            continue;
         LbBackend *be = NULL;
         int orc = cuda ? lb_cuda_backend_open(gpu, runs[i].dtype, runs[i].tf32, &be)
                        : lb_cpu_backend_open(runs[i].dtype, (size_t)LB_CPU_DEFAULT_MEM, &be);
@@ -199,7 +180,7 @@ int lb_cmd_check(int argc, char **argv)
             break;
         }
         be->autotune = autotune;
-        if (i == 0) {
+        if (ran++ == 0) {
             print_environment(be, cuda, plan.seed);
             printf("%-14s %-5s %-48s %10s %9s  %s\n", "operation", "dtype", "shape", "rel error", "threshold", "result");
         }
@@ -211,11 +192,13 @@ int lb_cmd_check(int argc, char **argv)
             rc = lb_runtime_error(orc);
     }
     if (rc == LB_EXIT_OK) {
-        const size_t failures = lb_check_failures(&t);
-        printf("\n%zu checks, %zu failed; largest relative error %.2e\n", t.count, failures, lb_check_max_rel_error(&t));
+        double most;
+        const LbCheckRow *bad;
+        const size_t failures = lb_check_summary(&t, &most, &bad);
+        printf("\n%zu checks, %zu failed; largest relative error %.2e\n", t.count, failures, most);
         if (failures) {
             char what[400];
-            lb_check_describe_failure(lb_check_first_failure(&t), what, sizeof what);
+            describe_failure(bad, what, sizeof what);
             fprintf(stderr, "linbench: %zu of %zu checks failed on --device %s, first: %s\n", failures, t.count,
                     cuda ? "cuda" : "cpu", what);
             rc = LB_EXIT_FAILURE;

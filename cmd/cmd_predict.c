@@ -63,7 +63,7 @@ int lb_cmd_predict(int argc, char **argv)
     memset(&grid, 0, sizeof grid);
     LbPredictCard card;
     char default_dir[64], *command_line = NULL;
-    int created = 0, have_grid = 0;
+    int created = 0;
 
     int rc = parse_flags(argc, argv, &s, &f);
     if (rc == 0 && f.help)
@@ -103,7 +103,6 @@ int lb_cmd_predict(int argc, char **argv)
         goto out;
     }
     created = 0;
-    have_grid = 1;
     lb_grid_print(stdout, &grid, f.format);
     fflush(stdout);
     if (!f.quiet) {
@@ -121,8 +120,7 @@ out:
         (void)lb_outdir_clear_results(f.out);
         lb_outdir_abandon();
     }
-    if (have_grid)
-        lb_grid_free(&grid);
+    lb_grid_free(&grid);
     free(command_line);
     lb_run_settings_free(&s);
     return rc;

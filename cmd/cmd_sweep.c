@@ -284,15 +284,11 @@ static int finish(const SweepFlags *f, const char *dir, LbGrid *grid, const char
     return strcmp(status, "complete") == 0 ? LB_EXIT_OK : LB_EXIT_FAILURE;
 }
 
-/* --- sweep --gpus: one `linbench sweep` per GPU on a shard of the cells, then a merge ------- *
- * The parent never touches CUDA (a CUDA context does not survive fork): a probe process lists
- * the GPUs, so a missing index, GPUs of two models or a --mem-limit above their free memory are
- * refused before anything is written. Then DIR/meta.csv (running; parts N, part_I the shard-I
- * folders inside DIR) and DIR/shard-I/meta.csv for each shard I/N, all with the smallest GPU's
- * budget; each part then runs as a resume of its own directory, `linbench sweep --resume
- * DIR/shard-I --gpu G`, so a first run and a resume take one path, and a killed part finishes
- * what it lacks. The parent prints the parts' stderr, each line led by "[gpu G] ", and merges the
- * parts into DIR (reports/merge.h) once all have ended. */
+/* --- sweep --gpus: one `linbench sweep --resume DIR/shard-I --gpu G` per GPU, then a merge --- *
+ * The parent never touches CUDA (a context does not survive fork): a probe process lists the
+ * GPUs, so bad --gpus or --mem-limit are refused before anything is written. The parent writes
+ * DIR/meta.csv and each shard's meta.csv (the smallest GPU's budget), so a first run and a resume
+ * take one path; it relays the parts' stderr, "[gpu G] " first, and merges them into DIR. */
 
 #define PARTS_DIR_FMT "%s/shard-%d"
 
@@ -718,11 +714,8 @@ int lb_cmd_sweep(int argc, char **argv)
         rc = run_gpus(&s, &f, &meta, resumed_budget, argc, argv);
         goto out;
     }
-    /* A stop from here on is this sweep's to handle: one during the set-up below (the check and
-     * the calibration take seconds on a GPU) ends it with nothing measured, exit 130, and no new
-     * directory left behind, instead of a death by the signal beside an empty folder. */
+    /* A stop during the set-up (check, calibration) ends it with exit 130 and no new directory. */
     catch_stop_signals();
-    /* The directory, then the device (exit 1 leaves no new directory behind), then the check. */
     if (!f.resume && (rc = make_dir(&f, default_dir, sizeof default_dir)) != 0)
         goto out;
     const char *dir = f.resume ? f.resume : f.out;
@@ -736,8 +729,7 @@ int lb_cmd_sweep(int argc, char **argv)
         goto out;
     if ((rc = stopped_before_first_cell()) != 0)
         goto out;
-    /* This device's own limits, before the first cell: skipped with the check under --no-check,
-     * unless --breakdown wants them for its percentages. */
+    /* This device's limits: skipped with the check, unless --breakdown wants its percentages. */
     LbCalibration calibration;
     char calibration_note[512];
     snprintf(calibration_note, sizeof calibration_note, "skipped with the check (--no-check)");

@@ -6,7 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
-double lb_now_seconds(void)
+static double now_seconds(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -27,10 +27,9 @@ static void duration(char *buf, size_t size, double s)
 /* "standard  n=512", "linformer n=512 k=128": the model's name padded so n lines up. */
 static void cell_name(char *buf, size_t size, LbModelKind model, int64_t n, int64_t k)
 {
-    if (lb_model_has_k(model))
-        snprintf(buf, size, "%-9s n=%lld k=%lld", lb_model_name(model), (long long)n, (long long)k);
-    else
-        snprintf(buf, size, "%-9s n=%lld", lb_model_name(model), (long long)n);
+    char name[64];
+    snprintf(name, sizeof name, "%-9s", lb_model_name(model));
+    lb_model_cell_name(name, model, n, k, buf, size);
 }
 
 void lb_progress_init(LbProgress *p, int quiet)
@@ -38,12 +37,12 @@ void lb_progress_init(LbProgress *p, int quiet)
     p->mode = quiet ? 0 : isatty(STDERR_FILENO) ? 2 : 1;
     p->total = 0;
     p->done = 0;
-    p->start = lb_now_seconds();
+    p->start = now_seconds();
 }
 
 static void times(const LbProgress *p, char *elapsed, char *left, size_t size)
 {
-    double e = lb_now_seconds() - p->start;
+    double e = now_seconds() - p->start;
     duration(elapsed, size, e);
     if (p->done == 0)
         snprintf(left, size, "?");
@@ -70,11 +69,9 @@ static void end(LbProgress *p, const LbSweepEvent *e)
     cell_name(name, sizeof name, r->model, r->n, r->k);
     p->done++;
     if (r->status == LB_CELL_ERROR) { /* said even with --quiet */
-        char k_text[32] = "";
-        if (lb_model_has_k(r->model))
-            snprintf(k_text, sizeof k_text, " k=%lld", (long long)r->k);
-        fprintf(stderr, "%slinbench: %s n=%lld%s failed: %s\n", p->mode == 2 ? "\r\033[K" : "", lb_model_name(r->model),
-                (long long)r->n, k_text, r->error);
+        char plain[96];
+        lb_model_cell_name(lb_model_name(r->model), r->model, r->n, r->k, plain, sizeof plain);
+        fprintf(stderr, "%slinbench: %s failed: %s\n", p->mode == 2 ? "\r\033[K" : "", plain, r->error);
     }
     if (p->mode == 0)
         return;
@@ -98,7 +95,7 @@ void lb_progress_event(void *ctx, const LbSweepEvent *e)
     case LB_SWEEP_START:
         p->total = e->total;
         p->done = 0;
-        p->start = lb_now_seconds();
+        p->start = now_seconds();
         break;
     case LB_SWEEP_BEGIN: begin(p, e); break;
     case LB_SWEEP_END: end(p, e); break;

@@ -20,6 +20,5 @@ typedef struct LbProgress {
 void lb_progress_init(LbProgress *p, int quiet);
 /* The engine's LbSweepProgress: ctx is an LbProgress. */
 void lb_progress_event(void *ctx, const LbSweepEvent *e);
-double lb_now_seconds(void);
 
 #endif

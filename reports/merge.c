@@ -66,10 +66,7 @@ static int sweep_order(const void *x, const void *y)
 
 static void cell_name(const LbCellResult *r, char *buf, size_t size)
 {
-    if (lb_model_has_k(r->model))
-        snprintf(buf, size, "%s n=%lld k=%lld", lb_model_name(r->model), (long long)r->n, (long long)r->k);
-    else
-        snprintf(buf, size, "%s n=%lld", lb_model_name(r->model), (long long)r->n);
+    lb_model_cell_name(lb_model_name(r->model), r->model, r->n, r->k, buf, size);
 }
 
 int lb_merge_rows(const LbSweepDir *parts, size_t count, LbCellResult **rows, size_t *nrows,

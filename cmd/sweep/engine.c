@@ -13,11 +13,11 @@
 #include "attn/base/status.h"
 #include "lb_config.h"
 #include "lb_revision.h"
+#include "cmd/sweep/roofline.h"
 #include "reports/atomic_file.h"
 #include "reports/breakdown_csv.h"
 #include "reports/csv_io.h"
 #include "reports/peer_dir.h"
-#include "cmd/sweep/predict.h"
 #include "reports/raw.h"
 #include "reports/speedups.h"
 
@@ -39,6 +39,15 @@ int lb_sweep_cells(const LbRunSettings *s, LbSweepCell **cells, size_t *count)
     return LB_OK;
 }
 
+LbModelConfig lb_sweep_cell_config(const LbRunSettings *s, const LbSweepCell *c)
+{
+    LbModelConfig cfg = s->model;
+    cfg.kind = c->model;
+    cfg.n = c->n;
+    cfg.k = c->k;
+    return cfg;
+}
+
 /* A cell's cost for the split: the predictor's time for its measurement (a verification pass and
  * min_passes timed ones, as linbench predict counts a sweep) at its largest batch on one fixed
  * card, whatever --mem-limit says, so that every shard computes the same split on any machine;
@@ -48,10 +57,7 @@ static double cell_cost(const LbRunSettings *s, const LbPredictCard *card, const
     const LbPredictParams p = lb_predict_defaults();
     LbRunSettings unlimited = *s;
     unlimited.mem_limit = 0;
-    LbModelConfig cfg = s->model;
-    cfg.kind = c->model;
-    cfg.n = c->n;
-    cfg.k = c->k;
+    const LbModelConfig cfg = lb_sweep_cell_config(s, c);
     LbCellResult r;
     if (lb_predict_cell(&cfg, card, &p, lb_predict_budget(&unlimited, card), s->timing.max_batch, &r, NULL) != LB_OK) {
         lb_error_clear();
@@ -106,6 +112,14 @@ int lb_sweep_shard_assign(const LbRunSettings *s, const LbSweepCell *cells, size
     return LB_OK;
 }
 
+static int listed(const int64_t *list, size_t count, int64_t v)
+{
+    for (size_t i = 0; i < count; i++)
+        if (list[i] == v)
+            return 1;
+    return 0;
+}
+
 /* What of row r the settings do not hold, into why; 0 when it is one of cells (shard_of: each
  * cell's shard). */
 static int foreign(const LbRunSettings *s, const LbSweepCell *cells, size_t ncells, const int *shard_of,
@@ -117,10 +131,8 @@ static int foreign(const LbRunSettings *s, const LbSweepCell *cells, size_t ncel
             continue;
         if (shard_of[c] == s->shard_index)
             return 0;
-        char cell[96], k[32] = "";
-        if (has_k)
-            snprintf(k, sizeof k, " k=%lld", (long long)r->k);
-        snprintf(cell, sizeof cell, "%s n=%lld%s", lb_model_name(r->model), (long long)r->n, k);
+        char cell[96];
+        lb_model_cell_name(lb_model_name(r->model), r->model, r->n, r->k, cell, sizeof cell);
         snprintf(why, size, "%s is a cell of shard %d/%d, not of meta.csv's shard %d/%d", cell, shard_of[c],
                  s->shard_count, s->shard_index, s->shard_count);
         return 1;
@@ -129,20 +141,10 @@ static int foreign(const LbRunSettings *s, const LbSweepCell *cells, size_t ncel
     long long value = 0;
     if (!(s->models >> r->model & 1))
         id = LB_SET_MODELS;
-    for (size_t i = 0; id == LB_SET_COUNT && i <= s->nn; i++)
-        if (i == s->nn) {
-            id = LB_SET_N;
-            value = (long long)r->n;
-        } else if (s->n[i] == r->n) {
-            break;
-        }
-    for (size_t j = 0; id == LB_SET_COUNT && has_k && j <= s->nk; j++)
-        if (j == s->nk) {
-            id = LB_SET_K;
-            value = (long long)r->k;
-        } else if (s->k[j] == r->k) {
-            break;
-        }
+    else if (!listed(s->n, s->nn, r->n))
+        id = LB_SET_N, value = (long long)r->n;
+    else if (has_k && !listed(s->k, s->nk, r->k))
+        id = LB_SET_K, value = (long long)r->k;
     if (id == LB_SET_COUNT) { /* its n and k are the grid's, and the model has no cell there */
         snprintf(why, size, "%s has no cell at n %lld, k %lld", lb_model_name(r->model), (long long)r->n,
                  (long long)r->k);
@@ -307,13 +309,14 @@ static int write_meta(const LbSweepJob *job, const LbSweepDevice *dev, const cha
         if (rc == LB_OK)                                       \
             rc = lb_meta_set(&meta, key, __VA_ARGS__);         \
     } while (0)
-#define SET_KNOWN(key, v) /* an int that is -1 when unknown */ \
+#define SET_IF(known, key, ...)                                \
     do {                                                       \
-        if ((v) >= 0)                                          \
-            SET(key, "%lld", (long long)(v));                  \
+        if (known)                                             \
+            SET(key, __VA_ARGS__);                             \
         else                                                   \
             SET(key, "%s", "");                                \
     } while (0)
+#define SET_KNOWN(key, v) SET_IF((v) >= 0, key, "%lld", (long long)(v)) /* an int, -1 when unknown */
     SET(LB_META_TOOL, "%s", LB_TOOL_LINBENCH); /* what wrote the result: bench/peer writes "peer" */
     /* measured, or predicted (linbench predict, whose own keys follow): compare and plot label a
      * prediction, and a sweep never resumes one */
@@ -325,17 +328,12 @@ static int write_meta(const LbSweepJob *job, const LbSweepDevice *dev, const cha
     if (rc == LB_OK)
         rc = lb_sweep_meta_history(job, now, status, &meta);
     SET("device_name", "%s", d.name);
-    if (d.cc_major >= 0)
-        SET("compute_capability", "%d.%d", d.cc_major, d.cc_minor);
-    else
-        SET("compute_capability", "%s", "");
+    SET_IF(d.cc_major >= 0, "compute_capability", "%d.%d", d.cc_major, d.cc_minor);
     SET_KNOWN("sm_count", d.sm_count);
     SET_KNOWN("memory_total_bytes", d.total_bytes);
     SET("memory_budget_bytes", "%llu", (unsigned long long)job->budget);
-    if (s->device == LB_DEVICE_CUDA && d.total_bytes > 0)
-        SET("memory_headroom_bytes", "%llu", (unsigned long long)lb_run_settings_headroom(s, (uint64_t)d.total_bytes));
-    else
-        SET("memory_headroom_bytes", "%s", "");
+    SET_IF(s->device == LB_DEVICE_CUDA && d.total_bytes > 0, "memory_headroom_bytes", "%llu",
+           (unsigned long long)lb_run_settings_headroom(s, (uint64_t)d.total_bytes));
     SET_KNOWN("driver_version", d.driver_version);
     SET_KNOWN("runtime_version", d.runtime_version);
     SET_KNOWN("cublas_version", d.cublas_version);
@@ -365,35 +363,23 @@ static int write_meta(const LbSweepJob *job, const LbSweepDevice *dev, const cha
     const char *earlier = job->previous ? lb_meta_get(job->previous, "check") : NULL;
     const int skipped = !job->check.ran || (earlier && strcmp(earlier, "skipped") == 0);
     SET("check", "%s", job->check.ran && job->check.failed ? "failed" : skipped ? "skipped" : "passed");
-    if (job->check.ran) {
-        double most = job->check.max_rel_error;
-        const char *before = job->previous ? lb_meta_get(job->previous, "check_max_rel_error") : NULL;
-        double b;
-        if (before && *before && lb_csv_parse_double(before, &b) == 0 && b > most)
-            most = b;
-        SET("check_max_rel_error", "%.3g", most);
-        SET("check_seed", "%llu", (unsigned long long)job->check.seed);
-    } else {
-        SET("check_max_rel_error", "%s", "");
-        SET("check_seed", "%s", "");
-    }
+    double most = job->check.max_rel_error, b;
+    const char *before = job->previous ? lb_meta_get(job->previous, "check_max_rel_error") : NULL;
+    if (before && *before && lb_csv_parse_double(before, &b) == 0 && b > most)
+        most = b;
+    SET_IF(job->check.ran, "check_max_rel_error", "%.3g", most);
+    SET_IF(job->check.ran, "check_seed", "%llu", (unsigned long long)job->check.seed);
     /* this run's calibration (attn/measure/calibrate.h): the device's own product rate and copy
      * bandwidth, measured before the first cell; empty when it did not run, the note saying why */
     SET("calibration", "%s", job->calibration ? "measured" : "skipped");
     SET("calibration_note", "%s", job->calibration_note ? job->calibration_note : "");
-    if (job->calibration) {
-        const LbCalibration *cal = job->calibration;
-        SET("calibration_tflop_per_s", "%.6g", cal->tflop_per_s);
-        SET("calibration_copy_gb_per_s", "%.6g", cal->copy_gb_per_s);
-        SET("calibration_product_dim", "%lld", (long long)cal->dim);
-        SET("calibration_copy_bytes", "%lld", (long long)cal->copy_bytes);
-    } else {
-        SET("calibration_tflop_per_s", "%s", "");
-        SET("calibration_copy_gb_per_s", "%s", "");
-        SET("calibration_product_dim", "%s", "");
-        SET("calibration_copy_bytes", "%s", "");
-    }
+    const LbCalibration *cal = job->calibration; /* read only where not NULL */
+    SET_IF(cal, "calibration_tflop_per_s", "%.6g", cal->tflop_per_s);
+    SET_IF(cal, "calibration_copy_gb_per_s", "%.6g", cal->copy_gb_per_s);
+    SET_IF(cal, "calibration_product_dim", "%lld", (long long)cal->dim);
+    SET_IF(cal, "calibration_copy_bytes", "%lld", (long long)cal->copy_bytes);
 #undef SET_KNOWN
+#undef SET_IF
 #undef SET
     char *path = lb_path_join(job->dir, "meta.csv");
     if (!path && rc == LB_OK)
@@ -446,6 +432,17 @@ static int write_grids(const LbSweepJob *job, const char *raw_path, LbGrid *out,
         *out = g;
     else
         lb_grid_free(&g);
+    return rc;
+}
+
+/* The grids, then meta.csv with the final status; the grids kept only when both are written. */
+static int conclude(const LbSweepJob *job, const LbSweepDevice *dev, const char *now, const char *raw_path,
+                    const char *status, EnergyTally *energy, const LbMeta *extra, LbGrid *grid)
+{
+    LB_TRY(write_grids(job, raw_path, grid, energy));
+    const int rc = write_meta(job, dev, now, status, energy, extra);
+    if (rc != LB_OK && grid)
+        lb_grid_free(grid);
     return rc;
 }
 
@@ -572,11 +569,7 @@ int lb_sweep_engine_run(const LbSweepJob *job, LbBackend *be, const volatile sig
     tell(job, (LbSweepEvent){LB_SWEEP_START, 0, (int)ntodo, NULL, 0, NULL});
     const LbPlanParams pp = {be->elem_bytes, be->alignment, be->workspace_bytes};
     for (size_t t = 0; t < ntodo && !fatal; t++) {
-        const LbSweepCell *c = &cells[todo[t]];
-        LbModelConfig cfg = s->model;
-        cfg.kind = c->model;
-        cfg.n = c->n;
-        cfg.k = c->k;
+        LbModelConfig cfg = lb_sweep_cell_config(s, &cells[todo[t]]);
         const int index = (int)t + 1;
         tell(job, (LbSweepEvent){LB_SWEEP_BEGIN, index, (int)ntodo, &cfg,
                                  lb_plan_largest_batch(&cfg, &pp, job->budget, s->timing.max_batch), NULL});
@@ -611,13 +604,8 @@ int lb_sweep_engine_run(const LbSweepJob *job, LbBackend *be, const volatile sig
         interrupted = 1;
     *outcome = interrupted ? LB_SWEEP_INTERRUPTED : fatal ? LB_SWEEP_FAILED : failed ? LB_SWEEP_CELL_ERRORS : LB_SWEEP_COMPLETE;
     device_tuning(be, &dev);
-    rc = write_grids(job, raw_path, grid, &energy);
-    if (rc == LB_OK) {
-        rc = write_meta(job, &dev, now, lb_sweep_outcome_name(*outcome), &energy, NULL);
-        running = rc != LB_OK;
-        if (rc != LB_OK && grid)
-            lb_grid_free(grid);
-    }
+    rc = conclude(job, &dev, now, raw_path, lb_sweep_outcome_name(*outcome), &energy, NULL, grid);
+    running = rc != LB_OK;
 out:
     if (started)
         tell(job, (LbSweepEvent){LB_SWEEP_FINISH, 0, (int)ntodo, NULL, 0, NULL});
@@ -662,12 +650,7 @@ int lb_sweep_write_rows(const LbSweepJob *job, const LbSweepDevice *dev, const L
     if (raw)
         lb_raw_close(raw);
     if (rc == LB_OK)
-        rc = write_grids(job, raw_path, grid, &energy);
-    if (rc == LB_OK) {
-        rc = write_meta(job, dev, now, lb_sweep_outcome_name(LB_SWEEP_COMPLETE), &energy, extra);
-        if (rc != LB_OK && grid)
-            lb_grid_free(grid);
-    }
+        rc = conclude(job, dev, now, raw_path, lb_sweep_outcome_name(LB_SWEEP_COMPLETE), &energy, extra, grid);
     free(raw_path);
     return rc;
 }

@@ -1,16 +1,10 @@
 /* The sweep engine: every cell of a sweep measured in turn into its result directory (METHOD.md,
- * "Files a sweep writes"): meta.csv first (status running), each raw.csv row as its cell ends,
- * then speedups.csv (every measured model against the baselines), the two Table 3 grids and
- * meta.csv again with the outcome. Resumable: cells already in
- * raw.csv are not measured again. It prints nothing and picks no exit code: it returns a status
- * and an outcome, and tells its caller about each cell through a callback (cmd/ prints).
+ * "Files a sweep writes"): meta.csv (running), a raw.csv row per cell as it ends, speedups.csv,
+ * the Table 3 grids, meta.csv with the outcome. Resumable; prints nothing, picks no exit code.
  *
- * The cells, in the sweep's order: for each n ascending, for each listed model in the model
- * table's order, for each k ascending where lb_model_cell_exists (one cell for a model without a
- * k axis). --shard I/N splits them by the predictor's time for each cell (cmd/sweep/predict.h, on
- * one fixed card whatever the device): cells taken costliest first (ties: earlier in the sweep's
- * order), each to the least loaded shard (ties: the lowest index). Deterministic, so every shard
- * (of a Slurm job array, of sweep --gpus) computes the same split alone. */
+ * The cells: for each n ascending, each listed model in the table's order, each k ascending where
+ * lb_model_cell_exists. --shard I/N gives each cell, costliest first by the predictor's time on
+ * one fixed card, to the least loaded shard: every shard computes the same split alone. */
 #ifndef LB_SWEEP_ENGINE_H
 #define LB_SWEEP_ENGINE_H
 
@@ -43,6 +37,9 @@ typedef struct LbSweepCell {
 /* Every cell of the settings' grid and models, in the sweep's order, into a malloc'd array.
  * LB_OK or LB_ERR_NOMEM. */
 int lb_sweep_cells(const LbRunSettings *s, LbSweepCell **cells, size_t *count);
+
+/* The model the settings measure at cell c. */
+LbModelConfig lb_sweep_cell_config(const LbRunSettings *s, const LbSweepCell *c);
 
 /* The shard (0 .. s->shard_count-1) of every cell, into a malloc'd array. LB_OK or LB_ERR_NOMEM. */
 int lb_sweep_shard_assign(const LbRunSettings *s, const LbSweepCell *cells, size_t count, int **shard_of);
