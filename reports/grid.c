@@ -65,21 +65,17 @@ void lb_grid_free(LbGrid *g)
     memset(g, 0, sizeof *g);
 }
 
-long lb_grid_row(const LbGrid *g, int64_t n)
+/* Index of v in a[count], or -1. */
+static long index_of(const int64_t *a, size_t count, int64_t v)
 {
-    for (size_t i = 0; i < g->rows; i++)
-        if (g->n[i] == n)
+    for (size_t i = 0; i < count; i++)
+        if (a[i] == v)
             return (long)i;
     return -1;
 }
 
-long lb_grid_col(const LbGrid *g, int64_t k)
-{
-    for (size_t j = 0; j < g->cols; j++)
-        if (g->k[j] == k)
-            return (long)j;
-    return -1;
-}
+long lb_grid_row(const LbGrid *g, int64_t n) { return index_of(g->n, g->rows, n); }
+long lb_grid_col(const LbGrid *g, int64_t k) { return index_of(g->k, g->cols, k); }
 
 /* An error on either side beats an OOM, which beats a missing row: what the reader most needs
  * to know. */
@@ -210,14 +206,15 @@ static void lb_format_sig(double v, int digits, char *buf, size_t size)
         snprintf(buf, size, "%#.*g", digits, v);
 }
 
+/* What a cell that is no value shows, by kind: in a table, and in a CSV file (EMPTY differs). */
+static const char *const kind_text[] = {[LB_GRID_EMPTY] = "-", [LB_GRID_MISSING] = "NA", [LB_GRID_OOM] = "OOM",
+                                        [LB_GRID_ERROR] = "ERR"};
+
 void lb_grid_cell_text(const LbGridCell *c, const char *suffix, char *buf, size_t size)
 {
-    switch (c->kind) {
-    case LB_GRID_EMPTY: snprintf(buf, size, "-"); return;
-    case LB_GRID_MISSING: snprintf(buf, size, "NA"); return;
-    case LB_GRID_OOM: snprintf(buf, size, "OOM"); return;
-    case LB_GRID_ERROR: snprintf(buf, size, "ERR"); return;
-    case LB_GRID_VALUE: break;
+    if (c->kind != LB_GRID_VALUE) {
+        snprintf(buf, size, "%s", kind_text[c->kind]);
+        return;
     }
     char num[64];
     lb_format_sig(c->value, 3, num, sizeof num);
@@ -226,29 +223,25 @@ void lb_grid_cell_text(const LbGridCell *c, const char *suffix, char *buf, size_
 
 void lb_grid_cell_csv(const LbGridCell *c, char *buf, size_t size)
 {
-    switch (c->kind) {
-    case LB_GRID_EMPTY: snprintf(buf, size, "%s", ""); return;
-    case LB_GRID_MISSING: snprintf(buf, size, "NA"); return;
-    case LB_GRID_OOM: snprintf(buf, size, "OOM"); return;
-    case LB_GRID_ERROR: snprintf(buf, size, "ERR"); return;
-    case LB_GRID_VALUE: snprintf(buf, size, "%.6g", c->value); return;
-    }
+    if (c->kind == LB_GRID_VALUE)
+        snprintf(buf, size, "%.6g", c->value);
+    else
+        snprintf(buf, size, "%s", c->kind == LB_GRID_EMPTY ? "" : kind_text[c->kind]);
 }
 
 int lb_grid_cell_parse(const char *s, LbGridCell *c)
 {
     *c = (LbGridCell){LB_GRID_VALUE, 0.0};
-    if (s[0] == '\0')
+    if (s[0] == '\0') {
         c->kind = LB_GRID_EMPTY;
-    else if (strcmp(s, "NA") == 0)
-        c->kind = LB_GRID_MISSING;
-    else if (strcmp(s, "OOM") == 0)
-        c->kind = LB_GRID_OOM;
-    else if (strcmp(s, "ERR") == 0)
-        c->kind = LB_GRID_ERROR;
-    else if (lb_csv_parse_double(s, &c->value) || !isfinite(c->value))
-        return -1;
-    return 0;
+        return 0;
+    }
+    for (int k = LB_GRID_MISSING; k <= LB_GRID_ERROR; k++)
+        if (k != LB_GRID_VALUE && strcmp(s, kind_text[k]) == 0) {
+            c->kind = (LbGridCellKind)k;
+            return 0;
+        }
+    return lb_csv_parse_double(s, &c->value) || !isfinite(c->value) ? -1 : 0;
 }
 
 int lb_grid_has_energy(const LbGrid *g)
