@@ -45,7 +45,8 @@ typedef struct LbModelDesc {
      * sequence, multiply-add = 2 (METHOD.md, "Work counted"). */
     double (*flops_per_layer)(const LbModelConfig *cfg);
     /* The variants `linbench check` (full) and the tests run: variant i (0 .. variants - 1) sets
-     * the model's own settings in cfg (sharing, order, chunk...), the rest left as given. */
+     * the model's own settings in cfg (sharing, order, chunk...), the rest left as given. NULL
+     * with variants 1: the model has no settings of its own. */
     int variants;
     void (*variant)(int i, LbModelConfig *cfg);
     /* Nonzero for the exact models every other measured model is compared with (speedups.csv,

@@ -89,12 +89,11 @@ int lb_config_check(const LbModelConfig *cfg, char *msg, size_t msg_size);
 
 int64_t lb_config_head_dim(const LbModelConfig *cfg);
 
-/* The projected length of `layer` (0 .. layers - 1) under cfg's k schedule; the cell's k for the
- * first layer always. */
+/* The projected length of `layer` under cfg's k schedule (the cell's k for layer 0). */
 int64_t lb_config_layer_k(const LbModelConfig *cfg, int layer);
 
-/* --k-schedule: "uniform", "halve" or a comma list of factors in (0, 1], into cfg. 0, or -1 with
- * what it accepts in should. Its length is checked against --layers by lb_config_check. */
+/* --k-schedule ("uniform", "halve" or a comma list of factors in (0, 1]) into cfg: 0, or -1 with
+ * what it accepts in should. lb_config_check holds its length to --layers. */
 int lb_kschedule_parse(const char *text, LbModelConfig *cfg, char *should, size_t size);
 /* As --k-schedule takes it and meta.csv records it, into buf. */
 void lb_kschedule_text(const LbModelConfig *cfg, char *buf, size_t size);
@@ -108,24 +107,19 @@ const char *lb_dtype_name(LbDtype d);
 const char *lb_model_name(LbModelKind m);
 const char *lb_sharing_name(LbSharing s);
 const char *lb_order_name(LbOrder o);
-/* Whether the grid's k axis applies to a model (its cells are (n, k), else (n) alone), and what
- * k means for it ("projected length"); "" when it has none. */
+/* Whether a model's cells have a k ((n, k), else (n)), and what k means ("" without one). */
 int lb_model_has_k(LbModelKind m);
 const char *lb_model_k_meaning(LbModelKind m);
-/* The model's rank among the exact baselines every other model is compared with (1 standard,
- * 2 chunked, 3 flash: LbModelDesc.baseline); 0 when it is none. */
+/* LbModelDesc.baseline: 1 standard, 2 chunked, 3 flash; 0 for a model that is no baseline. */
 int lb_model_baseline(LbModelKind m);
 /* The k a model accepts, as --help says it ("1 to n"); "" when it has no k axis. */
 const char *lb_model_k_range(LbModelKind m);
-/* Whether model m reads --FLAG (FLAG without "--"): 1 or 0 for a flag that only some models read
- * (k, and each model's own_flags: sharing, order, chunk); -1 for a flag no model owns (every
- * model reads --layers, --dtype ...). */
+/* Whether model m reads --FLAG (no "--"): 1 or 0 for k and the models' own_flags; -1 for a flag
+ * no model owns (--layers, --dtype ...: every model reads it). */
 int lb_model_reads_flag(LbModelKind m, const char *flag);
-/* Whether the cell (n, k) of a model is measured at all: k is ignored for a model without a k
- * axis; Linformer's k must be below n (no compression otherwise: the grid's EMPTY cells). */
+/* Whether (n, k) is a cell of model m (k ignored without a k axis; Linformer's k below n). */
 int lb_model_cell_exists(LbModelKind m, int64_t n, int64_t k);
-/* Why a cell with k < n may be no cell of model m ("k must divide n: ..."), for a sweep's note; NULL
- * when k < n is its only rule. */
+/* LbModelDesc.skip_reason: why a k < n may be no cell of m; NULL when k < n is its only rule. */
 const char *lb_model_skip_reason(LbModelKind m);
 int lb_dtype_parse(const char *s, LbDtype *out);
 int lb_model_parse(const char *s, LbModelKind *out);

@@ -139,12 +139,6 @@ static double flops_per_layer(const LbModelConfig *c)
     return 2 * n * (4 * d * d) + 8 * n * m * d + 4 * n * m * h;
 }
 
-static void variant(int i, LbModelConfig *c)
-{
-    (void)i;
-    (void)c;
-}
-
 static void describe(const LbModelConfig *c, char *buf, size_t size)
 {
     snprintf(buf, size, "performer m %lld", (long long)c->k);
@@ -159,6 +153,5 @@ const LbModelDesc lb_model_performer = {
     .attention = attention,
     .flops_per_layer = flops_per_layer,
     .variants = 1,
-    .variant = variant,
     .describe = describe,
 };
