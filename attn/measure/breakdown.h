@@ -16,7 +16,6 @@
 extern "C" {
 #endif
 
-
 /* "embed", "layernorm", "qkv", ... as breakdown.csv writes them; NULL outside the enum. */
 const char *lb_op_role_name(LbOpRole r);
 /* The role named s; -1 when none is. */
