@@ -93,25 +93,3 @@ int lb_qkv(LbPass *p, const LbLayerWeights *w, const void *x, void **qkv)
     lb_pass_role(p, LB_ROLE_UNLABELLED);
     return LB_OK;
 }
-
-int lb_qkv_heads(LbPass *p, const LbLayerWeights *w, const void *x, void **qkv, void **qh, void **kh, void **vh)
-{
-    const int64_t rows = p->B * p->n, d = p->d;
-    LB_TRY(lb_qkv(p, w, x, qkv));
-    LB_TRY(lb_pass_alloc(p, rows * d, "Q heads", qh)); /* (B, h, n, hd) */
-    LB_TRY(lb_pass_alloc(p, rows * d, "K heads", kh));
-    LB_TRY(lb_pass_alloc(p, rows * d, "V heads", vh));
-    lb_pass_role(p, LB_ROLE_PERMUTE);
-    LB_TRY(p->ops->split_heads(p->be, *qkv, 3 * d, *qh, p->B, p->n, p->h, p->hd));
-    LB_TRY(p->ops->split_heads(p->be, lb_pass_at(p, *qkv, d), 3 * d, *kh, p->B, p->n, p->h, p->hd));
-    LB_TRY(p->ops->split_heads(p->be, lb_pass_at(p, *qkv, 2 * d), 3 * d, *vh, p->B, p->n, p->h, p->hd));
-    lb_pass_role(p, LB_ROLE_UNLABELLED);
-    return LB_OK;
-}
-
-int lb_project_out(LbPass *p, const LbLayerWeights *w, const void *oh, void *tmp, void *y)
-{
-    lb_pass_role(p, LB_ROLE_PERMUTE);
-    LB_TRY(p->ops->merge_heads(p->be, oh, tmp, p->B, p->n, p->h, p->hd));
-    return lb_project(p, w, tmp, y);
-}

@@ -62,15 +62,6 @@ double lb_exact_attention_flops(const LbModelConfig *c);
  * [d, 2d), V in [2d, 3d); lb_attend reads its heads in place (ldq = ldkv = 3d). */
 int lb_qkv(LbPass *p, const LbLayerWeights *w, const void *x, void **qkv);
 
-/* For a model whose own kernels want heads contiguous (the Performer's feature map): lb_qkv, then
- * qh, kh, vh (B, h, n, hd) split out of it, in this allocation order (2 x 3 B n d elements moved
- * that lb_attend does not need). */
-int lb_qkv_heads(LbPass *p, const LbLayerWeights *w, const void *x, void **qkv, void **qh, void **kh,
-                 void **vh);
-
-/* Its counterpart: merge heads oh (B, h, n, hd) -> (B, n, d) into tmp, then lb_project. */
-int lb_project_out(LbPass *p, const LbLayerWeights *w, const void *oh, void *tmp, void *y);
-
 /* --- the builder: weights in a fixed order, each drawn from its own seed ------------------- */
 
 struct LbBuilder {

@@ -87,13 +87,30 @@ static int build(LbBuilder *b)
 static const void *omega(const LbModel *m, int layer) { return m->own[layer].ptr; }
 static const void *ones(const LbModel *m) { return m->own[m->cfg.layers].ptr; }
 
+/* lb_qkv, then qh, kh, vh (B, h, n, hd) split out of it for the feature map, which wants heads
+ * contiguous (2 x 3 B n d elements moved that lb_attend does not need). */
+static int qkv_heads(LbPass *p, const LbLayerWeights *w, const void *x, void **qkv, void **qh, void **kh, void **vh)
+{
+    const int64_t rows = p->B * p->n, d = p->d;
+    LB_TRY(lb_qkv(p, w, x, qkv));
+    LB_TRY(lb_pass_alloc(p, rows * d, "Q heads", qh)); /* (B, h, n, hd) */
+    LB_TRY(lb_pass_alloc(p, rows * d, "K heads", kh));
+    LB_TRY(lb_pass_alloc(p, rows * d, "V heads", vh));
+    lb_pass_role(p, LB_ROLE_PERMUTE);
+    LB_TRY(p->ops->split_heads(p->be, *qkv, 3 * d, *qh, p->B, p->n, p->h, p->hd));
+    LB_TRY(p->ops->split_heads(p->be, lb_pass_at(p, *qkv, d), 3 * d, *kh, p->B, p->n, p->h, p->hd));
+    LB_TRY(p->ops->split_heads(p->be, lb_pass_at(p, *qkv, 2 * d), 3 * d, *vh, p->B, p->n, p->h, p->hd));
+    lb_pass_role(p, LB_ROLE_UNLABELLED);
+    return LB_OK;
+}
+
 static int attention(LbPass *p, int layer, const LbLayerWeights *w, const void *x, void *y)
 {
     const int64_t bh = p->B * p->h, n = p->n, hd = p->hd, mf = p->k;
     const float scale = (float)pow((double)hd, -0.25);
     const void *W = omega(p->m, layer);
     void *qkv, *qh, *kh, *vh, *qf, *kf, *stat, *kv, *o1;
-    LB_TRY(lb_qkv_heads(p, w, x, &qkv, &qh, &kh, &vh));
+    LB_TRY(qkv_heads(p, w, x, &qkv, &qh, &kh, &vh));
     /* Q' (B, h, n, m) = phi(scale q W^T): the product's alpha applies the scale in fp32 */
     LB_TRY(lb_pass_alloc(p, bh * n * mf, "query features", &qf));
     lb_pass_role(p, LB_ROLE_FEATURE_MAP); /* both projections onto omega and their exp */
@@ -117,7 +134,9 @@ static int attention(LbPass *p, int layer, const LbLayerWeights *w, const void *
     lb_pass_role(p, LB_ROLE_NORMALISE);
     LB_TRY(p->ops->divide_by_last(p->be, o1, qh, bh * n, hd));
     lb_pass_role(p, LB_ROLE_UNLABELLED);
-    return lb_project_out(p, w, qh, qkv, y);
+    lb_pass_role(p, LB_ROLE_PERMUTE); /* the heads (B, h, n, hd) back to (B, n, d), over Q/K/V */
+    LB_TRY(p->ops->merge_heads(p->be, qh, qkv, p->B, p->n, p->h, p->hd));
+    return lb_project(p, w, qkv, y);
 }
 
 static int check(const LbModelConfig *c, char *msg, size_t msg_size)
