@@ -1,6 +1,5 @@
-/* The model configuration: which model runs, the encoder's shape, precision and the models' own
- * settings (METHOD.md, "What runs"). Parsed and validated here so the CLI, the sweep and the tests
- * agree; what differs by model is asked of the table (attn/attention.h). */
+/* The model configuration (METHOD.md, "What runs"): the model, the encoder's shape, precision and
+ * the models' own settings, validated here for the CLI, the sweep and the tests alike. */
 #ifndef LB_CONFIG_H
 #define LB_CONFIG_H
 
@@ -13,16 +12,14 @@ extern "C" {
 
 typedef enum LbDtype { LB_DTYPE_FP16 = 0, LB_DTYPE_BF16 = 1, LB_DTYPE_FP32 = 2 } LbDtype;
 
-/* The attention models, in the order of the model table (every loop over models walks
- * 0 .. LB_MODEL_COUNT - 1 and asks the table, never names two). */
+/* The attention models in the model table's order (loops walk them all and ask the table). */
 typedef enum LbModelKind {
     LB_MODEL_STANDARD = 0,
     LB_MODEL_LINFORMER = 1,
     LB_MODEL_CHUNKED = 2,
     LB_MODEL_PERFORMER = 3,
     LB_MODEL_FLASH = 4,
-    /* The Linformer with the paper's general projections (section 4) in place of E and F: keys and
-     * values mean-pooled, max-pooled, or convolved depthwise over windows of n / k positions. */
+    /* The paper's general projections (section 4) in place of E and F, over windows of n / k */
     LB_MODEL_LINFORMER_MEAN = 5,
     LB_MODEL_LINFORMER_MAX = 6,
     LB_MODEL_LINFORMER_CONV = 7,
@@ -98,8 +95,7 @@ int lb_kschedule_parse(const char *text, LbModelConfig *cfg, char *should, size_
 /* As --k-schedule takes it and meta.csv records it, into buf. */
 void lb_kschedule_text(const LbModelConfig *cfg, char *buf, size_t size);
 
-/* FLOPs of one forward pass of one sequence (METHOD.md, "Work counted"): the encoder's
- * feed-forward blocks plus the model's attention blocks (its table entry). */
+/* FLOPs of one pass of one sequence (METHOD.md, "Work counted"): feed-forward plus attention. */
 double lb_config_flops_per_seq(const LbModelConfig *cfg);
 
 /* Names as the CLI and the CSV files write them, and their parsers (return 0 on success). */

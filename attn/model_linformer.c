@@ -307,12 +307,9 @@ static void describe(const LbModelConfig *c, char *buf, size_t size)
         lb_kschedule_text(c, text, sizeof text);
         snprintf(schedule, sizeof schedule, " (%s)", text);
     }
-    if (pooled(c))
-        snprintf(buf, size, "%s %s k %lld%s", lb_model_name(c->kind), lb_order_name(c->order), (long long)c->k,
-                 schedule);
-    else
-        snprintf(buf, size, "%s %s/%s k %lld%s", lb_model_name(c->kind), lb_sharing_name(c->sharing),
-                 lb_order_name(c->order), (long long)c->k, schedule);
+    /* pooling has no sharing level to name */
+    snprintf(buf, size, "%s %s%s%s k %lld%s", lb_model_name(c->kind), pooled(c) ? "" : lb_sharing_name(c->sharing),
+             pooled(c) ? "" : "/", lb_order_name(c->order), (long long)c->k, schedule);
 }
 
 /* What the four models share, and what the three with windows of n / k share besides. */

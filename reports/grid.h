@@ -1,12 +1,11 @@
-/* The two grids of Table 3 (METHOD.md, "Ratios"), built from raw.csv rows:
+/* Table 3's grids (METHOD.md, "Ratios") from raw.csv rows, and any model's against a baseline:
  *   time speedup(n, k)   = ms_per_seq(standard, n) / ms_per_seq(linformer, n, k)
  *   memory speedup(n, k) = batch(linformer, n, k) / batch(standard, n)
  *   energy speedup(n, k) = energy_j_per_seq(standard, n) / energy_j_per_seq(linformer, n, k)
- * (the last NA, not measured, where either side has no energy: METHOD.md, "Energy"),
- * and the same for any model against any baseline (lb_grid_pair_from_raw). A cell is EMPTY where
- * the model has no such cell (Linformer's k >= n), else ERROR when either side failed, OOM when
- * either ran out of memory at batch 1, MISSING (NA) when either has no row, VALUE otherwise.
- * Files: NAME_speedup.csv, header `n,k=128,...`, a row per n, values %.6g, EMPTY an empty field. */
+ * A cell is EMPTY where the model has none (Linformer's k >= n), else ERROR when either side
+ * failed, OOM when either ran out of memory at batch 1, MISSING (NA) when either has no row (or,
+ * for energy, no counter), VALUE otherwise. Files: NAME_speedup.csv, header `n,k=128,...`, a row
+ * per n, values %.6g, EMPTY an empty field. */
 #ifndef LB_GRID_H
 #define LB_GRID_H
 

@@ -14,34 +14,24 @@ const char *const lb_speedups_columns[LB_SPEEDUPS_COLUMNS] = {
     "model", "baseline", "n", "k", "time_speedup", "memory_speedup", "energy_speedup",
 };
 
-/* The baselines in rank order (LbModelDesc.baseline): standard, the paper's; chunked, which asks
+/* Baselines in rank order (LbModelDesc.baseline): standard, the paper's; chunked, which asks
  * whether Linformer's memory advantage survives exact attention that never holds the n x n
  * scores; flash, the same of its time as people run it today. */
-static size_t baselines(LbModelKind out[LB_MODEL_COUNT])
+size_t lb_speedup_pairs(const int measured[LB_MODEL_COUNT], LbSpeedupPair *pairs)
 {
     size_t count = 0;
     for (int rank = 1; rank <= LB_MODEL_COUNT; rank++)
-        for (int m = 0; m < LB_MODEL_COUNT; m++)
-            if (lb_model_baseline((LbModelKind)m) == rank)
-                out[count++] = (LbModelKind)m;
-    return count;
-}
-
-size_t lb_speedup_pairs(const int measured[LB_MODEL_COUNT], LbSpeedupPair *pairs)
-{
-    LbModelKind base[LB_MODEL_COUNT];
-    size_t nb = baselines(base), count = 0;
-    for (size_t b = 0; b < nb; b++) {
-        if (!measured[base[b]])
-            continue;
-        for (int m = 0; m < LB_MODEL_COUNT; m++) {
-            /* a baseline against one ranked after it is the inverse of a pair already listed
-             * (standard against flash is flash against standard, upside down) */
-            const int rank = lb_model_baseline((LbModelKind)m);
-            if (measured[m] && (LbModelKind)m != base[b] && !(rank > 0 && rank < lb_model_baseline(base[b])))
-                pairs[count++] = (LbSpeedupPair){(LbModelKind)m, base[b]};
+        for (int b = 0; b < LB_MODEL_COUNT; b++) {
+            if (lb_model_baseline((LbModelKind)b) != rank || !measured[b])
+                continue;
+            for (int m = 0; m < LB_MODEL_COUNT; m++) {
+                /* a baseline against one ranked after it is the inverse of a pair already listed
+                 * (standard against flash is flash against standard, upside down) */
+                const int r = lb_model_baseline((LbModelKind)m);
+                if (measured[m] && m != b && !(r > 0 && r < rank))
+                    pairs[count++] = (LbSpeedupPair){(LbModelKind)m, (LbModelKind)b};
+            }
         }
-    }
     return count;
 }
 
