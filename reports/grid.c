@@ -26,10 +26,8 @@ int lb_grid_alloc_pair(LbGrid *g, LbModelKind model, LbModelKind baseline, const
     size_t cells = nn * nk;
     g->n = malloc((nn ? nn : 1) * sizeof *g->n);
     g->k = malloc((nk ? nk : 1) * sizeof *g->k);
-    g->time = malloc((cells ? cells : 1) * sizeof *g->time);
-    g->memory = malloc((cells ? cells : 1) * sizeof *g->memory);
-    g->energy = malloc((cells ? cells : 1) * sizeof *g->energy);
-    if (!g->n || !g->k || !g->time || !g->memory || !g->energy) {
+    g->time = malloc((cells ? 3 * cells : 1) * sizeof *g->time); /* then memory, then energy */
+    if (!g->n || !g->k || !g->time) {
         lb_grid_free(g);
         return LB_FAIL(LB_ERR_NOMEM, "out of memory for a %zu x %zu grid", nn, nk);
     }
@@ -37,13 +35,11 @@ int lb_grid_alloc_pair(LbGrid *g, LbModelKind model, LbModelKind baseline, const
         memcpy(g->n, n, nn * sizeof *n);
     if (nk)
         memcpy(g->k, k, nk * sizeof *k);
-    for (size_t i = 0; i < nn; i++) {
-        for (size_t j = 0; j < nk; j++) {
-            LbGridCellKind kind = lb_model_cell_exists(model, n[i], k[j]) ? LB_GRID_MISSING : LB_GRID_EMPTY;
-            g->time[i * nk + j] = (LbGridCell){kind, 0.0};
-            g->memory[i * nk + j] = (LbGridCell){kind, 0.0};
-            g->energy[i * nk + j] = (LbGridCell){kind, 0.0};
-        }
+    g->memory = g->time + cells;
+    g->energy = g->memory + cells;
+    for (size_t c = 0; c < 3 * cells; c++) {
+        const size_t i = c % cells / nk, j = c % nk;
+        g->time[c] = (LbGridCell){lb_model_cell_exists(model, n[i], k[j]) ? LB_GRID_MISSING : LB_GRID_EMPTY, 0.0};
     }
     return LB_OK;
 }
@@ -59,9 +55,7 @@ void lb_grid_free(LbGrid *g)
         return;
     free(g->n);
     free(g->k);
-    free(g->time);
-    free(g->memory);
-    free(g->energy);
+    free(g->time); /* memory and energy too */
     memset(g, 0, sizeof *g);
 }
 

@@ -46,7 +46,7 @@ typedef struct LbGrid {
     size_t rows, cols;
     int64_t *n;
     int64_t *k;
-    LbGridCell *time, *memory, *energy;
+    LbGridCell *time, *memory, *energy; /* one allocation, at time */
     LbModelKind model, baseline; /* the ratios are model against baseline (Table 3: linformer, standard) */
 } LbGrid;
 
