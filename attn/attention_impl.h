@@ -72,15 +72,12 @@ struct LbBuilder {
 };
 
 /* One of the model's own weights (rows, cols), listed in LbModel.own under `name` (lb_model_tensors,
- * --dump), drawn uniformly in [lo, hi] on the backend. */
-int lb_builder_own_uniform(LbBuilder *b, const char *name, int64_t rows, int64_t cols, float lo, float hi,
-                           void **out);
+ * --dump; a model finds it there), drawn uniformly in [lo, hi] on the backend. */
+int lb_builder_own_uniform(LbBuilder *b, const char *name, int64_t rows, int64_t cols, float lo, float hi);
 
-/* One of the model's own weights whose values are drawn on the host: draw(values, rows, cols, seed,
- * ctx) fills (rows, cols) floats from the tensor's seed, which are uploaded (rounded to storage).
- * Not called in a counting arena. */
-typedef int (*LbHostDraw)(float *values, int64_t rows, int64_t cols, uint64_t seed, void *ctx);
-int lb_builder_own_host(LbBuilder *b, const char *name, int64_t rows, int64_t cols, LbHostDraw draw, void *ctx,
-                        void **out);
+/* The same, its values drawn on the host: draw(values, rows, cols, seed) fills (rows, cols) floats
+ * from the tensor's seed, uploaded rounded to storage. Not called in a counting arena. */
+typedef int (*LbHostDraw)(float *values, int64_t rows, int64_t cols, uint64_t seed);
+int lb_builder_own_host(LbBuilder *b, const char *name, int64_t rows, int64_t cols, LbHostDraw draw);
 
 #endif

@@ -43,32 +43,27 @@ static int own_entry(LbModel *m, const char *name, int64_t rows, int64_t cols, L
     return LB_OK;
 }
 
-int lb_builder_own_uniform(LbBuilder *b, const char *name, int64_t rows, int64_t cols, float lo, float hi,
-                           void **out)
+int lb_builder_own_uniform(LbBuilder *b, const char *name, int64_t rows, int64_t cols, float lo, float hi)
 {
     LbTensorRef *r;
     LB_TRY(own_entry(b->m, name, rows, cols, &r));
-    LB_TRY(builder_uniform(b, &r->ptr, rows * cols, lo, hi, name));
-    *out = r->ptr;
-    return LB_OK;
+    return builder_uniform(b, &r->ptr, rows * cols, lo, hi, name);
 }
 
-int lb_builder_own_host(LbBuilder *b, const char *name, int64_t rows, int64_t cols, LbHostDraw draw, void *ctx,
-                        void **out)
+int lb_builder_own_host(LbBuilder *b, const char *name, int64_t rows, int64_t cols, LbHostDraw draw)
 {
     LbBackend *be = b->m->be;
     LbTensorRef *r;
     LB_TRY(own_entry(b->m, name, rows, cols, &r));
     const int64_t count = rows * cols;
     LB_TRY(lb_arena_alloc(b->a, (size_t)count * be->elem_bytes, name, &r->ptr));
-    *out = r->ptr;
     uint64_t seed = lb_rng_mix(b->seed, b->tensor++);
     if (r->ptr == NULL) /* counting arena: nothing drawn */
         return LB_OK;
     float *values = malloc((size_t)(count > 0 ? count : 1) * sizeof *values);
     if (!values)
         return LB_FAIL(LB_ERR_NOMEM, "out of host memory drawing %s (%lld values)", name, (long long)count);
-    int rc = draw(values, rows, cols, seed, ctx);
+    int rc = draw(values, rows, cols, seed);
     if (rc == LB_OK)
         rc = be->ops->upload(be, r->ptr, values, count);
     free(values);

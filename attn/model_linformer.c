@@ -90,9 +90,8 @@ static int build(LbBuilder *b)
     const float s = 1.0f / sqrtf((float)(conv ? taps : c->n));
     for (int64_t i = 0; i < count; i++) {
         char name[32];
-        void *p;
         snprintf(name, sizeof name, "%s%lld", conv ? "conv" : "proj", (long long)i);
-        LB_TRY(lb_builder_own_uniform(b, name, rows, cols, -s, s, &p));
+        LB_TRY(lb_builder_own_uniform(b, name, rows, cols, -s, s));
     }
     return LB_OK;
 }

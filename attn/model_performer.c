@@ -25,9 +25,8 @@ static double gaussian(uint64_t seed, uint64_t i)
  * so the rows stay orthogonal to double precision), the last block's first m mod hd rows; then
  * row i scaled to the norm of an independent Gaussian vector of hd entries. In double, rounded
  * once into values. */
-static int draw_orthogonal(float *values, int64_t m, int64_t hd, uint64_t seed, void *ctx)
+static int draw_orthogonal(float *values, int64_t m, int64_t hd, uint64_t seed)
 {
-    (void)ctx;
     double *blk = malloc(sizeof(double) * (size_t)(hd * hd));
     if (!blk)
         return LB_FAIL(LB_ERR_NOMEM, "out of host memory drawing the Performer's projections");
@@ -75,12 +74,10 @@ static int build(LbBuilder *b)
     const int64_t hd = lb_config_head_dim(c);
     for (int l = 0; l < c->layers; l++) {
         char name[32];
-        void *p;
         snprintf(name, sizeof name, "omega%d", l);
-        LB_TRY(lb_builder_own_host(b, name, c->k, hd, draw_orthogonal, NULL, &p));
+        LB_TRY(lb_builder_own_host(b, name, c->k, hd, draw_orthogonal));
     }
-    void *ones;
-    return lb_builder_own_uniform(b, "ones", c->n, 1, 1.0f, 1.0f, &ones); /* 1 + 0 u: exactly 1 */
+    return lb_builder_own_uniform(b, "ones", c->n, 1, 1.0f, 1.0f); /* 1 + 0 u: exactly 1 */
 }
 
 /* The own tensors in build order: omega0 .. omega{L-1}, ones. */
