@@ -180,23 +180,6 @@ static char *print_gpus(const LbRunSettings *s)
     return buf;
 }
 
-/* Whole seconds, kept as the timing options' double. */
-static int parse_cell_time(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
-{
-    (void)from_meta;
-    int v;
-    if (lb_parse_int(t, 1, 3600, &v) != 0)
-        return refuse("an integer from 1 to 3600", should, size);
-    s->timing.cap_seconds = v;
-    return 0;
-}
-static char *print_cell_time(const LbRunSettings *s)
-{
-    char buf[32];
-    snprintf(buf, sizeof buf, "%g", s->timing.cap_seconds);
-    return strdup(buf);
-}
-
 /* --no-autotune turns it off (text NULL); meta.csv holds on or off. */
 static int parse_autotune(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
 {
@@ -233,8 +216,10 @@ static const char *model_name(int i) { return lb_model_name((LbModelKind)i); }
 
 /* ---- the table ---- */
 
-/* A command's own row, in LbSettingId's order: no meta.csv key. */
-#define OPT(f, a, g, c, h, ...) {f, a, .group = g, .commands = c, .help = h, __VA_ARGS__}
+/* A recorded setting's row, and a row with no meta.csv key (the commands' own in LbSettingId's
+ * order). */
+#define SET(f, a, k, g, c, h, ...) {f, a, .key = k, .group = g, .commands = c, .help = h, __VA_ARGS__}
+#define OPT(f, a, g, c, h, ...) SET(f, a, NULL, g, c, h, __VA_ARGS__)
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
@@ -249,88 +234,87 @@ static const char *model_name(int i) { return lb_model_name((LbModelKind)i); }
 #define GRID_SET (LB_FOR_SWEEP | LB_FOR_PREDICT)
 
 const LbSetting lb_settings[LB_SET_COUNT] = {
-    [LB_SET_N] = {"n", "LIST", "n_list", "sequence lengths", GRID,
-                  "sequence lengths, 2 to 1048576: comma list and doubling ranges a:b;\nthe paper's rows",
-                  "512:65536", NULL, NULL, GRID_SET, 1, .at = offsetof(LbRunSettings, n), .type = 'L', .min = LB_N_MIN,
-                  .max = LB_N_MAX, .count_at = offsetof(LbRunSettings, nn)},
-    [LB_SET_K] = {"k", "LIST", "k_list", "projected lengths", GRID,
-                  "k values, 1 to 1048576, same syntax, for each model with\na k axis{k}", "128:2048", NULL, NULL,
-                  GRID_SET, 1, .at = offsetof(LbRunSettings, k), .type = 'L', .min = LB_K_MIN, .max = LB_N_MAX,
-                  .count_at = offsetof(LbRunSettings, nk)},
-    [LB_SET_MODELS] = {"models", "LIST", "models", "models", GRID,
-                       "attention models, a comma list of: {models};\neach measured for every n (and k)",
-                       "standard,linformer", NULL, "standard,linformer", GRID_SET, 1, parse_models, print_models},
-    [LB_SET_SHARD] = {"shard", "I/N", "shard", "shard", GRID,
-                      "measure only shard I (0 to N-1) of N, N from 1 to 4096: a split of\nthe cells by predicted cost; recorded in meta.csv as a setting;\nput the shards' directories together with linbench merge",
-                      NULL, "", "", LB_FOR_SWEEP, 1, parse_shard, print_shard},
-    [LB_SET_LAYERS] = {"layers", "N", "layers", "layers", MODEL, "encoder layers, 1 to 1024", NULL, NULL, NULL, PLANNED,
-                       1, NULL, NULL, .at = offsetof(LbRunSettings, model.layers), .type = 'i', .min = 1, .max = LB_LAYERS_MAX},
-    [LB_SET_DMODEL] = {"d-model", "N", "d_model", "model width", MODEL,
-                       "model width, 1 to 65536, divisible by --heads", NULL, NULL, NULL, PLANNED, 1, NULL, NULL,
-                       .at = offsetof(LbRunSettings, model.d_model), .type = 'i', .min = 1, .max = LB_DMODEL_MAX},
-    [LB_SET_HEADS] = {"heads", "N", "heads", "heads", MODEL, "attention heads, 1 to 1024", NULL, NULL, NULL, PLANNED, 1,
-                      NULL, NULL, .at = offsetof(LbRunSettings, model.heads), .type = 'i', .min = 1, .max = LB_HEADS_MAX},
-    [LB_SET_FFN] = {"ffn", "N", "ffn", "feed-forward width", MODEL, "feed-forward width, 1 to 1048576", NULL, NULL,
-                    NULL, PLANNED, 1, NULL, NULL, .at = offsetof(LbRunSettings, model.ffn), .type = 'i', .min = 1, .max = LB_FFN_MAX},
-    [LB_SET_VOCAB] = {"vocab", "N", "vocab", "vocabulary", MODEL, "token vocabulary, 1 to 16777216", NULL, NULL, NULL,
-                      PLANNED, 1, NULL, NULL, .at = offsetof(LbRunSettings, model.vocab), .type = 'i', .min = 1, .max = LB_VOCAB_MAX},
-    [LB_SET_DTYPE] = {"dtype", "T", "dtype", "dtype", MODEL, "fp16, bf16 or fp32; products accumulate in fp32", NULL,
-                      NULL, NULL, PLANNED, 1, NULL, NULL,
-                     .at = offsetof(LbRunSettings, model.dtype), .type = 'c', .name = dtype_name, .max = LB_DTYPE_FP32},
-    [LB_SET_TF32] = {"tf32", NULL, "tf32", "TF32", MODEL, "let fp32 products use TF32, only with --dtype fp32", NULL,
-                     "(default off)", NULL, PLANNED | LB_FOR_CHECK, 1, NULL, NULL, .at = offsetof(LbRunSettings, tf32)},
-    [LB_SET_SHARING] = {"sharing", "S", "sharing", "sharing", LINFORMER,
-                        "layerwise, kv, headwise or none", NULL, NULL, NULL, PLANNED, 1,
-                        NULL, NULL, .at = offsetof(LbRunSettings, model.sharing), .type = 'c', .name = sharing_name, .max = LB_SHARE_NONE},
-    [LB_SET_ORDER] = {"order", "O", "order", "projection order", LINFORMER,
-                      "early (K' = (E X) W_K, fairseq) or late (K' = E (X W_K), the\npaper's figure)", NULL,
-                      "(default early; late with --sharing none)", NULL, PLANNED, 1, NULL, NULL,
-                      .at = offsetof(LbRunSettings, model.order), .type = 'c', .name = order_name, .max = LB_ORDER_LATE},
-    [LB_SET_CHUNK] = {"chunk", "ROWS", "chunk", "chunk rows", CHUNKED,
-                      "query rows per block of the chunked model, 1 to 1048576", NULL, NULL, "1024", PLANNED, 1,
-                      NULL, NULL, .at = offsetof(LbRunSettings, model.chunk), .type = 'l', .min = 1, .max = LB_N_MAX},
-    [LB_SET_K_SCHEDULE] = {"k-schedule", "S", "k_schedule", "k per layer", LINFORMER,
-                           "the Linformer's k per layer: uniform; halve (k, k/2, k/4 on the\nlayers' thirds); or a comma list of one factor in (0, 1] per layer;\nk below the cell's rounded up to a multiple of 8. The grid's k is\nthe first layer's",
-                           "uniform", NULL, "uniform", PLANNED, 1, parse_k_schedule, print_k_schedule},
-    [LB_SET_DEVICE] = {"device", "D", "device", "device", DEVICE, "cuda or cpu; cpu is the plain-C reference", "cuda",
-                       NULL, NULL, BOTH | LB_FOR_CHECK, 1, NULL, NULL,
-                       .at = offsetof(LbRunSettings, device), .type = 'c', .name = device_name, .max = LB_DEVICE_CPU},
-    [LB_SET_MEM_LIMIT] = {"mem-limit", "SIZE", "mem_limit", "memory limit", DEVICE,
-                          "memory budget, at least 1M: 16G, 16GiB, 512M, 1.5GiB; K/M/G/T and\nKiB..TiB are binary, KB..TB decimal",
-                          NULL, "(default: the GPU's free memory;\n512MiB on --device cpu)", NULL, PLANNED, 1,
-                          .at = offsetof(LbRunSettings, mem_limit), .type = 'z', .min = 1 << 20, .optional = 1,
-                          .should = "a size of at least 1M, such as 16G, 16GiB, 512M or 1.5GiB"},
-    [LB_SET_MAX_BATCH] = {"max-batch", "N", "max_batch", "batch cap", DEVICE, "cap on the batch search, 1 to 2^40",
-                          NULL, "(default none)", NULL, PLANNED, 1, .at = offsetof(LbRunSettings, timing.max_batch),
-                          .type = 'l', .min = 1, .max = INT64_C(1) << 40, .optional = 1,
-                          .should = "an integer from 1 to 2^40"},
-    [LB_SET_HEADROOM] = {"headroom", "SIZE", "headroom", "GPU headroom", DEVICE,
-                         "GPU memory kept outside the budget for the driver and libraries",
-                         NULL, "\n(default the larger of 256M and 1% of the GPU's memory; 0 for none)", NULL, PLANNED,
-                         1, .at = offsetof(LbRunSettings, headroom), .type = 'z', .optional = 1,
-                         .unset = LB_HEADROOM_AUTO, .should = "a size such as 256M, 1G or 0"},
-    [LB_SET_CELL_TIME] = {"cell-time", "SEC", "cell_time_s", "seconds per cell", TIMING,
-                          "stop adding timed passes past this much timed work, 1 to 3600,\nonce 5 passes ran", NULL,
-                          NULL, NULL, BOTH, 1, parse_cell_time, print_cell_time},
-    [LB_SET_SEED] = {"seed", "N", "seed", "seed", TIMING, "seed of the random weights and tokens, >= 0", "1", NULL,
-                     NULL, BOTH, 1, .at = offsetof(LbRunSettings, seed), .type = 'l', .max = INT64_MAX,
-                     .should = "a non-negative integer"},
-    [LB_SET_BREAKDOWN] = {"breakdown", NULL, "breakdown", "breakdown", TIMING,
-                          "after each measured cell, one more pass at its batch timing every\noperation: breakdown.csv in a sweep, a table after run's result\n(docs/METHOD.md, \"Breakdown\")",
-                          "0", "(default off)", "0", BOTH, 1, NULL, NULL, .at = offsetof(LbRunSettings, breakdown)},
+    [LB_SET_N] = SET("n", "LIST", "n_list", GRID, GRID_SET,
+                     "sequence lengths, 2 to 1048576: comma list and doubling ranges a:b;\nthe paper's rows",
+                     .def = "512:65536", .at = offsetof(LbRunSettings, n), .type = 'L', .min = LB_N_MIN,
+                     .max = LB_N_MAX, .count_at = offsetof(LbRunSettings, nn), .should = "sequence lengths"),
+    [LB_SET_K] = SET("k", "LIST", "k_list", GRID, GRID_SET,
+                     "k values, 1 to 1048576, same syntax, for each model with\na k axis{k}", .def = "128:2048",
+                     .at = offsetof(LbRunSettings, k), .type = 'L', .min = LB_K_MIN, .max = LB_N_MAX,
+                     .count_at = offsetof(LbRunSettings, nk), .should = "projected lengths"),
+    [LB_SET_MODELS] = SET("models", "LIST", "models", GRID, GRID_SET,
+                          "attention models, a comma list of: {models};\neach measured for every n (and k)",
+                          .def = "standard,linformer", .absent = "standard,linformer", .parse = parse_models,
+                          .print = print_models),
+    [LB_SET_SHARD] = SET("shard", "I/N", "shard", GRID, LB_FOR_SWEEP,
+                         "measure only shard I (0 to N-1) of N, N from 1 to 4096: a split of\nthe cells by predicted cost; recorded in meta.csv as a setting;\nput the shards' directories together with linbench merge",
+                         .def_help = "", .absent = "", .parse = parse_shard, .print = print_shard),
+    [LB_SET_LAYERS] = SET("layers", "N", "layers", MODEL, PLANNED, "encoder layers, 1 to 1024",
+                          .at = offsetof(LbRunSettings, model.layers), .type = 'i', .min = 1, .max = LB_LAYERS_MAX),
+    [LB_SET_DMODEL] = SET("d-model", "N", "d_model", MODEL, PLANNED, "model width, 1 to 65536, divisible by --heads",
+                          .at = offsetof(LbRunSettings, model.d_model), .type = 'i', .min = 1, .max = LB_DMODEL_MAX),
+    [LB_SET_HEADS] = SET("heads", "N", "heads", MODEL, PLANNED, "attention heads, 1 to 1024",
+                         .at = offsetof(LbRunSettings, model.heads), .type = 'i', .min = 1, .max = LB_HEADS_MAX),
+    [LB_SET_FFN] = SET("ffn", "N", "ffn", MODEL, PLANNED, "feed-forward width, 1 to 1048576",
+                       .at = offsetof(LbRunSettings, model.ffn), .type = 'i', .min = 1, .max = LB_FFN_MAX),
+    [LB_SET_VOCAB] = SET("vocab", "N", "vocab", MODEL, PLANNED, "token vocabulary, 1 to 16777216",
+                         .at = offsetof(LbRunSettings, model.vocab), .type = 'i', .min = 1, .max = LB_VOCAB_MAX),
+    [LB_SET_DTYPE] = SET("dtype", "T", "dtype", MODEL, PLANNED, "fp16, bf16 or fp32; products accumulate in fp32",
+                         .at = offsetof(LbRunSettings, model.dtype), .type = 'c', .name = dtype_name, .max = LB_DTYPE_FP32),
+    [LB_SET_TF32] = SET("tf32", NULL, "tf32", MODEL, PLANNED | LB_FOR_CHECK,
+                        "let fp32 products use TF32, only with --dtype fp32", .def_help = "(default off)",
+                        .at = offsetof(LbRunSettings, tf32)),
+    [LB_SET_SHARING] = SET("sharing", "S", "sharing", LINFORMER, PLANNED, "layerwise, kv, headwise or none",
+                           .at = offsetof(LbRunSettings, model.sharing), .type = 'c', .name = sharing_name,
+                           .max = LB_SHARE_NONE),
+    [LB_SET_ORDER] = SET("order", "O", "order", LINFORMER, PLANNED,
+                         "early (K' = (E X) W_K, fairseq) or late (K' = E (X W_K), the\npaper's figure)",
+                         .def_help = "(default early; late with --sharing none)", .at = offsetof(LbRunSettings, model.order),
+                         .type = 'c', .name = order_name, .max = LB_ORDER_LATE),
+    [LB_SET_CHUNK] = SET("chunk", "ROWS", "chunk", CHUNKED, PLANNED,
+                         "query rows per block of the chunked model, 1 to 1048576", .absent = "1024",
+                         .at = offsetof(LbRunSettings, model.chunk), .type = 'l', .min = 1, .max = LB_N_MAX),
+    [LB_SET_K_SCHEDULE] = SET("k-schedule", "S", "k_schedule", LINFORMER, PLANNED,
+                              "the Linformer's k per layer: uniform; halve (k, k/2, k/4 on the\nlayers' thirds); or a comma list of one factor in (0, 1] per layer;\nk below the cell's rounded up to a multiple of 8. The grid's k is\nthe first layer's",
+                              .def = "uniform", .absent = "uniform", .parse = parse_k_schedule, .print = print_k_schedule),
+    [LB_SET_DEVICE] = SET("device", "D", "device", DEVICE, BOTH | LB_FOR_CHECK, "cuda or cpu; cpu is the plain-C reference",
+                          .def = "cuda", .at = offsetof(LbRunSettings, device), .type = 'c', .name = device_name,
+                          .max = LB_DEVICE_CPU),
+    [LB_SET_MEM_LIMIT] = SET("mem-limit", "SIZE", "mem_limit", DEVICE, PLANNED,
+                             "memory budget, at least 1M: 16G, 16GiB, 512M, 1.5GiB; K/M/G/T and\nKiB..TiB are binary, KB..TB decimal",
+                             .def_help = "(default: the GPU's free memory;\n512MiB on --device cpu)",
+                             .at = offsetof(LbRunSettings, mem_limit), .type = 'z', .min = 1 << 20, .optional = 1,
+                             .should = "a size of at least 1M, such as 16G, 16GiB, 512M or 1.5GiB"),
+    [LB_SET_MAX_BATCH] = SET("max-batch", "N", "max_batch", DEVICE, PLANNED, "cap on the batch search, 1 to 2^40",
+                             .def_help = "(default none)", .at = offsetof(LbRunSettings, timing.max_batch), .type = 'l',
+                             .min = 1, .max = INT64_C(1) << 40, .optional = 1, .should = "an integer from 1 to 2^40"),
+    [LB_SET_HEADROOM] = SET("headroom", "SIZE", "headroom", DEVICE, PLANNED,
+                            "GPU memory kept outside the budget for the driver and libraries",
+                            .def_help = "\n(default the larger of 256M and 1% of the GPU's memory; 0 for none)",
+                            .at = offsetof(LbRunSettings, headroom), .type = 'z', .optional = 1,
+                            .unset = LB_HEADROOM_AUTO, .should = "a size such as 256M, 1G or 0"),
+    [LB_SET_CELL_TIME] = SET("cell-time", "SEC", "cell_time_s", TIMING, BOTH,
+                             "stop adding timed passes past this much timed work, 1 to 3600,\nonce 5 passes ran",
+                             .at = offsetof(LbRunSettings, timing.cap_seconds), .type = 'd', .min = 1, .max = 3600),
+    [LB_SET_SEED] = SET("seed", "N", "seed", TIMING, BOTH, "seed of the random weights and tokens, >= 0", .def = "1",
+                        .at = offsetof(LbRunSettings, seed), .type = 'l', .max = INT64_MAX,
+                        .should = "a non-negative integer"),
+    [LB_SET_BREAKDOWN] = SET("breakdown", NULL, "breakdown", TIMING, BOTH,
+                             "after each measured cell, one more pass at its batch timing every\noperation: breakdown.csv in a sweep, a table after run's result\n(docs/METHOD.md, \"Breakdown\")",
+                             .def = "0", .def_help = "(default off)", .absent = "0", .at = offsetof(LbRunSettings, breakdown)),
     /* absent: a result from before the tuning took the heuristic's first algorithm */
-    [LB_SET_AUTOTUNE] = {"no-autotune", NULL, "matmul_autotune", "matmul autotuning", TIMING,
-                         "take cuBLASLt's first heuristic algorithm for each product instead\nof timing up to 8 on the shape's first use (a warm-up pass, never a\ntimed one) and keeping the fastest",
-                         "on", "", "off", BOTH | LB_FOR_CHECK, 1, parse_autotune, print_autotune},
-    [LB_SET_GPU] = {"gpu", "N", NULL, "GPU index", DEVICE, "CUDA device index, 0 to 1023", NULL, NULL, NULL, BOTH | LB_FOR_CHECK, 0,
-                    NULL, NULL, .at = offsetof(LbRunSettings, gpu), .type = 'i', .min = 0, .max = 1023},
-    [LB_SET_GPUS] = {"gpus", "LIST", NULL, "GPUs", DEVICE,
-                     "measure on several GPUs of one model at once: a sweep --shard per\nGPU into DIR/shard-I, merged into DIR; LIST is all or indices such\nas 0,1,3 (not with --gpu or --shard)",
-                     NULL, "", NULL, LB_FOR_SWEEP, 0, parse_gpus, print_gpus},
-    [LB_SET_PROJECTION] = {"projection", "P", NULL, "projection", LINFORMER,
-                           "linear, mean, max or conv: the Linformer's compression of keys and\nvalues (E and F, mean or max pooling, or a depthwise convolution over\nwindows of n/k); P other than linear measures the model linformer-P\nin linformer's place",
-                           "linear", NULL, NULL, PLANNED, 0, NULL, NULL,
-                           .at = offsetof(LbRunSettings, projection), .type = 'c', .name = projection_name, .max = 3},
+    [LB_SET_AUTOTUNE] = SET("no-autotune", NULL, "matmul_autotune", TIMING, BOTH | LB_FOR_CHECK,
+                            "take cuBLASLt's first heuristic algorithm for each product instead\nof timing up to 8 on the shape's first use (a warm-up pass, never a\ntimed one) and keeping the fastest",
+                            .def = "on", .def_help = "", .absent = "off", .parse = parse_autotune, .print = print_autotune),
+    [LB_SET_GPU] = OPT("gpu", "N", DEVICE, BOTH | LB_FOR_CHECK, "CUDA device index, 0 to 1023",
+                       .at = offsetof(LbRunSettings, gpu), .type = 'i', .min = 0, .max = 1023),
+    [LB_SET_GPUS] = OPT("gpus", "LIST", DEVICE, LB_FOR_SWEEP,
+                        "measure on several GPUs of one model at once: a sweep --shard per\nGPU into DIR/shard-I, merged into DIR; LIST is all or indices such\nas 0,1,3 (not with --gpu or --shard)",
+                        .def_help = "", .parse = parse_gpus, .print = print_gpus),
+    [LB_SET_PROJECTION] = OPT("projection", "P", LINFORMER, PLANNED,
+                              "linear, mean, max or conv: the Linformer's compression of keys and\nvalues (E and F, mean or max pooling, or a depthwise convolution over\nwindows of n/k); P other than linear measures the model linformer-P\nin linformer's place",
+                              .def = "linear", .at = offsetof(LbRunSettings, projection), .type = 'c',
+                              .name = projection_name, .max = 3),
     OPT("model", "M", "Cell:", LB_FOR_RUN, "{models}", .def = "standard", .at = offsetof(LbRunSettings, model.kind),
         .type = 'c', .name = model_name, .max = LB_MODEL_COUNT - 1),
     OPT("n", "N", "Cell:", LB_FOR_RUN, "sequence length, 2 to 1048576", .def = "512",
@@ -475,7 +459,7 @@ int lb_setting_apply(LbRunSettings *s, LbSettingId id, const char *t, int from_m
             snprintf(should, size,
                      from_meta ? "a comma list of %s from %lld to %lld"
                                : "%s from %lld to %lld, as a comma list or doubling ranges like %s",
-                     e->label, (long long)e->min, (long long)e->max, e->def);
+                     e->should, (long long)e->min, (long long)e->max, e->def);
             return -1;
         }
         free(*(int64_t **)at);
@@ -501,6 +485,7 @@ int lb_setting_apply(LbRunSettings *s, LbSettingId id, const char *t, int from_m
     }
     case 'i':
     case 'l':
+    case 'd':
         if (lb_parse_int64(t, e->min, e->max, &v) != 0) {
             if (e->should)
                 return refuse(e->should, should, size);
@@ -509,6 +494,8 @@ int lb_setting_apply(LbRunSettings *s, LbSettingId id, const char *t, int from_m
         }
         if (e->type == 'i')
             *(int *)at = (int)v;
+        else if (e->type == 'd')
+            *(double *)at = (double)v;
         else
             *(int64_t *)at = v;
         return 0;
@@ -539,7 +526,8 @@ char *lb_setting_text(const LbRunSettings *s, LbSettingId id)
     case 'z': snprintf(buf, sizeof buf, "%llu", (unsigned long long)*(const uint64_t *)at); break;
     case 'l': snprintf(buf, sizeof buf, "%lld", (long long)*(const int64_t *)at); break;
     case 'r':
-    case 'p': snprintf(buf, sizeof buf, "%g", *(const double *)at); break;
+    case 'p':
+    case 'd': snprintf(buf, sizeof buf, "%g", *(const double *)at); break;
     default: /* an int, or a switch's 0 or 1; a text is no value */
         if (!e->type && e->arg)
             return NULL;
@@ -659,8 +647,6 @@ int lb_run_settings_compare(const LbRunSettings *s, const LbMeta *meta, LbSettin
 {
     memset(p, 0, sizeof *p);
     for (int id = 0; id < LB_SET_RECORDED; id++) {
-        if (!lb_settings[id].resume_must_match)
-            continue;
         const char *theirs = lb_settings_meta_value(meta, (LbSettingId)id);
         char *mine = lb_setting_text(s, (LbSettingId)id);
         if (!mine)
@@ -682,18 +668,6 @@ void lb_setting_problem_free(LbSettingProblem *p)
 {
     free(p->mine);
     p->mine = NULL;
-}
-
-size_t lb_settings_list(const LbMeta *meta, LbSettingView *out, size_t cap)
-{
-    for (size_t id = 0; id < LB_SET_RECORDED && id < cap; id++) {
-        const char *v = lb_settings_meta_value(meta, (LbSettingId)id);
-        out[id].id = (LbSettingId)id;
-        out[id].key = lb_settings[id].key;
-        out[id].label = lb_settings[id].label;
-        out[id].value = v ? v : "";
-    }
-    return LB_SET_RECORDED;
 }
 
 int lb_meta_write_dump(const char *dir, const LbModel *m, const LbInputs *in, const LbRunSettings *s)

@@ -112,7 +112,6 @@ typedef struct LbSetting {
     const char *flag;  /* long flag without "--" */
     const char *arg;   /* its value in --help ("N", "LIST"); NULL: a switch that takes none */
     const char *key;   /* meta.csv key (NULL past LB_SET_RECORDED) */
-    const char *label; /* words for a report's header ("model width") */
     const char *group; /* the --help heading it is listed under */
     const char *help;  /* --help text; '\n' continues on the next, indented line; {models} is the
                         * model table's names, {k} adds what k is per model after the entry */
@@ -122,25 +121,24 @@ typedef struct LbSetting {
     const char *absent;   /* what a meta.csv without the key (written before it existed) means;
                            * NULL: a sweep's meta.csv must hold it */
     unsigned commands;    /* LB_FOR_SWEEP | LB_FOR_RUN ... */
-    int resume_must_match; /* --resume refuses a flag that differs from meta.csv */
     /* text into s: 0, or -1 with what it accepts in should. from_meta: the text comes from a
      * meta.csv (an empty value there means "not set" for the optional settings). */
     int (*parse)(LbRunSettings *s, const char *text, int from_meta, char *should, size_t size);
     char *(*print)(const LbRunSettings *s); /* as meta.csv holds it; malloc'd, NULL if no memory or
                                              * not a setting */
     char short_flag; /* -o, or 0 */
-    /* No parser: the value's type and offset in LbRunSettings. 'i' an int, 'l' an int64_t, from min
-     * to max; 'L' a list of int64_t from min to max (lb_parse_list; its count's offset count_at);
-     * 'z' a size in bytes (uint64_t) of at least min, "0" taken where min is 0; 'r' a double from
-     * min to max, 'p' above min to max; 'c' a choice (an int, one of name(0) .. name(max)); else a
-     * text's char * or a switch's int (meta.csv: 0 or 1). */
+    /* No parser: the value's type and offset in LbRunSettings. 'i' an int, 'l' an int64_t, 'd' a
+     * double, each a whole number from min to max; 'L' a list of int64_t from min to max
+     * (lb_parse_list; its count's offset count_at); 'z' a size in bytes (uint64_t) of at least min,
+     * "0" taken where min is 0; 'r' a double from min to max, 'p' above min to max; 'c' a choice
+     * (an int, one of name(0) .. name(max)); else a text's char * or a switch's int (0 or 1). */
     size_t at;
     char type;
     int64_t min, max;
     const char *(*name)(int i);
     size_t count_at;
-    const char *should; /* what a refused value should be, where the type's words do not say it; a
-                         * text row with one refuses an empty text */
+    const char *should; /* what a refused value should be, where the type's words do not say it ('L':
+                         * what the values are); a text row with one refuses an empty text */
     int optional;       /* 'l', 'z': `unset` means not given: meta.csv holds it as an empty value */
     uint64_t unset;
 } LbSetting;
@@ -189,7 +187,7 @@ typedef struct LbSettingProblem {
 /* Every recorded setting the user did not give, taken from meta.csv. 0; -1 with *p filled;
  * LB_ERR_NOMEM. */
 int lb_run_settings_take(LbRunSettings *s, const LbMeta *meta, LbSettingProblem *p);
-/* With everything parsed: each setting that must match does, as this run would record it.
+/* With everything parsed: each recorded setting agrees with meta.csv, as this run would record it.
  * 0; -1 with *p filled (DIFFERS or READS_BACK); LB_ERR_NOMEM. */
 int lb_run_settings_compare(const LbRunSettings *s, const LbMeta *meta, LbSettingProblem *p);
 void lb_setting_problem_free(LbSettingProblem *p);
@@ -206,16 +204,6 @@ const char *lb_settings_meta_value(const LbMeta *meta, LbSettingId id);
 /* The first of ids[0 .. count-1] whose values differ between two results' meta.csv: its index
  * into ids, or -1 when they all agree. */
 int lb_settings_first_difference(const LbMeta *a, const LbMeta *b, const LbSettingId *ids, size_t count);
-
-/* The recorded settings of a result in the table's order, for a header (value "" when absent with
- * no `absent` value). Fills up to `cap` entries and returns LB_SET_RECORDED. */
-typedef struct LbSettingView {
-    LbSettingId id;
-    const char *key;
-    const char *label;
-    const char *value;
-} LbSettingView;
-size_t lb_settings_list(const LbMeta *meta, LbSettingView *out, size_t cap);
 
 /* The models of a `models` value ("standard,linformer") as a bit set (1u << kind): 0, or -1. */
 int lb_settings_parse_models(const char *text, unsigned *models);
