@@ -386,22 +386,23 @@ static void format_budget(const LbMeta *m, char *buf, size_t size)
 /* One line on what a result ran: device, dtype, model shape, sharing/order, memory budget. */
 static void describe(FILE *out, const LbSweepDir *s)
 {
-    LbSettingView set[LB_SET_RECORDED];
-    lb_settings_list(&s->meta, set, LB_SET_RECORDED);
     const char *v[LB_SET_RECORDED];
-    for (size_t id = 0; id < LB_SET_RECORDED; id++)
-        v[id] = *set[id].value ? set[id].value : "?";
+    for (size_t id = 0; id < LB_SET_RECORDED; id++) {
+        const char *x = lb_settings_meta_value(&s->meta, (LbSettingId)id);
+        v[id] = x && *x ? x : "?";
+    }
     const char *dtype = v[LB_SET_DTYPE], *stored = lb_sweep_meta(s, "storage_dtype", dtype);
     char budget[48];
     format_budget(&s->meta, budget, sizeof budget);
     const int schedule = strcmp(v[LB_SET_K_SCHEDULE], "uniform") != 0 && strcmp(v[LB_SET_K_SCHEDULE], "?") != 0;
+    const int limited = strcmp(v[LB_SET_MEM_LIMIT], "?") != 0; /* "?": empty, no --mem-limit */
     fprintf(out, "%s (%s), %s%s%s%s, %s layers, d_model %s, %s heads, ffn %s, %s sharing, %s order%s%.60s, memory budget %s%s%s%s",
             lb_sweep_meta(s, "device_name", "unknown device"), v[LB_SET_DEVICE], dtype,
             strcmp(stored, dtype) ? " (stored as " : "", strcmp(stored, dtype) ? stored : "", strcmp(stored, dtype) ? ")" : "",
             v[LB_SET_LAYERS], v[LB_SET_DMODEL], v[LB_SET_HEADS], v[LB_SET_FFN], v[LB_SET_SHARING], v[LB_SET_ORDER],
             schedule ? ", k per layer " : "", schedule ? v[LB_SET_K_SCHEDULE] : "", budget,
-            *set[LB_SET_MEM_LIMIT].value ? " (--" : "", *set[LB_SET_MEM_LIMIT].value ? lb_settings[LB_SET_MEM_LIMIT].flag : "",
-            *set[LB_SET_MEM_LIMIT].value ? ")" : "");
+            limited ? " (--" : "", limited ? lb_settings[LB_SET_MEM_LIMIT].flag : "",
+            limited ? ")" : "");
 }
 
 int lb_compare_devices_differ(const LbSweepDir *a, const LbSweepDir *b, char *buf, size_t size)
