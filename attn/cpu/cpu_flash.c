@@ -6,6 +6,7 @@
 
 #include "attn/cpu/cpu_parallel.h"
 #include "attn/cpu/cpu_ref.h"
+#include "attn/op_args.h"
 #include "attn/base/status.h"
 
 typedef struct LbFlashJob {
@@ -60,9 +61,10 @@ static void flash_worker(void *ctx, LbCpuWork *w)
     free(s);
 }
 
-int lb_flash_attention_cpu(const float *q, const float *k, const float *v, int64_t ld, float *o, int64_t batch,
-                           int64_t n, int64_t heads, int64_t hd, float scale)
+int lb_flash_attention_cpu(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld, void *o,
+                           int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale)
 {
+    LB_TRY(lb_args_flash(be, q, k, v, ld, o, batch, n, heads, hd));
     if (batch <= 0 || n <= 0 || heads <= 0 || hd <= 0)
         return LB_OK;
     LbFlashJob job = {q, k, v, o, ld, n, heads, hd, (double)scale, 0};
