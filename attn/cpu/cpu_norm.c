@@ -27,21 +27,10 @@ float lb_gelu_cpu(float v)
 #define LB_LN2_LO 1.90821492927058770002e-10
 /* e^r = sum r^i / i!, i = 0..13, in Estrin's order: pairs, then pairs of pairs by r^2, r^4, r^8.
  * Four levels deep, where Horner's chain of 13 dependent multiply-adds waits on latency. */
-#define LB_EXP_C(i) (1.0 / LB_FACT_##i)
-#define LB_FACT_0 1.0
-#define LB_FACT_1 1.0
-#define LB_FACT_2 2.0
-#define LB_FACT_3 6.0
-#define LB_FACT_4 24.0
-#define LB_FACT_5 120.0
-#define LB_FACT_6 720.0
-#define LB_FACT_7 5040.0
-#define LB_FACT_8 40320.0
-#define LB_FACT_9 362880.0
-#define LB_FACT_10 3628800.0
-#define LB_FACT_11 39916800.0
-#define LB_FACT_12 479001600.0
-#define LB_FACT_13 6227020800.0
+static const double lb_exp_c[14] = {1.0, 1.0, 1.0 / 2.0, 1.0 / 6.0, 1.0 / 24.0, 1.0 / 120.0, 1.0 / 720.0,
+                                    1.0 / 5040.0, 1.0 / 40320.0, 1.0 / 362880.0, 1.0 / 3628800.0,
+                                    1.0 / 39916800.0, 1.0 / 479001600.0, 1.0 / 6227020800.0}; /* 1 / i! */
+#define LB_EXP_C(i) lb_exp_c[i]
 #define LB_EXP_POLY(p, r, T)                                                                     \
     do {                                                                                         \
         T r2_ = (r) * (r), r4_ = r2_ * r2_, r8_ = r4_ * r4_;                                     \

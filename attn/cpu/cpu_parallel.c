@@ -38,7 +38,7 @@ void lb_cpu_set_threads(int threads)
     lb_cpu_threads_wanted = threads;
 }
 
-int lb_cpu_threads(void)
+static int lb_cpu_threads(void)
 {
     if (lb_cpu_threads_wanted > 0)
         return lb_cpu_threads_wanted;

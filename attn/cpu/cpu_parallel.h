@@ -14,7 +14,7 @@ int lb_cpu_work_next(LbCpuWork *w, int64_t *begin, int64_t *end);
 /* One worker: set up its scratch, then take chunks with lb_cpu_work_next until none is left. */
 typedef void (*LbCpuWorkerFn)(void *ctx, LbCpuWork *w);
 
-/* Run fn on up to lb_cpu_threads() workers (the caller is one, at most one per item) over
+/* Run fn on up to lb_cpu_set_threads's workers (the caller is one, at most one per item) over
  * [0, count); in the calling thread alone when count * cost_per_item (roughly, multiply-adds)
  * is too small to pay for starting threads. A thread that cannot be started leaves its share to
  * the others: slower, same result. */

@@ -86,7 +86,6 @@ int lb_depthwise_conv_seq_cpu(LbBackend *be, const void *x, int64_t ld_x, const 
  * `threads`, capped at 64. Results are identical for every setting (tests check that). Not to be
  * called while a reference function runs. */
 void lb_cpu_set_threads(int threads);
-int lb_cpu_threads(void);
 
 #ifdef __cplusplus
 }
