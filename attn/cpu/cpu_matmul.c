@@ -294,21 +294,14 @@ static void lb_gemm_items(const LbCpuGemm *g, int64_t begin, int64_t end, double
     }
 }
 
-/* One worker of g (an LbCpuWorkerFn): its packing scratch, then items until none is left. */
-static void lb_gemm_worker(void *ctx, LbCpuWork *w)
+/* Items [begin, end) of g (an LbCpuRangeFn) with its packing scratch: ap, then bp. */
+static void lb_gemm_range(void *ctx, int64_t begin, int64_t end, double *scratch)
 {
     const LbCpuGemm *g = ctx;
-    double *ap = malloc((size_t)(g->mb * g->k + 1) * sizeof *ap);
-    double *bp = malloc((size_t)(g->nc * g->k + 1) * sizeof *bp);
-    int64_t begin, end;
-    while (lb_cpu_work_next(w, &begin, &end)) {
-        if (ap && bp)
-            lb_gemm_items(g, begin, end, ap, bp);
-        else /* out of host memory for scratch: slower, same numbers */
-            lb_gemm_plain_range(g, begin, end);
-    }
-    free(ap);
-    free(bp);
+    if (scratch)
+        lb_gemm_items(g, begin, end, scratch, scratch + g->mb * g->k + 1);
+    else /* out of host memory for scratch: slower, same numbers */
+        lb_gemm_plain_range(g, begin, end);
 }
 
 /* Choose blocks for g's k, then run every (batch entry, row block) item over the threads. */
@@ -325,7 +318,7 @@ static void lb_gemm_run(LbCpuGemm *g)
     g->row_blocks = (g->m + g->mb - 1) / g->mb;
     lb_micro_kernel_pick(g);
     double cost = (double)g->mb * (double)g->n * (double)k;
-    lb_cpu_parallel_for(g->batch * g->row_blocks, cost, lb_gemm_worker, g);
+    lb_cpu_parallel_for(g->batch * g->row_blocks, cost, (size_t)((g->mb + g->nc) * g->k + 2), lb_gemm_range, g);
 }
 
 void lb_linear_cpu(const float *x, const float *w, const float *b, float *y, int64_t rows,

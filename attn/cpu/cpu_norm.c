@@ -170,8 +170,9 @@ typedef struct LbSoftmaxJob {
 
 /* Rows [begin, end) of x (rows, cols): x = softmax(scale * x). The exponentials are kept in the
  * double row e (cols) so that each output is rounded once; e may be NULL. */
-static void lb_softmax_rows(const LbSoftmaxJob *job, int64_t begin, int64_t end, double *e)
+static void lb_softmax_rows(void *ctx, int64_t begin, int64_t end, double *e)
 {
+    const LbSoftmaxJob *job = ctx;
     int64_t cols = job->cols;
     for (int64_t r = begin; r < end; r++) {
         float *row = job->x + r * cols;
@@ -191,17 +192,6 @@ static void lb_softmax_rows(const LbSoftmaxJob *job, int64_t begin, int64_t end,
     }
 }
 
-/* One worker of the softmax (an LbCpuWorkerFn): a scratch row, then rows until none is left. */
-static void lb_softmax_worker(void *ctx, LbCpuWork *w)
-{
-    const LbSoftmaxJob *job = ctx;
-    double *e = malloc((size_t)job->cols * sizeof *e);
-    int64_t begin, end;
-    while (lb_cpu_work_next(w, &begin, &end))
-        lb_softmax_rows(job, begin, end, e);
-    free(e);
-}
-
 void lb_softmax_cpu(float *x, int64_t rows, int64_t cols, float scale)
 {
     if (rows <= 0 || cols <= 0)
@@ -216,7 +206,7 @@ void lb_softmax_cpu(float *x, int64_t rows, int64_t cols, float scale)
     (void)force;
 #endif
     /* about 10 multiply-adds' worth per element */
-    lb_cpu_parallel_for(rows, 10.0 * (double)cols, lb_softmax_worker, &job);
+    lb_cpu_parallel_for(rows, 10.0 * (double)cols, (size_t)cols, lb_softmax_rows, &job);
 }
 
 typedef struct LbLayerNormJob {
@@ -228,8 +218,10 @@ typedef struct LbLayerNormJob {
 
 /* Rows [begin, end) of x (rows, d): v = x + r; x = (v - mean) / sqrt(var + eps) * gamma + beta,
  * mean and biased variance in double, two passes (no cancellation from sum of squares). */
-static void lb_layernorm_rows(const LbLayerNormJob *job, int64_t begin, int64_t end)
+static void lb_layernorm_rows(void *ctx, int64_t begin, int64_t end, double *scratch)
 {
+    const LbLayerNormJob *job = ctx;
+    (void)scratch; /* none asked for */
     int64_t d = job->d;
     for (int64_t i = begin; i < end; i++) {
         float *row = job->x + i * d;
@@ -252,20 +244,11 @@ static void lb_layernorm_rows(const LbLayerNormJob *job, int64_t begin, int64_t 
     }
 }
 
-/* One worker of the LayerNorm (an LbCpuWorkerFn): rows until none is left. */
-static void lb_layernorm_worker(void *ctx, LbCpuWork *w)
-{
-    const LbLayerNormJob *job = ctx;
-    int64_t begin, end;
-    while (lb_cpu_work_next(w, &begin, &end))
-        lb_layernorm_rows(job, begin, end);
-}
-
 void lb_layernorm_cpu(float *x, const float *r, const float *gamma, const float *beta,
                       int64_t rows, int64_t d, float eps)
 {
     if (rows <= 0 || d <= 0)
         return;
     LbLayerNormJob job = {.x = x, .r = r, .gamma = gamma, .beta = beta, .d = d, .eps = (double)eps};
-    lb_cpu_parallel_for(rows, 8.0 * (double)d, lb_layernorm_worker, &job);
+    lb_cpu_parallel_for(rows, 8.0 * (double)d, 0, lb_layernorm_rows, &job);
 }
