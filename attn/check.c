@@ -325,6 +325,8 @@ enum { ARG_IN, ARG_INOUT, ARG_OUT, ARG_IDS, ARG_OUT_IDS, ARG_SCRATCH };
 static int operands(Ctx *c, const Arg *a, int n)
 {
     LbBackend *be = c->be;
+    if (n > MAX_ARGS)
+        return LB_FAIL(LB_ERR_INVALID, "check: too many operands (internal)");
     c->nargs = n;
     for (int i = 0; i < n; i++) {
         const int64_t count = a[i].count;
