@@ -846,7 +846,9 @@ static void ctx_init(Ctx *c, LbBackend *be, const LbCheckPlan *plan, LbCheckTabl
     c->t = t;
 }
 
-double lb_check_tolerance(const char *op, const LbBackend *be)
+/* The table's relative tolerance for op ("forward" for a whole forward pass) on be's storage
+ * type; NaN for an op not in the table. */
+static double tolerance(const char *op, const LbBackend *be)
 {
     for (size_t i = 0; i < NOPS; i++)
         if (strcmp(ops_table[i].name, op) == 0)
@@ -861,7 +863,7 @@ int lb_check_compare(LbBackend *be, const char *op, const char *shape, const flo
     ctx_init(&c, be, NULL, t);
     snprintf(c.op, sizeof c.op, "%s", op);
     snprintf(c.shape, sizeof c.shape, "%s", shape);
-    c.tol = lb_check_tolerance(op, be);
+    c.tol = tolerance(op, be);
     return compare(&c, out, ref, count);
 }
 
