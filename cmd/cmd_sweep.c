@@ -80,27 +80,6 @@ static int stopped_before_first_cell(void)
     return LB_EXIT_INTERRUPTED;
 }
 
-/* What sweep takes besides the settings. */
-typedef struct SweepFlags {
-    const char *out, *resume;
-    int force, no_check, quiet, help;
-    LbFormat format;
-} SweepFlags;
-
-static int parse_flags(int argc, char **argv, LbRunSettings *s, SweepFlags *f)
-{
-    const int rc = lb_options_parse(LB_FOR_SWEEP, argc, argv, s);
-    const LbCommandFlags *c = &s->cmd;
-    *f = (SweepFlags){c->out, c->resume, c->force, c->no_check, c->quiet, rc == LB_OPTIONS_HELPED, (LbFormat)c->format};
-    if (rc != 0)
-        return rc < 0 ? 0 : rc;
-    if (f->resume && f->out && strcmp(f->resume, f->out) != 0)
-        return lb_usage_error("--out %s and --resume %s differ: should be given one directory, with --resume alone", f->out, f->resume);
-    if (f->resume && f->force)
-        return lb_usage_error("--force cannot be used with --resume: should be one or the other");
-    return 0;
-}
-
 /* A result file of the directory that does not read: the file's fault is bad input, as for
  * compare, plot and merge (exit 2); one that cannot be read at all is a runtime failure. */
 static int resumed_file_error(const char *dir, int status)
@@ -217,10 +196,17 @@ static int check_resumed_rows(const LbRunSettings *s, const char *dir)
                           dir, path, line, why, count, count == 1 ? "" : "s");
 }
 
-static int validate(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t *resumed_budget)
+/* The flags' own checks, then with --resume the directory's settings taken and compared, each
+ * layer's checks called once and in order, before anything runs. */
+static int validate(LbRunSettings *s, LbMeta *meta, uint64_t *resumed_budget)
 {
+    const LbCommandFlags *f = &s->cmd;
     LbSettingProblem problem;
     int rc;
+    if (f->resume && f->out && strcmp(f->resume, f->out) != 0)
+        return lb_usage_error("--out %s and --resume %s differ: should be given one directory, with --resume alone", f->out, f->resume);
+    if (f->resume && f->force)
+        return lb_usage_error("--force cannot be used with --resume: should be one or the other");
     if (f->resume) {
         if ((rc = open_resumed(f->resume, meta, resumed_budget)) != 0)
             return rc;
@@ -245,7 +231,7 @@ static int validate(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t *res
 }
 
 /* A new sweep's directory: --out, or a fresh name in default_dir; made and locked. */
-static int make_dir(SweepFlags *f, char *default_dir, size_t size)
+static int make_dir(LbCommandFlags *f, char *default_dir, size_t size)
 {
     if (!f->out) {
         lb_outdir_default(default_dir, size);
@@ -270,9 +256,9 @@ static int keep_budget(const char *dir, uint64_t *budget, uint64_t resumed, cons
 }
 
 /* The grids on stdout, then how the sweep went: its exit code (interrupted: how to go on). */
-static int finish(const SweepFlags *f, const char *dir, LbGrid *grid, const char *status, const char *gpus)
+static int finish(const LbCommandFlags *f, const char *dir, LbGrid *grid, const char *status, const char *gpus)
 {
-    lb_grid_print(stdout, grid, f->format);
+    lb_grid_print(stdout, grid, (LbFormat)f->format);
     fflush(stdout);
     if (strcmp(status, "interrupted") == 0) {
         fprintf(stderr, "linbench: interrupted; finished cells are in %s (continue with: linbench sweep --resume %s%s%s)\n",
@@ -423,7 +409,7 @@ typedef struct Part {
 
 /* `linbench sweep --resume DIR --gpu G`, stdout to /dev/null (the parent prints the merged
  * grid), stderr into a pipe; it stops (SIGTERM) when the parent dies. */
-static int start_part(Part *p, const char *dir, int gpu, const SweepFlags *f)
+static int start_part(Part *p, const char *dir, int gpu, const LbCommandFlags *f)
 {
     int fds[2];
     char g[16];
@@ -491,7 +477,7 @@ static int relay(Part *p)
  * first stop request is passed on to them (Ctrl-C reaches them through the terminal; a SIGTERM
  * to the parent alone does not), and starts no more. 0, or an exit code after printing. */
 static int run_parts(char (*dirs)[4096], const int *todo, int ntodo, const int *gpus, int ngpus,
-                     const SweepFlags *f)
+                     const LbCommandFlags *f)
 {
     Part *run = calloc((size_t)ngpus, sizeof *run);
     struct pollfd *pfd = calloc((size_t)ngpus, sizeof *pfd);
@@ -534,13 +520,14 @@ static int run_parts(char (*dirs)[4096], const int *todo, int ntodo, const int *
     return rc;
 }
 
-static int run_gpus(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t resumed_budget, int argc, char **argv)
+static int run_gpus(LbRunSettings *s, LbMeta *meta, uint64_t resumed_budget, int argc, char **argv)
 {
     GpuProbe *probes = NULL;
     int found = 0, ngpus = 0, nparts = 0, ntodo = 0, created = 0;
     int *gpus = NULL, *todo = NULL;
     char (*dirs)[4096] = NULL, **ready = NULL;
     char default_dir[64], now[64], why[512], *command_line = lb_command_line(argc, argv);
+    LbCommandFlags *f = &s->cmd;
     uint64_t budget = 0;
     LbMerge m;
     LbMeta extra, merged;
@@ -687,7 +674,6 @@ out:
 int lb_cmd_sweep(int argc, char **argv)
 {
     LbRunSettings s;
-    SweepFlags f;
     LbMeta meta;
     memset(&meta, 0, sizeof meta);
     LbBackend *be = NULL;
@@ -700,32 +686,33 @@ int lb_cmd_sweep(int argc, char **argv)
     uint64_t resumed_budget = 0, budget = 0;
     int created = 0; /* this run made the directory: a failed start removes it again */
 
-    int rc = parse_flags(argc, argv, &s, &f);
-    if (rc == 0 && f.help)
-        goto out;
+    int rc = lb_options_parse(LB_FOR_SWEEP, argc, argv, &s);
+    LbCommandFlags *f = &s.cmd;
     if (rc == 0)
-        rc = validate(&s, &f, &meta, &resumed_budget);
-    if (rc != 0)
+        rc = validate(&s, &meta, &resumed_budget);
+    if (rc != 0) {
+        rc = rc == LB_OPTIONS_HELPED ? LB_EXIT_OK : rc;
         goto out;
+    }
     lb_options_note_unread(s.given, s.models); /* --chunk without the chunked model ... */
     lb_options_note_no_ratio(s.models); /* --models standard alone */
 
-    if (s.gpus_all || s.ngpus || (f.resume && gpus_parts(&meta))) {
-        rc = run_gpus(&s, &f, &meta, resumed_budget, argc, argv);
+    if (s.gpus_all || s.ngpus || (f->resume && gpus_parts(&meta))) {
+        rc = run_gpus(&s, &meta, resumed_budget, argc, argv);
         goto out;
     }
     /* A stop during the set-up (check, calibration) ends it with exit 130 and no new directory. */
     catch_stop_signals();
-    if (!f.resume && (rc = make_dir(&f, default_dir, sizeof default_dir)) != 0)
+    if (!f->resume && (rc = make_dir(f, default_dir, sizeof default_dir)) != 0)
         goto out;
-    const char *dir = f.resume ? f.resume : f.out;
-    created = !f.resume;
+    const char *dir = f->resume ? f->resume : f->out;
+    created = !f->resume;
     if ((rc = lb_options_open_backend(&s, &be, &budget)) != 0)
         goto out;
-    if (f.resume && (rc = keep_budget(dir, &budget, resumed_budget, "this device has")) != 0)
+    if (f->resume && (rc = keep_budget(dir, &budget, resumed_budget, "this device has")) != 0)
         goto out;
     /* A backend that gets its arithmetic wrong is not measured: nothing is written. */
-    if (!f.no_check && (rc = lb_quick_check(be, &s.model, &check)) != 0)
+    if (!f->no_check && (rc = lb_quick_check(be, &s.model, &check)) != 0)
         goto out;
     if ((rc = stopped_before_first_cell()) != 0)
         goto out;
@@ -734,21 +721,21 @@ int lb_cmd_sweep(int argc, char **argv)
     char calibration_note[512];
     snprintf(calibration_note, sizeof calibration_note, "skipped with the check (--no-check)");
     int calibrated = 0;
-    if ((!f.no_check || s.breakdown) &&
-        (rc = lb_sweep_calibrate(be, budget, f.quiet, &calibration, &calibrated, calibration_note,
+    if ((!f->no_check || s.breakdown) &&
+        (rc = lb_sweep_calibrate(be, budget, f->quiet, &calibration, &calibrated, calibration_note,
                                  sizeof calibration_note)) != 0)
         goto out;
     if ((rc = stopped_before_first_cell()) != 0)
         goto out;
-    if (f.force && (rc = lb_outdir_clear_results(dir)) != 0) /* before the first new row */
+    if (f->force && (rc = lb_outdir_clear_results(dir)) != 0) /* before the first new row */
         goto out;
     created = 0; /* from here the directory holds results */
 
     command_line = lb_command_line(argc, argv);
     LbProgress progress;
-    lb_progress_init(&progress, f.quiet);
+    lb_progress_init(&progress, f->quiet);
     const LbSweepJob job = {
-        &s, dir, f.resume != NULL, f.resume ? &meta : NULL, command_line ? command_line : "linbench sweep", budget,
+        &s, dir, f->resume != NULL, f->resume ? &meta : NULL, command_line ? command_line : "linbench sweep", budget,
         {check.ran, check.failures > 0, check.max_rel_error, check.seed}, lb_progress_event, &progress,
         calibrated ? &calibration : NULL, calibration_note,
     };
@@ -758,7 +745,7 @@ int lb_cmd_sweep(int argc, char **argv)
         rc = lb_runtime_error(erc);
         goto out;
     }
-    rc = finish(&f, dir, &grid, lb_sweep_outcome_name(outcome), NULL);
+    rc = finish(f, dir, &grid, lb_sweep_outcome_name(outcome), NULL);
 out:
     for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
         signal(stop_signals[i], SIG_DFL);

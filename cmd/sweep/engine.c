@@ -13,31 +13,13 @@
 #include "attn/base/status.h"
 #include "lb_config.h"
 #include "lb_revision.h"
-#include "cmd/sweep/roofline.h"
+#include "cmd/sweep/predict.h"
 #include "reports/atomic_file.h"
 #include "reports/breakdown_csv.h"
 #include "reports/csv_io.h"
 #include "reports/peer_dir.h"
 #include "reports/raw.h"
 #include "reports/speedups.h"
-
-int lb_sweep_cells(const LbRunSettings *s, LbSweepCell **cells, size_t *count)
-{
-    *count = 0;
-    *cells = malloc((s->nn * LB_MODEL_COUNT * (s->nk + 1) + 1) * sizeof **cells); /* at most */
-    if (!*cells)
-        return LB_FAIL(LB_ERR_NOMEM, "out of memory listing the sweep's cells");
-    for (size_t i = 0; i < s->nn; i++)
-        for (int m = 0; m < LB_MODEL_COUNT; m++) {
-            const LbModelKind kind = (LbModelKind)m;
-            for (size_t j = 0; s->models >> m & 1 && j < (lb_model_has_k(kind) ? s->nk : 1); j++) {
-                const int64_t k = lb_model_has_k(kind) ? s->k[j] : 0;
-                if (lb_model_cell_exists(kind, s->n[i], k))
-                    (*cells)[(*count)++] = (LbSweepCell){kind, s->n[i], k};
-            }
-        }
-    return LB_OK;
-}
 
 LbModelConfig lb_sweep_cell_config(const LbRunSettings *s, const LbSweepCell *c)
 {
@@ -127,7 +109,7 @@ static int foreign(const LbRunSettings *s, const LbSweepCell *cells, size_t ncel
 {
     const int has_k = lb_model_has_k(r->model);
     for (size_t c = 0; c < ncells; c++) {
-        if (cells[c].model != r->model || cells[c].n != r->n || (has_k && cells[c].k != r->k))
+        if (!lb_sweep_cell_is(&cells[c], r))
             continue;
         if (shard_of[c] == s->shard_index)
             return 0;
@@ -172,7 +154,7 @@ int lb_sweep_raw_foreign(const LbRunSettings *s, const char *raw_path, size_t *l
     *line = 0;
     int rc = lb_raw_read_lines(raw_path, &rows, &lines, &count);
     if (rc == LB_OK)
-        rc = lb_sweep_cells(s, &cells, &ncells);
+        rc = lb_sweep_cells(s->models, s->n, s->nn, s->k, s->nk, &cells, &ncells);
     if (rc == LB_OK)
         rc = lb_sweep_shard_assign(s, cells, ncells, &shard_of);
     for (size_t i = 0; rc == LB_OK && i < count; i++) {
@@ -394,12 +376,9 @@ static int write_meta(const LbSweepJob *job, const LbSweepDevice *dev, const cha
 /* Whether raw rows already hold a finished (ok or OOM) measurement of this cell. */
 static int already_measured(const LbCellResult *rows, size_t count, const LbSweepCell *c)
 {
-    for (size_t i = 0; i < count; i++) {
-        const LbCellResult *r = &rows[i];
-        if (r->model == c->model && r->n == c->n && (!lb_model_has_k(c->model) || r->k == c->k) &&
-            r->status != LB_CELL_ERROR)
+    for (size_t i = 0; i < count; i++)
+        if (lb_sweep_cell_is(c, &rows[i]) && rows[i].status != LB_CELL_ERROR)
             return 1;
-    }
     return 0;
 }
 
@@ -549,7 +528,7 @@ int lb_sweep_engine_run(const LbSweepJob *job, LbBackend *be, const volatile sig
     if (rc == LB_OK && job->resume && stat(raw_path, &st) == 0)
         rc = lb_raw_read(raw_path, &done, &done_count);
     if (rc == LB_OK)
-        rc = lb_sweep_cells(s, &cells, &ncells);
+        rc = lb_sweep_cells(s->models, s->n, s->nn, s->k, s->nk, &cells, &ncells);
     if (rc == LB_OK) /* which cells are this shard's: all of them when not sharded */
         rc = lb_sweep_shard_assign(s, cells, ncells, &shard_of);
     if (rc == LB_OK && !(todo = malloc((ncells ? ncells : 1) * sizeof *todo)))

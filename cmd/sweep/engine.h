@@ -2,9 +2,9 @@
  * "Files a sweep writes"): meta.csv (running), a raw.csv row per cell as it ends, speedups.csv,
  * the Table 3 grids, meta.csv with the outcome. Resumable; prints nothing, picks no exit code.
  *
- * The cells: for each n ascending, each listed model in the table's order, each k ascending where
- * lb_model_cell_exists. --shard I/N gives each cell, costliest first by the predictor's time on
- * one fixed card, to the least loaded shard: every shard computes the same split alone. */
+ * The cells: lb_sweep_cells (reports/merge.h) of the settings' grid and models. --shard I/N gives
+ * each cell, costliest first by the predictor's time on one fixed card, to the least loaded shard:
+ * every shard computes the same split alone. */
 #ifndef LB_SWEEP_ENGINE_H
 #define LB_SWEEP_ENGINE_H
 
@@ -21,22 +21,13 @@
 #include "attn/measure/measure.h"
 #include "attn/ops.h"
 #include "reports/grid.h"
+#include "reports/merge.h"
 #include "reports/meta.h"
 #include "reports/settings.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-typedef struct LbSweepCell {
-    LbModelKind model;
-    int64_t n;
-    int64_t k; /* 0 for a model without a k axis */
-} LbSweepCell;
-
-/* Every cell of the settings' grid and models, in the sweep's order, into a malloc'd array.
- * LB_OK or LB_ERR_NOMEM. */
-int lb_sweep_cells(const LbRunSettings *s, LbSweepCell **cells, size_t *count);
 
 /* The model the settings measure at cell c. */
 LbModelConfig lb_sweep_cell_config(const LbRunSettings *s, const LbSweepCell *c);

@@ -34,7 +34,7 @@ int lb_predict_run(const LbPredictJob *job, LbGrid *grid, double *sweep_s)
     LbMeta extra;
     memset(&extra, 0, sizeof extra);
     *sweep_s = 0;
-    int rc = lb_sweep_cells(s, &cells, &ncells);
+    int rc = lb_sweep_cells(s->models, s->n, s->nn, s->k, s->nk, &cells, &ncells);
     if (rc == LB_OK && !(rows = calloc(ncells ? ncells : 1, sizeof *rows)))
         rc = LB_FAIL(LB_ERR_NOMEM, "out of memory predicting %zu cells", ncells);
     /* breakdown.csv's percent_of_limit: the predicted time against the datasheet's roofline */

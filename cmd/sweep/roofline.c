@@ -1,5 +1,5 @@
-/* The roofline (see roofline.h): the cards, and one cell's predicted batch and time. */
-#include "cmd/sweep/roofline.h"
+/* The roofline (see predict.h): the cards, and one cell's predicted batch and time. */
+#include "cmd/sweep/predict.h"
 
 #include <errno.h>
 #include <math.h>
