@@ -72,10 +72,7 @@ int lb_cmd_predict(int argc, char **argv)
         goto out;
     lb_options_note_unread(s.given, s.models); /* --chunk without the chunked model ... */
     lb_options_note_no_ratio(s.models); /* --models standard alone */
-    if (!f->out) {
-        lb_outdir_default(default_dir, sizeof default_dir);
-        f->out = default_dir;
-    }
+    f->out = f->out ? f->out : lb_outdir_default(default_dir, sizeof default_dir);
     if ((rc = lb_outdir_prepare(f->out, f->force, "--out", LB_OUTDIR_OFFER_FORCE)) != 0)
         goto out;
     created = 1;

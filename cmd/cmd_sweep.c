@@ -24,11 +24,9 @@
 #include "cmd/outdir.h"
 #include "cmd/check.h"
 #include "cmd/progress.h"
-#include "lb_config.h"
 #include "reports/grid.h"
 #include "reports/merge.h"
 #include "reports/meta.h"
-#include "reports/raw.h"
 #include "reports/settings.h"
 #include "reports/sweep_dir.h"
 #include "cmd/sweep/engine.h"
@@ -80,81 +78,13 @@ static int stopped_before_first_cell(void)
     return LB_EXIT_INTERRUPTED;
 }
 
-/* A result file of the directory that does not read: the file's fault is bad input, as for
- * compare, plot and merge (exit 2); one that cannot be read at all is a runtime failure. */
-static int resumed_file_error(const char *dir, int status)
+/* A --resume refusal: the directory's fault, or a flag's, is bad input, as for compare, plot and
+ * merge (exit 2); a file that cannot be read at all is a runtime failure. */
+static int resume_error(int status)
 {
-    if (status != LB_ERR_FORMAT)
-        return lb_runtime_error(status);
-    return lb_usage_error("invalid argument \"%s\" for --resume: %s", dir, lb_error_message());
-}
-
-/* --resume: the directory, locked, its meta.csv read, checked (lb_sweep_meta_read) and of this
- * version, its raw.csv readable, and the memory budget it ran with. */
-static int open_resumed(const char *dir, LbMeta *meta, uint64_t *budget)
-{
-    int rc = lb_outdir_lock_existing(dir, "--resume");
-    if (rc != 0)
-        return rc;
-    lb_error_clear();
-    if ((rc = lb_sweep_meta_read(dir, meta)) != LB_OK)
-        return resumed_file_error(dir, rc);
-    /* rows that do not read would stop the sweep only once the backend is open and checked */
-    char path[4096];
-    struct stat st;
-    LbCellResult *rows = NULL;
-    size_t count = 0;
-    lb_path_join_buf(path, sizeof path, dir, "raw.csv");
-    lb_error_clear();
-    rc = stat(path, &st) == 0 ? lb_raw_read(path, &rows, &count) : LB_OK;
-    free(rows);
-    if (rc != LB_OK)
-        return resumed_file_error(dir, rc);
-    if (lb_meta_is_predicted(meta)) /* nothing in it was measured: a resume would mix the two */
-        return lb_usage_error("invalid argument \"%s\" for --resume: it was written by linbench predict (meta.csv's %s is %s), not measured: should be a directory written by linbench sweep",
-                              dir, LB_META_SOURCE, LB_SOURCE_PREDICTED);
-    const char *version = lb_meta_get(meta, "linbench_version");
-    if (!version || strcmp(version, LB_VERSION) != 0)
-        return lb_usage_error("invalid argument \"%s\" for --resume: it was written by linbench %s and this is linbench %s: should be resumed with linbench %s",
-                              dir, version && *version ? version : "(unknown version)", LB_VERSION,
-                              version && *version ? version : "of that version");
-    const char *b = lb_meta_get(meta, "memory_budget_bytes");
-    if (!b || lb_parse_size(b, budget))
-        return lb_usage_error("invalid argument \"%s\" for --resume: %s/meta.csv's memory_budget_bytes is \"%s\": should be a byte count",
-                              dir, dir, b ? b : "");
-    return 0;
-}
-
-/* A --resume refusal in words: the file and key are blamed for what the file holds, the flag for
- * what the user gave. */
-static int resume_refusal(int rc, LbSettingProblem *p, const char *dir)
-{
-    if (rc != -1) {
-        lb_setting_problem_free(p);
-        return lb_runtime_error(rc);
-    }
-    const LbSetting *e = &lb_settings[p->id];
-    const char *theirs = p->theirs ? p->theirs : "";
-    switch (p->kind) {
-    case LB_SETTING_MISSING:
-        rc = lb_usage_error("invalid argument \"%s\" for --resume: should be a directory written by linbench sweep (%s/meta.csv has no %s)",
-                            dir, dir, e->key);
-        break;
-    case LB_SETTING_UNREADABLE:
-        rc = lb_usage_error("invalid argument \"%s\" for --resume: %s/meta.csv's %s is \"%s\": should be %s", dir, dir, e->key,
-                            theirs, p->should);
-        break;
-    case LB_SETTING_DIFFERS:
-        rc = lb_usage_error("--%s %s differs from the resumed run's \"%s\" (%s in %s/meta.csv): should be the same, or left out, to resume %s",
-                            e->flag, p->mine[0] ? p->mine : "(unset)", theirs, e->key, dir, dir);
-        break;
-    case LB_SETTING_READS_BACK:
-        rc = lb_usage_error("invalid argument \"%s\" for --resume: %s/meta.csv's %s is \"%s\", which reads back as \"%s\": should be as linbench sweep wrote it",
-                            dir, dir, e->key, theirs, p->mine);
-        break;
-    }
-    lb_setting_problem_free(p);
-    return rc;
+    if (status == LB_OK)
+        return 0;
+    return status == LB_ERR_FORMAT ? lb_usage_error("%s", lb_error_message()) : lb_runtime_error(status);
 }
 
 /* Cells with k < n that a model still has not (the general projections' windows: k must divide
@@ -180,41 +110,20 @@ static void note_skipped(const LbRunSettings *s)
     }
 }
 
-/* A resume keeps raw.csv's rows: each must be a cell of these settings, or no setting of meta.csv
- * stands for it. Refused, not dropped: only whoever put it there can say where it belongs. */
-static int check_resumed_rows(const LbRunSettings *s, const char *dir)
-{
-    char path[4096], why[512];
-    lb_path_join_buf(path, sizeof path, dir, "raw.csv");
-    size_t line = 0, count = 0;
-    struct stat st;
-    if (stat(path, &st) != 0 || lb_sweep_raw_foreign(s, path, &line, &count, why, sizeof why) != LB_OK || count == 0) {
-        lb_error_clear();
-        return 0;
-    }
-    return lb_usage_error("invalid argument \"%s\" for --resume: %s line %zu: %s (%zu such row%s): should hold only rows of the sweep its meta.csv describes",
-                          dir, path, line, why, count, count == 1 ? "" : "s");
-}
-
 /* The flags' own checks, then with --resume the directory's settings taken and compared, each
  * layer's checks called once and in order, before anything runs. */
 static int validate(LbRunSettings *s, LbMeta *meta, uint64_t *resumed_budget)
 {
     const LbCommandFlags *f = &s->cmd;
-    LbSettingProblem problem;
     int rc;
     if (f->resume && f->out && strcmp(f->resume, f->out) != 0)
         return lb_usage_error("--out %s and --resume %s differ: should be given one directory, with --resume alone", f->out, f->resume);
     if (f->resume && f->force)
         return lb_usage_error("--force cannot be used with --resume: should be one or the other");
-    if (f->resume) {
-        if ((rc = open_resumed(f->resume, meta, resumed_budget)) != 0)
-            return rc;
-        if ((rc = lb_run_settings_take(s, meta, &problem)) != 0)
-            return resume_refusal(rc, &problem, f->resume);
-        if (!(s->given & (UINT64_C(1) << LB_SET_K)))
-            s->cmd.k_text = lb_settings_meta_value(meta, LB_SET_K);
-    }
+    if (f->resume && (rc = lb_outdir_lock_existing(f->resume, "--resume")) != 0)
+        return rc;
+    if (f->resume && (rc = resume_error(lb_sweep_resume_read(f->resume, s, meta, resumed_budget))) != 0)
+        return rc;
     if ((rc = lb_options_check_grid(s)) != 0)
         return rc;
     note_skipped(s);
@@ -223,9 +132,7 @@ static int validate(LbRunSettings *s, LbMeta *meta, uint64_t *resumed_budget)
                         "(time_speedup.csv, memory_speedup.csv, energy_speedup.csv) are linformer-%s's against standard\n",
                 lb_projection_names[s->projection & 3], lb_projection_names[s->projection & 3],
                 lb_projection_names[s->projection & 3]);
-    if (f->resume && (rc = lb_run_settings_compare(s, meta, &problem)) != 0)
-        return resume_refusal(rc, &problem, f->resume);
-    if (f->resume && (rc = check_resumed_rows(s, f->resume)) != 0)
+    if (f->resume && (rc = resume_error(lb_sweep_resume_compare(f->resume, s, meta))) != 0)
         return rc;
     return lb_options_check_host_memory(s);
 }
@@ -233,10 +140,7 @@ static int validate(LbRunSettings *s, LbMeta *meta, uint64_t *resumed_budget)
 /* A new sweep's directory: --out, or a fresh name in default_dir; made and locked. */
 static int make_dir(LbCommandFlags *f, char *default_dir, size_t size)
 {
-    if (!f->out) {
-        lb_outdir_default(default_dir, size);
-        f->out = default_dir;
-    }
+    f->out = f->out ? f->out : lb_outdir_default(default_dir, size);
     return lb_outdir_prepare(f->out, f->force, "--out", LB_OUTDIR_OFFER_FORCE | LB_OUTDIR_OFFER_RESUME);
 }
 

@@ -26,7 +26,7 @@ static const char *const result_files[] = {"time_speedup.csv", "memory_speedup.c
 
 #define LOCK_NAME ".linbench.lock"
 
-void lb_outdir_default(char *buf, size_t size)
+const char *lb_outdir_default(char *buf, size_t size)
 {
     char stamp[32];
     time_t now = time(NULL);
@@ -37,6 +37,7 @@ void lb_outdir_default(char *buf, size_t size)
     struct stat st;
     for (int i = 2; stat(buf, &st) == 0 && i < 1000; i++)
         snprintf(buf, size, "linbench-%s-%d", stamp, i);
+    return buf;
 }
 
 int lb_outdir_check_length(const char *dir, const char *flag)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "attn/plan.h"
+#include "attn/base/sizes.h"
 #include "attn/base/status.h"
 #include "lb_config.h"
 #include "lb_revision.h"
@@ -171,6 +172,86 @@ int lb_sweep_raw_foreign(const LbRunSettings *s, const char *raw_path, size_t *l
     free(cells);
     free(shard_of);
     return rc;
+}
+
+/* A --resume refusal in words: the file and key are blamed for what the file holds, the flag for
+ * what the user gave. */
+static int resume_refusal(int rc, LbSettingProblem *p, const char *dir)
+{
+    const LbSetting *e = &lb_settings[p->id];
+    const char *theirs = p->theirs ? p->theirs : "";
+    if (rc == -1 && p->kind == LB_SETTING_MISSING)
+        rc = LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for --resume: should be a directory written by linbench sweep (%s/meta.csv has no %s)",
+                     dir, dir, e->key);
+    else if (rc == -1 && p->kind == LB_SETTING_UNREADABLE)
+        rc = LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for --resume: %s/meta.csv's %s is \"%s\": should be %s", dir, dir,
+                     e->key, theirs, p->should);
+    else if (rc == -1 && p->kind == LB_SETTING_DIFFERS)
+        rc = LB_FAIL(LB_ERR_FORMAT, "--%s %s differs from the resumed run's \"%s\" (%s in %s/meta.csv): should be the same, or left out, to resume %s",
+                     e->flag, p->mine[0] ? p->mine : "(unset)", theirs, e->key, dir, dir);
+    else if (rc == -1)
+        rc = LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for --resume: %s/meta.csv's %s is \"%s\", which reads back as \"%s\": should be as linbench sweep wrote it",
+                     dir, dir, e->key, theirs, p->mine);
+    lb_setting_problem_free(p);
+    return rc;
+}
+
+int lb_sweep_resume_read(const char *dir, LbRunSettings *s, LbMeta *meta, uint64_t *budget)
+{
+    char path[4096];
+    struct stat st;
+    LbCellResult *rows = NULL;
+    size_t count = 0;
+    lb_path_join_buf(path, sizeof path, dir, "raw.csv");
+    lb_error_clear();
+    int rc = lb_sweep_meta_read(dir, meta);
+    /* rows that do not read would stop the sweep only once the backend is open and checked */
+    if (rc == LB_OK && stat(path, &st) == 0)
+        rc = lb_raw_read(path, &rows, &count);
+    free(rows);
+    if (rc == LB_ERR_FORMAT) {
+        char why[LB_ERROR_MAX];
+        snprintf(why, sizeof why, "%s", lb_error_message());
+        return LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for --resume: %s", dir, why);
+    }
+    if (rc != LB_OK)
+        return rc;
+    if (lb_meta_is_predicted(meta)) /* nothing in it was measured: a resume would mix the two */
+        return LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for --resume: it was written by linbench predict (meta.csv's %s is %s), not measured: should be a directory written by linbench sweep",
+                       dir, LB_META_SOURCE, LB_SOURCE_PREDICTED);
+    const char *version = lb_meta_get(meta, "linbench_version");
+    if (!version || strcmp(version, LB_VERSION) != 0)
+        return LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for --resume: it was written by linbench %s and this is linbench %s: should be resumed with linbench %s",
+                       dir, version && *version ? version : "(unknown version)", LB_VERSION,
+                       version && *version ? version : "of that version");
+    const char *b = lb_meta_get(meta, "memory_budget_bytes");
+    if (!b || lb_parse_size(b, budget))
+        return LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for --resume: %s/meta.csv's memory_budget_bytes is \"%s\": should be a byte count",
+                       dir, dir, b ? b : "");
+    LbSettingProblem problem;
+    if ((rc = lb_run_settings_take(s, meta, &problem)) != 0)
+        return resume_refusal(rc, &problem, dir);
+    if (!(s->given & (UINT64_C(1) << LB_SET_K)))
+        s->cmd.k_text = lb_settings_meta_value(meta, LB_SET_K);
+    return LB_OK;
+}
+
+int lb_sweep_resume_compare(const char *dir, const LbRunSettings *s, const LbMeta *meta)
+{
+    LbSettingProblem problem;
+    int rc = lb_run_settings_compare(s, meta, &problem);
+    if (rc != 0)
+        return resume_refusal(rc, &problem, dir);
+    char path[4096], why[512];
+    lb_path_join_buf(path, sizeof path, dir, "raw.csv");
+    size_t line = 0, count = 0;
+    struct stat st;
+    if (stat(path, &st) != 0 || lb_sweep_raw_foreign(s, path, &line, &count, why, sizeof why) != LB_OK || count == 0) {
+        lb_error_clear();
+        return LB_OK;
+    }
+    return LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for --resume: %s line %zu: %s (%zu such row%s): should hold only rows of the sweep its meta.csv describes",
+                   dir, path, line, why, count, count == 1 ? "" : "s");
 }
 
 const char *lb_sweep_outcome_name(LbSweepOutcome o)
