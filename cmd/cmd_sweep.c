@@ -472,7 +472,7 @@ static int run_gpus(LbRunSettings *s, LbMeta *meta, uint64_t resumed_budget, int
         goto out;
     }
     LbSweepDevice dev = probes[gpus[0]].dev;
-    LbSweepJob job = {s, dir, f->resume != NULL, f->resume ? meta : NULL, command_line ? command_line : "linbench sweep",
+    LbSweepJob job = {s, dir, f->resume ? meta : NULL, command_line ? command_line : "linbench sweep",
                       budget, {!f->no_check, 0, 0.0, 0}, NULL, NULL, NULL, NULL};
     int erc = lb_meta_set(&extra, "parts", "%d", nparts);
     for (int i = 0; i < nparts && erc == LB_OK; i++) {
@@ -508,7 +508,7 @@ static int run_gpus(LbRunSettings *s, LbMeta *meta, uint64_t resumed_budget, int
         LbRunSettings part = *s; /* shares s's lists, not freed here */
         part.shard_index = i;
         part.shard_count = nparts;
-        LbSweepJob pjob = {&part, dirs[i], 0, NULL, job.command_line, budget, job.check, NULL, NULL, NULL, NULL};
+        LbSweepJob pjob = {&part, dirs[i], NULL, job.command_line, budget, job.check, NULL, NULL, NULL, NULL};
         if (erc == LB_OK)
             erc = lb_sweep_write_meta(&pjob, &dev, "running", NULL);
         todo[ntodo++] = i;
@@ -639,7 +639,7 @@ int lb_cmd_sweep(int argc, char **argv)
     LbProgress progress;
     lb_progress_init(&progress, f->quiet);
     const LbSweepJob job = {
-        &s, dir, f->resume != NULL, f->resume ? &meta : NULL, command_line ? command_line : "linbench sweep", budget,
+        &s, dir, f->resume ? &meta : NULL, command_line ? command_line : "linbench sweep", budget,
         {check.ran, check.failures > 0, check.max_rel_error, check.seed}, lb_progress_event, &progress,
         calibrated ? &calibration : NULL, calibration_note,
     };

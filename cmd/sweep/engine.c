@@ -606,7 +606,7 @@ int lb_sweep_engine_run(const LbSweepJob *job, LbBackend *be, const volatile sig
     int rc = raw_path ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory");
     struct stat st;
     /* A sweep killed between meta.csv and its first row has no raw.csv yet: nothing is done. */
-    if (rc == LB_OK && job->resume && stat(raw_path, &st) == 0)
+    if (rc == LB_OK && job->previous && stat(raw_path, &st) == 0)
         rc = lb_raw_read(raw_path, &done, &done_count);
     if (rc == LB_OK)
         rc = lb_sweep_cells(s->models, s->n, s->nn, s->k, s->nk, &cells, &ncells);
@@ -621,7 +621,7 @@ int lb_sweep_engine_run(const LbSweepJob *job, LbBackend *be, const volatile sig
         rc = write_meta(job, &dev, now, "running", NULL, NULL);
     running = rc == LB_OK;
     if (rc == LB_OK)
-        rc = lb_raw_open(raw_path, job->resume, &raw);
+        rc = lb_raw_open(raw_path, job->previous != NULL, &raw);
     if (rc != LB_OK)
         goto out;
 

@@ -82,9 +82,9 @@ typedef void (*LbSweepProgress)(void *ctx, const LbSweepEvent *e);
 typedef struct LbSweepJob {
     const LbRunSettings *settings;
     const char *dir;          /* exists, locked by the caller */
-    int resume;               /* keep raw.csv's rows and measure only the missing cells */
-    const LbMeta *previous;   /* meta.csv of the run being resumed (NULL otherwise): its command
-                               * line, start time and earlier resumes are kept */
+    const LbMeta *previous;   /* meta.csv of the run being resumed (NULL otherwise): raw.csv's rows,
+                               * command line, start time and earlier resumes are kept, and only
+                               * the missing cells measured */
     const char *command_line; /* this run's */
     uint64_t budget;          /* bytes */
     LbSweepCheck check;
@@ -135,7 +135,7 @@ int lb_sweep_meta_history(const LbSweepJob *job, const char *now, const char *st
 /* A result directory from rows made without a backend (linbench predict, cmd/sweep/predict.h), written
  * as a sweep writes its own: meta.csv (`extra`'s keys after `tool`, which may replace `source`),
  * raw.csv through the raw writer, speedups.csv, the two grids (kept in *grid when not NULL), and
- * meta.csv again with status complete. job->resume and job->previous are not read. */
+ * meta.csv again with status complete. job->previous is not read. */
 int lb_sweep_write_rows(const LbSweepJob *job, const LbSweepDevice *dev, const LbCellResult *rows, size_t count,
                         const LbMeta *extra, LbGrid *grid);
 
