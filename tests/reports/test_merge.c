@@ -56,7 +56,7 @@ static void check_split(void)
     LbSweepCell *cells = NULL;
     size_t count = 0;
     int *got = NULL, *again = NULL;
-    lb_check(lb_sweep_cells(&s, &cells, &count) == LB_OK && lb_sweep_shard_assign(&s, cells, count, &got) == LB_OK &&
+    lb_check(lb_sweep_cells(s.models, s.n, s.nn, s.k, s.nk, &cells, &count) == LB_OK && lb_sweep_shard_assign(&s, cells, count, &got) == LB_OK &&
                  lb_sweep_shard_assign(&s, cells, count, &again) == LB_OK && count > 10,
              "%zu cells split", count);
     double cost[64], load[3] = {0, 0, 0};
@@ -136,7 +136,8 @@ int main(void)
         measured[m] = 1;
     const int64_t n[] = {128, 256, 512}, k[] = {64};
     char missing[1024];
-    size_t nmissing = lb_merge_missing(rows, nrows, n, 3, k, 1, measured, missing, sizeof missing);
+    size_t nmissing = 0;
+    lb_check(lb_merge_missing(rows, nrows, n, 3, k, 1, measured, &nmissing, missing, sizeof missing) == LB_OK, "missing cells listed");
     lb_check(nmissing == (size_t)LB_MODEL_COUNT, "%zu missing cells: should be %d (%s)", nmissing, (int)LB_MODEL_COUNT, missing);
     for (int m = 0; m < LB_MODEL_COUNT; m++) {
         char cell[96];
@@ -149,7 +150,7 @@ int main(void)
     /* Only the models measured count. */
     for (int m = 1; m < LB_MODEL_COUNT; m++)
         measured[m] = 0;
-    nmissing = lb_merge_missing(rows, nrows, n, 3, k, 1, measured, missing, sizeof missing);
+    lb_merge_missing(rows, nrows, n, 3, k, 1, measured, &nmissing, missing, sizeof missing);
     lb_check(nmissing == 1, "one model measured: %zu missing: should be 1 (%s)", nmissing, missing);
     free(rows);
 
