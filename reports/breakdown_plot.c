@@ -1,5 +1,13 @@
-/* breakdown.csv in compare and plot (see breakdown_plot.h). */
-#include "reports/breakdown_plot.h"
+/* breakdown.csv (reports/breakdown_csv.h) shown by `linbench compare` and `linbench plot`, for a
+ * sweep that ran with --breakdown; both do nothing where the directory has no breakdown.csv.
+ *
+ * compare: per model, a table of each operation's share of the pass (%), one column per cell
+ *   (n, or n/k for a model with a k axis), and the pass's ms.
+ * plot: per model, breakdown_MODEL.gp and breakdown_MODEL.plot.csv (+ .png/.svg once rendered):
+ *   a stacked bar per cell (n, or n/k), one segment per operation, the bar's height its share of
+ *   the pass (1 less the overhead's rounding). */
+#include "reports/compare.h"
+#include "reports/plot.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -8,7 +16,6 @@
 #include "attn/base/status.h"
 #include "reports/breakdown_csv.h"
 #include "reports/csv_io.h"
-#include "reports/plot_figure.h"
 
 /* --- one model's cells and ops ------------------------------------------------------------------ */
 

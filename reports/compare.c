@@ -13,7 +13,6 @@
 #include "attn/base/sizes.h"
 #include "attn/base/status.h"
 #include "reports/breakdown_csv.h"
-#include "reports/breakdown_plot.h"
 #include "reports/csv_io.h"
 #include "reports/paper_table3.h"
 #include "reports/settings.h"

@@ -52,6 +52,10 @@ int lb_compare_devices_differ(const LbSweepDir *a, const LbSweepDir *b, char *bu
  * LB_ERR_IO, a breakdown.csv that does not read). */
 int lb_compare(FILE *out, const LbSweepDir *a, const LbSweepDir *b, LbFormat fmt);
 
+/* breakdown.csv's tables, where s has one (text or md; nothing for csv): LB_OK, or the status of
+ * reading it (reports/breakdown_plot.c). */
+int lb_breakdown_compare(FILE *out, const LbSweepDir *s, LbFormat fmt);
+
 #ifdef __cplusplus
 }
 #endif
