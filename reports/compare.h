@@ -14,15 +14,9 @@
  *              ms per sequence measured, predicted and measured / predicted; with breakdown.csv in
  *              both, each operation's measured / predicted ms per sequence.
  * Either side may come first on the command line; the sweep is A. Markers: "-" no such cell
- * (k >= n), ERR, OOM, NA (not measured), in that order of precedence.
- *
- * CSV (the columns are the mode's):
- *   paper, sweeps  grid,n,k,measured,paper,measured_over_paper  or  grid,n,k,a,b,b_over_a
- *                  (Table 3's pair; energy rows where either side has energy)
- *   peer           comparison,linbench_model,peer_model,n,k, then linbench, peer and
- *                  linbench_over_peer of ms_per_seq/time, batch and j_per_seq/energy
- *   predicted      model,n,k,op,measured_batch,predicted_batch,batch_ratio,
- *                  measured_ms_per_seq,predicted_ms_per_seq,time_ratio (empty where no value) */
+ * (k >= n), ERR, OOM, NA (not measured), in that order of precedence. CSV: a row per cell in the
+ * mode's columns (README's compare --format); predicted: model,n,k,op,measured_batch,
+ * predicted_batch,batch_ratio,measured_ms_per_seq,predicted_ms_per_seq,time_ratio. */
 #ifndef LB_COMPARE_H
 #define LB_COMPARE_H
 

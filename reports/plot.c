@@ -26,18 +26,19 @@ static char *subtitle(const LbSweepDir *s)
 {
     const char *dtype = setting(s, LB_SET_DTYPE);
     const char *storage = lb_sweep_meta(s, "storage_dtype", dtype);
-    int same = strcmp(storage, dtype) == 0;
-    const char *fmt = "%s, %s%s%s, L=%s d=%s h=%s f=%s, %s/%s";
-    const char *args[10] = {lb_sweep_meta(s, "device_name", "?"), dtype, same ? "" : " stored as ",
-                            same ? "" : storage, setting(s, LB_SET_LAYERS), setting(s, LB_SET_DMODEL),
-                            setting(s, LB_SET_HEADS), setting(s, LB_SET_FFN), setting(s, LB_SET_SHARING),
-                            setting(s, LB_SET_ORDER)};
-    int len = snprintf(NULL, 0, fmt, args[0], args[1], args[2], args[3], args[4], args[5], args[6],
-                       args[7], args[8], args[9]);
-    char *buf = len >= 0 ? malloc((size_t)len + 1) : NULL;
-    if (buf)
-        snprintf(buf, (size_t)len + 1, fmt, args[0], args[1], args[2], args[3], args[4], args[5],
-                 args[6], args[7], args[8], args[9]);
+    const int same = strcmp(storage, dtype) == 0;
+    char *buf = NULL;
+    size_t len;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return NULL;
+    fprintf(f, "%s, %s%s%s, L=%s d=%s h=%s f=%s, %s/%s", lb_sweep_meta(s, "device_name", "?"), dtype,
+            same ? "" : " stored as ", same ? "" : storage, setting(s, LB_SET_LAYERS), setting(s, LB_SET_DMODEL),
+            setting(s, LB_SET_HEADS), setting(s, LB_SET_FFN), setting(s, LB_SET_SHARING), setting(s, LB_SET_ORDER));
+    if (fclose(f) != 0) {
+        free(buf);
+        return NULL;
+    }
     return buf;
 }
 
@@ -52,7 +53,6 @@ typedef struct HeatArg {
     char title[160];
     const LbGrid *grid;
     const LbGridCell *cells;
-    const char *sub; /* the line on what ran */
 } HeatArg;
 
 /* Heatmap data: k_index,n_index,value,label,n,k per cell; value NaN where there is no number
@@ -85,14 +85,11 @@ static int heat_data_fn(FILE *f, const LbSweepDir *s, const void *arg)
     return LB_OK;
 }
 
-static int heat_script(FILE *f, const LbSweepDir *s, const void *arg)
+static int heat_body(FILE *f, const LbSweepDir *s, const void *arg)
 {
+    (void)s;
     const HeatArg *h = arg;
     const LbGrid *g = h->grid;
-    char full[256];
-    lb_gp_preamble(f, h->name, h->title);
-    snprintf(full, sizeof full, "%s%s", predicted(s), h->title);
-    lb_gp_title(f, full, h->sub);
     /* The colour scale spans the values present (log, so 0.5x and 2x sit evenly about 1x). */
     double lo = INFINITY, hi = -INFINITY;
     for (size_t c = 0; c < g->rows * g->cols; c++) {
@@ -140,7 +137,6 @@ static int heat_script(FILE *f, const LbSweepDir *s, const void *arg)
               "     data skip 1 using 1:2:4 with labels\n",
               f);
     }
-    lb_gp_svg(f, h->name);
     return LB_OK;
 }
 
@@ -353,10 +349,10 @@ static void saved_style(size_t c, char *with, char *title, size_t size, const vo
 static int write_heat_pair(const LbSweepDir *s, const char *out_dir, HeatArg heat[3], const char *sub, LbPlotList *out)
 {
     for (int h = 0; h < (lb_grid_has_energy(heat[0].grid) ? 3 : 2); h++) {
-        heat[h].sub = sub;
-        LB_TRY(lb_plot_write_file(out_dir, heat[h].name, ".plot.csv", heat_data_fn, s, &heat[h]));
-        LB_TRY(lb_plot_write_file(out_dir, heat[h].name, ".gp", heat_script, s, &heat[h]));
-        lb_plot_add_name(out, heat[h].name);
+        char full[256];
+        snprintf(full, sizeof full, "%s%s", predicted(s), heat[h].title);
+        const LbFigure fig = {heat[h].name, heat[h].title, full, sub, heat_data_fn, heat_body, &heat[h]};
+        LB_TRY(lb_plot_figure(out_dir, &fig, s, out));
     }
     return LB_OK;
 }
@@ -379,7 +375,7 @@ static int write_model_figures(const LbSweepDir *s, const char *out_dir, LbModel
     const char *name = lb_model_name(model);
     int rc;
     if (lb_model_has_k(model)) {
-        HeatArg heat[3] = {{{0}, {0}, &g, g.time, NULL}, {{0}, {0}, &g, g.memory, NULL}, {{0}, {0}, &g, g.energy, NULL}};
+        HeatArg heat[3] = {{{0}, {0}, &g, g.time}, {{0}, {0}, &g, g.memory}, {{0}, {0}, &g, g.energy}};
         snprintf(heat[0].name, sizeof heat[0].name, "time_speedup_%s", m);
         snprintf(heat[0].title, sizeof heat[0].title, "Time saved: ms per sequence, %s / %s", b, name);
         snprintf(heat[1].name, sizeof heat[1].name, "memory_speedup_%s", m);
@@ -418,9 +414,9 @@ int lb_plot_write(const LbSweepDir *s, const char *out_dir, LbPlotList *out)
     Line *line = malloc(((size_t)LB_MODEL_COUNT * (s->grid.cols + 1)) * sizeof *line);
     int rc = line && sub ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory");
     HeatArg heat[3] = {
-        {"time_speedup", "Time saved: ms per sequence, standard / Linformer", &s->grid, s->grid.time, NULL},
-        {"memory_speedup", "Memory saved: largest batch, Linformer / standard", &s->grid, s->grid.memory, NULL},
-        {"energy_speedup", "Energy saved: joules per sequence, standard / Linformer", &s->grid, s->grid.energy, NULL},
+        {"time_speedup", "Time saved: ms per sequence, standard / Linformer", &s->grid, s->grid.time},
+        {"memory_speedup", "Memory saved: largest batch, Linformer / standard", &s->grid, s->grid.memory},
+        {"energy_speedup", "Energy saved: joules per sequence, standard / Linformer", &s->grid, s->grid.energy},
     };
     if (rc == LB_OK)
         rc = write_heat_pair(s, out_dir, heat, sub, out);

@@ -30,7 +30,7 @@ void lb_gp_quote(FILE *f, const char *s)
     fputc('\'', f);
 }
 
-void lb_gp_preamble(FILE *f, const char *name, const char *what)
+static void gp_preamble(FILE *f, const char *name, const char *what)
 {
     fprintf(f,
             "# linbench plot: %s.\n"
@@ -54,7 +54,7 @@ void lb_gp_preamble(FILE *f, const char *name, const char *what)
     fprintf(f, "set output linbench_out.'/%s.png'\n", name);
 }
 
-void lb_gp_title(FILE *f, const char *title, const char *subtitle)
+static void gp_title(FILE *f, const char *title, const char *subtitle)
 {
     fputs("set title ", f);
     lb_gp_quote(f, title);
@@ -63,15 +63,16 @@ void lb_gp_title(FILE *f, const char *title, const char *subtitle)
     fputs(" noenhanced\n", f);
 }
 
-void lb_gp_svg(FILE *f, const char *name)
+static void gp_svg(FILE *f, const char *name)
 {
     fputs("set terminal svg noenhanced size 900,650 font 'sans,11'\n", f);
     fprintf(f, "set output linbench_out.'/%s.svg'\n", name);
     fputs("replot\nset output\n", f);
 }
 
-int lb_plot_write_file(const char *dir, const char *name, const char *ext, LbPlotWriteFn fn,
-                       const LbSweepDir *s, const void *arg)
+/* DIR/NAME.EXT written by fn, atomically. */
+static int write_file(const char *dir, const char *name, const char *ext, LbPlotWriteFn fn, const LbSweepDir *s,
+                      const void *arg)
 {
     char file[160];
     snprintf(file, sizeof file, "%.100s%s", name, ext);
@@ -93,10 +94,28 @@ int lb_plot_write_file(const char *dir, const char *name, const char *ext, LbPlo
     return rc;
 }
 
-void lb_plot_add_name(LbPlotList *out, const char *name)
+static void add_name(LbPlotList *out, const char *name)
 {
     if (out && out->count < LB_PLOT_MAX)
         snprintf(out->name[out->count++], sizeof out->name[0], "%.63s", name);
+}
+
+static int script(FILE *f, const LbSweepDir *s, const void *arg)
+{
+    const LbFigure *fig = arg;
+    gp_preamble(f, fig->name, fig->what);
+    gp_title(f, fig->title, fig->subtitle);
+    LB_TRY(fig->body(f, s, fig->arg));
+    gp_svg(f, fig->name);
+    return LB_OK;
+}
+
+int lb_plot_figure(const char *dir, const LbFigure *fig, const LbSweepDir *s, LbPlotList *out)
+{
+    LB_TRY(write_file(dir, fig->name, ".plot.csv", fig->data, s, fig->arg));
+    LB_TRY(write_file(dir, fig->name, ".gp", script, s, fig));
+    add_name(out, fig->name);
+    return LB_OK;
 }
 
 /* The n axis of a figure against n: its range and a tic per n (nn > 0). */
@@ -146,13 +165,11 @@ static int line_data(FILE *f, const LbSweepDir *s, const void *arg)
     return rc;
 }
 
-static int line_script(FILE *f, const LbSweepDir *s, const void *arg)
+static int line_body(FILE *f, const LbSweepDir *s, const void *arg)
 {
     (void)s;
     const LbLineFigure *fig = arg;
     const size_t drawn = fig->drawn ? fig->drawn : fig->lines;
-    lb_gp_preamble(f, fig->name, fig->what);
-    lb_gp_title(f, fig->title, fig->subtitle);
     fprintf(f, "set xlabel 'n (sequence length)'\nset ylabel '%s'\n%sset grid\nset key left top\n", fig->ylabel,
             fig->logscale);
     int points = 0;
@@ -172,16 +189,13 @@ static int line_script(FILE *f, const LbSweepDir *s, const void *arg)
         }
         fprintf(f, "%s\n", fig->after ? fig->after : "");
     }
-    lb_gp_svg(f, fig->name);
     return LB_OK;
 }
 
 int lb_plot_line_figure(const char *dir, const LbLineFigure *fig, LbPlotList *out)
 {
-    LB_TRY(lb_plot_write_file(dir, fig->name, ".plot.csv", line_data, NULL, fig));
-    LB_TRY(lb_plot_write_file(dir, fig->name, ".gp", line_script, NULL, fig));
-    lb_plot_add_name(out, fig->name);
-    return LB_OK;
+    const LbFigure f = {fig->name, fig->what, fig->title, fig->subtitle, line_data, line_body, fig};
+    return lb_plot_figure(dir, &f, NULL, out);
 }
 
 /* --- line styles -------------------------------------------------------------------------------- */

@@ -26,30 +26,23 @@ typedef struct LbPlotList {
     char name[LB_PLOT_MAX][64];
 } LbPlotList;
 
-/* name added to out (NULL: nothing). */
-void lb_plot_add_name(LbPlotList *out, const char *name);
-
-/* Writes one file of a figure into f; arg is the figure's own. LB_OK or an error status. */
+/* Writes a figure's data or its script's body into f; arg is the figure's own. */
 typedef int (*LbPlotWriteFn)(FILE *f, const LbSweepDir *s, const void *arg);
 
-/* DIR/NAME.EXT written by fn, atomically (reports/atomic_file.h). LB_OK, LB_ERR_NOMEM, fn's
- * status, or LB_ERR_IO naming the file that could not be written. */
-int lb_plot_write_file(const char *dir, const char *name, const char *ext, LbPlotWriteFn fn,
-                       const LbSweepDir *s, const void *arg);
+/* Figure NAME: NAME.plot.csv written by data, and NAME.gp: its opening ("# linbench plot: WHAT.";
+ * where it lives, from ARG0, so its data and images sit beside it whatever the current directory;
+ * output NAME.png), title over subtitle, the body, then the plot once more as NAME.svg. Each file
+ * is written whole or not at all (reports/atomic_file.h); NAME is added to out (may be NULL).
+ * LB_OK, LB_ERR_NOMEM, a writer's status, or LB_ERR_IO naming the file. */
+typedef struct LbFigure {
+    const char *name, *what, *title, *subtitle;
+    LbPlotWriteFn data, body;
+    const void *arg;
+} LbFigure;
+int lb_plot_figure(const char *dir, const LbFigure *fig, const LbSweepDir *s, LbPlotList *out);
 
 /* s as a gnuplot single-quoted string: only ' needs escaping there, doubled; newlines dropped. */
 void lb_gp_quote(FILE *f, const char *s);
-
-/* The opening of script NAME.gp ("# linbench plot: WHAT."): where it lives (from ARG0, so the data
- * and images sit beside it whatever the current directory), its data file NAME.plot.csv and its
- * PNG output NAME.png. */
-void lb_gp_preamble(FILE *f, const char *name, const char *what);
-
-/* A two-line title: title, then subtitle below it, both quoted. */
-void lb_gp_title(FILE *f, const char *title, const char *subtitle);
-
-/* Render the plot set up above once more, as NAME.svg. */
-void lb_gp_svg(FILE *f, const char *name);
 
 /* A figure of lines against n: NAME.plot.csv (header n and each line's column(c), at most 95
  * bytes; a row per n with each line's value(c, n), %.6g, empty where NaN) and NAME.gp, whose plot
