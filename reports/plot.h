@@ -2,7 +2,7 @@
  * and their NAME.png and NAME.svg where gnuplot is installed:
  *   time_speedup, memory_speedup (energy_speedup where measured)  Table 3's heatmaps, n by k
  *   time_per_seq (energy_per_seq)  per sequence against n, log-log, a line per model and k, a hue
- *                  per model, a shade and dash per k (reports/plot_style.h)
+ *                  per model, a shade and dash per k (reports/plot_figure.h)
  *   time_speedup_MODEL, memory_speedup_MODEL (energy_...)  every other pair speedups.csv holds,
  *                  for a model with a k axis (MODEL_vs_BASELINE against chunked and flash)
  *   speedup_MODEL  time, memory (and energy) saved against n, for a model without one
