@@ -43,22 +43,6 @@ unsigned fill_grid(int64_t count)
     return g < 65536u ? g : 65536u;
 }
 
-template <typename T>
-int launch_uniform(void *d_x, int64_t count, uint64_t seed, float lo, float hi, cudaStream_t st)
-{
-    LB_LAUNCH(fill_grid(count), kFillBlock, 0, st, fill_uniform_kernel<T>)(static_cast<T *>(d_x), count, seed, lo, hi);
-    LB_LAUNCH_CHECK("fill_uniform_kernel");
-    return LB_OK;
-}
-
-template <typename T>
-int launch_const(void *d_x, int64_t count, float value, cudaStream_t st)
-{
-    LB_LAUNCH(fill_grid(count), kFillBlock, 0, st, fill_const_kernel<T>)(static_cast<T *>(d_x), count, value);
-    LB_LAUNCH_CHECK("fill_const_kernel");
-    return LB_OK;
-}
-
 } // namespace
 
 extern "C" int lb_cuda_fill_uniform(cudaStream_t stream, LbDtype dtype, void *d_x, int64_t count,
@@ -66,7 +50,9 @@ extern "C" int lb_cuda_fill_uniform(cudaStream_t stream, LbDtype dtype, void *d_
 {
     if (count == 0)
         return LB_OK;
-    LB_DISPATCH_DTYPE(dtype, T, return launch_uniform<T>(d_x, count, seed, lo, hi, stream));
+    LB_DISPATCH_DTYPE(dtype, T, LB_LAUNCH(fill_grid(count), kFillBlock, 0, stream, fill_uniform_kernel<T>)(
+                                    static_cast<T *>(d_x), count, seed, lo, hi));
+    LB_LAUNCH_CHECK("fill_uniform_kernel");
     return LB_OK;
 }
 
@@ -90,6 +76,8 @@ extern "C" int lb_cuda_fill_const(cudaStream_t stream, LbDtype dtype, void *d_x,
         return LB_FAIL(LB_ERR_INVALID, "fill_const: negative count %lld", (long long)count);
     if (count == 0)
         return LB_OK;
-    LB_DISPATCH_DTYPE(dtype, T, return launch_const<T>(d_x, count, value, stream));
+    LB_DISPATCH_DTYPE(dtype, T, LB_LAUNCH(fill_grid(count), kFillBlock, 0, stream, fill_const_kernel<T>)(
+                                    static_cast<T *>(d_x), count, value));
+    LB_LAUNCH_CHECK("fill_const_kernel");
     return LB_OK;
 }
