@@ -20,12 +20,8 @@
 
 #include <unistd.h>
 
-/* The architectures this build has code for (meson passes them to nvcc; the emulated build is
- * host code for the emulated device's 9.0). */
-#ifndef LB_GPU_ARCHS
-#define LB_GPU_ARCHS "90"
-#define LB_GPU_PTX 90
-#endif
+/* LB_GPU_ARCHS and LB_GPU_PTX, the architectures this build has code for, come from meson (for
+ * the emulated build, the emulated device's 9.0). */
 
 /* Host staging for upload/download conversions, in elements. */
 #define LB_CUDA_STAGE_ELEMS ((int64_t)1 << 22)
@@ -344,6 +340,15 @@ static int lb_cuda_sync(LbBackend *be)
     return LB_OK;
 }
 
+extern "C" int lb_cuda_elapsed_ms(cudaEvent_t from, cudaEvent_t to, double *ms)
+{
+    float f = 0.0f;
+    LB_CUDA_CHECK(cudaEventSynchronize(to));
+    LB_CUDA_CHECK(cudaEventElapsedTime(&f, from, to));
+    *ms = (double)f;
+    return LB_OK;
+}
+
 static int lb_cuda_timer_start(LbBackend *be)
 {
     LbCudaState *st = lb_cuda_state(be);
@@ -359,11 +364,7 @@ static int lb_cuda_timer_stop(LbBackend *be, double *ms)
         return LB_FAIL(LB_ERR_INVALID, "cuda timer_stop without timer_start");
     st->timing = 0;
     LB_CUDA_CHECK(cudaEventRecord(st->ev_stop, st->stream));
-    LB_CUDA_CHECK(cudaEventSynchronize(st->ev_stop));
-    float f = 0.0f;
-    LB_CUDA_CHECK(cudaEventElapsedTime(&f, st->ev_start, st->ev_stop));
-    *ms = (double)f;
-    return LB_OK;
+    return lb_cuda_elapsed_ms(st->ev_start, st->ev_stop, ms);
 }
 
 static int lb_cuda_event_record(LbBackend *be, int64_t index)
@@ -396,11 +397,7 @@ static int lb_cuda_event_elapsed(LbBackend *be, int64_t from, int64_t to, double
     if (from < 0 || to < 0 || from >= st->n_events || to >= st->n_events || !st->events[from] || !st->events[to])
         return LB_FAIL(LB_ERR_INVALID, "cuda event_elapsed: event %lld or %lld was never recorded", (long long)from,
                        (long long)to);
-    LB_CUDA_CHECK(cudaEventSynchronize(st->events[to]));
-    float f = 0.0f;
-    LB_CUDA_CHECK(cudaEventElapsedTime(&f, st->events[from], st->events[to]));
-    *ms = (double)f;
-    return LB_OK;
+    return lb_cuda_elapsed_ms(st->events[from], st->events[to], ms);
 }
 
 static int lb_cuda_sm_clock_mhz(LbBackend *be)
