@@ -1,5 +1,6 @@
 /* Checks for every CUDA runtime and cuBLAS call (host code of the .cu files): each macro returns
- * LB_FAIL(LB_ERR_DEVICE, "<call> failed: <error string>") from the enclosing int function. */
+ * LB_FAIL(LB_ERR_DEVICE, or LB_ERR_NOMEM for out of memory, "<call> failed: <error string>") from
+ * the enclosing int function. */
 #ifndef LB_GPU_CUDA_CHECK_H
 #define LB_GPU_CUDA_CHECK_H
 

@@ -68,14 +68,15 @@ uint32_t ptr_align(const void *p)
 
 } // namespace
 
-/* Everything the choice of algorithm depends on: shape, types, epilogue, pointer alignments,
- * workspace. Zeroed before it is filled and compared bytewise, padding included. */
+/* Everything the choice of algorithm depends on: shape, types, pointer alignments (the bias's 0
+ * without one: the epilogue), workspace. Compared bytewise: no padding between the fields. */
 struct LbLtKey {
     int64_t m, n, k; /* column-major: m = out, n = rows, k = in */
-    int dtype, compute, bias;
-    uint32_t align_a, align_b, align_c, align_bias;
     size_t ws;
+    int32_t dtype, compute;
+    uint32_t align_a, align_b, align_c, align_bias;
 };
+static_assert(sizeof(LbLtKey) == 4 * 8 + 6 * 4, "LbLtKey has padding, which memcmp would compare");
 
 /* One cuBLASLt problem: its descriptors and the algorithm the heuristic chose. */
 struct LbLtEntry {
@@ -152,9 +153,9 @@ static int lt_entry_build(LbCudaState *st, LbLtEntry *e, const void *bias_ptr)
     const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
     LB_CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
     LB_CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
-    const cublasLtEpilogue_t epi = e->key.bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+    const cublasLtEpilogue_t epi = e->key.align_bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
     LB_CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
-    if (e->key.bias) {
+    if (e->key.align_bias) {
         /* The bias has the storage type, as D (the default for fp16/bf16/fp32 D); the
          * heuristic reads the pointer for its alignment. */
         LB_CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
@@ -221,7 +222,7 @@ static int lt_lookup(LbCudaState *st, const LbLtKey *key, const void *bias_ptr, 
     }
     if (victim->used)
         lt_entry_free(victim);
-    memcpy(&victim->key, key, sizeof *key);
+    victim->key = *key;
     victim->used = 1;
     victim->last_use = ++c->clock;
     int rc = lt_entry_build(st, victim, bias_ptr);
@@ -282,19 +283,8 @@ static int lt_tune(LbCudaState *st, LbLtEntry *e, const void *x, const void *w, 
 static int linear_chunk(LbBackend *be, LbCudaState *st, const void *x, const void *w, const void *b,
                         void *y, int64_t n, int64_t k, int64_t m, int *bias_done)
 {
-    LbLtKey key;
-    memset(&key, 0, sizeof key);
-    key.m = m;
-    key.n = n;
-    key.k = k;
-    key.dtype = (int)be->storage;
-    key.compute = (int)compute_type(be);
-    key.bias = b != NULL;
-    key.align_a = ptr_align(w);
-    key.align_b = ptr_align(x);
-    key.align_c = ptr_align(y);
-    key.align_bias = b ? ptr_align(b) : 0;
-    key.ws = st->workspace ? st->workspace_bytes : 0;
+    const LbLtKey key = {m, n, k, st->workspace ? st->workspace_bytes : 0, (int32_t)be->storage,
+                         (int32_t)compute_type(be), ptr_align(w), ptr_align(x), ptr_align(y), b ? ptr_align(b) : 0};
     LbLtEntry *e = NULL;
     LB_TRY(lt_lookup(st, &key, b, &e));
     const float alpha = 1.0f, beta = 0.0f;
