@@ -115,27 +115,13 @@ __device__ __forceinline__ void online_merge(float &m, float &s, float m2, float
     m = mm;
 }
 
-/* The pairs of the warp's 32 lanes merged; every lane gets the result. */
-__device__ __forceinline__ void warp_merge(float &m, float &s)
-{
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-        const float m2 = __shfl_xor_sync(0xffffffffu, m, o);
-        const float s2 = __shfl_xor_sync(0xffffffffu, s, o);
-        online_merge(m, s, m2, s2);
-    }
-}
-
 constexpr int kOnlineUnroll = 4;
 
 template <typename T, int N>
 __global__ void __launch_bounds__(kOnlineBlock)
 softmax_online_kernel(T *x, int64_t rows, int64_t cols, float c)
 {
-    LB_SHARED(float, sh_m, 32);
-    LB_SHARED(float, sh_s, 32);
-    LB_SHARED(float, sh_out, 2);
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    LB_SHARED(float, sh, 33);
     const int64_t npk = cols / N;
     for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
         T *row = x + r * cols;
@@ -165,26 +151,13 @@ softmax_online_kernel(T *x, int64_t rows, int64_t cols, float c)
                 }
             }
         }
-        warp_merge(m, s);
-        if (lane == 0) {
-            sh_m[warp] = m;
-            sh_s[warp] = s;
-        }
-        __syncthreads();
-        if (warp == 0) {
-            m = lane < nwarps ? sh_m[lane] : -INFINITY;
-            s = lane < nwarps ? sh_s[lane] : 0.0f;
-            warp_merge(m, s);
-            if (lane == 0) {
-                sh_out[0] = m;
-                sh_out[1] = s;
-            }
-        }
-        __syncthreads();
-        m = sh_out[0];
-        const float inv = 1.0f / sh_out[1];
-        /* Pass 2. The barrier at the end of the row is belt and braces: the next row's writes of
-         * sh_m/sh_s/sh_out already wait for barriers every thread passes after this row's reads. */
+        /* The row's max, then every thread's sum rescaled to it (0 from a thread that saw no
+         * element: its max is -inf) and added up. */
+        const float m_row = lb_block_reduce<LbMax>(m, sh);
+        const float inv = 1.0f / lb_block_reduce<LbSum>(s * exp2f(m - m_row), sh);
+        m = m_row;
+        /* Pass 2. The barrier at the end of the row is belt and braces: lb_block_reduce may be
+         * called again at once on the same sh. */
         for (int64_t i = threadIdx.x; i < npk; i += blockDim.x) {
             const LbPack<T, N> p = lb_load_pack<T, N>(row + i * N);
             LbPack<T, N> o;
