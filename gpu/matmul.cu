@@ -279,9 +279,10 @@ static int lt_tune(LbCudaState *st, LbLtEntry *e, const void *x, const void *w, 
     return LB_OK;
 }
 
-/* One chunk of rows: y (n, m) = x (n, k) W^T (+ b) row-major. */
+/* One chunk of rows: y (n, m) = act(x (n, k) W^T + b) row-major; the bias in cuBLASLt's epilogue, or
+ * with the erf GELU in gpu/bias_act.cu's pass after the fallback's product. */
 static int linear_chunk(LbBackend *be, LbCudaState *st, const void *x, const void *w, const void *b,
-                        void *y, int64_t n, int64_t k, int64_t m, int *bias_done)
+                        void *y, int64_t n, int64_t k, int64_t m, int gelu)
 {
     const LbLtKey key = {m, n, k, st->workspace ? st->workspace_bytes : 0, (int32_t)be->storage,
                          (int32_t)compute_type(be), ptr_align(w), ptr_align(x), ptr_align(y), b ? ptr_align(b) : 0};
@@ -297,14 +298,13 @@ static int linear_chunk(LbBackend *be, LbCudaState *st, const void *x, const voi
             e->tuned = 1;
         }
         LB_TRY(lt_call(st, e, &e->algo, x, w, y));
-        *bias_done = 1;
-        return LB_OK;
+        b = NULL; /* the epilogue added it */
+    } else {
+        const cudaDataType_t t = cuda_type(be->storage);
+        LB_CUBLAS_CHECK(cublasGemmEx_64(st->blas, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &alpha, w, t, k, x, t, k,
+                                        &beta, y, t, m, compute_type(be), CUBLAS_GEMM_DEFAULT));
     }
-    const cudaDataType_t t = cuda_type(be->storage);
-    LB_CUBLAS_CHECK(cublasGemmEx_64(st->blas, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &alpha, w, t, k, x, t, k,
-                                    &beta, y, t, m, compute_type(be), CUBLAS_GEMM_DEFAULT));
-    *bias_done = 0;
-    return LB_OK;
+    return lb_cuda_bias_act(st->stream, be->storage, y, b, n, m, gelu); /* nothing to do without b or gelu */
 }
 
 extern "C" int lb_cuda_linear(LbBackend *be, const void *x, const void *w, const void *b, void *y,
@@ -326,14 +326,8 @@ extern "C" int lb_cuda_linear(LbBackend *be, const void *x, const void *w, const
     const size_t eb = be->elem_bytes;
     for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
         const int64_t nr = rows - r0 < chunk ? rows - r0 : chunk;
-        void *yc = (char *)y + (size_t)(r0 * out) * eb;
-        int bias_done = 0;
-        LB_TRY(linear_chunk(be, st, (const char *)x + (size_t)(r0 * in) * eb, w, b, yc, nr, in, out,
-                            &bias_done));
-        /* The bias still to add (fallback path), and the erf GELU in either case. */
-        const void *bias_left = bias_done ? NULL : b;
-        if (bias_left || gelu)
-            LB_TRY(lb_cuda_bias_act(st->stream, be->storage, yc, bias_left, nr, out, gelu));
+        LB_TRY(linear_chunk(be, st, (const char *)x + (size_t)(r0 * in) * eb, w, b, (char *)y + (size_t)(r0 * out) * eb,
+                            nr, in, out, gelu));
     }
     return LB_OK;
 }
