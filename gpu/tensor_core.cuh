@@ -68,24 +68,19 @@ template <typename T> __device__ __forceinline__ void lb_mma_16816(float d[4], c
 LB_MMA_16816(__half, "f16")
 LB_MMA_16816(__nv_bfloat16, "bf16")
 
-/* Four 8 x 8 matrices of 16-bit elements from shared memory, this lane's row address at p. */
-__device__ __forceinline__ void lb_ldmatrix_x4(uint32_t r[4], const void *p)
-{
-    const unsigned s = (unsigned)__cvta_generic_to_shared(p);
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(s)
-                 : "memory");
-}
-/* The same, each matrix transposed. */
-__device__ __forceinline__ void lb_ldmatrix_x4_trans(uint32_t r[4], const void *p)
-{
-    const unsigned s = (unsigned)__cvta_generic_to_shared(p);
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(s)
-                 : "memory");
-}
+/* Four 8 x 8 matrices of 16-bit elements from shared memory, this lane's row address at p; the
+ * _trans one transposes each matrix. */
+#define LB_LDMATRIX_X4(name, TRANS)                                                                \
+    __device__ __forceinline__ void name(uint32_t r[4], const void *p)                             \
+    {                                                                                              \
+        const unsigned s = (unsigned)__cvta_generic_to_shared(p);                                  \
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4" TRANS ".shared.b16 {%0, %1, %2, %3}, [%4];\n" \
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])                              \
+                     : "r"(s)                                                                      \
+                     : "memory");                                                                  \
+    }
+LB_LDMATRIX_X4(lb_ldmatrix_x4, "")
+LB_LDMATRIX_X4(lb_ldmatrix_x4_trans, ".trans")
 
 /* 16 bytes from global src to shared dst, asynchronously; zeros instead when !fill (src is then
  * not read, but must still be a valid address). */
