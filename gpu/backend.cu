@@ -20,8 +20,12 @@
 
 #include <unistd.h>
 
-/* LB_GPU_ARCHS and LB_GPU_PTX, the architectures this build has code for, come from meson (for
- * the emulated build, the emulated device's 9.0). */
+/* The architectures this build has code for: meson passes them (the emulated device's 9.0 for the
+ * emulated build); bench/kernel_report.py compiles this file alone, without them. */
+#ifndef LB_GPU_ARCHS
+#define LB_GPU_ARCHS "90"
+#define LB_GPU_PTX 90
+#endif
 
 /* Host staging for upload/download conversions, in elements. */
 #define LB_CUDA_STAGE_ELEMS ((int64_t)1 << 22)
