@@ -194,6 +194,14 @@ static inline char *lb_slurp_len(const char *path, size_t *len)
 
 static inline char *lb_slurp(const char *path) { return lb_slurp_len(path, NULL); }
 
+/* The bytes of dir/name, as lb_slurp. */
+static inline char *lb_slurp_in(const char *dir, const char *name)
+{
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return lb_slurp(path);
+}
+
 /* A fresh directory for this test (mkdtemp under $TMPDIR or /tmp, named lb-NAME-XXXXXX); exits
  * on failure. The path is kept in a static buffer, which the next call overwrites; 256 bytes, so
  * that the tests' paths built under it fit their buffers. */

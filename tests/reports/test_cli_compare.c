@@ -386,18 +386,18 @@ static void check_peer(void)
     snprintf(other, sizeof other, "%s/peer-wide", scratch);
     make_peer(other, peer, npeer);
     fx_set_meta(other, "d_model", "1024");
-    fx_check_usage(compare(lin_dir, other, NULL), "not the same work", "a peer of another d_model");
-    fx_check_usage(compare(other, lin_dir, "csv"), "d_model 768", "a peer of another d_model, first");
+    lb_check_refusal(compare(lin_dir, other, NULL), "a peer of another d_model", "not the same work");
+    lb_check_refusal(compare(other, lin_dir, "csv"), "a peer of another d_model, first", "d_model 768");
     snprintf(other, sizeof other, "%s/peer-fp32", scratch);
     make_peer(other, peer, npeer);
     fx_set_meta(other, "storage_dtype", "fp32");
-    fx_check_usage(compare(lin_dir, other, NULL), "stored fp16", "a peer of another storage type");
+    lb_check_refusal(compare(lin_dir, other, NULL), "a peer of another storage type", "stored fp16");
     snprintf(other, sizeof other, "%s/peer-name", scratch);
     static const PeerRow odd[] = {{"torch-sdpa-turbo", 256, 0, 10, 1.0, "ok"}};
     make_peer(other, odd, 1);
-    fx_check_usage(compare(lin_dir, other, NULL), "torch-sdpa-turbo", "an unknown peer model");
-    fx_check_usage(compare(peer_dir, NULL, NULL), "result of bench/peer", "a peer's result alone");
-    fx_check_usage(compare(peer_dir, peer_dir, NULL), "both directories are results of bench/peer", "two peers");
+    lb_check_refusal(compare(lin_dir, other, NULL), "an unknown peer model", "torch-sdpa-turbo");
+    lb_check_refusal(compare(peer_dir, NULL, NULL), "a peer's result alone", "result of bench/peer");
+    lb_check_refusal(compare(peer_dir, peer_dir, NULL), "two peers", "both directories are results of bench/peer");
 
     /* plot LIN PEER: the three figures, their data the rows' values. */
     char plots[4200];
@@ -430,16 +430,15 @@ static void check_peer(void)
         }
         lb_csv_table_free(&t);
     }
-    snprintf(path, sizeof path, "%s/versus_time_per_seq.gp", plots);
-    char *gp = lb_slurp(path);
+    char *gp = lb_slurp_in(plots, "versus_time_per_seq.gp");
     lb_check(gp && strstr(gp, "title 'torch-sdpa-flash'") && strstr(gp, "title 'linformer k=256'") &&
               strstr(gp, "title 'torch-linformer k=128'"),
           "versus_time_per_seq.gp: a line per model and k of each side");
     free(gp);
     char *p2[] = {bin, "plot", peer_dir, "--no-render", NULL};
-    fx_check_usage(lb_run(p2), "result of bench/peer", "plot of a peer's result alone");
+    lb_check_refusal(lb_run(p2), "plot of a peer's result alone", "result of bench/peer");
     char *p3[] = {bin, "plot", lin_dir, lin_dir, "--no-render", NULL};
-    fx_check_usage(lb_run(p3), "a second directory should be a result of bench/peer", "plot of two sweeps");
+    lb_check_refusal(lb_run(p3), "plot of two sweeps", "a second directory should be a result of bench/peer");
 
 }
 
@@ -495,12 +494,8 @@ static void check_real_sweep(const ExPaper *ex_paper_table)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        printf("usage: test_cli_compare PATH-TO-LINBENCH [PAPER-DIR]\n");
-        return 1;
-    }
-    bin = argv[1];
-    scratch = lb_scratch_dir("cli-compare");
+    bin = lb_cli_start(argc, argv, "test_cli_compare");
+    scratch = lb_scratch;
     ExPaper paper;
     ex_paper_load(&paper, argc > 2 ? argv[2] : NULL);
 
@@ -606,22 +601,22 @@ int main(int argc, char **argv)
     lb_run_free(&r);
 
     /* Bad input: one line, exit 2, nothing on stdout. */
-    fx_check_usage(run(dir_a, "--format", "x", NULL), "invalid argument \"x\" for --format: should be text, md or csv", "--format x");
-    fx_check_usage(run(dir_a, "--format", NULL, NULL), "--format needs a value", "--format without a value");
-    fx_check_usage(run(dir_a, "--bogus", NULL, NULL), "unknown flag \"--bogus\"", "an unknown flag");
-    fx_check_usage(run(NULL, NULL, NULL, NULL), "compare needs a sweep directory", "no directory");
-    fx_check_usage(run(dir_a, dir_b, dir_a, NULL), "unexpected argument", "three directories");
+    lb_check_refusal(run(dir_a, "--format", "x", NULL), "--format x", "invalid argument \"x\" for --format: should be text, md or csv");
+    lb_check_refusal(run(dir_a, "--format", NULL, NULL), "--format without a value", "--format needs a value");
+    lb_check_refusal(run(dir_a, "--bogus", NULL, NULL), "an unknown flag", "unknown flag \"--bogus\"");
+    lb_check_refusal(run(NULL, NULL, NULL, NULL), "no directory", "compare needs a sweep directory");
+    lb_check_refusal(run(dir_a, dir_b, dir_a, NULL), "three directories", "unexpected argument");
     char empty[4200], no_meta[4200], bad_raw[4200], path[4300];
     snprintf(empty, sizeof empty, "%s/empty", scratch);
     mkdir(empty, 0755);
-    fx_check_usage(run(empty, NULL, NULL, NULL), "no raw.csv in it", "a directory without raw.csv");
+    lb_check_refusal(run(empty, NULL, NULL, NULL), "a directory without raw.csv", "no raw.csv in it");
     snprintf(no_meta, sizeof no_meta, "%s/nometa", scratch);
     fx_sweep_dir(no_meta, a_rows, 2, "256", "128", "x");
     snprintf(path, sizeof path, "%s/meta.csv", no_meta);
     remove(path);
-    fx_check_usage(run(no_meta, NULL, NULL, NULL), "no meta.csv in it", "a directory without meta.csv");
+    lb_check_refusal(run(no_meta, NULL, NULL, NULL), "a directory without meta.csv", "no meta.csv in it");
     snprintf(path, sizeof path, "%s/does-not-exist", scratch);
-    fx_check_usage(run(path, NULL, NULL, NULL), "No such file or directory", "a directory that does not exist");
+    lb_check_refusal(run(path, NULL, NULL, NULL), "a directory that does not exist", "No such file or directory");
     snprintf(bad_raw, sizeof bad_raw, "%s/badraw", scratch);
     fx_sweep_dir(bad_raw, a_rows, 2, "256", "128", "x");
     snprintf(path, sizeof path, "%s/raw.csv", bad_raw);
@@ -630,7 +625,7 @@ int main(int argc, char **argv)
         fputs("standard,twelve,,,,fp16,1,1,1,1,1,1,1,1,1,5,,,,0,,,,,ok\n", f);
         fclose(f);
     }
-    fx_check_usage(run(bad_raw, NULL, NULL, NULL), "invalid n \"twelve\"", "a malformed raw.csv");
+    lb_check_refusal(run(bad_raw, NULL, NULL, NULL), "a malformed raw.csv", "invalid n \"twelve\"");
 
     /* Help lists every flag with its default. */
     r = run("--help", NULL, NULL, NULL);

@@ -70,13 +70,6 @@ static void expected(const LbCellResult *b, const LbCellResult *m, int which, ch
                              buf, size);
 }
 
-static char *slurp(const char *dir, const char *name)
-{
-    char path[4200];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    return lb_slurp(path);
-}
-
 static void check_table3_unchanged(const LbCellResult *rows, size_t count, const char *dir)
 {
     /* Fixed rows whose files were written by the two-model code before speedups.csv existed. */
@@ -101,12 +94,12 @@ static void check_table3_unchanged(const LbCellResult *rows, size_t count, const
         rc = lb_grids_write(dir, &g);
     lb_grid_free(&g);
     lb_check(rc == LB_OK, "Table 3 files of fixed rows: %s", lb_error_message());
-    char *t = slurp(dir, "time_speedup.csv"), *m = slurp(dir, "memory_speedup.csv");
+    char *t = lb_slurp_in(dir, "time_speedup.csv"), *m = lb_slurp_in(dir, "memory_speedup.csv");
     lb_check(t && strcmp(t, "n,k=128,k=256,k=1024\n512,1.6,1.25,\n1024,OOM,NA,\n") == 0, "time_speedup.csv:\n%s", t ? t : "(none)");
     lb_check(m && strcmp(m, "n,k=128,k=256,k=1024\n512,1.75,1.5,\n1024,OOM,NA,\n") == 0, "memory_speedup.csv:\n%s", m ? m : "(none)");
     free(t);
     free(m);
-    char *e = slurp(dir, "energy_speedup.csv");
+    char *e = lb_slurp_in(dir, "energy_speedup.csv");
     lb_check(e && strcmp(e, "n,k=128,k=256,k=1024\n512,4,NA,\n1024,OOM,NA,\n") == 0, "energy_speedup.csv:\n%s",
              e ? e : "(none)");
     free(e);
@@ -124,8 +117,8 @@ static void check_table3_unchanged(const LbCellResult *rows, size_t count, const
             rc = lb_grids_write(dir, &g);
         lb_grid_free(&g);
         lb_check(rc == LB_OK, "Table 3 files, pass %d: %s", pass, lb_error_message());
-        texts[pass][0] = slurp(dir, "time_speedup.csv");
-        texts[pass][1] = slurp(dir, "memory_speedup.csv");
+        texts[pass][0] = lb_slurp_in(dir, "time_speedup.csv");
+        texts[pass][1] = lb_slurp_in(dir, "memory_speedup.csv");
     }
     for (int f = 0; f < 2; f++) {
         lb_check(texts[0][f] && texts[1][f] && strcmp(texts[0][f], texts[1][f]) == 0,
