@@ -137,6 +137,15 @@ static int holds_old(const char *dir)
     return old;
 }
 
+/* Whether dir's meta.csv is that of a run given --force. */
+static int forced_meta(const char *dir)
+{
+    char *cmd = sc_meta(dir, "command_line");
+    const int forced = cmd && strstr(cmd, "--force");
+    free(cmd);
+    return forced;
+}
+
 /* --force removes the old grids before its first row. */
 static void force_clears(const char *scratch)
 {
@@ -147,21 +156,13 @@ static void force_clears(const char *scratch)
     char *forced[] = {(char *)bin, "sweep", TINY, "--n", "32:4096", "--k", "8", "--out", dir, "--force", NULL};
     pid_t pid = lb_start(forced);
     struct timespec pause = {0, 5 * 1000 * 1000};
-    for (int i = 0; i < 6000; i++) { /* until the forced run has written its first row */
-        char *cmd = sc_meta(dir, "command_line");
-        int mine = cmd && strstr(cmd, "--force");
-        free(cmd);
-        if (mine && sc_rows(dir) >= 1)
-            break;
+    for (int i = 0; i < 6000 && !(forced_meta(dir) && sc_rows(dir) >= 1); i++) /* the forced run's first row */
         nanosleep(&pause, NULL);
-    }
     kill(pid, SIGKILL);
     LbRun r = lb_wait(pid);
     lb_run_free(&r);
     lb_check(!holds_old(dir), "a killed --force sweep leaves none of the old run's rows or grids");
-    char *cmd = sc_meta(dir, "command_line");
-    lb_check(cmd && strstr(cmd, "--force"), "meta.csv is the forced run's (%s)", cmd ? cmd : "none");
-    free(cmd);
+    lb_check(forced_meta(dir), "meta.csv is the forced run's");
 }
 
 /* --force killed at the two instants that matter, 10 times each: as the first old file goes, and
@@ -181,19 +182,8 @@ static void force_killed(const char *scratch)
                           "--force", NULL};
         pid_t pid = lb_start(forced);
         struct timespec pause = {0, 100 * 1000};
-        for (int w = 0; w < 200000; w++) {
-            int hit;
-            if (at_new_meta) {
-                char *cmd = sc_meta(dir, "command_line");
-                hit = cmd && strstr(cmd, "--force");
-                free(cmd);
-            } else {
-                hit = !lb_exists(time_grid);
-            }
-            if (hit)
-                break;
+        for (int w = 0; w < 200000 && !(at_new_meta ? forced_meta(dir) : !lb_exists(time_grid)); w++)
             nanosleep(&pause, NULL);
-        }
         kill(pid, SIGKILL);
         LbRun r = lb_wait(pid);
         lb_run_free(&r);

@@ -3,7 +3,8 @@
  * read back as strings. What the next children start with can be changed: a resource limit, stdout
  * sent to a given file (/dev/full, to see a write failure reported), another environment (PATH
  * without gnuplot), a process group of their own (to kill a sweep with its workers). Several
- * children at once are told apart by a tag. */
+ * children at once are told apart by a tag. The checks every CLI test makes of a run: it exited
+ * 0 (lb_run_ok), or refused bad input as linbench must (lb_run_refused, lb_check_refusal). */
 #ifndef LB_TESTS_LIB_SPAWN_H
 #define LB_TESTS_LIB_SPAWN_H
 
