@@ -613,7 +613,7 @@ static int compare_paper(FILE *out, const LbSweepDir *s, LbFormat fmt)
 
 static int compare_sweeps(FILE *out, const LbSweepDir *a, const LbSweepDir *b, LbFormat fmt)
 {
-    size_t nn, nk;
+    size_t nn = 0, nk = 0;
     int64_t *n = union_of(a->grid.n, a->grid.rows, b->grid.n, b->grid.rows, &nn);
     int64_t *k = union_of(a->grid.k, a->grid.cols, b->grid.k, b->grid.cols, &nk);
     const Mode *mode = &modes[MODE_SWEEPS];
@@ -693,7 +693,7 @@ static int print_saved(FILE *out, LbFormat fmt, const LbSweepDir *lin, const LbS
 
 static int compare_peer(FILE *out, const LbSweepDir *lin, const LbSweepDir *peer, LbFormat fmt)
 {
-    size_t nn, nk;
+    size_t nn = 0, nk = 0;
     int64_t *n = union_of(lin->grid.n, lin->grid.rows, peer->grid.n, peer->grid.rows, &nn);
     int64_t *k = union_of(lin->grid.k, lin->grid.cols, peer->grid.k, peer->grid.cols, &nk);
     int rc = n && k ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory comparing with the peer");
