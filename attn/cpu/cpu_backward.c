@@ -282,3 +282,32 @@ int lb_flash_attention_backward_cpu(const float *q, const float *k, const float 
     free(p);
     return LB_OK;
 }
+
+void lb_favor_features_backward_cpu(const float *phi, const float *x, float *d, float *dx, int64_t groups,
+                                    int64_t n, int64_t m, int64_t hd, float scale)
+{
+    for (int64_t r = 0; r < groups * n; r++) {
+        double dot = 0.0;
+        for (int64_t j = 0; j < m; j++) {
+            const double g = (double)d[r * m + j] * (double)phi[r * m + j];
+            dot += g;
+            d[r * m + j] = (float)g;
+        }
+        for (int64_t e = 0; dx && e < hd; e++)
+            dx[r * hd + e] = (float)(-(double)scale * (double)scale * (double)x[r * hd + e] * dot);
+    }
+}
+
+void lb_divide_by_last_backward_cpu(const float *x, const float *dy, float *dx, int64_t rows, int64_t cols)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        const float *xr = x + r * (cols + 1);
+        const double den = (double)xr[cols];
+        double dot = 0.0;
+        for (int64_t j = 0; j < cols; j++) {
+            dot += (double)dy[r * cols + j] * (double)xr[j];
+            dx[r * (cols + 1) + j] = (float)((double)dy[r * cols + j] / den);
+        }
+        dx[r * (cols + 1) + cols] = (float)(-dot / (den * den));
+    }
+}

@@ -65,6 +65,17 @@ int lb_flash_attention_backward_cpu(const float *q, const float *k, const float 
                                     float *dq, float *dk, float *dv, int64_t batch, int64_t n, int64_t heads,
                                     int64_t hd, float scale);
 
+/* lb_favor_features_cpu's gradients, the stabiliser s held constant (it cancels in the attention
+ * output, as the authors' code detaches it): from its output phi and input x, d holds dphi and
+ * becomes, in place, the gradient of the projections (d phi); dx (groups, n, hd) gets the norm
+ * term's share, -scale^2 x sum_j dphi_j phi_j (the projection's share comes from its product). */
+void lb_favor_features_backward_cpu(const float *phi, const float *x, float *d, float *dx, int64_t groups,
+                                    int64_t n, int64_t m, int64_t hd, float scale);
+
+/* lb_divide_by_last_cpu's gradient dx (rows, cols + 1): dy / den for the numerators, and
+ * -sum_j dy_j x_j / den^2 for the normaliser in the last column. */
+void lb_divide_by_last_backward_cpu(const float *x, const float *dy, float *dx, int64_t rows, int64_t cols);
+
 #ifdef __cplusplus
 }
 #endif

@@ -377,6 +377,81 @@ static void flash(int64_t batch, int64_t n, int64_t heads, int64_t hd)
     drop(c.qkv), drop(g), free(d);
 }
 
+/* --- FAVOR+'s features (the stabiliser held at its value at x) and the normaliser's division ------- */
+typedef struct Favor {
+    Input u, x;
+    const float *g;
+    const double *shift; /* per row: the group's or the row's max of u at the unmoved inputs */
+    int64_t rows, m, hd;
+    double scale;
+} Favor;
+
+static double favor_loss(const void *ctx)
+{
+    const Favor *c = ctx;
+    double l = 0.0;
+    for (int64_t r = 0; r < c->rows; r++) {
+        double norm = 0.0;
+        for (int64_t e = 0; e < c->hd; e++)
+            norm += c->x.d[r * c->hd + e] * c->x.d[r * c->hd + e];
+        for (int64_t j = 0; j < c->m; j++)
+            l += c->g[r * c->m + j] *
+                 exp(c->u.d[r * c->m + j] - 0.5 * c->scale * c->scale * norm - c->shift[r]) / sqrt((double)c->m);
+    }
+    return l;
+}
+
+static void favor(int64_t groups, int64_t n, int64_t m, int64_t hd, int keys)
+{
+    const int64_t rows = groups * n;
+    double *shift = malloc((size_t)rows * sizeof *shift);
+    Favor c = {input(rows * m, -1, 1), input(rows * hd, -1, 1), NULL, shift, rows, m, hd, 0.6};
+    for (int64_t r = 0; r < rows; r++) {
+        const int64_t from = keys ? r / n * n * m : r * m, to = keys ? from + n * m : from + m;
+        shift[r] = -INFINITY;
+        for (int64_t i = from; i < to; i++)
+            shift[r] = fmax(shift[r], c.u.d[i]);
+    }
+    Input g = input(rows * m, -1, 1);
+    c.g = g.f;
+    float *phi = zeros(rows * m), *d = zeros(rows * m), *dx = zeros(rows * hd);
+    memcpy(phi, c.u.f, (size_t)(rows * m) * sizeof *phi);
+    lb_favor_features_cpu(phi, c.x.f, groups, n, m, hd, (float)c.scale, keys);
+    memcpy(d, g.f, (size_t)(rows * m) * sizeof *d);
+    lb_favor_features_backward_cpu(phi, c.x.f, d, dx, groups, n, m, hd, (float)c.scale);
+    const char *what = keys ? "favor_features (keys)" : "favor_features (queries)";
+    against_fd(what, favor_loss, &c, c.u, d, 1e-4);
+    against_fd(what, favor_loss, &c, c.x, dx, 1e-4);
+    drop(c.u), drop(c.x), drop(g), free(shift), free(phi), free(d), free(dx);
+}
+
+typedef struct Divide {
+    Input x;
+    const float *g;
+    int64_t rows, cols;
+} Divide;
+
+static double divide_loss(const void *ctx)
+{
+    const Divide *c = ctx;
+    double l = 0.0;
+    for (int64_t r = 0; r < c->rows; r++)
+        for (int64_t j = 0; j < c->cols; j++)
+            l += c->g[r * c->cols + j] * c->x.d[r * (c->cols + 1) + j] / c->x.d[r * (c->cols + 1) + c->cols];
+    return l;
+}
+
+static void divide(int64_t rows, int64_t cols)
+{
+    Divide c = {input(rows * (cols + 1), 0.5f, 2), NULL, rows, cols};
+    Input g = input(rows * cols, -1, 1);
+    c.g = g.f;
+    float *dx = zeros(rows * (cols + 1));
+    lb_divide_by_last_backward_cpu(c.x.f, g.f, dx, rows, cols);
+    against_fd("divide_by_last", divide_loss, &c, c.x, dx, 1e-4);
+    drop(c.x), drop(g), free(dx);
+}
+
 int main(void)
 {
     lb_test_init("test_backward");
@@ -398,5 +473,8 @@ int main(void)
     seq(-1);
     flash(2, 5, 2, 3);
     flash(1, 7, 3, 4);
+    favor(3, 4, 5, 3, 0);
+    favor(3, 4, 5, 3, 1);
+    divide(6, 4);
     return lb_test_finish("test_backward");
 }
