@@ -1,6 +1,5 @@
-/* The model table: every attention model linbench measures, one entry each (attn/models.c), its
- * code in attn/model_<name>.c. Everything that differs between models is asked of this table;
- * the encoder around the attention is the same for all. Adding a model: its file, one
+/* The model table (attn/models.c): one entry per attention model, its code in attn/model_<name>.c;
+ * everything that differs between models is asked of it. Adding a model: its file, one
  * LbModelKind line (attn/config.h), one table line, one meson line, and its tests. */
 #ifndef LB_ATTENTION_H
 #define LB_ATTENTION_H
@@ -20,23 +19,19 @@ typedef struct LbLayerWeights LbLayerWeights; /* attn/model.h */
 
 typedef struct LbModelDesc {
     const char *name;      /* as the CLI and the CSV files write it */
-    const char *k_meaning; /* what the grid's k axis is for this model ("projected length"); NULL
-                            * when the model has none (its cells are (n) alone) */
+    const char *k_meaning; /* what k is ("projected length"); NULL: no k axis, cells (n) alone */
     const char *k_range;   /* the k its check accepts, for --help ("1 to n"); NULL without a k axis */
-    /* The flags of the settings only this model reads, space-separated ("sharing order"); NULL:
-     * none. --k is every model's with a k axis. A flag no model of a run reads is noted as
-     * having no effect (cmd/options.h). */
+    /* The flags only this model reads, space-separated ("sharing order"); NULL: none (--k is
+     * every k-axis model's). A flag no model of a run reads is noted as having no effect. */
     const char *own_flags;
     /* Whether (n, k) is a cell of this model; k is 0 for a model without a k axis. NULL: every. */
     int (*cell_exists)(int64_t n, int64_t k);
-    /* Why a cell with k < n may still be no cell of this model, for the note a sweep prints when
-     * its lists leave some out ("k must divide n: ..."); NULL when k < n is the only rule. */
+    /* Why a k < n may be no cell, for a sweep's note ("k must divide n: ..."); NULL: k < n is all. */
     const char *skip_reason;
-    /* The model's own settings, after lb_config_check checked the encoder's: LB_ERR_INVALID and
-     * one line naming the flag and its accepted range in msg. NULL: nothing to check. */
+    /* The model's own settings, after the encoder's: LB_ERR_INVALID with one line naming the flag
+     * and its range in msg. NULL: nothing to check. */
     int (*check)(const LbModelConfig *cfg, char *msg, size_t msg_size);
-    /* The model's own weights, allocated after the encoder's (lb_builder_* in
-     * attention_impl.h). NULL: none. */
+    /* The model's own weights, after the encoder's (lb_builder_*, attention_impl.h). NULL: none. */
     int (*build)(LbBuilder *b);
     /* y (B, n, d) = the attention block of `layer` on x (B, n, d), output projection included.
      * Temporaries come from the pass's arena; the encoder releases them afterwards. */
@@ -45,12 +40,12 @@ typedef struct LbModelDesc {
      * sequence, multiply-add = 2 (METHOD.md, "Work counted"). */
     double (*flops_per_layer)(const LbModelConfig *cfg);
     /* The variants `linbench check` (full) and the tests run: variant i (0 .. variants - 1) sets
-     * the model's own settings in cfg (sharing, order, chunk...), the rest left as given. */
+     * the model's own settings in cfg (sharing, order, chunk...), the rest left as given. NULL
+     * with variants 1: the model has no settings of its own. */
     int variants;
     void (*variant)(int i, LbModelConfig *cfg);
-    /* Nonzero for the exact models every other measured model is compared with (speedups.csv,
-     * compare, plot), in this order: 1 the paper's standard, 2 exact attention in linear memory
-     * (chunked), 3 exact attention fused (flash). 0: not a baseline. */
+    /* The exact baselines every other model is compared with, in rank order: 1 the paper's
+     * standard, 2 exact in linear memory (chunked), 3 exact fused (flash); 0: none. */
     int baseline;
     /* "linformer kv/late k 16": the model and its own settings, for check rows and test names. */
     void (*describe)(const LbModelConfig *cfg, char *buf, size_t size);

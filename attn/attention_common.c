@@ -28,9 +28,13 @@ int lb_pass_bmm(LbPass *p, int ta, int tb, int64_t m, int64_t n, int64_t kd, flo
     return p->ops->bmm(p->be, &q);
 }
 
-int lb_pass_bmm_bh(LbPass *p, int ta, int tb, int64_t m, int64_t n, int64_t kd, float alpha, const void *a,
-                   int64_t lda, int64_t sa_b, int64_t sa_h, const void *b, int64_t ldb, int64_t sb_b, int64_t sb_h,
-                   void *c, int64_t ldc, int64_t sc_b, int64_t sc_h)
+/* C_bj = alpha op(A_bj) op(B_bj) for every b < B, head j < h, X_bj = x + b * sx_b + j * sx_h:
+ * heads read and written in place in token-major buffers. h calls batched over B, not B calls
+ * over h: a head's output columns lie within the previous head's rows, which cuBLAS calls
+ * overlapping batches of C. */
+static int pass_bmm_bh(LbPass *p, int ta, int tb, int64_t m, int64_t n, int64_t kd, float alpha, const void *a,
+                       int64_t lda, int64_t sa_b, int64_t sa_h, const void *b, int64_t ldb, int64_t sb_b, int64_t sb_h,
+                       void *c, int64_t ldc, int64_t sc_b, int64_t sc_h)
 {
     for (int64_t j = 0; j < p->h; j++)
         LB_TRY(lb_pass_bmm(p, ta, tb, m, n, kd, alpha, lb_pass_at(p, a, j * sa_h), lda, sa_b,
@@ -47,12 +51,12 @@ int lb_attend_rows(LbPass *p, const void *q, int64_t ldq, const void *k, const v
 {
     const int64_t hd = p->hd, hs = rows * kv_len; /* one head's scores (rows, kv_len) */
     lb_pass_role(p, LB_ROLE_SCORES);
-    LB_TRY(lb_pass_bmm_bh(p, 0, 1, rows, kv_len, hd, 1.0f / sqrtf((float)hd), lb_pass_at(p, q, row0 * ldq), ldq,
+    LB_TRY(pass_bmm_bh(p, 0, 1, rows, kv_len, hd, 1.0f / sqrtf((float)hd), lb_pass_at(p, q, row0 * ldq), ldq,
                           q_len * ldq, hd, k, ldkv, kv_len * ldkv, hd, s, kv_len, p->h * hs, hs));
     lb_pass_role(p, LB_ROLE_SOFTMAX);
     LB_TRY(p->ops->softmax(p->be, s, p->B * p->h * rows, kv_len, 1.0f));
     lb_pass_role(p, LB_ROLE_PV);
-    LB_TRY(lb_pass_bmm_bh(p, 0, 0, rows, hd, kv_len, 1.0f, s, kv_len, p->h * hs, hs, v, ldkv, kv_len * ldkv, hd,
+    LB_TRY(pass_bmm_bh(p, 0, 0, rows, hd, kv_len, 1.0f, s, kv_len, p->h * hs, hs, v, ldkv, kv_len * ldkv, hd,
                           lb_pass_at(p, o, row0 * p->d), p->d, q_len * p->d, hd));
     lb_pass_role(p, LB_ROLE_UNLABELLED);
     return LB_OK;
@@ -88,26 +92,4 @@ int lb_qkv(LbPass *p, const LbLayerWeights *w, const void *x, void **qkv)
     LB_TRY(p->ops->linear(p->be, x, w->w_qkv, w->b_qkv, *qkv, rows, d, 3 * d, 0));
     lb_pass_role(p, LB_ROLE_UNLABELLED);
     return LB_OK;
-}
-
-int lb_qkv_heads(LbPass *p, const LbLayerWeights *w, const void *x, void **qkv, void **qh, void **kh, void **vh)
-{
-    const int64_t rows = p->B * p->n, d = p->d;
-    LB_TRY(lb_qkv(p, w, x, qkv));
-    LB_TRY(lb_pass_alloc(p, rows * d, "Q heads", qh)); /* (B, h, n, hd) */
-    LB_TRY(lb_pass_alloc(p, rows * d, "K heads", kh));
-    LB_TRY(lb_pass_alloc(p, rows * d, "V heads", vh));
-    lb_pass_role(p, LB_ROLE_PERMUTE);
-    LB_TRY(p->ops->split_heads(p->be, *qkv, 3 * d, *qh, p->B, p->n, p->h, p->hd));
-    LB_TRY(p->ops->split_heads(p->be, lb_pass_at(p, *qkv, d), 3 * d, *kh, p->B, p->n, p->h, p->hd));
-    LB_TRY(p->ops->split_heads(p->be, lb_pass_at(p, *qkv, 2 * d), 3 * d, *vh, p->B, p->n, p->h, p->hd));
-    lb_pass_role(p, LB_ROLE_UNLABELLED);
-    return LB_OK;
-}
-
-int lb_project_out(LbPass *p, const LbLayerWeights *w, const void *oh, void *tmp, void *y)
-{
-    lb_pass_role(p, LB_ROLE_PERMUTE);
-    LB_TRY(p->ops->merge_heads(p->be, oh, tmp, p->B, p->n, p->h, p->hd));
-    return lb_project(p, w, tmp, y);
 }

@@ -38,14 +38,6 @@ int lb_pass_bmm(LbPass *p, int ta, int tb, int64_t m, int64_t n, int64_t kd, flo
                 int64_t lda, int64_t sa, const void *b, int64_t ldb, int64_t sb, void *c, int64_t ldc,
                 int64_t sc, int64_t batch);
 
-/* C_bj = alpha op(A_bj) op(B_bj) for every b < B, head j < h, X_bj = x + b * sx_b + j * sx_h:
- * heads read and written in place in token-major buffers. h calls batched over B, not B calls
- * over h: a head's output columns lie within the previous head's rows, which cuBLAS calls
- * overlapping batches of C. */
-int lb_pass_bmm_bh(LbPass *p, int ta, int tb, int64_t m, int64_t n, int64_t kd, float alpha, const void *a,
-                   int64_t lda, int64_t sa_b, int64_t sa_h, const void *b, int64_t ldb, int64_t sb_b, int64_t sb_h,
-                   void *c, int64_t ldc, int64_t sc_b, int64_t sc_h);
-
 /* Exact attention of query rows [row0, row0 + rows) of every (batch, head), each head read in
  * place from token-major buffers (no head permutes): q (B, q_len, ldq), k and v (B, kv_len, ldkv),
  * head j in columns [j hd, (j + 1) hd). s (B, h, rows, kv_len) = softmax(q k^T / sqrt(hd)) in the
@@ -70,15 +62,6 @@ double lb_exact_attention_flops(const LbModelConfig *c);
  * [d, 2d), V in [2d, 3d); lb_attend reads its heads in place (ldq = ldkv = 3d). */
 int lb_qkv(LbPass *p, const LbLayerWeights *w, const void *x, void **qkv);
 
-/* For a model whose own kernels want heads contiguous (the Performer's feature map): lb_qkv, then
- * qh, kh, vh (B, h, n, hd) split out of it, in this allocation order (2 x 3 B n d elements moved
- * that lb_attend does not need). */
-int lb_qkv_heads(LbPass *p, const LbLayerWeights *w, const void *x, void **qkv, void **qh, void **kh,
-                 void **vh);
-
-/* Its counterpart: merge heads oh (B, h, n, hd) -> (B, n, d) into tmp, then lb_project. */
-int lb_project_out(LbPass *p, const LbLayerWeights *w, const void *oh, void *tmp, void *y);
-
 /* --- the builder: weights in a fixed order, each drawn from its own seed ------------------- */
 
 struct LbBuilder {
@@ -88,20 +71,13 @@ struct LbBuilder {
     uint64_t tensor; /* index of the next tensor: its seed is lb_rng_mix(seed, tensor) */
 };
 
-/* A weight of the encoder (count elements, not listed among the model's own) drawn uniformly in
- * [lo, hi] on the backend. */
-int lb_builder_uniform(LbBuilder *b, void **out, int64_t count, float lo, float hi, const char *what);
-
 /* One of the model's own weights (rows, cols), listed in LbModel.own under `name` (lb_model_tensors,
- * --dump), drawn uniformly in [lo, hi] on the backend. */
-int lb_builder_own_uniform(LbBuilder *b, const char *name, int64_t rows, int64_t cols, float lo, float hi,
-                           void **out);
+ * --dump; a model finds it there), drawn uniformly in [lo, hi] on the backend. */
+int lb_builder_own_uniform(LbBuilder *b, const char *name, int64_t rows, int64_t cols, float lo, float hi);
 
-/* One of the model's own weights whose values are drawn on the host: draw(values, rows, cols, seed,
- * ctx) fills (rows, cols) floats from the tensor's seed, which are uploaded (rounded to storage).
- * Not called in a counting arena. */
-typedef int (*LbHostDraw)(float *values, int64_t rows, int64_t cols, uint64_t seed, void *ctx);
-int lb_builder_own_host(LbBuilder *b, const char *name, int64_t rows, int64_t cols, LbHostDraw draw, void *ctx,
-                        void **out);
+/* The same, its values drawn on the host: draw(values, rows, cols, seed) fills (rows, cols) floats
+ * from the tensor's seed, uploaded rounded to storage. Not called in a counting arena. */
+typedef int (*LbHostDraw)(float *values, int64_t rows, int64_t cols, uint64_t seed);
+int lb_builder_own_host(LbBuilder *b, const char *name, int64_t rows, int64_t cols, LbHostDraw draw);
 
 #endif

@@ -17,6 +17,14 @@
 #include "attn/base/status.h"
 
 #define MAX_BUFFERS 16
+#define MAX_ARGS 4
+
+typedef struct Arg {
+    int kind;
+    int64_t count; /* elements (bytes for ARG_SCRATCH) */
+    float lo, hi;
+    int64_t off;
+} Arg; /* an operand of a check (IN ... SCRATCH below) */
 
 typedef struct Ctx {
     LbBackend *be;
@@ -29,6 +37,13 @@ typedef struct Ctx {
     void *host[MAX_BUFFERS];
     int ndev, nhost;
     int dead; /* a device error: nothing more runs on this backend */
+    LbBackend *ref; /* the reference (open_reference) */
+    const LbOps *cpu_ops; /* its own ops, for the forward passes */
+    LbOps ref_ops;
+    Arg arg[MAX_ARGS]; /* the running check's operands: on the backend, on the host */
+    void *d[MAX_ARGS];
+    float *h[MAX_ARGS];
+    int nargs;
 } Ctx;
 
 /* --- rows ----------------------------------------------------------------------------------- */
@@ -144,7 +159,7 @@ static void release(Ctx *c)
     c->ndev = c->nhost = 0;
 }
 
-static void *at(const Ctx *c, void *p, int64_t elems) { return (char *)p + elems * (int64_t)c->be->elem_bytes; }
+static void *at(const LbBackend *be, void *p, int64_t elems) { return (char *)p + elems * (int64_t)be->elem_bytes; }
 
 static uint64_t next_seed(Ctx *c) { return c->plan->seed * 1000003u + 7919u * ++c->streams; }
 
@@ -170,46 +185,33 @@ static int poison(Ctx *c, void *d, int64_t count)
     return c->be->ops->upload(c->be, d, h, count);
 }
 
-/* An input of count elements uniform in [lo, hi]: on the backend in *d, as stored in *h. */
-static int input(Ctx *c, int64_t count, float lo, float hi, void **d, float **h)
+/* int32 ids (count) read as floats, in place: every id below 2^24 is exact. */
+static void ids_to_floats(float *x, int64_t count)
 {
-    LB_TRY(dev_elems(c, count, d));
-    LB_TRY(hostf(c, count, h));
-    return random_in(c, *d, *h, count, lo, hi);
-}
-
-/* An output of count elements on the backend, poisoned, and room for it (and its reference, when
- * ref is not NULL) on the host. */
-static int output(Ctx *c, int64_t count, void **d, float **h, float **ref)
-{
-    LB_TRY(dev_elems(c, count, d));
-    LB_TRY(hostf(c, count, h));
-    if (ref)
-        LB_TRY(hostf(c, count, ref));
-    return poison(c, *d, count);
-}
-
-/* The op's output d (count) into out, against ref. */
-static int settle(Ctx *c, const void *d, float *out, const float *ref, int64_t count)
-{
-    LB_TRY(c->be->ops->download(c->be, out, d, count));
-    return compare(c, out, ref, count);
+    for (int64_t i = 0; i < count; i++) {
+        int32_t id;
+        memcpy(&id, &x[i], sizeof id);
+        x[i] = (float)id;
+    }
 }
 
 #define SHAPE(...) snprintf(c->shape, sizeof c->shape, __VA_ARGS__)
 #define LL(v) ((long long)(v))
 
-/* --- the ops: each check names its shape fields s[0..]. The reference: a naive loop in double
- *     here where the CPU backend runs something else (blocked, threaded, vectorised, its own exp);
- *     the CPU backend's own textbook loop (attn/cpu/cpu_ref.h) where that is all it runs. ------ */
+/* --- the references: the CPU backend's ops (attn/cpu/cpu_ref.h) where they are the textbook loop,
+ *     and these naive loops in double where it runs something else (blocked, threaded,
+ *     vectorised, its own exp), in the ops table's signatures so that one call serves both. -- */
 
 static double gelu_d(double v) { return 0.5 * v * (1.0 + erf(v / sqrt(2.0))); }
 
-/* linear {rows, in, out, bias, gelu}: y = x w^T + b, summed in double, rounded to float once
- * (as the ops round the product before GELU), then erf GELU. */
-static void naive_linear(const float *x, const float *w, const float *b, float *y, int64_t rows, int64_t in,
-                         int64_t out, int gelu)
+/* y = x w^T + b, summed in double, rounded to float once (as the ops round the product before
+ * GELU), then erf GELU. */
+static int naive_linear(LbBackend *be, const void *xv, const void *wv, const void *bv, void *yv, int64_t rows,
+                        int64_t in, int64_t out, int gelu)
 {
+    const float *x = xv, *w = wv, *b = bv;
+    float *y = yv;
+    (void)be;
     for (int64_t r = 0; r < rows; r++)
         for (int64_t o = 0; o < out; o++) {
             double s = b ? b[o] : 0.0;
@@ -217,31 +219,14 @@ static void naive_linear(const float *x, const float *w, const float *b, float *
                 s += (double)x[r * in + i] * (double)w[o * in + i];
             y[r * out + o] = (float)(gelu ? gelu_d((double)(float)s) : s);
         }
+    return LB_OK;
 }
 
-static int check_linear(Ctx *c, const int64_t *s)
-{
-    LbBackend *be = c->be;
-    const int64_t rows = s[0], in = s[1], out = s[2];
-    const int bias = (int)s[3], gelu = (int)s[4];
-    SHAPE("%lld x %lld -> %lld%s%s%s", LL(rows), LL(in), LL(out), bias ? " +bias" : "", gelu ? " +gelu" : "",
-          be->tf32 ? " (tf32)" : "");
-    void *d_x, *d_w, *d_b, *d_y;
-    float *x, *w, *b, *y, *ref;
-    const float a = 1.0f / sqrtf((float)(in > 0 ? in : 1));
-    LB_TRY(input(c, rows * in, -1.0f, 1.0f, &d_x, &x));
-    LB_TRY(input(c, out * in, -a, a, &d_w, &w));
-    LB_TRY(input(c, out, -0.5f, 0.5f, &d_b, &b));
-    LB_TRY(output(c, rows * out, &d_y, &y, &ref));
-    LB_TRY(be->ops->linear(be, d_x, d_w, bias ? d_b : NULL, d_y, rows, in, out, gelu));
-    naive_linear(x, w, bias ? b : NULL, ref, rows, in, out, gelu);
-    return settle(c, d_y, y, ref, rows * out);
-}
-
-static void naive_bmm(const LbBmm *p)
+static int naive_bmm(LbBackend *be, const LbBmm *p)
 {
     const float *A = p->a, *B = p->b;
     float *C = p->c;
+    (void)be;
     for (int64_t i = 0; i < p->batch; i++)
         for (int64_t r = 0; r < p->m; r++)
             for (int64_t j = 0; j < p->n; j++) {
@@ -253,6 +238,173 @@ static void naive_bmm(const LbBmm *p)
                 }
                 C[i * p->stride_c + r * p->ldc + j] = (float)(p->alpha * sum);
             }
+    return LB_OK;
+}
+
+static int naive_softmax(LbBackend *be, void *xv, int64_t rows, int64_t cols, float scale)
+{
+    (void)be;
+    for (int64_t r = 0; r < rows; r++) {
+        float *v = (float *)xv + r * cols;
+        double mx = -INFINITY, sum = 0.0;
+        for (int64_t j = 0; j < cols; j++)
+            mx = fmax(mx, (double)scale * v[j]);
+        for (int64_t j = 0; j < cols; j++)
+            sum += exp((double)scale * v[j] - mx);
+        for (int64_t j = 0; j < cols; j++)
+            v[j] = (float)(exp((double)scale * v[j] - mx) / sum);
+    }
+    return LB_OK;
+}
+
+static int naive_layernorm(LbBackend *be, void *xv, const void *rv, const void *gv, const void *bv, int64_t rows,
+                           int64_t d, float eps)
+{
+    const float *res = rv, *g = gv, *b = bv;
+    (void)be;
+    for (int64_t r = 0; r < rows; r++) {
+        float *v = (float *)xv + r * d;
+        double mean = 0.0, var = 0.0;
+        for (int64_t j = 0; j < d; j++)
+            mean += (double)v[j] + (res ? (double)res[r * d + j] : 0.0);
+        mean /= (double)d;
+        for (int64_t j = 0; j < d; j++) {
+            const double e = (double)v[j] + (res ? (double)res[r * d + j] : 0.0) - mean;
+            var += e * e;
+        }
+        const double inv = 1.0 / sqrt(var / (double)d + (double)eps);
+        for (int64_t j = 0; j < d; j++)
+            v[j] = (float)(((double)v[j] + (res ? (double)res[r * d + j] : 0.0) - mean) * inv * g[j] + b[j]);
+    }
+    return LB_OK;
+}
+
+static int naive_gelu(LbBackend *be, void *y, int64_t rows, int64_t cols)
+{
+    float *v = y;
+    (void)be;
+    for (int64_t i = 0; i < rows * cols; i++)
+        v[i] = (float)gelu_d(v[i]);
+    return LB_OK;
+}
+
+/* The reference backend: the CPU backend's ops table with the naive loops above put in. */
+static int open_reference(Ctx *c)
+{
+    LB_TRY(lb_cpu_backend_open(LB_DTYPE_FP32, 0, &c->ref));
+    c->cpu_ops = c->ref->ops;
+    c->ref_ops = *c->ref->ops;
+    c->ref_ops.linear = naive_linear;
+    c->ref_ops.bmm = naive_bmm;
+    c->ref_ops.softmax = naive_softmax;
+    c->ref_ops.layernorm = naive_layernorm;
+    c->ref_ops.gelu = naive_gelu;
+    c->ref->ops = &c->ref_ops;
+    return LB_OK;
+}
+
+/* --- the ops: each check names its shape fields s[0..] and its operands, then runs the op once
+ *     on the backend and once on the reference, and settles every output. ------------------- */
+
+enum { ARG_IN, ARG_INOUT, ARG_OUT, ARG_IDS, ARG_OUT_IDS, ARG_SCRATCH };
+
+/* Operands: count elements uniform in [lo, hi] drawn on the backend (at `off` elements past an
+ * aligned buffer: the scalar paths); an input the op overwrites, compared after; an output,
+ * poisoned, compared after; int32 token ids below vocab drawn on the backend; int32 ids the op
+ * writes, compared as floats; bytes of scratch on the backend only (NULL for the reference). */
+#define IN(count, lo, hi) {ARG_IN, count, lo, hi, 0}
+#define IN_AT(count, lo, hi, off) {ARG_IN, count, lo, hi, off}
+#define INOUT(count, lo, hi, off) {ARG_INOUT, count, lo, hi, off}
+#define OUT(count) {ARG_OUT, count, 0.0f, 0.0f, 0}
+#define IDS(count, vocab) {ARG_IDS, count, 0.0f, (float)(vocab), 0}
+#define OUT_IDS(count) {ARG_OUT_IDS, count, 0.0f, 0.0f, 0}
+#define SCRATCH(bytes) {ARG_SCRATCH, bytes, 0.0f, 0.0f, 0}
+
+/* The operands, in the order their random values are drawn: on the backend in c->d, as stored
+ * (NaN for an output) in c->h. */
+static int operands(Ctx *c, const Arg *a, int n)
+{
+    LbBackend *be = c->be;
+    if (n > MAX_ARGS)
+        return LB_FAIL(LB_ERR_INVALID, "check: too many operands (internal)");
+    c->nargs = n;
+    for (int i = 0; i < n; i++) {
+        const int64_t count = a[i].count;
+        c->arg[i] = a[i];
+        c->h[i] = NULL;
+        if (a[i].kind == ARG_SCRATCH) {
+            LB_TRY(dev(c, count, &c->d[i]));
+            continue;
+        }
+        LB_TRY(hostf(c, count, &c->h[i]));
+        if (a[i].kind == ARG_IDS || a[i].kind == ARG_OUT_IDS) {
+            LB_TRY(dev(c, count * (int64_t)sizeof(int32_t), &c->d[i]));
+            if (a[i].kind == ARG_IDS) {
+                LB_TRY(be->ops->fill_tokens(be, c->d[i], count, next_seed(c), (int32_t)a[i].hi));
+                LB_TRY(be->ops->copy_raw_to_host(be, c->h[i], c->d[i], (size_t)count * sizeof(int32_t)));
+            }
+            continue;
+        }
+        LB_TRY(dev_elems(c, a[i].off + count, &c->d[i]));
+        c->d[i] = at(be, c->d[i], a[i].off);
+        LB_TRY(a[i].kind == ARG_OUT ? poison(c, c->d[i], count) : random_in(c, c->d[i], c->h[i], count, a[i].lo, a[i].hi));
+    }
+    return LB_OK;
+}
+
+#define OPERANDS(...) operands(c, (const Arg[]){__VA_ARGS__}, (int)(sizeof((const Arg[]){__VA_ARGS__}) / sizeof(Arg)))
+
+/* The inputs, changed on the host, into the backend and back: the reference sees the values stored. */
+static int restore_inputs(Ctx *c)
+{
+    for (int i = 0; i < c->nargs; i++)
+        if (c->arg[i].kind == ARG_IN || c->arg[i].kind == ARG_INOUT)
+            LB_TRY(restore(c, c->d[i], c->h[i], c->arg[i].count));
+    return LB_OK;
+}
+
+/* `call`, an op of the table on `be` with operands p[], run on the backend (its buffers) and then
+ * on the reference (the host copies). */
+#define ON_BOTH(call)                                                           \
+    do {                                                                        \
+        for (int side_ = 0; side_ < 2; side_++) {                               \
+            LbBackend *be = side_ ? c->ref : c->be;                             \
+            void *const *p = side_ ? (void *const *)c->h : (void *const *)c->d; \
+            LB_TRY(call);                                                       \
+        }                                                                       \
+    } while (0)
+
+/* Every output of the backend against the reference's. */
+static int settle(Ctx *c)
+{
+    for (int i = 0; i < c->nargs; i++) {
+        const Arg *a = &c->arg[i];
+        float *out;
+        if (a->kind != ARG_INOUT && a->kind != ARG_OUT && a->kind != ARG_OUT_IDS)
+            continue;
+        LB_TRY(hostf(c, a->count, &out));
+        if (a->kind == ARG_OUT_IDS) {
+            LB_TRY(c->be->ops->copy_raw_to_host(c->be, out, c->d[i], (size_t)a->count * sizeof(int32_t)));
+            ids_to_floats(out, a->count);
+            ids_to_floats(c->h[i], a->count);
+        } else {
+            LB_TRY(c->be->ops->download(c->be, out, c->d[i], a->count));
+        }
+        LB_TRY(compare(c, out, c->h[i], a->count));
+    }
+    return LB_OK;
+}
+
+/* linear {rows, in, out, bias, gelu} */
+static int check_linear(Ctx *c, const int64_t *s)
+{
+    const int64_t rows = s[0], in = s[1], out = s[2];
+    const float w = 1.0f / sqrtf((float)(in > 0 ? in : 1));
+    SHAPE("%lld x %lld -> %lld%s%s%s", LL(rows), LL(in), LL(out), s[3] ? " +bias" : "", s[4] ? " +gelu" : "",
+          c->be->tf32 ? " (tf32)" : "");
+    LB_TRY(OPERANDS(IN(rows * in, -1.0f, 1.0f), IN(out * in, -w, w), IN(out, -0.5f, 0.5f), OUT(rows * out)));
+    ON_BOTH(be->ops->linear(be, p[0], p[1], s[3] ? p[2] : NULL, p[3], rows, in, out, (int)s[4]));
+    return settle(c);
 }
 
 static int64_t extent(int64_t batch, int64_t stride, int64_t rows, int64_t ld)
@@ -260,12 +412,20 @@ static int64_t extent(int64_t batch, int64_t stride, int64_t rows, int64_t ld)
     return (batch - 1) * stride + rows * ld;
 }
 
+/* q on be with A, B, C in p. */
+static int bmm_on(LbBackend *be, LbBmm q, void *const *p)
+{
+    q.a = p[0];
+    q.b = p[1];
+    q.c = p[2];
+    return be->ops->bmm(be, &q);
+}
+
 /* bmm {trans_a, trans_b, m, n, kdim, batch, pad, broadcast}: leading dimensions and batch strides
  * `pad` wider than packed (then alpha 0.75), broadcast 1 or 2: stride 0 for A (Linformer's E) or
  * B. Nothing may be written in C's padding. */
 static int check_bmm(Ctx *c, const int64_t *s)
 {
-    LbBackend *be = c->be;
     LbBmm q;
     memset(&q, 0, sizeof q);
     q.trans_a = (int)s[0];
@@ -284,38 +444,11 @@ static int check_bmm(Ctx *c, const int64_t *s)
     q.stride_c = q.m * q.ldc + pad;
     SHAPE("%s%sm %lld n %lld k %lld batch %lld%s%s", q.trans_a ? "A^T " : "", q.trans_b ? "B^T " : "", LL(q.m),
           LL(q.n), LL(q.kdim), LL(q.batch), pad ? ", padded" : "", s[7] == 1 ? ", A broadcast" : s[7] == 2 ? ", B broadcast" : "");
-    const int64_t ea = extent(q.batch, q.stride_a, q.trans_a ? q.kdim : q.m, q.lda);
-    const int64_t eb = extent(q.batch, q.stride_b, q.trans_b ? q.n : q.kdim, q.ldb);
-    const int64_t ec = extent(q.batch, q.stride_c, q.m, q.ldc);
-    void *d_a, *d_b, *d_c;
-    float *a, *b, *out, *ref;
-    LB_TRY(input(c, ea, -1.0f, 1.0f, &d_a, &a));
-    LB_TRY(input(c, eb, -1.0f, 1.0f, &d_b, &b));
-    LB_TRY(output(c, ec, &d_c, &out, &ref));
-    LbBmm g = q;
-    g.a = d_a;
-    g.b = d_b;
-    g.c = d_c;
-    LB_TRY(be->ops->bmm(be, &g));
-    g.a = a;
-    g.b = b;
-    g.c = ref;
-    naive_bmm(&g);
-    return settle(c, d_c, out, ref, ec);
-}
-
-static void naive_softmax(float *x, int64_t rows, int64_t cols, float scale)
-{
-    for (int64_t r = 0; r < rows; r++) {
-        float *v = x + r * cols;
-        double mx = -INFINITY, sum = 0.0;
-        for (int64_t j = 0; j < cols; j++)
-            mx = fmax(mx, (double)scale * v[j]);
-        for (int64_t j = 0; j < cols; j++)
-            sum += exp((double)scale * v[j] - mx);
-        for (int64_t j = 0; j < cols; j++)
-            v[j] = (float)(exp((double)scale * v[j] - mx) / sum);
-    }
+    LB_TRY(OPERANDS(IN(extent(q.batch, q.stride_a, q.trans_a ? q.kdim : q.m, q.lda), -1.0f, 1.0f),
+                    IN(extent(q.batch, q.stride_b, q.trans_b ? q.n : q.kdim, q.ldb), -1.0f, 1.0f),
+                    OUT(extent(q.batch, q.stride_c, q.m, q.ldc))));
+    ON_BOTH(bmm_on(be, q, p));
+    return settle(c);
 }
 
 /* softmax {rows, cols, offset, scale in 1/1024 (0: 0.625)}, at `offset` elements past an aligned
@@ -324,91 +457,41 @@ static void naive_softmax(float *x, int64_t rows, int64_t cols, float scale)
  * underflows. */
 static int check_softmax(Ctx *c, const int64_t *s)
 {
-    LbBackend *be = c->be;
-    const int64_t rows = s[0], cols = s[1], offset = s[2], count = rows * cols;
+    const int64_t rows = s[0], cols = s[1];
     const float scale = s[3] ? (float)s[3] / 1024.0f : 0.625f;
-    SHAPE("%lld x %lld%s%s", LL(rows), LL(cols), offset ? " (unaligned)" : "", s[3] ? " scale" : "");
+    SHAPE("%lld x %lld%s%s", LL(rows), LL(cols), s[2] ? " (unaligned)" : "", s[3] ? " scale" : "");
     if (s[3])
         snprintf(c->shape + strlen(c->shape), sizeof c->shape - strlen(c->shape), " %g", (double)scale);
-    void *buf;
-    float *ref, *out;
-    LB_TRY(dev_elems(c, count + offset, &buf));
-    LB_TRY(hostf(c, count, &ref));
-    LB_TRY(hostf(c, count, &out));
-    void *d_x = at(c, buf, offset);
-    LB_TRY(random_in(c, d_x, ref, count, -8.0f, 8.0f));
+    LB_TRY(OPERANDS(INOUT(rows * cols, -8.0f, 8.0f, s[2])));
     for (int64_t r = 0; r < rows; r++)
         for (int64_t j = 0; j < cols; j++)
-            ref[r * cols + j] += 100.0f * (float)(r % 3);
-    LB_TRY(restore(c, d_x, ref, count));
-    LB_TRY(be->ops->softmax(be, d_x, rows, cols, scale));
-    naive_softmax(ref, rows, cols, scale);
-    return settle(c, d_x, out, ref, count);
-}
-
-static void naive_layernorm(float *x, const float *res, const float *g, const float *b, int64_t rows, int64_t d,
-                            float eps)
-{
-    for (int64_t r = 0; r < rows; r++) {
-        float *v = x + r * d;
-        double mean = 0.0, var = 0.0;
-        for (int64_t j = 0; j < d; j++)
-            mean += (double)v[j] + (res ? (double)res[r * d + j] : 0.0);
-        mean /= (double)d;
-        for (int64_t j = 0; j < d; j++) {
-            const double e = (double)v[j] + (res ? (double)res[r * d + j] : 0.0) - mean;
-            var += e * e;
-        }
-        const double inv = 1.0 / sqrt(var / (double)d + (double)eps);
-        for (int64_t j = 0; j < d; j++)
-            v[j] = (float)(((double)v[j] + (res ? (double)res[r * d + j] : 0.0) - mean) * inv * g[j] + b[j]);
-    }
+            c->h[0][r * cols + j] += 100.0f * (float)(r % 3);
+    LB_TRY(restore_inputs(c));
+    ON_BOTH(be->ops->softmax(be, p[0], rows, cols, scale));
+    return settle(c);
 }
 
 /* layernorm {rows, d, residual, offset}: an offset mean, so a kernel that forgets to subtract it
  * shows. */
 static int check_layernorm(Ctx *c, const int64_t *s)
 {
-    LbBackend *be = c->be;
-    const int64_t rows = s[0], d = s[1], off = s[3], count = rows * d;
-    const int with_r = (int)s[2];
-    SHAPE("%lld x %lld%s%s", LL(rows), LL(d), with_r ? " +residual" : "", off ? " (unaligned)" : "");
-    void *bx, *br, *d_g, *d_b;
-    float *x, *r, *g, *b, *out;
-    LB_TRY(dev_elems(c, count + off, &bx));
-    LB_TRY(dev_elems(c, count + off, &br));
-    LB_TRY(hostf(c, count, &x));
-    LB_TRY(hostf(c, count, &r));
-    LB_TRY(hostf(c, count, &out));
-    void *d_x = at(c, bx, off), *d_r = at(c, br, off);
-    LB_TRY(random_in(c, d_x, x, count, -1.0f, 3.0f));
-    LB_TRY(random_in(c, d_r, r, count, -1.0f, 1.0f));
-    LB_TRY(input(c, d, 0.5f, 1.5f, &d_g, &g));
-    LB_TRY(input(c, d, -0.5f, 0.5f, &d_b, &b));
-    LB_TRY(be->ops->layernorm(be, d_x, with_r ? d_r : NULL, d_g, d_b, rows, d, LB_LAYERNORM_EPS));
-    naive_layernorm(x, with_r ? r : NULL, g, b, rows, d, LB_LAYERNORM_EPS);
-    return settle(c, d_x, out, x, count);
+    const int64_t rows = s[0], d = s[1], off = s[3];
+    SHAPE("%lld x %lld%s%s", LL(rows), LL(d), s[2] ? " +residual" : "", off ? " (unaligned)" : "");
+    LB_TRY(OPERANDS(INOUT(rows * d, -1.0f, 3.0f, off), IN_AT(rows * d, -1.0f, 1.0f, off), IN(d, 0.5f, 1.5f),
+                    IN(d, -0.5f, 0.5f)));
+    ON_BOTH(be->ops->layernorm(be, p[0], s[2] ? p[1] : NULL, p[2], p[3], rows, d, LB_LAYERNORM_EPS));
+    return settle(c);
 }
 
 /* embed {batch, n, d, vocab}: x = tok[id] + pos, one float addition. */
 static int check_embed(Ctx *c, const int64_t *s)
 {
-    LbBackend *be = c->be;
-    const int64_t batch = s[0], n = s[1], d = s[2], rows = batch * n, count = rows * d;
-    const int32_t vocab = (int32_t)s[3];
+    const int64_t batch = s[0], n = s[1], d = s[2], vocab = s[3];
     SHAPE("B %lld n %lld d %lld vocab %d", LL(batch), LL(n), LL(d), (int)vocab);
-    void *d_tok, *d_pos, *d_x, *d_ids;
-    float *tok, *pos, *ref, *out, *ids;
-    LB_TRY(input(c, (int64_t)vocab * d, -1.0f, 1.0f, &d_tok, &tok));
-    LB_TRY(input(c, n * d, -1.0f, 1.0f, &d_pos, &pos));
-    LB_TRY(output(c, count, &d_x, &out, &ref));
-    LB_TRY(dev(c, rows * (int64_t)sizeof(int32_t), &d_ids));
-    LB_TRY(hostf(c, rows, &ids));
-    LB_TRY(be->ops->fill_tokens(be, d_ids, rows, next_seed(c), vocab));
-    LB_TRY(be->ops->copy_raw_to_host(be, ids, d_ids, (size_t)rows * sizeof(int32_t)));
-    LB_TRY(be->ops->embed(be, d_ids, d_tok, d_pos, d_x, batch, n, d));
-    lb_embed_cpu((const int32_t *)(void *)ids, tok, pos, ref, batch, n, d);
-    return settle(c, d_x, out, ref, count);
+    LB_TRY(OPERANDS(IN(vocab * d, -1.0f, 1.0f), IN(n * d, -1.0f, 1.0f), OUT(batch * n * d),
+                    IDS(batch * n, vocab)));
+    ON_BOTH(be->ops->embed(be, p[3], p[0], p[1], p[2], batch, n, d));
+    return settle(c);
 }
 
 /* split_heads {batch, n, heads, hd, which}: Q, K or V (column block `which`) of a fused (B n,
@@ -416,22 +499,14 @@ static int check_embed(Ctx *c, const int64_t *s)
  * Pure copies: bit for bit. */
 static int check_heads(Ctx *c, const int64_t *s, int merge)
 {
-    LbBackend *be = c->be;
-    const int64_t batch = s[0], n = s[1], heads = s[2], hd = s[3], which = s[4];
+    const int64_t batch = s[0], n = s[1], heads = s[2], hd = s[3], which = s[4], d = heads * hd;
     SHAPE("B %lld n %lld heads %lld hd %lld", LL(batch), LL(n), LL(heads), LL(hd));
-    const int64_t d = heads * hd, ld = merge ? d : 3 * d, rows = batch * n, sc = rows * ld;
-    void *d_src, *d_dst;
-    float *src, *out, *ref;
-    LB_TRY(input(c, sc, -1.0f, 1.0f, &d_src, &src));
-    LB_TRY(output(c, rows * d, &d_dst, &out, &ref));
-    if (merge) {
-        LB_TRY(be->ops->merge_heads(be, d_src, d_dst, batch, n, heads, hd));
-        lb_merge_heads_cpu(src, ref, batch, n, heads, hd);
-    } else {
-        LB_TRY(be->ops->split_heads(be, at(c, d_src, which * d), ld, d_dst, batch, n, heads, hd));
-        lb_split_heads_cpu(src + which * d, ld, ref, batch, n, heads, hd);
-    }
-    return settle(c, d_dst, out, ref, rows * d);
+    LB_TRY(OPERANDS(IN(batch * n * (merge ? d : 3 * d), -1.0f, 1.0f), OUT(batch * n * d)));
+    if (merge)
+        ON_BOTH(be->ops->merge_heads(be, p[0], p[1], batch, n, heads, hd));
+    else
+        ON_BOTH(be->ops->split_heads(be, at(be, p[0], which * d), 3 * d, p[1], batch, n, heads, hd));
+    return settle(c);
 }
 
 static int check_split(Ctx *c, const int64_t *s) { return check_heads(c, s, 0); }
@@ -441,75 +516,40 @@ static int check_merge(Ctx *c, const int64_t *s) { return check_heads(c, s, 1); 
  * is the kernel's). */
 static int check_fill_uniform(Ctx *c, const int64_t *s)
 {
-    LbBackend *be = c->be;
-    const int64_t count = s[0];
     const uint64_t seed = next_seed(c);
-    SHAPE("%lld", LL(count));
-    void *d_x, *d_ref;
-    float *out, *ref;
-    LB_TRY(dev_elems(c, count, &d_x));
-    LB_TRY(dev_elems(c, count, &d_ref));
-    LB_TRY(hostf(c, count, &out));
-    LB_TRY(hostf(c, count, &ref));
-    LB_TRY(be->ops->fill_uniform(be, d_x, count, seed, -0.3f, 0.7f));
-    for (int64_t i = 0; i < count; i++)
-        ref[i] = lb_rng_range(seed, (uint64_t)i, -0.3f, 0.7f);
-    LB_TRY(restore(c, d_ref, ref, count));
-    return settle(c, d_x, out, ref, count);
+    SHAPE("%lld", LL(s[0]));
+    LB_TRY(OPERANDS(OUT(s[0]), SCRATCH(s[0] * (int64_t)c->be->elem_bytes)));
+    ON_BOTH(be->ops->fill_uniform(be, p[0], s[0], seed, -0.3f, 0.7f));
+    LB_TRY(restore(c, c->d[1], c->h[0], s[0]));
+    return settle(c);
 }
 
-/* fill_tokens {count}: lb_rng_token exactly (compared as floats: every id below 2^24 is exact). */
+/* fill_tokens {count}: lb_rng_token exactly. */
 static int check_fill_tokens(Ctx *c, const int64_t *s)
 {
-    LbBackend *be = c->be;
-    const int64_t count = s[0];
-    const int32_t vocab = 50265;
     const uint64_t seed = next_seed(c);
-    SHAPE("%lld", LL(count));
-    void *d_ids;
-    float *h_ids, *out, *ref;
-    LB_TRY(dev(c, count * (int64_t)sizeof(int32_t), &d_ids));
-    LB_TRY(hostf(c, count, &h_ids));
-    const int32_t *ids = (const int32_t *)(void *)h_ids;
-    LB_TRY(hostf(c, count, &out));
-    LB_TRY(hostf(c, count, &ref));
-    LB_TRY(be->ops->fill_tokens(be, d_ids, count, seed, vocab));
-    LB_TRY(be->ops->copy_raw_to_host(be, h_ids, d_ids, (size_t)count * sizeof(int32_t)));
-    for (int64_t i = 0; i < count; i++) {
-        out[i] = (float)ids[i];
-        ref[i] = (float)lb_rng_token(seed, (uint64_t)i, vocab);
-    }
-    return compare(c, out, ref, count);
+    SHAPE("%lld", LL(s[0]));
+    LB_TRY(OPERANDS(OUT_IDS(s[0])));
+    ON_BOTH(be->ops->fill_tokens(be, p[0], s[0], seed, 50265));
+    return settle(c);
 }
 
 /* copy {count} (calibration's bandwidth op): device to device, bit for bit. */
 static int check_copy(Ctx *c, const int64_t *s)
 {
-    LbBackend *be = c->be;
-    const int64_t count = s[0];
-    SHAPE("%lld bytes", LL(count) * (long long)be->elem_bytes);
-    void *d_src, *d_dst;
-    float *src, *out;
-    LB_TRY(input(c, count, -1.0f, 1.0f, &d_src, &src));
-    LB_TRY(output(c, count, &d_dst, &out, NULL));
-    LB_TRY(be->ops->copy(be, d_dst, d_src, (size_t)count * be->elem_bytes));
-    return settle(c, d_dst, out, src, count);
+    SHAPE("%lld bytes", LL(s[0]) * (long long)c->be->elem_bytes);
+    LB_TRY(OPERANDS(IN(s[0], -1.0f, 1.0f), OUT(s[0])));
+    ON_BOTH(be->ops->copy(be, p[1], p[0], (size_t)s[0] * be->elem_bytes));
+    return settle(c);
 }
 
 /* gelu {rows, cols} (the pass a breakdown times apart from linear's product), in place. */
 static int check_gelu(Ctx *c, const int64_t *s)
 {
-    LbBackend *be = c->be;
-    const int64_t rows = s[0], cols = s[1], count = rows * cols;
-    SHAPE("%lld x %lld", LL(rows), LL(cols));
-    void *d_y;
-    float *ref, *out;
-    LB_TRY(input(c, count, -4.0f, 4.0f, &d_y, &ref));
-    LB_TRY(hostf(c, count, &out));
-    LB_TRY(be->ops->gelu(be, d_y, rows, cols));
-    for (int64_t i = 0; i < count; i++)
-        ref[i] = (float)gelu_d(ref[i]);
-    return settle(c, d_y, out, ref, count);
+    SHAPE("%lld x %lld", LL(s[0]), LL(s[1]));
+    LB_TRY(OPERANDS(INOUT(s[0] * s[1], -4.0f, 4.0f, 0)));
+    ON_BOTH(be->ops->gelu(be, p[0], s[0], s[1]));
+    return settle(c);
 }
 
 /* favor_features {groups, n, m, hd, keys, offset}: FAVOR+'s features in place, for queries (a max
@@ -518,49 +558,34 @@ static int check_gelu(Ctx *c, const int64_t *s)
  * group's max is far off. */
 static int check_favor(Ctx *c, const int64_t *s)
 {
-    LbBackend *be = c->be;
-    const int64_t groups = s[0], n = s[1], m = s[2], hd = s[3], off = s[5], fc = groups * n * m, xc = groups * n * hd;
+    const int64_t groups = s[0], n = s[1], m = s[2], hd = s[3], off = s[5];
     const int keys = (int)s[4];
     SHAPE("%lld groups x %lld x %lld, hd %lld, %s%s", LL(groups), LL(n), LL(m), LL(hd), keys ? "keys" : "queries",
           off ? " (unaligned)" : "");
     const float scale = (float)pow((double)hd, -0.25);
-    void *bf, *d_x, *d_stat = NULL;
-    float *f, *x, *out;
-    LB_TRY(dev_elems(c, fc + off, &bf));
-    if (keys)
-        LB_TRY(dev(c, (int64_t)lb_favor_stat_bytes(groups, n), &d_stat));
-    LB_TRY(hostf(c, fc, &f));
-    LB_TRY(hostf(c, fc, &out));
-    void *d_f = at(c, bf, off);
-    LB_TRY(random_in(c, d_f, f, fc, -3.0f, 3.0f));
-    LB_TRY(input(c, xc, -1.5f, 1.5f, &d_x, &x));
+    LB_TRY(OPERANDS(INOUT(groups * n * m, -3.0f, 3.0f, off), IN(groups * n * hd, -1.5f, 1.5f),
+                    SCRATCH(keys ? (int64_t)lb_favor_stat_bytes(groups, n) : 0)));
     for (int64_t g = 0; g < groups; g++)
         for (int64_t r = 0; r < n; r++)
             for (int64_t j = 0; j < m; j++)
-                f[(g * n + r) * m + j] += keys ? -3.0f * (float)g + (r == (g * 7) % n ? 4.0f : 0.0f) : 6.0f * (float)(r % 3);
-    LB_TRY(restore(c, d_f, f, fc));
-    LB_TRY(be->ops->favor_features(be, d_f, d_x, d_stat, groups, n, m, hd, scale, keys));
-    lb_favor_features_cpu(f, x, groups, n, m, hd, scale, keys);
-    return settle(c, d_f, out, f, fc);
+                c->h[0][(g * n + r) * m + j] += keys ? -3.0f * (float)g + (r == (g * 7) % n ? 4.0f : 0.0f) : 6.0f * (float)(r % 3);
+    LB_TRY(restore_inputs(c));
+    ON_BOTH(be->ops->favor_features(be, p[0], p[1], keys ? p[2] : NULL, groups, n, m, hd, scale, keys));
+    return settle(c);
 }
 
 /* divide_by_last {rows, cols}: x (rows, cols + 1) over its last column, a positive normaliser of
  * a different size per row (a kernel that divides by another row's shows). */
 static int check_divide(Ctx *c, const int64_t *s)
 {
-    LbBackend *be = c->be;
-    const int64_t rows = s[0], cols = s[1], xc = rows * (cols + 1), yc = rows * cols;
+    const int64_t rows = s[0], cols = s[1];
     SHAPE("%lld x %lld + 1", LL(rows), LL(cols));
-    void *d_x, *d_y;
-    float *x, *out, *ref;
-    LB_TRY(input(c, xc, -1.0f, 1.0f, &d_x, &x));
-    LB_TRY(output(c, yc, &d_y, &out, &ref));
+    LB_TRY(OPERANDS(IN(rows * (cols + 1), -1.0f, 1.0f), OUT(rows * cols)));
     for (int64_t r = 0; r < rows; r++)
-        x[r * (cols + 1) + cols] = 0.25f + 4.0f * fabsf(x[r * (cols + 1) + cols]);
-    LB_TRY(restore(c, d_x, x, xc));
-    LB_TRY(be->ops->divide_by_last(be, d_x, d_y, rows, cols));
-    lb_divide_by_last_cpu(x, ref, rows, cols);
-    return settle(c, d_y, out, ref, yc);
+        c->h[0][r * (cols + 1) + cols] = 0.25f + 4.0f * fabsf(c->h[0][r * (cols + 1) + cols]);
+    LB_TRY(restore_inputs(c));
+    ON_BOTH(be->ops->divide_by_last(be, p[0], p[1], rows, cols));
+    return settle(c);
 }
 
 /* flash_attention {batch, n, heads, hd}: Q, K, V read in place from one fused buffer as the flash
@@ -568,23 +593,17 @@ static int check_divide(Ctx *c, const int64_t *s)
  * (a kernel that does not rescale its running output is far off). */
 static int check_flash(Ctx *c, const int64_t *s)
 {
-    LbBackend *be = c->be;
-    const int64_t batch = s[0], n = s[1], heads = s[2], hd = s[3];
+    const int64_t batch = s[0], n = s[1], heads = s[2], hd = s[3], width = heads * hd, ld = 3 * width;
     SHAPE("B %lld n %lld h %lld hd %lld", LL(batch), LL(n), LL(heads), LL(hd));
-    const int64_t width = heads * hd, ld = 3 * width, xc = batch * n * ld, oc = batch * n * width;
     const float scale = 1.0f / sqrtf((float)hd);
-    void *d_x, *d_o;
-    float *x, *out, *ref;
-    LB_TRY(input(c, xc, -2.0f, 2.0f, &d_x, &x));
-    LB_TRY(output(c, oc, &d_o, &out, &ref));
+    LB_TRY(OPERANDS(IN(batch * n * ld, -2.0f, 2.0f), OUT(batch * n * width)));
     for (int64_t r = 0; r < batch * n; r++)
         for (int64_t e = 0; e < width; e++)
-            x[r * ld + width + e] *= 0.5f + 2.0f * (float)(r % n) / (float)n;
-    LB_TRY(restore(c, d_x, x, xc));
-    LB_TRY(be->ops->flash_attention(be, d_x, at(c, d_x, width), at(c, d_x, 2 * width), ld, d_o, batch, n, heads, hd,
-                                    scale));
-    LB_TRY(lb_flash_attention_cpu(x, x + width, x + 2 * width, ld, ref, batch, n, heads, hd, scale));
-    return settle(c, d_o, out, ref, oc);
+            c->h[0][r * ld + width + e] *= 0.5f + 2.0f * (float)(r % n) / (float)n;
+    LB_TRY(restore_inputs(c));
+    ON_BOTH(be->ops->flash_attention(be, p[0], at(be, p[0], width), at(be, p[0], 2 * width), ld, p[1], batch, n,
+                                     heads, hd, scale));
+    return settle(c);
 }
 
 /* {batch, n, k, channels, ld_x, ld_y, mode or extra taps}: keys read in place with a row stride
@@ -593,30 +612,22 @@ static int check_flash(Ctx *c, const int64_t *s)
  * smaller k reads the first ones). */
 static int check_seq(Ctx *c, const int64_t *s, int conv)
 {
-    LbBackend *be = c->be;
     const int64_t batch = s[0], n = s[1], k = s[2], ch = s[3], ld_x = s[4], ld_y = s[5];
     const int mode = conv ? 2 : (int)s[6];
-    const int64_t taps = n / k + (conv ? s[6] : 0), xc = batch * n * ld_x, yc = batch * k * ld_y, wc = taps * ch;
+    const int64_t taps = n / k + (conv ? s[6] : 0);
     SHAPE("%sB %lld n %lld k %lld C %lld ld %lld/%lld", conv ? "" : mode == LB_POOL_MAX ? "max " : "mean ", LL(batch),
           LL(n), LL(k), LL(ch), LL(ld_x), LL(ld_y));
-    void *d_x, *d_y, *d_w;
-    float *x, *wt, *out, *ref;
-    LB_TRY(input(c, xc, -2.0f, 2.0f, &d_x, &x));
-    LB_TRY(input(c, wc, -0.5f, 0.5f, &d_w, &wt));
-    LB_TRY(output(c, yc, &d_y, &out, &ref));
+    LB_TRY(OPERANDS(IN(batch * n * ld_x, -2.0f, 2.0f), IN(taps * ch, -0.5f, 0.5f), OUT(batch * k * ld_y)));
     if (conv)
-        LB_TRY(be->ops->depthwise_conv_seq(be, d_x, ld_x, d_w, d_y, ld_y, batch, n, k, ch));
+        ON_BOTH(be->ops->depthwise_conv_seq(be, p[0], ld_x, p[1], p[2], ld_y, batch, n, k, ch));
     else
-        LB_TRY(be->ops->pool_seq(be, d_x, ld_x, d_y, ld_y, batch, n, k, ch, mode));
-    if (conv)
-        lb_depthwise_conv_seq_cpu(x, ld_x, wt, ref, ld_y, batch, n, k, ch);
-    else
-        lb_pool_seq_cpu(x, ld_x, ref, ld_y, batch, n, k, ch, mode);
-    return settle(c, d_y, out, ref, yc);
+        ON_BOTH(be->ops->pool_seq(be, p[0], ld_x, p[2], ld_y, batch, n, k, ch, mode));
+    return settle(c);
 }
 
 static int check_pool(Ctx *c, const int64_t *s) { return check_seq(c, s, 0); }
 static int check_conv(Ctx *c, const int64_t *s) { return check_seq(c, s, 1); }
+
 
 /* --- the table ------------------------------------------------------------------------------ */
 
@@ -835,7 +846,9 @@ static void ctx_init(Ctx *c, LbBackend *be, const LbCheckPlan *plan, LbCheckTabl
     c->t = t;
 }
 
-double lb_check_tolerance(const char *op, const LbBackend *be)
+/* The table's relative tolerance for op ("forward" for a whole forward pass) on be's storage
+ * type; NaN for an op not in the table. */
+static double tolerance(const char *op, const LbBackend *be)
 {
     for (size_t i = 0; i < NOPS; i++)
         if (strcmp(ops_table[i].name, op) == 0)
@@ -850,7 +863,7 @@ int lb_check_compare(LbBackend *be, const char *op, const char *shape, const flo
     ctx_init(&c, be, NULL, t);
     snprintf(c.op, sizeof c.op, "%s", op);
     snprintf(c.shape, sizeof c.shape, "%s", shape);
-    c.tol = lb_check_tolerance(op, be);
+    c.tol = tolerance(op, be);
     return compare(&c, out, ref, count);
 }
 
@@ -861,9 +874,12 @@ int lb_check_op(LbBackend *be, const LbCheckPlan *plan, const char *op, const in
             continue;
         Ctx c;
         ctx_init(&c, be, plan, t);
+        LB_TRY(open_reference(&c));
         snprintf(c.op, sizeof c.op, "%s", op);
         c.tol = tol_for(ops_table[i].tol, be);
-        return finish(&c, ops_table[i].run(&c, shape));
+        const int rc = finish(&c, ops_table[i].run(&c, shape));
+        lb_backend_close(c.ref);
+        return rc;
     }
     return LB_FAIL(LB_ERR_INVALID, "check: no op \"%s\" in the table", op);
 }
@@ -872,9 +888,9 @@ int lb_check_backend(LbBackend *be, const LbCheckPlan *plan, LbCheckTable *t)
 {
     Ctx c;
     ctx_init(&c, be, plan, t);
+    LB_TRY(open_reference(&c));
     const int quick = plan->quick;
     int rc = LB_OK;
-    LbBackend *cpu = NULL;
     void *ws = NULL;
     RUN(open_workspace(&c, &ws));
     for (size_t i = 0; i < NOPS; i++) {
@@ -894,13 +910,9 @@ int lb_check_backend(LbBackend *be, const LbCheckPlan *plan, LbCheckTable *t)
         be->ops->mem_free(be, ws);
         ws = NULL;
     }
-    /* The CPU backend's forward pass is the reference, so it checks none of its own. */
-    if (strcmp(be->ops->name, "cpu") != 0 && !c.dead && wanted(plan->only, "forward")) {
-        snprintf(c.op, sizeof c.op, "forward");
-        snprintf(c.shape, sizeof c.shape, "CPU reference");
-        RUN(lb_cpu_backend_open(LB_DTYPE_FP32, (size_t)1 << 30, &cpu));
-    }
-    if (cpu) {
+    /* The CPU backend's forward pass, its own ops, is the reference, so it checks none of its own. */
+    c.ref->ops = c.cpu_ops;
+    if (strcmp(be->ops->name, "cpu") != 0 && wanted(plan->only, "forward")) {
         LbModelConfig m = lb_config_default();
         m.layers = quick ? 1 : 2;
         m.d_model = quick ? 32 : 64;
@@ -913,7 +925,7 @@ int lb_check_backend(LbBackend *be, const LbCheckPlan *plan, LbCheckTable *t)
         for (int kind = 0; kind < LB_MODEL_COUNT; kind++) {
             const LbModelDesc *desc = lb_model_desc((LbModelKind)kind);
             for (int v = 0; desc && v < (quick ? 1 : desc->variants); v++) {
-                RUN(check_forward(&c, cpu, lb_model_variant((LbModelKind)kind, v, m)));
+                RUN(check_forward(&c, c.ref, lb_model_variant((LbModelKind)kind, v, m)));
             }
         }
         /* --k-schedule: three layers of k, k/2 and k/4 (halve), each projecting to its own length
@@ -925,14 +937,14 @@ int lb_check_backend(LbBackend *be, const LbCheckPlan *plan, LbCheckTable *t)
             cfg.layers = 3;
             cfg.k = 2 * m.k;
             cfg.k_schedule = LB_KSCHED_HALVE;
-            RUN(check_forward(&c, cpu, cfg));
+            RUN(check_forward(&c, c.ref, cfg));
         }
     }
 out:
     release(&c);
     if (ws)
         be->ops->mem_free(be, ws);
-    lb_backend_close(cpu);
+    lb_backend_close(c.ref);
     return rc;
 }
 

@@ -51,10 +51,6 @@ int lb_check_backend(LbBackend *be, const LbCheckPlan *plan, LbCheckTable *t);
  * regressions. LB_ERR_INVALID for an op not in the table. */
 int lb_check_op(LbBackend *be, const LbCheckPlan *plan, const char *op, const int64_t shape[8], LbCheckTable *t);
 
-/* The table's relative tolerance for op ("forward" for a whole forward pass) on be's storage
- * type; NaN for an op not in the table. */
-double lb_check_tolerance(const char *op, const LbBackend *be);
-
 /* One row of op at `shape` (a label): out against ref (count) on be's storage type with the
  * table's tolerance for op, through the table's comparison. For checks the table cannot run
  * itself: sampled rows of tensors past 2^31 elements, whole forward passes. */

@@ -11,21 +11,9 @@
 
 LbModelConfig lb_config_default(void)
 {
-    LbModelConfig c;
-    memset(&c, 0, sizeof c);
-    c.kind = LB_MODEL_STANDARD;
-    c.layers = 12;
-    c.d_model = 768;
-    c.heads = 12;
-    c.ffn = 3072;
-    c.vocab = 50265;
-    c.n = 512;
-    c.k = 128;
-    c.chunk = LB_CHUNK_DEFAULT;
-    c.sharing = LB_SHARE_LAYERWISE;
-    c.order = LB_ORDER_EARLY;
-    c.dtype = LB_DTYPE_FP16;
-    return c;
+    return (LbModelConfig){.kind = LB_MODEL_STANDARD, .layers = 12, .d_model = 768, .heads = 12, .ffn = 3072,
+                           .vocab = 50265, .n = 512, .k = 128, .chunk = LB_CHUNK_DEFAULT,
+                           .sharing = LB_SHARE_LAYERWISE, .order = LB_ORDER_EARLY, .dtype = LB_DTYPE_FP16};
 }
 
 int lb_config_check(const LbModelConfig *c, char *msg, size_t msg_size)
@@ -125,40 +113,29 @@ double lb_config_flops_per_seq(const LbModelConfig *c)
     return per_layer * c->layers;
 }
 
-static const char *const dtype_names[] = {"fp16", "bf16", "fp32"};
-static const char *const sharing_names[] = {"layerwise", "kv", "headwise", "none"};
-static const char *const order_names[] = {"early", "late"};
-
-const char *lb_dtype_name(LbDtype d) { return (unsigned)d < 3 ? dtype_names[d] : "?"; }
-
-const char *lb_model_name(LbModelKind m)
+/* The table's entry for m; for a kind outside the table, an entry with no name that has no cell. */
+static int no_cell(int64_t n, int64_t k)
 {
-    const LbModelDesc *d = lb_model_desc(m);
-    return d ? d->name : "?";
+    (void)n;
+    (void)k;
+    return 0;
 }
 
-int lb_model_has_k(LbModelKind m)
+static const LbModelDesc *desc(LbModelKind m)
 {
+    static const LbModelDesc none = {.name = "?", .cell_exists = no_cell};
     const LbModelDesc *d = lb_model_desc(m);
-    return d && d->k_meaning != NULL;
+    return d ? d : &none;
 }
 
-int lb_model_baseline(LbModelKind m)
-{
-    const LbModelDesc *d = lb_model_desc(m);
-    return d ? d->baseline : 0;
-}
-
-const char *lb_model_k_meaning(LbModelKind m)
-{
-    const LbModelDesc *d = lb_model_desc(m);
-    return d && d->k_meaning ? d->k_meaning : "";
-}
+const char *lb_model_name(LbModelKind m) { return desc(m)->name; }
+int lb_model_has_k(LbModelKind m) { return desc(m)->k_meaning != NULL; }
+int lb_model_baseline(LbModelKind m) { return desc(m)->baseline; }
+const char *lb_model_k_meaning(LbModelKind m) { return lb_model_has_k(m) ? desc(m)->k_meaning : ""; }
 
 const char *lb_model_k_range(LbModelKind m)
 {
-    const LbModelDesc *d = lb_model_desc(m);
-    return d && d->k_meaning && d->k_range ? d->k_range : "";
+    return lb_model_has_k(m) && desc(m)->k_range ? desc(m)->k_range : "";
 }
 
 /* Whether `flag` is a word of the space-separated `list`. */
@@ -183,52 +160,22 @@ int lb_model_reads_flag(LbModelKind m, const char *flag)
 {
     int owned = 0;
     for (int i = 0; i < LB_MODEL_COUNT; i++)
-        owned |= reads(lb_model_desc((LbModelKind)i), flag);
-    const LbModelDesc *d = lb_model_desc(m);
-    return !owned ? -1 : d && reads(d, flag);
+        owned |= reads(desc((LbModelKind)i), flag);
+    return !owned ? -1 : reads(desc(m), flag);
 }
 
 int lb_model_cell_exists(LbModelKind m, int64_t n, int64_t k)
 {
-    const LbModelDesc *d = lb_model_desc(m);
-    if (!d)
-        return 0;
+    const LbModelDesc *d = desc(m);
     return d->cell_exists ? d->cell_exists(n, d->k_meaning ? k : 0) : 1;
 }
-const char *lb_model_skip_reason(LbModelKind m)
-{
-    const LbModelDesc *d = lb_model_desc(m);
-    return d ? d->skip_reason : NULL;
-}
 
-const char *lb_sharing_name(LbSharing s) { return (unsigned)s < 4 ? sharing_names[s] : "?"; }
-const char *lb_order_name(LbOrder o) { return (unsigned)o < 2 ? order_names[o] : "?"; }
-
-static int parse_name(const char *s, const char *const *names, int count, int *out)
-{
-    for (int i = 0; i < count; i++) {
-        if (strcmp(s, names[i]) == 0) {
-            *out = i;
-            return 0;
-        }
-    }
-    return -1;
-}
-
-int lb_dtype_parse(const char *s, LbDtype *out)
-{
-    int v;
-    if (parse_name(s, dtype_names, 3, &v))
-        return -1;
-    *out = (LbDtype)v;
-    return 0;
-}
+const char *lb_model_skip_reason(LbModelKind m) { return desc(m)->skip_reason; }
 
 int lb_model_parse(const char *s, LbModelKind *out)
 {
     for (int m = 0; m < LB_MODEL_COUNT; m++) {
-        const LbModelDesc *d = lb_model_desc((LbModelKind)m);
-        if (d && strcmp(s, d->name) == 0) {
+        if (strcmp(s, desc((LbModelKind)m)->name) == 0) {
             *out = (LbModelKind)m;
             return 0;
         }
@@ -236,23 +183,34 @@ int lb_model_parse(const char *s, LbModelKind *out)
     return -1;
 }
 
-int lb_sharing_parse(const char *s, LbSharing *out)
+/* Index of s in names[count], or -1. */
+static int name_index(const char *s, const char *const *names, int count)
 {
-    int v;
-    if (parse_name(s, sharing_names, 4, &v))
-        return -1;
-    *out = (LbSharing)v;
-    return 0;
+    for (int i = 0; i < count; i++)
+        if (strcmp(s, names[i]) == 0)
+            return i;
+    return -1;
 }
 
-int lb_order_parse(const char *s, LbOrder *out)
-{
-    int v;
-    if (parse_name(s, order_names, 2, &v))
-        return -1;
-    *out = (LbOrder)v;
-    return 0;
-}
+/* An enum's name ("?" outside it) and parser (0, or -1 leaving *out alone), from its names. */
+#define LB_ENUM_NAMES(Type, name_fn, parse_fn, ...)                                  \
+    static const char *const name_fn##_table[] = {__VA_ARGS__};                      \
+    enum { name_fn##_count = sizeof name_fn##_table / sizeof name_fn##_table[0] };   \
+    const char *name_fn(Type v)                                                      \
+    {                                                                                \
+        return (unsigned)v < name_fn##_count ? name_fn##_table[v] : "?";             \
+    }                                                                                \
+    int parse_fn(const char *s, Type *out)                                           \
+    {                                                                                \
+        const int i = name_index(s, name_fn##_table, name_fn##_count);               \
+        if (i >= 0)                                                                  \
+            *out = (Type)i;                                                          \
+        return i < 0 ? -1 : 0;                                                       \
+    }
+
+LB_ENUM_NAMES(LbDtype, lb_dtype_name, lb_dtype_parse, "fp16", "bf16", "fp32")
+LB_ENUM_NAMES(LbSharing, lb_sharing_name, lb_sharing_parse, "layerwise", "kv", "headwise", "none")
+LB_ENUM_NAMES(LbOrder, lb_order_name, lb_order_parse, "early", "late")
 
 void lb_model_cell_name(const char *name, LbModelKind model, int64_t n, int64_t k, char *buf, size_t size)
 {

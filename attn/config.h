@@ -1,6 +1,5 @@
-/* The model configuration: which model runs, the encoder's shape, precision and the models' own
- * settings (METHOD.md, "What runs"). Parsed and validated here so the CLI, the sweep and the tests
- * agree; what differs by model is asked of the table (attn/attention.h). */
+/* The model configuration (METHOD.md, "What runs"): the model, the encoder's shape, precision and
+ * the models' own settings, validated here for the CLI, the sweep and the tests alike. */
 #ifndef LB_CONFIG_H
 #define LB_CONFIG_H
 
@@ -13,16 +12,14 @@ extern "C" {
 
 typedef enum LbDtype { LB_DTYPE_FP16 = 0, LB_DTYPE_BF16 = 1, LB_DTYPE_FP32 = 2 } LbDtype;
 
-/* The attention models, in the order of the model table (every loop over models walks
- * 0 .. LB_MODEL_COUNT - 1 and asks the table, never names two). */
+/* The attention models in the model table's order (loops walk them all and ask the table). */
 typedef enum LbModelKind {
     LB_MODEL_STANDARD = 0,
     LB_MODEL_LINFORMER = 1,
     LB_MODEL_CHUNKED = 2,
     LB_MODEL_PERFORMER = 3,
     LB_MODEL_FLASH = 4,
-    /* The Linformer with the paper's general projections (section 4) in place of E and F: keys and
-     * values mean-pooled, max-pooled, or convolved depthwise over windows of n / k positions. */
+    /* The paper's general projections (section 4) in place of E and F, over windows of n / k */
     LB_MODEL_LINFORMER_MEAN = 5,
     LB_MODEL_LINFORMER_MAX = 6,
     LB_MODEL_LINFORMER_CONV = 7,
@@ -89,18 +86,16 @@ int lb_config_check(const LbModelConfig *cfg, char *msg, size_t msg_size);
 
 int64_t lb_config_head_dim(const LbModelConfig *cfg);
 
-/* The projected length of `layer` (0 .. layers - 1) under cfg's k schedule; the cell's k for the
- * first layer always. */
+/* The projected length of `layer` under cfg's k schedule (the cell's k for layer 0). */
 int64_t lb_config_layer_k(const LbModelConfig *cfg, int layer);
 
-/* --k-schedule: "uniform", "halve" or a comma list of factors in (0, 1], into cfg. 0, or -1 with
- * what it accepts in should. Its length is checked against --layers by lb_config_check. */
+/* --k-schedule ("uniform", "halve" or a comma list of factors in (0, 1]) into cfg: 0, or -1 with
+ * what it accepts in should. lb_config_check holds its length to --layers. */
 int lb_kschedule_parse(const char *text, LbModelConfig *cfg, char *should, size_t size);
 /* As --k-schedule takes it and meta.csv records it, into buf. */
 void lb_kschedule_text(const LbModelConfig *cfg, char *buf, size_t size);
 
-/* FLOPs of one forward pass of one sequence (METHOD.md, "Work counted"): the encoder's
- * feed-forward blocks plus the model's attention blocks (its table entry). */
+/* FLOPs of one pass of one sequence (METHOD.md, "Work counted"): feed-forward plus attention. */
 double lb_config_flops_per_seq(const LbModelConfig *cfg);
 
 /* Names as the CLI and the CSV files write them, and their parsers (return 0 on success). */
@@ -108,24 +103,19 @@ const char *lb_dtype_name(LbDtype d);
 const char *lb_model_name(LbModelKind m);
 const char *lb_sharing_name(LbSharing s);
 const char *lb_order_name(LbOrder o);
-/* Whether the grid's k axis applies to a model (its cells are (n, k), else (n) alone), and what
- * k means for it ("projected length"); "" when it has none. */
+/* Whether a model's cells have a k ((n, k), else (n)), and what k means ("" without one). */
 int lb_model_has_k(LbModelKind m);
 const char *lb_model_k_meaning(LbModelKind m);
-/* The model's rank among the exact baselines every other model is compared with (1 standard,
- * 2 chunked, 3 flash: LbModelDesc.baseline); 0 when it is none. */
+/* LbModelDesc.baseline: 1 standard, 2 chunked, 3 flash; 0 for a model that is no baseline. */
 int lb_model_baseline(LbModelKind m);
 /* The k a model accepts, as --help says it ("1 to n"); "" when it has no k axis. */
 const char *lb_model_k_range(LbModelKind m);
-/* Whether model m reads --FLAG (FLAG without "--"): 1 or 0 for a flag that only some models read
- * (k, and each model's own_flags: sharing, order, chunk); -1 for a flag no model owns (every
- * model reads --layers, --dtype ...). */
+/* Whether model m reads --FLAG (no "--"): 1 or 0 for k and the models' own_flags; -1 for a flag
+ * no model owns (--layers, --dtype ...: every model reads it). */
 int lb_model_reads_flag(LbModelKind m, const char *flag);
-/* Whether the cell (n, k) of a model is measured at all: k is ignored for a model without a k
- * axis; Linformer's k must be below n (no compression otherwise: the grid's EMPTY cells). */
+/* Whether (n, k) is a cell of model m (k ignored without a k axis; Linformer's k below n). */
 int lb_model_cell_exists(LbModelKind m, int64_t n, int64_t k);
-/* Why a cell with k < n may be no cell of model m ("k must divide n: ..."), for a sweep's note; NULL
- * when k < n is its only rule. */
+/* LbModelDesc.skip_reason: why a k < n may be no cell of m; NULL when k < n is its only rule. */
 const char *lb_model_skip_reason(LbModelKind m);
 int lb_dtype_parse(const char *s, LbDtype *out);
 int lb_model_parse(const char *s, LbModelKind *out);

@@ -13,7 +13,7 @@
 #include "attn/base/status.h"
 
 /* Allocate count elements and fill them uniformly in [lo, hi] (attn/rng.h: hi itself can occur). */
-int lb_builder_uniform(LbBuilder *b, void **out, int64_t count, float lo, float hi, const char *what)
+static int builder_uniform(LbBuilder *b, void **out, int64_t count, float lo, float hi, const char *what)
 {
     LbBackend *be = b->m->be;
     LB_TRY(lb_arena_alloc(b->a, (size_t)count * be->elem_bytes, what, out));
@@ -43,32 +43,27 @@ static int own_entry(LbModel *m, const char *name, int64_t rows, int64_t cols, L
     return LB_OK;
 }
 
-int lb_builder_own_uniform(LbBuilder *b, const char *name, int64_t rows, int64_t cols, float lo, float hi,
-                           void **out)
+int lb_builder_own_uniform(LbBuilder *b, const char *name, int64_t rows, int64_t cols, float lo, float hi)
 {
     LbTensorRef *r;
     LB_TRY(own_entry(b->m, name, rows, cols, &r));
-    LB_TRY(lb_builder_uniform(b, &r->ptr, rows * cols, lo, hi, name));
-    *out = r->ptr;
-    return LB_OK;
+    return builder_uniform(b, &r->ptr, rows * cols, lo, hi, name);
 }
 
-int lb_builder_own_host(LbBuilder *b, const char *name, int64_t rows, int64_t cols, LbHostDraw draw, void *ctx,
-                        void **out)
+int lb_builder_own_host(LbBuilder *b, const char *name, int64_t rows, int64_t cols, LbHostDraw draw)
 {
     LbBackend *be = b->m->be;
     LbTensorRef *r;
     LB_TRY(own_entry(b->m, name, rows, cols, &r));
     const int64_t count = rows * cols;
     LB_TRY(lb_arena_alloc(b->a, (size_t)count * be->elem_bytes, name, &r->ptr));
-    *out = r->ptr;
     uint64_t seed = lb_rng_mix(b->seed, b->tensor++);
     if (r->ptr == NULL) /* counting arena: nothing drawn */
         return LB_OK;
     float *values = malloc((size_t)(count > 0 ? count : 1) * sizeof *values);
     if (!values)
         return LB_FAIL(LB_ERR_NOMEM, "out of host memory drawing %s (%lld values)", name, (long long)count);
-    int rc = draw(values, rows, cols, seed, ctx);
+    int rc = draw(values, rows, cols, seed);
     if (rc == LB_OK)
         rc = be->ops->upload(be, r->ptr, values, count);
     free(values);
@@ -79,16 +74,45 @@ int lb_builder_own_host(LbBuilder *b, const char *name, int64_t rows, int64_t co
 static int linear_weights(LbBuilder *b, void **w, void **bias, int64_t out, int64_t in, const char *what)
 {
     float a = 1.0f / sqrtf((float)in);
-    LB_TRY(lb_builder_uniform(b, w, out * in, -a, a, what));
-    return lb_builder_uniform(b, bias, out, -a, a, what);
+    LB_TRY(builder_uniform(b, w, out * in, -a, a, what));
+    return builder_uniform(b, bias, out, -a, a, what);
 }
 
 /* LayerNorm gain near 1 and shift near 0, not exactly 1 and 0, so a test sees if they are
  * ignored. */
 static int norm_weights(LbBuilder *b, void **g, void **beta, int64_t d, const char *what)
 {
-    LB_TRY(lb_builder_uniform(b, g, d, 0.8f, 1.2f, what));
-    return lb_builder_uniform(b, beta, d, -0.1f, 0.1f, what);
+    LB_TRY(builder_uniform(b, g, d, 0.8f, 1.2f, what));
+    return builder_uniform(b, beta, d, -0.1f, 0.1f, what);
+}
+
+/* Every weight in model.h's order, then the workspace. */
+static int build(LbModel *m, const LbModelDesc *desc, LbArena *a, uint64_t seed)
+{
+    const LbModelConfig *cfg = &m->cfg;
+    LbBackend *be = m->be;
+    const int64_t d = cfg->d_model, f = cfg->ffn, n = cfg->n;
+    LbBuilder b = {m, a, seed, 0};
+    LB_TRY(builder_uniform(&b, &m->tok_emb, (int64_t)cfg->vocab * d, -0.1f, 0.1f, "token embedding"));
+    LB_TRY(builder_uniform(&b, &m->pos_emb, n * d, -0.1f, 0.1f, "position embedding"));
+    LB_TRY(norm_weights(&b, &m->emb_ln_g, &m->emb_ln_b, d, "embedding LayerNorm"));
+    for (int l = 0; l < cfg->layers; l++) {
+        LbLayerWeights *w = &m->layers[l];
+        LB_TRY(linear_weights(&b, &w->w_qkv, &w->b_qkv, 3 * d, d, "Q/K/V projection"));
+        LB_TRY(linear_weights(&b, &w->w_o, &w->b_o, d, d, "output projection"));
+        LB_TRY(norm_weights(&b, &w->ln1_g, &w->ln1_b, d, "attention LayerNorm"));
+        LB_TRY(linear_weights(&b, &w->w_ff1, &w->b_ff1, f, d, "FFN up projection"));
+        LB_TRY(linear_weights(&b, &w->w_ff2, &w->b_ff2, d, f, "FFN down projection"));
+        LB_TRY(norm_weights(&b, &w->ln2_g, &w->ln2_b, d, "FFN LayerNorm"));
+    }
+    /* After the encoder's, so every model draws the same encoder weights from one seed. */
+    if (desc->build)
+        LB_TRY(desc->build(&b));
+    if (!be->workspace_bytes)
+        return LB_OK;
+    LB_TRY(lb_arena_alloc(a, be->workspace_bytes, "backend workspace", &m->workspace));
+    return m->workspace && be->ops->set_workspace ? be->ops->set_workspace(be, m->workspace, be->workspace_bytes)
+                                                  : LB_OK;
 }
 
 int lb_model_build(LbModel *m, const LbModelConfig *cfg, LbBackend *be, LbArena *a, uint64_t seed)
@@ -99,41 +123,12 @@ int lb_model_build(LbModel *m, const LbModelConfig *cfg, LbBackend *be, LbArena 
     const LbModelDesc *desc = lb_model_desc(cfg->kind);
     if (!desc)
         return LB_FAIL(LB_ERR_INVALID, "unknown model kind %d", (int)cfg->kind);
-    const int64_t d = cfg->d_model, f = cfg->ffn, n = cfg->n;
     m->layers = calloc((size_t)cfg->layers, sizeof *m->layers);
     if (!m->layers)
         return LB_FAIL(LB_ERR_NOMEM, "out of host memory for the model's tables");
-    LbBuilder b = {m, a, seed, 0};
-    int rc;
-#define LB_STEP(expr)          \
-    do {                       \
-        if ((rc = (expr)) != LB_OK) \
-            goto fail;         \
-    } while (0)
-    LB_STEP(lb_builder_uniform(&b, &m->tok_emb, (int64_t)cfg->vocab * d, -0.1f, 0.1f, "token embedding"));
-    LB_STEP(lb_builder_uniform(&b, &m->pos_emb, n * d, -0.1f, 0.1f, "position embedding"));
-    LB_STEP(norm_weights(&b, &m->emb_ln_g, &m->emb_ln_b, d, "embedding LayerNorm"));
-    for (int l = 0; l < cfg->layers; l++) {
-        LbLayerWeights *w = &m->layers[l];
-        LB_STEP(linear_weights(&b, &w->w_qkv, &w->b_qkv, 3 * d, d, "Q/K/V projection"));
-        LB_STEP(linear_weights(&b, &w->w_o, &w->b_o, d, d, "output projection"));
-        LB_STEP(norm_weights(&b, &w->ln1_g, &w->ln1_b, d, "attention LayerNorm"));
-        LB_STEP(linear_weights(&b, &w->w_ff1, &w->b_ff1, f, d, "FFN up projection"));
-        LB_STEP(linear_weights(&b, &w->w_ff2, &w->b_ff2, d, f, "FFN down projection"));
-        LB_STEP(norm_weights(&b, &w->ln2_g, &w->ln2_b, d, "FFN LayerNorm"));
-    }
-    /* After the encoder's, so every model draws the same encoder weights from one seed. */
-    if (desc->build)
-        LB_STEP(desc->build(&b));
-    if (be->workspace_bytes) {
-        LB_STEP(lb_arena_alloc(a, be->workspace_bytes, "backend workspace", &m->workspace));
-        if (m->workspace && be->ops->set_workspace)
-            LB_STEP(be->ops->set_workspace(be, m->workspace, be->workspace_bytes));
-    }
-#undef LB_STEP
-    return LB_OK;
-fail:
-    lb_model_release(m);
+    const int rc = build(m, desc, a, seed);
+    if (rc != LB_OK)
+        lb_model_release(m);
     return rc;
 }
 

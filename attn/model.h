@@ -48,8 +48,7 @@ typedef struct LbModel {
     void *workspace;        /* backend scratch (cuBLAS workspace), be->workspace_bytes */
 } LbModel;
 
-/* Allocate the weights (then the workspace) from `a` and initialise them from `seed`.
- * Counting arenas are fine (nothing is initialised then). */
+/* Weights, then workspace, from `a`, initialised from `seed` (not in a counting arena). */
 int lb_model_build(LbModel *m, const LbModelConfig *cfg, LbBackend *be, LbArena *a, uint64_t seed);
 void lb_model_release(LbModel *m); /* host arrays only: the arena owns the memory */
 

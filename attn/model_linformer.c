@@ -32,20 +32,6 @@ static int pooled(const LbModelConfig *c)
  * layerwise (keys and values pooled together, X pooled once in the early order). */
 static LbSharing sharing_of(const LbModelConfig *c) { return pooled(c) ? LB_SHARE_LAYERWISE : c->sharing; }
 
-/* Number of distinct E (and F) matrices, or convolution kernels, the sharing level needs. */
-static int64_t projection_count(const LbModelConfig *c)
-{
-    if (pooled(c))
-        return 0;
-    switch (c->sharing) {
-    case LB_SHARE_LAYERWISE: return 1;
-    case LB_SHARE_KV: return c->layers;
-    case LB_SHARE_HEADWISE: return 2 * (int64_t)c->layers;
-    case LB_SHARE_NONE: return 2 * (int64_t)c->layers * c->heads;
-    }
-    return 0;
-}
-
 /* Whether keys and values are compressed by different weights (headwise, none). */
 static int separate_kv(const LbModelConfig *c)
 {
@@ -65,20 +51,29 @@ static int64_t min_layer_k(const LbModelConfig *c)
     return k;
 }
 
-/* E (which = 0) or F (which = 1), or their kernels, for `layer` and `head`, indexing the own
- * tensors in allocation order: layerwise [E]; kv [E_l]; headwise [E_l, F_l] per layer; none
+/* Index among the own tensors, in allocation order, of E (which = 0) or F (which = 1), or their
+ * kernels, for `layer` and `head`: layerwise [E]; kv [E_l]; headwise [E_l, F_l] per layer; none
  * [E_lh, F_lh] per layer, head. */
+static int64_t projection_index(const LbModelConfig *c, int layer, int head, int which)
+{
+    switch (c->sharing) {
+    case LB_SHARE_LAYERWISE: return 0;
+    case LB_SHARE_KV: return layer;
+    case LB_SHARE_HEADWISE: return 2 * (int64_t)layer + which;
+    case LB_SHARE_NONE: return 2 * ((int64_t)layer * c->heads + head) + which;
+    }
+    return 0;
+}
+
+/* Number of distinct E (and F) matrices, or convolution kernels: one past the last's index. */
+static int64_t projection_count(const LbModelConfig *c)
+{
+    return pooled(c) ? 0 : projection_index(c, c->layers - 1, c->heads - 1, 1) + 1;
+}
+
 static void *projection(const LbModel *m, int layer, int head, int which)
 {
-    const LbModelConfig *c = &m->cfg;
-    int64_t i = 0;
-    switch (c->sharing) {
-    case LB_SHARE_LAYERWISE: i = 0; break;
-    case LB_SHARE_KV: i = layer; break;
-    case LB_SHARE_HEADWISE: i = 2 * (int64_t)layer + which; break;
-    case LB_SHARE_NONE: i = 2 * ((int64_t)layer * c->heads + head) + which; break;
-    }
-    return pooled(c) ? NULL : m->own[i].ptr;
+    return pooled(&m->cfg) ? NULL : m->own[projection_index(&m->cfg, layer, head, which)].ptr;
 }
 
 /* E and F: U(-1/sqrt(n), 1/sqrt(n)) keeps E X at the scale of X; a convolution's kernels the same
@@ -95,9 +90,8 @@ static int build(LbBuilder *b)
     const float s = 1.0f / sqrtf((float)(conv ? taps : c->n));
     for (int64_t i = 0; i < count; i++) {
         char name[32];
-        void *p;
         snprintf(name, sizeof name, "%s%lld", conv ? "conv" : "proj", (long long)i);
-        LB_TRY(lb_builder_own_uniform(b, name, rows, cols, -s, s, &p));
+        LB_TRY(lb_builder_own_uniform(b, name, rows, cols, -s, s));
     }
     return LB_OK;
 }
@@ -312,13 +306,16 @@ static void describe(const LbModelConfig *c, char *buf, size_t size)
         lb_kschedule_text(c, text, sizeof text);
         snprintf(schedule, sizeof schedule, " (%s)", text);
     }
-    if (pooled(c))
-        snprintf(buf, size, "%s %s k %lld%s", lb_model_name(c->kind), lb_order_name(c->order), (long long)c->k,
-                 schedule);
-    else
-        snprintf(buf, size, "%s %s/%s k %lld%s", lb_model_name(c->kind), lb_sharing_name(c->sharing),
-                 lb_order_name(c->order), (long long)c->k, schedule);
+    /* pooling has no sharing level to name */
+    snprintf(buf, size, "%s %s%s%s k %lld%s", lb_model_name(c->kind), pooled(c) ? "" : lb_sharing_name(c->sharing),
+             pooled(c) ? "" : "/", lb_order_name(c->order), (long long)c->k, schedule);
 }
+
+/* What the four models share, and what the three with windows of n / k share besides. */
+#define LB_LINFORMER_OPS .check = check, .attention = attention, .flops_per_layer = flops_per_layer, .describe = describe
+#define LB_LINFORMER_WINDOWS                                                                                  \
+    .k_range = "1 to n, dividing n", .cell_exists = cell_exists_windows,                                      \
+    .skip_reason = "k must divide n: it compresses windows of n/k positions"
 
 const LbModelDesc lb_model_linformer = {
     .name = "linformer",
@@ -326,59 +323,39 @@ const LbModelDesc lb_model_linformer = {
     .k_range = "1 to n",
     .own_flags = "sharing order projection k-schedule",
     .cell_exists = cell_exists,
-    .check = check,
     .build = build,
-    .attention = attention,
-    .flops_per_layer = flops_per_layer,
     .variants = 7,
     .variant = variant,
-    .describe = describe,
+    LB_LINFORMER_OPS,
 };
-
-#define LB_WINDOWS_REASON "k must divide n: it compresses windows of n/k positions"
 
 const LbModelDesc lb_model_linformer_mean = {
     .name = "linformer-mean",
     .k_meaning = "projected length (mean pooling, windows of n/k)",
-    .k_range = "1 to n, dividing n",
     .own_flags = "order projection k-schedule",
-    .cell_exists = cell_exists_windows,
-    .skip_reason = LB_WINDOWS_REASON,
-    .check = check,
-    .attention = attention,
-    .flops_per_layer = flops_per_layer,
     .variants = 2,
     .variant = variant_pool,
-    .describe = describe,
+    LB_LINFORMER_OPS,
+    LB_LINFORMER_WINDOWS,
 };
 
 const LbModelDesc lb_model_linformer_max = {
     .name = "linformer-max",
     .k_meaning = "projected length (max pooling, windows of n/k)",
-    .k_range = "1 to n, dividing n",
     .own_flags = "order projection k-schedule",
-    .cell_exists = cell_exists_windows,
-    .skip_reason = LB_WINDOWS_REASON,
-    .check = check,
-    .attention = attention,
-    .flops_per_layer = flops_per_layer,
     .variants = 2,
     .variant = variant_pool,
-    .describe = describe,
+    LB_LINFORMER_OPS,
+    LB_LINFORMER_WINDOWS,
 };
 
 const LbModelDesc lb_model_linformer_conv = {
     .name = "linformer-conv",
     .k_meaning = "projected length (depthwise convolution, kernel and stride n/k)",
-    .k_range = "1 to n, dividing n",
     .own_flags = "sharing order projection k-schedule",
-    .cell_exists = cell_exists_windows,
-    .skip_reason = LB_WINDOWS_REASON,
-    .check = check,
     .build = build,
-    .attention = attention,
-    .flops_per_layer = flops_per_layer,
     .variants = 7,
     .variant = variant_conv,
-    .describe = describe,
+    LB_LINFORMER_OPS,
+    LB_LINFORMER_WINDOWS,
 };

@@ -25,9 +25,8 @@ static double gaussian(uint64_t seed, uint64_t i)
  * so the rows stay orthogonal to double precision), the last block's first m mod hd rows; then
  * row i scaled to the norm of an independent Gaussian vector of hd entries. In double, rounded
  * once into values. */
-static int draw_orthogonal(float *values, int64_t m, int64_t hd, uint64_t seed, void *ctx)
+static int draw_orthogonal(float *values, int64_t m, int64_t hd, uint64_t seed)
 {
-    (void)ctx;
     double *blk = malloc(sizeof(double) * (size_t)(hd * hd));
     if (!blk)
         return LB_FAIL(LB_ERR_NOMEM, "out of host memory drawing the Performer's projections");
@@ -75,17 +74,32 @@ static int build(LbBuilder *b)
     const int64_t hd = lb_config_head_dim(c);
     for (int l = 0; l < c->layers; l++) {
         char name[32];
-        void *p;
         snprintf(name, sizeof name, "omega%d", l);
-        LB_TRY(lb_builder_own_host(b, name, c->k, hd, draw_orthogonal, NULL, &p));
+        LB_TRY(lb_builder_own_host(b, name, c->k, hd, draw_orthogonal));
     }
-    void *ones;
-    return lb_builder_own_uniform(b, "ones", c->n, 1, 1.0f, 1.0f, &ones); /* 1 + 0 u: exactly 1 */
+    return lb_builder_own_uniform(b, "ones", c->n, 1, 1.0f, 1.0f); /* 1 + 0 u: exactly 1 */
 }
 
 /* The own tensors in build order: omega0 .. omega{L-1}, ones. */
 static const void *omega(const LbModel *m, int layer) { return m->own[layer].ptr; }
 static const void *ones(const LbModel *m) { return m->own[m->cfg.layers].ptr; }
+
+/* lb_qkv, then qh, kh, vh (B, h, n, hd) split out of it for the feature map, which wants heads
+ * contiguous (2 x 3 B n d elements moved that lb_attend does not need). */
+static int qkv_heads(LbPass *p, const LbLayerWeights *w, const void *x, void **qkv, void **qh, void **kh, void **vh)
+{
+    const int64_t rows = p->B * p->n, d = p->d;
+    LB_TRY(lb_qkv(p, w, x, qkv));
+    LB_TRY(lb_pass_alloc(p, rows * d, "Q heads", qh)); /* (B, h, n, hd) */
+    LB_TRY(lb_pass_alloc(p, rows * d, "K heads", kh));
+    LB_TRY(lb_pass_alloc(p, rows * d, "V heads", vh));
+    lb_pass_role(p, LB_ROLE_PERMUTE);
+    LB_TRY(p->ops->split_heads(p->be, *qkv, 3 * d, *qh, p->B, p->n, p->h, p->hd));
+    LB_TRY(p->ops->split_heads(p->be, lb_pass_at(p, *qkv, d), 3 * d, *kh, p->B, p->n, p->h, p->hd));
+    LB_TRY(p->ops->split_heads(p->be, lb_pass_at(p, *qkv, 2 * d), 3 * d, *vh, p->B, p->n, p->h, p->hd));
+    lb_pass_role(p, LB_ROLE_UNLABELLED);
+    return LB_OK;
+}
 
 static int attention(LbPass *p, int layer, const LbLayerWeights *w, const void *x, void *y)
 {
@@ -93,7 +107,7 @@ static int attention(LbPass *p, int layer, const LbLayerWeights *w, const void *
     const float scale = (float)pow((double)hd, -0.25);
     const void *W = omega(p->m, layer);
     void *qkv, *qh, *kh, *vh, *qf, *kf, *stat, *kv, *o1;
-    LB_TRY(lb_qkv_heads(p, w, x, &qkv, &qh, &kh, &vh));
+    LB_TRY(qkv_heads(p, w, x, &qkv, &qh, &kh, &vh));
     /* Q' (B, h, n, m) = phi(scale q W^T): the product's alpha applies the scale in fp32 */
     LB_TRY(lb_pass_alloc(p, bh * n * mf, "query features", &qf));
     lb_pass_role(p, LB_ROLE_FEATURE_MAP); /* both projections onto omega and their exp */
@@ -117,7 +131,9 @@ static int attention(LbPass *p, int layer, const LbLayerWeights *w, const void *
     lb_pass_role(p, LB_ROLE_NORMALISE);
     LB_TRY(p->ops->divide_by_last(p->be, o1, qh, bh * n, hd));
     lb_pass_role(p, LB_ROLE_UNLABELLED);
-    return lb_project_out(p, w, qh, qkv, y);
+    lb_pass_role(p, LB_ROLE_PERMUTE); /* the heads (B, h, n, hd) back to (B, n, d), over Q/K/V */
+    LB_TRY(p->ops->merge_heads(p->be, qh, qkv, p->B, p->n, p->h, p->hd));
+    return lb_project(p, w, qkv, y);
 }
 
 static int check(const LbModelConfig *c, char *msg, size_t msg_size)
@@ -139,12 +155,6 @@ static double flops_per_layer(const LbModelConfig *c)
     return 2 * n * (4 * d * d) + 8 * n * m * d + 4 * n * m * h;
 }
 
-static void variant(int i, LbModelConfig *c)
-{
-    (void)i;
-    (void)c;
-}
-
 static void describe(const LbModelConfig *c, char *buf, size_t size)
 {
     snprintf(buf, size, "performer m %lld", (long long)c->k);
@@ -159,6 +169,5 @@ const LbModelDesc lb_model_performer = {
     .attention = attention,
     .flops_per_layer = flops_per_layer,
     .variants = 1,
-    .variant = variant,
     .describe = describe,
 };

@@ -15,17 +15,10 @@ static int attention(LbPass *p, int layer, const LbLayerWeights *w, const void *
     return lb_project(p, w, o, y);
 }
 
-static void variant(int i, LbModelConfig *c)
-{
-    (void)i;
-    (void)c;
-}
-
 const LbModelDesc lb_model_standard = {
     .name = "standard",
     .attention = attention,
     .flops_per_layer = lb_exact_attention_flops,
     .variants = 1,
-    .variant = variant,
     .baseline = 1,
 };

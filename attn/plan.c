@@ -16,23 +16,8 @@
 /* The no-ops ignore their arguments by design: one line each, the warning off for them alone. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
-static int no_alloc(LbBackend *be, size_t bytes, void **ptr)
-{
-    *ptr = NULL;
-    return LB_FAIL(LB_ERR_UNSUPPORTED, "the counting backend allocates nothing");
-}
-static void no_free(LbBackend *be, void *ptr) {}
-static int no_info(LbBackend *be, size_t *free_bytes, size_t *total_bytes)
-{
-    *free_bytes = *total_bytes = 0;
-    return LB_ERR_UNSUPPORTED;
-}
-static int no_workspace(LbBackend *be, void *ptr, size_t bytes) { return LB_OK; }
 static int no_upload(LbBackend *be, void *dst, const float *src, int64_t count) { return LB_OK; }
-static int no_download(LbBackend *be, float *dst, const void *src, int64_t count) { return LB_OK; }
-static int no_copy(LbBackend *be, void *dst, const void *src, size_t bytes) { return LB_OK; }
 static int no_fill(LbBackend *be, void *x, int64_t count, uint64_t seed, float lo, float hi) { return LB_OK; }
-static int no_tokens(LbBackend *be, int32_t *ids, int64_t count, uint64_t seed, int32_t vocab) { return LB_OK; }
 static int no_linear(LbBackend *be, const void *x, const void *w, const void *b, void *y, int64_t rows, int64_t in,
                      int64_t out, int gelu) { return LB_OK; }
 static int no_bmm(LbBackend *be, const LbBmm *p) { return LB_OK; }
@@ -57,44 +42,14 @@ static int no_pool(LbBackend *be, const void *x, int64_t ld_x, void *y, int64_t 
                    int64_t k, int64_t channels, int mode) { return LB_OK; }
 static int no_conv(LbBackend *be, const void *x, int64_t ld_x, const void *wt, void *y, int64_t ld_y, int64_t batch,
                    int64_t n, int64_t k, int64_t channels) { return LB_OK; }
-static int no_sync(LbBackend *be) { return LB_OK; }
-static int no_energy(LbBackend *be, double *joules)
-{
-    *joules = 0;
-    return LB_ERR_UNSUPPORTED;
-}
-static int no_timer_stop(LbBackend *be, double *ms)
-{
-    *ms = 0;
-    return LB_OK;
-}
-static int no_clock(LbBackend *be) { return -1; }
-static int no_events(LbBackend *be, uint64_t *reasons)
-{
-    *reasons = 0;
-    return LB_ERR_UNSUPPORTED;
-}
-static int no_describe(LbBackend *be, LbDeviceInfo *info)
-{
-    memset(info, 0, sizeof *info);
-    return LB_ERR_UNSUPPORTED;
-}
-static void no_close(LbBackend *be) {}
 #pragma GCC diagnostic pop
 
-/* Every op of LbOps: a model calling one left NULL here would crash the plan, so an op added to
- * the table gets its no-op here too. */
+/* Every op a model's build or forward pass calls: an op the passes start to call gets its no-op
+ * here too, or the plan crashes. Nothing allocates, times or describes through this backend. */
 static const LbOps counting_ops = {
     .name = "counting",
-    .mem_alloc = no_alloc,
-    .mem_free = no_free,
-    .mem_info = no_info,
-    .set_workspace = no_workspace,
     .upload = no_upload,
-    .download = no_download,
-    .copy_raw_to_host = no_copy,
     .fill_uniform = no_fill,
-    .fill_tokens = no_tokens,
     .linear = no_linear,
     .bmm = no_bmm,
     .softmax = no_softmax,
@@ -106,16 +61,8 @@ static const LbOps counting_ops = {
     .favor_features = no_favor,
     .divide_by_last = no_divide,
     .flash_attention = no_flash,
-    .energy_j = no_energy,
     .pool_seq = no_pool,
     .depthwise_conv_seq = no_conv,
-    .sync = no_sync,
-    .timer_start = no_sync,
-    .timer_stop = no_timer_stop,
-    .sm_clock_mhz = no_clock,
-    .clock_events = no_events,
-    .describe = no_describe,
-    .close = no_close,
 };
 
 void lb_plan_counting_backend(LbDtype dtype, const LbPlanParams *p, LbBackend *be)

@@ -21,7 +21,7 @@
 int lb_sweep_calibrate(LbBackend *be, uint64_t budget, int quiet, LbCalibration *cal, int *measured, char *note,
                        size_t note_size);
 
-/* When `device_name` (as CUDA names it) is in linbench predict's table (cmd/sweep/gpu_specs.h): one
+/* When `device_name` (as CUDA names it) is in linbench predict's table (cmd/sweep/predict.h): one
  * line on out after `lead`, the limits predict assumes for it (the datasheet's rate for `storage`
  * (tf32: TF32) and bandwidth, times the default efficiencies) and, with cal, what it measured as a
  * share of the datasheet's. Nothing for a device the table does not hold. */

@@ -17,15 +17,6 @@
 #include "reports/sweep_dir.h"
 #include "cmd/sweep/engine.h"
 
-/* LB_ERR_FORMAT is the user's input (exit 2); anything else is a runtime failure (exit 1). */
-static int exit_for(const char *dir, int rc)
-{
-    if (rc == LB_ERR_FORMAT)
-        return lb_usage_error("invalid argument \"%s\" for compare: %s", dir, lb_error_message());
-    fprintf(stderr, "linbench: %s\n", lb_error_message());
-    return LB_EXIT_FAILURE;
-}
-
 /* raw.csv rows that meta.csv's settings did not produce (a resume of a linbench that kept them, a
  * hand-edited file): one note, so a comparison that leaves them out, or shows them, does not pass
  * in silence. No note where the settings do not read (a meta.csv from before a setting). */
@@ -53,8 +44,12 @@ static int load(const char *dir, LbSweepDir *s)
         return lb_usage_error("invalid argument \"%s\" for compare: %s: should be a directory written by linbench sweep", dir, why);
     lb_error_clear();
     const int rc = lb_result_load(dir, s);
-    if (rc != LB_OK)
-        return exit_for(dir, rc);
+    if (rc == LB_ERR_FORMAT) /* the user's input (exit 2); anything else is a runtime failure (exit 1) */
+        return lb_usage_error("invalid argument \"%s\" for compare: %s", dir, lb_error_message());
+    if (rc != LB_OK) {
+        fprintf(stderr, "linbench: %s\n", lb_error_message());
+        return LB_EXIT_FAILURE;
+    }
     if (s->raw_cut_line)
         lb_warn_cut_row(dir, s->raw_cut_line);
     if (s->kind != LB_RESULT_PEER)

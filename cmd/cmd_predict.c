@@ -15,42 +15,27 @@
 #include "cmd/sweep/predict.h"
 #include "reports/settings.h"
 
-typedef struct PredictFlags {
-    const char *out, *gpu, *spec;
-    int force, quiet, help;
-    LbFormat format;
-    LbPredictParams params;
-} PredictFlags;
-
-static int parse_flags(int argc, char **argv, LbRunSettings *s, PredictFlags *f)
-{
-    const int rc = lb_options_parse(LB_FOR_PREDICT, argc, argv, s);
-    const LbCommandFlags *c = &s->cmd;
-    *f = (PredictFlags){c->out, c->card, c->spec, c->force, c->quiet, rc == LB_OPTIONS_HELPED, (LbFormat)c->format,
-                        {c->product_efficiency, c->copy_efficiency, c->launch_us}};
-    return rc < 0 ? 0 : rc;
-}
-
 /* The card: --gpu NAME from the table, or --spec; exactly one of them. */
-static int pick_card(const LbRunSettings *s, const PredictFlags *f, LbPredictCard *card)
+static int pick_card(const LbRunSettings *s, LbPredictCard *card)
 {
+    const LbCommandFlags *f = &s->cmd;
     char names[512], why[256];
     lb_gpu_spec_names(names, sizeof names);
-    if (f->gpu && f->spec)
+    if (f->card && f->spec)
         return lb_usage_error("--gpu and --spec cannot be used together: should be one card, a name of the table or its figures");
-    if (!f->gpu && !f->spec)
+    if (!f->card && !f->spec)
         return lb_usage_error("predict needs a card: should be --gpu NAME (one of %s) or --spec tflops=T,bw=B,mem=SIZE", names);
     if (f->spec) {
         if (lb_predict_card_parse(f->spec, card, why, sizeof why) != 0)
             return lb_usage_error("invalid argument \"%s\" for --spec: should be %s", f->spec, why);
         return 0;
     }
-    const LbGpuSpec *g = lb_gpu_spec_find(f->gpu);
+    const LbGpuSpec *g = lb_gpu_spec_find(f->card);
     if (!g)
         return lb_usage_error("invalid argument \"%s\" for --gpu: should be one of %s (or --spec tflops=T,bw=B,mem=SIZE)",
-                              f->gpu, names);
+                              f->card, names);
     if (lb_predict_card_from_spec(g, s->model.dtype, s->tf32, card, why, sizeof why) != 0)
-        return lb_usage_error("invalid argument \"%s\" for --gpu: %s: should be another --dtype%s, or --spec", f->gpu, why,
+        return lb_usage_error("invalid argument \"%s\" for --gpu: %s: should be another --dtype%s, or --spec", f->card, why,
                               s->tf32 ? " or no --tf32" : "");
     return 0;
 }
@@ -58,20 +43,23 @@ static int pick_card(const LbRunSettings *s, const PredictFlags *f, LbPredictCar
 int lb_cmd_predict(int argc, char **argv)
 {
     LbRunSettings s;
-    PredictFlags f;
     LbGrid grid;
     memset(&grid, 0, sizeof grid);
     LbPredictCard card;
     char default_dir[64], *command_line = NULL;
     int created = 0;
 
-    int rc = parse_flags(argc, argv, &s, &f);
-    if (rc == 0 && f.help)
+    int rc = lb_options_parse(LB_FOR_PREDICT, argc, argv, &s);
+    LbCommandFlags *f = &s.cmd;
+    const LbPredictParams params = {f->product_efficiency, f->copy_efficiency, f->launch_us};
+    if (rc == LB_OPTIONS_HELPED) {
+        rc = LB_EXIT_OK;
         goto out;
+    }
     if (rc == 0)
         rc = lb_options_check_grid(&s);
     if (rc == 0)
-        rc = pick_card(&s, &f, &card);
+        rc = pick_card(&s, &card);
     if (rc == 0 && (s.given & (UINT64_C(1) << LB_SET_MEM_LIMIT))) { /* refused as a sweep on the card refuses it */
         const uint64_t headroom = lb_run_settings_headroom(&s, card.memory_bytes);
         const uint64_t room = card.memory_bytes > headroom ? card.memory_bytes - headroom : 0;
@@ -84,17 +72,14 @@ int lb_cmd_predict(int argc, char **argv)
         goto out;
     lb_options_note_unread(s.given, s.models); /* --chunk without the chunked model ... */
     lb_options_note_no_ratio(s.models); /* --models standard alone */
-    if (!f.out) {
-        lb_outdir_default(default_dir, sizeof default_dir);
-        f.out = default_dir;
-    }
-    if ((rc = lb_outdir_prepare(f.out, f.force, "--out", LB_OUTDIR_OFFER_FORCE)) != 0)
+    f->out = f->out ? f->out : lb_outdir_default(default_dir, sizeof default_dir);
+    if ((rc = lb_outdir_prepare(f->out, f->force, "--out", LB_OUTDIR_OFFER_FORCE)) != 0)
         goto out;
     created = 1;
-    if (f.force && (rc = lb_outdir_clear_results(f.out)) != 0)
+    if (f->force && (rc = lb_outdir_clear_results(f->out)) != 0)
         goto out;
     command_line = lb_command_line(argc, argv);
-    const LbPredictJob job = {&s, &card, &f.params, f.out, command_line ? command_line : "linbench predict"};
+    const LbPredictJob job = {&s, &card, &params, f->out, command_line ? command_line : "linbench predict"};
     double sweep_s = 0;
     lb_error_clear();
     int erc = lb_predict_run(&job, &grid, &sweep_s);
@@ -103,21 +88,21 @@ int lb_cmd_predict(int argc, char **argv)
         goto out;
     }
     created = 0;
-    lb_grid_print(stdout, &grid, f.format);
+    lb_grid_print(stdout, &grid, (LbFormat)f->format);
     fflush(stdout);
-    if (!f.quiet) {
+    if (!f->quiet) {
         char budget[32];
         lb_format_size(lb_predict_budget(&s, &card), budget, sizeof budget);
         fprintf(stderr, "linbench: predicted for %s (%s %.4g TFLOP/s x %.3g, %.4g GB/s x %.3g, %.3g us per kernel, memory budget %s): a sweep of these cells would take about %.0f s at its fewest passes; results in %s\n",
-                card.label, card.rate_kind, card.tflops, f.params.product_efficiency, card.bandwidth_gb_s,
-                f.params.copy_efficiency, f.params.launch_us, budget, sweep_s, f.out);
+                card.label, card.rate_kind, card.tflops, params.product_efficiency, card.bandwidth_gb_s,
+                params.copy_efficiency, params.launch_us, budget, sweep_s, f->out);
     }
 out:
     if (rc != 0 && created) {
         /* what the directory holds is this prediction's, cut short (it held no results, or --force
          * cleared them): a meta.csv saying running and a torn raw.csv would read as a result
          * that nothing will ever finish, since --resume refuses a prediction */
-        (void)lb_outdir_clear_results(f.out);
+        (void)lb_outdir_clear_results(f->out);
         lb_outdir_abandon();
     }
     lb_grid_free(&grid);

@@ -140,34 +140,23 @@ int lb_cmd_run(int argc, char **argv)
 
     LbBackend *be = NULL;
     uint64_t budget = 0;
-    if ((rc = lb_options_open_backend(&o, &be, &budget)) != 0) {
-        if (dump_dir)
-            lb_outdir_abandon();
-        return rc;
-    }
+    if ((rc = lb_options_open_backend(&o, &be, &budget)) != 0)
+        goto out;
     /* A backend that gets its arithmetic wrong is not measured (linbench check --quick). */
     LbCheckResult check;
     memset(&check, 0, sizeof check);
-    if (!no_check && (rc = lb_quick_check(be, &o.model, &check)) != 0) {
-        if (dump_dir)
-            lb_outdir_abandon();
-        lb_backend_close(be);
-        return rc;
-    }
+    if (!no_check && (rc = lb_quick_check(be, &o.model, &check)) != 0)
+        goto out;
     /* --breakdown's percentages: this device's limits, measured as a sweep measures them (even
      * under --no-check, as in a sweep) */
     LbCalibration calibration;
     char calibration_note[512] = "";
     int calibrated = 0;
     if (o.breakdown && (rc = lb_sweep_calibrate(be, budget, 0, &calibration, &calibrated, calibration_note,
-                                                sizeof calibration_note)) != 0) {
-        lb_backend_close(be);
-        return rc;
-    }
+                                                sizeof calibration_note)) != 0)
+        goto out;
     if (dump_dir) {
         rc = dump(&o, be, budget, batch, dump_dir);
-        if (rc != 0)
-            lb_outdir_abandon(); /* a dump that did not fit leaves no empty folder */
     } else {
         LbCellResult r;
         int mrc = lb_measure_cell(be, &o.model, budget, &o.timing, o.seed, NULL, &r);
@@ -184,6 +173,9 @@ int lb_cmd_run(int argc, char **argv)
                 rc = print_breakdown(&o, be, &r, calibrated ? &calibration : NULL);
         }
     }
+out:
+    if (rc != 0 && dump_dir)
+        lb_outdir_abandon(); /* a dump that did not run leaves no empty folder */
     lb_backend_close(be);
     return rc;
 }

@@ -10,7 +10,6 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cmd/commands.h"
@@ -89,36 +88,28 @@ static const char *sbatch_path(char *buf, size_t size)
     return NULL;
 }
 
-/* Run sbatch with args; its stdout into out (trailing newline dropped). 0, or -1. */
-static int run_sbatch(const char *sbatch, char *const args[], char *out, size_t size)
+/* Run `sbatch FLAG SCRIPT`, each word quoted; its stdout into out (trailing newline dropped). 0, or -1. */
+static int run_sbatch(const char *sbatch, const char *flag, const char *script, char *out, size_t size)
 {
-    int fd[2];
-    if (pipe(fd) != 0)
+    char *command = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&command, &len);
+    if (!m)
         return -1;
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid < 0)
+    put_quoted(m, sbatch);
+    fputc(' ', m);
+    put_quoted(m, flag);
+    fputc(' ', m);
+    put_quoted(m, script);
+    FILE *p = fclose(m) == 0 ? (fflush(stdout), popen(command, "r")) : NULL;
+    free(command);
+    if (!p)
         return -1;
-    if (pid == 0) {
-        dup2(fd[1], 1);
-        close(fd[0]);
-        close(fd[1]);
-        execv(sbatch, args);
-        _exit(127);
-    }
-    close(fd[1]);
-    size_t used = 0;
-    ssize_t got;
-    while ((got = read(fd[0], out + used, size - 1 - used)) > 0 && used + 1 < size)
-        used += (size_t)got;
-    close(fd[0]);
+    size_t used = fread(out, 1, size - 1, p);
     out[used] = '\0';
     while (used && (out[used - 1] == '\n' || out[used - 1] == '\r'))
         out[--used] = '\0';
-    int status;
-    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        return -1;
-    return 0;
+    return pclose(p) == 0 ? 0 : -1;
 }
 
 static void sbatch_options(FILE *f, const char *partition, const char *time_limit, const char *account)
@@ -253,8 +244,7 @@ int lb_cmd_slurm(int argc, char **argv)
     if (!submit)
         return LB_EXIT_OK;
     char jobid[256], reply[512], dependency[300];
-    char *first[] = {sbatch, "--parsable", sweep_script, NULL};
-    if (run_sbatch(sbatch, first, jobid, sizeof jobid) != 0 || !jobid[0]) {
+    if (run_sbatch(sbatch, "--parsable", sweep_script, jobid, sizeof jobid) != 0 || !jobid[0]) {
         fprintf(stderr, "linbench: %s --parsable %s failed\n", sbatch, sweep_script);
         return LB_EXIT_FAILURE;
     }
@@ -262,8 +252,7 @@ int lb_cmd_slurm(int argc, char **argv)
     if (semi)
         *semi = '\0';
     snprintf(dependency, sizeof dependency, "--dependency=afterok:%s", jobid);
-    char *second[] = {sbatch, dependency, merge_script, NULL};
-    if (run_sbatch(sbatch, second, reply, sizeof reply) != 0) {
+    if (run_sbatch(sbatch, dependency, merge_script, reply, sizeof reply) != 0) {
         fprintf(stderr, "linbench: %s %s %s failed (the sweep is job %s)\n", sbatch, dependency, merge_script, jobid);
         return LB_EXIT_FAILURE;
     }

@@ -24,11 +24,9 @@
 #include "cmd/outdir.h"
 #include "cmd/check.h"
 #include "cmd/progress.h"
-#include "lb_config.h"
 #include "reports/grid.h"
 #include "reports/merge.h"
 #include "reports/meta.h"
-#include "reports/raw.h"
 #include "reports/settings.h"
 #include "reports/sweep_dir.h"
 #include "cmd/sweep/engine.h"
@@ -80,102 +78,13 @@ static int stopped_before_first_cell(void)
     return LB_EXIT_INTERRUPTED;
 }
 
-/* What sweep takes besides the settings. */
-typedef struct SweepFlags {
-    const char *out, *resume;
-    int force, no_check, quiet, help;
-    LbFormat format;
-} SweepFlags;
-
-static int parse_flags(int argc, char **argv, LbRunSettings *s, SweepFlags *f)
+/* A --resume refusal: the directory's fault, or a flag's, is bad input, as for compare, plot and
+ * merge (exit 2); a file that cannot be read at all is a runtime failure. */
+static int resume_error(int status)
 {
-    const int rc = lb_options_parse(LB_FOR_SWEEP, argc, argv, s);
-    const LbCommandFlags *c = &s->cmd;
-    *f = (SweepFlags){c->out, c->resume, c->force, c->no_check, c->quiet, rc == LB_OPTIONS_HELPED, (LbFormat)c->format};
-    if (rc != 0)
-        return rc < 0 ? 0 : rc;
-    if (f->resume && f->out && strcmp(f->resume, f->out) != 0)
-        return lb_usage_error("--out %s and --resume %s differ: should be given one directory, with --resume alone", f->out, f->resume);
-    if (f->resume && f->force)
-        return lb_usage_error("--force cannot be used with --resume: should be one or the other");
-    return 0;
-}
-
-/* A result file of the directory that does not read: the file's fault is bad input, as for
- * compare, plot and merge (exit 2); one that cannot be read at all is a runtime failure. */
-static int resumed_file_error(const char *dir, int status)
-{
-    if (status != LB_ERR_FORMAT)
-        return lb_runtime_error(status);
-    return lb_usage_error("invalid argument \"%s\" for --resume: %s", dir, lb_error_message());
-}
-
-/* --resume: the directory, locked, its meta.csv read, checked (lb_sweep_meta_read) and of this
- * version, its raw.csv readable, and the memory budget it ran with. */
-static int open_resumed(const char *dir, LbMeta *meta, uint64_t *budget)
-{
-    int rc = lb_outdir_lock_existing(dir, "--resume");
-    if (rc != 0)
-        return rc;
-    lb_error_clear();
-    if ((rc = lb_sweep_meta_read(dir, meta)) != LB_OK)
-        return resumed_file_error(dir, rc);
-    /* rows that do not read would stop the sweep only once the backend is open and checked */
-    char path[4096];
-    struct stat st;
-    LbCellResult *rows = NULL;
-    size_t count = 0;
-    lb_path_join_buf(path, sizeof path, dir, "raw.csv");
-    lb_error_clear();
-    rc = stat(path, &st) == 0 ? lb_raw_read(path, &rows, &count) : LB_OK;
-    free(rows);
-    if (rc != LB_OK)
-        return resumed_file_error(dir, rc);
-    if (lb_meta_is_predicted(meta)) /* nothing in it was measured: a resume would mix the two */
-        return lb_usage_error("invalid argument \"%s\" for --resume: it was written by linbench predict (meta.csv's %s is %s), not measured: should be a directory written by linbench sweep",
-                              dir, LB_META_SOURCE, LB_SOURCE_PREDICTED);
-    const char *version = lb_meta_get(meta, "linbench_version");
-    if (!version || strcmp(version, LB_VERSION) != 0)
-        return lb_usage_error("invalid argument \"%s\" for --resume: it was written by linbench %s and this is linbench %s: should be resumed with linbench %s",
-                              dir, version && *version ? version : "(unknown version)", LB_VERSION,
-                              version && *version ? version : "of that version");
-    const char *b = lb_meta_get(meta, "memory_budget_bytes");
-    if (!b || lb_parse_size(b, budget))
-        return lb_usage_error("invalid argument \"%s\" for --resume: %s/meta.csv's memory_budget_bytes is \"%s\": should be a byte count",
-                              dir, dir, b ? b : "");
-    return 0;
-}
-
-/* A --resume refusal in words: the file and key are blamed for what the file holds, the flag for
- * what the user gave. */
-static int resume_refusal(int rc, LbSettingProblem *p, const char *dir)
-{
-    if (rc != -1) {
-        lb_setting_problem_free(p);
-        return lb_runtime_error(rc);
-    }
-    const LbSetting *e = &lb_settings[p->id];
-    const char *theirs = p->theirs ? p->theirs : "";
-    switch (p->kind) {
-    case LB_SETTING_MISSING:
-        rc = lb_usage_error("invalid argument \"%s\" for --resume: should be a directory written by linbench sweep (%s/meta.csv has no %s)",
-                            dir, dir, e->key);
-        break;
-    case LB_SETTING_UNREADABLE:
-        rc = lb_usage_error("invalid argument \"%s\" for --resume: %s/meta.csv's %s is \"%s\": should be %s", dir, dir, e->key,
-                            theirs, p->should);
-        break;
-    case LB_SETTING_DIFFERS:
-        rc = lb_usage_error("--%s %s differs from the resumed run's \"%s\" (%s in %s/meta.csv): should be the same, or left out, to resume %s",
-                            e->flag, p->mine[0] ? p->mine : "(unset)", theirs, e->key, dir, dir);
-        break;
-    case LB_SETTING_READS_BACK:
-        rc = lb_usage_error("invalid argument \"%s\" for --resume: %s/meta.csv's %s is \"%s\", which reads back as \"%s\": should be as linbench sweep wrote it",
-                            dir, dir, e->key, theirs, p->mine);
-        break;
-    }
-    lb_setting_problem_free(p);
-    return rc;
+    if (status == LB_OK)
+        return 0;
+    return status == LB_ERR_FORMAT ? lb_usage_error("%s", lb_error_message()) : lb_runtime_error(status);
 }
 
 /* Cells with k < n that a model still has not (the general projections' windows: k must divide
@@ -201,34 +110,20 @@ static void note_skipped(const LbRunSettings *s)
     }
 }
 
-/* A resume keeps raw.csv's rows: each must be a cell of these settings, or no setting of meta.csv
- * stands for it. Refused, not dropped: only whoever put it there can say where it belongs. */
-static int check_resumed_rows(const LbRunSettings *s, const char *dir)
+/* The flags' own checks, then with --resume the directory's settings taken and compared, each
+ * layer's checks called once and in order, before anything runs. */
+static int validate(LbRunSettings *s, LbMeta *meta, uint64_t *resumed_budget)
 {
-    char path[4096], why[512];
-    lb_path_join_buf(path, sizeof path, dir, "raw.csv");
-    size_t line = 0, count = 0;
-    struct stat st;
-    if (stat(path, &st) != 0 || lb_sweep_raw_foreign(s, path, &line, &count, why, sizeof why) != LB_OK || count == 0) {
-        lb_error_clear();
-        return 0;
-    }
-    return lb_usage_error("invalid argument \"%s\" for --resume: %s line %zu: %s (%zu such row%s): should hold only rows of the sweep its meta.csv describes",
-                          dir, path, line, why, count, count == 1 ? "" : "s");
-}
-
-static int validate(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t *resumed_budget)
-{
-    LbSettingProblem problem;
+    const LbCommandFlags *f = &s->cmd;
     int rc;
-    if (f->resume) {
-        if ((rc = open_resumed(f->resume, meta, resumed_budget)) != 0)
-            return rc;
-        if ((rc = lb_run_settings_take(s, meta, &problem)) != 0)
-            return resume_refusal(rc, &problem, f->resume);
-        if (!(s->given & (UINT64_C(1) << LB_SET_K)))
-            s->cmd.k_text = lb_settings_meta_value(meta, LB_SET_K);
-    }
+    if (f->resume && f->out && strcmp(f->resume, f->out) != 0)
+        return lb_usage_error("--out %s and --resume %s differ: should be given one directory, with --resume alone", f->out, f->resume);
+    if (f->resume && f->force)
+        return lb_usage_error("--force cannot be used with --resume: should be one or the other");
+    if (f->resume && (rc = lb_outdir_lock_existing(f->resume, "--resume")) != 0)
+        return rc;
+    if (f->resume && (rc = resume_error(lb_sweep_resume_read(f->resume, s, meta, resumed_budget))) != 0)
+        return rc;
     if ((rc = lb_options_check_grid(s)) != 0)
         return rc;
     note_skipped(s);
@@ -237,20 +132,15 @@ static int validate(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t *res
                         "(time_speedup.csv, memory_speedup.csv, energy_speedup.csv) are linformer-%s's against standard\n",
                 lb_projection_names[s->projection & 3], lb_projection_names[s->projection & 3],
                 lb_projection_names[s->projection & 3]);
-    if (f->resume && (rc = lb_run_settings_compare(s, meta, &problem)) != 0)
-        return resume_refusal(rc, &problem, f->resume);
-    if (f->resume && (rc = check_resumed_rows(s, f->resume)) != 0)
+    if (f->resume && (rc = resume_error(lb_sweep_resume_compare(f->resume, s, meta))) != 0)
         return rc;
     return lb_options_check_host_memory(s);
 }
 
 /* A new sweep's directory: --out, or a fresh name in default_dir; made and locked. */
-static int make_dir(SweepFlags *f, char *default_dir, size_t size)
+static int make_dir(LbCommandFlags *f, char *default_dir, size_t size)
 {
-    if (!f->out) {
-        lb_outdir_default(default_dir, size);
-        f->out = default_dir;
-    }
+    f->out = f->out ? f->out : lb_outdir_default(default_dir, size);
     return lb_outdir_prepare(f->out, f->force, "--out", LB_OUTDIR_OFFER_FORCE | LB_OUTDIR_OFFER_RESUME);
 }
 
@@ -270,9 +160,9 @@ static int keep_budget(const char *dir, uint64_t *budget, uint64_t resumed, cons
 }
 
 /* The grids on stdout, then how the sweep went: its exit code (interrupted: how to go on). */
-static int finish(const SweepFlags *f, const char *dir, LbGrid *grid, const char *status, const char *gpus)
+static int finish(const LbCommandFlags *f, const char *dir, LbGrid *grid, const char *status, const char *gpus)
 {
-    lb_grid_print(stdout, grid, f->format);
+    lb_grid_print(stdout, grid, (LbFormat)f->format);
     fflush(stdout);
     if (strcmp(status, "interrupted") == 0) {
         fprintf(stderr, "linbench: interrupted; finished cells are in %s (continue with: linbench sweep --resume %s%s%s)\n",
@@ -423,7 +313,7 @@ typedef struct Part {
 
 /* `linbench sweep --resume DIR --gpu G`, stdout to /dev/null (the parent prints the merged
  * grid), stderr into a pipe; it stops (SIGTERM) when the parent dies. */
-static int start_part(Part *p, const char *dir, int gpu, const SweepFlags *f)
+static int start_part(Part *p, const char *dir, int gpu, const LbCommandFlags *f)
 {
     int fds[2];
     char g[16];
@@ -491,7 +381,7 @@ static int relay(Part *p)
  * first stop request is passed on to them (Ctrl-C reaches them through the terminal; a SIGTERM
  * to the parent alone does not), and starts no more. 0, or an exit code after printing. */
 static int run_parts(char (*dirs)[4096], const int *todo, int ntodo, const int *gpus, int ngpus,
-                     const SweepFlags *f)
+                     const LbCommandFlags *f)
 {
     Part *run = calloc((size_t)ngpus, sizeof *run);
     struct pollfd *pfd = calloc((size_t)ngpus, sizeof *pfd);
@@ -534,13 +424,14 @@ static int run_parts(char (*dirs)[4096], const int *todo, int ntodo, const int *
     return rc;
 }
 
-static int run_gpus(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t resumed_budget, int argc, char **argv)
+static int run_gpus(LbRunSettings *s, LbMeta *meta, uint64_t resumed_budget, int argc, char **argv)
 {
     GpuProbe *probes = NULL;
     int found = 0, ngpus = 0, nparts = 0, ntodo = 0, created = 0;
     int *gpus = NULL, *todo = NULL;
     char (*dirs)[4096] = NULL, **ready = NULL;
     char default_dir[64], now[64], why[512], *command_line = lb_command_line(argc, argv);
+    LbCommandFlags *f = &s->cmd;
     uint64_t budget = 0;
     LbMerge m;
     LbMeta extra, merged;
@@ -581,7 +472,7 @@ static int run_gpus(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t resu
         goto out;
     }
     LbSweepDevice dev = probes[gpus[0]].dev;
-    LbSweepJob job = {s, dir, f->resume != NULL, f->resume ? meta : NULL, command_line ? command_line : "linbench sweep",
+    LbSweepJob job = {s, dir, f->resume ? meta : NULL, command_line ? command_line : "linbench sweep",
                       budget, {!f->no_check, 0, 0.0, 0}, NULL, NULL, NULL, NULL};
     int erc = lb_meta_set(&extra, "parts", "%d", nparts);
     for (int i = 0; i < nparts && erc == LB_OK; i++) {
@@ -617,7 +508,7 @@ static int run_gpus(LbRunSettings *s, SweepFlags *f, LbMeta *meta, uint64_t resu
         LbRunSettings part = *s; /* shares s's lists, not freed here */
         part.shard_index = i;
         part.shard_count = nparts;
-        LbSweepJob pjob = {&part, dirs[i], 0, NULL, job.command_line, budget, job.check, NULL, NULL, NULL, NULL};
+        LbSweepJob pjob = {&part, dirs[i], NULL, job.command_line, budget, job.check, NULL, NULL, NULL, NULL};
         if (erc == LB_OK)
             erc = lb_sweep_write_meta(&pjob, &dev, "running", NULL);
         todo[ntodo++] = i;
@@ -687,7 +578,6 @@ out:
 int lb_cmd_sweep(int argc, char **argv)
 {
     LbRunSettings s;
-    SweepFlags f;
     LbMeta meta;
     memset(&meta, 0, sizeof meta);
     LbBackend *be = NULL;
@@ -700,32 +590,33 @@ int lb_cmd_sweep(int argc, char **argv)
     uint64_t resumed_budget = 0, budget = 0;
     int created = 0; /* this run made the directory: a failed start removes it again */
 
-    int rc = parse_flags(argc, argv, &s, &f);
-    if (rc == 0 && f.help)
-        goto out;
+    int rc = lb_options_parse(LB_FOR_SWEEP, argc, argv, &s);
+    LbCommandFlags *f = &s.cmd;
     if (rc == 0)
-        rc = validate(&s, &f, &meta, &resumed_budget);
-    if (rc != 0)
+        rc = validate(&s, &meta, &resumed_budget);
+    if (rc != 0) {
+        rc = rc == LB_OPTIONS_HELPED ? LB_EXIT_OK : rc;
         goto out;
+    }
     lb_options_note_unread(s.given, s.models); /* --chunk without the chunked model ... */
     lb_options_note_no_ratio(s.models); /* --models standard alone */
 
-    if (s.gpus_all || s.ngpus || (f.resume && gpus_parts(&meta))) {
-        rc = run_gpus(&s, &f, &meta, resumed_budget, argc, argv);
+    if (s.gpus_all || s.ngpus || (f->resume && gpus_parts(&meta))) {
+        rc = run_gpus(&s, &meta, resumed_budget, argc, argv);
         goto out;
     }
     /* A stop during the set-up (check, calibration) ends it with exit 130 and no new directory. */
     catch_stop_signals();
-    if (!f.resume && (rc = make_dir(&f, default_dir, sizeof default_dir)) != 0)
+    if (!f->resume && (rc = make_dir(f, default_dir, sizeof default_dir)) != 0)
         goto out;
-    const char *dir = f.resume ? f.resume : f.out;
-    created = !f.resume;
+    const char *dir = f->resume ? f->resume : f->out;
+    created = !f->resume;
     if ((rc = lb_options_open_backend(&s, &be, &budget)) != 0)
         goto out;
-    if (f.resume && (rc = keep_budget(dir, &budget, resumed_budget, "this device has")) != 0)
+    if (f->resume && (rc = keep_budget(dir, &budget, resumed_budget, "this device has")) != 0)
         goto out;
     /* A backend that gets its arithmetic wrong is not measured: nothing is written. */
-    if (!f.no_check && (rc = lb_quick_check(be, &s.model, &check)) != 0)
+    if (!f->no_check && (rc = lb_quick_check(be, &s.model, &check)) != 0)
         goto out;
     if ((rc = stopped_before_first_cell()) != 0)
         goto out;
@@ -734,21 +625,21 @@ int lb_cmd_sweep(int argc, char **argv)
     char calibration_note[512];
     snprintf(calibration_note, sizeof calibration_note, "skipped with the check (--no-check)");
     int calibrated = 0;
-    if ((!f.no_check || s.breakdown) &&
-        (rc = lb_sweep_calibrate(be, budget, f.quiet, &calibration, &calibrated, calibration_note,
+    if ((!f->no_check || s.breakdown) &&
+        (rc = lb_sweep_calibrate(be, budget, f->quiet, &calibration, &calibrated, calibration_note,
                                  sizeof calibration_note)) != 0)
         goto out;
     if ((rc = stopped_before_first_cell()) != 0)
         goto out;
-    if (f.force && (rc = lb_outdir_clear_results(dir)) != 0) /* before the first new row */
+    if (f->force && (rc = lb_outdir_clear_results(dir)) != 0) /* before the first new row */
         goto out;
     created = 0; /* from here the directory holds results */
 
     command_line = lb_command_line(argc, argv);
     LbProgress progress;
-    lb_progress_init(&progress, f.quiet);
+    lb_progress_init(&progress, f->quiet);
     const LbSweepJob job = {
-        &s, dir, f.resume != NULL, f.resume ? &meta : NULL, command_line ? command_line : "linbench sweep", budget,
+        &s, dir, f->resume ? &meta : NULL, command_line ? command_line : "linbench sweep", budget,
         {check.ran, check.failures > 0, check.max_rel_error, check.seed}, lb_progress_event, &progress,
         calibrated ? &calibration : NULL, calibration_note,
     };
@@ -758,7 +649,7 @@ int lb_cmd_sweep(int argc, char **argv)
         rc = lb_runtime_error(erc);
         goto out;
     }
-    rc = finish(&f, dir, &grid, lb_sweep_outcome_name(outcome), NULL);
+    rc = finish(f, dir, &grid, lb_sweep_outcome_name(outcome), NULL);
 out:
     for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
         signal(stop_signals[i], SIG_DFL);

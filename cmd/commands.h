@@ -55,10 +55,9 @@ int lb_usage_error(const char *fmt, ...)
 #endif
     ;
 
-/* One line on stderr, "linbench: warning: DIR/raw.csv line N is cut short ...": what compare,
- * plot and merge say of a result whose raw.csv ends in a row without its newline (a sweep killed
- * mid-row, a copy cut off). They go on with the rows that are whole, the lost cell NA, as a
- * running sweep's; the line says which cell's row is gone and that sweep --resume measures it. */
+/* The one line on stderr with which compare, plot and merge go on past a raw.csv whose last row
+ * has no newline (a sweep killed mid-row, a copy cut off): its cell is NA, and sweep --resume
+ * measures it again. */
 void lb_warn_cut_row(const char *dir, size_t line);
 
 #endif

@@ -194,8 +194,9 @@ static void help_text(FILE *out, const char *t, int markdown)
 {
     for (; *t; t++) {
         if (strncmp(t, "{models}", 8) == 0) {
-            for (int m = 0; m < LB_MODEL_COUNT; m++)
-                fprintf(out, "%s%s", m ? ", " : "", lb_model_name((LbModelKind)m));
+            char names[256];
+            lb_settings_model_names(LB_ALL_MODELS, ", ", ", ", names, sizeof names);
+            fputs(names, out);
             t += 7;
         } else if (strncmp(t, "{cards}", 7) == 0) {
             char names[512];
@@ -310,39 +311,20 @@ void lb_options_markdown(FILE *out)
     fputc('\n', out);
 }
 
-/* "standard, linformer and chunked": the models of `models` (bit 1u << kind) that read (or, with
- * reading 0, do not read) `flag`. */
-static void model_names(char *buf, size_t size, unsigned models, const char *flag, int reading)
-{
-    int count = 0, total = 0;
-    for (int m = 0; m < LB_MODEL_COUNT; m++)
-        total += (models >> m & 1) && lb_model_reads_flag((LbModelKind)m, flag) == reading;
-    buf[0] = '\0';
-    for (int m = 0; m < LB_MODEL_COUNT; m++) {
-        if (!(models >> m & 1) || lb_model_reads_flag((LbModelKind)m, flag) != reading)
-            continue;
-        const size_t at = strlen(buf);
-        snprintf(buf + at, size - at, "%s%s", count == 0 ? "" : count + 1 == total ? " and " : ", ",
-                 lb_model_name((LbModelKind)m));
-        count++;
-    }
-}
-
 void lb_options_note_unread(uint64_t given, unsigned models)
 {
-    const unsigned every = (1u << LB_MODEL_COUNT) - 1;
     for (int id = 0; id < LB_SET_COUNT; id++) {
         const char *flag = lb_settings[id].flag;
         if (!(given >> id & 1) || lb_model_reads_flag(LB_MODEL_STANDARD, flag) < 0)
             continue;
-        int read = 0;
+        unsigned reading = 0; /* the models that read the flag */
         for (int m = 0; m < LB_MODEL_COUNT; m++)
-            read |= (models >> m & 1) && lb_model_reads_flag((LbModelKind)m, flag) == 1;
-        if (read)
+            reading |= (unsigned)(lb_model_reads_flag((LbModelKind)m, flag) == 1) << m;
+        if (models & reading)
             continue;
         char unread[128], readers[128];
-        model_names(unread, sizeof unread, models, flag, 0);
-        model_names(readers, sizeof readers, every, flag, 1);
+        lb_settings_model_names(models, ", ", " and ", unread, sizeof unread);
+        lb_settings_model_names(reading, ", ", " and ", readers, sizeof readers);
         fprintf(stderr, "linbench: note: --%s has no effect on %s: only %s %s it\n", flag, unread, readers,
                 strchr(readers, ' ') ? "read" : "reads");
     }
@@ -357,16 +339,12 @@ void lb_options_note_no_ratio(unsigned models)
     if (lb_speedup_pairs(measured, pairs) > 0)
         return;
     /* the list as --models takes it, and the model table's baselines */
-    char given[256] = "", baselines[128] = "";
-    for (int m = 0; m < LB_MODEL_COUNT; m++) {
-        const char *name = lb_model_name((LbModelKind)m);
-        size_t used = strlen(given);
-        if (models >> m & 1)
-            snprintf(given + used, sizeof given - used, "%s%s", used ? "," : "", name);
-        used = strlen(baselines);
-        if (lb_model_baseline((LbModelKind)m) > 0)
-            snprintf(baselines + used, sizeof baselines - used, "%s%s", used ? ", " : "", name);
-    }
+    char given[256], baselines[128];
+    unsigned baseline = 0;
+    for (int m = 0; m < LB_MODEL_COUNT; m++)
+        baseline |= (unsigned)(lb_model_baseline((LbModelKind)m) > 0) << m;
+    lb_settings_model_names(models, ",", ",", given, sizeof given);
+    lb_settings_model_names(baseline, ", ", ", ", baselines, sizeof baselines);
     fprintf(stderr, "linbench: note: --models %s forms no ratio: a speedup needs a baseline (%s) and another model, so every speedup grid will be NA (raw.csv still holds each cell); add one, such as --models standard,linformer\n",
             given, baselines);
 }
@@ -443,28 +421,31 @@ static void take_min(uint64_t v, const char *why, uint64_t *best, const char **w
     }
 }
 
+/* A cgroup's room: the number in `limit` less the one in `usage` (0 when unreadable). */
+static void take_cgroup(const char *limit, const char *usage, const char *why, uint64_t *best, const char **what)
+{
+    uint64_t v, used = 0;
+    if (read_number(limit, "", 1, &v) != 0)
+        return;
+    (void)read_number(usage, "", 1, &used);
+    take_min(v > used ? v - used : 0, why, best, what);
+}
+
 /* The memory this process can still have; `what` names the limit that bound it. -1: none read. */
 static int host_memory_available(uint64_t *bytes, const char **what)
 {
-    uint64_t best = UINT64_MAX, v, used;
+    uint64_t best = UINT64_MAX, v;
     *what = NULL;
     if (read_number("/proc/meminfo", "MemAvailable:", 1024, &v) == 0)
         take_min(v, "MemAvailable in /proc/meminfo", &best, what);
-    char dir[4096], path[4200];
+    char dir[4096], limit[4200], usage[4200];
     if (cgroup_dir(dir, sizeof dir) == 0) {
-        snprintf(path, sizeof path, "%s/memory.max", dir);
-        if (read_number(path, "", 1, &v) == 0) {
-            snprintf(path, sizeof path, "%s/memory.current", dir);
-            if (read_number(path, "", 1, &used) != 0)
-                used = 0;
-            take_min(v > used ? v - used : 0, "the cgroup's memory.max", &best, what);
-        }
+        snprintf(limit, sizeof limit, "%s/memory.max", dir);
+        snprintf(usage, sizeof usage, "%s/memory.current", dir);
+        take_cgroup(limit, usage, "the cgroup's memory.max", &best, what);
     }
-    if (read_number("/sys/fs/cgroup/memory/memory.limit_in_bytes", "", 1, &v) == 0) {
-        if (read_number("/sys/fs/cgroup/memory/memory.usage_in_bytes", "", 1, &used) != 0)
-            used = 0;
-        take_min(v > used ? v - used : 0, "the cgroup's memory.limit_in_bytes", &best, what);
-    }
+    take_cgroup("/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes",
+                "the cgroup's memory.limit_in_bytes", &best, what);
     /* Address-space and data limits count what the process already maps. */
     uint64_t mapped = 0, data = 0;
     (void)read_number("/proc/self/status", "VmSize:", 1024, &mapped);
@@ -515,11 +496,11 @@ int lb_options_open_backend(const LbRunSettings *o, LbBackend **be, uint64_t *bu
         return lb_open_error(rc);
     (*be)->autotune = o->autotune;
     size_t free_bytes = 0, total = 0;
+    int code = LB_EXIT_FAILURE;
     rc = (*be)->ops->mem_info(*be, &free_bytes, &total);
     if (rc != LB_OK) {
-        lb_backend_close(*be);
-        *be = NULL;
-        return lb_runtime_error(rc);
+        code = lb_runtime_error(rc);
+        goto fail;
     }
     const uint64_t headroom = lb_run_settings_headroom(o, total);
     if (free_bytes <= headroom) {
@@ -528,9 +509,7 @@ int lb_options_open_backend(const LbRunSettings *o, LbBackend **be, uint64_t *bu
         lb_format_size(headroom, h, sizeof h);
         fprintf(stderr, "linbench: the GPU has %s free, no more than the %s headroom kept for the driver and libraries: free memory, or pass a smaller --headroom\n",
                 f, h);
-        lb_backend_close(*be);
-        *be = NULL;
-        return LB_EXIT_FAILURE;
+        goto fail;
     }
     *budget = free_bytes - headroom;
     /* a --mem-limit the GPU cannot give is refused, as --device cpu refuses one above the host's
@@ -538,13 +517,16 @@ int lb_options_open_backend(const LbRunSettings *o, LbBackend **be, uint64_t *bu
      * resumed meta.csv is held to the budget recorded beside it instead) */
     if (o->mem_limit > *budget && (o->given & (UINT64_C(1) << LB_SET_MEM_LIMIT))) {
         lb_options_refuse_mem_limit(o->mem_limit, *budget, free_bytes, "free memory", headroom, "this GPU");
-        lb_backend_close(*be);
-        *be = NULL;
-        return LB_EXIT_USAGE;
+        code = LB_EXIT_USAGE;
+        goto fail;
     }
     if (o->mem_limit && o->mem_limit < *budget)
         *budget = o->mem_limit;
     return 0;
+fail:
+    lb_backend_close(*be);
+    *be = NULL;
+    return code;
 }
 
 void lb_options_refuse_mem_limit(uint64_t mem_limit, uint64_t room, uint64_t memory, const char *memory_kind,

@@ -16,11 +16,10 @@
 #include "attn/ops.h"
 #include "reports/settings.h"
 
-/* Parse a command's argv (argv[0] its name) by the option table: every row whose commands hold
- * `command` (an LB_FOR_* bit; slurm takes sweep's rows too, collected in s->cmd.passed). Starts
- * from lb_run_settings_init's defaults; free s with lb_run_settings_free whatever it returns.
- * 0; LB_OPTIONS_HELPED when --help was printed (exit 0); or the exit code after the one-line
- * message (a bad value names the flag and what it accepts). */
+/* Parse a command's argv (argv[0] its name) by the option table's rows for `command` (an LB_FOR_*
+ * bit; slurm takes sweep's rows too, collected in s->cmd.passed). Free s with
+ * lb_run_settings_free whatever it returns. 0; LB_OPTIONS_HELPED when --help was printed (exit
+ * 0); or the exit code after the one-line message. */
 #define LB_OPTIONS_HELPED (-1)
 int lb_options_parse(unsigned command, int argc, char **argv, LbRunSettings *s);
 
@@ -34,41 +33,35 @@ void lb_options_help(FILE *out, unsigned command);
 /* Every command's flags as the Markdown tables README.md holds (linbench help --markdown). */
 void lb_options_markdown(FILE *out);
 
-/* A sweep's settings, whole (sweep, predict, and slurm for the sweep its scripts run elsewhere):
- * each model with a k axis has some cell, lb_run_settings_finish, and each listed model checked
- * at the largest n. 0, or LB_EXIT_USAGE after the one-line message. */
+/* A sweep's settings, whole (sweep, predict, slurm): each model with a k axis has some cell,
+ * lb_run_settings_finish, and each listed model checked at the largest n. 0, or LB_EXIT_USAGE
+ * after the one-line message. */
 int lb_options_check_grid(LbRunSettings *s);
 
 /* "linbench ARGS..." as meta.csv's command_line records it: an argument holding a blank or a
  * quote in single quotes (malloc'd; NULL when out of memory). */
 char *lb_command_line(int argc, char **argv);
 
-/* One note on stderr for each flag in `given` (bit 1 << LbSettingId) that only some models read
- * (--k, --sharing, --order, --chunk: the model table's) and no model in `models` (bit 1u << kind)
- * does: "linbench: note: --chunk has no effect on standard and linformer: only chunked reads it".
- * The flag is accepted all the same (and recorded); the note says it changed nothing. */
+/* One note on stderr for each flag in `given` (bit 1 << LbSettingId) that only some models read and
+ * no model in `models` (bit 1u << kind) does. The flag is accepted (and recorded) all the same. */
 void lb_options_note_unread(uint64_t given, unsigned models);
 
-/* One note on stderr when the models of `models` (bit 1u << kind) form no pair of speedups.csv
- * (a baseline and another model): the sweep still measures each cell, but every speedup grid
- * will be NA. */
+/* One note on stderr when the models of `models` (bit 1u << kind) form no pair of speedups.csv (a
+ * baseline and another model), so every speedup grid will be NA. */
 void lb_options_note_no_ratio(unsigned models);
 
-/* --device cpu: the budget (--mem-limit, or the default) must fit in the memory this process can
- * still have (the least of MemAvailable, the cgroup's room, RLIMIT_AS / RLIMIT_DATA), or the
- * kernel kills the run part-way. Returns 0, or prints one line and returns
- * LB_EXIT_USAGE (--mem-limit given) or LB_EXIT_FAILURE (the default does not fit). */
+/* --device cpu: the budget must fit in the memory this process can still have, or the kernel
+ * kills the run part-way. 0, or after one line LB_EXIT_USAGE (--mem-limit given) or
+ * LB_EXIT_FAILURE (the default does not fit). */
 int lb_options_check_host_memory(const LbRunSettings *o);
 
-/* Open the chosen backend. On failure prints one line and returns LB_EXIT_FAILURE (LB_EXIT_USAGE
- * for a --gpu this machine does not have, or a --mem-limit given above its free memory less the
- * headroom). The memory budget is the device's free memory less the headroom, or --mem-limit if
- * smaller (METHOD.md). */
+/* Open the chosen backend; the budget is the device's free memory less the headroom, or
+ * --mem-limit if smaller (METHOD.md). On failure one line and LB_EXIT_FAILURE (LB_EXIT_USAGE for
+ * a --gpu this machine does not have or a --mem-limit above the budget). */
 int lb_options_open_backend(const LbRunSettings *o, LbBackend **be, uint64_t *budget);
 
-/* The one line refusing a --mem-limit above what a GPU (`where`: "this GPU", "GPU 2", a card's
- * name) can give, `room`: its `memory` ("free memory", or for a card predicted "memory") less the
- * headroom. */
+/* The one line refusing a --mem-limit above `room`, what a GPU (`where`: "this GPU", a card's
+ * name) can give: its `memory` ("free memory", "memory") less the headroom. */
 void lb_options_refuse_mem_limit(uint64_t mem_limit, uint64_t room, uint64_t memory, const char *memory_kind,
                                  uint64_t headroom, const char *where);
 

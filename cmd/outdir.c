@@ -26,7 +26,7 @@ static const char *const result_files[] = {"time_speedup.csv", "memory_speedup.c
 
 #define LOCK_NAME ".linbench.lock"
 
-void lb_outdir_default(char *buf, size_t size)
+const char *lb_outdir_default(char *buf, size_t size)
 {
     char stamp[32];
     time_t now = time(NULL);
@@ -37,6 +37,7 @@ void lb_outdir_default(char *buf, size_t size)
     struct stat st;
     for (int i = 2; stat(buf, &st) == 0 && i < 1000; i++)
         snprintf(buf, size, "linbench-%s-%d", stamp, i);
+    return buf;
 }
 
 int lb_outdir_check_length(const char *dir, const char *flag)
@@ -82,9 +83,10 @@ void lb_outdir_abandon(void)
     made_dir = made_top = NULL;
 }
 
-/* mkdir -p, remembering the first directory it made. Another process making the same directory
- * at the same moment is not an error: the lock decides who writes. 0, or -1 with errno set. */
-static int make_dirs(const char *dir)
+/* mkdir -p, the first directory it made into *top (malloc'd) when top is not NULL. Another process
+ * making the same directory at the same moment is not an error: the lock decides who writes. 0, or
+ * -1 with errno set. */
+static int make_dirs(const char *dir, char **top)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s", dir);
@@ -95,8 +97,8 @@ static int make_dirs(const char *dir)
         char saved = path[i];
         path[i] = '\0';
         if (mkdir(path, 0777) == 0) {
-            if (!made_top)
-                made_top = strdup(path);
+            if (top && !*top)
+                *top = strdup(path);
         } else if (errno == EEXIST) {
             struct stat st;
             if (stat(path, &st) != 0)
@@ -174,13 +176,20 @@ static int lock_refused(const char *dir, const char *flag, int err)
     return lb_usage_error("invalid argument \"%s\" for %s: should be a writable directory (%s)", dir, flag, strerror(err));
 }
 
-static int in_use(const char *dir, long holder)
+/* Take dir's lock for `flag`: 0, or an exit code after one line (another linbench holds it, or
+ * the lock file cannot be made). */
+static int lock_dir(const char *dir, const char *flag)
 {
+    long holder;
+    const int locked = take_lock(dir, &holder);
+    if (locked < 0)
+        return lock_refused(dir, flag, errno);
+    if (locked == 0)
+        return 0;
+    char pid[32] = "";
     if (holder > 0)
-        fprintf(stderr, "linbench: %s is in use by another linbench (pid %ld): wait for it to end, or use another directory\n",
-                dir, holder);
-    else
-        fprintf(stderr, "linbench: %s is in use by another linbench: wait for it to end, or use another directory\n", dir);
+        snprintf(pid, sizeof pid, " (pid %ld)", holder);
+    fprintf(stderr, "linbench: %s is in use by another linbench%s: wait for it to end, or use another directory\n", dir, pid);
     return LB_EXIT_FAILURE;
 }
 
@@ -220,40 +229,32 @@ int lb_outdir_prepare(const char *dir, int force, const char *flag, int offer)
     made_dir = strdup(dir);
     if (!made_dir)
         return lb_usage_error("out of memory preparing %s", flag);
-    if (make_dirs(dir) != 0) {
+    if (make_dirs(dir, &made_top) != 0) {
         int e = errno;
         lb_outdir_abandon();
         return lb_usage_error("invalid argument \"%s\" for %s: should be a directory that can be created (%s)", dir, flag, strerror(e));
     }
-    long holder;
-    int locked = take_lock(dir, &holder);
-    if (locked == 1) {
-        free(made_dir); /* the directory is the other process's now: leave it be */
-        free(made_top);
-        made_dir = made_top = NULL;
-        return in_use(dir, holder);
-    }
-    if (locked != 0) {
-        int e = errno;
-        lb_outdir_abandon();
-        return lock_refused(dir, flag, e);
-    }
-    if (!force) {
-        for (size_t i = 0; i < RESULT_COUNT; i++) {
-            char path[4096];
-            (void)lb_path_join_buf(path, sizeof path, dir, result_files[i]);
-            if (lstat(path, &st) != 0) /* a name planted as a link counts too */
-                continue;
-            lb_outdir_abandon(); /* our lock file, if we made it: nothing written */
-            if ((offer & LB_OUTDIR_OFFER_FORCE) && (offer & LB_OUTDIR_OFFER_RESUME))
-                return lb_usage_error("%s %s already holds results (%s): should be a new or empty directory; pass --force to overwrite or --resume %s to continue",
-                                      flag, dir, result_files[i], dir);
-            if (offer & LB_OUTDIR_OFFER_FORCE)
-                return lb_usage_error("%s %s already holds results (%s): should be a new or empty directory; pass --force to overwrite",
-                                      flag, dir, result_files[i]);
-            return lb_usage_error("%s %s already holds results (%s): should be a new or empty directory", flag, dir,
-                                  result_files[i]);
+    if ((rc = lock_dir(dir, flag)) != 0) {
+        if (rc == LB_EXIT_FAILURE) { /* the directory is the other process's now: leave it be */
+            free(made_dir);
+            free(made_top);
+            made_dir = made_top = NULL;
         }
+        lb_outdir_abandon();
+        return rc;
+    }
+    for (size_t i = 0; i < RESULT_COUNT && !force; i++) {
+        char path[4096], offered[LB_DIR_MAX + 64] = "";
+        (void)lb_path_join_buf(path, sizeof path, dir, result_files[i]);
+        if (lstat(path, &st) != 0) /* a name planted as a link counts too */
+            continue;
+        lb_outdir_abandon(); /* our lock file, if we made it: nothing written */
+        const int resume = offer & LB_OUTDIR_OFFER_RESUME;
+        if (offer & LB_OUTDIR_OFFER_FORCE)
+            snprintf(offered, sizeof offered, "; pass --force to overwrite%s%s%s", resume ? " or --resume " : "",
+                     resume ? dir : "", resume ? " to continue" : "");
+        return lb_usage_error("%s %s already holds results (%s): should be a new or empty directory%s", flag, dir,
+                              result_files[i], offered);
     }
     remove_stale_temporaries(dir);
     /* Writing a file is the only test that also holds for root and read-only mounts. */
@@ -282,12 +283,8 @@ int lb_outdir_lock_existing(const char *dir, const char *flag)
     if (stat(path, &st) != 0)
         return lb_usage_error("invalid argument \"%s\" for %s: should be a directory written by linbench sweep (cannot read %s: %s)",
                               dir, flag, path, strerror(errno));
-    long holder;
-    int locked = take_lock(dir, &holder);
-    if (locked == 1)
-        return in_use(dir, holder);
-    if (locked != 0)
-        return lock_refused(dir, flag, errno);
+    if ((rc = lock_dir(dir, flag)) != 0)
+        return rc;
     remove_stale_temporaries(dir);
     return 0;
 }
@@ -307,15 +304,8 @@ int lb_outdir_clear_results(const char *dir)
 
 int lb_outdir_create(const char *dir)
 {
-    char *keep_dir = made_dir, *keep_top = made_top; /* a plot does not abandon */
-    made_dir = made_top = NULL;
-    int rc = make_dirs(dir);
-    int e = errno;
-    free(made_top);
-    made_dir = keep_dir;
-    made_top = keep_top;
-    if (rc == 0)
+    if (make_dirs(dir, NULL) == 0) /* a plot does not abandon */
         return 0;
-    fprintf(stderr, "linbench: cannot create %s: %s\n", dir, strerror(e));
+    fprintf(stderr, "linbench: cannot create %s: %s\n", dir, strerror(errno));
     return LB_EXIT_FAILURE;
 }

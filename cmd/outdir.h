@@ -18,8 +18,9 @@
  * 4096 bytes and the 4096-byte path buffers below, so a longer one is refused up front. */
 #define LB_DIR_MAX 3968
 
-/* A fresh name in the current directory: linbench-YYYYmmdd-HHMMSS (with -2, -3 ... if taken). */
-void lb_outdir_default(char *buf, size_t size);
+/* A fresh name in the current directory into buf: linbench-YYYYmmdd-HHMMSS (with -2, -3 ... if
+ * taken). Returns buf. */
+const char *lb_outdir_default(char *buf, size_t size);
 
 /* 0 when dir is at most LB_DIR_MAX bytes, else LB_EXIT_USAGE after one line naming flag ("--out", "OUT"). */
 int lb_outdir_check_length(const char *dir, const char *flag);

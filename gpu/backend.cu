@@ -20,8 +20,8 @@
 
 #include <unistd.h>
 
-/* The architectures this build has code for (meson passes them to nvcc; the emulated build is
- * host code for the emulated device's 9.0). */
+/* The architectures this build has code for: meson passes them (the emulated device's 9.0 for the
+ * emulated build); bench/kernel_report.py compiles this file alone, without them. */
 #ifndef LB_GPU_ARCHS
 #define LB_GPU_ARCHS "90"
 #define LB_GPU_PTX 90
@@ -116,30 +116,11 @@ static int lb_cuda_set_workspace(LbBackend *be, void *ptr, size_t bytes)
 
 /* --- data in and out ------------------------------------------------------------------------ */
 
-static void lb_to_storage(LbDtype t, void *dst, const float *src, int64_t n)
+/* n elements of src converted through f on the host: fp16/bf16 staging, f rounding to nearest even. */
+template <typename D, typename S> static void lb_convert(D *dst, const S *src, int64_t n, D (*f)(S))
 {
-    if (t == LB_DTYPE_FP16) {
-        __half *d = (__half *)dst;
-        for (int64_t i = 0; i < n; i++)
-            d[i] = __float2half_rn(src[i]);
-    } else {
-        __nv_bfloat16 *d = (__nv_bfloat16 *)dst;
-        for (int64_t i = 0; i < n; i++)
-            d[i] = __float2bfloat16_rn(src[i]);
-    }
-}
-
-static void lb_from_storage(LbDtype t, float *dst, const void *src, int64_t n)
-{
-    if (t == LB_DTYPE_FP16) {
-        const __half *s = (const __half *)src;
-        for (int64_t i = 0; i < n; i++)
-            dst[i] = __half2float(s[i]);
-    } else {
-        const __nv_bfloat16 *s = (const __nv_bfloat16 *)src;
-        for (int64_t i = 0; i < n; i++)
-            dst[i] = __bfloat162float(s[i]);
-    }
+    for (int64_t i = 0; i < n; i++)
+        dst[i] = f(src[i]);
 }
 
 /* Host <-> device in floats; fp16/bf16 through a host stage of at most LB_CUDA_STAGE_ELEMS. */
@@ -165,8 +146,11 @@ static int lb_cuda_transfer(LbBackend *be, int up, void *dev, float *host, int64
     for (int64_t i = 0; i < count && rc == LB_OK; i += chunk) {
         const int64_t nc = count - i < chunk ? count - i : chunk;
         char *d = (char *)dev + (size_t)i * be->elem_bytes;
-        if (up)
-            lb_to_storage(be->storage, stage, host + i, nc);
+        const bool fp16 = be->storage == LB_DTYPE_FP16;
+        if (up && fp16)
+            lb_convert((__half *)stage, host + i, nc, __float2half_rn);
+        else if (up)
+            lb_convert((__nv_bfloat16 *)stage, host + i, nc, __float2bfloat16_rn);
         cudaError_t e = up ? cudaMemcpyAsync(d, stage, (size_t)nc * be->elem_bytes, kind, st->stream)
                            : cudaMemcpyAsync(stage, d, (size_t)nc * be->elem_bytes, kind, st->stream);
         if (e == cudaSuccess)
@@ -175,8 +159,10 @@ static int lb_cuda_transfer(LbBackend *be, int up, void *dev, float *host, int64
             (void)cudaGetLastError();
             rc = LB_FAIL(LB_ERR_DEVICE, "cudaMemcpyAsync (%s) failed: %s", up ? "upload" : "download",
                          cudaGetErrorString(e));
+        } else if (!up && fp16) {
+            lb_convert(host + i, (const __half *)stage, nc, __half2float);
         } else if (!up) {
-            lb_from_storage(be->storage, host + i, stage, nc);
+            lb_convert(host + i, (const __nv_bfloat16 *)stage, nc, __bfloat162float);
         }
     }
     free(stage);
@@ -218,35 +204,30 @@ static int lb_cuda_fill_tokens_op(LbBackend *be, int32_t *ids, int64_t count, ui
 
 /* --- compute (products in gpu/matmul.cu) ------------------------------------------------------ */
 
-#ifdef LB_GPU_EMULATOR
 /* LB_EMU_CORRUPT=OP, a test switch of the emulated build only (gpu/emu/README.md): op OP writes one
  * wrong element, so the tests can watch `linbench check` and the sweep's quick check catch a
  * broken kernel. */
-static int lb_emu_corrupt(LbBackend *be, const char *op, void *x)
+static int lb_emu_corrupt(LbBackend *be, const char *op, void *x, int64_t count)
 {
+#ifdef LB_GPU_EMULATOR
     const char *want = getenv("LB_EMU_CORRUPT");
-    if (!want || strcmp(want, op) != 0)
+    if (count == 0 || !want || strcmp(want, op) != 0)
         return LB_OK;
     float v = 0.0f;
     LB_TRY(lb_cuda_download(be, &v, x, 1));
     v = 2.0f * v + 1.0f;
     return lb_cuda_upload(be, x, &v, 1);
-}
-#define LB_EMU_CORRUPT(be, op, x, count) \
-    do {                                 \
-        if ((count) > 0)                 \
-            LB_TRY(lb_emu_corrupt(be, op, x)); \
-    } while (0)
 #else
-#define LB_EMU_CORRUPT(be, op, x, count) ((void)0)
+    (void)be, (void)op, (void)x, (void)count;
+    return LB_OK;
 #endif
+}
 
 static int lb_cuda_softmax_op(LbBackend *be, void *x, int64_t rows, int64_t cols, float scale)
 {
     LB_TRY(lb_args_rows(be, "softmax", x, rows, cols));
     LB_TRY(lb_cuda_softmax(lb_cuda_state(be)->stream, be->storage, x, rows, cols, scale));
-    LB_EMU_CORRUPT(be, "softmax", x, rows * cols);
-    return LB_OK;
+    return lb_emu_corrupt(be, "softmax", x, rows * cols);
 }
 
 static int lb_cuda_layernorm_op(LbBackend *be, void *x, const void *r, const void *gamma,
@@ -254,8 +235,7 @@ static int lb_cuda_layernorm_op(LbBackend *be, void *x, const void *r, const voi
 {
     LB_TRY(lb_args_layernorm(be, x, gamma, beta, rows, d, eps));
     LB_TRY(lb_cuda_layernorm(lb_cuda_state(be)->stream, be->storage, x, r, gamma, beta, rows, d, eps));
-    LB_EMU_CORRUPT(be, "layernorm", x, rows * d);
-    return LB_OK;
+    return lb_emu_corrupt(be, "layernorm", x, rows * d);
 }
 
 static int lb_cuda_embed_op(LbBackend *be, const int32_t *ids, const void *tok, const void *pos,
@@ -263,8 +243,7 @@ static int lb_cuda_embed_op(LbBackend *be, const int32_t *ids, const void *tok, 
 {
     LB_TRY(lb_args_embed(be, ids, tok, pos, x, batch, n, d));
     LB_TRY(lb_cuda_embed(lb_cuda_state(be)->stream, be->storage, ids, tok, pos, x, batch, n, d));
-    LB_EMU_CORRUPT(be, "embed", x, batch * n * d);
-    return LB_OK;
+    return lb_emu_corrupt(be, "embed", x, batch * n * d);
 }
 
 static int lb_cuda_split_heads_op(LbBackend *be, const void *src, int64_t ld_src, void *dst,
@@ -344,6 +323,15 @@ static int lb_cuda_sync(LbBackend *be)
     return LB_OK;
 }
 
+extern "C" int lb_cuda_elapsed_ms(cudaEvent_t from, cudaEvent_t to, double *ms)
+{
+    float f = 0.0f;
+    LB_CUDA_CHECK(cudaEventSynchronize(to));
+    LB_CUDA_CHECK(cudaEventElapsedTime(&f, from, to));
+    *ms = (double)f;
+    return LB_OK;
+}
+
 static int lb_cuda_timer_start(LbBackend *be)
 {
     LbCudaState *st = lb_cuda_state(be);
@@ -359,11 +347,7 @@ static int lb_cuda_timer_stop(LbBackend *be, double *ms)
         return LB_FAIL(LB_ERR_INVALID, "cuda timer_stop without timer_start");
     st->timing = 0;
     LB_CUDA_CHECK(cudaEventRecord(st->ev_stop, st->stream));
-    LB_CUDA_CHECK(cudaEventSynchronize(st->ev_stop));
-    float f = 0.0f;
-    LB_CUDA_CHECK(cudaEventElapsedTime(&f, st->ev_start, st->ev_stop));
-    *ms = (double)f;
-    return LB_OK;
+    return lb_cuda_elapsed_ms(st->ev_start, st->ev_stop, ms);
 }
 
 static int lb_cuda_event_record(LbBackend *be, int64_t index)
@@ -396,11 +380,7 @@ static int lb_cuda_event_elapsed(LbBackend *be, int64_t from, int64_t to, double
     if (from < 0 || to < 0 || from >= st->n_events || to >= st->n_events || !st->events[from] || !st->events[to])
         return LB_FAIL(LB_ERR_INVALID, "cuda event_elapsed: event %lld or %lld was never recorded", (long long)from,
                        (long long)to);
-    LB_CUDA_CHECK(cudaEventSynchronize(st->events[to]));
-    float f = 0.0f;
-    LB_CUDA_CHECK(cudaEventElapsedTime(&f, st->events[from], st->events[to]));
-    *ms = (double)f;
-    return LB_OK;
+    return lb_cuda_elapsed_ms(st->events[from], st->events[to], ms);
 }
 
 static int lb_cuda_sm_clock_mhz(LbBackend *be)

@@ -54,26 +54,15 @@ int launch_n(T *y, const T *b, int64_t rows, int64_t cols, int gelu, cudaStream_
     return LB_OK;
 }
 
-template <typename T>
-int launch_bias_act(void *d_y, const void *d_b, int64_t rows, int64_t cols, int gelu, cudaStream_t st)
-{
-    T *y = static_cast<T *>(d_y);
-    const T *b = static_cast<const T *>(d_b);
-    if (lb_can_vec16(d_y, cols, sizeof(T)) && (!d_b || lb_can_vec16(d_b, cols, sizeof(T))))
-        return launch_n<T, LbVec16<T>::n>(y, b, rows, cols, gelu, st);
-    return launch_n<T, 1>(y, b, rows, cols, gelu, st);
-}
-
 } // namespace
 
 extern "C" int lb_cuda_bias_act(cudaStream_t stream, LbDtype dtype, void *d_y, const void *d_b,
                                 int64_t rows, int64_t cols, int gelu)
 {
-    if (rows < 0 || cols < 0)
-        return LB_FAIL(LB_ERR_INVALID, "bias_act: negative shape (%lld, %lld)", (long long)rows,
-                       (long long)cols);
     if (rows == 0 || cols == 0 || (!d_b && !gelu))
         return LB_OK;
-    LB_DISPATCH_DTYPE(dtype, T, return launch_bias_act<T>(d_y, d_b, rows, cols, gelu, stream));
+    LB_DISPATCH_PACKS(dtype, T, N, lb_can_vec16(d_y, cols, sizeof(T)) && (!d_b || lb_can_vec16(d_b, cols, sizeof(T))),
+                      return launch_n<T, N>(static_cast<T *>(d_y), static_cast<const T *>(d_b), rows, cols, gelu,
+                                            stream));
     return LB_OK;
 }

@@ -1,5 +1,6 @@
 /* Checks for every CUDA runtime and cuBLAS call (host code of the .cu files): each macro returns
- * LB_FAIL(LB_ERR_DEVICE, "<call> failed: <error string>") from the enclosing int function. */
+ * LB_FAIL(LB_ERR_DEVICE, or LB_ERR_NOMEM for out of memory, "<call> failed: <error string>") from
+ * the enclosing int function. */
 #ifndef LB_GPU_CUDA_CHECK_H
 #define LB_GPU_CUDA_CHECK_H
 
@@ -28,21 +29,17 @@
         }                                                                                        \
     } while (0)
 
-#define LB_CUBLAS_CHECK(call)                                                                    \
+/* A failed cuBLAS or cuBLASLt call, `text` the call as written; an allocation failure inside the
+ * library is out of memory (recoverable, as above), anything else a device error. */
+#define LB_BLAS_CHECK_(call, text, string_fn)                                                    \
     do {                                                                                         \
         cublasStatus_t lb_blas_st_ = (call);                                                     \
         if (lb_blas_st_ != CUBLAS_STATUS_SUCCESS)                                                \
-            return LB_FAIL(LB_ERR_DEVICE, "%s failed: %s", #call,                                \
-                           cublasGetStatusString(lb_blas_st_));                                  \
+            return LB_FAIL(lb_blas_st_ == CUBLAS_STATUS_ALLOC_FAILED ? LB_ERR_NOMEM : LB_ERR_DEVICE, \
+                           "%s failed: %s", text, string_fn(lb_blas_st_));                       \
     } while (0)
-
-#define LB_CUBLASLT_CHECK(call)                                                                  \
-    do {                                                                                         \
-        cublasStatus_t lb_lt_st_ = (call);                                                       \
-        if (lb_lt_st_ != CUBLAS_STATUS_SUCCESS)                                                  \
-            return LB_FAIL(LB_ERR_DEVICE, "%s failed: %s", #call,                                \
-                           cublasLtGetStatusString(lb_lt_st_));                                  \
-    } while (0)
+#define LB_CUBLAS_CHECK(call) LB_BLAS_CHECK_((call), #call, cublasGetStatusString)
+#define LB_CUBLASLT_CHECK(call) LB_BLAS_CHECK_((call), #call, cublasLtGetStatusString)
 
 /* After every kernel launch: a bad configuration (too many threads, too much shared memory), or
  * no memory to load the kernel's code into, shows here; a fault inside the kernel shows at the

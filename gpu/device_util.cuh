@@ -81,70 +81,37 @@ static inline int lb_can_vec16(const void *p, int64_t n_elems, size_t elem_bytes
 }
 
 /* --- reductions in fp32 ------------------------------------------------------------------ */
-__device__ __forceinline__ float lb_warp_sum(float v)
-{
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-        v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
+struct LbSum {
+    static __device__ __forceinline__ float op(float a, float b) { return a + b; }
+    static __device__ __forceinline__ float identity() { return 0.0f; }
+};
+struct LbMax {
+    static __device__ __forceinline__ float op(float a, float b) { return fmaxf(a, b); }
+    static __device__ __forceinline__ float identity() { return -INFINITY; }
+};
 
-__device__ __forceinline__ float lb_warp_max(float v)
-{
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-        v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-    return v;
-}
-
-/* Reductions over G consecutive lanes (G a power of two <= 32). Every lane of the warp must
- * call them (full mask), including lanes whose row is past the end. */
-template <int G> __device__ __forceinline__ float lb_group_sum(float v)
+/* Op (LbSum or LbMax) over G consecutive lanes, G a power of two up to the warp's 32. Every lane
+ * of the warp must call it (full mask), including lanes whose row is past the end. */
+template <typename Op, int G = 32> __device__ __forceinline__ float lb_lane_reduce(float v)
 {
 #pragma unroll
     for (int o = G / 2; o > 0; o >>= 1)
-        v += __shfl_xor_sync(0xffffffffu, v, o);
+        v = Op::op(v, __shfl_xor_sync(0xffffffffu, v, o));
     return v;
 }
 
-template <int G> __device__ __forceinline__ float lb_group_max(float v)
-{
-#pragma unroll
-    for (int o = G / 2; o > 0; o >>= 1)
-        v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-    return v;
-}
-
-/* Block-wide reductions; blockDim.x a multiple of 32, `sh` at least 33 floats of shared memory;
+/* Op over the block; blockDim.x a multiple of 32, `sh` at least 33 floats of shared memory;
  * every thread gets the result. Two calls in a row on the same `sh` are safe: each call's writes
  * come after barriers that every thread passes once the previous call's reads are done. */
-__device__ __forceinline__ float lb_block_sum(float v, float *sh)
+template <typename Op> __device__ __forceinline__ float lb_block_reduce(float v, float *sh)
 {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-    v = lb_warp_sum(v);
+    v = lb_lane_reduce<Op>(v);
     if (lane == 0)
         sh[warp] = v;
     __syncthreads();
     if (warp == 0) {
-        v = lane < nwarps ? sh[lane] : 0.0f;
-        v = lb_warp_sum(v);
-        if (lane == 0)
-            sh[32] = v;
-    }
-    __syncthreads();
-    return sh[32];
-}
-
-__device__ __forceinline__ float lb_block_max(float v, float *sh)
-{
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-    v = lb_warp_max(v);
-    if (lane == 0)
-        sh[warp] = v;
-    __syncthreads();
-    if (warp == 0) {
-        v = lane < nwarps ? sh[lane] : -INFINITY;
-        v = lb_warp_max(v);
+        v = lb_lane_reduce<Op>(lane < nwarps ? sh[lane] : Op::identity());
         if (lane == 0)
             sh[32] = v;
     }
@@ -219,5 +186,16 @@ static inline int lb_threads_per_row(int64_t packs_per_row)
         } break;                                                                                  \
         }                                                                                         \
     } while (0)
+
+/* LB_DISPATCH_DTYPE and then N, the elements of a 16-byte pack of T where `vec16` (which may
+ * name T) holds, else 1. */
+#define LB_DISPATCH_PACKS(dtype, T, N, vec16, ...)                                                \
+    LB_DISPATCH_DTYPE(dtype, T, if (vec16) {                                                      \
+        constexpr int N = LbVec16<T>::n;                                                          \
+        __VA_ARGS__;                                                                              \
+    } else {                                                                                      \
+        constexpr int N = 1;                                                                      \
+        __VA_ARGS__;                                                                              \
+    })
 
 #endif

@@ -42,19 +42,6 @@ int launch_n(const int32_t *ids, const T *tok, const T *pos, T *x, int64_t rows,
     return LB_OK;
 }
 
-template <typename T>
-int launch_embed(const int32_t *ids, const void *d_tok, const void *d_pos, void *d_x, int64_t rows,
-                 int64_t n, int64_t d, cudaStream_t st)
-{
-    const T *tok = static_cast<const T *>(d_tok);
-    const T *pos = static_cast<const T *>(d_pos);
-    T *x = static_cast<T *>(d_x);
-    if (lb_can_vec16(d_tok, d, sizeof(T)) && lb_can_vec16(d_pos, d, sizeof(T)) &&
-        lb_can_vec16(d_x, d, sizeof(T)))
-        return launch_n<T, LbVec16<T>::n>(ids, tok, pos, x, rows, n, d, st);
-    return launch_n<T, 1>(ids, tok, pos, x, rows, n, d, st);
-}
-
 } // namespace
 
 extern "C" int lb_cuda_embed(cudaStream_t stream, LbDtype dtype, const int32_t *d_ids,
@@ -63,6 +50,10 @@ extern "C" int lb_cuda_embed(cudaStream_t stream, LbDtype dtype, const int32_t *
 {
     if (batch == 0 || n == 0 || d == 0)
         return LB_OK;
-    LB_DISPATCH_DTYPE(dtype, T, return launch_embed<T>(d_ids, d_tok, d_pos, d_x, batch * n, n, d, stream));
+    LB_DISPATCH_PACKS(dtype, T, N,
+                      lb_can_vec16(d_tok, d, sizeof(T)) && lb_can_vec16(d_pos, d, sizeof(T)) &&
+                          lb_can_vec16(d_x, d, sizeof(T)),
+                      return launch_n<T, N>(d_ids, static_cast<const T *>(d_tok), static_cast<const T *>(d_pos),
+                                            static_cast<T *>(d_x), batch * n, n, d, stream));
     return LB_OK;
 }

@@ -39,7 +39,7 @@ favor_rows_kernel(T *f, const T *x, float *row_max, const float *group_max, int6
                 for (int e = 0; e < N; e++)
                     mx = fmaxf(mx, lb_to_float(p.v[e]));
             }
-            mx = lb_warp_max(mx);
+            mx = lb_lane_reduce<LbMax>(mx);
             if (MODE == MODE_ROW_MAX) {
                 if (lane == 0)
                     row_max[r] = mx;
@@ -55,7 +55,7 @@ favor_rows_kernel(T *f, const T *x, float *row_max, const float *group_max, int6
             const float v = lb_to_float(xr[e]);
             s2 += v * v;
         }
-        const float half_norm = lb_warp_sum(s2) * scale2_half_log2e;
+        const float half_norm = lb_lane_reduce<LbSum>(s2) * scale2_half_log2e;
         for (int64_t i = lane; i < npk; i += 32) {
             LbPack<T, N> p = lb_load_pack<T, N>(row + i * N);
             /* v - max first: exact near the max (Sterbenz), where the largest features are; scaling
@@ -77,10 +77,10 @@ favor_group_max_kernel(const float *row_max, float *group_max, int64_t groups, i
         float mx = -INFINITY;
         for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
             mx = fmaxf(mx, row_max[g * n + i]);
-        mx = lb_block_max(mx, sh);
+        mx = lb_block_reduce<LbMax>(mx, sh);
         if (threadIdx.x == 0)
             group_max[g] = mx;
-        /* lb_block_max may be called again at once on the same sh (device_util.cuh) */
+        /* lb_block_reduce may be called again at once on the same sh (device_util.cuh) */
     }
 }
 
@@ -110,19 +110,6 @@ int launch_features(T *f, const T *x, float *stat, int64_t groups, int64_t n, in
     return LB_OK;
 }
 
-template <typename T>
-int dispatch_features(void *d_f, const void *d_x, void *d_stat, int64_t groups, int64_t n, int64_t m, int64_t hd,
-                      float scale, int keys, cudaStream_t st)
-{
-    T *f = static_cast<T *>(d_f);
-    const T *x = static_cast<const T *>(d_x);
-    float *stat = static_cast<float *>(d_stat);
-    /* every row 16-byte aligned when the base is and a row is a whole number of packs */
-    if (lb_can_vec16(d_f, m, sizeof(T)))
-        return launch_features<T, LbVec16<T>::n>(f, x, stat, groups, n, m, hd, scale, keys, st);
-    return launch_features<T, 1>(f, x, stat, groups, n, m, hd, scale, keys, st);
-}
-
 /* y (rows, cols) = x[r, j] / x[r, cols]: tpr lanes per row (bias_act's layout). x's rows are
  * cols + 1 long, so no 16-byte packs. */
 template <typename T>
@@ -140,16 +127,6 @@ divide_by_last_kernel(const T *x, T *y, int64_t rows, int64_t cols, int tpr)
     }
 }
 
-template <typename T>
-int launch_divide(const void *d_x, void *d_y, int64_t rows, int64_t cols, cudaStream_t st)
-{
-    const int tpr = lb_threads_per_row(cols);
-    LB_LAUNCH(lb_grid_for(rows, kRowBlock / tpr), kRowBlock, 0, st, divide_by_last_kernel<T>)(
-        static_cast<const T *>(d_x), static_cast<T *>(d_y), rows, cols, tpr);
-    LB_LAUNCH_CHECK("divide_by_last_kernel");
-    return LB_OK;
-}
-
 } // namespace
 
 extern "C" int lb_cuda_favor_features(cudaStream_t stream, LbDtype dtype, void *d_f, const void *d_x, void *d_stat,
@@ -157,10 +134,11 @@ extern "C" int lb_cuda_favor_features(cudaStream_t stream, LbDtype dtype, void *
 {
     if (groups == 0 || n == 0 || m == 0)
         return LB_OK;
-    if (keys && !d_stat)
-        return LB_FAIL(LB_ERR_INVALID, "favor_features: keys need the scratch of lb_favor_stat_bytes");
-    LB_DISPATCH_DTYPE(dtype, T,
-                      return dispatch_features<T>(d_f, d_x, d_stat, groups, n, m, hd, scale, keys, stream));
+    /* every row 16-byte aligned when the base is and a row is a whole number of packs */
+    LB_DISPATCH_PACKS(dtype, T, N, lb_can_vec16(d_f, m, sizeof(T)),
+                      return launch_features<T, N>(static_cast<T *>(d_f), static_cast<const T *>(d_x),
+                                                   static_cast<float *>(d_stat), groups, n, m, hd, scale, keys,
+                                                   stream));
     return LB_OK;
 }
 
@@ -169,6 +147,9 @@ extern "C" int lb_cuda_divide_by_last(cudaStream_t stream, LbDtype dtype, const 
 {
     if (rows == 0 || cols == 0)
         return LB_OK;
-    LB_DISPATCH_DTYPE(dtype, T, return launch_divide<T>(d_x, d_y, rows, cols, stream));
+    const int tpr = lb_threads_per_row(cols);
+    LB_DISPATCH_DTYPE(dtype, T, LB_LAUNCH(lb_grid_for(rows, kRowBlock / tpr), kRowBlock, 0, stream, divide_by_last_kernel<T>)(
+                                    static_cast<const T *>(d_x), static_cast<T *>(d_y), rows, cols, tpr));
+    LB_LAUNCH_CHECK("divide_by_last_kernel");
     return LB_OK;
 }

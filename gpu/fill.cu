@@ -1,6 +1,6 @@
 /* Initialisation on the device, so nothing large crosses PCIe: fill_uniform (lb_rng_range, in
- * double so no FMA separates it from the CPU's, rounded to storage), fill_tokens, and fill_const
- * (the tests' NaN poison). Checked bit for bit against the CPU's by the check table (attn/check.c, tests/gpu/test_gpu_ops.c). */
+ * double so no FMA separates it from the CPU's, rounded to storage; with lo = hi = NaN, the tests'
+ * poison) and fill_tokens. Checked bit for bit against the CPU's by the check table (attn/check.c, tests/gpu/test_gpu_ops.c). */
 #include "attn/rng.h"
 #include "gpu/cuda_check.h"
 #include "gpu/device_util.cuh"
@@ -27,36 +27,11 @@ fill_tokens_kernel(int32_t *ids, int64_t count, uint64_t seed, int32_t vocab)
         ids[i] = lb_rng_token(seed, (uint64_t)i, vocab);
 }
 
-template <typename T>
-__global__ void __launch_bounds__(kFillBlock) fill_const_kernel(T *x, int64_t count, float value)
-{
-    const T v = lb_from_float<T>(value);
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < count;
-         i += (int64_t)gridDim.x * blockDim.x)
-        x[i] = v;
-}
-
 /* Enough blocks to fill the GPU many times over; the grid-stride loop does the rest. */
 unsigned fill_grid(int64_t count)
 {
     const unsigned g = lb_grid_for(count, kFillBlock);
     return g < 65536u ? g : 65536u;
-}
-
-template <typename T>
-int launch_uniform(void *d_x, int64_t count, uint64_t seed, float lo, float hi, cudaStream_t st)
-{
-    LB_LAUNCH(fill_grid(count), kFillBlock, 0, st, fill_uniform_kernel<T>)(static_cast<T *>(d_x), count, seed, lo, hi);
-    LB_LAUNCH_CHECK("fill_uniform_kernel");
-    return LB_OK;
-}
-
-template <typename T>
-int launch_const(void *d_x, int64_t count, float value, cudaStream_t st)
-{
-    LB_LAUNCH(fill_grid(count), kFillBlock, 0, st, fill_const_kernel<T>)(static_cast<T *>(d_x), count, value);
-    LB_LAUNCH_CHECK("fill_const_kernel");
-    return LB_OK;
 }
 
 } // namespace
@@ -66,7 +41,9 @@ extern "C" int lb_cuda_fill_uniform(cudaStream_t stream, LbDtype dtype, void *d_
 {
     if (count == 0)
         return LB_OK;
-    LB_DISPATCH_DTYPE(dtype, T, return launch_uniform<T>(d_x, count, seed, lo, hi, stream));
+    LB_DISPATCH_DTYPE(dtype, T, LB_LAUNCH(fill_grid(count), kFillBlock, 0, stream, fill_uniform_kernel<T>)(
+                                    static_cast<T *>(d_x), count, seed, lo, hi));
+    LB_LAUNCH_CHECK("fill_uniform_kernel");
     return LB_OK;
 }
 
@@ -80,16 +57,5 @@ extern "C" int lb_cuda_fill_tokens(cudaStream_t stream, int32_t *d_ids, int64_t 
         return LB_OK;
     LB_LAUNCH(fill_grid(count), kFillBlock, 0, stream, fill_tokens_kernel)(d_ids, count, seed, vocab);
     LB_LAUNCH_CHECK("fill_tokens_kernel");
-    return LB_OK;
-}
-
-extern "C" int lb_cuda_fill_const(cudaStream_t stream, LbDtype dtype, void *d_x, int64_t count,
-                                  float value)
-{
-    if (count < 0)
-        return LB_FAIL(LB_ERR_INVALID, "fill_const: negative count %lld", (long long)count);
-    if (count == 0)
-        return LB_OK;
-    LB_DISPATCH_DTYPE(dtype, T, return launch_const<T>(d_x, count, value, stream));
     return LB_OK;
 }

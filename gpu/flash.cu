@@ -164,7 +164,7 @@ flash_tensor_kernel(const T *q, const T *k, const T *v, int ld, T *o, int64_t n,
                 float alpha[2], sum[2] = {0.0f, 0.0f};
 #pragma unroll
                 for (int r = 0; r < 2; r++) {
-                    const float m_new = fmaxf(m_run[mt][r], lb_group_max<4>(mx[r]) * scale_log2); /* the row's lanes */
+                    const float m_new = fmaxf(m_run[mt][r], lb_lane_reduce<LbMax, 4>(mx[r]) * scale_log2); /* the row's lanes */
                     alpha[r] = lb_exp2_ftz(m_run[mt][r] - m_new); /* 0 on the first tile (m_run -inf) */
                     m_run[mt][r] = m_new;
                 }
@@ -218,7 +218,7 @@ flash_tensor_kernel(const T *q, const T *k, const T *v, int ld, T *o, int64_t n,
         for (int mt = 0; mt < MT; mt++)
 #pragma unroll
             for (int r = 0; r < 2; r++) {
-                const float inv = 1.0f / lb_group_sum<4>(l_run[mt][r]);
+                const float inv = 1.0f / lb_lane_reduce<LbSum, 4>(l_run[mt][r]);
                 const int64_t row = row0 + (warp * MT + mt) * 16 + group + r * 8;
                 if (row >= n)
                     continue;
@@ -341,36 +341,21 @@ int launch_simt(const float *q, const float *k, const float *v, int64_t ld, floa
     return LB_OK;
 }
 
-template <typename T, int HD>
-int launch_width(const void *q, const void *k, const void *v, int64_t ld, void *o, int64_t batch, int64_t n,
-                 int64_t heads, float scale_log2, cudaStream_t stream)
+/* Each head width its own instantiation: LB_FLASH_HD_STEP, 2 LB_FLASH_HD_STEP, ... LB_FLASH_HD_MAX. */
+template <typename T, int HD = LB_FLASH_HD_STEP>
+int dispatch(const T *q, const T *k, const T *v, int64_t ld, T *o, int64_t batch, int64_t n, int64_t heads, int64_t hd,
+             float scale_log2, cudaStream_t stream)
 {
-    if constexpr (sizeof(T) == 4)
-        return launch_simt<HD>(static_cast<const float *>(q), static_cast<const float *>(k),
-                               static_cast<const float *>(v), ld, static_cast<float *>(o), batch, n, heads,
-                               scale_log2, stream);
-    else
-        return launch_tensor<T, HD>(static_cast<const T *>(q), static_cast<const T *>(k), static_cast<const T *>(v),
-                                    ld, static_cast<T *>(o), batch, n, heads, scale_log2, stream);
-}
-
-template <typename T>
-int dispatch(const void *q, const void *k, const void *v, int64_t ld, void *o, int64_t batch, int64_t n,
-             int64_t heads, int64_t hd, float scale_log2, cudaStream_t stream)
-{
-    switch (hd) {
-    case 16: return launch_width<T, 16>(q, k, v, ld, o, batch, n, heads, scale_log2, stream);
-    case 32: return launch_width<T, 32>(q, k, v, ld, o, batch, n, heads, scale_log2, stream);
-    case 48: return launch_width<T, 48>(q, k, v, ld, o, batch, n, heads, scale_log2, stream);
-    case 64: return launch_width<T, 64>(q, k, v, ld, o, batch, n, heads, scale_log2, stream);
-    case 80: return launch_width<T, 80>(q, k, v, ld, o, batch, n, heads, scale_log2, stream);
-    case 96: return launch_width<T, 96>(q, k, v, ld, o, batch, n, heads, scale_log2, stream);
-    case 112: return launch_width<T, 112>(q, k, v, ld, o, batch, n, heads, scale_log2, stream);
-    case 128: return launch_width<T, 128>(q, k, v, ld, o, batch, n, heads, scale_log2, stream);
-    default:
-        return LB_FAIL(LB_ERR_INVALID, "flash_attention: head width %lld: should be a multiple of %d up to %d",
-                       (long long)hd, LB_FLASH_HD_STEP, LB_FLASH_HD_MAX);
+    if (hd == HD) {
+        if constexpr (sizeof(T) == 4)
+            return launch_simt<HD>(q, k, v, ld, o, batch, n, heads, scale_log2, stream);
+        else
+            return launch_tensor<T, HD>(q, k, v, ld, o, batch, n, heads, scale_log2, stream);
     }
+    if constexpr (HD < LB_FLASH_HD_MAX)
+        return dispatch<T, HD + LB_FLASH_HD_STEP>(q, k, v, ld, o, batch, n, heads, hd, scale_log2, stream);
+    return LB_FAIL(LB_ERR_INVALID, "flash_attention: head width %lld: should be a multiple of %d up to %d",
+                   (long long)hd, LB_FLASH_HD_STEP, LB_FLASH_HD_MAX);
 }
 
 } // namespace
@@ -379,9 +364,6 @@ extern "C" int lb_cuda_flash_attention(cudaStream_t stream, LbDtype dtype, const
                                        const void *d_v, int64_t ld, void *d_o, int64_t batch, int64_t n,
                                        int64_t heads, int64_t hd, float scale)
 {
-    if (batch < 0 || n < 0 || heads < 0 || hd < 0)
-        return LB_FAIL(LB_ERR_INVALID, "flash_attention: negative shape (%lld, %lld, %lld, %lld)", (long long)batch,
-                       (long long)n, (long long)heads, (long long)hd);
     if (batch == 0 || n == 0 || heads == 0)
         return LB_OK;
     /* cp.async moves 16-byte pieces: every head's rows must start on 16 bytes */
@@ -395,6 +377,9 @@ extern "C" int lb_cuda_flash_attention(cudaStream_t stream, LbDtype dtype, const
         return LB_FAIL(LB_ERR_INVALID, "flash_attention: row stride %lld: should be below %d elements",
                        (long long)ld, INT32_MAX / block_rows<16>());
     const float scale_log2 = scale * kLog2e;
-    LB_DISPATCH_DTYPE(dtype, T, return dispatch<T>(d_q, d_k, d_v, ld, d_o, batch, n, heads, hd, scale_log2, stream));
+    LB_DISPATCH_DTYPE(dtype, T,
+                      return dispatch<T>(static_cast<const T *>(d_q), static_cast<const T *>(d_k),
+                                         static_cast<const T *>(d_v), ld, static_cast<T *>(d_o), batch, n, heads, hd,
+                                         scale_log2, stream));
     return LB_OK;
 }

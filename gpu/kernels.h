@@ -66,15 +66,13 @@ int lb_cuda_depthwise_conv_seq(cudaStream_t stream, LbDtype dtype, const void *d
 int lb_cuda_bias_act(cudaStream_t stream, LbDtype dtype, void *d_y, const void *d_b, int64_t rows,
                      int64_t cols, int gelu);
 
-/* x[i] = lb_rng_range(seed, i, lo, hi) rounded to dtype (gpu/fill.cu). */
+/* x[i] = lb_rng_range(seed, i, lo, hi) rounded to dtype; lo = hi = NaN is the poison that tests
+ * put in outputs (gpu/fill.cu). */
 int lb_cuda_fill_uniform(cudaStream_t stream, LbDtype dtype, void *d_x, int64_t count,
                          uint64_t seed, float lo, float hi);
 /* ids[i] = lb_rng_token(seed, i, vocab) (gpu/fill.cu). */
 int lb_cuda_fill_tokens(cudaStream_t stream, int32_t *d_ids, int64_t count, uint64_t seed,
                         int32_t vocab);
-/* x[i] = value rounded to dtype: the poison (NaN) that tests and benchmarks put in outputs
- * (gpu/fill.cu). */
-int lb_cuda_fill_const(cudaStream_t stream, LbDtype dtype, void *d_x, int64_t count, float value);
 
 /* The most blocks any launch of gpu/ uses (grid-stride loops do the rest); tests lower it so
  * every block walks several rows on small tensors; 0 restores the default. Not thread-safe. */

@@ -46,7 +46,7 @@ layernorm_block_kernel(T *x, const T *r, const T *gamma, const T *beta, int64_t 
                     v[p][e] = 0.0f;
             }
         }
-        const float mean = lb_block_sum(sum, sh) * inv_d;
+        const float mean = lb_block_reduce<LbSum>(sum, sh) * inv_d;
         float sq = 0.0f;
 #pragma unroll
         for (int p = 0; p < VPT; p++) {
@@ -59,7 +59,7 @@ layernorm_block_kernel(T *x, const T *r, const T *gamma, const T *beta, int64_t 
                 }
             }
         }
-        const float rstd = rsqrtf(lb_block_sum(sq, sh) * inv_d + eps);
+        const float rstd = rsqrtf(lb_block_reduce<LbSum>(sq, sh) * inv_d + eps);
 #pragma unroll
         for (int p = 0; p < VPT; p++) {
             const int64_t i = (int64_t)p * blockDim.x + threadIdx.x;
@@ -90,13 +90,13 @@ layernorm_generic_kernel(T *x, const T *r, const T *gamma, const T *beta, int64_
         float sum = 0.0f;
         for (int64_t i = threadIdx.x; i < d; i += blockDim.x)
             sum += lb_to_float(xr[i]) + (rr ? lb_to_float(rr[i]) : 0.0f);
-        const float mean = lb_block_sum(sum, sh) * inv_d;
+        const float mean = lb_block_reduce<LbSum>(sum, sh) * inv_d;
         float sq = 0.0f;
         for (int64_t i = threadIdx.x; i < d; i += blockDim.x) {
             const float dv = lb_to_float(xr[i]) + (rr ? lb_to_float(rr[i]) : 0.0f) - mean;
             sq += dv * dv;
         }
-        const float rstd = rsqrtf(lb_block_sum(sq, sh) * inv_d + eps);
+        const float rstd = rsqrtf(lb_block_reduce<LbSum>(sq, sh) * inv_d + eps);
         /* Each thread writes only the elements it read itself above, so no barrier is needed
          * between the reads and the in-place writes. */
         for (int64_t i = threadIdx.x; i < d; i += blockDim.x) {
@@ -106,53 +106,26 @@ layernorm_generic_kernel(T *x, const T *r, const T *gamma, const T *beta, int64_
     }
 }
 
-template <typename T, int N, int VPT>
-int launch_block(T *x, const T *r, const T *g, const T *b, int64_t rows, int64_t d, float eps,
-                 int threads, cudaStream_t st)
+/* The fewest packs per thread that keep the block near kBlockTarget threads, at most 32 floats
+ * per thread for 8-element packs, 16 for fp32 packs (32 spilled at 1024 threads, nvcc 13.0,
+ * sm_90), 8 singles; longer rows take the generic kernel. */
+template <typename T, int N, int VPT = 1>
+int launch_packs(T *x, const T *r, const T *g, const T *b, int64_t rows, int64_t d, float eps, cudaStream_t st)
 {
-    LB_LAUNCH(lb_grid_for(rows, 1), threads, 0, st, layernorm_block_kernel<T, N, VPT>)(x, r, g, b, rows, d, eps);
-    LB_LAUNCH_CHECK("layernorm_block_kernel");
-    return LB_OK;
-}
-
-template <typename T, int N>
-int launch_packs(T *x, const T *r, const T *g, const T *b, int64_t rows, int64_t d, float eps,
-                 cudaStream_t st)
-{
-    /* 32 floats per thread for 8-element packs, 16 for fp32 packs (32 spilled at 1024 threads,
-     * nvcc 13.0, sm_90), 8 singles. */
     constexpr int vpt_cap = N == 1 ? 8 : 4;
-    const int64_t npk = d / N;
-    if (npk <= (int64_t)vpt_cap * 1024) {
-        int vpt = 1;
-        while (vpt < vpt_cap && (npk + vpt - 1) / vpt > kBlockTarget)
-            vpt *= 2;
-        const int threads = (int)(((npk + vpt - 1) / vpt + 31) / 32 * 32);
-        switch (vpt) {
-        case 1: return launch_block<T, N, 1>(x, r, g, b, rows, d, eps, threads, st);
-        case 2: return launch_block<T, N, 2>(x, r, g, b, rows, d, eps, threads, st);
-        case 4: return launch_block<T, N, 4>(x, r, g, b, rows, d, eps, threads, st);
-        default: return launch_block<T, N, vpt_cap>(x, r, g, b, rows, d, eps, threads, st);
-        }
+    const int64_t per = (d / N + VPT - 1) / VPT;
+    if constexpr (VPT < vpt_cap)
+        if (per > kBlockTarget)
+            return launch_packs<T, N, 2 * VPT>(x, r, g, b, rows, d, eps, st);
+    if (per <= 1024) {
+        LB_LAUNCH(lb_grid_for(rows, 1), (int)((per + 31) / 32 * 32), 0, st, layernorm_block_kernel<T, N, VPT>)(
+            x, r, g, b, rows, d, eps);
+        LB_LAUNCH_CHECK("layernorm_block_kernel");
+        return LB_OK;
     }
     LB_LAUNCH(lb_grid_for(rows, 1), kGenericBlock, 0, st, layernorm_generic_kernel<T>)(x, r, g, b, rows, d, eps);
     LB_LAUNCH_CHECK("layernorm_generic_kernel");
     return LB_OK;
-}
-
-template <typename T>
-int launch_layernorm(void *d_x, const void *d_r, const void *d_g, const void *d_b, int64_t rows,
-                     int64_t d, float eps, cudaStream_t st)
-{
-    T *x = static_cast<T *>(d_x);
-    const T *r = static_cast<const T *>(d_r);
-    const T *g = static_cast<const T *>(d_g);
-    const T *b = static_cast<const T *>(d_b);
-    const bool vec = lb_can_vec16(d_x, d, sizeof(T)) && (!d_r || lb_can_vec16(d_r, d, sizeof(T))) &&
-                     lb_can_vec16(d_g, d, sizeof(T)) && lb_can_vec16(d_b, d, sizeof(T));
-    if (vec)
-        return launch_packs<T, LbVec16<T>::n>(x, r, g, b, rows, d, eps, st);
-    return launch_packs<T, 1>(x, r, g, b, rows, d, eps, st);
 }
 
 } // namespace
@@ -163,7 +136,11 @@ extern "C" int lb_cuda_layernorm(cudaStream_t stream, LbDtype dtype, void *d_x, 
 {
     if (rows == 0 || d == 0)
         return LB_OK;
-    LB_DISPATCH_DTYPE(dtype, T,
-                      return launch_layernorm<T>(d_x, d_r, d_gamma, d_beta, rows, d, eps, stream));
+    LB_DISPATCH_PACKS(dtype, T, N,
+                      lb_can_vec16(d_x, d, sizeof(T)) && (!d_r || lb_can_vec16(d_r, d, sizeof(T))) &&
+                          lb_can_vec16(d_gamma, d, sizeof(T)) && lb_can_vec16(d_beta, d, sizeof(T)),
+                      return launch_packs<T, N>(static_cast<T *>(d_x), static_cast<const T *>(d_r),
+                                                static_cast<const T *>(d_gamma), static_cast<const T *>(d_beta),
+                                                rows, d, eps, stream));
     return LB_OK;
 }

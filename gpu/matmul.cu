@@ -32,17 +32,6 @@
 #include "gpu/cuda_check.h"
 #include "gpu/kernels.h"
 
-/* A cuBLAS status with its message; an allocation failure inside the library is out of memory
- * (recoverable: the batch search steps down), anything else a device error. */
-#define LB_MM_CHECK(call, string_fn)                                                             \
-    do {                                                                                         \
-        cublasStatus_t lb_mm_st_ = (call);                                                       \
-        if (lb_mm_st_ == CUBLAS_STATUS_ALLOC_FAILED)                                             \
-            return LB_FAIL(LB_ERR_NOMEM, "%s failed: %s", #call, string_fn(lb_mm_st_));          \
-        if (lb_mm_st_ != CUBLAS_STATUS_SUCCESS)                                                  \
-            return LB_FAIL(LB_ERR_DEVICE, "%s failed: %s", #call, string_fn(lb_mm_st_));         \
-    } while (0)
-
 namespace {
 
 constexpr int64_t kMaxSpan = INT32_MAX;  /* elements one call may walk in a matrix */
@@ -79,31 +68,33 @@ uint32_t ptr_align(const void *p)
 
 } // namespace
 
-/* One cuBLASLt problem: its descriptors and the algorithm the heuristic chose. The key holds
- * everything the choice depends on: shape, types, epilogue, pointer alignments, workspace. */
+/* Everything the choice of algorithm depends on: shape, types, pointer alignments (the bias's 0
+ * without one: the epilogue), workspace. Compared bytewise: no padding between the fields. */
+struct LbLtKey {
+    int64_t m, n, k; /* column-major: m = out, n = rows, k = in */
+    size_t ws;
+    int32_t dtype, compute;
+    uint32_t align_a, align_b, align_c, align_bias;
+};
+static_assert(sizeof(LbLtKey) == 4 * 8 + 6 * 4, "LbLtKey has padding, which memcmp would compare");
+
+/* One cuBLASLt problem: its descriptors and the algorithm the heuristic chose. */
 struct LbLtEntry {
     int used;
     uint64_t last_use;
-    int64_t m, n, k; /* column-major: m = out, n = rows, k = in */
-    int dtype, compute, bias;
-    uint32_t align_a, align_b, align_c, align_bias;
-    size_t ws;
+    LbLtKey key;
     cublasLtMatmulDesc_t op;
     cublasLtMatrixLayout_t la, lb, lc;
     cublasLtMatmulAlgo_t algo; /* the one used: the fastest candidate, or the heuristic's first */
-    int have_algo; /* 0: no algorithm for this problem; use the cuBLAS fallback */
     cublasLtMatmulAlgo_t cand[kCandidates]; /* the heuristic's, in its order */
-    int n_cand;
-    int tuned;                /* the choice is made (by timing, or by taking the first) */
-    int choice;               /* algo's index among the candidates */
-    double first_ms, best_ms; /* the first candidate's call and the chosen one's, when timed */
+    int n_cand; /* 0: no algorithm for this problem; use the cuBLAS fallback */
+    int tuned; /* the choice is made (by timing, or by taking the first) */
 };
 
 struct LbCudaMatmulCache {
     LbLtEntry e[kCacheSize];
     uint64_t clock;
     cudaEvent_t ev[2]; /* tuning's own, so a timer_start of the caller is left alone */
-    int have_events;
     LbMatmulTuning stats; /* every tuning so far (entries are evicted; this is not) */
 };
 
@@ -122,13 +113,16 @@ static void lt_entry_free(LbLtEntry *e)
 
 extern "C" int lb_cuda_matmul_cache_create(LbCudaMatmulCache **out)
 {
-    *out = (LbCudaMatmulCache *)calloc(1, sizeof(LbCudaMatmulCache));
-    if (!*out)
+    LbCudaMatmulCache *c = (LbCudaMatmulCache *)calloc(1, sizeof(LbCudaMatmulCache));
+    *out = c; /* on a failure below, the caller's destroy frees what was made */
+    if (!c)
         return LB_FAIL(LB_ERR_NOMEM, "out of host memory for the matmul cache");
-    (*out)->stats.gain = 1.0;
+    c->stats.gain = 1.0;
 #ifdef LB_GPU_EMULATOR
-    (*out)->stats.host_clock = 1;
+    c->stats.host_clock = 1;
 #endif
+    LB_CUDA_CHECK(cudaEventCreate(&c->ev[0]));
+    LB_CUDA_CHECK(cudaEventCreate(&c->ev[1]));
     return LB_OK;
 }
 
@@ -139,10 +133,9 @@ extern "C" void lb_cuda_matmul_cache_destroy(LbCudaMatmulCache *c)
     for (int i = 0; i < kCacheSize; i++)
         if (c->e[i].used)
             lt_entry_free(&c->e[i]);
-    if (c->have_events) {
-        cudaEventDestroy(c->ev[0]);
-        cudaEventDestroy(c->ev[1]);
-    }
+    for (int i = 0; i < 2; i++)
+        if (c->ev[i])
+            cudaEventDestroy(c->ev[i]);
     free(c);
 }
 
@@ -155,45 +148,43 @@ extern "C" int lb_cuda_matmul_tuning(LbBackend *be, LbMatmulTuning *out)
 /* Build descriptors and ask the heuristic for one problem into *e (already keyed). */
 static int lt_entry_build(LbCudaState *st, LbLtEntry *e, const void *bias_ptr)
 {
-    const cudaDataType_t t = cuda_type((LbDtype)e->dtype);
-    LB_CUBLASLT_CHECK(cublasLtMatmulDescCreate(&e->op, (cublasComputeType_t)e->compute, CUDA_R_32F));
+    const cudaDataType_t t = cuda_type((LbDtype)e->key.dtype);
+    LB_CUBLASLT_CHECK(cublasLtMatmulDescCreate(&e->op, (cublasComputeType_t)e->key.compute, CUDA_R_32F));
     const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
     LB_CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
     LB_CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
-    const cublasLtEpilogue_t epi = e->bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+    const cublasLtEpilogue_t epi = e->key.align_bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
     LB_CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
-    if (e->bias) {
+    if (e->key.align_bias) {
         /* The bias has the storage type, as D (the default for fp16/bf16/fp32 D); the
          * heuristic reads the pointer for its alignment. */
         LB_CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                                                          &bias_ptr, sizeof bias_ptr));
     }
     /* A = W: (k x m) column-major, ld k; B = x: (k x n), ld k; C = D = y: (m x n), ld m. */
-    LB_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&e->la, t, (uint64_t)e->k, (uint64_t)e->m, e->k));
-    LB_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&e->lb, t, (uint64_t)e->k, (uint64_t)e->n, e->k));
-    LB_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&e->lc, t, (uint64_t)e->m, (uint64_t)e->n, e->m));
+    LB_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&e->la, t, (uint64_t)e->key.k, (uint64_t)e->key.m, e->key.k));
+    LB_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&e->lb, t, (uint64_t)e->key.k, (uint64_t)e->key.n, e->key.k));
+    LB_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&e->lc, t, (uint64_t)e->key.m, (uint64_t)e->key.n, e->key.m));
 
     cublasLtMatmulPreference_t pref = NULL;
     LB_CUBLASLT_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-    cublasStatus_t s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                            &e->ws, sizeof e->ws);
     /* Split-K reductions in place or in the compute type (fp32), never in the output type. */
     const uint32_t reductions = CUBLASLT_REDUCTION_SCHEME_INPLACE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
-    if (s == CUBLAS_STATUS_SUCCESS)
-        s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
-                                                 &reductions, sizeof reductions);
-    if (s == CUBLAS_STATUS_SUCCESS)
-        s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
-                                                 &e->align_a, sizeof e->align_a);
-    if (s == CUBLAS_STATUS_SUCCESS)
-        s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-                                                 &e->align_b, sizeof e->align_b);
-    if (s == CUBLAS_STATUS_SUCCESS)
-        s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
-                                                 &e->align_c, sizeof e->align_c);
-    if (s == CUBLAS_STATUS_SUCCESS)
-        s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
-                                                 &e->align_c, sizeof e->align_c);
+    const struct {
+        cublasLtMatmulPreferenceAttributes_t attr;
+        const void *value;
+        size_t size;
+    } prefs[] = {
+        {CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &e->key.ws, sizeof e->key.ws},
+        {CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &reductions, sizeof reductions},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &e->key.align_a, sizeof e->key.align_a},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &e->key.align_b, sizeof e->key.align_b},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &e->key.align_c, sizeof e->key.align_c},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &e->key.align_c, sizeof e->key.align_c},
+    };
+    cublasStatus_t s = CUBLAS_STATUS_SUCCESS;
+    for (size_t i = 0; s == CUBLAS_STATUS_SUCCESS && i < sizeof prefs / sizeof prefs[0]; i++)
+        s = cublasLtMatmulPreferenceSetAttribute(pref, prefs[i].attr, prefs[i].value, prefs[i].size);
     if (s != CUBLAS_STATUS_SUCCESS) {
         cublasLtMatmulPreferenceDestroy(pref);
         return LB_FAIL(LB_ERR_DEVICE, "cublasLtMatmulPreferenceSetAttribute failed: %s",
@@ -204,31 +195,24 @@ static int lt_entry_build(LbCudaState *st, LbLtEntry *e, const void *bias_ptr)
     int found = 0;
     s = cublasLtMatmulAlgoGetHeuristic(st->lt, e->op, e->la, e->lb, e->lc, e->lc, pref, kCandidates, res, &found);
     cublasLtMatmulPreferenceDestroy(pref);
+    /* Not supported: no algorithm, so the cuBLAS fallback (n_cand 0). */
+    if (s != CUBLAS_STATUS_SUCCESS && s != CUBLAS_STATUS_NOT_SUPPORTED)
+        return LB_FAIL(LB_ERR_DEVICE, "cublasLtMatmulAlgoGetHeuristic failed: %s", cublasLtGetStatusString(s));
     for (int i = 0; s == CUBLAS_STATUS_SUCCESS && i < found && i < kCandidates; i++)
         if (res[i].state == CUBLAS_STATUS_SUCCESS) /* one the library says it can run */
             e->cand[e->n_cand++] = res[i].algo;
-    if (s == CUBLAS_STATUS_SUCCESS && e->n_cand > 0) {
-        e->algo = e->cand[0];
-        e->have_algo = 1;
-    } else if (s == CUBLAS_STATUS_SUCCESS || s == CUBLAS_STATUS_NOT_SUPPORTED) {
-        e->have_algo = 0;
-    } else {
-        return LB_FAIL(LB_ERR_DEVICE, "cublasLtMatmulAlgoGetHeuristic failed: %s", cublasLtGetStatusString(s));
-    }
+    e->algo = e->cand[0];
     return LB_OK;
 }
 
 /* The cached entry for this problem, built on first use; LRU replacement. */
-static int lt_lookup(LbCudaState *st, const LbLtEntry *key, const void *bias_ptr, LbLtEntry **out)
+static int lt_lookup(LbCudaState *st, const LbLtKey *key, const void *bias_ptr, LbLtEntry **out)
 {
     LbCudaMatmulCache *c = st->mm;
     LbLtEntry *victim = &c->e[0];
     for (int i = 0; i < kCacheSize; i++) {
         LbLtEntry *e = &c->e[i];
-        if (e->used && e->m == key->m && e->n == key->n && e->k == key->k && e->dtype == key->dtype &&
-            e->compute == key->compute && e->bias == key->bias && e->align_a == key->align_a &&
-            e->align_b == key->align_b && e->align_c == key->align_c &&
-            e->align_bias == key->align_bias && e->ws == key->ws) {
+        if (e->used && memcmp(&e->key, key, sizeof *key) == 0) {
             e->last_use = ++c->clock;
             *out = e;
             return LB_OK;
@@ -238,7 +222,7 @@ static int lt_lookup(LbCudaState *st, const LbLtEntry *key, const void *bias_ptr
     }
     if (victim->used)
         lt_entry_free(victim);
-    *victim = *key;
+    victim->key = *key;
     victim->used = 1;
     victim->last_use = ++c->clock;
     int rc = lt_entry_build(st, victim, bias_ptr);
@@ -255,9 +239,8 @@ static int lt_call(LbCudaState *st, LbLtEntry *e, const cublasLtMatmulAlgo_t *al
                    void *y)
 {
     const float alpha = 1.0f, beta = 0.0f;
-    LB_MM_CHECK(cublasLtMatmul(st->lt, e->op, &alpha, w, e->la, x, e->lb, &beta, y, e->lc, y, e->lc, algo,
-                               st->workspace, e->ws, st->stream),
-                cublasLtGetStatusString);
+    LB_CUBLASLT_CHECK(cublasLtMatmul(st->lt, e->op, &alpha, w, e->la, x, e->lb, &beta, y, e->lc, y, e->lc, algo,
+                                      st->workspace, e->key.ws, st->stream));
     return LB_OK;
 }
 
@@ -267,27 +250,16 @@ static int lt_call(LbCudaState *st, LbLtEntry *e, const cublasLtMatmulAlgo_t *al
 static int lt_tune(LbCudaState *st, LbLtEntry *e, const void *x, const void *w, void *y)
 {
     LbCudaMatmulCache *c = st->mm;
-    if (!c->have_events) {
-        LB_CUDA_CHECK(cudaEventCreate(&c->ev[0]));
-        const cudaError_t err = cudaEventCreate(&c->ev[1]);
-        if (err != cudaSuccess) {
-            (void)cudaGetLastError();
-            cudaEventDestroy(c->ev[0]);
-            return LB_FAIL(LB_CUDA_ERR_STATUS(err), "cudaEventCreate(&c->ev[1]) failed: %s", cudaGetErrorString(err));
-        }
-        c->have_events = 1;
-    }
     double ms[kCandidates] = {0};
     for (int i = 0; i < e->n_cand; i++) {
         LB_TRY(lt_call(st, e, &e->cand[i], x, w, y));
         ms[i] = -1;
         for (int r = 0; r < kTimedCalls; r++) {
-            float t = 0;
+            double t = 0;
             LB_CUDA_CHECK(cudaEventRecord(c->ev[0], st->stream));
             LB_TRY(lt_call(st, e, &e->cand[i], x, w, y));
             LB_CUDA_CHECK(cudaEventRecord(c->ev[1], st->stream));
-            LB_CUDA_CHECK(cudaEventSynchronize(c->ev[1]));
-            LB_CUDA_CHECK(cudaEventElapsedTime(&t, c->ev[0], c->ev[1]));
+            LB_TRY(lb_cuda_elapsed_ms(c->ev[0], c->ev[1], &t));
             if (ms[i] < 0 || t < ms[i])
                 ms[i] = t;
         }
@@ -296,10 +268,7 @@ static int lt_tune(LbCudaState *st, LbLtEntry *e, const void *x, const void *w, 
     for (int i = 1; i < e->n_cand; i++)
         if (ms[i] < ms[best])
             best = i;
-    e->choice = best;
     e->algo = e->cand[best];
-    e->first_ms = ms[0];
-    e->best_ms = ms[best];
     c->stats.shapes++;
     c->stats.kept_first += best == 0;
     if (ms[best] > 0 && ms[0] / ms[best] > c->stats.gain) {
@@ -310,27 +279,17 @@ static int lt_tune(LbCudaState *st, LbLtEntry *e, const void *x, const void *w, 
     return LB_OK;
 }
 
-/* One chunk of rows: y (n, m) = x (n, k) W^T (+ b) row-major. */
+/* One chunk of rows: y (n, m) = act(x (n, k) W^T + b) row-major; the bias in cuBLASLt's epilogue, or
+ * with the erf GELU in gpu/bias_act.cu's pass after the fallback's product. */
 static int linear_chunk(LbBackend *be, LbCudaState *st, const void *x, const void *w, const void *b,
-                        void *y, int64_t n, int64_t k, int64_t m, int *bias_done)
+                        void *y, int64_t n, int64_t k, int64_t m, int gelu)
 {
-    LbLtEntry key;
-    memset(&key, 0, sizeof key);
-    key.m = m;
-    key.n = n;
-    key.k = k;
-    key.dtype = (int)be->storage;
-    key.compute = (int)compute_type(be);
-    key.bias = b != NULL;
-    key.align_a = ptr_align(w);
-    key.align_b = ptr_align(x);
-    key.align_c = ptr_align(y);
-    key.align_bias = b ? ptr_align(b) : 0;
-    key.ws = st->workspace ? st->workspace_bytes : 0;
+    const LbLtKey key = {m, n, k, st->workspace ? st->workspace_bytes : 0, (int32_t)be->storage,
+                         (int32_t)compute_type(be), ptr_align(w), ptr_align(x), ptr_align(y), b ? ptr_align(b) : 0};
     LbLtEntry *e = NULL;
     LB_TRY(lt_lookup(st, &key, b, &e));
     const float alpha = 1.0f, beta = 0.0f;
-    if (e->have_algo) {
+    if (e->n_cand > 0) {
         if (b)
             LB_CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &b, sizeof b));
         if (!e->tuned) {
@@ -339,15 +298,13 @@ static int linear_chunk(LbBackend *be, LbCudaState *st, const void *x, const voi
             e->tuned = 1;
         }
         LB_TRY(lt_call(st, e, &e->algo, x, w, y));
-        *bias_done = 1;
-        return LB_OK;
+        b = NULL; /* the epilogue added it */
+    } else {
+        const cudaDataType_t t = cuda_type(be->storage);
+        LB_CUBLAS_CHECK(cublasGemmEx_64(st->blas, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &alpha, w, t, k, x, t, k,
+                                        &beta, y, t, m, compute_type(be), CUBLAS_GEMM_DEFAULT));
     }
-    const cudaDataType_t t = cuda_type(be->storage);
-    LB_MM_CHECK(cublasGemmEx_64(st->blas, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &alpha, w, t, k, x, t, k,
-                                &beta, y, t, m, compute_type(be), CUBLAS_GEMM_DEFAULT),
-                cublasGetStatusString);
-    *bias_done = 0;
-    return LB_OK;
+    return lb_cuda_bias_act(st->stream, be->storage, y, b, n, m, gelu); /* nothing to do without b or gelu */
 }
 
 extern "C" int lb_cuda_linear(LbBackend *be, const void *x, const void *w, const void *b, void *y,
@@ -369,14 +326,8 @@ extern "C" int lb_cuda_linear(LbBackend *be, const void *x, const void *w, const
     const size_t eb = be->elem_bytes;
     for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
         const int64_t nr = rows - r0 < chunk ? rows - r0 : chunk;
-        void *yc = (char *)y + (size_t)(r0 * out) * eb;
-        int bias_done = 0;
-        LB_TRY(linear_chunk(be, st, (const char *)x + (size_t)(r0 * in) * eb, w, b, yc, nr, in, out,
-                            &bias_done));
-        /* The bias still to add (fallback path), and the erf GELU in either case. */
-        const void *bias_left = bias_done ? NULL : b;
-        if (bias_left || gelu)
-            LB_TRY(lb_cuda_bias_act(st->stream, be->storage, yc, bias_left, nr, out, gelu));
+        LB_TRY(linear_chunk(be, st, (const char *)x + (size_t)(r0 * in) * eb, w, b, (char *)y + (size_t)(r0 * out) * eb,
+                            nr, in, out, gelu));
     }
     return LB_OK;
 }
@@ -419,11 +370,10 @@ extern "C" int lb_cuda_bmm(LbBackend *be, const LbBmm *p)
             const char *a = (const char *)p->a + (size_t)a_off * eb;
             const char *bm = (const char *)p->b + (size_t)b_off * eb;
             char *c = (char *)p->c + (size_t)c_off * eb;
-            LB_MM_CHECK(cublasGemmStridedBatchedEx_64(st->blas, op_first, op_second, p->n, nm, p->kdim,
-                                                      &alpha, bm, t, p->ldb, p->stride_b, a, t, p->lda,
-                                                      p->stride_a, &beta, c, t, p->ldc, p->stride_c, nb,
-                                                      ct, CUBLAS_GEMM_DEFAULT),
-                        cublasGetStatusString);
+            LB_CUBLAS_CHECK(cublasGemmStridedBatchedEx_64(st->blas, op_first, op_second, p->n, nm, p->kdim,
+                                                          &alpha, bm, t, p->ldb, p->stride_b, a, t, p->lda,
+                                                          p->stride_a, &beta, c, t, p->ldc, p->stride_c, nb,
+                                                          ct, CUBLAS_GEMM_DEFAULT));
         }
     }
     return LB_OK;

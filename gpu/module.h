@@ -14,9 +14,7 @@ extern "C" {
 
 /* Bumped whenever the struct or the meaning of a member changes, so a stale module beside a new
  * binary is refused with a message rather than called wrongly. */
-#define LB_CUDA_MODULE_ABI 5 /* 2: LbDeviceInfo grew code, ecc, mig, persistence; 3: no backend_kind;
-                              * 4: the sizes below; 5: LbBackend.autotune (in the padding after
-                              * tf32, so the size stays) and LbOps.matmul_tuning */
+#define LB_CUDA_MODULE_ABI 5
 #define LB_CUDA_MODULE_FILE "linbench-cuda.so"
 #define LB_CUDA_MODULE_SYMBOL "lb_cuda_module"
 
@@ -24,9 +22,8 @@ typedef struct LbCudaModule {
     int abi;
     int (*backend_open)(int index, LbDtype dtype, int tf32, LbBackend **out);
     /* The sizes of the structs module and binary share, as the module was built: one that grew is
-     * refused without anyone remembering to bump the number (LbOps grew flash_attention,
-     * energy_j, pool_seq and depthwise_conv_seq under ABI 3, so a binary loading an older module
-     * called past the end of its ops table). */
+     * refused without anyone remembering to bump the number (else a binary would call past the
+     * end of an older module's ops table). */
     size_t ops_bytes, backend_bytes, device_info_bytes;
 } LbCudaModule;
 

@@ -102,18 +102,20 @@ int launch_n(const T *x, int64_t ld_x, const T *wt, T *y, int64_t ld_y, int64_t 
     return LB_OK;
 }
 
-template <typename T, int MODE>
-int launch_compress(const void *d_x, int64_t ld_x, const void *d_wt, void *d_y, int64_t ld_y, int64_t batch,
-                    int64_t n, int64_t k, int64_t channels, cudaStream_t st)
+/* 16-byte packs where every row of x, y (and wt) starts on 16 bytes and holds whole packs */
+template <int MODE>
+int compress(cudaStream_t st, LbDtype dtype, const void *d_x, int64_t ld_x, const void *d_wt, void *d_y, int64_t ld_y,
+             int64_t batch, int64_t n, int64_t k, int64_t channels)
 {
-    const T *x = static_cast<const T *>(d_x), *wt = static_cast<const T *>(d_wt);
-    T *y = static_cast<T *>(d_y);
-    /* 16-byte packs where every row of x, y (and wt) starts on 16 bytes and holds whole packs */
-    if (lb_can_vec16(d_x, channels, sizeof(T)) && lb_can_vec16(d_x, ld_x, sizeof(T)) &&
-        lb_can_vec16(d_y, ld_y, sizeof(T)) && lb_can_vec16(d_y, channels, sizeof(T)) &&
-        (MODE != kConv || lb_can_vec16(d_wt, channels, sizeof(T))))
-        return launch_n<T, LbVec16<T>::n, MODE>(x, ld_x, wt, y, ld_y, batch, n, k, channels, st);
-    return launch_n<T, 1, MODE>(x, ld_x, wt, y, ld_y, batch, n, k, channels, st);
+    if (batch == 0 || n == 0 || channels == 0)
+        return LB_OK;
+    LB_DISPATCH_PACKS(dtype, T, N,
+                      lb_can_vec16(d_x, channels, sizeof(T)) && lb_can_vec16(d_x, ld_x, sizeof(T)) &&
+                          lb_can_vec16(d_y, ld_y, sizeof(T)) && lb_can_vec16(d_y, channels, sizeof(T)) &&
+                          (MODE != kConv || lb_can_vec16(d_wt, channels, sizeof(T))),
+                      return launch_n<T, N, MODE>(static_cast<const T *>(d_x), ld_x, static_cast<const T *>(d_wt),
+                                                  static_cast<T *>(d_y), ld_y, batch, n, k, channels, st));
+    return LB_OK;
 }
 
 } // namespace
@@ -123,25 +125,13 @@ extern "C" int lb_cuda_pool_seq(cudaStream_t stream, LbDtype dtype, const void *
 {
     if (mode != LB_POOL_MEAN && mode != LB_POOL_MAX)
         return LB_FAIL(LB_ERR_INVALID, "pool_seq: mode %d is neither mean nor max", mode);
-    if (batch == 0 || n == 0 || channels == 0)
-        return LB_OK;
-    if (mode == LB_POOL_MAX)
-        LB_DISPATCH_DTYPE(dtype, T,
-                          return launch_compress<T, LB_POOL_MAX>(d_x, ld_x, NULL, d_y, ld_y, batch, n, k, channels,
-                                                                 stream));
-    LB_DISPATCH_DTYPE(dtype, T,
-                      return launch_compress<T, LB_POOL_MEAN>(d_x, ld_x, NULL, d_y, ld_y, batch, n, k, channels,
-                                                              stream));
-    return LB_OK;
+    return (mode == LB_POOL_MAX ? compress<LB_POOL_MAX> : compress<LB_POOL_MEAN>)(stream, dtype, d_x, ld_x, NULL, d_y,
+                                                                                   ld_y, batch, n, k, channels);
 }
 
 extern "C" int lb_cuda_depthwise_conv_seq(cudaStream_t stream, LbDtype dtype, const void *d_x, int64_t ld_x,
                                           const void *d_wt, void *d_y, int64_t ld_y, int64_t batch, int64_t n,
                                           int64_t k, int64_t channels)
 {
-    if (batch == 0 || n == 0 || channels == 0)
-        return LB_OK;
-    LB_DISPATCH_DTYPE(dtype, T,
-                      return launch_compress<T, kConv>(d_x, ld_x, d_wt, d_y, ld_y, batch, n, k, channels, stream));
-    return LB_OK;
+    return compress<kConv>(stream, dtype, d_x, ld_x, d_wt, d_y, ld_y, batch, n, k, channels);
 }

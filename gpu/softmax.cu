@@ -18,117 +18,86 @@ constexpr int kMaxVpt = 8;        /* packs per thread held in registers, block k
 constexpr int kBlockTarget = 256; /* preferred threads per row of the block kernel */
 constexpr int kOnlineBlock = 1024;
 
-/* G lanes per row, VPT packs of N elements per lane. Lanes of rows past the end stay in the
- * loop (every lane must take part in the shuffles) but load and store nothing. */
-template <typename T, int N, int VPT, int G>
-__global__ void __launch_bounds__(kGroupBlock)
-softmax_group_kernel(T *x, int64_t rows, int64_t cols, float c)
+/* The reduction over the lanes that share a row: G consecutive lanes, or the whole block (G = 0). */
+template <typename Op, int G> __device__ __forceinline__ float row_reduce(float v, float *sh)
 {
-    const int64_t npk = cols / N;
-    const int rows_per_block = kGroupBlock / G;
-    const int g = threadIdx.x % G;
-    const int local_row = threadIdx.x / G;
-    for (int64_t base = (int64_t)blockIdx.x * rows_per_block; base < rows;
-         base += (int64_t)gridDim.x * rows_per_block) {
-        const int64_t r = base + local_row;
-        const bool active = r < rows;
-        T *row = x + (active ? r : 0) * cols;
-        LbPack<T, N> p[VPT];
+    if constexpr (G == 0)
+        return lb_block_reduce<Op>(v, sh);
+    else
+        return lb_lane_reduce<Op, G>(v);
+}
+
+/* One row held in registers, VPT packs of N elements per lane: pack i by lane i % lanes, so each
+ * load instruction of a warp covers consecutive packs. An inactive lane (its row past the end)
+ * loads and stores nothing but takes part in the reductions. */
+template <typename T, int N, int VPT, int G>
+__device__ __forceinline__ void softmax_row(T *row, bool active, int64_t npk, int lane, int lanes, float c, float *sh)
+{
+    LbPack<T, N> p[VPT];
 #pragma unroll
-        for (int v = 0; v < VPT; v++) {
-            const int64_t i = (int64_t)v * G + g;
-            if (active && i < npk)
-                p[v] = lb_load_pack<T, N>(row + i * N);
+    for (int v = 0; v < VPT; v++) {
+        const int64_t i = (int64_t)v * lanes + lane;
+        if (active && i < npk)
+            p[v] = lb_load_pack<T, N>(row + i * N);
+    }
+    float m = -INFINITY;
+#pragma unroll
+    for (int v = 0; v < VPT; v++) {
+        const int64_t i = (int64_t)v * lanes + lane;
+        if (active && i < npk) {
+#pragma unroll
+            for (int e = 0; e < N; e++)
+                m = fmaxf(m, lb_to_float(p[v].v[e]) * c);
         }
-        float m = -INFINITY;
+    }
+    m = row_reduce<LbMax, G>(m, sh);
+    float s = 0.0f;
 #pragma unroll
-        for (int v = 0; v < VPT; v++) {
-            const int64_t i = (int64_t)v * G + g;
-            if (active && i < npk) {
+    for (int v = 0; v < VPT; v++) {
+        const int64_t i = (int64_t)v * lanes + lane;
+        if (active && i < npk) {
 #pragma unroll
-                for (int e = 0; e < N; e++)
-                    m = fmaxf(m, lb_to_float(p[v].v[e]) * c);
-            }
+            for (int e = 0; e < N; e++)
+                s += exp2f(lb_to_float(p[v].v[e]) * c - m);
         }
-        m = lb_group_max<G>(m);
-        float s = 0.0f;
+    }
+    s = row_reduce<LbSum, G>(s, sh);
+    const float inv = 1.0f / s;
 #pragma unroll
-        for (int v = 0; v < VPT; v++) {
-            const int64_t i = (int64_t)v * G + g;
-            if (active && i < npk) {
+    for (int v = 0; v < VPT; v++) {
+        const int64_t i = (int64_t)v * lanes + lane;
+        if (active && i < npk) {
+            LbPack<T, N> o;
 #pragma unroll
-                for (int e = 0; e < N; e++)
-                    s += exp2f(lb_to_float(p[v].v[e]) * c - m);
-            }
-        }
-        s = lb_group_sum<G>(s);
-        const float inv = 1.0f / s;
-#pragma unroll
-        for (int v = 0; v < VPT; v++) {
-            const int64_t i = (int64_t)v * G + g;
-            if (active && i < npk) {
-                LbPack<T, N> o;
-#pragma unroll
-                for (int e = 0; e < N; e++)
-                    o.v[e] = lb_from_float<T>(exp2f(lb_to_float(p[v].v[e]) * c - m) * inv);
-                lb_store_pack<T, N>(row + i * N, o);
-            }
+            for (int e = 0; e < N; e++)
+                o.v[e] = lb_from_float<T>(exp2f(lb_to_float(p[v].v[e]) * c - m) * inv);
+            lb_store_pack<T, N>(row + i * N, o);
         }
     }
 }
 
-/* One block per row, VPT packs per thread in registers; pack i of the row is held by thread
- * i % blockDim.x, so each load instruction of a warp covers 32 consecutive packs. */
+/* G lanes per row, kGroupBlock / G rows per block. Lanes of rows past the end stay in the loop
+ * (every lane must take part in the shuffles). */
+template <typename T, int N, int VPT, int G>
+__global__ void __launch_bounds__(kGroupBlock)
+softmax_group_kernel(T *x, int64_t rows, int64_t cols, float c)
+{
+    const int rows_per_block = kGroupBlock / G;
+    for (int64_t base = (int64_t)blockIdx.x * rows_per_block; base < rows;
+         base += (int64_t)gridDim.x * rows_per_block) {
+        const int64_t r = base + threadIdx.x / G;
+        softmax_row<T, N, VPT, G>(x + (r < rows ? r : 0) * cols, r < rows, cols / N, threadIdx.x % G, G, c, nullptr);
+    }
+}
+
+/* One block per row. */
 template <typename T, int N, int VPT>
 __global__ void __launch_bounds__(1024)
 softmax_block_kernel(T *x, int64_t rows, int64_t cols, float c)
 {
     LB_SHARED(float, sh, 33);
-    const int64_t npk = cols / N;
-    for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
-        T *row = x + r * cols;
-        LbPack<T, N> p[VPT];
-#pragma unroll
-        for (int v = 0; v < VPT; v++) {
-            const int64_t i = (int64_t)v * blockDim.x + threadIdx.x;
-            if (i < npk)
-                p[v] = lb_load_pack<T, N>(row + i * N);
-        }
-        float m = -INFINITY;
-#pragma unroll
-        for (int v = 0; v < VPT; v++) {
-            const int64_t i = (int64_t)v * blockDim.x + threadIdx.x;
-            if (i < npk) {
-#pragma unroll
-                for (int e = 0; e < N; e++)
-                    m = fmaxf(m, lb_to_float(p[v].v[e]) * c);
-            }
-        }
-        m = lb_block_max(m, sh);
-        float s = 0.0f;
-#pragma unroll
-        for (int v = 0; v < VPT; v++) {
-            const int64_t i = (int64_t)v * blockDim.x + threadIdx.x;
-            if (i < npk) {
-#pragma unroll
-                for (int e = 0; e < N; e++)
-                    s += exp2f(lb_to_float(p[v].v[e]) * c - m);
-            }
-        }
-        s = lb_block_sum(s, sh);
-        const float inv = 1.0f / s;
-#pragma unroll
-        for (int v = 0; v < VPT; v++) {
-            const int64_t i = (int64_t)v * blockDim.x + threadIdx.x;
-            if (i < npk) {
-                LbPack<T, N> o;
-#pragma unroll
-                for (int e = 0; e < N; e++)
-                    o.v[e] = lb_from_float<T>(exp2f(lb_to_float(p[v].v[e]) * c - m) * inv);
-                lb_store_pack<T, N>(row + i * N, o);
-            }
-        }
-    }
+    for (int64_t r = blockIdx.x; r < rows; r += gridDim.x)
+        softmax_row<T, N, VPT, 0>(x + r * cols, true, cols / N, threadIdx.x, blockDim.x, c, sh);
 }
 
 /* Merge two partial (max, sum of exp2(x - max)) pairs. An empty part has max -inf, sum 0. */
@@ -152,10 +121,7 @@ template <typename T, int N>
 __global__ void __launch_bounds__(kOnlineBlock)
 softmax_online_kernel(T *x, int64_t rows, int64_t cols, float c)
 {
-    LB_SHARED(float, sh_m, 32);
-    LB_SHARED(float, sh_s, 32);
-    LB_SHARED(float, sh_out, 2);
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    LB_SHARED(float, sh, 33);
     const int64_t npk = cols / N;
     for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
         T *row = x + r * cols;
@@ -185,36 +151,13 @@ softmax_online_kernel(T *x, int64_t rows, int64_t cols, float c)
                 }
             }
         }
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) {
-            const float m2 = __shfl_xor_sync(0xffffffffu, m, o);
-            const float s2 = __shfl_xor_sync(0xffffffffu, s, o);
-            online_merge(m, s, m2, s2);
-        }
-        if (lane == 0) {
-            sh_m[warp] = m;
-            sh_s[warp] = s;
-        }
-        __syncthreads();
-        if (warp == 0) {
-            m = lane < nwarps ? sh_m[lane] : -INFINITY;
-            s = lane < nwarps ? sh_s[lane] : 0.0f;
-#pragma unroll
-            for (int o = 16; o > 0; o >>= 1) {
-                const float m2 = __shfl_xor_sync(0xffffffffu, m, o);
-                const float s2 = __shfl_xor_sync(0xffffffffu, s, o);
-                online_merge(m, s, m2, s2);
-            }
-            if (lane == 0) {
-                sh_out[0] = m;
-                sh_out[1] = s;
-            }
-        }
-        __syncthreads();
-        m = sh_out[0];
-        const float inv = 1.0f / sh_out[1];
-        /* Pass 2. The barrier at the end of the row is belt and braces: the next row's writes of
-         * sh_m/sh_s/sh_out already wait for barriers every thread passes after this row's reads. */
+        /* The row's max, then every thread's sum rescaled to it (0 from a thread that saw no
+         * element: its max is -inf) and added up. */
+        const float m_row = lb_block_reduce<LbMax>(m, sh);
+        const float inv = 1.0f / lb_block_reduce<LbSum>(s * exp2f(m - m_row), sh);
+        m = m_row;
+        /* Pass 2. The barrier at the end of the row is belt and braces: lb_block_reduce may be
+         * called again at once on the same sh. */
         for (int64_t i = threadIdx.x; i < npk; i += blockDim.x) {
             const LbPack<T, N> p = lb_load_pack<T, N>(row + i * N);
             LbPack<T, N> o;
@@ -227,14 +170,6 @@ softmax_online_kernel(T *x, int64_t rows, int64_t cols, float c)
     }
 }
 
-int next_pow2(int64_t v)
-{
-    int p = 1;
-    while (p < v)
-        p <<= 1;
-    return p;
-}
-
 template <typename T, int N, int VPT, int G>
 int launch_group(T *x, int64_t rows, int64_t cols, float c, cudaStream_t st)
 {
@@ -243,10 +178,26 @@ int launch_group(T *x, int64_t rows, int64_t cols, float c, cudaStream_t st)
     return LB_OK;
 }
 
-template <typename T, int N, int VPT>
-int launch_block(T *x, int64_t rows, int64_t cols, float c, int threads, cudaStream_t st)
+/* Rows up to 32 packs: the fewest lanes G (a power of two) that give each lane one pack. */
+template <typename T, int N, int G = 1>
+int launch_group_fit(T *x, int64_t rows, int64_t cols, float c, cudaStream_t st)
 {
-    LB_LAUNCH(lb_grid_for(rows, 1), threads, 0, st, softmax_block_kernel<T, N, VPT>)(x, rows, cols, c);
+    if constexpr (G < 32)
+        if (cols / N > G)
+            return launch_group_fit<T, N, 2 * G>(x, rows, cols, c, st);
+    return launch_group<T, N, 1, G>(x, rows, cols, c, st);
+}
+
+/* The fewest packs per thread that keep the block near kBlockTarget threads; more packs per
+ * thread put more loads in flight, fewer keep registers for more resident blocks. */
+template <typename T, int N, int VPT = 1>
+int launch_block_fit(T *x, int64_t rows, int64_t cols, float c, cudaStream_t st)
+{
+    const int64_t per = (cols / N + VPT - 1) / VPT;
+    if constexpr (VPT < kMaxVpt)
+        if (per > kBlockTarget)
+            return launch_block_fit<T, N, 2 * VPT>(x, rows, cols, c, st);
+    LB_LAUNCH(lb_grid_for(rows, 1), (int)((per + 31) / 32 * 32), 0, st, softmax_block_kernel<T, N, VPT>)(x, rows, cols, c);
     LB_LAUNCH_CHECK("softmax_block_kernel");
     return LB_OK;
 }
@@ -255,47 +206,17 @@ template <typename T, int N>
 int launch_packs(T *x, int64_t rows, int64_t cols, float c, cudaStream_t st)
 {
     const int64_t npk = cols / N;
-    if (npk <= 32) {
-        switch (next_pow2(npk)) {
-        case 1: return launch_group<T, N, 1, 1>(x, rows, cols, c, st);
-        case 2: return launch_group<T, N, 1, 2>(x, rows, cols, c, st);
-        case 4: return launch_group<T, N, 1, 4>(x, rows, cols, c, st);
-        case 8: return launch_group<T, N, 1, 8>(x, rows, cols, c, st);
-        case 16: return launch_group<T, N, 1, 16>(x, rows, cols, c, st);
-        default: return launch_group<T, N, 1, 32>(x, rows, cols, c, st);
-        }
-    }
+    if (npk <= 32)
+        return launch_group_fit<T, N>(x, rows, cols, c, st);
     if (npk <= 64)
         return launch_group<T, N, 2, 32>(x, rows, cols, c, st);
     if (npk <= 128)
         return launch_group<T, N, 4, 32>(x, rows, cols, c, st);
-    if (npk <= (int64_t)kMaxVpt * 1024) {
-        /* Fewest packs per thread that keep the block near kBlockTarget threads; more packs per
-         * thread put more loads in flight, fewer keep registers for more resident blocks. */
-        int vpt = 1;
-        while (vpt < kMaxVpt && (npk + vpt - 1) / vpt > kBlockTarget)
-            vpt *= 2;
-        const int64_t per = (npk + vpt - 1) / vpt;
-        const int threads = (int)((per + 31) / 32 * 32);
-        switch (vpt) {
-        case 1: return launch_block<T, N, 1>(x, rows, cols, c, threads, st);
-        case 2: return launch_block<T, N, 2>(x, rows, cols, c, threads, st);
-        case 4: return launch_block<T, N, 4>(x, rows, cols, c, threads, st);
-        default: return launch_block<T, N, 8>(x, rows, cols, c, threads, st);
-        }
-    }
+    if (npk <= (int64_t)kMaxVpt * 1024)
+        return launch_block_fit<T, N>(x, rows, cols, c, st);
     LB_LAUNCH(lb_grid_for(rows, 1), kOnlineBlock, 0, st, softmax_online_kernel<T, N>)(x, rows, cols, c);
     LB_LAUNCH_CHECK("softmax_online_kernel");
     return LB_OK;
-}
-
-template <typename T>
-int launch_softmax(void *d_x, int64_t rows, int64_t cols, float c, cudaStream_t st)
-{
-    T *x = static_cast<T *>(d_x);
-    if (lb_can_vec16(d_x, cols, sizeof(T)))
-        return launch_packs<T, LbVec16<T>::n>(x, rows, cols, c, st);
-    return launch_packs<T, 1>(x, rows, cols, c, st);
 }
 
 } // namespace
@@ -306,6 +227,7 @@ extern "C" int lb_cuda_softmax(cudaStream_t stream, LbDtype dtype, void *d_x, in
     if (rows == 0 || cols == 0)
         return LB_OK;
     const float c = (float)((double)scale * 1.4426950408889634); /* log2(e) */
-    LB_DISPATCH_DTYPE(dtype, T, return launch_softmax<T>(d_x, rows, cols, c, stream));
+    LB_DISPATCH_PACKS(dtype, T, N, lb_can_vec16(d_x, cols, sizeof(T)),
+                      return launch_packs<T, N>(static_cast<T *>(d_x), rows, cols, c, stream));
     return LB_OK;
 }

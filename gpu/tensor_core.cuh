@@ -49,50 +49,38 @@ template <> __device__ __forceinline__ uint32_t lb_pack2<__nv_bfloat16>(float lo
 
 #ifndef LB_GPU_EMULATOR
 
-/* d (16 x 8, fp32) += a (16 x 16) b (16 x 8), fp32 accumulation. */
+/* d (16 x 8, fp32) += a (16 x 16) b (16 x 8), fp32 accumulation; AB the PTX type of a and b. The
+ * flash kernels need sm_80 (the build's architectures all are). */
 template <typename T> __device__ __forceinline__ void lb_mma_16816(float d[4], const uint32_t a[4], const uint32_t b[2]);
-template <> __device__ __forceinline__ void lb_mma_16816<__half>(float d[4], const uint32_t a[4], const uint32_t b[2])
-{
 #if __CUDA_ARCH__ >= 800
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-                 "{%0, %1, %2, %3};\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#define LB_MMA_16816(T, AB)                                                                                    \
+    template <> __device__ __forceinline__ void lb_mma_16816<T>(float d[4], const uint32_t a[4], const uint32_t b[2]) \
+    {                                                                                                          \
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." AB "." AB ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, " \
+                     "{%8, %9}, {%0, %1, %2, %3};\n"                                                          \
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                          \
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));                      \
+    }
 #else
-    __trap(); /* the flash kernels need sm_80 (the build's architectures all are) */
+#define LB_MMA_16816(T, AB)                                                                                    \
+    template <> __device__ __forceinline__ void lb_mma_16816<T>(float *, const uint32_t *, const uint32_t *) { __trap(); }
 #endif
-}
-template <>
-__device__ __forceinline__ void lb_mma_16816<__nv_bfloat16>(float d[4], const uint32_t a[4], const uint32_t b[2])
-{
-#if __CUDA_ARCH__ >= 800
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-                 "{%0, %1, %2, %3};\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-#else
-    __trap();
-#endif
-}
+LB_MMA_16816(__half, "f16")
+LB_MMA_16816(__nv_bfloat16, "bf16")
 
-/* Four 8 x 8 matrices of 16-bit elements from shared memory, this lane's row address at p. */
-__device__ __forceinline__ void lb_ldmatrix_x4(uint32_t r[4], const void *p)
-{
-    const unsigned s = (unsigned)__cvta_generic_to_shared(p);
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(s)
-                 : "memory");
-}
-/* The same, each matrix transposed. */
-__device__ __forceinline__ void lb_ldmatrix_x4_trans(uint32_t r[4], const void *p)
-{
-    const unsigned s = (unsigned)__cvta_generic_to_shared(p);
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(s)
-                 : "memory");
-}
+/* Four 8 x 8 matrices of 16-bit elements from shared memory, this lane's row address at p; the
+ * _trans one transposes each matrix. */
+#define LB_LDMATRIX_X4(name, TRANS)                                                                \
+    __device__ __forceinline__ void name(uint32_t r[4], const void *p)                             \
+    {                                                                                              \
+        const unsigned s = (unsigned)__cvta_generic_to_shared(p);                                  \
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4" TRANS ".shared.b16 {%0, %1, %2, %3}, [%4];\n" \
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])                              \
+                     : "r"(s)                                                                      \
+                     : "memory");                                                                  \
+    }
+LB_LDMATRIX_X4(lb_ldmatrix_x4, "")
+LB_LDMATRIX_X4(lb_ldmatrix_x4_trans, ".trans")
 
 /* 16 bytes from global src to shared dst, asynchronously; zeros instead when !fill (src is then
  * not read, but must still be a valid address). */

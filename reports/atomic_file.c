@@ -97,3 +97,23 @@ void lb_atomic_abort(LbAtomicFile *af)
         unlink(af->tmp_path);
     atomic_free(af);
 }
+
+int lb_atomic_write(const char *dir, const char *name, LbAtomicWriter write, const void *ctx)
+{
+    char *path = lb_path_join(dir, name);
+    if (!path)
+        return LB_FAIL(LB_ERR_NOMEM, "out of memory");
+    LbAtomicFile af;
+    int rc = lb_atomic_open(&af, path);
+    if (rc == LB_OK && (rc = write(af.f, ctx)) == LB_OK) {
+        rc = lb_atomic_commit(&af);
+    } else if (af.f) {
+        lb_atomic_abort(&af);
+        if (rc != LB_ERR_NOMEM) {
+            lb_error_clear();
+            rc = LB_FAIL(LB_ERR_IO, "cannot write %s", path);
+        }
+    }
+    free(path);
+    return rc;
+}

@@ -30,6 +30,11 @@ int lb_atomic_commit(LbAtomicFile *af);
 /* Close and remove the temporary file (after a failed write). NULL-safe, idempotent. */
 void lb_atomic_abort(LbAtomicFile *af);
 
+/* DIR/NAME written whole by write(f, ctx), or not at all: LB_OK, LB_ERR_NOMEM, or LB_ERR_IO
+ * naming the file (a writer's other failures become that one line). */
+typedef int (*LbAtomicWriter)(FILE *f, const void *ctx);
+int lb_atomic_write(const char *dir, const char *name, LbAtomicWriter write, const void *ctx);
+
 /* Fault injection, for tests only: make the next atomic write fail at one step, as the system
  * would (mkstemp, fsync or rename returning EIO), once. Write failures need no hook: tests
  * get real ones from RLIMIT_FSIZE. */

@@ -139,8 +139,15 @@ static void fmt_double(double v, char *buf, size_t size)
         lb_csv_format_double(v, buf, size);
 }
 
-static int write_all(FILE *f, const LbBreakdownRecord *recs, size_t count)
+typedef struct Records {
+    const LbBreakdownRecord *recs;
+    size_t count;
+} Records;
+
+static int write_all(FILE *f, const void *ctx)
 {
+    const LbBreakdownRecord *recs = ((const Records *)ctx)->recs;
+    const size_t count = ((const Records *)ctx)->count;
     LB_TRY(lb_csv_write_record(f, lb_breakdown_columns, LB_BREAKDOWN_COLUMNS));
     for (size_t i = 0; i < count; i++) {
         const LbBreakdownRecord *r = &recs[i];
@@ -171,25 +178,8 @@ static int write_all(FILE *f, const LbBreakdownRecord *recs, size_t count)
 
 int lb_breakdown_write(const char *dir, const LbBreakdownRecord *recs, size_t count)
 {
-    char *path = lb_path_join(dir, LB_BREAKDOWN_FILE);
-    if (!path)
-        return LB_FAIL(LB_ERR_NOMEM, "out of memory");
-    LbAtomicFile af;
-    int rc = lb_atomic_open(&af, path);
-    if (rc == LB_OK) {
-        rc = write_all(af.f, recs, count);
-        if (rc == LB_OK) {
-            rc = lb_atomic_commit(&af);
-        } else {
-            lb_atomic_abort(&af);
-            if (rc != LB_ERR_NOMEM) {
-                lb_error_clear();
-                rc = LB_FAIL(LB_ERR_IO, "cannot write %s", path);
-            }
-        }
-    }
-    free(path);
-    return rc;
+    const Records r = {recs, count};
+    return lb_atomic_write(dir, LB_BREAKDOWN_FILE, write_all, &r);
 }
 
 /* --- reading -------------------------------------------------------------------------------- */
@@ -262,13 +252,18 @@ fail:
                    lb_breakdown_columns[bad], f[bad], want);
 }
 
-int lb_breakdown_read(const char *dir, LbBreakdownRecord **out, size_t *count)
+/* lb_breakdown_read, or where if_any and there is no such file, LB_OK with no records. */
+static int read_file(const char *dir, int if_any, LbBreakdownRecord **out, size_t *count)
 {
     *out = NULL;
     *count = 0;
     char *path = lb_path_join(dir, LB_BREAKDOWN_FILE);
     if (!path)
         return LB_FAIL(LB_ERR_NOMEM, "out of memory");
+    if (if_any && access(path, F_OK) != 0) {
+        free(path);
+        return LB_OK;
+    }
     LbCsvTable t;
     memset(&t, 0, sizeof t);
     LbBreakdownRecord *r = NULL;
@@ -376,14 +371,12 @@ int lb_breakdown_measure_add(const char *dir, LbBackend *be, const LbModelConfig
     return rc;
 }
 
+int lb_breakdown_read(const char *dir, LbBreakdownRecord **out, size_t *count)
+{
+    return read_file(dir, 0, out, count);
+}
+
 int lb_breakdown_read_if_any(const char *dir, LbBreakdownRecord **out, size_t *count)
 {
-    *out = NULL;
-    *count = 0;
-    char *path = lb_path_join(dir, LB_BREAKDOWN_FILE);
-    if (!path)
-        return LB_FAIL(LB_ERR_NOMEM, "out of memory");
-    const int exists = access(path, F_OK) == 0;
-    free(path);
-    return exists ? lb_breakdown_read(dir, out, count) : LB_OK;
+    return read_file(dir, 1, out, count);
 }

@@ -39,8 +39,8 @@ typedef struct LbBreakdownRecord {
     double percent_of_limit; /* NaN when empty */
 } LbBreakdownRecord;
 
-/* The records of one cell: its rows in role order, then overhead and pass. cal may be NULL (no
- * percentages). *out is malloc'd (free it); LB_OK or LB_ERR_NOMEM. */
+/* One cell's records: its rows in role order, then overhead and pass; cal NULL: no percentages.
+ * *out malloc'd. */
 int lb_breakdown_records(LbModelKind model, int64_t n, int64_t k, const LbBreakdown *b, const LbCalibration *cal,
                          LbBreakdownRecord **out, size_t *count);
 
@@ -48,8 +48,7 @@ int lb_breakdown_records(LbModelKind model, int64_t n, int64_t k, const LbBreakd
  * calls, ms, share %, achieved with its unit, % of limit ("-" where a field is empty). */
 void lb_breakdown_print(FILE *out, const LbBreakdownRecord *recs, size_t count);
 
-/* Write DIR/breakdown.csv with exactly these records, atomically. LB_OK, LB_ERR_NOMEM, or
- * LB_ERR_IO naming the file (nothing half-written is left). */
+/* DIR/breakdown.csv with exactly these records, written atomically (reports/atomic_file.h). */
 int lb_breakdown_write(const char *dir, const LbBreakdownRecord *recs, size_t count);
 
 /* Read DIR/breakdown.csv. A missing file is LB_ERR_IO; a file with another header, a short row or a
@@ -64,13 +63,11 @@ int lb_breakdown_read_if_any(const char *dir, LbBreakdownRecord **out, size_t *c
  * adding at once (sweep --gpus) keep every row. */
 int lb_breakdown_add(const char *dir, const LbBreakdownRecord *recs, size_t count);
 
-/* lb_breakdown_cell at `batch`, and its records against cal (NULL: no percentages): what
- * `run --breakdown` prints. *out malloc'd. */
+/* lb_breakdown_cell at `batch` and its records (what `run --breakdown` prints). *out malloc'd. */
 int lb_breakdown_measure(LbBackend *be, const LbModelConfig *cfg, int64_t batch, uint64_t seed,
                          const LbCalibration *cal, LbBreakdownRecord **out, size_t *count);
 
-/* What a sweep with --breakdown runs after each measured cell: lb_breakdown_measure, its records
- * added to DIR/breakdown.csv. */
+/* lb_breakdown_measure, its records added to DIR/breakdown.csv: a sweep's --breakdown. */
 int lb_breakdown_measure_add(const char *dir, LbBackend *be, const LbModelConfig *cfg, int64_t batch, uint64_t seed,
                              const LbCalibration *cal);
 

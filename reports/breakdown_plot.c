@@ -1,5 +1,13 @@
-/* breakdown.csv in compare and plot (see breakdown_plot.h). */
-#include "reports/breakdown_plot.h"
+/* breakdown.csv (reports/breakdown_csv.h) shown by `linbench compare` and `linbench plot`, for a
+ * sweep that ran with --breakdown; both do nothing where the directory has no breakdown.csv.
+ *
+ * compare: per model, a table of each operation's share of the pass (%), one column per cell
+ *   (n, or n/k for a model with a k axis), and the pass's ms.
+ * plot: per model, breakdown_MODEL.gp and breakdown_MODEL.plot.csv (+ .png/.svg once rendered):
+ *   a stacked bar per cell (n, or n/k), one segment per operation, the bar's height its share of
+ *   the pass (1 less the overhead's rounding). */
+#include "reports/compare.h"
+#include "reports/plot.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -8,7 +16,6 @@
 #include "attn/base/status.h"
 #include "reports/breakdown_csv.h"
 #include "reports/csv_io.h"
-#include "reports/plot_figure.h"
 
 /* --- one model's cells and ops ------------------------------------------------------------------ */
 
@@ -160,18 +167,11 @@ int lb_breakdown_compare(FILE *out, const LbSweepDir *s, LbFormat fmt)
 
 /* --- plot --------------------------------------------------------------------------------------- */
 
-/* A model's figure: its table and the name its files take. */
-typedef struct Figure {
-    const ModelTable *t;
-    const char *name;
-} Figure;
-
 /* One cell per row: its label, then each op's share (0 where the cell has none). */
 static int write_data(FILE *f, const LbSweepDir *s, const void *arg)
 {
     (void)s;
-    const Figure *fig = arg;
-    const ModelTable *t = fig->t;
+    const ModelTable *t = arg;
     const char *head[OPS_MAX + 1];
     head[0] = lb_model_has_k(t->model) ? "n/k" : "n";
     for (int o = 0; o < t->nops; o++)
@@ -192,20 +192,11 @@ static int write_data(FILE *f, const LbSweepDir *s, const void *arg)
     return LB_OK;
 }
 
-/* The stacked bars: a bar per cell, a segment per op, in the data's column order. Finds its data
- * and writes its images beside itself (ARG0), as reports/plot.c's scripts do. */
+/* The stacked bars: a bar per cell, a segment per op, in the data's column order. */
 static int write_script(FILE *f, const LbSweepDir *s, const void *arg)
 {
-    const Figure *fig = arg;
-    const ModelTable *t = fig->t;
-    const char *name = fig->name;
-    char what[160], title[160];
-    snprintf(what, sizeof what, "where %s's forward pass spends its time, from breakdown.csv",
-             lb_model_name(t->model));
-    lb_gp_preamble(f, name, what);
-    snprintf(title, sizeof title, "Where the time goes: %s, each operation's share of the pass",
-             lb_model_name(t->model));
-    lb_gp_title(f, title, lb_sweep_meta(s, "device_name", "?"));
+    (void)s;
+    const ModelTable *t = arg;
     /* one colour per op: gnuplot's own cycle repeats after 8 */
     static const char *const colours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
                                           "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#e7ba52",
@@ -224,7 +215,6 @@ static int write_script(FILE *f, const LbSweepDir *s, const void *arg)
             "set grid ytics\n"
             "plot for [i=2:%d] data using i:xtic(1) title columnheader(i) lt (i-1)\n",
             lb_model_has_k(t->model) ? "n/k" : "n", t->nops + 1);
-    lb_gp_svg(f, name);
     return LB_OK;
 }
 
@@ -237,14 +227,13 @@ int lb_breakdown_plot_write(const LbSweepDir *s, const char *out_dir, LbPlotList
     for (int m = 0; m < LB_MODEL_COUNT && count && rc == LB_OK; m++) {
         ModelTable t;
         if ((rc = table_build(recs, count, (LbModelKind)m, &t)) == LB_OK && t.ncols > 0) {
-            char name[64];
-            snprintf(name, sizeof name, "breakdown_%s", lb_model_name(t.model));
-            const Figure fig = {&t, name};
-            rc = lb_plot_write_file(out_dir, name, ".plot.csv", write_data, s, &fig);
-            if (rc == LB_OK)
-                rc = lb_plot_write_file(out_dir, name, ".gp", write_script, s, &fig);
-            if (rc == LB_OK)
-                lb_plot_add_name(out, name);
+            const char *model = lb_model_name(t.model);
+            char name[64], what[160], title[160];
+            snprintf(name, sizeof name, "breakdown_%s", model);
+            snprintf(what, sizeof what, "where %s's forward pass spends its time, from breakdown.csv", model);
+            snprintf(title, sizeof title, "Where the time goes: %s, each operation's share of the pass", model);
+            const LbFigure fig = {name, what, title, lb_sweep_meta(s, "device_name", "?"), write_data, write_script, &t};
+            rc = lb_plot_figure(out_dir, &fig, s, out);
         }
         table_free(&t);
     }

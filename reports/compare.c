@@ -13,7 +13,6 @@
 #include "attn/base/sizes.h"
 #include "attn/base/status.h"
 #include "reports/breakdown_csv.h"
-#include "reports/breakdown_plot.h"
 #include "reports/csv_io.h"
 #include "reports/paper_table3.h"
 #include "reports/settings.h"
@@ -323,9 +322,8 @@ static int print_csv_long(FILE *out, const Pair *p)
     return LB_OK;
 }
 
-/* Peer and predicted: the keys, then A, B and ratio of each quantity in `qs`. Peer cells write
- * markers and %.6g; predicted ones the shortest exact number and nothing where none. */
-static int print_csv_wide(FILE *out, const Pair *p, const char *const *keys, size_t nkeys, const int *qs, int nq)
+/* Peer: the keys, then linbench, peer and ratio of time, memory and energy (markers and %.6g). */
+static int print_csv_wide(FILE *out, const Pair *p, const char *const *keys, size_t nkeys)
 {
     for (size_t c = 0; c < p->rows * p->cols; c++) {
         if (p->v[c][Q_TIME][0].kind == LB_GRID_EMPTY)
@@ -334,24 +332,14 @@ static int print_csv_wide(FILE *out, const Pair *p, const char *const *keys, siz
         const char *row[16];
         for (size_t x = 0; x < nkeys; x++)
             snprintf(f[x], sizeof f[x], "%s", keys[x]);
-        const LbModelKind m = p->peer ? p->model : p->row_model[c];
         snprintf(f[nkeys], sizeof f[0], "%lld", (long long)p->n[c / p->cols]);
-        snprintf(f[nkeys + 1], sizeof f[0], "%lld", (long long)p->k[p->peer ? c % p->cols : c]);
-        if (!lb_model_has_k(m))
+        snprintf(f[nkeys + 1], sizeof f[0], "%lld", (long long)p->k[c % p->cols]);
+        if (!lb_model_has_k(p->model))
             f[nkeys + 1][0] = '\0';
         size_t o = nkeys + 2;
-        if (!p->peer)
-            snprintf(f[o++], sizeof f[0], "pass");
-        for (int i = 0; i < nq; i++)
-            for (int s = 0; s < 3; s++, o++) {
-                const LbGridCell *v = &p->v[c][qs[i]][s];
-                if (p->peer)
-                    lb_grid_cell_csv(v, f[o], sizeof f[0]);
-                else if (v->kind == LB_GRID_VALUE)
-                    lb_csv_format_double(v->value, f[o], sizeof f[0]);
-                else
-                    f[o][0] = '\0';
-            }
+        for (int q = 0; q < Q_COUNT; q++)
+            for (int s = 0; s < 3; s++, o++)
+                lb_grid_cell_csv(&p->v[c][q][s], f[o], sizeof f[0]);
         for (size_t x = 0; x < o; x++)
             row[x] = f[x];
         LB_TRY(lb_csv_write_record(out, row, o));
@@ -386,22 +374,23 @@ static void format_budget(const LbMeta *m, char *buf, size_t size)
 /* One line on what a result ran: device, dtype, model shape, sharing/order, memory budget. */
 static void describe(FILE *out, const LbSweepDir *s)
 {
-    LbSettingView set[LB_SET_RECORDED];
-    lb_settings_list(&s->meta, set, LB_SET_RECORDED);
     const char *v[LB_SET_RECORDED];
-    for (size_t id = 0; id < LB_SET_RECORDED; id++)
-        v[id] = *set[id].value ? set[id].value : "?";
+    for (size_t id = 0; id < LB_SET_RECORDED; id++) {
+        const char *x = lb_settings_meta_value(&s->meta, (LbSettingId)id);
+        v[id] = x && *x ? x : "?";
+    }
     const char *dtype = v[LB_SET_DTYPE], *stored = lb_sweep_meta(s, "storage_dtype", dtype);
     char budget[48];
     format_budget(&s->meta, budget, sizeof budget);
     const int schedule = strcmp(v[LB_SET_K_SCHEDULE], "uniform") != 0 && strcmp(v[LB_SET_K_SCHEDULE], "?") != 0;
+    const int limited = strcmp(v[LB_SET_MEM_LIMIT], "?") != 0; /* "?": empty, no --mem-limit */
     fprintf(out, "%s (%s), %s%s%s%s, %s layers, d_model %s, %s heads, ffn %s, %s sharing, %s order%s%.60s, memory budget %s%s%s%s",
             lb_sweep_meta(s, "device_name", "unknown device"), v[LB_SET_DEVICE], dtype,
             strcmp(stored, dtype) ? " (stored as " : "", strcmp(stored, dtype) ? stored : "", strcmp(stored, dtype) ? ")" : "",
             v[LB_SET_LAYERS], v[LB_SET_DMODEL], v[LB_SET_HEADS], v[LB_SET_FFN], v[LB_SET_SHARING], v[LB_SET_ORDER],
             schedule ? ", k per layer " : "", schedule ? v[LB_SET_K_SCHEDULE] : "", budget,
-            *set[LB_SET_MEM_LIMIT].value ? " (--" : "", *set[LB_SET_MEM_LIMIT].value ? lb_settings[LB_SET_MEM_LIMIT].flag : "",
-            *set[LB_SET_MEM_LIMIT].value ? ")" : "");
+            limited ? " (--" : "", limited ? lb_settings[LB_SET_MEM_LIMIT].flag : "",
+            limited ? ")" : "");
 }
 
 int lb_compare_devices_differ(const LbSweepDir *a, const LbSweepDir *b, char *buf, size_t size)
@@ -417,6 +406,14 @@ int lb_compare_devices_differ(const LbSweepDir *a, const LbSweepDir *b, char *bu
     else
         snprintf(buf, size, "A ran on %s, B on %s", na, nb);
     return 1;
+}
+
+/* A report's title: "linbench compare: " DIR WHAT (DIR "" but against the paper); returns the lead
+ * of its list's items. */
+static const char *print_title(FILE *out, LbFormat fmt, const char *dir, const char *what)
+{
+    fprintf(out, fmt == LB_FORMAT_MD ? "## linbench compare: %s%s\n\n" : "linbench compare: %s%s\n", dir, what);
+    return fmt == LB_FORMAT_MD ? "- " : "  ";
 }
 
 static void print_status(FILE *out, const char *item, const LbSweepDir *s, const char *label, const char *what)
@@ -500,23 +497,21 @@ static int dash_below_n(const Pair *p)
     return 0;
 }
 
-/* Sorted union of two sorted unique lists (malloc'd). */
+/* Sorted union of two lists (malloc'd). */
 static int64_t *union_of(const int64_t *a, size_t na, const int64_t *b, size_t nb, size_t *count)
 {
     int64_t *u = malloc((na + nb + 1) * sizeof *u);
-    size_t i = 0, j = 0, o = 0;
-    while (u && (i < na || j < nb)) {
-        const int64_t v = j >= nb || (i < na && a[i] <= b[j]) ? a[i] : b[j];
-        i += i < na && a[i] == v;
-        j += j < nb && b[j] == v;
-        u[o++] = v;
+    if (u) {
+        memcpy(u, a, na * sizeof *a);
+        memcpy(u + na, b, nb * sizeof *b);
+        *count = lb_sort_unique_int64(u, na + nb);
     }
-    *count = o;
     return u;
 }
 
-/* The pairs speedups.csv holds beyond Table 3's, for the models measured in a or b (b may be NULL). */
-static size_t other_pairs(const LbSweepDir *a, const LbSweepDir *b, LbSpeedupPair *pairs)
+/* The pairs speedups.csv holds beyond Table 3's, for the models measured in a or b (b may be NULL),
+ * under their heading where there is one. */
+static size_t other_pairs(FILE *out, LbFormat fmt, const LbSweepDir *a, const LbSweepDir *b, LbSpeedupPair *pairs)
 {
     int measured[LB_MODEL_COUNT], other[LB_MODEL_COUNT];
     (void)lb_models_measured(&a->meta, a->rows, a->count, measured); /* an unknown name leaves the known */
@@ -530,6 +525,8 @@ static size_t other_pairs(const LbSweepDir *a, const LbSweepDir *b, LbSpeedupPai
     for (size_t p = 0; p < count; p++)
         if (!(all[p].model == a->grid.model && all[p].baseline == LB_TABLE3_BASELINE))
             pairs[kept++] = all[p];
+    if (kept > 0)
+        fprintf(out, fmt == LB_FORMAT_MD ? "\n## Every other model (speedups.csv)\n\n" : "\nEvery other model (speedups.csv)\n\n");
     return kept;
 }
 
@@ -560,13 +557,6 @@ static int paper_rows(LbModelKind model, LbSweepDir *s)
     return LB_OK;
 }
 
-static void grid_titles(LbModelKind model, LbModelKind baseline, char titles[3][160])
-{
-    const Pair p = {.model = model, .baseline = baseline};
-    for (int q = 0; q < Q_COUNT; q++)
-        speedup_title(&p, q, titles[q], sizeof titles[q]);
-}
-
 static int compare_paper(FILE *out, const LbSweepDir *s, LbFormat fmt)
 {
     const int predicted = s->kind == LB_RESULT_PREDICTED;
@@ -589,9 +579,7 @@ static int compare_paper(FILE *out, const LbSweepDir *s, LbFormat fmt)
         pair_free(&p);
         return rc;
     }
-    const char *item = fmt == LB_FORMAT_MD ? "- " : "  ";
-    fprintf(out, fmt == LB_FORMAT_MD ? "## linbench compare: %s against the Linformer paper, Table 3\n\n"
-                                     : "linbench compare: %s against the Linformer paper, Table 3\n", s->dir);
+    const char *item = print_title(out, fmt, s->dir, " against the Linformer paper, Table 3");
     fprintf(out, "%s%s: ", item, mode.block[0]);
     describe(out, s);
     fprintf(out, "\n%spaper:    %s%s, Linformer with layerwise sharing; precision and model size not stated\n", item,
@@ -607,18 +595,17 @@ static int compare_paper(FILE *out, const LbSweepDir *s, LbFormat fmt)
     }
     pair_free(&p);
     LbSpeedupPair pairs[LB_SPEEDUP_PAIRS_MAX];
-    const size_t np = rc == LB_OK ? other_pairs(s, NULL, pairs) : 0;
-    if (np > 0)
-        fprintf(out, fmt == LB_FORMAT_MD ? "\n## Every other model (speedups.csv)\n\n" : "\nEvery other model (speedups.csv)\n\n");
+    const size_t np = rc == LB_OK ? other_pairs(out, fmt, s, NULL, pairs) : 0;
     for (size_t i = 0; i < np && rc == LB_OK; i++) {
         LbGrid g;
         LB_TRY(lb_grid_pair_from_raw(s->rows, s->count, pairs[i].model, pairs[i].baseline, s->grid.n, s->grid.rows,
                                      s->grid.k, s->grid.cols, &g));
-        char titles[3][160];
-        grid_titles(g.model, g.baseline, titles);
+        const Pair gp = {.model = g.model, .baseline = g.baseline};
+        char titles[Q_COUNT][160];
+        for (int q = 0; q < Q_COUNT; q++)
+            speedup_title(&gp, q, titles[q], sizeof titles[q]);
         pair_heading(out, fmt, g.model, lb_model_name(g.baseline));
-        const char *t[3] = {titles[0], titles[1], titles[2]};
-        rc = lb_grid_print_table(out, fmt, &g, t, NULL);
+        rc = lb_grid_print_table(out, fmt, &g, (const char *const[3]){titles[0], titles[1], titles[2]}, NULL);
         lb_grid_free(&g);
     }
     return rc == LB_OK ? lb_breakdown_compare(out, s, fmt) : rc; /* where the sweep ran with --breakdown */
@@ -636,8 +623,7 @@ static int compare_sweeps(FILE *out, const LbSweepDir *a, const LbSweepDir *b, L
     if (rc == LB_OK && fmt == LB_FORMAT_CSV) {
         rc = print_csv_long(out, &p);
     } else if (rc == LB_OK) {
-        const char *item = fmt == LB_FORMAT_MD ? "- " : "  ";
-        fprintf(out, fmt == LB_FORMAT_MD ? "## linbench compare: two sweeps\n\n" : "linbench compare: two sweeps\n");
+        const char *item = print_title(out, fmt, "", "two sweeps");
         fprintf(out, "%sA: %s: ", item, a->dir);
         describe(out, a);
         fprintf(out, "\n%sB: %s: ", item, b->dir);
@@ -652,9 +638,7 @@ static int compare_sweeps(FILE *out, const LbSweepDir *a, const LbSweepDir *b, L
         rc = print_pair(out, fmt, &p, 1);
         print_legend(out, fmt, lb_grid_dash_meaning(dash_below_n(&p)), mode->na);
         LbSpeedupPair pairs[LB_SPEEDUP_PAIRS_MAX];
-        const size_t np = other_pairs(a, b, pairs);
-        if (np > 0)
-            fprintf(out, fmt == LB_FORMAT_MD ? "\n## Every other model (speedups.csv)\n\n" : "\nEvery other model (speedups.csv)\n\n");
+        const size_t np = other_pairs(out, fmt, a, b, pairs);
         for (size_t i = 0; i < np && rc == LB_OK; i++) {
             Pair o;
             if ((rc = pair_speedups(&o, mode, a, b, pairs[i].model, pairs[i].baseline, n, nn, k, nk)) == LB_OK)
@@ -723,9 +707,7 @@ static int compare_peer(FILE *out, const LbSweepDir *lin, const LbSweepDir *peer
     if (rc == LB_OK && csv) {
         rc = lb_csv_write_record(out, head, 14);
     } else if (rc == LB_OK) {
-        const char *item = md ? "- " : "  ";
-        fprintf(out, md ? "## linbench compare: linbench against PyTorch (bench/peer), cell by cell\n\n"
-                        : "linbench compare: linbench against PyTorch (bench/peer), cell by cell\n");
+        const char *item = print_title(out, fmt, "", "linbench against PyTorch (bench/peer), cell by cell");
         fprintf(out, "%slinbench: %s: ", item, lin->dir);
         describe(out, lin);
         fprintf(out, "\n%speer:     %s: ", item, peer->dir); /* the peer's meta.csv holds linbench's keys */
@@ -763,8 +745,7 @@ static int compare_peer(FILE *out, const LbSweepDir *lin, const LbSweepDir *peer
                     break;
                 any = 1;
                 const char *keys[3] = {pass == 0 ? "same_work" : "baseline", lb_model_name(p.model), pm->name};
-                static const int qs[3] = {Q_TIME, Q_MEMORY, Q_ENERGY};
-                rc = csv ? print_csv_wide(out, &p, keys, 3, qs, 3)
+                rc = csv ? print_csv_wide(out, &p, keys, 3)
                          : pass == 0 ? print_pair(out, fmt, &p, 1) : print_saved(out, fmt, lin, peer, v, &p);
                 pair_free(&p);
             }
@@ -854,24 +835,31 @@ static int print_ops(FILE *out, LbFormat fmt, const Pair *p, const Ops *o)
     return LB_OK;
 }
 
-static void csv_num(char *buf, size_t size, double v)
-{
-    if (isfinite(v))
-        lb_csv_format_double(v, buf, size);
-    else
-        buf[0] = '\0';
-}
-
-/* Each op's CSV row of one cell: batches, ms per sequence (its ms over its batch) and ratios. */
-static int print_ops_csv(FILE *out, const Pair *p, size_t r, const Ops *o)
+/* A cell's CSV rows: its pass (raw.csv's), then each op of breakdown.csv: measured, predicted and
+ * ratio of the batch and of ms per sequence (an op's ms over its batch), empty where none. */
+static int print_cell_csv(FILE *out, const Pair *p, size_t r, const Ops *o)
 {
     const LbModelKind m = p->row_model[r];
-    for (int role = 0; role < LB_ROLE_COUNT; role++) {
-        const char *op = lb_op_role_name((LbOpRole)role);
+    for (int role = -1; role < LB_ROLE_COUNT; role++) {
+        const char *op = role < 0 ? "pass" : lb_op_role_name((LbOpRole)role);
         const LbBreakdownRecord *x = find_op(o->r[0], o->count[0], m, p->n[r], p->k[r], op);
         const LbBreakdownRecord *y = find_op(o->r[1], o->count[1], m, p->n[r], p->k[r], op);
-        if (!x && !y)
+        double v[6];
+        if (role < 0) {
+            for (int i = 0; i < 6; i++) {
+                const LbGridCell *c = &p->v[r][i < 3 ? Q_MEMORY : Q_TIME][i % 3];
+                v[i] = c->kind == LB_GRID_VALUE ? c->value : NAN;
+            }
+        } else if (!x && !y) {
             continue;
+        } else {
+            v[0] = x ? (double)x->batch : NAN;
+            v[1] = y ? (double)y->batch : NAN;
+            v[2] = x && y && y->batch > 0 ? (double)x->batch / (double)y->batch : NAN;
+            v[3] = x && x->batch > 0 ? x->ms / (double)x->batch : NAN;
+            v[4] = y && y->batch > 0 ? y->ms / (double)y->batch : NAN;
+            v[5] = op_ratio(x, y);
+        }
         char f[10][40] = {{0}};
         const char *row[10];
         for (int i = 0; i < 10; i++)
@@ -881,17 +869,9 @@ static int print_ops_csv(FILE *out, const Pair *p, size_t r, const Ops *o)
         if (lb_model_has_k(m))
             snprintf(f[2], sizeof f[2], "%lld", (long long)p->k[r]);
         snprintf(f[3], sizeof f[3], "%s", op);
-        if (x)
-            snprintf(f[4], sizeof f[4], "%lld", (long long)x->batch);
-        if (y)
-            snprintf(f[5], sizeof f[5], "%lld", (long long)y->batch);
-        if (x && y && y->batch > 0)
-            csv_num(f[6], sizeof f[6], (double)x->batch / (double)y->batch);
-        if (x && x->batch > 0)
-            csv_num(f[7], sizeof f[7], x->ms / (double)x->batch);
-        if (y && y->batch > 0)
-            csv_num(f[8], sizeof f[8], y->ms / (double)y->batch);
-        csv_num(f[9], sizeof f[9], op_ratio(x, y));
+        for (int i = 0; i < 6; i++)
+            if (isfinite(v[i]))
+                lb_csv_format_double(v[i], f[4 + i], sizeof f[0]);
         LB_TRY(lb_csv_write_record(out, row, 10));
     }
     return LB_OK;
@@ -908,21 +888,11 @@ static int compare_predicted(FILE *out, const LbSweepDir *a, const LbSweepDir *b
     if (rc == LB_OK && fmt == LB_FORMAT_CSV) {
         static const char *const head[10] = {"model", "n", "k", "op", "measured_batch", "predicted_batch",
                                              "batch_ratio", "measured_ms_per_seq", "predicted_ms_per_seq", "time_ratio"};
-        static const int qs[2] = {Q_MEMORY, Q_TIME};
         rc = lb_csv_write_record(out, head, 10);
-        for (size_t r = 0; r < p.rows && rc == LB_OK; r++) {
-            const char *key = lb_model_name(p.row_model[r]);
-            Pair one = p; /* the one cell: its row, n and k */
-            one.rows = 1;
-            one.n += r, one.k += r, one.row_model += r, one.v += r;
-            rc = print_csv_wide(out, &one, &key, 1, qs, 2);
-            if (rc == LB_OK)
-                rc = print_ops_csv(out, &p, r, &o);
-        }
+        for (size_t r = 0; r < p.rows && rc == LB_OK; r++)
+            rc = print_cell_csv(out, &p, r, &o);
     } else if (rc == LB_OK) {
-        const char *item = fmt == LB_FORMAT_MD ? "- " : "  ";
-        fprintf(out, fmt == LB_FORMAT_MD ? "## linbench compare: a sweep against its prediction\n\n"
-                                         : "linbench compare: a sweep against its prediction\n");
+        const char *item = print_title(out, fmt, "", "a sweep against its prediction");
         fprintf(out, "%smeasured:  %s: ", item, a->dir);
         describe(out, a);
         fprintf(out, "\n%spredicted: %s: ", item, b->dir);
@@ -949,6 +919,13 @@ static int compare_predicted(FILE *out, const LbSweepDir *a, const LbSweepDir *b
     return rc;
 }
 
+/* Whether b, not a, is the sweep (a peer's result or a prediction beside it): compare sets the
+ * sweep as A whatever the order. */
+static int sweep_second(const LbSweepDir *a, const LbSweepDir *b)
+{
+    return a->kind == LB_RESULT_PEER || (a->kind == LB_RESULT_PREDICTED && b->kind == LB_RESULT_SWEEP);
+}
+
 int lb_compare_check(const LbSweepDir *a, const LbSweepDir *b)
 {
     if (!b && a->kind == LB_RESULT_PEER)
@@ -959,11 +936,8 @@ int lb_compare_check(const LbSweepDir *a, const LbSweepDir *b)
         return LB_OK;
     if (a->kind == LB_RESULT_PEER && b->kind == LB_RESULT_PEER)
         return LB_FAIL(LB_ERR_FORMAT, "both directories are results of bench/peer: should be a linbench sweep and a peer's result");
-    if (a->kind == LB_RESULT_PEER || (a->kind == LB_RESULT_PREDICTED && b->kind == LB_RESULT_SWEEP)) {
-        const LbSweepDir *t = a; /* the sweep first */
-        a = b;
-        b = t;
-    }
+    if (sweep_second(a, b))
+        return lb_compare_check(b, a);
     if (b->kind == LB_RESULT_PEER) {
         if (strcmp(storage(&a->meta), storage(&b->meta)) != 0)
             return LB_FAIL(LB_ERR_FORMAT, "not the same work: %s stored %s and %s %s: compare needs both sides to run one model",
@@ -993,8 +967,8 @@ int lb_compare(FILE *out, const LbSweepDir *a, const LbSweepDir *b, LbFormat fmt
 {
     if (!b)
         return compare_paper(out, a, fmt);
-    if (a->kind == LB_RESULT_PEER || (a->kind == LB_RESULT_PREDICTED && b->kind == LB_RESULT_SWEEP))
-        return lb_compare(out, b, a, fmt); /* the sweep is A */
+    if (sweep_second(a, b))
+        return lb_compare(out, b, a, fmt);
     if (b->kind == LB_RESULT_PEER)
         return compare_peer(out, a, b, fmt);
     return a->kind != b->kind ? compare_predicted(out, a, b, fmt) : compare_sweeps(out, a, b, fmt);

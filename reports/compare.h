@@ -14,15 +14,9 @@
  *              ms per sequence measured, predicted and measured / predicted; with breakdown.csv in
  *              both, each operation's measured / predicted ms per sequence.
  * Either side may come first on the command line; the sweep is A. Markers: "-" no such cell
- * (k >= n), ERR, OOM, NA (not measured), in that order of precedence.
- *
- * CSV (the columns are the mode's):
- *   paper, sweeps  grid,n,k,measured,paper,measured_over_paper  or  grid,n,k,a,b,b_over_a
- *                  (Table 3's pair; energy rows where either side has energy)
- *   peer           comparison,linbench_model,peer_model,n,k, then linbench, peer and
- *                  linbench_over_peer of ms_per_seq/time, batch and j_per_seq/energy
- *   predicted      model,n,k,op,measured_batch,predicted_batch,batch_ratio,
- *                  measured_ms_per_seq,predicted_ms_per_seq,time_ratio (empty where no value) */
+ * (k >= n), ERR, OOM, NA (not measured), in that order of precedence. CSV: a row per cell in the
+ * mode's columns (README's compare --format); predicted: model,n,k,op,measured_batch,
+ * predicted_batch,batch_ratio,measured_ms_per_seq,predicted_ms_per_seq,time_ratio. */
 #ifndef LB_COMPARE_H
 #define LB_COMPARE_H
 
@@ -51,6 +45,10 @@ int lb_compare_devices_differ(const LbSweepDir *a, const LbSweepDir *b, char *bu
 /* The report of a against b (NULL: the paper), either order. LB_OK or a status (LB_ERR_NOMEM,
  * LB_ERR_IO, a breakdown.csv that does not read). */
 int lb_compare(FILE *out, const LbSweepDir *a, const LbSweepDir *b, LbFormat fmt);
+
+/* breakdown.csv's tables, where s has one (text or md; nothing for csv): LB_OK, or the status of
+ * reading it (reports/breakdown_plot.c). */
+int lb_breakdown_compare(FILE *out, const LbSweepDir *s, LbFormat fmt);
 
 #ifdef __cplusplus
 }

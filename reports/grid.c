@@ -26,10 +26,8 @@ int lb_grid_alloc_pair(LbGrid *g, LbModelKind model, LbModelKind baseline, const
     size_t cells = nn * nk;
     g->n = malloc((nn ? nn : 1) * sizeof *g->n);
     g->k = malloc((nk ? nk : 1) * sizeof *g->k);
-    g->time = malloc((cells ? cells : 1) * sizeof *g->time);
-    g->memory = malloc((cells ? cells : 1) * sizeof *g->memory);
-    g->energy = malloc((cells ? cells : 1) * sizeof *g->energy);
-    if (!g->n || !g->k || !g->time || !g->memory || !g->energy) {
+    g->time = malloc((cells ? 3 * cells : 1) * sizeof *g->time); /* then memory, then energy */
+    if (!g->n || !g->k || !g->time) {
         lb_grid_free(g);
         return LB_FAIL(LB_ERR_NOMEM, "out of memory for a %zu x %zu grid", nn, nk);
     }
@@ -37,13 +35,11 @@ int lb_grid_alloc_pair(LbGrid *g, LbModelKind model, LbModelKind baseline, const
         memcpy(g->n, n, nn * sizeof *n);
     if (nk)
         memcpy(g->k, k, nk * sizeof *k);
-    for (size_t i = 0; i < nn; i++) {
-        for (size_t j = 0; j < nk; j++) {
-            LbGridCellKind kind = lb_model_cell_exists(model, n[i], k[j]) ? LB_GRID_MISSING : LB_GRID_EMPTY;
-            g->time[i * nk + j] = (LbGridCell){kind, 0.0};
-            g->memory[i * nk + j] = (LbGridCell){kind, 0.0};
-            g->energy[i * nk + j] = (LbGridCell){kind, 0.0};
-        }
+    g->memory = g->time + cells;
+    g->energy = g->memory + cells;
+    for (size_t c = 0; c < 3 * cells; c++) {
+        const size_t i = c % cells / nk, j = c % nk;
+        g->time[c] = (LbGridCell){lb_model_cell_exists(model, n[i], k[j]) ? LB_GRID_MISSING : LB_GRID_EMPTY, 0.0};
     }
     return LB_OK;
 }
@@ -59,27 +55,21 @@ void lb_grid_free(LbGrid *g)
         return;
     free(g->n);
     free(g->k);
-    free(g->time);
-    free(g->memory);
-    free(g->energy);
+    free(g->time); /* memory and energy too */
     memset(g, 0, sizeof *g);
 }
 
-long lb_grid_row(const LbGrid *g, int64_t n)
+/* Index of v in a[count], or -1. */
+static long index_of(const int64_t *a, size_t count, int64_t v)
 {
-    for (size_t i = 0; i < g->rows; i++)
-        if (g->n[i] == n)
+    for (size_t i = 0; i < count; i++)
+        if (a[i] == v)
             return (long)i;
     return -1;
 }
 
-long lb_grid_col(const LbGrid *g, int64_t k)
-{
-    for (size_t j = 0; j < g->cols; j++)
-        if (g->k[j] == k)
-            return (long)j;
-    return -1;
-}
+long lb_grid_row(const LbGrid *g, int64_t n) { return index_of(g->n, g->rows, n); }
+long lb_grid_col(const LbGrid *g, int64_t k) { return index_of(g->k, g->cols, k); }
 
 /* An error on either side beats an OOM, which beats a missing row: what the reader most needs
  * to know. */
@@ -210,14 +200,15 @@ static void lb_format_sig(double v, int digits, char *buf, size_t size)
         snprintf(buf, size, "%#.*g", digits, v);
 }
 
+/* What a cell that is no value shows, by kind: in a table, and in a CSV file (EMPTY differs). */
+static const char *const kind_text[] = {[LB_GRID_EMPTY] = "-", [LB_GRID_MISSING] = "NA", [LB_GRID_OOM] = "OOM",
+                                        [LB_GRID_ERROR] = "ERR"};
+
 void lb_grid_cell_text(const LbGridCell *c, const char *suffix, char *buf, size_t size)
 {
-    switch (c->kind) {
-    case LB_GRID_EMPTY: snprintf(buf, size, "-"); return;
-    case LB_GRID_MISSING: snprintf(buf, size, "NA"); return;
-    case LB_GRID_OOM: snprintf(buf, size, "OOM"); return;
-    case LB_GRID_ERROR: snprintf(buf, size, "ERR"); return;
-    case LB_GRID_VALUE: break;
+    if (c->kind != LB_GRID_VALUE) {
+        snprintf(buf, size, "%s", kind_text[c->kind]);
+        return;
     }
     char num[64];
     lb_format_sig(c->value, 3, num, sizeof num);
@@ -226,29 +217,25 @@ void lb_grid_cell_text(const LbGridCell *c, const char *suffix, char *buf, size_
 
 void lb_grid_cell_csv(const LbGridCell *c, char *buf, size_t size)
 {
-    switch (c->kind) {
-    case LB_GRID_EMPTY: snprintf(buf, size, "%s", ""); return;
-    case LB_GRID_MISSING: snprintf(buf, size, "NA"); return;
-    case LB_GRID_OOM: snprintf(buf, size, "OOM"); return;
-    case LB_GRID_ERROR: snprintf(buf, size, "ERR"); return;
-    case LB_GRID_VALUE: snprintf(buf, size, "%.6g", c->value); return;
-    }
+    if (c->kind == LB_GRID_VALUE)
+        snprintf(buf, size, "%.6g", c->value);
+    else
+        snprintf(buf, size, "%s", c->kind == LB_GRID_EMPTY ? "" : kind_text[c->kind]);
 }
 
 int lb_grid_cell_parse(const char *s, LbGridCell *c)
 {
     *c = (LbGridCell){LB_GRID_VALUE, 0.0};
-    if (s[0] == '\0')
+    if (s[0] == '\0') {
         c->kind = LB_GRID_EMPTY;
-    else if (strcmp(s, "NA") == 0)
-        c->kind = LB_GRID_MISSING;
-    else if (strcmp(s, "OOM") == 0)
-        c->kind = LB_GRID_OOM;
-    else if (strcmp(s, "ERR") == 0)
-        c->kind = LB_GRID_ERROR;
-    else if (lb_csv_parse_double(s, &c->value) || !isfinite(c->value))
-        return -1;
-    return 0;
+        return 0;
+    }
+    for (int k = LB_GRID_MISSING; k <= LB_GRID_ERROR; k++)
+        if (k != LB_GRID_VALUE && strcmp(s, kind_text[k]) == 0) {
+            c->kind = (LbGridCellKind)k;
+            return 0;
+        }
+    return lb_csv_parse_double(s, &c->value) || !isfinite(c->value) ? -1 : 0;
 }
 
 int lb_grid_has_energy(const LbGrid *g)

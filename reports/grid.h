@@ -1,12 +1,11 @@
-/* The two grids of Table 3 (METHOD.md, "Ratios"), built from raw.csv rows:
+/* Table 3's grids (METHOD.md, "Ratios") from raw.csv rows, and any model's against a baseline:
  *   time speedup(n, k)   = ms_per_seq(standard, n) / ms_per_seq(linformer, n, k)
  *   memory speedup(n, k) = batch(linformer, n, k) / batch(standard, n)
  *   energy speedup(n, k) = energy_j_per_seq(standard, n) / energy_j_per_seq(linformer, n, k)
- * (the last NA, not measured, where either side has no energy: METHOD.md, "Energy"),
- * and the same for any model against any baseline (lb_grid_pair_from_raw). A cell is EMPTY where
- * the model has no such cell (Linformer's k >= n), else ERROR when either side failed, OOM when
- * either ran out of memory at batch 1, MISSING (NA) when either has no row, VALUE otherwise.
- * Files: NAME_speedup.csv, header `n,k=128,...`, a row per n, values %.6g, EMPTY an empty field. */
+ * A cell is EMPTY where the model has none (Linformer's k >= n), else ERROR when either side
+ * failed, OOM when either ran out of memory at batch 1, MISSING (NA) when either has no row (or,
+ * for energy, no counter), VALUE otherwise. Files: NAME_speedup.csv, header `n,k=128,...`, a row
+ * per n, values %.6g, EMPTY an empty field. */
 #ifndef LB_GRID_H
 #define LB_GRID_H
 
@@ -47,17 +46,16 @@ typedef struct LbGrid {
     size_t rows, cols;
     int64_t *n;
     int64_t *k;
-    LbGridCell *time, *memory, *energy;
+    LbGridCell *time, *memory, *energy; /* one allocation, at time */
     LbModelKind model, baseline; /* the ratios are model against baseline (Table 3: linformer, standard) */
 } LbGrid;
 
-/* Which Linformer Table 3's grids hold: the linear one where it has rows, else the first general
- * projection with rows (a sweep run with --projection measured it in the linear one's place). */
+/* Table 3's Linformer: the linear one where it has rows, else the first general projection with
+ * rows (--projection measured it in the linear one's place). */
 LbModelKind lb_table3_model(const LbCellResult *rows, size_t count);
 
-/* Table 3's grids (lb_table3_model against standard) from raw rows; rows of other models are not
- * looked at. n/k lists may be NULL: then taken from the rows (sorted unique; k from the
- * Linformer rows). If a (model, n, k) appears twice, the last row wins. */
+/* Table 3's grids (lb_table3_model against standard) from raw rows. n/k NULL: the rows' (sorted
+ * unique; k from the Linformer rows). Of a (model, n, k) that appears twice, the last row wins. */
 int lb_grid_from_raw(const LbCellResult *rows, size_t count, const int64_t *n, size_t nn,
                      const int64_t *k, size_t nk, LbGrid *g);
 /* The same for `model` against `baseline` (model != baseline):
@@ -67,13 +65,11 @@ int lb_grid_from_raw(const LbCellResult *rows, size_t count, const int64_t *n, s
 int lb_grid_pair_from_raw(const LbCellResult *rows, size_t count, LbModelKind model,
                           LbModelKind baseline, const int64_t *n, size_t nn, const int64_t *k,
                           size_t nk, LbGrid *g);
-/* One cell's two ratios from the baseline's row and the model's (either may be NULL): ERROR
- * when either failed, else OOM when either ran out of memory at batch 1, else MISSING when
- * either has no row, else the ratios above (ERROR where a time or batch is not positive). */
+/* One cell's two ratios from the baseline's row and the model's (either may be NULL), or its
+ * kind as above (ERROR too where a time or batch is not positive). */
 void lb_grid_ratio_cell(const LbCellResult *baseline, const LbCellResult *model, LbGridCell *time,
                         LbGridCell *memory);
-/* The energy ratio of one cell, as lb_grid_ratio_cell's time: baseline's joules per sequence over
- * the model's; MISSING where the cell is a value but either side has no energy. */
+/* The energy ratio of one cell, as lb_grid_ratio_cell's time; MISSING where a side has no energy. */
 void lb_grid_energy_cell(const LbCellResult *baseline, const LbCellResult *model, LbGridCell *energy);
 /* Whether any cell of g->energy holds a value (the device had an energy counter). */
 int lb_grid_has_energy(const LbGrid *g);
@@ -81,8 +77,8 @@ int lb_grid_has_energy(const LbGrid *g);
 int lb_grid_dash_below_n(const LbGrid *g);
 /* The legend's words for "-": "k >= n", and where `below` (lb_grid_dash_below_n) the pooling case. */
 const char *lb_grid_dash_meaning(int below);
-/* A grid of the given shape, every cell MISSING (EMPTY where the model has no such cell); the
- * _pair form for model against baseline (without a k axis one column, k 0, whatever k says). */
+/* A grid of the given shape, every cell MISSING (EMPTY where the model has no such cell); _pair:
+ * model against baseline (without a k axis one column, k 0). */
 int lb_grid_alloc(LbGrid *g, const int64_t *n, size_t nn, const int64_t *k, size_t nk);
 int lb_grid_alloc_pair(LbGrid *g, LbModelKind model, LbModelKind baseline, const int64_t *n,
                        size_t nn, const int64_t *k, size_t nk);
@@ -94,13 +90,13 @@ long lb_grid_col(const LbGrid *g, int64_t k);
 
 /* --- files (grid_files.c) --- */
 #define LB_ENERGY_SPEEDUP_FILE "energy_speedup.csv"
-/* time_speedup.csv, memory_speedup.csv and energy_speedup.csv in dir, each written atomically. */
+/* time_, memory_ and energy_speedup.csv in dir, each written atomically. */
 int lb_grids_write(const char *dir, const LbGrid *g);
 /* One grid (q: 0 time, 1 memory, 2 energy) as its file holds it; q -1: every grid, in one table
  * with a leading `grid` column (energy where some cell has it). */
 int lb_grid_write_csv(FILE *f, const LbGrid *g, int q);
-/* The time and memory grids' CSV text (the paper's table too); every energy cell NA (EMPTY where
- * time is). Both must have the same n and k. `what` names them in messages. */
+/* The time and memory grids from CSV text (the paper's table), with the same n and k; every
+ * energy cell NA (EMPTY where time is). `what` names them in messages. */
 int lb_grids_parse(const char *time_csv, size_t time_len, const char *memory_csv,
                    size_t memory_len, const char *what, LbGrid *g);
 /* The grid files of dir (energy_speedup.csv where there is one, else every energy cell NA). */

@@ -46,22 +46,22 @@ int lb_grid_write_csv(FILE *f, const LbGrid *g, int q)
     return rc;
 }
 
+/* One grid of lb_grids_write's: which grid, of which LbGrid. */
+typedef struct GridFile {
+    const LbGrid *g;
+    int q;
+} GridFile;
+
+static int write_grid(FILE *f, const void *ctx)
+{
+    const GridFile *gf = ctx;
+    return lb_grid_write_csv(f, gf->g, gf->q);
+}
+
 static int write_grid_file(const char *dir, const LbGrid *g, int q)
 {
-    char *path = lb_path_join(dir, grid_file[q]);
-    if (!path)
-        return LB_FAIL(LB_ERR_NOMEM, "out of memory");
-    LbAtomicFile af;
-    int rc = lb_atomic_open(&af, path);
-    if (rc == LB_OK && lb_grid_write_csv(af.f, g, q) == LB_OK) {
-        rc = lb_atomic_commit(&af);
-    } else if (rc == LB_OK) {
-        lb_atomic_abort(&af);
-        lb_error_clear();
-        rc = LB_FAIL(LB_ERR_IO, "cannot write %s", path);
-    }
-    free(path);
-    return rc;
+    const GridFile gf = {g, q};
+    return lb_atomic_write(dir, grid_file[q], write_grid, &gf);
 }
 
 /* time_speedup.csv last: a reader (lb_grids_read) that finds it finds the other two, even in a

@@ -34,10 +34,35 @@ static int check_settings(const LbSweepDir *parts, size_t count, char *why, size
     return 0;
 }
 
+int lb_sweep_cells(unsigned models, const int64_t *n, size_t nn, const int64_t *k, size_t nk, LbSweepCell **cells,
+                   size_t *count)
+{
+    *count = 0;
+    *cells = malloc((nn * LB_MODEL_COUNT * (nk + 1) + 1) * sizeof **cells); /* at most */
+    if (!*cells)
+        return LB_FAIL(LB_ERR_NOMEM, "out of memory listing the sweep's cells");
+    for (size_t i = 0; i < nn; i++)
+        for (int m = 0; m < LB_MODEL_COUNT; m++) {
+            const LbModelKind kind = (LbModelKind)m;
+            for (size_t j = 0; models >> m & 1 && j < (lb_model_has_k(kind) ? nk : 1); j++) {
+                const int64_t kj = lb_model_has_k(kind) ? k[j] : 0;
+                if (lb_model_cell_exists(kind, n[i], kj))
+                    (*cells)[(*count)++] = (LbSweepCell){kind, n[i], kj};
+            }
+        }
+    return LB_OK;
+}
+
+int lb_sweep_cell_is(const LbSweepCell *c, const LbCellResult *r)
+{
+    return r->model == c->model && r->n == c->n && (!lb_model_has_k(c->model) || r->k == c->k);
+}
+
 /* A cell is (model, n), and k where the model has a k axis. */
 static int same_cell(const LbCellResult *a, const LbCellResult *b)
 {
-    return a->model == b->model && a->n == b->n && (!lb_model_has_k(a->model) || a->k == b->k);
+    const LbSweepCell c = {a->model, a->n, a->k};
+    return lb_sweep_cell_is(&c, b);
 }
 
 /* Every field raw.csv holds. */
@@ -62,11 +87,6 @@ static int sweep_order(const void *x, const void *y)
         return a->model < b->model ? -1 : 1;
     int64_t ka = lb_model_has_k(a->model) ? a->k : 0, kb = lb_model_has_k(b->model) ? b->k : 0;
     return (ka > kb) - (ka < kb);
-}
-
-static void cell_name(const LbCellResult *r, char *buf, size_t size)
-{
-    lb_model_cell_name(lb_model_name(r->model), r->model, r->n, r->k, buf, size);
 }
 
 int lb_merge_rows(const LbSweepDir *parts, size_t count, LbCellResult **rows, size_t *nrows,
@@ -97,7 +117,7 @@ int lb_merge_rows(const LbSweepDir *parts, size_t count, LbCellResult **rows, si
                 out[j] = *r; /* a later row of the same part: the last one counts, as in the grids */
             } else if (!same_row(&out[j], r)) {
                 char cell[96];
-                cell_name(r, cell, sizeof cell);
+                lb_model_cell_name(lb_model_name(r->model), r->model, r->n, r->k, cell, sizeof cell);
                 snprintf(why, size, "cell %s is in %s and in %s with different values", cell, parts[from[j]].dir,
                          parts[p].dir);
                 free(out);
@@ -113,48 +133,37 @@ int lb_merge_rows(const LbSweepDir *parts, size_t count, LbCellResult **rows, si
     return 0;
 }
 
-size_t lb_merge_missing(const LbCellResult *rows, size_t count, const int64_t *n, size_t nn,
-                        const int64_t *k, size_t nk, const int measured[LB_MODEL_COUNT], char *buf,
-                        size_t size)
+int lb_merge_missing(const LbCellResult *rows, size_t count, const int64_t *n, size_t nn, const int64_t *k, size_t nk,
+                     const int measured[LB_MODEL_COUNT], size_t *how_many, char *buf, size_t size)
 {
-    size_t missing = 0, used = 0;
+    unsigned models = 0;
+    for (int m = 0; m < LB_MODEL_COUNT; m++)
+        models |= (measured[m] ? 1u : 0u) << m;
+    LbSweepCell *cells = NULL;
+    size_t ncells = 0, used = 0;
+    *how_many = 0;
     if (size)
         buf[0] = '\0';
-    static const int64_t no_k = 0;
-    for (size_t i = 0; i < nn; i++) {
-        for (int m = 0; m < LB_MODEL_COUNT; m++) {
-            if (!measured[m])
-                continue;
-            int has_k = lb_model_has_k((LbModelKind)m);
-            const int64_t *ks = has_k ? k : &no_k;
-            size_t nks = has_k ? nk : 1;
-            for (size_t j = 0; j < nks; j++) {
-                LbCellResult want;
-                memset(&want, 0, sizeof want);
-                want.model = (LbModelKind)m;
-                want.n = n[i];
-                want.k = ks[j];
-                if (!lb_model_cell_exists(want.model, want.n, want.k))
-                    continue;
-                size_t r = 0;
-                while (r < count && !same_cell(&rows[r], &want))
-                    r++;
-                if (r < count)
-                    continue;
-                char cell[96];
-                cell_name(&want, cell, sizeof cell);
-                const size_t len = strlen(cell) + (missing ? 2 : 0);
-                if (used + len + 4 < size)
-                    used += (size_t)snprintf(buf + used, size - used, "%s%s", missing ? ", " : "", cell);
-                else if (used < size) {
-                    snprintf(buf + used, size - used, "...");
-                    used = size;
-                }
-                missing++;
-            }
+    LB_TRY(lb_sweep_cells(models, n, nn, k, nk, &cells, &ncells));
+    for (size_t c = 0; c < ncells; c++) {
+        size_t r = 0;
+        while (r < count && !lb_sweep_cell_is(&cells[c], &rows[r]))
+            r++;
+        if (r < count)
+            continue;
+        char cell[96];
+        lb_model_cell_name(lb_model_name(cells[c].model), cells[c].model, cells[c].n, cells[c].k, cell, sizeof cell);
+        const size_t len = strlen(cell) + (*how_many ? 2 : 0);
+        if (used + len + 4 < size)
+            used += (size_t)snprintf(buf + used, size - used, "%s%s", *how_many ? ", " : "", cell);
+        else if (used < size) {
+            snprintf(buf + used, size - used, "...");
+            used = size;
         }
+        (*how_many)++;
     }
-    return missing;
+    free(cells);
+    return LB_OK;
 }
 
 void lb_merge_free(LbMerge *m)
@@ -209,8 +218,8 @@ int lb_merge_load(LbMerge *m, char *const *dirs, size_t count)
     if (lb_models_measured(&first->meta, m->rows, m->nrows, m->measured) != 0)
         return LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for merge: meta.csv's models \"%s\" names a model this linbench does not know",
                        first->dir, lb_sweep_meta(first, lb_settings[LB_SET_MODELS].key, ""));
-    m->nmissing = lb_merge_missing(m->rows, m->nrows, first->grid.n, first->grid.rows, first->grid.k, first->grid.cols,
-                                   m->measured, m->missing, sizeof m->missing);
+    LB_TRY(lb_merge_missing(m->rows, m->nrows, first->grid.n, first->grid.rows, first->grid.k, first->grid.cols,
+                            m->measured, &m->nmissing, m->missing, sizeof m->missing));
     for (size_t p = 0; p < count && !m->unfinished; p++)
         if (strcmp(lb_sweep_meta(&m->parts[p], "status", ""), "complete") != 0)
             m->unfinished = &m->parts[p];

@@ -19,6 +19,21 @@
 extern "C" {
 #endif
 
+/* A cell of a sweep: (model, n), and k where the model has a k axis (0 otherwise). */
+typedef struct LbSweepCell {
+    LbModelKind model;
+    int64_t n;
+    int64_t k;
+} LbSweepCell;
+
+/* Every cell of the grid n x k of the models in `models` (bit 1u << kind), in the sweep's order:
+ * for each n, each model in the table's order, each k where the model has a k axis and
+ * lb_model_cell_exists; into a malloc'd array. LB_OK or LB_ERR_NOMEM. */
+int lb_sweep_cells(unsigned models, const int64_t *n, size_t nn, const int64_t *k, size_t nk, LbSweepCell **cells,
+                   size_t *count);
+/* Whether r is a row of cell c. */
+int lb_sweep_cell_is(const LbSweepCell *c, const LbCellResult *r);
+
 typedef struct LbMerge {
     LbSweepDir *parts;
     size_t count;
@@ -55,12 +70,11 @@ int lb_merge_write(const LbMerge *m, const char *out, const LbMeta *meta, LbGrid
 int lb_merge_rows(const LbSweepDir *parts, size_t count, LbCellResult **rows, size_t *nrows,
                   char *why, size_t size);
 
-/* Cells of the sweep with no row in `rows` ("standard n=64, linformer n=64 k=16, ..."): every
- * model with measured[m] (lb_models_measured) at every n, and every k where it has a k axis and
- * lb_model_cell_exists; written into buf (cut with "..." past size); returns how many. */
-size_t lb_merge_missing(const LbCellResult *rows, size_t count, const int64_t *n, size_t nn,
-                        const int64_t *k, size_t nk, const int measured[LB_MODEL_COUNT], char *buf,
-                        size_t size);
+/* Cells of the sweep with no row in `rows` ("standard n=64, linformer n=64 k=16, ..."): the cells
+ * (lb_sweep_cells) of every model with measured[m] (lb_models_measured); *how_many of them, named in
+ * buf (cut with "..." past size). LB_OK or LB_ERR_NOMEM. */
+int lb_merge_missing(const LbCellResult *rows, size_t count, const int64_t *n, size_t nn, const int64_t *k, size_t nk,
+                     const int measured[LB_MODEL_COUNT], size_t *how_many, char *buf, size_t size);
 
 #ifdef __cplusplus
 }

@@ -8,8 +8,6 @@
 #include "attn/base/paths.h"
 #include "attn/base/status.h"
 
-const char *lb_npy_descr(LbNpyType type) { return type == LB_NPY_I32 ? "<i4" : "<f4"; }
-
 static int host_is_little_endian(void)
 {
     const uint16_t one = 1;
@@ -36,7 +34,7 @@ int lb_npy_write(const char *path, LbNpyType type, const int64_t *shape, int ndi
     }
     char dict[256];
     int dl = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (%s%s), }",
-                      lb_npy_descr(type), dims, ndim == 1 ? "," : "");
+                      type == LB_NPY_I32 ? "<i4" : "<f4", dims, ndim == 1 ? "," : "");
     /* magic (6) + version (2) + length (2) + dict + padding + '\n' = a multiple of 64 */
     size_t total = 10 + (size_t)dl + 1;
     size_t padded = (total + 63) / 64 * 64;

@@ -22,9 +22,6 @@ typedef enum LbNpyType { LB_NPY_F32, LB_NPY_I32 } LbNpyType;
 int lb_npy_write(const char *path, LbNpyType type, const int64_t *shape, int ndim,
                  const void *data);
 
-/* "<f4" or "<i4". */
-const char *lb_npy_descr(LbNpyType type);
-
 #ifdef __cplusplus
 }
 #endif

@@ -4,25 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
-
-/* The peer's attentions that are not models of linbench's table: exact softmax attention by
- * another kernel, the baseline's work, and the kernels each may name. */
-static const struct {
-    const char *name;
-    const char *backends[5];
-} peer_only[] = {
-    {"sdpa", {"flash", "efficient", "cudnn", "math", NULL}},
-};
-#define PEER_ONLY_COUNT (sizeof peer_only / sizeof peer_only[0])
-#define COMPILED "compiled"
-
-static int in_list(const char *const *list, const char *word)
-{
-    for (; *list; list++)
-        if (strcmp(*list, word) == 0)
-            return 1;
-    return 0;
-}
+/* The peer's one attention that is not a model of linbench's table: exact softmax attention by
+ * PyTorch's kernels, the baseline's work, and the kernels it may name. */
+#define PEER_ONLY "sdpa"
+static const char *const peer_backends[] = {"flash", "efficient", "cudnn", "math"};
 
 int lb_peer_model_parse(const char *name, LbPeerModel *m, char *should, size_t size)
 {
@@ -38,25 +23,21 @@ int lb_peer_model_parse(const char *name, LbPeerModel *m, char *should, size_t s
     snprintf(rest, sizeof rest, "%s", name + prefix);
     char *save = NULL;
     const char *word = strtok_r(rest, "-", &save);
-    if (!word || strlen(word) >= sizeof m->attention)
+    if (!word)
         return -1;
-    snprintf(m->attention, sizeof m->attention, "%s", word);
-    const char *const *backends = NULL;
     if (lb_model_parse(word, &m->work) != 0) {
-        for (size_t i = 0; i < PEER_ONLY_COUNT && !backends; i++)
-            if (strcmp(word, peer_only[i].name) == 0)
-                backends = peer_only[i].backends;
-        if (!backends)
+        if (strcmp(word, PEER_ONLY) != 0 || !(word = strtok_r(NULL, "-", &save)))
+            return -1;
+        for (size_t i = 0; i < sizeof peer_backends / sizeof peer_backends[0] && !m->backend[0]; i++)
+            if (strcmp(word, peer_backends[i]) == 0)
+                snprintf(m->backend, sizeof m->backend, "%s", word);
+        if (!m->backend[0])
             return -1;
         m->exact_baseline = 1;
         m->work = LB_MODEL_STANDARD; /* exact softmax attention: the baseline's work */
-        word = strtok_r(NULL, "-", &save);
-        if (!word || !in_list(backends, word))
-            return -1;
-        snprintf(m->backend, sizeof m->backend, "%s", word);
     }
     word = strtok_r(NULL, "-", &save);
-    if (word && strcmp(word, COMPILED) == 0) {
+    if (word && strcmp(word, "compiled") == 0) {
         m->compiled = 1;
         word = strtok_r(NULL, "-", &save);
     }

@@ -28,7 +28,6 @@ extern "C" {
 
 typedef struct LbPeerModel {
     char name[64];      /* as raw.csv holds it: "torch-sdpa-flash-compiled" */
-    char attention[24]; /* "standard", "linformer", "sdpa" */
     char backend[16];   /* a peer-only attention's kernel ("flash"), else "" */
     int compiled;       /* ran under torch.compile */
     int exact_baseline; /* a peer-only exact attention: the baseline every linbench model is set against */

@@ -1,26 +1,15 @@
-/* gnuplot scripts and data of a sweep, and rendering them (see plot.h). */
+/* gnuplot scripts and data of a sweep, alone or beside bench/peer's result (see plot.h). */
 #include "reports/plot.h"
 
-#include <errno.h>
 #include <math.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
+#include "attn/base/lists.h"
 #include "attn/base/status.h"
-#include "reports/breakdown_plot.h"
 #include "reports/csv_io.h"
-#include "reports/plot_figure.h"
-#include "reports/plot_style.h"
 #include "reports/settings.h"
 #include "reports/speedups.h"
-
-extern char **environ;
 
 /* A run setting of the sweep through the settings table (which knows what a key missing from an
  * older meta.csv means), or "?" when it has no value. */
@@ -37,31 +26,26 @@ static char *subtitle(const LbSweepDir *s)
 {
     const char *dtype = setting(s, LB_SET_DTYPE);
     const char *storage = lb_sweep_meta(s, "storage_dtype", dtype);
-    int same = strcmp(storage, dtype) == 0;
-    const char *fmt = "%s, %s%s%s, L=%s d=%s h=%s f=%s, %s/%s";
-    const char *args[10] = {lb_sweep_meta(s, "device_name", "?"), dtype, same ? "" : " stored as ",
-                            same ? "" : storage, setting(s, LB_SET_LAYERS), setting(s, LB_SET_DMODEL),
-                            setting(s, LB_SET_HEADS), setting(s, LB_SET_FFN), setting(s, LB_SET_SHARING),
-                            setting(s, LB_SET_ORDER)};
-    int len = snprintf(NULL, 0, fmt, args[0], args[1], args[2], args[3], args[4], args[5], args[6],
-                       args[7], args[8], args[9]);
-    char *buf = len >= 0 ? malloc((size_t)len + 1) : NULL;
-    if (buf)
-        snprintf(buf, (size_t)len + 1, fmt, args[0], args[1], args[2], args[3], args[4], args[5],
-                 args[6], args[7], args[8], args[9]);
+    const int same = strcmp(storage, dtype) == 0;
+    char *buf = NULL;
+    size_t len;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return NULL;
+    fprintf(f, "%s, %s%s%s, L=%s d=%s h=%s f=%s, %s/%s", lb_sweep_meta(s, "device_name", "?"), dtype,
+            same ? "" : " stored as ", same ? "" : storage, setting(s, LB_SET_LAYERS), setting(s, LB_SET_DMODEL),
+            setting(s, LB_SET_HEADS), setting(s, LB_SET_FFN), setting(s, LB_SET_SHARING), setting(s, LB_SET_ORDER));
+    if (fclose(f) != 0) {
+        free(buf);
+        return NULL;
+    }
     return buf;
 }
 
-/* A figure's title over the line on what ran; a prediction is never drawn as if measured. */
-static int gp_title(FILE *f, const char *title, const LbSweepDir *s)
+/* What a figure's title starts with: a prediction is never drawn as if measured. */
+static const char *predicted(const LbSweepDir *s)
 {
-    char *sub = subtitle(s), full[256];
-    if (!sub)
-        return LB_FAIL(LB_ERR_NOMEM, "out of memory writing a plot title");
-    snprintf(full, sizeof full, "%s%s", s->kind == LB_RESULT_PREDICTED ? "Predicted, not measured: " : "", title);
-    lb_gp_title(f, full, sub);
-    free(sub);
-    return LB_OK;
+    return s->kind == LB_RESULT_PREDICTED ? "Predicted, not measured: " : "";
 }
 
 typedef struct HeatArg {
@@ -101,12 +85,11 @@ static int heat_data_fn(FILE *f, const LbSweepDir *s, const void *arg)
     return LB_OK;
 }
 
-static int heat_script(FILE *f, const LbSweepDir *s, const void *arg)
+static int heat_body(FILE *f, const LbSweepDir *s, const void *arg)
 {
+    (void)s;
     const HeatArg *h = arg;
     const LbGrid *g = h->grid;
-    lb_gp_preamble(f, h->name, h->title);
-    LB_TRY(gp_title(f, h->title, s));
     /* The colour scale spans the values present (log, so 0.5x and 2x sit evenly about 1x). */
     double lo = INFINITY, hi = -INFINITY;
     for (size_t c = 0; c < g->rows * g->cols; c++) {
@@ -154,17 +137,7 @@ static int heat_script(FILE *f, const LbSweepDir *s, const void *arg)
               "     data skip 1 using 1:2:4 with labels\n",
               f);
     }
-    lb_gp_svg(f, h->name);
     return LB_OK;
-}
-
-/* The last row of (model, n, k): ms per sequence (energy 0) or joules per sequence (energy 1)
- * where it is ok, else NaN. */
-static double per_seq(const LbSweepDir *s, LbModelKind model, int64_t n, int64_t k, int energy)
-{
-    const LbCellResult *r = lb_result_row(s, 0, model, n, k);
-    const double x = !r ? NAN : energy ? r->energy_j_per_seq : r->ms_per_seq;
-    return r && r->status == LB_CELL_OK && x > 0 ? x : NAN;
 }
 
 /* What a figure without a single point says instead, from its cells' states: a sweep whose every
@@ -183,13 +156,6 @@ static const char *empty_label(size_t oom, size_t failed, size_t pending)
     return "no cell measured: each ran out of memory or failed";
 }
 
-/* The state of a cell's last row: 'o' ok, 'm' out of memory, 'e' failed, 0 none. */
-static char cell_state(const LbSweepDir *s, LbModelKind model, int64_t n, int64_t k)
-{
-    const LbCellResult *r = lb_result_row(s, 0, model, n, k);
-    return !r ? 0 : r->status == LB_CELL_OK ? 'o' : r->status == LB_CELL_OOM ? 'm' : 'e';
-}
-
 /* Whether any ok row has its energy (the device had a counter). */
 static int rows_have_energy(const LbSweepDir *s)
 {
@@ -199,68 +165,160 @@ static int rows_have_energy(const LbSweepDir *s)
     return 0;
 }
 
-/* The per-sequence figures' lines: one per measured model without a k axis, one per model and k
- * with; in joules per sequence where energy is set. */
-typedef struct TimeLine {
-    LbModelKind model;
+/* --- lines of models against n ------------------------------------------------------------------ */
+
+/* A peer-only exact attention's lines: near-black, apart from every model's hue. */
+#define BASELINE_RGB 0x333333u
+#define BASELINE_POINT 3 /* an asterisk */
+
+/* One line: linbench's model at k (peer NULL), or a peer variant at k; for a ratio line both. */
+typedef struct Line {
+    LbModelKind model; /* linbench's model; for a peer line, its variant's work */
     int64_t k;
-    LbLineStyle style; /* the model's hue, the k's shade and dash (reports/plot_style.h) */
-} TimeLine;
+    const LbPeerModel *peer;
+    size_t variant;
+    LbLineStyle style;
+    char title[192];
+} Line;
 
-typedef struct TimeArg {
-    const LbSweepDir *s;
-    size_t count;
-    TimeLine *line;
-    int energy;
-} TimeArg;
+/* What a figure's lines show: each side's own ms or J per sequence, or linbench / peer. */
+enum { V_TIME, V_TIME_RATIO, V_BATCH_RATIO, V_ENERGY_RATIO, V_ENERGY };
 
-/* A line's title and data column: every line names its model ("linformer k=128"), since in a
- * figure of several "k=128" alone could be any of them. */
-static void time_title(size_t c, char *buf, size_t size, const void *arg)
+typedef struct Figure {
+    LbLineFigure fig; /* its arg is this Figure */
+    const LbSweepDir *lin, *peer;
+    const Line *line;
+    int what;
+} Figure;
+
+/* The figure's value for line l at n, or NaN where a side has no ok row (or no energy). */
+static double value_at(const Figure *f, const Line *l, int64_t n)
 {
-    const TimeLine *l = &((const TimeArg *)arg)->line[c];
-    if (!lb_model_has_k(l->model))
-        snprintf(buf, size, "%s", lb_model_name(l->model));
+    const LbCellResult *a = lb_result_row(f->lin, 0, l->model, n, l->k);
+    const LbCellResult *b = l->peer ? lb_result_row(f->peer, l->variant, l->peer->work, n, l->k) : NULL;
+    const LbCellResult *own = l->peer ? b : a;
+    if (f->what == V_TIME || f->what == V_ENERGY) {
+        const double x = !own ? NAN : f->what == V_ENERGY ? own->energy_j_per_seq : own->ms_per_seq;
+        return own && own->status == LB_CELL_OK && x > 0 ? x : NAN;
+    }
+    const int a_ok = a && a->status == LB_CELL_OK && a->ms_per_seq > 0 && a->batch > 0;
+    const int b_ok = b && b->status == LB_CELL_OK && b->ms_per_seq > 0 && b->batch > 0;
+    if (!a_ok || !b_ok)
+        return NAN;
+    if (f->what == V_TIME_RATIO)
+        return a->ms_per_seq / b->ms_per_seq;
+    if (f->what == V_BATCH_RATIO)
+        return (double)a->batch / (double)b->batch;
+    return a->energy_j_per_seq > 0 && b->energy_j_per_seq > 0 ? a->energy_j_per_seq / b->energy_j_per_seq : NAN;
+}
+
+static void column_title(size_t c, char *buf, size_t size, const void *arg)
+{
+    snprintf(buf, size, "%s", ((const Figure *)arg)->line[c].title);
+}
+
+static double column_value(size_t c, int64_t n, const void *arg)
+{
+    const Figure *f = arg;
+    return value_at(f, &f->line[c], n);
+}
+
+static void line_style(size_t c, char *with, char *title, size_t size, const void *arg)
+{
+    const Figure *f = arg;
+    const Line *l = &f->line[c];
+    snprintf(with, size, "linespoints linewidth %d linecolor rgb '#%06x' dashtype %d pointtype %d pointsize 0.9",
+             l->peer && f->what == V_TIME ? 1 : 2, l->style.rgb, l->style.dashtype, l->style.pointtype);
+    snprintf(title, size, "%s", l->title);
+}
+
+/* The figure's data and script, its name added to out. */
+static int write_lines(const char *dir, Figure *f, LbPlotList *out)
+{
+    f->fig.column = column_title;
+    f->fig.value = column_value;
+    f->fig.style = line_style;
+    f->fig.arg = f;
+    return lb_plot_line_figure(dir, &f->fig, out);
+}
+
+/* The style of a peer variant's line: its work's hue and shade at this k, open points and its
+ * own dash; a peer-only exact attention near-black. */
+static LbLineStyle peer_style(const LbPeerModel *pm, int index, int count)
+{
+    LbLineStyle s = lb_plot_line_style(pm->work, index, count);
+    if (pm->exact_baseline) {
+        s.rgb = BASELINE_RGB;
+        s.pointtype = BASELINE_POINT;
+        return s;
+    }
+    s.pointtype -= 1; /* gnuplot's open circle, square, triangle, diamond: one below the filled */
+    s.dashtype = 1 + (s.dashtype % 5);
+    return s;
+}
+
+/* A line's title: every line names its model ("linformer k=128"), since in a figure of several
+ * "k=128" alone could be any of them. */
+static void title_of(const Line *l, int ratio, char *buf, size_t size)
+{
+    char lin[64], peer[96];
+    if (lb_model_has_k(l->model))
+        snprintf(lin, sizeof lin, "%s k=%lld", lb_model_name(l->model), (long long)l->k);
     else
-        snprintf(buf, size, "%s k=%lld", lb_model_name(l->model), (long long)l->k);
+        snprintf(lin, sizeof lin, "%s", lb_model_name(l->model));
+    if (l->peer && lb_model_has_k(l->peer->work))
+        snprintf(peer, sizeof peer, "%s k=%lld", l->peer->name, (long long)l->k);
+    else if (l->peer)
+        snprintf(peer, sizeof peer, "%s", l->peer->name);
+    if (ratio)
+        snprintf(buf, size, "%s / %s", lin, peer);
+    else
+        snprintf(buf, size, "%s", l->peer ? peer : lin);
 }
 
-static double time_value(size_t c, int64_t n, const void *arg)
+/* The lines of model at each k of the figure (one without a k axis), appended at line[count]: a
+ * side's own (pm NULL: linbench's; else the peer variant v doing model's work), or with ratio set
+ * linbench's model over the peer's variant, in the model's hue, dotted against a peer-only
+ * exact attention. Returns the new count. */
+static size_t add_lines(Line *line, size_t count, LbModelKind model, const LbPeerModel *pm, size_t v,
+                        const int64_t *k, size_t nk, int ratio)
 {
-    const TimeArg *t = arg;
-    return per_seq(t->s, t->line[c].model, n, t->line[c].k, t->energy);
+    const size_t cols = lb_model_has_k(model) ? nk : 1;
+    for (size_t j = 0; j < cols; j++) {
+        Line *l = &line[count++];
+        *l = (Line){.model = model, .k = lb_model_has_k(model) ? k[j] : 0, .peer = pm, .variant = v};
+        l->style = pm && !ratio ? peer_style(pm, (int)j, (int)cols) : lb_plot_line_style(model, (int)j, (int)cols);
+        if (ratio && pm->exact_baseline) {
+            l->style.dashtype = 3;
+            l->style.pointtype = BASELINE_POINT;
+        }
+        title_of(l, ratio, l->title, sizeof l->title);
+    }
+    return count;
 }
 
-static void time_style(size_t c, char *with, char *title, size_t size, const void *arg)
+/* time_per_seq (energy_per_seq): a line per measured model and k of the sweep. */
+static int time_figure(const char *dir, const LbSweepDir *s, const Line *line, size_t count, int energy,
+                       const char *sub, LbPlotList *out)
 {
-    const LbLineStyle *st = &((const TimeArg *)arg)->line[c].style;
-    snprintf(with, size, "linespoints linewidth 2 linecolor rgb '#%06x' dashtype %d pointtype %d pointsize 0.9", st->rgb,
-             st->dashtype, st->pointtype);
-    time_title(c, title, size, arg);
-}
-
-static int time_figure(const char *dir, const TimeArg *t, const char *sub, LbPlotList *out)
-{
-    const LbSweepDir *s = t->s;
     size_t oom = 0, failed = 0, pending = 0;
     for (size_t i = 0; i < s->grid.rows; i++)
-        for (size_t c = 0; c < t->count; c++) {
-            const char st = cell_state(s, t->line[c].model, s->grid.n[i], t->line[c].k);
-            oom += st == 'm';
-            failed += st == 'e';
-            pending += st == 0;
+        for (size_t c = 0; c < count; c++) {
+            const LbCellResult *r = lb_result_row(s, 0, line[c].model, s->grid.n[i], line[c].k);
+            oom += r && r->status == LB_CELL_OOM;
+            failed += r && r->status != LB_CELL_OK && r->status != LB_CELL_OOM;
+            pending += !r;
         }
     char title[256];
-    snprintf(title, sizeof title, "%s%s", s->kind == LB_RESULT_PREDICTED ? "Predicted, not measured: " : "",
-             t->energy ? "Energy per sequence (mean power over the timed passes x median pass / batch)"
-                       : "Time per sequence (median forward pass / batch, each model at its largest batch)");
-    const LbLineFigure fig = {t->energy ? "energy_per_seq" : "time_per_seq",
-                              t->energy ? "energy per sequence against n, each model and k"
-                                        : "time per sequence against n, each model and k",
-                              title, sub, t->energy ? "joules per sequence" : "ms per sequence", "set logscale xy\n",
-                              empty_label(oom, failed, pending), NULL, s->grid.n, s->grid.rows, t->count, 0,
-                              time_title, time_value, time_style, t};
-    return lb_plot_line_figure(dir, &fig, out);
+    snprintf(title, sizeof title, "%s%s", predicted(s),
+             energy ? "Energy per sequence (mean power over the timed passes x median pass / batch)"
+                    : "Time per sequence (median forward pass / batch, each model at its largest batch)");
+    Figure f = {{energy ? "energy_per_seq" : "time_per_seq",
+                 energy ? "energy per sequence against n, each model and k" : "time per sequence against n, each model and k",
+                 title, sub, energy ? "joules per sequence" : "ms per sequence", "set logscale xy\n",
+                 empty_label(oom, failed, pending), NULL, s->grid.n, s->grid.rows, count, 0, NULL, NULL, NULL, NULL},
+                s, NULL, line, energy ? V_ENERGY : V_TIME};
+    return write_lines(dir, &f, out);
 }
 
 /* A model without a k axis against a baseline: time, memory (and energy) saved against n. */
@@ -288,23 +346,22 @@ static void saved_style(size_t c, char *with, char *title, size_t size, const vo
 }
 
 /* Time and memory heatmaps, and energy's (heat[2]) where the grid has a value of it. */
-static int write_heat_pair(const LbSweepDir *s, const char *out_dir, HeatArg heat[3], LbPlotList *out)
+static int write_heat_pair(const LbSweepDir *s, const char *out_dir, HeatArg heat[3], const char *sub, LbPlotList *out)
 {
     for (int h = 0; h < (lb_grid_has_energy(heat[0].grid) ? 3 : 2); h++) {
-        LB_TRY(lb_plot_write_file(out_dir, heat[h].name, ".plot.csv", heat_data_fn, s, &heat[h]));
-        LB_TRY(lb_plot_write_file(out_dir, heat[h].name, ".gp", heat_script, s, &heat[h]));
-        lb_plot_add_name(out, heat[h].name);
+        char full[256];
+        snprintf(full, sizeof full, "%s%s", predicted(s), heat[h].title);
+        const LbFigure fig = {heat[h].name, heat[h].title, full, sub, heat_data_fn, heat_body, &heat[h]};
+        LB_TRY(lb_plot_figure(out_dir, &fig, s, out));
     }
     return LB_OK;
 }
 
-/* A figure of one model against standard: a heatmap pair for a model with a k axis, a line
- * figure for one without. */
 /* model against baseline: a heatmap pair for a model with a k axis, a line figure otherwise; named
  * for the model alone against the paper's standard (time_speedup_MODEL), MODEL_vs_BASELINE
  * against the other exact baselines (chunked, flash). */
 static int write_model_figures(const LbSweepDir *s, const char *out_dir, LbModelKind model, LbModelKind baseline,
-                               LbPlotList *out)
+                               const char *sub, LbPlotList *out)
 {
     LbGrid g;
     LB_TRY(lb_grid_pair_from_raw(s->rows, s->count, model, baseline, s->grid.n, s->grid.rows, s->grid.k,
@@ -325,7 +382,7 @@ static int write_model_figures(const LbSweepDir *s, const char *out_dir, LbModel
         snprintf(heat[1].title, sizeof heat[1].title, "Memory saved: largest batch, %s / %s", name, b);
         snprintf(heat[2].name, sizeof heat[2].name, "energy_speedup_%s", m);
         snprintf(heat[2].title, sizeof heat[2].title, "Energy saved: joules per sequence, %s / %s", b, name);
-        rc = write_heat_pair(s, out_dir, heat, out);
+        rc = write_heat_pair(s, out_dir, heat, sub, out);
     } else {
         size_t oom = 0, failed = 0, pending = 0;
         for (size_t c = 0; c < g.rows * g.cols; c++) {
@@ -336,13 +393,11 @@ static int write_model_figures(const LbSweepDir *s, const char *out_dir, LbModel
         char fname[64], title[256], full[300];
         snprintf(fname, sizeof fname, "speedup_%s", m);
         snprintf(title, sizeof title, "%s against %s: time and memory saved", name, b);
-        snprintf(full, sizeof full, "%s%s", s->kind == LB_RESULT_PREDICTED ? "Predicted, not measured: " : "", title);
-        char *sub = subtitle(s);
-        const LbLineFigure fig = {fname, title, full, sub ? sub : "?", "speedup (x)", "set logscale xy 2\n",
+        snprintf(full, sizeof full, "%s%s", predicted(s), title);
+        const LbLineFigure fig = {fname, title, full, sub, "speedup (x)", "set logscale xy 2\n",
                                   empty_label(oom, failed, pending), NULL, g.n, g.rows, 3, lb_grid_has_energy(&g) ? 3 : 2,
                                   saved_column, saved_value, saved_style, &g};
-        rc = sub ? lb_plot_line_figure(out_dir, &fig, out) : LB_FAIL(LB_ERR_NOMEM, "out of memory writing a plot title");
-        free(sub);
+        rc = lb_plot_line_figure(out_dir, &fig, out);
     }
     lb_grid_free(&g);
     return rc;
@@ -355,143 +410,110 @@ int lb_plot_write(const LbSweepDir *s, const char *out_dir, LbPlotList *out)
     int measured[LB_MODEL_COUNT];
     /* A model list this linbench does not know still leaves the known ones and the rows' models. */
     (void)lb_models_measured(&s->meta, s->rows, s->count, measured);
-
+    char *sub = subtitle(s);
+    Line *line = malloc(((size_t)LB_MODEL_COUNT * (s->grid.cols + 1)) * sizeof *line);
+    int rc = line && sub ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory");
     HeatArg heat[3] = {
         {"time_speedup", "Time saved: ms per sequence, standard / Linformer", &s->grid, s->grid.time},
         {"memory_speedup", "Memory saved: largest batch, Linformer / standard", &s->grid, s->grid.memory},
         {"energy_speedup", "Energy saved: joules per sequence, standard / Linformer", &s->grid, s->grid.energy},
     };
-    LB_TRY(write_heat_pair(s, out_dir, heat, out));
-
-    TimeArg t = {s, 0, NULL, 0};
-    t.line = malloc(((size_t)LB_MODEL_COUNT * (s->grid.cols + 1)) * sizeof *t.line);
-    char *sub = subtitle(s);
-    int rc = t.line && sub ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory");
-    for (int m = 0; m < LB_MODEL_COUNT && rc == LB_OK; m++) {
-        const size_t nk = lb_model_has_k((LbModelKind)m) ? s->grid.cols : 1;
-        for (size_t j = 0; j < nk && measured[m]; j++)
-            t.line[t.count++] = (TimeLine){(LbModelKind)m, lb_model_has_k((LbModelKind)m) ? s->grid.k[j] : 0,
-                                           lb_plot_line_style((LbModelKind)m, (int)j, (int)nk)};
-    }
     if (rc == LB_OK)
-        rc = time_figure(out_dir, &t, sub, out);
-    if (rc == LB_OK && rows_have_energy(s)) { /* the same lines in joules, where there is a counter */
-        t.energy = 1;
-        rc = time_figure(out_dir, &t, sub, out);
-    }
-    free(t.line);
-    free(sub);
-    LB_TRY(rc);
+        rc = write_heat_pair(s, out_dir, heat, sub, out);
+    size_t count = 0;
+    for (int m = 0; m < LB_MODEL_COUNT && rc == LB_OK; m++)
+        if (measured[m])
+            count = add_lines(line, count, (LbModelKind)m, NULL, 0, s->grid.k, s->grid.cols, 0);
+    if (rc == LB_OK)
+        rc = time_figure(out_dir, s, line, count, 0, sub, out);
+    if (rc == LB_OK && rows_have_energy(s)) /* the same lines in joules, where there is a counter */
+        rc = time_figure(out_dir, s, line, count, 1, sub, out);
 
     /* Table 3's heatmaps above are Linformer's against standard; every other pair speedups.csv
      * holds (each model against each exact baseline measured: standard, chunked, flash) here. */
     LbSpeedupPair pairs[LB_SPEEDUP_PAIRS_MAX];
     const size_t np = lb_speedup_pairs(measured, pairs);
-    for (size_t p = 0; p < np; p++) {
-        if (pairs[p].model == s->grid.model && pairs[p].baseline == LB_TABLE3_BASELINE)
-            continue;
-        LB_TRY(write_model_figures(s, out_dir, pairs[p].model, pairs[p].baseline, out));
-    }
-    return lb_breakdown_plot_write(s, out_dir, out); /* where the sweep ran with --breakdown */
+    for (size_t p = 0; p < np && rc == LB_OK; p++)
+        if (!(pairs[p].model == s->grid.model && pairs[p].baseline == LB_TABLE3_BASELINE))
+            rc = write_model_figures(s, out_dir, pairs[p].model, pairs[p].baseline, sub, out);
+    free(line);
+    free(sub);
+    return rc == LB_OK ? lb_breakdown_plot_write(s, out_dir, out) : rc; /* where the sweep ran with --breakdown */
 }
 
-/* --- running gnuplot --------------------------------------------------------------------------- */
-
-int lb_plot_find_gnuplot(char *buf, size_t size)
+int lb_plot_peer_write(const LbSweepDir *lin, const LbSweepDir *peer, const char *out_dir, LbPlotList *out)
 {
-    const char *path = getenv("PATH");
-    if (!path || !*path)
-        return -1;
-    const char *p = path;
-    while (*p) {
-        const char *end = strchr(p, ':');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        /* An empty PATH entry means the current directory. */
-        int n = len ? snprintf(buf, size, "%.*s/gnuplot", (int)len, p) : snprintf(buf, size, "./gnuplot");
-        struct stat st;
-        if (n > 0 && (size_t)n < size && stat(buf, &st) == 0 && S_ISREG(st.st_mode) &&
-            access(buf, X_OK) == 0)
-            return 0;
-        if (!end)
-            break;
-        p = end + 1;
+    if (out)
+        out->count = 0;
+    int measured[LB_MODEL_COUNT];
+    (void)lb_models_measured(&lin->meta, lin->rows, lin->count, measured);
+    /* n: both sides' rows; k: linbench's grid and the peer's rows */
+    const size_t most = lin->count + peer->count + lin->grid.cols + 1;
+    int64_t *n = malloc(most * sizeof *n), *k = malloc(most * sizeof *k);
+    Line *line = malloc((size_t)LB_MODEL_COUNT * (peer->nvariants + 1) * most * sizeof *line);
+    int rc = n && k && line ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory");
+    size_t nn = 0, nk = 0;
+    for (size_t i = 0; rc == LB_OK && i < lin->count; i++)
+        n[nn++] = lin->rows[i].n;
+    for (size_t i = 0; rc == LB_OK && i < peer->count; i++) {
+        n[nn++] = peer->rows[i].n;
+        if (lb_model_has_k(peer->rows[i].model))
+            k[nk++] = peer->rows[i].k;
     }
-    return -1;
-}
+    for (size_t j = 0; rc == LB_OK && j < lin->grid.cols; j++)
+        k[nk++] = lin->grid.k[j];
+    if (rc == LB_OK) {
+        nn = lb_sort_unique_int64(n, nn);
+        nk = lb_sort_unique_int64(k, nk);
+    }
 
-/* Run gnuplot on script with its images going to out_dir, waiting at most timeout_s seconds. */
-static int run_gnuplot(const char *gnuplot, const char *script, const char *out_dir, int timeout_s)
-{
-    char define[4200];
-    size_t used = (size_t)snprintf(define, sizeof define, "linbench_out='");
-    for (const char *c = out_dir; *c && used + 3 < sizeof define; c++) {
-        if (*c == '\'')
-            define[used++] = '\'';
-        define[used++] = *c;
-    }
-    define[used++] = '\'';
-    define[used] = '\0';
-    char *argv[5] = {(char *)"gnuplot", (char *)"-e", define, (char *)script, NULL};
-    pid_t pid;
-    /* Its own process group, so a time-out ends gnuplot and anything it started. */
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-    posix_spawnattr_setpgroup(&attr, 0);
-    int err = posix_spawn(&pid, gnuplot, NULL, &attr, argv, environ);
-    posix_spawnattr_destroy(&attr);
-    if (err != 0)
-        return LB_FAIL(LB_ERR_IO, "cannot run %s: %s", gnuplot, strerror(err));
-    struct timespec start, now, pause = {0, 10 * 1000 * 1000};
-    clock_gettime(CLOCK_MONOTONIC, &start);
-    int status;
-    for (;;) {
-        pid_t got = waitpid(pid, &status, WNOHANG);
-        if (got == pid)
-            break;
-        if (got < 0 && errno != EINTR)
-            return LB_FAIL(LB_ERR_IO, "cannot wait for gnuplot: %s", strerror(errno));
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        if (now.tv_sec - start.tv_sec + 1e-9 * (double)(now.tv_nsec - start.tv_nsec) >= timeout_s) {
-            kill(-pid, SIGKILL);
-            while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-                ;
-            return LB_FAIL(LB_ERR_IO, "gnuplot %s did not finish within %d s (--render-timeout): stopped it",
-                           script, timeout_s);
-        }
-        nanosleep(&pause, NULL);
-    }
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-        return LB_OK;
-    if (WIFEXITED(status))
-        return LB_FAIL(LB_ERR_IO, "gnuplot %s failed (exit status %d)", script, WEXITSTATUS(status));
-    return LB_FAIL(LB_ERR_IO, "gnuplot %s was killed by signal %d", script, WTERMSIG(status));
-}
+    /* time per sequence: every linbench model and k, then every peer variant and k */
+    size_t count = 0;
+    for (int m = 0; rc == LB_OK && m < LB_MODEL_COUNT; m++)
+        if (measured[m])
+            count = add_lines(line, count, (LbModelKind)m, NULL, 0, k, nk, 0);
+    for (size_t v = 0; rc == LB_OK && v < peer->nvariants; v++)
+        count = add_lines(line, count, peer->variants[v].work, &peer->variants[v], v, k, nk, 0);
+    const char *device = lb_meta_get(&lin->meta, "device_name"), *torch = lb_meta_get(&peer->meta, "torch_version");
+    char sub[256];
+    snprintf(sub, sizeof sub, "linbench %s against PyTorch %s (bench/peer), %s", lin->dir, torch ? torch : "?",
+             device ? device : "?");
+    const char *what = "Time per sequence, linbench and PyTorch (each at its batch)";
+    Figure time = {{"versus_time_per_seq", what, what, sub, "ms per sequence", "set logscale x\nset logscale y\n",
+                    "no cell measured on both sides", NULL, n, nn, count, 0, NULL, NULL, NULL, NULL},
+                   lin, peer, line, V_TIME};
+    if (rc == LB_OK)
+        rc = write_lines(out_dir, &time, out);
 
-/* gnuplot opens its outputs as they are named, links and all, so it writes them into a directory
- * of ours, and they are renamed over the names beside the script: a rename replaces whatever is
- * planted at a name instead of writing through it. */
-int lb_plot_render(const char *gnuplot, const char *script, int timeout_s)
-{
-    const char *slash = strrchr(script, '/');
-    const size_t dir_len = slash ? (size_t)(slash - script) : 1;
-    const char *base = slash ? slash + 1 : script;
-    const size_t base_len = strlen(base) > 3 ? strlen(base) - 3 : strlen(base); /* NAME of NAME.gp */
-    char tmp[4096], from[4200], to[4200];
-    if (snprintf(tmp, sizeof tmp, "%.*s/.render.XXXXXX", (int)dir_len, slash ? script : ".") >= (int)sizeof tmp)
-        return LB_FAIL(LB_ERR_IO, "cannot render %s: its path is too long", script);
-    if (!mkdtemp(tmp))
-        return LB_FAIL(LB_ERR_IO, "cannot render %s: cannot make a directory beside it: %s", script, strerror(errno));
-    int rc = run_gnuplot(gnuplot, script, tmp, timeout_s);
-    static const char *const ext[] = {".png", ".svg"};
-    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
-        snprintf(from, sizeof from, "%s/%.*s%s", tmp, (int)base_len, base, ext[i]);
-        snprintf(to, sizeof to, "%.*s/%.*s%s", (int)dir_len, slash ? script : ".", (int)base_len, base, ext[i]);
-        if (rc == LB_OK && rename(from, to) != 0)
-            rc = LB_FAIL(LB_ERR_IO, "cannot write %s: %s", to, strerror(errno));
-        unlink(from); /* what gnuplot wrote when it failed, or after a failed rename */
+    /* linbench / peer: one line per pair of the same work (lb_peer_same_work) and k, in the
+     * linbench model's hue; against a peer-only exact attention dotted, with its point */
+    count = 0;
+    for (size_t v = 0; rc == LB_OK && v < peer->nvariants; v++)
+        for (int m = 0; m < LB_MODEL_COUNT; m++)
+            if (measured[m] && lb_peer_same_work(&peer->variants[v], (LbModelKind)m))
+                count = add_lines(line, count, (LbModelKind)m, &peer->variants[v], v, k, nk, 1);
+    static const char *const ratio[3][2] = {
+        {"versus_time_ratio", "linbench / PyTorch, ms per sequence (below 1: linbench is faster)"},
+        {"versus_batch_ratio", "linbench / PyTorch, largest batch (above 1: linbench fits more)"},
+        {"versus_energy_ratio", "linbench / PyTorch, J per sequence (below 1: linbench spends less)"},
+    };
+    static const char *const ylabel[3] = {"linbench / peer, ms per sequence", "linbench / peer, largest batch",
+                                          "linbench / peer, J per sequence"};
+    for (int r = 0; r < 3 && rc == LB_OK; r++) {
+        Figure f = {{ratio[r][0], ratio[r][1], ratio[r][1], sub, ylabel[r], "set logscale x\nset logscale y 2\n",
+                     "no cell measured on both sides",
+                     ", \\\n    1 with lines linewidth 1 linecolor rgb '#000000' dashtype 3 title 'equal'", n, nn, count, 0,
+                     NULL, NULL, NULL, NULL},
+                    lin, peer, line, V_TIME_RATIO + r};
+        int points = r < 2; /* the energy figure only where some pair has energy on both sides */
+        for (size_t i = 0; i < nn && !points; i++)
+            for (size_t c = 0; c < count && !points; c++)
+                points = !isnan(value_at(&f, &line[c], n[i]));
+        if (points)
+            rc = write_lines(out_dir, &f, out);
     }
-    if (rmdir(tmp) != 0 && rc == LB_OK) /* gnuplot wrote something unexpected: leave it be */
-        rc = LB_FAIL(LB_ERR_IO, "cannot remove %s after rendering %s: %s", tmp, script, strerror(errno));
+    free(n);
+    free(k);
+    free(line);
     return rc;
 }

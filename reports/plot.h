@@ -2,11 +2,11 @@
  * and their NAME.png and NAME.svg where gnuplot is installed:
  *   time_speedup, memory_speedup (energy_speedup where measured)  Table 3's heatmaps, n by k
  *   time_per_seq (energy_per_seq)  per sequence against n, log-log, a line per model and k, a hue
- *                  per model, a shade and dash per k (reports/plot_style.h)
+ *                  per model, a shade and dash per k (reports/plot_figure.h)
  *   time_speedup_MODEL, memory_speedup_MODEL (energy_...)  every other pair speedups.csv holds,
  *                  for a model with a k axis (MODEL_vs_BASELINE against chunked and flash)
  *   speedup_MODEL  time, memory (and energy) saved against n, for a model without one
- *   breakdown_MODEL  per model of breakdown.csv (reports/breakdown_plot.h)
+ *   breakdown_MODEL  per model of breakdown.csv (reports/breakdown_plot.c)
  * A script finds its data and writes its images beside itself (ARG0), so `gnuplot DIR/NAME.gp`
  * works from any directory; pngcairo where gnuplot has it, else png. */
 #ifndef LB_PLOT_H
@@ -33,14 +33,8 @@ int lb_plot_write(const LbSweepDir *s, const char *out_dir, LbPlotList *out);
  * where some pair has energy on both sides, versus_energy_ratio (linbench / peer). */
 int lb_plot_peer_write(const LbSweepDir *lin, const LbSweepDir *peer, const char *out_dir, LbPlotList *out);
 
-/* The gnuplot executable on PATH into buf: 0, or -1 when there is none. */
-int lb_plot_find_gnuplot(char *buf, size_t size);
-
-/* Run `gnuplot script` (posix_spawn, no shell) and wait at most timeout_s seconds (a hung
- * gnuplot is killed); its NAME.png and NAME.svg are renamed into place beside the script, never
- * written through a link planted there. LB_OK, or LB_ERR_IO with gnuplot's exit status or the
- * time-out in the message. gnuplot's own messages go to our stderr. */
-int lb_plot_render(const char *gnuplot, const char *script, int timeout_s);
+/* breakdown.csv's figures, where s has one, into out_dir (reports/breakdown_plot.c). */
+int lb_breakdown_plot_write(const LbSweepDir *s, const char *out_dir, LbPlotList *out);
 
 #ifdef __cplusplus
 }

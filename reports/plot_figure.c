@@ -1,13 +1,22 @@
-/* What every figure of linbench plot is written with (see plot_figure.h). */
+/* What every figure of linbench plot is written with, and rendered with (see plot_figure.h). */
 #include "reports/plot_figure.h"
 
+#include <errno.h>
 #include <math.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "attn/base/status.h"
 #include "reports/atomic_file.h"
 #include "reports/csv_io.h"
+
+extern char **environ;
 
 void lb_gp_quote(FILE *f, const char *s)
 {
@@ -21,7 +30,7 @@ void lb_gp_quote(FILE *f, const char *s)
     fputc('\'', f);
 }
 
-void lb_gp_preamble(FILE *f, const char *name, const char *what)
+static void gp_preamble(FILE *f, const char *name, const char *what)
 {
     fprintf(f,
             "# linbench plot: %s.\n"
@@ -45,7 +54,7 @@ void lb_gp_preamble(FILE *f, const char *name, const char *what)
     fprintf(f, "set output linbench_out.'/%s.png'\n", name);
 }
 
-void lb_gp_title(FILE *f, const char *title, const char *subtitle)
+static void gp_title(FILE *f, const char *title, const char *subtitle)
 {
     fputs("set title ", f);
     lb_gp_quote(f, title);
@@ -54,15 +63,16 @@ void lb_gp_title(FILE *f, const char *title, const char *subtitle)
     fputs(" noenhanced\n", f);
 }
 
-void lb_gp_svg(FILE *f, const char *name)
+static void gp_svg(FILE *f, const char *name)
 {
     fputs("set terminal svg noenhanced size 900,650 font 'sans,11'\n", f);
     fprintf(f, "set output linbench_out.'/%s.svg'\n", name);
     fputs("replot\nset output\n", f);
 }
 
-int lb_plot_write_file(const char *dir, const char *name, const char *ext, LbPlotWriteFn fn,
-                       const LbSweepDir *s, const void *arg)
+/* DIR/NAME.EXT written by fn, atomically. */
+static int write_file(const char *dir, const char *name, const char *ext, LbPlotWriteFn fn, const LbSweepDir *s,
+                      const void *arg)
 {
     char file[160];
     snprintf(file, sizeof file, "%.100s%s", name, ext);
@@ -84,48 +94,32 @@ int lb_plot_write_file(const char *dir, const char *name, const char *ext, LbPlo
     return rc;
 }
 
-int lb_plot_write_wide(FILE *f, const int64_t *n, size_t nn, size_t columns, LbPlotColumnTitle title,
-                       LbPlotColumnValue value, const void *arg)
-{
-    const size_t nf = columns + 1;
-    char (*v)[96] = malloc(nf * sizeof *v);
-    const char **row = malloc(nf * sizeof *row);
-    int rc = LB_OK;
-    if (!v || !row) {
-        rc = LB_FAIL(LB_ERR_NOMEM, "out of memory");
-        goto out;
-    }
-    for (size_t c = 0; c < nf; c++)
-        row[c] = v[c];
-    snprintf(v[0], sizeof v[0], "n");
-    for (size_t c = 0; c < columns; c++)
-        title(c, v[c + 1], sizeof v[0], arg);
-    rc = lb_csv_write_record(f, row, nf);
-    for (size_t i = 0; rc == LB_OK && i < nn; i++) {
-        snprintf(v[0], sizeof v[0], "%lld", (long long)n[i]);
-        for (size_t c = 0; c < columns; c++) {
-            const double x = value(c, n[i], arg);
-            if (isnan(x))
-                v[c + 1][0] = '\0';
-            else
-                snprintf(v[c + 1], sizeof v[0], "%.6g", x);
-        }
-        rc = lb_csv_write_record(f, row, nf);
-    }
-out:
-    free(v);
-    free(row);
-    return rc;
-}
-
-void lb_plot_add_name(LbPlotList *out, const char *name)
+static void add_name(LbPlotList *out, const char *name)
 {
     if (out && out->count < LB_PLOT_MAX)
         snprintf(out->name[out->count++], sizeof out->name[0], "%.63s", name);
 }
 
+static int script(FILE *f, const LbSweepDir *s, const void *arg)
+{
+    const LbFigure *fig = arg;
+    gp_preamble(f, fig->name, fig->what);
+    gp_title(f, fig->title, fig->subtitle);
+    LB_TRY(fig->body(f, s, fig->arg));
+    gp_svg(f, fig->name);
+    return LB_OK;
+}
 
-void lb_gp_n_axis(FILE *f, const int64_t *n, size_t nn)
+int lb_plot_figure(const char *dir, const LbFigure *fig, const LbSweepDir *s, LbPlotList *out)
+{
+    LB_TRY(write_file(dir, fig->name, ".plot.csv", fig->data, s, fig->arg));
+    LB_TRY(write_file(dir, fig->name, ".gp", script, s, fig));
+    add_name(out, fig->name);
+    return LB_OK;
+}
+
+/* The n axis of a figure against n: its range and a tic per n (nn > 0). */
+static void gp_n_axis(FILE *f, const int64_t *n, size_t nn)
 {
     fprintf(f, "set xrange [%.6g:%.6g]\nset xtics (", (double)n[0] / 1.4, (double)n[nn - 1] * 1.4);
     for (size_t i = 0; i < nn; i++)
@@ -133,7 +127,8 @@ void lb_gp_n_axis(FILE *f, const int64_t *n, size_t nn)
     fputs(")\n", f);
 }
 
-void lb_gp_empty(FILE *f, const char *label)
+/* A figure without a point: the label in its middle instead. */
+static void gp_empty(FILE *f, const char *label)
 {
     fprintf(f, "unset logscale\nset label 1 '%s' at graph 0.5, graph 0.5 center\nplot [0:1][0:1] NaN notitle\n", label);
 }
@@ -142,16 +137,39 @@ static int line_data(FILE *f, const LbSweepDir *s, const void *arg)
 {
     (void)s;
     const LbLineFigure *fig = arg;
-    return lb_plot_write_wide(f, fig->n, fig->nn, fig->lines, fig->column, fig->value, fig->arg);
+    const size_t nf = fig->lines + 1;
+    char (*v)[96] = malloc(nf * sizeof *v);
+    const char **row = malloc(nf * sizeof *row);
+    int rc = v && row ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory");
+    for (size_t c = 0; rc == LB_OK && c < nf; c++)
+        row[c] = v[c];
+    if (rc == LB_OK) {
+        snprintf(v[0], sizeof v[0], "n");
+        for (size_t c = 0; c < fig->lines; c++)
+            fig->column(c, v[c + 1], sizeof v[0], fig->arg);
+        rc = lb_csv_write_record(f, row, nf);
+    }
+    for (size_t i = 0; rc == LB_OK && i < fig->nn; i++) {
+        snprintf(v[0], sizeof v[0], "%lld", (long long)fig->n[i]);
+        for (size_t c = 0; c < fig->lines; c++) {
+            const double x = fig->value(c, fig->n[i], fig->arg);
+            if (isnan(x))
+                v[c + 1][0] = '\0';
+            else
+                snprintf(v[c + 1], sizeof v[0], "%.6g", x);
+        }
+        rc = lb_csv_write_record(f, row, nf);
+    }
+    free(v);
+    free(row);
+    return rc;
 }
 
-static int line_script(FILE *f, const LbSweepDir *s, const void *arg)
+static int line_body(FILE *f, const LbSweepDir *s, const void *arg)
 {
     (void)s;
     const LbLineFigure *fig = arg;
     const size_t drawn = fig->drawn ? fig->drawn : fig->lines;
-    lb_gp_preamble(f, fig->name, fig->what);
-    lb_gp_title(f, fig->title, fig->subtitle);
     fprintf(f, "set xlabel 'n (sequence length)'\nset ylabel '%s'\n%sset grid\nset key left top\n", fig->ylabel,
             fig->logscale);
     int points = 0;
@@ -159,9 +177,9 @@ static int line_script(FILE *f, const LbSweepDir *s, const void *arg)
         for (size_t l = 0; l < drawn; l++)
             points += !isnan(fig->value(l, fig->n[i], fig->arg));
     if (points == 0) {
-        lb_gp_empty(f, fig->empty);
+        gp_empty(f, fig->empty);
     } else {
-        lb_gp_n_axis(f, fig->n, fig->nn);
+        gp_n_axis(f, fig->n, fig->nn);
         /* each line's colour, dash and title written out: gnuplot's own cycle repeats after eight */
         for (size_t l = 0; l < drawn; l++) {
             char with[192], title[192];
@@ -171,14 +189,156 @@ static int line_script(FILE *f, const LbSweepDir *s, const void *arg)
         }
         fprintf(f, "%s\n", fig->after ? fig->after : "");
     }
-    lb_gp_svg(f, fig->name);
     return LB_OK;
 }
 
 int lb_plot_line_figure(const char *dir, const LbLineFigure *fig, LbPlotList *out)
 {
-    LB_TRY(lb_plot_write_file(dir, fig->name, ".plot.csv", line_data, NULL, fig));
-    LB_TRY(lb_plot_write_file(dir, fig->name, ".gp", line_script, NULL, fig));
-    lb_plot_add_name(out, fig->name);
-    return LB_OK;
+    const LbFigure f = {fig->name, fig->what, fig->title, fig->subtitle, line_data, line_body, fig};
+    return lb_plot_figure(dir, &f, NULL, out);
+}
+
+/* --- line styles -------------------------------------------------------------------------------- */
+
+/* The hues are of Tableau's palette, in the model table's order, the first six picked so any two
+ * are at least 40 degrees apart (HSV): blue, red, green, purple, olive, pink; the Linformer's
+ * general projections then take the gaps between them: orange (30 degrees, half way between red
+ * and olive), indigo (between blue and purple) and teal (between green and blue), so any two of
+ * the nine are at least 30 degrees apart (tests/reports/test_cli_plot.c). A shade mixes the hue
+ * with black or white, which keeps the hue itself. */
+static const unsigned model_hue[] = {0x1f77b4, 0xd62728, 0x2ca02c, 0x9467bd, 0xbcbd22, 0xe377c2,
+                                     0xff8000, 0x3c44c8, 0x17be8a};
+_Static_assert(sizeof model_hue / sizeof model_hue[0] >= LB_MODEL_COUNT,
+               "a new model needs its hue in reports/plot_figure.c");
+static const int model_point[] = {7, 5, 9, 13, 11, 15, 4, 6, 8}; /* circle, square, triangles, diamond, ... */
+_Static_assert(sizeof model_point / sizeof model_point[0] >= LB_MODEL_COUNT,
+               "a new model needs its point type in reports/plot_figure.c");
+
+/* The darkest and lightest shades: mixed a third with black, two fifths with white; lighter than
+ * that a line fades into the white page. */
+#define LB_SHADE_DARK 0.33
+#define LB_SHADE_LIGHT 0.40
+#define LB_DASH_TYPES 5 /* gnuplot's distinct dash types: solid, dashed, dotted, dash-dot, dash-dot-dot */
+
+static unsigned shade(unsigned rgb, double t)
+{
+    unsigned out = 0;
+    for (int shift = 16; shift >= 0; shift -= 8) {
+        const double c = (double)(rgb >> shift & 255);
+        const double v = t < 0 ? c * (1 + t) : c + (255 - c) * t;
+        out |= (unsigned)(v + 0.5) << shift;
+    }
+    return out;
+}
+
+LbLineStyle lb_plot_line_style(LbModelKind m, int index, int count)
+{
+    const int i = (unsigned)m < LB_MODEL_COUNT ? (int)m : 0;
+    LbLineStyle s;
+    const double t = count > 1 ? -LB_SHADE_DARK + (LB_SHADE_DARK + LB_SHADE_LIGHT) * index / (count - 1) : 0;
+    s.rgb = shade(model_hue[i], t);
+    s.dashtype = 1 + index % LB_DASH_TYPES;
+    s.pointtype = model_point[i];
+    return s;
+}
+
+/* --- running gnuplot --------------------------------------------------------------------------- */
+
+int lb_plot_find_gnuplot(char *buf, size_t size)
+{
+    const char *path = getenv("PATH");
+    if (!path || !*path)
+        return -1;
+    const char *p = path;
+    while (*p) {
+        const char *end = strchr(p, ':');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        /* An empty PATH entry means the current directory. */
+        int n = len ? snprintf(buf, size, "%.*s/gnuplot", (int)len, p) : snprintf(buf, size, "./gnuplot");
+        struct stat st;
+        if (n > 0 && (size_t)n < size && stat(buf, &st) == 0 && S_ISREG(st.st_mode) &&
+            access(buf, X_OK) == 0)
+            return 0;
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    return -1;
+}
+
+/* Run gnuplot on script with its images going to out_dir, waiting at most timeout_s seconds. */
+static int run_gnuplot(const char *gnuplot, const char *script, const char *out_dir, int timeout_s)
+{
+    char define[4200];
+    size_t used = (size_t)snprintf(define, sizeof define, "linbench_out='");
+    for (const char *c = out_dir; *c && used + 3 < sizeof define; c++) {
+        if (*c == '\'')
+            define[used++] = '\'';
+        define[used++] = *c;
+    }
+    define[used++] = '\'';
+    define[used] = '\0';
+    char *argv[5] = {(char *)"gnuplot", (char *)"-e", define, (char *)script, NULL};
+    pid_t pid;
+    /* Its own process group, so a time-out ends gnuplot and anything it started. */
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);
+    int err = posix_spawn(&pid, gnuplot, NULL, &attr, argv, environ);
+    posix_spawnattr_destroy(&attr);
+    if (err != 0)
+        return LB_FAIL(LB_ERR_IO, "cannot run %s: %s", gnuplot, strerror(err));
+    struct timespec start, now, pause = {0, 10 * 1000 * 1000};
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    int status;
+    for (;;) {
+        pid_t got = waitpid(pid, &status, WNOHANG);
+        if (got == pid)
+            break;
+        if (got < 0 && errno != EINTR)
+            return LB_FAIL(LB_ERR_IO, "cannot wait for gnuplot: %s", strerror(errno));
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec - start.tv_sec + 1e-9 * (double)(now.tv_nsec - start.tv_nsec) >= timeout_s) {
+            kill(-pid, SIGKILL);
+            while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+            return LB_FAIL(LB_ERR_IO, "gnuplot %s did not finish within %d s (--render-timeout): stopped it",
+                           script, timeout_s);
+        }
+        nanosleep(&pause, NULL);
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return LB_OK;
+    if (WIFEXITED(status))
+        return LB_FAIL(LB_ERR_IO, "gnuplot %s failed (exit status %d)", script, WEXITSTATUS(status));
+    return LB_FAIL(LB_ERR_IO, "gnuplot %s was killed by signal %d", script, WTERMSIG(status));
+}
+
+/* gnuplot opens its outputs as they are named, links and all, so it writes them into a directory
+ * of ours, and they are renamed over the names beside the script: a rename replaces whatever is
+ * planted at a name instead of writing through it. */
+int lb_plot_render(const char *gnuplot, const char *script, int timeout_s)
+{
+    const char *slash = strrchr(script, '/');
+    const size_t dir_len = slash ? (size_t)(slash - script) : 1;
+    const char *base = slash ? slash + 1 : script;
+    const size_t base_len = strlen(base) > 3 ? strlen(base) - 3 : strlen(base); /* NAME of NAME.gp */
+    char tmp[4096], from[4200], to[4200];
+    if (snprintf(tmp, sizeof tmp, "%.*s/.render.XXXXXX", (int)dir_len, slash ? script : ".") >= (int)sizeof tmp)
+        return LB_FAIL(LB_ERR_IO, "cannot render %s: its path is too long", script);
+    if (!mkdtemp(tmp))
+        return LB_FAIL(LB_ERR_IO, "cannot render %s: cannot make a directory beside it: %s", script, strerror(errno));
+    int rc = run_gnuplot(gnuplot, script, tmp, timeout_s);
+    static const char *const ext[] = {".png", ".svg"};
+    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
+        snprintf(from, sizeof from, "%s/%.*s%s", tmp, (int)base_len, base, ext[i]);
+        snprintf(to, sizeof to, "%.*s/%.*s%s", (int)dir_len, slash ? script : ".", (int)base_len, base, ext[i]);
+        if (rc == LB_OK && rename(from, to) != 0)
+            rc = LB_FAIL(LB_ERR_IO, "cannot write %s: %s", to, strerror(errno));
+        unlink(from); /* what gnuplot wrote when it failed, or after a failed rename */
+    }
+    if (rmdir(tmp) != 0 && rc == LB_OK) /* gnuplot wrote something unexpected: leave it be */
+        rc = LB_FAIL(LB_ERR_IO, "cannot remove %s after rendering %s: %s", tmp, script, strerror(errno));
+    return rc;
 }

@@ -1,6 +1,6 @@
 /* What every figure of `linbench plot` is written with (the sweep's, the peer's and the
  * breakdown's figures sit above it): its files, each written whole or not at all, the list of
- * their names, and the gnuplot text their scripts share. */
+ * their names, the gnuplot text their scripts share, their lines' styles, and gnuplot's run. */
 #ifndef LB_REPORTS_PLOT_FIGURE_H
 #define LB_REPORTS_PLOT_FIGURE_H
 
@@ -26,59 +26,60 @@ typedef struct LbPlotList {
     char name[LB_PLOT_MAX][64];
 } LbPlotList;
 
-/* name added to out (NULL: nothing). */
-void lb_plot_add_name(LbPlotList *out, const char *name);
-
-/* Writes one file of a figure into f; arg is the figure's own. LB_OK or an error status. */
+/* Writes a figure's data or its script's body into f; arg is the figure's own. */
 typedef int (*LbPlotWriteFn)(FILE *f, const LbSweepDir *s, const void *arg);
 
-/* DIR/NAME.EXT written by fn, atomically (reports/atomic_file.h). LB_OK, LB_ERR_NOMEM, fn's
- * status, or LB_ERR_IO naming the file that could not be written. */
-int lb_plot_write_file(const char *dir, const char *name, const char *ext, LbPlotWriteFn fn,
-                       const LbSweepDir *s, const void *arg);
-
-/* A figure's lines as one wide table, through libcsv: header `n` and each line's title, then one
- * row per n with each line's value (%.6g), empty where value gives NaN. title(c) names line c
- * (at most 95 bytes kept); value(c, n) is its value at n. */
-typedef void (*LbPlotColumnTitle)(size_t column, char *buf, size_t size, const void *arg);
-typedef double (*LbPlotColumnValue)(size_t column, int64_t n, const void *arg);
-int lb_plot_write_wide(FILE *f, const int64_t *n, size_t nn, size_t columns, LbPlotColumnTitle title,
-                       LbPlotColumnValue value, const void *arg);
+/* Figure NAME: NAME.plot.csv written by data, and NAME.gp: its opening ("# linbench plot: WHAT.";
+ * where it lives, from ARG0, so its data and images sit beside it whatever the current directory;
+ * output NAME.png), title over subtitle, the body, then the plot once more as NAME.svg. Each file
+ * is written whole or not at all (reports/atomic_file.h); NAME is added to out (may be NULL).
+ * LB_OK, LB_ERR_NOMEM, a writer's status, or LB_ERR_IO naming the file. */
+typedef struct LbFigure {
+    const char *name, *what, *title, *subtitle;
+    LbPlotWriteFn data, body;
+    const void *arg;
+} LbFigure;
+int lb_plot_figure(const char *dir, const LbFigure *fig, const LbSweepDir *s, LbPlotList *out);
 
 /* s as a gnuplot single-quoted string: only ' needs escaping there, doubled; newlines dropped. */
 void lb_gp_quote(FILE *f, const char *s);
 
-/* The opening of script NAME.gp ("# linbench plot: WHAT."): where it lives (from ARG0, so the data
- * and images sit beside it whatever the current directory), its data file NAME.plot.csv and its
- * PNG output NAME.png. */
-void lb_gp_preamble(FILE *f, const char *name, const char *what);
-
-/* A two-line title: title, then subtitle below it, both quoted. */
-void lb_gp_title(FILE *f, const char *title, const char *subtitle);
-
-/* Render the plot set up above once more, as NAME.svg. */
-void lb_gp_svg(FILE *f, const char *name);
-
-/* A figure of lines against n: NAME.plot.csv (lb_plot_write_wide: n, a column per line) and
- * NAME.gp, whose plot command draws the first `drawn` lines (0: all), each titled and styled by
- * style(): "linespoints linewidth 2 ..." in with, its key title in title. Where no drawn line has
- * a point the figure says `empty` instead; `after` ends the plot command (NULL: nothing). */
+/* A figure of lines against n: NAME.plot.csv (header n and each line's column(c), at most 95
+ * bytes; a row per n with each line's value(c, n), %.6g, empty where NaN) and NAME.gp, whose plot
+ * command draws the first `drawn` lines (0: all), each styled by style(): "linespoints ..." in
+ * with, its key title in title. Where no drawn line has a point the figure says `empty` instead;
+ * `after` ends the plot command (NULL: nothing). */
 typedef struct LbLineFigure {
     const char *name, *what, *title, *subtitle, *ylabel, *logscale, *empty, *after;
     const int64_t *n;
     size_t nn, lines, drawn;
-    LbPlotColumnTitle column;
-    LbPlotColumnValue value;
+    void (*column)(size_t line, char *buf, size_t size, const void *arg);
+    double (*value)(size_t line, int64_t n, const void *arg);
     void (*style)(size_t line, char *with, char *title, size_t size, const void *arg);
     const void *arg;
 } LbLineFigure;
 int lb_plot_line_figure(const char *dir, const LbLineFigure *fig, LbPlotList *out);
 
-/* The n axis of a figure against n: its range and a tic per n (nn > 0). */
-void lb_gp_n_axis(FILE *f, const int64_t *n, size_t nn);
+/* How a figure of several models tells its lines apart, written out per line (gnuplot's own cycle
+ * repeats after eight): a hue per model, and within it a shade (darker to lighter as k grows) and
+ * a dash per k; a point shape per model for print in grey. */
+typedef struct LbLineStyle {
+    unsigned rgb;  /* 0xRRGGBB */
+    int dashtype;  /* 1 (solid) for the first k, then 2, 3, ... */
+    int pointtype; /* one per model */
+} LbLineStyle;
 
-/* A figure without a point: the label in its middle instead. */
-void lb_gp_empty(FILE *f, const char *label);
+/* The style of line `index` (0 .. count - 1, in k order) of model m's `count` lines. */
+LbLineStyle lb_plot_line_style(LbModelKind m, int index, int count);
+
+/* The gnuplot executable on PATH into buf: 0, or -1 when there is none. */
+int lb_plot_find_gnuplot(char *buf, size_t size);
+
+/* Run `gnuplot script` (posix_spawn, no shell) and wait at most timeout_s seconds (a hung
+ * gnuplot is killed); its NAME.png and NAME.svg are renamed into place beside the script, never
+ * written through a link planted there. LB_OK, or LB_ERR_IO with gnuplot's exit status or the
+ * time-out in the message. gnuplot's own messages go to our stderr. */
+int lb_plot_render(const char *gnuplot, const char *script, int timeout_s);
 
 #ifdef __cplusplus
 }

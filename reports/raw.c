@@ -16,6 +16,7 @@
 #include "attn/base/paths.h"
 #include "attn/base/status.h"
 #include "reports/csv_io.h"
+#include "reports/settings.h"
 
 typedef enum {
     RAW_MODEL,   /* LbModelKind, by name (or by the reader's LbRawModelName) */
@@ -360,20 +361,6 @@ int lb_raw_append(LbRawWriter *w, const LbCellResult *r)
     LB_FAIL(LB_ERR_FORMAT, "%s line %zu: invalid %s \"%s\": should be %s", path, line,           \
             columns[col].name, fs[col], what)
 
-/* "standard, linformer, ... or NAME": every name the model table knows, for messages. */
-static void model_names(char *buf, size_t size)
-{
-    size_t used = 0;
-    buf[0] = '\0';
-    for (int m = 0; m < LB_MODEL_COUNT; m++) {
-        const char *sep = m == 0 ? "" : m + 1 == LB_MODEL_COUNT ? " or " : ", ";
-        int len = snprintf(buf + used, size - used, "%s%s", sep, lb_model_name((LbModelKind)m));
-        if (len < 0 || (size_t)len >= size - used)
-            return;
-        used += (size_t)len;
-    }
-}
-
 /* The model column read by the model table: linbench's own rows. */
 static int table_model(const char *name, size_t row, void *ctx, LbModelKind *model, char *should, size_t size)
 {
@@ -381,7 +368,7 @@ static int table_model(const char *name, size_t row, void *ctx, LbModelKind *mod
     (void)ctx;
     if (lb_model_parse(name, model) == 0)
         return 0;
-    model_names(should, size);
+    lb_settings_model_names(LB_ALL_MODELS, ", ", " or ", should, size);
     return -1;
 }
 
@@ -481,30 +468,6 @@ static int parse_row(const char *path, size_t line, char **fs, LbRawModelName na
 /* Every reader of raw.csv: rows, and where asked each row's line and the line of a cut-off last
  * row (0 when the file ends in a newline). */
 static int read_rows(const char *path, LbRawModelName name_fn, void *ctx, LbCellResult **rows, size_t **lines,
-                     size_t *count, size_t *cut_line);
-
-int lb_raw_read(const char *path, LbCellResult **rows, size_t *count)
-{
-    return read_rows(path, table_model, NULL, rows, NULL, count, NULL);
-}
-
-int lb_raw_read_lines(const char *path, LbCellResult **rows, size_t **lines, size_t *count)
-{
-    return read_rows(path, table_model, NULL, rows, lines, count, NULL);
-}
-
-int lb_raw_read_cut(const char *path, LbCellResult **rows, size_t *count, size_t *cut_line)
-{
-    return read_rows(path, table_model, NULL, rows, NULL, count, cut_line);
-}
-
-int lb_raw_read_named(const char *path, LbRawModelName name_fn, void *ctx, LbCellResult **rows, size_t *count,
-                      size_t *cut_line)
-{
-    return read_rows(path, name_fn, ctx, rows, NULL, count, cut_line);
-}
-
-static int read_rows(const char *path, LbRawModelName name_fn, void *ctx, LbCellResult **rows, size_t **lines,
                      size_t *count, size_t *cut_line)
 {
     *rows = NULL;
@@ -562,4 +525,20 @@ static int read_rows(const char *path, LbRawModelName name_fn, void *ctx, LbCell
 out:
     lb_csv_table_free(&t);
     return rc;
+}
+
+int lb_raw_read(const char *path, LbCellResult **rows, size_t *count)
+{
+    return read_rows(path, table_model, NULL, rows, NULL, count, NULL);
+}
+
+int lb_raw_read_lines(const char *path, LbCellResult **rows, size_t **lines, size_t *count)
+{
+    return read_rows(path, table_model, NULL, rows, lines, count, NULL);
+}
+
+int lb_raw_read_named(const char *path, LbRawModelName name_fn, void *ctx, LbCellResult **rows, size_t *count,
+                      size_t *cut_line)
+{
+    return read_rows(path, name_fn ? name_fn : table_model, ctx, rows, NULL, count, cut_line);
 }

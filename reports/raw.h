@@ -1,9 +1,6 @@
 /* raw.csv: one row per measured cell (METHOD.md, "Files a sweep writes"), appended and synced as
  * soon as the cell ends (a killed sweep loses at most the cell it was in), read back for resume,
- * the grids, compare and plot. The columns are one table in raw.c (name, field, kind, the layout
- * that added it): k, sharing and order empty for a model without a k axis; timing empty unless
- * status is ok; an unknown clock (-1) or energy (NaN) empty; reals in the fewest of 15-17 digits
- * that read back exactly; status `ok`, `OOM` or the error message. A file from before
+ * the grids, compare and plot. The columns are one table in raw.c. A file from before
  * device_uuid/host or the energy columns still reads (those empty) and a resume appends rows in
  * its own layout. */
 #ifndef LB_RAW_H
@@ -25,40 +22,33 @@ extern "C" {
 
 typedef struct LbRawWriter LbRawWriter;
 
-/* Open raw.csv for appending rows. A new or empty file gets the header row first. append=0
- * truncates any existing file (the caller has checked --force); append=1 keeps existing rows
- * (resume) after dropping a trailing partial line left by a kill -9, and checks the header
- * matches (LB_ERR_FORMAT if not). */
+/* Open raw.csv for appending rows; a new or empty file gets the header row first. append=0
+ * truncates the file (the caller has checked --force); append=1 keeps its rows (resume) after
+ * dropping a partial last line left by a kill -9, and checks the header (LB_ERR_FORMAT). */
 int lb_raw_open(const char *path, int append, LbRawWriter **out);
 /* Open a raw.csv that lb_raw_open has prepared, for one of several processes appending to it at
- * once (the workers of sweep --gpus): no header written, no partial line dropped (another
- * process may be writing), only the header checked. */
+ * once (sweep --gpus): only the header checked, as another process may be writing. */
 int lb_raw_open_shared(const char *path, LbRawWriter **out);
 /* One row in one write() (O_APPEND: rows of several processes never interleave), then fsync so
  * a finished cell survives a crash. */
 int lb_raw_append(LbRawWriter *w, const LbCellResult *r);
 void lb_raw_close(LbRawWriter *w);
-/* Whether the writer's file has the energy columns (a resumed raw.csv from before them has not:
- * its rows carry no energy, whatever was measured). */
+/* Whether the writer's file has the energy columns (a resumed raw.csv from before them has not). */
 int lb_raw_layout_has_energy(const LbRawWriter *w);
 
-/* Read every complete row back (malloc'd array; free() it). A final line without its newline is
- * ignored. LB_ERR_IO when the file cannot be read, LB_ERR_FORMAT (naming the line and column)
- * when it is not what lb_raw_append writes. */
+/* Read every complete row back (malloc'd; free() it); a last line without its newline is ignored.
+ * LB_ERR_IO, or LB_ERR_FORMAT naming the line and column. */
 int lb_raw_read(const char *path, LbCellResult **rows, size_t *count);
-/* lb_raw_read, and in *cut_line the number of that ignored final line (a sweep killed mid-row,
- * a copy cut off), 0 when the file ends in a newline, so that a reader can say a cell is gone. */
-int lb_raw_read_cut(const char *path, LbCellResult **rows, size_t *count, size_t *cut_line);
 /* lb_raw_read, and the file's line of each row (malloc'd, *count of them; NULL when none). */
 int lb_raw_read_lines(const char *path, LbCellResult **rows, size_t **lines, size_t *count);
 
-/* How a model column reads when it does not hold the model table's names (bench/peer's rows,
- * reports/peer_dir.h): the model of the table whose work row `row` (0 for the first after the
- * header) did, 0; or -1 with what the column should hold in `should`. */
+/* A model column of other names than the model table's (bench/peer's, reports/peer_dir.h): the
+ * model whose work row `row` (0 the first) did, 0; or -1 with what it should hold in `should`. */
 typedef int (*LbRawModelName)(const char *name, size_t row, void *ctx, LbModelKind *model, char *should,
                               size_t size);
-/* lb_raw_read_cut with the model column read by name_fn; every other column as lb_raw_read reads
- * it. cut_line may be NULL. */
+/* lb_raw_read with the model column read by name_fn (NULL: by the model table), and in *cut_line
+ * (unless NULL) the line of that ignored final line (a sweep killed mid-row, a copy cut off), 0
+ * when the file ends in a newline, so that a reader can say a cell is gone. */
 int lb_raw_read_named(const char *path, LbRawModelName name_fn, void *ctx, LbCellResult **rows, size_t *count,
                       size_t *cut_line);
 

@@ -1,10 +1,10 @@
-/* The option table (see settings.h): its parsers and printers, its rows, and the walks over it. */
+/* The option table (see settings.h): its typed parsers and printers, the few settings of their own
+ * syntax, its rows, and the walks over it. */
 #include "reports/settings.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,38 +19,9 @@
 #include "lb_config.h"
 #include "lb_revision.h"
 
-/* A malloc'd printf. */
-static char *text(const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 1, 2)))
-#endif
-    ;
-static char *text(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int len = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    char *buf = len >= 0 ? malloc((size_t)len + 1) : NULL;
-    if (!buf)
-        return NULL;
-    va_start(ap, fmt);
-    vsnprintf(buf, (size_t)len + 1, fmt, ap);
-    va_end(ap);
-    return buf;
-}
-
 static int refuse(const char *what, char *should, size_t size)
 {
     snprintf(should, size, "%s", what);
-    return -1;
-}
-
-static int int_value(const char *arg, int min, int max, int *out, char *should, size_t size)
-{
-    if (lb_parse_int(arg, min, max, out) == 0)
-        return 0;
-    snprintf(should, size, "an integer from %d to %d", min, max);
     return -1;
 }
 
@@ -66,80 +37,47 @@ static char *list_text(const int64_t *v, size_t count)
     return buf;
 }
 
-/* ---- the parsers and printers, one pair per setting ---- */
-
-static int parse_n(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
+void lb_settings_model_names(unsigned models, const char *sep, const char *last, char *buf, size_t size)
 {
-    int64_t *v;
-    size_t count;
-    if (lb_parse_list(t, LB_N_MIN, LB_N_MAX, &v, &count) != 0) {
-        snprintf(should, size,
-                 from_meta ? "a comma list of sequence lengths from %d to %d"
-                           : "sequence lengths from %d to %d, as a comma list or doubling ranges like 512:65536",
-                 LB_N_MIN, LB_N_MAX);
-        return -1;
-    }
-    free(s->n);
-    s->n = v;
-    s->nn = count;
-    return 0;
-}
-static char *print_n(const LbRunSettings *s) { return list_text(s->n, s->nn); }
-
-static int parse_k(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
-{
-    int64_t *v;
-    size_t count;
-    if (lb_parse_list(t, LB_K_MIN, LB_N_MAX, &v, &count) != 0) {
-        snprintf(should, size,
-                 from_meta ? "a comma list of projected lengths from %d to %d"
-                           : "projected lengths from %d to %d, as a comma list or doubling ranges like 128:2048",
-                 LB_K_MIN, LB_N_MAX);
-        return -1;
-    }
-    free(s->k);
-    s->k = v;
-    s->nk = count;
-    return 0;
-}
-static char *print_k(const LbRunSettings *s) { return list_text(s->k, s->nk); }
-
-/* "standard, linformer, ...": every model of the table. */
-static void model_names(char *buf, size_t size)
-{
-    size_t used = 0;
+    int left = 0;
+    for (int m = 0; m < LB_MODEL_COUNT; m++)
+        left += models >> m & 1;
     buf[0] = '\0';
-    for (int m = 0; m < LB_MODEL_COUNT && used < size; m++) {
-        int len = snprintf(buf + used, size - used, "%s%s", m ? ", " : "", lb_model_name((LbModelKind)m));
-        used += len > 0 ? (size_t)len : 0;
+    for (int m = 0, first = 1; m < LB_MODEL_COUNT; m++) {
+        if (!(models >> m & 1))
+            continue;
+        const size_t used = strlen(buf);
+        snprintf(buf + used, size - used, "%s%s", first ? "" : left == 1 ? last : sep, lb_model_name((LbModelKind)m));
+        first = 0;
+        left--;
     }
+}
+
+/* One name of a comma list into the bit set at ctx (lb_list_each). */
+static int mark_model(const char *item, size_t len, void *ctx)
+{
+    char name[64];
+    LbModelKind kind;
+    if (len == 0 || len >= sizeof name)
+        return -1;
+    memcpy(name, item, len);
+    name[len] = '\0';
+    if (lb_model_parse(name, &kind) != 0)
+        return -1;
+    *(unsigned *)ctx |= 1u << kind;
+    return 0;
 }
 
 int lb_settings_parse_models(const char *t, unsigned *models)
 {
     unsigned set = 0;
-    const char *p = t;
-    if (!t)
+    if (!t || lb_list_each(t, mark_model, &set) != 0)
         return -1;
-    for (;;) {
-        const char *comma = strchr(p, ',');
-        size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        char name[64];
-        LbModelKind kind;
-        if (len == 0 || len >= sizeof name)
-            return -1;
-        memcpy(name, p, len);
-        name[len] = '\0';
-        if (lb_model_parse(name, &kind) != 0)
-            return -1;
-        set |= 1u << kind;
-        if (!comma)
-            break;
-        p = comma + 1;
-    }
     *models = set;
     return 0;
 }
+
+/* ---- the settings of their own syntax: a parser and a printer each ---- */
 
 static int parse_models(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
 {
@@ -147,7 +85,7 @@ static int parse_models(LbRunSettings *s, const char *t, int from_meta, char *sh
     if (lb_settings_parse_models(t, &s->models) == 0)
         return 0;
     char names[256];
-    model_names(names, sizeof names);
+    lb_settings_model_names(LB_ALL_MODELS, ", ", ", ", names, sizeof names);
     snprintf(should, size, "a comma list of models from: %s", names);
     return -1;
 }
@@ -155,15 +93,8 @@ static int parse_models(LbRunSettings *s, const char *t, int from_meta, char *sh
 static char *print_models(const LbRunSettings *s)
 {
     char buf[512];
-    size_t used = 0;
-    buf[0] = '\0';
-    for (int m = 0; m < LB_MODEL_COUNT; m++) {
-        if (!(s->models & (1u << m)))
-            continue;
-        int len = snprintf(buf + used, sizeof buf - used, "%s%s", used ? "," : "", lb_model_name((LbModelKind)m));
-        used += len > 0 && (size_t)len < sizeof buf - used ? (size_t)len : 0;
-    }
-    return text("%s", buf);
+    lb_settings_model_names(s->models, ",", ",", buf, sizeof buf);
+    return strdup(buf);
 }
 
 static int parse_shard(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
@@ -192,53 +123,54 @@ static int parse_shard(LbRunSettings *s, const char *t, int from_meta, char *sho
 }
 static char *print_shard(const LbRunSettings *s)
 {
-    return s->shard_count ? text("%d/%d", s->shard_index, s->shard_count) : text("%s", "");
+    char buf[32] = "";
+    if (s->shard_count)
+        snprintf(buf, sizeof buf, "%d/%d", s->shard_index, s->shard_count);
+    return strdup(buf);
 }
 
+/* One GPU index of --gpus into the settings at ctx, refused when already listed. */
+static int add_gpu(const char *item, size_t len, void *ctx)
+{
+    LbRunSettings *s = ctx;
+    char one[16];
+    int g;
+    if (len == 0 || len >= sizeof one)
+        return -1;
+    memcpy(one, item, len);
+    one[len] = '\0';
+    if (lb_parse_int(one, 0, 1023, &g) != 0)
+        return -1;
+    for (size_t i = 0; i < s->ngpus; i++)
+        if (s->gpus[i] == g)
+            return -1;
+    s->gpus[s->ngpus++] = g;
+    return 0;
+}
 
 /* --gpus: "all" or GPU indices as a comma list, each once, in the order given. */
 static int parse_gpus(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
 {
     (void)from_meta;
-    static const char what[] = "all, or GPU indices from 0 to 1023 as a comma list, each once (0,1,3)";
     free(s->gpus);
     s->gpus = NULL;
     s->ngpus = 0;
-    s->gpus_all = 0;
-    if (strcmp(t, "all") == 0) {
-        s->gpus_all = 1;
+    s->gpus_all = strcmp(t, "all") == 0;
+    if (s->gpus_all)
         return 0;
-    }
     size_t count = 1;
     for (const char *p = t; *p; p++)
         count += *p == ',';
     if (!(s->gpus = malloc(count * sizeof *s->gpus)))
         return refuse("a list that fits in memory", should, size);
-    for (const char *p = t;; p++) {
-        const char *comma = strchr(p, ',');
-        char one[16];
-        size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        int g;
-        if (len == 0 || len >= sizeof one)
-            return refuse(what, should, size);
-        memcpy(one, p, len);
-        one[len] = '\0';
-        if (lb_parse_int(one, 0, 1023, &g) != 0)
-            return refuse(what, should, size);
-        for (size_t i = 0; i < s->ngpus; i++)
-            if (s->gpus[i] == g)
-                return refuse(what, should, size);
-        s->gpus[s->ngpus++] = g;
-        if (!comma)
-            break;
-        p = comma;
-    }
+    if (lb_list_each(t, add_gpu, s) != 0)
+        return refuse("all, or GPU indices from 0 to 1023 as a comma list, each once (0,1,3)", should, size);
     return 0;
 }
 static char *print_gpus(const LbRunSettings *s)
 {
     if (s->gpus_all)
-        return text("%s", "all");
+        return strdup("all");
     char *buf = malloc(s->ngpus * 6 + 1), *p = buf;
     if (!buf)
         return NULL;
@@ -248,105 +180,17 @@ static char *print_gpus(const LbRunSettings *s)
     return buf;
 }
 
-/* The names of a choice's values by index, 0 to the row's max. */
-static const char *dtype_name(int i) { return lb_dtype_name((LbDtype)i); }
-static const char *sharing_name(int i) { return lb_sharing_name((LbSharing)i); }
-static const char *order_name(int i) { return lb_order_name((LbOrder)i); }
-static const char *device_name(int i) { return i == LB_DEVICE_CPU ? "cpu" : "cuda"; }
-static const char *format_name(int i) { return i == LB_FORMAT_CSV ? "csv" : i == LB_FORMAT_MD ? "md" : "text"; }
-
-static int parse_mem_limit(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
-{
-    if (from_meta && t[0] == '\0') { /* not set in the first run either */
-        s->mem_limit = 0;
-        return 0;
-    }
-    if (lb_parse_size(t, &s->mem_limit) != 0 || s->mem_limit < ((uint64_t)1 << 20))
-        return refuse("a size of at least 1M, such as 16G, 16GiB, 512M or 1.5GiB", should, size);
-    return 0;
-}
-static char *print_mem_limit(const LbRunSettings *s)
-{
-    return s->mem_limit ? text("%llu", (unsigned long long)s->mem_limit) : text("%s", "");
-}
-
-static int parse_max_batch(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
-{
-    if (from_meta && t[0] == '\0') {
-        s->timing.max_batch = 0;
-        return 0;
-    }
-    int64_t v;
-    if (lb_parse_int64(t, 1, INT64_C(1) << 40, &v) != 0)
-        return refuse("an integer from 1 to 2^40", should, size);
-    s->timing.max_batch = v;
-    return 0;
-}
-static char *print_max_batch(const LbRunSettings *s)
-{
-    return s->timing.max_batch ? text("%lld", (long long)s->timing.max_batch) : text("%s", "");
-}
-
-static int parse_headroom(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
-{
-    if (from_meta && t[0] == '\0') { /* empty: the default */
-        s->headroom = LB_HEADROOM_AUTO;
-        return 0;
-    }
-    if (strcmp(t, "0") == 0) { /* no headroom: the sizes parser wants a positive size */
-        s->headroom = 0;
-        return 0;
-    }
-    if (lb_parse_size(t, &s->headroom) != 0 || s->headroom >= LB_HEADROOM_AUTO)
-        return refuse("a size such as 256M, 1G or 0", should, size);
-    return 0;
-}
-static char *print_headroom(const LbRunSettings *s)
-{
-    return s->headroom != LB_HEADROOM_AUTO ? text("%llu", (unsigned long long)s->headroom) : text("%s", "");
-}
-
-static int parse_cell_time(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
-{
-    (void)from_meta;
-    int v;
-    if (int_value(t, 1, 3600, &v, should, size))
-        return -1;
-    s->timing.cap_seconds = v;
-    return 0;
-}
-static char *print_cell_time(const LbRunSettings *s) { return text("%g", s->timing.cap_seconds); }
-
-static int parse_seed(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
-{
-    (void)from_meta;
-    int64_t v;
-    if (lb_parse_int64(t, 0, INT64_MAX, &v) != 0)
-        return refuse("a non-negative integer", should, size);
-    s->seed = (uint64_t)v;
-    return 0;
-}
-static char *print_seed(const LbRunSettings *s) { return text("%llu", (unsigned long long)s->seed); }
-
-
 /* --no-autotune turns it off (text NULL); meta.csv holds on or off. */
 static int parse_autotune(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
 {
     (void)from_meta;
-    if (!t) {
-        s->autotune = 0;
-        return 0;
-    }
-    if (strcmp(t, "on") != 0 && strcmp(t, "off") != 0)
+    if (t && strcmp(t, "on") != 0 && strcmp(t, "off") != 0)
         return refuse("on or off", should, size);
-    s->autotune = strcmp(t, "on") == 0;
+    s->autotune = t && strcmp(t, "on") == 0;
     return 0;
 }
-static char *print_autotune(const LbRunSettings *s) { return text("%s", s->autotune ? "on" : "off"); }
+static char *print_autotune(const LbRunSettings *s) { return strdup(s->autotune ? "on" : "off"); }
 
-/* ---- the table ---- */
-
-#define GRID "Grid:"
 static int parse_k_schedule(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
 {
     (void)from_meta;
@@ -356,74 +200,26 @@ static char *print_k_schedule(const LbRunSettings *s)
 {
     char buf[LB_LAYERS_MAX * 24];
     lb_kschedule_text(&s->model, buf, sizeof buf);
-    return text("%s", buf);
+    return strdup(buf);
 }
 
 const char *const lb_projection_names[4] = {"linear", "mean", "max", "conv"};
 
+/* The names of a choice's values by index, 0 to the row's max. */
+static const char *dtype_name(int i) { return lb_dtype_name((LbDtype)i); }
+static const char *sharing_name(int i) { return lb_sharing_name((LbSharing)i); }
+static const char *order_name(int i) { return lb_order_name((LbOrder)i); }
+static const char *device_name(int i) { return i == LB_DEVICE_CPU ? "cpu" : "cuda"; }
+static const char *format_name(int i) { return i == LB_FORMAT_CSV ? "csv" : i == LB_FORMAT_MD ? "md" : "text"; }
 static const char *projection_name(int i) { return lb_projection_names[i]; }
+static const char *model_name(int i) { return lb_model_name((LbModelKind)i); }
 
-/* ---- the commands' own flags ---- */
+/* ---- the table ---- */
 
-static int parse_plot_out(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
-{
-    (void)from_meta;
-    s->cmd.out = t;
-    return *t ? 0 : refuse("a directory", should, size);
-}
-
-
-
-static int parse_model(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
-{
-    (void)from_meta;
-    if (lb_model_parse(t, &s->model.kind) == 0)
-        return 0;
-    size_t used = 0;
-    for (int m = 0; m < LB_MODEL_COUNT && used < size; m++) {
-        int len = snprintf(should + used, size - used, "%s%s", m == 0 ? "" : m + 1 == LB_MODEL_COUNT ? " or " : ", ",
-                           lb_model_name((LbModelKind)m));
-        used += len > 0 ? (size_t)len : 0;
-    }
-    return -1;
-}
-
-
-
-
-/* A number in (lo, hi] (or [lo, hi] when lo_closed), the whole text. */
-static int number_in(const char *t, double lo, int lo_closed, double hi, double *out)
-{
-    char *end = NULL;
-    errno = 0;
-    const double v = strtod(t, &end);
-    if (end == t || *end || errno || !isfinite(v) || v > hi || v < lo || (!lo_closed && v == lo))
-        return -1;
-    *out = v;
-    return 0;
-}
-
-static int parse_product_eff(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
-{
-    (void)from_meta;
-    return number_in(t, 0, 0, 1, &s->cmd.product_efficiency) ? refuse("a number above 0 and at most 1", should, size) : 0;
-}
-
-static int parse_copy_eff(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
-{
-    (void)from_meta;
-    return number_in(t, 0, 0, 1, &s->cmd.copy_efficiency) ? refuse("a number above 0 and at most 1", should, size) : 0;
-}
-
-static int parse_launch(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
-{
-    (void)from_meta;
-    return number_in(t, 0, 1, 1e6, &s->cmd.launch_us) ? refuse("a number from 0 to 1000000", should, size) : 0;
-}
-
-/* A command's own row, in LbSettingId's order: no meta.csv key; a row without a parser stores its
- * value (a switch: 1) in the field at offset `at` of LbRunSettings. */
-#define OPT(f, a, g, c, h, ...) {f, a, .group = g, .commands = c, .help = h, __VA_ARGS__}
+/* A recorded setting's row, and a row with no meta.csv key (the commands' own in LbSettingId's
+ * order). */
+#define SET(f, a, k, g, c, h, ...) {f, a, .key = k, .group = g, .commands = c, .help = h, __VA_ARGS__}
+#define OPT(f, a, g, c, h, ...) SET(f, a, NULL, g, c, h, __VA_ARGS__)
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
@@ -432,88 +228,95 @@ static int parse_launch(LbRunSettings *s, const char *t, int from_meta, char *sh
 #define CHUNKED "Chunked attention:"
 #define DEVICE "Device and memory:"
 #define TIMING "Timing:"
+#define GRID "Grid:"
 #define BOTH (LB_FOR_SWEEP | LB_FOR_RUN)
 #define PLANNED (LB_FOR_SWEEP | LB_FOR_RUN | LB_FOR_PREDICT) /* what the plan and the pass read */
 #define GRID_SET (LB_FOR_SWEEP | LB_FOR_PREDICT)
 
 const LbSetting lb_settings[LB_SET_COUNT] = {
-    [LB_SET_N] = {"n", "LIST", "n_list", "sequence lengths", GRID,
-                  "sequence lengths, 2 to 1048576: comma list and doubling ranges a:b;\nthe paper's rows",
-                  "512:65536", NULL, NULL, GRID_SET, 1, parse_n, print_n},
-    [LB_SET_K] = {"k", "LIST", "k_list", "projected lengths", GRID,
-                  "k values, 1 to 1048576, same syntax, for each model with\na k axis{k}", "128:2048", NULL, NULL,
-                  GRID_SET, 1,
-                  parse_k, print_k},
-    [LB_SET_MODELS] = {"models", "LIST", "models", "models", GRID,
-                       "attention models, a comma list of: {models};\neach measured for every n (and k)",
-                       "standard,linformer", NULL, "standard,linformer", GRID_SET, 1, parse_models, print_models},
-    [LB_SET_SHARD] = {"shard", "I/N", "shard", "shard", GRID,
-                      "measure only shard I (0 to N-1) of N, N from 1 to 4096: a split of\nthe cells by predicted cost; recorded in meta.csv as a setting;\nput the shards' directories together with linbench merge",
-                      NULL, "", "", LB_FOR_SWEEP, 1, parse_shard, print_shard},
-    [LB_SET_LAYERS] = {"layers", "N", "layers", "layers", MODEL, "encoder layers, 1 to 1024", NULL, NULL, NULL, PLANNED,
-                       1, NULL, NULL, .at = offsetof(LbRunSettings, model.layers), .type = 'i', .min = 1, .max = LB_LAYERS_MAX},
-    [LB_SET_DMODEL] = {"d-model", "N", "d_model", "model width", MODEL,
-                       "model width, 1 to 65536, divisible by --heads", NULL, NULL, NULL, PLANNED, 1, NULL, NULL,
-                       .at = offsetof(LbRunSettings, model.d_model), .type = 'i', .min = 1, .max = LB_DMODEL_MAX},
-    [LB_SET_HEADS] = {"heads", "N", "heads", "heads", MODEL, "attention heads, 1 to 1024", NULL, NULL, NULL, PLANNED, 1,
-                      NULL, NULL, .at = offsetof(LbRunSettings, model.heads), .type = 'i', .min = 1, .max = LB_HEADS_MAX},
-    [LB_SET_FFN] = {"ffn", "N", "ffn", "feed-forward width", MODEL, "feed-forward width, 1 to 1048576", NULL, NULL,
-                    NULL, PLANNED, 1, NULL, NULL, .at = offsetof(LbRunSettings, model.ffn), .type = 'i', .min = 1, .max = LB_FFN_MAX},
-    [LB_SET_VOCAB] = {"vocab", "N", "vocab", "vocabulary", MODEL, "token vocabulary, 1 to 16777216", NULL, NULL, NULL,
-                      PLANNED, 1, NULL, NULL, .at = offsetof(LbRunSettings, model.vocab), .type = 'i', .min = 1, .max = LB_VOCAB_MAX},
-    [LB_SET_DTYPE] = {"dtype", "T", "dtype", "dtype", MODEL, "fp16, bf16 or fp32; products accumulate in fp32", NULL,
-                      NULL, NULL, PLANNED, 1, NULL, NULL,
-                     .at = offsetof(LbRunSettings, model.dtype), .type = 'c', .name = dtype_name, .max = LB_DTYPE_FP32},
-    [LB_SET_TF32] = {"tf32", NULL, "tf32", "TF32", MODEL, "let fp32 products use TF32, only with --dtype fp32", NULL,
-                     "(default off)", NULL, PLANNED | LB_FOR_CHECK, 1, NULL, NULL, .at = offsetof(LbRunSettings, tf32)},
-    [LB_SET_SHARING] = {"sharing", "S", "sharing", "sharing", LINFORMER,
-                        "layerwise, kv, headwise or none", NULL, NULL, NULL, PLANNED, 1,
-                        NULL, NULL, .at = offsetof(LbRunSettings, model.sharing), .type = 'c', .name = sharing_name, .max = LB_SHARE_NONE},
-    [LB_SET_ORDER] = {"order", "O", "order", "projection order", LINFORMER,
-                      "early (K' = (E X) W_K, fairseq) or late (K' = E (X W_K), the\npaper's figure)", NULL,
-                      "(default early; late with --sharing none)", NULL, PLANNED, 1, NULL, NULL,
-                      .at = offsetof(LbRunSettings, model.order), .type = 'c', .name = order_name, .max = LB_ORDER_LATE},
-    [LB_SET_CHUNK] = {"chunk", "ROWS", "chunk", "chunk rows", CHUNKED,
-                      "query rows per block of the chunked model, 1 to 1048576", NULL, NULL, "1024", PLANNED, 1,
-                      NULL, NULL, .at = offsetof(LbRunSettings, model.chunk), .type = 'l', .min = 1, .max = LB_N_MAX},
-    [LB_SET_K_SCHEDULE] = {"k-schedule", "S", "k_schedule", "k per layer", LINFORMER,
-                           "the Linformer's k per layer: uniform; halve (k, k/2, k/4 on the\nlayers' thirds); or a comma list of one factor in (0, 1] per layer;\nk below the cell's rounded up to a multiple of 8. The grid's k is\nthe first layer's",
-                           "uniform", NULL, "uniform", PLANNED, 1, parse_k_schedule, print_k_schedule},
-    [LB_SET_DEVICE] = {"device", "D", "device", "device", DEVICE, "cuda or cpu; cpu is the plain-C reference", "cuda",
-                       NULL, NULL, BOTH | LB_FOR_CHECK, 1, NULL, NULL,
-                       .at = offsetof(LbRunSettings, device), .type = 'c', .name = device_name, .max = LB_DEVICE_CPU},
-    [LB_SET_MEM_LIMIT] = {"mem-limit", "SIZE", "mem_limit", "memory limit", DEVICE,
-                          "memory budget, at least 1M: 16G, 16GiB, 512M, 1.5GiB; K/M/G/T and\nKiB..TiB are binary, KB..TB decimal",
-                          NULL, "(default: the GPU's free memory;\n512MiB on --device cpu)", NULL, PLANNED, 1,
-                          parse_mem_limit, print_mem_limit},
-    [LB_SET_MAX_BATCH] = {"max-batch", "N", "max_batch", "batch cap", DEVICE, "cap on the batch search, 1 to 2^40",
-                          NULL, "(default none)", NULL, PLANNED, 1, parse_max_batch, print_max_batch},
-    [LB_SET_HEADROOM] = {"headroom", "SIZE", "headroom", "GPU headroom", DEVICE,
-                         "GPU memory kept outside the budget for the driver and libraries",
-                         NULL, "\n(default the larger of 256M and 1% of the GPU's memory; 0 for none)", NULL, PLANNED,
-                         1, parse_headroom, print_headroom},
-    [LB_SET_CELL_TIME] = {"cell-time", "SEC", "cell_time_s", "seconds per cell", TIMING,
-                          "stop adding timed passes past this much timed work, 1 to 3600,\nonce 5 passes ran", NULL,
-                          NULL, NULL, BOTH, 1, parse_cell_time, print_cell_time},
-    [LB_SET_SEED] = {"seed", "N", "seed", "seed", TIMING, "seed of the random weights and tokens, >= 0", "1", NULL,
-                     NULL, BOTH, 1, parse_seed, print_seed},
-    [LB_SET_BREAKDOWN] = {"breakdown", NULL, "breakdown", "breakdown", TIMING,
-                          "after each measured cell, one more pass at its batch timing every\noperation: breakdown.csv in a sweep, a table after run's result\n(docs/METHOD.md, \"Breakdown\")",
-                          "0", "(default off)", "0", BOTH, 1, NULL, NULL, .at = offsetof(LbRunSettings, breakdown)},
+    [LB_SET_N] = SET("n", "LIST", "n_list", GRID, GRID_SET,
+                     "sequence lengths, 2 to 1048576: comma list and doubling ranges a:b;\nthe paper's rows",
+                     .def = "512:65536", .at = offsetof(LbRunSettings, n), .type = 'L', .min = LB_N_MIN,
+                     .max = LB_N_MAX, .count_at = offsetof(LbRunSettings, nn), .should = "sequence lengths"),
+    [LB_SET_K] = SET("k", "LIST", "k_list", GRID, GRID_SET,
+                     "k values, 1 to 1048576, same syntax, for each model with\na k axis{k}", .def = "128:2048",
+                     .at = offsetof(LbRunSettings, k), .type = 'L', .min = LB_K_MIN, .max = LB_N_MAX,
+                     .count_at = offsetof(LbRunSettings, nk), .should = "projected lengths"),
+    [LB_SET_MODELS] = SET("models", "LIST", "models", GRID, GRID_SET,
+                          "attention models, a comma list of: {models};\neach measured for every n (and k)",
+                          .def = "standard,linformer", .absent = "standard,linformer", .parse = parse_models,
+                          .print = print_models),
+    [LB_SET_SHARD] = SET("shard", "I/N", "shard", GRID, LB_FOR_SWEEP,
+                         "measure only shard I (0 to N-1) of N, N from 1 to 4096: a split of\nthe cells by predicted cost; recorded in meta.csv as a setting;\nput the shards' directories together with linbench merge",
+                         .def_help = "", .absent = "", .parse = parse_shard, .print = print_shard),
+    [LB_SET_LAYERS] = SET("layers", "N", "layers", MODEL, PLANNED, "encoder layers, 1 to 1024",
+                          .at = offsetof(LbRunSettings, model.layers), .type = 'i', .min = 1, .max = LB_LAYERS_MAX),
+    [LB_SET_DMODEL] = SET("d-model", "N", "d_model", MODEL, PLANNED, "model width, 1 to 65536, divisible by --heads",
+                          .at = offsetof(LbRunSettings, model.d_model), .type = 'i', .min = 1, .max = LB_DMODEL_MAX),
+    [LB_SET_HEADS] = SET("heads", "N", "heads", MODEL, PLANNED, "attention heads, 1 to 1024",
+                         .at = offsetof(LbRunSettings, model.heads), .type = 'i', .min = 1, .max = LB_HEADS_MAX),
+    [LB_SET_FFN] = SET("ffn", "N", "ffn", MODEL, PLANNED, "feed-forward width, 1 to 1048576",
+                       .at = offsetof(LbRunSettings, model.ffn), .type = 'i', .min = 1, .max = LB_FFN_MAX),
+    [LB_SET_VOCAB] = SET("vocab", "N", "vocab", MODEL, PLANNED, "token vocabulary, 1 to 16777216",
+                         .at = offsetof(LbRunSettings, model.vocab), .type = 'i', .min = 1, .max = LB_VOCAB_MAX),
+    [LB_SET_DTYPE] = SET("dtype", "T", "dtype", MODEL, PLANNED, "fp16, bf16 or fp32; products accumulate in fp32",
+                         .at = offsetof(LbRunSettings, model.dtype), .type = 'c', .name = dtype_name, .max = LB_DTYPE_FP32),
+    [LB_SET_TF32] = SET("tf32", NULL, "tf32", MODEL, PLANNED | LB_FOR_CHECK,
+                        "let fp32 products use TF32, only with --dtype fp32", .def_help = "(default off)",
+                        .at = offsetof(LbRunSettings, tf32)),
+    [LB_SET_SHARING] = SET("sharing", "S", "sharing", LINFORMER, PLANNED, "layerwise, kv, headwise or none",
+                           .at = offsetof(LbRunSettings, model.sharing), .type = 'c', .name = sharing_name,
+                           .max = LB_SHARE_NONE),
+    [LB_SET_ORDER] = SET("order", "O", "order", LINFORMER, PLANNED,
+                         "early (K' = (E X) W_K, fairseq) or late (K' = E (X W_K), the\npaper's figure)",
+                         .def_help = "(default early; late with --sharing none)", .at = offsetof(LbRunSettings, model.order),
+                         .type = 'c', .name = order_name, .max = LB_ORDER_LATE),
+    [LB_SET_CHUNK] = SET("chunk", "ROWS", "chunk", CHUNKED, PLANNED,
+                         "query rows per block of the chunked model, 1 to 1048576", .absent = "1024",
+                         .at = offsetof(LbRunSettings, model.chunk), .type = 'l', .min = 1, .max = LB_N_MAX),
+    [LB_SET_K_SCHEDULE] = SET("k-schedule", "S", "k_schedule", LINFORMER, PLANNED,
+                              "the Linformer's k per layer: uniform; halve (k, k/2, k/4 on the\nlayers' thirds); or a comma list of one factor in (0, 1] per layer;\nk below the cell's rounded up to a multiple of 8. The grid's k is\nthe first layer's",
+                              .def = "uniform", .absent = "uniform", .parse = parse_k_schedule, .print = print_k_schedule),
+    [LB_SET_DEVICE] = SET("device", "D", "device", DEVICE, BOTH | LB_FOR_CHECK, "cuda or cpu; cpu is the plain-C reference",
+                          .def = "cuda", .at = offsetof(LbRunSettings, device), .type = 'c', .name = device_name,
+                          .max = LB_DEVICE_CPU),
+    [LB_SET_MEM_LIMIT] = SET("mem-limit", "SIZE", "mem_limit", DEVICE, PLANNED,
+                             "memory budget, at least 1M: 16G, 16GiB, 512M, 1.5GiB; K/M/G/T and\nKiB..TiB are binary, KB..TB decimal",
+                             .def_help = "(default: the GPU's free memory;\n512MiB on --device cpu)",
+                             .at = offsetof(LbRunSettings, mem_limit), .type = 'z', .min = 1 << 20, .optional = 1,
+                             .should = "a size of at least 1M, such as 16G, 16GiB, 512M or 1.5GiB"),
+    [LB_SET_MAX_BATCH] = SET("max-batch", "N", "max_batch", DEVICE, PLANNED, "cap on the batch search, 1 to 2^40",
+                             .def_help = "(default none)", .at = offsetof(LbRunSettings, timing.max_batch), .type = 'l',
+                             .min = 1, .max = INT64_C(1) << 40, .optional = 1, .should = "an integer from 1 to 2^40"),
+    [LB_SET_HEADROOM] = SET("headroom", "SIZE", "headroom", DEVICE, PLANNED,
+                            "GPU memory kept outside the budget for the driver and libraries",
+                            .def_help = "\n(default the larger of 256M and 1% of the GPU's memory; 0 for none)",
+                            .at = offsetof(LbRunSettings, headroom), .type = 'z', .optional = 1,
+                            .unset = LB_HEADROOM_AUTO, .should = "a size such as 256M, 1G or 0"),
+    [LB_SET_CELL_TIME] = SET("cell-time", "SEC", "cell_time_s", TIMING, BOTH,
+                             "stop adding timed passes past this much timed work, 1 to 3600,\nonce 5 passes ran",
+                             .at = offsetof(LbRunSettings, timing.cap_seconds), .type = 'd', .min = 1, .max = 3600),
+    [LB_SET_SEED] = SET("seed", "N", "seed", TIMING, BOTH, "seed of the random weights and tokens, >= 0", .def = "1",
+                        .at = offsetof(LbRunSettings, seed), .type = 'l', .max = INT64_MAX,
+                        .should = "a non-negative integer"),
+    [LB_SET_BREAKDOWN] = SET("breakdown", NULL, "breakdown", TIMING, BOTH,
+                             "after each measured cell, one more pass at its batch timing every\noperation: breakdown.csv in a sweep, a table after run's result\n(docs/METHOD.md, \"Breakdown\")",
+                             .def = "0", .def_help = "(default off)", .absent = "0", .at = offsetof(LbRunSettings, breakdown)),
     /* absent: a result from before the tuning took the heuristic's first algorithm */
-    [LB_SET_AUTOTUNE] = {"no-autotune", NULL, "matmul_autotune", "matmul autotuning", TIMING,
-                         "take cuBLASLt's first heuristic algorithm for each product instead\nof timing up to 8 on the shape's first use (a warm-up pass, never a\ntimed one) and keeping the fastest",
-                         "on", "", "off", BOTH | LB_FOR_CHECK, 1, parse_autotune, print_autotune},
-    [LB_SET_GPU] = {"gpu", "N", NULL, "GPU index", DEVICE, "CUDA device index, 0 to 1023", NULL, NULL, NULL, BOTH | LB_FOR_CHECK, 0,
-                    NULL, NULL, .at = offsetof(LbRunSettings, gpu), .type = 'i', .min = 0, .max = 1023},
-    [LB_SET_GPUS] = {"gpus", "LIST", NULL, "GPUs", DEVICE,
-                     "measure on several GPUs of one model at once: a sweep --shard per\nGPU into DIR/shard-I, merged into DIR; LIST is all or indices such\nas 0,1,3 (not with --gpu or --shard)",
-                     NULL, "", NULL, LB_FOR_SWEEP, 0, parse_gpus, print_gpus},
-    [LB_SET_PROJECTION] = {"projection", "P", NULL, "projection", LINFORMER,
-                           "linear, mean, max or conv: the Linformer's compression of keys and\nvalues (E and F, mean or max pooling, or a depthwise convolution over\nwindows of n/k); P other than linear measures the model linformer-P\nin linformer's place",
-                           "linear", NULL, NULL, PLANNED, 0, NULL, NULL,
-                           .at = offsetof(LbRunSettings, projection), .type = 'c', .name = projection_name, .max = 3},
-    OPT("model", "M", "Cell:", LB_FOR_RUN, "{models}", .def = "standard", .parse = parse_model),
+    [LB_SET_AUTOTUNE] = SET("no-autotune", NULL, "matmul_autotune", TIMING, BOTH | LB_FOR_CHECK,
+                            "take cuBLASLt's first heuristic algorithm for each product instead\nof timing up to 8 on the shape's first use (a warm-up pass, never a\ntimed one) and keeping the fastest",
+                            .def = "on", .def_help = "", .absent = "off", .parse = parse_autotune, .print = print_autotune),
+    [LB_SET_GPU] = OPT("gpu", "N", DEVICE, BOTH | LB_FOR_CHECK, "CUDA device index, 0 to 1023",
+                       .at = offsetof(LbRunSettings, gpu), .type = 'i', .min = 0, .max = 1023),
+    [LB_SET_GPUS] = OPT("gpus", "LIST", DEVICE, LB_FOR_SWEEP,
+                        "measure on several GPUs of one model at once: a sweep --shard per\nGPU into DIR/shard-I, merged into DIR; LIST is all or indices such\nas 0,1,3 (not with --gpu or --shard)",
+                        .def_help = "", .parse = parse_gpus, .print = print_gpus),
+    [LB_SET_PROJECTION] = OPT("projection", "P", LINFORMER, PLANNED,
+                              "linear, mean, max or conv: the Linformer's compression of keys and\nvalues (E and F, mean or max pooling, or a depthwise convolution over\nwindows of n/k); P other than linear measures the model linformer-P\nin linformer's place",
+                              .def = "linear", .at = offsetof(LbRunSettings, projection), .type = 'c',
+                              .name = projection_name, .max = 3),
+    OPT("model", "M", "Cell:", LB_FOR_RUN, "{models}", .def = "standard", .at = offsetof(LbRunSettings, model.kind),
+        .type = 'c', .name = model_name, .max = LB_MODEL_COUNT - 1),
     OPT("n", "N", "Cell:", LB_FOR_RUN, "sequence length, 2 to 1048576", .def = "512",
         .at = offsetof(LbRunSettings, model.n), .type = 'l', .min = LB_N_MIN, .max = LB_N_MAX),
     OPT("k", "N", "Cell:", LB_FOR_RUN, "the k of a model with a k axis, 1 to 1048576{k}", .def = "128",
@@ -524,12 +327,15 @@ const LbSetting lb_settings[LB_SET_COUNT] = {
         "any other card: tflops=T (its product rate for --dtype, TFLOP/s),\nbw=B (memory bandwidth, GB/s), mem=SIZE (memory, as --mem-limit)",
         .def_help = "", .at = offsetof(LbRunSettings, cmd.spec)),
     OPT("product-efficiency", "E", "Roofline:", LB_FOR_PREDICT, "share of the rate a product reaches, above 0 to 1",
-        .def = STR(LB_PREDICT_PRODUCT_EFFICIENCY), .parse = parse_product_eff),
+        .def = STR(LB_PREDICT_PRODUCT_EFFICIENCY), .at = offsetof(LbRunSettings, cmd.product_efficiency), .type = 'p',
+        .max = 1, .should = "a number above 0 and at most 1"),
     OPT("copy-efficiency", "E", "Roofline:", LB_FOR_PREDICT,
         "share of the bandwidth a memory-bound call reaches, above 0 to 1", .def = STR(LB_PREDICT_COPY_EFFICIENCY),
-        .parse = parse_copy_eff),
+        .at = offsetof(LbRunSettings, cmd.copy_efficiency), .type = 'p', .max = 1,
+        .should = "a number above 0 and at most 1"),
     OPT("launch-us", "US", "Roofline:", LB_FOR_PREDICT, "microseconds added per kernel, 0 to 1000000",
-        .def = STR(LB_PREDICT_LAUNCH_US), .parse = parse_launch),
+        .def = STR(LB_PREDICT_LAUNCH_US), .at = offsetof(LbRunSettings, cmd.launch_us), .type = 'r', .max = 1000000,
+        .should = "a number from 0 to 1000000"),
     OPT("dump", "DIR", "Dump:", LB_FOR_RUN,
         "write ids.npy, every weight, output.npy, index.csv (the files) and\nmeta.csv (the settings) into DIR (a new or empty directory)\ninstead of timing",
         .def_help = "", .at = offsetof(LbRunSettings, cmd.dump)),
@@ -538,7 +344,7 @@ const LbSetting lb_settings[LB_SET_COUNT] = {
     OPT("dtype", "T", "", LB_FOR_CHECK, "check only fp16, bf16 or fp32", .def_help = "(default all three)",
         .at = offsetof(LbRunSettings, model.dtype), .type = 'c', .name = dtype_name, .max = LB_DTYPE_FP32),
     OPT("seed", "N", "", LB_FOR_CHECK, "seed of the random data, >= 0", .def_help = "(default a new one each run, printed)",
-        .parse = parse_seed),
+        .at = offsetof(LbRunSettings, seed), .type = 'l', .max = INT64_MAX, .should = "a non-negative integer"),
     OPT("quick", NULL, "", LB_FOR_CHECK, "the quick check sweep and run do: few shapes, one forward per model",
         .def_help = "", .at = offsetof(LbRunSettings, cmd.quick)),
     OPT("gpu", "N", "", LB_FOR_INFO, "describe only device N, 0 to 1023", .def_help = "(default: every device)",
@@ -559,7 +365,8 @@ const LbSetting lb_settings[LB_SET_COUNT] = {
         .def_help = "(default a new\ndirectory linbench-YYYYmmdd-HHMMSS here)", .at = offsetof(LbRunSettings, cmd.out),
         .short_flag = 'o'),
     OPT("out", "DIR", "", LB_FOR_PLOT, "where the scripts, data and images go; created if missing",
-        .def_help = "\n(default: the sweep's DIR; with PEER_DIR, PEER_DIR)", .parse = parse_plot_out, .short_flag = 'o'),
+        .def_help = "\n(default: the sweep's DIR; with PEER_DIR, PEER_DIR)", .at = offsetof(LbRunSettings, cmd.out),
+        .should = "a directory", .short_flag = 'o'),
     OPT("no-render", NULL, "", LB_FOR_PLOT, "write the scripts and data only, do not run gnuplot",
         .def_help = "(default: render\nwhen gnuplot is on PATH)", .at = offsetof(LbRunSettings, cmd.no_render)),
     OPT("render-timeout", "SEC", "", LB_FOR_PLOT, "stop a gnuplot that has not finished one plot in SEC seconds,\n1 to 3600",
@@ -626,9 +433,15 @@ int lb_setting_apply(LbRunSettings *s, LbSettingId id, const char *t, int from_m
     const LbSetting *e = &lb_settings[id];
     void *at = (char *)s + e->at;
     int64_t v = 0;
+    uint64_t bytes = 0;
     if (e->parse)
         return e->parse(s, t, from_meta, should, size);
-    if (e->type == 'c') { /* a choice: "a, b or c" */
+    if (e->optional && from_meta && t[0] == '\0') { /* not set in the run that wrote meta.csv */
+        *(uint64_t *)at = e->unset;
+        return 0;
+    }
+    switch (e->type) {
+    case 'c': { /* a choice: "a, b or c" */
         for (int i = 0; i <= e->max; i++)
             if (strcmp(t, e->name(i)) == 0) {
                 *(int *)at = i;
@@ -639,15 +452,57 @@ int lb_setting_apply(LbRunSettings *s, LbSettingId id, const char *t, int from_m
             used += (size_t)snprintf(should + used, size - used, "%s%s", i == 0 ? "" : i == e->max ? " or " : ", ", e->name(i));
         return -1;
     }
-    if (e->type && lb_parse_int64(t, e->min, e->max, &v) != 0) {
-        snprintf(should, size, "an integer from %lld to %lld", (long long)e->min, (long long)e->max);
-        return -1;
+    case 'L': {
+        int64_t *list;
+        size_t count;
+        if (lb_parse_list(t, e->min, e->max, &list, &count) != 0) {
+            snprintf(should, size,
+                     from_meta ? "a comma list of %s from %lld to %lld"
+                               : "%s from %lld to %lld, as a comma list or doubling ranges like %s",
+                     e->should, (long long)e->min, (long long)e->max, e->def);
+            return -1;
+        }
+        free(*(int64_t **)at);
+        *(int64_t **)at = list;
+        *(size_t *)((char *)s + e->count_at) = count;
+        return 0;
     }
-    if (e->type == 'i')
-        *(int *)at = (int)v;
-    else if (e->type == 'l')
-        *(int64_t *)at = v;
-    else if (e->arg)
+    case 'z': /* "0" only where the row allows none: the sizes parser wants a positive size */
+        if (!(e->min == 0 && strcmp(t, "0") == 0) &&
+            (lb_parse_size(t, &bytes) != 0 || bytes < (uint64_t)e->min || (e->optional && bytes == e->unset)))
+            return refuse(e->should, should, size);
+        *(uint64_t *)at = bytes;
+        return 0;
+    case 'r':
+    case 'p': {
+        char *end = NULL;
+        errno = 0;
+        const double d = strtod(t, &end);
+        if (end == t || *end || errno || !isfinite(d) || d > e->max || d < e->min || (e->type == 'p' && d == e->min))
+            return refuse(e->should, should, size);
+        *(double *)at = d;
+        return 0;
+    }
+    case 'i':
+    case 'l':
+    case 'd':
+        if (lb_parse_int64(t, e->min, e->max, &v) != 0) {
+            if (e->should)
+                return refuse(e->should, should, size);
+            snprintf(should, size, "an integer from %lld to %lld", (long long)e->min, (long long)e->max);
+            return -1;
+        }
+        if (e->type == 'i')
+            *(int *)at = (int)v;
+        else if (e->type == 'd')
+            *(double *)at = (double)v;
+        else
+            *(int64_t *)at = v;
+        return 0;
+    }
+    if (e->arg && !t[0] && e->should)
+        return refuse(e->should, should, size);
+    if (e->arg)
         *(const char **)at = t;
     else if (t && strcmp(t, "0") != 0 && strcmp(t, "1") != 0) /* a switch as meta.csv holds it */
         return refuse("0 or 1", should, size);
@@ -660,39 +515,48 @@ char *lb_setting_text(const LbRunSettings *s, LbSettingId id)
 {
     const LbSetting *e = &lb_settings[id];
     const char *at = (const char *)s + e->at;
+    char buf[32] = "";
     if (e->print)
         return e->print(s);
-    if (e->type == 'l')
-        return text("%lld", (long long)*(const int64_t *)at);
-    if (e->type == 'c')
-        return text("%s", e->name(*(const int *)at));
-    return e->type == 'i' || (!e->parse && !e->arg) ? text("%d", *(const int *)at) : NULL;
+    if (e->optional && *(const uint64_t *)at == e->unset)
+        return strdup("");
+    switch (e->type) {
+    case 'L': return list_text(*(int64_t *const *)at, *(const size_t *)((const char *)s + e->count_at));
+    case 'c': return strdup(e->name(*(const int *)at));
+    case 'z': snprintf(buf, sizeof buf, "%llu", (unsigned long long)*(const uint64_t *)at); break;
+    case 'l': snprintf(buf, sizeof buf, "%lld", (long long)*(const int64_t *)at); break;
+    case 'r':
+    case 'p':
+    case 'd': snprintf(buf, sizeof buf, "%g", *(const double *)at); break;
+    default: /* an int, or a switch's 0 or 1; a text is no value */
+        if (!e->type && e->arg)
+            return NULL;
+        snprintf(buf, sizeof buf, "%d", *(const int *)at);
+    }
+    return strdup(buf);
 }
 
 int lb_run_settings_finish(LbRunSettings *s, char *msg, size_t size)
 {
     if (s->model.sharing == LB_SHARE_NONE && !(s->given & (UINT64_C(1) << LB_SET_ORDER)))
         s->model.order = LB_ORDER_LATE; /* per-head projections only exist in the late order */
-    if ((s->given & (UINT64_C(1) << LB_SET_GPU)) && s->device != LB_DEVICE_CUDA) {
-        snprintf(msg, size, "--gpu needs --device cuda: should be left out with --device cpu");
-        return -1;
-    }
-    if ((s->gpus_all || s->ngpus) && s->device != LB_DEVICE_CUDA) {
-        snprintf(msg, size, "--gpus needs --device cuda: should be left out with --device cpu");
-        return -1;
-    }
-    if ((s->gpus_all || s->ngpus) && (s->given & (UINT64_C(1) << LB_SET_GPU))) {
-        snprintf(msg, size, "--gpu and --gpus cannot be used together: should be --gpus LIST alone");
-        return -1;
-    }
-    if ((s->gpus_all || s->ngpus) && s->shard_count) {
-        snprintf(msg, size, "--shard and --gpus cannot be used together: should be one or the other (--gpus makes a shard per GPU)");
-        return -1;
-    }
-    if (s->tf32 && s->model.dtype != LB_DTYPE_FP32) {
-        snprintf(msg, size, "--tf32 applies to --dtype fp32 only: should be used with --dtype fp32");
-        return -1;
-    }
+    const int gpu = s->given >> LB_SET_GPU & 1, gpus = s->gpus_all || s->ngpus;
+    const struct {
+        int broken;
+        const char *msg;
+    } rules[] = {
+        {gpu && s->device != LB_DEVICE_CUDA, "--gpu needs --device cuda: should be left out with --device cpu"},
+        {gpus && s->device != LB_DEVICE_CUDA, "--gpus needs --device cuda: should be left out with --device cpu"},
+        {gpus && gpu, "--gpu and --gpus cannot be used together: should be --gpus LIST alone"},
+        {gpus && s->shard_count,
+         "--shard and --gpus cannot be used together: should be one or the other (--gpus makes a shard per GPU)"},
+        {s->tf32 && s->model.dtype != LB_DTYPE_FP32, "--tf32 applies to --dtype fp32 only: should be used with --dtype fp32"},
+    };
+    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
+        if (rules[i].broken) {
+            snprintf(msg, size, "%s", rules[i].msg);
+            return -1;
+        }
     if (s->projection != 0) { /* the models by name: reports/ names no model kind but Table 3's */
         char name[32];
         LbModelKind linear, projected;
@@ -783,8 +647,6 @@ int lb_run_settings_compare(const LbRunSettings *s, const LbMeta *meta, LbSettin
 {
     memset(p, 0, sizeof *p);
     for (int id = 0; id < LB_SET_RECORDED; id++) {
-        if (!lb_settings[id].resume_must_match)
-            continue;
         const char *theirs = lb_settings_meta_value(meta, (LbSettingId)id);
         char *mine = lb_setting_text(s, (LbSettingId)id);
         if (!mine)
@@ -808,18 +670,6 @@ void lb_setting_problem_free(LbSettingProblem *p)
     p->mine = NULL;
 }
 
-size_t lb_settings_list(const LbMeta *meta, LbSettingView *out, size_t cap)
-{
-    for (size_t id = 0; id < LB_SET_RECORDED && id < cap; id++) {
-        const char *v = lb_settings_meta_value(meta, (LbSettingId)id);
-        out[id].id = (LbSettingId)id;
-        out[id].key = lb_settings[id].key;
-        out[id].label = lb_settings[id].label;
-        out[id].value = v ? v : "";
-    }
-    return LB_SET_RECORDED;
-}
-
 int lb_meta_write_dump(const char *dir, const LbModel *m, const LbInputs *in, const LbRunSettings *s)
 {
     static const LbSettingId recorded[] = {LB_SET_LAYERS,  LB_SET_DMODEL, LB_SET_HEADS, LB_SET_FFN,
@@ -827,21 +677,18 @@ int lb_meta_write_dump(const char *dir, const LbModel *m, const LbInputs *in, co
                                            LB_SET_ORDER,   LB_SET_CHUNK,  LB_SET_K_SCHEDULE, LB_SET_DEVICE,
                                            LB_SET_SEED};
     const LbModelKind kind = m->cfg.kind;
+    char n[24], k[24] = "", batch[24];
+    snprintf(n, sizeof n, "%lld", (long long)m->cfg.n);
+    if (lb_model_has_k(kind))
+        snprintf(k, sizeof k, "%lld", (long long)m->cfg.k);
+    snprintf(batch, sizeof batch, "%lld", (long long)in->batch);
+    const char *const cell[][2] = {{"linbench_version", LB_VERSION}, {"git_revision", LB_GIT_REVISION},
+                                   {"model", lb_model_name(kind)}, {"n", n}, {"k", k}, {"batch", batch}};
     LbMeta meta;
     memset(&meta, 0, sizeof meta);
-    int rc = lb_meta_set(&meta, "linbench_version", "%s", LB_VERSION);
-    if (rc == LB_OK)
-        rc = lb_meta_set(&meta, "git_revision", "%s", LB_GIT_REVISION);
-    if (rc == LB_OK)
-        rc = lb_meta_set(&meta, "model", "%s", lb_model_name(kind));
-    if (rc == LB_OK)
-        rc = lb_meta_set(&meta, "n", "%lld", (long long)m->cfg.n);
-    if (rc == LB_OK && lb_model_has_k(kind))
-        rc = lb_meta_set(&meta, "k", "%lld", (long long)m->cfg.k);
-    else if (rc == LB_OK)
-        rc = lb_meta_set(&meta, "k", "%s", "");
-    if (rc == LB_OK)
-        rc = lb_meta_set(&meta, "batch", "%lld", (long long)in->batch);
+    int rc = LB_OK;
+    for (size_t i = 0; rc == LB_OK && i < sizeof cell / sizeof cell[0]; i++)
+        rc = lb_meta_set(&meta, cell[i][0], "%s", cell[i][1]);
     for (size_t i = 0; rc == LB_OK && i < sizeof recorded / sizeof recorded[0]; i++) {
         const LbSetting *e = &lb_settings[recorded[i]];
         /* a model's own setting means nothing for another model: empty, as in raw.csv */

@@ -38,9 +38,8 @@ typedef enum LbDeviceKind { LB_DEVICE_CUDA = 0, LB_DEVICE_CPU = 1 } LbDeviceKind
 /* The most shards a sweep is cut into (--shard I/N). */
 #define LB_SHARDS_MAX 4096
 
-/* The table's rows: the settings meta.csv records first (0 .. LB_SET_RECORDED - 1), then the other
- * settings, then each command's own flags. One flag name may have a row per command where its
- * meaning differs (--gpu N, predict's --gpu NAME). */
+/* The table's rows: the settings meta.csv records first, then the other settings, then each
+ * command's own flags (one flag may have a row per command: --gpu N, predict's --gpu NAME). */
 typedef enum LbSettingId {
     LB_SET_N = 0, LB_SET_K, LB_SET_MODELS, LB_SET_SHARD,
     LB_SET_LAYERS, LB_SET_DMODEL, LB_SET_HEADS, LB_SET_FFN, LB_SET_VOCAB, LB_SET_DTYPE, LB_SET_TF32,
@@ -113,7 +112,6 @@ typedef struct LbSetting {
     const char *flag;  /* long flag without "--" */
     const char *arg;   /* its value in --help ("N", "LIST"); NULL: a switch that takes none */
     const char *key;   /* meta.csv key (NULL past LB_SET_RECORDED) */
-    const char *label; /* words for a report's header ("model width") */
     const char *group; /* the --help heading it is listed under */
     const char *help;  /* --help text; '\n' continues on the next, indented line; {models} is the
                         * model table's names, {k} adds what k is per model after the entry */
@@ -123,20 +121,26 @@ typedef struct LbSetting {
     const char *absent;   /* what a meta.csv without the key (written before it existed) means;
                            * NULL: a sweep's meta.csv must hold it */
     unsigned commands;    /* LB_FOR_SWEEP | LB_FOR_RUN ... */
-    int resume_must_match; /* --resume refuses a flag that differs from meta.csv */
     /* text into s: 0, or -1 with what it accepts in should. from_meta: the text comes from a
      * meta.csv (an empty value there means "not set" for the optional settings). */
     int (*parse)(LbRunSettings *s, const char *text, int from_meta, char *should, size_t size);
     char *(*print)(const LbRunSettings *s); /* as meta.csv holds it; malloc'd, NULL if no memory or
                                              * not a setting */
     char short_flag; /* -o, or 0 */
-    /* No parser: the value's offset in LbRunSettings: an integer (type 'i' int, 'l' int64_t) from
-     * min to max; a choice (type 'c': an int, one of name(0) .. name(max)); else a text's char *
-     * or a switch's int (meta.csv: 0 or 1). */
+    /* No parser: the value's type and offset in LbRunSettings. 'i' an int, 'l' an int64_t, 'd' a
+     * double, each a whole number from min to max; 'L' a list of int64_t from min to max
+     * (lb_parse_list; its count's offset count_at); 'z' a size in bytes (uint64_t) of at least min,
+     * "0" taken where min is 0; 'r' a double from min to max, 'p' above min to max; 'c' a choice
+     * (an int, one of name(0) .. name(max)); else a text's char * or a switch's int (0 or 1). */
     size_t at;
     char type;
     int64_t min, max;
     const char *(*name)(int i);
+    size_t count_at;
+    const char *should; /* what a refused value should be, where the type's words do not say it ('L':
+                         * what the values are); a text row with one refuses an empty text */
+    int optional;       /* 'l', 'z': `unset` means not given: meta.csv holds it as an empty value */
+    uint64_t unset;
 } LbSetting;
 
 extern const LbSetting lb_settings[LB_SET_COUNT];
@@ -148,8 +152,8 @@ extern const char *const lb_setting_groups[];
 int lb_run_settings_init(LbRunSettings *s);
 void lb_run_settings_free(LbRunSettings *s);
 
-/* One row's text (NULL: a switch given) into s, by its parser or its offset (the given bit is the
- * caller's). 0, or -1 with what it accepts in should. */
+/* One row's text (NULL: a switch given) into s (the given bit is the caller's). 0, or -1 with what
+ * it accepts in should. */
 int lb_setting_apply(LbRunSettings *s, LbSettingId id, const char *text, int from_meta, char *should, size_t size);
 /* A setting's value as meta.csv holds it: malloc'd, NULL when out of memory or not a value. */
 char *lb_setting_text(const LbRunSettings *s, LbSettingId id);
@@ -157,13 +161,11 @@ char *lb_setting_text(const LbRunSettings *s, LbSettingId id);
 /* --projection's values: linear is the linformer model, each other P the model linformer-P. */
 extern const char *const lb_projection_names[4];
 
-/* What depends on several settings: --order defaults to late with --sharing none; --gpu and
- * --gpus need --device cuda, and not each other; --tf32 needs --dtype fp32; --projection P other than linear
- * replaces linformer by linformer-P in --models or --model. 0, or -1 with the message in msg. */
+/* What depends on several settings (--order's default with --sharing none, --gpu and --gpus,
+ * --tf32, --projection's model). 0, or -1 with the message in msg. */
 int lb_run_settings_finish(LbRunSettings *s, char *msg, size_t size);
 
-/* The GPU memory kept outside the budget on a device of `total_bytes`: --headroom, or the larger
- * of 256 MiB and 1% (LB_HEADROOM_AUTO). */
+/* The GPU memory kept outside the budget on a device of `total_bytes`. */
 uint64_t lb_run_settings_headroom(const LbRunSettings *s, uint64_t total_bytes);
 
 /* --resume. What went wrong with one setting, for cmd/ to word. */
@@ -182,45 +184,36 @@ typedef struct LbSettingProblem {
     char should[160];   /* UNREADABLE: what the value must be */
 } LbSettingProblem;
 
-/* Every recorded setting the user did not give, taken from meta.csv (a key it lacks reads as the
- * table's `absent` value). 0; -1 with *p filled; LB_ERR_NOMEM. */
+/* Every recorded setting the user did not give, taken from meta.csv. 0; -1 with *p filled;
+ * LB_ERR_NOMEM. */
 int lb_run_settings_take(LbRunSettings *s, const LbMeta *meta, LbSettingProblem *p);
-/* With everything parsed: each setting that must match does, as this run would record it.
+/* With everything parsed: each recorded setting agrees with meta.csv, as this run would record it.
  * 0; -1 with *p filled (DIFFERS or READS_BACK); LB_ERR_NOMEM. */
 int lb_run_settings_compare(const LbRunSettings *s, const LbMeta *meta, LbSettingProblem *p);
 void lb_setting_problem_free(LbSettingProblem *p);
 
-/* A result's meta.csv as every reader needs it (compare, plot, merge, sweep --resume): each recorded
- * setting present (or absent with a meaning, as `absent` says) and readable by its parser, and
- * device_name present, so a meta.csv cut short is refused instead of read as "?". LB_OK;
- * LB_ERR_FORMAT naming `path` and the key; LB_ERR_NOMEM. */
+/* A result's meta.csv as every reader needs it: each recorded setting present (or absent with a
+ * meaning) and readable, and device_name present, so a meta.csv cut short is refused instead of
+ * read as "?". LB_OK; LB_ERR_FORMAT naming `path` and the key; LB_ERR_NOMEM. */
 int lb_settings_meta_check(const LbMeta *meta, const char *path);
 
-/* meta.csv for reports (compare, plot, merge): a recorded setting's value in a result's meta.csv,
- * the table's `absent` value for a key written before it existed, or NULL when it has none. */
+/* A recorded setting's value in a result's meta.csv, the table's `absent` value for a key written
+ * before it existed, or NULL when it has none. */
 const char *lb_settings_meta_value(const LbMeta *meta, LbSettingId id);
 
-/* The first of ids[0 .. count-1] whose recorded values (as lb_settings_meta_value, none read as "")
- * differ between two results' meta.csv: its index into ids, or -1 when they all agree. */
+/* The first of ids[0 .. count-1] whose values differ between two results' meta.csv: its index
+ * into ids, or -1 when they all agree. */
 int lb_settings_first_difference(const LbMeta *a, const LbMeta *b, const LbSettingId *ids, size_t count);
-
-/* The recorded settings of a result, in the table's order, for a header: key, label and value
- * (as lb_settings_meta_value; "" when absent with no `absent` value). Fills up to `cap` entries
- * and returns LB_SET_RECORDED. */
-typedef struct LbSettingView {
-    LbSettingId id;
-    const char *key;
-    const char *label;
-    const char *value;
-} LbSettingView;
-size_t lb_settings_list(const LbMeta *meta, LbSettingView *out, size_t cap);
 
 /* The models of a `models` value ("standard,linformer") as a bit set (1u << kind): 0, or -1. */
 int lb_settings_parse_models(const char *text, unsigned *models);
+#define LB_ALL_MODELS ((1u << LB_MODEL_COUNT) - 1)
+/* The names of the models of `models` (bit 1u << kind) in the model table's order, joined by sep
+ * and before the last by last ("standard, linformer and chunked"). */
+void lb_settings_model_names(unsigned models, const char *sep, const char *last, char *buf, size_t size);
 
-/* DIR/meta.csv of run --dump (reports/dump.h): linbench_version, git_revision, model, n, k (empty
- * without a k axis), batch, the model's settings under their keys (empty for a setting the model
- * does not read), k_layers under a k schedule, storage_dtype. */
+/* DIR/meta.csv of run --dump (reports/dump.h): the cell, the model's settings under their keys
+ * (empty for one the model does not read), k_layers under a k schedule, storage_dtype. */
 struct LbModel;
 struct LbInputs;
 struct LbRunSettings;

@@ -14,34 +14,24 @@ const char *const lb_speedups_columns[LB_SPEEDUPS_COLUMNS] = {
     "model", "baseline", "n", "k", "time_speedup", "memory_speedup", "energy_speedup",
 };
 
-/* The baselines in rank order (LbModelDesc.baseline): standard, the paper's; chunked, which asks
+/* Baselines in rank order (LbModelDesc.baseline): standard, the paper's; chunked, which asks
  * whether Linformer's memory advantage survives exact attention that never holds the n x n
  * scores; flash, the same of its time as people run it today. */
-static size_t baselines(LbModelKind out[LB_MODEL_COUNT])
+size_t lb_speedup_pairs(const int measured[LB_MODEL_COUNT], LbSpeedupPair *pairs)
 {
     size_t count = 0;
     for (int rank = 1; rank <= LB_MODEL_COUNT; rank++)
-        for (int m = 0; m < LB_MODEL_COUNT; m++)
-            if (lb_model_baseline((LbModelKind)m) == rank)
-                out[count++] = (LbModelKind)m;
-    return count;
-}
-
-size_t lb_speedup_pairs(const int measured[LB_MODEL_COUNT], LbSpeedupPair *pairs)
-{
-    LbModelKind base[LB_MODEL_COUNT];
-    size_t nb = baselines(base), count = 0;
-    for (size_t b = 0; b < nb; b++) {
-        if (!measured[base[b]])
-            continue;
-        for (int m = 0; m < LB_MODEL_COUNT; m++) {
-            /* a baseline against one ranked after it is the inverse of a pair already listed
-             * (standard against flash is flash against standard, upside down) */
-            const int rank = lb_model_baseline((LbModelKind)m);
-            if (measured[m] && (LbModelKind)m != base[b] && !(rank > 0 && rank < lb_model_baseline(base[b])))
-                pairs[count++] = (LbSpeedupPair){(LbModelKind)m, base[b]};
+        for (int b = 0; b < LB_MODEL_COUNT; b++) {
+            if (lb_model_baseline((LbModelKind)b) != rank || !measured[b])
+                continue;
+            for (int m = 0; m < LB_MODEL_COUNT; m++) {
+                /* a baseline against one ranked after it is the inverse of a pair already listed
+                 * (standard against flash is flash against standard, upside down) */
+                const int r = lb_model_baseline((LbModelKind)m);
+                if (measured[m] && m != b && !(r > 0 && r < rank))
+                    pairs[count++] = (LbSpeedupPair){(LbModelKind)m, (LbModelKind)b};
+            }
         }
-    }
     return count;
 }
 
@@ -63,14 +53,20 @@ static int mark_model(const char *item, size_t len, void *measured)
     return 0;
 }
 
-int lb_models_measured(const LbMeta *meta, const LbCellResult *rows, size_t count,
-                       int measured[LB_MODEL_COUNT])
+/* measured[m]: whether model m has a row. */
+static void models_with_rows(const LbCellResult *rows, size_t count, int measured[LB_MODEL_COUNT])
 {
     for (int m = 0; m < LB_MODEL_COUNT; m++)
         measured[m] = 0;
     for (size_t r = 0; r < count; r++)
         if ((unsigned)rows[r].model < LB_MODEL_COUNT)
             measured[rows[r].model] = 1;
+}
+
+int lb_models_measured(const LbMeta *meta, const LbCellResult *rows, size_t count,
+                       int measured[LB_MODEL_COUNT])
+{
+    models_with_rows(rows, count, measured);
     const char *list = meta ? lb_settings_meta_value(meta, LB_SET_MODELS) : NULL;
     if (!list || !*list) {
         measured[LB_TABLE3_BASELINE] = measured[LB_TABLE3_MODEL] = 1; /* before --models: Table 3's pair */
@@ -112,16 +108,26 @@ static int write_pair(FILE *f, const LbGrid *g)
     return LB_OK;
 }
 
-static int write_rows(FILE *f, const LbCellResult *rows, size_t count, const int64_t *n, size_t nn,
-                      const int64_t *k, size_t nk, const int *measured)
+/* lb_speedups_write's arguments. */
+typedef struct Sweep {
+    const LbCellResult *rows;
+    size_t count;
+    const int64_t *n;
+    size_t nn;
+    const int64_t *k;
+    size_t nk;
+    const int *measured;
+} Sweep;
+
+static int write_rows(FILE *f, const void *ctx)
 {
+    const Sweep *s = ctx;
+    const LbCellResult *rows = s->rows;
+    const size_t count = s->count;
+    const int *measured = s->measured;
     int from_rows[LB_MODEL_COUNT];
     if (!measured) {
-        for (int m = 0; m < LB_MODEL_COUNT; m++)
-            from_rows[m] = 0;
-        for (size_t r = 0; r < count; r++)
-            if ((unsigned)rows[r].model < LB_MODEL_COUNT)
-                from_rows[rows[r].model] = 1;
+        models_with_rows(rows, count, from_rows);
         measured = from_rows;
     }
     LB_TRY(lb_csv_write_record(f, lb_speedups_columns, LB_SPEEDUPS_COLUMNS));
@@ -129,7 +135,7 @@ static int write_rows(FILE *f, const LbCellResult *rows, size_t count, const int
     size_t np = lb_speedup_pairs(measured, pairs);
     for (size_t p = 0; p < np; p++) {
         LbGrid g;
-        LB_TRY(lb_grid_pair_from_raw(rows, count, pairs[p].model, pairs[p].baseline, n, nn, k, nk, &g));
+        LB_TRY(lb_grid_pair_from_raw(rows, count, pairs[p].model, pairs[p].baseline, s->n, s->nn, s->k, s->nk, &g));
         int rc = write_pair(f, &g);
         lb_grid_free(&g);
         LB_TRY(rc);
@@ -140,23 +146,6 @@ static int write_rows(FILE *f, const LbCellResult *rows, size_t count, const int
 int lb_speedups_write(const char *dir, const LbCellResult *rows, size_t count, const int64_t *n,
                       size_t nn, const int64_t *k, size_t nk, const int *measured)
 {
-    char *path = lb_path_join(dir, LB_SPEEDUPS_FILE);
-    if (!path)
-        return LB_FAIL(LB_ERR_NOMEM, "out of memory");
-    LbAtomicFile af;
-    int rc = lb_atomic_open(&af, path);
-    if (rc == LB_OK) {
-        rc = write_rows(af.f, rows, count, n, nn, k, nk, measured);
-        if (rc == LB_OK) {
-            rc = lb_atomic_commit(&af);
-        } else {
-            lb_atomic_abort(&af);
-            if (rc != LB_ERR_NOMEM) {
-                lb_error_clear();
-                rc = LB_FAIL(LB_ERR_IO, "cannot write %s", path);
-            }
-        }
-    }
-    free(path);
-    return rc;
+    const Sweep s = {rows, count, n, nn, k, nk, measured};
+    return lb_atomic_write(dir, LB_SPEEDUPS_FILE, write_rows, &s);
 }

@@ -44,10 +44,9 @@ size_t lb_speedup_pairs(const int measured[LB_MODEL_COUNT], LbSpeedupPair *pairs
 int lb_models_measured(const LbMeta *meta, const LbCellResult *rows, size_t count,
                        int measured[LB_MODEL_COUNT]);
 
-/* Build and atomically write DIR/speedups.csv from raw rows. n/k: the sweep's lists (NULL: from
- * the rows); measured: lb_models_measured's answer (NULL: the models with a row). A model with a
- * k axis gets one row per (n, k) of the lists where lb_model_cell_exists, the others one per n.
- * LB_OK, LB_ERR_NOMEM, or LB_ERR_IO naming the file (nothing half-written is left). */
+/* DIR/speedups.csv from raw rows, written atomically (reports/atomic_file.h). n/k: the sweep's
+ * lists (NULL: the rows'); measured: lb_models_measured's (NULL: the models with a row). A model
+ * with a k axis gets a row per (n, k) where lb_model_cell_exists, the others one per n. */
 int lb_speedups_write(const char *dir, const LbCellResult *rows, size_t count, const int64_t *n,
                       size_t nn, const int64_t *k, size_t nk, const int *measured);
 

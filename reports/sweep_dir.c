@@ -102,10 +102,8 @@ int lb_result_load(const char *dir, LbSweepDir *s)
         goto out;
     s->kind = meta_is_peer(&s->meta) ? LB_RESULT_PEER
               : lb_meta_is_predicted(&s->meta) ? LB_RESULT_PREDICTED : LB_RESULT_SWEEP;
-    if (s->kind == LB_RESULT_PEER)
-        rc = lb_raw_read_named(raw, peer_name, s, &s->rows, &s->count, &s->raw_cut_line);
-    else
-        rc = lb_raw_read_cut(raw, &s->rows, &s->count, &s->raw_cut_line);
+    rc = lb_raw_read_named(raw, s->kind == LB_RESULT_PEER ? peer_name : NULL, s, &s->rows, &s->count,
+                           &s->raw_cut_line);
     if (rc != LB_OK)
         goto out;
     /* The grid the sweep meant to fill, so cells not measured yet show as NA. */

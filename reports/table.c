@@ -9,31 +9,21 @@
 #include "attn/base/status.h"
 #include "reports/grid.h"
 
-/* One block: rows x cols strings sharing the row labels with the blocks beside it. */
-typedef struct LbTableBlock {
-    const char *title;
-    size_t cols;
-    const char *const *col_labels; /* cols */
-    const char *const *cells;      /* rows * cols, row-major; a NULL cell prints empty */
-} LbTableBlock;
+/* A table's strings, as lb_table_print_fn asked them of its fn: per block, cols labels then rows
+ * x cols cells; after the blocks, the row labels. */
+typedef struct Table {
+    const char *corner;
+    size_t rows, cols, nblocks;
+    const char *const *titles;
+    char (*text)[40];
+} Table;
 
-int lb_format_parse(const char *s, LbFormat *out)
-{
-    if (strcmp(s, "text") == 0)
-        *out = LB_FORMAT_TEXT;
-    else if (strcmp(s, "md") == 0)
-        *out = LB_FORMAT_MD;
-    else if (strcmp(s, "csv") == 0)
-        *out = LB_FORMAT_CSV;
-    else
-        return -1;
-    return 0;
-}
+static const char *label(const Table *t, size_t b, size_t c) { return t->text[b * (t->rows + 1) * t->cols + c]; }
+static const char *row_label(const Table *t, size_t r) { return t->text[t->nblocks * (t->rows + 1) * t->cols + r]; }
 
-static const char *cell(const LbTableBlock *b, size_t r, size_t c)
+static const char *cell(const Table *t, size_t b, size_t r, size_t c)
 {
-    const char *s = b->cells[r * b->cols + c];
-    return s ? s : "";
+    return t->text[b * (t->rows + 1) * t->cols + t->cols + r * t->cols + c];
 }
 
 static size_t max_len(size_t a, const char *s)
@@ -42,39 +32,38 @@ static size_t max_len(size_t a, const char *s)
     return l > a ? l : a;
 }
 
-static void print_md(FILE *out, const char *corner, size_t rows, const char *const *row_labels,
-                     const LbTableBlock *b)
+static void print_md(FILE *out, const Table *t, size_t b)
 {
-    if (b->title && b->title[0])
-        fprintf(out, "**%s**\n\n", b->title);
-    fprintf(out, "| %s |", corner);
-    for (size_t c = 0; c < b->cols; c++)
-        fprintf(out, " %s |", b->col_labels[c]);
+    if (t->titles[b] && t->titles[b][0])
+        fprintf(out, "**%s**\n\n", t->titles[b]);
+    fprintf(out, "| %s |", t->corner);
+    for (size_t c = 0; c < t->cols; c++)
+        fprintf(out, " %s |", label(t, b, c));
     fprintf(out, "\n|---:|");
-    for (size_t c = 0; c < b->cols; c++)
+    for (size_t c = 0; c < t->cols; c++)
         fprintf(out, "---:|");
     fprintf(out, "\n");
-    for (size_t r = 0; r < rows; r++) {
-        fprintf(out, "| %s |", row_labels[r]);
-        for (size_t c = 0; c < b->cols; c++)
-            fprintf(out, " %s |", cell(b, r, c));
+    for (size_t r = 0; r < t->rows; r++) {
+        fprintf(out, "| %s |", row_label(t, r));
+        for (size_t c = 0; c < t->cols; c++)
+            fprintf(out, " %s |", cell(t, b, r, c));
         fprintf(out, "\n");
     }
     fprintf(out, "\n");
 }
 
-static void table_print(FILE *out, LbFormat fmt, const char *corner, size_t rows,
-                    const char *const *row_labels, const LbTableBlock *blocks, size_t nblocks)
+static void table_print(FILE *out, LbFormat fmt, const Table *t)
 {
+    const size_t rows = t->rows, cols = t->cols, nblocks = t->nblocks;
     if (fmt == LB_FORMAT_MD) {
         for (size_t i = 0; i < nblocks; i++)
-            print_md(out, corner, rows, row_labels, &blocks[i]);
+            print_md(out, t, i);
         return;
     }
     /* Text: one width for all the cells of a block, so its columns line up. */
-    size_t label_w = strlen(corner);
+    size_t label_w = strlen(t->corner);
     for (size_t r = 0; r < rows; r++)
-        label_w = max_len(label_w, row_labels[r]);
+        label_w = max_len(label_w, row_label(t, r));
     size_t *w = calloc(nblocks ? nblocks : 1, sizeof *w);
     size_t *block_w = calloc(nblocks ? nblocks : 1, sizeof *block_w);
     if (!w || !block_w) {
@@ -83,49 +72,41 @@ static void table_print(FILE *out, LbFormat fmt, const char *corner, size_t rows
         return;
     }
     for (size_t i = 0; i < nblocks; i++) {
-        const LbTableBlock *b = &blocks[i];
-        for (size_t c = 0; c < b->cols; c++) {
-            w[i] = max_len(w[i], b->col_labels[c]);
+        for (size_t c = 0; c < cols; c++) {
+            w[i] = max_len(w[i], label(t, i, c));
             for (size_t r = 0; r < rows; r++)
-                w[i] = max_len(w[i], cell(b, r, c));
+                w[i] = max_len(w[i], cell(t, i, r, c));
         }
-        block_w[i] = b->cols * (w[i] + 2);
+        block_w[i] = cols * (w[i] + 2);
         /* A title wider than its columns widens them. */
-        size_t tw = b->title ? strlen(b->title) + 2 : 0;
-        while (b->cols > 0 && block_w[i] < tw) {
+        size_t tw = t->titles[i] ? strlen(t->titles[i]) + 2 : 0;
+        while (cols > 0 && block_w[i] < tw) {
             w[i]++;
-            block_w[i] = b->cols * (w[i] + 2);
+            block_w[i] = cols * (w[i] + 2);
         }
     }
     int any_title = 0;
     for (size_t i = 0; i < nblocks; i++)
-        any_title |= blocks[i].title && blocks[i].title[0];
+        any_title |= t->titles[i] && t->titles[i][0];
     if (any_title) {
         fprintf(out, "%*s", (int)label_w, "");
         for (size_t i = 0; i < nblocks; i++) {
-            const char *t = blocks[i].title ? blocks[i].title : "";
+            const char *title = t->titles[i] ? t->titles[i] : "";
             if (i + 1 < nblocks)
-                fprintf(out, "%s  %-*s", i ? " |" : "", (int)(block_w[i] - 2), t);
+                fprintf(out, "%s  %-*s", i ? " |" : "", (int)(block_w[i] - 2), title);
             else
-                fprintf(out, "%s  %s", i ? " |" : "", t);
+                fprintf(out, "%s  %s", i ? " |" : "", title);
         }
         fprintf(out, "\n");
     }
-    fprintf(out, "%*s", (int)label_w, corner);
-    for (size_t i = 0; i < nblocks; i++) {
-        if (i)
-            fprintf(out, " |");
-        for (size_t c = 0; c < blocks[i].cols; c++)
-            fprintf(out, "  %*s", (int)w[i], blocks[i].col_labels[c]);
-    }
-    fprintf(out, "\n");
-    for (size_t r = 0; r < rows; r++) {
-        fprintf(out, "%*s", (int)label_w, row_labels[r]);
+    /* line 0 the column labels, line r + 1 row r */
+    for (size_t line = 0; line <= rows; line++) {
+        fprintf(out, "%*s", (int)label_w, line ? row_label(t, line - 1) : t->corner);
         for (size_t i = 0; i < nblocks; i++) {
             if (i)
                 fprintf(out, " |");
-            for (size_t c = 0; c < blocks[i].cols; c++)
-                fprintf(out, "  %*s", (int)w[i], cell(&blocks[i], r, c));
+            for (size_t c = 0; c < cols; c++)
+                fprintf(out, "  %*s", (int)w[i], line ? cell(t, i, line - 1, c) : label(t, i, c));
         }
         fprintf(out, "\n");
     }
@@ -136,33 +117,21 @@ static void table_print(FILE *out, LbFormat fmt, const char *corner, size_t rows
 int lb_table_print_fn(FILE *out, LbFormat fmt, const char *corner, size_t rows, size_t cols,
                       const char *const *titles, size_t nblocks, LbTableText fn, const void *ctx)
 {
-    /* per block: cols labels, then rows * cols cells; then the row labels */
     const size_t per = cols + rows * cols, count = nblocks * per + rows;
-    char(*text)[40] = malloc((count ? count : 1) * sizeof *text);
-    const char **ptr = malloc((count ? count : 1) * sizeof *ptr);
-    LbTableBlock *blocks = malloc((nblocks ? nblocks : 1) * sizeof *blocks);
-    if (!text || !ptr || !blocks) {
-        free(text);
-        free(ptr);
-        free(blocks);
+    Table t = {corner, rows, cols, nblocks, titles, malloc((count ? count : 1) * sizeof *t.text)};
+    if (!t.text)
         return LB_FAIL(LB_ERR_NOMEM, "out of memory printing a table");
-    }
-    for (size_t i = 0; i < count; i++)
-        ptr[i] = text[i];
     for (size_t b = 0; b < nblocks; b++) {
         for (size_t c = 0; c < cols; c++)
-            fn(ctx, b, SIZE_MAX, c, text[b * per + c], sizeof text[0]);
+            fn(ctx, b, SIZE_MAX, c, t.text[b * per + c], sizeof t.text[0]);
         for (size_t r = 0; r < rows; r++)
             for (size_t c = 0; c < cols; c++)
-                fn(ctx, b, r, c, text[b * per + cols + r * cols + c], sizeof text[0]);
-        blocks[b] = (LbTableBlock){titles[b], cols, ptr + b * per, ptr + b * per + cols};
+                fn(ctx, b, r, c, t.text[b * per + cols + r * cols + c], sizeof t.text[0]);
     }
     for (size_t r = 0; r < rows; r++)
-        fn(ctx, 0, r, SIZE_MAX, text[nblocks * per + r], sizeof text[0]);
-    table_print(out, fmt, corner, rows, ptr + nblocks * per, blocks, nblocks);
-    free(text);
-    free(ptr);
-    free(blocks);
+        fn(ctx, 0, r, SIZE_MAX, t.text[nblocks * per + r], sizeof t.text[0]);
+    table_print(out, fmt, &t);
+    free(t.text);
     return LB_OK;
 }
 

@@ -16,9 +16,6 @@ extern "C" {
 
 typedef enum LbFormat { LB_FORMAT_TEXT, LB_FORMAT_MD, LB_FORMAT_CSV } LbFormat;
 
-/* "text", "md", "csv": 0 on success, -1 otherwise. */
-int lb_format_parse(const char *s, LbFormat *out);
-
 /* Text: blocks side by side, right-aligned, separated by " | ", each title over its block;
  * Markdown: one table per block under its title in bold (CSV is each report's own). Every string
  * comes from fn(ctx, block, row, col, buf, size): row SIZE_MAX asks for a

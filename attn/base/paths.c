@@ -3,54 +3,38 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Bytes of the joined path, its NUL excluded, and whether a '/' goes between. */
-static size_t joined_length(const char *dir, const char *name, int *slash)
-{
-    size_t dl = strlen(dir);
-    *slash = dl > 0 && dir[dl - 1] != '/';
-    return dl + (size_t)*slash + strlen(name);
-}
-
-static void join_into(char *p, const char *dir, const char *name, int slash)
-{
-    size_t dl = strlen(dir);
-    memcpy(p, dir, dl);
-    if (slash)
-        p[dl] = '/';
-    memcpy(p + dl + slash, name, strlen(name) + 1);
-}
-
 char *lb_path_join(const char *dir, const char *name)
 {
-    int slash;
-    char *p = malloc(joined_length(dir, name, &slash) + 1);
+    const size_t size = strlen(dir) + strlen(name) + 2; /* a '/' and the NUL at most */
+    char *p = malloc(size);
     if (p)
-        join_into(p, dir, name, slash);
+        lb_path_join_buf(p, size, dir, name);
     return p;
 }
 
 int lb_path_join_buf(char *buf, size_t size, const char *dir, const char *name)
 {
-    int slash;
-    if (size == 0)
-        return -1;
-    if (joined_length(dir, name, &slash) >= size) {
+    const size_t dl = strlen(dir);
+    const int n = snprintf(buf, size, "%s%s%s", dir, dl > 0 && dir[dl - 1] != '/' ? "/" : "", name);
+    if (n >= 0 && (size_t)n < size)
+        return 0;
+    if (size > 0)
         buf[0] = '\0';
-        return -1;
-    }
-    join_into(buf, dir, name, slash);
-    return 0;
+    return -1;
 }
 
 /* What lb_open_plain writes into: a regular file with one name. */
 static int is_plain(const struct stat *st) { return S_ISREG(st->st_mode) && st->st_nlink == 1; }
 
-int lb_path_is_foreign(const char *path)
+/* Whether something is at path that lb_open_plain refuses: a link, even a dangling one, a hard
+ * link, a FIFO ... */
+static int is_foreign(const char *path)
 {
     struct stat st;
     return lstat(path, &st) == 0 && !is_plain(&st);
@@ -59,7 +43,7 @@ int lb_path_is_foreign(const char *path)
 int lb_open_plain(const char *path, int flags, mode_t mode)
 {
     /* Refused before open where it can be: opening a device or a FIFO can itself have effects. */
-    if (lb_path_is_foreign(path)) {
+    if (is_foreign(path)) {
         errno = ELOOP;
         return -1;
     }

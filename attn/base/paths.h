@@ -32,10 +32,6 @@ FILE *lb_fopen_plain(const char *path);
 /* strerror, except that ELOOP says why lb_open_plain refused the name. */
 const char *lb_open_plain_strerror(int err);
 
-/* 1 when something is at path that lb_open_plain would refuse (a link, even a dangling one, a
- * hard link, a FIFO ...), else 0: for a check before any work is done. */
-int lb_path_is_foreign(const char *path);
-
 #ifdef __cplusplus
 }
 #endif

@@ -38,41 +38,23 @@ int lb_parse_int(const char *s, int min, int max, int *out)
     return 0;
 }
 
-typedef struct LbSizeUnit {
-    const char *name;
-    uint64_t bytes;
-} LbSizeUnit;
-
-static const LbSizeUnit lb_size_units[] = {
-    {"", 1},
-    {"b", 1},
-    {"k", 1ull << 10},
-    {"kib", 1ull << 10},
-    {"kb", 1000ull},
-    {"m", 1ull << 20},
-    {"mib", 1ull << 20},
-    {"mb", 1000000ull},
-    {"g", 1ull << 30},
-    {"gib", 1ull << 30},
-    {"gb", 1000000000ull},
-    {"t", 1ull << 40},
-    {"tib", 1ull << 40},
-    {"tb", 1000000000000ull},
-};
-
-/* Bytes per `unit` (case-insensitive), or 0 for an unknown unit. */
+/* Bytes per `unit` (case-insensitive), or 0 for an unknown unit: "" or B; K, M, G, T alone or
+ * with iB (1024^i); with B (1000^i). */
 static uint64_t lb_size_unit(const char *unit)
 {
-    for (size_t i = 0; i < sizeof lb_size_units / sizeof lb_size_units[0]; i++) {
-        const char *a = lb_size_units[i].name, *b = unit;
-        while (*a && tolower((unsigned char)*b) == *a) {
-            a++;
-            b++;
-        }
-        if (*a == '\0' && *b == '\0')
-            return lb_size_units[i].bytes;
+    static const char prefixes[] = "kmgt";
+    const char *p = *unit ? strchr(prefixes, tolower((unsigned char)*unit)) : NULL;
+    if (!p)
+        return !*unit || (tolower((unsigned char)unit[0]) == 'b' && !unit[1]);
+    uint64_t binary = 1, decimal = 1;
+    for (const char *q = prefixes; q <= p; q++) {
+        binary *= 1024;
+        decimal *= 1000;
     }
-    return 0;
+    const char *rest = unit + 1;
+    if (!*rest || ((rest[0] == 'i' || rest[0] == 'I') && (rest[1] == 'b' || rest[1] == 'B') && !rest[2]))
+        return binary;
+    return (rest[0] == 'b' || rest[0] == 'B') && !rest[1] ? decimal : 0;
 }
 
 int lb_parse_size(const char *s, uint64_t *out)

@@ -10,18 +10,9 @@ static _Thread_local int lb_err_set;
 
 const char *lb_status_name(int status)
 {
-    switch (status) {
-    case LB_OK: return "OK";
-    case LB_ERR_NOMEM: return "NOMEM";
-    case LB_ERR_INVALID: return "INVALID";
-    case LB_ERR_DEVICE: return "DEVICE";
-    case LB_ERR_NODEVICE: return "NODEVICE";
-    case LB_ERR_IO: return "IO";
-    case LB_ERR_UNSUPPORTED: return "UNSUPPORTED";
-    case LB_ERR_INTERRUPTED: return "INTERRUPTED";
-    case LB_ERR_FORMAT: return "FORMAT";
-    default: return "UNKNOWN";
-    }
+    static const char *const names[] = {"OK", "NOMEM", "INVALID", "DEVICE", "NODEVICE", "IO", "UNSUPPORTED",
+                                        "INTERRUPTED", "FORMAT"}; /* by -status */
+    return status <= 0 && -status < (int)(sizeof names / sizeof names[0]) ? names[-status] : "UNKNOWN";
 }
 
 void lb_error_set(const char *file, int line, const char *fmt, ...)

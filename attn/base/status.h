@@ -20,11 +20,11 @@ typedef enum LbStatus {
     LB_ERR_FORMAT = -8       /* a file linbench reads back is not what it wrote */
 } LbStatus;
 
-/* Short name of a status ("NOMEM", "DEVICE", ...). */
 /* The longest error message kept whole: room for a path of the longest --out linbench accepts
  * (3968 bytes) with a library's message around it. */
 #define LB_ERROR_MAX 8192
 
+/* Short name of a status ("NOMEM", "DEVICE", ...). */
 const char *lb_status_name(int status);
 
 /* Record the message for the failure being returned (printf-style). The newest message wins:

@@ -118,15 +118,6 @@ static int lb_cpu_fill_uniform(LbBackend *be, void *x, int64_t count, uint64_t s
     return LB_OK;
 }
 
-static int lb_cpu_fill_tokens(LbBackend *be, int32_t *ids, int64_t count, uint64_t seed, int32_t vocab)
-{
-    LB_TRY(lb_arg_need(be, ids, count, "fill_tokens", "ids"));
-    if (vocab < 1)
-        return LB_FAIL(LB_ERR_INVALID, "cpu fill_tokens: vocabulary of %" PRId32 " tokens", vocab);
-    lb_fill_tokens_cpu(ids, count, seed, vocab);
-    return LB_OK;
-}
-
 /* --- compute ----------------------------------------------------------------------------------- */
 
 static int lb_cpu_linear(LbBackend *be, const void *x, const void *w, const void *b, void *y,
@@ -159,75 +150,6 @@ static int lb_cpu_layernorm(LbBackend *be, void *x, const void *r, const void *g
 {
     LB_TRY(lb_args_layernorm(be, x, gamma, beta, rows, d, eps));
     lb_layernorm_cpu(x, r, gamma, beta, rows, d, eps);
-    return LB_OK;
-}
-
-static int lb_cpu_embed(LbBackend *be, const int32_t *ids, const void *tok, const void *pos, void *x,
-                        int64_t batch, int64_t n, int64_t d)
-{
-    LB_TRY(lb_args_embed(be, ids, tok, pos, x, batch, n, d));
-    /* the vocabulary size is not passed, so only the lower bound can be checked */
-    for (int64_t i = 0; i < batch * n; i++)
-        if (ids[i] < 0)
-            return LB_FAIL(LB_ERR_INVALID, "cpu embed: token id %" PRId32 " at %" PRId64 " is negative", ids[i], i);
-    lb_embed_cpu(ids, tok, pos, x, batch, n, d);
-    return LB_OK;
-}
-
-static int lb_cpu_split_heads(LbBackend *be, const void *src, int64_t ld_src, void *dst,
-                              int64_t batch, int64_t n, int64_t heads, int64_t hd)
-{
-    LB_TRY(lb_args_heads(be, "split_heads", src, ld_src, dst, batch, n, heads, hd));
-    lb_split_heads_cpu(src, ld_src, dst, batch, n, heads, hd);
-    return LB_OK;
-}
-
-static int lb_cpu_merge_heads(LbBackend *be, const void *src, void *dst, int64_t batch, int64_t n,
-                              int64_t heads, int64_t hd)
-{
-    LB_TRY(lb_args_heads(be, "merge_heads", src, 0, dst, batch, n, heads, hd));
-    lb_merge_heads_cpu(src, dst, batch, n, heads, hd);
-    return LB_OK;
-}
-
-static int lb_cpu_favor_features(LbBackend *be, void *f, const void *x, void *stat, int64_t groups, int64_t n,
-                                 int64_t m, int64_t hd, float scale, int keys)
-{
-    (void)stat; /* the reference needs no scratch */
-    LB_TRY(lb_args_favor(be, f, x, groups, n, m, hd));
-    lb_favor_features_cpu(f, x, groups, n, m, hd, scale, keys);
-    return LB_OK;
-}
-
-static int lb_cpu_divide_by_last(LbBackend *be, const void *x, void *y, int64_t rows, int64_t cols)
-{
-    LB_TRY(lb_args_divide_by_last(be, x, y, rows, cols));
-    lb_divide_by_last_cpu(x, y, rows, cols);
-    return LB_OK;
-}
-
-static int lb_cpu_flash_attention(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld, void *o,
-                                  int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale)
-{
-    LB_TRY(lb_args_flash(be, q, k, v, ld, o, batch, n, heads, hd));
-    return lb_flash_attention_cpu(q, k, v, ld, o, batch, n, heads, hd, scale);
-}
-
-static int lb_cpu_pool_seq(LbBackend *be, const void *x, int64_t ld_x, void *y, int64_t ld_y, int64_t batch,
-                           int64_t n, int64_t k, int64_t channels, int mode)
-{
-    LB_TRY(lb_args_seq(be, "pool_seq", x, ld_x, NULL, y, ld_y, batch, n, k, channels));
-    if (mode != LB_POOL_MEAN && mode != LB_POOL_MAX)
-        return LB_FAIL(LB_ERR_INVALID, "cpu pool_seq: mode %d is neither mean nor max", mode);
-    lb_pool_seq_cpu(x, ld_x, y, ld_y, batch, n, k, channels, mode);
-    return LB_OK;
-}
-
-static int lb_cpu_depthwise_conv_seq(LbBackend *be, const void *x, int64_t ld_x, const void *wt, void *y,
-                                     int64_t ld_y, int64_t batch, int64_t n, int64_t k, int64_t channels)
-{
-    LB_TRY(lb_args_seq(be, "depthwise_conv_seq", x, ld_x, wt, y, ld_y, batch, n, k, channels));
-    lb_depthwise_conv_seq_cpu(x, ld_x, wt, y, ld_y, batch, n, k, channels);
     return LB_OK;
 }
 
@@ -373,16 +295,16 @@ static const LbOps lb_cpu_ops = {
     .download = lb_cpu_download,
     .copy_raw_to_host = lb_cpu_copy_raw_to_host,
     .fill_uniform = lb_cpu_fill_uniform,
-    .fill_tokens = lb_cpu_fill_tokens,
+    .fill_tokens = lb_fill_tokens_cpu,
     .linear = lb_cpu_linear,
     .bmm = lb_cpu_bmm,
     .softmax = lb_cpu_softmax,
     .layernorm = lb_cpu_layernorm,
-    .embed = lb_cpu_embed,
-    .split_heads = lb_cpu_split_heads,
-    .merge_heads = lb_cpu_merge_heads,
-    .favor_features = lb_cpu_favor_features,
-    .divide_by_last = lb_cpu_divide_by_last,
+    .embed = lb_embed_cpu,
+    .split_heads = lb_split_heads_cpu,
+    .merge_heads = lb_merge_heads_cpu,
+    .favor_features = lb_favor_features_cpu,
+    .divide_by_last = lb_divide_by_last_cpu,
     .sync = lb_cpu_sync,
     .timer_start = lb_cpu_timer_start,
     .timer_stop = lb_cpu_timer_stop,
@@ -394,10 +316,10 @@ static const LbOps lb_cpu_ops = {
     .gelu = lb_cpu_gelu,
     .event_record = lb_cpu_event_record,
     .event_elapsed = lb_cpu_event_elapsed,
-    .flash_attention = lb_cpu_flash_attention,
+    .flash_attention = lb_flash_attention_cpu,
     .energy_j = lb_cpu_energy_j,
-    .pool_seq = lb_cpu_pool_seq,
-    .depthwise_conv_seq = lb_cpu_depthwise_conv_seq,
+    .pool_seq = lb_pool_seq_cpu,
+    .depthwise_conv_seq = lb_depthwise_conv_seq_cpu,
 };
 
 /* The host's physical memory, for a capacity of 0 (no --mem-limit). */

@@ -3,6 +3,8 @@
 #include <math.h>
 
 #include "attn/cpu/cpu_ref.h"
+#include "attn/op_args.h"
+#include "attn/base/status.h"
 
 /* The largest of row (count >= 1), as double. */
 static double row_max(const float *row, int64_t count)
@@ -22,11 +24,15 @@ static double half_norm2(const float *x, int64_t hd, double scale)
     return 0.5 * scale * scale * s;
 }
 
-void lb_favor_features_cpu(float *f, const float *x, int64_t groups, int64_t n, int64_t m, int64_t hd, float scale,
-                           int keys)
+int lb_favor_features_cpu(LbBackend *be, void *f_v, const void *x_v, void *stat, int64_t groups, int64_t n, int64_t m,
+                          int64_t hd, float scale, int keys)
 {
+    float *f = f_v;
+    const float *x = x_v;
+    (void)stat; /* the reference needs no scratch */
+    LB_TRY(lb_args_favor(be, f, x, groups, n, m, hd));
     if (groups <= 0 || n <= 0 || m <= 0)
-        return;
+        return LB_OK;
     const double inv_sqrt_m = 1.0 / sqrt((double)m);
     for (int64_t g = 0; g < groups; g++) {
         float *fg = f + g * n * m;
@@ -41,14 +47,19 @@ void lb_favor_features_cpu(float *f, const float *x, int64_t groups, int64_t n, 
                 row[j] = (float)(exp((double)row[j] - shift) * inv_sqrt_m);
         }
     }
+    return LB_OK;
 }
 
-void lb_divide_by_last_cpu(const float *x, float *y, int64_t rows, int64_t cols)
+int lb_divide_by_last_cpu(LbBackend *be, const void *x_v, void *y_v, int64_t rows, int64_t cols)
 {
+    const float *x = x_v;
+    float *y = y_v;
+    LB_TRY(lb_args_divide_by_last(be, x, y, rows, cols));
     for (int64_t r = 0; r < rows; r++) {
         const float *xr = x + r * (cols + 1);
         const double den = (double)xr[cols];
         for (int64_t j = 0; j < cols; j++)
             y[r * cols + j] = (float)((double)xr[j] / den);
     }
+    return LB_OK;
 }

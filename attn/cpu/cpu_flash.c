@@ -6,6 +6,7 @@
 
 #include "attn/cpu/cpu_parallel.h"
 #include "attn/cpu/cpu_ref.h"
+#include "attn/op_args.h"
 #include "attn/base/status.h"
 
 typedef struct LbFlashJob {
@@ -44,30 +45,27 @@ static void flash_row(const LbFlashJob *job, int64_t item, double *s, double *ac
         orow[e] = (float)(acc[e] / sum);
 }
 
-static void flash_worker(void *ctx, LbCpuWork *w)
+/* Query rows [begin, end) with a row of scores and an output row as scratch s (n + hd). */
+static void flash_rows(void *ctx, int64_t begin, int64_t end, double *s)
 {
     LbFlashJob *job = ctx;
-    double *s = malloc((size_t)(job->n + job->hd) * sizeof *s);
-    int64_t begin, end;
-    while (lb_cpu_work_next(w, &begin, &end)) {
-        if (!s) {
-            job->out_of_memory = 1;
-            continue;
-        }
-        for (int64_t i = begin; i < end; i++)
-            flash_row(job, i, s, s + job->n);
+    if (!s) {
+        job->out_of_memory = 1;
+        return;
     }
-    free(s);
+    for (int64_t i = begin; i < end; i++)
+        flash_row(job, i, s, s + job->n);
 }
 
-int lb_flash_attention_cpu(const float *q, const float *k, const float *v, int64_t ld, float *o, int64_t batch,
-                           int64_t n, int64_t heads, int64_t hd, float scale)
+int lb_flash_attention_cpu(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld, void *o,
+                           int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale)
 {
+    LB_TRY(lb_args_flash(be, q, k, v, ld, o, batch, n, heads, hd));
     if (batch <= 0 || n <= 0 || heads <= 0 || hd <= 0)
         return LB_OK;
     LbFlashJob job = {q, k, v, o, ld, n, heads, hd, (double)scale, 0};
     /* two products of n x hd per row */
-    lb_cpu_parallel_for(batch * n * heads, 2.0 * (double)n * (double)hd, flash_worker, &job);
+    lb_cpu_parallel_for(batch * n * heads, 2.0 * (double)n * (double)hd, (size_t)(n + hd), flash_rows, &job);
     return job.out_of_memory ? LB_FAIL(LB_ERR_NOMEM, "flash_attention: out of host memory for a row of %lld scores",
                                        (long long)n)
                              : LB_OK;

@@ -139,40 +139,44 @@ static void lb_pack_b(const float *b, int64_t rs, int64_t cs, int64_t k, int64_t
 #if defined(__GNUC__)
 typedef double lb_v2d __attribute__((vector_size(16)));
 
-/* Columns [j0, j0 + 4) of the tile: 8 two-double sums, 11 of the 16 SSE registers. */
-static inline void lb_micro_half_v2(int64_t k, const double *ap, const double *bp, double *acc, int j0)
-{
-    lb_v2d c00 = {0, 0}, c01 = {0, 0}, c10 = {0, 0}, c11 = {0, 0};
-    lb_v2d c20 = {0, 0}, c21 = {0, 0}, c30 = {0, 0}, c31 = {0, 0};
-    for (int64_t p = 0; p < k; p++) {
-        lb_v2d b0, b1; /* memcpy: the panels are only 8-byte aligned */
-        memcpy(&b0, bp + p * LB_NR + j0, sizeof b0);
-        memcpy(&b1, bp + p * LB_NR + j0 + 2, sizeof b1);
-        const double *a = ap + p * LB_MR;
-        lb_v2d a0 = {a[0], a[0]}, a1 = {a[1], a[1]}, a2 = {a[2], a[2]}, a3 = {a[3], a[3]};
-        c00 += a0 * b0;
-        c01 += a0 * b1;
-        c10 += a1 * b0;
-        c11 += a1 * b1;
-        c20 += a2 * b0;
-        c21 += a2 * b1;
-        c30 += a3 * b0;
-        c31 += a3 * b1;
-    }
-    memcpy(acc + 0 * LB_NR + j0, &c00, sizeof c00);
-    memcpy(acc + 0 * LB_NR + j0 + 2, &c01, sizeof c01);
-    memcpy(acc + 1 * LB_NR + j0, &c10, sizeof c10);
-    memcpy(acc + 1 * LB_NR + j0 + 2, &c11, sizeof c11);
-    memcpy(acc + 2 * LB_NR + j0, &c20, sizeof c20);
-    memcpy(acc + 2 * LB_NR + j0 + 2, &c21, sizeof c21);
-    memcpy(acc + 3 * LB_NR + j0, &c30, sizeof c30);
-    memcpy(acc + 3 * LB_NR + j0 + 2, &c31, sizeof c31);
-}
+/* Columns [j0, j0 + 2 W) of the tile in 8 sums of W doubles (the vector type V): four rows of two
+ * vectors. Multiply then add, as C says (ISO C mode does not contract them); a fused multiply-add
+ * would give the same bits anyway, the product of two floats being exact in double. memcpy: the
+ * panels are only 8-byte aligned. */
+#define LB_MICRO_COLS(V, k, ap, bp, acc, j0)                                          \
+    do {                                                                              \
+        const int w_ = (int)(sizeof(V) / sizeof(double));                             \
+        V c00 = {0}, c01 = {0}, c10 = {0}, c11 = {0};                                 \
+        V c20 = {0}, c21 = {0}, c30 = {0}, c31 = {0};                                 \
+        for (int64_t p = 0; p < (k); p++) {                                           \
+            V b0, b1;                                                                 \
+            memcpy(&b0, (bp) + p * LB_NR + (j0), sizeof b0);                          \
+            memcpy(&b1, (bp) + p * LB_NR + (j0) + w_, sizeof b1);                     \
+            const double *a_ = (ap) + p * LB_MR;                                      \
+            c00 += a_[0] * b0;                                                        \
+            c01 += a_[0] * b1;                                                        \
+            c10 += a_[1] * b0;                                                        \
+            c11 += a_[1] * b1;                                                        \
+            c20 += a_[2] * b0;                                                        \
+            c21 += a_[2] * b1;                                                        \
+            c30 += a_[3] * b0;                                                        \
+            c31 += a_[3] * b1;                                                        \
+        }                                                                             \
+        memcpy((acc) + 0 * LB_NR + (j0), &c00, sizeof c00);                           \
+        memcpy((acc) + 0 * LB_NR + (j0) + w_, &c01, sizeof c01);                      \
+        memcpy((acc) + 1 * LB_NR + (j0), &c10, sizeof c10);                           \
+        memcpy((acc) + 1 * LB_NR + (j0) + w_, &c11, sizeof c11);                      \
+        memcpy((acc) + 2 * LB_NR + (j0), &c20, sizeof c20);                           \
+        memcpy((acc) + 2 * LB_NR + (j0) + w_, &c21, sizeof c21);                      \
+        memcpy((acc) + 3 * LB_NR + (j0), &c30, sizeof c30);                           \
+        memcpy((acc) + 3 * LB_NR + (j0) + w_, &c31, sizeof c31);                      \
+    } while (0)
 
+/* Two halves of two-double sums (SSE2, NEON): 11 of the 16 SSE registers each. */
 static void lb_micro_kernel_v2(int64_t k, const double *ap, const double *bp, double *acc)
 {
-    lb_micro_half_v2(k, ap, bp, acc, 0);
-    lb_micro_half_v2(k, ap, bp, acc, 4);
+    LB_MICRO_COLS(lb_v2d, k, ap, bp, acc, 0);
+    LB_MICRO_COLS(lb_v2d, k, ap, bp, acc, 4);
 }
 #define LB_MICRO_DEFAULT lb_micro_kernel_v2
 #else
@@ -207,38 +211,11 @@ __attribute__((target("avx2"))) static void lb_store_tile_avx2(const double *acc
         }
 }
 
-/* The whole tile in 8 four-double sums (ymm registers). Multiply then add, as C says (ISO C
- * mode does not contract them); a fused multiply-add would give the same bits anyway, the
- * product of two floats being exact in double. */
+/* The whole tile in 8 four-double sums (ymm registers). */
 __attribute__((target("avx2"))) static void lb_micro_kernel_avx2(int64_t k, const double *ap,
                                                                  const double *bp, double *acc)
 {
-    lb_v4d c00 = {0, 0, 0, 0}, c01 = {0, 0, 0, 0}, c10 = {0, 0, 0, 0}, c11 = {0, 0, 0, 0};
-    lb_v4d c20 = {0, 0, 0, 0}, c21 = {0, 0, 0, 0}, c30 = {0, 0, 0, 0}, c31 = {0, 0, 0, 0};
-    for (int64_t p = 0; p < k; p++) {
-        lb_v4d b0, b1;
-        memcpy(&b0, bp + p * LB_NR, sizeof b0);
-        memcpy(&b1, bp + p * LB_NR + 4, sizeof b1);
-        const double *a = ap + p * LB_MR;
-        lb_v4d a0 = {a[0], a[0], a[0], a[0]}, a1 = {a[1], a[1], a[1], a[1]};
-        lb_v4d a2 = {a[2], a[2], a[2], a[2]}, a3 = {a[3], a[3], a[3], a[3]};
-        c00 += a0 * b0;
-        c01 += a0 * b1;
-        c10 += a1 * b0;
-        c11 += a1 * b1;
-        c20 += a2 * b0;
-        c21 += a2 * b1;
-        c30 += a3 * b0;
-        c31 += a3 * b1;
-    }
-    memcpy(acc + 0, &c00, sizeof c00);
-    memcpy(acc + 4, &c01, sizeof c01);
-    memcpy(acc + 8, &c10, sizeof c10);
-    memcpy(acc + 12, &c11, sizeof c11);
-    memcpy(acc + 16, &c20, sizeof c20);
-    memcpy(acc + 20, &c21, sizeof c21);
-    memcpy(acc + 24, &c30, sizeof c30);
-    memcpy(acc + 28, &c31, sizeof c31);
+    LB_MICRO_COLS(lb_v4d, k, ap, bp, acc, 0);
 }
 #endif
 
@@ -317,21 +294,14 @@ static void lb_gemm_items(const LbCpuGemm *g, int64_t begin, int64_t end, double
     }
 }
 
-/* One worker of g (an LbCpuWorkerFn): its packing scratch, then items until none is left. */
-static void lb_gemm_worker(void *ctx, LbCpuWork *w)
+/* Items [begin, end) of g (an LbCpuRangeFn) with its packing scratch: ap, then bp. */
+static void lb_gemm_range(void *ctx, int64_t begin, int64_t end, double *scratch)
 {
     const LbCpuGemm *g = ctx;
-    double *ap = malloc((size_t)(g->mb * g->k + 1) * sizeof *ap);
-    double *bp = malloc((size_t)(g->nc * g->k + 1) * sizeof *bp);
-    int64_t begin, end;
-    while (lb_cpu_work_next(w, &begin, &end)) {
-        if (ap && bp)
-            lb_gemm_items(g, begin, end, ap, bp);
-        else /* out of host memory for scratch: slower, same numbers */
-            lb_gemm_plain_range(g, begin, end);
-    }
-    free(ap);
-    free(bp);
+    if (scratch)
+        lb_gemm_items(g, begin, end, scratch, scratch + g->mb * g->k + 1);
+    else /* out of host memory for scratch: slower, same numbers */
+        lb_gemm_plain_range(g, begin, end);
 }
 
 /* Choose blocks for g's k, then run every (batch entry, row block) item over the threads. */
@@ -348,7 +318,7 @@ static void lb_gemm_run(LbCpuGemm *g)
     g->row_blocks = (g->m + g->mb - 1) / g->mb;
     lb_micro_kernel_pick(g);
     double cost = (double)g->mb * (double)g->n * (double)k;
-    lb_cpu_parallel_for(g->batch * g->row_blocks, cost, lb_gemm_worker, g);
+    lb_cpu_parallel_for(g->batch * g->row_blocks, cost, (size_t)((g->mb + g->nc) * g->k + 2), lb_gemm_range, g);
 }
 
 void lb_linear_cpu(const float *x, const float *w, const float *b, float *y, int64_t rows,

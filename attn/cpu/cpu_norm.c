@@ -27,21 +27,10 @@ float lb_gelu_cpu(float v)
 #define LB_LN2_LO 1.90821492927058770002e-10
 /* e^r = sum r^i / i!, i = 0..13, in Estrin's order: pairs, then pairs of pairs by r^2, r^4, r^8.
  * Four levels deep, where Horner's chain of 13 dependent multiply-adds waits on latency. */
-#define LB_EXP_C(i) (1.0 / LB_FACT_##i)
-#define LB_FACT_0 1.0
-#define LB_FACT_1 1.0
-#define LB_FACT_2 2.0
-#define LB_FACT_3 6.0
-#define LB_FACT_4 24.0
-#define LB_FACT_5 120.0
-#define LB_FACT_6 720.0
-#define LB_FACT_7 5040.0
-#define LB_FACT_8 40320.0
-#define LB_FACT_9 362880.0
-#define LB_FACT_10 3628800.0
-#define LB_FACT_11 39916800.0
-#define LB_FACT_12 479001600.0
-#define LB_FACT_13 6227020800.0
+static const double lb_exp_c[14] = {1.0, 1.0, 1.0 / 2.0, 1.0 / 6.0, 1.0 / 24.0, 1.0 / 120.0, 1.0 / 720.0,
+                                    1.0 / 5040.0, 1.0 / 40320.0, 1.0 / 362880.0, 1.0 / 3628800.0,
+                                    1.0 / 39916800.0, 1.0 / 479001600.0, 1.0 / 6227020800.0}; /* 1 / i! */
+#define LB_EXP_C(i) lb_exp_c[i]
 #define LB_EXP_POLY(p, r, T)                                                                     \
     do {                                                                                         \
         T r2_ = (r) * (r), r4_ = r2_ * r2_, r8_ = r4_ * r4_;                                     \
@@ -181,8 +170,9 @@ typedef struct LbSoftmaxJob {
 
 /* Rows [begin, end) of x (rows, cols): x = softmax(scale * x). The exponentials are kept in the
  * double row e (cols) so that each output is rounded once; e may be NULL. */
-static void lb_softmax_rows(const LbSoftmaxJob *job, int64_t begin, int64_t end, double *e)
+static void lb_softmax_rows(void *ctx, int64_t begin, int64_t end, double *e)
 {
+    const LbSoftmaxJob *job = ctx;
     int64_t cols = job->cols;
     for (int64_t r = begin; r < end; r++) {
         float *row = job->x + r * cols;
@@ -202,17 +192,6 @@ static void lb_softmax_rows(const LbSoftmaxJob *job, int64_t begin, int64_t end,
     }
 }
 
-/* One worker of the softmax (an LbCpuWorkerFn): a scratch row, then rows until none is left. */
-static void lb_softmax_worker(void *ctx, LbCpuWork *w)
-{
-    const LbSoftmaxJob *job = ctx;
-    double *e = malloc((size_t)job->cols * sizeof *e);
-    int64_t begin, end;
-    while (lb_cpu_work_next(w, &begin, &end))
-        lb_softmax_rows(job, begin, end, e);
-    free(e);
-}
-
 void lb_softmax_cpu(float *x, int64_t rows, int64_t cols, float scale)
 {
     if (rows <= 0 || cols <= 0)
@@ -227,7 +206,7 @@ void lb_softmax_cpu(float *x, int64_t rows, int64_t cols, float scale)
     (void)force;
 #endif
     /* about 10 multiply-adds' worth per element */
-    lb_cpu_parallel_for(rows, 10.0 * (double)cols, lb_softmax_worker, &job);
+    lb_cpu_parallel_for(rows, 10.0 * (double)cols, (size_t)cols, lb_softmax_rows, &job);
 }
 
 typedef struct LbLayerNormJob {
@@ -239,8 +218,10 @@ typedef struct LbLayerNormJob {
 
 /* Rows [begin, end) of x (rows, d): v = x + r; x = (v - mean) / sqrt(var + eps) * gamma + beta,
  * mean and biased variance in double, two passes (no cancellation from sum of squares). */
-static void lb_layernorm_rows(const LbLayerNormJob *job, int64_t begin, int64_t end)
+static void lb_layernorm_rows(void *ctx, int64_t begin, int64_t end, double *scratch)
 {
+    const LbLayerNormJob *job = ctx;
+    (void)scratch; /* none asked for */
     int64_t d = job->d;
     for (int64_t i = begin; i < end; i++) {
         float *row = job->x + i * d;
@@ -263,20 +244,11 @@ static void lb_layernorm_rows(const LbLayerNormJob *job, int64_t begin, int64_t 
     }
 }
 
-/* One worker of the LayerNorm (an LbCpuWorkerFn): rows until none is left. */
-static void lb_layernorm_worker(void *ctx, LbCpuWork *w)
-{
-    const LbLayerNormJob *job = ctx;
-    int64_t begin, end;
-    while (lb_cpu_work_next(w, &begin, &end))
-        lb_layernorm_rows(job, begin, end);
-}
-
 void lb_layernorm_cpu(float *x, const float *r, const float *gamma, const float *beta,
                       int64_t rows, int64_t d, float eps)
 {
     if (rows <= 0 || d <= 0)
         return;
     LbLayerNormJob job = {.x = x, .r = r, .gamma = gamma, .beta = beta, .d = d, .eps = (double)eps};
-    lb_cpu_parallel_for(rows, 8.0 * (double)d, lb_layernorm_worker, &job);
+    lb_cpu_parallel_for(rows, 8.0 * (double)d, 0, lb_layernorm_rows, &job);
 }

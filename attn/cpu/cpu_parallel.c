@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "attn/cpu/cpu_ref.h"
@@ -38,7 +39,7 @@ void lb_cpu_set_threads(int threads)
     lb_cpu_threads_wanted = threads;
 }
 
-int lb_cpu_threads(void)
+static int lb_cpu_threads(void)
 {
     if (lb_cpu_threads_wanted > 0)
         return lb_cpu_threads_wanted;
@@ -46,36 +47,27 @@ int lb_cpu_threads(void)
     return lb_cpu_threads_online;
 }
 
-struct LbCpuWork {
+typedef struct LbCpuWork {
     atomic_int_fast64_t next; /* first item not yet handed out */
     int64_t count, chunk;
-};
-
-int lb_cpu_work_next(LbCpuWork *w, int64_t *begin, int64_t *end)
-{
-    int64_t b = atomic_fetch_add(&w->next, w->chunk);
-    if (b >= w->count)
-        return 0;
-    *begin = b;
-    *end = b + w->chunk < w->count ? b + w->chunk : w->count;
-    return 1;
-}
-
-typedef struct LbCpuWorker {
-    LbCpuWorkerFn fn;
+    size_t scratch;
+    LbCpuRangeFn fn;
     void *ctx;
-    LbCpuWork *work;
-    pthread_t thread;
-} LbCpuWorker;
+} LbCpuWork;
 
+/* One worker: its scratch, then chunks of items until none is left. */
 static void *lb_cpu_worker_main(void *arg)
 {
-    LbCpuWorker *t = arg;
-    t->fn(t->ctx, t->work);
+    LbCpuWork *w = arg;
+    double *scratch = w->scratch ? malloc(w->scratch * sizeof *scratch) : NULL;
+    int64_t b;
+    while ((b = atomic_fetch_add(&w->next, w->chunk)) < w->count)
+        w->fn(w->ctx, b, b + w->chunk < w->count ? b + w->chunk : w->count, scratch);
+    free(scratch);
     return NULL;
 }
 
-void lb_cpu_parallel_for(int64_t count, double cost_per_item, LbCpuWorkerFn fn, void *ctx)
+void lb_cpu_parallel_for(int64_t count, double cost_per_item, size_t scratch, LbCpuRangeFn fn, void *ctx)
 {
     if (count <= 0)
         return;
@@ -84,26 +76,23 @@ void lb_cpu_parallel_for(int64_t count, double cost_per_item, LbCpuWorkerFn fn, 
         threads = count;
     if ((double)count * cost_per_item < LB_CPU_PARALLEL_MIN_WORK)
         threads = 1;
-    LbCpuWork work;
+    LbCpuWork work = {.count = count, .scratch = scratch, .fn = fn, .ctx = ctx};
     atomic_init(&work.next, 0);
-    work.count = count;
     /* about four chunks per thread: small enough to even out a thread that starts late or is
      * preempted, large enough that each grab does real work */
     work.chunk = count / (threads * 4) > 0 ? count / (threads * 4) : 1;
     if (threads <= 1) {
         work.chunk = count;
-        fn(ctx, &work);
+        lb_cpu_worker_main(&work);
         return;
     }
 
-    LbCpuWorker workers[LB_CPU_THREADS_MAX];
+    pthread_t workers[LB_CPU_THREADS_MAX];
     int started[LB_CPU_THREADS_MAX];
-    for (int64_t t = 1; t < threads; t++) {
-        workers[t] = (LbCpuWorker){.fn = fn, .ctx = ctx, .work = &work};
-        started[t] = pthread_create(&workers[t].thread, NULL, lb_cpu_worker_main, &workers[t]) == 0;
-    }
-    fn(ctx, &work);
+    for (int64_t t = 1; t < threads; t++)
+        started[t] = pthread_create(&workers[t], NULL, lb_cpu_worker_main, &work) == 0;
+    lb_cpu_worker_main(&work);
     for (int64_t t = 1; t < threads; t++)
         if (started[t])
-            pthread_join(workers[t].thread, NULL);
+            pthread_join(workers[t], NULL);
 }

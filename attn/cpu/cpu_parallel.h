@@ -6,18 +6,16 @@
 
 #include <stdint.h>
 
-typedef struct LbCpuWork LbCpuWork;
+#include <stddef.h>
 
-/* The next chunk [*begin, *end) for the calling worker; 0 when every item has been handed out. */
-int lb_cpu_work_next(LbCpuWork *w, int64_t *begin, int64_t *end);
+/* Items [begin, end) with the calling worker's scratch of the doubles asked for; NULL where none
+ * was asked or the host had none to give. */
+typedef void (*LbCpuRangeFn)(void *ctx, int64_t begin, int64_t end, double *scratch);
 
-/* One worker: set up its scratch, then take chunks with lb_cpu_work_next until none is left. */
-typedef void (*LbCpuWorkerFn)(void *ctx, LbCpuWork *w);
-
-/* Run fn on up to lb_cpu_threads() workers (the caller is one, at most one per item) over
- * [0, count); in the calling thread alone when count * cost_per_item (roughly, multiply-adds)
- * is too small to pay for starting threads. A thread that cannot be started leaves its share to
- * the others: slower, same result. */
-void lb_cpu_parallel_for(int64_t count, double cost_per_item, LbCpuWorkerFn fn, void *ctx);
+/* Run fn over [0, count) on up to lb_cpu_set_threads's workers (the caller is one, at most one
+ * per item), each with its own scratch of `scratch` doubles; in the calling thread alone when
+ * count * cost_per_item (roughly, multiply-adds) is too small to pay for starting threads. A
+ * thread that cannot be started leaves its share to the others: slower, same result. */
+void lb_cpu_parallel_for(int64_t count, double cost_per_item, size_t scratch, LbCpuRangeFn fn, void *ctx);
 
 #endif

@@ -3,10 +3,17 @@
 #include <math.h>
 
 #include "attn/cpu/cpu_ref.h"
+#include "attn/op_args.h"
+#include "attn/base/status.h"
 
-void lb_pool_seq_cpu(const float *x, int64_t ld_x, float *y, int64_t ld_y, int64_t batch, int64_t n, int64_t k,
-                     int64_t channels, int mode)
+int lb_pool_seq_cpu(LbBackend *be, const void *x_v, int64_t ld_x, void *y_v, int64_t ld_y, int64_t batch, int64_t n,
+                    int64_t k, int64_t channels, int mode)
 {
+    const float *x = x_v;
+    float *y = y_v;
+    LB_TRY(lb_args_seq(be, "pool_seq", x, ld_x, NULL, y, ld_y, batch, n, k, channels));
+    if (mode != LB_POOL_MEAN && mode != LB_POOL_MAX)
+        return LB_FAIL(LB_ERR_INVALID, "cpu pool_seq: mode %d is neither mean nor max", mode);
     const int64_t w = n / k;
     for (int64_t b = 0; b < batch; b++)
         for (int64_t t = 0; t < k; t++) {
@@ -21,11 +28,15 @@ void lb_pool_seq_cpu(const float *x, int64_t ld_x, float *y, int64_t ld_y, int64
                 yr[c] = (float)(mode == LB_POOL_MAX ? acc : acc / (double)w);
             }
         }
+    return LB_OK;
 }
 
-void lb_depthwise_conv_seq_cpu(const float *x, int64_t ld_x, const float *wt, float *y, int64_t ld_y, int64_t batch,
-                               int64_t n, int64_t k, int64_t channels)
+int lb_depthwise_conv_seq_cpu(LbBackend *be, const void *x_v, int64_t ld_x, const void *wt_v, void *y_v, int64_t ld_y,
+                              int64_t batch, int64_t n, int64_t k, int64_t channels)
 {
+    const float *x = x_v, *wt = wt_v;
+    float *y = y_v;
+    LB_TRY(lb_args_seq(be, "depthwise_conv_seq", x, ld_x, wt, y, ld_y, batch, n, k, channels));
     const int64_t w = n / k;
     for (int64_t b = 0; b < batch; b++)
         for (int64_t t = 0; t < k; t++) {
@@ -38,4 +49,5 @@ void lb_depthwise_conv_seq_cpu(const float *x, int64_t ld_x, const float *wt, fl
                 yr[c] = (float)acc;
             }
         }
+    return LB_OK;
 }

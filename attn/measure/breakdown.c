@@ -45,14 +45,15 @@ struct LbTrace {
     int64_t events;    /* recorded so far */
     LbOpRole *interval; /* role of the interval that starts at event i */
     int64_t cap;
-    int64_t calls[LB_ROLE_COUNT];
-    double flops[LB_ROLE_COUNT], bytes[LB_ROLE_COUNT];
+    struct {
+        int64_t calls;
+        double flops, bytes, ms; /* ms: counted (lb_breakdown_count), or from the events */
+    } per[LB_ROLE_COUNT];
     int rc; /* the first failure to record an event: lb_pass_role has no status to return */
     /* lb_breakdown_count: no events; each call's ms from its FLOPs and bytes */
     int counting;
     LbCallCost cost;
     void *cost_ctx;
-    double ms[LB_ROLE_COUNT];
     LbPassObserver obs; /* what the pass sees of it: the wrapper, and the role changes */
 };
 
@@ -94,11 +95,11 @@ static LbTrace *count(LbBackend *be, double flops, double elems, double extra_by
     LbTrace *t = trace_of(be);
     const LbOpRole r = (unsigned)t->role < LB_ROLE_COUNT ? t->role : LB_ROLE_UNLABELLED;
     const double bytes = elems * (double)t->real->elem_bytes + extra_bytes;
-    t->calls[r]++;
-    t->flops[r] += flops;
-    t->bytes[r] += bytes;
+    t->per[r].calls++;
+    t->per[r].flops += flops;
+    t->per[r].bytes += bytes;
     if (t->cost)
-        t->ms[r] += t->cost(t->cost_ctx, flops, bytes);
+        t->per[r].ms += t->cost(t->cost_ctx, flops, bytes);
     return t;
 }
 
@@ -246,10 +247,7 @@ static void trace_restart(LbTrace *t)
 {
     t->role = LB_ROLE_COUNT;
     t->events = 0;
-    memset(t->calls, 0, sizeof t->calls);
-    memset(t->flops, 0, sizeof t->flops);
-    memset(t->bytes, 0, sizeof t->bytes);
-    memset(t->ms, 0, sizeof t->ms);
+    memset(t->per, 0, sizeof t->per);
     t->rc = LB_OK;
 }
 
@@ -266,40 +264,40 @@ static int traced_pass(LbTrace *t, const LbModel *m, LbArena *a, LbInputs *in)
 }
 
 /* The rows from each role's time and the counts. */
-static void fill_rows(const LbTrace *t, const double ms[LB_ROLE_COUNT], LbBreakdown *out)
+static void fill_rows(const LbTrace *t, LbBreakdown *out)
 {
     out->events = t->events;
     out->count = 0;
     out->ops_ms = out->flops = out->bytes = 0;
     for (int r = 0; r < LB_ROLE_COUNT; r++) {
-        if (t->calls[r] == 0)
+        if (t->per[r].calls == 0)
             continue; /* a role set but left without a call: its instant goes to the overhead */
         LbBreakdownRow *row = &out->rows[out->count++];
         row->role = (LbOpRole)r;
-        row->calls = t->calls[r];
-        row->ms = ms[r];
-        row->share = out->pass_ms > 0 ? ms[r] / out->pass_ms : 0;
-        row->flops = t->flops[r];
-        row->bytes = t->bytes[r];
-        out->ops_ms += ms[r];
-        out->flops += t->flops[r];
-        out->bytes += t->bytes[r];
+        row->calls = t->per[r].calls;
+        row->ms = t->per[r].ms;
+        row->share = out->pass_ms > 0 ? row->ms / out->pass_ms : 0;
+        row->flops = t->per[r].flops;
+        row->bytes = t->per[r].bytes;
+        out->ops_ms += row->ms;
+        out->flops += row->flops;
+        out->bytes += row->bytes;
     }
 }
 
 /* The rows from the recorded events and counts. */
 static int collect(LbTrace *t, LbBreakdown *out)
 {
-    double ms[LB_ROLE_COUNT] = {0}, prev = 0;
+    double prev = 0;
     for (int64_t i = 1; i < t->events; i++) {
         double at = 0;
         LB_TRY(t->real->ops->event_elapsed(t->real, 0, i, &at));
         const LbOpRole r = t->interval[i - 1];
         if ((unsigned)r < LB_ROLE_COUNT)
-            ms[r] += at - prev;
+            t->per[r].ms += at - prev;
         prev = at;
     }
-    fill_rows(t, ms, out);
+    fill_rows(t, out);
     return LB_OK;
 }
 
@@ -375,11 +373,9 @@ int lb_breakdown_count(const LbModelConfig *cfg, const LbPlanParams *p, int64_t 
         rc = traced_pass(t, &model, &arena, &in);
     if (rc == LB_OK) {
         /* the pass is its calls one after another: its time is the rows' sum */
-        double total = 0;
         for (int r = 0; r < LB_ROLE_COUNT; r++)
-            total += t->calls[r] ? t->ms[r] : 0;
-        out->pass_ms = total;
-        fill_rows(t, t->ms, out);
+            out->pass_ms += t->per[r].calls ? t->per[r].ms : 0;
+        fill_rows(t, out);
     }
     lb_model_release(&model);
     free(t->interval);

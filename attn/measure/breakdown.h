@@ -16,7 +16,6 @@
 extern "C" {
 #endif
 
-
 /* "embed", "layernorm", "qkv", ... as breakdown.csv writes them; NULL outside the enum. */
 const char *lb_op_role_name(LbOpRole r);
 /* The role named s; -1 when none is. */
@@ -48,20 +47,17 @@ typedef struct LbBreakdown {
     LbBreakdownRow rows[LB_ROLE_COUNT];
 } LbBreakdown;
 
-/* Build cfg's model at `batch` on `be` from `seed` (its arena sized by the plan, as a measured
- * cell's), run one traced pass of one sequence untimed (it creates the events and warms the
- * library caches), then one timed traced pass of the whole batch, and fill *out. LB_ERR_NOMEM
- * when the arena does not fit. */
+/* cfg's model built at `batch` on `be` from `seed` in the plan's arena, one untimed traced pass
+ * of one sequence (it creates the events, warms the caches), then one timed traced pass of the
+ * batch into *out. LB_ERR_NOMEM when the arena does not fit. */
 int lb_breakdown_cell(LbBackend *be, const LbModelConfig *cfg, int64_t batch, uint64_t seed, LbBreakdown *out);
 
-/* The time of one call of a pass that is counted, not run (lb_breakdown_count): ms from its
- * FLOPs and bytes (counted as lb_breakdown_cell counts them). */
+/* The ms of one call of a counted pass, from its FLOPs and bytes. */
 typedef double (*LbCallCost)(void *ctx, double flops, double bytes);
 
-/* cfg's forward pass at `batch` counted without running it or holding any memory: the plan's
- * counting backend with p's element size (attn/plan.h), every call's FLOPs and bytes by the rules
- * above, each row's ms the sum over its calls of cost(ctx, flops, bytes) (0 when cost is NULL),
- * pass_ms the rows' sum, no events. What linbench predict times (cmd/sweep/predict.h). */
+/* cfg's pass at `batch` counted, not run, on the plan's counting backend (attn/plan.h): FLOPs and
+ * bytes as above, a row's ms the sum of cost(ctx, flops, bytes) over its calls (0 when cost is
+ * NULL), pass_ms the rows' sum, no events. What linbench predict times. */
 int lb_breakdown_count(const LbModelConfig *cfg, const LbPlanParams *p, int64_t batch, LbCallCost cost, void *ctx,
                        LbBreakdown *out);
 

@@ -23,34 +23,8 @@
 
 LbCalibrateOptions lb_calibrate_defaults(void)
 {
-    LbCalibrateOptions o;
-    o.reps = 5;
-    o.target_ms = 25.0;
-    o.max_dim = 8192;
-    o.max_copy = (size_t)256 << 20;
-    o.max_bytes = (size_t)1 << 30;
-    return o;
-}
-
-/* Up to 4 blocks of device memory, given back together. */
-typedef struct Blocks {
-    LbBackend *be;
-    void *p[4];
-    int count;
-} Blocks;
-
-static int blocks_alloc(Blocks *b, size_t bytes, void **out)
-{
-    LB_TRY(b->be->ops->mem_alloc(b->be, bytes, out));
-    b->p[b->count++] = *out;
-    return LB_OK;
-}
-
-static void blocks_free(Blocks *b)
-{
-    for (int i = b->count - 1; i >= 0; i--)
-        b->be->ops->mem_free(b->be, b->p[i]);
-    b->count = 0;
+    return (LbCalibrateOptions){
+        .reps = 5, .target_ms = 25.0, .max_dim = 8192, .max_copy = (size_t)256 << 20, .max_bytes = (size_t)1 << 30};
 }
 
 /* The two measurements, by `copy`: a product of size `size` (y (size, size) = x w^T) or a copy of
@@ -74,16 +48,19 @@ static int time_op(LbBackend *be, int copy, int64_t size, int reps, double *medi
     const LbOps *o = be->ops;
     const int64_t count = copy ? size / (int64_t)be->elem_bytes : size * size;
     const size_t bytes = copy ? (size_t)size : (size_t)count * be->elem_bytes;
-    Blocks b = {be, {NULL}, 0};
-    void *p[3] = {NULL, NULL, NULL}, *ws = NULL;
+    void *p[4] = {NULL, NULL, NULL, NULL}; /* x, w, y or source, destination; then the workspace */
+    int held = 0;                          /* p[0 .. held) allocated, given back in reverse */
     double t[LB_CAL_MAX_REPS], lo, hi;
     int rc = LB_OK;
     for (int i = 0; i < (copy ? 2 : 3) && rc == LB_OK; i++)
-        rc = blocks_alloc(&b, bytes, &p[i]);
+        if ((rc = o->mem_alloc(be, bytes, &p[i])) == LB_OK)
+            held++;
     /* The arena's workspace as a forward pass has it; freeing the block drops it again. */
     if (rc == LB_OK && !copy && be->workspace_bytes && o->set_workspace &&
-        (rc = blocks_alloc(&b, be->workspace_bytes, &ws)) == LB_OK)
-        rc = o->set_workspace(be, ws, be->workspace_bytes);
+        (rc = o->mem_alloc(be, be->workspace_bytes, &p[3])) == LB_OK) {
+        held = 4;
+        rc = o->set_workspace(be, p[3], be->workspace_bytes);
+    }
     for (int i = 0; i < 2 && rc == LB_OK; i++)
         rc = o->fill_uniform(be, p[i], count, LB_CAL_SEED + 2 * (uint64_t)copy + (uint64_t)i, -1.0f, 1.0f);
     if (rc == LB_OK && (rc = run_once(be, copy, p, size)) == LB_OK)
@@ -93,7 +70,8 @@ static int time_op(LbBackend *be, int copy, int64_t size, int reps, double *medi
             rc = o->timer_stop(be, &t[i]);
     if (rc == LB_OK)
         lb_stats_summary(t, reps, median, &lo, &hi);
-    blocks_free(&b);
+    while (held > 0)
+        o->mem_free(be, p[--held]);
     return rc;
 }
 

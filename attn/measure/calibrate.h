@@ -36,11 +36,10 @@ typedef struct LbCalibration {
                             * caps, chose a size: its rate may be below the device's best */
 } LbCalibration;
 
-/* Measure both on `be` (its storage type, its TF32 setting), memory from its mem_alloc and given
- * back, inputs random (a GPU multiplies zeros faster). Sizes double until one repetition takes
- * opt->target_ms or reaches its cap, then opt->reps repetitions are timed after one untimed.
- * LB_ERR_NOMEM (why, in the user's terms) when not even the smallest sizes fit; LB_ERR_INVALID
- * for options out of range. */
+/* Both, on `be` as it is set (storage type, TF32), with random inputs (a GPU multiplies zeros
+ * faster): sizes double until a repetition takes target_ms or meets its cap, then reps are timed
+ * after one untimed. LB_ERR_NOMEM (why, in the user's terms) when not even the smallest sizes fit;
+ * LB_ERR_INVALID for options out of range. */
 int lb_calibrate(LbBackend *be, const LbCalibrateOptions *opt, LbCalibration *out);
 
 #ifdef __cplusplus

@@ -20,13 +20,7 @@
 
 LbTimingOptions lb_timing_defaults(void)
 {
-    LbTimingOptions o;
-    o.min_passes = 5;
-    o.max_passes = 50;
-    o.cap_seconds = 10.0;
-    o.settle = 0.02;
-    o.max_batch = 0;
-    return o;
+    return (LbTimingOptions){.min_passes = 5, .max_passes = 50, .cap_seconds = 10.0, .settle = 0.02};
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -38,18 +38,13 @@ typedef struct LbCellResult {
     int clock_events_known; /* the reasons below could be read (NVML) */
     uint64_t clock_events;  /* clock-event reasons seen after any timed pass (attn/measure/clock_events.h) */
     int slowdown;           /* one of them was thermal or a hardware slowdown */
-    /* Energy (LbOps.energy_j read before the first timed pass and after the last): the mean power
-     * over the timed passes (joules over host seconds), and the energy of one sequence at it,
-     * power x median_ms / batch. NaN where no counter could be read or it did not advance;
-     * energy_why says why ("" when known). */
+    /* Mean power over the timed passes (LbOps.energy_j's joules over host seconds) and one
+     * sequence's energy at it, power x median_ms / batch; NaN, with energy_why, where unknown. */
     double power_w, energy_j_per_seq;
     char energy_why[256];
     LbCellStatus status;
-    char error[LB_ERROR_MAX];        /* status text: "ok", "OOM", or the error message (as long as
-                             * attn/base/status.c keeps one, so a message is never cut here) */
-    /* Where it was measured (raw.csv's device_uuid and host): set by the sweep, not by
-     * lb_measure_cell; "" where unknown (the CPU reference has no UUID, raw.csv files written
-     * before these columns). */
+    char error[LB_ERROR_MAX]; /* "ok", "OOM", or the error message, whole */
+    /* Where it was measured, set by the sweep; "" where unknown (the CPU, older raw.csv files). */
     char device_uuid[48];
     char host[128];
 } LbCellResult;

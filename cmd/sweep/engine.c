@@ -10,34 +10,17 @@
 #include <unistd.h>
 
 #include "attn/plan.h"
+#include "attn/base/sizes.h"
 #include "attn/base/status.h"
 #include "lb_config.h"
 #include "lb_revision.h"
-#include "cmd/sweep/roofline.h"
+#include "cmd/sweep/predict.h"
 #include "reports/atomic_file.h"
 #include "reports/breakdown_csv.h"
 #include "reports/csv_io.h"
 #include "reports/peer_dir.h"
 #include "reports/raw.h"
 #include "reports/speedups.h"
-
-int lb_sweep_cells(const LbRunSettings *s, LbSweepCell **cells, size_t *count)
-{
-    *count = 0;
-    *cells = malloc((s->nn * LB_MODEL_COUNT * (s->nk + 1) + 1) * sizeof **cells); /* at most */
-    if (!*cells)
-        return LB_FAIL(LB_ERR_NOMEM, "out of memory listing the sweep's cells");
-    for (size_t i = 0; i < s->nn; i++)
-        for (int m = 0; m < LB_MODEL_COUNT; m++) {
-            const LbModelKind kind = (LbModelKind)m;
-            for (size_t j = 0; s->models >> m & 1 && j < (lb_model_has_k(kind) ? s->nk : 1); j++) {
-                const int64_t k = lb_model_has_k(kind) ? s->k[j] : 0;
-                if (lb_model_cell_exists(kind, s->n[i], k))
-                    (*cells)[(*count)++] = (LbSweepCell){kind, s->n[i], k};
-            }
-        }
-    return LB_OK;
-}
 
 LbModelConfig lb_sweep_cell_config(const LbRunSettings *s, const LbSweepCell *c)
 {
@@ -127,7 +110,7 @@ static int foreign(const LbRunSettings *s, const LbSweepCell *cells, size_t ncel
 {
     const int has_k = lb_model_has_k(r->model);
     for (size_t c = 0; c < ncells; c++) {
-        if (cells[c].model != r->model || cells[c].n != r->n || (has_k && cells[c].k != r->k))
+        if (!lb_sweep_cell_is(&cells[c], r))
             continue;
         if (shard_of[c] == s->shard_index)
             return 0;
@@ -172,7 +155,7 @@ int lb_sweep_raw_foreign(const LbRunSettings *s, const char *raw_path, size_t *l
     *line = 0;
     int rc = lb_raw_read_lines(raw_path, &rows, &lines, &count);
     if (rc == LB_OK)
-        rc = lb_sweep_cells(s, &cells, &ncells);
+        rc = lb_sweep_cells(s->models, s->n, s->nn, s->k, s->nk, &cells, &ncells);
     if (rc == LB_OK)
         rc = lb_sweep_shard_assign(s, cells, ncells, &shard_of);
     for (size_t i = 0; rc == LB_OK && i < count; i++) {
@@ -189,6 +172,86 @@ int lb_sweep_raw_foreign(const LbRunSettings *s, const char *raw_path, size_t *l
     free(cells);
     free(shard_of);
     return rc;
+}
+
+/* A --resume refusal in words: the file and key are blamed for what the file holds, the flag for
+ * what the user gave. */
+static int resume_refusal(int rc, LbSettingProblem *p, const char *dir)
+{
+    const LbSetting *e = &lb_settings[p->id];
+    const char *theirs = p->theirs ? p->theirs : "";
+    if (rc == -1 && p->kind == LB_SETTING_MISSING)
+        rc = LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for --resume: should be a directory written by linbench sweep (%s/meta.csv has no %s)",
+                     dir, dir, e->key);
+    else if (rc == -1 && p->kind == LB_SETTING_UNREADABLE)
+        rc = LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for --resume: %s/meta.csv's %s is \"%s\": should be %s", dir, dir,
+                     e->key, theirs, p->should);
+    else if (rc == -1 && p->kind == LB_SETTING_DIFFERS)
+        rc = LB_FAIL(LB_ERR_FORMAT, "--%s %s differs from the resumed run's \"%s\" (%s in %s/meta.csv): should be the same, or left out, to resume %s",
+                     e->flag, p->mine[0] ? p->mine : "(unset)", theirs, e->key, dir, dir);
+    else if (rc == -1)
+        rc = LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for --resume: %s/meta.csv's %s is \"%s\", which reads back as \"%s\": should be as linbench sweep wrote it",
+                     dir, dir, e->key, theirs, p->mine);
+    lb_setting_problem_free(p);
+    return rc;
+}
+
+int lb_sweep_resume_read(const char *dir, LbRunSettings *s, LbMeta *meta, uint64_t *budget)
+{
+    char path[4096];
+    struct stat st;
+    LbCellResult *rows = NULL;
+    size_t count = 0;
+    lb_path_join_buf(path, sizeof path, dir, "raw.csv");
+    lb_error_clear();
+    int rc = lb_sweep_meta_read(dir, meta);
+    /* rows that do not read would stop the sweep only once the backend is open and checked */
+    if (rc == LB_OK && stat(path, &st) == 0)
+        rc = lb_raw_read(path, &rows, &count);
+    free(rows);
+    if (rc == LB_ERR_FORMAT) {
+        char why[LB_ERROR_MAX];
+        snprintf(why, sizeof why, "%s", lb_error_message());
+        return LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for --resume: %s", dir, why);
+    }
+    if (rc != LB_OK)
+        return rc;
+    if (lb_meta_is_predicted(meta)) /* nothing in it was measured: a resume would mix the two */
+        return LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for --resume: it was written by linbench predict (meta.csv's %s is %s), not measured: should be a directory written by linbench sweep",
+                       dir, LB_META_SOURCE, LB_SOURCE_PREDICTED);
+    const char *version = lb_meta_get(meta, "linbench_version");
+    if (!version || strcmp(version, LB_VERSION) != 0)
+        return LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for --resume: it was written by linbench %s and this is linbench %s: should be resumed with linbench %s",
+                       dir, version && *version ? version : "(unknown version)", LB_VERSION,
+                       version && *version ? version : "of that version");
+    const char *b = lb_meta_get(meta, "memory_budget_bytes");
+    if (!b || lb_parse_size(b, budget))
+        return LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for --resume: %s/meta.csv's memory_budget_bytes is \"%s\": should be a byte count",
+                       dir, dir, b ? b : "");
+    LbSettingProblem problem;
+    if ((rc = lb_run_settings_take(s, meta, &problem)) != 0)
+        return resume_refusal(rc, &problem, dir);
+    if (!(s->given & (UINT64_C(1) << LB_SET_K)))
+        s->cmd.k_text = lb_settings_meta_value(meta, LB_SET_K);
+    return LB_OK;
+}
+
+int lb_sweep_resume_compare(const char *dir, const LbRunSettings *s, const LbMeta *meta)
+{
+    LbSettingProblem problem;
+    int rc = lb_run_settings_compare(s, meta, &problem);
+    if (rc != 0)
+        return resume_refusal(rc, &problem, dir);
+    char path[4096], why[512];
+    lb_path_join_buf(path, sizeof path, dir, "raw.csv");
+    size_t line = 0, count = 0;
+    struct stat st;
+    if (stat(path, &st) != 0 || lb_sweep_raw_foreign(s, path, &line, &count, why, sizeof why) != LB_OK || count == 0) {
+        lb_error_clear();
+        return LB_OK;
+    }
+    return LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for --resume: %s line %zu: %s (%zu such row%s): should hold only rows of the sweep its meta.csv describes",
+                   dir, path, line, why, count, count == 1 ? "" : "s");
 }
 
 const char *lb_sweep_outcome_name(LbSweepOutcome o)
@@ -394,12 +457,9 @@ static int write_meta(const LbSweepJob *job, const LbSweepDevice *dev, const cha
 /* Whether raw rows already hold a finished (ok or OOM) measurement of this cell. */
 static int already_measured(const LbCellResult *rows, size_t count, const LbSweepCell *c)
 {
-    for (size_t i = 0; i < count; i++) {
-        const LbCellResult *r = &rows[i];
-        if (r->model == c->model && r->n == c->n && (!lb_model_has_k(c->model) || r->k == c->k) &&
-            r->status != LB_CELL_ERROR)
+    for (size_t i = 0; i < count; i++)
+        if (lb_sweep_cell_is(c, &rows[i]) && rows[i].status != LB_CELL_ERROR)
             return 1;
-    }
     return 0;
 }
 
@@ -546,10 +606,10 @@ int lb_sweep_engine_run(const LbSweepJob *job, LbBackend *be, const volatile sig
     int rc = raw_path ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory");
     struct stat st;
     /* A sweep killed between meta.csv and its first row has no raw.csv yet: nothing is done. */
-    if (rc == LB_OK && job->resume && stat(raw_path, &st) == 0)
+    if (rc == LB_OK && job->previous && stat(raw_path, &st) == 0)
         rc = lb_raw_read(raw_path, &done, &done_count);
     if (rc == LB_OK)
-        rc = lb_sweep_cells(s, &cells, &ncells);
+        rc = lb_sweep_cells(s->models, s->n, s->nn, s->k, s->nk, &cells, &ncells);
     if (rc == LB_OK) /* which cells are this shard's: all of them when not sharded */
         rc = lb_sweep_shard_assign(s, cells, ncells, &shard_of);
     if (rc == LB_OK && !(todo = malloc((ncells ? ncells : 1) * sizeof *todo)))
@@ -561,7 +621,7 @@ int lb_sweep_engine_run(const LbSweepJob *job, LbBackend *be, const volatile sig
         rc = write_meta(job, &dev, now, "running", NULL, NULL);
     running = rc == LB_OK;
     if (rc == LB_OK)
-        rc = lb_raw_open(raw_path, job->resume, &raw);
+        rc = lb_raw_open(raw_path, job->previous != NULL, &raw);
     if (rc != LB_OK)
         goto out;
 

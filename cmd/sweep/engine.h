@@ -2,9 +2,9 @@
  * "Files a sweep writes"): meta.csv (running), a raw.csv row per cell as it ends, speedups.csv,
  * the Table 3 grids, meta.csv with the outcome. Resumable; prints nothing, picks no exit code.
  *
- * The cells: for each n ascending, each listed model in the table's order, each k ascending where
- * lb_model_cell_exists. --shard I/N gives each cell, costliest first by the predictor's time on
- * one fixed card, to the least loaded shard: every shard computes the same split alone. */
+ * The cells: lb_sweep_cells (reports/merge.h) of the settings' grid and models. --shard I/N gives
+ * each cell, costliest first by the predictor's time on one fixed card, to the least loaded shard:
+ * every shard computes the same split alone. */
 #ifndef LB_SWEEP_ENGINE_H
 #define LB_SWEEP_ENGINE_H
 
@@ -21,22 +21,13 @@
 #include "attn/measure/measure.h"
 #include "attn/ops.h"
 #include "reports/grid.h"
+#include "reports/merge.h"
 #include "reports/meta.h"
 #include "reports/settings.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-typedef struct LbSweepCell {
-    LbModelKind model;
-    int64_t n;
-    int64_t k; /* 0 for a model without a k axis */
-} LbSweepCell;
-
-/* Every cell of the settings' grid and models, in the sweep's order, into a malloc'd array.
- * LB_OK or LB_ERR_NOMEM. */
-int lb_sweep_cells(const LbRunSettings *s, LbSweepCell **cells, size_t *count);
 
 /* The model the settings measure at cell c. */
 LbModelConfig lb_sweep_cell_config(const LbRunSettings *s, const LbSweepCell *c);
@@ -50,6 +41,17 @@ int lb_sweep_shard_assign(const LbRunSettings *s, const LbSweepCell *cells, size
  * every row is the settings'), or lb_raw_read's error. */
 int lb_sweep_raw_foreign(const LbRunSettings *s, const char *raw_path, size_t *line, size_t *how_many, char *why,
                          size_t size);
+
+/* --resume DIR, locked by the caller, before anything runs: meta.csv read and checked
+ * (lb_sweep_meta_read), raw.csv readable, the run measured (not predicted) by this linbench
+ * version; its memory budget into *budget, and its settings taken into s where the user gave none.
+ * LB_OK; LB_ERR_FORMAT with the refusal, naming --resume or the flag, in lb_error_message() (bad
+ * input); LB_ERR_IO or LB_ERR_NOMEM. */
+int lb_sweep_resume_read(const char *dir, LbRunSettings *s, LbMeta *meta, uint64_t *budget);
+/* Then, once the caller has checked the whole settings: every setting a resume must keep is the
+ * run's, and raw.csv holds only rows of its cells (refused, not dropped: only whoever put a row
+ * there can say where it belongs). Returns as lb_sweep_resume_read. */
+int lb_sweep_resume_compare(const char *dir, const LbRunSettings *s, const LbMeta *meta);
 
 /* The backend's quick check as meta.csv records it (check, check_max_rel_error, check_seed). */
 typedef struct LbSweepCheck {
@@ -80,9 +82,9 @@ typedef void (*LbSweepProgress)(void *ctx, const LbSweepEvent *e);
 typedef struct LbSweepJob {
     const LbRunSettings *settings;
     const char *dir;          /* exists, locked by the caller */
-    int resume;               /* keep raw.csv's rows and measure only the missing cells */
-    const LbMeta *previous;   /* meta.csv of the run being resumed (NULL otherwise): its command
-                               * line, start time and earlier resumes are kept */
+    const LbMeta *previous;   /* meta.csv of the run being resumed (NULL otherwise): raw.csv's rows,
+                               * command line, start time and earlier resumes are kept, and only
+                               * the missing cells measured */
     const char *command_line; /* this run's */
     uint64_t budget;          /* bytes */
     LbSweepCheck check;
@@ -133,7 +135,7 @@ int lb_sweep_meta_history(const LbSweepJob *job, const char *now, const char *st
 /* A result directory from rows made without a backend (linbench predict, cmd/sweep/predict.h), written
  * as a sweep writes its own: meta.csv (`extra`'s keys after `tool`, which may replace `source`),
  * raw.csv through the raw writer, speedups.csv, the two grids (kept in *grid when not NULL), and
- * meta.csv again with status complete. job->resume and job->previous are not read. */
+ * meta.csv again with status complete. job->previous is not read. */
 int lb_sweep_write_rows(const LbSweepJob *job, const LbSweepDevice *dev, const LbCellResult *rows, size_t count,
                         const LbMeta *extra, LbGrid *grid);
 

@@ -1,8 +1,8 @@
-/* The device table (see gpu_specs.h): figures from each vendor datasheet, dense rates (the
+/* The device table (see predict.h): figures from each vendor datasheet, dense rates (the
  * datasheets' "with sparsity" figures are twice these), fp32 accumulation (GeForce cards run
  * fp16 products with fp32 accumulation at half their fp16-accumulation rate; linbench accumulates
  * in fp32). Sources: docs/METHOD.md, "Predicting". */
-#include "cmd/sweep/gpu_specs.h"
+#include "cmd/sweep/predict.h"
 
 const LbGpuSpec lb_gpu_specs[] = {
     /* name, label, CUDA's name; TFLOP/s fp16, bf16, TF32, fp32; GB/s; memory GiB; source */

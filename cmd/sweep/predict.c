@@ -34,7 +34,7 @@ int lb_predict_run(const LbPredictJob *job, LbGrid *grid, double *sweep_s)
     LbMeta extra;
     memset(&extra, 0, sizeof extra);
     *sweep_s = 0;
-    int rc = lb_sweep_cells(s, &cells, &ncells);
+    int rc = lb_sweep_cells(s->models, s->n, s->nn, s->k, s->nk, &cells, &ncells);
     if (rc == LB_OK && !(rows = calloc(ncells ? ncells : 1, sizeof *rows)))
         rc = LB_FAIL(LB_ERR_NOMEM, "out of memory predicting %zu cells", ncells);
     /* breakdown.csv's percent_of_limit: the predicted time against the datasheet's roofline */
@@ -95,7 +95,7 @@ int lb_predict_run(const LbPredictJob *job, LbGrid *grid, double *sweep_s)
         snprintf(dev.info.name, sizeof dev.info.name, "predicted: %.80s (roofline, not a measurement)", card->label);
         dev.storage = s->model.dtype;
         const LbSweepJob sj = {
-            s, job->dir, 0, NULL, job->command_line, budget, {0, 0, 0.0, 0}, NULL, NULL,
+            s, job->dir, NULL, job->command_line, budget, {0, 0, 0.0, 0}, NULL, NULL,
             NULL, "predicted: nothing was measured",
         };
         rc = lb_sweep_write_rows(&sj, &dev, rows, ncells, &extra, grid);

@@ -1,5 +1,12 @@
 /* linbench predict: the roofline's forecast of a whole sweep on a GPU that is not here, written as a
- * sweep writes its directory, with meta.csv's source `predicted`. */
+ * sweep writes its directory, with meta.csv's source `predicted` (METHOD.md, "Predicting"); the
+ * same roofline prices the cells of the shard split. Per cell: the largest batch the memory plan
+ * fits on the card, and a pass's time as the sum over its calls (counted as the breakdown counts
+ * them) of
+ *     max(FLOPs / (rate x product efficiency), bytes / (bandwidth x copy efficiency)) + launch.
+ * The device table holds what each GPU's vendor datasheet gives (dense tensor rates, memory
+ * bandwidth, memory size): data only, in cmd/sweep/gpu_specs.c; each entry's datasheet is cited
+ * in docs/METHOD.md. */
 #ifndef LB_PREDICT_H
 #define LB_PREDICT_H
 
@@ -7,13 +14,81 @@
 #error "reports/ and attn/ may not include cmd/ headers"
 #endif
 
-#include "cmd/sweep/roofline.h"
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attn/measure/breakdown.h"
+#include "attn/config.h"
+#include "attn/measure/measure.h"
 #include "reports/grid.h"
 #include "reports/settings.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+typedef struct LbGpuSpec {
+    const char *name;     /* what --gpu takes: "h100-sxm" */
+    const char *label;    /* the card in words: "NVIDIA H100 SXM 80GB" */
+    const char *cuda_name; /* the name CUDA gives the card (cudaGetDeviceProperties), for check and
+                            * sweep to find their device in the table; NULL: none known */
+    /* TFLOP/s, dense (no structured sparsity), fp32 accumulation: tensor-core products of fp16
+     * and of bf16 inputs, TF32 tensor-core products, and plain fp32; 0 where the card has none */
+    double fp16_tflops, bf16_tflops, tf32_tflops, fp32_tflops;
+    double bandwidth_gb_s; /* memory bandwidth, GB/s (1e9 bytes) */
+    double memory_gib;     /* memory as the datasheet says it ("80 GB"), read as GiB (2^30 bytes) */
+    const char *source;    /* the datasheet, short: docs/METHOD.md gives its title and address */
+} LbGpuSpec;
+
+extern const LbGpuSpec lb_gpu_specs[];
+extern const size_t lb_gpu_spec_count;
+
+/* raw.csv's energy_why on a predicted row */
+#define LB_PREDICT_ENERGY_WHY "predicted: no energy model"
+
+/* The card a prediction is for, with the product rate of the run's storage type picked. */
+typedef struct LbPredictCard {
+    char name[32];        /* --gpu NAME, or "spec" for --spec */
+    char label[160];      /* the table's label, or "card of --spec ..." */
+    double tflops;        /* product rate of the run's dtype, TFLOP/s */
+    char rate_kind[48];   /* which of the datasheet's rates that is: "fp16 tensor", "fp32", "--spec" */
+    double bandwidth_gb_s;
+    uint64_t memory_bytes;
+    char source[160];     /* the datasheet (docs/METHOD.md cites it), or "--spec" */
+} LbPredictCard;
+
+typedef struct LbPredictParams {
+    double product_efficiency; /* (0, 1]: of the rate a product reaches */
+    double copy_efficiency;    /* (0, 1]: of the bandwidth a memory-bound call reaches */
+    double launch_us;          /* >= 0: added per call (kernel) */
+} LbPredictParams;
+
+LbPredictParams lb_predict_defaults(void);
+
+/* The table's entry called `name`, or NULL; the entry CUDA calls `cuda_name`, or NULL. */
+const LbGpuSpec *lb_gpu_spec_find(const char *name);
+const LbGpuSpec *lb_gpu_spec_for_device(const char *cuda_name);
+/* Every name of the table, ", "-joined. */
+void lb_gpu_spec_names(char *buf, size_t size);
+
+/* The card of a table entry for `dtype` (tf32: fp32 products on TF32 tensor cores): 0, or -1 with
+ * why (a rate the datasheet does not give: the V100 has no bf16 nor TF32). */
+int lb_predict_card_from_spec(const LbGpuSpec *g, LbDtype dtype, int tf32, LbPredictCard *c, char *why,
+                              size_t size);
+/* --spec tflops=T,bw=B,mem=SIZE (every field once, each positive; SIZE as --mem-limit takes it):
+ * 0, or -1 with what it should be in `should`. */
+int lb_predict_card_parse(const char *text, LbPredictCard *c, char *should, size_t size);
+
+/* One cell: the largest batch within `budget` (capped at max_batch, 0 for none) by the CUDA plan,
+ * and its pass predicted. *out is a raw.csv row (status ok, or OOM with batch 0); *bd its
+ * predicted breakdown (when not NULL and the cell fits). */
+int lb_predict_cell(const LbModelConfig *cfg, const LbPredictCard *c, const LbPredictParams *p, uint64_t budget,
+                    int64_t max_batch, LbCellResult *out, LbBreakdown *bd);
+
+/* The memory budget on the card: its memory less the sweep's headroom (lb_run_settings_headroom),
+ * or --mem-limit if smaller; 0 when the headroom takes it all. */
+uint64_t lb_predict_budget(const LbRunSettings *s, const LbPredictCard *c);
+
 
 /* A whole prediction into `dir` (exists, empty): raw.csv, speedups.csv, the grids, breakdown.csv
  * of predicted times and meta.csv (source predicted, the card and every parameter). *grid as a

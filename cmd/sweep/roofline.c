@@ -1,5 +1,5 @@
-/* The roofline (see roofline.h): the cards, and one cell's predicted batch and time. */
-#include "cmd/sweep/roofline.h"
+/* The roofline (see predict.h): the cards, and one cell's predicted batch and time. */
+#include "cmd/sweep/predict.h"
 
 #include <errno.h>
 #include <math.h>
@@ -48,21 +48,11 @@ int lb_predict_card_from_spec(const LbGpuSpec *g, LbDtype dtype, int tf32, LbPre
                               size_t size)
 {
     memset(c, 0, sizeof *c);
-    double rate = 0;
-    const char *kind = "";
-    if (dtype == LB_DTYPE_FP16) {
-        rate = g->fp16_tflops;
-        kind = "fp16 tensor";
-    } else if (dtype == LB_DTYPE_BF16) {
-        rate = g->bf16_tflops;
-        kind = "bf16 tensor";
-    } else if (tf32) {
-        rate = g->tf32_tflops;
-        kind = "TF32 tensor";
-    } else {
-        rate = g->fp32_tflops;
-        kind = "fp32";
-    }
+    const double rates[] = {g->fp16_tflops, g->bf16_tflops, g->tf32_tflops, g->fp32_tflops};
+    static const char *const kinds[] = {"fp16 tensor", "bf16 tensor", "TF32 tensor", "fp32"};
+    const int i = dtype == LB_DTYPE_FP16 ? 0 : dtype == LB_DTYPE_BF16 ? 1 : tf32 ? 2 : 3;
+    const double rate = rates[i];
+    const char *kind = kinds[i];
     if (!(rate > 0)) {
         snprintf(why, size, "the %s has no %s products in its datasheet", g->label, kind);
         return -1;

@@ -184,20 +184,14 @@ static void write_files(const char *scratch)
                      "--ffn", "32", "--vocab", "100", "--models", "standard,linformer,chunked,performer", "--n",
                      "256,512", "--k", "128,256", "--max-batch", "1", "--cell-time", "1", "--breakdown", "-q",
                      "--out", sweep_dir, NULL};
-    LbRun r = lb_run(sweep);
-    lb_check(r.code == 0, "the CPU sweep: exit %d\n%s", r.code, r.err);
-    lb_run_free(&r);
+    lb_run_ok(sweep, "the CPU sweep");
     char *dump[] = {(char *)bin, "run", "--device", "cpu", "--layers", "1", "--d-model", "16", "--heads", "2", "--ffn",
                     "32", "--vocab", "100", "--model", "linformer", "--n", "32", "--k", "8", "--dump", dump_dir, NULL};
-    r = lb_run(dump);
-    lb_check(r.code == 0, "run --dump: exit %d\n%s", r.code, r.err);
-    lb_run_free(&r);
+    lb_run_ok(dump, "run --dump");
     /* linbench predict's meta.csv keys (predict_*) are documented too */
     snprintf(predict_dir, sizeof predict_dir, "%s/predict", scratch);
     char *predict[] = {(char *)bin, "predict", "--gpu", "a10", "--n", "512", "--k", "128", "-q", "--out", predict_dir, NULL};
-    r = lb_run(predict);
-    lb_check(r.code == 0, "predict: exit %d\n%s", r.code, r.err);
-    lb_run_free(&r);
+    lb_run_ok(predict, "predict");
     char path[700];
     snprintf(path, sizeof path, "%s/meta.csv", predict_dir);
     lb_check(lb_meta_read(path, &predict_meta) == LB_OK, "predict's meta.csv reads back: %s", lb_error_message());

@@ -16,20 +16,10 @@
 /* Data rows of dir/raw.csv (newlines less the header), 0 when there is none. */
 static inline int sc_rows(const char *dir)
 {
-    char path[4400]; /* a dir of up to 4200 bytes, and the name */
-    snprintf(path, sizeof path, "%s/raw.csv", dir);
-    char *s = lb_slurp(path);
+    char *s = lb_slurp_in(dir, "raw.csv");
     int n = s && lb_lines(s) > 0 ? lb_lines(s) - 1 : 0;
     free(s);
     return n;
-}
-
-/* The text of dir/name, malloc'd, or NULL. */
-static inline char *sc_file(const char *dir, const char *name)
-{
-    char path[4400];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    return lb_slurp(path);
 }
 
 /* dir/raw.csv holds `cells` rows, each ok, each cell once. */

@@ -20,14 +20,6 @@ static const char *bin;
 
 #define TINY "--layers", "1", "--d-model", "32", "--heads", "2", "--ffn", "64", "--vocab", "100"
 
-static int has_file(const char *dir, const char *name)
-{
-    char path[4400];
-    struct stat st;
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    return stat(path, &st) == 0;
-}
-
 static double meta_number(const char *dir, const char *key)
 {
     char *v = sc_meta(dir, key), *end = NULL;
@@ -101,9 +93,7 @@ static void check_reports(const char *dir, const char *scratch)
     snprintf(plots, sizeof plots, "%s/plots", scratch);
     mkdir(plots, 0755);
     char *p[] = {(char *)bin, "plot", (char *)dir, "--out", plots, "--no-render", NULL};
-    r = lb_run(p);
-    lb_check(r.code == 0, "plot: exit %d\n%s", r.code, r.err);
-    lb_run_free(&r);
+    lb_run_ok(p, "plot");
     for (int m = 0; m < LB_MODEL_COUNT; m++) {
         char path[4400];
         snprintf(path, sizeof path, "%s/breakdown_%s.gp", plots, lb_model_name((LbModelKind)m));
@@ -182,21 +172,14 @@ static void check_run_breakdown(const char *scratch)
     char dump[4200];
     snprintf(dump, sizeof dump, "%s/dump", scratch);
     char *d[] = {(char *)bin, "run", "--device", "cpu", TINY, "--n", "64", "--breakdown", "--dump", dump, NULL};
-    LbRun r = lb_run(d);
-    lb_check(r.code == 2 && lb_lines(r.err) == 1 && strstr(r.err, "--breakdown") && !lb_exists(dump),
-             "run --dump --breakdown is refused, nothing written: exit %d\n%s", r.code, r.err);
-    lb_run_free(&r);
+    lb_run_refused(d, "--breakdown");
+    lb_check(!lb_exists(dump), "run --dump --breakdown: nothing written");
 }
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: test_cli_breakdown PATH-TO-LINBENCH\n");
-        return 2;
-    }
-    bin = argv[1];
-    lb_test_init("test_cli_breakdown");
-    const char *scratch = lb_scratch_dir("cli-breakdown");
+    bin = lb_cli_start(argc, argv, "test_cli_breakdown");
+    const char *scratch = lb_scratch;
     char with[4200], without[4200];
     snprintf(with, sizeof with, "%s/with", scratch);
     snprintf(without, sizeof without, "%s/without", scratch);
@@ -228,7 +211,7 @@ int main(int argc, char **argv)
     lb_run_free(&r);
     b = sc_meta(without, "breakdown");
     char *cal = sc_meta(without, "calibration_tflop_per_s");
-    lb_check(b && strcmp(b, "0") == 0 && cal && cal[0] == '\0' && !has_file(without, LB_BREAKDOWN_FILE),
+    lb_check(b && strcmp(b, "0") == 0 && cal && cal[0] == '\0' && !lb_exists_in(without, LB_BREAKDOWN_FILE),
              "without --breakdown: breakdown \"%s\", calibration \"%s\", no breakdown.csv", b ? b : "(none)",
              cal ? cal : "(none)");
     free(b);
@@ -240,16 +223,13 @@ int main(int argc, char **argv)
     free(state);
     free(note);
     char *d[] = {(char *)bin, "sweep", "--resume", without, "--breakdown", NULL};
-    r = lb_run(d);
-    lb_check(r.code == 2 && lb_lines(r.err) == 1 && strstr(r.err, "--breakdown"),
-             "a resume with another --breakdown is refused: exit %d\n%s", r.code, r.err);
-    lb_run_free(&r);
+    lb_run_refused(d, "--breakdown");
 
     /* --force over the first directory: its breakdown.csv is a result file and goes. */
     char *e[] = {(char *)bin, "sweep", "--device", "cpu", TINY, "--n", "64", "--k", "16", "--max-batch", "2",
                  "--cell-time", "1", "--no-check", "-q", "--force", "--out", with, NULL};
     r = lb_run(e);
-    lb_check(r.code == 0 && !has_file(with, LB_BREAKDOWN_FILE), "--force clears breakdown.csv: exit %d\n%s", r.code,
+    lb_check(r.code == 0 && !lb_exists_in(with, LB_BREAKDOWN_FILE), "--force clears breakdown.csv: exit %d\n%s", r.code,
              r.err);
     lb_run_free(&r);
     check_small_budget(scratch);

@@ -183,9 +183,7 @@ static void check_resumed(const char *scratch, const char *tag, int no_check)
     char out[512];
     snprintf(out, sizeof out, "%s/sweep-%s", scratch, tag);
     char *argv[] = {(char *)bin, "sweep", "--resume", out, "-q", no_check ? "--no-check" : NULL, NULL};
-    LbRun r = lb_run(argv);
-    lb_check(r.code == 0, "resume of sweep %s%s: exit %d\n%s", tag, no_check ? " with --no-check" : "", r.code, r.err);
-    lb_run_free(&r);
+    lb_run_ok(argv, "resume of a sweep");
     char *verdict = sc_meta(out, "check");
     lb_check(verdict && strcmp(verdict, "skipped") == 0, "resume of sweep %s%s: meta.csv check \"%s\", should stay skipped",
              tag, no_check ? " with --no-check" : "", verdict ? verdict : "(none)");
@@ -230,10 +228,7 @@ static void check_bad_flags(void)
     char *c[] = {(char *)bin, "check", "extra", NULL};
     char *const *all[] = {a, b, c};
     for (int i = 0; i < 3; i++) {
-        LbRun r = lb_run(all[i]);
-        lb_check(r.code == 2 && lb_lines(r.err) == 1 && r.out[0] == '\0', "check %s %s: exit %d, should be 2 with one line:\n%s",
-                 all[i][2], all[i][3] ? all[i][3] : "", r.code, r.err);
-        lb_run_free(&r);
+        lb_run_refused(all[i], "linbench");
     }
 }
 

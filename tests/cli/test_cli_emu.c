@@ -63,12 +63,7 @@ static void check_gpu_index(const char *scratch)
     char *info[] = {(char *)bin, "info", "--gpu", "5", NULL};
     char **cases[] = {run, sweep, check, info};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        LbRun r = lb_run(cases[i]);
-        lb_check(r.code == 2 && lb_lines(r.err) == 1 && strstr(r.err, "for --gpu") && strstr(r.err, "0 to 0") &&
-                     r.out[0] == '\0',
-                 "%s --gpu 5 on one GPU: exit 2, one line naming --gpu and 0 to 0 (%d): %s%s", cases[i][1], r.code,
-                 r.err, r.out);
-        lb_run_free(&r);
+        lb_run_refused(cases[i], "for --gpu", "0 to 0");
     }
     lb_check(!lb_exists(out), "sweep --gpu 5 leaves no directory");
 }
@@ -105,9 +100,7 @@ static void check_autotune(const char *scratch)
     (char *)bin, "sweep", "--device", "cuda", TINY, "--n", "64", "--models", "standard", "--max-batch", "1", \
         "--cell-time", "1", "--no-check", "-q", "--out", dir
     char *argv[] = {AUTOTUNE_SWEEP(on), NULL};
-    LbRun r = lb_run(argv);
-    lb_check(r.code == 0, "sweep with autotuning: exit %d\n%s", r.code, r.err);
-    lb_run_free(&r);
+    lb_run_ok(argv, "sweep with autotuning");
     char *setting = lb_emu_meta_value(on, "matmul_autotune"), *tuning = lb_emu_meta_value(on, "matmul_tuning");
     long long shapes = -1, kept = -1;
     lb_check(strcmp(setting, "on") == 0, "meta.csv matmul_autotune \"%s\" (want on)", setting);
@@ -117,15 +110,13 @@ static void check_autotune(const char *scratch)
     free(setting);
     free(tuning);
 
-    char meta[600];
-    snprintf(meta, sizeof meta, "%s/meta.csv", on);
-    char *before = lb_slurp(meta);
+    char *before = lb_slurp_in(on, "meta.csv");
     char *resume[] = {(char *)bin, "sweep", "--resume", on, "--no-autotune", "-q", NULL};
-    r = lb_run(resume);
+    LbRun r = lb_run(resume);
     lb_check(r.code == 2 && strstr(r.err, "--no-autotune") && strstr(r.err, "matmul_autotune") && lb_lines(r.err) == 1,
              "--resume --no-autotune of a tuned sweep: exit 2, one line naming the flag and the key (%d): %s", r.code,
              r.err);
-    char *after = lb_slurp(meta);
+    char *after = lb_slurp_in(on, "meta.csv");
     lb_check(before && after && strcmp(before, after) == 0, "and meta.csv is left as it was");
     free(before);
     free(after);
@@ -133,9 +124,7 @@ static void check_autotune(const char *scratch)
 
     char *argv_off[] = {AUTOTUNE_SWEEP(off), "--no-autotune", NULL};
 #undef AUTOTUNE_SWEEP
-    r = lb_run(argv_off);
-    lb_check(r.code == 0, "sweep --no-autotune: exit %d\n%s", r.code, r.err);
-    lb_run_free(&r);
+    lb_run_ok(argv_off, "sweep --no-autotune");
     setting = lb_emu_meta_value(off, "matmul_autotune");
     tuning = lb_emu_meta_value(off, "matmul_tuning");
     lb_check(strcmp(setting, "off") == 0, "meta.csv matmul_autotune \"%s\" (want off)", setting);
@@ -246,12 +235,7 @@ static void check_mem_limit(const char *scratch)
                      "--max-batch", "1", "--cell-time", "1", "--no-check", "-q", "--out", out, NULL};
     char **cases[] = {run, sweep};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        LbRun r = lb_run(cases[i]);
-        lb_check(r.code == 2 && lb_lines(r.err) == 1 && strstr(r.err, "for --mem-limit: should be at most 256 MiB") &&
-                     r.out[0] == '\0',
-                 "%s --mem-limit 1G on a 512 MiB device: exit 2, one line naming --mem-limit and 256 MiB (%d): %s%s",
-                 cases[i][1], r.code, r.err, r.out);
-        lb_run_free(&r);
+        lb_run_refused(cases[i], "for --mem-limit: should be at most 256 MiB");
     }
     lb_check(!lb_exists(out), "sweep --mem-limit 1G leaves no directory");
     /* within it: taken, and recorded as the budget */

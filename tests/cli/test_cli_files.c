@@ -76,10 +76,7 @@ static void long_lists(const char *scratch)
     lb_run_free(&r);
     /* A resume that contradicts the list is refused; one that takes it keeps all 399 rows. */
     char *refuse[] = {(char *)bin, "sweep", "--resume", dir, "--n", "2:256", "--quiet", NULL};
-    r = lb_run(refuse);
-    lb_check(r.code == 2 && strstr(r.err, "--n") && lb_lines(r.err) == 1, "--resume with another --n: exit 2 naming it (%d): %s", r.code,
-             r.err);
-    lb_run_free(&r);
+    lb_run_refused(refuse, "--n");
     char *resume[] = {(char *)bin, "sweep", "--resume", dir, "--quiet", NULL};
     pid = lb_start(resume);
     wait_rows(dir, 6);
@@ -140,33 +137,32 @@ static int holds_old(const char *dir)
     return old;
 }
 
+/* Whether dir's meta.csv is that of a run given --force. */
+static int forced_meta(const char *dir)
+{
+    char *cmd = sc_meta(dir, "command_line");
+    const int forced = cmd && strstr(cmd, "--force");
+    free(cmd);
+    return forced;
+}
+
 /* --force removes the old grids before its first row. */
 static void force_clears(const char *scratch)
 {
     char dir[512];
     snprintf(dir, sizeof dir, "%s/forced", scratch);
     char *first[] = {(char *)bin, "sweep", TINY, "--n", "48", "--k", "8", "--out", dir, NULL};
-    LbRun r = lb_run(first);
-    lb_check(r.code == 0, "the first sweep exits 0 (%d): %s", r.code, r.err);
-    lb_run_free(&r);
+    lb_run_ok(first, "the first sweep");
     char *forced[] = {(char *)bin, "sweep", TINY, "--n", "32:4096", "--k", "8", "--out", dir, "--force", NULL};
     pid_t pid = lb_start(forced);
     struct timespec pause = {0, 5 * 1000 * 1000};
-    for (int i = 0; i < 6000; i++) { /* until the forced run has written its first row */
-        char *cmd = sc_meta(dir, "command_line");
-        int mine = cmd && strstr(cmd, "--force");
-        free(cmd);
-        if (mine && sc_rows(dir) >= 1)
-            break;
+    for (int i = 0; i < 6000 && !(forced_meta(dir) && sc_rows(dir) >= 1); i++) /* the forced run's first row */
         nanosleep(&pause, NULL);
-    }
     kill(pid, SIGKILL);
-    r = lb_wait(pid);
+    LbRun r = lb_wait(pid);
     lb_run_free(&r);
     lb_check(!holds_old(dir), "a killed --force sweep leaves none of the old run's rows or grids");
-    char *cmd = sc_meta(dir, "command_line");
-    lb_check(cmd && strstr(cmd, "--force"), "meta.csv is the forced run's (%s)", cmd ? cmd : "none");
-    free(cmd);
+    lb_check(forced_meta(dir), "meta.csv is the forced run's");
 }
 
 /* --force killed at the two instants that matter, 10 times each: as the first old file goes, and
@@ -181,28 +177,15 @@ static void force_killed(const char *scratch)
         snprintf(dir, sizeof dir, "%s/force-killed-%d", scratch, i);
         snprintf(time_grid, sizeof time_grid, "%s/time_speedup.csv", dir);
         char *first[] = {(char *)bin, "sweep", TINY, "--n", "48", "--k", "8", "--mem-limit", "4M", "--out", dir, NULL};
-        LbRun r = lb_run(first);
-        lb_check(r.code == 0, "the first sweep exits 0 (%d): %s", r.code, r.err);
-        lb_run_free(&r);
+        lb_run_ok(first, "the first sweep");
         char *forced[] = {(char *)bin, "sweep", TINY, "--n", "32:256", "--k", "8", "--mem-limit", "8M", "--out", dir,
                           "--force", NULL};
         pid_t pid = lb_start(forced);
         struct timespec pause = {0, 100 * 1000};
-        for (int w = 0; w < 200000; w++) {
-            int hit;
-            if (at_new_meta) {
-                char *cmd = sc_meta(dir, "command_line");
-                hit = cmd && strstr(cmd, "--force");
-                free(cmd);
-            } else {
-                hit = !lb_exists(time_grid);
-            }
-            if (hit)
-                break;
+        for (int w = 0; w < 200000 && !(at_new_meta ? forced_meta(dir) : !lb_exists(time_grid)); w++)
             nanosleep(&pause, NULL);
-        }
         kill(pid, SIGKILL);
-        r = lb_wait(pid);
+        LbRun r = lb_wait(pid);
         lb_run_free(&r);
         char *limit = sc_meta(dir, "mem_limit");
         const int new_meta = limit && strcmp(limit, "8388608") == 0;
@@ -233,11 +216,8 @@ static void refused_input(const char *scratch, const char *what, const char *wan
     argv[a++] = "--out";
     argv[a++] = dir;
     argv[a] = NULL;
-    LbRun r = lb_run(argv);
-    lb_check(r.code == 2 && strstr(r.err, want1) && strstr(r.err, want2) && lb_lines(r.err) == 1,
-             "%s: exit 2, one line naming %s and %s (%d): %s", what, want1, want2, r.code, r.err);
+    lb_check_refusal(lb_run(argv), what, want1, want2);
     lb_check(!lb_exists(dir), "%s: nothing written", what);
-    lb_run_free(&r);
 }
 
 /* Writes that fail part-way, through RLIMIT_FSIZE: every file whole, no temporary left. */
@@ -281,9 +261,7 @@ static void failed_writes(const char *scratch)
     lb_run_free(&r);
     sc_files_parse(dir, 1, "after a failed grid");
     lb_child_resource = -1;
-    r = lb_run(resume);
-    lb_check(r.code == 0, "without the limit, --resume finishes (%d): %s", r.code, r.err);
-    lb_run_free(&r);
+    lb_run_ok(resume, "without the limit, --resume finishes");
     sc_files_parse(dir, 1, "finished");
     char path[600];
     snprintf(path, sizeof path, "%s/raw.csv", dir);
@@ -342,9 +320,7 @@ static void failed_one_shot_writes(const char *scratch)
         char shard[8];
         snprintf(shard, sizeof shard, "%d/2", i);
         char *argv[] = {(char *)bin, "sweep", TINY, "--no-check", "--n", "32,64", "--k", "8", "--shard", shard, "--out", parts[i], NULL};
-        LbRun r = lb_run(argv);
-        lb_check(r.code == 0, "shard %s exits 0 (%d): %s", shard, r.code, r.err);
-        lb_run_free(&r);
+        lb_run_ok(argv, "a shard");
     }
     /* merge writes raw.csv, the grids, then meta.csv; predict meta.csv (running), then raw.csv:
      * the first file cut short, then a later one (the parts' raw.csv is under 1000 bytes, a
@@ -369,9 +345,7 @@ static void failed_one_shot_writes(const char *scratch)
             lb_check(r.code == 1 && err_lines(r.err) == 1, "%s: exit 1, one line (%d): %s", what, r.code, r.err);
             lb_run_free(&r);
             holds_nothing(outs[c], what);
-            r = lb_run(cmds[c]);
-            lb_check(r.code == 0, "%s: the same command without the limit writes it (%d): %s", what, r.code, r.err);
-            lb_run_free(&r);
+            lb_run_ok(cmds[c], "the same command without the limit");
             sc_files_parse(outs[c], 1, what);
         }
     }
@@ -433,8 +407,7 @@ static void test_files(void)
     char *plot[] = {(char *)bin, "plot", dir, "--no-render", NULL};
     r = lb_run(plot);
     lb_run_free(&r);
-    snprintf(path, sizeof path, "%s/time_speedup.gp", dir);
-    char *gp = lb_slurp(path);
+    char *gp = lb_slurp_in(dir, "time_speedup.gp");
     lb_check(gp && strstr(gp, "fp16 stored as fp32"), "the plot title says what the CPU stored");
     free(gp);
     char fake[512];
@@ -470,12 +443,8 @@ static void test_files(void)
     while (strlen(longdir) < 4000)
         strcat(longdir, "/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
     char *deep[] = {(char *)bin, "sweep", TINY, "--n", "32", "--k", "8", "--out", longdir, NULL};
-    r = lb_run(deep);
-    lb_check(r.code == 2 && strstr(r.err, longdir) && strstr(r.err, "--out") && lb_lines(r.err) == 1,
-             "a 4 KB --out: exit 2, one line with the whole path (%d, %zu bytes)", r.code, strlen(r.err));
-    lb_run_free(&r);
-    snprintf(path, sizeof path, "%s/deep", scratch);
-    lb_check(!lb_exists(path), "a 4 KB --out: nothing created");
+    lb_run_refused(deep, longdir, "--out");
+    lb_check(!lb_exists_in(scratch, "deep"), "a 4 KB --out: nothing created");
 
     lb_test_cleanup(scratch);
     return;
@@ -529,7 +498,7 @@ static void test_lock(void)
     pid_t pid = lb_start_tagged(slow, "slow");
     wait_rows(busy, 2);
     kill(pid, SIGSTOP); /* hold it still: what the others do must not change its files */
-    char *meta_before = sc_file(busy, "meta.csv"), *raw_before = sc_file(busy, "raw.csv");
+    char *meta_before = lb_slurp_in(busy, "meta.csv"), *raw_before = lb_slurp_in(busy, "raw.csv");
     char *resume[] = {(char *)bin, "sweep", "--resume", busy, "--quiet", NULL};
     char *again[] = {(char *)bin, "sweep", GRID6, "--out", busy, NULL};
     char *force[] = {(char *)bin, "sweep", GRID6, "--out", busy, "--force", NULL};
@@ -542,7 +511,7 @@ static void test_lock(void)
         lb_check(r.code == 1 && strstr(r.err, "in use") && strstr(r.err, busy) && lb_lines(r.err) == 1,
                  "%s into a directory in use: exit 1, one line naming it (%d): %s", names[i], r.code, r.err);
         lb_run_free(&r);
-        char *meta = sc_file(busy, "meta.csv"), *raw = sc_file(busy, "raw.csv");
+        char *meta = lb_slurp_in(busy, "meta.csv"), *raw = lb_slurp_in(busy, "raw.csv");
         lb_check(meta && raw && meta_before && raw_before && strcmp(meta, meta_before) == 0 && strcmp(raw, raw_before) == 0,
                  "%s changed nothing in the directory in use", names[i]);
         free(meta);
@@ -556,9 +525,7 @@ static void test_lock(void)
     LbRun r = lb_wait_tagged(pid, "slow");
     lb_run_free(&r);
     char *small[] = {(char *)bin, "sweep", "--resume", busy, "--quiet", "--n", "32:1024", NULL};
-    r = lb_run(small);
-    lb_check(r.code == 0, "--resume after kill -9 of the holder exits 0 (%d): %s", r.code, r.err);
-    lb_run_free(&r);
+    lb_run_ok(small, "--resume after kill -9 of the holder");
     sc_files_parse(busy, 1, "resumed after kill -9");
     /* n 32..1024 (6 values) standard, and k 8, 16 below each: 6 + 2 * 6 */
     sc_each_once(busy, 18, "the run resumed after kill -9");
@@ -624,9 +591,7 @@ static void plant(const char *dir, const char *name, Plant how, const char *vict
 static void sweep_into(const char *dir)
 {
     char *argv[] = {(char *)bin, "sweep", ONE_CELL, "--out", (char *)dir, NULL};
-    LbRun r = lb_run(argv);
-    lb_check(r.code == 0, "a sweep into %s runs (%d): %s", dir, r.code, r.err);
-    lb_run_free(&r);
+    lb_run_ok(argv, "a sweep to plant into");
 }
 
 /* The command refused with exit `code` and one line that contains `says`. */
@@ -637,58 +602,38 @@ static void refused(LbRun *r, int code, const char *says, const char *what)
     lb_run_free(r);
 }
 
-/* The lock of every command that takes one, planted each way. */
+/* The lock of every command that takes one, planted each way: each refused naming the lock, the
+ * file it pointed at unchanged. */
 static void planted_locks(void)
 {
     const Plant plants[] = {PLANT_SYMLINK, PLANT_DANGLING, PLANT_HARDLINK, PLANT_FIFO};
     for (size_t p = 0; p < sizeof plants / sizeof plants[0]; p++) {
-        char victim[600], dir[600], what[200];
+        char victim[600], dir[600], resumed[600], out[600], what[200];
         make_victim(victim, sizeof victim, "victim-lock");
-        /* sweep --out */
-        snprintf(dir, sizeof dir, "%s/lock-sweep-%zu", scratch, p);
-        plant(dir, ".linbench.lock", plants[p], victim);
+        /* sweep --resume of a finished sweep, the part merge reads */
+        snprintf(resumed, sizeof resumed, "%s/lock-resume-%zu", scratch, p);
+        sweep_into(resumed);
         char *sweep[] = {(char *)bin, "sweep", ONE_CELL, "--out", dir, NULL};
-        LbRun r = lb_run(sweep);
-        snprintf(what, sizeof what, "sweep --out, its lock %s", plant_name[plants[p]]);
-        refused(&r, 2, ".linbench.lock", what);
-        victim_intact(victim, what);
-        char meta[700];
-        snprintf(meta, sizeof meta, "%s/meta.csv", dir);
-        lb_check(!lb_exists(meta), "%s: no result written", what);
-        /* sweep --resume of a finished sweep */
-        snprintf(dir, sizeof dir, "%s/lock-resume-%zu", scratch, p);
-        sweep_into(dir);
-        plant(dir, ".linbench.lock", plants[p], victim);
-        char *resume[] = {(char *)bin, "sweep", "--resume", dir, "--quiet", NULL};
-        r = lb_run(resume);
-        snprintf(what, sizeof what, "sweep --resume, its lock %s", plant_name[plants[p]]);
-        refused(&r, 2, ".linbench.lock", what);
-        victim_intact(victim, what);
-        /* merge OUT PART */
-        char out[600];
-        snprintf(out, sizeof out, "%s/lock-merge-%zu", scratch, p);
-        plant(out, ".linbench.lock", plants[p], victim);
-        char *merge[] = {(char *)bin, "merge", out, dir, NULL};
-        r = lb_run(merge);
-        snprintf(what, sizeof what, "merge, its lock %s", plant_name[plants[p]]);
-        refused(&r, 2, ".linbench.lock", what);
-        victim_intact(victim, what);
-        /* predict --out */
-        snprintf(out, sizeof out, "%s/lock-predict-%zu", scratch, p);
-        plant(out, ".linbench.lock", plants[p], victim);
+        char *resume[] = {(char *)bin, "sweep", "--resume", resumed, "--quiet", NULL};
+        char *merge[] = {(char *)bin, "merge", out, resumed, NULL};
         char *predict[] = {(char *)bin, "predict", "--gpu", "h100-sxm", "--n", "512", "--k", "128", "--out", out, NULL};
-        r = lb_run(predict);
-        snprintf(what, sizeof what, "predict, its lock %s", plant_name[plants[p]]);
-        refused(&r, 2, ".linbench.lock", what);
-        victim_intact(victim, what);
-        /* run --dump */
-        snprintf(out, sizeof out, "%s/lock-dump-%zu", scratch, p);
-        plant(out, ".linbench.lock", plants[p], victim);
         char *dump[] = {(char *)bin, "run", MODEL, "--n", "32", "--dump", out, NULL};
-        r = lb_run(dump);
-        snprintf(what, sizeof what, "run --dump, its lock %s", plant_name[plants[p]]);
-        refused(&r, 2, ".linbench.lock", what);
-        victim_intact(victim, what);
+        const struct {
+            const char *name;
+            char **argv;
+            const char *into;
+        } cmds[] = {{"sweep --out", sweep, dir}, {"sweep --resume", resume, resumed}, {"merge", merge, out},
+                    {"predict", predict, out}, {"run --dump", dump, out}};
+        for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++) {
+            snprintf(dir, sizeof dir, "%s/lock-sweep-%zu", scratch, p);
+            snprintf(out, sizeof out, "%s/lock-%zu-%zu", scratch, c, p);
+            plant(cmds[c].into, ".linbench.lock", plants[p], victim);
+            LbRun r = lb_run(cmds[c].argv);
+            snprintf(what, sizeof what, "%s, its lock %s", cmds[c].name, plant_name[plants[p]]);
+            refused(&r, 2, ".linbench.lock", what);
+            victim_intact(victim, what);
+        }
+        lb_check(!lb_exists_in(dir, "meta.csv"), "sweep --out, its lock %s: no result written", plant_name[plants[p]]);
     }
 }
 
@@ -948,10 +893,8 @@ static void copy_result(const char *from, const char *to, char **raw_text, char 
 {
     char path[1024];
     mkdir(to, 0755);
-    snprintf(path, sizeof path, "%s/raw.csv", from);
-    *raw_text = lb_slurp(path);
-    snprintf(path, sizeof path, "%s/meta.csv", from);
-    *meta_text = lb_slurp(path);
+    *raw_text = lb_slurp_in(from, "raw.csv");
+    *meta_text = lb_slurp_in(from, "meta.csv");
     snprintf(path, sizeof path, "%s/raw.csv", to);
     lb_check(*raw_text && write_text(path, *raw_text, strlen(*raw_text)) == 0, "%s written", path);
     snprintf(path, sizeof path, "%s/meta.csv", to);
@@ -968,25 +911,18 @@ static LbRun linbench(const char *cmd, const char *a, const char *b, const char 
  * `key`, nothing written. */
 static void refused_by_all(const char *dir, const char *file, const char *key, const char *what)
 {
-    char out[1024], plot_out[1024], path[1024];
+    char out[1024], plot_out[1024];
     snprintf(out, sizeof out, "%s-merged", dir);
     snprintf(plot_out, sizeof plot_out, "%s-plots", dir);
-    snprintf(path, sizeof path, "%s/meta.csv", dir);
-    char *meta_before = lb_slurp(path);
+    char *meta_before = lb_slurp_in(dir, "meta.csv");
     LbRun r[4] = {linbench("compare", dir, NULL, NULL, NULL), linbench("plot", dir, "--no-render", "--out", plot_out),
                   linbench("merge", "-q", out, dir, NULL), linbench("sweep", "--resume", dir, "-q", NULL)};
     static const char *const name[4] = {"compare", "plot", "merge", "sweep --resume"};
-    for (int i = 0; i < 4; i++) {
-        lb_check(r[i].code == 2, "%s of %s: exit %d: should be 2 (%s)", name[i], what, r[i].code, r[i].err);
-        lb_check(lb_lines(r[i].err) == 1 && strstr(r[i].err, file) && strstr(r[i].err, key) &&
-                     strstr(r[i].err, dir),
-                 "%s of %s: stderr should be one line naming %s and %s, got: %s", name[i], what, file, key, r[i].err);
-        lb_check(r[i].out[0] == '\0', "%s of %s: nothing on stdout, got: %s", name[i], what, r[i].out);
-        lb_run_free(&r[i]);
-    }
+    for (int i = 0; i < 4; i++)
+        lb_check_refusal(r[i], name[i], file, key, dir);
     lb_check(!lb_exists(out), "merge of %s: %s not made", what, out);
     lb_check(!lb_exists(plot_out), "plot of %s: %s not made", what, plot_out);
-    char *meta_after = lb_slurp(path);
+    char *meta_after = lb_slurp_in(dir, "meta.csv");
     lb_check(meta_before && meta_after && strcmp(meta_before, meta_after) == 0,
              "sweep --resume of %s: meta.csv not rewritten", what);
     free(meta_before);

@@ -86,14 +86,12 @@ static void check_all(const char *scratch, Row *one, int *none)
     snprintf(dir1, sizeof dir1, "%s/one", scratch);
     snprintf(dirn, sizeof dirn, "%s/three", scratch);
     char *a1[] = {(char *)bin, "sweep", "--device", "cuda", TINY, "-q", "--out", dir1, NULL};
-    LbRun r = lb_run(a1);
-    lb_check(r.code == 0, "one-GPU sweep: exit %d\n%s", r.code, r.err);
-    lb_run_free(&r);
+    lb_run_ok(a1, "one-GPU sweep");
     *none = read_rows(dir1, one, 32);
     lb_check(*none == CELLS, "one-GPU sweep: %d rows: should be %d", *none, CELLS);
 
     char *an[] = {(char *)bin, "sweep", "--device", "cuda", "--gpus", "all", TINY, "--out", dirn, NULL};
-    r = lb_run(an);
+    LbRun r = lb_run(an);
     lb_check(r.code == 0, "--gpus all on 3 emulated GPUs: exit %d\n%s", r.code, r.err);
     lb_check(strstr(r.err, "[gpu 2]") != NULL, "progress lines name their GPU:\n%s", r.err);
     lb_run_free(&r);
@@ -186,9 +184,7 @@ static void check_kill_resume(const char *scratch, const Row *one, int none)
     printf("  killed with %d of %d rows written\n", rows, CELLS);
     lb_check(rows >= 2 && rows < CELLS, "the kill came after %d rows: should be in the middle (2 to %d)", rows, CELLS - 1);
     char *resume[] = {(char *)bin, "sweep", "--resume", dir, "--gpus", "all", "-q", NULL};
-    LbRun r = lb_run(resume);
-    lb_check(r.code == 0, "--resume after the kill: exit %d\n%s", r.code, r.err);
-    lb_run_free(&r);
+    lb_run_ok(resume, "--resume after the kill");
     const int n = read_rows(dir, got, 32);
     check_same_cells("killed and resumed", one, none, got, n);
     char *st = lb_emu_meta_value(dir, "status");
@@ -204,11 +200,8 @@ static void check_refused(const char *scratch, const char *tag, const char *gpus
     snprintf(dir, sizeof dir, "%s/%s", scratch, tag);
     char *argv[] = {(char *)bin, "sweep",    "--device", "cuda",        "--gpus",       (char *)gpus, TINY,
                     "--out",     dir,        (char *)flag, (char *)value, NULL};
-    LbRun r = lb_run(argv);
-    lb_check(r.code == 2 && lb_lines(r.err) == 1 && strstr(r.err, words) && !lb_exists(dir),
-             "%s: exit %d, %d lines, directory %s: should be exit 2, one line with \"%s\", none\n%s", tag, r.code,
-             lb_lines(r.err), lb_exists(dir) ? "written" : "absent", words, r.err);
-    lb_run_free(&r);
+    lb_check_refusal(lb_run(argv), tag, words);
+    lb_check(!lb_exists(dir), "%s: nothing written", tag);
 }
 
 int main(int argc, char **argv)

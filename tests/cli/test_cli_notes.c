@@ -111,13 +111,8 @@ static void check_help(const char *command)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: test_cli_notes PATH-TO-LINBENCH\n");
-        return 2;
-    }
-    bin = argv[1];
-    lb_test_init("test_cli_notes");
-    const char *scratch = lb_scratch_dir("cli-notes");
+    bin = lb_cli_start(argc, argv, "test_cli_notes");
+    const char *scratch = lb_scratch;
 
     static const struct {
         const char *sweep; /* the sweep's directory, or NULL for a run */

@@ -47,10 +47,7 @@ static LbRun resume(const char *dir, const char *flag, const char *value)
 /* A resume with a setting that contradicts meta.csv: exit 2, one line naming the flag. */
 static void refused(const char *dir, const char *flag, const char *value)
 {
-    LbRun r = resume(dir, flag, value);
-    lb_check(r.code == 2 && strstr(r.err, flag) && lb_lines(r.err) == 1, "--resume %s %s: exit 2, one line naming it (%d): %s",
-             flag, value, r.code, r.err);
-    lb_run_free(&r);
+    lb_check_refusal(resume(dir, flag, value), flag, flag);
 }
 
 /* The issue's reproduction: a sweep with --max-batch 2 --cell-time 1 cut to its first 4 rows,
@@ -83,13 +80,11 @@ static void resume_keeps_settings(const char *scratch)
     char dir[512], path[600];
     snprintf(dir, sizeof dir, "%s/capped", scratch);
     char *first[] = {(char *)bin, "sweep", CAPPED, "--out", dir, NULL};
-    LbRun r = lb_run(first);
-    lb_check(r.code == 0, "capped sweep exits 0 (%d): %s", r.code, r.err);
-    lb_run_free(&r);
+    lb_run_ok(first, "capped sweep");
     char *command = sc_meta(dir, "command_line");
     snprintf(path, sizeof path, "%s/raw.csv", dir);
     keep_lines(path, 5);
-    r = resume(dir, NULL, NULL);
+    LbRun r = resume(dir, NULL, NULL);
     lb_check(r.code == 0, "resume of the capped sweep exits 0 (%d): %s", r.code, r.err);
     lb_run_free(&r);
     char *max_batch = sc_meta(dir, "max_batch"), *cell_time = sc_meta(dir, "cell_time_s");
@@ -122,12 +117,11 @@ static void resume_keeps_settings(const char *scratch)
 
     /* --k 4 would rewrite both grids without the measured columns: refused. */
     char *grid_before = NULL, *grid_after = NULL;
-    snprintf(path, sizeof path, "%s/time_speedup.csv", dir);
-    grid_before = lb_slurp(path);
+    grid_before = lb_slurp_in(dir, "time_speedup.csv");
     refused(dir, "--k", "4");
     refused(dir, "--cell-time", "10");
     refused(dir, "--max-batch", "64");
-    grid_after = lb_slurp(path);
+    grid_after = lb_slurp_in(dir, "time_speedup.csv");
     lb_check(grid_before && grid_after && strcmp(grid_before, grid_after) == 0, "refused resumes leave the grid as it was");
     free(grid_before);
     free(grid_after);
@@ -193,9 +187,7 @@ static void resume_refuses_foreign_rows(const char *scratch)
     snprintf(dir, sizeof dir, "%s/foreign", scratch);
     snprintf(path, sizeof path, "%s/raw.csv", dir);
     char *first[] = {(char *)bin, "sweep", CAPPED, "--out", dir, NULL};
-    LbRun r = lb_run(first);
-    lb_check(r.code == 0, "sweep to add rows to exits 0 (%d): %s", r.code, r.err);
-    lb_run_free(&r);
+    lb_run_ok(first, "sweep to add rows to");
     keep_lines(path, 4);
     static const struct {
         const char *model;
@@ -209,7 +201,7 @@ static void resume_refuses_foreign_rows(const char *scratch)
         char where[700];
         snprintf(where, sizeof where, "%s line %d: %s", path, line, cases[i].words);
         char *before = lb_slurp(path);
-        r = resume(dir, NULL, NULL);
+        LbRun r = resume(dir, NULL, NULL);
         lb_check(r.code == 2 && strstr(r.err, where) && lb_lines(r.err) == 1,
                  "--resume of a raw.csv with a %s row of another %s: exit 2, one line naming \"%s\" (%d): %s",
                  cases[i].model, cases[i].field == 1 ? "n" : "k", where, r.code, r.err);
@@ -225,7 +217,7 @@ static void resume_refuses_foreign_rows(const char *scratch)
         lb_run_free(&r);
     }
     keep_lines(path, 4); /* without them the resume goes on */
-    r = resume(dir, NULL, NULL);
+    LbRun r = resume(dir, NULL, NULL);
     lb_check(r.code == 0 && sc_rows(dir) == 12, "the resume of its own rows exits 0 with 12 rows (%d, %d): %s", r.code,
              sc_rows(dir), r.err);
     lb_run_free(&r);
@@ -233,32 +225,26 @@ static void resume_refuses_foreign_rows(const char *scratch)
 
 int main(int argc, char **argv)
 {
-    lb_test_init("test_cli_resume");
-    if (argc < 2)
-        return 1;
-    bin = argv[1];
-    const char *scratch = lb_scratch_dir("cli-resume");
+    bin = lb_cli_start(argc, argv, "test_cli_resume");
+    const char *scratch = lb_scratch;
     char full[512], ctrlc[512], killed[512];
     snprintf(full, sizeof full, "%s/full", scratch);
     snprintf(ctrlc, sizeof ctrlc, "%s/ctrlc", scratch);
     snprintf(killed, sizeof killed, "%s/killed", scratch);
 
     char *whole[] = {(char *)bin, "sweep", GRID, "--out", full, NULL};
-    LbRun r = lb_run(whole);
-    lb_check(r.code == 0, "uninterrupted sweep exits 0 (%d): %s", r.code, r.err);
-    lb_run_free(&r);
+    lb_run_ok(whole, "uninterrupted sweep");
     sc_each_once(full, CELLS, "uninterrupted");
 
     /* Ctrl-C: exit 130, the finished cells and the grids on disk, a hint to resume. */
-    r = interrupted(ctrlc, SIGINT, 3);
+    LbRun r = interrupted(ctrlc, SIGINT, 3);
     lb_check(r.code == 130, "Ctrl-C exits 130 (got %d): %s", r.code, r.err);
     lb_check(strstr(r.err, "--resume") != NULL, "Ctrl-C says how to resume: %s", r.err);
     lb_run_free(&r);
     int kept = sc_rows(ctrlc);
     lb_check(kept >= 3 && kept < CELLS, "Ctrl-C kept the finished cells (%d)", kept);
     char path[600];
-    snprintf(path, sizeof path, "%s/time_speedup.csv", ctrlc);
-    lb_check(lb_exists(path), "Ctrl-C still wrote the grids");
+    lb_check(lb_exists_in(ctrlc, "time_speedup.csv"), "Ctrl-C still wrote the grids");
     LbMeta meta;
     memset(&meta, 0, sizeof meta);
     snprintf(path, sizeof path, "%s/meta.csv", ctrlc);

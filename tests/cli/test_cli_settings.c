@@ -97,9 +97,7 @@ static void model_flags_everywhere(const char *scratch)
         snprintf(script, sizeof script, "%s-slurm", dir);
         char **cases[] = {run, predict, slurm};
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-            LbRun r = lb_run(cases[c]);
-            lb_check(r.code == 0, "%s takes sweep's %s %s: exit %d\n%s", cases[c][1], flag, v ? v : "", r.code, r.err);
-            lb_run_free(&r);
+            lb_run_ok(cases[c], "a model flag of sweep");
         }
         strcat(script, "/slurm/sweep.sbatch");
         char *text = lb_slurp(script), want[200];
@@ -126,10 +124,7 @@ static void every_command_refuses(void)
         for (size_t i = 0; i < 3; i++) {
             if (!cases[i] || !named[i])
                 continue;
-            LbRun r = lb_run(cases[i]);
-            lb_check(r.code == 2 && strstr(r.err, named[i]) && lb_lines(r.err) == 1 && !r.out[0],
-                     "%s %s: exit 2, one line naming it (%d): %s", cmd, named[i], r.code, r.err);
-            lb_run_free(&r);
+            lb_run_refused(cases[i], named[i]);
         }
     }
 }
@@ -139,29 +134,17 @@ static void commands_from_the_table(void)
     char names[256];
     lb_command_names(names, sizeof names);
     char *top[] = {(char *)bin, "frobnicate", NULL};
-    LbRun r = lb_run(top);
-    lb_check(r.code == 2 && strstr(r.err, names) && lb_lines(r.err) == 1, "unknown command lists the table's (%s): %s", names,
-             r.err);
-    lb_run_free(&r);
+    lb_run_refused(top, names);
     char *help[] = {(char *)bin, "help", "frobnicate", NULL};
-    r = lb_run(help);
-    lb_check(r.code == 2 && strstr(r.err, names) && lb_lines(r.err) == 1, "help frobnicate lists the table's (%s): %s", names,
-             r.err);
-    lb_run_free(&r);
+    lb_run_refused(help, names);
     /* --version takes nothing after it */
     char *version[] = {(char *)bin, "--version", "extra", NULL};
-    r = lb_run(version);
-    lb_check(r.code == 2 && strstr(r.err, "extra") && strstr(r.err, "--version") && lb_lines(r.err) == 1 && !r.out[0],
-             "--version extra: exit 2, one line naming both, nothing on stdout (%d): %s%s", r.code, r.err, r.out);
-    lb_run_free(&r);
+    lb_run_refused(version, "extra", "--version");
     /* --help COMMAND is help COMMAND: a command's help, or the same refusal */
     char *help_extra[] = {(char *)bin, "--help", "extra", NULL};
-    r = lb_run(help_extra);
-    lb_check(r.code == 2 && strstr(r.err, "extra") && lb_lines(r.err) == 1 && !r.out[0],
-             "--help extra: exit 2, one line naming it, nothing on stdout (%d): %s%s", r.code, r.err, r.out);
-    lb_run_free(&r);
+    lb_run_refused(help_extra, "extra");
     char *help_sweep[] = {(char *)bin, "--help", "sweep", NULL};
-    r = lb_run(help_sweep);
+    LbRun r = lb_run(help_sweep);
     lb_check(r.code == 0 && strncmp(r.out, "usage: linbench sweep", 21) == 0, "--help sweep: sweep's help (%d): %.60s",
              r.code, r.out);
     lb_run_free(&r);
@@ -189,32 +172,26 @@ static void bad_models_and_chunk(const char *scratch)
         int names_all = 1;
         for (int m = 0; m < LB_MODEL_COUNT; m++)
             names_all &= strstr(r.err, lb_model_name((LbModelKind)m)) != NULL;
-        lb_check(r.code == 2 && strstr(r.err, "--models") && names_all && lb_lines(r.err) == 1 && !lb_exists(out),
-                 "--models \"%s\": exit 2, one line naming --models and every model, nothing written (%d): %s", models[i],
-                 r.code, r.err);
-        lb_run_free(&r);
+        lb_check(names_all, "--models \"%s\": names every model: %s", models[i], r.err);
+        lb_check_refusal(r, models[i], "--models");
+        lb_check(!lb_exists(out), "--models \"%s\": nothing written", models[i]);
     }
     /* --models whose k axis gets no cell: k below n that does not divide it is refused for that
      * reason, naming the model, not as a k that is no value below n */
     char *windows[] = {(char *)bin, "sweep", SMALL, "--models", "standard,linformer-mean", "--n", "96", "--k", "64",
                        "--out", out, NULL};
     LbRun w = lb_run(windows);
-    lb_check(w.code == 2 && strstr(w.err, "--k") && strstr(w.err, "linformer-mean") && strstr(w.err, "divide") &&
-                 !strstr(w.err, "no value below") && lb_lines(w.err) == 1 && !lb_exists(out),
-             "--models linformer-mean --n 96 --k 64: exit 2, one line saying k must divide n (%d): %s", w.code, w.err);
-    lb_run_free(&w);
+    lb_check(!strstr(w.err, "no value below"), "--models linformer-mean --n 96 --k 64: not a k with no value below n");
+    lb_check_refusal(w, "--models linformer-mean --n 96 --k 64", "--k", "linformer-mean", "divide");
+    lb_check(!lb_exists(out), "--models linformer-mean --n 96 --k 64: nothing written");
     static const char *const chunks[] = {"0", "-1", "1048577", "12x", "1.5", ""};
     static const char *const cmds[] = {"sweep", "run"};
     for (size_t c = 0; c < 2; c++)
         for (size_t i = 0; i < sizeof chunks / sizeof chunks[0]; i++) {
             char *sweep[] = {(char *)bin, "sweep", SMALL, "--chunk", (char *)chunks[i], "--out", out, NULL};
             char *run[] = {(char *)bin, "run", "--device", "cpu", "--chunk", (char *)chunks[i], NULL};
-            LbRun r = lb_run(c == 0 ? sweep : run);
-            lb_check(r.code == 2 && strstr(r.err, "--chunk") && strstr(r.err, "1 to 1048576") && lb_lines(r.err) == 1 &&
-                         !lb_exists(out),
-                     "%s --chunk \"%s\": exit 2, one line naming --chunk and its range (%d): %s", cmds[c], chunks[i], r.code,
-                     r.err);
-            lb_run_free(&r);
+            lb_run_refused(c == 0 ? sweep : run, "--chunk", "1 to 1048576");
+            lb_check(!lb_exists(out), "%s --chunk \"%s\": nothing written", cmds[c], chunks[i]);
         }
 }
 
@@ -227,12 +204,8 @@ static void gpu_needs_cuda(const char *scratch)
     char *sweep[] = {(char *)bin, "sweep", SMALL, "--gpu", "3", "--n", "32", "--k", "8", "--out", out, NULL};
     char **cases[] = {run, sweep};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        LbRun r = lb_run(cases[i]);
-        lb_check(r.code == 2 && strstr(r.err, "--gpu") && strstr(r.err, "--device cpu") && lb_lines(r.err) == 1 &&
-                     !r.out[0] && !lb_exists(out),
-                 "%s --gpu 3 --device cpu: exit 2, one line naming both, nothing written (%d): %s", cases[i][1], r.code,
-                 r.err);
-        lb_run_free(&r);
+        lb_run_refused(cases[i], "--gpu", "--device cpu");
+        lb_check(!lb_exists(out), "%s --gpu 3 --device cpu: nothing written", cases[i][1]);
     }
 }
 
@@ -249,9 +222,7 @@ static void round_trip(const char *scratch)
                      "--order", "late", "--chunk", chunk, "--k-schedule", "0.5", "--n", "16,32", "--k", "8", "--models", "linformer,standard",
                      "--shard", "0/1", "--mem-limit", "8M", "--max-batch", "2", "--headroom", "1M", "--cell-time", "1",
                      "--seed", seed, "--quiet", "--out", dir, NULL};
-    LbRun r = lb_run(first);
-    lb_check(r.code == 0, "the first sweep exits 0 (%d): %s", r.code, r.err);
-    lb_run_free(&r);
+    lb_run_ok(first, "the first sweep");
 
     /* What the flags mean, through the table's own parsers and printers. */
     LbRunSettings want;
@@ -316,10 +287,7 @@ static void round_trip(const char *scratch)
         char *argv[] = {(char *)bin, "sweep", "--resume", dir, "--quiet", flag, (char *)other[id], NULL};
         if (!lb_settings[id].arg)
             argv[6] = NULL;
-        r = lb_run(argv);
-        lb_check(r.code == 2 && strstr(r.err, flag) && strstr(r.err, lb_settings[id].key) && lb_lines(r.err) == 1,
-                 "--resume %s %s: exit 2, one line naming the flag and the key (%d): %s", flag, other[id], r.code, r.err);
-        lb_run_free(&r);
+        lb_run_refused(argv, flag, lb_settings[id].key);
     }
     char *after = lb_slurp(path);
     lb_check(before && after && strcmp(before, after) == 0, "refused resumes leave meta.csv as it was");
@@ -327,9 +295,7 @@ static void round_trip(const char *scratch)
     free(after);
 
     char *again[] = {(char *)bin, "sweep", "--resume", dir, "--quiet", NULL};
-    r = lb_run(again);
-    lb_check(r.code == 0, "a resume with no flags exits 0 (%d): %s", r.code, r.err);
-    lb_run_free(&r);
+    lb_run_ok(again, "a resume with no flags");
     sc_files_parse(dir, 1, "resumed");
 }
 
@@ -341,9 +307,7 @@ static void sweep_of(const char *scratch, const char *models, const char *name)
     snprintf(dir, sizeof dir, "%s/%s", scratch, name);
     char *argv[] = {(char *)bin, "sweep", SMALL, "--n", "16,32", "--k", "8,16", "--chunk", "5", "--models", (char *)models,
                     "--out", dir, NULL};
-    LbRun r = lb_run(argv);
-    lb_check(r.code == 0, "--models %s sweep exits 0 (%d): %s", models, r.code, r.err);
-    lb_run_free(&r);
+    lb_run_ok(argv, "a --models sweep");
     unsigned set = 0;
     lb_check(lb_settings_parse_models(models, &set) == 0, "%s parses", models);
     static const int64_t n[] = {16, 32}, k[] = {8, 16};
@@ -376,8 +340,7 @@ static void sweep_of(const char *scratch, const char *models, const char *name)
                      (long long)rows[i].k);
     }
     free(rows);
-    snprintf(path, sizeof path, "%s/speedups.csv", dir);
-    char *speedups = lb_slurp(path);
+    char *speedups = lb_slurp_in(dir, "speedups.csv");
     lb_check(speedups && strncmp(speedups, "model,baseline,n,k,", 19) == 0, "%s: speedups.csv written", name);
     free(speedups);
     char *recorded = sc_meta(dir, "models");
@@ -387,11 +350,8 @@ static void sweep_of(const char *scratch, const char *models, const char *name)
 
 int main(int argc, char **argv)
 {
-    lb_test_init("test_cli_settings");
-    if (argc < 2)
-        return 1;
-    bin = argv[1];
-    const char *scratch = lb_scratch_dir("cli-settings");
+    bin = lb_cli_start(argc, argv, "test_cli_settings");
+    const char *scratch = lb_scratch;
     help_lists_every_flag();
     commands_from_the_table();
     every_command_refuses();

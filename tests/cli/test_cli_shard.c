@@ -62,10 +62,8 @@ static LbRun merge(const char *out, const char *a, const char *b, const char *c)
 static void refused(const char *what, const char *out, const char *a, const char *b, const char *c, const char *word,
                     const char *name)
 {
-    LbRun r = merge(out, a, b, c);
-    lb_check(r.code == 2 && strstr(r.err, word) && strstr(r.err, name) && lb_lines(r.err) == 1 && !lb_exists(out),
-             "merge of %s: exit 2, one line naming %s and %s, nothing written (%d): %s", what, word, name, r.code, r.err);
-    lb_run_free(&r);
+    lb_check_refusal(merge(out, a, b, c), what, word, name);
+    lb_check(!lb_exists(out), "merge of %s: nothing written", what);
 }
 
 /* a copy of dir, its first row's batch one more (other_batch: the same cell measured differently)
@@ -97,12 +95,9 @@ static void copy_changed(const char *from, const char *to, int other_batch, cons
 
 int main(int argc, char **argv)
 {
-    lb_test_init("test_cli_shard");
-    if (argc < 2)
-        return 1;
-    bin = argv[1];
-    const char *scratch = lb_scratch_dir("cli-shard");
-    char whole[512], shard[3][512], merged[512], other[512], twice[512], path[600];
+    bin = lb_cli_start(argc, argv, "test_cli_shard");
+    const char *scratch = lb_scratch;
+    char whole[512], shard[3][512], merged[512], other[512], twice[512];
     snprintf(whole, sizeof whole, "%s/whole", scratch);
     snprintf(merged, sizeof merged, "%s/merged", scratch);
     snprintf(other, sizeof other, "%s/other", scratch);
@@ -177,8 +172,7 @@ int main(int argc, char **argv)
         lb_meta_free(&mw);
         lb_meta_free(&mm);
     }
-    snprintf(path, sizeof path, "%s/time_speedup.csv", merged);
-    lb_check(lb_exists(path), "the merge wrote time_speedup.csv");
+    lb_check(lb_exists_in(merged, "time_speedup.csv"), "the merge wrote time_speedup.csv");
     char *cmp[] = {(char *)bin, "compare", merged, whole, "--format", "csv", NULL};
     r = lb_run(cmp);
     lb_check(r.code == 0 && !strstr(r.out, "NA"), "compare reads the merge, no cell NA (%d): %s", r.code, r.err);
@@ -194,10 +188,7 @@ int main(int argc, char **argv)
     }
     /* --resume of a shard keeps it; another --shard is refused */
     char *res[] = {(char *)bin, "sweep", "--resume", shard[1], "--shard", "2/3", "-q", NULL};
-    r = lb_run(res);
-    lb_check(r.code == 2 && strstr(r.err, "--shard") && strstr(r.err, "1/3"), "--resume with another --shard: exit 2 (%d): %s",
-             r.code, r.err);
-    lb_run_free(&r);
+    lb_run_refused(res, "--shard", "1/3");
 
     /* parts of another sweep: a different --d-model */
     r = sweep("32", "1/3", other);
@@ -235,9 +226,7 @@ int main(int argc, char **argv)
     lb_run_free(&r);
     /* --resume measures the missing cells and keeps where the first rows came from */
     char *finish[] = {(char *)bin, "sweep", "--resume", out, "-q", NULL};
-    r = lb_run(finish);
-    lb_check(r.code == 0, "--resume of the incomplete merge: exit 0 (%d): %s", r.code, r.err);
-    lb_run_free(&r);
+    lb_run_ok(finish, "--resume of the incomplete merge: exit 0");
     if (lb_check(read_meta(out, &mi) == 0, "the resumed merge's meta.csv reads back")) {
         const char *st = lb_meta_get(&mi, "status"), *parts = lb_meta_get(&mi, "parts");
         const char *p1 = lb_meta_get(&mi, "part_1"), *p2 = lb_meta_get(&mi, "part_2");

@@ -110,12 +110,8 @@ static void bad_input(const char *flag, char *const extra[], int extra_count)
     snprintf(out, sizeof out, "%s/bad-%s", lb_scratch, flag + 2);
     char *argv[64], *base[] = {"--device", "cpu", "--out", out};
     lb_argv(argv, 64, bin, "sweep", base, 4, extra, extra_count);
-    LbRun r = lb_run(argv);
-    lb_check(r.code == 2, "%s: exit code 2 (got %d)", flag, r.code);
-    lb_check(strstr(r.err, flag) != NULL, "%s: message names the flag: %s", flag, r.err);
-    lb_check(lb_lines(r.err) == 1, "%s: exactly one line on stderr (got %d)", flag, lb_lines(r.err));
+    lb_run_refused(argv, flag);
     lb_check(!lb_exists(out), "%s: nothing written", flag);
-    lb_run_free(&r);
 }
 
 #define BAD(flag, ...)                                                   \
@@ -126,13 +122,8 @@ static void bad_input(const char *flag, char *const extra[], int extra_count)
 
 int main(int argc, char **argv)
 {
-    lb_test_init("test_cli_sweep");
-    if (argc < 2) {
-        printf("usage: test_cli_sweep PATH-TO-LINBENCH\n");
-        return 1;
-    }
-    bin = argv[1];
-    const char *scratch = lb_scratch_dir("cli-sweep");
+    bin = lb_cli_start(argc, argv, "test_cli_sweep");
+    const char *scratch = lb_scratch;
     char dir[512];
     snprintf(dir, sizeof dir, "%s/tiny", scratch);
 
@@ -148,14 +139,10 @@ int main(int argc, char **argv)
 
     /* Results are never silently overwritten: the same --out again is bad input... */
     char *again[] = {(char *)bin, "sweep", TINY, "--n", "128", "--k", "32", "--mem-limit", "32M", "--out", dir, NULL};
-    r = lb_run(again);
-    lb_check(r.code == 2 && strstr(r.err, "--out") && strstr(r.err, "--force"),
-             "an --out holding results is refused, naming --force (exit %d): %s", r.code, r.err);
-    lb_run_free(&r);
+    lb_run_refused(again, "--out", "--force");
     check_sweep_files(dir); /* ...and left intact */
 
     /* Bad input: each gets exit 2, one line naming the flag, nothing computed or written. */
-    BAD("--bogus", "--bogus");
     BAD("--layers", "--layers", "x");
     BAD("--heads", "--heads", "0");
     BAD("--d-model", "--d-model", "-64");
@@ -189,30 +176,22 @@ int main(int argc, char **argv)
 
     /* An --out that cannot be created or written. */
     char *cant[] = {(char *)bin, "sweep", "--device", "cpu", "--out", "/proc/linbench-cannot/x", NULL};
-    r = lb_run(cant);
-    lb_check(r.code == 2 && strstr(r.err, "--out") && lb_lines(r.err) == 1, "uncreatable --out: exit 2 naming --out (%d): %s", r.code, r.err);
-    lb_run_free(&r);
+    lb_run_refused(cant, "--out");
     char file[512];
     snprintf(file, sizeof file, "%s/a-file", scratch);
     FILE *f = fopen(file, "w");
     if (f)
         fclose(f);
     char *onfile[] = {(char *)bin, "sweep", "--device", "cpu", "--out", file, NULL};
-    r = lb_run(onfile);
-    lb_check(r.code == 2 && strstr(r.err, "--out"), "--out naming a file: exit 2 naming --out (%d): %s", r.code, r.err);
-    lb_run_free(&r);
+    lb_run_refused(onfile, "--out");
 
     /* Unknown command. */
     char *unknown[] = {(char *)bin, "frobnicate", NULL};
-    r = lb_run(unknown);
-    lb_check(r.code == 2 && strstr(r.err, "frobnicate"), "unknown command: exit 2 naming it (%d)", r.code);
-    lb_run_free(&r);
+    lb_run_refused(unknown, "frobnicate");
 
     /* --force overwrites, explicitly. */
     char *force[] = {(char *)bin, "sweep", TINY, "--n", "128", "--k", "32", "--mem-limit", "16M", "--out", dir, "--force", NULL};
-    r = lb_run(force);
-    lb_check(r.code == 0, "--force overwrites (exit %d): %s", r.code, r.err);
-    lb_run_free(&r);
+    lb_run_ok(force, "--force overwrites");
     char raw[600];
     snprintf(raw, sizeof raw, "%s/raw.csv", dir);
     LbCellResult *rows = NULL;
@@ -236,14 +215,7 @@ int main(int argc, char **argv)
     }
     lb_run_free(&r);
 
-    /* help, --help, --version, info. */
-    char *help[] = {(char *)bin, "sweep", "--help", NULL};
-    r = lb_run(help);
-    const char *flags[] = {"--n", "--k", "--layers", "--d-model", "--heads", "--ffn", "--vocab", "--dtype", "--sharing",
-                           "--order", "--device", "--mem-limit", "--out", "--force", "--quiet", "--seed", "--resume", "--format"};
-    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
-        lb_check(r.code == 0 && strstr(r.out, flags[i]) != NULL, "sweep --help lists %s", flags[i]);
-    lb_run_free(&r);
+    /* help, --version, info (sweep --help lists every flag of the table: test_cli_settings). */
     char *top[] = {(char *)bin, "help", NULL};
     r = lb_run(top);
     lb_check(r.code == 0 && strstr(r.out, "sweep") && strstr(r.out, "run") && strstr(r.out, "info"), "help lists the commands");

@@ -113,7 +113,7 @@ static inline void lb_gpu_random(LbBackend *be, void *d_x, float *host, int64_t 
 /* NaN in every element of d_x (count): an element an op leaves unwritten stays NaN. */
 static inline void lb_gpu_poison(LbBackend *be, void *d_x, int64_t count)
 {
-    lb_gpu_ok(lb_cuda_fill_const(lb_cuda_backend_stream(be), be->storage, d_x, count, NAN), "poison");
+    lb_gpu_ok(lb_cuda_fill_uniform(lb_cuda_backend_stream(be), be->storage, d_x, count, 0, NAN, NAN), "poison");
 }
 
 /* LB_TEST_QUICK=1: fewer rows and shapes, for runs under compute-sanitizer (bench/run_device.sh),

@@ -76,11 +76,13 @@ static inline void lb_test_random(float *x, int64_t count, float lo, float hi)
         x[i] = lb_rng_range(stream, (uint64_t)i, lo, hi);
 }
 
+/* 64 random bits, a new draw each call. */
+static inline uint64_t lb_test_u64(void) { return lb_rng_mix(lb_test_seed * 1000003u + ++lb_test_stream, 0); }
+
 /* An integer in [lo, hi], a new draw each call. */
 static inline int64_t lb_test_randint(int64_t lo, int64_t hi)
 {
-    uint64_t stream = lb_test_seed * 1000003u + ++lb_test_stream;
-    return lo + (int64_t)(lb_rng_mix(stream, 0) % (uint64_t)(hi - lo + 1));
+    return lo + (int64_t)(lb_test_u64() % (uint64_t)(hi - lo + 1));
 }
 
 static inline float *lb_test_alloc(int64_t count)
@@ -170,8 +172,9 @@ static inline int lb_check_against(LbBackend *be, const char *op, const char *wh
 }
 #endif
 
-/* A file's bytes as a string (malloc'd), or NULL when it cannot be read. */
-static inline char *lb_slurp(const char *path)
+/* A file's bytes (malloc'd, with a NUL after them so that a text reads as a string) and, where
+ * len is not NULL, their count; NULL when it cannot be read. */
+static inline char *lb_slurp_len(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -183,8 +186,20 @@ static inline char *lb_slurp(const char *path)
     size_t got = s ? fread(s, 1, (size_t)(n > 0 ? n : 0), f) : 0;
     if (s)
         s[got] = '\0';
+    if (len)
+        *len = got;
     fclose(f);
     return s;
+}
+
+static inline char *lb_slurp(const char *path) { return lb_slurp_len(path, NULL); }
+
+/* The bytes of dir/name, as lb_slurp. */
+static inline char *lb_slurp_in(const char *dir, const char *name)
+{
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return lb_slurp(path);
 }
 
 /* A fresh directory for this test (mkdtemp under $TMPDIR or /tmp, named lb-NAME-XXXXXX); exits

@@ -3,7 +3,8 @@
  * read back as strings. What the next children start with can be changed: a resource limit, stdout
  * sent to a given file (/dev/full, to see a write failure reported), another environment (PATH
  * without gnuplot), a process group of their own (to kill a sweep with its workers). Several
- * children at once are told apart by a tag. */
+ * children at once are told apart by a tag. The checks every CLI test makes of a run: it exited
+ * 0 (lb_run_ok), or refused bad input as linbench must (lb_run_refused, lb_check_refusal). */
 #ifndef LB_TESTS_LIB_SPAWN_H
 #define LB_TESTS_LIB_SPAWN_H
 
@@ -36,6 +37,30 @@ static inline const char *lb_scratch_dir(const char *name)
 {
     lb_scratch = lb_test_tempdir(name);
     return lb_scratch;
+}
+
+/* lb_scratch_dir named after the test: test_cli_x's is lb-cli-x-XXXXXX. */
+static inline const char *lb_scratch_named(const char *test)
+{
+    char dir[64];
+    snprintf(dir, sizeof dir, "%s", strncmp(test, "test_", 5) == 0 ? test + 5 : test);
+    for (char *c = dir; *c; c++)
+        *c = *c == '_' ? '-' : *c;
+    return lb_scratch_dir(dir);
+}
+
+/* The start of a test of the binary (name "test_cli_x"): argv[1] is linbench (a usage line and
+ * exit 2 without it), the seed line, and a scratch directory lb-cli-x-XXXXXX (lb_scratch).
+ * Returns argv[1]. */
+static inline char *lb_cli_start(int argc, char **argv, const char *name)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s PATH-TO-LINBENCH\n", name);
+        exit(2);
+    }
+    lb_test_init(name);
+    lb_scratch_named(name);
+    return argv[1];
 }
 
 /* What the next children start with. A resource limit (RLIMIT_FSIZE for a write that fails
@@ -150,6 +175,14 @@ static inline int lb_exists(const char *path)
     return stat(path, &st) == 0;
 }
 
+/* Whether dir/name exists. */
+static inline int lb_exists_in(const char *dir, const char *name)
+{
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return lb_exists(path);
+}
+
 /* Lines in a string (the newline count). */
 static inline int lb_lines(const char *s)
 {
@@ -157,6 +190,50 @@ static inline int lb_lines(const char *s)
     for (; s && *s; s++)
         n += *s == '\n';
     return n;
+}
+
+/* The command line of argv[1..], for a check's message. */
+static inline const char *lb_argv_text(char *const argv[])
+{
+    static char text[512];
+    text[0] = '\0';
+    for (int i = 1; argv[i] && strlen(text) + strlen(argv[i]) + 2 < sizeof text; i++)
+        snprintf(text + strlen(text), sizeof text - strlen(text), "%s%s", i > 1 ? " " : "", argv[i]);
+    return text;
+}
+
+/* lb_run_ok(argv, what): run argv, one check that it exited 0 (the command line and its stderr
+ * shown when not). */
+#define lb_run_ok(argv, what) lb_run_ok_at(__FILE__, __LINE__, argv, what)
+static inline int lb_run_ok_at(const char *file, int line, char *const argv[], const char *what)
+{
+    LbRun r = lb_run(argv);
+    int ok = lb_check_at(r.code == 0, file, line, "%s (linbench %s): exit %d, should be 0: %s", what, lb_argv_text(argv),
+                         r.code, r.err);
+    lb_run_free(&r);
+    return ok;
+}
+
+/* lb_check_refusal(r, what, word, ...): r (freed here) is bad input refused as a user should see
+ * it: exit 2, one line on stderr starting "linbench: " and holding every word, nothing on stdout.
+ * lb_run_refused(argv, word, ...): the same of running argv. */
+#define lb_check_refusal(r, what, ...) lb_check_refusal_at(__FILE__, __LINE__, r, what, __VA_ARGS__, (const char *)NULL)
+#define lb_run_refused(argv, ...) lb_check_refusal(lb_run(argv), lb_argv_text(argv), __VA_ARGS__)
+static inline int lb_check_refusal_at(const char *file, int line, LbRun r, const char *what, ...)
+{
+    int ok = r.code == 2 && lb_lines(r.err) == 1 && strncmp(r.err, "linbench: ", 10) == 0 && !r.out[0];
+    char words[256] = "";
+    va_list ap;
+    va_start(ap, what);
+    for (const char *w = va_arg(ap, const char *); w; w = va_arg(ap, const char *)) {
+        ok &= strstr(r.err, w) != NULL;
+        snprintf(words + strlen(words), sizeof words - strlen(words), " \"%s\"", w);
+    }
+    va_end(ap);
+    lb_check_at(ok, file, line, "%s: exit %d, should be 2 with one line naming%s, nothing on stdout: %s%s", what,
+                r.code, words, r.err, r.out);
+    lb_run_free(&r);
+    return ok;
 }
 
 #endif

@@ -22,12 +22,7 @@ static inline int lb_peer_test_start(int argc, char **argv, const char *name)
     }
     bin = argv[1];
     snprintf(peer, sizeof peer, "%s/bench/peer/linbench-peer", argv[2]);
-    char scratch_name[64];
-    snprintf(scratch_name, sizeof scratch_name, "%s", strncmp(name, "test_", 5) == 0 ? name + 5 : name);
-    for (char *c = scratch_name; *c; c++)
-        if (*c == '_')
-            *c = '-';
-    scratch = lb_scratch_dir(scratch_name);
+    scratch = lb_scratch_named(name);
     char *find[] = {argv[3], NULL};
     LbRun found = lb_run(find);
     if (found.code != 0) {

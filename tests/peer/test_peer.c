@@ -223,11 +223,9 @@ static void check_energy(void)
     setenv("LB_POWERCAP_ZONE", zone, 1);
     usleep(50000); /* its first number written */
     char *sweep[] = {bin, "sweep", TINY, "--models", "standard,linformer", "-q", "--out", lin, NULL};
-    LbRun r = lb_run(sweep);
-    lb_check(r.code == 0, "linbench sweep, energy: exit %d (%s)", r.code, r.err);
-    lb_run_free(&r);
+    lb_run_ok(sweep, "linbench sweep, energy");
     char *own_args[] = {"sweep", TINY, "-q", "--out", own, NULL};
-    r = lb_peer_run(own_args);
+    LbRun r = lb_peer_run(own_args);
     lb_check(r.code == 0, "peer sweep, energy: exit %d (%s)", r.code, r.err);
     lb_run_free(&r);
     stop_counter(counter);
@@ -306,12 +304,10 @@ static void test_sweep(void)
     snprintf(own, sizeof own, "%s/peer", scratch);
     snprintf(same, sizeof same, "%s/peer-same-batch", scratch);
     char *sweep[] = {bin, "sweep", TINY, "--models", "standard,linformer", "-q", "--out", lin, NULL};
-    LbRun r = lb_run(sweep);
-    lb_check(r.code == 0, "linbench sweep: exit %d (%s)", r.code, r.err);
-    lb_run_free(&r);
+    lb_run_ok(sweep, "linbench sweep");
 
     char *own_args[] = {"sweep", TINY, "--out", own, NULL};
-    r = lb_peer_run(own_args);
+    LbRun r = lb_peer_run(own_args);
     lb_check(r.code == 0 && strstr(r.out, "torch-sdpa-flash n=128: batch") && strstr(r.out, "linbench compare"),
           "peer sweep: exit %d, a line per cell, how to compare (%s%s)", r.code, r.out, r.err);
     lb_run_free(&r);
@@ -462,19 +458,19 @@ static char *killed_mid_grid(const char *dir)
     lb_check(status && strcmp(status, "running") == 0, "the killed run's meta.csv says running (%s)",
              status ? status : "absent");
     free(status);
-    return sc_file(dir, "raw.csv");
+    return lb_slurp_in(dir, "raw.csv");
 }
 
 /* A flag that differs from meta.csv: refused in one line naming it, exit 2, nothing written. */
 static void check_refused_resume(const char *dir, const char *flag, const char *value, int code, const char *want,
                           const char *what)
 {
-    char *raw = sc_file(dir, "raw.csv"), *meta = sc_file(dir, "meta.csv");
+    char *raw = lb_slurp_in(dir, "raw.csv"), *meta = lb_slurp_in(dir, "meta.csv");
     LbRun r = resume(dir, flag, value);
     lb_check(r.code == code && lb_lines(r.err) == 1 && strncmp(r.err, "linbench-peer: ", 15) == 0 &&
                  strstr(r.err, want),
              "%s: exit %d (should be %d), one line with \"%s\": %s", what, r.code, code, want, r.err);
-    char *raw2 = sc_file(dir, "raw.csv"), *meta2 = sc_file(dir, "meta.csv");
+    char *raw2 = lb_slurp_in(dir, "raw.csv"), *meta2 = lb_slurp_in(dir, "meta.csv");
     lb_check(raw && raw2 && meta && meta2 && strcmp(raw, raw2) == 0 && strcmp(meta, meta2) == 0,
              "%s: raw.csv and meta.csv as they were", what);
     lb_run_free(&r);
@@ -513,9 +509,7 @@ static void test_resume(void)
     snprintf(lin, sizeof lin, "%s/lin", scratch);
     snprintf(dir, sizeof dir, "%s/peer", scratch);
     char *sweep[] = {bin, "sweep", RESUME_MODEL, "--n", "64,128", "--models", "standard,linformer", "-q", "--out", lin, NULL};
-    LbRun r = lb_run(sweep);
-    lb_check(r.code == 0, "linbench sweep: exit %d (%s)", r.code, r.err);
-    lb_run_free(&r);
+    lb_run_ok(sweep, "linbench sweep");
 
     /* Killed mid-grid, then resumed: each cell once, the killed run's rows kept as they were. */
     char *before = killed_mid_grid(dir);
@@ -523,10 +517,10 @@ static void test_resume(void)
     check_refused_resume(dir, "--seed", "2", 2, "--seed 2 differs from the resumed run's \"1\"", "--resume --seed 2");
     check_refused_resume(dir, "--n", "64", 2, "--n 64 differs from the resumed run's \"64,128\"", "--resume --n 64");
     check_lock(dir);
-    r = resume(dir, "--n", "64:128"); /* a flag that agrees with meta.csv is fine */
+    LbRun r = resume(dir, "--n", "64:128"); /* a flag that agrees with meta.csv is fine */
     lb_check(r.code == 0, "resume after kill -9: exit %d (%s)", r.code, r.err);
     lb_run_free(&r);
-    char *after = sc_file(dir, "raw.csv");
+    char *after = lb_slurp_in(dir, "raw.csv");
     lb_check(before && after && strncmp(before, after, strlen(before)) == 0,
              "the killed run's rows are kept as they were, the resume's after them");
     check_each_once(dir, "kill -9 then --resume");
@@ -563,7 +557,7 @@ static void test_resume(void)
     r = resume(dir, NULL, NULL);
     lb_check(r.code == 0, "resume after a partial last row: exit %d (%s)", r.code, r.err);
     lb_run_free(&r);
-    char *again = sc_file(dir, "raw.csv");
+    char *again = lb_slurp_in(dir, "raw.csv");
     lb_check(again && strncmp(again, after, whole) == 0, "the whole rows before the partial one are kept");
     check_each_once(dir, "a partial last row then --resume");
     char *second = sc_meta(dir, "resume_2_command");

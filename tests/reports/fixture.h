@@ -1,6 +1,6 @@
 /* What the compare and plot tests share: sweep directories made from rows (raw.csv through
  * lb_raw_append, meta.csv through lb_meta_write, as linbench sweep writes them), a sweep of
- * every model, a meta.csv key changed in place, and the check of a usage error. */
+ * every model, and a meta.csv key changed in place. */
 #ifndef LB_TESTS_FIXTURE_H
 #define LB_TESTS_FIXTURE_H
 
@@ -142,25 +142,6 @@ static inline size_t fx_all_models_dir(const char *dir, LbCellResult rows[FX_ALL
              "made a sweep of every model");
     fx_set_meta(dir, "models", list);
     return count;
-}
-
-/* A usage error: exit 2, one line on stderr starting "linbench: " and holding want, nothing on
- * stdout. */
-static inline void fx_check_usage(LbRun r, const char *want, const char *what)
-{
-    lb_check(r.code == 2, "%s: exit %d: should be 2 (stderr: %s)", what, r.code, r.err);
-    lb_check(lb_lines(r.err) == 1 && strncmp(r.err, "linbench: ", 10) == 0 && strstr(r.err, want),
-             "%s: stderr should be one line with \"%s\", got: %s", what, want, r.err);
-    lb_check(r.out[0] == '\0', "%s: stdout should be empty, got: %s", what, r.out);
-    lb_run_free(&r);
-}
-
-static inline int fx_exists(const char *dir, const char *name)
-{
-    char path[8400];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    struct stat st;
-    return stat(path, &st) == 0;
 }
 
 #endif

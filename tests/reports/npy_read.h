@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/lib/check.h"
+
 typedef struct NpyFile {
     char descr[8];
     int ndim;
@@ -22,16 +24,9 @@ typedef struct NpyFile {
 static inline int npy_read(const char *path, NpyFile *out)
 {
     memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return -1;
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *b = malloc(size > 0 ? (size_t)size : 1);
-    size_t len = b ? fread(b, 1, (size_t)(size > 0 ? size : 0), f) : 0;
-    fclose(f);
-    if (len < 10 || memcmp(b, "\x93NUMPY\x01\x00", 8) != 0) {
+    size_t len = 0;
+    unsigned char *b = (unsigned char *)lb_slurp_len(path, &len);
+    if (!b || len < 10 || memcmp(b, "\x93NUMPY\x01\x00", 8) != 0) {
         free(b);
         return -1;
     }

@@ -43,15 +43,10 @@ static inline uint32_t png_be32(const unsigned char *p)
 static inline int png_check(const char *path, uint32_t *width, uint32_t *height)
 {
     *width = *height = 0;
-    FILE *f = fopen(path, "rb");
-    if (!lb_check(f != NULL, "%s: cannot open", path))
+    size_t len = 0;
+    unsigned char *b = (unsigned char *)lb_slurp_len(path, &len);
+    if (!lb_check(b != NULL, "%s: cannot open", path))
         return 0;
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *b = malloc(size > 0 ? (size_t)size : 1);
-    size_t len = b ? fread(b, 1, (size_t)(size > 0 ? size : 0), f) : 0;
-    fclose(f);
     int ok = lb_check(len >= 8 && memcmp(b, "\x89PNG\r\n\x1a\n", 8) == 0, "%s: PNG signature", path);
     size_t pos = 8, chunks = 0, idat_len = 0;
     unsigned char *idat = NULL;

@@ -223,12 +223,6 @@ static void check_csv(const char *out, const LbCellResult *lin, size_t nlin, con
     lb_csv_table_free(&t);
 }
 
-static LbRun compare(const char *a, const char *b, const char *fmt)
-{
-    char *argv[] = {bin, "compare", (char *)a, (char *)b, fmt ? "--format" : NULL, (char *)fmt, NULL};
-    return lb_run(argv);
-}
-
 /* A sweep of every model: compare keeps Table 3 and adds each other pair (speedups.csv's), for one
  * sweep and for two; with only the paper's two models nothing is added. */
 static void check_models(void)
@@ -237,7 +231,6 @@ static void check_models(void)
     snprintf(dir, sizeof dir, "%s/models", scratch);
     LbCellResult rows[FX_ALL_MAX];
     fx_all_models_dir(dir, rows);
-    char *exe = bin;
     int all[LB_MODEL_COUNT];
     for (int m = 0; m < LB_MODEL_COUNT; m++)
         all[m] = 1;
@@ -245,8 +238,7 @@ static void check_models(void)
     size_t np = lb_speedup_pairs(all, pairs);
 
     /* compare: one sweep. */
-    char *one[] = {exe, "compare", dir, NULL};
-    LbRun r = lb_run(one);
+    LbRun r = run(dir, NULL, NULL, NULL);
     lb_check(r.code == 0, "compare: exit %d: %s", r.code, r.err);
     lb_check(strstr(r.out, "Time saved (ms per sequence, standard / Linformer)") != NULL, "compare keeps Table 3:\n%s", r.out);
     int others = 0;
@@ -263,8 +255,7 @@ static void check_models(void)
     lb_run_free(&r);
 
     /* compare: two sweeps, B / A for every comparison. */
-    char *two[] = {exe, "compare", dir, dir, NULL};
-    r = lb_run(two);
+    r = run(dir, dir, NULL, NULL);
     lb_check(r.code == 0, "compare A B: exit %d: %s", r.code, r.err);
     for (size_t p = 0; p < np; p++) {
         char want[160];
@@ -318,16 +309,16 @@ static void check_peer(void)
     make_peer(peer_dir, peer, npeer);
 
     /* The CSV, cell by cell, in both orders of the directories (the same bytes). */
-    LbRun r = compare(lin_dir, peer_dir, "csv");
+    LbRun r = run(lin_dir, peer_dir, "--format", "csv");
     lb_check(r.code == 0, "compare LIN PEER --format csv: exit %d (%s)", r.code, r.err);
     check_csv(r.out, lin, nlin, peer, npeer, 1, "LIN PEER");
-    LbRun back = compare(peer_dir, lin_dir, "csv");
+    LbRun back = run(peer_dir, lin_dir, "--format", "csv");
     lb_check(back.code == 0 && strcmp(back.out, r.out) == 0, "compare PEER LIN prints what compare LIN PEER prints");
     lb_run_free(&back);
     lb_run_free(&r);
 
     /* Text: what ran, each pair, the section against the baseline, the legend. */
-    r = compare(lin_dir, peer_dir, NULL);
+    r = run(lin_dir, peer_dir, NULL, NULL);
     lb_check(r.code == 0 && r.err[0] == '\0', "compare LIN PEER: exit %d, stderr %s", r.code, r.err);
     static const char *const text[] = {
         "linbench compare: linbench against PyTorch (bench/peer), cell by cell",
@@ -348,7 +339,7 @@ static void check_peer(void)
     /* linformer 512/128: linbench 1.33 ms, the peer 1.00, 1.33; batch 68 and 60, 1.13 */
     lb_check(strstr(r.out, "1.33") && strstr(r.out, "0.909"), "the text shows 1.33 ms and 0.5 / 0.55 = 0.909");
     lb_run_free(&r);
-    r = compare(lin_dir, peer_dir, "md");
+    r = run(lin_dir, peer_dir, "--format", "md");
     lb_check(r.code == 0 && strstr(r.out, "## linbench compare: linbench against PyTorch") &&
               strstr(r.out, "### linformer against torch-linformer") && strstr(r.out, "| n \\ k |"),
           "the Markdown report: headings and tables");
@@ -359,7 +350,7 @@ static void check_peer(void)
     make_peer(other, peer, npeer);
     fx_set_meta(other, "device_name", "NVIDIA A100-SXM4-80GB");
     fx_set_meta(other, "memory_budget_bytes", "1073741824");
-    r = compare(lin_dir, other, NULL);
+    r = run(lin_dir, other, NULL, NULL);
     lb_check(r.code == 0 &&
               strstr(r.out, "differ (linbench / peer): device_name NVIDIA H100 80GB HBM3 / NVIDIA A100-SXM4-80GB; "
                             "memory budget 16 GiB / 1 GiB"),
@@ -370,14 +361,14 @@ static void check_peer(void)
     snprintf(other, sizeof other, "%s/peer-kv", scratch);
     make_peer(other, peer, npeer);
     fx_set_meta(other, "sharing", "kv");
-    r = compare(lin_dir, other, NULL);
+    r = run(lin_dir, other, NULL, NULL);
     lb_check(r.code == 0 &&
               strstr(r.out, "linformer against torch-linformer: not compared: linbench ran --sharing layerwise, the "
                             "peer kv: not the same work") &&
               strstr(r.out, "differ (linbench / peer): sharing layerwise / kv"),
           "another sharing: the pair refused in one line, the difference said:\n%s", r.out);
     lb_run_free(&r);
-    r = compare(lin_dir, other, "csv");
+    r = run(lin_dir, other, "--format", "csv");
     lb_check(r.code == 0, "another sharing, csv: exit %d", r.code);
     check_csv(r.out, lin, nlin, peer, npeer, 0, "another sharing");
     lb_run_free(&r);
@@ -386,18 +377,18 @@ static void check_peer(void)
     snprintf(other, sizeof other, "%s/peer-wide", scratch);
     make_peer(other, peer, npeer);
     fx_set_meta(other, "d_model", "1024");
-    fx_check_usage(compare(lin_dir, other, NULL), "not the same work", "a peer of another d_model");
-    fx_check_usage(compare(other, lin_dir, "csv"), "d_model 768", "a peer of another d_model, first");
+    lb_check_refusal(run(lin_dir, other, NULL, NULL), "a peer of another d_model", "not the same work");
+    lb_check_refusal(run(other, lin_dir, "--format", "csv"), "a peer of another d_model, first", "d_model 768");
     snprintf(other, sizeof other, "%s/peer-fp32", scratch);
     make_peer(other, peer, npeer);
     fx_set_meta(other, "storage_dtype", "fp32");
-    fx_check_usage(compare(lin_dir, other, NULL), "stored fp16", "a peer of another storage type");
+    lb_check_refusal(run(lin_dir, other, NULL, NULL), "a peer of another storage type", "stored fp16");
     snprintf(other, sizeof other, "%s/peer-name", scratch);
     static const PeerRow odd[] = {{"torch-sdpa-turbo", 256, 0, 10, 1.0, "ok"}};
     make_peer(other, odd, 1);
-    fx_check_usage(compare(lin_dir, other, NULL), "torch-sdpa-turbo", "an unknown peer model");
-    fx_check_usage(compare(peer_dir, NULL, NULL), "result of bench/peer", "a peer's result alone");
-    fx_check_usage(compare(peer_dir, peer_dir, NULL), "both directories are results of bench/peer", "two peers");
+    lb_check_refusal(run(lin_dir, other, NULL, NULL), "an unknown peer model", "torch-sdpa-turbo");
+    lb_check_refusal(run(peer_dir, NULL, NULL, NULL), "a peer's result alone", "result of bench/peer");
+    lb_check_refusal(run(peer_dir, peer_dir, NULL, NULL), "two peers", "both directories are results of bench/peer");
 
     /* plot LIN PEER: the three figures, their data the rows' values. */
     char plots[4200];
@@ -430,16 +421,15 @@ static void check_peer(void)
         }
         lb_csv_table_free(&t);
     }
-    snprintf(path, sizeof path, "%s/versus_time_per_seq.gp", plots);
-    char *gp = lb_slurp(path);
+    char *gp = lb_slurp_in(plots, "versus_time_per_seq.gp");
     lb_check(gp && strstr(gp, "title 'torch-sdpa-flash'") && strstr(gp, "title 'linformer k=256'") &&
               strstr(gp, "title 'torch-linformer k=128'"),
           "versus_time_per_seq.gp: a line per model and k of each side");
     free(gp);
     char *p2[] = {bin, "plot", peer_dir, "--no-render", NULL};
-    fx_check_usage(lb_run(p2), "result of bench/peer", "plot of a peer's result alone");
+    lb_check_refusal(lb_run(p2), "plot of a peer's result alone", "result of bench/peer");
     char *p3[] = {bin, "plot", lin_dir, lin_dir, "--no-render", NULL};
-    fx_check_usage(lb_run(p3), "a second directory should be a result of bench/peer", "plot of two sweeps");
+    lb_check_refusal(lb_run(p3), "plot of two sweeps", "a second directory should be a result of bench/peer");
 
 }
 
@@ -466,8 +456,7 @@ static void check_real_sweep(const ExPaper *ex_paper_table)
                   "raw.csv reads back with 11 rows (3 standard, 8 Linformer), got %zu", count))
         return;
 
-    char *cmp[] = {bin, "compare", dir, "--format", "csv", NULL};
-    r = lb_run(cmp);
+    r = run(dir, "--format", "csv", NULL);
     lb_check(r.code == 0, "compare --format csv: exit %d: %s", r.code, r.err);
     static const char *const head[6] = {"grid", "n", "k", "measured", "paper", "measured_over_paper"};
     ExRows rs = {rows, count};
@@ -475,16 +464,14 @@ static void check_real_sweep(const ExPaper *ex_paper_table)
     lb_check(cells == 2 * 8, "compare: %zu cells: should be 16 (8 with k < n, twice)", cells);
     lb_run_free(&r);
 
-    char *text[] = {bin, "compare", dir, NULL};
-    r = lb_run(text);
+    r = run(dir, NULL, NULL, NULL);
     lb_check(r.code == 0 && strstr(r.out, "(cpu)") && strstr(r.out, "2 layers, d_model 64, 4 heads, ffn 128") &&
                  strstr(r.out, "memory budget 64 MiB (--mem-limit)"),
              "compare text header: exit %d:\n%s", r.code, r.out);
     printf("%s", r.out);
     lb_run_free(&r);
 
-    char *self[] = {bin, "compare", dir, dir, "--format", "csv", NULL};
-    r = lb_run(self);
+    r = run(dir, dir, "--format", "csv");
     lb_check(r.code == 0, "compare DIR DIR: exit %d: %s", r.code, r.err);
     static const char *const ab[6] = {"grid", "n", "k", "a", "b", "b_over_a"};
     cells = ex_check_compare_csv(r.out, ab, ex_side_rows, &rs, ex_side_rows, &rs, 1);
@@ -495,12 +482,8 @@ static void check_real_sweep(const ExPaper *ex_paper_table)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        printf("usage: test_cli_compare PATH-TO-LINBENCH [PAPER-DIR]\n");
-        return 1;
-    }
-    bin = argv[1];
-    scratch = lb_scratch_dir("cli-compare");
+    bin = lb_cli_start(argc, argv, "test_cli_compare");
+    scratch = lb_scratch;
     ExPaper paper;
     ex_paper_load(&paper, argc > 2 ? argv[2] : NULL);
 
@@ -606,22 +589,22 @@ int main(int argc, char **argv)
     lb_run_free(&r);
 
     /* Bad input: one line, exit 2, nothing on stdout. */
-    fx_check_usage(run(dir_a, "--format", "x", NULL), "invalid argument \"x\" for --format: should be text, md or csv", "--format x");
-    fx_check_usage(run(dir_a, "--format", NULL, NULL), "--format needs a value", "--format without a value");
-    fx_check_usage(run(dir_a, "--bogus", NULL, NULL), "unknown flag \"--bogus\"", "an unknown flag");
-    fx_check_usage(run(NULL, NULL, NULL, NULL), "compare needs a sweep directory", "no directory");
-    fx_check_usage(run(dir_a, dir_b, dir_a, NULL), "unexpected argument", "three directories");
+    lb_check_refusal(run(dir_a, "--format", "x", NULL), "--format x", "invalid argument \"x\" for --format: should be text, md or csv");
+    lb_check_refusal(run(dir_a, "--format", NULL, NULL), "--format without a value", "--format needs a value");
+    lb_check_refusal(run(dir_a, "--bogus", NULL, NULL), "an unknown flag", "unknown flag \"--bogus\"");
+    lb_check_refusal(run(NULL, NULL, NULL, NULL), "no directory", "compare needs a sweep directory");
+    lb_check_refusal(run(dir_a, dir_b, dir_a, NULL), "three directories", "unexpected argument");
     char empty[4200], no_meta[4200], bad_raw[4200], path[4300];
     snprintf(empty, sizeof empty, "%s/empty", scratch);
     mkdir(empty, 0755);
-    fx_check_usage(run(empty, NULL, NULL, NULL), "no raw.csv in it", "a directory without raw.csv");
+    lb_check_refusal(run(empty, NULL, NULL, NULL), "a directory without raw.csv", "no raw.csv in it");
     snprintf(no_meta, sizeof no_meta, "%s/nometa", scratch);
     fx_sweep_dir(no_meta, a_rows, 2, "256", "128", "x");
     snprintf(path, sizeof path, "%s/meta.csv", no_meta);
     remove(path);
-    fx_check_usage(run(no_meta, NULL, NULL, NULL), "no meta.csv in it", "a directory without meta.csv");
+    lb_check_refusal(run(no_meta, NULL, NULL, NULL), "a directory without meta.csv", "no meta.csv in it");
     snprintf(path, sizeof path, "%s/does-not-exist", scratch);
-    fx_check_usage(run(path, NULL, NULL, NULL), "No such file or directory", "a directory that does not exist");
+    lb_check_refusal(run(path, NULL, NULL, NULL), "a directory that does not exist", "No such file or directory");
     snprintf(bad_raw, sizeof bad_raw, "%s/badraw", scratch);
     fx_sweep_dir(bad_raw, a_rows, 2, "256", "128", "x");
     snprintf(path, sizeof path, "%s/raw.csv", bad_raw);
@@ -630,7 +613,7 @@ int main(int argc, char **argv)
         fputs("standard,twelve,,,,fp16,1,1,1,1,1,1,1,1,1,5,,,,0,,,,,ok\n", f);
         fclose(f);
     }
-    fx_check_usage(run(bad_raw, NULL, NULL, NULL), "invalid n \"twelve\"", "a malformed raw.csv");
+    lb_check_refusal(run(bad_raw, NULL, NULL, NULL), "a malformed raw.csv", "invalid n \"twelve\"");
 
     /* Help lists every flag with its default. */
     r = run("--help", NULL, NULL, NULL);

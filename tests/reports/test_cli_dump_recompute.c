@@ -244,13 +244,8 @@ static void check_case(const char *scratch, const char *model, const char *sched
 
 int main(int argc, char **argv)
 {
-    lb_test_init("test_cli_dump_recompute");
-    if (argc < 2) {
-        printf("usage: test_cli_dump_recompute LINBENCH\n");
-        return 1;
-    }
-    bin = argv[1];
-    const char *scratch = lb_scratch_dir("dump-recompute");
+    bin = lb_cli_start(argc, argv, "test_cli_dump_recompute");
+    const char *scratch = lb_scratch;
     static const char *const models[] = {"linformer", "linformer-mean", "linformer-max", "linformer-conv"};
     static const int64_t uniform[] = {16, 16}, halve[] = {16, 8};
     for (int m = 0; m < 4; m++) {

@@ -78,15 +78,14 @@ static void check_scripts(void)
                  {"some-oom", 1, "'no cell measured yet: those done ran out of memory or failed'"},
                  {"none-yet", 0, "'no cell measured yet'"}};
     for (size_t i = 0; i < sizeof empty / sizeof empty[0]; i++) {
-        char edir[4300], gp[4400];
+        char edir[4300];
         snprintf(edir, sizeof edir, "%s/%s", scratch, empty[i].name);
         lb_check(fx_sweep_dir(edir, oom, empty[i].rows, "512", "128,256", "Tesla V100-SXM2-16GB") == 0, "made %s", edir);
         char *ev[] = {bin, "plot", "--no-render", edir, NULL};
         r = lb_run(ev);
         lb_check(r.code == 0, "plot %s: exit %d: %s", empty[i].name, r.code, r.err);
         lb_run_free(&r);
-        snprintf(gp, sizeof gp, "%s/time_per_seq.gp", edir);
-        char *script = lb_slurp(gp);
+        char *script = lb_slurp_in(edir, "time_per_seq.gp");
         lb_check(script && strstr(script, empty[i].label), "%s: time_per_seq.gp's label should be %s:\n%s", empty[i].name,
                  empty[i].label, script ? script : "(none)");
         free(script);
@@ -94,17 +93,17 @@ static void check_scripts(void)
 
     /* Bad input. */
     char *b1[] = {bin, "plot", NULL};
-    fx_check_usage(lb_run(b1), "plot needs a sweep directory", "no directory");
+    lb_check_refusal(lb_run(b1), "no directory", "plot needs a sweep directory");
     char *b2[] = {bin, "plot", (char *)scratch, NULL};
-    fx_check_usage(lb_run(b2), "no raw.csv in it", "a directory without raw.csv");
+    lb_check_refusal(lb_run(b2), "a directory without raw.csv", "no raw.csv in it");
     char *b3[] = {bin, "plot", dir, "--colour", NULL};
-    fx_check_usage(lb_run(b3), "unknown flag \"--colour\"", "an unknown flag");
+    lb_check_refusal(lb_run(b3), "an unknown flag", "unknown flag \"--colour\"");
     char file[4400];
     snprintf(file, sizeof file, "%s/raw.csv", dir);
     char *b4[] = {bin, "plot", dir, "--out", file, NULL};
-    fx_check_usage(lb_run(b4), "for --out: not a directory", "--out naming a file");
+    lb_check_refusal(lb_run(b4), "--out naming a file", "for --out: not a directory");
     char *b5[] = {bin, "plot", dir, "--out", NULL};
-    fx_check_usage(lb_run(b5), "--out needs a value", "--out without a value");
+    lb_check_refusal(lb_run(b5), "--out without a value", "--out needs a value");
 
     /* An --out that cannot be created: a runtime failure, exit 1. */
     char *b6[] = {bin, "plot", "--no-render", dir, "--out", "/proc/linbench-test/figures", NULL};
@@ -205,8 +204,7 @@ static void check_models(void)
     lb_check(r.code == 0, "plot: exit %d: %s", r.code, r.err);
 
     char path[4400];
-    snprintf(path, sizeof path, "%s/time_per_seq.gp", dir);
-    char *gp = lb_slurp(path);
+    char *gp = lb_slurp_in(dir, "time_per_seq.gp");
     PlotLine line[MAX_LINES];
     int want = 0;
     for (int m = 0; m < LB_MODEL_COUNT; m++)
@@ -258,7 +256,7 @@ static void check_models(void)
 
     const char *paper[] = {"time_speedup.gp", "memory_speedup.gp", "time_per_seq.gp"};
     for (int i = 0; i < 3; i++)
-        lb_check(fx_exists(dir, paper[i]) && strstr(r.out, paper[i]), "plot wrote and named %s: %s", paper[i], r.out);
+        lb_check(lb_exists_in(dir, paper[i]) && strstr(r.out, paper[i]), "plot wrote and named %s: %s", paper[i], r.out);
     for (int m = 0; m < LB_MODEL_COUNT; m++) {
         if (m == LB_MODEL_STANDARD || m == LB_MODEL_LINFORMER)
             continue;
@@ -272,7 +270,7 @@ static void check_models(void)
             snprintf(name[0], sizeof name[0], "speedup_%s.gp", mn);
         }
         for (int f = 0; f < figs; f++)
-            lb_check(fx_exists(dir, name[f]) && strstr(r.out, name[f]), "plot wrote and named %s: %s", name[f], r.out);
+            lb_check(lb_exists_in(dir, name[f]) && strstr(r.out, name[f]), "plot wrote and named %s: %s", name[f], r.out);
     }
     lb_run_free(&r);
 
@@ -406,12 +404,8 @@ static void check_render(void)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        printf("usage: test_cli_plot PATH-TO-LINBENCH\n");
-        return 1;
-    }
-    bin = argv[1];
-    scratch = lb_scratch_dir("cli-plot");
+    bin = lb_cli_start(argc, argv, "test_cli_plot");
+    scratch = lb_scratch;
     check_scripts();
     check_models();
     check_render();

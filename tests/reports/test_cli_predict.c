@@ -72,9 +72,7 @@ static void hand_worked_cell(void)
                     "--models", "standard", "--n", "4", "--layers", "1", "--d-model", "8", "--heads", "1", "--ffn", "16",
                     "--vocab", "10", "--product-efficiency", "0.5", "--copy-efficiency", "0.8", "--launch-us", "1000",
                     "--out", out, NULL};
-    LbRun r = lb_run(argv);
-    lb_check(r.code == 0, "predict on the hand-worked cell exits 0 (%d): %s", r.code, r.err);
-    lb_run_free(&r);
+    lb_run_ok(argv, "predict on the hand-worked cell");
     size_t count = 0;
     LbCellResult *rows = read_rows("hand", &count);
     lb_check(count == 1, "one cell, %zu rows", count);
@@ -135,15 +133,11 @@ static void same_batches_as_a_sweep(void)
     char *argv[64];
     char *extra_p[] = {"--spec", "tflops=10,bw=500,mem=312M", "--out", pred};
     lb_argv(argv, 64, bin, "predict", model, nmodel, extra_p, 4);
-    LbRun r = lb_run(argv);
-    lb_check(r.code == 0, "predict for 312M exits 0 (%d): %s", r.code, r.err);
-    lb_run_free(&r);
+    lb_run_ok(argv, "predict for 312M");
     char *extra_s[] = {"--device", "cpu", "--mem-limit", "24M", "--cell-time", "1", "--no-check", "--breakdown",
                        "-q", "--out", swp};
     lb_argv(argv, 64, bin, "sweep", model, nmodel, extra_s, 11);
-    r = lb_run(argv);
-    lb_check(r.code == 0, "the CPU sweep at 24M exits 0 (%d): %s", r.code, r.err);
-    lb_run_free(&r);
+    lb_run_ok(argv, "the CPU sweep at 24M");
 
     size_t np = 0, ns = 0;
     LbCellResult *p = read_rows("plan", &np), *s = read_rows("cpu", &ns);
@@ -202,7 +196,7 @@ static void same_batches_as_a_sweep(void)
 
     /* compare MEASURED PREDICTED: per cell, measured / predicted batch = 1 here */
     char *cmp[] = {bin, "compare", swp, pred, "--format", "csv", NULL};
-    r = lb_run(cmp);
+    LbRun r = lb_run(cmp);
     lb_check(r.code == 0 && strncmp(r.out, "model,n,k,op,measured_batch,predicted_batch,batch_ratio,", 56) == 0,
              "compare CPU PREDICTED --format csv (%d): %.200s %s", r.code, r.out, r.err);
     lb_check(strstr(r.out, "\nstandard,128,,pass,") && strstr(r.out, "\nlinformer,256,64,pass,"), "a pass row per cell");
@@ -226,16 +220,9 @@ static void same_batches_as_a_sweep(void)
     char *wide_argv[] = {bin,     "predict", "--layers", "2",    "--d-model", "128",  "--heads", "4",
                          "--ffn", "128",     "--vocab",  "1000", "--n",       "128,256", "--k",  "32,64",
                          "--dtype", "fp32", "--spec",   "tflops=10,bw=500,mem=312M", "--out", wide, NULL};
-    r = lb_run(wide_argv);
-    lb_check(r.code == 0, "predict of a wider model exits 0 (%d): %s", r.code, r.err);
-    lb_run_free(&r);
+    lb_run_ok(wide_argv, "predict of a wider model");
     char *cmp3[] = {bin, "compare", swp, wide, NULL};
-    r = lb_run(cmp3);
-    lb_check(r.code == 2 && lb_lines(r.err) == 1 && strstr(r.err, "not the same work") && strstr(r.err, "d_model 64") &&
-                 strstr(r.err, "d_model 128") && r.out[0] == '\0',
-             "compare of a sweep and another model's prediction: exit 2, one line naming d_model (%d): %s", r.code,
-             r.err);
-    lb_run_free(&r);
+    lb_run_refused(cmp3, "not the same work", "d_model 64", "d_model 128");
 }
 
 /* Read back as a sweep: meta.csv says predicted; compare against the paper and plot label it. */
@@ -276,19 +263,14 @@ static void round_trip(void)
              "compare's text says predicted (%d)", r.code);
     lb_run_free(&r);
     char *plot[] = {bin, "plot", dir, NULL};
-    r = lb_run(plot);
-    lb_check(r.code == 0, "plot PREDICTED exits 0 (%d): %s", r.code, r.err);
-    lb_run_free(&r);
+    lb_run_ok(plot, "plot PREDICTED");
     path_in(path, sizeof path, "plan", "time_speedup.gp");
     char *gp = lb_slurp(path);
     lb_check(gp && strstr(gp, "Predicted, not measured"), "the plot's title says predicted");
     free(gp);
     /* a sweep never resumes a prediction */
     char *resume[] = {bin, "sweep", "--resume", dir, NULL};
-    r = lb_run(resume);
-    lb_check(r.code == 2 && lb_lines(r.err) == 1 && strstr(r.err, "predict"), "sweep --resume PREDICTED: exit 2 (%d): %s",
-             r.code, r.err);
-    lb_run_free(&r);
+    lb_run_refused(resume, "predict");
     /* predict into it again: refused, offering the flag predict has (--force), not --resume */
     char *again[] = {bin, "predict", "--gpu", "a10", "--out", dir, NULL};
     r = lb_run(again);
@@ -355,9 +337,7 @@ static void too_small(void)
     char out[4200];
     snprintf(out, sizeof out, "%s/small", scratch);
     char *argv[] = {bin, "predict", "--spec", "tflops=100,bw=1000,mem=300M", "--n", "16384", "--k", "128", "--out", out, NULL};
-    LbRun r = lb_run(argv);
-    lb_check(r.code == 0, "predict on a small card exits 0 (%d): %s", r.code, r.err);
-    lb_run_free(&r);
+    lb_run_ok(argv, "predict on a small card");
     size_t count = 0;
     LbCellResult *rows = read_rows("small", &count);
     lb_check(count == 2, "two cells (%zu)", count);
@@ -390,11 +370,8 @@ static void bad_input(void)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *argv[] = {bin, "predict", (char *)cases[i].a, (char *)cases[i].b, "--out", out,
                         cases[i].c ? (char *)cases[i].c : "--gpu", cases[i].c ? (char *)cases[i].d : "h100-sxm", NULL};
-        LbRun r = lb_run(argv);
-        lb_check(r.code == 2 && lb_lines(r.err) == 1 && strstr(r.err, cases[i].want) && r.out[0] == '\0' && !lb_exists(out),
-                 "%s %s: exit 2 (%d), one line with \"%s\", nothing written: %s", cases[i].a, cases[i].b, r.code,
-                 cases[i].want, r.err);
-        lb_run_free(&r);
+        lb_run_refused(argv, cases[i].want);
+        lb_check(!lb_exists(out), "%s %s: nothing written", cases[i].a, cases[i].b);
     }
 }
 
@@ -422,13 +399,8 @@ static void card_limits_line(void)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        printf("usage: test_cli_predict PATH-TO-LINBENCH\n");
-        return 1;
-    }
-    bin = argv[1];
-    lb_test_init("test_cli_predict");
-    scratch = lb_scratch_dir("predict");
+    bin = lb_cli_start(argc, argv, "test_cli_predict");
+    scratch = lb_scratch;
     hand_worked_cell();
     same_batches_as_a_sweep();
     round_trip();

@@ -329,11 +329,6 @@ int main(int argc, char **argv)
             lb_grid_free(&t3);
         }
     }
-    char path[4200];
-    for (int f = 0; f < 2; f++) {
-        snprintf(path, sizeof path, "%s/%s", dir, names[f]);
-        remove(path);
-    }
-    remove(dir);
+    lb_test_cleanup(dir);
     return lb_test_finish("test_grid");
 }

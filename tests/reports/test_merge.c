@@ -15,16 +15,6 @@
 #include "cmd/sweep/engine.h"
 #include "tests/lib/check.h"
 
-static uint64_t rng_state;
-
-static uint64_t next_u64(void) /* splitmix64 */
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 static LbCellResult make_row(LbModelKind m, int64_t n, int64_t k)
 {
     LbCellResult r;
@@ -33,8 +23,8 @@ static LbCellResult make_row(LbModelKind m, int64_t n, int64_t k)
     r.n = n;
     r.k = lb_model_has_k(m) ? k : 0;
     r.status = LB_CELL_OK;
-    r.batch = (int64_t)(next_u64() % 300) + 1;
-    r.ms_per_seq = 0.01 + (double)(next_u64() % 1000000) / 1e4;
+    r.batch = (int64_t)(lb_test_u64() % 300) + 1;
+    r.ms_per_seq = 0.01 + (double)(lb_test_u64() % 1000000) / 1e4;
     r.sm_clock_start_mhz = r.sm_clock_end_mhz = -1;
     snprintf(r.error, sizeof r.error, "ok");
     return r;
@@ -56,7 +46,7 @@ static void check_split(void)
     LbSweepCell *cells = NULL;
     size_t count = 0;
     int *got = NULL, *again = NULL;
-    lb_check(lb_sweep_cells(&s, &cells, &count) == LB_OK && lb_sweep_shard_assign(&s, cells, count, &got) == LB_OK &&
+    lb_check(lb_sweep_cells(s.models, s.n, s.nn, s.k, s.nk, &cells, &count) == LB_OK && lb_sweep_shard_assign(&s, cells, count, &got) == LB_OK &&
                  lb_sweep_shard_assign(&s, cells, count, &again) == LB_OK && count > 10,
              "%zu cells split", count);
     double cost[64], load[3] = {0, 0, 0};
@@ -91,11 +81,7 @@ static void check_split(void)
 
 int main(void)
 {
-    const char *env = getenv("LB_TEST_SEED");
-    uint64_t seed = env && *env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL);
-    printf("test_merge: seed %llu (replay with LB_TEST_SEED=%llu), %d model kinds\n", (unsigned long long)seed,
-           (unsigned long long)seed, (int)LB_MODEL_COUNT);
-    rng_state = seed;
+    lb_test_init("test_merge");
 
     /* Part 1 holds n = 256 of every model, part 2 n = 128; both hold the same k = 64 cells, so only
      * the model tells them apart. Part 2 lists its rows in reverse to check the merged order. */
@@ -136,7 +122,8 @@ int main(void)
         measured[m] = 1;
     const int64_t n[] = {128, 256, 512}, k[] = {64};
     char missing[1024];
-    size_t nmissing = lb_merge_missing(rows, nrows, n, 3, k, 1, measured, missing, sizeof missing);
+    size_t nmissing = 0;
+    lb_check(lb_merge_missing(rows, nrows, n, 3, k, 1, measured, &nmissing, missing, sizeof missing) == LB_OK, "missing cells listed");
     lb_check(nmissing == (size_t)LB_MODEL_COUNT, "%zu missing cells: should be %d (%s)", nmissing, (int)LB_MODEL_COUNT, missing);
     for (int m = 0; m < LB_MODEL_COUNT; m++) {
         char cell[96];
@@ -149,7 +136,7 @@ int main(void)
     /* Only the models measured count. */
     for (int m = 1; m < LB_MODEL_COUNT; m++)
         measured[m] = 0;
-    nmissing = lb_merge_missing(rows, nrows, n, 3, k, 1, measured, missing, sizeof missing);
+    lb_merge_missing(rows, nrows, n, 3, k, 1, measured, &nmissing, missing, sizeof missing);
     lb_check(nmissing == 1, "one model measured: %zu missing: should be 1 (%s)", nmissing, missing);
     free(rows);
 

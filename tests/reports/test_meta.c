@@ -63,7 +63,6 @@ int main(void)
 
     lb_meta_free(&m);
     lb_meta_free(&r);
-    remove(path);
-    remove(dir);
+    lb_test_cleanup(dir);
     return lb_test_finish("test_meta");
 }

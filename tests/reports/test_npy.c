@@ -44,7 +44,6 @@ int main(void)
     snprintf(path, sizeof path, "%s/f.npy", dir);
     lb_check(lb_npy_write(path, LB_NPY_F32, s2, 2, f) == LB_OK, "write (2, 3) f4: %s", lb_error_message());
     check_npy(path, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", fw, 6);
-    remove(path);
 
     int32_t ids[5] = {0, 1, 50264, -7, 123456};
     uint32_t iw[5];
@@ -53,13 +52,11 @@ int main(void)
     snprintf(path, sizeof path, "%s/i.npy", dir);
     lb_check(lb_npy_write(path, LB_NPY_I32, s1, 1, ids) == LB_OK, "write (5,) i4");
     check_npy(path, "{'descr': '<i4', 'fortran_order': False, 'shape': (5,), }", iw, 5);
-    remove(path);
 
     int64_t s4[4] = {1, 2, 1, 3};
     snprintf(path, sizeof path, "%s/four.npy", dir);
     lb_check(lb_npy_write(path, LB_NPY_F32, s4, 4, f) == LB_OK, "write (1, 2, 1, 3) f4");
     check_npy(path, "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2, 1, 3), }", fw, 6);
-    remove(path);
 
     int64_t s5[5] = {1, 1, 1, 1, 1};
     lb_error_clear();
@@ -68,6 +65,6 @@ int main(void)
     lb_error_clear();
     lb_check(lb_npy_write(path, LB_NPY_F32, s2, 2, f) == LB_ERR_IO, "an unwritable path should be LB_ERR_IO");
 
-    remove(dir);
+    lb_test_cleanup(dir);
     return lb_test_finish("test_npy");
 }

@@ -15,20 +15,9 @@
 #include "reports/raw.h"
 #include "tests/lib/check.h"
 
-static uint64_t rng_state;
-
-/* splitmix64: the test's own random numbers, from a printed seed. */
-static uint64_t next_u64(void)
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 static double rand_real(double lo, double hi)
 {
-    return lo + (hi - lo) * ((double)(next_u64() >> 11) / 9007199254740992.0);
+    return lo + (hi - lo) * ((double)(lb_test_u64() >> 11) / 9007199254740992.0);
 }
 
 static LbCellResult standard_row(int64_t n)
@@ -38,8 +27,8 @@ static LbCellResult standard_row(int64_t n)
     r.model = LB_MODEL_STANDARD;
     r.n = n;
     r.dtype = LB_DTYPE_FP16;
-    r.batch = (int64_t)(next_u64() % 500) + 1;
-    r.planned_bytes = (int64_t)(next_u64() % (1ull << 40));
+    r.batch = (int64_t)(lb_test_u64() % 500) + 1;
+    r.planned_bytes = (int64_t)(lb_test_u64() % (1ull << 40));
     r.peak_bytes = r.planned_bytes;
     r.min_ms = rand_real(0.01, 100);
     r.median_ms = r.min_ms * rand_real(1, 1.1);
@@ -47,7 +36,7 @@ static LbCellResult standard_row(int64_t n)
     r.ms_per_seq = r.median_ms / (double)r.batch;
     r.tokens_per_s = (double)(r.batch * n) / (r.median_ms / 1e3);
     r.tflop_per_s = rand_real(0.001, 900);
-    r.passes = (int)(next_u64() % 50) + 5;
+    r.passes = (int)(lb_test_u64() % 50) + 5;
     r.sm_clock_start_mhz = 1980;
     r.sm_clock_end_mhz = 1755;
     r.clock_events_known = 1;
@@ -58,11 +47,11 @@ static LbCellResult standard_row(int64_t n)
     r.status = LB_CELL_OK;
     snprintf(r.error, sizeof r.error, "ok");
     /* where it ran: a UUID as nvidia-smi prints it and a host name, random so a swap shows */
-    uint64_t u = next_u64();
+    uint64_t u = lb_test_u64();
     snprintf(r.device_uuid, sizeof r.device_uuid, "GPU-%08x-%04x-%04x-%04x-%012llx", (unsigned)(u >> 32),
-             (unsigned)(u >> 16) & 0xffff, (unsigned)u & 0xffff, (unsigned)(next_u64() & 0xffff),
-             (unsigned long long)(next_u64() & 0xffffffffffffull));
-    snprintf(r.host, sizeof r.host, "node-%llu.cluster", (unsigned long long)(next_u64() % 100000));
+             (unsigned)(u >> 16) & 0xffff, (unsigned)u & 0xffff, (unsigned)(lb_test_u64() & 0xffff),
+             (unsigned long long)(lb_test_u64() & 0xffffffffffffull));
+    snprintf(r.host, sizeof r.host, "node-%llu.cluster", (unsigned long long)(lb_test_u64() % 100000));
     return r;
 }
 
@@ -206,11 +195,7 @@ static void same_as_peer(const char *src, const LbCsvRow *header)
 
 int main(int argc, char **argv)
 {
-    const char *env = getenv("LB_TEST_SEED");
-    uint64_t seed = env && *env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL);
-    printf("test_raw: seed %llu (replay with LB_TEST_SEED=%llu)\n", (unsigned long long)seed,
-           (unsigned long long)seed);
-    rng_state = seed;
+    lb_test_init("test_raw");
 
     char *dir = lb_test_tempdir("raw");
     char path[4200];
@@ -326,7 +311,7 @@ int main(int argc, char **argv)
         LbModelKind parsed;
         lb_check(lb_model_parse(lb_model_name((LbModelKind)m), &parsed) == 0 && parsed == (LbModelKind)m,
                  "model %d: its name \"%s\" parses back", m, lb_model_name((LbModelKind)m));
-        kinds[m] = linformer_row(1024, (int64_t)(next_u64() % 1000) + 1);
+        kinds[m] = linformer_row(1024, (int64_t)(lb_test_u64() % 1000) + 1);
         kinds[m].model = (LbModelKind)m;
         if (!lb_model_has_k((LbModelKind)m)) {
             kinds[m].k = 0;
@@ -424,12 +409,6 @@ int main(int argc, char **argv)
                  bad[b].more);
     }
 
-    remove(path);
-    remove(path2);
-    remove(path3);
-    remove(path4);
-    remove(path5);
-    remove(path6);
-    remove(dir);
+    lb_test_cleanup(dir);
     return lb_test_finish("test_raw");
 }

@@ -17,16 +17,6 @@
 #include "reports/speedups.h"
 #include "tests/lib/check.h"
 
-static uint64_t rng_state;
-
-static uint64_t next_u64(void) /* splitmix64 */
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 static LbCellResult make_row(LbModelKind m, int64_t n, int64_t k)
 {
     LbCellResult r;
@@ -35,17 +25,17 @@ static LbCellResult make_row(LbModelKind m, int64_t n, int64_t k)
     r.n = n;
     r.k = lb_model_has_k(m) ? k : 0;
     r.sm_clock_start_mhz = r.sm_clock_end_mhz = -1;
-    uint64_t u = next_u64() % 20;
+    uint64_t u = lb_test_u64() % 20;
     r.status = u == 0 ? LB_CELL_OOM : u == 1 ? LB_CELL_ERROR : LB_CELL_OK;
     if (r.status == LB_CELL_OK) {
-        r.batch = (int64_t)(next_u64() % 300) + 1;
-        r.ms_per_seq = 0.01 + (double)(next_u64() % 1000000) / 1e4;
+        r.batch = (int64_t)(lb_test_u64() % 300) + 1;
+        r.ms_per_seq = 0.01 + (double)(lb_test_u64() % 1000000) / 1e4;
         r.median_ms = r.ms_per_seq * (double)r.batch;
         r.passes = 5;
         /* energy on three rows in four; the fourth as a device without a counter leaves it */
         r.power_w = r.energy_j_per_seq = NAN;
-        if (next_u64() % 4 != 0) {
-            r.power_w = 50 + (double)(next_u64() % 6000) / 10;
+        if (lb_test_u64() % 4 != 0) {
+            r.power_w = 50 + (double)(lb_test_u64() % 6000) / 10;
             r.energy_j_per_seq = r.power_w * r.ms_per_seq / 1e3;
         }
     }
@@ -80,13 +70,6 @@ static void expected(const LbCellResult *b, const LbCellResult *m, int which, ch
                              buf, size);
 }
 
-static char *slurp(const char *dir, const char *name)
-{
-    char path[4200];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    return lb_slurp(path);
-}
-
 static void check_table3_unchanged(const LbCellResult *rows, size_t count, const char *dir)
 {
     /* Fixed rows whose files were written by the two-model code before speedups.csv existed. */
@@ -111,12 +94,12 @@ static void check_table3_unchanged(const LbCellResult *rows, size_t count, const
         rc = lb_grids_write(dir, &g);
     lb_grid_free(&g);
     lb_check(rc == LB_OK, "Table 3 files of fixed rows: %s", lb_error_message());
-    char *t = slurp(dir, "time_speedup.csv"), *m = slurp(dir, "memory_speedup.csv");
+    char *t = lb_slurp_in(dir, "time_speedup.csv"), *m = lb_slurp_in(dir, "memory_speedup.csv");
     lb_check(t && strcmp(t, "n,k=128,k=256,k=1024\n512,1.6,1.25,\n1024,OOM,NA,\n") == 0, "time_speedup.csv:\n%s", t ? t : "(none)");
     lb_check(m && strcmp(m, "n,k=128,k=256,k=1024\n512,1.75,1.5,\n1024,OOM,NA,\n") == 0, "memory_speedup.csv:\n%s", m ? m : "(none)");
     free(t);
     free(m);
-    char *e = slurp(dir, "energy_speedup.csv");
+    char *e = lb_slurp_in(dir, "energy_speedup.csv");
     lb_check(e && strcmp(e, "n,k=128,k=256,k=1024\n512,4,NA,\n1024,OOM,NA,\n") == 0, "energy_speedup.csv:\n%s",
              e ? e : "(none)");
     free(e);
@@ -134,8 +117,8 @@ static void check_table3_unchanged(const LbCellResult *rows, size_t count, const
             rc = lb_grids_write(dir, &g);
         lb_grid_free(&g);
         lb_check(rc == LB_OK, "Table 3 files, pass %d: %s", pass, lb_error_message());
-        texts[pass][0] = slurp(dir, "time_speedup.csv");
-        texts[pass][1] = slurp(dir, "memory_speedup.csv");
+        texts[pass][0] = lb_slurp_in(dir, "time_speedup.csv");
+        texts[pass][1] = lb_slurp_in(dir, "memory_speedup.csv");
     }
     for (int f = 0; f < 2; f++) {
         lb_check(texts[0][f] && texts[1][f] && strcmp(texts[0][f], texts[1][f]) == 0,
@@ -158,11 +141,7 @@ static int compared(LbModelKind model, LbModelKind baseline)
 
 int main(void)
 {
-    const char *env = getenv("LB_TEST_SEED");
-    uint64_t seed = env && *env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL);
-    printf("test_speedups: seed %llu (replay with LB_TEST_SEED=%llu), %d model kinds\n",
-           (unsigned long long)seed, (unsigned long long)seed, (int)LB_MODEL_COUNT);
-    rng_state = seed;
+    lb_test_init("test_speedups");
 
     /* Rows for every kind at every n (and k), a second row for some cells (the last one counts)
      * and a few cells never measured. */
@@ -172,10 +151,10 @@ int main(void)
     for (int m = 0; m < LB_MODEL_COUNT; m++) {
         for (size_t i = 0; i < 3; i++) {
             for (size_t j = 0; j < (lb_model_has_k((LbModelKind)m) ? 3u : 1u); j++) {
-                if (!lb_model_cell_exists((LbModelKind)m, n[i], k[j]) || next_u64() % 8 == 0)
+                if (!lb_model_cell_exists((LbModelKind)m, n[i], k[j]) || lb_test_u64() % 8 == 0)
                     continue;
                 rows[count++] = make_row((LbModelKind)m, n[i], k[j]);
-                if (next_u64() % 6 == 0)
+                if (lb_test_u64() % 6 == 0)
                     rows[count++] = make_row((LbModelKind)m, n[i], k[j]);
             }
         }
