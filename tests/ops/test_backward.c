@@ -8,7 +8,10 @@
 #include "attn/base/status.h"
 #include "attn/cpu/cpu_backward.h"
 #include "attn/cpu/cpu_ref.h"
+#include "attn/ops.h"
 #include "tests/lib/check.h"
+
+static LbBackend *cpu; /* the CPU backend, whose ops some forwards here are */
 
 /* float inputs (what the references read) and their double copies (what the finite differences
  * move), equal element by element */
@@ -416,7 +419,8 @@ static void favor(int64_t groups, int64_t n, int64_t m, int64_t hd, int keys)
     c.g = g.f;
     float *phi = zeros(rows * m), *d = zeros(rows * m), *dx = zeros(rows * hd);
     memcpy(phi, c.u.f, (size_t)(rows * m) * sizeof *phi);
-    lb_favor_features_cpu(phi, c.x.f, groups, n, m, hd, (float)c.scale, keys);
+    lb_check(lb_favor_features_cpu(cpu, phi, c.x.f, NULL, groups, n, m, hd, (float)c.scale, keys) == LB_OK,
+             "favor_features: %s", lb_error_where());
     memcpy(d, g.f, (size_t)(rows * m) * sizeof *d);
     lb_favor_features_backward_cpu(phi, c.x.f, d, dx, groups, n, m, hd, (float)c.scale);
     const char *what = keys ? "favor_features (keys)" : "favor_features (queries)";
@@ -455,6 +459,8 @@ static void divide(int64_t rows, int64_t cols)
 int main(void)
 {
     lb_test_init("test_backward");
+    if (!lb_check(lb_cpu_backend_open(LB_DTYPE_FP32, (size_t)1 << 20, &cpu) == LB_OK, "open: %s", lb_error_where()))
+        return lb_test_finish("test_backward");
     for (int bias = 0; bias <= 1; bias++)
         for (int gelu = 0; gelu <= 1; gelu++)
             linear(5, 7, 6, bias, gelu);
@@ -476,5 +482,6 @@ int main(void)
     favor(3, 4, 5, 3, 0);
     favor(3, 4, 5, 3, 1);
     divide(6, 4);
+    lb_backend_close(cpu);
     return lb_test_finish("test_backward");
 }
