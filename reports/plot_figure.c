@@ -1,6 +1,7 @@
 /* What every figure of linbench plot is written with, and rendered with (see plot_figure.h). */
 #include "reports/plot_figure.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -315,6 +316,35 @@ static int run_gnuplot(const char *gnuplot, const char *script, const char *out_
     return LB_FAIL(LB_ERR_IO, "gnuplot %s was killed by signal %d", script, WTERMSIG(status));
 }
 
+/* A plot killed while gnuplot ran leaves its .render.PID.XXXXXX directory behind; the next render
+ * in that directory removes those of processes that no longer exist (never a live one's: two plots
+ * may share a directory), with the images half-written inside. */
+static void remove_dead_renders(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        char *end;
+        const long pid = strncmp(e->d_name, ".render.", 8) == 0 ? strtol(e->d_name + 8, &end, 10) : 0;
+        if (pid <= 0 || *end != '.' || (kill((pid_t)pid, 0) == 0 || errno != ESRCH))
+            continue;
+        char path[4400], inner[4700];
+        if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path)
+            continue;
+        DIR *r = opendir(path);
+        for (struct dirent *f; r && (f = readdir(r)) != NULL;)
+            if (strcmp(f->d_name, ".") != 0 && strcmp(f->d_name, "..") != 0) {
+                if (snprintf(inner, sizeof inner, "%s/%s", path, f->d_name) < (int)sizeof inner)
+                    unlink(inner); /* a file or a link, never followed; anything else keeps the directory */
+            }
+        if (r)
+            closedir(r);
+        rmdir(path);
+    }
+    closedir(d);
+}
+
 /* gnuplot opens its outputs as they are named, links and all, so it writes them into a directory
  * of ours, and they are renamed over the names beside the script: a rename replaces whatever is
  * planted at a name instead of writing through it. */
@@ -325,8 +355,12 @@ int lb_plot_render(const char *gnuplot, const char *script, int timeout_s)
     const char *base = slash ? slash + 1 : script;
     const size_t base_len = strlen(base) > 3 ? strlen(base) - 3 : strlen(base); /* NAME of NAME.gp */
     char tmp[4096], from[4200], to[4200];
-    if (snprintf(tmp, sizeof tmp, "%.*s/.render.XXXXXX", (int)dir_len, slash ? script : ".") >= (int)sizeof tmp)
+    if (snprintf(tmp, sizeof tmp, "%.*s/.render.%ld.XXXXXX", (int)dir_len, slash ? script : ".", (long)getpid()) >=
+        (int)sizeof tmp)
         return LB_FAIL(LB_ERR_IO, "cannot render %s: its path is too long", script);
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%.*s", (int)dir_len, slash ? script : ".");
+    remove_dead_renders(dir);
     if (!mkdtemp(tmp))
         return LB_FAIL(LB_ERR_IO, "cannot render %s: cannot make a directory beside it: %s", script, strerror(errno));
     int rc = run_gnuplot(gnuplot, script, tmp, timeout_s);

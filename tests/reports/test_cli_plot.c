@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "expect.h"
@@ -367,6 +368,26 @@ static void check_render(void)
             lb_check(svg && strstr(svg, "OOM") && strstr(svg, "ERR"), "%s: cell labels OOM and ERR drawn", path);
         free(svg);
     }
+
+    /* A plot killed mid-render left its directory: the next render removes it, with the half image
+     * inside, and leaves a live plot's (this process stands in for one) alone. */
+    pid_t gone = fork();
+    if (gone == 0)
+        _exit(0);
+    waitpid(gone, NULL, 0);
+    char dead[4400], live[4400], half[4500];
+    snprintf(dead, sizeof dead, "%s/.render.%ld.a1b2c3", out, (long)gone);
+    snprintf(live, sizeof live, "%s/.render.%ld.d4e5f6", out, (long)getpid());
+    snprintf(half, sizeof half, "%s/time_speedup.png", dead);
+    lb_check(mkdir(dead, 0700) == 0 && mkdir(live, 0700) == 0, "planted two render directories");
+    FILE *f = fopen(half, "w");
+    if (f)
+        fclose(f);
+    LbRun again = lb_run(av);
+    lb_check(again.code == 0, "plot again: exit %d: %s", again.code, again.err);
+    lb_run_free(&again);
+    lb_check(!lb_exists(dead), "%s: a dead plot's render directory removed", dead);
+    lb_check(lb_exists(live) && rmdir(live) == 0, "%s: a live plot's render directory kept", live);
 
     /* What gnuplot drew, through libcsv: ms per sequence per n, standard and each k. */
     char path[4400];
