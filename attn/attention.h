@@ -36,6 +36,15 @@ typedef struct LbModelDesc {
     /* y (B, n, d) = the attention block of `layer` on x (B, n, d), output projection included.
      * Temporaries come from the pass's arena; the encoder releases them afterwards. */
     int (*attention)(LbPass *p, int layer, const LbLayerWeights *w, const void *x, void *y);
+    /* The training step (--pass train, attn/train.c). In its forward, attention runs with
+     * p->keep set and records there (at most LB_KEEP_MAX pointers) the temporaries its backward
+     * needs; the encoder keeps them until the backward is done. attention_backward then adds to
+     * dx (B, n, d) the gradient of x through this layer's block, from dy (the gradient of y), x
+     * and keep; it writes gw's w_qkv, b_qkv, w_o and b_o gradients (the layer's twin in the
+     * gradient model p->grads) and adds to p->grads' own tensors (zeroed before the backward; a
+     * projection shared by layers gets every layer's share). NULL: the model cannot train. */
+    int (*attention_backward)(LbPass *p, int layer, const LbLayerWeights *w, void *const *keep, const void *x,
+                              const void *dy, void *dx, LbLayerWeights *gw);
     /* FLOPs of one layer's attention block (Q/K/V and output projections included) for one
      * sequence, multiply-add = 2 (METHOD.md, "Work counted"). */
     double (*flops_per_layer)(const LbModelConfig *cfg);

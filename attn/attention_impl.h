@@ -21,7 +21,15 @@ struct LbPass {
     const LbOps *ops;
     int64_t B, n, k, d, h, hd, f;
     LbPassObserver *obs; /* NULL, or who watches this pass (be and ops are then the observer's) */
+    /* The training step (attn/train.c): in its forward, the running layer's kept tensors (the
+     * model's attention fills them, attention.h); in its backward, the gradients, laid out as
+     * the model. NULL in a forward pass. */
+    void **keep;
+    LbModel *grads;
 };
+
+/* The most tensors one layer's attention keeps for its backward. */
+#define LB_KEEP_MAX 16
 
 /* What the op calls that follow are for (attn/pass_observer.h), until the next call: a breakdown
  * times and counts each role apart. Free when no observer watches the pass. */

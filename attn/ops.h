@@ -18,9 +18,11 @@ extern "C" {
 typedef struct LbBackend LbBackend;
 struct LbMatmulTuning;
 
-/* C_i (m, n) = alpha op(A_i) (m, kdim) op(B_i) (kdim, n) for i < batch, X_i = X + i stride_x
- * elements, op(A) = A^T (stored (kdim, m)) when trans_a; likewise B. Stride 0 broadcasts one
- * matrix (the shared projection E). C is overwritten. */
+/* C_i (m, n) = alpha op(A_i) (m, kdim) op(B_i) (kdim, n) + beta C_i for i < batch, X_i = X + i
+ * stride_x elements, op(A) = A^T (stored (kdim, m)) when trans_a; likewise B. Stride 0 of A or B
+ * broadcasts one matrix (the shared projection E); stride_c 0 with batch > 1 sums the products
+ * into one C = alpha sum_i op(A_i) op(B_i) + beta C (that matrix's gradient). beta 0 overwrites
+ * C without reading it (NaN there stays out); the backward passes accumulate with beta 1. */
 typedef struct LbBmm {
     int trans_a, trans_b;
     int64_t m, n, kdim;
@@ -32,6 +34,7 @@ typedef struct LbBmm {
     void *c;
     int64_t ldc, stride_c;
     int64_t batch;
+    float beta; /* last, so that an initializer that leaves it out overwrites C */
 } LbBmm;
 
 /* What a backend knows of its device (linbench info, meta.csv); unknown: -1 or "". */
@@ -147,7 +150,90 @@ typedef struct LbOps {
 
     /* linear's algorithm choices over the backend's life (meta.csv); NULL where it has none. */
     int (*matmul_tuning)(LbBackend *be, struct LbMatmulTuning *out);
+
+    /* --- the training step's backward (--pass train) --------------------------------------------
+     * For a forward op, the gradients of its inputs and parameters from the upstream gradient of
+     * its output. A d-prefixed tensor is the gradient of the tensor it names, laid out as that
+     * tensor; gradients are written (=), never accumulated (products accumulate through bmm's
+     * beta). Sums in fp32 or wider. Each has a double reference in attn/cpu/cpu_backward.h,
+     * checked against finite differences. `scratch` is arena memory of the size its function
+     * below gives (the plan counts it), NULL where that size is 0. */
+
+    /* y (count) += x (count), element-wise in fp32 or wider: where gradients meet (a residual, a
+     * weight shared by layers). */
+    int (*add)(LbBackend *be, const void *x, void *y, int64_t count);
+    /* y (cols) = the sums of x (rows, cols)'s columns: a bias's gradient. */
+    int (*column_sums)(LbBackend *be, const void *x, void *y, int64_t rows, int64_t cols, void *scratch);
+    /* d (rows, cols) holds dy of y = GELU(z) and becomes dz in place: d = d GELU'(z), erf form. */
+    int (*gelu_backward)(LbBackend *be, const void *z, void *d, int64_t rows, int64_t cols);
+    /* y = softmax(scale x) kept from the forward (rows, cols); d holds dy and becomes dx in place:
+     * dx = scale y (dy - sum_j dy_j y_j). */
+    int (*softmax_backward)(LbBackend *be, const void *y, void *d, int64_t rows, int64_t cols, float scale);
+    /* layernorm's gradients from its inputs as the forward saw them, x and r (r may be NULL), and
+     * dy (rows, d): dv (rows, d), the gradient of v = x + r and so of x and of r alike (dv may be
+     * dy itself); dgamma and dbeta (d) summed over the rows. The statistics are recomputed. */
+    int (*layernorm_backward)(LbBackend *be, const void *x, const void *r, const void *gamma, const void *dy,
+                              void *dv, void *dgamma, void *dbeta, int64_t rows, int64_t d, float eps,
+                              void *scratch);
+    /* embed's gradients from dx (batch, n, d): dtok (vocab, d) the sum of dx's rows by token id
+     * (rows of absent ids 0), dpos (n, d) the sum over the batch. */
+    int (*embed_backward)(LbBackend *be, const int32_t *ids, const void *dx, void *dtok, void *dpos, int64_t batch,
+                          int64_t n, int64_t d, int64_t vocab, void *scratch);
+    /* pool_seq's gradient dx (laid out as x; elements between rows untouched): mean spreads dy / w
+     * over the window, max gives dy to the window's first maximum of x and 0 to the rest. */
+    int (*pool_seq_backward)(LbBackend *be, const void *x, int64_t ld_x, const void *dy, int64_t ld_y, void *dx,
+                             int64_t batch, int64_t n, int64_t k, int64_t channels, int mode);
+    /* depthwise_conv_seq's gradients: dx (laid out as x) and dwt (w = n / k taps, channels). */
+    int (*depthwise_conv_seq_backward)(LbBackend *be, const void *x, int64_t ld_x, const void *wt, const void *dy,
+                                       int64_t ld_y, void *dx, void *dwt, int64_t batch, int64_t n, int64_t k,
+                                       int64_t channels, void *scratch);
+    /* favor_features' gradients, the stabiliser s held constant (it cancels in the attention
+     * output): from its output phi (groups, n, m) and input x (groups, n, hd), d holds dphi and
+     * becomes the gradient of the projections f in place; dx gets the norm term's share,
+     * -scale^2 x sum_j dphi_j phi_j (the projection's share comes from its product). */
+    int (*favor_features_backward)(LbBackend *be, const void *phi, const void *x, void *d, void *dx,
+                                   int64_t groups, int64_t n, int64_t m, int64_t hd, float scale);
+    /* divide_by_last's gradient dx (rows, cols + 1) from x and dy (rows, cols). */
+    int (*divide_by_last_backward)(LbBackend *be, const void *x, const void *dy, void *dx, int64_t rows,
+                                   int64_t cols);
+    /* flash_attention's gradients, FlashAttention-2's way: P recomputed per tile from q, k and
+     * the forward's log-sum-exp lse; dq, dk, dv laid out as q, k, v (rows of ld_qkv: the fused
+     * QKV gradient), o and do_ as flash_attention's o. */
+    int (*flash_attention_backward)(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld_qkv,
+                                    const void *o, const float *lse, const void *do_, void *dq, void *dk, void *dv,
+                                    int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale, void *scratch);
+    /* flash_attention that also writes lse (batch, heads, n) fp32, each query row's log-sum-exp of
+     * its scaled scores, which the backward needs. */
+    int (*flash_attention_lse)(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld_qkv, void *o,
+                               float *lse, int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale);
 } LbOps;
+
+/* The scratch bytes of the backward ops above: backend-independent, so that a plan for a GPU
+ * needs no GPU. Room for LB_GRAD_PARTS partial sums of each column (a two-stage, deterministic
+ * reduction over rows) and per-row statistics or sort keys. */
+#define LB_GRAD_PARTS 256
+static inline size_t lb_column_sums_scratch_bytes(int64_t rows, int64_t cols)
+{
+    (void)rows;
+    return (size_t)(LB_GRAD_PARTS * cols) * 4u;
+}
+static inline size_t lb_layernorm_backward_scratch_bytes(int64_t rows, int64_t d)
+{
+    return (size_t)(2 * LB_GRAD_PARTS * d + 2 * rows) * 4u;
+}
+static inline size_t lb_embed_backward_scratch_bytes(int64_t batch, int64_t n, int64_t vocab)
+{
+    return (size_t)(2 * batch * n + vocab + 1) * 4u;
+}
+static inline size_t lb_depthwise_conv_seq_backward_scratch_bytes(int64_t n, int64_t k, int64_t channels)
+{
+    return (size_t)(LB_GRAD_PARTS * (k > 0 ? n / k : 0) * channels) * 4u;
+}
+/* D = rowsum(dO o) per query row and an fp32 dq accumulator. */
+static inline size_t lb_flash_backward_scratch_bytes(int64_t batch, int64_t n, int64_t heads, int64_t hd)
+{
+    return (size_t)(batch * heads * n * (1 + hd)) * 4u;
+}
 
 /* linear's algorithm choices (LbBackend.autotune): a shape's candidates timed on its first use,
  * on the call's own operands, and the fastest kept. */
