@@ -70,9 +70,6 @@ int lb_args_bmm(const LbBackend *be, const LbBmm *p)
                        (long long)p->ldc, (long long)p->n);
     if (p->stride_a < 0 || p->stride_b < 0 || p->stride_c < 0)
         return LB_FAIL(LB_ERR_INVALID, "%s bmm: negative batch stride", name);
-    if (p->batch > 1 && p->stride_c == 0 && p->m > 0 && p->n > 0)
-        return LB_FAIL(LB_ERR_INVALID, "%s bmm: stride_c 0 with batch %lld would write every product to one matrix",
-                       name, (long long)p->batch);
     if (p->m * p->n * p->batch > 0 && ((p->kdim > 0 && (!p->a || !p->b)) || !p->c))
         return LB_FAIL(LB_ERR_INVALID, "%s bmm: NULL matrix", name);
     return LB_OK;
@@ -164,4 +161,100 @@ int lb_args_seq(const LbBackend *be, const char *op, const void *x, int64_t ld_x
     LB_TRY(lb_arg_need(be, y, batch * k > 0 ? (batch * k - 1) * ld_y + channels : 0, op, "y"));
     return strcmp(op, "depthwise_conv_seq") == 0 ? lb_arg_need(be, wt, batch > 0 ? n / k * channels : 0, op, "wt")
                                                  : LB_OK;
+}
+
+/* --- the backward ops ----------------------------------------------------------------------------- */
+
+int lb_args_pair(const LbBackend *be, const char *op, const void *a, const void *b, int64_t rows, int64_t cols)
+{
+    LB_TRY(lb_arg_dims(be, op, rows, cols, 0));
+    LB_TRY(lb_arg_need(be, a, rows * cols, op, strcmp(op, "add") == 0 ? "x" : strcmp(op, "gelu_backward") == 0 ? "z" : "y"));
+    return lb_arg_need(be, b, rows * cols, op, strcmp(op, "add") == 0 ? "y" : "d");
+}
+
+int lb_args_column_sums(const LbBackend *be, const void *x, const void *y, int64_t rows, int64_t cols,
+                        const void *scratch)
+{
+    LB_TRY(lb_arg_dims(be, "column_sums", rows, cols, 0));
+    LB_TRY(lb_arg_need(be, x, rows * cols, "column_sums", "x"));
+    LB_TRY(lb_arg_need(be, y, cols, "column_sums", "y"));
+    return lb_arg_need(be, scratch, lb_column_sums_scratch_bytes(rows, cols) > 0 && rows * cols > 0, "column_sums",
+                       "scratch");
+}
+
+int lb_args_layernorm_backward(const LbBackend *be, const void *x, const void *gamma, const void *dy, const void *dv,
+                               int64_t rows, int64_t d, float eps, const void *scratch)
+{
+    const char *op = "layernorm_backward";
+    LB_TRY(lb_arg_dims(be, op, rows, d, 0));
+    LB_TRY(lb_arg_need(be, x, rows * d, op, "x"));
+    LB_TRY(lb_arg_need(be, dy, rows * d, op, "dy"));
+    LB_TRY(lb_arg_need(be, dv, rows * d, op, "dv"));
+    LB_TRY(lb_arg_need(be, gamma, rows > 0 ? d : 0, op, "gamma"));
+    LB_TRY(lb_arg_need(be, scratch, rows * d > 0, op, "scratch"));
+    if (!(eps >= 0.0f))
+        return LB_FAIL(LB_ERR_INVALID, "%s %s: eps %g is negative", be->ops->name, op, (double)eps);
+    return LB_OK;
+}
+
+int lb_args_embed_backward(const LbBackend *be, const int32_t *ids, const void *dx, const void *dtok,
+                           const void *dpos, int64_t batch, int64_t n, int64_t d, int64_t vocab, const void *scratch)
+{
+    const char *op = "embed_backward";
+    LB_TRY(lb_arg_dims(be, op, batch, n, d));
+    LB_TRY(lb_arg_dims(be, op, vocab, 0, 0));
+    LB_TRY(lb_arg_need(be, ids, batch * n, op, "ids"));
+    LB_TRY(lb_arg_need(be, dx, batch * n * d, op, "dx"));
+    LB_TRY(lb_arg_need(be, dtok, vocab * d, op, "dtok"));
+    LB_TRY(lb_arg_need(be, dpos, n * d, op, "dpos"));
+    return lb_arg_need(be, scratch, batch * n * d > 0, op, "scratch");
+}
+
+int lb_args_seq_backward(const LbBackend *be, const char *op, const void *x, int64_t ld_x, const void *wt,
+                         const void *dy, int64_t ld_y, const void *dx, const void *dwt, int64_t batch, int64_t n,
+                         int64_t k, int64_t channels)
+{
+    LB_TRY(lb_args_seq(be, op, x, ld_x, NULL, dy, ld_y, batch, n, k, channels));
+    LB_TRY(lb_arg_need(be, dx, batch * n > 0 ? (batch * n - 1) * ld_x + channels : 0, op, "dx"));
+    if (strcmp(op, "pool_seq_backward") == 0)
+        return LB_OK;
+    LB_TRY(lb_arg_need(be, wt, batch > 0 ? n / k * channels : 0, op, "wt"));
+    return lb_arg_need(be, dwt, batch > 0 ? n / k * channels : 0, op, "dwt");
+}
+
+int lb_args_favor_backward(const LbBackend *be, const void *phi, const void *x, const void *d, const void *dx,
+                           int64_t groups, int64_t n, int64_t m, int64_t hd)
+{
+    const char *op = "favor_features_backward";
+    LB_TRY(lb_arg_dims(be, op, groups, n, m));
+    LB_TRY(lb_arg_dims(be, op, hd, 0, 0));
+    LB_TRY(lb_arg_need(be, phi, groups * n * m, op, "phi"));
+    LB_TRY(lb_arg_need(be, d, groups * n * m, op, "d"));
+    LB_TRY(lb_arg_need(be, x, groups * n * hd, op, "x"));
+    return lb_arg_need(be, dx, groups * n * hd, op, "dx");
+}
+
+int lb_args_divide_by_last_backward(const LbBackend *be, const void *x, const void *dy, const void *dx, int64_t rows,
+                                    int64_t cols)
+{
+    const char *op = "divide_by_last_backward";
+    LB_TRY(lb_arg_dims(be, op, rows, cols, 0));
+    LB_TRY(lb_arg_need(be, x, rows * (cols + 1), op, "x"));
+    LB_TRY(lb_arg_need(be, dy, rows * cols, op, "dy"));
+    return lb_arg_need(be, dx, rows * (cols + 1), op, "dx");
+}
+
+int lb_args_flash_backward(const LbBackend *be, const char *op, const void *q, const void *k, const void *v,
+                           int64_t ld, const void *o, const float *lse, const void *do_, const void *dq,
+                           const void *dk, const void *dv, int64_t batch, int64_t n, int64_t heads, int64_t hd)
+{
+    LB_TRY(lb_args_flash(be, q, k, v, ld, o, batch, n, heads, hd));
+    const int64_t span = batch * n > 0 ? (batch * n - 1) * ld + heads * hd : 0, rows = batch * heads * n;
+    LB_TRY(lb_arg_need(be, lse, rows, op, "lse"));
+    if (strcmp(op, "flash_attention_lse") == 0)
+        return LB_OK;
+    LB_TRY(lb_arg_need(be, do_, batch * n * heads * hd, op, "do"));
+    LB_TRY(lb_arg_need(be, dq, span, op, "dq"));
+    LB_TRY(lb_arg_need(be, dk, span, op, "dk"));
+    return lb_arg_need(be, dv, span, op, "dv");
 }

@@ -43,6 +43,29 @@ int lb_args_flash(const LbBackend *be, const void *q, const void *k, const void 
 int lb_args_seq(const LbBackend *be, const char *op, const void *x, int64_t ld_x, const void *wt, const void *y,
                 int64_t ld_y, int64_t batch, int64_t n, int64_t k, int64_t channels);
 
+/* --- the training step's backward ops: each gradient with memory behind it, laid out as the
+ * tensor it is the gradient of, and the scratch its size function gives (attn/ops.h). */
+/* add, gelu_backward, softmax_backward: a and b of rows x cols elements. */
+int lb_args_pair(const LbBackend *be, const char *op, const void *a, const void *b, int64_t rows, int64_t cols);
+int lb_args_column_sums(const LbBackend *be, const void *x, const void *y, int64_t rows, int64_t cols,
+                        const void *scratch);
+int lb_args_layernorm_backward(const LbBackend *be, const void *x, const void *gamma, const void *dy, const void *dv,
+                               int64_t rows, int64_t d, float eps, const void *scratch);
+int lb_args_embed_backward(const LbBackend *be, const int32_t *ids, const void *dx, const void *dtok,
+                           const void *dpos, int64_t batch, int64_t n, int64_t d, int64_t vocab, const void *scratch);
+/* pool_seq_backward (wt and dwt NULL) and depthwise_conv_seq_backward. */
+int lb_args_seq_backward(const LbBackend *be, const char *op, const void *x, int64_t ld_x, const void *wt,
+                         const void *dy, int64_t ld_y, const void *dx, const void *dwt, int64_t batch, int64_t n,
+                         int64_t k, int64_t channels);
+int lb_args_favor_backward(const LbBackend *be, const void *phi, const void *x, const void *d, const void *dx,
+                           int64_t groups, int64_t n, int64_t m, int64_t hd);
+int lb_args_divide_by_last_backward(const LbBackend *be, const void *x, const void *dy, const void *dx, int64_t rows,
+                                    int64_t cols);
+/* flash_attention_backward (do_ and the gradients) and flash_attention_lse (do_, dq NULL). */
+int lb_args_flash_backward(const LbBackend *be, const char *op, const void *q, const void *k, const void *v,
+                           int64_t ld, const void *o, const float *lse, const void *do_, const void *dq,
+                           const void *dk, const void *dv, int64_t batch, int64_t n, int64_t heads, int64_t hd);
+
 #ifdef __cplusplus
 }
 #endif

@@ -42,6 +42,39 @@ static int no_pool(LbBackend *be, const void *x, int64_t ld_x, void *y, int64_t 
                    int64_t k, int64_t channels, int mode) { return LB_OK; }
 static int no_conv(LbBackend *be, const void *x, int64_t ld_x, const void *wt, void *y, int64_t ld_y, int64_t batch,
                    int64_t n, int64_t k, int64_t channels) { return LB_OK; }
+/* the training step's backward */
+static int no_add(LbBackend *be, const void *x, void *y, int64_t count) { return LB_OK; }
+static int no_column_sums(LbBackend *be, const void *x, void *y, int64_t rows, int64_t cols, void *scratch)
+{
+    return LB_OK;
+}
+static int no_pair(LbBackend *be, const void *z, void *d, int64_t rows, int64_t cols) { return LB_OK; }
+static int no_softmax_backward(LbBackend *be, const void *y, void *d, int64_t rows, int64_t cols, float scale)
+{
+    return LB_OK;
+}
+static int no_layernorm_backward(LbBackend *be, const void *x, const void *r, const void *g, const void *dy, void *dv,
+                                 void *dg, void *db, int64_t rows, int64_t d, float eps, void *scratch) { return LB_OK; }
+static int no_embed_backward(LbBackend *be, const int32_t *ids, const void *dx, void *dtok, void *dpos, int64_t batch,
+                             int64_t n, int64_t d, int64_t vocab, void *scratch) { return LB_OK; }
+static int no_pool_backward(LbBackend *be, const void *x, int64_t ld_x, const void *dy, int64_t ld_y, void *dx,
+                            int64_t batch, int64_t n, int64_t k, int64_t channels, int mode) { return LB_OK; }
+static int no_conv_backward(LbBackend *be, const void *x, int64_t ld_x, const void *wt, const void *dy, int64_t ld_y,
+                            void *dx, void *dwt, int64_t batch, int64_t n, int64_t k, int64_t channels, void *scratch)
+{
+    return LB_OK;
+}
+static int no_favor_backward(LbBackend *be, const void *phi, const void *x, void *d, void *dx, int64_t groups,
+                             int64_t n, int64_t m, int64_t hd, float scale) { return LB_OK; }
+static int no_divide_backward(LbBackend *be, const void *x, const void *dy, void *dx, int64_t rows, int64_t cols)
+{
+    return LB_OK;
+}
+static int no_flash_backward(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld, const void *o,
+                             const float *lse, const void *do_, void *dq, void *dk, void *dv, int64_t batch,
+                             int64_t n, int64_t heads, int64_t hd, float scale, void *scratch) { return LB_OK; }
+static int no_flash_lse(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld, void *o, float *lse,
+                        int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale) { return LB_OK; }
 #pragma GCC diagnostic pop
 
 /* Every op a model's build or forward pass calls: an op the passes start to call gets its no-op
@@ -63,6 +96,18 @@ static const LbOps counting_ops = {
     .flash_attention = no_flash,
     .pool_seq = no_pool,
     .depthwise_conv_seq = no_conv,
+    .add = no_add,
+    .column_sums = no_column_sums,
+    .gelu_backward = no_pair,
+    .softmax_backward = no_softmax_backward,
+    .layernorm_backward = no_layernorm_backward,
+    .embed_backward = no_embed_backward,
+    .pool_seq_backward = no_pool_backward,
+    .depthwise_conv_seq_backward = no_conv_backward,
+    .favor_features_backward = no_favor_backward,
+    .divide_by_last_backward = no_divide_backward,
+    .flash_attention_backward = no_flash_backward,
+    .flash_attention_lse = no_flash_lse,
 };
 
 void lb_plan_counting_backend(LbDtype dtype, const LbPlanParams *p, LbBackend *be)

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attn/cpu/cpu_backward.h"
 #include "attn/cpu/cpu_energy.h"
 #include "attn/cpu/cpu_ref.h"
 #include "attn/op_args.h"
@@ -131,10 +132,48 @@ static int lb_cpu_linear(LbBackend *be, const void *x, const void *w, const void
     return LB_OK;
 }
 
+/* beta and the summing stride_c 0 (the backward's): each product into t, then C = the sum + beta C
+ * in double, rounded once per output. */
 static int lb_cpu_bmm(LbBackend *be, const LbBmm *p)
 {
     LB_TRY(lb_args_bmm(be, p));
-    lb_bmm_cpu(p);
+    const int sum = p->batch > 1 && p->stride_c == 0;
+    if (p->beta == 0.0f && !sum) {
+        lb_bmm_cpu(p);
+        return LB_OK;
+    }
+    const int64_t mn = p->m * p->n;
+    if (mn == 0 || p->batch == 0)
+        return LB_OK;
+    float *t = malloc((size_t)mn * sizeof *t);
+    double *acc = calloc((size_t)mn, sizeof *acc);
+    if (!t || !acc) {
+        free(t);
+        free(acc);
+        return LB_FAIL(LB_ERR_NOMEM, "cpu bmm: out of host memory for a %lld x %lld product", (long long)p->m,
+                       (long long)p->n);
+    }
+    for (int64_t i = 0; i < p->batch; i++) {
+        LbBmm one = *p;
+        one.a = (const float *)p->a + i * p->stride_a;
+        one.b = (const float *)p->b + i * p->stride_b;
+        one.c = t;
+        one.ldc = p->n;
+        one.batch = 1;
+        lb_bmm_cpu(&one);
+        float *c = (float *)p->c + (sum ? 0 : i * p->stride_c);
+        for (int64_t r = 0; r < p->m; r++)
+            for (int64_t j = 0; j < p->n; j++) {
+                acc[r * p->n + j] += t[r * p->n + j];
+                if (sum && i + 1 < p->batch)
+                    continue;
+                const double old = p->beta == 0.0f ? 0.0 : (double)p->beta * c[r * p->ldc + j];
+                c[r * p->ldc + j] = (float)(acc[r * p->n + j] + old);
+                acc[r * p->n + j] = 0.0;
+            }
+    }
+    free(t);
+    free(acc);
     return LB_OK;
 }
 
@@ -285,6 +324,114 @@ static void lb_cpu_close(LbBackend *be)
     free(be);
 }
 
+/* --- the training step's backward: the references of attn/cpu/cpu_backward.h ----------------- */
+
+static int lb_cpu_add(LbBackend *be, const void *x, void *y, int64_t count)
+{
+    LB_TRY(lb_args_pair(be, "add", x, y, 1, count));
+    const float *a = x;
+    float *b = y;
+    for (int64_t i = 0; i < count; i++)
+        b[i] = (float)((double)b[i] + (double)a[i]);
+    return LB_OK;
+}
+
+static int lb_cpu_column_sums(LbBackend *be, const void *x, void *y, int64_t rows, int64_t cols, void *scratch)
+{
+    (void)scratch;
+    LB_TRY(lb_args_column_sums(be, x, y, rows, cols, scratch));
+    lb_column_sums_cpu(x, y, rows, cols);
+    return LB_OK;
+}
+
+static int lb_cpu_gelu_backward(LbBackend *be, const void *z, void *d, int64_t rows, int64_t cols)
+{
+    LB_TRY(lb_args_pair(be, "gelu_backward", z, d, rows, cols));
+    const float *v = z;
+    float *g = d;
+    for (int64_t i = 0; i < rows * cols; i++)
+        g[i] = (float)((double)g[i] * lb_gelu_grad_cpu((double)v[i]));
+    return LB_OK;
+}
+
+static int lb_cpu_softmax_backward(LbBackend *be, const void *y, void *d, int64_t rows, int64_t cols, float scale)
+{
+    LB_TRY(lb_args_pair(be, "softmax_backward", y, d, rows, cols));
+    lb_softmax_backward_cpu(y, d, rows, cols, scale);
+    return LB_OK;
+}
+
+static int lb_cpu_layernorm_backward(LbBackend *be, const void *x, const void *r, const void *gamma, const void *dy,
+                                     void *dv, void *dgamma, void *dbeta, int64_t rows, int64_t d, float eps,
+                                     void *scratch)
+{
+    LB_TRY(lb_args_layernorm_backward(be, x, gamma, dy, dv, rows, d, eps, scratch));
+    return lb_layernorm_backward_cpu(x, r, gamma, dy, dv, dgamma, dbeta, rows, d, eps);
+}
+
+static int lb_cpu_embed_backward(LbBackend *be, const int32_t *ids, const void *dx, void *dtok, void *dpos,
+                                 int64_t batch, int64_t n, int64_t d, int64_t vocab, void *scratch)
+{
+    LB_TRY(lb_args_embed_backward(be, ids, dx, dtok, dpos, batch, n, d, vocab, scratch));
+    return lb_embed_backward_cpu(ids, dx, dtok, dpos, batch, n, d, vocab);
+}
+
+static int lb_cpu_pool_seq_backward(LbBackend *be, const void *x, int64_t ld_x, const void *dy, int64_t ld_y,
+                                    void *dx, int64_t batch, int64_t n, int64_t k, int64_t channels, int mode)
+{
+    LB_TRY(lb_args_seq_backward(be, "pool_seq_backward", x, ld_x, NULL, dy, ld_y, dx, NULL, batch, n, k, channels));
+    lb_pool_seq_backward_cpu(x, ld_x, dy, ld_y, dx, batch, n, k, channels, mode);
+    return LB_OK;
+}
+
+static int lb_cpu_depthwise_conv_seq_backward(LbBackend *be, const void *x, int64_t ld_x, const void *wt,
+                                              const void *dy, int64_t ld_y, void *dx, void *dwt, int64_t batch,
+                                              int64_t n, int64_t k, int64_t channels, void *scratch)
+{
+    (void)scratch;
+    LB_TRY(lb_args_seq_backward(be, "depthwise_conv_seq_backward", x, ld_x, wt, dy, ld_y, dx, dwt, batch, n, k,
+                                channels));
+    lb_depthwise_conv_seq_backward_cpu(x, ld_x, wt, dy, ld_y, dx, dwt, batch, n, k, channels);
+    return LB_OK;
+}
+
+static int lb_cpu_favor_features_backward(LbBackend *be, const void *phi, const void *x, void *d, void *dx,
+                                          int64_t groups, int64_t n, int64_t m, int64_t hd, float scale)
+{
+    LB_TRY(lb_args_favor_backward(be, phi, x, d, dx, groups, n, m, hd));
+    lb_favor_features_backward_cpu(phi, x, d, dx, groups, n, m, hd, scale);
+    return LB_OK;
+}
+
+static int lb_cpu_divide_by_last_backward(LbBackend *be, const void *x, const void *dy, void *dx, int64_t rows,
+                                          int64_t cols)
+{
+    LB_TRY(lb_args_divide_by_last_backward(be, x, dy, dx, rows, cols));
+    lb_divide_by_last_backward_cpu(x, dy, dx, rows, cols);
+    return LB_OK;
+}
+
+/* The reference recomputes everything from q, k and v: o, lse and the scratch go unread. */
+static int lb_cpu_flash_attention_backward(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld,
+                                           const void *o, const float *lse, const void *do_, void *dq, void *dk,
+                                           void *dv, int64_t batch, int64_t n, int64_t heads, int64_t hd,
+                                           float scale, void *scratch)
+{
+    (void)scratch;
+    LB_TRY(lb_args_flash_backward(be, "flash_attention_backward", q, k, v, ld, o, lse, do_, dq, dk, dv, batch, n,
+                                  heads, hd));
+    return lb_flash_attention_backward_cpu(q, k, v, ld, do_, dq, dk, dv, batch, n, heads, hd, scale);
+}
+
+static int lb_cpu_flash_attention_lse(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld,
+                                      void *o, float *lse, int64_t batch, int64_t n, int64_t heads, int64_t hd,
+                                      float scale)
+{
+    LB_TRY(lb_args_flash_backward(be, "flash_attention_lse", q, k, v, ld, o, lse, NULL, NULL, NULL, NULL, batch, n,
+                                  heads, hd));
+    return lb_flash_attention_lse_cpu(q, k, v, ld, o, lse, batch, n, heads, hd, scale);
+}
+
 static const LbOps lb_cpu_ops = {
     .name = "cpu",
     .mem_alloc = lb_cpu_mem_alloc,
@@ -320,6 +467,18 @@ static const LbOps lb_cpu_ops = {
     .energy_j = lb_cpu_energy_j,
     .pool_seq = lb_pool_seq_cpu,
     .depthwise_conv_seq = lb_depthwise_conv_seq_cpu,
+    .add = lb_cpu_add,
+    .column_sums = lb_cpu_column_sums,
+    .gelu_backward = lb_cpu_gelu_backward,
+    .softmax_backward = lb_cpu_softmax_backward,
+    .layernorm_backward = lb_cpu_layernorm_backward,
+    .embed_backward = lb_cpu_embed_backward,
+    .pool_seq_backward = lb_cpu_pool_seq_backward,
+    .depthwise_conv_seq_backward = lb_cpu_depthwise_conv_seq_backward,
+    .favor_features_backward = lb_cpu_favor_features_backward,
+    .divide_by_last_backward = lb_cpu_divide_by_last_backward,
+    .flash_attention_backward = lb_cpu_flash_attention_backward,
+    .flash_attention_lse = lb_cpu_flash_attention_lse,
 };
 
 /* The host's physical memory, for a capacity of 0 (no --mem-limit). */

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "attn/cpu/cpu_backward.h"
 #include "attn/cpu/cpu_parallel.h"
 #include "attn/cpu/cpu_ref.h"
 #include "attn/op_args.h"
@@ -12,6 +13,7 @@
 typedef struct LbFlashJob {
     const float *q, *k, *v;
     float *o;
+    float *lse; /* (batch, heads, n), or NULL */
     int64_t ld, n, heads, hd;
     double scale;
     volatile int out_of_memory; /* a worker without its scratch row: the op fails */
@@ -43,6 +45,8 @@ static void flash_row(const LbFlashJob *job, int64_t item, double *s, double *ac
     float *orow = job->o + bt * job->heads * hd + j * hd;
     for (int64_t e = 0; e < hd; e++)
         orow[e] = (float)(acc[e] / sum);
+    if (job->lse)
+        job->lse[(b * job->heads + j) * n + bt % n] = (float)(top + log(sum));
 }
 
 /* Query rows [begin, end) with a row of scores and an output row as scratch s (n + hd). */
@@ -57,16 +61,28 @@ static void flash_rows(void *ctx, int64_t begin, int64_t end, double *s)
         flash_row(job, i, s, s + job->n);
 }
 
-int lb_flash_attention_cpu(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld, void *o,
-                           int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale)
+static int flash(const float *q, const float *k, const float *v, int64_t ld, float *o, float *lse, int64_t batch,
+                 int64_t n, int64_t heads, int64_t hd, float scale)
 {
-    LB_TRY(lb_args_flash(be, q, k, v, ld, o, batch, n, heads, hd));
     if (batch <= 0 || n <= 0 || heads <= 0 || hd <= 0)
         return LB_OK;
-    LbFlashJob job = {q, k, v, o, ld, n, heads, hd, (double)scale, 0};
+    LbFlashJob job = {q, k, v, o, lse, ld, n, heads, hd, (double)scale, 0};
     /* two products of n x hd per row */
     lb_cpu_parallel_for(batch * n * heads, 2.0 * (double)n * (double)hd, (size_t)(n + hd), flash_rows, &job);
     return job.out_of_memory ? LB_FAIL(LB_ERR_NOMEM, "flash_attention: out of host memory for a row of %lld scores",
                                        (long long)n)
                              : LB_OK;
+}
+
+int lb_flash_attention_cpu(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld, void *o,
+                           int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale)
+{
+    LB_TRY(lb_args_flash(be, q, k, v, ld, o, batch, n, heads, hd));
+    return flash(q, k, v, ld, o, NULL, batch, n, heads, hd, scale);
+}
+
+int lb_flash_attention_lse_cpu(const float *q, const float *k, const float *v, int64_t ld, float *o, float *lse,
+                               int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale)
+{
+    return flash(q, k, v, ld, o, lse, batch, n, heads, hd, scale);
 }
