@@ -93,3 +93,42 @@ int lb_qkv(LbPass *p, const LbLayerWeights *w, const void *x, void **qkv)
     lb_pass_role(p, LB_ROLE_UNLABELLED);
     return LB_OK;
 }
+
+int lb_linear_backward(LbPass *p, const void *x, const void *w, const void *dy, void *dx, void *dw, void *db,
+                       int64_t rows, int64_t in, int64_t out, int accumulate)
+{
+    LbBmm g = {.m = rows, .n = in, .kdim = out, .alpha = 1.0f, .a = dy, .lda = out, .b = w, .ldb = in, .c = dx,
+               .ldc = in, .batch = 1, .beta = accumulate ? 1.0f : 0.0f};
+    LB_TRY(p->ops->bmm(p->be, &g)); /* dx (rows, in) = dy (rows, out) w (out, in) */
+    g = (LbBmm){.trans_a = 1, .m = out, .n = in, .kdim = rows, .alpha = 1.0f, .a = dy, .lda = out, .b = x,
+                .ldb = in, .c = dw, .ldc = in, .batch = 1};
+    LB_TRY(p->ops->bmm(p->be, &g)); /* dw (out, in) = dy^T x */
+    if (!db)
+        return LB_OK;
+    const size_t mark = lb_arena_mark(p->a);
+    void *scratch = NULL;
+    const size_t bytes = lb_column_sums_scratch_bytes(rows, out);
+    int rc = bytes ? lb_arena_alloc(p->a, bytes, "bias gradient partial sums", &scratch) : LB_OK;
+    if (rc == LB_OK)
+        rc = p->ops->column_sums(p->be, dy, db, rows, out, scratch);
+    lb_arena_reset(p->a, mark);
+    return rc;
+}
+
+int lb_qkv_backward(LbPass *p, const LbLayerWeights *w, const void *x, const void *dqkv, void *dx,
+                    LbLayerWeights *gw)
+{
+    lb_pass_role(p, LB_ROLE_QKV);
+    LB_TRY(lb_linear_backward(p, x, w->w_qkv, dqkv, dx, gw->w_qkv, gw->b_qkv, p->B * p->n, p->d, 3 * p->d, 1));
+    lb_pass_role(p, LB_ROLE_UNLABELLED);
+    return LB_OK;
+}
+
+int lb_project_backward(LbPass *p, const LbLayerWeights *w, const void *o, const void *dy, void *d_o,
+                        LbLayerWeights *gw)
+{
+    lb_pass_role(p, LB_ROLE_OUT_PROJ);
+    LB_TRY(lb_linear_backward(p, o, w->w_o, dy, d_o, gw->w_o, gw->b_o, p->B * p->n, p->d, p->d, 0));
+    lb_pass_role(p, LB_ROLE_UNLABELLED);
+    return LB_OK;
+}

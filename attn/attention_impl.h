@@ -70,6 +70,23 @@ double lb_exact_attention_flops(const LbModelConfig *c);
  * [d, 2d), V in [2d, 3d); lb_attend reads its heads in place (ldq = ldkv = 3d). */
 int lb_qkv(LbPass *p, const LbLayerWeights *w, const void *x, void **qkv);
 
+/* --- the training step's backward helpers (attention_common.c) ------------------------------- */
+
+/* The gradients of y (rows, out) = x (rows, in) w (out, in)^T + b: dx = dy w (added to dx when
+ * `accumulate`, written otherwise), dw (out, in) = dy^T x, db (out) = the column sums of dy (NULL:
+ * no bias). The column sums' scratch comes from the pass's arena and is released. */
+int lb_linear_backward(LbPass *p, const void *x, const void *w, const void *dy, void *dx, void *dw, void *db,
+                       int64_t rows, int64_t in, int64_t out, int accumulate);
+
+/* lb_qkv's backward: dqkv (B, n, 3d) to dx (B, n, d), added; gw's w_qkv and b_qkv written. */
+int lb_qkv_backward(LbPass *p, const LbLayerWeights *w, const void *x, const void *dqkv, void *dx,
+                    LbLayerWeights *gw);
+
+/* lb_project's backward: dy (B, n, d) to d_o, the gradient of its input o (written); gw's w_o and
+ * b_o written. */
+int lb_project_backward(LbPass *p, const LbLayerWeights *w, const void *o, const void *dy, void *d_o,
+                        LbLayerWeights *gw);
+
 /* --- the builder: weights in a fixed order, each drawn from its own seed ------------------- */
 
 struct LbBuilder {
