@@ -44,18 +44,21 @@ typedef struct TrainRun {
 static int train_run(LbBackend *be, const LbModelConfig *cfg, int64_t B, uint64_t seed, const char *name, TrainRun *r)
 {
     const LbPlanParams pp = {be->elem_bytes, be->alignment, be->workspace_bytes};
-    if (!lb_check(lb_plan_compute(cfg, &pp, B, &r->plan) == LB_OK, "%s B=%lld: plan: %s", name, (long long)B,
-                  lb_error_message()) ||
-        !lb_check(lb_arena_open(&r->a, be, r->plan.total) == LB_OK, "%s: arena of %zu bytes", name, r->plan.total))
+    /* each status before its lb_check: the message is an argument, evaluated in any order */
+    int rc = lb_plan_compute(cfg, &pp, B, &r->plan);
+    if (!lb_check(rc == LB_OK, "%s B=%lld: plan: %s", name, (long long)B, lb_error_message()))
         return 0;
-    if (!lb_check(lb_train_setup(&r->m, &r->in, &r->t, cfg, be, &r->a, B, seed) == LB_OK, "%s: set-up: %s", name,
-                  lb_error_message())) {
+    rc = lb_arena_open(&r->a, be, r->plan.total);
+    if (!lb_check(rc == LB_OK, "%s: arena of %zu bytes", name, r->plan.total))
+        return 0;
+    rc = lb_train_setup(&r->m, &r->in, &r->t, cfg, be, &r->a, B, seed);
+    if (!lb_check(rc == LB_OK, "%s: set-up: %s", name, lb_error_message())) {
         lb_arena_close(&r->a);
         return 0;
     }
     const size_t kept = r->a.used;
-    int ok = lb_check(lb_train_step(&r->m, &r->a, &r->in, &r->t) == LB_OK, "%s B=%lld: step: %s", name,
-                      (long long)B, lb_error_message());
+    rc = lb_train_step(&r->m, &r->a, &r->in, &r->t);
+    int ok = lb_check(rc == LB_OK, "%s B=%lld: step: %s", name, (long long)B, lb_error_message());
     const LbPlan *p = &r->plan;
     ok &= lb_check(r->a.high_water == p->total, "%s B=%lld: high-water mark %zu, plan %zu", name, (long long)B,
                    r->a.high_water, p->total);
