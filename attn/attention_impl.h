@@ -27,6 +27,8 @@ struct LbPass {
     void **keep;
     LbModel *grads;
 };
+/* In the plan's dry run (a counting arena) every tensor pointer is NULL, the gradients' too: what
+ * a pass allocates must never depend on whether a pointer is NULL, or the plan drifts from it. */
 
 /* The most tensors one layer's attention keeps for its backward. */
 #define LB_KEEP_MAX 16
@@ -102,8 +104,9 @@ int lb_attend_rows_backward(LbPass *p, const void *q, int64_t ldq, const void *k
 
 /* The backward of the attention block lb_qkv, lb_attend_rows over blocks, lb_project computed:
  * from the kept qkv (B, n, 3d), o (B, n, d) and, with block 0, probs, all n rows' P (B, h, n, n);
- * with block > 0, P recomputed per block of `block` query rows (probs unused). dx gets the block's gradient added; gw's Q/K/V
- * and output projections written. Its temporaries stay for the caller to release. */
+ * with block > 0, P recomputed per block of `block` query rows (probs unused). dx gets the
+ * block's gradient added; gw's Q/K/V and output projections written. Its temporaries stay for
+ * the caller to release. */
 int lb_exact_attention_backward(LbPass *p, const LbLayerWeights *w, const void *x, const void *qkv, const void *o,
                                 const void *probs, int64_t block, const void *dy, void *dx, LbLayerWeights *gw);
 

@@ -119,7 +119,7 @@ static double central(LbBackend *be, TrainRun *r, void *base, int64_t i, float s
     return (lp - lm) / ((double)wp - (double)wm);
 }
 
-/* The tiny model of the gradient checks: 2 layers, d 8, 2 heads, n 8, f 16, vocab 16, fp32. */
+/* The tiny model of the gradient checks: 2 layers, d 8, 2 heads, n 8, k 4, f 16, vocab 16, fp32. */
 static LbModelConfig tiny(LbModelKind kind)
 {
     LbModelConfig c = lb_test_model(8, 4);
@@ -147,9 +147,8 @@ static LbModelConfig tiny(LbModelKind kind)
 #define FD_RTOL 1e-3
 #define FD_ENTRIES 3 /* random entries checked per tensor */
 
-static void check_gradients(LbBackend *be, LbModelKind kind)
+static void check_gradients(LbBackend *be, const LbModelConfig cfg)
 {
-    const LbModelConfig cfg = tiny(kind);
     const int64_t B = 2, count = B * cfg.n * cfg.d_model;
     char name[64];
     lb_model_describe(&cfg, name, sizeof name);
@@ -195,14 +194,17 @@ static void check_gradients(LbBackend *be, LbModelKind kind)
     train_done(&r);
 }
 
+/* Every variant of every model that trains (chunked: blocks of 2, 3 and 16 rows). */
 static void test_gradients(void)
 {
     LbBackend *be = cpu_backend();
     if (!be)
         return;
-    const LbModelKind kinds[] = {LB_MODEL_STANDARD, LB_MODEL_CHUNKED, LB_MODEL_FLASH};
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-        check_gradients(be, kinds[i]);
+    for (int m = 0; m < LB_MODEL_COUNT; m++) {
+        const LbModelDesc *d = lb_model_desc((LbModelKind)m);
+        for (int i = 0; d->attention_backward && i < d->variants; i++)
+            check_gradients(be, lb_model_variant((LbModelKind)m, i, tiny((LbModelKind)m)));
+    }
     lb_backend_close(be);
 }
 
@@ -321,7 +323,8 @@ static void test_config(void)
 
 int main(void)
 {
-    static const LbTestCase cases[] = {{"gradients", test_gradients}, {"exact", test_exact}, {"plan", test_plan}, {"config", test_config}};
+    static const LbTestCase cases[] = {
+        {"gradients", test_gradients}, {"exact", test_exact}, {"plan", test_plan}, {"config", test_config}};
     lb_test_init("test_train");
     return LB_TEST_CASES("test_train", cases);
 }
