@@ -79,8 +79,8 @@ static int no_flash_lse(LbBackend *be, const void *q, const void *k, const void 
                         int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale) { return LB_OK; }
 #pragma GCC diagnostic pop
 
-/* Every op a model's build, forward pass or training step calls: an op the passes start to call gets its no-op
- * here too, or the plan crashes. Nothing allocates, times or describes through this backend. */
+/* Every op a model's build, forward pass or training step calls: an op they start to call gets
+ * its no-op here too, or the plan crashes. Nothing allocates, times or describes through this backend. */
 static const LbOps counting_ops = {
     .name = "counting",
     .upload = no_upload,
