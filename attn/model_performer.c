@@ -199,8 +199,8 @@ static int backward(LbPass *p, int layer, const LbLayerWeights *w, void *const *
         lb_pass_role(p, LB_ROLE_PERMUTE);
         LB_TRY(p->ops->merge_heads(p->be, lb_pass_at(p, dh, j * rows * d), d_o, p->B, n, p->h, hd));
         lb_pass_role(p, LB_ROLE_QKV);
-        LB_TRY(lb_linear_backward(p, x, lb_pass_at(p, w->w_qkv, j * d * d), d_o, dx, lb_pass_at(p, gw->w_qkv, j * d * d),
-                                  lb_pass_at(p, gw->b_qkv, j * d), rows, d, d, 1));
+        LB_TRY(lb_linear_backward(p, x, lb_pass_at(p, w->w_qkv, j * d * d), d_o, dx,
+                                  lb_pass_at(p, gw->w_qkv, j * d * d), lb_pass_at(p, gw->b_qkv, j * d), rows, d, d, 1));
     }
     return LB_OK;
 }

@@ -264,7 +264,8 @@ int main(void)
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
         const LbModelDesc *desc = lb_model_desc(kinds[i]);
         for (int v = 0; v < desc->variants; v++) {
-            const LbModelConfig cfg = lb_model_variant(kinds[i], v, tiny(kinds[i], 8, kinds[i] == LB_MODEL_PERFORMER ? 6 : 4));
+            const int64_t k = kinds[i] == LB_MODEL_PERFORMER ? 6 : 4; /* m 6 random features */
+            const LbModelConfig cfg = lb_model_variant(kinds[i], v, tiny(kinds[i], 8, k));
             check_config(be, &cfg);
         }
     }
