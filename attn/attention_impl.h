@@ -27,6 +27,8 @@ struct LbPass {
     void **keep;
     LbModel *grads;
 };
+/* In the plan's dry run (a counting arena) every tensor pointer is NULL, the gradients' too: what
+ * a pass allocates must never depend on whether a pointer is NULL, or the plan drifts from it. */
 
 /* The most tensors one layer's attention keeps for its backward. */
 #define LB_KEEP_MAX 16
@@ -53,6 +55,11 @@ int lb_pass_bmm(LbPass *p, int ta, int tb, int64_t m, int64_t n, int64_t kd, flo
  * o may be q itself when ldq = d (q's rows are consumed by the scores first), not k or v. */
 int lb_attend_rows(LbPass *p, const void *q, int64_t ldq, const void *k, const void *v, int64_t ldkv,
                    int64_t q_len, int64_t kv_len, int64_t row0, int64_t rows, void *s, void *o);
+
+/* lb_attend_rows' first half: those rows' probabilities P = softmax(q k^T / sqrt(hd)) into s, as
+ * lb_attend_rows leaves them (the chunked backward recomputes its blocks with it). */
+int lb_attend_scores(LbPass *p, const void *q, int64_t ldq, const void *k, int64_t ldkv, int64_t q_len,
+                     int64_t kv_len, int64_t row0, int64_t rows, void *s);
 
 /* lb_attend_rows over all n query rows, with the score buffer (B, h, n, kv_len) allocated here. */
 int lb_attend(LbPass *p, const void *q, int64_t ldq, const void *k, const void *v, int64_t ldkv, int64_t kv_len,
@@ -86,6 +93,22 @@ int lb_qkv_backward(LbPass *p, const LbLayerWeights *w, const void *x, const voi
  * b_o written. */
 int lb_project_backward(LbPass *p, const LbLayerWeights *w, const void *o, const void *dy, void *d_o,
                         LbLayerWeights *gw);
+
+/* lb_attend_rows' backward for its query rows [row0, row0 + rows): s holds their P (B, h, rows,
+ * kv_len) as lb_attend_scores left it, ds is a buffer like s (overwritten), d_o (B, q_len, d) is
+ * o's gradient. dq (laid out as q) gets those rows' gradient written; dk and dv (laid out as k
+ * and v) get these rows' share added when `accumulate`, written otherwise. */
+int lb_attend_rows_backward(LbPass *p, const void *q, int64_t ldq, const void *k, const void *v, int64_t ldkv,
+                            int64_t q_len, int64_t kv_len, int64_t row0, int64_t rows, const void *s, void *ds,
+                            const void *d_o, void *dq, void *dk, void *dv, int accumulate);
+
+/* The backward of the attention block lb_qkv, lb_attend_rows over blocks, lb_project computed:
+ * from the kept qkv (B, n, 3d), o (B, n, d) and, with block 0, probs, all n rows' P (B, h, n, n);
+ * with block > 0, P recomputed per block of `block` query rows (probs unused). dx gets the
+ * block's gradient added; gw's Q/K/V and output projections written. Its temporaries stay for
+ * the caller to release. */
+int lb_exact_attention_backward(LbPass *p, const LbLayerWeights *w, const void *x, const void *qkv, const void *o,
+                                const void *probs, int64_t block, const void *dy, void *dx, LbLayerWeights *gw);
 
 /* --- the builder: weights in a fixed order, each drawn from its own seed ------------------- */
 

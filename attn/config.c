@@ -40,6 +40,11 @@ int lb_config_check(const LbModelConfig *c, char *msg, size_t msg_size)
     const LbModelDesc *m = lb_model_desc(c->kind);
     if (!m)
         return LB_BAD("--model %d is not a model: should be one of the model table's", (int)c->kind);
+    if (c->pass != LB_PASS_FORWARD && c->pass != LB_PASS_TRAIN)
+        return LB_BAD("--pass %d is not a pass: should be forward or train", (int)c->pass);
+    if (c->pass == LB_PASS_TRAIN && !m->attention_backward)
+        return LB_BAD("--pass train: model %s has no backward pass yet, so it cannot train: should be --pass forward",
+                      m->name);
     return m->check ? m->check(c, msg, msg_size) : LB_OK;
 #undef LB_BAD
 }

@@ -43,6 +43,11 @@ typedef enum LbOrder { LB_ORDER_EARLY = 0, LB_ORDER_LATE = 1 } LbOrder;
  * uniform, the cell's k on every layer; halve, k on the first third of the layers, k/2 on the
  * second, k/4 on the last; list, k times one factor in (0, 1] per layer. Every k below the cell's
  * is rounded up to a multiple of LB_KSCHED_STEP (and never above the cell's k). */
+/* What one measured step runs (--pass): the forward pass alone (the paper's), or a training
+ * step without the optimizer (attn/train.h): the forward keeping what the backward needs, then
+ * the backward, giving every parameter's gradient. */
+typedef enum LbPassKind { LB_PASS_FORWARD = 0, LB_PASS_TRAIN = 1 } LbPassKind;
+
 typedef enum LbKSchedule { LB_KSCHED_UNIFORM = 0, LB_KSCHED_HALVE = 1, LB_KSCHED_LIST = 2 } LbKSchedule;
 #define LB_KSCHED_STEP 8
 
@@ -72,6 +77,7 @@ typedef struct LbModelConfig {
     LbSharing sharing;
     LbOrder order;
     LbDtype dtype;
+    LbPassKind pass;
     LbKSchedule k_schedule;
     int k_factors;                    /* LB_KSCHED_LIST: how many factors the list gave */
     double k_factor[LB_LAYERS_MAX];   /* LB_KSCHED_LIST: layer l's factor in (0, 1] */

@@ -8,6 +8,9 @@
 #include "attn/attention_impl.h"
 #include "attn/base/status.h"
 
+/* the standard model's scale, as the float its product's alpha is */
+static float scale(const LbPass *p) { return 1.0f / sqrtf((float)p->hd); }
+
 static int attention(LbPass *p, int layer, const LbLayerWeights *w, const void *x, void *y)
 {
     (void)layer;
@@ -15,11 +18,38 @@ static int attention(LbPass *p, int layer, const LbLayerWeights *w, const void *
     void *qkv, *o;
     LB_TRY(lb_qkv(p, w, x, &qkv));                                     /* (B, n, 3d) */
     LB_TRY(lb_pass_alloc(p, p->B * p->n * d, "attention output", &o)); /* (B, n, d) */
+    const void *k = lb_pass_at(p, qkv, d), *v = lb_pass_at(p, qkv, 2 * d);
     lb_pass_role(p, LB_ROLE_ATTENTION);
-    /* the standard model's scale, as the float its product's alpha is */
-    LB_TRY(p->ops->flash_attention(p->be, qkv, lb_pass_at(p, qkv, d), lb_pass_at(p, qkv, 2 * d), 3 * d, o, p->B,
-                                   p->n, p->h, p->hd, 1.0f / sqrtf((float)p->hd)));
+    if (p->keep) { /* the backward recomputes P from Q, K and each row's log-sum-exp */
+        float *lse;
+        LB_TRY(lb_arena_alloc(p->a, (size_t)(p->B * p->h * p->n) * 4u, "attention log-sum-exp", (void **)&lse));
+        LB_TRY(p->ops->flash_attention_lse(p->be, qkv, k, v, 3 * d, o, lse, p->B, p->n, p->h, p->hd, scale(p)));
+        p->keep[0] = qkv;
+        p->keep[1] = o;
+        p->keep[2] = lse;
+    } else {
+        LB_TRY(p->ops->flash_attention(p->be, qkv, k, v, 3 * d, o, p->B, p->n, p->h, p->hd, scale(p)));
+    }
     return lb_project(p, w, o, y);
+}
+
+static int attention_backward(LbPass *p, int layer, const LbLayerWeights *w, void *const *keep, const void *x,
+                              const void *dy, void *dx, LbLayerWeights *gw)
+{
+    (void)layer;
+    const int64_t d = p->d;
+    const void *qkv = keep[0];
+    void *d_o, *dqkv, *scratch;
+    LB_TRY(lb_pass_alloc(p, p->B * p->n * d, "attention output gradient", &d_o)); /* (B, n, d) */
+    LB_TRY(lb_pass_alloc(p, p->B * p->n * 3 * d, "Q/K/V gradient", &dqkv));      /* (B, n, 3d) */
+    LB_TRY(lb_arena_alloc(p->a, lb_flash_backward_scratch_bytes(p->B, p->n, p->h, p->hd), "flash backward scratch",
+                          &scratch));
+    LB_TRY(lb_project_backward(p, w, keep[1], dy, d_o, gw));
+    lb_pass_role(p, LB_ROLE_ATTENTION);
+    LB_TRY(p->ops->flash_attention_backward(p->be, qkv, lb_pass_at(p, qkv, d), lb_pass_at(p, qkv, 2 * d), 3 * d,
+                                            keep[1], keep[2], d_o, dqkv, lb_pass_at(p, dqkv, d),
+                                            lb_pass_at(p, dqkv, 2 * d), p->B, p->n, p->h, p->hd, scale(p), scratch));
+    return lb_qkv_backward(p, w, x, dqkv, dx, gw);
 }
 
 /* The fused kernels tile the head width by the tensor-core product's k (16): refused here, with
@@ -57,6 +87,7 @@ const LbModelDesc lb_model_flash = {
     .name = "flash",
     .check = check,
     .attention = attention,
+    .attention_backward = attention_backward,
     .flops_per_layer = lb_exact_attention_flops,
     .variants = 1,
     .variant = variant,

@@ -9,6 +9,7 @@
 #include "attn/arena.h"
 #include "attn/forward.h"
 #include "attn/model.h"
+#include "attn/train.h"
 #include "attn/base/status.h"
 
 /* --- the counting backend: every op succeeds and touches nothing -------------------------- */
@@ -42,7 +43,8 @@ static int no_pool(LbBackend *be, const void *x, int64_t ld_x, void *y, int64_t 
                    int64_t k, int64_t channels, int mode) { return LB_OK; }
 static int no_conv(LbBackend *be, const void *x, int64_t ld_x, const void *wt, void *y, int64_t ld_y, int64_t batch,
                    int64_t n, int64_t k, int64_t channels) { return LB_OK; }
-/* the training step's backward */
+/* the training step */
+static int no_copy(LbBackend *be, void *dst, const void *src, size_t bytes) { return LB_OK; }
 static int no_add(LbBackend *be, const void *x, void *y, int64_t count) { return LB_OK; }
 static int no_column_sums(LbBackend *be, const void *x, void *y, int64_t rows, int64_t cols, void *scratch)
 {
@@ -77,8 +79,8 @@ static int no_flash_lse(LbBackend *be, const void *q, const void *k, const void 
                         int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale) { return LB_OK; }
 #pragma GCC diagnostic pop
 
-/* Every op a model's build or forward pass calls: an op the passes start to call gets its no-op
- * here too, or the plan crashes. Nothing allocates, times or describes through this backend. */
+/* Every op a model's build, forward pass or training step calls: an op they start to call gets
+ * its no-op here too, or the plan crashes. Nothing allocates, times or describes through this backend. */
 static const LbOps counting_ops = {
     .name = "counting",
     .upload = no_upload,
@@ -96,6 +98,7 @@ static const LbOps counting_ops = {
     .flash_attention = no_flash,
     .pool_seq = no_pool,
     .depthwise_conv_seq = no_conv,
+    .copy = no_copy,
     .add = no_add,
     .column_sums = no_column_sums,
     .gelu_backward = no_pair,
@@ -126,12 +129,14 @@ LbPlanParams lb_plan_params_cuda(LbDtype dtype)
     return p;
 }
 
-/* No tensor of a forward pass holds more than B n (h max(n, k) + 3 d + f) elements: past 2^60
- * bytes of that bound the sizes could overflow 64 bits, and no device holds it anyway. */
+/* No tensor of a forward pass holds more than B n (h max(n, k) + 3 d + f) elements, and a
+ * training step keeps fewer than 4 of those per layer and for its backward: past 2^60 bytes of
+ * that bound the sizes could overflow 64 bits, and no device holds it anyway. */
 static int too_large(const LbModelConfig *c, const LbPlanParams *p, int64_t B)
 {
     const double n = (double)c->n, k = (double)c->k, widest = (n > k ? n : k) * c->heads;
-    const double bytes = (double)B * n * (widest + 3.0 * c->d_model + c->ffn) * (double)p->elem_bytes;
+    const double tensors = c->pass == LB_PASS_TRAIN ? 4.0 * (c->layers + 1) : 1.0;
+    const double bytes = tensors * (double)B * n * (widest + 3.0 * c->d_model + c->ffn) * (double)p->elem_bytes;
     return B < 1 || bytes > 0x1p60;
 }
 
@@ -146,13 +151,19 @@ int lb_plan_compute(const LbModelConfig *cfg, const LbPlanParams *p, int64_t B, 
     lb_arena_counting(&a, p->alignment);
     LbModel m;
     LbInputs in;
+    LbTrain t = {0};
+    const int train = cfg->pass == LB_PASS_TRAIN;
     LB_TRY(lb_model_build(&m, cfg, &be, &a, 0));
     out->workspace = p->workspace ? lb_align_up(p->workspace, p->alignment) : 0;
     out->weights = a.used - out->workspace;
     int rc = lb_inputs_alloc(&m, &a, B, &in);
     out->inputs = a.used - out->weights - out->workspace;
+    if (rc == LB_OK && train)
+        rc = lb_train_alloc(&m, &a, B, &t);
+    out->gradients = a.used - out->inputs - out->weights - out->workspace;
     if (rc == LB_OK)
-        rc = lb_forward(&m, &a, &in);
+        rc = train ? lb_train_step(&m, &a, &in, &t) : lb_forward(&m, &a, &in);
+    lb_train_release(&t);
     lb_model_release(&m);
     LB_TRY(rc);
     out->total = a.high_water;

@@ -1,6 +1,7 @@
-/* The memory plan: exact bytes of weights, workspace and activations of one pass at batch B, and
- * the largest B that fits a budget (METHOD.md, "Largest batch"), by a dry run of the code;
- * tests/model/test_model.c holds it equal to a real arena's high-water mark. */
+/* The memory plan: exact bytes of weights, workspace and activations of one pass, or of one
+ * training step (cfg->pass), at batch B, and the largest B that fits a budget (METHOD.md,
+ * "Largest batch"), by a dry run of the code; tests/model hold it equal to a real arena's
+ * high-water mark. */
 #ifndef LB_PLAN_H
 #define LB_PLAN_H
 
@@ -33,8 +34,11 @@ typedef struct LbPlan {
     size_t weights;     /* embeddings, layers, the model's own weights */
     size_t workspace;   /* backend scratch */
     size_t inputs;      /* ids, x, y: grows with B */
-    size_t temporaries; /* the largest phase's temporaries (attention or feed-forward): grows with B */
-    size_t total;       /* weights + workspace + inputs + temporaries: the arena's high-water mark */
+    size_t gradients;   /* a training step's gradient model and upstream gradient dy; 0 forward */
+    size_t temporaries; /* the largest phase's temporaries (attention or feed-forward); a training
+                         * step's kept activations and its backward's: grows with B */
+    size_t total;       /* weights + workspace + inputs + gradients + temporaries: the arena's
+                         * high-water mark */
 } LbPlan;
 
 /* Returns LB_ERR_INVALID (no message) when B < 1 or the sizes approach 2^60 bytes (they could

@@ -50,7 +50,8 @@ static void check_variant(LbBackend *be, const LbModelConfig *cfg)
             return;
         lb_check(plan.total > previous, "%s: bytes grow with B (B=%lld: %zu, before %zu)", name,
                  (long long)B, plan.total, previous);
-        lb_check(plan.total == plan.weights + plan.workspace + plan.inputs + plan.temporaries && plan.temporaries > 0,
+        lb_check(plan.total == plan.weights + plan.workspace + plan.inputs + plan.gradients + plan.temporaries &&
+                     plan.temporaries > 0,
                  "%s B=%lld: the plan's parts add up to its total", name, (long long)B);
         previous = plan.total;
 
