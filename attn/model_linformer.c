@@ -224,37 +224,13 @@ static int attention(LbPass *p, int layer, const LbLayerWeights *w, const void *
 
 /* --- the training step's backward ------------------------------------------------------------ */
 
-/* C_bj = alpha op(A_bj) op(B_bj) for every b < B, head j < h, X_bj = x + b sx + j hx: heads in
- * place, as lb_attend_rows runs them (a head's columns of a token-major buffer, hx = hd, or its
- * block of the probabilities, hx = n k). */
-static int bmm_heads(LbPass *p, int ta, int tb, int64_t m, int64_t n, int64_t kd, float alpha, const void *a,
-                     int64_t lda, int64_t sa, int64_t ha, const void *b, int64_t ldb, int64_t sb, int64_t hb, void *c,
-                     int64_t ldc, int64_t sc, int64_t hc)
-{
-    for (int64_t j = 0; j < p->h; j++)
-        LB_TRY(lb_pass_bmm(p, ta, tb, m, n, kd, alpha, lb_pass_at(p, a, j * ha), lda, sa, lb_pass_at(p, b, j * hb), ldb,
-                           sb, lb_pass_at(p, c, j * hc), ldc, sc, p->B));
-    return LB_OK;
-}
-
-/* attend's backward, P (B, h, n, k) kept: dV' = P^T dO, dP = dO V'^T, dS = softmax_backward(P, dP)
- * (the scale was the scores' product's alpha, the softmax's 1), dQ = scale dS K', dK' = scale dS^T
- * Q; dq laid out as q, dkc and dvc as kc and vc, all written. */
+/* lb_attend_rows_backward over all n rows, P (B, h, n, k) kept; dq, dkc, dvc written. */
 static int attend_backward(LbPass *p, const void *q, int64_t ldq, const void *kc, const void *vc, int64_t ldkv,
                            int64_t k, const void *s, const void *d_o, void *dq, void *dkc, void *dvc)
 {
-    const int64_t n = p->n, d = p->d, hd = p->hd, hs = n * k, sh = p->h * hs;
-    const float scale = 1.0f / sqrtf((float)hd);
     void *ds;
-    LB_TRY(lb_pass_alloc(p, p->B * sh, "attention score gradient", &ds)); /* (B, h, n, k) */
-    lb_pass_role(p, LB_ROLE_PV);
-    LB_TRY(bmm_heads(p, 1, 0, k, hd, n, 1.0f, s, k, sh, hs, d_o, d, n * d, hd, dvc, ldkv, k * ldkv, hd));
-    LB_TRY(bmm_heads(p, 0, 1, n, k, hd, 1.0f, d_o, d, n * d, hd, vc, ldkv, k * ldkv, hd, ds, k, sh, hs));
-    lb_pass_role(p, LB_ROLE_SOFTMAX);
-    LB_TRY(p->ops->softmax_backward(p->be, s, ds, p->B * p->h * n, k, 1.0f));
-    lb_pass_role(p, LB_ROLE_SCORES);
-    LB_TRY(bmm_heads(p, 0, 0, n, hd, k, scale, ds, k, sh, hs, kc, ldkv, k * ldkv, hd, dq, ldq, n * ldq, hd));
-    return bmm_heads(p, 1, 0, k, hd, n, scale, ds, k, sh, hs, q, ldq, n * ldq, hd, dkc, ldkv, k * ldkv, hd);
+    LB_TRY(lb_pass_alloc(p, p->B * p->h * p->n * k, "attention score gradient", &ds)); /* (B, h, n, k) */
+    return lb_attend_rows_backward(p, q, ldq, kc, vc, ldkv, p->n, k, 0, p->n, s, ds, d_o, dq, dkc, dvc, 0);
 }
 
 /* compress's backward from dout (B, k, ld_out), its output's gradient: x's gradient into dx, laid
