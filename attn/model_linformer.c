@@ -121,15 +121,35 @@ static int compress(LbPass *p, int64_t k, const void *E, const void *x, int64_t 
     return lb_pass_bmm(p, 0, 0, k, width, p->n, 1.0f, E, p->n, 0, x, ld_x, p->n * ld_x, out, ld_out, k * ld_out, p->B);
 }
 
+/* What the forward keeps for the backward (p->keep, attention.h): Q (late: the fused Q/K/V),
+ * X compressed by E and by F (early), K' and V', the probabilities and the attention output. */
+enum { KEEP_Q, KEEP_XE, KEEP_XF, KEEP_KC, KEEP_VC, KEEP_P, KEEP_O };
+
+static void keep(LbPass *p, int slot, void *t)
+{
+    if (p->keep)
+        p->keep[slot] = t;
+}
+
+/* lb_attend, the probabilities kept. */
+static int attend(LbPass *p, const void *q, int64_t ldq, const void *kc, const void *vc, int64_t ldkv, int64_t k,
+                  void *o)
+{
+    void *s;
+    LB_TRY(lb_pass_alloc(p, p->B * p->h * p->n * k, "attention scores", &s)); /* (B, h, n, k) */
+    keep(p, KEEP_P, s);
+    return lb_attend_rows(p, q, ldq, kc, vc, ldkv, p->n, k, 0, p->n, s, o);
+}
+
 /* Early order (fairseq): K' = (E X) W_K + b_K, V' = (F X) W_V + b_V; with E = F, X is compressed
  * once and K', V' come from one fused product. The output goes over Q, whose rows the scores
- * consumed. */
+ * consumed, except in a training step, whose backward needs Q. */
 static int attention_early(LbPass *p, int layer, const LbLayerWeights *w, const void *x, void *y)
 {
     const int64_t k = lb_config_layer_k(&p->m->cfg, layer);
     const int64_t rows = p->B * p->n, ck = p->B * k, d = p->d;
     const int fused = !separate_kv(&p->m->cfg);
-    void *xe, *xf = NULL, *q, *kc, *vc;
+    void *xe, *xf = NULL, *q, *kc, *vc, *o;
     LB_TRY(lb_pass_alloc(p, ck * d, fused ? "compressed X" : "E X", &xe));   /* (B, k, d) */
     LB_TRY(compress(p, k, projection(p->m, layer, 0, 0), x, d, d, xe, d));
     if (!fused) {
@@ -151,8 +171,13 @@ static int attention_early(LbPass *p, int layer, const LbLayerWeights *w, const 
         LB_TRY(p->ops->linear(p->be, xf, lb_pass_at(p, w->w_qkv, 2 * d * d), lb_pass_at(p, w->b_qkv, 2 * d), vc,
                               ck, d, d, 0));
     }
-    LB_TRY(lb_attend(p, q, d, kc, vc, fused ? 2 * d : d, k, q));            /* scores (B, h, n, k) */
-    return lb_project(p, w, q, y);
+    o = q;
+    if (p->keep)
+        LB_TRY(lb_pass_alloc(p, rows * d, "attention output", &o));
+    keep(p, KEEP_Q, q), keep(p, KEEP_XE, xe), keep(p, KEEP_XF, xf), keep(p, KEEP_KC, kc), keep(p, KEEP_VC, vc);
+    keep(p, KEEP_O, o);
+    LB_TRY(attend(p, q, d, kc, vc, fused ? 2 * d : d, k, o));               /* scores (B, h, n, k) */
+    return lb_project(p, w, o, y);
 }
 
 /* Late order (the paper's figure): K' = E (X W_K + b_K), V' = F (X W_V + b_V); shared E compresses
@@ -187,13 +212,144 @@ static int attention_late(LbPass *p, int layer, const LbLayerWeights *w, const v
                             width, lb_pass_at(p, vc, i * width), d));
         }
     }
-    LB_TRY(lb_attend(p, qkv, 3 * d, kc, vc, ld_kv, k, o));                  /* scores (B, h, n, k) */
+    keep(p, KEEP_Q, qkv), keep(p, KEEP_KC, kc), keep(p, KEEP_VC, vc), keep(p, KEEP_O, o);
+    LB_TRY(attend(p, qkv, 3 * d, kc, vc, ld_kv, k, o));                    /* scores (B, h, n, k) */
     return lb_project(p, w, o, y);
 }
 
 static int attention(LbPass *p, int layer, const LbLayerWeights *w, const void *x, void *y)
 {
     return p->m->cfg.order == LB_ORDER_EARLY ? attention_early(p, layer, w, x, y) : attention_late(p, layer, w, x, y);
+}
+
+/* --- the training step's backward ------------------------------------------------------------ */
+
+/* lb_attend_rows_backward over all n rows, P (B, h, n, k) kept; dq, dkc, dvc written. */
+static int attend_backward(LbPass *p, const void *q, int64_t ldq, const void *kc, const void *vc, int64_t ldkv,
+                           int64_t k, const void *s, const void *d_o, void *dq, void *dkc, void *dvc)
+{
+    void *ds;
+    LB_TRY(lb_pass_alloc(p, p->B * p->h * p->n * k, "attention score gradient", &ds)); /* (B, h, n, k) */
+    return lb_attend_rows_backward(p, q, ldq, kc, vc, ldkv, p->n, k, 0, p->n, s, ds, d_o, dq, dkc, dvc, 0);
+}
+
+/* compress's backward from dout (B, k, ld_out), its output's gradient: x's gradient into dx, laid
+ * out as x, written, or added when `accumulate` (x's rows then `width` wide); the gradient of the
+ * projection's weights that ran (E's first k rows, a kernel's first n / k taps) added to their
+ * tensor in p->grads, which every layer, head, K and V sharing them adds to. */
+static int compress_backward(LbPass *p, int layer, int head, int which, int64_t k, const void *x, int64_t ld_x,
+                             int64_t width, const void *dout, int64_t ld_out, void *dx, int accumulate)
+{
+    const LbModelConfig *c = &p->m->cfg;
+    const Projection kind = projection_kind(c);
+    const void *E = projection(p->m, layer, head, which);
+    void *dE = projection(p->grads, layer, head, which), *out = dx;
+    lb_pass_role(p, LB_ROLE_COMPRESS);
+    if (kind == PROJ_LINEAR) {
+        LbBmm g = {.trans_a = 1, .m = p->n, .n = width, .kdim = k, .alpha = 1.0f, .a = E, .lda = p->n, .b = dout,
+                   .ldb = ld_out, .stride_b = k * ld_out, .c = dx, .ldc = ld_x, .stride_c = p->n * ld_x,
+                   .batch = p->B, .beta = accumulate ? 1.0f : 0.0f};
+        LB_TRY(p->ops->bmm(p->be, &g)); /* dX_b (n, width) = E^T dout_b */
+        g = (LbBmm){.trans_b = 1, .m = k, .n = p->n, .kdim = width, .alpha = 1.0f, .a = dout, .lda = ld_out,
+                    .stride_a = k * ld_out, .b = x, .ldb = ld_x, .stride_b = p->n * ld_x, .c = dE, .ldc = p->n,
+                    .batch = p->B, .beta = 1.0f};
+        return p->ops->bmm(p->be, &g); /* dE (k, n) += sum over b of dout_b X_b^T */
+    }
+    const int64_t count = p->B * p->n * ld_x;
+    if (accumulate)
+        LB_TRY(lb_pass_alloc(p, count, "compressed input gradient", &out));
+    if (kind == PROJ_CONV) {
+        const int64_t channels = c->sharing == LB_SHARE_NONE ? p->hd : p->d, taps = p->n / k;
+        const size_t bytes = lb_depthwise_conv_seq_backward_scratch_bytes(p->n, k, channels);
+        void *dw, *scratch = NULL;
+        LB_TRY(lb_pass_alloc(p, taps * channels, "convolution kernel gradient", &dw)); /* (taps, channels) */
+        if (bytes)
+            LB_TRY(lb_arena_alloc(p->a, bytes, "convolution kernel partial sums", &scratch));
+        for (int64_t off = 0; off < width; off += channels) {
+            LB_TRY(p->ops->depthwise_conv_seq_backward(p->be, lb_pass_at(p, x, off), ld_x, E, lb_pass_at(p, dout, off),
+                                                       ld_out, lb_pass_at(p, out, off), dw, p->B, p->n, k, channels,
+                                                       scratch));
+            LB_TRY(p->ops->add(p->be, dw, dE, taps * channels));
+        }
+    } else {
+        LB_TRY(p->ops->pool_seq_backward(p->be, x, ld_x, dout, ld_out, out, p->B, p->n, k, width,
+                                         kind == PROJ_MAX ? LB_POOL_MAX : LB_POOL_MEAN));
+    }
+    return accumulate ? p->ops->add(p->be, out, dx, count) : LB_OK;
+}
+
+/* Early order: the output projection's, the attention's, Q's product's (into dx), K' and V''s
+ * (into the gradients of E X and F X), then each compression's into dx. */
+static int backward_early(LbPass *p, int layer, const LbLayerWeights *w, void *const *kept, const void *x,
+                          const void *dy, void *dx, LbLayerWeights *gw)
+{
+    const int64_t k = lb_config_layer_k(&p->m->cfg, layer), rows = p->B * p->n, ck = p->B * k, d = p->d;
+    const int fused = !separate_kv(&p->m->cfg);
+    void *d_o, *dq, *dkc, *dvc, *dxe, *dxf = NULL;
+    LB_TRY(lb_pass_alloc(p, rows * d, "attention output gradient", &d_o)); /* (B, n, d) */
+    LB_TRY(lb_pass_alloc(p, rows * d, "Q gradient", &dq));
+    LB_TRY(lb_pass_alloc(p, ck * 2 * d, "K'/V' gradient", &dkc)); /* (B, k, 2d), or dK' then dV' (B, k, d) */
+    dvc = lb_pass_at(p, dkc, fused ? d : ck * d);
+    LB_TRY(lb_pass_alloc(p, ck * d, "E X gradient", &dxe));
+    if (!fused)
+        LB_TRY(lb_pass_alloc(p, ck * d, "F X gradient", &dxf));
+    LB_TRY(lb_project_backward(p, w, kept[KEEP_O], dy, d_o, gw));
+    LB_TRY(attend_backward(p, kept[KEEP_Q], d, kept[KEEP_KC], kept[KEEP_VC], fused ? 2 * d : d, k, kept[KEEP_P], d_o,
+                           dq, dkc, dvc));
+    lb_pass_role(p, LB_ROLE_QKV);
+    LB_TRY(lb_linear_backward(p, x, w->w_qkv, dq, dx, gw->w_qkv, gw->b_qkv, rows, d, d, 1));
+    for (int which = 0; which < 2 - fused; which++) { /* K' (and V' with it, fused), then V' */
+        const int64_t r0 = (1 + which) * d, width = fused ? 2 * d : d;
+        LB_TRY(lb_linear_backward(p, kept[which ? KEEP_XF : KEEP_XE], lb_pass_at(p, w->w_qkv, r0 * d),
+                                  which ? dvc : dkc, which ? dxf : dxe, lb_pass_at(p, gw->w_qkv, r0 * d),
+                                  lb_pass_at(p, gw->b_qkv, r0), ck, d, width, 0));
+    }
+    LB_TRY(compress_backward(p, layer, 0, 0, k, x, d, d, dxe, d, dx, 1));
+    return fused ? LB_OK : compress_backward(p, layer, 0, 1, k, x, d, d, dxf, d, dx, 1);
+}
+
+/* Late order: the output projection's, the attention's into Q's columns of the Q/K/V gradient and
+ * into dK', dV', each compression's into the K and V columns, then lb_qkv's. */
+static int backward_late(LbPass *p, int layer, const LbLayerWeights *w, void *const *kept, const void *x,
+                         const void *dy, void *dx, LbLayerWeights *gw)
+{
+    const int64_t k = lb_config_layer_k(&p->m->cfg, layer), rows = p->B * p->n, ck = p->B * k, d = p->d;
+    const LbSharing sharing = sharing_of(&p->m->cfg);
+    const int fused = sharing == LB_SHARE_LAYERWISE || sharing == LB_SHARE_KV;
+    const void *qkv = kept[KEEP_Q];
+    void *d_o, *dqkv, *dkc, *dvc;
+    LB_TRY(lb_pass_alloc(p, rows * d, "attention output gradient", &d_o)); /* (B, n, d) */
+    LB_TRY(lb_pass_alloc(p, rows * 3 * d, "Q/K/V gradient", &dqkv));       /* (B, n, 3d) */
+    LB_TRY(lb_pass_alloc(p, ck * 2 * d, "K'/V' gradient", &dkc)); /* (B, k, 2d), or dK' then dV' (B, k, d) */
+    dvc = lb_pass_at(p, dkc, fused ? d : ck * d);
+    LB_TRY(lb_project_backward(p, w, kept[KEEP_O], dy, d_o, gw));
+    LB_TRY(attend_backward(p, qkv, 3 * d, kept[KEEP_KC], kept[KEEP_VC], fused ? 2 * d : d, k, kept[KEEP_P], d_o,
+                           dqkv, dkc, dvc));
+    if (fused) {
+        LB_TRY(compress_backward(p, layer, 0, 0, k, lb_pass_at(p, qkv, d), 3 * d, 2 * d, dkc, 2 * d,
+                                 lb_pass_at(p, dqkv, d), 0));
+    } else {
+        const int64_t parts = sharing == LB_SHARE_NONE ? p->h : 1, width = d / parts;
+        for (int64_t i = 0; i < parts; i++)
+            for (int which = 0; which < 2; which++) { /* E_i on K's columns, F_i on V's */
+                const int64_t col = (1 + which) * d + i * width;
+                LB_TRY(compress_backward(p, layer, (int)i, which, k, lb_pass_at(p, qkv, col), 3 * d, width,
+                                         lb_pass_at(p, which ? dvc : dkc, i * width), d, lb_pass_at(p, dqkv, col), 0));
+            }
+    }
+    return lb_qkv_backward(p, w, x, dqkv, dx, gw);
+}
+
+/* Its temporaries are released before it returns; the kept tensors are the caller's. */
+static int attention_backward(LbPass *p, int layer, const LbLayerWeights *w, void *const *kept, const void *x,
+                              const void *dy, void *dx, LbLayerWeights *gw)
+{
+    const size_t mark = lb_arena_mark(p->a);
+    const int rc = p->m->cfg.order == LB_ORDER_EARLY ? backward_early(p, layer, w, kept, x, dy, dx, gw)
+                                                     : backward_late(p, layer, w, kept, x, dy, dx, gw);
+    lb_pass_role(p, LB_ROLE_UNLABELLED);
+    lb_arena_reset(p->a, mark);
+    return rc;
 }
 
 static int check(const LbModelConfig *c, char *msg, size_t msg_size)
@@ -312,7 +468,9 @@ static void describe(const LbModelConfig *c, char *buf, size_t size)
 }
 
 /* What the four models share, and what the three with windows of n / k share besides. */
-#define LB_LINFORMER_OPS .check = check, .attention = attention, .flops_per_layer = flops_per_layer, .describe = describe
+#define LB_LINFORMER_OPS                                                                                      \
+    .check = check, .attention = attention, .attention_backward = attention_backward,                         \
+    .flops_per_layer = flops_per_layer, .describe = describe
 #define LB_LINFORMER_WINDOWS                                                                                  \
     .k_range = "1 to n, dividing n", .cell_exists = cell_exists_windows,                                      \
     .skip_reason = "k must divide n: it compresses windows of n/k positions"

@@ -84,6 +84,10 @@ static int build(LbBuilder *b)
 static const void *omega(const LbModel *m, int layer) { return m->own[layer].ptr; }
 static const void *ones(const LbModel *m) { return m->own[m->cfg.layers].ptr; }
 
+/* What the forward keeps for the backward (p->keep, attention.h): the heads of Q, K, V, the
+ * features Q' and K', K'^T [V 1], Q'(K'^T [V 1]) and the attention output (B, n, d). */
+enum { KEEP_QH, KEEP_KH, KEEP_VH, KEEP_QF, KEEP_KF, KEEP_KV, KEEP_O1, KEEP_O, KEEP_COUNT };
+
 /* lb_qkv, then qh, kh, vh (B, h, n, hd) split out of it for the feature map, which wants heads
  * contiguous (2 x 3 B n d elements moved that lb_attend does not need). */
 static int qkv_heads(LbPass *p, const LbLayerWeights *w, const void *x, void **qkv, void **qh, void **kh, void **vh)
@@ -128,12 +132,88 @@ static int attention(LbPass *p, int layer, const LbLayerWeights *w, const void *
     lb_pass_role(p, LB_ROLE_PV);
     LB_TRY(lb_pass_bmm(p, 0, 0, n, hd + 1, mf, 1.0f, qf, mf, n * mf, kv, hd + 1, mf * (hd + 1), o1, hd + 1,
                        n * (hd + 1), bh));
+    void *oh = qh; /* the heads' output, over Q's but in a training step, whose backward needs Q */
+    if (p->keep)
+        LB_TRY(lb_pass_alloc(p, bh * n * hd, "attention output heads", &oh));
     lb_pass_role(p, LB_ROLE_NORMALISE);
-    LB_TRY(p->ops->divide_by_last(p->be, o1, qh, bh * n, hd));
+    LB_TRY(p->ops->divide_by_last(p->be, o1, oh, bh * n, hd));
     lb_pass_role(p, LB_ROLE_UNLABELLED);
     lb_pass_role(p, LB_ROLE_PERMUTE); /* the heads (B, h, n, hd) back to (B, n, d), over Q/K/V */
-    LB_TRY(p->ops->merge_heads(p->be, qh, qkv, p->B, p->n, p->h, p->hd));
+    LB_TRY(p->ops->merge_heads(p->be, oh, qkv, p->B, p->n, p->h, p->hd));
+    if (p->keep) {
+        void *const kept[] = {qh, kh, vh, qf, kf, kv, o1, qkv};
+        for (int i = 0; i < KEEP_COUNT; i++)
+            p->keep[i] = kept[i];
+    }
     return lb_project(p, w, qkv, y);
+}
+
+/* The backward through FAVOR+, from the kept tensors: D^-1's, Q'(K'^T [V 1])'s, K'^T [V 1]'s, then
+ * each feature map's (its exponent's norm term from favor_features_backward, its projection's
+ * from the product with omega), and the heads merged back for the Q, K and V row blocks of
+ * W_QKV. The projections omega are fixed random features, not trained: their gradient is not
+ * computed, and their tensors in p->grads stay as the step set them (zero), as do the ones'. */
+static int backward(LbPass *p, int layer, const LbLayerWeights *w, void *const *kept, const void *x, const void *dy,
+                    void *dx, LbLayerWeights *gw)
+{
+    const int64_t bh = p->B * p->h, n = p->n, hd = p->hd, mf = p->k, rows = p->B * n, d = p->d;
+    const float scale = (float)pow((double)hd, -0.25);
+    void *d_o, *dh, *do1, *dkv, *dqf, *dkf;
+    LB_TRY(lb_pass_alloc(p, rows * d, "attention output gradient", &d_o)); /* (B, n, d) */
+    LB_TRY(lb_pass_alloc(p, 3 * rows * d, "Q/K/V heads gradient", &dh));   /* 3 x (B, h, n, hd) */
+    LB_TRY(lb_pass_alloc(p, bh * n * (hd + 1), "Q'(K'^T [V 1]) gradient", &do1));
+    LB_TRY(lb_pass_alloc(p, bh * mf * (hd + 1), "K'^T [V 1] gradient", &dkv));
+    LB_TRY(lb_pass_alloc(p, bh * n * mf, "query features gradient", &dqf)); /* (B, h, n, m) */
+    LB_TRY(lb_pass_alloc(p, bh * n * mf, "key features gradient", &dkf));
+    void *dvh = lb_pass_at(p, dh, 2 * rows * d);
+    LB_TRY(lb_project_backward(p, w, kept[KEEP_O], dy, d_o, gw));
+    lb_pass_role(p, LB_ROLE_PERMUTE); /* the output's gradient in heads, in dV's place until dV */
+    LB_TRY(p->ops->split_heads(p->be, d_o, d, dvh, p->B, n, p->h, hd));
+    lb_pass_role(p, LB_ROLE_NORMALISE);
+    LB_TRY(p->ops->divide_by_last_backward(p->be, kept[KEEP_O1], dvh, do1, bh * n, hd));
+    lb_pass_role(p, LB_ROLE_PV); /* dQ' (n, m) = dO1 (K'^T [V 1])^T, d(K'^T [V 1]) (m, hd + 1) = Q'^T dO1 */
+    LB_TRY(lb_pass_bmm(p, 0, 1, n, mf, hd + 1, 1.0f, do1, hd + 1, n * (hd + 1), kept[KEEP_KV], hd + 1,
+                       mf * (hd + 1), dqf, mf, n * mf, bh));
+    LB_TRY(lb_pass_bmm(p, 1, 0, mf, hd + 1, n, 1.0f, kept[KEEP_QF], mf, n * mf, do1, hd + 1, n * (hd + 1), dkv,
+                       hd + 1, mf * (hd + 1), bh));
+    lb_pass_role(p, LB_ROLE_KV_STATE); /* dK' (n, m) = [V 1] d(K'^T [V 1])^T, dV (n, hd) = K' d(K'^T V) */
+    LB_TRY(lb_pass_bmm(p, 0, 1, n, mf, hd, 1.0f, kept[KEEP_VH], hd, n * hd, dkv, hd + 1, mf * (hd + 1), dkf, mf,
+                       n * mf, bh));
+    const LbBmm ones_share = {.trans_b = 1, .m = n, .n = mf, .kdim = 1, .alpha = 1.0f, .a = ones(p->m), .lda = 1,
+                              .b = lb_pass_at(p, dkv, hd), .ldb = hd + 1, .stride_b = mf * (hd + 1), .c = dkf,
+                              .ldc = mf, .stride_c = n * mf, .batch = bh, .beta = 1.0f};
+    LB_TRY(p->ops->bmm(p->be, &ones_share));
+    LB_TRY(lb_pass_bmm(p, 0, 0, n, hd, mf, 1.0f, kept[KEEP_KF], mf, n * mf, dkv, hd + 1, mf * (hd + 1), dvh, hd,
+                       n * hd, bh));
+    lb_pass_role(p, LB_ROLE_FEATURE_MAP);
+    for (int i = 0; i < 2; i++) { /* queries, then keys: dX = the norm term's, + scale d(f) omega */
+        void *dphi = i ? dkf : dqf, *dxh = lb_pass_at(p, dh, i * rows * d);
+        LB_TRY(p->ops->favor_features_backward(p->be, kept[KEEP_QF + i], kept[KEEP_QH + i], dphi, dxh, bh, n, mf, hd,
+                                               scale));
+        const LbBmm share = {.m = n, .n = hd, .kdim = mf, .alpha = scale, .a = dphi, .lda = mf, .stride_a = n * mf,
+                             .b = omega(p->m, layer), .ldb = hd, .c = dxh, .ldc = hd, .stride_c = n * hd,
+                             .batch = bh, .beta = 1.0f};
+        LB_TRY(p->ops->bmm(p->be, &share));
+    }
+    for (int64_t j = 0; j < 3; j++) { /* Q, K, V: the heads merged (over the output's gradient), then W_j's */
+        lb_pass_role(p, LB_ROLE_PERMUTE);
+        LB_TRY(p->ops->merge_heads(p->be, lb_pass_at(p, dh, j * rows * d), d_o, p->B, n, p->h, hd));
+        lb_pass_role(p, LB_ROLE_QKV);
+        LB_TRY(lb_linear_backward(p, x, lb_pass_at(p, w->w_qkv, j * d * d), d_o, dx,
+                                  lb_pass_at(p, gw->w_qkv, j * d * d), lb_pass_at(p, gw->b_qkv, j * d), rows, d, d, 1));
+    }
+    return LB_OK;
+}
+
+/* Its temporaries are released before it returns; the kept tensors are the caller's. */
+static int attention_backward(LbPass *p, int layer, const LbLayerWeights *w, void *const *kept, const void *x,
+                              const void *dy, void *dx, LbLayerWeights *gw)
+{
+    const size_t mark = lb_arena_mark(p->a);
+    const int rc = backward(p, layer, w, kept, x, dy, dx, gw);
+    lb_pass_role(p, LB_ROLE_UNLABELLED);
+    lb_arena_reset(p->a, mark);
+    return rc;
 }
 
 static int check(const LbModelConfig *c, char *msg, size_t msg_size)
@@ -167,6 +247,7 @@ const LbModelDesc lb_model_performer = {
     .check = check,
     .build = build,
     .attention = attention,
+    .attention_backward = attention_backward,
     .flops_per_layer = flops_per_layer,
     .variants = 1,
     .describe = describe,
