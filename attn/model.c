@@ -149,6 +149,7 @@ static void ref(LbTensorRef *refs, int64_t max, int64_t *i, const char *name, vo
         refs[*i].ptr = p;
         refs[*i].rows = rows;
         refs[*i].cols = cols;
+        refs[*i].fixed = 0;
     }
     (*i)++;
 }
@@ -179,6 +180,10 @@ int64_t lb_model_tensors(const LbModel *m, LbTensorRef *refs, int64_t max)
         }
     }
     for (int64_t p = 0; p < m->own_count; p++)
+    {
         ref(refs, max, &i, m->own[p].name, m->own[p].ptr, m->own[p].rows, m->own[p].cols);
+        if (i <= max)
+            refs[i - 1].fixed = m->own[p].fixed;
+    }
     return i;
 }

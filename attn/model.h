@@ -35,6 +35,8 @@ typedef struct LbTensorRef {
     char name[48];
     void *ptr;
     int64_t rows, cols; /* cols = 1 for vectors */
+    int fixed;          /* a constant of the model, not trained (Performer's random features and
+                         * its ones): its gradient is not computed and stays 0 */
 } LbTensorRef;
 
 typedef struct LbModel {

@@ -77,7 +77,10 @@ static int build(LbBuilder *b)
         snprintf(name, sizeof name, "omega%d", l);
         LB_TRY(lb_builder_own_host(b, name, c->k, hd, draw_orthogonal));
     }
-    return lb_builder_own_uniform(b, "ones", c->n, 1, 1.0f, 1.0f); /* 1 + 0 u: exactly 1 */
+    LB_TRY(lb_builder_own_uniform(b, "ones", c->n, 1, 1.0f, 1.0f)); /* 1 + 0 u: exactly 1 */
+    for (int64_t i = 0; i < b->m->own_count; i++)
+        b->m->own[i].fixed = 1; /* the estimator's random features are drawn, never learned */
+    return LB_OK;
 }
 
 /* The own tensors in build order: omega0 .. omega{L-1}, ones. */

@@ -171,6 +171,11 @@ static void check_gradients(LbBackend *be, const LbModelConfig cfg)
     for (int64_t t = 0; t < tensors && t < 64; t++) {
         double worst = 0;
         int ok = 1;
+        if (w[t].fixed) { /* not trained: the step leaves its gradient 0 */
+            const int64_t i = lb_test_randint(0, w[t].rows * w[t].cols - 1);
+            lb_check(get1(be, g[t].ptr, i) == 0.0f, "%s: %s is fixed, its gradient 0", name, g[t].name);
+            continue;
+        }
         for (int e = 0; e < FD_ENTRIES; e++) {
             int64_t i = lb_test_randint(0, w[t].rows * w[t].cols - 1);
             if (t == 0) /* the token embedding: a row some token uses (the others' gradient is 0) */
@@ -202,6 +207,11 @@ static void test_gradients(void)
         return;
     for (int m = 0; m < LB_MODEL_COUNT; m++) {
         const LbModelDesc *d = lb_model_desc((LbModelKind)m);
+        /* Max pooling's gradient jumps where a window's top two values meet, and the embedding
+         * LayerNorm magnifies a step of the embeddings past such kinks: test_train_attention
+         * checks its block with a kink allowance, test_gpu_train its whole step. */
+        if (m == LB_MODEL_LINFORMER_MAX)
+            continue;
         for (int i = 0; d->attention_backward && i < d->variants; i++)
             check_gradients(be, lb_model_variant((LbModelKind)m, i, tiny((LbModelKind)m)));
     }
