@@ -230,6 +230,7 @@ int lb_sweep_settings_check(const char *resume, LbRunSettings *s, LbMeta *meta, 
     LbSettingProblem problem;
     if ((rc = lb_run_settings_compare(s, meta, &problem)) != 0)
         return lb_run_settings_refuse(rc, &problem, resume);
+    /* rows of other cells are refused, not dropped: only whoever put them there knows where they belong */
     char path[4096], why[512];
     lb_path_join_buf(path, sizeof path, resume, "raw.csv");
     size_t line = 0, count = 0;

@@ -42,14 +42,11 @@ int lb_sweep_shard_assign(const LbRunSettings *s, const LbSweepCell *cells, size
 int lb_sweep_raw_foreign(const LbRunSettings *s, const char *raw_path, size_t *line, size_t *how_many, char *why,
                          size_t size);
 
-/* A sweep's settings, whole, before anything runs. With --resume (`resume`: DIR, locked by the
- * caller): meta.csv read and checked, raw.csv readable, the run measured (not predicted) by this
- * linbench version, its memory budget into *budget and its settings taken into s where the user
- * gave none. Then the grid (lb_run_settings_check_grid, its notes into notes); then, resuming,
- * every setting a resume must keep is the run's, and raw.csv holds only rows of its cells
- * (refused, not dropped: only whoever put a row there can say where it belongs). LB_OK;
- * LB_ERR_FORMAT with the refusal in lb_error_message() (bad input; notes set when the grid
- * passed); LB_ERR_IO or LB_ERR_NOMEM. */
+/* A sweep's settings, whole, before anything runs. With --resume DIR (`resume`, locked by the
+ * caller): meta.csv read, the run measured (not predicted) by this linbench version, its budget
+ * into *budget, its settings taken where the user gave none; the grid checked (notes into notes);
+ * then every recorded setting the run's and raw.csv only rows of its cells. LB_OK; LB_ERR_FORMAT
+ * with the refusal in lb_error_message() (bad input); LB_ERR_IO or LB_ERR_NOMEM. */
 int lb_sweep_settings_check(const char *resume, LbRunSettings *s, LbMeta *meta, uint64_t *budget, char *notes,
                             size_t size);
 
