@@ -93,7 +93,7 @@ static int validate(LbRunSettings *s, LbMeta *meta, uint64_t *resumed_budget)
         return rc;
     rc = lb_sweep_settings_check(f->resume, s, meta, resumed_budget, notes, sizeof notes);
     fputs(notes, stderr);
-    if (rc != LB_OK)
+    if (rc != LB_OK) /* the directory's fault, or a flag's, is bad input; a file that cannot be read, a runtime failure */
         return rc == LB_ERR_FORMAT ? lb_usage_error("%s", lb_error_message()) : lb_runtime_error(rc);
     return lb_options_check_host_memory(s);
 }

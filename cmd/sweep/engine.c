@@ -76,7 +76,7 @@ int lb_sweep_shard_assign(const LbRunSettings *s, const LbSweepCell *cells, size
         free(load);
         return LB_FAIL(LB_ERR_NOMEM, "out of memory splitting the grid into shards");
     }
-    LbRunSettings unlimited = *s;
+    LbRunSettings unlimited = *s; /* whatever --mem-limit says: the same split on any machine */
     unlimited.mem_limit = 0;
     const uint64_t budget = priced ? lb_predict_budget(&unlimited, &card) : 0;
     for (size_t i = 0; i < count; i++)
