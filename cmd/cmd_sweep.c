@@ -78,43 +78,12 @@ static int stopped_before_first_cell(void)
     return LB_EXIT_INTERRUPTED;
 }
 
-/* A --resume refusal: the directory's fault, or a flag's, is bad input, as for compare, plot and
- * merge (exit 2); a file that cannot be read at all is a runtime failure. */
-static int resume_error(int status)
-{
-    if (status == LB_OK)
-        return 0;
-    return status == LB_ERR_FORMAT ? lb_usage_error("%s", lb_error_message()) : lb_runtime_error(status);
-}
-
-/* Cells with k < n that a model still has not (the general projections' windows: k must divide
- * n): one note per model on stderr, so a grid's missing cells are not a surprise. */
-static void note_skipped(const LbRunSettings *s)
-{
-    for (int m = 0; m < LB_MODEL_COUNT; m++) {
-        const LbModelKind kind = (LbModelKind)m;
-        if (!(s->models & (1u << m)) || !lb_model_has_k(kind) || !lb_model_skip_reason(kind))
-            continue;
-        size_t skipped = 0;
-        int64_t n0 = 0, k0 = 0;
-        for (size_t i = 0; i < s->nn; i++)
-            for (size_t j = 0; j < s->nk; j++)
-                if (s->k[j] < s->n[i] && !lb_model_cell_exists(kind, s->n[i], s->k[j]) && skipped++ == 0) {
-                    n0 = s->n[i];
-                    k0 = s->k[j];
-                }
-        if (skipped)
-            fprintf(stderr, "linbench: note: %s skips %zu cell%s with k < n (the first: n %lld, k %lld): %s\n",
-                    lb_model_name(kind), skipped, skipped == 1 ? "" : "s", (long long)n0, (long long)k0,
-                    lb_model_skip_reason(kind));
-    }
-}
-
-/* The flags' own checks, then with --resume the directory's settings taken and compared, each
- * layer's checks called once and in order, before anything runs. */
+/* The flags' own checks, then with --resume the directory locked, and the settings checked whole
+ * (with --resume, taken from and compared with the directory's) before anything runs. */
 static int validate(LbRunSettings *s, LbMeta *meta, uint64_t *resumed_budget)
 {
     const LbCommandFlags *f = &s->cmd;
+    char notes[4096];
     int rc;
     if (f->resume && f->out && strcmp(f->resume, f->out) != 0)
         return lb_usage_error("--out %s and --resume %s differ: should be given one directory, with --resume alone", f->out, f->resume);
@@ -122,18 +91,10 @@ static int validate(LbRunSettings *s, LbMeta *meta, uint64_t *resumed_budget)
         return lb_usage_error("--force cannot be used with --resume: should be one or the other");
     if (f->resume && (rc = lb_outdir_lock_existing(f->resume, "--resume")) != 0)
         return rc;
-    if (f->resume && (rc = resume_error(lb_sweep_resume_read(f->resume, s, meta, resumed_budget))) != 0)
-        return rc;
-    if ((rc = lb_options_check_grid(s)) != 0)
-        return rc;
-    note_skipped(s);
-    if (s->projection != 0) /* Table 3's files are the linear Linformer's, which this sweep replaced */
-        fprintf(stderr, "linbench: note: --projection %s measures linformer-%s in linformer's place: Table 3's grids "
-                        "(time_speedup.csv, memory_speedup.csv, energy_speedup.csv) are linformer-%s's against standard\n",
-                lb_projection_names[s->projection & 3], lb_projection_names[s->projection & 3],
-                lb_projection_names[s->projection & 3]);
-    if (f->resume && (rc = resume_error(lb_sweep_resume_compare(f->resume, s, meta))) != 0)
-        return rc;
+    rc = lb_sweep_settings_check(f->resume, s, meta, resumed_budget, notes, sizeof notes);
+    fputs(notes, stderr);
+    if (rc != LB_OK) /* the directory's fault, or a flag's, is bad input; a file that cannot be read, a runtime failure */
+        return rc == LB_ERR_FORMAT ? lb_usage_error("%s", lb_error_message()) : lb_runtime_error(rc);
     return lb_options_check_host_memory(s);
 }
 

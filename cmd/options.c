@@ -102,45 +102,7 @@ char *lb_command_line(int argc, char **argv)
 
 int lb_options_check_grid(LbRunSettings *s)
 {
-    const char *k_text = s->cmd.k_text ? s->cmd.k_text : lb_settings[LB_SET_K].def;
-    /* A model with a k axis and no cell: the sweep would compare nothing with it. */
-    const int64_t n_max = s->n[s->nn - 1];
-    for (int m = 0; m < LB_MODEL_COUNT; m++) {
-        if (!(s->models & (1u << m)) || !lb_model_has_k((LbModelKind)m))
-            continue;
-        int any = 0;
-        for (size_t i = 0; i < s->nn && !any; i++)
-            for (size_t j = 0; j < s->nk && !any; j++)
-                any = lb_model_cell_exists((LbModelKind)m, s->n[i], s->k[j]);
-        /* a k below some n that is still no cell: the model's own rule (k dividing n) says why */
-        if (!any && s->k[0] < n_max && lb_model_skip_reason((LbModelKind)m))
-            return lb_usage_error("--k %s has no cell of %s at any --n (the largest is %lld): %s: should include some k < n that the model takes, or there is nothing to compare",
-                                  k_text, lb_model_name((LbModelKind)m), (long long)n_max, lb_model_skip_reason((LbModelKind)m));
-        if (!any)
-            return lb_usage_error("--k %s has no value below the largest --n (%lld): should include some k < n, or there is nothing to compare",
-                                  k_text, (long long)n_max);
-    }
-    char msg[256];
-    if (lb_run_settings_finish(s, msg, sizeof msg) != 0)
-        return lb_usage_error("%s", msg);
-    /* Each listed model checked once, at the largest n and its smallest k that is a cell there
-     * (the general projections' cells need k to divide n). */
-    for (int m = 0; m < LB_MODEL_COUNT; m++) {
-        if (!(s->models & (1u << m)))
-            continue;
-        LbModelConfig cfg = s->model;
-        cfg.kind = (LbModelKind)m;
-        cfg.n = n_max;
-        cfg.k = !lb_model_has_k(cfg.kind) ? 0 : s->k[0] < cfg.n ? s->k[0] : cfg.n;
-        for (size_t j = 0; lb_model_has_k(cfg.kind) && j < s->nk; j++)
-            if (lb_model_cell_exists(cfg.kind, n_max, s->k[j])) {
-                cfg.k = s->k[j];
-                break;
-            }
-        if (lb_config_check(&cfg, msg, sizeof msg) != LB_OK)
-            return lb_usage_error("%s", msg);
-    }
-    return 0;
+    return lb_run_settings_check_grid(s, NULL, 0) == LB_OK ? 0 : lb_usage_error("%s", lb_error_message());
 }
 
 /* The text column of --help: where a flag's help starts, and the widest line. */

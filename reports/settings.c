@@ -670,6 +670,98 @@ void lb_setting_problem_free(LbSettingProblem *p)
     p->mine = NULL;
 }
 
+int lb_run_settings_refuse(int rc, LbSettingProblem *p, const char *dir)
+{
+    const LbSetting *e = &lb_settings[p->id];
+    const char *theirs = p->theirs ? p->theirs : "";
+    if (rc == -1 && p->kind == LB_SETTING_MISSING)
+        rc = LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for --resume: should be a directory written by linbench sweep (%s/meta.csv has no %s)",
+                     dir, dir, e->key);
+    else if (rc == -1 && p->kind == LB_SETTING_UNREADABLE)
+        rc = LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for --resume: %s/meta.csv's %s is \"%s\": should be %s", dir, dir,
+                     e->key, theirs, p->should);
+    else if (rc == -1 && p->kind == LB_SETTING_DIFFERS)
+        rc = LB_FAIL(LB_ERR_FORMAT, "--%s %s differs from the resumed run's \"%s\" (%s in %s/meta.csv): should be the same, or left out, to resume %s",
+                     e->flag, p->mine[0] ? p->mine : "(unset)", theirs, e->key, dir, dir);
+    else if (rc == -1)
+        rc = LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for --resume: %s/meta.csv's %s is \"%s\", which reads back as \"%s\": should be as linbench sweep wrote it",
+                     dir, dir, e->key, theirs, p->mine);
+    lb_setting_problem_free(p);
+    return rc;
+}
+
+int lb_run_settings_check_grid(LbRunSettings *s, char *notes, size_t size)
+{
+    if (size)
+        notes[0] = '\0';
+    const unsigned models = s->models; /* as given: --projection swaps linformer out below */
+    const char *k_text = s->cmd.k_text ? s->cmd.k_text : lb_settings[LB_SET_K].def;
+    const char *p = lb_projection_names[s->projection & 3];
+    char msg[256];
+    const int finished = lb_run_settings_finish(s, msg, sizeof msg);
+    /* A model with a k axis and no cell: the sweep would compare nothing with it. */
+    const int64_t n_max = s->n[s->nn - 1];
+    for (int m = 0; m < LB_MODEL_COUNT; m++) {
+        if (!(models & (1u << m)) || !lb_model_has_k((LbModelKind)m))
+            continue;
+        int any = 0;
+        for (size_t i = 0; i < s->nn && !any; i++)
+            for (size_t j = 0; j < s->nk && !any; j++)
+                any = lb_model_cell_exists((LbModelKind)m, s->n[i], s->k[j]);
+        /* a k below some n that is still no cell: the model's own rule (k dividing n) says why */
+        if (!any && s->k[0] < n_max && lb_model_skip_reason((LbModelKind)m))
+            return LB_FAIL(LB_ERR_FORMAT, "--k %s has no cell of %s at any --n (the largest is %lld): %s: should include some k < n that the model takes, or there is nothing to compare",
+                           k_text, lb_model_name((LbModelKind)m), (long long)n_max, lb_model_skip_reason((LbModelKind)m));
+        if (!any)
+            return LB_FAIL(LB_ERR_FORMAT, "--k %s has no value below the largest --n (%lld): should include some k < n, or there is nothing to compare",
+                           k_text, (long long)n_max);
+    }
+    if (finished != 0)
+        return LB_FAIL(LB_ERR_FORMAT, "%s", msg);
+    /* Each listed model checked once, at the largest n and its smallest k that is a cell there
+     * (the general projections' cells need k to divide n). */
+    for (int m = 0; m < LB_MODEL_COUNT; m++) {
+        if (!(s->models & (1u << m)))
+            continue;
+        LbModelConfig cfg = s->model;
+        cfg.kind = (LbModelKind)m;
+        cfg.n = n_max;
+        cfg.k = !lb_model_has_k(cfg.kind) ? 0 : s->k[0] < cfg.n ? s->k[0] : cfg.n;
+        for (size_t j = 0; lb_model_has_k(cfg.kind) && j < s->nk; j++)
+            if (lb_model_cell_exists(cfg.kind, n_max, s->k[j])) {
+                cfg.k = s->k[j];
+                break;
+            }
+        if (lb_config_check(&cfg, msg, sizeof msg) != LB_OK)
+            return LB_FAIL(LB_ERR_FORMAT, "%s", msg);
+    }
+    /* The notes: each model that skips cells with k < n (the general projections' windows: k must
+     * divide n), so a grid's missing cells are not a surprise; and what --projection measures. */
+    size_t used = 0;
+    for (int m = 0; m < LB_MODEL_COUNT && used < size; m++) {
+        const LbModelKind kind = (LbModelKind)m;
+        if (!(s->models & (1u << m)) || !lb_model_has_k(kind) || !lb_model_skip_reason(kind))
+            continue;
+        size_t skipped = 0;
+        int64_t n0 = 0, k0 = 0;
+        for (size_t i = 0; i < s->nn; i++)
+            for (size_t j = 0; j < s->nk; j++)
+                if (s->k[j] < s->n[i] && !lb_model_cell_exists(kind, s->n[i], s->k[j]) && skipped++ == 0) {
+                    n0 = s->n[i];
+                    k0 = s->k[j];
+                }
+        if (skipped)
+            used += (size_t)snprintf(notes + used, size - used, "linbench: note: %s skips %zu cell%s with k < n (the first: n %lld, k %lld): %s\n",
+                                     lb_model_name(kind), skipped, skipped == 1 ? "" : "s", (long long)n0, (long long)k0,
+                                     lb_model_skip_reason(kind));
+    }
+    if (s->projection != 0 && used < size) /* Table 3's files are the linear Linformer's, which this sweep replaced */
+        snprintf(notes + used, size - used, "linbench: note: --projection %s measures linformer-%s in linformer's place: Table 3's grids "
+                                            "(time_speedup.csv, memory_speedup.csv, energy_speedup.csv) are linformer-%s's against standard\n",
+                 p, p, p);
+    return LB_OK;
+}
+
 int lb_meta_write_dump(const char *dir, const LbModel *m, const LbInputs *in, const LbRunSettings *s)
 {
     static const LbSettingId recorded[] = {LB_SET_LAYERS,  LB_SET_DMODEL, LB_SET_HEADS, LB_SET_FFN,

@@ -191,6 +191,16 @@ int lb_run_settings_take(LbRunSettings *s, const LbMeta *meta, LbSettingProblem 
  * 0; -1 with *p filled (DIFFERS or READS_BACK); LB_ERR_NOMEM. */
 int lb_run_settings_compare(const LbRunSettings *s, const LbMeta *meta, LbSettingProblem *p);
 void lb_setting_problem_free(LbSettingProblem *p);
+/* A --resume DIR refusal of take or compare (their rc and *p, freed here) in words: LB_ERR_FORMAT
+ * with the message, the file and key blamed for what the file holds, the flag for what the user
+ * gave; their other statuses as they are. */
+int lb_run_settings_refuse(int rc, LbSettingProblem *p, const char *dir);
+
+/* A sweep's settings, whole (sweep, predict, slurm): each model with a k axis has some cell,
+ * lb_run_settings_finish, and each listed model checked at the largest n. LB_OK, with the notes a
+ * sweep prints into notes (lines of "linbench: note: ...", "" for none; size 0: none); or
+ * LB_ERR_FORMAT with the refusal. */
+int lb_run_settings_check_grid(LbRunSettings *s, char *notes, size_t size);
 
 /* A result's meta.csv as every reader needs it: each recorded setting present (or absent with a
  * meaning) and readable, and device_name present, so a meta.csv cut short is refused instead of

@@ -35,14 +35,12 @@ LbModelConfig lb_sweep_cell_config(const LbRunSettings *s, const LbSweepCell *c)
  * min_passes timed ones, as linbench predict counts a sweep) at its largest batch on one fixed
  * card, whatever --mem-limit says, so that every shard computes the same split on any machine;
  * only the ratios count. A cell that fits nowhere costs nothing. */
-static double cell_cost(const LbRunSettings *s, const LbPredictCard *card, const LbSweepCell *c)
+static double cell_cost(const LbRunSettings *s, const LbPredictCard *card, uint64_t budget, const LbSweepCell *c)
 {
     const LbPredictParams p = lb_predict_defaults();
-    LbRunSettings unlimited = *s;
-    unlimited.mem_limit = 0;
     const LbModelConfig cfg = lb_sweep_cell_config(s, c);
     LbCellResult r;
-    if (lb_predict_cell(&cfg, card, &p, lb_predict_budget(&unlimited, card), s->timing.max_batch, &r, NULL) != LB_OK) {
+    if (lb_predict_cell(&cfg, card, &p, budget, s->timing.max_batch, &r, NULL) != LB_OK) {
         lb_error_clear();
         return 0;
     }
@@ -78,8 +76,11 @@ int lb_sweep_shard_assign(const LbRunSettings *s, const LbSweepCell *cells, size
         free(load);
         return LB_FAIL(LB_ERR_NOMEM, "out of memory splitting the grid into shards");
     }
+    LbRunSettings unlimited = *s; /* whatever --mem-limit says: the same split on any machine */
+    unlimited.mem_limit = 0;
+    const uint64_t budget = priced ? lb_predict_budget(&unlimited, &card) : 0;
     for (size_t i = 0; i < count; i++)
-        c[i] = (CostedCell){priced ? cell_cost(s, &card, &cells[i]) : 0, i};
+        c[i] = (CostedCell){priced ? cell_cost(s, &card, budget, &cells[i]) : 0, i};
     qsort(c, count, sizeof *c, by_cost_desc);
     for (size_t i = 0; i < count; i++) {
         int least = 0;
@@ -174,37 +175,18 @@ int lb_sweep_raw_foreign(const LbRunSettings *s, const char *raw_path, size_t *l
     return rc;
 }
 
-/* A --resume refusal in words: the file and key are blamed for what the file holds, the flag for
- * what the user gave. */
-static int resume_refusal(int rc, LbSettingProblem *p, const char *dir)
-{
-    const LbSetting *e = &lb_settings[p->id];
-    const char *theirs = p->theirs ? p->theirs : "";
-    if (rc == -1 && p->kind == LB_SETTING_MISSING)
-        rc = LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for --resume: should be a directory written by linbench sweep (%s/meta.csv has no %s)",
-                     dir, dir, e->key);
-    else if (rc == -1 && p->kind == LB_SETTING_UNREADABLE)
-        rc = LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for --resume: %s/meta.csv's %s is \"%s\": should be %s", dir, dir,
-                     e->key, theirs, p->should);
-    else if (rc == -1 && p->kind == LB_SETTING_DIFFERS)
-        rc = LB_FAIL(LB_ERR_FORMAT, "--%s %s differs from the resumed run's \"%s\" (%s in %s/meta.csv): should be the same, or left out, to resume %s",
-                     e->flag, p->mine[0] ? p->mine : "(unset)", theirs, e->key, dir, dir);
-    else if (rc == -1)
-        rc = LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for --resume: %s/meta.csv's %s is \"%s\", which reads back as \"%s\": should be as linbench sweep wrote it",
-                     dir, dir, e->key, theirs, p->mine);
-    lb_setting_problem_free(p);
-    return rc;
-}
-
-int lb_sweep_resume_read(const char *dir, LbRunSettings *s, LbMeta *meta, uint64_t *budget)
+/* --resume DIR: meta.csv read and checked, raw.csv readable, the run measured (not predicted) by
+ * this linbench version; its memory budget into *budget, its settings taken where the user gave
+ * none. */
+static int resume_read(const char *dir, LbRunSettings *s, LbMeta *meta, uint64_t *budget)
 {
     char path[4096];
     struct stat st;
     LbCellResult *rows = NULL;
     size_t count = 0;
-    lb_path_join_buf(path, sizeof path, dir, "raw.csv");
     lb_error_clear();
     int rc = lb_sweep_meta_read(dir, meta);
+    lb_path_join_buf(path, sizeof path, dir, "raw.csv");
     /* rows that do not read would stop the sweep only once the backend is open and checked */
     if (rc == LB_OK && stat(path, &st) == 0)
         rc = lb_raw_read(path, &rows, &count);
@@ -230,20 +212,27 @@ int lb_sweep_resume_read(const char *dir, LbRunSettings *s, LbMeta *meta, uint64
                        dir, dir, b ? b : "");
     LbSettingProblem problem;
     if ((rc = lb_run_settings_take(s, meta, &problem)) != 0)
-        return resume_refusal(rc, &problem, dir);
+        return lb_run_settings_refuse(rc, &problem, dir);
     if (!(s->given & (UINT64_C(1) << LB_SET_K)))
         s->cmd.k_text = lb_settings_meta_value(meta, LB_SET_K);
     return LB_OK;
 }
 
-int lb_sweep_resume_compare(const char *dir, const LbRunSettings *s, const LbMeta *meta)
+int lb_sweep_settings_check(const char *resume, LbRunSettings *s, LbMeta *meta, uint64_t *budget, char *notes,
+                            size_t size)
 {
+    notes[0] = '\0';
+    int rc = resume ? resume_read(resume, s, meta, budget) : LB_OK;
+    if (rc == LB_OK)
+        rc = lb_run_settings_check_grid(s, notes, size);
+    if (rc != LB_OK || !resume)
+        return rc;
     LbSettingProblem problem;
-    int rc = lb_run_settings_compare(s, meta, &problem);
-    if (rc != 0)
-        return resume_refusal(rc, &problem, dir);
+    if ((rc = lb_run_settings_compare(s, meta, &problem)) != 0)
+        return lb_run_settings_refuse(rc, &problem, resume);
+    /* rows of other cells are refused, not dropped: only whoever put them there knows where they belong */
     char path[4096], why[512];
-    lb_path_join_buf(path, sizeof path, dir, "raw.csv");
+    lb_path_join_buf(path, sizeof path, resume, "raw.csv");
     size_t line = 0, count = 0;
     struct stat st;
     if (stat(path, &st) != 0 || lb_sweep_raw_foreign(s, path, &line, &count, why, sizeof why) != LB_OK || count == 0) {
@@ -251,7 +240,7 @@ int lb_sweep_resume_compare(const char *dir, const LbRunSettings *s, const LbMet
         return LB_OK;
     }
     return LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for --resume: %s line %zu: %s (%zu such row%s): should hold only rows of the sweep its meta.csv describes",
-                   dir, path, line, why, count, count == 1 ? "" : "s");
+                   resume, path, line, why, count, count == 1 ? "" : "s");
 }
 
 const char *lb_sweep_outcome_name(LbSweepOutcome o)

@@ -42,16 +42,13 @@ int lb_sweep_shard_assign(const LbRunSettings *s, const LbSweepCell *cells, size
 int lb_sweep_raw_foreign(const LbRunSettings *s, const char *raw_path, size_t *line, size_t *how_many, char *why,
                          size_t size);
 
-/* --resume DIR, locked by the caller, before anything runs: meta.csv read and checked
- * (lb_sweep_meta_read), raw.csv readable, the run measured (not predicted) by this linbench
- * version; its memory budget into *budget, and its settings taken into s where the user gave none.
- * LB_OK; LB_ERR_FORMAT with the refusal, naming --resume or the flag, in lb_error_message() (bad
- * input); LB_ERR_IO or LB_ERR_NOMEM. */
-int lb_sweep_resume_read(const char *dir, LbRunSettings *s, LbMeta *meta, uint64_t *budget);
-/* Then, once the caller has checked the whole settings: every setting a resume must keep is the
- * run's, and raw.csv holds only rows of its cells (refused, not dropped: only whoever put a row
- * there can say where it belongs). Returns as lb_sweep_resume_read. */
-int lb_sweep_resume_compare(const char *dir, const LbRunSettings *s, const LbMeta *meta);
+/* A sweep's settings, whole, before anything runs. With --resume DIR (`resume`, locked by the
+ * caller): meta.csv read, the run measured (not predicted) by this linbench version, its budget
+ * into *budget, its settings taken where the user gave none; the grid checked (notes into notes);
+ * then every recorded setting the run's and raw.csv only rows of its cells. LB_OK; LB_ERR_FORMAT
+ * with the refusal in lb_error_message() (bad input); LB_ERR_IO or LB_ERR_NOMEM. */
+int lb_sweep_settings_check(const char *resume, LbRunSettings *s, LbMeta *meta, uint64_t *budget, char *notes,
+                            size_t size);
 
 /* The backend's quick check as meta.csv records it (check, check_max_rel_error, check_seed). */
 typedef struct LbSweepCheck {

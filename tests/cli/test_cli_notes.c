@@ -134,6 +134,11 @@ int main(int argc, char **argv)
         /* models that form no ratio: measured all the same, with one note that every speedup is NA */
         {"standard-alone", {"--models", "standard", "--n", "32"}, {"--models standard forms no ratio", "NA"}},
         {"no-baseline", {"--models", "linformer", "--n", "32", "--k", "8"}, {"--models linformer forms no ratio", "NA"}},
+        /* a grid's cells that a model skips, and the model --projection measures instead */
+        {"skipped", {"--models", "standard,linformer-mean", "--n", "32", "--k", "7,8"},
+         {"linformer-mean skips 1 cell with k < n (the first: n 32, k 7)", "k must divide n"}},
+        {"projection", {"--models", "standard,linformer", "--n", "32", "--k", "8", "--projection", "mean"},
+         {"--projection mean measures linformer-mean in linformer's place", "are linformer-mean's against standard"}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_notes(scratch, cases[i].sweep, cases[i].args, cases[i].note[0] ? cases[i].note : NULL);
