@@ -177,7 +177,7 @@ static int finish(const LbCommandFlags *f, const char *dir, LbGrid *grid, const 
  * The parent never touches CUDA (a context does not survive fork): a probe process lists the
  * GPUs, so bad --gpus or --mem-limit are refused before anything is written. The parent writes
  * DIR/meta.csv and each shard's meta.csv (the smallest GPU's budget), so a first run and a resume
- * take one path; it relays the parts' stderr, "[gpu G] " first, and merges them into DIR. */
+ * take one path; each part's stderr comes through a relay, "[gpu G] " first; then DIR is their merge. */
 
 #define PARTS_DIR_FMT "%s/shard-%d"
 
