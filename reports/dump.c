@@ -78,7 +78,6 @@ static int write_all(FILE *f, const void *ctx)
     const LbModel *m = dump->m;
     const LbInputs *in = dump->in;
     int64_t B = in->batch, n = m->cfg.n, d = m->cfg.d_model;
-    LbTensorRef *refs = NULL;
     float *buf = NULL;
     static const char *const header[4] = {"name", "file", "dtype", "shape"};
     LB_TRY(lb_csv_write_record(f, header, 4));
@@ -97,7 +96,7 @@ static int write_all(FILE *f, const void *ctx)
 
     /* every weight, in allocation order */
     int64_t count = lb_model_tensors(m, NULL, 0);
-    refs = calloc((size_t)(count > 0 ? count : 1), sizeof *refs);
+    LbTensorRef *refs = calloc((size_t)(count > 0 ? count : 1), sizeof *refs);
     if (!refs)
         return LB_FAIL(LB_ERR_NOMEM, "out of host memory for the tensor list");
     count = lb_model_tensors(m, refs, count);
