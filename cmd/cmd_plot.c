@@ -17,23 +17,6 @@
 #include "reports/plot.h"
 #include "reports/sweep_dir.h"
 
-/* An argument for the hint line, quoted for a POSIX shell when it needs it. */
-static void print_shell_word(FILE *f, const char *s)
-{
-    if (s[strcspn(s, " \t\n'\"\\$`*?[]{}()<>|&;#~")] == '\0' && *s) {
-        fputs(s, f);
-        return;
-    }
-    fputc('\'', f);
-    for (; *s; s++) {
-        if (*s == '\'')
-            fputs("'\\''", f);
-        else
-            fputc(*s, f);
-    }
-    fputc('\'', f);
-}
-
 int lb_cmd_plot(int argc, char **argv)
 {
     LbRunSettings o;
@@ -114,7 +97,7 @@ int lb_cmd_plot(int argc, char **argv)
                                                  : "wrote the scripts");
         for (size_t i = 0; i < plots.count; i++) {
             putchar(' ');
-            print_shell_word(stdout, scripts[i]);
+            lb_put_shell_word(stdout, scripts[i]);
         }
         putchar('\n');
         goto out;

@@ -17,26 +17,6 @@
 #include "cmd/outdir.h"
 #include "reports/settings.h"
 
-/* A word the shell reads back as itself: bare when it is plain, else in single quotes. */
-static void put_quoted(FILE *f, const char *s)
-{
-    int plain = *s != '\0';
-    for (const char *p = s; *p && plain; p++)
-        plain = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:,=+@%", *p) != NULL;
-    if (plain) {
-        fputs(s, f);
-        return;
-    }
-    fputc('\'', f);
-    for (const char *p = s; *p; p++) {
-        if (*p == '\'')
-            fputs("'\\''", f);
-        else
-            fputc(*p, f);
-    }
-    fputc('\'', f);
-}
-
 /* An #SBATCH value: sbatch reads those lines without a shell, so no quoting is possible. */
 static int sbatch_word(const char *s)
 {
@@ -96,11 +76,11 @@ static int run_sbatch(const char *sbatch, const char *flag, const char *script, 
     FILE *m = open_memstream(&command, &len);
     if (!m)
         return -1;
-    put_quoted(m, sbatch);
+    lb_put_shell_word(m, sbatch);
     fputc(' ', m);
-    put_quoted(m, flag);
+    lb_put_shell_word(m, flag);
     fputc(' ', m);
-    put_quoted(m, script);
+    lb_put_shell_word(m, script);
     FILE *p = fclose(m) == 0 ? (fflush(stdout), popen(command, "r")) : NULL;
     free(command);
     if (!p)
@@ -135,16 +115,16 @@ static int write_scripts(const char *slurm_dir, const char *dir, const char *sel
     fprintf(f, "#SBATCH --job-name=linbench-sweep\n#SBATCH --array=0-%d\n#SBATCH --gres=gpu:1\n#SBATCH --ntasks=1\n", shards - 1);
     sbatch_options(f, partition, time_limit, account);
     fputs("set -eu\nout=", f);
-    put_quoted(f, dir);
+    lb_put_shell_word(f, dir);
     fputs("/shard-\"$SLURM_ARRAY_TASK_ID\"\n", f);
     fputs("# a requeued task continues what it had measured\n"
           "if [ -e \"$out/meta.csv\" ]; then where=(--resume \"$out\"); else where=(--out \"$out\"); fi\n"
           "exec ", f);
-    put_quoted(f, self);
+    lb_put_shell_word(f, self);
     fputs(" sweep", f);
     for (int i = 0; i < nflags; i++) {
         fputc(' ', f);
-        put_quoted(f, sweep_flags[i]);
+        lb_put_shell_word(f, sweep_flags[i]);
     }
     fprintf(f, " --shard \"$SLURM_ARRAY_TASK_ID/%d\" \"${where[@]}\"\n", shards);
     if (fclose(f) != 0)
@@ -155,13 +135,13 @@ static int write_scripts(const char *slurm_dir, const char *dir, const char *sel
     fputs("#!/bin/bash\n# linbench merge of the shards (written by linbench slurm)\n#SBATCH --job-name=linbench-merge\n#SBATCH --ntasks=1\n", f);
     sbatch_options(f, partition, time_limit, account);
     fputs("set -eu\nexec ", f);
-    put_quoted(f, self);
+    lb_put_shell_word(f, self);
     fputs(" merge ", f);
-    put_quoted(f, dir);
+    lb_put_shell_word(f, dir);
     fputs("/merged", f);
     for (int i = 0; i < shards; i++) {
         fputc(' ', f);
-        put_quoted(f, dir);
+        lb_put_shell_word(f, dir);
         fprintf(f, "/shard-%d", i);
     }
     fputc('\n', f);
@@ -237,9 +217,9 @@ int lb_cmd_slurm(int argc, char **argv)
     if (rc != 0)
         return rc < 0 ? LB_EXIT_OK : rc;
     printf("jobid=$(sbatch --parsable ");
-    put_quoted(stdout, sweep_script);
+    lb_put_shell_word(stdout, sweep_script);
     printf(") && sbatch --dependency=afterok:$jobid ");
-    put_quoted(stdout, merge_script);
+    lb_put_shell_word(stdout, merge_script);
     printf("\n");
     if (!submit)
         return LB_EXIT_OK;

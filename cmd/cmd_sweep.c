@@ -4,7 +4,6 @@
  * the sweep engine (cmd/sweep/engine.h) measures the cells, and this file says how it went. */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,7 +138,7 @@ static int finish(const LbCommandFlags *f, const char *dir, LbGrid *grid, const 
  * The parent never touches CUDA (a context does not survive fork): a probe process lists the
  * GPUs, so bad --gpus or --mem-limit are refused before anything is written. The parent writes
  * DIR/meta.csv and each shard's meta.csv (the smallest GPU's budget), so a first run and a resume
- * take one path; it relays the parts' stderr, "[gpu G] " first, and merges them into DIR. */
+ * take one path; each part's stderr comes through a relay, "[gpu G] " first; then DIR is their merge. */
 
 #define PARTS_DIR_FMT "%s/shard-%d"
 
@@ -264,17 +263,11 @@ static int gpus_parts(const LbMeta *meta)
     return first && strcmp(first, "shard-0") == 0 && n > 0 && n <= LB_SHARDS_MAX ? n : 0;
 }
 
-/* A part running: its GPU, and its stderr read through a pipe, line by line. */
-typedef struct Part {
-    pid_t pid;
-    int gpu, fd, status; /* status: waitpid's once ended */
-    size_t used;
-    char line[4096];
-} Part;
-
 /* `linbench sweep --resume DIR --gpu G`, stdout to /dev/null (the parent prints the merged
- * grid), stderr into a pipe; it stops (SIGTERM) when the parent dies. */
-static int start_part(Part *p, const char *dir, int gpu, const LbCommandFlags *f)
+ * grid), stderr through a pipe to a relay process of its own that prints each line led by
+ * "[gpu G] " until the part has closed it; the part stops (SIGTERM) when the parent dies. Its
+ * pid, or -1 after printing. */
+static pid_t start_part(const char *dir, int gpu, const LbCommandFlags *f)
 {
     int fds[2];
     char g[16];
@@ -288,13 +281,13 @@ static int start_part(Part *p, const char *dir, int gpu, const LbCommandFlags *f
     argv[argc] = NULL;
     if (pipe(fds) != 0) {
         fprintf(stderr, "linbench: cannot make a pipe for GPU %d: %s\n", gpu, strerror(errno));
-        return LB_EXIT_FAILURE;
+        return -1;
     }
     fflush(NULL);
-    p->pid = fork();
-    if (p->pid == 0) {
+    const pid_t part = fork();
+    if (part == 0) {
         prctl(PR_SET_PDEATHSIG, SIGTERM);
-        signal(SIGPIPE, SIG_IGN); /* a parent gone: its lines are lost, not the part */
+        signal(SIGPIPE, SIG_IGN); /* a relay gone: its lines are lost, not the part */
         int null = open("/dev/null", O_WRONLY);
         if (null < 0 || dup2(null, STDOUT_FILENO) < 0 || dup2(fds[1], STDERR_FILENO) < 0)
             _exit(LB_EXIT_FAILURE);
@@ -303,85 +296,65 @@ static int start_part(Part *p, const char *dir, int gpu, const LbCommandFlags *f
         fprintf(stderr, "linbench: cannot run /proc/self/exe: %s\n", strerror(errno));
         _exit(LB_EXIT_FAILURE);
     }
+    const pid_t relay = part > 0 ? fork() : -1;
+    if (relay == 0) { /* it ends with the part's last line, not on a stop */
+        for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
+            signal(stop_signals[i], SIG_IGN);
+        close(fds[1]);
+        FILE *in = fdopen(fds[0], "r");
+        char line[4096];
+        while (in && fgets(line, sizeof line, in))
+            fprintf(stderr, "[gpu %d] %s%s", gpu, line, strchr(line, '\n') ? "" : "\n");
+        _exit(0);
+    }
+    close(fds[0]);
     close(fds[1]);
-    if (p->pid < 0) {
-        close(fds[0]);
-        fprintf(stderr, "linbench: cannot start the part on GPU %d: %s\n", gpu, strerror(errno));
-        return LB_EXIT_FAILURE;
-    }
-    p->gpu = gpu;
-    p->fd = fds[0];
-    p->used = 0;
-    return 0;
+    if (relay > 0)
+        return part;
+    fprintf(stderr, "linbench: cannot start the part on GPU %d: %s\n", gpu, strerror(errno));
+    if (part > 0)
+        kill(part, SIGKILL); /* its lines would go nowhere */
+    return -1;
 }
 
-/* A part's stderr so far, each whole line led by its GPU; at the end of the file, the rest.
- * 0 at the end. */
-static int relay(Part *p)
-{
-    ssize_t n = read(p->fd, p->line + p->used, sizeof p->line - p->used);
-    if (n < 0 && errno == EINTR)
-        return 1;
-    p->used += n > 0 ? (size_t)n : 0;
-    size_t start = 0;
-    for (size_t i = 0; i < p->used; i++)
-        if (p->line[i] == '\n') {
-            fprintf(stderr, "[gpu %d] %.*s\n", p->gpu, (int)(i - start), p->line + start);
-            start = i + 1;
-        }
-    if (p->used > start && (n <= 0 || (start == 0 && p->used == sizeof p->line))) { /* or a line too long */
-        fprintf(stderr, "[gpu %d] %.*s\n", p->gpu, (int)(p->used - start), p->line + start);
-        start = p->used;
-    }
-    memmove(p->line, p->line + start, p->used - start);
-    p->used -= start;
-    return n > 0;
-}
-
-/* Run the parts that are not complete, at most one per GPU at a time, relaying their stderr; the
- * first stop request is passed on to them (Ctrl-C reaches them through the terminal; a SIGTERM
- * to the parent alone does not), and starts no more. 0, or an exit code after printing. */
+/* Run the parts that are not complete, at most one per GPU at a time, until every part and relay
+ * has ended; the first stop request is passed on to them (Ctrl-C reaches them through the
+ * terminal; a SIGTERM to the parent alone does not), and starts no more. 0, or an exit code
+ * after printing. */
 static int run_parts(char (*dirs)[4096], const int *todo, int ntodo, const int *gpus, int ngpus,
                      const LbCommandFlags *f)
 {
-    Part *run = calloc((size_t)ngpus, sizeof *run);
-    struct pollfd *pfd = calloc((size_t)ngpus, sizeof *pfd);
-    int next = 0, running = 0, forwarded = 0, rc = run && pfd ? 0 : lb_runtime_error(LB_ERR_NOMEM);
-    while (next < ntodo || running > 0) {
+    pid_t *part = calloc((size_t)ngpus, sizeof *part);
+    if (!part)
+        return lb_runtime_error(LB_ERR_NOMEM);
+    int next = 0, forwarded = 0, rc = 0, status;
+    for (;;) {
         for (int g = 0; g < ngpus && next < ntodo && !stop_requested && rc == 0; g++)
-            if (run[g].pid == 0 && (rc = start_part(&run[g], dirs[todo[next]], gpus[g], f)) == 0) {
+            if (part[g] == 0 && (part[g] = start_part(dirs[todo[next]], gpus[g], f)) > 0)
                 next++;
-                running++;
-            }
-        if (rc != 0 || stop_requested)
-            next = ntodo;
-        if (running == 0)
-            break;
+            else if (part[g] < 0) /* a start that failed: no more */
+                rc = LB_EXIT_FAILURE;
         if (stop_requested && !forwarded) {
             for (int g = 0; g < ngpus; g++)
-                if (run[g].pid > 0)
-                    kill(run[g].pid, SIGTERM);
+                if (part[g] > 0)
+                    kill(part[g], SIGTERM);
             forwarded = 1;
         }
-        for (int g = 0; g < ngpus; g++)
-            pfd[g] = (struct pollfd){run[g].pid > 0 ? run[g].fd : -1, POLLIN, 0};
-        if (poll(pfd, (nfds_t)ngpus, -1) < 0)
-            continue; /* EINTR: a stop signal, passed on above */
+        const pid_t pid = wait(&status);
+        if (pid < 0 && errno == EINTR)
+            continue; /* a stop signal, passed on above */
+        if (pid < 0)
+            break; /* no child left */
         for (int g = 0; g < ngpus; g++) {
-            if (run[g].pid <= 0 || !pfd[g].revents || relay(&run[g]))
+            if (pid != part[g])
                 continue;
-            close(run[g].fd);
-            while (waitpid(run[g].pid, &run[g].status, 0) < 0 && errno == EINTR)
-                ;
-            if (WIFSIGNALED(run[g].status) && !stop_requested)
-                fprintf(stderr, "linbench: the part on GPU %d ended by signal %d (%s)\n", run[g].gpu,
-                        WTERMSIG(run[g].status), strsignal(WTERMSIG(run[g].status)));
-            run[g].pid = 0;
-            running--;
+            if (WIFSIGNALED(status) && !stop_requested)
+                fprintf(stderr, "linbench: the part on GPU %d ended by signal %d (%s)\n", gpus[g], WTERMSIG(status),
+                        strsignal(WTERMSIG(status)));
+            part[g] = 0;
         }
     }
-    free(run);
-    free(pfd);
+    free(part);
     return rc;
 }
 

@@ -184,6 +184,25 @@ int lb_usage_error(const char *fmt, ...)
     return LB_EXIT_USAGE;
 }
 
+void lb_put_shell_word(FILE *f, const char *s)
+{
+    int plain = *s != '\0';
+    for (const char *p = s; *p && plain; p++)
+        plain = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:,=+@%", *p) != NULL;
+    if (plain) {
+        fputs(s, f);
+        return;
+    }
+    fputc('\'', f);
+    for (const char *p = s; *p; p++) {
+        if (*p == '\'')
+            fputs("'\\''", f);
+        else
+            fputc(*p, f);
+    }
+    fputc('\'', f);
+}
+
 void lb_warn_cut_row(const char *dir, size_t line)
 {
     fprintf(stderr,

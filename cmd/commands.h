@@ -55,6 +55,9 @@ int lb_usage_error(const char *fmt, ...)
 #endif
     ;
 
+/* s as a word a POSIX shell reads back as itself: bare when it is plain, else in single quotes. */
+void lb_put_shell_word(FILE *f, const char *s);
+
 /* The one line on stderr with which compare, plot and merge go on past a raw.csv whose last row
  * has no newline (a sweep killed mid-row, a copy cut off): its cell is NA, and sweep --resume
  * measures it again. */

@@ -16,23 +16,12 @@
 extern "C" {
 #endif
 
-typedef struct LbAtomicFile {
-    FILE *f;
-    char *path;     /* the target */
-    char *tmp_path; /* path.tmp.XXXXXX */
-} LbAtomicFile;
-
-/* Create the temporary file. LB_ERR_IO (message names the target) when it cannot be created. */
-int lb_atomic_open(LbAtomicFile *af, const char *path);
-/* Flush, fsync, close and rename into place; on any failure the temporary file is removed and
- * LB_ERR_IO returned. Frees af either way. */
-int lb_atomic_commit(LbAtomicFile *af);
-/* Close and remove the temporary file (after a failed write). NULL-safe, idempotent. */
-void lb_atomic_abort(LbAtomicFile *af);
-
-/* DIR/NAME written whole by write(f, ctx), or not at all: LB_OK, LB_ERR_NOMEM, or LB_ERR_IO
- * naming the file (a writer's other failures become that one line). */
+/* PATH written whole by write(f, ctx), or not at all: LB_OK, or the writer's error as it is,
+ * except that a write that fails on f itself, or the flush, sync or rename, is LB_ERR_IO naming
+ * the file. */
 typedef int (*LbAtomicWriter)(FILE *f, const void *ctx);
+int lb_atomic_write_path(const char *path, LbAtomicWriter write, const void *ctx);
+/* The same into DIR/NAME. */
 int lb_atomic_write(const char *dir, const char *name, LbAtomicWriter write, const void *ctx);
 
 /* Fault injection, for tests only: make the next atomic write fail at one step, as the system

@@ -65,75 +65,64 @@ static int fetch(const LbModel *m, const void *src, int64_t count, float **out)
     return rc;
 }
 
-int lb_dump_write(const char *dir, const LbModel *m, const LbInputs *in, const LbRunSettings *settings)
+typedef struct Dump {
+    const char *dir;
+    const LbModel *m;
+    const LbInputs *in;
+} Dump;
+
+/* index.csv into f, and beside it every array it names. */
+static int write_all(FILE *f, const void *ctx)
 {
-    LbBackend *be = m->be;
+    const Dump *dump = ctx;
+    const LbModel *m = dump->m;
+    const LbInputs *in = dump->in;
     int64_t B = in->batch, n = m->cfg.n, d = m->cfg.d_model;
-    LbTensorRef *refs = NULL;
     float *buf = NULL;
-    int32_t *ids = NULL;
-    char *index_path = lb_path_join(dir, "index.csv");
-    if (!index_path)
-        return LB_FAIL(LB_ERR_NOMEM, "out of memory");
-    LbAtomicFile af;
-    int rc = lb_atomic_open(&af, index_path);
-    free(index_path);
-    if (rc != LB_OK)
-        return rc;
     static const char *const header[4] = {"name", "file", "dtype", "shape"};
-    rc = lb_csv_write_record(af.f, header, 4);
-    if (rc != LB_OK)
-        goto out;
+    LB_TRY(lb_csv_write_record(f, header, 4));
 
     /* ids (B, n) int32 */
-    ids = malloc((size_t)(B * n > 0 ? B * n : 1) * sizeof *ids);
-    if (!ids) {
-        rc = LB_FAIL(LB_ERR_NOMEM, "out of host memory for the token ids");
-        goto out;
-    }
-    rc = be->ops->copy_raw_to_host(be, ids, in->ids, (size_t)(B * n) * sizeof *ids);
-    if (rc != LB_OK)
-        goto out;
+    int32_t *ids = malloc((size_t)(B * n > 0 ? B * n : 1) * sizeof *ids);
+    if (!ids)
+        return LB_FAIL(LB_ERR_NOMEM, "out of host memory for the token ids");
+    int rc = m->be->ops->copy_raw_to_host(m->be, ids, in->ids, (size_t)(B * n) * sizeof *ids);
     int64_t ids_shape[2] = {B, n};
-    rc = put(af.f, dir, "ids", LB_NPY_I32, ids_shape, 2, ids);
+    if (rc == LB_OK)
+        rc = put(f, dump->dir, "ids", LB_NPY_I32, ids_shape, 2, ids);
+    free(ids);
     if (rc != LB_OK)
-        goto out;
+        return rc;
 
     /* every weight, in allocation order */
     int64_t count = lb_model_tensors(m, NULL, 0);
-    refs = calloc((size_t)(count > 0 ? count : 1), sizeof *refs);
-    if (!refs) {
-        rc = LB_FAIL(LB_ERR_NOMEM, "out of host memory for the tensor list");
-        goto out;
-    }
+    LbTensorRef *refs = calloc((size_t)(count > 0 ? count : 1), sizeof *refs);
+    if (!refs)
+        return LB_FAIL(LB_ERR_NOMEM, "out of host memory for the tensor list");
     count = lb_model_tensors(m, refs, count);
-    for (int64_t t = 0; t < count; t++) {
+    for (int64_t t = 0; t < count && rc == LB_OK; t++) {
         const LbTensorRef *r = &refs[t];
-        rc = fetch(m, r->ptr, r->rows * r->cols, &buf);
-        if (rc != LB_OK)
-            goto out;
         int64_t shape[2] = {r->rows, r->cols};
-        rc = put(af.f, dir, r->name, LB_NPY_F32, shape, r->cols == 1 ? 1 : 2, buf);
+        if ((rc = fetch(m, r->ptr, r->rows * r->cols, &buf)) == LB_OK)
+            rc = put(f, dump->dir, r->name, LB_NPY_F32, shape, r->cols == 1 ? 1 : 2, buf);
         free(buf);
         buf = NULL;
-        if (rc != LB_OK)
-            goto out;
     }
+    free(refs);
+    if (rc != LB_OK)
+        return rc;
 
     /* output (B, n, d) */
-    rc = fetch(m, in->x, B * n * d, &buf);
-    if (rc != LB_OK)
-        goto out;
     int64_t out_shape[3] = {B, n, d};
-    rc = put(af.f, dir, "output", LB_NPY_F32, out_shape, 3, buf);
-out:
+    if ((rc = fetch(m, in->x, B * n * d, &buf)) == LB_OK)
+        rc = put(f, dump->dir, "output", LB_NPY_F32, out_shape, 3, buf);
     free(buf);
-    free(ids);
-    free(refs);
-    if (rc != LB_OK) {
-        lb_atomic_abort(&af);
-        return rc;
-    }
-    LB_TRY(lb_atomic_commit(&af));
+    return rc;
+}
+
+int lb_dump_write(const char *dir, const LbModel *m, const LbInputs *in, const LbRunSettings *settings)
+{
+    const Dump dump = {dir, m, in};
+    LB_TRY(lb_atomic_write(dir, "index.csv", write_all, &dump));
     return lb_meta_write_dump(dir, m, in, settings);
 }

@@ -68,22 +68,19 @@ const char *lb_meta_get(const LbMeta *m, const char *key)
     return NULL;
 }
 
-int lb_meta_write(const char *path, const LbMeta *m)
+static int write_rows(FILE *f, const void *ctx)
 {
-    LbAtomicFile af;
-    LB_TRY(lb_atomic_open(&af, path));
+    const LbMeta *m = ctx;
     static const char *const header[2] = {"key", "value"};
-    int rc = lb_csv_write_record(af.f, header, 2);
+    int rc = lb_csv_write_record(f, header, 2);
     for (size_t i = 0; rc == LB_OK && i < m->count; i++) {
         const char *row[2] = {m->keys[i], m->values[i]};
-        rc = lb_csv_write_record(af.f, row, 2);
+        rc = lb_csv_write_record(f, row, 2);
     }
-    if (rc != LB_OK) {
-        lb_atomic_abort(&af);
-        return rc;
-    }
-    return lb_atomic_commit(&af);
+    return rc;
 }
+
+int lb_meta_write(const char *path, const LbMeta *m) { return lb_atomic_write_path(path, write_rows, m); }
 
 int lb_meta_read(const char *path, LbMeta *m)
 {

@@ -71,28 +71,27 @@ static void gp_svg(FILE *f, const char *name)
     fputs("replot\nset output\n", f);
 }
 
+/* One file of a figure: what writes it, with what. */
+typedef struct FigureFile {
+    LbPlotWriteFn fn;
+    const LbSweepDir *s;
+    const void *arg;
+} FigureFile;
+
+static int write_figure_file(FILE *f, const void *ctx)
+{
+    const FigureFile *ff = ctx;
+    return ff->fn(f, ff->s, ff->arg);
+}
+
 /* DIR/NAME.EXT written by fn, atomically. */
 static int write_file(const char *dir, const char *name, const char *ext, LbPlotWriteFn fn, const LbSweepDir *s,
                       const void *arg)
 {
     char file[160];
     snprintf(file, sizeof file, "%.100s%s", name, ext);
-    char *path = lb_path_join(dir, file);
-    if (!path)
-        return LB_FAIL(LB_ERR_NOMEM, "out of memory");
-    LbAtomicFile af;
-    int rc = lb_atomic_open(&af, path);
-    if (rc == LB_OK) {
-        rc = fn(af.f, s, arg);
-        if (rc == LB_OK && ferror(af.f))
-            rc = LB_FAIL(LB_ERR_IO, "cannot write %s", path);
-        if (rc == LB_OK)
-            rc = lb_atomic_commit(&af);
-        else
-            lb_atomic_abort(&af);
-    }
-    free(path);
-    return rc;
+    const FigureFile ff = {fn, s, arg};
+    return lb_atomic_write(dir, file, write_figure_file, &ff);
 }
 
 static void add_name(LbPlotList *out, const char *name)

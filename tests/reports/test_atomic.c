@@ -50,17 +50,21 @@ static int holds(const char *path, const char *text)
     return strcmp(buf, text) == 0;
 }
 
-/* Write `size` bytes of 'x' to path atomically; the status. */
-static int write_bytes(const char *path, size_t size)
+/* `*size` bytes of 'x' into f; with *size 0, half a line and then a refusal of the writer's own. */
+static int xs(FILE *f, const void *ctx)
 {
-    LbAtomicFile af;
-    int rc = lb_atomic_open(&af, path);
-    if (rc != LB_OK)
-        return rc;
-    for (size_t i = 0; i < size; i++)
-        fputc('x', af.f);
-    return lb_atomic_commit(&af);
+    const size_t *size = ctx;
+    if (*size == 0) {
+        fputs("half", f);
+        return LB_FAIL(LB_ERR_FORMAT, "the writer's own refusal");
+    }
+    for (size_t i = 0; i < *size; i++)
+        fputc('x', f);
+    return LB_OK;
 }
+
+/* Write `size` bytes of 'x' to path atomically; the status. */
+static int write_bytes(const char *path, size_t size) { return lb_atomic_write_path(path, xs, &size); }
 
 static void fails_cleanly(const char *dir, const char *path, LbAtomicFault fault, size_t size, const char *what)
 {
@@ -132,14 +136,10 @@ int main(void)
     snprintf(nowhere, sizeof nowhere, "%s/missing/x.csv", dir);
     lb_error_clear();
     lb_check(write_bytes(nowhere, 1) == LB_ERR_IO && strstr(lb_error_message(), nowhere), "no directory: LB_ERR_IO naming the target");
-    lb_atomic_abort(NULL); /* NULL-safe */
-    LbAtomicFile af;
-    if (lb_check(lb_atomic_open(&af, path) == LB_OK, "open for abort")) {
-        fputs("half", af.f);
-        lb_atomic_abort(&af);
-        lb_atomic_abort(&af); /* idempotent */
-        lb_check(leftovers(dir) == 0, "abort removes the temporary file");
-    }
+    put(path, "before\n");
+    lb_check(write_bytes(path, 0) == LB_ERR_FORMAT && strcmp(lb_error_message(), "the writer's own refusal") == 0,
+             "a writer's refusal is returned as it is: %s", lb_error_message());
+    lb_check(holds(path, "before\n") && leftovers(dir) == 0, "a refused write keeps the old file and leaves no temporary");
     char *joined = lb_path_join("a/", "b");
     lb_check(joined && strcmp(joined, "a/b") == 0, "lb_path_join does not double the slash");
     free(joined);
