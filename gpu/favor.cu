@@ -168,16 +168,17 @@ divide_by_last_backward_kernel(const T *x, const T *dy, T *dx, int64_t rows, int
     for (int64_t r = (int64_t)blockIdx.x * kRowsPerBlock + (threadIdx.x >> 5); r < rows;
          r += (int64_t)gridDim.x * kRowsPerBlock) {
         const T *xr = x + r * (cols + 1);
-        const float den = lb_to_float(xr[cols]);
+        /* one division per row: a division in the loop is a call, and ptxas spills around it */
+        const float inv = 1.0f / lb_to_float(xr[cols]);
         float dot = 0.0f;
         for (int64_t j = lane; j < cols; j += 32) {
             const float g = lb_to_float(dy[r * cols + j]);
             dot = fmaf(g, lb_to_float(xr[j]), dot);
-            dx[r * (cols + 1) + j] = lb_from_float<T>(g / den);
+            dx[r * (cols + 1) + j] = lb_from_float<T>(g * inv);
         }
         dot = lb_lane_reduce<LbSum>(dot);
         if (lane == 0)
-            dx[r * (cols + 1) + cols] = lb_from_float<T>(-dot / den / den);
+            dx[r * (cols + 1) + cols] = lb_from_float<T>(-dot * inv * inv);
     }
 }
 
