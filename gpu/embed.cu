@@ -66,9 +66,8 @@ __device__ __forceinline__ uint32_t chunk_rank(const int32_t *s_ids, int len, in
 
 /* first (vocab) and order (tokens), uint32: order lists the positions grouped by id, each id's in
  * (b, t) order, and id v's span is [v ? first[v - 1] : 0, first[v]) (the cursors end where the
- * next id starts). One block, chunks in order:
- * a chunk's last occurrence of an id moves that id's cursor for the next chunk, so no two threads
- * ever write one word between barriers. */
+ * next id starts). One block, chunks in order: a chunk's last occurrence of an id moves that id's
+ * cursor for the next chunk, so no two threads ever write one word between barriers. */
 __global__ void __launch_bounds__(kSortBlock)
 embed_sort_kernel(const int32_t *ids, uint32_t *first, uint32_t *order, int64_t tokens, int64_t vocab)
 {
