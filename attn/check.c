@@ -17,7 +17,7 @@
 #include "attn/base/status.h"
 
 #define MAX_BUFFERS 16
-#define MAX_ARGS 4
+#define MAX_ARGS 8
 
 typedef struct Arg {
     int kind;
@@ -32,7 +32,7 @@ typedef struct Ctx {
     LbCheckTable *t;
     double tol;       /* the running op's, for this storage type */
     uint64_t streams; /* random streams drawn so far */
-    char op[24], shape[96];
+    char op[32], shape[96];
     void *dev[MAX_BUFFERS];
     void *host[MAX_BUFFERS];
     int ndev, nhost;
@@ -311,7 +311,7 @@ enum { ARG_IN, ARG_INOUT, ARG_OUT, ARG_IDS, ARG_OUT_IDS, ARG_SCRATCH };
 /* Operands: count elements uniform in [lo, hi] drawn on the backend (at `off` elements past an
  * aligned buffer: the scalar paths); an input the op overwrites, compared after; an output,
  * poisoned, compared after; int32 token ids below vocab drawn on the backend; int32 ids the op
- * writes, compared as floats; bytes of scratch on the backend only (NULL for the reference). */
+ * writes, compared as floats; bytes of scratch (on the host for the reference). */
 #define IN(count, lo, hi) {ARG_IN, count, lo, hi, 0}
 #define IN_AT(count, lo, hi, off) {ARG_IN, count, lo, hi, off}
 #define INOUT(count, lo, hi, off) {ARG_INOUT, count, lo, hi, off}
@@ -332,8 +332,9 @@ static int operands(Ctx *c, const Arg *a, int n)
         const int64_t count = a[i].count;
         c->arg[i] = a[i];
         c->h[i] = NULL;
-        if (a[i].kind == ARG_SCRATCH) {
+        if (a[i].kind == ARG_SCRATCH) { /* the reference's too: backends refuse a NULL scratch */
             LB_TRY(dev(c, count, &c->d[i]));
+            LB_TRY(hostf(c, (count + 3) / 4, &c->h[i]));
             continue;
         }
         LB_TRY(hostf(c, count, &c->h[i]));
@@ -628,6 +629,72 @@ static int check_seq(Ctx *c, const int64_t *s, int conv)
 static int check_pool(Ctx *c, const int64_t *s) { return check_seq(c, s, 0); }
 static int check_conv(Ctx *c, const int64_t *s) { return check_seq(c, s, 1); }
 
+/* --- the training step's backward: each op's gradients against cpu_backward.h's references (the
+ *     CPU backend's entries), from a random upstream gradient. ------------------------------- */
+
+/* embed_backward {batch, n, d, vocab}: vocabularies smaller than the positions, so ids repeat and
+ * rows of absent ids must still be written; more positions than one chunk of the GPU's sort. */
+static int check_embed_backward(Ctx *c, const int64_t *s)
+{
+    const int64_t batch = s[0], n = s[1], d = s[2], vocab = s[3];
+    SHAPE("B %lld n %lld d %lld vocab %d", LL(batch), LL(n), LL(d), (int)vocab);
+    LB_TRY(OPERANDS(IDS(batch * n, vocab), IN(batch * n * d, -1.0f, 1.0f), OUT(vocab * d), OUT(n * d),
+                    SCRATCH((int64_t)lb_embed_backward_scratch_bytes(batch, n, vocab))));
+    ON_BOTH(be->ops->embed_backward(be, p[0], p[1], p[2], p[3], batch, n, d, vocab, p[4]));
+    return settle(c);
+}
+
+/* {batch, n, k, channels, ld_x, ld_y, mode or extra taps} as check_seq: dx laid out as x, its
+ * elements between rows left alone (NaN in the reference, so one written there fails the row). */
+static int check_seq_backward(Ctx *c, const int64_t *s, int conv)
+{
+    const int64_t batch = s[0], n = s[1], k = s[2], ch = s[3], ld_x = s[4], ld_y = s[5], w = n / k;
+    const int mode = conv ? 2 : (int)s[6];
+    SHAPE("%sB %lld n %lld k %lld C %lld ld %lld/%lld", conv ? "" : mode == LB_POOL_MAX ? "max " : "mean ", LL(batch),
+          LL(n), LL(k), LL(ch), LL(ld_x), LL(ld_y));
+    if (conv)
+        LB_TRY(OPERANDS(IN(batch * n * ld_x, -2.0f, 2.0f), IN(batch * k * ld_y, -1.0f, 1.0f), OUT(batch * n * ld_x),
+                        IN((w + s[6]) * ch, -0.5f, 0.5f), OUT(w * ch),
+                        SCRATCH((int64_t)lb_depthwise_conv_seq_backward_scratch_bytes(n, k, ch))));
+    else
+        LB_TRY(OPERANDS(IN(batch * n * ld_x, -2.0f, 2.0f), IN(batch * k * ld_y, -1.0f, 1.0f), OUT(batch * n * ld_x)));
+    if (conv)
+        ON_BOTH(be->ops->depthwise_conv_seq_backward(be, p[0], ld_x, p[3], p[1], ld_y, p[2], p[4], batch, n, k, ch,
+                                                     p[5]));
+    else
+        ON_BOTH(be->ops->pool_seq_backward(be, p[0], ld_x, p[1], ld_y, p[2], batch, n, k, ch, mode));
+    return settle(c);
+}
+
+static int check_pool_backward(Ctx *c, const int64_t *s) { return check_seq_backward(c, s, 0); }
+static int check_conv_backward(Ctx *c, const int64_t *s) { return check_seq_backward(c, s, 1); }
+
+/* favor_features_backward {groups, n, m, hd, offset}: phi positive as the features are, dphi
+ * leaning positive so that a row's sum does not cancel to its rounding. */
+static int check_favor_backward(Ctx *c, const int64_t *s)
+{
+    const int64_t groups = s[0], n = s[1], m = s[2], hd = s[3], off = s[4];
+    SHAPE("%lld groups x %lld x %lld, hd %lld%s", LL(groups), LL(n), LL(m), LL(hd), off ? " (unaligned)" : "");
+    const float scale = (float)pow((double)hd, -0.25);
+    LB_TRY(OPERANDS(IN_AT(groups * n * m, 0.01f, 1.0f, off), IN(groups * n * hd, -1.5f, 1.5f),
+                    INOUT(groups * n * m, -0.5f, 1.0f, off), OUT(groups * n * hd)));
+    ON_BOTH(be->ops->favor_features_backward(be, p[0], p[1], p[2], p[3], groups, n, m, hd, scale));
+    return settle(c);
+}
+
+/* divide_by_last_backward {rows, cols}: check_divide's x, a random dy. */
+static int check_divide_backward(Ctx *c, const int64_t *s)
+{
+    const int64_t rows = s[0], cols = s[1];
+    SHAPE("%lld x %lld + 1", LL(rows), LL(cols));
+    LB_TRY(OPERANDS(IN(rows * (cols + 1), -1.0f, 1.0f), IN(rows * cols, -1.0f, 1.0f), OUT(rows * (cols + 1))));
+    for (int64_t r = 0; r < rows; r++)
+        c->h[0][r * (cols + 1) + cols] = 0.25f + 4.0f * fabsf(c->h[0][r * (cols + 1) + cols]);
+    LB_TRY(restore_inputs(c));
+    ON_BOTH(be->ops->divide_by_last_backward(be, p[0], p[1], p[2], rows, cols));
+    return settle(c);
+}
+
 
 /* --- the table ------------------------------------------------------------------------------ */
 
@@ -649,6 +716,7 @@ typedef struct Op {
 #define SHAPES(q, f) q, f, sizeof q / sizeof q[0], sizeof f / sizeof f[0]
 #define KERNEL_TOL {1e-3, 8e-3, 1e-5, 1e-5}
 #define EXACT {0, 0, 0, 0}
+#define GRAD_TOL {1e-3, 8e-3, 2e-5, 2e-5}
 
 /* RoBERTa-like (QKV, FFN up and down), small and odd shapes */
 static const Shape linear_q[] = {{37, 50, 70, 1, 1}, {16, 32, 48, 0, 0}};
@@ -708,6 +776,20 @@ static const Shape pool_f[] = {{2, 64, 16, 24, 72, 48, 0}, {2, 64, 64, 40, 40, 4
 static const Shape conv_q[] = {{2, 64, 16, 48, 144, 48, 0}};
 static const Shape conv_f[] = {{2, 64, 16, 24, 72, 48, 3}, {2, 64, 64, 40, 40, 40, 0}, {3, 64, 1, 16, 48, 16, 0},
                                {1, 70, 10, 33, 33, 33, 0}, {2, 256, 32, 64, 192, 128, 0}};
+/* a vocabulary of 7 (every id many times), wide and odd rows, 900 positions (two chunks of the
+ * GPU's sort), RoBERTa's vocabulary (most rows empty) */
+static const Shape embed_backward_q[] = {{2, 16, 32, 7}};
+static const Shape embed_backward_f[] = {{2, 16, 32, 7}, {2, 16, 33, 100}, {3, 300, 16, 50}, {2, 37, 64, 1000},
+                                         {2, 16, 64, 50265}};
+/* check_seq's shapes; the convolution's also past LB_GRAD_PARTS rows of dy, not a multiple of it */
+static const Shape pool_backward_q[] = {{2, 64, 16, 48, 144, 48, 0}, {2, 64, 16, 48, 144, 48, 1}};
+static const Shape conv_backward_q[] = {{2, 64, 16, 48, 144, 48, 0}};
+static const Shape conv_backward_f[] = {{2, 64, 16, 24, 72, 48, 3}, {2, 64, 64, 40, 40, 40, 0}, {3, 64, 1, 16, 48, 16, 0},
+                                        {1, 70, 10, 33, 33, 33, 0}, {2, 256, 32, 64, 192, 128, 0},
+                                        {5, 128, 64, 24, 24, 24, 1}};
+static const Shape favor_backward_q[] = {{3, 17, 24, 16}};
+static const Shape favor_backward_f[] = {{3, 37, 1, 4},   {3, 37, 5, 32},  {3, 37, 64, 100, 1}, {3, 37, 256, 64},
+                                         {3, 37, 300, 64}, {1, 1, 64, 64}, {4, 130, 64, 64}};
 
 static const Op ops_table[] = {
     {"linear", check_linear, {2e-3, 1.5e-2, 1e-5, 2e-3}, SHAPES(linear_q, linear_f)},
@@ -728,6 +810,12 @@ static const Op ops_table[] = {
     {"pool_seq", check_pool, KERNEL_TOL, SHAPES(pool_q, pool_f)},
     /* a sum of up to 64 products in fp32: a few ulp more than one rounding */
     {"depthwise_conv_seq", check_conv, {1e-3, 8e-3, 2e-5, 2e-5}, SHAPES(conv_q, conv_f)},
+    /* the training step's backward: sums in fp32 of a few to a few hundred terms, rounded once */
+    {"embed_backward", check_embed_backward, GRAD_TOL, SHAPES(embed_backward_q, embed_backward_f)},
+    {"pool_seq_backward", check_pool_backward, KERNEL_TOL, SHAPES(pool_backward_q, pool_f)},
+    {"depthwise_conv_seq_backward", check_conv_backward, GRAD_TOL, SHAPES(conv_backward_q, conv_backward_f)},
+    {"favor_features_backward", check_favor_backward, GRAD_TOL, SHAPES(favor_backward_q, favor_backward_f)},
+    {"divide_by_last_backward", check_divide_backward, GRAD_TOL, SHAPES(divide_q, divide_f)},
 };
 #define NOPS (sizeof ops_table / sizeof ops_table[0])
 

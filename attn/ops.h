@@ -176,7 +176,8 @@ typedef struct LbOps {
                               void *dv, void *dgamma, void *dbeta, int64_t rows, int64_t d, float eps,
                               void *scratch);
     /* embed's gradients from dx (batch, n, d): dtok (vocab, d) the sum of dx's rows by token id
-     * (rows of absent ids 0), dpos (n, d) the sum over the batch. */
+     * (rows of absent ids 0), dpos (n, d) the sum over the batch. Deterministic: each row sums its
+     * positions in (b, t) order (a stable counting sort by id in the scratch), no atomics. */
     int (*embed_backward)(LbBackend *be, const int32_t *ids, const void *dx, void *dtok, void *dpos, int64_t batch,
                           int64_t n, int64_t d, int64_t vocab, void *scratch);
     /* pool_seq's gradient dx (laid out as x; elements between rows untouched): mean spreads dy / w

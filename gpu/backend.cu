@@ -300,6 +300,50 @@ static int lb_cuda_depthwise_conv_seq_op(LbBackend *be, const void *x, int64_t l
                                       channels);
 }
 
+/* --- the training step's backward: gradients of the ops above -------------------------------------- */
+
+static int lb_cuda_embed_backward_op(LbBackend *be, const int32_t *ids, const void *dx, void *dtok, void *dpos,
+                                     int64_t batch, int64_t n, int64_t d, int64_t vocab, void *scratch)
+{
+    LB_TRY(lb_args_embed_backward(be, ids, dx, dtok, dpos, batch, n, d, vocab, scratch));
+    return lb_cuda_embed_backward(lb_cuda_state(be)->stream, be->storage, ids, dx, dtok, dpos, batch, n, d, vocab,
+                                  scratch);
+}
+
+static int lb_cuda_pool_seq_backward_op(LbBackend *be, const void *x, int64_t ld_x, const void *dy, int64_t ld_y,
+                                        void *dx, int64_t batch, int64_t n, int64_t k, int64_t channels, int mode)
+{
+    LB_TRY(lb_args_seq_backward(be, "pool_seq_backward", x, ld_x, NULL, dy, ld_y, dx, NULL, batch, n, k, channels));
+    return lb_cuda_pool_seq_backward(lb_cuda_state(be)->stream, be->storage, x, ld_x, dy, ld_y, dx, batch, n, k,
+                                     channels, mode);
+}
+
+static int lb_cuda_depthwise_conv_seq_backward_op(LbBackend *be, const void *x, int64_t ld_x, const void *wt,
+                                                  const void *dy, int64_t ld_y, void *dx, void *dwt, int64_t batch,
+                                                  int64_t n, int64_t k, int64_t channels, void *scratch)
+{
+    LB_TRY(lb_args_seq_backward(be, "depthwise_conv_seq_backward", x, ld_x, wt, dy, ld_y, dx, dwt, batch, n, k,
+                                channels));
+    LB_TRY(lb_arg_need(be, scratch, n > 0 && channels > 0, "depthwise_conv_seq_backward", "scratch"));
+    return lb_cuda_depthwise_conv_seq_backward(lb_cuda_state(be)->stream, be->storage, x, ld_x, wt, dy, ld_y, dx, dwt,
+                                               scratch, batch, n, k, channels);
+}
+
+static int lb_cuda_favor_features_backward_op(LbBackend *be, const void *phi, const void *x, void *d, void *dx,
+                                              int64_t groups, int64_t n, int64_t m, int64_t hd, float scale)
+{
+    LB_TRY(lb_args_favor_backward(be, phi, x, d, dx, groups, n, m, hd));
+    return lb_cuda_favor_features_backward(lb_cuda_state(be)->stream, be->storage, phi, x, d, dx, groups, n, m, hd,
+                                           scale);
+}
+
+static int lb_cuda_divide_by_last_backward_op(LbBackend *be, const void *x, const void *dy, void *dx, int64_t rows,
+                                              int64_t cols)
+{
+    LB_TRY(lb_args_divide_by_last_backward(be, x, dy, dx, rows, cols));
+    return lb_cuda_divide_by_last_backward(lb_cuda_state(be)->stream, be->storage, x, dy, dx, rows, cols);
+}
+
 static int lb_cuda_copy_op(LbBackend *be, void *dst, const void *src, size_t bytes)
 {
     LB_TRY(lb_args_copy(be, "copy", dst, src, bytes, 1));
@@ -529,6 +573,18 @@ static const LbOps lb_cuda_ops = {
     lb_cuda_pool_seq_op,
     lb_cuda_depthwise_conv_seq_op,
     lb_cuda_matmul_tuning,
+    NULL, /* add */
+    NULL, /* column_sums */
+    NULL, /* gelu_backward */
+    NULL, /* softmax_backward */
+    NULL, /* layernorm_backward */
+    lb_cuda_embed_backward_op,
+    lb_cuda_pool_seq_backward_op,
+    lb_cuda_depthwise_conv_seq_backward_op,
+    lb_cuda_favor_features_backward_op,
+    lb_cuda_divide_by_last_backward_op,
+    NULL, /* flash_attention_backward */
+    NULL, /* flash_attention_lse */
 };
 
 #define LB_CUDA_GRID_CAP_DEFAULT (1u << 30) /* gridDim.x allows 2^31 - 1 */

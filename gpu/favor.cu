@@ -2,8 +2,10 @@
  * projections a product wrote, f = exp(f - |x'|^2 / 2 - s) / sqrt(m), and y = x[:, :cols] /
  * x[:, cols]. Queries: s is the row's max, one kernel (a warp per row, the second read from L1).
  * Keys: s is one max over the group's rows, in two stages (row maxima, then a block per group)
- * so it does not depend on block order. Maxima and exponents in fp32. Checked by
- * the check table (attn/check.c, tests/gpu/test_gpu_ops.c) against lb_favor_features_cpu and lb_divide_by_last_cpu. */
+ * so it does not depend on block order. Maxima and exponents in fp32. Their gradients take the
+ * same warp per row: each row's dot product of dy with the output, in fp32. Checked by
+ * the check table (attn/check.c, tests/gpu/test_gpu_ops.c) against lb_favor_features_cpu and
+ * lb_divide_by_last_cpu, and their gradients against cpu_backward.h's. */
 #include <math.h>
 
 #include "gpu/cuda_check.h"
@@ -127,6 +129,59 @@ divide_by_last_kernel(const T *x, T *y, int64_t rows, int64_t cols, int tpr)
     }
 }
 
+
+/* favor_features' gradient, a warp per row: d = dphi phi in place (dphi the upstream gradient of
+ * phi), dx = -scale^2 x sum_j d_j. */
+template <typename T, int N>
+__global__ void __launch_bounds__(kFavorBlock)
+favor_backward_kernel(const T *phi, const T *x, T *d, T *dx, int64_t rows, int64_t m, int64_t hd, float scale2)
+{
+    const int lane = threadIdx.x & 31;
+    const int64_t npk = m / N;
+    for (int64_t r = (int64_t)blockIdx.x * kRowsPerBlock + (threadIdx.x >> 5); r < rows;
+         r += (int64_t)gridDim.x * kRowsPerBlock) {
+        float dot = 0.0f;
+        for (int64_t i = lane; i < npk; i += 32) {
+            const LbPack<T, N> f = lb_load_pack<T, N>(phi + r * m + i * N);
+            LbPack<T, N> g = lb_load_pack<T, N>(d + r * m + i * N);
+#pragma unroll
+            for (int e = 0; e < N; e++) {
+                const float v = lb_to_float(g.v[e]) * lb_to_float(f.v[e]);
+                dot += v;
+                g.v[e] = lb_from_float<T>(v);
+            }
+            lb_store_pack<T, N>(d + r * m + i * N, g);
+        }
+        const float c = -scale2 * lb_lane_reduce<LbSum>(dot);
+        for (int64_t e = lane; e < hd; e += 32)
+            dx[r * hd + e] = lb_from_float<T>(c * lb_to_float(x[r * hd + e]));
+    }
+}
+
+/* divide_by_last's gradient, a warp per row: dx[:, :cols] = dy / den, dx[:, cols] =
+ * -sum_j dy_j x_j / den^2. */
+template <typename T>
+__global__ void __launch_bounds__(kFavorBlock)
+divide_by_last_backward_kernel(const T *x, const T *dy, T *dx, int64_t rows, int64_t cols)
+{
+    const int lane = threadIdx.x & 31;
+    for (int64_t r = (int64_t)blockIdx.x * kRowsPerBlock + (threadIdx.x >> 5); r < rows;
+         r += (int64_t)gridDim.x * kRowsPerBlock) {
+        const T *xr = x + r * (cols + 1);
+        /* one division per row: a division in the loop is a call, and ptxas spills around it */
+        const float inv = 1.0f / lb_to_float(xr[cols]);
+        float dot = 0.0f;
+        for (int64_t j = lane; j < cols; j += 32) {
+            const float g = lb_to_float(dy[r * cols + j]);
+            dot = fmaf(g, lb_to_float(xr[j]), dot);
+            dx[r * (cols + 1) + j] = lb_from_float<T>(g * inv);
+        }
+        dot = lb_lane_reduce<LbSum>(dot);
+        if (lane == 0)
+            dx[r * (cols + 1) + cols] = lb_from_float<T>(-dot * inv * inv);
+    }
+}
+
 } // namespace
 
 extern "C" int lb_cuda_favor_features(cudaStream_t stream, LbDtype dtype, void *d_f, const void *d_x, void *d_stat,
@@ -151,5 +206,32 @@ extern "C" int lb_cuda_divide_by_last(cudaStream_t stream, LbDtype dtype, const 
     LB_DISPATCH_DTYPE(dtype, T, LB_LAUNCH(lb_grid_for(rows, kRowBlock / tpr), kRowBlock, 0, stream, divide_by_last_kernel<T>)(
                                     static_cast<const T *>(d_x), static_cast<T *>(d_y), rows, cols, tpr));
     LB_LAUNCH_CHECK("divide_by_last_kernel");
+    return LB_OK;
+}
+
+extern "C" int lb_cuda_favor_features_backward(cudaStream_t stream, LbDtype dtype, const void *d_phi, const void *d_x,
+                                               void *d_d, void *d_dx, int64_t groups, int64_t n, int64_t m, int64_t hd,
+                                               float scale)
+{
+    const int64_t rows = groups * n;
+    if (rows == 0)
+        return LB_OK;
+    LB_DISPATCH_PACKS(dtype, T, N, lb_can_vec16(d_d, m, sizeof(T)) && lb_can_vec16(d_phi, m, sizeof(T)),
+                      LB_LAUNCH(lb_grid_for(rows, kRowsPerBlock), kFavorBlock, 0, stream, favor_backward_kernel<T, N>)(
+                          static_cast<const T *>(d_phi), static_cast<const T *>(d_x), static_cast<T *>(d_d),
+                          static_cast<T *>(d_dx), rows, m, hd, scale * scale));
+    LB_LAUNCH_CHECK("favor_backward_kernel");
+    return LB_OK;
+}
+
+extern "C" int lb_cuda_divide_by_last_backward(cudaStream_t stream, LbDtype dtype, const void *d_x, const void *d_dy,
+                                               void *d_dx, int64_t rows, int64_t cols)
+{
+    if (rows == 0)
+        return LB_OK;
+    LB_DISPATCH_DTYPE(dtype, T,
+                      LB_LAUNCH(lb_grid_for(rows, kRowsPerBlock), kFavorBlock, 0, stream, divide_by_last_backward_kernel<T>)(
+                          static_cast<const T *>(d_x), static_cast<const T *>(d_dy), static_cast<T *>(d_dx), rows, cols));
+    LB_LAUNCH_CHECK("divide_by_last_backward_kernel");
     return LB_OK;
 }

@@ -61,6 +61,21 @@ int lb_cuda_pool_seq(cudaStream_t stream, LbDtype dtype, const void *d_x, int64_
 int lb_cuda_depthwise_conv_seq(cudaStream_t stream, LbDtype dtype, const void *d_x, int64_t ld_x, const void *d_wt,
                                void *d_y, int64_t ld_y, int64_t batch, int64_t n, int64_t k, int64_t channels);
 
+/* The gradients of embed, pool_seq, depthwise_conv_seq, favor_features and divide_by_last: see
+ * LbOps in attn/ops.h (the training step's backward); each d_scratch of the size ops.h gives,
+ * 4-byte aligned (gpu/embed.cu, gpu/pool.cu, gpu/favor.cu). */
+int lb_cuda_embed_backward(cudaStream_t stream, LbDtype dtype, const int32_t *d_ids, const void *d_dx, void *d_dtok,
+                           void *d_dpos, int64_t batch, int64_t n, int64_t d, int64_t vocab, void *d_scratch);
+int lb_cuda_pool_seq_backward(cudaStream_t stream, LbDtype dtype, const void *d_x, int64_t ld_x, const void *d_dy,
+                              int64_t ld_y, void *d_dx, int64_t batch, int64_t n, int64_t k, int64_t channels, int mode);
+int lb_cuda_depthwise_conv_seq_backward(cudaStream_t stream, LbDtype dtype, const void *d_x, int64_t ld_x,
+                                        const void *d_wt, const void *d_dy, int64_t ld_y, void *d_dx, void *d_dwt,
+                                        void *d_scratch, int64_t batch, int64_t n, int64_t k, int64_t channels);
+int lb_cuda_favor_features_backward(cudaStream_t stream, LbDtype dtype, const void *d_phi, const void *d_x, void *d_d,
+                                    void *d_dx, int64_t groups, int64_t n, int64_t m, int64_t hd, float scale);
+int lb_cuda_divide_by_last_backward(cudaStream_t stream, LbDtype dtype, const void *d_x, const void *d_dy, void *d_dx,
+                                    int64_t rows, int64_t cols);
+
 /* y (rows, cols) = act(y + b (cols)) in place; b may be NULL; act is the erf GELU when gelu != 0,
  * else the identity (gpu/bias_act.cu). */
 int lb_cuda_bias_act(cudaStream_t stream, LbDtype dtype, void *d_y, const void *d_b, int64_t rows,

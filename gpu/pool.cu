@@ -3,7 +3,8 @@
  * windows of w = n / k) and depthwise_conv_seq (kernel and stride w, wt tap-major). One output
  * row per tpr lanes, each lane walking 16-byte packs of channels, so a warp reads consecutive
  * channels and each input element once (no shared memory to reuse). fp32 sums and maxima.
- * Checked by the check table (attn/check.c, tests/gpu/test_gpu_ops.c) against the cpu_ref.h references, and by linbench check. */
+ * Checked by the check table (attn/check.c, tests/gpu/test_gpu_ops.c) against the cpu_ref.h and
+ * cpu_backward.h references, and by linbench check. */
 #include <math.h>
 
 #include "gpu/cuda_check.h"
@@ -118,6 +119,155 @@ int compress(cudaStream_t st, LbDtype dtype, const void *d_x, int64_t ld_x, cons
     return LB_OK;
 }
 
+
+/* The gradient of seq_compress_kernel's input, the same walk: each output row's dy (N channels)
+ * spread back over its window's w rows of dx. Max finds the first maximum as the forward's fmaxf
+ * order would (a strict > over the window). */
+template <typename T, int N, int MODE>
+__global__ void __launch_bounds__(kRowBlock)
+seq_expand_kernel(const T *x, int64_t ld_x, const T *wt, const T *dy, int64_t ld_y, T *dx, int64_t rows, int64_t n,
+                  int64_t k, int64_t w, int64_t channels, int tpr)
+{
+    const int rows_per_block = kRowBlock / tpr;
+    const int lane = threadIdx.x % tpr;
+    const int64_t packs = channels / N;
+    for (int64_t r = (int64_t)blockIdx.x * rows_per_block + threadIdx.x / tpr; r < rows;
+         r += (int64_t)gridDim.x * rows_per_block) {
+        const int64_t b = (int64_t)lb_udiv64((uint64_t)r, (uint64_t)k), t = r - b * k;
+        const int64_t row0 = b * n + t * w;
+        for (int64_t p = lane; p < packs; p += tpr) {
+            const int64_t c = p * N;
+            const LbPack<T, N> g = lb_load_pack<T, N>(dy + r * ld_y + c);
+            int64_t top[N];
+            float best[N];
+#pragma unroll
+            for (int e = 0; e < N; e++)
+                top[e] = 0, best[e] = -INFINITY;
+            for (int64_t j = 0; MODE == LB_POOL_MAX && j < w; j++) {
+                const LbPack<T, N> v = lb_load_pack<T, N>(x + (row0 + j) * ld_x + c);
+#pragma unroll
+                for (int e = 0; e < N; e++)
+                    if (j == 0 || lb_to_float(v.v[e]) > best[e])
+                        top[e] = j, best[e] = lb_to_float(v.v[e]);
+            }
+            for (int64_t j = 0; j < w; j++) {
+                LbPack<T, N> tap, out;
+                if (MODE == kConv)
+                    tap = lb_load_pack<T, N>(wt + j * channels + c);
+#pragma unroll
+                for (int e = 0; e < N; e++) {
+                    const float ge = lb_to_float(g.v[e]);
+                    out.v[e] = lb_from_float<T>(MODE == kConv        ? ge * lb_to_float(tap.v[e])
+                                                : MODE == LB_POOL_MAX ? (j == top[e] ? ge : 0.0f)
+                                                                      : ge / (float)w);
+                }
+                lb_store_pack<T, N>(dx + (row0 + j) * ld_x + c, out);
+            }
+        }
+    }
+}
+
+/* part[p][j][c] = the sum over output rows r in part p's strip of dy[r][c] x[window row j][c]:
+ * the strips split the batch k rows evenly, each walked in order. One thread per (part, tap, pack
+ * of N channels). */
+template <typename T, int N>
+__global__ void __launch_bounds__(kRowBlock)
+conv_dwt_parts_kernel(const T *x, int64_t ld_x, const T *dy, int64_t ld_y, float *part, int64_t parts, int64_t rows,
+                      int64_t n, int64_t k, int64_t w, int64_t channels)
+{
+    const int64_t packs = channels / N, items = parts * w * packs;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < items; i += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t pj = (int64_t)lb_udiv64((uint64_t)i, (uint64_t)packs), c = (i - pj * packs) * N;
+        const int64_t p = (int64_t)lb_udiv64((uint64_t)pj, (uint64_t)w), j = pj - p * w;
+        const int64_t r0 = (int64_t)lb_udiv64((uint64_t)(p * rows), (uint64_t)parts);
+        const int64_t r1 = (int64_t)lb_udiv64((uint64_t)((p + 1) * rows), (uint64_t)parts);
+        float acc[N];
+#pragma unroll
+        for (int e = 0; e < N; e++)
+            acc[e] = 0.0f;
+        int64_t b = (int64_t)lb_udiv64((uint64_t)r0, (uint64_t)k), t = r0 - b * k;
+        for (int64_t r = r0; r < r1; r++, t++) {
+            if (t == k)
+                t = 0, b++;
+            const LbPack<T, N> g = lb_load_pack<T, N>(dy + r * ld_y + c);
+            const LbPack<T, N> v = lb_load_pack<T, N>(x + (b * n + t * w + j) * ld_x + c);
+#pragma unroll
+            for (int e = 0; e < N; e++)
+                acc[e] = fmaf(lb_to_float(g.v[e]), lb_to_float(v.v[e]), acc[e]);
+        }
+#pragma unroll
+        for (int e = 0; e < N; e++)
+            part[(p * w + j) * channels + c + e] = acc[e];
+    }
+}
+
+/* dwt (w, channels) = the sum of the parts, in part order. */
+template <typename T>
+__global__ void __launch_bounds__(kRowBlock)
+conv_dwt_sum_kernel(const float *part, T *dwt, int64_t parts, int64_t count)
+{
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += (int64_t)gridDim.x * blockDim.x) {
+        float s = 0.0f;
+        for (int64_t p = 0; p < parts; p++)
+            s += part[p * count + i];
+        dwt[i] = lb_from_float<T>(s);
+    }
+}
+
+template <typename T, int N, int MODE>
+int launch_expand(const T *x, int64_t ld_x, const T *wt, const T *dy, int64_t ld_y, T *dx, int64_t batch, int64_t n,
+                  int64_t k, int64_t channels, cudaStream_t st)
+{
+    const int64_t rows = batch * k;
+    const int tpr = lb_threads_per_row(channels / N);
+    LB_LAUNCH(lb_grid_for(rows, kRowBlock / tpr), kRowBlock, 0, st, seq_expand_kernel<T, N, MODE>)(
+        x, ld_x, wt, dy, ld_y, dx, rows, n, k, n / k, channels, tpr);
+    LB_LAUNCH_CHECK(MODE == kConv ? "seq_expand_kernel (depthwise convolution)"
+                                  : MODE == LB_POOL_MAX ? "seq_expand_kernel (max pooling)"
+                                                        : "seq_expand_kernel (mean pooling)");
+    return LB_OK;
+}
+
+template <typename T, int N>
+int launch_dwt(const T *x, int64_t ld_x, const T *dy, int64_t ld_y, T *dwt, float *part, int64_t batch, int64_t n,
+               int64_t k, int64_t channels, cudaStream_t st)
+{
+    const int64_t rows = batch * k, w = n / k, parts = rows < LB_GRAD_PARTS ? rows : LB_GRAD_PARTS;
+    LB_LAUNCH(lb_grid_for(parts * w * (channels / N), kRowBlock), kRowBlock, 0, st, conv_dwt_parts_kernel<T, N>)(
+        x, ld_x, dy, ld_y, part, parts, rows, n, k, w, channels);
+    LB_LAUNCH_CHECK("conv_dwt_parts_kernel");
+    LB_LAUNCH(lb_grid_for(w * channels, kRowBlock), kRowBlock, 0, st, conv_dwt_sum_kernel<T>)(part, dwt, parts,
+                                                                                           w * channels);
+    LB_LAUNCH_CHECK("conv_dwt_sum_kernel");
+    return LB_OK;
+}
+
+/* dx of pool_seq (MODE its LbPoolMode) or of the convolution, and the convolution's dwt. */
+template <int MODE>
+int expand(cudaStream_t st, LbDtype dtype, const void *d_x, int64_t ld_x, const void *d_wt, const void *d_dy,
+           int64_t ld_y, void *d_dx, void *d_dwt, void *d_scratch, int64_t batch, int64_t n, int64_t k,
+           int64_t channels)
+{
+    if (n == 0 || channels == 0) /* batch 0 still writes dwt: zeros */
+        return LB_OK;
+    if (MODE == kConv && (uintptr_t)d_scratch % 4u != 0)
+        return LB_FAIL(LB_ERR_INVALID, "cuda depthwise_conv_seq_backward: scratch not 4-byte aligned");
+    LB_DISPATCH_PACKS(dtype, T, N,
+                      lb_can_vec16(d_x, channels, sizeof(T)) && lb_can_vec16(d_x, ld_x, sizeof(T)) &&
+                          lb_can_vec16(d_dx, ld_x, sizeof(T)) && lb_can_vec16(d_dy, ld_y, sizeof(T)) &&
+                          lb_can_vec16(d_dy, channels, sizeof(T)) &&
+                          (MODE != kConv || lb_can_vec16(d_wt, channels, sizeof(T))),
+                      {
+                          const T *x = static_cast<const T *>(d_x), *dy = static_cast<const T *>(d_dy);
+                          LB_TRY((launch_expand<T, N, MODE>(x, ld_x, static_cast<const T *>(d_wt), dy, ld_y,
+                                                            static_cast<T *>(d_dx), batch, n, k, channels, st)));
+                          if (MODE == kConv)
+                              LB_TRY((launch_dwt<T, N>(x, ld_x, dy, ld_y, static_cast<T *>(d_dwt),
+                                                       static_cast<float *>(d_scratch), batch, n, k, channels, st)));
+                      });
+    return LB_OK;
+}
+
 } // namespace
 
 extern "C" int lb_cuda_pool_seq(cudaStream_t stream, LbDtype dtype, const void *d_x, int64_t ld_x, void *d_y,
@@ -134,4 +284,22 @@ extern "C" int lb_cuda_depthwise_conv_seq(cudaStream_t stream, LbDtype dtype, co
                                           int64_t k, int64_t channels)
 {
     return compress<kConv>(stream, dtype, d_x, ld_x, d_wt, d_y, ld_y, batch, n, k, channels);
+}
+
+extern "C" int lb_cuda_pool_seq_backward(cudaStream_t stream, LbDtype dtype, const void *d_x, int64_t ld_x,
+                                         const void *d_dy, int64_t ld_y, void *d_dx, int64_t batch, int64_t n,
+                                         int64_t k, int64_t channels, int mode)
+{
+    if (mode != LB_POOL_MEAN && mode != LB_POOL_MAX)
+        return LB_FAIL(LB_ERR_INVALID, "pool_seq_backward: mode %d is neither mean nor max", mode);
+    return (mode == LB_POOL_MAX ? expand<LB_POOL_MAX> : expand<LB_POOL_MEAN>)(stream, dtype, d_x, ld_x, NULL, d_dy, ld_y,
+                                                                               d_dx, NULL, NULL, batch, n, k, channels);
+}
+
+extern "C" int lb_cuda_depthwise_conv_seq_backward(cudaStream_t stream, LbDtype dtype, const void *d_x, int64_t ld_x,
+                                                   const void *d_wt, const void *d_dy, int64_t ld_y, void *d_dx,
+                                                   void *d_dwt, void *d_scratch, int64_t batch, int64_t n, int64_t k,
+                                                   int64_t channels)
+{
+    return expand<kConv>(stream, dtype, d_x, ld_x, d_wt, d_dy, ld_y, d_dx, d_dwt, d_scratch, batch, n, k, channels);
 }

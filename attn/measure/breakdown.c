@@ -211,6 +211,56 @@ static int w_depthwise_conv_seq(LbBackend *be, const void *x, int64_t ld_x, cons
     return t->real->ops->depthwise_conv_seq(t->real, x, ld_x, wt, y, ld_y, batch, n, k, channels);
 }
 
+/* --- the training step's backward: bytes by the same rule (every operand read once, every result
+ *     written once, scratch not counted); FLOPs only where the op is a product's gradient. ---- */
+
+/* dx read, dtok and dpos written: (B n d + vocab d + n d) e + 4 B n (the ids). A scatter-add: no
+ * FLOPs, as the forward's addition. */
+static int w_embed_backward(LbBackend *be, const int32_t *ids, const void *dx, void *dtok, void *dpos, int64_t batch,
+                            int64_t n, int64_t d, int64_t vocab, void *scratch)
+{
+    const double bn = (double)batch * (double)n;
+    LbTrace *t = count(be, 0, (bn + (double)vocab + (double)n) * (double)d, 4 * bn);
+    return t->real->ops->embed_backward(t->real, ids, dx, dtok, dpos, batch, n, d, vocab, scratch);
+}
+
+/* dy read and dx written, (B k c + B n c) e; max reads x as well, + B n c e. No FLOPs. */
+static int w_pool_seq_backward(LbBackend *be, const void *x, int64_t ld_x, const void *dy, int64_t ld_y, void *dx,
+                               int64_t batch, int64_t n, int64_t k, int64_t channels, int mode)
+{
+    const double bc = (double)batch * (double)channels;
+    LbTrace *t = count(be, 0, bc * ((double)k + (mode == LB_POOL_MAX ? 2 : 1) * (double)n), 0);
+    return t->real->ops->pool_seq_backward(t->real, x, ld_x, dy, ld_y, dx, batch, n, k, channels, mode);
+}
+
+/* x, dy, wt read and dx, dwt written: (2 B n c + B k c + 2 w c) e. FLOPs 3 B n c: dwt a multiply-add
+ * per input element (2), dx = dy wt one multiply per element (each is in one window). */
+static int w_depthwise_conv_seq_backward(LbBackend *be, const void *x, int64_t ld_x, const void *wt, const void *dy,
+                                         int64_t ld_y, void *dx, void *dwt, int64_t batch, int64_t n, int64_t k,
+                                         int64_t channels, void *scratch)
+{
+    const double c = (double)channels, bnc = (double)batch * (double)n * c, taps = k > 0 ? (double)(n / k) : 0;
+    LbTrace *t = count(be, 3 * bnc, 2 * bnc + (double)batch * (double)k * c + 2 * taps * c, 0);
+    return t->real->ops->depthwise_conv_seq_backward(t->real, x, ld_x, wt, dy, ld_y, dx, dwt, batch, n, k, channels,
+                                                     scratch);
+}
+
+/* phi and x read, d read and written in place, dx written: groups n (3 m + 2 hd) e. No FLOPs. */
+static int w_favor_features_backward(LbBackend *be, const void *phi, const void *x, void *d, void *dx, int64_t groups,
+                                     int64_t n, int64_t m, int64_t hd, float scale)
+{
+    LbTrace *t = count(be, 0, (double)groups * (double)n * (3 * (double)m + 2 * (double)hd), 0);
+    return t->real->ops->favor_features_backward(t->real, phi, x, d, dx, groups, n, m, hd, scale);
+}
+
+/* x (rows, cols + 1) and dy (rows, cols) read, dx (rows, cols + 1) written: rows (3 cols + 2) e. */
+static int w_divide_by_last_backward(LbBackend *be, const void *x, const void *dy, void *dx, int64_t rows,
+                                     int64_t cols)
+{
+    LbTrace *t = count(be, 0, (double)rows * (3 * (double)cols + 2), 0);
+    return t->real->ops->divide_by_last_backward(t->real, x, dy, dx, rows, cols);
+}
+
 /* The pass's side of trace_role: its observer is a member of the trace. */
 static void observe_role(LbPassObserver *obs, LbOpRole role)
 {
@@ -235,6 +285,11 @@ static void trace_init(LbTrace *t, LbBackend *real)
     t->ops.flash_attention = w_flash_attention;
     t->ops.pool_seq = w_pool_seq;
     t->ops.depthwise_conv_seq = w_depthwise_conv_seq;
+    t->ops.embed_backward = w_embed_backward;
+    t->ops.pool_seq_backward = w_pool_seq_backward;
+    t->ops.depthwise_conv_seq_backward = w_depthwise_conv_seq_backward;
+    t->ops.favor_features_backward = w_favor_features_backward;
+    t->ops.divide_by_last_backward = w_divide_by_last_backward;
     t->wrap = *real;
     t->wrap.ops = &t->ops;
     t->role = LB_ROLE_COUNT;
