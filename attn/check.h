@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 typedef struct LbCheckRow {
-    char op[24];      /* "softmax", "linear", "bmm", "forward", ... */
+    char op[32];      /* "softmax", "linear", "bmm", "forward", "flash_attention_backward", ... */
     char shape[96];   /* "8 x 1000", "linformer kv/late n 64 k 16 B 2" */
     LbDtype dtype;    /* the storage type the op ran in */
     double rel_error; /* infinity for a NaN or infinite element; NaN when the op itself failed */
