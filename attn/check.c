@@ -761,11 +761,11 @@ static const Shape flash_q[] = {{2, 70, 2, 64}};
 static const Shape flash_f[] = {{2, 1, 3, 64},  {2, 15, 3, 32}, {2, 15, 3, 128}, {2, 64, 3, 64},  {2, 200, 3, 32},
                                 {2, 200, 3, 64}, {2, 200, 3, 128}, {2, 1000, 3, 64}, {1, 65, 2, 16}, {1, 65, 2, 48},
                                 {1, 65, 2, 80},  {1, 65, 2, 112}};
-/* the backward: lengths of one row, under a tile and past it by a few rows; the head widths of
- * each tile size (d_h 64 the last with 64-row steps) */
+/* the backward: lengths of one row, under a tile and past it by a few rows; head widths of each
+ * step of the other side's rows (LB_FLASH_BWD_INNER: 64 to d_h 64, 32 to 96, 16 past) */
 static const Shape flash_bwd_q[] = {{2, 70, 2, 64}};
-static const Shape flash_bwd_f[] = {{1, 1, 2, 16},  {2, 70, 3, 16}, {2, 70, 3, 64},  {1, 130, 3, 64},
-                                    {2, 70, 3, 128}, {1, 65, 2, 80}, {1, 200, 2, 32}};
+static const Shape flash_bwd_f[] = {{1, 1, 2, 16},  {2, 70, 3, 16}, {2, 70, 3, 64},  {1, 130, 3, 64}, {2, 70, 3, 128},
+                                    {1, 65, 2, 80}, {1, 65, 2, 112}, {1, 200, 2, 32}};
 /* windows of 1, 4, 7 and 64 positions and all 64 in one */
 static const Shape pool_q[] = {{2, 64, 16, 48, 144, 48, 0}, {2, 64, 16, 48, 144, 48, 1}};
 static const Shape pool_f[] = {{2, 64, 16, 24, 72, 48, 0}, {2, 64, 64, 40, 40, 40, 0}, {3, 64, 1, 16, 48, 16, 0},
