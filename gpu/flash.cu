@@ -1,5 +1,7 @@
 /* The flash model's op (LbOps.flash_attention): exact softmax attention fused into one kernel in
- * FlashAttention-2's form (Dao, 2023), never writing the n x n scores.
+ * FlashAttention-2's form (Dao, 2023), never writing the n x n scores; with each row's
+ * log-sum-exp on request (flash_attention_lse), and the backward that recomputes P from it
+ * (flash_attention_backward: see "the backward" below).
  *
  * fp16/bf16 (tensor cores): a block of 4 warps per (sequence, head, tile of query rows), each
  * warp 32 rows as two m16 tiles (one at d_h > 64, gpu/flash_tiles.h) so every K/V fragment read
@@ -12,7 +14,8 @@
  * in shared memory, the same online softmax.
  *
  * Head widths: multiples of 16 up to LB_FLASH_HD_MAX, each its own instantiation so the fragments
- * stay in registers. Checked by the check table (attn/check.c, tests/gpu/test_gpu_ops.c) against lb_flash_attention_cpu. */
+ * stay in registers. Checked by the check table (attn/check.c, tests/gpu/test_gpu_ops.c) against lb_flash_attention_cpu
+ * and lb_flash_attention_backward_cpu. */
 #include <math.h>
 
 #include <type_traits>

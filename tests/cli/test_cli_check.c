@@ -36,10 +36,10 @@ typedef struct Rows {
 static const char *const ops[] = {"linear",      "bmm",         "softmax",      "layernorm",   "embed",
                                   "split_heads", "merge_heads", "fill_uniform", "fill_tokens", "copy",
                                   "gelu",        "favor_features", "divide_by_last", "flash_attention", "pool_seq",
-                                  "depthwise_conv_seq", "forward"};
+                                  "depthwise_conv_seq", "flash_attention_backward", "flash_attention_lse", "forward"};
 #define NOPS (int)(sizeof ops / sizeof ops[0])
 /* The op rows of one dtype's full check: the full shapes of attn/check.c's table. */
-#define OP_ROWS 125
+#define OP_ROWS 149
 
 /* The rows of check's table: the lines after the "operation" header up to the blank line. */
 static Rows parse_rows(const char *out)
