@@ -589,21 +589,83 @@ static int check_divide(Ctx *c, const int64_t *s)
     return settle(c);
 }
 
-/* flash_attention {batch, n, heads, hd}: Q, K, V read in place from one fused buffer as the flash
- * model lays it out, keys growing with their position so a row's maximum score rises tile by tile
- * (a kernel that does not rescale its running output is far off). */
-static int check_flash(Ctx *c, const int64_t *s)
+/* flash_attention {batch, n, heads, hd}: Q, K, V read in place from one fused buffer (operand 0)
+ * as the flash model lays it out, keys growing with their position so a row's maximum score rises
+ * tile by tile (a kernel that does not rescale its running output is far off). */
+static int flash_inputs(Ctx *c, const int64_t *s)
 {
     const int64_t batch = s[0], n = s[1], heads = s[2], hd = s[3], width = heads * hd, ld = 3 * width;
     SHAPE("B %lld n %lld h %lld hd %lld", LL(batch), LL(n), LL(heads), LL(hd));
-    const float scale = 1.0f / sqrtf((float)hd);
-    LB_TRY(OPERANDS(IN(batch * n * ld, -2.0f, 2.0f), OUT(batch * n * width)));
     for (int64_t r = 0; r < batch * n; r++)
         for (int64_t e = 0; e < width; e++)
             c->h[0][r * ld + width + e] *= 0.5f + 2.0f * (float)(r % n) / (float)n;
-    LB_TRY(restore_inputs(c));
+    return restore_inputs(c);
+}
+
+static int check_flash(Ctx *c, const int64_t *s)
+{
+    const int64_t batch = s[0], n = s[1], heads = s[2], hd = s[3], width = heads * hd, ld = 3 * width;
+    const float scale = 1.0f / sqrtf((float)hd);
+    LB_TRY(OPERANDS(IN(batch * n * ld, -2.0f, 2.0f), OUT(batch * n * width)));
+    LB_TRY(flash_inputs(c, s));
     ON_BOTH(be->ops->flash_attention(be, p[0], at(be, p[0], width), at(be, p[0], 2 * width), ld, p[1], batch, n,
                                      heads, hd, scale));
+    return settle(c);
+}
+
+/* flash_attention_lse into o (p[1]) and lse: fp32 whatever the storage, poisoned on the backend
+ * with the storage's NaN bytes (fp16's read as fp32 are a huge number, which fails as well). */
+static int flash_lse_on_both(Ctx *c, const int64_t *s, void **lse, float **lse_ref)
+{
+    const int64_t batch = s[0], n = s[1], heads = s[2], hd = s[3], width = heads * hd, ld = 3 * width;
+    const int64_t rows = batch * heads * n;
+    const float scale = 1.0f / sqrtf((float)hd);
+    LB_TRY(dev(c, rows * 4, lse));
+    LB_TRY(poison(c, *lse, rows * 4 / (int64_t)c->be->elem_bytes));
+    LB_TRY(hostf(c, rows, lse_ref));
+    ON_BOTH(be->ops->flash_attention_lse(be, p[0], at(be, p[0], width), at(be, p[0], 2 * width), ld, p[1],
+                                         side_ ? *lse_ref : (float *)*lse, batch, n, heads, hd, scale));
+    return LB_OK;
+}
+
+/* flash_attention_lse: o as flash_attention's, and each row's log-sum-exp against the CPU's in
+ * double. */
+static int check_flash_lse(Ctx *c, const int64_t *s)
+{
+    const int64_t rows = s[0] * s[2] * s[1], width = s[2] * s[3];
+    void *lse;
+    float *lse_ref, *out;
+    LB_TRY(OPERANDS(IN(s[0] * s[1] * 3 * width, -2.0f, 2.0f), OUT(s[0] * s[1] * width)));
+    LB_TRY(flash_inputs(c, s));
+    LB_TRY(flash_lse_on_both(c, s, &lse, &lse_ref));
+    LB_TRY(settle(c));
+    const size_t len = strlen(c->shape);
+    snprintf(c->shape + len, sizeof c->shape - len, ", lse");
+    LB_TRY(hostf(c, rows, &out));
+    LB_TRY(c->be->ops->copy_raw_to_host(c->be, out, lse, (size_t)rows * 4u));
+    return compare(c, out, lse_ref, rows);
+}
+
+/* flash_attention_backward: each side's forward keeps its own o and lse, then dQ, dK, dV into one
+ * fused gradient (operand 2), poisoned, so a tile written to another head leaves NaN where it
+ * belonged; against the CPU's FlashAttention-2 backward in double. */
+static int check_flash_backward(Ctx *c, const int64_t *s)
+{
+    const int64_t batch = s[0], n = s[1], heads = s[2], hd = s[3], width = heads * hd, ld = 3 * width;
+    const float scale = 1.0f / sqrtf((float)hd);
+    void *lse;
+    float *lse_ref;
+    LB_TRY(OPERANDS(IN(batch * n * ld, -2.0f, 2.0f), OUT(batch * n * width), OUT(batch * n * ld),
+                    IN(batch * n * width, -1.0f, 1.0f)));
+    LB_TRY(flash_inputs(c, s));
+    LB_TRY(flash_lse_on_both(c, s, &lse, &lse_ref));
+    void *scratch;
+    LB_TRY(dev(c, (int64_t)lb_flash_backward_scratch_bytes(batch, n, heads, hd), &scratch));
+    ON_BOTH(be->ops->flash_attention_backward(be, p[0], at(be, p[0], width), at(be, p[0], 2 * width), ld, p[1],
+                                              side_ ? lse_ref : lse, p[3], p[2], at(be, p[2], width),
+                                              at(be, p[2], 2 * width), batch, n, heads, hd, scale,
+                                              side_ ? NULL : scratch));
+    c->arg[1].kind = ARG_IN; /* o was checked by flash_attention_lse's rows */
     return settle(c);
 }
 
@@ -767,6 +829,11 @@ static const Shape flash_q[] = {{2, 70, 2, 64}};
 static const Shape flash_f[] = {{2, 1, 3, 64},  {2, 15, 3, 32}, {2, 15, 3, 128}, {2, 64, 3, 64},  {2, 200, 3, 32},
                                 {2, 200, 3, 64}, {2, 200, 3, 128}, {2, 1000, 3, 64}, {1, 65, 2, 16}, {1, 65, 2, 48},
                                 {1, 65, 2, 80},  {1, 65, 2, 112}};
+/* the backward: lengths of one row, under a tile and past it by a few rows; head widths of each
+ * step of the other side's rows (LB_FLASH_BWD_INNER: 64 to d_h 64, 32 to 96, 16 past) */
+static const Shape flash_bwd_q[] = {{2, 70, 2, 64}};
+static const Shape flash_bwd_f[] = {{1, 1, 2, 16},  {2, 70, 3, 16}, {2, 70, 3, 64},  {1, 130, 3, 64}, {2, 70, 3, 128},
+                                    {1, 65, 2, 80}, {1, 65, 2, 112}, {1, 200, 2, 32}};
 /* windows of 1, 4, 7 and 64 positions and all 64 in one */
 static const Shape pool_q[] = {{2, 64, 16, 48, 144, 48, 0}, {2, 64, 16, 48, 144, 48, 1}};
 static const Shape pool_f[] = {{2, 64, 16, 24, 72, 48, 0}, {2, 64, 64, 40, 40, 40, 0}, {3, 64, 1, 16, 48, 16, 0},
@@ -816,6 +883,10 @@ static const Op ops_table[] = {
     {"depthwise_conv_seq_backward", check_conv_backward, GRAD_TOL, SHAPES(conv_backward_q, conv_backward_f)},
     {"favor_features_backward", check_favor_backward, GRAD_TOL, SHAPES(favor_backward_q, favor_backward_f)},
     {"divide_by_last_backward", check_divide_backward, GRAD_TOL, SHAPES(divide_q, divide_f)},
+    /* P and dS rounded to storage for their products, each gradient once more: the emulated
+     * device's errors were near 4e-4 (fp16), 3.3e-3 (bf16), 1.6e-6 (fp32, CUDA cores) */
+    {"flash_attention_backward", check_flash_backward, {2e-3, 1.6e-2, 1e-5, 1e-5}, SHAPES(flash_bwd_q, flash_bwd_f)},
+    {"flash_attention_lse", check_flash_lse, {2e-3, 1.6e-2, 2e-5, 2e-5}, SHAPES(flash_bwd_q, flash_bwd_f)},
 };
 #define NOPS (sizeof ops_table / sizeof ops_table[0])
 

@@ -282,7 +282,30 @@ static int lb_cuda_flash_attention_op(LbBackend *be, const void *q, const void *
                                       int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale)
 {
     LB_TRY(lb_args_flash(be, q, k, v, ld, o, batch, n, heads, hd));
-    return lb_cuda_flash_attention(lb_cuda_state(be)->stream, be->storage, q, k, v, ld, o, batch, n, heads, hd, scale);
+    return lb_cuda_flash_attention(lb_cuda_state(be)->stream, be->storage, q, k, v, ld, o, NULL, batch, n, heads, hd,
+                                   scale);
+}
+
+static int lb_cuda_flash_attention_backward_op(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld,
+                                               const void *o, const float *lse, const void *do_, void *dq, void *dk,
+                                               void *dv, int64_t batch, int64_t n, int64_t heads, int64_t hd,
+                                               float scale, void *scratch)
+{
+    LB_TRY(lb_args_flash_backward(be, "flash_attention_backward", q, k, v, ld, o, lse, do_, dq, dk, dv, batch, n,
+                                  heads, hd));
+    LB_TRY(lb_arg_need(be, scratch, batch * n * heads > 0 ? 1 : 0, "flash_attention_backward", "scratch"));
+    return lb_cuda_flash_attention_backward(lb_cuda_state(be)->stream, be->storage, q, k, v, ld, o, lse, do_, dq, dk,
+                                            dv, batch, n, heads, hd, scale, scratch);
+}
+
+static int lb_cuda_flash_attention_lse_op(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld,
+                                          void *o, float *lse, int64_t batch, int64_t n, int64_t heads, int64_t hd,
+                                          float scale)
+{
+    LB_TRY(lb_args_flash_backward(be, "flash_attention_lse", q, k, v, ld, o, lse, NULL, NULL, NULL, NULL, batch, n,
+                                  heads, hd));
+    return lb_cuda_flash_attention(lb_cuda_state(be)->stream, be->storage, q, k, v, ld, o, lse, batch, n, heads, hd,
+                                   scale);
 }
 
 static int lb_cuda_pool_seq_op(LbBackend *be, const void *x, int64_t ld_x, void *y, int64_t ld_y, int64_t batch,
@@ -583,8 +606,8 @@ static const LbOps lb_cuda_ops = {
     lb_cuda_depthwise_conv_seq_backward_op,
     lb_cuda_favor_features_backward_op,
     lb_cuda_divide_by_last_backward_op,
-    NULL, /* flash_attention_backward */
-    NULL, /* flash_attention_lse */
+    lb_cuda_flash_attention_backward_op,
+    lb_cuda_flash_attention_lse_op,
 };
 
 #define LB_CUDA_GRID_CAP_DEFAULT (1u << 30) /* gridDim.x allows 2^31 - 1 */

@@ -18,4 +18,14 @@
 #define LB_FLASH_SHARED_BYTES(hd) \
     ((size_t)(LB_FLASH_BLOCK_ROWS(hd) + 4 * LB_FLASH_KEYS) * (size_t)((hd) + LB_FLASH_PAD) * 2u)
 
+/* The backward's blocks (flash_backward_tensor_kernel): 16 rows a warp of the tile a block owns
+ * (keys for dK and dV, queries for dQ), and the rows of the other side it walks per step: fewer
+ * as d_h grows, where the keys pass's two 16 x d_h fp32 accumulators per warp leave fewer
+ * registers for S and dP (at d_h 112, 32 rows spilled: nvcc 13.0, sm_90). */
+#define LB_FLASH_BWD_ROWS (LB_FLASH_WARPS * 16)
+#define LB_FLASH_BWD_INNER(hd) ((hd) <= 64 ? 64 : (hd) <= 96 ? 32 : 16)
+/* Its dynamic shared memory: two tiles of its own rows, two of the other side, double-buffered. */
+#define LB_FLASH_BWD_SHARED_BYTES(hd) \
+    ((size_t)(2 * LB_FLASH_BWD_ROWS + 4 * LB_FLASH_BWD_INNER(hd)) * (size_t)((hd) + LB_FLASH_PAD) * 2u)
+
 #endif

@@ -49,10 +49,18 @@ int lb_cuda_favor_features(cudaStream_t stream, LbDtype dtype, void *d_f, const 
 int lb_cuda_divide_by_last(cudaStream_t stream, LbDtype dtype, const void *d_x, void *d_y, int64_t rows,
                            int64_t cols);
 
-/* Exact attention fused: see LbOps.flash_attention (attn/ops.h); head widths multiples of 16 up to
- * LB_FLASH_HD_MAX, Q, K, V rows 16-byte aligned for fp16 and bf16 (gpu/flash.cu). */
+/* Exact attention fused: see LbOps.flash_attention and flash_attention_lse (attn/ops.h); d_lse
+ * (batch, heads, n) fp32 or NULL; head widths multiples of 16 up to LB_FLASH_HD_MAX, Q, K, V rows
+ * 16-byte aligned for fp16 and bf16 (gpu/flash.cu). */
 int lb_cuda_flash_attention(cudaStream_t stream, LbDtype dtype, const void *d_q, const void *d_k, const void *d_v,
-                            int64_t ld, void *d_o, int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale);
+                            int64_t ld, void *d_o, float *d_lse, int64_t batch, int64_t n, int64_t heads, int64_t hd,
+                            float scale);
+/* Its gradients: see LbOps.flash_attention_backward; dO's rows 16-byte aligned as Q's, d_scratch
+ * lb_flash_backward_scratch_bytes (gpu/flash.cu). */
+int lb_cuda_flash_attention_backward(cudaStream_t stream, LbDtype dtype, const void *d_q, const void *d_k,
+                                     const void *d_v, int64_t ld, const void *d_o, const float *d_lse,
+                                     const void *d_do, void *d_dq, void *d_dk, void *d_dv, int64_t batch, int64_t n,
+                                     int64_t heads, int64_t hd, float scale, void *d_scratch);
 
 /* The Linformer's general projections: see LbOps.pool_seq and LbOps.depthwise_conv_seq
  * (attn/ops.h); mode an LbPoolMode, wt (taps >= n / k, channels) tap-major (gpu/pool.cu). */

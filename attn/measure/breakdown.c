@@ -192,6 +192,31 @@ static int w_flash_attention(LbBackend *be, const void *q, const void *k, const 
     return t->real->ops->flash_attention(t->real, q, k, v, ld, o, batch, n, heads, hd, scale);
 }
 
+/* FlashAttention-2's backward as its authors count it, 5 products of 2 n^2 d_h per head (S
+ * recomputed, dV = P^T dO, dP = dO V^T, dQ = dS K, dK = dS^T Q): 10 B n^2 heads d_h FLOPs, the
+ * algorithm's work, so that a rate compares with theirs; the CUDA kernels compute S and dP a
+ * second time for dQ (gpu/flash.cu), 14. Bytes at the least: Q, K, V, O and dO read,
+ * dQ, dK and dV written (8 B n heads d_h elements), the fp32 lse read and D = rowsum(dO o)
+ * written and read (12 B heads n bytes). */
+static int w_flash_attention_backward(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld,
+                                      const void *o, const float *lse, const void *do_, void *dq, void *dk, void *dv,
+                                      int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale, void *scratch)
+{
+    const double bn = (double)batch * (double)n, width = (double)heads * (double)hd;
+    LbTrace *t = count(be, 10 * bn * (double)n * width, 8 * bn * width, 12 * bn * (double)heads);
+    return t->real->ops->flash_attention_backward(t->real, q, k, v, ld, o, lse, do_, dq, dk, dv, batch, n, heads, hd,
+                                                  scale, scratch);
+}
+
+/* flash_attention's count, and its fp32 lse written (4 B heads n bytes). */
+static int w_flash_attention_lse(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld, void *o,
+                                 float *lse, int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale)
+{
+    const double bn = (double)batch * (double)n, width = (double)heads * (double)hd;
+    LbTrace *t = count(be, 4 * bn * (double)n * width, 4 * bn * width, 4 * bn * (double)heads);
+    return t->real->ops->flash_attention_lse(t->real, q, k, v, ld, o, lse, batch, n, heads, hd, scale);
+}
+
 /* Pooling is no product: no FLOPs (METHOD.md, "Bytes moved"), like softmax. */
 static int w_pool_seq(LbBackend *be, const void *x, int64_t ld_x, void *y, int64_t ld_y, int64_t batch, int64_t n,
                       int64_t k, int64_t channels, int mode)
@@ -290,6 +315,8 @@ static void trace_init(LbTrace *t, LbBackend *real)
     t->ops.depthwise_conv_seq_backward = w_depthwise_conv_seq_backward;
     t->ops.favor_features_backward = w_favor_features_backward;
     t->ops.divide_by_last_backward = w_divide_by_last_backward;
+    t->ops.flash_attention_backward = w_flash_attention_backward;
+    t->ops.flash_attention_lse = w_flash_attention_lse;
     t->wrap = *real;
     t->wrap.ops = &t->ops;
     t->role = LB_ROLE_COUNT;

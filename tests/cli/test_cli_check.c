@@ -27,21 +27,22 @@ static const char *bin, *device;
 
 #define TINY "--layers", "1", "--d-model", "32", "--heads", "2", "--ffn", "64", "--vocab", "100"
 
-typedef struct Rows {
-    int total, failed;
-    int op_ok[24], op_failed[24];
-    int forward_ok;
-} Rows;
-
 static const char *const ops[] = {"linear",      "bmm",         "softmax",      "layernorm",   "embed",
                                   "split_heads", "merge_heads", "fill_uniform", "fill_tokens", "copy",
                                   "gelu",        "favor_features", "divide_by_last", "flash_attention", "pool_seq",
                                   "depthwise_conv_seq", "embed_backward", "pool_seq_backward",
                                   "depthwise_conv_seq_backward", "favor_features_backward", "divide_by_last_backward",
+                                  "flash_attention_backward", "flash_attention_lse",
                                   "forward"};
 #define NOPS (int)(sizeof ops / sizeof ops[0])
+
+typedef struct Rows {
+    int total, failed;
+    int op_ok[NOPS], op_failed[NOPS];
+    int forward_ok;
+} Rows;
 /* The op rows of one dtype's full check: the full shapes of attn/check.c's table. */
-#define OP_ROWS 176
+#define OP_ROWS 200
 
 /* The rows of check's table: the lines after the "operation" header up to the blank line. */
 static Rows parse_rows(const char *out)

@@ -40,6 +40,8 @@ static void check_refusals(void)
     void *d = lb_gpu_alloc(be, 3 * 24 * 4);
     int rc = be->ops->flash_attention(be, d, d, d, 3 * 24, d, 1, 4, 1, 24, 1.0f);
     lb_check(rc == LB_ERR_INVALID, "flash_attention refuses a head width of 24 (LB_ERR_INVALID), got %d", rc);
+    rc = be->ops->flash_attention_backward(be, d, d, d, 3 * 24, d, d, d, d, d, d, 1, 4, 1, 24, 1.0f, d);
+    lb_check(rc == LB_ERR_INVALID, "flash_attention_backward refuses a head width of 24, got %d", rc);
     rc = be->ops->pool_seq(be, d, 8, d, 8, 1, 64, 24, 8, LB_POOL_MEAN);
     lb_check(rc == LB_ERR_INVALID, "pool_seq with k 24 not dividing n 64 is refused (LB_ERR_INVALID), got %d", rc);
     rc = be->ops->depthwise_conv_seq(be, d, 8, d, d, 8, 1, 64, 24, 8);
