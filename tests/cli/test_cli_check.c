@@ -36,10 +36,11 @@ typedef struct Rows {
 static const char *const ops[] = {"linear",      "bmm",         "softmax",      "layernorm",   "embed",
                                   "split_heads", "merge_heads", "fill_uniform", "fill_tokens", "copy",
                                   "gelu",        "favor_features", "divide_by_last", "flash_attention", "pool_seq",
-                                  "depthwise_conv_seq", "forward"};
+                                  "depthwise_conv_seq", "add", "column_sums", "gelu_backward", "softmax_backward",
+                                  "layernorm_backward", "forward"};
 #define NOPS (int)(sizeof ops / sizeof ops[0])
 /* The op rows of one dtype's full check: the full shapes of attn/check.c's table. */
-#define OP_ROWS 125
+#define OP_ROWS 186
 
 /* The rows of check's table: the lines after the "operation" header up to the blank line. */
 static Rows parse_rows(const char *out)
