@@ -4,8 +4,9 @@
  * once, up to 65536 fp16/bf16 or 32768 fp32), softmax_online_kernel (longer or unaligned rows:
  * online max and sum, then a second pass that mostly hits L2). exp as exp2f with log2(e) folded
  * into the scale. Its backward, softmax_backward_kernel: a block per row, the row's dot product
- * sum_j dy_j y_j in fp32, then dx = scale y (dy - dot) in place. Checked by the check table (attn/check.c, tests/gpu/test_gpu_ops.c) against lb_softmax_cpu on every path,
- * and by tests/gpu/test_gpu_large.c past 2^31 elements. */
+ * sum_j dy_j y_j in fp32, then dx = scale y (dy - dot) in place. Checked by the check table
+ * (attn/check.c, tests/gpu/test_gpu_ops.c) against lb_softmax_cpu on every path and
+ * lb_softmax_backward_cpu, and by tests/gpu/test_gpu_large.c past 2^31 elements. */
 #include <math.h>
 
 #include "gpu/cuda_check.h"
