@@ -222,21 +222,26 @@ static int naive_linear(LbBackend *be, const void *xv, const void *wv, const voi
     return LB_OK;
 }
 
+/* C_i = alpha op(A_i) op(B_i) + beta C_i, or with stride_c 0 one C = alpha sum_i ... + beta C;
+ * C not read where beta is 0. */
 static int naive_bmm(LbBackend *be, const LbBmm *p)
 {
     const float *A = p->a, *B = p->b;
     float *C = p->c;
+    const int sum_all = p->stride_c == 0 && p->batch > 1;
     (void)be;
-    for (int64_t i = 0; i < p->batch; i++)
+    for (int64_t ic = 0; ic < (sum_all ? 1 : p->batch); ic++)
         for (int64_t r = 0; r < p->m; r++)
             for (int64_t j = 0; j < p->n; j++) {
                 double sum = 0.0;
-                for (int64_t q = 0; q < p->kdim; q++) {
-                    const double a = A[i * p->stride_a + (p->trans_a ? q * p->lda + r : r * p->lda + q)];
-                    const double b = B[i * p->stride_b + (p->trans_b ? j * p->ldb + q : q * p->ldb + j)];
-                    sum += a * b;
-                }
-                C[i * p->stride_c + r * p->ldc + j] = (float)(p->alpha * sum);
+                for (int64_t i = sum_all ? 0 : ic; i < (sum_all ? p->batch : ic + 1); i++)
+                    for (int64_t q = 0; q < p->kdim; q++) {
+                        const double a = A[i * p->stride_a + (p->trans_a ? q * p->lda + r : r * p->lda + q)];
+                        const double b = B[i * p->stride_b + (p->trans_b ? j * p->ldb + q : q * p->ldb + j)];
+                        sum += a * b;
+                    }
+                float *out = &C[ic * p->stride_c + r * p->ldc + j];
+                *out = (float)(p->alpha * sum + (p->beta != 0.0f ? (double)p->beta * *out : 0.0));
             }
     return LB_OK;
 }
@@ -422,9 +427,11 @@ static int bmm_on(LbBackend *be, LbBmm q, void *const *p)
     return be->ops->bmm(be, &q);
 }
 
-/* bmm {trans_a, trans_b, m, n, kdim, batch, pad, broadcast}: leading dimensions and batch strides
- * `pad` wider than packed (then alpha 0.75), broadcast 1 or 2: stride 0 for A (Linformer's E) or
- * B. Nothing may be written in C's padding. */
+/* bmm {trans_a, trans_b, m, n, kdim, batch, pad, flags}: leading dimensions and batch strides
+ * `pad` wider than packed (then alpha 0.75); flags & 3, 1 or 2: stride 0 for A (Linformer's E) or
+ * B; flags & 4: beta 0.5 over a random C (else C poisoned: beta 0 must not read it); flags & 8:
+ * stride_c 0, the batch summed into one C (a shared matrix's gradient). Nothing may be written
+ * in C's padding. */
 static int check_bmm(Ctx *c, const int64_t *s)
 {
     LbBmm q;
@@ -437,17 +444,21 @@ static int check_bmm(Ctx *c, const int64_t *s)
     q.batch = s[5];
     const int64_t pad = s[6];
     q.alpha = pad ? 0.75f : 1.0f;
+    q.beta = s[7] & 4 ? 0.5f : 0.0f;
+    const int64_t bcast = s[7] & 3;
     q.lda = (q.trans_a ? q.m : q.kdim) + pad;
     q.ldb = (q.trans_b ? q.kdim : q.n) + pad;
     q.ldc = q.n + pad;
-    q.stride_a = s[7] == 1 ? 0 : (q.trans_a ? q.kdim : q.m) * q.lda + pad;
-    q.stride_b = s[7] == 2 ? 0 : (q.trans_b ? q.n : q.kdim) * q.ldb + pad;
-    q.stride_c = q.m * q.ldc + pad;
-    SHAPE("%s%sm %lld n %lld k %lld batch %lld%s%s", q.trans_a ? "A^T " : "", q.trans_b ? "B^T " : "", LL(q.m),
-          LL(q.n), LL(q.kdim), LL(q.batch), pad ? ", padded" : "", s[7] == 1 ? ", A broadcast" : s[7] == 2 ? ", B broadcast" : "");
+    q.stride_a = bcast == 1 ? 0 : (q.trans_a ? q.kdim : q.m) * q.lda + pad;
+    q.stride_b = bcast == 2 ? 0 : (q.trans_b ? q.n : q.kdim) * q.ldb + pad;
+    q.stride_c = s[7] & 8 ? 0 : q.m * q.ldc + pad;
+    SHAPE("%s%sm %lld n %lld k %lld batch %lld%s%s%s%s", q.trans_a ? "A^T " : "", q.trans_b ? "B^T " : "", LL(q.m),
+          LL(q.n), LL(q.kdim), LL(q.batch), pad ? ", padded" : "", bcast == 1 ? ", A broadcast" : bcast == 2 ? ", B broadcast" : "",
+          s[7] & 4 ? ", beta 0.5" : "", s[7] & 8 ? ", summed" : "");
+    const int64_t c_count = extent(q.batch, q.stride_c, q.m, q.ldc);
     LB_TRY(OPERANDS(IN(extent(q.batch, q.stride_a, q.trans_a ? q.kdim : q.m, q.lda), -1.0f, 1.0f),
                     IN(extent(q.batch, q.stride_b, q.trans_b ? q.n : q.kdim, q.ldb), -1.0f, 1.0f),
-                    OUT(extent(q.batch, q.stride_c, q.m, q.ldc))));
+                    q.beta != 0.0f ? (Arg)INOUT(c_count, -1.0f, 1.0f, 0) : (Arg)OUT(c_count)));
     ON_BOTH(bmm_on(be, q, p));
     return settle(c);
 }
@@ -757,6 +768,72 @@ static int check_divide_backward(Ctx *c, const int64_t *s)
     return settle(c);
 }
 
+/* add {count, offset}: y += x, one rounding. */
+static int check_add(Ctx *c, const int64_t *s)
+{
+    SHAPE("%lld%s", LL(s[0]), s[1] ? " (unaligned)" : "");
+    LB_TRY(OPERANDS(IN_AT(s[0], -1.0f, 1.0f, s[1]), INOUT(s[0], -1.0f, 1.0f, s[1])));
+    ON_BOTH(be->ops->add(be, p[0], p[1], s[0]));
+    return settle(c);
+}
+
+/* column_sums {rows, cols}: no rows (the sums are 0, still written), fewer rows than
+ * LB_GRAD_PARTS and more, not a multiple of them. */
+static int check_column_sums(Ctx *c, const int64_t *s)
+{
+    const int64_t rows = s[0], cols = s[1];
+    SHAPE("%lld x %lld", LL(rows), LL(cols));
+    LB_TRY(OPERANDS(IN(rows * cols, -1.0f, 1.0f), OUT(cols), SCRATCH((int64_t)lb_column_sums_scratch_bytes(rows, cols))));
+    ON_BOTH(be->ops->column_sums(be, p[0], p[1], rows, cols, p[2]));
+    return settle(c);
+}
+
+/* gelu_backward {rows, cols, offset}: z over GELU's bend, d = dy in place. */
+static int check_gelu_backward(Ctx *c, const int64_t *s)
+{
+    SHAPE("%lld x %lld%s", LL(s[0]), LL(s[1]), s[2] ? " (unaligned)" : "");
+    LB_TRY(OPERANDS(IN_AT(s[0] * s[1], -4.0f, 4.0f, s[2]), INOUT(s[0] * s[1], -1.0f, 1.0f, s[2])));
+    ON_BOTH(be->ops->gelu_backward(be, p[0], p[1], s[0], s[1]));
+    return settle(c);
+}
+
+/* softmax_backward {rows, cols, offset, scale in 1/1024 (0: 0.625)}: y a softmax's output (rows
+ * summing to 1), dy leaning positive so that each row's sum of dy y is far from 0 (a kernel that
+ * leaves that term out is far off). */
+static int check_softmax_backward(Ctx *c, const int64_t *s)
+{
+    const int64_t rows = s[0], cols = s[1];
+    const float scale = s[3] ? (float)s[3] / 1024.0f : 0.625f;
+    SHAPE("%lld x %lld%s scale %g", LL(rows), LL(cols), s[2] ? " (unaligned)" : "", (double)scale);
+    LB_TRY(OPERANDS(IN_AT(rows * cols, 0.05f, 1.0f, s[2]), INOUT(rows * cols, -0.5f, 1.5f, s[2])));
+    for (int64_t r = 0; r < rows; r++) {
+        double sum = 0.0;
+        for (int64_t j = 0; j < cols; j++)
+            sum += c->h[0][r * cols + j];
+        for (int64_t j = 0; j < cols; j++)
+            c->h[0][r * cols + j] = (float)(c->h[0][r * cols + j] / sum);
+    }
+    LB_TRY(restore_inputs(c));
+    ON_BOTH(be->ops->softmax_backward(be, p[0], p[1], rows, cols, scale));
+    return settle(c);
+}
+
+/* layernorm_backward {rows, d, residual, offset, in place}: check_layernorm's offset mean; dv
+ * apart from dy (then dy compared too: it must stay as it was) or dy itself. */
+static int check_layernorm_backward(Ctx *c, const int64_t *s)
+{
+    const int64_t rows = s[0], d = s[1], off = s[3];
+    SHAPE("%lld x %lld%s%s%s", LL(rows), LL(d), s[2] ? " +residual" : "", off ? " (unaligned)" : "",
+          s[4] ? " dv = dy" : "");
+    const Arg a[] = {IN_AT(rows * d, -1.0f, 3.0f, off), IN_AT(rows * d, -1.0f, 1.0f, off), IN(d, 0.5f, 1.5f),
+                     INOUT(rows * d, -1.0f, 1.0f, off), OUT(d), OUT(d),
+                     SCRATCH((int64_t)lb_layernorm_backward_scratch_bytes(rows, d)), OUT(rows * d)};
+    LB_TRY(operands(c, a, s[4] ? 7 : 8));
+    ON_BOTH(be->ops->layernorm_backward(be, p[0], s[2] ? p[1] : NULL, p[2], p[3], s[4] ? p[3] : p[7], p[4], p[5],
+                                        rows, d, LB_LAYERNORM_EPS, p[6]));
+    return settle(c);
+}
+
 
 /* --- the table ------------------------------------------------------------------------------ */
 
@@ -785,11 +862,17 @@ static const Shape linear_q[] = {{37, 50, 70, 1, 1}, {16, 32, 48, 0, 0}};
 static const Shape linear_f[] = {{37, 50, 70, 1, 1}, {37, 50, 70, 1, 0}, {16, 32, 48, 0, 0}, {256, 64, 192, 1, 1},
                                  {200, 768, 3072, 1, 1}, {130, 3072, 768, 1, 0}, {1, 64, 5, 1, 0}, {64, 1, 5, 0, 1}};
 /* attention's products: scores Q K^T, P V; E broadcast; a batch past one call's 65535 */
-static const Shape bmm_q[] = {{0, 1, 37, 45, 29, 3, 3, 0}, {0, 0, 16, 24, 40, 3, 0, 1}};
+static const Shape bmm_q[] = {{0, 1, 37, 45, 29, 3, 3, 0}, {0, 0, 16, 24, 40, 3, 0, 1}, {1, 0, 64, 48, 37, 5, 0, 8},
+                              {0, 1, 37, 45, 29, 3, 3, 12}};
 static const Shape bmm_f[] = {{0, 1, 37, 45, 29, 3, 3, 0},   {0, 0, 37, 45, 29, 3, 3, 0},  {1, 0, 37, 45, 29, 3, 3, 0},
                               {1, 1, 37, 45, 29, 3, 3, 0},   {0, 1, 128, 64, 64, 24, 0, 0}, {1, 0, 128, 64, 64, 24, 0, 0},
                               {0, 1, 200, 200, 16, 8, 0, 0}, {0, 0, 200, 16, 200, 8, 0, 0}, {0, 0, 32, 64, 200, 5, 0, 1},
-                              {0, 1, 40, 24, 48, 5, 2, 2},   {0, 1, 2, 3, 4, 70001, 0, 0}};
+                              {0, 1, 40, 24, 48, 5, 2, 2},   {0, 1, 2, 3, 4, 70001, 0, 0},
+                              /* the backward's: beta 1/2 over C, batch sums in one product (A^T B over
+                               * stacked rows) and a product per entry (the rest) */
+                              {0, 1, 37, 45, 29, 3, 3, 4},   {1, 0, 32, 64, 200, 1, 0, 4}, {1, 0, 64, 48, 37, 5, 0, 8},
+                              {1, 0, 64, 48, 37, 5, 0, 12},  {0, 1, 37, 45, 29, 3, 3, 12}, {0, 0, 37, 45, 29, 3, 0, 8},
+                              {1, 1, 37, 45, 29, 3, 3, 8},   {0, 0, 16, 24, 40, 3, 0, 9}};
 /* each length a kernel path (group kernel to 128 packs, block kernel to 8 packs per thread x 1024
  * threads, online past that), aligned and not; a larger scale and a tiny one (nearly uniform). A
  * fp32 kernel's exponent argument, scale x rounded to fp32, holds 1e-5 up to a scale near 2. */
@@ -858,6 +941,21 @@ static const Shape favor_backward_q[] = {{3, 17, 24, 16}};
 static const Shape favor_backward_f[] = {{3, 37, 1, 4},   {3, 37, 5, 32},  {3, 37, 64, 100, 1}, {3, 37, 256, 64},
                                          {3, 37, 300, 64}, {1, 1, 64, 64}, {4, 130, 64, 64}};
 
+static const Shape add_q[] = {{1001}};
+static const Shape add_f[] = {{1}, {1001}, {100003}, {1001, 1}};
+static const Shape column_sums_q[] = {{300, 37}};
+static const Shape column_sums_f[] = {{0, 8}, {1, 5}, {37, 70}, {300, 37}, {1000, 768}, {5000, 3}, {256, 1}};
+static const Shape gelu_backward_q[] = {{7, 70}};
+static const Shape gelu_backward_f[] = {{7, 3000}, {33, 3072}, {17, 77}, {17, 77, 1}};
+/* a row under a warp, past one block's 1024 threads; aligned and not; scales as check_softmax */
+static const Shape softmax_backward_q[] = {{4, 200}};
+static const Shape softmax_backward_f[] = {{64, 1},   {33, 17, 1}, {64, 64},   {9, 1000},
+                                           {3, 4096}, {3, 5000, 1}, {5, 1000, 0, 1536}, {5, 1000, 0, 1}};
+/* check_layernorm's widths; more rows than LB_GRAD_PARTS; none (dgamma and dbeta 0) */
+static const Shape layernorm_backward_q[] = {{5, 100, 1}};
+static const Shape layernorm_backward_f[] = {{33, 16, 1},      {33, 100, 0}, {33, 768, 1},   {33, 768, 1, 0, 1},
+                                             {9, 3000, 1, 1},  {300, 64, 1}, {7, 2000, 0, 0, 1}, {0, 16, 1}};
+
 static const Op ops_table[] = {
     {"linear", check_linear, {2e-3, 1.5e-2, 1e-5, 2e-3}, SHAPES(linear_q, linear_f)},
     {"bmm", check_bmm, {1e-3, 8e-3, 1e-5, 2e-3}, SHAPES(bmm_q, bmm_f)},
@@ -877,7 +975,12 @@ static const Op ops_table[] = {
     {"pool_seq", check_pool, KERNEL_TOL, SHAPES(pool_q, pool_f)},
     /* a sum of up to 64 products in fp32: a few ulp more than one rounding */
     {"depthwise_conv_seq", check_conv, {1e-3, 8e-3, 2e-5, 2e-5}, SHAPES(conv_q, conv_f)},
-    /* the training step's backward: sums in fp32 of a few to a few hundred terms, rounded once */
+    /* the training step's backward: sums in fp32 of a few to a few thousand terms, rounded once */
+    {"add", check_add, KERNEL_TOL, SHAPES(add_q, add_f)},
+    {"column_sums", check_column_sums, GRAD_TOL, SHAPES(column_sums_q, column_sums_f)},
+    {"gelu_backward", check_gelu_backward, KERNEL_TOL, SHAPES(gelu_backward_q, gelu_backward_f)},
+    {"softmax_backward", check_softmax_backward, GRAD_TOL, SHAPES(softmax_backward_q, softmax_backward_f)},
+    {"layernorm_backward", check_layernorm_backward, GRAD_TOL, SHAPES(layernorm_backward_q, layernorm_backward_f)},
     {"embed_backward", check_embed_backward, GRAD_TOL, SHAPES(embed_backward_q, embed_backward_f)},
     {"pool_seq_backward", check_pool_backward, KERNEL_TOL, SHAPES(pool_backward_q, pool_f)},
     {"depthwise_conv_seq_backward", check_conv_backward, GRAD_TOL, SHAPES(conv_backward_q, conv_backward_f)},

@@ -382,6 +382,41 @@ static int lb_cuda_gelu_op(LbBackend *be, void *y, int64_t rows, int64_t cols)
     return lb_cuda_bias_act(lb_cuda_state(be)->stream, be->storage, y, NULL, rows, cols, 1);
 }
 
+/* --- the training step's backward (attn/ops.h) ----------------------------------------------- */
+
+static int lb_cuda_add_op(LbBackend *be, const void *x, void *y, int64_t count)
+{
+    LB_TRY(lb_args_pair(be, "add", x, y, 1, count));
+    return lb_cuda_add(lb_cuda_state(be)->stream, be->storage, x, y, count);
+}
+
+static int lb_cuda_column_sums_op(LbBackend *be, const void *x, void *y, int64_t rows, int64_t cols, void *scratch)
+{
+    LB_TRY(lb_args_column_sums(be, x, y, rows, cols, scratch));
+    return lb_cuda_column_sums(lb_cuda_state(be)->stream, be->storage, x, y, rows, cols, (float *)scratch);
+}
+
+static int lb_cuda_gelu_backward_op(LbBackend *be, const void *z, void *d, int64_t rows, int64_t cols)
+{
+    LB_TRY(lb_args_pair(be, "gelu_backward", z, d, rows, cols));
+    return lb_cuda_gelu_backward(lb_cuda_state(be)->stream, be->storage, z, d, rows * cols);
+}
+
+static int lb_cuda_softmax_backward_op(LbBackend *be, const void *y, void *d, int64_t rows, int64_t cols, float scale)
+{
+    LB_TRY(lb_args_pair(be, "softmax_backward", y, d, rows, cols));
+    return lb_cuda_softmax_backward(lb_cuda_state(be)->stream, be->storage, y, d, rows, cols, scale);
+}
+
+static int lb_cuda_layernorm_backward_op(LbBackend *be, const void *x, const void *r, const void *gamma,
+                                         const void *dy, void *dv, void *dgamma, void *dbeta, int64_t rows, int64_t d,
+                                         float eps, void *scratch)
+{
+    LB_TRY(lb_args_layernorm_backward(be, x, gamma, dy, dv, rows, d, eps, scratch));
+    return lb_cuda_layernorm_backward(lb_cuda_state(be)->stream, be->storage, x, r, gamma, dy, dv, dgamma, dbeta,
+                                      rows, d, eps, (float *)scratch);
+}
+
 /* --- timing -------------------------------------------------------------------------------- */
 
 static int lb_cuda_sync(LbBackend *be)
@@ -596,11 +631,11 @@ static const LbOps lb_cuda_ops = {
     lb_cuda_pool_seq_op,
     lb_cuda_depthwise_conv_seq_op,
     lb_cuda_matmul_tuning,
-    NULL, /* add */
-    NULL, /* column_sums */
-    NULL, /* gelu_backward */
-    NULL, /* softmax_backward */
-    NULL, /* layernorm_backward */
+    lb_cuda_add_op,
+    lb_cuda_column_sums_op,
+    lb_cuda_gelu_backward_op,
+    lb_cuda_softmax_backward_op,
+    lb_cuda_layernorm_backward_op,
     lb_cuda_embed_backward_op,
     lb_cuda_pool_seq_backward_op,
     lb_cuda_depthwise_conv_seq_backward_op,

@@ -89,6 +89,34 @@ int lb_cuda_divide_by_last_backward(cudaStream_t stream, LbDtype dtype, const vo
 int lb_cuda_bias_act(cudaStream_t stream, LbDtype dtype, void *d_y, const void *d_b, int64_t rows,
                      int64_t cols, int gelu);
 
+/* The training step's backward (attn/ops.h's LbOps for each): y (count) += x; d (count) *= GELU'(z),
+ * the erf form (gpu/bias_act.cu). */
+int lb_cuda_add(cudaStream_t stream, LbDtype dtype, const void *d_x, void *d_y, int64_t count);
+int lb_cuda_gelu_backward(cudaStream_t stream, LbDtype dtype, const void *d_z, void *d_d, int64_t count);
+/* y (cols) = the column sums of x (rows, cols) through d_parts, lb_column_sums_scratch_bytes of
+ * fp32 partials; lb_cuda_sum_parts is its second stage, y = the sum over nparts rows of d_parts
+ * (nparts, cols) in order, for the kernels that write their own partials (gpu/bias_act.cu). */
+int lb_cuda_column_sums(cudaStream_t stream, LbDtype dtype, const void *d_x, void *d_y, int64_t rows, int64_t cols,
+                        float *d_parts);
+int lb_cuda_sum_parts(cudaStream_t stream, LbDtype dtype, const float *d_parts, void *d_y, int64_t nparts,
+                      int64_t cols);
+/* How a reduction over `rows` splits into at most LB_GRAD_PARTS parts of *per rows: the parts'
+ * count (0 without rows). */
+static inline int64_t lb_grad_parts(int64_t rows, int64_t *per)
+{
+    *per = (rows + LB_GRAD_PARTS - 1) / LB_GRAD_PARTS;
+    return *per > 0 ? (rows + *per - 1) / *per : 0;
+}
+/* d (rows, cols) holds dy and becomes dx = scale y (dy - sum_j dy_j y_j), y the softmax's output
+ * (gpu/softmax.cu). */
+int lb_cuda_softmax_backward(cudaStream_t stream, LbDtype dtype, const void *d_y, void *d_d, int64_t rows,
+                             int64_t cols, float scale);
+/* LayerNorm's gradients, see LbOps.layernorm_backward; d_scratch holds
+ * lb_layernorm_backward_scratch_bytes (gpu/layernorm.cu). */
+int lb_cuda_layernorm_backward(cudaStream_t stream, LbDtype dtype, const void *d_x, const void *d_r,
+                               const void *d_gamma, const void *d_dy, void *d_dv, void *d_dgamma, void *d_dbeta,
+                               int64_t rows, int64_t d, float eps, float *d_scratch);
+
 /* x[i] = lb_rng_range(seed, i, lo, hi) rounded to dtype; lo = hi = NaN is the poison that tests
  * put in outputs (gpu/fill.cu). */
 int lb_cuda_fill_uniform(cudaStream_t stream, LbDtype dtype, void *d_x, int64_t count,

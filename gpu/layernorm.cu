@@ -2,7 +2,12 @@
  * be NULL; mean and variance in fp32, the variance from deviations (no cancellation).
  * layernorm_block_kernel holds a row in registers (d up to 32768 fp16/bf16, 16384 fp32 with
  * 16-byte loads); longer or unaligned rows take layernorm_generic_kernel (three global reads).
- * Checked by the check table (attn/check.c, tests/gpu/test_gpu_ops.c) against lb_layernorm_cpu, both kernels. */
+ * Its backward in four steps, the statistics recomputed: each row's mean and 1/std into the
+ * scratch (layernorm_stats_kernel); dgamma's and dbeta's LB_GRAD_PARTS partial column sums
+ * (layernorm_parts_kernel) before dv is written, since dv may be dy; dv a block per row
+ * (layernorm_dv_kernel); the partials summed in order (lb_cuda_sum_parts): deterministic.
+ * Checked by the check table (attn/check.c, tests/gpu/test_gpu_ops.c) against lb_layernorm_cpu,
+ * both kernels, and lb_layernorm_backward_cpu. */
 #include <math.h>
 
 #include "gpu/cuda_check.h"
@@ -128,7 +133,120 @@ int launch_packs(T *x, const T *r, const T *g, const T *b, int64_t rows, int64_t
     return LB_OK;
 }
 
+/* v = x + r, element i of a row. */
+template <typename T> __device__ __forceinline__ float ln_input(const T *x, const T *r, int64_t i)
+{
+    return lb_to_float(x[i]) + (r ? lb_to_float(r[i]) : 0.0f);
+}
+
+/* stats (2, rows): each row's mean, then each row's 1 / sqrt(var + eps). */
+template <typename T>
+__global__ void __launch_bounds__(kGenericBlock)
+layernorm_stats_kernel(const T *x, const T *r, float *stats, int64_t rows, int64_t d, float eps)
+{
+    LB_SHARED(float, sh, 33);
+    const float inv_d = 1.0f / (float)d;
+    for (int64_t row_i = blockIdx.x; row_i < rows; row_i += gridDim.x) {
+        const T *xr = x + row_i * d, *rr = r ? r + row_i * d : nullptr;
+        float sum = 0.0f;
+        for (int64_t i = threadIdx.x; i < d; i += blockDim.x)
+            sum += ln_input(xr, rr, i);
+        const float mean = lb_block_reduce<LbSum>(sum, sh) * inv_d;
+        float sq = 0.0f;
+        for (int64_t i = threadIdx.x; i < d; i += blockDim.x) {
+            const float dv = ln_input(xr, rr, i) - mean;
+            sq += dv * dv;
+        }
+        const float rstd = rsqrtf(lb_block_reduce<LbSum>(sq, sh) * inv_d + eps);
+        if (threadIdx.x == 0) {
+            stats[row_i] = mean;
+            stats[rows + row_i] = rstd;
+        }
+    }
+}
+
+/* parts (2, nparts, d): part p's sums of dy xhat (dgamma's) and of dy (dbeta's) over its rows
+ * [p per, (p + 1) per), blockIdx.y = p, a thread per column. */
+template <typename T>
+__global__ void __launch_bounds__(kBlockTarget)
+layernorm_parts_kernel(const T *x, const T *r, const T *dy, const float *stats, float *parts, int64_t rows, int64_t d,
+                       int64_t per)
+{
+    const int64_t r0 = (int64_t)blockIdx.y * per, r1 = r0 + per < rows ? r0 + per : rows;
+    float *pg = parts + blockIdx.y * d, *pb = parts + (gridDim.y + blockIdx.y) * d;
+    for (int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; j < d; j += (int64_t)gridDim.x * blockDim.x) {
+        float sg = 0.0f, sb = 0.0f;
+        for (int64_t row_i = r0; row_i < r1; row_i++) {
+            const int64_t i = row_i * d + j;
+            const float g = lb_to_float(dy[i]);
+            sg += g * (ln_input(x, r, i) - stats[row_i]) * stats[rows + row_i];
+            sb += g;
+        }
+        pg[j] = sg;
+        pb[j] = sb;
+    }
+}
+
+/* dv = rstd (g - mean(g) - xhat mean(g xhat)), g = dy gamma, a block per row; each thread writes
+ * only the elements it read, so dv may be dy. */
+template <typename T>
+__global__ void __launch_bounds__(kGenericBlock)
+layernorm_dv_kernel(const T *x, const T *r, const T *gamma, const T *dy, T *dv, const float *stats, int64_t rows,
+                    int64_t d)
+{
+    LB_SHARED(float, sh, 33);
+    const float inv_d = 1.0f / (float)d;
+    for (int64_t row_i = blockIdx.x; row_i < rows; row_i += gridDim.x) {
+        const T *xr = x + row_i * d, *rr = r ? r + row_i * d : nullptr, *gr = dy + row_i * d;
+        T *vr = dv + row_i * d;
+        const float mean = stats[row_i], rstd = stats[rows + row_i];
+        float sg = 0.0f, sgx = 0.0f;
+        for (int64_t i = threadIdx.x; i < d; i += blockDim.x) {
+            const float g = lb_to_float(gr[i]) * lb_to_float(gamma[i]);
+            sg += g;
+            sgx += g * (ln_input(xr, rr, i) - mean) * rstd;
+        }
+        const float mg = lb_block_reduce<LbSum>(sg, sh) * inv_d;
+        const float mgx = lb_block_reduce<LbSum>(sgx, sh) * inv_d;
+        for (int64_t i = threadIdx.x; i < d; i += blockDim.x) {
+            const float g = lb_to_float(gr[i]) * lb_to_float(gamma[i]);
+            const float xhat = (ln_input(xr, rr, i) - mean) * rstd;
+            vr[i] = lb_from_float<T>(rstd * (g - mg - xhat * mgx));
+        }
+    }
+}
+
 } // namespace
+
+extern "C" int lb_cuda_layernorm_backward(cudaStream_t stream, LbDtype dtype, const void *d_x, const void *d_r,
+                                          const void *d_gamma, const void *d_dy, void *d_dv, void *d_dgamma,
+                                          void *d_dbeta, int64_t rows, int64_t d, float eps, float *d_scratch)
+{
+    if (d == 0)
+        return LB_OK;
+    int64_t per = 0;
+    const int64_t nparts = lb_grad_parts(rows, &per);
+    /* the scratch: dgamma's and dbeta's partials (2, LB_GRAD_PARTS, d) as (2, nparts, d), then the
+     * statistics (2, rows) */
+    float *parts = d_scratch, *stats = d_scratch + 2 * LB_GRAD_PARTS * d;
+    const int threads = d >= kGenericBlock ? kGenericBlock : (int)((d + 31) / 32 * 32);
+    if (rows > 0) {
+        LB_DISPATCH_DTYPE(dtype, T, {
+            const T *x = static_cast<const T *>(d_x), *r = static_cast<const T *>(d_r);
+            const T *dy = static_cast<const T *>(d_dy);
+            LB_LAUNCH(lb_grid_for(rows, 1), threads, 0, stream, layernorm_stats_kernel<T>)(x, r, stats, rows, d, eps);
+            LB_LAUNCH_CHECK("layernorm_stats_kernel");
+            const dim3 grid(lb_grid_for(d, kBlockTarget), (unsigned)nparts);
+            LB_LAUNCH(grid, kBlockTarget, 0, stream, layernorm_parts_kernel<T>)(x, r, dy, stats, parts, rows, d, per);
+            LB_LAUNCH_CHECK("layernorm_parts_kernel");
+            LB_LAUNCH(lb_grid_for(rows, 1), threads, 0, stream, layernorm_dv_kernel<T>)(
+                x, r, static_cast<const T *>(d_gamma), dy, static_cast<T *>(d_dv), stats, rows, d);
+            LB_LAUNCH_CHECK("layernorm_dv_kernel");
+        });
+    }
+    LB_TRY(lb_cuda_sum_parts(stream, dtype, parts, d_dgamma, nparts, d));
+    return lb_cuda_sum_parts(stream, dtype, parts + nparts * d, d_dbeta, nparts, d);
+}
 
 extern "C" int lb_cuda_layernorm(cudaStream_t stream, LbDtype dtype, void *d_x, const void *d_r,
                                  const void *d_gamma, const void *d_beta, int64_t rows, int64_t d,

@@ -16,6 +16,10 @@
  * would round partial sums to storage: those rely on the 64-bit API. A stride of 0 broadcasts.
  * Where cuBLASLt finds no algorithm, linear falls back to cublasGemmEx_64 plus the bias kernel.
  *
+ * bmm's beta is cuBLAS's; its sum over the batch into one C (stride_c 0) is one GEMM over the
+ * concatenated inner dimensions where the operands are laid out for it (bmm_sum_is_one), else a
+ * GEMM per entry with beta 1 after the first: a fixed order, so deterministic.
+ *
  * Algorithm choice: the heuristic ranks without running, so up to kCandidates are asked for and,
  * on a shape's first use (LbBackend.autotune), each is timed on the call's own operands and the
  * fastest cached. First use is attn/measure/measure.c's warm-up pass, so no timed pass includes tuning.
@@ -334,17 +338,12 @@ extern "C" int lb_cuda_linear(LbBackend *be, const void *x, const void *w, const
 
 /* --- bmm ------------------------------------------------------------------------------------ */
 
-extern "C" int lb_cuda_bmm(LbBackend *be, const LbBmm *p)
+/* One strided-batched call per chunk of m: C_i = alpha op(A_i) op(B_i) + beta C_i, i < nb. */
+static int bmm_call(LbBackend *be, const LbBmm *p, const char *a, const char *bm, char *c, int64_t kdim, int64_t nb,
+                    float beta)
 {
     LbCudaState *st = lb_cuda_state(be);
-    LB_TRY(lb_args_bmm(be, p));
-    if (p->m == 0 || p->n == 0 || p->batch == 0)
-        return LB_OK;
-    if (p->kdim == 0)
-        return LB_FAIL(LB_ERR_UNSUPPORTED, "cuda bmm: empty inner dimension");
     const size_t eb = be->elem_bytes;
-    const cudaDataType_t t = cuda_type(be->storage);
-    const cublasComputeType_t ct = compute_type(be);
     /* Chunk of m: C rows, and A rows when A is not transposed, under kMaxSpan elements. */
     int64_t row_width = p->ldc;
     if (!p->trans_a && p->lda > row_width)
@@ -356,25 +355,57 @@ extern "C" int lb_cuda_bmm(LbBackend *be, const LbBmm *p)
      * 32767 + 32767 + 2. */
     const int64_t pieces = (p->m + mc - 1) / mc;
     mc = (p->m + pieces - 1) / pieces;
-    const float alpha = p->alpha, beta = 0.0f;
+    const float alpha = p->alpha;
     const cublasOperation_t op_first = p->trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
     const cublasOperation_t op_second = p->trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cudaDataType_t t = cuda_type(be->storage);
+    for (int64_t m0 = 0; m0 < p->m; m0 += mc) {
+        const int64_t nm = p->m - m0 < mc ? p->m - m0 : mc;
+        /* Row m0 of op(A): row m0 of A (offset m0 * lda), or column m0 of A^T (offset m0). */
+        const char *am = a + (size_t)(p->trans_a ? m0 : m0 * p->lda) * eb;
+        char *cm = c + (size_t)(m0 * p->ldc) * eb;
+        LB_CUBLAS_CHECK(cublasGemmStridedBatchedEx_64(st->blas, op_first, op_second, p->n, nm, kdim, &alpha, bm, t,
+                                                      p->ldb, p->stride_b, am, t, p->lda, p->stride_a, &beta, cm, t,
+                                                      p->ldc, p->stride_c, nb, compute_type(be), CUBLAS_GEMM_DEFAULT));
+    }
+    return LB_OK;
+}
+
+/* Whether sum_i op(A_i) op(B_i) is one product of kdim batch: the op(A_i) side by side and the
+ * op(B_i) stacked, as a weight's gradient over a batch of rows is (A_i^T B_i, each A_i and B_i
+ * the next rows of one matrix). */
+static int bmm_sum_is_one(const LbBmm *p)
+{
+    const int64_t wide = p->kdim * p->batch;
+    const int a_ok = p->trans_a ? p->stride_a == p->kdim * p->lda : p->stride_a == p->kdim && p->lda >= wide;
+    const int b_ok = p->trans_b ? p->stride_b == p->kdim && p->ldb >= wide : p->stride_b == p->kdim * p->ldb;
+    return a_ok && b_ok;
+}
+
+extern "C" int lb_cuda_bmm(LbBackend *be, const LbBmm *p)
+{
+    LB_TRY(lb_args_bmm(be, p));
+    if (p->m == 0 || p->n == 0 || p->batch == 0)
+        return LB_OK;
+    if (p->kdim == 0)
+        return LB_FAIL(LB_ERR_UNSUPPORTED, "cuda bmm: empty inner dimension");
+    const size_t eb = be->elem_bytes;
+    const char *a = (const char *)p->a, *b = (const char *)p->b;
+    if (p->stride_c == 0 && p->batch > 1) {
+        /* The sum into one C: one product over the batch's inner dimensions where the operands
+         * lie so, else a product per entry accumulating (beta 1) after the first; cuBLAS refuses
+         * batches of C that overlap, and a batch sum needs its own order anyway. */
+        if (bmm_sum_is_one(p))
+            return bmm_call(be, p, a, b, (char *)p->c, p->kdim * p->batch, 1, p->beta);
+        for (int64_t i = 0; i < p->batch; i++)
+            LB_TRY(bmm_call(be, p, a + (size_t)(i * p->stride_a) * eb, b + (size_t)(i * p->stride_b) * eb,
+                            (char *)p->c, p->kdim, 1, i ? 1.0f : p->beta));
+        return LB_OK;
+    }
     for (int64_t b0 = 0; b0 < p->batch; b0 += kMaxBatch) {
         const int64_t nb = p->batch - b0 < kMaxBatch ? p->batch - b0 : kMaxBatch;
-        for (int64_t m0 = 0; m0 < p->m; m0 += mc) {
-            const int64_t nm = p->m - m0 < mc ? p->m - m0 : mc;
-            /* Row m0 of op(A): row m0 of A (offset m0 * lda), or column m0 of A^T (offset m0). */
-            const int64_t a_off = b0 * p->stride_a + (p->trans_a ? m0 : m0 * p->lda);
-            const int64_t b_off = b0 * p->stride_b;
-            const int64_t c_off = b0 * p->stride_c + m0 * p->ldc;
-            const char *a = (const char *)p->a + (size_t)a_off * eb;
-            const char *bm = (const char *)p->b + (size_t)b_off * eb;
-            char *c = (char *)p->c + (size_t)c_off * eb;
-            LB_CUBLAS_CHECK(cublasGemmStridedBatchedEx_64(st->blas, op_first, op_second, p->n, nm, p->kdim,
-                                                          &alpha, bm, t, p->ldb, p->stride_b, a, t, p->lda,
-                                                          p->stride_a, &beta, c, t, p->ldc, p->stride_c, nb,
-                                                          ct, CUBLAS_GEMM_DEFAULT));
-        }
+        LB_TRY(bmm_call(be, p, a + (size_t)(b0 * p->stride_a) * eb, b + (size_t)(b0 * p->stride_b) * eb,
+                        (char *)p->c + (size_t)(b0 * p->stride_c) * eb, p->kdim, nb, p->beta));
     }
     return LB_OK;
 }

@@ -3,8 +3,10 @@
  * packs), softmax_block_kernel (a block per row held in registers: each element read and written
  * once, up to 65536 fp16/bf16 or 32768 fp32), softmax_online_kernel (longer or unaligned rows:
  * online max and sum, then a second pass that mostly hits L2). exp as exp2f with log2(e) folded
- * into the scale. Checked by the check table (attn/check.c, tests/gpu/test_gpu_ops.c) against lb_softmax_cpu on every path,
- * and by tests/gpu/test_gpu_large.c past 2^31 elements. */
+ * into the scale. Its backward, softmax_backward_kernel: a block per row, the row's dot product
+ * sum_j dy_j y_j in fp32, then dx = scale y (dy - dot) in place. Checked by the check table
+ * (attn/check.c, tests/gpu/test_gpu_ops.c) against lb_softmax_cpu on every path and
+ * lb_softmax_backward_cpu, and by tests/gpu/test_gpu_large.c past 2^31 elements. */
 #include <math.h>
 
 #include "gpu/cuda_check.h"
@@ -219,7 +221,41 @@ int launch_packs(T *x, int64_t rows, int64_t cols, float c, cudaStream_t st)
     return LB_OK;
 }
 
+/* A block per row: each thread reads the elements it later writes, so d may be overwritten in
+ * place with no barrier beyond the reduction's. */
+template <typename T>
+__global__ void __launch_bounds__(kOnlineBlock)
+softmax_backward_kernel(const T *y, T *d, int64_t rows, int64_t cols, float scale)
+{
+    LB_SHARED(float, sh, 33);
+    for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+        const T *yr = y + r * cols;
+        T *dr = d + r * cols;
+        float dot = 0.0f;
+        for (int64_t i = threadIdx.x; i < cols; i += blockDim.x)
+            dot += lb_to_float(yr[i]) * lb_to_float(dr[i]);
+        dot = lb_block_reduce<LbSum>(dot, sh);
+        for (int64_t i = threadIdx.x; i < cols; i += blockDim.x)
+            dr[i] = lb_from_float<T>(scale * lb_to_float(yr[i]) * (lb_to_float(dr[i]) - dot));
+    }
+}
+
 } // namespace
+
+extern "C" int lb_cuda_softmax_backward(cudaStream_t stream, LbDtype dtype, const void *d_y, void *d_d, int64_t rows,
+                                        int64_t cols, float scale)
+{
+    if (rows == 0 || cols == 0)
+        return LB_OK;
+    /* A thread per element up to a full block, in whole warps. */
+    const int threads = cols >= kOnlineBlock ? kOnlineBlock : (int)((cols + 31) / 32 * 32);
+    LB_DISPATCH_DTYPE(dtype, T, {
+        LB_LAUNCH(lb_grid_for(rows, 1), threads, 0, stream, softmax_backward_kernel<T>)(
+            static_cast<const T *>(d_y), static_cast<T *>(d_d), rows, cols, scale);
+        LB_LAUNCH_CHECK("softmax_backward_kernel");
+    });
+    return LB_OK;
+}
 
 extern "C" int lb_cuda_softmax(cudaStream_t stream, LbDtype dtype, void *d_x, int64_t rows,
                                int64_t cols, float scale)

@@ -121,10 +121,12 @@ static int w_linear(LbBackend *be, const void *x, const void *w, const void *b, 
     return LB_OK;
 }
 
+/* C written once per matrix of C (one for a batch sum, stride_c 0) and read too where beta is not 0. */
 static int w_bmm(LbBackend *be, const LbBmm *q)
 {
     const double m = (double)q->m, n = (double)q->n, k = (double)q->kdim, batch = (double)q->batch;
-    const double a = m * k * (q->stride_a ? batch : 1), b = k * n * (q->stride_b ? batch : 1), c = m * n * batch;
+    const double a = m * k * (q->stride_a ? batch : 1), b = k * n * (q->stride_b ? batch : 1);
+    const double c = m * n * (q->stride_c ? batch : 1) * (q->beta != 0.0f ? 2 : 1);
     LbTrace *t = count(be, 2 * m * n * k * batch, a + b + c, 0);
     return t->real->ops->bmm(t->real, q);
 }
@@ -286,6 +288,42 @@ static int w_divide_by_last_backward(LbBackend *be, const void *x, const void *d
     return t->real->ops->divide_by_last_backward(t->real, x, dy, dx, rows, cols);
 }
 
+/* x and y read, y written: 3 elems e. */
+static int w_add(LbBackend *be, const void *x, void *y, int64_t elems)
+{
+    LbTrace *t = count(be, 0, 3 * (double)elems, 0);
+    return t->real->ops->add(t->real, x, y, elems);
+}
+
+/* x read, y written: (rows cols + cols) e. */
+static int w_column_sums(LbBackend *be, const void *x, void *y, int64_t rows, int64_t cols, void *scratch)
+{
+    LbTrace *t = count(be, 0, ((double)rows + 1) * (double)cols, 0);
+    return t->real->ops->column_sums(t->real, x, y, rows, cols, scratch);
+}
+
+/* z and d read, d written: 3 rows cols e. */
+static int w_gelu_backward(LbBackend *be, const void *z, void *d, int64_t rows, int64_t cols)
+{
+    LbTrace *t = count(be, 0, 3 * (double)rows * (double)cols, 0);
+    return t->real->ops->gelu_backward(t->real, z, d, rows, cols);
+}
+
+/* y and d read, d written: 3 rows cols e. */
+static int w_softmax_backward(LbBackend *be, const void *y, void *d, int64_t rows, int64_t cols, float scale)
+{
+    LbTrace *t = count(be, 0, 3 * (double)rows * (double)cols, 0);
+    return t->real->ops->softmax_backward(t->real, y, d, rows, cols, scale);
+}
+
+/* x, r (where given), dy and gamma read, dv, dgamma and dbeta written: ((r ? 4 : 3) rows d + 3 d) e. */
+static int w_layernorm_backward(LbBackend *be, const void *x, const void *r, const void *gamma, const void *dy,
+                                void *dv, void *dgamma, void *dbeta, int64_t rows, int64_t d, float eps, void *scratch)
+{
+    LbTrace *t = count(be, 0, (r ? 4 : 3) * (double)rows * (double)d + 3 * (double)d, 0);
+    return t->real->ops->layernorm_backward(t->real, x, r, gamma, dy, dv, dgamma, dbeta, rows, d, eps, scratch);
+}
+
 /* The pass's side of trace_role: its observer is a member of the trace. */
 static void observe_role(LbPassObserver *obs, LbOpRole role)
 {
@@ -310,6 +348,11 @@ static void trace_init(LbTrace *t, LbBackend *real)
     t->ops.flash_attention = w_flash_attention;
     t->ops.pool_seq = w_pool_seq;
     t->ops.depthwise_conv_seq = w_depthwise_conv_seq;
+    t->ops.add = w_add;
+    t->ops.column_sums = w_column_sums;
+    t->ops.gelu_backward = w_gelu_backward;
+    t->ops.softmax_backward = w_softmax_backward;
+    t->ops.layernorm_backward = w_layernorm_backward;
     t->ops.embed_backward = w_embed_backward;
     t->ops.pool_seq_backward = w_pool_seq_backward;
     t->ops.depthwise_conv_seq_backward = w_depthwise_conv_seq_backward;

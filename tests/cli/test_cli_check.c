@@ -30,7 +30,8 @@ static const char *bin, *device;
 static const char *const ops[] = {"linear",      "bmm",         "softmax",      "layernorm",   "embed",
                                   "split_heads", "merge_heads", "fill_uniform", "fill_tokens", "copy",
                                   "gelu",        "favor_features", "divide_by_last", "flash_attention", "pool_seq",
-                                  "depthwise_conv_seq", "embed_backward", "pool_seq_backward",
+                                  "depthwise_conv_seq", "add", "column_sums", "gelu_backward", "softmax_backward",
+                                  "layernorm_backward", "embed_backward", "pool_seq_backward",
                                   "depthwise_conv_seq_backward", "favor_features_backward", "divide_by_last_backward",
                                   "flash_attention_backward", "flash_attention_lse",
                                   "forward"};
@@ -42,7 +43,7 @@ typedef struct Rows {
     int forward_ok;
 } Rows;
 /* The op rows of one dtype's full check: the full shapes of attn/check.c's table. */
-#define OP_ROWS 200
+#define OP_ROWS 261
 
 /* The rows of check's table: the lines after the "operation" header up to the blank line. */
 static Rows parse_rows(const char *out)
