@@ -997,8 +997,9 @@ static const Op ops_table[] = {
  * fp16; bf16, whose unit roundoff is 8 times fp16's; TF32 as fp16 (10 mantissa bits). */
 static const double forward_tol[4] = {1e-2, 3e-2, 1e-5, 1e-2};
 /* A training step's gradients, tensor by tensor: the forward's ops, then about twice as many
- * dependent ones back, each rounding to storage. */
-static const double train_tol[4] = {3e-2, 1e-1, 1e-4, 3e-2};
+ * dependent ones back, each rounding to storage. The emulated GPU's worst over six seeds of every
+ * model but max pooling's (tests/gpu/test_gpu_train.c): 6e-7 fp32, 1.9e-3 fp16, 1.5e-2 bf16. */
+static const double train_tol[4] = {1e-2, 6e-2, 1e-5, 1e-2};
 
 static double tol_for(const double tol[4], const LbBackend *be)
 {
