@@ -14,19 +14,17 @@
 #include "attn/plan.h"
 #include "attn/train.h"
 #include "tests/gpu/gpu_check.h"
+#include "tests/lib/model.h"
 
 enum { MAX_TENSORS = 256, B = 2 };
 
 static LbModelConfig small_model(void)
 {
-    LbModelConfig c = lb_config_default();
-    c.layers = 2;
+    LbModelConfig c = lb_test_model(48, 8);
     c.d_model = 32;
     c.heads = 2;
     c.ffn = 64;
     c.vocab = 100;
-    c.n = 48;
-    c.k = 8;
     c.chunk = 20;
     c.pass = LB_PASS_TRAIN;
     return c;

@@ -17,6 +17,7 @@
 #include "attn/ops.h"
 #include "attn/base/status.h"
 #include "tests/lib/check.h"
+#include "tests/lib/model.h"
 
 /* Central differences on the fp32 forward (sums in double, every tensor rounded to fp32): with
  * weights and inputs of order 1 the loss's rounding noise is about 1e-6, so a step of 1e-2 leaves
@@ -212,16 +213,12 @@ done:
 /* The tiny model: 2 layers, d 8, 2 heads, batch 2 (so that sums over the batch show). */
 static LbModelConfig tiny(LbModelKind kind, int64_t n, int64_t k)
 {
-    LbModelConfig c = lb_config_default();
+    LbModelConfig c = lb_test_model(n, k);
     c.kind = kind;
-    c.layers = 2;
     c.d_model = 8;
     c.heads = 2;
     c.ffn = 16;
     c.vocab = 16;
-    c.n = n;
-    c.k = k;
-    c.dtype = LB_DTYPE_FP32;
     return c;
 }
 
