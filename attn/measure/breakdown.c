@@ -17,6 +17,7 @@
 #include "attn/forward.h"
 #include "attn/model.h"
 #include "attn/plan.h"
+#include "attn/train.h"
 #include "attn/base/status.h"
 
 static const char *const role_names[LB_ROLE_COUNT] = {
@@ -170,6 +171,13 @@ static int w_gelu(LbBackend *be, void *y, int64_t rows, int64_t cols)
 {
     LbTrace *t = count(be, 0, 2 * (double)rows * (double)cols, 0);
     return t->real->ops->gelu(t->real, y, rows, cols);
+}
+
+/* src read, dst written (a training step keeps a tensor an in-place op would overwrite). */
+static int w_copy(LbBackend *be, void *dst, const void *src, size_t bytes)
+{
+    LbTrace *t = count(be, 0, 0, 2 * (double)bytes);
+    return t->real->ops->copy(t->real, dst, src, bytes);
 }
 
 static int w_favor_features(LbBackend *be, void *f, const void *x, void *stat, int64_t groups, int64_t n, int64_t m,
@@ -343,6 +351,7 @@ static void trace_init(LbTrace *t, LbBackend *real)
     t->ops.split_heads = w_split_heads;
     t->ops.merge_heads = w_merge_heads;
     t->ops.gelu = w_gelu;
+    t->ops.copy = w_copy;
     t->ops.favor_features = w_favor_features;
     t->ops.divide_by_last = w_divide_by_last;
     t->ops.flash_attention = w_flash_attention;
@@ -376,11 +385,30 @@ static void trace_restart(LbTrace *t)
     t->rc = LB_OK;
 }
 
-/* One traced pass, closed by a last event. */
+/* One training step observed: its gradients and upstream gradient above the inputs, where the
+ * plan puts them (lb_train_setup's order), released afterwards. */
+static int traced_step(LbTrace *t, const LbModel *m, LbArena *a, LbInputs *in)
+{
+    const size_t mark = lb_arena_mark(a);
+    LbTrain train;
+    int rc = lb_train_alloc(m, a, in->batch, &train);
+    if (rc != LB_OK)
+        return rc;
+    rc = t->real->ops->fill_uniform(t->real, train.dy, in->batch * m->cfg.n * m->cfg.d_model, LB_GRAD_SEED_MIX,
+                                    -1.0f, 1.0f);
+    if (rc == LB_OK)
+        rc = lb_train_step_observed(m, a, in, &train, &t->obs);
+    lb_train_release(&train);
+    lb_arena_reset(a, mark);
+    return rc;
+}
+
+/* One traced pass (a training step when the model's configuration asks for one), closed by a
+ * last event. */
 static int traced_pass(LbTrace *t, const LbModel *m, LbArena *a, LbInputs *in)
 {
     trace_restart(t);
-    int rc = lb_forward_observed(m, a, in, &t->obs);
+    int rc = m->cfg.pass == LB_PASS_TRAIN ? traced_step(t, m, a, in) : lb_forward_observed(m, a, in, &t->obs);
     if (rc != LB_OK)
         return rc;
     t->role = LB_ROLE_COUNT;

@@ -14,6 +14,7 @@
 #include "attn/forward.h"
 #include "attn/model.h"
 #include "attn/ops.h"
+#include "attn/measure/breakdown.h"
 #include "attn/plan.h"
 #include "attn/train.h"
 #include "attn/base/status.h"
@@ -310,6 +311,25 @@ static void test_plan(void)
 }
 
 /* A model trains when its table entry has a backward; any other is refused with one line. */
+/* A breakdown counts a training step: every product of the standard model's forward has two in
+ * the backward (dx and dw; dQ and dK; dV and dP), so its FLOPs are three times the forward's
+ * exactly; its bytes more than the forward's, every role of the forward still there. */
+static void test_count(void)
+{
+    const LbPlanParams pp = lb_plan_params_cuda(LB_DTYPE_FP16);
+    LbModelConfig cfg = lb_test_model(64, 8);
+    LbBreakdown fwd, step;
+    int rc = lb_breakdown_count(&cfg, &pp, 2, NULL, NULL, &fwd);
+    cfg.pass = LB_PASS_TRAIN;
+    if (!lb_check(rc == LB_OK && lb_breakdown_count(&cfg, &pp, 2, NULL, NULL, &step) == LB_OK, "counted: %s",
+                  lb_error_where()))
+        return;
+    lb_check(fabs(step.flops - 3 * fwd.flops) <= 1e-9 * fwd.flops, "a step's FLOPs %.6g are 3 x the pass's %.6g",
+             step.flops, fwd.flops);
+    lb_check(step.bytes > 2 * fwd.bytes && step.count >= fwd.count, "a step's bytes %.6g, roles %d; the pass's %.6g, %d",
+             step.bytes, step.count, fwd.bytes, fwd.count);
+}
+
 static void test_config(void)
 {
     for (int m = 0; m < LB_MODEL_COUNT; m++) {
@@ -334,7 +354,8 @@ static void test_config(void)
 int main(void)
 {
     static const LbTestCase cases[] = {
-        {"gradients", test_gradients}, {"exact", test_exact}, {"plan", test_plan}, {"config", test_config}};
+        {"gradients", test_gradients}, {"exact", test_exact}, {"plan", test_plan}, {"count", test_count},
+        {"config", test_config}};
     lb_test_init("test_train");
     return LB_TEST_CASES("test_train", cases);
 }
