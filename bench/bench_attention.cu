@@ -10,9 +10,13 @@
  *   standard  the standard model's attention without its projections: per head, the scores
  *             (B, h, n, n) = Q K^T / sqrt(d_h) (strided-batched products), their softmax in place,
  *             then P V into the token-major output, as attn/attention_common.c makes them.
- * TFLOP/s counts the two products, 4 B h n^2 d_h, for both. Exit 77 without a CUDA device.
+ * TFLOP/s counts the two products, 4 B h n^2 d_h, for both. Then the flash model's backward
+ * (flash_attention_backward from the forward's log-sum-exp, random dO): its ms, its TFLOP/s at
+ * FlashAttention-2's count of 10 B h n^2 d_h (the kernels execute 14), and its time over the
+ * forward's. Exit 77 without a CUDA device.
  *
  * usage: bench_attention [--gpu N] [--gib G] [--reps R] */
+#include <initializer_list>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +51,38 @@ void standard_path(LbBackend *be, const Shape &s, char *qkv, char *scores, char 
     }
 }
 
+/* The flash model's backward of one layer's attention, median ms; NAN where its buffers do not fit. */
+double backward_ms(LbBackend *be, const Shape &s, char *qkv, char *o, int reps)
+{
+    const int64_t d = s.heads * s.hd, e = (int64_t)be->elem_bytes;
+    const float scale = 1.0f / sqrtf((float)s.hd);
+    void *lse = NULL, *dout = NULL, *dqkv = NULL, *scratch = NULL;
+    double ms = NAN;
+    if (be->ops->mem_alloc(be, (size_t)(s.batch * s.heads * s.n) * 4u, &lse) == LB_OK &&
+        be->ops->mem_alloc(be, (size_t)(s.batch * s.n * d * e), &dout) == LB_OK &&
+        be->ops->mem_alloc(be, (size_t)(s.batch * s.n * 3 * d * e), &dqkv) == LB_OK &&
+        be->ops->mem_alloc(be, lb_flash_backward_scratch_bytes(s.batch, s.n, s.heads, s.hd), &scratch) == LB_OK) {
+        lb_bench_ok(be->ops->fill_uniform(be, dout, s.batch * s.n * d, 11, -1.0f, 1.0f), "fill (dO)");
+        lb_bench_ok(be->ops->flash_attention_lse(be, qkv, qkv + d * e, qkv + 2 * d * e, 3 * d, o, (float *)lse,
+                                                 s.batch, s.n, s.heads, s.hd, scale),
+                    "flash_attention_lse");
+        char *dq = (char *)dqkv;
+        ms = lb_bench_median_ms(
+            lb_cuda_backend_stream(be), 3, reps,
+            [&] {
+                lb_bench_ok(be->ops->flash_attention_backward(be, qkv, qkv + d * e, qkv + 2 * d * e, 3 * d, o,
+                                                              (const float *)lse, dout, dq, dq + d * e, dq + 2 * d * e,
+                                                              s.batch, s.n, s.heads, s.hd, scale, scratch),
+                            "flash_attention_backward");
+            },
+            [] {});
+    }
+    for (void *p : {lse, dout, dqkv, scratch})
+        if (p)
+            be->ops->mem_free(be, p);
+    return ms;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -67,8 +103,8 @@ int main(int argc, char **argv)
     }
     static const LbDtype dtypes[] = {LB_DTYPE_FP16, LB_DTYPE_BF16};
     static const int64_t lengths[] = {512, 1024, 2048, 4096, 8192, 16384};
-    printf("%-5s %6s %5s %10s %9s %10s %9s %8s\n", "dtype", "n", "batch", "flash ms", "TFLOP/s", "std ms", "TFLOP/s",
-           "speedup");
+    printf("%-5s %6s %5s %10s %9s %10s %9s %8s %10s %9s %8s\n", "dtype", "n", "batch", "flash ms", "TFLOP/s",
+           "std ms", "TFLOP/s", "speedup", "bwd ms", "TFLOP/s", "bwd/fwd");
     for (size_t t = 0; t < sizeof dtypes / sizeof dtypes[0]; t++) {
         LbBackend *be = lb_bench_open(gpu, dtypes[t]);
         cudaStream_t st = lb_cuda_backend_stream(be);
@@ -108,10 +144,12 @@ int main(int argc, char **argv)
                     st, 3, reps, [&] { standard_path(be, s, q, (char *)scores, (char *)o); }, [] {});
                 be->ops->mem_free(be, scores);
             }
+            const double bwd_ms = backward_ms(be, s, q, (char *)o, reps);
             const double flops = 4.0 * (double)s.batch * s.heads * (double)s.n * (double)s.n * s.hd;
-            printf("%-5s %6lld %5lld %10.4f %9.1f %10.4f %9.1f %7.2fx\n", lb_dtype_name(dtypes[t]), (long long)s.n,
-                   (long long)s.batch, flash_ms, flops / (flash_ms * 1e-3) / 1e12, std_ms,
-                   flops / (std_ms * 1e-3) / 1e12, std_ms / flash_ms);
+            printf("%-5s %6lld %5lld %10.4f %9.1f %10.4f %9.1f %7.2fx %10.4f %9.1f %7.2fx\n", lb_dtype_name(dtypes[t]),
+                   (long long)s.n, (long long)s.batch, flash_ms, flops / (flash_ms * 1e-3) / 1e12, std_ms,
+                   flops / (std_ms * 1e-3) / 1e12, std_ms / flash_ms, bwd_ms, 2.5 * flops / (bwd_ms * 1e-3) / 1e12,
+                   bwd_ms / flash_ms);
             be->ops->mem_free(be, qkv);
             be->ops->mem_free(be, o);
         }

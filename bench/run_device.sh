@@ -8,6 +8,11 @@
 #   sanitize  compute-sanitizer: memcheck over every gpu test the build marks for it
 #             (LB_TEST_QUICK=1: smaller shapes, every path still taken); racecheck, synccheck and
 #             initcheck over every kernel test (the suites gpu-sanitize-memcheck/-kernel)
+#   new       what has never run on a GPU, first (bench/NOTES.md "Next on a GPU" 5, 6 and 10): the
+#             flash and backward ops of test_gpu_ops, test_gpu_train, bench_attention (flash's
+#             forward and backward), `linbench check --dtype fp16` (its energy counter too),
+#             racecheck and synccheck over the flash and sorting kernels, and `linbench run` of
+#             standard, linformer and flash at n = 4096 and 16384 in 16 GiB (passes of under a second)
 #   bench     bench_softmax, bench_gemm (fp16, bf16), `linbench run` of every model at n = 512
 #             and 4096
 #   sweep     the default `linbench sweep --breakdown`, timed; resumed where a previous call left
@@ -219,6 +224,28 @@ stage_bench() {
     done
 }
 
+stage_new() {
+    local log=$LOGS/new.log tool m n
+    local ops=flash_attention,flash_attention_lse,flash_attention_backward,add,column_sums,gelu_backward
+    ops=$ops,softmax_backward,layernorm_backward,embed_backward,pool_seq_backward
+    ops=$ops,depthwise_conv_seq_backward,favor_features_backward,divide_by_last_backward
+    step new "test_gpu_ops (flash, backward)" "$log" "$BIN/test_gpu_ops" "$ops"
+    step new "test_gpu_train" "$log" "$BIN/test_gpu_train"
+    step new "bench_attention" "$log" "$BIN/bench_attention"
+    step new "linbench check --dtype fp16" "$log" "$BIN/linbench" check --dtype fp16
+    for n in 4096 16384; do
+        for m in standard linformer flash; do
+            step new "linbench run --model $m --n $n --mem-limit 16G" "$log" "$BIN/linbench" run --model "$m" \
+                --n "$n" --mem-limit 16G
+        done
+    done
+    for tool in racecheck synccheck; do
+        step new "$tool (flash, embed_backward)" "$log" env LB_TEST_QUICK=1 timeout 150 compute-sanitizer --tool "$tool" \
+            --kernel-name kns=_kernel --error-exitcode 99 --print-limit 20 "$BIN/test_gpu_ops" \
+            flash_attention,flash_attention_lse,flash_attention_backward,embed_backward
+    done
+}
+
 # sweep_to NAME DIR FLAGS...: a sweep into DIR, resumed if an earlier call started it.
 sweep_to() {
     local name=$1 dir=$2
@@ -270,10 +297,10 @@ stage_plots() {
 for s in "${STAGES[@]}"; do
     case $s in
     build) stage_build || exit 1 ;;
-    info | test | check | sanitize | bench | sweep | models | peer | plots)
+    info | new | test | check | sanitize | bench | sweep | models | peer | plots)
         if [ -z "$BIN" ]; then stage_build || { echo "build failed: see build.log in $OUT/device.tar.gz"; exit 1; }; fi
         "stage_$s"
         ;;
-    *) echo "run_device.sh: unknown stage \"$s\" (stages: info build test check sanitize bench sweep models peer plots)"; exit 2 ;;
+    *) echo "run_device.sh: unknown stage \"$s\" (stages: info build new test check sanitize bench sweep models peer plots)"; exit 2 ;;
     esac
 done
