@@ -454,7 +454,7 @@ static void print_peer_header(FILE *out, const char *item, const LbSweepDir *lin
         diff[nd][0] = "host", diff[nd][1] = host[0], diff[nd++][2] = host[1];
     else if (strcmp(dev[0], "cpu") != 0 && strcmp(name[0], name[1]) != 0)
         diff[nd][0] = "device_name", diff[nd][1] = name[0], diff[nd++][2] = name[1];
-    static const LbSettingId ids[] = {LB_SET_DTYPE, LB_SET_TF32, LB_SET_SHARING, LB_SET_ORDER};
+    static const LbSettingId ids[] = {LB_SET_PASS, LB_SET_DTYPE, LB_SET_TF32, LB_SET_SHARING, LB_SET_ORDER};
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
         if (strcmp(setting(m[0], ids[i]), setting(m[1], ids[i])) != 0)
             diff[nd][0] = lb_settings[ids[i]].key, diff[nd][1] = setting(m[0], ids[i]), diff[nd++][2] = setting(m[1], ids[i]);
@@ -951,7 +951,7 @@ int lb_compare_check(const LbSweepDir *a, const LbSweepDir *b)
     } else if (a->kind != b->kind) {
         static const LbSettingId work[] = {LB_SET_LAYERS, LB_SET_DMODEL, LB_SET_HEADS, LB_SET_FFN, LB_SET_VOCAB,
                                            LB_SET_DTYPE,  LB_SET_TF32,   LB_SET_SHARING, LB_SET_ORDER, LB_SET_CHUNK,
-                                           LB_SET_K_SCHEDULE};
+                                           LB_SET_K_SCHEDULE, LB_SET_PASS};
         const int i = lb_settings_first_difference(&a->meta, &b->meta, work, sizeof work / sizeof work[0]);
         if (i >= 0)
             return LB_FAIL(LB_ERR_FORMAT,

@@ -213,6 +213,7 @@ static const char *device_name(int i) { return i == LB_DEVICE_CPU ? "cpu" : "cud
 static const char *format_name(int i) { return i == LB_FORMAT_CSV ? "csv" : i == LB_FORMAT_MD ? "md" : "text"; }
 static const char *projection_name(int i) { return lb_projection_names[i]; }
 static const char *model_name(int i) { return lb_model_name((LbModelKind)i); }
+static const char *pass_name(int i) { return i == LB_PASS_TRAIN ? "train" : "forward"; }
 
 /* ---- the table ---- */
 
@@ -264,6 +265,10 @@ const LbSetting lb_settings[LB_SET_COUNT] = {
     [LB_SET_TF32] = SET("tf32", NULL, "tf32", MODEL, PLANNED | LB_FOR_CHECK,
                         "let fp32 products use TF32, only with --dtype fp32", .def_help = "(default off)",
                         .at = offsetof(LbRunSettings, tf32)),
+    [LB_SET_PASS] = SET("pass", "P", "pass", MODEL, PLANNED | LB_FOR_CHECK,
+                        "forward (the paper's) or train: one training step without the\noptimizer's update, the forward keeping what the backward needs,\nthen the backward from a random upstream gradient to every\nparameter's gradient",
+                        .def = "forward", .absent = "forward", .at = offsetof(LbRunSettings, model.pass), .type = 'c',
+                        .name = pass_name, .max = LB_PASS_TRAIN),
     [LB_SET_SHARING] = SET("sharing", "S", "sharing", LINFORMER, PLANNED, "layerwise, kv, headwise or none",
                            .at = offsetof(LbRunSettings, model.sharing), .type = 'c', .name = sharing_name,
                            .max = LB_SHARE_NONE),
@@ -767,7 +772,7 @@ int lb_meta_write_dump(const char *dir, const LbModel *m, const LbInputs *in, co
     static const LbSettingId recorded[] = {LB_SET_LAYERS,  LB_SET_DMODEL, LB_SET_HEADS, LB_SET_FFN,
                                            LB_SET_VOCAB,   LB_SET_DTYPE,  LB_SET_TF32,  LB_SET_SHARING,
                                            LB_SET_ORDER,   LB_SET_CHUNK,  LB_SET_K_SCHEDULE, LB_SET_DEVICE,
-                                           LB_SET_SEED};
+                                           LB_SET_SEED,    LB_SET_PASS};
     const LbModelKind kind = m->cfg.kind;
     char n[24], k[24] = "", batch[24];
     snprintf(n, sizeof n, "%lld", (long long)m->cfg.n);

@@ -23,7 +23,7 @@ static const char *bin;
 static const char *const other[LB_SET_RECORDED] = {
     [LB_SET_N] = "32", [LB_SET_K] = "4", [LB_SET_MODELS] = "standard", [LB_SET_SHARD] = "1/2",
     [LB_SET_LAYERS] = "2", [LB_SET_DMODEL] = "32", [LB_SET_HEADS] = "4", [LB_SET_FFN] = "64",
-    [LB_SET_VOCAB] = "200", [LB_SET_DTYPE] = "fp16", [LB_SET_TF32] = "", [LB_SET_SHARING] = "layerwise",
+    [LB_SET_VOCAB] = "200", [LB_SET_DTYPE] = "fp16", [LB_SET_TF32] = "", [LB_SET_PASS] = "forward", [LB_SET_SHARING] = "layerwise",
     [LB_SET_ORDER] = "early", [LB_SET_CHUNK] = "32", [LB_SET_K_SCHEDULE] = "halve", [LB_SET_DEVICE] = "cuda", [LB_SET_MEM_LIMIT] = "16M",
     [LB_SET_MAX_BATCH] = "3", [LB_SET_HEADROOM] = "2M", [LB_SET_CELL_TIME] = "2", [LB_SET_SEED] = "6",
     [LB_SET_BREAKDOWN] = "", [LB_SET_AUTOTUNE] = "",
@@ -218,7 +218,7 @@ static void round_trip(const char *scratch)
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)(lb_test_seed % 100000 + 7));
     snprintf(chunk, sizeof chunk, "%d", (int)(lb_test_seed % 28) + 3); /* 3 to 30: never other[]'s 32 */
     char *first[] = {(char *)bin, "sweep", "--device", "cpu", "--no-check", "--layers", "1", "--d-model", "16",
-                     "--heads", "2", "--ffn", "32", "--vocab", "100", "--dtype", "fp32", "--sharing", "kv",
+                     "--heads", "2", "--ffn", "32", "--vocab", "100", "--dtype", "fp32", "--pass", "train", "--sharing", "kv",
                      "--order", "late", "--chunk", chunk, "--k-schedule", "0.5", "--n", "16,32", "--k", "8", "--models", "linformer,standard",
                      "--shard", "0/1", "--mem-limit", "8M", "--max-batch", "2", "--headroom", "1M", "--cell-time", "1",
                      "--seed", seed, "--quiet", "--out", dir, NULL};
