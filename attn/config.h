@@ -101,7 +101,8 @@ int lb_kschedule_parse(const char *text, LbModelConfig *cfg, char *should, size_
 /* As --k-schedule takes it and meta.csv records it, into buf. */
 void lb_kschedule_text(const LbModelConfig *cfg, char *buf, size_t size);
 
-/* FLOPs of one pass of one sequence (METHOD.md, "Work counted"): feed-forward plus attention. */
+/* FLOPs of one forward pass of one sequence (METHOD.md, "Work counted"): feed-forward plus attention.
+ * A training step's are counted by its breakdown (lb_measure_flops_per_seq). */
 double lb_config_flops_per_seq(const LbModelConfig *cfg);
 
 /* Names as the CLI and the CSV files write them, and their parsers (return 0 on success). */

@@ -55,8 +55,9 @@ static int dump(const LbRunSettings *o, LbBackend *be, uint64_t budget, int64_t 
     return LB_EXIT_OK;
 }
 
-static void print_result(const LbRunSettings *o, const LbCellResult *r, uint64_t budget)
+static void print_result(const LbRunSettings *o, const LbBackend *be, const LbCellResult *r, uint64_t budget)
 {
+    const int step = o->model.pass == LB_PASS_TRAIN;
     char b[32];
     lb_format_size(budget, b, sizeof b);
     printf("model: %s\nn: %lld\n", lb_model_name(r->model), (long long)r->n);
@@ -77,17 +78,18 @@ static void print_result(const LbRunSettings *o, const LbCellResult *r, uint64_t
     }
     if (lb_model_reads_flag(r->model, "chunk") == 1)
         printf("chunk: %lld\n", (long long)o->model.chunk);
-    printf("dtype: %s\nmemory budget: %s\nstatus: %s\n", lb_dtype_name(r->dtype), b,
+    printf("dtype: %s\npass: %s\nmemory budget: %s\nstatus: %s\n", lb_dtype_name(r->dtype),
+           step ? "train" : "forward", b,
            r->status == LB_CELL_OK ? "ok" : r->error);
     if (r->status != LB_CELL_OK)
         return;
     printf("batch: %lld\nplanned bytes: %lld\npeak bytes: %lld\n", (long long)r->batch,
            (long long)r->planned_bytes, (long long)r->peak_bytes);
-    printf("ms per forward: median %.4g, min %.4g, max %.4g over %d passes\n", r->median_ms, r->min_ms,
-           r->max_ms, r->passes);
+    printf("ms per %s: median %.4g, min %.4g, max %.4g over %d passes\n", step ? "step" : "forward", r->median_ms,
+           r->min_ms, r->max_ms, r->passes);
     printf("ms per sequence: %.4g\ntokens per second: %.4g\n", r->ms_per_seq, r->tokens_per_s);
-    printf("TFLOP/s: %.4g (%.4g GFLOP per sequence x batch / median time)\n", r->tflop_per_s,
-           lb_config_flops_per_seq(&o->model) / 1e9);
+    printf("TFLOP/s: %.4g (%.4g GFLOP per sequence%s x batch / median time)\n", r->tflop_per_s,
+           lb_measure_flops_per_seq(be, &o->model) / 1e9, step ? " of a step" : "");
     if (r->sm_clock_start_mhz > 0)
         printf("SM clock: %d -> %d MHz\n", r->sm_clock_start_mhz, r->sm_clock_end_mhz);
     char events[256];
@@ -163,7 +165,7 @@ int lb_cmd_run(int argc, char **argv)
         if (mrc != LB_OK) {
             rc = lb_runtime_error(mrc);
         } else {
-            print_result(&o, &r, budget);
+            print_result(&o, be, &r, budget);
             if (check.ran)
                 printf("check result: passed (%zu checks, largest relative error %.3g)\n", check.checks, check.max_rel_error);
             else

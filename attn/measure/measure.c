@@ -1,6 +1,7 @@
 /* Measuring one cell (METHOD.md): the plan gives B; the arena of plan(B) is allocated, B bisected
  * down on allocation failure (probing by allocation only, never by a kernel fault); the largest B
- * that allocates runs once (verification and warm-up), then the timed passes. */
+ * that allocates runs once (verification and warm-up), then the timed passes. A pass is a forward
+ * or, under --pass train, a training step (attn/train.h): the same protocol times either. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "attn/measure/measure.h"
@@ -12,10 +13,12 @@
 #include <time.h>
 
 #include "attn/arena.h"
+#include "attn/measure/breakdown.h"
 #include "attn/measure/clock_events.h"
 #include "attn/forward.h"
 #include "attn/model.h"
 #include "attn/plan.h"
+#include "attn/train.h"
 #include "attn/base/status.h"
 
 LbTimingOptions lb_timing_defaults(void)
@@ -107,6 +110,52 @@ static double host_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* The cell's model, inputs and (a training step) gradients, and the pass the cell times. */
+typedef struct LbCellPass {
+    LbModel model;
+    LbInputs in;
+    LbTrain train;
+    LbArena *arena;
+    int step; /* cfg->pass is a training step */
+    int built;
+} LbCellPass;
+
+static int pass_setup(LbCellPass *p, const LbModelConfig *cfg, LbBackend *be, int64_t B, uint64_t seed)
+{
+    const int rc = p->step ? lb_train_setup(&p->model, &p->in, &p->train, cfg, be, p->arena, B, seed)
+                           : lb_forward_setup(&p->model, &p->in, cfg, be, p->arena, B, seed);
+    p->built = rc == LB_OK;
+    return rc;
+}
+
+static int pass_run(LbCellPass *p)
+{
+    return p->step ? lb_train_step(&p->model, p->arena, &p->in, &p->train) : lb_forward(&p->model, p->arena, &p->in);
+}
+
+static void pass_release(LbCellPass *p)
+{
+    if (!p->built)
+        return;
+    if (p->step)
+        lb_train_release(&p->train);
+    lb_model_release(&p->model);
+    p->built = 0;
+}
+
+double lb_measure_flops_per_seq(const LbBackend *be, const LbModelConfig *cfg)
+{
+    if (cfg->pass != LB_PASS_TRAIN)
+        return lb_config_flops_per_seq(cfg);
+    const LbPlanParams pp = {be->elem_bytes, be->alignment, be->workspace_bytes};
+    LbBreakdown b;
+    if (lb_breakdown_count(cfg, &pp, 1, NULL, NULL, &b) != LB_OK) {
+        lb_error_clear();
+        return NAN;
+    }
+    return b.flops;
+}
+
 void lb_cell_result_init(LbCellResult *out, const LbModelConfig *cfg)
 {
     memset(out, 0, sizeof *out);
@@ -132,11 +181,9 @@ int lb_measure_cell(LbBackend *be, const LbModelConfig *cfg, size_t budget,
         return oom(out, cfg, &pp);
 
     LbArena arena;
-    LbModel model;
-    LbInputs in;
+    LbCellPass pass = {.arena = &arena, .step = cfg->pass == LB_PASS_TRAIN};
     double *times = NULL;
-    int rc = LB_OK, built = 0;
-    memset(&model, 0, sizeof model);
+    int rc = LB_OK;
     for (;;) {
         if (stop && *stop)
             return LB_ERR_INTERRUPTED;
@@ -148,21 +195,19 @@ int lb_measure_cell(LbBackend *be, const LbModelConfig *cfg, size_t budget,
             return rc;
         }
         /* The arena holds exactly the plan: a NOMEM from inside it is a plan bug, not OOM. */
-        rc = lb_forward_setup(&model, &in, cfg, be, &arena, B, seed);
-        built = rc == LB_OK;
+        rc = pass_setup(&pass, cfg, be, B, seed);
         /* Verification and warm-up. Also each product shape's first use, where the CUDA backend
          * times cuBLASLt's candidate algorithms (gpu/matmul.cu): every shape of the timed passes
          * is met here first (the search above only allocates), so none of them times the tuning. */
         if (rc == LB_OK)
-            rc = lb_forward(&model, &arena, &in);
+            rc = pass_run(&pass);
         if (rc == LB_OK)
             rc = be->ops->sync(be);
         if (rc == LB_OK)
             break;
         if (rc == LB_ERR_NOMEM && !arena.overflowed && B > 1) {
             /* The device ran short outside the arena (a library's own allocation): step down. */
-            lb_model_release(&model);
-            built = 0;
+            pass_release(&pass);
             lb_arena_close(&arena);
             B = B - 1 - (B - 1) / 8;
             continue;
@@ -197,7 +242,7 @@ int lb_measure_cell(LbBackend *be, const LbModelConfig *cfg, size_t budget,
             goto fail;
         }
         double ms = 0;
-        if ((rc = be->ops->timer_start(be)) != LB_OK || (rc = lb_forward(&model, &arena, &in)) != LB_OK ||
+        if ((rc = be->ops->timer_start(be)) != LB_OK || (rc = pass_run(&pass)) != LB_OK ||
             (rc = be->ops->timer_stop(be, &ms)) != LB_OK)
             goto fail;
         times[passes++] = ms;
@@ -234,7 +279,7 @@ int lb_measure_cell(LbBackend *be, const LbModelConfig *cfg, size_t budget,
     if (out->median_ms > 0) {
         double seconds = out->median_ms / 1000.0;
         out->tokens_per_s = (double)B * (double)cfg->n / seconds;
-        out->tflop_per_s = lb_config_flops_per_seq(cfg) * (double)B / seconds / 1e12;
+        out->tflop_per_s = lb_measure_flops_per_seq(be, cfg) * (double)B / seconds / 1e12;
     }
     out->status = LB_CELL_OK;
     snprintf(out->error, sizeof out->error, "ok");
@@ -242,8 +287,7 @@ fail:
     if (rc != LB_OK && rc != LB_ERR_INTERRUPTED)
         set_error(out, rc);
     free(times);
-    if (built)
-        lb_model_release(&model);
+    pass_release(&pass);
     lb_arena_close(&arena);
     return rc;
 }

@@ -1,7 +1,7 @@
 /* Measuring one cell of the sweep (METHOD.md, "Largest batch" and "Time"): the largest batch
- * from the plan, verified by allocating and running one forward pass and bisected down on an
- * allocation failure; then warm-up and timed passes until the spread settles. The result is one
- * row of raw.csv. */
+ * from the plan, verified by allocating and running one pass and bisected down on an allocation
+ * failure; then warm-up and timed passes until the spread settles. A pass is the forward, or a
+ * training step where cfg->pass says so. The result is one row of raw.csv. */
 #ifndef LB_MEASURE_H
 #define LB_MEASURE_H
 
@@ -29,10 +29,10 @@ typedef struct LbCellResult {
     int64_t batch;          /* the largest batch that ran; 0 when OOM */
     int64_t planned_bytes;  /* the plan's total for that batch */
     int64_t peak_bytes;     /* the arena's high-water mark measured on that run */
-    double median_ms, min_ms, max_ms; /* per forward pass */
+    double median_ms, min_ms, max_ms; /* per pass: a forward or a training step (cfg->pass) */
     double ms_per_seq;      /* median_ms / batch */
     double tokens_per_s;    /* batch * n / median seconds */
-    double tflop_per_s;     /* lb_config_flops_per_seq * batch / median seconds / 1e12 */
+    double tflop_per_s;     /* lb_measure_flops_per_seq * batch / median seconds / 1e12 */
     int passes;             /* timed passes */
     int sm_clock_start_mhz, sm_clock_end_mhz; /* -1 where it cannot be read */
     int clock_events_known; /* the reasons below could be read (NVML) */
@@ -69,6 +69,11 @@ void lb_cell_result_init(LbCellResult *out, const LbModelConfig *cfg);
 int lb_measure_cell(LbBackend *be, const LbModelConfig *cfg, size_t budget,
                     const LbTimingOptions *opt, uint64_t seed, const volatile sig_atomic_t *stop,
                     LbCellResult *out);
+
+/* FLOPs of one sequence's pass on be: lb_config_flops_per_seq for a forward; for a training step
+ * the breakdown's count of the step (lb_breakdown_count), the same rule over the step's products.
+ * NaN where the step cannot be counted. */
+double lb_measure_flops_per_seq(const LbBackend *be, const LbModelConfig *cfg);
 
 /* Median, min and max of `count` values (the array is sorted in place). */
 void lb_stats_summary(double *values, int count, double *median, double *min, double *max);

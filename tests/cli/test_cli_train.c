@@ -1,0 +1,294 @@
+/* `--pass train` end to end: run and sweep measure a training step (attn/train.h), not a forward.
+ * Usage: test_cli_train PATH-TO-LINBENCH cpu      (suite cli)
+ *        test_cli_train PATH-TO-LINBENCH-EMU cuda (suite gpu-emu: the emulated GPU)
+ *   - run --pass train of every model prints ms per step and a step's FLOPs per sequence (more
+ *     than twice the forward's), at the step's batch, its peak equal to the step's plan;
+ *   - a sweep --pass train (every model on the CPU; standard, linformer, flash on cuda) completes
+ *     with meta.csv pass train, each row the step's: its planned bytes the step's plan at its
+ *     batch, peak equal to it, the batch the step's largest (at most the forward's, and below it
+ *     somewhere); Table 3's grids without NA, speedups.csv, the energy grid, and --breakdown's
+ *     breakdown.csv of steps;
+ *   - cpu only: run --breakdown --pass train traces a step (more ffn_up calls than a forward's); a
+ *     sweep --pass train stopped by Ctrl-C and resumed keeps pass train, every cell at the step's
+ *     batch; --pass bogus is exit 2 naming --pass and its values. */
+#include <math.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "attn/attention.h"
+#include "attn/ops.h"
+#include "attn/plan.h"
+#include "reports/csv_io.h"
+#include "reports/grid.h"
+#include "tests/cli/sweep_check.h"
+#include "tests/lib/check.h"
+#include "tests/lib/spawn.h"
+
+static const char *bin, *device;
+static LbPlanParams pp; /* the backend's plan parameters, fp16 as the runs below store it */
+
+#define MODEL "--layers", "1", "--d-model", "32", "--heads", "2", "--ffn", "64", "--vocab", "100"
+#define SMALL MODEL, "--cell-time", "1", "--no-check", "--pass", "train"
+
+/* The model a row of MODEL measured, as a run gives it. */
+static LbModelConfig config(LbModelKind kind, int64_t n, int64_t k, LbPassKind pass)
+{
+    LbModelConfig c = lb_config_default();
+    c.layers = 1;
+    c.d_model = 32;
+    c.heads = 2;
+    c.ffn = 64;
+    c.vocab = 100;
+    c.kind = kind;
+    c.n = n;
+    c.k = k;
+    c.pass = pass;
+    return c;
+}
+
+static double plan_total(const LbModelConfig *c, int64_t batch)
+{
+    LbPlan plan;
+    return lb_plan_compute(c, &pp, batch, &plan) == LB_OK ? (double)plan.total : -1;
+}
+
+/* The number after "key: " in out, or -1. */
+static double value(const char *out, const char *key)
+{
+    char pattern[64];
+    snprintf(pattern, sizeof pattern, "\n%s: ", key);
+    const char *p = strstr(out, pattern);
+    return p ? strtod(p + strlen(pattern), NULL) : -1;
+}
+
+/* run --pass train of every model: a step measured, at the step's plan. */
+static void check_runs(void)
+{
+    for (int m = 0; m < LB_MODEL_COUNT; m++) {
+        const LbModelKind kind = (LbModelKind)m;
+        const char *name = lb_model_name(kind);
+        char *argv[40] = {(char *)bin, "run", "--device", (char *)device, SMALL, "--mem-limit", "64M", "--max-batch",
+                          "2", "--n", "32", "--model", (char *)name, NULL};
+        int i = 0;
+        while (argv[i])
+            i++;
+        if (lb_model_has_k(kind)) {
+            argv[i++] = "--k";
+            argv[i++] = "8";
+        }
+        LbRun r = lb_run(argv);
+        const double batch = value(r.out, "batch"), planned = value(r.out, "planned bytes");
+        const LbModelConfig c = config(kind, 32, lb_model_has_k(kind) ? 8 : 0, LB_PASS_TRAIN);
+        const char *tflop = strstr(r.out, "\nTFLOP/s: ");
+        const char *paren = tflop ? strchr(tflop, '(') : NULL;
+        const double gflop = paren ? strtod(paren + 1, NULL) : -1;
+        const LbModelConfig fwd = config(kind, 32, c.k, LB_PASS_FORWARD);
+        lb_check(r.code == 0 && strstr(r.out, "\npass: train\n") && strstr(r.out, "\nms per step: median ") &&
+                     strstr(r.out, "GFLOP per sequence of a step x batch") && !strstr(r.out, "ms per forward"),
+                 "run --pass train --model %s: exit %d, prints pass train, ms per step, a step's FLOPs:\n%s%s", name,
+                 r.code, r.out, r.err);
+        lb_check(batch >= 1 && batch <= 2 && planned == value(r.out, "peak bytes") &&
+                     planned == plan_total(&c, (int64_t)batch),
+                 "run --pass train --model %s: batch %g, planned %g = peak %g = the step's plan %g", name, batch,
+                 planned, value(r.out, "peak bytes"), plan_total(&c, (int64_t)batch));
+        lb_check(gflop > 2 * lb_config_flops_per_seq(&fwd) / 1e9,
+                 "run --pass train --model %s: %g GFLOP per sequence, more than twice the forward's %g", name, gflop,
+                 lb_config_flops_per_seq(&fwd) / 1e9);
+        lb_run_free(&r);
+    }
+}
+
+/* The calls of breakdown row `op` in run --breakdown's output, -1 without one. */
+static long long breakdown_calls(const char *out, const char *op)
+{
+    char pattern[32];
+    snprintf(pattern, sizeof pattern, "\n  %s ", op);
+    const char *p = strstr(out, pattern);
+    long long calls = -1;
+    if (p)
+        sscanf(p + strlen(pattern), "%lld", &calls);
+    return calls;
+}
+
+/* run --breakdown traces the pass it measures: a step calls the FFN's up projection more often. */
+static void check_breakdown(void)
+{
+    long long calls[2];
+    for (int train = 0; train < 2; train++) {
+        char *argv[] = {(char *)bin, "run", "--device", (char *)device, MODEL, "--cell-time", "1", "--no-check",
+                        "--max-batch", "1", "--n", "32", "--breakdown", "--pass", train ? "train" : "forward", NULL};
+        LbRun r = lb_run(argv);
+        calls[train] = breakdown_calls(r.out, "ffn_up");
+        lb_check(r.code == 0 && calls[train] > 0, "run --breakdown --pass %s: exit %d, an ffn_up row:\n%s%s",
+                 train ? "train" : "forward", r.code, r.out, r.err);
+        lb_run_free(&r);
+    }
+    lb_check(calls[1] > calls[0], "the step's breakdown has more ffn_up calls (%lld) than the forward's (%lld)",
+             calls[1], calls[0]);
+}
+
+/* dir's rows are steps: ok, peak = planned = the step's plan at the batch, the batch the step's
+ * largest within the budget and max_batch (0: none), at most the forward's. Returns how many rows'
+ * step batch is below the forward's. */
+static int check_rows(const char *dir, size_t cells, int64_t max_batch, const char *what)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/raw.csv", dir);
+    char *budget_text = sc_meta(dir, "memory_budget_bytes");
+    const size_t budget = budget_text ? strtoull(budget_text, NULL, 10) : 0;
+    free(budget_text);
+    LbCellResult *rows = NULL;
+    size_t count = 0;
+    int below = 0;
+    const int read = lb_raw_read(path, &rows, &count) == 0;
+    if (!lb_check(read && count == cells, "%s: raw.csv holds %zu rows (%zu)", what, cells, count))
+        return 0;
+    for (size_t i = 0; i < count; i++) {
+        const LbCellResult *r = &rows[i];
+        const LbModelConfig c = config(r->model, r->n, r->k, LB_PASS_TRAIN), f = config(r->model, r->n, r->k, LB_PASS_FORWARD);
+        const int64_t step = lb_plan_largest_batch(&c, &pp, budget, max_batch);
+        const int64_t forward = lb_plan_largest_batch(&f, &pp, budget, max_batch);
+        lb_check(r->status == LB_CELL_OK && r->peak_bytes == r->planned_bytes &&
+                     (double)r->planned_bytes == plan_total(&c, r->batch) && r->batch == step && step <= forward,
+                 "%s: %s n=%lld k=%lld: status %s, batch %lld (the step's plan %lld, the forward's %lld), planned %lld, "
+                 "peak %lld, the step's plan %.0f",
+                 what, lb_model_name(r->model), (long long)r->n, (long long)r->k, r->error, (long long)r->batch,
+                 (long long)step, (long long)forward, (long long)r->planned_bytes, (long long)r->peak_bytes,
+                 plan_total(&c, r->batch));
+        below += step < forward;
+    }
+    free(rows);
+    return below;
+}
+
+/* A sweep's files, as a forward sweep's: meta.csv pass train and complete, Table 3's grids with a
+ * value in every cell where Linformer has one, the energy grid and speedups.csv. */
+static void check_files(const char *dir, const char *what)
+{
+    char *pass = sc_meta(dir, "pass"), *status = sc_meta(dir, "status");
+    lb_check(pass && strcmp(pass, "train") == 0 && status && strcmp(status, "complete") == 0,
+             "%s: meta.csv pass \"%s\", status \"%s\"", what, pass ? pass : "(none)", status ? status : "(none)");
+    free(pass);
+    free(status);
+    sc_files_parse(dir, 1, what);
+    LbGrid g;
+    if (lb_check(lb_grids_read(dir, &g) == 0, "%s: the grids read back", what)) {
+        int values = 0;
+        for (size_t c = 0; c < g.rows * g.cols; c++) {
+            lb_check(g.time[c].kind != LB_GRID_MISSING && g.memory[c].kind != LB_GRID_MISSING,
+                     "%s: no NA in the grids (n %lld, k %lld)", what, (long long)g.n[c / g.cols],
+                     (long long)g.k[c % g.cols]);
+            values += g.time[c].kind == LB_GRID_VALUE && g.memory[c].kind == LB_GRID_VALUE;
+        }
+        lb_check(values > 0, "%s: the grids hold values", what);
+        lb_grid_free(&g);
+    }
+    char *speedups = lb_slurp_in(dir, "speedups.csv");
+    lb_check(speedups && lb_lines(speedups) > 1, "%s: speedups.csv has rows", what);
+    free(speedups);
+    lb_check(lb_exists_in(dir, "energy_speedup.csv"), "%s: energy_speedup.csv written", what);
+}
+
+/* breakdown.csv traces steps: each cell's ffn_up row has more calls than a forward's one. */
+static void check_breakdown_csv(const char *dir, size_t cells, const char *what)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/breakdown.csv", dir);
+    LbCsvTable t;
+    if (!lb_check(lb_csv_read_file(path, 1, &t) == 0 && t.rows > 0 && t.row[0].count > 5 &&
+                      strcmp(t.row[0].fields[4], "op") == 0 && strcmp(t.row[0].fields[5], "calls") == 0,
+                  "%s: breakdown.csv reads back, op and calls its 5th and 6th columns", what))
+        return;
+    size_t up = 0;
+    for (size_t r = 1; r < t.rows; r++)
+        if (t.row[r].count > 5 && strcmp(t.row[r].fields[4], "ffn_up") == 0) {
+            up++;
+            lb_check(atoll(t.row[r].fields[5]) > 1, "%s: breakdown.csv %s n=%s: %s ffn_up calls, a step's", what,
+                     t.row[r].fields[0], t.row[r].fields[1], t.row[r].fields[5]);
+        }
+    lb_check(up == cells, "%s: breakdown.csv has an ffn_up row for each of the %zu cells (%zu)", what, cells, up);
+    lb_csv_table_free(&t);
+}
+
+static void check_sweep(const char *scratch)
+{
+    const int cpu = strcmp(device, "cpu") == 0;
+    char dir[512], models[256] = "";
+    snprintf(dir, sizeof dir, "%s/sweep", scratch);
+    for (int m = 0; cpu && m < LB_MODEL_COUNT; m++)
+        snprintf(models + strlen(models), sizeof models - strlen(models), "%s%s", m ? "," : "",
+                 lb_model_name((LbModelKind)m));
+    /* the emulator is slow: three models, one n, a capped batch; the CPU's budget fits a few
+     * sequences of a step, so that steps and forwards have different batches */
+    char *argv[] = {(char *)bin, "sweep", "--device", (char *)device, SMALL, "-q", "--breakdown", "--out", dir, "--models",
+                    cpu ? models : "standard,linformer,flash", "--n", cpu ? "32:64" : "64", "--k", cpu ? "8" : "16",
+                    "--mem-limit", cpu ? "1M" : "40M", cpu ? NULL : "--max-batch", "2", NULL};
+    lb_run_ok(argv, "sweep --pass train");
+    size_t cells = cpu ? 0 : 3;
+    for (int m = 0; cpu && m < LB_MODEL_COUNT; m++)
+        for (int64_t n = 32; n <= 64; n *= 2)
+            cells += lb_model_cell_exists((LbModelKind)m, n, 8) != 0;
+    const int below = check_rows(dir, cells, cpu ? 0 : 2, "sweep --pass train");
+    if (cpu)
+        lb_check(below > 0, "sweep --pass train: some cell's step batch is below its forward's (%d)", below);
+    check_files(dir, "sweep --pass train");
+    check_breakdown_csv(dir, cells, "sweep --pass train");
+}
+
+/* Ctrl-C then --resume: the resumed cells are steps too. */
+static void check_resume(const char *scratch)
+{
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/resumed", scratch);
+    char *argv[] = {(char *)bin, "sweep", "--device", "cpu", SMALL, "-q", "--out", dir, "--n", "32:128", "--k",
+                    "8:16", "--mem-limit", "1M", NULL};
+    const int cells = 9; /* n 32, 64, 128: a standard and two Linformer cells each */
+    pid_t pid = lb_start(argv);
+    struct timespec pause = {0, 20 * 1000 * 1000};
+    for (int i = 0; i < 30000 && sc_rows(dir) < 2; i++)
+        nanosleep(&pause, NULL);
+    kill(pid, SIGINT);
+    LbRun r = lb_wait(pid);
+    const int kept = sc_rows(dir);
+    lb_check(r.code == 130 && kept >= 2 && kept < cells, "Ctrl-C: exit %d, %d of %d cells kept: %s", r.code, kept,
+             cells, r.err);
+    lb_run_free(&r);
+    char *resume[] = {(char *)bin, "sweep", "--resume", dir, "-q", NULL};
+    lb_run_ok(resume, "sweep --resume of a training sweep");
+    check_rows(dir, (size_t)cells, 0, "Ctrl-C then --resume");
+    sc_each_once(dir, (size_t)cells, "Ctrl-C then --resume");
+    check_files(dir, "Ctrl-C then --resume");
+}
+
+static void check_refusals(void)
+{
+    char *run[] = {(char *)bin, "run", "--device", "cpu", "--pass", "bogus", NULL};
+    char *sweep[] = {(char *)bin, "sweep", "--device", "cpu", "--pass", "bogus", NULL};
+    lb_run_refused(run, "--pass", "forward or train");
+    lb_run_refused(sweep, "--pass", "forward or train");
+}
+
+int main(int argc, char **argv)
+{
+    bin = lb_cli_start(argc, argv, "test_cli_train");
+    device = argc > 2 ? argv[2] : "cpu";
+    const char *scratch = lb_scratch;
+    if (strcmp(device, "cpu") == 0) {
+        LbBackend *be = NULL;
+        if (lb_cpu_backend_open(LB_DTYPE_FP16, 1 << 20, &be) != LB_OK)
+            return 1;
+        pp = (LbPlanParams){be->elem_bytes, be->alignment, be->workspace_bytes};
+        lb_backend_close(be);
+    } else {
+        unsetenv("LB_EMU_MEMORY");
+        pp = lb_plan_params_cuda(LB_DTYPE_FP16);
+    }
+    check_runs();
+    check_sweep(scratch);
+    if (strcmp(device, "cpu") == 0) {
+        check_breakdown();
+        check_resume(scratch);
+        check_refusals();
+    }
+    return lb_test_finish("test_cli_train");
+}
