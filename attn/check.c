@@ -1013,26 +1013,82 @@ static double tol_for(const double tol[4], const LbBackend *be)
     return be->storage == LB_DTYPE_FP32 && be->tf32 ? tol[3] : tol[be->storage];
 }
 
-/* --- forward passes ------------------------------------------------------------------------- */
+/* --- forward passes and training steps ------------------------------------------------------ */
 
-/* One forward pass of cfg at batch B on be, its output (B, n, d) into out. */
-static int forward_once(LbBackend *be, LbModelConfig cfg, int64_t B, uint64_t seed, float *out)
+void lb_check_grads_free(LbCheckGrads *g)
+{
+    for (int64_t i = 0; g->refs && i < g->count; i++)
+        free(g->refs[i].ptr);
+    free(g->refs);
+    free(g->dy);
+    memset(g, 0, sizeof *g);
+}
+
+/* count elements of be's storage at src as floats in a new *out (NULL if none could be had). */
+static int download_new(LbBackend *be, const void *src, int64_t count, float **out)
+{
+    if (!(*out = malloc((size_t)(count > 0 ? count : 1) * sizeof **out)))
+        return LB_FAIL(LB_ERR_NOMEM, "check: out of host memory (%lld floats)", LL(count));
+    return be->ops->download(be, *out, src, count);
+}
+
+/* t's gradients and dy (count elements) into g, the names and shapes from the gradient model. */
+static int download_grads(LbBackend *be, const LbTrain *t, int64_t count, LbCheckGrads *g)
+{
+    const int64_t tensors = lb_model_tensors(&t->grads, NULL, 0);
+    if (!(g->refs = calloc((size_t)(tensors > 0 ? tensors : 1), sizeof *g->refs)))
+        return LB_FAIL(LB_ERR_NOMEM, "check: out of host memory for the tensor list");
+    const int64_t listed = lb_model_tensors(&t->grads, g->refs, tensors);
+    for (int64_t i = 0; i < listed; i++) {
+        LbTensorRef *r = &g->refs[i];
+        const void *d = r->ptr;
+        float *h;
+        const int rc = download_new(be, d, r->rows * r->cols, &h);
+        r->ptr = h;
+        g->count = i + 1; /* the host copies lb_check_grads_free frees */
+        LB_TRY(rc);
+    }
+    return download_new(be, t->dy, count, &g->dy);
+}
+
+/* One pass of cfg at batch B on be from seed: with g NULL a forward pass, its output (B, n, d)
+ * into out; otherwise a training step, its gradients into g. */
+static int pass_once(LbBackend *be, LbModelConfig cfg, int64_t B, uint64_t seed, float *out, LbCheckGrads *g)
 {
     cfg.dtype = be->dtype;
+    cfg.pass = g ? LB_PASS_TRAIN : LB_PASS_FORWARD;
     const LbPlanParams pp = {be->elem_bytes, be->alignment, be->workspace_bytes};
     LbPlan plan;
     LbArena a;
     LbModel m;
     LbInputs in;
+    LbTrain t;
     LB_TRY(lb_plan_compute(&cfg, &pp, B, &plan));
     LB_TRY(lb_arena_open(&a, be, plan.total));
-    int rc = lb_forward_setup(&m, &in, &cfg, be, &a, B, seed);
+    int rc = g ? lb_train_setup(&m, &in, &t, &cfg, be, &a, B, seed) : lb_forward_setup(&m, &in, &cfg, be, &a, B, seed);
     if (rc == LB_OK) {
-        if ((rc = lb_forward(&m, &a, &in)) == LB_OK && (rc = be->ops->sync(be)) == LB_OK)
-            rc = be->ops->download(be, out, in.x, B * cfg.n * cfg.d_model);
+        if ((rc = g ? lb_train_step(&m, &a, &in, &t) : lb_forward(&m, &a, &in)) == LB_OK &&
+            (rc = be->ops->sync(be)) == LB_OK)
+            rc = g ? download_grads(be, &t, B * cfg.n * cfg.d_model, g)
+                   : be->ops->download(be, out, in.x, B * cfg.n * cfg.d_model);
+        if (g)
+            lb_train_release(&t);
         lb_model_release(&m);
     }
+    if (g) {
+        g->planned = plan.total;
+        g->high_water = a.high_water;
+    }
     lb_arena_close(&a);
+    return rc;
+}
+
+int lb_check_train_step(LbBackend *be, LbModelConfig cfg, int64_t batch, uint64_t seed, LbCheckGrads *g)
+{
+    memset(g, 0, sizeof *g);
+    const int rc = pass_once(be, cfg, batch, seed, NULL, g);
+    if (rc != LB_OK)
+        lb_check_grads_free(g);
     return rc;
 }
 
@@ -1059,75 +1115,10 @@ static int check_forward(Ctx *c, LbBackend *cpu, LbModelConfig cfg)
     LB_TRY(hostf(c, count, &out));
     LB_TRY(hostf(c, count, &ref));
     const uint64_t seed = next_seed(c);
-    LB_TRY(forward_once(c->be, cfg, B, seed, out));
-    LB_TRY(forward_once(cpu, cfg, B, seed, ref));
+    LB_TRY(pass_once(c->be, cfg, B, seed, out, NULL));
+    LB_TRY(pass_once(cpu, cfg, B, seed, ref, NULL));
     c->tol = tol_for(forward_tol, c->be);
     return compare(c, out, ref, count);
-}
-
-/* --- training steps ------------------------------------------------------------------------- */
-
-void lb_check_grads_free(LbCheckGrads *g)
-{
-    for (int64_t i = 0; g->refs && i < g->count; i++)
-        free(g->refs[i].ptr);
-    free(g->refs);
-    free(g->dy);
-    memset(g, 0, sizeof *g);
-}
-
-/* count elements of be's storage at src as floats in a new *out (NULL if none could be had). */
-static int download_new(LbBackend *be, const void *src, int64_t count, float **out)
-{
-    if (!(*out = malloc((size_t)(count > 0 ? count : 1) * sizeof **out)))
-        return LB_FAIL(LB_ERR_NOMEM, "check: out of host memory (%lld floats)", LL(count));
-    return be->ops->download(be, *out, src, count);
-}
-
-/* t's gradients and dy (count elements) into g, the names and shapes from the gradient model. */
-static int download_grads(LbBackend *be, const LbTrain *t, int64_t count, LbCheckGrads *g)
-{
-    const int64_t tensors = lb_model_tensors(&t->grads, NULL, 0);
-    if (!(g->refs = calloc((size_t)(tensors > 0 ? tensors : 1), sizeof *g->refs)))
-        return LB_FAIL(LB_ERR_NOMEM, "check: out of host memory for the tensor list");
-    g->count = lb_model_tensors(&t->grads, g->refs, tensors);
-    for (int64_t i = 0; i < g->count; i++) {
-        const void *d = g->refs[i].ptr;
-        float *h;
-        g->refs[i].ptr = NULL;
-        const int rc = download_new(be, d, g->refs[i].rows * g->refs[i].cols, &h);
-        g->refs[i].ptr = h;
-        LB_TRY(rc);
-    }
-    return download_new(be, t->dy, count, &g->dy);
-}
-
-int lb_check_train_step(LbBackend *be, LbModelConfig cfg, int64_t batch, uint64_t seed, LbCheckGrads *g)
-{
-    memset(g, 0, sizeof *g);
-    cfg.dtype = be->dtype;
-    cfg.pass = LB_PASS_TRAIN;
-    const LbPlanParams pp = {be->elem_bytes, be->alignment, be->workspace_bytes};
-    LbPlan plan;
-    LbArena a;
-    LbModel m;
-    LbInputs in;
-    LbTrain t;
-    LB_TRY(lb_plan_compute(&cfg, &pp, batch, &plan));
-    LB_TRY(lb_arena_open(&a, be, plan.total));
-    int rc = lb_train_setup(&m, &in, &t, &cfg, be, &a, batch, seed);
-    if (rc == LB_OK) {
-        if ((rc = lb_train_step(&m, &a, &in, &t)) == LB_OK && (rc = be->ops->sync(be)) == LB_OK)
-            rc = download_grads(be, &t, batch * cfg.n * cfg.d_model, g);
-        lb_train_release(&t);
-        lb_model_release(&m);
-    }
-    g->planned = plan.total;
-    g->high_water = a.high_water;
-    lb_arena_close(&a);
-    if (rc != LB_OK)
-        lb_check_grads_free(g);
-    return rc;
 }
 
 /* One row for a step's gradients: the tensor nearest its limit (where the limits agree, the

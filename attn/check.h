@@ -71,9 +71,9 @@ typedef struct LbCheckGrads {
     size_t planned, high_water; /* the training plan's bytes, the arena's high-water mark */
 } LbCheckGrads;
 
-/* One training step (attn/train.h) of cfg in be's dtype at `batch` from `seed`, every gradient
- * downloaded into g: what the check's train rows compare, and what run --pass train --dump
- * writes. On failure g holds nothing. */
+/* One training step (attn/train.h) of cfg in be's dtype at `batch` from `seed`, as run --pass
+ * train --dump runs it, every gradient downloaded into g: what the check's train rows compare.
+ * On failure g holds nothing. */
 int lb_check_train_step(LbBackend *be, LbModelConfig cfg, int64_t batch, uint64_t seed, LbCheckGrads *g);
 void lb_check_grads_free(LbCheckGrads *g);
 
