@@ -14,6 +14,7 @@
 #include "attn/model.h"
 #include "attn/plan.h"
 #include "attn/rng.h"
+#include "attn/train.h"
 #include "attn/base/status.h"
 
 #define MAX_BUFFERS 16
@@ -82,15 +83,13 @@ static double spacing(double v, LbDtype t)
     }
 }
 
-/* One row: ||out - ref|| / ||ref|| in double against the op's tolerance, raised to 3 times the
- * error of rounding ref to the storage type alone (an answer in fp16's subnormal range cannot be
- * closer; ||spacing / sqrt 12|| for uniformly spread rounding errors); tolerance 0 asks for bit
- * equality. Where ref is NaN nothing may be written: out must still hold the poison there. */
-static int compare(Ctx *c, const float *out, const float *ref, int64_t count)
+/* ||out - ref|| / ||ref|| in double, and its limit: the op's tolerance c->tol raised to 3 times
+ * the error of rounding ref to the storage type alone (an answer in fp16's subnormal range cannot
+ * be closer; ||spacing / sqrt 12|| for uniformly spread rounding errors); tolerance 0 asks for bit
+ * equality. Where ref is NaN nothing may be written: out must still hold the poison there. Why
+ * (size 200) says what made the error infinite, if anything. */
+static double rel_error(const Ctx *c, const float *out, const float *ref, int64_t count, double *threshold, char *why)
 {
-    LbCheckRow *r = new_row(c);
-    if (!r)
-        return LB_FAIL(LB_ERR_NOMEM, "out of memory recording a check");
     double num = 0.0, den = 0.0, floor2 = 0.0;
     int64_t bad = -1, outside = 0;
     for (int64_t i = 0; i < count; i++) {
@@ -108,16 +107,24 @@ static int compare(Ctx *c, const float *out, const float *ref, int64_t count)
     double err = den > 0.0 ? sqrt(num / den) : num == 0.0 ? 0.0 : INFINITY;
     if (bad >= 0) {
         err = INFINITY;
-        snprintf(r->error, sizeof r->error, "element %lld is %g (unwritten or overflowed)", (long long)bad,
-                 (double)out[bad]);
+        snprintf(why, 200, "element %lld is %g (unwritten or overflowed)", (long long)bad, (double)out[bad]);
     } else if (outside) {
         err = INFINITY;
-        snprintf(r->error, sizeof r->error, "%lld elements written outside the output", (long long)outside);
+        snprintf(why, 200, "%lld elements written outside the output", (long long)outside);
     }
     const double floor_rel = den > 0.0 ? 3.0 * sqrt(floor2 / den) : 0.0;
-    r->rel_error = err;
-    r->threshold = c->tol == 0.0 ? 0.0 : c->tol > floor_rel ? c->tol : floor_rel;
-    r->ok = err <= r->threshold;
+    *threshold = c->tol == 0.0 ? 0.0 : c->tol > floor_rel ? c->tol : floor_rel;
+    return err;
+}
+
+/* One row: out against ref (count), by rel_error. */
+static int compare(Ctx *c, const float *out, const float *ref, int64_t count)
+{
+    LbCheckRow *r = new_row(c);
+    if (!r)
+        return LB_FAIL(LB_ERR_NOMEM, "out of memory recording a check");
+    r->rel_error = rel_error(c, out, ref, count, &r->threshold, r->error);
+    r->ok = r->rel_error <= r->threshold;
     return LB_OK;
 }
 
@@ -1006,50 +1013,169 @@ static double tol_for(const double tol[4], const LbBackend *be)
     return be->storage == LB_DTYPE_FP32 && be->tf32 ? tol[3] : tol[be->storage];
 }
 
-/* --- forward passes ------------------------------------------------------------------------- */
+/* --- forward passes and training steps ------------------------------------------------------ */
 
-/* One forward pass of cfg at batch B on be, its output (B, n, d) into out. */
-static int forward_once(LbBackend *be, LbModelConfig cfg, int64_t B, uint64_t seed, float *out)
+void lb_check_grads_free(LbCheckGrads *g)
+{
+    for (int64_t i = 0; g->refs && i < g->count; i++)
+        free(g->refs[i].ptr);
+    free(g->refs);
+    free(g->dy);
+    memset(g, 0, sizeof *g);
+}
+
+/* count elements of be's storage at src as floats in a new *out (NULL if none could be had). */
+static int download_new(LbBackend *be, const void *src, int64_t count, float **out)
+{
+    if (!(*out = malloc((size_t)(count > 0 ? count : 1) * sizeof **out)))
+        return LB_FAIL(LB_ERR_NOMEM, "check: out of host memory (%lld floats)", LL(count));
+    return be->ops->download(be, *out, src, count);
+}
+
+/* t's gradients and dy (count elements) into g, the names and shapes from the gradient model. */
+static int download_grads(LbBackend *be, const LbTrain *t, int64_t count, LbCheckGrads *g)
+{
+    const int64_t tensors = lb_model_tensors(&t->grads, NULL, 0);
+    if (!(g->refs = calloc((size_t)(tensors > 0 ? tensors : 1), sizeof *g->refs)))
+        return LB_FAIL(LB_ERR_NOMEM, "check: out of host memory for the tensor list");
+    const int64_t listed = lb_model_tensors(&t->grads, g->refs, tensors);
+    for (int64_t i = 0; i < listed; i++) {
+        LbTensorRef *r = &g->refs[i];
+        const void *d = r->ptr;
+        float *h;
+        const int rc = download_new(be, d, r->rows * r->cols, &h);
+        r->ptr = h;
+        g->count = i + 1; /* the host copies lb_check_grads_free frees */
+        LB_TRY(rc);
+    }
+    return download_new(be, t->dy, count, &g->dy);
+}
+
+/* One pass of cfg at batch B on be from seed: with g NULL a forward pass, its output (B, n, d)
+ * into out; otherwise a training step, its gradients into g. */
+static int pass_once(LbBackend *be, LbModelConfig cfg, int64_t B, uint64_t seed, float *out, LbCheckGrads *g)
 {
     cfg.dtype = be->dtype;
+    cfg.pass = g ? LB_PASS_TRAIN : LB_PASS_FORWARD;
     const LbPlanParams pp = {be->elem_bytes, be->alignment, be->workspace_bytes};
     LbPlan plan;
     LbArena a;
     LbModel m;
     LbInputs in;
+    LbTrain t;
     LB_TRY(lb_plan_compute(&cfg, &pp, B, &plan));
     LB_TRY(lb_arena_open(&a, be, plan.total));
-    int rc = lb_forward_setup(&m, &in, &cfg, be, &a, B, seed);
+    int rc = g ? lb_train_setup(&m, &in, &t, &cfg, be, &a, B, seed) : lb_forward_setup(&m, &in, &cfg, be, &a, B, seed);
     if (rc == LB_OK) {
-        if ((rc = lb_forward(&m, &a, &in)) == LB_OK && (rc = be->ops->sync(be)) == LB_OK)
-            rc = be->ops->download(be, out, in.x, B * cfg.n * cfg.d_model);
+        if ((rc = g ? lb_train_step(&m, &a, &in, &t) : lb_forward(&m, &a, &in)) == LB_OK &&
+            (rc = be->ops->sync(be)) == LB_OK)
+            rc = g ? download_grads(be, &t, B * cfg.n * cfg.d_model, g)
+                   : be->ops->download(be, out, in.x, B * cfg.n * cfg.d_model);
+        if (g)
+            lb_train_release(&t);
         lb_model_release(&m);
+    }
+    if (g) {
+        g->planned = plan.total;
+        g->high_water = a.high_water;
     }
     lb_arena_close(&a);
     return rc;
 }
 
-/* At batch 2; quick, with the Linformer variant the sweep will run. */
+int lb_check_train_step(LbBackend *be, LbModelConfig cfg, int64_t batch, uint64_t seed, LbCheckGrads *g)
+{
+    memset(g, 0, sizeof *g);
+    const int rc = pass_once(be, cfg, batch, seed, NULL, g);
+    if (rc != LB_OK)
+        lb_check_grads_free(g);
+    return rc;
+}
+
+/* Op and shape of a pass of cfg at batch B; quick, with the Linformer variant the sweep will run. */
+static void name_pass(Ctx *c, const char *op, LbModelConfig *cfg, int64_t B)
+{
+    if (c->plan->quick) {
+        cfg->sharing = c->plan->sharing;
+        cfg->order = c->plan->order;
+    }
+    snprintf(c->op, sizeof c->op, "%s", op);
+    char model[64];
+    lb_model_describe(cfg, model, sizeof model);
+    SHAPE("%s L %d d %d h %d n %lld B %lld", model, cfg->layers, cfg->d_model, cfg->heads, LL(cfg->n), LL(B));
+}
+
+/* At batch 2. */
 static int check_forward(Ctx *c, LbBackend *cpu, LbModelConfig cfg)
 {
     const int64_t B = 2;
-    if (c->plan->quick) {
-        cfg.sharing = c->plan->sharing;
-        cfg.order = c->plan->order;
-    }
-    snprintf(c->op, sizeof c->op, "forward");
-    char model[64];
-    lb_model_describe(&cfg, model, sizeof model);
-    SHAPE("%s L %d d %d h %d n %lld B %lld", model, cfg.layers, cfg.d_model, cfg.heads, LL(cfg.n), LL(B));
+    name_pass(c, "forward", &cfg, B);
     const int64_t count = B * cfg.n * cfg.d_model;
     float *out, *ref;
     LB_TRY(hostf(c, count, &out));
     LB_TRY(hostf(c, count, &ref));
     const uint64_t seed = next_seed(c);
-    LB_TRY(forward_once(c->be, cfg, B, seed, out));
-    LB_TRY(forward_once(cpu, cfg, B, seed, ref));
+    LB_TRY(pass_once(c->be, cfg, B, seed, out, NULL));
+    LB_TRY(pass_once(cpu, cfg, B, seed, ref, NULL));
     c->tol = tol_for(forward_tol, c->be);
     return compare(c, out, ref, count);
+}
+
+/* One row for a step's gradients: the tensor nearest its limit (where the limits agree, the
+ * largest relative error), named when it fails. Either arena past the training plan, or short
+ * of it, fails the row too: the plan is the step's memory (attn/plan.h). */
+static int compare_grads(Ctx *c, const LbCheckGrads *out, const LbCheckGrads *ref)
+{
+    LbCheckRow *r = new_row(c);
+    if (!r)
+        return LB_FAIL(LB_ERR_NOMEM, "out of memory recording a check");
+    r->rel_error = r->threshold = NAN;
+    if (out->count != ref->count) {
+        snprintf(r->error, sizeof r->error, "%lld gradient tensors, the CPU's step %lld", LL(out->count),
+                 LL(ref->count));
+        return LB_OK;
+    }
+    if (out->high_water != out->planned || ref->high_water != ref->planned) {
+        snprintf(r->error, sizeof r->error, "arena high water %zu bytes against the training plan's %zu (CPU: %zu, %zu)",
+                 out->high_water, out->planned, ref->high_water, ref->planned);
+        return LB_OK;
+    }
+    double worst = -1.0;
+    for (int64_t i = 0; i < ref->count; i++) {
+        const LbTensorRef *t = &ref->refs[i];
+        char why[200] = "";
+        double limit;
+        const double e = rel_error(c, out->refs[i].ptr, t->ptr, t->rows * t->cols, &limit, why);
+        const double ratio = limit > 0.0 ? e / limit : e > 0.0 ? INFINITY : 0.0;
+        if (ratio <= worst)
+            continue;
+        worst = ratio;
+        r->rel_error = e;
+        r->threshold = limit;
+        r->ok = e <= limit;
+        if (!r->ok && why[0])
+            snprintf(r->error, sizeof r->error, "gradient of %s: %s", t->name, why);
+        else if (!r->ok)
+            snprintf(r->error, sizeof r->error, "gradient of %s: relative error %.2e above %.1e", t->name, e, limit);
+    }
+    return LB_OK;
+}
+
+/* A training step at batch 2 against the CPU backend's. */
+static int check_train(Ctx *c, LbBackend *cpu, LbModelConfig cfg)
+{
+    const int64_t B = 2;
+    name_pass(c, "train", &cfg, B);
+    c->tol = tol_for(train_tol, c->be);
+    const uint64_t seed = next_seed(c);
+    LbCheckGrads out, ref;
+    LB_TRY(lb_check_train_step(c->be, cfg, B, seed, &out));
+    int rc = lb_check_train_step(cpu, cfg, B, seed, &ref);
+    if (rc == LB_OK)
+        rc = compare_grads(c, &out, &ref);
+    lb_check_grads_free(&out);
+    lb_check_grads_free(&ref);
+    return rc;
 }
 
 /* --- running it ------------------------------------------------------------------------------- */
@@ -1204,6 +1330,33 @@ int lb_check_backend(LbBackend *be, const LbCheckPlan *plan, LbCheckTable *t)
             cfg.k = 2 * m.k;
             cfg.k_schedule = LB_KSCHED_HALVE;
             RUN(check_forward(&c, c.ref, cfg));
+        }
+    }
+    if (strcmp(be->ops->name, "cpu") != 0 && plan->pass == LB_PASS_TRAIN && wanted(plan->only, "train")) {
+        /* 2 layers, d 32, 2 heads of 16, ffn 64, vocabulary 100, k 8, n 48: rows that are not a
+         * whole number of flash's 64-row tiles; train_tol was measured here */
+        LbModelConfig m = lb_config_default();
+        m.layers = 2;
+        m.d_model = 32;
+        m.heads = 2;
+        m.ffn = 64;
+        m.vocab = 100;
+        m.n = 48;
+        m.k = 8;
+        /* Quick: the exact baseline and the Linformer; otherwise every variant of every model. */
+        for (int kind = 0; kind < LB_MODEL_COUNT; kind++) {
+            const LbModelDesc *desc = lb_model_desc((LbModelKind)kind);
+            if (quick && kind != LB_MODEL_STANDARD && kind != LB_MODEL_LINFORMER)
+                continue;
+            /* Max pooling routes each window's gradient to its maximum, which fp16 and bf16
+             * rounding can move to another position: a different, equally right gradient
+             * (relative errors up to 0.1 in six seeds). Its kernels are checked at every dtype in
+             * the table above, its whole step at fp32. */
+            if (kind == LB_MODEL_LINFORMER_MAX && be->storage != LB_DTYPE_FP32)
+                continue;
+            for (int v = 0; desc && v < (quick ? 1 : desc->variants); v++) {
+                RUN(check_train(&c, c.ref, lb_model_variant((LbModelKind)kind, v, m)));
+            }
         }
     }
 out:

@@ -1,6 +1,6 @@
 /* linbench check: is this backend's arithmetic right on this machine? Every op of the ops table
- * and small forward passes of both models against the reference (attn/check.h), in every storage
- * type, one row per check, after an environment block (device, versions, the code it runs,
+ * and small forward passes of every model (under --pass train, training steps too) against the
+ * reference (attn/check.h), in every storage type, one row per check, after an environment block (device, versions, the code it runs,
  * memory, clocks, ECC, MIG, persistence, other processes). Exit 0 when every check passes, 1
  * otherwise (the first failing check named on stderr). Also the quick check that sweep and run
  * do before measuring (lb_quick_check). */
@@ -123,7 +123,7 @@ int lb_quick_check(LbBackend *be, const LbModelConfig *model, LbCheckResult *res
     memset(res, 0, sizeof *res);
     LbCheckTable t;
     memset(&t, 0, sizeof t);
-    LbCheckPlan plan = {1, fresh_seed(), model->sharing, model->order, model->k_schedule, NULL};
+    LbCheckPlan plan = {1, fresh_seed(), model->sharing, model->order, model->k_schedule, NULL, model->pass};
     res->seed = plan.seed;
     int rc = lb_check_backend(be, &plan, &t);
     if (rc != LB_OK) {
@@ -165,7 +165,7 @@ int lb_cmd_check(int argc, char **argv)
         {LB_DTYPE_FP32, 0}, {LB_DTYPE_FP32, 1}, {LB_DTYPE_FP16, 0}, {LB_DTYPE_BF16, 0}};
     const LbModelConfig def = lb_config_default();
     LbCheckPlan plan = {quick, seed >= 0 ? (uint64_t)seed : fresh_seed(), def.sharing, def.order,
-                        def.k_schedule, NULL};
+                        def.k_schedule, NULL, o.model.pass};
     LbCheckTable t;
     memset(&t, 0, sizeof t);
     int rc = LB_EXIT_OK;

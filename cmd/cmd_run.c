@@ -38,20 +38,27 @@ static int dump(const LbRunSettings *o, LbBackend *be, uint64_t budget, int64_t 
     LbArena arena;
     LbModel model;
     LbInputs in;
+    LbTrain train;
+    const int step = o->model.pass == LB_PASS_TRAIN;
     if ((rc = lb_arena_open(&arena, be, plan.total)) != LB_OK)
         return lb_runtime_error(rc);
     /* The same model, inputs and seeds as the measured pass of this cell (attn/measure/measure.c). */
-    rc = lb_forward_setup(&model, &in, &o->model, be, &arena, batch, o->seed);
+    rc = step ? lb_train_setup(&model, &in, &train, &o->model, be, &arena, batch, o->seed)
+              : lb_forward_setup(&model, &in, &o->model, be, &arena, batch, o->seed);
     if (rc == LB_OK) {
-        if ((rc = lb_forward(&model, &arena, &in)) == LB_OK && (rc = be->ops->sync(be)) == LB_OK)
-            rc = lb_dump_write(dir, &model, &in, o);
+        if ((rc = step ? lb_train_step(&model, &arena, &in, &train) : lb_forward(&model, &arena, &in)) == LB_OK &&
+            (rc = be->ops->sync(be)) == LB_OK)
+            rc = lb_dump_write(dir, &model, &in, step ? &train : NULL, o);
+        if (step)
+            lb_train_release(&train);
         lb_model_release(&model);
     }
     lb_arena_close(&arena);
     if (rc != LB_OK)
         return lb_runtime_error(rc);
-    printf("wrote the forward pass of %s n=%lld batch %lld to %s (index.csv lists the files, meta.csv the settings)\n",
-           lb_model_name(o->model.kind), (long long)o->model.n, (long long)batch, dir);
+    printf("wrote the %s of %s n=%lld batch %lld to %s (index.csv lists the files, meta.csv the settings)\n",
+           step ? "training step" : "forward pass", lb_model_name(o->model.kind), (long long)o->model.n,
+           (long long)batch, dir);
     return LB_EXIT_OK;
 }
 

@@ -1,4 +1,4 @@
-/* One forward pass as .npy files plus index.csv (see dump.h). */
+/* One forward pass or training step as .npy files plus index.csv (see dump.h). */
 #include "reports/dump.h"
 
 #include <stdio.h>
@@ -69,7 +69,34 @@ typedef struct Dump {
     const char *dir;
     const LbModel *m;
     const LbInputs *in;
+    const LbTrain *train;
 } Dump;
+
+/* Every tensor of m, in allocation order, its name after prefix; fixed tensors left out where
+ * trained_only (a gradient model's: never computed). */
+static int put_tensors(FILE *f, const char *dir, const LbModel *m, const char *prefix, int trained_only)
+{
+    int64_t count = lb_model_tensors(m, NULL, 0);
+    LbTensorRef *refs = calloc((size_t)(count > 0 ? count : 1), sizeof *refs);
+    if (!refs)
+        return LB_FAIL(LB_ERR_NOMEM, "out of host memory for the tensor list");
+    count = lb_model_tensors(m, refs, count);
+    int rc = LB_OK;
+    for (int64_t t = 0; t < count && rc == LB_OK; t++) {
+        const LbTensorRef *r = &refs[t];
+        char name[64];
+        float *buf = NULL;
+        int64_t shape[2] = {r->rows, r->cols};
+        if (trained_only && r->fixed)
+            continue;
+        snprintf(name, sizeof name, "%s%s", prefix, r->name);
+        if ((rc = fetch(m, r->ptr, r->rows * r->cols, &buf)) == LB_OK)
+            rc = put(f, dir, name, LB_NPY_F32, shape, r->cols == 1 ? 1 : 2, buf);
+        free(buf);
+    }
+    free(refs);
+    return rc;
+}
 
 /* index.csv into f, and beside it every array it names. */
 static int write_all(FILE *f, const void *ctx)
@@ -94,35 +121,26 @@ static int write_all(FILE *f, const void *ctx)
     if (rc != LB_OK)
         return rc;
 
-    /* every weight, in allocation order */
-    int64_t count = lb_model_tensors(m, NULL, 0);
-    LbTensorRef *refs = calloc((size_t)(count > 0 ? count : 1), sizeof *refs);
-    if (!refs)
-        return LB_FAIL(LB_ERR_NOMEM, "out of host memory for the tensor list");
-    count = lb_model_tensors(m, refs, count);
-    for (int64_t t = 0; t < count && rc == LB_OK; t++) {
-        const LbTensorRef *r = &refs[t];
-        int64_t shape[2] = {r->rows, r->cols};
-        if ((rc = fetch(m, r->ptr, r->rows * r->cols, &buf)) == LB_OK)
-            rc = put(f, dump->dir, r->name, LB_NPY_F32, shape, r->cols == 1 ? 1 : 2, buf);
-        free(buf);
-        buf = NULL;
-    }
-    free(refs);
-    if (rc != LB_OK)
+    /* every weight, then output (B, n, d); after a step, their gradients */
+    if ((rc = put_tensors(f, dump->dir, m, "", 0)) != LB_OK)
         return rc;
-
-    /* output (B, n, d) */
     int64_t out_shape[3] = {B, n, d};
     if ((rc = fetch(m, in->x, B * n * d, &buf)) == LB_OK)
         rc = put(f, dump->dir, "output", LB_NPY_F32, out_shape, 3, buf);
     free(buf);
-    return rc;
+    buf = NULL;
+    if (rc != LB_OK || !dump->train)
+        return rc;
+    if ((rc = fetch(m, dump->train->dy, B * n * d, &buf)) == LB_OK)
+        rc = put(f, dump->dir, "grad.output", LB_NPY_F32, out_shape, 3, buf);
+    free(buf);
+    return rc == LB_OK ? put_tensors(f, dump->dir, &dump->train->grads, "grad.", 1) : rc;
 }
 
-int lb_dump_write(const char *dir, const LbModel *m, const LbInputs *in, const LbRunSettings *settings)
+int lb_dump_write(const char *dir, const LbModel *m, const LbInputs *in, const LbTrain *train,
+                  const LbRunSettings *settings)
 {
-    const Dump dump = {dir, m, in};
+    const Dump dump = {dir, m, in, train};
     LB_TRY(lb_atomic_write(dir, "index.csv", write_all, &dump));
     return lb_meta_write_dump(dir, m, in, settings);
 }

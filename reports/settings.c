@@ -342,7 +342,7 @@ const LbSetting lb_settings[LB_SET_COUNT] = {
         .def = STR(LB_PREDICT_LAUNCH_US), .at = offsetof(LbRunSettings, cmd.launch_us), .type = 'r', .max = 1000000,
         .should = "a number from 0 to 1000000"),
     OPT("dump", "DIR", "Dump:", LB_FOR_RUN,
-        "write ids.npy, every weight, output.npy, index.csv (the files) and\nmeta.csv (the settings) into DIR (a new or empty directory)\ninstead of timing",
+        "write ids.npy, every weight, output.npy, index.csv (the files) and\nmeta.csv (the settings) into DIR (a new or empty directory)\ninstead of timing; with --pass train also grad.output.npy (the\nupstream gradient) and grad.NAME.npy for every trained weight\n(none for Performer's fixed random features)",
         .def_help = "", .at = offsetof(LbRunSettings, cmd.dump)),
     OPT("batch", "N", "Dump:", LB_FOR_RUN, "batch of the dumped pass, 1 to 65536", .def = "1",
         .at = offsetof(LbRunSettings, cmd.batch), .type = 'l', .min = 1, .max = 65536),

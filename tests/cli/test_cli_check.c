@@ -12,6 +12,8 @@
  *   - a sweep records check=passed and a finite check_max_rel_error in meta.csv; --no-check records
  *     skipped, and a resume keeps skipped where any run skipped it (with --no-check, or before); run prints its check line, whose count has the --k-schedule forwards only where run
  *     was given one (cuda);
+ *   - check --pass train --quick: an ok train row for the standard model and the Linformer on
+ *     cuda, none on the CPU; run --pass train's quick check counts those two more checks;
  *   - bad flags exit 2. */
 #include <math.h>
 #include <stdlib.h>
@@ -223,6 +225,31 @@ static void check_run(void)
              "run --k-schedule halve: its quick check has %d forward more than %ld: %ld\n%s%s", scheduled, uniform,
              run_checks(r.out), r.out, r.err);
     lb_run_free(&r);
+    /* A training run's quick check adds the standard model's and the Linformer's steps. */
+    char *train[] = {(char *)bin, "run", "--device", "cuda", "--pass", "train", TINY, "--n", "64", "--max-batch", "2",
+                     "--cell-time", "1", NULL};
+    r = lb_run(train);
+    lb_check(r.code == 0 && run_checks(r.out) == uniform + 2,
+             "run --pass train: its quick check has 2 training steps more than %ld: %ld\n%s%s", uniform,
+             run_checks(r.out), r.out, r.err);
+    lb_run_free(&r);
+}
+
+/* check --pass train: a train row per model (quick: 2) on cuda, ok; none on the CPU, whose step
+ * is the reference. */
+static void check_train(void)
+{
+    char *argv[] = {(char *)bin, "check", "--device", (char *)device, "--pass", "train", "--quick", "--dtype", "fp32", NULL};
+    LbRun r = lb_run(argv);
+    int rows = 0;
+    for (const char *p = strstr(r.out, "\ntrain "); p; p = strstr(p + 1, "\ntrain ")) {
+        const char *end = strchr(p + 1, '\n');
+        rows += end && end - p > 3 && strncmp(end - 2, "ok", 2) == 0;
+    }
+    const int want = strcmp(device, "cuda") == 0 ? 2 : 0;
+    lb_check(r.code == 0 && rows == want, "check --pass train --quick on %s: exit %d, %d ok train rows, want %d\n%s%s",
+             device, r.code, rows, want, r.out, r.err);
+    lb_run_free(&r);
 }
 
 static void check_bad_flags(void)
@@ -254,6 +281,7 @@ int main(int argc, char **argv)
     check_resumed(scratch, "no-check", 0);
     check_resumed(scratch, "checked", 1);
     check_run();
+    check_train();
     if (strcmp(device, "cuda") == 0) {
         check_corrupted("softmax");
         check_corrupted("layernorm");

@@ -17,7 +17,8 @@ static void run_table(LbDtype dtype, int tf32, int quick, const char *ops)
 {
     LbBackend *be = lb_gpu_open_or_skip(dtype, tf32);
     printf("%s%s, %s shapes:\n", lb_dtype_name(dtype), tf32 ? " (tf32)" : "", quick ? "quick" : "full");
-    LbCheckPlan plan = {quick, lb_gpu_next_seed(), LB_SHARE_HEADWISE, LB_ORDER_LATE, LB_KSCHED_HALVE, ops};
+    LbCheckPlan plan = {quick, lb_gpu_next_seed(), LB_SHARE_HEADWISE, LB_ORDER_LATE, LB_KSCHED_HALVE, ops,
+                        LB_PASS_FORWARD};
     LbCheckTable t = {0};
     lb_check(lb_check_backend(be, &plan, &t) == LB_OK, "the checks ran: %s", lb_error_where());
     lb_check_rows(&t, 0);
@@ -28,7 +29,8 @@ static void run_table(LbDtype dtype, int tf32, int quick, const char *ops)
 /* One linear through the table's check, at a shape of ours. */
 static void linear(LbBackend *be, int64_t rows, int64_t in, int64_t out)
 {
-    const LbCheckPlan plan = {1, lb_gpu_next_seed(), LB_SHARE_HEADWISE, LB_ORDER_LATE, LB_KSCHED_UNIFORM, NULL};
+    const LbCheckPlan plan = {1, lb_gpu_next_seed(), LB_SHARE_HEADWISE, LB_ORDER_LATE, LB_KSCHED_UNIFORM, NULL,
+                              LB_PASS_FORWARD};
     const int64_t shape[8] = {rows, in, out, 1, 0};
     LbCheckTable t = {0};
     lb_gpu_ok(lb_check_op(be, &plan, "linear", shape, &t), "lb_check_op");

@@ -89,7 +89,7 @@ int main(void)
     settings.device = LB_DEVICE_CPU;
     settings.seed = 7;
     char *dir = lb_test_tempdir("dump");
-    rc = lb_dump_write(dir, &model, &in, &settings);
+    rc = lb_dump_write(dir, &model, &in, NULL, &settings);
     lb_check(rc == LB_OK, "lb_dump_write: %s", lb_error_message());
 
     int64_t tensors = lb_model_tensors(&model, NULL, 0);
@@ -170,7 +170,7 @@ int main(void)
 
     /* An unwritable directory: LB_ERR_IO, nothing half-written claimed. */
     lb_error_clear();
-    rc = lb_dump_write("/nonexistent/linbench-dump", &model, &in, &settings);
+    rc = lb_dump_write("/nonexistent/linbench-dump", &model, &in, NULL, &settings);
     lb_check(rc == LB_ERR_IO, "dump into a missing directory: rc %d: should be LB_ERR_IO", rc);
 
     free(refs);
