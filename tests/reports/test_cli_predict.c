@@ -391,6 +391,12 @@ static void training_step(void)
     lb_check(f && t && strstr(r.out, want), "linformer (4096, 128): the forward's batch, then the step's: %s\n%s", want,
              r.out);
     lb_run_free(&r);
+    char *alone[] = {bin, "compare", out[1], NULL};
+    r = lb_run(alone);
+    lb_check(r.code == 0 && strstr(r.out, "no training table") && strstr(r.out, "share of the training step") &&
+                 !strstr(r.out, "share of the pass"),
+             "compare TRAIN: no paper, and the breakdown's shares are of the step (%d):\n%s", r.code, r.out);
+    lb_run_free(&r);
     for (int i = 0; i < 2; i++)
         free(rows[i]);
 }
