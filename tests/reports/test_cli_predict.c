@@ -375,6 +375,11 @@ static void training_step(void)
         lb_check(f->status == LB_CELL_OK && t->ms_per_seq > f->ms_per_seq,
                  "%s n=%lld k=%lld: the step's %.4g ms per sequence, more than the forward's %.4g", m, (long long)t->n,
                  (long long)t->k, t->ms_per_seq, f->ms_per_seq);
+        /* raw.csv's TFLOP/s counts the step's own FLOPs: the backward's products are about twice
+         * the forward's */
+        const double step_flops = t->tflop_per_s * t->ms_per_seq, pass_flops = f->tflop_per_s * f->ms_per_seq;
+        lb_check(step_flops > 2 * pass_flops, "%s n=%lld k=%lld: the step's FLOPs per sequence %.4g, more than twice the forward's %.4g",
+                 m, (long long)t->n, (long long)t->k, step_flops * 1e9, pass_flops * 1e9);
     }
     lb_check(fit >= count[1] / 2, "the step fits on the H100 in most cells (%zu of %zu)", fit, count[1]);
 
