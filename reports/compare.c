@@ -87,7 +87,7 @@ typedef struct Pair {
     const LbPeerModel *peer; /* peer mode: B's variant */
     size_t rows, cols;
     int64_t *n, *k;
-    LbModelKind *row_model; /* predicted: each row's model (one column) */
+    LbModelKind *row_model; /* predicted and passes: each row's model (one column) */
     LbGridCell (*v)[Q_COUNT][3]; /* [cell][quantity][A, B, ratio] */
     int energy;             /* some cell has energy on either side */
     int alone;              /* A alone, no B nor ratio: a training step, which the paper never timed */
