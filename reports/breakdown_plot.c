@@ -123,8 +123,9 @@ int lb_breakdown_compare(FILE *out, const LbSweepDir *s, LbFormat fmt)
     if (count == 0)
         return LB_OK;
     const int md = fmt == LB_FORMAT_MD;
-    fprintf(out, md ? "\n## Where the time goes (breakdown.csv)\n\nEach operation's share of the pass, %%; columns are n (n/k for a model with a k axis).\n"
-                    : "\nWhere the time goes (breakdown.csv): each operation's share of the pass, %%\n");
+    const char *pass = lb_sweep_is_train(s) ? "training step" : "pass";
+    fprintf(out, md ? "\n## Where the time goes (breakdown.csv)\n\nEach operation's share of the %s, %%; columns are n (n/k for a model with a k axis).\n"
+                    : "\nWhere the time goes (breakdown.csv): each operation's share of the %s, %%\n", pass);
     int rc = LB_OK;
     for (int m = 0; m < LB_MODEL_COUNT && rc == LB_OK; m++) {
         ModelTable t;
@@ -152,7 +153,7 @@ int lb_breakdown_compare(FILE *out, const LbSweepDir *s, LbFormat fmt)
                     v[(size_t)o * t.ncols + c] = 100 * t.share[(size_t)o * t.ncols + c];
             }
             rows[t.nops] = "batch", fmts[t.nops] = "%.0f";
-            rows[t.nops + 1] = "pass, ms", fmts[t.nops + 1] = "%.4g";
+            rows[t.nops + 1] = lb_sweep_is_train(s) ? "step, ms" : "pass, ms", fmts[t.nops + 1] = "%.4g";
             lb_table_print_numbers(out, fmt, lb_model_name(t.model), lb_model_has_k(t.model) ? "n/k" : "n", t.ncols, cols,
                                    (size_t)t.nops + 2, rows, v, fmts);
         }
@@ -195,7 +196,6 @@ static int write_data(FILE *f, const LbSweepDir *s, const void *arg)
 /* The stacked bars: a bar per cell, a segment per op, in the data's column order. */
 static int write_script(FILE *f, const LbSweepDir *s, const void *arg)
 {
-    (void)s;
     const ModelTable *t = arg;
     /* one colour per op: gnuplot's own cycle repeats after 8 */
     static const char *const colours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
@@ -210,11 +210,11 @@ static int write_script(FILE *f, const LbSweepDir *s, const void *arg)
             "set boxwidth 0.75\n"
             "set key outside right top reverse Left noenhanced\n"
             "set yrange [0:1.05]\n"
-            "set ylabel 'share of the pass'\n"
+            "set ylabel 'share of the %s'\n"
             "set xlabel '%s'\n"
             "set grid ytics\n"
             "plot for [i=2:%d] data using i:xtic(1) title columnheader(i) lt (i-1)\n",
-            lb_model_has_k(t->model) ? "n/k" : "n", t->nops + 1);
+            lb_sweep_is_train(s) ? "training step" : "pass", lb_model_has_k(t->model) ? "n/k" : "n", t->nops + 1);
     return LB_OK;
 }
 
@@ -230,8 +230,11 @@ int lb_breakdown_plot_write(const LbSweepDir *s, const char *out_dir, LbPlotList
             const char *model = lb_model_name(t.model);
             char name[64], what[160], title[160];
             snprintf(name, sizeof name, "breakdown_%s", model);
-            snprintf(what, sizeof what, "where %s's forward pass spends its time, from breakdown.csv", model);
-            snprintf(title, sizeof title, "Where the time goes: %s, each operation's share of the pass", model);
+            const int train = lb_sweep_is_train(s);
+            snprintf(what, sizeof what, "where %s's %s spends its time, from breakdown.csv", model,
+                     train ? "training step" : "forward pass");
+            snprintf(title, sizeof title, "%sWhere the time goes: %s, each operation's share of the %s",
+                     train ? "Training step: " : "", model, train ? "step" : "pass");
             const LbFigure fig = {name, what, title, lb_sweep_meta(s, "device_name", "?"), write_data, write_script, &t};
             rc = lb_plot_figure(out_dir, &fig, s, out);
         }

@@ -18,7 +18,7 @@
 #include "reports/settings.h"
 #include "reports/speedups.h"
 
-typedef enum { MODE_PAPER, MODE_SWEEPS, MODE_PEER, MODE_PREDICTED } ModeId;
+typedef enum { MODE_PAPER, MODE_SWEEPS, MODE_PEER, MODE_PREDICTED, MODE_PASSES } ModeId;
 enum { Q_TIME, Q_MEMORY, Q_ENERGY, Q_COUNT };
 
 /* How a value prints in text: a speedup (3 digits and an x), the paper's own digits, a plain ratio
@@ -47,6 +47,9 @@ static const Mode modes[] = {
     [MODE_PREDICTED] = {1, 0, {"measured", "predicted", "ratio"},
                         {{ST_G4, ST_G4, ST_G3}, {ST_INT, ST_INT, ST_G3}, {ST_G4, ST_G4, ST_G3}},
                         {NULL}, "not in that directory"},
+    [MODE_PASSES] = {1, 1, {"forward", "train", "train / forward"},
+                     {{ST_G4, ST_G4, ST_G3}, {ST_INT, ST_INT, ST_G3}, {ST_G4, ST_G4, ST_G3}},
+                     {NULL}, "not in that directory"},
 };
 /* The peer's tables, by quantity: title and the column label of a model without a k axis. */
 static const char *const own_title[Q_COUNT] = {"ms per sequence", "largest batch", "J per sequence"};
@@ -84,9 +87,10 @@ typedef struct Pair {
     const LbPeerModel *peer; /* peer mode: B's variant */
     size_t rows, cols;
     int64_t *n, *k;
-    LbModelKind *row_model; /* predicted: each row's model (one column) */
+    LbModelKind *row_model; /* predicted and passes: each row's model (one column) */
     LbGridCell (*v)[Q_COUNT][3]; /* [cell][quantity][A, B, ratio] */
     int energy;             /* some cell has energy on either side */
+    int alone;              /* A alone, no B nor ratio: a training step, which the paper never timed */
 } Pair;
 
 static void pair_free(Pair *p)
@@ -182,10 +186,10 @@ static int pair_peer(Pair *p, const LbSweepDir *a, const LbSweepDir *b, size_t v
     return LB_OK;
 }
 
-/* Predicted mode: one row per cell, the prediction's cells first, then those only the sweep has. */
-static int pair_cells(Pair *p, const LbSweepDir *a, const LbSweepDir *b)
+/* Predicted and passes: one row per cell, B's cells first, then those only A has. */
+static int pair_cells(Pair *p, const Mode *mode, const LbSweepDir *a, const LbSweepDir *b)
 {
-    LB_TRY(pair_alloc(p, &modes[MODE_PREDICTED], a->count + b->count, 1));
+    LB_TRY(pair_alloc(p, mode, a->count + b->count, 1));
     size_t rows = 0;
     const LbSweepDir *src[2] = {b, a};
     for (int s = 0; s < 2; s++)
@@ -234,7 +238,7 @@ static void cell_label(LbModelKind m, int64_t n, int64_t k, const char *sep, cha
 }
 
 /* The strings of a pair's table: blocks A, B, ratio of quantity q (one block per quantity where q
- * is -1, as the predicted table has them: its columns are A, B, ratio). */
+ * is -1, as the tables of one row per cell have them: its columns are A, B, ratio). */
 typedef struct PairTable {
     const Pair *p;
     int q;
@@ -245,13 +249,13 @@ static void pair_text(const void *ctx, size_t b, size_t r, size_t c, char *buf, 
     const PairTable *t = ctx;
     const Pair *p = t->p;
     const int q = t->q >= 0 ? t->q : (int)(b == 0 ? Q_MEMORY : Q_TIME), side = t->q >= 0 ? (int)b : (int)c;
-    if (c == SIZE_MAX && p->mode == &modes[MODE_PREDICTED]) {
+    if (c == SIZE_MAX && t->q < 0) {
         snprintf(buf, size, "%s ", lb_model_name(p->row_model[r]));
         cell_label(p->row_model[r], p->n[r], p->k[r], "/", buf + strlen(buf), size - strlen(buf));
     } else if (c == SIZE_MAX) {
         snprintf(buf, size, "%lld", (long long)p->n[r]);
     } else if (r == SIZE_MAX && t->q < 0) {
-        snprintf(buf, size, "%s", modes[MODE_PREDICTED].block[c]);
+        snprintf(buf, size, "%s", p->mode->block[c]);
     } else if (r == SIZE_MAX && lb_model_has_k(p->model)) {
         snprintf(buf, size, "%lld", (long long)p->k[c]);
     } else if (r == SIZE_MAX) {
@@ -278,8 +282,8 @@ static void pair_heading(FILE *out, LbFormat fmt, LbModelKind m, const char *aga
             against, has_k ? " (k: " : "", has_k ? lb_model_k_meaning(m) : "", has_k ? ")" : "");
 }
 
-/* A pair's tables, one per quantity, each its A, B and ratio side by side. energy_both 0: the
- * energy table shows A alone (the paper has none). */
+/* A pair's tables, one per quantity, each its A, B and ratio side by side (A alone where the pair
+ * is). energy_both 0: the energy table shows A alone (the paper has none). */
 static int print_pair(FILE *out, LbFormat fmt, const Pair *p, int energy_both)
 {
     if (p->peer)
@@ -294,18 +298,19 @@ static int print_pair(FILE *out, LbFormat fmt, const Pair *p, int energy_both)
         }
         const PairTable t = {p, q};
         LB_TRY(lb_table_print_fn(out, fmt, lb_model_has_k(p->model) ? "n \\ k" : "n", p->rows, p->cols,
-                                 p->mode->block, q < Q_ENERGY || energy_both ? 3 : 1, pair_text, &t));
+                                 p->mode->block, !p->alone && (q < Q_ENERGY || energy_both) ? 3 : 1, pair_text, &t));
         if (fmt == LB_FORMAT_TEXT)
             fputc('\n', out);
     }
     return LB_OK;
 }
 
-/* Paper and sweeps: grid,n,k,A,B,ratio, one row per cell the model has. */
+/* Paper and sweeps: grid,n,k,A,B,ratio (grid,n,k,A where A is alone), one row per cell the model has. */
 static int print_csv_long(FILE *out, const Pair *p)
 {
+    const size_t fields = p->alone ? 4 : 6;
     const char *head[6] = {"grid", "n", "k", p->mode->csv[0], p->mode->csv[1], p->mode->csv[2]};
-    LB_TRY(lb_csv_write_record(out, head, 6));
+    LB_TRY(lb_csv_write_record(out, head, fields));
     static const char *const grid[Q_COUNT] = {"time", "memory", "energy"};
     for (int q = 0; q < (p->energy ? Q_COUNT : Q_ENERGY); q++)
         for (size_t c = 0; c < p->rows * p->cols; c++) {
@@ -317,7 +322,7 @@ static int print_csv_long(FILE *out, const Pair *p)
             snprintf(f[2], sizeof f[2], "%lld", (long long)p->k[c % p->cols]);
             for (int s = 0; s < 3; s++)
                 lb_grid_cell_csv(&p->v[c][q][s], f[3 + s], sizeof f[0]);
-            LB_TRY(lb_csv_write_record(out, row, 6));
+            LB_TRY(lb_csv_write_record(out, row, fields));
         }
     return LB_OK;
 }
@@ -371,7 +376,8 @@ static void format_budget(const LbMeta *m, char *buf, size_t size)
         lb_format_size((uint64_t)bytes, buf, size);
 }
 
-/* One line on what a result ran: device, dtype, model shape, sharing/order, memory budget. */
+/* One line on what a result ran: device, a training step, dtype, model shape, sharing/order, memory
+ * budget. */
 static void describe(FILE *out, const LbSweepDir *s)
 {
     const char *v[LB_SET_RECORDED];
@@ -384,8 +390,8 @@ static void describe(FILE *out, const LbSweepDir *s)
     format_budget(&s->meta, budget, sizeof budget);
     const int schedule = strcmp(v[LB_SET_K_SCHEDULE], "uniform") != 0 && strcmp(v[LB_SET_K_SCHEDULE], "?") != 0;
     const int limited = strcmp(v[LB_SET_MEM_LIMIT], "?") != 0; /* "?": empty, no --mem-limit */
-    fprintf(out, "%s (%s), %s%s%s%s, %s layers, d_model %s, %s heads, ffn %s, %s sharing, %s order%s%.60s, memory budget %s%s%s%s",
-            lb_sweep_meta(s, "device_name", "unknown device"), v[LB_SET_DEVICE], dtype,
+    fprintf(out, "%s (%s), %s%s%s%s%s, %s layers, d_model %s, %s heads, ffn %s, %s sharing, %s order%s%.60s, memory budget %s%s%s%s",
+            lb_sweep_meta(s, "device_name", "unknown device"), v[LB_SET_DEVICE], lb_sweep_is_train(s) ? "training step, " : "", dtype,
             strcmp(stored, dtype) ? " (stored as " : "", strcmp(stored, dtype) ? stored : "", strcmp(stored, dtype) ? ")" : "",
             v[LB_SET_LAYERS], v[LB_SET_DMODEL], v[LB_SET_HEADS], v[LB_SET_FFN], v[LB_SET_SHARING], v[LB_SET_ORDER],
             schedule ? ", k per layer " : "", schedule ? v[LB_SET_K_SCHEDULE] : "", budget,
@@ -557,9 +563,11 @@ static int paper_rows(LbModelKind model, LbSweepDir *s)
     return LB_OK;
 }
 
+/* Table 3's view of one result: beside the paper's, or alone for a training step (the paper times
+ * inference only). */
 static int compare_paper(FILE *out, const LbSweepDir *s, LbFormat fmt)
 {
-    const int predicted = s->kind == LB_RESULT_PREDICTED;
+    const int predicted = s->kind == LB_RESULT_PREDICTED, train = lb_sweep_is_train(s);
     Mode mode = modes[MODE_PAPER];
     if (predicted) { /* a prediction says so wherever a sweep's says measured */
         mode.block[0] = mode.csv[0] = "predicted";
@@ -567,23 +575,33 @@ static int compare_paper(FILE *out, const LbSweepDir *s, LbFormat fmt)
         mode.csv[2] = "predicted_over_paper";
         mode.na = "not predicted, or not in the paper";
     }
+    if (train)
+        mode.na = predicted ? "not predicted" : "not measured";
     LbSweepDir paper;
-    LB_TRY(paper_rows(s->grid.model, &paper));
+    memset(&paper, 0, sizeof paper); /* a training step: no rows, so every paper cell is NA */
+    if (!train)
+        LB_TRY(paper_rows(s->grid.model, &paper));
     Pair p;
     int rc = pair_speedups(&p, &mode, s, &paper, s->grid.model, LB_TABLE3_BASELINE, s->grid.n, s->grid.rows,
                            s->grid.k, s->grid.cols);
     free(paper.rows);
     LB_TRY(rc);
+    p.alone = train;
     if (fmt == LB_FORMAT_CSV) {
         rc = print_csv_long(out, &p);
         pair_free(&p);
         return rc;
     }
-    const char *item = print_title(out, fmt, s->dir, " against the Linformer paper, Table 3");
+    const char *item = print_title(out, fmt, s->dir, train ? " in the layout of the Linformer paper's Table 3"
+                                                           : " against the Linformer paper, Table 3");
     fprintf(out, "%s%s: ", item, mode.block[0]);
     describe(out, s);
-    fprintf(out, "\n%spaper:    %s%s, Linformer with layerwise sharing; precision and model size not stated\n", item,
-            predicted ? " " : "", LB_PAPER_DEVICE);
+    if (train)
+        fprintf(out, "\n%spaper:    %snone: the paper has no training table (its Table 3 times inference), so no ratio to it\n",
+                item, predicted ? " " : "");
+    else
+        fprintf(out, "\n%spaper:    %s%s, Linformer with layerwise sharing; precision and model size not stated\n", item,
+                predicted ? " " : "", LB_PAPER_DEVICE);
     print_status(out, item, s, mode.block[0], " sweep");
     fputc('\n', out);
     rc = print_pair(out, fmt, &p, 0);
@@ -877,20 +895,38 @@ static int print_cell_csv(FILE *out, const Pair *p, size_t r, const Ops *o)
     return LB_OK;
 }
 
+/* Predicted and passes, CSV: model,n,k,op, then A's, B's and the ratio of the batch and of ms per
+ * sequence, A and B named by the mode ("measured_batch"). */
+static int print_cells_csv(FILE *out, const Pair *p, const Ops *o)
+{
+    char f[4][40];
+    for (int i = 0; i < 4; i++)
+        snprintf(f[i], sizeof f[i], "%s_%s", p->mode->block[i % 2], i < 2 ? "batch" : "ms_per_seq");
+    const char *head[10] = {"model", "n", "k", "op", f[0], f[1], "batch_ratio", f[2], f[3], "time_ratio"};
+    LB_TRY(lb_csv_write_record(out, head, 10));
+    for (size_t r = 0; r < p->rows; r++)
+        LB_TRY(print_cell_csv(out, p, r, o));
+    return LB_OK;
+}
+
+/* Predicted and passes, text and md: a row per cell, the largest batch and ms per sequence. */
+static int print_cells(FILE *out, LbFormat fmt, const Pair *p)
+{
+    static const char *const titles[2] = {"largest batch", "ms per sequence"};
+    const PairTable t = {p, -1};
+    return lb_table_print_fn(out, fmt, "cell", p->rows, 3, titles, 2, pair_text, &t);
+}
+
 static int compare_predicted(FILE *out, const LbSweepDir *a, const LbSweepDir *b, LbFormat fmt)
 {
     Pair p;
     Ops o = {{NULL, NULL}, {0, 0}};
-    LB_TRY(pair_cells(&p, a, b));
+    LB_TRY(pair_cells(&p, &modes[MODE_PREDICTED], a, b));
     int rc = lb_breakdown_read_if_any(a->dir, &o.r[0], &o.count[0]);
     if (rc == LB_OK)
         rc = lb_breakdown_read_if_any(b->dir, &o.r[1], &o.count[1]);
     if (rc == LB_OK && fmt == LB_FORMAT_CSV) {
-        static const char *const head[10] = {"model", "n", "k", "op", "measured_batch", "predicted_batch",
-                                             "batch_ratio", "measured_ms_per_seq", "predicted_ms_per_seq", "time_ratio"};
-        rc = lb_csv_write_record(out, head, 10);
-        for (size_t r = 0; r < p.rows && rc == LB_OK; r++)
-            rc = print_cell_csv(out, &p, r, &o);
+        rc = print_cells_csv(out, &p, &o);
     } else if (rc == LB_OK) {
         const char *item = print_title(out, fmt, "", "a sweep against its prediction");
         fprintf(out, "%smeasured:  %s: ", item, a->dir);
@@ -904,9 +940,7 @@ static int compare_predicted(FILE *out, const LbSweepDir *a, const LbSweepDir *b
                 lb_sweep_meta(b, "predict_product_tflop_per_s", "?"), lb_sweep_meta(b, "predict_product_efficiency", "?"),
                 lb_sweep_meta(b, "predict_bandwidth_gb_per_s", "?"), lb_sweep_meta(b, "predict_copy_efficiency", "?"),
                 lb_sweep_meta(b, "predict_launch_us", "?"));
-        static const char *const titles[2] = {"largest batch", "ms per sequence"};
-        const PairTable t = {&p, -1};
-        rc = lb_table_print_fn(out, fmt, "cell", p.rows, 3, titles, 2, pair_text, &t);
+        rc = print_cells(out, fmt, &p);
         if (rc == LB_OK)
             fprintf(out, fmt == LB_FORMAT_MD ? "\nratio: measured / predicted; a time ratio above 1 is slower than the roofline says. `OOM`: out of memory at batch 1; `NA`: not in that directory.\n"
                                              : "ratio: measured / predicted; a time ratio above 1 is slower than the roofline says\nOOM: out of memory at batch 1   ERR: the cell failed   NA: not in that directory\n");
@@ -916,6 +950,36 @@ static int compare_predicted(FILE *out, const LbSweepDir *a, const LbSweepDir *b
     pair_free(&p);
     free(o.r[0]);
     free(o.r[1]);
+    return rc;
+}
+
+/* A training step beside the forward pass of the same sweep otherwise (lb_compare_check): per model
+ * and cell, both sides' largest batch and ms per sequence, and train / forward. */
+static int compare_passes(FILE *out, const LbSweepDir *fwd, const LbSweepDir *train, LbFormat fmt)
+{
+    Pair p;
+    const Ops none = {{NULL, NULL}, {0, 0}};
+    LB_TRY(pair_cells(&p, &modes[MODE_PASSES], fwd, train));
+    int rc = LB_OK;
+    if (fmt == LB_FORMAT_CSV) {
+        rc = print_cells_csv(out, &p, &none);
+    } else {
+        const char *item = print_title(out, fmt, "", "a training step against the forward pass");
+        fprintf(out, "%sforward: %s: ", item, fwd->dir);
+        describe(out, fwd);
+        fprintf(out, "\n%strain:   %s: ", item, train->dir);
+        describe(out, train);
+        fputc('\n', out);
+        print_status(out, item, fwd, "forward", " sweep");
+        print_status(out, item, train, "train", " sweep");
+        fputc('\n', out);
+        rc = print_cells(out, fmt, &p);
+        if (rc == LB_OK)
+            fprintf(out, fmt == LB_FORMAT_MD ? "\ntrain / forward: how many times a forward pass the step costs (ms per sequence) and fits (largest batch). `OOM`: out of memory at batch 1; `ERR`: the cell failed; `NA`: %s.\n"
+                                             : "train / forward: how many times a forward pass the step costs (ms per sequence) and fits (largest batch)\nOOM: out of memory at batch 1   ERR: the cell failed   NA: %s\n",
+                    modes[MODE_PASSES].na);
+    }
+    pair_free(&p);
     return rc;
 }
 
@@ -959,6 +1023,20 @@ int lb_compare_check(const LbSweepDir *a, const LbSweepDir *b)
                            "sweep's own model (linbench predict with the sweep's flags)",
                            a->dir, lb_settings[work[i]].key, setting(&a->meta, work[i]), b->dir,
                            lb_settings[work[i]].key, setting(&b->meta, work[i]));
+    } else if (lb_sweep_is_train(a) != lb_sweep_is_train(b)) { /* train / forward measures the pass alone when nothing else differs */
+        static const LbSettingId same[] = {LB_SET_N,     LB_SET_K,     LB_SET_MODELS,  LB_SET_LAYERS,    LB_SET_DMODEL,
+                                           LB_SET_HEADS, LB_SET_FFN,   LB_SET_VOCAB,   LB_SET_DTYPE,     LB_SET_TF32,
+                                           LB_SET_SHARING, LB_SET_ORDER, LB_SET_CHUNK, LB_SET_K_SCHEDULE, LB_SET_DEVICE,
+                                           LB_SET_MEM_LIMIT, LB_SET_MAX_BATCH, LB_SET_HEADROOM, LB_SET_AUTOTUNE};
+        const int i = lb_settings_first_difference(&a->meta, &b->meta, same, sizeof same / sizeof same[0]);
+        const char *key = i >= 0 ? lb_settings[same[i]].key : "device_name";
+        const char *x = i >= 0 ? setting(&a->meta, same[i]) : lb_sweep_meta(a, key, "");
+        const char *y = i >= 0 ? setting(&b->meta, same[i]) : lb_sweep_meta(b, key, "");
+        if (i >= 0 || strcmp(x, y) != 0)
+            return LB_FAIL(LB_ERR_FORMAT,
+                           "not the same sweep but for the pass: %s ran %s %s and %s %s %s: compare sets a training step "
+                           "beside a forward pass only where nothing else differs (sweep --pass train with the forward sweep's flags)",
+                           a->dir, key, x, b->dir, key, y);
     }
     return LB_OK;
 }
@@ -971,5 +1049,9 @@ int lb_compare(FILE *out, const LbSweepDir *a, const LbSweepDir *b, LbFormat fmt
         return lb_compare(out, b, a, fmt);
     if (b->kind == LB_RESULT_PEER)
         return compare_peer(out, a, b, fmt);
-    return a->kind != b->kind ? compare_predicted(out, a, b, fmt) : compare_sweeps(out, a, b, fmt);
+    if (a->kind != b->kind)
+        return compare_predicted(out, a, b, fmt);
+    if (lb_sweep_is_train(a) != lb_sweep_is_train(b))
+        return lb_sweep_is_train(a) ? compare_passes(out, b, a, fmt) : compare_passes(out, a, b, fmt);
+    return compare_sweeps(out, a, b, fmt);
 }

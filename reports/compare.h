@@ -3,9 +3,13 @@
  * What the second set is chooses the mode (reports/sweep_dir.h's kind):
  *   paper      one sweep (or prediction) against the paper's Table 3, itself a row set: both
  *              sides' speedups (time saved, memory saved) and measured / paper, over the sweep's
- *              n and k; then the sweep's other models (speedups.csv's pairs) and breakdown.csv.
+ *              n and k; then the sweep's other models (speedups.csv's pairs) and breakdown.csv. A
+ *              training step (--pass train) shows its own speedups alone: the paper has no training
+ *              table.
  *   sweeps     two sweeps' speedups and B / A over the union of their n and k, for Table 3's pair
  *              and every other pair either measured.
+ *   passes     two sweeps (or two predictions) alike but for --pass: per cell each side's largest
+ *              batch and ms per sequence, and train / forward; the forward pass is A.
  *   peer       a sweep against bench/peer's result: each linbench model against each peer model
  *              of the same work (lb_peer_same_work), both sides' ms per sequence, largest batch
  *              (and J per sequence) and linbench / peer; then every model's time, memory (and
@@ -16,7 +20,8 @@
  * Either side may come first on the command line; the sweep is A. Markers: "-" no such cell
  * (k >= n), ERR, OOM, NA (not measured), in that order of precedence. CSV: a row per cell in the
  * mode's columns (README's compare --format); predicted: model,n,k,op,measured_batch,
- * predicted_batch,batch_ratio,measured_ms_per_seq,predicted_ms_per_seq,time_ratio. */
+ * predicted_batch,batch_ratio,measured_ms_per_seq,predicted_ms_per_seq,time_ratio; passes the same
+ * with forward_ and train_ (op: pass). */
 #ifndef LB_COMPARE_H
 #define LB_COMPARE_H
 
@@ -35,7 +40,8 @@ extern "C" {
 
 /* Whether a and b can be compared (b NULL: against the paper). LB_OK, or LB_ERR_FORMAT saying why:
  * a peer's result alone or two of them; a peer of another model shape or storage type; a
- * prediction of another model (a setting of the work differs). */
+ * prediction of another model (a setting of the work differs); a forward and a training result
+ * that differ in more than the pass (the grid, the work, the device or its memory budget). */
 int lb_compare_check(const LbSweepDir *a, const LbSweepDir *b);
 
 /* Whether two results ran on different devices, so that their ratios measure the devices too:

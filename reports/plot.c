@@ -42,10 +42,12 @@ static char *subtitle(const LbSweepDir *s)
     return buf;
 }
 
-/* What a figure's title starts with: a prediction is never drawn as if measured. */
+/* What a figure's title starts with: a prediction is never drawn as if measured, nor a training
+ * step as the forward pass that the paper's Table 3 times. */
 static const char *predicted(const LbSweepDir *s)
 {
-    return s->kind == LB_RESULT_PREDICTED ? "Predicted, not measured: " : "";
+    const int p = s->kind == LB_RESULT_PREDICTED, t = lb_sweep_is_train(s);
+    return p && t ? "Predicted, not measured: training step: " : p ? "Predicted, not measured: " : t ? "Training step: " : "";
 }
 
 typedef struct HeatArg {
@@ -310,9 +312,13 @@ static int time_figure(const char *dir, const LbSweepDir *s, const Line *line, s
             pending += !r;
         }
     char title[256];
-    snprintf(title, sizeof title, "%s%s", predicted(s),
-             energy ? "Energy per sequence (mean power over the timed passes x median pass / batch)"
-                    : "Time per sequence (median forward pass / batch, each model at its largest batch)");
+    const char *timed = lb_sweep_is_train(s) ? "training step" : "forward pass";
+    if (energy)
+        snprintf(title, sizeof title, "%sEnergy per sequence (mean power over the timed %ss x median %s / batch)",
+                 predicted(s), timed, timed);
+    else
+        snprintf(title, sizeof title, "%sTime per sequence (median %s / batch, each model at its largest batch)",
+                 predicted(s), timed);
     Figure f = {{energy ? "energy_per_seq" : "time_per_seq",
                  energy ? "energy per sequence against n, each model and k" : "time per sequence against n, each model and k",
                  title, sub, energy ? "joules per sequence" : "ms per sequence", "set logscale xy\n",

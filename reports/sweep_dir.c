@@ -152,6 +152,12 @@ const char *lb_sweep_meta(const LbSweepDir *s, const char *key, const char *fall
     return v && *v ? v : fallback;
 }
 
+int lb_sweep_is_train(const LbSweepDir *s)
+{
+    const char *v = lb_settings_meta_value(&s->meta, LB_SET_PASS);
+    return v && strcmp(v, "train") == 0;
+}
+
 const LbCellResult *lb_result_row(const LbSweepDir *s, size_t v, LbModelKind model, int64_t n, int64_t k)
 {
     const LbCellResult *found = NULL;

@@ -54,6 +54,8 @@ void lb_sweep_dir_free(LbSweepDir *s);
 /* A meta value, or `fallback` when the key is absent or empty. For the run settings, prefer
  * lb_settings_meta_value (reports/settings.h), which knows what an absent key means. */
 const char *lb_sweep_meta(const LbSweepDir *s, const char *key, const char *fallback);
+/* Whether s timed a training step (meta.csv pass train), not the forward pass. */
+int lb_sweep_is_train(const LbSweepDir *s);
 
 /* The row of `model` at (n, k) of rows (k ignored for a model without a k axis; of peer variant
  * v only where s is a peer's, else v is ignored); the last such row wins. NULL when none. */

@@ -155,7 +155,10 @@ int lb_predict_cell(const LbModelConfig *cfg, const LbPredictCard *c, const LbPr
     out->median_ms = out->min_ms = out->max_ms = ms;
     out->ms_per_seq = ms / (double)batch;
     out->tokens_per_s = (double)batch * (double)cfg->n / s;
-    out->tflop_per_s = lb_config_flops_per_seq(cfg) * (double)batch / s / 1e12;
+    /* a training step's FLOPs are its counted calls', as a measured step's are; a forward pass
+     * keeps the formula of METHOD.md's "Work counted" */
+    const double flops = cfg->pass == LB_PASS_TRAIN ? b->flops : lb_config_flops_per_seq(cfg) * (double)batch;
+    out->tflop_per_s = flops / s / 1e12;
     out->passes = 0; /* none ran */
     out->status = LB_CELL_OK;
     snprintf(out->error, sizeof out->error, "ok");

@@ -480,6 +480,71 @@ static void check_real_sweep(const ExPaper *ex_paper_table)
     free(rows);
 }
 
+/* --- the training step ------------------------------------------------------------------- */
+
+/* A training directory alone: Table 3's layout says in one line that the paper has no training
+ * table and shows the step's own speedups without paper nor ratio columns. Beside a forward
+ * directory of the same sweep otherwise (either order): per cell both batches and ms per
+ * sequence and train / forward. Anything else differing: refused in one line. */
+static void check_passes(void)
+{
+    LbCellResult fwd[] = {FX_STD(512, 40, 2.0), FX_LIN(512, 128, 80, 1.0), FX_STD(1024, 10, 8.0),
+                          FX_LIN(1024, 128, 40, 2.0)};
+    LbCellResult train[] = {FX_STD(512, 10, 6.0), FX_LIN(512, 128, 32, 2.5),
+                            fx_row(LB_MODEL_STANDARD, 1024, 0, 0, 0, LB_CELL_OOM), FX_LIN(1024, 128, 8, 7.0)};
+    char dir_f[4200], dir_t[4200], other[4200];
+    snprintf(dir_f, sizeof dir_f, "%s/pass-forward", scratch);
+    snprintf(dir_t, sizeof dir_t, "%s/pass-train", scratch);
+    snprintf(other, sizeof other, "%s/pass-train-wide", scratch);
+    lb_check(fx_sweep_dir(dir_f, fwd, 4, "512,1024", "128", "NVIDIA H100 80GB HBM3") == 0 &&
+                 fx_sweep_dir(dir_t, train, 4, "512,1024", "128", "NVIDIA H100 80GB HBM3") == 0 &&
+                 fx_sweep_dir(other, train, 4, "512,1024", "128", "NVIDIA H100 80GB HBM3") == 0,
+             "made a forward and two training directories");
+    fx_set_meta(dir_t, "pass", "train");
+    fx_set_meta(other, "pass", "train");
+
+    LbRun r = run(dir_t, "--format", "csv", NULL);
+    lb_check(r.code == 0 && strncmp(r.out, "grid,n,k,measured\n", 18) == 0 && strstr(r.out, "\ntime,512,128,2.4\n") &&
+                 strstr(r.out, "\nmemory,512,128,3.2\n") && !strstr(r.out, "paper"),
+             "compare TRAIN --format csv: the step's own speedups, no paper columns (%d):\n%s", r.code, r.out);
+    lb_run_free(&r);
+    r = run(dir_t, NULL, NULL, NULL);
+    const char *says = strstr(r.out, "the paper has no training table");
+    lb_check(r.code == 0 && says && !strstr(says + 31, "no training table") && !strstr(r.out, "measured / paper") &&
+                 !strstr(r.out, LB_PAPER_DEVICE) && strstr(r.out, "training step, fp16") && strstr(r.out, "2.40x"),
+             "compare TRAIN: one line says the paper has no training table, no paper column (%d):\n%s", r.code, r.out);
+    lb_run_free(&r);
+
+    static const char head[] = "model,n,k,op,forward_batch,train_batch,batch_ratio,forward_ms_per_seq,train_ms_per_seq,time_ratio\n";
+    for (int order = 0; order < 2; order++) {
+        r = run(order ? dir_t : dir_f, order ? dir_f : dir_t, "--format", "csv");
+        lb_check(r.code == 0 && strncmp(r.out, head, sizeof head - 1) == 0 &&
+                     strstr(r.out, "\nstandard,512,,pass,40,10,0.25,2,6,3\n") &&
+                     strstr(r.out, "\nlinformer,1024,128,pass,40,8,0.2,2,7,3.5\n") &&
+                     strstr(r.out, "\nstandard,1024,,pass,10,,,8,,\n") && r.err[0] == '\0',
+                 "compare %s --format csv: train / forward per cell, forward first (%d):\n%s%s",
+                 order ? "TRAIN FORWARD" : "FORWARD TRAIN", r.code, r.out, r.err);
+        lb_run_free(&r);
+    }
+    r = run(dir_t, dir_f, NULL, NULL);
+    lb_check(r.code == 0 && strstr(r.out, "a training step against the forward pass") &&
+                 strstr(r.out, "train / forward") && strstr(r.out, "linformer 1024/128") && strstr(r.out, " OOM"),
+             "compare TRAIN FORWARD: the text table (%d):\n%s", r.code, r.out);
+    lb_run_free(&r);
+
+    fx_set_meta(other, "d_model", "1024");
+    lb_check_refusal(run(dir_f, other, NULL, NULL), "a training directory of another model", "not the same sweep but for the pass",
+                     "d_model 768", "d_model 1024");
+    fx_set_meta(other, "d_model", "768");
+    fx_set_meta(other, "n_list", "512,1024,2048");
+    lb_check_refusal(run(other, dir_f, NULL, NULL), "a training directory of another grid", "not the same sweep but for the pass",
+                     "n_list 512,1024,2048");
+    fx_set_meta(other, "n_list", "512,1024");
+    fx_set_meta(other, "device_name", "NVIDIA A100-SXM4-80GB");
+    lb_check_refusal(run(dir_f, other, NULL, NULL), "a training directory of another device", "device_name",
+                     "NVIDIA A100-SXM4-80GB");
+}
+
 int main(int argc, char **argv)
 {
     bin = lb_cli_start(argc, argv, "test_cli_compare");
@@ -631,6 +696,7 @@ int main(int argc, char **argv)
     lb_run_free(&r);
 
     check_models();
+    check_passes();
     check_real_sweep(&paper);
     check_peer();
     lb_test_cleanup(scratch);

@@ -423,12 +423,45 @@ static void check_render(void)
     lb_csv_table_free(&t);
 }
 
+/* A training step's figures (a prediction: it has a breakdown.csv too) say training step where
+ * a forward sweep's say forward pass, and no script names the paper; the forward's unchanged. */
+static void check_training(void)
+{
+    static const char *const names[] = {"time_speedup", "memory_speedup", "time_per_seq", "breakdown_standard",
+                                        "breakdown_linformer"};
+    static const char *const says[] = {"training step: Time saved", "training step: Memory saved", "median training step / batch",
+                                       "share of the training step", "share of the training step"};
+    for (int train = 0; train < 2; train++) {
+        char dir[4200];
+        snprintf(dir, sizeof dir, "%s/predict-%s", scratch, train ? "train" : "forward");
+        char *pv[] = {bin, "predict", "--spec", "tflops=10,bw=500,mem=2G", "--layers", "1", "--d-model", "64",
+                      "--heads", "4", "--ffn", "128", "--vocab", "100", "--n", "128,256", "--k", "32", "-q",
+                      "--pass", train ? "train" : "forward", "--out", dir, NULL};
+        lb_run_ok(pv, "predict a small grid");
+        char *av[] = {bin, "plot", "--no-render", dir, NULL};
+        lb_run_ok(av, "plot the prediction");
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+            char file[80];
+            snprintf(file, sizeof file, "%s.gp", names[i]);
+            char *gp = lb_slurp_in(dir, file);
+            if (train)
+                lb_check(gp && strstr(gp, says[i]) && !strstr(gp, "forward pass") && !strstr(gp, "paper") &&
+                             !strstr(gp, "Table 3"),
+                         "train %s says '%s', never forward pass nor the paper:\n%s", file, says[i], gp ? gp : "(none)");
+            else
+                lb_check(gp && !strstr(gp, "raining step"), "forward %s never says training step", file);
+            free(gp);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     bin = lb_cli_start(argc, argv, "test_cli_plot");
     scratch = lb_scratch;
     check_scripts();
     check_models();
+    check_training();
     check_render();
     lb_test_cleanup(scratch);
     return lb_test_finish("test_cli_plot");

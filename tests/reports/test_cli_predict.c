@@ -331,6 +331,81 @@ static void model_flags(void)
         free(rows[i]);
 }
 
+/* --pass train predicts the training step: meta.csv says so and the directory holds what a
+ * forward prediction's does; per cell the step costs more than the pass and fits no larger a
+ * batch (the backward's products on top of the forward's, every activation it needs kept); and
+ * compare sets the two beside each other, train / forward per cell. */
+static void training_step(void)
+{
+    static const char *const dirs[2] = {"pass-forward", "pass-train"};
+    LbCellResult *rows[2];
+    size_t count[2];
+    char out[2][4200], path[4200];
+    for (int i = 0; i < 2; i++) {
+        snprintf(out[i], sizeof out[i], "%s/%s", scratch, dirs[i]);
+        char *argv[] = {bin, "predict", "--gpu", "h100-sxm", "--models", "standard,linformer,flash,performer",
+                        "--n", "512,4096,16384", "--k", "128,256", "-q", "--pass", i ? "train" : "forward",
+                        "--out", out[i], NULL};
+        lb_run_ok(argv, dirs[i]);
+        rows[i] = read_rows(dirs[i], &count[i]);
+        path_in(path, sizeof path, dirs[i], "meta.csv");
+        LbMeta m;
+        memset(&m, 0, sizeof m);
+        const char *pass = lb_meta_read(path, &m) == 0 ? lb_meta_get(&m, "pass") : NULL;
+        lb_check(pass && strcmp(pass, i ? "train" : "forward") == 0, "%s: meta.csv pass is %s (%s)", dirs[i],
+                 i ? "train" : "forward", pass ? pass : "none");
+        lb_meta_free(&m);
+    }
+    static const char *const files[] = {"raw.csv", "time_speedup.csv", "memory_speedup.csv", "speedups.csv",
+                                        "breakdown.csv", "meta.csv"};
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++)
+        lb_check(lb_exists_in(out[0], files[f]) && lb_exists_in(out[1], files[f]), "both predictions wrote %s", files[f]);
+    lb_check(count[0] == count[1] && count[0] == 3 * (2 + 2 + 1 + 1), "as many cells (%zu, %zu)", count[0], count[1]);
+    size_t fit = 0;
+    for (size_t i = 0; i < count[1]; i++) {
+        const LbCellResult *t = &rows[1][i], *f = find(rows[0], count[0], t->model, t->n, t->k);
+        const char *m = lb_model_name(t->model);
+        if (!lb_check(f != NULL, "%s n=%lld k=%lld: in both", m, (long long)t->n, (long long)t->k))
+            continue;
+        lb_check(t->batch <= f->batch, "%s n=%lld k=%lld: the step's batch %lld, at most the forward's %lld", m,
+                 (long long)t->n, (long long)t->k, (long long)t->batch, (long long)f->batch);
+        if (t->status != LB_CELL_OK)
+            continue;
+        fit++;
+        lb_check(f->status == LB_CELL_OK && t->ms_per_seq > f->ms_per_seq,
+                 "%s n=%lld k=%lld: the step's %.4g ms per sequence, more than the forward's %.4g", m, (long long)t->n,
+                 (long long)t->k, t->ms_per_seq, f->ms_per_seq);
+        /* raw.csv's TFLOP/s counts the step's own FLOPs: the backward's products are about twice
+         * the forward's */
+        const double step_flops = t->tflop_per_s * t->ms_per_seq, pass_flops = f->tflop_per_s * f->ms_per_seq;
+        lb_check(step_flops > 2 * pass_flops, "%s n=%lld k=%lld: the step's FLOPs per sequence %.4g, more than twice the forward's %.4g",
+                 m, (long long)t->n, (long long)t->k, step_flops * 1e9, pass_flops * 1e9);
+    }
+    lb_check(fit >= count[1] / 2, "the step fits on the H100 in most cells (%zu of %zu)", fit, count[1]);
+
+    char *cmp[] = {bin, "compare", out[1], out[0], "--format", "csv", NULL}; /* either order: forward is A */
+    LbRun r = lb_run(cmp);
+    lb_check(r.code == 0 && strncmp(r.out, "model,n,k,op,forward_batch,train_batch,batch_ratio,forward_ms_per_seq,"
+                                           "train_ms_per_seq,time_ratio\n", 92) == 0,
+             "compare TRAIN FORWARD --format csv (%d): %.200s %s", r.code, r.out, r.err);
+    const LbCellResult *f = find(rows[0], count[0], LB_MODEL_LINFORMER, 4096, 128),
+                       *t = find(rows[1], count[1], LB_MODEL_LINFORMER, 4096, 128);
+    char want[256] = "";
+    if (f && t)
+        snprintf(want, sizeof want, "\nlinformer,4096,128,pass,%lld,%lld,", (long long)f->batch, (long long)t->batch);
+    lb_check(f && t && strstr(r.out, want), "linformer (4096, 128): the forward's batch, then the step's: %s\n%s", want,
+             r.out);
+    lb_run_free(&r);
+    char *alone[] = {bin, "compare", out[1], NULL};
+    r = lb_run(alone);
+    lb_check(r.code == 0 && strstr(r.out, "no training table") && strstr(r.out, "share of the training step") &&
+                 !strstr(r.out, "share of the pass"),
+             "compare TRAIN: no paper, and the breakdown's shares are of the step (%d):\n%s", r.code, r.out);
+    lb_run_free(&r);
+    for (int i = 0; i < 2; i++)
+        free(rows[i]);
+}
+
 /* A card with less memory than one sequence needs: OOM cells, as a sweep writes them. */
 static void too_small(void)
 {
@@ -405,6 +480,7 @@ int main(int argc, char **argv)
     same_batches_as_a_sweep();
     round_trip();
     model_flags();
+    training_step();
     too_small();
     bad_input();
     card_limits_line();
