@@ -1,5 +1,5 @@
 /* bench/peer's linbench-peer end to end on the CPU, one case each (LB_TEST_CASE=NAME runs one):
- * sweep, resume. Usage: test_peer PATH-TO-LINBENCH SOURCE_DIR FIND_PYTHON (exit 77 without torch). */
+ * sweep, resume, train. Usage: test_peer PATH-TO-LINBENCH SOURCE_DIR FIND_PYTHON (exit 77 without torch). */
 #include <fcntl.h>
 #include <math.h>
 #include <signal.h>
@@ -570,9 +570,91 @@ static void test_resume(void)
     return;
 }
 
+/* The peer's training step on the CPU (--pass train), on a model whose token embedding (vocab
+ * 20000) outweighs a batch's activations: a sweep of the three models at n = 64 that completes,
+ * meta.csv pass train; at batch 1 the step's peak holds the weights and every gradient, twice the
+ * weights, where a forward's holds them once (what the batch search counts); compare against a
+ * linbench forward sweep says the passes differ; --batch-from a forward sweep, an unknown pass
+ * and a resume with the other pass refused. */
+#define TRAIN_MODEL "--device", "cpu", "--dtype", "fp32", "--layers", "1", "--d-model", "32", "--heads", "2", "--ffn", \
+                    "64", "--vocab", "20000", "--mem-limit", "8M", "--cell-time", "1", "--n", "64", "-q"
+/* fp32 weights: embeddings, their LayerNorm, the layer's products 4 d^2 + 2 d f and its 9 d + f
+ * biases and gains */
+#define TRAIN_WEIGHT_BYTES (4LL * (20000 * 32 + 64 * 32 + 2 * 32 + 4 * 32 * 32 + 2 * 32 * 64 + 9 * 32 + 64))
+
+/* The peer's sweep `args` into scratch/name: its result read back (or NULL, said). */
+static LbSweepDir *peer_sweep(char **args, const char *name, LbSweepDir *into)
+{
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/%s", scratch, name);
+    int n = 0;
+    while (args[n])
+        n++;
+    args[n] = "--out", args[n + 1] = dir; /* the two NULLs the caller left */
+    LbRun r = lb_peer_run(args);
+    const int ok = lb_check(r.code == 0, "peer sweep %s: exit %d (%s)", name, r.code, r.err) &&
+                   lb_check(lb_result_load(dir, into) == LB_OK, "%s reads back: %s", dir, lb_error_message());
+    lb_run_free(&r);
+    return ok ? into : NULL;
+}
+
+static void test_train(void)
+{
+    scratch = lb_scratch_dir("peer-train");
+    char lin[4200], own[4200], other[4200], zone[4200];
+    snprintf(zone, sizeof zone, "%s/zone-empty", scratch);
+    lb_check(mkdir(zone, 0755) == 0, "mkdir %s", zone);
+    setenv("LB_POWERCAP_ZONE", zone, 1);
+    snprintf(lin, sizeof lin, "%s/lin", scratch);
+    snprintf(own, sizeof own, "%s/train", scratch);
+    snprintf(other, sizeof other, "%s/refused", scratch);
+    char *sweep[] = {bin, "sweep", TRAIN_MODEL, "--models", "standard", "--out", lin, NULL};
+    lb_run_ok(sweep, "linbench sweep");
+
+    LbSweepDir o, p;
+    char *one_args[] = {"sweep", TRAIN_MODEL, "--models", "torch-standard", "--max-batch", "1", "--pass", "train",
+                        NULL, NULL, NULL};
+    char *own_args[] = {"sweep", TRAIN_MODEL, "--k", "16", "--pass", "train", NULL, NULL, NULL};
+    if (peer_sweep(one_args, "train-1", &o)) {
+        lb_check(o.count == 1 && o.rows[0].batch == 1 && o.rows[0].peak_bytes >= 2 * TRAIN_WEIGHT_BYTES,
+                 "the step's peak at batch 1, %lld bytes, holds the weights and their gradients, 2 x %lld",
+                 o.count ? (long long)o.rows[0].peak_bytes : -1LL, TRAIN_WEIGHT_BYTES);
+        lb_sweep_dir_free(&o);
+    }
+    if (peer_sweep(own_args, "train", &p)) {
+        lb_check(p.count == 3, "3 training rows (%zu)", p.count);
+        for (size_t i = 0; i < p.count; i++) {
+            const LbCellResult *t = &p.rows[i];
+            lb_check(t->status == LB_CELL_OK && t->batch >= 1 && t->passes >= 5 && t->median_ms > 0 &&
+                         t->peak_bytes >= 2 * TRAIN_WEIGHT_BYTES && t->peak_bytes <= 8 << 20,
+                     "%s n=64: ok, batch %lld, %d passes, peak %lld within 8 MiB", p.variants[p.variant[i]].name,
+                     (long long)t->batch, t->passes, (long long)t->peak_bytes);
+        }
+        lb_sweep_dir_free(&p);
+    }
+    char *pass = sc_meta(own, "pass"), *status = sc_meta(own, "status");
+    lb_check(pass && strcmp(pass, "train") == 0 && status && strcmp(status, "complete") == 0,
+             "meta.csv: pass train (%s), status complete (%s)", pass ? pass : "absent", status ? status : "absent");
+    free(pass);
+    free(status);
+    char *text[] = {bin, "compare", lin, own, NULL};
+    LbRun r = lb_run(text);
+    lb_check(r.code == 0 && strstr(r.out, "differ (linbench / peer): pass forward / train"),
+             "compare LIN(forward) PEER(train): says the passes differ:\n%s%s", r.out, r.err);
+    lb_run_free(&r);
+
+    char *a1[] = {"sweep", TRAIN_MODEL, "--pass", "backward", "--out", other, NULL};
+    check_bad_input(a1, other, "invalid argument \"backward\" for --pass: should be forward or train", "--pass backward");
+    char *a2[] = {"sweep", "--batch-from", lin, "--pass", "train", "--out", other, NULL};
+    check_bad_input(a2, other, "its pass is forward and --pass is train", "--pass train --batch-from a forward sweep");
+    check_refused_resume(own, "--pass", "forward", 2, "--pass forward differs from the resumed run's \"train\"",
+                         "--resume --pass forward of a training sweep");
+    lb_test_cleanup(scratch);
+}
+
 int main(int argc, char **argv)
 {
-    static const LbTestCase cases[] = {{"sweep", test_sweep}, {"resume", test_resume}};
+    static const LbTestCase cases[] = {{"sweep", test_sweep}, {"resume", test_resume}, {"train", test_train}};
     const int started = lb_peer_test_start(argc, argv, "test_peer");
     if (started >= 0)
         return started;

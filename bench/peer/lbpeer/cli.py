@@ -34,6 +34,10 @@ Grid:
   --sdpa BACKEND      torch-sdpa's kernel: flash, efficient, cudnn or math; refused where the
                       device has none for the dtype and head width (default flash)
   --compile           run every model under torch.compile (default: eager)
+  --pass P            forward, or train: one training step without the optimizer's update (the
+                      forward, then autograd's backward from a random upstream gradient of the
+                      output, every weight's gradient), timed and searched as a pass
+                      (default forward)
   --batch-from DIR    run linbench's batches: each cell at the batch of the same work in DIR's
                       raw.csv (torch-sdpa at standard's; a cell linbench did not measure ok is
                       skipped); the grid, the model, --device, --seed and --cell-time not given
@@ -180,7 +184,7 @@ def sweep_parser():
     p.add_argument("-h", "--help", action="store_true")
     for flag in ("--n", "--k", "--models", "--sdpa", "--batch-from", "--layers", "--d-model", "--heads", "--ffn",
                  "--vocab", "--dtype", "--sharing", "--order", "--mem-limit", "--headroom", "--max-batch",
-                 "--cell-time", "--seed", "--resume"):
+                 "--cell-time", "--seed", "--resume", "--pass"):
         p.add_argument(flag, default=None)
     for flag in ("--compile", "--tf32", "--force"):
         p.add_argument(flag, action="store_true")
@@ -198,8 +202,9 @@ MODEL_SETTINGS = (("n", "n_list", "512:65536"), ("k", "k_list", "128:2048"), ("l
                   ("d_model", "d_model", "768"), ("heads", "heads", "12"), ("ffn", "ffn", "3072"),
                   ("vocab", "vocab", "50265"), ("dtype", "dtype", "fp16"), ("sharing", "sharing", "layerwise"),
                   ("order", "order", None), ("seed", "seed", "1"), ("cell_time", "cell_time_s", "10"),
-                  ("device", "device", "cuda"))
-# of those, the ones a flag may set otherwise than --batch-from's sweep did (not the model's shape)
+                  ("device", "device", "cuda"), ("pass", "pass", "forward"))
+# of those, the ones a flag may set otherwise than --batch-from's sweep did (not the model's shape
+# nor the pass, whose batch it is)
 FREE_SETTINGS = ("n", "k", "seed", "cell_time", "device")
 
 
@@ -239,7 +244,7 @@ def settle_settings(a):
     for attr, key, default in MODEL_SETTINGS:
         theirs = None
         if lm is not None:
-            theirs = lm.get(key)
+            theirs = lm.get(key, "forward" if key == "pass" else None)  # no pass: a forward sweep's
             if key == "dtype" and lm.get("storage_dtype"):
                 theirs = lm["storage_dtype"]  # the work linbench did (its CPU reference stores fp32)
         mine = getattr(a, attr)
@@ -268,6 +273,8 @@ def validate(a):
     a.sdpa = a.sdpa or "flash"
     if a.sdpa not in names.SDPA_BACKENDS:
         raise bad(a.sdpa, "sdpa", ", ".join(names.SDPA_BACKENDS[:-1]) + " or " + names.SDPA_BACKENDS[-1])
+    if getattr(a, "pass") not in ("forward", "train"):
+        raise bad(getattr(a, "pass"), "pass", "forward or train")
     a.layers = parse_int(str(a.layers), 1, 1024, "layers")
     a.d_model = parse_int(str(a.d_model), 1, 65536, "d-model")
     a.heads = parse_int(str(a.heads), 1, 1024, "heads")
@@ -338,6 +345,7 @@ RECORDED = (
     ("sdpa", "sdpa", lambda a: a.sdpa if "sdpa" in a.attentions else ""),
     ("compile", "compile", lambda a: "1" if a.compile else "0"),
     ("batch_from", "batch-from", lambda a: os.path.abspath(a.batch_from) if a.batch_from else ""),
+    ("pass", "pass", lambda a: getattr(a, "pass")),
 )
 SWITCHES = ("tf32", "compile")  # flags without a value: "1" in meta.csv when given
 
@@ -387,6 +395,7 @@ def open_resumed(a):
     if version != VERSION:
         raise Usage("%s: it was written by linbench-peer %s and this is linbench-peer %s: should be resumed with "
                     "linbench-peer %s" % (where, version or "(unknown version)", VERSION, version or "of that version"))
+    meta.setdefault("pass", "forward")  # written before --pass: a forward sweep's
     for key in [key for key, _, _ in RECORDED] + ["memory_budget_bytes"]:
         if key not in meta:
             raise Usage("%s: should be a directory written by linbench-peer sweep (%s has no %s)" % (where, path, key))
@@ -566,11 +575,12 @@ def run_sweep(argv):
             raise
         raise Failure("cannot resume %s: %s" % (a.out, e)) from None
     if "sdpa" in a.attentions:
-        why = dev_mod.sdpa_backend_check(dev.torch_device, a.sdpa, dtype, a.heads, a.d_model // a.heads)
+        train = getattr(a, "pass") == "train"
+        why = dev_mod.sdpa_backend_check(dev.torch_device, a.sdpa, dtype, a.heads, a.d_model // a.heads, train)
         if why:
-            raise Usage("invalid argument \"%s\" for --sdpa: PyTorch %s has no %s kernel for %s at head width %d on "
-                        "this device (%s): %s" % (a.sdpa, torch.__version__, a.sdpa, a.dtype, a.d_model // a.heads,
-                                                  dev.meta["device_name"], why))
+            raise Usage("invalid argument \"%s\" for --sdpa: PyTorch %s has no %s kernel%s for %s at head width %d on "
+                        "this device (%s): %s" % (a.sdpa, torch.__version__, a.sdpa, " with a backward" if train else "",
+                                                  a.dtype, a.d_model // a.heads, dev.meta["device_name"], why))
     # linbench's numerics: products accumulate in fp32 (no reduced-precision reductions), TF32 only
     # when asked
     torch.backends.cuda.matmul.allow_tf32 = a.tf32

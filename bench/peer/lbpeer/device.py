@@ -274,18 +274,20 @@ class _CpuCount:
         return peak
 
 
-def sdpa_backend_check(device, backend, dtype, heads, head_dim):
+def sdpa_backend_check(device, backend, dtype, heads, head_dim, train=False):
     """None when F.scaled_dot_product_attention runs with `backend` on this device and dtype at
-    this head width, else why not (one line)."""
+    this head width (and, with train, its backward), else why not (one line)."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
     which = {"flash": SDPBackend.FLASH_ATTENTION, "efficient": SDPBackend.EFFICIENT_ATTENTION,
              "cudnn": SDPBackend.CUDNN_ATTENTION, "math": SDPBackend.MATH}[backend]
-    q = torch.zeros(1, heads, 16, head_dim, device=device, dtype=dtype)
+    q = torch.zeros(1, heads, 16, head_dim, device=device, dtype=dtype, requires_grad=train)
     with warnings.catch_warnings(record=True) as said:  # torch warns why each kernel was not used
         warnings.simplefilter("always")
         try:
-            with sdpa_kernel(which), torch.inference_mode():
-                torch.nn.functional.scaled_dot_product_attention(q, q, q)
+            with sdpa_kernel(which), torch.inference_mode(not train):
+                o = torch.nn.functional.scaled_dot_product_attention(q, q, q)
+                if train:
+                    o.sum().backward()
             return None
         except RuntimeError as e:
             why = [str(w.message).strip().splitlines()[0] for w in said if str(w.message).strip()]

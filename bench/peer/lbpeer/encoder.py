@@ -102,13 +102,19 @@ def random_weights(shape, attention, generator, device, dtype):
 
 class Encoder(torch.nn.Module):
     """The encoder with one attention: "standard", "linformer" or "sdpa". forward(ids (B, n)
-    int64) -> the last layer's hidden state (B, n, d)."""
+    int64) -> the last layer's hidden state (B, n, d). trainable: every weight a leaf that
+    requires its gradient (the tensors of `weights` themselves; with sharing none, each layer's
+    per-head E and F stacked into one leaf (h, k, n)); `trained` lists them, each once."""
 
-    def __init__(self, shape, attention, weights):
+    def __init__(self, shape, attention, weights, trainable=False):
         super().__init__()
         if attention not in ("standard", "linformer", "sdpa"):
             raise ValueError("unknown attention %r" % attention)
         self.shape, self.attention = shape, attention
+        self.trainable = trainable
+        if trainable:
+            for t in weights.values():
+                t.requires_grad_(True)
         self.scale = 1.0 / math.sqrt(shape.hd)
         for name in ("tok_emb", "pos_emb", "emb_ln_g", "emb_ln_b"):
             self.register_buffer(name, weights[name])
@@ -128,10 +134,17 @@ class Encoder(torch.nn.Module):
         if s.sharing == "none":  # every head its own: (h, k, n), head i's at [i]
             for which, name in ((0, "E"), (1, "F")):
                 rows = [weights["proj%d" % projection_index("none", layer, s.h, i, which)] for i in range(s.h)]
-                m.register_buffer(name, torch.stack(rows))
+                stacked = torch.stack(rows)
+                # a leaf of its own: a stack made here is in no later pass's graph
+                m.register_buffer(name, stacked.detach().requires_grad_() if self.trainable else stacked)
         else:
             m.register_buffer("E", weights["proj%d" % projection_index(s.sharing, layer, s.h, 0, 0)])
             m.register_buffer("F", weights["proj%d" % projection_index(s.sharing, layer, s.h, 0, 1)])
+
+    @property
+    def trained(self):
+        """The weights a training step computes the gradient of, each once (E = F shared)."""
+        return [t for t in self.buffers() if t.requires_grad]
 
     # (B, len, d) -> (B, h, len, hd), a view
     def _heads(self, t):

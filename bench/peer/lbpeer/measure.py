@@ -1,6 +1,11 @@
 """One cell of a peer sweep, under linbench's protocol (docs/METHOD.md; attn/measure/measure.c):
 
-  - the largest batch: doubling from 1 and then bisecting, each probe one real forward pass at
+  - a pass is the forward, or with --pass train one training step without the optimizer's
+    update (`step`): the forward, then the backward from an upstream gradient of the output
+    drawn uniformly in [-1, 1], every weight's gradient computed by autograd; the gradients are
+    set to None before each step (zero_grad(set_to_none=True)), untimed, so each step allocates
+    them anew and the search counts them with the activations kept for the backward.
+  - the largest batch: doubling from 1 and then bisecting, each probe one real pass at
     that batch under the budget (lbpeer/device.py); running out of memory is a step down, never
     a failure; if batch 1 does not fit, the cell is OOM. With a batch given (--batch-from) that
     batch only, and not fitting it is the cell's error. Under --compile the probes run one
@@ -17,7 +22,7 @@
     pass and after the last; mean power = joules / host seconds over the timed passes, J per
     sequence = mean power x median ms / batch; none (and why) where there is no counter or it did
     not advance.
-Every pass runs under torch.inference_mode, and each pass's output is dropped before the next."""
+A forward pass runs under torch.inference_mode, and each pass's output is dropped before the next."""
 import gc
 import time
 
@@ -31,6 +36,24 @@ MIN_PASSES = 5
 MAX_PASSES = 50
 SETTLE = 0.02
 INPUT_SEED_MIX = 0x5EED  # linbench's LB_INPUT_SEED_MIX: the ids' seed is the run's xor this
+UPSTREAM_SEED_MIX = 0xD1  # the upstream gradient's seed: the run's xor this, not the ids'
+# A step's FLOPs over the forward's: each product of the count (encoder.flops_per_seq, products
+# only) has two of its size in the backward, the gradients of both its operands.
+STEP_FLOPS = 3
+
+
+def step(fn, ids, dy=None):
+    """One pass: fn(ids), the output dropped; with dy (the output's shape) the training step,
+    its backward from dy leaving each weight's gradient in its .grad."""
+    out = fn(ids)
+    if dy is not None:
+        out.backward(dy)
+
+
+def clear_grads(model):
+    """The gradients gone, as zero_grad(set_to_none=True) leaves them."""
+    for t in model.trained:
+        t.grad = None
 
 
 def summary(times):
@@ -73,6 +96,8 @@ class Runner:
         self.dev, self.s = device, settings
         self.counter, self.counter_why = counter, counter_why
         self.dtype = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}[settings.dtype]
+        self.train = getattr(settings, "pass") == "train"
+        self.model = None  # the cell's, while it is measured
 
     def shape(self, n, k):
         s = self.s
@@ -82,6 +107,19 @@ class Runner:
         g = torch.Generator(device=self.dev.torch_device)
         g.manual_seed((self.s.seed ^ INPUT_SEED_MIX) + batch)
         return torch.randint(0, self.s.vocab, (batch, n), generator=g, device=self.dev.torch_device)
+
+    def _upstream(self, batch, n):
+        """The training step's upstream gradient (batch, n, d), U(-1, 1); None for a forward."""
+        if not self.train:
+            return None
+        g = torch.Generator(device=self.dev.torch_device)
+        g.manual_seed((self.s.seed ^ UPSTREAM_SEED_MIX) + batch)
+        dy = torch.empty((batch, n, self.s.d_model), device=self.dev.torch_device, dtype=torch.float32)
+        return dy.uniform_(-1.0, 1.0, generator=g).to(self.dtype)
+
+    def _step(self, fn, ids, dy):
+        clear_grads(self.model)
+        step(fn, ids, dy)
 
     def _context(self, attention):
         return dev_mod.sdpa_context(self.s.sdpa) if attention == "sdpa" else dev_mod.nothing()
@@ -97,16 +135,17 @@ class Runner:
         probe counts from the live tensors alone."""
         result, oom = None, False
         try:
-            ids = self._ids(batch, n)
+            ids, dy = self._ids(batch, n), self._upstream(batch, n)
+            inputs = sum(t.numel() * t.element_size() for t in (ids, dy) if t is not None)
             with self._context(attention):
                 if warm:
-                    fn(ids)
+                    self._step(fn, ids, dy)
                     self.dev.sync()
+                clear_grads(self.model)  # before the count, so that the step's own are counted
                 with self.dev.count() as counted:
-                    out = fn(ids)
+                    step(fn, ids, dy)
                     self.dev.sync()
-                    del out
-                result = counted.peak(resident + ids.numel() * ids.element_size())
+                result = counted.peak(resident + inputs)
         except Exception as e:  # noqa: BLE001 - only running out of memory is a step down
             if not dev_mod.is_oom(e):
                 raise
@@ -114,6 +153,7 @@ class Runner:
         if oom:  # outside the handler, so the failed pass's tensors are gone with its frames
             gc.collect()
         if oom or release:
+            clear_grads(self.model)
             self.dev.release()
         return result
 
@@ -148,13 +188,16 @@ class Runner:
         shape = self.shape(n, k)
         gen = torch.Generator(device=self.dev.torch_device)
         gen.manual_seed(self.s.seed)
-        model = Encoder(shape, attention, random_weights(shape, attention, gen, self.dev.torch_device, self.dtype))
+        model = Encoder(shape, attention, random_weights(shape, attention, gen, self.dev.torch_device, self.dtype),
+                        trainable=self.train)
+        self.model = model
         self.dev.release()
         resident = sum(b.numel() * b.element_size() for b in model.buffers())
         try:
-            with torch.inference_mode():
+            with torch.inference_mode(not self.train):
                 self._measure(model, cell, batch, resident)
         finally:
+            self.model = None
             del model
             if self.s.compile:
                 torch._dynamo.reset()
@@ -187,16 +230,17 @@ class Runner:
                 return
             batch = batch - 1 - (batch - 1) // 8
         cell.batch, cell.peak_bytes = batch, peak
-        ids = self._ids(batch, n)
+        ids, dy = self._ids(batch, n), self._upstream(batch, n)
 
         def one_pass():
-            fn(ids)  # the output is dropped at once
+            step(fn, ids, dy)
 
         times, timed_ms = [], 0.0
         joules0 = self._joules(cell)
         host0 = time.monotonic()
         with self._context(attention):
             while len(times) < MAX_PASSES:
+                clear_grads(model)
                 ms = self.dev.timed(one_pass)
                 times.append(ms)
                 timed_ms += ms
@@ -216,7 +260,8 @@ class Runner:
                 cell.energy_why = "the energy counter did not advance over the %.3g s of timed passes" % host_s
         if seconds > 0:
             cell.tokens_per_s = batch * n / seconds
-            cell.tflop_per_s = flops_per_seq(self.shape(n, cell.k), attention) * batch / seconds / 1e12
+            work = flops_per_seq(self.shape(n, cell.k), attention) * (STEP_FLOPS if self.train else 1)
+            cell.tflop_per_s = work * batch / seconds / 1e12
 
     def _joules(self, cell):
         """The counter's joules, or None with the cell's energy_why said."""
