@@ -227,7 +227,7 @@ static void failed_writes(const char *scratch)
     snprintf(dir, sizeof dir, "%s/fsize", scratch);
     char *argv[] = {(char *)bin, "sweep", TINY, "--n", "32:256", "--k", "8:16", "--out", dir, NULL};
     lb_child_resource = RLIMIT_FSIZE;
-    lb_child_limit = 1500; /* meta.csv fits, raw.csv stops after a few rows */
+    lb_child_limit = 1800; /* meta.csv fits, raw.csv stops after a few rows */
     LbRun r = lb_run(argv);
     lb_check(r.code == 1 && strstr(r.err, "raw.csv") && err_lines(r.err) == 1, "raw.csv past the file-size limit: exit 1, one line (%d): %s",
              r.code, r.err);
