@@ -118,8 +118,9 @@ static int print_breakdown(const LbRunSettings *o, LbBackend *be, const LbCellRe
     const int rc = lb_breakdown_measure(be, &o->model, r->batch, o->seed, cal, &recs, &count);
     if (rc != LB_OK)
         return lb_runtime_error(rc);
-    printf("breakdown: one more pass at batch %lld, every operation timed (docs/METHOD.md, \"Breakdown\")%s\n",
-           (long long)r->batch, cal ? "" : "; no calibration, so no percentages");
+    printf("breakdown: one more %s at batch %lld, every operation timed (docs/METHOD.md, \"Breakdown\")%s\n",
+           o->model.pass == LB_PASS_TRAIN ? "step" : "pass", (long long)r->batch,
+           cal ? "" : "; no calibration, so no percentages");
     lb_breakdown_print(stdout, recs, count);
     free(recs);
     return LB_EXIT_OK;

@@ -118,9 +118,11 @@ static void check_breakdown(void)
         char *argv[] = {(char *)bin, "run", "--device", (char *)device, MODEL, "--cell-time", "1", "--no-check",
                         "--max-batch", "1", "--n", "32", "--breakdown", "--pass", train ? "train" : "forward", NULL};
         LbRun r = lb_run(argv);
+        const char *said = train ? "\nbreakdown: one more step at batch 1" : "\nbreakdown: one more pass at batch 1";
         calls[train] = breakdown_calls(r.out, "ffn_up");
-        lb_check(r.code == 0 && calls[train] > 0, "run --breakdown --pass %s: exit %d, an ffn_up row:\n%s%s",
-                 train ? "train" : "forward", r.code, r.out, r.err);
+        lb_check(r.code == 0 && calls[train] > 0 && strstr(r.out, said),
+                 "run --breakdown --pass %s: exit %d, \"%s\", an ffn_up row:\n%s%s", train ? "train" : "forward", r.code,
+                 said + 1, r.out, r.err);
         lb_run_free(&r);
     }
     lb_check(calls[1] > calls[0], "the step's breakdown has more ffn_up calls (%lld) than the forward's (%lld)",
