@@ -1,6 +1,6 @@
 /* linbench run: one cell (one model, one n, one k) measured as the sweep measures it, printed as
- * key: value lines; or with --dump, one forward pass written out as .npy files so a user can
- * check linbench against their own framework. */
+ * key: value lines; or with --dump, one forward pass (with --pass train, one step and its
+ * gradients) written out as .npy files so a user can check linbench against their own framework. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
