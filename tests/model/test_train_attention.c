@@ -130,8 +130,11 @@ static double check_tensor(Case *c, const char *name, const char *what, void *t,
         worst = fmax(worst, isnan(err) ? INFINITY : err / bound);
     }
     free(v);
-    lb_check(bad == 0, "%s layer %d: %s: %lld of %lld entries off their central differences", name, c->layer, what,
-             (long long)bad, (long long)count);
+    /* Max pooling: a tensor that moves every window (w_qkv) can sit within the short step of a kink
+     * on both sides (1 seed in 12 at 2 of 192 entries); a wrong gradient is off nearly everywhere. */
+    const int64_t allowed = c->cfg.kind == LB_MODEL_LINFORMER_MAX ? count / 32 : 0;
+    lb_check(bad <= allowed, "%s layer %d: %s: %lld of %lld entries off their central differences (%lld allowed)", name,
+             c->layer, what, (long long)bad, (long long)count, (long long)allowed);
     return worst;
 }
 
