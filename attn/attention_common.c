@@ -12,7 +12,7 @@ void *lb_pass_at(const LbPass *p, const void *base, int64_t elems)
 void lb_pass_role(LbPass *p, LbOpRole role)
 {
     if (p->obs)
-        p->obs->role(p->obs, role);
+        p->obs->role(p->obs, p->backward ? lb_role_backward(role) : role);
 }
 
 int lb_pass_alloc(LbPass *p, int64_t elems, const char *what, void **out)

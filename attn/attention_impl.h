@@ -26,6 +26,7 @@ struct LbPass {
      * the model. NULL in a forward pass. */
     void **keep;
     LbModel *grads;
+    int backward; /* the step's backward has begun: the roles named are the backward's */
 };
 /* In the plan's dry run (a counting arena) every tensor pointer is NULL, the gradients' too: what
  * a pass allocates must never depend on whether a pointer is NULL, or the plan drifts from it. */

@@ -55,7 +55,7 @@ static int forward(const LbModel *m, LbArena *a, LbInputs *in, LbPassObserver *o
     if (!desc)
         return LB_FAIL(LB_ERR_INVALID, "unknown model kind %d", (int)c->kind);
     LbPass p = {m, a, be, be->ops, in->batch, c->n, c->k, c->d_model, c->heads,
-                lb_config_head_dim(c), c->ffn, obs, NULL, NULL};
+                lb_config_head_dim(c), c->ffn, obs, NULL, NULL, 0};
     const int64_t rows = p.B * p.n;
     const size_t mark = lb_arena_mark(a);
     int rc;

@@ -30,8 +30,17 @@ typedef enum LbOpRole {
     LB_ROLE_FFN_UP,         /* the first FFN product and its bias */
     LB_ROLE_GELU,           /* the erf GELU pass after it */
     LB_ROLE_FFN_DOWN,
-    LB_ROLE_COUNT
+    /* A training step's backward: each role above but unlabelled, its gradient, in the same
+     * order (lb_role_backward), named ROLE_backward. */
+    LB_ROLE_BACKWARD_FIRST,
+    LB_ROLE_COUNT = LB_ROLE_BACKWARD_FIRST + LB_ROLE_FFN_DOWN
 } LbOpRole;
+
+/* The backward role of a forward role (itself for unlabelled and a backward role). */
+static inline LbOpRole lb_role_backward(LbOpRole r)
+{
+    return r == LB_ROLE_UNLABELLED || r >= LB_ROLE_BACKWARD_FIRST ? r : (LbOpRole)(LB_ROLE_BACKWARD_FIRST + r - 1);
+}
 
 typedef struct LbPassObserver LbPassObserver;
 struct LbPassObserver {

@@ -169,6 +169,7 @@ static int step(LbPass *p, const LbModelDesc *desc, LbInputs *in, const void *dy
         LB_TRY(layer_forward(p, desc, l, l ? kept[l - 1].out : x, l == layers - 1, in->x, &kept[l]));
 
     lb_pass_role(p, LB_ROLE_UNLABELLED);
+    p->backward = 1; /* the roles from here on are the backward's */
     LB_TRY(zero_own(p, gm));
     for (int l = layers - 1; l >= 0; l--) {
         const int rc = layer_backward(p, desc, l, &kept[l], l == layers - 1 ? dy : dx, g, dx);
@@ -195,7 +196,7 @@ static int train_step(const LbModel *m, LbArena *a, LbInputs *in, LbTrain *t, Lb
     if (!kept)
         return LB_FAIL(LB_ERR_NOMEM, "out of host memory for the training step's tables");
     LbPass p = {m, a, be, be->ops, in->batch, c->n, c->k, c->d_model, c->heads, lb_config_head_dim(c), c->ffn, obs,
-                NULL, &t->grads};
+                NULL, &t->grads, 0};
     const size_t mark = lb_arena_mark(a);
     const int rc = step(&p, desc, in, t->dy, kept);
     lb_arena_reset(a, mark);

@@ -20,9 +20,11 @@
 #include "attn/train.h"
 #include "attn/base/status.h"
 
-static const char *const role_names[LB_ROLE_COUNT] = {
-    "unlabelled", "embed",   "layernorm", "qkv", "compress",  "feature_map", "permute", "scores",
-    "softmax",    "kv_state", "pv",       "normalise", "attention", "out_proj", "ffn_up", "gelu", "ffn_down"};
+#define ROLE_NAMES(suffix)                                                                                     \
+    "embed" suffix, "layernorm" suffix, "qkv" suffix, "compress" suffix, "feature_map" suffix, "permute" suffix,   \
+        "scores" suffix, "softmax" suffix, "kv_state" suffix, "pv" suffix, "normalise" suffix, "attention" suffix, \
+        "out_proj" suffix, "ffn_up" suffix, "gelu" suffix, "ffn_down" suffix
+static const char *const role_names[LB_ROLE_COUNT] = {"unlabelled", ROLE_NAMES(""), ROLE_NAMES("_backward")};
 
 const char *lb_op_role_name(LbOpRole r) { return (unsigned)r < LB_ROLE_COUNT ? role_names[r] : NULL; }
 
@@ -115,7 +117,7 @@ static int w_linear(LbBackend *be, const void *x, const void *w, const void *b, 
     if (!gelu)
         return LB_OK;
     const LbOpRole was = t->role;
-    trace_role(t, LB_ROLE_GELU);
+    trace_role(t, was >= LB_ROLE_BACKWARD_FIRST ? lb_role_backward(LB_ROLE_GELU) : LB_ROLE_GELU);
     count(be, 0, 2 * r * o, 0);
     LB_TRY(t->real->ops->gelu(t->real, y, rows, out));
     trace_role(t, was);
