@@ -1178,6 +1178,24 @@ static int check_train(Ctx *c, LbBackend *cpu, LbModelConfig cfg)
     return rc;
 }
 
+/* A forward pass (train 0) or a training step of cfg against the CPU backend's. */
+static int check_pass(Ctx *c, int train, LbModelConfig cfg)
+{
+    return train ? check_train(c, c->ref, cfg) : check_forward(c, c->ref, cfg);
+}
+
+/* Whether a pass of kind is checked: every forward; quick, only the exact baseline's and the
+ * Linformer's training steps. */
+static int train_wanted(const Ctx *c, int train, int kind)
+{
+    if (train && c->plan->quick && kind != LB_MODEL_STANDARD && kind != LB_MODEL_LINFORMER)
+        return 0;
+    /* Max pooling routes each window's gradient to its maximum, which fp16 and bf16 rounding can
+     * move to another position: a different, equally right gradient (relative errors up to 0.1
+     * in six seeds). Its kernels are checked at every dtype in the table, its whole step at fp32. */
+    return !train || kind != LB_MODEL_LINFORMER_MAX || c->be->storage == LB_DTYPE_FP32;
+}
+
 /* --- running it ------------------------------------------------------------------------------- */
 
 /* The check in c->op / c->shape ended with rc: a failed row unless it recorded its own. */
@@ -1302,9 +1320,11 @@ int lb_check_backend(LbBackend *be, const LbCheckPlan *plan, LbCheckTable *t)
         be->ops->mem_free(be, ws);
         ws = NULL;
     }
-    /* The CPU backend's forward pass, its own ops, is the reference, so it checks none of its own. */
+    /* The CPU backend's passes, its own ops, are the reference, so it checks none of its own. */
     c.ref->ops = c.cpu_ops;
-    if (strcmp(be->ops->name, "cpu") != 0 && wanted(plan->only, "forward")) {
+    for (int train = 0; train < 2 && strcmp(be->ops->name, "cpu") != 0; train++) {
+        if (!wanted(plan->only, train ? "train" : "forward") || (train && plan->pass != LB_PASS_TRAIN))
+            continue;
         LbModelConfig m = lb_config_default();
         m.layers = quick ? 1 : 2;
         m.d_model = quick ? 32 : 64;
@@ -1313,50 +1333,33 @@ int lb_check_backend(LbBackend *be, const LbCheckPlan *plan, LbCheckTable *t)
         m.vocab = quick ? 100 : 1000;
         m.n = quick ? 32 : 64;
         m.k = quick ? 8 : 16;
-        /* Every model of the table: quick, its first variant; otherwise every variant. */
+        if (train) { /* rows that are not a whole number of flash's 64-row tiles; train_tol was measured here */
+            m.layers = 2;
+            m.d_model = 32;
+            m.heads = 2;
+            m.ffn = 64;
+            m.vocab = 100;
+            m.n = 48;
+            m.k = 8;
+        }
+        /* Every model of the table (train, quick: the exact baseline and the Linformer): quick,
+         * its first variant; otherwise every variant. */
         for (int kind = 0; kind < LB_MODEL_COUNT; kind++) {
             const LbModelDesc *desc = lb_model_desc((LbModelKind)kind);
-            for (int v = 0; desc && v < (quick ? 1 : desc->variants); v++) {
-                RUN(check_forward(&c, c.ref, lb_model_variant((LbModelKind)kind, v, m)));
+            for (int v = 0; train_wanted(&c, train, kind) && v < (quick ? 1 : desc->variants); v++) {
+                RUN(check_pass(&c, train, lb_model_variant((LbModelKind)kind, v, m)));
             }
         }
         /* --k-schedule: three layers of k, k/2 and k/4 (halve), each projecting to its own length
          * through its own E, F and workspace; every model that reads it. */
         for (int kind = 0; (!quick || plan->k_schedule != LB_KSCHED_UNIFORM) && kind < LB_MODEL_COUNT; kind++) {
-            if (lb_model_reads_flag((LbModelKind)kind, "k-schedule") != 1)
+            if (lb_model_reads_flag((LbModelKind)kind, "k-schedule") != 1 || !train_wanted(&c, train, kind))
                 continue;
             LbModelConfig cfg = lb_model_variant((LbModelKind)kind, 0, m);
             cfg.layers = 3;
             cfg.k = 2 * m.k;
             cfg.k_schedule = LB_KSCHED_HALVE;
-            RUN(check_forward(&c, c.ref, cfg));
-        }
-    }
-    if (strcmp(be->ops->name, "cpu") != 0 && plan->pass == LB_PASS_TRAIN && wanted(plan->only, "train")) {
-        /* 2 layers, d 32, 2 heads of 16, ffn 64, vocabulary 100, k 8, n 48: rows that are not a
-         * whole number of flash's 64-row tiles; train_tol was measured here */
-        LbModelConfig m = lb_config_default();
-        m.layers = 2;
-        m.d_model = 32;
-        m.heads = 2;
-        m.ffn = 64;
-        m.vocab = 100;
-        m.n = 48;
-        m.k = 8;
-        /* Quick: the exact baseline and the Linformer; otherwise every variant of every model. */
-        for (int kind = 0; kind < LB_MODEL_COUNT; kind++) {
-            const LbModelDesc *desc = lb_model_desc((LbModelKind)kind);
-            if (quick && kind != LB_MODEL_STANDARD && kind != LB_MODEL_LINFORMER)
-                continue;
-            /* Max pooling routes each window's gradient to its maximum, which fp16 and bf16
-             * rounding can move to another position: a different, equally right gradient
-             * (relative errors up to 0.1 in six seeds). Its kernels are checked at every dtype in
-             * the table above, its whole step at fp32. */
-            if (kind == LB_MODEL_LINFORMER_MAX && be->storage != LB_DTYPE_FP32)
-                continue;
-            for (int v = 0; desc && v < (quick ? 1 : desc->variants); v++) {
-                RUN(check_train(&c, c.ref, lb_model_variant((LbModelKind)kind, v, m)));
-            }
+            RUN(check_pass(&c, train, cfg));
         }
     }
 out:

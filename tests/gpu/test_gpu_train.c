@@ -2,7 +2,8 @@
  * double accumulation), through the check table's train rows (attn/check.c, as `linbench check
  * --pass train` runs them): every variant of every model, at fp32, fp16 and bf16, on small shapes
  * (2 layers, d 32, 2 heads of 16, ffn 64, vocabulary 100, k 8, n 48: rows that are not a whole
- * number of flash's 64-row tiles). Both backends build the model and draw the tokens and the
+ * number of flash's 64-row tiles), and each model that reads --k-schedule once more at three layers
+ * of k 16, 8 and 4. Both backends build the model and draw the tokens and the
  * upstream gradient from one seed; a row fails where a parameter's gradient is off by more than the
  * whole step's tolerance of the storage type, or either arena's high-water mark is not the training
  * plan. Max pooling's step is compared at fp32 only (check.c says why). Exit 77 without a CUDA
@@ -26,9 +27,10 @@ int main(void)
         size_t want = 0;
         for (int kind = 0; kind < LB_MODEL_COUNT; kind++)
             if (kind != LB_MODEL_LINFORMER_MAX || dtypes[d] == LB_DTYPE_FP32)
-                want += (size_t)lb_model_desc((LbModelKind)kind)->variants;
-        lb_check(t.count == want, "%s: %zu training steps checked, one per variant: %zu", lb_dtype_name(dtypes[d]), t.count,
-                 want);
+                want += (size_t)lb_model_desc((LbModelKind)kind)->variants +
+                        (lb_model_reads_flag((LbModelKind)kind, "k-schedule") == 1);
+        lb_check(t.count == want, "%s: %zu training steps checked, one per variant and per model at --k-schedule halve: %zu",
+                 lb_dtype_name(dtypes[d]), t.count, want);
         lb_check_table_free(&t);
         lb_backend_close(gpu);
     }
