@@ -117,10 +117,6 @@ class Runner:
         dy = torch.empty((batch, n, self.s.d_model), device=self.dev.torch_device, dtype=torch.float32)
         return dy.uniform_(-1.0, 1.0, generator=g).to(self.dtype)
 
-    def _step(self, fn, ids, dy):
-        clear_grads(self.model)
-        step(fn, ids, dy)
-
     def _context(self, attention):
         return dev_mod.sdpa_context(self.s.sdpa) if attention == "sdpa" else dev_mod.nothing()
 
@@ -139,7 +135,7 @@ class Runner:
             inputs = sum(t.numel() * t.element_size() for t in (ids, dy) if t is not None)
             with self._context(attention):
                 if warm:
-                    self._step(fn, ids, dy)
+                    step(fn, ids, dy)
                     self.dev.sync()
                 clear_grads(self.model)  # before the count, so that the step's own are counted
                 with self.dev.count() as counted:
