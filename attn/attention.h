@@ -42,7 +42,8 @@ typedef struct LbModelDesc {
      * dx (B, n, d) the gradient of x through this layer's block, from dy (the gradient of y), x
      * and keep; it writes gw's w_qkv, b_qkv, w_o and b_o gradients (the layer's twin in the
      * gradient model p->grads) and adds to p->grads' own tensors (zeroed before the backward; a
-     * projection shared by layers gets every layer's share). NULL: the model cannot train. */
+     * projection shared by layers gets every layer's share); the step releases its temporaries with
+     * the layer's. NULL: the model cannot train. */
     int (*attention_backward)(LbPass *p, int layer, const LbLayerWeights *w, void *const *keep, const void *x,
                               const void *dy, void *dx, LbLayerWeights *gw);
     /* FLOPs of one layer's attention block (Q/K/V and output projections included) for one

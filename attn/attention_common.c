@@ -122,13 +122,6 @@ int lb_exact_attention_backward(LbPass *p, const LbLayerWeights *w, const void *
     }
     return lb_qkv_backward(p, w, x, dqkv, dx, gw);
 }
-int lb_attend(LbPass *p, const void *q, int64_t ldq, const void *k, const void *v, int64_t ldkv, int64_t kv_len,
-              void *o)
-{
-    void *s;
-    LB_TRY(lb_pass_alloc(p, p->B * p->h * p->n * kv_len, "attention scores", &s)); /* (B, h, n, kv_len) */
-    return lb_attend_rows(p, q, ldq, k, v, ldkv, p->n, kv_len, 0, p->n, s, o);
-}
 
 double lb_exact_attention_flops(const LbModelConfig *c)
 {

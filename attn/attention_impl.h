@@ -62,10 +62,6 @@ int lb_attend_rows(LbPass *p, const void *q, int64_t ldq, const void *k, const v
 int lb_attend_scores(LbPass *p, const void *q, int64_t ldq, const void *k, int64_t ldkv, int64_t q_len,
                      int64_t kv_len, int64_t row0, int64_t rows, void *s);
 
-/* lb_attend_rows over all n query rows, with the score buffer (B, h, n, kv_len) allocated here. */
-int lb_attend(LbPass *p, const void *q, int64_t ldq, const void *k, const void *v, int64_t ldkv, int64_t kv_len,
-              void *o);
-
 /* The output projection of a token-major attention output: y = o (B, n, d) W_O^T + b_O. */
 int lb_project(LbPass *p, const LbLayerWeights *w, const void *o, void *y);
 
@@ -75,7 +71,7 @@ int lb_project(LbPass *p, const LbLayerWeights *w, const void *o, void *y);
 double lb_exact_attention_flops(const LbModelConfig *c);
 
 /* Q, K and V in one product: qkv (B, n, 3d) = x W_QKV^T + b_QKV, Q in columns [0, d), K in
- * [d, 2d), V in [2d, 3d); lb_attend reads its heads in place (ldq = ldkv = 3d). */
+ * [d, 2d), V in [2d, 3d); lb_attend_rows reads its heads in place (ldq = ldkv = 3d). */
 int lb_qkv(LbPass *p, const LbLayerWeights *w, const void *x, void **qkv);
 
 /* --- the training step's backward helpers (attention_common.c) ------------------------------- */

@@ -131,7 +131,7 @@ static void keep(LbPass *p, int slot, void *t)
         p->keep[slot] = t;
 }
 
-/* lb_attend, the probabilities kept. */
+/* lb_attend_rows over all n rows, the probabilities kept. */
 static int attend(LbPass *p, const void *q, int64_t ldq, const void *kc, const void *vc, int64_t ldkv, int64_t k,
                   void *o)
 {
@@ -224,15 +224,6 @@ static int attention(LbPass *p, int layer, const LbLayerWeights *w, const void *
 
 /* --- the training step's backward ------------------------------------------------------------ */
 
-/* lb_attend_rows_backward over all n rows, P (B, h, n, k) kept; dq, dkc, dvc written. */
-static int attend_backward(LbPass *p, const void *q, int64_t ldq, const void *kc, const void *vc, int64_t ldkv,
-                           int64_t k, const void *s, const void *d_o, void *dq, void *dkc, void *dvc)
-{
-    void *ds;
-    LB_TRY(lb_pass_alloc(p, p->B * p->h * p->n * k, "attention score gradient", &ds)); /* (B, h, n, k) */
-    return lb_attend_rows_backward(p, q, ldq, kc, vc, ldkv, p->n, k, 0, p->n, s, ds, d_o, dq, dkc, dvc, 0);
-}
-
 /* compress's backward from dout (B, k, ld_out), its output's gradient: x's gradient into dx, laid
  * out as x, written, or added when `accumulate` (x's rows then `width` wide); the gradient of the
  * projection's weights that ran (E's first k rows, a kernel's first n / k taps) added to their
@@ -278,6 +269,23 @@ static int compress_backward(LbPass *p, int layer, int head, int which, int64_t 
     return accumulate ? p->ops->add(p->be, out, dx, count) : LB_OK;
 }
 
+/* What both orders' backward start with: the output projection's gradient, then the attention's
+ * (lb_attend_rows_backward over all n rows, P (B, h, n, k) kept) into dq, laid out as the kept Q
+ * (ldq), and into dK' and dV', side by side (B, k, 2d) when fused, else dK' then dV' (B, k, d). */
+static int attend_backward(LbPass *p, const LbLayerWeights *w, void *const *kept, int64_t k, int fused, int64_t ldq,
+                           const void *dy, void *dq, void **dkc, void **dvc, LbLayerWeights *gw)
+{
+    const int64_t ck = p->B * k, d = p->d;
+    void *d_o, *ds;
+    LB_TRY(lb_pass_alloc(p, p->B * p->n * d, "attention output gradient", &d_o)); /* (B, n, d) */
+    LB_TRY(lb_pass_alloc(p, ck * 2 * d, "K'/V' gradient", dkc));
+    *dvc = lb_pass_at(p, *dkc, fused ? d : ck * d);
+    LB_TRY(lb_pass_alloc(p, p->B * p->h * p->n * k, "attention score gradient", &ds)); /* (B, h, n, k) */
+    LB_TRY(lb_project_backward(p, w, kept[KEEP_O], dy, d_o, gw));
+    return lb_attend_rows_backward(p, kept[KEEP_Q], ldq, kept[KEEP_KC], kept[KEEP_VC], fused ? 2 * d : d, p->n, k, 0,
+                                   p->n, kept[KEEP_P], ds, d_o, dq, *dkc, *dvc, 0);
+}
+
 /* Early order: the output projection's, the attention's, Q's product's (into dx), K' and V''s
  * (into the gradients of E X and F X), then each compression's into dx. */
 static int backward_early(LbPass *p, int layer, const LbLayerWeights *w, void *const *kept, const void *x,
@@ -285,17 +293,12 @@ static int backward_early(LbPass *p, int layer, const LbLayerWeights *w, void *c
 {
     const int64_t k = lb_config_layer_k(&p->m->cfg, layer), rows = p->B * p->n, ck = p->B * k, d = p->d;
     const int fused = !separate_kv(&p->m->cfg);
-    void *d_o, *dq, *dkc, *dvc, *dxe, *dxf = NULL;
-    LB_TRY(lb_pass_alloc(p, rows * d, "attention output gradient", &d_o)); /* (B, n, d) */
-    LB_TRY(lb_pass_alloc(p, rows * d, "Q gradient", &dq));
-    LB_TRY(lb_pass_alloc(p, ck * 2 * d, "K'/V' gradient", &dkc)); /* (B, k, 2d), or dK' then dV' (B, k, d) */
-    dvc = lb_pass_at(p, dkc, fused ? d : ck * d);
+    void *dq, *dkc, *dvc, *dxe, *dxf = NULL;
+    LB_TRY(lb_pass_alloc(p, rows * d, "Q gradient", &dq)); /* (B, n, d) */
     LB_TRY(lb_pass_alloc(p, ck * d, "E X gradient", &dxe));
     if (!fused)
         LB_TRY(lb_pass_alloc(p, ck * d, "F X gradient", &dxf));
-    LB_TRY(lb_project_backward(p, w, kept[KEEP_O], dy, d_o, gw));
-    LB_TRY(attend_backward(p, kept[KEEP_Q], d, kept[KEEP_KC], kept[KEEP_VC], fused ? 2 * d : d, k, kept[KEEP_P], d_o,
-                           dq, dkc, dvc));
+    LB_TRY(attend_backward(p, w, kept, k, fused, d, dy, dq, &dkc, &dvc, gw));
     lb_pass_role(p, LB_ROLE_QKV);
     LB_TRY(lb_linear_backward(p, x, w->w_qkv, dq, dx, gw->w_qkv, gw->b_qkv, rows, d, d, 1));
     for (int which = 0; which < 2 - fused; which++) { /* K' (and V' with it, fused), then V' */
@@ -313,18 +316,13 @@ static int backward_early(LbPass *p, int layer, const LbLayerWeights *w, void *c
 static int backward_late(LbPass *p, int layer, const LbLayerWeights *w, void *const *kept, const void *x,
                          const void *dy, void *dx, LbLayerWeights *gw)
 {
-    const int64_t k = lb_config_layer_k(&p->m->cfg, layer), rows = p->B * p->n, ck = p->B * k, d = p->d;
+    const int64_t k = lb_config_layer_k(&p->m->cfg, layer), rows = p->B * p->n, d = p->d;
     const LbSharing sharing = sharing_of(&p->m->cfg);
     const int fused = sharing == LB_SHARE_LAYERWISE || sharing == LB_SHARE_KV;
     const void *qkv = kept[KEEP_Q];
-    void *d_o, *dqkv, *dkc, *dvc;
-    LB_TRY(lb_pass_alloc(p, rows * d, "attention output gradient", &d_o)); /* (B, n, d) */
-    LB_TRY(lb_pass_alloc(p, rows * 3 * d, "Q/K/V gradient", &dqkv));       /* (B, n, 3d) */
-    LB_TRY(lb_pass_alloc(p, ck * 2 * d, "K'/V' gradient", &dkc)); /* (B, k, 2d), or dK' then dV' (B, k, d) */
-    dvc = lb_pass_at(p, dkc, fused ? d : ck * d);
-    LB_TRY(lb_project_backward(p, w, kept[KEEP_O], dy, d_o, gw));
-    LB_TRY(attend_backward(p, qkv, 3 * d, kept[KEEP_KC], kept[KEEP_VC], fused ? 2 * d : d, k, kept[KEEP_P], d_o,
-                           dqkv, dkc, dvc));
+    void *dqkv, *dkc, *dvc;
+    LB_TRY(lb_pass_alloc(p, rows * 3 * d, "Q/K/V gradient", &dqkv)); /* (B, n, 3d) */
+    LB_TRY(attend_backward(p, w, kept, k, fused, 3 * d, dy, dqkv, &dkc, &dvc, gw));
     if (fused) {
         LB_TRY(compress_backward(p, layer, 0, 0, k, lb_pass_at(p, qkv, d), 3 * d, 2 * d, dkc, 2 * d,
                                  lb_pass_at(p, dqkv, d), 0));
@@ -340,16 +338,11 @@ static int backward_late(LbPass *p, int layer, const LbLayerWeights *w, void *co
     return lb_qkv_backward(p, w, x, dqkv, dx, gw);
 }
 
-/* Its temporaries are released before it returns; the kept tensors are the caller's. */
 static int attention_backward(LbPass *p, int layer, const LbLayerWeights *w, void *const *kept, const void *x,
                               const void *dy, void *dx, LbLayerWeights *gw)
 {
-    const size_t mark = lb_arena_mark(p->a);
-    const int rc = p->m->cfg.order == LB_ORDER_EARLY ? backward_early(p, layer, w, kept, x, dy, dx, gw)
-                                                     : backward_late(p, layer, w, kept, x, dy, dx, gw);
-    lb_pass_role(p, LB_ROLE_UNLABELLED);
-    lb_arena_reset(p->a, mark);
-    return rc;
+    return p->m->cfg.order == LB_ORDER_EARLY ? backward_early(p, layer, w, kept, x, dy, dx, gw)
+                                             : backward_late(p, layer, w, kept, x, dy, dx, gw);
 }
 
 static int check(const LbModelConfig *c, char *msg, size_t msg_size)
@@ -467,13 +460,18 @@ static void describe(const LbModelConfig *c, char *buf, size_t size)
              pooled(c) ? "" : "/", lb_order_name(c->order), (long long)c->k, schedule);
 }
 
-/* What the four models share, and what the three with windows of n / k share besides. */
+/* What the four models share, what the three with windows of n / k share besides, and what the two
+ * pooling models share. */
 #define LB_LINFORMER_OPS                                                                                      \
     .check = check, .attention = attention, .attention_backward = attention_backward,                         \
     .flops_per_layer = flops_per_layer, .describe = describe
 #define LB_LINFORMER_WINDOWS                                                                                  \
     .k_range = "1 to n, dividing n", .cell_exists = cell_exists_windows,                                      \
     .skip_reason = "k must divide n: it compresses windows of n/k positions"
+#define LB_LINFORMER_POOL(NAME, KIND)                                                                         \
+    {.name = NAME, .k_meaning = "projected length (" KIND " pooling, windows of n/k)",                        \
+     .own_flags = "order projection k-schedule", .variants = 2, .variant = variant_pool, LB_LINFORMER_OPS,    \
+     LB_LINFORMER_WINDOWS}
 
 const LbModelDesc lb_model_linformer = {
     .name = "linformer",
@@ -487,25 +485,8 @@ const LbModelDesc lb_model_linformer = {
     LB_LINFORMER_OPS,
 };
 
-const LbModelDesc lb_model_linformer_mean = {
-    .name = "linformer-mean",
-    .k_meaning = "projected length (mean pooling, windows of n/k)",
-    .own_flags = "order projection k-schedule",
-    .variants = 2,
-    .variant = variant_pool,
-    LB_LINFORMER_OPS,
-    LB_LINFORMER_WINDOWS,
-};
-
-const LbModelDesc lb_model_linformer_max = {
-    .name = "linformer-max",
-    .k_meaning = "projected length (max pooling, windows of n/k)",
-    .own_flags = "order projection k-schedule",
-    .variants = 2,
-    .variant = variant_pool,
-    LB_LINFORMER_OPS,
-    LB_LINFORMER_WINDOWS,
-};
+const LbModelDesc lb_model_linformer_mean = LB_LINFORMER_POOL("linformer-mean", "mean");
+const LbModelDesc lb_model_linformer_max = LB_LINFORMER_POOL("linformer-max", "max");
 
 const LbModelDesc lb_model_linformer_conv = {
     .name = "linformer-conv",

@@ -92,7 +92,7 @@ static const void *ones(const LbModel *m) { return m->own[m->cfg.layers].ptr; }
 enum { KEEP_QH, KEEP_KH, KEEP_VH, KEEP_QF, KEEP_KF, KEEP_KV, KEEP_O1, KEEP_O, KEEP_COUNT };
 
 /* lb_qkv, then qh, kh, vh (B, h, n, hd) split out of it for the feature map, which wants heads
- * contiguous (2 x 3 B n d elements moved that lb_attend does not need). */
+ * contiguous (2 x 3 B n d elements moved that lb_attend_rows does not need). */
 static int qkv_heads(LbPass *p, const LbLayerWeights *w, const void *x, void **qkv, void **qh, void **kh, void **vh)
 {
     const int64_t rows = p->B * p->n, d = p->d;
@@ -140,7 +140,6 @@ static int attention(LbPass *p, int layer, const LbLayerWeights *w, const void *
         LB_TRY(lb_pass_alloc(p, bh * n * hd, "attention output heads", &oh));
     lb_pass_role(p, LB_ROLE_NORMALISE);
     LB_TRY(p->ops->divide_by_last(p->be, o1, oh, bh * n, hd));
-    lb_pass_role(p, LB_ROLE_UNLABELLED);
     lb_pass_role(p, LB_ROLE_PERMUTE); /* the heads (B, h, n, hd) back to (B, n, d), over Q/K/V */
     LB_TRY(p->ops->merge_heads(p->be, oh, qkv, p->B, p->n, p->h, p->hd));
     if (p->keep) {
@@ -156,8 +155,8 @@ static int attention(LbPass *p, int layer, const LbLayerWeights *w, const void *
  * from the product with omega), and the heads merged back for the Q, K and V row blocks of
  * W_QKV. The projections omega are fixed random features, not trained: their gradient is not
  * computed, and their tensors in p->grads stay as the step set them (zero), as do the ones'. */
-static int backward(LbPass *p, int layer, const LbLayerWeights *w, void *const *kept, const void *x, const void *dy,
-                    void *dx, LbLayerWeights *gw)
+static int attention_backward(LbPass *p, int layer, const LbLayerWeights *w, void *const *kept, const void *x,
+                              const void *dy, void *dx, LbLayerWeights *gw)
 {
     const int64_t bh = p->B * p->h, n = p->n, hd = p->hd, mf = p->k, rows = p->B * n, d = p->d;
     const float scale = (float)pow((double)hd, -0.25);
@@ -206,17 +205,6 @@ static int backward(LbPass *p, int layer, const LbLayerWeights *w, void *const *
                                   lb_pass_at(p, gw->w_qkv, j * d * d), lb_pass_at(p, gw->b_qkv, j * d), rows, d, d, 1));
     }
     return LB_OK;
-}
-
-/* Its temporaries are released before it returns; the kept tensors are the caller's. */
-static int attention_backward(LbPass *p, int layer, const LbLayerWeights *w, void *const *kept, const void *x,
-                              const void *dy, void *dx, LbLayerWeights *gw)
-{
-    const size_t mark = lb_arena_mark(p->a);
-    const int rc = backward(p, layer, w, kept, x, dy, dx, gw);
-    lb_pass_role(p, LB_ROLE_UNLABELLED);
-    lb_arena_reset(p->a, mark);
-    return rc;
 }
 
 static int check(const LbModelConfig *c, char *msg, size_t msg_size)

@@ -1,12 +1,7 @@
-/* The CPU backend's ops (attn/cpu/cpu_backend.c): plain-C versions of every compute op in the ops
- * table, on host fp32 arrays, exactness before speed: products accumulated in double in a fixed
- * order over the reduction index, softmax and LayerNorm statistics in double, GELU the erf form in
- * double. Each output element is computed by exactly one thread, so results do not depend on the
- * thread count. The check table (attn/check.c) runs them as the reference of every op, with naive
- * loops of its own in place of the products, softmax, LayerNorm and GELU.
- *
- * The products, softmax, LayerNorm and GELU trust their arguments (the backend's ops check them
- * first). Outputs must not overlap inputs unless said otherwise. All matrices are row-major. */
+/* The CPU backend's ops (attn/cpu/cpu_backend.c): plain C on host fp32 arrays, exactness before
+ * speed: sums in double in a fixed order, each output element by one thread, so results do not
+ * depend on the thread count. The products, softmax, LayerNorm and GELU trust their arguments (the
+ * backend's ops check them first). Outputs must not overlap inputs unless said otherwise. */
 #ifndef LB_CPU_REF_H
 #define LB_CPU_REF_H
 
@@ -26,9 +21,7 @@ extern "C" {
 void lb_linear_cpu(const float *x, const float *w, const float *b, float *y, int64_t rows,
                    int64_t in, int64_t out, int gelu);
 
-/* C_i (m, n) = alpha * op(A_i) (m, kdim) . op(B_i) (kdim, n) for i in [0, batch), exactly as the
- * LbBmm comment in attn/ops.h says (trans flags, leading dimensions, element strides, stride 0
- * broadcast, C overwritten); a, b, c point to float. C must not overlap A or B. */
+/* LbBmm (attn/ops.h) with beta 0 and no summing stride_c 0; a, b, c point to float. */
 void lb_bmm_cpu(const LbBmm *p);
 
 /* --- softmax, LayerNorm, GELU (attn/cpu/cpu_norm.c) ---------------------------------------- */
