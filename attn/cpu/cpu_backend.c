@@ -80,36 +80,32 @@ static int lb_cpu_mem_info(LbBackend *be, size_t *free_bytes, size_t *total_byte
 
 /* --- data in and out (argument checks: attn/op_args.h) ---------------------------------------- */
 
+/* memcpy once the op's argument check `rc` has passed. */
+static int lb_cpu_memcpy(int rc, void *dst, const void *src, size_t bytes)
+{
+    if (rc == LB_OK && bytes > 0)
+        memcpy(dst, src, bytes);
+    return rc;
+}
+
 static int lb_cpu_upload(LbBackend *be, void *dst, const float *src, int64_t count)
 {
-    LB_TRY(lb_args_transfer(be, "upload", dst, src, count));
-    if (count > 0)
-        memcpy(dst, src, (size_t)count * sizeof *src);
-    return LB_OK;
+    return lb_cpu_memcpy(lb_args_transfer(be, "upload", dst, src, count), dst, src, (size_t)count * sizeof *src);
 }
 
 static int lb_cpu_download(LbBackend *be, float *dst, const void *src, int64_t count)
 {
-    LB_TRY(lb_args_transfer(be, "download", dst, src, count));
-    if (count > 0)
-        memcpy(dst, src, (size_t)count * sizeof *dst);
-    return LB_OK;
+    return lb_cpu_memcpy(lb_args_transfer(be, "download", dst, src, count), dst, src, (size_t)count * sizeof *dst);
 }
 
 static int lb_cpu_copy_raw_to_host(LbBackend *be, void *dst, const void *src, size_t bytes)
 {
-    LB_TRY(lb_args_copy(be, "copy_raw_to_host", dst, src, bytes, 0));
-    if (bytes > 0)
-        memcpy(dst, src, bytes);
-    return LB_OK;
+    return lb_cpu_memcpy(lb_args_copy(be, "copy_raw_to_host", dst, src, bytes, 0), dst, src, bytes);
 }
 
 static int lb_cpu_copy(LbBackend *be, void *dst, const void *src, size_t bytes)
 {
-    LB_TRY(lb_args_copy(be, "copy", dst, src, bytes, 1));
-    if (bytes > 0)
-        memcpy(dst, src, bytes);
-    return LB_OK;
+    return lb_cpu_memcpy(lb_args_copy(be, "copy", dst, src, bytes, 1), dst, src, bytes);
 }
 
 static int lb_cpu_fill_uniform(LbBackend *be, void *x, int64_t count, uint64_t seed, float lo, float hi)
@@ -298,18 +294,11 @@ static int lb_cpu_describe(LbBackend *be, LbDeviceInfo *info)
     LbCpuState *s = lb_cpu_state(be);
     char model[96];
     lb_cpu_model_name(model, sizeof model);
-    memset(info, 0, sizeof *info);
-    if (model[0])
-        snprintf(info->name, sizeof info->name, "CPU reference (%s)", model);
-    else
-        snprintf(info->name, sizeof info->name, "CPU reference");
-    info->cc_major = info->cc_minor = -1;
-    info->sm_count = -1;
-    info->total_bytes = (int64_t)s->capacity;
-    info->free_bytes = (int64_t)(s->capacity - s->in_use);
-    info->sm_clock_mhz = info->sm_clock_max_mhz = info->mem_clock_mhz = -1;
-    info->driver_version = info->runtime_version = info->cublas_version = -1;
-    info->device_index = -1;
+    *info = (LbDeviceInfo){.cc_major = -1, .cc_minor = -1, .sm_count = -1, .total_bytes = (int64_t)s->capacity,
+                           .free_bytes = (int64_t)(s->capacity - s->in_use), .sm_clock_mhz = -1,
+                           .sm_clock_max_mhz = -1, .mem_clock_mhz = -1, .driver_version = -1,
+                           .runtime_version = -1, .cublas_version = -1, .device_index = -1};
+    snprintf(info->name, sizeof info->name, model[0] ? "CPU reference (%s)" : "CPU reference", model);
     return LB_OK;
 }
 
@@ -508,9 +497,7 @@ int lb_cpu_backend_open(LbDtype dtype, size_t capacity, LbBackend **out)
     be->dtype = dtype;
     be->storage = LB_DTYPE_FP32;
     be->elem_bytes = sizeof(float);
-    be->workspace_bytes = 0;
-    be->alignment = LB_CPU_ALIGNMENT;
-    be->tf32 = 0;
+    be->alignment = LB_CPU_ALIGNMENT; /* no workspace, no TF32 */
     *out = be;
     return LB_OK;
 }

@@ -95,13 +95,7 @@ static void lb_pack_a(const float *a, int64_t rs, int64_t cs, int64_t rows, int6
                 panel[p * LB_MR + 2] = a2[p];
                 panel[p * LB_MR + 3] = a3[p];
             }
-        } else if (cs == 1) {
-            for (int64_t ii = 0; ii < mr; ii++) {
-                const float *row = a + (r0 + ii) * rs;
-                for (int64_t p = 0; p < k; p++)
-                    panel[p * LB_MR + ii] = row[p];
-            }
-        } else {
+        } else { /* transposed, or the last panel's few rows */
             for (int64_t p = 0; p < k; p++)
                 for (int64_t ii = 0; ii < mr; ii++)
                     panel[p * LB_MR + ii] = a[(r0 + ii) * rs + p * cs];

@@ -11,6 +11,16 @@
 #include "attn/model.h"
 #include "attn/plan.h"
 #include "attn/base/status.h"
+#include "tests/lib/check.h"
+
+/* The CPU reference backend storing `dtype` with 1 GiB, or NULL after a failed check. */
+static inline LbBackend *lb_test_cpu_backend(LbDtype dtype)
+{
+    LbBackend *be = NULL;
+    lb_check(lb_cpu_backend_open(dtype, (size_t)1 << 30, &be) == LB_OK, "CPU backend %s: %s", lb_dtype_name(dtype),
+             lb_error_message());
+    return be;
+}
 
 /* cfg's output (B, n, d) on be from seed, in a malloc'd array; NULL on any failure (the message
  * is lb_error_message's). `prepare`, when not NULL, changes the built model before the pass (0 on

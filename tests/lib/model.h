@@ -10,16 +10,25 @@
 #include "attn/config.h"
 #include "attn/pass_observer.h"
 
-static inline LbModelConfig lb_test_model(int64_t n, int64_t k)
+/* The default configuration with a small encoder of this shape (the dtype left as the default's):
+ * for tests that want a model of their own size (tests/cli, tests/gpu). */
+static inline LbModelConfig lb_test_shape(int layers, int d_model, int heads, int ffn, int vocab, int64_t n,
+                                          int64_t k)
 {
     LbModelConfig c = lb_config_default();
-    c.layers = 2;
-    c.d_model = 16;
-    c.heads = 4;
-    c.ffn = 24;
-    c.vocab = 50;
+    c.layers = layers;
+    c.d_model = d_model;
+    c.heads = heads;
+    c.ffn = ffn;
+    c.vocab = vocab;
     c.n = n;
     c.k = k;
+    return c;
+}
+
+static inline LbModelConfig lb_test_model(int64_t n, int64_t k)
+{
+    LbModelConfig c = lb_test_shape(2, 16, 4, 24, 50, n, k);
     c.dtype = LB_DTYPE_FP32;
     return c;
 }

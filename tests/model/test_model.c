@@ -24,15 +24,6 @@
 #include "tests/lib/naive_attention.h"
 #include "tests/lib/naive_layers.h"
 
-/* The CPU reference backend with 1 GiB, or NULL after a failed check. */
-static LbBackend *cpu_backend(LbDtype dtype)
-{
-    LbBackend *be = NULL;
-    lb_check(lb_cpu_backend_open(dtype, (size_t)1 << 30, &be) == LB_OK, "CPU backend %s: %s", lb_dtype_name(dtype),
-             lb_error_message());
-    return be;
-}
-
 /* The memory plan (a dry run over a counting arena) against reality on the CPU backend: for
  * every variant of every model of the table and several batches, the planned bytes equal the
  * arena's high-water mark after a real forward pass; bytes grow with B; the largest batch fits
@@ -114,7 +105,7 @@ static void check_variant(LbBackend *be, const LbModelConfig *cfg)
 
 static void test_plan(void)
 {
-    LbBackend *be = cpu_backend(LB_DTYPE_FP32);
+    LbBackend *be = lb_test_cpu_backend(LB_DTYPE_FP32);
     if (!be)
         return;
     for (int i = 0; i < LB_TEST_VARIANTS; i++) {
@@ -162,7 +153,7 @@ static int identity(LbModel *m)
 
 static void test_identity(void)
 {
-    LbBackend *be = cpu_backend(LB_DTYPE_FP32);
+    LbBackend *be = lb_test_cpu_backend(LB_DTYPE_FP32);
     if (!be)
         return;
     const int64_t n = 20, B = 3;
@@ -427,7 +418,7 @@ static void naive_check(LbBackend *be, const LbModelConfig *cfg, int64_t B)
 
 static void test_forward_naive(void)
 {
-    LbBackend *be = cpu_backend(LB_DTYPE_FP32);
+    LbBackend *be = lb_test_cpu_backend(LB_DTYPE_FP32);
     if (!be)
         return;
     for (int i = 0; i < LB_TEST_VARIANTS; i++) {
@@ -464,31 +455,34 @@ static void test_forward_naive(void)
 static const LbDtype cheap_dtypes[] = {LB_DTYPE_FP32, LB_DTYPE_FP16, LB_DTYPE_BF16};
 
 /* cfg, an exact model cheaper than standard attention, against the standard model of the same
- * configuration from one seed: equal to `tol` (fp32 storage, double accumulation); and from
- * another seed it differs, so the comparison can fail. */
-static void equals_standard(const LbModelConfig *cfg, double tol)
+ * configuration from one seed, for every storage the CPU is asked for: equal to `tol` (fp32
+ * storage, double accumulation); and from another seed it differs, so the comparison can fail. */
+static void equals_standard(LbModelConfig cfg, double tol)
 {
-    const int64_t B = 3, count = B * cfg->n * cfg->d_model;
-    LbModelConfig s = *cfg;
-    s.kind = LB_MODEL_STANDARD;
-    char name[64];
-    snprintf(name, sizeof name, "%s %s n %lld chunk %lld", lb_model_name(cfg->kind), lb_dtype_name(cfg->dtype),
-             (long long)cfg->n, (long long)cfg->chunk);
-    LbBackend *be = cpu_backend(cfg->dtype);
-    if (!be)
-        return;
-    float *ref = lb_test_forward(be, &s, B, lb_test_seed), *out = lb_test_forward(be, cfg, B, lb_test_seed);
-    float *other = lb_test_forward(be, cfg, B, lb_test_seed + 1);
-    if (lb_check(ref && out && other, "%s: both models ran: %s", name, lb_error_message())) {
-        const double err = lb_test_rel_error(out, ref, count);
-        printf("  %s: relative error against standard %.3g\n", name, err);
-        lb_check(err <= tol, "%s equals standard: relative error %.3g (<= %g)", name, err, tol);
-        lb_check(lb_test_rel_error(other, ref, count) > 1e-2, "%s: another seed differs", name);
+    const int64_t B = 3, count = B * cfg.n * cfg.d_model;
+    for (size_t t = 0; t < sizeof cheap_dtypes / sizeof cheap_dtypes[0]; t++) {
+        cfg.dtype = cheap_dtypes[t];
+        LbModelConfig s = cfg;
+        s.kind = LB_MODEL_STANDARD;
+        char name[64];
+        snprintf(name, sizeof name, "%s %s n %lld chunk %lld", lb_model_name(cfg.kind), lb_dtype_name(cfg.dtype),
+                 (long long)cfg.n, (long long)cfg.chunk);
+        LbBackend *be = lb_test_cpu_backend(cfg.dtype);
+        if (!be)
+            return;
+        float *ref = lb_test_forward(be, &s, B, lb_test_seed), *out = lb_test_forward(be, &cfg, B, lb_test_seed);
+        float *other = lb_test_forward(be, &cfg, B, lb_test_seed + 1);
+        if (lb_check(ref && out && other, "%s: both models ran: %s", name, lb_error_message())) {
+            const double err = lb_test_rel_error(out, ref, count);
+            printf("  %s: relative error against standard %.3g\n", name, err);
+            lb_check(err <= tol, "%s equals standard: relative error %.3g (<= %g)", name, err, tol);
+            lb_check(lb_test_rel_error(other, ref, count) > 1e-2, "%s: another seed differs", name);
+        }
+        free(ref);
+        free(out);
+        free(other);
+        lb_backend_close(be);
     }
-    free(ref);
-    free(out);
-    free(other);
-    lb_backend_close(be);
 }
 
 /* The chunked model against the standard one on the CPU backend: the same output to rounding for
@@ -501,15 +495,12 @@ static void equals_standard(const LbModelConfig *cfg, double tol)
 static void test_chunked(void)
 {
     static const int64_t chunks[] = {1, 7, 9, 35, 36, 100};
-    for (size_t t = 0; t < sizeof cheap_dtypes / sizeof cheap_dtypes[0]; t++)
-        for (size_t i = 0; i < sizeof chunks / sizeof chunks[0]; i++) {
-            LbModelConfig c = lb_test_model(36, 8);
-            c.kind = LB_MODEL_CHUNKED;
-            c.chunk = chunks[i];
-            c.dtype = cheap_dtypes[t];
-            /* the same dot products split by rows only */
-            equals_standard(&c, 1e-6);
-        }
+    for (size_t i = 0; i < sizeof chunks / sizeof chunks[0]; i++) {
+        LbModelConfig c = lb_test_model(36, 8);
+        c.kind = LB_MODEL_CHUNKED;
+        c.chunk = chunks[i];
+        equals_standard(c, 1e-6); /* the same dot products split by rows only */
+    }
 
     /* Memory: the scores are (B, h, min(c, n), n); everything else is the standard model's. */
     const LbPlanParams pp = {4, 256, 0};
@@ -575,13 +566,8 @@ static LbModelConfig flash_model(LbModelKind kind, int64_t n)
 static void test_flash(void)
 {
     static const int64_t ns[] = {1, 15, 36, 70};
-    for (size_t t = 0; t < sizeof cheap_dtypes / sizeof cheap_dtypes[0]; t++)
-        for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
-            LbModelConfig f = flash_model(LB_MODEL_FLASH, ns[i]);
-            f.dtype = cheap_dtypes[t];
-            /* standard rounds its scores and probabilities to storage, flash keeps them in double */
-            equals_standard(&f, 1e-5);
-        }
+    for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) /* standard rounds its scores to storage, flash does not */
+        equals_standard(flash_model(LB_MODEL_FLASH, ns[i]), 1e-5);
 
     /* Memory linear in n: temporaries double with n (the standard model's scores quadruple). */
     const LbPlanParams pp = {2, 256, 0};
@@ -639,11 +625,9 @@ enum { N = 64, D = 64, HEADS = 2, SEED = 11, X_SEED = 99 };
 
 static LbModelConfig performer_config(LbModelKind kind, int64_t m)
 {
-    LbModelConfig c = lb_test_model(N, m);
+    LbModelConfig c = lb_test_shape(2, D, HEADS, 24, 50, N, m);
     c.kind = kind;
-    c.layers = 2;
-    c.d_model = D;
-    c.heads = HEADS;
+    c.dtype = LB_DTYPE_FP32;
     return c;
 }
 
@@ -707,7 +691,7 @@ static void check_projection(const float *w, int64_t m, int64_t hd, const char *
 
 static void test_performer(void)
 {
-    LbBackend *be = cpu_backend(LB_DTYPE_FP32);
+    LbBackend *be = lb_test_cpu_backend(LB_DTYPE_FP32);
     if (!be)
         return;
     const int64_t count = (int64_t)N * D, hd = D / HEADS;

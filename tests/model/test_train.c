@@ -23,14 +23,6 @@
 #include "tests/lib/forward.h"
 #include "tests/lib/model.h"
 
-static LbBackend *cpu_backend(void)
-{
-    LbBackend *be = NULL;
-    lb_check(lb_cpu_backend_open(LB_DTYPE_FP32, (size_t)1 << 30, &be) == LB_OK, "CPU backend: %s",
-             lb_error_message());
-    return be;
-}
-
 /* A model's training step set up on an arena the plan sized, as a measured cell's. */
 typedef struct TrainRun {
     LbPlan plan;
@@ -203,7 +195,7 @@ static void check_gradients(LbBackend *be, const LbModelConfig cfg)
 /* Every variant of every model that trains (chunked: blocks of 2, 3 and 16 rows). */
 static void test_gradients(void)
 {
-    LbBackend *be = cpu_backend();
+    LbBackend *be = lb_test_cpu_backend(LB_DTYPE_FP32);
     if (!be)
         return;
     for (int m = 0; m < LB_MODEL_COUNT; m++) {
@@ -244,7 +236,7 @@ static float *all_gradients(LbBackend *be, const LbModelConfig *cfg, uint64_t se
  * standard model's gradients to rounding, on every element of every tensor. */
 static void test_exact(void)
 {
-    LbBackend *be = cpu_backend();
+    LbBackend *be = lb_test_cpu_backend(LB_DTYPE_FP32);
     if (!be)
         return;
     const uint64_t seed = lb_test_u64();
@@ -275,7 +267,7 @@ static void test_exact(void)
  * while one more does not. */
 static void test_plan(void)
 {
-    LbBackend *be = cpu_backend();
+    LbBackend *be = lb_test_cpu_backend(LB_DTYPE_FP32);
     if (!be)
         return;
     const LbPlanParams pp = {be->elem_bytes, be->alignment, be->workspace_bytes};

@@ -17,6 +17,7 @@
 #include "attn/ops.h"
 #include "attn/base/status.h"
 #include "tests/lib/check.h"
+#include "tests/lib/forward.h"
 #include "tests/lib/model.h"
 
 /* Central differences on the fp32 forward (sums in double, every tensor rounded to fp32): with
@@ -220,12 +221,9 @@ done:
 /* The tiny model: 2 layers, d 8, 2 heads, batch 2 (so that sums over the batch show). */
 static LbModelConfig tiny(LbModelKind kind, int64_t n, int64_t k)
 {
-    LbModelConfig c = lb_test_model(n, k);
+    LbModelConfig c = lb_test_shape(2, 8, 2, 16, 16, n, k);
     c.kind = kind;
-    c.d_model = 8;
-    c.heads = 2;
-    c.ffn = 16;
-    c.vocab = 16;
+    c.dtype = LB_DTYPE_FP32;
     return c;
 }
 
@@ -259,9 +257,8 @@ static void check_config(LbBackend *be, const LbModelConfig *cfg)
 int main(void)
 {
     lb_test_init("test_train_attention");
-    LbBackend *be = NULL;
-    if (!lb_check(lb_cpu_backend_open(LB_DTYPE_FP32, (size_t)1 << 30, &be) == LB_OK, "CPU backend: %s",
-                  lb_error_message()))
+    LbBackend *be = lb_test_cpu_backend(LB_DTYPE_FP32);
+    if (!be)
         return lb_test_finish("test_train_attention");
     static const LbModelKind kinds[] = {LB_MODEL_LINFORMER, LB_MODEL_LINFORMER_MEAN, LB_MODEL_LINFORMER_MAX,
                                         LB_MODEL_LINFORMER_CONV, LB_MODEL_PERFORMER};
