@@ -36,7 +36,8 @@ static int no_merge(LbBackend *be, const void *src, void *dst, int64_t batch, in
 }
 static int no_favor(LbBackend *be, void *f, const void *x, void *stat, int64_t groups, int64_t n, int64_t m,
                     int64_t hd, float scale, int keys) { return LB_OK; }
-static int no_divide(LbBackend *be, const void *x, void *y, int64_t rows, int64_t cols) { return LB_OK; }
+/* divide_by_last and gelu_backward */
+static int no_pair(LbBackend *be, const void *x, void *y, int64_t rows, int64_t cols) { return LB_OK; }
 static int no_flash(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld, void *o, int64_t batch,
                     int64_t n, int64_t heads, int64_t hd, float scale) { return LB_OK; }
 static int no_pool(LbBackend *be, const void *x, int64_t ld_x, void *y, int64_t ld_y, int64_t batch, int64_t n,
@@ -50,7 +51,6 @@ static int no_column_sums(LbBackend *be, const void *x, void *y, int64_t rows, i
 {
     return LB_OK;
 }
-static int no_pair(LbBackend *be, const void *z, void *d, int64_t rows, int64_t cols) { return LB_OK; }
 static int no_softmax_backward(LbBackend *be, const void *y, void *d, int64_t rows, int64_t cols, float scale)
 {
     return LB_OK;
@@ -94,7 +94,7 @@ static const LbOps counting_ops = {
     .split_heads = no_split,
     .merge_heads = no_merge,
     .favor_features = no_favor,
-    .divide_by_last = no_divide,
+    .divide_by_last = no_pair,
     .flash_attention = no_flash,
     .pool_seq = no_pool,
     .depthwise_conv_seq = no_conv,

@@ -81,25 +81,15 @@ int lb_linear_backward_cpu(const float *x, const float *w, const float *b, const
     return LB_OK;
 }
 
-/* Row by row into double sums, so the rows are read in order; column by column (the same
- * sums) without memory for them. */
+/* Each column's rows summed in order, in double. */
 void lb_column_sums_cpu(const float *x, float *y, int64_t rows, int64_t cols)
 {
-    double *acc = calloc((size_t)(cols > 0 ? cols : 1), sizeof *acc);
-    for (int64_t j = 0; !acc && j < cols; j++) {
+    for (int64_t j = 0; j < cols; j++) {
         double s = 0.0;
         for (int64_t r = 0; r < rows; r++)
             s += x[r * cols + j];
         y[j] = (float)s;
     }
-    if (!acc)
-        return;
-    for (int64_t r = 0; r < rows; r++)
-        for (int64_t j = 0; j < cols; j++)
-            acc[j] += x[r * cols + j];
-    for (int64_t j = 0; j < cols; j++)
-        y[j] = (float)acc[j];
-    free(acc);
 }
 
 void lb_softmax_backward_cpu(const float *y, float *d, int64_t rows, int64_t cols, float scale)

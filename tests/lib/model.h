@@ -33,6 +33,15 @@ static inline LbModelConfig lb_test_model(int64_t n, int64_t k)
     return c;
 }
 
+/* The gradient checks' tiny model of `kind`: 2 layers, d 8, 2 heads, f 16, vocab 16, fp32. */
+static inline LbModelConfig lb_test_tiny(LbModelKind kind, int64_t n, int64_t k)
+{
+    LbModelConfig c = lb_test_shape(2, 8, 2, 16, 16, n, k);
+    c.kind = kind;
+    c.dtype = LB_DTYPE_FP32;
+    return c;
+}
+
 /* Every variant of every model of the table (attn/attention.h), in table order: standard, then
  * Linformer with each sharing level and order (none only with late), then the rest. */
 static inline int lb_test_variant_count(void)

@@ -32,6 +32,13 @@ typedef struct TrainRun {
     LbTrain t;
 } TrainRun;
 
+static void train_done(TrainRun *r)
+{
+    lb_train_release(&r->t);
+    lb_model_release(&r->m);
+    lb_arena_close(&r->a);
+}
+
 /* Plan, set up and one step, the high-water mark checked against the plan; 0 after a failed check
  * (nothing left to release). */
 static int train_run(LbBackend *be, const LbModelConfig *cfg, int64_t B, uint64_t seed, const char *name, TrainRun *r)
@@ -60,19 +67,9 @@ static int train_run(LbBackend *be, const LbModelConfig *cfg, int64_t B, uint64_
                    "%s B=%lld: the plan's parts (weights %zu, workspace %zu, inputs %zu, gradients %zu) add up to the "
                    "set-up's %zu, and the step releases its temporaries (%zu in use after it)",
                    name, (long long)B, p->weights, p->workspace, p->inputs, p->gradients, kept, r->a.used);
-    if (!ok) {
-        lb_train_release(&r->t);
-        lb_model_release(&r->m);
-        lb_arena_close(&r->a);
-    }
+    if (!ok)
+        train_done(r);
     return ok;
-}
-
-static void train_done(TrainRun *r)
-{
-    lb_train_release(&r->t);
-    lb_model_release(&r->m);
-    lb_arena_close(&r->a);
 }
 
 /* sum(dy * output) in double, the output of the CPU forward pass of r's model as it now is. */
@@ -112,15 +109,10 @@ static double central(LbBackend *be, TrainRun *r, void *base, int64_t i, float s
     return (lp - lm) / ((double)wp - (double)wm);
 }
 
-/* The tiny model of the gradient checks: 2 layers, d 8, 2 heads, n 8, k 4, f 16, vocab 16, fp32. */
+/* The tiny model of the gradient checks at n 8, k 4, training. */
 static LbModelConfig tiny(LbModelKind kind)
 {
-    LbModelConfig c = lb_test_model(8, 4);
-    c.kind = kind;
-    c.d_model = 8;
-    c.heads = 2;
-    c.ffn = 16;
-    c.vocab = 16;
+    LbModelConfig c = lb_test_tiny(kind, 8, 4);
     c.chunk = 3; /* chunked: blocks of 3, 3 and 2 rows */
     c.pass = LB_PASS_TRAIN;
     return c;

@@ -217,16 +217,7 @@ done:
     free(own0);
     free(y0), free(y1), free(dx0), free(c->dy_host);
 }
-
-/* The tiny model: 2 layers, d 8, 2 heads, batch 2 (so that sums over the batch show). */
-static LbModelConfig tiny(LbModelKind kind, int64_t n, int64_t k)
-{
-    LbModelConfig c = lb_test_shape(2, 8, 2, 16, 16, n, k);
-    c.kind = kind;
-    c.dtype = LB_DTYPE_FP32;
-    return c;
-}
-
+/* Every layer of cfg's model at batch 2 (so that sums over the batch show). */
 static void check_config(LbBackend *be, const LbModelConfig *cfg)
 {
     char name[96], msg[256];
@@ -266,7 +257,7 @@ int main(void)
         const LbModelDesc *desc = lb_model_desc(kinds[i]);
         for (int v = 0; v < desc->variants; v++) {
             const int64_t k = kinds[i] == LB_MODEL_PERFORMER ? 6 : 4; /* m 6 random features */
-            const LbModelConfig cfg = lb_model_variant(kinds[i], v, tiny(kinds[i], 8, k));
+            const LbModelConfig cfg = lb_model_variant(kinds[i], v, lb_test_tiny(kinds[i], 8, k));
             check_config(be, &cfg);
         }
     }
@@ -276,7 +267,7 @@ int main(void)
     static const LbModelKind scheduled[] = {LB_MODEL_LINFORMER, LB_MODEL_LINFORMER_MEAN, LB_MODEL_LINFORMER_CONV,
                                             LB_MODEL_LINFORMER_MAX};
     for (size_t i = 0; i + 1 < sizeof scheduled / sizeof scheduled[0]; i++) {
-        LbModelConfig cfg = lb_model_variant(scheduled[i], 1, tiny(scheduled[i], 32, 16)); /* layerwise/late */
+        LbModelConfig cfg = lb_model_variant(scheduled[i], 1, lb_test_tiny(scheduled[i], 32, 16)); /* layerwise/late */
         cfg.k_schedule = LB_KSCHED_HALVE;
         check_config(be, &cfg);
         cfg.sharing = LB_SHARE_KV, cfg.order = LB_ORDER_EARLY;
@@ -284,7 +275,7 @@ int main(void)
     }
     /* k = n: no compression in length, the projections still trained. */
     for (size_t i = 0; i < sizeof scheduled / sizeof scheduled[0]; i++) {
-        const LbModelConfig cfg = lb_model_variant(scheduled[i], 1, tiny(scheduled[i], 8, 8));
+        const LbModelConfig cfg = lb_model_variant(scheduled[i], 1, lb_test_tiny(scheduled[i], 8, 8));
         check_config(be, &cfg);
     }
     lb_backend_close(be);
