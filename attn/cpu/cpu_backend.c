@@ -412,15 +412,6 @@ static int lb_cpu_flash_attention_backward(LbBackend *be, const void *q, const v
     return lb_flash_attention_backward_cpu(q, k, v, ld, do_, dq, dk, dv, batch, n, heads, hd, scale);
 }
 
-static int lb_cpu_flash_attention_lse(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld,
-                                      void *o, float *lse, int64_t batch, int64_t n, int64_t heads, int64_t hd,
-                                      float scale)
-{
-    LB_TRY(lb_args_flash_backward(be, "flash_attention_lse", q, k, v, ld, o, lse, NULL, NULL, NULL, NULL, batch, n,
-                                  heads, hd));
-    return lb_flash_attention_lse_cpu(q, k, v, ld, o, lse, batch, n, heads, hd, scale);
-}
-
 static const LbOps lb_cpu_ops = {
     .name = "cpu",
     .mem_alloc = lb_cpu_mem_alloc,
@@ -467,7 +458,7 @@ static const LbOps lb_cpu_ops = {
     .favor_features_backward = lb_cpu_favor_features_backward,
     .divide_by_last_backward = lb_cpu_divide_by_last_backward,
     .flash_attention_backward = lb_cpu_flash_attention_backward,
-    .flash_attention_lse = lb_cpu_flash_attention_lse,
+    .flash_attention_lse = lb_flash_attention_lse_cpu,
 };
 
 /* The host's physical memory, for a capacity of 0 (no --mem-limit). */

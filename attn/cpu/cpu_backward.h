@@ -24,11 +24,6 @@ int lb_linear_backward_cpu(const float *x, const float *w, const float *b, const
 /* y (cols) = the column sums of x (rows, cols), each in double: a bias's gradient. */
 void lb_column_sums_cpu(const float *x, float *y, int64_t rows, int64_t cols);
 
-/* lb_flash_attention_cpu (arguments trusted) that also writes lse (batch, heads, n), each query
- * row's log-sum-exp of its scaled scores: the forward of a flash training step. */
-int lb_flash_attention_lse_cpu(const float *q, const float *k, const float *v, int64_t ld, float *o, float *lse,
-                               int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale);
-
 /* lb_bmm_cpu's gradients: dc laid out as p->c, da as p->a and db as p->b (same leading
  * dimensions and strides; elements between rows untouched). Where a stride is 0 (one matrix
  * broadcast over the batch, the Linformer's shared E) its gradient is the sum over the batch. */

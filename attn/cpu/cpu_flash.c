@@ -4,7 +4,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "attn/cpu/cpu_backward.h"
 #include "attn/cpu/cpu_parallel.h"
 #include "attn/cpu/cpu_ref.h"
 #include "attn/op_args.h"
@@ -81,8 +80,10 @@ int lb_flash_attention_cpu(LbBackend *be, const void *q, const void *k, const vo
     return flash(q, k, v, ld, o, NULL, batch, n, heads, hd, scale);
 }
 
-int lb_flash_attention_lse_cpu(const float *q, const float *k, const float *v, int64_t ld, float *o, float *lse,
-                               int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale)
+int lb_flash_attention_lse_cpu(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld, void *o,
+                               float *lse, int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale)
 {
+    LB_TRY(lb_args_flash_backward(be, "flash_attention_lse", q, k, v, ld, o, lse, NULL, NULL, NULL, NULL, batch, n,
+                                  heads, hd));
     return flash(q, k, v, ld, o, lse, batch, n, heads, hd, scale);
 }

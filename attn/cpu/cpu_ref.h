@@ -66,6 +66,8 @@ int lb_divide_by_last_cpu(LbBackend *be, const void *x, void *y, int64_t rows, i
  * memory for a row of scores is missing. */
 int lb_flash_attention_cpu(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld, void *o,
                            int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale);
+int lb_flash_attention_lse_cpu(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld, void *o,
+                               float *lse, int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale);
 
 /* cpu_pool.c: the Linformer's general projections. */
 int lb_pool_seq_cpu(LbBackend *be, const void *x, int64_t ld_x, void *y, int64_t ld_y, int64_t batch, int64_t n,

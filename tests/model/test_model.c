@@ -16,6 +16,7 @@
 #include "attn/model.h"
 #include "attn/ops.h"
 #include "attn/plan.h"
+#include "attn/rng.h"
 #include "attn/base/status.h"
 #include "tests/lib/cases.h"
 #include "tests/lib/check.h"
@@ -357,63 +358,61 @@ static void encode(const Host *h, const int32_t *ids, double *x)
     free(q), free(kf), free(vf), free(ctx), free(y), free(hid), free(kc), free(vc), free(ex), free(s);
 }
 
+/* The model's weights, read back by lb_test_forward_with before the pass (a prepare hook has no
+ * context of its own). */
+static Host naive_host;
+
+static int read_weights(LbModel *m)
+{
+    Host *h = &naive_host;
+    h->count = lb_model_tensors(m, NULL, 0);
+    LbTensorRef *refs = calloc((size_t)h->count, sizeof *refs);
+    h->t = calloc((size_t)h->count, sizeof *h->t);
+    int rc = refs && h->t ? 0 : -1;
+    lb_model_tensors(m, refs, h->count);
+    for (int64_t i = 0; rc == 0 && i < h->count; i++) {
+        h->t[i] = lb_test_alloc(refs[i].rows * refs[i].cols);
+        rc = m->be->ops->download(m->be, h->t[i], refs[i].ptr, refs[i].rows * refs[i].cols) == LB_OK ? 0 : -1;
+    }
+    free(refs);
+    return rc;
+}
+
 static void naive_check(LbBackend *be, const LbModelConfig *cfg, int64_t B)
 {
     char name[64];
     lb_test_variant_name(cfg, name, sizeof name);
-    const LbPlanParams pp = {be->elem_bytes, be->alignment, be->workspace_bytes};
-    LbPlan plan;
-    LbArena a;
-    LbModel m;
-    LbInputs in;
-    lb_plan_compute(cfg, &pp, B, &plan);
-    if (!lb_check(lb_arena_open(&a, be, plan.total) == LB_OK, "%s: arena", name))
-        return;
-    if (!lb_check(lb_model_build(&m, cfg, be, &a, lb_test_seed) == LB_OK, "%s: build", name)) {
-        lb_arena_close(&a);
-        return;
-    }
+    naive_host = (Host){*cfg, NULL, 0};
+    float *out = lb_test_forward_with(be, cfg, B, lb_test_seed, read_weights);
     const int64_t n = cfg->n, d = cfg->d_model, count = B * n * d;
-    int ok = lb_inputs_alloc(&m, &a, B, &in) == LB_OK && lb_inputs_fill(&m, &in, lb_test_seed + 5) == LB_OK &&
-             lb_forward(&m, &a, &in) == LB_OK;
-    lb_check(ok, "%s: forward ran: %s", name, lb_error_message());
-
-    Host h = {*cfg, NULL, lb_model_tensors(&m, NULL, 0)};
-    LbTensorRef *refs = calloc((size_t)h.count, sizeof *refs);
-    h.t = calloc((size_t)h.count, sizeof *h.t);
-    lb_model_tensors(&m, refs, h.count);
-    for (int64_t i = 0; i < h.count; i++) {
-        h.t[i] = malloc(sizeof(float) * (size_t)(refs[i].rows * refs[i].cols));
-        ok &= be->ops->download(be, h.t[i], refs[i].ptr, refs[i].rows * refs[i].cols) == LB_OK;
+    if (lb_check(out != NULL, "%s: forward ran: %s", name, lb_error_message())) {
+        /* the tokens lb_forward_setup draws (LbOps.fill_tokens) */
+        int32_t *ids = malloc(sizeof(int32_t) * (size_t)(B * n));
+        double *ref = malloc(sizeof(double) * (size_t)count);
+        for (int64_t i = 0; i < B * n; i++)
+            ids[i] = lb_rng_token(lb_test_seed ^ LB_INPUT_SEED_MIX, (uint64_t)i, cfg->vocab);
+        for (int64_t b = 0; b < B; b++)
+            encode(&naive_host, ids + b * n, ref + b * n * d);
+        double num = 0, den = 0;
+        int64_t first_bad = -1;
+        for (int64_t i = 0; i < count; i++) {
+            double e = out[i] - ref[i];
+            num += e * e;
+            den += ref[i] * ref[i];
+            if (first_bad < 0 && !(fabs(e) <= 1e-4 + 1e-4 * fabs(ref[i])))
+                first_bad = i;
+        }
+        double rel = sqrt(num / den);
+        /* fp32 storage against double throughout: rounding of each stored tensor only. */
+        lb_check(rel <= 1e-5 && first_bad < 0, "%s: relative error %.3g (<= 1e-5)%s", name, rel,
+                 first_bad >= 0 ? ", first mismatch shown below" : "");
+        if (first_bad >= 0)
+            printf("  element %lld: got %.7g want %.7g\n", (long long)first_bad, out[first_bad], ref[first_bad]);
+        free(ids), free(ref);
     }
-    int32_t *ids = malloc(sizeof(int32_t) * (size_t)(B * n));
-    float *out = malloc(sizeof(float) * (size_t)count);
-    double *ref = malloc(sizeof(double) * (size_t)count);
-    ok &= be->ops->copy_raw_to_host(be, ids, in.ids, sizeof(int32_t) * (size_t)(B * n)) == LB_OK;
-    ok &= be->ops->download(be, out, in.x, count) == LB_OK;
-    lb_check(ok, "%s: read back", name);
-    for (int64_t b = 0; b < B; b++)
-        encode(&h, ids + b * n, ref + b * n * d);
-    double num = 0, den = 0;
-    int64_t first_bad = -1;
-    for (int64_t i = 0; i < count; i++) {
-        double e = out[i] - ref[i];
-        num += e * e;
-        den += ref[i] * ref[i];
-        if (first_bad < 0 && !(fabs(e) <= 1e-4 + 1e-4 * fabs(ref[i])))
-            first_bad = i;
-    }
-    double rel = sqrt(num / den);
-    /* fp32 storage against double throughout: rounding of each stored tensor only. */
-    lb_check(rel <= 1e-5 && first_bad < 0, "%s: relative error %.3g (<= 1e-5)%s", name, rel,
-             first_bad >= 0 ? ", first mismatch shown below" : "");
-    if (first_bad >= 0)
-        printf("  element %lld: got %.7g want %.7g\n", (long long)first_bad, out[first_bad], ref[first_bad]);
-    for (int64_t i = 0; i < h.count; i++)
-        free(h.t[i]);
-    free(h.t), free(refs), free(ids), free(out), free(ref);
-    lb_model_release(&m);
-    lb_arena_close(&a);
+    for (int64_t i = 0; naive_host.t && i < naive_host.count; i++)
+        free(naive_host.t[i]);
+    free(naive_host.t), free(out);
 }
 
 static void test_forward_naive(void)
@@ -647,11 +646,8 @@ static int attend(LbBackend *be, const LbModelConfig *cfg, float *out, float **o
     if (ok) {
         ok = lb_inputs_alloc(&m, &a, 1, &in) == LB_OK &&
              be->ops->fill_uniform(be, in.x, (int64_t)N * D, X_SEED, -X_RANGE, X_RANGE) == LB_OK;
-        LbPass p; /* by name: the encoder may give the pass fields this test does not need */
-        memset(&p, 0, sizeof p);
-        p.m = &m, p.a = &a, p.be = be, p.ops = be->ops;
-        p.B = 1, p.n = cfg->n, p.k = cfg->k, p.d = cfg->d_model, p.h = cfg->heads;
-        p.hd = lb_config_head_dim(cfg), p.f = cfg->ffn;
+        LbPass p = {.m = &m, .a = &a, .be = be, .ops = be->ops, .B = 1, .n = cfg->n, .k = cfg->k, .d = cfg->d_model,
+                    .h = cfg->heads, .hd = lb_config_head_dim(cfg), .f = cfg->ffn};
         ok = ok && lb_model_desc(cfg->kind)->attention(&p, 0, &m.layers[0], in.x, in.y) == LB_OK;
         ok = ok && be->ops->download(be, out, in.y, (int64_t)N * D) == LB_OK;
         for (int l = 0; ok && omega && l < 2; l++) {
