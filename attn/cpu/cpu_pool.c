@@ -1,5 +1,6 @@
-/* The references of LbOps.pool_seq and LbOps.depthwise_conv_seq (attn/ops.h) and the check table's for gpu/pool.cu, each output in
- * double rounded once; cheap next to the products around them, so one thread. */
+/* The references of LbOps.pool_seq and LbOps.depthwise_conv_seq (attn/ops.h) and the check
+ * table's for gpu/pool.cu, each output in double rounded once; cheap next to the products around
+ * them, so one thread. */
 #include <math.h>
 
 #include "attn/cpu/cpu_ref.h"
