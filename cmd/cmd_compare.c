@@ -1,8 +1,6 @@
-/* linbench compare: a sweep beside the paper's Table 3 (ratio measured / paper per cell), or two
- * sweeps side by side (ratio B / A), or a sweep beside bench/peer's result (the same encoder in
- * PyTorch), or a sweep beside its prediction, in either order (reports/compare.h). Reads raw.csv and meta.csv, so a partial
- * sweep works too. Bad input (flags, a directory that is not a sweep's, a malformed file, a peer's
- * result of another model) exits 2; a failure to write the report exits 1. */
+/* linbench compare DIR [DIR_B] (reports/compare.h), from raw.csv and meta.csv, so a partial sweep
+ * works too. Bad input (flags, a directory that is not a result, a malformed file, two results that
+ * do not compare) exits 2; a failure to write the report exits 1. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>

@@ -1,8 +1,6 @@
-/* linbench plot: gnuplot scripts and data of a sweep (two speedup heatmaps, time per sequence
- * against n), or of a sweep beside bench/peer's result (reports/plot.h),
- * rendered to PNG and SVG where gnuplot is on PATH. Without gnuplot the scripts are
- * still written and one line says how to render them. Bad input exits 2; a file that cannot be
- * written, or a failed render, exits 1. */
+/* linbench plot DIR [PEER_DIR] (reports/plot.h), rendered where gnuplot is on PATH; without it the
+ * scripts are still written and one line says how to render them. Bad input exits 2; a file that
+ * cannot be written, or a failed render, exits 1. */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
