@@ -55,22 +55,6 @@ static void gp_preamble(FILE *f, const char *name, const char *what)
     fprintf(f, "set output linbench_out.'/%s.png'\n", name);
 }
 
-static void gp_title(FILE *f, const char *title, const char *subtitle)
-{
-    fputs("set title ", f);
-    lb_gp_quote(f, title);
-    fputs(".\"\\n\".", f);
-    lb_gp_quote(f, subtitle);
-    fputs(" noenhanced\n", f);
-}
-
-static void gp_svg(FILE *f, const char *name)
-{
-    fputs("set terminal svg noenhanced size 900,650 font 'sans,11'\n", f);
-    fprintf(f, "set output linbench_out.'/%s.svg'\n", name);
-    fputs("replot\nset output\n", f);
-}
-
 /* One file of a figure: what writes it, with what. */
 typedef struct FigureFile {
     LbPlotWriteFn fn;
@@ -94,19 +78,18 @@ static int write_file(const char *dir, const char *name, const char *ext, LbPlot
     return lb_atomic_write(dir, file, write_figure_file, &ff);
 }
 
-static void add_name(LbPlotList *out, const char *name)
-{
-    if (out && out->count < LB_PLOT_MAX)
-        snprintf(out->name[out->count++], sizeof out->name[0], "%.63s", name);
-}
-
 static int script(FILE *f, const LbSweepDir *s, const void *arg)
 {
     const LbFigure *fig = arg;
     gp_preamble(f, fig->name, fig->what);
-    gp_title(f, fig->title, fig->subtitle);
+    fputs("set title ", f);
+    lb_gp_quote(f, fig->title);
+    fputs(".\"\\n\".", f);
+    lb_gp_quote(f, fig->subtitle);
+    fputs(" noenhanced\n", f);
     LB_TRY(fig->body(f, s, fig->arg));
-    gp_svg(f, fig->name);
+    fprintf(f, "set terminal svg noenhanced size 900,650 font 'sans,11'\nset output linbench_out.'/%s.svg'\nreplot\nset output\n",
+            fig->name);
     return LB_OK;
 }
 
@@ -114,23 +97,9 @@ int lb_plot_figure(const char *dir, const LbFigure *fig, const LbSweepDir *s, Lb
 {
     LB_TRY(write_file(dir, fig->name, ".plot.csv", fig->data, s, fig->arg));
     LB_TRY(write_file(dir, fig->name, ".gp", script, s, fig));
-    add_name(out, fig->name);
+    if (out && out->count < LB_PLOT_MAX)
+        snprintf(out->name[out->count++], sizeof out->name[0], "%.63s", fig->name);
     return LB_OK;
-}
-
-/* The n axis of a figure against n: its range and a tic per n (nn > 0). */
-static void gp_n_axis(FILE *f, const int64_t *n, size_t nn)
-{
-    fprintf(f, "set xrange [%.6g:%.6g]\nset xtics (", (double)n[0] / 1.4, (double)n[nn - 1] * 1.4);
-    for (size_t i = 0; i < nn; i++)
-        fprintf(f, "%s'%lld' %lld", i ? ", " : "", (long long)n[i], (long long)n[i]);
-    fputs(")\n", f);
-}
-
-/* A figure without a point: the label in its middle instead. */
-static void gp_empty(FILE *f, const char *label)
-{
-    fprintf(f, "unset logscale\nset label 1 '%s' at graph 0.5, graph 0.5 center\nplot [0:1][0:1] NaN notitle\n", label);
 }
 
 static int line_data(FILE *f, const LbSweepDir *s, const void *arg)
@@ -176,10 +145,13 @@ static int line_body(FILE *f, const LbSweepDir *s, const void *arg)
     for (size_t i = 0; i < fig->nn; i++)
         for (size_t l = 0; l < drawn; l++)
             points += !isnan(fig->value(l, fig->n[i], fig->arg));
-    if (points == 0) {
-        gp_empty(f, fig->empty);
+    if (points == 0) { /* the label in its middle instead */
+        fprintf(f, "unset logscale\nset label 1 '%s' at graph 0.5, graph 0.5 center\nplot [0:1][0:1] NaN notitle\n", fig->empty);
     } else {
-        gp_n_axis(f, fig->n, fig->nn);
+        fprintf(f, "set xrange [%.6g:%.6g]\nset xtics (", (double)fig->n[0] / 1.4, (double)fig->n[fig->nn - 1] * 1.4);
+        for (size_t i = 0; i < fig->nn; i++)
+            fprintf(f, "%s'%lld' %lld", i ? ", " : "", (long long)fig->n[i], (long long)fig->n[i]);
+        fputs(")\n", f);
         /* each line's colour, dash and title written out: gnuplot's own cycle repeats after eight */
         for (size_t l = 0; l < drawn; l++) {
             char with[192], title[192];
