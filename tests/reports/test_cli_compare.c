@@ -32,18 +32,21 @@ static void check_names(void)
 {
     char should[256];
     LbPeerModel m;
-    lb_check(lb_peer_model_parse("torch-standard", &m, should, sizeof should) == 0 && m.work == LB_MODEL_STANDARD &&
-              !m.exact_baseline && !m.compiled && !m.backend[0],
-          "torch-standard: the standard model's work, no baseline, eager");
-    lb_check(lb_peer_model_parse("torch-linformer-compiled", &m, should, sizeof should) == 0 &&
-              m.work == LB_MODEL_LINFORMER && m.compiled && !m.exact_baseline,
-          "torch-linformer-compiled: Linformer's work, compiled");
-    lb_check(lb_peer_model_parse("torch-sdpa-math", &m, should, sizeof should) == 0 && m.work == LB_MODEL_STANDARD &&
-              m.exact_baseline && strcmp(m.backend, "math") == 0 && !m.compiled,
-          "torch-sdpa-math: exact attention, the standard model's work, backend math");
-    lb_check(lb_peer_model_parse("torch-sdpa-flash-compiled", &m, should, sizeof should) == 0 && m.compiled &&
-              strcmp(m.backend, "flash") == 0,
-          "torch-sdpa-flash-compiled");
+    static const struct {
+        const char *name;
+        LbModelKind work;
+        int exact_baseline, compiled;
+        const char *backend;
+    } good[] = {{"torch-standard", LB_MODEL_STANDARD, 0, 0, ""},
+                {"torch-linformer-compiled", LB_MODEL_LINFORMER, 0, 1, ""},
+                {"torch-sdpa-math", LB_MODEL_STANDARD, 1, 0, "math"},
+                {"torch-sdpa-flash-compiled", LB_MODEL_STANDARD, 1, 1, "flash"}};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+        lb_check(lb_peer_model_parse(good[i].name, &m, should, sizeof should) == 0 && m.work == good[i].work &&
+                     !m.exact_baseline == !good[i].exact_baseline && !m.compiled == !good[i].compiled &&
+                     strcmp(m.backend, good[i].backend) == 0,
+                 "%s: the work of %s, exact baseline %d, compiled %d, backend \"%s\"", good[i].name,
+                 lb_model_name(good[i].work), good[i].exact_baseline, good[i].compiled, good[i].backend);
     static const char *const bad[] = {"standard", "torch-", "torch-sdpa", "torch-sdpa-fast", "torch-standard-flash",
                                       "torch-standard-compiled-x", "torch-foo", "torch-sdpa-compiled",
                                       "pytorch-standard", "torch-standard-compiled-compiled"};
@@ -435,7 +438,7 @@ static void check_peer(void)
 
 /* A real sweep on the CPU reference (a small model, n 512..2048, k 128..512, --mem-limit 64M),
  * then compare --format csv on it, cell by cell against raw.csv read back through libcsv and
- * Table 3; and the sweep against itself: B / A is 1 wherever both measured. */
+ * Table 3, and its text header from the meta.csv the sweep wrote. */
 static void check_real_sweep(const ExPaper *ex_paper_table)
 {
     char dir[4200];
@@ -471,12 +474,6 @@ static void check_real_sweep(const ExPaper *ex_paper_table)
     printf("%s", r.out);
     lb_run_free(&r);
 
-    r = run(dir, dir, "--format", "csv");
-    lb_check(r.code == 0, "compare DIR DIR: exit %d: %s", r.code, r.err);
-    static const char *const ab[6] = {"grid", "n", "k", "a", "b", "b_over_a"};
-    cells = ex_check_compare_csv(r.out, ab, ex_side_rows, &rs, ex_side_rows, &rs, 1);
-    lb_check(cells == 16, "compare DIR DIR: %zu cells: should be 16", cells);
-    lb_run_free(&r);
     free(rows);
 }
 
