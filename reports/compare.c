@@ -298,50 +298,36 @@ static int print_pair(FILE *out, LbFormat fmt, const Pair *p, int energy_both)
     return LB_OK;
 }
 
-/* Paper and sweeps: grid,n,k,A,B,ratio (grid,n,k,A where A is alone), one row per cell the model has. */
-static int print_csv_long(FILE *out, const Pair *p)
+/* A row per cell the model has. Paper and sweeps (keys NULL): a header, then a row per quantity and
+ * cell, grid,n,k,A,B,ratio (grid,n,k,A where A is alone). Peer: the keys, n, k, then A, B and ratio
+ * of each quantity. */
+static int print_csv(FILE *out, const Pair *p, const char *const *keys, size_t nkeys)
 {
-    const size_t fields = p->alone ? 4 : 6;
-    const char *head[6] = {"grid", "n", "k", p->mode->csv[0], p->mode->csv[1], p->mode->csv[2]};
-    LB_TRY(lb_csv_write_record(out, head, fields));
     static const char *const grid[Q_COUNT] = {"time", "memory", "energy"};
-    for (int q = 0; q < (p->energy ? Q_COUNT : Q_ENERGY); q++)
+    const size_t sides = p->alone ? 1 : 3;
+    const char *head[6] = {"grid", "n", "k", p->mode->csv[0], p->mode->csv[1], p->mode->csv[2]};
+    if (!keys)
+        LB_TRY(lb_csv_write_record(out, head, 3 + sides));
+    for (int q = 0; q < (keys ? 1 : p->energy ? Q_COUNT : Q_ENERGY); q++)
         for (size_t c = 0; c < p->rows * p->cols; c++) {
             if (p->v[c][Q_TIME][0].kind == LB_GRID_EMPTY)
                 continue;
-            char f[6][32];
-            const char *row[6] = {grid[q], f[1], f[2], f[3], f[4], f[5]};
-            snprintf(f[1], sizeof f[1], "%lld", (long long)p->n[c / p->cols]);
-            snprintf(f[2], sizeof f[2], "%lld", (long long)p->k[c % p->cols]);
-            for (int s = 0; s < 3; s++)
-                lb_grid_cell_csv(&p->v[c][q][s], f[3 + s], sizeof f[0]);
-            LB_TRY(lb_csv_write_record(out, row, fields));
+            char f[16][72];
+            const char *row[16];
+            size_t o = 0;
+            for (size_t x = 0; x < (keys ? nkeys : 1); x++)
+                snprintf(f[o++], sizeof f[0], "%s", keys ? keys[x] : grid[q]);
+            snprintf(f[o++], sizeof f[0], "%lld", (long long)p->n[c / p->cols]);
+            snprintf(f[o++], sizeof f[0], "%lld", (long long)p->k[c % p->cols]);
+            if (!lb_model_has_k(p->model))
+                f[o - 1][0] = '\0';
+            for (int x = keys ? 0 : q; x < (keys ? Q_COUNT : q + 1); x++) /* the peer's every quantity */
+                for (size_t side = 0; side < (keys ? 3 : sides); side++)
+                    lb_grid_cell_csv(&p->v[c][x][side], f[o++], sizeof f[0]);
+            for (size_t x = 0; x < o; x++)
+                row[x] = f[x];
+            LB_TRY(lb_csv_write_record(out, row, o));
         }
-    return LB_OK;
-}
-
-/* Peer: the keys, then linbench, peer and ratio of time, memory and energy (markers and %.6g). */
-static int print_csv_wide(FILE *out, const Pair *p, const char *const *keys, size_t nkeys)
-{
-    for (size_t c = 0; c < p->rows * p->cols; c++) {
-        if (p->v[c][Q_TIME][0].kind == LB_GRID_EMPTY)
-            continue;
-        char f[16][72];
-        const char *row[16];
-        for (size_t x = 0; x < nkeys; x++)
-            snprintf(f[x], sizeof f[x], "%s", keys[x]);
-        snprintf(f[nkeys], sizeof f[0], "%lld", (long long)p->n[c / p->cols]);
-        snprintf(f[nkeys + 1], sizeof f[0], "%lld", (long long)p->k[c % p->cols]);
-        if (!lb_model_has_k(p->model))
-            f[nkeys + 1][0] = '\0';
-        size_t o = nkeys + 2;
-        for (int q = 0; q < Q_COUNT; q++)
-            for (int s = 0; s < 3; s++, o++)
-                lb_grid_cell_csv(&p->v[c][q][s], f[o], sizeof f[0]);
-        for (size_t x = 0; x < o; x++)
-            row[x] = f[x];
-        LB_TRY(lb_csv_write_record(out, row, o));
-    }
     return LB_OK;
 }
 
@@ -597,7 +583,7 @@ static int compare_paper(FILE *out, const LbSweepDir *s, LbFormat fmt)
     LB_TRY(rc);
     p.alone = train;
     if (fmt == LB_FORMAT_CSV) {
-        rc = print_csv_long(out, &p);
+        rc = print_csv(out, &p, NULL, 0);
         pair_free(&p);
         return rc;
     }
@@ -648,7 +634,7 @@ static int compare_sweeps(FILE *out, const LbSweepDir *a, const LbSweepDir *b, L
     int rc = n && k ? pair_speedups(&p, mode, a, b, a->grid.model, LB_TABLE3_BASELINE, n, nn, k, nk)
                     : LB_FAIL(LB_ERR_NOMEM, "out of memory comparing two sweeps");
     if (rc == LB_OK && fmt == LB_FORMAT_CSV) {
-        rc = print_csv_long(out, &p);
+        rc = print_csv(out, &p, NULL, 0);
     } else if (rc == LB_OK) {
         const char *item = print_title(out, fmt, "", "two sweeps");
         print_sides(out, item, mode, a, b);
@@ -765,7 +751,7 @@ static int compare_peer(FILE *out, const LbSweepDir *lin, const LbSweepDir *peer
                     break;
                 any = 1;
                 const char *keys[3] = {pass == 0 ? "same_work" : "baseline", lb_model_name(p.model), pm->name};
-                rc = csv ? print_csv_wide(out, &p, keys, 3)
+                rc = csv ? print_csv(out, &p, keys, 3)
                          : pass == 0 ? print_pair(out, fmt, &p, 1) : print_saved(out, fmt, lin, peer, v, &p);
                 pair_free(&p);
             }
