@@ -187,7 +187,7 @@ typedef struct Line {
 enum { V_TIME, V_TIME_RATIO, V_BATCH_RATIO, V_ENERGY_RATIO, V_ENERGY };
 
 typedef struct Figure {
-    LbLineFigure fig; /* its arg is this Figure */
+    LbLineFigure fig; /* its lines and values filled by write_lines */
     const LbSweepDir *lin, *peer;
     const Line *line;
     int what;
@@ -214,34 +214,32 @@ static double value_at(const Figure *f, const Line *l, int64_t n)
     return a->energy_j_per_seq > 0 && b->energy_j_per_seq > 0 ? a->energy_j_per_seq / b->energy_j_per_seq : NAN;
 }
 
-static void column_title(size_t c, char *buf, size_t size, const void *arg)
-{
-    snprintf(buf, size, "%s", ((const Figure *)arg)->line[c].title);
-}
-
-static double column_value(size_t c, int64_t n, const void *arg)
-{
-    const Figure *f = arg;
-    return value_at(f, &f->line[c], n);
-}
-
-static void line_style(size_t c, char *with, char *title, size_t size, const void *arg)
-{
-    const Figure *f = arg;
-    const Line *l = &f->line[c];
-    snprintf(with, size, "linespoints linewidth %d linecolor rgb '#%06x' dashtype %d pointtype %d pointsize 0.9",
-             l->peer && f->what == V_TIME ? 1 : 2, l->style.rgb, l->style.dashtype, l->style.pointtype);
-    snprintf(title, size, "%s", l->title);
-}
-
-/* The figure's data and script, its name added to out. */
+/* The figure's lines from f->line (each titled and styled as its model) and their values, written;
+ * its name added to out. */
 static int write_lines(const char *dir, Figure *f, LbPlotList *out)
 {
-    f->fig.column = column_title;
-    f->fig.value = column_value;
-    f->fig.style = line_style;
-    f->fig.arg = f;
-    return lb_plot_line_figure(dir, &f->fig, out);
+    const size_t count = f->fig.lines, nn = f->fig.nn;
+    LbLine *lines = malloc((count + 1) * sizeof *lines);
+    double *v = malloc((count * nn + 1) * sizeof *v);
+    int rc = lines && v ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory");
+    for (size_t c = 0; rc == LB_OK && c < count; c++) {
+        const Line *l = &f->line[c];
+        snprintf(lines[c].column, sizeof lines[c].column, "%.95s", l->title);
+        snprintf(lines[c].title, sizeof lines[c].title, "%s", l->title);
+        snprintf(lines[c].with, sizeof lines[c].with,
+                 "linespoints linewidth %d linecolor rgb '#%06x' dashtype %d pointtype %d pointsize 0.9",
+                 l->peer && f->what == V_TIME ? 1 : 2, l->style.rgb, l->style.dashtype, l->style.pointtype);
+        for (size_t i = 0; i < nn; i++)
+            v[c * nn + i] = value_at(f, l, f->fig.n[i]);
+    }
+    if (rc == LB_OK) {
+        f->fig.line = lines;
+        f->fig.value = v;
+        rc = lb_plot_line_figure(dir, &f->fig, out);
+    }
+    free(lines);
+    free(v);
+    return rc;
 }
 
 /* The style of a peer variant's line: its work's hue and shade at this k, open points and its
@@ -322,33 +320,9 @@ static int time_figure(const char *dir, const LbSweepDir *s, const Line *line, s
     Figure f = {{energy ? "energy_per_seq" : "time_per_seq",
                  energy ? "energy per sequence against n, each model and k" : "time per sequence against n, each model and k",
                  title, sub, energy ? "joules per sequence" : "ms per sequence", "set logscale xy\n",
-                 empty_label(oom, failed, pending), NULL, s->grid.n, s->grid.rows, count, 0, NULL, NULL, NULL, NULL},
+                 empty_label(oom, failed, pending), NULL, s->grid.n, s->grid.rows, count, 0, NULL, NULL},
                 s, NULL, line, energy ? V_ENERGY : V_TIME};
     return write_lines(dir, &f, out);
-}
-
-/* A model without a k axis against a baseline: time, memory (and energy) saved against n. */
-static const char *const saved[3] = {"time", "memory", "energy"};
-
-static void saved_column(size_t c, char *buf, size_t size, const void *arg)
-{
-    (void)arg;
-    snprintf(buf, size, "%s_speedup", saved[c]);
-}
-
-static double saved_value(size_t c, int64_t n, const void *arg)
-{
-    const LbGrid *g = arg;
-    const LbGridCell *cell = &(c == 0 ? g->time : c == 1 ? g->memory : g->energy)[lb_grid_row(g, n) * (long)g->cols];
-    return cell->kind == LB_GRID_VALUE ? cell->value : NAN;
-}
-
-static void saved_style(size_t c, char *with, char *title, size_t size, const void *arg)
-{
-    (void)arg;
-    static const int point[3] = {7, 5, 9};
-    snprintf(with, size, "linespoints linewidth 2 pointtype %d pointsize 0.8", point[c]);
-    snprintf(title, size, "%s saved", saved[c]);
 }
 
 /* Time and memory heatmaps, and energy's (heat[2]) where the grid has a value of it. */
@@ -396,14 +370,29 @@ static int write_model_figures(const LbSweepDir *s, const char *out_dir, LbModel
             failed += g.time[c].kind == LB_GRID_ERROR;
             pending += g.time[c].kind == LB_GRID_MISSING;
         }
+        /* time, memory (and energy) saved against n */
+        static const char *const saved[3] = {"time", "memory", "energy"};
+        static const int point[3] = {7, 5, 9};
+        LbLine lines[3];
+        double *v = malloc((3 * g.rows + 1) * sizeof *v);
+        for (int c = 0; c < 3 && v; c++) {
+            snprintf(lines[c].column, sizeof lines[c].column, "%s_speedup", saved[c]);
+            snprintf(lines[c].title, sizeof lines[c].title, "%s saved", saved[c]);
+            snprintf(lines[c].with, sizeof lines[c].with, "linespoints linewidth 2 pointtype %d pointsize 0.8", point[c]);
+            for (size_t i = 0; i < g.rows; i++) {
+                const LbGridCell *cell = &(c == 0 ? g.time : c == 1 ? g.memory : g.energy)[i * g.cols];
+                v[(size_t)c * g.rows + i] = cell->kind == LB_GRID_VALUE ? cell->value : NAN;
+            }
+        }
         char fname[64], title[256], full[300];
         snprintf(fname, sizeof fname, "speedup_%s", m);
         snprintf(title, sizeof title, "%s against %s: time and memory saved", name, b);
         snprintf(full, sizeof full, "%s%s", predicted(s), title);
         const LbLineFigure fig = {fname, title, full, sub, "speedup (x)", "set logscale xy 2\n",
                                   empty_label(oom, failed, pending), NULL, g.n, g.rows, 3, lb_grid_has_energy(&g) ? 3 : 2,
-                                  saved_column, saved_value, saved_style, &g};
-        rc = lb_plot_line_figure(out_dir, &fig, out);
+                                  lines, v};
+        rc = v ? lb_plot_line_figure(out_dir, &fig, out) : LB_FAIL(LB_ERR_NOMEM, "out of memory");
+        free(v);
     }
     lb_grid_free(&g);
     return rc;
@@ -486,7 +475,7 @@ int lb_plot_peer_write(const LbSweepDir *lin, const LbSweepDir *peer, const char
              device ? device : "?");
     const char *what = "Time per sequence, linbench and PyTorch (each at its batch)";
     Figure time = {{"versus_time_per_seq", what, what, sub, "ms per sequence", "set logscale x\nset logscale y\n",
-                    "no cell measured on both sides", NULL, n, nn, count, 0, NULL, NULL, NULL, NULL},
+                    "no cell measured on both sides", NULL, n, nn, count, 0, NULL, NULL},
                    lin, peer, line, V_TIME};
     if (rc == LB_OK)
         rc = write_lines(out_dir, &time, out);
@@ -509,7 +498,7 @@ int lb_plot_peer_write(const LbSweepDir *lin, const LbSweepDir *peer, const char
         Figure f = {{ratio[r][0], ratio[r][1], ratio[r][1], sub, ylabel[r], "set logscale x\nset logscale y 2\n",
                      "no cell measured on both sides",
                      ", \\\n    1 with lines linewidth 1 linecolor rgb '#000000' dashtype 3 title 'equal'", n, nn, count, 0,
-                     NULL, NULL, NULL, NULL},
+                     NULL, NULL},
                     lin, peer, line, V_TIME_RATIO + r};
         int points = r < 2; /* the energy figure only where some pair has energy on both sides */
         for (size_t i = 0; i < nn && !points; i++)

@@ -107,21 +107,21 @@ static int line_data(FILE *f, const LbSweepDir *s, const void *arg)
     (void)s;
     const LbLineFigure *fig = arg;
     const size_t nf = fig->lines + 1;
-    char (*v)[96] = malloc(nf * sizeof *v);
+    char (*v)[32] = malloc(nf * sizeof *v);
     const char **row = malloc(nf * sizeof *row);
     int rc = v && row ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory");
-    for (size_t c = 0; rc == LB_OK && c < nf; c++)
-        row[c] = v[c];
     if (rc == LB_OK) {
-        snprintf(v[0], sizeof v[0], "n");
+        row[0] = "n";
         for (size_t c = 0; c < fig->lines; c++)
-            fig->column(c, v[c + 1], sizeof v[0], fig->arg);
+            row[c + 1] = fig->line[c].column;
         rc = lb_csv_write_record(f, row, nf);
     }
+    for (size_t c = 0; rc == LB_OK && c < nf; c++)
+        row[c] = v[c];
     for (size_t i = 0; rc == LB_OK && i < fig->nn; i++) {
         snprintf(v[0], sizeof v[0], "%lld", (long long)fig->n[i]);
         for (size_t c = 0; c < fig->lines; c++) {
-            const double x = fig->value(c, fig->n[i], fig->arg);
+            const double x = fig->value[c * fig->nn + i];
             if (isnan(x))
                 v[c + 1][0] = '\0';
             else
@@ -142,9 +142,8 @@ static int line_body(FILE *f, const LbSweepDir *s, const void *arg)
     fprintf(f, "set xlabel 'n (sequence length)'\nset ylabel '%s'\n%sset grid\nset key left top\n", fig->ylabel,
             fig->logscale);
     int points = 0;
-    for (size_t i = 0; i < fig->nn; i++)
-        for (size_t l = 0; l < drawn; l++)
-            points += !isnan(fig->value(l, fig->n[i], fig->arg));
+    for (size_t i = 0; i < drawn * fig->nn; i++)
+        points += !isnan(fig->value[i]);
     if (points == 0) { /* the label in its middle instead */
         fprintf(f, "unset logscale\nset label 1 '%s' at graph 0.5, graph 0.5 center\nplot [0:1][0:1] NaN notitle\n", fig->empty);
     } else {
@@ -154,10 +153,8 @@ static int line_body(FILE *f, const LbSweepDir *s, const void *arg)
         fputs(")\n", f);
         /* each line's colour, dash and title written out: gnuplot's own cycle repeats after eight */
         for (size_t l = 0; l < drawn; l++) {
-            char with[192], title[192];
-            fig->style(l, with, title, sizeof with, fig->arg);
-            fprintf(f, "%s data using 1:%zu with %s title ", l ? ", \\\n    " : "plot", l + 2, with);
-            lb_gp_quote(f, title);
+            fprintf(f, "%s data using 1:%zu with %s title ", l ? ", \\\n    " : "plot", l + 2, fig->line[l].with);
+            lb_gp_quote(f, fig->line[l].title);
         }
         fprintf(f, "%s\n", fig->after ? fig->after : "");
     }
