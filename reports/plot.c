@@ -325,13 +325,22 @@ static int time_figure(const char *dir, const LbSweepDir *s, const Line *line, s
     return write_lines(dir, &f, out);
 }
 
-/* Time and memory heatmaps, and energy's (heat[2]) where the grid has a value of it. */
-static int write_heat_pair(const LbSweepDir *s, const char *out_dir, HeatArg heat[3], const char *sub, LbPlotList *out)
+/* g's time and memory heatmaps, and energy's where it has a value: TIME_speedup SUFFIX, titled
+ * "Time saved: ms per sequence, BASELINE / MODEL" (memory the other way round). */
+static int write_heatmaps(const LbSweepDir *s, const char *out_dir, const LbGrid *g, const char *suffix,
+                          const char *model, const char *baseline, const char *sub, LbPlotList *out)
 {
-    for (int h = 0; h < (lb_grid_has_energy(heat[0].grid) ? 3 : 2); h++) {
+    static const char *const what[3][2] = {{"time", "Time saved: ms per sequence"},
+                                           {"memory", "Memory saved: largest batch"},
+                                           {"energy", "Energy saved: joules per sequence"}};
+    for (int h = 0; h < (lb_grid_has_energy(g) ? 3 : 2); h++) {
+        HeatArg heat = {.grid = g, .cells = h == 0 ? g->time : h == 1 ? g->memory : g->energy};
+        snprintf(heat.name, sizeof heat.name, "%s_speedup%s", what[h][0], suffix);
+        snprintf(heat.title, sizeof heat.title, "%s, %s / %s", what[h][1], h == 1 ? model : baseline,
+                 h == 1 ? baseline : model);
         char full[256];
-        snprintf(full, sizeof full, "%s%s", predicted(s), heat[h].title);
-        const LbFigure fig = {heat[h].name, heat[h].title, full, sub, heat_data_fn, heat_body, &heat[h]};
+        snprintf(full, sizeof full, "%s%s", predicted(s), heat.title);
+        const LbFigure fig = {heat.name, heat.title, full, sub, heat_data_fn, heat_body, &heat};
         LB_TRY(lb_plot_figure(out_dir, &fig, s, out));
     }
     return LB_OK;
@@ -349,20 +358,13 @@ static int write_model_figures(const LbSweepDir *s, const char *out_dir, LbModel
     const char *b = lb_model_name(baseline);
     char m[48]; /* two model names of the table: short */
     if (baseline == LB_TABLE3_BASELINE)
-        snprintf(m, sizeof m, "%s", lb_model_name(model));
+        snprintf(m, sizeof m, "_%s", lb_model_name(model));
     else
-        snprintf(m, sizeof m, "%s_vs_%s", lb_model_name(model), b);
+        snprintf(m, sizeof m, "_%s_vs_%s", lb_model_name(model), b);
     const char *name = lb_model_name(model);
     int rc;
     if (lb_model_has_k(model)) {
-        HeatArg heat[3] = {{{0}, {0}, &g, g.time}, {{0}, {0}, &g, g.memory}, {{0}, {0}, &g, g.energy}};
-        snprintf(heat[0].name, sizeof heat[0].name, "time_speedup_%s", m);
-        snprintf(heat[0].title, sizeof heat[0].title, "Time saved: ms per sequence, %s / %s", b, name);
-        snprintf(heat[1].name, sizeof heat[1].name, "memory_speedup_%s", m);
-        snprintf(heat[1].title, sizeof heat[1].title, "Memory saved: largest batch, %s / %s", name, b);
-        snprintf(heat[2].name, sizeof heat[2].name, "energy_speedup_%s", m);
-        snprintf(heat[2].title, sizeof heat[2].title, "Energy saved: joules per sequence, %s / %s", b, name);
-        rc = write_heat_pair(s, out_dir, heat, sub, out);
+        rc = write_heatmaps(s, out_dir, &g, m, name, b, sub, out);
     } else {
         size_t oom = 0, failed = 0, pending = 0;
         for (size_t c = 0; c < g.rows * g.cols; c++) {
@@ -385,7 +387,7 @@ static int write_model_figures(const LbSweepDir *s, const char *out_dir, LbModel
             }
         }
         char fname[64], title[256], full[300];
-        snprintf(fname, sizeof fname, "speedup_%s", m);
+        snprintf(fname, sizeof fname, "speedup%s", m);
         snprintf(title, sizeof title, "%s against %s: time and memory saved", name, b);
         snprintf(full, sizeof full, "%s%s", predicted(s), title);
         const LbLineFigure fig = {fname, title, full, sub, "speedup (x)", "set logscale xy 2\n",
@@ -408,13 +410,8 @@ int lb_plot_write(const LbSweepDir *s, const char *out_dir, LbPlotList *out)
     char *sub = subtitle(s);
     Line *line = malloc(((size_t)LB_MODEL_COUNT * (s->grid.cols + 1)) * sizeof *line);
     int rc = line && sub ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory");
-    HeatArg heat[3] = {
-        {"time_speedup", "Time saved: ms per sequence, standard / Linformer", &s->grid, s->grid.time},
-        {"memory_speedup", "Memory saved: largest batch, Linformer / standard", &s->grid, s->grid.memory},
-        {"energy_speedup", "Energy saved: joules per sequence, standard / Linformer", &s->grid, s->grid.energy},
-    };
     if (rc == LB_OK)
-        rc = write_heat_pair(s, out_dir, heat, sub, out);
+        rc = write_heatmaps(s, out_dir, &s->grid, "", "Linformer", "standard", sub, out);
     size_t count = 0;
     for (int m = 0; m < LB_MODEL_COUNT && rc == LB_OK; m++)
         if (measured[m])
