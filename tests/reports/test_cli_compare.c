@@ -3,8 +3,9 @@
  * from ../shared/paper when present, independently of reports/), ratio = measured / paper; two
  * sweeps, B / A over the union of their grids; the headers; a sweep of every model; a sweep
  * beside bench/peer's result (the peer's names, the CSV cell by cell in either order, what
- * differs, refusals, plot LIN PEER); a real CPU sweep compared with its own rows; every kind of
- * bad input: one line, exit 2; an unwritable stdout: exit 1.
+ * differs, refusals, plot LIN PEER); a training step alone and beside its forward pass; every
+ * kind of bad input: one line, exit 2; an unwritable stdout: exit 1. A real sweep compared:
+ * test_cli_predict, test_cli_shard.
  * Usage: test_cli_compare PATH-TO-LINBENCH [PAPER-DIR] */
 #include <math.h>
 #include <stdio.h>
@@ -436,47 +437,6 @@ static void check_peer(void)
 
 }
 
-/* A real sweep on the CPU reference (a small model, n 512..2048, k 128..512, --mem-limit 64M),
- * then compare --format csv on it, cell by cell against raw.csv read back through libcsv and
- * Table 3, and its text header from the meta.csv the sweep wrote. */
-static void check_real_sweep(const ExPaper *ex_paper_table)
-{
-    char dir[4200];
-    snprintf(dir, sizeof dir, "%s/sweep", scratch);
-    char *sweep[] = {bin, "sweep", "--device", "cpu", "--layers", "2", "--d-model", "64", "--heads", "4",
-                     "--ffn", "128", "--vocab", "1000", "--n", "512:2048", "--k", "128:512",
-                     "--mem-limit", "64M", "--cell-time", "1", "--out", dir, "--quiet", NULL};
-    LbRun r = lb_run(sweep);
-    lb_check(r.code == 0, "sweep: exit %d: %s", r.code, r.err);
-    printf("%s", r.out);
-    lb_run_free(&r);
-
-    char raw[4400];
-    snprintf(raw, sizeof raw, "%s/raw.csv", dir);
-    LbCellResult *rows = NULL;
-    size_t count = 0;
-    if (!lb_check(lb_raw_read(raw, &rows, &count) == 0 && count == 3 + 2 + 3 + 3,
-                  "raw.csv reads back with 11 rows (3 standard, 8 Linformer), got %zu", count))
-        return;
-
-    r = run(dir, "--format", "csv", NULL);
-    lb_check(r.code == 0, "compare --format csv: exit %d: %s", r.code, r.err);
-    static const char *const head[6] = {"grid", "n", "k", "measured", "paper", "measured_over_paper"};
-    ExRows rs = {rows, count};
-    size_t cells = ex_check_compare_csv(r.out, head, ex_side_rows, &rs, ex_side_paper, ex_paper_table, 0);
-    lb_check(cells == 2 * 8, "compare: %zu cells: should be 16 (8 with k < n, twice)", cells);
-    lb_run_free(&r);
-
-    r = run(dir, NULL, NULL, NULL);
-    lb_check(r.code == 0 && strstr(r.out, "(cpu)") && strstr(r.out, "2 layers, d_model 64, 4 heads, ffn 128") &&
-                 strstr(r.out, "memory budget 64 MiB (--mem-limit)"),
-             "compare text header: exit %d:\n%s", r.code, r.out);
-    printf("%s", r.out);
-    lb_run_free(&r);
-
-    free(rows);
-}
-
 /* --- the training step ------------------------------------------------------------------- */
 
 /* A training directory alone: Table 3's layout says in one line that the paper has no training
@@ -692,7 +652,6 @@ int main(int argc, char **argv)
 
     check_models();
     check_passes();
-    check_real_sweep(&paper);
     check_peer();
     lb_test_cleanup(scratch);
     return lb_test_finish("test_cli_compare");
