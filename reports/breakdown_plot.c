@@ -25,6 +25,7 @@ typedef struct Col {
 
 typedef struct ModelTable {
     LbModelKind model;
+    int train; /* a training step's breakdown */
     size_t ncols;
     Col *cols;
     LbCellLabel *label;
@@ -56,6 +57,7 @@ static int table_build(const LbBreakdownRecord *recs, size_t count, LbModelKind 
 {
     memset(t, 0, sizeof *t);
     t->model = model;
+    t->train = train;
     int present[OPS_MAX] = {0};
     t->cols = malloc((count + 1) * sizeof *t->cols);
     t->label = malloc((count + 1) * sizeof *t->label);
@@ -134,9 +136,8 @@ int lb_breakdown_compare(FILE *out, const LbSweepDir *s, LbFormat fmt)
 /* --- plot --------------------------------------------------------------------------------------- */
 
 /* One cell per row: its label, then each op's share (0 where the cell has none). */
-static int write_data(FILE *f, const LbSweepDir *s, const void *arg)
+static int write_data(FILE *f, const void *arg)
 {
-    (void)s;
     const ModelTable *t = arg;
     const char *head[OPS_MAX + 1];
     head[0] = lb_model_has_k(t->model) ? "n/k" : "n";
@@ -158,7 +159,7 @@ static int write_data(FILE *f, const LbSweepDir *s, const void *arg)
 }
 
 /* The stacked bars: a bar per cell, a segment per op, in the data's column order. */
-static int write_script(FILE *f, const LbSweepDir *s, const void *arg)
+static int write_script(FILE *f, const void *arg)
 {
     const ModelTable *t = arg;
     /* one colour per op: gnuplot's own cycle repeats after 8 */
@@ -178,7 +179,7 @@ static int write_script(FILE *f, const LbSweepDir *s, const void *arg)
             "set xlabel '%s'\n"
             "set grid ytics\n"
             "plot for [i=2:%d] data using i:xtic(1) title columnheader(i) lt (i-1)\n",
-            lb_sweep_is_train(s) ? "training step" : "pass", lb_model_has_k(t->model) ? "n/k" : "n", t->nops + 1);
+            t->train ? "training step" : "pass", lb_model_has_k(t->model) ? "n/k" : "n", t->nops + 1);
     return LB_OK;
 }
 
@@ -200,7 +201,7 @@ int lb_breakdown_plot_write(const LbSweepDir *s, const char *out_dir, LbPlotList
             snprintf(title, sizeof title, "%sWhere the time goes: %s, each operation's share of the %s",
                      train ? "Training step: " : "", model, train ? "step" : "pass");
             const LbFigure fig = {name, what, title, lb_sweep_meta(s, "device_name", "?"), write_data, write_script, &t};
-            rc = lb_plot_figure(out_dir, &fig, s, out);
+            rc = lb_plot_figure(out_dir, &fig, out);
         }
         table_free(&t);
     }

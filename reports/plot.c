@@ -59,9 +59,8 @@ typedef struct HeatArg {
 
 /* Heatmap data: k_index,n_index,value,label,n,k per cell; value NaN where there is no number
  * (the box is left blank, the label says why). */
-static int heat_data_fn(FILE *f, const LbSweepDir *s, const void *arg)
+static int heat_data_fn(FILE *f, const void *arg)
 {
-    (void)s;
     const HeatArg *h = arg;
     const LbGrid *g = h->grid;
     const LbGridCell *cells = h->cells;
@@ -87,9 +86,8 @@ static int heat_data_fn(FILE *f, const LbSweepDir *s, const void *arg)
     return LB_OK;
 }
 
-static int heat_body(FILE *f, const LbSweepDir *s, const void *arg)
+static int heat_body(FILE *f, const void *arg)
 {
-    (void)s;
     const HeatArg *h = arg;
     const LbGrid *g = h->grid;
     /* The colour scale spans the values present (log, so 0.5x and 2x sit evenly about 1x). */
@@ -341,7 +339,7 @@ static int write_heatmaps(const LbSweepDir *s, const char *out_dir, const LbGrid
         char full[256];
         snprintf(full, sizeof full, "%s%s", predicted(s), heat.title);
         const LbFigure fig = {heat.name, heat.title, full, sub, heat_data_fn, heat_body, &heat};
-        LB_TRY(lb_plot_figure(out_dir, &fig, s, out));
+        LB_TRY(lb_plot_figure(out_dir, &fig, out));
     }
     return LB_OK;
 }

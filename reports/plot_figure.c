@@ -55,30 +55,15 @@ static void gp_preamble(FILE *f, const char *name, const char *what)
     fprintf(f, "set output linbench_out.'/%s.png'\n", name);
 }
 
-/* One file of a figure: what writes it, with what. */
-typedef struct FigureFile {
-    LbPlotWriteFn fn;
-    const LbSweepDir *s;
-    const void *arg;
-} FigureFile;
-
-static int write_figure_file(FILE *f, const void *ctx)
-{
-    const FigureFile *ff = ctx;
-    return ff->fn(f, ff->s, ff->arg);
-}
-
 /* DIR/NAME.EXT written by fn, atomically. */
-static int write_file(const char *dir, const char *name, const char *ext, LbPlotWriteFn fn, const LbSweepDir *s,
-                      const void *arg)
+static int write_file(const char *dir, const char *name, const char *ext, LbAtomicWriter fn, const void *arg)
 {
     char file[160];
     snprintf(file, sizeof file, "%.100s%s", name, ext);
-    const FigureFile ff = {fn, s, arg};
-    return lb_atomic_write(dir, file, write_figure_file, &ff);
+    return lb_atomic_write(dir, file, fn, arg);
 }
 
-static int script(FILE *f, const LbSweepDir *s, const void *arg)
+static int script(FILE *f, const void *arg)
 {
     const LbFigure *fig = arg;
     gp_preamble(f, fig->name, fig->what);
@@ -87,24 +72,23 @@ static int script(FILE *f, const LbSweepDir *s, const void *arg)
     fputs(".\"\\n\".", f);
     lb_gp_quote(f, fig->subtitle);
     fputs(" noenhanced\n", f);
-    LB_TRY(fig->body(f, s, fig->arg));
+    LB_TRY(fig->body(f, fig->arg));
     fprintf(f, "set terminal svg noenhanced size 900,650 font 'sans,11'\nset output linbench_out.'/%s.svg'\nreplot\nset output\n",
             fig->name);
     return LB_OK;
 }
 
-int lb_plot_figure(const char *dir, const LbFigure *fig, const LbSweepDir *s, LbPlotList *out)
+int lb_plot_figure(const char *dir, const LbFigure *fig, LbPlotList *out)
 {
-    LB_TRY(write_file(dir, fig->name, ".plot.csv", fig->data, s, fig->arg));
-    LB_TRY(write_file(dir, fig->name, ".gp", script, s, fig));
+    LB_TRY(write_file(dir, fig->name, ".plot.csv", fig->data, fig->arg));
+    LB_TRY(write_file(dir, fig->name, ".gp", script, fig));
     if (out && out->count < LB_PLOT_MAX)
         snprintf(out->name[out->count++], sizeof out->name[0], "%.63s", fig->name);
     return LB_OK;
 }
 
-static int line_data(FILE *f, const LbSweepDir *s, const void *arg)
+static int line_data(FILE *f, const void *arg)
 {
-    (void)s;
     const LbLineFigure *fig = arg;
     const size_t nf = fig->lines + 1;
     char (*v)[32] = malloc(nf * sizeof *v);
@@ -134,9 +118,8 @@ static int line_data(FILE *f, const LbSweepDir *s, const void *arg)
     return rc;
 }
 
-static int line_body(FILE *f, const LbSweepDir *s, const void *arg)
+static int line_body(FILE *f, const void *arg)
 {
-    (void)s;
     const LbLineFigure *fig = arg;
     const size_t drawn = fig->drawn ? fig->drawn : fig->lines;
     fprintf(f, "set xlabel 'n (sequence length)'\nset ylabel '%s'\n%sset grid\nset key left top\n", fig->ylabel,
@@ -164,7 +147,7 @@ static int line_body(FILE *f, const LbSweepDir *s, const void *arg)
 int lb_plot_line_figure(const char *dir, const LbLineFigure *fig, LbPlotList *out)
 {
     const LbFigure f = {fig->name, fig->what, fig->title, fig->subtitle, line_data, line_body, fig};
-    return lb_plot_figure(dir, &f, NULL, out);
+    return lb_plot_figure(dir, &f, out);
 }
 
 /* --- line styles -------------------------------------------------------------------------------- */

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "reports/atomic_file.h"
 #include "reports/sweep_dir.h"
 
 #ifdef __cplusplus
@@ -26,9 +27,6 @@ typedef struct LbPlotList {
     char name[LB_PLOT_MAX][64];
 } LbPlotList;
 
-/* Writes a figure's data or its script's body into f; arg is the figure's own. */
-typedef int (*LbPlotWriteFn)(FILE *f, const LbSweepDir *s, const void *arg);
-
 /* Figure NAME: NAME.plot.csv written by data, and NAME.gp: its opening ("# linbench plot: WHAT.";
  * where it lives, from ARG0, so its data and images sit beside it whatever the current directory;
  * output NAME.png), title over subtitle, the body, then the plot once more as NAME.svg. Each file
@@ -36,10 +34,10 @@ typedef int (*LbPlotWriteFn)(FILE *f, const LbSweepDir *s, const void *arg);
  * LB_OK, LB_ERR_NOMEM, a writer's status, or LB_ERR_IO naming the file. */
 typedef struct LbFigure {
     const char *name, *what, *title, *subtitle;
-    LbPlotWriteFn data, body;
+    LbAtomicWriter data, body; /* each called with arg, the figure's own */
     const void *arg;
 } LbFigure;
-int lb_plot_figure(const char *dir, const LbFigure *fig, const LbSweepDir *s, LbPlotList *out);
+int lb_plot_figure(const char *dir, const LbFigure *fig, LbPlotList *out);
 
 /* s as a gnuplot single-quoted string: only ' needs escaping there, doubled; newlines dropped. */
 void lb_gp_quote(FILE *f, const char *s);
