@@ -52,8 +52,7 @@ int lb_cmd_plot(int argc, char **argv)
         if (rc == LB_ERR_FORMAT) {
             ex = lb_usage_error("invalid argument \"%s\" for plot: %s", argv[optind + i], lb_error_message());
         } else if (rc != LB_OK) {
-            fprintf(stderr, "linbench: %s\n", lb_error_message());
-            ex = LB_EXIT_FAILURE;
+            ex = lb_runtime_error(rc);
         } else if (d[i].raw_cut_line) {
             lb_warn_cut_row(argv[optind + i], d[i].raw_cut_line);
         }
@@ -81,8 +80,7 @@ int lb_cmd_plot(int argc, char **argv)
     LbPlotList plots;
     int rc = peer ? lb_plot_peer_write(s, peer, out_dir, &plots) : lb_plot_write(s, out_dir, &plots);
     if (rc != LB_OK) {
-        fprintf(stderr, "linbench: %s\n", lb_error_message());
-        ex = LB_EXIT_FAILURE;
+        ex = lb_runtime_error(rc);
         goto out;
     }
     char scripts[LB_PLOT_MAX][4096];
@@ -104,8 +102,7 @@ int lb_cmd_plot(int argc, char **argv)
         lb_error_clear();
         rc = lb_plot_render(gnuplot, scripts[i], timeout_s);
         if (rc != LB_OK) {
-            fprintf(stderr, "linbench: %s\n", lb_error_message());
-            ex = LB_EXIT_FAILURE;
+            ex = lb_runtime_error(rc);
             continue;
         }
         char base[4096];
