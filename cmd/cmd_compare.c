@@ -1,8 +1,6 @@
-/* linbench compare: a sweep beside the paper's Table 3 (ratio measured / paper per cell), or two
- * sweeps side by side (ratio B / A), or a sweep beside bench/peer's result (the same encoder in
- * PyTorch), or a sweep beside its prediction, in either order (reports/compare.h). Reads raw.csv and meta.csv, so a partial
- * sweep works too. Bad input (flags, a directory that is not a sweep's, a malformed file, a peer's
- * result of another model) exits 2; a failure to write the report exits 1. */
+/* linbench compare DIR [DIR_B] (reports/compare.h), from raw.csv and meta.csv, so a partial sweep
+ * works too. Bad input (flags, a directory that is not a result, a malformed file, two results that
+ * do not compare) exits 2; a failure to write the report exits 1. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -46,10 +44,8 @@ static int load(const char *dir, LbSweepDir *s)
     const int rc = lb_result_load(dir, s);
     if (rc == LB_ERR_FORMAT) /* the user's input (exit 2); anything else is a runtime failure (exit 1) */
         return lb_usage_error("invalid argument \"%s\" for compare: %s", dir, lb_error_message());
-    if (rc != LB_OK) {
-        fprintf(stderr, "linbench: %s\n", lb_error_message());
-        return LB_EXIT_FAILURE;
-    }
+    if (rc != LB_OK)
+        return lb_runtime_error(rc);
     if (s->raw_cut_line)
         lb_warn_cut_row(dir, s->raw_cut_line);
     if (s->kind != LB_RESULT_PEER)
@@ -90,10 +86,10 @@ int lb_cmd_compare(int argc, char **argv)
     if (second && fmt == LB_FORMAT_CSV && a.kind != LB_RESULT_PEER && b.kind != LB_RESULT_PEER &&
         lb_compare_devices_differ(&a, &b, devices, sizeof devices))
         fprintf(stderr, "linbench: note: devices differ: %s: the ratios compare the devices as well\n", devices);
-    if (lb_compare(stdout, &a, second, fmt) != LB_OK) {
-        fprintf(stderr, "linbench: %s\n", lb_error_message());
-        ex = LB_EXIT_FAILURE;
-    } else if (fflush(stdout) != 0 || ferror(stdout)) {
+    const int rc = lb_compare(stdout, &a, second, fmt);
+    if (rc != LB_OK)
+        ex = lb_runtime_error(rc);
+    else if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "linbench: cannot write the comparison to standard output: %s\n", strerror(errno));
         ex = LB_EXIT_FAILURE;
     }

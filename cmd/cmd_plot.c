@@ -1,8 +1,6 @@
-/* linbench plot: gnuplot scripts and data of a sweep (two speedup heatmaps, time per sequence
- * against n), or of a sweep beside bench/peer's result (reports/plot.h),
- * rendered to PNG and SVG where gnuplot is on PATH. Without gnuplot the scripts are
- * still written and one line says how to render them. Bad input exits 2; a file that cannot be
- * written, or a failed render, exits 1. */
+/* linbench plot DIR [PEER_DIR] (reports/plot.h), rendered where gnuplot is on PATH; without it the
+ * scripts are still written and one line says how to render them. Bad input exits 2; a file that
+ * cannot be written, or a failed render, exits 1. */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -54,8 +52,7 @@ int lb_cmd_plot(int argc, char **argv)
         if (rc == LB_ERR_FORMAT) {
             ex = lb_usage_error("invalid argument \"%s\" for plot: %s", argv[optind + i], lb_error_message());
         } else if (rc != LB_OK) {
-            fprintf(stderr, "linbench: %s\n", lb_error_message());
-            ex = LB_EXIT_FAILURE;
+            ex = lb_runtime_error(rc);
         } else if (d[i].raw_cut_line) {
             lb_warn_cut_row(argv[optind + i], d[i].raw_cut_line);
         }
@@ -83,8 +80,7 @@ int lb_cmd_plot(int argc, char **argv)
     LbPlotList plots;
     int rc = peer ? lb_plot_peer_write(s, peer, out_dir, &plots) : lb_plot_write(s, out_dir, &plots);
     if (rc != LB_OK) {
-        fprintf(stderr, "linbench: %s\n", lb_error_message());
-        ex = LB_EXIT_FAILURE;
+        ex = lb_runtime_error(rc);
         goto out;
     }
     char scripts[LB_PLOT_MAX][4096];
@@ -106,8 +102,7 @@ int lb_cmd_plot(int argc, char **argv)
         lb_error_clear();
         rc = lb_plot_render(gnuplot, scripts[i], timeout_s);
         if (rc != LB_OK) {
-            fprintf(stderr, "linbench: %s\n", lb_error_message());
-            ex = LB_EXIT_FAILURE;
+            ex = lb_runtime_error(rc);
             continue;
         }
         char base[4096];

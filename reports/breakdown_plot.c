@@ -1,11 +1,6 @@
-/* breakdown.csv (reports/breakdown_csv.h) shown by `linbench compare` and `linbench plot`, for a
- * sweep that ran with --breakdown; both do nothing where the directory has no breakdown.csv.
- *
- * compare: per model, a table of each operation's share of the pass (%), one column per cell
- *   (n, or n/k for a model with a k axis), and the pass's ms.
- * plot: per model, breakdown_MODEL.gp and breakdown_MODEL.plot.csv (+ .png/.svg once rendered):
- *   a stacked bar per cell (n, or n/k), one segment per operation, the bar's height its share of
- *   the pass (1 less the overhead's rounding). */
+/* breakdown.csv (reports/breakdown_csv.h) in `linbench compare` (per model, each operation's share
+ * of the pass by cell, with its batch and ms) and `linbench plot` (per model, breakdown_MODEL: a
+ * stacked bar per cell, a segment per operation); nothing where the directory has none. */
 #include "reports/compare.h"
 #include "reports/plot.h"
 
@@ -30,20 +25,14 @@ typedef struct Col {
 
 typedef struct ModelTable {
     LbModelKind model;
+    int train; /* a training step's breakdown */
     size_t ncols;
     Col *cols;
+    LbCellLabel *label;
     int nops;
-    char op[OPS_MAX][24];
-    double *share; /* [op * ncols + col]; NaN where the cell has no row of that op */
+    const char *op[OPS_MAX + 2]; /* then compare's two rows: batch and the pass's ms */
+    double *v;                   /* [op * ncols + col] share; NaN where the cell has no row of that op */
 } ModelTable;
-
-static int op_rank(const char *op)
-{
-    LbOpRole r;
-    if (lb_op_role_parse(op, &r) == 0)
-        return (int)r;
-    return strcmp(op, "overhead") == 0 ? LB_ROLE_COUNT : -1; /* pass: not a segment */
-}
 
 static int col_cmp(const void *a, const void *b)
 {
@@ -56,59 +45,58 @@ static int col_cmp(const void *a, const void *b)
 static void table_free(ModelTable *t)
 {
     free(t->cols);
-    free(t->share);
+    free(t->label);
+    free(t->v);
     memset(t, 0, sizeof *t);
 }
 
 /* The model's table from the records: one column per cell (n ascending, then k), one row per op
- * any of its cells has. LB_OK (ncols 0 when the model has no rows) or LB_ERR_NOMEM. */
-static int table_build(const LbBreakdownRecord *recs, size_t count, LbModelKind model, ModelTable *t)
+ * any of its cells has, then batch and the pass's ms. LB_OK (ncols 0 when the model has no rows)
+ * or LB_ERR_NOMEM. */
+static int table_build(const LbBreakdownRecord *recs, size_t count, LbModelKind model, int train, ModelTable *t)
 {
     memset(t, 0, sizeof *t);
     t->model = model;
+    t->train = train;
     int present[OPS_MAX] = {0};
-    if (!(t->cols = malloc((count ? count : 1) * sizeof *t->cols)))
+    t->cols = malloc((count + 1) * sizeof *t->cols);
+    t->label = malloc((count + 1) * sizeof *t->label);
+    t->v = malloc((OPS_MAX + 2) * (count + 1) * sizeof *t->v);
+    if (!t->cols || !t->label || !t->v) {
+        table_free(t);
         return LB_FAIL(LB_ERR_NOMEM, "out of memory reading the breakdown");
+    }
     for (size_t i = 0; i < count; i++) {
         const LbBreakdownRecord *r = &recs[i];
+        LbOpRole role;
         if (r->model != model)
             continue;
-        const int rank = op_rank(r->op);
-        if (rank >= 0)
-            present[rank] = 1;
+        if (strcmp(r->op, "overhead") == 0)
+            present[LB_ROLE_COUNT] = 1;
+        else if (lb_op_role_parse(r->op, &role) == 0)
+            present[role] = 1;
         if (strcmp(r->op, "pass") == 0)
             t->cols[t->ncols++] = (Col){r->n, r->k, r->batch, r->ms};
     }
     qsort(t->cols, t->ncols, sizeof *t->cols, col_cmp);
     for (int r = 0; r < OPS_MAX; r++)
         if (present[r])
-            snprintf(t->op[t->nops++], sizeof t->op[0], "%s",
-                     r < LB_ROLE_COUNT ? lb_op_role_name((LbOpRole)r) : "overhead");
-    const size_t cells = (size_t)(t->nops ? t->nops : 1) * (t->ncols ? t->ncols : 1);
-    if (!(t->share = malloc(cells * sizeof *t->share))) {
-        table_free(t);
-        return LB_FAIL(LB_ERR_NOMEM, "out of memory reading the breakdown");
-    }
-    for (size_t i = 0; i < cells; i++)
-        t->share[i] = NAN;
-    for (size_t i = 0; i < count; i++) {
-        const LbBreakdownRecord *r = &recs[i];
-        if (r->model != model)
-            continue;
+            t->op[t->nops++] = r < LB_ROLE_COUNT ? lb_op_role_name((LbOpRole)r) : "overhead";
+    t->op[t->nops] = "batch";
+    t->op[t->nops + 1] = train ? "step, ms" : "pass, ms";
+    for (size_t c = 0; c < t->ncols; c++) {
+        lb_cell_label(model, t->cols[c].n, t->cols[c].k, t->label[c]);
         for (int o = 0; o < t->nops; o++)
-            for (size_t c = 0; c < t->ncols && strcmp(t->op[o], r->op) == 0; c++)
-                if (t->cols[c].n == r->n && t->cols[c].k == r->k)
-                    t->share[(size_t)o * t->ncols + c] = r->share;
+            t->v[(size_t)o * t->ncols + c] = NAN;
+        t->v[(size_t)t->nops * t->ncols + c] = (double)t->cols[c].batch;
+        t->v[((size_t)t->nops + 1) * t->ncols + c] = t->cols[c].pass_ms;
     }
+    for (size_t i = 0; i < count; i++)
+        for (int o = 0; o < t->nops && recs[i].model == model; o++)
+            for (size_t c = 0; c < t->ncols && strcmp(t->op[o], recs[i].op) == 0; c++)
+                if (t->cols[c].n == recs[i].n && t->cols[c].k == recs[i].k)
+                    t->v[(size_t)o * t->ncols + c] = recs[i].share;
     return LB_OK;
-}
-
-static void col_label(const ModelTable *t, size_t c, char *buf, size_t size)
-{
-    if (lb_model_has_k(t->model))
-        snprintf(buf, size, "%lld/%lld", (long long)t->cols[c].n, (long long)t->cols[c].k);
-    else
-        snprintf(buf, size, "%lld", (long long)t->cols[c].n);
 }
 
 /* --- compare ------------------------------------------------------------------------------------ */
@@ -122,44 +110,23 @@ int lb_breakdown_compare(FILE *out, const LbSweepDir *s, LbFormat fmt)
     LB_TRY(lb_breakdown_read_if_any(s->dir, &recs, &count));
     if (count == 0)
         return LB_OK;
-    const int md = fmt == LB_FORMAT_MD;
-    const char *pass = lb_sweep_is_train(s) ? "training step" : "pass";
-    fprintf(out, md ? "\n## Where the time goes (breakdown.csv)\n\nEach operation's share of the %s, %%; columns are n (n/k for a model with a k axis).\n"
-                    : "\nWhere the time goes (breakdown.csv): each operation's share of the %s, %%\n", pass);
+    fprintf(out, fmt == LB_FORMAT_MD ? "\n## Where the time goes (breakdown.csv)\n\nEach operation's share of the %s, %%; columns are n (n/k for a model with a k axis).\n"
+                                     : "\nWhere the time goes (breakdown.csv): each operation's share of the %s, %%\n",
+            lb_sweep_is_train(s) ? "training step" : "pass");
     int rc = LB_OK;
     for (int m = 0; m < LB_MODEL_COUNT && rc == LB_OK; m++) {
         ModelTable t;
-        char(*label)[48] = NULL;
-        const char **cols = NULL, *rows[OPS_MAX + 2], *fmts[OPS_MAX + 2];
-        double *v = NULL;
-        if ((rc = table_build(recs, count, (LbModelKind)m, &t)) == LB_OK && t.ncols > 0) {
-            label = malloc(t.ncols * sizeof *label);
-            cols = malloc(t.ncols * sizeof *cols);
-            v = malloc(((size_t)t.nops + 2) * t.ncols * sizeof *v);
-            if (!label || !cols || !v)
-                rc = LB_FAIL(LB_ERR_NOMEM, "out of memory printing the breakdown");
-        }
-        if (rc == LB_OK && t.ncols > 0) {
-            for (size_t c = 0; c < t.ncols; c++) {
-                col_label(&t, c, label[c], sizeof label[c]);
-                cols[c] = label[c];
-                v[(size_t)t.nops * t.ncols + c] = (double)t.cols[c].batch;
-                v[((size_t)t.nops + 1) * t.ncols + c] = t.cols[c].pass_ms;
-            }
+        if ((rc = table_build(recs, count, (LbModelKind)m, lb_sweep_is_train(s), &t)) == LB_OK && t.ncols > 0) {
+            const char *fmts[OPS_MAX + 2];
             for (int o = 0; o < t.nops; o++) {
-                rows[o] = t.op[o];
                 fmts[o] = "%.1f";
                 for (size_t c = 0; c < t.ncols; c++)
-                    v[(size_t)o * t.ncols + c] = 100 * t.share[(size_t)o * t.ncols + c];
+                    t.v[(size_t)o * t.ncols + c] *= 100;
             }
-            rows[t.nops] = "batch", fmts[t.nops] = "%.0f";
-            rows[t.nops + 1] = lb_sweep_is_train(s) ? "step, ms" : "pass, ms", fmts[t.nops + 1] = "%.4g";
-            lb_table_print_numbers(out, fmt, lb_model_name(t.model), lb_model_has_k(t.model) ? "n/k" : "n", t.ncols, cols,
-                                   (size_t)t.nops + 2, rows, v, fmts);
+            fmts[t.nops] = "%.0f";
+            fmts[t.nops + 1] = "%.4g";
+            lb_table_print_numbers(out, fmt, t.model, t.ncols, t.label, (size_t)t.nops + 2, t.op, t.v, fmts);
         }
-        free(label);
-        free(cols);
-        free(v);
         table_free(&t);
     }
     free(recs);
@@ -169,32 +136,30 @@ int lb_breakdown_compare(FILE *out, const LbSweepDir *s, LbFormat fmt)
 /* --- plot --------------------------------------------------------------------------------------- */
 
 /* One cell per row: its label, then each op's share (0 where the cell has none). */
-static int write_data(FILE *f, const LbSweepDir *s, const void *arg)
+static int write_data(FILE *f, const void *arg)
 {
-    (void)s;
     const ModelTable *t = arg;
     const char *head[OPS_MAX + 1];
     head[0] = lb_model_has_k(t->model) ? "n/k" : "n";
     for (int o = 0; o < t->nops; o++)
         head[o + 1] = t->op[o];
     LB_TRY(lb_csv_write_record(f, head, (size_t)t->nops + 1));
-    char fields[OPS_MAX + 1][40];
+    char fields[OPS_MAX][40];
     const char *row[OPS_MAX + 1];
     for (size_t c = 0; c < t->ncols; c++) {
-        col_label(t, c, fields[0], sizeof fields[0]);
+        row[0] = t->label[c];
         for (int o = 0; o < t->nops; o++) {
-            const double v = t->share[(size_t)o * t->ncols + c];
-            snprintf(fields[o + 1], sizeof fields[0], "%.17g", isnan(v) ? 0.0 : v);
+            const double v = t->v[(size_t)o * t->ncols + c];
+            snprintf(fields[o], sizeof fields[0], "%.17g", isnan(v) ? 0.0 : v);
+            row[o + 1] = fields[o];
         }
-        for (int o = 0; o <= t->nops; o++)
-            row[o] = fields[o];
         LB_TRY(lb_csv_write_record(f, row, (size_t)t->nops + 1));
     }
     return LB_OK;
 }
 
 /* The stacked bars: a bar per cell, a segment per op, in the data's column order. */
-static int write_script(FILE *f, const LbSweepDir *s, const void *arg)
+static int write_script(FILE *f, const void *arg)
 {
     const ModelTable *t = arg;
     /* one colour per op: gnuplot's own cycle repeats after 8 */
@@ -214,7 +179,7 @@ static int write_script(FILE *f, const LbSweepDir *s, const void *arg)
             "set xlabel '%s'\n"
             "set grid ytics\n"
             "plot for [i=2:%d] data using i:xtic(1) title columnheader(i) lt (i-1)\n",
-            lb_sweep_is_train(s) ? "training step" : "pass", lb_model_has_k(t->model) ? "n/k" : "n", t->nops + 1);
+            t->train ? "training step" : "pass", lb_model_has_k(t->model) ? "n/k" : "n", t->nops + 1);
     return LB_OK;
 }
 
@@ -226,7 +191,7 @@ int lb_breakdown_plot_write(const LbSweepDir *s, const char *out_dir, LbPlotList
     int rc = LB_OK;
     for (int m = 0; m < LB_MODEL_COUNT && count && rc == LB_OK; m++) {
         ModelTable t;
-        if ((rc = table_build(recs, count, (LbModelKind)m, &t)) == LB_OK && t.ncols > 0) {
+        if ((rc = table_build(recs, count, (LbModelKind)m, lb_sweep_is_train(s), &t)) == LB_OK && t.ncols > 0) {
             const char *model = lb_model_name(t.model);
             char name[64], what[160], title[160];
             snprintf(name, sizeof name, "breakdown_%s", model);
@@ -236,7 +201,7 @@ int lb_breakdown_plot_write(const LbSweepDir *s, const char *out_dir, LbPlotList
             snprintf(title, sizeof title, "%sWhere the time goes: %s, each operation's share of the %s",
                      train ? "Training step: " : "", model, train ? "step" : "pass");
             const LbFigure fig = {name, what, title, lb_sweep_meta(s, "device_name", "?"), write_data, write_script, &t};
-            rc = lb_plot_figure(out_dir, &fig, s, out);
+            rc = lb_plot_figure(out_dir, &fig, out);
         }
         table_free(&t);
     }

@@ -229,14 +229,6 @@ static void value_text(LbGridCell c, Style st, char *buf, size_t size)
         lb_grid_cell_text(&c, st == ST_X ? "x" : "", buf, size);
 }
 
-static void cell_label(LbModelKind m, int64_t n, int64_t k, const char *sep, char *buf, size_t size)
-{
-    if (lb_model_has_k(m))
-        snprintf(buf, size, "%lld%s%lld", (long long)n, sep, (long long)k);
-    else
-        snprintf(buf, size, "%lld", (long long)n);
-}
-
 /* The strings of a pair's table: blocks A, B, ratio of quantity q (one block per quantity where q
  * is -1, as the tables of one row per cell have them: its columns are A, B, ratio). */
 typedef struct PairTable {
@@ -250,8 +242,9 @@ static void pair_text(const void *ctx, size_t b, size_t r, size_t c, char *buf, 
     const Pair *p = t->p;
     const int q = t->q >= 0 ? t->q : (int)(b == 0 ? Q_MEMORY : Q_TIME), side = t->q >= 0 ? (int)b : (int)c;
     if (c == SIZE_MAX && t->q < 0) {
-        snprintf(buf, size, "%s ", lb_model_name(p->row_model[r]));
-        cell_label(p->row_model[r], p->n[r], p->k[r], "/", buf + strlen(buf), size - strlen(buf));
+        LbCellLabel cell;
+        lb_cell_label(p->row_model[r], p->n[r], p->k[r], cell);
+        snprintf(buf, size, "%s %s", lb_model_name(p->row_model[r]), cell);
     } else if (c == SIZE_MAX) {
         snprintf(buf, size, "%lld", (long long)p->n[r]);
     } else if (r == SIZE_MAX && t->q < 0) {
@@ -305,50 +298,36 @@ static int print_pair(FILE *out, LbFormat fmt, const Pair *p, int energy_both)
     return LB_OK;
 }
 
-/* Paper and sweeps: grid,n,k,A,B,ratio (grid,n,k,A where A is alone), one row per cell the model has. */
-static int print_csv_long(FILE *out, const Pair *p)
+/* A row per cell the model has. Paper and sweeps (keys NULL): a header, then a row per quantity and
+ * cell, grid,n,k,A,B,ratio (grid,n,k,A where A is alone). Peer: the keys, n, k, then A, B and ratio
+ * of each quantity. */
+static int print_csv(FILE *out, const Pair *p, const char *const *keys, size_t nkeys)
 {
-    const size_t fields = p->alone ? 4 : 6;
-    const char *head[6] = {"grid", "n", "k", p->mode->csv[0], p->mode->csv[1], p->mode->csv[2]};
-    LB_TRY(lb_csv_write_record(out, head, fields));
     static const char *const grid[Q_COUNT] = {"time", "memory", "energy"};
-    for (int q = 0; q < (p->energy ? Q_COUNT : Q_ENERGY); q++)
+    const size_t sides = p->alone ? 1 : 3;
+    const char *head[6] = {"grid", "n", "k", p->mode->csv[0], p->mode->csv[1], p->mode->csv[2]};
+    if (!keys)
+        LB_TRY(lb_csv_write_record(out, head, 3 + sides));
+    for (int q = 0; q < (keys ? 1 : p->energy ? Q_COUNT : Q_ENERGY); q++)
         for (size_t c = 0; c < p->rows * p->cols; c++) {
             if (p->v[c][Q_TIME][0].kind == LB_GRID_EMPTY)
                 continue;
-            char f[6][32];
-            const char *row[6] = {grid[q], f[1], f[2], f[3], f[4], f[5]};
-            snprintf(f[1], sizeof f[1], "%lld", (long long)p->n[c / p->cols]);
-            snprintf(f[2], sizeof f[2], "%lld", (long long)p->k[c % p->cols]);
-            for (int s = 0; s < 3; s++)
-                lb_grid_cell_csv(&p->v[c][q][s], f[3 + s], sizeof f[0]);
-            LB_TRY(lb_csv_write_record(out, row, fields));
+            char f[16][72];
+            const char *row[16];
+            size_t o = 0;
+            for (size_t x = 0; x < (keys ? nkeys : 1); x++)
+                snprintf(f[o++], sizeof f[0], "%s", keys ? keys[x] : grid[q]);
+            snprintf(f[o++], sizeof f[0], "%lld", (long long)p->n[c / p->cols]);
+            snprintf(f[o++], sizeof f[0], "%lld", (long long)p->k[c % p->cols]);
+            if (!lb_model_has_k(p->model))
+                f[o - 1][0] = '\0';
+            for (int x = keys ? 0 : q; x < (keys ? Q_COUNT : q + 1); x++) /* the peer's every quantity */
+                for (size_t side = 0; side < (keys ? 3 : sides); side++)
+                    lb_grid_cell_csv(&p->v[c][x][side], f[o++], sizeof f[0]);
+            for (size_t x = 0; x < o; x++)
+                row[x] = f[x];
+            LB_TRY(lb_csv_write_record(out, row, o));
         }
-    return LB_OK;
-}
-
-/* Peer: the keys, then linbench, peer and ratio of time, memory and energy (markers and %.6g). */
-static int print_csv_wide(FILE *out, const Pair *p, const char *const *keys, size_t nkeys)
-{
-    for (size_t c = 0; c < p->rows * p->cols; c++) {
-        if (p->v[c][Q_TIME][0].kind == LB_GRID_EMPTY)
-            continue;
-        char f[16][72];
-        const char *row[16];
-        for (size_t x = 0; x < nkeys; x++)
-            snprintf(f[x], sizeof f[x], "%s", keys[x]);
-        snprintf(f[nkeys], sizeof f[0], "%lld", (long long)p->n[c / p->cols]);
-        snprintf(f[nkeys + 1], sizeof f[0], "%lld", (long long)p->k[c % p->cols]);
-        if (!lb_model_has_k(p->model))
-            f[nkeys + 1][0] = '\0';
-        size_t o = nkeys + 2;
-        for (int q = 0; q < Q_COUNT; q++)
-            for (int s = 0; s < 3; s++, o++)
-                lb_grid_cell_csv(&p->v[c][q][s], f[o], sizeof f[0]);
-        for (size_t x = 0; x < o; x++)
-            row[x] = f[x];
-        LB_TRY(lb_csv_write_record(out, row, o));
-    }
     return LB_OK;
 }
 
@@ -429,6 +408,23 @@ static void print_status(FILE *out, const char *item, const LbSweepDir *s, const
         fprintf(out, "%s%s%s status: %s (cells not measured show NA)\n", item, label, what, st);
 }
 
+/* Both sides' lines, each label padded to the longer: "A: DIR: what ran" (no newline after B's). */
+static void print_sides(FILE *out, const char *item, const Mode *m, const LbSweepDir *a, const LbSweepDir *b)
+{
+    const int w = (int)(strlen(m->block[0]) > strlen(m->block[1]) ? strlen(m->block[0]) : strlen(m->block[1]));
+    fprintf(out, "%s%s:%*s%s: ", item, m->block[0], 1 + w - (int)strlen(m->block[0]), "", a->dir);
+    describe(out, a);
+    fprintf(out, "\n%s%s:%*s%s: ", item, m->block[1], 1 + w - (int)strlen(m->block[1]), "", b->dir);
+    describe(out, b);
+}
+
+static void print_statuses(FILE *out, const char *item, const Mode *m, const LbSweepDir *a, const LbSweepDir *b,
+                           const char *what)
+{
+    print_status(out, item, a, m->block[0], what);
+    print_status(out, item, b, m->block[1], what);
+}
+
 static void print_legend(FILE *out, LbFormat fmt, const char *dash, const char *na)
 {
     if (fmt == LB_FORMAT_MD)
@@ -480,9 +476,8 @@ static void print_peer_header(FILE *out, const char *item, const LbSweepDir *lin
         fprintf(out, "%sbatch: the peer ran linbench's batches (--batch-from %s)\n", item, from);
     else
         fprintf(out, "%sbatch: each side its own largest within its memory budget\n", item);
-    static const char *const label[2] = {"linbench", "peer"};
-    for (int s = 0; s < 2; s++)
-        print_status(out, item, side[s], label[s], "");
+    print_statuses(out, item, &modes[MODE_PEER], lin, peer, "");
+    const char *const *label = modes[MODE_PEER].block;
     for (int s = 0; s < 2; s++) { /* why a side's J per sequence reads NA */
         const char *energy = lb_meta_get(m[s], "energy"), *note = lb_meta_get(m[s], "energy_note");
         if (!energy)
@@ -588,7 +583,7 @@ static int compare_paper(FILE *out, const LbSweepDir *s, LbFormat fmt)
     LB_TRY(rc);
     p.alone = train;
     if (fmt == LB_FORMAT_CSV) {
-        rc = print_csv_long(out, &p);
+        rc = print_csv(out, &p, NULL, 0);
         pair_free(&p);
         return rc;
     }
@@ -639,19 +634,15 @@ static int compare_sweeps(FILE *out, const LbSweepDir *a, const LbSweepDir *b, L
     int rc = n && k ? pair_speedups(&p, mode, a, b, a->grid.model, LB_TABLE3_BASELINE, n, nn, k, nk)
                     : LB_FAIL(LB_ERR_NOMEM, "out of memory comparing two sweeps");
     if (rc == LB_OK && fmt == LB_FORMAT_CSV) {
-        rc = print_csv_long(out, &p);
+        rc = print_csv(out, &p, NULL, 0);
     } else if (rc == LB_OK) {
         const char *item = print_title(out, fmt, "", "two sweeps");
-        fprintf(out, "%sA: %s: ", item, a->dir);
-        describe(out, a);
-        fprintf(out, "\n%sB: %s: ", item, b->dir);
-        describe(out, b);
+        print_sides(out, item, mode, a, b);
         fputc('\n', out);
         char devices[512];
         if (lb_compare_devices_differ(a, b, devices, sizeof devices))
             fprintf(out, "%sdevices differ: %s: B / A compares the devices as well as the runs\n", item, devices);
-        print_status(out, item, a, "A", " sweep");
-        print_status(out, item, b, "B", " sweep");
+        print_statuses(out, item, mode, a, b, " sweep");
         fputc('\n', out);
         rc = print_pair(out, fmt, &p, 1);
         print_legend(out, fmt, lb_grid_dash_meaning(dash_below_n(&p)), mode->na);
@@ -726,10 +717,7 @@ static int compare_peer(FILE *out, const LbSweepDir *lin, const LbSweepDir *peer
         rc = lb_csv_write_record(out, head, 14);
     } else if (rc == LB_OK) {
         const char *item = print_title(out, fmt, "", "linbench against PyTorch (bench/peer), cell by cell");
-        fprintf(out, "%slinbench: %s: ", item, lin->dir);
-        describe(out, lin);
-        fprintf(out, "\n%speer:     %s: ", item, peer->dir); /* the peer's meta.csv holds linbench's keys */
-        describe(out, peer);
+        print_sides(out, item, &modes[MODE_PEER], lin, peer); /* the peer's meta.csv holds linbench's keys */
         print_peer_header(out, item, lin, peer);
         fputc('\n', out);
     }
@@ -763,7 +751,7 @@ static int compare_peer(FILE *out, const LbSweepDir *lin, const LbSweepDir *peer
                     break;
                 any = 1;
                 const char *keys[3] = {pass == 0 ? "same_work" : "baseline", lb_model_name(p.model), pm->name};
-                rc = csv ? print_csv_wide(out, &p, keys, 3)
+                rc = csv ? print_csv(out, &p, keys, 3)
                          : pass == 0 ? print_pair(out, fmt, &p, 1) : print_saved(out, fmt, lin, peer, v, &p);
                 pair_free(&p);
             }
@@ -805,22 +793,17 @@ typedef struct Ops {
 /* Per model: each op's measured / predicted ms per sequence, one column per cell both hold. */
 static int print_ops(FILE *out, LbFormat fmt, const Pair *p, const Ops *o)
 {
-    char(*label)[48] = malloc((p->rows + 1) * sizeof *label);
-    const char **cols = malloc((p->rows + 1) * sizeof *cols);
+    LbCellLabel *label = malloc((p->rows + 1) * sizeof *label);
     double *v = malloc(((size_t)LB_ROLE_COUNT + 1) * (p->rows + 1) * sizeof *v);
     size_t *cell = malloc((p->rows + 1) * sizeof *cell);
-    if (!label || !cols || !v || !cell) {
-        free(label), free(cols), free(v), free(cell);
-        return LB_FAIL(LB_ERR_NOMEM, "out of memory comparing a sweep with its prediction");
-    }
+    int rc = label && v && cell ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory comparing a sweep with its prediction");
     int any = 0;
-    for (int m = 0; m < LB_MODEL_COUNT; m++) {
+    for (int m = 0; m < LB_MODEL_COUNT && rc == LB_OK; m++) {
         size_t nc = 0;
         for (size_t r = 0; r < p->rows; r++)
             if (p->row_model[r] == (LbModelKind)m && find_op(o->r[0], o->count[0], m, p->n[r], p->k[r], "pass") &&
                 find_op(o->r[1], o->count[1], m, p->n[r], p->k[r], "pass")) {
-                cell_label(m, p->n[r], p->k[r], "/", label[nc], sizeof label[0]);
-                cols[nc] = label[nc];
+                lb_cell_label(m, p->n[r], p->k[r], label[nc]);
                 cell[nc++] = r;
             }
         if (nc == 0)
@@ -846,11 +829,12 @@ static int print_ops(FILE *out, LbFormat fmt, const Pair *p, const Ops *o)
                 ops[nops++] = op;
             }
         }
-        lb_table_print_numbers(out, fmt, lb_model_name((LbModelKind)m), lb_model_has_k((LbModelKind)m) ? "n/k" : "n",
-                               nc, cols, nops, ops, v, fmts);
+        lb_table_print_numbers(out, fmt, (LbModelKind)m, nc, label, nops, ops, v, fmts);
     }
-    free(label), free(cols), free(v), free(cell);
-    return LB_OK;
+    free(label);
+    free(v);
+    free(cell);
+    return rc;
 }
 
 /* A cell's CSV rows: its pass (raw.csv's), then each op of breakdown.csv: measured, predicted and
@@ -909,77 +893,52 @@ static int print_cells_csv(FILE *out, const Pair *p, const Ops *o)
     return LB_OK;
 }
 
-/* Predicted and passes, text and md: a row per cell, the largest batch and ms per sequence. */
-static int print_cells(FILE *out, LbFormat fmt, const Pair *p)
+/* Predicted and passes: a row per cell; a prediction's header says its roofline, and with
+ * breakdown.csv on both sides each operation's ratio follows. */
+static int compare_cells(FILE *out, const LbSweepDir *a, const LbSweepDir *b, LbFormat fmt, ModeId id)
 {
-    static const char *const titles[2] = {"largest batch", "ms per sequence"};
-    const PairTable t = {p, -1};
-    return lb_table_print_fn(out, fmt, "cell", p->rows, 3, titles, 2, pair_text, &t);
-}
-
-static int compare_predicted(FILE *out, const LbSweepDir *a, const LbSweepDir *b, LbFormat fmt)
-{
+    const int predicted = id == MODE_PREDICTED;
     Pair p;
     Ops o = {{NULL, NULL}, {0, 0}};
-    LB_TRY(pair_cells(&p, &modes[MODE_PREDICTED], a, b));
-    int rc = lb_breakdown_read_if_any(a->dir, &o.r[0], &o.count[0]);
-    if (rc == LB_OK)
-        rc = lb_breakdown_read_if_any(b->dir, &o.r[1], &o.count[1]);
+    LB_TRY(pair_cells(&p, &modes[id], a, b));
+    int rc = LB_OK;
+    for (int s = 0; s < 2 && predicted && rc == LB_OK; s++)
+        rc = lb_breakdown_read_if_any((s ? b : a)->dir, &o.r[s], &o.count[s]);
     if (rc == LB_OK && fmt == LB_FORMAT_CSV) {
         rc = print_cells_csv(out, &p, &o);
     } else if (rc == LB_OK) {
-        const char *item = print_title(out, fmt, "", "a sweep against its prediction");
-        fprintf(out, "%smeasured:  %s: ", item, a->dir);
-        describe(out, a);
-        fprintf(out, "\n%spredicted: %s: ", item, b->dir);
-        describe(out, b);
+        const char *item = print_title(out, fmt, "", predicted ? "a sweep against its prediction"
+                                                               : "a training step against the forward pass");
+        print_sides(out, item, p.mode, a, b);
         char devices[512];
-        if (lb_compare_devices_differ(a, b, devices, sizeof devices))
+        if (predicted && lb_compare_devices_differ(a, b, devices, sizeof devices))
             fprintf(out, "\n%sdevices differ: %s: measured / predicted compares the devices as well as the model", item, devices);
-        fprintf(out, "\n%sroofline:  %s x %s of the rate, %s GB/s x %s, %s us per kernel\n\n", item,
-                lb_sweep_meta(b, "predict_product_tflop_per_s", "?"), lb_sweep_meta(b, "predict_product_efficiency", "?"),
-                lb_sweep_meta(b, "predict_bandwidth_gb_per_s", "?"), lb_sweep_meta(b, "predict_copy_efficiency", "?"),
-                lb_sweep_meta(b, "predict_launch_us", "?"));
-        rc = print_cells(out, fmt, &p);
-        if (rc == LB_OK)
+        if (predicted) {
+            fprintf(out, "\n%sroofline:  %s x %s of the rate, %s GB/s x %s, %s us per kernel\n\n", item,
+                    lb_sweep_meta(b, "predict_product_tflop_per_s", "?"), lb_sweep_meta(b, "predict_product_efficiency", "?"),
+                    lb_sweep_meta(b, "predict_bandwidth_gb_per_s", "?"), lb_sweep_meta(b, "predict_copy_efficiency", "?"),
+                    lb_sweep_meta(b, "predict_launch_us", "?"));
+        } else {
+            fputc('\n', out);
+            print_statuses(out, item, p.mode, a, b, " sweep");
+            fputc('\n', out);
+        }
+        static const char *const titles[2] = {"largest batch", "ms per sequence"};
+        const PairTable t = {&p, -1};
+        rc = lb_table_print_fn(out, fmt, "cell", p.rows, 3, titles, 2, pair_text, &t);
+        if (rc == LB_OK && predicted)
             fprintf(out, fmt == LB_FORMAT_MD ? "\nratio: measured / predicted; a time ratio above 1 is slower than the roofline says. `OOM`: out of memory at batch 1; `NA`: not in that directory.\n"
                                              : "ratio: measured / predicted; a time ratio above 1 is slower than the roofline says\nOOM: out of memory at batch 1   ERR: the cell failed   NA: not in that directory\n");
+        else if (rc == LB_OK)
+            fprintf(out, fmt == LB_FORMAT_MD ? "\ntrain / forward: how many times a forward pass the step costs (ms per sequence) and fits (largest batch). `OOM`: out of memory at batch 1; `ERR`: the cell failed; `NA`: %s.\n"
+                                             : "train / forward: how many times a forward pass the step costs (ms per sequence) and fits (largest batch)\nOOM: out of memory at batch 1   ERR: the cell failed   NA: %s\n",
+                    p.mode->na);
         if (rc == LB_OK && o.count[0] > 0 && o.count[1] > 0)
             rc = print_ops(out, fmt, &p, &o);
     }
     pair_free(&p);
     free(o.r[0]);
     free(o.r[1]);
-    return rc;
-}
-
-/* A training step beside the forward pass of the same sweep otherwise (lb_compare_check): per model
- * and cell, both sides' largest batch and ms per sequence, and train / forward. */
-static int compare_passes(FILE *out, const LbSweepDir *fwd, const LbSweepDir *train, LbFormat fmt)
-{
-    Pair p;
-    const Ops none = {{NULL, NULL}, {0, 0}};
-    LB_TRY(pair_cells(&p, &modes[MODE_PASSES], fwd, train));
-    int rc = LB_OK;
-    if (fmt == LB_FORMAT_CSV) {
-        rc = print_cells_csv(out, &p, &none);
-    } else {
-        const char *item = print_title(out, fmt, "", "a training step against the forward pass");
-        fprintf(out, "%sforward: %s: ", item, fwd->dir);
-        describe(out, fwd);
-        fprintf(out, "\n%strain:   %s: ", item, train->dir);
-        describe(out, train);
-        fputc('\n', out);
-        print_status(out, item, fwd, "forward", " sweep");
-        print_status(out, item, train, "train", " sweep");
-        fputc('\n', out);
-        rc = print_cells(out, fmt, &p);
-        if (rc == LB_OK)
-            fprintf(out, fmt == LB_FORMAT_MD ? "\ntrain / forward: how many times a forward pass the step costs (ms per sequence) and fits (largest batch). `OOM`: out of memory at batch 1; `ERR`: the cell failed; `NA`: %s.\n"
-                                             : "train / forward: how many times a forward pass the step costs (ms per sequence) and fits (largest batch)\nOOM: out of memory at batch 1   ERR: the cell failed   NA: %s\n",
-                    modes[MODE_PASSES].na);
-    }
-    pair_free(&p);
     return rc;
 }
 
@@ -1050,8 +1009,8 @@ int lb_compare(FILE *out, const LbSweepDir *a, const LbSweepDir *b, LbFormat fmt
     if (b->kind == LB_RESULT_PEER)
         return compare_peer(out, a, b, fmt);
     if (a->kind != b->kind)
-        return compare_predicted(out, a, b, fmt);
-    if (lb_sweep_is_train(a) != lb_sweep_is_train(b))
-        return lb_sweep_is_train(a) ? compare_passes(out, b, a, fmt) : compare_passes(out, a, b, fmt);
+        return compare_cells(out, a, b, fmt, MODE_PREDICTED);
+    if (lb_sweep_is_train(a) != lb_sweep_is_train(b)) /* the forward pass is A */
+        return compare_cells(out, lb_sweep_is_train(a) ? b : a, lb_sweep_is_train(a) ? a : b, fmt, MODE_PASSES);
     return compare_sweeps(out, a, b, fmt);
 }

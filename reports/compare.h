@@ -1,27 +1,11 @@
-/* `linbench compare`: two row sets paired on (model, n, k), per cell each side and a ratio.
- *
- * What the second set is chooses the mode (reports/sweep_dir.h's kind):
- *   paper      one sweep (or prediction) against the paper's Table 3, itself a row set: both
- *              sides' speedups (time saved, memory saved) and measured / paper, over the sweep's
- *              n and k; then the sweep's other models (speedups.csv's pairs) and breakdown.csv. A
- *              training step (--pass train) shows its own speedups alone: the paper has no training
- *              table.
- *   sweeps     two sweeps' speedups and B / A over the union of their n and k, for Table 3's pair
- *              and every other pair either measured.
- *   passes     two sweeps (or two predictions) alike but for --pass: per cell each side's largest
- *              batch and ms per sequence, and train / forward; the forward pass is A.
- *   peer       a sweep against bench/peer's result: each linbench model against each peer model
- *              of the same work (lb_peer_same_work), both sides' ms per sequence, largest batch
- *              (and J per sequence) and linbench / peer; then every model's time, memory (and
- *              energy) saved against a peer-only exact attention (torch-sdpa-*).
- *   predicted  a sweep against linbench predict's forecast of it: per cell the largest batch and
- *              ms per sequence measured, predicted and measured / predicted; with breakdown.csv in
- *              both, each operation's measured / predicted ms per sequence.
- * Either side may come first on the command line; the sweep is A. Markers: "-" no such cell
- * (k >= n), ERR, OOM, NA (not measured), in that order of precedence. CSV: a row per cell in the
- * mode's columns (README's compare --format); predicted: model,n,k,op,measured_batch,
- * predicted_batch,batch_ratio,measured_ms_per_seq,predicted_ms_per_seq,time_ratio; passes the same
- * with forward_ and train_ (op: pass). */
+/* `linbench compare`: two row sets paired on (model, n, k), per cell each side and a ratio. The
+ * second set chooses the mode: none, the paper's Table 3 (measured / paper; a training step shows
+ * its own speedups alone); another sweep (B / A over the union of both grids, for every pair
+ * speedups.csv holds); the same sweep with the other --pass (train / forward); bench/peer's result
+ * (linbench / peer, then each model against a peer-only exact attention); a prediction (measured /
+ * predicted, per operation where both have breakdown.csv). The sweep is A whatever the order.
+ * Markers: "-" no such cell (k >= n), ERR, OOM, NA, in that order of precedence. CSV: README's
+ * compare --format. */
 #ifndef LB_COMPARE_H
 #define LB_COMPARE_H
 

@@ -59,9 +59,8 @@ typedef struct HeatArg {
 
 /* Heatmap data: k_index,n_index,value,label,n,k per cell; value NaN where there is no number
  * (the box is left blank, the label says why). */
-static int heat_data_fn(FILE *f, const LbSweepDir *s, const void *arg)
+static int heat_data_fn(FILE *f, const void *arg)
 {
-    (void)s;
     const HeatArg *h = arg;
     const LbGrid *g = h->grid;
     const LbGridCell *cells = h->cells;
@@ -87,9 +86,8 @@ static int heat_data_fn(FILE *f, const LbSweepDir *s, const void *arg)
     return LB_OK;
 }
 
-static int heat_body(FILE *f, const LbSweepDir *s, const void *arg)
+static int heat_body(FILE *f, const void *arg)
 {
-    (void)s;
     const HeatArg *h = arg;
     const LbGrid *g = h->grid;
     /* The colour scale spans the values present (log, so 0.5x and 2x sit evenly about 1x). */
@@ -187,7 +185,7 @@ typedef struct Line {
 enum { V_TIME, V_TIME_RATIO, V_BATCH_RATIO, V_ENERGY_RATIO, V_ENERGY };
 
 typedef struct Figure {
-    LbLineFigure fig; /* its arg is this Figure */
+    LbLineFigure fig; /* its lines and values filled by write_lines */
     const LbSweepDir *lin, *peer;
     const Line *line;
     int what;
@@ -214,34 +212,32 @@ static double value_at(const Figure *f, const Line *l, int64_t n)
     return a->energy_j_per_seq > 0 && b->energy_j_per_seq > 0 ? a->energy_j_per_seq / b->energy_j_per_seq : NAN;
 }
 
-static void column_title(size_t c, char *buf, size_t size, const void *arg)
-{
-    snprintf(buf, size, "%s", ((const Figure *)arg)->line[c].title);
-}
-
-static double column_value(size_t c, int64_t n, const void *arg)
-{
-    const Figure *f = arg;
-    return value_at(f, &f->line[c], n);
-}
-
-static void line_style(size_t c, char *with, char *title, size_t size, const void *arg)
-{
-    const Figure *f = arg;
-    const Line *l = &f->line[c];
-    snprintf(with, size, "linespoints linewidth %d linecolor rgb '#%06x' dashtype %d pointtype %d pointsize 0.9",
-             l->peer && f->what == V_TIME ? 1 : 2, l->style.rgb, l->style.dashtype, l->style.pointtype);
-    snprintf(title, size, "%s", l->title);
-}
-
-/* The figure's data and script, its name added to out. */
+/* The figure's lines from f->line (each titled and styled as its model) and their values, written;
+ * its name added to out. */
 static int write_lines(const char *dir, Figure *f, LbPlotList *out)
 {
-    f->fig.column = column_title;
-    f->fig.value = column_value;
-    f->fig.style = line_style;
-    f->fig.arg = f;
-    return lb_plot_line_figure(dir, &f->fig, out);
+    const size_t count = f->fig.lines, nn = f->fig.nn;
+    LbLine *lines = malloc((count + 1) * sizeof *lines);
+    double *v = malloc((count * nn + 1) * sizeof *v);
+    int rc = lines && v ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory");
+    for (size_t c = 0; rc == LB_OK && c < count; c++) {
+        const Line *l = &f->line[c];
+        snprintf(lines[c].column, sizeof lines[c].column, "%.95s", l->title);
+        snprintf(lines[c].title, sizeof lines[c].title, "%s", l->title);
+        snprintf(lines[c].with, sizeof lines[c].with,
+                 "linespoints linewidth %d linecolor rgb '#%06x' dashtype %d pointtype %d pointsize 0.9",
+                 l->peer && f->what == V_TIME ? 1 : 2, l->style.rgb, l->style.dashtype, l->style.pointtype);
+        for (size_t i = 0; i < nn; i++)
+            v[c * nn + i] = value_at(f, l, f->fig.n[i]);
+    }
+    if (rc == LB_OK) {
+        f->fig.line = lines;
+        f->fig.value = v;
+        rc = lb_plot_line_figure(dir, &f->fig, out);
+    }
+    free(lines);
+    free(v);
+    return rc;
 }
 
 /* The style of a peer variant's line: its work's hue and shade at this k, open points and its
@@ -322,43 +318,28 @@ static int time_figure(const char *dir, const LbSweepDir *s, const Line *line, s
     Figure f = {{energy ? "energy_per_seq" : "time_per_seq",
                  energy ? "energy per sequence against n, each model and k" : "time per sequence against n, each model and k",
                  title, sub, energy ? "joules per sequence" : "ms per sequence", "set logscale xy\n",
-                 empty_label(oom, failed, pending), NULL, s->grid.n, s->grid.rows, count, 0, NULL, NULL, NULL, NULL},
+                 empty_label(oom, failed, pending), NULL, s->grid.n, s->grid.rows, count, 0, NULL, NULL},
                 s, NULL, line, energy ? V_ENERGY : V_TIME};
     return write_lines(dir, &f, out);
 }
 
-/* A model without a k axis against a baseline: time, memory (and energy) saved against n. */
-static const char *const saved[3] = {"time", "memory", "energy"};
-
-static void saved_column(size_t c, char *buf, size_t size, const void *arg)
+/* g's time and memory heatmaps, and energy's where it has a value: TIME_speedup SUFFIX, titled
+ * "Time saved: ms per sequence, BASELINE / MODEL" (memory the other way round). */
+static int write_heatmaps(const LbSweepDir *s, const char *out_dir, const LbGrid *g, const char *suffix,
+                          const char *model, const char *baseline, const char *sub, LbPlotList *out)
 {
-    (void)arg;
-    snprintf(buf, size, "%s_speedup", saved[c]);
-}
-
-static double saved_value(size_t c, int64_t n, const void *arg)
-{
-    const LbGrid *g = arg;
-    const LbGridCell *cell = &(c == 0 ? g->time : c == 1 ? g->memory : g->energy)[lb_grid_row(g, n) * (long)g->cols];
-    return cell->kind == LB_GRID_VALUE ? cell->value : NAN;
-}
-
-static void saved_style(size_t c, char *with, char *title, size_t size, const void *arg)
-{
-    (void)arg;
-    static const int point[3] = {7, 5, 9};
-    snprintf(with, size, "linespoints linewidth 2 pointtype %d pointsize 0.8", point[c]);
-    snprintf(title, size, "%s saved", saved[c]);
-}
-
-/* Time and memory heatmaps, and energy's (heat[2]) where the grid has a value of it. */
-static int write_heat_pair(const LbSweepDir *s, const char *out_dir, HeatArg heat[3], const char *sub, LbPlotList *out)
-{
-    for (int h = 0; h < (lb_grid_has_energy(heat[0].grid) ? 3 : 2); h++) {
+    static const char *const what[3][2] = {{"time", "Time saved: ms per sequence"},
+                                           {"memory", "Memory saved: largest batch"},
+                                           {"energy", "Energy saved: joules per sequence"}};
+    for (int h = 0; h < (lb_grid_has_energy(g) ? 3 : 2); h++) {
+        HeatArg heat = {.grid = g, .cells = h == 0 ? g->time : h == 1 ? g->memory : g->energy};
+        snprintf(heat.name, sizeof heat.name, "%s_speedup%s", what[h][0], suffix);
+        snprintf(heat.title, sizeof heat.title, "%s, %s / %s", what[h][1], h == 1 ? model : baseline,
+                 h == 1 ? baseline : model);
         char full[256];
-        snprintf(full, sizeof full, "%s%s", predicted(s), heat[h].title);
-        const LbFigure fig = {heat[h].name, heat[h].title, full, sub, heat_data_fn, heat_body, &heat[h]};
-        LB_TRY(lb_plot_figure(out_dir, &fig, s, out));
+        snprintf(full, sizeof full, "%s%s", predicted(s), heat.title);
+        const LbFigure fig = {heat.name, heat.title, full, sub, heat_data_fn, heat_body, &heat};
+        LB_TRY(lb_plot_figure(out_dir, &fig, out));
     }
     return LB_OK;
 }
@@ -375,20 +356,13 @@ static int write_model_figures(const LbSweepDir *s, const char *out_dir, LbModel
     const char *b = lb_model_name(baseline);
     char m[48]; /* two model names of the table: short */
     if (baseline == LB_TABLE3_BASELINE)
-        snprintf(m, sizeof m, "%s", lb_model_name(model));
+        snprintf(m, sizeof m, "_%s", lb_model_name(model));
     else
-        snprintf(m, sizeof m, "%s_vs_%s", lb_model_name(model), b);
+        snprintf(m, sizeof m, "_%s_vs_%s", lb_model_name(model), b);
     const char *name = lb_model_name(model);
     int rc;
     if (lb_model_has_k(model)) {
-        HeatArg heat[3] = {{{0}, {0}, &g, g.time}, {{0}, {0}, &g, g.memory}, {{0}, {0}, &g, g.energy}};
-        snprintf(heat[0].name, sizeof heat[0].name, "time_speedup_%s", m);
-        snprintf(heat[0].title, sizeof heat[0].title, "Time saved: ms per sequence, %s / %s", b, name);
-        snprintf(heat[1].name, sizeof heat[1].name, "memory_speedup_%s", m);
-        snprintf(heat[1].title, sizeof heat[1].title, "Memory saved: largest batch, %s / %s", name, b);
-        snprintf(heat[2].name, sizeof heat[2].name, "energy_speedup_%s", m);
-        snprintf(heat[2].title, sizeof heat[2].title, "Energy saved: joules per sequence, %s / %s", b, name);
-        rc = write_heat_pair(s, out_dir, heat, sub, out);
+        rc = write_heatmaps(s, out_dir, &g, m, name, b, sub, out);
     } else {
         size_t oom = 0, failed = 0, pending = 0;
         for (size_t c = 0; c < g.rows * g.cols; c++) {
@@ -396,14 +370,29 @@ static int write_model_figures(const LbSweepDir *s, const char *out_dir, LbModel
             failed += g.time[c].kind == LB_GRID_ERROR;
             pending += g.time[c].kind == LB_GRID_MISSING;
         }
+        /* time, memory (and energy) saved against n */
+        static const char *const saved[3] = {"time", "memory", "energy"};
+        static const int point[3] = {7, 5, 9};
+        LbLine lines[3];
+        double *v = malloc((3 * g.rows + 1) * sizeof *v);
+        for (int c = 0; c < 3 && v; c++) {
+            snprintf(lines[c].column, sizeof lines[c].column, "%s_speedup", saved[c]);
+            snprintf(lines[c].title, sizeof lines[c].title, "%s saved", saved[c]);
+            snprintf(lines[c].with, sizeof lines[c].with, "linespoints linewidth 2 pointtype %d pointsize 0.8", point[c]);
+            for (size_t i = 0; i < g.rows; i++) {
+                const LbGridCell *cell = &(c == 0 ? g.time : c == 1 ? g.memory : g.energy)[i * g.cols];
+                v[(size_t)c * g.rows + i] = cell->kind == LB_GRID_VALUE ? cell->value : NAN;
+            }
+        }
         char fname[64], title[256], full[300];
-        snprintf(fname, sizeof fname, "speedup_%s", m);
+        snprintf(fname, sizeof fname, "speedup%s", m);
         snprintf(title, sizeof title, "%s against %s: time and memory saved", name, b);
         snprintf(full, sizeof full, "%s%s", predicted(s), title);
         const LbLineFigure fig = {fname, title, full, sub, "speedup (x)", "set logscale xy 2\n",
                                   empty_label(oom, failed, pending), NULL, g.n, g.rows, 3, lb_grid_has_energy(&g) ? 3 : 2,
-                                  saved_column, saved_value, saved_style, &g};
-        rc = lb_plot_line_figure(out_dir, &fig, out);
+                                  lines, v};
+        rc = v ? lb_plot_line_figure(out_dir, &fig, out) : LB_FAIL(LB_ERR_NOMEM, "out of memory");
+        free(v);
     }
     lb_grid_free(&g);
     return rc;
@@ -419,13 +408,8 @@ int lb_plot_write(const LbSweepDir *s, const char *out_dir, LbPlotList *out)
     char *sub = subtitle(s);
     Line *line = malloc(((size_t)LB_MODEL_COUNT * (s->grid.cols + 1)) * sizeof *line);
     int rc = line && sub ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory");
-    HeatArg heat[3] = {
-        {"time_speedup", "Time saved: ms per sequence, standard / Linformer", &s->grid, s->grid.time},
-        {"memory_speedup", "Memory saved: largest batch, Linformer / standard", &s->grid, s->grid.memory},
-        {"energy_speedup", "Energy saved: joules per sequence, standard / Linformer", &s->grid, s->grid.energy},
-    };
     if (rc == LB_OK)
-        rc = write_heat_pair(s, out_dir, heat, sub, out);
+        rc = write_heatmaps(s, out_dir, &s->grid, "", "Linformer", "standard", sub, out);
     size_t count = 0;
     for (int m = 0; m < LB_MODEL_COUNT && rc == LB_OK; m++)
         if (measured[m])
@@ -486,7 +470,7 @@ int lb_plot_peer_write(const LbSweepDir *lin, const LbSweepDir *peer, const char
              device ? device : "?");
     const char *what = "Time per sequence, linbench and PyTorch (each at its batch)";
     Figure time = {{"versus_time_per_seq", what, what, sub, "ms per sequence", "set logscale x\nset logscale y\n",
-                    "no cell measured on both sides", NULL, n, nn, count, 0, NULL, NULL, NULL, NULL},
+                    "no cell measured on both sides", NULL, n, nn, count, 0, NULL, NULL},
                    lin, peer, line, V_TIME};
     if (rc == LB_OK)
         rc = write_lines(out_dir, &time, out);
@@ -509,7 +493,7 @@ int lb_plot_peer_write(const LbSweepDir *lin, const LbSweepDir *peer, const char
         Figure f = {{ratio[r][0], ratio[r][1], ratio[r][1], sub, ylabel[r], "set logscale x\nset logscale y 2\n",
                      "no cell measured on both sides",
                      ", \\\n    1 with lines linewidth 1 linecolor rgb '#000000' dashtype 3 title 'equal'", n, nn, count, 0,
-                     NULL, NULL, NULL, NULL},
+                     NULL, NULL},
                     lin, peer, line, V_TIME_RATIO + r};
         int points = r < 2; /* the energy figure only where some pair has energy on both sides */
         for (size_t i = 0; i < nn && !points; i++)

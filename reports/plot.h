@@ -1,14 +1,9 @@
-/* `linbench plot`: gnuplot scripts of a sweep (NAME.gp, its data NAME.plot.csv through libcsv),
- * and their NAME.png and NAME.svg where gnuplot is installed:
- *   time_speedup, memory_speedup (energy_speedup where measured)  Table 3's heatmaps, n by k
- *   time_per_seq (energy_per_seq)  per sequence against n, log-log, a line per model and k, a hue
- *                  per model, a shade and dash per k (reports/plot_figure.h)
- *   time_speedup_MODEL, memory_speedup_MODEL (energy_...)  every other pair speedups.csv holds,
- *                  for a model with a k axis (MODEL_vs_BASELINE against chunked and flash)
- *   speedup_MODEL  time, memory (and energy) saved against n, for a model without one
- *   breakdown_MODEL  per model of breakdown.csv (reports/breakdown_plot.c)
- * A script finds its data and writes its images beside itself (ARG0), so `gnuplot DIR/NAME.gp`
- * works from any directory; pngcairo where gnuplot has it, else png. */
+/* `linbench plot`: gnuplot scripts of a sweep (NAME.gp, its data NAME.plot.csv), and NAME.png and
+ * NAME.svg where gnuplot is installed: Table 3's heatmaps (time_speedup, memory_speedup,
+ * energy_speedup where measured); time_per_seq (energy_per_seq) against n, a line per model and k;
+ * each other pair of speedups.csv, as heatmaps (time_speedup_MODEL[_vs_BASELINE] ...) or, for a
+ * model without a k axis, speedup_MODEL against n; breakdown_MODEL per model of breakdown.csv.
+ * A script finds its data and writes its images beside itself (ARG0), from any directory. */
 #ifndef LB_PLOT_H
 #define LB_PLOT_H
 

@@ -55,104 +55,57 @@ static void gp_preamble(FILE *f, const char *name, const char *what)
     fprintf(f, "set output linbench_out.'/%s.png'\n", name);
 }
 
-static void gp_title(FILE *f, const char *title, const char *subtitle)
-{
-    fputs("set title ", f);
-    lb_gp_quote(f, title);
-    fputs(".\"\\n\".", f);
-    lb_gp_quote(f, subtitle);
-    fputs(" noenhanced\n", f);
-}
-
-static void gp_svg(FILE *f, const char *name)
-{
-    fputs("set terminal svg noenhanced size 900,650 font 'sans,11'\n", f);
-    fprintf(f, "set output linbench_out.'/%s.svg'\n", name);
-    fputs("replot\nset output\n", f);
-}
-
-/* One file of a figure: what writes it, with what. */
-typedef struct FigureFile {
-    LbPlotWriteFn fn;
-    const LbSweepDir *s;
-    const void *arg;
-} FigureFile;
-
-static int write_figure_file(FILE *f, const void *ctx)
-{
-    const FigureFile *ff = ctx;
-    return ff->fn(f, ff->s, ff->arg);
-}
-
 /* DIR/NAME.EXT written by fn, atomically. */
-static int write_file(const char *dir, const char *name, const char *ext, LbPlotWriteFn fn, const LbSweepDir *s,
-                      const void *arg)
+static int write_file(const char *dir, const char *name, const char *ext, LbAtomicWriter fn, const void *arg)
 {
     char file[160];
     snprintf(file, sizeof file, "%.100s%s", name, ext);
-    const FigureFile ff = {fn, s, arg};
-    return lb_atomic_write(dir, file, write_figure_file, &ff);
+    return lb_atomic_write(dir, file, fn, arg);
 }
 
-static void add_name(LbPlotList *out, const char *name)
-{
-    if (out && out->count < LB_PLOT_MAX)
-        snprintf(out->name[out->count++], sizeof out->name[0], "%.63s", name);
-}
-
-static int script(FILE *f, const LbSweepDir *s, const void *arg)
+static int script(FILE *f, const void *arg)
 {
     const LbFigure *fig = arg;
     gp_preamble(f, fig->name, fig->what);
-    gp_title(f, fig->title, fig->subtitle);
-    LB_TRY(fig->body(f, s, fig->arg));
-    gp_svg(f, fig->name);
+    fputs("set title ", f);
+    lb_gp_quote(f, fig->title);
+    fputs(".\"\\n\".", f);
+    lb_gp_quote(f, fig->subtitle);
+    fputs(" noenhanced\n", f);
+    LB_TRY(fig->body(f, fig->arg));
+    fprintf(f, "set terminal svg noenhanced size 900,650 font 'sans,11'\nset output linbench_out.'/%s.svg'\nreplot\nset output\n",
+            fig->name);
     return LB_OK;
 }
 
-int lb_plot_figure(const char *dir, const LbFigure *fig, const LbSweepDir *s, LbPlotList *out)
+int lb_plot_figure(const char *dir, const LbFigure *fig, LbPlotList *out)
 {
-    LB_TRY(write_file(dir, fig->name, ".plot.csv", fig->data, s, fig->arg));
-    LB_TRY(write_file(dir, fig->name, ".gp", script, s, fig));
-    add_name(out, fig->name);
+    LB_TRY(write_file(dir, fig->name, ".plot.csv", fig->data, fig->arg));
+    LB_TRY(write_file(dir, fig->name, ".gp", script, fig));
+    if (out && out->count < LB_PLOT_MAX)
+        snprintf(out->name[out->count++], sizeof out->name[0], "%.63s", fig->name);
     return LB_OK;
 }
 
-/* The n axis of a figure against n: its range and a tic per n (nn > 0). */
-static void gp_n_axis(FILE *f, const int64_t *n, size_t nn)
+static int line_data(FILE *f, const void *arg)
 {
-    fprintf(f, "set xrange [%.6g:%.6g]\nset xtics (", (double)n[0] / 1.4, (double)n[nn - 1] * 1.4);
-    for (size_t i = 0; i < nn; i++)
-        fprintf(f, "%s'%lld' %lld", i ? ", " : "", (long long)n[i], (long long)n[i]);
-    fputs(")\n", f);
-}
-
-/* A figure without a point: the label in its middle instead. */
-static void gp_empty(FILE *f, const char *label)
-{
-    fprintf(f, "unset logscale\nset label 1 '%s' at graph 0.5, graph 0.5 center\nplot [0:1][0:1] NaN notitle\n", label);
-}
-
-static int line_data(FILE *f, const LbSweepDir *s, const void *arg)
-{
-    (void)s;
     const LbLineFigure *fig = arg;
     const size_t nf = fig->lines + 1;
-    char (*v)[96] = malloc(nf * sizeof *v);
+    char (*v)[32] = malloc(nf * sizeof *v);
     const char **row = malloc(nf * sizeof *row);
     int rc = v && row ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory");
-    for (size_t c = 0; rc == LB_OK && c < nf; c++)
-        row[c] = v[c];
     if (rc == LB_OK) {
-        snprintf(v[0], sizeof v[0], "n");
+        row[0] = "n";
         for (size_t c = 0; c < fig->lines; c++)
-            fig->column(c, v[c + 1], sizeof v[0], fig->arg);
+            row[c + 1] = fig->line[c].column;
         rc = lb_csv_write_record(f, row, nf);
     }
+    for (size_t c = 0; rc == LB_OK && c < nf; c++)
+        row[c] = v[c];
     for (size_t i = 0; rc == LB_OK && i < fig->nn; i++) {
         snprintf(v[0], sizeof v[0], "%lld", (long long)fig->n[i]);
         for (size_t c = 0; c < fig->lines; c++) {
-            const double x = fig->value(c, fig->n[i], fig->arg);
+            const double x = fig->value[c * fig->nn + i];
             if (isnan(x))
                 v[c + 1][0] = '\0';
             else
@@ -165,27 +118,26 @@ static int line_data(FILE *f, const LbSweepDir *s, const void *arg)
     return rc;
 }
 
-static int line_body(FILE *f, const LbSweepDir *s, const void *arg)
+static int line_body(FILE *f, const void *arg)
 {
-    (void)s;
     const LbLineFigure *fig = arg;
     const size_t drawn = fig->drawn ? fig->drawn : fig->lines;
     fprintf(f, "set xlabel 'n (sequence length)'\nset ylabel '%s'\n%sset grid\nset key left top\n", fig->ylabel,
             fig->logscale);
     int points = 0;
-    for (size_t i = 0; i < fig->nn; i++)
-        for (size_t l = 0; l < drawn; l++)
-            points += !isnan(fig->value(l, fig->n[i], fig->arg));
-    if (points == 0) {
-        gp_empty(f, fig->empty);
+    for (size_t i = 0; i < drawn * fig->nn; i++)
+        points += !isnan(fig->value[i]);
+    if (points == 0) { /* the label in its middle instead */
+        fprintf(f, "unset logscale\nset label 1 '%s' at graph 0.5, graph 0.5 center\nplot [0:1][0:1] NaN notitle\n", fig->empty);
     } else {
-        gp_n_axis(f, fig->n, fig->nn);
+        fprintf(f, "set xrange [%.6g:%.6g]\nset xtics (", (double)fig->n[0] / 1.4, (double)fig->n[fig->nn - 1] * 1.4);
+        for (size_t i = 0; i < fig->nn; i++)
+            fprintf(f, "%s'%lld' %lld", i ? ", " : "", (long long)fig->n[i], (long long)fig->n[i]);
+        fputs(")\n", f);
         /* each line's colour, dash and title written out: gnuplot's own cycle repeats after eight */
         for (size_t l = 0; l < drawn; l++) {
-            char with[192], title[192];
-            fig->style(l, with, title, sizeof with, fig->arg);
-            fprintf(f, "%s data using 1:%zu with %s title ", l ? ", \\\n    " : "plot", l + 2, with);
-            lb_gp_quote(f, title);
+            fprintf(f, "%s data using 1:%zu with %s title ", l ? ", \\\n    " : "plot", l + 2, fig->line[l].with);
+            lb_gp_quote(f, fig->line[l].title);
         }
         fprintf(f, "%s\n", fig->after ? fig->after : "");
     }
@@ -195,7 +147,7 @@ static int line_body(FILE *f, const LbSweepDir *s, const void *arg)
 int lb_plot_line_figure(const char *dir, const LbLineFigure *fig, LbPlotList *out)
 {
     const LbFigure f = {fig->name, fig->what, fig->title, fig->subtitle, line_data, line_body, fig};
-    return lb_plot_figure(dir, &f, NULL, out);
+    return lb_plot_figure(dir, &f, out);
 }
 
 /* --- line styles -------------------------------------------------------------------------------- */

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "reports/atomic_file.h"
 #include "reports/sweep_dir.h"
 
 #ifdef __cplusplus
@@ -26,9 +27,6 @@ typedef struct LbPlotList {
     char name[LB_PLOT_MAX][64];
 } LbPlotList;
 
-/* Writes a figure's data or its script's body into f; arg is the figure's own. */
-typedef int (*LbPlotWriteFn)(FILE *f, const LbSweepDir *s, const void *arg);
-
 /* Figure NAME: NAME.plot.csv written by data, and NAME.gp: its opening ("# linbench plot: WHAT.";
  * where it lives, from ARG0, so its data and images sit beside it whatever the current directory;
  * output NAME.png), title over subtitle, the body, then the plot once more as NAME.svg. Each file
@@ -36,27 +34,30 @@ typedef int (*LbPlotWriteFn)(FILE *f, const LbSweepDir *s, const void *arg);
  * LB_OK, LB_ERR_NOMEM, a writer's status, or LB_ERR_IO naming the file. */
 typedef struct LbFigure {
     const char *name, *what, *title, *subtitle;
-    LbPlotWriteFn data, body;
+    LbAtomicWriter data, body; /* each called with arg, the figure's own */
     const void *arg;
 } LbFigure;
-int lb_plot_figure(const char *dir, const LbFigure *fig, const LbSweepDir *s, LbPlotList *out);
+int lb_plot_figure(const char *dir, const LbFigure *fig, LbPlotList *out);
 
 /* s as a gnuplot single-quoted string: only ' needs escaping there, doubled; newlines dropped. */
 void lb_gp_quote(FILE *f, const char *s);
 
-/* A figure of lines against n: NAME.plot.csv (header n and each line's column(c), at most 95
- * bytes; a row per n with each line's value(c, n), %.6g, empty where NaN) and NAME.gp, whose plot
- * command draws the first `drawn` lines (0: all), each styled by style(): "linespoints ..." in
- * with, its key title in title. Where no drawn line has a point the figure says `empty` instead;
- * `after` ends the plot command (NULL: nothing). */
+/* One line of a figure against n: its data column's header, its key title, its style
+ * ("linespoints ..."). */
+typedef struct LbLine {
+    char column[96], title[192], with[192];
+} LbLine;
+
+/* A figure of lines against n: NAME.plot.csv (header n and each line's column; a row per n with
+ * each line's value[line * nn + i], %.6g, empty where NaN) and NAME.gp, whose plot command draws
+ * the first `drawn` lines (0: all). Where no drawn line has a point the figure says `empty`
+ * instead; `after` ends the plot command (NULL: nothing). */
 typedef struct LbLineFigure {
     const char *name, *what, *title, *subtitle, *ylabel, *logscale, *empty, *after;
     const int64_t *n;
     size_t nn, lines, drawn;
-    void (*column)(size_t line, char *buf, size_t size, const void *arg);
-    double (*value)(size_t line, int64_t n, const void *arg);
-    void (*style)(size_t line, char *with, char *title, size_t size, const void *arg);
-    const void *arg;
+    const LbLine *line;
+    const double *value;
 } LbLineFigure;
 int lb_plot_line_figure(const char *dir, const LbLineFigure *fig, LbPlotList *out);
 

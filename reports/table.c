@@ -135,12 +135,19 @@ int lb_table_print_fn(FILE *out, LbFormat fmt, const char *corner, size_t rows, 
     return LB_OK;
 }
 
-void lb_table_print_numbers(FILE *out, LbFormat fmt, const char *heading, const char *corner, size_t cols,
-                            const char *const *col_labels, size_t rows, const char *const *row_labels,
-                            const double *v, const char *const *fmts)
+void lb_cell_label(LbModelKind m, int64_t n, int64_t k, LbCellLabel buf)
+{
+    if (lb_model_has_k(m))
+        snprintf(buf, sizeof(LbCellLabel), "%lld/%lld", (long long)n, (long long)k);
+    else
+        snprintf(buf, sizeof(LbCellLabel), "%lld", (long long)n);
+}
+
+void lb_table_print_numbers(FILE *out, LbFormat fmt, LbModelKind m, size_t cols, const LbCellLabel *col_labels,
+                            size_t rows, const char *const *row_labels, const double *v, const char *const *fmts)
 {
     const int md = fmt == LB_FORMAT_MD;
-    fprintf(out, md ? "\n### %s\n\n| op |" : "\n%s\n  %-12s", heading, corner);
+    fprintf(out, md ? "\n### %s\n\n| op |" : "\n%s\n  %-12s", lb_model_name(m), lb_model_has_k(m) ? "n/k" : "n");
     for (size_t c = 0; c < cols; c++)
         fprintf(out, md ? " %s |" : " %10s", col_labels[c]);
     if (md) {
@@ -182,11 +189,16 @@ static void grid_text(const void *ctx, size_t b, size_t r, size_t c, char *buf, 
         lb_grid_cell_text(&(b == 0 ? g->time : b == 1 ? g->memory : g->energy)[r * g->cols + c], "x", buf, size);
 }
 
+static int grid_table(FILE *out, LbFormat fmt, const LbGrid *g, const char *const titles[3], const char *const *units)
+{
+    const GridText t = {g, units}; /* energy where the device had a counter (METHOD.md, "Energy") */
+    return lb_table_print_fn(out, fmt, lb_model_has_k(g->model) ? "n \\ k" : "n", g->rows, g->cols, titles,
+                             lb_grid_has_energy(g) ? 3 : 2, grid_text, &t);
+}
+
 int lb_grid_print_table(FILE *out, LbFormat fmt, const LbGrid *g, const char *const titles[3], const char *const *units)
 {
-    const GridText t = {g, units};
-    LB_TRY(lb_table_print_fn(out, fmt, lb_model_has_k(g->model) ? "n \\ k" : "n", g->rows, g->cols, titles,
-                             lb_grid_has_energy(g) ? 3 : 2, grid_text, &t));
+    LB_TRY(grid_table(out, fmt, g, titles, units));
     if (fmt == LB_FORMAT_TEXT)
         fputc('\n', out);
     return LB_OK;
@@ -202,17 +214,14 @@ void lb_grid_print(FILE *out, const LbGrid *g, LbFormat fmt)
         {"time saved", "memory saved", "energy saved"},
         {"Time saved (ms per sequence, standard / Linformer)", "Memory saved (largest batch, Linformer / standard)",
          "Energy saved (joules per sequence, standard / Linformer)"}};
-    const GridText t = {g, NULL};
-    const int energy = lb_grid_has_energy(g); /* where the device had a counter (METHOD.md, "Energy") */
-    if (lb_table_print_fn(out, fmt, "n \\ k", g->rows, g->cols, titles[fmt == LB_FORMAT_MD], energy ? 3 : 2,
-                          grid_text, &t) != LB_OK)
+    if (grid_table(out, fmt, g, titles[fmt == LB_FORMAT_MD], NULL) != LB_OK)
         return;
     const char *dash = lb_grid_dash_meaning(lb_grid_dash_below_n(g));
     if (fmt == LB_FORMAT_TEXT)
         fprintf(out,
                 "time saved = ms per sequence, standard / Linformer; memory saved = largest batch, Linformer / standard%s\n"
                 "- : %s   OOM: out of memory at batch 1   ERR: the cell failed   NA: not measured\n",
-                energy ? "; energy saved = joules per sequence, standard / Linformer" : "", dash);
+                lb_grid_has_energy(g) ? "; energy saved = joules per sequence, standard / Linformer" : "", dash);
     else
         fprintf(out, "`-`: %s; `OOM`: out of memory at batch 1; `ERR`: the cell failed; `NA`: not measured.\n", dash);
 }

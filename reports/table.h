@@ -8,7 +8,10 @@
 #endif
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+
+#include "attn/config.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -25,12 +28,15 @@ typedef void (*LbTableText)(const void *ctx, size_t block, size_t row, size_t co
 int lb_table_print_fn(FILE *out, LbFormat fmt, const char *corner, size_t rows, size_t cols,
                       const char *const *titles, size_t nblocks, LbTableText fn, const void *ctx);
 
-/* Rows of numbers by cells, as compare prints breakdown.csv: "\nHEADING\n" (md "\n### HEADING\n\n")
- * then text columns of 10, md a pipe table; v[r * cols + c] in row r's printf format fmts[r], NaN
- * as "-". */
-void lb_table_print_numbers(FILE *out, LbFormat fmt, const char *heading, const char *corner, size_t cols,
-                            const char *const *col_labels, size_t rows, const char *const *row_labels,
-                            const double *v, const char *const *fmts);
+/* A cell's label: n, or n/k for a model with a k axis. */
+typedef char LbCellLabel[48];
+void lb_cell_label(LbModelKind m, int64_t n, int64_t k, LbCellLabel buf);
+
+/* Rows of numbers by model m's cells, as compare prints breakdown.csv: "\nMODEL\n" (md
+ * "\n### MODEL\n\n") then text columns of 10, md a pipe table; v[r * cols + c] in row r's printf
+ * format fmts[r], NaN as "-". */
+void lb_table_print_numbers(FILE *out, LbFormat fmt, LbModelKind m, size_t cols, const LbCellLabel *col_labels,
+                            size_t rows, const char *const *row_labels, const double *v, const char *const *fmts);
 
 #ifdef __cplusplus
 }
