@@ -593,16 +593,22 @@ static int check_favor(Ctx *c, const int64_t *s)
     return settle(c);
 }
 
-/* divide_by_last {rows, cols}: x (rows, cols + 1) over its last column, a positive normaliser of
- * a different size per row (a kernel that divides by another row's shows). */
+/* Operand 0, x (rows, cols + 1): a positive normaliser of a different size per row in its last
+ * column (a kernel that divides by another row's shows). */
+static int normalisers(Ctx *c, int64_t rows, int64_t cols)
+{
+    for (int64_t r = 0; r < rows; r++)
+        c->h[0][r * (cols + 1) + cols] = 0.25f + 4.0f * fabsf(c->h[0][r * (cols + 1) + cols]);
+    return restore_inputs(c);
+}
+
+/* divide_by_last {rows, cols}: x over its last column. */
 static int check_divide(Ctx *c, const int64_t *s)
 {
     const int64_t rows = s[0], cols = s[1];
     SHAPE("%lld x %lld + 1", LL(rows), LL(cols));
     LB_TRY(OPERANDS(IN(rows * (cols + 1), -1.0f, 1.0f), OUT(rows * cols)));
-    for (int64_t r = 0; r < rows; r++)
-        c->h[0][r * (cols + 1) + cols] = 0.25f + 4.0f * fabsf(c->h[0][r * (cols + 1) + cols]);
-    LB_TRY(restore_inputs(c));
+    LB_TRY(normalisers(c, rows, cols));
     ON_BOTH(be->ops->divide_by_last(be, p[0], p[1], rows, cols));
     return settle(c);
 }
@@ -732,12 +738,10 @@ static int check_seq_backward(Ctx *c, const int64_t *s, int conv)
     const int mode = conv ? 2 : (int)s[6];
     SHAPE("%sB %lld n %lld k %lld C %lld ld %lld/%lld", conv ? "" : mode == LB_POOL_MAX ? "max " : "mean ", LL(batch),
           LL(n), LL(k), LL(ch), LL(ld_x), LL(ld_y));
-    if (conv)
-        LB_TRY(OPERANDS(IN(batch * n * ld_x, -2.0f, 2.0f), IN(batch * k * ld_y, -1.0f, 1.0f), OUT(batch * n * ld_x),
-                        IN((w + s[6]) * ch, -0.5f, 0.5f), OUT(w * ch),
-                        SCRATCH((int64_t)lb_depthwise_conv_seq_backward_scratch_bytes(n, k, ch))));
-    else
-        LB_TRY(OPERANDS(IN(batch * n * ld_x, -2.0f, 2.0f), IN(batch * k * ld_y, -1.0f, 1.0f), OUT(batch * n * ld_x)));
+    const Arg a[] = {IN(batch * n * ld_x, -2.0f, 2.0f), IN(batch * k * ld_y, -1.0f, 1.0f), OUT(batch * n * ld_x),
+                     IN((w + s[6]) * ch, -0.5f, 0.5f), OUT(w * ch),
+                     SCRATCH((int64_t)lb_depthwise_conv_seq_backward_scratch_bytes(n, k, ch))};
+    LB_TRY(operands(c, a, conv ? 6 : 3)); /* pooling: x, dy, dx */
     if (conv)
         ON_BOTH(be->ops->depthwise_conv_seq_backward(be, p[0], ld_x, p[3], p[1], ld_y, p[2], p[4], batch, n, k, ch,
                                                      p[5]));
@@ -768,9 +772,7 @@ static int check_divide_backward(Ctx *c, const int64_t *s)
     const int64_t rows = s[0], cols = s[1];
     SHAPE("%lld x %lld + 1", LL(rows), LL(cols));
     LB_TRY(OPERANDS(IN(rows * (cols + 1), -1.0f, 1.0f), IN(rows * cols, -1.0f, 1.0f), OUT(rows * (cols + 1))));
-    for (int64_t r = 0; r < rows; r++)
-        c->h[0][r * (cols + 1) + cols] = 0.25f + 4.0f * fabsf(c->h[0][r * (cols + 1) + cols]);
-    LB_TRY(restore_inputs(c));
+    LB_TRY(normalisers(c, rows, cols));
     ON_BOTH(be->ops->divide_by_last_backward(be, p[0], p[1], p[2], rows, cols));
     return settle(c);
 }
@@ -1092,35 +1094,6 @@ int lb_check_train_step(LbBackend *be, LbModelConfig cfg, int64_t batch, uint64_
     return rc;
 }
 
-/* Op and shape of a pass of cfg at batch B; quick, with the Linformer variant the sweep will run. */
-static void name_pass(Ctx *c, const char *op, LbModelConfig *cfg, int64_t B)
-{
-    if (c->plan->quick) {
-        cfg->sharing = c->plan->sharing;
-        cfg->order = c->plan->order;
-    }
-    snprintf(c->op, sizeof c->op, "%s", op);
-    char model[64];
-    lb_model_describe(cfg, model, sizeof model);
-    SHAPE("%s L %d d %d h %d n %lld B %lld", model, cfg->layers, cfg->d_model, cfg->heads, LL(cfg->n), LL(B));
-}
-
-/* At batch 2. */
-static int check_forward(Ctx *c, LbBackend *cpu, LbModelConfig cfg)
-{
-    const int64_t B = 2;
-    name_pass(c, "forward", &cfg, B);
-    const int64_t count = B * cfg.n * cfg.d_model;
-    float *out, *ref;
-    LB_TRY(hostf(c, count, &out));
-    LB_TRY(hostf(c, count, &ref));
-    const uint64_t seed = next_seed(c);
-    LB_TRY(pass_once(c->be, cfg, B, seed, out, NULL));
-    LB_TRY(pass_once(cpu, cfg, B, seed, ref, NULL));
-    c->tol = tol_for(forward_tol, c->be);
-    return compare(c, out, ref, count);
-}
-
 /* One row for a step's gradients: the tensor nearest its limit (where the limits agree, the
  * largest relative error), named when it fails. Either arena past the training plan, or short
  * of it, fails the row too: the plan is the step's memory (attn/plan.h). */
@@ -1161,27 +1134,38 @@ static int compare_grads(Ctx *c, const LbCheckGrads *out, const LbCheckGrads *re
     return LB_OK;
 }
 
-/* A training step at batch 2 against the CPU backend's. */
-static int check_train(Ctx *c, LbBackend *cpu, LbModelConfig cfg)
+/* A forward pass (train 0) or a training step of cfg at batch 2 against the CPU backend's; quick,
+ * with the Linformer variant the sweep will run. */
+static int check_pass(Ctx *c, int train, LbModelConfig cfg)
 {
     const int64_t B = 2;
-    name_pass(c, "train", &cfg, B);
-    c->tol = tol_for(train_tol, c->be);
+    if (c->plan->quick) {
+        cfg.sharing = c->plan->sharing;
+        cfg.order = c->plan->order;
+    }
+    snprintf(c->op, sizeof c->op, "%s", train ? "train" : "forward");
+    char model[64];
+    lb_model_describe(&cfg, model, sizeof model);
+    SHAPE("%s L %d d %d h %d n %lld B %lld", model, cfg.layers, cfg.d_model, cfg.heads, LL(cfg.n), LL(B));
+    c->tol = tol_for(train ? train_tol : forward_tol, c->be);
     const uint64_t seed = next_seed(c);
+    if (!train) {
+        const int64_t count = B * cfg.n * cfg.d_model;
+        float *out, *ref;
+        LB_TRY(hostf(c, count, &out));
+        LB_TRY(hostf(c, count, &ref));
+        LB_TRY(pass_once(c->be, cfg, B, seed, out, NULL));
+        LB_TRY(pass_once(c->ref, cfg, B, seed, ref, NULL));
+        return compare(c, out, ref, count);
+    }
     LbCheckGrads out, ref;
     LB_TRY(lb_check_train_step(c->be, cfg, B, seed, &out));
-    int rc = lb_check_train_step(cpu, cfg, B, seed, &ref);
+    int rc = lb_check_train_step(c->ref, cfg, B, seed, &ref);
     if (rc == LB_OK)
         rc = compare_grads(c, &out, &ref);
     lb_check_grads_free(&out);
     lb_check_grads_free(&ref);
     return rc;
-}
-
-/* A forward pass (train 0) or a training step of cfg against the CPU backend's. */
-static int check_pass(Ctx *c, int train, LbModelConfig cfg)
-{
-    return train ? check_train(c, c->ref, cfg) : check_forward(c, c->ref, cfg);
 }
 
 /* Whether a pass of kind is checked: every forward; quick, only the exact baseline's and the
@@ -1256,42 +1240,42 @@ static void ctx_init(Ctx *c, LbBackend *be, const LbCheckPlan *plan, LbCheckTabl
     c->t = t;
 }
 
-/* The table's relative tolerance for op ("forward" for a whole forward pass) on be's storage
- * type; NaN for an op not in the table. */
-static double tolerance(const char *op, const LbBackend *be)
+static const Op *find_op(const char *name)
 {
     for (size_t i = 0; i < NOPS; i++)
-        if (strcmp(ops_table[i].name, op) == 0)
-            return tol_for(ops_table[i].tol, be);
-    return strcmp(op, "forward") == 0 ? tol_for(forward_tol, be) : strcmp(op, "train") == 0 ? tol_for(train_tol, be) : NAN;
+        if (strcmp(ops_table[i].name, name) == 0)
+            return &ops_table[i];
+    return NULL;
 }
 
 int lb_check_compare(LbBackend *be, const char *op, const char *shape, const float *out, const float *ref,
                      int64_t count, LbCheckTable *t)
 {
+    const Op *o = find_op(op);
     Ctx c;
     ctx_init(&c, be, NULL, t);
     snprintf(c.op, sizeof c.op, "%s", op);
     snprintf(c.shape, sizeof c.shape, "%s", shape);
-    c.tol = tolerance(op, be);
+    c.tol = o                            ? tol_for(o->tol, be)
+            : strcmp(op, "forward") == 0 ? tol_for(forward_tol, be)
+            : strcmp(op, "train") == 0   ? tol_for(train_tol, be)
+                                         : NAN;
     return compare(&c, out, ref, count);
 }
 
 int lb_check_op(LbBackend *be, const LbCheckPlan *plan, const char *op, const int64_t shape[8], LbCheckTable *t)
 {
-    for (size_t i = 0; i < NOPS; i++) {
-        if (strcmp(ops_table[i].name, op) != 0)
-            continue;
-        Ctx c;
-        ctx_init(&c, be, plan, t);
-        LB_TRY(open_reference(&c));
-        snprintf(c.op, sizeof c.op, "%s", op);
-        c.tol = tol_for(ops_table[i].tol, be);
-        const int rc = finish(&c, ops_table[i].run(&c, shape));
-        lb_backend_close(c.ref);
-        return rc;
-    }
-    return LB_FAIL(LB_ERR_INVALID, "check: no op \"%s\" in the table", op);
+    const Op *o = find_op(op);
+    if (!o)
+        return LB_FAIL(LB_ERR_INVALID, "check: no op \"%s\" in the table", op);
+    Ctx c;
+    ctx_init(&c, be, plan, t);
+    LB_TRY(open_reference(&c));
+    snprintf(c.op, sizeof c.op, "%s", op);
+    c.tol = tol_for(o->tol, be);
+    const int rc = finish(&c, o->run(&c, shape));
+    lb_backend_close(c.ref);
+    return rc;
 }
 
 int lb_check_backend(LbBackend *be, const LbCheckPlan *plan, LbCheckTable *t)
@@ -1325,23 +1309,19 @@ int lb_check_backend(LbBackend *be, const LbCheckPlan *plan, LbCheckTable *t)
     for (int train = 0; train < 2 && strcmp(be->ops->name, "cpu") != 0; train++) {
         if (!wanted(plan->only, train ? "train" : "forward") || (train && plan->pass != LB_PASS_TRAIN))
             continue;
+        /* quick; full; a training step's (rows that are not a whole number of flash's 64-row
+         * tiles; train_tol was measured here) */
+        static const int64_t sizes[3][7] = {{1, 32, 2, 64, 100, 32, 8}, {2, 64, 4, 128, 1000, 64, 16},
+                                            {2, 32, 2, 64, 100, 48, 8}};
+        const int64_t *z = sizes[train ? 2 : quick ? 0 : 1];
         LbModelConfig m = lb_config_default();
-        m.layers = quick ? 1 : 2;
-        m.d_model = quick ? 32 : 64;
-        m.heads = quick ? 2 : 4;
-        m.ffn = quick ? 64 : 128;
-        m.vocab = quick ? 100 : 1000;
-        m.n = quick ? 32 : 64;
-        m.k = quick ? 8 : 16;
-        if (train) { /* rows that are not a whole number of flash's 64-row tiles; train_tol was measured here */
-            m.layers = 2;
-            m.d_model = 32;
-            m.heads = 2;
-            m.ffn = 64;
-            m.vocab = 100;
-            m.n = 48;
-            m.k = 8;
-        }
+        m.layers = (int)z[0];
+        m.d_model = (int)z[1];
+        m.heads = (int)z[2];
+        m.ffn = (int)z[3];
+        m.vocab = (int)z[4];
+        m.n = z[5];
+        m.k = z[6];
         /* Every model of the table (train, quick: the exact baseline and the Linformer): quick,
          * its first variant; otherwise every variant. */
         for (int kind = 0; kind < LB_MODEL_COUNT; kind++) {
