@@ -615,11 +615,15 @@ static int check_divide(Ctx *c, const int64_t *s)
 
 /* flash_attention {batch, n, heads, hd}: Q, K, V read in place from one fused buffer (operand 0)
  * as the flash model lays it out, keys growing with their position so a row's maximum score rises
- * tile by tile (a kernel that does not rescale its running output is far off). */
-static int flash_inputs(Ctx *c, const int64_t *s)
+ * tile by tile (a kernel that does not rescale its running output is far off); o (operand 1); for
+ * the backward also a fused gradient (2) and dO (3). */
+static int flash_inputs(Ctx *c, const int64_t *s, int backward)
 {
     const int64_t batch = s[0], n = s[1], heads = s[2], hd = s[3], width = heads * hd, ld = 3 * width;
     SHAPE("B %lld n %lld h %lld hd %lld", LL(batch), LL(n), LL(heads), LL(hd));
+    const Arg a[] = {IN(batch * n * ld, -2.0f, 2.0f), OUT(batch * n * width), OUT(batch * n * ld),
+                     IN(batch * n * width, -1.0f, 1.0f)};
+    LB_TRY(operands(c, a, backward ? 4 : 2));
     for (int64_t r = 0; r < batch * n; r++)
         for (int64_t e = 0; e < width; e++)
             c->h[0][r * ld + width + e] *= 0.5f + 2.0f * (float)(r % n) / (float)n;
@@ -630,8 +634,7 @@ static int check_flash(Ctx *c, const int64_t *s)
 {
     const int64_t batch = s[0], n = s[1], heads = s[2], hd = s[3], width = heads * hd, ld = 3 * width;
     const float scale = 1.0f / sqrtf((float)hd);
-    LB_TRY(OPERANDS(IN(batch * n * ld, -2.0f, 2.0f), OUT(batch * n * width)));
-    LB_TRY(flash_inputs(c, s));
+    LB_TRY(flash_inputs(c, s, 0));
     ON_BOTH(be->ops->flash_attention(be, p[0], at(be, p[0], width), at(be, p[0], 2 * width), ld, p[1], batch, n,
                                      heads, hd, scale));
     return settle(c);
@@ -656,11 +659,10 @@ static int flash_lse_on_both(Ctx *c, const int64_t *s, void **lse, float **lse_r
  * double. */
 static int check_flash_lse(Ctx *c, const int64_t *s)
 {
-    const int64_t rows = s[0] * s[2] * s[1], width = s[2] * s[3];
+    const int64_t rows = s[0] * s[2] * s[1];
     void *lse;
     float *lse_ref, *out;
-    LB_TRY(OPERANDS(IN(s[0] * s[1] * 3 * width, -2.0f, 2.0f), OUT(s[0] * s[1] * width)));
-    LB_TRY(flash_inputs(c, s));
+    LB_TRY(flash_inputs(c, s, 0));
     LB_TRY(flash_lse_on_both(c, s, &lse, &lse_ref));
     LB_TRY(settle(c));
     const size_t len = strlen(c->shape);
@@ -679,9 +681,7 @@ static int check_flash_backward(Ctx *c, const int64_t *s)
     const float scale = 1.0f / sqrtf((float)hd);
     void *lse;
     float *lse_ref;
-    LB_TRY(OPERANDS(IN(batch * n * ld, -2.0f, 2.0f), OUT(batch * n * width), OUT(batch * n * ld),
-                    IN(batch * n * width, -1.0f, 1.0f)));
-    LB_TRY(flash_inputs(c, s));
+    LB_TRY(flash_inputs(c, s, 1));
     LB_TRY(flash_lse_on_both(c, s, &lse, &lse_ref));
     void *scratch;
     LB_TRY(dev(c, (int64_t)lb_flash_backward_scratch_bytes(batch, n, heads, hd), &scratch));

@@ -60,8 +60,6 @@ struct LbTrace {
     LbPassObserver obs; /* what the pass sees of it: the wrapper, and the role changes */
 };
 
-static LbTrace *trace_of(LbBackend *be) { return (LbTrace *)be; }
-
 static void mark(LbTrace *t)
 {
     if (t->rc != LB_OK || t->counting)
@@ -95,7 +93,7 @@ static void trace_role(LbTrace *t, LbOpRole role)
 /* Counts one call of the wrapped backend `be` under the current role; returns its trace. */
 static LbTrace *count(LbBackend *be, double flops, double elems, double extra_bytes)
 {
-    LbTrace *t = trace_of(be);
+    LbTrace *t = (LbTrace *)be;
     const LbOpRole r = (unsigned)t->role < LB_ROLE_COUNT ? t->role : LB_ROLE_UNLABELLED;
     const double bytes = elems * (double)t->real->elem_bytes + extra_bytes;
     t->per[r].calls++;
