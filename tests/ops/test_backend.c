@@ -235,6 +235,9 @@ static void lb_test_invalid(LbBackend *be)
     refused(be->ops->softmax(be, NULL, 2, 2, 1.0f), "softmax of NULL", NULL);
     refused(be->ops->layernorm(be, buf, NULL, NULL, buf, 2, 4, 1e-5f), "layernorm without gamma", NULL);
     refused(be->ops->merge_heads(be, buf, buf + 32, 1, 2, -2, 4), "merge_heads heads -2", NULL);
+    refused(be->ops->split_heads(be, buf, 3, buf + 32, 1, 2, 2, 2), "split_heads with ld_src < heads * hd", NULL);
+    const int32_t ids[2] = {0, -3};
+    refused(be->ops->embed(be, ids, buf, buf + 4, buf + 32, 1, 2, 1), "embed with a negative token id", NULL);
     const int rc = be->ops->softmax(be, buf, 0, 5, 1.0f);
     lb_check(rc == LB_OK, "softmax of 0 rows: %s", lb_status_name(rc));
 }
