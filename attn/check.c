@@ -140,9 +140,6 @@ static int dev(Ctx *c, int64_t bytes, void **p)
     return LB_OK;
 }
 
-/* Exactly count storage elements, so that one touched past the end shows under a sanitizer. */
-static int dev_elems(Ctx *c, int64_t count, void **p) { return dev(c, count * (int64_t)c->be->elem_bytes, p); }
-
 /* count floats (or 4-byte token ids) on the host, NaN: a reference's gaps, the poison of an output. */
 static int hostf(Ctx *c, int64_t count, float **p)
 {
@@ -358,7 +355,8 @@ static int operands(Ctx *c, const Arg *a, int n)
             }
             continue;
         }
-        LB_TRY(dev_elems(c, a[i].off + count, &c->d[i]));
+        /* exactly the elements, so that one touched past the end shows under a sanitizer */
+        LB_TRY(dev(c, (a[i].off + count) * (int64_t)be->elem_bytes, &c->d[i]));
         c->d[i] = at(be, c->d[i], a[i].off);
         LB_TRY(a[i].kind == ARG_OUT ? poison(c, c->d[i], count) : random_in(c, c->d[i], c->h[i], count, a[i].lo, a[i].hi));
     }
@@ -941,8 +939,6 @@ static const Shape embed_backward_q[] = {{2, 16, 32, 7}};
 static const Shape embed_backward_f[] = {{2, 16, 32, 7}, {2, 16, 33, 100}, {3, 300, 16, 50}, {2, 37, 64, 1000},
                                          {2, 16, 64, 50265}};
 /* check_seq's shapes; the convolution's also past LB_GRAD_PARTS rows of dy, not a multiple of it */
-static const Shape pool_backward_q[] = {{2, 64, 16, 48, 144, 48, 0}, {2, 64, 16, 48, 144, 48, 1}};
-static const Shape conv_backward_q[] = {{2, 64, 16, 48, 144, 48, 0}};
 static const Shape conv_backward_f[] = {{2, 64, 16, 24, 72, 48, 3}, {2, 64, 64, 40, 40, 40, 0}, {3, 64, 1, 16, 48, 16, 0},
                                         {1, 70, 10, 33, 33, 33, 0}, {2, 256, 32, 64, 192, 128, 0},
                                         {5, 128, 64, 24, 24, 24, 1}};
@@ -950,18 +946,15 @@ static const Shape favor_backward_q[] = {{3, 17, 24, 16}};
 static const Shape favor_backward_f[] = {{3, 37, 1, 4},   {3, 37, 5, 32},  {3, 37, 64, 100, 1}, {3, 37, 256, 64},
                                          {3, 37, 300, 64}, {1, 1, 64, 64}, {4, 130, 64, 64}};
 
-static const Shape add_q[] = {{1001}};
 static const Shape add_f[] = {{1}, {1001}, {100003}, {1001, 1}};
 static const Shape column_sums_q[] = {{300, 37}};
 static const Shape column_sums_f[] = {{0, 8}, {1, 5}, {37, 70}, {300, 37}, {1000, 768}, {5000, 3}, {256, 1}};
-static const Shape gelu_backward_q[] = {{7, 70}};
 static const Shape gelu_backward_f[] = {{7, 3000}, {33, 3072}, {17, 77}, {17, 77, 1}};
 /* a row under a warp, past one block's 1024 threads; aligned and not; scales as check_softmax */
 static const Shape softmax_backward_q[] = {{4, 200}};
 static const Shape softmax_backward_f[] = {{64, 1},   {33, 17, 1}, {64, 64},   {9, 1000},
                                            {3, 4096}, {3, 5000, 1}, {5, 1000, 0, 1536}, {5, 1000, 0, 1}};
 /* check_layernorm's widths; more rows than LB_GRAD_PARTS; none (dgamma and dbeta 0) */
-static const Shape layernorm_backward_q[] = {{5, 100, 1}};
 static const Shape layernorm_backward_f[] = {{33, 16, 1},      {33, 100, 0}, {33, 768, 1},   {33, 768, 1, 0, 1},
                                              {9, 3000, 1, 1},  {300, 64, 1}, {7, 2000, 0, 0, 1}, {0, 16, 1}};
 
@@ -985,14 +978,14 @@ static const Op ops_table[] = {
     /* a sum of up to 64 products in fp32: a few ulp more than one rounding */
     {"depthwise_conv_seq", check_conv, {1e-3, 8e-3, 2e-5, 2e-5}, SHAPES(conv_q, conv_f)},
     /* the training step's backward: sums in fp32 of a few to a few thousand terms, rounded once */
-    {"add", check_add, KERNEL_TOL, SHAPES(add_q, add_f)},
+    {"add", check_add, KERNEL_TOL, SHAPES(count_q, add_f)},
     {"column_sums", check_column_sums, GRAD_TOL, SHAPES(column_sums_q, column_sums_f)},
-    {"gelu_backward", check_gelu_backward, KERNEL_TOL, SHAPES(gelu_backward_q, gelu_backward_f)},
+    {"gelu_backward", check_gelu_backward, KERNEL_TOL, SHAPES(gelu_q, gelu_backward_f)},
     {"softmax_backward", check_softmax_backward, GRAD_TOL, SHAPES(softmax_backward_q, softmax_backward_f)},
-    {"layernorm_backward", check_layernorm_backward, GRAD_TOL, SHAPES(layernorm_backward_q, layernorm_backward_f)},
+    {"layernorm_backward", check_layernorm_backward, GRAD_TOL, SHAPES(layernorm_q, layernorm_backward_f)},
     {"embed_backward", check_embed_backward, GRAD_TOL, SHAPES(embed_backward_q, embed_backward_f)},
-    {"pool_seq_backward", check_pool_backward, KERNEL_TOL, SHAPES(pool_backward_q, pool_f)},
-    {"depthwise_conv_seq_backward", check_conv_backward, GRAD_TOL, SHAPES(conv_backward_q, conv_backward_f)},
+    {"pool_seq_backward", check_pool_backward, KERNEL_TOL, SHAPES(pool_q, pool_f)},
+    {"depthwise_conv_seq_backward", check_conv_backward, GRAD_TOL, SHAPES(conv_q, conv_backward_f)},
     {"favor_features_backward", check_favor_backward, GRAD_TOL, SHAPES(favor_backward_q, favor_backward_f)},
     {"divide_by_last_backward", check_divide_backward, GRAD_TOL, SHAPES(divide_q, divide_f)},
     /* P and dS rounded to storage for their products, each gradient once more: the emulated
