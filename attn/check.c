@@ -140,9 +140,6 @@ static int dev(Ctx *c, int64_t bytes, void **p)
     return LB_OK;
 }
 
-/* Exactly count storage elements, so that one touched past the end shows under a sanitizer. */
-static int dev_elems(Ctx *c, int64_t count, void **p) { return dev(c, count * (int64_t)c->be->elem_bytes, p); }
-
 /* count floats (or 4-byte token ids) on the host, NaN: a reference's gaps, the poison of an output. */
 static int hostf(Ctx *c, int64_t count, float **p)
 {
@@ -358,7 +355,8 @@ static int operands(Ctx *c, const Arg *a, int n)
             }
             continue;
         }
-        LB_TRY(dev_elems(c, a[i].off + count, &c->d[i]));
+        /* exactly the elements, so that one touched past the end shows under a sanitizer */
+        LB_TRY(dev(c, (a[i].off + count) * (int64_t)be->elem_bytes, &c->d[i]));
         c->d[i] = at(be, c->d[i], a[i].off);
         LB_TRY(a[i].kind == ARG_OUT ? poison(c, c->d[i], count) : random_in(c, c->d[i], c->h[i], count, a[i].lo, a[i].hi));
     }
@@ -593,27 +591,37 @@ static int check_favor(Ctx *c, const int64_t *s)
     return settle(c);
 }
 
-/* divide_by_last {rows, cols}: x (rows, cols + 1) over its last column, a positive normaliser of
- * a different size per row (a kernel that divides by another row's shows). */
+/* Operand 0, x (rows, cols + 1): a positive normaliser of a different size per row in its last
+ * column (a kernel that divides by another row's shows). */
+static int normalisers(Ctx *c, int64_t rows, int64_t cols)
+{
+    for (int64_t r = 0; r < rows; r++)
+        c->h[0][r * (cols + 1) + cols] = 0.25f + 4.0f * fabsf(c->h[0][r * (cols + 1) + cols]);
+    return restore_inputs(c);
+}
+
+/* divide_by_last {rows, cols}: x over its last column. */
 static int check_divide(Ctx *c, const int64_t *s)
 {
     const int64_t rows = s[0], cols = s[1];
     SHAPE("%lld x %lld + 1", LL(rows), LL(cols));
     LB_TRY(OPERANDS(IN(rows * (cols + 1), -1.0f, 1.0f), OUT(rows * cols)));
-    for (int64_t r = 0; r < rows; r++)
-        c->h[0][r * (cols + 1) + cols] = 0.25f + 4.0f * fabsf(c->h[0][r * (cols + 1) + cols]);
-    LB_TRY(restore_inputs(c));
+    LB_TRY(normalisers(c, rows, cols));
     ON_BOTH(be->ops->divide_by_last(be, p[0], p[1], rows, cols));
     return settle(c);
 }
 
 /* flash_attention {batch, n, heads, hd}: Q, K, V read in place from one fused buffer (operand 0)
  * as the flash model lays it out, keys growing with their position so a row's maximum score rises
- * tile by tile (a kernel that does not rescale its running output is far off). */
-static int flash_inputs(Ctx *c, const int64_t *s)
+ * tile by tile (a kernel that does not rescale its running output is far off); o (operand 1); for
+ * the backward also a fused gradient (2) and dO (3). */
+static int flash_inputs(Ctx *c, const int64_t *s, int backward)
 {
     const int64_t batch = s[0], n = s[1], heads = s[2], hd = s[3], width = heads * hd, ld = 3 * width;
     SHAPE("B %lld n %lld h %lld hd %lld", LL(batch), LL(n), LL(heads), LL(hd));
+    const Arg a[] = {IN(batch * n * ld, -2.0f, 2.0f), OUT(batch * n * width), OUT(batch * n * ld),
+                     IN(batch * n * width, -1.0f, 1.0f)};
+    LB_TRY(operands(c, a, backward ? 4 : 2));
     for (int64_t r = 0; r < batch * n; r++)
         for (int64_t e = 0; e < width; e++)
             c->h[0][r * ld + width + e] *= 0.5f + 2.0f * (float)(r % n) / (float)n;
@@ -624,8 +632,7 @@ static int check_flash(Ctx *c, const int64_t *s)
 {
     const int64_t batch = s[0], n = s[1], heads = s[2], hd = s[3], width = heads * hd, ld = 3 * width;
     const float scale = 1.0f / sqrtf((float)hd);
-    LB_TRY(OPERANDS(IN(batch * n * ld, -2.0f, 2.0f), OUT(batch * n * width)));
-    LB_TRY(flash_inputs(c, s));
+    LB_TRY(flash_inputs(c, s, 0));
     ON_BOTH(be->ops->flash_attention(be, p[0], at(be, p[0], width), at(be, p[0], 2 * width), ld, p[1], batch, n,
                                      heads, hd, scale));
     return settle(c);
@@ -650,11 +657,10 @@ static int flash_lse_on_both(Ctx *c, const int64_t *s, void **lse, float **lse_r
  * double. */
 static int check_flash_lse(Ctx *c, const int64_t *s)
 {
-    const int64_t rows = s[0] * s[2] * s[1], width = s[2] * s[3];
+    const int64_t rows = s[0] * s[2] * s[1];
     void *lse;
     float *lse_ref, *out;
-    LB_TRY(OPERANDS(IN(s[0] * s[1] * 3 * width, -2.0f, 2.0f), OUT(s[0] * s[1] * width)));
-    LB_TRY(flash_inputs(c, s));
+    LB_TRY(flash_inputs(c, s, 0));
     LB_TRY(flash_lse_on_both(c, s, &lse, &lse_ref));
     LB_TRY(settle(c));
     const size_t len = strlen(c->shape);
@@ -673,9 +679,7 @@ static int check_flash_backward(Ctx *c, const int64_t *s)
     const float scale = 1.0f / sqrtf((float)hd);
     void *lse;
     float *lse_ref;
-    LB_TRY(OPERANDS(IN(batch * n * ld, -2.0f, 2.0f), OUT(batch * n * width), OUT(batch * n * ld),
-                    IN(batch * n * width, -1.0f, 1.0f)));
-    LB_TRY(flash_inputs(c, s));
+    LB_TRY(flash_inputs(c, s, 1));
     LB_TRY(flash_lse_on_both(c, s, &lse, &lse_ref));
     void *scratch;
     LB_TRY(dev(c, (int64_t)lb_flash_backward_scratch_bytes(batch, n, heads, hd), &scratch));
@@ -732,12 +736,10 @@ static int check_seq_backward(Ctx *c, const int64_t *s, int conv)
     const int mode = conv ? 2 : (int)s[6];
     SHAPE("%sB %lld n %lld k %lld C %lld ld %lld/%lld", conv ? "" : mode == LB_POOL_MAX ? "max " : "mean ", LL(batch),
           LL(n), LL(k), LL(ch), LL(ld_x), LL(ld_y));
-    if (conv)
-        LB_TRY(OPERANDS(IN(batch * n * ld_x, -2.0f, 2.0f), IN(batch * k * ld_y, -1.0f, 1.0f), OUT(batch * n * ld_x),
-                        IN((w + s[6]) * ch, -0.5f, 0.5f), OUT(w * ch),
-                        SCRATCH((int64_t)lb_depthwise_conv_seq_backward_scratch_bytes(n, k, ch))));
-    else
-        LB_TRY(OPERANDS(IN(batch * n * ld_x, -2.0f, 2.0f), IN(batch * k * ld_y, -1.0f, 1.0f), OUT(batch * n * ld_x)));
+    const Arg a[] = {IN(batch * n * ld_x, -2.0f, 2.0f), IN(batch * k * ld_y, -1.0f, 1.0f), OUT(batch * n * ld_x),
+                     IN((w + s[6]) * ch, -0.5f, 0.5f), OUT(w * ch),
+                     SCRATCH((int64_t)lb_depthwise_conv_seq_backward_scratch_bytes(n, k, ch))};
+    LB_TRY(operands(c, a, conv ? 6 : 3)); /* pooling: x, dy, dx */
     if (conv)
         ON_BOTH(be->ops->depthwise_conv_seq_backward(be, p[0], ld_x, p[3], p[1], ld_y, p[2], p[4], batch, n, k, ch,
                                                      p[5]));
@@ -768,9 +770,7 @@ static int check_divide_backward(Ctx *c, const int64_t *s)
     const int64_t rows = s[0], cols = s[1];
     SHAPE("%lld x %lld + 1", LL(rows), LL(cols));
     LB_TRY(OPERANDS(IN(rows * (cols + 1), -1.0f, 1.0f), IN(rows * cols, -1.0f, 1.0f), OUT(rows * (cols + 1))));
-    for (int64_t r = 0; r < rows; r++)
-        c->h[0][r * (cols + 1) + cols] = 0.25f + 4.0f * fabsf(c->h[0][r * (cols + 1) + cols]);
-    LB_TRY(restore_inputs(c));
+    LB_TRY(normalisers(c, rows, cols));
     ON_BOTH(be->ops->divide_by_last_backward(be, p[0], p[1], p[2], rows, cols));
     return settle(c);
 }
@@ -939,8 +939,6 @@ static const Shape embed_backward_q[] = {{2, 16, 32, 7}};
 static const Shape embed_backward_f[] = {{2, 16, 32, 7}, {2, 16, 33, 100}, {3, 300, 16, 50}, {2, 37, 64, 1000},
                                          {2, 16, 64, 50265}};
 /* check_seq's shapes; the convolution's also past LB_GRAD_PARTS rows of dy, not a multiple of it */
-static const Shape pool_backward_q[] = {{2, 64, 16, 48, 144, 48, 0}, {2, 64, 16, 48, 144, 48, 1}};
-static const Shape conv_backward_q[] = {{2, 64, 16, 48, 144, 48, 0}};
 static const Shape conv_backward_f[] = {{2, 64, 16, 24, 72, 48, 3}, {2, 64, 64, 40, 40, 40, 0}, {3, 64, 1, 16, 48, 16, 0},
                                         {1, 70, 10, 33, 33, 33, 0}, {2, 256, 32, 64, 192, 128, 0},
                                         {5, 128, 64, 24, 24, 24, 1}};
@@ -948,18 +946,15 @@ static const Shape favor_backward_q[] = {{3, 17, 24, 16}};
 static const Shape favor_backward_f[] = {{3, 37, 1, 4},   {3, 37, 5, 32},  {3, 37, 64, 100, 1}, {3, 37, 256, 64},
                                          {3, 37, 300, 64}, {1, 1, 64, 64}, {4, 130, 64, 64}};
 
-static const Shape add_q[] = {{1001}};
 static const Shape add_f[] = {{1}, {1001}, {100003}, {1001, 1}};
 static const Shape column_sums_q[] = {{300, 37}};
 static const Shape column_sums_f[] = {{0, 8}, {1, 5}, {37, 70}, {300, 37}, {1000, 768}, {5000, 3}, {256, 1}};
-static const Shape gelu_backward_q[] = {{7, 70}};
 static const Shape gelu_backward_f[] = {{7, 3000}, {33, 3072}, {17, 77}, {17, 77, 1}};
 /* a row under a warp, past one block's 1024 threads; aligned and not; scales as check_softmax */
 static const Shape softmax_backward_q[] = {{4, 200}};
 static const Shape softmax_backward_f[] = {{64, 1},   {33, 17, 1}, {64, 64},   {9, 1000},
                                            {3, 4096}, {3, 5000, 1}, {5, 1000, 0, 1536}, {5, 1000, 0, 1}};
 /* check_layernorm's widths; more rows than LB_GRAD_PARTS; none (dgamma and dbeta 0) */
-static const Shape layernorm_backward_q[] = {{5, 100, 1}};
 static const Shape layernorm_backward_f[] = {{33, 16, 1},      {33, 100, 0}, {33, 768, 1},   {33, 768, 1, 0, 1},
                                              {9, 3000, 1, 1},  {300, 64, 1}, {7, 2000, 0, 0, 1}, {0, 16, 1}};
 
@@ -983,14 +978,14 @@ static const Op ops_table[] = {
     /* a sum of up to 64 products in fp32: a few ulp more than one rounding */
     {"depthwise_conv_seq", check_conv, {1e-3, 8e-3, 2e-5, 2e-5}, SHAPES(conv_q, conv_f)},
     /* the training step's backward: sums in fp32 of a few to a few thousand terms, rounded once */
-    {"add", check_add, KERNEL_TOL, SHAPES(add_q, add_f)},
+    {"add", check_add, KERNEL_TOL, SHAPES(count_q, add_f)},
     {"column_sums", check_column_sums, GRAD_TOL, SHAPES(column_sums_q, column_sums_f)},
-    {"gelu_backward", check_gelu_backward, KERNEL_TOL, SHAPES(gelu_backward_q, gelu_backward_f)},
+    {"gelu_backward", check_gelu_backward, KERNEL_TOL, SHAPES(gelu_q, gelu_backward_f)},
     {"softmax_backward", check_softmax_backward, GRAD_TOL, SHAPES(softmax_backward_q, softmax_backward_f)},
-    {"layernorm_backward", check_layernorm_backward, GRAD_TOL, SHAPES(layernorm_backward_q, layernorm_backward_f)},
+    {"layernorm_backward", check_layernorm_backward, GRAD_TOL, SHAPES(layernorm_q, layernorm_backward_f)},
     {"embed_backward", check_embed_backward, GRAD_TOL, SHAPES(embed_backward_q, embed_backward_f)},
-    {"pool_seq_backward", check_pool_backward, KERNEL_TOL, SHAPES(pool_backward_q, pool_f)},
-    {"depthwise_conv_seq_backward", check_conv_backward, GRAD_TOL, SHAPES(conv_backward_q, conv_backward_f)},
+    {"pool_seq_backward", check_pool_backward, KERNEL_TOL, SHAPES(pool_q, pool_f)},
+    {"depthwise_conv_seq_backward", check_conv_backward, GRAD_TOL, SHAPES(conv_q, conv_backward_f)},
     {"favor_features_backward", check_favor_backward, GRAD_TOL, SHAPES(favor_backward_q, favor_backward_f)},
     {"divide_by_last_backward", check_divide_backward, GRAD_TOL, SHAPES(divide_q, divide_f)},
     /* P and dS rounded to storage for their products, each gradient once more: the emulated
@@ -1092,35 +1087,6 @@ int lb_check_train_step(LbBackend *be, LbModelConfig cfg, int64_t batch, uint64_
     return rc;
 }
 
-/* Op and shape of a pass of cfg at batch B; quick, with the Linformer variant the sweep will run. */
-static void name_pass(Ctx *c, const char *op, LbModelConfig *cfg, int64_t B)
-{
-    if (c->plan->quick) {
-        cfg->sharing = c->plan->sharing;
-        cfg->order = c->plan->order;
-    }
-    snprintf(c->op, sizeof c->op, "%s", op);
-    char model[64];
-    lb_model_describe(cfg, model, sizeof model);
-    SHAPE("%s L %d d %d h %d n %lld B %lld", model, cfg->layers, cfg->d_model, cfg->heads, LL(cfg->n), LL(B));
-}
-
-/* At batch 2. */
-static int check_forward(Ctx *c, LbBackend *cpu, LbModelConfig cfg)
-{
-    const int64_t B = 2;
-    name_pass(c, "forward", &cfg, B);
-    const int64_t count = B * cfg.n * cfg.d_model;
-    float *out, *ref;
-    LB_TRY(hostf(c, count, &out));
-    LB_TRY(hostf(c, count, &ref));
-    const uint64_t seed = next_seed(c);
-    LB_TRY(pass_once(c->be, cfg, B, seed, out, NULL));
-    LB_TRY(pass_once(cpu, cfg, B, seed, ref, NULL));
-    c->tol = tol_for(forward_tol, c->be);
-    return compare(c, out, ref, count);
-}
-
 /* One row for a step's gradients: the tensor nearest its limit (where the limits agree, the
  * largest relative error), named when it fails. Either arena past the training plan, or short
  * of it, fails the row too: the plan is the step's memory (attn/plan.h). */
@@ -1161,27 +1127,38 @@ static int compare_grads(Ctx *c, const LbCheckGrads *out, const LbCheckGrads *re
     return LB_OK;
 }
 
-/* A training step at batch 2 against the CPU backend's. */
-static int check_train(Ctx *c, LbBackend *cpu, LbModelConfig cfg)
+/* A forward pass (train 0) or a training step of cfg at batch 2 against the CPU backend's; quick,
+ * with the Linformer variant the sweep will run. */
+static int check_pass(Ctx *c, int train, LbModelConfig cfg)
 {
     const int64_t B = 2;
-    name_pass(c, "train", &cfg, B);
-    c->tol = tol_for(train_tol, c->be);
+    if (c->plan->quick) {
+        cfg.sharing = c->plan->sharing;
+        cfg.order = c->plan->order;
+    }
+    snprintf(c->op, sizeof c->op, "%s", train ? "train" : "forward");
+    char model[64];
+    lb_model_describe(&cfg, model, sizeof model);
+    SHAPE("%s L %d d %d h %d n %lld B %lld", model, cfg.layers, cfg.d_model, cfg.heads, LL(cfg.n), LL(B));
+    c->tol = tol_for(train ? train_tol : forward_tol, c->be);
     const uint64_t seed = next_seed(c);
+    if (!train) {
+        const int64_t count = B * cfg.n * cfg.d_model;
+        float *out, *ref;
+        LB_TRY(hostf(c, count, &out));
+        LB_TRY(hostf(c, count, &ref));
+        LB_TRY(pass_once(c->be, cfg, B, seed, out, NULL));
+        LB_TRY(pass_once(c->ref, cfg, B, seed, ref, NULL));
+        return compare(c, out, ref, count);
+    }
     LbCheckGrads out, ref;
     LB_TRY(lb_check_train_step(c->be, cfg, B, seed, &out));
-    int rc = lb_check_train_step(cpu, cfg, B, seed, &ref);
+    int rc = lb_check_train_step(c->ref, cfg, B, seed, &ref);
     if (rc == LB_OK)
         rc = compare_grads(c, &out, &ref);
     lb_check_grads_free(&out);
     lb_check_grads_free(&ref);
     return rc;
-}
-
-/* A forward pass (train 0) or a training step of cfg against the CPU backend's. */
-static int check_pass(Ctx *c, int train, LbModelConfig cfg)
-{
-    return train ? check_train(c, c->ref, cfg) : check_forward(c, c->ref, cfg);
 }
 
 /* Whether a pass of kind is checked: every forward; quick, only the exact baseline's and the
@@ -1256,42 +1233,42 @@ static void ctx_init(Ctx *c, LbBackend *be, const LbCheckPlan *plan, LbCheckTabl
     c->t = t;
 }
 
-/* The table's relative tolerance for op ("forward" for a whole forward pass) on be's storage
- * type; NaN for an op not in the table. */
-static double tolerance(const char *op, const LbBackend *be)
+static const Op *find_op(const char *name)
 {
     for (size_t i = 0; i < NOPS; i++)
-        if (strcmp(ops_table[i].name, op) == 0)
-            return tol_for(ops_table[i].tol, be);
-    return strcmp(op, "forward") == 0 ? tol_for(forward_tol, be) : strcmp(op, "train") == 0 ? tol_for(train_tol, be) : NAN;
+        if (strcmp(ops_table[i].name, name) == 0)
+            return &ops_table[i];
+    return NULL;
 }
 
 int lb_check_compare(LbBackend *be, const char *op, const char *shape, const float *out, const float *ref,
                      int64_t count, LbCheckTable *t)
 {
+    const Op *o = find_op(op);
     Ctx c;
     ctx_init(&c, be, NULL, t);
     snprintf(c.op, sizeof c.op, "%s", op);
     snprintf(c.shape, sizeof c.shape, "%s", shape);
-    c.tol = tolerance(op, be);
+    c.tol = o                            ? tol_for(o->tol, be)
+            : strcmp(op, "forward") == 0 ? tol_for(forward_tol, be)
+            : strcmp(op, "train") == 0   ? tol_for(train_tol, be)
+                                         : NAN;
     return compare(&c, out, ref, count);
 }
 
 int lb_check_op(LbBackend *be, const LbCheckPlan *plan, const char *op, const int64_t shape[8], LbCheckTable *t)
 {
-    for (size_t i = 0; i < NOPS; i++) {
-        if (strcmp(ops_table[i].name, op) != 0)
-            continue;
-        Ctx c;
-        ctx_init(&c, be, plan, t);
-        LB_TRY(open_reference(&c));
-        snprintf(c.op, sizeof c.op, "%s", op);
-        c.tol = tol_for(ops_table[i].tol, be);
-        const int rc = finish(&c, ops_table[i].run(&c, shape));
-        lb_backend_close(c.ref);
-        return rc;
-    }
-    return LB_FAIL(LB_ERR_INVALID, "check: no op \"%s\" in the table", op);
+    const Op *o = find_op(op);
+    if (!o)
+        return LB_FAIL(LB_ERR_INVALID, "check: no op \"%s\" in the table", op);
+    Ctx c;
+    ctx_init(&c, be, plan, t);
+    LB_TRY(open_reference(&c));
+    snprintf(c.op, sizeof c.op, "%s", op);
+    c.tol = tol_for(o->tol, be);
+    const int rc = finish(&c, o->run(&c, shape));
+    lb_backend_close(c.ref);
+    return rc;
 }
 
 int lb_check_backend(LbBackend *be, const LbCheckPlan *plan, LbCheckTable *t)
@@ -1325,23 +1302,19 @@ int lb_check_backend(LbBackend *be, const LbCheckPlan *plan, LbCheckTable *t)
     for (int train = 0; train < 2 && strcmp(be->ops->name, "cpu") != 0; train++) {
         if (!wanted(plan->only, train ? "train" : "forward") || (train && plan->pass != LB_PASS_TRAIN))
             continue;
+        /* quick; full; a training step's (rows that are not a whole number of flash's 64-row
+         * tiles; train_tol was measured here) */
+        static const int64_t sizes[3][7] = {{1, 32, 2, 64, 100, 32, 8}, {2, 64, 4, 128, 1000, 64, 16},
+                                            {2, 32, 2, 64, 100, 48, 8}};
+        const int64_t *z = sizes[train ? 2 : quick ? 0 : 1];
         LbModelConfig m = lb_config_default();
-        m.layers = quick ? 1 : 2;
-        m.d_model = quick ? 32 : 64;
-        m.heads = quick ? 2 : 4;
-        m.ffn = quick ? 64 : 128;
-        m.vocab = quick ? 100 : 1000;
-        m.n = quick ? 32 : 64;
-        m.k = quick ? 8 : 16;
-        if (train) { /* rows that are not a whole number of flash's 64-row tiles; train_tol was measured here */
-            m.layers = 2;
-            m.d_model = 32;
-            m.heads = 2;
-            m.ffn = 64;
-            m.vocab = 100;
-            m.n = 48;
-            m.k = 8;
-        }
+        m.layers = (int)z[0];
+        m.d_model = (int)z[1];
+        m.heads = (int)z[2];
+        m.ffn = (int)z[3];
+        m.vocab = (int)z[4];
+        m.n = z[5];
+        m.k = z[6];
         /* Every model of the table (train, quick: the exact baseline and the Linformer): quick,
          * its first variant; otherwise every variant. */
         for (int kind = 0; kind < LB_MODEL_COUNT; kind++) {

@@ -60,8 +60,6 @@ struct LbTrace {
     LbPassObserver obs; /* what the pass sees of it: the wrapper, and the role changes */
 };
 
-static LbTrace *trace_of(LbBackend *be) { return (LbTrace *)be; }
-
 static void mark(LbTrace *t)
 {
     if (t->rc != LB_OK || t->counting)
@@ -95,7 +93,7 @@ static void trace_role(LbTrace *t, LbOpRole role)
 /* Counts one call of the wrapped backend `be` under the current role; returns its trace. */
 static LbTrace *count(LbBackend *be, double flops, double elems, double extra_bytes)
 {
-    LbTrace *t = trace_of(be);
+    LbTrace *t = (LbTrace *)be;
     const LbOpRole r = (unsigned)t->role < LB_ROLE_COUNT ? t->role : LB_ROLE_UNLABELLED;
     const double bytes = elems * (double)t->real->elem_bytes + extra_bytes;
     t->per[r].calls++;
@@ -134,75 +132,59 @@ static int w_bmm(LbBackend *be, const LbBmm *q)
     return t->real->ops->bmm(t->real, q);
 }
 
-static int w_softmax(LbBackend *be, void *x, int64_t rows, int64_t cols, float scale)
-{
-    LbTrace *t = count(be, 0, 2 * (double)rows * (double)cols, 0);
-    return t->real->ops->softmax(t->real, x, rows, cols, scale);
-}
+/* w_OP for the ops below: one call of OP counted under the current role (FLOPs, elements read and
+ * written, other bytes), then the real OP, called with `args`. */
+#define COUNTED(op, params, args, flops, elems, extra_bytes) \
+    static int w_##op params                                  \
+    {                                                         \
+        LbTrace *t = count(be, flops, elems, extra_bytes);    \
+        return t->real->ops->op args;                         \
+    }
 
-static int w_layernorm(LbBackend *be, void *x, const void *r, const void *gamma, const void *beta, int64_t rows,
-                       int64_t d, float eps)
-{
-    LbTrace *t = count(be, 0, (r ? 3 : 2) * (double)rows * (double)d + 2 * (double)d, 0);
-    return t->real->ops->layernorm(t->real, x, r, gamma, beta, rows, d, eps);
-}
+COUNTED(softmax, (LbBackend *be, void *x, int64_t rows, int64_t cols, float scale), (t->real, x, rows, cols, scale),
+        0, 2 * (double)rows * (double)cols, 0)
 
-static int w_embed(LbBackend *be, const int32_t *ids, const void *tok, const void *pos, void *x, int64_t batch,
-                   int64_t n, int64_t d)
-{
-    const double bn = (double)batch * (double)n;
-    LbTrace *t = count(be, 0, 2 * bn * (double)d + (double)n * (double)d, 4 * bn);
-    return t->real->ops->embed(t->real, ids, tok, pos, x, batch, n, d);
-}
+COUNTED(layernorm,
+        (LbBackend *be, void *x, const void *r, const void *gamma, const void *beta, int64_t rows, int64_t d, float eps),
+        (t->real, x, r, gamma, beta, rows, d, eps), 0, (r ? 3 : 2) * (double)rows * (double)d + 2 * (double)d, 0)
 
-static int w_split_heads(LbBackend *be, const void *src, int64_t ld_src, void *dst, int64_t batch, int64_t n,
-                         int64_t heads, int64_t hd)
-{
-    LbTrace *t = count(be, 0, 2 * (double)batch * (double)n * (double)heads * (double)hd, 0);
-    return t->real->ops->split_heads(t->real, src, ld_src, dst, batch, n, heads, hd);
-}
+/* the ids: 4 bytes each */
+COUNTED(embed,
+        (LbBackend *be, const int32_t *ids, const void *tok, const void *pos, void *x, int64_t batch, int64_t n,
+         int64_t d),
+        (t->real, ids, tok, pos, x, batch, n, d), 0, (2 * (double)batch + 1) * (double)n * (double)d,
+        4 * (double)batch * (double)n)
 
-static int w_merge_heads(LbBackend *be, const void *src, void *dst, int64_t batch, int64_t n, int64_t heads,
-                         int64_t hd)
-{
-    LbTrace *t = count(be, 0, 2 * (double)batch * (double)n * (double)heads * (double)hd, 0);
-    return t->real->ops->merge_heads(t->real, src, dst, batch, n, heads, hd);
-}
+COUNTED(split_heads,
+        (LbBackend *be, const void *src, int64_t ld_src, void *dst, int64_t batch, int64_t n, int64_t heads, int64_t hd),
+        (t->real, src, ld_src, dst, batch, n, heads, hd), 0, 2 * (double)batch * (double)n * (double)heads * (double)hd,
+        0)
 
-static int w_gelu(LbBackend *be, void *y, int64_t rows, int64_t cols)
-{
-    LbTrace *t = count(be, 0, 2 * (double)rows * (double)cols, 0);
-    return t->real->ops->gelu(t->real, y, rows, cols);
-}
+COUNTED(merge_heads, (LbBackend *be, const void *src, void *dst, int64_t batch, int64_t n, int64_t heads, int64_t hd),
+        (t->real, src, dst, batch, n, heads, hd), 0, 2 * (double)batch * (double)n * (double)heads * (double)hd, 0)
+
+COUNTED(gelu, (LbBackend *be, void *y, int64_t rows, int64_t cols), (t->real, y, rows, cols), 0,
+        2 * (double)rows * (double)cols, 0)
 
 /* src read, dst written (a training step keeps a tensor an in-place op would overwrite). */
-static int w_copy(LbBackend *be, void *dst, const void *src, size_t bytes)
-{
-    LbTrace *t = count(be, 0, 0, 2 * (double)bytes);
-    return t->real->ops->copy(t->real, dst, src, bytes);
-}
+COUNTED(copy, (LbBackend *be, void *dst, const void *src, size_t bytes), (t->real, dst, src, bytes), 0, 0,
+        2 * (double)bytes)
 
-static int w_favor_features(LbBackend *be, void *f, const void *x, void *stat, int64_t groups, int64_t n, int64_t m,
-                            int64_t hd, float scale, int keys)
-{
-    const double gn = (double)groups * (double)n;
-    LbTrace *t = count(be, 0, gn * (2 * (double)m + (double)hd), 0);
-    return t->real->ops->favor_features(t->real, f, x, stat, groups, n, m, hd, scale, keys);
-}
+COUNTED(favor_features,
+        (LbBackend *be, void *f, const void *x, void *stat, int64_t groups, int64_t n, int64_t m, int64_t hd,
+         float scale, int keys),
+        (t->real, f, x, stat, groups, n, m, hd, scale, keys), 0,
+        (double)groups * (double)n * (2 * (double)m + (double)hd), 0)
 
-static int w_divide_by_last(LbBackend *be, const void *x, void *y, int64_t rows, int64_t cols)
-{
-    LbTrace *t = count(be, 0, (double)rows * (2 * (double)cols + 1), 0);
-    return t->real->ops->divide_by_last(t->real, x, y, rows, cols);
-}
+COUNTED(divide_by_last, (LbBackend *be, const void *x, void *y, int64_t rows, int64_t cols), (t->real, x, y, rows, cols),
+        0, (double)rows * (2 * (double)cols + 1), 0)
 
-static int w_flash_attention(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld, void *o,
-                             int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale)
-{
-    const double bn = (double)batch * (double)n, width = (double)heads * (double)hd;
-    LbTrace *t = count(be, 4 * bn * (double)n * width, 4 * bn * width, 0);
-    return t->real->ops->flash_attention(t->real, q, k, v, ld, o, batch, n, heads, hd, scale);
-}
+COUNTED(flash_attention,
+        (LbBackend *be, const void *q, const void *k, const void *v, int64_t ld, void *o, int64_t batch, int64_t n,
+         int64_t heads, int64_t hd, float scale),
+        (t->real, q, k, v, ld, o, batch, n, heads, hd, scale),
+        4 * (double)batch * (double)n * (double)n * (double)heads * (double)hd,
+        4 * (double)batch * (double)n * (double)heads * (double)hd, 0)
 
 /* FlashAttention-2's backward as its authors count it, 5 products of 2 n^2 d_h per head (S
  * recomputed, dV = P^T dO, dP = dO V^T, dQ = dS K, dK = dS^T Q): 10 B n^2 heads d_h FLOPs, the
@@ -210,129 +192,98 @@ static int w_flash_attention(LbBackend *be, const void *q, const void *k, const 
  * second time for dQ (gpu/flash.cu), 14. Bytes at the least: Q, K, V, O and dO read,
  * dQ, dK and dV written (8 B n heads d_h elements), the fp32 lse read and D = rowsum(dO o)
  * written and read (12 B heads n bytes). */
-static int w_flash_attention_backward(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld,
-                                      const void *o, const float *lse, const void *do_, void *dq, void *dk, void *dv,
-                                      int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale, void *scratch)
-{
-    const double bn = (double)batch * (double)n, width = (double)heads * (double)hd;
-    LbTrace *t = count(be, 10 * bn * (double)n * width, 8 * bn * width, 12 * bn * (double)heads);
-    return t->real->ops->flash_attention_backward(t->real, q, k, v, ld, o, lse, do_, dq, dk, dv, batch, n, heads, hd,
-                                                  scale, scratch);
-}
+COUNTED(flash_attention_backward,
+        (LbBackend *be, const void *q, const void *k, const void *v, int64_t ld, const void *o, const float *lse,
+         const void *do_, void *dq, void *dk, void *dv, int64_t batch, int64_t n, int64_t heads, int64_t hd,
+         float scale, void *scratch),
+        (t->real, q, k, v, ld, o, lse, do_, dq, dk, dv, batch, n, heads, hd, scale, scratch),
+        10 * (double)batch * (double)n * (double)n * (double)heads * (double)hd,
+        8 * (double)batch * (double)n * (double)heads * (double)hd, 12 * (double)batch * (double)n * (double)heads)
 
 /* flash_attention's count, and its fp32 lse written (4 B heads n bytes). */
-static int w_flash_attention_lse(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld, void *o,
-                                 float *lse, int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale)
-{
-    const double bn = (double)batch * (double)n, width = (double)heads * (double)hd;
-    LbTrace *t = count(be, 4 * bn * (double)n * width, 4 * bn * width, 4 * bn * (double)heads);
-    return t->real->ops->flash_attention_lse(t->real, q, k, v, ld, o, lse, batch, n, heads, hd, scale);
-}
+COUNTED(flash_attention_lse,
+        (LbBackend *be, const void *q, const void *k, const void *v, int64_t ld, void *o, float *lse, int64_t batch,
+         int64_t n, int64_t heads, int64_t hd, float scale),
+        (t->real, q, k, v, ld, o, lse, batch, n, heads, hd, scale),
+        4 * (double)batch * (double)n * (double)n * (double)heads * (double)hd,
+        4 * (double)batch * (double)n * (double)heads * (double)hd, 4 * (double)batch * (double)n * (double)heads)
 
 /* Pooling is no product: no FLOPs (METHOD.md, "Bytes moved"), like softmax. */
-static int w_pool_seq(LbBackend *be, const void *x, int64_t ld_x, void *y, int64_t ld_y, int64_t batch, int64_t n,
-                      int64_t k, int64_t channels, int mode)
-{
-    const double c = (double)channels;
-    LbTrace *t = count(be, 0, (double)batch * ((double)n + (double)k) * c, 0);
-    return t->real->ops->pool_seq(t->real, x, ld_x, y, ld_y, batch, n, k, channels, mode);
-}
+COUNTED(pool_seq,
+        (LbBackend *be, const void *x, int64_t ld_x, void *y, int64_t ld_y, int64_t batch, int64_t n, int64_t k,
+         int64_t channels, int mode),
+        (t->real, x, ld_x, y, ld_y, batch, n, k, channels, mode), 0,
+        (double)batch * ((double)n + (double)k) * (double)channels, 0)
 
-/* One multiply-add per input element (each is read by exactly one tap): 2 B n c FLOPs. */
-static int w_depthwise_conv_seq(LbBackend *be, const void *x, int64_t ld_x, const void *wt, void *y, int64_t ld_y,
-                                int64_t batch, int64_t n, int64_t k, int64_t channels)
-{
-    const double c = (double)channels, taps = k > 0 ? (double)(n / k) : 0;
-    LbTrace *t = count(be, 2 * (double)batch * (double)n * c,
-                       (double)batch * ((double)n + (double)k) * c + taps * c, 0);
-    return t->real->ops->depthwise_conv_seq(t->real, x, ld_x, wt, y, ld_y, batch, n, k, channels);
-}
+/* One multiply-add per input element (each is read by exactly one tap): 2 B n c FLOPs; the taps
+ * (n / k of them) read too. */
+COUNTED(depthwise_conv_seq,
+        (LbBackend *be, const void *x, int64_t ld_x, const void *wt, void *y, int64_t ld_y, int64_t batch, int64_t n,
+         int64_t k, int64_t channels),
+        (t->real, x, ld_x, wt, y, ld_y, batch, n, k, channels), 2 * (double)batch * (double)n * (double)channels,
+        ((double)batch * ((double)n + (double)k) + (k > 0 ? (double)(n / k) : 0)) * (double)channels, 0)
 
 /* --- the training step's backward: bytes by the same rule (every operand read once, every result
  *     written once, scratch not counted); FLOPs only where the op is a product's gradient. ---- */
 
 /* dx read, dtok and dpos written: (B n d + vocab d + n d) e + 4 B n (the ids). A scatter-add: no
  * FLOPs, as the forward's addition. */
-static int w_embed_backward(LbBackend *be, const int32_t *ids, const void *dx, void *dtok, void *dpos, int64_t batch,
-                            int64_t n, int64_t d, int64_t vocab, void *scratch)
-{
-    const double bn = (double)batch * (double)n;
-    LbTrace *t = count(be, 0, (bn + (double)vocab + (double)n) * (double)d, 4 * bn);
-    return t->real->ops->embed_backward(t->real, ids, dx, dtok, dpos, batch, n, d, vocab, scratch);
-}
+COUNTED(embed_backward,
+        (LbBackend *be, const int32_t *ids, const void *dx, void *dtok, void *dpos, int64_t batch, int64_t n,
+         int64_t d, int64_t vocab, void *scratch),
+        (t->real, ids, dx, dtok, dpos, batch, n, d, vocab, scratch), 0,
+        ((double)batch * (double)n + (double)vocab + (double)n) * (double)d, 4 * (double)batch * (double)n)
 
 /* dy read and dx written, (B k c + B n c) e; max reads x as well, + B n c e. No FLOPs. */
-static int w_pool_seq_backward(LbBackend *be, const void *x, int64_t ld_x, const void *dy, int64_t ld_y, void *dx,
-                               int64_t batch, int64_t n, int64_t k, int64_t channels, int mode)
-{
-    const double bc = (double)batch * (double)channels;
-    LbTrace *t = count(be, 0, bc * ((double)k + (mode == LB_POOL_MAX ? 2 : 1) * (double)n), 0);
-    return t->real->ops->pool_seq_backward(t->real, x, ld_x, dy, ld_y, dx, batch, n, k, channels, mode);
-}
+COUNTED(pool_seq_backward,
+        (LbBackend *be, const void *x, int64_t ld_x, const void *dy, int64_t ld_y, void *dx, int64_t batch, int64_t n,
+         int64_t k, int64_t channels, int mode),
+        (t->real, x, ld_x, dy, ld_y, dx, batch, n, k, channels, mode), 0,
+        (double)batch * (double)channels * ((double)k + (mode == LB_POOL_MAX ? 2 : 1) * (double)n), 0)
 
 /* x, dy, wt read and dx, dwt written: (2 B n c + B k c + 2 w c) e. FLOPs 3 B n c: dwt a multiply-add
  * per input element (2), dx = dy wt one multiply per element (each is in one window). */
-static int w_depthwise_conv_seq_backward(LbBackend *be, const void *x, int64_t ld_x, const void *wt, const void *dy,
-                                         int64_t ld_y, void *dx, void *dwt, int64_t batch, int64_t n, int64_t k,
-                                         int64_t channels, void *scratch)
-{
-    const double c = (double)channels, bnc = (double)batch * (double)n * c, taps = k > 0 ? (double)(n / k) : 0;
-    LbTrace *t = count(be, 3 * bnc, 2 * bnc + (double)batch * (double)k * c + 2 * taps * c, 0);
-    return t->real->ops->depthwise_conv_seq_backward(t->real, x, ld_x, wt, dy, ld_y, dx, dwt, batch, n, k, channels,
-                                                     scratch);
-}
+COUNTED(depthwise_conv_seq_backward,
+        (LbBackend *be, const void *x, int64_t ld_x, const void *wt, const void *dy, int64_t ld_y, void *dx, void *dwt,
+         int64_t batch, int64_t n, int64_t k, int64_t channels, void *scratch),
+        (t->real, x, ld_x, wt, dy, ld_y, dx, dwt, batch, n, k, channels, scratch),
+        3 * (double)batch * (double)n * (double)channels,
+        (2 * (double)batch * (double)n + (double)batch * (double)k + 2 * (k > 0 ? (double)(n / k) : 0)) *
+            (double)channels,
+        0)
 
 /* phi and x read, d read and written in place, dx written: groups n (3 m + 2 hd) e. No FLOPs. */
-static int w_favor_features_backward(LbBackend *be, const void *phi, const void *x, void *d, void *dx, int64_t groups,
-                                     int64_t n, int64_t m, int64_t hd, float scale)
-{
-    LbTrace *t = count(be, 0, (double)groups * (double)n * (3 * (double)m + 2 * (double)hd), 0);
-    return t->real->ops->favor_features_backward(t->real, phi, x, d, dx, groups, n, m, hd, scale);
-}
+COUNTED(favor_features_backward,
+        (LbBackend *be, const void *phi, const void *x, void *d, void *dx, int64_t groups, int64_t n, int64_t m,
+         int64_t hd, float scale),
+        (t->real, phi, x, d, dx, groups, n, m, hd, scale), 0,
+        (double)groups * (double)n * (3 * (double)m + 2 * (double)hd), 0)
 
 /* x (rows, cols + 1) and dy (rows, cols) read, dx (rows, cols + 1) written: rows (3 cols + 2) e. */
-static int w_divide_by_last_backward(LbBackend *be, const void *x, const void *dy, void *dx, int64_t rows,
-                                     int64_t cols)
-{
-    LbTrace *t = count(be, 0, (double)rows * (3 * (double)cols + 2), 0);
-    return t->real->ops->divide_by_last_backward(t->real, x, dy, dx, rows, cols);
-}
+COUNTED(divide_by_last_backward, (LbBackend *be, const void *x, const void *dy, void *dx, int64_t rows, int64_t cols),
+        (t->real, x, dy, dx, rows, cols), 0, (double)rows * (3 * (double)cols + 2), 0)
 
 /* x and y read, y written: 3 elems e. */
-static int w_add(LbBackend *be, const void *x, void *y, int64_t elems)
-{
-    LbTrace *t = count(be, 0, 3 * (double)elems, 0);
-    return t->real->ops->add(t->real, x, y, elems);
-}
+COUNTED(add, (LbBackend *be, const void *x, void *y, int64_t elems), (t->real, x, y, elems), 0, 3 * (double)elems, 0)
 
 /* x read, y written: (rows cols + cols) e. */
-static int w_column_sums(LbBackend *be, const void *x, void *y, int64_t rows, int64_t cols, void *scratch)
-{
-    LbTrace *t = count(be, 0, ((double)rows + 1) * (double)cols, 0);
-    return t->real->ops->column_sums(t->real, x, y, rows, cols, scratch);
-}
+COUNTED(column_sums, (LbBackend *be, const void *x, void *y, int64_t rows, int64_t cols, void *scratch),
+        (t->real, x, y, rows, cols, scratch), 0, ((double)rows + 1) * (double)cols, 0)
 
 /* z and d read, d written: 3 rows cols e. */
-static int w_gelu_backward(LbBackend *be, const void *z, void *d, int64_t rows, int64_t cols)
-{
-    LbTrace *t = count(be, 0, 3 * (double)rows * (double)cols, 0);
-    return t->real->ops->gelu_backward(t->real, z, d, rows, cols);
-}
+COUNTED(gelu_backward, (LbBackend *be, const void *z, void *d, int64_t rows, int64_t cols), (t->real, z, d, rows, cols),
+        0, 3 * (double)rows * (double)cols, 0)
 
 /* y and d read, d written: 3 rows cols e. */
-static int w_softmax_backward(LbBackend *be, const void *y, void *d, int64_t rows, int64_t cols, float scale)
-{
-    LbTrace *t = count(be, 0, 3 * (double)rows * (double)cols, 0);
-    return t->real->ops->softmax_backward(t->real, y, d, rows, cols, scale);
-}
+COUNTED(softmax_backward, (LbBackend *be, const void *y, void *d, int64_t rows, int64_t cols, float scale),
+        (t->real, y, d, rows, cols, scale), 0, 3 * (double)rows * (double)cols, 0)
 
 /* x, r (where given), dy and gamma read, dv, dgamma and dbeta written: ((r ? 4 : 3) rows d + 3 d) e. */
-static int w_layernorm_backward(LbBackend *be, const void *x, const void *r, const void *gamma, const void *dy,
-                                void *dv, void *dgamma, void *dbeta, int64_t rows, int64_t d, float eps, void *scratch)
-{
-    LbTrace *t = count(be, 0, (r ? 4 : 3) * (double)rows * (double)d + 3 * (double)d, 0);
-    return t->real->ops->layernorm_backward(t->real, x, r, gamma, dy, dv, dgamma, dbeta, rows, d, eps, scratch);
-}
+COUNTED(layernorm_backward,
+        (LbBackend *be, const void *x, const void *r, const void *gamma, const void *dy, void *dv, void *dgamma,
+         void *dbeta, int64_t rows, int64_t d, float eps, void *scratch),
+        (t->real, x, r, gamma, dy, dv, dgamma, dbeta, rows, d, eps, scratch), 0,
+        (r ? 4 : 3) * (double)rows * (double)d + 3 * (double)d, 0)
 
 /* The pass's side of trace_role: its observer is a member of the trace. */
 static void observe_role(LbPassObserver *obs, LbOpRole role)

@@ -1,7 +1,5 @@
-/* Measuring one cell (METHOD.md): the plan gives B; the arena of plan(B) is allocated, B bisected
- * down on allocation failure (probing by allocation only, never by a kernel fault); the largest B
- * that allocates runs once (verification and warm-up), then the timed passes. A pass is a forward
- * or, under --pass train, a training step (attn/train.h): the same protocol times either. */
+/* Measuring one cell (measure.h). The batch is probed by allocation only, never by a kernel fault;
+ * the largest that allocates runs once (verification and warm-up), then the timed passes. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "attn/measure/measure.h"

@@ -5,43 +5,6 @@
 #include "attn/base/sizes.h"
 #include "tests/lib/check.h"
 
-static void lb_int_ok(const char *s, int64_t min, int64_t max, int64_t want)
-{
-    int64_t v = -12345;
-    int rc = lb_parse_int64(s, min, max, &v);
-    lb_check(rc == 0 && v == want, "int \"%s\" in [%" PRId64 ", %" PRId64 "]: rc %d value %" PRId64 ", want %" PRId64,
-             s, min, max, rc, v, want);
-}
-
-static void lb_int_bad(const char *s, int64_t min, int64_t max)
-{
-    int64_t v = -12345;
-    int rc = lb_parse_int64(s, min, max, &v);
-    lb_check(rc == -1 && v == -12345, "int \"%s\" in [%" PRId64 ", %" PRId64 "]: accepted as %" PRId64,
-             s ? s : "(null)", min, max, v);
-}
-
-static void lb_size_ok(const char *s, uint64_t want)
-{
-    uint64_t v = 0;
-    int rc = lb_parse_size(s, &v);
-    lb_check(rc == 0 && v == want, "size \"%s\": rc %d value %" PRIu64 ", want %" PRIu64, s, rc, v, want);
-}
-
-static void lb_size_bad(const char *s)
-{
-    uint64_t v = 777;
-    int rc = lb_parse_size(s, &v);
-    lb_check(rc == -1 && v == 777, "size \"%s\": accepted as %" PRIu64, s ? s : "(null)", v);
-}
-
-static void lb_format_is(uint64_t bytes, const char *want)
-{
-    char buf[32];
-    lb_format_size(bytes, buf, sizeof buf);
-    lb_check(strcmp(buf, want) == 0, "format %" PRIu64 ": \"%s\", want \"%s\"", bytes, buf, want);
-}
-
 /* want: the expected values, terminated by -1 */
 static void lb_list_ok(const char *s, int64_t min, int64_t max, const int64_t *want)
 {
@@ -143,83 +106,65 @@ int main(void)
         lb_sort_unique_random();
     lb_check(lb_sort_unique_int64(NULL, 0) == 0, "lb_sort_unique_int64 of nothing");
 
-    lb_int_ok("0", 0, 10, 0);
-    lb_int_ok("10", 0, 10, 10);
-    lb_int_ok("-5", -10, 10, -5);
-    lb_int_ok("007", 0, 10, 7);
-    lb_int_ok("9223372036854775807", 0, INT64_MAX, INT64_MAX);
-    lb_int_ok("-9223372036854775808", INT64_MIN, 0, INT64_MIN);
-    lb_int_bad("11", 0, 10);
-    lb_int_bad("-1", 0, 10);
-    lb_int_bad("", 0, 10);
-    lb_int_bad(NULL, 0, 10);
-    lb_int_bad("-", -10, 10);
-    lb_int_bad("+5", 0, 10);
-    lb_int_bad(" 5", 0, 10);
-    lb_int_bad("5 ", 0, 10);
-    lb_int_bad("5x", 0, 10);
-    lb_int_bad("0x10", 0, 100);
-    lb_int_bad("1e3", 0, 10000);
-    lb_int_bad("1.0", 0, 10);
-    lb_int_bad("9223372036854775808", 0, INT64_MAX);
-    lb_int_bad("99999999999999999999999", 0, INT64_MAX);
+    static const struct {
+        const char *s;
+        int64_t min, max, want;
+        int ok;
+    } ints[] = {
+        {"0", 0, 10, 0, 1}, {"10", 0, 10, 10, 1}, {"-5", -10, 10, -5, 1}, {"007", 0, 10, 7, 1},
+        {"9223372036854775807", 0, INT64_MAX, INT64_MAX, 1}, {"-9223372036854775808", INT64_MIN, 0, INT64_MIN, 1},
+        {"11", 0, 10, 0, 0}, {"-1", 0, 10, 0, 0}, {"", 0, 10, 0, 0}, {NULL, 0, 10, 0, 0}, {"-", -10, 10, 0, 0},
+        {"+5", 0, 10, 0, 0}, {" 5", 0, 10, 0, 0}, {"5 ", 0, 10, 0, 0}, {"5x", 0, 10, 0, 0}, {"0x10", 0, 100, 0, 0},
+        {"1e3", 0, 10000, 0, 0}, {"1.0", 0, 10, 0, 0}, {"9223372036854775808", 0, INT64_MAX, 0, 0},
+        {"99999999999999999999999", 0, INT64_MAX, 0, 0},
+    };
+    for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++) { /* refused: -1, and v left alone */
+        int64_t v = -12345;
+        const int rc = lb_parse_int64(ints[k].s, ints[k].min, ints[k].max, &v);
+        lb_check(ints[k].ok ? rc == 0 && v == ints[k].want : rc == -1 && v == -12345,
+                 "int \"%s\" in [%" PRId64 ", %" PRId64 "]: rc %d value %" PRId64 ", want %s %" PRId64,
+                 ints[k].s ? ints[k].s : "(null)", ints[k].min, ints[k].max, rc, v,
+                 ints[k].ok ? "rc 0 and value" : "rc -1, value untouched:", ints[k].ok ? ints[k].want : -12345);
+    }
     int i = -1;
     lb_check(lb_parse_int("12", 1, 1024, &i) == 0 && i == 12, "lb_parse_int \"12\": %d", i);
     lb_check(lb_parse_int("2147483648", 1, 2147483647, &i) == -1, "lb_parse_int 2^31 accepted as %d", i);
     lb_check(lb_parse_int("0", 1, 1024, &i) == -1, "lb_parse_int \"0\" in [1, 1024] accepted");
 
-    lb_size_ok("16G", 16ull << 30);
-    lb_size_ok("16GiB", 16ull << 30);
-    lb_size_ok("16gib", 16ull << 30);
-    lb_size_ok("16GB", 16000000000ull);
-    lb_size_ok("512M", 512ull << 20);
-    lb_size_ok("512MiB", 512ull << 20);
-    lb_size_ok("512mb", 512000000ull);
-    lb_size_ok("1.5GiB", 3ull << 29);
-    lb_size_ok("1.5G", 3ull << 29);
-    lb_size_ok("0.5K", 512);
-    lb_size_ok("1000KB", 1000000);
-    lb_size_ok("1000", 1000);
-    lb_size_ok("1000B", 1000);
-    lb_size_ok("1", 1);
-    lb_size_ok("2T", 2ull << 40);
-    lb_size_ok("2TB", 2000000000000ull);
-    lb_size_ok("1.5 GiB", 3ull << 29); /* what lb_format_size writes */
-    lb_size_ok("18446744073709551615", UINT64_MAX);
-    lb_size_ok("16777215T", 16777215ull << 40);
-    lb_size_bad("0");
-    lb_size_bad("0G");
-    lb_size_bad("0.0001");
-    lb_size_bad("-1");
-    lb_size_bad("-1G");
-    lb_size_bad("+1G");
-    lb_size_bad("1.5Q");
-    lb_size_bad("");
-    lb_size_bad(NULL);
-    lb_size_bad("G");
-    lb_size_bad("GiB");
-    lb_size_bad(".5G");
-    lb_size_bad("1.G");
-    lb_size_bad("1.5");   /* a fraction of a byte */
-    lb_size_bad("1..5G");
-    lb_size_bad("1G ");
-    lb_size_bad(" 1G");
-    lb_size_bad("1GiBs");
-    lb_size_bad("16777216T"); /* 2^64 */
-    lb_size_bad("18446744073709551616");
-    lb_size_bad("99999999999999999999999G");
-    lb_size_bad("20000000000G");
+    /* want 0: refused ("1.5": a fraction of a byte; "16777216T": 2^64) */
+    static const struct {
+        const char *s;
+        uint64_t want;
+    } sizes[] = {
+        {"16G", 16ull << 30}, {"16GiB", 16ull << 30}, {"16gib", 16ull << 30}, {"16GB", 16000000000ull},
+        {"512M", 512ull << 20}, {"512MiB", 512ull << 20}, {"512mb", 512000000ull}, {"1.5GiB", 3ull << 29},
+        {"1.5G", 3ull << 29}, {"0.5K", 512}, {"1000KB", 1000000}, {"1000", 1000}, {"1000B", 1000}, {"1", 1},
+        {"2T", 2ull << 40}, {"2TB", 2000000000000ull}, {"1.5 GiB", 3ull << 29}, /* what lb_format_size writes */
+        {"18446744073709551615", UINT64_MAX}, {"16777215T", 16777215ull << 40}, {"0", 0}, {"0G", 0}, {"0.0001", 0},
+        {"-1", 0}, {"-1G", 0}, {"+1G", 0}, {"1.5Q", 0}, {"", 0}, {NULL, 0}, {"G", 0}, {"GiB", 0}, {".5G", 0},
+        {"1.G", 0}, {"1.5", 0}, {"1..5G", 0}, {"1G ", 0}, {" 1G", 0}, {"1GiBs", 0}, {"16777216T", 0},
+        {"18446744073709551616", 0}, {"99999999999999999999999G", 0}, {"20000000000G", 0},
+    };
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        uint64_t v = 777;
+        const int rc = lb_parse_size(sizes[k].s, &v);
+        lb_check(sizes[k].want ? rc == 0 && v == sizes[k].want : rc == -1 && v == 777,
+                 "size \"%s\": rc %d value %" PRIu64 ", want %" PRIu64 " (0: refused)", sizes[k].s ? sizes[k].s : "(null)",
+                 rc, v, sizes[k].want);
+    }
 
-    lb_format_is(800, "800 B");
-    lb_format_is(1, "1 B");
-    lb_format_is(1023, "1023 B");
-    lb_format_is(1024, "1 KiB");
-    lb_format_is(3ull << 29, "1.5 GiB");
-    lb_format_is(512ull << 20, "512 MiB");
-    lb_format_is(16ull << 30, "16 GiB");
-    lb_format_is(16000000000ull, "14.9 GiB");
-    lb_format_is(5ull << 40, "5 TiB");
-    lb_format_is(UINT64_MAX, "16 EiB");
+    static const struct {
+        uint64_t bytes;
+        const char *want;
+    } formats[] = {{800, "800 B"},           {1, "1 B"},          {1023, "1023 B"},  {1024, "1 KiB"},
+                   {3ull << 29, "1.5 GiB"},  {512ull << 20, "512 MiB"}, {16ull << 30, "16 GiB"},
+                   {16000000000ull, "14.9 GiB"}, {5ull << 40, "5 TiB"}, {UINT64_MAX, "16 EiB"}};
+    for (size_t k = 0; k < sizeof formats / sizeof formats[0]; k++) {
+        char buf[32];
+        lb_format_size(formats[k].bytes, buf, sizeof buf);
+        lb_check(strcmp(buf, formats[k].want) == 0, "format %" PRIu64 ": \"%s\", want \"%s\"", formats[k].bytes, buf,
+                 formats[k].want);
+    }
     char small[4] = "xyz";
     lb_format_size(3ull << 29, small, sizeof small);
     lb_check(strlen(small) == 3, "format into a 4-byte buffer is not truncated safely: \"%s\"", small);
@@ -243,21 +188,13 @@ int main(void)
     snprintf(big, sizeof big, "%" PRId64 ":%" PRId64, INT64_MAX / 2 + 1, INT64_MAX);
     lb_list_ok(big, 1, INT64_MAX, l7); /* the next rung would overflow */
 
-    lb_list_bad("0", 1, 1024);
-    lb_list_bad("a", 1, 1024);
+    /* in [1, 1024]; "512:2048": b past max */
+    static const char *const lists_bad[] = {"0",  "a",    "",      NULL,       "5,,6", ",5",   "5,",
+                                            "512:", ":512", "1:2:4", "512:2048", "2048", "128, 256"};
+    for (size_t k = 0; k < sizeof lists_bad / sizeof lists_bad[0]; k++)
+        lb_list_bad(lists_bad[k], 1, 1024);
     lb_list_bad("1024:512", 1, 4096);
-    lb_list_bad("", 1, 1024);
-    lb_list_bad(NULL, 1, 1024);
-    lb_list_bad("5,,6", 1, 1024);
-    lb_list_bad(",5", 1, 1024);
-    lb_list_bad("5,", 1, 1024);
-    lb_list_bad("512:", 1, 1024);
-    lb_list_bad(":512", 1, 1024);
-    lb_list_bad("1:2:4", 1, 1024);
-    lb_list_bad("512:2048", 1, 1024); /* b past max */
-    lb_list_bad("2048", 1, 1024);
-    lb_list_bad("0:8", 0, 1024);      /* no ladder from 0 */
-    lb_list_bad("128, 256", 1, 1024);
+    lb_list_bad("0:8", 0, 1024); /* no ladder from 0 */
     lb_list_bad("-4:4", -10, 10);
 
     return lb_test_finish("test_args");

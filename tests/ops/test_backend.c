@@ -211,37 +211,34 @@ static void lb_test_bmm_beta(LbBackend *be)
     }
 }
 
-/* Calls the forward pass must never make: each is refused with LB_ERR_INVALID and a message. */
+/* rc of a call the forward pass must never make: LB_ERR_INVALID (and, where `names` is given, a
+ * message naming it). */
+static void refused(int rc, const char *what, const char *names)
+{
+    lb_check(rc == LB_ERR_INVALID && (!names || strstr(lb_error_message(), names)), "%s: %s \"%s\"", what,
+             lb_status_name(rc), lb_error_message());
+    lb_error_clear();
+}
+
 static void lb_test_invalid(LbBackend *be)
 {
     float buf[64];
     lb_test_random(buf, 64, -1.0f, 1.0f);
-    int rc = be->ops->linear(be, buf, buf, NULL, buf, -1, 4, 4, 0);
-    lb_check(rc == LB_ERR_INVALID && strstr(lb_error_message(), "linear"), "linear rows -1: %s \"%s\"", lb_status_name(rc), lb_error_message());
-    lb_error_clear();
+    refused(be->ops->linear(be, buf, buf, NULL, buf, -1, 4, 4, 0), "linear rows -1", "linear");
     LbBmm p = {.m = 4, .n = 4, .kdim = 4, .alpha = 1.0f, .a = buf, .lda = 3, .b = buf, .ldb = 4,
                .c = buf + 32, .ldc = 4, .batch = 1};
-    rc = be->ops->bmm(be, &p);
-    lb_check(rc == LB_ERR_INVALID, "bmm lda 3 < kdim 4: %s", lb_status_name(rc));
-    lb_error_clear();
+    refused(be->ops->bmm(be, &p), "bmm lda 3 < kdim 4", NULL);
     p.lda = 4;
     p.trans_a = 1;
     p.m = 5;
-    p.c = buf + 32;
-    p.ldc = 4;
-    rc = be->ops->bmm(be, &p);
-    lb_check(rc == LB_ERR_INVALID, "bmm trans_a, lda 4 < m 5: %s", lb_status_name(rc));
-    lb_error_clear();
-    rc = be->ops->softmax(be, NULL, 2, 2, 1.0f);
-    lb_check(rc == LB_ERR_INVALID, "softmax of NULL: %s", lb_status_name(rc));
-    lb_error_clear();
-    rc = be->ops->layernorm(be, buf, NULL, NULL, buf, 2, 4, 1e-5f);
-    lb_check(rc == LB_ERR_INVALID, "layernorm without gamma: %s", lb_status_name(rc));
-    lb_error_clear();
-    rc = be->ops->merge_heads(be, buf, buf + 32, 1, 2, -2, 4);
-    lb_check(rc == LB_ERR_INVALID, "merge_heads heads -2: %s", lb_status_name(rc));
-    lb_error_clear();
-    rc = be->ops->softmax(be, buf, 0, 5, 1.0f);
+    refused(be->ops->bmm(be, &p), "bmm trans_a, lda 4 < m 5", NULL);
+    refused(be->ops->softmax(be, NULL, 2, 2, 1.0f), "softmax of NULL", NULL);
+    refused(be->ops->layernorm(be, buf, NULL, NULL, buf, 2, 4, 1e-5f), "layernorm without gamma", NULL);
+    refused(be->ops->merge_heads(be, buf, buf + 32, 1, 2, -2, 4), "merge_heads heads -2", NULL);
+    refused(be->ops->split_heads(be, buf, 3, buf + 32, 1, 2, 2, 2), "split_heads with ld_src < heads * hd", NULL);
+    const int32_t ids[2] = {0, -3};
+    refused(be->ops->embed(be, ids, buf, buf + 4, buf + 32, 1, 2, 1), "embed with a negative token id", NULL);
+    const int rc = be->ops->softmax(be, buf, 0, 5, 1.0f);
     lb_check(rc == LB_OK, "softmax of 0 rows: %s", lb_status_name(rc));
 }
 

@@ -34,6 +34,14 @@ static float *zeros(int64_t count) { return calloc((size_t)count + 1, sizeof(flo
 
 static void drop(Input in) { free(in.f), free(in.d); }
 
+/* a random upstream gradient g */
+static float *upstream(int64_t count)
+{
+    float *g = lb_test_alloc(count);
+    lb_test_random(g, count, -1, 1);
+    return g;
+}
+
 typedef double (*Loss)(const void *ctx);
 
 /* dL/dx by central differences against `grad`, over all of x */
@@ -61,7 +69,7 @@ static double gelu_d(double v) { return 0.5 * v * (1.0 + erf(v / sqrt(2.0))); }
 /* --- linear ------------------------------------------------------------------------------------ */
 typedef struct Linear {
     Input x, w, b;
-    const float *g;
+    float *g;
     int64_t rows, in, out;
     int bias, gelu;
 } Linear;
@@ -82,11 +90,10 @@ static double linear_loss(const void *ctx)
 
 static void linear(int64_t rows, int64_t in, int64_t out, int bias, int gelu)
 {
-    Linear c = {input(rows * in, -1, 1), input(out * in, -1, 1), input(out, -1, 1), NULL, rows, in, out, bias, gelu};
-    Input g = input(rows * out, -1, 1);
-    c.g = g.f;
+    Linear c = {input(rows * in, -1, 1), input(out * in, -1, 1), input(out, -1, 1), upstream(rows * out), rows, in, out,
+                bias, gelu};
     float *dx = zeros(rows * in), *dw = zeros(out * in), *db = zeros(out);
-    lb_check(lb_linear_backward_cpu(c.x.f, c.w.f, bias ? c.b.f : NULL, g.f, dx, dw, db, rows, in, out, gelu) == LB_OK,
+    lb_check(lb_linear_backward_cpu(c.x.f, c.w.f, bias ? c.b.f : NULL, c.g, dx, dw, db, rows, in, out, gelu) == LB_OK,
              "linear backward: %s", lb_error_where());
     char what[96];
     snprintf(what, sizeof what, "linear %lldx%lldx%lld bias %d gelu %d", (long long)rows, (long long)in,
@@ -95,14 +102,14 @@ static void linear(int64_t rows, int64_t in, int64_t out, int bias, int gelu)
     against_fd(what, linear_loss, &c, c.w, dw, 1e-4);
     if (bias)
         against_fd(what, linear_loss, &c, c.b, db, 1e-4);
-    drop(c.x), drop(c.w), drop(c.b), drop(g), free(dx), free(dw), free(db);
+    drop(c.x), drop(c.w), drop(c.b), free(c.g), free(dx), free(dw), free(db);
 }
 
 /* --- bmm: every transpose, padded rows, an operand broadcast over the batch -------------------- */
 typedef struct Bmm {
     LbBmm p;
     Input a, b;
-    const float *g;
+    float *g;
 } Bmm;
 
 static double bmm_loss(const void *ctx)
@@ -134,24 +141,22 @@ static void bmm(int ta, int tb, int broadcast_a, int broadcast_b)
     p.stride_c = m * p.ldc;
     const int64_t na = (broadcast_a ? 1 : batch) * (ta ? kdim : m) * p.lda;
     const int64_t nb = (broadcast_b ? 1 : batch) * (tb ? n : kdim) * p.ldb;
-    Bmm c = {p, input(na, -1, 1), input(nb, -1, 1), NULL};
-    Input g = input(batch * p.stride_c, -1, 1);
-    c.g = g.f;
+    Bmm c = {p, input(na, -1, 1), input(nb, -1, 1), upstream(batch * p.stride_c)};
     c.p.a = c.a.f;
     c.p.b = c.b.f;
     float *da = zeros(na), *db = zeros(nb);
-    lb_bmm_backward_cpu(&c.p, g.f, da, db);
+    lb_bmm_backward_cpu(&c.p, c.g, da, db);
     char what[96];
     snprintf(what, sizeof what, "bmm trans %d%d broadcast %d%d", ta, tb, broadcast_a, broadcast_b);
     against_fd(what, bmm_loss, &c, c.a, da, 1e-4);
     against_fd(what, bmm_loss, &c, c.b, db, 1e-4);
-    drop(c.a), drop(c.b), drop(g), free(da), free(db);
+    drop(c.a), drop(c.b), free(c.g), free(da), free(db);
 }
 
 /* --- softmax ----------------------------------------------------------------------------------- */
 typedef struct Softmax {
     Input x;
-    const float *g;
+    float *g;
     int64_t rows, cols;
     float scale;
 } Softmax;
@@ -177,22 +182,20 @@ static double softmax_loss(const void *ctx)
 
 static void softmax(int64_t rows, int64_t cols, float scale)
 {
-    Softmax c = {input(rows * cols, -3, 3), NULL, rows, cols, scale};
-    Input g = input(rows * cols, -1, 1);
-    c.g = g.f;
+    Softmax c = {input(rows * cols, -3, 3), upstream(rows * cols), rows, cols, scale};
     float *y = zeros(rows * cols), *d = zeros(rows * cols);
     memcpy(y, c.x.f, (size_t)(rows * cols) * sizeof *y);
     lb_softmax_cpu(y, rows, cols, scale);
-    memcpy(d, g.f, (size_t)(rows * cols) * sizeof *d);
+    memcpy(d, c.g, (size_t)(rows * cols) * sizeof *d);
     lb_softmax_backward_cpu(y, d, rows, cols, scale);
     against_fd("softmax", softmax_loss, &c, c.x, d, 1e-4);
-    drop(c.x), drop(g), free(y), free(d);
+    drop(c.x), free(c.g), free(y), free(d);
 }
 
 /* --- LayerNorm with and without the residual ---------------------------------------------------- */
 typedef struct Norm {
     Input x, r, gamma, beta;
-    const float *g;
+    float *g;
     int64_t rows, d;
     int residual;
 } Norm;
@@ -221,12 +224,10 @@ static double norm_loss(const void *ctx)
 
 static void layernorm(int64_t rows, int64_t d, int residual)
 {
-    Norm c = {input(rows * d, -2, 2), input(rows * d, -2, 2), input(d, 0.5f, 1.5f), input(d, -1, 1), NULL,
+    Norm c = {input(rows * d, -2, 2), input(rows * d, -2, 2), input(d, 0.5f, 1.5f), input(d, -1, 1), upstream(rows * d),
               rows, d, residual};
-    Input g = input(rows * d, -1, 1);
-    c.g = g.f;
     float *dv = zeros(rows * d), *dgamma = zeros(d), *dbeta = zeros(d);
-    lb_check(lb_layernorm_backward_cpu(c.x.f, residual ? c.r.f : NULL, c.gamma.f, g.f, dv, dgamma, dbeta, rows, d,
+    lb_check(lb_layernorm_backward_cpu(c.x.f, residual ? c.r.f : NULL, c.gamma.f, c.g, dv, dgamma, dbeta, rows, d,
                                        1e-5f) == LB_OK,
              "layernorm backward: %s", lb_error_where());
     const char *what = residual ? "layernorm with residual" : "layernorm";
@@ -235,14 +236,14 @@ static void layernorm(int64_t rows, int64_t d, int residual)
         against_fd(what, norm_loss, &c, c.r, dv, 1e-4);
     against_fd(what, norm_loss, &c, c.gamma, dgamma, 1e-4);
     against_fd(what, norm_loss, &c, c.beta, dbeta, 1e-4);
-    drop(c.x), drop(c.r), drop(c.gamma), drop(c.beta), drop(g), free(dv), free(dgamma), free(dbeta);
+    drop(c.x), drop(c.r), drop(c.gamma), drop(c.beta), free(c.g), free(dv), free(dgamma), free(dbeta);
 }
 
 /* --- embeddings: repeated ids, ids never drawn ---------------------------------------------------- */
 typedef struct Embed {
     Input tok, pos;
     const int32_t *ids;
-    const float *g;
+    float *g;
     int64_t batch, n, d;
 } Embed;
 
@@ -262,21 +263,19 @@ static void embed(int64_t batch, int64_t n, int64_t d, int64_t vocab)
     int32_t *ids = malloc((size_t)(batch * n) * sizeof *ids);
     for (int64_t i = 0; i < batch * n; i++)
         ids[i] = (int32_t)lb_test_randint(0, vocab - 1);
-    Embed c = {input(vocab * d, -1, 1), input(n * d, -1, 1), ids, NULL, batch, n, d};
-    Input g = input(batch * n * d, -1, 1);
-    c.g = g.f;
+    Embed c = {input(vocab * d, -1, 1), input(n * d, -1, 1), ids, upstream(batch * n * d), batch, n, d};
     float *dtok = zeros(vocab * d), *dpos = zeros(n * d);
-    lb_check(lb_embed_backward_cpu(ids, g.f, dtok, dpos, batch, n, d, vocab) == LB_OK, "embed backward: %s",
+    lb_check(lb_embed_backward_cpu(ids, c.g, dtok, dpos, batch, n, d, vocab) == LB_OK, "embed backward: %s",
              lb_error_where());
     against_fd("embed (tokens)", embed_loss, &c, c.tok, dtok, 1e-4);
     against_fd("embed (positions)", embed_loss, &c, c.pos, dpos, 1e-4);
-    drop(c.tok), drop(c.pos), drop(g), free(ids), free(dtok), free(dpos);
+    drop(c.tok), drop(c.pos), free(c.g), free(ids), free(dtok), free(dpos);
 }
 
 /* --- the Linformer's pooling and depthwise convolution, on padded rows ---------------------------- */
 typedef struct Seq {
     Input x, wt;
-    const float *g;
+    float *g;
     int64_t ld_x, ld_y, batch, n, k, channels;
     int op; /* LB_POOL_MEAN, LB_POOL_MAX, or -1: the convolution */
 } Seq;
@@ -302,8 +301,8 @@ static double seq_loss(const void *ctx)
 static void seq(int op)
 {
     const int64_t batch = 2, n = 12, k = 3, channels = 3, w = n / k;
-    Seq c = {input(batch * n * (channels + 2), -1, 1), input(w * channels, -1, 1), NULL, channels + 2, channels + 1,
-             batch, n, k, channels, op};
+    Seq c = {input(batch * n * (channels + 2), -1, 1), input(w * channels, -1, 1), upstream(batch * k * (channels + 1)),
+             channels + 2, channels + 1, batch, n, k, channels, op};
     if (op == LB_POOL_MAX) /* each window's values at least 0.09 apart, in random order: no tie within h */
         for (int64_t win = 0; win < batch * k * channels; win++) {
             const int64_t ch = win % channels, row0 = (win / channels) * w;
@@ -316,24 +315,22 @@ static void seq(int op)
             for (int64_t j = 0; j < w; j++)
                 c.x.d[(row0 + j) * c.ld_x + ch] = c.x.f[(row0 + j) * c.ld_x + ch];
         }
-    Input g = input(batch * k * c.ld_y, -1, 1);
-    c.g = g.f;
     float *dx = zeros(c.x.count), *dwt = zeros(w * channels);
     if (op < 0)
-        lb_depthwise_conv_seq_backward_cpu(c.x.f, c.ld_x, c.wt.f, g.f, c.ld_y, dx, dwt, batch, n, k, channels);
+        lb_depthwise_conv_seq_backward_cpu(c.x.f, c.ld_x, c.wt.f, c.g, c.ld_y, dx, dwt, batch, n, k, channels);
     else
-        lb_pool_seq_backward_cpu(c.x.f, c.ld_x, g.f, c.ld_y, dx, batch, n, k, channels, op);
+        lb_pool_seq_backward_cpu(c.x.f, c.ld_x, c.g, c.ld_y, dx, batch, n, k, channels, op);
     const char *what = op < 0 ? "depthwise_conv_seq" : op == LB_POOL_MAX ? "pool_seq max" : "pool_seq mean";
     against_fd(what, seq_loss, &c, c.x, dx, 1e-5);
     if (op < 0)
         against_fd(what, seq_loss, &c, c.wt, dwt, 1e-5);
-    drop(c.x), drop(c.wt), drop(g), free(dx), free(dwt);
+    drop(c.x), drop(c.wt), free(c.g), free(dx), free(dwt);
 }
 
 /* --- flash attention on a fused QKV, several heads -------------------------------------------------- */
 typedef struct Flash {
     Input qkv;
-    const float *g;
+    float *g;
     int64_t batch, n, heads, hd;
     double scale;
 } Flash;
@@ -369,21 +366,19 @@ static double flash_loss(const void *ctx)
 static void flash(int64_t batch, int64_t n, int64_t heads, int64_t hd)
 {
     const int64_t hh = heads * hd, ld = 3 * hh;
-    Flash c = {input(batch * n * ld, -1.5f, 1.5f), NULL, batch, n, heads, hd, 1.0 / sqrt((double)hd)};
-    Input g = input(batch * n * hh, -1, 1);
-    c.g = g.f;
+    Flash c = {input(batch * n * ld, -1.5f, 1.5f), upstream(batch * n * hh), batch, n, heads, hd, 1.0 / sqrt((double)hd)};
     float *d = zeros(c.qkv.count);
-    lb_check(lb_flash_attention_backward_cpu(c.qkv.f, c.qkv.f + hh, c.qkv.f + 2 * hh, ld, g.f, d, d + hh, d + 2 * hh,
+    lb_check(lb_flash_attention_backward_cpu(c.qkv.f, c.qkv.f + hh, c.qkv.f + 2 * hh, ld, c.g, d, d + hh, d + 2 * hh,
                                              batch, n, heads, hd, (float)c.scale) == LB_OK,
              "flash backward: %s", lb_error_where());
     against_fd("flash_attention (dQ, dK, dV)", flash_loss, &c, c.qkv, d, 1e-4);
-    drop(c.qkv), drop(g), free(d);
+    drop(c.qkv), free(c.g), free(d);
 }
 
 /* --- FAVOR+'s features (the stabiliser held at its value at x) and the normaliser's division ------- */
 typedef struct Favor {
     Input u, x;
-    const float *g;
+    float *g;
     const double *shift; /* per row: the group's or the row's max of u at the unmoved inputs */
     int64_t rows, m, hd;
     double scale;
@@ -408,30 +403,28 @@ static void favor(int64_t groups, int64_t n, int64_t m, int64_t hd, int keys)
 {
     const int64_t rows = groups * n;
     double *shift = malloc((size_t)rows * sizeof *shift);
-    Favor c = {input(rows * m, -1, 1), input(rows * hd, -1, 1), NULL, shift, rows, m, hd, 0.6};
+    Favor c = {input(rows * m, -1, 1), input(rows * hd, -1, 1), upstream(rows * m), shift, rows, m, hd, 0.6};
     for (int64_t r = 0; r < rows; r++) {
         const int64_t from = keys ? r / n * n * m : r * m, to = keys ? from + n * m : from + m;
         shift[r] = -INFINITY;
         for (int64_t i = from; i < to; i++)
             shift[r] = fmax(shift[r], c.u.d[i]);
     }
-    Input g = input(rows * m, -1, 1);
-    c.g = g.f;
     float *phi = zeros(rows * m), *d = zeros(rows * m), *dx = zeros(rows * hd);
     memcpy(phi, c.u.f, (size_t)(rows * m) * sizeof *phi);
     lb_check(lb_favor_features_cpu(cpu, phi, c.x.f, NULL, groups, n, m, hd, (float)c.scale, keys) == LB_OK,
              "favor_features: %s", lb_error_where());
-    memcpy(d, g.f, (size_t)(rows * m) * sizeof *d);
+    memcpy(d, c.g, (size_t)(rows * m) * sizeof *d);
     lb_favor_features_backward_cpu(phi, c.x.f, d, dx, groups, n, m, hd, (float)c.scale);
     const char *what = keys ? "favor_features (keys)" : "favor_features (queries)";
     against_fd(what, favor_loss, &c, c.u, d, 1e-4);
     against_fd(what, favor_loss, &c, c.x, dx, 1e-4);
-    drop(c.u), drop(c.x), drop(g), free(shift), free(phi), free(d), free(dx);
+    drop(c.u), drop(c.x), free(c.g), free(shift), free(phi), free(d), free(dx);
 }
 
 typedef struct Divide {
     Input x;
-    const float *g;
+    float *g;
     int64_t rows, cols;
 } Divide;
 
@@ -447,13 +440,11 @@ static double divide_loss(const void *ctx)
 
 static void divide(int64_t rows, int64_t cols)
 {
-    Divide c = {input(rows * (cols + 1), 0.5f, 2), NULL, rows, cols};
-    Input g = input(rows * cols, -1, 1);
-    c.g = g.f;
+    Divide c = {input(rows * (cols + 1), 0.5f, 2), upstream(rows * cols), rows, cols};
     float *dx = zeros(rows * (cols + 1));
-    lb_divide_by_last_backward_cpu(c.x.f, g.f, dx, rows, cols);
+    lb_divide_by_last_backward_cpu(c.x.f, c.g, dx, rows, cols);
     against_fd("divide_by_last", divide_loss, &c, c.x, dx, 1e-4);
-    drop(c.x), drop(g), free(dx);
+    drop(c.x), free(c.g), free(dx);
 }
 
 int main(void)

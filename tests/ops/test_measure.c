@@ -22,6 +22,8 @@ static const double *script;
 static int script_len, script_at;
 static const LbOps *real_ops;
 
+static LbOps scripted;
+
 static int scripted_stop(LbBackend *be, double *ms)
 {
     double ignored;
@@ -30,12 +32,25 @@ static int scripted_stop(LbBackend *be, double *ms)
     return LB_OK;
 }
 
-static void test_calibrate(void)
+/* A CPU backend of `bytes` whose timer reads the script; NULL (a failed check) when none opens. */
+static LbBackend *open_scripted(LbDtype dtype, size_t bytes)
 {
     LbBackend *be = NULL;
-    if (!lb_check(lb_cpu_backend_open(LB_DTYPE_FP16, (size_t)512 << 20, &be) == LB_OK, "open: %s",
-                  lb_error_message()))
+    if (!lb_check(lb_cpu_backend_open(dtype, bytes, &be) == LB_OK, "open %zu bytes: %s", bytes, lb_error_message()))
+        return NULL;
+    real_ops = be->ops;
+    scripted = *be->ops;
+    scripted.timer_stop = scripted_stop;
+    be->ops = &scripted;
+    return be;
+}
+
+static void test_calibrate(void)
+{
+    LbBackend *be = open_scripted(LB_DTYPE_FP16, (size_t)512 << 20);
+    if (!be)
         return;
+    be->ops = real_ops;
 
     /* A real run, kept short: a CPU reference product runs at well under 1 TFLOP/s and over
      * 1 MFLOP/s; memcpy between 0.1 and 1000 GB/s (read + written). */
@@ -66,10 +81,6 @@ static void test_calibrate(void)
      * 40 (median 30; mean 38, midrange 50); copy probes 10 (< 25: double), 30 (stop at 2 MiB),
      * repetitions 20 90 40 10 30 (median 30). */
     static const double times[] = {40, 10, 30, 20, 90};
-    LbOps scripted = *be->ops;
-    scripted.timer_stop = scripted_stop;
-    const LbOps *real = be->ops;
-    real_ops = real;
     be->ops = &scripted;
     script = times;
     script_len = 5;
@@ -98,33 +109,22 @@ static void test_calibrate(void)
     lb_check(rc == LB_OK && cal.dim == 1024 && cal.copy_bytes == (8 << 20),
              "caps: rc %s, dim %lld (want 1024), copy %lld (want 8 MiB)", lb_status_name(rc), (long long)cal.dim,
              (long long)cal.copy_bytes);
-    be->ops = real;
     lb_backend_close(be);
 
     /* 2.5 MiB of memory: a product of 512 (3 MiB in fp32) and a copy of 2 MiB (4 MiB) do not fit,
      * so the doubling stops at 256 and 1 MiB. */
-    be = NULL;
-    if (lb_check(lb_cpu_backend_open(LB_DTYPE_FP32, (size_t)5 << 19, &be) == LB_OK, "open small: %s",
-                 lb_error_message())) {
-        scripted = *be->ops;
-        scripted.timer_stop = scripted_stop;
-        be->ops = &scripted;
+    if ((be = open_scripted(LB_DTYPE_FP32, (size_t)5 << 19))) {
         opt = lb_calibrate_defaults();
         rc = lb_calibrate(be, &opt, &cal);
         lb_check(rc == LB_OK && cal.dim == 256 && cal.copy_bytes == (1 << 20),
                  "2.5 MiB: rc %s, dim %lld (want 256), copy %lld (want 1 MiB)", lb_status_name(rc),
                  (long long)cal.dim, (long long)cal.copy_bytes);
-        be->ops = real;
         lb_backend_close(be);
     }
     /* A budget of 1 MiB (--mem-limit's least) on a large device: the product of 256 (768 KiB in
      * fp32) fits and doubles no further; the copy starts at 512 KiB (1 MiB with its destination)
      * instead of 1 MiB, and the result says memory chose the sizes. */
-    be = NULL;
-    if (lb_check(lb_cpu_backend_open(LB_DTYPE_FP32, (size_t)64 << 20, &be) == LB_OK, "open: %s", lb_error_message())) {
-        scripted = *be->ops;
-        scripted.timer_stop = scripted_stop;
-        be->ops = &scripted;
+    if ((be = open_scripted(LB_DTYPE_FP32, (size_t)64 << 20))) {
         script = fast;
         script_len = 1;
         opt = lb_calibrate_defaults();
@@ -141,15 +141,12 @@ static void test_calibrate(void)
                      strstr(lb_error_message(), "copy"),
                  "100 KiB budget: %s, want NOMEM naming the budget and the copy: %s", lb_status_name(rc),
                  lb_error_message());
-        be->ops = real;
         lb_backend_close(be);
     }
     /* A device of 512 KiB, the budget the default 1 GiB: the product of 256 does not get its
      * memory, so the sizes step down until one runs (128: 192 KiB) and grow no more; the copy
      * likewise (at most 256 KiB: 512 KiB with its destination). */
-    be = NULL;
-    if (lb_check(lb_cpu_backend_open(LB_DTYPE_FP32, (size_t)1 << 19, &be) == LB_OK, "open tiny: %s",
-                 lb_error_message())) {
+    if ((be = open_scripted(LB_DTYPE_FP32, (size_t)1 << 19))) {
         opt = lb_calibrate_defaults();
         opt.target_ms = 1e9; /* never reached: only memory stops the sizes */
         opt.reps = 1;
@@ -165,9 +162,7 @@ static void test_calibrate(void)
         lb_backend_close(be);
     }
     /* A device of 64 KiB: the product of 32 (12 KiB) runs, no copy of 64 KiB gets its 128: NOMEM. */
-    be = NULL;
-    if (lb_check(lb_cpu_backend_open(LB_DTYPE_FP32, (size_t)64 << 10, &be) == LB_OK, "open 64 KiB: %s",
-                 lb_error_message())) {
+    if ((be = open_scripted(LB_DTYPE_FP32, (size_t)64 << 10))) {
         opt = lb_calibrate_defaults();
         rc = lb_calibrate(be, &opt, &cal);
         lb_check(rc == LB_ERR_NOMEM, "64 KiB device: %s, want NOMEM", lb_status_name(rc));
