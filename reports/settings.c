@@ -606,93 +606,72 @@ int lb_settings_first_difference(const LbMeta *a, const LbMeta *b, const LbSetti
     return -1;
 }
 
-int lb_run_settings_take(LbRunSettings *s, const LbMeta *meta, LbSettingProblem *p)
+/* The first recorded setting that meta.csv lacks or that s refuses (what it should be in should),
+ * taking each other one that the user did not give: its id, or -1 when every one is taken. */
+static int take(LbRunSettings *s, const LbMeta *meta, char *should, size_t size)
 {
-    memset(p, 0, sizeof *p);
     for (int id = 0; id < LB_SET_RECORDED; id++) {
         const char *v = lb_settings_meta_value(meta, (LbSettingId)id);
-        p->id = (LbSettingId)id;
-        p->theirs = v;
-        if (!v) {
-            p->kind = LB_SETTING_MISSING;
-            return -1;
-        }
-        if (s->given & (UINT64_C(1) << id))
-            continue; /* compared once everything is parsed */
-        if (lb_setting_apply(s, (LbSettingId)id, v, 1, p->should, sizeof p->should) != 0) {
-            p->kind = LB_SETTING_UNREADABLE;
-            return -1;
-        }
+        if (!v || (!(s->given >> id & 1) && lb_setting_apply(s, (LbSettingId)id, v, 1, should, size) != 0))
+            return id;
     }
-    return 0;
+    return -1;
+}
+
+int lb_run_settings_take(LbRunSettings *s, const LbMeta *meta, const char *dir)
+{
+    char should[160];
+    const int id = take(s, meta, should, sizeof should);
+    const char *v = id < 0 ? NULL : lb_settings_meta_value(meta, (LbSettingId)id);
+    if (id >= 0 && !v)
+        return LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for --resume: should be a directory written by linbench sweep (%s/meta.csv has no %s)",
+                       dir, dir, lb_settings[id].key);
+    if (id >= 0)
+        return LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for --resume: %s/meta.csv's %s is \"%s\": should be %s", dir, dir,
+                       lb_settings[id].key, v, should);
+    return LB_OK;
 }
 
 int lb_settings_meta_check(const LbMeta *meta, const char *path)
 {
     LbRunSettings s;
     LB_TRY(lb_run_settings_init(&s));
-    LbSettingProblem p;
-    const int rc = lb_run_settings_take(&s, meta, &p);
+    char should[160];
+    const int id = take(&s, meta, should, sizeof should);
     lb_run_settings_free(&s);
-    if (rc == -1 && p.kind == LB_SETTING_MISSING)
+    const char *v = id < 0 ? NULL : lb_settings_meta_value(meta, (LbSettingId)id);
+    if (id >= 0 && !v)
         return LB_FAIL(LB_ERR_FORMAT, "%s has no %s: should hold every setting linbench sweep records (a meta.csv cut short?)",
-                       path, lb_settings[p.id].key);
-    if (rc == -1)
-        return LB_FAIL(LB_ERR_FORMAT, "%s's %s is \"%s\": should be %s", path, lb_settings[p.id].key,
-                       p.theirs ? p.theirs : "", p.should);
-    if (rc != LB_OK)
-        return rc;
+                       path, lb_settings[id].key);
+    if (id >= 0)
+        return LB_FAIL(LB_ERR_FORMAT, "%s's %s is \"%s\": should be %s", path, lb_settings[id].key, v, should);
     if (!lb_meta_get(meta, "device_name"))
         return LB_FAIL(LB_ERR_FORMAT, "%s has no device_name: should name the device linbench sweep measured on (a meta.csv cut short?)",
                        path);
     return LB_OK;
 }
 
-int lb_run_settings_compare(const LbRunSettings *s, const LbMeta *meta, LbSettingProblem *p)
+int lb_run_settings_compare(const LbRunSettings *s, const LbMeta *meta, const char *dir)
 {
-    memset(p, 0, sizeof *p);
     for (int id = 0; id < LB_SET_RECORDED; id++) {
-        const char *theirs = lb_settings_meta_value(meta, (LbSettingId)id);
+        const LbSetting *e = &lb_settings[id];
+        const char *v = lb_settings_meta_value(meta, (LbSettingId)id), *theirs = v ? v : "";
         char *mine = lb_setting_text(s, (LbSettingId)id);
         if (!mine)
             return LB_FAIL(LB_ERR_NOMEM, "out of memory comparing settings");
-        if (theirs && strcmp(mine, theirs) == 0) {
-            free(mine);
-            continue;
-        }
-        p->id = (LbSettingId)id;
-        p->theirs = theirs;
-        p->mine = mine;
-        p->kind = s->given & (UINT64_C(1) << id) ? LB_SETTING_DIFFERS : LB_SETTING_READS_BACK;
-        return -1;
+        const int same = v && strcmp(mine, v) == 0;
+        int rc = LB_OK;
+        if (!same && (s->given >> id & 1))
+            rc = LB_FAIL(LB_ERR_FORMAT, "--%s %s differs from the resumed run's \"%s\" (%s in %s/meta.csv): should be the same, or left out, to resume %s",
+                         e->flag, mine[0] ? mine : "(unset)", theirs, e->key, dir, dir);
+        else if (!same)
+            rc = LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for --resume: %s/meta.csv's %s is \"%s\", which reads back as \"%s\": should be as linbench sweep wrote it",
+                         dir, dir, e->key, theirs, mine);
+        free(mine);
+        if (rc != LB_OK)
+            return rc;
     }
-    return 0;
-}
-
-void lb_setting_problem_free(LbSettingProblem *p)
-{
-    free(p->mine);
-    p->mine = NULL;
-}
-
-int lb_run_settings_refuse(int rc, LbSettingProblem *p, const char *dir)
-{
-    const LbSetting *e = &lb_settings[p->id];
-    const char *theirs = p->theirs ? p->theirs : "";
-    if (rc == -1 && p->kind == LB_SETTING_MISSING)
-        rc = LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for --resume: should be a directory written by linbench sweep (%s/meta.csv has no %s)",
-                     dir, dir, e->key);
-    else if (rc == -1 && p->kind == LB_SETTING_UNREADABLE)
-        rc = LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for --resume: %s/meta.csv's %s is \"%s\": should be %s", dir, dir,
-                     e->key, theirs, p->should);
-    else if (rc == -1 && p->kind == LB_SETTING_DIFFERS)
-        rc = LB_FAIL(LB_ERR_FORMAT, "--%s %s differs from the resumed run's \"%s\" (%s in %s/meta.csv): should be the same, or left out, to resume %s",
-                     e->flag, p->mine[0] ? p->mine : "(unset)", theirs, e->key, dir, dir);
-    else if (rc == -1)
-        rc = LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for --resume: %s/meta.csv's %s is \"%s\", which reads back as \"%s\": should be as linbench sweep wrote it",
-                     dir, dir, e->key, theirs, p->mine);
-    lb_setting_problem_free(p);
-    return rc;
+    return LB_OK;
 }
 
 int lb_run_settings_check_grid(LbRunSettings *s, char *notes, size_t size)
@@ -795,14 +774,9 @@ int lb_meta_write_dump(const char *dir, const LbModel *m, const LbInputs *in, co
     }
     if (rc == LB_OK && lb_model_reads_flag(kind, "k-schedule") == 1) {
         /* each layer's k as the schedule gave it: what a reader recomputing the pass needs */
-        char ks[LB_LAYERS_MAX * 8 + 1];
-        size_t used = 0;
-        ks[0] = '\0';
-        for (int l = 0; l < m->cfg.layers && used < sizeof ks; l++) {
-            const int len = snprintf(ks + used, sizeof ks - used, "%s%lld", l ? " " : "",
-                                     (long long)lb_config_layer_k(&m->cfg, l));
-            used += len > 0 ? (size_t)len : 0;
-        }
+        char ks[LB_LAYERS_MAX * 21] = "";
+        for (int l = 0, used = 0; l < m->cfg.layers; l++)
+            used += sprintf(ks + used, "%s%lld", l ? " " : "", (long long)lb_config_layer_k(&m->cfg, l));
         rc = lb_meta_set(&meta, "k_layers", "%s", ks);
     }
     if (rc == LB_OK)
