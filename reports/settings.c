@@ -25,31 +25,27 @@ static int refuse(const char *what, char *should, size_t size)
     return -1;
 }
 
-/* "a,b,c", malloc'd: as long as the list is, never cut. */
-static char *list_text(const int64_t *v, size_t count)
+/* "a,b,c" of count int64_t values (wide) or ints, malloc'd: as long as the list is, never cut. */
+static char *list_text(const void *v, size_t count, int wide)
 {
     char *buf = malloc(count * 21 + 1), *p = buf;
     if (!buf)
         return NULL;
     *p = '\0';
     for (size_t i = 0; i < count; i++)
-        p += sprintf(p, "%s%lld", i ? "," : "", (long long)v[i]);
+        p += sprintf(p, "%s%lld", i ? "," : "", wide ? (long long)((const int64_t *)v)[i] : (long long)((const int *)v)[i]);
     return buf;
 }
 
 void lb_settings_model_names(unsigned models, const char *sep, const char *last, char *buf, size_t size)
 {
-    int left = 0;
-    for (int m = 0; m < LB_MODEL_COUNT; m++)
-        left += models >> m & 1;
     buf[0] = '\0';
-    for (int m = 0, first = 1; m < LB_MODEL_COUNT; m++) {
+    for (int m = 0; m < LB_MODEL_COUNT; m++) {
         if (!(models >> m & 1))
             continue;
         const size_t used = strlen(buf);
-        snprintf(buf + used, size - used, "%s%s", first ? "" : left == 1 ? last : sep, lb_model_name((LbModelKind)m));
-        first = 0;
-        left--;
+        const int more = (models & LB_ALL_MODELS) >> (m + 1) != 0; /* names after this one */
+        snprintf(buf + used, size - used, "%s%s", used == 0 ? "" : more ? sep : last, lb_model_name((LbModelKind)m));
     }
 }
 
@@ -167,18 +163,7 @@ static int parse_gpus(LbRunSettings *s, const char *t, int from_meta, char *shou
         return refuse("all, or GPU indices from 0 to 1023 as a comma list, each once (0,1,3)", should, size);
     return 0;
 }
-static char *print_gpus(const LbRunSettings *s)
-{
-    if (s->gpus_all)
-        return strdup("all");
-    char *buf = malloc(s->ngpus * 6 + 1), *p = buf;
-    if (!buf)
-        return NULL;
-    *p = '\0';
-    for (size_t i = 0; i < s->ngpus; i++)
-        p += sprintf(p, "%s%d", i ? "," : "", s->gpus[i]);
-    return buf;
-}
+static char *print_gpus(const LbRunSettings *s) { return s->gpus_all ? strdup("all") : list_text(s->gpus, s->ngpus, 0); }
 
 /* --no-autotune turns it off (text NULL); meta.csv holds on or off. */
 static int parse_autotune(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
@@ -526,7 +511,7 @@ char *lb_setting_text(const LbRunSettings *s, LbSettingId id)
     if (e->optional && *(const uint64_t *)at == e->unset)
         return strdup("");
     switch (e->type) {
-    case 'L': return list_text(*(int64_t *const *)at, *(const size_t *)((const char *)s + e->count_at));
+    case 'L': return list_text(*(int64_t *const *)at, *(const size_t *)((const char *)s + e->count_at), 1);
     case 'c': return strdup(e->name(*(const int *)at));
     case 'z': snprintf(buf, sizeof buf, "%llu", (unsigned long long)*(const uint64_t *)at); break;
     case 'l': snprintf(buf, sizeof buf, "%lld", (long long)*(const int64_t *)at); break;
