@@ -246,19 +246,13 @@ static int spans(const char *text, Span *out, int max)
     return n;
 }
 
-/* A span's text with its white space removed (a header wrapped over two lines) or squeezed. */
-static void span_text(const Span *s, char *buf, size_t size, int keep_spaces)
+/* A span's text with its white space removed (a header wrapped over two lines). */
+static void span_text(const Span *s, char *buf, size_t size)
 {
     size_t o = 0;
-    for (size_t i = 0; i < s->len && o + 1 < size; i++) {
-        const char c = s->start[i];
-        if (isspace((unsigned char)c)) {
-            if (keep_spaces && o > 0 && buf[o - 1] != ' ')
-                buf[o++] = ' ';
-            continue;
-        }
-        buf[o++] = c;
-    }
+    for (size_t i = 0; i < s->len && o + 1 < size; i++)
+        if (!isspace((unsigned char)s->start[i]))
+            buf[o++] = s->start[i];
     buf[o] = '\0';
 }
 
@@ -290,12 +284,7 @@ static int split_header(const char *t, char names[][64], int max)
 
 static int is_meta_key(const char *t)
 {
-    if (!islower((unsigned char)t[0]) || !strchr(t, '_'))
-        return 0;
-    for (const char *c = t; *c; c++)
-        if (!(islower((unsigned char)*c) || isdigit((unsigned char)*c) || *c == '_'))
-            return 0;
-    return 1;
+    return islower((unsigned char)t[0]) && strchr(t, '_') && strspn(t, "abcdefghijklmnopqrstuvwxyz0123456789_") == strlen(t);
 }
 
 static int span_has_flag(const Span *s)
@@ -398,16 +387,14 @@ static void read_text(Doc *doc, const char *text, int line, const char *implicit
     for (int i = 0; i < n; i++) {
         char raw[1024], flat[1024], names[64][64];
         snprintf(raw, sizeof raw, "%.*s", (int)s[i].len, s[i].start);
-        span_text(&s[i], flat, sizeof flat, 0);
+        span_text(&s[i], flat, sizeof flat);
         char cmd[16] = "";
         code_flags(raw, implicit, where, cmd, sizeof cmd);
         char value[256];
-        int nflags = 0;
-        for (const char *p = strstr(raw, "--"); p; p = strstr(p + 2, "--"))
-            nflags++;
-        if (nflags == 1 && stated_default(&s[i], s + i + 1, n - i - 1, value, sizeof value)) {
+        const char *dashes = strstr(raw, "--"); /* a span of one flag */
+        if (dashes && !strstr(dashes + 2, "--") && stated_default(&s[i], s + i + 1, n - i - 1, value, sizeof value)) {
             char flag[64] = "";
-            sscanf(strstr(raw, "--") + 2, "%63[a-z0-9-]", flag);
+            sscanf(dashes + 2, "%63[a-z0-9-]", flag);
             check_default(flag, cmd[0] ? cmd : implicit, value, where);
         }
         const char *base = strrchr(flat, '/') ? strrchr(flat, '/') + 1 : flat;
@@ -499,7 +486,7 @@ static void read_table(Doc *doc, char *table, int line)
             Span s[64];
             const int ns = spans(cell[c], s, 64);
             for (int i = 0; column_table && c == 0 && i < ns && ncolumns < 64; i++)
-                span_text(&s[i], columns[ncolumns++], 64, 0);
+                span_text(&s[i], columns[ncolumns++], 64);
         }
     }
     if (column_table) {
@@ -511,12 +498,11 @@ static void read_table(Doc *doc, char *table, int line)
 /* One block of the document: fenced code, a table, or a paragraph. */
 static void read_block(Doc *doc, int kind, char *block, int line)
 {
-    char where[128];
-    snprintf(where, sizeof where, "%s:%d", doc->name, line);
     if (kind == 'f') {
         /* line by line, a line ending in \ going on into the next: one command */
         int at = line;
         for (char *p = block; *p;) {
+            char where[128];
             char *end = p;
             int lines = 1;
             while (*end && !(*end == '\n' && (end == p || end[-1] != '\\')))
