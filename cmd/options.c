@@ -339,11 +339,9 @@ static int read_number(const char *path, const char *key, uint64_t unit, uint64_
     while (rc != 0 && fgets(line, sizeof line, f)) {
         if (strncmp(line, key, klen) != 0)
             continue;
-        char *p = line + klen, *end = NULL;
-        while (*p == ' ' || *p == '\t')
-            p++;
-        unsigned long long v = strtoull(p, &end, 10);
-        if (end != p) {
+        char *end = NULL;
+        const unsigned long long v = strtoull(line + klen, &end, 10); /* past blanks */
+        if (end != line + klen) {
             *out = v > UINT64_MAX / unit ? UINT64_MAX : (uint64_t)v * unit;
             rc = 0;
         }
