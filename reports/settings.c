@@ -163,7 +163,10 @@ static int parse_gpus(LbRunSettings *s, const char *t, int from_meta, char *shou
         return refuse("all, or GPU indices from 0 to 1023 as a comma list, each once (0,1,3)", should, size);
     return 0;
 }
-static char *print_gpus(const LbRunSettings *s) { return s->gpus_all ? strdup("all") : list_text(s->gpus, s->ngpus, 0); }
+static char *print_gpus(const LbRunSettings *s)
+{
+    return s->gpus_all ? strdup("all") : list_text(s->gpus, s->ngpus, 0);
+}
 
 /* --no-autotune turns it off (text NULL); meta.csv holds on or off. */
 static int parse_autotune(LbRunSettings *s, const char *t, int from_meta, char *should, size_t size)
@@ -592,7 +595,8 @@ int lb_settings_first_difference(const LbMeta *a, const LbMeta *b, const LbSetti
 }
 
 /* The first recorded setting that meta.csv lacks or that s refuses (what it should be in should),
- * taking each other one that the user did not give: its id, or -1 when every one is taken. */
+ * taking each other one the user did not give (a given one is compared once all are parsed): its
+ * id, or -1 when every one is taken. */
 static int take(LbRunSettings *s, const LbMeta *meta, char *should, size_t size)
 {
     for (int id = 0; id < LB_SET_RECORDED; id++) {

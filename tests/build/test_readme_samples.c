@@ -148,8 +148,8 @@ int main(int argc, char **argv)
     char scratch[256];
     snprintf(scratch, sizeof scratch, "%s", lb_scratch_dir("readme-samples"));
     /* line by line: the last ```sh block, then a marker and the block after it */
-    char *sh = NULL, *sample = NULL, mode[64] = "";
-    int in_fence = 0, is_sh = 0, want_sample = 0, line_no = 0, sample_line = 0, nsample = 0;
+    char *sh = NULL, mode[64] = "";
+    int in_fence = 0, is_sh = 0, want_sample = 0, in_sample = 0, line_no = 0, sample_line = 0, nsample = 0;
     size_t used = 0, cap = strlen(doc) + 1;
     char *block = malloc(cap);
     char line[4096];
@@ -160,7 +160,7 @@ int main(int argc, char **argv)
             if (is_sh) {
                 free(sh);
                 sh = strdup(block);
-            } else if (sample) {
+            } else if (in_sample) {
                 char where[64], dir[320];
                 snprintf(where, sizeof where, "README.md:%d", sample_line);
                 snprintf(dir, sizeof dir, "%s/%d", scratch, ++nsample);
@@ -170,8 +170,7 @@ int main(int argc, char **argv)
                 if (out)
                     check_sample(mode, block, out, where);
                 free(out);
-                free(sample);
-                sample = NULL;
+                in_sample = 0;
             }
             in_fence = 0;
         } else if (in_fence) {
@@ -182,10 +181,8 @@ int main(int argc, char **argv)
             in_fence = 1;
             is_sh = strcmp(line, "```sh") == 0;
             used = 0;
-            if (want_sample && !is_sh) {
-                sample = strdup(mode);
-                sample_line = line_no + 1;
-            }
+            in_sample = want_sample && !is_sh;
+            sample_line = line_no + 1;
             lb_check(!want_sample || !is_sh, "README.md:%d: a sample marker before a ```sh block", line_no);
             want_sample = 0;
         } else if (sscanf(line, "<!-- sample: %63[a-z ] -->", mode) == 1) {
@@ -203,7 +200,6 @@ int main(int argc, char **argv)
     lb_check(samples_checked >= 3, "only %d README samples checked: are the markers still read?", samples_checked);
     free(block);
     free(sh);
-    free(sample);
     free(doc);
     if (chdir("/") == 0)
         lb_test_cleanup(scratch);
