@@ -52,14 +52,12 @@ static char *squeezed(const char *text)
  * (lb_model_k_meaning, lb_model_k_range): the Performer's m > n among them. */
 static void help_lists_every_flag(void)
 {
-    static const struct {
-        const char *cmd;
-        unsigned mask;
-    } cmds[] = {{"sweep", LB_FOR_SWEEP}, {"run", LB_FOR_RUN}, {"predict", LB_FOR_PREDICT}};
+    static const char *const cmds[] = {"sweep", "run", "predict"};
     for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++) {
-        char *argv[] = {(char *)bin, (char *)cmds[c].cmd, "--help", NULL};
+        const unsigned mask = 1u << (lb_command_find(cmds[c]) - lb_commands); /* its LB_FOR_* bit */
+        char *argv[] = {(char *)bin, (char *)cmds[c], "--help", NULL};
         LbRun r = lb_run(argv);
-        lb_check(r.code == 0, "%s --help exits 0 (%d)", cmds[c].cmd, r.code);
+        lb_check(r.code == 0, "%s --help exits 0 (%d)", cmds[c], r.code);
         for (int id = 0; id < LB_SET_COUNT; id++) {
             char flag[64]; /* " --n LIST": run's own --n N is another flag */
             snprintf(flag, sizeof flag, " --%s%s%s", lb_settings[id].flag, lb_settings[id].arg ? " " : "",
@@ -70,24 +68,24 @@ static void help_lists_every_flag(void)
                 listed = at[strlen(flag)] == ' ' || at[strlen(flag)] == '\n';
             int other_row = 0; /* another row of that flag for this command (each command's --quiet) */
             for (int j = 0; j < LB_SET_COUNT; j++)
-                other_row |= j != id && (lb_settings[j].commands & cmds[c].mask) &&
+                other_row |= j != id && (lb_settings[j].commands & mask) &&
                              strcmp(lb_settings[j].flag, lb_settings[id].flag) == 0 &&
                              !lb_settings[j].arg == !lb_settings[id].arg;
-            if (lb_settings[id].commands & cmds[c].mask)
-                lb_check(listed, "%s --help lists --%s", cmds[c].cmd, lb_settings[id].flag);
+            if (lb_settings[id].commands & mask)
+                lb_check(listed, "%s --help lists --%s", cmds[c], lb_settings[id].flag);
             else if (!other_row)
-                lb_check(!listed, "%s --help does not list --%s, which it does not take", cmds[c].cmd, lb_settings[id].flag);
+                lb_check(!listed, "%s --help does not list --%s, which it does not take", cmds[c], lb_settings[id].flag);
         }
         char *help = squeezed(r.out);
         for (int m = 0; help && m < LB_MODEL_COUNT; m++) {
             const LbModelKind kind = (LbModelKind)m;
-            lb_check(strstr(r.out, lb_model_name(kind)) != NULL, "%s --help names model %s", cmds[c].cmd, lb_model_name(kind));
+            lb_check(strstr(r.out, lb_model_name(kind)) != NULL, "%s --help names model %s", cmds[c], lb_model_name(kind));
             if (!lb_model_has_k(kind))
                 continue;
             char want[512];
             snprintf(want, sizeof want, "%s: %s, %s", lb_model_name(kind), lb_model_k_meaning(kind), lb_model_k_range(kind));
             char *w = squeezed(want);
-            lb_check(w && lb_model_k_range(kind)[0] && strstr(help, w), "%s --help: no \"%s\" in\n%s", cmds[c].cmd,
+            lb_check(w && lb_model_k_range(kind)[0] && strstr(help, w), "%s --help: no \"%s\" in\n%s", cmds[c],
                      w ? w : want, r.out);
             free(w);
         }
