@@ -56,8 +56,7 @@ static int mark_model(const char *item, size_t len, void *ctx)
     LbModelKind kind;
     if (len == 0 || len >= sizeof name)
         return -1;
-    memcpy(name, item, len);
-    name[len] = '\0';
+    snprintf(name, sizeof name, "%.*s", (int)len, item);
     if (lb_model_parse(name, &kind) != 0)
         return -1;
     *(unsigned *)ctx |= 1u << kind;
@@ -102,10 +101,8 @@ static int parse_shard(LbRunSettings *s, const char *t, int from_meta, char *sho
     int i, n;
     const char *slash = strchr(t, '/');
     char head[32];
-    size_t len = slash ? (size_t)(slash - t) : 0;
-    if (slash && len < sizeof head) {
-        memcpy(head, t, len);
-        head[len] = '\0';
+    if (slash && (size_t)(slash - t) < sizeof head) {
+        snprintf(head, sizeof head, "%.*s", (int)(slash - t), t);
         if (lb_parse_int(slash + 1, 1, LB_SHARDS_MAX, &n) == 0 && lb_parse_int(head, 0, n - 1, &i) == 0) {
             s->shard_index = i;
             s->shard_count = n;
@@ -133,8 +130,7 @@ static int add_gpu(const char *item, size_t len, void *ctx)
     int g;
     if (len == 0 || len >= sizeof one)
         return -1;
-    memcpy(one, item, len);
-    one[len] = '\0';
+    snprintf(one, sizeof one, "%.*s", (int)len, item);
     if (lb_parse_int(one, 0, 1023, &g) != 0)
         return -1;
     for (size_t i = 0; i < s->ngpus; i++)
