@@ -1,7 +1,8 @@
 /* The option table: every flag of every command (name, argument, commands, help, default), and
  * for the settings a sweep records their meta.csv key, parser and printer. cmd/'s one parser and
  * --help, meta.csv and --resume all walk it. It lives below cmd/ so that reports/ reads meta.csv
- * through it. Nothing here prints: a parser hands back what it accepts, cmd/ words the message. */
+ * through it. Nothing here prints: a parser hands back what it accepts for cmd/ to word; the walks
+ * over meta.csv record their refusal with LB_FAIL. */
 #ifndef LB_SETTINGS_H
 #define LB_SETTINGS_H
 
