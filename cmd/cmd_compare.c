@@ -21,16 +21,14 @@
 static void note_foreign_rows(const LbSweepDir *d)
 {
     LbRunSettings s;
-    LbSettingProblem p;
     if (lb_run_settings_init(&s) != LB_OK)
         return;
     char path[4096], why[512];
     size_t line = 0, count = 0;
-    if (lb_run_settings_take(&s, &d->meta, &p) == 0 && lb_path_join_buf(path, sizeof path, d->dir, "raw.csv") == 0 &&
+    if (lb_run_settings_take(&s, &d->meta, d->dir) == LB_OK && lb_path_join_buf(path, sizeof path, d->dir, "raw.csv") == 0 &&
         lb_sweep_raw_foreign(&s, path, &line, &count, why, sizeof why) == LB_OK && count > 0)
         fprintf(stderr, "linbench: note: %s line %zu: %s (%zu such row%s): rows its meta.csv's settings did not produce\n",
                 path, line, why, count, count == 1 ? "" : "s");
-    lb_setting_problem_free(&p);
     lb_run_settings_free(&s);
     lb_error_clear();
 }

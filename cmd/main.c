@@ -43,12 +43,8 @@ int main(int argc, char **argv)
         printf("linbench %s (git %s)\n", LB_VERSION, LB_GIT_REVISION);
         return finish_output(LB_EXIT_OK);
     }
-    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
-        if (argc > 2) /* --help COMMAND is `help COMMAND`, and refuses what that refuses */
-            return finish_output(lb_command_find("help")->run(argc - 1, argv + 1));
-        lb_commands_help(stdout);
-        return finish_output(LB_EXIT_OK);
-    }
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) /* --help [COMMAND] is `help [COMMAND]` */
+        return finish_output(lb_command_find("help")->run(argc - 1, argv + 1));
     const LbCommand *c = lb_command_find(name);
     if (c)
         return finish_output(c->run(argc - 1, argv + 1));

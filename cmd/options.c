@@ -151,7 +151,8 @@ static void help_k(FILE *out, int markdown)
 }
 
 /* Help text with "{models}" and "{cards}" replaced by the model and card tables' names ("{k}":
- * help_k), each '\n' a new line under the text column (markdown: a space, '|' escaped). */
+ * help_k, in markdown; --help puts it after the default), each '\n' a new line under the text
+ * column (markdown: a space, '|' escaped). */
 static void help_text(FILE *out, const char *t, int markdown)
 {
     for (; *t; t++) {
@@ -169,7 +170,8 @@ static void help_text(FILE *out, const char *t, int markdown)
                 wrap(out, names, HELP_COLUMN, HELP_COLUMN, HELP_WIDTH - 24);
             t += 6;
         } else if (strncmp(t, "{k}", 3) == 0) {
-            help_k(out, markdown);
+            if (markdown)
+                help_k(out, 1);
             t += 2;
         } else if (*t == '\n') {
             if (markdown)
@@ -222,9 +224,6 @@ static void flag_rows(FILE *out, unsigned command, int markdown)
             first = 0;
             char head[64], *def = default_text(e, &defaults);
             flag_head(e, head, sizeof head);
-            char help[1024];
-            const char *k = markdown ? NULL : strstr(e->help, "{k}");
-            snprintf(help, sizeof help, "%.*s", k ? (int)(k - e->help) : (int)strlen(e->help), e->help);
             if (markdown) {
                 /* the default's words alone: "(default: the GPU's\nfree memory)" is "the GPU's free memory" */
                 char *v = def ? def + strspn(def, "\n") : NULL;
@@ -236,15 +235,15 @@ static void flag_rows(FILE *out, unsigned command, int markdown)
                 fprintf(out, "| `%s` | ", head);
                 help_text(out, v && *v ? v : "—", 1);
                 fputs(" | ", out);
-                help_text(out, help, 1);
+                help_text(out, e->help, 1);
                 fputs(" |\n", out);
             } else {
                 fprintf(out, "  %-*s%s", HELP_COLUMN - 2, head, strlen(head) >= HELP_COLUMN - 2 ? " " : "");
-                help_text(out, help, 0);
+                help_text(out, e->help, 0);
                 if (def && *def && def[0] != '\n')
                     fputc(' ', out);
                 help_text(out, def ? def : "", 0);
-                if (k)
+                if (strstr(e->help, "{k}"))
                     help_k(out, 0);
                 fputc('\n', out);
             }
@@ -340,11 +339,9 @@ static int read_number(const char *path, const char *key, uint64_t unit, uint64_
     while (rc != 0 && fgets(line, sizeof line, f)) {
         if (strncmp(line, key, klen) != 0)
             continue;
-        char *p = line + klen, *end = NULL;
-        while (*p == ' ' || *p == '\t')
-            p++;
-        unsigned long long v = strtoull(p, &end, 10);
-        if (end != p) {
+        char *end = NULL;
+        const unsigned long long v = strtoull(line + klen, &end, 10); /* past blanks */
+        if (end != line + klen) {
             *out = v > UINT64_MAX / unit ? UINT64_MAX : (uint64_t)v * unit;
             rc = 0;
         }

@@ -33,21 +33,18 @@ void lb_options_help(FILE *out, unsigned command);
 /* Every command's flags as the Markdown tables README.md holds (linbench help --markdown). */
 void lb_options_markdown(FILE *out);
 
-/* A sweep's settings, whole (sweep, predict, slurm): each model with a k axis has some cell,
- * lb_run_settings_finish, and each listed model checked at the largest n. 0, or LB_EXIT_USAGE
- * after the one-line message. */
+/* lb_run_settings_check_grid without the notes: 0, or LB_EXIT_USAGE after the one-line message. */
 int lb_options_check_grid(LbRunSettings *s);
 
 /* "linbench ARGS..." as meta.csv's command_line records it: an argument holding a blank or a
  * quote in single quotes (malloc'd; NULL when out of memory). */
 char *lb_command_line(int argc, char **argv);
 
-/* One note on stderr for each flag in `given` (bit 1 << LbSettingId) that only some models read and
- * no model in `models` (bit 1u << kind) does. The flag is accepted (and recorded) all the same. */
+/* One note on stderr for each flag in `given` (bit 1 << LbSettingId) that no model of `models`
+ * reads, though some model does. The flag is accepted (and recorded) all the same. */
 void lb_options_note_unread(uint64_t given, unsigned models);
 
-/* One note on stderr when the models of `models` (bit 1u << kind) form no pair of speedups.csv (a
- * baseline and another model), so every speedup grid will be NA. */
+/* One note on stderr when `models` form no pair of speedups.csv, so every speedup grid is NA. */
 void lb_options_note_no_ratio(unsigned models);
 
 /* --device cpu: the budget must fit in the memory this process can still have, or the kernel

@@ -25,31 +25,27 @@ static int refuse(const char *what, char *should, size_t size)
     return -1;
 }
 
-/* "a,b,c", malloc'd: as long as the list is, never cut. */
-static char *list_text(const int64_t *v, size_t count)
+/* "a,b,c" of count int64_t values (wide) or ints, malloc'd: as long as the list is, never cut. */
+static char *list_text(const void *v, size_t count, int wide)
 {
     char *buf = malloc(count * 21 + 1), *p = buf;
     if (!buf)
         return NULL;
     *p = '\0';
     for (size_t i = 0; i < count; i++)
-        p += sprintf(p, "%s%lld", i ? "," : "", (long long)v[i]);
+        p += sprintf(p, "%s%lld", i ? "," : "", wide ? (long long)((const int64_t *)v)[i] : (long long)((const int *)v)[i]);
     return buf;
 }
 
 void lb_settings_model_names(unsigned models, const char *sep, const char *last, char *buf, size_t size)
 {
-    int left = 0;
-    for (int m = 0; m < LB_MODEL_COUNT; m++)
-        left += models >> m & 1;
     buf[0] = '\0';
-    for (int m = 0, first = 1; m < LB_MODEL_COUNT; m++) {
+    for (int m = 0; m < LB_MODEL_COUNT; m++) {
         if (!(models >> m & 1))
             continue;
         const size_t used = strlen(buf);
-        snprintf(buf + used, size - used, "%s%s", first ? "" : left == 1 ? last : sep, lb_model_name((LbModelKind)m));
-        first = 0;
-        left--;
+        const int more = (models & LB_ALL_MODELS) >> (m + 1) != 0; /* names after this one */
+        snprintf(buf + used, size - used, "%s%s", used == 0 ? "" : more ? sep : last, lb_model_name((LbModelKind)m));
     }
 }
 
@@ -60,8 +56,7 @@ static int mark_model(const char *item, size_t len, void *ctx)
     LbModelKind kind;
     if (len == 0 || len >= sizeof name)
         return -1;
-    memcpy(name, item, len);
-    name[len] = '\0';
+    snprintf(name, sizeof name, "%.*s", (int)len, item);
     if (lb_model_parse(name, &kind) != 0)
         return -1;
     *(unsigned *)ctx |= 1u << kind;
@@ -106,10 +101,8 @@ static int parse_shard(LbRunSettings *s, const char *t, int from_meta, char *sho
     int i, n;
     const char *slash = strchr(t, '/');
     char head[32];
-    size_t len = slash ? (size_t)(slash - t) : 0;
-    if (slash && len < sizeof head) {
-        memcpy(head, t, len);
-        head[len] = '\0';
+    if (slash && (size_t)(slash - t) < sizeof head) {
+        snprintf(head, sizeof head, "%.*s", (int)(slash - t), t);
         if (lb_parse_int(slash + 1, 1, LB_SHARDS_MAX, &n) == 0 && lb_parse_int(head, 0, n - 1, &i) == 0) {
             s->shard_index = i;
             s->shard_count = n;
@@ -137,8 +130,7 @@ static int add_gpu(const char *item, size_t len, void *ctx)
     int g;
     if (len == 0 || len >= sizeof one)
         return -1;
-    memcpy(one, item, len);
-    one[len] = '\0';
+    snprintf(one, sizeof one, "%.*s", (int)len, item);
     if (lb_parse_int(one, 0, 1023, &g) != 0)
         return -1;
     for (size_t i = 0; i < s->ngpus; i++)
@@ -169,15 +161,7 @@ static int parse_gpus(LbRunSettings *s, const char *t, int from_meta, char *shou
 }
 static char *print_gpus(const LbRunSettings *s)
 {
-    if (s->gpus_all)
-        return strdup("all");
-    char *buf = malloc(s->ngpus * 6 + 1), *p = buf;
-    if (!buf)
-        return NULL;
-    *p = '\0';
-    for (size_t i = 0; i < s->ngpus; i++)
-        p += sprintf(p, "%s%d", i ? "," : "", s->gpus[i]);
-    return buf;
+    return s->gpus_all ? strdup("all") : list_text(s->gpus, s->ngpus, 0);
 }
 
 /* --no-autotune turns it off (text NULL); meta.csv holds on or off. */
@@ -526,7 +510,7 @@ char *lb_setting_text(const LbRunSettings *s, LbSettingId id)
     if (e->optional && *(const uint64_t *)at == e->unset)
         return strdup("");
     switch (e->type) {
-    case 'L': return list_text(*(int64_t *const *)at, *(const size_t *)((const char *)s + e->count_at));
+    case 'L': return list_text(*(int64_t *const *)at, *(const size_t *)((const char *)s + e->count_at), 1);
     case 'c': return strdup(e->name(*(const int *)at));
     case 'z': snprintf(buf, sizeof buf, "%llu", (unsigned long long)*(const uint64_t *)at); break;
     case 'l': snprintf(buf, sizeof buf, "%lld", (long long)*(const int64_t *)at); break;
@@ -606,93 +590,73 @@ int lb_settings_first_difference(const LbMeta *a, const LbMeta *b, const LbSetti
     return -1;
 }
 
-int lb_run_settings_take(LbRunSettings *s, const LbMeta *meta, LbSettingProblem *p)
+/* The first recorded setting that meta.csv lacks or that s refuses (what it should be in should),
+ * taking each other one the user did not give (a given one is compared once all are parsed): its
+ * id, or -1 when every one is taken. */
+static int take(LbRunSettings *s, const LbMeta *meta, char *should, size_t size)
 {
-    memset(p, 0, sizeof *p);
     for (int id = 0; id < LB_SET_RECORDED; id++) {
         const char *v = lb_settings_meta_value(meta, (LbSettingId)id);
-        p->id = (LbSettingId)id;
-        p->theirs = v;
-        if (!v) {
-            p->kind = LB_SETTING_MISSING;
-            return -1;
-        }
-        if (s->given & (UINT64_C(1) << id))
-            continue; /* compared once everything is parsed */
-        if (lb_setting_apply(s, (LbSettingId)id, v, 1, p->should, sizeof p->should) != 0) {
-            p->kind = LB_SETTING_UNREADABLE;
-            return -1;
-        }
+        if (!v || (!(s->given >> id & 1) && lb_setting_apply(s, (LbSettingId)id, v, 1, should, size) != 0))
+            return id;
     }
-    return 0;
+    return -1;
+}
+
+int lb_run_settings_take(LbRunSettings *s, const LbMeta *meta, const char *dir)
+{
+    char should[160];
+    const int id = take(s, meta, should, sizeof should);
+    const char *v = id < 0 ? NULL : lb_settings_meta_value(meta, (LbSettingId)id);
+    if (id >= 0 && !v)
+        return LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for --resume: should be a directory written by linbench sweep (%s/meta.csv has no %s)",
+                       dir, dir, lb_settings[id].key);
+    if (id >= 0)
+        return LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for --resume: %s/meta.csv's %s is \"%s\": should be %s", dir, dir,
+                       lb_settings[id].key, v, should);
+    return LB_OK;
 }
 
 int lb_settings_meta_check(const LbMeta *meta, const char *path)
 {
     LbRunSettings s;
     LB_TRY(lb_run_settings_init(&s));
-    LbSettingProblem p;
-    const int rc = lb_run_settings_take(&s, meta, &p);
+    char should[160];
+    const int id = take(&s, meta, should, sizeof should);
     lb_run_settings_free(&s);
-    if (rc == -1 && p.kind == LB_SETTING_MISSING)
+    const char *v = id < 0 ? NULL : lb_settings_meta_value(meta, (LbSettingId)id);
+    if (id >= 0 && !v)
         return LB_FAIL(LB_ERR_FORMAT, "%s has no %s: should hold every setting linbench sweep records (a meta.csv cut short?)",
-                       path, lb_settings[p.id].key);
-    if (rc == -1)
-        return LB_FAIL(LB_ERR_FORMAT, "%s's %s is \"%s\": should be %s", path, lb_settings[p.id].key,
-                       p.theirs ? p.theirs : "", p.should);
-    if (rc != LB_OK)
-        return rc;
+                       path, lb_settings[id].key);
+    if (id >= 0)
+        return LB_FAIL(LB_ERR_FORMAT, "%s's %s is \"%s\": should be %s", path, lb_settings[id].key, v, should);
     if (!lb_meta_get(meta, "device_name"))
         return LB_FAIL(LB_ERR_FORMAT, "%s has no device_name: should name the device linbench sweep measured on (a meta.csv cut short?)",
                        path);
     return LB_OK;
 }
 
-int lb_run_settings_compare(const LbRunSettings *s, const LbMeta *meta, LbSettingProblem *p)
+int lb_run_settings_compare(const LbRunSettings *s, const LbMeta *meta, const char *dir)
 {
-    memset(p, 0, sizeof *p);
     for (int id = 0; id < LB_SET_RECORDED; id++) {
-        const char *theirs = lb_settings_meta_value(meta, (LbSettingId)id);
+        const LbSetting *e = &lb_settings[id];
+        const char *v = lb_settings_meta_value(meta, (LbSettingId)id), *theirs = v ? v : "";
         char *mine = lb_setting_text(s, (LbSettingId)id);
         if (!mine)
             return LB_FAIL(LB_ERR_NOMEM, "out of memory comparing settings");
-        if (theirs && strcmp(mine, theirs) == 0) {
-            free(mine);
-            continue;
-        }
-        p->id = (LbSettingId)id;
-        p->theirs = theirs;
-        p->mine = mine;
-        p->kind = s->given & (UINT64_C(1) << id) ? LB_SETTING_DIFFERS : LB_SETTING_READS_BACK;
-        return -1;
+        const int same = v && strcmp(mine, v) == 0;
+        int rc = LB_OK;
+        if (!same && (s->given >> id & 1))
+            rc = LB_FAIL(LB_ERR_FORMAT, "--%s %s differs from the resumed run's \"%s\" (%s in %s/meta.csv): should be the same, or left out, to resume %s",
+                         e->flag, mine[0] ? mine : "(unset)", theirs, e->key, dir, dir);
+        else if (!same)
+            rc = LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for --resume: %s/meta.csv's %s is \"%s\", which reads back as \"%s\": should be as linbench sweep wrote it",
+                         dir, dir, e->key, theirs, mine);
+        free(mine);
+        if (rc != LB_OK)
+            return rc;
     }
-    return 0;
-}
-
-void lb_setting_problem_free(LbSettingProblem *p)
-{
-    free(p->mine);
-    p->mine = NULL;
-}
-
-int lb_run_settings_refuse(int rc, LbSettingProblem *p, const char *dir)
-{
-    const LbSetting *e = &lb_settings[p->id];
-    const char *theirs = p->theirs ? p->theirs : "";
-    if (rc == -1 && p->kind == LB_SETTING_MISSING)
-        rc = LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for --resume: should be a directory written by linbench sweep (%s/meta.csv has no %s)",
-                     dir, dir, e->key);
-    else if (rc == -1 && p->kind == LB_SETTING_UNREADABLE)
-        rc = LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for --resume: %s/meta.csv's %s is \"%s\": should be %s", dir, dir,
-                     e->key, theirs, p->should);
-    else if (rc == -1 && p->kind == LB_SETTING_DIFFERS)
-        rc = LB_FAIL(LB_ERR_FORMAT, "--%s %s differs from the resumed run's \"%s\" (%s in %s/meta.csv): should be the same, or left out, to resume %s",
-                     e->flag, p->mine[0] ? p->mine : "(unset)", theirs, e->key, dir, dir);
-    else if (rc == -1)
-        rc = LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for --resume: %s/meta.csv's %s is \"%s\", which reads back as \"%s\": should be as linbench sweep wrote it",
-                     dir, dir, e->key, theirs, p->mine);
-    lb_setting_problem_free(p);
-    return rc;
+    return LB_OK;
 }
 
 int lb_run_settings_check_grid(LbRunSettings *s, char *notes, size_t size)
@@ -795,14 +759,9 @@ int lb_meta_write_dump(const char *dir, const LbModel *m, const LbInputs *in, co
     }
     if (rc == LB_OK && lb_model_reads_flag(kind, "k-schedule") == 1) {
         /* each layer's k as the schedule gave it: what a reader recomputing the pass needs */
-        char ks[LB_LAYERS_MAX * 8 + 1];
-        size_t used = 0;
-        ks[0] = '\0';
-        for (int l = 0; l < m->cfg.layers && used < sizeof ks; l++) {
-            const int len = snprintf(ks + used, sizeof ks - used, "%s%lld", l ? " " : "",
-                                     (long long)lb_config_layer_k(&m->cfg, l));
-            used += len > 0 ? (size_t)len : 0;
-        }
+        char ks[LB_LAYERS_MAX * 21] = "";
+        for (int l = 0, used = 0; l < m->cfg.layers; l++)
+            used += sprintf(ks + used, "%s%lld", l ? " " : "", (long long)lb_config_layer_k(&m->cfg, l));
         rc = lb_meta_set(&meta, "k_layers", "%s", ks);
     }
     if (rc == LB_OK)

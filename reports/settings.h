@@ -1,7 +1,8 @@
 /* The option table: every flag of every command (name, argument, commands, help, default), and
  * for the settings a sweep records their meta.csv key, parser and printer. cmd/'s one parser and
  * --help, meta.csv and --resume all walk it. It lives below cmd/ so that reports/ reads meta.csv
- * through it. Nothing here prints: a parser hands back what it accepts, cmd/ words the message. */
+ * through it. Nothing here prints: a parser hands back what it accepts for cmd/ to word; the walks
+ * over meta.csv record their refusal with LB_FAIL. */
 #ifndef LB_SETTINGS_H
 #define LB_SETTINGS_H
 
@@ -75,7 +76,7 @@ typedef enum LbSettingId {
 typedef struct LbCommandFlags {
     const char *out, *resume, *dump, *card, *spec, *partition, *time, *account;
     const char *k_text; /* --k LIST as given, for messages */
-    int force, quiet, help, no_check, quick, no_render, submit, markdown, shards, render_timeout, info_gpu;
+    int force, quiet, help, no_check, quick, no_render, submit, markdown, shards, render_timeout;
     int format; /* LbFormat (reports/table.h) */
     int64_t batch;
     double product_efficiency, copy_efficiency, launch_us;
@@ -124,8 +125,7 @@ typedef struct LbSetting {
     /* text into s: 0, or -1 with what it accepts in should. from_meta: the text comes from a
      * meta.csv (an empty value there means "not set" for the optional settings). */
     int (*parse)(LbRunSettings *s, const char *text, int from_meta, char *should, size_t size);
-    char *(*print)(const LbRunSettings *s); /* as meta.csv holds it; malloc'd, NULL if no memory or
-                                             * not a setting */
+    char *(*print)(const LbRunSettings *s); /* as meta.csv holds it (malloc'd) */
     char short_flag; /* -o, or 0 */
     /* No parser: the value's type and offset in LbRunSettings. 'i' an int, 'l' an int64_t, 'd' a
      * double, each a whole number from min to max; 'L' a list of int64_t from min to max
@@ -168,33 +168,13 @@ int lb_run_settings_finish(LbRunSettings *s, char *msg, size_t size);
 /* The GPU memory kept outside the budget on a device of `total_bytes`. */
 uint64_t lb_run_settings_headroom(const LbRunSettings *s, uint64_t total_bytes);
 
-/* --resume. What went wrong with one setting, for cmd/ to word. */
-typedef enum LbSettingProblemKind {
-    LB_SETTING_MISSING = 1,  /* meta.csv lacks the key */
-    LB_SETTING_UNREADABLE,   /* meta.csv's value does not parse (should says what it must be) */
-    LB_SETTING_DIFFERS,      /* a flag the user gave differs from meta.csv */
-    LB_SETTING_READS_BACK    /* meta.csv's value parses but prints back otherwise */
-} LbSettingProblemKind;
-
-typedef struct LbSettingProblem {
-    LbSettingProblemKind kind;
-    LbSettingId id;
-    const char *theirs; /* meta.csv's value (points into the LbMeta) */
-    char *mine;         /* this run's value (DIFFERS, READS_BACK); malloc'd, lb_setting_problem_free */
-    char should[160];   /* UNREADABLE: what the value must be */
-} LbSettingProblem;
-
-/* Every recorded setting the user did not give, taken from meta.csv. 0; -1 with *p filled;
- * LB_ERR_NOMEM. */
-int lb_run_settings_take(LbRunSettings *s, const LbMeta *meta, LbSettingProblem *p);
+/* --resume DIR: every recorded setting the user did not give, taken from meta.csv. LB_OK, or
+ * LB_ERR_FORMAT naming the key meta.csv lacks or holds unreadable. */
+int lb_run_settings_take(LbRunSettings *s, const LbMeta *meta, const char *dir);
 /* With everything parsed: each recorded setting agrees with meta.csv, as this run would record it.
- * 0; -1 with *p filled (DIFFERS or READS_BACK); LB_ERR_NOMEM. */
-int lb_run_settings_compare(const LbRunSettings *s, const LbMeta *meta, LbSettingProblem *p);
-void lb_setting_problem_free(LbSettingProblem *p);
-/* A --resume DIR refusal of take or compare (their rc and *p, freed here) in words: LB_ERR_FORMAT
- * with the message, the file and key blamed for what the file holds, the flag for what the user
- * gave; their other statuses as they are. */
-int lb_run_settings_refuse(int rc, LbSettingProblem *p, const char *dir);
+ * LB_OK; LB_ERR_FORMAT blaming the flag for a value the user gave, DIR/meta.csv for one that reads
+ * back otherwise; LB_ERR_NOMEM. */
+int lb_run_settings_compare(const LbRunSettings *s, const LbMeta *meta, const char *dir);
 
 /* A sweep's settings, whole (sweep, predict, slurm): each model with a k axis has some cell,
  * lb_run_settings_finish, and each listed model checked at the largest n. LB_OK, with the notes a

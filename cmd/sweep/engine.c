@@ -210,9 +210,8 @@ static int resume_read(const char *dir, LbRunSettings *s, LbMeta *meta, uint64_t
     if (!b || lb_parse_size(b, budget))
         return LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for --resume: %s/meta.csv's memory_budget_bytes is \"%s\": should be a byte count",
                        dir, dir, b ? b : "");
-    LbSettingProblem problem;
-    if ((rc = lb_run_settings_take(s, meta, &problem)) != 0)
-        return lb_run_settings_refuse(rc, &problem, dir);
+    if ((rc = lb_run_settings_take(s, meta, dir)) != LB_OK)
+        return rc;
     if (!(s->given & (UINT64_C(1) << LB_SET_K)))
         s->cmd.k_text = lb_settings_meta_value(meta, LB_SET_K);
     return LB_OK;
@@ -227,9 +226,8 @@ int lb_sweep_settings_check(const char *resume, LbRunSettings *s, LbMeta *meta, 
         rc = lb_run_settings_check_grid(s, notes, size);
     if (rc != LB_OK || !resume)
         return rc;
-    LbSettingProblem problem;
-    if ((rc = lb_run_settings_compare(s, meta, &problem)) != 0)
-        return lb_run_settings_refuse(rc, &problem, resume);
+    if ((rc = lb_run_settings_compare(s, meta, resume)) != LB_OK)
+        return rc;
     /* rows of other cells are refused, not dropped: only whoever put them there knows where they belong */
     char path[4096], why[512];
     lb_path_join_buf(path, sizeof path, resume, "raw.csv");

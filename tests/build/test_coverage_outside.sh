@@ -8,11 +8,8 @@
 set -u
 src=$(realpath "$1")
 command -v gcov >/dev/null && command -v cc >/dev/null || { echo "no gcov or cc: skipped"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/check.sh"
 case $tmp in "$src"/*) echo "the scratch directory $tmp is inside $src: skipped"; exit 77 ;; esac
-passed=0 failed=0
-check() { if eval "$2"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $1"; fi; }
 
 rel=$(realpath -m --relative-to="$tmp" "$src")
 cat > "$tmp/main.c" <<'C'
@@ -44,5 +41,4 @@ LB_COVERAGE_REUSE=1 "$src/tests/coverage.sh" --build "$tmp" > "$tmp/out" 2> "$tm
 code=$?
 check "no gpu/ line in the data: exit 1 with one line saying so (exit $code: $(cat "$tmp/err"))" \
     "[ $code -eq 1 ] && grep -q 'no line of' '$tmp/err'"
-echo "test_coverage_outside: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish test_coverage_outside

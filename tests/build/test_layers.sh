@@ -12,10 +12,7 @@
 set -u
 src=$1 build=$2
 shift 2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-passed=0 failed=0
-check() { if eval "$2"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $1"; fi; }
+. "$(dirname "$0")/check.sh"
 # run_cc LAYER FILE: compile FILE with the project's flags and LAYER's macro; messages in $tmp/err
 run_cc() {
     "$cc0" $cc_rest -std=c11 -D_DEFAULT_SOURCE -DLB_LAYER_$1 -I"$src" -I"$build" -c "$2" -o "$tmp/out.o" > "$tmp/err" 2>&1
@@ -81,5 +78,4 @@ for b in $base; do
 done
 [ -z "$up" ] || echo "the base library including more than itself:$up"
 check "the base library includes only itself" "[ -z '$up' ]"
-echo "test_layers: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish test_layers

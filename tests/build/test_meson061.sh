@@ -8,8 +8,7 @@ if [ -z "${LB_OLD_MESON:-}" ] || [ ! -x "$LB_OLD_MESON" ]; then
     echo "SKIP: LB_OLD_MESON does not name a meson 0.61 (.ci/run installs one)"
     exit 77
 fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/check.sh"
 version=$("$LB_OLD_MESON" --version)
 "$LB_OLD_MESON" setup "$tmp/b" "$src" > "$tmp/log" 2>&1
 code=$?
@@ -17,8 +16,6 @@ warnings=$(grep -c "WARNING: Project specifies a minimum meson_version\|FEATURE\
 echo "meson $version: configure exit $code, $warnings feature or deprecation warnings"
 [ $code -eq 0 ] || tail -5 "$tmp/log"
 grep "FEATURE\|DEPRECATION" "$tmp/log" | head -5
-failed=0
-[ $code -eq 0 ] || failed=$((failed + 1))
-[ "$warnings" -eq 0 ] || failed=$((failed + 1))
-echo "test_meson061: $((2 - failed)) passed, $failed failed"
-[ $failed -eq 0 ]
+check "meson $version configures linbench" "[ $code -eq 0 ]"
+check "with no feature or deprecation warning" "[ $warnings -eq 0 ]"
+finish test_meson061

@@ -77,8 +77,11 @@ static int has_words(const char *text, const char *value)
 
 static int is_command(const char *word) { return lb_command_find(word) != NULL; }
 
-static void check_flag(const char *flag, const char *cmd, const char *where)
+/* The flag at `at` (its name's lower-case letters, digits and dashes, after "--") */
+static void check_flag(const char *at, const char *cmd, const char *where)
 {
+    char flag[64] = "";
+    sscanf(at, "%63[a-z0-9-]", flag);
     flags_checked++;
     if (cmd && cmd[0])
         lb_check(command_has_flag(command_index(cmd), flag), "%s names --%s for linbench %s, which takes no such flag",
@@ -140,18 +143,9 @@ static void code_flags(const char *code, const char *implicit, const char *where
         }
         if (cmd_out && cmd[0] && !cmd_out[0])
             snprintf(cmd_out, cmd_size, "%s", cmd);
-        for (int j = i; j < n; j++) {
-            if (strncmp(words[j], "--", 2) != 0 || !islower((unsigned char)words[j][2]))
-                continue;
-            char flag[64];
-            size_t k = 0;
-            for (const char *p = words[j] + 2; (islower((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '-') &&
-                                                k + 1 < sizeof flag;
-                 p++)
-                flag[k++] = *p;
-            flag[k] = '\0';
-            check_flag(flag, cmd, where);
-        }
+        for (int j = i; j < n; j++)
+            if (strncmp(words[j], "--", 2) == 0 && islower((unsigned char)words[j][2]))
+                check_flag(words[j] + 2, cmd, where);
     }
     free(buf);
 }
@@ -160,65 +154,48 @@ static void code_flags(const char *code, const char *implicit, const char *where
 static void prose_flags(const char *text, const char *where)
 {
     for (const char *p = strstr(text, "--"); p; p = strstr(p + 2, "--")) {
-        if ((p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '-')) || !islower((unsigned char)p[2]))
-            continue;
-        char flag[64];
-        size_t k = 0;
-        for (const char *q = p + 2; (islower((unsigned char)*q) || isdigit((unsigned char)*q) || *q == '-') && k + 1 < sizeof flag; q++)
-            flag[k++] = *q;
-        flag[k] = '\0';
-        check_flag(flag, "", where);
+        if ((p == text || !(isalnum((unsigned char)p[-1]) || p[-1] == '-')) && islower((unsigned char)p[2]))
+            check_flag(p + 2, "", where);
     }
 }
 
 /* ---- the files a CPU sweep and a run --dump write ------------------------------------------ */
 
 static char sweep_dir[512], dump_dir[512], predict_dir[512];
-static LbMeta sweep_meta, dump_meta, predict_meta;
+static LbMeta metas[3]; /* the sweep's, the dump's and predict's (whose predict_* keys are documented too) */
 
 static void write_files(const char *scratch)
 {
     snprintf(sweep_dir, sizeof sweep_dir, "%s/sweep", scratch);
     snprintf(dump_dir, sizeof dump_dir, "%s/dump", scratch);
+    snprintf(predict_dir, sizeof predict_dir, "%s/predict", scratch);
     char *sweep[] = {(char *)bin, "sweep", "--device", "cpu", "--layers", "1", "--d-model", "16", "--heads", "2",
                      "--ffn", "32", "--vocab", "100", "--models", "standard,linformer,chunked,performer", "--n",
                      "256,512", "--k", "128,256", "--max-batch", "1", "--cell-time", "1", "--breakdown", "-q",
                      "--out", sweep_dir, NULL};
-    lb_run_ok(sweep, "the CPU sweep");
     char *dump[] = {(char *)bin, "run", "--device", "cpu", "--layers", "1", "--d-model", "16", "--heads", "2", "--ffn",
                     "32", "--vocab", "100", "--model", "linformer", "--n", "32", "--k", "8", "--dump", dump_dir, NULL};
-    lb_run_ok(dump, "run --dump");
-    /* linbench predict's meta.csv keys (predict_*) are documented too */
-    snprintf(predict_dir, sizeof predict_dir, "%s/predict", scratch);
     char *predict[] = {(char *)bin, "predict", "--gpu", "a10", "--n", "512", "--k", "128", "-q", "--out", predict_dir, NULL};
-    lb_run_ok(predict, "predict");
-    char path[700];
-    snprintf(path, sizeof path, "%s/meta.csv", predict_dir);
-    lb_check(lb_meta_read(path, &predict_meta) == LB_OK, "predict's meta.csv reads back: %s", lb_error_message());
-    snprintf(path, sizeof path, "%s/meta.csv", sweep_dir);
-    lb_check(lb_meta_read(path, &sweep_meta) == LB_OK, "the sweep's meta.csv reads back: %s", lb_error_message());
-    snprintf(path, sizeof path, "%s/meta.csv", dump_dir);
-    lb_check(lb_meta_read(path, &dump_meta) == LB_OK, "the dump's meta.csv reads back: %s", lb_error_message());
+    char **runs[] = {sweep, dump, predict};
+    const char *dirs[] = {sweep_dir, dump_dir, predict_dir};
+    for (int i = 0; i < 3; i++) {
+        lb_run_ok(runs[i], runs[i][1]);
+        char path[700];
+        snprintf(path, sizeof path, "%s/meta.csv", dirs[i]);
+        lb_check(lb_meta_read(path, &metas[i]) == LB_OK, "%s's meta.csv reads back: %s", runs[i][1], lb_error_message());
+    }
 }
 
-/* The header of `file` as written (through libcsv), or 0 when neither run writes it. */
-static int file_header(const char *file, LbCsvTable *t)
-{
-    const char *dir = strcmp(file, "index.csv") == 0 ? dump_dir : sweep_dir;
-    char path[700];
-    snprintf(path, sizeof path, "%s/%s", dir, file);
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return 0;
-    return lb_csv_read_file(path, 0, t) == LB_OK && t->rows > 0;
-}
-
-/* names (count of them; "…" or "..." ends a list that goes on) against the header of file */
+/* names (count of them; "…" or "..." ends a list that goes on) against the header of file as a
+ * CPU sweep or run --dump wrote it, read back through libcsv */
 static void check_columns(const char *file, char names[][64], int count, const char *where)
 {
+    char path[700];
+    snprintf(path, sizeof path, "%s/%s", strcmp(file, "index.csv") == 0 ? dump_dir : sweep_dir, file);
+    struct stat st;
     LbCsvTable t;
     memset(&t, 0, sizeof t);
-    if (!file_header(file, &t)) {
+    if (stat(path, &st) != 0 || lb_csv_read_file(path, 0, &t) != LB_OK || t.rows == 0) {
         printf("%s: %s is not written by a CPU sweep or run --dump: its columns not checked\n", where, file);
         return;
     }
@@ -242,7 +219,7 @@ static void check_columns(const char *file, char names[][64], int count, const c
 static void check_meta_key(const char *key, const char *where)
 {
     columns_checked++;
-    lb_check(lb_meta_get(&sweep_meta, key) || lb_meta_get(&dump_meta, key) || lb_meta_get(&predict_meta, key),
+    lb_check(lb_meta_get(&metas[0], key) || lb_meta_get(&metas[1], key) || lb_meta_get(&metas[2], key),
              "%s names meta.csv key %s, which no sweep's, dump's or prediction's meta.csv has", where, key);
 }
 
@@ -269,19 +246,13 @@ static int spans(const char *text, Span *out, int max)
     return n;
 }
 
-/* A span's text with its white space removed (a header wrapped over two lines) or squeezed. */
-static void span_text(const Span *s, char *buf, size_t size, int keep_spaces)
+/* A span's text with its white space removed (a header wrapped over two lines). */
+static void span_text(const Span *s, char *buf, size_t size)
 {
     size_t o = 0;
-    for (size_t i = 0; i < s->len && o + 1 < size; i++) {
-        const char c = s->start[i];
-        if (isspace((unsigned char)c)) {
-            if (keep_spaces && o > 0 && buf[o - 1] != ' ')
-                buf[o++] = ' ';
-            continue;
-        }
-        buf[o++] = c;
-    }
+    for (size_t i = 0; i < s->len && o + 1 < size; i++)
+        if (!isspace((unsigned char)s->start[i]))
+            buf[o++] = s->start[i];
     buf[o] = '\0';
 }
 
@@ -313,12 +284,7 @@ static int split_header(const char *t, char names[][64], int max)
 
 static int is_meta_key(const char *t)
 {
-    if (!islower((unsigned char)t[0]) || !strchr(t, '_'))
-        return 0;
-    for (const char *c = t; *c; c++)
-        if (!(islower((unsigned char)*c) || isdigit((unsigned char)*c) || *c == '_'))
-            return 0;
-    return 1;
+    return islower((unsigned char)t[0]) && strchr(t, '_') && strspn(t, "abcdefghijklmnopqrstuvwxyz0123456789_") == strlen(t);
 }
 
 static int span_has_flag(const Span *s)
@@ -421,16 +387,14 @@ static void read_text(Doc *doc, const char *text, int line, const char *implicit
     for (int i = 0; i < n; i++) {
         char raw[1024], flat[1024], names[64][64];
         snprintf(raw, sizeof raw, "%.*s", (int)s[i].len, s[i].start);
-        span_text(&s[i], flat, sizeof flat, 0);
+        span_text(&s[i], flat, sizeof flat);
         char cmd[16] = "";
         code_flags(raw, implicit, where, cmd, sizeof cmd);
         char value[256];
-        int nflags = 0;
-        for (const char *p = strstr(raw, "--"); p; p = strstr(p + 2, "--"))
-            nflags++;
-        if (nflags == 1 && stated_default(&s[i], s + i + 1, n - i - 1, value, sizeof value)) {
+        const char *dashes = strstr(raw, "--"); /* a span of one flag */
+        if (dashes && !strstr(dashes + 2, "--") && stated_default(&s[i], s + i + 1, n - i - 1, value, sizeof value)) {
             char flag[64] = "";
-            sscanf(strstr(raw, "--") + 2, "%63[a-z0-9-]", flag);
+            sscanf(dashes + 2, "%63[a-z0-9-]", flag);
             check_default(flag, cmd[0] ? cmd : implicit, value, where);
         }
         const char *base = strrchr(flat, '/') ? strrchr(flat, '/') + 1 : flat;
@@ -512,21 +476,17 @@ static void read_table(Doc *doc, char *table, int line)
             continue;
         /* a row about `linbench CMD`: the flags in it are CMD's */
         char row_cmd[16] = "";
-        Span s[64];
-        int ns = spans(cell[0], s, 64);
-        for (int i = 0; i < ns && !row_cmd[0]; i++) {
-            char raw[512];
-            snprintf(raw, sizeof raw, "%.*s", (int)s[i].len, s[i].start);
-            if (strncmp(raw, "linbench ", 9) == 0)
-                sscanf(raw + 9, "%15[a-z]", row_cmd);
-        }
+        const char *named = strstr(cell[0], "`linbench ");
+        if (named)
+            sscanf(named + 10, "%15[a-z]", row_cmd);
         if (!is_command(row_cmd))
             row_cmd[0] = '\0';
         for (int c = 0; c < nc; c++) {
             read_text(doc, cell[c], line + r, row_cmd);
-            ns = spans(cell[c], s, 64);
+            Span s[64];
+            const int ns = spans(cell[c], s, 64);
             for (int i = 0; column_table && c == 0 && i < ns && ncolumns < 64; i++)
-                span_text(&s[i], columns[ncolumns++], 64, 0);
+                span_text(&s[i], columns[ncolumns++], 64);
         }
     }
     if (column_table) {
@@ -538,12 +498,11 @@ static void read_table(Doc *doc, char *table, int line)
 /* One block of the document: fenced code, a table, or a paragraph. */
 static void read_block(Doc *doc, int kind, char *block, int line)
 {
-    char where[128];
-    snprintf(where, sizeof where, "%s:%d", doc->name, line);
     if (kind == 'f') {
         /* line by line, a line ending in \ going on into the next: one command */
         int at = line;
         for (char *p = block; *p;) {
+            char where[128];
             char *end = p;
             int lines = 1;
             while (*end && !(*end == '\n' && (end == p || end[-1] != '\\')))
@@ -655,8 +614,7 @@ int main(int argc, char **argv)
     lb_check(flags_checked >= 100 && defaults_checked >= 4 && columns_checked >= 40,
              "too little checked (%d flags, %d defaults, %d columns): are the documents still read?", flags_checked,
              defaults_checked, columns_checked);
-    lb_meta_free(&sweep_meta);
-    lb_meta_free(&dump_meta);
-    lb_meta_free(&predict_meta);
+    for (int i = 0; i < 3; i++)
+        lb_meta_free(&metas[i]);
     return lb_test_finish("test_method_doc");
 }

@@ -9,10 +9,7 @@
 set -u
 bin=$1
 src=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-passed=0 failed=0
-check() { if eval "$2"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $1"; fi; }
+. "$(dirname "$0")/check.sh"
 
 libs=$(ldd "$bin" | grep -Ei 'cuda|cublas|nvidia' || true)
 echo "ldd linbench, CUDA libraries: ${libs:-none}"
@@ -89,5 +86,4 @@ if [ $built -eq 0 ]; then
     check "info without the CUDA libraries does not stutter" \
         "grep -q 'no CUDA device' '$tmp/out' && ! grep -qi 'no CUDA device: no CUDA device' '$tmp/out'"
 fi
-echo "test_nocuda: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish test_nocuda

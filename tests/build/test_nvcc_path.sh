@@ -16,8 +16,7 @@ if [ ! -x "$known" ]; then
     echo "SKIP: no $known (nvcc: $(command -v nvcc || echo none)); the build looks for nvcc outside PATH there only"
     exit 77
 fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/check.sh"
 stripped=""
 old_ifs=$IFS
 IFS=:
@@ -29,8 +28,6 @@ if [ -n "$(PATH=$stripped command -v nvcc)" ] || [ -z "$(PATH=$stripped command 
     echo "SKIP: no PATH without nvcc that still has meson (PATH=$PATH)"
     exit 77
 fi
-passed=0 failed=0
-check() { if eval "$2"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $1"; fi; }
 
 PATH=$stripped meson setup "$tmp/auto" "$src" > "$tmp/auto.log" 2>&1
 code=$?
@@ -67,5 +64,4 @@ echo "configured as the README says: exit $code: $(grep 'CUDA backend' "$tmp/rea
 check "configure succeeds" "[ $code -eq 0 ]"
 check "the CUDA backend is on" "grep -q 'CUDA backend *: True' '$tmp/readme.log'"
 check "ninja finds the same nvcc on that PATH" "[ \"\$(cat '$tmp/nvcc')\" = '$known' ]"
-echo "test_nvcc_path: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish test_nvcc_path

@@ -30,50 +30,38 @@ static char *run_block(const char *block, const char *dir, const char *where)
     for (char *p = text; *p; p++) /* "\\\n": one command over two lines */
         if (p[0] == '\\' && p[1] == '\n')
             p[0] = p[1] = ' ';
-    if (!lb_check(chdir(dir) == 0, "%s: cannot enter %s", where, dir)) {
-        free(text);
-        return NULL;
-    }
-    int ok = 1;
+    int ok = lb_check(chdir(dir) == 0, "%s: cannot enter %s", where, dir);
     char *save_line = NULL;
     for (char *line = strtok_r(text, "\n", &save_line); line && ok; line = strtok_r(NULL, "\n", &save_line)) {
         char *hash = strstr(line, " #");
         if (hash)
             *hash = '\0';
         for (char *cmd = line; cmd && ok;) {
-            char *amp = strstr(cmd, "&&");
+            char *amp = strstr(cmd, "&&"), *argv[64], *save = NULL;
             if (amp)
                 *amp = '\0';
-            char *argv[64];
             int argc = 0;
-            char *save = NULL;
             for (char *w = strtok_r(cmd, " \t", &save); w && argc < 63; w = strtok_r(NULL, " \t", &save))
                 argv[argc++] = w;
             argv[argc] = NULL;
-            if (argc > 0) {
-                ok = lb_check(strcmp(argv[0], "linbench") == 0, "%s: `%s` is not a linbench command", where, argv[0]);
-                if (ok) {
-                    argv[0] = bin;
-                    LbRun r = lb_run(argv);
-                    ok = lb_check(r.code == 0, "%s: `linbench %s ...` exits %d: %s", where, argv[1], r.code, r.err);
-                    free(last);
-                    if (ok) {
-                        last = malloc(strlen(r.out) + strlen(r.err) + 1);
-                        if (last)
-                            strcat(strcpy(last, r.out), r.err);
-                    } else {
-                        last = NULL;
-                    }
-                    lb_run_free(&r);
-                }
-            }
             cmd = amp ? amp + 2 : NULL;
+            ok = argc == 0 || lb_check(strcmp(argv[0], "linbench") == 0, "%s: `%s` is not a linbench command", where, argv[0]);
+            if (argc == 0 || !ok)
+                continue;
+            argv[0] = bin;
+            LbRun r = lb_run(argv);
+            ok = lb_check(r.code == 0, "%s: `linbench %s ...` exits %d: %s", where, argv[1], r.code, r.err);
+            free(last);
+            last = ok ? malloc(strlen(r.out) + strlen(r.err) + 1) : NULL;
+            if (last)
+                strcat(strcpy(last, r.out), r.err);
+            lb_run_free(&r);
         }
     }
     free(text);
     if (!ok) {
         free(last);
-        return NULL;
+        last = NULL;
     }
     return last;
 }
@@ -90,23 +78,20 @@ static int next_line(const char **p, char *buf, size_t size)
     return 1;
 }
 
-/* A grid line's memory-saved half and its n: "  128  1.54x ... |  2.23x ..." -> "128|  2.23x ...". */
-static void memory_half(const char *line, char *out, size_t size)
+/* A line as a sample compares it: whole, or (a grid line) its memory-saved half and its n:
+ * "  128  1.54x ... |  2.23x ..." -> "128|  2.23x ...". */
+static void compared(int whole, const char *line, char *out, size_t size)
 {
     char copy[1024];
     snprintf(copy, sizeof copy, "%s", line); /* out may be line */
-    const char *bar = strrchr(copy, '|');
-    if (!bar) {
+    const char *bar = strrchr(copy, '|'), *n = copy;
+    if (whole || !bar) {
         snprintf(out, size, "%s", copy);
         return;
     }
-    const char *n = copy;
     while (*n == ' ')
         n++;
-    size_t nlen = 0;
-    while (n[nlen] && n[nlen] != ' ')
-        nlen++;
-    snprintf(out, size, "%.*s|%s", (int)nlen, n, bar + 1);
+    snprintf(out, size, "%.*s|%s", (int)strcspn(n, " "), n, bar + 1);
 }
 
 static void check_sample(const char *mode, const char *sample, const char *out, const char *where)
@@ -118,16 +103,13 @@ static void check_sample(const char *mode, const char *sample, const char *out, 
     /* the output from the line that starts the sample on (for a grid, by its memory half: the
      * time half's widths follow the times) */
     char want[1024], got[1024], w[1024], g[1024];
-    const char *s = sample;
+    const char *s = sample, *o = out;
     next_line(&s, want, sizeof want);
-    if (!whole)
-        memory_half(want, want, sizeof want);
-    const char *o = out;
-    for (const char *at = out; at && *at; at = strchr(at, '\n') ? strchr(at, '\n') + 1 : NULL) {
+    compared(whole, want, want, sizeof want);
+    for (const char *at = out; at && *at; at = o) {
         const char *probe = at;
         next_line(&probe, got, sizeof got);
-        if (!whole)
-            memory_half(got, got, sizeof got);
+        compared(whole, got, got, sizeof got);
         if (strcmp(got, want) == 0)
             break;
         o = strchr(at, '\n') ? strchr(at, '\n') + 1 : NULL;
@@ -137,13 +119,8 @@ static void check_sample(const char *mode, const char *sample, const char *out, 
     s = sample;
     for (int line = 1; next_line(&s, want, sizeof want); line++) {
         const int ho = next_line(&o, got, sizeof got);
-        if (whole) {
-            snprintf(w, sizeof w, "%s", want);
-            snprintf(g, sizeof g, "%s", ho ? got : "(ends)");
-        } else {
-            memory_half(want, w, sizeof w);
-            memory_half(ho ? got : "(ends)", g, sizeof g);
-        }
+        compared(whole, want, w, sizeof w);
+        compared(whole, ho ? got : "(ends)", g, sizeof g);
         if (!lb_check(strcmp(w, g) == 0, "%s: sample line %d differs from today's output%s (regenerate it):\n"
                       "  README: %s\n  output: %s", where, line, whole ? "" : " beyond the times", want,
                       ho ? got : "(ends)"))
@@ -171,8 +148,8 @@ int main(int argc, char **argv)
     char scratch[256];
     snprintf(scratch, sizeof scratch, "%s", lb_scratch_dir("readme-samples"));
     /* line by line: the last ```sh block, then a marker and the block after it */
-    char *sh = NULL, *sample = NULL, mode[64] = "";
-    int in_fence = 0, is_sh = 0, want_sample = 0, line_no = 0, sample_line = 0, nsample = 0;
+    char *sh = NULL, mode[64] = "";
+    int in_fence = 0, is_sh = 0, want_sample = 0, in_sample = 0, line_no = 0, sample_line = 0, nsample = 0;
     size_t used = 0, cap = strlen(doc) + 1;
     char *block = malloc(cap);
     char line[4096];
@@ -183,7 +160,7 @@ int main(int argc, char **argv)
             if (is_sh) {
                 free(sh);
                 sh = strdup(block);
-            } else if (sample) {
+            } else if (in_sample) {
                 char where[64], dir[320];
                 snprintf(where, sizeof where, "README.md:%d", sample_line);
                 snprintf(dir, sizeof dir, "%s/%d", scratch, ++nsample);
@@ -193,8 +170,7 @@ int main(int argc, char **argv)
                 if (out)
                     check_sample(mode, block, out, where);
                 free(out);
-                free(sample);
-                sample = NULL;
+                in_sample = 0;
             }
             in_fence = 0;
         } else if (in_fence) {
@@ -205,10 +181,8 @@ int main(int argc, char **argv)
             in_fence = 1;
             is_sh = strcmp(line, "```sh") == 0;
             used = 0;
-            if (want_sample && !is_sh) {
-                sample = strdup(mode);
-                sample_line = line_no + 1;
-            }
+            in_sample = want_sample && !is_sh;
+            sample_line = line_no + 1;
             lb_check(!want_sample || !is_sh, "README.md:%d: a sample marker before a ```sh block", line_no);
             want_sample = 0;
         } else if (sscanf(line, "<!-- sample: %63[a-z ] -->", mode) == 1) {
@@ -226,7 +200,6 @@ int main(int argc, char **argv)
     lb_check(samples_checked >= 3, "only %d README samples checked: are the markers still read?", samples_checked);
     free(block);
     free(sh);
-    free(sample);
     free(doc);
     if (chdir("/") == 0)
         lb_test_cleanup(scratch);

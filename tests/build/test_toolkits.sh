@@ -12,8 +12,7 @@ if [ -z "$real" ]; then
     echo "SKIP: no nvcc"
     exit 77
 fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/check.sh"
 # A toolkit root that says 12.4 (meson reads version.txt and refuses a toolkit whose version
 # differs from nvcc's), with the real headers and libraries behind it.
 root=$(dirname "$(dirname "$(readlink -f "$real")")")
@@ -24,8 +23,6 @@ ln -s "$root/include" "$fake/include"
 for d in lib64 lib targets nvvm; do [ -e "$root/$d" ] && ln -s "$root/$d" "$fake/$d"; done
 echo "CUDA Version 12.4.131" > "$fake/version.txt"
 export LB_REAL_NVCC="$real" PATH="$fake/bin:$PATH" CUDA_PATH="$fake"
-passed=0 failed=0
-check() { if eval "$2"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $1"; fi; }
 
 meson setup "$tmp/b124" "$src" -Dcuda=enabled > "$tmp/setup.log" 2>&1
 code=$?
@@ -43,5 +40,4 @@ line=$(grep 'ERROR' "$tmp/setup100.log" | head -1)
 echo "CUDA 12.4 with -Dgpu_arch=90,100: exit $code: $line"
 check "-Dgpu_arch=100 refused on CUDA 12.4" "[ $code -ne 0 ]"
 check "the refusal names sm_100 and the option" "echo '$line' | grep -q 'gpu_arch.*sm_100'"
-echo "test_toolkits: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish test_toolkits

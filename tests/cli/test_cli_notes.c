@@ -4,11 +4,8 @@
  *     one note on stderr names the flag, the models it did not change and the ones that read it;
  *     a flag some model of the sweep reads gets none;
  *   - a sweep of models that form no ratio (standard alone, or no baseline) runs (exit 0) with one
- *     note that every speedup grid will be NA;
- *   - run --help and sweep --help say what k is and which k each model takes, from the model
- *     table (lb_model_k_meaning, lb_model_k_range): the Performer's m > n among them.
+ *     note that every speedup grid will be NA.
  * Usage: test_cli_notes PATH-TO-LINBENCH */
-#include <ctype.h>
 #include <stdlib.h>
 
 #include "attn/config.h"
@@ -70,45 +67,6 @@ static void check_notes(const char *scratch, const char *name, const char *const
     lb_run_free(&r);
 }
 
-/* text with every run of white space made one space: help lines wrap where they like */
-static char *squeezed(const char *text)
-{
-    char *out = malloc(strlen(text) + 1);
-    size_t n = 0;
-    for (const char *p = text; out && *p; p++) {
-        if (isspace((unsigned char)*p)) {
-            if (n > 0 && out[n - 1] != ' ')
-                out[n++] = ' ';
-        } else {
-            out[n++] = *p;
-        }
-    }
-    if (out)
-        out[n] = '\0';
-    return out;
-}
-
-static void check_help(const char *command)
-{
-    char *argv[] = {(char *)bin, (char *)command, "--help", NULL};
-    LbRun r = lb_run(argv);
-    char *help = squeezed(r.out);
-    lb_check(r.code == 0 && help, "%s --help: exit %d", command, r.code);
-    for (int m = 0; help && m < LB_MODEL_COUNT; m++) {
-        const LbModelKind kind = (LbModelKind)m;
-        if (!lb_model_has_k(kind))
-            continue;
-        char want[512];
-        snprintf(want, sizeof want, "%s: %s, %s", lb_model_name(kind), lb_model_k_meaning(kind), lb_model_k_range(kind));
-        char *w = squeezed(want);
-        lb_check(w && lb_model_k_range(kind)[0] && strstr(help, w), "%s --help: no \"%s\" in\n%s", command,
-                 w ? w : want, r.out);
-        free(w);
-    }
-    free(help);
-    lb_run_free(&r);
-}
-
 int main(int argc, char **argv)
 {
     bin = lb_cli_start(argc, argv, "test_cli_notes");
@@ -149,7 +107,5 @@ int main(int argc, char **argv)
              chunk ? chunk : "(none)");
     free(chunk);
 
-    check_help("run");
-    check_help("sweep");
     return lb_test_finish("test_cli_notes");
 }
