@@ -547,8 +547,7 @@ int lb_cmd_sweep(int argc, char **argv)
         goto out;
     /* This device's limits: skipped with the check, unless --breakdown wants its percentages. */
     LbCalibration calibration;
-    char calibration_note[512];
-    snprintf(calibration_note, sizeof calibration_note, "skipped with the check (--no-check)");
+    char calibration_note[512] = "skipped with the check (--no-check)";
     int calibrated = 0;
     if ((!f->no_check || s.breakdown) &&
         (rc = lb_sweep_calibrate(be, budget, f->quiet, &calibration, &calibrated, calibration_note,
