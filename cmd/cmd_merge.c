@@ -1,8 +1,5 @@
-/* linbench merge OUT DIR...: the directories of a sharded sweep (linbench sweep --shard I/N)
- * put together into one result directory that compare and plot read like any other. The parts
- * are checked before anything is written (exit 2, nothing written): every setting of
- * the settings table records but shard, device_name and linbench_version, the same in all; no
- * cell in two parts with different rows. */
+/* linbench merge OUT DIR...: the directories of a sharded sweep put together into one result
+ * directory. The parts are checked (reports/merge.h) before anything is written (exit 2). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,8 +58,7 @@ int lb_cmd_merge(int argc, char **argv)
         wrc = lb_merge_write(&m, out, &meta, &grid);
     if (wrc != LB_OK) {
         rc = lb_runtime_error(wrc);
-        /* OUT held no results before (lb_outdir_prepare): what is in it now is this merge's, cut
-         * short, and left there it would read as a result and refuse the merge run again */
+        /* OUT held no results before: left there, this merge's cut-short files would read as one */
         (void)lb_outdir_clear_results(out);
         lb_outdir_abandon();
         goto out;

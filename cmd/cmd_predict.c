@@ -1,7 +1,5 @@
 /* linbench predict: what a sweep would show on a GPU that is not here, from the roofline
- * (cmd/sweep/predict.h, METHOD.md "Predicting"). Validate (exit 2, nothing written), make and lock
- * the directory, compute every cell and write it as a sweep writes its own, print the grids. No
- * backend is opened: it runs the same on a machine without a GPU. */
+ * (cmd/sweep/predict.h). Opens no backend: it runs the same on a machine without a GPU. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,9 +97,8 @@ int lb_cmd_predict(int argc, char **argv)
     }
 out:
     if (rc != 0 && created) {
-        /* what the directory holds is this prediction's, cut short (it held no results, or --force
-         * cleared them): a meta.csv saying running and a torn raw.csv would read as a result
-         * that nothing will ever finish, since --resume refuses a prediction */
+        /* this prediction's cut-short files would read as a result nothing will finish, since
+         * --resume refuses a prediction */
         (void)lb_outdir_clear_results(f->out);
         lb_outdir_abandon();
     }

@@ -1,8 +1,6 @@
 /* linbench slurm [sweep flags] --shards N --out DIR: a sharded sweep as a Slurm job array.
- * Writes DIR/slurm/sweep.sbatch (task I runs linbench sweep <the sweep flags> --shard I/N into
- * DIR/shard-I, one GPU each; a requeued task resumes its directory) and DIR/slurm/merge.sbatch
- * (linbench merge DIR/merged DIR/shard-0 ...), and prints the two sbatch commands that run them
- * in turn; --submit runs those. Paths in the scripts are absolute and single-quoted. */
+ * DIR/slurm/sweep.sbatch runs task I's sweep --shard I/N into DIR/shard-I (a requeued task
+ * resumes it), DIR/slurm/merge.sbatch merges them; prints (or --submit runs) the two sbatch. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -28,8 +26,7 @@ static int sbatch_word(const char *s)
     return 1;
 }
 
-/* A time limit as sbatch --time reads it: minutes, minutes:seconds, hours:minutes:seconds,
- * days-hours, days-hours:minutes, days-hours:minutes:seconds, or no limit. */
+/* A time limit as sbatch --time reads it: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S, or no limit. */
 static int slurm_time(const char *s)
 {
     if (strcasecmp(s, "UNLIMITED") == 0 || strcasecmp(s, "INFINITE") == 0)

@@ -1,7 +1,6 @@
-/* linbench sweep: the Table 3 grid. Validate, then run: flags (and with --resume, meta.csv's
- * settings) are checked before anything runs (exit 2, nothing written); the device is opened and
- * checked once the output directory exists, which a failure there removes again (exit 1); then
- * the sweep engine (cmd/sweep/engine.h) measures the cells, and this file says how it went. */
+/* linbench sweep: the Table 3 grid. Flags (and with --resume, meta.csv's settings) are checked
+ * before anything runs (exit 2); the device is opened and checked once the output directory exists,
+ * which a failure there removes again (exit 1); then the engine (cmd/sweep/engine.h) measures. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -33,8 +32,7 @@
 static volatile sig_atomic_t stop_requested;
 static struct timespec first_stop; /* when the first stop signal came */
 
-/* What stops a sweep (and its parts): SIGHUP too, so that a closed terminal or ssh session ends
- * a sweep as cleanly as Ctrl-C. */
+/* SIGHUP too: a closed terminal or ssh session ends a sweep as cleanly as Ctrl-C. */
 static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
 
 /* The first stop signal ends the sweep after the pass in progress. A second Ctrl-C at least a
@@ -67,8 +65,7 @@ static void catch_stop_signals(void)
         sigaction(stop_signals[i], &sa, NULL);
 }
 
-/* A stop during the set-up before the first cell: 0 when there was none, else exit 130 after one
- * line (the caller removes a directory it made). */
+/* A stop during the set-up before the first cell: 0, or exit 130 after one line. */
 static int stopped_before_first_cell(void)
 {
     if (!stop_requested)
@@ -77,8 +74,7 @@ static int stopped_before_first_cell(void)
     return LB_EXIT_INTERRUPTED;
 }
 
-/* The flags' own checks, then with --resume the directory locked, and the settings checked whole
- * (with --resume, taken from and compared with the directory's) before anything runs. */
+/* The flags' own checks, then with --resume the directory locked, and the settings checked whole. */
 static int validate(LbRunSettings *s, LbMeta *meta, uint64_t *resumed_budget)
 {
     const LbCommandFlags *f = &s->cmd;
@@ -120,25 +116,23 @@ static int keep_budget(const char *dir, uint64_t *budget, uint64_t resumed, cons
 }
 
 /* The grids on stdout, then how the sweep went: its exit code (interrupted: how to go on). */
-static int finish(const LbCommandFlags *f, const char *dir, LbGrid *grid, const char *status, const char *gpus)
+static int finish(const LbCommandFlags *f, const char *dir, LbGrid *grid, LbSweepOutcome outcome, const char *gpus)
 {
     lb_grid_print(stdout, grid, (LbFormat)f->format);
     fflush(stdout);
-    if (strcmp(status, "interrupted") == 0) {
+    if (outcome == LB_SWEEP_INTERRUPTED) {
         fprintf(stderr, "linbench: interrupted; finished cells are in %s (continue with: linbench sweep --resume %s%s%s)\n",
                 dir, dir, gpus && *gpus ? " --gpus " : "", gpus && *gpus ? gpus : "");
         return LB_EXIT_INTERRUPTED;
     }
     if (!f->quiet)
         fprintf(stderr, "linbench: results in %s\n", dir);
-    return strcmp(status, "complete") == 0 ? LB_EXIT_OK : LB_EXIT_FAILURE;
+    return outcome == LB_SWEEP_COMPLETE ? LB_EXIT_OK : LB_EXIT_FAILURE;
 }
 
-/* --- sweep --gpus: one `linbench sweep --resume DIR/shard-I --gpu G` per GPU, then a merge --- *
- * The parent never touches CUDA (a context does not survive fork): a probe process lists the
- * GPUs, so bad --gpus or --mem-limit are refused before anything is written. The parent writes
- * DIR/meta.csv and each shard's meta.csv (the smallest GPU's budget), so a first run and a resume
- * take one path; each part's stderr comes through a relay, "[gpu G] " first; then DIR is their merge. */
+/* --- sweep --gpus: one `linbench sweep --resume DIR/shard-I --gpu G` per GPU, then a merge ---
+ * The parent never touches CUDA (a context does not survive fork): a probe process lists the GPUs.
+ * The parent writes every meta.csv first, so a first run and a resume take one path. */
 
 #define PARTS_DIR_FMT "%s/shard-%d"
 
@@ -151,9 +145,8 @@ typedef struct GpuProbe {
     char message[LB_ERROR_MAX];
 } GpuProbe;
 
-/* The GPUs of this machine, in index order, and after them the first index that does not open,
- * from a process of their own (the probes map, shared with it; munmap PROBE_MAX of them). 0, or
- * an exit code after printing. */
+/* The GPUs of this machine, then the first index that does not open, listed by a child process
+ * into a shared map (munmap PROBE_MAX of them). 0, or an exit code after printing. */
 static int probe_gpus(const LbRunSettings *s, GpuProbe **probes, int *count)
 {
     GpuProbe *p = mmap(NULL, PROBE_MAX * sizeof *p, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -199,9 +192,8 @@ static int probe_gpus(const LbRunSettings *s, GpuProbe **probes, int *count)
     return 0;
 }
 
-/* The GPUs to use (--gpus, or --gpu where a resume of parts names none), checked against the
- * probe: each exists, all of one model; and the budget of all, the smallest GPU's. 0, or exit 2
- * (1 when no GPU opens, or one has no room past the headroom). */
+/* The GPUs to use (--gpus, or --gpu where a resume names none): each exists, all of one model; and
+ * their budget, the smallest GPU's. 0, or an exit code after printing. */
 static int pick_gpus(const LbRunSettings *s, const GpuProbe *probes, int found, int *gpus, int *count,
                      uint64_t *budget)
 {
@@ -254,8 +246,7 @@ static int pick_gpus(const LbRunSettings *s, const GpuProbe *probes, int found, 
     return rc;
 }
 
-/* The number of parts of a directory that sweep --gpus wrote (meta.csv's parts, with part_1 its
- * own shard-0), else 0. */
+/* The number of parts of a directory that sweep --gpus wrote, else 0. */
 static int gpus_parts(const LbMeta *meta)
 {
     const char *parts = lb_meta_get(meta, "parts"), *first = lb_meta_get(meta, "part_1");
@@ -263,10 +254,8 @@ static int gpus_parts(const LbMeta *meta)
     return first && strcmp(first, "shard-0") == 0 && n > 0 && n <= LB_SHARDS_MAX ? n : 0;
 }
 
-/* `linbench sweep --resume DIR --gpu G`, stdout to /dev/null (the parent prints the merged
- * grid), stderr through a pipe to a relay process of its own that prints each line led by
- * "[gpu G] " until the part has closed it; the part stops (SIGTERM) when the parent dies. Its
- * pid, or -1 after printing. */
+/* `linbench sweep --resume DIR --gpu G`, stdout to /dev/null, stderr through a relay process that
+ * leads each line with "[gpu G] "; stopped when the parent dies. Its pid, or -1 after printing. */
 static pid_t start_part(const char *dir, int gpu, const LbCommandFlags *f)
 {
     int fds[2];
@@ -317,10 +306,9 @@ static pid_t start_part(const char *dir, int gpu, const LbCommandFlags *f)
     return -1;
 }
 
-/* Run the parts that are not complete, at most one per GPU at a time, until every part and relay
- * has ended; the first stop request is passed on to them (Ctrl-C reaches them through the
- * terminal; a SIGTERM to the parent alone does not), and starts no more. 0, or an exit code
- * after printing. */
+/* Run the parts, at most one per GPU at a time, until every part and relay has ended; a stop is
+ * passed on to them (a SIGTERM to the parent alone does not reach them) and starts no more. 0, or
+ * an exit code after printing. */
 static int run_parts(char (*dirs)[4096], const int *todo, int ntodo, const int *gpus, int ngpus,
                      const LbCommandFlags *f)
 {
@@ -458,24 +446,27 @@ static int run_gpus(LbRunSettings *s, LbMeta *meta, uint64_t resumed_budget, int
                 probes[gpus[0]].dev.info.name, dir);
     rc = run_parts(dirs, todo, ntodo, gpus, ngpus, f);
 
-    /* the parts with results, merged into DIR; the run's status the worst of theirs */
-    int nready = 0, interrupted = stop_requested != 0, failed = rc != 0, errors = 0;
+    /* the parts with results, merged into DIR; the run's outcome the worst of theirs (the enum's
+     * order), a part with any other status failed */
+    int nready = 0;
     for (int i = 0; i < nparts; i++)
         if (lb_sweep_dir_check(dirs[i], why, sizeof why) == 0)
             ready[nready++] = dirs[i];
-    failed |= nready < nparts;
+    LbSweepOutcome outcome = stop_requested ? LB_SWEEP_INTERRUPTED
+                             : rc != 0 || nready < nparts ? LB_SWEEP_FAILED : LB_SWEEP_COMPLETE;
     lb_error_clear();
     if (nready == 0 || (erc = lb_merge_load(&m, ready, (size_t)nready)) != LB_OK) {
-        rc = nready ? lb_runtime_error(erc) : interrupted ? LB_EXIT_INTERRUPTED : LB_EXIT_FAILURE;
+        rc = nready ? lb_runtime_error(erc) : stop_requested ? LB_EXIT_INTERRUPTED : LB_EXIT_FAILURE;
         goto out; /* DIR/meta.csv still says running: --resume goes on */
     }
     for (size_t p = 0; p < m.count; p++) {
-        const char *st = lb_sweep_meta(&m.parts[p], "status", "");
-        interrupted |= strcmp(st, "interrupted") == 0;
-        errors |= strcmp(st, "finished with errors") == 0;
-        failed |= strcmp(st, "complete") != 0 && strcmp(st, "finished with errors") != 0 && strcmp(st, "interrupted") != 0;
+        LbSweepOutcome o = LB_SWEEP_FAILED;
+        for (int k = LB_SWEEP_COMPLETE; k <= LB_SWEEP_INTERRUPTED; k++)
+            if (strcmp(lb_sweep_meta(&m.parts[p], "status", ""), lb_sweep_outcome_name((LbSweepOutcome)k)) == 0)
+                o = (LbSweepOutcome)k;
+        outcome = o > outcome ? o : outcome;
     }
-    const char *status = interrupted ? "interrupted" : failed ? "failed" : errors ? "finished with errors" : "complete";
+    const char *status = lb_sweep_outcome_name(outcome);
     erc = lb_merge_meta(&m, job.command_line, status, 1, &merged);
     for (size_t i = 0; i < extra.count && erc == LB_OK; i++) /* parts: every shard, inside DIR */
         erc = lb_meta_set(&merged, extra.keys[i], "%s", extra.values[i]);
@@ -490,7 +481,7 @@ static int run_gpus(LbRunSettings *s, LbMeta *meta, uint64_t resumed_budget, int
         goto out;
     }
     char *list = lb_setting_text(s, LB_SET_GPUS);
-    rc = finish(f, dir, &grid, status, list);
+    rc = finish(f, dir, &grid, outcome, list);
     free(list);
 out:
     if (rc != 0 && created)
@@ -556,8 +547,7 @@ int lb_cmd_sweep(int argc, char **argv)
         goto out;
     /* This device's limits: skipped with the check, unless --breakdown wants its percentages. */
     LbCalibration calibration;
-    char calibration_note[512];
-    snprintf(calibration_note, sizeof calibration_note, "skipped with the check (--no-check)");
+    char calibration_note[512] = "skipped with the check (--no-check)";
     int calibrated = 0;
     if ((!f->no_check || s.breakdown) &&
         (rc = lb_sweep_calibrate(be, budget, f->quiet, &calibration, &calibrated, calibration_note,
@@ -583,7 +573,7 @@ int lb_cmd_sweep(int argc, char **argv)
         rc = lb_runtime_error(erc);
         goto out;
     }
-    rc = finish(f, dir, &grid, lb_sweep_outcome_name(outcome), NULL);
+    rc = finish(f, dir, &grid, outcome, NULL);
 out:
     for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
         signal(stop_signals[i], SIG_DFL);

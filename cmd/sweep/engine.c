@@ -1,4 +1,4 @@
-/* The sweep engine: see sweep_engine.h. */
+/* The sweep engine: see engine.h. */
 #include "cmd/sweep/engine.h"
 
 #include <errno.h>
@@ -31,10 +31,8 @@ LbModelConfig lb_sweep_cell_config(const LbRunSettings *s, const LbSweepCell *c)
     return cfg;
 }
 
-/* A cell's cost for the split: the predictor's time for its measurement (a verification pass and
- * min_passes timed ones, as linbench predict counts a sweep) at its largest batch on one fixed
- * card, whatever --mem-limit says, so that every shard computes the same split on any machine;
- * only the ratios count. A cell that fits nowhere costs nothing. */
+/* A cell's cost for the split: the predictor's time for a verification pass and min_passes timed
+ * ones at its largest batch; only the ratios count. A cell that fits nowhere costs nothing. */
 static double cell_cost(const LbRunSettings *s, const LbPredictCard *card, uint64_t budget, const LbSweepCell *c)
 {
     const LbPredictParams p = lb_predict_defaults();
@@ -68,8 +66,8 @@ int lb_sweep_shard_assign(const LbRunSettings *s, const LbSweepCell *cells, size
     double *load = calloc((size_t)shards, sizeof *load);
     LbPredictCard card;
     char why[160];
-    const int priced = lb_gpu_spec_find("h100-sxm") &&
-                       lb_predict_card_from_spec(lb_gpu_spec_find("h100-sxm"), s->model.dtype, s->tf32, &card, why, sizeof why) == 0;
+    const LbGpuSpec *h100 = lb_gpu_spec_find("h100-sxm"); /* one fixed card: the same split anywhere */
+    const int priced = h100 && lb_predict_card_from_spec(h100, s->model.dtype, s->tf32, &card, why, sizeof why) == 0;
     if (!c || !out || !load) {
         free(c);
         free(out);
@@ -175,9 +173,8 @@ int lb_sweep_raw_foreign(const LbRunSettings *s, const char *raw_path, size_t *l
     return rc;
 }
 
-/* --resume DIR: meta.csv read and checked, raw.csv readable, the run measured (not predicted) by
- * this linbench version; its memory budget into *budget, its settings taken where the user gave
- * none. */
+/* --resume DIR: meta.csv and raw.csv readable, the run measured by this linbench version; its
+ * budget into *budget, its settings taken where the user gave none. */
 static int resume_read(const char *dir, LbRunSettings *s, LbMeta *meta, uint64_t *budget)
 {
     char path[4096];
@@ -260,17 +257,15 @@ void lb_sweep_now_text(char *buf, size_t size)
     strftime(buf, size, "%Y-%m-%dT%H:%M:%S%z", &tm);
 }
 
-/* Energy across raw.csv's rows (all runs', when resuming), for meta.csv's energy and
- * energy_note: how many rows are ok, how many of them have energy, and whether the file has the
- * energy columns at all. */
+/* Energy across raw.csv's rows (all runs', when resuming), for meta.csv's energy and energy_note. */
 typedef struct EnergyTally {
     size_t ok, with_energy;
     int columns;
     char first_why[256]; /* the first reason this process saw for an ok cell without energy */
 } EnergyTally;
 
-/* Whether raw.csv at path has the energy columns: a resumed file from before them keeps its
- * layout. 1 where it cannot be told (the rows then say what they hold). */
+/* Whether raw.csv has the energy columns (a resumed file from before them keeps its layout); 1
+ * where it cannot be told. */
 static int raw_has_energy_columns(const char *path)
 {
     LbRawWriter *w = NULL;
@@ -283,8 +278,8 @@ static int raw_has_energy_columns(const char *path)
     return has;
 }
 
-/* meta.csv's energy (measured: every ok cell has it; partial; none; empty while running) and
- * energy_note, why a cell has none (METHOD.md, "Energy"). */
+/* meta.csv's energy (measured, partial, none; empty while running) and energy_note (METHOD.md,
+ * "Energy"). */
 static void energy_text(const LbSweepDevice *dev, const EnergyTally *t, const char **state, char *note,
                         size_t size)
 {
@@ -342,9 +337,8 @@ int lb_sweep_meta_history(const LbSweepJob *job, const char *now, const char *st
     return rc;
 }
 
-/* meta.csv: what ran, where, with what; rewritten at the end with the sweep's outcome. A value
- * that cannot be known (no NVML on this device, a CPU's compute capability) is an empty field,
- * never a number such as -1 that a spreadsheet would average. */
+/* meta.csv: what ran, where, with what. A value that cannot be known is an empty field, never a
+ * -1 that a spreadsheet would average. */
 static int write_meta(const LbSweepJob *job, const LbSweepDevice *dev, const char *now, const char *status,
                       const EnergyTally *energy, const LbMeta *extra)
 {
@@ -407,9 +401,7 @@ static int write_meta(const LbSweepJob *job, const LbSweepDevice *dev, const cha
         free(v);
     }
     SET("min_passes", "%d", s->timing.min_passes);
-    /* the quick check of the backend (linbench check --quick) before this run's cells; resumed,
-     * skipped where any run's cells were measured without one (--no-check), so that passed means
-     * every row's backend was checked; the largest error of the runs that checked */
+    /* passed only where every run's backend was checked; the largest error of the runs that did */
     const char *earlier = job->previous ? lb_meta_get(job->previous, "check") : NULL;
     const int skipped = !job->check.ran || (earlier && strcmp(earlier, "skipped") == 0);
     SET("check", "%s", job->check.ran && job->check.failed ? "failed" : skipped ? "skipped" : "passed");
@@ -419,8 +411,7 @@ static int write_meta(const LbSweepJob *job, const LbSweepDevice *dev, const cha
         most = b;
     SET_IF(job->check.ran, "check_max_rel_error", "%.3g", most);
     SET_IF(job->check.ran, "check_seed", "%llu", (unsigned long long)job->check.seed);
-    /* this run's calibration (attn/measure/calibrate.h): the device's own product rate and copy
-     * bandwidth, measured before the first cell; empty when it did not run, the note saying why */
+    /* this run's calibration (attn/measure/calibrate.h); empty when it did not run */
     SET("calibration", "%s", job->calibration ? "measured" : "skipped");
     SET("calibration_note", "%s", job->calibration_note ? job->calibration_note : "");
     const LbCalibration *cal = job->calibration; /* read only where not NULL */
@@ -514,9 +505,8 @@ void lb_sweep_device_describe(LbBackend *be, LbSweepDevice *dev)
     dev->storage = be->storage;
 }
 
-/* What linear's algorithm tuning chose over the run's cells: how many shapes were timed, how many
- * kept the heuristic's first algorithm and the largest gain over it (none where the times are the
- * emulated device's host clock), or that tuning was off. */
+/* What linear's algorithm tuning chose over the run's cells (no gain where the times are the
+ * emulated device's host clock), or that it was off. */
 static void device_tuning(LbBackend *be, LbSweepDevice *dev)
 {
     char *t = dev->matmul_tuning;
@@ -527,17 +517,16 @@ static void device_tuning(LbBackend *be, LbSweepDevice *dev)
         lb_error_clear();
         return;
     }
-    if (!be->autotune)
+    if (!be->autotune) {
         snprintf(t, size, "off: the heuristic's first algorithm for every shape");
-    else if (m.host_clock)
-        snprintf(t, size, "%lld shapes timed, %lld kept the heuristic's first; emulated device: host-clock times, no GPU figure",
-                 (long long)m.shapes, (long long)m.kept_first);
+        return;
+    }
+    const int len = snprintf(t, size, "%lld shapes timed, %lld kept the heuristic's first", (long long)m.shapes,
+                             (long long)m.kept_first);
+    if (m.host_clock)
+        snprintf(t + len, size - (size_t)len, "; emulated device: host-clock times, no GPU figure");
     else if (m.gain > 1.0)
-        snprintf(t, size, "%lld shapes timed, %lld kept the heuristic's first; largest gain %.2fx (%.4f ms to %.4f ms)",
-                 (long long)m.shapes, (long long)m.kept_first, m.gain, m.first_ms, m.best_ms);
-    else
-        snprintf(t, size, "%lld shapes timed, %lld kept the heuristic's first", (long long)m.shapes,
-                 (long long)m.kept_first);
+        snprintf(t + len, size - (size_t)len, "; largest gain %.2fx (%.4f ms to %.4f ms)", m.gain, m.first_ms, m.best_ms);
 }
 
 /* Where this process measures, for each row: the device's UUID and the host's name. */
@@ -557,10 +546,9 @@ static void tell(const LbSweepJob *job, LbSweepEvent e)
         job->progress(job->progress_ctx, &e);
 }
 
-/* A sweep that stops on an error of its own after meta.csv said running (a write to a full disk,
- * a breakdown pass that failed): meta.csv says failed where it can still be written, so the
- * directory does not claim a run that no process is doing (the rows on disk stay; --resume
- * finishes them). The error being reported is kept for the caller to print. */
+/* A sweep that stops on an error of its own after meta.csv said running: meta.csv says failed where
+ * it can still be written, so the directory claims no run that no process is doing. The error is
+ * kept for the caller to print. */
 static void say_failed(const LbSweepJob *job, const LbSweepDevice *dev, const char *now)
 {
     char *why = strdup(lb_error_message());
@@ -637,8 +625,7 @@ int lb_sweep_engine_run(const LbSweepJob *job, LbBackend *be, const volatile sig
         if (rc != LB_OK)
             goto out;
         tell(job, (LbSweepEvent){LB_SWEEP_END, index, (int)ntodo, &cfg, 0, &r});
-        /* --breakdown: one more pass at the measured batch into breakdown.csv; failing, it ends the
-         * sweep as a failed write does (the cell's row is on disk) */
+        /* --breakdown: one more pass at the measured batch; failing, it ends the sweep as a failed write does */
         if (s->breakdown && mrc == LB_OK && r.status == LB_CELL_OK &&
             (rc = lb_breakdown_measure_add(job->dir, be, &cfg, r.batch, s->seed, job->calibration)) != LB_OK)
             goto out;
@@ -683,7 +670,7 @@ int lb_sweep_write_rows(const LbSweepJob *job, const LbSweepDevice *dev, const L
     LbRawWriter *raw = NULL;
     char *raw_path = lb_path_join(job->dir, "raw.csv");
     int rc = raw_path ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory");
-    /* the rows' own reason for no energy (a prediction's: no energy model) */
+    /* the rows' own reason for no energy */
     EnergyTally energy = {0};
     for (size_t i = 0; i < count && !energy.first_why[0]; i++)
         if (rows[i].status == LB_CELL_OK && !(rows[i].energy_j_per_seq > 0))

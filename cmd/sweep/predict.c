@@ -13,16 +13,9 @@
 #include "cmd/sweep/engine.h"
 #include "reports/breakdown_csv.h"
 
-static double seconds_since(const struct timespec *t0)
-{
-    struct timespec t1;
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) * 1e-9;
-}
-
 int lb_predict_run(const LbPredictJob *job, LbGrid *grid, double *sweep_s)
 {
-    struct timespec t0;
+    struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     const LbRunSettings *s = job->settings;
     const LbPredictCard *card = job->card;
@@ -38,10 +31,7 @@ int lb_predict_run(const LbPredictJob *job, LbGrid *grid, double *sweep_s)
     if (rc == LB_OK && !(rows = calloc(ncells ? ncells : 1, sizeof *rows)))
         rc = LB_FAIL(LB_ERR_NOMEM, "out of memory predicting %zu cells", ncells);
     /* breakdown.csv's percent_of_limit: the predicted time against the datasheet's roofline */
-    LbCalibration nominal;
-    memset(&nominal, 0, sizeof nominal);
-    nominal.tflop_per_s = card->tflops;
-    nominal.copy_gb_per_s = card->bandwidth_gb_s;
+    const LbCalibration nominal = {.tflop_per_s = card->tflops, .copy_gb_per_s = card->bandwidth_gb_s};
     for (size_t i = 0; rc == LB_OK && i < ncells; i++) {
         const LbModelConfig cfg = lb_sweep_cell_config(s, &cells[i]);
         LbBreakdown bd;
@@ -65,7 +55,8 @@ int lb_predict_run(const LbPredictJob *job, LbGrid *grid, double *sweep_s)
         nrecs += cell_count;
         free(cell_recs);
     }
-    const double predict_s = seconds_since(&t0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    const double predict_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6;
     /* meta.csv: what this is (source predicted), the card, and every parameter of the formula */
 #define PUT(key, ...)                                    \
     do {                                                 \
@@ -86,7 +77,7 @@ int lb_predict_run(const LbPredictJob *job, LbGrid *grid, double *sweep_s)
     PUT("predict_formula", "%s",
         "ms of a pass = sum over its calls of max(flops / (product_tflop_per_s x product_efficiency), bytes / (bandwidth_gb_per_s x copy_efficiency)) + launch_us");
     PUT("predict_sweep_seconds", "%.6g", *sweep_s);
-    PUT("predict_wall_ms", "%.6g", predict_s * 1e3);
+    PUT("predict_wall_ms", "%.6g", predict_ms);
 #undef PUT
     if (rc == LB_OK) {
         LbSweepDevice dev;

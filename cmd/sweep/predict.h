@@ -1,12 +1,8 @@
-/* linbench predict: the roofline's forecast of a whole sweep on a GPU that is not here, written as a
- * sweep writes its directory, with meta.csv's source `predicted` (METHOD.md, "Predicting"); the
- * same roofline prices the cells of the shard split. Per cell: the largest batch the memory plan
- * fits on the card, and a pass's time as the sum over its calls (counted as the breakdown counts
- * them) of
+/* linbench predict: the roofline's forecast of a sweep on a GPU that is not here (METHOD.md,
+ * "Predicting"), also the price of each cell in the shard split. Per cell: the largest batch the
+ * plan fits on the card, and a pass's time as the sum over its calls of
  *     max(FLOPs / (rate x product efficiency), bytes / (bandwidth x copy efficiency)) + launch.
- * The device table holds what each GPU's vendor datasheet gives (dense tensor rates, memory
- * bandwidth, memory size): data only, in cmd/sweep/gpu_specs.c; each entry's datasheet is cited
- * in docs/METHOD.md. */
+ * The cards' datasheet figures are in gpu_specs.c. */
 #ifndef LB_PREDICT_H
 #define LB_PREDICT_H
 
@@ -30,10 +26,8 @@ extern "C" {
 typedef struct LbGpuSpec {
     const char *name;     /* what --gpu takes: "h100-sxm" */
     const char *label;    /* the card in words: "NVIDIA H100 SXM 80GB" */
-    const char *cuda_name; /* the name CUDA gives the card (cudaGetDeviceProperties), for check and
-                            * sweep to find their device in the table; NULL: none known */
-    /* TFLOP/s, dense (no structured sparsity), fp32 accumulation: tensor-core products of fp16
-     * and of bf16 inputs, TF32 tensor-core products, and plain fp32; 0 where the card has none */
+    const char *cuda_name; /* what cudaGetDeviceProperties calls it; NULL: none known */
+    /* dense TFLOP/s with fp32 accumulation: fp16, bf16 and TF32 tensor cores, plain fp32; 0: none */
     double fp16_tflops, bf16_tflops, tf32_tflops, fp32_tflops;
     double bandwidth_gb_s; /* memory bandwidth, GB/s (1e9 bytes) */
     double memory_gib;     /* memory as the datasheet says it ("80 GB"), read as GiB (2^30 bytes) */
@@ -43,10 +37,7 @@ typedef struct LbGpuSpec {
 extern const LbGpuSpec lb_gpu_specs[];
 extern const size_t lb_gpu_spec_count;
 
-/* raw.csv's energy_why on a predicted row */
-#define LB_PREDICT_ENERGY_WHY "predicted: no energy model"
-
-/* The card a prediction is for, with the product rate of the run's storage type picked. */
+/* The card a prediction is for, with the product rate of the run's dtype picked. */
 typedef struct LbPredictCard {
     char name[32];        /* --gpu NAME, or "spec" for --spec */
     char label[160];      /* the table's label, or "card of --spec ..." */
@@ -79,21 +70,16 @@ int lb_predict_card_from_spec(const LbGpuSpec *g, LbDtype dtype, int tf32, LbPre
  * 0, or -1 with what it should be in `should`. */
 int lb_predict_card_parse(const char *text, LbPredictCard *c, char *should, size_t size);
 
-/* One cell: the largest batch within `budget` (capped at max_batch, 0 for none) by the CUDA plan,
- * and its pass predicted. *out is a raw.csv row (status ok, or OOM with batch 0); *bd its
- * predicted breakdown (when not NULL and the cell fits). */
+/* One cell: the largest batch the CUDA plan fits in `budget` (max_batch 0: no cap) and its pass
+ * predicted into a raw.csv row (ok, or OOM with batch 0), and *bd when not NULL and it fits. */
 int lb_predict_cell(const LbModelConfig *cfg, const LbPredictCard *c, const LbPredictParams *p, uint64_t budget,
                     int64_t max_batch, LbCellResult *out, LbBreakdown *bd);
 
-/* The memory budget on the card: its memory less the sweep's headroom (lb_run_settings_headroom),
- * or --mem-limit if smaller; 0 when the headroom takes it all. */
+/* The card's memory less the sweep's headroom, or --mem-limit if smaller. */
 uint64_t lb_predict_budget(const LbRunSettings *s, const LbPredictCard *c);
 
-
-/* A whole prediction into `dir` (exists, empty): raw.csv, speedups.csv, the grids, breakdown.csv
- * of predicted times and meta.csv (source predicted, the card and every parameter). *grid as a
- * sweep's (free with lb_grid_free); *sweep_s: what the sweep would take at its fewest passes
- * (a verification pass and min_passes timed ones per cell that fits). */
+/* A whole prediction into `dir` (exists, empty), as a sweep writes its own plus breakdown.csv;
+ * *grid as a sweep's; *sweep_s what the sweep would take at its fewest passes. */
 typedef struct LbPredictJob {
     const LbRunSettings *settings;
     const LbPredictCard *card;

@@ -133,7 +133,7 @@ int lb_predict_cell(const LbModelConfig *cfg, const LbPredictCard *c, const LbPr
                     int64_t max_batch, LbCellResult *out, LbBreakdown *bd)
 {
     lb_cell_result_init(out, cfg);
-    snprintf(out->energy_why, sizeof out->energy_why, "%s", LB_PREDICT_ENERGY_WHY);
+    snprintf(out->energy_why, sizeof out->energy_why, "predicted: no energy model");
     /* the sweep's own plan, with the parameters the CUDA backend opens with */
     const LbPlanParams pp = lb_plan_params_cuda(cfg->dtype);
     const int64_t batch = lb_plan_largest_batch(cfg, &pp, (size_t)budget, max_batch);

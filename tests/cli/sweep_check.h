@@ -1,6 +1,4 @@
-/* Checks on a sweep's directory shared by the CLI tests: every result file parses through
- * libcsv (raw.csv, meta.csv, and the grids where present), no temporary file is left, and two
- * directories hold the same cells, each once, with the same settings. */
+/* Checks on a sweep's directory shared by the CLI tests, everything read through libcsv. */
 #ifndef LB_TESTS_SWEEP_CHECK_H
 #define LB_TESTS_SWEEP_CHECK_H
 
@@ -22,14 +20,31 @@ static inline int sc_rows(const char *dir)
     return n;
 }
 
-/* dir/raw.csv holds `cells` rows, each ok, each cell once. */
-static inline int sc_each_once(const char *dir, size_t cells, const char *what)
+/* dir/raw.csv's rows through libcsv (*rows malloc'd): lb_raw_read's status. */
+static inline int sc_read_rows(const char *dir, LbCellResult **rows, size_t *count)
 {
     char path[4400];
     snprintf(path, sizeof path, "%s/raw.csv", dir);
+    *rows = NULL;
+    *count = 0;
+    return lb_raw_read(path, rows, count);
+}
+
+/* The row of cell (m, n, k) in rows (k counts only where the model has a k axis), or NULL. */
+static inline const LbCellResult *sc_find(const LbCellResult *rows, size_t count, LbModelKind m, int64_t n, int64_t k)
+{
+    for (size_t i = 0; i < count; i++)
+        if (rows[i].model == m && rows[i].n == n && (!lb_model_has_k(m) || rows[i].k == k))
+            return &rows[i];
+    return NULL;
+}
+
+/* dir/raw.csv holds `cells` rows, each ok, each cell once. */
+static inline int sc_each_once(const char *dir, size_t cells, const char *what)
+{
     LbCellResult *rows = NULL;
     size_t count = 0;
-    if (!lb_check(lb_raw_read(path, &rows, &count) == 0, "%s: raw.csv reads back", what))
+    if (!lb_check(sc_read_rows(dir, &rows, &count) == 0, "%s: raw.csv reads back", what))
         return 0;
     int ok = lb_check(count == cells, "%s: %zu rows (got %zu)", what, cells, count);
     for (size_t i = 0; i < count; i++) {
@@ -47,15 +62,26 @@ static inline int sc_each_once(const char *dir, size_t cells, const char *what)
 static inline char *sc_meta(const char *dir, const char *key)
 {
     char path[4400];
-    snprintf(path, sizeof path, "%s/meta.csv", dir);
     LbMeta m;
     memset(&m, 0, sizeof m);
-    if (lb_meta_read(path, &m) != 0)
+    if (snprintf(path, sizeof path, "%s/meta.csv", dir) >= (int)sizeof path || lb_meta_read(path, &m) != 0)
         return NULL;
     const char *v = lb_meta_get(&m, key);
     char *copy = v ? strdup(v) : NULL;
     lb_meta_free(&m);
     return copy;
+}
+
+/* sc_check_meta(dir, key, want, what): one check that dir/meta.csv's `key` is `want`. */
+#define sc_check_meta(dir, key, want, what) sc_check_meta_at(__FILE__, __LINE__, dir, key, want, what)
+static inline int sc_check_meta_at(const char *file, int line, const char *dir, const char *key, const char *want,
+                                   const char *what)
+{
+    char *v = sc_meta(dir, key);
+    const int ok = lb_check_at(v && strcmp(v, want) == 0, file, line, "%s: meta.csv's %s is \"%s\": should be \"%s\"",
+                               what, key, v ? v : "(none)", want);
+    free(v);
+    return ok;
 }
 
 /* Every result file in dir that exists parses (raw.csv's partial last line, which a resume
@@ -107,12 +133,9 @@ static inline int sc_files_parse(const char *dir, int no_tmp, const char *what)
 /* dir's cells equal want's (model, n, k), each once, all ok. */
 static inline int sc_same_cells(const char *dir, const char *want, const char *what)
 {
-    char pa[4200], pb[4200];
-    snprintf(pa, sizeof pa, "%s/raw.csv", dir);
-    snprintf(pb, sizeof pb, "%s/raw.csv", want);
     LbCellResult *a = NULL, *b = NULL;
     size_t na = 0, nb = 0;
-    int ok = lb_check(lb_raw_read(pa, &a, &na) == 0 && lb_raw_read(pb, &b, &nb) == 0, "%s: both raw.csv read", what);
+    int ok = lb_check(sc_read_rows(dir, &a, &na) == 0 && sc_read_rows(want, &b, &nb) == 0, "%s: both raw.csv read", what);
     ok = ok && lb_check(na == nb, "%s: %zu cells, as the uninterrupted run's %zu", what, na, nb);
     for (size_t i = 0; ok && i < na; i++) {
         int found = 0, twice = 0;

@@ -1,20 +1,13 @@
-/* sweep --gpus end to end on the emulated GPU presenting several devices (LB_EMU_DEVICES=3),
- * suites gpu-emu and cli:
- *   - --gpus all measures every cell once, each row naming one of the three GPUs (device_uuid)
- *     and the host, and equals a one-GPU sweep cell for cell (model, n, k, batch, planned and
- *     peak bytes); meta.csv carries gpu_count and matmul_tuning;
- *   - the whole sweep (parent and its shards, one process group) SIGKILLed in the middle, then
- *     --resume: every cell measured exactly once, meta.csv complete;
- *   - --gpus 0,5 with three devices, GPUs of two models (LB_EMU_OTHER_MODEL), a --mem-limit
- *     above their free memory less the headroom, and --shard: exit 2, one line, nothing written.
+/* sweep --gpus end to end on three emulated GPUs (LB_EMU_DEVICES=3): --gpus all equals a one-GPU
+ * sweep cell for cell, each row naming its GPU and host; the whole sweep SIGKILLed in the middle,
+ * then --resume, measures every cell once; --breakdown calibrates each GPU; bad --gpus, GPUs of two
+ * models, a --mem-limit above their room and --shard are refused (exit 2, nothing written).
  * Usage: test_cli_gpus PATH-TO-LINBENCH-ON-THE-EMULATOR */
-#include <stdlib.h>
-
 #include <math.h>
+#include <stdlib.h>
 
 #include "attn/base/status.h"
 #include "reports/breakdown_csv.h"
-#include "reports/csv_io.h"
 #include "tests/cli/emu_cli.h"
 #include "tests/lib/check.h"
 #include "tests/lib/spawn.h"
@@ -25,99 +18,63 @@ static const char *bin;
 #define TINY LB_EMU_TINY_MODEL, "--n", "32:128", "--k", "8,16", "--max-batch", "2", "--cell-time", "1", "--no-check"
 #define CELLS 9
 
-typedef struct Row {
-    char cell[64];  /* model,n,k */
-    char value[96]; /* batch,planned_bytes,peak_bytes */
-    char uuid[64], host[128], status[64];
-} Row;
-
-/* DIR/raw.csv's rows through libcsv, by column name; the count, or -1. */
-static int read_rows(const char *dir, Row *rows, int max)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/raw.csv", dir);
-    LbCsvTable t;
-    if (lb_csv_read_file(path, 1, &t) != 0 || t.rows < 1)
-        return -1;
-    static const char *const names[] = {"model", "n", "k", "batch", "planned_bytes", "peak_bytes", "device_uuid", "host", "status"};
-    int col[9];
-    for (int c = 0; c < 9; c++) {
-        col[c] = -1;
-        for (size_t i = 0; i < t.row[0].count; i++)
-            if (strcmp(t.row[0].fields[i], names[c]) == 0)
-                col[c] = (int)i;
-        if (col[c] < 0) {
-            lb_csv_table_free(&t);
-            return -1;
-        }
-    }
-    int n = 0;
-    for (size_t r = 1; r < t.rows && n < max; r++, n++) {
-        char **f = t.row[r].fields;
-        snprintf(rows[n].cell, sizeof rows[n].cell, "%s,%s,%s", f[col[0]], f[col[1]], f[col[2]]);
-        snprintf(rows[n].value, sizeof rows[n].value, "%s,%s,%s", f[col[3]], f[col[4]], f[col[5]]);
-        snprintf(rows[n].uuid, sizeof rows[n].uuid, "%s", f[col[6]]);
-        snprintf(rows[n].host, sizeof rows[n].host, "%s", f[col[7]]);
-        snprintf(rows[n].status, sizeof rows[n].status, "%s", f[col[8]]);
-    }
-    lb_csv_table_free(&t);
-    return n;
-}
-
 /* Every cell of `want` in `got` exactly once with the same batch and bytes, every row ok. */
-static void check_same_cells(const char *what, const Row *want, int nwant, const Row *got, int ngot)
+static void check_same_cells(const char *what, const LbCellResult *want, size_t nwant, const LbCellResult *got,
+                             size_t ngot)
 {
-    lb_check(ngot == nwant, "%s: %d rows: should be %d, one per cell", what, ngot, nwant);
-    for (int i = 0; i < nwant; i++) {
+    lb_check(ngot == nwant, "%s: %zu rows: should be %zu, one per cell", what, ngot, nwant);
+    for (size_t i = 0; i < nwant; i++) {
+        const LbCellResult *w = &want[i];
         int seen = 0, same = 0;
-        for (int j = 0; j < ngot; j++)
-            if (strcmp(want[i].cell, got[j].cell) == 0) {
+        for (size_t j = 0; j < ngot; j++)
+            if (got[j].model == w->model && got[j].n == w->n && got[j].k == w->k) {
                 seen++;
-                same = strcmp(want[i].value, got[j].value) == 0 && strcmp(got[j].status, "ok") == 0;
+                same = got[j].batch == w->batch && got[j].planned_bytes == w->planned_bytes &&
+                       got[j].peak_bytes == w->peak_bytes && got[j].status == LB_CELL_OK;
             }
-        lb_check(seen == 1 && same, "%s: cell %s seen %d times, batch,planned,peak %s: should be once, %s, ok", what,
-                 want[i].cell, seen, seen ? "differ" : "-", want[i].value);
+        lb_check(seen == 1 && same, "%s: cell %s n=%lld k=%lld seen %d times: should be once, batch %lld, planned %lld, peak %lld, ok",
+                 what, lb_model_name(w->model), (long long)w->n, (long long)w->k, seen, (long long)w->batch,
+                 (long long)w->planned_bytes, (long long)w->peak_bytes);
     }
 }
 
-static void check_all(const char *scratch, Row *one, int *none)
+static void check_all(const char *scratch, LbCellResult **one, size_t *none)
 {
     char dir1[512], dirn[512];
     snprintf(dir1, sizeof dir1, "%s/one", scratch);
     snprintf(dirn, sizeof dirn, "%s/three", scratch);
     char *a1[] = {(char *)bin, "sweep", "--device", "cuda", TINY, "-q", "--out", dir1, NULL};
     lb_run_ok(a1, "one-GPU sweep");
-    *none = read_rows(dir1, one, 32);
-    lb_check(*none == CELLS, "one-GPU sweep: %d rows: should be %d", *none, CELLS);
+    lb_check(sc_read_rows(dir1, one, none) == 0 && *none == CELLS, "one-GPU sweep: %zu rows: should be %d", *none, CELLS);
 
     char *an[] = {(char *)bin, "sweep", "--device", "cuda", "--gpus", "all", TINY, "--out", dirn, NULL};
     LbRun r = lb_run(an);
     lb_check(r.code == 0, "--gpus all on 3 emulated GPUs: exit %d\n%s", r.code, r.err);
     lb_check(strstr(r.err, "[gpu 2]") != NULL, "progress lines name their GPU:\n%s", r.err);
     lb_run_free(&r);
-    Row got[32];
-    const int n = read_rows(dirn, got, 32);
-    check_same_cells("--gpus all against one GPU", one, *none, got, n);
+    LbCellResult *got = NULL;
+    size_t n = 0;
+    sc_read_rows(dirn, &got, &n);
+    check_same_cells("--gpus all against one GPU", *one, *none, got, n);
     /* the three GPUs' UUIDs, told apart; every row on one of them, with the host */
-    char uuids[3][64];
+    const char *uuids[3];
     int nu = 0;
-    for (int i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++) {
         int known = 0;
         for (int u = 0; u < nu; u++)
-            known |= strcmp(uuids[u], got[i].uuid) == 0;
-        lb_check(strncmp(got[i].uuid, "GPU-", 4) == 0 && strlen(got[i].uuid) == 40 && got[i].host[0],
-                 "row %s: device_uuid \"%s\" host \"%s\": should be GPU-xxxxxxxx-... and a host name", got[i].cell,
-                 got[i].uuid, got[i].host);
+            known |= strcmp(uuids[u], got[i].device_uuid) == 0;
+        lb_check(strncmp(got[i].device_uuid, "GPU-", 4) == 0 && strlen(got[i].device_uuid) == 40 && got[i].host[0],
+                 "row %zu: device_uuid \"%s\" host \"%s\": should be GPU-xxxxxxxx-... and a host name", i,
+                 got[i].device_uuid, got[i].host);
         if (!known && nu < 3)
-            snprintf(uuids[nu++], 64, "%s", got[i].uuid);
+            uuids[nu++] = got[i].device_uuid;
     }
-    lb_check(nu >= 2, "%d distinct GPUs measured %d cells: should be several", nu, n);
-    char *status = lb_emu_meta_value(dirn, "status"), *count = lb_emu_meta_value(dirn, "gpu_count");
+    lb_check(nu >= 2, "%d distinct GPUs measured %zu cells: should be several", nu, n);
+    free(got);
+    sc_check_meta(dirn, "status", "complete", "--gpus all");
+    sc_check_meta(dirn, "gpu_count", "3", "--gpus all");
     char *tuning = lb_emu_meta_value(dirn, "matmul_tuning");
-    lb_check(strcmp(status, "complete") == 0 && strcmp(count, "3") == 0 && strstr(tuning, "shapes timed"),
-             "meta.csv status \"%s\" gpu_count \"%s\" matmul_tuning \"%s\"", status, count, tuning);
-    free(status);
-    free(count);
+    lb_check(strstr(tuning, "shapes timed"), "meta.csv matmul_tuning \"%s\"", tuning);
     free(tuning);
 }
 
@@ -156,7 +113,7 @@ static void check_breakdown(const char *scratch)
     lb_check(timed > 0 && with_pct == timed, "%zu of %zu timed breakdown rows have percent_of_limit", with_pct, timed);
 }
 
-static void check_kill_resume(const char *scratch, const Row *one, int none)
+static void check_kill_resume(const char *scratch, const LbCellResult *one, size_t none)
 {
     char dir[512];
     snprintf(dir, sizeof dir, "%s/killed", scratch);
@@ -166,15 +123,13 @@ static void check_kill_resume(const char *scratch, const Row *one, int none)
     lb_child_group = 0;
     /* until some rows but not all are written in the shards, then SIGKILL to every process */
     int rows = 0;
-    Row got[32];
     for (int i = 0; i < 600 && rows < 2; i++) {
         usleep(20 * 1000);
         rows = 0;
         for (int s = 0; s < 3; s++) {
             char part[600];
             snprintf(part, sizeof part, "%s/shard-%d", dir, s);
-            const int n = read_rows(part, got, 32);
-            rows += n > 0 ? n : 0;
+            rows += sc_rows(part);
         }
     }
     kill(-pid, SIGKILL);
@@ -185,11 +140,12 @@ static void check_kill_resume(const char *scratch, const Row *one, int none)
     lb_check(rows >= 2 && rows < CELLS, "the kill came after %d rows: should be in the middle (2 to %d)", rows, CELLS - 1);
     char *resume[] = {(char *)bin, "sweep", "--resume", dir, "--gpus", "all", "-q", NULL};
     lb_run_ok(resume, "--resume after the kill");
-    const int n = read_rows(dir, got, 32);
+    LbCellResult *got = NULL;
+    size_t n = 0;
+    sc_read_rows(dir, &got, &n);
     check_same_cells("killed and resumed", one, none, got, n);
-    char *st = lb_emu_meta_value(dir, "status");
-    lb_check(strcmp(st, "complete") == 0, "meta.csv after the resume: status \"%s\"", st);
-    free(st);
+    free(got);
+    sc_check_meta(dir, "status", "complete", "after the resume");
 }
 
 /* exit 2, one line on stderr containing `words`, no directory (flag and value: one more, or NULL) */
@@ -209,10 +165,11 @@ int main(int argc, char **argv)
     bin = lb_emu_cli_start(argc, argv, "test_cli_gpus");
     const char *scratch = lb_scratch;
     setenv("LB_EMU_DEVICES", "3", 1);
-    Row one[32];
-    int none = 0;
-    check_all(scratch, one, &none);
+    LbCellResult *one = NULL;
+    size_t none = 0;
+    check_all(scratch, &one, &none);
     check_kill_resume(scratch, one, none);
+    free(one);
     check_breakdown(scratch);
     check_refused(scratch, "missing", "0,5", "no GPU 5", NULL, NULL);
     /* 512 MiB devices less the 256 MiB headroom: a 1 GiB limit is refused, not capped */

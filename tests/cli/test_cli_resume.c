@@ -87,14 +87,11 @@ static void resume_keeps_settings(const char *scratch)
     LbRun r = resume(dir, NULL, NULL);
     lb_check(r.code == 0, "resume of the capped sweep exits 0 (%d): %s", r.code, r.err);
     lb_run_free(&r);
-    char *max_batch = sc_meta(dir, "max_batch"), *cell_time = sc_meta(dir, "cell_time_s");
-    lb_check(max_batch && strcmp(max_batch, "2") == 0, "meta.csv keeps max_batch 2 (%s)", max_batch ? max_batch : "none");
-    lb_check(cell_time && strcmp(cell_time, "1") == 0, "meta.csv keeps cell_time_s 1 (%s)", cell_time ? cell_time : "none");
-    free(max_batch);
-    free(cell_time);
+    sc_check_meta(dir, "max_batch", "2", "the resumed sweep");
+    sc_check_meta(dir, "cell_time_s", "1", "the resumed sweep");
     LbCellResult *rows = NULL;
     size_t count = 0;
-    if (lb_check(lb_raw_read(path, &rows, &count) == 0 && count == 12, "12 cells after the resume (%zu)", count))
+    if (lb_check(sc_read_rows(dir, &rows, &count) == 0 && count == 12, "12 cells after the resume (%zu)", count))
         for (size_t i = 0; i < count; i++)
             lb_check(rows[i].batch <= 2, "row %zu: the resumed cells keep the cap (batch %lld)", i, (long long)rows[i].batch);
     free(rows);
@@ -243,16 +240,8 @@ int main(int argc, char **argv)
     lb_run_free(&r);
     int kept = sc_rows(ctrlc);
     lb_check(kept >= 3 && kept < CELLS, "Ctrl-C kept the finished cells (%d)", kept);
-    char path[600];
     lb_check(lb_exists_in(ctrlc, "time_speedup.csv"), "Ctrl-C still wrote the grids");
-    LbMeta meta;
-    memset(&meta, 0, sizeof meta);
-    snprintf(path, sizeof path, "%s/meta.csv", ctrlc);
-    if (lb_check(lb_meta_read(path, &meta) == 0, "meta.csv after Ctrl-C")) {
-        const char *st = lb_meta_get(&meta, "status");
-        lb_check(st && strcmp(st, "interrupted") == 0, "meta.csv says interrupted (%s)", st ? st : "none");
-        lb_meta_free(&meta);
-    }
+    sc_check_meta(ctrlc, "status", "interrupted", "Ctrl-C");
 
     /* Settings that contradict meta.csv are refused before anything runs. */
     refused(ctrlc, "--dtype", "fp32");
@@ -280,6 +269,8 @@ int main(int argc, char **argv)
     sc_each_once(killed, CELLS, "kill -9 then --resume");
 
     /* A mangled meta.csv is refused. */
+    char path[600];
+    LbMeta meta;
     snprintf(path, sizeof path, "%s/meta.csv", killed);
     memset(&meta, 0, sizeof meta);
     if (lb_meta_read(path, &meta) == 0) {

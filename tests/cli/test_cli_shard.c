@@ -9,6 +9,7 @@
 
 #include "reports/meta.h"
 #include "reports/raw.h"
+#include "tests/cli/sweep_check.h"
 #include "tests/lib/check.h"
 #include "tests/lib/spawn.h"
 
@@ -22,15 +23,6 @@ static const char *bin;
 static const char *const settings[] = {"device", "mem_limit", "dtype", "tf32", "layers", "d_model", "heads", "ffn",
                                        "vocab", "sharing", "order", "seed", "n_list", "k_list", "cell_time_s",
                                        "max_batch", "headroom", "device_name"};
-
-static int read_rows(const char *dir, LbCellResult **rows, size_t *count)
-{
-    char path[2048];
-    snprintf(path, sizeof path, "%s/raw.csv", dir);
-    *rows = NULL;
-    *count = 0;
-    return lb_raw_read(path, rows, count);
-}
 
 static int read_meta(const char *dir, LbMeta *m)
 {
@@ -75,7 +67,7 @@ static void copy_changed(const char *from, const char *to, int other_batch, cons
     LbMeta m;
     char path[2048];
     mkdir(to, 0777);
-    if (read_rows(from, &rows, &count) != 0 || count == 0 || read_meta(from, &m) != 0)
+    if (sc_read_rows(from, &rows, &count) != 0 || count == 0 || read_meta(from, &m) != 0)
         return;
     rows[0].batch += other_batch;
     snprintf(path, sizeof path, "%s/raw.csv", to);
@@ -113,19 +105,14 @@ int main(int argc, char **argv)
         r = sweep("16", spec, shard[i]);
         lb_check(r.code == 0, "sweep --shard %s exits 0 (%d): %s", spec, r.code, r.err);
         lb_run_free(&r);
-        LbMeta m;
-        if (lb_check(read_meta(shard[i], &m) == 0, "shard %d's meta.csv reads back", i)) {
-            const char *v = lb_meta_get(&m, "shard");
-            lb_check(v && strcmp(v, spec) == 0, "shard %d's meta.csv: shard = %s (got %s)", i, spec, v ? v : "(none)");
-            lb_meta_free(&m);
-        }
+        sc_check_meta(shard[i], "shard", spec, shard[i]);
     }
 
     /* each cell in exactly one shard, and every shard has some */
     LbCellResult *rows[3];
     size_t count[3], total = 0;
     for (int i = 0; i < 3; i++) {
-        lb_check(read_rows(shard[i], &rows[i], &count[i]) == 0, "shard %d's raw.csv reads back", i);
+        lb_check(sc_read_rows(shard[i], &rows[i], &count[i]) == 0, "shard %d's raw.csv reads back", i);
         lb_check(count[i] > 0, "shard %d measured some cells (%zu)", i, count[i]);
         total += count[i];
         for (int j = 0; j < i; j++)
@@ -144,13 +131,11 @@ int main(int argc, char **argv)
     lb_run_free(&r);
     LbCellResult *a = NULL, *b = NULL;
     size_t na = 0, nb = 0;
-    if (lb_check(read_rows(whole, &a, &na) == 0 && read_rows(merged, &b, &nb) == 0, "both raw.csv read back")) {
+    if (lb_check(sc_read_rows(whole, &a, &na) == 0 && sc_read_rows(merged, &b, &nb) == 0, "both raw.csv read back")) {
         lb_check(na == CELLS && nb == CELLS, "%d cells in each (%zu, %zu)", CELLS, na, nb);
         for (size_t i = 0; i < na; i++) {
-            size_t j = 0;
-            while (j < nb && !same_cell(&a[i], &b[j]))
-                j++;
-            lb_check(j < nb && a[i].status == b[j].status && a[i].batch == b[j].batch,
+            const LbCellResult *m = sc_find(b, nb, a[i].model, a[i].n, a[i].k);
+            lb_check(m && a[i].status == m->status && a[i].batch == m->batch,
                      "cell %s n=%lld k=%lld: in the merge with the same status and batch", lb_model_name(a[i].model),
                      (long long)a[i].n, (long long)a[i].k);
         }
@@ -164,14 +149,13 @@ int main(int argc, char **argv)
             lb_check(x && y && strcmp(x, y) == 0, "merged meta.csv's %s is the sweep's (%s, %s)", settings[i], x ? x : "-",
                      y ? y : "-");
         }
-        const char *st = lb_meta_get(&mm, "status"), *parts = lb_meta_get(&mm, "parts"), *p1 = lb_meta_get(&mm, "part_1");
-        lb_check(st && strcmp(st, "complete") == 0, "merged status complete (%s)", st ? st : "-");
-        lb_check(parts && strcmp(parts, "3") == 0, "merged parts 3 (%s)", parts ? parts : "-");
-        lb_check(p1 && strcmp(p1, shard[0]) == 0, "merged part_1 is the first part (%s)", p1 ? p1 : "-");
         lb_check(!lb_meta_get(&mm, "shard"), "merged meta.csv has no shard");
         lb_meta_free(&mw);
         lb_meta_free(&mm);
     }
+    sc_check_meta(merged, "status", "complete", "the merge");
+    sc_check_meta(merged, "parts", "3", "the merge");
+    sc_check_meta(merged, "part_1", shard[0], "the merge");
     lb_check(lb_exists_in(merged, "time_speedup.csv"), "the merge wrote time_speedup.csv");
     char *cmp[] = {(char *)bin, "compare", merged, whole, "--format", "csv", NULL};
     r = lb_run(cmp);
@@ -181,10 +165,8 @@ int main(int argc, char **argv)
     /* bad --shard: exit 2, one line naming the flag, nothing written */
     static const char *const bad[] = {"3/3", "-1/3", "0/0", "1", "a/3", "1/3x"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        r = sweep("16", bad[i], other);
-        lb_check(r.code == 2 && strstr(r.err, "--shard") && lb_lines(r.err) == 1 && !lb_exists(other),
-                 "--shard %s: exit 2, one line, nothing written (%d): %s", bad[i], r.code, r.err);
-        lb_run_free(&r);
+        lb_check_refusal(sweep("16", bad[i], other), bad[i], "--shard");
+        lb_check(!lb_exists(other), "--shard %s: nothing written", bad[i]);
     }
     /* --resume of a shard keeps it; another --shard is refused */
     char *res[] = {(char *)bin, "sweep", "--resume", shard[1], "--shard", "2/3", "-q", NULL};
@@ -213,31 +195,23 @@ int main(int argc, char **argv)
     r = merge(out, shard[0], shard[1], NULL);
     LbCellResult *d = NULL;
     size_t nd = 0;
-    lb_check(r.code == 0 && read_rows(out, &d, &nd) == 0 && nd == count[0] + count[1],
+    lb_check(r.code == 0 && sc_read_rows(out, &d, &nd) == 0 && nd == count[0] + count[1],
              "two of three shards: their cells (%d, %zu rows): %s", r.code, nd, r.err);
     free(d);
     lb_check(strstr(r.err, "incomplete") && strstr(r.err, "missing") != NULL, "two of three shards: incomplete, cells missing named: %s", r.err);
-    LbMeta mi;
-    if (read_meta(out, &mi) == 0) {
-        const char *st = lb_meta_get(&mi, "status");
-        lb_check(st && strcmp(st, "incomplete") == 0, "two of three shards: status incomplete (%s)", st ? st : "-");
-        lb_meta_free(&mi);
-    }
+    sc_check_meta(out, "status", "incomplete", "two of three shards");
     lb_run_free(&r);
     /* --resume measures the missing cells and keeps where the first rows came from */
     char *finish[] = {(char *)bin, "sweep", "--resume", out, "-q", NULL};
     lb_run_ok(finish, "--resume of the incomplete merge: exit 0");
-    if (lb_check(read_meta(out, &mi) == 0, "the resumed merge's meta.csv reads back")) {
-        const char *st = lb_meta_get(&mi, "status"), *parts = lb_meta_get(&mi, "parts");
-        const char *p1 = lb_meta_get(&mi, "part_1"), *p2 = lb_meta_get(&mi, "part_2");
-        lb_check(st && strcmp(st, "complete") == 0 && lb_meta_get(&mi, "resume_1_time"),
-                 "the resumed merge: complete, its resume recorded (%s)", st ? st : "-");
-        lb_check(parts && strcmp(parts, "2") == 0 && p1 && strcmp(p1, shard[0]) == 0 && p2 &&
-                     strcmp(p2, shard[1]) == 0,
-                 "the resumed merge keeps parts 2, part_1 and part_2 (%s, %s, %s)", parts ? parts : "-",
-                 p1 ? p1 : "-", p2 ? p2 : "-");
-        lb_meta_free(&mi);
-    }
+    /* ...its resume recorded, parts and part_N kept */
+    char *resumed = sc_meta(out, "resume_1_time");
+    lb_check(resumed != NULL, "the resumed merge records its resume");
+    free(resumed);
+    sc_check_meta(out, "status", "complete", "the resumed merge");
+    sc_check_meta(out, "parts", "2", "the resumed merge");
+    sc_check_meta(out, "part_1", shard[0], "the resumed merge");
+    sc_check_meta(out, "part_2", shard[1], "the resumed merge");
     /* an OUT that holds results: the refusal names merge's argument, which is no flag */
     r = merge(shard[2], shard[0], shard[1], shard[2]);
     lb_check(r.code == 2 && lb_lines(r.err) == 1 && strstr(r.err, "OUT ") && strstr(r.err, "already holds results") &&

@@ -1,15 +1,11 @@
-/* linbench slurm: the two scripts it writes carry the job array, the GPU, the partition, time
- * and account, and run what they should: sweep.sbatch, run by bash once per array task
- * (SLURM_ARRAY_TASK_ID 0..2, as Slurm would) on the CPU, and merge.sbatch after them leave a
- * complete merged result; the out directory has a space in it, for the quoting. --submit calls a
- * stand-in sbatch (a shell script on PATH that records its arguments and prints a job id) twice,
- * the second with the first's id as dependency; without sbatch on PATH it says so (exit 1).
- * Bad input is refused (exit 2, nothing written): its own flags, a --time sbatch would refuse, and
- * sweep flags the tasks' sweep would. No real Slurm. Usage: test_cli_slurm PATH */
+/* linbench slurm without a real Slurm: the two scripts carry the array, GPU, partition, time and
+ * account, and run by bash as Slurm would (a quote and a space in the path) leave a complete merge;
+ * --submit calls a stand-in sbatch twice, the second depending on the first; no sbatch on PATH is
+ * exit 1; bad input is refused (exit 2, nothing written). Usage: test_cli_slurm PATH */
 #include <limits.h>
 #include <string.h>
 
-#include "reports/meta.h"
+#include "tests/cli/sweep_check.h"
 #include "tests/lib/check.h"
 #include "tests/lib/spawn.h"
 
@@ -111,15 +107,9 @@ int main(int argc, char **argv)
     r = bash(merge, NULL);
     lb_check(r.code == 0, "merge.sbatch exits 0 (%d): %s", r.code, r.err);
     lb_run_free(&r);
-    snprintf(path, sizeof path, "%s/merged/meta.csv", dir);
-    LbMeta meta;
-    memset(&meta, 0, sizeof meta);
-    if (lb_check(lb_meta_read(path, &meta) == 0, "merged/meta.csv reads back")) {
-        const char *st = lb_meta_get(&meta, "status"), *parts = lb_meta_get(&meta, "parts");
-        lb_check(st && strcmp(st, "complete") == 0 && parts && strcmp(parts, "3") == 0, "merged: complete, 3 parts (%s, %s)",
-                 st ? st : "-", parts ? parts : "-");
-        lb_meta_free(&meta);
-    }
+    snprintf(path, sizeof path, "%s/merged", dir);
+    sc_check_meta(path, "status", "complete", "merged");
+    sc_check_meta(path, "parts", "3", "merged");
 
     /* --submit with a stand-in sbatch */
     char fake[600], log[600], newpath[2048];

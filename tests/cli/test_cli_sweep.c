@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "reports/grid.h"
-#include "reports/meta.h"
 #include "reports/raw.h"
+#include "tests/cli/sweep_check.h"
 #include "tests/lib/check.h"
 #include "tests/lib/spawn.h"
 
@@ -18,26 +18,14 @@ static const char *bin;
 #define TINY "--device", "cpu", "--layers", "2", "--d-model", "64", "--heads", "4", "--ffn", "128", \
              "--vocab", "1000", "--quiet"
 
-static const LbCellResult *find(const LbCellResult *rows, size_t count, LbModelKind m, int64_t n, int64_t k)
-{
-    for (size_t i = 0; i < count; i++)
-        if (rows[i].model == m && rows[i].n == n && (m == LB_MODEL_STANDARD || rows[i].k == k))
-            return &rows[i];
-    return NULL;
-}
-
 static void check_sweep_files(const char *dir)
 {
-    char path[512];
     const char *files[] = {"raw.csv", "time_speedup.csv", "memory_speedup.csv", "meta.csv"};
-    for (int i = 0; i < 4; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-        lb_check(lb_exists(path), "sweep wrote %s", files[i]);
-    }
-    snprintf(path, sizeof path, "%s/raw.csv", dir);
+    for (int i = 0; i < 4; i++)
+        lb_check(lb_exists_in(dir, files[i]), "sweep wrote %s", files[i]);
     LbCellResult *rows = NULL;
     size_t count = 0;
-    if (!lb_check(lb_raw_read(path, &rows, &count) == 0, "raw.csv reads back through libcsv"))
+    if (!lb_check(sc_read_rows(dir, &rows, &count) == 0, "raw.csv reads back through libcsv"))
         return;
     /* 4 standard cells and, for k < n, 2 + 3 + 4 + 4 Linformer cells. */
     lb_check(count == 17, "raw.csv has 17 rows (got %zu)", count);
@@ -70,8 +58,8 @@ static void check_sweep_files(const char *dir)
                          (long long)g.n[i], (long long)g.k[j]);
                 continue;
             }
-            const LbCellResult *s = find(rows, count, LB_MODEL_STANDARD, g.n[i], 0);
-            const LbCellResult *l = find(rows, count, LB_MODEL_LINFORMER, g.n[i], g.k[j]);
+            const LbCellResult *s = sc_find(rows, count, LB_MODEL_STANDARD, g.n[i], 0);
+            const LbCellResult *l = sc_find(rows, count, LB_MODEL_LINFORMER, g.n[i], g.k[j]);
             if (!lb_check(s && l && t->kind == LB_GRID_VALUE && m->kind == LB_GRID_VALUE,
                           "n=%lld k=%lld has values", (long long)g.n[i], (long long)g.k[j]))
                 continue;
@@ -85,22 +73,16 @@ static void check_sweep_files(const char *dir)
     }
     lb_grid_free(&g);
     free(rows);
-    LbMeta meta;
-    memset(&meta, 0, sizeof meta);
-    snprintf(path, sizeof path, "%s/meta.csv", dir);
-    if (lb_check(lb_meta_read(path, &meta) == 0, "meta.csv reads back")) {
-        const char *keys[] = {"linbench_version", "git_revision", "command_line", "start_time", "device_name",
-                              "memory_budget_bytes", "dtype", "layers", "d_model", "heads", "ffn", "sharing", "order"};
-        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-            lb_check(lb_meta_get(&meta, keys[i]) != NULL, "meta.csv has %s", keys[i]);
-        const char *b = lb_meta_get(&meta, "memory_budget_bytes");
-        lb_check(b && strcmp(b, "33554432") == 0, "memory budget is --mem-limit 32M (%s)", b ? b : "none");
-        const char *st = lb_meta_get(&meta, "status");
-        lb_check(st && strcmp(st, "complete") == 0, "meta.csv says the sweep completed (%s)", st ? st : "none");
-        const char *tool = lb_meta_get(&meta, "tool"); /* bench/peer writes "peer" there */
-        lb_check(tool && strcmp(tool, "linbench") == 0, "meta.csv says linbench wrote it (tool %s)", tool ? tool : "none");
-        lb_meta_free(&meta);
+    const char *keys[] = {"linbench_version", "git_revision", "command_line", "start_time", "device_name",
+                          "dtype", "layers", "d_model", "heads", "ffn", "sharing", "order"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        char *v = sc_meta(dir, keys[i]);
+        lb_check(v != NULL, "meta.csv has %s", keys[i]);
+        free(v);
     }
+    sc_check_meta(dir, "memory_budget_bytes", "33554432", "--mem-limit 32M");
+    sc_check_meta(dir, "status", "complete", "the sweep");
+    sc_check_meta(dir, "tool", "linbench", "the sweep"); /* bench/peer writes "peer" there */
 }
 
 /* argv: extra flags after "sweep"; expect exit 2, stderr of one line naming `flag`, no out dir. */
@@ -143,32 +125,19 @@ int main(int argc, char **argv)
     check_sweep_files(dir); /* ...and left intact */
 
     /* Bad input: each gets exit 2, one line naming the flag, nothing computed or written. */
-    BAD("--layers", "--layers", "x");
-    BAD("--heads", "--heads", "0");
-    BAD("--d-model", "--d-model", "-64");
-    BAD("--ffn", "--ffn", "12abc");
-    BAD("--n", "--n", "1");
-    BAD("--n", "--n", "4194304");
-    BAD("--n", "--n", "1024:512");
-    BAD("--k", "--k", "0");
+    static const char *const bad[][2] = {
+        {"--layers", "x"},         {"--heads", "0"},           {"--d-model", "-64"},     {"--ffn", "12abc"},
+        {"--n", "1"},              {"--n", "4194304"},         {"--n", "1024:512"},      {"--k", "0"},
+        {"--sharing", "diagonal"}, {"--order", "middle"},      {"--dtype", "fp8"},       {"--device", "tpu"},
+        {"--mem-limit", "12Q"},    {"--mem-limit", "0"},       {"--mem-limit", "-1G"},   {"--seed", "-3"},
+        {"--format", "pdf"},       {"--cell-time", "0"},       {"--projection", "pool"}, {"--k-schedule", "1,1.5"},
+        {"--k-schedule", "1,0"},   {"--k-schedule", "double"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        BAD(bad[i][0], (char *)bad[i][0], (char *)bad[i][1]);
     BAD("--d-model", "--d-model", "64", "--heads", "5");
     BAD("--sharing", "--sharing", "none", "--order", "early");
-    BAD("--sharing", "--sharing", "diagonal");
-    BAD("--order", "--order", "middle");
-    BAD("--dtype", "--dtype", "fp8");
-    BAD("--device", "--device", "tpu");
-    BAD("--mem-limit", "--mem-limit", "12Q");
-    BAD("--mem-limit", "--mem-limit", "0");
-    BAD("--mem-limit", "--mem-limit", "-1G");
-    BAD("--seed", "--seed", "-3");
-    BAD("--format", "--format", "pdf");
-    BAD("--cell-time", "--cell-time", "0");
     BAD("--layers", "--layers");
-    /* the Linformer's projections and k per layer */
-    BAD("--projection", "--projection", "pool");
-    BAD("--k-schedule", "--k-schedule", "1,1.5");
-    BAD("--k-schedule", "--k-schedule", "1,0");
-    BAD("--k-schedule", "--k-schedule", "double");
+    /* the Linformer's k per layer */
     BAD("--k-schedule", "--layers", "2", "--k-schedule", "1,0.5,0.25");
     BAD("--k-schedule", "--layers", "2", "--models", "linformer-mean", "--n", "64", "--k", "32", "--k-schedule",
         "1,0.75");
@@ -192,12 +161,7 @@ int main(int argc, char **argv)
     /* --force overwrites, explicitly. */
     char *force[] = {(char *)bin, "sweep", TINY, "--n", "128", "--k", "32", "--mem-limit", "16M", "--out", dir, "--force", NULL};
     lb_run_ok(force, "--force overwrites");
-    char raw[600];
-    snprintf(raw, sizeof raw, "%s/raw.csv", dir);
-    LbCellResult *rows = NULL;
-    size_t count = 0;
-    lb_check(lb_raw_read(raw, &rows, &count) == 0 && count == 2, "after --force raw.csv holds the new run only (%zu rows)", count);
-    free(rows);
+    lb_check(sc_rows(dir) == 2, "after --force raw.csv holds the new run only (%d rows)", sc_rows(dir));
 
     /* The default device is CUDA: without a GPU, one clear line and exit 1, nothing written. */
     char cuda_out[512];

@@ -1,14 +1,10 @@
 #!/usr/bin/env bash
-# linbench slurm --submit on a real Slurm: Debian's munged, slurmctld and slurmd started here on
-# localhost (state, keys, sockets, logs in a fresh temporary directory), the job array of three CPU
-# shards and the merge job that depends on it submitted by linbench, waited for, and the merged
-# result compared with an unsharded sweep of the same grid (slurm_result_check: cells, batches,
-# planned and peak bytes, settings). The node has three GPUs on paper (gres.conf, stand-in files)
-# so the array's --gres=gpu:1 is scheduled as written; the shards run on the CPU.
-# Slurm (slurmctld slurmd slurm-client munge) is installed when missing, if this is root with
-# apt-get; the test skips (77) only when that cannot be done, and says why.
-# Whatever happens, the jobs are cancelled and waited for (they outlive a stopped slurmd), then
-# the daemons are stopped by their process ids and the directory removed.
+# linbench slurm --submit on a real Slurm started here on localhost (munged, slurmctld, slurmd; all
+# state in a temporary directory): three CPU shards and the merge submitted, waited for, and the
+# merge compared with an unsharded sweep (slurm_result_check). The node has three stand-in GPUs so
+# --gres=gpu:1 is scheduled as written. Slurm is installed when missing (root with apt-get); else
+# skip (77), saying why. Whatever happens, the jobs are cancelled and waited for (they outlive a
+# stopped slurmd), the daemons stopped by their process ids and the directory removed.
 # Usage: test_slurm_real.sh LINBENCH SLURM_RESULT_CHECK
 set -u
 bin=$(realpath "$1")

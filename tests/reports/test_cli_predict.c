@@ -15,33 +15,20 @@
 #include "reports/meta.h"
 #include "reports/raw.h"
 #include "reports/settings.h"
+#include "tests/cli/sweep_check.h"
 #include "tests/lib/check.h"
 #include "tests/lib/spawn.h"
 
 static char *bin;
 static const char *scratch;
 
-static void path_in(char *buf, size_t size, const char *dir, const char *file)
-{
-    snprintf(buf, size, "%s/%s/%s", scratch, dir, file);
-}
-
 static LbCellResult *read_rows(const char *dir, size_t *count)
 {
     char path[4200];
-    path_in(path, sizeof path, dir, "raw.csv");
+    snprintf(path, sizeof path, "%s/%s", scratch, dir);
     LbCellResult *rows = NULL;
-    *count = 0;
-    lb_check(lb_raw_read(path, &rows, count) == 0, "%s/raw.csv reads back", dir);
+    lb_check(sc_read_rows(path, &rows, count) == 0, "%s/raw.csv reads back", dir);
     return rows;
-}
-
-static const LbCellResult *find(const LbCellResult *rows, size_t count, LbModelKind m, int64_t n, int64_t k)
-{
-    for (size_t i = 0; i < count; i++)
-        if (rows[i].model == m && rows[i].n == n && (!lb_model_has_k(m) || rows[i].k == k))
-            return &rows[i];
-    return NULL;
 }
 
 /* The hand-worked cell. standard, L = 1, d = 8, h = 1 (head width 8), f = 16, n = 4, B = 1
@@ -92,9 +79,7 @@ static void hand_worked_cell(void)
     /* breakdown.csv: the same time per operation, summing to the pass */
     LbBreakdownRecord *recs = NULL;
     size_t nrec = 0;
-    char dir[4200];
-    snprintf(dir, sizeof dir, "%s/hand", scratch);
-    lb_check(lb_breakdown_read(dir, &recs, &nrec) == 0, "breakdown.csv reads back");
+    lb_check(lb_breakdown_read(out, &recs, &nrec) == 0, "breakdown.csv reads back");
     static const struct {
         const char *op;
         double ms;
@@ -150,7 +135,7 @@ static void same_batches_as_a_sweep(void)
              (unsigned long long)budget);
     const LbPlanParams cuda = lb_plan_params_cuda(LB_DTYPE_FP32);
     for (size_t i = 0; i < np; i++) {
-        const LbCellResult *a = &p[i], *b = find(s, ns, a->model, a->n, a->k);
+        const LbCellResult *a = &p[i], *b = sc_find(s, ns, a->model, a->n, a->k);
         LbModelConfig cfg = set.model;
         cfg.layers = 2, cfg.d_model = 64, cfg.heads = 4, cfg.ffn = 128, cfg.vocab = 1000, cfg.dtype = LB_DTYPE_FP32;
         cfg.kind = a->model, cfg.n = a->n, cfg.k = a->k;
@@ -228,9 +213,9 @@ static void same_batches_as_a_sweep(void)
 /* Read back as a sweep: meta.csv says predicted; compare against the paper and plot label it. */
 static void round_trip(void)
 {
-    char dir[4200], path[4200];
+    char dir[4200], path[4300];
     snprintf(dir, sizeof dir, "%s/plan", scratch);
-    path_in(path, sizeof path, "plan", "meta.csv");
+    snprintf(path, sizeof path, "%s/meta.csv", dir);
     LbMeta m;
     memset(&m, 0, sizeof m);
     lb_check(lb_meta_read(path, &m) == 0, "meta.csv reads back");
@@ -246,10 +231,8 @@ static void round_trip(void)
     lb_check(strcmp(lb_meta_get(&m, "predict_product_efficiency"), "0.66") == 0, "the default product efficiency");
     lb_meta_free(&m);
     static const char *const files[] = {"time_speedup.csv", "memory_speedup.csv", "speedups.csv", "breakdown.csv"};
-    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-        path_in(path, sizeof path, "plan", files[i]);
-        lb_check(lb_exists(path), "predict wrote %s", files[i]);
-    }
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+        lb_check(lb_exists_in(dir, files[i]), "predict wrote %s", files[i]);
 
     char *cmp[] = {bin, "compare", dir, "--format", "csv", NULL};
     LbRun r = lb_run(cmp);
@@ -264,8 +247,7 @@ static void round_trip(void)
     lb_run_free(&r);
     char *plot[] = {bin, "plot", dir, NULL};
     lb_run_ok(plot, "plot PREDICTED");
-    path_in(path, sizeof path, "plan", "time_speedup.gp");
-    char *gp = lb_slurp(path);
+    char *gp = lb_slurp_in(dir, "time_speedup.gp");
     lb_check(gp && strstr(gp, "Predicted, not measured"), "the plot's title says predicted");
     free(gp);
     /* a sweep never resumes a prediction */
@@ -301,10 +283,10 @@ static void model_flags(void)
         rows[i] = read_rows(dir, &count[i]);
     }
     LbModelKind mean;
-    const LbCellResult *su = find(rows[0], count[0], LB_MODEL_STANDARD, 1024, 0),
-                       *sh = find(rows[1], count[1], LB_MODEL_STANDARD, 1024, 0),
-                       *lu = find(rows[0], count[0], LB_MODEL_LINFORMER, 1024, 256),
-                       *lh = find(rows[1], count[1], LB_MODEL_LINFORMER, 1024, 256);
+    const LbCellResult *su = sc_find(rows[0], count[0], LB_MODEL_STANDARD, 1024, 0),
+                       *sh = sc_find(rows[1], count[1], LB_MODEL_STANDARD, 1024, 0),
+                       *lu = sc_find(rows[0], count[0], LB_MODEL_LINFORMER, 1024, 256),
+                       *lh = sc_find(rows[1], count[1], LB_MODEL_LINFORMER, 1024, 256);
     if (lb_check(su && sh && lu && lh, "uniform and halve: a standard and a linformer cell each")) {
         /* the plan's peak is the first layer's, whose k halve keeps (and layerwise sharing sizes
          * the one projection by it): no less memory, but less time */
@@ -315,17 +297,11 @@ static void model_flags(void)
                  "--k-schedule halve leaves standard as it was");
     }
     char path[4200];
-    path_in(path, sizeof path, "model-flags-1", "meta.csv");
-    LbMeta meta;
-    memset(&meta, 0, sizeof meta);
-    if (lb_check(lb_meta_read(path, &meta) == 0, "halve's meta.csv reads back")) {
-        const char *v = lb_meta_get(&meta, "k_schedule");
-        lb_check(v && strcmp(v, "halve") == 0, "meta.csv k_schedule is halve (%s)", v ? v : "none");
-        lb_meta_free(&meta);
-    }
+    snprintf(path, sizeof path, "%s/model-flags-1", scratch);
+    sc_check_meta(path, "k_schedule", "halve", "--k-schedule halve");
     if (lb_check(lb_model_parse("linformer-mean", &mean) == 0, "the model table has linformer-mean"))
-        lb_check(count[2] == 2 && find(rows[2], count[2], mean, 1024, 256) &&
-                     !find(rows[2], count[2], LB_MODEL_LINFORMER, 1024, 256),
+        lb_check(count[2] == 2 && sc_find(rows[2], count[2], mean, 1024, 256) &&
+                     !sc_find(rows[2], count[2], LB_MODEL_LINFORMER, 1024, 256),
                  "--projection mean: linformer-mean predicted in linformer's place (%zu rows)", count[2]);
     for (int i = 0; i < 3; i++)
         free(rows[i]);
@@ -340,7 +316,7 @@ static void training_step(void)
     static const char *const dirs[2] = {"pass-forward", "pass-train"};
     LbCellResult *rows[2];
     size_t count[2];
-    char out[2][4200], path[4200];
+    char out[2][4200];
     for (int i = 0; i < 2; i++) {
         snprintf(out[i], sizeof out[i], "%s/%s", scratch, dirs[i]);
         char *argv[] = {bin, "predict", "--gpu", "h100-sxm", "--models", "standard,linformer,flash,performer",
@@ -348,13 +324,7 @@ static void training_step(void)
                         "--out", out[i], NULL};
         lb_run_ok(argv, dirs[i]);
         rows[i] = read_rows(dirs[i], &count[i]);
-        path_in(path, sizeof path, dirs[i], "meta.csv");
-        LbMeta m;
-        memset(&m, 0, sizeof m);
-        const char *pass = lb_meta_read(path, &m) == 0 ? lb_meta_get(&m, "pass") : NULL;
-        lb_check(pass && strcmp(pass, i ? "train" : "forward") == 0, "%s: meta.csv pass is %s (%s)", dirs[i],
-                 i ? "train" : "forward", pass ? pass : "none");
-        lb_meta_free(&m);
+        sc_check_meta(out[i], "pass", i ? "train" : "forward", dirs[i]);
     }
     static const char *const files[] = {"raw.csv", "time_speedup.csv", "memory_speedup.csv", "speedups.csv",
                                         "breakdown.csv", "meta.csv"};
@@ -363,7 +333,7 @@ static void training_step(void)
     lb_check(count[0] == count[1] && count[0] == 3 * (2 + 2 + 1 + 1), "as many cells (%zu, %zu)", count[0], count[1]);
     size_t fit = 0;
     for (size_t i = 0; i < count[1]; i++) {
-        const LbCellResult *t = &rows[1][i], *f = find(rows[0], count[0], t->model, t->n, t->k);
+        const LbCellResult *t = &rows[1][i], *f = sc_find(rows[0], count[0], t->model, t->n, t->k);
         const char *m = lb_model_name(t->model);
         if (!lb_check(f != NULL, "%s n=%lld k=%lld: in both", m, (long long)t->n, (long long)t->k))
             continue;
@@ -388,8 +358,8 @@ static void training_step(void)
     lb_check(r.code == 0 && strncmp(r.out, "model,n,k,op,forward_batch,train_batch,batch_ratio,forward_ms_per_seq,"
                                            "train_ms_per_seq,time_ratio\n", 92) == 0,
              "compare TRAIN FORWARD --format csv (%d): %.200s %s", r.code, r.out, r.err);
-    const LbCellResult *f = find(rows[0], count[0], LB_MODEL_LINFORMER, 4096, 128),
-                       *t = find(rows[1], count[1], LB_MODEL_LINFORMER, 4096, 128);
+    const LbCellResult *f = sc_find(rows[0], count[0], LB_MODEL_LINFORMER, 4096, 128),
+                       *t = sc_find(rows[1], count[1], LB_MODEL_LINFORMER, 4096, 128);
     char want[256] = "";
     if (f && t)
         snprintf(want, sizeof want, "\nlinformer,4096,128,pass,%lld,%lld,", (long long)f->batch, (long long)t->batch);

@@ -1,8 +1,7 @@
-/* Merging a sharded sweep's rows keys a cell by (model, n) and k where the model has a k axis:
- * every model kind the table has at the same (n, k) stays a cell of its own, a cell measured
- * differently in two parts is refused naming its model, the merged rows come in the sweep's
- * order, and the missing cells are named per model. The shard split is the greedy
- * longest-first one by the predictor's time of each cell on an H100 SXM. */
+/* Merging a sharded sweep's rows: every model at the same (n, k) is a cell of its own, a cell
+ * measured differently in two parts is refused naming its model, the rows come in the sweep's
+ * order, the missing cells are named per model; and the shard split is the greedy longest-first
+ * one by the predictor's time of each cell on an H100 SXM. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,10 +51,7 @@ static void check_split(void)
     double cost[64], load[3] = {0, 0, 0};
     int done[64] = {0};
     for (size_t i = 0; i < count && i < 64; i++) {
-        LbModelConfig cfg = s.model;
-        cfg.kind = cells[i].model;
-        cfg.n = cells[i].n;
-        cfg.k = cells[i].k;
+        const LbModelConfig cfg = lb_sweep_cell_config(&s, &cells[i]);
         LbCellResult r;
         lb_predict_cell(&cfg, &card, &params, lb_predict_budget(&s, &card), 0, &r, NULL);
         cost[i] = r.status == LB_CELL_OK ? (1.0 + s.timing.min_passes) * r.median_ms : 0;
@@ -127,10 +123,7 @@ int main(void)
     lb_check(nmissing == (size_t)LB_MODEL_COUNT, "%zu missing cells: should be %d (%s)", nmissing, (int)LB_MODEL_COUNT, missing);
     for (int m = 0; m < LB_MODEL_COUNT; m++) {
         char cell[96];
-        if (lb_model_has_k((LbModelKind)m))
-            snprintf(cell, sizeof cell, "%s n=512 k=64", lb_model_name((LbModelKind)m));
-        else
-            snprintf(cell, sizeof cell, "%s n=512", lb_model_name((LbModelKind)m));
+        snprintf(cell, sizeof cell, "%s n=512%s", lb_model_name((LbModelKind)m), lb_model_has_k((LbModelKind)m) ? " k=64" : "");
         lb_check(strstr(missing, cell) != NULL, "missing cells \"%s\" should name %s", missing, cell);
     }
     /* Only the models measured count. */
