@@ -44,11 +44,6 @@ int lb_grid_alloc_pair(LbGrid *g, LbModelKind model, LbModelKind baseline, const
     return LB_OK;
 }
 
-int lb_grid_alloc(LbGrid *g, const int64_t *n, size_t nn, const int64_t *k, size_t nk)
-{
-    return lb_grid_alloc_pair(g, LB_TABLE3_MODEL, LB_TABLE3_BASELINE, n, nn, k, nk);
-}
-
 void lb_grid_free(LbGrid *g)
 {
     if (!g)
