@@ -161,26 +161,18 @@ static void append_text(const char *path, const char *text)
 
 static size_t file_size(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return 0;
-    fseek(f, 0, SEEK_END);
-    long s = ftell(f);
-    fclose(f);
-    return s < 0 ? 0 : (size_t)s;
+    size_t len = 0;
+    free(lb_slurp_len(path, &len));
+    return len;
 }
 
 /* bench/peer writes raw.csv too (lbpeer/resultdir.py's RAW_COLUMNS): its names must be these. */
 static void same_as_peer(const char *src, const LbCsvRow *header)
 {
-    char path[4200], text[4096];
+    char path[4200];
     snprintf(path, sizeof path, "%s/bench/peer/lbpeer/resultdir.py", src);
-    FILE *f = fopen(path, "r");
-    size_t len = f ? fread(text, 1, sizeof text - 1, f) : 0;
-    if (f)
-        fclose(f);
-    text[len] = '\0';
-    const char *p = strstr(text, "RAW_COLUMNS = (");
+    char *text = lb_slurp(path);
+    const char *p = text ? strstr(text, "RAW_COLUMNS = (") : NULL;
     lb_check(p != NULL, "%s: no RAW_COLUMNS = (...)", path);
     size_t c = 0;
     for (const char *end = p ? strchr(p, ')') : NULL; p && end && (p = strchr(p, '"')) && p < end; c++) {
@@ -191,6 +183,7 @@ static void same_as_peer(const char *src, const LbCsvRow *header)
         p = close ? close + 1 : end;
     }
     lb_check(c == header->count, "the peer has %zu raw.csv columns: linbench %zu", c, header->count);
+    free(text);
 }
 
 int main(int argc, char **argv)
