@@ -246,33 +246,28 @@ static void check_energy(void)
     lb_run_free(&r);
     /* standard / torch-standard at n = 64: the rows' J per sequence */
     LbSweepDir l;
-    LbSweepDir pd;
+    LbSweepDir p;
     LbCsvTable t;
+    if (!lb_check(lb_sweep_dir_load(lin, &l) == LB_OK && lb_result_load(own, &p) == LB_OK, "both read back"))
+        return;
     snprintf(data, sizeof data, "%s/versus_energy_ratio.plot.csv", plots);
-    if (lb_check(lb_sweep_dir_load(lin, &l) == LB_OK && lb_result_load(own, &pd) == LB_OK, "both read back")) {
-        const LbCellResult *a = lb_result_row(&l, 0, LB_MODEL_STANDARD, 64, 0);
-        const LbCellResult *b = lb_result_row(&pd, 0, pd.variants[0].work, 64, 0);
-        if (lb_check(a && b && lb_csv_read_file(data, 1, &t) == LB_OK && t.rows == 3 &&
-                         strcmp(t.row[1].fields[0], "64") == 0,
-                     "%s: n 64 and 128", data)) {
-            int col = -1;
-            for (size_t c = 0; c < t.row[0].count; c++)
-                if (strcmp(t.row[0].fields[c], "standard / torch-standard") == 0)
-                    col = (int)c;
-            const double want = a->energy_j_per_seq / b->energy_j_per_seq;
-            lb_check(col > 0 && fabs(atof(t.row[1].fields[col]) - want) <= 1e-5 * want,
-                     "%s: standard / torch-standard at n=64 %s, the rows' %.6g", data,
-                     col > 0 ? t.row[1].fields[col] : "(no column)", want);
-            lb_csv_table_free(&t);
-        }
-        lb_sweep_dir_free(&l);
-        lb_sweep_dir_free(&pd);
+    const LbCellResult *a = lb_result_row(&l, 0, LB_MODEL_STANDARD, 64, 0);
+    const LbCellResult *b = lb_result_row(&p, 0, p.variants[0].work, 64, 0);
+    if (lb_check(a && b && lb_csv_read_file(data, 1, &t) == LB_OK && t.rows == 3 &&
+                     strcmp(t.row[1].fields[0], "64") == 0,
+                 "%s: n 64 and 128", data)) {
+        int col = -1;
+        for (size_t c = 0; c < t.row[0].count; c++)
+            if (strcmp(t.row[0].fields[c], "standard / torch-standard") == 0)
+                col = (int)c;
+        const double want = a->energy_j_per_seq / b->energy_j_per_seq;
+        lb_check(col > 0 && fabs(atof(t.row[1].fields[col]) - want) <= 1e-5 * want,
+                 "%s: standard / torch-standard at n=64 %s, the rows' %.6g", data,
+                 col > 0 ? t.row[1].fields[col] : "(no column)", want);
+        lb_csv_table_free(&t);
     }
 
-    LbSweepDir p;
     snprintf(grid, sizeof grid, "%s/energy_speedup.csv", own);
-    if (!lb_check(lb_result_load(own, &p) == LB_OK, "%s reads back", own))
-        return;
     if (lb_check(lb_csv_read_file(grid, 1, &t) == LB_OK && t.rows == 3 && t.row[0].count == 2 &&
                      strcmp(t.row[0].fields[1], "k=16") == 0,
                  "%s: n rows 64 and 128, one column k=16", grid)) {
@@ -287,6 +282,7 @@ static void check_energy(void)
         }
         lb_csv_table_free(&t);
     }
+    lb_sweep_dir_free(&l);
     lb_sweep_dir_free(&p);
 }
 
