@@ -41,6 +41,19 @@ static void check_kind(const LbGrid *g, const char *what, int64_t n, int64_t k, 
              t ? (int)t->kind : -1, m ? (int)m->kind : -1, (int)want);
 }
 
+/* Both grids EMPTY exactly where k >= n; where all_values, a value in every other cell. */
+static void check_empty(const LbGrid *g, const char *what, int all_values)
+{
+    for (size_t c = 0; c < g->rows * g->cols; c++) {
+        const long long n = g->n[c / g->cols], k = g->k[c % g->cols];
+        const LbGridCellKind t = g->time[c].kind, m = g->memory[c].kind;
+        lb_check((t == LB_GRID_EMPTY) == (k >= n) && (m == LB_GRID_EMPTY) == (k >= n) &&
+                     (k >= n || !all_values || (t == LB_GRID_VALUE && m == LB_GRID_VALUE)),
+                 "%s (%lld, %lld): kinds %d / %d: EMPTY exactly when k >= n%s", what, n, k, (int)t, (int)m,
+                 all_values ? ", a value otherwise" : "");
+    }
+}
+
 /* The paper's Table 3 kept in reports/paper_table3.c: byte for byte the CSV files of
  * ../shared/paper when that directory exists (skipped otherwise), and parsed into the grids
  * Table 3 shows: n 512 .. 65536, k 128 .. 2048, "-" exactly where k >= n, spot values. */
@@ -69,16 +82,7 @@ static void check_paper(const char *dir)
         lb_check(g.n[i] == (int64_t)512 << i, "n[%zu] = %lld", i, (long long)g.n[i]);
     for (size_t j = 0; j < g.cols && j < 5; j++)
         lb_check(g.k[j] == (int64_t)128 << j, "k[%zu] = %lld", j, (long long)g.k[j]);
-    for (size_t i = 0; i < g.rows; i++)
-        for (size_t j = 0; j < g.cols; j++) {
-            int empty = g.k[j] >= g.n[i];
-            lb_check((g.time[i * g.cols + j].kind == LB_GRID_EMPTY) == empty &&
-                         (g.memory[i * g.cols + j].kind == LB_GRID_EMPTY) == empty &&
-                         (empty || (g.time[i * g.cols + j].kind == LB_GRID_VALUE &&
-                                    g.memory[i * g.cols + j].kind == LB_GRID_VALUE)),
-                     "paper (%lld, %lld): empty exactly when k >= n, a value otherwise", (long long)g.n[i],
-                     (long long)g.k[j]);
-        }
+    check_empty(&g, "paper", 1);
     /* Corners and a middle cell of TABLE3.md, both grids. */
     check_value(&g, g.time, "paper time", 512, 128, 1.5);
     check_value(&g, g.time, "paper time", 65536, 2048, 7.9);
@@ -123,14 +127,7 @@ int main(int argc, char **argv)
     for (size_t j = 0; j < 4; j++)
         lb_check(g.k[j] == k[j], "k[%zu] = %lld: should be %lld", j, (long long)g.k[j], (long long)k[j]);
 
-    /* EMPTY exactly where k >= n. */
-    for (size_t i = 0; i < g.rows; i++)
-        for (size_t j = 0; j < g.cols; j++) {
-            int empty = g.time[i * g.cols + j].kind == LB_GRID_EMPTY;
-            int mempty = g.memory[i * g.cols + j].kind == LB_GRID_EMPTY;
-            lb_check(empty == (k[j] >= n[i]) && mempty == empty, "(%lld, %lld): EMPTY is %d: should be %d",
-                     (long long)n[i], (long long)k[j], empty, k[j] >= n[i]);
-        }
+    check_empty(&g, "grid", 0);
 
     /* Values: time = standard / Linformer ms per sequence; memory = Linformer / standard batch. */
     check_value(&g, g.time, "time", 512, 128, 2.0 / 1.25); /* the later (512, 128) row */
