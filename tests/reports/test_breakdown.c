@@ -19,6 +19,7 @@
 #include "attn/base/status.h"
 #include "reports/breakdown_csv.h"
 #include "tests/lib/check.h"
+#include "tests/reports/fixture.h"
 #include "tests/lib/model.h"
 
 static int same_double(double a, double b) { return (isnan(a) && isnan(b)) || a == b; }
@@ -42,15 +43,6 @@ static int files_in(const char *dir)
     if (d)
         closedir(d);
     return count;
-}
-
-static void write_text(const char *dir, const char *text)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, LB_BREAKDOWN_FILE);
-    FILE *f = fopen(path, "w");
-    fputs(text, f);
-    fclose(f);
 }
 
 int main(void)
@@ -175,15 +167,15 @@ int main(void)
          "linformer,512,128,8,qkv,12,1.5,0.2,1e9,2e6,,TFLOP/s,50\n",
          "line 2: invalid achieved_unit"},
     };
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, LB_BREAKDOWN_FILE);
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        write_text(dir, bad[i].text);
+        fx_write(path, "w", bad[i].text);
         int rc = lb_breakdown_read(dir, &back, &n_back);
         lb_check(rc == LB_ERR_FORMAT && strstr(lb_error_message(), bad[i].want) != NULL,
                  "bad file %zu: %s \"%s\", want FORMAT naming \"%s\"", i, lb_status_name(rc), lb_error_message(),
                  bad[i].want);
     }
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, LB_BREAKDOWN_FILE);
     unlink(path);
     lb_check(lb_breakdown_read(dir, &back, &n_back) == LB_ERR_IO, "a missing file is LB_ERR_IO");
     rmdir(dir);

@@ -14,6 +14,7 @@
 #include "reports/csv_io.h"
 #include "reports/raw.h"
 #include "tests/lib/check.h"
+#include "tests/reports/fixture.h"
 
 static double rand_real(double lo, double hi)
 {
@@ -107,9 +108,10 @@ static int same_row(const LbCellResult *a, const LbCellResult *b, size_t i)
 #define SAME_I(field)                                                                             \
     ok &= lb_check(a->field == b->field, "row %zu: " #field " %lld read back as %lld", i,            \
                    (long long)a->field, (long long)b->field)
+/* the same double, or NaN (empty) on both sides */
 #define SAME_D(field)                                                                             \
-    ok &= lb_check(a->field == b->field, "row %zu: " #field " %.17g read back as %.17g", i,          \
-                   a->field, b->field)
+    ok &= lb_check(a->field == b->field || (isnan(a->field) && isnan(b->field)),                  \
+                   "row %zu: " #field " %.17g read back as %.17g", i, a->field, b->field)
     SAME_I(model);
     SAME_I(n);
     SAME_I(k);
@@ -132,13 +134,8 @@ static int same_row(const LbCellResult *a, const LbCellResult *b, size_t i)
     SAME_I(clock_events);
     SAME_I(slowdown);
     SAME_I(status);
-    /* energy: the same double, or NaN (empty) on both sides */
-    ok &= lb_check((isnan(a->power_w) && isnan(b->power_w)) || a->power_w == b->power_w,
-                   "row %zu: power_w %.17g read back as %.17g", i, a->power_w, b->power_w);
-    ok &= lb_check((isnan(a->energy_j_per_seq) && isnan(b->energy_j_per_seq)) ||
-                       a->energy_j_per_seq == b->energy_j_per_seq,
-                   "row %zu: energy_j_per_seq %.17g read back as %.17g", i, a->energy_j_per_seq,
-                   b->energy_j_per_seq);
+    SAME_D(power_w);
+    SAME_D(energy_j_per_seq);
 #undef SAME_I
 #undef SAME_D
     ok &= lb_check(strcmp(a->error, b->error) == 0, "row %zu: status \"%s\" read back as \"%s\"", i,
@@ -147,16 +144,6 @@ static int same_row(const LbCellResult *a, const LbCellResult *b, size_t i)
                    "row %zu: device_uuid \"%s\" host \"%s\" read back as \"%s\" \"%s\"", i, a->device_uuid, a->host,
                    b->device_uuid, b->host);
     return ok;
-}
-
-static void append_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "ab");
-    lb_check(f != NULL, "cannot open %s to append", path);
-    if (!f)
-        return;
-    fputs(text, f);
-    fclose(f);
 }
 
 static size_t file_size(const char *path)
@@ -241,7 +228,7 @@ int main(int argc, char **argv)
 
     /* kill -9 in the middle of a row: half a row, no newline. */
     size_t before = file_size(path);
-    append_text(path, "linformer,8192,512,layerwise,ea");
+    fx_write(path, "a", "linformer,8192,512,layerwise,ea");
     rc = lb_raw_read(path, &got, &count);
     lb_check(rc == LB_OK && count == 4, "with a partial last line: lb_raw_read = %d, %zu rows: should be 4", rc,
              count);
@@ -262,7 +249,7 @@ int main(int argc, char **argv)
     /* A header cut short (killed while creating the file): resume starts it again. */
     char path2[4200];
     snprintf(path2, sizeof path2, "%s/short.csv", dir);
-    append_text(path2, "model,n,k,shar");
+    fx_write(path2, "a", "model,n,k,shar");
     rc = lb_raw_open(path2, 1, &w);
     lb_check(rc == LB_OK, "lb_raw_open(append) on a cut header = %d", rc);
     if (w)
@@ -282,7 +269,7 @@ int main(int argc, char **argv)
     /* A foreign header. */
     char path3[4200];
     snprintf(path3, sizeof path3, "%s/other.csv", dir);
-    append_text(path3, "model,n,x\nstandard,512,\n");
+    fx_write(path3, "a", "model,n,x\nstandard,512,\n");
     lb_error_clear();
     rc = lb_raw_open(path3, 1, &w);
     lb_check(rc == LB_ERR_FORMAT && w == NULL, "lb_raw_open(append) on another header = %d: should be LB_ERR_FORMAT", rc);
@@ -347,7 +334,7 @@ int main(int argc, char **argv)
     snprintf(path6, sizeof path6, "%s/old.csv", dir);
     for (size_t o = 0; o < sizeof old / sizeof old[0]; o++) {
         remove(path6);
-        append_text(path6, old[o].text);
+        fx_write(path6, "a", old[o].text);
         rc = lb_raw_open(path6, 1, &w);
         lb_check(rc == LB_OK && w && !lb_raw_layout_has_energy(w), "layout %zu: lb_raw_open(append) = %d (%s), energy %d",
                  o, rc, lb_error_message(), w ? lb_raw_layout_has_energy(w) : -1);
@@ -394,7 +381,7 @@ int main(int argc, char **argv)
         if (w)
             lb_raw_append(w, &want[0]);
         lb_raw_close(w);
-        append_text(path4, bad[b].row);
+        fx_write(path4, "a", bad[b].row);
         lb_error_clear();
         rc = lb_raw_read(path4, &got, &count);
         lb_check(rc == LB_ERR_FORMAT && strstr(lb_error_message(), bad[b].words) && strstr(lb_error_message(), bad[b].more),
