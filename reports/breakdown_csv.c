@@ -1,5 +1,4 @@
-/* breakdown.csv: see breakdown.h. Written through libcsv (reports/csv_io.c), atomically
- * (reports/atomic_file.c); read back through libcsv. */
+/* breakdown.csv written atomically and read back through libcsv (see breakdown_csv.h). */
 #define _POSIX_C_SOURCE 200809L
 
 #include "reports/breakdown_csv.h"

@@ -270,16 +270,10 @@ void lb_raw_close(LbRawWriter *w)
  * other two. */
 static void status_text(const LbCellResult *r, char *buf, size_t size)
 {
-    if (r->status == LB_CELL_OK) {
-        snprintf(buf, size, "ok");
-        return;
-    }
-    if (r->status == LB_CELL_OOM) {
-        snprintf(buf, size, "OOM");
-        return;
-    }
     const char *msg = r->error;
-    if (msg[0] == '\0' || strcmp(msg, "ok") == 0 || strcmp(msg, "OOM") == 0)
+    if (r->status == LB_CELL_OK || r->status == LB_CELL_OOM)
+        snprintf(buf, size, "%s", r->status == LB_CELL_OK ? "ok" : "OOM");
+    else if (msg[0] == '\0' || strcmp(msg, "ok") == 0 || strcmp(msg, "OOM") == 0)
         snprintf(buf, size, "error: %s", msg[0] ? msg : "unknown");
     else
         snprintf(buf, size, "%s", msg);
@@ -495,14 +489,10 @@ static int read_rows(const char *path, LbRawModelName name_fn, void *ctx, LbCell
             goto out;
         }
     }
-    if (lines && t.rows > 1) {
-        if (!(*lines = malloc((t.rows - 1) * sizeof **lines))) {
-            free(r);
-            rc = LB_FAIL(LB_ERR_NOMEM, "out of memory reading %s", path);
-            goto out;
-        }
-        for (size_t i = 1; i < t.rows; i++)
-            (*lines)[i - 1] = t.line[i];
+    if (lines && t.rows > 1) { /* the table's own, less the header's */
+        memmove(t.line, t.line + 1, (t.rows - 1) * sizeof *t.line);
+        *lines = t.line;
+        t.line = NULL;
     }
     *rows = r;
     *count = t.rows - 1;
