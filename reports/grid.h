@@ -46,6 +46,8 @@ typedef struct LbGrid {
     LbModelKind model, baseline; /* the ratios are model against baseline (Table 3: linformer, standard) */
 } LbGrid;
 
+/* has[m]: whether model m has a row. */
+void lb_models_with_rows(const LbCellResult *rows, size_t count, int has[LB_MODEL_COUNT]);
 /* Table 3's Linformer: the linear one where it has rows, else the first general projection with
  * rows (--projection measured it in the linear one's place). */
 LbModelKind lb_table3_model(const LbCellResult *rows, size_t count);
