@@ -10,7 +10,7 @@
 #include "reports/csv_io.h"
 #include "reports/settings.h"
 
-const char *const lb_speedups_columns[LB_SPEEDUPS_COLUMNS] = {
+static const char *const columns[LB_SPEEDUPS_COLUMNS] = {
     "model", "baseline", "n", "k", "time_speedup", "memory_speedup", "energy_speedup",
 };
 
@@ -118,12 +118,13 @@ static int write_rows(FILE *f, const void *ctx)
         lb_models_with_rows(s->rows, s->count, from_rows);
         measured = from_rows;
     }
-    LB_TRY(lb_csv_write_record(f, lb_speedups_columns, LB_SPEEDUPS_COLUMNS));
+    LB_TRY(lb_csv_write_record(f, columns, LB_SPEEDUPS_COLUMNS));
     LbSpeedupPair pairs[LB_SPEEDUP_PAIRS_MAX];
     size_t np = lb_speedup_pairs(measured, pairs);
     for (size_t p = 0; p < np; p++) {
         LbGrid g;
-        LB_TRY(lb_grid_pair_from_raw(s->rows, s->count, pairs[p].model, pairs[p].baseline, s->n, s->nn, s->k, s->nk, &g));
+        LB_TRY(lb_grid_pair_from_raw(s->rows, s->count, pairs[p].model, pairs[p].baseline, s->n, s->nn, s->k, s->nk,
+                                     &g));
         int rc = write_pair(f, &g);
         lb_grid_free(&g);
         LB_TRY(rc);

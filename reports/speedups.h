@@ -21,7 +21,6 @@
 
 #define LB_SPEEDUPS_FILE "speedups.csv"
 #define LB_SPEEDUPS_COLUMNS 7
-extern const char *const lb_speedups_columns[LB_SPEEDUPS_COLUMNS];
 
 /* One (model, baseline) comparison. */
 typedef struct LbSpeedupPair {
