@@ -150,23 +150,17 @@ int main(void)
     free(back);
 
     /* Files linbench did not write this way. */
+#define HEADER "model,n,k,batch,op,calls,ms,share,flops,bytes,achieved,achieved_unit,percent_of_limit\n"
     static const struct {
         const char *text, *want;
     } bad[] = {
         {"model,n,k,batch,op,calls,ms,share,flops,bytes,achieved,unit,percent_of_limit\n", "header column 12"},
-        {"model,n,k,batch,op,calls,ms,share,flops,bytes,achieved,achieved_unit,percent_of_limit\n"
-         "standard,512,,8,qkv,12,1.5,0.2,1e9,2e6,0.6,TFLOP/s\n",
-         "line 2: 12 fields"},
-        {"model,n,k,batch,op,calls,ms,share,flops,bytes,achieved,achieved_unit,percent_of_limit\n"
-         "standard,512,128,8,qkv,12,1.5,0.2,1e9,2e6,0.6,TFLOP/s,50\n",
-         "line 2: invalid k"},
-        {"model,n,k,batch,op,calls,ms,share,flops,bytes,achieved,achieved_unit,percent_of_limit\n"
-         "linformer,512,128,8,qkv,12,fast,0.2,1e9,2e6,0.6,TFLOP/s,50\n",
-         "line 2: invalid ms \"fast\""},
-        {"model,n,k,batch,op,calls,ms,share,flops,bytes,achieved,achieved_unit,percent_of_limit\n"
-         "linformer,512,128,8,qkv,12,1.5,0.2,1e9,2e6,,TFLOP/s,50\n",
-         "line 2: invalid achieved_unit"},
+        {HEADER "standard,512,,8,qkv,12,1.5,0.2,1e9,2e6,0.6,TFLOP/s\n", "line 2: 12 fields"},
+        {HEADER "standard,512,128,8,qkv,12,1.5,0.2,1e9,2e6,0.6,TFLOP/s,50\n", "line 2: invalid k"},
+        {HEADER "linformer,512,128,8,qkv,12,fast,0.2,1e9,2e6,0.6,TFLOP/s,50\n", "line 2: invalid ms \"fast\""},
+        {HEADER "linformer,512,128,8,qkv,12,1.5,0.2,1e9,2e6,,TFLOP/s,50\n", "line 2: invalid achieved_unit"},
     };
+#undef HEADER
     char path[512];
     snprintf(path, sizeof path, "%s/%s", dir, LB_BREAKDOWN_FILE);
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
