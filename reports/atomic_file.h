@@ -12,10 +12,6 @@
 
 #include "attn/base/paths.h" /* lb_path_join, which the writers of files beside each other use */
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /* PATH written whole by write(f, ctx), or not at all: LB_OK, or the writer's error as it is,
  * except that a write that fails on f itself, or the flush, sync or rename, is LB_ERR_IO naming
  * the file. */
@@ -34,9 +30,5 @@ typedef enum LbAtomicFault {
     LB_ATOMIC_FAULT_RENAME
 } LbAtomicFault;
 void lb_atomic_inject_fault(LbAtomicFault fault);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif

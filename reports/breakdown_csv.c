@@ -1,5 +1,4 @@
-/* breakdown.csv: see breakdown.h. Written through libcsv (reports/csv_io.c), atomically
- * (reports/atomic_file.c); read back through libcsv. */
+/* breakdown.csv written atomically and read back through libcsv (see breakdown_csv.h). */
 #define _POSIX_C_SOURCE 200809L
 
 #include "reports/breakdown_csv.h"
@@ -18,7 +17,7 @@
 #include "reports/atomic_file.h"
 #include "reports/csv_io.h"
 
-const char *const lb_breakdown_columns[LB_BREAKDOWN_COLUMNS] = {
+static const char *const columns[LB_BREAKDOWN_COLUMNS] = {
     "model", "n", "k", "batch", "op", "calls", "ms", "share", "flops", "bytes", "achieved", "achieved_unit",
     "percent_of_limit"};
 
@@ -148,7 +147,7 @@ static int write_all(FILE *f, const void *ctx)
 {
     const LbBreakdownRecord *recs = ((const Records *)ctx)->recs;
     const size_t count = ((const Records *)ctx)->count;
-    LB_TRY(lb_csv_write_record(f, lb_breakdown_columns, LB_BREAKDOWN_COLUMNS));
+    LB_TRY(lb_csv_write_record(f, columns, LB_BREAKDOWN_COLUMNS));
     for (size_t i = 0; i < count; i++) {
         const LbBreakdownRecord *r = &recs[i];
         char v[LB_BREAKDOWN_COLUMNS][40];
@@ -249,7 +248,7 @@ static int parse_row(const char *path, size_t line, const LbCsvRow *row, LbBreak
     return LB_OK;
 fail:
     return LB_FAIL(LB_ERR_FORMAT, "%s line %zu: invalid %s \"%s\": should be %s", path, line,
-                   lb_breakdown_columns[bad], f[bad], want);
+                   columns[bad], f[bad], want);
 }
 
 /* lb_breakdown_read, or where if_any and there is no such file, LB_OK with no records. */
@@ -275,9 +274,9 @@ static int read_file(const char *dir, int if_any, LbBreakdownRecord **out, size_
         goto done;
     }
     for (int c = 0; c < LB_BREAKDOWN_COLUMNS; c++)
-        if (strcmp(t.row[0].fields[c], lb_breakdown_columns[c]) != 0) {
+        if (strcmp(t.row[0].fields[c], columns[c]) != 0) {
             rc = LB_FAIL(LB_ERR_FORMAT, "%s: header column %d is \"%s\": should be %s", path, c + 1,
-                         t.row[0].fields[c], lb_breakdown_columns[c]);
+                         t.row[0].fields[c], columns[c]);
             goto done;
         }
     r = calloc(t.rows > 1 ? t.rows - 1 : 1, sizeof *r);

@@ -19,13 +19,8 @@
 #include "attn/measure/calibrate.h"
 #include "attn/config.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 #define LB_BREAKDOWN_FILE "breakdown.csv"
 #define LB_BREAKDOWN_COLUMNS 13
-extern const char *const lb_breakdown_columns[LB_BREAKDOWN_COLUMNS];
 
 typedef struct LbBreakdownRecord {
     LbModelKind model;
@@ -70,9 +65,5 @@ int lb_breakdown_measure(LbBackend *be, const LbModelConfig *cfg, int64_t batch,
 /* lb_breakdown_measure, its records added to DIR/breakdown.csv: a sweep's --breakdown. */
 int lb_breakdown_measure_add(const char *dir, LbBackend *be, const LbModelConfig *cfg, int64_t batch, uint64_t seed,
                              const LbCalibration *cal);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif

@@ -11,10 +11,6 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 typedef struct LbCsvRow {
     size_t count;
     char **fields; /* NUL-terminated copies */
@@ -49,9 +45,5 @@ void lb_csv_format_double(double v, char *buf, size_t size);
 /* Field parsers for what linbench wrote: the whole field, no trailing characters. 0 or -1. */
 int lb_csv_parse_int64(const char *s, long long *out);
 int lb_csv_parse_double(const char *s, double *out);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif

@@ -51,17 +51,20 @@ static int put(FILE *index, const char *dir, const char *name, LbNpyType type,
     return lb_csv_write_record(index, row, 4);
 }
 
-/* Download count elements of backend storage as float32 into a new buffer. */
-static int fetch(const LbModel *m, const void *src, int64_t count, float **out)
+/* One array of backend storage at src, downloaded as float32, and its index.csv row. */
+static int put_floats(FILE *index, const char *dir, const LbModel *m, const char *name, const void *src,
+                      const int64_t *shape, int ndim)
 {
-    *out = malloc((size_t)(count > 0 ? count : 1) * sizeof **out);
-    if (!*out)
+    int64_t count = 1;
+    for (int i = 0; i < ndim; i++)
+        count *= shape[i];
+    float *buf = malloc((size_t)(count > 0 ? count : 1) * sizeof *buf);
+    if (!buf)
         return LB_FAIL(LB_ERR_NOMEM, "out of host memory for %lld floats", (long long)count);
-    int rc = m->be->ops->download(m->be, *out, src, count);
-    if (rc != LB_OK) {
-        free(*out);
-        *out = NULL;
-    }
+    int rc = m->be->ops->download(m->be, buf, src, count);
+    if (rc == LB_OK)
+        rc = put(index, dir, name, LB_NPY_F32, shape, ndim, buf);
+    free(buf);
     return rc;
 }
 
@@ -85,14 +88,11 @@ static int put_tensors(FILE *f, const char *dir, const LbModel *m, const char *p
     for (int64_t t = 0; t < count && rc == LB_OK; t++) {
         const LbTensorRef *r = &refs[t];
         char name[64];
-        float *buf = NULL;
-        int64_t shape[2] = {r->rows, r->cols};
+        const int64_t shape[2] = {r->rows, r->cols};
         if (trained_only && r->fixed)
             continue;
         snprintf(name, sizeof name, "%s%s", prefix, r->name);
-        if ((rc = fetch(m, r->ptr, r->rows * r->cols, &buf)) == LB_OK)
-            rc = put(f, dir, name, LB_NPY_F32, shape, r->cols == 1 ? 1 : 2, buf);
-        free(buf);
+        rc = put_floats(f, dir, m, name, r->ptr, shape, r->cols == 1 ? 1 : 2);
     }
     free(refs);
     return rc;
@@ -105,7 +105,6 @@ static int write_all(FILE *f, const void *ctx)
     const LbModel *m = dump->m;
     const LbInputs *in = dump->in;
     int64_t B = in->batch, n = m->cfg.n, d = m->cfg.d_model;
-    float *buf = NULL;
     static const char *const header[4] = {"name", "file", "dtype", "shape"};
     LB_TRY(lb_csv_write_record(f, header, 4));
 
@@ -124,16 +123,11 @@ static int write_all(FILE *f, const void *ctx)
     /* every weight, then output (B, n, d); after a step, their gradients */
     if ((rc = put_tensors(f, dump->dir, m, "", 0)) != LB_OK)
         return rc;
-    int64_t out_shape[3] = {B, n, d};
-    if ((rc = fetch(m, in->x, B * n * d, &buf)) == LB_OK)
-        rc = put(f, dump->dir, "output", LB_NPY_F32, out_shape, 3, buf);
-    free(buf);
-    buf = NULL;
+    const int64_t out_shape[3] = {B, n, d};
+    rc = put_floats(f, dump->dir, m, "output", in->x, out_shape, 3);
     if (rc != LB_OK || !dump->train)
         return rc;
-    if ((rc = fetch(m, dump->train->dy, B * n * d, &buf)) == LB_OK)
-        rc = put(f, dump->dir, "grad.output", LB_NPY_F32, out_shape, 3, buf);
-    free(buf);
+    rc = put_floats(f, dump->dir, m, "grad.output", dump->train->dy, out_shape, 3);
     return rc == LB_OK ? put_tensors(f, dump->dir, &dump->train->grads, "grad.", 1) : rc;
 }
 

@@ -18,18 +18,10 @@
 #include "attn/train.h"
 #include "reports/settings.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /* The pass of model m on inputs in, run with `settings` (seed, device and the model's settings,
  * as meta.csv records them); train: the step's gradients, NULL after a forward pass. dir must
  * exist. LB_ERR_IO when a file cannot be written. */
 int lb_dump_write(const char *dir, const LbModel *m, const LbInputs *in, const LbTrain *train,
                   const LbRunSettings *settings);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif

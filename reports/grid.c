@@ -44,11 +44,6 @@ int lb_grid_alloc_pair(LbGrid *g, LbModelKind model, LbModelKind baseline, const
     return LB_OK;
 }
 
-int lb_grid_alloc(LbGrid *g, const int64_t *n, size_t nn, const int64_t *k, size_t nk)
-{
-    return lb_grid_alloc_pair(g, LB_TABLE3_MODEL, LB_TABLE3_BASELINE, n, nn, k, nk);
-}
-
 void lb_grid_free(LbGrid *g)
 {
     if (!g)
@@ -162,12 +157,19 @@ int lb_grid_pair_from_raw(const LbCellResult *rows, size_t count, LbModelKind mo
     return rc;
 }
 
-LbModelKind lb_table3_model(const LbCellResult *rows, size_t count)
+void lb_models_with_rows(const LbCellResult *rows, size_t count, int has[LB_MODEL_COUNT])
 {
-    int has[LB_MODEL_COUNT] = {0};
+    for (int m = 0; m < LB_MODEL_COUNT; m++)
+        has[m] = 0;
     for (size_t i = 0; i < count; i++)
         if ((unsigned)rows[i].model < LB_MODEL_COUNT)
             has[rows[i].model] = 1;
+}
+
+LbModelKind lb_table3_model(const LbCellResult *rows, size_t count)
+{
+    int has[LB_MODEL_COUNT];
+    lb_models_with_rows(rows, count, has);
     if (has[LB_TABLE3_MODEL])
         return LB_TABLE3_MODEL;
     /* the general projections by --projection's names ("linformer-mean", ...), as the model table

@@ -20,10 +20,6 @@
 #include "attn/measure/measure.h"
 #include "reports/table.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 typedef enum {
     LB_GRID_EMPTY,
     LB_GRID_MISSING,
@@ -50,6 +46,8 @@ typedef struct LbGrid {
     LbModelKind model, baseline; /* the ratios are model against baseline (Table 3: linformer, standard) */
 } LbGrid;
 
+/* has[m]: whether model m has a row. */
+void lb_models_with_rows(const LbCellResult *rows, size_t count, int has[LB_MODEL_COUNT]);
 /* Table 3's Linformer: the linear one where it has rows, else the first general projection with
  * rows (--projection measured it in the linear one's place). */
 LbModelKind lb_table3_model(const LbCellResult *rows, size_t count);
@@ -77,9 +75,8 @@ int lb_grid_has_energy(const LbGrid *g);
 int lb_grid_dash_below_n(const LbGrid *g);
 /* The legend's words for "-": "k >= n", and where `below` (lb_grid_dash_below_n) the pooling case. */
 const char *lb_grid_dash_meaning(int below);
-/* A grid of the given shape, every cell MISSING (EMPTY where the model has no such cell); _pair:
- * model against baseline (without a k axis one column, k 0). */
-int lb_grid_alloc(LbGrid *g, const int64_t *n, size_t nn, const int64_t *k, size_t nk);
+/* A grid of model against baseline of the given shape (without a k axis one column, k 0), every
+ * cell MISSING (EMPTY where the model has no such cell). */
 int lb_grid_alloc_pair(LbGrid *g, LbModelKind model, LbModelKind baseline, const int64_t *n,
                        size_t nn, const int64_t *k, size_t nk);
 void lb_grid_free(LbGrid *g);
@@ -116,9 +113,5 @@ void lb_grid_print(FILE *out, const LbGrid *g, LbFormat fmt);
  * a model without a k axis one column named units[block] (NULL: the model's name). */
 int lb_grid_print_table(FILE *out, LbFormat fmt, const LbGrid *g, const char *const titles[3],
                         const char *const *units);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif

@@ -101,7 +101,7 @@ static int parse_grid(const LbCsvTable *t, const char *what, LbGrid *g, int q)
             n[i] = v;
     }
     if (rc == LB_OK && q == 0)
-        rc = lb_grid_alloc(g, n, nn, k, nk);
+        rc = lb_grid_alloc_pair(g, LB_TABLE3_MODEL, LB_TABLE3_BASELINE, n, nn, k, nk);
     else if (rc == LB_OK && (nn != g->rows || nk != g->cols || memcmp(n, g->n, nn * sizeof *n) != 0 ||
                              memcmp(k, g->k, nk * sizeof *k) != 0))
         rc = LB_FAIL(LB_ERR_FORMAT, "%s: n or k differ from the time grid's", what);

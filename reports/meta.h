@@ -10,10 +10,6 @@
 
 #include <stddef.h>
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 typedef struct LbMeta {
     size_t count, cap;
     char **keys;
@@ -40,9 +36,5 @@ int lb_meta_read(const char *path, LbMeta *m);
 void lb_meta_free(LbMeta *m);
 /* Whether m's source is predicted. */
 int lb_meta_is_predicted(const LbMeta *m);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif

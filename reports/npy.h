@@ -10,10 +10,6 @@
 
 #include <stdint.h>
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 typedef enum LbNpyType { LB_NPY_F32, LB_NPY_I32 } LbNpyType;
 
 #define LB_NPY_MAX_DIMS 4
@@ -21,9 +17,5 @@ typedef enum LbNpyType { LB_NPY_F32, LB_NPY_I32 } LbNpyType;
 /* data holds prod(shape) elements of 4 bytes in host order; ndim 0..4. LB_ERR_IO on failure. */
 int lb_npy_write(const char *path, LbNpyType type, const int64_t *shape, int ndim,
                  const void *data);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif

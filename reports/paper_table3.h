@@ -8,10 +8,6 @@
 
 #include "reports/grid.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /* The two grids as CSV text (header n,k=128,...,k=2048; rows n = 512 .. 65536), exactly the
  * bytes of ../shared/paper/table3_time.csv and table3_memory.csv. */
 extern const char lb_paper_table3_time_csv[];
@@ -22,9 +18,5 @@ int lb_paper_table3(LbGrid *g);
 
 /* The paper's setting, for headers. */
 #define LB_PAPER_DEVICE "16 GB Tesla V100"
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif

@@ -15,10 +15,6 @@
 
 #include "attn/measure/measure.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /* meta.csv's key naming what wrote a result; without it, linbench. */
 #define LB_META_TOOL "tool"
 #define LB_TOOL_LINBENCH "linbench"
@@ -40,9 +36,5 @@ int lb_peer_model_parse(const char *name, LbPeerModel *m, char *should, size_t s
 /* Whether the peer's model does the work of linbench's model m: m is its work, or the peer's is a
  * peer-only exact attention and m one of the table's exact models (standard, chunked, flash). */
 int lb_peer_same_work(const LbPeerModel *pm, LbModelKind m);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif

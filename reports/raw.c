@@ -231,41 +231,25 @@ static int raw_open(const char *path, int append, int shared, LbRawWriter **out)
         free(w);
         return LB_FAIL(LB_ERR_NOMEM, "out of memory opening %s", path);
     }
-    int rc = LB_OK, layout = RAW_LAYOUT;
+    int rc = LB_OK;
     long long size = 0;
-    struct stat st;
+    w->layout = RAW_LAYOUT;
     /* Opened before anything is read or cut, so that what is checked is what gets written. */
     w->fd = lb_open_plain(path, O_RDWR | O_APPEND | (shared ? 0 : O_CREAT) | (append || shared ? 0 : O_TRUNC), 0666);
-    if (w->fd < 0) {
+    if (w->fd < 0)
         rc = LB_FAIL(LB_ERR_IO, "cannot write %s: %s", path, lb_open_plain_strerror(errno));
-        goto fail;
-    }
-    if (shared) { /* prepared by lb_raw_open: header checked, no partial line */
-        if (fstat(w->fd, &st) != 0) {
-            rc = LB_FAIL(LB_ERR_IO, "cannot open %s: %s", path, strerror(errno));
-            goto fail;
-        }
-        size = (long long)st.st_size;
-        if ((rc = check_header(path, &layout)) != LB_OK)
-            goto fail;
-    } else if (append) {
-        rc = drop_partial_line(w->fd, path, &size);
-        if (rc == LB_OK && size > 0)
-            rc = check_header(path, &layout);
-        if (rc != LB_OK)
-            goto fail;
-    }
-    w->layout = layout;
-    if (size == 0 && !shared) {
+    else if (shared) /* prepared by lb_raw_open: header written, no partial line */
+        rc = check_header(path, &w->layout);
+    else if (append && (rc = drop_partial_line(w->fd, path, &size)) == LB_OK && size > 0)
+        rc = check_header(path, &w->layout);
+    if (rc == LB_OK && size == 0 && !shared)
         rc = write_header(w);
-        if (rc != LB_OK)
-            goto fail;
+    if (rc != LB_OK) {
+        lb_raw_close(w);
+        return rc;
     }
     *out = w;
     return LB_OK;
-fail:
-    lb_raw_close(w);
-    return rc;
 }
 
 int lb_raw_open(const char *path, int append, LbRawWriter **out) { return raw_open(path, append, 0, out); }
@@ -286,16 +270,10 @@ void lb_raw_close(LbRawWriter *w)
  * other two. */
 static void status_text(const LbCellResult *r, char *buf, size_t size)
 {
-    if (r->status == LB_CELL_OK) {
-        snprintf(buf, size, "ok");
-        return;
-    }
-    if (r->status == LB_CELL_OOM) {
-        snprintf(buf, size, "OOM");
-        return;
-    }
     const char *msg = r->error;
-    if (msg[0] == '\0' || strcmp(msg, "ok") == 0 || strcmp(msg, "OOM") == 0)
+    if (r->status == LB_CELL_OK || r->status == LB_CELL_OOM)
+        snprintf(buf, size, "%s", r->status == LB_CELL_OK ? "ok" : "OOM");
+    else if (msg[0] == '\0' || strcmp(msg, "ok") == 0 || strcmp(msg, "OOM") == 0)
         snprintf(buf, size, "error: %s", msg[0] ? msg : "unknown");
     else
         snprintf(buf, size, "%s", msg);
@@ -511,14 +489,10 @@ static int read_rows(const char *path, LbRawModelName name_fn, void *ctx, LbCell
             goto out;
         }
     }
-    if (lines && t.rows > 1) {
-        if (!(*lines = malloc((t.rows - 1) * sizeof **lines))) {
-            free(r);
-            rc = LB_FAIL(LB_ERR_NOMEM, "out of memory reading %s", path);
-            goto out;
-        }
-        for (size_t i = 1; i < t.rows; i++)
-            (*lines)[i - 1] = t.line[i];
+    if (lines && t.rows > 1) { /* the table's own, less the header's */
+        memmove(t.line, t.line + 1, (t.rows - 1) * sizeof *t.line);
+        *lines = t.line;
+        t.line = NULL;
     }
     *rows = r;
     *count = t.rows - 1;

@@ -14,10 +14,6 @@
 
 #include "attn/measure/measure.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 #define LB_RAW_COLUMNS 25 /* raw.c checks it against its table */
 
 typedef struct LbRawWriter LbRawWriter;
@@ -51,9 +47,5 @@ typedef int (*LbRawModelName)(const char *name, size_t row, void *ctx, LbModelKi
  * when the file ends in a newline, so that a reader can say a cell is gone. */
 int lb_raw_read_named(const char *path, LbRawModelName name_fn, void *ctx, LbCellResult **rows, size_t *count,
                       size_t *cut_line);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif

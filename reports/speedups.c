@@ -10,7 +10,7 @@
 #include "reports/csv_io.h"
 #include "reports/settings.h"
 
-const char *const lb_speedups_columns[LB_SPEEDUPS_COLUMNS] = {
+static const char *const columns[LB_SPEEDUPS_COLUMNS] = {
     "model", "baseline", "n", "k", "time_speedup", "memory_speedup", "energy_speedup",
 };
 
@@ -53,20 +53,10 @@ static int mark_model(const char *item, size_t len, void *measured)
     return 0;
 }
 
-/* measured[m]: whether model m has a row. */
-static void models_with_rows(const LbCellResult *rows, size_t count, int measured[LB_MODEL_COUNT])
-{
-    for (int m = 0; m < LB_MODEL_COUNT; m++)
-        measured[m] = 0;
-    for (size_t r = 0; r < count; r++)
-        if ((unsigned)rows[r].model < LB_MODEL_COUNT)
-            measured[rows[r].model] = 1;
-}
-
 int lb_models_measured(const LbMeta *meta, const LbCellResult *rows, size_t count,
                        int measured[LB_MODEL_COUNT])
 {
-    models_with_rows(rows, count, measured);
+    lb_models_with_rows(rows, count, measured);
     const char *list = meta ? lb_settings_meta_value(meta, LB_SET_MODELS) : NULL;
     if (!list || !*list) {
         measured[LB_TABLE3_BASELINE] = measured[LB_TABLE3_MODEL] = 1; /* before --models: Table 3's pair */
@@ -122,20 +112,19 @@ typedef struct Sweep {
 static int write_rows(FILE *f, const void *ctx)
 {
     const Sweep *s = ctx;
-    const LbCellResult *rows = s->rows;
-    const size_t count = s->count;
     const int *measured = s->measured;
     int from_rows[LB_MODEL_COUNT];
     if (!measured) {
-        models_with_rows(rows, count, from_rows);
+        lb_models_with_rows(s->rows, s->count, from_rows);
         measured = from_rows;
     }
-    LB_TRY(lb_csv_write_record(f, lb_speedups_columns, LB_SPEEDUPS_COLUMNS));
+    LB_TRY(lb_csv_write_record(f, columns, LB_SPEEDUPS_COLUMNS));
     LbSpeedupPair pairs[LB_SPEEDUP_PAIRS_MAX];
     size_t np = lb_speedup_pairs(measured, pairs);
     for (size_t p = 0; p < np; p++) {
         LbGrid g;
-        LB_TRY(lb_grid_pair_from_raw(rows, count, pairs[p].model, pairs[p].baseline, s->n, s->nn, s->k, s->nk, &g));
+        LB_TRY(lb_grid_pair_from_raw(s->rows, s->count, pairs[p].model, pairs[p].baseline, s->n, s->nn, s->k, s->nk,
+                                     &g));
         int rc = write_pair(f, &g);
         lb_grid_free(&g);
         LB_TRY(rc);

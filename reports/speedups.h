@@ -19,13 +19,8 @@
 #include "reports/grid.h"
 #include "reports/meta.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 #define LB_SPEEDUPS_FILE "speedups.csv"
 #define LB_SPEEDUPS_COLUMNS 7
-extern const char *const lb_speedups_columns[LB_SPEEDUPS_COLUMNS];
 
 /* One (model, baseline) comparison. */
 typedef struct LbSpeedupPair {
@@ -49,9 +44,5 @@ int lb_models_measured(const LbMeta *meta, const LbCellResult *rows, size_t coun
  * with a k axis gets a row per (n, k) where lb_model_cell_exists, the others one per n. */
 int lb_speedups_write(const char *dir, const LbCellResult *rows, size_t count, const int64_t *n,
                       size_t nn, const int64_t *k, size_t nk, const int *measured);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif

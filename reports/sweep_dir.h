@@ -17,10 +17,6 @@
 #include "reports/meta.h"
 #include "reports/peer_dir.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 typedef enum LbResultKind { LB_RESULT_SWEEP, LB_RESULT_PREDICTED, LB_RESULT_PEER } LbResultKind;
 
 typedef struct LbSweepDir {
@@ -60,9 +56,5 @@ int lb_sweep_is_train(const LbSweepDir *s);
 /* The row of `model` at (n, k) of rows (k ignored for a model without a k axis; of peer variant
  * v only where s is a peer's, else v is ignored); the last such row wins. NULL when none. */
 const LbCellResult *lb_result_row(const LbSweepDir *s, size_t v, LbModelKind model, int64_t n, int64_t k);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif

@@ -1,5 +1,6 @@
 /* bench/peer's linbench-peer end to end on the CPU, one case each (LB_TEST_CASE=NAME runs one):
  * sweep, resume, train. Usage: test_peer PATH-TO-LINBENCH SOURCE_DIR FIND_PYTHON (exit 77 without torch). */
+#include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <signal.h>
@@ -44,16 +45,13 @@ static void check_bad_input(char **args, const char *out, const char *want, cons
     lb_run_free(&r);
 }
 
-/* The last row of model (the work) at (n, k) among rows (variant: the peer's, or all). */
-static const LbCellResult *row_at(const LbCellResult *rows, size_t count, const size_t *variant, size_t v,
-                                  LbModelKind m, int64_t n, int64_t k)
+/* No energy counter on either side, whatever this machine has: a zone without files. */
+static void no_energy_counter(void)
 {
-    const LbCellResult *found = NULL;
-    for (size_t i = 0; i < count; i++)
-        if ((!variant || variant[i] == v) && rows[i].model == m && rows[i].n == n &&
-            (!lb_model_has_k(m) || rows[i].k == k))
-            found = &rows[i];
-    return found;
+    char zone[4200];
+    snprintf(zone, sizeof zone, "%s/zone-empty", scratch);
+    lb_check(mkdir(zone, 0755) == 0 || errno == EEXIST, "mkdir %s", zone);
+    setenv("LB_POWERCAP_ZONE", zone, 1);
 }
 
 /* A peer's result read back: the three models at both n (torch-linformer at k 16), every row ok
@@ -92,7 +90,7 @@ static void check_peer_dir(const char *dir, const LbSweepDir *lin, long long bud
             lb_check(isnan(r->power_w) && isnan(r->energy_j_per_seq), "%s: %s n=%lld: no energy (%g W, %g J)", dir,
                      pm->name, (long long)r->n, r->power_w, r->energy_j_per_seq);
         if (lin) {
-            const LbCellResult *l = row_at(lin->rows, lin->count, NULL, 0, pm->work, r->n, r->k);
+            const LbCellResult *l = lb_result_row(lin, 0, pm->work, r->n, r->k);
             lb_check(l && l->batch == r->batch, "%s: %s n=%lld runs linbench's batch %lld (%lld)", dir, pm->name,
                   (long long)r->n, l ? (long long)l->batch : -1LL, (long long)r->batch);
         }
@@ -144,8 +142,8 @@ static void check_compare_sweep(const char *lin_dir, const char *peer_dir, int s
                    i))
             continue;
         const int64_t n = atoll(f[3]), k = f[4][0] ? atoll(f[4]) : 0;
-        const LbCellResult *a = row_at(lin.rows, lin.count, NULL, 0, m, n, k);
-        const LbCellResult *b = row_at(p.rows, p.count, p.variant, v, p.variants[v].work, n, k);
+        const LbCellResult *a = lb_result_row(&lin, 0, m, n, k);
+        const LbCellResult *b = lb_result_row(&p, v, p.variants[v].work, n, k);
         if (!lb_check(a && b, "%s/%s n=%lld: both sides have the cell", f[1], f[2], (long long)n))
             continue;
         const double want[6] = {a->ms_per_seq, b->ms_per_seq, a->ms_per_seq / b->ms_per_seq,
@@ -248,40 +246,35 @@ static void check_energy(void)
     lb_run_free(&r);
     /* standard / torch-standard at n = 64: the rows' J per sequence */
     LbSweepDir l;
-    LbSweepDir pd;
+    LbSweepDir p;
     LbCsvTable t;
+    if (!lb_check(lb_sweep_dir_load(lin, &l) == LB_OK && lb_result_load(own, &p) == LB_OK, "both read back"))
+        return;
     snprintf(data, sizeof data, "%s/versus_energy_ratio.plot.csv", plots);
-    if (lb_check(lb_sweep_dir_load(lin, &l) == LB_OK && lb_result_load(own, &pd) == LB_OK, "both read back")) {
-        const LbCellResult *a = row_at(l.rows, l.count, NULL, 0, LB_MODEL_STANDARD, 64, 0);
-        const LbCellResult *b = row_at(pd.rows, pd.count, pd.variant, 0, pd.variants[0].work, 64, 0);
-        if (lb_check(a && b && lb_csv_read_file(data, 1, &t) == LB_OK && t.rows == 3 &&
-                         strcmp(t.row[1].fields[0], "64") == 0,
-                     "%s: n 64 and 128", data)) {
-            int col = -1;
-            for (size_t c = 0; c < t.row[0].count; c++)
-                if (strcmp(t.row[0].fields[c], "standard / torch-standard") == 0)
-                    col = (int)c;
-            const double want = a->energy_j_per_seq / b->energy_j_per_seq;
-            lb_check(col > 0 && fabs(atof(t.row[1].fields[col]) - want) <= 1e-5 * want,
-                     "%s: standard / torch-standard at n=64 %s, the rows' %.6g", data,
-                     col > 0 ? t.row[1].fields[col] : "(no column)", want);
-            lb_csv_table_free(&t);
-        }
-        lb_sweep_dir_free(&l);
-        lb_sweep_dir_free(&pd);
+    const LbCellResult *a = lb_result_row(&l, 0, LB_MODEL_STANDARD, 64, 0);
+    const LbCellResult *b = lb_result_row(&p, 0, p.variants[0].work, 64, 0);
+    if (lb_check(a && b && lb_csv_read_file(data, 1, &t) == LB_OK && t.rows == 3 &&
+                     strcmp(t.row[1].fields[0], "64") == 0,
+                 "%s: n 64 and 128", data)) {
+        int col = -1;
+        for (size_t c = 0; c < t.row[0].count; c++)
+            if (strcmp(t.row[0].fields[c], "standard / torch-standard") == 0)
+                col = (int)c;
+        const double want = a->energy_j_per_seq / b->energy_j_per_seq;
+        lb_check(col > 0 && fabs(atof(t.row[1].fields[col]) - want) <= 1e-5 * want,
+                 "%s: standard / torch-standard at n=64 %s, the rows' %.6g", data,
+                 col > 0 ? t.row[1].fields[col] : "(no column)", want);
+        lb_csv_table_free(&t);
     }
 
-    LbSweepDir p;
     snprintf(grid, sizeof grid, "%s/energy_speedup.csv", own);
-    if (!lb_check(lb_result_load(own, &p) == LB_OK, "%s reads back", own))
-        return;
     if (lb_check(lb_csv_read_file(grid, 1, &t) == LB_OK && t.rows == 3 && t.row[0].count == 2 &&
                      strcmp(t.row[0].fields[1], "k=16") == 0,
                  "%s: n rows 64 and 128, one column k=16", grid)) {
         for (size_t i = 1; i < t.rows; i++) {
             const int64_t n = atoll(t.row[i].fields[0]);
-            const LbCellResult *std = row_at(p.rows, p.count, p.variant, 0, p.variants[0].work, n, 0);
-            const LbCellResult *lf = row_at(p.rows, p.count, p.variant, 1, p.variants[1].work, n, 16);
+            const LbCellResult *std = lb_result_row(&p, 0, p.variants[0].work, n, 0);
+            const LbCellResult *lf = lb_result_row(&p, 1, p.variants[1].work, n, 16);
             const double want = std && lf ? std->energy_j_per_seq / lf->energy_j_per_seq : NAN;
             lb_check(fabs(atof(t.row[i].fields[1]) - want) <= 1e-5 * want,
                      "%s n=%lld: %s, torch-standard's J per sequence / torch-linformer's %.6g", grid, (long long)n,
@@ -289,17 +282,14 @@ static void check_energy(void)
         }
         lb_csv_table_free(&t);
     }
+    lb_sweep_dir_free(&l);
     lb_sweep_dir_free(&p);
 }
 
 static void test_sweep(void)
 {
-
-    /* No energy counter on either side, whatever this machine has: a zone without files. */
-    char lin[4200], own[4200], same[4200], other[4200], empty_zone[4200];
-    snprintf(empty_zone, sizeof empty_zone, "%s/zone-empty", scratch);
-    lb_check(mkdir(empty_zone, 0755) == 0, "mkdir %s", empty_zone);
-    setenv("LB_POWERCAP_ZONE", empty_zone, 1);
+    char lin[4200], own[4200], same[4200], other[4200];
+    no_energy_counter();
     snprintf(lin, sizeof lin, "%s/lin", scratch);
     snprintf(own, sizeof own, "%s/peer", scratch);
     snprintf(same, sizeof same, "%s/peer-same-batch", scratch);
@@ -332,7 +322,7 @@ static void test_sweep(void)
           "compare PEER LIN: the header says whose batches and that only the budgets differ:\n%s", r.out);
     lb_run_free(&r);
     check_energy();
-    setenv("LB_POWERCAP_ZONE", empty_zone, 1);
+    no_energy_counter();
     char plots[4300];
     snprintf(plots, sizeof plots, "%s/plots", scratch);
     char *plot[] = {bin, "plot", lin, own, "--out", plots, "--no-render", NULL};
@@ -502,10 +492,8 @@ static void test_resume(void)
 {
     scratch = lb_scratch_dir("peer-resume");
 
-    char lin[4200], dir[4200], zone[4200];
-    snprintf(zone, sizeof zone, "%s/zone-empty", scratch); /* no energy counter, whatever this machine has */
-    lb_check(mkdir(zone, 0755) == 0, "mkdir %s", zone);
-    setenv("LB_POWERCAP_ZONE", zone, 1);
+    char lin[4200], dir[4200];
+    no_energy_counter();
     snprintf(lin, sizeof lin, "%s/lin", scratch);
     snprintf(dir, sizeof dir, "%s/peer", scratch);
     char *sweep[] = {bin, "sweep", RESUME_MODEL, "--n", "64,128", "--models", "standard,linformer", "-q", "--out", lin, NULL};
@@ -601,10 +589,8 @@ static LbSweepDir *peer_sweep(char **args, const char *name, LbSweepDir *into)
 static void test_train(void)
 {
     scratch = lb_scratch_dir("peer-train");
-    char lin[4200], own[4200], other[4200], zone[4200];
-    snprintf(zone, sizeof zone, "%s/zone-empty", scratch);
-    lb_check(mkdir(zone, 0755) == 0, "mkdir %s", zone);
-    setenv("LB_POWERCAP_ZONE", zone, 1);
+    char lin[4200], own[4200], other[4200];
+    no_energy_counter();
     snprintf(lin, sizeof lin, "%s/lin", scratch);
     snprintf(own, sizeof own, "%s/train", scratch);
     snprintf(other, sizeof other, "%s/refused", scratch);

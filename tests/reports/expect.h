@@ -200,14 +200,13 @@ static inline size_t ex_check_compare_csv(const char *csv, const char *const hea
                       row->fields[2]))
             continue;
         lb_check(k < n, "row %zu: n=%lld k=%lld: cells with k >= n are left out", r, n, k);
-        char what[96];
-        ExCell a = first(first_ctx, grid, n, k), b = second(second_ctx, grid, n, k);
-        snprintf(what, sizeof what, "%s n=%lld k=%lld %s", row->fields[0], n, k, header[3]);
-        ex_field(row->fields[3], a, what);
-        snprintf(what, sizeof what, "%s n=%lld k=%lld %s", row->fields[0], n, k, header[4]);
-        ex_field(row->fields[4], b, what);
-        snprintf(what, sizeof what, "%s n=%lld k=%lld %s", row->fields[0], n, k, header[5]);
-        ex_field(row->fields[5], ratio_second_over_first ? ex_ratio(b, a) : ex_ratio(a, b), what);
+        const ExCell a = first(first_ctx, grid, n, k), b = second(second_ctx, grid, n, k);
+        const ExCell want[3] = {a, b, ratio_second_over_first ? ex_ratio(b, a) : ex_ratio(a, b)};
+        for (int c = 0; c < 3; c++) {
+            char what[96];
+            snprintf(what, sizeof what, "%s n=%lld k=%lld %s", row->fields[0], n, k, header[3 + c]);
+            ex_field(row->fields[3 + c], want[c], what);
+        }
     }
     size_t rows = t.rows ? t.rows - 1 : 0;
     lb_csv_table_free(&t);

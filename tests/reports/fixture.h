@@ -1,6 +1,6 @@
-/* What the compare and plot tests share: sweep directories made from rows (raw.csv through
+/* What the reports tests share: rows, sweep directories made from them (raw.csv through
  * lb_raw_append, meta.csv through lb_meta_write, as linbench sweep writes them), a sweep of
- * every model, and a meta.csv key changed in place. */
+ * every model, a meta.csv key changed in place, and text written to a file. */
 #ifndef LB_TESTS_FIXTURE_H
 #define LB_TESTS_FIXTURE_H
 
@@ -16,6 +16,15 @@
 #include "reports/settings.h"
 #include "tests/lib/check.h"
 #include "tests/lib/spawn.h"
+
+/* text written to path, fopen's mode "w" (replace) or "a" (append). */
+static inline void fx_write(const char *path, const char *mode, const char *text)
+{
+    FILE *f = fopen(path, mode);
+    lb_check(f && fputs(text, f) >= 0, "cannot write %s", path);
+    if (f)
+        fclose(f);
+}
 
 static inline LbCellResult fx_row(LbModelKind model, int64_t n, int64_t k, int64_t batch,
                                   double ms_per_seq, LbCellStatus status)

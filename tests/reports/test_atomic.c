@@ -16,6 +16,7 @@
 #include "reports/grid.h"
 #include "reports/meta.h"
 #include "tests/lib/check.h"
+#include "tests/reports/fixture.h"
 
 static int leftovers(const char *dir)
 {
@@ -29,25 +30,12 @@ static int leftovers(const char *dir)
     return n;
 }
 
-static void put(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    if (f) {
-        fputs(text, f);
-        fclose(f);
-    }
-}
-
 static int holds(const char *path, const char *text)
 {
-    char buf[256] = "";
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return 0;
-    size_t got = fread(buf, 1, sizeof buf - 1, f);
-    buf[got] = '\0';
-    fclose(f);
-    return strcmp(buf, text) == 0;
+    char *got = lb_slurp(path);
+    const int same = got && strcmp(got, text) == 0;
+    free(got);
+    return same;
 }
 
 /* `*size` bytes of 'x' into f; with *size 0, half a line and then a refusal of the writer's own. */
@@ -68,7 +56,7 @@ static int write_bytes(const char *path, size_t size) { return lb_atomic_write_p
 
 static void fails_cleanly(const char *dir, const char *path, LbAtomicFault fault, size_t size, const char *what)
 {
-    put(path, "before\n");
+    fx_write(path, "w", "before\n");
     lb_error_clear();
     lb_atomic_inject_fault(fault);
     int rc = write_bytes(path, size);
@@ -86,7 +74,7 @@ int main(void)
     snprintf(path, sizeof path, "%s/grid.csv", dir);
 
     /* It works, and replaces. */
-    put(path, "before\n");
+    fx_write(path, "w", "before\n");
     lb_check(write_bytes(path, 10) == LB_OK && holds(path, "xxxxxxxxxx"), "a write replaces the file");
     lb_check(leftovers(dir) == 0, "no temporary file after a write");
 
@@ -110,7 +98,7 @@ int main(void)
     lb_meta_set(&m, "big", "%s", big);
     char meta[4200];
     snprintf(meta, sizeof meta, "%s/meta.csv", dir);
-    put(meta, "before\n");
+    fx_write(meta, "w", "before\n");
     lb_check(lb_meta_write(meta, &m) == LB_ERR_IO && holds(meta, "before\n") && leftovers(dir) == 0,
              "meta.csv past the limit: LB_ERR_IO, the old one kept, nothing left over");
     lb_meta_free(&m);
@@ -122,10 +110,10 @@ int main(void)
     mkdir(sub, 0777);
     char inner[4300];
     snprintf(inner, sizeof inner, "%s/keep", sub);
-    put(inner, "x");
+    fx_write(inner, "w", "x");
     int64_t n[1] = {256}, k[1] = {64};
     LbGrid g;
-    lb_check(lb_grid_alloc(&g, n, 1, k, 1) == LB_OK, "grid");
+    lb_check(lb_grid_alloc_pair(&g, LB_TABLE3_MODEL, LB_TABLE3_BASELINE, n, 1, k, 1) == LB_OK, "grid");
     lb_check(lb_grids_write(dir, &g) == LB_ERR_IO && leftovers(dir) == 0, "a grid that cannot be renamed into place: LB_ERR_IO, nothing left over");
     lb_grid_free(&g);
     remove(inner);
@@ -136,7 +124,7 @@ int main(void)
     snprintf(nowhere, sizeof nowhere, "%s/missing/x.csv", dir);
     lb_error_clear();
     lb_check(write_bytes(nowhere, 1) == LB_ERR_IO && strstr(lb_error_message(), nowhere), "no directory: LB_ERR_IO naming the target");
-    put(path, "before\n");
+    fx_write(path, "w", "before\n");
     lb_check(write_bytes(path, 0) == LB_ERR_FORMAT && strcmp(lb_error_message(), "the writer's own refusal") == 0,
              "a writer's refusal is returned as it is: %s", lb_error_message());
     lb_check(holds(path, "before\n") && leftovers(dir) == 0, "a refused write keeps the old file and leaves no temporary");

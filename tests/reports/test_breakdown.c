@@ -19,6 +19,7 @@
 #include "attn/base/status.h"
 #include "reports/breakdown_csv.h"
 #include "tests/lib/check.h"
+#include "tests/reports/fixture.h"
 #include "tests/lib/model.h"
 
 static int same_double(double a, double b) { return (isnan(a) && isnan(b)) || a == b; }
@@ -42,15 +43,6 @@ static int files_in(const char *dir)
     if (d)
         closedir(d);
     return count;
-}
-
-static void write_text(const char *dir, const char *text)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, LB_BREAKDOWN_FILE);
-    FILE *f = fopen(path, "w");
-    fputs(text, f);
-    fclose(f);
 }
 
 int main(void)
@@ -158,32 +150,26 @@ int main(void)
     free(back);
 
     /* Files linbench did not write this way. */
+#define HEADER "model,n,k,batch,op,calls,ms,share,flops,bytes,achieved,achieved_unit,percent_of_limit\n"
     static const struct {
         const char *text, *want;
     } bad[] = {
         {"model,n,k,batch,op,calls,ms,share,flops,bytes,achieved,unit,percent_of_limit\n", "header column 12"},
-        {"model,n,k,batch,op,calls,ms,share,flops,bytes,achieved,achieved_unit,percent_of_limit\n"
-         "standard,512,,8,qkv,12,1.5,0.2,1e9,2e6,0.6,TFLOP/s\n",
-         "line 2: 12 fields"},
-        {"model,n,k,batch,op,calls,ms,share,flops,bytes,achieved,achieved_unit,percent_of_limit\n"
-         "standard,512,128,8,qkv,12,1.5,0.2,1e9,2e6,0.6,TFLOP/s,50\n",
-         "line 2: invalid k"},
-        {"model,n,k,batch,op,calls,ms,share,flops,bytes,achieved,achieved_unit,percent_of_limit\n"
-         "linformer,512,128,8,qkv,12,fast,0.2,1e9,2e6,0.6,TFLOP/s,50\n",
-         "line 2: invalid ms \"fast\""},
-        {"model,n,k,batch,op,calls,ms,share,flops,bytes,achieved,achieved_unit,percent_of_limit\n"
-         "linformer,512,128,8,qkv,12,1.5,0.2,1e9,2e6,,TFLOP/s,50\n",
-         "line 2: invalid achieved_unit"},
+        {HEADER "standard,512,,8,qkv,12,1.5,0.2,1e9,2e6,0.6,TFLOP/s\n", "line 2: 12 fields"},
+        {HEADER "standard,512,128,8,qkv,12,1.5,0.2,1e9,2e6,0.6,TFLOP/s,50\n", "line 2: invalid k"},
+        {HEADER "linformer,512,128,8,qkv,12,fast,0.2,1e9,2e6,0.6,TFLOP/s,50\n", "line 2: invalid ms \"fast\""},
+        {HEADER "linformer,512,128,8,qkv,12,1.5,0.2,1e9,2e6,,TFLOP/s,50\n", "line 2: invalid achieved_unit"},
     };
+#undef HEADER
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, LB_BREAKDOWN_FILE);
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        write_text(dir, bad[i].text);
+        fx_write(path, "w", bad[i].text);
         int rc = lb_breakdown_read(dir, &back, &n_back);
         lb_check(rc == LB_ERR_FORMAT && strstr(lb_error_message(), bad[i].want) != NULL,
                  "bad file %zu: %s \"%s\", want FORMAT naming \"%s\"", i, lb_status_name(rc), lb_error_message(),
                  bad[i].want);
     }
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, LB_BREAKDOWN_FILE);
     unlink(path);
     lb_check(lb_breakdown_read(dir, &back, &n_back) == LB_ERR_IO, "a missing file is LB_ERR_IO");
     rmdir(dir);

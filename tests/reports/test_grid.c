@@ -14,26 +14,7 @@
 #include "reports/grid.h"
 #include "reports/paper_table3.h"
 #include "tests/lib/check.h"
-
-static LbCellResult row(LbModelKind model, int64_t n, int64_t k, int64_t batch, double ms_per_seq,
-                        LbCellStatus status)
-{
-    LbCellResult r;
-    memset(&r, 0, sizeof r);
-    r.model = model;
-    r.n = n;
-    r.k = k;
-    r.batch = batch;
-    r.ms_per_seq = ms_per_seq;
-    r.median_ms = ms_per_seq * (double)batch;
-    r.status = status;
-    snprintf(r.error, sizeof r.error, "%s",
-             status == LB_CELL_OK ? "ok" : status == LB_CELL_OOM ? "OOM" : "device fault");
-    return r;
-}
-
-#define STD(n, b, ms) row(LB_MODEL_STANDARD, n, 0, b, ms, LB_CELL_OK)
-#define LIN(n, k, b, ms) row(LB_MODEL_LINFORMER, n, k, b, ms, LB_CELL_OK)
+#include "tests/reports/fixture.h"
 
 static const LbGridCell *at(const LbGrid *g, const LbGridCell *cells, int64_t n, int64_t k)
 {
@@ -47,7 +28,7 @@ static void check_value(const LbGrid *g, const LbGridCell *cells, const char *wh
                         int64_t k, double want)
 {
     const LbGridCell *c = at(g, cells, n, k);
-    lb_check(c && c->kind == LB_GRID_VALUE && fabs(c->value - want) <= 1e-12 * fabs(want),
+    lb_check(c && c->kind == LB_GRID_VALUE && c->value == want,
              "%s(%lld, %lld) = kind %d value %.17g: should be %.17g", what, (long long)n, (long long)k,
              c ? (int)c->kind : -1, c ? c->value : NAN, want);
 }
@@ -60,13 +41,17 @@ static void check_kind(const LbGrid *g, const char *what, int64_t n, int64_t k, 
              t ? (int)t->kind : -1, m ? (int)m->kind : -1, (int)want);
 }
 
-static void check_paper_value(const LbGrid *g, const LbGridCell *cells, const char *what, int64_t n,
-                        int64_t k, double want)
+/* Both grids EMPTY exactly where k >= n; where all_values, a value in every other cell. */
+static void check_empty(const LbGrid *g, const char *what, int all_values)
 {
-    long i = lb_grid_row(g, n), j = lb_grid_col(g, k);
-    const LbGridCell *c = i >= 0 && j >= 0 ? &cells[(size_t)i * g->cols + (size_t)j] : NULL;
-    lb_check(c && c->kind == LB_GRID_VALUE && c->value == want, "paper %s (%lld, %lld) should be %g",
-             what, (long long)n, (long long)k, want);
+    for (size_t c = 0; c < g->rows * g->cols; c++) {
+        const long long n = g->n[c / g->cols], k = g->k[c % g->cols];
+        const LbGridCellKind t = g->time[c].kind, m = g->memory[c].kind;
+        lb_check((t == LB_GRID_EMPTY) == (k >= n) && (m == LB_GRID_EMPTY) == (k >= n) &&
+                     (k >= n || !all_values || (t == LB_GRID_VALUE && m == LB_GRID_VALUE)),
+                 "%s (%lld, %lld): kinds %d / %d: EMPTY exactly when k >= n%s", what, n, k, (int)t, (int)m,
+                 all_values ? ", a value otherwise" : "");
+    }
 }
 
 /* The paper's Table 3 kept in reports/paper_table3.c: byte for byte the CSV files of
@@ -97,23 +82,14 @@ static void check_paper(const char *dir)
         lb_check(g.n[i] == (int64_t)512 << i, "n[%zu] = %lld", i, (long long)g.n[i]);
     for (size_t j = 0; j < g.cols && j < 5; j++)
         lb_check(g.k[j] == (int64_t)128 << j, "k[%zu] = %lld", j, (long long)g.k[j]);
-    for (size_t i = 0; i < g.rows; i++)
-        for (size_t j = 0; j < g.cols; j++) {
-            int empty = g.k[j] >= g.n[i];
-            lb_check((g.time[i * g.cols + j].kind == LB_GRID_EMPTY) == empty &&
-                         (g.memory[i * g.cols + j].kind == LB_GRID_EMPTY) == empty &&
-                         (empty || (g.time[i * g.cols + j].kind == LB_GRID_VALUE &&
-                                    g.memory[i * g.cols + j].kind == LB_GRID_VALUE)),
-                     "paper (%lld, %lld): empty exactly when k >= n, a value otherwise", (long long)g.n[i],
-                     (long long)g.k[j]);
-        }
+    check_empty(&g, "paper", 1);
     /* Corners and a middle cell of TABLE3.md, both grids. */
-    check_paper_value(&g, g.time, "time", 512, 128, 1.5);
-    check_paper_value(&g, g.time, "time", 65536, 2048, 7.9);
-    check_paper_value(&g, g.time, "time", 8192, 512, 4.4);
-    check_paper_value(&g, g.memory, "memory", 512, 128, 1.7);
-    check_paper_value(&g, g.memory, "memory", 65536, 128, 60);
-    check_paper_value(&g, g.memory, "memory", 16384, 2048, 8);
+    check_value(&g, g.time, "paper time", 512, 128, 1.5);
+    check_value(&g, g.time, "paper time", 65536, 2048, 7.9);
+    check_value(&g, g.time, "paper time", 8192, 512, 4.4);
+    check_value(&g, g.memory, "paper memory", 512, 128, 1.7);
+    check_value(&g, g.memory, "paper memory", 65536, 128, 60);
+    check_value(&g, g.memory, "paper memory", 16384, 2048, 8);
     lb_grid_free(&g);
 }
 
@@ -121,21 +97,21 @@ int main(int argc, char **argv)
 {
     check_paper(argc > 1 ? argv[1] : NULL);
     LbCellResult rows[] = {
-        LIN(512, 128, 10, 9.0), /* replaced by the later row for the same cell */
-        STD(512, 40, 2.0),
-        LIN(512, 128, 70, 1.25),
-        LIN(512, 256, 60, 1.6),
-        STD(1024, 12, 8.0),
-        LIN(1024, 128, 36, 4.0),
-        row(LB_MODEL_LINFORMER, 1024, 512, 0, 0, LB_CELL_ERROR),
+        FX_LIN(512, 128, 10, 9.0), /* replaced by the later row for the same cell */
+        FX_STD(512, 40, 2.0),
+        FX_LIN(512, 128, 70, 1.25),
+        FX_LIN(512, 256, 60, 1.6),
+        FX_STD(1024, 12, 8.0),
+        FX_LIN(1024, 128, 36, 4.0),
+        fx_row(LB_MODEL_LINFORMER, 1024, 512, 0, 0, LB_CELL_ERROR),
         /* (1024, 256) never measured */
-        row(LB_MODEL_STANDARD, 2048, 0, 0, 0, LB_CELL_OOM),
-        LIN(2048, 128, 20, 3.0),
-        LIN(2048, 1024, 6, 5.0),
-        STD(4096, 2, 50.0),
-        row(LB_MODEL_LINFORMER, 4096, 256, 0, 0, LB_CELL_OOM),
-        LIN(4096, 128, 11, 10.0),
-        LIN(99, 7, 1, 1.0), /* outside the asked lists: ignored */
+        fx_row(LB_MODEL_STANDARD, 2048, 0, 0, 0, LB_CELL_OOM),
+        FX_LIN(2048, 128, 20, 3.0),
+        FX_LIN(2048, 1024, 6, 5.0),
+        FX_STD(4096, 2, 50.0),
+        fx_row(LB_MODEL_LINFORMER, 4096, 256, 0, 0, LB_CELL_OOM),
+        FX_LIN(4096, 128, 11, 10.0),
+        FX_LIN(99, 7, 1, 1.0), /* outside the asked lists: ignored */
     };
     size_t count = sizeof rows / sizeof rows[0];
     const int64_t n[] = {512, 1024, 2048, 4096, 8192};
@@ -151,14 +127,7 @@ int main(int argc, char **argv)
     for (size_t j = 0; j < 4; j++)
         lb_check(g.k[j] == k[j], "k[%zu] = %lld: should be %lld", j, (long long)g.k[j], (long long)k[j]);
 
-    /* EMPTY exactly where k >= n. */
-    for (size_t i = 0; i < g.rows; i++)
-        for (size_t j = 0; j < g.cols; j++) {
-            int empty = g.time[i * g.cols + j].kind == LB_GRID_EMPTY;
-            int mempty = g.memory[i * g.cols + j].kind == LB_GRID_EMPTY;
-            lb_check(empty == (k[j] >= n[i]) && mempty == empty, "(%lld, %lld): EMPTY is %d: should be %d",
-                     (long long)n[i], (long long)k[j], empty, k[j] >= n[i]);
-        }
+    check_empty(&g, "grid", 0);
 
     /* Values: time = standard / Linformer ms per sequence; memory = Linformer / standard batch. */
     check_value(&g, g.time, "time", 512, 128, 2.0 / 1.25); /* the later (512, 128) row */
@@ -226,16 +195,14 @@ int main(int argc, char **argv)
                 const LbGridCell *c = &cells[f][i * 4 + j];
                 const char *s = r->fields[j + 1];
                 double v;
-                switch (c->kind) {
-                case LB_GRID_EMPTY: lb_check(s[0] == '\0', "%s (%zu,%zu): \"%s\": should be empty", names[f], i, j, s); break;
-                case LB_GRID_MISSING: lb_check(strcmp(s, "NA") == 0, "%s (%zu,%zu): \"%s\": should be NA", names[f], i, j, s); break;
-                case LB_GRID_OOM: lb_check(strcmp(s, "OOM") == 0, "%s (%zu,%zu): \"%s\": should be OOM", names[f], i, j, s); break;
-                case LB_GRID_ERROR: lb_check(strcmp(s, "ERR") == 0, "%s (%zu,%zu): \"%s\": should be ERR", names[f], i, j, s); break;
-                case LB_GRID_VALUE:
+                static const char *const kind_text[] = {
+                    [LB_GRID_EMPTY] = "", [LB_GRID_MISSING] = "NA", [LB_GRID_OOM] = "OOM", [LB_GRID_ERROR] = "ERR"};
+                if (c->kind != LB_GRID_VALUE)
+                    lb_check(strcmp(s, kind_text[c->kind]) == 0, "%s (%zu,%zu): \"%s\": should be \"%s\"", names[f], i,
+                             j, s, kind_text[c->kind]);
+                else
                     lb_check(lb_csv_parse_double(s, &v) == 0 && fabs(v - c->value) <= 1e-5 * c->value,
                              "%s (%zu,%zu): \"%s\": should be %.6g", names[f], i, j, s, c->value);
-                    break;
-                }
             }
         }
         lb_csv_table_free(&t);
@@ -282,19 +249,18 @@ int main(int argc, char **argv)
     lb_csv_table_free(&t);
     free(text);
 
-    char cell[32];
-    LbGridCell v = {LB_GRID_VALUE, 14.1234};
-    lb_grid_cell_text(&v, "x", cell, sizeof cell);
-    lb_check(strcmp(cell, "14.1x") == 0, "14.1234 as \"%s\": should be 14.1x", cell);
-    v.value = 2.0;
-    lb_grid_cell_text(&v, "x", cell, sizeof cell);
-    lb_check(strcmp(cell, "2.00x") == 0, "2 as \"%s\": should be 2.00x", cell);
-    v.value = 128.4;
-    lb_grid_cell_text(&v, "x", cell, sizeof cell);
-    lb_check(strcmp(cell, "128x") == 0, "128.4 as \"%s\": should be 128x", cell);
-    v.value = 1234.5;
-    lb_grid_cell_text(&v, "x", cell, sizeof cell);
-    lb_check(strcmp(cell, "1234x") == 0 || strcmp(cell, "1235x") == 0, "1234.5 as \"%s\": should have no exponent", cell);
+    /* Cells as tables show them: 3 significant digits, never an exponent. */
+    const struct {
+        double value;
+        const char *want, *or_want;
+    } texts[] = {{14.1234, "14.1x", NULL}, {2.0, "2.00x", NULL}, {128.4, "128x", NULL}, {1234.5, "1234x", "1235x"}};
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        char cell[32];
+        const LbGridCell v = {LB_GRID_VALUE, texts[i].value};
+        lb_grid_cell_text(&v, "x", cell, sizeof cell);
+        lb_check(strcmp(cell, texts[i].want) == 0 || (texts[i].or_want && strcmp(cell, texts[i].or_want) == 0),
+                 "%g as \"%s\": should be %s", texts[i].value, cell, texts[i].want);
+    }
 
     lb_grid_free(&g);
 
@@ -302,8 +268,8 @@ int main(int argc, char **argv)
      * projection measured in its place (--projection) where it has none; the linear one where no
      * Linformer has rows. */
     {
-        LbCellResult mix[] = {STD(512, 10, 2.0), row(LB_MODEL_LINFORMER_MEAN, 512, 128, 20, 0.5, LB_CELL_OK),
-                              LIN(512, 128, 30, 1.0), row(LB_MODEL_LINFORMER_CONV, 512, 128, 40, 0.25, LB_CELL_OK)};
+        LbCellResult mix[] = {FX_STD(512, 10, 2.0), fx_row(LB_MODEL_LINFORMER_MEAN, 512, 128, 20, 0.5, LB_CELL_OK),
+                              FX_LIN(512, 128, 30, 1.0), fx_row(LB_MODEL_LINFORMER_CONV, 512, 128, 40, 0.25, LB_CELL_OK)};
         const int64_t n1[] = {512}, k1[] = {128};
         lb_check(lb_table3_model(mix, 4) == LB_MODEL_LINFORMER, "linear and mean rows: Table 3 is the linear one");
         lb_check(lb_table3_model(mix + 3, 1) == LB_MODEL_LINFORMER_CONV, "conv rows alone: Table 3 is conv's");
@@ -321,7 +287,7 @@ int main(int argc, char **argv)
         }
         /* k 96 does not divide n 512: a "-" below n, which the legend explains */
         const int64_t k2[] = {96};
-        LbCellResult mean96[] = {mix[0], row(LB_MODEL_LINFORMER_MEAN, 512, 96, 20, 0.5, LB_CELL_OK)};
+        LbCellResult mean96[] = {mix[0], fx_row(LB_MODEL_LINFORMER_MEAN, 512, 96, 20, 0.5, LB_CELL_OK)};
         if (lb_check(lb_grid_from_raw(mean96, 2, n1, 1, k2, 1, &t3) == LB_OK, "Table 3 of mean at k 96")) {
             lb_check(t3.time[0].kind == LB_GRID_EMPTY && lb_grid_dash_below_n(&t3) &&
                          strstr(lb_grid_dash_meaning(1), "does not divide") && !strstr(lb_grid_dash_meaning(0), "divide"),

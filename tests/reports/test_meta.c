@@ -7,6 +7,7 @@
 #include "reports/csv_io.h"
 #include "reports/meta.h"
 #include "tests/lib/check.h"
+#include "tests/reports/fixture.h"
 
 int main(void)
 {
@@ -43,11 +44,7 @@ int main(void)
              "meta.csv: header key,value then one row per key in order");
     lb_csv_table_free(&t);
 
-    FILE *f = fopen(path, "w");
-    if (f) {
-        fputs("name,value\na,b\n", f);
-        fclose(f);
-    }
+    fx_write(path, "w", "name,value\na,b\n");
     lb_error_clear();
     rc = lb_meta_read(path, &r);
     lb_check(rc == LB_ERR_FORMAT && r.count == 0, "foreign header: rc %d: should be LB_ERR_FORMAT", rc);

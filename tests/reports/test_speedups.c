@@ -16,30 +16,20 @@
 #include "reports/grid.h"
 #include "reports/speedups.h"
 #include "tests/lib/check.h"
+#include "tests/reports/fixture.h"
 
+/* A random row: OOM or failed one time in twenty; energy on three ok rows in four, the fourth as a
+ * device without a counter leaves it. */
 static LbCellResult make_row(LbModelKind m, int64_t n, int64_t k)
 {
-    LbCellResult r;
-    memset(&r, 0, sizeof r);
-    r.model = m;
-    r.n = n;
-    r.k = lb_model_has_k(m) ? k : 0;
-    r.sm_clock_start_mhz = r.sm_clock_end_mhz = -1;
-    uint64_t u = lb_test_u64() % 20;
-    r.status = u == 0 ? LB_CELL_OOM : u == 1 ? LB_CELL_ERROR : LB_CELL_OK;
-    if (r.status == LB_CELL_OK) {
-        r.batch = (int64_t)(lb_test_u64() % 300) + 1;
-        r.ms_per_seq = 0.01 + (double)(lb_test_u64() % 1000000) / 1e4;
-        r.median_ms = r.ms_per_seq * (double)r.batch;
-        r.passes = 5;
-        /* energy on three rows in four; the fourth as a device without a counter leaves it */
-        r.power_w = r.energy_j_per_seq = NAN;
-        if (lb_test_u64() % 4 != 0) {
-            r.power_w = 50 + (double)(lb_test_u64() % 6000) / 10;
-            r.energy_j_per_seq = r.power_w * r.ms_per_seq / 1e3;
-        }
+    const uint64_t u = lb_test_u64() % 20;
+    LbCellResult r = fx_row(m, n, k, (int64_t)(lb_test_u64() % 300) + 1, 0.01 + (double)(lb_test_u64() % 1000000) / 1e4,
+                            u == 0 ? LB_CELL_OOM : u == 1 ? LB_CELL_ERROR : LB_CELL_OK);
+    r.power_w = r.energy_j_per_seq = NAN;
+    if (r.status == LB_CELL_OK && lb_test_u64() % 4 != 0) {
+        r.power_w = 50 + (double)(lb_test_u64() % 6000) / 10;
+        r.energy_j_per_seq = r.power_w * r.ms_per_seq / 1e3;
     }
-    snprintf(r.error, sizeof r.error, "%s", r.status == LB_CELL_OK ? "ok" : r.status == LB_CELL_OOM ? "OOM" : "device fault");
     return r;
 }
 
@@ -73,18 +63,8 @@ static void expected(const LbCellResult *b, const LbCellResult *m, int which, ch
 static void check_table3_unchanged(const LbCellResult *rows, size_t count, const char *dir)
 {
     /* Fixed rows whose files were written by the two-model code before speedups.csv existed. */
-    LbCellResult fixed[] = {make_row(LB_MODEL_STANDARD, 512, 0), make_row(LB_MODEL_LINFORMER, 512, 128),
-                            make_row(LB_MODEL_LINFORMER, 512, 256), make_row(LB_MODEL_STANDARD, 1024, 0),
-                            make_row(LB_MODEL_LINFORMER, 1024, 128)};
-    for (size_t i = 0; i < 5; i++) {
-        fixed[i].status = LB_CELL_OK;
-        snprintf(fixed[i].error, sizeof fixed[i].error, "ok");
-    }
-    fixed[0].batch = 40, fixed[0].ms_per_seq = 2.0;
-    fixed[1].batch = 70, fixed[1].ms_per_seq = 1.25;
-    fixed[2].batch = 60, fixed[2].ms_per_seq = 1.6;
-    fixed[3].batch = 12, fixed[3].ms_per_seq = 8.0;
-    fixed[4].status = LB_CELL_OOM;
+    LbCellResult fixed[] = {FX_STD(512, 40, 2.0), FX_LIN(512, 128, 70, 1.25), FX_LIN(512, 256, 60, 1.6),
+                            FX_STD(1024, 12, 8.0), fx_row(LB_MODEL_LINFORMER, 1024, 128, 0, 0, LB_CELL_OOM)};
     fixed[0].energy_j_per_seq = 4.0, fixed[1].energy_j_per_seq = 1.0, fixed[3].energy_j_per_seq = 16.0;
     fixed[2].energy_j_per_seq = NAN; /* no counter: the cell is NA, its time and memory still numbers */
     const int64_t n[] = {512, 1024}, k[] = {128, 256, 1024};
@@ -210,16 +190,13 @@ int main(void)
             if (!ok)
                 continue;
             const LbCellResult *mr = find(rows, count, m, nv, kv), *br = find(rows, count, b, nv, kv);
-            char want[3][64];
-            expected(br, mr, 0, want[0], sizeof want[0]);
-            expected(br, mr, 1, want[1], sizeof want[1]);
-            expected(br, mr, 2, want[2], sizeof want[2]);
-            lb_check(strcmp(f[4], want[0]) == 0, "line %zu (%s/%s n=%lld k=%lld): time \"%s\": should be %s",
-                     t.line[r], f[0], f[1], nv, kv, f[4], want[0]);
-            lb_check(strcmp(f[5], want[1]) == 0, "line %zu (%s/%s n=%lld k=%lld): memory \"%s\": should be %s",
-                     t.line[r], f[0], f[1], nv, kv, f[5], want[1]);
-            lb_check(strcmp(f[6], want[2]) == 0, "line %zu (%s/%s n=%lld k=%lld): energy \"%s\": should be %s",
-                     t.line[r], f[0], f[1], nv, kv, f[6], want[2]);
+            static const char *const what[3] = {"time", "memory", "energy"};
+            for (int x = 0; x < 3; x++) {
+                char want[64];
+                expected(br, mr, x, want, sizeof want);
+                lb_check(strcmp(f[4 + x], want) == 0, "line %zu (%s/%s n=%lld k=%lld): %s \"%s\": should be %s",
+                         t.line[r], f[0], f[1], nv, kv, what[x], f[4 + x], want);
+            }
             values += strcmp(f[4], "NA") && strcmp(f[4], "OOM") && strcmp(f[4], "ERR");
             energy_values += strcmp(f[6], "NA") && strcmp(f[6], "OOM") && strcmp(f[6], "ERR");
         }
