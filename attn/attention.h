@@ -9,10 +9,6 @@
 
 #include "attn/config.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 typedef struct LbPass LbPass;               /* one forward pass (attn/attention_impl.h) */
 typedef struct LbBuilder LbBuilder;         /* weights being allocated (attn/attention_impl.h) */
 typedef struct LbLayerWeights LbLayerWeights; /* attn/model.h */
@@ -69,9 +65,5 @@ LbModelConfig lb_model_variant(LbModelKind m, int i, LbModelConfig cfg);
 
 /* desc->describe, or the bare name. */
 void lb_model_describe(const LbModelConfig *cfg, char *buf, size_t size);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif

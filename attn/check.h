@@ -14,10 +14,6 @@
 #include "attn/model.h"
 #include "attn/ops.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 typedef struct LbCheckRow {
     char op[32];      /* "softmax", "linear", "bmm", "forward", "train", "depthwise_conv_seq_backward", ... */
     char shape[96];   /* "8 x 1000", "linformer kv/late n 64 k 16 B 2" */
@@ -82,9 +78,5 @@ void lb_check_grads_free(LbCheckGrads *g);
 size_t lb_check_summary(const LbCheckTable *t, double *max_rel_error, const LbCheckRow **first_failure);
 
 void lb_check_table_free(LbCheckTable *t);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif

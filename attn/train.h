@@ -15,10 +15,6 @@
 #include "attn/model.h"
 #include "attn/pass_observer.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 typedef struct LbTrain {
     LbModel grads; /* each tensor the gradient of the model's tensor of the same name */
     void *dy;      /* (B, n, d): the upstream gradient of the encoder's output */
@@ -44,9 +40,5 @@ int lb_train_step(const LbModel *m, LbArena *a, LbInputs *in, LbTrain *t);
 
 /* lb_train_step with every op called on obs->be and each group of calls named to obs. */
 int lb_train_step_observed(const LbModel *m, LbArena *a, LbInputs *in, LbTrain *t, LbPassObserver *obs);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif

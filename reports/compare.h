@@ -18,10 +18,6 @@
 #include "reports/sweep_dir.h"
 #include "reports/table.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /* Whether a and b can be compared (b NULL: against the paper). LB_OK, or LB_ERR_FORMAT saying why:
  * a peer's result alone or two of them; a peer of another model shape or storage type; a
  * prediction of another model (a setting of the work differs); a forward and a training result
@@ -39,9 +35,5 @@ int lb_compare(FILE *out, const LbSweepDir *a, const LbSweepDir *b, LbFormat fmt
 /* breakdown.csv's tables, where s has one (text or md; nothing for csv): LB_OK, or the status of
  * reading it (reports/breakdown_plot.c). */
 int lb_breakdown_compare(FILE *out, const LbSweepDir *s, LbFormat fmt);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif

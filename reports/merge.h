@@ -14,10 +14,6 @@
 #include "reports/meta.h"
 #include "reports/sweep_dir.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /* A cell of a sweep: (model, n), and k where the model has a k axis (0 otherwise). */
 typedef struct LbSweepCell {
     LbModelKind model;
@@ -66,9 +62,5 @@ int lb_merge_rows(const LbSweepDir *parts, size_t count, LbCellResult **rows, si
  * ("standard n=64, linformer n=64 k=16, ...", cut with "..."). LB_OK or LB_ERR_NOMEM. */
 int lb_merge_missing(const LbCellResult *rows, size_t count, const int64_t *n, size_t nn, const int64_t *k, size_t nk,
                      const int measured[LB_MODEL_COUNT], size_t *how_many, char *buf, size_t size);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif

@@ -14,10 +14,6 @@
 #include "reports/plot_figure.h"
 #include "reports/sweep_dir.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /* Write the data files and scripts into out_dir (which must exist), naming them in *out (may be
  * NULL). LB_ERR_IO naming the file that could not be written. */
 int lb_plot_write(const LbSweepDir *s, const char *out_dir, LbPlotList *out);
@@ -30,9 +26,5 @@ int lb_plot_peer_write(const LbSweepDir *lin, const LbSweepDir *peer, const char
 
 /* breakdown.csv's figures, where s has one, into out_dir (reports/breakdown_plot.c). */
 int lb_breakdown_plot_write(const LbSweepDir *s, const char *out_dir, LbPlotList *out);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif

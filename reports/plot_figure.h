@@ -14,10 +14,6 @@
 #include "reports/atomic_file.h"
 #include "reports/sweep_dir.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /* The figures' names (NAME of NAME.gp), in the order they were written: Table 3's three heatmaps
  * and two per-sequence figures, three heatmaps per (model, baseline) pair at most, a breakdown per
  * model. */
@@ -81,9 +77,5 @@ int lb_plot_find_gnuplot(char *buf, size_t size);
  * written through a link planted there. LB_OK, or LB_ERR_IO with gnuplot's exit status or the
  * time-out in the message. gnuplot's own messages go to our stderr. */
 int lb_plot_render(const char *gnuplot, const char *script, int timeout_s);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif

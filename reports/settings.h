@@ -22,10 +22,6 @@
 #define LB_PREDICT_COPY_EFFICIENCY 0.83    /* Jia et al. 2018: 750 of the V100's 900 GB/s */
 #define LB_PREDICT_LAUNCH_US 5.0           /* an assumption: a few microseconds per kernel */
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 typedef enum LbDeviceKind { LB_DEVICE_CUDA = 0, LB_DEVICE_CPU = 1 } LbDeviceKind;
 
 /* --headroom not given: the larger of 256 MiB and 1% of the GPU's memory stays outside the budget,
@@ -209,9 +205,5 @@ struct LbInputs;
 struct LbRunSettings;
 int lb_meta_write_dump(const char *dir, const struct LbModel *m, const struct LbInputs *in,
                        const struct LbRunSettings *s);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif

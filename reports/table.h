@@ -13,10 +13,6 @@
 
 #include "attn/config.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 typedef enum LbFormat { LB_FORMAT_TEXT, LB_FORMAT_MD, LB_FORMAT_CSV } LbFormat;
 
 /* Text: blocks side by side, right-aligned, separated by " | ", each title over its block;
@@ -37,9 +33,5 @@ void lb_cell_label(LbModelKind m, int64_t n, int64_t k, LbCellLabel buf);
  * format fmts[r], NaN as "-". */
 void lb_table_print_numbers(FILE *out, LbFormat fmt, LbModelKind m, size_t cols, const LbCellLabel *col_labels,
                             size_t rows, const char *const *row_labels, const double *v, const char *const *fmts);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif

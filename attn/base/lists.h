@@ -7,10 +7,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /* Calls fn(item, len, ctx) on each item of the comma list s, in order, an item being the bytes
  * [item, item + len) between commas ("a,,b" has an empty second item, len 0; "" is one empty
  * item). Stops at, and returns, fn's first nonzero value; 0 when every item was taken. */
@@ -23,9 +19,5 @@ int lb_parse_list(const char *s, int64_t min, int64_t max, int64_t **values, siz
 
 /* Sorts v[0..count) ascending and moves the distinct values to its front; returns how many. */
 size_t lb_sort_unique_int64(int64_t *v, size_t count);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif

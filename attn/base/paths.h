@@ -9,10 +9,6 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /* dir + "/" + name, malloc'd; NULL when out of memory. */
 char *lb_path_join(const char *dir, const char *name);
 
@@ -31,9 +27,5 @@ FILE *lb_fopen_plain(const char *path);
 
 /* strerror, except that ELOOP says why lb_open_plain refused the name. */
 const char *lb_open_plain_strerror(int err);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif

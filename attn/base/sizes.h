@@ -6,10 +6,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /* A whole decimal integer in [min, max]: no sign games, no trailing characters, no overflow. */
 int lb_parse_int64(const char *s, int64_t min, int64_t max, int64_t *out);
 int lb_parse_int(const char *s, int min, int max, int *out);
@@ -21,9 +17,5 @@ int lb_parse_size(const char *s, uint64_t *out);
 
 /* "1.5 GiB", "512 MiB", "800 B": the shortest exact-looking binary form, for messages/headers. */
 void lb_format_size(uint64_t bytes, char *buf, size_t size);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif

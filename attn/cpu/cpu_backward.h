@@ -11,10 +11,6 @@
 
 #include "attn/ops.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /* lb_linear_cpu's gradients: z = x w^T + b, y = z or GELU(z). With gelu, z is recomputed in
  * double from x, w, b (b may be NULL). dx (rows, in) = dz w, dw (out, in) = dz^T x,
  * db (out) = the column sums of dz. dy is not changed. */
@@ -63,9 +59,5 @@ void lb_favor_features_backward_cpu(const float *phi, const float *x, float *d, 
 
 /* LbOps.divide_by_last_backward. */
 void lb_divide_by_last_backward_cpu(const float *x, const float *dy, float *dx, int64_t rows, int64_t cols);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif

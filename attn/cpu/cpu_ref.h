@@ -9,10 +9,6 @@
 
 #include "attn/ops.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /* --- products (attn/cpu/cpu_matmul.c) ------------------------------------------------------ */
 
 /* y (rows, out) = x (rows, in) . w (out, in)^T + b (out), then GELU (erf) when gelu != 0.
@@ -81,9 +77,5 @@ int lb_depthwise_conv_seq_cpu(LbBackend *be, const void *x, int64_t ld_x, const 
  * `threads`, capped at 64. Results are identical for every setting (tests check that). Not to be
  * called while a reference function runs. */
 void lb_cpu_set_threads(int threads);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif

@@ -12,10 +12,6 @@
 #include "attn/pass_observer.h"
 #include "attn/plan.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /* "embed", "layernorm", "qkv", ... as breakdown.csv writes them; NULL outside the enum. */
 const char *lb_op_role_name(LbOpRole r);
 /* The role named s; -1 when none is. */
@@ -63,9 +59,5 @@ int lb_breakdown_count(const LbModelConfig *cfg, const LbPlanParams *p, int64_t 
 
 /* Whether the rows sum to the pass within the stated overhead. */
 int lb_breakdown_within_overhead(const LbBreakdown *b);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif

@@ -11,10 +11,6 @@
 
 #include "attn/ops.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 typedef struct LbCalibrateOptions {
     int reps;          /* timed repetitions of each measurement; the median is kept (5) */
     double target_ms;  /* sizes double from the smallest until one repetition takes this long (25) */
@@ -41,9 +37,5 @@ typedef struct LbCalibration {
  * after one untimed. LB_ERR_NOMEM (why, in the user's terms) when not even the smallest sizes fit;
  * LB_ERR_INVALID for options out of range. */
 int lb_calibrate(LbBackend *be, const LbCalibrateOptions *opt, LbCalibration *out);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif

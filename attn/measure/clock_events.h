@@ -8,10 +8,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /* NVML's bits (nvml.h, nvmlClocksEventReason*). */
 #define LB_CLOCK_EVENT_GPU_IDLE 0x1ull
 #define LB_CLOCK_EVENT_APP_CLOCKS 0x2ull
@@ -33,9 +29,5 @@ extern "C" {
 int lb_clock_events_text(uint64_t mask, char *buf, size_t size);
 /* The mask of such a text; -1 on an unknown name. */
 int lb_clock_events_parse(const char *text, uint64_t *mask);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif

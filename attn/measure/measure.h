@@ -12,10 +12,6 @@
 #include "attn/base/status.h"
 #include "attn/ops.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 typedef enum LbCellStatus { LB_CELL_OK = 0, LB_CELL_OOM = 1, LB_CELL_ERROR = 2 } LbCellStatus;
 
 /* One measured cell: exactly what a raw.csv row holds (reports/raw.c writes and reads it). */
@@ -77,9 +73,5 @@ double lb_measure_flops_per_seq(const LbBackend *be, const LbModelConfig *cfg);
 
 /* Median, min and max of `count` values (the array is sorted in place). */
 void lb_stats_summary(double *values, int count, double *median, double *min, double *max);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif

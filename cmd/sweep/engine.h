@@ -20,10 +20,6 @@
 #include "reports/meta.h"
 #include "reports/settings.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /* The model the settings measure at cell c. */
 LbModelConfig lb_sweep_cell_config(const LbRunSettings *s, const LbSweepCell *c);
 
@@ -122,9 +118,5 @@ int lb_sweep_write_rows(const LbSweepJob *job, const LbSweepDevice *dev, const L
 
 /* The meta.csv status word of an outcome ("complete", "finished with errors", ...). */
 const char *lb_sweep_outcome_name(LbSweepOutcome o);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif

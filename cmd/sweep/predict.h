@@ -19,10 +19,6 @@
 #include "reports/grid.h"
 #include "reports/settings.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 typedef struct LbGpuSpec {
     const char *name;     /* what --gpu takes: "h100-sxm" */
     const char *label;    /* the card in words: "NVIDIA H100 SXM 80GB" */
@@ -88,9 +84,5 @@ typedef struct LbPredictJob {
     const char *command_line;
 } LbPredictJob;
 int lb_predict_run(const LbPredictJob *job, LbGrid *grid, double *sweep_s);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif
