@@ -87,8 +87,6 @@ int lb_cmd_info(int argc, char **argv)
             printf("cuda:%d: cannot describe: %s\n", i, lb_error_message());
         lb_backend_close(be);
         shown++;
-        if (only >= 0)
-            break;
     }
     printf("\ncpu: the plain-C reference backend (fp32 storage, double accumulation); use --device cpu\n");
     return LB_EXIT_OK;
