@@ -101,18 +101,14 @@ static int make_dirs(const char *dir, char **top)
             continue;
         char saved = path[i];
         path[i] = '\0';
+        struct stat st;
         if (mkdir(path, 0777) == 0) {
             if (top && !*top)
                 *top = strdup(path);
-        } else if (errno == EEXIST) {
-            struct stat st;
-            if (stat(path, &st) != 0)
-                return -1;
-            if (!S_ISDIR(st.st_mode)) {
-                errno = ENOTDIR;
-                return -1;
-            }
-        } else {
+        } else if (errno != EEXIST || stat(path, &st) != 0) {
+            return -1;
+        } else if (!S_ISDIR(st.st_mode)) {
+            errno = ENOTDIR;
             return -1;
         }
         path[i] = saved;
