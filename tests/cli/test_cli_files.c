@@ -50,6 +50,15 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+static int write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return -1;
+    size_t put = fwrite(text, 1, strlen(text), f);
+    return fclose(f) == 0 && put == strlen(text) ? 0 : -1;
+}
+
 static void wait_rows(const char *dir, int rows)
 {
     struct timespec pause = {0, 5 * 1000 * 1000};
@@ -386,11 +395,7 @@ static void test_files(void)
     snprintf(fake, sizeof fake, "%s/bin", scratch);
     mkdir(fake, 0777);
     snprintf(path, sizeof path, "%s/gnuplot", fake);
-    FILE *f = fopen(path, "w");
-    if (f) {
-        fputs("#!/bin/sh\nexec /bin/sleep 600\n", f);
-        fclose(f);
-    }
+    (void)write_text(path, "#!/bin/sh\nexec /bin/sleep 600\n");
     chmod(path, 0755);
     const char *old_path = getenv("PATH");
     char *saved = old_path ? strdup(old_path) : NULL;
@@ -513,11 +518,7 @@ static const char victim_text[] = "the user's own file: not linbench's to write\
 static void make_victim(char *path, size_t size, const char *name)
 {
     snprintf(path, size, "%s/%s", scratch, name);
-    FILE *f = fopen(path, "w");
-    if (f) {
-        fputs(victim_text, f);
-        fclose(f);
-    }
+    (void)write_text(path, victim_text);
 }
 
 static void victim_intact(const char *path, const char *what)
@@ -839,15 +840,6 @@ static void test_torture(void)
  *   whole rows shown) with one warning naming the file, the line and sweep --resume DIR; the
  *   resume drops the line and measures the cell again, after which compare says nothing.
  **/
-static int write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return -1;
-    size_t put = fwrite(text, 1, strlen(text), f);
-    return fclose(f) == 0 && put == strlen(text) ? 0 : -1;
-}
-
 /* The damages, each of the text of a whole file: malloc'd, or NULL when it lacks what is damaged. */
 static char *meta_cut(const char *t) /* cut after its status line: no device, no setting */
 {
