@@ -2,7 +2,6 @@
 #include "cmd/calibration.h"
 
 #include <stdio.h>
-#include <string.h>
 
 #include "attn/config.h"
 #include "attn/base/sizes.h"
@@ -56,8 +55,7 @@ int lb_sweep_calibrate(LbBackend *be, uint64_t budget, int quiet, LbCalibration 
         fprintf(stderr, "calibration: %.3g TFLOP/s (%s%s product %lld), %.3g GB/s copy%s%s\n", cal->tflop_per_s,
                 lb_dtype_name(be->storage), be->tf32 ? " tf32" : "", (long long)cal->dim, cal->copy_gb_per_s,
                 note[0] ? "; " : "", note);
-        LbDeviceInfo d;
-        memset(&d, 0, sizeof d);
+        LbDeviceInfo d = {0};
         if (be->ops->describe(be, &d) == LB_OK)
             lb_print_card_limits(stderr, "", d.name, be->storage, be->tf32, cal);
     }

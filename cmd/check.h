@@ -19,7 +19,6 @@ typedef struct LbCheckResult {
     uint64_t seed;
     size_t checks, failures;
     double max_rel_error; /* largest relative error of all checks */
-    char first_failure[400];
 } LbCheckResult;
 
 /* The quick check (few shapes per op at the backend's dtype, one small forward per model, the

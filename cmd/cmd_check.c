@@ -1,9 +1,6 @@
-/* linbench check: is this backend's arithmetic right on this machine? Every op of the ops table
- * and small forward passes of every model (under --pass train, training steps too) against the
- * reference (attn/check.h), in every storage type, one row per check, after an environment block (device, versions, the code it runs,
- * memory, clocks, ECC, MIG, persistence, other processes). Exit 0 when every check passes, 1
- * otherwise (the first failing check named on stderr). Also the quick check that sweep and run
- * do before measuring (lb_quick_check). */
+/* linbench check: the check table (attn/check.h) on this backend in every storage type, one row
+ * per check after an environment block; exit 1 naming the first failing check. Also the quick
+ * check that sweep and run do before measuring (lb_quick_check). */
 #include "cmd/check.h"
 
 #include <math.h>
@@ -41,8 +38,7 @@ static void print_mhz(const char *what, int now, int max)
 
 static void print_environment(LbBackend *be, int cuda, uint64_t seed)
 {
-    LbDeviceInfo d;
-    memset(&d, 0, sizeof d);
+    LbDeviceInfo d = {0};
     printf("environment\n");
     if (be->ops->describe(be, &d) != LB_OK) {
         printf("  %-20s unknown (%s)\n", "device", lb_error_message());
@@ -121,8 +117,7 @@ static uint64_t fresh_seed(void)
 int lb_quick_check(LbBackend *be, const LbModelConfig *model, LbCheckResult *res)
 {
     memset(res, 0, sizeof *res);
-    LbCheckTable t;
-    memset(&t, 0, sizeof t);
+    LbCheckTable t = {0};
     LbCheckPlan plan = {1, fresh_seed(), model->sharing, model->order, model->k_schedule, NULL, model->pass};
     res->seed = plan.seed;
     int rc = lb_check_backend(be, &plan, &t);
@@ -133,16 +128,16 @@ int lb_quick_check(LbBackend *be, const LbModelConfig *model, LbCheckResult *res
     res->ran = 1;
     res->checks = t.count;
     const LbCheckRow *bad;
+    char first[400] = "";
     res->failures = lb_check_summary(&t, &res->max_rel_error, &bad);
     if (bad)
-        describe_failure(bad, res->first_failure, sizeof res->first_failure);
+        describe_failure(bad, first, sizeof first);
     lb_check_table_free(&t);
-    if (res->failures) {
-        fprintf(stderr, "linbench: the %s backend failed its check (%zu of %zu checks), so nothing was measured: %s (run linbench check --device %s for every row)\n",
-                be->ops->name, res->failures, res->checks, res->first_failure, be->ops->name);
-        return LB_EXIT_FAILURE;
-    }
-    return LB_EXIT_OK;
+    if (!res->failures)
+        return LB_EXIT_OK;
+    fprintf(stderr, "linbench: the %s backend failed its check (%zu of %zu checks), so nothing was measured: %s (run linbench check --device %s for every row)\n",
+            be->ops->name, res->failures, res->checks, first, be->ops->name);
+    return LB_EXIT_FAILURE;
 }
 
 int lb_cmd_check(int argc, char **argv)
@@ -152,11 +147,8 @@ int lb_cmd_check(int argc, char **argv)
     lb_run_settings_free(&o);
     if (parsed != 0)
         return parsed < 0 ? LB_EXIT_OK : parsed;
-    const int cuda = o.device == LB_DEVICE_CUDA, gpu = o.gpu, tf32 = o.tf32, quick = o.cmd.quick, autotune = o.autotune;
-    const int only = (o.given >> LB_OPT_CHECK_DTYPE) & 1;
-    const LbDtype only_dtype = o.model.dtype;
-    const int64_t seed = (o.given >> LB_OPT_CHECK_SEED) & 1 ? (int64_t)o.seed : -1;
-    if (tf32 && only && only_dtype != LB_DTYPE_FP32)
+    const int cuda = o.device == LB_DEVICE_CUDA, only = (o.given >> LB_OPT_CHECK_DTYPE) & 1;
+    if (o.tf32 && only && o.model.dtype != LB_DTYPE_FP32)
         return lb_usage_error("--tf32 applies to fp32 only: should be used without --dtype or with --dtype fp32");
 
     /* fp32 (and with TF32 products under --tf32), fp16, bf16; the CPU backend stores fp32 whatever
@@ -164,22 +156,21 @@ int lb_cmd_check(int argc, char **argv)
     static const struct { LbDtype dtype; int tf32; } runs[] = {
         {LB_DTYPE_FP32, 0}, {LB_DTYPE_FP32, 1}, {LB_DTYPE_FP16, 0}, {LB_DTYPE_BF16, 0}};
     const LbModelConfig def = lb_config_default();
-    LbCheckPlan plan = {quick, seed >= 0 ? (uint64_t)seed : fresh_seed(), def.sharing, def.order,
-                        def.k_schedule, NULL, o.model.pass};
-    LbCheckTable t;
-    memset(&t, 0, sizeof t);
+    LbCheckPlan plan = {o.cmd.quick, (o.given >> LB_OPT_CHECK_SEED) & 1 ? o.seed : fresh_seed(), def.sharing,
+                        def.order, def.k_schedule, NULL, o.model.pass};
+    LbCheckTable t = {0};
     int rc = LB_EXIT_OK;
     for (size_t i = 0, ran = 0; i < sizeof runs / sizeof runs[0] && rc == LB_EXIT_OK; i++) {
-        if ((only && runs[i].dtype != only_dtype) || (runs[i].tf32 && (!tf32 || !cuda)) || (!cuda && ran))
+        if ((only && runs[i].dtype != o.model.dtype) || (runs[i].tf32 && (!o.tf32 || !cuda)) || (!cuda && ran))
             continue;
         LbBackend *be = NULL;
-        int orc = cuda ? lb_cuda_backend_open(gpu, runs[i].dtype, runs[i].tf32, &be)
+        int orc = cuda ? lb_cuda_backend_open(o.gpu, runs[i].dtype, runs[i].tf32, &be)
                        : lb_cpu_backend_open(runs[i].dtype, (size_t)LB_CPU_DEFAULT_MEM, &be);
         if (orc != LB_OK) {
             rc = lb_open_error(orc);
             break;
         }
-        be->autotune = autotune;
+        be->autotune = o.autotune;
         if (ran++ == 0) {
             print_environment(be, cuda, plan.seed);
             printf("%-14s %-5s %-48s %10s %9s  %s\n", "operation", "dtype", "shape", "rel error", "threshold", "result");

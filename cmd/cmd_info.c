@@ -77,8 +77,7 @@ int lb_cmd_info(int argc, char **argv)
                 printf("%s\n", lb_error_message()); /* says it in words of its own ("no CUDA device found ...") */
             break;
         }
-        LbDeviceInfo d;
-        memset(&d, 0, sizeof d);
+        LbDeviceInfo d = {0};
         rc = be->ops->describe(be, &d);
         d.device_index = i;
         if (rc == LB_OK)
@@ -87,8 +86,6 @@ int lb_cmd_info(int argc, char **argv)
             printf("cuda:%d: cannot describe: %s\n", i, lb_error_message());
         lb_backend_close(be);
         shown++;
-        if (only >= 0)
-            break;
     }
     printf("\ncpu: the plain-C reference backend (fp32 storage, double accumulation); use --device cpu\n");
     return LB_EXIT_OK;

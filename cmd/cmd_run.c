@@ -134,8 +134,6 @@ int lb_cmd_run(int argc, char **argv)
     if (rc != 0)
         return rc < 0 ? LB_EXIT_OK : rc;
     const char *dump_dir = o.cmd.dump;
-    const int64_t batch = o.cmd.batch;
-    const int no_check = o.cmd.no_check;
     /* a model without a k axis has k 0, as its raw.csv row says */
     if (!lb_model_has_k(o.model.kind))
         o.model.k = 0;
@@ -153,9 +151,8 @@ int lb_cmd_run(int argc, char **argv)
     if ((rc = lb_options_open_backend(&o, &be, &budget)) != 0)
         goto out;
     /* A backend that gets its arithmetic wrong is not measured (linbench check --quick). */
-    LbCheckResult check;
-    memset(&check, 0, sizeof check);
-    if (!no_check && (rc = lb_quick_check(be, &o.model, &check)) != 0)
+    LbCheckResult check = {0};
+    if (!o.cmd.no_check && (rc = lb_quick_check(be, &o.model, &check)) != 0)
         goto out;
     /* --breakdown's percentages: this device's limits, measured as a sweep measures them (even
      * under --no-check, as in a sweep) */
@@ -166,7 +163,7 @@ int lb_cmd_run(int argc, char **argv)
                                                 sizeof calibration_note)) != 0)
         goto out;
     if (dump_dir) {
-        rc = dump(&o, be, budget, batch, dump_dir);
+        rc = dump(&o, be, budget, o.cmd.batch, dump_dir);
     } else {
         LbCellResult r;
         int mrc = lb_measure_cell(be, &o.model, budget, &o.timing, o.seed, NULL, &r);

@@ -54,6 +54,13 @@ int lb_outdir_check_length(const char *dir, const char *flag)
 static char *made_dir, *made_top;
 static int lock_fd = -1, lock_made;
 
+static void forget_made(void)
+{
+    free(made_dir);
+    free(made_top);
+    made_dir = made_top = NULL;
+}
+
 void lb_outdir_abandon(void)
 {
     if (!made_dir)
@@ -78,9 +85,7 @@ void lb_outdir_abandon(void)
             *slash = '\0';
         }
     }
-    free(made_dir);
-    free(made_top);
-    made_dir = made_top = NULL;
+    forget_made();
 }
 
 /* mkdir -p, the first directory it made into *top (malloc'd) when top is not NULL. Another process
@@ -96,18 +101,14 @@ static int make_dirs(const char *dir, char **top)
             continue;
         char saved = path[i];
         path[i] = '\0';
+        struct stat st;
         if (mkdir(path, 0777) == 0) {
             if (top && !*top)
                 *top = strdup(path);
-        } else if (errno == EEXIST) {
-            struct stat st;
-            if (stat(path, &st) != 0)
-                return -1;
-            if (!S_ISDIR(st.st_mode)) {
-                errno = ENOTDIR;
-                return -1;
-            }
-        } else {
+        } else if (errno != EEXIST || stat(path, &st) != 0) {
+            return -1;
+        } else if (!S_ISDIR(st.st_mode)) {
+            errno = ENOTDIR;
             return -1;
         }
         path[i] = saved;
@@ -167,23 +168,17 @@ static int take_lock(const char *dir, long *holder)
     return -1;
 }
 
-/* The lock could not be taken for a reason other than another linbench holding it. */
-static int lock_refused(const char *dir, const char *flag, int err)
-{
-    if (err == ELOOP)
-        return lb_usage_error("invalid argument \"%s\" for %s: its lock file %s/%s is %s: remove it, or use another directory",
-                              dir, flag, dir, LOCK_NAME, lb_open_plain_strerror(err));
-    return lb_usage_error("invalid argument \"%s\" for %s: should be a writable directory (%s)", dir, flag, strerror(err));
-}
-
 /* Take dir's lock for `flag`: 0, or an exit code after one line (another linbench holds it, or
  * the lock file cannot be made). */
 static int lock_dir(const char *dir, const char *flag)
 {
     long holder;
     const int locked = take_lock(dir, &holder);
+    if (locked < 0 && errno == ELOOP)
+        return lb_usage_error("invalid argument \"%s\" for %s: its lock file %s/%s is %s: remove it, or use another directory",
+                              dir, flag, dir, LOCK_NAME, lb_open_plain_strerror(errno));
     if (locked < 0)
-        return lock_refused(dir, flag, errno);
+        return lb_usage_error("invalid argument \"%s\" for %s: should be a writable directory (%s)", dir, flag, strerror(errno));
     if (locked == 0)
         return 0;
     char pid[32] = "";
@@ -235,11 +230,8 @@ int lb_outdir_prepare(const char *dir, int force, const char *flag, int offer)
         return lb_usage_error("invalid argument \"%s\" for %s: should be a directory that can be created (%s)", dir, flag, strerror(e));
     }
     if ((rc = lock_dir(dir, flag)) != 0) {
-        if (rc == LB_EXIT_FAILURE) { /* the directory is the other process's now: leave it be */
-            free(made_dir);
-            free(made_top);
-            made_dir = made_top = NULL;
-        }
+        if (rc == LB_EXIT_FAILURE) /* the directory is the other process's now: leave it be */
+            forget_made();
         lb_outdir_abandon();
         return rc;
     }

@@ -34,10 +34,7 @@ static void cell_name(char *buf, size_t size, LbModelKind model, int64_t n, int6
 
 void lb_progress_init(LbProgress *p, int quiet)
 {
-    p->mode = quiet ? 0 : isatty(STDERR_FILENO) ? 2 : 1;
-    p->total = 0;
-    p->done = 0;
-    p->start = now_seconds();
+    *p = (LbProgress){quiet ? 0 : isatty(STDERR_FILENO) ? 2 : 1, 0, 0, now_seconds()};
 }
 
 static void times(const LbProgress *p, char *elapsed, char *left, size_t size)

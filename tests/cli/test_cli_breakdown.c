@@ -19,6 +19,8 @@
 static const char *bin;
 
 #define TINY "--layers", "1", "--d-model", "32", "--heads", "2", "--ffn", "64", "--vocab", "100"
+/* one cell per model on the CPU, unchecked */
+#define CELL "--device", "cpu", TINY, "--n", "64", "--k", "16", "--max-batch", "2", "--cell-time", "1", "--no-check"
 
 static double meta_number(const char *dir, const char *key)
 {
@@ -147,9 +149,7 @@ static void check_small_budget(const char *scratch)
 static void check_run_breakdown(const char *scratch)
 {
     for (int m = 0; m < LB_MODEL_COUNT; m++) {
-        char *a[] = {(char *)bin, "run", "--device", "cpu", TINY, "--n", "64", "--k", "16", "--model",
-                     (char *)lb_model_name((LbModelKind)m), "--max-batch", "2", "--cell-time", "1", "--no-check",
-                     "--breakdown", NULL};
+        char *a[] = {(char *)bin, "run", CELL, "--model", (char *)lb_model_name((LbModelKind)m), "--breakdown", NULL};
         LbRun r = lb_run(a);
         const char *table = strstr(r.out, "\nbreakdown: one more pass at batch ");
         lb_check(r.code == 0 && table && strstr(r.err, "calibration: "), "run --model %s --breakdown: exit %d\n%s%s",
@@ -162,6 +162,8 @@ static void check_run_breakdown(const char *scratch)
             lb_check(strstr(table, row) != NULL, "run --model %s --breakdown prints a row for %s:\n%s",
                      lb_model_name((LbModelKind)m), lb_op_role_name(roles[i]), table);
         }
+        lb_check(table && !strstr(table, "\n  ffn_up_backward "), "run --model %s --breakdown: a forward has no "
+                 "ffn_up_backward row (a step's has: test_cli_train)", lb_model_name((LbModelKind)m));
         /* the pass row: its calls, ms, 100.0 %, its rate and a percentage of the limit */
         const char *pass = table ? strstr(table, "\n  pass ") : NULL;
         lb_check(pass && strstr(pass, " 100.0 ") && strstr(pass, "TFLOP/s") && !strstr(pass, " -\n"),
@@ -184,9 +186,8 @@ int main(int argc, char **argv)
     snprintf(with, sizeof with, "%s/with", scratch);
     snprintf(without, sizeof without, "%s/without", scratch);
 
-    char *a[] = {(char *)bin, "sweep", "--device", "cpu", TINY, "--n", "64", "--k", "16", "--models",
-                 "standard,linformer,chunked,performer,flash,linformer-mean,linformer-max,linformer-conv", "--max-batch", "2", "--cell-time", "1", "--no-check",
-                 "--breakdown", "--out", with, NULL};
+    char *a[] = {(char *)bin, "sweep", CELL, "--breakdown", "--out", with, "--models",
+                 "standard,linformer,chunked,performer,flash,linformer-mean,linformer-max,linformer-conv", NULL};
     LbRun r = lb_run(a);
     lb_check(r.code == 0, "sweep --breakdown: exit %d\n%s", r.code, r.err);
     lb_check(strstr(r.err, "calibration: ") && strstr(r.err, "TFLOP/s (fp32 product ") && strstr(r.err, "GB/s copy"),
@@ -204,8 +205,7 @@ int main(int argc, char **argv)
     check_reports(with, scratch);
 
     /* Without --breakdown and with --no-check: no calibration, no breakdown.csv. */
-    char *c[] = {(char *)bin, "sweep", "--device", "cpu", TINY, "--n", "64", "--k", "16", "--max-batch", "2",
-                 "--cell-time", "1", "--no-check", "-q", "--out", without, NULL};
+    char *c[] = {(char *)bin, "sweep", CELL, "-q", "--out", without, NULL};
     r = lb_run(c);
     lb_check(r.code == 0 && !strstr(r.err, "calibration:"), "sweep without --breakdown: exit %d\n%s", r.code, r.err);
     lb_run_free(&r);
@@ -226,8 +226,7 @@ int main(int argc, char **argv)
     lb_run_refused(d, "--breakdown");
 
     /* --force over the first directory: its breakdown.csv is a result file and goes. */
-    char *e[] = {(char *)bin, "sweep", "--device", "cpu", TINY, "--n", "64", "--k", "16", "--max-batch", "2",
-                 "--cell-time", "1", "--no-check", "-q", "--force", "--out", with, NULL};
+    char *e[] = {(char *)bin, "sweep", CELL, "-q", "--force", "--out", with, NULL};
     r = lb_run(e);
     lb_check(r.code == 0 && !lb_exists_in(with, LB_BREAKDOWN_FILE), "--force clears breakdown.csv: exit %d\n%s", r.code,
              r.err);

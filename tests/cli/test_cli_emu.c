@@ -8,7 +8,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "reports/csv_io.h"
 #include "tests/cli/emu_cli.h"
 #include "tests/lib/check.h"
 #include "tests/lib/spawn.h"
@@ -17,25 +16,6 @@
 static const char *bin;
 
 #define TINY LB_EMU_TINY_MODEL
-
-/* Column `col` of every data row of DIR/raw.csv; returns the row count (-1 unreadable). */
-static int raw_column(const char *dir, const char *col, char out[][64], int max)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/raw.csv", dir);
-    LbCsvTable t;
-    if (lb_csv_read_file(path, 1, &t) != 0 || t.rows < 1)
-        return -1;
-    int c = -1;
-    for (size_t i = 0; i < t.row[0].count; i++)
-        if (strcmp(t.row[0].fields[i], col) == 0)
-            c = (int)i;
-    int n = 0;
-    for (size_t r = 1; r < t.rows && n < max && c >= 0; r++, n++)
-        snprintf(out[n], 64, "%s", (size_t)c < t.row[r].count ? t.row[r].fields[c] : "");
-    lb_csv_table_free(&t);
-    return c < 0 ? -1 : n;
-}
 
 static void check_info(void)
 {
@@ -55,16 +35,13 @@ static void check_gpu_index(const char *scratch)
 {
     char out[512];
     snprintf(out, sizeof out, "%s/gpu-5", scratch);
-    char *run[] = {(char *)bin, "run", "--gpu", "5", "--layers", "1", "--d-model", "32", "--heads", "2", "--ffn", "64",
-                   "--vocab", "100", "--n", "64", NULL};
-    char *sweep[] = {(char *)bin, "sweep", "--gpu", "5", "--layers", "1", "--d-model", "32", "--heads", "2", "--ffn",
-                     "64", "--vocab", "100", "--n", "64", "--k", "16", "-q", "--out", out, NULL};
+    char *run[] = {(char *)bin, "run", "--gpu", "5", TINY, "--n", "64", NULL};
+    char *sweep[] = {(char *)bin, "sweep", "--gpu", "5", TINY, "--n", "64", "--k", "16", "-q", "--out", out, NULL};
     char *check[] = {(char *)bin, "check", "--gpu", "5", "--quick", NULL};
     char *info[] = {(char *)bin, "info", "--gpu", "5", NULL};
     char **cases[] = {run, sweep, check, info};
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         lb_run_refused(cases[i], "for --gpu", "0 to 0");
-    }
     lb_check(!lb_exists(out), "sweep --gpu 5 leaves no directory");
 }
 
@@ -79,12 +56,7 @@ static void check_sweep(const char *scratch)
     char *name = lb_emu_meta_value(out, "device_name"), *status = lb_emu_meta_value(out, "status");
     lb_check(strstr(name, "emulated") != NULL, "meta.csv device_name \"%s\" does not say emulated", name);
     lb_check(strcmp(status, "complete") == 0, "meta.csv status \"%s\"", status);
-    char st[16][64];
-    const int rows = raw_column(out, "status", st, 16);
-    int ok = 0;
-    for (int i = 0; i < rows; i++)
-        ok += strcmp(st[i], "ok") == 0;
-    lb_check(rows == 6 && ok == 6, "raw.csv: %d rows, %d ok (want 6 and 6)", rows, ok);
+    sc_each_once(out, 6, "sweep --device cuda on the emulator");
     free(name);
     free(status);
     lb_run_free(&r);
@@ -185,13 +157,14 @@ static long long one_cell_batch(const char *scratch, const char *tag)
     char *argv[] = {(char *)bin, "sweep", "--device", "cuda", TINY, "--n", "64", "--k", "16",
                     "--cell-time", "1", "--headroom", "0", "-q", "--out", out, NULL};
     LbRun r = lb_run(argv);
-    char st[4][64], batch[4][64];
-    const int rows = raw_column(out, "status", st, 4);
-    raw_column(out, "batch", batch, 4);
-    const long long b = r.code == 0 && rows >= 1 && strcmp(st[0], "ok") == 0 ? atoll(batch[0]) : -1;
-    printf("  %s: exit %d, standard n=64 %s at batch %s\n", tag, r.code, rows >= 1 ? st[0] : "?", rows >= 1 ? batch[0] : "?");
-    if (b < 0)
-        printf("%s", r.err);
+    char path[600];
+    snprintf(path, sizeof path, "%s/raw.csv", out);
+    LbCellResult *rows = NULL;
+    size_t count = 0;
+    const int read = lb_raw_read(path, &rows, &count) == 0 && count >= 1;
+    const long long b = r.code == 0 && read && rows[0].status == LB_CELL_OK ? rows[0].batch : -1;
+    printf("  %s: exit %d, standard n=64 at batch %lld\n%s", tag, r.code, b, b < 0 ? r.err : "");
+    free(rows);
     lb_run_free(&r);
     return b;
 }
@@ -234,9 +207,8 @@ static void check_mem_limit(const char *scratch)
     char *sweep[] = {(char *)bin, "sweep", "--device", "cuda", TINY, "--n", "64", "--k", "16", "--mem-limit", "1G",
                      "--max-batch", "1", "--cell-time", "1", "--no-check", "-q", "--out", out, NULL};
     char **cases[] = {run, sweep};
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         lb_run_refused(cases[i], "for --mem-limit: should be at most 256 MiB");
-    }
     lb_check(!lb_exists(out), "sweep --mem-limit 1G leaves no directory");
     /* within it: taken, and recorded as the budget */
     snprintf(out, sizeof out, "%s/mem-limit-64M", scratch); /* sweep's --out points at it */
@@ -287,8 +259,7 @@ static void check_calibration_budget(const char *scratch)
         char *state = lb_emu_meta_value(out, "calibration");
         char *note = lb_emu_meta_value(out, "calibration_note");
         char *tflops = lb_emu_meta_value(out, "calibration_tflop_per_s");
-        char st[16][64];
-        const int rows = raw_column(out, "status", st, 16);
+        const int rows = sc_rows(out);
         lb_check(strcmp(state, "skipped") == 0 && strstr(note, "budget") && tflops[0] == '\0' && rows == 6,
                  "--mem-limit %s: calibration \"%s\", note \"%s\", rate \"%s\", %d rows (want skipped, a note "
                  "naming the budget, no rate, 6 rows)",

@@ -43,6 +43,22 @@ static int err_lines(const char *err)
     return n;
 }
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return -1;
+    size_t put = fwrite(text, 1, strlen(text), f);
+    return fclose(f) == 0 && put == strlen(text) ? 0 : -1;
+}
+
 static void wait_rows(const char *dir, int rows)
 {
     struct timespec pause = {0, 5 * 1000 * 1000};
@@ -90,29 +106,27 @@ static void long_lists(const char *scratch)
     }
 }
 
-/* One stop request sent twice (`timeout` signals the sweep, then its group) is still one request:
- * at every gap below, a clean interruption with meta.csv saying so. */
-static void repeated_stop(const char *scratch)
+/* A sweep stopped by `sig` once (gap_us < 0), or twice gap_us apart (`timeout` signals the
+ * sweep, then its group: still one request): exit 130 saying how to resume, meta.csv saying
+ * interrupted. */
+static void stop_sweep(const char *dir, int sig, long gap_us)
 {
-    const long gaps_us[] = {0, 2000, 10000, 50000};
-    for (size_t i = 0; i < sizeof gaps_us / sizeof gaps_us[0]; i++) {
-        char dir[512];
-        snprintf(dir, sizeof dir, "%s/stopped-%zu", scratch, i);
-        char *argv[] = {(char *)bin, "sweep", TINY, "--n", "16:4096", "--k", "8", "--out", dir, NULL};
-        pid_t pid = lb_start(argv);
-        wait_rows(dir, 2);
-        kill(pid, SIGTERM);
-        struct timespec gap = {0, gaps_us[i] * 1000};
+    char *argv[] = {(char *)bin, "sweep", TINY, "--n", "16:4096", "--k", "8", "--out", (char *)dir, NULL};
+    pid_t pid = lb_start(argv);
+    wait_rows(dir, 2);
+    kill(pid, sig);
+    if (gap_us >= 0) {
+        struct timespec gap = {0, gap_us * 1000};
         nanosleep(&gap, NULL);
-        kill(pid, SIGTERM);
-        LbRun r = lb_wait(pid);
-        char *status = sc_meta(dir, "status");
-        lb_check(r.code == 130 && status && strcmp(status, "interrupted") == 0,
-                 "SIGTERM twice, %ld us apart: exit %d (want 130), meta.csv status %s (want interrupted)", gaps_us[i],
-                 r.code, status ? status : "(none)");
-        free(status);
-        lb_run_free(&r);
+        kill(pid, sig);
     }
+    LbRun r = lb_wait(pid);
+    char *status = sc_meta(dir, "status");
+    lb_check(r.code == 130 && strstr(r.err, "--resume") && status && strcmp(status, "interrupted") == 0,
+             "%s (a second %ld us later): exit %d (want 130, naming --resume), meta.csv status %s (want interrupted): %s",
+             sig == SIGHUP ? "SIGHUP" : "SIGTERM", gap_us, r.code, status ? status : "(none)", r.err);
+    free(status);
+    lb_run_free(&r);
 }
 
 /* Whether dir holds anything of the run whose only n was 48: a row or a grid line. */
@@ -146,25 +160,6 @@ static int forced_meta(const char *dir)
     return forced;
 }
 
-/* --force removes the old grids before its first row. */
-static void force_clears(const char *scratch)
-{
-    char dir[512];
-    snprintf(dir, sizeof dir, "%s/forced", scratch);
-    char *first[] = {(char *)bin, "sweep", TINY, "--n", "48", "--k", "8", "--out", dir, NULL};
-    lb_run_ok(first, "the first sweep");
-    char *forced[] = {(char *)bin, "sweep", TINY, "--n", "32:4096", "--k", "8", "--out", dir, "--force", NULL};
-    pid_t pid = lb_start(forced);
-    struct timespec pause = {0, 5 * 1000 * 1000};
-    for (int i = 0; i < 6000 && !(forced_meta(dir) && sc_rows(dir) >= 1); i++) /* the forced run's first row */
-        nanosleep(&pause, NULL);
-    kill(pid, SIGKILL);
-    LbRun r = lb_wait(pid);
-    lb_run_free(&r);
-    lb_check(!holds_old(dir), "a killed --force sweep leaves none of the old run's rows or grids");
-    lb_check(forced_meta(dir), "meta.csv is the forced run's");
-}
-
 /* --force killed at the two instants that matter, 10 times each: as the first old file goes, and
  * as the new meta.csv appears. At neither may meta.csv pair the new settings (--mem-limit 8M)
  * with the old run's rows or grids (--mem-limit 4M, n 48), and a resume must finish the new run
@@ -173,16 +168,15 @@ static void force_killed(const char *scratch)
 {
     for (int i = 0; i < 20; i++) {
         const int at_new_meta = i % 2;
-        char dir[512], time_grid[600];
+        char dir[512];
         snprintf(dir, sizeof dir, "%s/force-killed-%d", scratch, i);
-        snprintf(time_grid, sizeof time_grid, "%s/time_speedup.csv", dir);
         char *first[] = {(char *)bin, "sweep", TINY, "--n", "48", "--k", "8", "--mem-limit", "4M", "--out", dir, NULL};
         lb_run_ok(first, "the first sweep");
         char *forced[] = {(char *)bin, "sweep", TINY, "--n", "32:256", "--k", "8", "--mem-limit", "8M", "--out", dir,
                           "--force", NULL};
         pid_t pid = lb_start(forced);
         struct timespec pause = {0, 100 * 1000};
-        for (int w = 0; w < 200000 && !(at_new_meta ? forced_meta(dir) : !lb_exists(time_grid)); w++)
+        for (int w = 0; w < 200000 && !(at_new_meta ? forced_meta(dir) : !lb_exists_in(dir, "time_speedup.csv")); w++)
             nanosleep(&pause, NULL);
         kill(pid, SIGKILL);
         LbRun r = lb_wait(pid);
@@ -263,28 +257,21 @@ static void failed_writes(const char *scratch)
     lb_child_resource = -1;
     lb_run_ok(resume, "without the limit, --resume finishes");
     sc_files_parse(dir, 1, "finished");
-    char path[600];
-    snprintf(path, sizeof path, "%s/raw.csv", dir);
-    LbCellResult *rows = NULL;
-    size_t count = 0;
-    lb_check(lb_raw_read(path, &rows, &count) == 0 && count == 12, "12 cells in the end (%zu)", count);
-    free(rows);
+    sc_each_once(dir, 12, "finished");
 }
 
 /* A stop during the set-up (the check and the calibration, before meta.csv): exit 130 with one
  * line, and the new directory removed, not a death by the signal beside an empty folder. */
 static void stop_during_setup(const char *scratch)
 {
-    char dir[512], lock[600], meta[600];
+    char dir[512];
     snprintf(dir, sizeof dir, "%s/setup-stopped", scratch);
-    snprintf(lock, sizeof lock, "%s/.linbench.lock", dir);
-    snprintf(meta, sizeof meta, "%s/meta.csv", dir);
     char *argv[] = {(char *)bin, "sweep", TINY, "--n", "32:64", "--k", "8", "--out", dir, NULL};
     pid_t pid = lb_start(argv);
     struct timespec pause = {0, 1000 * 1000};
-    for (int i = 0; i < 10000 && !lb_exists(lock); i++)
+    for (int i = 0; i < 10000 && !lb_exists_in(dir, ".linbench.lock"); i++)
         nanosleep(&pause, NULL);
-    const int in_setup = !lb_exists(meta); /* the set-up takes about half a second here */
+    const int in_setup = !lb_exists_in(dir, "meta.csv"); /* the set-up takes about half a second here */
     kill(pid, SIGTERM);
     LbRun r = lb_wait(pid);
     if (lb_check(in_setup, "the stop came during the set-up")) {
@@ -356,9 +343,16 @@ static void test_files(void)
     scratch = lb_scratch_dir("cli-files");
 
     long_lists(scratch);
-    force_clears(scratch);
     force_killed(scratch);
-    repeated_stop(scratch);
+    char dir[512];
+    static const long gaps_us[] = {0, 2000, 10000, 50000};
+    for (size_t i = 0; i < sizeof gaps_us / sizeof gaps_us[0]; i++) {
+        snprintf(dir, sizeof dir, "%s/stopped-%zu", scratch, i);
+        stop_sweep(dir, SIGTERM, gaps_us[i]);
+    }
+    /* SIGHUP: like Ctrl-C; its meta.csv is read below */
+    snprintf(dir, sizeof dir, "%s/hup", scratch);
+    stop_sweep(dir, SIGHUP, -1);
 
     /* no k < n */
     char *nothing[] = {"--n", "512", "--k", "4096"};
@@ -376,19 +370,6 @@ static void test_files(void)
     failed_one_shot_writes(scratch);
 
     stop_during_setup(scratch);
-    /* SIGHUP: like Ctrl-C, exit 130 with the finished cells and meta.csv saying interrupted. */
-    char dir[512];
-    snprintf(dir, sizeof dir, "%s/hup", scratch);
-    char *hup[] = {(char *)bin, "sweep", TINY, "--n", "32:4096", "--k", "8", "--out", dir, NULL};
-    pid_t pid = lb_start(hup);
-    wait_rows(dir, 2);
-    kill(pid, SIGHUP);
-    LbRun r = lb_wait(pid);
-    lb_check(r.code == 130 && strstr(r.err, "--resume"), "SIGHUP: exit 130 and how to resume (%d): %s", r.code, r.err);
-    lb_run_free(&r);
-    char *status = sc_meta(dir, "status");
-    lb_check(status && strcmp(status, "interrupted") == 0, "SIGHUP: meta.csv says interrupted (%s)", status ? status : "none");
-    free(status);
 
     /* Unknown values are empty fields, never -1. */
     char path[4400];
@@ -405,7 +386,7 @@ static void test_files(void)
 
     /* Plot: the title says fp16 was stored as fp32; a gnuplot that hangs is stopped. */
     char *plot[] = {(char *)bin, "plot", dir, "--no-render", NULL};
-    r = lb_run(plot);
+    LbRun r = lb_run(plot);
     lb_run_free(&r);
     char *gp = lb_slurp_in(dir, "time_speedup.gp");
     lb_check(gp && strstr(gp, "fp16 stored as fp32"), "the plot title says what the CPU stored");
@@ -414,25 +395,19 @@ static void test_files(void)
     snprintf(fake, sizeof fake, "%s/bin", scratch);
     mkdir(fake, 0777);
     snprintf(path, sizeof path, "%s/gnuplot", fake);
-    FILE *f = fopen(path, "w");
-    if (f) {
-        fputs("#!/bin/sh\nexec /bin/sleep 600\n", f);
-        fclose(f);
-    }
+    (void)write_text(path, "#!/bin/sh\nexec /bin/sleep 600\n");
     chmod(path, 0755);
     const char *old_path = getenv("PATH");
     char *saved = old_path ? strdup(old_path) : NULL;
     setenv("PATH", fake, 1);
     char *hung[] = {(char *)bin, "plot", dir, "--render-timeout", "1", NULL};
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    const double t0 = now_s();
     r = lb_run(hung);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    const double took = now_s() - t0;
     if (saved) {
         setenv("PATH", saved, 1);
         free(saved);
     }
-    double took = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     lb_check(r.code == 1 && strstr(r.err, "did not finish") && took < 30, "a hung gnuplot is stopped: exit 1 in %.1f s (%d): %s", took,
              r.code, r.err);
     lb_run_free(&r);
@@ -447,7 +422,6 @@ static void test_files(void)
     lb_check(!lb_exists_in(scratch, "deep"), "a 4 KB --out: nothing created");
 
     lb_test_cleanup(scratch);
-    return;
 }
 
 /* One writer per result directory. Pairs of sweeps started together into a new --out: exactly
@@ -502,8 +476,7 @@ static void test_lock(void)
     char *resume[] = {(char *)bin, "sweep", "--resume", busy, "--quiet", NULL};
     char *again[] = {(char *)bin, "sweep", GRID6, "--out", busy, NULL};
     char *force[] = {(char *)bin, "sweep", GRID6, "--out", busy, "--force", NULL};
-    char *dump[] = {(char *)bin, "run", "--device", "cpu", "--layers", "1", "--d-model", "16", "--heads", "2", "--ffn", "32",
-                    "--vocab", "100", "--n", "32", "--mem-limit", "8M", "--dump", busy, NULL};
+    char *dump[] = {(char *)bin, "run", MODEL, "--n", "32", "--mem-limit", "8M", "--dump", busy, NULL};
     char **others[] = {resume, again, force, dump};
     const char *names[] = {"--resume", "another sweep", "--force", "run --dump"};
     for (int i = 0; i < 4; i++) {
@@ -530,7 +503,6 @@ static void test_lock(void)
     /* n 32..1024 (6 values) standard, and k 8, 16 below each: 6 + 2 * 6 */
     sc_each_once(busy, 18, "the run resumed after kill -9");
     lb_test_cleanup(scratch);
-    return;
 }
 
 /* No write through a name planted in a directory linbench writes into. A symbolic link (dangling
@@ -546,11 +518,7 @@ static const char victim_text[] = "the user's own file: not linbench's to write\
 static void make_victim(char *path, size_t size, const char *name)
 {
     snprintf(path, size, "%s/%s", scratch, name);
-    FILE *f = fopen(path, "w");
-    if (f) {
-        fputs(victim_text, f);
-        fclose(f);
-    }
+    (void)write_text(path, victim_text);
 }
 
 static void victim_intact(const char *path, const char *what)
@@ -649,15 +617,13 @@ static void planted_raw(void)
         snprintf(victim, sizeof victim, "%s/victim-raw-%zu.csv", scratch, p);
         snprintf(raw, sizeof raw, "%s/raw.csv", dir);
         lb_check(rename(raw, victim) == 0, "moved raw.csv away");
-        char *before = lb_slurp(victim);
         /* a partial last line, which a resume cuts */
         FILE *f = fopen(victim, "a");
         if (f) {
             fputs("standard,64", f);
             fclose(f);
         }
-        free(before);
-        before = lb_slurp(victim);
+        char *before = lb_slurp(victim);
         plant(dir, "raw.csv", plants[p], victim);
         char *resume[] = {(char *)bin, "sweep", "--resume", dir, "--quiet", NULL};
         LbRun r = lb_run(resume);
@@ -767,7 +733,6 @@ static void test_links(void)
     planted_outputs();
     planted_worker_locks();
     lb_test_cleanup(scratch);
-    return;
 }
 
 /* A small CPU sweep killed at 30 random moments (kill -9), resumed after each, ends with exactly
@@ -775,13 +740,6 @@ static void test_links(void)
  * every kill; then the same with Ctrl-C (SIGINT). The moments are drawn over the length of an
  * uninterrupted run, so they fall in start-up, in cells, and in the writes of meta.csv and the
  * grids. Bounded: each signal stops drawing after 50 s.*/
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static uint64_t rng_state;
 static double uniform(void)
 {
@@ -789,19 +747,12 @@ static double uniform(void)
     return (double)(rng_state >> 11) / 9007199254740992.0;
 }
 
-static int has_meta(const char *dir)
-{
-    char path[600];
-    snprintf(path, sizeof path, "%s/meta.csv", dir);
-    return lb_exists(path);
-}
-
 /* Start (or resume, once meta.csv exists) the sweep into dir and send `sig` after `delay` s. */
 static int hit(const char *dir, int sig, double delay)
 {
     char *fresh[] = {(char *)bin, "sweep", GRID12, "--out", (char *)dir, NULL};
     char *again[] = {(char *)bin, "sweep", "--resume", (char *)dir, "--quiet", NULL};
-    pid_t pid = lb_start(has_meta(dir) ? again : fresh);
+    pid_t pid = lb_start(lb_exists_in(dir, "meta.csv") ? again : fresh);
     struct timespec t = {(time_t)delay, (long)((delay - (double)(time_t)delay) * 1e9)};
     nanosleep(&t, NULL);
     kill(pid, sig);
@@ -824,7 +775,7 @@ static void torture(const char *dir, const char *full, int sig, double span, dou
         int code = hit(dir, sig, uniform() * span);
         /* On a loaded machine start-up can outlast the span measured unloaded, and every moment
          * would fall before meta.csv: widen the span until interruptions reach the cells. */
-        if (code != 0 && !has_meta(dir) && span < 10.0)
+        if (code != 0 && !lb_exists_in(dir, "meta.csv") && span < 10.0)
             span *= 1.5;
         char what[64];
         snprintf(what, sizeof what, "after %s #%d", name, hits + 1);
@@ -834,7 +785,7 @@ static void torture(const char *dir, const char *full, int sig, double span, dou
     /* the last run resumes, or starts afresh where every interruption came before meta.csv */
     char *fresh[] = {(char *)bin, "sweep", GRID12, "--out", (char *)dir, NULL};
     char *again[] = {(char *)bin, "sweep", "--resume", (char *)dir, "--quiet", NULL};
-    LbRun r = lb_run(has_meta(dir) ? again : fresh);
+    LbRun r = lb_run(lb_exists_in(dir, "meta.csv") ? again : fresh);
     lb_check(r.code == 0, "%s: the last run exits 0 (%d): %s", name, r.code, r.err);
     lb_run_free(&r);
     char what[64];
@@ -877,7 +828,6 @@ static void test_torture(void)
     torture(stopped, full, SIGINT, span, deadline + 50);
     printf("took %.1f s\n", now_s() - t0);
     lb_test_cleanup(scratch);
-    return;
 }
 
 /* A result directory damaged after the sweep, read by every command that reads one: compare,
@@ -890,26 +840,62 @@ static void test_torture(void)
  *   whole rows shown) with one warning naming the file, the line and sweep --resume DIR; the
  *   resume drops the line and measures the cell again, after which compare says nothing.
  **/
-static int write_text(const char *path, const char *text, size_t len)
+/* The damages, each of the text of a whole file: malloc'd, or NULL when it lacks what is damaged. */
+static char *meta_cut(const char *t) /* cut after its status line: no device, no setting */
 {
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return -1;
-    size_t put = fwrite(text, 1, len, f);
-    return fclose(f) == 0 && put == len ? 0 : -1;
+    const char *status = strstr(t, "\nstatus,"), *cut = status ? strchr(status + 1, '\n') : NULL;
+    return cut ? strndup(t, (size_t)(cut + 1 - t)) : NULL;
 }
 
-/* dir made anew holding the original's raw.csv and meta.csv; *raw_text / *meta_text their text. */
-static void copy_result(const char *from, const char *to, char **raw_text, char **meta_text)
+static char *meta_bad(const char *t) /* whole but for one value */
 {
-    char path[1024];
-    mkdir(to, 0755);
-    *raw_text = lb_slurp_in(from, "raw.csv");
-    *meta_text = lb_slurp_in(from, "meta.csv");
-    snprintf(path, sizeof path, "%s/raw.csv", to);
-    lb_check(*raw_text && write_text(path, *raw_text, strlen(*raw_text)) == 0, "%s written", path);
-    snprintf(path, sizeof path, "%s/meta.csv", to);
-    lb_check(*meta_text && write_text(path, *meta_text, strlen(*meta_text)) == 0, "%s written", path);
+    const char *at = strstr(t, "\nd_model,16\n");
+    char *bad = at ? malloc(strlen(t) + 16) : NULL;
+    if (bad)
+        sprintf(bad, "%.*s\nd_model,banana\n%s", (int)(at - t), t, at + 12);
+    return bad;
+}
+
+static char *raw_bad(const char *t) /* line 3's batch does not read */
+{
+    const char *field = strchr(t, '\n');
+    field = field ? strchr(field + 1, '\n') : NULL; /* the end of line 2 */
+    for (int i = 0; field && i < 6; i++) /* model,n,k,sharing,order,dtype,batch: the seventh field */
+        field = strchr(field + 1, ',');
+    char *bad = field ? malloc(strlen(t) + 8) : NULL;
+    if (bad)
+        sprintf(bad, "%.*sbanana%s", (int)(field + 1 - t), t, field + 1 + strcspn(field + 1, ","));
+    return bad;
+}
+
+static char *raw_cut(const char *t) /* the last row cut in half, without its newline */
+{
+    size_t len = strlen(t), last = len - 1;
+    while (last > 0 && t[last - 1] != '\n')
+        last--;
+    return len > 2 ? strndup(t, last + (len - last) / 2) : NULL;
+}
+
+/* scratch/NAME made anew holding whole's raw.csv and meta.csv, `file` of them damaged; the
+ * directory into dir, the damaged file's path into path. */
+static int damaged_copy(const char *whole, const char *name, const char *file, char *(*damage)(const char *),
+                        char dir[512], char path[600])
+{
+    static const char *const files[] = {"raw.csv", "meta.csv"};
+    snprintf(dir, 512, "%s/%s", scratch, name);
+    mkdir(dir, 0755);
+    int ok = 1;
+    for (int i = 0; i < 2; i++) {
+        const int damaged = strcmp(files[i], file) == 0;
+        char *text = lb_slurp_in(whole, files[i]), *bad = text && damaged ? damage(text) : NULL;
+        snprintf(path, 600, "%s/%s", dir, files[i]);
+        ok &= lb_check(text && (bad || !damaged) && write_text(path, bad ? bad : text) == 0, "%s: %s written%s", name,
+                       path, damaged ? " damaged" : "");
+        free(text);
+        free(bad);
+    }
+    snprintf(path, 600, "%s/%s", dir, file);
+    return ok;
 }
 
 static LbRun linbench(const char *cmd, const char *a, const char *b, const char *c, const char *d)
@@ -946,68 +932,25 @@ static void test_damaged(void)
     char whole[512], dir[512], file[600];
     snprintf(whole, sizeof whole, "%s/whole", scratch);
     char *sweep_argv[] = {(char *)bin, "sweep", GRID6, "--out", whole, NULL};
-    LbRun r = lb_run(sweep_argv);
-    if (!lb_check(r.code == 0, "the sweep to damage: exit %d: %s", r.code, r.err)) {
-        lb_run_free(&r);
+    if (!lb_run_ok(sweep_argv, "the sweep to damage"))
         return;
-    }
-    lb_run_free(&r);
-    char *raw_text, *meta_text;
 
-    /* meta.csv cut after its status line: no device, no setting. */
-    snprintf(dir, sizeof dir, "%s/meta-cut", scratch);
-    copy_result(whole, dir, &raw_text, &meta_text);
-    const char *status = meta_text ? strstr(meta_text, "\nstatus,") : NULL;
-    const char *cut = status ? strchr(status + 1, '\n') : NULL;
-    snprintf(file, sizeof file, "%s/meta.csv", dir);
-    lb_check(cut && write_text(file, meta_text, (size_t)(cut + 1 - meta_text)) == 0, "meta.csv cut after status");
-    refused_by_all(dir, file, "n_list", "a meta.csv cut short");
-    free(raw_text);
-    free(meta_text);
+    static const struct {
+        const char *name, *file;
+        char *(*damage)(const char *);
+        const char *key, *what;
+    } refusals[] = {{"meta-cut", "meta.csv", meta_cut, "n_list", "a meta.csv cut short"},
+                    {"meta-bad", "meta.csv", meta_bad, "d_model", "a meta.csv value that does not read"},
+                    {"raw-bad", "raw.csv", raw_bad, "line 3", "a raw.csv row that does not read"}};
+    for (size_t i = 0; i < sizeof refusals / sizeof refusals[0]; i++)
+        if (damaged_copy(whole, refusals[i].name, refusals[i].file, refusals[i].damage, dir, file))
+            refused_by_all(dir, file, refusals[i].key, refusals[i].what);
 
-    /* meta.csv whole but for one value. */
-    snprintf(dir, sizeof dir, "%s/meta-bad", scratch);
-    copy_result(whole, dir, &raw_text, &meta_text);
-    char *at = meta_text ? strstr(meta_text, "\nd_model,16\n") : NULL;
-    if (lb_check(at != NULL, "meta.csv holds d_model,16")) {
-        char bad[8192];
-        snprintf(bad, sizeof bad, "%.*s\nd_model,banana\n%s", (int)(at - meta_text), meta_text, at + 12);
-        snprintf(file, sizeof file, "%s/meta.csv", dir);
-        lb_check(write_text(file, bad, strlen(bad)) == 0, "d_model set to banana");
-        refused_by_all(dir, file, "d_model", "a meta.csv value that does not read");
-    }
-    free(raw_text);
-    free(meta_text);
-
-    /* raw.csv with a row that does not read (line 3: its batch). */
-    snprintf(dir, sizeof dir, "%s/raw-bad", scratch);
-    copy_result(whole, dir, &raw_text, &meta_text);
-    char *line3 = raw_text ? strchr(strchr(raw_text, '\n') + 1, '\n') : NULL;
-    if (lb_check(line3 != NULL, "raw.csv has a third line")) {
-        /* model,n,k,sharing,order,dtype,batch: the seventh field */
-        char *field = line3 + 1;
-        for (int i = 0; i < 6 && field; i++)
-            field = strchr(field, ',') + 1;
-        char bad[65536];
-        size_t end = strcspn(field, ",");
-        snprintf(bad, sizeof bad, "%.*sbanana%s", (int)(field - raw_text), raw_text, field + end);
-        snprintf(file, sizeof file, "%s/raw.csv", dir);
-        lb_check(write_text(file, bad, strlen(bad)) == 0, "raw.csv line 3's batch set to banana");
-        refused_by_all(dir, file, "line 3", "a raw.csv row that does not read");
-    }
-    free(raw_text);
-    free(meta_text);
-
-    /* raw.csv's last row cut short, without its newline: meta.csv still says complete. */
-    snprintf(dir, sizeof dir, "%s/raw-cut", scratch);
-    copy_result(whole, dir, &raw_text, &meta_text);
-    size_t len = raw_text ? strlen(raw_text) : 0;
-    if (lb_check(len > 2 && meta_text && strstr(meta_text, "\nstatus,complete\n"), "a complete sweep to cut")) {
-        size_t last = len - 1;
-        while (last > 0 && raw_text[last - 1] != '\n')
-            last--;
-        snprintf(file, sizeof file, "%s/raw.csv", dir);
-        lb_check(write_text(file, raw_text, last + (len - last) / 2) == 0, "raw.csv's last row cut in half");
+    /* raw.csv's last row cut short, while meta.csv still says complete. */
+    char *status = sc_meta(whole, "status");
+    const int complete = lb_check(status && strcmp(status, "complete") == 0, "a complete sweep to cut");
+    free(status);
+    if (complete && damaged_copy(whole, "raw-cut", "raw.csv", raw_cut, dir, file)) {
         char want[700];
         snprintf(want, sizeof want, "%s line %d is cut short", file, CELLS6 + 1);
         char resume_hint[700];
@@ -1030,7 +973,7 @@ static void test_damaged(void)
                  "compare shows the whole rows, the cut cell NA:\n%s", w[0].out);
         for (int i = 0; i < 3; i++)
             lb_run_free(&w[i]);
-        r = linbench("sweep", "--resume", dir, "-q", NULL);
+        LbRun r = linbench("sweep", "--resume", dir, "-q", NULL);
         lb_check(r.code == 0, "sweep --resume of a cut raw.csv: exit %d: %s", r.code, r.err);
         lb_run_free(&r);
         sc_each_once(dir, CELLS6, "the cut raw.csv resumed");
@@ -1039,11 +982,7 @@ static void test_damaged(void)
                  "compare after the resume: exit %d, no warning, the cell measured: %s%s", r.code, r.err, r.out);
         lb_run_free(&r);
     }
-    free(raw_text);
-    free(meta_text);
-
     lb_test_cleanup(scratch);
-    return;
 }
 
 int main(int argc, char **argv)

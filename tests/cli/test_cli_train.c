@@ -1,16 +1,10 @@
 /* `--pass train` end to end: run and sweep measure a training step (attn/train.h), not a forward.
- * Usage: test_cli_train PATH-TO-LINBENCH cpu      (suite cli)
- *        test_cli_train PATH-TO-LINBENCH-EMU cuda (suite gpu-emu: the emulated GPU)
- *   - run --pass train of every model prints ms per step and a step's FLOPs per sequence (more
- *     than twice the forward's), at the step's batch, its peak equal to the step's plan;
- *   - a sweep --pass train (every model on the CPU; standard, linformer, flash on cuda) completes
- *     with meta.csv pass train, each row the step's: its planned bytes the step's plan at its
- *     batch, peak equal to it, the batch the step's largest (at most the forward's, and below it
- *     somewhere); Table 3's grids without NA, speedups.csv, the energy grid, and --breakdown's
- *     breakdown.csv of steps;
- *   - cpu only: run --breakdown --pass train traces a step (backward rows, which a forward lacks); a
- *     sweep --pass train stopped by Ctrl-C and resumed keeps pass train, every cell at the step's
- *     batch; --pass bogus is exit 2 naming --pass and its values. */
+ * Usage: test_cli_train PATH-TO-LINBENCH cpu|cuda (cuda: the emulated GPU, suite gpu-emu).
+ * run of every model prints a step's time and FLOPs at the step's plan; a sweep (every model on
+ * the CPU; standard, linformer, flash on cuda) writes rows that are steps (batch, planned and
+ * peak bytes the step's), grids without NA, speedups.csv, the energy grid and a breakdown.csv of
+ * steps. CPU only: run --breakdown traces a step; Ctrl-C and --resume keep pass train; --pass
+ * bogus is refused. */
 #include <math.h>
 #include <stdlib.h>
 #include <time.h>
@@ -67,15 +61,8 @@ static void check_runs(void)
     for (int m = 0; m < LB_MODEL_COUNT; m++) {
         const LbModelKind kind = (LbModelKind)m;
         const char *name = lb_model_name(kind);
-        char *argv[40] = {(char *)bin, "run", "--device", (char *)device, SMALL, "--mem-limit", "64M", "--max-batch",
-                          "2", "--n", "32", "--model", (char *)name, NULL};
-        int i = 0;
-        while (argv[i])
-            i++;
-        if (lb_model_has_k(kind)) {
-            argv[i++] = "--k";
-            argv[i++] = "8";
-        }
+        char *argv[] = {(char *)bin, "run", "--device", (char *)device, SMALL, "--mem-limit", "64M", "--max-batch",
+                        "2", "--n", "32", "--model", (char *)name, lb_model_has_k(kind) ? "--k" : NULL, "8", NULL};
         LbRun r = lb_run(argv);
         const double batch = value(r.out, "batch"), planned = value(r.out, "planned bytes");
         const LbModelConfig c = config(kind, 32, lb_model_has_k(kind) ? 8 : 0, LB_PASS_TRAIN);
@@ -110,23 +97,18 @@ static long long breakdown_calls(const char *out, const char *op)
     return calls;
 }
 
-/* run --breakdown traces the pass it measures: a step's backward has rows of its own. */
+/* run --breakdown traces the pass it measures: a step's backward has rows of its own (that a
+ * forward's has none: test_cli_breakdown). */
 static void check_breakdown(void)
 {
-    long long calls[2];
-    for (int train = 0; train < 2; train++) {
-        char *argv[] = {(char *)bin, "run", "--device", (char *)device, MODEL, "--cell-time", "1", "--no-check",
-                        "--max-batch", "1", "--n", "32", "--breakdown", "--pass", train ? "train" : "forward", NULL};
-        LbRun r = lb_run(argv);
-        const char *said = train ? "\nbreakdown: one more step at batch 1" : "\nbreakdown: one more pass at batch 1";
-        calls[train] = breakdown_calls(r.out, "ffn_up_backward");
-        lb_check(r.code == 0 && breakdown_calls(r.out, "ffn_up") > 0 && strstr(r.out, said),
-                 "run --breakdown --pass %s: exit %d, \"%s\", an ffn_up row:\n%s%s", train ? "train" : "forward", r.code,
-                 said + 1, r.out, r.err);
-        lb_run_free(&r);
-    }
-    lb_check(calls[1] > 0 && calls[0] < 0,
-             "the step's breakdown has ffn_up_backward calls (%lld), the forward no such row (%lld)", calls[1], calls[0]);
+    char *argv[] = {(char *)bin, "run", "--device", (char *)device, MODEL, "--cell-time", "1", "--no-check",
+                    "--max-batch", "1", "--n", "32", "--breakdown", "--pass", "train", NULL};
+    LbRun r = lb_run(argv);
+    lb_check(r.code == 0 && strstr(r.out, "\nbreakdown: one more step at batch 1") &&
+                 breakdown_calls(r.out, "ffn_up") > 0 && breakdown_calls(r.out, "ffn_up_backward") > 0,
+             "run --breakdown --pass train: exit %d, \"breakdown: one more step at batch 1\", ffn_up and "
+             "ffn_up_backward rows with calls:\n%s%s", r.code, r.out, r.err);
+    lb_run_free(&r);
 }
 
 /* dir's rows are steps: ok, peak = planned = the step's plan at the batch, the batch the step's

@@ -13,6 +13,7 @@
 #include "reports/csv_io.h"
 #include "reports/meta.h"
 #include "tests/lib/check.h"
+#include "tests/lib/model.h"
 #include "tests/lib/spawn.h"
 #include "tests/reports/npy_read.h"
 
@@ -59,7 +60,7 @@ static void check_model(LbBackend *cpu, const char *model)
     char dir[512];
     snprintf(dir, sizeof dir, "%s/dump-%s", lb_scratch, model);
     char *argv[] = {(char *)bin, "run", "--device", (char *)device, "--model", (char *)model, "--pass", "train",
-                    "--layers", "2", "--d-model", "16", "--heads", "2", "--ffn", "32", "--vocab", "100", "--n", "32",
+                    "--layers", "2", "--d-model", "16", "--heads", "4", "--ffn", "24", "--vocab", "50", "--n", "32",
                     "--k", "8", "--dtype", "fp32", "--seed", "7", "--batch", "2", "--dump", dir, NULL};
     LbRun r = lb_run(argv);
     const int ran = lb_check(r.code == 0 && strstr(r.out, "wrote the training step"),
@@ -67,15 +68,8 @@ static void check_model(LbBackend *cpu, const char *model)
     lb_run_free(&r);
     if (!ran)
         return;
-    LbModelConfig cfg = lb_config_default();
+    LbModelConfig cfg = lb_test_model(32, 8); /* the flags above */
     cfg.kind = strcmp(model, "performer") == 0 ? LB_MODEL_PERFORMER : LB_MODEL_LINFORMER;
-    cfg.layers = 2;
-    cfg.d_model = 16;
-    cfg.heads = 2;
-    cfg.ffn = 32;
-    cfg.vocab = 100;
-    cfg.n = 32;
-    cfg.k = 8;
     LbCheckGrads g;
     if (!lb_check(lb_check_train_step(cpu, cfg, 2, 7, &g) == LB_OK, "%s: the CPU's step ran: %s", model,
                   lb_error_where()))
