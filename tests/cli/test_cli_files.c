@@ -160,6 +160,25 @@ static int forced_meta(const char *dir)
     return forced;
 }
 
+/* --force killed mid-run, after its first row: none of the old run's rows or grids beside it. */
+static void force_clears(const char *scratch)
+{
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/forced", scratch);
+    char *first[] = {(char *)bin, "sweep", TINY, "--n", "48", "--k", "8", "--out", dir, NULL};
+    lb_run_ok(first, "the first sweep");
+    char *forced[] = {(char *)bin, "sweep", TINY, "--n", "32:4096", "--k", "8", "--out", dir, "--force", NULL};
+    pid_t pid = lb_start(forced);
+    struct timespec pause = {0, 5 * 1000 * 1000};
+    for (int i = 0; i < 6000 && !(forced_meta(dir) && sc_rows(dir) >= 1); i++)
+        nanosleep(&pause, NULL);
+    kill(pid, SIGKILL);
+    LbRun r = lb_wait(pid);
+    lb_run_free(&r);
+    lb_check(!holds_old(dir), "a killed --force sweep leaves none of the old run's rows or grids");
+    lb_check(forced_meta(dir), "meta.csv is the forced run's");
+}
+
 /* --force killed at the two instants that matter, 10 times each: as the first old file goes, and
  * as the new meta.csv appears. At neither may meta.csv pair the new settings (--mem-limit 8M)
  * with the old run's rows or grids (--mem-limit 4M, n 48), and a resume must finish the new run
@@ -343,6 +362,7 @@ static void test_files(void)
     scratch = lb_scratch_dir("cli-files");
 
     long_lists(scratch);
+    force_clears(scratch);
     force_killed(scratch);
     char dir[512];
     static const long gaps_us[] = {0, 2000, 10000, 50000};
