@@ -692,7 +692,6 @@ static int lb_cuda_setup(LbCudaState *st, int index)
     st->device = index;
     LB_TRY(lb_cuda_usable(index));
     LB_CUDA_CHECK(cudaSetDevice(index));
-    LB_CUDA_CHECK(cudaDeviceGetAttribute(&st->sm_count, cudaDevAttrMultiProcessorCount, index));
     LB_CUDA_CHECK(cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking));
     LB_CUDA_CHECK(cudaEventCreate(&st->ev_start));
     LB_CUDA_CHECK(cudaEventCreate(&st->ev_stop));

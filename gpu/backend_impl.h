@@ -30,7 +30,6 @@ typedef struct LbCudaAlloc {
 
 typedef struct LbCudaState {
     int device;
-    int sm_count;
     cudaStream_t stream; /* every op runs on it, in order */
     cublasHandle_t blas;
     cublasLtHandle_t lt;
