@@ -323,6 +323,21 @@ static int lb_cuda_depthwise_conv_seq_op(LbBackend *be, const void *x, int64_t l
                                       channels);
 }
 
+static int lb_cuda_copy_op(LbBackend *be, void *dst, const void *src, size_t bytes)
+{
+    LB_TRY(lb_args_copy(be, "copy", dst, src, bytes, 1));
+    if (bytes > 0)
+        LB_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, lb_cuda_state(be)->stream));
+    return LB_OK;
+}
+
+/* The erf GELU pass of linear(..., gelu = 1) alone (gpu/bias_act.cu with no bias). */
+static int lb_cuda_gelu_op(LbBackend *be, void *y, int64_t rows, int64_t cols)
+{
+    LB_TRY(lb_args_rows(be, "gelu", y, rows, cols));
+    return lb_cuda_bias_act(lb_cuda_state(be)->stream, be->storage, y, NULL, rows, cols, 1);
+}
+
 /* --- the training step's backward: gradients of the ops above -------------------------------------- */
 
 static int lb_cuda_embed_backward_op(LbBackend *be, const int32_t *ids, const void *dx, void *dtok, void *dpos,
@@ -366,23 +381,6 @@ static int lb_cuda_divide_by_last_backward_op(LbBackend *be, const void *x, cons
     LB_TRY(lb_args_divide_by_last_backward(be, x, dy, dx, rows, cols));
     return lb_cuda_divide_by_last_backward(lb_cuda_state(be)->stream, be->storage, x, dy, dx, rows, cols);
 }
-
-static int lb_cuda_copy_op(LbBackend *be, void *dst, const void *src, size_t bytes)
-{
-    LB_TRY(lb_args_copy(be, "copy", dst, src, bytes, 1));
-    if (bytes > 0)
-        LB_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, lb_cuda_state(be)->stream));
-    return LB_OK;
-}
-
-/* The erf GELU pass of linear(..., gelu = 1) alone (gpu/bias_act.cu with no bias). */
-static int lb_cuda_gelu_op(LbBackend *be, void *y, int64_t rows, int64_t cols)
-{
-    LB_TRY(lb_args_rows(be, "gelu", y, rows, cols));
-    return lb_cuda_bias_act(lb_cuda_state(be)->stream, be->storage, y, NULL, rows, cols, 1);
-}
-
-/* --- the training step's backward (attn/ops.h) ----------------------------------------------- */
 
 static int lb_cuda_add_op(LbBackend *be, const void *x, void *y, int64_t count)
 {
@@ -694,7 +692,6 @@ static int lb_cuda_setup(LbCudaState *st, int index)
     st->device = index;
     LB_TRY(lb_cuda_usable(index));
     LB_CUDA_CHECK(cudaSetDevice(index));
-    LB_CUDA_CHECK(cudaDeviceGetAttribute(&st->sm_count, cudaDevAttrMultiProcessorCount, index));
     LB_CUDA_CHECK(cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking));
     LB_CUDA_CHECK(cudaEventCreate(&st->ev_start));
     LB_CUDA_CHECK(cudaEventCreate(&st->ev_stop));

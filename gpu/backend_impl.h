@@ -18,13 +18,10 @@
 extern "C" {
 #endif
 
-/* LB_CUDA_WORKSPACE_BYTES and LB_CUDA_ALIGNMENT, the plan parameters this backend opens with, are
- * attn/plan.h's, so a plan for a GPU needs no CUDA (linbench predict). */
+/* LB_CUDA_WORKSPACE_BYTES and LB_CUDA_ALIGNMENT are attn/plan.h's, so a plan for a GPU needs no
+ * CUDA (linbench predict). */
 
-typedef struct LbCudaMatmulCache LbCudaMatmulCache; /* Milliseconds from event `from` to `to`, waiting for `to` (gpu/backend.cu). */
-int lb_cuda_elapsed_ms(cudaEvent_t from, cudaEvent_t to, double *ms);
-
-/* gpu/matmul.cu */
+typedef struct LbCudaMatmulCache LbCudaMatmulCache; /* gpu/matmul.cu */
 
 typedef struct LbCudaAlloc {
     void *ptr;
@@ -33,7 +30,6 @@ typedef struct LbCudaAlloc {
 
 typedef struct LbCudaState {
     int device;
-    int sm_count;
     cudaStream_t stream; /* every op runs on it, in order */
     cublasHandle_t blas;
     cublasLtHandle_t lt;

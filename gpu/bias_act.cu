@@ -1,10 +1,7 @@
-/* Bias add and erf GELU after a product, in place: y (rows, cols) = act(y + b), b may be NULL,
- * act the erf GELU or the identity (cuBLASLt's epilogue is the tanh form); fp32 arithmetic, one
- * rounding. Their backward: add (y += x), gelu_backward (d *= GELU'(z)) and column_sums (a bias's
- * gradient), the last in two deterministic stages: LB_GRAD_PARTS row ranges summed per column into
- * fp32 partials, then the partials summed in order (lb_cuda_sum_parts, which LayerNorm's backward
- * shares). Checked by the check table (attn/check.c, tests/gpu/test_gpu_ops.c) against cpu_ref.h
- * and cpu_backward.h. */
+/* Bias add and erf GELU after a product, in place: y (rows, cols) = act(y + b), b may be NULL
+ * (cuBLASLt's epilogue is the tanh form). Their backward: add, gelu_backward and column_sums, the
+ * last in two deterministic stages (fp32 partials per row range, then lb_cuda_sum_parts). Checked
+ * by the check table (attn/check.c) against cpu_ref.h and cpu_backward.h. */
 #include <math.h>
 
 #include "gpu/cuda_check.h"

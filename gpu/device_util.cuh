@@ -69,11 +69,6 @@ template <typename T, int N> __device__ __forceinline__ void lb_store_pack(T *p,
     *reinterpret_cast<LbPack<T, N> *>(p) = x;
 }
 
-/* Elements per 16-byte pack. */
-template <typename T> struct LbVec16 {
-    static constexpr int n = 16 / (int)sizeof(T);
-};
-
 /* Whether `n` elements from p are 16-byte aligned and a whole number of packs. */
 static inline int lb_can_vec16(const void *p, int64_t n_elems, size_t elem_bytes)
 {
@@ -191,7 +186,7 @@ static inline int lb_threads_per_row(int64_t packs_per_row)
  * name T) holds, else 1. */
 #define LB_DISPATCH_PACKS(dtype, T, N, vec16, ...)                                                \
     LB_DISPATCH_DTYPE(dtype, T, if (vec16) {                                                      \
-        constexpr int N = LbVec16<T>::n;                                                          \
+        constexpr int N = 16 / (int)sizeof(T);                                                    \
         __VA_ARGS__;                                                                              \
     } else {                                                                                      \
         constexpr int N = 1;                                                                      \

@@ -1,11 +1,8 @@
-/* The Performer's two ops (attn/model_performer.c): FAVOR+'s features in place over the
- * projections a product wrote, f = exp(f - |x'|^2 / 2 - s) / sqrt(m), and y = x[:, :cols] /
- * x[:, cols]. Queries: s is the row's max, one kernel (a warp per row, the second read from L1).
- * Keys: s is one max over the group's rows, in two stages (row maxima, then a block per group)
- * so it does not depend on block order. Maxima and exponents in fp32. Their gradients take the
- * same warp per row: each row's dot product of dy with the output, in fp32. Checked by
- * the check table (attn/check.c, tests/gpu/test_gpu_ops.c) against lb_favor_features_cpu and
- * lb_divide_by_last_cpu, and their gradients against cpu_backward.h's. */
+/* The Performer's two ops: FAVOR+'s features in place over the projections a product wrote,
+ * f = exp(f - |x'|^2 / 2 - s) / sqrt(m), and y = x[:, :cols] / x[:, cols], with their gradients.
+ * Queries: s is the row's max (a warp per row). Keys: s is one max over the group's rows, in two
+ * stages so it does not depend on block order. fp32 maxima, exponents and dot products. Checked
+ * by the check table (attn/check.c) against cpu_ref.h's and cpu_backward.h's references. */
 #include <math.h>
 
 #include "gpu/cuda_check.h"

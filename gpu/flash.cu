@@ -1,21 +1,11 @@
-/* The flash model's op (LbOps.flash_attention): exact softmax attention fused into one kernel in
- * FlashAttention-2's form (Dao, 2023), never writing the n x n scores; with each row's
- * log-sum-exp on request (flash_attention_lse), and the backward that recomputes P from it
- * (flash_attention_backward: see "the backward" below).
- *
- * fp16/bf16 (tensor cores): a block of 4 warps per (sequence, head, tile of query rows), each
- * warp 32 rows as two m16 tiles (one at d_h > 64, gpu/flash_tiles.h) so every K/V fragment read
- * feeds one mma per tile. Q, K and V tiles come from the fused QKV buffer by cp.async, K and V
- * double-buffered. S = Q K^T by mma.sync m16n8k16 (fp32 accumulation), then the online softmax in
- * registers (exp2 as one FFMA and one ex2.approx.ftz), then O += P V with P taken straight from
- * S's accumulators. Keys past n score -inf; rows past n are computed on zeros and not stored.
- *
- * fp32 (SIMT: TF32 would round Q and K to 10 bits): one thread per query row, K/V tiles of 32 keys
- * in shared memory, the same online softmax.
- *
- * Head widths: multiples of 16 up to LB_FLASH_HD_MAX, each its own instantiation so the fragments
- * stay in registers. Checked by the check table (attn/check.c, tests/gpu/test_gpu_ops.c) against lb_flash_attention_cpu
- * and lb_flash_attention_backward_cpu. */
+/* Exact softmax attention fused into one kernel in FlashAttention-2's form (Dao, 2023), never
+ * writing the n x n scores; each row's log-sum-exp on request, and the backward that recomputes
+ * P from it. fp16/bf16: a block of 4 warps per (sequence, head, tile of query rows), K/V tiles by
+ * cp.async double-buffered, S = Q K^T and O += P V by mma.sync m16n8k16 with fp32 accumulation,
+ * the online softmax in registers, P taken straight from S's accumulators. fp32 (SIMT: TF32 would
+ * round Q and K to 10 bits): one thread per query row. Keys past n score -inf. Head widths:
+ * multiples of 16 up to LB_FLASH_HD_MAX, one instantiation each so fragments stay in registers.
+ * Checked by the check table (attn/check.c) against lb_flash_attention_cpu and its backward. */
 #include <math.h>
 
 #include <type_traits>
@@ -574,31 +564,6 @@ template <typename T, int HD, int WHICH> int allow_shared(const void *kernel, si
     return LB_OK;
 }
 
-template <typename T, int HD>
-int launch_tensor(const T *q, const T *k, const T *v, int64_t ld, T *o, float *lse, int64_t batch, int64_t n,
-                  int64_t heads, float scale_log2, cudaStream_t stream)
-{
-    const size_t bytes = tensor_shared_bytes<HD>();
-    LB_TRY((allow_shared<T, HD, 0>(reinterpret_cast<const void *>(flash_tensor_kernel<T, HD>), bytes)));
-    const int64_t tiles = (n + block_rows<HD>() - 1) / block_rows<HD>(), items = tiles * heads * batch;
-    LB_LAUNCH(lb_grid_for(items, 1), kThreads, bytes, stream, flash_tensor_kernel<T, HD>)(q, k, v, (int)ld, o, lse, n,
-                                                                                          heads, tiles, items,
-                                                                                          scale_log2);
-    LB_LAUNCH_CHECK("flash_tensor_kernel");
-    return LB_OK;
-}
-
-template <int HD>
-int launch_simt(const float *q, const float *k, const float *v, int64_t ld, float *o, float *lse, int64_t batch,
-                int64_t n, int64_t heads, float scale_log2, cudaStream_t stream)
-{
-    const int64_t tiles = (n + kSimtRows - 1) / kSimtRows, items = tiles * heads * batch;
-    LB_LAUNCH(lb_grid_for(items, 1), kSimtRows, 0, stream, flash_simt_kernel<HD>)(q, k, v, ld, o, lse, n, heads, tiles,
-                                                                                  items, scale_log2);
-    LB_LAUNCH_CHECK("flash_simt_kernel");
-    return LB_OK;
-}
-
 template <typename T, int HD, bool KEYS> int launch_backward(BwdPass<T> a, int64_t batch, cudaStream_t stream)
 {
     if constexpr (sizeof(T) == 4) {
@@ -656,11 +621,22 @@ extern "C" int lb_cuda_flash_attention(cudaStream_t stream, LbDtype dtype, const
     LB_DISPATCH_DTYPE(dtype, T, return with_head_width("flash_attention", hd, [&](auto width) -> int {
         constexpr int HD = decltype(width)::value;
         const T *q = static_cast<const T *>(d_q), *k = static_cast<const T *>(d_k), *v = static_cast<const T *>(d_v);
-        if constexpr (sizeof(T) == 4)
-            return launch_simt<HD>(q, k, v, ld, static_cast<T *>(d_o), d_lse, batch, n, heads, scale_log2, stream);
-        else
-            return launch_tensor<T, HD>(q, k, v, ld, static_cast<T *>(d_o), d_lse, batch, n, heads, scale_log2,
-                                        stream);
+        T *o = static_cast<T *>(d_o);
+        if constexpr (sizeof(T) == 4) {
+            const int64_t tiles = (n + kSimtRows - 1) / kSimtRows, items = tiles * heads * batch;
+            LB_LAUNCH(lb_grid_for(items, 1), kSimtRows, 0, stream, flash_simt_kernel<HD>)(q, k, v, ld, o, d_lse, n,
+                                                                                          heads, tiles, items,
+                                                                                          scale_log2);
+            LB_LAUNCH_CHECK("flash_simt_kernel");
+        } else {
+            const size_t bytes = tensor_shared_bytes<HD>();
+            LB_TRY((allow_shared<T, HD, 0>(reinterpret_cast<const void *>(flash_tensor_kernel<T, HD>), bytes)));
+            const int64_t tiles = (n + block_rows<HD>() - 1) / block_rows<HD>(), items = tiles * heads * batch;
+            LB_LAUNCH(lb_grid_for(items, 1), kThreads, bytes, stream, flash_tensor_kernel<T, HD>)(
+                q, k, v, (int)ld, o, d_lse, n, heads, tiles, items, scale_log2);
+            LB_LAUNCH_CHECK("flash_tensor_kernel");
+        }
+        return LB_OK;
     }));
     return LB_OK;
 }

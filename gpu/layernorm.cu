@@ -1,13 +1,9 @@
 /* LayerNorm with the residual add fused, in place: x (rows, d) = LN(x + r) * gamma + beta, r may
- * be NULL; mean and variance in fp32, the variance from deviations (no cancellation).
- * layernorm_block_kernel holds a row in registers (d up to 32768 fp16/bf16, 16384 fp32 with
- * 16-byte loads); longer or unaligned rows take layernorm_generic_kernel (three global reads).
- * Its backward in four steps, the statistics recomputed: each row's mean and 1/std into the
- * scratch (layernorm_stats_kernel); dgamma's and dbeta's LB_GRAD_PARTS partial column sums
- * (layernorm_parts_kernel) before dv is written, since dv may be dy; dv a block per row
- * (layernorm_dv_kernel); the partials summed in order (lb_cuda_sum_parts): deterministic.
- * Checked by the check table (attn/check.c, tests/gpu/test_gpu_ops.c) against lb_layernorm_cpu,
- * both kernels, and lb_layernorm_backward_cpu. */
+ * be NULL; mean and variance in fp32, the variance from deviations. layernorm_block_kernel holds a
+ * row in registers; longer or unaligned rows take layernorm_generic_kernel. The backward
+ * recomputes the statistics, sums dgamma's and dbeta's partials before dv is written (dv may be
+ * dy), and adds the partials in order: deterministic. Checked by the check table (attn/check.c)
+ * against lb_layernorm_cpu and lb_layernorm_backward_cpu. */
 #include <math.h>
 
 #include "gpu/cuda_check.h"
@@ -19,6 +15,12 @@ namespace {
 constexpr int kBlockTarget = 256;
 constexpr int kGenericBlock = 1024;
 
+/* v = x + r, element i of a row. */
+template <typename T> __device__ __forceinline__ float ln_input(const T *x, const T *r, int64_t i)
+{
+    return lb_to_float(x[i]) + (r ? lb_to_float(r[i]) : 0.0f);
+}
+
 template <typename T, int N, int VPT>
 __global__ void __launch_bounds__(1024)
 layernorm_block_kernel(T *x, const T *r, const T *gamma, const T *beta, int64_t rows, int64_t d,
@@ -28,58 +30,68 @@ layernorm_block_kernel(T *x, const T *r, const T *gamma, const T *beta, int64_t 
     const int64_t npk = d / N;
     const float inv_d = 1.0f / (float)d;
     for (int64_t row_i = blockIdx.x; row_i < rows; row_i += gridDim.x) {
+        float v[VPT][N] = {}; /* packs past the row: 0, never read */
+        /* f(this thread's values of pack p, the pack's index) for each of its packs in the row */
+        const auto each = [&](auto f) {
+#pragma unroll
+            for (int p = 0; p < VPT; p++) {
+                const int64_t i = (int64_t)p * blockDim.x + threadIdx.x;
+                if (i < npk)
+                    f(v[p], i);
+            }
+        };
         T *xr = x + row_i * d;
         const T *rr = r ? r + row_i * d : nullptr;
-        float v[VPT][N];
         float sum = 0.0f;
+        each([&](float(&vp)[N], int64_t i) {
+            const LbPack<T, N> a = lb_load_pack<T, N>(xr + i * N);
+            LbPack<T, N> b;
+            if (rr)
+                b = lb_load_pack<T, N>(rr + i * N);
 #pragma unroll
-        for (int p = 0; p < VPT; p++) {
-            const int64_t i = (int64_t)p * blockDim.x + threadIdx.x;
-            if (i < npk) {
-                const LbPack<T, N> a = lb_load_pack<T, N>(xr + i * N);
-                LbPack<T, N> b;
-                if (rr)
-                    b = lb_load_pack<T, N>(rr + i * N);
-#pragma unroll
-                for (int e = 0; e < N; e++) {
-                    v[p][e] = lb_to_float(a.v[e]) + (rr ? lb_to_float(b.v[e]) : 0.0f);
-                    sum += v[p][e];
-                }
-            } else {
-#pragma unroll
-                for (int e = 0; e < N; e++)
-                    v[p][e] = 0.0f;
+            for (int e = 0; e < N; e++) {
+                vp[e] = lb_to_float(a.v[e]) + (rr ? lb_to_float(b.v[e]) : 0.0f);
+                sum += vp[e];
             }
-        }
+        });
         const float mean = lb_block_reduce<LbSum>(sum, sh) * inv_d;
         float sq = 0.0f;
+        each([&](float(&vp)[N], int64_t) {
 #pragma unroll
-        for (int p = 0; p < VPT; p++) {
-            const int64_t i = (int64_t)p * blockDim.x + threadIdx.x;
-            if (i < npk) {
-#pragma unroll
-                for (int e = 0; e < N; e++) {
-                    const float dv = v[p][e] - mean;
-                    sq += dv * dv;
-                }
+            for (int e = 0; e < N; e++) {
+                const float dv = vp[e] - mean;
+                sq += dv * dv;
             }
-        }
+        });
         const float rstd = rsqrtf(lb_block_reduce<LbSum>(sq, sh) * inv_d + eps);
+        each([&](float(&vp)[N], int64_t i) {
+            const LbPack<T, N> g = lb_load_pack<T, N>(gamma + i * N);
+            const LbPack<T, N> b = lb_load_pack<T, N>(beta + i * N);
+            LbPack<T, N> o;
 #pragma unroll
-        for (int p = 0; p < VPT; p++) {
-            const int64_t i = (int64_t)p * blockDim.x + threadIdx.x;
-            if (i < npk) {
-                const LbPack<T, N> g = lb_load_pack<T, N>(gamma + i * N);
-                const LbPack<T, N> b = lb_load_pack<T, N>(beta + i * N);
-                LbPack<T, N> o;
-#pragma unroll
-                for (int e = 0; e < N; e++)
-                    o.v[e] = lb_from_float<T>((v[p][e] - mean) * rstd * lb_to_float(g.v[e]) +
-                                              lb_to_float(b.v[e]));
-                lb_store_pack<T, N>(xr + i * N, o);
-            }
-        }
+            for (int e = 0; e < N; e++)
+                o.v[e] = lb_from_float<T>((vp[e] - mean) * rstd * lb_to_float(g.v[e]) + lb_to_float(b.v[e]));
+            lb_store_pack<T, N>(xr + i * N, o);
+        });
     }
+}
+
+/* The mean and 1 / sqrt(var + eps) of the row x + r (d), a block per row. */
+template <typename T>
+__device__ __forceinline__ void row_stats(const T *xr, const T *rr, int64_t d, float eps, float *sh, float &mean,
+                                          float &rstd)
+{
+    const float inv_d = 1.0f / (float)d;
+    float sum = 0.0f;
+    for (int64_t i = threadIdx.x; i < d; i += blockDim.x)
+        sum += ln_input(xr, rr, i);
+    mean = lb_block_reduce<LbSum>(sum, sh) * inv_d;
+    float sq = 0.0f;
+    for (int64_t i = threadIdx.x; i < d; i += blockDim.x) {
+        const float dv = ln_input(xr, rr, i) - mean;
+        sq += dv * dv;
+    }
+    rstd = rsqrtf(lb_block_reduce<LbSum>(sq, sh) * inv_d + eps);
 }
 
 template <typename T>
@@ -88,26 +100,16 @@ layernorm_generic_kernel(T *x, const T *r, const T *gamma, const T *beta, int64_
                          float eps)
 {
     LB_SHARED(float, sh, 33);
-    const float inv_d = 1.0f / (float)d;
     for (int64_t row_i = blockIdx.x; row_i < rows; row_i += gridDim.x) {
         T *xr = x + row_i * d;
         const T *rr = r ? r + row_i * d : nullptr;
-        float sum = 0.0f;
-        for (int64_t i = threadIdx.x; i < d; i += blockDim.x)
-            sum += lb_to_float(xr[i]) + (rr ? lb_to_float(rr[i]) : 0.0f);
-        const float mean = lb_block_reduce<LbSum>(sum, sh) * inv_d;
-        float sq = 0.0f;
-        for (int64_t i = threadIdx.x; i < d; i += blockDim.x) {
-            const float dv = lb_to_float(xr[i]) + (rr ? lb_to_float(rr[i]) : 0.0f) - mean;
-            sq += dv * dv;
-        }
-        const float rstd = rsqrtf(lb_block_reduce<LbSum>(sq, sh) * inv_d + eps);
+        float mean, rstd;
+        row_stats(xr, rr, d, eps, sh, mean, rstd);
         /* Each thread writes only the elements it read itself above, so no barrier is needed
          * between the reads and the in-place writes. */
-        for (int64_t i = threadIdx.x; i < d; i += blockDim.x) {
-            const float v = lb_to_float(xr[i]) + (rr ? lb_to_float(rr[i]) : 0.0f);
-            xr[i] = lb_from_float<T>((v - mean) * rstd * lb_to_float(gamma[i]) + lb_to_float(beta[i]));
-        }
+        for (int64_t i = threadIdx.x; i < d; i += blockDim.x)
+            xr[i] = lb_from_float<T>((ln_input(xr, rr, i) - mean) * rstd * lb_to_float(gamma[i]) +
+                                     lb_to_float(beta[i]));
     }
 }
 
@@ -133,31 +135,15 @@ int launch_packs(T *x, const T *r, const T *g, const T *b, int64_t rows, int64_t
     return LB_OK;
 }
 
-/* v = x + r, element i of a row. */
-template <typename T> __device__ __forceinline__ float ln_input(const T *x, const T *r, int64_t i)
-{
-    return lb_to_float(x[i]) + (r ? lb_to_float(r[i]) : 0.0f);
-}
-
 /* stats (2, rows): each row's mean, then each row's 1 / sqrt(var + eps). */
 template <typename T>
 __global__ void __launch_bounds__(kGenericBlock)
 layernorm_stats_kernel(const T *x, const T *r, float *stats, int64_t rows, int64_t d, float eps)
 {
     LB_SHARED(float, sh, 33);
-    const float inv_d = 1.0f / (float)d;
     for (int64_t row_i = blockIdx.x; row_i < rows; row_i += gridDim.x) {
-        const T *xr = x + row_i * d, *rr = r ? r + row_i * d : nullptr;
-        float sum = 0.0f;
-        for (int64_t i = threadIdx.x; i < d; i += blockDim.x)
-            sum += ln_input(xr, rr, i);
-        const float mean = lb_block_reduce<LbSum>(sum, sh) * inv_d;
-        float sq = 0.0f;
-        for (int64_t i = threadIdx.x; i < d; i += blockDim.x) {
-            const float dv = ln_input(xr, rr, i) - mean;
-            sq += dv * dv;
-        }
-        const float rstd = rsqrtf(lb_block_reduce<LbSum>(sq, sh) * inv_d + eps);
+        float mean, rstd;
+        row_stats(x + row_i * d, r ? r + row_i * d : nullptr, d, eps, sh, mean, rstd);
         if (threadIdx.x == 0) {
             stats[row_i] = mean;
             stats[rows + row_i] = rstd;

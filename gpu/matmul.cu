@@ -1,31 +1,13 @@
 /* Matrix products of the CUDA backend: `linear` through cuBLASLt, `bmm` through cuBLAS's
  * strided-batched GEMM; fp16/bf16 with fp32 accumulation, fp32 with TF32 off unless --tf32.
- *
- * Row-major on a column-major library: C = A B is computed as C^T = B^T A^T, operands swapped,
- * nothing copied. linear: y^T (out x rows) = W (out x in) x^T; bmm: C_i^T = op(B_i)^T op(A_i)^T.
- *
- * Accumulation stays fp32 end to end: no reduced-precision split-K (gpu/backend.cu), and
- * cuBLASLt's preference admits only the in-place and compute-type reduction schemes.
- *
- * GELU: cuBLASLt's epilogue is the tanh form and METHOD.md asks for erf, so linear runs the BIAS
- * epilogue and then gpu/bias_act.cu's erf GELU over y (one more pass over the FFN hidden tensor).
- *
- * Limits: every call is split so that each matrix a call walks by rows spans fewer than 2^31
- * elements (linear by rows, bmm by m), and the batch into calls of at most 65535 (gridDim.y/z).
- * Operands walked along the inner dimension (V in P V, X in E X) are not split, since a split
- * would round partial sums to storage: those rely on the 64-bit API. A stride of 0 broadcasts.
- * Where cuBLASLt finds no algorithm, linear falls back to cublasGemmEx_64 plus the bias kernel.
- *
- * bmm's beta is cuBLAS's; its sum over the batch into one C (stride_c 0) is one GEMM over the
- * concatenated inner dimensions where the operands are laid out for it (bmm_sum_is_one), else a
- * GEMM per entry with beta 1 after the first: a fixed order, so deterministic.
- *
- * Algorithm choice: the heuristic ranks without running, so up to kCandidates are asked for and,
- * on a shape's first use (LbBackend.autotune), each is timed on the call's own operands and the
- * fastest cached. First use is attn/measure/measure.c's warm-up pass, so no timed pass includes tuning.
- *
- * Checked by the check table (attn/check.c, tests/gpu/test_gpu_ops.c) against attn/cpu/cpu_ref.h (every trans combination,
- * stride 0, padded leading dimensions, a batch above 65535; all three types). */
+ * Row-major on a column-major library: C = A B is computed as C^T = B^T A^T, nothing copied.
+ * Split-K reductions only in place or in fp32. cuBLASLt's GELU epilogue is the tanh form and
+ * METHOD.md asks for erf, so linear runs the BIAS epilogue, then gpu/bias_act.cu's erf GELU.
+ * Each call walks fewer than 2^31 elements per matrix by rows (linear by rows, bmm by m) and at
+ * most 65535 batch entries; operands walked along the inner dimension are not split (a split
+ * would round partial sums to storage). On a shape's first use (the warm-up pass) each of the
+ * heuristic's kCandidates is timed and the fastest cached. Checked by the check table
+ * (attn/check.c) against attn/cpu/cpu_ref.h. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

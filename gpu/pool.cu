@@ -1,10 +1,8 @@
-/* The Linformer's general projections (attn/model_linformer.c): the sequence compressed from n
- * to k positions, each channel apart, in place on token-major rows: pool_seq (mean or max over
- * windows of w = n / k) and depthwise_conv_seq (kernel and stride w, wt tap-major). One output
- * row per tpr lanes, each lane walking 16-byte packs of channels, so a warp reads consecutive
- * channels and each input element once (no shared memory to reuse). fp32 sums and maxima.
- * Checked by the check table (attn/check.c, tests/gpu/test_gpu_ops.c) against the cpu_ref.h and
- * cpu_backward.h references, and by linbench check. */
+/* The Linformer's general projections: the sequence compressed from n to k positions, each
+ * channel apart, on token-major rows: pool_seq (mean or max over windows of w = n / k) and
+ * depthwise_conv_seq (kernel and stride w, wt tap-major), and their gradients. One output row per
+ * tpr lanes walking 16-byte packs of channels; fp32 sums. Checked by the check table
+ * (attn/check.c) against the cpu_ref.h and cpu_backward.h references. */
 #include <math.h>
 
 #include "gpu/cuda_check.h"
@@ -201,19 +199,6 @@ conv_dwt_parts_kernel(const T *x, int64_t ld_x, const T *dy, int64_t ld_y, float
     }
 }
 
-/* dwt (w, channels) = the sum of the parts, in part order. */
-template <typename T>
-__global__ void __launch_bounds__(kRowBlock)
-conv_dwt_sum_kernel(const float *part, T *dwt, int64_t parts, int64_t count)
-{
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += (int64_t)gridDim.x * blockDim.x) {
-        float s = 0.0f;
-        for (int64_t p = 0; p < parts; p++)
-            s += part[p * count + i];
-        dwt[i] = lb_from_float<T>(s);
-    }
-}
-
 template <typename T, int N, int MODE>
 int launch_expand(const T *x, int64_t ld_x, const T *wt, const T *dy, int64_t ld_y, T *dx, int64_t batch, int64_t n,
                   int64_t k, int64_t channels, cudaStream_t st)
@@ -229,17 +214,14 @@ int launch_expand(const T *x, int64_t ld_x, const T *wt, const T *dy, int64_t ld
 }
 
 template <typename T, int N>
-int launch_dwt(const T *x, int64_t ld_x, const T *dy, int64_t ld_y, T *dwt, float *part, int64_t batch, int64_t n,
-               int64_t k, int64_t channels, cudaStream_t st)
+int launch_dwt(LbDtype dtype, const T *x, int64_t ld_x, const T *dy, int64_t ld_y, T *dwt, float *part, int64_t batch,
+               int64_t n, int64_t k, int64_t channels, cudaStream_t st)
 {
     const int64_t rows = batch * k, w = n / k, parts = rows < LB_GRAD_PARTS ? rows : LB_GRAD_PARTS;
     LB_LAUNCH(lb_grid_for(parts * w * (channels / N), kRowBlock), kRowBlock, 0, st, conv_dwt_parts_kernel<T, N>)(
         x, ld_x, dy, ld_y, part, parts, rows, n, k, w, channels);
     LB_LAUNCH_CHECK("conv_dwt_parts_kernel");
-    LB_LAUNCH(lb_grid_for(w * channels, kRowBlock), kRowBlock, 0, st, conv_dwt_sum_kernel<T>)(part, dwt, parts,
-                                                                                           w * channels);
-    LB_LAUNCH_CHECK("conv_dwt_sum_kernel");
-    return LB_OK;
+    return lb_cuda_sum_parts(st, dtype, part, dwt, parts, w * channels);
 }
 
 /* dx of pool_seq (MODE its LbPoolMode) or of the convolution, and the convolution's dwt. */
@@ -262,7 +244,7 @@ int expand(cudaStream_t st, LbDtype dtype, const void *d_x, int64_t ld_x, const 
                           LB_TRY((launch_expand<T, N, MODE>(x, ld_x, static_cast<const T *>(d_wt), dy, ld_y,
                                                             static_cast<T *>(d_dx), batch, n, k, channels, st)));
                           if (MODE == kConv)
-                              LB_TRY((launch_dwt<T, N>(x, ld_x, dy, ld_y, static_cast<T *>(d_dwt),
+                              LB_TRY((launch_dwt<T, N>(dtype, x, ld_x, dy, ld_y, static_cast<T *>(d_dwt),
                                                        static_cast<float *>(d_scratch), batch, n, k, channels, st)));
                       });
     return LB_OK;

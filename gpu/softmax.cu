@@ -1,12 +1,9 @@
-/* Row softmax with a scale, in place: x (rows, cols) = softmax(scale * x), max and sum in fp32.
- * Three kernels by row length: softmax_group_kernel (G lanes per row, rows up to 128 16-byte
- * packs), softmax_block_kernel (a block per row held in registers: each element read and written
- * once, up to 65536 fp16/bf16 or 32768 fp32), softmax_online_kernel (longer or unaligned rows:
- * online max and sum, then a second pass that mostly hits L2). exp as exp2f with log2(e) folded
- * into the scale. Its backward, softmax_backward_kernel: a block per row, the row's dot product
- * sum_j dy_j y_j in fp32, then dx = scale y (dy - dot) in place. Checked by the check table
- * (attn/check.c, tests/gpu/test_gpu_ops.c) against lb_softmax_cpu on every path and
- * lb_softmax_backward_cpu, and by tests/gpu/test_gpu_large.c past 2^31 elements. */
+/* Row softmax with a scale, in place: x (rows, cols) = softmax(scale * x), max and sum in fp32,
+ * exp as exp2f with log2(e) folded into the scale. By row length: softmax_group_kernel (G lanes
+ * per row), softmax_block_kernel (a block per row in registers, each element read once),
+ * softmax_online_kernel (longer or unaligned rows: online max and sum, a second pass from L2).
+ * softmax_backward_kernel: dx = scale y (dy - sum_j dy_j y_j) in place, a block per row.
+ * Checked by the check table (attn/check.c) against lb_softmax_cpu on every path. */
 #include <math.h>
 
 #include "gpu/cuda_check.h"
@@ -36,46 +33,37 @@ template <typename T, int N, int VPT, int G>
 __device__ __forceinline__ void softmax_row(T *row, bool active, int64_t npk, int lane, int lanes, float c, float *sh)
 {
     LbPack<T, N> p[VPT];
+    /* f(pack v, its index) for each of this lane's packs in the row */
+    const auto each = [&](auto f) {
 #pragma unroll
-    for (int v = 0; v < VPT; v++) {
-        const int64_t i = (int64_t)v * lanes + lane;
-        if (active && i < npk)
-            p[v] = lb_load_pack<T, N>(row + i * N);
-    }
-    float m = -INFINITY;
-#pragma unroll
-    for (int v = 0; v < VPT; v++) {
-        const int64_t i = (int64_t)v * lanes + lane;
-        if (active && i < npk) {
-#pragma unroll
-            for (int e = 0; e < N; e++)
-                m = fmaxf(m, lb_to_float(p[v].v[e]) * c);
+        for (int v = 0; v < VPT; v++) {
+            const int64_t i = (int64_t)v * lanes + lane;
+            if (active && i < npk)
+                f(p[v], i);
         }
-    }
+    };
+    each([&](LbPack<T, N> &q, int64_t i) { q = lb_load_pack<T, N>(row + i * N); });
+    float m = -INFINITY;
+    each([&](LbPack<T, N> &q, int64_t) {
+#pragma unroll
+        for (int e = 0; e < N; e++)
+            m = fmaxf(m, lb_to_float(q.v[e]) * c);
+    });
     m = row_reduce<LbMax, G>(m, sh);
     float s = 0.0f;
+    each([&](LbPack<T, N> &q, int64_t) {
 #pragma unroll
-    for (int v = 0; v < VPT; v++) {
-        const int64_t i = (int64_t)v * lanes + lane;
-        if (active && i < npk) {
+        for (int e = 0; e < N; e++)
+            s += exp2f(lb_to_float(q.v[e]) * c - m);
+    });
+    const float inv = 1.0f / row_reduce<LbSum, G>(s, sh);
+    each([&](LbPack<T, N> &q, int64_t i) {
+        LbPack<T, N> o;
 #pragma unroll
-            for (int e = 0; e < N; e++)
-                s += exp2f(lb_to_float(p[v].v[e]) * c - m);
-        }
-    }
-    s = row_reduce<LbSum, G>(s, sh);
-    const float inv = 1.0f / s;
-#pragma unroll
-    for (int v = 0; v < VPT; v++) {
-        const int64_t i = (int64_t)v * lanes + lane;
-        if (active && i < npk) {
-            LbPack<T, N> o;
-#pragma unroll
-            for (int e = 0; e < N; e++)
-                o.v[e] = lb_from_float<T>(exp2f(lb_to_float(p[v].v[e]) * c - m) * inv);
-            lb_store_pack<T, N>(row + i * N, o);
-        }
-    }
+        for (int e = 0; e < N; e++)
+            o.v[e] = lb_from_float<T>(exp2f(lb_to_float(q.v[e]) * c - m) * inv);
+        lb_store_pack<T, N>(row + i * N, o);
+    });
 }
 
 /* G lanes per row, kGroupBlock / G rows per block. Lanes of rows past the end stay in the loop

@@ -1,16 +1,8 @@
 /* The warp-level instructions of gpu/flash.cu, written once for both builds: inline PTX under
  * nvcc; in the emulated build a warp collective (gpu/emu/tensor_core.cc) that places each element
  * where the PTX ISA says and faults on a missing lane, a bad shared address or a cp.async read
- * before its wait, so a wrong fragment layout fails on the emulator as on a GPU.
- *
- * Layouts (PTX ISA 9.0; groupID = lane >> 2, tig = lane % 4):
- *   - mma m16n8k16: A (four .b32): a_i at row groupID (+8 for i in {2, 3, 6, 7}), column
- *     2 tig + (i & 1) (+8 for i >= 4); B (two .b32): b_i at row 2 tig + (i & 1) (+8 for i >= 2),
- *     column groupID; C/D (four fp32): c_i at row groupID (+8 for i >= 2), column 2 tig + (i & 1).
- *   - ldmatrix m8n8.x4: lanes 8m..8m+7 address rows 0-7 of matrix m (16-byte aligned, shared);
- *     register m of lane l holds row l / 4, elements 2 (l % 4) and +1 (.trans: the transpose).
- *   - cp.async 16 bytes global -> shared (src_size 0 writes zeros), readable only after a
- *     wait_group that covers its group. */
+ * before its wait, so a wrong fragment layout fails on the emulator as on a GPU. Layouts: PTX
+ * ISA 9.0, "Matrix Fragments for mma.m16n8k16" and "ldmatrix" (groupID = lane >> 2, tig = lane % 4). */
 #ifndef LB_GPU_TENSOR_CORE_CUH
 #define LB_GPU_TENSOR_CORE_CUH
 

@@ -132,6 +132,13 @@ template <typename T> T *dev_alloc(size_t count)
     return static_cast<T *>(p);
 }
 
+/* A call that must fail with `want`; the error then cleared, as the backend's checks clear it. */
+void expect_error(cudaError_t got, cudaError_t want, const char *what)
+{
+    lb_check(got == want, "%s: %s, want %s", what, cudaGetErrorName(got), cudaGetErrorName(want));
+    (void)cudaGetLastError();
+}
+
 /* A launch that must fault: the message names `site`, the error is sticky, reset clears it. */
 void expect_fault(const char *what, const char *expect_in_message)
 {
@@ -416,20 +423,16 @@ void check_runtime()
     int *d = dev_alloc<int>(16);
     int h[32] = {0};
     lb_check(cudaMemcpy(d, h, 16 * sizeof(int), cudaMemcpyHostToDevice) == cudaSuccess, "a copy inside");
-    lb_check(cudaMemcpy(d, h, 17 * sizeof(int), cudaMemcpyHostToDevice) == cudaErrorInvalidValue,
-             "a copy one element past the allocation accepted");
-    (void)cudaGetLastError();
-    lb_check(cudaMemcpy(h, h + 16, 16, cudaMemcpyDeviceToHost) == cudaErrorInvalidValue,
-             "a host pointer taken for device memory");
-    (void)cudaGetLastError();
-    lb_check(cudaFree(h) == cudaErrorInvalidValue, "freeing a host pointer accepted");
-    (void)cudaGetLastError();
+    expect_error(cudaMemcpy(d, h, 17 * sizeof(int), cudaMemcpyHostToDevice), cudaErrorInvalidValue,
+                 "a copy one element past the allocation");
+    expect_error(cudaMemcpy(h, h + 16, 16, cudaMemcpyDeviceToHost), cudaErrorInvalidValue,
+                 "a host pointer taken for device memory");
+    expect_error(cudaFree(h), cudaErrorInvalidValue, "freeing a host pointer accepted");
     cudaEvent_t a, b;
     float ms = -1.0f;
     cudaEventCreate(&a);
     cudaEventCreate(&b);
-    lb_check(cudaEventElapsedTime(&ms, a, b) == cudaErrorInvalidResourceHandle, "elapsed time of unrecorded events");
-    (void)cudaGetLastError();
+    expect_error(cudaEventElapsedTime(&ms, a, b), cudaErrorInvalidResourceHandle, "elapsed time of unrecorded events");
     cudaEventRecord(a, nullptr);
     cudaEventRecord(b, nullptr);
     lb_check(cudaEventElapsedTime(&ms, a, b) == cudaSuccess && ms >= 0.0f, "elapsed time %g", (double)ms);
@@ -438,8 +441,7 @@ void check_runtime()
     cudaStream_t s;
     cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
     lb_check(cudaStreamDestroy(s) == cudaSuccess, "stream destroy");
-    lb_check(cudaStreamSynchronize(s) == cudaErrorInvalidResourceHandle, "a destroyed stream accepted");
-    (void)cudaGetLastError();
+    expect_error(cudaStreamSynchronize(s), cudaErrorInvalidResourceHandle, "a destroyed stream accepted");
     cudaDeviceProp prop;
     lb_check(cudaGetDeviceProperties(&prop, 0) == cudaSuccess && strstr(prop.name, "emulated") != nullptr,
              "the device name does not say emulated: \"%s\"", prop.name);
@@ -548,8 +550,7 @@ void check_devices(int want)
     lb_check(cudaMalloc(&on1, big) == cudaSuccess, "%zu bytes on device 1", big);
     lb_check(cudaMemGetInfo(&f, &t) == cudaSuccess && t == total && f == total - big, "device 1: %zu of %zu free (%zu)",
              total - big, t, f);
-    lb_check(cudaMalloc(&more, total - big + 256) == cudaErrorMemoryAllocation, "device 1 past its capacity");
-    (void)cudaGetLastError();
+    expect_error(cudaMalloc(&more, total - big + 256), cudaErrorMemoryAllocation, "device 1 past its capacity");
     lb_check(cudaSetDevice(2) == cudaSuccess && cudaMemGetInfo(&f, &t) == cudaSuccess && f == total,
              "device 2 untouched by device 1's allocation: %zu of %zu free", f, t);
     lb_check(cudaMalloc(&on2, big) == cudaSuccess, "device 2 has its own %zu bytes while device 1 holds %zu", big, big);
@@ -590,16 +591,15 @@ void check_devices(int want)
     lb_check(cudaMemcpyAsync(back.data(), on1, 64, cudaMemcpyDeviceToHost, s1) == cudaSuccess &&
                  cudaStreamSynchronize(s1) == cudaSuccess,
              "a copy and a synchronisation on device 1's stream from device 0");
-    lb_check(cudaEventRecord(e1, nullptr) == cudaErrorInvalidResourceHandle, "device 1's event recorded on device 0's stream");
-    (void)cudaGetLastError();
+    expect_error(cudaEventRecord(e1, nullptr), cudaErrorInvalidResourceHandle,
+                 "device 1's event recorded on device 0's stream");
     lb_check(cudaEventRecord(e0, nullptr) == cudaSuccess, "device 0's event on its legacy stream");
     cudaSetDevice(1);
     LB_LAUNCH(1, 32, 0, s1, noop_kernel)(nullptr);
     lb_check(cudaGetLastError() == cudaSuccess && lb_emu_launch_count() == launches + 1, "a launch on device 1 into its stream");
     lb_check(cudaEventRecord(e1, s1) == cudaSuccess, "device 1's event on its stream");
     float ms = -1.0f;
-    lb_check(cudaEventElapsedTime(&ms, e0, e1) == cudaErrorInvalidResourceHandle, "time between two devices' events");
-    (void)cudaGetLastError();
+    expect_error(cudaEventElapsedTime(&ms, e0, e1), cudaErrorInvalidResourceHandle, "time between two devices' events");
 
     /* the current device is per host thread */
     int other = -1;

@@ -149,6 +149,15 @@ static void check_backend(int have)
     clear();
 }
 
+/* Run a shell command, its stdout and stderr into out; the exit status. */
+static int shell(const char *cmd, char *out, size_t size)
+{
+    FILE *p = popen(cmd, "r");
+    size_t got = p ? fread(out, 1, size - 1, p) : 0;
+    out[got] = '\0';
+    return p ? pclose(p) : -1;
+}
+
 /* linbench run on the emulated GPU, the stand-in reporting hw_slowdown (0x8): the result names
  * the clock and the slowdown. */
 static void check_run(const char *linbench)
@@ -160,11 +169,8 @@ static void check_run(const char *linbench)
              "'%s' run --device cuda --layers 1 --d-model 32 --heads 2 --ffn 64 --vocab 100 --n 32 --max-batch 2 "
              "--cell-time 1 --no-check 2>&1",
              linbench);
-    FILE *p = popen(cmd, "r");
-    char out[8192] = "";
-    size_t got = p ? fread(out, 1, sizeof out - 1, p) : 0;
-    out[got] = '\0';
-    const int rc = p ? pclose(p) : -1;
+    char out[8192];
+    const int rc = shell(cmd, out, sizeof out);
     const char *power = strstr(out, "(mean power ");
     const double watts = power ? atof(power + strlen("(mean power ")) : 0;
     lb_check(rc == 0 && strstr(out, "SM clock: 1755 -> 1755 MHz") && strstr(out, "hw_slowdown") &&
@@ -172,15 +178,6 @@ static void check_run(const char *linbench)
                  watts > 200 && watts < 400,
              "linbench run through the stand-in NVML (300 W): exit %d, %g W\n%s", rc, watts, out);
     clear();
-}
-
-/* Run a shell command, its stdout and stderr into out; the exit status. */
-static int shell(const char *cmd, char *out, size_t size)
-{
-    FILE *p = popen(cmd, "r");
-    size_t got = p ? fread(out, 1, size - 1, p) : 0;
-    out[got] = '\0';
-    return p ? pclose(p) : -1;
 }
 
 /* A two-cell sweep (standard and Linformer at n 32, k 8) on the emulated GPU, then compare and

@@ -122,15 +122,8 @@ static void check_arguments(LbBackend *be)
     LB_EXPECT_INVALID(be->ops->linear(be, d, d, NULL, NULL, 4, 4, 4, 0), "linear into NULL");
     LB_EXPECT_INVALID(be->ops->split_heads(be, d, 3, d, 1, 4, 2, 2), "split_heads with ld_src < heads * hd");
     LB_EXPECT_INVALID(be->ops->set_workspace(be, (char *)d + 16, 256), "misaligned workspace");
-    LbBmm q;
-    memset(&q, 0, sizeof q);
-    q.m = q.n = q.kdim = 4;
-    q.lda = q.ldb = q.ldc = 4;
-    q.alpha = 1.0f;
-    q.a = q.b = q.c = d;
-    q.stride_a = q.stride_b = q.stride_c = 16;
-    q.batch = 2;
-    q.ldc = 3;
+    const LbBmm q = {.m = 4, .n = 4, .kdim = 4, .alpha = 1.0f, .a = d, .lda = 4, .stride_a = 16, .b = d, .ldb = 4,
+                     .stride_b = 16, .c = d, .ldc = 3, .stride_c = 16, .batch = 2};
     LB_EXPECT_INVALID(be->ops->bmm(be, &q), "bmm with ldc < n");
 #undef LB_EXPECT_INVALID
     be->ops->mem_free(be, d);

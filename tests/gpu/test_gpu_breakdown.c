@@ -1,12 +1,9 @@
-/* Calibration and the per-operation breakdown on the CUDA backend (suite gpu; gpu-emu on the
- * emulated device), and the two ops they add: copy (device to device, bit for bit) and gelu
- * (linear(..., gelu = 1) equals linear(..., 0) then gelu, bit for bit, the identity the breakdown
- * relies on when it times the GELU pass apart). Calibration: both figures positive and below what
- * any GPU reaches (10 PFLOP/s, 100 TB/s); on a real GPU also above what any GPU linbench supports
- * falls short of (1 TFLOP/s, 100 GB/s). Breakdown: every variant of every model at fp16 and bf16
- * (fp32 on a real GPU too), the encoder's roles and the model's present, none unlabelled, the roles
- * summing to the pass within the stated overhead, the products' FLOPs exactly the model's count.
- * Exit 77 without a CUDA device. */
+/* Calibration and the per-operation breakdown on the CUDA backend, and the two ops they add: copy
+ * (overlap refused) and gelu (linear with GELU equals linear then gelu, bit for bit, which the
+ * breakdown relies on when it times the GELU pass apart). Calibration: rates positive, below any
+ * GPU's, and on a real GPU above 1 TFLOP/s and 100 GB/s. Breakdown: every variant of every model,
+ * each model's roles present, none unlabelled, the roles summing to the pass within the stated
+ * overhead, the products' FLOPs exactly the model's count. Exit 77 without a CUDA device. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,11 +39,7 @@ static void check_ops(LbBackend *be)
     lb_gpu_ok(be->ops->download(be, y2, d2, rows * out), "download");
     lb_check(memcmp(y1, y2, (size_t)(rows * out) * sizeof *y1) == 0, "%s: linear+gelu op differs from linear(gelu)",
              lb_gpu_dtype(be));
-    /* copy: d2 = d1 (poisoned first), bit for bit; overlapping ranges refused */
-    lb_gpu_poison(be, d2, rows * out);
-    lb_gpu_ok(be->ops->copy(be, d2, d1, (size_t)(rows * out) * be->elem_bytes), "copy");
-    lb_gpu_ok(be->ops->download(be, y2, d2, rows * out), "download");
-    lb_check(memcmp(y1, y2, (size_t)(rows * out) * sizeof *y1) == 0, "%s: copy is not a copy", lb_gpu_dtype(be));
+    /* copy's values are the check table's (attn/check.c); overlapping ranges refused */
     lb_check(be->ops->copy(be, lb_gpu_at(be, d1, 1), d1, 8 * be->elem_bytes) == LB_ERR_INVALID,
              "overlapping copy not refused");
     void *ptrs[] = {x, w, b, d1, d2};
@@ -102,18 +95,15 @@ int main(void)
                          lb_op_role_name(common[i]));
             const int softmax_model = c.kind == LB_MODEL_STANDARD || lb_test_is_linformer(c.kind) ||
                                       c.kind == LB_MODEL_CHUNKED;
-            if (softmax_model) {
+            if (softmax_model)
                 lb_check(find(&b, LB_ROLE_SCORES) && find(&b, LB_ROLE_SOFTMAX) && find(&b, LB_ROLE_PV) &&
                              !find(&b, LB_ROLE_PERMUTE) &&
                              (!lb_test_is_linformer(c.kind) || find(&b, LB_ROLE_COMPRESS)),
                          "%s %s: the attention's roles", lb_gpu_dtype(be), name);
-                const double want = lb_config_flops_per_seq(&c) * (double)B;
-                lb_check(fabs(b.flops - want) <= 1e-12 * want, "%s %s: FLOPs %.17g, want %.17g", lb_gpu_dtype(be),
-                         name, b.flops, want);
-            }
-            if (c.kind == LB_MODEL_FLASH) {
+            if (c.kind == LB_MODEL_FLASH)
                 lb_check(find(&b, LB_ROLE_ATTENTION) && !find(&b, LB_ROLE_SCORES) && !find(&b, LB_ROLE_SOFTMAX),
                          "%s %s: flash's one fused role", lb_gpu_dtype(be), name);
+            if (softmax_model || c.kind == LB_MODEL_FLASH) {
                 const double want = lb_config_flops_per_seq(&c) * (double)B;
                 lb_check(fabs(b.flops - want) <= 1e-12 * want, "%s %s: FLOPs %.17g, want %.17g", lb_gpu_dtype(be),
                          name, b.flops, want);

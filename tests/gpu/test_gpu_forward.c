@@ -1,12 +1,8 @@
 /* The full forward pass on the CUDA backend against the CPU backend (fp32 storage, double
- * accumulation): every variant of every model of the table (standard; Linformer with every
- * sharing level and both orders, none only with late; ...), at fp32, fp16 and bf16, on small
- * shapes (2 layers, d 64, 4 heads, ffn 128, vocabulary 1000, k 32) at n = 200 (rows that are not a
- * whole number of 16-byte packs; n = 64 is the check table's). Both backends build the model from one
- * seed (lb_model_build draws the same
- * values; the GPU rounds them to its storage type) and the same token ids. Also checks that the
- * GPU arena's high-water mark equals the plan for the GPU's element size, alignment and cuBLAS
- * workspace. Exit 77 without a CUDA device. */
+ * accumulation): every variant of every model at fp32, fp16 and bf16, on small shapes at n = 200
+ * (rows that are not a whole number of 16-byte packs; n = 64 is the check table's), from one seed
+ * and the same token ids; and the GPU arena's high-water mark equal to the plan for the GPU's
+ * element size, alignment and cuBLAS workspace. Exit 77 without a CUDA device. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

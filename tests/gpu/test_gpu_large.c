@@ -1,13 +1,8 @@
-/* Tensors past 2^31 elements on the CUDA backend, where a 32-bit index would wrap: the standard
- * model's score buffer at n = 65536 has 5e10 elements.
- *   - fill_uniform over 2^31 + 2^16 fp16 elements: rows across index 2^31 equal lb_rng_range
- *     rounded to fp16, bit for bit;
- *   - softmax over the same tensor (32769 rows of 65536): sampled rows, including those either
- *     side of 2^31, against lb_softmax_cpu; every row finite and summing to 1;
- *   - bmm with C of 70000 x 32768 (2.3e9 elements; the backend splits m into calls of fewer than
- *     2^31 C elements each): sampled rows, including both sides of the split, against lb_bmm_cpu;
- *     every row written (C poisoned with NaN first).
- * Needs about 10 GB of device memory; exits 77 (skip) without a device or with less free. */
+/* Tensors past 2^31 elements on the CUDA backend, where a 32-bit index would wrap: fill_uniform
+ * and softmax over 2^31 + 2^16 fp16 elements, and a bmm whose C of 2.3e9 elements the backend
+ * splits into calls; sampled rows either side of each boundary against the CPU reference, and
+ * every row scanned (a distribution; C written over its NaN poison). Needs about 10 GB of device
+ * memory; exits 77 (skip) without a device or with less free. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +26,50 @@ static int sample_rows(int64_t nrows, int64_t boundary, int64_t *rows)
     for (int i = 0; i < 6; i++)
         rows[k++] = lb_test_randint(0, nrows - 1);
     return k;
+}
+
+/* The rows of d_x (nrows, cols) that bad_row(row) flags, read ROWS_PER_CHUNK at a time: their
+ * count, the first in *first (-1 without any). */
+static int64_t count_bad_rows(LbBackend *be, void *d_x, int64_t nrows, int64_t cols, int (*bad_row)(const float *, int64_t),
+                              int64_t *first)
+{
+    float *chunk = lb_test_alloc(ROWS_PER_CHUNK * cols);
+    int64_t bad = 0;
+    *first = -1;
+    for (int64_t r0 = 0; r0 < nrows; r0 += ROWS_PER_CHUNK) {
+        const int64_t nr = nrows - r0 < ROWS_PER_CHUNK ? nrows - r0 : ROWS_PER_CHUNK;
+        lb_gpu_ok(be->ops->download(be, chunk, lb_gpu_at(be, d_x, r0 * cols), nr * cols), "download rows");
+        for (int64_t r = 0; r < nr; r++)
+            if (bad_row(chunk + r * cols, cols)) {
+                if (*first < 0)
+                    *first = r0 + r;
+                bad++;
+            }
+    }
+    free(chunk);
+    return bad;
+}
+
+/* Not a distribution: an element outside [0, 1] (or NaN), or a sum off 1 by more than fp16
+ * rounding allows (each of 65536 terms off by at most 2^-11 of itself). */
+static int not_distribution(const float *row, int64_t cols)
+{
+    double sum = 0.0;
+    int ok = 1;
+    for (int64_t j = 0; j < cols; j++) {
+        ok &= row[j] >= 0.0f && row[j] <= 1.0f; /* false for NaN */
+        sum += row[j];
+    }
+    return !ok || fabs(sum - 1.0) > 2e-3;
+}
+
+/* An element left unwritten: still the NaN poison (or not finite). */
+static int not_written(const float *row, int64_t cols)
+{
+    for (int64_t j = 0; j < cols; j++)
+        if (!isfinite(row[j]))
+            return 1;
+    return 0;
 }
 
 static void check_softmax_large(LbBackend *be)
@@ -67,31 +106,10 @@ static void check_softmax_large(LbBackend *be)
                  (long long)nrows, (long long)cols);
         lb_check_against(be, "softmax", what, got, in + (int64_t)i * cols, cols);
     }
-    /* Every row: finite, in [0, 1], summing to 1 within fp16 rounding (each of 65536 terms off by
-     * at most 2^-11 of itself). */
-    float *chunk = lb_test_alloc(ROWS_PER_CHUNK * cols);
-    int64_t bad_rows = 0, first_bad = -1;
-    for (int64_t r0 = 0; r0 < nrows; r0 += ROWS_PER_CHUNK) {
-        const int64_t nr = nrows - r0 < ROWS_PER_CHUNK ? nrows - r0 : ROWS_PER_CHUNK;
-        lb_gpu_ok(be->ops->download(be, chunk, lb_gpu_at(be, d_x, r0 * cols), nr * cols), "download rows");
-        for (int64_t r = 0; r < nr; r++) {
-            double sum = 0.0;
-            int ok = 1;
-            for (int64_t j = 0; j < cols; j++) {
-                const float v = chunk[r * cols + j];
-                ok &= v >= 0.0f && v <= 1.0f; /* false for NaN */
-                sum += v;
-            }
-            if (!ok || fabs(sum - 1.0) > 2e-3) {
-                if (first_bad < 0)
-                    first_bad = r0 + r;
-                bad_rows++;
-            }
-        }
-    }
+    int64_t first_bad;
+    const int64_t bad_rows = count_bad_rows(be, d_x, nrows, cols, not_distribution, &first_bad);
     lb_check(bad_rows == 0, "softmax past 2^31: %lld rows not a distribution (first %lld)",
              (long long)bad_rows, (long long)first_bad);
-    free(chunk);
     free(in);
     free(want);
     free(got);
@@ -107,19 +125,8 @@ static void check_bmm_large(LbBackend *be)
     lb_gpu_random(be, d_a, a, m * kd, -1.0f, 1.0f);
     lb_gpu_random(be, d_b, b, kd * n, -1.0f, 1.0f);
     lb_gpu_poison(be, d_c, m * n);
-    LbBmm q;
-    memset(&q, 0, sizeof q);
-    q.m = m;
-    q.n = n;
-    q.kdim = kd;
-    q.alpha = 1.0f;
-    q.a = d_a;
-    q.lda = kd;
-    q.b = d_b;
-    q.ldb = n;
-    q.c = d_c;
-    q.ldc = n;
-    q.batch = 1;
+    const LbBmm q = {.m = m, .n = n, .kdim = kd, .alpha = 1.0f, .a = d_a, .lda = kd, .b = d_b, .ldb = n,
+                     .c = d_c, .ldc = n, .batch = 1};
     lb_gpu_ok(be->ops->bmm(be, &q), "bmm (C past 2^31 elements)");
     lb_gpu_ok(be->ops->sync(be), "sync");
     /* gpu/matmul.cu splits m into equal calls of at most (2^31 - 1) / ldc rows: here 2 of 35000. */
@@ -140,21 +147,10 @@ static void check_bmm_large(LbBackend *be)
                  (long long)n);
         lb_check_against(be, "bmm", what, got, want, n);
     }
-    float *chunk = lb_test_alloc(ROWS_PER_CHUNK * n);
-    int64_t unwritten = 0, first = -1;
-    for (int64_t r0 = 0; r0 < m; r0 += ROWS_PER_CHUNK) {
-        const int64_t nr = m - r0 < ROWS_PER_CHUNK ? m - r0 : ROWS_PER_CHUNK;
-        lb_gpu_ok(be->ops->download(be, chunk, lb_gpu_at(be, d_c, r0 * n), nr * n), "download rows");
-        for (int64_t i = 0; i < nr * n; i++)
-            if (!isfinite(chunk[i])) {
-                if (first < 0)
-                    first = r0 * n + i;
-                unwritten++;
-            }
-    }
-    lb_check(unwritten == 0, "bmm past 2^31: %lld elements of C not written (first at %lld)",
-             (long long)unwritten, (long long)first);
-    free(chunk);
+    int64_t first;
+    const int64_t unwritten = count_bad_rows(be, d_c, m, n, not_written, &first);
+    lb_check(unwritten == 0, "bmm past 2^31: %lld rows of C not all written (first %lld)", (long long)unwritten,
+             (long long)first);
     free(got);
     free(want);
     free(a);
