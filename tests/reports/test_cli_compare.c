@@ -502,6 +502,48 @@ static void check_passes(void)
                      "NVIDIA A100-SXM4-80GB");
 }
 
+/* compare on a sweep the engine wrote (not a fixture): its rows against the paper cell by cell, the
+ * header read from a real meta.csv, and DIR against itself at ratio 1. */
+static void check_real_sweep(const ExPaper *paper)
+{
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/sweep", scratch);
+    char *sweep[] = {bin, "sweep", "--device", "cpu", "--layers", "2", "--d-model", "64", "--heads", "4",
+                     "--ffn", "128", "--vocab", "1000", "--n", "512:1024", "--k", "128:256",
+                     "--mem-limit", "64M", "--cell-time", "1", "--out", dir, "--quiet", NULL};
+    LbRun r = lb_run(sweep);
+    lb_check(r.code == 0, "sweep: exit %d: %s", r.code, r.err);
+    lb_run_free(&r);
+    char raw[4400];
+    snprintf(raw, sizeof raw, "%s/raw.csv", dir);
+    LbCellResult *rows = NULL;
+    size_t count = 0;
+    if (!lb_check(lb_raw_read(raw, &rows, &count) == 0 && count == 2 + 4,
+                  "raw.csv reads back with 6 rows (2 standard, 4 Linformer), got %zu", count))
+        return;
+    ExRows rs = {rows, count};
+
+    r = run(dir, "--format", "csv", NULL);
+    static const char *const head[6] = {"grid", "n", "k", "measured", "paper", "measured_over_paper"};
+    size_t cells = ex_check_compare_csv(r.out, head, ex_side_rows, &rs, ex_side_paper, paper, 0);
+    lb_check(r.code == 0 && cells == 2 * 4, "compare a sweep: exit %d, %zu cells: should be 8 (4 with k < n, twice): %s",
+             r.code, cells, r.err);
+    lb_run_free(&r);
+
+    r = run(dir, NULL, NULL, NULL);
+    lb_check(r.code == 0 && strstr(r.out, "(cpu)") && strstr(r.out, "2 layers, d_model 64, 4 heads, ffn 128") &&
+                 strstr(r.out, "memory budget 64 MiB (--mem-limit)"),
+             "compare text header from a real meta.csv: exit %d:\n%s", r.code, r.out);
+    lb_run_free(&r);
+
+    r = run(dir, dir, "--format", "csv");
+    static const char *const ab[6] = {"grid", "n", "k", "a", "b", "b_over_a"};
+    cells = ex_check_compare_csv(r.out, ab, ex_side_rows, &rs, ex_side_rows, &rs, 1);
+    lb_check(r.code == 0 && cells == 2 * 4, "compare DIR DIR: exit %d, %zu cells: should be 8: %s", r.code, cells, r.err);
+    lb_run_free(&r);
+    free(rows);
+}
+
 int main(int argc, char **argv)
 {
     bin = lb_cli_start(argc, argv, "test_cli_compare");
@@ -652,6 +694,7 @@ int main(int argc, char **argv)
 
     check_models();
     check_passes();
+    check_real_sweep(&paper);
     check_peer();
     lb_test_cleanup(scratch);
     return lb_test_finish("test_cli_compare");
