@@ -53,8 +53,11 @@ static char *squeezed(const char *text)
 static void help_lists_every_flag(void)
 {
     static const char *const cmds[] = {"sweep", "run", "predict"};
+    static const unsigned masks[] = {LB_FOR_SWEEP, LB_FOR_RUN, LB_FOR_PREDICT};
     for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++) {
-        const unsigned mask = 1u << (lb_command_find(cmds[c]) - lb_commands); /* its LB_FOR_* bit */
+        const unsigned mask = masks[c];
+        /* --help picks its rows by the command's place in the table, the parser by LB_FOR_*: one bit */
+        lb_check(1u << (lb_command_find(cmds[c]) - lb_commands) == mask, "%s: table place vs LB_FOR_*", cmds[c]);
         char *argv[] = {(char *)bin, (char *)cmds[c], "--help", NULL};
         LbRun r = lb_run(argv);
         lb_check(r.code == 0, "%s --help exits 0 (%d)", cmds[c], r.code);
@@ -149,9 +152,10 @@ static void every_command_refuses(void)
         char *operand[] = {(char *)bin, cmd, "stray", NULL};
         char **cases[] = {unknown, no_value, lb_commands[c].operands == 0 ? operand : NULL};
         const char *named[] = {"--frobnicate", flag[0] ? flag : NULL, "stray"};
+        const char *said[] = {"unknown flag", "needs a value", "unexpected argument"};
         for (size_t i = 0; i < 3; i++)
             if (cases[i] && named[i])
-                lb_run_refused(cases[i], named[i]);
+                lb_run_refused(cases[i], named[i], said[i]);
     }
 }
 

@@ -161,7 +161,11 @@ int main(int argc, char **argv)
     /* --force overwrites, explicitly. */
     char *force[] = {(char *)bin, "sweep", TINY, "--n", "128", "--k", "32", "--mem-limit", "16M", "--out", dir, "--force", NULL};
     lb_run_ok(force, "--force overwrites");
-    lb_check(sc_rows(dir) == 2, "after --force raw.csv holds the new run only (%d rows)", sc_rows(dir));
+    LbCellResult *forced = NULL;
+    size_t forced_count = 0;
+    lb_check(sc_read_rows(dir, &forced, &forced_count) == 0 && forced_count == 2,
+             "after --force raw.csv reads back with the new run only (%zu rows)", forced_count);
+    free(forced);
 
     /* The default device is CUDA: without a GPU, one clear line and exit 1, nothing written. */
     char cuda_out[512];

@@ -54,6 +54,18 @@ static void no_energy_counter(void)
     setenv("LB_POWERCAP_ZONE", zone, 1);
 }
 
+/* The last row of (model, n, k) of variant v, found here rather than by linbench's lookup, which
+ * builds the very comparison this test checks. */
+static const LbCellResult *row_at(const LbSweepDir *s, size_t v, LbModelKind m, int64_t n, int64_t k)
+{
+    const LbCellResult *found = NULL;
+    for (size_t i = 0; i < s->count; i++)
+        if ((!s->variant || s->variant[i] == v) && s->rows[i].model == m && s->rows[i].n == n &&
+            (!lb_model_has_k(m) || s->rows[i].k == k))
+            found = &s->rows[i];
+    return found;
+}
+
 /* A peer's result read back: the three models at both n (torch-linformer at k 16), every row ok
  * with its numbers, its peak within `budget`; with `lin`, each at linbench's batch of the same
  * work; with `energy`, every row's power and J per sequence (mean power x median ms / batch),
@@ -90,7 +102,7 @@ static void check_peer_dir(const char *dir, const LbSweepDir *lin, long long bud
             lb_check(isnan(r->power_w) && isnan(r->energy_j_per_seq), "%s: %s n=%lld: no energy (%g W, %g J)", dir,
                      pm->name, (long long)r->n, r->power_w, r->energy_j_per_seq);
         if (lin) {
-            const LbCellResult *l = lb_result_row(lin, 0, pm->work, r->n, r->k);
+            const LbCellResult *l = row_at(lin, 0, pm->work, r->n, r->k);
             lb_check(l && l->batch == r->batch, "%s: %s n=%lld runs linbench's batch %lld (%lld)", dir, pm->name,
                   (long long)r->n, l ? (long long)l->batch : -1LL, (long long)r->batch);
         }
@@ -142,8 +154,8 @@ static void check_compare_sweep(const char *lin_dir, const char *peer_dir, int s
                    i))
             continue;
         const int64_t n = atoll(f[3]), k = f[4][0] ? atoll(f[4]) : 0;
-        const LbCellResult *a = lb_result_row(&lin, 0, m, n, k);
-        const LbCellResult *b = lb_result_row(&p, v, p.variants[v].work, n, k);
+        const LbCellResult *a = row_at(&lin, 0, m, n, k);
+        const LbCellResult *b = row_at(&p, v, p.variants[v].work, n, k);
         if (!lb_check(a && b, "%s/%s n=%lld: both sides have the cell", f[1], f[2], (long long)n))
             continue;
         const double want[6] = {a->ms_per_seq, b->ms_per_seq, a->ms_per_seq / b->ms_per_seq,
@@ -251,8 +263,8 @@ static void check_energy(void)
     if (!lb_check(lb_sweep_dir_load(lin, &l) == LB_OK && lb_result_load(own, &p) == LB_OK, "both read back"))
         return;
     snprintf(data, sizeof data, "%s/versus_energy_ratio.plot.csv", plots);
-    const LbCellResult *a = lb_result_row(&l, 0, LB_MODEL_STANDARD, 64, 0);
-    const LbCellResult *b = lb_result_row(&p, 0, p.variants[0].work, 64, 0);
+    const LbCellResult *a = row_at(&l, 0, LB_MODEL_STANDARD, 64, 0);
+    const LbCellResult *b = row_at(&p, 0, p.variants[0].work, 64, 0);
     if (lb_check(a && b && lb_csv_read_file(data, 1, &t) == LB_OK && t.rows == 3 &&
                      strcmp(t.row[1].fields[0], "64") == 0,
                  "%s: n 64 and 128", data)) {
@@ -273,8 +285,8 @@ static void check_energy(void)
                  "%s: n rows 64 and 128, one column k=16", grid)) {
         for (size_t i = 1; i < t.rows; i++) {
             const int64_t n = atoll(t.row[i].fields[0]);
-            const LbCellResult *std = lb_result_row(&p, 0, p.variants[0].work, n, 0);
-            const LbCellResult *lf = lb_result_row(&p, 1, p.variants[1].work, n, 16);
+            const LbCellResult *std = row_at(&p, 0, p.variants[0].work, n, 0);
+            const LbCellResult *lf = row_at(&p, 1, p.variants[1].work, n, 16);
             const double want = std && lf ? std->energy_j_per_seq / lf->energy_j_per_seq : NAN;
             lb_check(fabs(atof(t.row[i].fields[1]) - want) <= 1e-5 * want,
                      "%s n=%lld: %s, torch-standard's J per sequence / torch-linformer's %.6g", grid, (long long)n,

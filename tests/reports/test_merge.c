@@ -51,7 +51,10 @@ static void check_split(void)
     double cost[64], load[3] = {0, 0, 0};
     int done[64] = {0};
     for (size_t i = 0; i < count && i < 64; i++) {
-        const LbModelConfig cfg = lb_sweep_cell_config(&s, &cells[i]);
+        LbModelConfig cfg = s.model; /* built here, not by the engine's function, so a slip there shows */
+        cfg.kind = cells[i].model;
+        cfg.n = cells[i].n;
+        cfg.k = cells[i].k;
         LbCellResult r;
         lb_predict_cell(&cfg, &card, &params, lb_predict_budget(&s, &card), 0, &r, NULL);
         cost[i] = r.status == LB_CELL_OK ? (1.0 + s.timing.min_passes) * r.median_ms : 0;
