@@ -86,6 +86,10 @@ int main(void)
             lb_test_variant_name(&c, name, sizeof name);
             LbBreakdown b;
             rc = lb_breakdown_cell(be, &c, B, 3, &b);
+            /* A host preempted between two ops (a loaded machine; the emulator's clock is the
+             * host's) widens one pass's gap; a gap the code makes persists over three tracings. */
+            for (int again = 0; rc == LB_OK && !lb_breakdown_within_overhead(&b) && again < 2; again++)
+                rc = lb_breakdown_cell(be, &c, B, 3, &b);
             if (!lb_check(rc == LB_OK, "%s %s: breakdown: %s", lb_gpu_dtype(be), name, lb_error_message()))
                 continue;
             static const LbOpRole common[] = {LB_ROLE_EMBED, LB_ROLE_LAYERNORM, LB_ROLE_QKV, LB_ROLE_OUT_PROJ,

@@ -742,6 +742,9 @@ static void test_breakdown(void)
             break;
         LbBreakdown b;
         int rc = lb_breakdown_cell(be, &c, B, 11, &b);
+        /* a preempted host widens one pass's gap; a gap the code makes persists over three tracings */
+        for (int again = 0; rc == LB_OK && !lb_breakdown_within_overhead(&b) && again < 2; again++)
+            rc = lb_breakdown_cell(be, &c, B, 11, &b);
         if (!lb_check(rc == LB_OK, "%s: breakdown: %s", name, lb_error_message())) {
             lb_backend_close(be);
             continue;
