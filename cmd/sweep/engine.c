@@ -458,18 +458,8 @@ static int write_grids(const LbSweepJob *job, const char *raw_path, LbGrid *out,
     int measured[LB_MODEL_COUNT];
     for (int m = 0; m < LB_MODEL_COUNT; m++)
         measured[m] = (s->models >> m) & 1;
-    LbGrid g;
-    int rc = lb_speedups_write(job->dir, rows, count, s->n, s->nn, s->k, s->nk, measured);
-    if (rc == LB_OK)
-        rc = lb_grid_from_raw(rows, count, s->n, s->nn, s->k, s->nk, &g);
+    const int rc = lb_tables_write(job->dir, rows, count, s->n, s->nn, s->k, s->nk, measured, out);
     free(rows);
-    if (rc != LB_OK)
-        return rc;
-    rc = lb_grids_write(job->dir, &g);
-    if (rc == LB_OK && out)
-        *out = g;
-    else
-        lb_grid_free(&g);
     return rc;
 }
 
