@@ -358,17 +358,6 @@ int lb_breakdown_measure(LbBackend *be, const LbModelConfig *cfg, int64_t batch,
     return lb_breakdown_records(cfg->kind, cfg->n, cfg->k, &b, cal, out, count);
 }
 
-int lb_breakdown_measure_add(const char *dir, LbBackend *be, const LbModelConfig *cfg, int64_t batch, uint64_t seed,
-                             const LbCalibration *cal)
-{
-    LbBreakdownRecord *recs = NULL;
-    size_t count = 0;
-    LB_TRY(lb_breakdown_measure(be, cfg, batch, seed, cal, &recs, &count));
-    const int rc = lb_breakdown_add(dir, recs, count);
-    free(recs);
-    return rc;
-}
-
 int lb_breakdown_append(LbBreakdownRecord **recs, size_t *count, const LbBreakdownRecord *more, size_t n,
                         const char *nomem)
 {

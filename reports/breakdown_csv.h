@@ -65,8 +65,4 @@ int lb_breakdown_add(const char *dir, const LbBreakdownRecord *recs, size_t coun
 int lb_breakdown_measure(LbBackend *be, const LbModelConfig *cfg, int64_t batch, uint64_t seed,
                          const LbCalibration *cal, LbBreakdownRecord **out, size_t *count);
 
-/* lb_breakdown_measure, its records added to DIR/breakdown.csv: a sweep's --breakdown. */
-int lb_breakdown_measure_add(const char *dir, LbBackend *be, const LbModelConfig *cfg, int64_t batch, uint64_t seed,
-                             const LbCalibration *cal);
-
 #endif
