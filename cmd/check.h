@@ -26,4 +26,8 @@ typedef struct LbCheckResult {
  * naming the first failing check and returns LB_EXIT_FAILURE. res is filled either way. */
 int lb_quick_check(LbBackend *be, const LbModelConfig *model, LbCheckResult *res);
 
+/* "  what  12.4 (12040)": a CUDA version (1000 x major + 10 x minor; < 0 unknown), `what` padded
+ * to width, as check and info list them. */
+void lb_print_version(int width, const char *what, int v);
+
 #endif

@@ -16,12 +16,12 @@
 #include "cmd/commands.h"
 #include "cmd/options.h"
 
-static void print_version(const char *what, int v)
+void lb_print_version(int width, const char *what, int v)
 {
     if (v < 0)
-        printf("  %-20s unknown\n", what);
+        printf("  %-*s unknown\n", width, what);
     else
-        printf("  %-20s %d.%d (%d)\n", what, v / 1000, (v % 1000) / 10, v);
+        printf("  %-*s %d.%d (%d)\n", width, what, v / 1000, (v % 1000) / 10, v);
 }
 
 static const char *on_off(int v) { return v < 0 ? "unknown" : v ? "on" : "off"; }
@@ -47,9 +47,9 @@ static void print_environment(LbBackend *be, int cuda, uint64_t seed)
     if (cuda) {
         printf("  %-20s cuda:%d %s (%s)\n", "device", d.device_index, d.name, lb_cuda_backend_kind());
         printf("  %-20s %d.%d\n", "compute capability", d.cc_major, d.cc_minor);
-        print_version("driver", d.driver_version);
-        print_version("CUDA runtime", d.runtime_version);
-        print_version("cuBLAS", d.cublas_version);
+        lb_print_version(20, "driver", d.driver_version);
+        lb_print_version(20, "CUDA runtime", d.runtime_version);
+        lb_print_version(20, "cuBLAS", d.cublas_version);
         printf("  %-20s %s\n", "code", d.code[0] ? d.code : "unknown");
         lb_print_card_limits(stdout, "  roofline             ", d.name, be->storage, be->tf32, NULL);
     } else {

@@ -5,18 +5,11 @@
 #include "attn/ops.h"
 #include "attn/base/sizes.h"
 #include "attn/base/status.h"
+#include "cmd/check.h"
 #include "cmd/commands.h"
 #include "cmd/options.h"
 #include "lb_config.h"
 #include "lb_revision.h"
-
-static void print_version(const char *what, int v)
-{
-    if (v < 0)
-        printf("  %-18s unknown\n", what);
-    else
-        printf("  %-18s %d.%d (%d)\n", what, v / 1000, (v % 1000) / 10, v);
-}
 
 /* v with its unit, or "unknown" for what the device did not say (-1: clocks without NVML) */
 static const char *known(int v, const char *unit, char *buf, size_t size)
@@ -43,8 +36,8 @@ static void print_device(const LbDeviceInfo *d)
     printf("  %-18s %s total, %s free\n", "memory", total, free_s);
     printf("  %-18s SM %s now, %s max; memory %s\n", "clocks", known(d->sm_clock_mhz, " MHz", a, sizeof a),
            known(d->sm_clock_max_mhz, " MHz", b, sizeof b), known(d->mem_clock_mhz, " MHz", c, sizeof c));
-    print_version("driver", d->driver_version);
-    print_version("CUDA runtime", d->runtime_version);
+    lb_print_version(18, "driver", d->driver_version);
+    lb_print_version(18, "CUDA runtime", d->runtime_version);
     printf("  %-18s %s\n", "cuBLAS", known(d->cublas_version, "", a, sizeof a));
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "attn/base/paths.h"
 #include "attn/base/sizes.h"
 #include "attn/base/status.h"
 #include "cmd/commands.h"
@@ -46,17 +47,8 @@ int lb_cmd_plot(int argc, char **argv)
     LbSweepDir d[2];
     memset(d, 0, sizeof d);
     int ex = LB_EXIT_OK;
-    for (int i = 0; i < dirs && ex == LB_EXIT_OK; i++) {
-        lb_error_clear();
-        const int rc = lb_result_load(argv[optind + i], &d[i]);
-        if (rc == LB_ERR_FORMAT) {
-            ex = lb_usage_error("invalid argument \"%s\" for plot: %s", argv[optind + i], lb_error_message());
-        } else if (rc != LB_OK) {
-            ex = lb_runtime_error(rc);
-        } else if (d[i].raw_cut_line) {
-            lb_warn_cut_row(argv[optind + i], d[i].raw_cut_line);
-        }
-    }
+    for (int i = 0; i < dirs && ex == LB_EXIT_OK; i++)
+        ex = lb_load_result("plot", argv[optind + i], &d[i]);
     if (ex != LB_EXIT_OK)
         goto out;
     if (dirs == 2 && (d[0].kind == LB_RESULT_PEER) == (d[1].kind == LB_RESULT_PEER)) {
@@ -88,7 +80,7 @@ int lb_cmd_plot(int argc, char **argv)
         snprintf(scripts[i], sizeof scripts[i], "%s%s%s.gp", out_dir,
                  out_dir[strlen(out_dir) - 1] == '/' ? "" : "/", plots.name[i]);
     char gnuplot[4096];
-    if (!render || lb_plot_find_gnuplot(gnuplot, sizeof gnuplot) != 0) {
+    if (!render || lb_find_on_path("gnuplot", gnuplot, sizeof gnuplot) != 0) {
         printf("%s: render with: gnuplot", render ? "gnuplot is not on PATH; wrote the scripts"
                                                  : "wrote the scripts");
         for (size_t i = 0; i < plots.count; i++) {

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "attn/base/paths.h"
 #include "cmd/commands.h"
 #include "cmd/options.h"
 #include "cmd/outdir.h"
@@ -47,22 +48,6 @@ static int slurm_time(const char *s)
             return 0;
     }
     return days ? parts <= 4 : parts <= 3;
-}
-
-static const char *sbatch_path(char *buf, size_t size)
-{
-    const char *path = getenv("PATH");
-    if (!path)
-        return NULL;
-    while (*path) {
-        const char *end = strchr(path, ':');
-        size_t len = end ? (size_t)(end - path) : strlen(path);
-        snprintf(buf, size, "%.*s/sbatch", (int)len, len ? path : ".");
-        if (access(buf, X_OK) == 0)
-            return buf;
-        path += len + (end ? 1 : 0);
-    }
-    return NULL;
 }
 
 /* Run `sbatch FLAG SCRIPT`, each word quoted; its stdout into out (trailing newline dropped). 0, or -1. */
@@ -182,7 +167,7 @@ int lb_cmd_slurm(int argc, char **argv)
     if (rc == 0)
         rc = lb_outdir_check_length(out, "--out");
     char sbatch[PATH_MAX + 8];
-    if (rc == 0 && submit && !sbatch_path(sbatch, sizeof sbatch)) {
+    if (rc == 0 && submit && lb_find_on_path("sbatch", sbatch, sizeof sbatch) != 0) {
         fprintf(stderr, "linbench: --submit needs sbatch on PATH, and there is none: should be run where Slurm is installed, or without --submit\n");
         rc = LB_EXIT_FAILURE;
     }

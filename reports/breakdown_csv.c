@@ -251,8 +251,7 @@ fail:
                    columns[bad], f[bad], want);
 }
 
-/* lb_breakdown_read, or where if_any and there is no such file, LB_OK with no records. */
-static int read_file(const char *dir, int if_any, LbBreakdownRecord **out, size_t *count)
+int lb_breakdown_read(const char *dir, int if_any, LbBreakdownRecord **out, size_t *count)
 {
     *out = NULL;
     *count = 0;
@@ -310,7 +309,7 @@ static int add_locked(const char *dir, const LbBreakdownRecord *recs, size_t cou
 {
     LbBreakdownRecord *old = NULL;
     size_t n_old = 0;
-    LB_TRY(lb_breakdown_read_if_any(dir, &old, &n_old));
+    LB_TRY(lb_breakdown_read(dir, 1, &old, &n_old));
     LbBreakdownRecord *all = malloc((n_old + count + 1) * sizeof *all);
     if (!all) {
         free(old);
@@ -359,23 +358,16 @@ int lb_breakdown_measure(LbBackend *be, const LbModelConfig *cfg, int64_t batch,
     return lb_breakdown_records(cfg->kind, cfg->n, cfg->k, &b, cal, out, count);
 }
 
-int lb_breakdown_measure_add(const char *dir, LbBackend *be, const LbModelConfig *cfg, int64_t batch, uint64_t seed,
-                             const LbCalibration *cal)
+int lb_breakdown_append(LbBreakdownRecord **recs, size_t *count, const LbBreakdownRecord *more, size_t n,
+                        const char *nomem)
 {
-    LbBreakdownRecord *recs = NULL;
-    size_t count = 0;
-    LB_TRY(lb_breakdown_measure(be, cfg, batch, seed, cal, &recs, &count));
-    const int rc = lb_breakdown_add(dir, recs, count);
-    free(recs);
-    return rc;
-}
-
-int lb_breakdown_read(const char *dir, LbBreakdownRecord **out, size_t *count)
-{
-    return read_file(dir, 0, out, count);
-}
-
-int lb_breakdown_read_if_any(const char *dir, LbBreakdownRecord **out, size_t *count)
-{
-    return read_file(dir, 1, out, count);
+    if (n == 0)
+        return LB_OK;
+    LbBreakdownRecord *grown = realloc(*recs, (*count + n) * sizeof *grown);
+    if (!grown)
+        return LB_FAIL(LB_ERR_NOMEM, "%s", nomem);
+    memcpy(grown + *count, more, n * sizeof *grown);
+    *recs = grown;
+    *count += n;
+    return LB_OK;
 }

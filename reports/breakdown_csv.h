@@ -46,12 +46,15 @@ void lb_breakdown_print(FILE *out, const LbBreakdownRecord *recs, size_t count);
 /* DIR/breakdown.csv with exactly these records, written atomically (reports/atomic_file.h). */
 int lb_breakdown_write(const char *dir, const LbBreakdownRecord *recs, size_t count);
 
-/* Read DIR/breakdown.csv. A missing file is LB_ERR_IO; a file with another header, a short row or a
- * field that does not parse, LB_ERR_FORMAT naming the file, line and column. *out malloc'd. */
-int lb_breakdown_read(const char *dir, LbBreakdownRecord **out, size_t *count);
+/* Read DIR/breakdown.csv. A missing file is LB_ERR_IO, or with if_any (a sweep without
+ * --breakdown has none) LB_OK with *out NULL, *count 0; a file with another header, a short row or
+ * a field that does not parse, LB_ERR_FORMAT naming the file, line and column. *out malloc'd. */
+int lb_breakdown_read(const char *dir, int if_any, LbBreakdownRecord **out, size_t *count);
 
-/* The same, where a sweep without --breakdown has no such file: then LB_OK, *out NULL, *count 0. */
-int lb_breakdown_read_if_any(const char *dir, LbBreakdownRecord **out, size_t *count);
+/* Append n records to the malloc'd *recs of *count; out of memory: LB_ERR_NOMEM with `nomem` as
+ * its message, *recs unchanged. */
+int lb_breakdown_append(LbBreakdownRecord **recs, size_t *count, const LbBreakdownRecord *more, size_t n,
+                        const char *nomem);
 
 /* Add one cell's records to DIR/breakdown.csv (created when missing), replacing any rows of the
  * same (model, n, k), and rewrite it atomically; under a lock (DIR/.breakdown.lock), so processes
@@ -61,9 +64,5 @@ int lb_breakdown_add(const char *dir, const LbBreakdownRecord *recs, size_t coun
 /* lb_breakdown_cell at `batch` and its records (what `run --breakdown` prints). *out malloc'd. */
 int lb_breakdown_measure(LbBackend *be, const LbModelConfig *cfg, int64_t batch, uint64_t seed,
                          const LbCalibration *cal, LbBreakdownRecord **out, size_t *count);
-
-/* lb_breakdown_measure, its records added to DIR/breakdown.csv: a sweep's --breakdown. */
-int lb_breakdown_measure_add(const char *dir, LbBackend *be, const LbModelConfig *cfg, int64_t batch, uint64_t seed,
-                             const LbCalibration *cal);
 
 #endif

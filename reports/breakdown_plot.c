@@ -107,7 +107,7 @@ int lb_breakdown_compare(FILE *out, const LbSweepDir *s, LbFormat fmt)
         return LB_OK; /* the CSV output is the comparison's grid alone; breakdown.csv is CSV already */
     LbBreakdownRecord *recs;
     size_t count;
-    LB_TRY(lb_breakdown_read_if_any(s->dir, &recs, &count));
+    LB_TRY(lb_breakdown_read(s->dir, 1, &recs, &count));
     if (count == 0)
         return LB_OK;
     fprintf(out, fmt == LB_FORMAT_MD ? "\n## Where the time goes (breakdown.csv)\n\nEach operation's share of the %s, %%; columns are n (n/k for a model with a k axis).\n"
@@ -187,7 +187,7 @@ int lb_breakdown_plot_write(const LbSweepDir *s, const char *out_dir, LbPlotList
 {
     LbBreakdownRecord *recs;
     size_t count;
-    LB_TRY(lb_breakdown_read_if_any(s->dir, &recs, &count));
+    LB_TRY(lb_breakdown_read(s->dir, 1, &recs, &count));
     int rc = LB_OK;
     for (int m = 0; m < LB_MODEL_COUNT && count && rc == LB_OK; m++) {
         ModelTable t;

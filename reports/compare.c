@@ -903,7 +903,7 @@ static int compare_cells(FILE *out, const LbSweepDir *a, const LbSweepDir *b, Lb
     LB_TRY(pair_cells(&p, &modes[id], a, b));
     int rc = LB_OK;
     for (int s = 0; s < 2 && predicted && rc == LB_OK; s++)
-        rc = lb_breakdown_read_if_any((s ? b : a)->dir, &o.r[s], &o.count[s]);
+        rc = lb_breakdown_read((s ? b : a)->dir, 1, &o.r[s], &o.count[s]);
     if (rc == LB_OK && fmt == LB_FORMAT_CSV) {
         rc = print_cells_csv(out, &p, &o);
     } else if (rc == LB_OK) {

@@ -282,31 +282,22 @@ int lb_merge_write(const LbMerge *m, const char *out, const LbMeta *meta, LbGrid
     LbBreakdownRecord *recs = NULL;
     size_t nrecs = 0;
     LbRawWriter *w = NULL;
-    LbGrid g;
-    memset(&g, 0, sizeof g);
     char *path = lb_path_join(out, "raw.csv");
     int rc = path ? lb_raw_open(path, 0, &w) : LB_FAIL(LB_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < m->nrows && rc == LB_OK; i++)
         rc = lb_raw_append(w, &m->rows[i]);
     lb_raw_close(w);
+    LbGrid g;
+    memset(&g, 0, sizeof g);
     if (rc == LB_OK)
-        rc = lb_grid_from_raw(m->rows, m->nrows, first->grid.n, first->grid.rows, first->grid.k, first->grid.cols, &g);
-    if (rc == LB_OK)
-        rc = lb_grids_write(out, &g);
-    if (rc == LB_OK)
-        rc = lb_speedups_write(out, m->rows, m->nrows, first->grid.n, first->grid.rows, first->grid.k,
-                               first->grid.cols, m->measured);
+        rc = lb_tables_write(out, m->rows, m->nrows, first->grid.n, first->grid.rows, first->grid.k, first->grid.cols,
+                             m->measured, &g);
     for (size_t p = 0; p < m->count && rc == LB_OK; p++) {
-        LbBreakdownRecord *part = NULL, *grown;
+        LbBreakdownRecord *part = NULL;
         size_t n = 0;
-        rc = lb_breakdown_read_if_any(m->parts[p].dir, &part, &n);
-        if (rc == LB_OK && n && !(grown = realloc(recs, (nrecs + n) * sizeof *recs)))
-            rc = LB_FAIL(LB_ERR_NOMEM, "out of memory merging breakdown.csv");
-        else if (rc == LB_OK && n) {
-            recs = grown;
-            memcpy(recs + nrecs, part, n * sizeof *recs);
-            nrecs += n;
-        }
+        rc = lb_breakdown_read(m->parts[p].dir, 1, &part, &n);
+        if (rc == LB_OK)
+            rc = lb_breakdown_append(&recs, &nrecs, part, n, "out of memory merging breakdown.csv");
         free(part);
     }
     if (rc == LB_OK && nrecs)

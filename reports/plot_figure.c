@@ -196,28 +196,6 @@ LbLineStyle lb_plot_line_style(LbModelKind m, int index, int count)
 
 /* --- running gnuplot --------------------------------------------------------------------------- */
 
-int lb_plot_find_gnuplot(char *buf, size_t size)
-{
-    const char *path = getenv("PATH");
-    if (!path || !*path)
-        return -1;
-    const char *p = path;
-    while (*p) {
-        const char *end = strchr(p, ':');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        /* An empty PATH entry means the current directory. */
-        int n = len ? snprintf(buf, size, "%.*s/gnuplot", (int)len, p) : snprintf(buf, size, "./gnuplot");
-        struct stat st;
-        if (n > 0 && (size_t)n < size && stat(buf, &st) == 0 && S_ISREG(st.st_mode) &&
-            access(buf, X_OK) == 0)
-            return 0;
-        if (!end)
-            break;
-        p = end + 1;
-    }
-    return -1;
-}
-
 /* Run gnuplot on script with its images going to out_dir, waiting at most timeout_s seconds. */
 static int run_gnuplot(const char *gnuplot, const char *script, const char *out_dir, int timeout_s)
 {

@@ -69,9 +69,6 @@ typedef struct LbLineStyle {
 /* The style of line `index` (0 .. count - 1, in k order) of model m's `count` lines. */
 LbLineStyle lb_plot_line_style(LbModelKind m, int index, int count);
 
-/* The gnuplot executable on PATH into buf: 0, or -1 when there is none. */
-int lb_plot_find_gnuplot(char *buf, size_t size);
-
 /* Run `gnuplot script` (posix_spawn, no shell) and wait at most timeout_s seconds (a hung
  * gnuplot is killed); its NAME.png and NAME.svg are renamed into place beside the script, never
  * written through a link planted there. LB_OK, or LB_ERR_IO with gnuplot's exit status or the

@@ -506,13 +506,8 @@ int lb_raw_read(const char *path, LbCellResult **rows, size_t *count)
     return read_rows(path, table_model, NULL, rows, NULL, count, NULL);
 }
 
-int lb_raw_read_lines(const char *path, LbCellResult **rows, size_t **lines, size_t *count)
+int lb_raw_read_named(const char *path, LbRawModelName name_fn, void *ctx, LbCellResult **rows, size_t **lines,
+                      size_t *count, size_t *cut_line)
 {
-    return read_rows(path, table_model, NULL, rows, lines, count, NULL);
-}
-
-int lb_raw_read_named(const char *path, LbRawModelName name_fn, void *ctx, LbCellResult **rows, size_t *count,
-                      size_t *cut_line)
-{
-    return read_rows(path, name_fn ? name_fn : table_model, ctx, rows, NULL, count, cut_line);
+    return read_rows(path, name_fn ? name_fn : table_model, ctx, rows, lines, count, cut_line);
 }

@@ -35,17 +35,16 @@ int lb_raw_layout_has_energy(const LbRawWriter *w);
 /* Read every complete row back (malloc'd; free() it); a last line without its newline is ignored.
  * LB_ERR_IO, or LB_ERR_FORMAT naming the line and column. */
 int lb_raw_read(const char *path, LbCellResult **rows, size_t *count);
-/* lb_raw_read, and the file's line of each row (malloc'd, *count of them; NULL when none). */
-int lb_raw_read_lines(const char *path, LbCellResult **rows, size_t **lines, size_t *count);
 
 /* A model column of other names than the model table's (bench/peer's, reports/peer_dir.h): the
  * model whose work row `row` (0 the first) did, 0; or -1 with what it should hold in `should`. */
 typedef int (*LbRawModelName)(const char *name, size_t row, void *ctx, LbModelKind *model, char *should,
                               size_t size);
-/* lb_raw_read with the model column read by name_fn (NULL: by the model table), and in *cut_line
- * (unless NULL) the line of that ignored final line (a sweep killed mid-row, a copy cut off), 0
- * when the file ends in a newline, so that a reader can say a cell is gone. */
-int lb_raw_read_named(const char *path, LbRawModelName name_fn, void *ctx, LbCellResult **rows, size_t *count,
-                      size_t *cut_line);
+/* lb_raw_read with the model column read by name_fn (NULL: by the model table); the file's line
+ * of each row in *lines (unless NULL; malloc'd, NULL when none); and in *cut_line (unless NULL)
+ * the line of that ignored final line (a sweep killed mid-row, a copy cut off), 0 when the file
+ * ends in a newline, so that a reader can say a cell is gone. */
+int lb_raw_read_named(const char *path, LbRawModelName name_fn, void *ctx, LbCellResult **rows, size_t **lines,
+                      size_t *count, size_t *cut_line);
 
 #endif

@@ -138,3 +138,17 @@ int lb_speedups_write(const char *dir, const LbCellResult *rows, size_t count, c
     const Sweep s = {rows, count, n, nn, k, nk, measured};
     return lb_atomic_write(dir, LB_SPEEDUPS_FILE, write_rows, &s);
 }
+
+int lb_tables_write(const char *dir, const LbCellResult *rows, size_t count, const int64_t *n, size_t nn,
+                    const int64_t *k, size_t nk, const int *measured, LbGrid *out)
+{
+    LbGrid g;
+    LB_TRY(lb_speedups_write(dir, rows, count, n, nn, k, nk, measured));
+    LB_TRY(lb_grid_from_raw(rows, count, n, nn, k, nk, &g));
+    const int rc = lb_grids_write(dir, &g);
+    if (rc == LB_OK && out)
+        *out = g;
+    else
+        lb_grid_free(&g);
+    return rc;
+}

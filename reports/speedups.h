@@ -45,4 +45,9 @@ int lb_models_measured(const LbMeta *meta, const LbCellResult *rows, size_t coun
 int lb_speedups_write(const char *dir, const LbCellResult *rows, size_t count, const int64_t *n,
                       size_t nn, const int64_t *k, size_t nk, const int *measured);
 
+/* lb_speedups_write, then the grids from the same rows (lb_grid_from_raw, lb_grids_write): every
+ * table of a result directory. The grids kept in *out when out is not NULL and all is written. */
+int lb_tables_write(const char *dir, const LbCellResult *rows, size_t count, const int64_t *n, size_t nn,
+                    const int64_t *k, size_t nk, const int *measured, LbGrid *out);
+
 #endif

@@ -102,7 +102,7 @@ int lb_result_load(const char *dir, LbSweepDir *s)
         goto out;
     s->kind = meta_is_peer(&s->meta) ? LB_RESULT_PEER
               : lb_meta_is_predicted(&s->meta) ? LB_RESULT_PREDICTED : LB_RESULT_SWEEP;
-    rc = lb_raw_read_named(raw, s->kind == LB_RESULT_PEER ? peer_name : NULL, s, &s->rows, &s->count,
+    rc = lb_raw_read_named(raw, s->kind == LB_RESULT_PEER ? peer_name : NULL, s, &s->rows, NULL, &s->count,
                            &s->raw_cut_line);
     if (rc != LB_OK)
         goto out;

@@ -64,26 +64,19 @@ static void table_print(FILE *out, LbFormat fmt, const Table *t)
     size_t label_w = strlen(t->corner);
     for (size_t r = 0; r < rows; r++)
         label_w = max_len(label_w, row_label(t, r));
-    size_t *w = calloc(nblocks ? nblocks : 1, sizeof *w);
-    size_t *block_w = calloc(nblocks ? nblocks : 1, sizeof *block_w);
-    if (!w || !block_w) {
-        free(w);
-        free(block_w);
+    size_t *w = calloc(nblocks ? nblocks : 1, sizeof *w); /* a block is cols x (w + 2) wide */
+    if (!w)
         return;
-    }
     for (size_t i = 0; i < nblocks; i++) {
         for (size_t c = 0; c < cols; c++) {
             w[i] = max_len(w[i], label(t, i, c));
             for (size_t r = 0; r < rows; r++)
                 w[i] = max_len(w[i], cell(t, i, r, c));
         }
-        block_w[i] = cols * (w[i] + 2);
         /* A title wider than its columns widens them. */
-        size_t tw = t->titles[i] ? strlen(t->titles[i]) + 2 : 0;
-        while (cols > 0 && block_w[i] < tw) {
+        const size_t tw = t->titles[i] ? strlen(t->titles[i]) + 2 : 0;
+        while (cols > 0 && cols * (w[i] + 2) < tw)
             w[i]++;
-            block_w[i] = cols * (w[i] + 2);
-        }
     }
     int any_title = 0;
     for (size_t i = 0; i < nblocks; i++)
@@ -93,7 +86,7 @@ static void table_print(FILE *out, LbFormat fmt, const Table *t)
         for (size_t i = 0; i < nblocks; i++) {
             const char *title = t->titles[i] ? t->titles[i] : "";
             if (i + 1 < nblocks)
-                fprintf(out, "%s  %-*s", i ? " |" : "", (int)(block_w[i] - 2), title);
+                fprintf(out, "%s  %-*s", i ? " |" : "", (int)(cols * (w[i] + 2) - 2), title);
             else
                 fprintf(out, "%s  %s", i ? " |" : "", title);
         }
@@ -111,7 +104,6 @@ static void table_print(FILE *out, LbFormat fmt, const Table *t)
         fprintf(out, "\n");
     }
     free(w);
-    free(block_w);
 }
 
 int lb_table_print_fn(FILE *out, LbFormat fmt, const char *corner, size_t rows, size_t cols,

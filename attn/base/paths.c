@@ -18,6 +18,21 @@ char *lb_path_join(const char *dir, const char *name)
     return p;
 }
 
+int lb_find_on_path(const char *name, char *buf, size_t size)
+{
+    const char *p = getenv("PATH");
+    while (p && *p) {
+        const char *end = strchr(p, ':');
+        const size_t len = end ? (size_t)(end - p) : strlen(p);
+        const int n = snprintf(buf, size, "%.*s/%s", (int)len, len ? p : ".", name);
+        struct stat st;
+        if (n > 0 && (size_t)n < size && stat(buf, &st) == 0 && S_ISREG(st.st_mode) && access(buf, X_OK) == 0)
+            return 0;
+        p = end ? end + 1 : NULL;
+    }
+    return -1;
+}
+
 int lb_path_join_buf(char *buf, size_t size, const char *dir, const char *name)
 {
     const size_t dl = strlen(dir);

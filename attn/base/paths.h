@@ -16,6 +16,10 @@ char *lb_path_join(const char *dir, const char *name);
  * of writing elsewhere). */
 int lb_path_join_buf(char *buf, size_t size, const char *dir, const char *name);
 
+/* The executable file `name` on PATH (an empty entry is the current directory) into buf: 0, or
+ * -1 when there is none. */
+int lb_find_on_path(const char *name, char *buf, size_t size);
+
 /* open(2) for a file linbench writes where others may write too: never through a symbolic link,
  * only into a plain file with one name (a planted link, FIFO or device would send the write
  * elsewhere); O_CLOEXEC added, O_TRUNC applied once the file is known plain. -1 with errno: ELOOP

@@ -152,7 +152,7 @@ int lb_sweep_raw_foreign(const LbRunSettings *s, const char *raw_path, size_t *l
     int *shard_of = NULL;
     *how_many = 0;
     *line = 0;
-    int rc = lb_raw_read_lines(raw_path, &rows, &lines, &count);
+    int rc = lb_raw_read_named(raw_path, NULL, NULL, &rows, &lines, &count, NULL);
     if (rc == LB_OK)
         rc = lb_sweep_cells(s->models, s->n, s->nn, s->k, s->nk, &cells, &ncells);
     if (rc == LB_OK)
@@ -458,18 +458,8 @@ static int write_grids(const LbSweepJob *job, const char *raw_path, LbGrid *out,
     int measured[LB_MODEL_COUNT];
     for (int m = 0; m < LB_MODEL_COUNT; m++)
         measured[m] = (s->models >> m) & 1;
-    LbGrid g;
-    int rc = lb_speedups_write(job->dir, rows, count, s->n, s->nn, s->k, s->nk, measured);
-    if (rc == LB_OK)
-        rc = lb_grid_from_raw(rows, count, s->n, s->nn, s->k, s->nk, &g);
+    const int rc = lb_tables_write(job->dir, rows, count, s->n, s->nn, s->k, s->nk, measured, out);
     free(rows);
-    if (rc != LB_OK)
-        return rc;
-    rc = lb_grids_write(job->dir, &g);
-    if (rc == LB_OK && out)
-        *out = g;
-    else
-        lb_grid_free(&g);
     return rc;
 }
 
@@ -626,9 +616,16 @@ int lb_sweep_engine_run(const LbSweepJob *job, LbBackend *be, const volatile sig
             goto out;
         tell(job, (LbSweepEvent){LB_SWEEP_END, index, (int)ntodo, &cfg, 0, &r});
         /* --breakdown: one more pass at the measured batch; failing, it ends the sweep as a failed write does */
-        if (s->breakdown && mrc == LB_OK && r.status == LB_CELL_OK &&
-            (rc = lb_breakdown_measure_add(job->dir, be, &cfg, r.batch, s->seed, job->calibration)) != LB_OK)
-            goto out;
+        if (s->breakdown && mrc == LB_OK && r.status == LB_CELL_OK) {
+            LbBreakdownRecord *recs = NULL;
+            size_t nrecs = 0;
+            rc = lb_breakdown_measure(be, &cfg, r.batch, s->seed, job->calibration, &recs, &nrecs);
+            if (rc == LB_OK)
+                rc = lb_breakdown_add(job->dir, recs, nrecs);
+            free(recs);
+            if (rc != LB_OK)
+                goto out;
+        }
     }
     tell(job, (LbSweepEvent){LB_SWEEP_FINISH, (int)ntodo, (int)ntodo, NULL, 0, NULL});
     started = 0;

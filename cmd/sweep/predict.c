@@ -42,17 +42,8 @@ int lb_predict_run(const LbPredictJob *job, LbGrid *grid, double *sweep_s)
         LbBreakdownRecord *cell_recs = NULL;
         size_t cell_count = 0;
         rc = lb_breakdown_records(cfg.kind, cfg.n, cfg.k, &bd, &nominal, &cell_recs, &cell_count);
-        if (rc != LB_OK)
-            break;
-        LbBreakdownRecord *grown = realloc(recs, (nrecs + cell_count) * sizeof *recs);
-        if (!grown) {
-            free(cell_recs);
-            rc = LB_FAIL(LB_ERR_NOMEM, "out of memory for the predicted breakdown");
-            break;
-        }
-        recs = grown;
-        memcpy(recs + nrecs, cell_recs, cell_count * sizeof *recs);
-        nrecs += cell_count;
+        if (rc == LB_OK)
+            rc = lb_breakdown_append(&recs, &nrecs, cell_recs, cell_count, "out of memory for the predicted breakdown");
         free(cell_recs);
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);

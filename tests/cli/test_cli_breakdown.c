@@ -35,7 +35,7 @@ static void check_breakdown_csv(const char *dir)
 {
     LbBreakdownRecord *recs = NULL;
     size_t count = 0;
-    if (!lb_check(lb_breakdown_read(dir, &recs, &count) == LB_OK, "breakdown.csv reads back: %s", lb_error_message()))
+    if (!lb_check(lb_breakdown_read(dir, 0, &recs, &count) == LB_OK, "breakdown.csv reads back: %s", lb_error_message()))
         return;
     for (int m = 0; m < LB_MODEL_COUNT; m++) {
         const LbModelKind kind = (LbModelKind)m;

@@ -101,7 +101,7 @@ static void check_breakdown(const char *scratch)
     free(gbs);
     LbBreakdownRecord *recs = NULL;
     size_t count = 0, timed = 0, with_pct = 0;
-    if (lb_check(lb_breakdown_read(dir, &recs, &count) == LB_OK, "breakdown.csv reads back: %s", lb_error_message())) {
+    if (lb_check(lb_breakdown_read(dir, 0, &recs, &count) == LB_OK, "breakdown.csv reads back: %s", lb_error_message())) {
         for (size_t i = 0; i < count; i++) {
             if (recs[i].ms > 0 && strcmp(recs[i].op, "overhead") != 0 && (recs[i].flops > 0 || recs[i].bytes > 0)) {
                 timed++;

@@ -123,7 +123,7 @@ int main(void)
     /* Read back: every record exactly, in order; only breakdown.csv in the directory. */
     LbBreakdownRecord *back = NULL;
     size_t n_back = 0;
-    if (lb_check(lb_breakdown_read(dir, &back, &n_back) == LB_OK, "read: %s", lb_error_message())) {
+    if (lb_check(lb_breakdown_read(dir, 0, &back, &n_back) == LB_OK, "read: %s", lb_error_message())) {
         lb_check(n_back == n_all, "%zu records read, %zu written", n_back, n_all);
         for (size_t i = 0; i < n_back && i < n_all; i++)
             lb_check(same(&back[i], &all[i]), "record %zu (%s %s) differs after the round trip", i,
@@ -140,7 +140,7 @@ int main(void)
     lb_check(lb_breakdown_add(dir, all, n_std) == LB_OK, "add again: %s", lb_error_message());
     free(back);
     back = NULL;
-    if (lb_check(lb_breakdown_read(dir, &back, &n_back) == LB_OK, "read again: %s", lb_error_message())) {
+    if (lb_check(lb_breakdown_read(dir, 0, &back, &n_back) == LB_OK, "read again: %s", lb_error_message())) {
         lb_check(n_back == n_all, "%zu records after replacing a cell, want %zu", n_back, n_all);
         for (size_t i = 0; i < n_back && i < n_all; i++) {
             const LbBreakdownRecord *want = i < n_all - n_std ? &all[n_std + i] : &all[i - (n_all - n_std)];
@@ -165,13 +165,13 @@ int main(void)
     snprintf(path, sizeof path, "%s/%s", dir, LB_BREAKDOWN_FILE);
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         fx_write(path, "w", bad[i].text);
-        int rc = lb_breakdown_read(dir, &back, &n_back);
+        int rc = lb_breakdown_read(dir, 0, &back, &n_back);
         lb_check(rc == LB_ERR_FORMAT && strstr(lb_error_message(), bad[i].want) != NULL,
                  "bad file %zu: %s \"%s\", want FORMAT naming \"%s\"", i, lb_status_name(rc), lb_error_message(),
                  bad[i].want);
     }
     unlink(path);
-    lb_check(lb_breakdown_read(dir, &back, &n_back) == LB_ERR_IO, "a missing file is LB_ERR_IO");
+    lb_check(lb_breakdown_read(dir, 0, &back, &n_back) == LB_ERR_IO, "a missing file is LB_ERR_IO");
     rmdir(dir);
     free(all);
     return lb_test_finish("test_breakdown_csv");

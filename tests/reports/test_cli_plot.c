@@ -19,11 +19,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "attn/base/paths.h"
 #include "expect.h"
 #include "fixture.h"
 #include "png_check.h"
 #include "reports/csv_io.h"
-#include "reports/plot_figure.h"
 
 static char *bin;
 static const char *scratch;
@@ -321,7 +321,7 @@ static void check_render(void)
         printf("test_cli_plot: gnuplot is not on PATH: rendering not tested (skipped)\n");
         return;
     }
-    lb_check(lb_plot_find_gnuplot(gnuplot, sizeof gnuplot) == 0, "linbench finds the gnuplot on PATH");
+    lb_check(lb_find_on_path("gnuplot", gnuplot, sizeof gnuplot) == 0, "linbench finds the gnuplot on PATH");
     LbCellResult rows[] = {
         FX_STD(512, 40, 2.0),
         FX_LIN(512, 128, 68, 1.25),

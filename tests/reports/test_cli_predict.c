@@ -79,7 +79,7 @@ static void hand_worked_cell(void)
     /* breakdown.csv: the same time per operation, summing to the pass */
     LbBreakdownRecord *recs = NULL;
     size_t nrec = 0;
-    lb_check(lb_breakdown_read(out, &recs, &nrec) == 0, "breakdown.csv reads back");
+    lb_check(lb_breakdown_read(out, 0, &recs, &nrec) == 0, "breakdown.csv reads back");
     static const struct {
         const char *op;
         double ms;
@@ -158,7 +158,7 @@ static void same_batches_as_a_sweep(void)
      * both backends). */
     LbBreakdownRecord *bp = NULL, *bs = NULL;
     size_t nbp = 0, nbs = 0;
-    lb_check(lb_breakdown_read(pred, &bp, &nbp) == 0 && lb_breakdown_read(swp, &bs, &nbs) == 0,
+    lb_check(lb_breakdown_read(pred, 0, &bp, &nbp) == 0 && lb_breakdown_read(swp, 0, &bs, &nbs) == 0,
              "both breakdown.csv read back");
     lb_check(nbp == nbs && nbp > 6 * 10, "as many breakdown rows (%zu predicted, %zu measured)", nbp, nbs);
     size_t matched = 0;
