@@ -1,6 +1,6 @@
 /* The CUDA backend: attn/ops.h's table on one GPU. One non-blocking stream for every op, cuBLAS
  * and cuBLASLt bound to it, device memory (out of memory is recoverable LB_ERR_NOMEM), CUDA-event
- * timing, NVML clocks, and checked wrappers around gpu/'s kernels; products in gpu/matmul.cu.
+ * timing and NVML clocks; the kernels' ops in gpu/'s kernel files, products in gpu/matmul.cu.
  * Every op checks its sizes and pointers first, so a forward-pass bug is a message, not a fault. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,24 +190,9 @@ static int lb_cuda_copy_raw_to_host(LbBackend *be, void *dst, const void *src, s
     return LB_OK;
 }
 
-static int lb_cuda_fill_uniform_op(LbBackend *be, void *x, int64_t count, uint64_t seed, float lo, float hi)
-{
-    LB_TRY(lb_args_fill_uniform(be, x, count, lo, hi));
-    return lb_cuda_fill_uniform(lb_cuda_state(be)->stream, be->storage, x, count, seed, lo, hi);
-}
+/* --- compute: the kernels' ops in gpu/kernels.h, products in gpu/matmul.cu -------------------- */
 
-static int lb_cuda_fill_tokens_op(LbBackend *be, int32_t *ids, int64_t count, uint64_t seed, int32_t vocab)
-{
-    LB_TRY(lb_arg_need(be, ids, count, "fill_tokens", "ids"));
-    return lb_cuda_fill_tokens(lb_cuda_state(be)->stream, ids, count, seed, vocab);
-}
-
-/* --- compute (products in gpu/matmul.cu) ------------------------------------------------------ */
-
-/* LB_EMU_CORRUPT=OP, a test switch of the emulated build only (gpu/emu/README.md): op OP writes one
- * wrong element, so the tests can watch `linbench check` and the sweep's quick check catch a
- * broken kernel. */
-static int lb_emu_corrupt(LbBackend *be, const char *op, void *x, int64_t count)
+extern "C" int lb_emu_corrupt(LbBackend *be, const char *op, void *x, int64_t count)
 {
 #ifdef LB_GPU_EMULATOR
     const char *want = getenv("LB_EMU_CORRUPT");
@@ -223,196 +208,12 @@ static int lb_emu_corrupt(LbBackend *be, const char *op, void *x, int64_t count)
 #endif
 }
 
-static int lb_cuda_softmax_op(LbBackend *be, void *x, int64_t rows, int64_t cols, float scale)
-{
-    LB_TRY(lb_args_rows(be, "softmax", x, rows, cols));
-    LB_TRY(lb_cuda_softmax(lb_cuda_state(be)->stream, be->storage, x, rows, cols, scale));
-    return lb_emu_corrupt(be, "softmax", x, rows * cols);
-}
-
-static int lb_cuda_layernorm_op(LbBackend *be, void *x, const void *r, const void *gamma,
-                                const void *beta, int64_t rows, int64_t d, float eps)
-{
-    LB_TRY(lb_args_layernorm(be, x, gamma, beta, rows, d, eps));
-    LB_TRY(lb_cuda_layernorm(lb_cuda_state(be)->stream, be->storage, x, r, gamma, beta, rows, d, eps));
-    return lb_emu_corrupt(be, "layernorm", x, rows * d);
-}
-
-static int lb_cuda_embed_op(LbBackend *be, const int32_t *ids, const void *tok, const void *pos,
-                            void *x, int64_t batch, int64_t n, int64_t d)
-{
-    LB_TRY(lb_args_embed(be, ids, tok, pos, x, batch, n, d));
-    LB_TRY(lb_cuda_embed(lb_cuda_state(be)->stream, be->storage, ids, tok, pos, x, batch, n, d));
-    return lb_emu_corrupt(be, "embed", x, batch * n * d);
-}
-
-static int lb_cuda_split_heads_op(LbBackend *be, const void *src, int64_t ld_src, void *dst,
-                                  int64_t batch, int64_t n, int64_t heads, int64_t hd)
-{
-    LB_TRY(lb_args_heads(be, "split_heads", src, ld_src, dst, batch, n, heads, hd));
-    return lb_cuda_split_heads(lb_cuda_state(be)->stream, be->elem_bytes, src, ld_src, dst, batch, n,
-                               heads, hd);
-}
-
-static int lb_cuda_merge_heads_op(LbBackend *be, const void *src, void *dst, int64_t batch, int64_t n,
-                                  int64_t heads, int64_t hd)
-{
-    LB_TRY(lb_args_heads(be, "merge_heads", src, 0, dst, batch, n, heads, hd));
-    return lb_cuda_merge_heads(lb_cuda_state(be)->stream, be->elem_bytes, src, dst, batch, n, heads, hd);
-}
-
-static int lb_cuda_favor_features_op(LbBackend *be, void *f, const void *x, void *stat, int64_t groups, int64_t n,
-                                     int64_t m, int64_t hd, float scale, int keys)
-{
-    LB_TRY(lb_args_favor(be, f, x, groups, n, m, hd));
-    if (keys)
-        LB_TRY(lb_arg_need(be, stat, groups * n * m > 0 ? 1 : 0, "favor_features", "stat (keys' scratch)"));
-    if ((uintptr_t)stat % 4u != 0)
-        return LB_FAIL(LB_ERR_INVALID, "cuda favor_features: scratch not 4-byte aligned");
-    return lb_cuda_favor_features(lb_cuda_state(be)->stream, be->storage, f, x, stat, groups, n, m, hd, scale, keys);
-}
-
-static int lb_cuda_divide_by_last_op(LbBackend *be, const void *x, void *y, int64_t rows, int64_t cols)
-{
-    LB_TRY(lb_args_divide_by_last(be, x, y, rows, cols));
-    return lb_cuda_divide_by_last(lb_cuda_state(be)->stream, be->storage, x, y, rows, cols);
-}
-
-static int lb_cuda_flash_attention_op(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld, void *o,
-                                      int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale)
-{
-    LB_TRY(lb_args_flash(be, q, k, v, ld, o, batch, n, heads, hd));
-    return lb_cuda_flash_attention(lb_cuda_state(be)->stream, be->storage, q, k, v, ld, o, NULL, batch, n, heads, hd,
-                                   scale);
-}
-
-static int lb_cuda_flash_attention_backward_op(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld,
-                                               const void *o, const float *lse, const void *do_, void *dq, void *dk,
-                                               void *dv, int64_t batch, int64_t n, int64_t heads, int64_t hd,
-                                               float scale, void *scratch)
-{
-    LB_TRY(lb_args_flash_backward(be, "flash_attention_backward", q, k, v, ld, o, lse, do_, dq, dk, dv, batch, n,
-                                  heads, hd));
-    LB_TRY(lb_arg_need(be, scratch, batch * n * heads > 0 ? 1 : 0, "flash_attention_backward", "scratch"));
-    return lb_cuda_flash_attention_backward(lb_cuda_state(be)->stream, be->storage, q, k, v, ld, o, lse, do_, dq, dk,
-                                            dv, batch, n, heads, hd, scale, scratch);
-}
-
-static int lb_cuda_flash_attention_lse_op(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld,
-                                          void *o, float *lse, int64_t batch, int64_t n, int64_t heads, int64_t hd,
-                                          float scale)
-{
-    LB_TRY(lb_args_flash_backward(be, "flash_attention_lse", q, k, v, ld, o, lse, NULL, NULL, NULL, NULL, batch, n,
-                                  heads, hd));
-    return lb_cuda_flash_attention(lb_cuda_state(be)->stream, be->storage, q, k, v, ld, o, lse, batch, n, heads, hd,
-                                   scale);
-}
-
-static int lb_cuda_pool_seq_op(LbBackend *be, const void *x, int64_t ld_x, void *y, int64_t ld_y, int64_t batch,
-                               int64_t n, int64_t k, int64_t channels, int mode)
-{
-    LB_TRY(lb_args_seq(be, "pool_seq", x, ld_x, NULL, y, ld_y, batch, n, k, channels));
-    return lb_cuda_pool_seq(lb_cuda_state(be)->stream, be->storage, x, ld_x, y, ld_y, batch, n, k, channels, mode);
-}
-
-static int lb_cuda_depthwise_conv_seq_op(LbBackend *be, const void *x, int64_t ld_x, const void *wt, void *y,
-                                         int64_t ld_y, int64_t batch, int64_t n, int64_t k, int64_t channels)
-{
-    LB_TRY(lb_args_seq(be, "depthwise_conv_seq", x, ld_x, wt, y, ld_y, batch, n, k, channels));
-    return lb_cuda_depthwise_conv_seq(lb_cuda_state(be)->stream, be->storage, x, ld_x, wt, y, ld_y, batch, n, k,
-                                      channels);
-}
-
 static int lb_cuda_copy_op(LbBackend *be, void *dst, const void *src, size_t bytes)
 {
     LB_TRY(lb_args_copy(be, "copy", dst, src, bytes, 1));
     if (bytes > 0)
         LB_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, lb_cuda_state(be)->stream));
     return LB_OK;
-}
-
-/* The erf GELU pass of linear(..., gelu = 1) alone (gpu/bias_act.cu with no bias). */
-static int lb_cuda_gelu_op(LbBackend *be, void *y, int64_t rows, int64_t cols)
-{
-    LB_TRY(lb_args_rows(be, "gelu", y, rows, cols));
-    return lb_cuda_bias_act(lb_cuda_state(be)->stream, be->storage, y, NULL, rows, cols, 1);
-}
-
-/* --- the training step's backward: gradients of the ops above -------------------------------------- */
-
-static int lb_cuda_embed_backward_op(LbBackend *be, const int32_t *ids, const void *dx, void *dtok, void *dpos,
-                                     int64_t batch, int64_t n, int64_t d, int64_t vocab, void *scratch)
-{
-    LB_TRY(lb_args_embed_backward(be, ids, dx, dtok, dpos, batch, n, d, vocab, scratch));
-    return lb_cuda_embed_backward(lb_cuda_state(be)->stream, be->storage, ids, dx, dtok, dpos, batch, n, d, vocab,
-                                  scratch);
-}
-
-static int lb_cuda_pool_seq_backward_op(LbBackend *be, const void *x, int64_t ld_x, const void *dy, int64_t ld_y,
-                                        void *dx, int64_t batch, int64_t n, int64_t k, int64_t channels, int mode)
-{
-    LB_TRY(lb_args_seq_backward(be, "pool_seq_backward", x, ld_x, NULL, dy, ld_y, dx, NULL, batch, n, k, channels));
-    return lb_cuda_pool_seq_backward(lb_cuda_state(be)->stream, be->storage, x, ld_x, dy, ld_y, dx, batch, n, k,
-                                     channels, mode);
-}
-
-static int lb_cuda_depthwise_conv_seq_backward_op(LbBackend *be, const void *x, int64_t ld_x, const void *wt,
-                                                  const void *dy, int64_t ld_y, void *dx, void *dwt, int64_t batch,
-                                                  int64_t n, int64_t k, int64_t channels, void *scratch)
-{
-    LB_TRY(lb_args_seq_backward(be, "depthwise_conv_seq_backward", x, ld_x, wt, dy, ld_y, dx, dwt, batch, n, k,
-                                channels));
-    LB_TRY(lb_arg_need(be, scratch, n > 0 && channels > 0, "depthwise_conv_seq_backward", "scratch"));
-    return lb_cuda_depthwise_conv_seq_backward(lb_cuda_state(be)->stream, be->storage, x, ld_x, wt, dy, ld_y, dx, dwt,
-                                               scratch, batch, n, k, channels);
-}
-
-static int lb_cuda_favor_features_backward_op(LbBackend *be, const void *phi, const void *x, void *d, void *dx,
-                                              int64_t groups, int64_t n, int64_t m, int64_t hd, float scale)
-{
-    LB_TRY(lb_args_favor_backward(be, phi, x, d, dx, groups, n, m, hd));
-    return lb_cuda_favor_features_backward(lb_cuda_state(be)->stream, be->storage, phi, x, d, dx, groups, n, m, hd,
-                                           scale);
-}
-
-static int lb_cuda_divide_by_last_backward_op(LbBackend *be, const void *x, const void *dy, void *dx, int64_t rows,
-                                              int64_t cols)
-{
-    LB_TRY(lb_args_divide_by_last_backward(be, x, dy, dx, rows, cols));
-    return lb_cuda_divide_by_last_backward(lb_cuda_state(be)->stream, be->storage, x, dy, dx, rows, cols);
-}
-
-static int lb_cuda_add_op(LbBackend *be, const void *x, void *y, int64_t count)
-{
-    LB_TRY(lb_args_pair(be, "add", x, y, 1, count));
-    return lb_cuda_add(lb_cuda_state(be)->stream, be->storage, x, y, count);
-}
-
-static int lb_cuda_column_sums_op(LbBackend *be, const void *x, void *y, int64_t rows, int64_t cols, void *scratch)
-{
-    LB_TRY(lb_args_column_sums(be, x, y, rows, cols, scratch));
-    return lb_cuda_column_sums(lb_cuda_state(be)->stream, be->storage, x, y, rows, cols, (float *)scratch);
-}
-
-static int lb_cuda_gelu_backward_op(LbBackend *be, const void *z, void *d, int64_t rows, int64_t cols)
-{
-    LB_TRY(lb_args_pair(be, "gelu_backward", z, d, rows, cols));
-    return lb_cuda_gelu_backward(lb_cuda_state(be)->stream, be->storage, z, d, rows * cols);
-}
-
-static int lb_cuda_softmax_backward_op(LbBackend *be, const void *y, void *d, int64_t rows, int64_t cols, float scale)
-{
-    LB_TRY(lb_args_pair(be, "softmax_backward", y, d, rows, cols));
-    return lb_cuda_softmax_backward(lb_cuda_state(be)->stream, be->storage, y, d, rows, cols, scale);
-}
-
-static int lb_cuda_layernorm_backward_op(LbBackend *be, const void *x, const void *r, const void *gamma,
-                                         const void *dy, void *dv, void *dgamma, void *dbeta, int64_t rows, int64_t d,
-                                         float eps, void *scratch)
-{
-    LB_TRY(lb_args_layernorm_backward(be, x, gamma, dy, dv, rows, d, eps, scratch));
-    return lb_cuda_layernorm_backward(lb_cuda_state(be)->stream, be->storage, x, r, gamma, dy, dv, dgamma, dbeta,
-                                      rows, d, eps, (float *)scratch);
 }
 
 /* --- timing -------------------------------------------------------------------------------- */
@@ -602,17 +403,17 @@ static const LbOps lb_cuda_ops = {
     lb_cuda_upload,
     lb_cuda_download,
     lb_cuda_copy_raw_to_host,
-    lb_cuda_fill_uniform_op,
-    lb_cuda_fill_tokens_op,
+    lb_cuda_fill_uniform,
+    lb_cuda_fill_tokens,
     lb_cuda_linear,
     lb_cuda_bmm,
-    lb_cuda_softmax_op,
-    lb_cuda_layernorm_op,
-    lb_cuda_embed_op,
-    lb_cuda_split_heads_op,
-    lb_cuda_merge_heads_op,
-    lb_cuda_favor_features_op,
-    lb_cuda_divide_by_last_op,
+    lb_cuda_softmax,
+    lb_cuda_layernorm,
+    lb_cuda_embed,
+    lb_cuda_split_heads,
+    lb_cuda_merge_heads,
+    lb_cuda_favor_features,
+    lb_cuda_divide_by_last,
     lb_cuda_sync,
     lb_cuda_timer_start,
     lb_cuda_timer_stop,
@@ -621,26 +422,26 @@ static const LbOps lb_cuda_ops = {
     lb_cuda_describe,
     lb_cuda_close,
     lb_cuda_copy_op,
-    lb_cuda_gelu_op,
+    lb_cuda_gelu,
     lb_cuda_event_record,
     lb_cuda_event_elapsed,
-    lb_cuda_flash_attention_op,
+    lb_cuda_flash_attention,
     lb_cuda_energy_j,
-    lb_cuda_pool_seq_op,
-    lb_cuda_depthwise_conv_seq_op,
+    lb_cuda_pool_seq,
+    lb_cuda_depthwise_conv_seq,
     lb_cuda_matmul_tuning,
-    lb_cuda_add_op,
-    lb_cuda_column_sums_op,
-    lb_cuda_gelu_backward_op,
-    lb_cuda_softmax_backward_op,
-    lb_cuda_layernorm_backward_op,
-    lb_cuda_embed_backward_op,
-    lb_cuda_pool_seq_backward_op,
-    lb_cuda_depthwise_conv_seq_backward_op,
-    lb_cuda_favor_features_backward_op,
-    lb_cuda_divide_by_last_backward_op,
-    lb_cuda_flash_attention_backward_op,
-    lb_cuda_flash_attention_lse_op,
+    lb_cuda_add,
+    lb_cuda_column_sums,
+    lb_cuda_gelu_backward,
+    lb_cuda_softmax_backward,
+    lb_cuda_layernorm_backward,
+    lb_cuda_embed_backward,
+    lb_cuda_pool_seq_backward,
+    lb_cuda_depthwise_conv_seq_backward,
+    lb_cuda_favor_features_backward,
+    lb_cuda_divide_by_last_backward,
+    lb_cuda_flash_attention_backward,
+    lb_cuda_flash_attention_lse,
 };
 
 #define LB_CUDA_GRID_CAP_DEFAULT (1u << 30) /* gridDim.x allows 2^31 - 1 */

@@ -1,5 +1,5 @@
 /* The CUDA backend's state, shared by the host code of gpu/backend.cu (device, memory, data in
- * and out, timing, the element-wise ops) and gpu/matmul.cu (linear and bmm through cuBLASLt and
+ * and out, timing), gpu/'s launchers (the ops of gpu/kernels.h) and gpu/matmul.cu (linear and bmm through cuBLASLt and
  * cuBLAS). Internal to gpu/: nothing outside it sees the struct. */
 #ifndef LB_GPU_BACKEND_IMPL_H
 #define LB_GPU_BACKEND_IMPL_H
@@ -46,6 +46,12 @@ typedef struct LbCudaState {
 } LbCudaState;
 
 static inline LbCudaState *lb_cuda_state(LbBackend *be) { return (LbCudaState *)be->impl; }
+static inline cudaStream_t lb_cuda_stream(LbBackend *be) { return lb_cuda_state(be)->stream; }
+
+/* LB_EMU_CORRUPT=OP, a test switch of the emulated build only (gpu/emu/README.md): op OP writes one
+ * wrong element of x (count), so the tests can watch `linbench check` and the sweep's quick check
+ * catch a broken kernel (gpu/backend.cu). */
+int lb_emu_corrupt(LbBackend *be, const char *op, void *x, int64_t count);
 
 /* Milliseconds from event `from` to `to`, waiting for `to` (gpu/backend.cu). */
 int lb_cuda_elapsed_ms(cudaEvent_t from, cudaEvent_t to, double *ms);

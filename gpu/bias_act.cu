@@ -80,12 +80,12 @@ __global__ void __launch_bounds__(kRowBlock) pointwise_kernel(const T *x, T *y, 
 }
 
 template <typename Op>
-int pointwise(cudaStream_t st, LbDtype dtype, const void *x, void *y, int64_t count)
+int pointwise(LbBackend *be, const void *x, void *y, int64_t count)
 {
     if (count == 0)
         return LB_OK;
-    LB_DISPATCH_PACKS(dtype, T, N, lb_can_vec16(x, count, sizeof(T)) && lb_can_vec16(y, count, sizeof(T)), {
-        LB_LAUNCH(lb_grid_for(count / N, kRowBlock), kRowBlock, 0, st, pointwise_kernel<T, N, Op>)(
+    LB_DISPATCH_PACKS(be->storage, T, N, lb_can_vec16(x, count, sizeof(T)) && lb_can_vec16(y, count, sizeof(T)), {
+        LB_LAUNCH(lb_grid_for(count / N, kRowBlock), kRowBlock, 0, lb_cuda_stream(be), pointwise_kernel<T, N, Op>)(
             static_cast<const T *>(x), static_cast<T *>(y), count / N);
         LB_LAUNCH_CHECK("pointwise_kernel");
     });
@@ -121,14 +121,16 @@ __global__ void __launch_bounds__(kRowBlock) sum_parts_kernel(const float *parts
 
 } // namespace
 
-extern "C" int lb_cuda_add(cudaStream_t stream, LbDtype dtype, const void *d_x, void *d_y, int64_t count)
+extern "C" int lb_cuda_add(LbBackend *be, const void *d_x, void *d_y, int64_t count)
 {
-    return pointwise<AddOp>(stream, dtype, d_x, d_y, count);
+    LB_TRY(lb_args_pair(be, "add", d_x, d_y, 1, count));
+    return pointwise<AddOp>(be, d_x, d_y, count);
 }
 
-extern "C" int lb_cuda_gelu_backward(cudaStream_t stream, LbDtype dtype, const void *d_z, void *d_d, int64_t count)
+extern "C" int lb_cuda_gelu_backward(LbBackend *be, const void *d_z, void *d_d, int64_t rows, int64_t cols)
 {
-    return pointwise<GeluGradOp>(stream, dtype, d_z, d_d, count);
+    LB_TRY(lb_args_pair(be, "gelu_backward", d_z, d_d, rows, cols));
+    return pointwise<GeluGradOp>(be, d_z, d_d, rows * cols);
 }
 
 extern "C" int lb_cuda_sum_parts(cudaStream_t stream, LbDtype dtype, const float *d_parts, void *d_y, int64_t nparts,
@@ -144,9 +146,13 @@ extern "C" int lb_cuda_sum_parts(cudaStream_t stream, LbDtype dtype, const float
     return LB_OK;
 }
 
-extern "C" int lb_cuda_column_sums(cudaStream_t stream, LbDtype dtype, const void *d_x, void *d_y, int64_t rows,
-                                   int64_t cols, float *d_parts)
+extern "C" int lb_cuda_column_sums(LbBackend *be, const void *d_x, void *d_y, int64_t rows, int64_t cols,
+                                   void *d_scratch)
 {
+    LB_TRY(lb_args_column_sums(be, d_x, d_y, rows, cols, d_scratch));
+    const cudaStream_t stream = lb_cuda_stream(be);
+    const LbDtype dtype = be->storage;
+    float *d_parts = static_cast<float *>(d_scratch);
     int64_t per = 0;
     const int64_t nparts = lb_grad_parts(rows, &per);
     if (nparts > 0 && cols > 0) {
@@ -160,13 +166,19 @@ extern "C" int lb_cuda_column_sums(cudaStream_t stream, LbDtype dtype, const voi
     return lb_cuda_sum_parts(stream, dtype, d_parts, d_y, nparts, cols);
 }
 
-extern "C" int lb_cuda_bias_act(cudaStream_t stream, LbDtype dtype, void *d_y, const void *d_b,
-                                int64_t rows, int64_t cols, int gelu)
+extern "C" int lb_cuda_bias_act(LbBackend *be, void *d_y, const void *d_b, int64_t rows, int64_t cols, int gelu)
 {
     if (rows == 0 || cols == 0 || (!d_b && !gelu))
         return LB_OK;
-    LB_DISPATCH_PACKS(dtype, T, N, lb_can_vec16(d_y, cols, sizeof(T)) && (!d_b || lb_can_vec16(d_b, cols, sizeof(T))),
+    LB_DISPATCH_PACKS(be->storage, T, N, lb_can_vec16(d_y, cols, sizeof(T)) && (!d_b || lb_can_vec16(d_b, cols, sizeof(T))),
                       return launch_n<T, N>(static_cast<T *>(d_y), static_cast<const T *>(d_b), rows, cols, gelu,
-                                            stream));
+                                            lb_cuda_stream(be)));
     return LB_OK;
+}
+
+/* The erf GELU pass of linear(..., gelu = 1) alone, with no bias. */
+extern "C" int lb_cuda_gelu(LbBackend *be, void *d_y, int64_t rows, int64_t cols)
+{
+    LB_TRY(lb_args_rows(be, "gelu", d_y, rows, cols));
+    return lb_cuda_bias_act(be, d_y, NULL, rows, cols, 1);
 }

@@ -10,6 +10,8 @@
 #include <stdint.h>
 
 #include "attn/config.h"
+#include "attn/op_args.h"
+#include "gpu/backend_impl.h" /* the launchers take the backend */
 #include "gpu/kernels.h"
 
 /* A kernel launch, written once for both builds: LB_LAUNCH(grid, block, shared_bytes, stream,

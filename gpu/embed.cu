@@ -172,24 +172,26 @@ int launch_backward(const uint32_t *first, const uint32_t *order, const T *dx, T
 
 } // namespace
 
-extern "C" int lb_cuda_embed(cudaStream_t stream, LbDtype dtype, const int32_t *d_ids,
-                             const void *d_tok, const void *d_pos, void *d_x, int64_t batch,
-                             int64_t n, int64_t d)
+extern "C" int lb_cuda_embed(LbBackend *be, const int32_t *d_ids, const void *d_tok, const void *d_pos, void *d_x,
+                             int64_t batch, int64_t n, int64_t d)
 {
+    LB_TRY(lb_args_embed(be, d_ids, d_tok, d_pos, d_x, batch, n, d));
     if (batch == 0 || n == 0 || d == 0)
         return LB_OK;
-    LB_DISPATCH_PACKS(dtype, T, N,
+    LB_DISPATCH_PACKS(be->storage, T, N,
                       lb_can_vec16(d_tok, d, sizeof(T)) && lb_can_vec16(d_pos, d, sizeof(T)) &&
                           lb_can_vec16(d_x, d, sizeof(T)),
-                      return launch_n<T, N>(d_ids, static_cast<const T *>(d_tok), static_cast<const T *>(d_pos),
-                                            static_cast<T *>(d_x), batch * n, n, d, stream));
-    return LB_OK;
+                      LB_TRY((launch_n<T, N>(d_ids, static_cast<const T *>(d_tok), static_cast<const T *>(d_pos),
+                                             static_cast<T *>(d_x), batch * n, n, d, lb_cuda_stream(be)))));
+    return lb_emu_corrupt(be, "embed", d_x, batch * n * d);
 }
 
-extern "C" int lb_cuda_embed_backward(cudaStream_t stream, LbDtype dtype, const int32_t *d_ids, const void *d_dx,
-                                      void *d_dtok, void *d_dpos, int64_t batch, int64_t n, int64_t d, int64_t vocab,
+extern "C" int lb_cuda_embed_backward(LbBackend *be, const int32_t *d_ids, const void *d_dx, void *d_dtok,
+                                      void *d_dpos, int64_t batch, int64_t n, int64_t d, int64_t vocab,
                                       void *d_scratch)
 {
+    LB_TRY(lb_args_embed_backward(be, d_ids, d_dx, d_dtok, d_dpos, batch, n, d, vocab, d_scratch));
+    const cudaStream_t stream = lb_cuda_stream(be);
     const int64_t tokens = batch * n;
     if (d == 0 || vocab + n == 0)
         return LB_OK;
@@ -201,7 +203,7 @@ extern "C" int lb_cuda_embed_backward(cudaStream_t stream, LbDtype dtype, const 
     uint32_t *first = static_cast<uint32_t *>(d_scratch), *order = first + vocab + 1;
     LB_LAUNCH(1, kSortBlock, 0, stream, embed_sort_kernel)(d_ids, first, order, tokens, vocab);
     LB_LAUNCH_CHECK("embed_sort_kernel");
-    LB_DISPATCH_PACKS(dtype, T, N,
+    LB_DISPATCH_PACKS(be->storage, T, N,
                       lb_can_vec16(d_dx, d, sizeof(T)) && lb_can_vec16(d_dtok, d, sizeof(T)) &&
                           lb_can_vec16(d_dpos, d, sizeof(T)),
                       return launch_backward<T, N>(first, order, static_cast<const T *>(d_dx), static_cast<T *>(d_dtok),

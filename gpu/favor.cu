@@ -181,39 +181,48 @@ divide_by_last_backward_kernel(const T *x, const T *dy, T *dx, int64_t rows, int
 
 } // namespace
 
-extern "C" int lb_cuda_favor_features(cudaStream_t stream, LbDtype dtype, void *d_f, const void *d_x, void *d_stat,
-                                      int64_t groups, int64_t n, int64_t m, int64_t hd, float scale, int keys)
+extern "C" int lb_cuda_favor_features(LbBackend *be, void *d_f, const void *d_x, void *d_stat, int64_t groups,
+                                      int64_t n, int64_t m, int64_t hd, float scale, int keys)
 {
+    LB_TRY(lb_args_favor(be, d_f, d_x, groups, n, m, hd));
+    if (keys)
+        LB_TRY(lb_arg_need(be, d_stat, groups * n * m > 0 ? 1 : 0, "favor_features", "stat (keys' scratch)"));
+    if ((uintptr_t)d_stat % 4u != 0)
+        return LB_FAIL(LB_ERR_INVALID, "cuda favor_features: scratch not 4-byte aligned");
     if (groups == 0 || n == 0 || m == 0)
         return LB_OK;
     /* every row 16-byte aligned when the base is and a row is a whole number of packs */
-    LB_DISPATCH_PACKS(dtype, T, N, lb_can_vec16(d_f, m, sizeof(T)),
+    LB_DISPATCH_PACKS(be->storage, T, N, lb_can_vec16(d_f, m, sizeof(T)),
                       return launch_features<T, N>(static_cast<T *>(d_f), static_cast<const T *>(d_x),
                                                    static_cast<float *>(d_stat), groups, n, m, hd, scale, keys,
-                                                   stream));
+                                                   lb_cuda_stream(be)));
     return LB_OK;
 }
 
-extern "C" int lb_cuda_divide_by_last(cudaStream_t stream, LbDtype dtype, const void *d_x, void *d_y, int64_t rows,
-                                      int64_t cols)
+extern "C" int lb_cuda_divide_by_last(LbBackend *be, const void *d_x, void *d_y, int64_t rows, int64_t cols)
 {
+    LB_TRY(lb_args_divide_by_last(be, d_x, d_y, rows, cols));
     if (rows == 0 || cols == 0)
         return LB_OK;
     const int tpr = lb_threads_per_row(cols);
-    LB_DISPATCH_DTYPE(dtype, T, LB_LAUNCH(lb_grid_for(rows, kRowBlock / tpr), kRowBlock, 0, stream, divide_by_last_kernel<T>)(
-                                    static_cast<const T *>(d_x), static_cast<T *>(d_y), rows, cols, tpr));
+    LB_DISPATCH_DTYPE(be->storage, T,
+                      LB_LAUNCH(lb_grid_for(rows, kRowBlock / tpr), kRowBlock, 0, lb_cuda_stream(be),
+                                divide_by_last_kernel<T>)(static_cast<const T *>(d_x), static_cast<T *>(d_y), rows,
+                                                          cols, tpr));
     LB_LAUNCH_CHECK("divide_by_last_kernel");
     return LB_OK;
 }
 
-extern "C" int lb_cuda_favor_features_backward(cudaStream_t stream, LbDtype dtype, const void *d_phi, const void *d_x,
-                                               void *d_d, void *d_dx, int64_t groups, int64_t n, int64_t m, int64_t hd,
+extern "C" int lb_cuda_favor_features_backward(LbBackend *be, const void *d_phi, const void *d_x, void *d_d,
+                                               void *d_dx, int64_t groups, int64_t n, int64_t m, int64_t hd,
                                                float scale)
 {
+    LB_TRY(lb_args_favor_backward(be, d_phi, d_x, d_d, d_dx, groups, n, m, hd));
     const int64_t rows = groups * n;
     if (rows == 0)
         return LB_OK;
-    LB_DISPATCH_PACKS(dtype, T, N, lb_can_vec16(d_d, m, sizeof(T)) && lb_can_vec16(d_phi, m, sizeof(T)),
+    const cudaStream_t stream = lb_cuda_stream(be);
+    LB_DISPATCH_PACKS(be->storage, T, N, lb_can_vec16(d_d, m, sizeof(T)) && lb_can_vec16(d_phi, m, sizeof(T)),
                       LB_LAUNCH(lb_grid_for(rows, kRowsPerBlock), kFavorBlock, 0, stream, favor_backward_kernel<T, N>)(
                           static_cast<const T *>(d_phi), static_cast<const T *>(d_x), static_cast<T *>(d_d),
                           static_cast<T *>(d_dx), rows, m, hd, scale * scale));
@@ -221,12 +230,14 @@ extern "C" int lb_cuda_favor_features_backward(cudaStream_t stream, LbDtype dtyp
     return LB_OK;
 }
 
-extern "C" int lb_cuda_divide_by_last_backward(cudaStream_t stream, LbDtype dtype, const void *d_x, const void *d_dy,
-                                               void *d_dx, int64_t rows, int64_t cols)
+extern "C" int lb_cuda_divide_by_last_backward(LbBackend *be, const void *d_x, const void *d_dy, void *d_dx,
+                                               int64_t rows, int64_t cols)
 {
+    LB_TRY(lb_args_divide_by_last_backward(be, d_x, d_dy, d_dx, rows, cols));
     if (rows == 0)
         return LB_OK;
-    LB_DISPATCH_DTYPE(dtype, T,
+    const cudaStream_t stream = lb_cuda_stream(be);
+    LB_DISPATCH_DTYPE(be->storage, T,
                       LB_LAUNCH(lb_grid_for(rows, kRowsPerBlock), kFavorBlock, 0, stream, divide_by_last_backward_kernel<T>)(
                           static_cast<const T *>(d_x), static_cast<const T *>(d_dy), static_cast<T *>(d_dx), rows, cols));
     LB_LAUNCH_CHECK("divide_by_last_backward_kernel");

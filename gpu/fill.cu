@@ -1,6 +1,5 @@
 /* Initialisation on the device, so nothing large crosses PCIe: fill_uniform (lb_rng_range, in
- * double so no FMA separates it from the CPU's, rounded to storage; with lo = hi = NaN, the tests'
- * poison) and fill_tokens. Checked bit for bit against the CPU's by the check table (attn/check.c, tests/gpu/test_gpu_ops.c). */
+ * double so no FMA separates it from the CPU's, rounded to storage) and fill_tokens. Checked bit for bit against the CPU's by the check table (attn/check.c, tests/gpu/test_gpu_ops.c). */
 #include "attn/rng.h"
 #include "gpu/cuda_check.h"
 #include "gpu/device_util.cuh"
@@ -36,26 +35,27 @@ unsigned fill_grid(int64_t count)
 
 } // namespace
 
-extern "C" int lb_cuda_fill_uniform(cudaStream_t stream, LbDtype dtype, void *d_x, int64_t count,
-                                    uint64_t seed, float lo, float hi)
+extern "C" int lb_cuda_fill_uniform(LbBackend *be, void *d_x, int64_t count, uint64_t seed, float lo, float hi)
 {
+    LB_TRY(lb_args_fill_uniform(be, d_x, count, lo, hi));
     if (count == 0)
         return LB_OK;
-    LB_DISPATCH_DTYPE(dtype, T, LB_LAUNCH(fill_grid(count), kFillBlock, 0, stream, fill_uniform_kernel<T>)(
-                                    static_cast<T *>(d_x), count, seed, lo, hi));
+    LB_DISPATCH_DTYPE(be->storage, T,
+                      LB_LAUNCH(fill_grid(count), kFillBlock, 0, lb_cuda_stream(be), fill_uniform_kernel<T>)(
+                          static_cast<T *>(d_x), count, seed, lo, hi));
     LB_LAUNCH_CHECK("fill_uniform_kernel");
     return LB_OK;
 }
 
-extern "C" int lb_cuda_fill_tokens(cudaStream_t stream, int32_t *d_ids, int64_t count, uint64_t seed,
-                                   int32_t vocab)
+extern "C" int lb_cuda_fill_tokens(LbBackend *be, int32_t *d_ids, int64_t count, uint64_t seed, int32_t vocab)
 {
+    LB_TRY(lb_arg_need(be, d_ids, count, "fill_tokens", "ids"));
     if (count < 0 || vocab < 1)
         return LB_FAIL(LB_ERR_INVALID, "fill_tokens: bad count %lld or vocabulary %d",
                        (long long)count, (int)vocab);
     if (count == 0)
         return LB_OK;
-    LB_LAUNCH(fill_grid(count), kFillBlock, 0, stream, fill_tokens_kernel)(d_ids, count, seed, vocab);
+    LB_LAUNCH(fill_grid(count), kFillBlock, 0, lb_cuda_stream(be), fill_tokens_kernel)(d_ids, count, seed, vocab);
     LB_LAUNCH_CHECK("fill_tokens_kernel");
     return LB_OK;
 }

@@ -608,14 +608,14 @@ int check_rows(const char *op, LbDtype dtype, int64_t ld, uintptr_t rows)
     return LB_OK;
 }
 
-} // namespace
-
-extern "C" int lb_cuda_flash_attention(cudaStream_t stream, LbDtype dtype, const void *d_q, const void *d_k,
-                                       const void *d_v, int64_t ld, void *d_o, float *d_lse, int64_t batch, int64_t n,
-                                       int64_t heads, int64_t hd, float scale)
+/* The forward, lse (batch, heads, n) fp32 or NULL. */
+int flash_forward(LbBackend *be, const void *d_q, const void *d_k, const void *d_v, int64_t ld, void *d_o, float *d_lse,
+                  int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale)
 {
     if (batch == 0 || n == 0 || heads == 0)
         return LB_OK;
+    const cudaStream_t stream = lb_cuda_stream(be);
+    const LbDtype dtype = be->storage;
     LB_TRY(check_rows("flash_attention", dtype, ld, (uintptr_t)d_q | (uintptr_t)d_k | (uintptr_t)d_v));
     const float scale_log2 = scale * kLog2e;
     LB_DISPATCH_DTYPE(dtype, T, return with_head_width("flash_attention", hd, [&](auto width) -> int {
@@ -641,14 +641,36 @@ extern "C" int lb_cuda_flash_attention(cudaStream_t stream, LbDtype dtype, const
     return LB_OK;
 }
 
-extern "C" int lb_cuda_flash_attention_backward(cudaStream_t stream, LbDtype dtype, const void *d_q, const void *d_k,
-                                                const void *d_v, int64_t ld, const void *d_o, const float *d_lse,
-                                                const void *d_do, void *d_dq, void *d_dk, void *d_dv, int64_t batch,
-                                                int64_t n, int64_t heads, int64_t hd, float scale, void *d_scratch)
+} // namespace
+
+extern "C" int lb_cuda_flash_attention(LbBackend *be, const void *d_q, const void *d_k, const void *d_v, int64_t ld,
+                                       void *d_o, int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale)
+{
+    LB_TRY(lb_args_flash(be, d_q, d_k, d_v, ld, d_o, batch, n, heads, hd));
+    return flash_forward(be, d_q, d_k, d_v, ld, d_o, NULL, batch, n, heads, hd, scale);
+}
+
+extern "C" int lb_cuda_flash_attention_lse(LbBackend *be, const void *d_q, const void *d_k, const void *d_v, int64_t ld,
+                                           void *d_o, float *d_lse, int64_t batch, int64_t n, int64_t heads,
+                                           int64_t hd, float scale)
+{
+    LB_TRY(lb_args_flash_backward(be, "flash_attention_lse", d_q, d_k, d_v, ld, d_o, d_lse, NULL, NULL, NULL, NULL,
+                                  batch, n, heads, hd));
+    return flash_forward(be, d_q, d_k, d_v, ld, d_o, d_lse, batch, n, heads, hd, scale);
+}
+
+extern "C" int lb_cuda_flash_attention_backward(LbBackend *be, const void *d_q, const void *d_k, const void *d_v,
+                                                int64_t ld, const void *d_o, const float *d_lse, const void *d_do,
+                                                void *d_dq, void *d_dk, void *d_dv, int64_t batch, int64_t n,
+                                                int64_t heads, int64_t hd, float scale, void *d_scratch)
 {
     const char *op = "flash_attention_backward";
+    LB_TRY(lb_args_flash_backward(be, op, d_q, d_k, d_v, ld, d_o, d_lse, d_do, d_dq, d_dk, d_dv, batch, n, heads, hd));
+    LB_TRY(lb_arg_need(be, d_scratch, batch * n * heads > 0 ? 1 : 0, op, "scratch"));
     if (batch == 0 || n == 0 || heads == 0)
         return LB_OK;
+    const cudaStream_t stream = lb_cuda_stream(be);
+    const LbDtype dtype = be->storage;
     LB_TRY(check_rows(op, dtype, ld, (uintptr_t)d_q | (uintptr_t)d_k | (uintptr_t)d_v | (uintptr_t)d_do));
     if ((uintptr_t)d_scratch % 4u != 0)
         return LB_FAIL(LB_ERR_INVALID, "%s: scratch not 4-byte aligned", op);

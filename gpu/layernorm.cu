@@ -204,17 +204,20 @@ layernorm_dv_kernel(const T *x, const T *r, const T *gamma, const T *dy, T *dv, 
 
 } // namespace
 
-extern "C" int lb_cuda_layernorm_backward(cudaStream_t stream, LbDtype dtype, const void *d_x, const void *d_r,
-                                          const void *d_gamma, const void *d_dy, void *d_dv, void *d_dgamma,
-                                          void *d_dbeta, int64_t rows, int64_t d, float eps, float *d_scratch)
+extern "C" int lb_cuda_layernorm_backward(LbBackend *be, const void *d_x, const void *d_r, const void *d_gamma,
+                                          const void *d_dy, void *d_dv, void *d_dgamma, void *d_dbeta, int64_t rows,
+                                          int64_t d, float eps, void *d_scratch)
 {
+    LB_TRY(lb_args_layernorm_backward(be, d_x, d_gamma, d_dy, d_dv, rows, d, eps, d_scratch));
+    const cudaStream_t stream = lb_cuda_stream(be);
+    const LbDtype dtype = be->storage;
     if (d == 0)
         return LB_OK;
     int64_t per = 0;
     const int64_t nparts = lb_grad_parts(rows, &per);
     /* the scratch: dgamma's and dbeta's partials (2, LB_GRAD_PARTS, d) as (2, nparts, d), then the
      * statistics (2, rows) */
-    float *parts = d_scratch, *stats = d_scratch + 2 * LB_GRAD_PARTS * d;
+    float *parts = static_cast<float *>(d_scratch), *stats = parts + 2 * LB_GRAD_PARTS * d;
     const int threads = d >= kGenericBlock ? kGenericBlock : (int)((d + 31) / 32 * 32);
     if (rows > 0) {
         LB_DISPATCH_DTYPE(dtype, T, {
@@ -234,17 +237,17 @@ extern "C" int lb_cuda_layernorm_backward(cudaStream_t stream, LbDtype dtype, co
     return lb_cuda_sum_parts(stream, dtype, parts + nparts * d, d_dbeta, nparts, d);
 }
 
-extern "C" int lb_cuda_layernorm(cudaStream_t stream, LbDtype dtype, void *d_x, const void *d_r,
-                                 const void *d_gamma, const void *d_beta, int64_t rows, int64_t d,
-                                 float eps)
+extern "C" int lb_cuda_layernorm(LbBackend *be, void *d_x, const void *d_r, const void *d_gamma, const void *d_beta,
+                                 int64_t rows, int64_t d, float eps)
 {
+    LB_TRY(lb_args_layernorm(be, d_x, d_gamma, d_beta, rows, d, eps));
     if (rows == 0 || d == 0)
         return LB_OK;
-    LB_DISPATCH_PACKS(dtype, T, N,
+    LB_DISPATCH_PACKS(be->storage, T, N,
                       lb_can_vec16(d_x, d, sizeof(T)) && (!d_r || lb_can_vec16(d_r, d, sizeof(T))) &&
                           lb_can_vec16(d_gamma, d, sizeof(T)) && lb_can_vec16(d_beta, d, sizeof(T)),
-                      return launch_packs<T, N>(static_cast<T *>(d_x), static_cast<const T *>(d_r),
-                                                static_cast<const T *>(d_gamma), static_cast<const T *>(d_beta),
-                                                rows, d, eps, stream));
-    return LB_OK;
+                      LB_TRY((launch_packs<T, N>(static_cast<T *>(d_x), static_cast<const T *>(d_r),
+                                                 static_cast<const T *>(d_gamma), static_cast<const T *>(d_beta),
+                                                 rows, d, eps, lb_cuda_stream(be)))));
+    return lb_emu_corrupt(be, "layernorm", d_x, rows * d);
 }

@@ -290,7 +290,7 @@ static int linear_chunk(LbBackend *be, LbCudaState *st, const void *x, const voi
         LB_CUBLAS_CHECK(cublasGemmEx_64(st->blas, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &alpha, w, t, k, x, t, k,
                                         &beta, y, t, m, compute_type(be), CUBLAS_GEMM_DEFAULT));
     }
-    return lb_cuda_bias_act(st->stream, be->storage, y, b, n, m, gelu); /* nothing to do without b or gelu */
+    return lb_cuda_bias_act(be, y, b, n, m, gelu); /* nothing to do without b or gelu */
 }
 
 extern "C" int lb_cuda_linear(LbBackend *be, const void *x, const void *w, const void *b, void *y,

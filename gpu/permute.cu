@@ -73,15 +73,16 @@ int launch_permute(size_t eb, const void *src, void *dst, int64_t ld, int64_t ba
 
 } // namespace
 
-extern "C" int lb_cuda_split_heads(cudaStream_t stream, size_t elem_bytes, const void *d_src,
-                                   int64_t ld_src, void *d_dst, int64_t batch, int64_t n,
-                                   int64_t heads, int64_t hd)
+extern "C" int lb_cuda_split_heads(LbBackend *be, const void *d_src, int64_t ld_src, void *d_dst, int64_t batch,
+                                   int64_t n, int64_t heads, int64_t hd)
 {
-    return launch_permute<1>(elem_bytes, d_src, d_dst, ld_src, batch, n, heads, hd, stream);
+    LB_TRY(lb_args_heads(be, "split_heads", d_src, ld_src, d_dst, batch, n, heads, hd));
+    return launch_permute<1>(be->elem_bytes, d_src, d_dst, ld_src, batch, n, heads, hd, lb_cuda_stream(be));
 }
 
-extern "C" int lb_cuda_merge_heads(cudaStream_t stream, size_t elem_bytes, const void *d_src,
-                                   void *d_dst, int64_t batch, int64_t n, int64_t heads, int64_t hd)
+extern "C" int lb_cuda_merge_heads(LbBackend *be, const void *d_src, void *d_dst, int64_t batch, int64_t n,
+                                   int64_t heads, int64_t hd)
 {
-    return launch_permute<0>(elem_bytes, d_src, d_dst, heads * hd, batch, n, heads, hd, stream);
+    LB_TRY(lb_args_heads(be, "merge_heads", d_src, 0, d_dst, batch, n, heads, hd));
+    return launch_permute<0>(be->elem_bytes, d_src, d_dst, heads * hd, batch, n, heads, hd, lb_cuda_stream(be));
 }

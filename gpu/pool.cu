@@ -103,12 +103,13 @@ int launch_n(const T *x, int64_t ld_x, const T *wt, T *y, int64_t ld_y, int64_t 
 
 /* 16-byte packs where every row of x, y (and wt) starts on 16 bytes and holds whole packs */
 template <int MODE>
-int compress(cudaStream_t st, LbDtype dtype, const void *d_x, int64_t ld_x, const void *d_wt, void *d_y, int64_t ld_y,
-             int64_t batch, int64_t n, int64_t k, int64_t channels)
+int compress(LbBackend *be, const void *d_x, int64_t ld_x, const void *d_wt, void *d_y, int64_t ld_y, int64_t batch,
+             int64_t n, int64_t k, int64_t channels)
 {
     if (batch == 0 || n == 0 || channels == 0)
         return LB_OK;
-    LB_DISPATCH_PACKS(dtype, T, N,
+    const cudaStream_t st = lb_cuda_stream(be);
+    LB_DISPATCH_PACKS(be->storage, T, N,
                       lb_can_vec16(d_x, channels, sizeof(T)) && lb_can_vec16(d_x, ld_x, sizeof(T)) &&
                           lb_can_vec16(d_y, ld_y, sizeof(T)) && lb_can_vec16(d_y, channels, sizeof(T)) &&
                           (MODE != kConv || lb_can_vec16(d_wt, channels, sizeof(T))),
@@ -226,10 +227,11 @@ int launch_dwt(LbDtype dtype, const T *x, int64_t ld_x, const T *dy, int64_t ld_
 
 /* dx of pool_seq (MODE its LbPoolMode) or of the convolution, and the convolution's dwt. */
 template <int MODE>
-int expand(cudaStream_t st, LbDtype dtype, const void *d_x, int64_t ld_x, const void *d_wt, const void *d_dy,
-           int64_t ld_y, void *d_dx, void *d_dwt, void *d_scratch, int64_t batch, int64_t n, int64_t k,
-           int64_t channels)
+int expand(LbBackend *be, const void *d_x, int64_t ld_x, const void *d_wt, const void *d_dy, int64_t ld_y, void *d_dx,
+           void *d_dwt, void *d_scratch, int64_t batch, int64_t n, int64_t k, int64_t channels)
 {
+    const cudaStream_t st = lb_cuda_stream(be);
+    const LbDtype dtype = be->storage;
     if (n == 0 || channels == 0) /* batch 0 still writes dwt: zeros */
         return LB_OK;
     if (MODE == kConv && (uintptr_t)d_scratch % 4u != 0)
@@ -252,36 +254,41 @@ int expand(cudaStream_t st, LbDtype dtype, const void *d_x, int64_t ld_x, const 
 
 } // namespace
 
-extern "C" int lb_cuda_pool_seq(cudaStream_t stream, LbDtype dtype, const void *d_x, int64_t ld_x, void *d_y,
-                                int64_t ld_y, int64_t batch, int64_t n, int64_t k, int64_t channels, int mode)
+extern "C" int lb_cuda_pool_seq(LbBackend *be, const void *d_x, int64_t ld_x, void *d_y, int64_t ld_y, int64_t batch,
+                                int64_t n, int64_t k, int64_t channels, int mode)
 {
+    LB_TRY(lb_args_seq(be, "pool_seq", d_x, ld_x, NULL, d_y, ld_y, batch, n, k, channels));
     if (mode != LB_POOL_MEAN && mode != LB_POOL_MAX)
         return LB_FAIL(LB_ERR_INVALID, "pool_seq: mode %d is neither mean nor max", mode);
-    return (mode == LB_POOL_MAX ? compress<LB_POOL_MAX> : compress<LB_POOL_MEAN>)(stream, dtype, d_x, ld_x, NULL, d_y,
-                                                                                   ld_y, batch, n, k, channels);
+    return (mode == LB_POOL_MAX ? compress<LB_POOL_MAX> : compress<LB_POOL_MEAN>)(be, d_x, ld_x, NULL, d_y, ld_y,
+                                                                                   batch, n, k, channels);
 }
 
-extern "C" int lb_cuda_depthwise_conv_seq(cudaStream_t stream, LbDtype dtype, const void *d_x, int64_t ld_x,
-                                          const void *d_wt, void *d_y, int64_t ld_y, int64_t batch, int64_t n,
-                                          int64_t k, int64_t channels)
+extern "C" int lb_cuda_depthwise_conv_seq(LbBackend *be, const void *d_x, int64_t ld_x, const void *d_wt, void *d_y,
+                                          int64_t ld_y, int64_t batch, int64_t n, int64_t k, int64_t channels)
 {
-    return compress<kConv>(stream, dtype, d_x, ld_x, d_wt, d_y, ld_y, batch, n, k, channels);
+    LB_TRY(lb_args_seq(be, "depthwise_conv_seq", d_x, ld_x, d_wt, d_y, ld_y, batch, n, k, channels));
+    return compress<kConv>(be, d_x, ld_x, d_wt, d_y, ld_y, batch, n, k, channels);
 }
 
-extern "C" int lb_cuda_pool_seq_backward(cudaStream_t stream, LbDtype dtype, const void *d_x, int64_t ld_x,
-                                         const void *d_dy, int64_t ld_y, void *d_dx, int64_t batch, int64_t n,
-                                         int64_t k, int64_t channels, int mode)
+extern "C" int lb_cuda_pool_seq_backward(LbBackend *be, const void *d_x, int64_t ld_x, const void *d_dy, int64_t ld_y,
+                                         void *d_dx, int64_t batch, int64_t n, int64_t k, int64_t channels, int mode)
 {
+    LB_TRY(lb_args_seq_backward(be, "pool_seq_backward", d_x, ld_x, NULL, d_dy, ld_y, d_dx, NULL, batch, n, k,
+                                channels));
     if (mode != LB_POOL_MEAN && mode != LB_POOL_MAX)
         return LB_FAIL(LB_ERR_INVALID, "pool_seq_backward: mode %d is neither mean nor max", mode);
-    return (mode == LB_POOL_MAX ? expand<LB_POOL_MAX> : expand<LB_POOL_MEAN>)(stream, dtype, d_x, ld_x, NULL, d_dy, ld_y,
-                                                                               d_dx, NULL, NULL, batch, n, k, channels);
+    return (mode == LB_POOL_MAX ? expand<LB_POOL_MAX> : expand<LB_POOL_MEAN>)(be, d_x, ld_x, NULL, d_dy, ld_y, d_dx,
+                                                                               NULL, NULL, batch, n, k, channels);
 }
 
-extern "C" int lb_cuda_depthwise_conv_seq_backward(cudaStream_t stream, LbDtype dtype, const void *d_x, int64_t ld_x,
-                                                   const void *d_wt, const void *d_dy, int64_t ld_y, void *d_dx,
-                                                   void *d_dwt, void *d_scratch, int64_t batch, int64_t n, int64_t k,
-                                                   int64_t channels)
+extern "C" int lb_cuda_depthwise_conv_seq_backward(LbBackend *be, const void *d_x, int64_t ld_x, const void *d_wt,
+                                                   const void *d_dy, int64_t ld_y, void *d_dx, void *d_dwt,
+                                                   int64_t batch, int64_t n, int64_t k, int64_t channels,
+                                                   void *d_scratch)
 {
-    return expand<kConv>(stream, dtype, d_x, ld_x, d_wt, d_dy, ld_y, d_dx, d_dwt, d_scratch, batch, n, k, channels);
+    LB_TRY(lb_args_seq_backward(be, "depthwise_conv_seq_backward", d_x, ld_x, d_wt, d_dy, ld_y, d_dx, d_dwt, batch, n,
+                                k, channels));
+    LB_TRY(lb_arg_need(be, d_scratch, n > 0 && channels > 0, "depthwise_conv_seq_backward", "scratch"));
+    return expand<kConv>(be, d_x, ld_x, d_wt, d_dy, ld_y, d_dx, d_dwt, d_scratch, batch, n, k, channels);
 }

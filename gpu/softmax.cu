@@ -230,28 +230,29 @@ softmax_backward_kernel(const T *y, T *d, int64_t rows, int64_t cols, float scal
 
 } // namespace
 
-extern "C" int lb_cuda_softmax_backward(cudaStream_t stream, LbDtype dtype, const void *d_y, void *d_d, int64_t rows,
-                                        int64_t cols, float scale)
+extern "C" int lb_cuda_softmax_backward(LbBackend *be, const void *d_y, void *d_d, int64_t rows, int64_t cols,
+                                        float scale)
 {
+    LB_TRY(lb_args_pair(be, "softmax_backward", d_y, d_d, rows, cols));
     if (rows == 0 || cols == 0)
         return LB_OK;
     /* A thread per element up to a full block, in whole warps. */
     const int threads = cols >= kOnlineBlock ? kOnlineBlock : (int)((cols + 31) / 32 * 32);
-    LB_DISPATCH_DTYPE(dtype, T, {
-        LB_LAUNCH(lb_grid_for(rows, 1), threads, 0, stream, softmax_backward_kernel<T>)(
+    LB_DISPATCH_DTYPE(be->storage, T, {
+        LB_LAUNCH(lb_grid_for(rows, 1), threads, 0, lb_cuda_stream(be), softmax_backward_kernel<T>)(
             static_cast<const T *>(d_y), static_cast<T *>(d_d), rows, cols, scale);
         LB_LAUNCH_CHECK("softmax_backward_kernel");
     });
     return LB_OK;
 }
 
-extern "C" int lb_cuda_softmax(cudaStream_t stream, LbDtype dtype, void *d_x, int64_t rows,
-                               int64_t cols, float scale)
+extern "C" int lb_cuda_softmax(LbBackend *be, void *d_x, int64_t rows, int64_t cols, float scale)
 {
+    LB_TRY(lb_args_rows(be, "softmax", d_x, rows, cols));
     if (rows == 0 || cols == 0)
         return LB_OK;
     const float c = (float)((double)scale * 1.4426950408889634); /* log2(e) */
-    LB_DISPATCH_PACKS(dtype, T, N, lb_can_vec16(d_x, cols, sizeof(T)),
-                      return launch_packs<T, N>(static_cast<T *>(d_x), rows, cols, c, stream));
-    return LB_OK;
+    LB_DISPATCH_PACKS(be->storage, T, N, lb_can_vec16(d_x, cols, sizeof(T)),
+                      LB_TRY((launch_packs<T, N>(static_cast<T *>(d_x), rows, cols, c, lb_cuda_stream(be)))));
+    return lb_emu_corrupt(be, "softmax", d_x, rows * cols);
 }
