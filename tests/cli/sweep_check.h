@@ -3,6 +3,7 @@
 #define LB_TESTS_SWEEP_CHECK_H
 
 #include <dirent.h>
+#include <math.h>
 #include <string.h>
 
 #include "reports/grid.h"
@@ -70,6 +71,16 @@ static inline char *sc_meta(const char *dir, const char *key)
     char *copy = v ? strdup(v) : NULL;
     lb_meta_free(&m);
     return copy;
+}
+
+/* The number dir/meta.csv's `key` holds, NaN when it holds none or more than a number. */
+static inline double sc_meta_number(const char *dir, const char *key)
+{
+    char *v = sc_meta(dir, key), *end = NULL;
+    const double x = v && v[0] ? strtod(v, &end) : NAN;
+    const int whole = v && end && *end == '\0';
+    free(v);
+    return whole ? x : NAN;
 }
 
 /* sc_check_meta(dir, key, want, what): one check that dir/meta.csv's `key` is `want`;

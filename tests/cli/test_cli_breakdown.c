@@ -22,15 +22,6 @@ static const char *bin;
 /* one cell per model on the CPU, unchecked */
 #define CELL "--device", "cpu", TINY, "--n", "64", "--k", "16", "--max-batch", "2", "--cell-time", "1", "--no-check"
 
-static double meta_number(const char *dir, const char *key)
-{
-    char *v = sc_meta(dir, key), *end = NULL;
-    const double x = v && v[0] ? strtod(v, &end) : NAN;
-    const int whole = v && end && *end == '\0';
-    free(v);
-    return whole ? x : NAN;
-}
-
 static void check_breakdown_csv(const char *dir)
 {
     LbBreakdownRecord *recs = NULL;
@@ -133,7 +124,7 @@ static void check_small_budget(const char *scratch)
              "sweep --mem-limit 1M: exit %d\n%s", r.code, r.err);
     lb_run_free(&r);
     lb_check(sc_rows(dir) == 2 && sc_files_parse(dir, 1, "budget-1M"), "two cells measured under 1 MiB");
-    const double bytes = meta_number(dir, "calibration_copy_bytes"), dim = meta_number(dir, "calibration_product_dim");
+    const double bytes = sc_meta_number(dir, "calibration_copy_bytes"), dim = sc_meta_number(dir, "calibration_product_dim");
     sc_check_meta(dir, "calibration", "measured", "under 1 MiB");
     sc_check_meta_has(dir, "calibration_note", "budget", "under 1 MiB");
     lb_check(bytes > 0 && bytes <= (1 << 19) && dim > 0, "meta.csv under 1 MiB: copy %g bytes, product %g", bytes, dim);
@@ -191,8 +182,8 @@ int main(int argc, char **argv)
     lb_run_free(&r);
     lb_check(sc_rows(with) == LB_MODEL_COUNT, "a cell of every model measured");
     sc_check_meta(with, "breakdown", "1", "sweep --breakdown");
-    const double tflops = meta_number(with, "calibration_tflop_per_s"), gbs = meta_number(with, "calibration_copy_gb_per_s");
-    const double dim = meta_number(with, "calibration_product_dim"), bytes = meta_number(with, "calibration_copy_bytes");
+    const double tflops = sc_meta_number(with, "calibration_tflop_per_s"), gbs = sc_meta_number(with, "calibration_copy_gb_per_s");
+    const double dim = sc_meta_number(with, "calibration_product_dim"), bytes = sc_meta_number(with, "calibration_copy_bytes");
     lb_check(tflops > 0 && tflops < 1e3 && gbs > 0 && gbs < 1e5 && dim >= 256 && bytes >= (1 << 20),
              "meta.csv calibration: %g TFLOP/s, %g GB/s, product %g, copy %g bytes", tflops, gbs, dim, bytes);
     check_breakdown_csv(with);

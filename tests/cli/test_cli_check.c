@@ -157,11 +157,8 @@ static void check_sweep(const char *scratch, const char *tag, const char *corrup
     if (no_check) {
         sc_check_meta(out, "check_max_rel_error", "", tag);
     } else {
-        char *err = sc_meta(out, "check_max_rel_error"), *end = NULL;
-        const double e = err ? strtod(err, &end) : NAN;
-        lb_check(err && end != err && *end == '\0' && e >= 0.0 && e < 3e-2, "sweep %s: check_max_rel_error \"%s\"", tag,
-                 err ? err : "(none)");
-        free(err);
+        const double e = sc_meta_number(out, "check_max_rel_error");
+        lb_check(e >= 0.0 && e < 3e-2, "sweep %s: check_max_rel_error %g", tag, e);
     }
     lb_run_free(&r);
 }

@@ -91,12 +91,8 @@ static void check_breakdown(const char *scratch)
     lb_check(strstr(r.err, "[gpu 0] calibration:") && strstr(r.err, "[gpu 1] calibration:"),
              "a calibration line per GPU:\n%s", r.err);
     lb_run_free(&r);
-    char *tflops = lb_emu_meta_value(dir, "calibration_tflop_per_s");
-    char *gbs = lb_emu_meta_value(dir, "calibration_copy_gb_per_s");
-    lb_check(tflops && atof(tflops) > 0 && gbs && atof(gbs) > 0, "meta.csv calibration_tflop_per_s \"%s\", calibration_copy_gb_per_s \"%s\"",
-             tflops ? tflops : "", gbs ? gbs : "");
-    free(tflops);
-    free(gbs);
+    const double tflops = sc_meta_number(dir, "calibration_tflop_per_s"), gbs = sc_meta_number(dir, "calibration_copy_gb_per_s");
+    lb_check(tflops > 0 && gbs > 0, "meta.csv calibration_tflop_per_s %g, calibration_copy_gb_per_s %g", tflops, gbs);
     LbBreakdownRecord *recs = NULL;
     size_t count = 0, timed = 0, with_pct = 0;
     if (lb_check(lb_breakdown_read(dir, &recs, &count) == LB_OK, "breakdown.csv reads back: %s", lb_error_message())) {
