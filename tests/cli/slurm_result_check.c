@@ -15,7 +15,7 @@ int main(int argc, char **argv)
     const char *merged = argv[1], *whole = argv[2], *parts = argv[3];
     sc_files_parse(merged, 1, "merged");
     sc_same_cells(merged, whole, "merged");
-    sc_same_settings(merged, whole, "merged");
+    sc_same_settings(merged, whole, NULL, "merged");
     LbCellResult *a = NULL, *b = NULL;
     size_t na = 0, nb = 0;
     if (lb_check(sc_read_rows(merged, &a, &na) == 0 && sc_read_rows(whole, &b, &nb) == 0, "both raw.csv read")) {

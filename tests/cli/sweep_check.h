@@ -3,6 +3,7 @@
 #define LB_TESTS_SWEEP_CHECK_H
 
 #include <dirent.h>
+#include <math.h>
 #include <string.h>
 
 #include "reports/grid.h"
@@ -72,14 +73,27 @@ static inline char *sc_meta(const char *dir, const char *key)
     return copy;
 }
 
-/* sc_check_meta(dir, key, want, what): one check that dir/meta.csv's `key` is `want`. */
-#define sc_check_meta(dir, key, want, what) sc_check_meta_at(__FILE__, __LINE__, dir, key, want, what)
-static inline int sc_check_meta_at(const char *file, int line, const char *dir, const char *key, const char *want,
-                                   const char *what)
+/* The number dir/meta.csv's `key` holds, NaN when it holds none or more than a number. */
+static inline double sc_meta_number(const char *dir, const char *key)
+{
+    char *v = sc_meta(dir, key), *end = NULL;
+    const double x = v && v[0] ? strtod(v, &end) : NAN;
+    const int whole = v && end && *end == '\0';
+    free(v);
+    return whole ? x : NAN;
+}
+
+/* sc_check_meta(dir, key, want, what): one check that dir/meta.csv's `key` is `want`;
+ * sc_check_meta_has: that it contains `want`. */
+#define sc_check_meta(dir, key, want, what) sc_check_meta_at(__FILE__, __LINE__, 1, dir, key, want, what)
+#define sc_check_meta_has(dir, key, want, what) sc_check_meta_at(__FILE__, __LINE__, 0, dir, key, want, what)
+static inline int sc_check_meta_at(const char *file, int line, int whole, const char *dir, const char *key,
+                                   const char *want, const char *what)
 {
     char *v = sc_meta(dir, key);
-    const int ok = lb_check_at(v && strcmp(v, want) == 0, file, line, "%s: meta.csv's %s is \"%s\": should be \"%s\"",
-                               what, key, v ? v : "(none)", want);
+    const int ok = lb_check_at(v && (whole ? strcmp(v, want) == 0 : strstr(v, want) != NULL), file, line,
+                               "%s: meta.csv's %s is \"%s\": should %s \"%s\"", what, key, v ? v : "(none)",
+                               whole ? "be" : "contain", want);
     free(v);
     return ok;
 }
@@ -151,17 +165,17 @@ static inline int sc_same_cells(const char *dir, const char *want, const char *w
     return ok;
 }
 
-/* The settings in dir/meta.csv equal want's. */
-static inline int sc_same_settings(const char *dir, const char *want, const char *what)
+/* dir/meta.csv's `keys` (NULL-ended; NULL: the settings a resume keeps) equal want's. */
+static inline int sc_same_settings(const char *dir, const char *want, const char *const *keys, const char *what)
 {
-    static const char *const keys[] = {"device", "mem_limit", "memory_budget_bytes", "dtype", "storage_dtype", "tf32",
-                                       "layers", "d_model", "heads", "ffn", "vocab", "sharing", "order", "seed",
-                                       "n_list", "k_list", "cell_time_s", "max_batch", "min_passes"};
+    static const char *const resumed[] = {"device", "mem_limit", "memory_budget_bytes", "dtype", "storage_dtype", "tf32",
+                                          "layers", "d_model", "heads", "ffn", "vocab", "sharing", "order", "seed",
+                                          "n_list", "k_list", "cell_time_s", "max_batch", "min_passes", NULL};
     int ok = 1;
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        char *a = sc_meta(dir, keys[i]), *b = sc_meta(want, keys[i]);
-        ok &= lb_check(a && b && strcmp(a, b) == 0, "%s: meta.csv %s \"%s\", as the uninterrupted run's \"%s\"", what, keys[i],
-                       a ? a : "(none)", b ? b : "(none)");
+    for (keys = keys ? keys : resumed; *keys; keys++) {
+        char *a = sc_meta(dir, *keys), *b = sc_meta(want, *keys);
+        ok &= lb_check(a && b && strcmp(a, b) == 0, "%s: meta.csv %s \"%s\", as %s's \"%s\"", what, *keys,
+                       a ? a : "(none)", want, b ? b : "(none)");
         free(a);
         free(b);
     }

@@ -22,15 +22,6 @@ static const char *bin;
 /* one cell per model on the CPU, unchecked */
 #define CELL "--device", "cpu", TINY, "--n", "64", "--k", "16", "--max-batch", "2", "--cell-time", "1", "--no-check"
 
-static double meta_number(const char *dir, const char *key)
-{
-    char *v = sc_meta(dir, key), *end = NULL;
-    const double x = v && v[0] ? strtod(v, &end) : NAN;
-    const int whole = v && end && *end == '\0';
-    free(v);
-    return whole ? x : NAN;
-}
-
 static void check_breakdown_csv(const char *dir)
 {
     LbBreakdownRecord *recs = NULL;
@@ -133,14 +124,10 @@ static void check_small_budget(const char *scratch)
              "sweep --mem-limit 1M: exit %d\n%s", r.code, r.err);
     lb_run_free(&r);
     lb_check(sc_rows(dir) == 2 && sc_files_parse(dir, 1, "budget-1M"), "two cells measured under 1 MiB");
-    char *state = sc_meta(dir, "calibration"), *note = sc_meta(dir, "calibration_note");
-    const double bytes = meta_number(dir, "calibration_copy_bytes"), dim = meta_number(dir, "calibration_product_dim");
-    lb_check(state && strcmp(state, "measured") == 0 && bytes > 0 && bytes <= (1 << 19) && dim > 0 &&
-                 note && strstr(note, "budget"),
-             "meta.csv under 1 MiB: calibration \"%s\", copy %g bytes, product %g, note \"%s\"", state ? state : "(none)",
-             bytes, dim, note ? note : "(none)");
-    free(state);
-    free(note);
+    const double bytes = sc_meta_number(dir, "calibration_copy_bytes"), dim = sc_meta_number(dir, "calibration_product_dim");
+    sc_check_meta(dir, "calibration", "measured", "under 1 MiB");
+    sc_check_meta_has(dir, "calibration_note", "budget", "under 1 MiB");
+    lb_check(bytes > 0 && bytes <= (1 << 19) && dim > 0, "meta.csv under 1 MiB: copy %g bytes, product %g", bytes, dim);
 }
 
 /* run --breakdown: after the cell's result, one table row per role the model's pass must show,
@@ -194,11 +181,9 @@ int main(int argc, char **argv)
              "sweep prints its calibration line:\n%s", r.err);
     lb_run_free(&r);
     lb_check(sc_rows(with) == LB_MODEL_COUNT, "a cell of every model measured");
-    char *b = sc_meta(with, "breakdown");
-    lb_check(b && strcmp(b, "1") == 0, "meta.csv breakdown \"%s\", want 1", b ? b : "(none)");
-    free(b);
-    const double tflops = meta_number(with, "calibration_tflop_per_s"), gbs = meta_number(with, "calibration_copy_gb_per_s");
-    const double dim = meta_number(with, "calibration_product_dim"), bytes = meta_number(with, "calibration_copy_bytes");
+    sc_check_meta(with, "breakdown", "1", "sweep --breakdown");
+    const double tflops = sc_meta_number(with, "calibration_tflop_per_s"), gbs = sc_meta_number(with, "calibration_copy_gb_per_s");
+    const double dim = sc_meta_number(with, "calibration_product_dim"), bytes = sc_meta_number(with, "calibration_copy_bytes");
     lb_check(tflops > 0 && tflops < 1e3 && gbs > 0 && gbs < 1e5 && dim >= 256 && bytes >= (1 << 20),
              "meta.csv calibration: %g TFLOP/s, %g GB/s, product %g, copy %g bytes", tflops, gbs, dim, bytes);
     check_breakdown_csv(with);
@@ -209,19 +194,11 @@ int main(int argc, char **argv)
     r = lb_run(c);
     lb_check(r.code == 0 && !strstr(r.err, "calibration:"), "sweep without --breakdown: exit %d\n%s", r.code, r.err);
     lb_run_free(&r);
-    b = sc_meta(without, "breakdown");
-    char *cal = sc_meta(without, "calibration_tflop_per_s");
-    lb_check(b && strcmp(b, "0") == 0 && cal && cal[0] == '\0' && !lb_exists_in(without, LB_BREAKDOWN_FILE),
-             "without --breakdown: breakdown \"%s\", calibration \"%s\", no breakdown.csv", b ? b : "(none)",
-             cal ? cal : "(none)");
-    free(b);
-    free(cal);
-    char *state = sc_meta(without, "calibration"), *note = sc_meta(without, "calibration_note");
-    lb_check(state && strcmp(state, "skipped") == 0 && note && strstr(note, "--no-check"),
-             "without --breakdown: calibration \"%s\", note \"%s\" (want skipped, naming --no-check)",
-             state ? state : "(none)", note ? note : "(none)");
-    free(state);
-    free(note);
+    lb_check(!lb_exists_in(without, LB_BREAKDOWN_FILE), "without --breakdown: no breakdown.csv");
+    sc_check_meta(without, "breakdown", "0", "without --breakdown");
+    sc_check_meta(without, "calibration_tflop_per_s", "", "without --breakdown");
+    sc_check_meta(without, "calibration", "skipped", "without --breakdown");
+    sc_check_meta_has(without, "calibration_note", "--no-check", "without --breakdown");
     char *d[] = {(char *)bin, "sweep", "--resume", without, "--breakdown", NULL};
     lb_run_refused(d, "--breakdown");
 

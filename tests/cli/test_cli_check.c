@@ -153,21 +153,13 @@ static void check_sweep(const char *scratch, const char *tag, const char *corrup
     }
     lb_check(r.code == 0, "sweep %s: exit %d\n%s", tag, r.code, r.err);
     lb_check(sc_rows(out) == 2, "sweep %s measured both cells", tag);
-    char *verdict = sc_meta(out, "check"), *err = sc_meta(out, "check_max_rel_error");
+    sc_check_meta(out, "check", no_check ? "skipped" : "passed", tag);
     if (no_check) {
-        lb_check(verdict && strcmp(verdict, "skipped") == 0, "sweep %s: meta.csv check \"%s\", should be skipped", tag,
-                 verdict ? verdict : "(none)");
-        lb_check(err && err[0] == '\0', "sweep %s: check_max_rel_error \"%s\", should be empty", tag, err ? err : "(none)");
+        sc_check_meta(out, "check_max_rel_error", "", tag);
     } else {
-        char *end = NULL;
-        const double e = err ? strtod(err, &end) : NAN;
-        lb_check(verdict && strcmp(verdict, "passed") == 0, "sweep %s: meta.csv check \"%s\", should be passed", tag,
-                 verdict ? verdict : "(none)");
-        lb_check(err && end != err && *end == '\0' && e >= 0.0 && e < 3e-2, "sweep %s: check_max_rel_error \"%s\"", tag,
-                 err ? err : "(none)");
+        const double e = sc_meta_number(out, "check_max_rel_error");
+        lb_check(e >= 0.0 && e < 3e-2, "sweep %s: check_max_rel_error %g", tag, e);
     }
-    free(verdict);
-    free(err);
     lb_run_free(&r);
 }
 
@@ -179,18 +171,11 @@ static void check_resumed(const char *scratch, const char *tag, int no_check)
     snprintf(out, sizeof out, "%s/sweep-%s", scratch, tag);
     char *argv[] = {(char *)bin, "sweep", "--resume", out, "-q", no_check ? "--no-check" : NULL, NULL};
     lb_run_ok(argv, "resume of a sweep");
-    char *verdict = sc_meta(out, "check");
-    lb_check(verdict && strcmp(verdict, "skipped") == 0, "resume of sweep %s%s: meta.csv check \"%s\", should stay skipped",
-             tag, no_check ? " with --no-check" : "", verdict ? verdict : "(none)");
-    free(verdict);
+    sc_check_meta(out, "check", "skipped", no_check ? "resume with --no-check" : "resume");
 }
 
 /* The number of checks run's check line gives, or -1. */
-static long run_checks(const char *out)
-{
-    const char *p = strstr(out, "check result: passed (");
-    return p ? strtol(p + strlen("check result: passed ("), NULL, 10) : -1;
-}
+#define RUN_CHECKS(out) ((long)lb_number_after(out, "check result: passed ("))
 
 static void check_run(void)
 {
@@ -198,7 +183,7 @@ static void check_run(void)
                     "--cell-time", "1", NULL};
     LbRun r = lb_run(argv);
     lb_check(r.code == 0 && strstr(r.out, "check result: passed"), "run prints its check: exit %d\n%s%s", r.code, r.out, r.err);
-    const long uniform = run_checks(r.out);
+    const long uniform = RUN_CHECKS(r.out);
     lb_run_free(&r);
     if (strcmp(device, "cuda") != 0)
         return;
@@ -210,17 +195,17 @@ static void check_run(void)
     int scheduled = 0;
     for (int m = 0; m < LB_MODEL_COUNT; m++)
         scheduled += lb_model_reads_flag((LbModelKind)m, "k-schedule") == 1;
-    lb_check(r.code == 0 && run_checks(r.out) == uniform + scheduled,
+    lb_check(r.code == 0 && RUN_CHECKS(r.out) == uniform + scheduled,
              "run --k-schedule halve: its quick check has %d forward more than %ld: %ld\n%s%s", scheduled, uniform,
-             run_checks(r.out), r.out, r.err);
+             RUN_CHECKS(r.out), r.out, r.err);
     lb_run_free(&r);
     /* A training run's quick check adds the standard model's and the Linformer's steps. */
     char *train[] = {(char *)bin, "run", "--device", "cuda", "--pass", "train", TINY, "--n", "64", "--max-batch", "2",
                      "--cell-time", "1", NULL};
     r = lb_run(train);
-    lb_check(r.code == 0 && run_checks(r.out) == uniform + 2,
+    lb_check(r.code == 0 && RUN_CHECKS(r.out) == uniform + 2,
              "run --pass train: its quick check has 2 training steps more than %ld: %ld\n%s%s", uniform,
-             run_checks(r.out), r.out, r.err);
+             RUN_CHECKS(r.out), r.out, r.err);
     lb_run_free(&r);
 }
 

@@ -53,12 +53,9 @@ static void check_sweep(const char *scratch)
                     "--max-batch", "2", "--cell-time", "1", "-q", "--out", out, NULL};
     LbRun r = lb_run(argv);
     lb_check(r.code == 0, "sweep --device cuda on the emulator: exit %d\n%s", r.code, r.err);
-    char *name = lb_emu_meta_value(out, "device_name"), *status = lb_emu_meta_value(out, "status");
-    lb_check(strstr(name, "emulated") != NULL, "meta.csv device_name \"%s\" does not say emulated", name);
-    lb_check(strcmp(status, "complete") == 0, "meta.csv status \"%s\"", status);
+    sc_check_meta_has(out, "device_name", "emulated", "sweep --device cuda on the emulator");
+    sc_check_meta(out, "status", "complete", "sweep --device cuda on the emulator");
     sc_each_once(out, 6, "sweep --device cuda on the emulator");
-    free(name);
-    free(status);
     lb_run_free(&r);
 }
 
@@ -73,13 +70,12 @@ static void check_autotune(const char *scratch)
         "--cell-time", "1", "--no-check", "-q", "--out", dir
     char *argv[] = {AUTOTUNE_SWEEP(on), NULL};
     lb_run_ok(argv, "sweep with autotuning");
-    char *setting = lb_emu_meta_value(on, "matmul_autotune"), *tuning = lb_emu_meta_value(on, "matmul_tuning");
+    char *tuning = lb_emu_meta_value(on, "matmul_tuning");
     long long shapes = -1, kept = -1;
-    lb_check(strcmp(setting, "on") == 0, "meta.csv matmul_autotune \"%s\" (want on)", setting);
+    sc_check_meta(on, "matmul_autotune", "on", "sweep with autotuning");
     lb_check(sscanf(tuning, "%lld shapes timed, %lld kept", &shapes, &kept) == 2 && shapes > 0 && kept == 0 &&
                  strstr(tuning, "emulated") && !strstr(tuning, " ms"),
              "meta.csv matmul_tuning \"%s\": shapes timed, none kept the slow first, no GPU time", tuning);
-    free(setting);
     free(tuning);
 
     char *before = lb_slurp_in(on, "meta.csv");
@@ -88,20 +84,15 @@ static void check_autotune(const char *scratch)
     lb_check(r.code == 2 && strstr(r.err, "--no-autotune") && strstr(r.err, "matmul_autotune") && lb_lines(r.err) == 1,
              "--resume --no-autotune of a tuned sweep: exit 2, one line naming the flag and the key (%d): %s", r.code,
              r.err);
-    char *after = lb_slurp_in(on, "meta.csv");
-    lb_check(before && after && strcmp(before, after) == 0, "and meta.csv is left as it was");
-    free(before);
-    free(after);
+    lb_check(lb_same_text(before, lb_slurp_in(on, "meta.csv")), "and meta.csv is left as it was");
     lb_run_free(&r);
 
     char *argv_off[] = {AUTOTUNE_SWEEP(off), "--no-autotune", NULL};
 #undef AUTOTUNE_SWEEP
     lb_run_ok(argv_off, "sweep --no-autotune");
-    setting = lb_emu_meta_value(off, "matmul_autotune");
     tuning = lb_emu_meta_value(off, "matmul_tuning");
-    lb_check(strcmp(setting, "off") == 0, "meta.csv matmul_autotune \"%s\" (want off)", setting);
+    sc_check_meta(off, "matmul_autotune", "off", "sweep --no-autotune");
     lb_check(strncmp(tuning, "off", 3) == 0, "meta.csv matmul_tuning \"%s\" says off", tuning);
-    free(setting);
     free(tuning);
     unsetenv("LB_EMU_LT_SLOW_ALGO");
 }
@@ -157,11 +148,9 @@ static long long one_cell_batch(const char *scratch, const char *tag)
     char *argv[] = {(char *)bin, "sweep", "--device", "cuda", TINY, "--n", "64", "--k", "16",
                     "--cell-time", "1", "--headroom", "0", "-q", "--out", out, NULL};
     LbRun r = lb_run(argv);
-    char path[600];
-    snprintf(path, sizeof path, "%s/raw.csv", out);
     LbCellResult *rows = NULL;
     size_t count = 0;
-    const int read = lb_raw_read(path, &rows, &count) == 0 && count >= 1;
+    const int read = sc_read_rows(out, &rows, &count) == 0 && count >= 1;
     const long long b = r.code == 0 && read && rows[0].status == LB_CELL_OK ? rows[0].batch : -1;
     printf("  %s: exit %d, standard n=64 at batch %lld\n%s", tag, r.code, b, b < 0 ? r.err : "");
     free(rows);
@@ -178,12 +167,9 @@ static void check_headroom(const char *scratch)
     char *argv[] = {(char *)bin, "sweep", "--device", "cuda", TINY, "--n", "64", "--k", "16", "--max-batch", "1",
                     "--cell-time", "1", "-q", "--out", out, NULL};
     LbRun r = lb_run(argv);
-    char *budget = lb_emu_meta_value(out, "memory_budget_bytes");
-    char *headroom = lb_emu_meta_value(out, "memory_headroom_bytes");
-    lb_check(r.code == 0 && strcmp(budget, "268435456") == 0 && strcmp(headroom, "268435456") == 0,
-             "512 MiB emulated device: exit %d, budget \"%s\", headroom \"%s\" (want 256 MiB each)", r.code, budget, headroom);
-    free(budget);
-    free(headroom);
+    lb_check(r.code == 0, "512 MiB emulated device: exit %d", r.code);
+    sc_check_meta(out, "memory_budget_bytes", "268435456", "512 MiB emulated device");
+    sc_check_meta(out, "memory_headroom_bytes", "268435456", "512 MiB emulated device");
     lb_run_free(&r);
     setenv("LB_EMU_MEMORY", "200M", 1);
     snprintf(out, sizeof out, "%s/headroom-small", scratch);
@@ -216,12 +202,9 @@ static void check_mem_limit(const char *scratch)
         if (strcmp(*a, "1G") == 0)
             *a = "64M";
     LbRun r = lb_run(sweep);
-    char *limit = lb_emu_meta_value(out, "mem_limit"), *budget = lb_emu_meta_value(out, "memory_budget_bytes");
-    lb_check(r.code == 0 && strcmp(limit, "67108864") == 0 && strcmp(budget, "67108864") == 0,
-             "sweep --mem-limit 64M: exit %d, mem_limit \"%s\", budget \"%s\" (want 64 MiB each)\n%s", r.code, limit,
-             budget, r.err);
-    free(limit);
-    free(budget);
+    lb_check(r.code == 0, "sweep --mem-limit 64M: exit %d\n%s", r.code, r.err);
+    sc_check_meta(out, "mem_limit", "67108864", "sweep --mem-limit 64M");
+    sc_check_meta(out, "memory_budget_bytes", "67108864", "sweep --mem-limit 64M");
     lb_run_free(&r);
 }
 
@@ -256,20 +239,14 @@ static void check_calibration_budget(const char *scratch)
         lb_check(r.code == 0 && !strstr(r.err, "reps must be") && !strstr(r.err, "caps at least"),
                  "sweep --mem-limit %s on the emulator: exit %d\n%s", limits[i], r.code, r.err);
         lb_run_free(&r);
-        char *state = lb_emu_meta_value(out, "calibration");
-        char *note = lb_emu_meta_value(out, "calibration_note");
-        char *tflops = lb_emu_meta_value(out, "calibration_tflop_per_s");
-        LbCellResult *read = NULL;
+        sc_check_meta(out, "calibration", "skipped", limits[i]);
+        sc_check_meta(out, "calibration_tflop_per_s", "", limits[i]);
+        sc_check_meta_has(out, "calibration_note", "budget", limits[i]);
+        LbCellResult *rows = NULL;
         size_t count = 0;
-        const int rows = sc_read_rows(out, &read, &count) == 0 ? (int)count : -1; /* -1: raw.csv does not parse */
-        free(read);
-        lb_check(strcmp(state, "skipped") == 0 && strstr(note, "budget") && tflops[0] == '\0' && rows == 6,
-                 "--mem-limit %s: calibration \"%s\", note \"%s\", rate \"%s\", %d rows (want skipped, a note "
-                 "naming the budget, no rate, 6 rows)",
-                 limits[i], state, note, tflops, rows);
-        free(state);
-        free(note);
-        free(tflops);
+        lb_check(sc_read_rows(out, &rows, &count) == 0 && count == 6, "--mem-limit %s: raw.csv parses, 6 rows (got %zu)",
+                 limits[i], count);
+        free(rows);
     }
 }
 

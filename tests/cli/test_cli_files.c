@@ -81,10 +81,7 @@ static void long_lists(const char *scratch)
     LbRun r = lb_wait(pid);
     lb_check(r.code == 130, "long --n: interrupted (%d): %s", r.code, r.err);
     lb_run_free(&r);
-    char *n_list = sc_meta(dir, "n_list");
-    lb_check(n_list && strcmp(n_list, list) == 0, "meta.csv holds all 399 values of --n (%zu of %zu bytes)", n_list ? strlen(n_list) : 0,
-             strlen(list));
-    free(n_list);
+    sc_check_meta(dir, "n_list", list, "all 399 values of --n");
     char *compare[] = {(char *)bin, "compare", dir, "--format", "csv", NULL};
     r = lb_run(compare);
     /* one row per grid, n and k: 2 x 399 x 1, and the header */
@@ -121,30 +118,25 @@ static void stop_sweep(const char *dir, int sig, long gap_us)
         kill(pid, sig);
     }
     LbRun r = lb_wait(pid);
-    char *status = sc_meta(dir, "status");
-    lb_check(r.code == 130 && strstr(r.err, "--resume") && status && strcmp(status, "interrupted") == 0,
-             "%s (a second %ld us later): exit %d (want 130, naming --resume), meta.csv status %s (want interrupted): %s",
-             sig == SIGHUP ? "SIGHUP" : "SIGTERM", gap_us, r.code, status ? status : "(none)", r.err);
-    free(status);
+    lb_check(r.code == 130 && strstr(r.err, "--resume"), "%s (a second %ld us later): exit %d (want 130, naming --resume): %s",
+             sig == SIGHUP ? "SIGHUP" : "SIGTERM", gap_us, r.code, r.err);
+    sc_check_meta(dir, "status", "interrupted", sig == SIGHUP ? "SIGHUP" : "SIGTERM");
     lb_run_free(&r);
 }
 
 /* Whether dir holds anything of the run whose only n was 48: a row or a grid line. */
 static int holds_old(const char *dir)
 {
-    char path[600];
-    snprintf(path, sizeof path, "%s/raw.csv", dir);
     LbCellResult *rows = NULL;
     size_t count = 0;
     int old = 0;
-    if (lb_raw_read(path, &rows, &count) == 0)
+    if (sc_read_rows(dir, &rows, &count) == 0)
         for (size_t i = 0; i < count; i++)
             old |= rows[i].n == 48;
     free(rows);
     static const char *const grids[] = {"time_speedup.csv", "memory_speedup.csv", "energy_speedup.csv"};
     for (size_t g = 0; g < sizeof grids / sizeof grids[0]; g++) {
-        snprintf(path, sizeof path, "%s/%s", dir, grids[g]);
-        char *text = lb_slurp(path);
+        char *text = lb_slurp_in(dir, grids[g]);
         old |= text && strstr(text, "\n48,") != NULL;
         free(text);
     }
@@ -209,11 +201,9 @@ static void force_killed(const char *scratch)
             continue; /* killed before it wrote anything of its own: nothing to resume */
         char *resume[] = {(char *)bin, "sweep", "--resume", dir, "--quiet", NULL};
         r = lb_run(resume);
-        char *status = sc_meta(dir, "status");
-        lb_check(r.code == 0 && status && strcmp(status, "complete") == 0 && !holds_old(dir) && sc_rows(dir) == 8,
-                 "the resumed --force run finishes its own 8 cells alone (exit %d, status %s, %d rows): %s", r.code,
-                 status ? status : "none", sc_rows(dir), r.err);
-        free(status);
+        lb_check(r.code == 0 && !holds_old(dir) && sc_rows(dir) == 8,
+                 "the resumed --force run finishes its own 8 cells alone (exit %d, %d rows): %s", r.code, sc_rows(dir), r.err);
+        sc_check_meta(dir, "status", "complete", "the resumed --force run");
         lb_run_free(&r);
     }
 }
@@ -250,10 +240,7 @@ static void failed_writes(const char *scratch)
     lb_run_free(&r);
     sc_files_parse(dir, 1, "after a failed raw.csv row");
     /* no process runs it any more, so meta.csv does not say running */
-    char *status = sc_meta(dir, "status");
-    lb_check(status && strcmp(status, "failed") == 0, "after a failed raw.csv row meta.csv says failed (%s)",
-             status ? status : "none");
-    free(status);
+    sc_check_meta(dir, "status", "failed", "after a failed raw.csv row");
     char *before = sc_meta(dir, "start_time");
     /* The whole of meta.csv cannot be written now: the old one stays. */
     char *resume[] = {(char *)bin, "sweep", "--resume", dir, "--quiet", NULL};
@@ -263,10 +250,7 @@ static void failed_writes(const char *scratch)
              r.err);
     lb_run_free(&r);
     sc_files_parse(dir, 1, "after a failed meta.csv");
-    char *after = sc_meta(dir, "start_time");
-    lb_check(before && after && strcmp(before, after) == 0, "the old meta.csv is still in place");
-    free(before);
-    free(after);
+    lb_check(lb_same_text(before, sc_meta(dir, "start_time")), "the old meta.csv is still in place");
     /* The grids cannot be written (raw.csv is already past the limit): old grids, if any, stay whole. */
     lb_child_limit = 1100;
     r = lb_run(resume);
@@ -399,10 +383,9 @@ static void test_files(void)
     if (lb_check(lb_meta_read(path, &m) == 0, "meta.csv reads")) {
         for (size_t i = 0; i < m.count; i++)
             lb_check(strcmp(m.values[i], "-1") != 0, "meta.csv %s is not -1", m.keys[i]);
-        const char *sm = lb_meta_get(&m, "sm_count");
-        lb_check(sm && sm[0] == '\0', "a CPU's sm_count is empty (%s)", sm ? sm : "none");
         lb_meta_free(&m);
     }
+    sc_check_meta(dir, "sm_count", "", "a CPU's sm_count is empty");
 
     /* Plot: the title says fp16 was stored as fp32; a gnuplot that hangs is stopped. */
     char *plot[] = {(char *)bin, "plot", dir, "--no-render", NULL};
@@ -651,10 +634,7 @@ static void planted_raw(void)
         lb_check(r.code != 0 && strstr(r.err, "raw.csv") && strstr(r.err, "not a plain file"),
                  "%s: refused, naming raw.csv (%d): %s", what, r.code, r.err);
         lb_run_free(&r);
-        char *after = lb_slurp(victim);
-        lb_check(before && after && strcmp(before, after) == 0, "%s: the file it pointed at is unchanged", what);
-        free(before);
-        free(after);
+        lb_check(lb_same_text(before, lb_slurp(victim)), "%s: the file it pointed at is unchanged", what);
     }
 }
 
@@ -811,11 +791,9 @@ static void torture(const char *dir, const char *full, int sig, double span, dou
     char what[64];
     snprintf(what, sizeof what, "%s x30 then --resume", name);
     sc_same_cells(dir, full, what);
-    sc_same_settings(dir, full, what);
+    sc_same_settings(dir, full, NULL, what);
     sc_files_parse(dir, 1, what);
-    char *status = sc_meta(dir, "status");
-    lb_check(status && strcmp(status, "complete") == 0, "%s: meta.csv says complete (%s)", what, status ? status : "none");
-    free(status);
+    sc_check_meta(dir, "status", "complete", what);
     LbGrid g;
     if (lb_check(lb_grids_read(dir, &g) == 0, "%s: grids read", what)) {
         int na = 0;
@@ -939,11 +917,8 @@ static void refused_by_all(const char *dir, const char *file, const char *key, c
         lb_check_refusal(r[i], name[i], file, key, dir);
     lb_check(!lb_exists(out), "merge of %s: %s not made", what, out);
     lb_check(!lb_exists(plot_out), "plot of %s: %s not made", what, plot_out);
-    char *meta_after = lb_slurp_in(dir, "meta.csv");
-    lb_check(meta_before && meta_after && strcmp(meta_before, meta_after) == 0,
+    lb_check(lb_same_text(meta_before, lb_slurp_in(dir, "meta.csv")),
              "sweep --resume of %s: meta.csv not rewritten", what);
-    free(meta_before);
-    free(meta_after);
 }
 
 static void test_damaged(void)
@@ -967,9 +942,7 @@ static void test_damaged(void)
             refused_by_all(dir, file, refusals[i].key, refusals[i].what);
 
     /* raw.csv's last row cut short, while meta.csv still says complete. */
-    char *status = sc_meta(whole, "status");
-    const int complete = lb_check(status && strcmp(status, "complete") == 0, "a complete sweep to cut");
-    free(status);
+    const int complete = sc_check_meta(whole, "status", "complete", "a complete sweep to cut");
     if (complete && damaged_copy(whole, "raw-cut", "raw.csv", raw_cut, dir, file)) {
         char want[700];
         snprintf(want, sizeof want, "%s line %d is cut short", file, CELLS6 + 1);

@@ -73,9 +73,7 @@ static void check_all(const char *scratch, LbCellResult **one, size_t *none)
     free(got);
     sc_check_meta(dirn, "status", "complete", "--gpus all");
     sc_check_meta(dirn, "gpu_count", "3", "--gpus all");
-    char *tuning = lb_emu_meta_value(dirn, "matmul_tuning");
-    lb_check(strstr(tuning, "shapes timed"), "meta.csv matmul_tuning \"%s\"", tuning);
-    free(tuning);
+    sc_check_meta_has(dirn, "matmul_tuning", "shapes timed", "--gpus all");
 }
 
 /* --breakdown on several GPUs: each shard calibrates its own GPU (one line each on stderr), meta.csv
@@ -93,12 +91,8 @@ static void check_breakdown(const char *scratch)
     lb_check(strstr(r.err, "[gpu 0] calibration:") && strstr(r.err, "[gpu 1] calibration:"),
              "a calibration line per GPU:\n%s", r.err);
     lb_run_free(&r);
-    char *tflops = lb_emu_meta_value(dir, "calibration_tflop_per_s");
-    char *gbs = lb_emu_meta_value(dir, "calibration_copy_gb_per_s");
-    lb_check(tflops && atof(tflops) > 0 && gbs && atof(gbs) > 0, "meta.csv calibration_tflop_per_s \"%s\", calibration_copy_gb_per_s \"%s\"",
-             tflops ? tflops : "", gbs ? gbs : "");
-    free(tflops);
-    free(gbs);
+    const double tflops = sc_meta_number(dir, "calibration_tflop_per_s"), gbs = sc_meta_number(dir, "calibration_copy_gb_per_s");
+    lb_check(tflops > 0 && gbs > 0, "meta.csv calibration_tflop_per_s %g, calibration_copy_gb_per_s %g", tflops, gbs);
     LbBreakdownRecord *recs = NULL;
     size_t count = 0, timed = 0, with_pct = 0;
     if (lb_check(lb_breakdown_read(dir, 0, &recs, &count) == LB_OK, "breakdown.csv reads back: %s", lb_error_message())) {

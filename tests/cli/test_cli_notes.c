@@ -102,10 +102,7 @@ int main(int argc, char **argv)
         check_notes(scratch, cases[i].sweep, cases[i].args, cases[i].note[0] ? cases[i].note : NULL);
     char path[600];
     snprintf(path, sizeof path, "%s/chunk-unread", scratch);
-    char *chunk = sc_meta(path, "chunk");
-    lb_check(chunk && strcmp(chunk, "16") == 0, "the unread --chunk is recorded all the same: chunk \"%s\"",
-             chunk ? chunk : "(none)");
-    free(chunk);
+    sc_check_meta(path, "chunk", "16", "the unread --chunk is recorded all the same");
 
     return lb_test_finish("test_cli_notes");
 }

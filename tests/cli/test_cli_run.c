@@ -9,7 +9,7 @@
 
 #include "attn/base/status.h"
 #include "reports/csv_io.h"
-#include "reports/meta.h"
+#include "tests/cli/sweep_check.h"
 #include "tests/lib/check.h"
 #include "tests/lib/spawn.h"
 
@@ -17,17 +17,6 @@ static const char *bin;
 
 #define TINY "--device", "cpu", "--layers", "1", "--d-model", "16", "--heads", "2", "--ffn", "32", "--vocab", "100", \
              "--mem-limit", "8M", "--cell-time", "1"
-
-/* The number after "key: " in out, or -1. */
-static double value(const char *out, const char *key)
-{
-    char pattern[64];
-    snprintf(pattern, sizeof pattern, "\n%s: ", key);
-    const char *p = strstr(out, pattern);
-    if (!p && strncmp(out, pattern + 1, strlen(pattern + 1)) == 0)
-        p = out - 1;
-    return p ? strtod(p + strlen(pattern), NULL) : -1;
-}
 
 static LbRun run(char *const extra[], int count)
 {
@@ -42,24 +31,8 @@ static LbRun run(char *const extra[], int count)
         run(extra_, (int)(sizeof extra_ / sizeof extra_[0]));             \
     })
 
-/* A dump's meta.csv (through libcsv) holds `want`: key, value pairs, NULL-ended. */
-static void check_dump_meta(const char *dir, const char *const *want, const char *what)
-{
-    char path[700];
-    snprintf(path, sizeof path, "%s/meta.csv", dir);
-    LbMeta m;
-    memset(&m, 0, sizeof m);
-    if (!lb_check(lb_meta_read(path, &m) == LB_OK, "%s: meta.csv reads back: %s", what, lb_error_message()))
-        return;
-    for (int i = 0; want[i]; i += 2) {
-        const char *v = lb_meta_get(&m, want[i]);
-        lb_check(v && strcmp(v, want[i + 1]) == 0, "%s: meta.csv %s \"%s\", want \"%s\"", what, want[i], v ? v : "(none)",
-                 want[i + 1]);
-    }
-    lb_meta_free(&m);
-}
-
-/* run --dump records what it ran with: a dump can be checked later without its command line. */
+/* run --dump records what it ran with: a dump can be checked later without its command line
+ * (meta: the key, value pairs its meta.csv must hold). */
 static void check_dump_settings(const char *scratch)
 {
     static const struct {
@@ -89,7 +62,8 @@ static void check_dump_settings(const char *scratch)
         LbRun r = run(extra, count);
         lb_check(r.code == 0, "run --dump %s: exit %d: %s", dumps[i].model, r.code, r.err);
         lb_run_free(&r);
-        check_dump_meta(dir, dumps[i].meta, dumps[i].model);
+        for (int j = 0; dumps[i].meta[j]; j += 2)
+            sc_check_meta(dir, dumps[i].meta[j], dumps[i].meta[j + 1], dumps[i].model);
     }
 }
 
@@ -107,8 +81,8 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         lb_check(strstr(r.out, keys[i]) != NULL, "run prints \"%s\"", keys[i]);
     lb_check(strstr(r.out, "k: ") == NULL, "the standard model prints no k");
-    double batch = value(r.out, "batch"), planned = value(r.out, "planned bytes"), peak = value(r.out, "peak bytes");
-    double per_seq = value(r.out, "ms per sequence"), tokens = value(r.out, "tokens per second");
+    double batch = lb_key_number(r.out, "batch"), planned = lb_key_number(r.out, "planned bytes"), peak = lb_key_number(r.out, "peak bytes");
+    double per_seq = lb_key_number(r.out, "ms per sequence"), tokens = lb_key_number(r.out, "tokens per second");
     lb_check(batch >= 1 && planned > 0 && planned == peak && planned <= 8 << 20, "batch %g, planned %g = peak %g within 8 MiB", batch,
              planned, peak);
     lb_check(per_seq > 0 && tokens > 0 && fabs(tokens - 64 * 1000 / per_seq) <= 1e-2 * tokens,
@@ -119,7 +93,7 @@ int main(int argc, char **argv)
     /* Linformer: its k and variant; --max-batch caps the batch. */
     r = RUN("--model", "linformer", "--n", "128", "--k", "16", "--sharing", "kv", "--max-batch", "3");
     lb_check(r.code == 0 && strstr(r.out, "model: linformer") && strstr(r.out, "k: 16") && strstr(r.out, "sharing: kv") &&
-                 strstr(r.out, "order: early") && value(r.out, "batch") == 3,
+                 strstr(r.out, "order: early") && lb_key_number(r.out, "batch") == 3,
              "run linformer prints k, sharing, order, and --max-batch 3 caps the batch (%d):\n%s%s", r.code, r.out, r.err);
     lb_run_free(&r);
     /* What a model's own settings are comes from the model table: chunked prints its chunk and
@@ -129,7 +103,7 @@ int main(int argc, char **argv)
              "run chunked prints its chunk and no sharing or order (%d):\n%s%s", r.code, r.out, r.err);
     lb_run_free(&r);
     r = RUN("--n", "64", "--max-batch", "1", "--dtype", "fp32");
-    lb_check(r.code == 0 && value(r.out, "batch") == 1 && strstr(r.out, "dtype: fp32"), "--max-batch 1 and --dtype fp32 (%d): %s", r.code,
+    lb_check(r.code == 0 && lb_key_number(r.out, "batch") == 1 && strstr(r.out, "dtype: fp32"), "--max-batch 1 and --dtype fp32 (%d): %s", r.code,
              r.out);
     lb_run_free(&r);
     /* A budget too small for batch 1: status OOM, exit 1. */

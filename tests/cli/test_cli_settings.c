@@ -311,10 +311,7 @@ static void round_trip(const char *scratch)
             argv[6] = NULL;
         lb_run_refused(argv, flag, lb_settings[id].key);
     }
-    char *after = lb_slurp(path);
-    lb_check(before && after && strcmp(before, after) == 0, "refused resumes leave meta.csv as it was");
-    free(before);
-    free(after);
+    lb_check(lb_same_text(before, lb_slurp(path)), "refused resumes leave meta.csv as it was");
 
     char *again[] = {(char *)bin, "sweep", "--resume", dir, "--quiet", NULL};
     lb_run_ok(again, "a resume with no flags");
@@ -325,7 +322,7 @@ static void round_trip(const char *scratch)
  * sweep's order (for each n, each model in the table's order, each k). */
 static void sweep_of(const char *scratch, const char *models, const char *name)
 {
-    char dir[600], path[700];
+    char dir[600];
     snprintf(dir, sizeof dir, "%s/%s", scratch, name);
     char *argv[] = {(char *)bin, "sweep", SMALL, "--n", "16,32", "--k", "8,16", "--chunk", "5", "--models", (char *)models,
                     "--out", dir, NULL};
@@ -349,10 +346,9 @@ static void sweep_of(const char *scratch, const char *models, const char *name)
                 count++;
             }
         }
-    snprintf(path, sizeof path, "%s/raw.csv", dir);
     LbCellResult *rows = NULL;
     size_t got = 0;
-    if (lb_check(lb_raw_read(path, &rows, &got) == 0, "%s: raw.csv reads", name)) {
+    if (lb_check(sc_read_rows(dir, &rows, &got) == 0, "%s: raw.csv reads", name)) {
         lb_check(got == count, "%s: %zu cells (want %zu)", name, got, count);
         for (size_t i = 0; i < got && i < count; i++)
             lb_check(rows[i].model == want[i].model && rows[i].n == want[i].n && rows[i].k == want[i].k &&
@@ -365,9 +361,7 @@ static void sweep_of(const char *scratch, const char *models, const char *name)
     char *speedups = lb_slurp_in(dir, "speedups.csv");
     lb_check(speedups && strncmp(speedups, "model,baseline,n,k,", 19) == 0, "%s: speedups.csv written", name);
     free(speedups);
-    char *recorded = sc_meta(dir, "models");
-    lb_check(recorded && strcmp(recorded, models) == 0, "%s: meta.csv models is %s (%s)", name, models, recorded ? recorded : "none");
-    free(recorded);
+    sc_check_meta(dir, "models", models, name);
 }
 
 int main(int argc, char **argv)

@@ -22,7 +22,7 @@ static const char *bin;
 /* The sweep settings (reports/settings.c's recorded ones but shard). */
 static const char *const settings[] = {"device", "mem_limit", "dtype", "tf32", "layers", "d_model", "heads", "ffn",
                                        "vocab", "sharing", "order", "seed", "n_list", "k_list", "cell_time_s",
-                                       "max_batch", "headroom", "device_name"};
+                                       "max_batch", "headroom", "device_name", NULL};
 
 static int read_meta(const char *dir, LbMeta *m)
 {
@@ -142,17 +142,10 @@ int main(int argc, char **argv)
     }
     free(a);
     free(b);
-    LbMeta mw, mm;
-    if (lb_check(read_meta(whole, &mw) == 0 && read_meta(merged, &mm) == 0, "both meta.csv read back")) {
-        for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
-            const char *x = lb_meta_get(&mw, settings[i]), *y = lb_meta_get(&mm, settings[i]);
-            lb_check(x && y && strcmp(x, y) == 0, "merged meta.csv's %s is the sweep's (%s, %s)", settings[i], x ? x : "-",
-                     y ? y : "-");
-        }
-        lb_check(!lb_meta_get(&mm, "shard"), "merged meta.csv has no shard");
-        lb_meta_free(&mw);
-        lb_meta_free(&mm);
-    }
+    sc_same_settings(merged, whole, settings, "the merge");
+    char *shard_key = sc_meta(merged, "shard");
+    lb_check(shard_key == NULL, "merged meta.csv has no shard");
+    free(shard_key);
     sc_check_meta(merged, "status", "complete", "the merge");
     sc_check_meta(merged, "parts", "3", "the merge");
     sc_check_meta(merged, "part_1", shard[0], "the merge");

@@ -93,20 +93,15 @@ int main(int argc, char **argv)
     free(s);
     free(m);
 
-    /* run them as Slurm would: each array task, then the merge */
-    for (int i = 0; i < 3; i++) {
-        char task[8];
-        snprintf(task, sizeof task, "%d", i);
-        r = bash(sweep, task);
-        lb_check(r.code == 0, "array task %d exits 0 (%d): %s", i, r.code, r.err);
+    /* run them as Slurm would: each array task, task 1 requeued (it resumes its shard, nothing
+     * left to measure), then the merge (task NULL) */
+    static const char *const tasks[] = {"0", "1", "2", "1", NULL};
+    for (size_t i = 0; i < sizeof tasks / sizeof tasks[0]; i++) {
+        r = bash(tasks[i] ? sweep : merge, tasks[i]);
+        lb_check(r.code == 0, "%s %s exits 0 (%d): %s", tasks[i] ? "array task" : "merge.sbatch", tasks[i] ? tasks[i] : "",
+                 r.code, r.err);
         lb_run_free(&r);
     }
-    r = bash(sweep, "1"); /* requeued: resumes its directory, nothing left to measure */
-    lb_check(r.code == 0, "a requeued array task resumes its shard (%d): %s", r.code, r.err);
-    lb_run_free(&r);
-    r = bash(merge, NULL);
-    lb_check(r.code == 0, "merge.sbatch exits 0 (%d): %s", r.code, r.err);
-    lb_run_free(&r);
     snprintf(path, sizeof path, "%s/merged", dir);
     sc_check_meta(path, "status", "complete", "merged");
     sc_check_meta(path, "parts", "3", "merged");

@@ -16,6 +16,7 @@
 #include "reports/grid.h"
 #include "tests/cli/sweep_check.h"
 #include "tests/lib/check.h"
+#include "tests/lib/model.h"
 #include "tests/lib/spawn.h"
 
 static const char *bin, *device;
@@ -27,15 +28,8 @@ static LbPlanParams pp; /* the backend's plan parameters, fp16 as the runs below
 /* The model a row of MODEL measured, as a run gives it. */
 static LbModelConfig config(LbModelKind kind, int64_t n, int64_t k, LbPassKind pass)
 {
-    LbModelConfig c = lb_config_default();
-    c.layers = 1;
-    c.d_model = 32;
-    c.heads = 2;
-    c.ffn = 64;
-    c.vocab = 100;
+    LbModelConfig c = lb_test_shape(1, 32, 2, 64, 100, n, k);
     c.kind = kind;
-    c.n = n;
-    c.k = k;
     c.pass = pass;
     return c;
 }
@@ -44,15 +38,6 @@ static double plan_total(const LbModelConfig *c, int64_t batch)
 {
     LbPlan plan;
     return lb_plan_compute(c, &pp, batch, &plan) == LB_OK ? (double)plan.total : -1;
-}
-
-/* The number after "key: " in out, or -1. */
-static double value(const char *out, const char *key)
-{
-    char pattern[64];
-    snprintf(pattern, sizeof pattern, "\n%s: ", key);
-    const char *p = strstr(out, pattern);
-    return p ? strtod(p + strlen(pattern), NULL) : -1;
 }
 
 /* run --pass train of every model: a step measured, at the step's plan. */
@@ -64,7 +49,7 @@ static void check_runs(void)
         char *argv[] = {(char *)bin, "run", "--device", (char *)device, SMALL, "--mem-limit", "64M", "--max-batch",
                         "2", "--n", "32", "--model", (char *)name, lb_model_has_k(kind) ? "--k" : NULL, "8", NULL};
         LbRun r = lb_run(argv);
-        const double batch = value(r.out, "batch"), planned = value(r.out, "planned bytes");
+        const double batch = lb_key_number(r.out, "batch"), planned = lb_key_number(r.out, "planned bytes");
         const LbModelConfig c = config(kind, 32, lb_model_has_k(kind) ? 8 : 0, LB_PASS_TRAIN);
         const char *tflop = strstr(r.out, "\nTFLOP/s: ");
         const char *paren = tflop ? strchr(tflop, '(') : NULL;
@@ -74,27 +59,15 @@ static void check_runs(void)
                      strstr(r.out, "GFLOP per sequence of a step x batch") && !strstr(r.out, "ms per forward"),
                  "run --pass train --model %s: exit %d, prints pass train, ms per step, a step's FLOPs:\n%s%s", name,
                  r.code, r.out, r.err);
-        lb_check(batch >= 1 && batch <= 2 && planned == value(r.out, "peak bytes") &&
+        lb_check(batch >= 1 && batch <= 2 && planned == lb_key_number(r.out, "peak bytes") &&
                      planned == plan_total(&c, (int64_t)batch),
                  "run --pass train --model %s: batch %g, planned %g = peak %g = the step's plan %g", name, batch,
-                 planned, value(r.out, "peak bytes"), plan_total(&c, (int64_t)batch));
+                 planned, lb_key_number(r.out, "peak bytes"), plan_total(&c, (int64_t)batch));
         lb_check(gflop > 2 * lb_config_flops_per_seq(&fwd) / 1e9,
                  "run --pass train --model %s: %g GFLOP per sequence, more than twice the forward's %g", name, gflop,
                  lb_config_flops_per_seq(&fwd) / 1e9);
         lb_run_free(&r);
     }
-}
-
-/* The calls of breakdown row `op` in run --breakdown's output, -1 without one. */
-static long long breakdown_calls(const char *out, const char *op)
-{
-    char pattern[32];
-    snprintf(pattern, sizeof pattern, "\n  %s ", op);
-    const char *p = strstr(out, pattern);
-    long long calls = -1;
-    if (p)
-        sscanf(p + strlen(pattern), "%lld", &calls);
-    return calls;
 }
 
 /* run --breakdown traces the pass it measures: a step's backward has rows of its own (that a
@@ -105,7 +78,7 @@ static void check_breakdown(void)
                     "--max-batch", "1", "--n", "32", "--breakdown", "--pass", "train", NULL};
     LbRun r = lb_run(argv);
     lb_check(r.code == 0 && strstr(r.out, "\nbreakdown: one more step at batch 1") &&
-                 breakdown_calls(r.out, "ffn_up") > 0 && breakdown_calls(r.out, "ffn_up_backward") > 0,
+                 lb_number_after(r.out, "\n  ffn_up ") > 0 && lb_number_after(r.out, "\n  ffn_up_backward ") > 0,
              "run --breakdown --pass train: exit %d, \"breakdown: one more step at batch 1\", ffn_up and "
              "ffn_up_backward rows with calls:\n%s%s", r.code, r.out, r.err);
     lb_run_free(&r);
@@ -116,15 +89,13 @@ static void check_breakdown(void)
  * step batch is below the forward's. */
 static int check_rows(const char *dir, size_t cells, int64_t max_batch, const char *what)
 {
-    char path[600];
-    snprintf(path, sizeof path, "%s/raw.csv", dir);
     char *budget_text = sc_meta(dir, "memory_budget_bytes");
     const size_t budget = budget_text ? strtoull(budget_text, NULL, 10) : 0;
     free(budget_text);
     LbCellResult *rows = NULL;
     size_t count = 0;
     int below = 0;
-    const int read = lb_raw_read(path, &rows, &count) == 0;
+    const int read = sc_read_rows(dir, &rows, &count) == 0;
     if (!lb_check(read && count == cells, "%s: raw.csv holds %zu rows (%zu)", what, cells, count))
         return 0;
     for (size_t i = 0; i < count; i++) {
@@ -149,11 +120,8 @@ static int check_rows(const char *dir, size_t cells, int64_t max_batch, const ch
  * value in every cell where Linformer has one, the energy grid and speedups.csv. */
 static void check_files(const char *dir, const char *what)
 {
-    char *pass = sc_meta(dir, "pass"), *status = sc_meta(dir, "status");
-    lb_check(pass && strcmp(pass, "train") == 0 && status && strcmp(status, "complete") == 0,
-             "%s: meta.csv pass \"%s\", status \"%s\"", what, pass ? pass : "(none)", status ? status : "(none)");
-    free(pass);
-    free(status);
+    sc_check_meta(dir, "pass", "train", what);
+    sc_check_meta(dir, "status", "complete", what);
     sc_files_parse(dir, 1, what);
     LbGrid g;
     if (lb_check(lb_grids_read(dir, &g) == 0, "%s: the grids read back", what)) {

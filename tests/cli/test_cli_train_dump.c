@@ -11,7 +11,7 @@
 #include "attn/base/status.h"
 #include "attn/check.h"
 #include "reports/csv_io.h"
-#include "reports/meta.h"
+#include "tests/cli/sweep_check.h"
 #include "tests/lib/check.h"
 #include "tests/lib/model.h"
 #include "tests/lib/spawn.h"
@@ -98,14 +98,7 @@ static void check_model(LbBackend *cpu, const char *model)
         lb_csv_table_free(&t);
     }
     lb_check_grads_free(&g);
-    snprintf(path, sizeof path, "%s/meta.csv", dir);
-    LbMeta m;
-    memset(&m, 0, sizeof m);
-    if (lb_check(lb_meta_read(path, &m) == LB_OK, "%s: meta.csv reads back", model)) {
-        const char *pass = lb_meta_get(&m, "pass");
-        lb_check(pass && strcmp(pass, "train") == 0, "%s: meta.csv pass \"%s\"", model, pass ? pass : "(none)");
-        lb_meta_free(&m);
-    }
+    sc_check_meta(dir, "pass", "train", model);
 }
 
 /* A forward pass's dump holds no gradient and says pass forward. */

@@ -202,6 +202,15 @@ static inline char *lb_slurp_in(const char *dir, const char *name)
     return lb_slurp(path);
 }
 
+/* Whether a and b (malloc'd, as lb_slurp's, or NULL) hold the same text; frees both. */
+static inline int lb_same_text(char *a, char *b)
+{
+    const int same = a && b && strcmp(a, b) == 0;
+    free(a);
+    free(b);
+    return same;
+}
+
 /* A fresh directory for this test (mkdtemp under $TMPDIR or /tmp, named lb-NAME-XXXXXX); exits
  * on failure. The path is kept in a static buffer, which the next call overwrites; 256 bytes, so
  * that the tests' paths built under it fit their buffers. */

@@ -192,6 +192,23 @@ static inline int lb_lines(const char *s)
     return n;
 }
 
+/* The number after the first `text` in out, or -1. */
+static inline double lb_number_after(const char *out, const char *text)
+{
+    const char *p = out ? strstr(out, text) : NULL;
+    return p ? strtod(p + strlen(text), NULL) : -1;
+}
+
+/* The number of out's line "key: NUMBER", or -1. */
+static inline double lb_key_number(const char *out, const char *key)
+{
+    char line[64];
+    snprintf(line, sizeof line, "\n%s: ", key);
+    if (out && strncmp(out, line + 1, strlen(line + 1)) == 0)
+        return strtod(out + strlen(line + 1), NULL);
+    return lb_number_after(out, line);
+}
+
 /* The command line of argv[1..], for a check's message. */
 static inline const char *lb_argv_text(char *const argv[])
 {

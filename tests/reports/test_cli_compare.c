@@ -17,6 +17,7 @@
 #include "reports/csv_io.h"
 #include "reports/peer_dir.h"
 #include "reports/speedups.h"
+#include "tests/cli/sweep_check.h"
 
 static char *bin;
 static const char *scratch;
@@ -511,19 +512,15 @@ static void check_real_sweep(const ExPaper *paper)
     char *sweep[] = {bin, "sweep", "--device", "cpu", "--layers", "2", "--d-model", "64", "--heads", "4",
                      "--ffn", "128", "--vocab", "1000", "--n", "512:1024", "--k", "128:256",
                      "--mem-limit", "64M", "--cell-time", "1", "--out", dir, "--quiet", NULL};
-    LbRun r = lb_run(sweep);
-    lb_check(r.code == 0, "sweep: exit %d: %s", r.code, r.err);
-    lb_run_free(&r);
-    char raw[4400];
-    snprintf(raw, sizeof raw, "%s/raw.csv", dir);
+    lb_run_ok(sweep, "sweep");
     LbCellResult *rows = NULL;
     size_t count = 0;
-    if (!lb_check(lb_raw_read(raw, &rows, &count) == 0 && count == 2 + 4,
+    if (!lb_check(sc_read_rows(dir, &rows, &count) == 0 && count == 2 + 4,
                   "raw.csv reads back with 6 rows (2 standard, 4 Linformer), got %zu", count))
         return;
     ExRows rs = {rows, count};
 
-    r = run(dir, "--format", "csv", NULL);
+    LbRun r = run(dir, "--format", "csv", NULL);
     static const char *const head[6] = {"grid", "n", "k", "measured", "paper", "measured_over_paper"};
     size_t cells = ex_check_compare_csv(r.out, head, ex_side_rows, &rs, ex_side_paper, paper, 0);
     lb_check(r.code == 0 && cells == 2 * 4, "compare a sweep: exit %d, %zu cells: should be 8 (4 with k < n, twice): %s",

@@ -208,9 +208,7 @@ static void check_case(const char *scratch, const char *model, const char *sched
                     "--ffn", "24", "--vocab", "50", "--n", "32", "--k", "16", "--batch", "2", "--model",
                     (char *)model, "--k-schedule", (char *)schedule, "--sharing", (char *)sharing, "--order",
                     (char *)order, "--seed", "7", "--dump", dir, NULL};
-    LbRun r = lb_run(argv);
-    lb_check(r.code == 0, "%s: exit %d\n%s", what, r.code, r.err);
-    lb_run_free(&r);
+    lb_run_ok(argv, what);
     Dump D;
     if (!lb_check(load(dir, &D) == 0, "%s: the dump reads back (meta.csv with k_layers, index.csv, .npy)", what))
         return;

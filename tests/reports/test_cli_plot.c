@@ -84,9 +84,7 @@ static void check_scripts(void)
         snprintf(edir, sizeof edir, "%s/%s", scratch, empty[i].name);
         lb_check(fx_sweep_dir(edir, oom, empty[i].rows, "512", "128,256", "Tesla V100-SXM2-16GB") == 0, "made %s", edir);
         char *ev[] = {bin, "plot", "--no-render", edir, NULL};
-        r = lb_run(ev);
-        lb_check(r.code == 0, "plot %s: exit %d: %s", empty[i].name, r.code, r.err);
-        lb_run_free(&r);
+        lb_run_ok(ev, empty[i].name);
         char *script = lb_slurp_in(edir, "time_per_seq.gp");
         lb_check(script && strstr(script, empty[i].label), "%s: time_per_seq.gp's label should be %s:\n%s", empty[i].name,
                  empty[i].label, script ? script : "(none)");
@@ -385,9 +383,7 @@ static void check_render(void)
     FILE *f = fopen(half, "w");
     if (f)
         fclose(f);
-    LbRun again = lb_run(av);
-    lb_check(again.code == 0, "plot again: exit %d: %s", again.code, again.err);
-    lb_run_free(&again);
+    lb_run_ok(av, "plot again");
     lb_check(!lb_exists(dead), "%s: a dead plot's render directory removed", dead);
     lb_check(lb_exists(live) && rmdir(live) == 0, "%s: a live plot's render directory kept", live);
 

@@ -277,9 +277,7 @@ static void model_flags(void)
         char *argv[] = {bin,       "predict", "--spec",   "tflops=100,bw=1000,mem=16G", "--layers", "3",
                         "--d-model", "64",    "--heads",  "4",  "--ffn",  "128", "--vocab",  "100",  "--n",  "1024",
                         "--k",     "256",     "--max-batch", "1", "-q", (char *)how[i][0], (char *)how[i][1], "--out", out, NULL};
-        LbRun r = lb_run(argv);
-        lb_check(r.code == 0, "predict %s %s: exit 0 (%d): %s", how[i][0], how[i][1], r.code, r.err);
-        lb_run_free(&r);
+        lb_run_ok(argv, how[i][1]);
         rows[i] = read_rows(dir, &count[i]);
     }
     LbModelKind mean;

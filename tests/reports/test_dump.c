@@ -16,7 +16,7 @@
 #include "npy_read.h"
 #include "reports/csv_io.h"
 #include "reports/dump.h"
-#include "reports/meta.h"
+#include "tests/cli/sweep_check.h"
 #include "tests/lib/check.h"
 #include "tests/lib/model.h"
 
@@ -143,21 +143,12 @@ int main(void)
     }
     lb_csv_table_free(&t);
     /* meta.csv: the pass's settings under the sweep's keys; chunk is no setting of a Linformer */
-    snprintf(path, sizeof path, "%s/meta.csv", dir);
-    LbMeta meta;
-    memset(&meta, 0, sizeof meta);
-    if (lb_check(lb_meta_read(path, &meta) == LB_OK, "meta.csv reads back: %s", lb_error_message())) {
-        static const char *const want[] = {"model", "linformer", "n", "32", "k", "8", "batch", "2", "layers", "2",
-                                           "d_model", "16", "heads", "4", "ffn", "24", "vocab", "50", "dtype", "fp32",
-                                           "sharing", "kv", "order", "early", "chunk", "", "device", "cpu", "seed", "7",
-                                           "storage_dtype", "fp32", NULL};
-        for (int i = 0; want[i]; i += 2) {
-            const char *v = lb_meta_get(&meta, want[i]);
-            lb_check(v && strcmp(v, want[i + 1]) == 0, "meta.csv %s \"%s\": should be \"%s\"", want[i], v ? v : "(none)",
-                     want[i + 1]);
-        }
-    }
-    lb_meta_free(&meta);
+    static const char *const want[] = {"model", "linformer", "n", "32", "k", "8", "batch", "2", "layers", "2",
+                                       "d_model", "16", "heads", "4", "ffn", "24", "vocab", "50", "dtype", "fp32",
+                                       "sharing", "kv", "order", "early", "chunk", "", "device", "cpu", "seed", "7",
+                                       "storage_dtype", "fp32", NULL};
+    for (int i = 0; want[i]; i += 2)
+        sc_check_meta(dir, want[i], want[i + 1], "the dump");
     lb_test_cleanup(dir);
 
     /* An unwritable directory: LB_ERR_IO, nothing half-written claimed. */
