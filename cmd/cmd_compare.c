@@ -33,23 +33,6 @@ static void note_foreign_rows(const LbSweepDir *d)
     lb_error_clear();
 }
 
-int lb_load_result(const char *command, const char *dir, LbSweepDir *s)
-{
-    char why[256];
-    if (lb_sweep_dir_check(dir, why, sizeof why))
-        return lb_usage_error("invalid argument \"%s\" for %s: %s: should be a directory written by linbench sweep", dir,
-                              command, why);
-    lb_error_clear();
-    const int rc = lb_result_load(dir, s);
-    if (rc == LB_ERR_FORMAT) /* the user's input (exit 2); anything else is a runtime failure (exit 1) */
-        return lb_usage_error("invalid argument \"%s\" for %s: %s", dir, command, lb_error_message());
-    if (rc != LB_OK)
-        return lb_runtime_error(rc);
-    if (s->raw_cut_line)
-        lb_warn_cut_row(dir, s->raw_cut_line);
-    return LB_EXIT_OK;
-}
-
 static int load(const char *dir, LbSweepDir *s)
 {
     const int ex = lb_load_result("compare", dir, s);

@@ -6,6 +6,9 @@
 #include <string.h>
 
 #include "lb_config.h"
+#include "attn/base/status.h"
+#include "cmd/options.h"
+#include "reports/sweep_dir.h"
 
 const LbCommand lb_commands[] = {
     {"sweep", lb_cmd_sweep, "measure the Table 3 grid: every model at its largest batch for every n and k",
@@ -208,4 +211,21 @@ void lb_warn_cut_row(const char *dir, size_t line)
     fprintf(stderr,
             "linbench: warning: %s%sraw.csv line %zu is cut short (no newline at its end): its cell is left out (NA); linbench sweep --resume %s drops the line and measures the cell again\n",
             dir, dir[0] && dir[strlen(dir) - 1] == '/' ? "" : "/", line, dir);
+}
+
+int lb_load_result(const char *command, const char *dir, LbSweepDir *s)
+{
+    char why[256];
+    if (lb_sweep_dir_check(dir, why, sizeof why))
+        return lb_usage_error("invalid argument \"%s\" for %s: %s: should be a directory written by linbench sweep", dir,
+                              command, why);
+    lb_error_clear();
+    const int rc = lb_result_load(dir, s);
+    if (rc == LB_ERR_FORMAT) /* the user's input (exit 2); anything else is a runtime failure (exit 1) */
+        return lb_usage_error("invalid argument \"%s\" for %s: %s", dir, command, lb_error_message());
+    if (rc != LB_OK)
+        return lb_runtime_error(rc);
+    if (s->raw_cut_line)
+        lb_warn_cut_row(dir, s->raw_cut_line);
+    return LB_EXIT_OK;
 }

@@ -63,7 +63,7 @@ void lb_put_shell_word(FILE *f, const char *s);
  * measures it again. */
 void lb_warn_cut_row(const char *dir, size_t line);
 
-/* lb_result_load of a directory on `command`'s command line (cmd_compare.c), warning of a cut row:
+/* lb_result_load of a directory on `command`'s command line, warning of a cut row:
  * LB_EXIT_OK, or the exit code after one line (2 for a directory that is not a result). */
 struct LbSweepDir;
 int lb_load_result(const char *command, const char *dir, struct LbSweepDir *s);
