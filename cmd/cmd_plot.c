@@ -30,25 +30,20 @@ int lb_cmd_plot(int argc, char **argv)
         return lb_usage_error("plot needs a sweep directory: linbench plot DIR (see linbench plot --help)");
     if (dirs > 2)
         return lb_usage_error("unexpected argument \"%s\" for plot: it takes a sweep's directory and, beside it, a peer's", argv[optind + 2]);
-    char why[256];
-    for (int i = 0; i < dirs; i++) {
-        const char *d = argv[optind + i];
-        if (strlen(d) > LB_DIR_MAX)
-            return lb_usage_error("invalid argument \"%s\" for plot: should be a path of at most %d bytes", d, LB_DIR_MAX);
-        if (lb_sweep_dir_check(d, why, sizeof why))
-            return lb_usage_error("invalid argument \"%s\" for plot: %s: should be a directory written by linbench sweep", d, why);
-    }
-    if (out_dir && lb_outdir_check_length(out_dir, "--out") != 0)
-        return LB_EXIT_USAGE;
-    struct stat st;
-    if (out_dir && stat(out_dir, &st) == 0 && !S_ISDIR(st.st_mode))
-        return lb_usage_error("invalid argument \"%s\" for --out: not a directory: should be a directory (created if missing)", out_dir);
-
+    for (int i = 0; i < dirs; i++)
+        if (strlen(argv[optind + i]) > LB_DIR_MAX)
+            return lb_usage_error("invalid argument \"%s\" for plot: should be a path of at most %d bytes", argv[optind + i],
+                                  LB_DIR_MAX);
     LbSweepDir d[2];
     memset(d, 0, sizeof d);
     int ex = LB_EXIT_OK;
     for (int i = 0; i < dirs && ex == LB_EXIT_OK; i++)
-        ex = lb_load_result("plot", argv[optind + i], &d[i]);
+        ex = lb_load_result("plot", argv[optind + i], &d[i]); /* refuses what is no result directory */
+    struct stat st;
+    if (ex == LB_EXIT_OK && out_dir && lb_outdir_check_length(out_dir, "--out") != 0)
+        ex = LB_EXIT_USAGE;
+    else if (ex == LB_EXIT_OK && out_dir && stat(out_dir, &st) == 0 && !S_ISDIR(st.st_mode))
+        ex = lb_usage_error("invalid argument \"%s\" for --out: not a directory: should be a directory (created if missing)", out_dir);
     if (ex != LB_EXIT_OK)
         goto out;
     if (dirs == 2 && (d[0].kind == LB_RESULT_PEER) == (d[1].kind == LB_RESULT_PEER)) {
@@ -75,32 +70,26 @@ int lb_cmd_plot(int argc, char **argv)
         ex = lb_runtime_error(rc);
         goto out;
     }
-    char scripts[LB_PLOT_MAX][4096];
-    for (size_t i = 0; i < plots.count; i++)
-        snprintf(scripts[i], sizeof scripts[i], "%s%s%s.gp", out_dir,
-                 out_dir[strlen(out_dir) - 1] == '/' ? "" : "/", plots.name[i]);
-    char gnuplot[4096];
-    if (!render || lb_find_on_path("gnuplot", gnuplot, sizeof gnuplot) != 0) {
-        printf("%s: render with: gnuplot", render ? "gnuplot is not on PATH; wrote the scripts"
-                                                 : "wrote the scripts");
-        for (size_t i = 0; i < plots.count; i++) {
-            putchar(' ');
-            lb_put_shell_word(stdout, scripts[i]);
-        }
-        putchar('\n');
-        goto out;
-    }
+    char gnuplot[4096], base[4096], script[4100];
+    const int found = render && lb_find_on_path("gnuplot", gnuplot, sizeof gnuplot) == 0;
+    if (!found)
+        printf("%s: render with: gnuplot", render ? "gnuplot is not on PATH; wrote the scripts" : "wrote the scripts");
     for (size_t i = 0; i < plots.count; i++) {
-        lb_error_clear();
-        rc = lb_plot_render(gnuplot, scripts[i], timeout_s);
-        if (rc != LB_OK) {
-            ex = lb_runtime_error(rc);
+        snprintf(base, sizeof base, "%s%s%s", out_dir, out_dir[strlen(out_dir) - 1] == '/' ? "" : "/", plots.name[i]);
+        snprintf(script, sizeof script, "%s.gp", base);
+        if (!found) {
+            putchar(' ');
+            lb_put_shell_word(stdout, script);
             continue;
         }
-        char base[4096];
-        snprintf(base, sizeof base, "%.*s", (int)(strlen(scripts[i]) - 3), scripts[i]);
-        printf("wrote %s.png and %s.svg\n", base, base);
+        lb_error_clear();
+        if ((rc = lb_plot_render(gnuplot, script, timeout_s)) != LB_OK)
+            ex = lb_runtime_error(rc);
+        else
+            printf("wrote %s.png and %s.svg\n", base, base);
     }
+    if (!found)
+        putchar('\n');
 out:
     if (fflush(stdout) != 0 && ex == LB_EXIT_OK)
         ex = LB_EXIT_FAILURE;

@@ -482,15 +482,15 @@ int lb_plot_peer_write(const LbSweepDir *lin, const LbSweepDir *peer, const char
         for (int m = 0; m < LB_MODEL_COUNT; m++)
             if (measured[m] && lb_peer_same_work(&peer->variants[v], (LbModelKind)m))
                 count = add_lines(line, count, (LbModelKind)m, &peer->variants[v], v, k, nk, 1);
-    static const char *const ratio[3][2] = {
-        {"versus_time_ratio", "linbench / PyTorch, ms per sequence (below 1: linbench is faster)"},
-        {"versus_batch_ratio", "linbench / PyTorch, largest batch (above 1: linbench fits more)"},
-        {"versus_energy_ratio", "linbench / PyTorch, J per sequence (below 1: linbench spends less)"},
+    static const char *const ratio[3][3] = { /* name, title, what the y axis shows */
+        {"versus_time_ratio", "linbench / PyTorch, ms per sequence (below 1: linbench is faster)", "ms per sequence"},
+        {"versus_batch_ratio", "linbench / PyTorch, largest batch (above 1: linbench fits more)", "largest batch"},
+        {"versus_energy_ratio", "linbench / PyTorch, J per sequence (below 1: linbench spends less)", "J per sequence"},
     };
-    static const char *const ylabel[3] = {"linbench / peer, ms per sequence", "linbench / peer, largest batch",
-                                          "linbench / peer, J per sequence"};
     for (int r = 0; r < 3 && rc == LB_OK; r++) {
-        Figure f = {{ratio[r][0], ratio[r][1], ratio[r][1], sub, ylabel[r], "set logscale x\nset logscale y 2\n",
+        char ylabel[64];
+        snprintf(ylabel, sizeof ylabel, "linbench / peer, %s", ratio[r][2]);
+        Figure f = {{ratio[r][0], ratio[r][1], ratio[r][1], sub, ylabel, "set logscale x\nset logscale y 2\n",
                      "no cell measured on both sides",
                      ", \\\n    1 with lines linewidth 1 linecolor rgb '#000000' dashtype 3 title 'equal'", n, nn, count, 0,
                      NULL, NULL},

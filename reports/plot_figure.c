@@ -279,16 +279,12 @@ static void remove_dead_renders(const char *dir)
  * planted at a name instead of writing through it. */
 int lb_plot_render(const char *gnuplot, const char *script, int timeout_s)
 {
-    const char *slash = strrchr(script, '/');
-    const size_t dir_len = slash ? (size_t)(slash - script) : 1;
-    const char *base = slash ? slash + 1 : script;
+    const char *slash = strrchr(script, '/'), *base = slash ? slash + 1 : script;
     const size_t base_len = strlen(base) > 3 ? strlen(base) - 3 : strlen(base); /* NAME of NAME.gp */
-    char tmp[4096], from[4200], to[4200];
-    if (snprintf(tmp, sizeof tmp, "%.*s/.render.%ld.XXXXXX", (int)dir_len, slash ? script : ".", (long)getpid()) >=
-        (int)sizeof tmp)
+    char dir[4096], tmp[4096], from[4200], to[4200];
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - script) : 1, slash ? script : ".");
+    if (snprintf(tmp, sizeof tmp, "%s/.render.%ld.XXXXXX", dir, (long)getpid()) >= (int)sizeof tmp)
         return LB_FAIL(LB_ERR_IO, "cannot render %s: its path is too long", script);
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%.*s", (int)dir_len, slash ? script : ".");
     remove_dead_renders(dir);
     if (!mkdtemp(tmp))
         return LB_FAIL(LB_ERR_IO, "cannot render %s: cannot make a directory beside it: %s", script, strerror(errno));
@@ -296,7 +292,7 @@ int lb_plot_render(const char *gnuplot, const char *script, int timeout_s)
     static const char *const ext[] = {".png", ".svg"};
     for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
         snprintf(from, sizeof from, "%s/%.*s%s", tmp, (int)base_len, base, ext[i]);
-        snprintf(to, sizeof to, "%.*s/%.*s%s", (int)dir_len, slash ? script : ".", (int)base_len, base, ext[i]);
+        snprintf(to, sizeof to, "%s/%.*s%s", dir, (int)base_len, base, ext[i]);
         if (rc == LB_OK && rename(from, to) != 0)
             rc = LB_FAIL(LB_ERR_IO, "cannot write %s: %s", to, strerror(errno));
         unlink(from); /* what gnuplot wrote when it failed, or after a failed rename */
