@@ -383,7 +383,6 @@ int lb_run_settings_init(LbRunSettings *s)
     s->model = lb_config_default();
     s->timing = lb_timing_defaults();
     s->headroom = LB_HEADROOM_AUTO;
-    s->device = LB_DEVICE_CUDA;
     for (int id = 0; id < LB_SET_COUNT; id++) {
         char should[160];
         if (lb_settings[id].def && lb_setting_apply(s, (LbSettingId)id, lb_settings[id].def, 0, should, sizeof should) != 0) {

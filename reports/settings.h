@@ -202,8 +202,6 @@ void lb_settings_model_names(unsigned models, const char *sep, const char *last,
  * (empty for one the model does not read), k_layers under a k schedule, storage_dtype. */
 struct LbModel;
 struct LbInputs;
-struct LbRunSettings;
-int lb_meta_write_dump(const char *dir, const struct LbModel *m, const struct LbInputs *in,
-                       const struct LbRunSettings *s);
+int lb_meta_write_dump(const char *dir, const struct LbModel *m, const struct LbInputs *in, const LbRunSettings *s);
 
 #endif
