@@ -414,10 +414,8 @@ int lb_plot_write(const LbSweepDir *s, const char *out_dir, LbPlotList *out)
     for (int m = 0; m < LB_MODEL_COUNT && rc == LB_OK; m++)
         if (measured[m])
             count = add_lines(line, count, (LbModelKind)m, NULL, 0, s->grid.k, s->grid.cols, 0);
-    if (rc == LB_OK)
-        rc = time_figure(out_dir, s, line, count, 0, sub, out);
-    if (rc == LB_OK && rows_have_energy(s)) /* the same lines in joules, where there is a counter */
-        rc = time_figure(out_dir, s, line, count, 1, sub, out);
+    for (int energy = 0; energy < 1 + rows_have_energy(s) && rc == LB_OK; energy++) /* in joules where there is a counter */
+        rc = time_figure(out_dir, s, line, count, energy, sub, out);
 
     /* Table 3's heatmaps above are Linformer's against standard; every other pair speedups.csv
      * holds (each model against each exact baseline measured: standard, chunked, flash) here. */
