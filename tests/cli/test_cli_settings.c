@@ -1,10 +1,6 @@
-/* The settings table (reports/settings.h) end to end: every recorded setting written to meta.csv
- * as the table prints it, taken back by --resume, and a flag that contradicts it refused naming
- * the flag; every flag of the table in --help, with what k is per model; --models, --chunk and a
- * k axis with no cell refusing bad input with one line naming the flag and what it accepts;
- * --models choosing and ordering the cells; every model flag of sweep taken by run, predict and slurm; --gpu refused
- * with --device cpu; the command list of every message from the command table, and --version
- * refusing what follows it.
+/* The settings table (reports/settings.h) and the command table end to end: each command's --help
+ * and its refusals from them, every recorded setting through meta.csv and back by --resume, model
+ * flags taken by every command that plans, and --models choosing and ordering the cells.
  * Usage: test_cli_settings PATH-TO-LINBENCH */
 #include <ctype.h>
 #include <stdlib.h>

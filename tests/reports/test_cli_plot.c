@@ -1,15 +1,7 @@
-/* linbench plot end to end, on sweep directories made from rows:
- *   - without gnuplot (PATH holds none) and with --no-render: the scripts and their data are
- *     written, no image, one line says how to render them; a figure without a point says why;
- *     bad input exits 2 with one line; an --out that cannot be created exits 1;
- *   - a sweep of every model: the paper's three figures, a heatmap pair per other model with a k
- *     axis and a line figure per other model without; time_per_seq draws one line per model and
- *     k, each titled by its model (and k), its colour and dash written out, one hue per model
- *     (within 8 degrees), two models 30 degrees or more apart, the lines of one model told apart
- *     by shade or dash, one data column per line under the same title and with the rows' values;
- *   - with gnuplot on PATH (else that part is skipped): the three figures rendered, each PNG
- *     decoded (signature, chunk CRCs, IHDR 900x650, IDAT inflated with zlib where linked), each
- *     SVG whole, the data gnuplot drew read back through libcsv against the rows.
+/* linbench plot end to end, on sweep directories made from rows: scripts and data without gnuplot
+ * and with --no-render, an empty figure's label, bad input; a sweep of every model (its figures,
+ * time_per_seq's lines told apart by hue, shade and dash, and their data); a training step's
+ * titles; with gnuplot on PATH, the images (each PNG decoded, each SVG whole) and their data.
  * Usage: test_cli_plot PATH-TO-LINBENCH */
 #include <math.h>
 #include <stdio.h>
@@ -142,35 +134,28 @@ static double hue_distance(double a, double b)
     return d > 180 ? 360 - d : d;
 }
 
-/* The lines of the script's plot command: "data using 1:C with ... linecolor rgb '#RRGGBB'
- * dashtype D ... title 'T'", separated by ", \". Returns the count, -1 when a line lacks a field. */
+/* The lines of the script's plot command, one a text line: "[plot] data using 1:C with ...
+ * linecolor rgb '#RRGGBB' dashtype D ... title 'T'", each but the last ending in ", \". Returns the
+ * count, -1 when a line lacks a field. */
 static int parse_lines(const char *gp, PlotLine *out, int max)
 {
     const char *p = strstr(gp, "\nplot data using ");
     int count = 0;
-    while (p && count < max) {
-        const char *seg = strstr(p, "data using 1:");
-        if (!seg)
-            break;
-        const char *next = strstr(seg + 1, "data using 1:");
-        const char *end = strchr(seg, '\n');
-        /* a segment ends where the next begins (a continued line) or at the command's last line */
-        const char *stop = next ? next : end ? end : seg + strlen(seg);
+    for (int more = p != NULL; more && count < max; count++) {
+        const char *end = strchr(++p, '\n');
         char buf[512];
-        snprintf(buf, sizeof buf, "%.*s", (int)(stop - seg), seg);
+        snprintf(buf, sizeof buf, "%.*s", end ? (int)(end - p) : (int)strlen(p), p);
         PlotLine *l = &out[count];
         memset(l, 0, sizeof *l);
-        const char *rgb = strstr(buf, "linecolor rgb '#"), *dt = strstr(buf, "dashtype "), *t = strstr(buf, "title '");
-        if (sscanf(buf, "data using 1:%d", &l->column) != 1 || !rgb || sscanf(rgb, "linecolor rgb '#%6x'", &l->rgb) != 1 ||
-            !dt || sscanf(dt, "dashtype %d", &l->dashtype) != 1 || !t)
+        const char *seg = strstr(buf, "data using 1:"), *rgb = strstr(buf, "linecolor rgb '#"),
+                   *dt = strstr(buf, "dashtype "), *t = strstr(buf, "title '");
+        if (!seg || sscanf(seg, "data using 1:%d", &l->column) != 1 || !rgb ||
+            sscanf(rgb, "linecolor rgb '#%6x'", &l->rgb) != 1 || !dt || sscanf(dt, "dashtype %d", &l->dashtype) != 1 || !t)
             return -1;
         const char *q = strchr(t + 7, '\'');
         snprintf(l->title, sizeof l->title, "%.*s", q ? (int)(q - (t + 7)) : 0, t + 7);
-        count++;
-        /* the plot command ends at a line that does not end in a backslash */
-        if (!next || (end && end < next && end[-1] != '\\'))
-            break;
-        p = next;
+        more = end && end[-1] == '\\';
+        p = end;
     }
     return count;
 }
