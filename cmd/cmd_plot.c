@@ -75,7 +75,7 @@ int lb_cmd_plot(int argc, char **argv)
     if (!found)
         printf("%s: render with: gnuplot", render ? "gnuplot is not on PATH; wrote the scripts" : "wrote the scripts");
     for (size_t i = 0; i < plots.count; i++) {
-        snprintf(base, sizeof base, "%s%s%s", out_dir, out_dir[strlen(out_dir) - 1] == '/' ? "" : "/", plots.name[i]);
+        lb_path_join_buf(base, sizeof base, out_dir, plots.name[i]);
         snprintf(script, sizeof script, "%s.gp", base);
         if (!found) {
             putchar(' ');

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attn/base/paths.h"
 #include "attn/base/status.h"
 #include "reports/atomic_file.h"
 #include "reports/csv_io.h"
@@ -259,12 +260,12 @@ static void remove_dead_renders(const char *dir)
         if (pid <= 0 || *end != '.' || (kill((pid_t)pid, 0) == 0 || errno != ESRCH))
             continue;
         char path[4400], inner[4700];
-        if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path)
+        if (lb_path_join_buf(path, sizeof path, dir, e->d_name) != 0)
             continue;
         DIR *r = opendir(path);
         for (struct dirent *f; r && (f = readdir(r)) != NULL;)
             if (strcmp(f->d_name, ".") != 0 && strcmp(f->d_name, "..") != 0) {
-                if (snprintf(inner, sizeof inner, "%s/%s", path, f->d_name) < (int)sizeof inner)
+                if (lb_path_join_buf(inner, sizeof inner, path, f->d_name) == 0)
                     unlink(inner); /* a file or a link, never followed; anything else keeps the directory */
             }
         if (r)
