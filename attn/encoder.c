@@ -47,7 +47,7 @@ int lb_forward_setup(LbModel *m, LbInputs *in, const LbModelConfig *cfg, LbBacke
 }
 
 /* The pass on the model's backend, or on the observer's and labelled for it. */
-static int forward(const LbModel *m, LbArena *a, LbInputs *in, LbPassObserver *obs)
+int lb_forward_observed(const LbModel *m, LbArena *a, LbInputs *in, LbPassObserver *obs)
 {
     LbBackend *be = obs ? obs->be : m->be;
     const LbModelConfig *c = &m->cfg;
@@ -80,12 +80,4 @@ static int forward(const LbModel *m, LbArena *a, LbInputs *in, LbPassObserver *o
     return LB_OK;
 }
 
-int lb_forward(const LbModel *m, LbArena *a, LbInputs *in)
-{
-    return forward(m, a, in, NULL);
-}
-
-int lb_forward_observed(const LbModel *m, LbArena *a, LbInputs *in, LbPassObserver *obs)
-{
-    return forward(m, a, in, obs);
-}
+int lb_forward(const LbModel *m, LbArena *a, LbInputs *in) { return lb_forward_observed(m, a, in, NULL); }

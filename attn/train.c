@@ -44,11 +44,9 @@ int lb_train_setup(LbModel *m, LbInputs *in, LbTrain *t, const LbModelConfig *cf
 {
     LB_TRY(lb_forward_setup(m, in, cfg, be, a, batch, seed));
     int rc = lb_train_alloc(m, a, batch, t);
-    if (rc == LB_OK) {
-        rc = be->ops->fill_uniform(be, t->dy, batch * cfg->n * cfg->d_model, seed ^ LB_GRAD_SEED_MIX, -1.0f, 1.0f);
-        if (rc != LB_OK)
-            lb_train_release(t);
-    }
+    const int64_t count = batch * cfg->n * cfg->d_model;
+    if (rc == LB_OK && (rc = be->ops->fill_uniform(be, t->dy, count, seed ^ LB_GRAD_SEED_MIX, -1.0f, 1.0f)) != LB_OK)
+        lb_train_release(t);
     if (rc != LB_OK)
         lb_model_release(m);
     return rc;
@@ -185,7 +183,7 @@ static int step(LbPass *p, const LbModelDesc *desc, LbInputs *in, const void *dy
                                   scratch);
 }
 
-static int train_step(const LbModel *m, LbArena *a, LbInputs *in, LbTrain *t, LbPassObserver *obs)
+int lb_train_step_observed(const LbModel *m, LbArena *a, LbInputs *in, LbTrain *t, LbPassObserver *obs)
 {
     LbBackend *be = obs ? obs->be : m->be;
     const LbModelConfig *c = &m->cfg;
@@ -207,10 +205,5 @@ static int train_step(const LbModel *m, LbArena *a, LbInputs *in, LbTrain *t, Lb
 
 int lb_train_step(const LbModel *m, LbArena *a, LbInputs *in, LbTrain *t)
 {
-    return train_step(m, a, in, t, NULL);
-}
-
-int lb_train_step_observed(const LbModel *m, LbArena *a, LbInputs *in, LbTrain *t, LbPassObserver *obs)
-{
-    return train_step(m, a, in, t, obs);
+    return lb_train_step_observed(m, a, in, t, NULL);
 }
