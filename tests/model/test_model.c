@@ -17,6 +17,7 @@
 #include "attn/ops.h"
 #include "attn/plan.h"
 #include "attn/rng.h"
+#include "attn/train.h"
 #include "attn/base/status.h"
 #include "tests/lib/cases.h"
 #include "tests/lib/check.h"
@@ -26,10 +27,10 @@
 #include "tests/lib/naive_layers.h"
 
 /* The memory plan (a dry run over a counting arena) against reality on the CPU backend: for
- * every variant of every model of the table and several batches, the planned bytes equal the
- * arena's high-water mark after a real forward pass; bytes grow with B; the largest batch fits
- * the budget and one more does not; and a measured cell reports peak == planned at the plan's
- * batch. */
+ * every variant of every model of the table, its forward pass and (a model with a backward) its
+ * training step, and several batches, the planned bytes equal the arena's high-water mark after a
+ * real pass; bytes grow with B; a step plans more than a pass; the largest batch fits the budget
+ * and one more does not; and a measured cell reports peak == planned at the plan's batch. */
 static void check_variant(LbBackend *be, const LbModelConfig *cfg)
 {
     char name[64];
@@ -50,6 +51,8 @@ static void check_variant(LbBackend *be, const LbModelConfig *cfg)
         LbArena a;
         LbModel m;
         LbInputs in;
+        LbTrain t;
+        const int train = cfg->pass == LB_PASS_TRAIN;
         if (!lb_check(lb_arena_open(&a, be, plan.total) == LB_OK, "%s: arena of %zu bytes", name, plan.total))
             return;
         int rc = lb_model_build(&m, cfg, be, &a, 7);
@@ -60,16 +63,34 @@ static void check_variant(LbBackend *be, const LbModelConfig *cfg)
             rc = lb_inputs_alloc(&m, &a, B, &in);
             if (rc == LB_OK)
                 rc = lb_inputs_fill(&m, &in, 3);
-            if (rc == LB_OK)
+            const size_t inputs = a.used;
+            if (rc == LB_OK && train && (rc = lb_train_alloc(&m, &a, B, &t)) == LB_OK) {
+                be->ops->fill_uniform(be, t.dy, B * cfg->n * cfg->d_model, 5, -1.0f, 1.0f);
+                lb_check(a.used - inputs == plan.gradients && plan.gradients > plan.weights,
+                         "%s B=%lld: gradients %zu planned %zu", name, (long long)B, a.used - inputs, plan.gradients);
+                rc = lb_train_step(&m, &a, &in, &t);
+                lb_train_release(&t);
+            } else if (rc == LB_OK) {
+                lb_check(plan.gradients == 0, "%s: a forward pass plans no gradients", name);
                 rc = lb_forward(&m, &a, &in);
-            lb_check(rc == LB_OK, "%s B=%lld: forward: %s", name, (long long)B, lb_error_message());
+            }
+            lb_check(rc == LB_OK, "%s B=%lld: pass: %s", name, (long long)B, lb_error_message());
             lb_check(a.high_water == plan.total, "%s B=%lld: high-water mark %zu, plan %zu", name,
                      (long long)B, a.high_water, plan.total);
-            lb_check(a.used == plan.weights + plan.workspace + plan.inputs,
-                     "%s B=%lld: temporaries released after the pass", name, (long long)B);
+            lb_check(inputs == plan.weights + plan.workspace + plan.inputs &&
+                         a.used == inputs + plan.gradients,
+                     "%s B=%lld: inputs planned, temporaries released after the pass", name, (long long)B);
             lb_model_release(&m);
         }
         lb_arena_close(&a);
+    }
+    if (cfg->pass == LB_PASS_TRAIN) {
+        LbModelConfig fwd = *cfg;
+        fwd.pass = LB_PASS_FORWARD;
+        LbPlan pt, pf;
+        lb_plan_compute(cfg, &pp, 3, &pt);
+        lb_plan_compute(&fwd, &pp, 3, &pf);
+        lb_check(pt.total > pf.total, "%s: a step plans more than a pass (%zu, %zu)", name, pt.total, pf.total);
     }
 
     /* The largest batch: it fits, one more does not. */
@@ -109,10 +130,17 @@ static void test_plan(void)
     LbBackend *be = lb_test_cpu_backend(LB_DTYPE_FP32);
     if (!be)
         return;
+    int trained = 0;
     for (int i = 0; i < LB_TEST_VARIANTS; i++) {
         LbModelConfig c = lb_test_variant(i, 24, 8);
         check_variant(be, &c);
+        if (!lb_model_desc(c.kind)->attention_backward)
+            continue;
+        c.pass = LB_PASS_TRAIN;
+        trained++;
+        check_variant(be, &c);
     }
+    lb_check(trained >= 3, "standard, chunked and flash train (%d models' variants do)", trained);
     /* A budget below batch 1 gives an OOM cell, not an error. */
     LbModelConfig c = lb_test_variant(0, 24, 8);
     LbTimingOptions t = lb_timing_defaults();
