@@ -1,7 +1,6 @@
 /* The encoder of METHOD.md, written once against the ops table for every attention model. Each
  * layer is post-LayerNorm: y = Attention(x); x = LN(x + y); y = W2 GELU(W1 x + b1) + b2;
- * x = LN(x + y). Each phase's temporaries sit above an arena mark released after it. Shapes are
- * (batch, ...) row-major; B = batch, h = heads, hd = d / h. */
+ * x = LN(x + y). Each phase's temporaries sit above an arena mark released after it. */
 #include "attn/forward.h"
 
 #include "attn/attention_impl.h"
