@@ -1,9 +1,8 @@
 /* Linformer's attention (Wang et al., 2020): keys and values compressed along the sequence from n
  * to k positions, so the scores are (n, k) per head. Four models of the table, one per projection
  * (METHOD.md "General projections"): linformer (learned E, F (k, n): "proj0"...), linformer-mean
- * and linformer-max (pooling over windows of w = n / k, no weights), linformer-conv (depthwise
- * convolution, kernel and stride w: "conv0"... (w, channels), tap-major). Sharing decides which
- * E exist, order where they apply (attn/config.h). */
+ * and linformer-max (pooling over windows of w = n / k), linformer-conv (depthwise convolution,
+ * kernel and stride w: "conv0"... (w, channels), tap-major). */
 #include <math.h>
 #include <stdio.h>
 
@@ -191,7 +190,7 @@ static int attention_late(LbPass *p, int layer, const LbLayerWeights *w, const v
     int64_t ld_kv = d;
     LB_TRY(lb_qkv(p, w, x, &qkv));                                         /* (B, n, 3d) */
     LB_TRY(lb_pass_alloc(p, rows * d, "attention output", &o));            /* (B, n, d) */
-    if (sharing == LB_SHARE_LAYERWISE || sharing == LB_SHARE_KV) {
+    if (!separate_kv(&p->m->cfg)) {
         void *kv;
         LB_TRY(lb_pass_alloc(p, ck * 2 * d, "K'/V'", &kv));                 /* (B, k, 2d) */
         LB_TRY(compress(p, k, projection(p->m, layer, 0, 0), lb_pass_at(p, qkv, d), 3 * d, 2 * d, kv, 2 * d));
@@ -318,7 +317,7 @@ static int backward_late(LbPass *p, int layer, const LbLayerWeights *w, void *co
 {
     const int64_t k = lb_config_layer_k(&p->m->cfg, layer), rows = p->B * p->n, d = p->d;
     const LbSharing sharing = sharing_of(&p->m->cfg);
-    const int fused = sharing == LB_SHARE_LAYERWISE || sharing == LB_SHARE_KV;
+    const int fused = !separate_kv(&p->m->cfg);
     const void *qkv = kept[KEEP_Q];
     void *dqkv, *dkc, *dvc;
     LB_TRY(lb_pass_alloc(p, rows * 3 * d, "Q/K/V gradient", &dqkv)); /* (B, n, 3d) */

@@ -109,13 +109,9 @@ static LbModelConfig tiny(LbModelKind kind)
 
 /* Finite differences of L = sum(dy * output) through the CPU forward pass in fp32 storage:
  * Richardson's (4 D(h / 2) - D(h)) / 3 of central differences D, h = 1e-2, whose error is
- * O(h^4): a plain central difference's h^2 L''' / 6 was 2% on the embeddings, which the
- * embedding LayerNorm scales by 1 / std (about 17 for their U(-0.1, 0.1)). The CPU forward
- * rounds each product and LayerNorm output to fp32 once, so L (128 terms, |dy| <= 1) carries
- * about 1e-6 of noise, 1e-4 in the quotient. Measured over 6 seeds x 3 models x 28 tensors x 3
- * entries: worst |gradient - fd| 3.7e-4 (median |fd| 0.7, largest 26), under atol 1e-3 +
- * rtol 1e-3 |fd|; a wrong sign, a missing term or a transposed product is off by the size of
- * the gradient itself (the planted bugs of the report). */
+ * O(h^4) (a plain central difference was off 2% on the embeddings, which the embedding LayerNorm
+ * scales by about 17). L's fp32 rounding leaves about 1e-4 in the quotient; on the CPU the worst
+ * |gradient - fd| was 3.7e-4, while a wrong sign, term or transpose is off by the gradient itself. */
 #define FD_STEP 1e-2f
 #define FD_ATOL 1e-3
 #define FD_RTOL 1e-3

@@ -1,10 +1,8 @@
-/* The attention backward (attention.h's attention_backward) of the Linformer family and the
- * Performer on the CPU reference backend: for every variant of linformer, linformer-mean,
- * linformer-max, linformer-conv and performer (the model table's), the k schedule and k = n, on a
- * tiny model, each layer's attention runs forward with keep set, then its backward from a random
- * dy; dx and every weight gradient (w_qkv, b_qkv, w_o, b_o, the model's own tensors) are compared
- * with central finite differences of L = sum(dy * attention(x)) on the CPU forward. The gradient
- * model's own tensors and dx start random, so a gradient written where it must be added fails. */
+/* The attention backward of the Linformer family and the Performer on the CPU reference backend,
+ * every variant of the model table, the k schedule and k = n, on a tiny model: each layer's
+ * attention forward keeping its tensors, then its backward from a random dy; dx and every weight
+ * gradient against central finite differences of L = sum(dy * attention(x)). The gradient model's
+ * own tensors and dx start random, so a gradient written where it must be added fails. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,14 +18,11 @@
 #include "tests/lib/forward.h"
 #include "tests/lib/model.h"
 
-/* Central differences on the fp32 forward (sums in double, every tensor rounded to fp32): with
- * weights and inputs of order 1 the loss's rounding noise is about 1e-6, so a step of 1e-2 leaves
- * about 5e-5 of noise in a difference quotient and a truncation error h^2 f''' / 6 of the same
- * order. The bound allows twenty times that on top of 0.1% relative: over 70 seeds the worst entry
- * of any model but max pooling used 3.5% of it, and a bias gradient 1% too large (a planted
- * column_sums x 1.01) fails. Max pooling's kinks (below) keep 1% relative: its worst entries come
- * near the bound at either. The planted bugs (a sign, a share written over another, a transposed
- * product) are off by the gradient's own size, tenths and more. */
+/* Central differences on the fp32 forward: a step of 1e-2 leaves about 5e-5 of rounding noise
+ * and as much truncation in a quotient; the bound allows twenty times that plus 0.1% relative
+ * (on the CPU the worst entry used 3.5% of it, and a bias gradient 1% too large fails). Max
+ * pooling's kinks (below) keep 1% relative. A sign, a share written over another or a transposed
+ * product is off by the gradient's own size. */
 #define FD_STEP 1e-2
 #define FD_ATOL 1e-3
 #define FD_RTOL 1e-3
