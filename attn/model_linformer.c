@@ -457,7 +457,7 @@ static void describe(const LbModelConfig *c, char *buf, size_t size)
     .skip_reason = "k must divide n: it compresses windows of n/k positions"
 #define LB_LINFORMER_POOL(NAME, KIND)                                                                         \
     {.name = NAME, .k_meaning = "projected length (" KIND " pooling, windows of n/k)",                        \
-     .own_flags = "order projection k-schedule", .variants = 2, LB_LINFORMER_OPS,    \
+     .own_flags = "order projection k-schedule", .variants = 2, LB_LINFORMER_OPS,                          \
      LB_LINFORMER_WINDOWS}
 
 const LbModelDesc lb_model_linformer = {

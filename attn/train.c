@@ -17,7 +17,7 @@ typedef struct LbKept {
     const void *x0;           /* (B, n, d): its input, the previous layer's output */
     void *ya, *x1, *yf, *out; /* (B, n, d): attention output, LN1(x0 + ya), W2 h + b2, LN2(x1 + yf) */
     void *z, *h;              /* (B, n, f): W1 x1 + b1, GELU(z) */
-    void *keep[LB_KEEP_MAX];    /* the attention's own (attention.h) */
+    void *keep[LB_KEEP_MAX];  /* the attention's own (attention.h) */
 } LbKept;
 
 int lb_train_alloc(const LbModel *m, LbArena *a, int64_t batch, LbTrain *t)
