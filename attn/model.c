@@ -12,19 +12,15 @@
 #include "attn/rng.h"
 #include "attn/base/status.h"
 
-/* Allocate count elements and the next tensor's seed; *out is NULL in a counting arena. */
-static int builder_alloc(LbBuilder *b, void **out, int64_t count, const char *what, uint64_t *seed)
-{
-    *seed = lb_rng_mix(b->seed, b->tensor++);
-    return lb_arena_alloc(b->a, (size_t)count * b->m->be->elem_bytes, what, out);
-}
-
 /* Allocate count elements and fill them uniformly in [lo, hi] (attn/rng.h: hi itself can occur). */
 static int builder_uniform(LbBuilder *b, void **out, int64_t count, float lo, float hi, const char *what)
 {
-    uint64_t seed;
-    LB_TRY(builder_alloc(b, out, count, what, &seed));
-    return *out ? b->m->be->ops->fill_uniform(b->m->be, *out, count, seed, lo, hi) : LB_OK;
+    LbBackend *be = b->m->be;
+    LB_TRY(lb_arena_alloc(b->a, (size_t)count * be->elem_bytes, what, out));
+    uint64_t seed = lb_rng_mix(b->seed, b->tensor++);
+    if (*out == NULL) /* counting arena */
+        return LB_OK;
+    return be->ops->fill_uniform(be, *out, count, seed, lo, hi);
 }
 
 /* Append (name, rows, cols) to the model's own tensors; the pointer is set by the caller. */
@@ -58,10 +54,10 @@ int lb_builder_own_host(LbBuilder *b, const char *name, int64_t rows, int64_t co
 {
     LbBackend *be = b->m->be;
     LbTensorRef *r;
-    uint64_t seed;
-    const int64_t count = rows * cols;
     LB_TRY(own_entry(b->m, name, rows, cols, &r));
-    LB_TRY(builder_alloc(b, &r->ptr, count, name, &seed));
+    const int64_t count = rows * cols;
+    LB_TRY(lb_arena_alloc(b->a, (size_t)count * be->elem_bytes, name, &r->ptr));
+    uint64_t seed = lb_rng_mix(b->seed, b->tensor++);
     if (r->ptr == NULL) /* counting arena: nothing drawn */
         return LB_OK;
     float *values = malloc((size_t)(count > 0 ? count : 1) * sizeof *values);

@@ -13,14 +13,6 @@
 #include "attn/rng.h"
 #include "attn/base/status.h"
 
-static double dot(const double *u, const double *v, int64_t n)
-{
-    double s = 0.0;
-    for (int64_t e = 0; e < n; e++)
-        s += u[e] * v[e];
-    return s;
-}
-
 /* A standard normal of stream `seed`, draw i: Box-Muller on two 53-bit uniforms in (0, 1). */
 static double gaussian(uint64_t seed, uint64_t i)
 {
@@ -47,11 +39,16 @@ static int draw_orthogonal(float *values, int64_t m, int64_t hd, uint64_t seed)
             for (int pass = 0; pass < 2; pass++)
                 for (int64_t q = 0; q < r; q++) {
                     const double *u = blk + q * hd;
-                    const double uv = dot(u, v, hd);
+                    double dot = 0.0;
                     for (int64_t e = 0; e < hd; e++)
-                        v[e] -= uv * u[e];
+                        dot += u[e] * v[e];
+                    for (int64_t e = 0; e < hd; e++)
+                        v[e] -= dot * u[e];
                 }
-            const double norm = sqrt(dot(v, v, hd));
+            double norm = 0.0;
+            for (int64_t e = 0; e < hd; e++)
+                norm += v[e] * v[e];
+            norm = sqrt(norm);
             for (int64_t e = 0; e < hd; e++)
                 v[e] /= norm;
         }
