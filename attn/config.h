@@ -26,9 +26,8 @@ typedef enum LbModelKind {
     LB_MODEL_COUNT
 } LbModelKind;
 
-/* Which projections are shared (METHOD.md): layerwise = one E for keys and values of every
- * layer and head; kv = one E per layer; headwise = E and F per layer; none = E_i, F_i per head
- * and layer. */
+/* Which projections are shared (METHOD.md): layerwise one E for all; kv one E per layer;
+ * headwise E and F per layer; none E_i, F_i per head and layer. */
 typedef enum LbSharing {
     LB_SHARE_LAYERWISE = 0,
     LB_SHARE_KV = 1,
@@ -39,15 +38,13 @@ typedef enum LbSharing {
 /* early: K' = (E X) W_K + b_K (fairseq; cheap). late: K' = E (X W_K + b_K) (the paper's figure). */
 typedef enum LbOrder { LB_ORDER_EARLY = 0, LB_ORDER_LATE = 1 } LbOrder;
 
-/* What one measured step runs (--pass): the forward pass alone (the paper's), or a training
- * step without the optimizer (attn/train.h): the forward keeping what the backward needs, then
- * the backward, giving every parameter's gradient. */
+/* What one measured step runs (--pass): the forward pass (the paper's), or a training step
+ * without the optimizer (attn/train.h). */
 typedef enum LbPassKind { LB_PASS_FORWARD = 0, LB_PASS_TRAIN = 1 } LbPassKind;
 
-/* The projected length per layer (--k-schedule, the paper's nonuniform projected dimension):
- * uniform, the cell's k on every layer; halve, k on the first third of the layers, k/2 on the
- * second, k/4 on the last; list, k times one factor in (0, 1] per layer. Every k below the cell's
- * is rounded up to a multiple of LB_KSCHED_STEP (and never above the cell's k). */
+/* The projected length per layer (--k-schedule): uniform k; halve, k, k/2, k/4 on the layers'
+ * thirds; list, k times one factor in (0, 1] per layer. Every k below the cell's is rounded up to
+ * a multiple of LB_KSCHED_STEP (never above the cell's k). */
 typedef enum LbKSchedule { LB_KSCHED_UNIFORM = 0, LB_KSCHED_HALVE = 1, LB_KSCHED_LIST = 2 } LbKSchedule;
 #define LB_KSCHED_STEP 8
 

@@ -1,7 +1,6 @@
 /* The encoder of METHOD.md, written once against the ops table for every attention model. Each
  * layer is post-LayerNorm: y = Attention(x); x = LN(x + y); y = W2 GELU(W1 x + b1) + b2;
- * x = LN(x + y). Each phase's temporaries sit above an arena mark released after it. Shapes are
- * (batch, ...) row-major; B = batch, h = heads, hd = d / h. */
+ * x = LN(x + y). Each phase's temporaries sit above an arena mark released after it. */
 #include "attn/forward.h"
 
 #include "attn/attention_impl.h"
@@ -47,7 +46,7 @@ int lb_forward_setup(LbModel *m, LbInputs *in, const LbModelConfig *cfg, LbBacke
 }
 
 /* The pass on the model's backend, or on the observer's and labelled for it. */
-static int forward(const LbModel *m, LbArena *a, LbInputs *in, LbPassObserver *obs)
+int lb_forward_observed(const LbModel *m, LbArena *a, LbInputs *in, LbPassObserver *obs)
 {
     LbBackend *be = obs ? obs->be : m->be;
     const LbModelConfig *c = &m->cfg;
@@ -80,12 +79,4 @@ static int forward(const LbModel *m, LbArena *a, LbInputs *in, LbPassObserver *o
     return LB_OK;
 }
 
-int lb_forward(const LbModel *m, LbArena *a, LbInputs *in)
-{
-    return forward(m, a, in, NULL);
-}
-
-int lb_forward_observed(const LbModel *m, LbArena *a, LbInputs *in, LbPassObserver *obs)
-{
-    return forward(m, a, in, obs);
-}
+int lb_forward(const LbModel *m, LbArena *a, LbInputs *in) { return lb_forward_observed(m, a, in, NULL); }

@@ -179,11 +179,8 @@ int64_t lb_model_tensors(const LbModel *m, LbTensorRef *refs, int64_t max)
             ref(refs, max, &i, name, t[j].p, t[j].r, t[j].c);
         }
     }
-    for (int64_t p = 0; p < m->own_count; p++)
-    {
-        ref(refs, max, &i, m->own[p].name, m->own[p].ptr, m->own[p].rows, m->own[p].cols);
-        if (i <= max)
-            refs[i - 1].fixed = m->own[p].fixed;
-    }
+    for (int64_t p = 0; p < m->own_count; p++, i++)
+        if (i < max)
+            refs[i] = m->own[p];
     return i;
 }

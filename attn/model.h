@@ -1,13 +1,7 @@
 /* A built model: its configuration and its weights, allocated from an arena in a fixed order
- * and initialised on the backend from one seed: the encoder's, then the attention model's own
- * (its table entry's build, attn/attention.h), then the backend workspace.
- *
- * Weight layouts (row-major, PyTorch's (out, in) for linear layers so that W_Q, W_K, W_V are
- * consecutive row blocks of the fused w_qkv):
- *   tok_emb (vocab, d), pos_emb (n, d), emb_ln_g/b (d)
- *   per layer: w_qkv (3d, d), b_qkv (3d), w_o (d, d), b_o (d), ln1_g/b (d),
- *              w_ff1 (f, d), b_ff1 (f), w_ff2 (d, f), b_ff2 (d), ln2_g/b (d)
- *   the model's own (LbModel.own): Linformer's E and F (k, n), no bias. */
+ * (the encoder's, then the attention model's own from its table entry's build, then the backend
+ * workspace) and initialised on the backend from one seed. Linear layers are PyTorch's (out, in),
+ * row-major, so W_Q, W_K, W_V are consecutive row blocks of the fused w_qkv. */
 #ifndef LB_MODEL_H
 #define LB_MODEL_H
 
@@ -22,12 +16,12 @@ extern "C" {
 #endif
 
 typedef struct LbLayerWeights {
-    void *w_qkv, *b_qkv;
-    void *w_o, *b_o;
-    void *ln1_g, *ln1_b;
-    void *w_ff1, *b_ff1;
-    void *w_ff2, *b_ff2;
-    void *ln2_g, *ln2_b;
+    void *w_qkv, *b_qkv; /* (3d, d), (3d) */
+    void *w_o, *b_o;     /* (d, d), (d) */
+    void *ln1_g, *ln1_b; /* (d) */
+    void *w_ff1, *b_ff1; /* (f, d), (f) */
+    void *w_ff2, *b_ff2; /* (d, f), (d) */
+    void *ln2_g, *ln2_b; /* (d) */
 } LbLayerWeights;
 
 /* One weight tensor, for --dump and the tests: name ("layer3.w_qkv"), pointer, shape. */
@@ -42,10 +36,9 @@ typedef struct LbTensorRef {
 typedef struct LbModel {
     LbModelConfig cfg;
     LbBackend *be;
-    void *tok_emb, *pos_emb, *emb_ln_g, *emb_ln_b;
+    void *tok_emb, *pos_emb, *emb_ln_g, *emb_ln_b; /* (vocab, d), (n, d), (d), (d) */
     LbLayerWeights *layers; /* host array of cfg.layers */
-    LbTensorRef *own;       /* host array: the attention model's own weights, in allocation
-                             * order (Linformer: "proj0", "proj1"... of (k, n)) */
+    LbTensorRef *own;       /* host array: the attention model's own weights, in allocation order */
     int64_t own_count, own_cap;
     void *workspace;        /* backend scratch (cuBLAS workspace), be->workspace_bytes */
 } LbModel;

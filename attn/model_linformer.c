@@ -1,9 +1,8 @@
 /* Linformer's attention (Wang et al., 2020): keys and values compressed along the sequence from n
  * to k positions, so the scores are (n, k) per head. Four models of the table, one per projection
  * (METHOD.md "General projections"): linformer (learned E, F (k, n): "proj0"...), linformer-mean
- * and linformer-max (pooling over windows of w = n / k, no weights), linformer-conv (depthwise
- * convolution, kernel and stride w: "conv0"... (w, channels), tap-major). Sharing decides which
- * E exist, order where they apply (attn/config.h). */
+ * and linformer-max (pooling over windows of w = n / k), linformer-conv (depthwise convolution,
+ * kernel and stride w: "conv0"... (w, channels), tap-major). */
 #include <math.h>
 #include <stdio.h>
 
@@ -191,7 +190,7 @@ static int attention_late(LbPass *p, int layer, const LbLayerWeights *w, const v
     int64_t ld_kv = d;
     LB_TRY(lb_qkv(p, w, x, &qkv));                                         /* (B, n, 3d) */
     LB_TRY(lb_pass_alloc(p, rows * d, "attention output", &o));            /* (B, n, d) */
-    if (sharing == LB_SHARE_LAYERWISE || sharing == LB_SHARE_KV) {
+    if (!separate_kv(&p->m->cfg)) {
         void *kv;
         LB_TRY(lb_pass_alloc(p, ck * 2 * d, "K'/V'", &kv));                 /* (B, k, 2d) */
         LB_TRY(compress(p, k, projection(p->m, layer, 0, 0), lb_pass_at(p, qkv, d), 3 * d, 2 * d, kv, 2 * d));
@@ -318,7 +317,7 @@ static int backward_late(LbPass *p, int layer, const LbLayerWeights *w, void *co
 {
     const int64_t k = lb_config_layer_k(&p->m->cfg, layer), rows = p->B * p->n, d = p->d;
     const LbSharing sharing = sharing_of(&p->m->cfg);
-    const int fused = sharing == LB_SHARE_LAYERWISE || sharing == LB_SHARE_KV;
+    const int fused = !separate_kv(&p->m->cfg);
     const void *qkv = kept[KEEP_Q];
     void *dqkv, *dkc, *dvc;
     LB_TRY(lb_pass_alloc(p, rows * 3 * d, "Q/K/V gradient", &dqkv)); /* (B, n, 3d) */
@@ -411,17 +410,6 @@ static double flops_per_layer(const LbModelConfig *c)
     return c->layers > 0 ? sum / c->layers : 0.0;
 }
 
-/* Every sharing level in both orders, none only with late. */
-static void variant(int i, LbModelConfig *c)
-{
-    static const LbSharing s[] = {LB_SHARE_LAYERWISE, LB_SHARE_LAYERWISE, LB_SHARE_KV, LB_SHARE_KV,
-                                  LB_SHARE_HEADWISE,  LB_SHARE_HEADWISE,  LB_SHARE_NONE};
-    static const LbOrder o[] = {LB_ORDER_EARLY, LB_ORDER_LATE, LB_ORDER_EARLY, LB_ORDER_LATE,
-                                LB_ORDER_EARLY, LB_ORDER_LATE, LB_ORDER_LATE};
-    c->sharing = s[i];
-    c->order = o[i];
-}
-
 /* The largest divisor of n not above k (at least 1). */
 static int64_t divisor_at_most(int64_t n, int64_t k)
 {
@@ -431,20 +419,19 @@ static int64_t divisor_at_most(int64_t n, int64_t k)
     return 1;
 }
 
-/* Pooling: both orders (its sharing level changes nothing). Both pooling and the convolution
- * take k down to a divisor of n, so that every loop over the table's variants (tests, linbench
- * check) runs them on its shapes. */
-static void variant_pool(int i, LbModelConfig *c)
+/* Every sharing level in both orders, none only with late (pooling: the first two, both orders:
+ * its sharing level changes nothing). Windows take k down to a divisor of n, so that every loop
+ * over the table's variants (tests, linbench check) runs them on its shapes. */
+static void variant(int i, LbModelConfig *c)
 {
-    c->sharing = LB_SHARE_LAYERWISE;
-    c->order = i == 0 ? LB_ORDER_EARLY : LB_ORDER_LATE;
-    c->k = divisor_at_most(c->n, c->k);
-}
-
-static void variant_conv(int i, LbModelConfig *c)
-{
-    variant(i, c);
-    c->k = divisor_at_most(c->n, c->k);
+    static const LbSharing s[] = {LB_SHARE_LAYERWISE, LB_SHARE_LAYERWISE, LB_SHARE_KV, LB_SHARE_KV,
+                                  LB_SHARE_HEADWISE,  LB_SHARE_HEADWISE,  LB_SHARE_NONE};
+    static const LbOrder o[] = {LB_ORDER_EARLY, LB_ORDER_LATE, LB_ORDER_EARLY, LB_ORDER_LATE,
+                                LB_ORDER_EARLY, LB_ORDER_LATE, LB_ORDER_LATE};
+    c->sharing = s[i];
+    c->order = o[i];
+    if (projection_kind(c) != PROJ_LINEAR)
+        c->k = divisor_at_most(c->n, c->k);
 }
 
 static void describe(const LbModelConfig *c, char *buf, size_t size)
@@ -463,14 +450,14 @@ static void describe(const LbModelConfig *c, char *buf, size_t size)
 /* What the four models share, what the three with windows of n / k share besides, and what the two
  * pooling models share. */
 #define LB_LINFORMER_OPS                                                                                      \
-    .check = check, .attention = attention, .attention_backward = attention_backward,                         \
+    .check = check, .attention = attention, .attention_backward = attention_backward, .variant = variant,     \
     .flops_per_layer = flops_per_layer, .describe = describe
 #define LB_LINFORMER_WINDOWS                                                                                  \
     .k_range = "1 to n, dividing n", .cell_exists = cell_exists_windows,                                      \
     .skip_reason = "k must divide n: it compresses windows of n/k positions"
 #define LB_LINFORMER_POOL(NAME, KIND)                                                                         \
     {.name = NAME, .k_meaning = "projected length (" KIND " pooling, windows of n/k)",                        \
-     .own_flags = "order projection k-schedule", .variants = 2, .variant = variant_pool, LB_LINFORMER_OPS,    \
+     .own_flags = "order projection k-schedule", .variants = 2, LB_LINFORMER_OPS,                          \
      LB_LINFORMER_WINDOWS}
 
 const LbModelDesc lb_model_linformer = {
@@ -481,7 +468,6 @@ const LbModelDesc lb_model_linformer = {
     .cell_exists = cell_exists,
     .build = build,
     .variants = 7,
-    .variant = variant,
     LB_LINFORMER_OPS,
 };
 
@@ -494,7 +480,6 @@ const LbModelDesc lb_model_linformer_conv = {
     .own_flags = "sharing order projection k-schedule",
     .build = build,
     .variants = 7,
-    .variant = variant_conv,
     LB_LINFORMER_OPS,
     LB_LINFORMER_WINDOWS,
 };

@@ -1,7 +1,6 @@
-/* What a forward pass tells whoever watches it (the plan, the breakdown), declared below the pass
- * so neither needs a layer above. A pass with an observer makes its op calls on the observer's
- * backend (a wrapper that counts or times, then calls the real one) and names each group's role
- * first; a pass without one runs on the model's backend. */
+/* What a pass tells whoever watches it (the plan, the breakdown): with an observer, a pass makes
+ * its op calls on the observer's backend (a wrapper that counts or times, then calls the real
+ * one) and names each group's role first. */
 #ifndef LB_PASS_OBSERVER_H
 #define LB_PASS_OBSERVER_H
 

@@ -1,11 +1,8 @@
-/* The training step (train.h) on the post-LayerNorm encoder of attn/encoder.c. Each layer's
- * forward keeps, above an arena mark: the attention output ya and whatever the model's attention
- * keeps, x1 = LN1(x0 + ya), z = W1 x1 + b1, h = GELU(z), yf = W2 h + b2 and its output
- * LN2(x1 + yf), each in a buffer of its own (LayerNorm works in place: the copies keep its inputs
- * for the backward). The backward then runs the layers last first, each one's temporaries and
- * kept tensors released together back to its mark. The gradient flows in two (B, n, d) buffers
- * below every layer's: g, the running gradient inside a layer, and dx, the gradient of the layer's
- * input (the next layer's dout). Shapes are (batch, ...) row-major; B = batch. */
+/* The training step (train.h) on the encoder of attn/encoder.c. Each layer's forward keeps its
+ * tensors (LbKept) above an arena mark, each in a buffer of its own (LayerNorm works in place: the
+ * copies keep its inputs for the backward); the backward runs the layers last first, releasing
+ * each back to its mark. The gradient flows in two (B, n, d) buffers below every layer's: g,
+ * inside a layer, and dx, the gradient of the layer's input (the next layer's dout). */
 #include "attn/train.h"
 
 #include <stdlib.h>
@@ -16,18 +13,18 @@
 
 /* What one layer's backward reads, kept from its forward. */
 typedef struct LbKept {
-    size_t mark;                /* the arena before the layer's forward */
-    const void *x0;             /* (B, n, d): its input, the previous layer's output */
-    void *ya, *x1, *yf, *out;   /* (B, n, d) */
-    void *z, *h;                /* (B, n, f) */
-    void *keep[LB_KEEP_MAX];    /* the attention's own (attention.h) */
+    size_t mark;              /* the arena before the layer's forward */
+    const void *x0;           /* (B, n, d): its input, the previous layer's output */
+    void *ya, *x1, *yf, *out; /* (B, n, d): attention output, LN1(x0 + ya), W2 h + b2, LN2(x1 + yf) */
+    void *z, *h;              /* (B, n, f): W1 x1 + b1, GELU(z) */
+    void *keep[LB_KEEP_MAX];  /* the attention's own (attention.h) */
 } LbKept;
 
 int lb_train_alloc(const LbModel *m, LbArena *a, int64_t batch, LbTrain *t)
 {
     memset(t, 0, sizeof *t);
-    /* The model's own build lays the gradients out as the model, on a view of the backend without
-     * the workspace (the model holds it already); the values it draws are overwritten by the step. */
+    /* The gradients laid out by the model's own build, without the workspace the model holds; the
+     * values it draws are overwritten by the step. */
     LbBackend view = *m->be;
     view.workspace_bytes = 0;
     LB_TRY(lb_model_build(&t->grads, &m->cfg, &view, a, 0));
@@ -44,11 +41,9 @@ int lb_train_setup(LbModel *m, LbInputs *in, LbTrain *t, const LbModelConfig *cf
 {
     LB_TRY(lb_forward_setup(m, in, cfg, be, a, batch, seed));
     int rc = lb_train_alloc(m, a, batch, t);
-    if (rc == LB_OK) {
-        rc = be->ops->fill_uniform(be, t->dy, batch * cfg->n * cfg->d_model, seed ^ LB_GRAD_SEED_MIX, -1.0f, 1.0f);
-        if (rc != LB_OK)
-            lb_train_release(t);
-    }
+    const int64_t count = batch * cfg->n * cfg->d_model;
+    if (rc == LB_OK && (rc = be->ops->fill_uniform(be, t->dy, count, seed ^ LB_GRAD_SEED_MIX, -1.0f, 1.0f)) != LB_OK)
+        lb_train_release(t);
     if (rc != LB_OK)
         lb_model_release(m);
     return rc;
@@ -185,7 +180,7 @@ static int step(LbPass *p, const LbModelDesc *desc, LbInputs *in, const void *dy
                                   scratch);
 }
 
-static int train_step(const LbModel *m, LbArena *a, LbInputs *in, LbTrain *t, LbPassObserver *obs)
+int lb_train_step_observed(const LbModel *m, LbArena *a, LbInputs *in, LbTrain *t, LbPassObserver *obs)
 {
     LbBackend *be = obs ? obs->be : m->be;
     const LbModelConfig *c = &m->cfg;
@@ -207,10 +202,5 @@ static int train_step(const LbModel *m, LbArena *a, LbInputs *in, LbTrain *t, Lb
 
 int lb_train_step(const LbModel *m, LbArena *a, LbInputs *in, LbTrain *t)
 {
-    return train_step(m, a, in, t, NULL);
-}
-
-int lb_train_step_observed(const LbModel *m, LbArena *a, LbInputs *in, LbTrain *t, LbPassObserver *obs)
-{
-    return train_step(m, a, in, t, obs);
+    return lb_train_step_observed(m, a, in, t, NULL);
 }

@@ -1,10 +1,7 @@
-/* The training step (--pass train) without the optimizer's update: the encoder's forward pass
- * keeping what the backward needs, then the backward from an upstream gradient dy of the output
- * drawn from the seed (as attention benchmarks do), giving the gradient of every parameter. Its
- * buffers come from the arena after the forward's inputs: the gradient model, laid out as the
- * model (lb_model_tensors names its tensors alike), and dy; the step's kept activations and
- * temporaries above them, released before it returns. The plan (attn/plan.c) is this code over
- * a counting arena. */
+/* The training step (--pass train) without the optimizer's update: the forward pass keeping what
+ * the backward needs, then the backward from a random upstream gradient dy of the output to every
+ * parameter's gradient. The gradient model and dy follow the forward's inputs in the arena; the
+ * step's activations and temporaries go above them and are released before it returns. */
 #ifndef LB_TRAIN_H
 #define LB_TRAIN_H
 
@@ -26,8 +23,7 @@ typedef struct LbTrain {
 /* The gradient model and dy of `batch` sequences from `a` (nothing drawn). */
 int lb_train_alloc(const LbModel *m, LbArena *a, int64_t batch, LbTrain *t);
 
-/* lb_forward_setup, then lb_train_alloc and dy drawn from seed ^ LB_GRAD_SEED_MIX. On failure
- * nothing is left to release but the arena. */
+/* lb_forward_setup, lb_train_alloc and dy drawn; on failure only the arena is left to release. */
 int lb_train_setup(LbModel *m, LbInputs *in, LbTrain *t, const LbModelConfig *cfg, LbBackend *be, LbArena *a,
                    int64_t batch, uint64_t seed);
 

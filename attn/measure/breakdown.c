@@ -1,11 +1,8 @@
 /* The per-operation breakdown (breakdown.h). The pass runs through lb_forward_observed on a
- * wrapper of the real backend whose compute ops count each call's FLOPs and bytes under the
- * current role, then call the real op. lb_pass_role records a timer event only when the role
- * changes (no synchronisation inside the pass); each interval's time is a difference of elapsed
- * times from the first event, so the rows sum exactly to the span, which lies inside the backend
- * timer around the pass. linear(..., gelu = 1) runs as linear(..., 0) then gelu under
- * LB_ROLE_GELU: the backend's own two passes, timed apart. Bytes and FLOPs per call are
- * METHOD.md's ("Breakdown"); ops the wrapper does not know are timed but count nothing. */
+ * wrapper of the real backend whose ops count each call's FLOPs and bytes (METHOD.md,
+ * "Breakdown") under the current role, then call the real op. A timer event is recorded only
+ * where the role changes (no synchronisation inside the pass); each interval's time is a
+ * difference of elapsed times from the first event, so the rows sum exactly to the span. */
 #include "attn/measure/breakdown.h"
 
 #include <stddef.h>
@@ -106,6 +103,7 @@ static LbTrace *count(LbBackend *be, double flops, double elems, double extra_by
 
 /* --- the wrapped ops ------------------------------------------------------------------------ */
 
+/* With gelu, the backend's two passes (linear, then gelu under LB_ROLE_GELU), timed apart. */
 static int w_linear(LbBackend *be, const void *x, const void *w, const void *b, void *y, int64_t rows, int64_t in,
                     int64_t out, int gelu)
 {
@@ -133,7 +131,8 @@ static int w_bmm(LbBackend *be, const LbBmm *q)
 }
 
 /* w_OP for the ops below: one call of OP counted under the current role (FLOPs, elements read and
- * written, other bytes), then the real OP, called with `args`. */
+ * written, other bytes), then the real OP, called with `args`. Bytes: every operand read once and
+ * every result written once, scratch not counted; FLOPs only for products and their gradients. */
 #define COUNTED(op, params, args, flops, elems, extra_bytes) \
     static int w_##op params                                  \
     {                                                         \
@@ -142,49 +141,44 @@ static int w_bmm(LbBackend *be, const LbBmm *q)
     }
 
 COUNTED(softmax, (LbBackend *be, void *x, int64_t rows, int64_t cols, float scale), (t->real, x, rows, cols, scale),
-        0, 2 * (double)rows * (double)cols, 0)
+        0, 2.0 * rows * cols, 0)
 
 COUNTED(layernorm,
         (LbBackend *be, void *x, const void *r, const void *gamma, const void *beta, int64_t rows, int64_t d, float eps),
-        (t->real, x, r, gamma, beta, rows, d, eps), 0, (r ? 3 : 2) * (double)rows * (double)d + 2 * (double)d, 0)
+        (t->real, x, r, gamma, beta, rows, d, eps), 0, (r ? 3 : 2) * (double)rows * d + 2.0 * d, 0)
 
 /* the ids: 4 bytes each */
 COUNTED(embed,
         (LbBackend *be, const int32_t *ids, const void *tok, const void *pos, void *x, int64_t batch, int64_t n,
          int64_t d),
-        (t->real, ids, tok, pos, x, batch, n, d), 0, (2 * (double)batch + 1) * (double)n * (double)d,
-        4 * (double)batch * (double)n)
+        (t->real, ids, tok, pos, x, batch, n, d), 0, (2.0 * batch + 1) * n * d, 4.0 * batch * n)
 
 COUNTED(split_heads,
         (LbBackend *be, const void *src, int64_t ld_src, void *dst, int64_t batch, int64_t n, int64_t heads, int64_t hd),
-        (t->real, src, ld_src, dst, batch, n, heads, hd), 0, 2 * (double)batch * (double)n * (double)heads * (double)hd,
-        0)
+        (t->real, src, ld_src, dst, batch, n, heads, hd), 0, 2.0 * batch * n * heads * hd, 0)
 
 COUNTED(merge_heads, (LbBackend *be, const void *src, void *dst, int64_t batch, int64_t n, int64_t heads, int64_t hd),
-        (t->real, src, dst, batch, n, heads, hd), 0, 2 * (double)batch * (double)n * (double)heads * (double)hd, 0)
+        (t->real, src, dst, batch, n, heads, hd), 0, 2.0 * batch * n * heads * hd, 0)
 
-COUNTED(gelu, (LbBackend *be, void *y, int64_t rows, int64_t cols), (t->real, y, rows, cols), 0,
-        2 * (double)rows * (double)cols, 0)
+COUNTED(gelu, (LbBackend *be, void *y, int64_t rows, int64_t cols), (t->real, y, rows, cols), 0, 2.0 * rows * cols, 0)
 
 /* src read, dst written (a training step keeps a tensor an in-place op would overwrite). */
 COUNTED(copy, (LbBackend *be, void *dst, const void *src, size_t bytes), (t->real, dst, src, bytes), 0, 0,
-        2 * (double)bytes)
+        2.0 * bytes)
 
 COUNTED(favor_features,
         (LbBackend *be, void *f, const void *x, void *stat, int64_t groups, int64_t n, int64_t m, int64_t hd,
          float scale, int keys),
-        (t->real, f, x, stat, groups, n, m, hd, scale, keys), 0,
-        (double)groups * (double)n * (2 * (double)m + (double)hd), 0)
+        (t->real, f, x, stat, groups, n, m, hd, scale, keys), 0, (double)groups * n * (2.0 * m + hd), 0)
 
 COUNTED(divide_by_last, (LbBackend *be, const void *x, void *y, int64_t rows, int64_t cols), (t->real, x, y, rows, cols),
-        0, (double)rows * (2 * (double)cols + 1), 0)
+        0, (double)rows * (2.0 * cols + 1), 0)
 
 COUNTED(flash_attention,
         (LbBackend *be, const void *q, const void *k, const void *v, int64_t ld, void *o, int64_t batch, int64_t n,
          int64_t heads, int64_t hd, float scale),
-        (t->real, q, k, v, ld, o, batch, n, heads, hd, scale),
-        4 * (double)batch * (double)n * (double)n * (double)heads * (double)hd,
-        4 * (double)batch * (double)n * (double)heads * (double)hd, 0)
+        (t->real, q, k, v, ld, o, batch, n, heads, hd, scale), 4.0 * batch * n * n * heads * hd,
+        4.0 * batch * n * heads * hd, 0)
 
 /* FlashAttention-2's backward as its authors count it, 5 products of 2 n^2 d_h per head (S
  * recomputed, dV = P^T dO, dP = dO V^T, dQ = dS K, dK = dS^T Q): 10 B n^2 heads d_h FLOPs, the
@@ -197,93 +191,84 @@ COUNTED(flash_attention_backward,
          const void *do_, void *dq, void *dk, void *dv, int64_t batch, int64_t n, int64_t heads, int64_t hd,
          float scale, void *scratch),
         (t->real, q, k, v, ld, o, lse, do_, dq, dk, dv, batch, n, heads, hd, scale, scratch),
-        10 * (double)batch * (double)n * (double)n * (double)heads * (double)hd,
-        8 * (double)batch * (double)n * (double)heads * (double)hd, 12 * (double)batch * (double)n * (double)heads)
+        10.0 * batch * n * n * heads * hd, 8.0 * batch * n * heads * hd, 12.0 * batch * n * heads)
 
 /* flash_attention's count, and its fp32 lse written (4 B heads n bytes). */
 COUNTED(flash_attention_lse,
         (LbBackend *be, const void *q, const void *k, const void *v, int64_t ld, void *o, float *lse, int64_t batch,
          int64_t n, int64_t heads, int64_t hd, float scale),
-        (t->real, q, k, v, ld, o, lse, batch, n, heads, hd, scale),
-        4 * (double)batch * (double)n * (double)n * (double)heads * (double)hd,
-        4 * (double)batch * (double)n * (double)heads * (double)hd, 4 * (double)batch * (double)n * (double)heads)
+        (t->real, q, k, v, ld, o, lse, batch, n, heads, hd, scale), 4.0 * batch * n * n * heads * hd,
+        4.0 * batch * n * heads * hd, 4.0 * batch * n * heads)
 
 /* Pooling is no product: no FLOPs (METHOD.md, "Bytes moved"), like softmax. */
 COUNTED(pool_seq,
         (LbBackend *be, const void *x, int64_t ld_x, void *y, int64_t ld_y, int64_t batch, int64_t n, int64_t k,
          int64_t channels, int mode),
-        (t->real, x, ld_x, y, ld_y, batch, n, k, channels, mode), 0,
-        (double)batch * ((double)n + (double)k) * (double)channels, 0)
+        (t->real, x, ld_x, y, ld_y, batch, n, k, channels, mode), 0, (double)batch * ((double)n + k) * channels, 0)
 
 /* One multiply-add per input element (each is read by exactly one tap): 2 B n c FLOPs; the taps
  * (n / k of them) read too. */
 COUNTED(depthwise_conv_seq,
         (LbBackend *be, const void *x, int64_t ld_x, const void *wt, void *y, int64_t ld_y, int64_t batch, int64_t n,
          int64_t k, int64_t channels),
-        (t->real, x, ld_x, wt, y, ld_y, batch, n, k, channels), 2 * (double)batch * (double)n * (double)channels,
-        ((double)batch * ((double)n + (double)k) + (k > 0 ? (double)(n / k) : 0)) * (double)channels, 0)
+        (t->real, x, ld_x, wt, y, ld_y, batch, n, k, channels), 2.0 * batch * n * channels,
+        ((double)batch * ((double)n + k) + (k > 0 ? (double)(n / k) : 0)) * channels, 0)
 
-/* --- the training step's backward: bytes by the same rule (every operand read once, every result
- *     written once, scratch not counted); FLOPs only where the op is a product's gradient. ---- */
-
-/* dx read, dtok and dpos written: (B n d + vocab d + n d) e + 4 B n (the ids). A scatter-add: no
- * FLOPs, as the forward's addition. */
+/* dx read, dtok and dpos written, the ids read. A scatter-add: no FLOPs, as the forward's addition. */
 COUNTED(embed_backward,
         (LbBackend *be, const int32_t *ids, const void *dx, void *dtok, void *dpos, int64_t batch, int64_t n,
          int64_t d, int64_t vocab, void *scratch),
-        (t->real, ids, dx, dtok, dpos, batch, n, d, vocab, scratch), 0,
-        ((double)batch * (double)n + (double)vocab + (double)n) * (double)d, 4 * (double)batch * (double)n)
+        (t->real, ids, dx, dtok, dpos, batch, n, d, vocab, scratch), 0, ((double)batch * n + vocab + n) * d,
+        4.0 * batch * n)
 
-/* dy read and dx written, (B k c + B n c) e; max reads x as well, + B n c e. No FLOPs. */
+/* dy read and dx written; max reads x as well. */
 COUNTED(pool_seq_backward,
         (LbBackend *be, const void *x, int64_t ld_x, const void *dy, int64_t ld_y, void *dx, int64_t batch, int64_t n,
          int64_t k, int64_t channels, int mode),
         (t->real, x, ld_x, dy, ld_y, dx, batch, n, k, channels, mode), 0,
-        (double)batch * (double)channels * ((double)k + (mode == LB_POOL_MAX ? 2 : 1) * (double)n), 0)
+        (double)batch * channels * ((double)k + (mode == LB_POOL_MAX ? 2 : 1) * (double)n), 0)
 
-/* x, dy, wt read and dx, dwt written: (2 B n c + B k c + 2 w c) e. FLOPs 3 B n c: dwt a multiply-add
- * per input element (2), dx = dy wt one multiply per element (each is in one window). */
+/* FLOPs 3 B n c: dwt a multiply-add per input element (2), dx = dy wt one multiply per element
+ * (each is in one window). */
 COUNTED(depthwise_conv_seq_backward,
         (LbBackend *be, const void *x, int64_t ld_x, const void *wt, const void *dy, int64_t ld_y, void *dx, void *dwt,
          int64_t batch, int64_t n, int64_t k, int64_t channels, void *scratch),
-        (t->real, x, ld_x, wt, dy, ld_y, dx, dwt, batch, n, k, channels, scratch),
-        3 * (double)batch * (double)n * (double)channels,
-        (2 * (double)batch * (double)n + (double)batch * (double)k + 2 * (k > 0 ? (double)(n / k) : 0)) *
-            (double)channels,
-        0)
+        (t->real, x, ld_x, wt, dy, ld_y, dx, dwt, batch, n, k, channels, scratch), 3.0 * batch * n * channels,
+        (2.0 * batch * n + (double)batch * k + 2 * (k > 0 ? (double)(n / k) : 0)) * channels, 0)
 
-/* phi and x read, d read and written in place, dx written: groups n (3 m + 2 hd) e. No FLOPs. */
+/* d read and written in place. */
 COUNTED(favor_features_backward,
         (LbBackend *be, const void *phi, const void *x, void *d, void *dx, int64_t groups, int64_t n, int64_t m,
          int64_t hd, float scale),
-        (t->real, phi, x, d, dx, groups, n, m, hd, scale), 0,
-        (double)groups * (double)n * (3 * (double)m + 2 * (double)hd), 0)
+        (t->real, phi, x, d, dx, groups, n, m, hd, scale), 0, (double)groups * n * (3.0 * m + 2.0 * hd), 0)
 
-/* x (rows, cols + 1) and dy (rows, cols) read, dx (rows, cols + 1) written: rows (3 cols + 2) e. */
 COUNTED(divide_by_last_backward, (LbBackend *be, const void *x, const void *dy, void *dx, int64_t rows, int64_t cols),
-        (t->real, x, dy, dx, rows, cols), 0, (double)rows * (3 * (double)cols + 2), 0)
+        (t->real, x, dy, dx, rows, cols), 0, (double)rows * (3.0 * cols + 2), 0)
 
-/* x and y read, y written: 3 elems e. */
-COUNTED(add, (LbBackend *be, const void *x, void *y, int64_t elems), (t->real, x, y, elems), 0, 3 * (double)elems, 0)
+COUNTED(add, (LbBackend *be, const void *x, void *y, int64_t elems), (t->real, x, y, elems), 0, 3.0 * elems, 0)
 
-/* x read, y written: (rows cols + cols) e. */
 COUNTED(column_sums, (LbBackend *be, const void *x, void *y, int64_t rows, int64_t cols, void *scratch),
-        (t->real, x, y, rows, cols, scratch), 0, ((double)rows + 1) * (double)cols, 0)
+        (t->real, x, y, rows, cols, scratch), 0, ((double)rows + 1) * cols, 0)
 
-/* z and d read, d written: 3 rows cols e. */
 COUNTED(gelu_backward, (LbBackend *be, const void *z, void *d, int64_t rows, int64_t cols), (t->real, z, d, rows, cols),
-        0, 3 * (double)rows * (double)cols, 0)
+        0, 3.0 * rows * cols, 0)
 
-/* y and d read, d written: 3 rows cols e. */
 COUNTED(softmax_backward, (LbBackend *be, const void *y, void *d, int64_t rows, int64_t cols, float scale),
-        (t->real, y, d, rows, cols, scale), 0, 3 * (double)rows * (double)cols, 0)
+        (t->real, y, d, rows, cols, scale), 0, 3.0 * rows * cols, 0)
 
-/* x, r (where given), dy and gamma read, dv, dgamma and dbeta written: ((r ? 4 : 3) rows d + 3 d) e. */
 COUNTED(layernorm_backward,
         (LbBackend *be, const void *x, const void *r, const void *gamma, const void *dy, void *dv, void *dgamma,
          void *dbeta, int64_t rows, int64_t d, float eps, void *scratch),
         (t->real, x, r, gamma, dy, dv, dgamma, dbeta, rows, d, eps, scratch), 0,
-        (r ? 4 : 3) * (double)rows * (double)d + 3 * (double)d, 0)
+        (r ? 4 : 3) * (double)rows * d + 3.0 * d, 0)
+
+/* Every op a trace wraps with its w_OP; the others run as they are, timed but counting nothing. */
+#define WRAPPED(X)                                                                                              \
+    X(linear) X(bmm) X(softmax) X(layernorm) X(embed) X(split_heads) X(merge_heads) X(gelu) X(copy)             \
+    X(favor_features) X(divide_by_last) X(flash_attention) X(flash_attention_lse) X(pool_seq)                   \
+    X(depthwise_conv_seq) X(add) X(column_sums) X(gelu_backward) X(softmax_backward) X(layernorm_backward)      \
+    X(embed_backward) X(pool_seq_backward) X(depthwise_conv_seq_backward) X(favor_features_backward)           \
+    X(divide_by_last_backward) X(flash_attention_backward)
 
 /* The pass's side of trace_role: its observer is a member of the trace. */
 static void observe_role(LbPassObserver *obs, LbOpRole role)
@@ -295,33 +280,10 @@ static void trace_init(LbTrace *t, LbBackend *real)
 {
     memset(t, 0, sizeof *t);
     t->real = real;
-    t->ops = *real->ops; /* ops it does not wrap run as they are, on the same impl */
-    t->ops.linear = w_linear;
-    t->ops.bmm = w_bmm;
-    t->ops.softmax = w_softmax;
-    t->ops.layernorm = w_layernorm;
-    t->ops.embed = w_embed;
-    t->ops.split_heads = w_split_heads;
-    t->ops.merge_heads = w_merge_heads;
-    t->ops.gelu = w_gelu;
-    t->ops.copy = w_copy;
-    t->ops.favor_features = w_favor_features;
-    t->ops.divide_by_last = w_divide_by_last;
-    t->ops.flash_attention = w_flash_attention;
-    t->ops.pool_seq = w_pool_seq;
-    t->ops.depthwise_conv_seq = w_depthwise_conv_seq;
-    t->ops.add = w_add;
-    t->ops.column_sums = w_column_sums;
-    t->ops.gelu_backward = w_gelu_backward;
-    t->ops.softmax_backward = w_softmax_backward;
-    t->ops.layernorm_backward = w_layernorm_backward;
-    t->ops.embed_backward = w_embed_backward;
-    t->ops.pool_seq_backward = w_pool_seq_backward;
-    t->ops.depthwise_conv_seq_backward = w_depthwise_conv_seq_backward;
-    t->ops.favor_features_backward = w_favor_features_backward;
-    t->ops.divide_by_last_backward = w_divide_by_last_backward;
-    t->ops.flash_attention_backward = w_flash_attention_backward;
-    t->ops.flash_attention_lse = w_flash_attention_lse;
+    t->ops = *real->ops;
+#define WRAP(op) t->ops.op = w_##op;
+    WRAPPED(WRAP)
+#undef WRAP
     t->wrap = *real;
     t->wrap.ops = &t->ops;
     t->role = LB_ROLE_COUNT;

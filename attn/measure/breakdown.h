@@ -1,7 +1,6 @@
-/* Where the time of a forward pass goes (METHOD.md, "Breakdown"): one extra pass at a cell's
- * batch, timer events recorded where the operation's role changes (no per-op synchronisation),
- * aggregated by role with every call's FLOPs and bytes. Roles are set by the forward code
- * (lb_pass_role); calls a model leaves unlabelled show as `unlabelled`. */
+/* Where the time of a pass goes (METHOD.md, "Breakdown"): one extra pass at a cell's batch, timer
+ * events recorded where the role (lb_pass_role) changes, aggregated by role with every call's
+ * FLOPs and bytes. */
 #ifndef LB_BREAKDOWN_H
 #define LB_BREAKDOWN_H
 
@@ -27,9 +26,9 @@ typedef struct LbBreakdownRow {
     double bytes;    /* elements read + written x element size, weights included (METHOD.md) */
 } LbBreakdownRow;
 
-/* The stated overhead: the roles' times sum to the whole pass's within this fraction of it plus
- * LB_BREAKDOWN_SLACK_MS (the event records themselves, and the time before the first and after the
- * last; on the GPU, cudaEventElapsedTime's resolution of about 0.5 us per event). */
+/* The stated overhead: the roles' times sum to the pass's within this fraction of it plus
+ * LB_BREAKDOWN_SLACK_MS (the event records, the time outside the first and last, and
+ * cudaEventElapsedTime's resolution of about 0.5 us per event). */
 #define LB_BREAKDOWN_OVERHEAD 0.05
 #define LB_BREAKDOWN_SLACK_MS 0.05
 

@@ -1,7 +1,5 @@
-/* This device's own limits: see calibrate.h. The product goes through ops->linear because that is
- * the path of the products that dominate a forward pass (Q/K/V, output, FFN: cuBLASLt with the
- * arena's workspace on the GPU); the copy through ops->copy. Both are timed with the backend's
- * own timer (CUDA events on the GPU), one call per repetition. */
+/* This device's own limits (calibrate.h), timed with the backend's own timer, one call per
+ * repetition. */
 #include "attn/measure/calibrate.h"
 
 #include <stdio.h>
@@ -108,12 +106,14 @@ static int pick_size(LbBackend *be, const LbCalibrateOptions *opt, int copy, int
             *limited = 1;
             if (ran)
                 break;
-            if (size == floor && copy)
-                return LB_FAIL(LB_ERR_NOMEM, "the device could not give the smallest calibration copy (%lld bytes) its memory",
-                               (long long)size);
-            if (size == floor)
-                return LB_FAIL(LB_ERR_NOMEM, "the device could not give the smallest calibration product (%lld x %lld) its memory",
-                               (long long)size, (long long)size);
+            if (size == floor) {
+                char shape[48];
+                snprintf(shape, sizeof shape, "%lld x %lld", (long long)size, (long long)size);
+                if (copy)
+                    snprintf(shape, sizeof shape, "%lld bytes", (long long)size);
+                return LB_FAIL(LB_ERR_NOMEM, "the device could not give the smallest calibration %s (%s) its memory",
+                               what, shape);
+            }
             size /= 2;
             short_of_memory = 1;
             continue;

@@ -1,8 +1,7 @@
 /* This device's own limits, measured in a few seconds before a sweep (METHOD.md, "Calibration"):
- * the rate of one large matrix product in the backend's storage type through the path the
- * models' big products take (ops->linear: cuBLASLt on the GPU), and the device-to-device copy
- * bandwidth (ops->copy: cudaMemcpyAsync on the GPU, memcpy on the CPU). A breakdown
- * (attn/measure/breakdown.h) states each operation's achieved rate as a percentage of these. */
+ * the rate of one large product through the path the models' big products take (ops->linear,
+ * with the workspace), and the copy bandwidth (ops->copy). A breakdown states each operation's
+ * achieved rate as a percentage of these. */
 #ifndef LB_CALIBRATE_H
 #define LB_CALIBRATE_H
 

@@ -1,5 +1,4 @@
-/* Measuring one cell (measure.h). The batch is probed by allocation only, never by a kernel fault;
- * the largest that allocates runs once (verification and warm-up), then the timed passes. */
+/* Measuring one cell (measure.h). The batch is probed by allocation only, never by a kernel fault. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "attn/measure/measure.h"
@@ -194,9 +193,8 @@ int lb_measure_cell(LbBackend *be, const LbModelConfig *cfg, size_t budget,
         }
         /* The arena holds exactly the plan: a NOMEM from inside it is a plan bug, not OOM. */
         rc = pass_setup(&pass, cfg, be, B, seed);
-        /* Verification and warm-up. Also each product shape's first use, where the CUDA backend
-         * times cuBLASLt's candidate algorithms (gpu/matmul.cu): every shape of the timed passes
-         * is met here first (the search above only allocates), so none of them times the tuning. */
+        /* Verification and warm-up: every product shape's first use, where the CUDA backend times
+         * cuBLASLt's candidate algorithms, is here, so no timed pass times the tuning. */
         if (rc == LB_OK)
             rc = pass_run(&pass);
         if (rc == LB_OK)

@@ -1,7 +1,6 @@
-/* Measuring one cell of the sweep (METHOD.md, "Largest batch" and "Time"): the largest batch
- * from the plan, verified by allocating and running one pass and bisected down on an allocation
- * failure; then warm-up and timed passes until the spread settles. A pass is the forward, or a
- * training step where cfg->pass says so. The result is one row of raw.csv. */
+/* Measuring one cell of the sweep (METHOD.md, "Largest batch" and "Time"): the plan's largest
+ * batch, bisected down on an allocation failure; then warm-up and timed passes (forward or
+ * training step, as cfg->pass says) until the spread settles. The result is one row of raw.csv. */
 #ifndef LB_MEASURE_H
 #define LB_MEASURE_H
 
@@ -55,8 +54,7 @@ typedef struct LbTimingOptions {
 
 LbTimingOptions lb_timing_defaults(void);
 
-/* out as a row of cfg's cell before anything is known of it: the cell's identity, nothing
- * measured, clocks -1 and energy NaN (unknown). */
+/* out as cfg's row before anything is measured: clocks -1 and energy NaN (unknown). */
 void lb_cell_result_init(LbCellResult *out, const LbModelConfig *cfg);
 
 /* Measure one model at its largest batch within `budget` bytes. Returns LB_OK with out->status

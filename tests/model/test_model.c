@@ -17,6 +17,7 @@
 #include "attn/ops.h"
 #include "attn/plan.h"
 #include "attn/rng.h"
+#include "attn/train.h"
 #include "attn/base/status.h"
 #include "tests/lib/cases.h"
 #include "tests/lib/check.h"
@@ -26,10 +27,10 @@
 #include "tests/lib/naive_layers.h"
 
 /* The memory plan (a dry run over a counting arena) against reality on the CPU backend: for
- * every variant of every model of the table and several batches, the planned bytes equal the
- * arena's high-water mark after a real forward pass; bytes grow with B; the largest batch fits
- * the budget and one more does not; and a measured cell reports peak == planned at the plan's
- * batch. */
+ * every variant of every model of the table, its forward pass and (a model with a backward) its
+ * training step, and several batches, the planned bytes equal the arena's high-water mark after a
+ * real pass; bytes grow with B; a step plans more than a pass; the largest batch fits the budget
+ * and one more does not; and a measured cell reports peak == planned at the plan's batch. */
 static void check_variant(LbBackend *be, const LbModelConfig *cfg)
 {
     char name[64];
@@ -50,6 +51,8 @@ static void check_variant(LbBackend *be, const LbModelConfig *cfg)
         LbArena a;
         LbModel m;
         LbInputs in;
+        LbTrain t;
+        const int train = cfg->pass == LB_PASS_TRAIN;
         if (!lb_check(lb_arena_open(&a, be, plan.total) == LB_OK, "%s: arena of %zu bytes", name, plan.total))
             return;
         int rc = lb_model_build(&m, cfg, be, &a, 7);
@@ -60,16 +63,34 @@ static void check_variant(LbBackend *be, const LbModelConfig *cfg)
             rc = lb_inputs_alloc(&m, &a, B, &in);
             if (rc == LB_OK)
                 rc = lb_inputs_fill(&m, &in, 3);
-            if (rc == LB_OK)
+            const size_t inputs = a.used;
+            if (rc == LB_OK && train && (rc = lb_train_alloc(&m, &a, B, &t)) == LB_OK) {
+                be->ops->fill_uniform(be, t.dy, B * cfg->n * cfg->d_model, 5, -1.0f, 1.0f);
+                lb_check(a.used - inputs == plan.gradients && plan.gradients > plan.weights,
+                         "%s B=%lld: gradients %zu planned %zu", name, (long long)B, a.used - inputs, plan.gradients);
+                rc = lb_train_step(&m, &a, &in, &t);
+                lb_train_release(&t);
+            } else if (rc == LB_OK) {
+                lb_check(plan.gradients == 0, "%s: a forward pass plans no gradients", name);
                 rc = lb_forward(&m, &a, &in);
-            lb_check(rc == LB_OK, "%s B=%lld: forward: %s", name, (long long)B, lb_error_message());
+            }
+            lb_check(rc == LB_OK, "%s B=%lld: pass: %s", name, (long long)B, lb_error_message());
             lb_check(a.high_water == plan.total, "%s B=%lld: high-water mark %zu, plan %zu", name,
                      (long long)B, a.high_water, plan.total);
-            lb_check(a.used == plan.weights + plan.workspace + plan.inputs,
-                     "%s B=%lld: temporaries released after the pass", name, (long long)B);
+            lb_check(inputs == plan.weights + plan.workspace + plan.inputs &&
+                         a.used == inputs + plan.gradients,
+                     "%s B=%lld: inputs planned, temporaries released after the pass", name, (long long)B);
             lb_model_release(&m);
         }
         lb_arena_close(&a);
+    }
+    if (cfg->pass == LB_PASS_TRAIN) {
+        LbModelConfig fwd = *cfg;
+        fwd.pass = LB_PASS_FORWARD;
+        LbPlan pt, pf;
+        lb_plan_compute(cfg, &pp, 3, &pt);
+        lb_plan_compute(&fwd, &pp, 3, &pf);
+        lb_check(pt.total > pf.total, "%s: a step plans more than a pass (%zu, %zu)", name, pt.total, pf.total);
     }
 
     /* The largest batch: it fits, one more does not. */
@@ -109,10 +130,17 @@ static void test_plan(void)
     LbBackend *be = lb_test_cpu_backend(LB_DTYPE_FP32);
     if (!be)
         return;
+    int trained = 0;
     for (int i = 0; i < LB_TEST_VARIANTS; i++) {
         LbModelConfig c = lb_test_variant(i, 24, 8);
         check_variant(be, &c);
+        if (!lb_model_desc(c.kind)->attention_backward)
+            continue;
+        c.pass = LB_PASS_TRAIN;
+        trained++;
+        check_variant(be, &c);
     }
+    lb_check(trained >= 3, "standard, chunked and flash train (%d models' variants do)", trained);
     /* A budget below batch 1 gives an OOM cell, not an error. */
     LbModelConfig c = lb_test_variant(0, 24, 8);
     LbTimingOptions t = lb_timing_defaults();
@@ -130,14 +158,11 @@ static void test_plan(void)
         lb_backend_close(small);
     }
     lb_backend_close(be);
-    return;
 }
 
-/* The identity check: a Linformer with k = n and E = F = the identity computes exactly standard
- * attention, so with the same weights and tokens its output equals the standard model's to
- * rounding, for every sharing level and both orders. Both models draw their shared weights from
- * one seed (same tensors in the same order); only E and F are overwritten with the identity.
- * A Linformer whose E is left random must NOT match, so the check can fail. */
+/* The identity check: a Linformer with k = n and E = F = the identity computes standard attention,
+ * so from one seed (the same shared weights) its output is the standard model's to rounding, for
+ * every sharing level and order; with its random E it is not, so the check can fail. */
 /* Every projection of m set to the identity (n x n). */
 static int identity(LbModel *m)
 {
@@ -182,18 +207,13 @@ static void test_identity(void)
     }
     free(ref);
     lb_backend_close(be);
-    return;
 }
 
-/* The forward passes against a naive encoder written from METHOD.md alone, in double, one
- * sequence and one head at a time with no head-major buffers, fused weights or batching: it
- * catches wiring mistakes (a wrong split offset, a stride, the bias of the early order) that
- * every op test would miss. Weights and tokens are read back from the CPU backend's model.
- * Every variant of every model of the table: standard, Linformer with each sharing level and
- * order, chunked with a chunk that divides n, one that does not and one past n, the Performer
- * (FAVOR+ written out from its paper, with the model's own projections read back), and the
- * Linformer's general projections (mean, max pooling and the depthwise convolution over windows of
- * n / k positions, written out from METHOD.md; the table's variants take k to a divisor of n). */
+/* The forward passes against a naive encoder written from METHOD.md alone (FAVOR+ from its
+ * paper), in double, one sequence and one head at a time with no head-major buffers, fused
+ * weights or batching: it catches wiring mistakes (a wrong split offset, a stride, the bias of
+ * the early order) that every op test would miss. Every variant of every model of the table,
+ * with the weights and tokens read back from the CPU backend's model. */
 typedef struct Host {
     LbModelConfig c;
     float **t;       /* every weight tensor, in lb_model_tensors order */
@@ -394,20 +414,13 @@ static void naive_check(LbBackend *be, const LbModelConfig *cfg, int64_t B)
         for (int64_t b = 0; b < B; b++)
             encode(&naive_host, ids + b * n, ref + b * n * d);
         double num = 0, den = 0;
-        int64_t first_bad = -1;
         for (int64_t i = 0; i < count; i++) {
-            double e = out[i] - ref[i];
-            num += e * e;
+            num += (out[i] - ref[i]) * (out[i] - ref[i]);
             den += ref[i] * ref[i];
-            if (first_bad < 0 && !(fabs(e) <= 1e-4 + 1e-4 * fabs(ref[i])))
-                first_bad = i;
         }
-        double rel = sqrt(num / den);
         /* fp32 storage against double throughout: rounding of each stored tensor only. */
-        lb_check(rel <= 1e-5 && first_bad < 0, "%s: relative error %.3g (<= 1e-5)%s", name, rel,
-                 first_bad >= 0 ? ", first mismatch shown below" : "");
-        if (first_bad >= 0)
-            printf("  element %lld: got %.7g want %.7g\n", (long long)first_bad, out[first_bad], ref[first_bad]);
+        lb_check(sqrt(num / den) <= 1e-5, "%s: relative error %.3g (<= 1e-5)", name, sqrt(num / den));
+        lb_check_close(name, out, ref, count, 1e-4, 1e-4);
         free(ids), free(ref);
     }
     for (int64_t i = 0; naive_host.t && i < naive_host.count; i++)
@@ -447,7 +460,6 @@ static void test_forward_naive(void)
         }
     }
     lb_backend_close(be);
-    return;
 }
 
 /* The storages the CPU is asked for (it stores fp32 whatever the dtype). */
@@ -484,13 +496,24 @@ static void equals_standard(LbModelConfig cfg, double tol)
     }
 }
 
-/* The chunked model against the standard one on the CPU backend: the same output to rounding for
- * every storage the CPU is asked for (it stores fp32 whatever the dtype) and chunks that divide
- * n, do not, are 1 row, n rows or past n, from one seed; its score buffer holds B h c n elements
- * (the plan's temporaries differ from the standard model's by exactly the score rows it does not
- * hold, and are the standard model's when c >= n); it has no k axis, checks --chunk, and counts
- * the standard model's FLOPs. A chunked pass that skipped or repeated a block would fail the first
- * check: the blocks' rows are the whole output. */
+/* An exact model's table entry: its name, no k axis, the standard model's FLOPs. */
+static void exact_entry(LbModelConfig c, const char *name)
+{
+    LbModelConfig s = c;
+    LbModelKind parsed;
+    s.kind = LB_MODEL_STANDARD;
+    lb_check(strcmp(lb_model_name(c.kind), name) == 0 && lb_model_parse(name, &parsed) == 0 && parsed == c.kind,
+             "%s is named %s", lb_model_name(c.kind), name);
+    lb_check(!lb_model_has_k(c.kind) && lb_model_cell_exists(c.kind, 64, 4096) &&
+                 strcmp(lb_model_k_meaning(c.kind), "") == 0,
+             "%s has no k axis", name);
+    lb_check(lb_config_flops_per_seq(&c) == lb_config_flops_per_seq(&s) && lb_config_flops_per_seq(&c) > 0,
+             "%s counts the standard model's FLOPs", name);
+}
+
+/* The chunked model: the standard model's output to rounding for chunks that divide n, do not,
+ * are 1 row, n rows or past n (a skipped or repeated block fails it); its plan's temporaries the
+ * standard model's less exactly the score rows it does not hold; its table entry. */
 static void test_chunked(void)
 {
     static const int64_t chunks[] = {1, 7, 9, 35, 36, 100};
@@ -523,36 +546,22 @@ static void test_chunked(void)
         }
     }
 
-    /* The table entry: no k axis, the chunk checked, the standard model's FLOPs. */
+    /* The table entry, and the chunk checked. */
     LbModelConfig c = lb_test_model(64, 8);
     c.kind = LB_MODEL_CHUNKED;
     char msg[256];
-    lb_check(!lb_model_has_k(LB_MODEL_CHUNKED) && lb_model_cell_exists(LB_MODEL_CHUNKED, 64, 4096) &&
-                 strcmp(lb_model_k_meaning(LB_MODEL_CHUNKED), "") == 0,
-             "chunked has no k axis");
-    LbModelKind parsed;
-    lb_check(lb_model_parse("chunked", &parsed) == 0 && parsed == LB_MODEL_CHUNKED &&
-                 strcmp(lb_model_name(LB_MODEL_CHUNKED), "chunked") == 0,
-             "chunked is named chunked");
     lb_check(lb_config_check(&c, msg, sizeof msg) == LB_OK, "chunk 1024 of n 64 is fine");
     c.chunk = 0;
     lb_check(lb_config_check(&c, msg, sizeof msg) == LB_ERR_INVALID && strstr(msg, "--chunk 0") &&
                  strstr(msg, "should be 1 to"),
              "chunk 0 is refused naming --chunk: %s", msg);
     c.chunk = 16;
-    LbModelConfig s = c;
-    s.kind = LB_MODEL_STANDARD;
-    lb_check(lb_config_flops_per_seq(&c) == lb_config_flops_per_seq(&s) && lb_config_flops_per_seq(&c) > 0,
-             "chunked counts the standard model's FLOPs");
-    return;
+    exact_entry(c, "chunked");
 }
 
-/* The flash model against the standard one on the CPU backend: the same output to rounding for
- * every storage the CPU is asked for, at lengths of one row, under and past the GPU kernels' tiles
- * (1, 15, 36, 70), from one seed (and another seed differs, so the comparison can fail); its
- * memory is linear in n (no n x n buffer: the plan's temporaries double when n doubles, where the
- * standard model's grow fourfold with the scores); it has no k axis, counts the standard model's
- * FLOPs, and refuses a head width the kernels cannot take, naming the flags. */
+/* The flash model: the standard model's output to rounding at lengths of one row, under and past
+ * the GPU kernels' tiles; memory linear in n (no n x n buffer); its table entry, refusing a head
+ * width the kernels cannot take, naming the flags. */
 /* The tests' small model with heads 16 wide, which flash takes. */
 static LbModelConfig flash_model(LbModelKind kind, int64_t n)
 {
@@ -585,13 +594,10 @@ static void test_flash(void)
                  ps.temporaries, scores, pf.temporaries);
     }
 
-    /* The table entry: no k axis, the standard model's FLOPs, the head width checked. */
-    LbModelConfig f = flash_model(LB_MODEL_FLASH, 64), s = flash_model(LB_MODEL_STANDARD, 64);
+    /* The table entry, and the head width checked. */
+    LbModelConfig f = flash_model(LB_MODEL_FLASH, 64);
     char msg[256];
-    lb_check(!lb_model_has_k(LB_MODEL_FLASH) && strcmp(lb_model_name(LB_MODEL_FLASH), "flash") == 0,
-             "flash is named flash and has no k axis");
-    lb_check(lb_config_flops_per_seq(&f) == lb_config_flops_per_seq(&s) && lb_config_flops_per_seq(&f) > 0,
-             "flash counts the standard model's FLOPs");
+    exact_entry(f, "flash");
     lb_check(lb_config_check(&f, msg, sizeof msg) == LB_OK, "head width 16 is taken: %s", msg);
     static const int bad[][2] = {{16, 4}, {24, 1}, {144, 1}}; /* widths 4, 24, 144 */
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -605,21 +611,16 @@ static void test_flash(void)
     /* the variant `linbench check` and the tests run takes 16-wide heads on the small model */
     LbModelConfig v = lb_model_variant(LB_MODEL_FLASH, 0, lb_test_model(64, 8));
     lb_check(lb_config_check(&v, msg, sizeof msg) == LB_OK, "flash's variant of the tests' model is valid: %s", msg);
-    return;
 }
 
-/* The Performer's estimate approaches exact softmax attention as the number of random features m
- * grows: on one fixed hidden state and fixed weights (the Performer and the standard model draw
- * the same encoder weights from one seed), the attention block's output (output projection
- * included) at m = 4096 is much closer to the standard model's than at m = 64, and at m = 64 it
- * is far from equal (an estimator with no error at small m, or a Performer that computed exact
- * attention, would fail). FAVOR+'s error falls like 1/sqrt(m): a factor 8 from 64 to 4096. Also
- * the projections: orthogonal within each block of d_h rows, row norms those of Gaussian vectors
- * (about sqrt(d_h)), one per layer and different between layers. CPU reference backend, fp32. */
+/* The Performer's estimate approaches exact softmax attention as the random features m grow
+ * (FAVOR+'s error falls like 1/sqrt(m)): on one hidden state and the standard model's weights (one
+ * seed), the attention block at m = 4096 is much closer to the standard model's than at m = 64,
+ * which is far from it (an estimator exact at small m fails). Its projections: orthogonal within
+ * each block of d_h rows, row norms of Gaussian vectors, one per layer. */
 enum { N = 64, D = 64, HEADS = 2, SEED = 11, X_SEED = 99 };
-/* x uniform in [-1, 1]: |x'|^2 about 2 for queries and keys. FAVOR+'s variance grows like
- * exp(|q' + k'|^2), so at [-3, 3] (|x'|^2 about 17) even 4096 features were off by 70%; here the
- * error falls by 7.7 from m = 64 (0.047) to 4096 (measured, fixed seeds), the 1/sqrt(m) law's 8. */
+/* x in [-1, 1]: FAVOR+'s variance grows like exp(|q' + k'|^2), and at [-3, 3] even 4096 features
+ * were off by 70%. */
 #define X_RANGE 1.0f
 
 static LbModelConfig performer_config(LbModelKind kind, int64_t m)
@@ -708,7 +709,6 @@ static void test_performer(void)
     lb_check(lb_test_rel_error(omega[0], omega[1], 4096 * hd) > 0.5, "each layer draws its own projection");
     free(exact), free(small), free(large), free(omega[0]), free(omega[1]);
     lb_backend_close(be);
-    return;
 }
 
 /* lb_breakdown_cell on the CPU reference backend, every variant of every model of the table: the
@@ -822,7 +822,6 @@ static void test_breakdown(void)
         LbOpRole back;
         lb_check(lb_op_role_parse(lb_op_role_name((LbOpRole)r), &back) == 0 && back == (LbOpRole)r, "role %d name", r);
     }
-    return;
 }
 
 int main(void)

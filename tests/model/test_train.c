@@ -1,6 +1,7 @@
 /* The training step (attn/train.c) on the CPU reference backend: every parameter's gradient
  * against central finite differences of the loss sum(dy * output) through the CPU forward pass;
- * the training plan against the real arena's high-water mark for every model that trains; and the
+ * each attention backward of the Linformer family and the Performer against those of one layer;
+ * the exact models' gradients against the standard model's; a step's count; and the
  * configuration check that refuses to train a model without a backward. One case each
  * (LB_TEST_CASE=NAME runs one). */
 #include <math.h>
@@ -11,6 +12,7 @@
 
 #include "attn/arena.h"
 #include "attn/attention.h"
+#include "attn/attention_impl.h"
 #include "attn/forward.h"
 #include "attn/model.h"
 #include "attn/ops.h"
@@ -39,37 +41,26 @@ static void train_done(TrainRun *r)
     lb_arena_close(&r->a);
 }
 
-/* Plan, set up and one step, the high-water mark checked against the plan; 0 after a failed check
- * (nothing left to release). */
+/* Plan, set up and one step (test_model's plan case checks the plan's parts); 0 after a failed
+ * check (nothing left to release). */
 static int train_run(LbBackend *be, const LbModelConfig *cfg, int64_t B, uint64_t seed, const char *name, TrainRun *r)
 {
     const LbPlanParams pp = {be->elem_bytes, be->alignment, be->workspace_bytes};
     /* each status before its lb_check: the message is an argument, evaluated in any order */
     int rc = lb_plan_compute(cfg, &pp, B, &r->plan);
-    if (!lb_check(rc == LB_OK, "%s B=%lld: plan: %s", name, (long long)B, lb_error_message()))
-        return 0;
-    rc = lb_arena_open(&r->a, be, r->plan.total);
-    if (!lb_check(rc == LB_OK, "%s: arena of %zu bytes", name, r->plan.total))
+    if (rc == LB_OK)
+        rc = lb_arena_open(&r->a, be, r->plan.total);
+    if (!lb_check(rc == LB_OK, "%s B=%lld: plan and arena: %s", name, (long long)B, lb_error_message()))
         return 0;
     rc = lb_train_setup(&r->m, &r->in, &r->t, cfg, be, &r->a, B, seed);
     if (!lb_check(rc == LB_OK, "%s: set-up: %s", name, lb_error_message())) {
         lb_arena_close(&r->a);
         return 0;
     }
-    const size_t kept = r->a.used;
     rc = lb_train_step(&r->m, &r->a, &r->in, &r->t);
-    int ok = lb_check(rc == LB_OK, "%s B=%lld: step: %s", name, (long long)B, lb_error_message());
-    const LbPlan *p = &r->plan;
-    ok &= lb_check(r->a.high_water == p->total, "%s B=%lld: high-water mark %zu, plan %zu", name, (long long)B,
-                   r->a.high_water, p->total);
-    ok &= lb_check(kept == p->weights + p->workspace + p->inputs + p->gradients && r->a.used == kept &&
-                       p->total == kept + p->temporaries && p->gradients > p->weights,
-                   "%s B=%lld: the plan's parts (weights %zu, workspace %zu, inputs %zu, gradients %zu) add up to the "
-                   "set-up's %zu, and the step releases its temporaries (%zu in use after it)",
-                   name, (long long)B, p->weights, p->workspace, p->inputs, p->gradients, kept, r->a.used);
-    if (!ok)
+    if (!lb_check(rc == LB_OK, "%s B=%lld: step: %s", name, (long long)B, lb_error_message()))
         train_done(r);
-    return ok;
+    return rc == LB_OK;
 }
 
 /* sum(dy * output) in double, the output of the CPU forward pass of r's model as it now is. */
@@ -120,14 +111,10 @@ static LbModelConfig tiny(LbModelKind kind)
 
 /* Finite differences of L = sum(dy * output) through the CPU forward pass in fp32 storage:
  * Richardson's (4 D(h / 2) - D(h)) / 3 of central differences D, h = 1e-2, whose error is
- * O(h^4): a plain central difference's h^2 L''' / 6 was 2% on the embeddings, which the
- * embedding LayerNorm scales by 1 / std (about 17 for their U(-0.1, 0.1)). The CPU forward
- * rounds each product and LayerNorm output to fp32 once, so L (128 terms, |dy| <= 1) carries
- * about 1e-6 of noise, 1e-4 in the quotient. Measured over 6 seeds x 3 models x 28 tensors x 3
- * entries: worst |gradient - fd| 3.7e-4 (median |fd| 0.7, largest 26), under atol 1e-3 +
- * rtol 1e-3 |fd|; a wrong sign, a missing term or a transposed product is off by the size of
- * the gradient itself (the planted bugs of the report). */
-#define FD_STEP 1e-2f
+ * O(h^4) (a plain central difference was off 2% on the embeddings, which the embedding LayerNorm
+ * scales by about 17). L's fp32 rounding leaves about 1e-4 in the quotient; on the CPU the worst
+ * |gradient - fd| was 3.7e-4, while a wrong sign, term or transpose is off by the gradient itself. */
+#define FD_STEP 1e-2
 #define FD_ATOL 1e-3
 #define FD_RTOL 1e-3
 #define FD_ENTRIES 3 /* random entries checked per tensor */
@@ -193,7 +180,7 @@ static void test_gradients(void)
     for (int m = 0; m < LB_MODEL_COUNT; m++) {
         const LbModelDesc *d = lb_model_desc((LbModelKind)m);
         /* Max pooling's gradient jumps where a window's top two values meet, and the embedding
-         * LayerNorm magnifies a step of the embeddings past such kinks: test_train_attention
+         * LayerNorm magnifies a step of the embeddings past such kinks: the attention case
          * checks its block with a kink allowance, test_gpu_train its whole step. */
         if (m == LB_MODEL_LINFORMER_MAX)
             continue;
@@ -254,47 +241,6 @@ static void test_exact(void)
     lb_backend_close(be);
 }
 
-/* For every variant of every model that trains and two batches: the planned bytes are the arena's
- * high-water mark (train_run), more than the forward's, and the largest batch the plan gives fits
- * while one more does not. */
-static void test_plan(void)
-{
-    LbBackend *be = lb_test_cpu_backend(LB_DTYPE_FP32);
-    if (!be)
-        return;
-    const LbPlanParams pp = {be->elem_bytes, be->alignment, be->workspace_bytes};
-    int trained = 0;
-    for (int i = 0; i < LB_TEST_VARIANTS; i++) {
-        LbModelConfig cfg = lb_test_variant(i, 32, 8);
-        if (!lb_model_desc(cfg.kind)->attention_backward)
-            continue;
-        cfg.pass = LB_PASS_TRAIN;
-        char name[64];
-        lb_test_variant_name(&cfg, name, sizeof name);
-        trained++;
-        for (int64_t B = 1; B <= 2; B++) {
-            TrainRun r;
-            if (train_run(be, &cfg, B, 11, name, &r))
-                train_done(&r);
-        }
-        LbModelConfig fwd = cfg;
-        fwd.pass = LB_PASS_FORWARD;
-        LbPlan pt, pf, at, next;
-        lb_plan_compute(&cfg, &pp, 3, &pt);
-        lb_plan_compute(&fwd, &pp, 3, &pf);
-        lb_check(pt.total > pf.total && pf.gradients == 0, "%s: a step plans more than a pass (%zu, %zu)", name,
-                 pt.total, pf.total);
-        const int64_t Bmax = lb_plan_largest_batch(&cfg, &pp, pt.total, 0);
-        lb_plan_compute(&cfg, &pp, Bmax, &at);
-        lb_plan_compute(&cfg, &pp, Bmax + 1, &next);
-        lb_check(Bmax >= 3 && at.total <= pt.total && next.total > pt.total,
-                 "%s: the largest training batch in B=3's bytes is %lld", name, (long long)Bmax);
-    }
-    lb_check(trained >= 3, "standard, chunked and flash train (%d models' variants do)", trained);
-    lb_backend_close(be);
-}
-
-/* A model trains when its table entry has a backward; any other is refused with one line. */
 /* A breakdown counts a training step: every product of the standard model's forward has two in
  * the backward (dx and dw; dQ and dK; dV and dP), so its FLOPs are three times the forward's
  * exactly; its bytes more than the forward's, every role of the forward still there. */
@@ -314,6 +260,7 @@ static void test_count(void)
              step.bytes, step.count, fwd.bytes, fwd.count);
 }
 
+/* A model trains when its table entry has a backward; any other is refused with one line. */
 static void test_config(void)
 {
     for (int m = 0; m < LB_MODEL_COUNT; m++) {
@@ -335,10 +282,264 @@ static void test_config(void)
              msg);
 }
 
+/* Central differences on the fp32 forward: a step of 1e-2 leaves about 5e-5 of rounding noise
+ * and as much truncation in a quotient; the bound allows twenty times that plus 0.1% relative
+ * (on the CPU the worst entry used 3.5% of it, and a bias gradient 1% too large fails). Max
+ * pooling's kinks (below) keep 1% relative. A sign, a share written over another or a transposed
+ * product is off by the gradient's own size. */
+#define FD_RTOL_KINKS 1e-2
+
+typedef struct Case {
+    LbModelConfig cfg;
+    LbBackend *be;
+    LbArena a;
+    LbModel m, g; /* the model and its gradient model */
+    LbPass p;
+    int layer;
+    void *x, *dy, *dx, *y; /* (B, n, d) */
+    float *dy_host;
+    int64_t count; /* B n d */
+} Case;
+
+/* A (count) floats on the backend, uniform in [-1, 1], their host copy in host when not NULL. */
+static void *random_tensor(Case *c, int64_t count, float *host)
+{
+    void *t = NULL;
+    float *v = host ? host : lb_test_alloc(count);
+    lb_test_random(v, count, -1.0f, 1.0f);
+    if (lb_arena_alloc(&c->a, (size_t)count * c->be->elem_bytes, "test tensor", &t) != LB_OK ||
+        c->be->ops->upload(c->be, t, v, count) != LB_OK)
+        t = NULL;
+    if (!host)
+        free(v);
+    return t;
+}
+
+static float *download(Case *c, const void *t, int64_t count)
+{
+    float *h = lb_test_alloc(count);
+    c->be->ops->download(c->be, h, t, count);
+    return h;
+}
+
+/* L = sum(dy * attention(x)) of the current layer, in double; temporaries released. */
+static double layer_loss(Case *c)
+{
+    const size_t mark = lb_arena_mark(&c->a);
+    const LbModelDesc *desc = lb_model_desc(c->cfg.kind);
+    c->p.keep = NULL;
+    int rc = desc->attention(&c->p, c->layer, &c->m.layers[c->layer], c->x, c->y);
+    lb_arena_reset(&c->a, mark);
+    if (rc != LB_OK)
+        return NAN;
+    float *y = download(c, c->y, c->count);
+    double s = 0.0;
+    for (int64_t i = 0; i < c->count; i++)
+        s += (double)c->dy_host[i] * y[i];
+    free(y);
+    return s;
+}
+
+/* L at entry i (value v) of tensor t moved by +h and -h (as fp32 rounds them): the steps taken. */
+static void step(Case *c, void *t, int64_t i, float v, double h, double *hi, double *lo, double *up, double *down)
+{
+    const float u = (float)(v + h), dn = (float)(v - h);
+    set1(c->be, t, i, u);
+    *hi = layer_loss(c);
+    set1(c->be, t, i, dn);
+    *lo = layer_loss(c);
+    set1(c->be, t, i, v);
+    *up = (double)u - v, *down = (double)v - dn;
+}
+
+/* The gradient `grad` (count) of tensor t against central differences, entry by entry; base is
+ * subtracted from grad first (what the backward added to). Max pooling's loss has kinks where a
+ * window's top two values meet, and with a few windows per column a step of 1e-2 often crosses
+ * one: there an entry is measured again at a step an eighth as long, centrally and on each side
+ * (l0: L unmoved), a kink on one side leaving the other side's quotient smooth. Returns the worst
+ * |diff| / bound. */
+static double check_tensor(Case *c, const char *name, const char *what, void *t, int64_t count, const float *grad,
+                           const float *base, double l0)
+{
+    float *v = download(c, t, count);
+    const double rtol = c->cfg.kind == LB_MODEL_LINFORMER_MAX ? FD_RTOL_KINKS : FD_RTOL;
+    int64_t bad = 0;
+    double worst = 0.0;
+    for (int64_t i = 0; i < count; i++) {
+        const double g = (double)grad[i] - (base ? (double)base[i] : 0.0);
+        double hi, lo, up, down;
+        step(c, t, i, v[i], FD_STEP, &hi, &lo, &up, &down);
+        double fd = (hi - lo) / (up + down), err = fabs(g - fd), bound = FD_ATOL + rtol * fabs(fd);
+        if (!(err <= bound) && c->cfg.kind == LB_MODEL_LINFORMER_MAX) {
+            step(c, t, i, v[i], FD_STEP / 8, &hi, &lo, &up, &down);
+            const double quotients[] = {(hi - lo) / (up + down), (hi - l0) / up, (l0 - lo) / down};
+            for (int q = 0; q < 3 && !(err <= bound); q++)
+                fd = quotients[q], err = fabs(g - fd), bound = FD_ATOL + rtol * fabs(fd);
+        }
+        if (!(err <= bound) && bad++ < 5)
+            printf("  %s layer %d %s[%lld]: backward %.6g, central difference %.6g\n", name, c->layer, what,
+                   (long long)i, g, fd);
+        worst = fmax(worst, isnan(err) ? INFINITY : err / bound);
+    }
+    free(v);
+    /* Max pooling: a tensor that moves every window (w_qkv) can sit within the short step of a kink
+     * on both sides (1 seed in 12 at 2 of 192 entries); a wrong gradient is off nearly everywhere. */
+    const int64_t allowed = c->cfg.kind == LB_MODEL_LINFORMER_MAX ? count / 32 : 0;
+    lb_check(bad <= allowed, "%s layer %d: %s: %lld of %lld entries off their central differences (%lld allowed)", name,
+             c->layer, what, (long long)bad, (long long)count, (long long)allowed);
+    return worst;
+}
+
+/* The case's layer: forward without and with keep (the same output, bit for bit), the backward,
+ * then every gradient against central differences. */
+static void check_layer(Case *c, const char *name)
+{
+    const LbModelDesc *desc = lb_model_desc(c->cfg.kind);
+    const LbOps *ops = c->be->ops;
+    const int64_t d = c->cfg.d_model, own = c->g.own_count;
+    LbLayerWeights *w = &c->m.layers[c->layer], *gw = &c->g.layers[c->layer];
+    c->dy_host = lb_test_alloc(c->count);
+    float *dx0 = lb_test_alloc(c->count), **own0 = calloc((size_t)own + 1, sizeof *own0);
+    const size_t mark = lb_arena_mark(&c->a);
+    c->dy = random_tensor(c, c->count, c->dy_host);
+    c->dx = random_tensor(c, c->count, dx0);
+    for (int64_t i = 0; i < own; i++) { /* the gradient model's own tensors start random */
+        const int64_t n = c->g.own[i].rows * c->g.own[i].cols;
+        own0[i] = lb_test_alloc(n);
+        lb_test_random(own0[i], n, -1.0f, 1.0f);
+        ops->upload(c->be, c->g.own[i].ptr, own0[i], n);
+    }
+    void *const written[] = {gw->w_qkv, gw->b_qkv, gw->w_o, gw->b_o};
+    const int64_t sizes[] = {3 * d * d, 3 * d, d * d, d};
+    for (int i = 0; i < 4; i++) { /* and what the backward writes, NaN */
+        float *nan = lb_test_alloc(sizes[i]);
+        lb_test_poison(nan, sizes[i]);
+        ops->upload(c->be, written[i], nan, sizes[i]);
+        free(nan);
+    }
+    float *y0 = NULL, *y1 = NULL;
+    const size_t before = lb_arena_mark(&c->a);
+    int rc = c->dy && c->dx ? desc->attention(&c->p, c->layer, w, c->x, c->y) : LB_FAIL(LB_ERR_NOMEM, "test tensors");
+    lb_arena_reset(&c->a, before);
+    if (rc == LB_OK) {
+        y0 = download(c, c->y, c->count);
+        void *keep[LB_KEEP_MAX] = {0};
+        c->p.keep = keep;
+        rc = desc->attention(&c->p, c->layer, w, c->x, c->y);
+        c->p.keep = NULL;
+        if (rc == LB_OK) {
+            y1 = download(c, c->y, c->count);
+            rc = desc->attention_backward(&c->p, c->layer, w, keep, c->x, c->dy, c->dx, gw);
+        }
+        lb_arena_reset(&c->a, before);
+    }
+    if (!lb_check(rc == LB_OK, "%s layer %d: forward and backward: %s", name, c->layer, lb_error_message()))
+        goto done;
+    lb_check(memcmp(y0, y1, (size_t)c->count * sizeof *y0) == 0,
+             "%s layer %d: the forward keeping its tensors gives the forward's output bit for bit", name, c->layer);
+    const double l0 = layer_loss(c);
+    double worst = 0.0;
+    float *g = download(c, c->dx, c->count);
+    worst = fmax(worst, check_tensor(c, name, "dx", c->x, c->count, g, dx0, l0));
+    free(g);
+    static const char *const names[] = {"w_qkv", "b_qkv", "w_o", "b_o"};
+    void *const weights[] = {w->w_qkv, w->b_qkv, w->w_o, w->b_o};
+    for (int i = 0; i < 4; i++) {
+        g = download(c, written[i], sizes[i]);
+        worst = fmax(worst, check_tensor(c, name, names[i], weights[i], sizes[i], g, NULL, l0));
+        free(g);
+    }
+    for (int64_t i = 0; i < own; i++) {
+        const LbTensorRef *t = &c->g.own[i];
+        const int64_t n = t->rows * t->cols;
+        g = download(c, t->ptr, n);
+        if (c->cfg.kind == LB_MODEL_PERFORMER) /* fixed features, not trained: left as they were */
+            lb_check(memcmp(g, own0[i], (size_t)n * sizeof *g) == 0, "%s layer %d: %s's gradient untouched", name,
+                     c->layer, t->name);
+        else
+            worst = fmax(worst, check_tensor(c, name, t->name, c->m.own[i].ptr, n, g, own0[i], l0));
+        free(g);
+    }
+    printf("%s layer %d: worst |backward - central difference| / bound %.3g\n", name, c->layer, worst);
+done:
+    lb_arena_reset(&c->a, mark);
+    for (int64_t i = 0; i < own; i++)
+        free(own0[i]);
+    free(own0);
+    free(y0), free(y1), free(dx0), free(c->dy_host);
+}
+/* Every layer of cfg's model at batch 2 (so that sums over the batch show). */
+static void check_attention(LbBackend *be, const LbModelConfig *cfg)
+{
+    char name[96], msg[256];
+    lb_model_describe(cfg, name, sizeof name);
+    if (!lb_check(lb_config_check(cfg, msg, sizeof msg) == LB_OK, "%s: %s", name, msg))
+        return;
+    Case c = {.cfg = *cfg, .be = be};
+    const int64_t B = 2;
+    if (!lb_check(lb_arena_open(&c.a, be, (size_t)64 << 20) == LB_OK, "%s: arena", name))
+        return;
+    if (lb_check(lb_model_build(&c.m, cfg, be, &c.a, lb_test_u64()) == LB_OK &&
+                     lb_model_build(&c.g, cfg, be, &c.a, lb_test_u64()) == LB_OK,
+                 "%s: build: %s", name, lb_error_message())) {
+        c.count = B * cfg->n * cfg->d_model;
+        c.x = random_tensor(&c, c.count, NULL);
+        lb_check(lb_arena_alloc(&c.a, (size_t)c.count * be->elem_bytes, "y", &c.y) == LB_OK && c.x, "%s: x, y", name);
+        c.p = (LbPass){.m = &c.m, .a = &c.a, .be = be, .ops = be->ops, .B = B, .n = cfg->n, .k = cfg->k,
+                       .d = cfg->d_model, .h = cfg->heads, .hd = lb_config_head_dim(cfg), .f = cfg->ffn,
+                       .grads = &c.g};
+        for (c.layer = 0; c.layer < cfg->layers && c.x && c.y; c.layer++)
+            check_layer(&c, name);
+        lb_model_release(&c.g);
+        lb_model_release(&c.m);
+    }
+    lb_arena_close(&c.a);
+}
+
+/* The attention backward of the Linformer family and the Performer, one layer at a time: every
+ * variant of the model table, the k schedule and k = n, on a tiny model, each layer's attention
+ * forward keeping its tensors, then its backward from a random dy; dx and every weight gradient
+ * against central finite differences of L = sum(dy * attention(x)). The gradient model's own
+ * tensors and dx start random, so a gradient written where it must be added fails. */
+static void test_attention(void)
+{
+    LbBackend *be = lb_test_cpu_backend(LB_DTYPE_FP32);
+    if (!be)
+        return;
+    static const LbModelKind kinds[] = {LB_MODEL_LINFORMER, LB_MODEL_LINFORMER_MEAN, LB_MODEL_LINFORMER_MAX,
+                                        LB_MODEL_LINFORMER_CONV, LB_MODEL_PERFORMER};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        const LbModelDesc *desc = lb_model_desc(kinds[i]);
+        for (int v = 0; v < desc->variants; v++) {
+            const int64_t k = kinds[i] == LB_MODEL_PERFORMER ? 6 : 4; /* m 6 random features */
+            const LbModelConfig cfg = lb_model_variant(kinds[i], v, lb_test_tiny(kinds[i], 8, k));
+            check_attention(be, &cfg);
+        }
+    }
+    /* The k schedule: at n 32, k 16, halve gives layer 1 k 8, E's first 8 rows and a shared kernel's
+     * first 4 of its 4 taps (layer 0: 2). Max pooling runs the mean's code but for its mode; at n 32
+     * its 64 windows per column put kinks within a step of most weights' differences. */
+    static const LbModelKind scheduled[] = {LB_MODEL_LINFORMER, LB_MODEL_LINFORMER_MEAN, LB_MODEL_LINFORMER_CONV,
+                                            LB_MODEL_LINFORMER_MAX};
+    for (size_t i = 0; i + 1 < sizeof scheduled / sizeof scheduled[0]; i++) {
+        LbModelConfig cfg = lb_model_variant(scheduled[i], 1, lb_test_tiny(scheduled[i], 32, 16)); /* layerwise/late */
+        cfg.k_schedule = LB_KSCHED_HALVE;
+        check_attention(be, &cfg);
+        cfg.sharing = LB_SHARE_KV, cfg.order = LB_ORDER_EARLY;
+        check_attention(be, &cfg);
+    }
+    /* k = n: no compression in length, the projections still trained. */
+    for (size_t i = 0; i < sizeof scheduled / sizeof scheduled[0]; i++) {
+        const LbModelConfig cfg = lb_model_variant(scheduled[i], 1, lb_test_tiny(scheduled[i], 8, 8));
+        check_attention(be, &cfg);
+    }
+    lb_backend_close(be);
+}
+
 int main(void)
 {
     static const LbTestCase cases[] = {
-        {"gradients", test_gradients}, {"exact", test_exact}, {"plan", test_plan}, {"count", test_count},
+        {"gradients", test_gradients}, {"attention", test_attention}, {"exact", test_exact}, {"count", test_count},
         {"config", test_config}};
     lb_test_init("test_train");
     return LB_TEST_CASES("test_train", cases);
