@@ -472,12 +472,13 @@ static int parse_record(const LbRecordFile *f, char **fs, LbModelNameFn name_fn,
             snprintf(r->error, sizeof r->error, "%s", s);
             break;
         }
+        const char *why = (col->flags & LB_COL_CHECKED) ? f->check(rec, s) : NULL;
+        if (why) {
+            snprintf(should, size, "%s", why);
+            return c;
+        }
     }
-    const char *why = NULL;
-    const int bad = f->check ? f->check(rec, fs, &why) : -1;
-    if (bad >= 0)
-        snprintf(should, size, "%s", why);
-    return bad;
+    return -1;
 }
 
 int lb_record_read_rows(const LbRecordFile *f, int layout, const char *path, const LbCsvTable *t,

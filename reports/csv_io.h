@@ -75,6 +75,7 @@ enum {
     LB_COL_NAN_EMPTY = 8, /* a double's NaN written empty; read back as NaN when empty */
     LB_COL_NONNEG = 16,   /* a double refused below 0 */
     LB_COL_WHOLE = 32,    /* a text refused when empty or longer than its field */
+    LB_COL_CHECKED = 64,  /* once read, refused where the file's check says so */
 };
 
 typedef struct LbColumn {
@@ -100,8 +101,9 @@ typedef struct LbRecordFile {
     int count;     /* at most LB_RECORD_COLUMNS_MAX */
     size_t size;   /* of a record */
     const char *no_k; /* what the k of a model without a k axis should be; a %s there is its name */
-    /* After a row is read: -1, or the column whose field is refused with what it should be. */
-    int (*check)(const void *rec, char *const *fields, const char **should);
+    /* An LB_COL_CHECKED column's field, once read into rec (the columns before it too): NULL, or
+     * what it should be. */
+    const char *(*check)(const void *rec, const char *field);
 } LbRecordFile;
 
 /* The layout (1 to `latest`) whose columns the header row names, or -1. */
