@@ -3,13 +3,10 @@
 
 #include "reports/breakdown_csv.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include "attn/base/paths.h"
@@ -210,10 +207,9 @@ int lb_breakdown_read(const char *dir, int if_any, LbBreakdownRecord **out, size
     return rc;
 }
 
-/* The read-modify-write of lb_breakdown_add under an exclusive flock of DIR/.breakdown.lock, so
- * that the worker processes of sweep --gpus, each adding its cells, never lose each other's rows
- * (the atomic rename alone keeps the file whole, not both writers' rows). */
-static int add_locked(const char *dir, const LbBreakdownRecord *recs, size_t count)
+/* Only one process writes a directory (cmd/outdir.h's lock), so a read, a merge and a rewrite
+ * lose no row. */
+int lb_breakdown_add(const char *dir, const LbBreakdownRecord *recs, size_t count)
 {
     LbBreakdownRecord *old = NULL;
     size_t n_old = 0;
@@ -236,25 +232,6 @@ static int add_locked(const char *dir, const LbBreakdownRecord *recs, size_t cou
     int rc = lb_breakdown_write(dir, all, n);
     free(all);
     free(old);
-    return rc;
-}
-
-int lb_breakdown_add(const char *dir, const LbBreakdownRecord *recs, size_t count)
-{
-    char *lock_path = lb_path_join(dir, ".breakdown.lock");
-    if (!lock_path)
-        return LB_FAIL(LB_ERR_NOMEM, "out of memory");
-    const int fd = lb_open_plain(lock_path, O_RDWR | O_CREAT, 0644);
-    if (fd < 0 || flock(fd, LOCK_EX) != 0) {
-        int rc = LB_FAIL(LB_ERR_IO, "cannot lock %s: %s", lock_path, lb_open_plain_strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        free(lock_path);
-        return rc;
-    }
-    free(lock_path);
-    const int rc = add_locked(dir, recs, count);
-    close(fd); /* releases the lock */
     return rc;
 }
 

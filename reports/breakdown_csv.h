@@ -57,8 +57,7 @@ int lb_breakdown_append(LbBreakdownRecord **recs, size_t *count, const LbBreakdo
                         const char *nomem);
 
 /* Add one cell's records to DIR/breakdown.csv (created when missing), replacing any rows of the
- * same (model, n, k), and rewrite it atomically; under a lock (DIR/.breakdown.lock), so processes
- * adding at once (sweep --gpus) keep every row. */
+ * same (model, n, k), and rewrite it atomically. */
 int lb_breakdown_add(const char *dir, const LbBreakdownRecord *recs, size_t count);
 
 /* lb_breakdown_cell at `batch` and its records (what `run --breakdown` prints). *out malloc'd. */
