@@ -173,40 +173,48 @@ out:
     return rc;
 }
 
-int lb_csv_read_file(const char *path, int complete_only, LbCsvTable *t)
+int lb_csv_slurp(const char *path, char **text, size_t *len)
 {
-    memset(t, 0, sizeof *t);
+    *text = NULL;
+    *len = 0;
     FILE *f = fopen(path, "rb");
     if (!f)
         return LB_FAIL(LB_ERR_IO, "cannot open %s: %s", path, strerror(errno));
-    char *text = NULL;
-    size_t len = 0, cap = 0;
+    size_t cap = 0;
     int rc = LB_OK;
     for (;;) {
-        if (cap - len < 65536) {
-            size_t ncap = cap ? 2 * cap : 65536;
-            char *nt = realloc(text, ncap);
-            if (!nt) {
+        if (cap - *len < 65536) {
+            char *grown = realloc(*text, cap ? 2 * cap : 65536);
+            if (!grown) {
                 rc = LB_FAIL(LB_ERR_NOMEM, "out of memory reading %s", path);
-                goto out;
+                break;
             }
-            text = nt;
-            cap = ncap;
+            *text = grown;
+            cap = cap ? 2 * cap : 65536;
         }
-        size_t got = fread(text + len, 1, cap - len, f);
-        len += got;
-        if (got == 0) {
-            if (ferror(f)) {
-                rc = LB_FAIL(LB_ERR_IO, "cannot read %s: %s", path, strerror(errno));
-                goto out;
-            }
+        const size_t got = fread(*text + *len, 1, cap - *len, f);
+        *len += got;
+        if (got == 0 && ferror(f))
+            rc = LB_FAIL(LB_ERR_IO, "cannot read %s: %s", path, strerror(errno));
+        if (got == 0)
             break;
-        }
     }
-    rc = lb_csv_parse_text(text, len, complete_only, path, t);
-out:
-    free(text);
     fclose(f);
+    if (rc != LB_OK) {
+        free(*text);
+        *text = NULL;
+    }
+    return rc;
+}
+
+int lb_csv_read_file(const char *path, int complete_only, LbCsvTable *t)
+{
+    memset(t, 0, sizeof *t);
+    char *text;
+    size_t len;
+    LB_TRY(lb_csv_slurp(path, &text, &len));
+    const int rc = lb_csv_parse_text(text, len, complete_only, path, t);
+    free(text);
     return rc;
 }
 

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "attn/base/paths.h"
@@ -107,36 +106,6 @@ static int write_record(LbRawWriter *w, const LbCellResult *r)
 
 int lb_raw_layout_has_energy(const LbRawWriter *w) { return w->layout >= 3; }
 
-/* Cut the file after its last newline: rows never hold a newline, so what follows it is a row a
- * kill -9 cut short. Sets *size to the new size. */
-static int drop_partial_line(int fd, const char *path, long long *size)
-{
-    struct stat st;
-    if (fstat(fd, &st) != 0)
-        return LB_FAIL(LB_ERR_IO, "cannot read %s: %s", path, strerror(errno));
-    const off_t end = st.st_size;
-    off_t keep = 0;
-    char buf[4096];
-    for (off_t pos = end; pos > 0;) {
-        size_t chunk = pos > (off_t)sizeof buf ? sizeof buf : (size_t)pos;
-        pos -= (off_t)chunk;
-        if (pread(fd, buf, chunk, pos) != (ssize_t)chunk)
-            return LB_FAIL(LB_ERR_IO, "cannot read %s: %s", path, strerror(errno ? errno : EIO));
-        size_t i = chunk;
-        while (i > 0 && buf[i - 1] != '\n')
-            i--;
-        if (i > 0) {
-            keep = pos + (off_t)i;
-            break;
-        }
-    }
-    if (keep != end && ftruncate(fd, keep) != 0)
-        return LB_FAIL(LB_ERR_IO, "cannot drop the partial last row of %s: %s", path,
-                       strerror(errno));
-    *size = (long long)keep;
-    return LB_OK;
-}
-
 static int not_raw(const char *path)
 {
     return LB_FAIL(LB_ERR_FORMAT,
@@ -144,19 +113,30 @@ static int not_raw(const char *path)
                    path);
 }
 
-/* The header's layout, or LB_ERR_FORMAT. */
-static int check_header(const char *path, int *layout)
+/* A file to append to: unless shared, cut after its last newline (rows never hold one, so what
+ * follows it is a row a kill -9 cut short); its header's layout where it has one. *size: what is
+ * left. */
+static int take_file(LbRawWriter *w, int shared, size_t *size)
 {
+    char *text;
+    size_t len;
+    LB_TRY(lb_csv_slurp(w->path, &text, &len));
+    size_t keep = len;
+    while (keep > 0 && text[keep - 1] != '\n')
+        keep--;
+    int rc = LB_OK;
+    if (!shared && keep != len && ftruncate(w->fd, (off_t)keep) != 0)
+        rc = LB_FAIL(LB_ERR_IO, "cannot drop the partial last row of %s: %s", w->path, strerror(errno));
     LbCsvTable t;
-    int rc = lb_csv_read_file(path, 1, &t);
-    if (rc != LB_OK)
-        return rc;
-    const int kind = t.rows > 0 ? lb_record_layout(&raw_file, RAW_LAYOUT, &t.row[0]) : -1;
-    lb_csv_table_free(&t);
-    if (kind < 0)
-        return not_raw(path);
-    *layout = kind;
-    return LB_OK;
+    if (rc == LB_OK && (keep > 0 || shared) && (rc = lb_csv_parse_text(text, keep, 1, w->path, &t)) == LB_OK) {
+        w->layout = t.rows > 0 ? lb_record_layout(&raw_file, RAW_LAYOUT, &t.row[0]) : -1;
+        lb_csv_table_free(&t);
+        if (w->layout < 0)
+            rc = not_raw(w->path);
+    }
+    free(text);
+    *size = keep;
+    return rc;
 }
 
 static int raw_open(const char *path, int append, int shared, LbRawWriter **out)
@@ -168,16 +148,14 @@ static int raw_open(const char *path, int append, int shared, LbRawWriter **out)
         return LB_FAIL(LB_ERR_NOMEM, "out of memory opening %s", path);
     }
     int rc = LB_OK;
-    long long size = 0;
+    size_t size = 0;
     w->layout = RAW_LAYOUT;
     /* Opened before anything is read or cut, so that what is checked is what gets written. */
     w->fd = lb_open_plain(path, O_RDWR | O_APPEND | (shared ? 0 : O_CREAT) | (append || shared ? 0 : O_TRUNC), 0666);
     if (w->fd < 0)
         rc = LB_FAIL(LB_ERR_IO, "cannot write %s: %s", path, lb_open_plain_strerror(errno));
-    else if (shared) /* prepared by lb_raw_open: header written, no partial line */
-        rc = check_header(path, &w->layout);
-    else if (append && (rc = drop_partial_line(w->fd, path, &size)) == LB_OK && size > 0)
-        rc = check_header(path, &w->layout);
+    else if (append || shared)
+        rc = take_file(w, shared, &size);
     if (rc == LB_OK && size == 0 && !shared)
         rc = write_record(w, NULL);
     if (rc != LB_OK) {
