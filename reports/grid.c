@@ -54,18 +54,6 @@ void lb_grid_free(LbGrid *g)
     memset(g, 0, sizeof *g);
 }
 
-/* Index of v in a[count], or -1. */
-static long index_of(const int64_t *a, size_t count, int64_t v)
-{
-    for (size_t i = 0; i < count; i++)
-        if (a[i] == v)
-            return (long)i;
-    return -1;
-}
-
-long lb_grid_row(const LbGrid *g, int64_t n) { return index_of(g->n, g->rows, n); }
-long lb_grid_col(const LbGrid *g, int64_t k) { return index_of(g->k, g->cols, k); }
-
 /* An error on either side beats an OOM, which beats a missing row: what the reader most needs
  * to know. */
 void lb_grid_set_cell(LbGrid *g, size_t c, const LbCellResult *b, const LbCellResult *m)

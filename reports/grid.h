@@ -78,10 +78,6 @@ int lb_grid_alloc_pair(LbGrid *g, LbModelKind model, LbModelKind baseline, const
                        size_t nn, const int64_t *k, size_t nk);
 void lb_grid_free(LbGrid *g);
 
-/* Index of n or k in the grid, or -1. */
-long lb_grid_row(const LbGrid *g, int64_t n);
-long lb_grid_col(const LbGrid *g, int64_t k);
-
 /* --- files (grid_files.c) --- */
 #define LB_ENERGY_SPEEDUP_FILE "energy_speedup.csv"
 /* time_, memory_ and energy_speedup.csv in dir, each written atomically. */

@@ -18,10 +18,10 @@
 
 static const LbGridCell *at(const LbGrid *g, const LbGridCell *cells, int64_t n, int64_t k)
 {
-    long i = lb_grid_row(g, n), j = lb_grid_col(g, k);
-    if (i < 0 || j < 0)
-        return NULL;
-    return &cells[(size_t)i * g->cols + (size_t)j];
+    for (size_t c = 0; c < g->rows * g->cols; c++)
+        if (g->n[c / g->cols] == n && g->k[c % g->cols] == k)
+            return &cells[c];
+    return NULL;
 }
 
 static void check_value(const LbGrid *g, const LbGridCell *cells, const char *what, int64_t n,
