@@ -60,9 +60,8 @@ _Static_assert(sizeof columns / sizeof columns[0] == LB_RAW_COLUMNS, "LB_RAW_COL
 static const LbRecordFile raw_file = {columns, LB_RAW_COLUMNS, sizeof(LbCellResult), "empty for a %s row (no k axis)",
                                       NULL};
 
-/* Rows go out through a descriptor opened O_APPEND, one write() each: the worker processes of a
- * several-GPU sweep append to one raw.csv at once, and a row written in one write() to a file
- * opened O_APPEND never interleaves with another's. */
+/* Rows go out through a descriptor opened O_APPEND, one write() each, so that a kill leaves at
+ * most one partial last line (dropped on resume). */
 struct LbRawWriter {
     int fd;
     char *path;
@@ -104,7 +103,17 @@ static int write_record(LbRawWriter *w, const LbCellResult *r)
     return LB_OK;
 }
 
-int lb_raw_layout_has_energy(const LbRawWriter *w) { return w->layout >= 3; }
+int lb_raw_has_energy_columns(const char *path)
+{
+    LbCsvTable t;
+    if (lb_csv_read_file(path, 1, &t) != LB_OK) {
+        lb_error_clear();
+        return 1;
+    }
+    const int layout = t.rows > 0 ? lb_record_layout(&raw_file, RAW_LAYOUT, &t.row[0]) : RAW_LAYOUT;
+    lb_csv_table_free(&t);
+    return layout < 0 || layout >= 3;
+}
 
 static int not_raw(const char *path)
 {
@@ -113,10 +122,9 @@ static int not_raw(const char *path)
                    path);
 }
 
-/* A file to append to: unless shared, cut after its last newline (rows never hold one, so what
- * follows it is a row a kill -9 cut short); its header's layout where it has one. *size: what is
- * left. */
-static int take_file(LbRawWriter *w, int shared, size_t *size)
+/* A file to append to: cut after its last newline (rows never hold one, so what follows it is a
+ * row a kill -9 cut short); its header's layout where it has one. *size: what is left. */
+static int take_file(LbRawWriter *w, size_t *size)
 {
     char *text;
     size_t len;
@@ -125,10 +133,10 @@ static int take_file(LbRawWriter *w, int shared, size_t *size)
     while (keep > 0 && text[keep - 1] != '\n')
         keep--;
     int rc = LB_OK;
-    if (!shared && keep != len && ftruncate(w->fd, (off_t)keep) != 0)
+    if (keep != len && ftruncate(w->fd, (off_t)keep) != 0)
         rc = LB_FAIL(LB_ERR_IO, "cannot drop the partial last row of %s: %s", w->path, strerror(errno));
     LbCsvTable t;
-    if (rc == LB_OK && (keep > 0 || shared) && (rc = lb_csv_parse_text(text, keep, 1, w->path, &t)) == LB_OK) {
+    if (rc == LB_OK && keep > 0 && (rc = lb_csv_parse_text(text, keep, 1, w->path, &t)) == LB_OK) {
         w->layout = t.rows > 0 ? lb_record_layout(&raw_file, RAW_LAYOUT, &t.row[0]) : -1;
         lb_csv_table_free(&t);
         if (w->layout < 0)
@@ -139,7 +147,7 @@ static int take_file(LbRawWriter *w, int shared, size_t *size)
     return rc;
 }
 
-static int raw_open(const char *path, int append, int shared, LbRawWriter **out)
+int lb_raw_open(const char *path, int append, LbRawWriter **out)
 {
     *out = NULL;
     LbRawWriter *w = calloc(1, sizeof *w);
@@ -151,12 +159,12 @@ static int raw_open(const char *path, int append, int shared, LbRawWriter **out)
     size_t size = 0;
     w->layout = RAW_LAYOUT;
     /* Opened before anything is read or cut, so that what is checked is what gets written. */
-    w->fd = lb_open_plain(path, O_RDWR | O_APPEND | (shared ? 0 : O_CREAT) | (append || shared ? 0 : O_TRUNC), 0666);
+    w->fd = lb_open_plain(path, O_RDWR | O_APPEND | O_CREAT | (append ? 0 : O_TRUNC), 0666);
     if (w->fd < 0)
         rc = LB_FAIL(LB_ERR_IO, "cannot write %s: %s", path, lb_open_plain_strerror(errno));
-    else if (append || shared)
-        rc = take_file(w, shared, &size);
-    if (rc == LB_OK && size == 0 && !shared)
+    else if (append)
+        rc = take_file(w, &size);
+    if (rc == LB_OK && size == 0)
         rc = write_record(w, NULL);
     if (rc != LB_OK) {
         lb_raw_close(w);
@@ -166,9 +174,6 @@ static int raw_open(const char *path, int append, int shared, LbRawWriter **out)
     return LB_OK;
 }
 
-int lb_raw_open(const char *path, int append, LbRawWriter **out) { return raw_open(path, append, 0, out); }
-
-int lb_raw_open_shared(const char *path, LbRawWriter **out) { return raw_open(path, 1, 1, out); }
 
 void lb_raw_close(LbRawWriter *w)
 {

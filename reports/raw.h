@@ -23,15 +23,12 @@ typedef struct LbRawWriter LbRawWriter;
  * truncates the file (the caller has checked --force); append=1 keeps its rows (resume) after
  * dropping a partial last line left by a kill -9, and checks the header (LB_ERR_FORMAT). */
 int lb_raw_open(const char *path, int append, LbRawWriter **out);
-/* Open a raw.csv that lb_raw_open has prepared, for one of several processes appending to it at
- * once (sweep --gpus): only the header checked, as another process may be writing. */
-int lb_raw_open_shared(const char *path, LbRawWriter **out);
-/* One row in one write() (O_APPEND: rows of several processes never interleave), then fsync so
- * a finished cell survives a crash. */
+/* One row in one write(), then fsync so a finished cell survives a crash. */
 int lb_raw_append(LbRawWriter *w, const LbCellResult *r);
 void lb_raw_close(LbRawWriter *w);
-/* Whether the writer's file has the energy columns (a resumed raw.csv from before them has not). */
-int lb_raw_layout_has_energy(const LbRawWriter *w);
+/* Whether the raw.csv at path has the energy columns (one from before them, resumed, keeps its
+ * layout); 1 where it cannot be told. */
+int lb_raw_has_energy_columns(const char *path);
 
 /* Read every complete row back (malloc'd; free() it); a last line without its newline is ignored.
  * LB_ERR_IO, or LB_ERR_FORMAT naming the line and column. */
