@@ -4,6 +4,7 @@
 #ifndef LB_TESTS_FIXTURE_H
 #define LB_TESTS_FIXTURE_H
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,19 @@ static inline void fx_write(const char *path, const char *mode, const char *text
     lb_check(f && fputs(text, f) >= 0, "cannot write %s", path);
     if (f)
         fclose(f);
+}
+
+/* How many names in dir hold `part` (NULL: how many do not start with a dot). */
+static inline int fx_count_files(const char *dir, const char *part)
+{
+    int count = 0;
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL)
+        count += part ? strstr(e->d_name, part) != NULL : e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    return count;
 }
 
 static inline LbCellResult fx_row(LbModelKind model, int64_t n, int64_t k, int64_t batch,

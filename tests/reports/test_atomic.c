@@ -5,7 +5,6 @@
  * way a full disk fails); mkstemp, fsync and rename failures come from the test-only hook
  * lb_atomic_inject_fault. Also meta.csv and the grids through the same path, and meta.csv's
  * round trip. */
-#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,18 +18,6 @@
 #include "reports/meta.h"
 #include "tests/lib/check.h"
 #include "tests/reports/fixture.h"
-
-static int leftovers(const char *dir)
-{
-    int n = 0;
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    while (d && (e = readdir(d)) != NULL)
-        n += strstr(e->d_name, ".tmp.") != NULL;
-    if (d)
-        closedir(d);
-    return n;
-}
 
 static int holds(const char *path, const char *text)
 {
@@ -66,7 +53,7 @@ static void fails_cleanly(const char *dir, const char *path, LbAtomicFault fault
     lb_check(rc == LB_ERR_IO, "%s: LB_ERR_IO (got %d)", what, rc);
     lb_check(strstr(lb_error_message(), path) != NULL, "%s: the message names the target: %s", what, lb_error_message());
     lb_check(holds(path, "before\n"), "%s: the old file is untouched", what);
-    lb_check(leftovers(dir) == 0, "%s: no temporary file left", what);
+    lb_check(fx_count_files(dir, ".tmp.") == 0, "%s: no temporary file left", what);
 }
 
 /* meta.csv: keys set, replaced and read back in order with awkward values (commas, quotes, a
@@ -135,7 +122,7 @@ int main(void)
     /* It works, and replaces. */
     fx_write(path, "w", "before\n");
     lb_check(write_bytes(path, 10) == LB_OK && holds(path, "xxxxxxxxxx"), "a write replaces the file");
-    lb_check(leftovers(dir) == 0, "no temporary file after a write");
+    lb_check(fx_count_files(dir, ".tmp.") == 0, "no temporary file after a write");
 
     fails_cleanly(dir, path, LB_ATOMIC_FAULT_OPEN, 10, "mkstemp fails");
     fails_cleanly(dir, path, LB_ATOMIC_FAULT_SYNC, 10, "fsync fails");
@@ -158,7 +145,7 @@ int main(void)
     char meta[4200];
     snprintf(meta, sizeof meta, "%s/meta.csv", dir);
     fx_write(meta, "w", "before\n");
-    lb_check(lb_meta_write(meta, &m) == LB_ERR_IO && holds(meta, "before\n") && leftovers(dir) == 0,
+    lb_check(lb_meta_write(meta, &m) == LB_ERR_IO && holds(meta, "before\n") && fx_count_files(dir, ".tmp.") == 0,
              "meta.csv past the limit: LB_ERR_IO, the old one kept, nothing left over");
     lb_meta_free(&m);
     setrlimit(RLIMIT_FSIZE, &old);
@@ -173,7 +160,7 @@ int main(void)
     int64_t n[1] = {256}, k[1] = {64};
     LbGrid g;
     lb_check(lb_grid_alloc_pair(&g, LB_TABLE3_MODEL, LB_TABLE3_BASELINE, n, 1, k, 1) == LB_OK, "grid");
-    lb_check(lb_grids_write(dir, &g) == LB_ERR_IO && leftovers(dir) == 0, "a grid that cannot be renamed into place: LB_ERR_IO, nothing left over");
+    lb_check(lb_grids_write(dir, &g) == LB_ERR_IO && fx_count_files(dir, ".tmp.") == 0, "a grid that cannot be renamed into place: LB_ERR_IO, nothing left over");
     lb_grid_free(&g);
     remove(inner);
     rmdir(sub);
@@ -186,7 +173,7 @@ int main(void)
     fx_write(path, "w", "before\n");
     lb_check(write_bytes(path, 0) == LB_ERR_FORMAT && strcmp(lb_error_message(), "the writer's own refusal") == 0,
              "a writer's refusal is returned as it is: %s", lb_error_message());
-    lb_check(holds(path, "before\n") && leftovers(dir) == 0, "a refused write keeps the old file and leaves no temporary");
+    lb_check(holds(path, "before\n") && fx_count_files(dir, ".tmp.") == 0, "a refused write keeps the old file and leaves no temporary");
     char *joined = lb_path_join("a/", "b");
     lb_check(joined && strcmp(joined, "a/b") == 0, "lb_path_join does not double the slash");
     free(joined);
