@@ -47,6 +47,8 @@ static const LbColumn columns[LB_BREAKDOWN_COLUMNS] = {
 #undef AT
 #undef NUMBER_OR_EMPTY
 
+_Static_assert(LB_BREAKDOWN_COLUMNS <= LB_RECORD_COLUMNS_MAX, "the codec holds every column");
+
 static const LbRecordFile breakdown_file = {columns, LB_BREAKDOWN_COLUMNS, sizeof(LbBreakdownRecord),
                                             "empty for this model", check_unit};
 

@@ -55,7 +55,8 @@ static const LbColumn columns[] = {
 #undef ONLY_K
 #undef ONLY_OK
 
-_Static_assert(sizeof columns / sizeof columns[0] == LB_RAW_COLUMNS, "LB_RAW_COLUMNS is the table's length");
+_Static_assert(sizeof columns / sizeof columns[0] == LB_RAW_COLUMNS && LB_RAW_COLUMNS <= LB_RECORD_COLUMNS_MAX,
+               "LB_RAW_COLUMNS is the table's length");
 
 static const LbRecordFile raw_file = {columns, LB_RAW_COLUMNS, sizeof(LbCellResult), "empty for a %s row (no k axis)",
                                       NULL};
