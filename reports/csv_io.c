@@ -338,7 +338,6 @@ int lb_record_write(FILE *out, const LbRecordFile *f, int layout, const void *re
             if (!(col->flags & LB_COL_NEG_EMPTY) || *(const int *)p >= 0)
                 snprintf(s, sizeof text[0], "%d", *(const int *)p);
             break;
-        case LB_COL_FLAG: snprintf(s, sizeof text[0], "%d", *(const int *)p ? 1 : 0); break;
         case LB_COL_REAL:
             if (!(col->flags & LB_COL_NAN_EMPTY) || !isnan(*(const double *)p))
                 lb_csv_format_double(*(const double *)p, s, sizeof text[0]);
@@ -437,7 +436,6 @@ static int parse_record(const LbRecordFile *f, char **fs, LbModelNameFn name_fn,
             *(int64_t *)p = v;
             break;
         case LB_COL_INT:
-        case LB_COL_FLAG:
             if (lb_csv_parse_int64(s, &v) || v < col->min || v > col->max)
                 return c;
             *(int *)p = (int)v;

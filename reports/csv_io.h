@@ -58,7 +58,6 @@ typedef enum LbColKind {
     LB_COL_MODEL,   /* LbModelKind, by name */
     LB_COL_I64,     /* int64_t in [min, INT64_MAX] */
     LB_COL_INT,     /* int in [min, max] */
-    LB_COL_FLAG,    /* int, written 0 or 1 */
     LB_COL_REAL,    /* double, shortest exact text */
     LB_COL_TEXT,    /* char[size] */
     LB_COL_SHARING, /* LbSharing */

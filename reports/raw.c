@@ -42,7 +42,7 @@ static const LbColumn columns[] = {
     {"sm_clock_end_mhz", AT(sm_clock_end_mhz), LB_COL_INT, LB_COL_NEG_EMPTY, 1, 0, INT32_MAX, 0, "a clock in MHz or empty"},
     {"clock_events", AT(clock_events), LB_COL_EVENTS, 0, 1, 0, 0, 0,
      "clock-event reasons such as sw_power_cap+hw_thermal, none, or empty"},
-    {"slowdown", AT(slowdown), LB_COL_FLAG, 0, 1, 0, 1, 0, "0 or 1"},
+    {"slowdown", AT(slowdown), LB_COL_INT, 0, 1, 0, 1, 0, "0 or 1"},
     {"power_w", AT(power_w), LB_COL_ENERGY, ONLY_OK, 3, 0, 0, 0, "a positive number, or empty with energy_j_per_seq"},
     {"energy_j_per_seq", AT(energy_j_per_seq), LB_COL_ENERGY, ONLY_OK, 3, 0, 0, 0,
      "a positive number, or empty with power_w"},

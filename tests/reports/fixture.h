@@ -94,20 +94,13 @@ static inline int fx_sweep_dir(const char *dir, const LbCellResult *rows, size_t
         free(text);
     }
     lb_run_settings_free(&defaults);
-    lb_meta_set(&m, "linbench_version", "0.1.0");
-    lb_meta_set(&m, "status", "%s", "complete");
-    lb_meta_set(&m, "device", "%s", "cuda");
-    lb_meta_set(&m, "device_name", "%s", device_name);
-    lb_meta_set(&m, "memory_budget_bytes", "%llu", 16ull << 30);
-    lb_meta_set(&m, "mem_limit", "%llu", 16ull << 30);
-    lb_meta_set(&m, "dtype", "%s", "fp16");
-    lb_meta_set(&m, "storage_dtype", "%s", "fp16");
-    lb_meta_set(&m, "layers", "%d", 12);
-    lb_meta_set(&m, "d_model", "%d", 768);
-    lb_meta_set(&m, "heads", "%d", 12);
-    lb_meta_set(&m, "ffn", "%d", 3072);
-    lb_meta_set(&m, "sharing", "%s", "layerwise");
-    lb_meta_set(&m, "order", "%s", "early");
+    static const char *const run[][2] = {
+        {"linbench_version", "0.1.0"}, {"status", "complete"}, {"device", "cuda"}, {"device_name", NULL},
+        {"memory_budget_bytes", "17179869184"}, {"mem_limit", "17179869184"}, {"dtype", "fp16"},
+        {"storage_dtype", "fp16"}, {"layers", "12"}, {"d_model", "768"}, {"heads", "12"}, {"ffn", "3072"},
+        {"sharing", "layerwise"}, {"order", "early"}};
+    for (size_t i = 0; i < sizeof run / sizeof run[0]; i++)
+        lb_meta_set(&m, run[i][0], "%s", run[i][1] ? run[i][1] : device_name);
     /* the models of the rows, besides the default pair, so that no row reads as foreign */
     char models[512] = "standard,linformer";
     for (size_t i = 0; i < count; i++) {
