@@ -288,15 +288,6 @@ int lb_record_write_header(FILE *out, const LbRecordFile *f, int layout)
     return lb_csv_write_record(out, names, at);
 }
 
-/* The record's model (every record file has a model column, which says whether k applies). */
-static LbModelKind record_model(const LbRecordFile *f, const void *rec)
-{
-    for (int c = 0; c < f->count; c++)
-        if (f->col[c].kind == LB_COL_MODEL)
-            return *(const LbModelKind *)((const char *)rec + f->col[c].offset);
-    return LB_MODEL_STANDARD;
-}
-
 /* raw.csv's status column: "ok", "OOM" or the message, kept on one line and never mistaken for
  * the other two. */
 static void status_text(const LbCellResult *r, char *buf, size_t size)
@@ -319,7 +310,7 @@ int lb_record_write(FILE *out, const LbRecordFile *f, int layout, const void *re
     char status[LB_ERROR_MAX + 16]; /* "error: " + the whole message */
     const char *fields[LB_RECORD_COLUMNS_MAX];
     const LbCellResult *r = rec; /* raw.csv's own kinds only */
-    const int has_k = lb_model_has_k(record_model(f, rec));
+    const int has_k = lb_model_has_k(*(const LbModelKind *)((const char *)rec + f->col[0].offset));
     size_t at = 0;
     for (int c = 0; c < f->count; c++) {
         const LbColumn *col = &f->col[c];

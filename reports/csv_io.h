@@ -98,7 +98,7 @@ typedef int (*LbModelNameFn)(const char *name, size_t row, void *ctx, LbModelKin
                              size_t size);
 
 typedef struct LbRecordFile {
-    const LbColumn *col;
+    const LbColumn *col; /* col[0] the model, whose k axis the others' LB_COL_ONLY_K follows */
     int count;     /* at most LB_RECORD_COLUMNS_MAX */
     size_t size;   /* of a record */
     const char *no_k; /* what the k of a model without a k axis should be; a %s there is its name */
