@@ -166,7 +166,7 @@ typedef struct Records {
 static int write_all(FILE *f, const void *ctx)
 {
     const Records *r = ctx;
-    LB_TRY(lb_record_write_header(f, &breakdown_file, 1));
+    LB_TRY(lb_record_write(f, &breakdown_file, 1, NULL));
     for (size_t i = 0; i < r->count; i++)
         LB_TRY(lb_record_write(f, &breakdown_file, 1, &r->recs[i]));
     return LB_OK;

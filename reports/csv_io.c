@@ -278,16 +278,6 @@ int lb_record_layout(const LbRecordFile *f, int latest, const LbCsvRow *header)
     return -1;
 }
 
-int lb_record_write_header(FILE *out, const LbRecordFile *f, int layout)
-{
-    const char *names[LB_RECORD_COLUMNS_MAX];
-    size_t at = 0;
-    for (int c = 0; c < f->count; c++)
-        if (f->col[c].since <= layout)
-            names[at++] = f->col[c].name;
-    return lb_csv_write_record(out, names, at);
-}
-
 /* raw.csv's status column: "ok", "OOM" or the message, kept on one line and never mistaken for
  * the other two. */
 static void status_text(const LbCellResult *r, char *buf, size_t size)
@@ -310,18 +300,19 @@ int lb_record_write(FILE *out, const LbRecordFile *f, int layout, const void *re
     char status[LB_ERROR_MAX + 16]; /* "error: " + the whole message */
     const char *fields[LB_RECORD_COLUMNS_MAX];
     const LbCellResult *r = rec; /* raw.csv's own kinds only */
-    const int has_k = lb_model_has_k(*(const LbModelKind *)((const char *)rec + f->col[0].offset));
+    const int has_k = rec && lb_model_has_k(*(const LbModelKind *)((const char *)rec + f->col[0].offset));
     size_t at = 0;
     for (int c = 0; c < f->count; c++) {
         const LbColumn *col = &f->col[c];
-        const char *p = (const char *)rec + col->offset;
         char *s = text[c];
         s[0] = '\0';
         if (col->since > layout)
             continue;
-        fields[at++] = s;
-        if (((col->flags & LB_COL_ONLY_K) && !has_k) || ((col->flags & LB_COL_ONLY_OK) && r->status != LB_CELL_OK))
+        fields[at++] = rec ? s : col->name;
+        if (!rec || ((col->flags & LB_COL_ONLY_K) && !has_k) ||
+            ((col->flags & LB_COL_ONLY_OK) && r->status != LB_CELL_OK))
             continue;
+        const char *p = (const char *)rec + col->offset;
         switch (col->kind) {
         case LB_COL_MODEL: fields[at - 1] = lb_model_name(*(const LbModelKind *)p); break;
         case LB_COL_I64: snprintf(s, sizeof text[0], "%lld", (long long)*(const int64_t *)p); break;

@@ -109,8 +109,7 @@ typedef struct LbRecordFile {
 
 /* The layout (1 to `latest`) whose columns the header row names, or -1. */
 int lb_record_layout(const LbRecordFile *f, int latest, const LbCsvRow *header);
-/* The header row of `layout`'s columns, and one record in them. LB_OK, LB_ERR_IO or LB_ERR_INVALID. */
-int lb_record_write_header(FILE *out, const LbRecordFile *f, int layout);
+/* One record in `layout`'s columns (rec NULL: the header row). LB_OK, LB_ERR_IO or LB_ERR_INVALID. */
 int lb_record_write(FILE *out, const LbRecordFile *f, int layout, const void *rec);
 /* Rows 1 on of t (row 0 its header, of `layout`) into a malloc'd array of t->rows - 1 records
  * (NULL when none), the model column by name_fn (NULL: the model table). LB_ERR_FORMAT naming

@@ -77,7 +77,7 @@ static int write_record(LbRawWriter *w, const LbCellResult *r)
     FILE *m = open_memstream(&buf, &len);
     if (!m)
         return LB_FAIL(LB_ERR_NOMEM, "out of memory writing %s", w->path);
-    int rc = r ? lb_record_write(m, &raw_file, w->layout, r) : lb_record_write_header(m, &raw_file, w->layout);
+    int rc = lb_record_write(m, &raw_file, w->layout, r);
     if (fclose(m) != 0 || rc != LB_OK) {
         free(buf);
         return rc == LB_ERR_INVALID ? rc : LB_FAIL(LB_ERR_NOMEM, "out of memory writing %s", w->path);
