@@ -213,27 +213,20 @@ int lb_breakdown_read(const char *dir, int if_any, LbBreakdownRecord **out, size
  * lose no row. */
 int lb_breakdown_add(const char *dir, const LbBreakdownRecord *recs, size_t count)
 {
-    LbBreakdownRecord *old = NULL;
-    size_t n_old = 0;
-    LB_TRY(lb_breakdown_read(dir, 1, &old, &n_old));
-    LbBreakdownRecord *all = malloc((n_old + count + 1) * sizeof *all);
-    if (!all) {
-        free(old);
-        return LB_FAIL(LB_ERR_NOMEM, "out of memory for the breakdown's rows");
-    }
-    size_t n = 0;
-    for (size_t i = 0; i < n_old; i++) {
+    LbBreakdownRecord *all = NULL;
+    size_t n_old = 0, n = 0;
+    LB_TRY(lb_breakdown_read(dir, 1, &all, &n_old));
+    for (size_t i = 0; i < n_old; i++) { /* the rows of the other cells stay */
         int replaced = 0;
         for (size_t j = 0; j < count && !replaced; j++)
-            replaced = old[i].model == recs[j].model && old[i].n == recs[j].n && old[i].k == recs[j].k;
+            replaced = all[i].model == recs[j].model && all[i].n == recs[j].n && all[i].k == recs[j].k;
         if (!replaced)
-            all[n++] = old[i];
+            all[n++] = all[i];
     }
-    memcpy(all + n, recs, count * sizeof *recs);
-    n += count;
-    int rc = lb_breakdown_write(dir, all, n);
+    int rc = lb_breakdown_append(&all, &n, recs, count, "out of memory for the breakdown's rows");
+    if (rc == LB_OK)
+        rc = lb_breakdown_write(dir, all, n);
     free(all);
-    free(old);
     return rc;
 }
 
