@@ -3,13 +3,10 @@
 
 #include "reports/breakdown_csv.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include "attn/base/paths.h"
@@ -17,12 +14,43 @@
 #include "reports/atomic_file.h"
 #include "reports/csv_io.h"
 
-static const char *const columns[LB_BREAKDOWN_COLUMNS] = {
-    "model", "n", "k", "batch", "op", "calls", "ms", "share", "flops", "bytes", "achieved", "achieved_unit",
-    "percent_of_limit"};
-
 #define LB_UNIT_TFLOPS "TFLOP/s"
 #define LB_UNIT_GBS "GB/s"
+
+/* achieved_unit: one of the two, empty exactly when achieved is. */
+static const char *check_unit(const void *rec, const char *unit)
+{
+    if (strcmp(unit, LB_UNIT_TFLOPS) != 0 && strcmp(unit, LB_UNIT_GBS) != 0 && unit[0])
+        return LB_UNIT_TFLOPS ", " LB_UNIT_GBS " or empty";
+    return !unit[0] != isnan(((const LbBreakdownRecord *)rec)->achieved) ? "empty exactly when achieved is" : NULL;
+}
+
+#define AT(field) offsetof(LbBreakdownRecord, field)
+#define NUMBER_OR_EMPTY LB_COL_REAL, LB_COL_NAN_EMPTY, 1, 0, 0, 0, "a number or empty"
+
+static const LbColumn columns[LB_BREAKDOWN_COLUMNS] = {
+    {"model", AT(model), LB_COL_MODEL, 0, 1, 0, 0, 0, "a model of the table"},
+    {"n", AT(n), LB_COL_I64, 0, 1, 1, 0, 0, "a positive integer"},
+    {"k", AT(k), LB_COL_I64, LB_COL_ONLY_K, 1, 1, 0, 0, "a positive integer"},
+    {"batch", AT(batch), LB_COL_I64, 0, 1, 1, 0, 0, "a positive integer"},
+    {"op", AT(op), LB_COL_TEXT, LB_COL_WHOLE, 1, 0, 0, sizeof(((LbBreakdownRecord *)0)->op), "an operation name"},
+    {"calls", AT(calls), LB_COL_I64, 0, 1, 0, 0, 0, "a count"},
+    {"ms", AT(ms), LB_COL_REAL, 0, 1, 0, 0, 0, "a number"},
+    {"share", AT(share), NUMBER_OR_EMPTY},
+    {"flops", AT(flops), LB_COL_REAL, LB_COL_NONNEG, 1, 0, 0, 0, "a number >= 0"},
+    {"bytes", AT(bytes), LB_COL_REAL, LB_COL_NONNEG, 1, 0, 0, 0, "a number >= 0"},
+    {"achieved", AT(achieved), NUMBER_OR_EMPTY},
+    {"achieved_unit", AT(achieved_unit), LB_COL_TEXT, LB_COL_CHECKED, 1, 0, 0,
+     sizeof(((LbBreakdownRecord *)0)->achieved_unit), NULL},
+    {"percent_of_limit", AT(percent_of_limit), NUMBER_OR_EMPTY},
+};
+#undef AT
+#undef NUMBER_OR_EMPTY
+
+_Static_assert(LB_BREAKDOWN_COLUMNS <= LB_RECORD_COLUMNS_MAX, "the codec holds every column");
+
+static const LbRecordFile breakdown_file = {columns, LB_BREAKDOWN_COLUMNS, sizeof(LbBreakdownRecord),
+                                            "empty for this model", check_unit};
 
 /* The roofline of `flops` and `bytes`: the larger of FLOPs over the product rate and bytes over
  * the copy bandwidth (0 without a calibration), and whether FLOPs bound them (*by_flops; without
@@ -130,14 +158,6 @@ void lb_breakdown_print(FILE *out, const LbBreakdownRecord *recs, size_t count)
 
 /* --- writing -------------------------------------------------------------------------------- */
 
-static void fmt_double(double v, char *buf, size_t size)
-{
-    if (isnan(v))
-        buf[0] = '\0';
-    else
-        lb_csv_format_double(v, buf, size);
-}
-
 typedef struct Records {
     const LbBreakdownRecord *recs;
     size_t count;
@@ -145,33 +165,10 @@ typedef struct Records {
 
 static int write_all(FILE *f, const void *ctx)
 {
-    const LbBreakdownRecord *recs = ((const Records *)ctx)->recs;
-    const size_t count = ((const Records *)ctx)->count;
-    LB_TRY(lb_csv_write_record(f, columns, LB_BREAKDOWN_COLUMNS));
-    for (size_t i = 0; i < count; i++) {
-        const LbBreakdownRecord *r = &recs[i];
-        char v[LB_BREAKDOWN_COLUMNS][40];
-        const char *field[LB_BREAKDOWN_COLUMNS];
-        for (int c = 0; c < LB_BREAKDOWN_COLUMNS; c++)
-            field[c] = v[c];
-        field[0] = lb_model_name(r->model);
-        snprintf(v[1], sizeof v[1], "%lld", (long long)r->n);
-        if (lb_model_has_k(r->model))
-            snprintf(v[2], sizeof v[2], "%lld", (long long)r->k);
-        else
-            v[2][0] = '\0';
-        snprintf(v[3], sizeof v[3], "%lld", (long long)r->batch);
-        field[4] = r->op;
-        snprintf(v[5], sizeof v[5], "%lld", (long long)r->calls);
-        fmt_double(r->ms, v[6], sizeof v[6]);
-        fmt_double(r->share, v[7], sizeof v[7]);
-        fmt_double(r->flops, v[8], sizeof v[8]);
-        fmt_double(r->bytes, v[9], sizeof v[9]);
-        fmt_double(r->achieved, v[10], sizeof v[10]);
-        field[11] = r->achieved_unit;
-        fmt_double(r->percent_of_limit, v[12], sizeof v[12]);
-        LB_TRY(lb_csv_write_record(f, field, LB_BREAKDOWN_COLUMNS));
-    }
+    const Records *r = ctx;
+    LB_TRY(lb_record_write(f, &breakdown_file, 1, NULL));
+    for (size_t i = 0; i < r->count; i++)
+        LB_TRY(lb_record_write(f, &breakdown_file, 1, &r->recs[i]));
     return LB_OK;
 }
 
@@ -182,74 +179,6 @@ int lb_breakdown_write(const char *dir, const LbBreakdownRecord *recs, size_t co
 }
 
 /* --- reading -------------------------------------------------------------------------------- */
-
-/* A number field: empty reads as NaN where `empty_ok`. */
-static int parse_double(const char *s, int empty_ok, double *out)
-{
-    if (!*s && empty_ok) {
-        *out = NAN;
-        return 0;
-    }
-    return lb_csv_parse_double(s, out);
-}
-
-static int parse_row(const char *path, size_t line, const LbCsvRow *row, LbBreakdownRecord *r)
-{
-    char *const *f = row->fields;
-    long long v;
-    int bad = 0;
-    const char *want = NULL;
-    memset(r, 0, sizeof *r);
-#define LB_BAD(col, what)      \
-    do {                       \
-        bad = (col);           \
-        want = (what);         \
-        goto fail;             \
-    } while (0)
-    if (lb_model_parse(f[0], &r->model) != 0)
-        LB_BAD(0, "a model of the table");
-    if (lb_csv_parse_int64(f[1], &v) != 0 || v < 1)
-        LB_BAD(1, "a positive integer");
-    r->n = v;
-    if (lb_model_has_k(r->model)) {
-        if (lb_csv_parse_int64(f[2], &v) != 0 || v < 1)
-            LB_BAD(2, "a positive integer");
-        r->k = v;
-    } else if (f[2][0]) {
-        LB_BAD(2, "empty for this model");
-    }
-    if (lb_csv_parse_int64(f[3], &v) != 0 || v < 1)
-        LB_BAD(3, "a positive integer");
-    r->batch = v;
-    if (!f[4][0] || strlen(f[4]) >= sizeof r->op)
-        LB_BAD(4, "an operation name");
-    snprintf(r->op, sizeof r->op, "%s", f[4]);
-    if (lb_csv_parse_int64(f[5], &v) != 0 || v < 0)
-        LB_BAD(5, "a count");
-    r->calls = v;
-    if (parse_double(f[6], 0, &r->ms) != 0)
-        LB_BAD(6, "a number");
-    if (parse_double(f[7], 1, &r->share) != 0)
-        LB_BAD(7, "a number or empty");
-    if (parse_double(f[8], 0, &r->flops) != 0 || r->flops < 0)
-        LB_BAD(8, "a number >= 0");
-    if (parse_double(f[9], 0, &r->bytes) != 0 || r->bytes < 0)
-        LB_BAD(9, "a number >= 0");
-    if (parse_double(f[10], 1, &r->achieved) != 0)
-        LB_BAD(10, "a number or empty");
-    if (strcmp(f[11], LB_UNIT_TFLOPS) != 0 && strcmp(f[11], LB_UNIT_GBS) != 0 && f[11][0])
-        LB_BAD(11, LB_UNIT_TFLOPS ", " LB_UNIT_GBS " or empty");
-    if (!f[11][0] != isnan(r->achieved))
-        LB_BAD(11, "empty exactly when achieved is");
-    snprintf(r->achieved_unit, sizeof r->achieved_unit, "%s", f[11]);
-    if (parse_double(f[12], 1, &r->percent_of_limit) != 0)
-        LB_BAD(12, "a number or empty");
-#undef LB_BAD
-    return LB_OK;
-fail:
-    return LB_FAIL(LB_ERR_FORMAT, "%s line %zu: invalid %s \"%s\": should be %s", path, line,
-                   columns[bad], f[bad], want);
-}
 
 int lb_breakdown_read(const char *dir, int if_any, LbBreakdownRecord **out, size_t *count)
 {
@@ -263,90 +192,41 @@ int lb_breakdown_read(const char *dir, int if_any, LbBreakdownRecord **out, size
         return LB_OK;
     }
     LbCsvTable t;
-    memset(&t, 0, sizeof t);
-    LbBreakdownRecord *r = NULL;
+    void *recs = NULL;
     int rc = lb_csv_read_file(path, 0, &t);
-    if (rc != LB_OK)
-        goto done;
-    if (t.rows == 0 || t.row[0].count != LB_BREAKDOWN_COLUMNS) {
+    if (rc == LB_OK && (t.rows == 0 || t.row[0].count != LB_BREAKDOWN_COLUMNS))
         rc = LB_FAIL(LB_ERR_FORMAT, "%s: header should be %d columns starting model,n,k", path, LB_BREAKDOWN_COLUMNS);
-        goto done;
-    }
-    for (int c = 0; c < LB_BREAKDOWN_COLUMNS; c++)
-        if (strcmp(t.row[0].fields[c], columns[c]) != 0) {
+    for (int c = 0; rc == LB_OK && c < LB_BREAKDOWN_COLUMNS; c++)
+        if (strcmp(t.row[0].fields[c], columns[c].name) != 0)
             rc = LB_FAIL(LB_ERR_FORMAT, "%s: header column %d is \"%s\": should be %s", path, c + 1,
-                         t.row[0].fields[c], columns[c]);
-            goto done;
-        }
-    r = calloc(t.rows > 1 ? t.rows - 1 : 1, sizeof *r);
-    if (!r) {
-        rc = LB_FAIL(LB_ERR_NOMEM, "out of memory reading %s", path);
-        goto done;
+                         t.row[0].fields[c], columns[c].name);
+    if (rc == LB_OK && (rc = lb_record_read_rows(&breakdown_file, 1, path, &t, NULL, NULL, &recs)) == LB_OK) {
+        *out = recs;
+        *count = t.rows - 1;
     }
-    for (size_t i = 1; i < t.rows; i++) {
-        if (t.row[i].count != LB_BREAKDOWN_COLUMNS) {
-            rc = LB_FAIL(LB_ERR_FORMAT, "%s line %zu: %zu fields: should be %d", path, t.line[i], t.row[i].count,
-                         LB_BREAKDOWN_COLUMNS);
-            goto done;
-        }
-        if ((rc = parse_row(path, t.line[i], &t.row[i], &r[i - 1])) != LB_OK)
-            goto done;
-    }
-    *out = r;
-    *count = t.rows - 1;
-    r = NULL;
-done:
-    free(r);
     lb_csv_table_free(&t);
     free(path);
     return rc;
 }
 
-/* The read-modify-write of lb_breakdown_add under an exclusive flock of DIR/.breakdown.lock, so
- * that the worker processes of sweep --gpus, each adding its cells, never lose each other's rows
- * (the atomic rename alone keeps the file whole, not both writers' rows). */
-static int add_locked(const char *dir, const LbBreakdownRecord *recs, size_t count)
-{
-    LbBreakdownRecord *old = NULL;
-    size_t n_old = 0;
-    LB_TRY(lb_breakdown_read(dir, 1, &old, &n_old));
-    LbBreakdownRecord *all = malloc((n_old + count + 1) * sizeof *all);
-    if (!all) {
-        free(old);
-        return LB_FAIL(LB_ERR_NOMEM, "out of memory for the breakdown's rows");
-    }
-    size_t n = 0;
-    for (size_t i = 0; i < n_old; i++) {
-        int replaced = 0;
-        for (size_t j = 0; j < count && !replaced; j++)
-            replaced = old[i].model == recs[j].model && old[i].n == recs[j].n && old[i].k == recs[j].k;
-        if (!replaced)
-            all[n++] = old[i];
-    }
-    memcpy(all + n, recs, count * sizeof *recs);
-    n += count;
-    int rc = lb_breakdown_write(dir, all, n);
-    free(all);
-    free(old);
-    return rc;
-}
-
+/* Only one process writes a directory (cmd/outdir.h's lock), so a read, a merge and a rewrite
+ * lose no row. */
 int lb_breakdown_add(const char *dir, const LbBreakdownRecord *recs, size_t count)
 {
-    char *lock_path = lb_path_join(dir, ".breakdown.lock");
-    if (!lock_path)
-        return LB_FAIL(LB_ERR_NOMEM, "out of memory");
-    const int fd = lb_open_plain(lock_path, O_RDWR | O_CREAT, 0644);
-    if (fd < 0 || flock(fd, LOCK_EX) != 0) {
-        int rc = LB_FAIL(LB_ERR_IO, "cannot lock %s: %s", lock_path, lb_open_plain_strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        free(lock_path);
-        return rc;
+    LbBreakdownRecord *all = NULL;
+    size_t n_old = 0, n = 0;
+    LB_TRY(lb_breakdown_read(dir, 1, &all, &n_old));
+    for (size_t i = 0; i < n_old; i++) { /* the rows of the other cells stay */
+        int replaced = 0;
+        for (size_t j = 0; j < count && !replaced; j++)
+            replaced = all[i].model == recs[j].model && all[i].n == recs[j].n && all[i].k == recs[j].k;
+        if (!replaced)
+            all[n++] = all[i];
     }
-    free(lock_path);
-    const int rc = add_locked(dir, recs, count);
-    close(fd); /* releases the lock */
+    int rc = lb_breakdown_append(&all, &n, recs, count, "out of memory for the breakdown's rows");
+    if (rc == LB_OK)
+        rc = lb_breakdown_write(dir, all, n);
+    free(all);
     return rc;
 }
 

@@ -1,9 +1,6 @@
-/* breakdown.csv: where each measured cell's forward pass spends its time (attn/measure/breakdown.h), one
- * row per operation role, against the calibrated limits (attn/measure/calibrate.h). Columns:
- * model,n,k,batch,op,calls,ms,share,flops,bytes,achieved,achieved_unit,percent_of_limit; op is a
- * role, then `overhead` (pass - sum) and `pass`; achieved in TFLOP/s for roles with products,
- * else GB/s; percent_of_limit empty without a calibration (METHOD.md, "Breakdown"). Rewritten
- * whole and atomically as each cell's rows are added; a cell measured again replaces its rows. */
+/* breakdown.csv: where each measured cell's pass spends its time (attn/measure/breakdown.h), a
+ * row per operation role, then `overhead` (pass - sum) and `pass`, against the calibrated limits
+ * (attn/measure/calibrate.h; METHOD.md, "Breakdown"). Its columns are a table in breakdown_csv.c. */
 #ifndef LB_REPORTS_BREAKDOWN_H
 #define LB_REPORTS_BREAKDOWN_H
 
@@ -57,8 +54,7 @@ int lb_breakdown_append(LbBreakdownRecord **recs, size_t *count, const LbBreakdo
                         const char *nomem);
 
 /* Add one cell's records to DIR/breakdown.csv (created when missing), replacing any rows of the
- * same (model, n, k), and rewrite it atomically; under a lock (DIR/.breakdown.lock), so processes
- * adding at once (sweep --gpus) keep every row. */
+ * same (model, n, k), and rewrite it atomically. */
 int lb_breakdown_add(const char *dir, const LbBreakdownRecord *recs, size_t count);
 
 /* lb_breakdown_cell at `batch` and its records (what `run --breakdown` prints). *out malloc'd. */

@@ -689,8 +689,7 @@ static int print_saved(FILE *out, LbFormat fmt, const LbSweepDir *lin, const LbS
             continue;
         const int64_t n = g.n[c / g.cols], k = g.k[c % g.cols];
         const LbCellResult *a = lb_result_row(lin, 0, p->model, n, k), *b = lb_result_row(peer, v, p->peer->work, n, k);
-        lb_grid_ratio_cell(b, a, &g.time[c], &g.memory[c]);
-        lb_grid_energy_cell(b, a, &g.energy[c]);
+        lb_grid_set_cell(&g, c, b, a);
     }
     static const char *const titles[3] = {"time saved", "memory saved", "energy saved"};
     static const char *const units[3] = {"time", "memory", "energy"};

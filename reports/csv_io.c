@@ -3,10 +3,14 @@
 
 #include <csv.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "attn/base/status.h"
+#include "attn/measure/clock_events.h"
+#include "attn/measure/measure.h"
+#include "reports/settings.h"
 
 static int needs_quotes(const char *s)
 {
@@ -169,40 +173,48 @@ out:
     return rc;
 }
 
-int lb_csv_read_file(const char *path, int complete_only, LbCsvTable *t)
+int lb_csv_slurp(const char *path, char **text, size_t *len)
 {
-    memset(t, 0, sizeof *t);
+    *text = NULL;
+    *len = 0;
     FILE *f = fopen(path, "rb");
     if (!f)
         return LB_FAIL(LB_ERR_IO, "cannot open %s: %s", path, strerror(errno));
-    char *text = NULL;
-    size_t len = 0, cap = 0;
+    size_t cap = 0;
     int rc = LB_OK;
     for (;;) {
-        if (cap - len < 65536) {
-            size_t ncap = cap ? 2 * cap : 65536;
-            char *nt = realloc(text, ncap);
-            if (!nt) {
+        if (cap - *len < 65536) {
+            char *grown = realloc(*text, cap ? 2 * cap : 65536);
+            if (!grown) {
                 rc = LB_FAIL(LB_ERR_NOMEM, "out of memory reading %s", path);
-                goto out;
+                break;
             }
-            text = nt;
-            cap = ncap;
+            *text = grown;
+            cap = cap ? 2 * cap : 65536;
         }
-        size_t got = fread(text + len, 1, cap - len, f);
-        len += got;
-        if (got == 0) {
-            if (ferror(f)) {
-                rc = LB_FAIL(LB_ERR_IO, "cannot read %s: %s", path, strerror(errno));
-                goto out;
-            }
+        const size_t got = fread(*text + *len, 1, cap - *len, f);
+        *len += got;
+        if (got == 0 && ferror(f))
+            rc = LB_FAIL(LB_ERR_IO, "cannot read %s: %s", path, strerror(errno));
+        if (got == 0)
             break;
-        }
     }
-    rc = lb_csv_parse_text(text, len, complete_only, path, t);
-out:
-    free(text);
     fclose(f);
+    if (rc != LB_OK) {
+        free(*text);
+        *text = NULL;
+    }
+    return rc;
+}
+
+int lb_csv_read_file(const char *path, int complete_only, LbCsvTable *t)
+{
+    memset(t, 0, sizeof *t);
+    char *text;
+    size_t len;
+    LB_TRY(lb_csv_slurp(path, &text, &len));
+    const int rc = lb_csv_parse_text(text, len, complete_only, path, t);
+    free(text);
     return rc;
 }
 
@@ -248,4 +260,241 @@ int lb_csv_parse_double(const char *s, double *out)
         return -1;
     *out = v;
     return 0;
+}
+
+/* --- files of records -------------------------------------------------------------------------- */
+
+int lb_record_layout(const LbRecordFile *f, int latest, const LbCsvRow *header)
+{
+    for (int layout = latest; layout >= 1; layout--) {
+        size_t at = 0;
+        int same = 1;
+        for (int c = 0; c < f->count && same; c++)
+            if (f->col[c].since <= layout)
+                same = at < header->count && strcmp(header->fields[at++], f->col[c].name) == 0;
+        if (same && at == header->count)
+            return layout;
+    }
+    return -1;
+}
+
+/* raw.csv's status column: "ok", "OOM" or the message, kept on one line and never mistaken for
+ * the other two. */
+static void status_text(const LbCellResult *r, char *buf, size_t size)
+{
+    const char *msg = r->error;
+    if (r->status == LB_CELL_OK || r->status == LB_CELL_OOM)
+        snprintf(buf, size, "%s", r->status == LB_CELL_OK ? "ok" : "OOM");
+    else if (msg[0] == '\0' || strcmp(msg, "ok") == 0 || strcmp(msg, "OOM") == 0)
+        snprintf(buf, size, "error: %s", msg[0] ? msg : "unknown");
+    else
+        snprintf(buf, size, "%s", msg);
+    for (char *p = buf; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+}
+
+int lb_record_write(FILE *out, const LbRecordFile *f, int layout, const void *rec)
+{
+    char text[LB_RECORD_COLUMNS_MAX][256];
+    char status[LB_ERROR_MAX + 16]; /* "error: " + the whole message */
+    const char *fields[LB_RECORD_COLUMNS_MAX];
+    const LbCellResult *r = rec; /* raw.csv's own kinds only */
+    const int has_k = rec && lb_model_has_k(*(const LbModelKind *)((const char *)rec + f->col[0].offset));
+    size_t at = 0;
+    for (int c = 0; c < f->count; c++) {
+        const LbColumn *col = &f->col[c];
+        char *s = text[c];
+        s[0] = '\0';
+        if (col->since > layout)
+            continue;
+        fields[at++] = rec ? s : col->name;
+        if (!rec || ((col->flags & LB_COL_ONLY_K) && !has_k) ||
+            ((col->flags & LB_COL_ONLY_OK) && r->status != LB_CELL_OK))
+            continue;
+        const char *p = (const char *)rec + col->offset;
+        switch (col->kind) {
+        case LB_COL_MODEL: fields[at - 1] = lb_model_name(*(const LbModelKind *)p); break;
+        case LB_COL_I64: snprintf(s, sizeof text[0], "%lld", (long long)*(const int64_t *)p); break;
+        case LB_COL_INT:
+            if (!(col->flags & LB_COL_NEG_EMPTY) || *(const int *)p >= 0)
+                snprintf(s, sizeof text[0], "%d", *(const int *)p);
+            break;
+        case LB_COL_REAL:
+            if (!(col->flags & LB_COL_NAN_EMPTY) || !isnan(*(const double *)p))
+                lb_csv_format_double(*(const double *)p, s, sizeof text[0]);
+            break;
+        case LB_COL_ENERGY: /* only where both numbers are known */
+            if (r->power_w > 0 && r->energy_j_per_seq > 0 && isfinite(r->power_w) && isfinite(r->energy_j_per_seq))
+                lb_csv_format_double(*(const double *)p, s, sizeof text[0]);
+            break;
+        case LB_COL_SHARING: fields[at - 1] = lb_sharing_name(*(const LbSharing *)p); break;
+        case LB_COL_ORDER: fields[at - 1] = lb_order_name(*(const LbOrder *)p); break;
+        case LB_COL_DTYPE: fields[at - 1] = lb_dtype_name(*(const LbDtype *)p); break;
+        case LB_COL_EVENTS:
+            if (r->clock_events_known && lb_clock_events_text(r->clock_events, s, sizeof text[0]) != 0)
+                return LB_FAIL(LB_ERR_INVALID, "clock-event reasons 0x%llx do not fit a raw.csv field",
+                               (unsigned long long)r->clock_events);
+            break;
+        case LB_COL_TEXT: fields[at - 1] = p; break;
+        case LB_COL_STATUS:
+            status_text(r, status, sizeof status);
+            fields[at - 1] = status;
+            break;
+        }
+    }
+    return lb_csv_write_record(out, fields, at);
+}
+
+/* The model column read by the model table: linbench's own rows. */
+static int table_model(const char *name, size_t row, void *ctx, LbModelKind *model, char *should, size_t size)
+{
+    (void)row;
+    (void)ctx;
+    if (lb_model_parse(name, model) == 0)
+        return 0;
+    lb_settings_model_names(LB_ALL_MODELS, ", ", " or ", should, size);
+    return -1;
+}
+
+/* One record from fs, every column in the table's places ("" for one the file's layout lacks): -1,
+ * or the column refused with what it should be in should[size]. */
+static int parse_record(const LbRecordFile *f, char **fs, LbModelNameFn name_fn, void *ctx, size_t index, void *rec,
+                        char *should, size_t size)
+{
+    LbCellResult *r = rec; /* raw.csv's own kinds only */
+    int ok = 1, energy_given = 0;
+    memset(rec, 0, f->size);
+    for (int c = 0; c < f->count; c++) {
+        const char *s = fs[c];
+        if (f->col[c].kind == LB_COL_STATUS) {
+            r->status = strcmp(s, "ok") == 0 ? LB_CELL_OK : strcmp(s, "OOM") == 0 ? LB_CELL_OOM : LB_CELL_ERROR;
+            ok = r->status == LB_CELL_OK;
+        }
+        energy_given |= f->col[c].kind == LB_COL_ENERGY && s[0];
+    }
+    LbModelKind model = LB_MODEL_STANDARD;
+    for (int c = 0; c < f->count; c++) {
+        const LbColumn *col = &f->col[c];
+        void *p = (char *)rec + col->offset;
+        const char *s = fs[c];
+        long long v;
+        snprintf(should, size, "%s", col->should ? col->should : "");
+        if (col->flags & LB_COL_NEG_EMPTY)
+            *(int *)p = -1;
+        if (col->kind == LB_COL_ENERGY || (col->flags & LB_COL_NAN_EMPTY))
+            *(double *)p = NAN;
+        if ((col->flags & LB_COL_ONLY_K) && !lb_model_has_k(model)) {
+            if (!s[0])
+                continue;
+            snprintf(should, size, f->no_k, lb_model_name(model));
+            return c;
+        }
+        if (col->kind == LB_COL_ENERGY) { /* both or neither, and only on an ok row */
+            if (!energy_given)
+                continue;
+            if (!ok && s[0]) {
+                snprintf(should, size, "empty on a row that is not ok");
+                return c;
+            }
+            if (!ok)
+                continue;
+        } else if (!s[0] && (((col->flags & LB_COL_ONLY_OK) && !ok) ||
+                             (col->flags & (LB_COL_NEG_EMPTY | LB_COL_NAN_EMPTY)))) {
+            continue;
+        }
+        switch (col->kind) {
+        case LB_COL_MODEL:
+            if ((name_fn ? name_fn : table_model)(s, index, ctx, p, should, size)) {
+                if (col->should)
+                    snprintf(should, size, "%s", col->should);
+                return c;
+            }
+            model = *(LbModelKind *)p;
+            break;
+        case LB_COL_I64:
+            if (lb_csv_parse_int64(s, &v) || v < col->min)
+                return c;
+            *(int64_t *)p = v;
+            break;
+        case LB_COL_INT:
+            if (lb_csv_parse_int64(s, &v) || v < col->min || v > col->max)
+                return c;
+            *(int *)p = (int)v;
+            break;
+        case LB_COL_REAL:
+            if (!col->should)
+                snprintf(should, size, "%s", ok ? "a number on an ok row" : "a number or empty");
+            if (lb_csv_parse_double(s, p) || ((col->flags & LB_COL_NONNEG) && *(double *)p < 0))
+                return c;
+            break;
+        case LB_COL_ENERGY:
+            if (lb_csv_parse_double(s, p) || !(*(double *)p > 0) || !isfinite(*(double *)p))
+                return c;
+            break;
+        case LB_COL_SHARING:
+            if (lb_sharing_parse(s, p))
+                return c;
+            break;
+        case LB_COL_ORDER:
+            if (lb_order_parse(s, p))
+                return c;
+            break;
+        case LB_COL_DTYPE:
+            if (lb_dtype_parse(s, p))
+                return c;
+            break;
+        case LB_COL_EVENTS:
+            r->clock_events_known = s[0] != '\0';
+            if (r->clock_events_known && lb_clock_events_parse(s, &r->clock_events) != 0)
+                return c;
+            break;
+        case LB_COL_TEXT:
+            if ((col->flags & LB_COL_WHOLE) && (!s[0] || strlen(s) >= col->size))
+                return c;
+            snprintf(p, col->size, "%s", s);
+            break;
+        case LB_COL_STATUS:
+            if (!s[0])
+                return c;
+            snprintf(r->error, sizeof r->error, "%s", s);
+            break;
+        }
+        const char *why = (col->flags & LB_COL_CHECKED) ? f->check(rec, s) : NULL;
+        if (why) {
+            snprintf(should, size, "%s", why);
+            return c;
+        }
+    }
+    return -1;
+}
+
+int lb_record_read_rows(const LbRecordFile *f, int layout, const char *path, const LbCsvTable *t,
+                        LbModelNameFn name_fn, void *ctx, void **recs)
+{
+    *recs = NULL;
+    size_t width = 0;
+    for (int c = 0; c < f->count; c++)
+        width += f->col[c].since <= layout;
+    char *out = t->rows > 1 ? calloc(t->rows - 1, f->size) : NULL;
+    if (t->rows > 1 && !out)
+        return LB_FAIL(LB_ERR_NOMEM, "out of memory reading %s", path);
+    for (size_t i = 1; i < t->rows; i++) {
+        if (t->row[i].count != width) {
+            free(out);
+            return LB_FAIL(LB_ERR_FORMAT, "%s line %zu: %zu fields: should be %zu", path, t->line[i], t->row[i].count,
+                           width);
+        }
+        char *fs[LB_RECORD_COLUMNS_MAX], empty[1] = "", should[256];
+        for (size_t c = 0, at = 0; c < (size_t)f->count; c++)
+            fs[c] = f->col[c].since > layout ? empty : t->row[i].fields[at++];
+        const int bad = parse_record(f, fs, name_fn, ctx, i - 1, out + (i - 1) * f->size, should, sizeof should);
+        if (bad >= 0) {
+            free(out);
+            return LB_FAIL(LB_ERR_FORMAT, "%s line %zu: invalid %s \"%s\": should be %s", path, t->line[i],
+                           f->col[bad].name, fs[bad], should);
+        }
+    }
+    *recs = out;
+    return LB_OK;
 }

@@ -33,39 +33,32 @@ static void shape_text(const int64_t *shape, int ndim, char *buf, size_t size)
     }
 }
 
-/* Write one array and its index.csv row. data is float32 or int32 on the host. */
-static int put(FILE *index, const char *dir, const char *name, LbNpyType type,
-               const int64_t *shape, int ndim, const void *data)
+/* One array of backend storage at src (the int32 ids copied as they are, the others downloaded as
+ * float32) as its .npy file, and its index.csv row. */
+static int put(FILE *index, const char *dir, const LbModel *m, const char *name, LbNpyType type, const void *src,
+               const int64_t *shape, int ndim)
 {
+    int64_t count = 1;
+    for (int i = 0; i < ndim; i++)
+        count *= shape[i];
+    void *buf = malloc((size_t)(count > 0 ? count : 1) * 4);
+    if (!buf)
+        return type == LB_NPY_I32 ? LB_FAIL(LB_ERR_NOMEM, "out of host memory for the token ids")
+                                  : LB_FAIL(LB_ERR_NOMEM, "out of host memory for %lld floats", (long long)count);
+    int rc = type == LB_NPY_I32 ? m->be->ops->copy_raw_to_host(m->be, buf, src, (size_t)count * 4)
+                                : m->be->ops->download(m->be, buf, src, count);
     char file[128], shp[96];
     file_name(name, file, sizeof file);
-    char *path = lb_path_join(dir, file);
-    if (!path)
-        return LB_FAIL(LB_ERR_NOMEM, "out of memory");
-    int rc = lb_npy_write(path, type, shape, ndim, data);
+    char *path = rc == LB_OK ? lb_path_join(dir, file) : NULL;
+    if (rc == LB_OK)
+        rc = path ? lb_npy_write(path, type, shape, ndim, buf) : LB_FAIL(LB_ERR_NOMEM, "out of memory");
     free(path);
+    free(buf);
     if (rc != LB_OK)
         return rc;
     shape_text(shape, ndim, shp, sizeof shp);
     const char *row[4] = {name, file, type == LB_NPY_I32 ? "int32" : "float32", shp};
     return lb_csv_write_record(index, row, 4);
-}
-
-/* One array of backend storage at src, downloaded as float32, and its index.csv row. */
-static int put_floats(FILE *index, const char *dir, const LbModel *m, const char *name, const void *src,
-                      const int64_t *shape, int ndim)
-{
-    int64_t count = 1;
-    for (int i = 0; i < ndim; i++)
-        count *= shape[i];
-    float *buf = malloc((size_t)(count > 0 ? count : 1) * sizeof *buf);
-    if (!buf)
-        return LB_FAIL(LB_ERR_NOMEM, "out of host memory for %lld floats", (long long)count);
-    int rc = m->be->ops->download(m->be, buf, src, count);
-    if (rc == LB_OK)
-        rc = put(index, dir, name, LB_NPY_F32, shape, ndim, buf);
-    free(buf);
-    return rc;
 }
 
 typedef struct Dump {
@@ -92,7 +85,7 @@ static int put_tensors(FILE *f, const char *dir, const LbModel *m, const char *p
         if (trained_only && r->fixed)
             continue;
         snprintf(name, sizeof name, "%s%s", prefix, r->name);
-        rc = put_floats(f, dir, m, name, r->ptr, shape, r->cols == 1 ? 1 : 2);
+        rc = put(f, dir, m, name, LB_NPY_F32, r->ptr, shape, r->cols == 1 ? 1 : 2);
     }
     free(refs);
     return rc;
@@ -109,14 +102,8 @@ static int write_all(FILE *f, const void *ctx)
     LB_TRY(lb_csv_write_record(f, header, 4));
 
     /* ids (B, n) int32 */
-    int32_t *ids = malloc((size_t)(B * n > 0 ? B * n : 1) * sizeof *ids);
-    if (!ids)
-        return LB_FAIL(LB_ERR_NOMEM, "out of host memory for the token ids");
-    int rc = m->be->ops->copy_raw_to_host(m->be, ids, in->ids, (size_t)(B * n) * sizeof *ids);
-    int64_t ids_shape[2] = {B, n};
-    if (rc == LB_OK)
-        rc = put(f, dump->dir, "ids", LB_NPY_I32, ids_shape, 2, ids);
-    free(ids);
+    const int64_t ids_shape[2] = {B, n};
+    int rc = put(f, dump->dir, m, "ids", LB_NPY_I32, in->ids, ids_shape, 2);
     if (rc != LB_OK)
         return rc;
 
@@ -124,10 +111,10 @@ static int write_all(FILE *f, const void *ctx)
     if ((rc = put_tensors(f, dump->dir, m, "", 0)) != LB_OK)
         return rc;
     const int64_t out_shape[3] = {B, n, d};
-    rc = put_floats(f, dump->dir, m, "output", in->x, out_shape, 3);
+    rc = put(f, dump->dir, m, "output", LB_NPY_F32, in->x, out_shape, 3);
     if (rc != LB_OK || !dump->train)
         return rc;
-    rc = put_floats(f, dump->dir, m, "grad.output", dump->train->dy, out_shape, 3);
+    rc = put(f, dump->dir, m, "grad.output", LB_NPY_F32, dump->train->dy, out_shape, 3);
     return rc == LB_OK ? put_tensors(f, dump->dir, &dump->train->grads, "grad.", 1) : rc;
 }
 

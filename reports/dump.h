@@ -1,11 +1,7 @@
-/* `linbench run --dump DIR`: one forward pass written out for a user to rebuild the same model
- * in PyTorch and compare: ids.npy ('<i4', (B, n)), one '<f4' file per weight tensor named after
- * it (layer3.w_qkv.npy, shapes as attn/model.h lists them), output.npy ('<f4', (B, n, d)),
- * index.csv (name,file,dtype,shape as "2x512x768") and meta.csv (lb_meta_write_dump). After a
- * training step (--pass train) also each gradient, named grad.<the array's name>: grad.output
- * the upstream gradient dy, grad.layer3.w_qkv and so on for every trained tensor (a model's fixed
- * tensors, Performer's random features, have none). Values are the backend's storage rounded to
- * float32; each CSV written to a temporary name and renamed. */
+/* `linbench run --dump DIR` (README, "run --dump DIR"): one pass written out for a user to
+ * rebuild the model in PyTorch and compare: a .npy file per array (ids, every weight, output;
+ * after a training step grad.<name> of each trained array), index.csv (name,file,dtype,shape as
+ * "2x512x768") and meta.csv. Values are the backend's storage rounded to float32. */
 #ifndef LB_DUMP_H
 #define LB_DUMP_H
 

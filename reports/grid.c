@@ -54,21 +54,9 @@ void lb_grid_free(LbGrid *g)
     memset(g, 0, sizeof *g);
 }
 
-/* Index of v in a[count], or -1. */
-static long index_of(const int64_t *a, size_t count, int64_t v)
-{
-    for (size_t i = 0; i < count; i++)
-        if (a[i] == v)
-            return (long)i;
-    return -1;
-}
-
-long lb_grid_row(const LbGrid *g, int64_t n) { return index_of(g->n, g->rows, n); }
-long lb_grid_col(const LbGrid *g, int64_t k) { return index_of(g->k, g->cols, k); }
-
 /* An error on either side beats an OOM, which beats a missing row: what the reader most needs
  * to know. */
-void lb_grid_ratio_cell(const LbCellResult *b, const LbCellResult *m, LbGridCell *t, LbGridCell *mem)
+void lb_grid_set_cell(LbGrid *g, size_t c, const LbCellResult *b, const LbCellResult *m)
 {
     LbGridCellKind kind;
     if ((b && b->status == LB_CELL_ERROR) || (m && m->status == LB_CELL_ERROR))
@@ -79,32 +67,25 @@ void lb_grid_ratio_cell(const LbCellResult *b, const LbCellResult *m, LbGridCell
         kind = LB_GRID_MISSING;
     else
         kind = LB_GRID_VALUE;
-    *t = (LbGridCell){kind, 0.0};
-    *mem = (LbGridCell){kind, 0.0};
+    g->time[c] = g->memory[c] = g->energy[c] = (LbGridCell){kind, 0.0};
     if (kind != LB_GRID_VALUE)
         return;
-    /* An ok row with no time or no batch cannot give a ratio: show it as an error, not inf. */
+    /* An ok row with no time or no batch cannot give a ratio: show it as an error, not inf; a
+     * side without an energy counter (NaN, or a row from before the columns) was not measured. */
     if (b->ms_per_seq > 0 && m->ms_per_seq > 0)
-        t->value = b->ms_per_seq / m->ms_per_seq;
+        g->time[c].value = b->ms_per_seq / m->ms_per_seq;
     else
-        t->kind = LB_GRID_ERROR;
+        g->time[c].kind = LB_GRID_ERROR;
     if (b->batch > 0 && m->batch > 0)
-        mem->value = (double)m->batch / (double)b->batch;
+        g->memory[c].value = (double)m->batch / (double)b->batch;
     else
-        mem->kind = LB_GRID_ERROR;
-}
-
-void lb_grid_energy_cell(const LbCellResult *b, const LbCellResult *m, LbGridCell *e)
-{
-    LbGridCell unused;
-    lb_grid_ratio_cell(b, m, e, &unused);
-    if (e->kind != LB_GRID_VALUE)
-        return;
-    /* a side without an energy counter (NaN, or a row from before the columns): not measured */
-    if (b->energy_j_per_seq > 0 && m->energy_j_per_seq > 0)
-        e->value = b->energy_j_per_seq / m->energy_j_per_seq;
+        g->memory[c].kind = LB_GRID_ERROR;
+    if (g->time[c].kind == LB_GRID_ERROR)
+        g->energy[c].kind = LB_GRID_ERROR;
+    else if (b->energy_j_per_seq > 0 && m->energy_j_per_seq > 0)
+        g->energy[c].value = b->energy_j_per_seq / m->energy_j_per_seq;
     else
-        *e = (LbGridCell){LB_GRID_MISSING, 0.0};
+        g->energy[c].kind = LB_GRID_MISSING;
 }
 
 /* The last row of model at (n, k) (k ignored where has_k is 0), or NULL: the last row of a cell wins. */
@@ -149,8 +130,7 @@ int lb_grid_pair_from_raw(const LbCellResult *rows, size_t count, LbModelKind mo
         const int64_t cn_ = g->n[c / g->cols], ck_ = g->k[c % g->cols];
         const LbCellResult *m = last_row(rows, count, model, cn_, model_k, ck_);
         const LbCellResult *b = last_row(rows, count, baseline, cn_, base_k && model_k, ck_);
-        lb_grid_ratio_cell(b, m, &g->time[c], &g->memory[c]);
-        lb_grid_energy_cell(b, m, &g->energy[c]);
+        lb_grid_set_cell(g, c, b, m);
     }
     free(own_n);
     free(own_k);

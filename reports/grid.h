@@ -63,12 +63,9 @@ int lb_grid_from_raw(const LbCellResult *rows, size_t count, const int64_t *n, s
 int lb_grid_pair_from_raw(const LbCellResult *rows, size_t count, LbModelKind model,
                           LbModelKind baseline, const int64_t *n, size_t nn, const int64_t *k,
                           size_t nk, LbGrid *g);
-/* One cell's two ratios from the baseline's row and the model's (either may be NULL), or its
- * kind as above (ERROR too where a time or batch is not positive). */
-void lb_grid_ratio_cell(const LbCellResult *baseline, const LbCellResult *model, LbGridCell *time,
-                        LbGridCell *memory);
-/* The energy ratio of one cell, as lb_grid_ratio_cell's time; MISSING where a side has no energy. */
-void lb_grid_energy_cell(const LbCellResult *baseline, const LbCellResult *model, LbGridCell *energy);
+/* Cell c's three ratios from the baseline's row and the model's (either may be NULL), or its kind
+ * as above (ERROR too where a time or batch is not positive; energy MISSING where a side has none). */
+void lb_grid_set_cell(LbGrid *g, size_t c, const LbCellResult *baseline, const LbCellResult *model);
 /* Whether any cell of g->energy holds a value (the device had an energy counter). */
 int lb_grid_has_energy(const LbGrid *g);
 /* Whether g has a "-" (no such cell) where k < n: a pooling model's k that does not divide n. */
@@ -80,10 +77,6 @@ const char *lb_grid_dash_meaning(int below);
 int lb_grid_alloc_pair(LbGrid *g, LbModelKind model, LbModelKind baseline, const int64_t *n,
                        size_t nn, const int64_t *k, size_t nk);
 void lb_grid_free(LbGrid *g);
-
-/* Index of n or k in the grid, or -1. */
-long lb_grid_row(const LbGrid *g, int64_t n);
-long lb_grid_col(const LbGrid *g, int64_t k);
 
 /* --- files (grid_files.c) --- */
 #define LB_ENERGY_SPEEDUP_FILE "energy_speedup.csv"

@@ -20,27 +20,21 @@ static int meta_put(LbMeta *m, const char *key, char *value /* taken */)
         }
     }
     if (m->count == m->cap) {
-        size_t cap = m->cap ? 2 * m->cap : 32;
+        const size_t cap = m->cap ? 2 * m->cap : 32;
         char **k = realloc(m->keys, cap * sizeof *k);
-        if (!k)
-            goto nomem;
-        m->keys = k;
-        char **v = realloc(m->values, cap * sizeof *v);
-        if (!v)
-            goto nomem;
-        m->values = v;
-        m->cap = cap;
+        m->keys = k ? k : m->keys;
+        char **v = k ? realloc(m->values, cap * sizeof *v) : NULL;
+        m->values = v ? v : m->values;
+        m->cap = v ? cap : m->cap;
     }
-    char *kc = strdup(key);
-    if (!kc)
-        goto nomem;
+    char *kc = m->count < m->cap ? strdup(key) : NULL;
+    if (!kc) {
+        free(value);
+        return LB_FAIL(LB_ERR_NOMEM, "out of memory setting %s", key);
+    }
     m->keys[m->count] = kc;
-    m->values[m->count] = value;
-    m->count++;
+    m->values[m->count++] = value;
     return LB_OK;
-nomem:
-    free(value);
-    return LB_FAIL(LB_ERR_NOMEM, "out of memory setting %s", key);
 }
 
 int lb_meta_set(LbMeta *m, const char *key, const char *fmt, ...)

@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "attn/measure/measure.h"
+#include "reports/csv_io.h"
 
 #define LB_RAW_COLUMNS 25 /* raw.c checks it against its table */
 
@@ -22,29 +23,23 @@ typedef struct LbRawWriter LbRawWriter;
  * truncates the file (the caller has checked --force); append=1 keeps its rows (resume) after
  * dropping a partial last line left by a kill -9, and checks the header (LB_ERR_FORMAT). */
 int lb_raw_open(const char *path, int append, LbRawWriter **out);
-/* Open a raw.csv that lb_raw_open has prepared, for one of several processes appending to it at
- * once (sweep --gpus): only the header checked, as another process may be writing. */
-int lb_raw_open_shared(const char *path, LbRawWriter **out);
-/* One row in one write() (O_APPEND: rows of several processes never interleave), then fsync so
- * a finished cell survives a crash. */
+/* One row in one write(), then fsync so a finished cell survives a crash. */
 int lb_raw_append(LbRawWriter *w, const LbCellResult *r);
 void lb_raw_close(LbRawWriter *w);
-/* Whether the writer's file has the energy columns (a resumed raw.csv from before them has not). */
-int lb_raw_layout_has_energy(const LbRawWriter *w);
+/* Whether the raw.csv at path has the energy columns (one from before them, resumed, keeps its
+ * layout); 1 where it cannot be told. */
+int lb_raw_has_energy_columns(const char *path);
 
 /* Read every complete row back (malloc'd; free() it); a last line without its newline is ignored.
  * LB_ERR_IO, or LB_ERR_FORMAT naming the line and column. */
 int lb_raw_read(const char *path, LbCellResult **rows, size_t *count);
 
-/* A model column of other names than the model table's (bench/peer's, reports/peer_dir.h): the
- * model whose work row `row` (0 the first) did, 0; or -1 with what it should hold in `should`. */
-typedef int (*LbRawModelName)(const char *name, size_t row, void *ctx, LbModelKind *model, char *should,
-                              size_t size);
-/* lb_raw_read with the model column read by name_fn (NULL: by the model table); the file's line
+/* lb_raw_read with the model column read by name_fn (NULL: by the model table; bench/peer's names:
+ * reports/peer_dir.h); the file's line
  * of each row in *lines (unless NULL; malloc'd, NULL when none); and in *cut_line (unless NULL)
  * the line of that ignored final line (a sweep killed mid-row, a copy cut off), 0 when the file
  * ends in a newline, so that a reader can say a cell is gone. */
-int lb_raw_read_named(const char *path, LbRawModelName name_fn, void *ctx, LbCellResult **rows, size_t **lines,
+int lb_raw_read_named(const char *path, LbModelNameFn name_fn, void *ctx, LbCellResult **rows, size_t **lines,
                       size_t *count, size_t *cut_line);
 
 #endif

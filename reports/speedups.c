@@ -68,32 +68,23 @@ int lb_models_measured(const LbMeta *meta, const LbCellResult *rows, size_t coun
 /* One row per cell of the pair's grid that the model has. */
 static int write_pair(FILE *f, const LbGrid *g)
 {
-    int has_k = lb_model_has_k(g->model);
-    for (size_t i = 0; i < g->rows; i++) {
-        for (size_t j = 0; j < g->cols; j++) {
-            size_t c = i * g->cols + j;
-            if (g->time[c].kind == LB_GRID_EMPTY)
-                continue;
-            char v[LB_SPEEDUPS_COLUMNS][48];
-            const char *row[LB_SPEEDUPS_COLUMNS];
-            for (int x = 0; x < LB_SPEEDUPS_COLUMNS; x++)
-                row[x] = v[x];
-            snprintf(v[0], sizeof v[0], "%s", lb_model_name(g->model));
-            snprintf(v[1], sizeof v[1], "%s", lb_model_name(g->baseline));
-            snprintf(v[2], sizeof v[2], "%lld", (long long)g->n[i]);
-            if (has_k)
-                snprintf(v[3], sizeof v[3], "%lld", (long long)g->k[j]);
+    for (size_t c = 0; c < g->rows * g->cols; c++) {
+        if (g->time[c].kind == LB_GRID_EMPTY)
+            continue;
+        char v[LB_SPEEDUPS_COLUMNS][48] = {""};
+        const char *row[LB_SPEEDUPS_COLUMNS] = {lb_model_name(g->model), lb_model_name(g->baseline), v[2], v[3],
+                                                v[4], v[5], v[6]};
+        snprintf(v[2], sizeof v[2], "%lld", (long long)g->n[c / g->cols]);
+        if (lb_model_has_k(g->model))
+            snprintf(v[3], sizeof v[3], "%lld", (long long)g->k[c % g->cols]);
+        const LbGridCell *cell[3] = {&g->time[c], &g->memory[c], &g->energy[c]};
+        for (int x = 0; x < 3; x++) {
+            if (cell[x]->kind == LB_GRID_VALUE)
+                lb_csv_format_double(cell[x]->value, v[4 + x], sizeof v[0]);
             else
-                v[3][0] = '\0';
-            const LbGridCell *cell[3] = {&g->time[c], &g->memory[c], &g->energy[c]};
-            for (int x = 0; x < 3; x++) {
-                if (cell[x]->kind == LB_GRID_VALUE)
-                    lb_csv_format_double(cell[x]->value, v[4 + x], sizeof v[0]);
-                else
-                    lb_grid_cell_csv(cell[x], v[4 + x], sizeof v[0]);
-            }
-            LB_TRY(lb_csv_write_record(f, row, LB_SPEEDUPS_COLUMNS));
+                lb_grid_cell_csv(cell[x], v[4 + x], sizeof v[0]);
         }
+        LB_TRY(lb_csv_write_record(f, row, LB_SPEEDUPS_COLUMNS));
     }
     return LB_OK;
 }

@@ -264,20 +264,6 @@ typedef struct EnergyTally {
     char first_why[256]; /* the first reason this process saw for an ok cell without energy */
 } EnergyTally;
 
-/* Whether raw.csv has the energy columns (a resumed file from before them keeps its layout); 1
- * where it cannot be told. */
-static int raw_has_energy_columns(const char *path)
-{
-    LbRawWriter *w = NULL;
-    if (lb_raw_open_shared(path, &w) != LB_OK) {
-        lb_error_clear();
-        return 1;
-    }
-    const int has = lb_raw_layout_has_energy(w);
-    lb_raw_close(w);
-    return has;
-}
-
 /* meta.csv's energy (measured, partial, none; empty while running) and energy_note (METHOD.md,
  * "Energy"). */
 static void energy_text(const LbSweepDevice *dev, const EnergyTally *t, const char **state, char *note,
@@ -454,7 +440,7 @@ static int write_grids(const LbSweepJob *job, const char *raw_path, LbGrid *out,
         energy->ok += rows[i].status == LB_CELL_OK;
         energy->with_energy += rows[i].status == LB_CELL_OK && rows[i].energy_j_per_seq > 0;
     }
-    energy->columns = raw_has_energy_columns(raw_path);
+    energy->columns = lb_raw_has_energy_columns(raw_path);
     int measured[LB_MODEL_COUNT];
     for (int m = 0; m < LB_MODEL_COUNT; m++)
         measured[m] = (s->models >> m) & 1;

@@ -6,7 +6,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "reports/breakdown_csv.h"
 #include "reports/raw.h"
 #include "tests/cli/sweep_check.h"
 #include "tests/lib/cases.h"
@@ -513,7 +512,7 @@ static void test_lock(void)
  * dumped array, a plot or a job script must never send a write to another file: each command
  * either refuses with one line or replaces the planted name, and the file it pointed at keeps
  * every byte. The lock is tried for each command that takes one (sweep, --resume, merge, predict,
- * run --dump); the breakdown's lock through its function.
+ * run --dump).
  **/
 static const char victim_text[] = "the user's own file: not linbench's to write\n";
 
@@ -710,20 +709,6 @@ static void planted_outputs(void)
     victim_intact(victim, "slurm, sweep.sbatch a link");
 }
 
-/* The breakdown's lock, which concurrent adders take inside the directory. */
-static void planted_worker_locks(void)
-{
-    char dir[600], victim[600];
-    make_victim(victim, sizeof victim, "victim-worker");
-    snprintf(dir, sizeof dir, "%s/workers", scratch);
-    plant(dir, ".breakdown.lock", PLANT_SYMLINK, victim);
-    LbBreakdownRecord rec;
-    memset(&rec, 0, sizeof rec);
-    lb_check(lb_breakdown_add(dir, &rec, 1) != LB_OK, "the breakdown's lock planted as a link: refused");
-    lb_check(strstr(lb_error_message(), "not a plain file") != NULL, "  saying why: %s", lb_error_message());
-    victim_intact(victim, "the breakdown's lock a link");
-}
-
 static void test_links(void)
 {
     scratch = lb_scratch_dir("cli-links");
@@ -731,7 +716,6 @@ static void test_links(void)
     planted_raw();
     planted_results();
     planted_outputs();
-    planted_worker_locks();
     lb_test_cleanup(scratch);
 }
 

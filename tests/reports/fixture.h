@@ -4,6 +4,7 @@
 #ifndef LB_TESTS_FIXTURE_H
 #define LB_TESTS_FIXTURE_H
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,19 @@ static inline void fx_write(const char *path, const char *mode, const char *text
     lb_check(f && fputs(text, f) >= 0, "cannot write %s", path);
     if (f)
         fclose(f);
+}
+
+/* How many names in dir hold `part` (NULL: how many do not start with a dot). */
+static inline int fx_count_files(const char *dir, const char *part)
+{
+    int count = 0;
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL)
+        count += part ? strstr(e->d_name, part) != NULL : e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    return count;
 }
 
 static inline LbCellResult fx_row(LbModelKind model, int64_t n, int64_t k, int64_t batch,
@@ -80,20 +94,13 @@ static inline int fx_sweep_dir(const char *dir, const LbCellResult *rows, size_t
         free(text);
     }
     lb_run_settings_free(&defaults);
-    lb_meta_set(&m, "linbench_version", "0.1.0");
-    lb_meta_set(&m, "status", "%s", "complete");
-    lb_meta_set(&m, "device", "%s", "cuda");
-    lb_meta_set(&m, "device_name", "%s", device_name);
-    lb_meta_set(&m, "memory_budget_bytes", "%llu", 16ull << 30);
-    lb_meta_set(&m, "mem_limit", "%llu", 16ull << 30);
-    lb_meta_set(&m, "dtype", "%s", "fp16");
-    lb_meta_set(&m, "storage_dtype", "%s", "fp16");
-    lb_meta_set(&m, "layers", "%d", 12);
-    lb_meta_set(&m, "d_model", "%d", 768);
-    lb_meta_set(&m, "heads", "%d", 12);
-    lb_meta_set(&m, "ffn", "%d", 3072);
-    lb_meta_set(&m, "sharing", "%s", "layerwise");
-    lb_meta_set(&m, "order", "%s", "early");
+    static const char *const run[][2] = {
+        {"linbench_version", "0.1.0"}, {"status", "complete"}, {"device", "cuda"}, {"device_name", NULL},
+        {"memory_budget_bytes", "17179869184"}, {"mem_limit", "17179869184"}, {"dtype", "fp16"},
+        {"storage_dtype", "fp16"}, {"layers", "12"}, {"d_model", "768"}, {"heads", "12"}, {"ffn", "3072"},
+        {"sharing", "layerwise"}, {"order", "early"}};
+    for (size_t i = 0; i < sizeof run / sizeof run[0]; i++)
+        lb_meta_set(&m, run[i][0], "%s", run[i][1] ? run[i][1] : device_name);
     /* the models of the rows, besides the default pair, so that no row reads as foreign */
     char models[512] = "standard,linformer";
     for (size_t i = 0; i < count; i++) {

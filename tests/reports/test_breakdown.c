@@ -6,7 +6,6 @@
  * naming the line. */
 #define _POSIX_C_SOURCE 200809L
 
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,18 +30,6 @@ static int same(const LbBreakdownRecord *a, const LbBreakdownRecord *b)
            same_double(a->flops, b->flops) && same_double(a->bytes, b->bytes) &&
            same_double(a->achieved, b->achieved) && !strcmp(a->achieved_unit, b->achieved_unit) &&
            same_double(a->percent_of_limit, b->percent_of_limit);
-}
-
-static int files_in(const char *dir)
-{
-    DIR *d = opendir(dir);
-    int count = 0;
-    struct dirent *e;
-    while (d && (e = readdir(d)))
-        count += e->d_name[0] != '.';
-    if (d)
-        closedir(d);
-    return count;
 }
 
 int main(void)
@@ -129,7 +116,7 @@ int main(void)
             lb_check(same(&back[i], &all[i]), "record %zu (%s %s) differs after the round trip", i,
                      lb_model_name(all[i].model), all[i].op);
     }
-    lb_check(files_in(dir) == 1, "%d files in the directory, want breakdown.csv alone", files_in(dir));
+    lb_check(fx_count_files(dir, NULL) == 1, "%d files in the directory, want breakdown.csv alone", fx_count_files(dir, NULL));
 
     /* Adding the standard cell again replaces its rows: the Linformer rows stay, standard's come last. */
     size_t n_std = 0;

@@ -13,20 +13,12 @@
 #include "cmd/sweep/predict.h"
 #include "cmd/sweep/engine.h"
 #include "tests/lib/check.h"
+#include "tests/reports/fixture.h"
 
 static LbCellResult make_row(LbModelKind m, int64_t n, int64_t k)
 {
-    LbCellResult r;
-    memset(&r, 0, sizeof r);
-    r.model = m;
-    r.n = n;
-    r.k = lb_model_has_k(m) ? k : 0;
-    r.status = LB_CELL_OK;
-    r.batch = (int64_t)(lb_test_u64() % 300) + 1;
-    r.ms_per_seq = 0.01 + (double)(lb_test_u64() % 1000000) / 1e4;
-    r.sm_clock_start_mhz = r.sm_clock_end_mhz = -1;
-    snprintf(r.error, sizeof r.error, "ok");
-    return r;
+    return fx_row(m, n, k, (int64_t)(lb_test_u64() % 300) + 1, 0.01 + (double)(lb_test_u64() % 1000000) / 1e4,
+                  LB_CELL_OK);
 }
 
 /* lb_sweep_shard_assign against the split worked out here from lb_predict_cell: cells costliest

@@ -75,17 +75,10 @@ static LbCellResult linformer_row(int64_t n, int64_t k)
 
 static LbCellResult oom_row(int64_t n)
 {
-    LbCellResult r;
-    memset(&r, 0, sizeof r);
-    r.model = LB_MODEL_STANDARD;
-    r.n = n;
+    LbCellResult r = fx_row(LB_MODEL_STANDARD, n, 0, 0, 0, LB_CELL_OOM);
     r.dtype = LB_DTYPE_FP32;
     r.planned_bytes = 25769803776;
-    r.sm_clock_start_mhz = -1;
-    r.sm_clock_end_mhz = -1;
     r.power_w = r.energy_j_per_seq = NAN;
-    r.status = LB_CELL_OOM;
-    snprintf(r.error, sizeof r.error, "OOM");
     return r;
 }
 
@@ -334,8 +327,8 @@ int main(int argc, char **argv)
         remove(path6);
         fx_write(path6, "a", old[o].text);
         rc = lb_raw_open(path6, 1, &w);
-        lb_check(rc == LB_OK && w && !lb_raw_layout_has_energy(w), "layout %zu: lb_raw_open(append) = %d (%s), energy %d",
-                 o, rc, lb_error_message(), w ? lb_raw_layout_has_energy(w) : -1);
+        lb_check(rc == LB_OK && w && !lb_raw_has_energy_columns(path6), "layout %zu: lb_raw_open(append) = %d (%s), energy %d",
+                 o, rc, lb_error_message(), lb_raw_has_energy_columns(path6));
         if (w)
             lb_check(lb_raw_append(w, &want[0]) == LB_OK, "layout %zu: append: %s", o, lb_error_message());
         lb_raw_close(w);
@@ -354,9 +347,7 @@ int main(int argc, char **argv)
         if (rc == LB_OK)
             lb_csv_table_free(&t);
     }
-    rc = lb_raw_open(path, 1, &w);
-    lb_check(rc == LB_OK && w && lb_raw_layout_has_energy(w), "this version's raw.csv has the energy columns");
-    lb_raw_close(w);
+    lb_check(lb_raw_has_energy_columns(path), "this version's raw.csv has the energy columns");
 
     /* A bad row is refused, naming its line, column and what the column holds: an unknown model
      * (with the names the table knows), energy that is not both columns, positive, on an ok row. */

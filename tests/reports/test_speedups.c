@@ -64,23 +64,24 @@ static void check_table3_unchanged(const LbCellResult *rows, size_t count, const
 {
     /* Fixed rows whose files were written by the two-model code before speedups.csv existed. */
     LbCellResult fixed[] = {FX_STD(512, 40, 2.0), FX_LIN(512, 128, 70, 1.25), FX_LIN(512, 256, 60, 1.6),
-                            FX_STD(1024, 12, 8.0), fx_row(LB_MODEL_LINFORMER, 1024, 128, 0, 0, LB_CELL_OOM)};
+                            FX_STD(1024, 12, 8.0), fx_row(LB_MODEL_LINFORMER, 1024, 128, 0, 0, LB_CELL_OOM),
+                            fx_row(LB_MODEL_LINFORMER, 1024, 256, 0, 0, LB_CELL_ERROR)};
     fixed[0].energy_j_per_seq = 4.0, fixed[1].energy_j_per_seq = 1.0, fixed[3].energy_j_per_seq = 16.0;
     fixed[2].energy_j_per_seq = NAN; /* no counter: the cell is NA, its time and memory still numbers */
     const int64_t n[] = {512, 1024}, k[] = {128, 256, 1024};
     LbGrid g;
-    int rc = lb_grid_from_raw(fixed, 5, n, 2, k, 3, &g);
+    int rc = lb_grid_from_raw(fixed, 6, n, 2, k, 3, &g);
     if (rc == LB_OK)
         rc = lb_grids_write(dir, &g);
     lb_grid_free(&g);
     lb_check(rc == LB_OK, "Table 3 files of fixed rows: %s", lb_error_message());
     char *t = lb_slurp_in(dir, "time_speedup.csv"), *m = lb_slurp_in(dir, "memory_speedup.csv");
-    lb_check(t && strcmp(t, "n,k=128,k=256,k=1024\n512,1.6,1.25,\n1024,OOM,NA,\n") == 0, "time_speedup.csv:\n%s", t ? t : "(none)");
-    lb_check(m && strcmp(m, "n,k=128,k=256,k=1024\n512,1.75,1.5,\n1024,OOM,NA,\n") == 0, "memory_speedup.csv:\n%s", m ? m : "(none)");
+    lb_check(t && strcmp(t, "n,k=128,k=256,k=1024\n512,1.6,1.25,\n1024,OOM,ERR,\n") == 0, "time_speedup.csv:\n%s", t ? t : "(none)");
+    lb_check(m && strcmp(m, "n,k=128,k=256,k=1024\n512,1.75,1.5,\n1024,OOM,ERR,\n") == 0, "memory_speedup.csv:\n%s", m ? m : "(none)");
     free(t);
     free(m);
     char *e = lb_slurp_in(dir, "energy_speedup.csv");
-    lb_check(e && strcmp(e, "n,k=128,k=256,k=1024\n512,4,NA,\n1024,OOM,NA,\n") == 0, "energy_speedup.csv:\n%s",
+    lb_check(e && strcmp(e, "n,k=128,k=256,k=1024\n512,4,NA,\n1024,OOM,ERR,\n") == 0, "energy_speedup.csv:\n%s",
              e ? e : "(none)");
     free(e);
 

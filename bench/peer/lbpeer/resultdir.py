@@ -254,7 +254,7 @@ def energy_state(rows, counter_why, measured=()):
 
 
 def _ratio(base, model):
-    """(time, memory) of model against base, as lb_grid_ratio_cell: ERR when either failed, OOM when
+    """(time, memory) of model against base, as lb_grid_set_cell: ERR when either failed, OOM when
     either ran out of memory at batch 1, NA when either is missing, else the two ratios."""
     cells = (base, model)
     if any(c is not None and c.status not in ("ok", "OOM") for c in cells):
@@ -269,7 +269,7 @@ def _ratio(base, model):
 
 
 def _energy_ratio(base, model):
-    """The energy ratio of model against base, as lb_grid_energy_cell: the time ratio's ERR, OOM
+    """The energy ratio of model against base, as lb_grid_set_cell: the time ratio's ERR, OOM
     or NA, else NA where a side has no energy."""
     t, _ = _ratio(base, model)
     if not isinstance(t, float):
