@@ -152,33 +152,25 @@ static inline int ex_field(const char *field, ExCell want, const char *what)
                     "%s: \"%s\": should be %.6g", what, field, want.v);
 }
 
-/* Check compare's CSV (grid,n,k,first,second,ratio) cell by cell: first and second from the
- * callbacks, ratio = first / second (ratio_second_over_first = 0) or second / first. Returns
- * the number of data rows seen. */
-typedef ExCell (*ExSide)(const void *ctx, int grid, int64_t n, int64_t k);
-
-/* The two ExSide sources the compare tests set against each other: a sweep's raw rows, and the
- * paper's table (ctx is an ExPaper). */
-typedef struct ExRows {
+/* One side of a comparison: a sweep's raw rows, or (paper set) the paper's table. */
+typedef struct ExSide {
     const LbCellResult *rows;
     size_t count;
-} ExRows;
+    const ExPaper *paper;
+} ExSide;
 
-static inline ExCell ex_side_rows(const void *ctx, int grid, int64_t n, int64_t k)
+static inline ExCell ex_side(const ExSide *s, int grid, int64_t n, int64_t k)
 {
-    const ExRows *r = (const ExRows *)ctx;
-    return ex_measured(r->rows, r->count, grid, n, k);
+    return s->paper ? ex_paper(s->paper, grid, n, k) : ex_measured(s->rows, s->count, grid, n, k);
 }
 
-static inline ExCell ex_side_paper(const void *ctx, int grid, int64_t n, int64_t k)
+/* Check compare's CSV cell by cell: against the paper (second->paper) grid,n,k,measured,paper,
+ * measured_over_paper, else grid,n,k,a,b,b_over_a. Returns the number of data rows seen. */
+static inline size_t ex_check_compare_csv(const char *csv, const ExSide *first, const ExSide *second)
 {
-    return ex_paper((const ExPaper *)ctx, grid, n, k);
-}
-
-static inline size_t ex_check_compare_csv(const char *csv, const char *const header[6],
-                                          ExSide first, const void *first_ctx, ExSide second,
-                                          const void *second_ctx, int ratio_second_over_first)
-{
+    static const char *const heads[2][6] = {{"grid", "n", "k", "a", "b", "b_over_a"},
+                                            {"grid", "n", "k", "measured", "paper", "measured_over_paper"}};
+    const char *const *header = heads[second->paper != NULL];
     LbCsvTable t;
     if (!lb_check(lb_csv_parse_text(csv, strlen(csv), 0, "compare output", &t) == 0,
                   "compare's CSV parses through libcsv"))
@@ -200,8 +192,8 @@ static inline size_t ex_check_compare_csv(const char *csv, const char *const hea
                       row->fields[2]))
             continue;
         lb_check(k < n, "row %zu: n=%lld k=%lld: cells with k >= n are left out", r, n, k);
-        const ExCell a = first(first_ctx, grid, n, k), b = second(second_ctx, grid, n, k);
-        const ExCell want[3] = {a, b, ratio_second_over_first ? ex_ratio(b, a) : ex_ratio(a, b)};
+        const ExCell a = ex_side(first, grid, n, k), b = ex_side(second, grid, n, k);
+        const ExCell want[3] = {a, b, second->paper ? ex_ratio(a, b) : ex_ratio(b, a)};
         for (int c = 0; c < 3; c++) {
             char what[96];
             snprintf(what, sizeof what, "%s n=%lld k=%lld %s", row->fields[0], n, k, header[3 + c]);
