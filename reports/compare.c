@@ -18,7 +18,7 @@
 #include "reports/settings.h"
 #include "reports/speedups.h"
 
-typedef enum { MODE_PAPER, MODE_SWEEPS, MODE_PEER, MODE_PREDICTED, MODE_PASSES } ModeId;
+typedef enum { MODE_PAPER, MODE_PREDICTED_PAPER, MODE_SWEEPS, MODE_PEER, MODE_PREDICTED, MODE_PASSES } ModeId;
 enum { Q_TIME, Q_MEMORY, Q_ENERGY, Q_COUNT };
 
 /* How a value prints in text: a speedup (3 digits and an x), the paper's own digits, a plain ratio
@@ -38,6 +38,9 @@ static const Mode modes[] = {
     [MODE_PAPER] = {0, 0, {"measured", "paper", "measured / paper"},
                     {{ST_X, ST_PAPER, ST_PLAIN}, {ST_X, ST_PAPER, ST_PLAIN}, {ST_X, ST_PAPER, ST_PLAIN}},
                     {"measured", "paper", "measured_over_paper"}, "not measured, or not in the paper"},
+    [MODE_PREDICTED_PAPER] = {0, 0, {"predicted", "paper", "predicted / paper"},
+                              {{ST_X, ST_PAPER, ST_PLAIN}, {ST_X, ST_PAPER, ST_PLAIN}, {ST_X, ST_PAPER, ST_PLAIN}},
+                              {"predicted", "paper", "predicted_over_paper"}, "not predicted, or not in the paper"},
     [MODE_SWEEPS] = {0, 1, {"A", "B", "B / A"},
                      {{ST_X, ST_X, ST_PLAIN}, {ST_X, ST_X, ST_PLAIN}, {ST_X, ST_X, ST_PLAIN}},
                      {"a", "b", "b_over_a"}, "not measured in that sweep"},
@@ -406,11 +409,16 @@ static const char *print_title(FILE *out, LbFormat fmt, const char *dir, const c
     return fmt == LB_FORMAT_MD ? "- " : "  ";
 }
 
-static void print_status(FILE *out, const char *item, const LbSweepDir *s, const char *label, const char *what)
+/* A line for each of the sides a, b (b may be NULL) whose run did not complete. */
+static void print_statuses(FILE *out, const char *item, const Mode *m, const LbSweepDir *a, const LbSweepDir *b,
+                           const char *what)
 {
-    const char *st = lb_sweep_meta(s, "status", NULL);
-    if (st && strcmp(st, "complete") != 0)
-        fprintf(out, "%s%s%s status: %s (cells not measured show NA)\n", item, label, what, st);
+    const LbSweepDir *side[2] = {a, b};
+    for (int s = 0; s < 2 && side[s]; s++) {
+        const char *st = lb_sweep_meta(side[s], "status", NULL);
+        if (st && strcmp(st, "complete") != 0)
+            fprintf(out, "%s%s%s status: %s (cells not measured show NA)\n", item, m->block[s], what, st);
+    }
 }
 
 /* Both sides' lines, each label padded to the longer: "A: DIR: what ran" (no newline after B's). */
@@ -421,13 +429,6 @@ static void print_sides(FILE *out, const char *item, const Mode *m, const LbSwee
     describe(out, a);
     fprintf(out, "\n%s%s:%*s%s: ", item, m->block[1], 1 + w - (int)strlen(m->block[1]), "", b->dir);
     describe(out, b);
-}
-
-static void print_statuses(FILE *out, const char *item, const Mode *m, const LbSweepDir *a, const LbSweepDir *b,
-                           const char *what)
-{
-    print_status(out, item, a, m->block[0], what);
-    print_status(out, item, b, m->block[1], what);
 }
 
 static void print_legend(FILE *out, LbFormat fmt, const char *dash, const char *na)
@@ -568,13 +569,7 @@ static int paper_rows(LbModelKind model, LbSweepDir *s)
 static int compare_paper(FILE *out, const LbSweepDir *s, LbFormat fmt)
 {
     const int predicted = s->kind == LB_RESULT_PREDICTED, train = lb_sweep_is_train(s);
-    Mode mode = modes[MODE_PAPER];
-    if (predicted) { /* a prediction says so wherever a sweep's says measured */
-        mode.block[0] = mode.csv[0] = "predicted";
-        mode.block[2] = "predicted / paper";
-        mode.csv[2] = "predicted_over_paper";
-        mode.na = "not predicted, or not in the paper";
-    }
+    Mode mode = modes[predicted ? MODE_PREDICTED_PAPER : MODE_PAPER];
     if (train)
         mode.na = predicted ? "not predicted" : "not measured";
     LbSweepDir paper;
@@ -602,7 +597,7 @@ static int compare_paper(FILE *out, const LbSweepDir *s, LbFormat fmt)
     else
         fprintf(out, "\n%spaper:    %s%s, Linformer with layerwise sharing; precision and model size not stated\n", item,
                 predicted ? " " : "", LB_PAPER_DEVICE);
-    print_status(out, item, s, mode.block[0], " sweep");
+    print_statuses(out, item, &mode, s, NULL, " sweep");
     fputc('\n', out);
     rc = print_pair(out, fmt, &p, 0);
     print_legend(out, fmt, lb_grid_dash_meaning(dash_below_n(&p)), mode.na);
@@ -634,7 +629,7 @@ static int compare_sweeps(FILE *out, const LbSweepDir *a, const LbSweepDir *b, L
     int64_t *n = union_of(a->grid.n, a->grid.rows, b->grid.n, b->grid.rows, &nn);
     int64_t *k = union_of(a->grid.k, a->grid.cols, b->grid.k, b->grid.cols, &nk);
     const Mode *mode = &modes[MODE_SWEEPS];
-    Pair p;
+    Pair p = {0};
     int rc = n && k ? pair_speedups(&p, mode, a, b, a->grid.model, LB_TABLE3_BASELINE, n, nn, k, nk)
                     : LB_FAIL(LB_ERR_NOMEM, "out of memory comparing two sweeps");
     if (rc == LB_OK && fmt == LB_FORMAT_CSV) {
@@ -653,14 +648,13 @@ static int compare_sweeps(FILE *out, const LbSweepDir *a, const LbSweepDir *b, L
         LbSpeedupPair pairs[LB_SPEEDUP_PAIRS_MAX];
         const size_t np = other_pairs(out, fmt, a, b, pairs);
         for (size_t i = 0; i < np && rc == LB_OK; i++) {
-            Pair o;
+            Pair o = {0};
             if ((rc = pair_speedups(&o, mode, a, b, pairs[i].model, pairs[i].baseline, n, nn, k, nk)) == LB_OK)
                 rc = print_pair(out, fmt, &o, 1);
             pair_free(&o);
         }
     }
-    if (n && k)
-        pair_free(&p);
+    pair_free(&p);
     free(n);
     free(k);
     return rc;

@@ -161,13 +161,19 @@ static ExCell peer_side(const PeerRow *rows, size_t count, const char *model, in
     return own(found != NULL, found ? found->status : "", found ? found->ms_per_seq : 0, found ? found->batch : 0, q);
 }
 
-/* Every row of compare's CSV against the rows; and the set of pairs and cells. */
-static void check_csv(const char *out, const LbCellResult *lin, size_t nlin, const PeerRow *peer, size_t npeer,
-                      int linformer_pair, const char *what)
+/* compare LIN PEER --format csv: every row against the rows, the set of pairs and cells; PEER LIN
+ * prints the same bytes. */
+static void check_csv(char *lin_dir, char *peer_dir, const LbCellResult *lin, size_t nlin, const PeerRow *peer,
+                      size_t npeer, int linformer_pair, const char *what)
 {
+    LbRun r = run(lin_dir, peer_dir, "--format", "csv"), back = run(peer_dir, lin_dir, "--format", "csv");
+    lb_check(r.code == 0 && back.code == 0 && strcmp(back.out, r.out) == 0,
+             "%s: compare PEER LIN --format csv prints what LIN PEER prints (exit %d, %d): %s", what, r.code, back.code, r.err);
     LbCsvTable t;
-    lb_check(lb_csv_parse_text(out, strlen(out), 0, "compare's CSV", &t) == LB_OK && t.rows > 0, "%s: CSV parses", what);
-    if (t.rows == 0)
+    const int parsed = lb_csv_parse_text(r.out, strlen(r.out), 0, "compare's CSV", &t) == LB_OK && t.rows > 0;
+    lb_run_free(&r);
+    lb_run_free(&back);
+    if (!lb_check(parsed, "%s: CSV parses", what))
         return;
     lb_check(t.row[0].count == 14 && strcmp(t.row[0].fields[0], "comparison") == 0 &&
               strcmp(t.row[0].fields[10], "linbench_over_peer_batch") == 0 &&
@@ -211,15 +217,15 @@ static void check_csv(const char *out, const LbCellResult *lin, size_t nlin, con
             }
         }
     }
-    /* 3 n for each model without k; linformer: (256,128), (512,128), (512,256), (1024,128), (1024,256) */
-    lb_check(pairs[0] == 3 && pairs[2] == 3, "%s: standard against torch-standard and torch-sdpa-flash at every n (%d, %d)",
-          what, pairs[0], pairs[2]);
-    lb_check(pairs[1] == (linformer_pair ? 5 : 0), "%s: linformer against torch-linformer at every (n, k < n): %d", what,
-          pairs[1]);
-    lb_check(pairs[3] == 5, "%s: linformer against torch-sdpa-flash at every (n, k < n): %d", what, pairs[3]);
-    /* chunked, exact attention too, is the same work as torch-sdpa-flash (never torch-standard's, a
-     * model of its own) */
-    lb_check(pairs[4] == 3, "%s: chunked against torch-sdpa-flash, the same work, at every n: %d", what, pairs[4]);
+    /* Every cell: 3 n for each model without k; linformer (256,128), (512,128), (512,256), (1024,128),
+     * (1024,256). chunked, exact attention too, is the same work as torch-sdpa-flash (never
+     * torch-standard's, a model of its own). */
+    static const char *const pair_name[5] = {"standard against torch-standard", "linformer against torch-linformer",
+                                             "standard against torch-sdpa-flash", "linformer against torch-sdpa-flash",
+                                             "chunked against torch-sdpa-flash, the same work,"};
+    const int want[5] = {3, linformer_pair ? 5 : 0, 3, 5, 3};
+    for (int i = 0; i < 5; i++)
+        lb_check(pairs[i] == want[i], "%s: %s at every cell: %d rows, should be %d", what, pair_name[i], pairs[i], want[i]);
     lb_csv_table_free(&t);
 }
 
@@ -297,14 +303,7 @@ static void check_peer(void)
     fx_set_meta(lin_dir, "vocab", "50265");
     make_peer(peer_dir, peer, npeer);
 
-    /* The CSV, cell by cell, in both orders of the directories (the same bytes). */
-    LbRun r = run(lin_dir, peer_dir, "--format", "csv");
-    lb_check(r.code == 0, "compare LIN PEER --format csv: exit %d (%s)", r.code, r.err);
-    check_csv(r.out, lin, nlin, peer, npeer, 1, "LIN PEER");
-    LbRun back = run(peer_dir, lin_dir, "--format", "csv");
-    lb_check(back.code == 0 && strcmp(back.out, r.out) == 0, "compare PEER LIN prints what compare LIN PEER prints");
-    lb_run_free(&back);
-    lb_run_free(&r);
+    check_csv(lin_dir, peer_dir, lin, nlin, peer, npeer, 1, "LIN PEER");
 
     /* Text: what ran, each pair, the section against the baseline, the legend; linformer 512/128:
      * linbench 1.33 ms, the peer 1.00; standard 256: 0.5 / 0.55 = 0.909. */
@@ -335,10 +334,7 @@ static void check_peer(void)
     says(run(lin_dir, other, NULL, NULL), "another sharing: the pair refused in one line, the difference said",
          "linformer against torch-linformer: not compared: linbench ran --sharing layerwise, the peer kv: not the same work",
          "differ (linbench / peer): sharing layerwise / kv");
-    r = run(lin_dir, other, "--format", "csv");
-    lb_check(r.code == 0, "another sharing, csv: exit %d", r.code);
-    check_csv(r.out, lin, nlin, peer, npeer, 0, "another sharing");
-    lb_run_free(&r);
+    check_csv(lin_dir, other, lin, nlin, peer, npeer, 0, "another sharing");
 
     /* Not the same work at all, or not a peer's result: one line, exit 2. */
     snprintf(other, sizeof other, "%s/peer-wide", scratch);
@@ -361,10 +357,7 @@ static void check_peer(void)
     char plots[4200];
     snprintf(plots, sizeof plots, "%s/plots", scratch);
     char *pargv[] = {bin, "plot", peer_dir, lin_dir, "--out", plots, "--no-render", NULL};
-    r = lb_run(pargv);
-    lb_check(r.code == 0 && strstr(r.out, "versus_time_per_seq.gp") && strstr(r.out, "versus_batch_ratio.gp"),
-          "plot PEER LIN: exit %d, the scripts named (%s%s)", r.code, r.out, r.err);
-    lb_run_free(&r);
+    says(lb_run(pargv), "plot PEER LIN: the scripts named", "versus_time_per_seq.gp", "versus_batch_ratio.gp");
     char path[4400];
     snprintf(path, sizeof path, "%s/versus_time_ratio.plot.csv", plots);
     LbCsvTable t;
@@ -566,26 +559,23 @@ int main(int argc, char **argv)
     lb_check_refusal(run(dir_a, "--format", "x", NULL), "--format x", "invalid argument \"x\" for --format: should be text, md or csv");
     lb_check_refusal(run(NULL, NULL, NULL, NULL), "no directory", "compare needs a sweep directory");
     lb_check_refusal(run(dir_a, dir_b, dir_a, NULL), "three directories", "unexpected argument");
-    char empty[4200], no_meta[4200], bad_raw[4200], path[4300];
-    snprintf(empty, sizeof empty, "%s/empty", scratch);
-    mkdir(empty, 0755);
-    lb_check_refusal(run(empty, NULL, NULL, NULL), "a directory without raw.csv", "no raw.csv in it");
-    snprintf(no_meta, sizeof no_meta, "%s/nometa", scratch);
-    fx_sweep_dir(no_meta, a_rows, 2, "256", "128", "x");
-    snprintf(path, sizeof path, "%s/meta.csv", no_meta);
-    remove(path);
-    lb_check_refusal(run(no_meta, NULL, NULL, NULL), "a directory without meta.csv", "no meta.csv in it");
-    snprintf(path, sizeof path, "%s/does-not-exist", scratch);
-    lb_check_refusal(run(path, NULL, NULL, NULL), "a directory that does not exist", "No such file or directory");
-    snprintf(bad_raw, sizeof bad_raw, "%s/badraw", scratch);
-    fx_sweep_dir(bad_raw, a_rows, 2, "256", "128", "x");
-    snprintf(path, sizeof path, "%s/raw.csv", bad_raw);
-    FILE *f = fopen(path, "a");
-    if (f) {
-        fputs("standard,twelve,,,,fp16,1,1,1,1,1,1,1,1,1,5,,,,0,,,,,ok\n", f);
-        fclose(f);
+    static const struct {
+        const char *dir, *says;
+    } bad[] = {{"empty", "no raw.csv in it"}, {"nometa", "no meta.csv in it"},
+               {"does-not-exist", "No such file or directory"}, {"badraw", "invalid n \"twelve\""}};
+    char path[4300];
+    snprintf(path, sizeof path, "%s/empty", scratch);
+    mkdir(path, 0755);
+    snprintf(path, sizeof path, "%s/nometa", scratch);
+    fx_sweep_dir(path, a_rows, 2, "256", "128", "x");
+    remove(strcat(path, "/meta.csv"));
+    snprintf(path, sizeof path, "%s/badraw", scratch);
+    fx_sweep_dir(path, a_rows, 2, "256", "128", "x");
+    fx_write(strcat(path, "/raw.csv"), "a", "standard,twelve,,,,fp16,1,1,1,1,1,1,1,1,1,5,,,,0,,,,,ok\n");
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", scratch, bad[i].dir);
+        lb_check_refusal(run(path, NULL, NULL, NULL), bad[i].dir, bad[i].says);
     }
-    lb_check_refusal(run(bad_raw, NULL, NULL, NULL), "a malformed raw.csv", "invalid n \"twelve\"");
 
     says(run("--help", NULL, NULL, NULL), "--help lists every flag with its default", "--format", "(default text)", "--help");
 
