@@ -149,13 +149,32 @@ static void fill_ratios(Pair *p)
         }
 }
 
-/* Speedup modes: model against baseline within each side, over n and k. */
+/* The paper's Table 3 on the cells of a (NA where the paper has no such cell; all of them where a
+ * is a training step, which the paper never timed). */
+static int paper_grid(const LbGrid *a, int train, LbGrid *g)
+{
+    LbGrid t;
+    LB_TRY(lb_paper_table3(&t));
+    int rc = lb_grid_alloc_pair(g, a->model, a->baseline, a->n, a->rows, a->k, a->cols);
+    for (size_t c = 0; rc == LB_OK && !train && c < g->rows * g->cols; c++)
+        for (size_t i = 0; i < t.rows * t.cols && g->time[c].kind != LB_GRID_EMPTY; i++)
+            if (t.n[i / t.cols] == g->n[c / g->cols] && t.k[i % t.cols] == g->k[c % g->cols] &&
+                t.time[i].kind == LB_GRID_VALUE) {
+                g->time[c] = t.time[i];
+                g->memory[c] = t.memory[i];
+            }
+    lb_grid_free(&t);
+    return rc;
+}
+
+/* Speedup modes: model against baseline within each side, over n and k; b NULL: the paper. */
 static int pair_speedups(Pair *p, const Mode *mode, const LbSweepDir *a, const LbSweepDir *b, LbModelKind model,
                          LbModelKind baseline, const int64_t *n, size_t nn, const int64_t *k, size_t nk)
 {
     LbGrid g[2];
     LB_TRY(lb_grid_pair_from_raw(a->rows, a->count, model, baseline, n, nn, k, nk, &g[0]));
-    int rc = lb_grid_pair_from_raw(b->rows, b->count, model, baseline, n, nn, k, nk, &g[1]);
+    int rc = b ? lb_grid_pair_from_raw(b->rows, b->count, model, baseline, n, nn, k, nk, &g[1])
+               : paper_grid(&g[0], lb_sweep_is_train(a), &g[1]);
     if (rc == LB_OK)
         rc = pair_alloc(p, mode, model, g[0].n, g[0].rows, g[0].k, g[0].cols);
     if (rc == LB_OK) {
@@ -537,33 +556,6 @@ static size_t other_pairs(FILE *out, LbFormat fmt, const LbSweepDir *a, const Lb
     return kept;
 }
 
-/* The paper's Table 3 as a row set: per n a standard row (1 ms, batch 10) and per k a row of
- * `model` whose ms and batch give the paper's time and memory saved. */
-static int paper_rows(LbModelKind model, LbSweepDir *s)
-{
-    memset(s, 0, sizeof *s);
-    LbGrid g;
-    LB_TRY(lb_paper_table3(&g));
-    s->rows = calloc(g.rows * (g.cols + 1) + 1, sizeof *s->rows);
-    if (!s->rows) {
-        lb_grid_free(&g);
-        return LB_FAIL(LB_ERR_NOMEM, "out of memory reading the paper's table");
-    }
-    for (size_t i = 0; i < g.rows; i++) {
-        LbCellResult *r = &s->rows[s->count++];
-        *r = (LbCellResult){.model = LB_TABLE3_BASELINE, .n = g.n[i], .status = LB_CELL_OK, .batch = 10, .ms_per_seq = 1.0};
-        for (size_t j = 0; j < g.cols; j++) {
-            const size_t c = i * g.cols + j;
-            if (g.time[c].kind == LB_GRID_VALUE)
-                s->rows[s->count++] = (LbCellResult){.model = model, .n = g.n[i], .k = g.k[j], .status = LB_CELL_OK,
-                                                     .batch = llround(10 * g.memory[c].value),
-                                                     .ms_per_seq = 1.0 / g.time[c].value};
-        }
-    }
-    lb_grid_free(&g);
-    return LB_OK;
-}
-
 /* Table 3's view of one result: beside the paper's, or alone for a training step (the paper times
  * inference only). */
 static int compare_paper(FILE *out, const LbSweepDir *s, LbFormat fmt)
@@ -572,18 +564,12 @@ static int compare_paper(FILE *out, const LbSweepDir *s, LbFormat fmt)
     Mode mode = modes[predicted ? MODE_PREDICTED_PAPER : MODE_PAPER];
     if (train)
         mode.na = predicted ? "not predicted" : "not measured";
-    LbSweepDir paper;
-    memset(&paper, 0, sizeof paper); /* a training step: no rows, so every paper cell is NA */
-    if (!train)
-        LB_TRY(paper_rows(s->grid.model, &paper));
     Pair p;
-    int rc = pair_speedups(&p, &mode, s, &paper, s->grid.model, LB_TABLE3_BASELINE, s->grid.n, s->grid.rows,
-                           s->grid.k, s->grid.cols);
-    free(paper.rows);
-    LB_TRY(rc);
+    LB_TRY(pair_speedups(&p, &mode, s, NULL, s->grid.model, LB_TABLE3_BASELINE, s->grid.n, s->grid.rows, s->grid.k,
+                         s->grid.cols));
     p.alone = train;
     if (fmt == LB_FORMAT_CSV) {
-        rc = print_csv(out, &p, NULL, 0);
+        const int rc = print_csv(out, &p, NULL, 0);
         pair_free(&p);
         return rc;
     }
@@ -599,7 +585,7 @@ static int compare_paper(FILE *out, const LbSweepDir *s, LbFormat fmt)
                 predicted ? " " : "", LB_PAPER_DEVICE);
     print_statuses(out, item, &mode, s, NULL, " sweep");
     fputc('\n', out);
-    rc = print_pair(out, fmt, &p, 0);
+    int rc = print_pair(out, fmt, &p, 0);
     print_legend(out, fmt, lb_grid_dash_meaning(dash_below_n(&p)), mode.na);
     if (!predicted && !lb_grid_has_energy(&s->grid)) { /* a roofline has no energy model: nothing to explain */
         const char *note = lb_sweep_meta(s, "energy_note", "");

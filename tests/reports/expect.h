@@ -60,16 +60,6 @@ typedef struct ExPaper {
     double v[2][8][5]; /* NAN where the paper has "-" */
 } ExPaper;
 
-static inline int ex_log2(int64_t x)
-{
-    int l = 0;
-    while (x > 1) {
-        x >>= 1;
-        l++;
-    }
-    return l;
-}
-
 /* Parse one of the paper's CSV texts (independently of reports/grid.c). */
 static inline int ex_paper_parse(ExPaper *p, int grid, const char *text)
 {
@@ -110,9 +100,12 @@ static inline ExCell ex_paper(const ExPaper *p, int grid, int64_t n, int64_t k)
     ExCell c = {0, 0.0, ""};
     if (k >= n)
         return c;
-    int i = ex_log2(n) - 9, j = ex_log2(k) - 7;
-    if (n != ((int64_t)1 << ex_log2(n)) || k != ((int64_t)1 << ex_log2(k)) || i < 0 || i > 7 ||
-        j < 0 || j > 4 || isnan(p->v[grid][i][j])) {
+    int i = 0, j = 0; /* n = 512 << i, k = 128 << j */
+    while (i < 8 && ((int64_t)512 << i) != n)
+        i++;
+    while (j < 5 && ((int64_t)128 << j) != k)
+        j++;
+    if (i == 8 || j == 5 || isnan(p->v[grid][i][j])) {
         strcpy(c.mark, "NA");
         return c;
     }

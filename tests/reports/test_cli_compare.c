@@ -135,30 +135,27 @@ static void make_peer(const char *dir, const PeerRow *rows, size_t count)
 /* One side's own value of a cell (q: 0 ms per sequence, 1 batch, 2 J per sequence, which neither
  * side has here: the fixture's rows none, the peer's raw.csv from before the columns), as
  * compare's CSV writes it: a number, or NA (no row, no energy), OOM, ERR. */
-static ExCell own(int found, const char *status, double ms, int64_t batch, int q)
+static ExCell own(const LbCellResult *r, int q)
 {
     ExCell x = {0, 0.0, "NA"};
-    if (found && strcmp(status, "ok") != 0)
-        snprintf(x.mark, sizeof x.mark, "%s", strcmp(status, "OOM") == 0 ? "OOM" : "ERR");
-    else if (found && q < 2)
-        x = (ExCell){1, q == 0 ? ms : (double)batch, ""};
+    if (r && r->status != LB_CELL_OK)
+        snprintf(x.mark, sizeof x.mark, "%s", r->status == LB_CELL_OOM ? "OOM" : "ERR");
+    else if (r && q < 2)
+        x = (ExCell){1, q == 0 ? r->ms_per_seq : (double)r->batch, ""};
     return x;
-}
-
-static ExCell lin_side(const LbCellResult *rows, size_t count, LbModelKind m, int64_t n, int64_t k, int q)
-{
-    const LbCellResult *r = ex_last(rows, count, m, n, k);
-    return own(r != NULL, !r || r->status == LB_CELL_OK ? "ok" : r->status == LB_CELL_OOM ? "OOM" : "ERR",
-               r ? r->ms_per_seq : 0, r ? r->batch : 0, q);
 }
 
 static ExCell peer_side(const PeerRow *rows, size_t count, const char *model, int64_t n, int64_t k, int q)
 {
-    const PeerRow *found = NULL;
+    const PeerRow *f = NULL;
     for (size_t i = 0; i < count; i++)
         if (strcmp(rows[i].model, model) == 0 && rows[i].n == n && rows[i].k == k)
-            found = &rows[i];
-    return own(found != NULL, found ? found->status : "", found ? found->ms_per_seq : 0, found ? found->batch : 0, q);
+            f = &rows[i];
+    const LbCellStatus status = !f || strcmp(f->status, "ok") == 0 ? LB_CELL_OK
+                                : strcmp(f->status, "OOM") == 0  ? LB_CELL_OOM
+                                                                 : LB_CELL_ERROR;
+    const LbCellResult r = {.status = status, .batch = f ? f->batch : 0, .ms_per_seq = f ? f->ms_per_seq : 0};
+    return own(f ? &r : NULL, q);
 }
 
 /* compare LIN PEER --format csv: every row against the rows, the set of pairs and cells; PEER LIN
@@ -206,7 +203,7 @@ static void check_csv(char *lin_dir, char *peer_dir, const LbCellResult *lin, si
               "%s: same work pairs %s with %s", what, f[1], pm);
         lb_check(k < n || !k, "%s: no cell with k >= n (%lld, %lld)", what, (long long)n, (long long)k);
         for (int q = 0; q < 3; q++) { /* linbench's, the peer's, linbench / peer */
-            const ExCell x = lin_side(lin, nlin, m, n, k, q);
+            const ExCell x = own(ex_last(lin, nlin, m, n, k), q);
             const ExCell y = peer_side(peer, npeer, pm, n, lb_model_has_k(m) && !sdpa ? k : 0, q);
             const ExCell want[3] = {x, y, ex_ratio(x, y)};
             for (int s = 0; s < 3; s++) {
