@@ -56,30 +56,11 @@ static inline ExCell ex_measured(const LbCellResult *rows, size_t count, int gri
 
 /* The paper's grids: [grid][row][col] over n = 512 .. 65536 and k = 128 .. 2048. */
 typedef struct ExPaper {
-    int loaded;
     double v[2][8][5]; /* NAN where the paper has "-" */
 } ExPaper;
 
-/* Parse one of the paper's CSV texts (independently of reports/grid.c). */
-static inline int ex_paper_parse(ExPaper *p, int grid, const char *text)
-{
-    LbCsvTable t;
-    if (lb_csv_parse_text(text, strlen(text), 0, "paper", &t) != 0)
-        return -1;
-    int ok = t.rows == 9;
-    for (size_t i = 1; ok && i < 9; i++) {
-        ok = t.row[i].count == 6;
-        for (size_t j = 0; ok && j < 5; j++) {
-            const char *s = t.row[i].fields[j + 1];
-            p->v[grid][i - 1][j] = *s ? strtod(s, NULL) : NAN;
-        }
-    }
-    lb_csv_table_free(&t);
-    return ok ? 0 : -1;
-}
-
 /* The paper's numbers from dir's table3_*.csv (the source, ../shared/paper) when there, else
- * from the copy in reports/paper_table3.c. */
+ * from the copy in reports/paper_table3.c; parsed independently of reports/grid.c. */
 static inline void ex_paper_load(ExPaper *p, const char *dir)
 {
     static const char *const names[2] = {"table3_time.csv", "table3_memory.csv"};
@@ -88,9 +69,18 @@ static inline void ex_paper_load(ExPaper *p, const char *dir)
         char path[4200];
         snprintf(path, sizeof path, "%s/%s", dir ? dir : "/nonexistent", names[g]);
         char *text = lb_slurp(path);
-        lb_check(ex_paper_parse(p, g, text && *text ? text : builtin[g]) == 0, "the paper's %s parses", names[g]);
+        const char *csv = text && *text ? text : builtin[g];
+        LbCsvTable t;
+        int ok = lb_csv_parse_text(csv, strlen(csv), 0, "paper", &t) == 0 && t.rows == 9;
+        for (size_t i = 1; ok && i < 9; i++) {
+            ok = t.row[i].count == 6;
+            for (size_t j = 0; ok && j < 5; j++)
+                p->v[g][i - 1][j] = *t.row[i].fields[j + 1] ? strtod(t.row[i].fields[j + 1], NULL) : NAN;
+        }
+        lb_check(ok, "the paper's %s parses", names[g]);
         if (g == 0)
-            printf("paper's numbers from %s\n", text && *text ? path : "the copy in reports/paper_table3.c");
+            printf("paper's numbers from %s\n", csv == text ? path : "the copy in reports/paper_table3.c");
+        lb_csv_table_free(&t);
         free(text);
     }
 }
