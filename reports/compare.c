@@ -18,7 +18,7 @@
 #include "reports/settings.h"
 #include "reports/speedups.h"
 
-typedef enum { MODE_PAPER, MODE_SWEEPS, MODE_PEER, MODE_PREDICTED, MODE_PASSES } ModeId;
+typedef enum { MODE_PAPER, MODE_PREDICTED_PAPER, MODE_SWEEPS, MODE_PEER, MODE_PREDICTED, MODE_PASSES } ModeId;
 enum { Q_TIME, Q_MEMORY, Q_ENERGY, Q_COUNT };
 
 /* How a value prints in text: a speedup (3 digits and an x), the paper's own digits, a plain ratio
@@ -38,6 +38,9 @@ static const Mode modes[] = {
     [MODE_PAPER] = {0, 0, {"measured", "paper", "measured / paper"},
                     {{ST_X, ST_PAPER, ST_PLAIN}, {ST_X, ST_PAPER, ST_PLAIN}, {ST_X, ST_PAPER, ST_PLAIN}},
                     {"measured", "paper", "measured_over_paper"}, "not measured, or not in the paper"},
+    [MODE_PREDICTED_PAPER] = {0, 0, {"predicted", "paper", "predicted / paper"},
+                              {{ST_X, ST_PAPER, ST_PLAIN}, {ST_X, ST_PAPER, ST_PLAIN}, {ST_X, ST_PAPER, ST_PLAIN}},
+                              {"predicted", "paper", "predicted_over_paper"}, "not predicted, or not in the paper"},
     [MODE_SWEEPS] = {0, 1, {"A", "B", "B / A"},
                      {{ST_X, ST_X, ST_PLAIN}, {ST_X, ST_X, ST_PLAIN}, {ST_X, ST_X, ST_PLAIN}},
                      {"a", "b", "b_over_a"}, "not measured in that sweep"},
@@ -80,75 +83,109 @@ static LbGridCell own_cell(const LbCellResult *r, int q)
     return v > 0 || q != Q_ENERGY ? (LbGridCell){LB_GRID_VALUE, v} : (LbGridCell){LB_GRID_MISSING, 0.0};
 }
 
-/* One pairing of the two sets: rows (n, or cells where row_model is set) by columns (k). */
+/* One cell of a pairing: where it is, and its values [quantity][A, B, ratio]. */
+typedef struct PairCell {
+    LbModelKind model;
+    int64_t n, k; /* k 0 for a model without a k axis */
+    LbGridCell v[Q_COUNT][3];
+} PairCell;
+
+/* One pairing of the two sets: a grid of rows (n) by columns (k), or, where by_cell, one row per
+ * cell (predicted and passes). */
 typedef struct Pair {
     const Mode *mode;
     LbModelKind model, baseline;
     const LbPeerModel *peer; /* peer mode: B's variant */
     size_t rows, cols;
-    int64_t *n, *k;
-    LbModelKind *row_model; /* predicted and passes: each row's model (one column) */
-    LbGridCell (*v)[Q_COUNT][3]; /* [cell][quantity][A, B, ratio] */
-    int energy;             /* some cell has energy on either side */
-    int alone;              /* A alone, no B nor ratio: a training step, which the paper never timed */
+    int by_cell;
+    PairCell *cell;
+    int energy; /* some cell has energy on either side */
+    int alone;  /* A alone, no B nor ratio: a training step, which the paper never timed */
 } Pair;
 
 static void pair_free(Pair *p)
 {
-    free(p->n);
-    free(p->k);
-    free(p->row_model);
-    free(p->v);
-    memset(p, 0, sizeof *p);
+    free(p->cell);
+    p->cell = NULL;
 }
 
-static int pair_alloc(Pair *p, const Mode *mode, size_t rows, size_t cols)
+/* A grid of model's cells over n and k (one column, k 0, without a k axis), every value NA, or "-"
+ * where the model has no such cell. */
+static int pair_alloc(Pair *p, const Mode *mode, LbModelKind model, const int64_t *n, size_t nn, const int64_t *k,
+                      size_t nk)
 {
-    memset(p, 0, sizeof *p);
-    p->mode = mode;
-    p->rows = rows;
-    p->cols = cols;
-    p->n = calloc(rows + 1, sizeof *p->n);
-    p->k = calloc((rows > cols ? rows : cols) + 1, sizeof *p->k); /* predicted: one per row */
-    p->row_model = calloc(rows + 1, sizeof *p->row_model);
-    p->v = calloc(rows * cols + 1, sizeof *p->v);
-    if (p->n && p->k && p->row_model && p->v)
-        return LB_OK;
-    pair_free(p);
-    return LB_FAIL(LB_ERR_NOMEM, "out of memory comparing two results");
+    const int has_k = lb_model_has_k(model);
+    *p = (Pair){.mode = mode, .model = model, .rows = nn, .cols = has_k ? nk : 1};
+    p->cell = calloc(nn * p->cols + 1, sizeof *p->cell);
+    if (!p->cell)
+        return LB_FAIL(LB_ERR_NOMEM, "out of memory comparing two results");
+    for (size_t c = 0; c < nn * p->cols; c++) {
+        PairCell *x = &p->cell[c];
+        *x = (PairCell){model, n[c / p->cols], has_k ? k[c % p->cols] : 0, {{{0}}}};
+        const LbGridCellKind kind = lb_model_cell_exists(model, x->n, x->k) ? LB_GRID_MISSING : LB_GRID_EMPTY;
+        for (int q = 0; q < Q_COUNT; q++)
+            for (int s = 0; s < 3; s++)
+                x->v[q][s] = (LbGridCell){kind, 0.0};
+    }
+    return LB_OK;
 }
 
-static void fill_ratio(Pair *p, size_t c)
+/* A's and B's own values of a cell, and the ratios. */
+static void fill_own(PairCell *x, const LbCellResult *ra, const LbCellResult *rb)
 {
     for (int q = 0; q < Q_COUNT; q++) {
-        LbGridCell *v = p->v[c][q];
-        v[2] = p->mode->b_over_a ? ratio_of(v[1], v[0]) : ratio_of(v[0], v[1]);
-        p->energy |= q == Q_ENERGY && (v[0].kind == LB_GRID_VALUE || v[1].kind == LB_GRID_VALUE);
+        x->v[q][0] = own_cell(ra, q);
+        x->v[q][1] = own_cell(rb, q);
     }
 }
 
-/* Speedup modes: model against baseline within each side, over n and k. */
+static void fill_ratios(Pair *p)
+{
+    for (size_t c = 0; c < p->rows * p->cols; c++)
+        for (int q = 0; q < Q_COUNT; q++) {
+            LbGridCell *v = p->cell[c].v[q];
+            v[2] = p->mode->b_over_a ? ratio_of(v[1], v[0]) : ratio_of(v[0], v[1]);
+            p->energy |= q == Q_ENERGY && (v[0].kind == LB_GRID_VALUE || v[1].kind == LB_GRID_VALUE);
+        }
+}
+
+/* The paper's Table 3 on the cells of a (NA where the paper has no such cell; all of them where a
+ * is a training step, which the paper never timed). */
+static int paper_grid(const LbGrid *a, int train, LbGrid *g)
+{
+    LbGrid t;
+    LB_TRY(lb_paper_table3(&t));
+    int rc = lb_grid_alloc_pair(g, a->model, a->baseline, a->n, a->rows, a->k, a->cols);
+    for (size_t c = 0; rc == LB_OK && !train && c < g->rows * g->cols; c++)
+        for (size_t i = 0; i < t.rows * t.cols && g->time[c].kind != LB_GRID_EMPTY; i++)
+            if (t.n[i / t.cols] == g->n[c / g->cols] && t.k[i % t.cols] == g->k[c % g->cols] &&
+                t.time[i].kind == LB_GRID_VALUE) {
+                g->time[c] = t.time[i];
+                g->memory[c] = t.memory[i];
+            }
+    lb_grid_free(&t);
+    return rc;
+}
+
+/* Speedup modes: model against baseline within each side, over n and k; b NULL: the paper. */
 static int pair_speedups(Pair *p, const Mode *mode, const LbSweepDir *a, const LbSweepDir *b, LbModelKind model,
                          LbModelKind baseline, const int64_t *n, size_t nn, const int64_t *k, size_t nk)
 {
     LbGrid g[2];
     LB_TRY(lb_grid_pair_from_raw(a->rows, a->count, model, baseline, n, nn, k, nk, &g[0]));
-    int rc = lb_grid_pair_from_raw(b->rows, b->count, model, baseline, n, nn, k, nk, &g[1]);
+    int rc = b ? lb_grid_pair_from_raw(b->rows, b->count, model, baseline, n, nn, k, nk, &g[1])
+               : paper_grid(&g[0], lb_sweep_is_train(a), &g[1]);
     if (rc == LB_OK)
-        rc = pair_alloc(p, mode, nn, g[0].cols);
+        rc = pair_alloc(p, mode, model, g[0].n, g[0].rows, g[0].k, g[0].cols);
     if (rc == LB_OK) {
-        p->model = model;
         p->baseline = baseline;
-        memcpy(p->n, n, nn * sizeof *n);
-        memcpy(p->k, g[0].k, g[0].cols * sizeof *p->k);
-        for (size_t c = 0; c < nn * p->cols; c++) {
+        for (size_t c = 0; c < p->rows * p->cols; c++)
             for (int s = 0; s < 2; s++) {
-                p->v[c][Q_TIME][s] = g[s].time[c];
-                p->v[c][Q_MEMORY][s] = g[s].memory[c];
-                p->v[c][Q_ENERGY][s] = g[s].energy[c];
+                p->cell[c].v[Q_TIME][s] = g[s].time[c];
+                p->cell[c].v[Q_MEMORY][s] = g[s].memory[c];
+                p->cell[c].v[Q_ENERGY][s] = g[s].energy[c];
             }
-            fill_ratio(p, c);
-        }
+        fill_ratios(p);
     }
     lb_grid_free(&g[0]);
     lb_grid_free(&g[1]);
@@ -159,59 +196,39 @@ static int pair_speedups(Pair *p, const Mode *mode, const LbSweepDir *a, const L
 static int pair_peer(Pair *p, const LbSweepDir *a, const LbSweepDir *b, size_t v, LbModelKind model,
                      const int64_t *n, size_t nn, const int64_t *k, size_t nk)
 {
-    const int has_k = lb_model_has_k(model);
-    LB_TRY(pair_alloc(p, &modes[MODE_PEER], nn, has_k ? nk : 1));
-    p->model = model;
+    LB_TRY(pair_alloc(p, &modes[MODE_PEER], model, n, nn, k, nk));
     p->peer = &b->variants[v];
-    memcpy(p->n, n, nn * sizeof *n);
-    if (has_k)
-        memcpy(p->k, k, nk * sizeof *k);
-    for (size_t i = 0; i < nn; i++)
-        for (size_t j = 0; j < p->cols; j++) {
-            const size_t c = i * p->cols + j;
-            if (!lb_model_cell_exists(model, n[i], p->k[j])) {
-                for (int q = 0; q < Q_COUNT; q++)
-                    for (int s = 0; s < 3; s++)
-                        p->v[c][q][s] = (LbGridCell){LB_GRID_EMPTY, 0.0};
-                continue;
-            }
-            const LbCellResult *ra = lb_result_row(a, 0, model, n[i], p->k[j]);
-            const LbCellResult *rb = lb_result_row(b, v, p->peer->work, n[i], p->k[j]);
-            for (int q = 0; q < Q_COUNT; q++) {
-                p->v[c][q][0] = own_cell(ra, q);
-                p->v[c][q][1] = own_cell(rb, q);
-            }
-            fill_ratio(p, c);
-        }
+    for (size_t c = 0; c < nn * p->cols; c++) {
+        PairCell *x = &p->cell[c];
+        if (x->v[Q_TIME][0].kind != LB_GRID_EMPTY)
+            fill_own(x, lb_result_row(a, 0, model, x->n, x->k), lb_result_row(b, v, p->peer->work, x->n, x->k));
+    }
+    fill_ratios(p);
     return LB_OK;
 }
 
 /* Predicted and passes: one row per cell, B's cells first, then those only A has. */
 static int pair_cells(Pair *p, const Mode *mode, const LbSweepDir *a, const LbSweepDir *b)
 {
-    LB_TRY(pair_alloc(p, mode, a->count + b->count, 1));
-    size_t rows = 0;
+    *p = (Pair){.mode = mode, .cols = 1, .by_cell = 1};
+    p->cell = calloc(a->count + b->count + 1, sizeof *p->cell);
+    if (!p->cell)
+        return LB_FAIL(LB_ERR_NOMEM, "out of memory comparing two results");
     const LbSweepDir *src[2] = {b, a};
     for (int s = 0; s < 2; s++)
         for (size_t i = 0; i < src[s]->count; i++) {
             const LbCellResult *r = &src[s]->rows[i];
             const int64_t k = lb_model_has_k(r->model) ? r->k : 0;
             size_t j = 0;
-            while (j < rows && !(p->row_model[j] == r->model && p->n[j] == r->n && p->k[j] == k))
+            while (j < p->rows && !(p->cell[j].model == r->model && p->cell[j].n == r->n && p->cell[j].k == k))
                 j++;
-            if (j < rows)
+            if (j < p->rows)
                 continue;
-            p->row_model[rows] = r->model;
-            p->n[rows] = r->n;
-            p->k[rows] = k;
-            const LbCellResult *ra = lb_result_row(a, 0, r->model, r->n, k), *rb = lb_result_row(b, 0, r->model, r->n, k);
-            for (int q = 0; q < Q_COUNT; q++) {
-                p->v[rows][q][0] = own_cell(ra, q);
-                p->v[rows][q][1] = own_cell(rb, q);
-            }
-            fill_ratio(p, rows++);
+            PairCell *x = &p->cell[p->rows++];
+            *x = (PairCell){r->model, r->n, k, {{{0}}}};
+            fill_own(x, lb_result_row(a, 0, r->model, r->n, k), lb_result_row(b, 0, r->model, r->n, k));
         }
-    p->rows = rows;
+    fill_ratios(p);
     return LB_OK;
 }
 
@@ -229,8 +246,8 @@ static void value_text(LbGridCell c, Style st, char *buf, size_t size)
         lb_grid_cell_text(&c, st == ST_X ? "x" : "", buf, size);
 }
 
-/* The strings of a pair's table: blocks A, B, ratio of quantity q (one block per quantity where q
- * is -1, as the tables of one row per cell have them: its columns are A, B, ratio). */
+/* The strings of a pair's table: blocks A, B, ratio of quantity q; by cell, one block per quantity
+ * (largest batch, ms per sequence), its columns A, B, ratio. */
 typedef struct PairTable {
     const Pair *p;
     int q;
@@ -240,29 +257,29 @@ static void pair_text(const void *ctx, size_t b, size_t r, size_t c, char *buf, 
 {
     const PairTable *t = ctx;
     const Pair *p = t->p;
-    const int q = t->q >= 0 ? t->q : (int)(b == 0 ? Q_MEMORY : Q_TIME), side = t->q >= 0 ? (int)b : (int)c;
-    if (c == SIZE_MAX && t->q < 0) {
+    const int q = p->by_cell ? (int)(b == 0 ? Q_MEMORY : Q_TIME) : t->q, side = p->by_cell ? (int)c : (int)b;
+    if (c == SIZE_MAX && p->by_cell) {
         LbCellLabel cell;
-        lb_cell_label(p->row_model[r], p->n[r], p->k[r], cell);
-        snprintf(buf, size, "%s %s", lb_model_name(p->row_model[r]), cell);
+        lb_cell_label(p->cell[r].model, p->cell[r].n, p->cell[r].k, cell);
+        snprintf(buf, size, "%s %s", lb_model_name(p->cell[r].model), cell);
     } else if (c == SIZE_MAX) {
-        snprintf(buf, size, "%lld", (long long)p->n[r]);
-    } else if (r == SIZE_MAX && t->q < 0) {
+        snprintf(buf, size, "%lld", (long long)p->cell[r * p->cols].n);
+    } else if (r == SIZE_MAX && p->by_cell) {
         snprintf(buf, size, "%s", p->mode->block[c]);
     } else if (r == SIZE_MAX && lb_model_has_k(p->model)) {
-        snprintf(buf, size, "%lld", (long long)p->k[c]);
+        snprintf(buf, size, "%lld", (long long)p->cell[c].k);
     } else if (r == SIZE_MAX) {
         snprintf(buf, size, "%s", !p->mode->own ? lb_model_name(p->model) : side == 2 ? "ratio" : own_unit[q]);
     } else {
-        value_text(p->v[t->q >= 0 ? r * p->cols + c : r][q][side], p->mode->style[q][side], buf, size);
+        value_text(p->cell[p->by_cell ? r : r * p->cols + c].v[q][side], p->mode->style[q][side], buf, size);
     }
 }
 
 /* "Time saved (ms per sequence, standard / Linformer)": Table 3's pair as it always read. */
-static void speedup_title(const Pair *p, int q, char *buf, size_t size)
+static void speedup_title(LbModelKind model, LbModelKind baseline, int q, char *buf, size_t size)
 {
-    const int paper = p->model == LB_TABLE3_MODEL && p->baseline == LB_TABLE3_BASELINE;
-    const char *m = paper ? "Linformer" : lb_model_name(p->model), *b = lb_model_name(p->baseline);
+    const int paper = model == LB_TABLE3_MODEL && baseline == LB_TABLE3_BASELINE;
+    const char *m = paper ? "Linformer" : lb_model_name(model), *b = lb_model_name(baseline);
     static const char *const what[Q_COUNT] = {"Time saved (ms per sequence", "Memory saved (largest batch",
                                               "Energy saved (joules per sequence"};
     snprintf(buf, size, "%s, %s / %s)", what[q], q == Q_MEMORY ? m : b, q == Q_MEMORY ? b : m);
@@ -286,7 +303,7 @@ static int print_pair(FILE *out, LbFormat fmt, const Pair *p, int energy_both)
         if (p->mode->own) {
             fprintf(out, fmt == LB_FORMAT_MD ? "**%s**\n\n" : "%s\n", own_title[q]);
         } else {
-            speedup_title(p, q, title, sizeof title);
+            speedup_title(p->model, p->baseline, q, title, sizeof title);
             fprintf(out, fmt == LB_FORMAT_MD ? "### %s\n\n" : "%s\n", title);
         }
         const PairTable t = {p, q};
@@ -296,6 +313,24 @@ static int print_pair(FILE *out, LbFormat fmt, const Pair *p, int energy_both)
             fputc('\n', out);
     }
     return LB_OK;
+}
+
+/* A CSV row: the keys, the cell's n and k (empty without a k axis), then the fields. */
+static int csv_row(FILE *out, const char *const *keys, size_t nkeys, const PairCell *x, char (*f)[40], size_t nf)
+{
+    char n[24], k[24] = "";
+    const char *row[16];
+    size_t o = 0;
+    for (size_t i = 0; i < nkeys; i++)
+        row[o++] = keys[i];
+    snprintf(n, sizeof n, "%lld", (long long)x->n);
+    if (lb_model_has_k(x->model))
+        snprintf(k, sizeof k, "%lld", (long long)x->k);
+    row[o++] = n;
+    row[o++] = k;
+    for (size_t i = 0; i < nf; i++)
+        row[o++] = f[i];
+    return lb_csv_write_record(out, row, o);
 }
 
 /* A row per cell the model has. Paper and sweeps (keys NULL): a header, then a row per quantity and
@@ -310,23 +345,15 @@ static int print_csv(FILE *out, const Pair *p, const char *const *keys, size_t n
         LB_TRY(lb_csv_write_record(out, head, 3 + sides));
     for (int q = 0; q < (keys ? 1 : p->energy ? Q_COUNT : Q_ENERGY); q++)
         for (size_t c = 0; c < p->rows * p->cols; c++) {
-            if (p->v[c][Q_TIME][0].kind == LB_GRID_EMPTY)
+            const PairCell *x = &p->cell[c];
+            if (x->v[Q_TIME][0].kind == LB_GRID_EMPTY)
                 continue;
-            char f[16][72];
-            const char *row[16];
+            char f[Q_COUNT * 3][40];
             size_t o = 0;
-            for (size_t x = 0; x < (keys ? nkeys : 1); x++)
-                snprintf(f[o++], sizeof f[0], "%s", keys ? keys[x] : grid[q]);
-            snprintf(f[o++], sizeof f[0], "%lld", (long long)p->n[c / p->cols]);
-            snprintf(f[o++], sizeof f[0], "%lld", (long long)p->k[c % p->cols]);
-            if (!lb_model_has_k(p->model))
-                f[o - 1][0] = '\0';
-            for (int x = keys ? 0 : q; x < (keys ? Q_COUNT : q + 1); x++) /* the peer's every quantity */
+            for (int y = keys ? 0 : q; y < (keys ? Q_COUNT : q + 1); y++) /* the peer's every quantity */
                 for (size_t side = 0; side < (keys ? 3 : sides); side++)
-                    lb_grid_cell_csv(&p->v[c][x][side], f[o++], sizeof f[0]);
-            for (size_t x = 0; x < o; x++)
-                row[x] = f[x];
-            LB_TRY(lb_csv_write_record(out, row, o));
+                    lb_grid_cell_csv(&x->v[y][side], f[o++], sizeof f[0]);
+            LB_TRY(csv_row(out, keys ? keys : &grid[q], keys ? nkeys : 1, x, f, o));
         }
     return LB_OK;
 }
@@ -401,11 +428,16 @@ static const char *print_title(FILE *out, LbFormat fmt, const char *dir, const c
     return fmt == LB_FORMAT_MD ? "- " : "  ";
 }
 
-static void print_status(FILE *out, const char *item, const LbSweepDir *s, const char *label, const char *what)
+/* A line for each of the sides a, b (b may be NULL) whose run did not complete. */
+static void print_statuses(FILE *out, const char *item, const Mode *m, const LbSweepDir *a, const LbSweepDir *b,
+                           const char *what)
 {
-    const char *st = lb_sweep_meta(s, "status", NULL);
-    if (st && strcmp(st, "complete") != 0)
-        fprintf(out, "%s%s%s status: %s (cells not measured show NA)\n", item, label, what, st);
+    const LbSweepDir *side[2] = {a, b};
+    for (int s = 0; s < 2 && side[s]; s++) {
+        const char *st = lb_sweep_meta(side[s], "status", NULL);
+        if (st && strcmp(st, "complete") != 0)
+            fprintf(out, "%s%s%s status: %s (cells not measured show NA)\n", item, m->block[s], what, st);
+    }
 }
 
 /* Both sides' lines, each label padded to the longer: "A: DIR: what ran" (no newline after B's). */
@@ -416,13 +448,6 @@ static void print_sides(FILE *out, const char *item, const Mode *m, const LbSwee
     describe(out, a);
     fprintf(out, "\n%s%s:%*s%s: ", item, m->block[1], 1 + w - (int)strlen(m->block[1]), "", b->dir);
     describe(out, b);
-}
-
-static void print_statuses(FILE *out, const char *item, const Mode *m, const LbSweepDir *a, const LbSweepDir *b,
-                           const char *what)
-{
-    print_status(out, item, a, m->block[0], what);
-    print_status(out, item, b, m->block[1], what);
 }
 
 static void print_legend(FILE *out, LbFormat fmt, const char *dash, const char *na)
@@ -493,7 +518,7 @@ static void print_peer_header(FILE *out, const char *item, const LbSweepDir *lin
 static int dash_below_n(const Pair *p)
 {
     for (size_t c = 0; c < p->rows * p->cols; c++)
-        if (p->v[c][Q_TIME][0].kind == LB_GRID_EMPTY && p->k[c % p->cols] < p->n[c / p->cols])
+        if (p->cell[c].v[Q_TIME][0].kind == LB_GRID_EMPTY && p->cell[c].k < p->cell[c].n)
             return 1;
     return 0;
 }
@@ -531,59 +556,20 @@ static size_t other_pairs(FILE *out, LbFormat fmt, const LbSweepDir *a, const Lb
     return kept;
 }
 
-/* The paper's Table 3 as a row set: per n a standard row (1 ms, batch 10) and per k a row of
- * `model` whose ms and batch give the paper's time and memory saved. */
-static int paper_rows(LbModelKind model, LbSweepDir *s)
-{
-    memset(s, 0, sizeof *s);
-    LbGrid g;
-    LB_TRY(lb_paper_table3(&g));
-    s->rows = calloc(g.rows * (g.cols + 1) + 1, sizeof *s->rows);
-    if (!s->rows) {
-        lb_grid_free(&g);
-        return LB_FAIL(LB_ERR_NOMEM, "out of memory reading the paper's table");
-    }
-    for (size_t i = 0; i < g.rows; i++) {
-        LbCellResult *r = &s->rows[s->count++];
-        *r = (LbCellResult){.model = LB_TABLE3_BASELINE, .n = g.n[i], .status = LB_CELL_OK, .batch = 10, .ms_per_seq = 1.0};
-        for (size_t j = 0; j < g.cols; j++) {
-            const size_t c = i * g.cols + j;
-            if (g.time[c].kind == LB_GRID_VALUE)
-                s->rows[s->count++] = (LbCellResult){.model = model, .n = g.n[i], .k = g.k[j], .status = LB_CELL_OK,
-                                                     .batch = llround(10 * g.memory[c].value),
-                                                     .ms_per_seq = 1.0 / g.time[c].value};
-        }
-    }
-    lb_grid_free(&g);
-    return LB_OK;
-}
-
 /* Table 3's view of one result: beside the paper's, or alone for a training step (the paper times
  * inference only). */
 static int compare_paper(FILE *out, const LbSweepDir *s, LbFormat fmt)
 {
     const int predicted = s->kind == LB_RESULT_PREDICTED, train = lb_sweep_is_train(s);
-    Mode mode = modes[MODE_PAPER];
-    if (predicted) { /* a prediction says so wherever a sweep's says measured */
-        mode.block[0] = mode.csv[0] = "predicted";
-        mode.block[2] = "predicted / paper";
-        mode.csv[2] = "predicted_over_paper";
-        mode.na = "not predicted, or not in the paper";
-    }
+    Mode mode = modes[predicted ? MODE_PREDICTED_PAPER : MODE_PAPER];
     if (train)
         mode.na = predicted ? "not predicted" : "not measured";
-    LbSweepDir paper;
-    memset(&paper, 0, sizeof paper); /* a training step: no rows, so every paper cell is NA */
-    if (!train)
-        LB_TRY(paper_rows(s->grid.model, &paper));
     Pair p;
-    int rc = pair_speedups(&p, &mode, s, &paper, s->grid.model, LB_TABLE3_BASELINE, s->grid.n, s->grid.rows,
-                           s->grid.k, s->grid.cols);
-    free(paper.rows);
-    LB_TRY(rc);
+    LB_TRY(pair_speedups(&p, &mode, s, NULL, s->grid.model, LB_TABLE3_BASELINE, s->grid.n, s->grid.rows, s->grid.k,
+                         s->grid.cols));
     p.alone = train;
     if (fmt == LB_FORMAT_CSV) {
-        rc = print_csv(out, &p, NULL, 0);
+        const int rc = print_csv(out, &p, NULL, 0);
         pair_free(&p);
         return rc;
     }
@@ -597,9 +583,9 @@ static int compare_paper(FILE *out, const LbSweepDir *s, LbFormat fmt)
     else
         fprintf(out, "\n%spaper:    %s%s, Linformer with layerwise sharing; precision and model size not stated\n", item,
                 predicted ? " " : "", LB_PAPER_DEVICE);
-    print_status(out, item, s, mode.block[0], " sweep");
+    print_statuses(out, item, &mode, s, NULL, " sweep");
     fputc('\n', out);
-    rc = print_pair(out, fmt, &p, 0);
+    int rc = print_pair(out, fmt, &p, 0);
     print_legend(out, fmt, lb_grid_dash_meaning(dash_below_n(&p)), mode.na);
     if (!predicted && !lb_grid_has_energy(&s->grid)) { /* a roofline has no energy model: nothing to explain */
         const char *note = lb_sweep_meta(s, "energy_note", "");
@@ -613,10 +599,9 @@ static int compare_paper(FILE *out, const LbSweepDir *s, LbFormat fmt)
         LbGrid g;
         LB_TRY(lb_grid_pair_from_raw(s->rows, s->count, pairs[i].model, pairs[i].baseline, s->grid.n, s->grid.rows,
                                      s->grid.k, s->grid.cols, &g));
-        const Pair gp = {.model = g.model, .baseline = g.baseline};
         char titles[Q_COUNT][160];
         for (int q = 0; q < Q_COUNT; q++)
-            speedup_title(&gp, q, titles[q], sizeof titles[q]);
+            speedup_title(g.model, g.baseline, q, titles[q], sizeof titles[q]);
         pair_heading(out, fmt, g.model, lb_model_name(g.baseline));
         rc = lb_grid_print_table(out, fmt, &g, (const char *const[3]){titles[0], titles[1], titles[2]}, NULL);
         lb_grid_free(&g);
@@ -630,7 +615,7 @@ static int compare_sweeps(FILE *out, const LbSweepDir *a, const LbSweepDir *b, L
     int64_t *n = union_of(a->grid.n, a->grid.rows, b->grid.n, b->grid.rows, &nn);
     int64_t *k = union_of(a->grid.k, a->grid.cols, b->grid.k, b->grid.cols, &nk);
     const Mode *mode = &modes[MODE_SWEEPS];
-    Pair p;
+    Pair p = {0};
     int rc = n && k ? pair_speedups(&p, mode, a, b, a->grid.model, LB_TABLE3_BASELINE, n, nn, k, nk)
                     : LB_FAIL(LB_ERR_NOMEM, "out of memory comparing two sweeps");
     if (rc == LB_OK && fmt == LB_FORMAT_CSV) {
@@ -649,14 +634,13 @@ static int compare_sweeps(FILE *out, const LbSweepDir *a, const LbSweepDir *b, L
         LbSpeedupPair pairs[LB_SPEEDUP_PAIRS_MAX];
         const size_t np = other_pairs(out, fmt, a, b, pairs);
         for (size_t i = 0; i < np && rc == LB_OK; i++) {
-            Pair o;
+            Pair o = {0};
             if ((rc = pair_speedups(&o, mode, a, b, pairs[i].model, pairs[i].baseline, n, nn, k, nk)) == LB_OK)
                 rc = print_pair(out, fmt, &o, 1);
             pair_free(&o);
         }
     }
-    if (n && k)
-        pair_free(&p);
+    pair_free(&p);
     free(n);
     free(k);
     return rc;
@@ -680,10 +664,10 @@ static int same_settings(const LbSweepDir *lin, const LbSweepDir *peer, LbModelK
 /* Against a peer-only exact attention: time and energy saved = the peer's / linbench's, memory
  * saved = linbench's batch / the peer's, as Table 3 sets Linformer against standard. */
 static int print_saved(FILE *out, LbFormat fmt, const LbSweepDir *lin, const LbSweepDir *peer, size_t v,
-                       const Pair *p)
+                       const Pair *p, const int64_t *n, size_t nn, const int64_t *k, size_t nk)
 {
     LbGrid g;
-    LB_TRY(lb_grid_alloc_pair(&g, p->model, p->peer->work, p->n, p->rows, p->k, p->cols));
+    LB_TRY(lb_grid_alloc_pair(&g, p->model, p->peer->work, n, nn, k, nk));
     for (size_t c = 0; c < g.rows * g.cols; c++) {
         if (g.time[c].kind == LB_GRID_EMPTY)
             continue;
@@ -751,7 +735,7 @@ static int compare_peer(FILE *out, const LbSweepDir *lin, const LbSweepDir *peer
                 any = 1;
                 const char *keys[3] = {pass == 0 ? "same_work" : "baseline", lb_model_name(p.model), pm->name};
                 rc = csv ? print_csv(out, &p, keys, 3)
-                         : pass == 0 ? print_pair(out, fmt, &p, 1) : print_saved(out, fmt, lin, peer, v, &p);
+                         : pass == 0 ? print_pair(out, fmt, &p, 1) : print_saved(out, fmt, lin, peer, v, &p, n, nn, k, nk);
                 pair_free(&p);
             }
         }
@@ -766,45 +750,56 @@ static int compare_peer(FILE *out, const LbSweepDir *lin, const LbSweepDir *peer
     return rc;
 }
 
-static const LbBreakdownRecord *find_op(const LbBreakdownRecord *r, size_t count, LbModelKind m, int64_t n, int64_t k,
-                                        const char *op)
-{
-    for (size_t i = 0; i < count; i++)
-        if (r[i].model == m && r[i].n == n && (!lb_model_has_k(m) || r[i].k == k) && strcmp(r[i].op, op) == 0)
-            return &r[i];
-    return NULL;
-}
-
-/* measured / predicted ms per sequence of one op of one cell; NaN where either side lacks it */
-static double op_ratio(const LbBreakdownRecord *a, const LbBreakdownRecord *b)
-{
-    if (!a || !b || a->batch <= 0 || b->batch <= 0 || !(b->ms > 0))
-        return NAN;
-    return (a->ms / (double)a->batch) / (b->ms / (double)b->batch);
-}
-
 /* The records of both sides' breakdown.csv, measured first. */
 typedef struct Ops {
     LbBreakdownRecord *r[2];
     size_t count[2];
 } Ops;
 
+/* Side s's record of op in cell x, or NULL. */
+static const LbBreakdownRecord *find_op(const Ops *o, int s, const PairCell *x, const char *op)
+{
+    for (size_t i = 0; i < o->count[s]; i++) {
+        const LbBreakdownRecord *r = &o->r[s][i];
+        if (r->model == x->model && r->n == x->n && (!lb_model_has_k(x->model) || r->k == x->k) &&
+            strcmp(r->op, op) == 0)
+            return r;
+    }
+    return NULL;
+}
+
+/* op in cell x: measured, predicted and their ratio of the batch (v[0..2]) and of ms per sequence,
+ * an op's ms over its batch (v[3..5]); NaN where a side lacks it. */
+static void op_values(const Ops *o, const PairCell *x, const char *op, double v[6])
+{
+    for (int s = 0; s < 2; s++) {
+        const LbBreakdownRecord *r = find_op(o, s, x, op);
+        v[s] = r ? (double)r->batch : NAN;
+        v[3 + s] = r && r->batch > 0 ? r->ms / (double)r->batch : NAN;
+    }
+    v[2] = v[1] > 0 ? v[0] / v[1] : NAN;
+    v[5] = v[4] > 0 ? v[3] / v[4] : NAN;
+}
+
 /* Per model: each op's measured / predicted ms per sequence, one column per cell both hold. */
 static int print_ops(FILE *out, LbFormat fmt, const Pair *p, const Ops *o)
 {
     LbCellLabel *label = malloc((p->rows + 1) * sizeof *label);
     double *v = malloc(((size_t)LB_ROLE_COUNT + 1) * (p->rows + 1) * sizeof *v);
-    size_t *cell = malloc((p->rows + 1) * sizeof *cell);
+    const PairCell **cell = malloc((p->rows + 1) * sizeof *cell);
     int rc = label && v && cell ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory comparing a sweep with its prediction");
     int any = 0;
     for (int m = 0; m < LB_MODEL_COUNT && rc == LB_OK; m++) {
         size_t nc = 0;
-        for (size_t r = 0; r < p->rows; r++)
-            if (p->row_model[r] == (LbModelKind)m && find_op(o->r[0], o->count[0], m, p->n[r], p->k[r], "pass") &&
-                find_op(o->r[1], o->count[1], m, p->n[r], p->k[r], "pass")) {
-                lb_cell_label(m, p->n[r], p->k[r], label[nc]);
-                cell[nc++] = r;
+        for (size_t r = 0; r < p->rows; r++) {
+            const PairCell *x = &p->cell[r];
+            double pass[6];
+            op_values(o, x, "pass", pass);
+            if (x->model == (LbModelKind)m && !isnan(pass[0]) && !isnan(pass[1])) {
+                lb_cell_label(x->model, x->n, x->k, label[nc]);
+                cell[nc++] = x;
             }
+        }
         if (nc == 0)
             continue;
         if (!any)
@@ -817,11 +812,10 @@ static int print_ops(FILE *out, LbFormat fmt, const Pair *p, const Ops *o)
             const char *op = r < LB_ROLE_COUNT ? lb_op_role_name((LbOpRole)r) : "pass";
             int present = 0;
             for (size_t c = 0; c < nc; c++) {
-                const size_t x = cell[c];
-                const LbBreakdownRecord *a = find_op(o->r[0], o->count[0], m, p->n[x], p->k[x], op);
-                const LbBreakdownRecord *b = find_op(o->r[1], o->count[1], m, p->n[x], p->k[x], op);
-                present |= a || b;
-                v[nops * nc + c] = op_ratio(a, b);
+                double x[6];
+                op_values(o, cell[c], op, x);
+                present |= !isnan(x[0]) || !isnan(x[1]);
+                v[nops * nc + c] = x[5];
             }
             if (present) {
                 fmts[nops] = "%.3g";
@@ -836,50 +830,9 @@ static int print_ops(FILE *out, LbFormat fmt, const Pair *p, const Ops *o)
     return rc;
 }
 
-/* A cell's CSV rows: its pass (raw.csv's), then each op of breakdown.csv: measured, predicted and
- * ratio of the batch and of ms per sequence (an op's ms over its batch), empty where none. */
-static int print_cell_csv(FILE *out, const Pair *p, size_t r, const Ops *o)
-{
-    const LbModelKind m = p->row_model[r];
-    for (int role = -1; role < LB_ROLE_COUNT; role++) {
-        const char *op = role < 0 ? "pass" : lb_op_role_name((LbOpRole)role);
-        const LbBreakdownRecord *x = find_op(o->r[0], o->count[0], m, p->n[r], p->k[r], op);
-        const LbBreakdownRecord *y = find_op(o->r[1], o->count[1], m, p->n[r], p->k[r], op);
-        double v[6];
-        if (role < 0) {
-            for (int i = 0; i < 6; i++) {
-                const LbGridCell *c = &p->v[r][i < 3 ? Q_MEMORY : Q_TIME][i % 3];
-                v[i] = c->kind == LB_GRID_VALUE ? c->value : NAN;
-            }
-        } else if (!x && !y) {
-            continue;
-        } else {
-            v[0] = x ? (double)x->batch : NAN;
-            v[1] = y ? (double)y->batch : NAN;
-            v[2] = x && y && y->batch > 0 ? (double)x->batch / (double)y->batch : NAN;
-            v[3] = x && x->batch > 0 ? x->ms / (double)x->batch : NAN;
-            v[4] = y && y->batch > 0 ? y->ms / (double)y->batch : NAN;
-            v[5] = op_ratio(x, y);
-        }
-        char f[10][40] = {{0}};
-        const char *row[10];
-        for (int i = 0; i < 10; i++)
-            row[i] = f[i];
-        snprintf(f[0], sizeof f[0], "%s", lb_model_name(m));
-        snprintf(f[1], sizeof f[1], "%lld", (long long)p->n[r]);
-        if (lb_model_has_k(m))
-            snprintf(f[2], sizeof f[2], "%lld", (long long)p->k[r]);
-        snprintf(f[3], sizeof f[3], "%s", op);
-        for (int i = 0; i < 6; i++)
-            if (isfinite(v[i]))
-                lb_csv_format_double(v[i], f[4 + i], sizeof f[0]);
-        LB_TRY(lb_csv_write_record(out, row, 10));
-    }
-    return LB_OK;
-}
-
 /* Predicted and passes, CSV: model,n,k,op, then A's, B's and the ratio of the batch and of ms per
- * sequence, A and B named by the mode ("measured_batch"). */
+ * sequence, A and B named by the mode ("measured_batch"). Per cell its pass (raw.csv's), then each
+ * op of breakdown.csv either side has. */
 static int print_cells_csv(FILE *out, const Pair *p, const Ops *o)
 {
     char f[4][40];
@@ -887,8 +840,27 @@ static int print_cells_csv(FILE *out, const Pair *p, const Ops *o)
         snprintf(f[i], sizeof f[i], "%s_%s", p->mode->block[i % 2], i < 2 ? "batch" : "ms_per_seq");
     const char *head[10] = {"model", "n", "k", "op", f[0], f[1], "batch_ratio", f[2], f[3], "time_ratio"};
     LB_TRY(lb_csv_write_record(out, head, 10));
-    for (size_t r = 0; r < p->rows; r++)
-        LB_TRY(print_cell_csv(out, p, r, o));
+    for (size_t r = 0; r < p->rows; r++) {
+        const PairCell *x = &p->cell[r];
+        const char *model = lb_model_name(x->model);
+        for (int role = -1; role < LB_ROLE_COUNT; role++) {
+            char row[7][40] = {{0}};
+            double v[6];
+            snprintf(row[0], sizeof row[0], "%s", role < 0 ? "pass" : lb_op_role_name((LbOpRole)role));
+            for (int i = 0; i < 6 && role < 0; i++) {
+                const LbGridCell *c = &x->v[i < 3 ? Q_MEMORY : Q_TIME][i % 3];
+                v[i] = c->kind == LB_GRID_VALUE ? c->value : NAN;
+            }
+            if (role >= 0)
+                op_values(o, x, row[0], v);
+            if (role >= 0 && isnan(v[0]) && isnan(v[1]))
+                continue;
+            for (int i = 0; i < 6; i++)
+                if (isfinite(v[i]))
+                    lb_csv_format_double(v[i], row[1 + i], sizeof row[0]);
+            LB_TRY(csv_row(out, &model, 1, x, row, 7));
+        }
+    }
     return LB_OK;
 }
 

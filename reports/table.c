@@ -9,21 +9,20 @@
 #include "attn/base/status.h"
 #include "reports/grid.h"
 
-/* A table's strings, as lb_table_print_fn asked them of its fn: per block, cols labels then rows
- * x cols cells; after the blocks, the row labels. */
+/* One string of a table: line 0 holds the column labels (the corner first), line r + 1 row r; c
+ * SIZE_MAX is the line's label. */
 typedef struct Table {
     const char *corner;
-    size_t rows, cols, nblocks;
-    const char *const *titles;
-    char (*text)[40];
+    LbTableText fn;
+    const void *ctx;
 } Table;
 
-static const char *label(const Table *t, size_t b, size_t c) { return t->text[b * (t->rows + 1) * t->cols + c]; }
-static const char *row_label(const Table *t, size_t r) { return t->text[t->nblocks * (t->rows + 1) * t->cols + r]; }
-
-static const char *cell(const Table *t, size_t b, size_t r, size_t c)
+static const char *text(const Table *t, size_t b, size_t line, size_t c, char buf[40])
 {
-    return t->text[b * (t->rows + 1) * t->cols + t->cols + r * t->cols + c];
+    if (line == 0 && c == SIZE_MAX)
+        return t->corner;
+    t->fn(t->ctx, c == SIZE_MAX ? 0 : b, line ? line - 1 : SIZE_MAX, c, buf, 40);
+    return buf;
 }
 
 static size_t max_len(size_t a, const char *s)
@@ -32,98 +31,74 @@ static size_t max_len(size_t a, const char *s)
     return l > a ? l : a;
 }
 
-static void print_md(FILE *out, const Table *t, size_t b)
+static void print_md(FILE *out, const Table *t, size_t rows, size_t cols, const char *title, size_t b)
 {
-    if (t->titles[b] && t->titles[b][0])
-        fprintf(out, "**%s**\n\n", t->titles[b]);
-    fprintf(out, "| %s |", t->corner);
-    for (size_t c = 0; c < t->cols; c++)
-        fprintf(out, " %s |", label(t, b, c));
-    fprintf(out, "\n|---:|");
-    for (size_t c = 0; c < t->cols; c++)
-        fprintf(out, "---:|");
-    fprintf(out, "\n");
-    for (size_t r = 0; r < t->rows; r++) {
-        fprintf(out, "| %s |", row_label(t, r));
-        for (size_t c = 0; c < t->cols; c++)
-            fprintf(out, " %s |", cell(t, b, r, c));
-        fprintf(out, "\n");
-    }
-    fprintf(out, "\n");
-}
-
-static void table_print(FILE *out, LbFormat fmt, const Table *t)
-{
-    const size_t rows = t->rows, cols = t->cols, nblocks = t->nblocks;
-    if (fmt == LB_FORMAT_MD) {
-        for (size_t i = 0; i < nblocks; i++)
-            print_md(out, t, i);
-        return;
-    }
-    /* Text: one width for all the cells of a block, so its columns line up. */
-    size_t label_w = strlen(t->corner);
-    for (size_t r = 0; r < rows; r++)
-        label_w = max_len(label_w, row_label(t, r));
-    size_t *w = calloc(nblocks ? nblocks : 1, sizeof *w); /* a block is cols x (w + 2) wide */
-    if (!w)
-        return;
-    for (size_t i = 0; i < nblocks; i++) {
-        for (size_t c = 0; c < cols; c++) {
-            w[i] = max_len(w[i], label(t, i, c));
-            for (size_t r = 0; r < rows; r++)
-                w[i] = max_len(w[i], cell(t, i, r, c));
-        }
-        /* A title wider than its columns widens them. */
-        const size_t tw = t->titles[i] ? strlen(t->titles[i]) + 2 : 0;
-        while (cols > 0 && cols * (w[i] + 2) < tw)
-            w[i]++;
-    }
-    int any_title = 0;
-    for (size_t i = 0; i < nblocks; i++)
-        any_title |= t->titles[i] && t->titles[i][0];
-    if (any_title) {
-        fprintf(out, "%*s", (int)label_w, "");
-        for (size_t i = 0; i < nblocks; i++) {
-            const char *title = t->titles[i] ? t->titles[i] : "";
-            if (i + 1 < nblocks)
-                fprintf(out, "%s  %-*s", i ? " |" : "", (int)(cols * (w[i] + 2) - 2), title);
-            else
-                fprintf(out, "%s  %s", i ? " |" : "", title);
-        }
-        fprintf(out, "\n");
-    }
-    /* line 0 the column labels, line r + 1 row r */
+    char buf[40];
+    if (title && title[0])
+        fprintf(out, "**%s**\n\n", title);
     for (size_t line = 0; line <= rows; line++) {
-        fprintf(out, "%*s", (int)label_w, line ? row_label(t, line - 1) : t->corner);
-        for (size_t i = 0; i < nblocks; i++) {
-            if (i)
-                fprintf(out, " |");
+        fprintf(out, "| %s |", text(t, b, line, SIZE_MAX, buf));
+        for (size_t c = 0; c < cols; c++)
+            fprintf(out, " %s |", text(t, b, line, c, buf));
+        if (line == 0) {
+            fprintf(out, "\n|---:|");
             for (size_t c = 0; c < cols; c++)
-                fprintf(out, "  %*s", (int)w[i], line ? cell(t, i, line - 1, c) : label(t, i, c));
+                fprintf(out, "---:|");
         }
         fprintf(out, "\n");
     }
-    free(w);
+    fprintf(out, "\n");
 }
 
 int lb_table_print_fn(FILE *out, LbFormat fmt, const char *corner, size_t rows, size_t cols,
                       const char *const *titles, size_t nblocks, LbTableText fn, const void *ctx)
 {
-    const size_t per = cols + rows * cols, count = nblocks * per + rows;
-    Table t = {corner, rows, cols, nblocks, titles, malloc((count ? count : 1) * sizeof *t.text)};
-    if (!t.text)
-        return LB_FAIL(LB_ERR_NOMEM, "out of memory printing a table");
-    for (size_t b = 0; b < nblocks; b++) {
-        for (size_t c = 0; c < cols; c++)
-            fn(ctx, b, SIZE_MAX, c, t.text[b * per + c], sizeof t.text[0]);
-        for (size_t r = 0; r < rows; r++)
-            for (size_t c = 0; c < cols; c++)
-                fn(ctx, b, r, c, t.text[b * per + cols + r * cols + c], sizeof t.text[0]);
+    const Table t = {corner, fn, ctx};
+    if (fmt == LB_FORMAT_MD) {
+        for (size_t b = 0; b < nblocks; b++)
+            print_md(out, &t, rows, cols, titles[b], b);
+        return LB_OK;
     }
-    for (size_t r = 0; r < rows; r++)
-        fn(ctx, 0, r, SIZE_MAX, t.text[nblocks * per + r], sizeof t.text[0]);
-    table_print(out, fmt, &t);
-    free(t.text);
+    /* Text: one width for all the cells of a block, so its columns line up. */
+    size_t *w = calloc(nblocks + 1, sizeof *w), label_w = 0; /* a block is cols x (w + 2) wide */
+    if (!w)
+        return LB_FAIL(LB_ERR_NOMEM, "out of memory printing a table");
+    char buf[40];
+    int any_title = 0;
+    for (size_t line = 0; line <= rows; line++)
+        label_w = max_len(label_w, text(&t, 0, line, SIZE_MAX, buf));
+    for (size_t b = 0; b < nblocks; b++) {
+        for (size_t line = 0; line <= rows; line++)
+            for (size_t c = 0; c < cols; c++)
+                w[b] = max_len(w[b], text(&t, b, line, c, buf));
+        /* A title wider than its columns widens them. */
+        const size_t tw = titles[b] ? strlen(titles[b]) + 2 : 0;
+        while (cols > 0 && cols * (w[b] + 2) < tw)
+            w[b]++;
+        any_title |= titles[b] && titles[b][0];
+    }
+    if (any_title) {
+        fprintf(out, "%*s", (int)label_w, "");
+        for (size_t b = 0; b < nblocks; b++) {
+            const char *title = titles[b] ? titles[b] : "";
+            if (b + 1 < nblocks)
+                fprintf(out, "%s  %-*s", b ? " |" : "", (int)(cols * (w[b] + 2) - 2), title);
+            else
+                fprintf(out, "%s  %s", b ? " |" : "", title);
+        }
+        fprintf(out, "\n");
+    }
+    for (size_t line = 0; line <= rows; line++) {
+        fprintf(out, "%*s", (int)label_w, text(&t, 0, line, SIZE_MAX, buf));
+        for (size_t b = 0; b < nblocks; b++) {
+            if (b)
+                fprintf(out, " |");
+            for (size_t c = 0; c < cols; c++)
+                fprintf(out, "  %*s", (int)w[b], text(&t, b, line, c, buf));
+        }
+        fprintf(out, "\n");
+    }
+    free(w);
     return LB_OK;
 }
 

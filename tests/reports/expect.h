@@ -56,40 +56,11 @@ static inline ExCell ex_measured(const LbCellResult *rows, size_t count, int gri
 
 /* The paper's grids: [grid][row][col] over n = 512 .. 65536 and k = 128 .. 2048. */
 typedef struct ExPaper {
-    int loaded;
     double v[2][8][5]; /* NAN where the paper has "-" */
 } ExPaper;
 
-static inline int ex_log2(int64_t x)
-{
-    int l = 0;
-    while (x > 1) {
-        x >>= 1;
-        l++;
-    }
-    return l;
-}
-
-/* Parse one of the paper's CSV texts (independently of reports/grid.c). */
-static inline int ex_paper_parse(ExPaper *p, int grid, const char *text)
-{
-    LbCsvTable t;
-    if (lb_csv_parse_text(text, strlen(text), 0, "paper", &t) != 0)
-        return -1;
-    int ok = t.rows == 9;
-    for (size_t i = 1; ok && i < 9; i++) {
-        ok = t.row[i].count == 6;
-        for (size_t j = 0; ok && j < 5; j++) {
-            const char *s = t.row[i].fields[j + 1];
-            p->v[grid][i - 1][j] = *s ? strtod(s, NULL) : NAN;
-        }
-    }
-    lb_csv_table_free(&t);
-    return ok ? 0 : -1;
-}
-
 /* The paper's numbers from dir's table3_*.csv (the source, ../shared/paper) when there, else
- * from the copy in reports/paper_table3.c. */
+ * from the copy in reports/paper_table3.c; parsed independently of reports/grid.c. */
 static inline void ex_paper_load(ExPaper *p, const char *dir)
 {
     static const char *const names[2] = {"table3_time.csv", "table3_memory.csv"};
@@ -98,9 +69,18 @@ static inline void ex_paper_load(ExPaper *p, const char *dir)
         char path[4200];
         snprintf(path, sizeof path, "%s/%s", dir ? dir : "/nonexistent", names[g]);
         char *text = lb_slurp(path);
-        lb_check(ex_paper_parse(p, g, text && *text ? text : builtin[g]) == 0, "the paper's %s parses", names[g]);
+        const char *csv = text && *text ? text : builtin[g];
+        LbCsvTable t;
+        int ok = lb_csv_parse_text(csv, strlen(csv), 0, "paper", &t) == 0 && t.rows == 9;
+        for (size_t i = 1; ok && i < 9; i++) {
+            ok = t.row[i].count == 6;
+            for (size_t j = 0; ok && j < 5; j++)
+                p->v[g][i - 1][j] = *t.row[i].fields[j + 1] ? strtod(t.row[i].fields[j + 1], NULL) : NAN;
+        }
+        lb_check(ok, "the paper's %s parses", names[g]);
         if (g == 0)
-            printf("paper's numbers from %s\n", text && *text ? path : "the copy in reports/paper_table3.c");
+            printf("paper's numbers from %s\n", csv == text ? path : "the copy in reports/paper_table3.c");
+        lb_csv_table_free(&t);
         free(text);
     }
 }
@@ -110,9 +90,12 @@ static inline ExCell ex_paper(const ExPaper *p, int grid, int64_t n, int64_t k)
     ExCell c = {0, 0.0, ""};
     if (k >= n)
         return c;
-    int i = ex_log2(n) - 9, j = ex_log2(k) - 7;
-    if (n != ((int64_t)1 << ex_log2(n)) || k != ((int64_t)1 << ex_log2(k)) || i < 0 || i > 7 ||
-        j < 0 || j > 4 || isnan(p->v[grid][i][j])) {
+    int i = 0, j = 0; /* n = 512 << i, k = 128 << j */
+    while (i < 8 && ((int64_t)512 << i) != n)
+        i++;
+    while (j < 5 && ((int64_t)128 << j) != k)
+        j++;
+    if (i == 8 || j == 5 || isnan(p->v[grid][i][j])) {
         strcpy(c.mark, "NA");
         return c;
     }
@@ -152,33 +135,25 @@ static inline int ex_field(const char *field, ExCell want, const char *what)
                     "%s: \"%s\": should be %.6g", what, field, want.v);
 }
 
-/* Check compare's CSV (grid,n,k,first,second,ratio) cell by cell: first and second from the
- * callbacks, ratio = first / second (ratio_second_over_first = 0) or second / first. Returns
- * the number of data rows seen. */
-typedef ExCell (*ExSide)(const void *ctx, int grid, int64_t n, int64_t k);
-
-/* The two ExSide sources the compare tests set against each other: a sweep's raw rows, and the
- * paper's table (ctx is an ExPaper). */
-typedef struct ExRows {
+/* One side of a comparison: a sweep's raw rows, or (paper set) the paper's table. */
+typedef struct ExSide {
     const LbCellResult *rows;
     size_t count;
-} ExRows;
+    const ExPaper *paper;
+} ExSide;
 
-static inline ExCell ex_side_rows(const void *ctx, int grid, int64_t n, int64_t k)
+static inline ExCell ex_side(const ExSide *s, int grid, int64_t n, int64_t k)
 {
-    const ExRows *r = (const ExRows *)ctx;
-    return ex_measured(r->rows, r->count, grid, n, k);
+    return s->paper ? ex_paper(s->paper, grid, n, k) : ex_measured(s->rows, s->count, grid, n, k);
 }
 
-static inline ExCell ex_side_paper(const void *ctx, int grid, int64_t n, int64_t k)
+/* Check compare's CSV cell by cell: against the paper (second->paper) grid,n,k,measured,paper,
+ * measured_over_paper, else grid,n,k,a,b,b_over_a. Returns the number of data rows seen. */
+static inline size_t ex_check_compare_csv(const char *csv, const ExSide *first, const ExSide *second)
 {
-    return ex_paper((const ExPaper *)ctx, grid, n, k);
-}
-
-static inline size_t ex_check_compare_csv(const char *csv, const char *const header[6],
-                                          ExSide first, const void *first_ctx, ExSide second,
-                                          const void *second_ctx, int ratio_second_over_first)
-{
+    static const char *const heads[2][6] = {{"grid", "n", "k", "a", "b", "b_over_a"},
+                                            {"grid", "n", "k", "measured", "paper", "measured_over_paper"}};
+    const char *const *header = heads[second->paper != NULL];
     LbCsvTable t;
     if (!lb_check(lb_csv_parse_text(csv, strlen(csv), 0, "compare output", &t) == 0,
                   "compare's CSV parses through libcsv"))
@@ -200,8 +175,8 @@ static inline size_t ex_check_compare_csv(const char *csv, const char *const hea
                       row->fields[2]))
             continue;
         lb_check(k < n, "row %zu: n=%lld k=%lld: cells with k >= n are left out", r, n, k);
-        const ExCell a = first(first_ctx, grid, n, k), b = second(second_ctx, grid, n, k);
-        const ExCell want[3] = {a, b, ratio_second_over_first ? ex_ratio(b, a) : ex_ratio(a, b)};
+        const ExCell a = ex_side(first, grid, n, k), b = ex_side(second, grid, n, k);
+        const ExCell want[3] = {a, b, second->paper ? ex_ratio(a, b) : ex_ratio(b, a)};
         for (int c = 0; c < 3; c++) {
             char what[96];
             snprintf(what, sizeof what, "%s n=%lld k=%lld %s", row->fields[0], n, k, header[3 + c]);
