@@ -436,8 +436,8 @@ static int bmm_on(LbBackend *be, LbBmm q, void *const *p)
 /* bmm {trans_a, trans_b, m, n, kdim, batch, pad, flags}: leading dimensions and batch strides
  * `pad` wider than packed (then alpha 0.75); flags & 3, 1 or 2: stride 0 for A (Linformer's E) or
  * B; flags & 4: beta 0.5 over a random C (else C poisoned: beta 0 must not read it); flags & 8:
- * stride_c 0, the batch summed into one C (a shared matrix's gradient). Nothing may be written
- * in C's padding. */
+ * stride_c 0, the batch summed into one C (a shared matrix's gradient), the first of a batch's
+ * worth. Nothing may be written in C's padding, nor past the one C. */
 static int check_bmm(Ctx *c, const int64_t *s)
 {
     LbBmm q;
@@ -461,7 +461,7 @@ static int check_bmm(Ctx *c, const int64_t *s)
     SHAPE("%s%sm %lld n %lld k %lld batch %lld%s%s%s%s", q.trans_a ? "A^T " : "", q.trans_b ? "B^T " : "", LL(q.m),
           LL(q.n), LL(q.kdim), LL(q.batch), pad ? ", padded" : "", bcast == 1 ? ", A broadcast" : bcast == 2 ? ", B broadcast" : "",
           s[7] & 4 ? ", beta 0.5" : "", s[7] & 8 ? ", summed" : "");
-    const int64_t c_count = extent(q.batch, q.stride_c, q.m, q.ldc);
+    const int64_t c_count = extent(q.batch, q.m * q.ldc + pad, q.m, q.ldc);
     LB_TRY(OPERANDS(IN(extent(q.batch, q.stride_a, q.trans_a ? q.kdim : q.m, q.lda), -1.0f, 1.0f),
                     IN(extent(q.batch, q.stride_b, q.trans_b ? q.n : q.kdim, q.ldb), -1.0f, 1.0f),
                     q.beta != 0.0f ? (Arg)INOUT(c_count, -1.0f, 1.0f, 0) : (Arg)OUT(c_count)));
