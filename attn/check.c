@@ -472,43 +472,75 @@ static int check_bmm(Ctx *c, const int64_t *s)
 /* softmax {rows, cols, offset, scale in 1/1024 (0: 0.625)}, at `offset` elements past an aligned
  * buffer (the scalar paths). Scores of the size attention makes, every third row shifted by 100:
  * a kernel that skips the max subtraction overflows fp32's exp, one that takes another row's max
- * underflows. */
+ * underflows. The backward (variant 1): y a softmax's output (rows summing to 1), dy leaning
+ * positive so that each row's sum of dy y is far from 0 (a kernel that leaves that term out is
+ * far off). */
 static int check_softmax(Ctx *c, const int64_t *s)
 {
     const int64_t rows = s[0], cols = s[1];
     const float scale = s[3] ? (float)s[3] / 1024.0f : 0.625f;
-    SHAPE("%lld x %lld%s%s", LL(rows), LL(cols), s[2] ? " (unaligned)" : "", s[3] ? " scale" : "");
-    if (s[3])
-        snprintf(c->shape + strlen(c->shape), sizeof c->shape - strlen(c->shape), " %g", (double)scale);
-    LB_TRY(OPERANDS(INOUT(rows * cols, -8.0f, 8.0f, s[2])));
-    for (int64_t r = 0; r < rows; r++)
+    SHAPE("%lld x %lld%s", LL(rows), LL(cols), s[2] ? " (unaligned)" : "");
+    if (s[3] || c->variant)
+        snprintf(c->shape + strlen(c->shape), sizeof c->shape - strlen(c->shape), " scale %g", (double)scale);
+    if (c->variant)
+        LB_TRY(OPERANDS(IN_AT(rows * cols, 0.05f, 1.0f, s[2]), INOUT(rows * cols, -0.5f, 1.5f, s[2])));
+    else
+        LB_TRY(OPERANDS(INOUT(rows * cols, -8.0f, 8.0f, s[2])));
+    for (int64_t r = 0; r < rows; r++) {
+        float *x = c->h[0] + r * cols;
+        double sum = 0.0;
+        for (int64_t j = 0; c->variant && j < cols; j++)
+            sum += x[j];
         for (int64_t j = 0; j < cols; j++)
-            c->h[0][r * cols + j] += 100.0f * (float)(r % 3);
+            x[j] = c->variant ? (float)(x[j] / sum) : x[j] + 100.0f * (float)(r % 3);
+    }
     LB_TRY(restore_inputs(c));
-    ON_BOTH(be->ops->softmax(be, p[0], rows, cols, scale));
+    if (c->variant)
+        ON_BOTH(be->ops->softmax_backward(be, p[0], p[1], rows, cols, scale));
+    else
+        ON_BOTH(be->ops->softmax(be, p[0], rows, cols, scale));
     return settle(c);
 }
 
 /* layernorm {rows, d, residual, offset}: an offset mean, so a kernel that forgets to subtract it
- * shows. */
+ * shows. The backward (variant 1) {..., in place}: dv apart from dy (then dy compared too: it
+ * must stay as it was) or dy itself. */
 static int check_layernorm(Ctx *c, const int64_t *s)
 {
     const int64_t rows = s[0], d = s[1], off = s[3];
-    SHAPE("%lld x %lld%s%s", LL(rows), LL(d), s[2] ? " +residual" : "", off ? " (unaligned)" : "");
-    LB_TRY(OPERANDS(INOUT(rows * d, -1.0f, 3.0f, off), IN_AT(rows * d, -1.0f, 1.0f, off), IN(d, 0.5f, 1.5f),
-                    IN(d, -0.5f, 0.5f)));
-    ON_BOTH(be->ops->layernorm(be, p[0], s[2] ? p[1] : NULL, p[2], p[3], rows, d, LB_LAYERNORM_EPS));
+    SHAPE("%lld x %lld%s%s%s", LL(rows), LL(d), s[2] ? " +residual" : "", off ? " (unaligned)" : "",
+          s[4] ? " dv = dy" : "");
+    if (!c->variant) {
+        LB_TRY(OPERANDS(INOUT(rows * d, -1.0f, 3.0f, off), IN_AT(rows * d, -1.0f, 1.0f, off), IN(d, 0.5f, 1.5f),
+                        IN(d, -0.5f, 0.5f)));
+        ON_BOTH(be->ops->layernorm(be, p[0], s[2] ? p[1] : NULL, p[2], p[3], rows, d, LB_LAYERNORM_EPS));
+        return settle(c);
+    }
+    const Arg a[] = {IN_AT(rows * d, -1.0f, 3.0f, off), IN_AT(rows * d, -1.0f, 1.0f, off), IN(d, 0.5f, 1.5f),
+                     INOUT(rows * d, -1.0f, 1.0f, off), OUT(d), OUT(d),
+                     SCRATCH((int64_t)lb_layernorm_backward_scratch_bytes(rows, d)), OUT(rows * d)};
+    LB_TRY(operands(c, a, s[4] ? 7 : 8));
+    ON_BOTH(be->ops->layernorm_backward(be, p[0], s[2] ? p[1] : NULL, p[2], p[3], s[4] ? p[3] : p[7], p[4], p[5],
+                                        rows, d, LB_LAYERNORM_EPS, p[6]));
     return settle(c);
 }
 
-/* embed {batch, n, d, vocab}: x = tok[id] + pos, one float addition. */
+/* embed {batch, n, d, vocab}: x = tok[id] + pos, one float addition. The backward (variant 1):
+ * vocabularies smaller than the positions, so ids repeat and rows of absent ids must still be
+ * written; more positions than one chunk of the GPU's sort. */
 static int check_embed(Ctx *c, const int64_t *s)
 {
     const int64_t batch = s[0], n = s[1], d = s[2], vocab = s[3];
     SHAPE("B %lld n %lld d %lld vocab %d", LL(batch), LL(n), LL(d), (int)vocab);
-    LB_TRY(OPERANDS(IN(vocab * d, -1.0f, 1.0f), IN(n * d, -1.0f, 1.0f), OUT(batch * n * d),
-                    IDS(batch * n, vocab)));
-    ON_BOTH(be->ops->embed(be, p[3], p[0], p[1], p[2], batch, n, d));
+    if (c->variant) {
+        LB_TRY(OPERANDS(IDS(batch * n, vocab), IN(batch * n * d, -1.0f, 1.0f), OUT(vocab * d), OUT(n * d),
+                        SCRATCH((int64_t)lb_embed_backward_scratch_bytes(batch, n, vocab))));
+        ON_BOTH(be->ops->embed_backward(be, p[0], p[1], p[2], p[3], batch, n, d, vocab, p[4]));
+    } else {
+        LB_TRY(OPERANDS(IN(vocab * d, -1.0f, 1.0f), IN(n * d, -1.0f, 1.0f), OUT(batch * n * d),
+                        IDS(batch * n, vocab)));
+        ON_BOTH(be->ops->embed(be, p[3], p[0], p[1], p[2], batch, n, d));
+    }
     return settle(c);
 }
 
@@ -529,24 +561,19 @@ static int check_heads(Ctx *c, const int64_t *s)
 }
 
 /* fill_uniform {count}: lb_rng_range rounded to storage, bit for bit (the host rounding of upload
- * is the kernel's). */
-static int check_fill_uniform(Ctx *c, const int64_t *s)
+ * is the kernel's); fill_tokens (variant 1): lb_rng_token exactly. */
+static int check_fill(Ctx *c, const int64_t *s)
 {
     const uint64_t seed = next_seed(c);
     SHAPE("%lld", LL(s[0]));
+    if (c->variant) {
+        LB_TRY(OPERANDS(OUT_IDS(s[0])));
+        ON_BOTH(be->ops->fill_tokens(be, p[0], s[0], seed, 50265));
+        return settle(c);
+    }
     LB_TRY(OPERANDS(OUT(s[0]), SCRATCH(s[0] * (int64_t)c->be->elem_bytes)));
     ON_BOTH(be->ops->fill_uniform(be, p[0], s[0], seed, -0.3f, 0.7f));
     LB_TRY(restore(c, c->d[1], c->h[0], s[0]));
-    return settle(c);
-}
-
-/* fill_tokens {count}: lb_rng_token exactly. */
-static int check_fill_tokens(Ctx *c, const int64_t *s)
-{
-    const uint64_t seed = next_seed(c);
-    SHAPE("%lld", LL(s[0]));
-    LB_TRY(OPERANDS(OUT_IDS(s[0])));
-    ON_BOTH(be->ops->fill_tokens(be, p[0], s[0], seed, 50265));
     return settle(c);
 }
 
@@ -559,12 +586,19 @@ static int check_copy(Ctx *c, const int64_t *s)
     return settle(c);
 }
 
-/* gelu {rows, cols} (the pass a breakdown times apart from linear's product), in place. */
+/* gelu {rows, cols} (the pass a breakdown times apart from linear's product), in place; its
+ * backward (variant 1) {rows, cols, offset}: z over GELU's bend, d = dy in place. */
 static int check_gelu(Ctx *c, const int64_t *s)
 {
-    SHAPE("%lld x %lld", LL(s[0]), LL(s[1]));
-    LB_TRY(OPERANDS(INOUT(s[0] * s[1], -4.0f, 4.0f, 0)));
-    ON_BOTH(be->ops->gelu(be, p[0], s[0], s[1]));
+    const int64_t count = s[0] * s[1];
+    SHAPE("%lld x %lld%s", LL(s[0]), LL(s[1]), s[2] ? " (unaligned)" : "");
+    if (c->variant) {
+        LB_TRY(OPERANDS(IN_AT(count, -4.0f, 4.0f, s[2]), INOUT(count, -1.0f, 1.0f, s[2])));
+        ON_BOTH(be->ops->gelu_backward(be, p[0], p[1], s[0], s[1]));
+    } else {
+        LB_TRY(OPERANDS(INOUT(count, -4.0f, 4.0f, 0)));
+        ON_BOTH(be->ops->gelu(be, p[0], s[0], s[1]));
+    }
     return settle(c);
 }
 
@@ -700,18 +734,6 @@ static int check_seq(Ctx *c, const int64_t *s)
 /* --- the training step's backward: each op's gradients against cpu_backward.h's references (the
  *     CPU backend's entries), from a random upstream gradient. ------------------------------- */
 
-/* embed_backward {batch, n, d, vocab}: vocabularies smaller than the positions, so ids repeat and
- * rows of absent ids must still be written; more positions than one chunk of the GPU's sort. */
-static int check_embed_backward(Ctx *c, const int64_t *s)
-{
-    const int64_t batch = s[0], n = s[1], d = s[2], vocab = s[3];
-    SHAPE("B %lld n %lld d %lld vocab %d", LL(batch), LL(n), LL(d), (int)vocab);
-    LB_TRY(OPERANDS(IDS(batch * n, vocab), IN(batch * n * d, -1.0f, 1.0f), OUT(vocab * d), OUT(n * d),
-                    SCRATCH((int64_t)lb_embed_backward_scratch_bytes(batch, n, vocab))));
-    ON_BOTH(be->ops->embed_backward(be, p[0], p[1], p[2], p[3], batch, n, d, vocab, p[4]));
-    return settle(c);
-}
-
 /* favor_features_backward {groups, n, m, hd, offset}: phi positive as the features are, dphi
  * leaning positive so that a row's sum does not cancel to its rounding. */
 static int check_favor_backward(Ctx *c, const int64_t *s)
@@ -742,52 +764,6 @@ static int check_column_sums(Ctx *c, const int64_t *s)
     SHAPE("%lld x %lld", LL(rows), LL(cols));
     LB_TRY(OPERANDS(IN(rows * cols, -1.0f, 1.0f), OUT(cols), SCRATCH((int64_t)lb_column_sums_scratch_bytes(rows, cols))));
     ON_BOTH(be->ops->column_sums(be, p[0], p[1], rows, cols, p[2]));
-    return settle(c);
-}
-
-/* gelu_backward {rows, cols, offset}: z over GELU's bend, d = dy in place. */
-static int check_gelu_backward(Ctx *c, const int64_t *s)
-{
-    SHAPE("%lld x %lld%s", LL(s[0]), LL(s[1]), s[2] ? " (unaligned)" : "");
-    LB_TRY(OPERANDS(IN_AT(s[0] * s[1], -4.0f, 4.0f, s[2]), INOUT(s[0] * s[1], -1.0f, 1.0f, s[2])));
-    ON_BOTH(be->ops->gelu_backward(be, p[0], p[1], s[0], s[1]));
-    return settle(c);
-}
-
-/* softmax_backward {rows, cols, offset, scale in 1/1024 (0: 0.625)}: y a softmax's output (rows
- * summing to 1), dy leaning positive so that each row's sum of dy y is far from 0 (a kernel that
- * leaves that term out is far off). */
-static int check_softmax_backward(Ctx *c, const int64_t *s)
-{
-    const int64_t rows = s[0], cols = s[1];
-    const float scale = s[3] ? (float)s[3] / 1024.0f : 0.625f;
-    SHAPE("%lld x %lld%s scale %g", LL(rows), LL(cols), s[2] ? " (unaligned)" : "", (double)scale);
-    LB_TRY(OPERANDS(IN_AT(rows * cols, 0.05f, 1.0f, s[2]), INOUT(rows * cols, -0.5f, 1.5f, s[2])));
-    for (int64_t r = 0; r < rows; r++) {
-        double sum = 0.0;
-        for (int64_t j = 0; j < cols; j++)
-            sum += c->h[0][r * cols + j];
-        for (int64_t j = 0; j < cols; j++)
-            c->h[0][r * cols + j] = (float)(c->h[0][r * cols + j] / sum);
-    }
-    LB_TRY(restore_inputs(c));
-    ON_BOTH(be->ops->softmax_backward(be, p[0], p[1], rows, cols, scale));
-    return settle(c);
-}
-
-/* layernorm_backward {rows, d, residual, offset, in place}: check_layernorm's offset mean; dv
- * apart from dy (then dy compared too: it must stay as it was) or dy itself. */
-static int check_layernorm_backward(Ctx *c, const int64_t *s)
-{
-    const int64_t rows = s[0], d = s[1], off = s[3];
-    SHAPE("%lld x %lld%s%s%s", LL(rows), LL(d), s[2] ? " +residual" : "", off ? " (unaligned)" : "",
-          s[4] ? " dv = dy" : "");
-    const Arg a[] = {IN_AT(rows * d, -1.0f, 3.0f, off), IN_AT(rows * d, -1.0f, 1.0f, off), IN(d, 0.5f, 1.5f),
-                     INOUT(rows * d, -1.0f, 1.0f, off), OUT(d), OUT(d),
-                     SCRATCH((int64_t)lb_layernorm_backward_scratch_bytes(rows, d)), OUT(rows * d)};
-    LB_TRY(operands(c, a, s[4] ? 7 : 8));
-    ON_BOTH(be->ops->layernorm_backward(be, p[0], s[2] ? p[1] : NULL, p[2], p[3], s[4] ? p[3] : p[7], p[4], p[5],
-                                        rows, d, LB_LAYERNORM_EPS, p[6]));
     return settle(c);
 }
 
@@ -918,8 +894,8 @@ static const Op ops_table[] = {
     {"embed", check_embed, KERNEL_TOL, SHAPES(embed_q, embed_f)},
     {"split_heads", check_heads, EXACT, SHAPES(split_q, split_f)},
     {"merge_heads", check_heads, EXACT, SHAPES_V(merge_q, merge_f, 1)},
-    {"fill_uniform", check_fill_uniform, EXACT, SHAPES(count_q, count_f)},
-    {"fill_tokens", check_fill_tokens, EXACT, SHAPES(count_q, count_f)},
+    {"fill_uniform", check_fill, EXACT, SHAPES(count_q, count_f)},
+    {"fill_tokens", check_fill, EXACT, SHAPES_V(count_q, count_f, 1)},
     {"copy", check_copy, EXACT, SHAPES(count_q, count_f)},
     {"gelu", check_gelu, KERNEL_TOL, SHAPES(gelu_q, gelu_f)},
     {"favor_features", check_favor, KERNEL_TOL, SHAPES(favor_q, favor_f)},
@@ -932,10 +908,10 @@ static const Op ops_table[] = {
     /* the training step's backward: sums in fp32 of a few to a few thousand terms, rounded once */
     {"add", check_add, KERNEL_TOL, SHAPES(count_q, add_f)},
     {"column_sums", check_column_sums, GRAD_TOL, SHAPES(column_sums_q, column_sums_f)},
-    {"gelu_backward", check_gelu_backward, KERNEL_TOL, SHAPES(gelu_q, gelu_backward_f)},
-    {"softmax_backward", check_softmax_backward, GRAD_TOL, SHAPES(softmax_backward_q, softmax_backward_f)},
-    {"layernorm_backward", check_layernorm_backward, GRAD_TOL, SHAPES(layernorm_q, layernorm_backward_f)},
-    {"embed_backward", check_embed_backward, GRAD_TOL, SHAPES(embed_backward_q, embed_backward_f)},
+    {"gelu_backward", check_gelu, KERNEL_TOL, SHAPES_V(gelu_q, gelu_backward_f, 1)},
+    {"softmax_backward", check_softmax, GRAD_TOL, SHAPES_V(softmax_backward_q, softmax_backward_f, 1)},
+    {"layernorm_backward", check_layernorm, GRAD_TOL, SHAPES_V(layernorm_q, layernorm_backward_f, 1)},
+    {"embed_backward", check_embed, GRAD_TOL, SHAPES_V(embed_backward_q, embed_backward_f, 1)},
     {"pool_seq_backward", check_seq, KERNEL_TOL, SHAPES_V(pool_q, pool_f, SEQ_BACKWARD)},
     {"depthwise_conv_seq_backward", check_seq, GRAD_TOL, SHAPES_V(conv_q, conv_backward_f, SEQ_CONV | SEQ_BACKWARD)},
     {"favor_features_backward", check_favor_backward, GRAD_TOL, SHAPES(favor_backward_q, favor_backward_f)},
