@@ -168,13 +168,6 @@ static void *at(const LbBackend *be, void *p, int64_t elems) { return (char *)p 
 
 static uint64_t next_seed(Ctx *c) { return c->plan->seed * 1000003u + 7919u * ++c->streams; }
 
-/* d (count) uniform in [lo, hi], drawn on the backend; the stored values into h. */
-static int random_in(Ctx *c, void *d, float *h, int64_t count, float lo, float hi)
-{
-    LB_TRY(c->be->ops->fill_uniform(c->be, d, count, next_seed(c), lo, hi));
-    return c->be->ops->download(c->be, h, d, count);
-}
-
 /* h (count), changed on the host, into d and back: the reference sees the values stored. */
 static int restore(Ctx *c, void *d, float *h, int64_t count)
 {
@@ -359,7 +352,12 @@ static int operands(Ctx *c, const Arg *a, int n)
         /* exactly the elements, so that one touched past the end shows under a sanitizer */
         LB_TRY(dev(c, (a[i].off + count) * (int64_t)be->elem_bytes, &c->d[i]));
         c->d[i] = at(be, c->d[i], a[i].off);
-        LB_TRY(a[i].kind == ARG_OUT ? poison(c, c->d[i], count) : random_in(c, c->d[i], c->h[i], count, a[i].lo, a[i].hi));
+        if (a[i].kind == ARG_OUT) {
+            LB_TRY(poison(c, c->d[i], count));
+            continue;
+        }
+        LB_TRY(be->ops->fill_uniform(be, c->d[i], count, next_seed(c), a[i].lo, a[i].hi));
+        LB_TRY(be->ops->download(be, c->h[i], c->d[i], count)); /* the values stored */
     }
     return LB_OK;
 }
@@ -440,18 +438,9 @@ static int bmm_on(LbBackend *be, LbBmm q, void *const *p)
  * worth. Nothing may be written in C's padding, nor past the one C. */
 static int check_bmm(Ctx *c, const int64_t *s)
 {
-    LbBmm q;
-    memset(&q, 0, sizeof q);
-    q.trans_a = (int)s[0];
-    q.trans_b = (int)s[1];
-    q.m = s[2];
-    q.n = s[3];
-    q.kdim = s[4];
-    q.batch = s[5];
-    const int64_t pad = s[6];
-    q.alpha = pad ? 0.75f : 1.0f;
-    q.beta = s[7] & 4 ? 0.5f : 0.0f;
-    const int64_t bcast = s[7] & 3;
+    const int64_t pad = s[6], bcast = s[7] & 3;
+    LbBmm q = {.trans_a = (int)s[0], .trans_b = (int)s[1], .m = s[2], .n = s[3], .kdim = s[4], .batch = s[5],
+               .alpha = pad ? 0.75f : 1.0f, .beta = s[7] & 4 ? 0.5f : 0.0f};
     q.lda = (q.trans_a ? q.m : q.kdim) + pad;
     q.ldb = (q.trans_b ? q.kdim : q.n) + pad;
     q.ldc = q.n + pad;
@@ -1165,20 +1154,11 @@ static int open_workspace(Ctx *c, void **ws)
     return rc;
 }
 
-static void ctx_init(Ctx *c, LbBackend *be, const LbCheckPlan *plan, LbCheckTable *t)
-{
-    memset(c, 0, sizeof *c);
-    c->be = be;
-    c->plan = plan;
-    c->t = t;
-}
-
 int lb_check_compare(LbBackend *be, const char *op, const char *shape, const float *out, const float *ref,
                      int64_t count, LbCheckTable *t)
 {
     const Op *o = find_op(op);
-    Ctx c;
-    ctx_init(&c, be, NULL, t);
+    Ctx c = {.be = be, .t = t};
     begin(&c, op, o);
     snprintf(c.shape, sizeof c.shape, "%s", shape);
     return compare(&c, out, ref, count);
@@ -1189,8 +1169,7 @@ int lb_check_op(LbBackend *be, const LbCheckPlan *plan, const char *op, const in
     const Op *o = find_op(op);
     if (!o || !o->run)
         return LB_FAIL(LB_ERR_INVALID, "check: no op \"%s\" in the table", op);
-    Ctx c;
-    ctx_init(&c, be, plan, t);
+    Ctx c = {.be = be, .plan = plan, .t = t};
     LB_TRY(open_reference(&c));
     begin(&c, op, o);
     const int rc = finish(&c, o->run(&c, shape));
@@ -1200,8 +1179,7 @@ int lb_check_op(LbBackend *be, const LbCheckPlan *plan, const char *op, const in
 
 int lb_check_backend(LbBackend *be, const LbCheckPlan *plan, LbCheckTable *t)
 {
-    Ctx c;
-    ctx_init(&c, be, plan, t);
+    Ctx c = {.be = be, .plan = plan, .t = t};
     LB_TRY(open_reference(&c));
     const int quick = plan->quick;
     int rc = LB_OK;
