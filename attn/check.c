@@ -1113,9 +1113,7 @@ static int finish(Ctx *c, int rc)
     LbCheckRow *r = new_row(c);
     if (!r)
         return LB_FAIL(LB_ERR_NOMEM, "out of memory recording a check");
-    r->rel_error = NAN;
-    r->threshold = NAN;
-    r->ok = 0;
+    r->rel_error = r->threshold = NAN;
     snprintf(r->error, sizeof r->error, "%s", lb_error_message());
     c->dead = rc == LB_ERR_DEVICE;
     return LB_OK;
