@@ -34,6 +34,7 @@ typedef struct Ctx {
     double tol;       /* the running op's, for this storage type */
     uint64_t streams; /* random streams drawn so far */
     char op[32], shape[96];
+    int variant; /* the running row's (Op.variant) */
     void *dev[MAX_BUFFERS];
     void *host[MAX_BUFFERS];
     int ndev, nhost;
@@ -166,13 +167,6 @@ static void release(Ctx *c)
 static void *at(const LbBackend *be, void *p, int64_t elems) { return (char *)p + elems * (int64_t)be->elem_bytes; }
 
 static uint64_t next_seed(Ctx *c) { return c->plan->seed * 1000003u + 7919u * ++c->streams; }
-
-/* d (count) uniform in [lo, hi], drawn on the backend; the stored values into h. */
-static int random_in(Ctx *c, void *d, float *h, int64_t count, float lo, float hi)
-{
-    LB_TRY(c->be->ops->fill_uniform(c->be, d, count, next_seed(c), lo, hi));
-    return c->be->ops->download(c->be, h, d, count);
-}
 
 /* h (count), changed on the host, into d and back: the reference sees the values stored. */
 static int restore(Ctx *c, void *d, float *h, int64_t count)
@@ -358,7 +352,12 @@ static int operands(Ctx *c, const Arg *a, int n)
         /* exactly the elements, so that one touched past the end shows under a sanitizer */
         LB_TRY(dev(c, (a[i].off + count) * (int64_t)be->elem_bytes, &c->d[i]));
         c->d[i] = at(be, c->d[i], a[i].off);
-        LB_TRY(a[i].kind == ARG_OUT ? poison(c, c->d[i], count) : random_in(c, c->d[i], c->h[i], count, a[i].lo, a[i].hi));
+        if (a[i].kind == ARG_OUT) {
+            LB_TRY(poison(c, c->d[i], count));
+            continue;
+        }
+        LB_TRY(be->ops->fill_uniform(be, c->d[i], count, next_seed(c), a[i].lo, a[i].hi));
+        LB_TRY(be->ops->download(be, c->h[i], c->d[i], count)); /* the values stored */
     }
     return LB_OK;
 }
@@ -435,22 +434,13 @@ static int bmm_on(LbBackend *be, LbBmm q, void *const *p)
 /* bmm {trans_a, trans_b, m, n, kdim, batch, pad, flags}: leading dimensions and batch strides
  * `pad` wider than packed (then alpha 0.75); flags & 3, 1 or 2: stride 0 for A (Linformer's E) or
  * B; flags & 4: beta 0.5 over a random C (else C poisoned: beta 0 must not read it); flags & 8:
- * stride_c 0, the batch summed into one C (a shared matrix's gradient). Nothing may be written
- * in C's padding. */
+ * stride_c 0, the batch summed into one C (a shared matrix's gradient), the first of a batch's
+ * worth. Nothing may be written in C's padding, nor past the one C. */
 static int check_bmm(Ctx *c, const int64_t *s)
 {
-    LbBmm q;
-    memset(&q, 0, sizeof q);
-    q.trans_a = (int)s[0];
-    q.trans_b = (int)s[1];
-    q.m = s[2];
-    q.n = s[3];
-    q.kdim = s[4];
-    q.batch = s[5];
-    const int64_t pad = s[6];
-    q.alpha = pad ? 0.75f : 1.0f;
-    q.beta = s[7] & 4 ? 0.5f : 0.0f;
-    const int64_t bcast = s[7] & 3;
+    const int64_t pad = s[6], bcast = s[7] & 3;
+    LbBmm q = {.trans_a = (int)s[0], .trans_b = (int)s[1], .m = s[2], .n = s[3], .kdim = s[4], .batch = s[5],
+               .alpha = pad ? 0.75f : 1.0f, .beta = s[7] & 4 ? 0.5f : 0.0f};
     q.lda = (q.trans_a ? q.m : q.kdim) + pad;
     q.ldb = (q.trans_b ? q.kdim : q.n) + pad;
     q.ldc = q.n + pad;
@@ -460,7 +450,7 @@ static int check_bmm(Ctx *c, const int64_t *s)
     SHAPE("%s%sm %lld n %lld k %lld batch %lld%s%s%s%s", q.trans_a ? "A^T " : "", q.trans_b ? "B^T " : "", LL(q.m),
           LL(q.n), LL(q.kdim), LL(q.batch), pad ? ", padded" : "", bcast == 1 ? ", A broadcast" : bcast == 2 ? ", B broadcast" : "",
           s[7] & 4 ? ", beta 0.5" : "", s[7] & 8 ? ", summed" : "");
-    const int64_t c_count = extent(q.batch, q.stride_c, q.m, q.ldc);
+    const int64_t c_count = extent(q.batch, q.m * q.ldc + pad, q.m, q.ldc);
     LB_TRY(OPERANDS(IN(extent(q.batch, q.stride_a, q.trans_a ? q.kdim : q.m, q.lda), -1.0f, 1.0f),
                     IN(extent(q.batch, q.stride_b, q.trans_b ? q.n : q.kdim, q.ldb), -1.0f, 1.0f),
                     q.beta != 0.0f ? (Arg)INOUT(c_count, -1.0f, 1.0f, 0) : (Arg)OUT(c_count)));
@@ -471,52 +461,85 @@ static int check_bmm(Ctx *c, const int64_t *s)
 /* softmax {rows, cols, offset, scale in 1/1024 (0: 0.625)}, at `offset` elements past an aligned
  * buffer (the scalar paths). Scores of the size attention makes, every third row shifted by 100:
  * a kernel that skips the max subtraction overflows fp32's exp, one that takes another row's max
- * underflows. */
+ * underflows. The backward (variant 1): y a softmax's output (rows summing to 1), dy leaning
+ * positive so that each row's sum of dy y is far from 0 (a kernel that leaves that term out is
+ * far off). */
 static int check_softmax(Ctx *c, const int64_t *s)
 {
     const int64_t rows = s[0], cols = s[1];
     const float scale = s[3] ? (float)s[3] / 1024.0f : 0.625f;
-    SHAPE("%lld x %lld%s%s", LL(rows), LL(cols), s[2] ? " (unaligned)" : "", s[3] ? " scale" : "");
-    if (s[3])
-        snprintf(c->shape + strlen(c->shape), sizeof c->shape - strlen(c->shape), " %g", (double)scale);
-    LB_TRY(OPERANDS(INOUT(rows * cols, -8.0f, 8.0f, s[2])));
-    for (int64_t r = 0; r < rows; r++)
+    SHAPE("%lld x %lld%s", LL(rows), LL(cols), s[2] ? " (unaligned)" : "");
+    if (s[3] || c->variant)
+        snprintf(c->shape + strlen(c->shape), sizeof c->shape - strlen(c->shape), " scale %g", (double)scale);
+    if (c->variant)
+        LB_TRY(OPERANDS(IN_AT(rows * cols, 0.05f, 1.0f, s[2]), INOUT(rows * cols, -0.5f, 1.5f, s[2])));
+    else
+        LB_TRY(OPERANDS(INOUT(rows * cols, -8.0f, 8.0f, s[2])));
+    for (int64_t r = 0; r < rows; r++) {
+        float *x = c->h[0] + r * cols;
+        double sum = 0.0;
+        for (int64_t j = 0; c->variant && j < cols; j++)
+            sum += x[j];
         for (int64_t j = 0; j < cols; j++)
-            c->h[0][r * cols + j] += 100.0f * (float)(r % 3);
+            x[j] = c->variant ? (float)(x[j] / sum) : x[j] + 100.0f * (float)(r % 3);
+    }
     LB_TRY(restore_inputs(c));
-    ON_BOTH(be->ops->softmax(be, p[0], rows, cols, scale));
+    if (c->variant)
+        ON_BOTH(be->ops->softmax_backward(be, p[0], p[1], rows, cols, scale));
+    else
+        ON_BOTH(be->ops->softmax(be, p[0], rows, cols, scale));
     return settle(c);
 }
 
 /* layernorm {rows, d, residual, offset}: an offset mean, so a kernel that forgets to subtract it
- * shows. */
+ * shows. The backward (variant 1) {..., in place}: dv apart from dy (then dy compared too: it
+ * must stay as it was) or dy itself. */
 static int check_layernorm(Ctx *c, const int64_t *s)
 {
     const int64_t rows = s[0], d = s[1], off = s[3];
-    SHAPE("%lld x %lld%s%s", LL(rows), LL(d), s[2] ? " +residual" : "", off ? " (unaligned)" : "");
-    LB_TRY(OPERANDS(INOUT(rows * d, -1.0f, 3.0f, off), IN_AT(rows * d, -1.0f, 1.0f, off), IN(d, 0.5f, 1.5f),
-                    IN(d, -0.5f, 0.5f)));
-    ON_BOTH(be->ops->layernorm(be, p[0], s[2] ? p[1] : NULL, p[2], p[3], rows, d, LB_LAYERNORM_EPS));
+    SHAPE("%lld x %lld%s%s%s", LL(rows), LL(d), s[2] ? " +residual" : "", off ? " (unaligned)" : "",
+          s[4] ? " dv = dy" : "");
+    if (!c->variant) {
+        LB_TRY(OPERANDS(INOUT(rows * d, -1.0f, 3.0f, off), IN_AT(rows * d, -1.0f, 1.0f, off), IN(d, 0.5f, 1.5f),
+                        IN(d, -0.5f, 0.5f)));
+        ON_BOTH(be->ops->layernorm(be, p[0], s[2] ? p[1] : NULL, p[2], p[3], rows, d, LB_LAYERNORM_EPS));
+        return settle(c);
+    }
+    const Arg a[] = {IN_AT(rows * d, -1.0f, 3.0f, off), IN_AT(rows * d, -1.0f, 1.0f, off), IN(d, 0.5f, 1.5f),
+                     INOUT(rows * d, -1.0f, 1.0f, off), OUT(d), OUT(d),
+                     SCRATCH((int64_t)lb_layernorm_backward_scratch_bytes(rows, d)), OUT(rows * d)};
+    LB_TRY(operands(c, a, s[4] ? 7 : 8));
+    ON_BOTH(be->ops->layernorm_backward(be, p[0], s[2] ? p[1] : NULL, p[2], p[3], s[4] ? p[3] : p[7], p[4], p[5],
+                                        rows, d, LB_LAYERNORM_EPS, p[6]));
     return settle(c);
 }
 
-/* embed {batch, n, d, vocab}: x = tok[id] + pos, one float addition. */
+/* embed {batch, n, d, vocab}: x = tok[id] + pos, one float addition. The backward (variant 1):
+ * vocabularies smaller than the positions, so ids repeat and rows of absent ids must still be
+ * written; more positions than one chunk of the GPU's sort. */
 static int check_embed(Ctx *c, const int64_t *s)
 {
     const int64_t batch = s[0], n = s[1], d = s[2], vocab = s[3];
     SHAPE("B %lld n %lld d %lld vocab %d", LL(batch), LL(n), LL(d), (int)vocab);
-    LB_TRY(OPERANDS(IN(vocab * d, -1.0f, 1.0f), IN(n * d, -1.0f, 1.0f), OUT(batch * n * d),
-                    IDS(batch * n, vocab)));
-    ON_BOTH(be->ops->embed(be, p[3], p[0], p[1], p[2], batch, n, d));
+    if (c->variant) {
+        LB_TRY(OPERANDS(IDS(batch * n, vocab), IN(batch * n * d, -1.0f, 1.0f), OUT(vocab * d), OUT(n * d),
+                        SCRATCH((int64_t)lb_embed_backward_scratch_bytes(batch, n, vocab))));
+        ON_BOTH(be->ops->embed_backward(be, p[0], p[1], p[2], p[3], batch, n, d, vocab, p[4]));
+    } else {
+        LB_TRY(OPERANDS(IN(vocab * d, -1.0f, 1.0f), IN(n * d, -1.0f, 1.0f), OUT(batch * n * d),
+                        IDS(batch * n, vocab)));
+        ON_BOTH(be->ops->embed(be, p[3], p[0], p[1], p[2], batch, n, d));
+    }
     return settle(c);
 }
 
 /* split_heads {batch, n, heads, hd, which}: Q, K or V (column block `which`) of a fused (B n,
- * 3 h hd) buffer into (B, h, n, hd); merge_heads {batch, n, heads, hd}: back to (B, n, h hd).
- * Pure copies: bit for bit. */
-static int check_heads(Ctx *c, const int64_t *s, int merge)
+ * 3 h hd) buffer into (B, h, n, hd); merge_heads (variant 1) {batch, n, heads, hd}: back to
+ * (B, n, h hd). Pure copies: bit for bit. */
+static int check_heads(Ctx *c, const int64_t *s)
 {
     const int64_t batch = s[0], n = s[1], heads = s[2], hd = s[3], which = s[4], d = heads * hd;
+    const int merge = c->variant;
     SHAPE("B %lld n %lld heads %lld hd %lld", LL(batch), LL(n), LL(heads), LL(hd));
     LB_TRY(OPERANDS(IN(batch * n * (merge ? d : 3 * d), -1.0f, 1.0f), OUT(batch * n * d)));
     if (merge)
@@ -526,28 +549,20 @@ static int check_heads(Ctx *c, const int64_t *s, int merge)
     return settle(c);
 }
 
-static int check_split(Ctx *c, const int64_t *s) { return check_heads(c, s, 0); }
-static int check_merge(Ctx *c, const int64_t *s) { return check_heads(c, s, 1); }
-
 /* fill_uniform {count}: lb_rng_range rounded to storage, bit for bit (the host rounding of upload
- * is the kernel's). */
-static int check_fill_uniform(Ctx *c, const int64_t *s)
+ * is the kernel's); fill_tokens (variant 1): lb_rng_token exactly. */
+static int check_fill(Ctx *c, const int64_t *s)
 {
     const uint64_t seed = next_seed(c);
     SHAPE("%lld", LL(s[0]));
+    if (c->variant) {
+        LB_TRY(OPERANDS(OUT_IDS(s[0])));
+        ON_BOTH(be->ops->fill_tokens(be, p[0], s[0], seed, 50265));
+        return settle(c);
+    }
     LB_TRY(OPERANDS(OUT(s[0]), SCRATCH(s[0] * (int64_t)c->be->elem_bytes)));
     ON_BOTH(be->ops->fill_uniform(be, p[0], s[0], seed, -0.3f, 0.7f));
     LB_TRY(restore(c, c->d[1], c->h[0], s[0]));
-    return settle(c);
-}
-
-/* fill_tokens {count}: lb_rng_token exactly. */
-static int check_fill_tokens(Ctx *c, const int64_t *s)
-{
-    const uint64_t seed = next_seed(c);
-    SHAPE("%lld", LL(s[0]));
-    LB_TRY(OPERANDS(OUT_IDS(s[0])));
-    ON_BOTH(be->ops->fill_tokens(be, p[0], s[0], seed, 50265));
     return settle(c);
 }
 
@@ -560,12 +575,19 @@ static int check_copy(Ctx *c, const int64_t *s)
     return settle(c);
 }
 
-/* gelu {rows, cols} (the pass a breakdown times apart from linear's product), in place. */
+/* gelu {rows, cols} (the pass a breakdown times apart from linear's product), in place; its
+ * backward (variant 1) {rows, cols, offset}: z over GELU's bend, d = dy in place. */
 static int check_gelu(Ctx *c, const int64_t *s)
 {
-    SHAPE("%lld x %lld", LL(s[0]), LL(s[1]));
-    LB_TRY(OPERANDS(INOUT(s[0] * s[1], -4.0f, 4.0f, 0)));
-    ON_BOTH(be->ops->gelu(be, p[0], s[0], s[1]));
+    const int64_t count = s[0] * s[1];
+    SHAPE("%lld x %lld%s", LL(s[0]), LL(s[1]), s[2] ? " (unaligned)" : "");
+    if (c->variant) {
+        LB_TRY(OPERANDS(IN_AT(count, -4.0f, 4.0f, s[2]), INOUT(count, -1.0f, 1.0f, s[2])));
+        ON_BOTH(be->ops->gelu_backward(be, p[0], p[1], s[0], s[1]));
+    } else {
+        LB_TRY(OPERANDS(INOUT(count, -4.0f, 4.0f, 0)));
+        ON_BOTH(be->ops->gelu(be, p[0], s[0], s[1]));
+    }
     return settle(c);
 }
 
@@ -591,97 +613,69 @@ static int check_favor(Ctx *c, const int64_t *s)
     return settle(c);
 }
 
-/* Operand 0, x (rows, cols + 1): a positive normaliser of a different size per row in its last
- * column (a kernel that divides by another row's shows). */
-static int normalisers(Ctx *c, int64_t rows, int64_t cols)
-{
-    for (int64_t r = 0; r < rows; r++)
-        c->h[0][r * (cols + 1) + cols] = 0.25f + 4.0f * fabsf(c->h[0][r * (cols + 1) + cols]);
-    return restore_inputs(c);
-}
-
-/* divide_by_last {rows, cols}: x over its last column. */
+/* divide_by_last {rows, cols}: x (rows, cols + 1) over its last column, a positive normaliser of
+ * a different size per row (a kernel that divides by another row's shows); its backward (variant
+ * 1) from a random dy. */
 static int check_divide(Ctx *c, const int64_t *s)
 {
     const int64_t rows = s[0], cols = s[1];
     SHAPE("%lld x %lld + 1", LL(rows), LL(cols));
-    LB_TRY(OPERANDS(IN(rows * (cols + 1), -1.0f, 1.0f), OUT(rows * cols)));
-    LB_TRY(normalisers(c, rows, cols));
-    ON_BOTH(be->ops->divide_by_last(be, p[0], p[1], rows, cols));
+    if (c->variant)
+        LB_TRY(OPERANDS(IN(rows * (cols + 1), -1.0f, 1.0f), IN(rows * cols, -1.0f, 1.0f), OUT(rows * (cols + 1))));
+    else
+        LB_TRY(OPERANDS(IN(rows * (cols + 1), -1.0f, 1.0f), OUT(rows * cols)));
+    for (int64_t r = 0; r < rows; r++)
+        c->h[0][r * (cols + 1) + cols] = 0.25f + 4.0f * fabsf(c->h[0][r * (cols + 1) + cols]);
+    LB_TRY(restore_inputs(c));
+    if (c->variant)
+        ON_BOTH(be->ops->divide_by_last_backward(be, p[0], p[1], p[2], rows, cols));
+    else
+        ON_BOTH(be->ops->divide_by_last(be, p[0], p[1], rows, cols));
     return settle(c);
 }
 
 /* flash_attention {batch, n, heads, hd}: Q, K, V read in place from one fused buffer (operand 0)
  * as the flash model lays it out, keys growing with their position so a row's maximum score rises
- * tile by tile (a kernel that does not rescale its running output is far off); o (operand 1); for
- * the backward also a fused gradient (2) and dO (3). */
-static int flash_inputs(Ctx *c, const int64_t *s, int backward)
-{
-    const int64_t batch = s[0], n = s[1], heads = s[2], hd = s[3], width = heads * hd, ld = 3 * width;
-    SHAPE("B %lld n %lld h %lld hd %lld", LL(batch), LL(n), LL(heads), LL(hd));
-    const Arg a[] = {IN(batch * n * ld, -2.0f, 2.0f), OUT(batch * n * width), OUT(batch * n * ld),
-                     IN(batch * n * width, -1.0f, 1.0f)};
-    LB_TRY(operands(c, a, backward ? 4 : 2));
-    for (int64_t r = 0; r < batch * n; r++)
-        for (int64_t e = 0; e < width; e++)
-            c->h[0][r * ld + width + e] *= 0.5f + 2.0f * (float)(r % n) / (float)n;
-    return restore_inputs(c);
-}
+ * tile by tile (a kernel that does not rescale its running output is far off), into o (1).
+ * FLASH_LSE: o, and each row's log-sum-exp against the CPU's in double; the lse is fp32 whatever
+ * the storage, poisoned with the storage's NaN bytes (fp16's read as fp32 are a huge number, which
+ * fails as well). FLASH_BACKWARD: each side's forward keeps its own o and lse, then dQ, dK, dV
+ * from dO (3) into one fused gradient (2), poisoned, so a tile written to another head leaves NaN
+ * where it belonged; against the CPU's FlashAttention-2 backward in double. */
+enum { FLASH_LSE = 1, FLASH_BACKWARD = 2 };
 
 static int check_flash(Ctx *c, const int64_t *s)
 {
     const int64_t batch = s[0], n = s[1], heads = s[2], hd = s[3], width = heads * hd, ld = 3 * width;
-    const float scale = 1.0f / sqrtf((float)hd);
-    LB_TRY(flash_inputs(c, s, 0));
-    ON_BOTH(be->ops->flash_attention(be, p[0], at(be, p[0], width), at(be, p[0], 2 * width), ld, p[1], batch, n,
-                                     heads, hd, scale));
-    return settle(c);
-}
-
-/* flash_attention_lse into o (p[1]) and lse: fp32 whatever the storage, poisoned on the backend
- * with the storage's NaN bytes (fp16's read as fp32 are a huge number, which fails as well). */
-static int flash_lse_on_both(Ctx *c, const int64_t *s, void **lse, float **lse_ref)
-{
-    const int64_t batch = s[0], n = s[1], heads = s[2], hd = s[3], width = heads * hd, ld = 3 * width;
     const int64_t rows = batch * heads * n;
     const float scale = 1.0f / sqrtf((float)hd);
-    LB_TRY(dev(c, rows * 4, lse));
-    LB_TRY(poison(c, *lse, rows * 4 / (int64_t)c->be->elem_bytes));
-    LB_TRY(hostf(c, rows, lse_ref));
-    ON_BOTH(be->ops->flash_attention_lse(be, p[0], at(be, p[0], width), at(be, p[0], 2 * width), ld, p[1],
-                                         side_ ? *lse_ref : (float *)*lse, batch, n, heads, hd, scale));
-    return LB_OK;
-}
-
-/* flash_attention_lse: o as flash_attention's, and each row's log-sum-exp against the CPU's in
- * double. */
-static int check_flash_lse(Ctx *c, const int64_t *s)
-{
-    const int64_t rows = s[0] * s[2] * s[1];
-    void *lse;
+    SHAPE("B %lld n %lld h %lld hd %lld", LL(batch), LL(n), LL(heads), LL(hd));
+    const Arg a[] = {IN(batch * n * ld, -2.0f, 2.0f), OUT(batch * n * width), OUT(batch * n * ld),
+                     IN(batch * n * width, -1.0f, 1.0f)};
+    LB_TRY(operands(c, a, c->variant == FLASH_BACKWARD ? 4 : 2));
+    for (int64_t r = 0; r < batch * n; r++)
+        for (int64_t e = 0; e < width; e++)
+            c->h[0][r * ld + width + e] *= 0.5f + 2.0f * (float)(r % n) / (float)n;
+    LB_TRY(restore_inputs(c));
+    if (!c->variant) {
+        ON_BOTH(be->ops->flash_attention(be, p[0], at(be, p[0], width), at(be, p[0], 2 * width), ld, p[1], batch, n,
+                                         heads, hd, scale));
+        return settle(c);
+    }
+    void *lse, *scratch;
     float *lse_ref, *out;
-    LB_TRY(flash_inputs(c, s, 0));
-    LB_TRY(flash_lse_on_both(c, s, &lse, &lse_ref));
-    LB_TRY(settle(c));
-    const size_t len = strlen(c->shape);
-    snprintf(c->shape + len, sizeof c->shape - len, ", lse");
-    LB_TRY(hostf(c, rows, &out));
-    LB_TRY(c->be->ops->copy_raw_to_host(c->be, out, lse, (size_t)rows * 4u));
-    return compare(c, out, lse_ref, rows);
-}
-
-/* flash_attention_backward: each side's forward keeps its own o and lse, then dQ, dK, dV into one
- * fused gradient (operand 2), poisoned, so a tile written to another head leaves NaN where it
- * belonged; against the CPU's FlashAttention-2 backward in double. */
-static int check_flash_backward(Ctx *c, const int64_t *s)
-{
-    const int64_t batch = s[0], n = s[1], heads = s[2], hd = s[3], width = heads * hd, ld = 3 * width;
-    const float scale = 1.0f / sqrtf((float)hd);
-    void *lse;
-    float *lse_ref;
-    LB_TRY(flash_inputs(c, s, 1));
-    LB_TRY(flash_lse_on_both(c, s, &lse, &lse_ref));
-    void *scratch;
+    LB_TRY(dev(c, rows * 4, &lse));
+    LB_TRY(poison(c, lse, rows * 4 / (int64_t)c->be->elem_bytes));
+    LB_TRY(hostf(c, rows, &lse_ref));
+    ON_BOTH(be->ops->flash_attention_lse(be, p[0], at(be, p[0], width), at(be, p[0], 2 * width), ld, p[1],
+                                         side_ ? lse_ref : (float *)lse, batch, n, heads, hd, scale));
+    if (c->variant == FLASH_LSE) {
+        LB_TRY(settle(c));
+        snprintf(c->shape + strlen(c->shape), sizeof c->shape - strlen(c->shape), ", lse");
+        LB_TRY(hostf(c, rows, &out));
+        LB_TRY(c->be->ops->copy_raw_to_host(c->be, out, lse, (size_t)rows * 4u));
+        return compare(c, out, lse_ref, rows);
+    }
     LB_TRY(dev(c, (int64_t)lb_flash_backward_scratch_bytes(batch, n, heads, hd), &scratch));
     ON_BOTH(be->ops->flash_attention_backward(be, p[0], at(be, p[0], width), at(be, p[0], 2 * width), ld, p[1],
                                               side_ ? lse_ref : lse, p[3], p[2], at(be, p[2], width),
@@ -691,51 +685,29 @@ static int check_flash_backward(Ctx *c, const int64_t *s)
     return settle(c);
 }
 
-/* {batch, n, k, channels, ld_x, ld_y, mode or extra taps}: keys read in place with a row stride
+/* pool_seq and depthwise_conv_seq (variant SEQ_CONV), and their backwards (SEQ_BACKWARD):
+ * {batch, n, k, channels, ld_x, ld_y, mode or extra taps}: keys read in place with a row stride
  * wider than the channels (the fused Q/K/V output), written with one (K' and V' side by side);
  * pool_seq's mode (LbPoolMode), or the convolution's taps past the window (the k schedule's
- * smaller k reads the first ones). */
-static int check_seq(Ctx *c, const int64_t *s, int conv)
-{
-    const int64_t batch = s[0], n = s[1], k = s[2], ch = s[3], ld_x = s[4], ld_y = s[5];
-    const int mode = conv ? 2 : (int)s[6];
-    const int64_t taps = n / k + (conv ? s[6] : 0);
-    SHAPE("%sB %lld n %lld k %lld C %lld ld %lld/%lld", conv ? "" : mode == LB_POOL_MAX ? "max " : "mean ", LL(batch),
-          LL(n), LL(k), LL(ch), LL(ld_x), LL(ld_y));
-    LB_TRY(OPERANDS(IN(batch * n * ld_x, -2.0f, 2.0f), IN(taps * ch, -0.5f, 0.5f), OUT(batch * k * ld_y)));
-    if (conv)
-        ON_BOTH(be->ops->depthwise_conv_seq(be, p[0], ld_x, p[1], p[2], ld_y, batch, n, k, ch));
-    else
-        ON_BOTH(be->ops->pool_seq(be, p[0], ld_x, p[2], ld_y, batch, n, k, ch, mode));
-    return settle(c);
-}
+ * smaller k reads the first ones). The backward's dx is laid out as x, its elements between rows
+ * left alone (NaN in the reference, so one written there fails the row). */
+enum { SEQ_CONV = 1, SEQ_BACKWARD = 2 };
 
-static int check_pool(Ctx *c, const int64_t *s) { return check_seq(c, s, 0); }
-static int check_conv(Ctx *c, const int64_t *s) { return check_seq(c, s, 1); }
-
-/* --- the training step's backward: each op's gradients against cpu_backward.h's references (the
- *     CPU backend's entries), from a random upstream gradient. ------------------------------- */
-
-/* embed_backward {batch, n, d, vocab}: vocabularies smaller than the positions, so ids repeat and
- * rows of absent ids must still be written; more positions than one chunk of the GPU's sort. */
-static int check_embed_backward(Ctx *c, const int64_t *s)
-{
-    const int64_t batch = s[0], n = s[1], d = s[2], vocab = s[3];
-    SHAPE("B %lld n %lld d %lld vocab %d", LL(batch), LL(n), LL(d), (int)vocab);
-    LB_TRY(OPERANDS(IDS(batch * n, vocab), IN(batch * n * d, -1.0f, 1.0f), OUT(vocab * d), OUT(n * d),
-                    SCRATCH((int64_t)lb_embed_backward_scratch_bytes(batch, n, vocab))));
-    ON_BOTH(be->ops->embed_backward(be, p[0], p[1], p[2], p[3], batch, n, d, vocab, p[4]));
-    return settle(c);
-}
-
-/* {batch, n, k, channels, ld_x, ld_y, mode or extra taps} as check_seq: dx laid out as x, its
- * elements between rows left alone (NaN in the reference, so one written there fails the row). */
-static int check_seq_backward(Ctx *c, const int64_t *s, int conv)
+static int check_seq(Ctx *c, const int64_t *s)
 {
     const int64_t batch = s[0], n = s[1], k = s[2], ch = s[3], ld_x = s[4], ld_y = s[5], w = n / k;
-    const int mode = conv ? 2 : (int)s[6];
+    const int conv = c->variant & SEQ_CONV, mode = conv ? 2 : (int)s[6];
     SHAPE("%sB %lld n %lld k %lld C %lld ld %lld/%lld", conv ? "" : mode == LB_POOL_MAX ? "max " : "mean ", LL(batch),
           LL(n), LL(k), LL(ch), LL(ld_x), LL(ld_y));
+    if (!(c->variant & SEQ_BACKWARD)) {
+        LB_TRY(OPERANDS(IN(batch * n * ld_x, -2.0f, 2.0f), IN((w + (conv ? s[6] : 0)) * ch, -0.5f, 0.5f),
+                        OUT(batch * k * ld_y)));
+        if (conv)
+            ON_BOTH(be->ops->depthwise_conv_seq(be, p[0], ld_x, p[1], p[2], ld_y, batch, n, k, ch));
+        else
+            ON_BOTH(be->ops->pool_seq(be, p[0], ld_x, p[2], ld_y, batch, n, k, ch, mode));
+        return settle(c);
+    }
     const Arg a[] = {IN(batch * n * ld_x, -2.0f, 2.0f), IN(batch * k * ld_y, -1.0f, 1.0f), OUT(batch * n * ld_x),
                      IN((w + s[6]) * ch, -0.5f, 0.5f), OUT(w * ch),
                      SCRATCH((int64_t)lb_depthwise_conv_seq_backward_scratch_bytes(n, k, ch))};
@@ -748,8 +720,8 @@ static int check_seq_backward(Ctx *c, const int64_t *s, int conv)
     return settle(c);
 }
 
-static int check_pool_backward(Ctx *c, const int64_t *s) { return check_seq_backward(c, s, 0); }
-static int check_conv_backward(Ctx *c, const int64_t *s) { return check_seq_backward(c, s, 1); }
+/* --- the training step's backward: each op's gradients against cpu_backward.h's references (the
+ *     CPU backend's entries), from a random upstream gradient. ------------------------------- */
 
 /* favor_features_backward {groups, n, m, hd, offset}: phi positive as the features are, dphi
  * leaning positive so that a row's sum does not cancel to its rounding. */
@@ -761,17 +733,6 @@ static int check_favor_backward(Ctx *c, const int64_t *s)
     LB_TRY(OPERANDS(IN_AT(groups * n * m, 0.01f, 1.0f, off), IN(groups * n * hd, -1.5f, 1.5f),
                     INOUT(groups * n * m, -0.5f, 1.0f, off), OUT(groups * n * hd)));
     ON_BOTH(be->ops->favor_features_backward(be, p[0], p[1], p[2], p[3], groups, n, m, hd, scale));
-    return settle(c);
-}
-
-/* divide_by_last_backward {rows, cols}: check_divide's x, a random dy. */
-static int check_divide_backward(Ctx *c, const int64_t *s)
-{
-    const int64_t rows = s[0], cols = s[1];
-    SHAPE("%lld x %lld + 1", LL(rows), LL(cols));
-    LB_TRY(OPERANDS(IN(rows * (cols + 1), -1.0f, 1.0f), IN(rows * cols, -1.0f, 1.0f), OUT(rows * (cols + 1))));
-    LB_TRY(normalisers(c, rows, cols));
-    ON_BOTH(be->ops->divide_by_last_backward(be, p[0], p[1], p[2], rows, cols));
     return settle(c);
 }
 
@@ -795,52 +756,6 @@ static int check_column_sums(Ctx *c, const int64_t *s)
     return settle(c);
 }
 
-/* gelu_backward {rows, cols, offset}: z over GELU's bend, d = dy in place. */
-static int check_gelu_backward(Ctx *c, const int64_t *s)
-{
-    SHAPE("%lld x %lld%s", LL(s[0]), LL(s[1]), s[2] ? " (unaligned)" : "");
-    LB_TRY(OPERANDS(IN_AT(s[0] * s[1], -4.0f, 4.0f, s[2]), INOUT(s[0] * s[1], -1.0f, 1.0f, s[2])));
-    ON_BOTH(be->ops->gelu_backward(be, p[0], p[1], s[0], s[1]));
-    return settle(c);
-}
-
-/* softmax_backward {rows, cols, offset, scale in 1/1024 (0: 0.625)}: y a softmax's output (rows
- * summing to 1), dy leaning positive so that each row's sum of dy y is far from 0 (a kernel that
- * leaves that term out is far off). */
-static int check_softmax_backward(Ctx *c, const int64_t *s)
-{
-    const int64_t rows = s[0], cols = s[1];
-    const float scale = s[3] ? (float)s[3] / 1024.0f : 0.625f;
-    SHAPE("%lld x %lld%s scale %g", LL(rows), LL(cols), s[2] ? " (unaligned)" : "", (double)scale);
-    LB_TRY(OPERANDS(IN_AT(rows * cols, 0.05f, 1.0f, s[2]), INOUT(rows * cols, -0.5f, 1.5f, s[2])));
-    for (int64_t r = 0; r < rows; r++) {
-        double sum = 0.0;
-        for (int64_t j = 0; j < cols; j++)
-            sum += c->h[0][r * cols + j];
-        for (int64_t j = 0; j < cols; j++)
-            c->h[0][r * cols + j] = (float)(c->h[0][r * cols + j] / sum);
-    }
-    LB_TRY(restore_inputs(c));
-    ON_BOTH(be->ops->softmax_backward(be, p[0], p[1], rows, cols, scale));
-    return settle(c);
-}
-
-/* layernorm_backward {rows, d, residual, offset, in place}: check_layernorm's offset mean; dv
- * apart from dy (then dy compared too: it must stay as it was) or dy itself. */
-static int check_layernorm_backward(Ctx *c, const int64_t *s)
-{
-    const int64_t rows = s[0], d = s[1], off = s[3];
-    SHAPE("%lld x %lld%s%s%s", LL(rows), LL(d), s[2] ? " +residual" : "", off ? " (unaligned)" : "",
-          s[4] ? " dv = dy" : "");
-    const Arg a[] = {IN_AT(rows * d, -1.0f, 3.0f, off), IN_AT(rows * d, -1.0f, 1.0f, off), IN(d, 0.5f, 1.5f),
-                     INOUT(rows * d, -1.0f, 1.0f, off), OUT(d), OUT(d),
-                     SCRATCH((int64_t)lb_layernorm_backward_scratch_bytes(rows, d)), OUT(rows * d)};
-    LB_TRY(operands(c, a, s[4] ? 7 : 8));
-    ON_BOTH(be->ops->layernorm_backward(be, p[0], s[2] ? p[1] : NULL, p[2], p[3], s[4] ? p[3] : p[7], p[4], p[5],
-                                        rows, d, LB_LAYERNORM_EPS, p[6]));
-    return settle(c);
-}
-
 
 /* --- the table ------------------------------------------------------------------------------ */
 
@@ -857,9 +772,11 @@ typedef struct Op {
     double tol[4];
     const Shape *quick, *full;
     size_t nquick, nfull;
+    int variant; /* what a run function shared by several ops runs (c->variant) */
 } Op;
 
-#define SHAPES(q, f) q, f, sizeof q / sizeof q[0], sizeof f / sizeof f[0]
+#define SHAPES_V(q, f, variant) q, f, sizeof q / sizeof q[0], sizeof f / sizeof f[0], variant
+#define SHAPES(q, f) SHAPES_V(q, f, 0)
 #define KERNEL_TOL {1e-3, 8e-3, 1e-5, 1e-5}
 #define EXACT {0, 0, 0, 0}
 #define GRAD_TOL {1e-3, 8e-3, 2e-5, 2e-5}
@@ -964,48 +881,61 @@ static const Op ops_table[] = {
     {"softmax", check_softmax, KERNEL_TOL, SHAPES(softmax_q, softmax_f)},
     {"layernorm", check_layernorm, KERNEL_TOL, SHAPES(layernorm_q, layernorm_f)},
     {"embed", check_embed, KERNEL_TOL, SHAPES(embed_q, embed_f)},
-    {"split_heads", check_split, EXACT, SHAPES(split_q, split_f)},
-    {"merge_heads", check_merge, EXACT, SHAPES(merge_q, merge_f)},
-    {"fill_uniform", check_fill_uniform, EXACT, SHAPES(count_q, count_f)},
-    {"fill_tokens", check_fill_tokens, EXACT, SHAPES(count_q, count_f)},
+    {"split_heads", check_heads, EXACT, SHAPES(split_q, split_f)},
+    {"merge_heads", check_heads, EXACT, SHAPES_V(merge_q, merge_f, 1)},
+    {"fill_uniform", check_fill, EXACT, SHAPES(count_q, count_f)},
+    {"fill_tokens", check_fill, EXACT, SHAPES_V(count_q, count_f, 1)},
     {"copy", check_copy, EXACT, SHAPES(count_q, count_f)},
     {"gelu", check_gelu, KERNEL_TOL, SHAPES(gelu_q, gelu_f)},
     {"favor_features", check_favor, KERNEL_TOL, SHAPES(favor_q, favor_f)},
     {"divide_by_last", check_divide, KERNEL_TOL, SHAPES(divide_q, divide_f)},
     /* two roundings to storage (P before P V, then the output) and the softmax's sums */
     {"flash_attention", check_flash, {2e-3, 1.6e-2, 2e-5, 2e-5}, SHAPES(flash_q, flash_f)},
-    {"pool_seq", check_pool, KERNEL_TOL, SHAPES(pool_q, pool_f)},
+    {"pool_seq", check_seq, KERNEL_TOL, SHAPES(pool_q, pool_f)},
     /* a sum of up to 64 products in fp32: a few ulp more than one rounding */
-    {"depthwise_conv_seq", check_conv, {1e-3, 8e-3, 2e-5, 2e-5}, SHAPES(conv_q, conv_f)},
+    {"depthwise_conv_seq", check_seq, {1e-3, 8e-3, 2e-5, 2e-5}, SHAPES_V(conv_q, conv_f, SEQ_CONV)},
     /* the training step's backward: sums in fp32 of a few to a few thousand terms, rounded once */
     {"add", check_add, KERNEL_TOL, SHAPES(count_q, add_f)},
     {"column_sums", check_column_sums, GRAD_TOL, SHAPES(column_sums_q, column_sums_f)},
-    {"gelu_backward", check_gelu_backward, KERNEL_TOL, SHAPES(gelu_q, gelu_backward_f)},
-    {"softmax_backward", check_softmax_backward, GRAD_TOL, SHAPES(softmax_backward_q, softmax_backward_f)},
-    {"layernorm_backward", check_layernorm_backward, GRAD_TOL, SHAPES(layernorm_q, layernorm_backward_f)},
-    {"embed_backward", check_embed_backward, GRAD_TOL, SHAPES(embed_backward_q, embed_backward_f)},
-    {"pool_seq_backward", check_pool_backward, KERNEL_TOL, SHAPES(pool_q, pool_f)},
-    {"depthwise_conv_seq_backward", check_conv_backward, GRAD_TOL, SHAPES(conv_q, conv_backward_f)},
+    {"gelu_backward", check_gelu, KERNEL_TOL, SHAPES_V(gelu_q, gelu_backward_f, 1)},
+    {"softmax_backward", check_softmax, GRAD_TOL, SHAPES_V(softmax_backward_q, softmax_backward_f, 1)},
+    {"layernorm_backward", check_layernorm, GRAD_TOL, SHAPES_V(layernorm_q, layernorm_backward_f, 1)},
+    {"embed_backward", check_embed, GRAD_TOL, SHAPES_V(embed_backward_q, embed_backward_f, 1)},
+    {"pool_seq_backward", check_seq, KERNEL_TOL, SHAPES_V(pool_q, pool_f, SEQ_BACKWARD)},
+    {"depthwise_conv_seq_backward", check_seq, GRAD_TOL, SHAPES_V(conv_q, conv_backward_f, SEQ_CONV | SEQ_BACKWARD)},
     {"favor_features_backward", check_favor_backward, GRAD_TOL, SHAPES(favor_backward_q, favor_backward_f)},
-    {"divide_by_last_backward", check_divide_backward, GRAD_TOL, SHAPES(divide_q, divide_f)},
+    {"divide_by_last_backward", check_divide, GRAD_TOL, SHAPES_V(divide_q, divide_f, 1)},
     /* P and dS rounded to storage for their products, each gradient once more: the emulated
      * device's errors were near 4e-4 (fp16), 3.3e-3 (bf16), 1.6e-6 (fp32, CUDA cores) */
-    {"flash_attention_backward", check_flash_backward, {2e-3, 1.6e-2, 1e-5, 1e-5}, SHAPES(flash_bwd_q, flash_bwd_f)},
-    {"flash_attention_lse", check_flash_lse, {2e-3, 1.6e-2, 2e-5, 2e-5}, SHAPES(flash_bwd_q, flash_bwd_f)},
+    {"flash_attention_backward", check_flash, {2e-3, 1.6e-2, 1e-5, 1e-5},
+     SHAPES_V(flash_bwd_q, flash_bwd_f, FLASH_BACKWARD)},
+    {"flash_attention_lse", check_flash, {2e-3, 1.6e-2, 2e-5, 2e-5}, SHAPES_V(flash_bwd_q, flash_bwd_f, FLASH_LSE)},
+    /* Whole forward passes (METHOD.md), run by check_pass: fp32 against double accumulation over
+     * a dozen dependent ops; fp16; bf16, whose unit roundoff is 8 times fp16's; TF32 as fp16. */
+    {.name = "forward", .tol = {1e-2, 3e-2, 1e-5, 1e-2}},
+    /* A training step's gradients, tensor by tensor: the forward's ops, then about twice as many
+     * dependent ones back, each rounding to storage. The emulated GPU's worst over six seeds of
+     * every model but max pooling's (tests/gpu/test_gpu_train.c): 6e-7 fp32, 1.9e-3 fp16, 1.5e-2
+     * bf16. */
+    {.name = "train", .tol = {1e-2, 6e-2, 1e-5, 1e-2}},
 };
 #define NOPS (sizeof ops_table / sizeof ops_table[0])
 
-/* Whole forward passes (METHOD.md): fp32 against double accumulation over a dozen dependent ops;
- * fp16; bf16, whose unit roundoff is 8 times fp16's; TF32 as fp16 (10 mantissa bits). */
-static const double forward_tol[4] = {1e-2, 3e-2, 1e-5, 1e-2};
-/* A training step's gradients, tensor by tensor: the forward's ops, then about twice as many
- * dependent ones back, each rounding to storage. The emulated GPU's worst over six seeds of every
- * model but max pooling's (tests/gpu/test_gpu_train.c): 6e-7 fp32, 1.9e-3 fp16, 1.5e-2 bf16. */
-static const double train_tol[4] = {1e-2, 6e-2, 1e-5, 1e-2};
-
-static double tol_for(const double tol[4], const LbBackend *be)
+static const Op *find_op(const char *name)
 {
-    return be->storage == LB_DTYPE_FP32 && be->tf32 ? tol[3] : tol[be->storage];
+    for (size_t i = 0; i < NOPS; i++)
+        if (strcmp(ops_table[i].name, name) == 0)
+            return &ops_table[i];
+    return NULL;
+}
+
+/* The checks that follow are o's (NULL: an op of no tolerance). */
+static void begin(Ctx *c, const char *name, const Op *o)
+{
+    const LbBackend *be = c->be;
+    snprintf(c->op, sizeof c->op, "%s", name);
+    c->tol = !o ? NAN : be->storage == LB_DTYPE_FP32 && be->tf32 ? o->tol[3] : o->tol[be->storage];
+    c->variant = o ? o->variant : 0;
 }
 
 /* --- forward passes and training steps ------------------------------------------------------ */
@@ -1136,11 +1066,10 @@ static int check_pass(Ctx *c, int train, LbModelConfig cfg)
         cfg.sharing = c->plan->sharing;
         cfg.order = c->plan->order;
     }
-    snprintf(c->op, sizeof c->op, "%s", train ? "train" : "forward");
+    begin(c, train ? "train" : "forward", find_op(train ? "train" : "forward"));
     char model[64];
     lb_model_describe(&cfg, model, sizeof model);
     SHAPE("%s L %d d %d h %d n %lld B %lld", model, cfg.layers, cfg.d_model, cfg.heads, LL(cfg.n), LL(B));
-    c->tol = tol_for(train ? train_tol : forward_tol, c->be);
     const uint64_t seed = next_seed(c);
     if (!train) {
         const int64_t count = B * cfg.n * cfg.d_model;
@@ -1184,9 +1113,7 @@ static int finish(Ctx *c, int rc)
     LbCheckRow *r = new_row(c);
     if (!r)
         return LB_FAIL(LB_ERR_NOMEM, "out of memory recording a check");
-    r->rel_error = NAN;
-    r->threshold = NAN;
-    r->ok = 0;
+    r->rel_error = r->threshold = NAN;
     snprintf(r->error, sizeof r->error, "%s", lb_error_message());
     c->dead = rc == LB_ERR_DEVICE;
     return LB_OK;
@@ -1225,47 +1152,24 @@ static int open_workspace(Ctx *c, void **ws)
     return rc;
 }
 
-static void ctx_init(Ctx *c, LbBackend *be, const LbCheckPlan *plan, LbCheckTable *t)
-{
-    memset(c, 0, sizeof *c);
-    c->be = be;
-    c->plan = plan;
-    c->t = t;
-}
-
-static const Op *find_op(const char *name)
-{
-    for (size_t i = 0; i < NOPS; i++)
-        if (strcmp(ops_table[i].name, name) == 0)
-            return &ops_table[i];
-    return NULL;
-}
-
 int lb_check_compare(LbBackend *be, const char *op, const char *shape, const float *out, const float *ref,
                      int64_t count, LbCheckTable *t)
 {
     const Op *o = find_op(op);
-    Ctx c;
-    ctx_init(&c, be, NULL, t);
-    snprintf(c.op, sizeof c.op, "%s", op);
+    Ctx c = {.be = be, .t = t};
+    begin(&c, op, o);
     snprintf(c.shape, sizeof c.shape, "%s", shape);
-    c.tol = o                            ? tol_for(o->tol, be)
-            : strcmp(op, "forward") == 0 ? tol_for(forward_tol, be)
-            : strcmp(op, "train") == 0   ? tol_for(train_tol, be)
-                                         : NAN;
     return compare(&c, out, ref, count);
 }
 
 int lb_check_op(LbBackend *be, const LbCheckPlan *plan, const char *op, const int64_t shape[8], LbCheckTable *t)
 {
     const Op *o = find_op(op);
-    if (!o)
+    if (!o || !o->run)
         return LB_FAIL(LB_ERR_INVALID, "check: no op \"%s\" in the table", op);
-    Ctx c;
-    ctx_init(&c, be, plan, t);
+    Ctx c = {.be = be, .plan = plan, .t = t};
     LB_TRY(open_reference(&c));
-    snprintf(c.op, sizeof c.op, "%s", op);
-    c.tol = tol_for(o->tol, be);
+    begin(&c, op, o);
     const int rc = finish(&c, o->run(&c, shape));
     lb_backend_close(c.ref);
     return rc;
@@ -1273,8 +1177,7 @@ int lb_check_op(LbBackend *be, const LbCheckPlan *plan, const char *op, const in
 
 int lb_check_backend(LbBackend *be, const LbCheckPlan *plan, LbCheckTable *t)
 {
-    Ctx c;
-    ctx_init(&c, be, plan, t);
+    Ctx c = {.be = be, .plan = plan, .t = t};
     LB_TRY(open_reference(&c));
     const int quick = plan->quick;
     int rc = LB_OK;
@@ -1286,8 +1189,7 @@ int lb_check_backend(LbBackend *be, const LbCheckPlan *plan, LbCheckTable *t)
             continue;
         const Shape *shapes = quick ? op->quick : op->full;
         for (size_t j = 0; j < (quick ? op->nquick : op->nfull); j++) {
-            snprintf(c.op, sizeof c.op, "%s", op->name);
-            c.tol = tol_for(op->tol, be);
+            begin(&c, op->name, op);
             RUN(op->run(&c, shapes[j]));
         }
     }

@@ -178,39 +178,6 @@ static void lb_test_copies(LbBackend *be)
     free(back);
 }
 
-/* bmm's beta and its summing stride_c 0 (the backward's), against double loops: with beta 0.5
- * each C_i keeps half its old value; with stride_c 0 the three products add into one C. */
-static void lb_test_bmm_beta(LbBackend *be)
-{
-    enum { B = 3, M = 2, N = 3, K = 4 };
-    float a[B * M * K], b[B * K * N], c0[B * M * N], c[B * M * N];
-    lb_test_random(a, B * M * K, -1.0f, 1.0f);
-    lb_test_random(b, B * K * N, -1.0f, 1.0f);
-    lb_test_random(c0, B * M * N, -1.0f, 1.0f);
-    for (int sum = 0; sum < 2; sum++) {
-        memcpy(c, c0, sizeof c);
-        LbBmm p = {.m = M, .n = N, .kdim = K, .alpha = 2.0f, .a = a, .lda = K, .stride_a = M * K, .b = b, .ldb = N,
-                   .stride_b = K * N, .c = c, .ldc = N, .stride_c = sum ? 0 : M * N, .batch = B, .beta = 0.5f};
-        int rc = be->ops->bmm(be, &p);
-        lb_check(rc == LB_OK, "bmm beta 0.5, stride_c %lld: %s", (long long)p.stride_c, lb_status_name(rc));
-        double worst = 0.0;
-        for (int i = 0; i < (sum ? 1 : B); i++)
-            for (int r = 0; r < M; r++)
-                for (int j = 0; j < N; j++) {
-                    double want = 0.5 * c0[i * M * N + r * N + j];
-                    for (int q = sum ? 0 : i; q < (sum ? B : i + 1); q++)
-                        for (int e = 0; e < K; e++)
-                            want += 2.0 * a[q * M * K + r * K + e] * b[q * K * N + e * N + j];
-                    const double err = fabs(c[i * M * N + r * N + j] - want);
-                    worst = err > worst ? err : worst;
-                }
-        lb_check(worst < 1e-5, "bmm beta 0.5, %s: worst error %g", sum ? "summed over the batch" : "strided", worst);
-        if (sum)
-            lb_check(memcmp(c + M * N, c0 + M * N, sizeof(float) * (B - 1) * M * N) == 0,
-                     "bmm summed into C_0 wrote past it");
-    }
-}
-
 /* rc of a call the forward pass must never make: LB_ERR_INVALID (and, where `names` is given, a
  * message naming it). */
 static void refused(int rc, const char *what, const char *names)
@@ -254,7 +221,6 @@ int main(void)
     lb_test_fill(be);
     lb_test_copies(be);
     lb_test_invalid(be);
-    lb_test_bmm_beta(be);
     be->ops->close(be);
     return lb_test_finish("test_backend");
 }

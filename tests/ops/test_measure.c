@@ -98,77 +98,66 @@ static void test_calibrate(void)
         lb_check(fabs(cal.copy_gb_per_s - want_gb) <= 1e-12 * want_gb, "GB/s %.17g, want %.17g", cal.copy_gb_per_s,
                  want_gb);
     }
+    lb_backend_close(be);
 
-    /* Every repetition 1 ms: the sizes double to their caps. */
+    /* Every repetition 1 ms: only the caps and memory stop the sizes. */
     static const double fast[] = {1};
     script = fast;
     script_len = 1;
-    opt.max_dim = 1024;
-    opt.max_copy = (size_t)8 << 20;
-    rc = lb_calibrate(be, &opt, &cal);
-    lb_check(rc == LB_OK && cal.dim == 1024 && cal.copy_bytes == (8 << 20),
-             "caps: rc %s, dim %lld (want 1024), copy %lld (want 8 MiB)", lb_status_name(rc), (long long)cal.dim,
-             (long long)cal.copy_bytes);
-    lb_backend_close(be);
-
-    /* 2.5 MiB of memory: a product of 512 (3 MiB in fp32) and a copy of 2 MiB (4 MiB) do not fit,
-     * so the doubling stops at 256 and 1 MiB. */
-    if ((be = open_scripted(LB_DTYPE_FP32, (size_t)5 << 19))) {
+    static const struct {
+        const char *what;
+        size_t device, budget; /* budget 0: the default 1 GiB */
+        int64_t max_dim;       /* 0: the default; max_copy likewise */
+        size_t max_copy;
+        int reps, rc;
+        int64_t dim, copy_lo, copy_hi;
+        int limited;
+        const char *says; /* where rc is an error: in its message, with the part that failed */
+    } cases[] = {
+        /* the sizes double to their caps */
+        {"caps of 1024 and 8 MiB", 512 << 20, 0, 1024, 8 << 20, 5, LB_OK, 1024, 8 << 20, 8 << 20, 0, NULL},
+        /* a product of 512 (3 MiB in fp32) and a copy of 2 MiB (4 MiB) do not fit, so the
+         * doubling stops at 256 and 1 MiB */
+        {"2.5 MiB device", 5 << 19, 0, 0, 0, 5, LB_OK, 256, 1 << 20, 1 << 20, 1, NULL},
+        /* --mem-limit's least on a large device: the product of 256 (768 KiB in fp32) fits and
+         * doubles no further; the copy starts at 512 KiB (1 MiB with its destination) instead of
+         * 1 MiB, and the result says memory chose the sizes */
+        {"1 MiB budget", 64 << 20, 1 << 20, 0, 0, 5, LB_OK, 256, 1 << 19, 1 << 19, 1, NULL},
+        /* a product of 64 (48 KiB) fits, no copy of 64 KiB (128 KiB) does: NOMEM, its message
+         * naming the budget (the user's term), not the options */
+        {"100 KiB budget", 64 << 20, 100 << 10, 0, 0, 5, LB_ERR_NOMEM, 0, 0, 0, 0, "memory budget of 100 KiB"},
+        /* the product of 256 does not get its memory, so the sizes step down until one runs (128:
+         * 192 KiB) and grow no more; the copy likewise (at most 256 KiB: 512 KiB with its
+         * destination) */
+        {"512 KiB device", 1 << 19, 0, 0, 0, 1, LB_OK, 128, 64 << 10, 256 << 10, 1, NULL},
+        {"reps 0", 1 << 19, 0, 0, 0, 0, LB_ERR_INVALID, 0, 0, 0, 0, "reps"},
+        /* the product of 32 (12 KiB) runs, no copy of 64 KiB gets its 128 */
+        {"64 KiB device", 64 << 10, 0, 0, 0, 5, LB_ERR_NOMEM, 0, 0, 0, 0, "copy"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (!(be = open_scripted(LB_DTYPE_FP32, cases[i].device)))
+            continue;
         opt = lb_calibrate_defaults();
+        opt.reps = cases[i].reps;
+        opt.max_bytes = cases[i].budget ? cases[i].budget : opt.max_bytes;
+        opt.max_dim = cases[i].max_dim ? cases[i].max_dim : opt.max_dim;
+        opt.max_copy = cases[i].max_copy ? cases[i].max_copy : opt.max_copy;
         rc = lb_calibrate(be, &opt, &cal);
-        lb_check(rc == LB_OK && cal.dim == 256 && cal.copy_bytes == (1 << 20),
-                 "2.5 MiB: rc %s, dim %lld (want 256), copy %lld (want 1 MiB)", lb_status_name(rc),
-                 (long long)cal.dim, (long long)cal.copy_bytes);
+        if (cases[i].rc != LB_OK)
+            lb_check(rc == cases[i].rc && strstr(lb_error_message(), cases[i].says) &&
+                         (rc != LB_ERR_NOMEM || strstr(lb_error_message(), "copy")),
+                     "%s: %s, want %s naming \"%s\" and the copy: %s", cases[i].what, lb_status_name(rc),
+                     lb_status_name(cases[i].rc), cases[i].says, lb_error_message());
+        else
+            lb_check(rc == LB_OK && cal.dim == cases[i].dim && cal.copy_bytes >= cases[i].copy_lo &&
+                         cal.copy_bytes <= cases[i].copy_hi && cal.limited_by_memory == cases[i].limited,
+                     "%s: rc %s (%s), dim %lld (want %lld), copy %lld (want %lld to %lld), limited %d",
+                     cases[i].what, lb_status_name(rc), lb_error_message(), (long long)cal.dim,
+                     (long long)cases[i].dim, (long long)cal.copy_bytes, (long long)cases[i].copy_lo,
+                     (long long)cases[i].copy_hi, cal.limited_by_memory);
+        lb_error_clear();
         lb_backend_close(be);
     }
-    /* A budget of 1 MiB (--mem-limit's least) on a large device: the product of 256 (768 KiB in
-     * fp32) fits and doubles no further; the copy starts at 512 KiB (1 MiB with its destination)
-     * instead of 1 MiB, and the result says memory chose the sizes. */
-    if ((be = open_scripted(LB_DTYPE_FP32, (size_t)64 << 20))) {
-        script = fast;
-        script_len = 1;
-        opt = lb_calibrate_defaults();
-        opt.max_bytes = (size_t)1 << 20;
-        rc = lb_calibrate(be, &opt, &cal);
-        lb_check(rc == LB_OK && cal.dim == 256 && cal.copy_bytes == (1 << 19) && cal.limited_by_memory,
-                 "1 MiB budget: rc %s (%s), dim %lld (want 256), copy %lld (want 512 KiB), limited %d", lb_status_name(rc),
-                 lb_error_message(), (long long)cal.dim, (long long)cal.copy_bytes, cal.limited_by_memory);
-        /* 100 KiB: a product of 64 (48 KiB) fits, no copy of 64 KiB (128 KiB) does: NOMEM, its
-         * message naming the budget (the user's term), not the options. */
-        opt.max_bytes = (size_t)100 << 10;
-        rc = lb_calibrate(be, &opt, &cal);
-        lb_check(rc == LB_ERR_NOMEM && strstr(lb_error_message(), "memory budget of 100 KiB") &&
-                     strstr(lb_error_message(), "copy"),
-                 "100 KiB budget: %s, want NOMEM naming the budget and the copy: %s", lb_status_name(rc),
-                 lb_error_message());
-        lb_backend_close(be);
-    }
-    /* A device of 512 KiB, the budget the default 1 GiB: the product of 256 does not get its
-     * memory, so the sizes step down until one runs (128: 192 KiB) and grow no more; the copy
-     * likewise (at most 256 KiB: 512 KiB with its destination). */
-    if ((be = open_scripted(LB_DTYPE_FP32, (size_t)1 << 19))) {
-        opt = lb_calibrate_defaults();
-        opt.target_ms = 1e9; /* never reached: only memory stops the sizes */
-        opt.reps = 1;
-        rc = lb_calibrate(be, &opt, &cal);
-        lb_check(rc == LB_OK && cal.dim == 128 && cal.copy_bytes >= (64 << 10) && cal.copy_bytes <= (256 << 10) &&
-                     cal.limited_by_memory,
-                 "512 KiB device: rc %s (%s), dim %lld (want 128), copy %lld (want 64 to 256 KiB), limited %d",
-                 lb_status_name(rc), lb_error_message(), (long long)cal.dim, (long long)cal.copy_bytes,
-                 cal.limited_by_memory);
-        opt.reps = 0;
-        rc = lb_calibrate(be, &opt, &cal);
-        lb_check(rc == LB_ERR_INVALID, "reps 0: %s, want INVALID", lb_status_name(rc));
-        lb_backend_close(be);
-    }
-    /* A device of 64 KiB: the product of 32 (12 KiB) runs, no copy of 64 KiB gets its 128: NOMEM. */
-    if ((be = open_scripted(LB_DTYPE_FP32, (size_t)64 << 10))) {
-        opt = lb_calibrate_defaults();
-        rc = lb_calibrate(be, &opt, &cal);
-        lb_check(rc == LB_ERR_NOMEM, "64 KiB device: %s, want NOMEM", lb_status_name(rc));
-        lb_backend_close(be);
-    }
-    return;
 }
 
 /* Clock-event reasons (attn/measure/clock_events.h): names and back for every bit and unknown ones, the
