@@ -142,6 +142,10 @@ static inline LbRun lb_wait(pid_t pid) { return lb_wait_tagged(pid, ""); }
 
 static inline LbRun lb_run(char *const argv[]) { return lb_wait(lb_start(argv)); }
 
+/* An argv in place, NULL-terminated, alive to the end of the enclosing block:
+ * lb_run(LB_ARGV(bin, "compare", dir)). */
+#define LB_ARGV(...) ((char *[]){__VA_ARGS__, NULL})
+
 /* argv for `BIN CMD BASE... EXTRA...` (a test's fixed flags, then the case's), NULL-terminated in
  * argv[0 .. cap-1]; returns the index of that NULL, where a caller may append more and terminate
  * again. Exits the test when cap is too small, rather than write past it. */
