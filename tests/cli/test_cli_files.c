@@ -220,40 +220,39 @@ static void refused_input(char *n, char *k, char *limit, const char *want1, cons
     lb_check(!lb_exists(dir), "%s: nothing written", lb_argv_text(argv));
 }
 
+/* argv run under a file-size limit of `limit` bytes: exit 1 and one line, naming `file` (unless
+ * NULL) and the limit as the system names it, not a full disk; every file in dir still parses. */
+static void past_limit(char **argv, rlim_t limit, const char *dir, const char *file, const char *what)
+{
+    lb_child_resource = RLIMIT_FSIZE;
+    lb_child_limit = limit;
+    LbRun r = lb_run(argv);
+    lb_child_resource = -1;
+    lb_check(r.code == 1 && err_lines(r.err) == 1 && (!file || strstr(r.err, file)), "%s: exit 1, one line (%d): %s",
+             what, r.code, r.err);
+    lb_check(strstr(r.err, strerror(EFBIG)) && !strstr(r.err, "disk full"), "%s: the line says \"%s\": %s", what,
+             strerror(EFBIG), r.err);
+    lb_run_free(&r);
+    sc_files_parse(dir, 1, what);
+}
+
 /* Writes that fail part-way, through RLIMIT_FSIZE: every file whole, no temporary left. */
 static void failed_writes(void)
 {
     char dir[512];
     in_scratch(dir, "fsize");
-    lb_child_resource = RLIMIT_FSIZE;
-    lb_child_limit = 1800; /* meta.csv fits, raw.csv stops after a few rows */
-    LbRun r = lb_run(ARGV("sweep", TINY, "--n", "32:256", "--k", "8:16", "--out", dir));
-    lb_check(r.code == 1 && strstr(r.err, "raw.csv") && err_lines(r.err) == 1, "raw.csv past the file-size limit: exit 1, one line (%d): %s",
-             r.code, r.err);
-    /* the limit named as the system names it, not taken for a full disk */
-    lb_check(strstr(r.err, strerror(EFBIG)) && !strstr(r.err, "disk full"),
-             "raw.csv past the file-size limit: the line says \"%s\": %s", strerror(EFBIG), r.err);
-    lb_run_free(&r);
-    sc_files_parse(dir, 1, "after a failed raw.csv row");
+    /* meta.csv fits, raw.csv stops after a few rows */
+    past_limit(ARGV("sweep", TINY, "--n", "32:256", "--k", "8:16", "--out", dir), 1800, dir, "raw.csv",
+               "raw.csv past the file-size limit");
     /* no process runs it any more, so meta.csv does not say running */
     sc_check_meta(dir, "status", "failed", "after a failed raw.csv row");
     char *before = sc_meta(dir, "start_time");
     /* The whole of meta.csv cannot be written now: the old one stays. */
     char **resume = ARGV("sweep", "--resume", dir, "--quiet");
-    lb_child_limit = 600;
-    r = lb_run(resume);
-    lb_check(r.code == 1 && strstr(r.err, "meta.csv") && err_lines(r.err) == 1, "meta.csv past the limit: exit 1, one line (%d): %s", r.code,
-             r.err);
-    lb_run_free(&r);
-    sc_files_parse(dir, 1, "after a failed meta.csv");
+    past_limit(resume, 600, dir, "meta.csv", "meta.csv past the limit");
     lb_check(lb_same_text(before, sc_meta(dir, "start_time")), "the old meta.csv is still in place");
     /* The grids cannot be written (raw.csv is already past the limit): old grids, if any, stay whole. */
-    lb_child_limit = 1100;
-    r = lb_run(resume);
-    lb_check(r.code == 1 && err_lines(r.err) == 1, "a grid or row past the limit: exit 1, one line (%d): %s", r.code, r.err);
-    lb_run_free(&r);
-    sc_files_parse(dir, 1, "after a failed grid");
-    lb_child_resource = -1;
+    past_limit(resume, 1100, dir, NULL, "a grid or row past the limit");
     lb_run_ok(resume, "without the limit, --resume finishes");
     sc_files_parse(dir, 1, "finished");
     sc_each_once(dir, 12, "finished");
@@ -316,12 +315,7 @@ static void failed_one_shot_writes(void)
         const char *outs[] = {dir, pdir};
         for (int c = 0; c < 2; c++) {
             snprintf(what, sizeof what, "%s under a file-size limit of %d bytes", cmds[c][1], (int)limits[c][l]);
-            lb_child_resource = RLIMIT_FSIZE;
-            lb_child_limit = limits[c][l];
-            LbRun r = lb_run(cmds[c]);
-            lb_child_resource = -1;
-            lb_check(r.code == 1 && err_lines(r.err) == 1, "%s: exit 1, one line (%d): %s", what, r.code, r.err);
-            lb_run_free(&r);
+            past_limit(cmds[c], limits[c][l], outs[c], NULL, what);
             holds_nothing(outs[c], what);
             lb_run_ok(cmds[c], "the same command without the limit");
             sc_files_parse(outs[c], 1, what);
