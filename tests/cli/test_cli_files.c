@@ -785,16 +785,11 @@ static void test_torture(void)
     lb_test_cleanup(scratch);
 }
 
-/* A result directory damaged after the sweep, read by every command that reads one: compare,
- * plot, merge (as a part) and sweep --resume.
- * - meta.csv cut short (a copy cut off: no settings, no device) and meta.csv with a value that
- *   does not read: each command refuses it with exit 2, one line naming the file and the key,
- *   nothing written (merge's OUT not made, plot's --out not made, meta.csv not rewritten);
- * - raw.csv with a row that does not read: the same exit 2, naming the file and line, for each;
- * - raw.csv whose last row is cut short (no newline): compare, plot and merge go on (exit 0, the
- *   whole rows shown) with one warning naming the file, the line and sweep --resume DIR; the
- *   resume drops the line and measures the cell again, after which compare says nothing.
- **/
+/* A result directory damaged after the sweep, read by compare, plot, merge and sweep --resume:
+ * meta.csv cut short or with a value that does not read, and raw.csv with a row that does not
+ * read, are refused by each (exit 2, one line naming the file and the key or line, nothing
+ * written); raw.csv's last row cut short is a warning naming sweep --resume DIR, and the resume
+ * measures the cell again. */
 /* The damages, each of the text of a whole file: malloc'd, or NULL when it lacks what is damaged. */
 static char *meta_cut(const char *t) /* cut after its status line: no device, no setting */
 {

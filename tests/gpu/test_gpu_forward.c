@@ -53,8 +53,7 @@ int main(void)
     lb_gpu_ok(lb_cpu_backend_open(LB_DTYPE_FP32, (size_t)1 << 32, &cpu), "opening the CPU backend");
     LbBackend *const cpus[3] = {cpu, cpu, cpu};
     const int64_t B = 2;
-    /* n = 64 is the check table's (tests/gpu/test_gpu_ops.c), and the quick one under a sanitizer;
-     * n = 200 makes rows that are not a whole number of 16-byte packs */
+    /* n = 64 is the check table's (tests/gpu/test_gpu_ops.c), and the quick one under a sanitizer */
     const int64_t n = lb_gpu_quick() ? 64 : 200;
     const LbModelConfig small = lb_test_shape(2, 64, 4, 128, 1000, n, 32);
     for (int kind = 0; kind < LB_MODEL_COUNT; kind++)
