@@ -60,15 +60,15 @@ done
 check "every cmd/ and reports/ header refuses the layers below it" "[ -z '$unguarded' ]"
 
 cd "$src" || exit 1
-up=$(grep -l '#include "cmd/' attn/*.[ch] attn/*/*.[ch] reports/*.[ch] gpu/*.[ch] gpu/*.cu gpu/*.cuh 2>/dev/null)
-[ -z "$up" ] || echo "below cmd/, including cmd/: $up"
-check "no file in attn/, gpu/ or reports/ includes cmd/" "[ -z '$up' ]"
-up=$(grep -l '#include "cmd/[a-z_]*\.h"' cmd/sweep/*.[ch] 2>/dev/null)
-[ -z "$up" ] || echo "the sweep layer including cmd/'s own headers: $up"
-check "no file in cmd/sweep/ includes a header of cmd/ above it" "[ -z '$up' ]"
-up=$(grep -l '#include "\(reports\|gpu\)/' attn/*.[ch] attn/*/*.[ch] 2>/dev/null)
-[ -z "$up" ] || echo "attn/ including reports/ or gpu/: $up"
-check "no file in attn/ includes reports/ or gpu/" "[ -z '$up' ]"
+# none WHAT PATTERN FILES...: no file includes what PATTERN matches
+none() {
+    up=$(grep -l "#include \"$2" $3 2>/dev/null)
+    [ -z "$up" ] || echo "including what they may not: $up"
+    check "$1" "[ -z '$up' ]"
+}
+none "no file in attn/, gpu/ or reports/ includes cmd/" 'cmd/' 'attn/*.[ch] attn/*/*.[ch] reports/*.[ch] gpu/*.[ch] gpu/*.cu gpu/*.cuh'
+none "no file in cmd/sweep/ includes a header of cmd/ above it" 'cmd/[a-z_]*\.h"' 'cmd/sweep/*.[ch]'
+none "no file in attn/ includes reports/ or gpu/" '\(reports\|gpu\)/' 'attn/*.[ch] attn/*/*.[ch]'
 base="attn/base/status attn/base/sizes attn/base/lists attn/base/paths"
 up=""
 for b in $base; do

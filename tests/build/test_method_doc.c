@@ -8,10 +8,17 @@
  *   - Columns: every header the documents spell (`a,b,c` after a file's name, "…" for "and so
  *     on"), README's column table of raw.csv, and every meta.csv key they name match the files a
  *     CPU sweep with --breakdown, a run --dump and a predict write, read back through libcsv.
+ * With `samples` (the test test_readme_samples), README's sample outputs instead, where they do
+ * not depend on the machine or the clock (predictions, largest batches, memory saved): a block
+ * after `<!-- sample: output -->` is consecutive lines of what the last command of the ```sh block
+ * above it printed (stdout, then stderr; the commands before it run first, as written, in a
+ * scratch directory); after `<!-- sample: memory saved -->`, a sweep's closing grids: the n of
+ * each row, the memory-saved half of each grid line (after its `|`) and the lines without one.
  * Each kind must have checked a fair number of things, so a document the parser no longer reads
  * fails rather than passes empty.
- * Usage: test_method_doc SOURCE_DIR PATH-TO-LINBENCH */
+ * Usage: test_method_doc SOURCE_DIR PATH-TO-LINBENCH [samples] */
 #include <ctype.h>
+#include <limits.h>
 #include <stdlib.h>
 
 #include "attn/base/status.h"
@@ -22,8 +29,8 @@
 #include "tests/lib/check.h"
 #include "tests/lib/spawn.h"
 
-static const char *bin;
-static int flags_checked, defaults_checked, columns_checked;
+static char bin[PATH_MAX];
+static int flags_checked, defaults_checked, columns_checked, samples_checked;
 
 #define TABLES_BEGIN "<!-- flag tables: the output of `linbench help --markdown`, generated from the option table -->\n"
 #define TABLES_END "<!-- end of the flag tables -->\n"
@@ -35,8 +42,7 @@ static void check_tables(const char *readme)
     if (!lb_check(a && b, "README.md has its flag tables between the marker comments"))
         return;
     a += strlen(TABLES_BEGIN);
-    char *argv[] = {(char *)bin, "help", "--markdown", NULL};
-    LbRun r = lb_run(argv);
+    LbRun r = lb_run(LB_ARGV(bin, "help", "--markdown"));
     const size_t len = (size_t)(b - a);
     lb_check(r.code == 0 && r.out && strlen(r.out) == len && strncmp(r.out, a, len) == 0,
              "README.md's flag tables are not `linbench help --markdown` (exit %d): regenerate them", r.code);
@@ -361,11 +367,157 @@ static void check_default(const char *flag, const char *cmd, const char *stated,
              cmd[0] ? " for " : "", cmd, value, found ? "" : " (no such flag)");
 }
 
+/* ---- README's samples --------------------------------------------------------------------- */
+
+/* Runs the commands of an sh block (lines joined at a trailing backslash, split at newlines and
+ * "&&", "# ..." comments dropped) in dir; returns the last one's standard output (malloc'd), or
+ * NULL when one failed or is not a linbench command. */
+static char *run_block(const char *block, const char *dir, const char *where)
+{
+    char *text = strdup(block), *last = NULL;
+    for (char *p = text; *p; p++) /* "\\\n": one command over two lines */
+        if (p[0] == '\\' && p[1] == '\n')
+            p[0] = p[1] = ' ';
+    int ok = lb_check(chdir(dir) == 0, "%s: cannot enter %s", where, dir);
+    char *save_line = NULL;
+    for (char *line = strtok_r(text, "\n", &save_line); line && ok; line = strtok_r(NULL, "\n", &save_line)) {
+        char *hash = strstr(line, " #");
+        if (hash)
+            *hash = '\0';
+        for (char *cmd = line; cmd && ok;) {
+            char *amp = strstr(cmd, "&&"), *argv[64], *save = NULL;
+            if (amp)
+                *amp = '\0';
+            int argc = 0;
+            for (char *w = strtok_r(cmd, " \t", &save); w && argc < 63; w = strtok_r(NULL, " \t", &save))
+                argv[argc++] = w;
+            argv[argc] = NULL;
+            cmd = amp ? amp + 2 : NULL;
+            ok = argc == 0 || lb_check(strcmp(argv[0], "linbench") == 0, "%s: `%s` is not a linbench command", where, argv[0]);
+            if (argc == 0 || !ok)
+                continue;
+            argv[0] = bin;
+            LbRun r = lb_run(argv);
+            ok = lb_check(r.code == 0, "%s: `linbench %s ...` exits %d: %s", where, argv[1], r.code, r.err);
+            free(last);
+            last = ok ? malloc(strlen(r.out) + strlen(r.err) + 1) : NULL;
+            if (last)
+                strcat(strcpy(last, r.out), r.err);
+            lb_run_free(&r);
+        }
+    }
+    free(text);
+    if (!ok) {
+        free(last);
+        last = NULL;
+    }
+    return last;
+}
+
+/* The next line of *p (without its newline, into buf), advancing *p; 0 at the end. */
+static int next_line(const char **p, char *buf, size_t size)
+{
+    if (!*p || !**p)
+        return 0;
+    const char *nl = strchr(*p, '\n');
+    const size_t len = nl ? (size_t)(nl - *p) : strlen(*p);
+    snprintf(buf, size, "%.*s", (int)(len < size ? len : size - 1), *p);
+    *p = nl ? nl + 1 : *p + len;
+    return 1;
+}
+
+/* A line as a sample compares it: whole, or (a grid line) its memory-saved half and its n:
+ * "  128  1.54x ... |  2.23x ..." -> "128|  2.23x ...". */
+static void compared(int whole, const char *line, char *out, size_t size)
+{
+    char copy[1024];
+    snprintf(copy, sizeof copy, "%s", line); /* out may be line */
+    const char *bar = strrchr(copy, '|'), *n = copy;
+    if (whole || !bar) {
+        snprintf(out, size, "%s", copy);
+        return;
+    }
+    while (*n == ' ')
+        n++;
+    snprintf(out, size, "%.*s|%s", (int)strcspn(n, " "), n, bar + 1);
+}
+
+static void check_sample(const char *mode, const char *sample, const char *out, const char *where)
+{
+    const int whole = strcmp(mode, "output") == 0;
+    if (!lb_check(whole || strcmp(mode, "memory saved") == 0, "%s: unknown sample mode \"%s\" (output, memory saved)",
+                  where, mode))
+        return;
+    /* the output from the line that starts the sample on (for a grid, by its memory half: the
+     * time half's widths follow the times) */
+    char want[1024], got[1024], w[1024], g[1024];
+    const char *s = sample, *o = out;
+    next_line(&s, want, sizeof want);
+    compared(whole, want, want, sizeof want);
+    for (const char *at = out; at && *at; at = o) {
+        const char *probe = at;
+        next_line(&probe, got, sizeof got);
+        compared(whole, got, got, sizeof got);
+        if (strcmp(got, want) == 0)
+            break;
+        o = strchr(at, '\n') ? strchr(at, '\n') + 1 : NULL;
+    }
+    if (!lb_check(o && *o, "%s: the output has no line \"%s\" (regenerate the sample):\n%s", where, want, out))
+        return;
+    s = sample;
+    for (int line = 1; next_line(&s, want, sizeof want); line++) {
+        const int ho = next_line(&o, got, sizeof got);
+        compared(whole, want, w, sizeof w);
+        compared(whole, ho ? got : "(ends)", g, sizeof g);
+        if (!lb_check(strcmp(w, g) == 0, "%s: sample line %d differs from today's output%s (regenerate it):\n"
+                      "  README: %s\n  output: %s", where, line, whole ? "" : " beyond the times", want,
+                      ho ? got : "(ends)"))
+            return;
+    }
+    samples_checked++;
+}
+
 typedef struct Doc {
     const char *name;
     char *text;
     char last_file[64]; /* the file the last paragraph was about, for a column table after it */
+    int samples;        /* read for its samples, not its flags */
+    int fence_sh;       /* the fence being read is ```sh */
+    char *sh;           /* the last ```sh block */
+    char mode[64];      /* a sample marker's mode, waiting for its block */
+    const char *scratch;
 } Doc;
+
+/* A block as the samples see it: ```sh blocks remembered, a marker's mode, then its block
+ * checked against the output of the last ```sh block's commands. */
+static void sample_block(Doc *doc, int kind, const char *block, int line)
+{
+    char where[64];
+    snprintf(where, sizeof where, "%s:%d", doc->name, line);
+    const char *marker = kind == 'p' ? strstr(block, "<!-- sample: ") : NULL;
+    if (kind == 'f' && !doc->fence_sh && doc->mode[0]) {
+        char dir[320];
+        snprintf(dir, sizeof dir, "%s/%d", doc->scratch, line);
+        mkdir(dir, 0755);
+        char *out = doc->sh ? run_block(doc->sh, dir, where) : NULL;
+        lb_check(doc->sh != NULL, "%s: a sample with no ```sh block above it", where);
+        if (out)
+            check_sample(doc->mode, block, out, where);
+        free(out);
+    } else if (doc->mode[0]) {
+        lb_check(0, "%s: a sample marker not right before its block", where);
+    }
+    doc->mode[0] = '\0';
+    if (kind == 'f' && doc->fence_sh) {
+        free(doc->sh);
+        doc->sh = strdup(block);
+    } else if (marker && sscanf(marker, "<!-- sample: %63[a-z ] -->", doc->mode) == 1) {
+        for (size_t n = strlen(doc->mode); n && doc->mode[n - 1] == ' ';)
+            doc->mode[--n] = '\0';
+        lb_check(!strchr(marker, '\n') || !strchr(marker, '\n')[1], "%s: a sample marker not right before its block",
+                 where);
+    }
+}
 
 /* A paragraph, or a table's cell: the flags in it (given to `implicit` where a span starting
  * with a flag names no command), the defaults it states, the headers and meta.csv keys it
@@ -498,7 +650,9 @@ static void read_table(Doc *doc, char *table, int line)
 /* One block of the document: fenced code, a table, or a paragraph. */
 static void read_block(Doc *doc, int kind, char *block, int line)
 {
-    if (kind == 'f') {
+    if (doc->samples) {
+        sample_block(doc, kind, block, line);
+    } else if (kind == 'f') {
         /* line by line, a line ending in \ going on into the next: one command */
         int at = line;
         for (char *p = block; *p;) {
@@ -521,13 +675,15 @@ static void read_block(Doc *doc, int kind, char *block, int line)
     }
 }
 
-static void read_doc(const char *dir, const char *name)
+static void read_doc(const char *dir, const char *name, int samples, const char *scratch)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     Doc doc;
     memset(&doc, 0, sizeof doc);
     doc.name = name;
+    doc.samples = samples;
+    doc.scratch = scratch;
     doc.text = lb_slurp(path);
     if (!lb_check(doc.text != NULL, "%s cannot be read", path))
         return;
@@ -536,7 +692,7 @@ static void read_doc(const char *dir, const char *name)
     lb_check(outside == NULL, "%s points outside the repository: %.60s", name, outside ? outside : "");
     /* the generated flag tables: checked whole, then read as blank lines */
     char *tables = strstr(doc.text, TABLES_BEGIN), *end = tables ? strstr(tables, TABLES_END) : NULL;
-    if (strcmp(name, "README.md") == 0)
+    if (strcmp(name, "README.md") == 0 && !samples)
         check_tables(doc.text);
     for (char *p = tables; end && p < end; p++)
         if (*p != '\n')
@@ -574,6 +730,7 @@ static void read_doc(const char *dir, const char *name)
             FLUSH();
             kind = 'f';
             start = line + 1;
+            doc.fence_sh = len - (size_t)(t - p) == 5 && strncmp(t, "```sh", 5) == 0;
         } else if (blank) {
             FLUSH();
         } else {
@@ -593,22 +750,39 @@ static void read_doc(const char *dir, const char *name)
     }
     FLUSH();
 #undef FLUSH
+    lb_check(!doc.mode[0], "%s: a sample marker at the end", name);
     free(block);
+    free(doc.sh);
     free(doc.text);
 }
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: test_method_doc SOURCE_DIR PATH-TO-LINBENCH\n");
+    if (argc < 3 || (argc > 3 && strcmp(argv[3], "samples") != 0)) {
+        fprintf(stderr, "usage: test_method_doc SOURCE_DIR PATH-TO-LINBENCH [samples]\n");
         return 2;
     }
-    bin = argv[2];
-    lb_test_init("test_method_doc");
-    const char *scratch = lb_scratch_dir("method-doc");
+    const int samples = argc > 3;
+    const char *name = samples ? "test_readme_samples" : "test_method_doc";
+    lb_test_init(name);
+    if (!realpath(argv[2], bin)) { /* absolute: the samples' commands run in their own directories */
+        printf("FAIL: %s: no such binary\n", argv[2]);
+        return 1;
+    }
+    char scratch[256];
+    snprintf(scratch, sizeof scratch, "%s", lb_scratch_dir(samples ? "readme-samples" : "method-doc"));
+    if (samples) {
+        read_doc(argv[1], "README.md", 1, scratch);
+        printf("checked %d README samples\n", samples_checked);
+        /* a floor under today's count: a README the parser no longer reads fails here */
+        lb_check(samples_checked >= 3, "only %d README samples checked: are the markers still read?", samples_checked);
+        if (chdir("/") == 0)
+            lb_test_cleanup(scratch);
+        return lb_test_finish(name);
+    }
     write_files(scratch);
-    read_doc(argv[1], "README.md");
-    read_doc(argv[1], "docs/METHOD.md");
+    read_doc(argv[1], "README.md", 0, scratch);
+    read_doc(argv[1], "docs/METHOD.md", 0, scratch);
     printf("checked %d flags, %d defaults, %d columns and keys\n", flags_checked, defaults_checked, columns_checked);
     /* floors well under today's counts: a document the parser stops reading fails here */
     lb_check(flags_checked >= 100 && defaults_checked >= 4 && columns_checked >= 40,
@@ -616,5 +790,5 @@ int main(int argc, char **argv)
              defaults_checked, columns_checked);
     for (int i = 0; i < 3; i++)
         lb_meta_free(&metas[i]);
-    return lb_test_finish("test_method_doc");
+    return lb_test_finish(name);
 }

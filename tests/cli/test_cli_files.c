@@ -22,6 +22,8 @@ static const char *bin, *scratch;
 #define CELLS6 6 /* n 32 and 64: 2 standard + 2 * 2 Linformer */
 #define GRID12 TINY, "--n", "32:128", "--k", "8:16"
 #define SLOW MODEL, "--n", "32:1024", "--k", "8:16", "--mem-limit", "32M", "--cell-time", "1", "--quiet"
+/* linbench's argv: ARGV("sweep", TINY, "--out", dir) */
+#define ARGV(...) LB_ARGV((char *)bin, __VA_ARGS__)
 
 /* What a sweep leaves on disk stays true: long lists whole in meta.csv; --force clears old results
  * first; no k < n or too much memory refused before anything is written; a write failing part-way
@@ -65,35 +67,46 @@ static void wait_rows(const char *dir, int rows)
         nanosleep(&pause, NULL);
 }
 
-/* A list longer than 1 KB, whole in meta.csv, in compare, and kept by --resume. */
-static void long_lists(const char *scratch)
+/* Start argv, wait until dir holds `rows` rows, and send it `sig`, once (gap_us < 0) or twice
+ * gap_us apart: its run. */
+static LbRun stop_at_rows(char *const argv[], const char *dir, int rows, int sig, long gap_us)
 {
-    char list[4096] = "";
+    pid_t pid = lb_start(argv);
+    struct timespec gap = {0, gap_us * 1000};
+    wait_rows(dir, rows);
+    kill(pid, sig);
+    if (gap_us >= 0) {
+        nanosleep(&gap, NULL);
+        kill(pid, sig);
+    }
+    return lb_wait(pid);
+}
+
+/* scratch/name into dir (512 bytes). */
+static char *in_scratch(char dir[512], const char *name)
+{
+    snprintf(dir, 512, "%s/%s", scratch, name);
+    return dir;
+}
+
+/* A list longer than 1 KB, whole in meta.csv, in compare, and kept by --resume. */
+static void long_lists(void)
+{
+    char list[4096] = "", dir[512];
     for (int n = 2; n <= 400; n++)
         snprintf(list + strlen(list), sizeof list - strlen(list), "%s%d", n > 2 ? "," : "", n);
-    char dir[512];
-    snprintf(dir, sizeof dir, "%s/long", scratch);
-    char *argv[] = {(char *)bin, "sweep", TINY, "--n", list, "--k", "1", "--out", dir, NULL};
-    pid_t pid = lb_start(argv);
-    wait_rows(dir, 3);
-    kill(pid, SIGINT);
-    LbRun r = lb_wait(pid);
+    in_scratch(dir, "long");
+    LbRun r = stop_at_rows(ARGV("sweep", TINY, "--n", list, "--k", "1", "--out", dir), dir, 3, SIGINT, -1);
     lb_check(r.code == 130, "long --n: interrupted (%d): %s", r.code, r.err);
     lb_run_free(&r);
     sc_check_meta(dir, "n_list", list, "all 399 values of --n");
-    char *compare[] = {(char *)bin, "compare", dir, "--format", "csv", NULL};
-    r = lb_run(compare);
+    r = lb_run(ARGV("compare", dir, "--format", "csv"));
     /* one row per grid, n and k: 2 x 399 x 1, and the header */
     lb_check(r.code == 0 && lb_lines(r.out) == 1 + 2 * 399, "compare shows every n (%d lines, want %d)", lb_lines(r.out), 1 + 2 * 399);
     lb_run_free(&r);
     /* A resume that contradicts the list is refused; one that takes it keeps all 399 rows. */
-    char *refuse[] = {(char *)bin, "sweep", "--resume", dir, "--n", "2:256", "--quiet", NULL};
-    lb_run_refused(refuse, "--n");
-    char *resume[] = {(char *)bin, "sweep", "--resume", dir, "--quiet", NULL};
-    pid = lb_start(resume);
-    wait_rows(dir, 6);
-    kill(pid, SIGINT);
-    r = lb_wait(pid);
+    lb_run_refused(ARGV("sweep", "--resume", dir, "--n", "2:256", "--quiet"), "--n");
+    r = stop_at_rows(ARGV("sweep", "--resume", dir, "--quiet"), dir, 6, SIGINT, -1);
     lb_run_free(&r);
     LbGrid g;
     if (lb_check(lb_grids_read(dir, &g) == 0, "the grids after the resume read back")) {
@@ -107,16 +120,8 @@ static void long_lists(const char *scratch)
  * interrupted. */
 static void stop_sweep(const char *dir, int sig, long gap_us)
 {
-    char *argv[] = {(char *)bin, "sweep", TINY, "--n", "16:4096", "--k", "8", "--out", (char *)dir, NULL};
-    pid_t pid = lb_start(argv);
-    wait_rows(dir, 2);
-    kill(pid, sig);
-    if (gap_us >= 0) {
-        struct timespec gap = {0, gap_us * 1000};
-        nanosleep(&gap, NULL);
-        kill(pid, sig);
-    }
-    LbRun r = lb_wait(pid);
+    char **argv = ARGV("sweep", TINY, "--n", "16:4096", "--k", "8", "--out", (char *)dir);
+    LbRun r = stop_at_rows(argv, dir, 2, sig, gap_us);
     lb_check(r.code == 130 && strstr(r.err, "--resume"), "%s (a second %ld us later): exit %d (want 130, naming --resume): %s",
              sig == SIGHUP ? "SIGHUP" : "SIGTERM", gap_us, r.code, r.err);
     sc_check_meta(dir, "status", "interrupted", sig == SIGHUP ? "SIGHUP" : "SIGTERM");
@@ -152,14 +157,12 @@ static int forced_meta(const char *dir)
 }
 
 /* --force killed mid-run, after its first row: none of the old run's rows or grids beside it. */
-static void force_clears(const char *scratch)
+static void force_clears(void)
 {
     char dir[512];
-    snprintf(dir, sizeof dir, "%s/forced", scratch);
-    char *first[] = {(char *)bin, "sweep", TINY, "--n", "48", "--k", "8", "--out", dir, NULL};
-    lb_run_ok(first, "the first sweep");
-    char *forced[] = {(char *)bin, "sweep", TINY, "--n", "32:4096", "--k", "8", "--out", dir, "--force", NULL};
-    pid_t pid = lb_start(forced);
+    in_scratch(dir, "forced");
+    lb_run_ok(ARGV("sweep", TINY, "--n", "48", "--k", "8", "--out", dir), "the first sweep");
+    pid_t pid = lb_start(ARGV("sweep", TINY, "--n", "32:4096", "--k", "8", "--out", dir, "--force"));
     struct timespec pause = {0, 5 * 1000 * 1000};
     for (int i = 0; i < 6000 && !(forced_meta(dir) && sc_rows(dir) >= 1); i++)
         nanosleep(&pause, NULL);
@@ -174,17 +177,16 @@ static void force_clears(const char *scratch)
  * as the new meta.csv appears. At neither may meta.csv pair the new settings (--mem-limit 8M)
  * with the old run's rows or grids (--mem-limit 4M, n 48), and a resume must finish the new run
  * alone. */
-static void force_killed(const char *scratch)
+static void force_killed(void)
 {
     for (int i = 0; i < 20; i++) {
         const int at_new_meta = i % 2;
-        char dir[512];
-        snprintf(dir, sizeof dir, "%s/force-killed-%d", scratch, i);
-        char *first[] = {(char *)bin, "sweep", TINY, "--n", "48", "--k", "8", "--mem-limit", "4M", "--out", dir, NULL};
-        lb_run_ok(first, "the first sweep");
-        char *forced[] = {(char *)bin, "sweep", TINY, "--n", "32:256", "--k", "8", "--mem-limit", "8M", "--out", dir,
-                          "--force", NULL};
-        pid_t pid = lb_start(forced);
+        char dir[512], name[32];
+        snprintf(name, sizeof name, "force-killed-%d", i);
+        in_scratch(dir, name);
+        lb_run_ok(ARGV("sweep", TINY, "--n", "48", "--k", "8", "--mem-limit", "4M", "--out", dir), "the first sweep");
+        pid_t pid =
+            lb_start(ARGV("sweep", TINY, "--n", "32:256", "--k", "8", "--mem-limit", "8M", "--out", dir, "--force"));
         struct timespec pause = {0, 100 * 1000};
         for (int w = 0; w < 200000 && !(at_new_meta ? forced_meta(dir) : !lb_exists_in(dir, "time_speedup.csv")); w++)
             nanosleep(&pause, NULL);
@@ -198,8 +200,7 @@ static void force_killed(const char *scratch)
                  at_new_meta ? "as its meta.csv appeared" : "as the first old file went");
         if (!new_meta)
             continue; /* killed before it wrote anything of its own: nothing to resume */
-        char *resume[] = {(char *)bin, "sweep", "--resume", dir, "--quiet", NULL};
-        r = lb_run(resume);
+        r = lb_run(ARGV("sweep", "--resume", dir, "--quiet"));
         lb_check(r.code == 0 && !holds_old(dir) && sc_rows(dir) == 8,
                  "the resumed --force run finishes its own 8 cells alone (exit %d, %d rows): %s", r.code, sc_rows(dir), r.err);
         sc_check_meta(dir, "status", "complete", "the resumed --force run");
@@ -207,56 +208,50 @@ static void force_killed(const char *scratch)
     }
 }
 
-/* Bad input: exit 2, one line naming what, nothing written. */
-static void refused_input(const char *scratch, const char *what, const char *want1, const char *want2, char *const extra[], int count)
+/* A sweep of --n n --k k --mem-limit limit refused as bad input: exit 2, one line with want1 and
+ * want2, nothing written. */
+static void refused_input(char *n, char *k, char *limit, const char *want1, const char *want2)
 {
-    static int calls;
     char dir[512];
-    snprintf(dir, sizeof dir, "%s/refused-%d", scratch, ++calls);
-    char *argv[48], *tiny[] = {TINY};
-    int a = lb_argv(argv, 46, bin, "sweep", tiny, (int)(sizeof tiny / sizeof tiny[0]), extra, count);
-    argv[a++] = "--out";
-    argv[a++] = dir;
-    argv[a] = NULL;
-    lb_check_refusal(lb_run(argv), what, want1, want2);
-    lb_check(!lb_exists(dir), "%s: nothing written", what);
+    in_scratch(dir, "refused");
+    char **argv = ARGV("sweep", TINY, "--n", n, "--k", k, "--mem-limit", limit, "--out", dir);
+    lb_run_refused(argv, want1, want2);
+    lb_check(!lb_exists(dir), "%s: nothing written", lb_argv_text(argv));
+}
+
+/* argv run under a file-size limit of `limit` bytes: exit 1 and one line, naming `file` (unless
+ * NULL) and the limit as the system names it, not a full disk; every file in dir still parses. */
+static void past_limit(char **argv, rlim_t limit, const char *dir, const char *file, const char *what)
+{
+    lb_child_resource = RLIMIT_FSIZE;
+    lb_child_limit = limit;
+    LbRun r = lb_run(argv);
+    lb_child_resource = -1;
+    lb_check(r.code == 1 && err_lines(r.err) == 1 && (!file || strstr(r.err, file)), "%s: exit 1, one line (%d): %s",
+             what, r.code, r.err);
+    lb_check(strstr(r.err, strerror(EFBIG)) && !strstr(r.err, "disk full"), "%s: the line says \"%s\": %s", what,
+             strerror(EFBIG), r.err);
+    lb_run_free(&r);
+    sc_files_parse(dir, 1, what);
 }
 
 /* Writes that fail part-way, through RLIMIT_FSIZE: every file whole, no temporary left. */
-static void failed_writes(const char *scratch)
+static void failed_writes(void)
 {
     char dir[512];
-    snprintf(dir, sizeof dir, "%s/fsize", scratch);
-    char *argv[] = {(char *)bin, "sweep", TINY, "--n", "32:256", "--k", "8:16", "--out", dir, NULL};
-    lb_child_resource = RLIMIT_FSIZE;
-    lb_child_limit = 1800; /* meta.csv fits, raw.csv stops after a few rows */
-    LbRun r = lb_run(argv);
-    lb_check(r.code == 1 && strstr(r.err, "raw.csv") && err_lines(r.err) == 1, "raw.csv past the file-size limit: exit 1, one line (%d): %s",
-             r.code, r.err);
-    /* the limit named as the system names it, not taken for a full disk */
-    lb_check(strstr(r.err, strerror(EFBIG)) && !strstr(r.err, "disk full"),
-             "raw.csv past the file-size limit: the line says \"%s\": %s", strerror(EFBIG), r.err);
-    lb_run_free(&r);
-    sc_files_parse(dir, 1, "after a failed raw.csv row");
+    in_scratch(dir, "fsize");
+    /* meta.csv fits, raw.csv stops after a few rows */
+    past_limit(ARGV("sweep", TINY, "--n", "32:256", "--k", "8:16", "--out", dir), 1800, dir, "raw.csv",
+               "raw.csv past the file-size limit");
     /* no process runs it any more, so meta.csv does not say running */
     sc_check_meta(dir, "status", "failed", "after a failed raw.csv row");
     char *before = sc_meta(dir, "start_time");
     /* The whole of meta.csv cannot be written now: the old one stays. */
-    char *resume[] = {(char *)bin, "sweep", "--resume", dir, "--quiet", NULL};
-    lb_child_limit = 600;
-    r = lb_run(resume);
-    lb_check(r.code == 1 && strstr(r.err, "meta.csv") && err_lines(r.err) == 1, "meta.csv past the limit: exit 1, one line (%d): %s", r.code,
-             r.err);
-    lb_run_free(&r);
-    sc_files_parse(dir, 1, "after a failed meta.csv");
+    char **resume = ARGV("sweep", "--resume", dir, "--quiet");
+    past_limit(resume, 600, dir, "meta.csv", "meta.csv past the limit");
     lb_check(lb_same_text(before, sc_meta(dir, "start_time")), "the old meta.csv is still in place");
     /* The grids cannot be written (raw.csv is already past the limit): old grids, if any, stay whole. */
-    lb_child_limit = 1100;
-    r = lb_run(resume);
-    lb_check(r.code == 1 && err_lines(r.err) == 1, "a grid or row past the limit: exit 1, one line (%d): %s", r.code, r.err);
-    lb_run_free(&r);
-    sc_files_parse(dir, 1, "after a failed grid");
-    lb_child_resource = -1;
+    past_limit(resume, 1100, dir, NULL, "a grid or row past the limit");
     lb_run_ok(resume, "without the limit, --resume finishes");
     sc_files_parse(dir, 1, "finished");
     sc_each_once(dir, 12, "finished");
@@ -264,12 +259,10 @@ static void failed_writes(const char *scratch)
 
 /* A stop during the set-up (the check and the calibration, before meta.csv): exit 130 with one
  * line, and the new directory removed, not a death by the signal beside an empty folder. */
-static void stop_during_setup(const char *scratch)
+static void stop_during_setup(void)
 {
     char dir[512];
-    snprintf(dir, sizeof dir, "%s/setup-stopped", scratch);
-    char *argv[] = {(char *)bin, "sweep", TINY, "--n", "32:64", "--k", "8", "--out", dir, NULL};
-    pid_t pid = lb_start(argv);
+    pid_t pid = lb_start(ARGV("sweep", TINY, "--n", "32:64", "--k", "8", "--out", in_scratch(dir, "setup-stopped")));
     struct timespec pause = {0, 1000 * 1000};
     for (int i = 0; i < 10000 && !lb_exists_in(dir, ".linbench.lock"); i++)
         nanosleep(&pause, NULL);
@@ -301,16 +294,13 @@ static int holds_nothing(const char *dir, const char *what)
 /* merge and predict write their whole result at once: a write that fails part-way (meta.csv, or
  * raw.csv after it) is exit 1 and one line, and leaves no file behind that would read as a
  * result, or block the same command run again once there is room. */
-static void failed_one_shot_writes(const char *scratch)
+static void failed_one_shot_writes(void)
 {
-    char parts[2][512], dir[512];
-    for (int i = 0; i < 2; i++) {
-        snprintf(parts[i], sizeof parts[i], "%s/part-%d", scratch, i);
-        char shard[8];
-        snprintf(shard, sizeof shard, "%d/2", i);
-        char *argv[] = {(char *)bin, "sweep", TINY, "--no-check", "--n", "32,64", "--k", "8", "--shard", shard, "--out", parts[i], NULL};
-        lb_run_ok(argv, "a shard");
-    }
+    char parts[2][512], dir[512], pdir[512];
+    lb_run_ok(ARGV("sweep", TINY, "--no-check", "--n", "32,64", "--k", "8", "--shard", "0/2", "--out",
+                   in_scratch(parts[0], "part-0")), "a shard");
+    lb_run_ok(ARGV("sweep", TINY, "--no-check", "--n", "32,64", "--k", "8", "--shard", "1/2", "--out",
+                   in_scratch(parts[1], "part-1")), "a shard");
     /* merge writes raw.csv, the grids, then meta.csv; predict meta.csv (running), then raw.csv:
      * the first file cut short, then a later one (the parts' raw.csv is under 1000 bytes, a
      * merged meta.csv over, predict's meta.csv under 1800 and its raw.csv over) */
@@ -318,21 +308,13 @@ static void failed_one_shot_writes(const char *scratch)
     for (size_t l = 0; l < 2; l++) {
         char what[128];
         snprintf(dir, sizeof dir, "%s/merged-%zu", scratch, l);
-        char *merge[] = {(char *)bin, "merge", "-q", dir, parts[0], parts[1], NULL};
-        char *predict[] = {(char *)bin, "predict", "--gpu", "a10", "-q", "--out", NULL, NULL};
-        char pdir[512];
         snprintf(pdir, sizeof pdir, "%s/predicted-%zu", scratch, l);
-        predict[6] = pdir;
-        char **cmds[] = {merge, predict};
+        char **cmds[] = {ARGV("merge", "-q", dir, parts[0], parts[1]),
+                         ARGV("predict", "--gpu", "a10", "-q", "--out", pdir)};
         const char *outs[] = {dir, pdir};
         for (int c = 0; c < 2; c++) {
             snprintf(what, sizeof what, "%s under a file-size limit of %d bytes", cmds[c][1], (int)limits[c][l]);
-            lb_child_resource = RLIMIT_FSIZE;
-            lb_child_limit = limits[c][l];
-            LbRun r = lb_run(cmds[c]);
-            lb_child_resource = -1;
-            lb_check(r.code == 1 && err_lines(r.err) == 1, "%s: exit 1, one line (%d): %s", what, r.code, r.err);
-            lb_run_free(&r);
+            past_limit(cmds[c], limits[c][l], outs[c], NULL, what);
             holds_nothing(outs[c], what);
             lb_run_ok(cmds[c], "the same command without the limit");
             sc_files_parse(outs[c], 1, what);
@@ -344,9 +326,9 @@ static void test_files(void)
 {
     scratch = lb_scratch_dir("cli-files");
 
-    long_lists(scratch);
-    force_clears(scratch);
-    force_killed(scratch);
+    long_lists();
+    force_clears();
+    force_killed();
     char dir[512];
     static const long gaps_us[] = {0, 2000, 10000, 50000};
     for (size_t i = 0; i < sizeof gaps_us / sizeof gaps_us[0]; i++) {
@@ -354,25 +336,19 @@ static void test_files(void)
         stop_sweep(dir, SIGTERM, gaps_us[i]);
     }
     /* SIGHUP: like Ctrl-C; its meta.csv is read below */
-    snprintf(dir, sizeof dir, "%s/hup", scratch);
-    stop_sweep(dir, SIGHUP, -1);
+    stop_sweep(in_scratch(dir, "hup"), SIGHUP, -1);
 
-    /* no k < n */
-    char *nothing[] = {"--n", "512", "--k", "4096"};
-    refused_input(scratch, "--n 512 --k 4096", "--k", "--n", nothing, 4);
-    /* more memory than there is (64 TiB), or than a limit allows. */
-    char *huge[] = {"--n", "32", "--k", "8", "--mem-limit", "64T"};
-    refused_input(scratch, "--mem-limit 64T", "--mem-limit", "at most", huge, 6);
+    /* no k < n; more memory than there is (64 TiB), or than a limit allows (ulimit -v 1G) */
+    refused_input("512", "4096", "8M", "--k", "--n");
+    refused_input("32", "8", "64T", "--mem-limit", "at most");
     lb_child_resource = RLIMIT_AS;
     lb_child_limit = (rlim_t)1 << 30;
-    char *limited[] = {"--n", "32", "--k", "8", "--mem-limit", "2G"};
-    refused_input(scratch, "--mem-limit 2G under ulimit -v 1G", "--mem-limit", "at most", limited, 6);
+    refused_input("32", "8", "2G", "--mem-limit", "at most");
     lb_child_resource = -1;
 
-    failed_writes(scratch);
-    failed_one_shot_writes(scratch);
-
-    stop_during_setup(scratch);
+    failed_writes();
+    failed_one_shot_writes();
+    stop_during_setup();
 
     /* Unknown values are empty fields, never -1. */
     char path[4400];
@@ -387,24 +363,21 @@ static void test_files(void)
     sc_check_meta(dir, "sm_count", "", "a CPU's sm_count is empty");
 
     /* Plot: the title says fp16 was stored as fp32; a gnuplot that hangs is stopped. */
-    char *plot[] = {(char *)bin, "plot", dir, "--no-render", NULL};
-    LbRun r = lb_run(plot);
+    LbRun r = lb_run(ARGV("plot", dir, "--no-render"));
     lb_run_free(&r);
     char *gp = lb_slurp_in(dir, "time_speedup.gp");
     lb_check(gp && strstr(gp, "fp16 stored as fp32"), "the plot title says what the CPU stored");
     free(gp);
     char fake[512];
-    snprintf(fake, sizeof fake, "%s/bin", scratch);
-    mkdir(fake, 0777);
+    mkdir(in_scratch(fake, "bin"), 0777);
     snprintf(path, sizeof path, "%s/gnuplot", fake);
     (void)write_text(path, "#!/bin/sh\nexec /bin/sleep 600\n");
     chmod(path, 0755);
     const char *old_path = getenv("PATH");
     char *saved = old_path ? strdup(old_path) : NULL;
     setenv("PATH", fake, 1);
-    char *hung[] = {(char *)bin, "plot", dir, "--render-timeout", "1", NULL};
     const double t0 = now_s();
-    r = lb_run(hung);
+    r = lb_run(ARGV("plot", dir, "--render-timeout", "1"));
     const double took = now_s() - t0;
     if (saved) {
         setenv("PATH", saved, 1);
@@ -419,8 +392,7 @@ static void test_files(void)
     snprintf(longdir, sizeof longdir, "%s/deep", scratch);
     while (strlen(longdir) < 4000)
         strcat(longdir, "/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
-    char *deep[] = {(char *)bin, "sweep", TINY, "--n", "32", "--k", "8", "--out", longdir, NULL};
-    lb_run_refused(deep, longdir, "--out");
+    lb_run_refused(ARGV("sweep", TINY, "--n", "32", "--k", "8", "--out", longdir), longdir, "--out");
     lb_check(!lb_exists_in(scratch, "deep"), "a 4 KB --out: nothing created");
 
     lb_test_cleanup(scratch);
@@ -437,13 +409,13 @@ static int one_line_refusal(const LbRun *r)
     return (r->code == 1 && strstr(r->err, "in use")) || (r->code == 2 && strstr(r->err, "already holds results"));
 }
 
-static void pairs(const char *scratch, int count)
+static void pairs(int count)
 {
     int in_use = 0;
     for (int i = 0; i < count; i++) {
         char dir[512];
         snprintf(dir, sizeof dir, "%s/pair-%d/out", scratch, i);
-        char *argv[] = {(char *)bin, "sweep", GRID6, "--out", dir, NULL};
+        char **argv = ARGV("sweep", GRID6, "--out", dir);
         pid_t a = lb_start_tagged(argv, "a"), b = lb_start_tagged(argv, "b");
         LbRun ra = lb_wait_tagged(a, "a"), rb = lb_wait_tagged(b, "b");
         int wrote = (ra.code == 0) + (rb.code == 0);
@@ -465,21 +437,17 @@ static void pairs(const char *scratch, int count)
 static void test_lock(void)
 {
     scratch = lb_scratch_dir("cli-lock");
-    pairs(scratch, 12);
+    pairs(12);
 
     /* A sweep in progress: every other writer is turned away and nothing of it changes. */
     char busy[512];
-    snprintf(busy, sizeof busy, "%s/busy", scratch);
-    char *slow[] = {(char *)bin, "sweep", SLOW, "--out", busy, NULL};
-    pid_t pid = lb_start_tagged(slow, "slow");
+    pid_t pid = lb_start_tagged(ARGV("sweep", SLOW, "--out", in_scratch(busy, "busy")), "slow");
     wait_rows(busy, 2);
     kill(pid, SIGSTOP); /* hold it still: what the others do must not change its files */
     char *meta_before = lb_slurp_in(busy, "meta.csv"), *raw_before = lb_slurp_in(busy, "raw.csv");
-    char *resume[] = {(char *)bin, "sweep", "--resume", busy, "--quiet", NULL};
-    char *again[] = {(char *)bin, "sweep", GRID6, "--out", busy, NULL};
-    char *force[] = {(char *)bin, "sweep", GRID6, "--out", busy, "--force", NULL};
-    char *dump[] = {(char *)bin, "run", MODEL, "--n", "32", "--mem-limit", "8M", "--dump", busy, NULL};
-    char **others[] = {resume, again, force, dump};
+    char **others[] = {ARGV("sweep", "--resume", busy, "--quiet"), ARGV("sweep", GRID6, "--out", busy),
+                       ARGV("sweep", GRID6, "--out", busy, "--force"),
+                       ARGV("run", MODEL, "--n", "32", "--mem-limit", "8M", "--dump", busy)};
     const char *names[] = {"--resume", "another sweep", "--force", "run --dump"};
     for (int i = 0; i < 4; i++) {
         LbRun r = lb_run(others[i]);
@@ -499,8 +467,7 @@ static void test_lock(void)
     kill(pid, SIGCONT);
     LbRun r = lb_wait_tagged(pid, "slow");
     lb_run_free(&r);
-    char *small[] = {(char *)bin, "sweep", "--resume", busy, "--quiet", "--n", "32:1024", NULL};
-    lb_run_ok(small, "--resume after kill -9 of the holder");
+    lb_run_ok(ARGV("sweep", "--resume", busy, "--quiet", "--n", "32:1024"), "--resume after kill -9 of the holder");
     sc_files_parse(busy, 1, "resumed after kill -9");
     /* n 32..1024 (6 values) standard, and k 8, 16 below each: 6 + 2 * 6 */
     sc_each_once(busy, 18, "the run resumed after kill -9");
@@ -560,8 +527,7 @@ static void plant(const char *dir, const char *name, Plant how, const char *vict
 /* A finished one-cell sweep in dir. */
 static void sweep_into(const char *dir)
 {
-    char *argv[] = {(char *)bin, "sweep", ONE_CELL, "--out", (char *)dir, NULL};
-    lb_run_ok(argv, "a sweep to plant into");
+    lb_run_ok(ARGV("sweep", ONE_CELL, "--out", (char *)dir), "a sweep to plant into");
 }
 
 /* The command refused with exit `code` and one line that contains `says`. */
@@ -583,17 +549,15 @@ static void planted_locks(void)
         /* sweep --resume of a finished sweep, the part merge reads */
         snprintf(resumed, sizeof resumed, "%s/lock-resume-%zu", scratch, p);
         sweep_into(resumed);
-        char *sweep[] = {(char *)bin, "sweep", ONE_CELL, "--out", dir, NULL};
-        char *resume[] = {(char *)bin, "sweep", "--resume", resumed, "--quiet", NULL};
-        char *merge[] = {(char *)bin, "merge", out, resumed, NULL};
-        char *predict[] = {(char *)bin, "predict", "--gpu", "h100-sxm", "--n", "512", "--k", "128", "--out", out, NULL};
-        char *dump[] = {(char *)bin, "run", MODEL, "--n", "32", "--dump", out, NULL};
         const struct {
             const char *name;
             char **argv;
             const char *into;
-        } cmds[] = {{"sweep --out", sweep, dir}, {"sweep --resume", resume, resumed}, {"merge", merge, out},
-                    {"predict", predict, out}, {"run --dump", dump, out}};
+        } cmds[] = {{"sweep --out", ARGV("sweep", ONE_CELL, "--out", dir), dir},
+                    {"sweep --resume", ARGV("sweep", "--resume", resumed, "--quiet"), resumed},
+                    {"merge", ARGV("merge", out, resumed), out},
+                    {"predict", ARGV("predict", "--gpu", "h100-sxm", "--n", "512", "--k", "128", "--out", out), out},
+                    {"run --dump", ARGV("run", MODEL, "--n", "32", "--dump", out), out}};
         for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++) {
             snprintf(dir, sizeof dir, "%s/lock-sweep-%zu", scratch, p);
             snprintf(out, sizeof out, "%s/lock-%zu-%zu", scratch, c, p);
@@ -627,8 +591,7 @@ static void planted_raw(void)
         }
         char *before = lb_slurp(victim);
         plant(dir, "raw.csv", plants[p], victim);
-        char *resume[] = {(char *)bin, "sweep", "--resume", dir, "--quiet", NULL};
-        LbRun r = lb_run(resume);
+        LbRun r = lb_run(ARGV("sweep", "--resume", dir, "--quiet"));
         snprintf(what, sizeof what, "sweep --resume, raw.csv %s", plant_name[plants[p]]);
         lb_check(r.code != 0 && strstr(r.err, "raw.csv") && strstr(r.err, "not a plain file"),
                  "%s: refused, naming raw.csv (%d): %s", what, r.code, r.err);
@@ -648,13 +611,11 @@ static void planted_results(void)
         make_victim(victim, sizeof victim, "victim-result");
         snprintf(dir, sizeof dir, "%s/result-%zu", scratch, i);
         plant(dir, names[i], PLANT_DANGLING, victim);
-        char *sweep[] = {(char *)bin, "sweep", ONE_CELL, "--out", dir, NULL};
-        LbRun r = lb_run(sweep);
+        LbRun r = lb_run(ARGV("sweep", ONE_CELL, "--out", dir));
         snprintf(what, sizeof what, "sweep --out, %s a dangling link", names[i]);
         refused(&r, 2, "already holds results", what);
         plant(dir, names[i], PLANT_SYMLINK, victim);
-        char *force[] = {(char *)bin, "sweep", ONE_CELL, "--out", dir, "--force", NULL};
-        r = lb_run(force);
+        r = lb_run(ARGV("sweep", ONE_CELL, "--out", dir, "--force"));
         snprintf(what, sizeof what, "sweep --force, %s a link", names[i]);
         lb_check(r.code == 0, "%s: runs (%d): %s", what, r.code, r.err);
         lb_run_free(&r);
@@ -670,8 +631,7 @@ static void planted_outputs(void)
     make_victim(victim, sizeof victim, "victim-output");
     snprintf(dir, sizeof dir, "%s/dump", scratch);
     plant(dir, "ids.npy", PLANT_SYMLINK, victim);
-    char *dump[] = {(char *)bin, "run", MODEL, "--n", "32", "--dump", dir, NULL};
-    LbRun r = lb_run(dump);
+    LbRun r = lb_run(ARGV("run", MODEL, "--n", "32", "--dump", dir));
     lb_check(r.code == 1 && strstr(r.err, "ids.npy") && strstr(r.err, "not a plain file"),
              "run --dump, ids.npy a link: refused, naming it (%d): %s", r.code, r.err);
     lb_run_free(&r);
@@ -681,8 +641,7 @@ static void planted_outputs(void)
     sweep_into(dir);
     plant(dir, "time_speedup.png", PLANT_SYMLINK, victim);
     plant(dir, "time_per_seq.svg", PLANT_SYMLINK, victim);
-    char *plot[] = {(char *)bin, "plot", dir, NULL};
-    r = lb_run(plot);
+    r = lb_run(ARGV("plot", dir));
     if (strstr(r.out, "not on PATH")) {
         printf("gnuplot is not on PATH: the plot's planted images are not tried\n");
     } else {
@@ -701,8 +660,7 @@ static void planted_outputs(void)
     snprintf(scripts, sizeof scripts, "%s/slurm", dir);
     mkdir(dir, 0777);
     plant(scripts, "sweep.sbatch", PLANT_SYMLINK, victim);
-    char *slurm[] = {(char *)bin, "slurm", ONE_CELL, "--shards", "2", "--out", dir, NULL};
-    r = lb_run(slurm);
+    r = lb_run(ARGV("slurm", ONE_CELL, "--shards", "2", "--out", dir));
     lb_check(r.code != 0 && strstr(r.err, "sweep.sbatch") && strstr(r.err, "not a plain file"),
              "slurm, sweep.sbatch a link: refused, naming it (%d): %s", r.code, r.err);
     lb_run_free(&r);
@@ -731,12 +689,15 @@ static double uniform(void)
     return (double)(rng_state >> 11) / 9007199254740992.0;
 }
 
-/* Start (or resume, once meta.csv exists) the sweep into dir and send `sig` after `delay` s. */
+/* The GRID12 sweep into dir, or its resume once meta.csv exists. */
+#define SWEEP_OR_RESUME(dir)                                                                                          \
+    (lb_exists_in(dir, "meta.csv") ? ARGV("sweep", "--resume", (char *)(dir), "--quiet")                              \
+                                   : ARGV("sweep", GRID12, "--out", (char *)(dir)))
+
+/* Start (or resume) the sweep into dir and send `sig` after `delay` s. */
 static int hit(const char *dir, int sig, double delay)
 {
-    char *fresh[] = {(char *)bin, "sweep", GRID12, "--out", (char *)dir, NULL};
-    char *again[] = {(char *)bin, "sweep", "--resume", (char *)dir, "--quiet", NULL};
-    pid_t pid = lb_start(lb_exists_in(dir, "meta.csv") ? again : fresh);
+    pid_t pid = lb_start(SWEEP_OR_RESUME(dir));
     struct timespec t = {(time_t)delay, (long)((delay - (double)(time_t)delay) * 1e9)};
     nanosleep(&t, NULL);
     kill(pid, sig);
@@ -767,9 +728,7 @@ static void torture(const char *dir, const char *full, int sig, double span, dou
     }
     lb_check(hits == 30, "%s: 30 interruptions within the time bound (got %d)", name, hits);
     /* the last run resumes, or starts afresh where every interruption came before meta.csv */
-    char *fresh[] = {(char *)bin, "sweep", GRID12, "--out", (char *)dir, NULL};
-    char *again[] = {(char *)bin, "sweep", "--resume", (char *)dir, "--quiet", NULL};
-    LbRun r = lb_run(lb_exists_in(dir, "meta.csv") ? again : fresh);
+    LbRun r = lb_run(SWEEP_OR_RESUME(dir));
     lb_check(r.code == 0, "%s: the last run exits 0 (%d): %s", name, r.code, r.err);
     lb_run_free(&r);
     char what[64];
@@ -793,13 +752,11 @@ static void test_torture(void)
     rng_state = lb_test_seed;
     scratch = lb_scratch_dir("cli-torture");
     char full[512], killed[512], stopped[512];
-    snprintf(full, sizeof full, "%s/full", scratch);
-    snprintf(killed, sizeof killed, "%s/killed", scratch);
-    snprintf(stopped, sizeof stopped, "%s/stopped", scratch);
+    in_scratch(killed, "killed");
+    in_scratch(stopped, "stopped");
 
     double t0 = now_s();
-    char *whole[] = {(char *)bin, "sweep", GRID12, "--out", full, NULL};
-    LbRun r = lb_run(whole);
+    LbRun r = lb_run(ARGV("sweep", GRID12, "--out", in_scratch(full, "full")));
     double span = (now_s() - t0) * 1.1;
     lb_check(r.code == 0, "uninterrupted sweep exits 0 (%d): %s", r.code, r.err);
     lb_run_free(&r);
@@ -812,16 +769,11 @@ static void test_torture(void)
     lb_test_cleanup(scratch);
 }
 
-/* A result directory damaged after the sweep, read by every command that reads one: compare,
- * plot, merge (as a part) and sweep --resume.
- * - meta.csv cut short (a copy cut off: no settings, no device) and meta.csv with a value that
- *   does not read: each command refuses it with exit 2, one line naming the file and the key,
- *   nothing written (merge's OUT not made, plot's --out not made, meta.csv not rewritten);
- * - raw.csv with a row that does not read: the same exit 2, naming the file and line, for each;
- * - raw.csv whose last row is cut short (no newline): compare, plot and merge go on (exit 0, the
- *   whole rows shown) with one warning naming the file, the line and sweep --resume DIR; the
- *   resume drops the line and measures the cell again, after which compare says nothing.
- **/
+/* A result directory damaged after the sweep, read by compare, plot, merge and sweep --resume:
+ * meta.csv cut short or with a value that does not read, and raw.csv with a row that does not
+ * read, are refused by each (exit 2, one line naming the file and the key or line, nothing
+ * written); raw.csv's last row cut short is a warning naming sweep --resume DIR, and the resume
+ * measures the cell again. */
 /* The damages, each of the text of a whole file: malloc'd, or NULL when it lacks what is damaged. */
 static char *meta_cut(const char *t) /* cut after its status line: no device, no setting */
 {
@@ -880,12 +832,6 @@ static int damaged_copy(const char *whole, const char *name, const char *file, c
     return ok;
 }
 
-static LbRun linbench(const char *cmd, const char *a, const char *b, const char *c, const char *d)
-{
-    char *argv[] = {(char *)bin, (char *)cmd, (char *)a, (char *)b, (char *)c, (char *)d, NULL};
-    return lb_run(argv);
-}
-
 /* Each command that reads `dir` refuses it: exit 2, one line naming `file` (DIR/meta.csv) and
  * `key`, nothing written. */
 static void refused_by_all(const char *dir, const char *file, const char *key, const char *what)
@@ -894,8 +840,9 @@ static void refused_by_all(const char *dir, const char *file, const char *key, c
     snprintf(out, sizeof out, "%s-merged", dir);
     snprintf(plot_out, sizeof plot_out, "%s-plots", dir);
     char *meta_before = lb_slurp_in(dir, "meta.csv");
-    LbRun r[4] = {linbench("compare", dir, NULL, NULL, NULL), linbench("plot", dir, "--no-render", "--out", plot_out),
-                  linbench("merge", "-q", out, dir, NULL), linbench("sweep", "--resume", dir, "-q", NULL)};
+    char *d = (char *)dir;
+    LbRun r[4] = {lb_run(ARGV("compare", d)), lb_run(ARGV("plot", d, "--no-render", "--out", plot_out)),
+                  lb_run(ARGV("merge", "-q", out, d)), lb_run(ARGV("sweep", "--resume", d, "-q"))};
     static const char *const name[4] = {"compare", "plot", "merge", "sweep --resume"};
     for (int i = 0; i < 4; i++)
         lb_check_refusal(r[i], name[i], file, key, dir);
@@ -909,9 +856,7 @@ static void test_damaged(void)
 {
     scratch = lb_scratch_dir("cli-damaged");
     char whole[512], dir[512], file[600];
-    snprintf(whole, sizeof whole, "%s/whole", scratch);
-    char *sweep_argv[] = {(char *)bin, "sweep", GRID6, "--out", whole, NULL};
-    if (!lb_run_ok(sweep_argv, "the sweep to damage"))
+    if (!lb_run_ok(ARGV("sweep", GRID6, "--out", in_scratch(whole, "whole")), "the sweep to damage"))
         return;
 
     static const struct {
@@ -935,8 +880,9 @@ static void test_damaged(void)
         char out[600], plot_out[600];
         snprintf(out, sizeof out, "%s-merged", dir);
         snprintf(plot_out, sizeof plot_out, "%s-plots", dir);
-        LbRun w[3] = {linbench("compare", dir, "--format", "csv", NULL),
-                      linbench("plot", dir, "--no-render", "--out", plot_out), linbench("merge", "-q", out, dir, NULL)};
+        LbRun w[3] = {lb_run(ARGV("compare", dir, "--format", "csv")),
+                      lb_run(ARGV("plot", dir, "--no-render", "--out", plot_out)),
+                      lb_run(ARGV("merge", "-q", out, dir))};
         static const char *const name[3] = {"compare", "plot", "merge"};
         for (int i = 0; i < 3; i++) {
             lb_check(w[i].code == 0, "%s of a cut raw.csv: exit %d: should be 0 (%s)", name[i], w[i].code, w[i].err);
@@ -950,11 +896,11 @@ static void test_damaged(void)
                  "compare shows the whole rows, the cut cell NA:\n%s", w[0].out);
         for (int i = 0; i < 3; i++)
             lb_run_free(&w[i]);
-        LbRun r = linbench("sweep", "--resume", dir, "-q", NULL);
+        LbRun r = lb_run(ARGV("sweep", "--resume", dir, "-q"));
         lb_check(r.code == 0, "sweep --resume of a cut raw.csv: exit %d: %s", r.code, r.err);
         lb_run_free(&r);
         sc_each_once(dir, CELLS6, "the cut raw.csv resumed");
-        r = linbench("compare", dir, "--format", "csv", NULL);
+        r = lb_run(ARGV("compare", dir, "--format", "csv"));
         lb_check(r.code == 0 && r.err[0] == '\0' && strstr(r.out, "time,64,16,") && !strstr(r.out, "time,64,16,NA"),
                  "compare after the resume: exit %d, no warning, the cell measured: %s%s", r.code, r.err, r.out);
         lb_run_free(&r);

@@ -1,8 +1,6 @@
-/* The harness of the GPU tests (suite 'gpu'): opening the CUDA backend or skipping (exit 77 =
- * meson's SKIP when no CUDA device is present), device buffers, fresh random inputs drawn on the
- * device and read back (so the CPU reference sees exactly the values the kernel saw, after
- * rounding to the storage type) and NaN poison. Comparisons go through the check table's
- * (lb_check_against, tests/lib/check.h). */
+/* The harness of the GPU tests: the CUDA backend opened or the test skipped (exit 77), device
+ * buffers, random inputs drawn on the device and read back (the reference sees the values the
+ * kernel saw, rounded to the storage type), NaN poison. */
 #ifndef LB_TESTS_GPU_CHECK_H
 #define LB_TESTS_GPU_CHECK_H
 
@@ -21,8 +19,8 @@
 
 #define LB_TEST_SKIP 77
 
-/* The CUDA backend on device 0 (LB_TEST_GPU to choose another), or exit 77 when there is
- * none; any other failure to open is a test failure. */
+/* The CUDA backend on device 0 (LB_TEST_GPU: another), or exit 77 without one; any other failure
+ * to open fails the test. */
 static inline LbBackend *lb_gpu_open_or_skip(LbDtype dtype, int tf32)
 {
     const char *env = getenv("LB_TEST_GPU");
@@ -49,10 +47,8 @@ static inline void lb_gpu_ok(int rc, const char *what)
     }
 }
 
-/* The 16 elements of slack below let a test offset a tensor off the 16-byte path. In the
- * AddressSanitizer build of the emulated GPU (LB_TEST_POISON_SLACK), where device memory is host
- * memory, the slack around the tensor a test uses is poisoned, so a kernel that reads or writes
- * one element past its tensor is reported there instead of landing in the slack unseen. */
+/* In the AddressSanitizer build of the emulated GPU (LB_TEST_POISON_SLACK) the slack around the
+ * tensor a test uses is poisoned, so an access one element past it is reported, not lost in it. */
 #ifdef LB_TEST_POISON_SLACK
 #include <sanitizer/asan_interface.h>
 static struct {
@@ -71,8 +67,8 @@ static inline void lb_gpu_poison_slack(LbBackend *be, char *p, int64_t count, in
 }
 #endif
 
-/* count elements of the storage type, plus 16 of slack so a test can offset the pointer to take
- * the kernels off their 16-byte path. */
+/* count elements of the storage type, plus 16 of slack so a test can offset the pointer off the
+ * kernels' 16-byte path. */
 static inline void *lb_gpu_alloc(LbBackend *be, int64_t count)
 {
     void *p = NULL;
@@ -110,16 +106,15 @@ static inline void lb_gpu_random(LbBackend *be, void *d_x, float *host, int64_t 
     lb_gpu_ok(be->ops->download(be, host, d_x, count), "download of a random input");
 }
 
-/* NaN in every element of d_x (count): an element an op leaves unwritten stays NaN. All bits set
- * is a NaN in fp32, fp16 and bf16 alike. */
+/* NaN (all bits set, in every dtype) in every element of d_x (count). */
 static inline void lb_gpu_poison(LbBackend *be, void *d_x, int64_t count)
 {
     cudaError_t e = cudaMemsetAsync(d_x, 0xff, (size_t)count * be->elem_bytes, lb_cuda_backend_stream(be));
     lb_check(e == cudaSuccess, "poison: %s", cudaGetErrorString(e));
 }
 
-/* LB_TEST_QUICK=1: fewer rows and shapes, for runs under compute-sanitizer (bench/run_device.sh),
- * which slows kernels by one to two orders of magnitude. Every code path is still taken. */
+/* LB_TEST_QUICK=1: fewer rows and shapes, every code path still taken, for the compute-sanitizer
+ * runs (bench/run_device.sh). */
 static inline int lb_gpu_quick(void)
 {
     const char *env = getenv("LB_TEST_QUICK");

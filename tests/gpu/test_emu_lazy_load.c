@@ -1,13 +1,8 @@
-/* Kernels loaded on first use, on the emulated GPU (LB_EMU_MODULE_BYTES, gpu/emu/README.md). Since
- * CUDA 12.2 the runtime loads a kernel's code into device memory at its first launch, outside the
- * arena; with the arena holding nearly all of it (`--headroom 0`), that load fails with
- * cudaErrorMemoryAllocation. That is out of memory like any allocation's (LB_ERR_NOMEM,
- * gpu/cuda_check.h), not a device error:
- *   - a launch, and flash's cudaFuncSetAttribute (past 48 KiB), fail with LB_ERR_NOMEM and run
- *     once the memory is free again;
- *   - a cell measured with no memory to spare steps its batch down until the kernels fit
- *     (attn/measure/measure.c), where a device error would end the sweep.
- * Suite gpu-emu. */
+/* Kernels loaded on first use (CUDA 12.2 and later; LB_EMU_MODULE_BYTES on the emulated GPU): with
+ * the arena holding nearly all device memory (`--headroom 0`) the load fails, and that must be out
+ * of memory (LB_ERR_NOMEM), not a device error: a launch, and flash's cudaFuncSetAttribute, fail
+ * with it and run once memory is free; a cell with no memory to spare steps its batch down until
+ * the kernels fit, where a device error would end the sweep. Suite gpu-emu. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

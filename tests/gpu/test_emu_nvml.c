@@ -18,8 +18,13 @@
 #include "reports/meta.h"
 #include "reports/raw.h"
 #include "tests/lib/check.h"
+#include "tests/lib/spawn.h"
 
 static const char *const kBus = "ffff:00:00.0";
+static char *linbench; /* linbench-emu, when given */
+
+/* linbench-emu's model, as small as the emulator runs fast */
+#define EMU_MODEL "--device", "cuda", "--layers", "1", "--d-model", "32", "--heads", "2", "--ffn", "64", "--vocab", "100"
 
 static void clear(void)
 {
@@ -149,28 +154,24 @@ static void check_backend(int have)
     clear();
 }
 
-/* Run a shell command, its stdout and stderr into out; the exit status. */
-static int shell(const char *cmd, char *out, size_t size)
+/* linbench-emu ARGS...: its exit code, its stdout then its stderr into out. */
+#define EMU(out, ...) emu_run(out, sizeof out, LB_ARGV(linbench, __VA_ARGS__))
+static int emu_run(char *out, size_t size, char **argv)
 {
-    FILE *p = popen(cmd, "r");
-    size_t got = p ? fread(out, 1, size - 1, p) : 0;
-    out[got] = '\0';
-    return p ? pclose(p) : -1;
+    LbRun r = lb_run(argv);
+    snprintf(out, size, "%s%s", r.out, r.err);
+    lb_run_free(&r);
+    return r.code;
 }
 
 /* linbench run on the emulated GPU, the stand-in reporting hw_slowdown (0x8): the result names
  * the clock and the slowdown. */
-static void check_run(const char *linbench)
+static void check_run(void)
 {
     clear();
     setenv("LB_EMU_NVML_EVENTS", "0x8", 1);
-    char cmd[4400];
-    snprintf(cmd, sizeof cmd,
-             "'%s' run --device cuda --layers 1 --d-model 32 --heads 2 --ffn 64 --vocab 100 --n 32 --max-batch 2 "
-             "--cell-time 1 --no-check 2>&1",
-             linbench);
     char out[8192];
-    const int rc = shell(cmd, out, sizeof out);
+    const int rc = EMU(out, "run", EMU_MODEL, "--n", "32", "--max-batch", "2", "--cell-time", "1", "--no-check");
     const char *power = strstr(out, "(mean power ");
     const double watts = power ? atof(power + strlen("(mean power ")) : 0;
     lb_check(rc == 0 && strstr(out, "SM clock: 1755 -> 1755 MHz") && strstr(out, "hw_slowdown") &&
@@ -183,20 +184,16 @@ static void check_run(const char *linbench)
 /* A two-cell sweep (standard and Linformer at n 32, k 8) on the emulated GPU, then compare and
  * plot of it: energy everywhere where the stand-in has a counter (has_energy), else empty cells,
  * NA ratios and meta.csv's reason. */
-static void check_sweep(const char *linbench, int has_energy)
+static void check_sweep(int has_energy)
 {
     clear();
     setenv("LB_EMU_NVML_EVENTS", "0x8", 1); /* hw_slowdown, where NVML can say so */
-    const char *dir = lb_test_tempdir("nvml-sweep");
-    char cmd[4400], out[16384];
-    snprintf(cmd, sizeof cmd,
-             "'%s' sweep --device cuda --layers 1 --d-model 32 --heads 2 --ffn 64 --vocab 100 --n 32 --k 8 "
-             "--max-batch 2 --cell-time 1 --no-check --quiet --out '%s/r' 2>&1",
-             linbench, dir);
-    int rc = shell(cmd, out, sizeof out);
+    char out[16384], path[4400], res[512];
+    snprintf(res, sizeof res, "%s/r", lb_scratch);
+    int rc = EMU(out, "sweep", EMU_MODEL, "--n", "32", "--k", "8", "--max-batch", "2", "--cell-time", "1", "--no-check",
+                 "--quiet", "--out", res);
     lb_check(rc == 0, "sweep through the stand-in NVML: exit %d\n%s", rc, out);
-    char path[4400];
-    snprintf(path, sizeof path, "%s/r/raw.csv", dir);
+    snprintf(path, sizeof path, "%s/raw.csv", res);
     LbCellResult *rows = NULL;
     size_t count = 0;
     rc = lb_raw_read(path, &rows, &count);
@@ -227,8 +224,7 @@ static void check_sweep(const char *linbench, int has_energy)
                      lb_model_name(r->model), r->sm_clock_start_mhz, r->clock_events_known, r->slowdown);
     }
     LbGrid g;
-    snprintf(path, sizeof path, "%s/r", dir);
-    rc = lb_grids_read(path, &g);
+    rc = lb_grids_read(res, &g);
     if (lb_check(rc == LB_OK && g.rows == 1 && g.cols == 1, "the grids read back: %s", lb_error_message())) {
         const double want = rc == LB_OK && count == 2 ? rows[0].energy_j_per_seq / rows[1].energy_j_per_seq : NAN;
         if (has_energy)
@@ -241,7 +237,7 @@ static void check_sweep(const char *linbench, int has_energy)
     free(rows);
     LbMeta meta;
     memset(&meta, 0, sizeof meta);
-    snprintf(path, sizeof path, "%s/r/meta.csv", dir);
+    snprintf(path, sizeof path, "%s/meta.csv", res);
     rc = lb_meta_read(path, &meta);
     const char *energy = rc == LB_OK ? lb_meta_get(&meta, "energy") : NULL;
     const char *note = rc == LB_OK ? lb_meta_get(&meta, "energy_note") : NULL;
@@ -251,33 +247,29 @@ static void check_sweep(const char *linbench, int has_energy)
     lb_meta_free(&meta);
 
     /* check names the counter a sweep will read, or why there is none, before anything runs */
-    snprintf(cmd, sizeof cmd, "'%s' check --device cuda --quick 2>&1", linbench);
-    rc = shell(cmd, out, sizeof out);
+    rc = EMU(out, "check", "--device", "cuda", "--quick");
     lb_check(rc == 0 && (has_energy ? strstr(out, "energy counter       NVML total energy") != NULL
                                     : strstr(out, "energy counter       none (no energy counter") != NULL),
              "check --quick: exit %d, the energy counter %s\n%s", rc, has_energy ? "named" : "missing, with why", out);
 
-    snprintf(cmd, sizeof cmd, "'%s' compare '%s/r' 2>&1", linbench, dir);
-    rc = shell(cmd, out, sizeof out);
+    rc = EMU(out, "compare", res);
     lb_check(rc == 0 && (has_energy ? strstr(out, "Energy saved (joules per sequence, standard / Linformer)") != NULL
                                     : strstr(out, "Energy per sequence: not measured (no energy counter") != NULL),
              "compare %s energy: exit %d\n%s", has_energy ? "shows the" : "says why there is no", rc, out);
-    snprintf(cmd, sizeof cmd, "'%s' plot '%s/r' --no-render 2>&1", linbench, dir);
-    rc = shell(cmd, out, sizeof out);
-    snprintf(path, sizeof path, "%s/r/energy_speedup.gp", dir);
-    const int heat = access(path, F_OK) == 0;
-    snprintf(path, sizeof path, "%s/r/energy_per_seq.plot.csv", dir);
-    const int lines = access(path, F_OK) == 0;
+    rc = EMU(out, "plot", res, "--no-render");
+    const int heat = lb_exists_in(res, "energy_speedup.gp"), lines = lb_exists_in(res, "energy_per_seq.plot.csv");
     lb_check(rc == 0 && heat == has_energy && lines == has_energy,
              "plot: exit %d, energy_speedup.gp %s, energy_per_seq.plot.csv %s: should be %s\n%s", rc,
              heat ? "written" : "absent", lines ? "written" : "absent", has_energy ? "written" : "absent", out);
-    lb_test_rmtree(dir);
     clear();
 }
 
 int main(int argc, char **argv)
 {
     lb_test_init("test_emu_nvml");
+    linbench = argc > 1 ? argv[1] : NULL;
+    if (linbench) /* where its runs capture their output, and the sweep writes */
+        lb_scratch_dir("nvml");
     const char *which = getenv("LB_TEST_NVML");
     which = which ? which : "none";
     printf("stand-in NVML: %s\n", which);
@@ -288,9 +280,11 @@ int main(int argc, char **argv)
         check_library(strcmp(which, "old") == 0);
         check_backend(1);
         if (argc > 1 && strcmp(which, "current") == 0)
-            check_run(argv[1]);
+            check_run();
     }
     if (argc > 1) /* a current driver has the energy counter; an old one and no NVML have none */
-        check_sweep(argv[1], strcmp(which, "current") == 0);
+        check_sweep(strcmp(which, "current") == 0);
+    if (linbench)
+        lb_test_cleanup(lb_scratch);
     return lb_test_finish("test_emu_nvml");
 }

@@ -1,13 +1,8 @@
-/* The training step (attn/train.h) on the CUDA backend against the CPU backend (fp32 storage,
- * double accumulation), through the check table's train rows (attn/check.c, as `linbench check
- * --pass train` runs them): every variant of every model, at fp32, fp16 and bf16, on small shapes
- * (2 layers, d 32, 2 heads of 16, ffn 64, vocabulary 100, k 8, n 48: rows that are not a whole
- * number of flash's 64-row tiles), and each model that reads --k-schedule once more at three layers
- * of k 16, 8 and 4. Both backends build the model and draw the tokens and the
- * upstream gradient from one seed; a row fails where a parameter's gradient is off by more than the
- * whole step's tolerance of the storage type, or either arena's high-water mark is not the training
- * plan. Max pooling's step is compared at fp32 only (check.c says why). Exit 77 without a CUDA
- * device. */
+/* The training step on the CUDA backend against the CPU backend through the check table's train
+ * rows (attn/check.c, as `linbench check --pass train` runs them): every variant of every model,
+ * and each model that reads --k-schedule once more at k 16, 8, 4, at fp32, fp16 and bf16; a row
+ * fails on a gradient past the step's tolerance or an arena's high water not the training plan.
+ * Exit 77 without a CUDA device. */
 #include <stdio.h>
 
 #include "attn/attention.h"

@@ -1,5 +1,5 @@
 /* One forward pass of a model on a backend, its output read back, for the tests that compare two
- * models' outputs (tests/model): the arena sized by the plan, as a measured cell's. */
+ * models' outputs (tests/model, tests/gpu): the arena sized by the plan, as a measured cell's. */
 #ifndef LB_TESTS_LIB_FORWARD_H
 #define LB_TESTS_LIB_FORWARD_H
 
@@ -22,6 +22,9 @@ static inline LbBackend *lb_test_cpu_backend(LbDtype dtype)
     return be;
 }
 
+/* Whether the last pass's arena high-water mark was the plan's total. */
+static int lb_test_forward_plan_ok;
+
 /* cfg's output (B, n, d) on be from seed, in a malloc'd array; NULL on any failure (the message
  * is lb_error_message's). `prepare`, when not NULL, changes the built model before the pass (0 on
  * success). */
@@ -43,6 +46,7 @@ static inline float *lb_test_forward_with(LbBackend *be, const LbModelConfig *cf
              be->ops->download(be, out, in.x, count) == LB_OK;
         lb_model_release(&m);
     }
+    lb_test_forward_plan_ok = a.high_water == plan.total;
     lb_arena_close(&a);
     if (!ok) {
         free(out);

@@ -1,10 +1,7 @@
-/* The one way a test runs the linbench binary: argv in (argv[0] the binary's path); exit code,
- * stdout and stderr out, captured in files in the test's scratch directory (lb_scratch_dir) and
- * read back as strings. What the next children start with can be changed: a resource limit, stdout
- * sent to a given file (/dev/full, to see a write failure reported), another environment (PATH
- * without gnuplot), a process group of their own (to kill a sweep with its workers). Several
- * children at once are told apart by a tag. The checks every CLI test makes of a run: it exited
- * 0 (lb_run_ok), or refused bad input as linbench must (lb_run_refused, lb_check_refusal). */
+/* The one way a test runs the linbench binary: argv in; exit code, stdout and stderr out (captured
+ * in the scratch directory, lb_scratch_dir). The next children's resource limit, stdout, environment
+ * and process group can be set; children at once are told apart by a tag. The checks every CLI
+ * test makes of a run: lb_run_ok, lb_run_refused and lb_check_refusal. */
 #ifndef LB_TESTS_LIB_SPAWN_H
 #define LB_TESTS_LIB_SPAWN_H
 
@@ -31,8 +28,7 @@ typedef struct LbRun {
 /* The scratch directory the captures go to; lb_scratch_dir sets it. */
 static const char *lb_scratch;
 
-/* A fresh scratch directory for this test's files (lb_test_tempdir: lb-NAME-XXXXXX under $TMPDIR
- * or /tmp), where the runs below capture their output. */
+/* A fresh scratch directory (lb_test_tempdir: lb-NAME-XXXXXX), where the runs capture their output. */
 static inline const char *lb_scratch_dir(const char *name)
 {
     lb_scratch = lb_test_tempdir(name);
@@ -49,9 +45,8 @@ static inline const char *lb_scratch_named(const char *test)
     return lb_scratch_dir(dir);
 }
 
-/* The start of a test of the binary (name "test_cli_x"): argv[1] is linbench (a usage line and
- * exit 2 without it), the seed line, and a scratch directory lb-cli-x-XXXXXX (lb_scratch).
- * Returns argv[1]. */
+/* The start of a test of the binary (name "test_cli_x"): the seed line and lb_scratch_named;
+ * argv[1], linbench (without it, a usage line and exit 2). */
 static inline char *lb_cli_start(int argc, char **argv, const char *name)
 {
     if (argc < 2) {
@@ -63,18 +58,15 @@ static inline char *lb_cli_start(int argc, char **argv, const char *name)
     return argv[1];
 }
 
-/* What the next children start with. A resource limit (RLIMIT_FSIZE for a write that fails
- * part-way, RLIMIT_AS for a machine with less memory; resource -1 for none): SIGXFSZ is left at
- * its default with RLIMIT_FSIZE, as a user's shell has it, so linbench itself must turn an
- * oversized write into an error (EFBIG) rather than die of the signal. */
+/* The next children's resource limit (resource -1: none). SIGXFSZ stays at its default under
+ * RLIMIT_FSIZE, as in a user's shell, so linbench itself must turn an oversized write into EFBIG. */
 static int lb_child_resource = -1;
 static rlim_t lb_child_limit;
 /* Where their stdout goes instead of the capture (e.g. /dev/full), or NULL. */
 static const char *lb_child_stdout;
 /* Their environment instead of ours, or NULL. */
 static char *const *lb_child_env;
-/* Nonzero: each starts a process group of its own, which its own children join, so that
- * kill(-pid, ...) reaches a sweep's workers too. */
+/* Nonzero: each starts a process group of its own, so that kill(-pid, ...) reaches its workers. */
 static int lb_child_group;
 
 static inline void lb_capture_paths(const char *tag, char *out, char *err, size_t size)
@@ -117,8 +109,8 @@ static inline pid_t lb_start_tagged(char *const argv[], const char *tag)
 
 static inline pid_t lb_start(char *const argv[]) { return lb_start_tagged(argv, ""); }
 
-/* Wait for pid and read its captures (tag as started). They are removed once read, so the
- * directory holds only what the binary wrote, and a capture that went elsewhere reads "". */
+/* Wait for pid and read its captures (tag as started), then remove them, so the directory holds
+ * only what the binary wrote; a capture that went elsewhere reads "". */
 static inline LbRun lb_wait_tagged(pid_t pid, const char *tag)
 {
     LbRun r = {-1, NULL, NULL};
@@ -141,6 +133,10 @@ static inline LbRun lb_wait_tagged(pid_t pid, const char *tag)
 static inline LbRun lb_wait(pid_t pid) { return lb_wait_tagged(pid, ""); }
 
 static inline LbRun lb_run(char *const argv[]) { return lb_wait(lb_start(argv)); }
+
+/* An argv in place, NULL-terminated, alive to the end of the enclosing block:
+ * lb_run(LB_ARGV(bin, "compare", dir)). */
+#define LB_ARGV(...) ((char *[]){__VA_ARGS__, NULL})
 
 /* argv for `BIN CMD BASE... EXTRA...` (a test's fixed flags, then the case's), NULL-terminated in
  * argv[0 .. cap-1]; returns the index of that NULL, where a caller may append more and terminate

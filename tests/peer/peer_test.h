@@ -51,4 +51,13 @@ static inline pid_t lb_peer_start(char **args)
 
 static inline LbRun lb_peer_run(char **args) { return lb_wait(lb_peer_start(args)); }
 
+/* linbench-peer ARGS... run, one check that it exited 0 (its stderr shown when not). */
+static inline int lb_peer_ok(char **args, const char *what)
+{
+    LbRun r = lb_peer_run(args);
+    const int ok = lb_check(r.code == 0, "%s: exit %d, should be 0: %s", what, r.code, r.err);
+    lb_run_free(&r);
+    return ok;
+}
+
 #endif

@@ -40,18 +40,33 @@ static void check_bad_input(char **args, const char *out, const char *want, cons
     lb_check(lb_lines(r.err) == 1 && strncmp(r.err, "linbench-peer: ", 15) == 0 && strstr(r.err, want),
           "%s: stderr should be one line with \"%s\": %s", what, want, r.err);
     lb_check(r.out[0] == '\0', "%s: nothing on stdout: %s", what, r.out);
-    struct stat st;
-    lb_check(!out || stat(out, &st) != 0, "%s: %s not created", what, out ? out : "");
+    lb_check(!out || !lb_exists(out), "%s: %s not created", what, out ? out : "");
     lb_run_free(&r);
+}
+
+/* scratch/name into path (4200 bytes). */
+static char *in_scratch(char path[4200], const char *name)
+{
+    snprintf(path, 4200, "%s/%s", scratch, name);
+    return path;
 }
 
 /* No energy counter on either side, whatever this machine has: a zone without files. */
 static void no_energy_counter(void)
 {
     char zone[4200];
-    snprintf(zone, sizeof zone, "%s/zone-empty", scratch);
-    lb_check(mkdir(zone, 0755) == 0 || errno == EEXIST, "mkdir %s", zone);
+    lb_check(mkdir(in_scratch(zone, "zone-empty"), 0755) == 0 || errno == EEXIST, "mkdir %s", zone);
     setenv("LB_POWERCAP_ZONE", zone, 1);
+}
+
+/* `linbench compare LIN PEER --format csv` read back into t: whether it exited 0 and parsed. */
+static int compare_csv(const char *lin, const char *peer, LbCsvTable *t)
+{
+    LbRun r = lb_run(LB_ARGV(bin, "compare", (char *)lin, (char *)peer, "--format", "csv"));
+    const int ok = lb_check(r.code == 0, "compare %s %s: exit %d (%s)", lin, peer, r.code, r.err) &&
+                   lb_check(lb_csv_parse_text(r.out, strlen(r.out), 0, "compare", t) == LB_OK, "compare's CSV parses");
+    lb_run_free(&r);
+    return ok;
 }
 
 /* The last row of (model, n, k) of variant v, found here rather than by linbench's lookup, which
@@ -132,17 +147,12 @@ static void check_peer_dir(const char *dir, const LbSweepDir *lin, long long bud
  * energy NA where a side has none). */
 static void check_compare_sweep(const char *lin_dir, const char *peer_dir, int same_batch)
 {
-    char *argv[] = {bin, "compare", (char *)lin_dir, (char *)peer_dir, "--format", "csv", NULL};
-    LbRun r = lb_run(argv);
-    lb_check(r.code == 0, "compare %s %s: exit %d (%s)", lin_dir, peer_dir, r.code, r.err);
     LbSweepDir lin;
     LbSweepDir p;
     LbCsvTable t;
-    if (lb_sweep_dir_load(lin_dir, &lin) != LB_OK || lb_result_load(peer_dir, &p) != LB_OK ||
-        !lb_check(lb_csv_parse_text(r.out, strlen(r.out), 0, "compare", &t) == LB_OK, "compare's CSV parses")) {
-        lb_run_free(&r);
+    if (!compare_csv(lin_dir, peer_dir, &t) || lb_sweep_dir_load(lin_dir, &lin) != LB_OK ||
+        lb_result_load(peer_dir, &p) != LB_OK)
         return;
-    }
     int rows = 0;
     for (size_t i = 1; i < t.rows; i++) {
         char **f = t.row[i].fields;
@@ -184,7 +194,6 @@ static void check_compare_sweep(const char *lin_dir, const char *peer_dir, int s
     lb_csv_table_free(&t);
     lb_sweep_dir_free(&lin);
     lb_sweep_dir_free(&p);
-    lb_run_free(&r);
 }
 
 /* A powercap zone at dir whose counter a child process advances (2 mJ every 2 ms, written whole
@@ -221,38 +230,29 @@ static void stop_counter(pid_t pid)
  * its rows, and compare's energy columns (check_compare_sweep). */
 static void check_energy(void)
 {
-    char zone[4200], lin[4200], own[4200], grid[4300];
-    snprintf(zone, sizeof zone, "%s/zone-advancing", scratch);
-    snprintf(lin, sizeof lin, "%s/lin-energy", scratch);
-    snprintf(own, sizeof own, "%s/peer-energy", scratch);
-    if (!lb_check(mkdir(zone, 0755) == 0, "mkdir %s", zone))
+    char zone[4200], lin[4200], own[4200], plots[4200], grid[4300], data[4400];
+    in_scratch(lin, "lin-energy");
+    in_scratch(own, "peer-energy");
+    if (!lb_check(mkdir(in_scratch(zone, "zone-advancing"), 0755) == 0, "mkdir %s", zone))
         return;
     const pid_t counter = start_counter(zone);
     if (!lb_check(counter > 0, "the counter's process starts"))
         return;
     setenv("LB_POWERCAP_ZONE", zone, 1);
     usleep(50000); /* its first number written */
-    char *sweep[] = {bin, "sweep", TINY, "--models", "standard,linformer", "-q", "--out", lin, NULL};
-    lb_run_ok(sweep, "linbench sweep, energy");
-    char *own_args[] = {"sweep", TINY, "-q", "--out", own, NULL};
-    LbRun r = lb_peer_run(own_args);
-    lb_check(r.code == 0, "peer sweep, energy: exit %d (%s)", r.code, r.err);
-    lb_run_free(&r);
+    lb_run_ok(LB_ARGV(bin, "sweep", TINY, "--models", "standard,linformer", "-q", "--out", lin), "linbench sweep, energy");
+    lb_peer_ok(LB_ARGV("sweep", TINY, "-q", "--out", own), "peer sweep, energy");
     stop_counter(counter);
     check_peer_dir(own, NULL, 8 << 20, 1);
     check_compare_sweep(lin, own, 0);
-    char *text[] = {bin, "compare", lin, own, NULL};
-    r = lb_run(text);
+    LbRun r = lb_run(LB_ARGV(bin, "compare", lin, own));
     lb_check(r.code == 0 && strstr(r.out, "J per sequence\n") && strstr(r.out, "energy saved") &&
                  !strstr(r.out, "energy: none"),
              "compare LIN PEER with energy on both sides: J per sequence for the same work, energy saved against "
              "torch-sdpa-flash:\n%s",
              r.out);
     lb_run_free(&r);
-    char plots[4300], data[4400];
-    snprintf(plots, sizeof plots, "%s/plots-energy", scratch);
-    char *plot[] = {bin, "plot", lin, own, "--out", plots, "--no-render", NULL};
-    r = lb_run(plot);
+    r = lb_run(LB_ARGV(bin, "plot", lin, own, "--out", in_scratch(plots, "plots-energy"), "--no-render"));
     lb_check(r.code == 0 && strstr(r.out, "versus_energy_ratio.gp"), "plot LIN PEER with energy: exit %d (%s%s)",
              r.code, r.out, r.err);
     lb_run_free(&r);
@@ -300,16 +300,11 @@ static void check_energy(void)
 
 static void test_sweep(void)
 {
-    char lin[4200], own[4200], same[4200], other[4200];
+    char lin[4200], own[4200], same[4200], other[4200], plots[4200];
     no_energy_counter();
-    snprintf(lin, sizeof lin, "%s/lin", scratch);
-    snprintf(own, sizeof own, "%s/peer", scratch);
-    snprintf(same, sizeof same, "%s/peer-same-batch", scratch);
-    char *sweep[] = {bin, "sweep", TINY, "--models", "standard,linformer", "-q", "--out", lin, NULL};
-    lb_run_ok(sweep, "linbench sweep");
-
-    char *own_args[] = {"sweep", TINY, "--out", own, NULL};
-    LbRun r = lb_peer_run(own_args);
+    lb_run_ok(LB_ARGV(bin, "sweep", TINY, "--models", "standard,linformer", "-q", "--out", in_scratch(lin, "lin")),
+              "linbench sweep");
+    LbRun r = lb_peer_run(LB_ARGV("sweep", TINY, "--out", in_scratch(own, "peer")));
     lb_check(r.code == 0 && strstr(r.out, "torch-sdpa-flash n=128: batch") && strstr(r.out, "linbench compare"),
           "peer sweep: exit %d, a line per cell, how to compare (%s%s)", r.code, r.out, r.err);
     lb_run_free(&r);
@@ -317,50 +312,43 @@ static void test_sweep(void)
 
     LbSweepDir l;
     if (lb_check(lb_sweep_dir_load(lin, &l) == LB_OK, "linbench's sweep reads back")) {
-        char *same_args[] = {"sweep", "--batch-from", lin, "--out", same, "-q", NULL};
-        r = lb_peer_run(same_args);
-        lb_check(r.code == 0, "peer sweep --batch-from: exit %d (%s)", r.code, r.err);
-        lb_run_free(&r);
+        lb_peer_ok(LB_ARGV("sweep", "--batch-from", lin, "--out", in_scratch(same, "peer-same-batch"), "-q"),
+                   "peer sweep --batch-from");
         /* linbench's batches whatever its budget: the peer's is the CPU's default */
         check_peer_dir(same, &l, 512 << 20, 0);
         lb_sweep_dir_free(&l);
     }
     check_compare_sweep(lin, own, 0);
     check_compare_sweep(lin, same, 1);
-    char *text[] = {bin, "compare", same, lin, NULL};
-    r = lb_run(text);
+    r = lb_run(LB_ARGV(bin, "compare", same, lin));
     lb_check(r.code == 0 && strstr(r.out, "batch: the peer ran linbench's batches (--batch-from") &&
               strstr(r.out, "differ (linbench / peer): memory budget 8 MiB / 512 MiB\n"),
           "compare PEER LIN: the header says whose batches and that only the budgets differ:\n%s", r.out);
     lb_run_free(&r);
     check_energy();
     no_energy_counter();
-    char plots[4300];
-    snprintf(plots, sizeof plots, "%s/plots", scratch);
-    char *plot[] = {bin, "plot", lin, own, "--out", plots, "--no-render", NULL};
-    r = lb_run(plot);
+    r = lb_run(LB_ARGV(bin, "plot", lin, own, "--out", in_scratch(plots, "plots"), "--no-render"));
     lb_check(r.code == 0 && strstr(r.out, "versus_time_ratio.gp") && !strstr(r.out, "versus_energy_ratio"),
              "plot LIN PEER, no energy: exit %d, no energy figure (%s%s)", r.code, r.out, r.err);
     lb_run_free(&r);
 
     /* Bad input: one line, exit 2, nothing written. */
-    snprintf(other, sizeof other, "%s/refused", scratch);
-    char *a1[] = {"sweep", TINY, "--sdpa", "turbo", "--out", other, NULL};
-    check_bad_input(a1, other, "invalid argument \"turbo\" for --sdpa", "an unknown backend");
-    char *a2[] = {"sweep", TINY, "--sdpa", "cudnn", "--out", other, NULL};
-    check_bad_input(a2, other, "has no cudnn kernel", "a backend the CPU lacks");
-    char *a3[] = {"sweep", "--device", "cpu", "--n", "64", "--k", "64,128", "--out", other, NULL};
-    check_bad_input(a3, other, "no k < n", "k >= n");
-    char *a4[] = {"sweep", "--device", "cpu", "--layers", "1", "--mem-limit", "100T", "--out", other, NULL};
-    check_bad_input(a4, other, "--mem-limit", "a budget beyond this machine's memory");
-    char *a5[] = {"sweep", "--batch-from", lin, "--d-model", "64", "--out", other, NULL};
-    check_bad_input(a5, other, "its d_model is 32 and --d-model is 64", "--batch-from another model");
-    char *a6[] = {"sweep", "--batch-from", own, "--out", other, NULL};
-    check_bad_input(a6, other, "a peer result", "--batch-from a peer's result");
-    char *a7[] = {"sweep", TINY, "--out", own, NULL};
-    check_bad_input(a7, NULL, "it holds results", "an --out holding results");
-    char *a8[] = {"sweep", "--heads", "5", "--device", "cpu", "--out", other, NULL};
-    check_bad_input(a8, other, "--heads", "heads that do not divide d_model");
+    in_scratch(other, "refused");
+    check_bad_input(LB_ARGV("sweep", TINY, "--sdpa", "turbo", "--out", other), other,
+                    "invalid argument \"turbo\" for --sdpa", "an unknown backend");
+    check_bad_input(LB_ARGV("sweep", TINY, "--sdpa", "cudnn", "--out", other), other, "has no cudnn kernel",
+                    "a backend the CPU lacks");
+    check_bad_input(LB_ARGV("sweep", "--device", "cpu", "--n", "64", "--k", "64,128", "--out", other), other,
+                    "no k < n", "k >= n");
+    check_bad_input(LB_ARGV("sweep", "--device", "cpu", "--layers", "1", "--mem-limit", "100T", "--out", other), other,
+                    "--mem-limit", "a budget beyond this machine's memory");
+    check_bad_input(LB_ARGV("sweep", "--batch-from", lin, "--d-model", "64", "--out", other), other,
+                    "its d_model is 32 and --d-model is 64", "--batch-from another model");
+    check_bad_input(LB_ARGV("sweep", "--batch-from", own, "--out", other), other, "a peer result",
+                    "--batch-from a peer's result");
+    check_bad_input(LB_ARGV("sweep", TINY, "--out", own), NULL, "it holds results", "an --out holding results");
+    check_bad_input(LB_ARGV("sweep", "--heads", "5", "--device", "cpu", "--out", other), other, "--heads",
+                    "heads that do not divide d_model");
 
     lb_test_cleanup(scratch);
     return;
@@ -376,8 +364,7 @@ static void test_sweep(void)
 
 static LbRun resume(const char *dir, const char *flag, const char *value)
 {
-    char *args[] = {"sweep", "--resume", (char *)dir, "-q", (char *)flag, (char *)value, NULL};
-    return lb_peer_run(args);
+    return lb_peer_run(LB_ARGV("sweep", "--resume", (char *)dir, "-q", (char *)flag, (char *)value));
 }
 
 /* dir's rows: every cell of the grid once, each ok; its grids numbers in every k < n cell. */
@@ -407,21 +394,15 @@ static void check_each_once(const char *dir, const char *what)
                          t.row[r].fields[0], t.row[0].fields[c], t.row[r].fields[c]);
         lb_csv_table_free(&t);
     }
-    char *status = sc_meta(dir, "status");
-    lb_check(status && strcmp(status, "complete") == 0, "%s: meta.csv says complete (%s)", what,
-             status ? status : "absent");
-    free(status);
+    sc_check_meta(dir, "status", "complete", what);
 }
 
 /* `linbench compare LIN dir --format csv`: every pair of the same work and every model against
  * the peer's exact attention, each with numbers on both sides. */
 static void check_compare_resume(const char *lin, const char *dir)
 {
-    char *argv[] = {bin, "compare", (char *)lin, (char *)dir, "--format", "csv", NULL};
-    LbRun r = lb_run(argv);
     LbCsvTable t;
-    if (lb_check(r.code == 0, "compare LIN RESUMED: exit %d (%s)", r.code, r.err) &&
-        lb_check(lb_csv_parse_text(r.out, strlen(r.out), 0, "compare", &t) == LB_OK, "compare's CSV parses")) {
+    if (compare_csv(lin, dir, &t)) {
         /* standard with torch-standard and torch-sdpa-flash (2 n each), linformer with
          * torch-linformer (4 cells), linformer against torch-sdpa-flash (4) */
         lb_check(t.rows == 1 + 12, "compare: 12 cells (%zu)", t.rows - 1);
@@ -431,14 +412,12 @@ static void check_compare_resume(const char *lin, const char *dir)
                      t.row[i].count > 6 ? t.row[i].fields[5] : "", t.row[i].count > 6 ? t.row[i].fields[6] : "");
         lb_csv_table_free(&t);
     }
-    lb_run_free(&r);
 }
 
 /* Start the sweep, SIGKILL it once raw.csv has a row: the killed run's raw.csv. */
 static char *killed_mid_grid(const char *dir)
 {
-    char *args[] = {"sweep", RESUME_MODEL, "--n", "64,128", "-q", "--out", (char *)dir, NULL};
-    pid_t pid = lb_peer_start(args);
+    pid_t pid = lb_peer_start(LB_ARGV("sweep", RESUME_MODEL, "--n", "64,128", "-q", "--out", (char *)dir));
     struct timespec pause = {0, 20 * 1000 * 1000};
     for (int i = 0; i < 15000 && sc_rows(dir) < 1; i++) { /* 5 minutes at most */
         int status;
@@ -456,10 +435,7 @@ static char *killed_mid_grid(const char *dir)
     lb_run_free(&r);
     const int kept = sc_rows(dir);
     lb_check(kept >= 1 && kept < RESUME_CELLS, "killed mid-grid: %d of %d rows on disk", kept, RESUME_CELLS);
-    char *status = sc_meta(dir, "status");
-    lb_check(status && strcmp(status, "running") == 0, "the killed run's meta.csv says running (%s)",
-             status ? status : "absent");
-    free(status);
+    sc_check_meta(dir, "status", "running", "the killed run");
     return lb_slurp_in(dir, "raw.csv");
 }
 
@@ -472,14 +448,9 @@ static void check_refused_resume(const char *dir, const char *flag, const char *
     lb_check(r.code == code && lb_lines(r.err) == 1 && strncmp(r.err, "linbench-peer: ", 15) == 0 &&
                  strstr(r.err, want),
              "%s: exit %d (should be %d), one line with \"%s\": %s", what, r.code, code, want, r.err);
-    char *raw2 = lb_slurp_in(dir, "raw.csv"), *meta2 = lb_slurp_in(dir, "meta.csv");
-    lb_check(raw && raw2 && meta && meta2 && strcmp(raw, raw2) == 0 && strcmp(meta, meta2) == 0,
+    lb_check(lb_same_text(raw, lb_slurp_in(dir, "raw.csv")) & lb_same_text(meta, lb_slurp_in(dir, "meta.csv")),
              "%s: raw.csv and meta.csv as they were", what);
     lb_run_free(&r);
-    free(raw);
-    free(raw2);
-    free(meta);
-    free(meta2);
 }
 
 /* Another process holding the lock, and a lock file that is a symbolic link: refused. */
@@ -506,10 +477,10 @@ static void test_resume(void)
 
     char lin[4200], dir[4200];
     no_energy_counter();
-    snprintf(lin, sizeof lin, "%s/lin", scratch);
-    snprintf(dir, sizeof dir, "%s/peer", scratch);
-    char *sweep[] = {bin, "sweep", RESUME_MODEL, "--n", "64,128", "--models", "standard,linformer", "-q", "--out", lin, NULL};
-    lb_run_ok(sweep, "linbench sweep");
+    in_scratch(dir, "peer");
+    lb_run_ok(LB_ARGV(bin, "sweep", RESUME_MODEL, "--n", "64,128", "--models", "standard,linformer", "-q", "--out",
+                      in_scratch(lin, "lin")),
+              "linbench sweep");
 
     /* Killed mid-grid, then resumed: each cell once, the killed run's rows kept as they were. */
     char *before = killed_mid_grid(dir);
@@ -524,21 +495,14 @@ static void test_resume(void)
     lb_check(before && after && strncmp(before, after, strlen(before)) == 0,
              "the killed run's rows are kept as they were, the resume's after them");
     check_each_once(dir, "kill -9 then --resume");
-    char *command2 = sc_meta(dir, "command_line"), *start2 = sc_meta(dir, "start_time");
-    char *resumed = sc_meta(dir, "resume_1_command"), *when = sc_meta(dir, "resume_1_time");
-    lb_check(command && command2 && strcmp(command, command2) == 0 && start && start2 && strcmp(start, start2) == 0,
-             "meta.csv keeps the first run's command line and start time (%s, %s)", command2 ? command2 : "absent",
-             start2 ? start2 : "absent");
-    lb_check(resumed && strstr(resumed, "--resume") && when && when[0], "meta.csv adds the resume's command and time (%s)",
-             resumed ? resumed : "absent");
+    lb_check(lb_same_text(command, sc_meta(dir, "command_line")) & lb_same_text(start, sc_meta(dir, "start_time")),
+             "meta.csv keeps the first run's command line and start time");
+    sc_check_meta_has(dir, "resume_1_command", "--resume", "meta.csv adds the resume's command");
+    char *when = sc_meta(dir, "resume_1_time");
+    lb_check(when && when[0], "meta.csv adds the resume's time");
+    free(when);
     check_compare_resume(lin, dir);
     free(before);
-    free(command);
-    free(command2);
-    free(start);
-    free(start2);
-    free(resumed);
-    free(when);
 
     /* A row cut in the middle: dropped, and its cell measured again. */
     char path[4400];
@@ -560,9 +524,7 @@ static void test_resume(void)
     char *again = lb_slurp_in(dir, "raw.csv");
     lb_check(again && strncmp(again, after, whole) == 0, "the whole rows before the partial one are kept");
     check_each_once(dir, "a partial last row then --resume");
-    char *second = sc_meta(dir, "resume_2_command");
-    lb_check(second != NULL, "meta.csv adds the second resume");
-    free(second);
+    sc_check_meta_has(dir, "resume_2_command", "--resume", "meta.csv adds the second resume");
     free(again);
     free(after);
 
@@ -582,44 +544,34 @@ static void test_resume(void)
  * biases and gains */
 #define TRAIN_WEIGHT_BYTES (4LL * (20000 * 32 + 64 * 32 + 2 * 32 + 4 * 32 * 32 + 2 * 32 * 64 + 9 * 32 + 64))
 
-/* The peer's sweep `args` into scratch/name: its result read back (or NULL, said). */
-static LbSweepDir *peer_sweep(char **args, const char *name, LbSweepDir *into)
+/* The peer's sweep `args` into dir (its --out): its result read back (or NULL, said). */
+static LbSweepDir *peer_sweep(char **args, const char *dir, LbSweepDir *into)
 {
-    char dir[4200];
-    snprintf(dir, sizeof dir, "%s/%s", scratch, name);
-    int n = 0;
-    while (args[n])
-        n++;
-    args[n] = "--out", args[n + 1] = dir; /* the two NULLs the caller left */
-    LbRun r = lb_peer_run(args);
-    const int ok = lb_check(r.code == 0, "peer sweep %s: exit %d (%s)", name, r.code, r.err) &&
+    const int ok = lb_peer_ok(args, "peer sweep") &&
                    lb_check(lb_result_load(dir, into) == LB_OK, "%s reads back: %s", dir, lb_error_message());
-    lb_run_free(&r);
     return ok ? into : NULL;
 }
 
 static void test_train(void)
 {
     scratch = lb_scratch_dir("peer-train");
-    char lin[4200], own[4200], other[4200];
+    char lin[4200], own[4200], one[4200], other[4200];
     no_energy_counter();
-    snprintf(lin, sizeof lin, "%s/lin", scratch);
-    snprintf(own, sizeof own, "%s/train", scratch);
-    snprintf(other, sizeof other, "%s/refused", scratch);
-    char *sweep[] = {bin, "sweep", TRAIN_MODEL, "--models", "standard", "--out", lin, NULL};
-    lb_run_ok(sweep, "linbench sweep");
+    in_scratch(own, "train");
+    in_scratch(other, "refused");
+    lb_run_ok(LB_ARGV(bin, "sweep", TRAIN_MODEL, "--models", "standard", "--out", in_scratch(lin, "lin")),
+              "linbench sweep");
 
     LbSweepDir o, p;
-    char *one_args[] = {"sweep", TRAIN_MODEL, "--models", "torch-standard", "--max-batch", "1", "--pass", "train",
-                        NULL, NULL, NULL};
-    char *own_args[] = {"sweep", TRAIN_MODEL, "--k", "16", "--pass", "train", NULL, NULL, NULL};
-    if (peer_sweep(one_args, "train-1", &o)) {
+    if (peer_sweep(LB_ARGV("sweep", TRAIN_MODEL, "--models", "torch-standard", "--max-batch", "1", "--pass", "train",
+                           "--out", in_scratch(one, "train-1")),
+                   one, &o)) {
         lb_check(o.count == 1 && o.rows[0].batch == 1 && o.rows[0].peak_bytes >= 2 * TRAIN_WEIGHT_BYTES,
                  "the step's peak at batch 1, %lld bytes, holds the weights and their gradients, 2 x %lld",
                  o.count ? (long long)o.rows[0].peak_bytes : -1LL, TRAIN_WEIGHT_BYTES);
         lb_sweep_dir_free(&o);
     }
-    if (peer_sweep(own_args, "train", &p)) {
+    if (peer_sweep(LB_ARGV("sweep", TRAIN_MODEL, "--k", "16", "--pass", "train", "--out", own), own, &p)) {
         lb_check(p.count == 3, "3 training rows (%zu)", p.count);
         for (size_t i = 0; i < p.count; i++) {
             const LbCellResult *t = &p.rows[i];
@@ -630,21 +582,17 @@ static void test_train(void)
         }
         lb_sweep_dir_free(&p);
     }
-    char *pass = sc_meta(own, "pass"), *status = sc_meta(own, "status");
-    lb_check(pass && strcmp(pass, "train") == 0 && status && strcmp(status, "complete") == 0,
-             "meta.csv: pass train (%s), status complete (%s)", pass ? pass : "absent", status ? status : "absent");
-    free(pass);
-    free(status);
-    char *text[] = {bin, "compare", lin, own, NULL};
-    LbRun r = lb_run(text);
+    sc_check_meta(own, "pass", "train", "the training sweep");
+    sc_check_meta(own, "status", "complete", "the training sweep");
+    LbRun r = lb_run(LB_ARGV(bin, "compare", lin, own));
     lb_check(r.code == 0 && strstr(r.out, "differ (linbench / peer): pass forward / train"),
              "compare LIN(forward) PEER(train): says the passes differ:\n%s%s", r.out, r.err);
     lb_run_free(&r);
 
-    char *a1[] = {"sweep", TRAIN_MODEL, "--pass", "backward", "--out", other, NULL};
-    check_bad_input(a1, other, "invalid argument \"backward\" for --pass: should be forward or train", "--pass backward");
-    char *a2[] = {"sweep", "--batch-from", lin, "--pass", "train", "--out", other, NULL};
-    check_bad_input(a2, other, "its pass is forward and --pass is train", "--pass train --batch-from a forward sweep");
+    check_bad_input(LB_ARGV("sweep", TRAIN_MODEL, "--pass", "backward", "--out", other), other,
+                    "invalid argument \"backward\" for --pass: should be forward or train", "--pass backward");
+    check_bad_input(LB_ARGV("sweep", "--batch-from", lin, "--pass", "train", "--out", other), other,
+                    "its pass is forward and --pass is train", "--pass train --batch-from a forward sweep");
     check_refused_resume(own, "--pass", "forward", 2, "--pass forward differs from the resumed run's \"train\"",
                          "--resume --pass forward of a training sweep");
     lb_test_cleanup(scratch);
