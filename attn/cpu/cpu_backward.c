@@ -81,6 +81,18 @@ int lb_linear_backward_cpu(const float *x, const float *w, const float *b, const
     return LB_OK;
 }
 
+void lb_add_cpu(const float *x, float *y, int64_t count)
+{
+    for (int64_t i = 0; i < count; i++)
+        y[i] = (float)((double)y[i] + (double)x[i]);
+}
+
+void lb_gelu_backward_cpu(const float *z, float *d, int64_t count)
+{
+    for (int64_t i = 0; i < count; i++)
+        d[i] = (float)((double)d[i] * lb_gelu_grad_cpu((double)z[i]));
+}
+
 /* Each column's rows summed in order, in double. */
 void lb_column_sums_cpu(const float *x, float *y, int64_t rows, int64_t cols)
 {

@@ -15,6 +15,12 @@ float lb_gelu_cpu(float v)
     return (float)(0.5 * x * (1.0 + erf(x * 0.70710678118654752440)));
 }
 
+void lb_gelu_array_cpu(float *y, int64_t count)
+{
+    for (int64_t i = 0; i < count; i++)
+        y[i] = lb_gelu_cpu(y[i]);
+}
+
 /* exp for the softmax's arguments <= 0, vectorisable where glibc's call per element is not:
  * x = k ln 2 + r (Cody and Waite's split, k ln 2 exact), e^r by its Taylor series to degree 13,
  * times 2^k built in the exponent bits; within 1e-15 relative of glibc's (tests/ops/test_ops.c).

@@ -37,6 +37,8 @@ void lb_layernorm_cpu(float *x, const float *r, const float *gamma, const float 
 
 /* Scalar: 0.5 v (1 + erf(v / sqrt 2)), evaluated in double and rounded once. */
 float lb_gelu_cpu(float v);
+/* y (count) = lb_gelu_cpu(y), in place. */
+void lb_gelu_array_cpu(float *y, int64_t count);
 
 /* --- ops of the table as they are (attn/ops.h says what each computes), arguments checked like
  *     every backend's (attn/op_args.h); each output element in double, rounded to float once ---- */
