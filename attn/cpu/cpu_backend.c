@@ -88,7 +88,7 @@ static int lb_cpu_memcpy(int rc, void *dst, const void *src, size_t bytes)
     return rc;
 }
 
-static int lb_cpu_upload(LbBackend *be, void *dst, const float *src, int64_t count)
+int lb_cpu_upload(LbBackend *be, void *dst, const float *src, int64_t count)
 {
     return lb_cpu_memcpy(lb_args_transfer(be, "upload", dst, src, count), dst, src, (size_t)count * sizeof *src);
 }
@@ -103,14 +103,14 @@ static int lb_cpu_copy_raw_to_host(LbBackend *be, void *dst, const void *src, si
     return lb_cpu_memcpy(lb_args_copy(be, "copy_raw_to_host", dst, src, bytes, 0), dst, src, bytes);
 }
 
-static int lb_cpu_copy(LbBackend *be, void *dst, const void *src, size_t bytes)
+int lb_cpu_copy(LbBackend *be, void *dst, const void *src, size_t bytes)
 {
     return lb_cpu_memcpy(lb_args_copy(be, "copy", dst, src, bytes, 1), dst, src, bytes);
 }
 
 /* lb_cpu_OP: OP's argument check (attn/op_args.h), then its reference (cpu_ref.h, cpu_backward.h). */
 #define LB_CPU_CHECKED(op, params, check, call) \
-    static int lb_cpu_##op params               \
+    int lb_cpu_##op params                      \
     {                                           \
         LB_TRY(check);                          \
         call;                                   \
@@ -120,7 +120,7 @@ static int lb_cpu_copy(LbBackend *be, void *dst, const void *src, size_t bytes)
 LB_CPU_CHECKED(fill_uniform, (LbBackend *be, void *x, int64_t count, uint64_t seed, float lo, float hi),
                lb_args_fill_uniform(be, x, count, lo, hi), lb_fill_uniform_cpu(x, count, seed, lo, hi))
 
-static int lb_cpu_linear(LbBackend *be, const void *x, const void *w, const void *b, void *y,
+int lb_cpu_linear(LbBackend *be, const void *x, const void *w, const void *b, void *y,
                          int64_t rows, int64_t in, int64_t out, int gelu)
 {
     LB_TRY(lb_arg_dims(be, "linear", rows, in, out));
@@ -133,7 +133,7 @@ static int lb_cpu_linear(LbBackend *be, const void *x, const void *w, const void
 
 /* beta and the summing stride_c 0 (the backward's): each product into t, then C = the sum + beta C
  * in double, rounded once per output. */
-static int lb_cpu_bmm(LbBackend *be, const LbBmm *p)
+int lb_cpu_bmm(LbBackend *be, const LbBmm *p)
 {
     LB_TRY(lb_args_bmm(be, p));
     const int sum = p->batch > 1 && p->stride_c == 0;
@@ -363,26 +363,16 @@ LB_CPU_CHECKED(flash_attention_backward,
                (void)scratch; return lb_flash_attention_backward_cpu(q, k, v, ld, do_, dq, dk, dv, batch, n, heads, hd,
                                                                      scale))
 
+#define LB_CPU_OP_ENTRY(name, params) .name = lb_cpu_##name,
 static const LbOps lb_cpu_ops = {
     .name = "cpu",
     .mem_alloc = lb_cpu_mem_alloc,
     .mem_free = lb_cpu_mem_free,
     .mem_info = lb_cpu_mem_info,
     .set_workspace = NULL,
-    .upload = lb_cpu_upload,
     .download = lb_cpu_download,
     .copy_raw_to_host = lb_cpu_copy_raw_to_host,
-    .fill_uniform = lb_cpu_fill_uniform,
     .fill_tokens = lb_fill_tokens_cpu,
-    .linear = lb_cpu_linear,
-    .bmm = lb_cpu_bmm,
-    .softmax = lb_cpu_softmax,
-    .layernorm = lb_cpu_layernorm,
-    .embed = lb_embed_cpu,
-    .split_heads = lb_split_heads_cpu,
-    .merge_heads = lb_merge_heads_cpu,
-    .favor_features = lb_favor_features_cpu,
-    .divide_by_last = lb_divide_by_last_cpu,
     .sync = lb_cpu_sync,
     .timer_start = lb_cpu_timer_start,
     .timer_stop = lb_cpu_timer_stop,
@@ -390,26 +380,10 @@ static const LbOps lb_cpu_ops = {
     .clock_events = lb_cpu_clock_events,
     .describe = lb_cpu_describe,
     .close = lb_cpu_close,
-    .copy = lb_cpu_copy,
-    .gelu = lb_cpu_gelu,
     .event_record = lb_cpu_event_record,
     .event_elapsed = lb_cpu_event_elapsed,
-    .flash_attention = lb_flash_attention_cpu,
     .energy_j = lb_cpu_energy_j,
-    .pool_seq = lb_pool_seq_cpu,
-    .depthwise_conv_seq = lb_depthwise_conv_seq_cpu,
-    .add = lb_cpu_add,
-    .column_sums = lb_cpu_column_sums,
-    .gelu_backward = lb_cpu_gelu_backward,
-    .softmax_backward = lb_cpu_softmax_backward,
-    .layernorm_backward = lb_cpu_layernorm_backward,
-    .embed_backward = lb_cpu_embed_backward,
-    .pool_seq_backward = lb_cpu_pool_seq_backward,
-    .depthwise_conv_seq_backward = lb_cpu_depthwise_conv_seq_backward,
-    .favor_features_backward = lb_cpu_favor_features_backward,
-    .divide_by_last_backward = lb_cpu_divide_by_last_backward,
-    .flash_attention_backward = lb_cpu_flash_attention_backward,
-    .flash_attention_lse = lb_flash_attention_lse_cpu,
+    LB_PASS_OPS(LB_CPU_OP_ENTRY)
 };
 
 /* The host's physical memory, for a capacity of 0 (no --mem-limit). */

@@ -24,7 +24,7 @@ static double half_norm2(const float *x, int64_t hd, double scale)
     return 0.5 * scale * scale * s;
 }
 
-int lb_favor_features_cpu(LbBackend *be, void *f_v, const void *x_v, void *stat, int64_t groups, int64_t n, int64_t m,
+int lb_cpu_favor_features(LbBackend *be, void *f_v, const void *x_v, void *stat, int64_t groups, int64_t n, int64_t m,
                           int64_t hd, float scale, int keys)
 {
     float *f = f_v;
@@ -50,7 +50,7 @@ int lb_favor_features_cpu(LbBackend *be, void *f_v, const void *x_v, void *stat,
     return LB_OK;
 }
 
-int lb_divide_by_last_cpu(LbBackend *be, const void *x_v, void *y_v, int64_t rows, int64_t cols)
+int lb_cpu_divide_by_last(LbBackend *be, const void *x_v, void *y_v, int64_t rows, int64_t cols)
 {
     const float *x = x_v;
     float *y = y_v;
