@@ -120,34 +120,31 @@ void lb_softmax_backward_cpu(const float *y, float *d, int64_t rows, int64_t col
 int lb_layernorm_backward_cpu(const float *x, const float *r, const float *gamma, const float *dy, float *dv,
                               float *dgamma, float *dbeta, int64_t rows, int64_t d, float eps)
 {
-    double *acc = calloc((size_t)(2 * d + 1), sizeof *acc); /* dgamma, dbeta */
+    double *acc = calloc((size_t)(3 * d + 1), sizeof *acc); /* dgamma, dbeta, the row's xhat */
     if (!acc)
         return LB_FAIL(LB_ERR_NOMEM, "layernorm backward: out of host memory for %lld sums", (long long)(2 * d));
+    double *xhat = acc + 2 * d;
     for (int64_t i = 0; i < rows; i++) {
-        const float *xr = x + i * d, *rr = r ? r + i * d : NULL, *g = dy + i * d;
+        const float *g = dy + i * d;
         double mean = 0.0, var = 0.0;
         for (int64_t j = 0; j < d; j++)
-            mean += (double)xr[j] + (rr ? (double)rr[j] : 0.0);
+            mean += xhat[j] = (double)x[i * d + j] + (r ? (double)r[i * d + j] : 0.0);
         mean /= (double)d;
-        for (int64_t j = 0; j < d; j++) {
-            const double e = (double)xr[j] + (rr ? (double)rr[j] : 0.0) - mean;
-            var += e * e;
-        }
+        for (int64_t j = 0; j < d; j++)
+            var += (xhat[j] - mean) * (xhat[j] - mean);
         const double inv = 1.0 / sqrt(var / (double)d + (double)eps);
         double mg = 0.0, mgx = 0.0; /* the means of g = dy gamma and of g xhat */
         for (int64_t j = 0; j < d; j++) {
-            const double xhat = ((double)xr[j] + (rr ? (double)rr[j] : 0.0) - mean) * inv;
+            xhat[j] = (xhat[j] - mean) * inv;
             mg += (double)g[j] * gamma[j];
-            mgx += (double)g[j] * gamma[j] * xhat;
-            acc[j] += (double)g[j] * xhat;
+            mgx += (double)g[j] * gamma[j] * xhat[j];
+            acc[j] += (double)g[j] * xhat[j];
             acc[d + j] += g[j];
         }
         mg /= (double)d;
         mgx /= (double)d;
-        for (int64_t j = 0; dv && j < d; j++) {
-            const double xhat = ((double)xr[j] + (rr ? (double)rr[j] : 0.0) - mean) * inv;
-            dv[i * d + j] = (float)(inv * ((double)g[j] * gamma[j] - mg - xhat * mgx));
-        }
+        for (int64_t j = 0; dv && j < d; j++)
+            dv[i * d + j] = (float)(inv * ((double)g[j] * gamma[j] - mg - xhat[j] * mgx));
     }
     for (int64_t j = 0; j < d; j++) {
         if (dgamma)
