@@ -145,9 +145,9 @@ __attribute__((target("avx2"))) static void lb_softmax_row_avx2(float *row, int6
 }
 #endif
 
-/* The largest of row (cols >= 1), or the smallest when !largest. Four running extremes (one
- * comparison chain would wait on itself); an extreme does not depend on the order. */
-static float lb_row_extreme(const float *row, int64_t cols, int largest)
+/* Four running extremes (one comparison chain would wait on itself); an extreme does not depend
+ * on the order. */
+float lb_row_extreme_cpu(const float *row, int64_t cols, int largest)
 {
     const float sign = largest ? 1.0f : -1.0f; /* the smallest x is minus the largest -x */
     float m[4] = {sign * row[0], sign * row[0], sign * row[0], sign * row[0]};
@@ -186,7 +186,7 @@ static void lb_softmax_rows(void *ctx, int64_t begin, int64_t end, double *e)
         float *row = job->x + r * cols;
         /* max of scale * x: scale times the largest x (the smallest for scale < 0), the same
          * double since the product of two floats is exact in double; cheaper than scaling all */
-        double max = job->scale * (double)lb_row_extreme(row, cols, job->scale >= 0.0);
+        double max = job->scale * (double)lb_row_extreme_cpu(row, cols, job->scale >= 0.0);
         (e ? job->row_fn : lb_softmax_row)(row, cols, job->scale, max, e);
     }
 }

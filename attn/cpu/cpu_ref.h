@@ -26,6 +26,9 @@ void lb_bmm_cpu(const LbBmm *p);
  * their sum in double (four interleaved partial sums), each output rounded to float once. */
 void lb_softmax_cpu(float *x, int64_t rows, int64_t cols, float scale);
 
+/* The largest of row (cols >= 1), or the smallest when !largest. */
+float lb_row_extreme_cpu(const float *row, int64_t cols, int largest);
+
 /* Scalar: exp(x) for x <= 0 as the softmax computes it (within 1e-15 relative of libm's exp;
  * 0 below -700, where no softmax output can see it). NaN gives NaN. */
 double lb_exp_nonpos_cpu(double x);
