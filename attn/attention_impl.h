@@ -13,7 +13,9 @@
 #include "attn/ops.h"
 #include "attn/pass_observer.h"
 
-/* One forward pass: the model, the arena its temporaries come from, and the sizes. */
+/* One forward pass: the model, the arena its temporaries come from, and the sizes. In the plan's
+ * dry run (a counting arena) every tensor pointer is NULL, the gradients' too: what a pass
+ * allocates must never depend on whether a pointer is NULL, or the plan drifts from it. */
 struct LbPass {
     const LbModel *m;
     LbArena *a;
@@ -28,8 +30,6 @@ struct LbPass {
     LbModel *grads;
     int backward; /* the step's backward has begun: the roles named are the backward's */
 };
-/* In the plan's dry run (a counting arena) every tensor pointer is NULL, the gradients' too: what
- * a pass allocates must never depend on whether a pointer is NULL, or the plan drifts from it. */
 
 /* The most tensors one layer's attention keeps for its backward. */
 #define LB_KEEP_MAX 16
@@ -57,8 +57,7 @@ int lb_pass_bmm(LbPass *p, int ta, int tb, int64_t m, int64_t n, int64_t kd, flo
 int lb_attend_rows(LbPass *p, const void *q, int64_t ldq, const void *k, const void *v, int64_t ldkv,
                    int64_t q_len, int64_t kv_len, int64_t row0, int64_t rows, void *s, void *o);
 
-/* lb_attend_rows' first half: those rows' probabilities P = softmax(q k^T / sqrt(hd)) into s, as
- * lb_attend_rows leaves them (the chunked backward recomputes its blocks with it). */
+/* lb_attend_rows' first half: those rows' P = softmax(q k^T / sqrt(hd)) into s. */
 int lb_attend_scores(LbPass *p, const void *q, int64_t ldq, const void *k, int64_t ldkv, int64_t q_len,
                      int64_t kv_len, int64_t row0, int64_t rows, void *s);
 
@@ -70,8 +69,7 @@ int lb_project(LbPass *p, const LbLayerWeights *w, const void *o, void *y);
  * chunked and flash models all do this work, however they order it. */
 double lb_exact_attention_flops(const LbModelConfig *c);
 
-/* Q, K and V in one product: qkv (B, n, 3d) = x W_QKV^T + b_QKV, Q in columns [0, d), K in
- * [d, 2d), V in [2d, 3d); lb_attend_rows reads its heads in place (ldq = ldkv = 3d). */
+/* qkv (B, n, 3d) = x W_QKV^T + b_QKV: Q in columns [0, d), K in [d, 2d), V in [2d, 3d). */
 int lb_qkv(LbPass *p, const LbLayerWeights *w, const void *x, void **qkv);
 
 /* --- the training step's backward helpers (attention_common.c) ------------------------------- */
@@ -86,8 +84,7 @@ int lb_linear_backward(LbPass *p, const void *x, const void *w, const void *dy, 
 int lb_qkv_backward(LbPass *p, const LbLayerWeights *w, const void *x, const void *dqkv, void *dx,
                     LbLayerWeights *gw);
 
-/* lb_project's backward: dy (B, n, d) to d_o, the gradient of its input o (written); gw's w_o and
- * b_o written. */
+/* lb_project's backward: dy (B, n, d) to d_o (written); gw's w_o and b_o written. */
 int lb_project_backward(LbPass *p, const LbLayerWeights *w, const void *o, const void *dy, void *d_o,
                         LbLayerWeights *gw);
 

@@ -29,10 +29,28 @@ int lb_arg_dims(const LbBackend *be, const char *op, int64_t a, int64_t b, int64
     return LB_OK;
 }
 
+/* Memory behind each of the tensors t[0 .. count), as lb_arg_need. */
+typedef struct LbArgTensor {
+    const char *what;
+    const void *p;
+    int64_t count;
+} LbArgTensor;
+
+static int need_all(const LbBackend *be, const char *op, const LbArgTensor *t, int count)
+{
+    for (int i = 0; i < count; i++)
+        LB_TRY(lb_arg_need(be, t[i].p, t[i].count, op, t[i].what));
+    return LB_OK;
+}
+
+/* NEED(be, op, {what, pointer, count}, ...): the tensors in order, the first missing one refused. */
+#define NEED(be, op, ...)                                         \
+    need_all(be, op, (const LbArgTensor[]){__VA_ARGS__},          \
+             (int)(sizeof((const LbArgTensor[]){__VA_ARGS__}) / sizeof(LbArgTensor)))
+
 int lb_args_transfer(const LbBackend *be, const char *op, const void *dst, const void *src, int64_t count)
 {
-    LB_TRY(lb_arg_need(be, dst, count, op, "dst"));
-    return lb_arg_need(be, src, count, op, "src");
+    return NEED(be, op, {"dst", dst, count}, {"src", src, count});
 }
 
 int lb_args_copy(const LbBackend *be, const char *op, const void *dst, const void *src, size_t bytes, int device_copy)
@@ -85,8 +103,7 @@ int lb_args_layernorm(const LbBackend *be, const void *x, const void *gamma, con
                       int64_t d, float eps)
 {
     LB_TRY(lb_args_rows(be, "layernorm", x, rows, d));
-    LB_TRY(lb_arg_need(be, gamma, rows > 0 ? d : 0, "layernorm", "gamma"));
-    LB_TRY(lb_arg_need(be, beta, rows > 0 ? d : 0, "layernorm", "beta"));
+    LB_TRY(NEED(be, "layernorm", {"gamma", gamma, rows > 0 ? d : 0}, {"beta", beta, rows > 0 ? d : 0}));
     if (!(eps >= 0.0f))
         return LB_FAIL(LB_ERR_INVALID, "%s layernorm: eps %g is negative", be->ops->name, (double)eps);
     return LB_OK;
@@ -96,10 +113,8 @@ int lb_args_embed(const LbBackend *be, const int32_t *ids, const void *tok, cons
                   int64_t batch, int64_t n, int64_t d)
 {
     LB_TRY(lb_arg_dims(be, "embed", batch, n, d));
-    LB_TRY(lb_arg_need(be, ids, batch * n, "embed", "ids"));
-    LB_TRY(lb_arg_need(be, x, batch * n * d, "embed", "x"));
-    LB_TRY(lb_arg_need(be, tok, batch > 0 ? n * d : 0, "embed", "tok"));
-    return lb_arg_need(be, pos, batch > 0 ? n * d : 0, "embed", "pos");
+    return NEED(be, "embed", {"ids", ids, batch * n}, {"x", x, batch * n * d}, {"tok", tok, batch > 0 ? n * d : 0},
+                {"pos", pos, batch > 0 ? n * d : 0});
 }
 
 int lb_args_heads(const LbBackend *be, const char *op, const void *src, int64_t ld_src, const void *dst,
@@ -110,8 +125,7 @@ int lb_args_heads(const LbBackend *be, const char *op, const void *src, int64_t 
     if (ld_src != 0 && ld_src < heads * hd)
         return LB_FAIL(LB_ERR_INVALID, "%s %s: ld_src %lld < heads * hd = %lld", be->ops->name, op,
                        (long long)ld_src, (long long)(heads * hd));
-    LB_TRY(lb_arg_need(be, src, batch * n * heads * hd, op, "src"));
-    return lb_arg_need(be, dst, batch * n * heads * hd, op, "dst");
+    return NEED(be, op, {"src", src, batch * n * heads * hd}, {"dst", dst, batch * n * heads * hd});
 }
 
 int lb_args_favor(const LbBackend *be, const void *f, const void *x, int64_t groups, int64_t n, int64_t m,
@@ -119,15 +133,13 @@ int lb_args_favor(const LbBackend *be, const void *f, const void *x, int64_t gro
 {
     LB_TRY(lb_arg_dims(be, "favor_features", groups, n, m));
     LB_TRY(lb_arg_dims(be, "favor_features", hd, 0, 0));
-    LB_TRY(lb_arg_need(be, f, groups * n * m, "favor_features", "f"));
-    return lb_arg_need(be, x, groups * n * hd, "favor_features", "x");
+    return NEED(be, "favor_features", {"f", f, groups * n * m}, {"x", x, groups * n * hd});
 }
 
 int lb_args_divide_by_last(const LbBackend *be, const void *x, const void *y, int64_t rows, int64_t cols)
 {
     LB_TRY(lb_arg_dims(be, "divide_by_last", rows, cols, 0));
-    LB_TRY(lb_arg_need(be, x, rows * (cols + 1), "divide_by_last", "x"));
-    return lb_arg_need(be, y, rows * cols, "divide_by_last", "y");
+    return NEED(be, "divide_by_last", {"x", x, rows * (cols + 1)}, {"y", y, rows * cols});
 }
 
 int lb_args_flash(const LbBackend *be, const void *q, const void *k, const void *v, int64_t ld, const void *o,
@@ -140,10 +152,7 @@ int lb_args_flash(const LbBackend *be, const void *q, const void *k, const void 
         return LB_FAIL(LB_ERR_INVALID, "%s flash_attention: row stride %lld below heads x hd = %lld", be->ops->name,
                        (long long)ld, (long long)(heads * hd));
     const int64_t span = batch * n > 0 ? (batch * n - 1) * ld + heads * hd : 0;
-    LB_TRY(lb_arg_need(be, q, span, op, "q"));
-    LB_TRY(lb_arg_need(be, k, span, op, "k"));
-    LB_TRY(lb_arg_need(be, v, span, op, "v"));
-    return lb_arg_need(be, o, batch * n * heads * hd, op, "o");
+    return NEED(be, op, {"q", q, span}, {"k", k, span}, {"v", v, span}, {"o", o, batch * n * heads * hd});
 }
 
 int lb_args_seq(const LbBackend *be, const char *op, const void *x, int64_t ld_x, const void *wt, const void *y,
@@ -157,8 +166,8 @@ int lb_args_seq(const LbBackend *be, const char *op, const void *x, int64_t ld_x
     if (ld_x < channels || ld_y < channels)
         return LB_FAIL(LB_ERR_INVALID, "%s %s: row strides %lld, %lld below %lld channels", be->ops->name, op,
                        (long long)ld_x, (long long)ld_y, (long long)channels);
-    LB_TRY(lb_arg_need(be, x, batch * n > 0 ? (batch * n - 1) * ld_x + channels : 0, op, "x"));
-    LB_TRY(lb_arg_need(be, y, batch * k > 0 ? (batch * k - 1) * ld_y + channels : 0, op, "y"));
+    LB_TRY(NEED(be, op, {"x", x, batch * n > 0 ? (batch * n - 1) * ld_x + channels : 0},
+                {"y", y, batch * k > 0 ? (batch * k - 1) * ld_y + channels : 0}));
     return strcmp(op, "depthwise_conv_seq") == 0 ? lb_arg_need(be, wt, batch > 0 ? n / k * channels : 0, op, "wt")
                                                  : LB_OK;
 }
@@ -176,10 +185,8 @@ int lb_args_column_sums(const LbBackend *be, const void *x, const void *y, int64
                         const void *scratch)
 {
     LB_TRY(lb_arg_dims(be, "column_sums", rows, cols, 0));
-    LB_TRY(lb_arg_need(be, x, rows * cols, "column_sums", "x"));
-    LB_TRY(lb_arg_need(be, y, cols, "column_sums", "y"));
-    return lb_arg_need(be, scratch, lb_column_sums_scratch_bytes(rows, cols) > 0 && rows * cols > 0, "column_sums",
-                       "scratch");
+    return NEED(be, "column_sums", {"x", x, rows * cols}, {"y", y, cols},
+                {"scratch", scratch, lb_column_sums_scratch_bytes(rows, cols) > 0 && rows * cols > 0});
 }
 
 int lb_args_layernorm_backward(const LbBackend *be, const void *x, const void *gamma, const void *dy, const void *dv,
@@ -187,11 +194,8 @@ int lb_args_layernorm_backward(const LbBackend *be, const void *x, const void *g
 {
     const char *op = "layernorm_backward";
     LB_TRY(lb_arg_dims(be, op, rows, d, 0));
-    LB_TRY(lb_arg_need(be, x, rows * d, op, "x"));
-    LB_TRY(lb_arg_need(be, dy, rows * d, op, "dy"));
-    LB_TRY(lb_arg_need(be, dv, rows * d, op, "dv"));
-    LB_TRY(lb_arg_need(be, gamma, rows > 0 ? d : 0, op, "gamma"));
-    LB_TRY(lb_arg_need(be, scratch, rows * d > 0, op, "scratch"));
+    LB_TRY(NEED(be, op, {"x", x, rows * d}, {"dy", dy, rows * d}, {"dv", dv, rows * d},
+                {"gamma", gamma, rows > 0 ? d : 0}, {"scratch", scratch, rows * d > 0}));
     if (!(eps >= 0.0f))
         return LB_FAIL(LB_ERR_INVALID, "%s %s: eps %g is negative", be->ops->name, op, (double)eps);
     return LB_OK;
@@ -203,11 +207,8 @@ int lb_args_embed_backward(const LbBackend *be, const int32_t *ids, const void *
     const char *op = "embed_backward";
     LB_TRY(lb_arg_dims(be, op, batch, n, d));
     LB_TRY(lb_arg_dims(be, op, vocab, 0, 0));
-    LB_TRY(lb_arg_need(be, ids, batch * n, op, "ids"));
-    LB_TRY(lb_arg_need(be, dx, batch * n * d, op, "dx"));
-    LB_TRY(lb_arg_need(be, dtok, vocab * d, op, "dtok"));
-    LB_TRY(lb_arg_need(be, dpos, n * d, op, "dpos"));
-    return lb_arg_need(be, scratch, batch * n * d > 0, op, "scratch");
+    return NEED(be, op, {"ids", ids, batch * n}, {"dx", dx, batch * n * d}, {"dtok", dtok, vocab * d},
+                {"dpos", dpos, n * d}, {"scratch", scratch, batch * n * d > 0});
 }
 
 int lb_args_seq_backward(const LbBackend *be, const char *op, const void *x, int64_t ld_x, const void *wt,
@@ -218,8 +219,7 @@ int lb_args_seq_backward(const LbBackend *be, const char *op, const void *x, int
     LB_TRY(lb_arg_need(be, dx, batch * n > 0 ? (batch * n - 1) * ld_x + channels : 0, op, "dx"));
     if (strcmp(op, "pool_seq_backward") == 0)
         return LB_OK;
-    LB_TRY(lb_arg_need(be, wt, batch > 0 ? n / k * channels : 0, op, "wt"));
-    return lb_arg_need(be, dwt, batch > 0 ? n / k * channels : 0, op, "dwt");
+    return NEED(be, op, {"wt", wt, batch > 0 ? n / k * channels : 0}, {"dwt", dwt, batch > 0 ? n / k * channels : 0});
 }
 
 int lb_args_favor_backward(const LbBackend *be, const void *phi, const void *x, const void *d, const void *dx,
@@ -228,10 +228,8 @@ int lb_args_favor_backward(const LbBackend *be, const void *phi, const void *x, 
     const char *op = "favor_features_backward";
     LB_TRY(lb_arg_dims(be, op, groups, n, m));
     LB_TRY(lb_arg_dims(be, op, hd, 0, 0));
-    LB_TRY(lb_arg_need(be, phi, groups * n * m, op, "phi"));
-    LB_TRY(lb_arg_need(be, d, groups * n * m, op, "d"));
-    LB_TRY(lb_arg_need(be, x, groups * n * hd, op, "x"));
-    return lb_arg_need(be, dx, groups * n * hd, op, "dx");
+    return NEED(be, op, {"phi", phi, groups * n * m}, {"d", d, groups * n * m}, {"x", x, groups * n * hd},
+                {"dx", dx, groups * n * hd});
 }
 
 int lb_args_divide_by_last_backward(const LbBackend *be, const void *x, const void *dy, const void *dx, int64_t rows,
@@ -239,9 +237,7 @@ int lb_args_divide_by_last_backward(const LbBackend *be, const void *x, const vo
 {
     const char *op = "divide_by_last_backward";
     LB_TRY(lb_arg_dims(be, op, rows, cols, 0));
-    LB_TRY(lb_arg_need(be, x, rows * (cols + 1), op, "x"));
-    LB_TRY(lb_arg_need(be, dy, rows * cols, op, "dy"));
-    return lb_arg_need(be, dx, rows * (cols + 1), op, "dx");
+    return NEED(be, op, {"x", x, rows * (cols + 1)}, {"dy", dy, rows * cols}, {"dx", dx, rows * (cols + 1)});
 }
 
 int lb_args_flash_backward(const LbBackend *be, const char *op, const void *q, const void *k, const void *v,
@@ -253,8 +249,5 @@ int lb_args_flash_backward(const LbBackend *be, const char *op, const void *q, c
     LB_TRY(lb_arg_need(be, lse, rows, op, "lse"));
     if (strcmp(op, "flash_attention_lse") == 0)
         return LB_OK;
-    LB_TRY(lb_arg_need(be, do_, batch * n * heads * hd, op, "do"));
-    LB_TRY(lb_arg_need(be, dq, span, op, "dq"));
-    LB_TRY(lb_arg_need(be, dk, span, op, "dk"));
-    return lb_arg_need(be, dv, span, op, "dv");
+    return NEED(be, op, {"do", do_, batch * n * heads * hd}, {"dq", dq, span}, {"dk", dk, span}, {"dv", dv, span});
 }

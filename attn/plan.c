@@ -12,106 +12,19 @@
 #include "attn/train.h"
 #include "attn/base/status.h"
 
-/* --- the counting backend: every op succeeds and touches nothing -------------------------- */
+/* --- the counting backend: every op a pass calls succeeds and touches nothing ------------- */
 
-/* The no-ops ignore their arguments by design: one line each, the warning off for them alone. */
+/* The no-ops ignore their arguments by design; the warning off for them alone. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
-static int no_upload(LbBackend *be, void *dst, const float *src, int64_t count) { return LB_OK; }
-static int no_fill(LbBackend *be, void *x, int64_t count, uint64_t seed, float lo, float hi) { return LB_OK; }
-static int no_linear(LbBackend *be, const void *x, const void *w, const void *b, void *y, int64_t rows, int64_t in,
-                     int64_t out, int gelu) { return LB_OK; }
-static int no_bmm(LbBackend *be, const LbBmm *p) { return LB_OK; }
-static int no_softmax(LbBackend *be, void *x, int64_t rows, int64_t cols, float scale) { return LB_OK; }
-static int no_layernorm(LbBackend *be, void *x, const void *r, const void *g, const void *b, int64_t rows, int64_t d,
-                        float eps) { return LB_OK; }
-static int no_embed(LbBackend *be, const int32_t *ids, const void *tok, const void *pos, void *x, int64_t batch,
-                    int64_t n, int64_t d) { return LB_OK; }
-static int no_gelu(LbBackend *be, void *y, int64_t rows, int64_t cols) { return LB_OK; }
-static int no_split(LbBackend *be, const void *src, int64_t ld, void *dst, int64_t batch, int64_t n, int64_t heads,
-                    int64_t hd) { return LB_OK; }
-static int no_merge(LbBackend *be, const void *src, void *dst, int64_t batch, int64_t n, int64_t heads, int64_t hd)
-{
-    return LB_OK;
-}
-static int no_favor(LbBackend *be, void *f, const void *x, void *stat, int64_t groups, int64_t n, int64_t m,
-                    int64_t hd, float scale, int keys) { return LB_OK; }
-/* divide_by_last and gelu_backward */
-static int no_pair(LbBackend *be, const void *x, void *y, int64_t rows, int64_t cols) { return LB_OK; }
-static int no_flash(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld, void *o, int64_t batch,
-                    int64_t n, int64_t heads, int64_t hd, float scale) { return LB_OK; }
-static int no_pool(LbBackend *be, const void *x, int64_t ld_x, void *y, int64_t ld_y, int64_t batch, int64_t n,
-                   int64_t k, int64_t channels, int mode) { return LB_OK; }
-static int no_conv(LbBackend *be, const void *x, int64_t ld_x, const void *wt, void *y, int64_t ld_y, int64_t batch,
-                   int64_t n, int64_t k, int64_t channels) { return LB_OK; }
-/* the training step */
-static int no_copy(LbBackend *be, void *dst, const void *src, size_t bytes) { return LB_OK; }
-static int no_add(LbBackend *be, const void *x, void *y, int64_t count) { return LB_OK; }
-static int no_column_sums(LbBackend *be, const void *x, void *y, int64_t rows, int64_t cols, void *scratch)
-{
-    return LB_OK;
-}
-static int no_softmax_backward(LbBackend *be, const void *y, void *d, int64_t rows, int64_t cols, float scale)
-{
-    return LB_OK;
-}
-static int no_layernorm_backward(LbBackend *be, const void *x, const void *r, const void *g, const void *dy, void *dv,
-                                 void *dg, void *db, int64_t rows, int64_t d, float eps, void *scratch) { return LB_OK; }
-static int no_embed_backward(LbBackend *be, const int32_t *ids, const void *dx, void *dtok, void *dpos, int64_t batch,
-                             int64_t n, int64_t d, int64_t vocab, void *scratch) { return LB_OK; }
-static int no_pool_backward(LbBackend *be, const void *x, int64_t ld_x, const void *dy, int64_t ld_y, void *dx,
-                            int64_t batch, int64_t n, int64_t k, int64_t channels, int mode) { return LB_OK; }
-static int no_conv_backward(LbBackend *be, const void *x, int64_t ld_x, const void *wt, const void *dy, int64_t ld_y,
-                            void *dx, void *dwt, int64_t batch, int64_t n, int64_t k, int64_t channels, void *scratch)
-{
-    return LB_OK;
-}
-static int no_favor_backward(LbBackend *be, const void *phi, const void *x, void *d, void *dx, int64_t groups,
-                             int64_t n, int64_t m, int64_t hd, float scale) { return LB_OK; }
-static int no_divide_backward(LbBackend *be, const void *x, const void *dy, void *dx, int64_t rows, int64_t cols)
-{
-    return LB_OK;
-}
-static int no_flash_backward(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld, const void *o,
-                             const float *lse, const void *do_, void *dq, void *dk, void *dv, int64_t batch,
-                             int64_t n, int64_t heads, int64_t hd, float scale, void *scratch) { return LB_OK; }
-static int no_flash_lse(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld, void *o, float *lse,
-                        int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale) { return LB_OK; }
+#define NO_OP(name, params) \
+    static int no_##name params { return LB_OK; }
+LB_PASS_OPS(NO_OP)
 #pragma GCC diagnostic pop
 
-/* Every op a model's build, forward pass or training step calls: an op they start to call gets
- * its no-op here too, or the plan crashes. Nothing allocates, times or describes through this backend. */
-static const LbOps counting_ops = {
-    .name = "counting",
-    .upload = no_upload,
-    .fill_uniform = no_fill,
-    .linear = no_linear,
-    .bmm = no_bmm,
-    .softmax = no_softmax,
-    .layernorm = no_layernorm,
-    .embed = no_embed,
-    .gelu = no_gelu, /* the breakdown's count runs linear's GELU apart (attn/measure/breakdown.c) */
-    .split_heads = no_split,
-    .merge_heads = no_merge,
-    .favor_features = no_favor,
-    .divide_by_last = no_pair,
-    .flash_attention = no_flash,
-    .pool_seq = no_pool,
-    .depthwise_conv_seq = no_conv,
-    .copy = no_copy,
-    .add = no_add,
-    .column_sums = no_column_sums,
-    .gelu_backward = no_pair,
-    .softmax_backward = no_softmax_backward,
-    .layernorm_backward = no_layernorm_backward,
-    .embed_backward = no_embed_backward,
-    .pool_seq_backward = no_pool_backward,
-    .depthwise_conv_seq_backward = no_conv_backward,
-    .favor_features_backward = no_favor_backward,
-    .divide_by_last_backward = no_divide_backward,
-    .flash_attention_backward = no_flash_backward,
-    .flash_attention_lse = no_flash_lse,
-};
+/* Nothing allocates, times or describes through this backend. */
+#define NO_OP_ENTRY(name, params) .name = no_##name,
+static const LbOps counting_ops = {.name = "counting", LB_PASS_OPS(NO_OP_ENTRY)};
 
 void lb_plan_counting_backend(LbDtype dtype, const LbPlanParams *p, LbBackend *be)
 {

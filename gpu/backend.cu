@@ -208,7 +208,7 @@ extern "C" int lb_emu_corrupt(LbBackend *be, const char *op, void *x, int64_t co
 #endif
 }
 
-static int lb_cuda_copy_op(LbBackend *be, void *dst, const void *src, size_t bytes)
+static int lb_cuda_copy(LbBackend *be, void *dst, const void *src, size_t bytes)
 {
     LB_TRY(lb_args_copy(be, "copy", dst, src, bytes, 1));
     if (bytes > 0)
@@ -394,26 +394,17 @@ static void lb_cuda_close(LbBackend *be)
     free(be);
 }
 
+/* Positional (C++): LbOps' order, the pass ops last. */
+#define LB_CUDA_OP_ENTRY(name, params) lb_cuda_##name,
 static const LbOps lb_cuda_ops = {
     "cuda",
     lb_cuda_mem_alloc,
     lb_cuda_mem_free,
     lb_cuda_mem_info,
     lb_cuda_set_workspace,
-    lb_cuda_upload,
     lb_cuda_download,
     lb_cuda_copy_raw_to_host,
-    lb_cuda_fill_uniform,
     lb_cuda_fill_tokens,
-    lb_cuda_linear,
-    lb_cuda_bmm,
-    lb_cuda_softmax,
-    lb_cuda_layernorm,
-    lb_cuda_embed,
-    lb_cuda_split_heads,
-    lb_cuda_merge_heads,
-    lb_cuda_favor_features,
-    lb_cuda_divide_by_last,
     lb_cuda_sync,
     lb_cuda_timer_start,
     lb_cuda_timer_stop,
@@ -421,27 +412,11 @@ static const LbOps lb_cuda_ops = {
     lb_cuda_clock_events,
     lb_cuda_describe,
     lb_cuda_close,
-    lb_cuda_copy_op,
-    lb_cuda_gelu,
     lb_cuda_event_record,
     lb_cuda_event_elapsed,
-    lb_cuda_flash_attention,
     lb_cuda_energy_j,
-    lb_cuda_pool_seq,
-    lb_cuda_depthwise_conv_seq,
     lb_cuda_matmul_tuning,
-    lb_cuda_add,
-    lb_cuda_column_sums,
-    lb_cuda_gelu_backward,
-    lb_cuda_softmax_backward,
-    lb_cuda_layernorm_backward,
-    lb_cuda_embed_backward,
-    lb_cuda_pool_seq_backward,
-    lb_cuda_depthwise_conv_seq_backward,
-    lb_cuda_favor_features_backward,
-    lb_cuda_divide_by_last_backward,
-    lb_cuda_flash_attention_backward,
-    lb_cuda_flash_attention_lse,
+    LB_PASS_OPS(LB_CUDA_OP_ENTRY)
 };
 
 #define LB_CUDA_GRID_CAP_DEFAULT (1u << 30) /* gridDim.x allows 2^31 - 1 */

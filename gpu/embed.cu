@@ -2,7 +2,7 @@
  * threads. Its gradient, deterministic without atomics: a stable counting sort of the positions by
  * id (one block), then a row per id summing its positions' rows of dx in (b, t) order in fp32, and
  * a row per position t summing over the batch. Checked by the check table (attn/check.c,
- * tests/gpu/test_gpu_ops.c) against lb_embed_cpu and lb_embed_backward_cpu. */
+ * tests/gpu/test_gpu_ops.c) against lb_cpu_embed and lb_embed_backward_cpu. */
 #include "gpu/cuda_check.h"
 #include "gpu/device_util.cuh"
 #include "gpu/kernels.h"

@@ -5,7 +5,7 @@
  * the online softmax in registers, P taken straight from S's accumulators. fp32 (SIMT: TF32 would
  * round Q and K to 10 bits): one thread per query row. Keys past n score -inf. Head widths:
  * multiples of 16 up to LB_FLASH_HD_MAX, one instantiation each so fragments stay in registers.
- * Checked by the check table (attn/check.c) against lb_flash_attention_cpu and its backward. */
+ * Checked by the check table (attn/check.c) against lb_cpu_flash_attention and its backward. */
 #include <math.h>
 
 #include <type_traits>

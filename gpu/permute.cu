@@ -1,7 +1,7 @@
 /* The head permutes, pure copies (one kernel per storage width, 16-byte units where the layout
  * allows): split_heads dst (batch, heads, n, hd) from token-major src (ld_src, e.g. 3 d of the
  * fused QKV); merge_heads back to (batch, n, heads * hd). Both walk the head-major side by whole
- * rows. Checked by the check table (attn/check.c, tests/gpu/test_gpu_ops.c) against lb_split_heads_cpu/lb_merge_heads_cpu. */
+ * rows. Checked by the check table (attn/check.c, tests/gpu/test_gpu_ops.c) against lb_cpu_split_heads/lb_cpu_merge_heads. */
 #include "gpu/cuda_check.h"
 #include "gpu/device_util.cuh"
 #include "gpu/kernels.h"

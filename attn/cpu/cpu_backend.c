@@ -88,7 +88,7 @@ static int lb_cpu_memcpy(int rc, void *dst, const void *src, size_t bytes)
     return rc;
 }
 
-static int lb_cpu_upload(LbBackend *be, void *dst, const float *src, int64_t count)
+int lb_cpu_upload(LbBackend *be, void *dst, const float *src, int64_t count)
 {
     return lb_cpu_memcpy(lb_args_transfer(be, "upload", dst, src, count), dst, src, (size_t)count * sizeof *src);
 }
@@ -103,21 +103,24 @@ static int lb_cpu_copy_raw_to_host(LbBackend *be, void *dst, const void *src, si
     return lb_cpu_memcpy(lb_args_copy(be, "copy_raw_to_host", dst, src, bytes, 0), dst, src, bytes);
 }
 
-static int lb_cpu_copy(LbBackend *be, void *dst, const void *src, size_t bytes)
+int lb_cpu_copy(LbBackend *be, void *dst, const void *src, size_t bytes)
 {
     return lb_cpu_memcpy(lb_args_copy(be, "copy", dst, src, bytes, 1), dst, src, bytes);
 }
 
-static int lb_cpu_fill_uniform(LbBackend *be, void *x, int64_t count, uint64_t seed, float lo, float hi)
-{
-    LB_TRY(lb_args_fill_uniform(be, x, count, lo, hi));
-    lb_fill_uniform_cpu(x, count, seed, lo, hi);
-    return LB_OK;
-}
+/* lb_cpu_OP: OP's argument check (attn/op_args.h), then its reference (cpu_ref.h, cpu_backward.h). */
+#define LB_CPU_CHECKED(op, params, check, call) \
+    int lb_cpu_##op params                      \
+    {                                           \
+        LB_TRY(check);                          \
+        call;                                   \
+        return LB_OK;                           \
+    }
 
-/* --- compute ----------------------------------------------------------------------------------- */
+LB_CPU_CHECKED(fill_uniform, (LbBackend *be, void *x, int64_t count, uint64_t seed, float lo, float hi),
+               lb_args_fill_uniform(be, x, count, lo, hi), lb_fill_uniform_cpu(x, count, seed, lo, hi))
 
-static int lb_cpu_linear(LbBackend *be, const void *x, const void *w, const void *b, void *y,
+int lb_cpu_linear(LbBackend *be, const void *x, const void *w, const void *b, void *y,
                          int64_t rows, int64_t in, int64_t out, int gelu)
 {
     LB_TRY(lb_arg_dims(be, "linear", rows, in, out));
@@ -130,7 +133,7 @@ static int lb_cpu_linear(LbBackend *be, const void *x, const void *w, const void
 
 /* beta and the summing stride_c 0 (the backward's): each product into t, then C = the sum + beta C
  * in double, rounded once per output. */
-static int lb_cpu_bmm(LbBackend *be, const LbBmm *p)
+int lb_cpu_bmm(LbBackend *be, const LbBmm *p)
 {
     LB_TRY(lb_args_bmm(be, p));
     const int sum = p->batch > 1 && p->stride_c == 0;
@@ -173,29 +176,15 @@ static int lb_cpu_bmm(LbBackend *be, const LbBmm *p)
     return LB_OK;
 }
 
-static int lb_cpu_softmax(LbBackend *be, void *x, int64_t rows, int64_t cols, float scale)
-{
-    LB_TRY(lb_args_rows(be, "softmax", x, rows, cols));
-    lb_softmax_cpu(x, rows, cols, scale);
-    return LB_OK;
-}
+LB_CPU_CHECKED(softmax, (LbBackend *be, void *x, int64_t rows, int64_t cols, float scale),
+               lb_args_rows(be, "softmax", x, rows, cols), lb_softmax_cpu(x, rows, cols, scale))
 
-static int lb_cpu_layernorm(LbBackend *be, void *x, const void *r, const void *gamma,
-                            const void *beta, int64_t rows, int64_t d, float eps)
-{
-    LB_TRY(lb_args_layernorm(be, x, gamma, beta, rows, d, eps));
-    lb_layernorm_cpu(x, r, gamma, beta, rows, d, eps);
-    return LB_OK;
-}
+LB_CPU_CHECKED(layernorm, (LbBackend *be, void *x, const void *r, const void *gamma, const void *beta, int64_t rows,
+                           int64_t d, float eps),
+               lb_args_layernorm(be, x, gamma, beta, rows, d, eps), lb_layernorm_cpu(x, r, gamma, beta, rows, d, eps))
 
-static int lb_cpu_gelu(LbBackend *be, void *y, int64_t rows, int64_t cols)
-{
-    LB_TRY(lb_args_rows(be, "gelu", y, rows, cols));
-    float *v = y;
-    for (int64_t i = 0; i < rows * cols; i++)
-        v[i] = lb_gelu_cpu(v[i]);
-    return LB_OK;
-}
+LB_CPU_CHECKED(gelu, (LbBackend *be, void *y, int64_t rows, int64_t cols), lb_args_rows(be, "gelu", y, rows, cols),
+               lb_gelu_array_cpu(y, rows * cols))
 
 /* --- timing ------------------------------------------------------------------------------------ */
 
@@ -315,123 +304,75 @@ static void lb_cpu_close(LbBackend *be)
 
 /* --- the training step's backward: the references of attn/cpu/cpu_backward.h ----------------- */
 
-static int lb_cpu_add(LbBackend *be, const void *x, void *y, int64_t count)
-{
-    LB_TRY(lb_args_pair(be, "add", x, y, 1, count));
-    const float *a = x;
-    float *b = y;
-    for (int64_t i = 0; i < count; i++)
-        b[i] = (float)((double)b[i] + (double)a[i]);
-    return LB_OK;
-}
+/* The reference needs none of the scratch the ops are given. */
+LB_CPU_CHECKED(add, (LbBackend *be, const void *x, void *y, int64_t count), lb_args_pair(be, "add", x, y, 1, count),
+               lb_add_cpu(x, y, count))
 
-static int lb_cpu_column_sums(LbBackend *be, const void *x, void *y, int64_t rows, int64_t cols, void *scratch)
-{
-    (void)scratch;
-    LB_TRY(lb_args_column_sums(be, x, y, rows, cols, scratch));
-    lb_column_sums_cpu(x, y, rows, cols);
-    return LB_OK;
-}
+LB_CPU_CHECKED(column_sums, (LbBackend *be, const void *x, void *y, int64_t rows, int64_t cols, void *scratch),
+               lb_args_column_sums(be, x, y, rows, cols, scratch), lb_column_sums_cpu(x, y, rows, cols))
 
-static int lb_cpu_gelu_backward(LbBackend *be, const void *z, void *d, int64_t rows, int64_t cols)
-{
-    LB_TRY(lb_args_pair(be, "gelu_backward", z, d, rows, cols));
-    const float *v = z;
-    float *g = d;
-    for (int64_t i = 0; i < rows * cols; i++)
-        g[i] = (float)((double)g[i] * lb_gelu_grad_cpu((double)v[i]));
-    return LB_OK;
-}
+LB_CPU_CHECKED(gelu_backward, (LbBackend *be, const void *z, void *d, int64_t rows, int64_t cols),
+               lb_args_pair(be, "gelu_backward", z, d, rows, cols), lb_gelu_backward_cpu(z, d, rows * cols))
 
-static int lb_cpu_softmax_backward(LbBackend *be, const void *y, void *d, int64_t rows, int64_t cols, float scale)
-{
-    LB_TRY(lb_args_pair(be, "softmax_backward", y, d, rows, cols));
-    lb_softmax_backward_cpu(y, d, rows, cols, scale);
-    return LB_OK;
-}
+LB_CPU_CHECKED(softmax_backward, (LbBackend *be, const void *y, void *d, int64_t rows, int64_t cols, float scale),
+               lb_args_pair(be, "softmax_backward", y, d, rows, cols), lb_softmax_backward_cpu(y, d, rows, cols, scale))
 
-static int lb_cpu_layernorm_backward(LbBackend *be, const void *x, const void *r, const void *gamma, const void *dy,
-                                     void *dv, void *dgamma, void *dbeta, int64_t rows, int64_t d, float eps,
-                                     void *scratch)
-{
-    LB_TRY(lb_args_layernorm_backward(be, x, gamma, dy, dv, rows, d, eps, scratch));
-    return lb_layernorm_backward_cpu(x, r, gamma, dy, dv, dgamma, dbeta, rows, d, eps);
-}
+LB_CPU_CHECKED(layernorm_backward,
+               (LbBackend *be, const void *x, const void *r, const void *gamma, const void *dy, void *dv, void *dgamma,
+                void *dbeta, int64_t rows, int64_t d, float eps, void *scratch),
+               lb_args_layernorm_backward(be, x, gamma, dy, dv, rows, d, eps, scratch),
+               return lb_layernorm_backward_cpu(x, r, gamma, dy, dv, dgamma, dbeta, rows, d, eps))
 
-static int lb_cpu_embed_backward(LbBackend *be, const int32_t *ids, const void *dx, void *dtok, void *dpos,
-                                 int64_t batch, int64_t n, int64_t d, int64_t vocab, void *scratch)
-{
-    LB_TRY(lb_args_embed_backward(be, ids, dx, dtok, dpos, batch, n, d, vocab, scratch));
-    return lb_embed_backward_cpu(ids, dx, dtok, dpos, batch, n, d, vocab);
-}
+LB_CPU_CHECKED(embed_backward,
+               (LbBackend *be, const int32_t *ids, const void *dx, void *dtok, void *dpos, int64_t batch, int64_t n,
+                int64_t d, int64_t vocab, void *scratch),
+               lb_args_embed_backward(be, ids, dx, dtok, dpos, batch, n, d, vocab, scratch),
+               return lb_embed_backward_cpu(ids, dx, dtok, dpos, batch, n, d, vocab))
 
-static int lb_cpu_pool_seq_backward(LbBackend *be, const void *x, int64_t ld_x, const void *dy, int64_t ld_y,
-                                    void *dx, int64_t batch, int64_t n, int64_t k, int64_t channels, int mode)
-{
-    LB_TRY(lb_args_seq_backward(be, "pool_seq_backward", x, ld_x, NULL, dy, ld_y, dx, NULL, batch, n, k, channels));
-    lb_pool_seq_backward_cpu(x, ld_x, dy, ld_y, dx, batch, n, k, channels, mode);
-    return LB_OK;
-}
+LB_CPU_CHECKED(pool_seq_backward,
+               (LbBackend *be, const void *x, int64_t ld_x, const void *dy, int64_t ld_y, void *dx, int64_t batch,
+                int64_t n, int64_t k, int64_t channels, int mode),
+               lb_args_seq_backward(be, "pool_seq_backward", x, ld_x, NULL, dy, ld_y, dx, NULL, batch, n, k, channels),
+               lb_pool_seq_backward_cpu(x, ld_x, dy, ld_y, dx, batch, n, k, channels, mode))
 
-static int lb_cpu_depthwise_conv_seq_backward(LbBackend *be, const void *x, int64_t ld_x, const void *wt,
-                                              const void *dy, int64_t ld_y, void *dx, void *dwt, int64_t batch,
-                                              int64_t n, int64_t k, int64_t channels, void *scratch)
-{
-    (void)scratch;
-    LB_TRY(lb_args_seq_backward(be, "depthwise_conv_seq_backward", x, ld_x, wt, dy, ld_y, dx, dwt, batch, n, k,
-                                channels));
-    lb_depthwise_conv_seq_backward_cpu(x, ld_x, wt, dy, ld_y, dx, dwt, batch, n, k, channels);
-    return LB_OK;
-}
+LB_CPU_CHECKED(depthwise_conv_seq_backward,
+               (LbBackend *be, const void *x, int64_t ld_x, const void *wt, const void *dy, int64_t ld_y, void *dx,
+                void *dwt, int64_t batch, int64_t n, int64_t k, int64_t channels, void *scratch),
+               lb_args_seq_backward(be, "depthwise_conv_seq_backward", x, ld_x, wt, dy, ld_y, dx, dwt, batch, n, k,
+                                    channels),
+               (void)scratch; lb_depthwise_conv_seq_backward_cpu(x, ld_x, wt, dy, ld_y, dx, dwt, batch, n, k, channels))
 
-static int lb_cpu_favor_features_backward(LbBackend *be, const void *phi, const void *x, void *d, void *dx,
-                                          int64_t groups, int64_t n, int64_t m, int64_t hd, float scale)
-{
-    LB_TRY(lb_args_favor_backward(be, phi, x, d, dx, groups, n, m, hd));
-    lb_favor_features_backward_cpu(phi, x, d, dx, groups, n, m, hd, scale);
-    return LB_OK;
-}
+LB_CPU_CHECKED(favor_features_backward,
+               (LbBackend *be, const void *phi, const void *x, void *d, void *dx, int64_t groups, int64_t n, int64_t m,
+                int64_t hd, float scale),
+               lb_args_favor_backward(be, phi, x, d, dx, groups, n, m, hd),
+               lb_favor_features_backward_cpu(phi, x, d, dx, groups, n, m, hd, scale))
 
-static int lb_cpu_divide_by_last_backward(LbBackend *be, const void *x, const void *dy, void *dx, int64_t rows,
-                                          int64_t cols)
-{
-    LB_TRY(lb_args_divide_by_last_backward(be, x, dy, dx, rows, cols));
-    lb_divide_by_last_backward_cpu(x, dy, dx, rows, cols);
-    return LB_OK;
-}
+LB_CPU_CHECKED(divide_by_last_backward,
+               (LbBackend *be, const void *x, const void *dy, void *dx, int64_t rows, int64_t cols),
+               lb_args_divide_by_last_backward(be, x, dy, dx, rows, cols),
+               lb_divide_by_last_backward_cpu(x, dy, dx, rows, cols))
 
-/* The reference recomputes everything from q, k and v: o, lse and the scratch go unread. */
-static int lb_cpu_flash_attention_backward(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld,
-                                           const void *o, const float *lse, const void *do_, void *dq, void *dk,
-                                           void *dv, int64_t batch, int64_t n, int64_t heads, int64_t hd,
-                                           float scale, void *scratch)
-{
-    (void)scratch;
-    LB_TRY(lb_args_flash_backward(be, "flash_attention_backward", q, k, v, ld, o, lse, do_, dq, dk, dv, batch, n,
-                                  heads, hd));
-    return lb_flash_attention_backward_cpu(q, k, v, ld, do_, dq, dk, dv, batch, n, heads, hd, scale);
-}
+/* The reference recomputes everything from q, k and v: o and lse go unread. */
+LB_CPU_CHECKED(flash_attention_backward,
+               (LbBackend *be, const void *q, const void *k, const void *v, int64_t ld, const void *o, const float *lse,
+                const void *do_, void *dq, void *dk, void *dv, int64_t batch, int64_t n, int64_t heads, int64_t hd,
+                float scale, void *scratch),
+               lb_args_flash_backward(be, "flash_attention_backward", q, k, v, ld, o, lse, do_, dq, dk, dv, batch, n,
+                                      heads, hd),
+               (void)scratch; return lb_flash_attention_backward_cpu(q, k, v, ld, do_, dq, dk, dv, batch, n, heads, hd,
+                                                                     scale))
 
+#define LB_CPU_OP_ENTRY(name, params) .name = lb_cpu_##name,
 static const LbOps lb_cpu_ops = {
     .name = "cpu",
     .mem_alloc = lb_cpu_mem_alloc,
     .mem_free = lb_cpu_mem_free,
     .mem_info = lb_cpu_mem_info,
     .set_workspace = NULL,
-    .upload = lb_cpu_upload,
     .download = lb_cpu_download,
     .copy_raw_to_host = lb_cpu_copy_raw_to_host,
-    .fill_uniform = lb_cpu_fill_uniform,
     .fill_tokens = lb_fill_tokens_cpu,
-    .linear = lb_cpu_linear,
-    .bmm = lb_cpu_bmm,
-    .softmax = lb_cpu_softmax,
-    .layernorm = lb_cpu_layernorm,
-    .embed = lb_embed_cpu,
-    .split_heads = lb_split_heads_cpu,
-    .merge_heads = lb_merge_heads_cpu,
-    .favor_features = lb_favor_features_cpu,
-    .divide_by_last = lb_divide_by_last_cpu,
     .sync = lb_cpu_sync,
     .timer_start = lb_cpu_timer_start,
     .timer_stop = lb_cpu_timer_stop,
@@ -439,26 +380,10 @@ static const LbOps lb_cpu_ops = {
     .clock_events = lb_cpu_clock_events,
     .describe = lb_cpu_describe,
     .close = lb_cpu_close,
-    .copy = lb_cpu_copy,
-    .gelu = lb_cpu_gelu,
     .event_record = lb_cpu_event_record,
     .event_elapsed = lb_cpu_event_elapsed,
-    .flash_attention = lb_flash_attention_cpu,
     .energy_j = lb_cpu_energy_j,
-    .pool_seq = lb_pool_seq_cpu,
-    .depthwise_conv_seq = lb_depthwise_conv_seq_cpu,
-    .add = lb_cpu_add,
-    .column_sums = lb_cpu_column_sums,
-    .gelu_backward = lb_cpu_gelu_backward,
-    .softmax_backward = lb_cpu_softmax_backward,
-    .layernorm_backward = lb_cpu_layernorm_backward,
-    .embed_backward = lb_cpu_embed_backward,
-    .pool_seq_backward = lb_cpu_pool_seq_backward,
-    .depthwise_conv_seq_backward = lb_cpu_depthwise_conv_seq_backward,
-    .favor_features_backward = lb_cpu_favor_features_backward,
-    .divide_by_last_backward = lb_cpu_divide_by_last_backward,
-    .flash_attention_backward = lb_cpu_flash_attention_backward,
-    .flash_attention_lse = lb_flash_attention_lse_cpu,
+    LB_PASS_OPS(LB_CPU_OP_ENTRY)
 };
 
 /* The host's physical memory, for a capacity of 0 (no --mem-limit). */

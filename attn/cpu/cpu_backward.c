@@ -81,6 +81,18 @@ int lb_linear_backward_cpu(const float *x, const float *w, const float *b, const
     return LB_OK;
 }
 
+void lb_add_cpu(const float *x, float *y, int64_t count)
+{
+    for (int64_t i = 0; i < count; i++)
+        y[i] = (float)((double)y[i] + (double)x[i]);
+}
+
+void lb_gelu_backward_cpu(const float *z, float *d, int64_t count)
+{
+    for (int64_t i = 0; i < count; i++)
+        d[i] = (float)((double)d[i] * lb_gelu_grad_cpu((double)z[i]));
+}
+
 /* Each column's rows summed in order, in double. */
 void lb_column_sums_cpu(const float *x, float *y, int64_t rows, int64_t cols)
 {
@@ -108,34 +120,31 @@ void lb_softmax_backward_cpu(const float *y, float *d, int64_t rows, int64_t col
 int lb_layernorm_backward_cpu(const float *x, const float *r, const float *gamma, const float *dy, float *dv,
                               float *dgamma, float *dbeta, int64_t rows, int64_t d, float eps)
 {
-    double *acc = calloc((size_t)(2 * d + 1), sizeof *acc); /* dgamma, dbeta */
+    double *acc = calloc((size_t)(3 * d + 1), sizeof *acc); /* dgamma, dbeta, the row's xhat */
     if (!acc)
         return LB_FAIL(LB_ERR_NOMEM, "layernorm backward: out of host memory for %lld sums", (long long)(2 * d));
+    double *xhat = acc + 2 * d;
     for (int64_t i = 0; i < rows; i++) {
-        const float *xr = x + i * d, *rr = r ? r + i * d : NULL, *g = dy + i * d;
+        const float *g = dy + i * d;
         double mean = 0.0, var = 0.0;
         for (int64_t j = 0; j < d; j++)
-            mean += (double)xr[j] + (rr ? (double)rr[j] : 0.0);
+            mean += xhat[j] = (double)x[i * d + j] + (r ? (double)r[i * d + j] : 0.0);
         mean /= (double)d;
-        for (int64_t j = 0; j < d; j++) {
-            const double e = (double)xr[j] + (rr ? (double)rr[j] : 0.0) - mean;
-            var += e * e;
-        }
+        for (int64_t j = 0; j < d; j++)
+            var += (xhat[j] - mean) * (xhat[j] - mean);
         const double inv = 1.0 / sqrt(var / (double)d + (double)eps);
         double mg = 0.0, mgx = 0.0; /* the means of g = dy gamma and of g xhat */
         for (int64_t j = 0; j < d; j++) {
-            const double xhat = ((double)xr[j] + (rr ? (double)rr[j] : 0.0) - mean) * inv;
+            xhat[j] = (xhat[j] - mean) * inv;
             mg += (double)g[j] * gamma[j];
-            mgx += (double)g[j] * gamma[j] * xhat;
-            acc[j] += (double)g[j] * xhat;
+            mgx += (double)g[j] * gamma[j] * xhat[j];
+            acc[j] += (double)g[j] * xhat[j];
             acc[d + j] += g[j];
         }
         mg /= (double)d;
         mgx /= (double)d;
-        for (int64_t j = 0; dv && j < d; j++) {
-            const double xhat = ((double)xr[j] + (rr ? (double)rr[j] : 0.0) - mean) * inv;
-            dv[i * d + j] = (float)(inv * ((double)g[j] * gamma[j] - mg - xhat * mgx));
-        }
+        for (int64_t j = 0; dv && j < d; j++)
+            dv[i * d + j] = (float)(inv * ((double)g[j] * gamma[j] - mg - xhat[j] * mgx));
     }
     for (int64_t j = 0; j < d; j++) {
         if (dgamma)
@@ -159,33 +168,17 @@ int lb_embed_backward_cpu(const int32_t *ids, const float *dx, float *dtok, floa
         }
     if (!dtok)
         return LB_OK;
-    const int64_t tokens = batch * n;
-    int64_t *first = calloc((size_t)vocab + 1, sizeof *first), *order = malloc((size_t)(tokens + 1) * sizeof *order);
-    double *row = malloc((size_t)(d + 1) * sizeof *row);
-    if (!first || !order || !row) {
-        free(first), free(order), free(row);
-        return LB_FAIL(LB_ERR_NOMEM, "embed backward: out of host memory for %lld token positions",
-                       (long long)tokens);
-    }
-    /* counting sort of the positions by id, stable: each id's positions stay in (b, t) order */
-    for (int64_t p = 0; p < tokens; p++)
-        first[ids[p] + 1]++;
-    for (int64_t v = 0; v < vocab; v++)
-        first[v + 1] += first[v];
-    for (int64_t p = 0; p < tokens; p++)
-        order[first[ids[p]]++] = p;
-    for (int64_t v = vocab; v > 0; v--) /* first[v] had moved on to the start of v + 1 */
-        first[v] = first[v - 1];
-    first[0] = 0;
-    for (int64_t v = 0; v < vocab; v++) {
-        memset(row, 0, (size_t)d * sizeof *row);
-        for (int64_t q = first[v]; q < first[v + 1]; q++)
-            for (int64_t j = 0; j < d; j++)
-                row[j] += dx[order[q] * d + j];
+    /* each row of dtok sums its positions in (b, t) order, in double */
+    double *acc = calloc((size_t)(vocab * d) + 1, sizeof *acc);
+    if (!acc)
+        return LB_FAIL(LB_ERR_NOMEM, "embed backward: out of host memory for %lld x %lld sums", (long long)vocab,
+                       (long long)d);
+    for (int64_t p = 0; p < batch * n; p++)
         for (int64_t j = 0; j < d; j++)
-            dtok[v * d + j] = (float)row[j];
-    }
-    free(first), free(order), free(row);
+            acc[ids[p] * d + j] += dx[p * d + j];
+    for (int64_t i = 0; i < vocab * d; i++)
+        dtok[i] = (float)acc[i];
+    free(acc);
     return LB_OK;
 }
 

@@ -17,6 +17,10 @@
 int lb_linear_backward_cpu(const float *x, const float *w, const float *b, const float *dy, float *dx, float *dw,
                            float *db, int64_t rows, int64_t in, int64_t out, int gelu);
 
+/* LbOps.add and LbOps.gelu_backward, over count elements. */
+void lb_add_cpu(const float *x, float *y, int64_t count);
+void lb_gelu_backward_cpu(const float *z, float *d, int64_t count);
+
 /* y (cols) = the column sums of x (rows, cols), each in double: a bias's gradient. */
 void lb_column_sums_cpu(const float *x, float *y, int64_t rows, int64_t cols);
 

@@ -6,15 +6,6 @@
 #include "attn/op_args.h"
 #include "attn/base/status.h"
 
-/* The largest of row (count >= 1), as double. */
-static double row_max(const float *row, int64_t count)
-{
-    double top = row[0];
-    for (int64_t j = 1; j < count; j++)
-        top = row[j] > top ? row[j] : top;
-    return top;
-}
-
 /* |scale x|^2 / 2 of one row x (hd), in double: the -|x'|^2/2 of phi(x'). */
 static double half_norm2(const float *x, int64_t hd, double scale)
 {
@@ -24,7 +15,7 @@ static double half_norm2(const float *x, int64_t hd, double scale)
     return 0.5 * scale * scale * s;
 }
 
-int lb_favor_features_cpu(LbBackend *be, void *f_v, const void *x_v, void *stat, int64_t groups, int64_t n, int64_t m,
+int lb_cpu_favor_features(LbBackend *be, void *f_v, const void *x_v, void *stat, int64_t groups, int64_t n, int64_t m,
                           int64_t hd, float scale, int keys)
 {
     float *f = f_v;
@@ -39,10 +30,11 @@ int lb_favor_features_cpu(LbBackend *be, void *f_v, const void *x_v, void *stat,
         const float *xg = x + g * n * hd;
         /* keys: one stabiliser for the whole group (every key of one head and sequence), as the
          * authors' code takes the max over all keys; queries: each row's own, below */
-        const double group_max = keys ? row_max(fg, n * m) : 0.0;
+        const double group_max = keys ? lb_row_extreme_cpu(fg, n * m, 1) : 0.0;
         for (int64_t r = 0; r < n; r++) {
             float *row = fg + r * m;
-            const double shift = half_norm2(xg + r * hd, hd, (double)scale) + (keys ? group_max : row_max(row, m));
+            const double top = keys ? group_max : lb_row_extreme_cpu(row, m, 1);
+            const double shift = half_norm2(xg + r * hd, hd, (double)scale) + top;
             for (int64_t j = 0; j < m; j++)
                 row[j] = (float)(exp((double)row[j] - shift) * inv_sqrt_m);
         }
@@ -50,7 +42,7 @@ int lb_favor_features_cpu(LbBackend *be, void *f_v, const void *x_v, void *stat,
     return LB_OK;
 }
 
-int lb_divide_by_last_cpu(LbBackend *be, const void *x_v, void *y_v, int64_t rows, int64_t cols)
+int lb_cpu_divide_by_last(LbBackend *be, const void *x_v, void *y_v, int64_t rows, int64_t cols)
 {
     const float *x = x_v;
     float *y = y_v;

@@ -73,14 +73,14 @@ static int flash(const float *q, const float *k, const float *v, int64_t ld, flo
                              : LB_OK;
 }
 
-int lb_flash_attention_cpu(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld, void *o,
+int lb_cpu_flash_attention(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld, void *o,
                            int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale)
 {
     LB_TRY(lb_args_flash(be, q, k, v, ld, o, batch, n, heads, hd));
     return flash(q, k, v, ld, o, NULL, batch, n, heads, hd, scale);
 }
 
-int lb_flash_attention_lse_cpu(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld, void *o,
+int lb_cpu_flash_attention_lse(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld, void *o,
                                float *lse, int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale)
 {
     LB_TRY(lb_args_flash_backward(be, "flash_attention_lse", q, k, v, ld, o, lse, NULL, NULL, NULL, NULL, batch, n,

@@ -8,7 +8,7 @@
 #include "attn/op_args.h"
 #include "attn/base/status.h"
 
-int lb_embed_cpu(LbBackend *be, const int32_t *ids, const void *tok_v, const void *pos_v, void *x_v, int64_t batch,
+int lb_cpu_embed(LbBackend *be, const int32_t *ids, const void *tok_v, const void *pos_v, void *x_v, int64_t batch,
                  int64_t n, int64_t d)
 {
     const float *tok = tok_v, *pos = pos_v;
@@ -29,7 +29,7 @@ int lb_embed_cpu(LbBackend *be, const int32_t *ids, const void *tok_v, const voi
     return LB_OK;
 }
 
-int lb_split_heads_cpu(LbBackend *be, const void *src_v, int64_t ld_src, void *dst_v, int64_t batch, int64_t n,
+int lb_cpu_split_heads(LbBackend *be, const void *src_v, int64_t ld_src, void *dst_v, int64_t batch, int64_t n,
                        int64_t heads, int64_t hd)
 {
     const float *src = src_v;
@@ -43,7 +43,7 @@ int lb_split_heads_cpu(LbBackend *be, const void *src_v, int64_t ld_src, void *d
     return LB_OK;
 }
 
-int lb_merge_heads_cpu(LbBackend *be, const void *src_v, void *dst_v, int64_t batch, int64_t n, int64_t heads,
+int lb_cpu_merge_heads(LbBackend *be, const void *src_v, void *dst_v, int64_t batch, int64_t n, int64_t heads,
                        int64_t hd)
 {
     const float *src = src_v;

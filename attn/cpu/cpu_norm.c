@@ -15,6 +15,12 @@ float lb_gelu_cpu(float v)
     return (float)(0.5 * x * (1.0 + erf(x * 0.70710678118654752440)));
 }
 
+void lb_gelu_array_cpu(float *y, int64_t count)
+{
+    for (int64_t i = 0; i < count; i++)
+        y[i] = lb_gelu_cpu(y[i]);
+}
+
 /* exp for the softmax's arguments <= 0, vectorisable where glibc's call per element is not:
  * x = k ln 2 + r (Cody and Waite's split, k ln 2 exact), e^r by its Taylor series to degree 13,
  * times 2^k built in the exponent bits; within 1e-15 relative of glibc's (tests/ops/test_ops.c).
@@ -64,20 +70,22 @@ double lb_exp_nonpos_cpu(double x)
 }
 
 /* row (cols) = softmax(scale * row) given max = max(scale * row), with e (cols) as scratch:
- * e = exp(scale * row - max), then row = e / sum(e). The sum runs in four interleaved partial
- * sums (element j into sum j % 4) added pairwise at the end, so that the AVX2 version can keep
- * them in one register and still give the same bits. */
+ * e = exp(scale * row - max), then row = e / sum(e); without e (no host memory for it), each
+ * exponential twice, the same numbers. The sum runs in four interleaved partial sums (element j
+ * into sum j % 4) added pairwise at the end, so that the AVX2 version can keep them in one
+ * register and still give the same bits. */
 static void lb_softmax_row(float *row, int64_t cols, double scale, double max, double *e)
 {
     double lanes[4] = {0.0, 0.0, 0.0, 0.0};
     for (int64_t j = 0; j < cols; j++) {
         double v = lb_exp_nonpos_cpu(scale * (double)row[j] - max);
-        e[j] = v;
+        if (e)
+            e[j] = v;
         lanes[j % 4] += v;
     }
     double sum = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
     for (int64_t j = 0; j < cols; j++)
-        row[j] = (float)(e[j] / sum);
+        row[j] = (float)((e ? e[j] : lb_exp_nonpos_cpu(scale * (double)row[j] - max)) / sum);
 }
 
 #if (defined(__GNUC__) && __GNUC__ >= 9 || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
@@ -137,9 +145,9 @@ __attribute__((target("avx2"))) static void lb_softmax_row_avx2(float *row, int6
 }
 #endif
 
-/* The largest of row (cols >= 1), or the smallest when !largest. Four running extremes (one
- * comparison chain would wait on itself); an extreme does not depend on the order. */
-static float lb_row_extreme(const float *row, int64_t cols, int largest)
+/* Four running extremes (one comparison chain would wait on itself); an extreme does not depend
+ * on the order. */
+float lb_row_extreme_cpu(const float *row, int64_t cols, int largest)
 {
     const float sign = largest ? 1.0f : -1.0f; /* the smallest x is minus the largest -x */
     float m[4] = {sign * row[0], sign * row[0], sign * row[0], sign * row[0]};
@@ -168,8 +176,8 @@ typedef struct LbSoftmaxJob {
     LbSoftmaxRow row_fn; /* lb_softmax_row or its AVX2 version */
 } LbSoftmaxJob;
 
-/* Rows [begin, end) of x (rows, cols): x = softmax(scale * x). The exponentials are kept in the
- * double row e (cols) so that each output is rounded once; e may be NULL. */
+/* Rows [begin, end) of x (rows, cols): x = softmax(scale * x), with the double row e (cols) as
+ * scratch (NULL: none). */
 static void lb_softmax_rows(void *ctx, int64_t begin, int64_t end, double *e)
 {
     const LbSoftmaxJob *job = ctx;
@@ -178,17 +186,8 @@ static void lb_softmax_rows(void *ctx, int64_t begin, int64_t end, double *e)
         float *row = job->x + r * cols;
         /* max of scale * x: scale times the largest x (the smallest for scale < 0), the same
          * double since the product of two floats is exact in double; cheaper than scaling all */
-        double max = job->scale * (double)lb_row_extreme(row, cols, job->scale >= 0.0);
-        if (!e) { /* no scratch: each exponential twice, the same numbers */
-            double lanes[4] = {0.0, 0.0, 0.0, 0.0};
-            for (int64_t j = 0; j < cols; j++)
-                lanes[j % 4] += lb_exp_nonpos_cpu(job->scale * (double)row[j] - max);
-            double sum = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
-            for (int64_t j = 0; j < cols; j++)
-                row[j] = (float)(lb_exp_nonpos_cpu(job->scale * (double)row[j] - max) / sum);
-            continue;
-        }
-        job->row_fn(row, cols, job->scale, max, e);
+        double max = job->scale * (double)lb_row_extreme_cpu(row, cols, job->scale >= 0.0);
+        (e ? job->row_fn : lb_softmax_row)(row, cols, job->scale, max, e);
     }
 }
 

@@ -31,7 +31,7 @@ static void seq_windows(const float *x, int64_t ld_x, const float *wt, float *y,
         }
 }
 
-int lb_pool_seq_cpu(LbBackend *be, const void *x, int64_t ld_x, void *y, int64_t ld_y, int64_t batch, int64_t n,
+int lb_cpu_pool_seq(LbBackend *be, const void *x, int64_t ld_x, void *y, int64_t ld_y, int64_t batch, int64_t n,
                     int64_t k, int64_t channels, int mode)
 {
     LB_TRY(lb_args_seq(be, "pool_seq", x, ld_x, NULL, y, ld_y, batch, n, k, channels));
@@ -41,7 +41,7 @@ int lb_pool_seq_cpu(LbBackend *be, const void *x, int64_t ld_x, void *y, int64_t
     return LB_OK;
 }
 
-int lb_depthwise_conv_seq_cpu(LbBackend *be, const void *x, int64_t ld_x, const void *wt, void *y, int64_t ld_y,
+int lb_cpu_depthwise_conv_seq(LbBackend *be, const void *x, int64_t ld_x, const void *wt, void *y, int64_t ld_y,
                               int64_t batch, int64_t n, int64_t k, int64_t channels)
 {
     LB_TRY(lb_args_seq(be, "depthwise_conv_seq", x, ld_x, wt, y, ld_y, batch, n, k, channels));

@@ -26,6 +26,9 @@ void lb_bmm_cpu(const LbBmm *p);
  * their sum in double (four interleaved partial sums), each output rounded to float once. */
 void lb_softmax_cpu(float *x, int64_t rows, int64_t cols, float scale);
 
+/* The largest of row (cols >= 1), or the smallest when !largest. */
+float lb_row_extreme_cpu(const float *row, int64_t cols, int largest);
+
 /* Scalar: exp(x) for x <= 0 as the softmax computes it (within 1e-15 relative of libm's exp;
  * 0 below -700, where no softmax output can see it). NaN gives NaN. */
 double lb_exp_nonpos_cpu(double x);
@@ -37,39 +40,19 @@ void lb_layernorm_cpu(float *x, const float *r, const float *gamma, const float 
 
 /* Scalar: 0.5 v (1 + erf(v / sqrt 2)), evaluated in double and rounded once. */
 float lb_gelu_cpu(float v);
+/* y (count) = lb_gelu_cpu(y), in place. */
+void lb_gelu_array_cpu(float *y, int64_t count);
 
-/* --- ops of the table as they are (attn/ops.h says what each computes), arguments checked like
- *     every backend's (attn/op_args.h); each output element in double, rounded to float once ---- */
-
-/* cpu_layout.c: pure copies and one float addition, so a kernel must match them exactly. */
-int lb_embed_cpu(LbBackend *be, const int32_t *ids, const void *tok, const void *pos, void *x, int64_t batch,
-                 int64_t n, int64_t d);
-int lb_split_heads_cpu(LbBackend *be, const void *src, int64_t ld_src, void *dst, int64_t batch, int64_t n,
-                       int64_t heads, int64_t hd);
-int lb_merge_heads_cpu(LbBackend *be, const void *src, void *dst, int64_t batch, int64_t n, int64_t heads,
-                       int64_t hd);
+/* --- the ops of LB_PASS_OPS as they are, lb_cpu_<op> (attn/ops.h says what each computes),
+ *     arguments checked like every backend's (attn/op_args.h), each output element in double,
+ *     rounded to float once: in cpu_backend.c, cpu_layout.c (embed, split_heads, merge_heads),
+ *     cpu_favor.c, cpu_flash.c and cpu_pool.c ------------------------------------------------------ */
+#define LB_CPU_OP_DECLARE(name, params) int lb_cpu_##name params;
+LB_PASS_OPS(LB_CPU_OP_DECLARE)
 
 /* cpu_fill.c: x[i] = lb_rng_range(seed, i, lo, hi) (attn/rng.h) exactly, and the op fill_tokens. */
 void lb_fill_uniform_cpu(float *x, int64_t count, uint64_t seed, float lo, float hi);
 int lb_fill_tokens_cpu(LbBackend *be, int32_t *ids, int64_t count, uint64_t seed, int32_t vocab);
-
-/* cpu_favor.c: FAVOR+'s features (the stabiliser in double), the division by the last column. */
-int lb_favor_features_cpu(LbBackend *be, void *f, const void *x, void *stat, int64_t groups, int64_t n, int64_t m,
-                          int64_t hd, float scale, int keys);
-int lb_divide_by_last_cpu(LbBackend *be, const void *x, void *y, int64_t rows, int64_t cols);
-
-/* cpu_flash.c: each query row's scores, softmax and output in double; LB_ERR_NOMEM where host
- * memory for a row of scores is missing. */
-int lb_flash_attention_cpu(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld, void *o,
-                           int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale);
-int lb_flash_attention_lse_cpu(LbBackend *be, const void *q, const void *k, const void *v, int64_t ld, void *o,
-                               float *lse, int64_t batch, int64_t n, int64_t heads, int64_t hd, float scale);
-
-/* cpu_pool.c: the Linformer's general projections. */
-int lb_pool_seq_cpu(LbBackend *be, const void *x, int64_t ld_x, void *y, int64_t ld_y, int64_t batch, int64_t n,
-                    int64_t k, int64_t channels, int mode);
-int lb_depthwise_conv_seq_cpu(LbBackend *be, const void *x, int64_t ld_x, const void *wt, void *y, int64_t ld_y,
-                              int64_t batch, int64_t n, int64_t k, int64_t channels);
 
 /* --- threads (attn/cpu/cpu_parallel.c) ------------------------------------------------------ */
 

@@ -412,7 +412,7 @@ static void favor(int64_t groups, int64_t n, int64_t m, int64_t hd, int keys)
     }
     float *phi = zeros(rows * m), *d = zeros(rows * m), *dx = zeros(rows * hd);
     memcpy(phi, c.u.f, (size_t)(rows * m) * sizeof *phi);
-    lb_check(lb_favor_features_cpu(cpu, phi, c.x.f, NULL, groups, n, m, hd, (float)c.scale, keys) == LB_OK,
+    lb_check(cpu->ops->favor_features(cpu, phi, c.x.f, NULL, groups, n, m, hd, (float)c.scale, keys) == LB_OK,
              "favor_features: %s", lb_error_where());
     memcpy(d, c.g, (size_t)(rows * m) * sizeof *d);
     lb_favor_features_backward_cpu(phi, c.x.f, d, dx, groups, n, m, hd, (float)c.scale);
