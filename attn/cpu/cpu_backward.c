@@ -168,17 +168,33 @@ int lb_embed_backward_cpu(const int32_t *ids, const float *dx, float *dtok, floa
         }
     if (!dtok)
         return LB_OK;
-    /* each row of dtok sums its positions in (b, t) order, in double */
-    double *acc = calloc((size_t)(vocab * d) + 1, sizeof *acc);
-    if (!acc)
-        return LB_FAIL(LB_ERR_NOMEM, "embed backward: out of host memory for %lld x %lld sums", (long long)vocab,
-                       (long long)d);
-    for (int64_t p = 0; p < batch * n; p++)
+    const int64_t tokens = batch * n;
+    int64_t *first = calloc((size_t)vocab + 1, sizeof *first), *order = malloc((size_t)(tokens + 1) * sizeof *order);
+    double *row = malloc((size_t)(d + 1) * sizeof *row);
+    if (!first || !order || !row) {
+        free(first), free(order), free(row);
+        return LB_FAIL(LB_ERR_NOMEM, "embed backward: out of host memory for %lld token positions",
+                       (long long)tokens);
+    }
+    /* counting sort of the positions by id, stable: each id's positions stay in (b, t) order */
+    for (int64_t p = 0; p < tokens; p++)
+        first[ids[p] + 1]++;
+    for (int64_t v = 0; v < vocab; v++)
+        first[v + 1] += first[v];
+    for (int64_t p = 0; p < tokens; p++)
+        order[first[ids[p]]++] = p;
+    for (int64_t v = vocab; v > 0; v--) /* first[v] had moved on to the start of v + 1 */
+        first[v] = first[v - 1];
+    first[0] = 0;
+    for (int64_t v = 0; v < vocab; v++) {
+        memset(row, 0, (size_t)d * sizeof *row);
+        for (int64_t q = first[v]; q < first[v + 1]; q++)
+            for (int64_t j = 0; j < d; j++)
+                row[j] += dx[order[q] * d + j];
         for (int64_t j = 0; j < d; j++)
-            acc[ids[p] * d + j] += dx[p * d + j];
-    for (int64_t i = 0; i < vocab * d; i++)
-        dtok[i] = (float)acc[i];
-    free(acc);
+            dtok[v * d + j] = (float)row[j];
+    }
+    free(first), free(order), free(row);
     return LB_OK;
 }
 
