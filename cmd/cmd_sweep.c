@@ -217,30 +217,23 @@ static int pick_gpus(const LbRunSettings *s, const GpuProbe *probes, int found, 
                                 list ? list : "", flag, gpus[0], probes[gpus[0]].dev.info.name, gpus[i],
                                 probes[gpus[i]].dev.info.name);
     }
+    /* the least room of them, whatever --mem-limit says; then that GPU's budget, as one GPU's */
+    LbRunSettings unlimited = *s;
+    unlimited.mem_limit = 0;
+    char name[32];
     for (int i = 0; i < n && rc == 0; i++) {
         const GpuProbe *p = &probes[gpus[i]];
-        const uint64_t headroom = lb_run_settings_headroom(s, p->total_bytes);
-        if (p->free_bytes <= headroom) {
-            char fr[32], h[32];
-            lb_format_size(p->free_bytes, fr, sizeof fr);
-            lb_format_size(headroom, h, sizeof h);
-            fprintf(stderr, "linbench: GPU %d has %s free, no more than the %s headroom kept for the driver and libraries: free memory, or pass a smaller --headroom\n",
-                    gpus[i], fr, h);
-            rc = LB_EXIT_FAILURE;
-        } else if (p->free_bytes - headroom < *budget) {
-            *budget = p->free_bytes - headroom;
+        uint64_t room = 0;
+        snprintf(name, sizeof name, "GPU %d", gpus[i]);
+        rc = lb_options_gpu_budget(&unlimited, p->free_bytes, p->total_bytes, name, name, &room);
+        if (rc == 0 && room < *budget) {
+            *budget = room;
             least = gpus[i];
         }
     }
-    if (rc == 0 && s->mem_limit > *budget && (s->given & (UINT64_C(1) << LB_SET_MEM_LIMIT))) { /* as one GPU refuses it */
-        char where[32];
-        snprintf(where, sizeof where, "GPU %d", least);
-        lb_options_refuse_mem_limit(s->mem_limit, *budget, probes[least].free_bytes, "free memory",
-                                    lb_run_settings_headroom(s, probes[least].total_bytes), where);
-        rc = LB_EXIT_USAGE;
-    }
-    if (s->mem_limit && s->mem_limit < *budget)
-        *budget = s->mem_limit;
+    snprintf(name, sizeof name, "GPU %d", least);
+    if (rc == 0)
+        rc = lb_options_gpu_budget(s, probes[least].free_bytes, probes[least].total_bytes, name, name, budget);
     free(list);
     *count = n;
     return rc;

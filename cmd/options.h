@@ -57,6 +57,12 @@ int lb_options_check_host_memory(const LbRunSettings *o);
  * a --gpu this machine does not have or a --mem-limit above the budget). */
 int lb_options_open_backend(const LbRunSettings *o, LbBackend **be, uint64_t *budget);
 
+/* A GPU's budget: its free memory less the headroom, or --mem-limit if smaller. 0, or after one
+ * line naming `gpu` ("the GPU", "GPU 2") LB_EXIT_FAILURE (no room above the headroom), or
+ * LB_EXIT_USAGE (a --mem-limit given above it; the refusal names `where`). */
+int lb_options_gpu_budget(const LbRunSettings *o, uint64_t free_bytes, uint64_t total, const char *gpu,
+                          const char *where, uint64_t *budget);
+
 /* The one line refusing a --mem-limit above `room`, what a GPU (`where`: "this GPU", a card's
  * name) can give: its `memory` ("free memory", "memory") less the headroom. */
 void lb_options_refuse_mem_limit(uint64_t mem_limit, uint64_t room, uint64_t memory, const char *memory_kind,
