@@ -112,9 +112,10 @@ void lb_sweep_now_text(char *buf, size_t size);
 int lb_sweep_meta_history(const LbSweepJob *job, const char *now, const char *status, LbMeta *meta);
 
 /* A result directory written as a sweep writes its own, from rows made without a backend (linbench
- * predict); `extra` may replace meta.csv's source. The grids kept in *grid when not NULL. */
-int lb_sweep_write_rows(const LbSweepJob *job, const LbSweepDevice *dev, const LbCellResult *rows, size_t count,
-                        const LbMeta *extra, LbGrid *grid);
+ * predict), one per cell of the grid in lb_sweep_cells' order; `extra` may replace meta.csv's
+ * source. The grids kept in *grid when not NULL. */
+int lb_sweep_write_rows(const LbSweepJob *job, const LbSweepDevice *dev, const LbCellResult *rows, const LbMeta *extra,
+                        LbGrid *grid);
 
 /* The meta.csv status word of an outcome ("complete", "finished with errors", ...). */
 const char *lb_sweep_outcome_name(LbSweepOutcome o);

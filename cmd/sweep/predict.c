@@ -80,7 +80,7 @@ int lb_predict_run(const LbPredictJob *job, LbGrid *grid, double *sweep_s)
             s, job->dir, NULL, job->command_line, budget, {0, 0, 0.0, 0}, NULL, NULL,
             NULL, "predicted: nothing was measured",
         };
-        rc = lb_sweep_write_rows(&sj, &dev, rows, ncells, &extra, grid);
+        rc = lb_sweep_write_rows(&sj, &dev, rows, &extra, grid);
         if (rc == LB_OK && nrecs > 0 && (rc = lb_breakdown_write(job->dir, recs, nrecs)) != LB_OK)
             lb_grid_free(grid);
     }
