@@ -31,10 +31,8 @@ int lb_cmd_merge(int argc, char **argv)
         return rc;
 
     LbMerge m;
-    LbMeta meta;
-    memset(&meta, 0, sizeof meta);
-    LbGrid grid;
-    memset(&grid, 0, sizeof grid);
+    LbMeta meta = {0};
+    LbGrid grid = {0};
     char *command = NULL;
     lb_error_clear();
     int lrc = lb_merge_load(&m, dirs, count);

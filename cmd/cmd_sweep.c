@@ -348,13 +348,9 @@ static int run_gpus(LbRunSettings *s, LbMeta *meta, uint64_t resumed_budget, int
     char default_dir[64], now[64], why[512], *command_line = lb_command_line(argc, argv);
     LbCommandFlags *f = &s->cmd;
     uint64_t budget = 0;
-    LbMerge m;
-    LbMeta extra, merged;
-    LbGrid grid;
-    memset(&m, 0, sizeof m);
-    memset(&extra, 0, sizeof extra);
-    memset(&merged, 0, sizeof merged);
-    memset(&grid, 0, sizeof grid);
+    LbMerge m = {0};
+    LbMeta extra = {0}, merged = {0};
+    LbGrid grid = {0};
     lb_sweep_now_text(now, sizeof now);
     int rc = probe_gpus(s, &probes, &found);
     if (rc == 0 && !(gpus = malloc(((size_t)found + s->ngpus + 1) * sizeof *gpus)))
@@ -403,8 +399,7 @@ static int run_gpus(LbRunSettings *s, LbMeta *meta, uint64_t resumed_budget, int
     /* each part's meta.csv: written afresh for a new run, kept (its status read) for a resume */
     for (int i = 0; i < nparts && erc == LB_OK && rc == 0; i++) {
         snprintf(dirs[i], sizeof dirs[i], PARTS_DIR_FMT, dir, i);
-        LbMeta pm;
-        memset(&pm, 0, sizeof pm);
+        LbMeta pm = {0};
         char path[4096];
         lb_path_join_buf(path, sizeof path, dirs[i], "meta.csv");
         if (f->resume && lb_meta_read(path, &pm) == LB_OK) {
@@ -496,13 +491,10 @@ out:
 int lb_cmd_sweep(int argc, char **argv)
 {
     LbRunSettings s;
-    LbMeta meta;
-    memset(&meta, 0, sizeof meta);
+    LbMeta meta = {0};
     LbBackend *be = NULL;
-    LbCheckResult check;
-    memset(&check, 0, sizeof check);
-    LbGrid grid;
-    memset(&grid, 0, sizeof grid);
+    LbCheckResult check = {0};
+    LbGrid grid = {0};
     char *command_line = NULL;
     char default_dir[64];
     uint64_t resumed_budget = 0, budget = 0;

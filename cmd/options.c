@@ -78,14 +78,6 @@ int lb_options_parse(unsigned command, int argc, char **argv, LbRunSettings *s)
     return 0;
 }
 
-int lb_options_check_cell(LbRunSettings *s)
-{
-    char msg[256];
-    if (lb_run_settings_finish(s, msg, sizeof msg) != 0 || lb_config_check(&s->model, msg, sizeof msg) != LB_OK)
-        return lb_usage_error("%s", msg);
-    return lb_options_check_host_memory(s);
-}
-
 char *lb_command_line(int argc, char **argv)
 {
     size_t size = 16;

@@ -23,10 +23,6 @@
 #define LB_OPTIONS_HELPED (-1)
 int lb_options_parse(unsigned command, int argc, char **argv, LbRunSettings *s);
 
-/* One cell's settings (run), whole: lb_run_settings_finish, the model's lb_config_check and
- * lb_options_check_host_memory. 0, or the exit code after the one-line message. */
-int lb_options_check_cell(LbRunSettings *s);
-
 /* A command's --help: usage, about, its flags under their headings, notes. */
 void lb_options_help(FILE *out, unsigned command);
 

@@ -340,8 +340,7 @@ static int write_meta(const LbSweepJob *job, const LbSweepDevice *dev, const cha
     const LbRunSettings *s = job->settings;
     const LbDeviceInfo d = dev->info;
 
-    LbMeta meta;
-    memset(&meta, 0, sizeof meta);
+    LbMeta meta = {0};
     int rc = LB_OK;
 #define SET(key, ...)                                          \
     do {                                                       \

@@ -24,8 +24,7 @@ int lb_predict_run(const LbPredictJob *job, LbGrid *grid, double *sweep_s)
     LbCellResult *rows = NULL;
     LbBreakdownRecord *recs = NULL;
     size_t ncells = 0, nrecs = 0;
-    LbMeta extra;
-    memset(&extra, 0, sizeof extra);
+    LbMeta extra = {0};
     *sweep_s = 0;
     int rc = lb_sweep_cells(s->models, s->n, s->nn, s->k, s->nk, &cells, &ncells);
     if (rc == LB_OK && !(rows = calloc(ncells ? ncells : 1, sizeof *rows)))
