@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <math.h>
 #include <string.h>
+#include <time.h>
 
 #include "reports/grid.h"
 #include "reports/meta.h"
@@ -19,6 +20,24 @@ static inline int sc_rows(const char *dir)
     int n = s && lb_lines(s) > 0 ? lb_lines(s) - 1 : 0;
     free(s);
     return n;
+}
+
+/* Start argv (a sweep into dir), stop it with `sig` once dir/raw.csv has `after` rows; how it
+ * ended (one that finished before the signal is reported as it ended). */
+static inline LbRun sc_stop_after(char *const argv[], const char *dir, int sig, int after)
+{
+    pid_t pid = lb_start(argv);
+    struct timespec pause = {0, 20 * 1000 * 1000};
+    for (int i = 0; i < 30000 && sc_rows(dir) < after; i++) {
+        int status;
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+            LbRun r = {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), strdup(""), strdup("")};
+            return r;
+        }
+        nanosleep(&pause, NULL);
+    }
+    kill(pid, sig);
+    return lb_wait(pid);
 }
 
 /* dir/raw.csv's rows through libcsv (*rows malloc'd): lb_raw_read's status. */

@@ -3,7 +3,6 @@
  * of cells, each once, as an uninterrupted run; --resume refuses settings that contradict
  * meta.csv, and raw.csv rows they did not produce (exit 2). Usage: test_cli_resume PATH-TO-LINBENCH */
 #include <string.h>
-#include <time.h>
 
 #include "reports/grid.h"
 #include "reports/meta.h"
@@ -19,22 +18,11 @@ static const char *bin;
              "--vocab", "500", "--n", "64:512", "--k", "16:64", "--mem-limit", "8M", "--cell-time", "1", "--quiet"
 #define CELLS 15 /* n 64, 128, 256, 512: 4 standard + 2 + 3 + 3 + 3 Linformer */
 
-/* Start a sweep into dir, stop it with `sig` once it has written `after` rows. */
+/* A sweep of GRID into dir, stopped with `sig` once it has written `after` rows. */
 static LbRun interrupted(const char *dir, int sig, int after)
 {
     char *argv[] = {(char *)bin, "sweep", GRID, "--out", (char *)dir, NULL};
-    pid_t pid = lb_start(argv);
-    struct timespec pause = {0, 20 * 1000 * 1000};
-    for (int i = 0; i < 30000 && sc_rows(dir) < after; i++) {
-        int status;
-        if (waitpid(pid, &status, WNOHANG) == pid) { /* finished before the signal: report it */
-            LbRun r = {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), strdup(""), strdup("")};
-            return r;
-        }
-        nanosleep(&pause, NULL);
-    }
-    kill(pid, sig);
-    return lb_wait(pid);
+    return sc_stop_after(argv, dir, sig, after);
 }
 
 static LbRun resume(const char *dir, const char *flag, const char *value)

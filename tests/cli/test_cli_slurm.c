@@ -35,14 +35,11 @@ static LbRun bash(const char *script, const char *task)
 
 int main(int argc, char **argv)
 {
-    lb_test_init("test_cli_slurm");
-    if (argc < 2)
-        return 1;
-    bin = argv[1];
+    bin = lb_cli_start(argc, argv, "test_cli_slurm");
     char self[PATH_MAX];
     if (!realpath(bin, self))
         return 1;
-    const char *scratch = lb_scratch_dir("cli-slurm");
+    const char *scratch = lb_scratch;
     char dir[512], sweep[600], merge[600], path[700];
     snprintf(dir, sizeof dir, "%s/it's my runs", scratch); /* a space and a quote */
     snprintf(sweep, sizeof sweep, "%s/slurm/sweep.sbatch", dir);

@@ -7,7 +7,6 @@
  * bogus is refused. */
 #include <math.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "attn/attention.h"
 #include "attn/ops.h"
@@ -196,12 +195,7 @@ static void check_resume(const char *scratch)
     char *argv[] = {(char *)bin, "sweep", "--device", "cpu", SMALL, "-q", "--out", dir, "--n", "32:128", "--k",
                     "8:16", "--mem-limit", "1M", NULL};
     const int cells = 9; /* n 32, 64, 128: a standard and two Linformer cells each */
-    pid_t pid = lb_start(argv);
-    struct timespec pause = {0, 20 * 1000 * 1000};
-    for (int i = 0; i < 30000 && sc_rows(dir) < 2; i++)
-        nanosleep(&pause, NULL);
-    kill(pid, SIGINT);
-    LbRun r = lb_wait(pid);
+    LbRun r = sc_stop_after(argv, dir, SIGINT, 2);
     const int kept = sc_rows(dir);
     lb_check(r.code == 130 && kept >= 2 && kept < cells, "Ctrl-C: exit %d, %d of %d cells kept: %s", r.code, kept,
              cells, r.err);
