@@ -384,7 +384,7 @@ static int run_gpus(LbRunSettings *s, LbMeta *meta, uint64_t resumed_budget, int
     }
     LbSweepDevice dev = probes[gpus[0]].dev;
     LbSweepJob job = {s, dir, f->resume ? meta : NULL, command_line ? command_line : "linbench sweep",
-                      budget, {!f->no_check, 0, 0.0, 0}, NULL, NULL, NULL, NULL};
+                      budget, {.ran = !f->no_check}, NULL, NULL, NULL, NULL};
     int erc = lb_meta_set(&extra, "parts", "%d", nparts);
     for (int i = 0; i < nparts && erc == LB_OK; i++) {
         char key[32];
@@ -549,7 +549,7 @@ int lb_cmd_sweep(int argc, char **argv)
     lb_progress_init(&progress, f->quiet);
     const LbSweepJob job = {
         &s, dir, f->resume ? &meta : NULL, command_line ? command_line : "linbench sweep", budget,
-        {check.ran, check.failures > 0, check.max_rel_error, check.seed}, lb_progress_event, &progress,
+        check, lb_progress_event, &progress,
         calibrated ? &calibration : NULL, calibration_note,
     };
     LbSweepOutcome outcome = LB_SWEEP_COMPLETE;

@@ -398,7 +398,7 @@ static int write_meta(const LbSweepJob *job, const LbSweepDevice *dev, const cha
     /* passed only where every run's backend was checked; the largest error of the runs that did */
     const char *earlier = job->previous ? lb_meta_get(job->previous, "check") : NULL;
     const int skipped = !job->check.ran || (earlier && strcmp(earlier, "skipped") == 0);
-    SET("check", "%s", job->check.ran && job->check.failed ? "failed" : skipped ? "skipped" : "passed");
+    SET("check", "%s", job->check.ran && job->check.failures ? "failed" : skipped ? "skipped" : "passed");
     double most = job->check.max_rel_error, b;
     const char *before = job->previous ? lb_meta_get(job->previous, "check_max_rel_error") : NULL;
     if (before && *before && lb_csv_parse_double(before, &b) == 0 && b > most)

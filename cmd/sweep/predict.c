@@ -76,7 +76,7 @@ int lb_predict_run(const LbPredictJob *job, LbGrid *grid, double *sweep_s)
         snprintf(dev.info.name, sizeof dev.info.name, "predicted: %.80s (roofline, not a measurement)", card->label);
         dev.storage = s->model.dtype;
         const LbSweepJob sj = {
-            s, job->dir, NULL, job->command_line, budget, {0, 0, 0.0, 0}, NULL, NULL,
+            s, job->dir, NULL, job->command_line, budget, {0}, NULL, NULL,
             NULL, "predicted: nothing was measured",
         };
         rc = lb_sweep_write_rows(&sj, &dev, rows, &extra, grid);
