@@ -70,7 +70,7 @@ static void check_runs(void)
 }
 
 /* run --breakdown traces the pass it measures: a step's backward has rows of its own (that a
- * forward's has none: test_cli_breakdown). */
+ * forward's has none: test_cli_sweep). */
 static void check_breakdown(void)
 {
     char *argv[] = {(char *)bin, "run", "--device", (char *)device, MODEL, "--cell-time", "1", "--no-check",
