@@ -74,70 +74,64 @@ static int run_sbatch(const char *sbatch, const char *flag, const char *script, 
     return pclose(p) == 0 ? 0 : -1;
 }
 
-/* The #SBATCH options passed on: --partition, --time, --account. */
-static const char *const sbatch_keys[3] = {"partition", "time", "account"};
-
-/* A script opened at `path`: #!, `head`, the options given, set -eu; NULL when it cannot be. */
-static FILE *open_script(const char *path, const char *head, const char *const values[3])
+static void sbatch_options(FILE *f, const char *partition, const char *time_limit, const char *account)
 {
-    FILE *f = lb_fopen_plain(path);
-    if (!f)
-        return NULL;
-    fprintf(f, "#!/bin/bash\n%s", head);
-    for (int i = 0; i < 3; i++)
-        if (values[i])
-            fprintf(f, "#SBATCH --%s=%s\n", sbatch_keys[i], values[i]);
-    fputs("set -eu\n", f);
-    return f;
+    if (partition)
+        fprintf(f, "#SBATCH --partition=%s\n", partition);
+    if (time_limit)
+        fprintf(f, "#SBATCH --time=%s\n", time_limit);
+    if (account)
+        fprintf(f, "#SBATCH --account=%s\n", account);
 }
 
-static int write_scripts(const LbCommandFlags *c, const char *const values[3], const char *dir, const char *self,
-                         const char *sweep_script, const char *merge_script)
+static int write_scripts(const char *slurm_dir, const char *dir, const char *self, char **sweep_flags,
+                         int nflags, int shards, const char *partition, const char *time_limit,
+                         const char *account, char *sweep_script, char *merge_script, size_t size)
 {
-    char head[512];
-    snprintf(head, sizeof head,
-             "# linbench sweep in %d shards, one array task each (written by linbench slurm)\n"
-             "#SBATCH --job-name=linbench-sweep\n#SBATCH --array=0-%d\n#SBATCH --gres=gpu:1\n#SBATCH --ntasks=1\n",
-             c->shards, c->shards - 1);
-    const char *path = sweep_script;
-    FILE *f = open_script(path, head, values);
+    snprintf(sweep_script, size, "%s/sweep.sbatch", slurm_dir);
+    snprintf(merge_script, size, "%s/merge.sbatch", slurm_dir);
+    FILE *f = lb_fopen_plain(sweep_script);
     if (!f)
         goto fail;
-    fputs("out=", f);
+    fprintf(f, "#!/bin/bash\n# linbench sweep in %d shards, one array task each (written by linbench slurm)\n", shards);
+    fprintf(f, "#SBATCH --job-name=linbench-sweep\n#SBATCH --array=0-%d\n#SBATCH --gres=gpu:1\n#SBATCH --ntasks=1\n", shards - 1);
+    sbatch_options(f, partition, time_limit, account);
+    fputs("set -eu\nout=", f);
     lb_put_shell_word(f, dir);
-    fputs("/shard-\"$SLURM_ARRAY_TASK_ID\"\n"
-          "# a requeued task continues what it had measured\n"
+    fputs("/shard-\"$SLURM_ARRAY_TASK_ID\"\n", f);
+    fputs("# a requeued task continues what it had measured\n"
           "if [ -e \"$out/meta.csv\" ]; then where=(--resume \"$out\"); else where=(--out \"$out\"); fi\n"
           "exec ", f);
     lb_put_shell_word(f, self);
     fputs(" sweep", f);
-    for (int i = 0; i < c->npassed; i++) {
+    for (int i = 0; i < nflags; i++) {
         fputc(' ', f);
-        lb_put_shell_word(f, c->passed[i]);
+        lb_put_shell_word(f, sweep_flags[i]);
     }
-    fprintf(f, " --shard \"$SLURM_ARRAY_TASK_ID/%d\" \"${where[@]}\"\n", c->shards);
+    fprintf(f, " --shard \"$SLURM_ARRAY_TASK_ID/%d\" \"${where[@]}\"\n", shards);
     if (fclose(f) != 0)
         goto fail;
-    path = merge_script;
-    f = open_script(path, "# linbench merge of the shards (written by linbench slurm)\n"
-                          "#SBATCH --job-name=linbench-merge\n#SBATCH --ntasks=1\n", values);
+    f = lb_fopen_plain(merge_script);
     if (!f)
         goto fail;
-    fputs("exec ", f);
+    fputs("#!/bin/bash\n# linbench merge of the shards (written by linbench slurm)\n#SBATCH --job-name=linbench-merge\n#SBATCH --ntasks=1\n", f);
+    sbatch_options(f, partition, time_limit, account);
+    fputs("set -eu\nexec ", f);
     lb_put_shell_word(f, self);
     fputs(" merge ", f);
     lb_put_shell_word(f, dir);
     fputs("/merged", f);
-    for (int i = 0; i < c->shards; i++) {
+    for (int i = 0; i < shards; i++) {
         fputc(' ', f);
         lb_put_shell_word(f, dir);
         fprintf(f, "/shard-%d", i);
     }
     fputc('\n', f);
-    if (fclose(f) == 0)
-        return 0;
+    if (fclose(f) != 0)
+        goto fail;
+    return 0;
 fail:
-    fprintf(stderr, "linbench: cannot write %s: %s\n", path, lb_open_plain_strerror(errno));
+    fprintf(stderr, "linbench: cannot write %s: %s\n", f ? merge_script : sweep_script, lb_open_plain_strerror(errno));
     return LB_EXIT_FAILURE;
 }
 
@@ -145,22 +139,23 @@ int lb_cmd_slurm(int argc, char **argv)
 {
     LbRunSettings o;
     int rc = lb_options_parse(LB_FOR_SLURM, argc, argv, &o);
-    const char *out = o.cmd.out, *time_limit = o.cmd.time;
-    const char *const values[3] = {o.cmd.partition, time_limit, o.cmd.account};
-    const int submit = o.cmd.submit;
+    const char *out = o.cmd.out, *partition = o.cmd.partition, *time_limit = o.cmd.time, *account = o.cmd.account;
+    const int submit = o.cmd.submit, nflags = o.cmd.npassed, shards = o.cmd.shards;
+    char **flags = o.cmd.passed;
     if (rc == 0 && (o.given >> LB_SET_SHARD & 1))
         rc = lb_usage_error("--shard is given by linbench slurm to each task: should be --shards N");
     if (rc == 0 && (o.given >> LB_OPT_RESUME & 1 || o.given >> LB_OPT_FORCE & 1))
         rc = lb_usage_error("%s cannot be used with linbench slurm: should be left out (a requeued task resumes its shard)",
                             o.given >> LB_OPT_RESUME & 1 ? "--resume" : "--force");
-    if (rc == 0 && !o.cmd.shards)
+    if (rc == 0 && !shards)
         rc = lb_usage_error("linbench slurm needs --shards N: should be a number of shards from 1 to %d", LB_SHARDS_MAX);
     if (rc == 0 && !out)
         rc = lb_usage_error("linbench slurm needs --out DIR: should be where the shards, the merge and the scripts go");
+    static const char *const names[3] = {"partition", "time", "account"};
+    const char *values[3] = {partition, time_limit, account};
     for (int i = 0; i < 3 && rc == 0; i++)
         if (values[i] && !sbatch_word(values[i]))
-            rc = lb_usage_error("invalid argument \"%s\" for --%s: should be letters, digits and . _ - , : only", values[i],
-                                sbatch_keys[i]);
+            rc = lb_usage_error("invalid argument \"%s\" for --%s: should be letters, digits and . _ - , : only", values[i], names[i]);
     if (rc == 0 && time_limit && !slurm_time(time_limit))
         rc = lb_usage_error("invalid argument \"%s\" for --time: should be a Slurm time limit: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S or UNLIMITED (such as 04:00:00)",
                             time_limit);
@@ -196,9 +191,9 @@ int lb_cmd_slurm(int argc, char **argv)
     }
     char sweep_script[PATH_MAX + 32], merge_script[PATH_MAX + 32];
     if (rc == 0) {
-        snprintf(sweep_script, sizeof sweep_script, "%s/slurm/sweep.sbatch", dir);
-        snprintf(merge_script, sizeof merge_script, "%s/slurm/merge.sbatch", dir);
-        rc = write_scripts(&o.cmd, values, dir, self, sweep_script, merge_script);
+        snprintf(slurm_dir, sizeof slurm_dir, "%s/slurm", dir);
+        rc = write_scripts(slurm_dir, dir, self, flags, nflags, (int)shards, partition, time_limit, account,
+                           sweep_script, merge_script, sizeof sweep_script);
     }
     lb_run_settings_free(&o);
     if (rc != 0)
