@@ -457,17 +457,6 @@ static int write_grids(const LbSweepJob *job, const char *raw_path, LbGrid *out,
     return rc;
 }
 
-/* The grids, then meta.csv with the final status; the grids kept only when both are written. */
-static int conclude(const LbSweepJob *job, const LbSweepDevice *dev, const char *now, const char *raw_path,
-                    const char *status, EnergyTally *energy, const LbMeta *extra, LbGrid *grid)
-{
-    LB_TRY(write_grids(job, raw_path, grid, energy));
-    const int rc = write_meta(job, dev, now, status, energy, extra);
-    if (rc != LB_OK && grid)
-        lb_grid_free(grid);
-    return rc;
-}
-
 void lb_sweep_device_describe(LbBackend *be, LbSweepDevice *dev)
 {
     memset(dev, 0, sizeof *dev);
@@ -641,7 +630,12 @@ static int run_cells(const LbSweepJob *job, LbBackend *be, const LbCellResult *r
     *outcome = interrupted ? LB_SWEEP_INTERRUPTED : fatal ? LB_SWEEP_FAILED : failed ? LB_SWEEP_CELL_ERRORS : LB_SWEEP_COMPLETE;
     if (be)
         device_tuning(be, &dev);
-    rc = conclude(job, &dev, now, raw_path, lb_sweep_outcome_name(*outcome), &energy, extra, grid);
+    /* the grids, then meta.csv with the final status; the grids kept only when both are written */
+    rc = write_grids(job, raw_path, grid, &energy);
+    if (rc == LB_OK)
+        rc = write_meta(job, &dev, now, lb_sweep_outcome_name(*outcome), &energy, extra);
+    if (rc != LB_OK && grid)
+        lb_grid_free(grid);
     running = rc != LB_OK;
 out:
     if (started)
