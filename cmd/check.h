@@ -13,13 +13,7 @@
 #include "attn/check.h"
 #include "attn/config.h"
 #include "attn/ops.h"
-
-typedef struct LbCheckResult {
-    int ran;              /* 0: skipped (--no-check) */
-    uint64_t seed;
-    size_t checks, failures;
-    double max_rel_error; /* largest relative error of all checks */
-} LbCheckResult;
+#include "cmd/sweep/engine.h" /* LbCheckResult */
 
 /* The quick check (few shapes per op at the backend's dtype, one small forward per model, the
  * Linformer with model's sharing and order). Returns 0 when it passed; otherwise prints one line

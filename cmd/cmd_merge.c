@@ -31,10 +31,8 @@ int lb_cmd_merge(int argc, char **argv)
         return rc;
 
     LbMerge m;
-    LbMeta meta;
-    memset(&meta, 0, sizeof meta);
-    LbGrid grid;
-    memset(&grid, 0, sizeof grid);
+    LbMeta meta = {0};
+    LbGrid grid = {0};
     char *command = NULL;
     lb_error_clear();
     int lrc = lb_merge_load(&m, dirs, count);
@@ -45,9 +43,16 @@ int lb_cmd_merge(int argc, char **argv)
         rc = lrc == LB_ERR_FORMAT ? lb_usage_error("%s", lb_error_message()) : lb_runtime_error(lrc);
         goto out;
     }
-    const char *unfinished = m.unfinished ? m.unfinished->dir : NULL;
-    const char *unfinished_status = m.unfinished ? lb_sweep_meta(m.unfinished, "status", "") : NULL;
-    int complete = !unfinished && m.nmissing == 0;
+    /* what keeps it incomplete: cells without a row, a part that did not finish */
+    char why[8192] = "";
+    if (m.nmissing)
+        snprintf(why, sizeof why, "%zu cells missing (%s)", m.nmissing, m.missing);
+    if (m.unfinished) {
+        const char *status = lb_sweep_meta(m.unfinished, "status", "");
+        snprintf(why + strlen(why), sizeof why - strlen(why), "%s%s is %s", m.nmissing ? "; " : "", m.unfinished->dir,
+                 *status ? status : "(no status)");
+    }
+    const int complete = why[0] == '\0';
 
     rc = lb_outdir_prepare(out, 0, "OUT", 0);
     if (rc)
@@ -65,17 +70,10 @@ int lb_cmd_merge(int argc, char **argv)
     }
     if (!quiet)
         lb_grid_print(stdout, &grid, LB_FORMAT_TEXT);
-    if (!complete) {
-        if (m.nmissing)
-            fprintf(stderr, "linbench: merged %zu parts into %s, incomplete: %zu cells missing (%s)%s%s%s%s\n", count, out,
-                    m.nmissing, m.missing, unfinished ? "; " : "", unfinished ? unfinished : "", unfinished ? " is " : "",
-                    unfinished ? (*unfinished_status ? unfinished_status : "(no status)") : "");
-        else
-            fprintf(stderr, "linbench: merged %zu parts into %s, incomplete: %s is %s\n", count, out, unfinished,
-                    *unfinished_status ? unfinished_status : "(no status)");
-    } else if (!quiet) {
+    if (!complete)
+        fprintf(stderr, "linbench: merged %zu parts into %s, incomplete: %s\n", count, out, why);
+    else if (!quiet)
         fprintf(stderr, "linbench: merged %zu parts into %s\n", count, out);
-    }
     rc = LB_EXIT_OK;
 out:
     lb_merge_free(&m);

@@ -137,7 +137,10 @@ int lb_cmd_run(int argc, char **argv)
     /* a model without a k axis has k 0, as its raw.csv row says */
     if (!lb_model_has_k(o.model.kind))
         o.model.k = 0;
-    if ((rc = lb_options_check_cell(&o)) != 0)
+    char msg[256];
+    if (lb_run_settings_finish(&o, msg, sizeof msg) != 0 || lb_config_check(&o.model, msg, sizeof msg) != LB_OK)
+        return lb_usage_error("%s", msg);
+    if ((rc = lb_options_check_host_memory(&o)) != 0)
         return rc;
     lb_options_note_unread(o.given, 1u << o.model.kind);
     if (dump_dir && o.breakdown)

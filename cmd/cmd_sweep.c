@@ -217,30 +217,23 @@ static int pick_gpus(const LbRunSettings *s, const GpuProbe *probes, int found, 
                                 list ? list : "", flag, gpus[0], probes[gpus[0]].dev.info.name, gpus[i],
                                 probes[gpus[i]].dev.info.name);
     }
+    /* the least room of them, whatever --mem-limit says; then that GPU's budget, as one GPU's */
+    LbRunSettings unlimited = *s;
+    unlimited.mem_limit = 0;
+    char name[32];
     for (int i = 0; i < n && rc == 0; i++) {
         const GpuProbe *p = &probes[gpus[i]];
-        const uint64_t headroom = lb_run_settings_headroom(s, p->total_bytes);
-        if (p->free_bytes <= headroom) {
-            char fr[32], h[32];
-            lb_format_size(p->free_bytes, fr, sizeof fr);
-            lb_format_size(headroom, h, sizeof h);
-            fprintf(stderr, "linbench: GPU %d has %s free, no more than the %s headroom kept for the driver and libraries: free memory, or pass a smaller --headroom\n",
-                    gpus[i], fr, h);
-            rc = LB_EXIT_FAILURE;
-        } else if (p->free_bytes - headroom < *budget) {
-            *budget = p->free_bytes - headroom;
+        uint64_t room = 0;
+        snprintf(name, sizeof name, "GPU %d", gpus[i]);
+        rc = lb_options_gpu_budget(&unlimited, p->free_bytes, p->total_bytes, name, name, &room);
+        if (rc == 0 && room < *budget) {
+            *budget = room;
             least = gpus[i];
         }
     }
-    if (rc == 0 && s->mem_limit > *budget && (s->given & (UINT64_C(1) << LB_SET_MEM_LIMIT))) { /* as one GPU refuses it */
-        char where[32];
-        snprintf(where, sizeof where, "GPU %d", least);
-        lb_options_refuse_mem_limit(s->mem_limit, *budget, probes[least].free_bytes, "free memory",
-                                    lb_run_settings_headroom(s, probes[least].total_bytes), where);
-        rc = LB_EXIT_USAGE;
-    }
-    if (s->mem_limit && s->mem_limit < *budget)
-        *budget = s->mem_limit;
+    snprintf(name, sizeof name, "GPU %d", least);
+    if (rc == 0)
+        rc = lb_options_gpu_budget(s, probes[least].free_bytes, probes[least].total_bytes, name, name, budget);
     free(list);
     *count = n;
     return rc;
@@ -355,13 +348,9 @@ static int run_gpus(LbRunSettings *s, LbMeta *meta, uint64_t resumed_budget, int
     char default_dir[64], now[64], why[512], *command_line = lb_command_line(argc, argv);
     LbCommandFlags *f = &s->cmd;
     uint64_t budget = 0;
-    LbMerge m;
-    LbMeta extra, merged;
-    LbGrid grid;
-    memset(&m, 0, sizeof m);
-    memset(&extra, 0, sizeof extra);
-    memset(&merged, 0, sizeof merged);
-    memset(&grid, 0, sizeof grid);
+    LbMerge m = {0};
+    LbMeta extra = {0}, merged = {0};
+    LbGrid grid = {0};
     lb_sweep_now_text(now, sizeof now);
     int rc = probe_gpus(s, &probes, &found);
     if (rc == 0 && !(gpus = malloc(((size_t)found + s->ngpus + 1) * sizeof *gpus)))
@@ -395,7 +384,7 @@ static int run_gpus(LbRunSettings *s, LbMeta *meta, uint64_t resumed_budget, int
     }
     LbSweepDevice dev = probes[gpus[0]].dev;
     LbSweepJob job = {s, dir, f->resume ? meta : NULL, command_line ? command_line : "linbench sweep",
-                      budget, {!f->no_check, 0, 0.0, 0}, NULL, NULL, NULL, NULL};
+                      budget, {.ran = !f->no_check}, NULL, NULL, NULL, NULL};
     int erc = lb_meta_set(&extra, "parts", "%d", nparts);
     for (int i = 0; i < nparts && erc == LB_OK; i++) {
         char key[32];
@@ -410,8 +399,7 @@ static int run_gpus(LbRunSettings *s, LbMeta *meta, uint64_t resumed_budget, int
     /* each part's meta.csv: written afresh for a new run, kept (its status read) for a resume */
     for (int i = 0; i < nparts && erc == LB_OK && rc == 0; i++) {
         snprintf(dirs[i], sizeof dirs[i], PARTS_DIR_FMT, dir, i);
-        LbMeta pm;
-        memset(&pm, 0, sizeof pm);
+        LbMeta pm = {0};
         char path[4096];
         lb_path_join_buf(path, sizeof path, dirs[i], "meta.csv");
         if (f->resume && lb_meta_read(path, &pm) == LB_OK) {
@@ -503,13 +491,10 @@ out:
 int lb_cmd_sweep(int argc, char **argv)
 {
     LbRunSettings s;
-    LbMeta meta;
-    memset(&meta, 0, sizeof meta);
+    LbMeta meta = {0};
     LbBackend *be = NULL;
-    LbCheckResult check;
-    memset(&check, 0, sizeof check);
-    LbGrid grid;
-    memset(&grid, 0, sizeof grid);
+    LbCheckResult check = {0};
+    LbGrid grid = {0};
     char *command_line = NULL;
     char default_dir[64];
     uint64_t resumed_budget = 0, budget = 0;
@@ -564,7 +549,7 @@ int lb_cmd_sweep(int argc, char **argv)
     lb_progress_init(&progress, f->quiet);
     const LbSweepJob job = {
         &s, dir, f->resume ? &meta : NULL, command_line ? command_line : "linbench sweep", budget,
-        {check.ran, check.failures > 0, check.max_rel_error, check.seed}, lb_progress_event, &progress,
+        check, lb_progress_event, &progress,
         calibrated ? &calibration : NULL, calibration_note,
     };
     LbSweepOutcome outcome = LB_SWEEP_COMPLETE;

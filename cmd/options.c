@@ -78,14 +78,6 @@ int lb_options_parse(unsigned command, int argc, char **argv, LbRunSettings *s)
     return 0;
 }
 
-int lb_options_check_cell(LbRunSettings *s)
-{
-    char msg[256];
-    if (lb_run_settings_finish(s, msg, sizeof msg) != 0 || lb_config_check(&s->model, msg, sizeof msg) != LB_OK)
-        return lb_usage_error("%s", msg);
-    return lb_options_check_host_memory(s);
-}
-
 char *lb_command_line(int argc, char **argv)
 {
     size_t size = 16;
@@ -455,37 +447,39 @@ int lb_options_open_backend(const LbRunSettings *o, LbBackend **be, uint64_t *bu
         return lb_open_error(rc);
     (*be)->autotune = o->autotune;
     size_t free_bytes = 0, total = 0;
-    int code = LB_EXIT_FAILURE;
     rc = (*be)->ops->mem_info(*be, &free_bytes, &total);
-    if (rc != LB_OK) {
-        code = lb_runtime_error(rc);
-        goto fail;
+    const int code = rc != LB_OK ? lb_runtime_error(rc)
+                                 : lb_options_gpu_budget(o, free_bytes, total, "the GPU", "this GPU", budget);
+    if (code != 0) {
+        lb_backend_close(*be);
+        *be = NULL;
     }
+    return code;
+}
+
+int lb_options_gpu_budget(const LbRunSettings *o, uint64_t free_bytes, uint64_t total, const char *gpu,
+                          const char *where, uint64_t *budget)
+{
     const uint64_t headroom = lb_run_settings_headroom(o, total);
     if (free_bytes <= headroom) {
         char f[32], h[32];
         lb_format_size(free_bytes, f, sizeof f);
         lb_format_size(headroom, h, sizeof h);
-        fprintf(stderr, "linbench: the GPU has %s free, no more than the %s headroom kept for the driver and libraries: free memory, or pass a smaller --headroom\n",
-                f, h);
-        goto fail;
+        fprintf(stderr, "linbench: %s has %s free, no more than the %s headroom kept for the driver and libraries: free memory, or pass a smaller --headroom\n",
+                gpu, f, h);
+        return LB_EXIT_FAILURE;
     }
     *budget = free_bytes - headroom;
     /* a --mem-limit the GPU cannot give is refused, as --device cpu refuses one above the host's
      * memory: capped, meta.csv would record a limit the sweep never had (one taken from a
      * resumed meta.csv is held to the budget recorded beside it instead) */
     if (o->mem_limit > *budget && (o->given & (UINT64_C(1) << LB_SET_MEM_LIMIT))) {
-        lb_options_refuse_mem_limit(o->mem_limit, *budget, free_bytes, "free memory", headroom, "this GPU");
-        code = LB_EXIT_USAGE;
-        goto fail;
+        lb_options_refuse_mem_limit(o->mem_limit, *budget, free_bytes, "free memory", headroom, where);
+        return LB_EXIT_USAGE;
     }
     if (o->mem_limit && o->mem_limit < *budget)
         *budget = o->mem_limit;
     return 0;
-fail:
-    lb_backend_close(*be);
-    *be = NULL;
-    return code;
 }
 
 void lb_options_refuse_mem_limit(uint64_t mem_limit, uint64_t room, uint64_t memory, const char *memory_kind,

@@ -23,10 +23,6 @@
 #define LB_OPTIONS_HELPED (-1)
 int lb_options_parse(unsigned command, int argc, char **argv, LbRunSettings *s);
 
-/* One cell's settings (run), whole: lb_run_settings_finish, the model's lb_config_check and
- * lb_options_check_host_memory. 0, or the exit code after the one-line message. */
-int lb_options_check_cell(LbRunSettings *s);
-
 /* A command's --help: usage, about, its flags under their headings, notes. */
 void lb_options_help(FILE *out, unsigned command);
 
@@ -56,6 +52,12 @@ int lb_options_check_host_memory(const LbRunSettings *o);
  * --mem-limit if smaller (METHOD.md). On failure one line and LB_EXIT_FAILURE (LB_EXIT_USAGE for
  * a --gpu this machine does not have or a --mem-limit above the budget). */
 int lb_options_open_backend(const LbRunSettings *o, LbBackend **be, uint64_t *budget);
+
+/* A GPU's budget: its free memory less the headroom, or --mem-limit if smaller. 0, or after one
+ * line naming `gpu` ("the GPU", "GPU 2") LB_EXIT_FAILURE (no room above the headroom), or
+ * LB_EXIT_USAGE (a --mem-limit given above it; the refusal names `where`). */
+int lb_options_gpu_budget(const LbRunSettings *o, uint64_t free_bytes, uint64_t total, const char *gpu,
+                          const char *where, uint64_t *budget);
 
 /* The one line refusing a --mem-limit above `room`, what a GPU (`where`: "this GPU", a card's
  * name) can give: its `memory` ("free memory", "memory") less the headroom. */

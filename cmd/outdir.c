@@ -49,21 +49,14 @@ int lb_outdir_check_length(const char *dir, const char *flag)
                           dir, flag, LB_DIR_MAX, len);
 }
 
-/* What the last lb_outdir_prepare made, for lb_outdir_abandon: the directory, the shortest
- * prefix of it that did not exist before, and whether the lock file is ours. */
-static char *made_dir, *made_top;
+/* What the last lb_outdir_prepare made, for lb_outdir_abandon: the directory ("": none), the
+ * shortest prefix of it that did not exist before ("": none), and whether the lock file is ours. */
+static char made_dir[4096], made_top[4096];
 static int lock_fd = -1, lock_made;
-
-static void forget_made(void)
-{
-    free(made_dir);
-    free(made_top);
-    made_dir = made_top = NULL;
-}
 
 void lb_outdir_abandon(void)
 {
-    if (!made_dir)
+    if (!made_dir[0])
         return;
     char path[4096];
     if (lock_made) {
@@ -74,7 +67,7 @@ void lb_outdir_abandon(void)
         close(lock_fd);
     lock_fd = -1;
     lock_made = 0;
-    if (made_top) {
+    if (made_top[0]) {
         snprintf(path, sizeof path, "%s", made_dir);
         size_t top = strlen(made_top);
         /* rmdir fails harmlessly once something is inside */
@@ -85,13 +78,13 @@ void lb_outdir_abandon(void)
             *slash = '\0';
         }
     }
-    forget_made();
+    made_dir[0] = made_top[0] = '\0';
 }
 
-/* mkdir -p, the first directory it made into *top (malloc'd) when top is not NULL. Another process
+/* mkdir -p, the first directory it made into top (4096 bytes) when top is not NULL. Another process
  * making the same directory at the same moment is not an error: the lock decides who writes. 0, or
  * -1 with errno set. */
-static int make_dirs(const char *dir, char **top)
+static int make_dirs(const char *dir, char *top)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s", dir);
@@ -103,8 +96,8 @@ static int make_dirs(const char *dir, char **top)
         path[i] = '\0';
         struct stat st;
         if (mkdir(path, 0777) == 0) {
-            if (top && !*top)
-                *top = strdup(path);
+            if (top && !top[0])
+                snprintf(top, 4096, "%s", path);
         } else if (errno != EEXIST || stat(path, &st) != 0) {
             return -1;
         } else if (!S_ISDIR(st.st_mode)) {
@@ -221,17 +214,15 @@ int lb_outdir_prepare(const char *dir, int force, const char *flag, int offer)
         return rc;
     if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode))
         return lb_usage_error("invalid argument \"%s\" for %s: should be a directory, and this is a file", dir, flag);
-    made_dir = strdup(dir);
-    if (!made_dir)
-        return lb_usage_error("out of memory preparing %s", flag);
-    if (make_dirs(dir, &made_top) != 0) {
+    snprintf(made_dir, sizeof made_dir, "%s", dir);
+    if (make_dirs(dir, made_top) != 0) {
         int e = errno;
         lb_outdir_abandon();
         return lb_usage_error("invalid argument \"%s\" for %s: should be a directory that can be created (%s)", dir, flag, strerror(e));
     }
     if ((rc = lock_dir(dir, flag)) != 0) {
         if (rc == LB_EXIT_FAILURE) /* the directory is the other process's now: leave it be */
-            forget_made();
+            made_dir[0] = made_top[0] = '\0';
         lb_outdir_abandon();
         return rc;
     }

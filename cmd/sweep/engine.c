@@ -67,7 +67,7 @@ int lb_sweep_shard_assign(const LbRunSettings *s, const LbSweepCell *cells, size
     LbPredictCard card;
     char why[160];
     const LbGpuSpec *h100 = lb_gpu_spec_find("h100-sxm"); /* one fixed card: the same split anywhere */
-    const int priced = h100 && lb_predict_card_from_spec(h100, s->model.dtype, s->tf32, &card, why, sizeof why) == 0;
+    const int priced = shards > 1 && h100 && lb_predict_card_from_spec(h100, s->model.dtype, s->tf32, &card, why, sizeof why) == 0;
     if (!c || !out || !load) {
         free(c);
         free(out);
@@ -240,13 +240,8 @@ int lb_sweep_settings_check(const char *resume, LbRunSettings *s, LbMeta *meta, 
 
 const char *lb_sweep_outcome_name(LbSweepOutcome o)
 {
-    switch (o) {
-    case LB_SWEEP_COMPLETE: return "complete";
-    case LB_SWEEP_CELL_ERRORS: return "finished with errors";
-    case LB_SWEEP_FAILED: return "failed";
-    case LB_SWEEP_INTERRUPTED: return "interrupted";
-    }
-    return "?";
+    static const char *const names[] = {"complete", "finished with errors", "failed", "interrupted"};
+    return o >= LB_SWEEP_COMPLETE && o <= LB_SWEEP_INTERRUPTED ? names[o] : "?";
 }
 
 void lb_sweep_now_text(char *buf, size_t size)
@@ -331,8 +326,7 @@ static int write_meta(const LbSweepJob *job, const LbSweepDevice *dev, const cha
     const LbRunSettings *s = job->settings;
     const LbDeviceInfo d = dev->info;
 
-    LbMeta meta;
-    memset(&meta, 0, sizeof meta);
+    LbMeta meta = {0};
     int rc = LB_OK;
 #define SET(key, ...)                                          \
     do {                                                       \
@@ -390,7 +384,7 @@ static int write_meta(const LbSweepJob *job, const LbSweepDevice *dev, const cha
     /* passed only where every run's backend was checked; the largest error of the runs that did */
     const char *earlier = job->previous ? lb_meta_get(job->previous, "check") : NULL;
     const int skipped = !job->check.ran || (earlier && strcmp(earlier, "skipped") == 0);
-    SET("check", "%s", job->check.ran && job->check.failed ? "failed" : skipped ? "skipped" : "passed");
+    SET("check", "%s", job->check.ran && job->check.failures ? "failed" : skipped ? "skipped" : "passed");
     double most = job->check.max_rel_error, b;
     const char *before = job->previous ? lb_meta_get(job->previous, "check_max_rel_error") : NULL;
     if (before && *before && lb_csv_parse_double(before, &b) == 0 && b > most)
@@ -446,17 +440,6 @@ static int write_grids(const LbSweepJob *job, const char *raw_path, LbGrid *out,
         measured[m] = (s->models >> m) & 1;
     const int rc = lb_tables_write(job->dir, rows, count, s->n, s->nn, s->k, s->nk, measured, out);
     free(rows);
-    return rc;
-}
-
-/* The grids, then meta.csv with the final status; the grids kept only when both are written. */
-static int conclude(const LbSweepJob *job, const LbSweepDevice *dev, const char *now, const char *raw_path,
-                    const char *status, EnergyTally *energy, const LbMeta *extra, LbGrid *grid)
-{
-    LB_TRY(write_grids(job, raw_path, grid, energy));
-    const int rc = write_meta(job, dev, now, status, energy, extra);
-    if (rc != LB_OK && grid)
-        lb_grid_free(grid);
     return rc;
 }
 
@@ -525,18 +508,21 @@ static void tell(const LbSweepJob *job, LbSweepEvent e)
 /* A sweep that stops on an error of its own after meta.csv said running: meta.csv says failed where
  * it can still be written, so the directory claims no run that no process is doing. The error is
  * kept for the caller to print. */
-static void say_failed(const LbSweepJob *job, const LbSweepDevice *dev, const char *now)
+static void say_failed(const LbSweepJob *job, const LbSweepDevice *dev, const char *now, const LbMeta *extra)
 {
     char *why = strdup(lb_error_message());
-    (void)write_meta(job, dev, now, lb_sweep_outcome_name(LB_SWEEP_FAILED), NULL, NULL);
+    (void)write_meta(job, dev, now, lb_sweep_outcome_name(LB_SWEEP_FAILED), NULL, extra);
     if (why) {
         lb_error_set(__FILE__, __LINE__, "%s", why);
         free(why);
     }
 }
 
-int lb_sweep_engine_run(const LbSweepJob *job, LbBackend *be, const volatile sig_atomic_t *stop,
-                        LbSweepOutcome *outcome, LbGrid *grid)
+/* The one cell loop: each cell of this run measured on `be`, or (be NULL) taken from `rows`, one per
+ * cell of the grid in lb_sweep_cells' order; `given` (NULL: be's) describes the device, `extra`
+ * adds meta.csv keys. */
+static int run_cells(const LbSweepJob *job, LbBackend *be, const LbCellResult *rows, const LbSweepDevice *given,
+                     const LbMeta *extra, const volatile sig_atomic_t *stop, LbSweepOutcome *outcome, LbGrid *grid)
 {
     const LbRunSettings *s = job->settings;
     char now[64];
@@ -549,7 +535,10 @@ int lb_sweep_engine_run(const LbSweepJob *job, LbBackend *be, const volatile sig
     int *shard_of = NULL;
     LbRawWriter *raw = NULL;
     LbSweepDevice dev;
-    lb_sweep_device_describe(be, &dev);
+    if (given)
+        dev = *given;
+    else
+        lb_sweep_device_describe(be, &dev);
     int started = 0, failed = 0, fatal = 0, interrupted = 0;
     int running = 0; /* meta.csv says running: this process must say how it ended */
     EnergyTally energy = {0};
@@ -569,7 +558,7 @@ int lb_sweep_engine_run(const LbSweepJob *job, LbBackend *be, const volatile sig
         if (shard_of[c] == s->shard_index && !already_measured(done, done_count, &cells[c]))
             todo[ntodo++] = c;
     if (rc == LB_OK)
-        rc = write_meta(job, &dev, now, "running", NULL, NULL);
+        rc = write_meta(job, &dev, now, "running", NULL, extra);
     running = rc == LB_OK;
     if (rc == LB_OK)
         rc = lb_raw_open(raw_path, job->previous != NULL, &raw);
@@ -578,23 +567,28 @@ int lb_sweep_engine_run(const LbSweepJob *job, LbBackend *be, const volatile sig
 
     started = 1;
     tell(job, (LbSweepEvent){LB_SWEEP_START, 0, (int)ntodo, NULL, 0, NULL});
-    const LbPlanParams pp = {be->elem_bytes, be->alignment, be->workspace_bytes};
     for (size_t t = 0; t < ntodo && !fatal; t++) {
         LbModelConfig cfg = lb_sweep_cell_config(s, &cells[todo[t]]);
         const int index = (int)t + 1;
-        tell(job, (LbSweepEvent){LB_SWEEP_BEGIN, index, (int)ntodo, &cfg,
-                                 lb_plan_largest_batch(&cfg, &pp, job->budget, s->timing.max_batch), NULL});
         LbCellResult r;
-        int mrc = lb_measure_cell(be, &cfg, job->budget, &s->timing, s->seed, stop, &r);
-        if (mrc == LB_ERR_INTERRUPTED) {
-            interrupted = 1; /* the cell in progress is lost, the finished ones are on disk */
-            break;
+        int mrc = LB_OK;
+        if (rows) {
+            r = rows[todo[t]];
+        } else {
+            const LbPlanParams pp = {be->elem_bytes, be->alignment, be->workspace_bytes};
+            tell(job, (LbSweepEvent){LB_SWEEP_BEGIN, index, (int)ntodo, &cfg,
+                                     lb_plan_largest_batch(&cfg, &pp, job->budget, s->timing.max_batch), NULL});
+            mrc = lb_measure_cell(be, &cfg, job->budget, &s->timing, s->seed, stop, &r);
+            if (mrc == LB_ERR_INTERRUPTED) {
+                interrupted = 1; /* the cell in progress is lost, the finished ones are on disk */
+                break;
+            }
+            if (mrc != LB_OK) {
+                failed = 1;
+                fatal = mrc == LB_ERR_DEVICE; /* a CUDA error may leave the context unusable */
+            }
+            set_origin(&r, &dev);
         }
-        if (mrc != LB_OK) {
-            failed = 1;
-            fatal = mrc == LB_ERR_DEVICE; /* a CUDA error may leave the context unusable */
-        }
-        set_origin(&r, &dev);
         if (r.status == LB_CELL_OK && !(r.energy_j_per_seq > 0) && !energy.first_why[0])
             snprintf(energy.first_why, sizeof energy.first_why, "%s", r.energy_why);
         rc = lb_raw_append(raw, &r);
@@ -602,7 +596,7 @@ int lb_sweep_engine_run(const LbSweepJob *job, LbBackend *be, const volatile sig
             goto out;
         tell(job, (LbSweepEvent){LB_SWEEP_END, index, (int)ntodo, &cfg, 0, &r});
         /* --breakdown: one more pass at the measured batch; failing, it ends the sweep as a failed write does */
-        if (s->breakdown && mrc == LB_OK && r.status == LB_CELL_OK) {
+        if (be && s->breakdown && mrc == LB_OK && r.status == LB_CELL_OK) {
             LbBreakdownRecord *recs = NULL;
             size_t nrecs = 0;
             rc = lb_breakdown_measure(be, &cfg, r.batch, s->seed, job->calibration, &recs, &nrecs);
@@ -620,8 +614,14 @@ int lb_sweep_engine_run(const LbSweepJob *job, LbBackend *be, const volatile sig
     if (*stop)
         interrupted = 1;
     *outcome = interrupted ? LB_SWEEP_INTERRUPTED : fatal ? LB_SWEEP_FAILED : failed ? LB_SWEEP_CELL_ERRORS : LB_SWEEP_COMPLETE;
-    device_tuning(be, &dev);
-    rc = conclude(job, &dev, now, raw_path, lb_sweep_outcome_name(*outcome), &energy, NULL, grid);
+    if (be)
+        device_tuning(be, &dev);
+    /* the grids, then meta.csv with the final status; the grids kept only when both are written */
+    rc = write_grids(job, raw_path, grid, &energy);
+    if (rc == LB_OK)
+        rc = write_meta(job, &dev, now, lb_sweep_outcome_name(*outcome), &energy, extra);
+    if (rc != LB_OK && grid)
+        lb_grid_free(grid);
     running = rc != LB_OK;
 out:
     if (started)
@@ -629,7 +629,7 @@ out:
     if (raw)
         lb_raw_close(raw);
     if (running && rc != LB_OK)
-        say_failed(job, &dev, now);
+        say_failed(job, &dev, now, extra);
     free(raw_path);
     free(done);
     free(cells);
@@ -645,29 +645,16 @@ int lb_sweep_write_meta(const LbSweepJob *job, const LbSweepDevice *dev, const c
     return write_meta(job, dev, now, status, NULL, extra);
 }
 
-int lb_sweep_write_rows(const LbSweepJob *job, const LbSweepDevice *dev, const LbCellResult *rows, size_t count,
-                        const LbMeta *extra, LbGrid *grid)
+int lb_sweep_engine_run(const LbSweepJob *job, LbBackend *be, const volatile sig_atomic_t *stop,
+                        LbSweepOutcome *outcome, LbGrid *grid)
 {
-    char now[64];
-    lb_sweep_now_text(now, sizeof now);
-    LbRawWriter *raw = NULL;
-    char *raw_path = lb_path_join(job->dir, "raw.csv");
-    int rc = raw_path ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory");
-    /* the rows' own reason for no energy */
-    EnergyTally energy = {0};
-    for (size_t i = 0; i < count && !energy.first_why[0]; i++)
-        if (rows[i].status == LB_CELL_OK && !(rows[i].energy_j_per_seq > 0))
-            snprintf(energy.first_why, sizeof energy.first_why, "%s", rows[i].energy_why);
-    if (rc == LB_OK)
-        rc = write_meta(job, dev, now, "running", NULL, extra);
-    if (rc == LB_OK)
-        rc = lb_raw_open(raw_path, 0, &raw);
-    for (size_t i = 0; rc == LB_OK && i < count; i++)
-        rc = lb_raw_append(raw, &rows[i]);
-    if (raw)
-        lb_raw_close(raw);
-    if (rc == LB_OK)
-        rc = conclude(job, dev, now, raw_path, lb_sweep_outcome_name(LB_SWEEP_COMPLETE), &energy, extra, grid);
-    free(raw_path);
-    return rc;
+    return run_cells(job, be, NULL, NULL, NULL, stop, outcome, grid);
+}
+
+int lb_sweep_write_rows(const LbSweepJob *job, const LbSweepDevice *dev, const LbCellResult *rows, const LbMeta *extra,
+                        LbGrid *grid)
+{
+    static const volatile sig_atomic_t never = 0;
+    LbSweepOutcome outcome;
+    return run_cells(job, NULL, rows, dev, extra, &never, &outcome, grid);
 }

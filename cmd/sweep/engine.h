@@ -41,13 +41,14 @@ int lb_sweep_raw_foreign(const LbRunSettings *s, const char *raw_path, size_t *l
 int lb_sweep_settings_check(const char *resume, LbRunSettings *s, LbMeta *meta, uint64_t *budget, char *notes,
                             size_t size);
 
-/* The backend's quick check as meta.csv records it (check, check_max_rel_error, check_seed). */
-typedef struct LbSweepCheck {
-    int ran;    /* 0: skipped (--no-check) */
-    int failed;
-    double max_rel_error;
+/* The backend's quick check (cmd/check.h), as meta.csv records it (check, check_max_rel_error,
+ * check_seed). */
+typedef struct LbCheckResult {
+    int ran;              /* 0: skipped (--no-check) */
     uint64_t seed;
-} LbSweepCheck;
+    size_t checks, failures;
+    double max_rel_error; /* largest relative error of all checks */
+} LbCheckResult;
 
 typedef enum LbSweepEventKind {
     LB_SWEEP_START,  /* total: the cells this run measures */
@@ -72,7 +73,7 @@ typedef struct LbSweepJob {
     const LbMeta *previous;   /* meta.csv of the run being resumed, or NULL: only missing cells run */
     const char *command_line; /* this run's */
     uint64_t budget;          /* bytes */
-    LbSweepCheck check;
+    LbCheckResult check;
     LbSweepProgress progress; /* may be NULL */
     void *progress_ctx;
     const LbCalibration *calibration; /* this device's limits (NULL: not measured) */
@@ -112,9 +113,10 @@ void lb_sweep_now_text(char *buf, size_t size);
 int lb_sweep_meta_history(const LbSweepJob *job, const char *now, const char *status, LbMeta *meta);
 
 /* A result directory written as a sweep writes its own, from rows made without a backend (linbench
- * predict); `extra` may replace meta.csv's source. The grids kept in *grid when not NULL. */
-int lb_sweep_write_rows(const LbSweepJob *job, const LbSweepDevice *dev, const LbCellResult *rows, size_t count,
-                        const LbMeta *extra, LbGrid *grid);
+ * predict), one per cell of the grid in lb_sweep_cells' order; `extra` may replace meta.csv's
+ * source. The grids kept in *grid when not NULL. */
+int lb_sweep_write_rows(const LbSweepJob *job, const LbSweepDevice *dev, const LbCellResult *rows, const LbMeta *extra,
+                        LbGrid *grid);
 
 /* The meta.csv status word of an outcome ("complete", "finished with errors", ...). */
 const char *lb_sweep_outcome_name(LbSweepOutcome o);

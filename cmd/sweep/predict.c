@@ -24,8 +24,7 @@ int lb_predict_run(const LbPredictJob *job, LbGrid *grid, double *sweep_s)
     LbCellResult *rows = NULL;
     LbBreakdownRecord *recs = NULL;
     size_t ncells = 0, nrecs = 0;
-    LbMeta extra;
-    memset(&extra, 0, sizeof extra);
+    LbMeta extra = {0};
     *sweep_s = 0;
     int rc = lb_sweep_cells(s->models, s->n, s->nn, s->k, s->nk, &cells, &ncells);
     if (rc == LB_OK && !(rows = calloc(ncells ? ncells : 1, sizeof *rows)))
@@ -77,10 +76,10 @@ int lb_predict_run(const LbPredictJob *job, LbGrid *grid, double *sweep_s)
         snprintf(dev.info.name, sizeof dev.info.name, "predicted: %.80s (roofline, not a measurement)", card->label);
         dev.storage = s->model.dtype;
         const LbSweepJob sj = {
-            s, job->dir, NULL, job->command_line, budget, {0, 0, 0.0, 0}, NULL, NULL,
+            s, job->dir, NULL, job->command_line, budget, {0}, NULL, NULL,
             NULL, "predicted: nothing was measured",
         };
-        rc = lb_sweep_write_rows(&sj, &dev, rows, ncells, &extra, grid);
+        rc = lb_sweep_write_rows(&sj, &dev, rows, &extra, grid);
         if (rc == LB_OK && nrecs > 0 && (rc = lb_breakdown_write(job->dir, recs, nrecs)) != LB_OK)
             lb_grid_free(grid);
     }

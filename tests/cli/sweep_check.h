@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <math.h>
 #include <string.h>
+#include <time.h>
 
 #include "reports/grid.h"
 #include "reports/meta.h"
@@ -19,6 +20,24 @@ static inline int sc_rows(const char *dir)
     int n = s && lb_lines(s) > 0 ? lb_lines(s) - 1 : 0;
     free(s);
     return n;
+}
+
+/* Start argv (a sweep into dir), stop it with `sig` once dir/raw.csv has `after` rows; how it
+ * ended (one that finished before the signal is reported as it ended). */
+static inline LbRun sc_stop_after(char *const argv[], const char *dir, int sig, int after)
+{
+    pid_t pid = lb_start(argv);
+    struct timespec pause = {0, 20 * 1000 * 1000};
+    for (int i = 0; i < 30000 && sc_rows(dir) < after; i++) {
+        int status;
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+            LbRun r = {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), strdup(""), strdup("")};
+            return r;
+        }
+        nanosleep(&pause, NULL);
+    }
+    kill(pid, sig);
+    return lb_wait(pid);
 }
 
 /* dir/raw.csv's rows through libcsv (*rows malloc'd): lb_raw_read's status. */
@@ -144,21 +163,33 @@ static inline int sc_files_parse(const char *dir, int no_tmp, const char *what)
     return ok;
 }
 
-/* dir's cells equal want's (model, n, k), each once, all ok. */
-static inline int sc_same_cells(const char *dir, const char *want, const char *what)
+/* dir's cells equal want's (model, n, k), each once, all ok; with `measured`, each with want's
+ * status, batch, planned and peak bytes too (not times: they differ between runs). */
+#define sc_same_cells(dir, want, what) sc_same_rows(dir, want, 0, what)
+static inline int sc_same_rows(const char *dir, const char *want, int measured, const char *what)
 {
     LbCellResult *a = NULL, *b = NULL;
     size_t na = 0, nb = 0;
     int ok = lb_check(sc_read_rows(dir, &a, &na) == 0 && sc_read_rows(want, &b, &nb) == 0, "%s: both raw.csv read", what);
-    ok = ok && lb_check(na == nb, "%s: %zu cells, as the uninterrupted run's %zu", what, na, nb);
+    ok = ok && lb_check(na == nb && na > 0, "%s: %zu cells, as %s's %zu", what, na, want, nb);
     for (size_t i = 0; ok && i < na; i++) {
         int found = 0, twice = 0;
+        const LbCellResult *w = NULL;
         for (size_t j = 0; j < nb; j++)
-            found += a[i].model == b[j].model && a[i].n == b[j].n && a[i].k == b[j].k;
+            if (a[i].model == b[j].model && a[i].n == b[j].n && a[i].k == b[j].k) {
+                found++;
+                w = &b[j];
+            }
         for (size_t j = 0; j < na; j++)
             twice += j != i && a[i].model == a[j].model && a[i].n == a[j].n && a[i].k == a[j].k;
-        ok &= lb_check(found == 1 && !twice && a[i].status == LB_CELL_OK, "%s: %s n=%lld k=%lld once, ok, in the uninterrupted run",
-                       what, lb_model_name(a[i].model), (long long)a[i].n, (long long)a[i].k);
+        const int same = !measured || (w && a[i].status == w->status && a[i].batch == w->batch &&
+                                       a[i].planned_bytes == w->planned_bytes && a[i].peak_bytes == w->peak_bytes);
+        ok &= lb_check(found == 1 && !twice && a[i].status == LB_CELL_OK && same,
+                       "%s: %s n=%lld k=%lld once, ok, in %s%s (batch %lld, planned %lld, peak %lld; there %lld %lld %lld)",
+                       what, lb_model_name(a[i].model), (long long)a[i].n, (long long)a[i].k, want,
+                       measured ? " with the same batch and bytes" : "", (long long)a[i].batch,
+                       (long long)a[i].planned_bytes, (long long)a[i].peak_bytes, w ? (long long)w->batch : -1LL,
+                       w ? (long long)w->planned_bytes : -1LL, w ? (long long)w->peak_bytes : -1LL);
     }
     free(a);
     free(b);

@@ -237,14 +237,9 @@ static void check_bad_flags(void)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3 || (strcmp(argv[2], "cpu") != 0 && strcmp(argv[2], "cuda") != 0)) {
-        fprintf(stderr, "usage: test_cli_check PATH-TO-LINBENCH cpu|cuda\n");
-        return 2;
-    }
-    bin = argv[1];
-    device = argv[2];
-    lb_test_init("test_cli_check");
-    const char *scratch = lb_scratch_dir("cli-check");
+    bin = lb_cli_start(argc, argv, "test_cli_check");
+    device = argc > 2 && strcmp(argv[2], "cuda") == 0 ? "cuda" : "cpu";
+    const char *scratch = lb_scratch;
     unsetenv("LB_EMU_CORRUPT");
     unsetenv("LB_EMU_MEMORY");
     check_passes();

@@ -1,17 +1,26 @@
 /* linbench sweep end to end on the CPU reference: a tiny model over n 128..1024 and k 32..256
  * writes the four files; read back through libcsv, every value is positive and finite, each
  * memory speedup equals the batch ratio in raw.csv and each time speedup the ms-per-sequence
- * ratio; then every kind of bad input exits 2 with one line naming the flag and nothing written.
+ * ratio; then every kind of bad input exits 2 with one line naming the flag and nothing written;
+ * then --breakdown and the calibration (check_breakdown), and --resume (check_resume).
  * Usage: test_cli_sweep PATH-TO-LINBENCH */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "attn/config.h"
+#include "attn/measure/breakdown.h"
+#include "reports/breakdown_csv.h"
+#include "reports/csv_io.h"
 #include "reports/grid.h"
+#include "reports/meta.h"
 #include "reports/raw.h"
 #include "tests/cli/sweep_check.h"
 #include "tests/lib/check.h"
+#include "tests/lib/model.h"
 #include "tests/lib/spawn.h"
+#include "tests/reports/fixture.h"
 
 static const char *bin;
 
@@ -101,6 +110,441 @@ static void bad_input(const char *flag, char *const extra[], int extra_count)
         char *extra_[] = {__VA_ARGS__};                                  \
         bad_input(flag, extra_, (int)(sizeof extra_ / sizeof extra_[0])); \
     } while (0)
+
+/* --breakdown's model, and one cell per model on the CPU, unchecked */
+#define SMALL "--layers", "1", "--d-model", "32", "--heads", "2", "--ffn", "64", "--vocab", "100"
+#define CELL "--device", "cpu", SMALL, "--n", "64", "--k", "16", "--max-batch", "2", "--cell-time", "1", "--no-check"
+
+static void check_breakdown_csv(const char *dir)
+{
+    LbBreakdownRecord *recs = NULL;
+    size_t count = 0;
+    if (!lb_check(lb_breakdown_read(dir, 0, &recs, &count) == LB_OK, "breakdown.csv reads back: %s", lb_error_message()))
+        return;
+    for (int m = 0; m < LB_MODEL_COUNT; m++) {
+        const LbModelKind kind = (LbModelKind)m;
+        LbOpRole want[LB_ROLE_COUNT];
+        const int nw = lb_test_roles(kind, want);
+        int seen[LB_ROLE_COUNT] = {0}, passes = 0, overheads = 0;
+        double roles = 0, overhead = 0, pass_ms = 0;
+        for (size_t i = 0; i < count; i++) {
+            const LbBreakdownRecord *r = &recs[i];
+            if (r->model != kind)
+                continue;
+            lb_check(r->n == 64 && r->k == (lb_model_has_k(kind) ? 16 : 0) && r->batch >= 1 && r->batch <= 2,
+                     "%s: cell n %lld k %lld batch %lld", lb_model_name(kind), (long long)r->n, (long long)r->k,
+                     (long long)r->batch);
+            LbOpRole role;
+            if (strcmp(r->op, "pass") == 0) {
+                passes++;
+                pass_ms = r->ms;
+                lb_check(r->share == 1.0 && r->ms > 0, "%s: pass share %g, %g ms", lb_model_name(kind), r->share, r->ms);
+            } else if (strcmp(r->op, "overhead") == 0) {
+                overheads++;
+                overhead = r->share;
+            } else if (lb_check(lb_op_role_parse(r->op, &role) == 0 && role != LB_ROLE_UNLABELLED, "%s: op %s",
+                                lb_model_name(kind), r->op)) {
+                seen[role]++;
+                roles += r->share;
+                lb_check(r->calls > 0 && r->ms >= 0 && r->bytes > 0, "%s %s: %lld calls, %g ms, %g bytes",
+                         lb_model_name(kind), r->op, (long long)r->calls, r->ms, r->bytes);
+                lb_check(r->ms == 0 || (isfinite(r->percent_of_limit) && r->percent_of_limit > 0),
+                         "%s %s: %g%% of the calibrated limit", lb_model_name(kind), r->op, r->percent_of_limit);
+            }
+        }
+        lb_check(passes == 1 && overheads == 1, "%s: %d pass and %d overhead rows, want 1 each", lb_model_name(kind),
+                 passes, overheads);
+        for (int i = 0; i < nw; i++)
+            lb_check(seen[want[i]] == 1, "%s: %d rows of %s, want 1", lb_model_name(kind), seen[want[i]],
+                     lb_op_role_name(want[i]));
+        lb_check(pass_ms > 0 && fabs(1 - roles) <= LB_BREAKDOWN_OVERHEAD + LB_BREAKDOWN_SLACK_MS / pass_ms,
+                 "%s: the roles' shares sum to %.6f of a %.4f ms pass: outside %g + %g ms", lb_model_name(kind), roles,
+                 pass_ms, LB_BREAKDOWN_OVERHEAD, LB_BREAKDOWN_SLACK_MS);
+        lb_check(fabs(roles + overhead - 1) <= 1e-9, "%s: roles %.17g + overhead %.17g, want 1", lb_model_name(kind),
+                 roles, overhead);
+    }
+    free(recs);
+}
+
+static void check_reports(const char *dir, const char *scratch)
+{
+    char *c[] = {(char *)bin, "compare", (char *)dir, NULL};
+    LbRun r = lb_run(c);
+    lb_check(r.code == 0 && strstr(r.out, "Where the time goes") && strstr(r.out, "feature_map") &&
+                 strstr(r.out, "compress"),
+             "compare shows the breakdown: exit %d\n%s%s", r.code, r.out, r.err);
+    lb_run_free(&r);
+
+    char plots[4200];
+    snprintf(plots, sizeof plots, "%s/plots", scratch);
+    mkdir(plots, 0755);
+    char *p[] = {(char *)bin, "plot", (char *)dir, "--out", plots, "--no-render", NULL};
+    lb_run_ok(p, "plot");
+    for (int m = 0; m < LB_MODEL_COUNT; m++) {
+        char path[4400];
+        snprintf(path, sizeof path, "%s/breakdown_%s.gp", plots, lb_model_name((LbModelKind)m));
+        char *gp = lb_slurp(path);
+        lb_check(gp && strstr(gp, "rowstacked") && strstr(gp, "columnheader"), "%s is a stacked-bar script", path);
+        free(gp);
+        snprintf(path, sizeof path, "%s/breakdown_%s.plot.csv", plots, lb_model_name((LbModelKind)m));
+        LbCsvTable t;
+        memset(&t, 0, sizeof t);
+        if (lb_check(lb_csv_read_file(path, 0, &t) == LB_OK, "%s parses: %s", path, lb_error_message())) {
+            /* a header of the cell and each op, one bar whose segments sum to 1 less the overhead's rounding */
+            int ok = t.rows == 2 && t.row[0].count >= 10 && t.row[1].count == t.row[0].count; /* flash: 8 roles */
+            double sum = 0;
+            for (size_t j = 1; ok && j < t.row[1].count; j++) {
+                double v;
+                ok = lb_csv_parse_double(t.row[1].fields[j], &v) == 0 && v >= -1e-3;
+                sum += v;
+            }
+            lb_check(ok && fabs(sum - 1) <= 1e-9, "%s: %zu rows, segments sum to %.17g", path, t.rows, sum);
+        }
+        lb_csv_table_free(&t);
+    }
+}
+
+/* Calibration never fails a sweep whose cells fit: under 1 MiB both cells (221 KB and 139 KB
+ * planned at batch 2) run, and the calibration shrinks to the budget. */
+static void check_small_budget(const char *scratch)
+{
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/budget-1M", scratch);
+    char *a[] = {(char *)bin, "sweep", "--device", "cpu", SMALL, "--n", "64", "--k", "16", "--max-batch", "2",
+                 "--cell-time", "1", "--mem-limit", "1M", "--out", dir, NULL};
+    LbRun r = lb_run(a);
+    lb_check(r.code == 0 && !strstr(r.err, "reps must be") && strstr(r.err, "calibration: "),
+             "sweep --mem-limit 1M: exit %d\n%s", r.code, r.err);
+    lb_run_free(&r);
+    lb_check(sc_rows(dir) == 2 && sc_files_parse(dir, 1, "budget-1M"), "two cells measured under 1 MiB");
+    const double bytes = sc_meta_number(dir, "calibration_copy_bytes"), dim = sc_meta_number(dir, "calibration_product_dim");
+    sc_check_meta(dir, "calibration", "measured", "under 1 MiB");
+    sc_check_meta_has(dir, "calibration_note", "budget", "under 1 MiB");
+    lb_check(bytes > 0 && bytes <= (1 << 19) && dim > 0, "meta.csv under 1 MiB: copy %g bytes, product %g", bytes, dim);
+}
+
+/* run --breakdown: after the cell's result, one table row per role the model's pass must show,
+ * then overhead and pass, with percentages (run calibrates first, even under --no-check, as a
+ * sweep does); with --dump it is refused (exit 2, one line naming the flag). */
+static void check_run_breakdown(const char *scratch)
+{
+    for (int m = 0; m < LB_MODEL_COUNT; m++) {
+        char *a[] = {(char *)bin, "run", CELL, "--model", (char *)lb_model_name((LbModelKind)m), "--breakdown", NULL};
+        LbRun r = lb_run(a);
+        const char *table = strstr(r.out, "\nbreakdown: one more pass at batch ");
+        lb_check(r.code == 0 && table && strstr(r.err, "calibration: "), "run --model %s --breakdown: exit %d\n%s%s",
+                 lb_model_name((LbModelKind)m), r.code, r.out, r.err);
+        LbOpRole roles[LB_ROLE_COUNT];
+        const int n = lb_test_roles((LbModelKind)m, roles);
+        for (int i = 0; table && i < n; i++) {
+            char row[64];
+            snprintf(row, sizeof row, "\n  %-12s ", lb_op_role_name(roles[i]));
+            lb_check(strstr(table, row) != NULL, "run --model %s --breakdown prints a row for %s:\n%s",
+                     lb_model_name((LbModelKind)m), lb_op_role_name(roles[i]), table);
+        }
+        lb_check(table && !strstr(table, "\n  ffn_up_backward "), "run --model %s --breakdown: a forward has no "
+                 "ffn_up_backward row (a step's has: test_cli_train)", lb_model_name((LbModelKind)m));
+        /* the pass row: its calls, ms, 100.0 %, its rate and a percentage of the limit */
+        const char *pass = table ? strstr(table, "\n  pass ") : NULL;
+        lb_check(pass && strstr(pass, " 100.0 ") && strstr(pass, "TFLOP/s") && !strstr(pass, " -\n"),
+                 "run --model %s --breakdown: a pass row with its percentage of the limit:\n%s",
+                 lb_model_name((LbModelKind)m), table ? table : r.out);
+        lb_run_free(&r);
+    }
+    char dump[4200];
+    snprintf(dump, sizeof dump, "%s/dump", scratch);
+    char *d[] = {(char *)bin, "run", "--device", "cpu", SMALL, "--n", "64", "--breakdown", "--dump", dump, NULL};
+    lb_run_refused(d, "--breakdown");
+    lb_check(!lb_exists(dump), "run --dump --breakdown: nothing written");
+}
+
+/* sweep --breakdown and calibration, then compare and plot reading them: meta.csv's calibration
+ * keys; breakdown.csv with every operation of each model, a `pass` row of share 1 and shares
+ * summing to 1 within the overhead; compare's share table and plot's scripts; without
+ * --breakdown: no file, empty keys, a resume with it refused, --force clearing it; and a
+ * --mem-limit 1M budget that calibrates within itself with a note. */
+static void check_breakdown(const char *scratch)
+{
+    char with[4200], without[4200];
+    snprintf(with, sizeof with, "%s/with", scratch);
+    snprintf(without, sizeof without, "%s/without", scratch);
+
+    char *a[] = {(char *)bin, "sweep", CELL, "--breakdown", "--out", with, "--models",
+                 "standard,linformer,chunked,performer,flash,linformer-mean,linformer-max,linformer-conv", NULL};
+    LbRun r = lb_run(a);
+    lb_check(r.code == 0, "sweep --breakdown: exit %d\n%s", r.code, r.err);
+    lb_check(strstr(r.err, "calibration: ") && strstr(r.err, "TFLOP/s (fp32 product ") && strstr(r.err, "GB/s copy"),
+             "sweep prints its calibration line:\n%s", r.err);
+    lb_run_free(&r);
+    lb_check(sc_rows(with) == LB_MODEL_COUNT, "a cell of every model measured");
+    sc_check_meta(with, "breakdown", "1", "sweep --breakdown");
+    const double tflops = sc_meta_number(with, "calibration_tflop_per_s"), gbs = sc_meta_number(with, "calibration_copy_gb_per_s");
+    const double dim = sc_meta_number(with, "calibration_product_dim"), bytes = sc_meta_number(with, "calibration_copy_bytes");
+    lb_check(tflops > 0 && tflops < 1e3 && gbs > 0 && gbs < 1e5 && dim >= 256 && bytes >= (1 << 20),
+             "meta.csv calibration: %g TFLOP/s, %g GB/s, product %g, copy %g bytes", tflops, gbs, dim, bytes);
+    check_breakdown_csv(with);
+    check_reports(with, scratch);
+
+    /* Without --breakdown and with --no-check: no calibration, no breakdown.csv. */
+    char *c[] = {(char *)bin, "sweep", CELL, "-q", "--out", without, NULL};
+    r = lb_run(c);
+    lb_check(r.code == 0 && !strstr(r.err, "calibration:"), "sweep without --breakdown: exit %d\n%s", r.code, r.err);
+    lb_run_free(&r);
+    lb_check(!lb_exists_in(without, LB_BREAKDOWN_FILE), "without --breakdown: no breakdown.csv");
+    sc_check_meta(without, "breakdown", "0", "without --breakdown");
+    sc_check_meta(without, "calibration_tflop_per_s", "", "without --breakdown");
+    sc_check_meta(without, "calibration", "skipped", "without --breakdown");
+    sc_check_meta_has(without, "calibration_note", "--no-check", "without --breakdown");
+    char *d[] = {(char *)bin, "sweep", "--resume", without, "--breakdown", NULL};
+    lb_run_refused(d, "--breakdown");
+
+    /* --force over the first directory: its breakdown.csv is a result file and goes. */
+    char *e[] = {(char *)bin, "sweep", CELL, "-q", "--force", "--out", with, NULL};
+    r = lb_run(e);
+    lb_check(r.code == 0 && !lb_exists_in(with, LB_BREAKDOWN_FILE), "--force clears breakdown.csv: exit %d\n%s", r.code,
+             r.err);
+    lb_run_free(&r);
+    check_small_budget(scratch);
+    check_run_breakdown(scratch);
+}
+
+#define GRID "--device", "cpu", "--layers", "1", "--d-model", "32", "--heads", "2", "--ffn", "64", \
+             "--vocab", "500", "--n", "64:512", "--k", "16:64", "--mem-limit", "8M", "--cell-time", "1", "--quiet"
+#define CELLS 15 /* n 64, 128, 256, 512: 4 standard + 2 + 3 + 3 + 3 Linformer */
+
+/* A sweep of GRID into dir, stopped with `sig` once it has written `after` rows. */
+static LbRun interrupted(const char *dir, int sig, int after)
+{
+    char *argv[] = {(char *)bin, "sweep", GRID, "--out", (char *)dir, NULL};
+    return sc_stop_after(argv, dir, sig, after);
+}
+
+static LbRun resume(const char *dir, const char *flag, const char *value)
+{
+    char *argv[] = {(char *)bin, "sweep", "--resume", (char *)dir, "--quiet", (char *)flag, (char *)value, NULL};
+    if (!flag)
+        argv[4] = NULL;
+    return lb_run(argv);
+}
+
+/* A resume with a setting that contradicts meta.csv: exit 2, one line naming the flag. */
+static void refused(const char *dir, const char *flag, const char *value)
+{
+    lb_check_refusal(resume(dir, flag, value), flag, flag);
+}
+
+/* The issue's reproduction: a sweep with --max-batch 2 --cell-time 1 cut to its first 4 rows,
+ * then resumed with no flags, runs its cells with the same cap and time, keeps the grids the
+ * uninterrupted run has, and keeps the first command line; --resume refuses another k list and
+ * another version's directory, naming both versions. */
+#define CAPPED "--device", "cpu", "--layers", "1", "--d-model", "16", "--heads", "2", "--ffn", "32", "--vocab", "100", \
+               "--n", "32:256", "--k", "8:16", "--mem-limit", "8M", "--max-batch", "2", "--cell-time", "1", "-q"
+
+static void keep_lines(const char *path, int lines)
+{
+    char *s = lb_slurp(path);
+    if (!s)
+        return;
+    char *p = s;
+    for (int i = 0; i < lines && (p = strchr(p, '\n')) != NULL; i++)
+        p++;
+    if (p)
+        *p = '\0';
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs(s, f);
+        fclose(f);
+    }
+    free(s);
+}
+
+static void resume_keeps_settings(const char *scratch)
+{
+    char dir[512], path[600];
+    snprintf(dir, sizeof dir, "%s/capped", scratch);
+    char *first[] = {(char *)bin, "sweep", CAPPED, "--out", dir, NULL};
+    lb_run_ok(first, "capped sweep");
+    char *command = sc_meta(dir, "command_line");
+    snprintf(path, sizeof path, "%s/raw.csv", dir);
+    keep_lines(path, 5);
+    LbRun r = resume(dir, NULL, NULL);
+    lb_check(r.code == 0, "resume of the capped sweep exits 0 (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    sc_check_meta(dir, "max_batch", "2", "the resumed sweep");
+    sc_check_meta(dir, "cell_time_s", "1", "the resumed sweep");
+    LbCellResult *rows = NULL;
+    size_t count = 0;
+    if (lb_check(sc_read_rows(dir, &rows, &count) == 0 && count == 12, "12 cells after the resume (%zu)", count))
+        for (size_t i = 0; i < count; i++)
+            lb_check(rows[i].batch <= 2, "row %zu: the resumed cells keep the cap (batch %lld)", i, (long long)rows[i].batch);
+    free(rows);
+    LbGrid g;
+    if (lb_check(lb_grids_read(dir, &g) == 0, "grids after the resume")) {
+        for (size_t c = 0; c < g.rows * g.cols; c++)
+            if (g.memory[c].kind == LB_GRID_VALUE)
+                lb_check(g.memory[c].value == 1.0, "memory speedup %g: 1.00x, as uninterrupted (both capped at 2)", g.memory[c].value);
+        lb_grid_free(&g);
+    }
+    lb_check(command != NULL, "the first run records its command line");
+    sc_check_meta(dir, "command_line", command ? command : "", "the first command line is kept");
+    sc_check_meta_has(dir, "resume_1_command", "--resume", "the resume's command is appended");
+    char *when = sc_meta(dir, "resume_1_time");
+    lb_check(when && when[0], "the resume's time is appended");
+    free(command);
+    free(when);
+
+    /* --k 4 would rewrite both grids without the measured columns: refused. */
+    char *grid_before = lb_slurp_in(dir, "time_speedup.csv");
+    refused(dir, "--k", "4");
+    refused(dir, "--cell-time", "10");
+    refused(dir, "--max-batch", "64");
+    lb_check(lb_same_text(grid_before, lb_slurp_in(dir, "time_speedup.csv")), "refused resumes leave the grid as it was");
+
+    /* Another version's directory: refused, naming both versions. */
+    char *version[] = {(char *)bin, "--version", NULL};
+    r = lb_run(version);
+    char mine[64] = "";
+    sscanf(r.out, "linbench %63s", mine);
+    lb_run_free(&r);
+    fx_set_meta(dir, "linbench_version", "0.0.1-old");
+    char *meta_before = lb_slurp_in(dir, "meta.csv");
+    r = resume(dir, NULL, NULL);
+    lb_check(r.code == 2 && strstr(r.err, "0.0.1-old") && mine[0] && strstr(r.err, mine) && lb_lines(r.err) == 1,
+             "--resume of another version's directory: exit 2 naming both versions (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    lb_check(lb_same_text(meta_before, lb_slurp_in(dir, "meta.csv")), "and meta.csv is not overwritten");
+}
+
+/* A copy of the first row of dir/raw.csv for `model`, its field `field` (1 n, 2 k) set to value,
+ * appended to the file; returns the line it went on. */
+static int append_changed(const char *dir, const char *model, int field, const char *value)
+{
+    char path[600], prefix[64];
+    snprintf(path, sizeof path, "%s/raw.csv", dir);
+    snprintf(prefix, sizeof prefix, "\n%s,", model);
+    char *s = lb_slurp(path), *row = s ? strstr(s, prefix) : NULL;
+    if (!row)
+        return -1;
+    row++;
+    *strchr(row, '\n') = '\0';
+    char *at = row;
+    for (int i = 0; i < field; i++)
+        at = strchr(at, ',') + 1;
+    FILE *f = fopen(path, "a");
+    if (f) {
+        fprintf(f, "%.*s%s%s\n", (int)(at - row), row, value, strchr(at, ','));
+        fclose(f);
+    }
+    free(s);
+    s = lb_slurp(path); /* the appended row is its last line */
+    const int lines = s ? lb_lines(s) : -1;
+    free(s);
+    return lines;
+}
+
+/* raw.csv rows the resumed settings did not produce (an n or a k not in meta.csv's lists) are
+ * not kept by a resume: exit 2, one line naming the file, the line and the setting, nothing
+ * changed; compare still reads the directory and says so in a note. */
+static void resume_refuses_foreign_rows(const char *scratch)
+{
+    char dir[512], path[600];
+    snprintf(dir, sizeof dir, "%s/foreign", scratch);
+    snprintf(path, sizeof path, "%s/raw.csv", dir);
+    char *first[] = {(char *)bin, "sweep", CAPPED, "--out", dir, NULL};
+    lb_run_ok(first, "sweep to add rows to");
+    keep_lines(path, 4);
+    static const struct {
+        const char *model;
+        int field;
+        const char *value, *words;
+    } cases[] = {{"standard", 1, "48", "n 48 is not in meta.csv's n_list (32,64,128,256)"},
+                 {"linformer", 2, "12", "k 12 is not in meta.csv's k_list (8,16)"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        keep_lines(path, 4);
+        const int line = append_changed(dir, cases[i].model, cases[i].field, cases[i].value);
+        char where[700];
+        snprintf(where, sizeof where, "%s line %d: %s", path, line, cases[i].words);
+        char *before = lb_slurp(path);
+        LbRun r = resume(dir, NULL, NULL);
+        lb_check(r.code == 2 && strstr(r.err, where) && lb_lines(r.err) == 1,
+                 "--resume of a raw.csv with a %s row of another %s: exit 2, one line naming \"%s\" (%d): %s",
+                 cases[i].model, cases[i].field == 1 ? "n" : "k", where, r.code, r.err);
+        lb_run_free(&r);
+        lb_check(lb_same_text(before, lb_slurp(path)), "the refused resume left raw.csv as it was");
+        char *cmp[] = {(char *)bin, "compare", dir, NULL};
+        r = lb_run(cmp);
+        lb_check(r.code == 0 && strstr(r.err, "linbench: note: ") && strstr(r.err, where) && lb_lines(r.err) == 1,
+                 "compare of it: exit 0 and one note naming \"%s\" (%d): %s", where, r.code, r.err);
+        lb_run_free(&r);
+    }
+    keep_lines(path, 4); /* without them the resume goes on */
+    LbRun r = resume(dir, NULL, NULL);
+    lb_check(r.code == 0 && sc_rows(dir) == 12, "the resume of its own rows exits 0 with 12 rows (%d, %d): %s", r.code,
+             sc_rows(dir), r.err);
+    lb_run_free(&r);
+}
+
+/* sweep --resume: a sweep stopped by Ctrl-C (exit 130, finished cells kept, grids written) or by
+ * kill -9 (at most the cell in progress lost), then resumed, ends with the same set of cells, each
+ * once, as an uninterrupted run; --resume refuses settings that contradict meta.csv, and raw.csv
+ * rows they did not produce (exit 2). */
+static void check_resume(const char *scratch)
+{
+    char full[512], ctrlc[512], killed[512];
+    snprintf(full, sizeof full, "%s/full", scratch);
+    snprintf(ctrlc, sizeof ctrlc, "%s/ctrlc", scratch);
+    snprintf(killed, sizeof killed, "%s/killed", scratch);
+
+    char *whole[] = {(char *)bin, "sweep", GRID, "--out", full, NULL};
+    lb_run_ok(whole, "uninterrupted sweep");
+    sc_each_once(full, CELLS, "uninterrupted");
+
+    /* Ctrl-C: exit 130, the finished cells and the grids on disk, a hint to resume. */
+    LbRun r = interrupted(ctrlc, SIGINT, 3);
+    lb_check(r.code == 130, "Ctrl-C exits 130 (got %d): %s", r.code, r.err);
+    lb_check(strstr(r.err, "--resume") != NULL, "Ctrl-C says how to resume: %s", r.err);
+    lb_run_free(&r);
+    int kept = sc_rows(ctrlc);
+    lb_check(kept >= 3 && kept < CELLS, "Ctrl-C kept the finished cells (%d)", kept);
+    lb_check(lb_exists_in(ctrlc, "time_speedup.csv"), "Ctrl-C still wrote the grids");
+    sc_check_meta(ctrlc, "status", "interrupted", "Ctrl-C");
+
+    /* Settings that contradict meta.csv are refused before anything runs. */
+    refused(ctrlc, "--dtype", "fp32");
+    refused(ctrlc, "--layers", "3");
+    refused(ctrlc, "--mem-limit", "16M");
+    lb_check(sc_rows(ctrlc) == kept, "refused resumes measured nothing");
+    r = resume(scratch, NULL, NULL);
+    lb_check(r.code == 2 && strstr(r.err, "--resume"), "--resume on a directory without a sweep: exit 2 (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+
+    /* Resume finishes the rest: the same cells as the uninterrupted run, each once. */
+    r = resume(ctrlc, "--d-model", "32"); /* a flag that agrees with meta.csv is fine */
+    lb_check(r.code == 0, "resume after Ctrl-C exits 0 (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    sc_each_once(ctrlc, CELLS, "Ctrl-C then --resume");
+
+    /* kill -9: at most the cell in progress is lost. */
+    r = interrupted(killed, SIGKILL, 2);
+    lb_check(r.code == 128 + SIGKILL, "kill -9 ends the sweep (%d)", r.code);
+    lb_run_free(&r);
+    lb_check(sc_rows(killed) >= 2, "kill -9 kept the finished cells (%d)", sc_rows(killed));
+    r = resume(killed, NULL, NULL);
+    lb_check(r.code == 0, "resume after kill -9 exits 0 (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+    sc_each_once(killed, CELLS, "kill -9 then --resume");
+
+    /* A mangled meta.csv is refused. */
+    fx_set_meta(killed, "layers", "many");
+    r = resume(killed, NULL, NULL);
+    lb_check(r.code == 2 && strstr(r.err, "--resume") && strstr(r.err, "meta.csv") && strstr(r.err, "layers") &&
+                 !strstr(r.err, "--layers") && lb_lines(r.err) == 1,
+             "--resume with an unreadable meta.csv value: exit 2 naming the file and key, not a flag never given (%d): %s", r.code, r.err);
+    lb_run_free(&r);
+
+    resume_keeps_settings(scratch);
+    resume_refuses_foreign_rows(scratch);
+}
 
 int main(int argc, char **argv)
 {
@@ -196,5 +640,7 @@ int main(int argc, char **argv)
     r = lb_run(info);
     lb_check(r.code == 0 && (strstr(r.out, "no CUDA device") || strstr(r.out, "compute capability")), "info exits 0 and says what it sees");
     lb_run_free(&r);
+    check_breakdown(scratch);
+    check_resume(scratch);
     return lb_test_finish("test_cli_sweep");
 }
