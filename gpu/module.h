@@ -14,7 +14,7 @@ extern "C" {
 
 /* Bumped whenever the struct or the meaning of a member changes, so a stale module beside a new
  * binary is refused with a message rather than called wrongly. */
-#define LB_CUDA_MODULE_ABI 5
+#define LB_CUDA_MODULE_ABI 6
 #define LB_CUDA_MODULE_FILE "linbench-cuda.so"
 #define LB_CUDA_MODULE_SYMBOL "lb_cuda_module"
 
