@@ -3,9 +3,11 @@
 
 #include <csv.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "attn/base/status.h"
 #include "attn/measure/clock_events.h"
@@ -173,13 +175,10 @@ out:
     return rc;
 }
 
-int lb_csv_slurp(const char *path, char **text, size_t *len)
+int lb_csv_slurp_fd(int fd, const char *path, char **text, size_t *len)
 {
     *text = NULL;
     *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return LB_FAIL(LB_ERR_IO, "cannot open %s: %s", path, strerror(errno));
     size_t cap = 0;
     int rc = LB_OK;
     for (;;) {
@@ -192,18 +191,31 @@ int lb_csv_slurp(const char *path, char **text, size_t *len)
             *text = grown;
             cap = cap ? 2 * cap : 65536;
         }
-        const size_t got = fread(*text + *len, 1, cap - *len, f);
-        *len += got;
-        if (got == 0 && ferror(f))
+        const ssize_t got = pread(fd, *text + *len, cap - *len, (off_t)*len);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
             rc = LB_FAIL(LB_ERR_IO, "cannot read %s: %s", path, strerror(errno));
-        if (got == 0)
+        if (got <= 0)
             break;
+        *len += (size_t)got;
     }
-    fclose(f);
     if (rc != LB_OK) {
         free(*text);
         *text = NULL;
     }
+    return rc;
+}
+
+int lb_csv_slurp(const char *path, char **text, size_t *len)
+{
+    *text = NULL;
+    *len = 0;
+    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return LB_FAIL(LB_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    const int rc = lb_csv_slurp_fd(fd, path, text, len);
+    close(fd);
     return rc;
 }
 

@@ -42,6 +42,9 @@ int lb_csv_parse_text(const char *text, size_t len, int complete_only, const cha
 int lb_csv_read_file(const char *path, int complete_only, LbCsvTable *t);
 /* A whole file into *text (malloc'd, *len bytes, not NUL-terminated). LB_ERR_IO or LB_ERR_NOMEM. */
 int lb_csv_slurp(const char *path, char **text, size_t *len);
+/* The same from an open file, read from its start whatever its offset (`path` names it in errors):
+ * a writer checks the very file it will append to, not whatever its path names by then. */
+int lb_csv_slurp_fd(int fd, const char *path, char **text, size_t *len);
 void lb_csv_table_free(LbCsvTable *t);
 
 /* Shortest of %.15g, %.16g, %.17g that reads back to exactly `v` (so "0.1", not

@@ -129,7 +129,7 @@ static int take_file(LbRawWriter *w, size_t *size)
 {
     char *text;
     size_t len;
-    LB_TRY(lb_csv_slurp(w->path, &text, &len));
+    LB_TRY(lb_csv_slurp_fd(w->fd, w->path, &text, &len));
     size_t keep = len;
     while (keep > 0 && text[keep - 1] != '\n')
         keep--;
