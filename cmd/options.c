@@ -176,16 +176,17 @@ static void help_text(FILE *out, const char *t, int markdown)
     }
 }
 
-/* A row's default as --help words it: "(default 512:65536)", its own words, or "" for none. */
+/* A row's default as --help words it: "(default 512:65536)", its own words, or "" for none (a
+ * switch, a text, a value that prints empty). */
 static char *default_text(const LbSetting *e, const LbRunSettings *defaults)
 {
-    if (e->def_help)
-        return strdup(e->def_help);
+    if (e->def_help || !e->arg)
+        return strdup(e->def_help ? e->def_help : "");
     char *d = lb_setting_text(defaults, (LbSettingId)(e - lb_settings));
-    const char *v = e->def ? e->def : d ? d : "?";
+    const char *v = e->def ? e->def : d ? d : "";
     char *t = malloc(strlen(v) + 16);
     if (t)
-        sprintf(t, "(default %s)", v);
+        sprintf(t, *v ? "(default %s)" : "", v);
     free(d);
     return t;
 }
