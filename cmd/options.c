@@ -305,18 +305,14 @@ void lb_options_note_no_ratio(unsigned models)
 
 int lb_open_error(int status)
 {
-    if (status != LB_ERR_INVALID)
-        return lb_runtime_error(status);
-    fprintf(stderr, "linbench: %s\n", lb_error_message());
-    return LB_EXIT_USAGE;
+    const int code = lb_runtime_error(status);
+    return status == LB_ERR_INVALID ? LB_EXIT_USAGE : code;
 }
 
 int lb_runtime_error(int status)
 {
     fprintf(stderr, "linbench: %s\n", lb_error_message());
-    if (status == LB_ERR_INTERRUPTED)
-        return LB_EXIT_INTERRUPTED;
-    return LB_EXIT_FAILURE;
+    return status == LB_ERR_INTERRUPTED ? LB_EXIT_INTERRUPTED : LB_EXIT_FAILURE;
 }
 
 /* The first number after `key` on a line of a /proc or /sys file that starts with it, times
