@@ -369,7 +369,7 @@ const LbSetting lb_settings[LB_SET_COUNT] = {
     OPT("quiet", NULL, "", LB_FOR_MERGE, "no grids on stdout", AT(cmd.quiet), .short_flag = 'q'),
     OPT("markdown", NULL, "", LB_FOR_HELP, "every command's flags as the Markdown tables of README.md",
         AT(cmd.markdown)),
-    OPT("help", NULL, "", ~0u, "this help", .short_flag = 'h'),
+    OPT("help", NULL, "", ~0u, "this help", .short_flag = 'h'), /* the parser answers it, nothing applies it */
 };
 
 const char *const lb_setting_groups[] = {"Cell:", "Card:", "Roofline:", GRID, MODEL, LINFORMER, CHUNKED, DEVICE,
