@@ -176,16 +176,17 @@ static void help_text(FILE *out, const char *t, int markdown)
     }
 }
 
-/* A row's default as --help words it: "(default 512:65536)", its own words, or "" for none. */
+/* A row's default as --help words it: "(default 512:65536)", its own words, or "" for none (a
+ * switch, a text, a value that prints empty). */
 static char *default_text(const LbSetting *e, const LbRunSettings *defaults)
 {
-    if (e->def_help)
-        return strdup(e->def_help);
+    if (e->def_help || !e->arg)
+        return strdup(e->def_help ? e->def_help : "");
     char *d = lb_setting_text(defaults, (LbSettingId)(e - lb_settings));
-    const char *v = e->def ? e->def : d ? d : "?";
+    const char *v = e->def ? e->def : d ? d : "";
     char *t = malloc(strlen(v) + 16);
     if (t)
-        sprintf(t, "(default %s)", v);
+        sprintf(t, *v ? "(default %s)" : "", v);
     free(d);
     return t;
 }
@@ -304,18 +305,14 @@ void lb_options_note_no_ratio(unsigned models)
 
 int lb_open_error(int status)
 {
-    if (status != LB_ERR_INVALID)
-        return lb_runtime_error(status);
-    fprintf(stderr, "linbench: %s\n", lb_error_message());
-    return LB_EXIT_USAGE;
+    const int code = lb_runtime_error(status);
+    return status == LB_ERR_INVALID ? LB_EXIT_USAGE : code;
 }
 
 int lb_runtime_error(int status)
 {
     fprintf(stderr, "linbench: %s\n", lb_error_message());
-    if (status == LB_ERR_INTERRUPTED)
-        return LB_EXIT_INTERRUPTED;
-    return LB_EXIT_FAILURE;
+    return status == LB_ERR_INTERRUPTED ? LB_EXIT_INTERRUPTED : LB_EXIT_FAILURE;
 }
 
 /* The first number after `key` on a line of a /proc or /sys file that starts with it, times

@@ -450,14 +450,6 @@ static void print_sides(FILE *out, const char *item, const Mode *m, const LbSwee
     describe(out, b);
 }
 
-static void print_legend(FILE *out, LbFormat fmt, const char *dash, const char *na)
-{
-    if (fmt == LB_FORMAT_MD)
-        fprintf(out, "`-`: %s; `OOM`: out of memory at batch 1; `ERR`: the cell failed; `NA`: %s.\n", dash, na);
-    else
-        fprintf(out, "- : %s   OOM: out of memory at batch 1   ERR: the cell failed   NA: %s\n", dash, na);
-}
-
 /* The peer's header lines: what differs between the runs, the batches, each side's energy. */
 static void print_peer_header(FILE *out, const char *item, const LbSweepDir *lin, const LbSweepDir *peer)
 {
@@ -586,7 +578,7 @@ static int compare_paper(FILE *out, const LbSweepDir *s, LbFormat fmt)
     print_statuses(out, item, &mode, s, NULL, " sweep");
     fputc('\n', out);
     int rc = print_pair(out, fmt, &p, 0);
-    print_legend(out, fmt, lb_grid_dash_meaning(dash_below_n(&p)), mode.na);
+    lb_table_print_legend(out, fmt, lb_grid_dash_meaning(dash_below_n(&p)), mode.na);
     if (!predicted && !lb_grid_has_energy(&s->grid)) { /* a roofline has no energy model: nothing to explain */
         const char *note = lb_sweep_meta(s, "energy_note", "");
         fprintf(out, fmt == LB_FORMAT_MD ? "\nEnergy per sequence: not measured (%s).\n" : "Energy per sequence: not measured (%s)\n",
@@ -630,7 +622,7 @@ static int compare_sweeps(FILE *out, const LbSweepDir *a, const LbSweepDir *b, L
         print_statuses(out, item, mode, a, b, " sweep");
         fputc('\n', out);
         rc = print_pair(out, fmt, &p, 1);
-        print_legend(out, fmt, lb_grid_dash_meaning(dash_below_n(&p)), mode->na);
+        lb_table_print_legend(out, fmt, lb_grid_dash_meaning(dash_below_n(&p)), mode->na);
         LbSpeedupPair pairs[LB_SPEEDUP_PAIRS_MAX];
         const size_t np = other_pairs(out, fmt, a, b, pairs);
         for (size_t i = 0; i < np && rc == LB_OK; i++) {
@@ -743,7 +735,7 @@ static int compare_peer(FILE *out, const LbSweepDir *lin, const LbSweepDir *peer
     if (rc == LB_OK && !csv) {
         if (!any)
             fprintf(out, "No pair to compare: the peer ran no model of the work linbench measured.\n");
-        print_legend(out, fmt, "no such cell (k >= n)", modes[MODE_PEER].na);
+        lb_table_print_legend(out, fmt, "no such cell (k >= n)", modes[MODE_PEER].na);
     }
     free(n);
     free(k);

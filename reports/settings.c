@@ -204,14 +204,13 @@ static const char *pass_name(int i) { return i == LB_PASS_TRAIN ? "train" : "for
 /* A recorded setting's row, and a row with no meta.csv key (the commands' own in LbSettingId's
  * order); then what a row's value is, in the manner of git's OPT_INTEGER: a number of type t
  * ('i', 'l', 'd') from lo to hi, a choice among names(0) .. names(last), a text or switch at
- * field, a parser and printer of its own. NO_DEFAULT: --help says no default. */
+ * field, a parser and printer of its own. */
 #define SET(f, a, k, g, c, h, ...) {f, a, .key = k, .group = g, .commands = c, .help = h, __VA_ARGS__}
 #define OPT(f, a, g, c, h, ...) SET(f, a, NULL, g, c, h, __VA_ARGS__)
 #define AT(field) .at = offsetof(LbRunSettings, field)
 #define NUMBER(t, field, lo, hi) AT(field), .type = t, .min = lo, .max = hi
 #define CHOICE(field, names, last) AT(field), .type = 'c', .name = names, .max = last
 #define OWN(x) .parse = parse_##x, .print = print_##x
-#define NO_DEFAULT .def_help = ""
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
@@ -240,7 +239,7 @@ const LbSetting lb_settings[LB_SET_COUNT] = {
                           .def = "standard,linformer", .absent = "standard,linformer", OWN(models)),
     [LB_SET_SHARD] = SET("shard", "I/N", "shard", GRID, LB_FOR_SWEEP,
                          "measure only shard I (0 to N-1) of N, N from 1 to 4096: a split of\nthe cells by predicted cost; recorded in meta.csv as a setting;\nput the shards' directories together with linbench merge",
-                         NO_DEFAULT, .absent = "", OWN(shard)),
+                         .absent = "", OWN(shard)),
     [LB_SET_LAYERS] = SET("layers", "N", "layers", MODEL, PLANNED, "encoder layers, 1 to 1024",
                           NUMBER('i', model.layers, 1, LB_LAYERS_MAX)),
     [LB_SET_DMODEL] = SET("d-model", "N", "d_model", MODEL, PLANNED, "model width, 1 to 65536, divisible by --heads",
@@ -296,11 +295,11 @@ const LbSetting lb_settings[LB_SET_COUNT] = {
     /* absent: a result from before the tuning took the heuristic's first algorithm */
     [LB_SET_AUTOTUNE] = SET("no-autotune", NULL, "matmul_autotune", TIMING, BOTH | LB_FOR_CHECK,
                             "take cuBLASLt's first heuristic algorithm for each product instead\nof timing up to 8 on the shape's first use (a warm-up pass, never a\ntimed one) and keeping the fastest",
-                            .def = "on", NO_DEFAULT, .absent = "off", OWN(autotune)),
+                            .def = "on", .absent = "off", OWN(autotune)),
     [LB_SET_GPU] = OPT("gpu", "N", DEVICE, BOTH | LB_FOR_CHECK, "CUDA device index, 0 to 1023", NUMBER('i', gpu, 0, 1023)),
     [LB_SET_GPUS] = OPT("gpus", "LIST", DEVICE, LB_FOR_SWEEP,
                         "measure on several GPUs of one model at once: a sweep --shard per\nGPU into DIR/shard-I, merged into DIR; LIST is all or indices such\nas 0,1,3 (not with --gpu or --shard)",
-                        NO_DEFAULT, OWN(gpus)),
+                        OWN(gpus)),
     [LB_SET_PROJECTION] = OPT("projection", "P", LINFORMER, PLANNED,
                               "linear, mean, max or conv: the Linformer's compression of keys and\nvalues (E and F, mean or max pooling, or a depthwise convolution over\nwindows of n/k); P other than linear measures the model linformer-P\nin linformer's place",
                               .def = "linear", CHOICE(projection, projection_name, 3)),
@@ -311,10 +310,10 @@ const LbSetting lb_settings[LB_SET_COUNT] = {
     OPT("k", "N", "Cell:", LB_FOR_RUN, "the k of a model with a k axis, 1 to 1048576{k}", .def = "128",
         NUMBER('l', model.k, LB_K_MIN, LB_N_MAX)),
     OPT("gpu", "NAME", "Card:", LB_FOR_PREDICT, "a card of the table (docs/METHOD.md cites each datasheet):\n{cards}",
-        NO_DEFAULT, AT(cmd.card)),
+        AT(cmd.card)),
     OPT("spec", "S", "Card:", LB_FOR_PREDICT,
         "any other card: tflops=T (its product rate for --dtype, TFLOP/s),\nbw=B (memory bandwidth, GB/s), mem=SIZE (memory, as --mem-limit)",
-        NO_DEFAULT, AT(cmd.spec)),
+        AT(cmd.spec)),
     OPT("product-efficiency", "E", "Roofline:", LB_FOR_PREDICT, "share of the rate a product reaches, above 0 to 1",
         .def = STR(LB_PREDICT_PRODUCT_EFFICIENCY), AT(cmd.product_efficiency), EFFICIENCY),
     OPT("copy-efficiency", "E", "Roofline:", LB_FOR_PREDICT,
@@ -324,25 +323,24 @@ const LbSetting lb_settings[LB_SET_COUNT] = {
         .def = STR(LB_PREDICT_LAUNCH_US), NUMBER('r', cmd.launch_us, 0, 1000000), .should = "a number from 0 to 1000000"),
     OPT("dump", "DIR", "Dump:", LB_FOR_RUN,
         "write ids.npy, every weight, output.npy, index.csv (the files) and\nmeta.csv (the settings) into DIR (a new or empty directory)\ninstead of timing; with --pass train also grad.output.npy (the\nupstream gradient) and grad.NAME.npy for every trained weight\n(none for Performer's fixed random features)",
-        NO_DEFAULT, AT(cmd.dump)),
+        AT(cmd.dump)),
     OPT("batch", "N", "Dump:", LB_FOR_RUN, "batch of the dumped pass, 1 to 65536", .def = "1",
         NUMBER('l', cmd.batch, 1, 65536)),
     OPT("dtype", "T", "", LB_FOR_CHECK, "check only fp16, bf16 or fp32", .def_help = "(default all three)",
         CHOICE(model.dtype, dtype_name, LB_DTYPE_FP32)),
     OPT("seed", "N", "", LB_FOR_CHECK, "seed of the random data, >= 0", .def_help = "(default a new one each run, printed)",
         NUMBER('l', seed, 0, INT64_MAX), .should = "a non-negative integer"),
-    OPT("quick", NULL, "", LB_FOR_CHECK, "the quick check sweep and run do: few shapes, one forward per model", NO_DEFAULT,
+    OPT("quick", NULL, "", LB_FOR_CHECK, "the quick check sweep and run do: few shapes, one forward per model",
         AT(cmd.quick)),
     OPT("gpu", "N", "", LB_FOR_INFO, "describe only device N, 0 to 1023", .def_help = "(default: every device)",
         NUMBER('i', gpu, 0, 1023)),
-    OPT("shards", "N", "", LB_FOR_SLURM, "how many shards, 1 to 4096", NO_DEFAULT, NUMBER('i', cmd.shards, 1, LB_SHARDS_MAX)),
-    OPT("partition", "P", "", LB_FOR_SLURM, "#SBATCH --partition (letters, digits and . _ - , : only)", NO_DEFAULT,
+    OPT("shards", "N", "", LB_FOR_SLURM, "how many shards, 1 to 4096", .def_help = "", NUMBER('i', cmd.shards, 1, LB_SHARDS_MAX)),
+    OPT("partition", "P", "", LB_FOR_SLURM, "#SBATCH --partition (letters, digits and . _ - , : only)",
         AT(cmd.partition)),
-    OPT("time", "T", "", LB_FOR_SLURM, "#SBATCH --time: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S or UNLIMITED", NO_DEFAULT,
-        AT(cmd.time)),
-    OPT("account", "A", "", LB_FOR_SLURM, "#SBATCH --account (same characters)", NO_DEFAULT, AT(cmd.account)),
-    OPT("submit", NULL, "", LB_FOR_SLURM, "run the two sbatch commands (sbatch must be on PATH)", NO_DEFAULT, AT(cmd.submit)),
-    OPT("out", "DIR", "", LB_FOR_SLURM, "where the shards, the merge and the scripts go", NO_DEFAULT, AT(cmd.out),
+    OPT("time", "T", "", LB_FOR_SLURM, "#SBATCH --time: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S or UNLIMITED", AT(cmd.time)),
+    OPT("account", "A", "", LB_FOR_SLURM, "#SBATCH --account (same characters)", AT(cmd.account)),
+    OPT("submit", NULL, "", LB_FOR_SLURM, "run the two sbatch commands (sbatch must be on PATH)", AT(cmd.submit)),
+    OPT("out", "DIR", "", LB_FOR_SLURM, "where the shards, the merge and the scripts go", AT(cmd.out),
         .short_flag = 'o'),
     OPT("out", "DIR", "Output:", LB_FOR_SWEEP | LB_FOR_PREDICT, "where the files go; must be new or hold no results",
         .def_help = "(default a new\ndirectory linbench-YYYYmmdd-HHMMSS here)", AT(cmd.out), .short_flag = 'o'),
@@ -354,10 +352,10 @@ const LbSetting lb_settings[LB_SET_COUNT] = {
     OPT("render-timeout", "SEC", "", LB_FOR_PLOT, "stop a gnuplot that has not finished one plot in SEC seconds,\n1 to 3600",
         .def = "60", NUMBER('i', cmd.render_timeout, 1, 3600)),
     OPT("force", NULL, "Output:", LB_FOR_SWEEP | LB_FOR_PREDICT,
-        "remove the results already in --out before the first new row", NO_DEFAULT, AT(cmd.force)),
+        "remove the results already in --out before the first new row", AT(cmd.force)),
     OPT("resume", "DIR", "Output:", LB_FOR_SWEEP,
         "measure only the cells not yet in DIR/raw.csv, with every setting\nfrom DIR/meta.csv; flags given must agree with them, and DIR must\ncome from this linbench version",
-        NO_DEFAULT, AT(cmd.resume)),
+        AT(cmd.resume)),
     OPT("format", "F", "Output:", LB_FOR_SWEEP | LB_FOR_PREDICT, "the printed grids as text or md", .def = "text",
         CHOICE(cmd.format, format_name, LB_FORMAT_MD)),
     OPT("format", "F", "", LB_FOR_COMPARE,
@@ -365,13 +363,13 @@ const LbSetting lb_settings[LB_SET_COUNT] = {
         .def = "text", CHOICE(cmd.format, format_name, LB_FORMAT_CSV)),
     OPT("no-check", NULL, "Output:", LB_FOR_SWEEP | LB_FOR_RUN,
         "skip the quick check of the backend (linbench check --quick) that\nruns first; a sweep's meta.csv records check as skipped",
-        NO_DEFAULT, AT(cmd.no_check)),
-    OPT("quiet", NULL, "Output:", LB_FOR_SWEEP, "no progress on stderr", NO_DEFAULT, AT(cmd.quiet), .short_flag = 'q'),
-    OPT("quiet", NULL, "Output:", LB_FOR_PREDICT, "no summary line on stderr", NO_DEFAULT, AT(cmd.quiet), .short_flag = 'q'),
-    OPT("quiet", NULL, "", LB_FOR_MERGE, "no grids on stdout", NO_DEFAULT, AT(cmd.quiet), .short_flag = 'q'),
-    OPT("markdown", NULL, "", LB_FOR_HELP, "every command's flags as the Markdown tables of README.md", NO_DEFAULT,
+        AT(cmd.no_check)),
+    OPT("quiet", NULL, "Output:", LB_FOR_SWEEP, "no progress on stderr", AT(cmd.quiet), .short_flag = 'q'),
+    OPT("quiet", NULL, "Output:", LB_FOR_PREDICT, "no summary line on stderr", AT(cmd.quiet), .short_flag = 'q'),
+    OPT("quiet", NULL, "", LB_FOR_MERGE, "no grids on stdout", AT(cmd.quiet), .short_flag = 'q'),
+    OPT("markdown", NULL, "", LB_FOR_HELP, "every command's flags as the Markdown tables of README.md",
         AT(cmd.markdown)),
-    OPT("help", NULL, "", ~0u, "this help", NO_DEFAULT, AT(cmd.help), .short_flag = 'h'),
+    OPT("help", NULL, "", ~0u, "this help", .short_flag = 'h'), /* the parser answers it, nothing applies it */
 };
 
 const char *const lb_setting_groups[] = {"Cell:", "Card:", "Roofline:", GRID, MODEL, LINFORMER, CHUNKED, DEVICE,

@@ -72,7 +72,7 @@ typedef enum LbSettingId {
 typedef struct LbCommandFlags {
     const char *out, *resume, *dump, *card, *spec, *partition, *time, *account;
     const char *k_text; /* --k LIST as given, for messages */
-    int force, quiet, help, no_check, quick, no_render, submit, markdown, shards, render_timeout;
+    int force, quiet, no_check, quick, no_render, submit, markdown, shards, render_timeout;
     int format; /* LbFormat (reports/table.h) */
     int64_t batch;
     double product_efficiency, copy_efficiency, launch_us;
@@ -114,7 +114,7 @@ typedef struct LbSetting {
                         * model table's names, {k} adds what k is per model after the entry */
     const char *def;   /* the default as the parser takes it; NULL: lb_run_settings_init's own
                         * (the model's shape from lb_config_default, timing from lb_timing_defaults) */
-    const char *def_help; /* --help's default when not "(default <printed default>)"; "" for none */
+    const char *def_help; /* --help's default when not "(default <printed>)"; "" (or a switch): none */
     const char *absent;   /* what a meta.csv without the key (written before it existed) means;
                            * NULL: a sweep's meta.csv must hold it */
     unsigned commands;    /* LB_FOR_SWEEP | LB_FOR_RUN ... */

@@ -183,12 +183,16 @@ void lb_grid_print(FILE *out, const LbGrid *g, LbFormat fmt)
          "Energy saved (joules per sequence, standard / Linformer)"}};
     if (grid_table(out, fmt, g, titles[fmt == LB_FORMAT_MD], NULL) != LB_OK)
         return;
-    const char *dash = lb_grid_dash_meaning(lb_grid_dash_below_n(g));
     if (fmt == LB_FORMAT_TEXT)
-        fprintf(out,
-                "time saved = ms per sequence, standard / Linformer; memory saved = largest batch, Linformer / standard%s\n"
-                "- : %s   OOM: out of memory at batch 1   ERR: the cell failed   NA: not measured\n",
-                lb_grid_has_energy(g) ? "; energy saved = joules per sequence, standard / Linformer" : "", dash);
+        fprintf(out, "time saved = ms per sequence, standard / Linformer; memory saved = largest batch, Linformer / standard%s\n",
+                lb_grid_has_energy(g) ? "; energy saved = joules per sequence, standard / Linformer" : "");
+    lb_table_print_legend(out, fmt, lb_grid_dash_meaning(lb_grid_dash_below_n(g)), "not measured");
+}
+
+void lb_table_print_legend(FILE *out, LbFormat fmt, const char *dash, const char *na)
+{
+    if (fmt == LB_FORMAT_MD)
+        fprintf(out, "`-`: %s; `OOM`: out of memory at batch 1; `ERR`: the cell failed; `NA`: %s.\n", dash, na);
     else
-        fprintf(out, "`-`: %s; `OOM`: out of memory at batch 1; `ERR`: the cell failed; `NA`: not measured.\n", dash);
+        fprintf(out, "- : %s   OOM: out of memory at batch 1   ERR: the cell failed   NA: %s\n", dash, na);
 }

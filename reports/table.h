@@ -34,4 +34,7 @@ void lb_cell_label(LbModelKind m, int64_t n, int64_t k, LbCellLabel buf);
 void lb_table_print_numbers(FILE *out, LbFormat fmt, LbModelKind m, size_t cols, const LbCellLabel *col_labels,
                             size_t rows, const char *const *row_labels, const double *v, const char *const *fmts);
 
+/* The legend under a grid: what "-" and NA mean there, and OOM and ERR. */
+void lb_table_print_legend(FILE *out, LbFormat fmt, const char *dash, const char *na);
+
 #endif

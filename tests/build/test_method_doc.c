@@ -358,7 +358,7 @@ static void check_default(const char *flag, const char *cmd, const char *stated,
         found = 1;
         char *printed = lb_setting_text(&defaults, (LbSettingId)id);
         agrees = (e->def && has_words(e->def, value)) || (e->def_help && has_words(e->def_help, value)) ||
-                 (!e->def && !e->def_help && printed && has_words(printed, value)) ||
+                 (!e->def && !e->def_help && e->arg && printed && has_words(printed, value)) ||
                  (!e->arg && strcmp(value, "off") == 0);
         free(printed);
     }
