@@ -171,7 +171,7 @@ static int paper_grid(const LbGrid *a, int train, LbGrid *g)
 static int pair_speedups(Pair *p, const Mode *mode, const LbSweepDir *a, const LbSweepDir *b, LbModelKind model,
                          LbModelKind baseline, const int64_t *n, size_t nn, const int64_t *k, size_t nk)
 {
-    LbGrid g[2];
+    LbGrid g[2] = {0};
     LB_TRY(lb_grid_pair_from_raw(a->rows, a->count, model, baseline, n, nn, k, nk, &g[0]));
     int rc = b ? lb_grid_pair_from_raw(b->rows, b->count, model, baseline, n, nn, k, nk, &g[1])
                : paper_grid(&g[0], lb_sweep_is_train(a), &g[1]);
