@@ -135,18 +135,19 @@ fail:
     return LB_EXIT_FAILURE;
 }
 
-int lb_cmd_slurm(int argc, char **argv)
+int lb_cmd_slurm(LbRunSettings *o, int argc, char **argv)
 {
-    LbRunSettings o;
-    int rc = lb_options_parse(LB_FOR_SLURM, argc, argv, &o);
-    const char *out = o.cmd.out, *partition = o.cmd.partition, *time_limit = o.cmd.time, *account = o.cmd.account;
-    const int submit = o.cmd.submit, nflags = o.cmd.npassed, shards = o.cmd.shards;
-    char **flags = o.cmd.passed;
-    if (rc == 0 && (o.given >> LB_SET_SHARD & 1))
+    (void)argc;
+    (void)argv;
+    const char *out = o->cmd.out, *partition = o->cmd.partition, *time_limit = o->cmd.time, *account = o->cmd.account;
+    const int submit = o->cmd.submit, nflags = o->cmd.npassed, shards = o->cmd.shards;
+    char **flags = o->cmd.passed;
+    int rc = 0;
+    if (o->given >> LB_SET_SHARD & 1)
         rc = lb_usage_error("--shard is given by linbench slurm to each task: should be --shards N");
-    if (rc == 0 && (o.given >> LB_OPT_RESUME & 1 || o.given >> LB_OPT_FORCE & 1))
+    if (rc == 0 && (o->given >> LB_OPT_RESUME & 1 || o->given >> LB_OPT_FORCE & 1))
         rc = lb_usage_error("%s cannot be used with linbench slurm: should be left out (a requeued task resumes its shard)",
-                            o.given >> LB_OPT_RESUME & 1 ? "--resume" : "--force");
+                            o->given >> LB_OPT_RESUME & 1 ? "--resume" : "--force");
     if (rc == 0 && !shards)
         rc = lb_usage_error("linbench slurm needs --shards N: should be a number of shards from 1 to %d", LB_SHARDS_MAX);
     if (rc == 0 && !out)
@@ -161,8 +162,8 @@ int lb_cmd_slurm(int argc, char **argv)
                             time_limit);
     /* flags the tasks' sweep would refuse once queued, maybe hours later, are refused here */
     if (rc == 0)
-        rc = lb_options_check_grid(&o);
-    if (rc == 0 && (o.gpus_all || o.ngpus))
+        rc = lb_options_check_grid(o);
+    if (rc == 0 && (o->gpus_all || o->ngpus))
         rc = lb_usage_error("--shard and --gpus cannot be used together: should be left out (each Slurm task is one --shard)");
     if (rc == 0)
         rc = lb_outdir_check_length(out, "--out");
@@ -195,9 +196,8 @@ int lb_cmd_slurm(int argc, char **argv)
         rc = write_scripts(slurm_dir, dir, self, flags, nflags, (int)shards, partition, time_limit, account,
                            sweep_script, merge_script, sizeof sweep_script);
     }
-    lb_run_settings_free(&o);
     if (rc != 0)
-        return rc < 0 ? LB_EXIT_OK : rc;
+        return rc;
     printf("jobid=$(sbatch --parsable ");
     lb_put_shell_word(stdout, sweep_script);
     printf(") && sbatch --dependency=afterok:$jobid ");
