@@ -9,10 +9,10 @@
 #include "attn/arena.h"
 #include "attn/measure/breakdown.h"
 #include "attn/measure/clock_events.h"
-#include "attn/forward.h"
 #include "attn/measure/measure.h"
 #include "attn/model.h"
 #include "attn/plan.h"
+#include "attn/train.h"
 #include "attn/base/sizes.h"
 #include "attn/base/status.h"
 #include "cmd/calibration.h"
@@ -36,23 +36,15 @@ static int dump(const LbRunSettings *o, LbBackend *be, uint64_t budget, int64_t 
         return LB_EXIT_FAILURE;
     }
     LbArena arena;
-    LbModel model;
-    LbInputs in;
-    LbTrain train;
+    LbOnePass p;
     const int step = o->model.pass == LB_PASS_TRAIN;
     if ((rc = lb_arena_open(&arena, be, plan.total)) != LB_OK)
         return lb_runtime_error(rc);
     /* The same model, inputs and seeds as the measured pass of this cell (attn/measure/measure.c). */
-    rc = step ? lb_train_setup(&model, &in, &train, &o->model, be, &arena, batch, o->seed)
-              : lb_forward_setup(&model, &in, &o->model, be, &arena, batch, o->seed);
-    if (rc == LB_OK) {
-        if ((rc = step ? lb_train_step(&model, &arena, &in, &train) : lb_forward(&model, &arena, &in)) == LB_OK &&
-            (rc = be->ops->sync(be)) == LB_OK)
-            rc = lb_dump_write(dir, &model, &in, step ? &train : NULL, o);
-        if (step)
-            lb_train_release(&train);
-        lb_model_release(&model);
-    }
+    rc = lb_one_pass_setup(&p, &o->model, be, &arena, batch, o->seed);
+    if (rc == LB_OK)
+        rc = lb_dump_write(dir, &p.model, &p.in, step ? &p.train : NULL, o);
+    lb_one_pass_release(&p);
     lb_arena_close(&arena);
     if (rc != LB_OK)
         return lb_runtime_error(rc);
