@@ -40,33 +40,31 @@ static int pick_card(const LbRunSettings *s, LbPredictCard *card)
 
 int lb_cmd_predict(LbRunSettings *s, int argc, char **argv)
 {
-    LbGrid grid;
-    memset(&grid, 0, sizeof grid);
-    LbPredictCard card;
-    char default_dir[64], *command_line = NULL;
-    int created = 0;
-
     LbCommandFlags *f = &s->cmd;
     const LbPredictParams params = {f->product_efficiency, f->copy_efficiency, f->launch_us};
+    LbPredictCard card;
     int rc = lb_options_check_grid(s);
     if (rc == 0)
         rc = pick_card(s, &card);
-    if (rc == 0 && (s->given & (UINT64_C(1) << LB_SET_MEM_LIMIT))) { /* refused as a sweep on the card refuses it */
+    if (rc != 0)
+        return rc;
+    if (s->given & (UINT64_C(1) << LB_SET_MEM_LIMIT)) { /* refused as a sweep on the card refuses it */
         const uint64_t headroom = lb_run_settings_headroom(s, card.memory_bytes);
         const uint64_t room = card.memory_bytes > headroom ? card.memory_bytes - headroom : 0;
         if (s->mem_limit > room) {
             lb_options_refuse_mem_limit(s->mem_limit, room, card.memory_bytes, "memory", headroom, card.label);
-            rc = LB_EXIT_USAGE;
+            return LB_EXIT_USAGE;
         }
     }
-    if (rc != 0)
-        return rc;
     lb_options_note_unread(s->given, s->models); /* --chunk without the chunked model ... */
     lb_options_note_no_ratio(s->models); /* --models standard alone */
+    char default_dir[64];
     f->out = f->out ? f->out : lb_outdir_default(default_dir, sizeof default_dir);
     if ((rc = lb_outdir_prepare(f->out, f->force, "--out", LB_OUTDIR_OFFER_FORCE)) != 0)
-        goto out;
-    created = 1;
+        return rc;
+    LbGrid grid = {0};
+    char *command_line = NULL;
+    int created = 1;
     if (f->force && (rc = lb_outdir_clear_results(f->out)) != 0)
         goto out;
     command_line = lb_command_line(argc, argv);

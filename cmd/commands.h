@@ -24,9 +24,9 @@
 typedef struct LbCommand {
     const char *name;
     int (*run)(LbRunSettings *s, int argc, char **argv); /* argv[0] is the subcommand's name */
-    const char *summary;               /* one line for `linbench help` */
+    const char *summary; /* one line for `linbench help` */
     const char *usage, *about, *notes;
-    int operands;                      /* the most operands it takes (DIR ...); -1: any number */
+    int operands; /* the most operands it takes (DIR ...); -1: any number */
 } LbCommand;
 
 int lb_cmd_sweep(LbRunSettings *s, int argc, char **argv);

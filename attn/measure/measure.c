@@ -157,9 +157,9 @@ int lb_measure_cell(LbBackend *be, const LbModelConfig *cfg, size_t budget,
             set_error(out, rc);
             return rc;
         }
-        /* The arena holds exactly the plan: a NOMEM from inside it is a plan bug, not OOM. The set-up's
-         * pass is the verification and warm-up: every product shape's first use, where the CUDA backend times
-         * cuBLASLt's candidate algorithms, is here, so no timed pass times the tuning. */
+        /* The arena holds exactly the plan: a NOMEM from inside it is a plan bug, not OOM. The
+         * set-up's pass is the verification and warm-up: every product shape's first use, where the
+         * CUDA backend times cuBLASLt's candidate algorithms, is here, so no timed pass times it. */
         rc = lb_one_pass_setup(&pass, cfg, be, &arena, B, seed);
         if (rc == LB_OK)
             break;
