@@ -985,21 +985,14 @@ static int pass_once(LbBackend *be, LbModelConfig cfg, int64_t B, uint64_t seed,
     const LbPlanParams pp = {be->elem_bytes, be->alignment, be->workspace_bytes};
     LbPlan plan;
     LbArena a;
-    LbModel m;
-    LbInputs in;
-    LbTrain t;
+    LbOnePass p;
     LB_TRY(lb_plan_compute(&cfg, &pp, B, &plan));
     LB_TRY(lb_arena_open(&a, be, plan.total));
-    int rc = g ? lb_train_setup(&m, &in, &t, &cfg, be, &a, B, seed) : lb_forward_setup(&m, &in, &cfg, be, &a, B, seed);
-    if (rc == LB_OK) {
-        if ((rc = g ? lb_train_step(&m, &a, &in, &t) : lb_forward(&m, &a, &in)) == LB_OK &&
-            (rc = be->ops->sync(be)) == LB_OK)
-            rc = g ? download_grads(be, &t, B * cfg.n * cfg.d_model, g)
-                   : be->ops->download(be, out, in.x, B * cfg.n * cfg.d_model);
-        if (g)
-            lb_train_release(&t);
-        lb_model_release(&m);
-    }
+    int rc = lb_one_pass_setup(&p, &cfg, be, &a, B, seed);
+    if (rc == LB_OK)
+        rc = g ? download_grads(be, &p.train, B * cfg.n * cfg.d_model, g)
+               : be->ops->download(be, out, p.in.x, B * cfg.n * cfg.d_model);
+    lb_one_pass_release(&p);
     if (g) {
         g->planned = plan.total;
         g->high_water = a.high_water;

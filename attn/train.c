@@ -204,3 +204,30 @@ int lb_train_step(const LbModel *m, LbArena *a, LbInputs *in, LbTrain *t)
 {
     return lb_train_step_observed(m, a, in, t, NULL);
 }
+
+int lb_one_pass_setup(LbOnePass *p, const LbModelConfig *cfg, LbBackend *be, LbArena *a, int64_t batch, uint64_t seed)
+{
+    p->arena = a;
+    p->step = cfg->pass == LB_PASS_TRAIN;
+    int rc = p->step ? lb_train_setup(&p->model, &p->in, &p->train, cfg, be, a, batch, seed)
+                     : lb_forward_setup(&p->model, &p->in, cfg, be, a, batch, seed);
+    p->built = rc == LB_OK;
+    if (rc == LB_OK && (rc = lb_one_pass_run(p)) == LB_OK)
+        rc = be->ops->sync(be);
+    return rc;
+}
+
+int lb_one_pass_run(LbOnePass *p)
+{
+    return p->step ? lb_train_step(&p->model, p->arena, &p->in, &p->train) : lb_forward(&p->model, p->arena, &p->in);
+}
+
+void lb_one_pass_release(LbOnePass *p)
+{
+    if (!p->built)
+        return;
+    if (p->step)
+        lb_train_release(&p->train);
+    lb_model_release(&p->model);
+    p->built = 0;
+}

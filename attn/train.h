@@ -37,4 +37,24 @@ int lb_train_step(const LbModel *m, LbArena *a, LbInputs *in, LbTrain *t);
 /* lb_train_step with every op called on obs->be and each group of calls named to obs. */
 int lb_train_step_observed(const LbModel *m, LbArena *a, LbInputs *in, LbTrain *t, LbPassObserver *obs);
 
+/* The pass a cell runs, by cfg->pass: a forward pass, or a training step with its gradients. */
+typedef struct LbOnePass {
+    LbModel model;
+    LbInputs in;
+    LbTrain train; /* a training step's */
+    LbArena *arena;
+    int step, built;
+} LbOnePass;
+
+/* The model and inputs (and gradients) of `batch` sequences in `a`, as lb_forward_setup and
+ * lb_train_setup draw them from seed; then one pass and the device synchronized. Release p
+ * whatever it returns. */
+int lb_one_pass_setup(LbOnePass *p, const LbModelConfig *cfg, LbBackend *be, LbArena *a, int64_t batch, uint64_t seed);
+
+/* One more pass (not synchronized). */
+int lb_one_pass_run(LbOnePass *p);
+
+/* Host arrays only; nothing where the set-up failed. */
+void lb_one_pass_release(LbOnePass *p);
+
 #endif

@@ -140,15 +140,12 @@ int lb_quick_check(LbBackend *be, const LbModelConfig *model, LbCheckResult *res
     return LB_EXIT_FAILURE;
 }
 
-int lb_cmd_check(int argc, char **argv)
+int lb_cmd_check(LbRunSettings *o, int argc, char **argv)
 {
-    LbRunSettings o;
-    const int parsed = lb_options_parse(LB_FOR_CHECK, argc, argv, &o);
-    lb_run_settings_free(&o);
-    if (parsed != 0)
-        return parsed < 0 ? LB_EXIT_OK : parsed;
-    const int cuda = o.device == LB_DEVICE_CUDA, only = (o.given >> LB_OPT_CHECK_DTYPE) & 1;
-    if (o.tf32 && only && o.model.dtype != LB_DTYPE_FP32)
+    (void)argc;
+    (void)argv;
+    const int cuda = o->device == LB_DEVICE_CUDA, only = (o->given >> LB_OPT_CHECK_DTYPE) & 1;
+    if (o->tf32 && only && o->model.dtype != LB_DTYPE_FP32)
         return lb_usage_error("--tf32 applies to fp32 only: should be used without --dtype or with --dtype fp32");
 
     /* fp32 (and with TF32 products under --tf32), fp16, bf16; the CPU backend stores fp32 whatever
@@ -156,21 +153,21 @@ int lb_cmd_check(int argc, char **argv)
     static const struct { LbDtype dtype; int tf32; } runs[] = {
         {LB_DTYPE_FP32, 0}, {LB_DTYPE_FP32, 1}, {LB_DTYPE_FP16, 0}, {LB_DTYPE_BF16, 0}};
     const LbModelConfig def = lb_config_default();
-    LbCheckPlan plan = {o.cmd.quick, (o.given >> LB_OPT_CHECK_SEED) & 1 ? o.seed : fresh_seed(), def.sharing,
-                        def.order, def.k_schedule, NULL, o.model.pass};
+    LbCheckPlan plan = {o->cmd.quick, (o->given >> LB_OPT_CHECK_SEED) & 1 ? o->seed : fresh_seed(), def.sharing,
+                        def.order, def.k_schedule, NULL, o->model.pass};
     LbCheckTable t = {0};
     int rc = LB_EXIT_OK;
     for (size_t i = 0, ran = 0; i < sizeof runs / sizeof runs[0] && rc == LB_EXIT_OK; i++) {
-        if ((only && runs[i].dtype != o.model.dtype) || (runs[i].tf32 && (!o.tf32 || !cuda)) || (!cuda && ran))
+        if ((only && runs[i].dtype != o->model.dtype) || (runs[i].tf32 && (!o->tf32 || !cuda)) || (!cuda && ran))
             continue;
         LbBackend *be = NULL;
-        int orc = cuda ? lb_cuda_backend_open(o.gpu, runs[i].dtype, runs[i].tf32, &be)
+        int orc = cuda ? lb_cuda_backend_open(o->gpu, runs[i].dtype, runs[i].tf32, &be)
                        : lb_cpu_backend_open(runs[i].dtype, (size_t)LB_CPU_DEFAULT_MEM, &be);
         if (orc != LB_OK) {
             rc = lb_open_error(orc);
             break;
         }
-        be->autotune = o.autotune;
+        be->autotune = o->autotune;
         if (ran++ == 0) {
             print_environment(be, cuda, plan.seed);
             printf("%-14s %-5s %-48s %10s %9s  %s\n", "operation", "dtype", "shape", "rel error", "threshold", "result");

@@ -41,14 +41,9 @@ static int load(const char *dir, LbSweepDir *s)
     return ex;
 }
 
-int lb_cmd_compare(int argc, char **argv)
+int lb_cmd_compare(LbRunSettings *o, int argc, char **argv)
 {
-    LbRunSettings o;
-    const int parsed = lb_options_parse(LB_FOR_COMPARE, argc, argv, &o);
-    lb_run_settings_free(&o);
-    if (parsed != 0)
-        return parsed < 0 ? LB_EXIT_OK : parsed;
-    const LbFormat fmt = (LbFormat)o.cmd.format;
+    const LbFormat fmt = (LbFormat)o->cmd.format;
     int dirs = argc - optind;
     if (dirs < 1)
         return lb_usage_error("compare needs a sweep directory: linbench compare DIR [DIR_B] (see linbench compare --help)");

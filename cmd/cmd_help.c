@@ -5,25 +5,22 @@
 #include "cmd/commands.h"
 #include "cmd/options.h"
 
-int lb_cmd_help(int argc, char **argv)
+int lb_cmd_help(LbRunSettings *s, int argc, char **argv)
 {
-    LbRunSettings s;
-    int rc = lb_options_parse(LB_FOR_HELP, argc, argv, &s);
-    const int operands = argc - s.cmd.args;
-    const char *name = operands > 0 ? argv[s.cmd.args] : NULL;
+    const int operands = argc - s->cmd.args;
+    const char *name = operands > 0 ? argv[s->cmd.args] : NULL;
     const LbCommand *c = name ? lb_command_find(name) : NULL;
     char names[256];
     lb_command_names(names, sizeof names);
-    if (rc == 0 && operands > 1)
-        rc = lb_usage_error("unexpected argument \"%s\" for help: it takes one command", argv[s.cmd.args + 1]);
-    else if (rc == 0 && name && !c)
-        rc = lb_usage_error("unknown command \"%s\" for help: should be one of %s", name, names);
-    else if (rc == 0 && s.cmd.markdown)
+    if (operands > 1)
+        return lb_usage_error("unexpected argument \"%s\" for help: it takes one command", argv[s->cmd.args + 1]);
+    if (name && !c)
+        return lb_usage_error("unknown command \"%s\" for help: should be one of %s", name, names);
+    if (s->cmd.markdown)
         lb_options_markdown(stdout);
-    else if (rc == 0 && c)
+    else if (c)
         lb_options_help(stdout, 1u << (c - lb_commands));
-    else if (rc == 0)
+    else
         lb_commands_help(stdout);
-    lb_run_settings_free(&s);
-    return rc < 0 ? LB_EXIT_OK : rc;
+    return LB_EXIT_OK;
 }

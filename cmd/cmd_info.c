@@ -41,14 +41,11 @@ static void print_device(const LbDeviceInfo *d)
     printf("  %-18s %s\n", "cuBLAS", known(d->cublas_version, "", a, sizeof a));
 }
 
-int lb_cmd_info(int argc, char **argv)
+int lb_cmd_info(LbRunSettings *o, int argc, char **argv)
 {
-    LbRunSettings o;
-    const int parsed = lb_options_parse(LB_FOR_INFO, argc, argv, &o);
-    lb_run_settings_free(&o);
-    if (parsed != 0)
-        return parsed < 0 ? LB_EXIT_OK : parsed;
-    const int only = (o.given >> LB_OPT_INFO_GPU) & 1 ? o.gpu : -1;
+    (void)argc;
+    (void)argv;
+    const int only = (o->given >> LB_OPT_INFO_GPU) & 1 ? o->gpu : -1;
 
     /* --gpu N: open it first, so that an index this machine does not have is refused as bad input
      * (exit 2, nothing on stdout) rather than described */

@@ -13,14 +13,9 @@
 #include "reports/merge.h"
 #include "reports/sweep_dir.h"
 
-int lb_cmd_merge(int argc, char **argv)
+int lb_cmd_merge(LbRunSettings *o, int argc, char **argv)
 {
-    LbRunSettings o;
-    const int parsed = lb_options_parse(LB_FOR_MERGE, argc, argv, &o);
-    lb_run_settings_free(&o);
-    if (parsed != 0)
-        return parsed < 0 ? LB_EXIT_OK : parsed;
-    const int quiet = o.cmd.quiet;
+    const int quiet = o->cmd.quiet;
     if (argc - optind < 2)
         return lb_usage_error("merge needs OUT and at least one part directory: should be linbench merge OUT DIR... (see linbench merge --help)");
     const char *out = argv[optind];

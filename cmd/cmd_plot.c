@@ -16,15 +16,10 @@
 #include "reports/plot.h"
 #include "reports/sweep_dir.h"
 
-int lb_cmd_plot(int argc, char **argv)
+int lb_cmd_plot(LbRunSettings *o, int argc, char **argv)
 {
-    LbRunSettings o;
-    const int parsed = lb_options_parse(LB_FOR_PLOT, argc, argv, &o);
-    lb_run_settings_free(&o);
-    if (parsed != 0)
-        return parsed < 0 ? LB_EXIT_OK : parsed;
-    const char *out_dir = o.cmd.out;
-    const int render = !o.cmd.no_render, timeout_s = o.cmd.render_timeout;
+    const char *out_dir = o->cmd.out;
+    const int render = !o->cmd.no_render, timeout_s = o->cmd.render_timeout;
     const int dirs = argc - optind;
     if (dirs < 1)
         return lb_usage_error("plot needs a sweep directory: linbench plot DIR (see linbench plot --help)");

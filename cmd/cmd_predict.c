@@ -38,46 +38,37 @@ static int pick_card(const LbRunSettings *s, LbPredictCard *card)
     return 0;
 }
 
-int lb_cmd_predict(int argc, char **argv)
+int lb_cmd_predict(LbRunSettings *s, int argc, char **argv)
 {
-    LbRunSettings s;
-    LbGrid grid;
-    memset(&grid, 0, sizeof grid);
-    LbPredictCard card;
-    char default_dir[64], *command_line = NULL;
-    int created = 0;
-
-    int rc = lb_options_parse(LB_FOR_PREDICT, argc, argv, &s);
-    LbCommandFlags *f = &s.cmd;
+    LbCommandFlags *f = &s->cmd;
     const LbPredictParams params = {f->product_efficiency, f->copy_efficiency, f->launch_us};
-    if (rc == LB_OPTIONS_HELPED) {
-        rc = LB_EXIT_OK;
-        goto out;
-    }
+    LbPredictCard card;
+    int rc = lb_options_check_grid(s);
     if (rc == 0)
-        rc = lb_options_check_grid(&s);
-    if (rc == 0)
-        rc = pick_card(&s, &card);
-    if (rc == 0 && (s.given & (UINT64_C(1) << LB_SET_MEM_LIMIT))) { /* refused as a sweep on the card refuses it */
-        const uint64_t headroom = lb_run_settings_headroom(&s, card.memory_bytes);
+        rc = pick_card(s, &card);
+    if (rc != 0)
+        return rc;
+    if (s->given & (UINT64_C(1) << LB_SET_MEM_LIMIT)) { /* refused as a sweep on the card refuses it */
+        const uint64_t headroom = lb_run_settings_headroom(s, card.memory_bytes);
         const uint64_t room = card.memory_bytes > headroom ? card.memory_bytes - headroom : 0;
-        if (s.mem_limit > room) {
-            lb_options_refuse_mem_limit(s.mem_limit, room, card.memory_bytes, "memory", headroom, card.label);
-            rc = LB_EXIT_USAGE;
+        if (s->mem_limit > room) {
+            lb_options_refuse_mem_limit(s->mem_limit, room, card.memory_bytes, "memory", headroom, card.label);
+            return LB_EXIT_USAGE;
         }
     }
-    if (rc != 0)
-        goto out;
-    lb_options_note_unread(s.given, s.models); /* --chunk without the chunked model ... */
-    lb_options_note_no_ratio(s.models); /* --models standard alone */
+    lb_options_note_unread(s->given, s->models); /* --chunk without the chunked model ... */
+    lb_options_note_no_ratio(s->models); /* --models standard alone */
+    char default_dir[64];
     f->out = f->out ? f->out : lb_outdir_default(default_dir, sizeof default_dir);
     if ((rc = lb_outdir_prepare(f->out, f->force, "--out", LB_OUTDIR_OFFER_FORCE)) != 0)
-        goto out;
-    created = 1;
+        return rc;
+    LbGrid grid = {0};
+    char *command_line = NULL;
+    int created = 1;
     if (f->force && (rc = lb_outdir_clear_results(f->out)) != 0)
         goto out;
     command_line = lb_command_line(argc, argv);
-    const LbPredictJob job = {&s, &card, &params, f->out, command_line ? command_line : "linbench predict"};
+    const LbPredictJob job = {s, &card, &params, f->out, command_line ? command_line : "linbench predict"};
     double sweep_s = 0;
     lb_error_clear();
     int erc = lb_predict_run(&job, &grid, &sweep_s);
@@ -90,7 +81,7 @@ int lb_cmd_predict(int argc, char **argv)
     fflush(stdout);
     if (!f->quiet) {
         char budget[32];
-        lb_format_size(lb_predict_budget(&s, &card), budget, sizeof budget);
+        lb_format_size(lb_predict_budget(s, &card), budget, sizeof budget);
         fprintf(stderr, "linbench: predicted for %s (%s %.4g TFLOP/s x %.3g, %.4g GB/s x %.3g, %.3g us per kernel, memory budget %s): a sweep of these cells would take about %.0f s at its fewest passes; results in %s\n",
                 card.label, card.rate_kind, card.tflops, params.product_efficiency, card.bandwidth_gb_s,
                 params.copy_efficiency, params.launch_us, budget, sweep_s, f->out);
@@ -104,6 +95,5 @@ out:
     }
     lb_grid_free(&grid);
     free(command_line);
-    lb_run_settings_free(&s);
     return rc;
 }

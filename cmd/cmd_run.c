@@ -9,10 +9,10 @@
 #include "attn/arena.h"
 #include "attn/measure/breakdown.h"
 #include "attn/measure/clock_events.h"
-#include "attn/forward.h"
 #include "attn/measure/measure.h"
 #include "attn/model.h"
 #include "attn/plan.h"
+#include "attn/train.h"
 #include "attn/base/sizes.h"
 #include "attn/base/status.h"
 #include "cmd/calibration.h"
@@ -36,23 +36,15 @@ static int dump(const LbRunSettings *o, LbBackend *be, uint64_t budget, int64_t 
         return LB_EXIT_FAILURE;
     }
     LbArena arena;
-    LbModel model;
-    LbInputs in;
-    LbTrain train;
+    LbOnePass p;
     const int step = o->model.pass == LB_PASS_TRAIN;
     if ((rc = lb_arena_open(&arena, be, plan.total)) != LB_OK)
         return lb_runtime_error(rc);
     /* The same model, inputs and seeds as the measured pass of this cell (attn/measure/measure.c). */
-    rc = step ? lb_train_setup(&model, &in, &train, &o->model, be, &arena, batch, o->seed)
-              : lb_forward_setup(&model, &in, &o->model, be, &arena, batch, o->seed);
-    if (rc == LB_OK) {
-        if ((rc = step ? lb_train_step(&model, &arena, &in, &train) : lb_forward(&model, &arena, &in)) == LB_OK &&
-            (rc = be->ops->sync(be)) == LB_OK)
-            rc = lb_dump_write(dir, &model, &in, step ? &train : NULL, o);
-        if (step)
-            lb_train_release(&train);
-        lb_model_release(&model);
-    }
+    rc = lb_one_pass_setup(&p, &o->model, be, &arena, batch, o->seed);
+    if (rc == LB_OK)
+        rc = lb_dump_write(dir, &p.model, &p.in, step ? &p.train : NULL, o);
+    lb_one_pass_release(&p);
     lb_arena_close(&arena);
     if (rc != LB_OK)
         return lb_runtime_error(rc);
@@ -126,24 +118,22 @@ static int print_breakdown(const LbRunSettings *o, LbBackend *be, const LbCellRe
     return LB_EXIT_OK;
 }
 
-int lb_cmd_run(int argc, char **argv)
+int lb_cmd_run(LbRunSettings *o, int argc, char **argv)
 {
-    LbRunSettings o;
-    int rc = lb_options_parse(LB_FOR_RUN, argc, argv, &o);
-    lb_run_settings_free(&o); /* one cell: the sweep's lists are not used */
-    if (rc != 0)
-        return rc < 0 ? LB_EXIT_OK : rc;
-    const char *dump_dir = o.cmd.dump;
+    (void)argc;
+    (void)argv;
+    int rc;
+    const char *dump_dir = o->cmd.dump;
     /* a model without a k axis has k 0, as its raw.csv row says */
-    if (!lb_model_has_k(o.model.kind))
-        o.model.k = 0;
+    if (!lb_model_has_k(o->model.kind))
+        o->model.k = 0;
     char msg[256];
-    if (lb_run_settings_finish(&o, msg, sizeof msg) != 0 || lb_config_check(&o.model, msg, sizeof msg) != LB_OK)
+    if (lb_run_settings_finish(o, msg, sizeof msg) != 0 || lb_config_check(&o->model, msg, sizeof msg) != LB_OK)
         return lb_usage_error("%s", msg);
-    if ((rc = lb_options_check_host_memory(&o)) != 0)
+    if ((rc = lb_options_check_host_memory(o)) != 0)
         return rc;
-    lb_options_note_unread(o.given, 1u << o.model.kind);
-    if (dump_dir && o.breakdown)
+    lb_options_note_unread(o->given, 1u << o->model.kind);
+    if (dump_dir && o->breakdown)
         return lb_usage_error("--breakdown times the operations of a measured cell and --dump writes one untimed "
                               "pass: give one of them");
     if (dump_dir && (rc = lb_outdir_prepare(dump_dir, 0, "--dump", 0)) != 0)
@@ -151,36 +141,36 @@ int lb_cmd_run(int argc, char **argv)
 
     LbBackend *be = NULL;
     uint64_t budget = 0;
-    if ((rc = lb_options_open_backend(&o, &be, &budget)) != 0)
+    if ((rc = lb_options_open_backend(o, &be, &budget)) != 0)
         goto out;
     /* A backend that gets its arithmetic wrong is not measured (linbench check --quick). */
     LbCheckResult check = {0};
-    if (!o.cmd.no_check && (rc = lb_quick_check(be, &o.model, &check)) != 0)
+    if (!o->cmd.no_check && (rc = lb_quick_check(be, &o->model, &check)) != 0)
         goto out;
     /* --breakdown's percentages: this device's limits, measured as a sweep measures them (even
      * under --no-check, as in a sweep) */
     LbCalibration calibration;
     char calibration_note[512] = "";
     int calibrated = 0;
-    if (o.breakdown && (rc = lb_sweep_calibrate(be, budget, 0, &calibration, &calibrated, calibration_note,
-                                                sizeof calibration_note)) != 0)
+    if (o->breakdown && (rc = lb_sweep_calibrate(be, budget, 0, &calibration, &calibrated, calibration_note,
+                                                 sizeof calibration_note)) != 0)
         goto out;
     if (dump_dir) {
-        rc = dump(&o, be, budget, o.cmd.batch, dump_dir);
+        rc = dump(o, be, budget, o->cmd.batch, dump_dir);
     } else {
         LbCellResult r;
-        int mrc = lb_measure_cell(be, &o.model, budget, &o.timing, o.seed, NULL, &r);
+        int mrc = lb_measure_cell(be, &o->model, budget, &o->timing, o->seed, NULL, &r);
         if (mrc != LB_OK) {
             rc = lb_runtime_error(mrc);
         } else {
-            print_result(&o, be, &r, budget);
+            print_result(o, be, &r, budget);
             if (check.ran)
                 printf("check result: passed (%zu checks, largest relative error %.3g)\n", check.checks, check.max_rel_error);
             else
                 printf("check result: skipped (--no-check)\n");
             rc = r.status == LB_CELL_OK ? LB_EXIT_OK : LB_EXIT_FAILURE;
-            if (rc == LB_EXIT_OK && o.breakdown)
-                rc = print_breakdown(&o, be, &r, calibrated ? &calibration : NULL);
+            if (rc == LB_EXIT_OK && o->breakdown)
+                rc = print_breakdown(o, be, &r, calibrated ? &calibration : NULL);
         }
     }
 out:

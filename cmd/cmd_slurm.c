@@ -135,69 +135,62 @@ fail:
     return LB_EXIT_FAILURE;
 }
 
-int lb_cmd_slurm(int argc, char **argv)
+int lb_cmd_slurm(LbRunSettings *o, int argc, char **argv)
 {
-    LbRunSettings o;
-    int rc = lb_options_parse(LB_FOR_SLURM, argc, argv, &o);
-    const char *out = o.cmd.out, *partition = o.cmd.partition, *time_limit = o.cmd.time, *account = o.cmd.account;
-    const int submit = o.cmd.submit, nflags = o.cmd.npassed, shards = o.cmd.shards;
-    char **flags = o.cmd.passed;
-    if (rc == 0 && (o.given >> LB_SET_SHARD & 1))
-        rc = lb_usage_error("--shard is given by linbench slurm to each task: should be --shards N");
-    if (rc == 0 && (o.given >> LB_OPT_RESUME & 1 || o.given >> LB_OPT_FORCE & 1))
-        rc = lb_usage_error("%s cannot be used with linbench slurm: should be left out (a requeued task resumes its shard)",
-                            o.given >> LB_OPT_RESUME & 1 ? "--resume" : "--force");
-    if (rc == 0 && !shards)
-        rc = lb_usage_error("linbench slurm needs --shards N: should be a number of shards from 1 to %d", LB_SHARDS_MAX);
-    if (rc == 0 && !out)
-        rc = lb_usage_error("linbench slurm needs --out DIR: should be where the shards, the merge and the scripts go");
+    (void)argc;
+    (void)argv;
+    const char *out = o->cmd.out, *partition = o->cmd.partition, *time_limit = o->cmd.time, *account = o->cmd.account;
+    const int submit = o->cmd.submit, nflags = o->cmd.npassed, shards = o->cmd.shards;
+    char **flags = o->cmd.passed;
+    if (o->given >> LB_SET_SHARD & 1)
+        return lb_usage_error("--shard is given by linbench slurm to each task: should be --shards N");
+    if (o->given >> LB_OPT_RESUME & 1 || o->given >> LB_OPT_FORCE & 1)
+        return lb_usage_error("%s cannot be used with linbench slurm: should be left out (a requeued task resumes its shard)",
+                              o->given >> LB_OPT_RESUME & 1 ? "--resume" : "--force");
+    if (!shards)
+        return lb_usage_error("linbench slurm needs --shards N: should be a number of shards from 1 to %d", LB_SHARDS_MAX);
+    if (!out)
+        return lb_usage_error("linbench slurm needs --out DIR: should be where the shards, the merge and the scripts go");
     static const char *const names[3] = {"partition", "time", "account"};
     const char *values[3] = {partition, time_limit, account};
-    for (int i = 0; i < 3 && rc == 0; i++)
+    for (int i = 0; i < 3; i++)
         if (values[i] && !sbatch_word(values[i]))
-            rc = lb_usage_error("invalid argument \"%s\" for --%s: should be letters, digits and . _ - , : only", values[i], names[i]);
-    if (rc == 0 && time_limit && !slurm_time(time_limit))
-        rc = lb_usage_error("invalid argument \"%s\" for --time: should be a Slurm time limit: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S or UNLIMITED (such as 04:00:00)",
-                            time_limit);
+            return lb_usage_error("invalid argument \"%s\" for --%s: should be letters, digits and . _ - , : only", values[i], names[i]);
+    if (time_limit && !slurm_time(time_limit))
+        return lb_usage_error("invalid argument \"%s\" for --time: should be a Slurm time limit: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S or UNLIMITED (such as 04:00:00)",
+                              time_limit);
     /* flags the tasks' sweep would refuse once queued, maybe hours later, are refused here */
-    if (rc == 0)
-        rc = lb_options_check_grid(&o);
-    if (rc == 0 && (o.gpus_all || o.ngpus))
-        rc = lb_usage_error("--shard and --gpus cannot be used together: should be left out (each Slurm task is one --shard)");
-    if (rc == 0)
-        rc = lb_outdir_check_length(out, "--out");
+    int rc = lb_options_check_grid(o);
+    if (rc != 0)
+        return rc;
+    if (o->gpus_all || o->ngpus)
+        return lb_usage_error("--shard and --gpus cannot be used together: should be left out (each Slurm task is one --shard)");
+    if ((rc = lb_outdir_check_length(out, "--out")) != 0)
+        return rc;
     char sbatch[PATH_MAX + 8];
-    if (rc == 0 && submit && lb_find_on_path("sbatch", sbatch, sizeof sbatch) != 0) {
+    if (submit && lb_find_on_path("sbatch", sbatch, sizeof sbatch) != 0) {
         fprintf(stderr, "linbench: --submit needs sbatch on PATH, and there is none: should be run where Slurm is installed, or without --submit\n");
-        rc = LB_EXIT_FAILURE;
+        return LB_EXIT_FAILURE;
     }
     char self[PATH_MAX], dir[PATH_MAX + 8], slurm_dir[PATH_MAX + 16];
-    if (rc == 0) {
-        ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-        if (len <= 0) {
-            fprintf(stderr, "linbench: cannot find this linbench's own path (/proc/self/exe): %s\n", strerror(errno));
-            rc = LB_EXIT_FAILURE;
-        } else {
-            self[len] = '\0';
-        }
+    const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len <= 0) {
+        fprintf(stderr, "linbench: cannot find this linbench's own path (/proc/self/exe): %s\n", strerror(errno));
+        return LB_EXIT_FAILURE;
     }
-    if (rc == 0) {
-        snprintf(slurm_dir, sizeof slurm_dir, "%s/slurm", out);
-        rc = lb_outdir_create(slurm_dir);
-    }
-    if (rc == 0 && !realpath(out, dir)) {
+    self[len] = '\0';
+    snprintf(slurm_dir, sizeof slurm_dir, "%s/slurm", out);
+    if ((rc = lb_outdir_create(slurm_dir)) != 0)
+        return rc;
+    if (!realpath(out, dir)) {
         fprintf(stderr, "linbench: cannot resolve --out %s: %s\n", out, strerror(errno));
-        rc = LB_EXIT_FAILURE;
+        return LB_EXIT_FAILURE;
     }
     char sweep_script[PATH_MAX + 32], merge_script[PATH_MAX + 32];
-    if (rc == 0) {
-        snprintf(slurm_dir, sizeof slurm_dir, "%s/slurm", dir);
-        rc = write_scripts(slurm_dir, dir, self, flags, nflags, (int)shards, partition, time_limit, account,
-                           sweep_script, merge_script, sizeof sweep_script);
-    }
-    lb_run_settings_free(&o);
-    if (rc != 0)
-        return rc < 0 ? LB_EXIT_OK : rc;
+    snprintf(slurm_dir, sizeof slurm_dir, "%s/slurm", dir);
+    if ((rc = write_scripts(slurm_dir, dir, self, flags, nflags, (int)shards, partition, time_limit, account,
+                            sweep_script, merge_script, sizeof sweep_script)) != 0)
+        return rc;
     printf("jobid=$(sbatch --parsable ");
     lb_put_shell_word(stdout, sweep_script);
     printf(") && sbatch --dependency=afterok:$jobid ");

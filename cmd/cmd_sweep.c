@@ -488,9 +488,8 @@ out:
     return rc;
 }
 
-int lb_cmd_sweep(int argc, char **argv)
+int lb_cmd_sweep(LbRunSettings *s, int argc, char **argv)
 {
-    LbRunSettings s;
     LbMeta meta = {0};
     LbBackend *be = NULL;
     LbCheckResult check = {0};
@@ -500,19 +499,15 @@ int lb_cmd_sweep(int argc, char **argv)
     uint64_t resumed_budget = 0, budget = 0;
     int created = 0; /* this run made the directory: a failed start removes it again */
 
-    int rc = lb_options_parse(LB_FOR_SWEEP, argc, argv, &s);
-    LbCommandFlags *f = &s.cmd;
-    if (rc == 0)
-        rc = validate(&s, &meta, &resumed_budget);
-    if (rc != 0) {
-        rc = rc == LB_OPTIONS_HELPED ? LB_EXIT_OK : rc;
+    LbCommandFlags *f = &s->cmd;
+    int rc = validate(s, &meta, &resumed_budget);
+    if (rc != 0)
         goto out;
-    }
-    lb_options_note_unread(s.given, s.models); /* --chunk without the chunked model ... */
-    lb_options_note_no_ratio(s.models); /* --models standard alone */
+    lb_options_note_unread(s->given, s->models); /* --chunk without the chunked model ... */
+    lb_options_note_no_ratio(s->models); /* --models standard alone */
 
-    if (s.gpus_all || s.ngpus || (f->resume && gpus_parts(&meta))) {
-        rc = run_gpus(&s, &meta, resumed_budget, argc, argv);
+    if (s->gpus_all || s->ngpus || (f->resume && gpus_parts(&meta))) {
+        rc = run_gpus(s, &meta, resumed_budget, argc, argv);
         goto out;
     }
     /* A stop during the set-up (check, calibration) ends it with exit 130 and no new directory. */
@@ -521,12 +516,12 @@ int lb_cmd_sweep(int argc, char **argv)
         goto out;
     const char *dir = f->resume ? f->resume : f->out;
     created = !f->resume;
-    if ((rc = lb_options_open_backend(&s, &be, &budget)) != 0)
+    if ((rc = lb_options_open_backend(s, &be, &budget)) != 0)
         goto out;
     if (f->resume && (rc = keep_budget(dir, &budget, resumed_budget, "this device has")) != 0)
         goto out;
     /* A backend that gets its arithmetic wrong is not measured: nothing is written. */
-    if (!f->no_check && (rc = lb_quick_check(be, &s.model, &check)) != 0)
+    if (!f->no_check && (rc = lb_quick_check(be, &s->model, &check)) != 0)
         goto out;
     if ((rc = stopped_before_first_cell()) != 0)
         goto out;
@@ -534,7 +529,7 @@ int lb_cmd_sweep(int argc, char **argv)
     LbCalibration calibration;
     char calibration_note[512] = "skipped with the check (--no-check)";
     int calibrated = 0;
-    if ((!f->no_check || s.breakdown) &&
+    if ((!f->no_check || s->breakdown) &&
         (rc = lb_sweep_calibrate(be, budget, f->quiet, &calibration, &calibrated, calibration_note,
                                  sizeof calibration_note)) != 0)
         goto out;
@@ -548,7 +543,7 @@ int lb_cmd_sweep(int argc, char **argv)
     LbProgress progress;
     lb_progress_init(&progress, f->quiet);
     const LbSweepJob job = {
-        &s, dir, f->resume ? &meta : NULL, command_line ? command_line : "linbench sweep", budget,
+        s, dir, f->resume ? &meta : NULL, command_line ? command_line : "linbench sweep", budget,
         check, lb_progress_event, &progress,
         calibrated ? &calibration : NULL, calibration_note,
     };
@@ -567,7 +562,6 @@ out:
     lb_backend_close(be);
     lb_grid_free(&grid);
     free(command_line);
-    lb_run_settings_free(&s);
     lb_meta_free(&meta);
     return rc;
 }

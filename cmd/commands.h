@@ -9,6 +9,8 @@
 
 #include <stdio.h>
 
+#include "reports/settings.h"
+
 #define LB_EXIT_OK 0
 #define LB_EXIT_FAILURE 1     /* runtime failure: no GPU, out of memory, unwritable output */
 #define LB_EXIT_USAGE 2       /* bad input: nothing computed, nothing written; a result directory
@@ -17,25 +19,26 @@
 #define LB_EXIT_INTERRUPTED 130
 
 /* A command: its --help is usage, about, the flags the option table gives it (reports/settings.h,
- * bit 1u << its index here), then notes. */
+ * bit 1u << its index here), then notes. main.c parses those flags into s (freed after), so run
+ * starts from valid settings; its operands are argv[s->cmd.args ...]. */
 typedef struct LbCommand {
     const char *name;
-    int (*run)(int argc, char **argv); /* argv[0] is the subcommand's name */
-    const char *summary;               /* one line for `linbench help` */
+    int (*run)(LbRunSettings *s, int argc, char **argv); /* argv[0] is the subcommand's name */
+    const char *summary; /* one line for `linbench help` */
     const char *usage, *about, *notes;
-    int operands;                      /* the most operands it takes (DIR ...); -1: any number */
+    int operands; /* the most operands it takes (DIR ...); -1: any number */
 } LbCommand;
 
-int lb_cmd_sweep(int argc, char **argv);
-int lb_cmd_run(int argc, char **argv);
-int lb_cmd_check(int argc, char **argv);
-int lb_cmd_info(int argc, char **argv);
-int lb_cmd_compare(int argc, char **argv);
-int lb_cmd_plot(int argc, char **argv);
-int lb_cmd_predict(int argc, char **argv);
-int lb_cmd_merge(int argc, char **argv);
-int lb_cmd_slurm(int argc, char **argv);
-int lb_cmd_help(int argc, char **argv);
+int lb_cmd_sweep(LbRunSettings *s, int argc, char **argv);
+int lb_cmd_run(LbRunSettings *s, int argc, char **argv);
+int lb_cmd_check(LbRunSettings *s, int argc, char **argv);
+int lb_cmd_info(LbRunSettings *s, int argc, char **argv);
+int lb_cmd_compare(LbRunSettings *s, int argc, char **argv);
+int lb_cmd_plot(LbRunSettings *s, int argc, char **argv);
+int lb_cmd_predict(LbRunSettings *s, int argc, char **argv);
+int lb_cmd_merge(LbRunSettings *s, int argc, char **argv);
+int lb_cmd_slurm(LbRunSettings *s, int argc, char **argv);
+int lb_cmd_help(LbRunSettings *s, int argc, char **argv);
 
 /* The command table, in the order of the LB_FOR_* bits. */
 extern const LbCommand lb_commands[];

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cmd/commands.h"
+#include "cmd/options.h"
 #include "lb_config.h"
 #include "lb_revision.h"
 
@@ -19,6 +20,17 @@ static int finish_output(int code)
         return code; /* a failed command has said why already */
     fprintf(stderr, "linbench: cannot write to standard output: %s\n", strerror(errno ? errno : EIO));
     return LB_EXIT_FAILURE;
+}
+
+/* c with its flags parsed (the bit of its index in the command table) and freed after. */
+static int dispatch(const LbCommand *c, int argc, char **argv)
+{
+    LbRunSettings s;
+    int rc = lb_options_parse(1u << (c - lb_commands), argc, argv, &s);
+    if (rc == 0)
+        rc = c->run(&s, argc, argv);
+    lb_run_settings_free(&s);
+    return finish_output(rc == LB_OPTIONS_HELPED ? LB_EXIT_OK : rc);
 }
 
 int main(int argc, char **argv)
@@ -44,10 +56,10 @@ int main(int argc, char **argv)
         return finish_output(LB_EXIT_OK);
     }
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) /* --help [COMMAND] is `help [COMMAND]` */
-        return finish_output(lb_command_find("help")->run(argc - 1, argv + 1));
+        return dispatch(lb_command_find("help"), argc - 1, argv + 1);
     const LbCommand *c = lb_command_find(name);
     if (c)
-        return finish_output(c->run(argc - 1, argv + 1));
+        return dispatch(c, argc - 1, argv + 1);
     char names[256];
     lb_command_names(names, sizeof names);
     return lb_usage_error("unknown command \"%s\": should be one of %s (see linbench help)", name, names);

@@ -12,7 +12,6 @@
 #include "attn/arena.h"
 #include "attn/measure/breakdown.h"
 #include "attn/measure/clock_events.h"
-#include "attn/forward.h"
 #include "attn/model.h"
 #include "attn/plan.h"
 #include "attn/train.h"
@@ -107,39 +106,6 @@ static double host_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* The cell's model, inputs and (a training step) gradients, and the pass the cell times. */
-typedef struct LbCellPass {
-    LbModel model;
-    LbInputs in;
-    LbTrain train;
-    LbArena *arena;
-    int step; /* cfg->pass is a training step */
-    int built;
-} LbCellPass;
-
-static int pass_setup(LbCellPass *p, const LbModelConfig *cfg, LbBackend *be, int64_t B, uint64_t seed)
-{
-    const int rc = p->step ? lb_train_setup(&p->model, &p->in, &p->train, cfg, be, p->arena, B, seed)
-                           : lb_forward_setup(&p->model, &p->in, cfg, be, p->arena, B, seed);
-    p->built = rc == LB_OK;
-    return rc;
-}
-
-static int pass_run(LbCellPass *p)
-{
-    return p->step ? lb_train_step(&p->model, p->arena, &p->in, &p->train) : lb_forward(&p->model, p->arena, &p->in);
-}
-
-static void pass_release(LbCellPass *p)
-{
-    if (!p->built)
-        return;
-    if (p->step)
-        lb_train_release(&p->train);
-    lb_model_release(&p->model);
-    p->built = 0;
-}
-
 double lb_measure_flops_per_seq(const LbBackend *be, const LbModelConfig *cfg)
 {
     if (cfg->pass != LB_PASS_TRAIN)
@@ -178,7 +144,7 @@ int lb_measure_cell(LbBackend *be, const LbModelConfig *cfg, size_t budget,
         return oom(out, cfg, &pp);
 
     LbArena arena;
-    LbCellPass pass = {.arena = &arena, .step = cfg->pass == LB_PASS_TRAIN};
+    LbOnePass pass;
     double *times = NULL;
     int rc = LB_OK;
     for (;;) {
@@ -191,19 +157,15 @@ int lb_measure_cell(LbBackend *be, const LbModelConfig *cfg, size_t budget,
             set_error(out, rc);
             return rc;
         }
-        /* The arena holds exactly the plan: a NOMEM from inside it is a plan bug, not OOM. */
-        rc = pass_setup(&pass, cfg, be, B, seed);
-        /* Verification and warm-up: every product shape's first use, where the CUDA backend times
-         * cuBLASLt's candidate algorithms, is here, so no timed pass times the tuning. */
-        if (rc == LB_OK)
-            rc = pass_run(&pass);
-        if (rc == LB_OK)
-            rc = be->ops->sync(be);
+        /* The arena holds exactly the plan: a NOMEM from inside it is a plan bug, not OOM. The
+         * set-up's pass is the verification and warm-up: every product shape's first use, where the
+         * CUDA backend times cuBLASLt's candidate algorithms, is here, so no timed pass times it. */
+        rc = lb_one_pass_setup(&pass, cfg, be, &arena, B, seed);
         if (rc == LB_OK)
             break;
         if (rc == LB_ERR_NOMEM && !arena.overflowed && B > 1) {
             /* The device ran short outside the arena (a library's own allocation): step down. */
-            pass_release(&pass);
+            lb_one_pass_release(&pass);
             lb_arena_close(&arena);
             B = B - 1 - (B - 1) / 8;
             continue;
@@ -238,7 +200,7 @@ int lb_measure_cell(LbBackend *be, const LbModelConfig *cfg, size_t budget,
             goto fail;
         }
         double ms = 0;
-        if ((rc = be->ops->timer_start(be)) != LB_OK || (rc = pass_run(&pass)) != LB_OK ||
+        if ((rc = be->ops->timer_start(be)) != LB_OK || (rc = lb_one_pass_run(&pass)) != LB_OK ||
             (rc = be->ops->timer_stop(be, &ms)) != LB_OK)
             goto fail;
         times[passes++] = ms;
@@ -283,7 +245,7 @@ fail:
     if (rc != LB_OK && rc != LB_ERR_INTERRUPTED)
         set_error(out, rc);
     free(times);
-    pass_release(&pass);
+    lb_one_pass_release(&pass);
     lb_arena_close(&arena);
     return rc;
 }
