@@ -25,20 +25,25 @@ int lb_cmd_plot(LbRunSettings *o, int argc, char **argv)
         return lb_usage_error("plot needs a sweep directory: linbench plot DIR (see linbench plot --help)");
     if (dirs > 2)
         return lb_usage_error("unexpected argument \"%s\" for plot: it takes a sweep's directory and, beside it, a peer's", argv[optind + 2]);
-    for (int i = 0; i < dirs; i++)
-        if (strlen(argv[optind + i]) > LB_DIR_MAX)
-            return lb_usage_error("invalid argument \"%s\" for plot: should be a path of at most %d bytes", argv[optind + i],
-                                  LB_DIR_MAX);
+    char why[256];
+    for (int i = 0; i < dirs; i++) {
+        const char *d = argv[optind + i];
+        if (strlen(d) > LB_DIR_MAX)
+            return lb_usage_error("invalid argument \"%s\" for plot: should be a path of at most %d bytes", d, LB_DIR_MAX);
+        /* every directory and --out before any is loaded, so a loaded one's warning never comes first */
+        if (lb_sweep_dir_check(d, why, sizeof why))
+            return lb_usage_error("invalid argument \"%s\" for plot: %s: should be a directory written by linbench sweep", d, why);
+    }
+    if (out_dir && lb_outdir_check_length(out_dir, "--out") != 0)
+        return LB_EXIT_USAGE;
+    struct stat st;
+    if (out_dir && stat(out_dir, &st) == 0 && !S_ISDIR(st.st_mode))
+        return lb_usage_error("invalid argument \"%s\" for --out: not a directory: should be a directory (created if missing)", out_dir);
     LbSweepDir d[2];
     memset(d, 0, sizeof d);
     int ex = LB_EXIT_OK;
     for (int i = 0; i < dirs && ex == LB_EXIT_OK; i++)
-        ex = lb_load_result("plot", argv[optind + i], &d[i]); /* refuses what is no result directory */
-    struct stat st;
-    if (ex == LB_EXIT_OK && out_dir && lb_outdir_check_length(out_dir, "--out") != 0)
-        ex = LB_EXIT_USAGE;
-    else if (ex == LB_EXIT_OK && out_dir && stat(out_dir, &st) == 0 && !S_ISDIR(st.st_mode))
-        ex = lb_usage_error("invalid argument \"%s\" for --out: not a directory: should be a directory (created if missing)", out_dir);
+        ex = lb_load_result("plot", argv[optind + i], &d[i]);
     if (ex != LB_EXIT_OK)
         goto out;
     if (dirs == 2 && (d[0].kind == LB_RESULT_PEER) == (d[1].kind == LB_RESULT_PEER)) {
