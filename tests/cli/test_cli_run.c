@@ -286,8 +286,7 @@ int main(int argc, char **argv)
         {{"info", "--gpu", "1024"}, 2, {"--gpu"}},
     };
     for (size_t i = 0; i < sizeof small / sizeof small[0]; i++) {
-        char *argv_small[] = {(char *)bin, (char *)small[i].args[0], (char *)small[i].args[1], (char *)small[i].args[2], NULL};
-        r = lb_run(argv_small);
+        r = lb_run(LB_ARGV((char *)bin, (char *)small[i].args[0], (char *)small[i].args[1], (char *)small[i].args[2]));
         const char *text = small[i].code == 0 ? r.out : r.err;
         int says = small[i].code == 0 || lb_lines(r.err) == 1;
         for (int w = 0; w < 3 && small[i].says[w]; w++)
@@ -296,8 +295,7 @@ int main(int argc, char **argv)
                  small[i].args[2] ? small[i].args[2] : "", r.code, small[i].code, r.out, r.err);
         lb_run_free(&r);
     }
-    char *info_gpu[] = {(char *)bin, "info", "--gpu", "0", NULL};
-    r = lb_run(info_gpu);
+    r = lb_run(LB_ARGV((char *)bin, "info", "--gpu", "0"));
     lb_check(r.code == 0 && strstr(r.out, "cpu:") && (strstr(r.out, "no CUDA device") || strstr(r.out, "cuda:0")),
              "info --gpu 0: exit 0, says what it sees (%d): %s", r.code, r.out);
     lb_run_free(&r);
