@@ -135,11 +135,11 @@ static void check_sweep(const char *scratch, const char *tag, const char *corrup
 {
     char out[512];
     snprintf(out, sizeof out, "%s/sweep-%s", scratch, tag);
-    char *argv[] = {(char *)bin, "sweep", "--device", (char *)device, TINY, "--n", "64", "--k", "16",
-                    "--max-batch", "2", "--cell-time", "1", "-q", "--out", out, no_check ? "--no-check" : NULL, NULL};
     if (corrupt)
         setenv("LB_EMU_CORRUPT", corrupt, 1);
-    LbRun r = lb_run(argv);
+    LbRun r = lb_run(LB_ARGV((char *)bin, "sweep", "--device", (char *)device, TINY, "--n", "64", "--k", "16",
+                             "--max-batch", "2", "--cell-time", "1", "-q", "--out", out,
+                             no_check ? "--no-check" : NULL));
     unsetenv("LB_EMU_CORRUPT");
     if (corrupt && !no_check) {
         lb_check(r.code == 1, "sweep %s: exit %d, should be 1", tag, r.code);
@@ -196,9 +196,8 @@ static void check_run(void)
              RUN_CHECKS(r.out), r.out, r.err);
     lb_run_free(&r);
     /* A training run's quick check adds the standard model's and the Linformer's steps. */
-    char *train[] = {(char *)bin, "run", "--device", "cuda", "--pass", "train", TINY, "--n", "64", "--max-batch", "2",
-                     "--cell-time", "1", NULL};
-    r = lb_run(train);
+    r = lb_run(LB_ARGV((char *)bin, "run", "--device", "cuda", "--pass", "train", TINY, "--n", "64", "--max-batch", "2",
+                       "--cell-time", "1"));
     lb_check(r.code == 0 && RUN_CHECKS(r.out) == uniform + 2,
              "run --pass train: its quick check has 2 training steps more than %ld: %ld\n%s%s", uniform,
              RUN_CHECKS(r.out), r.out, r.err);
@@ -225,10 +224,8 @@ static void check_train(void)
 /* (an unknown flag or an operand: test_cli_settings, for every command) */
 static void check_bad_flags(void)
 {
-    char *dtype[] = {(char *)bin, "check", "--dtype", "fp8", NULL};
-    char *device_tpu[] = {(char *)bin, "check", "--device", "tpu", NULL};
-    lb_run_refused(dtype, "--dtype");
-    lb_run_refused(device_tpu, "--device");
+    lb_run_refused(LB_ARGV((char *)bin, "check", "--dtype", "fp8"), "--dtype");
+    lb_run_refused(LB_ARGV((char *)bin, "check", "--device", "tpu"), "--device");
 }
 
 int main(int argc, char **argv)

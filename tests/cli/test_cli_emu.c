@@ -90,8 +90,7 @@ static void check_autotune(const char *scratch)
     free(tuning);
 
     char *before = lb_slurp_in(on, "meta.csv");
-    char *resume[] = {(char *)bin, "sweep", "--resume", on, "--no-autotune", "-q", NULL};
-    LbRun r = lb_run(resume);
+    LbRun r = lb_run(LB_ARGV((char *)bin, "sweep", "--resume", on, "--no-autotune", "-q"));
     lb_check(r.code == 2 && strstr(r.err, "--no-autotune") && strstr(r.err, "matmul_autotune") && lb_lines(r.err) == 1,
              "--resume --no-autotune of a tuned sweep: exit 2, one line naming the flag and the key (%d): %s", r.code,
              r.err);
@@ -355,8 +354,7 @@ static void check_kill_resume(const char *scratch, const char *one)
     usleep(200 * 1000); /* the shards, reparented, are reaped by init */
     printf("  killed with %d of %d rows written\n", rows, CELLS);
     lb_check(rows >= 2 && rows < CELLS, "the kill came after %d rows: should be in the middle (2 to %d)", rows, CELLS - 1);
-    char *resume[] = {(char *)bin, "sweep", "--resume", dir, "--gpus", "all", "-q", NULL};
-    lb_run_ok(resume, "--resume after the kill");
+    lb_run_ok(LB_ARGV((char *)bin, "sweep", "--resume", dir, "--gpus", "all", "-q"), "--resume after the kill");
     sc_same_rows(dir, one, 1, "killed and resumed");
     sc_check_meta(dir, "status", "complete", "after the resume");
 }

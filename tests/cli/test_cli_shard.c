@@ -180,8 +180,8 @@ static void check_slurm(const char *scratch)
     char *saved = strdup(old ? old : "/usr/bin:/bin");
     snprintf(newpath, sizeof newpath, "%s:%s", fake, saved);
     setenv("PATH", newpath, 1);
-    char *submit[] = {(char *)bin, "slurm", "--device", "cpu", "--shards", "2", "--out", dir, "--submit", NULL};
-    lb_run_ok(submit, "slurm --submit");
+    lb_run_ok(LB_ARGV((char *)bin, "slurm", "--device", "cpu", "--shards", "2", "--out", dir, "--submit"),
+              "slurm --submit");
     char *calls = lb_slurp(log), first[800], second[800];
     snprintf(first, sizeof first, "--parsable %s\n", sweep_sh);
     snprintf(second, sizeof second, "--dependency=afterok:4242 %s\n", merge_sh);

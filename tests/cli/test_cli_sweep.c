@@ -291,8 +291,7 @@ static void check_breakdown(const char *scratch)
     sc_check_meta(without, "calibration_tflop_per_s", "", "without --breakdown");
     sc_check_meta(without, "calibration", "skipped", "without --breakdown");
     sc_check_meta_has(without, "calibration_note", "--no-check", "without --breakdown");
-    char *d[] = {(char *)bin, "sweep", "--resume", without, "--breakdown", NULL};
-    lb_run_refused(d, "--breakdown");
+    lb_run_refused(LB_ARGV((char *)bin, "sweep", "--resume", without, "--breakdown"), "--breakdown");
 
     /* --force over the first directory: its breakdown.csv is a result file and goes. */
     r = lb_run(LB_ARGV((char *)bin, "sweep", CELL, "-q", "--force", "--out", with));
@@ -356,8 +355,7 @@ static void resume_keeps_settings(const char *scratch)
 {
     char dir[512], path[600];
     snprintf(dir, sizeof dir, "%s/capped", scratch);
-    char *first[] = {(char *)bin, "sweep", CAPPED, "--out", dir, NULL};
-    lb_run_ok(first, "capped sweep");
+    lb_run_ok(LB_ARGV((char *)bin, "sweep", CAPPED, "--out", dir), "capped sweep");
     char *command = sc_meta(dir, "command_line");
     snprintf(path, sizeof path, "%s/raw.csv", dir);
     keep_lines(path, 5);
@@ -395,8 +393,7 @@ static void resume_keeps_settings(const char *scratch)
     lb_check(lb_same_text(grid_before, lb_slurp_in(dir, "time_speedup.csv")), "refused resumes leave the grid as it was");
 
     /* Another version's directory: refused, naming both versions. */
-    char *version[] = {(char *)bin, "--version", NULL};
-    r = lb_run(version);
+    r = lb_run(LB_ARGV((char *)bin, "--version"));
     char mine[64] = "";
     sscanf(r.out, "linbench %63s", mine);
     lb_run_free(&r);
@@ -591,8 +588,8 @@ int main(int argc, char **argv)
     lb_run_refused(LB_ARGV((char *)bin, "frobnicate"), "frobnicate");
 
     /* --force overwrites, explicitly. */
-    char *force[] = {(char *)bin, "sweep", TINY, "--n", "128", "--k", "32", "--mem-limit", "16M", "--out", dir, "--force", NULL};
-    lb_run_ok(force, "--force overwrites");
+    lb_run_ok(LB_ARGV((char *)bin, "sweep", TINY, "--n", "128", "--k", "32", "--mem-limit", "16M", "--out", dir,
+                      "--force"), "--force overwrites");
     LbCellResult *forced = NULL;
     size_t forced_count = 0;
     lb_check(sc_read_rows(dir, &forced, &forced_count) == 0 && forced_count == 2,
@@ -619,12 +616,10 @@ int main(int argc, char **argv)
     r = lb_run(LB_ARGV((char *)bin, "help"));
     lb_check(r.code == 0 && strstr(r.out, "sweep") && strstr(r.out, "run") && strstr(r.out, "info"), "help lists the commands");
     lb_run_free(&r);
-    char *version[] = {(char *)bin, "--version", NULL};
-    r = lb_run(version);
+    r = lb_run(LB_ARGV((char *)bin, "--version"));
     lb_check(r.code == 0 && strncmp(r.out, "linbench ", 9) == 0 && strstr(r.out, "git"), "--version prints version and revision: %s", r.out);
     lb_run_free(&r);
-    char *info[] = {(char *)bin, "info", NULL};
-    r = lb_run(info);
+    r = lb_run(LB_ARGV((char *)bin, "info"));
     lb_check(r.code == 0 && (strstr(r.out, "no CUDA device") || strstr(r.out, "compute capability")), "info exits 0 and says what it sees");
     lb_run_free(&r);
     check_breakdown(scratch);

@@ -202,8 +202,7 @@ static void check_resume(const char *scratch)
     lb_check(r.code == 130 && kept >= 2 && kept < cells, "Ctrl-C: exit %d, %d of %d cells kept: %s", r.code, kept,
              cells, r.err);
     lb_run_free(&r);
-    char *resume[] = {(char *)bin, "sweep", "--resume", dir, "-q", NULL};
-    lb_run_ok(resume, "sweep --resume of a training sweep");
+    lb_run_ok(LB_ARGV((char *)bin, "sweep", "--resume", dir, "-q"), "sweep --resume of a training sweep");
     check_rows(dir, (size_t)cells, 0, "Ctrl-C then --resume");
     sc_each_once(dir, (size_t)cells, "Ctrl-C then --resume");
     check_files(dir, "Ctrl-C then --resume");
@@ -211,10 +210,8 @@ static void check_resume(const char *scratch)
 
 static void check_refusals(void)
 {
-    char *run[] = {(char *)bin, "run", "--device", "cpu", "--pass", "bogus", NULL};
-    char *sweep[] = {(char *)bin, "sweep", "--device", "cpu", "--pass", "bogus", NULL};
-    lb_run_refused(run, "--pass", "forward or train");
-    lb_run_refused(sweep, "--pass", "forward or train");
+    lb_run_refused(LB_ARGV((char *)bin, "run", "--device", "cpu", "--pass", "bogus"), "--pass", "forward or train");
+    lb_run_refused(LB_ARGV((char *)bin, "sweep", "--device", "cpu", "--pass", "bogus"), "--pass", "forward or train");
 }
 
 /* index.csv's row named `name`, or -1. */

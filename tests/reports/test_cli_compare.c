@@ -451,10 +451,9 @@ static void check_real_sweep(const ExPaper *paper)
 {
     char dir[4200];
     snprintf(dir, sizeof dir, "%s/sweep", scratch);
-    char *sweep[] = {bin, "sweep", "--device", "cpu", "--layers", "2", "--d-model", "64", "--heads", "4",
-                     "--ffn", "128", "--vocab", "1000", "--n", "512:1024", "--k", "128:256",
-                     "--mem-limit", "64M", "--cell-time", "1", "--out", dir, "--quiet", NULL};
-    lb_run_ok(sweep, "sweep");
+    lb_run_ok(LB_ARGV(bin, "sweep", "--device", "cpu", "--layers", "2", "--d-model", "64", "--heads", "4", "--ffn",
+                      "128", "--vocab", "1000", "--n", "512:1024", "--k", "128:256", "--mem-limit", "64M",
+                      "--cell-time", "1", "--out", dir, "--quiet"), "sweep");
     LbCellResult *rows = NULL;
     size_t count = 0;
     if (!lb_check(sc_read_rows(dir, &rows, &count) == 0 && count == 2 + 4,

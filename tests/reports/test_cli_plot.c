@@ -182,8 +182,7 @@ static void check_models(void)
     snprintf(dir, sizeof dir, "%s/models", scratch);
     LbCellResult rows[FX_ALL_MAX];
     fx_all_models_dir(dir, rows);
-    char *plot[] = {exe, "plot", dir, "--no-render", NULL};
-    LbRun r = lb_run(plot);
+    LbRun r = lb_run(LB_ARGV(exe, "plot", dir, "--no-render"));
     lb_check(r.code == 0, "plot: exit %d: %s", r.code, r.err);
 
     char path[4400];

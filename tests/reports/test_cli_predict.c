@@ -236,8 +236,7 @@ static void round_trip(void)
     lb_check(r.code == 0 && strstr(r.out, "  predicted: ") && strstr(r.out, "predicted / paper"),
              "compare's text says predicted (%d)", r.code);
     lb_run_free(&r);
-    char *plot[] = {bin, "plot", dir, NULL};
-    lb_run_ok(plot, "plot PREDICTED");
+    lb_run_ok(LB_ARGV(bin, "plot", dir), "plot PREDICTED");
     char *gp = lb_slurp_in(dir, "time_speedup.gp");
     lb_check(gp && strstr(gp, "Predicted, not measured"), "the plot's title says predicted");
     free(gp);
