@@ -94,22 +94,16 @@ static void check_sweep_files(const char *dir)
     sc_check_meta(dir, "tool", "linbench", "the sweep"); /* bench/peer writes "peer" there */
 }
 
-/* argv: extra flags after "sweep"; expect exit 2, stderr of one line naming `flag`, no out dir. */
-static void bad_input(const char *flag, char *const extra[], int extra_count)
-{
-    char out[512];
-    snprintf(out, sizeof out, "%s/bad-%s", lb_scratch, flag + 2);
-    char *argv[64], *base[] = {"--device", "cpu", "--out", out};
-    lb_argv(argv, 64, bin, "sweep", base, 4, extra, extra_count);
-    lb_run_refused(argv, flag);
-    lb_check(!lb_exists(out), "%s: nothing written", flag);
-}
+/* sweep --device cpu --out bad_out and the flags given: exit 2, stderr of one line naming `flag`, no
+ * bad_out. */
+static char bad_out[512];
+#define BAD(flag, ...) bad_input(flag, LB_ARGV((char *)bin, "sweep", "--device", "cpu", "--out", bad_out, __VA_ARGS__))
 
-#define BAD(flag, ...)                                                   \
-    do {                                                                 \
-        char *extra_[] = {__VA_ARGS__};                                  \
-        bad_input(flag, extra_, (int)(sizeof extra_ / sizeof extra_[0])); \
-    } while (0)
+static void bad_input(const char *flag, char *const argv[])
+{
+    lb_run_refused(argv, flag);
+    lb_check(!lb_exists(bad_out), "%s: nothing written", flag);
+}
 
 /* --breakdown's model, and one cell per model on the CPU, unchecked */
 #define SMALL "--layers", "1", "--d-model", "32", "--heads", "2", "--ffn", "64", "--vocab", "100"
@@ -557,6 +551,7 @@ int main(int argc, char **argv)
     check_sweep_files(dir); /* ...and left intact */
 
     /* Bad input: each gets exit 2, one line naming the flag, nothing computed or written. */
+    snprintf(bad_out, sizeof bad_out, "%s/bad", scratch);
     static const char *const bad[][2] = {
         {"--layers", "x"},         {"--heads", "0"},           {"--d-model", "-64"},     {"--ffn", "12abc"},
         {"--n", "1"},              {"--n", "4194304"},         {"--n", "1024:512"},      {"--k", "0"},
