@@ -48,13 +48,11 @@ static void check_gpu_index(const char *scratch)
 {
     char out[512];
     snprintf(out, sizeof out, "%s/gpu-5", scratch);
-    char *run[] = {(char *)bin, "run", "--gpu", "5", TINY, "--n", "64", NULL};
-    char *sweep[] = {(char *)bin, "sweep", "--gpu", "5", TINY, "--n", "64", "--k", "16", "-q", "--out", out, NULL};
-    char *check[] = {(char *)bin, "check", "--gpu", "5", "--quick", NULL};
-    char *info[] = {(char *)bin, "info", "--gpu", "5", NULL};
-    char **cases[] = {run, sweep, check, info};
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        lb_run_refused(cases[i], "for --gpu", "0 to 0");
+    lb_run_refused(LB_ARGV((char *)bin, "run", "--gpu", "5", TINY, "--n", "64"), "for --gpu", "0 to 0");
+    lb_run_refused(LB_ARGV((char *)bin, "sweep", "--gpu", "5", TINY, "--n", "64", "--k", "16", "-q", "--out", out),
+                   "for --gpu", "0 to 0");
+    lb_run_refused(LB_ARGV((char *)bin, "check", "--gpu", "5", "--quick"), "for --gpu", "0 to 0");
+    lb_run_refused(LB_ARGV((char *)bin, "info", "--gpu", "5"), "for --gpu", "0 to 0");
     lb_check(!lb_exists(out), "sweep --gpu 5 leaves no directory");
 }
 
