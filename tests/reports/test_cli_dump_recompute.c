@@ -21,6 +21,9 @@
 
 static const char *bin;
 
+/* The models a dump is recomputed for, in LbNaiveCompress order from LB_NAIVE_LINEAR. */
+static const char *const models[] = {"linformer", "linformer-mean", "linformer-max", "linformer-conv"};
+
 /* Every tensor of a dump by name. */
 typedef struct Dump {
     LbMeta meta;
@@ -150,13 +153,12 @@ static void check_case(const char *scratch, const char *model, const char *sched
     const int32_t *ids = (const int32_t *)tensor(&D, "ids");
     const int64_t count = D.B * D.n * D.d;
     double *ref = calloc((size_t)count, 8);
-    static const char *const names[] = {"", "linformer", "linformer-mean", "linformer-max", "linformer-conv"};
     LbNaiveEncoder e = {D.n, D.d, D.h, D.f, D.L, {0}, LB_NAIVE_FULL, strcmp(D.order, "early") == 0,
                         strcmp(D.sharing, "none") == 0, 1e-5 /* METHOD.md */, &D, dump_weight, dump_proj, NULL};
     memcpy(e.k, D.kl, sizeof D.kl);
-    for (int c = 1; c < 5; c++)
-        if (strcmp(D.model, names[c]) == 0)
-            e.compress = (LbNaiveCompress)c;
+    for (int m = 0; m < 4; m++)
+        if (strcmp(D.model, models[m]) == 0)
+            e.compress = (LbNaiveCompress)(LB_NAIVE_LINEAR + m);
     if (lb_check(out && ids && ref && e.compress != LB_NAIVE_FULL, "%s: ids and output dumped", what)) {
         for (int64_t b = 0; b < D.B; b++)
             lb_naive_encode(&e, ids + b * D.n, ref + b * D.n * D.d);
@@ -170,7 +172,6 @@ int main(int argc, char **argv)
 {
     bin = lb_cli_start(argc, argv, "test_cli_dump_recompute");
     const char *scratch = lb_scratch;
-    static const char *const models[] = {"linformer", "linformer-mean", "linformer-max", "linformer-conv"};
     static const int64_t uniform[] = {16, 16}, halve[] = {16, 8};
     for (int m = 0; m < 4; m++) {
         check_case(scratch, models[m], "uniform", "layerwise", "early", uniform);

@@ -108,20 +108,16 @@ static void hand_worked_cell(void)
  * after the headroom. 312M - 256M (the headroom's floor) - 32M = 24M. */
 static void same_batches_as_a_sweep(void)
 {
-    char *model[] = {"--layers", "2", "--d-model", "64", "--heads", "4", "--ffn", "128", "--vocab", "1000",
-                     "--n", "128,256", "--k", "32,64", "--dtype", "fp32"};
-    const int nmodel = (int)(sizeof model / sizeof model[0]);
+#define MODEL "--layers", "2", "--d-model", "64", "--heads", "4", "--ffn", "128", "--vocab", "1000", "--n", "128,256", \
+              "--k", "32,64", "--dtype", "fp32"
     char pred[4200], swp[4200];
     snprintf(pred, sizeof pred, "%s/plan", scratch);
     snprintf(swp, sizeof swp, "%s/cpu", scratch);
-    char *argv[64];
-    char *extra_p[] = {"--spec", "tflops=10,bw=500,mem=312M", "--out", pred};
-    lb_argv(argv, 64, bin, "predict", model, nmodel, extra_p, 4);
-    lb_run_ok(argv, "predict for 312M");
-    char *extra_s[] = {"--device", "cpu", "--mem-limit", "24M", "--cell-time", "1", "--no-check", "--breakdown",
-                       "-q", "--out", swp};
-    lb_argv(argv, 64, bin, "sweep", model, nmodel, extra_s, 11);
-    lb_run_ok(argv, "the CPU sweep at 24M");
+    lb_run_ok(LB_ARGV(bin, "predict", MODEL, "--spec", "tflops=10,bw=500,mem=312M", "--out", pred), "predict for 312M");
+    lb_run_ok(LB_ARGV(bin, "sweep", MODEL, "--device", "cpu", "--mem-limit", "24M", "--cell-time", "1", "--no-check",
+                      "--breakdown", "-q", "--out", swp),
+              "the CPU sweep at 24M");
+#undef MODEL
 
     size_t np = 0, ns = 0;
     LbCellResult *p = read_rows("plan", &np), *s = read_rows("cpu", &ns);
