@@ -70,8 +70,7 @@ static Rows parse_rows(const char *out)
 
 static void check_passes(void)
 {
-    char *argv[] = {(char *)bin, "check", "--device", (char *)device, NULL};
-    LbRun r = lb_run(argv);
+    LbRun r = lb_run(LB_ARGV((char *)bin, "check", "--device", (char *)device));
     Rows rows = parse_rows(r.out);
     lb_check(r.code == 0, "check --device %s: exit %d\n%s%s", device, r.code, r.out, r.err);
     lb_check(strstr(r.out, "environment") && strstr(r.out, "seed"), "check prints an environment block:\n%s", r.out);
@@ -119,8 +118,7 @@ static void check_passes(void)
 static void check_corrupted(const char *op)
 {
     setenv("LB_EMU_CORRUPT", op, 1);
-    char *argv[] = {(char *)bin, "check", "--device", "cuda", "--dtype", "fp16", "--quick", NULL};
-    LbRun r = lb_run(argv);
+    LbRun r = lb_run(LB_ARGV((char *)bin, "check", "--device", "cuda", "--dtype", "fp16", "--quick"));
     unsetenv("LB_EMU_CORRUPT");
     Rows rows = parse_rows(r.out);
     lb_check(r.code == 1, "check under LB_EMU_CORRUPT=%s: exit %d, should be 1", op, r.code);
@@ -137,11 +135,11 @@ static void check_sweep(const char *scratch, const char *tag, const char *corrup
 {
     char out[512];
     snprintf(out, sizeof out, "%s/sweep-%s", scratch, tag);
-    char *argv[] = {(char *)bin, "sweep", "--device", (char *)device, TINY, "--n", "64", "--k", "16",
-                    "--max-batch", "2", "--cell-time", "1", "-q", "--out", out, no_check ? "--no-check" : NULL, NULL};
     if (corrupt)
         setenv("LB_EMU_CORRUPT", corrupt, 1);
-    LbRun r = lb_run(argv);
+    LbRun r = lb_run(LB_ARGV((char *)bin, "sweep", "--device", (char *)device, TINY, "--n", "64", "--k", "16",
+                             "--max-batch", "2", "--cell-time", "1", "-q", "--out", out,
+                             no_check ? "--no-check" : NULL));
     unsetenv("LB_EMU_CORRUPT");
     if (corrupt && !no_check) {
         lb_check(r.code == 1, "sweep %s: exit %d, should be 1", tag, r.code);
@@ -169,8 +167,8 @@ static void check_resumed(const char *scratch, const char *tag, int no_check)
 {
     char out[512];
     snprintf(out, sizeof out, "%s/sweep-%s", scratch, tag);
-    char *argv[] = {(char *)bin, "sweep", "--resume", out, "-q", no_check ? "--no-check" : NULL, NULL};
-    lb_run_ok(argv, "resume of a sweep");
+    lb_run_ok(LB_ARGV((char *)bin, "sweep", "--resume", out, "-q", no_check ? "--no-check" : NULL),
+              "resume of a sweep");
     sc_check_meta(out, "check", "skipped", no_check ? "resume with --no-check" : "resume");
 }
 
@@ -179,9 +177,8 @@ static void check_resumed(const char *scratch, const char *tag, int no_check)
 
 static void check_run(void)
 {
-    char *argv[] = {(char *)bin, "run", "--device", (char *)device, TINY, "--n", "64", "--max-batch", "2",
-                    "--cell-time", "1", NULL};
-    LbRun r = lb_run(argv);
+    LbRun r = lb_run(LB_ARGV((char *)bin, "run", "--device", (char *)device, TINY, "--n", "64", "--max-batch", "2",
+                             "--cell-time", "1"));
     lb_check(r.code == 0 && strstr(r.out, "check result: passed"), "run prints its check: exit %d\n%s%s", r.code, r.out, r.err);
     const long uniform = RUN_CHECKS(r.out);
     lb_run_free(&r);
@@ -189,9 +186,8 @@ static void check_run(void)
         return;
     /* A Linformer with a k per layer: the quick check runs a forward of layers of different k
      * for each model that reads --k-schedule, as the sweep would measure them. */
-    char *sched[] = {(char *)bin, "run", "--device", "cuda", "--model", "linformer", TINY, "--n", "64", "--k", "16",
-                     "--layers", "3", "--k-schedule", "halve", "--max-batch", "2", "--cell-time", "1", NULL};
-    r = lb_run(sched);
+    r = lb_run(LB_ARGV((char *)bin, "run", "--device", "cuda", "--model", "linformer", TINY, "--n", "64", "--k", "16",
+                       "--layers", "3", "--k-schedule", "halve", "--max-batch", "2", "--cell-time", "1"));
     int scheduled = 0;
     for (int m = 0; m < LB_MODEL_COUNT; m++)
         scheduled += lb_model_reads_flag((LbModelKind)m, "k-schedule") == 1;
@@ -200,9 +196,8 @@ static void check_run(void)
              RUN_CHECKS(r.out), r.out, r.err);
     lb_run_free(&r);
     /* A training run's quick check adds the standard model's and the Linformer's steps. */
-    char *train[] = {(char *)bin, "run", "--device", "cuda", "--pass", "train", TINY, "--n", "64", "--max-batch", "2",
-                     "--cell-time", "1", NULL};
-    r = lb_run(train);
+    r = lb_run(LB_ARGV((char *)bin, "run", "--device", "cuda", "--pass", "train", TINY, "--n", "64", "--max-batch", "2",
+                       "--cell-time", "1"));
     lb_check(r.code == 0 && RUN_CHECKS(r.out) == uniform + 2,
              "run --pass train: its quick check has 2 training steps more than %ld: %ld\n%s%s", uniform,
              RUN_CHECKS(r.out), r.out, r.err);
@@ -213,8 +208,8 @@ static void check_run(void)
  * is the reference. */
 static void check_train(void)
 {
-    char *argv[] = {(char *)bin, "check", "--device", (char *)device, "--pass", "train", "--quick", "--dtype", "fp32", NULL};
-    LbRun r = lb_run(argv);
+    LbRun r = lb_run(LB_ARGV((char *)bin, "check", "--device", (char *)device, "--pass", "train", "--quick", "--dtype",
+                             "fp32"));
     int rows = 0;
     for (const char *p = strstr(r.out, "\ntrain "); p; p = strstr(p + 1, "\ntrain ")) {
         const char *end = strchr(p + 1, '\n');
@@ -229,10 +224,8 @@ static void check_train(void)
 /* (an unknown flag or an operand: test_cli_settings, for every command) */
 static void check_bad_flags(void)
 {
-    char *dtype[] = {(char *)bin, "check", "--dtype", "fp8", NULL};
-    char *device_tpu[] = {(char *)bin, "check", "--device", "tpu", NULL};
-    lb_run_refused(dtype, "--dtype");
-    lb_run_refused(device_tpu, "--device");
+    lb_run_refused(LB_ARGV((char *)bin, "check", "--dtype", "fp8"), "--dtype");
+    lb_run_refused(LB_ARGV((char *)bin, "check", "--device", "tpu"), "--device");
 }
 
 int main(int argc, char **argv)

@@ -33,8 +33,7 @@ static char *meta_value(const char *dir, const char *key)
 
 static void check_info(void)
 {
-    char *argv[] = {(char *)bin, "info", NULL};
-    LbRun r = lb_run(argv);
+    LbRun r = lb_run(LB_ARGV((char *)bin, "info"));
     lb_check(r.code == 0 && strstr(r.out, "EMULATED") && strstr(r.out, "emulated GPU"),
              "info on the emulator: exit %d, output:\n%s", r.code, r.out);
     /* the emulator has no clocks (nor has a GPU whose NVML cannot be loaded): unknown, never -1 */
@@ -49,13 +48,11 @@ static void check_gpu_index(const char *scratch)
 {
     char out[512];
     snprintf(out, sizeof out, "%s/gpu-5", scratch);
-    char *run[] = {(char *)bin, "run", "--gpu", "5", TINY, "--n", "64", NULL};
-    char *sweep[] = {(char *)bin, "sweep", "--gpu", "5", TINY, "--n", "64", "--k", "16", "-q", "--out", out, NULL};
-    char *check[] = {(char *)bin, "check", "--gpu", "5", "--quick", NULL};
-    char *info[] = {(char *)bin, "info", "--gpu", "5", NULL};
-    char **cases[] = {run, sweep, check, info};
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        lb_run_refused(cases[i], "for --gpu", "0 to 0");
+    lb_run_refused(LB_ARGV((char *)bin, "run", "--gpu", "5", TINY, "--n", "64"), "for --gpu", "0 to 0");
+    lb_run_refused(LB_ARGV((char *)bin, "sweep", "--gpu", "5", TINY, "--n", "64", "--k", "16", "-q", "--out", out),
+                   "for --gpu", "0 to 0");
+    lb_run_refused(LB_ARGV((char *)bin, "check", "--gpu", "5", "--quick"), "for --gpu", "0 to 0");
+    lb_run_refused(LB_ARGV((char *)bin, "info", "--gpu", "5"), "for --gpu", "0 to 0");
     lb_check(!lb_exists(out), "sweep --gpu 5 leaves no directory");
 }
 
@@ -63,9 +60,8 @@ static void check_sweep(const char *scratch)
 {
     char out[512];
     snprintf(out, sizeof out, "%s/sweep", scratch);
-    char *argv[] = {(char *)bin, "sweep", "--device", "cuda", TINY, "--n", "64:128", "--k", "16:32",
-                    "--max-batch", "2", "--cell-time", "1", "-q", "--out", out, NULL};
-    LbRun r = lb_run(argv);
+    LbRun r = lb_run(LB_ARGV((char *)bin, "sweep", "--device", "cuda", TINY, "--n", "64:128", "--k", "16:32",
+                             "--max-batch", "2", "--cell-time", "1", "-q", "--out", out));
     lb_check(r.code == 0, "sweep --device cuda on the emulator: exit %d\n%s", r.code, r.err);
     sc_check_meta_has(out, "device_name", "emulated", "sweep --device cuda on the emulator");
     sc_check_meta(out, "status", "complete", "sweep --device cuda on the emulator");
@@ -82,8 +78,7 @@ static void check_autotune(const char *scratch)
 #define AUTOTUNE_SWEEP(dir)                                                                              \
     (char *)bin, "sweep", "--device", "cuda", TINY, "--n", "64", "--models", "standard", "--max-batch", "1", \
         "--cell-time", "1", "--no-check", "-q", "--out", dir
-    char *argv[] = {AUTOTUNE_SWEEP(on), NULL};
-    lb_run_ok(argv, "sweep with autotuning");
+    lb_run_ok(LB_ARGV(AUTOTUNE_SWEEP(on)), "sweep with autotuning");
     char *tuning = meta_value(on, "matmul_tuning");
     long long shapes = -1, kept = -1;
     sc_check_meta(on, "matmul_autotune", "on", "sweep with autotuning");
@@ -93,8 +88,7 @@ static void check_autotune(const char *scratch)
     free(tuning);
 
     char *before = lb_slurp_in(on, "meta.csv");
-    char *resume[] = {(char *)bin, "sweep", "--resume", on, "--no-autotune", "-q", NULL};
-    LbRun r = lb_run(resume);
+    LbRun r = lb_run(LB_ARGV((char *)bin, "sweep", "--resume", on, "--no-autotune", "-q"));
     lb_check(r.code == 2 && strstr(r.err, "--no-autotune") && strstr(r.err, "matmul_autotune") && lb_lines(r.err) == 1,
              "--resume --no-autotune of a tuned sweep: exit 2, one line naming the flag and the key (%d): %s", r.code,
              r.err);
@@ -116,9 +110,8 @@ static int dump(const char *scratch, const char *device, const char *dtype, NpyF
 {
     char dir[512], file[600];
     snprintf(dir, sizeof dir, "%s/dump-%s-%s", scratch, device, dtype);
-    char *argv[] = {(char *)bin, "run", "--device", (char *)device, "--dtype", (char *)dtype, TINY,
-                    "--n", "64", "--k", "16", "--model", "linformer", "--batch", "2", "--dump", dir, NULL};
-    LbRun r = lb_run(argv);
+    LbRun r = lb_run(LB_ARGV((char *)bin, "run", "--device", (char *)device, "--dtype", (char *)dtype, TINY, "--n",
+                             "64", "--k", "16", "--model", "linformer", "--batch", "2", "--dump", dir));
     const int code = r.code;
     if (code != 0)
         printf("run --dump on %s %s: exit %d\n%s", device, dtype, code, r.err);
@@ -159,9 +152,8 @@ static long long one_cell_batch(const char *scratch, const char *tag)
 {
     char out[512];
     snprintf(out, sizeof out, "%s/oom-%s", scratch, tag);
-    char *argv[] = {(char *)bin, "sweep", "--device", "cuda", TINY, "--n", "64", "--k", "16",
-                    "--cell-time", "1", "--headroom", "0", "-q", "--out", out, NULL};
-    LbRun r = lb_run(argv);
+    LbRun r = lb_run(LB_ARGV((char *)bin, "sweep", "--device", "cuda", TINY, "--n", "64", "--k", "16", "--cell-time",
+                             "1", "--headroom", "0", "-q", "--out", out));
     LbCellResult *rows = NULL;
     size_t count = 0;
     const int read = sc_read_rows(out, &rows, &count) == 0 && count >= 1;
@@ -247,10 +239,9 @@ static void check_calibration_budget(const char *scratch)
     for (int i = 0; i < 2; i++) {
         char out[512];
         snprintf(out, sizeof out, "%s/budget-%s", scratch, limits[i]);
-        char *argv[] = {(char *)bin, "sweep", "--device", "cuda", "--layers", "2", "--d-model", "64", "--heads", "4",
-                        "--ffn", "128", "--vocab", "500", "--n", "64,128", "--k", "16,32", "--mem-limit",
-                        (char *)limits[i], "--cell-time", "1", "--out", out, NULL};
-        LbRun r = lb_run(argv);
+        LbRun r = lb_run(LB_ARGV((char *)bin, "sweep", "--device", "cuda", "--layers", "2", "--d-model", "64",
+                                 "--heads", "4", "--ffn", "128", "--vocab", "500", "--n", "64,128", "--k", "16,32",
+                                 "--mem-limit", (char *)limits[i], "--cell-time", "1", "--out", out));
         lb_check(r.code == 0 && !strstr(r.err, "reps must be") && !strstr(r.err, "caps at least"),
                  "sweep --mem-limit %s on the emulator: exit %d\n%s", limits[i], r.code, r.err);
         lb_run_free(&r);
@@ -275,12 +266,10 @@ static void check_all(const char *scratch, const char *one)
 {
     char dirn[512];
     snprintf(dirn, sizeof dirn, "%s/three", scratch);
-    char *a1[] = {(char *)bin, "sweep", "--device", "cuda", GRID, "-q", "--out", (char *)one, NULL};
-    lb_run_ok(a1, "one-GPU sweep");
+    lb_run_ok(LB_ARGV((char *)bin, "sweep", "--device", "cuda", GRID, "-q", "--out", (char *)one), "one-GPU sweep");
     lb_check(sc_rows(one) == CELLS, "one-GPU sweep: %d rows: should be %d", sc_rows(one), CELLS);
 
-    char *an[] = {(char *)bin, "sweep", "--device", "cuda", "--gpus", "all", GRID, "--out", dirn, NULL};
-    LbRun r = lb_run(an);
+    LbRun r = lb_run(LB_ARGV((char *)bin, "sweep", "--device", "cuda", "--gpus", "all", GRID, "--out", dirn));
     lb_check(r.code == 0, "--gpus all on 3 emulated GPUs: exit %d\n%s", r.code, r.err);
     lb_check(strstr(r.err, "[gpu 2]") != NULL, "progress lines name their GPU:\n%s", r.err);
     lb_run_free(&r);
@@ -316,9 +305,8 @@ static void check_breakdown(const char *scratch)
     char dir[512];
     snprintf(dir, sizeof dir, "%s/breakdown", scratch);
     /* two GPUs and two cells: an emulated calibration takes some 15 s of CPU */
-    char *argv[] = {(char *)bin, "sweep", "--device", "cuda", "--gpus", "0,1", GRID, "--n", "32", "--k", "8", "--breakdown",
-                    "--out", dir, NULL};
-    LbRun r = lb_run(argv);
+    LbRun r = lb_run(LB_ARGV((char *)bin, "sweep", "--device", "cuda", "--gpus", "0,1", GRID, "--n", "32", "--k", "8",
+                             "--breakdown", "--out", dir));
     lb_check(r.code == 0, "--gpus 0,1 --breakdown: exit %d\n%s", r.code, r.err);
     lb_check(strstr(r.err, "[gpu 0] calibration:") && strstr(r.err, "[gpu 1] calibration:"),
              "a calibration line per GPU:\n%s", r.err);
@@ -364,8 +352,7 @@ static void check_kill_resume(const char *scratch, const char *one)
     usleep(200 * 1000); /* the shards, reparented, are reaped by init */
     printf("  killed with %d of %d rows written\n", rows, CELLS);
     lb_check(rows >= 2 && rows < CELLS, "the kill came after %d rows: should be in the middle (2 to %d)", rows, CELLS - 1);
-    char *resume[] = {(char *)bin, "sweep", "--resume", dir, "--gpus", "all", "-q", NULL};
-    lb_run_ok(resume, "--resume after the kill");
+    lb_run_ok(LB_ARGV((char *)bin, "sweep", "--resume", dir, "--gpus", "all", "-q"), "--resume after the kill");
     sc_same_rows(dir, one, 1, "killed and resumed");
     sc_check_meta(dir, "status", "complete", "after the resume");
 }
@@ -376,9 +363,8 @@ static void check_refused(const char *scratch, const char *tag, const char *gpus
 {
     char dir[512];
     snprintf(dir, sizeof dir, "%s/%s", scratch, tag);
-    char *argv[] = {(char *)bin, "sweep",    "--device", "cuda",        "--gpus",       (char *)gpus, GRID,
-                    "--out",     dir,        (char *)flag, (char *)value, NULL};
-    lb_check_refusal(lb_run(argv), tag, words);
+    lb_check_refusal(lb_run(LB_ARGV((char *)bin, "sweep", "--device", "cuda", "--gpus", (char *)gpus, GRID, "--out",
+                                    dir, (char *)flag, (char *)value)), tag, words);
     lb_check(!lb_exists(dir), "%s: nothing written", tag);
 }
 

@@ -20,18 +20,8 @@ static const char *bin;
 #define TINY "--device", "cpu", "--layers", "1", "--d-model", "16", "--heads", "2", "--ffn", "32", "--vocab", "100", \
              "--mem-limit", "8M", "--cell-time", "1"
 
-static LbRun run(char *const extra[], int count)
-{
-    char *argv[64], *tiny[] = {TINY};
-    lb_argv(argv, 64, bin, "run", tiny, (int)(sizeof tiny / sizeof tiny[0]), extra, count);
-    return lb_run(argv);
-}
-
-#define RUN(...)                                                          \
-    ({                                                                    \
-        char *extra_[] = {__VA_ARGS__};                                   \
-        run(extra_, (int)(sizeof extra_ / sizeof extra_[0]));             \
-    })
+/* `linbench run` of the tiny model with the flags given */
+#define RUN(...) lb_run(LB_ARGV((char *)bin, "run", TINY, __VA_ARGS__))
 
 /* run --dump records what it ran with: a dump can be checked later without its command line
  * (meta: the key, value pairs its meta.csv must hold). */
@@ -55,13 +45,12 @@ static void check_dump_settings(const char *scratch)
     for (size_t i = 0; i < sizeof dumps / sizeof dumps[0]; i++) {
         char dir[512];
         snprintf(dir, sizeof dir, "%s/dump-%s", scratch, dumps[i].model);
-        char *extra[20] = {"--model", (char *)dumps[i].model};
-        int count = 2;
+        char *argv[40], *tiny[] = {TINY, "--model", (char *)dumps[i].model, "--dump", dir};
+        int count = lb_argv(argv, 40, bin, "run", tiny, (int)(sizeof tiny / sizeof tiny[0]), NULL, 0);
         for (int j = 0; j < 14 && dumps[i].args[j]; j++)
-            extra[count++] = (char *)dumps[i].args[j];
-        extra[count++] = "--dump";
-        extra[count++] = dir;
-        LbRun r = run(extra, count);
+            argv[count++] = (char *)dumps[i].args[j];
+        argv[count] = NULL;
+        LbRun r = lb_run(argv);
         lb_check(r.code == 0, "run --dump %s: exit %d: %s", dumps[i].model, r.code, r.err);
         lb_run_free(&r);
         for (int j = 0; dumps[i].meta[j]; j += 2)
@@ -286,8 +275,7 @@ int main(int argc, char **argv)
         {{"info", "--gpu", "1024"}, 2, {"--gpu"}},
     };
     for (size_t i = 0; i < sizeof small / sizeof small[0]; i++) {
-        char *argv_small[] = {(char *)bin, (char *)small[i].args[0], (char *)small[i].args[1], (char *)small[i].args[2], NULL};
-        r = lb_run(argv_small);
+        r = lb_run(LB_ARGV((char *)bin, (char *)small[i].args[0], (char *)small[i].args[1], (char *)small[i].args[2]));
         const char *text = small[i].code == 0 ? r.out : r.err;
         int says = small[i].code == 0 || lb_lines(r.err) == 1;
         for (int w = 0; w < 3 && small[i].says[w]; w++)
@@ -296,8 +284,7 @@ int main(int argc, char **argv)
                  small[i].args[2] ? small[i].args[2] : "", r.code, small[i].code, r.out, r.err);
         lb_run_free(&r);
     }
-    char *info_gpu[] = {(char *)bin, "info", "--gpu", "0", NULL};
-    r = lb_run(info_gpu);
+    r = lb_run(LB_ARGV((char *)bin, "info", "--gpu", "0"));
     lb_check(r.code == 0 && strstr(r.out, "cpu:") && (strstr(r.out, "no CUDA device") || strstr(r.out, "cuda:0")),
              "info --gpu 0: exit 0, says what it sees (%d): %s", r.code, r.out);
     lb_run_free(&r);

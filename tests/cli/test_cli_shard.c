@@ -27,15 +27,13 @@ static const char *const settings[] = {"device", "mem_limit", "dtype", "tf32", "
 
 static LbRun sweep(const char *d_model, const char *shard, const char *out)
 {
-    char *argv[] = {(char *)bin, "sweep", GRID, "--d-model", (char *)d_model, "--out", (char *)out,
-                    shard ? "--shard" : NULL, (char *)shard, NULL};
-    return lb_run(argv);
+    return lb_run(LB_ARGV((char *)bin, "sweep", GRID, "--d-model", (char *)d_model, "--out", (char *)out,
+                          shard ? "--shard" : NULL, (char *)shard));
 }
 
 static LbRun merge(const char *out, const char *a, const char *b, const char *c)
 {
-    char *argv[] = {(char *)bin, "merge", "-q", (char *)out, (char *)a, (char *)b, (char *)c, NULL};
-    return lb_run(argv);
+    return lb_run(LB_ARGV((char *)bin, "merge", "-q", (char *)out, (char *)a, (char *)b, (char *)c));
 }
 
 /* merge OUT A B C refused: exit 2, one line holding `word` and `name`, nothing written */
@@ -90,8 +88,7 @@ static LbRun bash(const char *script, const char *task)
 {
     if (task)
         setenv("SLURM_ARRAY_TASK_ID", task, 1);
-    char *argv[] = {"/bin/bash", (char *)script, NULL};
-    LbRun r = lb_run(argv);
+    LbRun r = lb_run(LB_ARGV("/bin/bash", (char *)script));
     unsetenv("SLURM_ARRAY_TASK_ID");
     return r;
 }
@@ -110,9 +107,8 @@ static void check_slurm(const char *scratch)
     snprintf(sweep_sh, sizeof sweep_sh, "%s/slurm/sweep.sbatch", dir);
     snprintf(merge_sh, sizeof merge_sh, "%s/slurm/merge.sbatch", dir);
 
-    char *args[] = {(char *)bin, "slurm", FLAGS, "--shards", "3", "--out", dir, "--partition", "gpu",
-                    "--time", "00:10:00", "--account", "acct", NULL};
-    LbRun r = lb_run(args);
+    LbRun r = lb_run(LB_ARGV((char *)bin, "slurm", FLAGS, "--shards", "3", "--out", dir, "--partition", "gpu", "--time",
+                             "00:10:00", "--account", "acct"));
     lb_check(r.code == 0, "slurm exits 0 (%d): %s", r.code, r.err);
     lb_check(strstr(r.out, "jobid=$(sbatch --parsable ") && strstr(r.out, "sweep.sbatch") &&
                  strstr(r.out, ") && sbatch --dependency=afterok:$jobid ") && strstr(r.out, "merge.sbatch"),
@@ -184,8 +180,8 @@ static void check_slurm(const char *scratch)
     char *saved = strdup(old ? old : "/usr/bin:/bin");
     snprintf(newpath, sizeof newpath, "%s:%s", fake, saved);
     setenv("PATH", newpath, 1);
-    char *submit[] = {(char *)bin, "slurm", "--device", "cpu", "--shards", "2", "--out", dir, "--submit", NULL};
-    lb_run_ok(submit, "slurm --submit");
+    lb_run_ok(LB_ARGV((char *)bin, "slurm", "--device", "cpu", "--shards", "2", "--out", dir, "--submit"),
+              "slurm --submit");
     char *calls = lb_slurp(log), first[800], second[800];
     snprintf(first, sizeof first, "--parsable %s\n", sweep_sh);
     snprintf(second, sizeof second, "--dependency=afterok:4242 %s\n", merge_sh);
@@ -198,8 +194,7 @@ static void check_slurm(const char *scratch)
     char nodir[600];
     snprintf(nodir, sizeof nodir, "%s/unsubmitted", scratch);
     setenv("PATH", "/nonexistent", 1);
-    char *nosbatch[] = {(char *)bin, "slurm", "--shards", "2", "--out", nodir, "--submit", NULL};
-    r = lb_run(nosbatch);
+    r = lb_run(LB_ARGV((char *)bin, "slurm", "--shards", "2", "--out", nodir, "--submit"));
     lb_check(r.code == 1 && strstr(r.err, "sbatch") && lb_lines(r.err) == 1 && !lb_exists(nodir),
              "--submit without sbatch: exit 1, one line, nothing written (%d): %s", r.code, r.err);
     lb_run_free(&r);
@@ -212,8 +207,8 @@ static void check_slurm(const char *scratch)
                                          {"--n", "abc"},         {"--layers", "0"},   {"--frobnicate", "1"},
                                          {"--gpus", "all"}}; /* each task is a shard */
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        char *b[] = {(char *)bin, "slurm", "--shards", "2", "--out", nodir, (char *)bad[i][0], (char *)bad[i][1], NULL};
-        lb_run_refused(b, bad[i][0]);
+        lb_run_refused(LB_ARGV((char *)bin, "slurm", "--shards", "2", "--out", nodir, (char *)bad[i][0],
+                               (char *)bad[i][1]), bad[i][0]);
         lb_check(!lb_exists(nodir), "slurm %s %s: nothing written", bad[i][0], bad[i][1]);
     }
 }
@@ -270,8 +265,7 @@ int main(int argc, char **argv)
     sc_check_meta(merged, "parts", "3", "the merge");
     sc_check_meta(merged, "part_1", shard[0], "the merge");
     lb_check(lb_exists_in(merged, "time_speedup.csv"), "the merge wrote time_speedup.csv");
-    char *cmp[] = {(char *)bin, "compare", merged, whole, "--format", "csv", NULL};
-    r = lb_run(cmp);
+    r = lb_run(LB_ARGV((char *)bin, "compare", merged, whole, "--format", "csv"));
     lb_check(r.code == 0 && !strstr(r.out, "NA"), "compare reads the merge, no cell NA (%d): %s", r.code, r.err);
     lb_run_free(&r);
 
@@ -282,8 +276,7 @@ int main(int argc, char **argv)
         lb_check(!lb_exists(other), "--shard %s: nothing written", bad[i]);
     }
     /* --resume of a shard keeps it; another --shard is refused */
-    char *res[] = {(char *)bin, "sweep", "--resume", shard[1], "--shard", "2/3", "-q", NULL};
-    lb_run_refused(res, "--shard", "1/3");
+    lb_run_refused(LB_ARGV((char *)bin, "sweep", "--resume", shard[1], "--shard", "2/3", "-q"), "--shard", "1/3");
 
     /* parts of another sweep: a different --d-model */
     r = sweep("32", "1/3", other);
@@ -315,8 +308,7 @@ int main(int argc, char **argv)
     sc_check_meta(out, "status", "incomplete", "two of three shards");
     lb_run_free(&r);
     /* --resume measures the missing cells and keeps where the first rows came from */
-    char *finish[] = {(char *)bin, "sweep", "--resume", out, "-q", NULL};
-    lb_run_ok(finish, "--resume of the incomplete merge: exit 0");
+    lb_run_ok(LB_ARGV((char *)bin, "sweep", "--resume", out, "-q"), "--resume of the incomplete merge: exit 0");
     /* ...its resume recorded, parts and part_N kept */
     char *resumed = sc_meta(out, "resume_1_time");
     lb_check(resumed != NULL, "the resumed merge records its resume");

@@ -94,22 +94,16 @@ static void check_sweep_files(const char *dir)
     sc_check_meta(dir, "tool", "linbench", "the sweep"); /* bench/peer writes "peer" there */
 }
 
-/* argv: extra flags after "sweep"; expect exit 2, stderr of one line naming `flag`, no out dir. */
-static void bad_input(const char *flag, char *const extra[], int extra_count)
-{
-    char out[512];
-    snprintf(out, sizeof out, "%s/bad-%s", lb_scratch, flag + 2);
-    char *argv[64], *base[] = {"--device", "cpu", "--out", out};
-    lb_argv(argv, 64, bin, "sweep", base, 4, extra, extra_count);
-    lb_run_refused(argv, flag);
-    lb_check(!lb_exists(out), "%s: nothing written", flag);
-}
+/* sweep --device cpu --out bad_out and the flags given: exit 2, stderr of one line naming `flag`, no
+ * bad_out. */
+static char bad_out[512];
+#define BAD(flag, ...) bad_input(flag, LB_ARGV((char *)bin, "sweep", "--device", "cpu", "--out", bad_out, __VA_ARGS__))
 
-#define BAD(flag, ...)                                                   \
-    do {                                                                 \
-        char *extra_[] = {__VA_ARGS__};                                  \
-        bad_input(flag, extra_, (int)(sizeof extra_ / sizeof extra_[0])); \
-    } while (0)
+static void bad_input(const char *flag, char *const argv[])
+{
+    lb_run_refused(argv, flag);
+    lb_check(!lb_exists(bad_out), "%s: nothing written", flag);
+}
 
 /* --breakdown's model, and one cell per model on the CPU, unchecked */
 #define SMALL "--layers", "1", "--d-model", "32", "--heads", "2", "--ffn", "64", "--vocab", "100"
@@ -168,8 +162,7 @@ static void check_breakdown_csv(const char *dir)
 
 static void check_reports(const char *dir, const char *scratch)
 {
-    char *c[] = {(char *)bin, "compare", (char *)dir, NULL};
-    LbRun r = lb_run(c);
+    LbRun r = lb_run(LB_ARGV((char *)bin, "compare", (char *)dir));
     lb_check(r.code == 0 && strstr(r.out, "Where the time goes") && strstr(r.out, "feature_map") &&
                  strstr(r.out, "compress"),
              "compare shows the breakdown: exit %d\n%s%s", r.code, r.out, r.err);
@@ -178,8 +171,7 @@ static void check_reports(const char *dir, const char *scratch)
     char plots[4200];
     snprintf(plots, sizeof plots, "%s/plots", scratch);
     mkdir(plots, 0755);
-    char *p[] = {(char *)bin, "plot", (char *)dir, "--out", plots, "--no-render", NULL};
-    lb_run_ok(p, "plot");
+    lb_run_ok(LB_ARGV((char *)bin, "plot", (char *)dir, "--out", plots, "--no-render"), "plot");
     for (int m = 0; m < LB_MODEL_COUNT; m++) {
         char path[4400];
         snprintf(path, sizeof path, "%s/breakdown_%s.gp", plots, lb_model_name((LbModelKind)m));
@@ -210,9 +202,8 @@ static void check_small_budget(const char *scratch)
 {
     char dir[1024];
     snprintf(dir, sizeof dir, "%s/budget-1M", scratch);
-    char *a[] = {(char *)bin, "sweep", "--device", "cpu", SMALL, "--n", "64", "--k", "16", "--max-batch", "2",
-                 "--cell-time", "1", "--mem-limit", "1M", "--out", dir, NULL};
-    LbRun r = lb_run(a);
+    LbRun r = lb_run(LB_ARGV((char *)bin, "sweep", "--device", "cpu", SMALL, "--n", "64", "--k", "16", "--max-batch",
+                             "2", "--cell-time", "1", "--mem-limit", "1M", "--out", dir));
     lb_check(r.code == 0 && !strstr(r.err, "reps must be") && strstr(r.err, "calibration: "),
              "sweep --mem-limit 1M: exit %d\n%s", r.code, r.err);
     lb_run_free(&r);
@@ -253,8 +244,8 @@ static void check_run_breakdown(const char *scratch)
     }
     char dump[4200];
     snprintf(dump, sizeof dump, "%s/dump", scratch);
-    char *d[] = {(char *)bin, "run", "--device", "cpu", SMALL, "--n", "64", "--breakdown", "--dump", dump, NULL};
-    lb_run_refused(d, "--breakdown");
+    lb_run_refused(LB_ARGV((char *)bin, "run", "--device", "cpu", SMALL, "--n", "64", "--breakdown", "--dump", dump),
+                   "--breakdown");
     lb_check(!lb_exists(dump), "run --dump --breakdown: nothing written");
 }
 
@@ -286,8 +277,7 @@ static void check_breakdown(const char *scratch)
     check_reports(with, scratch);
 
     /* Without --breakdown and with --no-check: no calibration, no breakdown.csv. */
-    char *c[] = {(char *)bin, "sweep", CELL, "-q", "--out", without, NULL};
-    r = lb_run(c);
+    r = lb_run(LB_ARGV((char *)bin, "sweep", CELL, "-q", "--out", without));
     lb_check(r.code == 0 && !strstr(r.err, "calibration:"), "sweep without --breakdown: exit %d\n%s", r.code, r.err);
     lb_run_free(&r);
     lb_check(!lb_exists_in(without, LB_BREAKDOWN_FILE), "without --breakdown: no breakdown.csv");
@@ -295,12 +285,10 @@ static void check_breakdown(const char *scratch)
     sc_check_meta(without, "calibration_tflop_per_s", "", "without --breakdown");
     sc_check_meta(without, "calibration", "skipped", "without --breakdown");
     sc_check_meta_has(without, "calibration_note", "--no-check", "without --breakdown");
-    char *d[] = {(char *)bin, "sweep", "--resume", without, "--breakdown", NULL};
-    lb_run_refused(d, "--breakdown");
+    lb_run_refused(LB_ARGV((char *)bin, "sweep", "--resume", without, "--breakdown"), "--breakdown");
 
     /* --force over the first directory: its breakdown.csv is a result file and goes. */
-    char *e[] = {(char *)bin, "sweep", CELL, "-q", "--force", "--out", with, NULL};
-    r = lb_run(e);
+    r = lb_run(LB_ARGV((char *)bin, "sweep", CELL, "-q", "--force", "--out", with));
     lb_check(r.code == 0 && !lb_exists_in(with, LB_BREAKDOWN_FILE), "--force clears breakdown.csv: exit %d\n%s", r.code,
              r.err);
     lb_run_free(&r);
@@ -315,8 +303,7 @@ static void check_breakdown(const char *scratch)
 /* A sweep of GRID into dir, stopped with `sig` once it has written `after` rows. */
 static LbRun interrupted(const char *dir, int sig, int after)
 {
-    char *argv[] = {(char *)bin, "sweep", GRID, "--out", (char *)dir, NULL};
-    return sc_stop_after(argv, dir, sig, after);
+    return sc_stop_after(LB_ARGV((char *)bin, "sweep", GRID, "--out", (char *)dir), dir, sig, after);
 }
 
 static LbRun resume(const char *dir, const char *flag, const char *value)
@@ -362,8 +349,7 @@ static void resume_keeps_settings(const char *scratch)
 {
     char dir[512], path[600];
     snprintf(dir, sizeof dir, "%s/capped", scratch);
-    char *first[] = {(char *)bin, "sweep", CAPPED, "--out", dir, NULL};
-    lb_run_ok(first, "capped sweep");
+    lb_run_ok(LB_ARGV((char *)bin, "sweep", CAPPED, "--out", dir), "capped sweep");
     char *command = sc_meta(dir, "command_line");
     snprintf(path, sizeof path, "%s/raw.csv", dir);
     keep_lines(path, 5);
@@ -401,8 +387,7 @@ static void resume_keeps_settings(const char *scratch)
     lb_check(lb_same_text(grid_before, lb_slurp_in(dir, "time_speedup.csv")), "refused resumes leave the grid as it was");
 
     /* Another version's directory: refused, naming both versions. */
-    char *version[] = {(char *)bin, "--version", NULL};
-    r = lb_run(version);
+    r = lb_run(LB_ARGV((char *)bin, "--version"));
     char mine[64] = "";
     sscanf(r.out, "linbench %63s", mine);
     lb_run_free(&r);
@@ -450,8 +435,7 @@ static void resume_refuses_foreign_rows(const char *scratch)
     char dir[512], path[600];
     snprintf(dir, sizeof dir, "%s/foreign", scratch);
     snprintf(path, sizeof path, "%s/raw.csv", dir);
-    char *first[] = {(char *)bin, "sweep", CAPPED, "--out", dir, NULL};
-    lb_run_ok(first, "sweep to add rows to");
+    lb_run_ok(LB_ARGV((char *)bin, "sweep", CAPPED, "--out", dir), "sweep to add rows to");
     keep_lines(path, 4);
     static const struct {
         const char *model;
@@ -471,8 +455,7 @@ static void resume_refuses_foreign_rows(const char *scratch)
                  cases[i].model, cases[i].field == 1 ? "n" : "k", where, r.code, r.err);
         lb_run_free(&r);
         lb_check(lb_same_text(before, lb_slurp(path)), "the refused resume left raw.csv as it was");
-        char *cmp[] = {(char *)bin, "compare", dir, NULL};
-        r = lb_run(cmp);
+        r = lb_run(LB_ARGV((char *)bin, "compare", dir));
         lb_check(r.code == 0 && strstr(r.err, "linbench: note: ") && strstr(r.err, where) && lb_lines(r.err) == 1,
                  "compare of it: exit 0 and one note naming \"%s\" (%d): %s", where, r.code, r.err);
         lb_run_free(&r);
@@ -495,8 +478,7 @@ static void check_resume(const char *scratch)
     snprintf(ctrlc, sizeof ctrlc, "%s/ctrlc", scratch);
     snprintf(killed, sizeof killed, "%s/killed", scratch);
 
-    char *whole[] = {(char *)bin, "sweep", GRID, "--out", full, NULL};
-    lb_run_ok(whole, "uninterrupted sweep");
+    lb_run_ok(LB_ARGV((char *)bin, "sweep", GRID, "--out", full), "uninterrupted sweep");
     sc_each_once(full, CELLS, "uninterrupted");
 
     /* Ctrl-C: exit 130, the finished cells and the grids on disk, a hint to resume. */
@@ -564,11 +546,12 @@ int main(int argc, char **argv)
     check_sweep_files(dir);
 
     /* Results are never silently overwritten: the same --out again is bad input... */
-    char *again[] = {(char *)bin, "sweep", TINY, "--n", "128", "--k", "32", "--mem-limit", "32M", "--out", dir, NULL};
-    lb_run_refused(again, "--out", "--force");
+    lb_run_refused(LB_ARGV((char *)bin, "sweep", TINY, "--n", "128", "--k", "32", "--mem-limit", "32M", "--out", dir),
+                   "--out", "--force");
     check_sweep_files(dir); /* ...and left intact */
 
     /* Bad input: each gets exit 2, one line naming the flag, nothing computed or written. */
+    snprintf(bad_out, sizeof bad_out, "%s/bad", scratch);
     static const char *const bad[][2] = {
         {"--layers", "x"},         {"--heads", "0"},           {"--d-model", "-64"},     {"--ffn", "12abc"},
         {"--n", "1"},              {"--n", "4194304"},         {"--n", "1024:512"},      {"--k", "0"},
@@ -588,23 +571,20 @@ int main(int argc, char **argv)
     BAD("--k", "--models", "standard,linformer-conv", "--n", "64", "--k", "128");
 
     /* An --out that cannot be created or written. */
-    char *cant[] = {(char *)bin, "sweep", "--device", "cpu", "--out", "/proc/linbench-cannot/x", NULL};
-    lb_run_refused(cant, "--out");
+    lb_run_refused(LB_ARGV((char *)bin, "sweep", "--device", "cpu", "--out", "/proc/linbench-cannot/x"), "--out");
     char file[512];
     snprintf(file, sizeof file, "%s/a-file", scratch);
     FILE *f = fopen(file, "w");
     if (f)
         fclose(f);
-    char *onfile[] = {(char *)bin, "sweep", "--device", "cpu", "--out", file, NULL};
-    lb_run_refused(onfile, "--out");
+    lb_run_refused(LB_ARGV((char *)bin, "sweep", "--device", "cpu", "--out", file), "--out");
 
     /* Unknown command. */
-    char *unknown[] = {(char *)bin, "frobnicate", NULL};
-    lb_run_refused(unknown, "frobnicate");
+    lb_run_refused(LB_ARGV((char *)bin, "frobnicate"), "frobnicate");
 
     /* --force overwrites, explicitly. */
-    char *force[] = {(char *)bin, "sweep", TINY, "--n", "128", "--k", "32", "--mem-limit", "16M", "--out", dir, "--force", NULL};
-    lb_run_ok(force, "--force overwrites");
+    lb_run_ok(LB_ARGV((char *)bin, "sweep", TINY, "--n", "128", "--k", "32", "--mem-limit", "16M", "--out", dir,
+                      "--force"), "--force overwrites");
     LbCellResult *forced = NULL;
     size_t forced_count = 0;
     lb_check(sc_read_rows(dir, &forced, &forced_count) == 0 && forced_count == 2,
@@ -614,9 +594,9 @@ int main(int argc, char **argv)
     /* The default device is CUDA: without a GPU, one clear line and exit 1, nothing written. */
     char cuda_out[512];
     snprintf(cuda_out, sizeof cuda_out, "%s/cuda", scratch);
-    char *cuda[] = {(char *)bin, "sweep", "--layers", "1", "--d-model", "64", "--heads", "4", "--ffn", "64", "--vocab", "100",
-                    "--n", "256", "--k", "64", "--mem-limit", "64M", "--quiet", "--out", cuda_out, NULL};
-    r = lb_run(cuda);
+    r = lb_run(LB_ARGV((char *)bin, "sweep", "--layers", "1", "--d-model", "64", "--heads", "4", "--ffn", "64",
+                       "--vocab", "100", "--n", "256", "--k", "64", "--mem-limit", "64M", "--quiet", "--out",
+                       cuda_out));
     if (r.code == 0) {
         printf("(a CUDA device is present: the no-GPU message was not exercised)\n");
         lb_check(1, "CUDA sweep ran");
@@ -628,16 +608,13 @@ int main(int argc, char **argv)
     lb_run_free(&r);
 
     /* help, --version, info (sweep --help lists every flag of the table: test_cli_settings). */
-    char *top[] = {(char *)bin, "help", NULL};
-    r = lb_run(top);
+    r = lb_run(LB_ARGV((char *)bin, "help"));
     lb_check(r.code == 0 && strstr(r.out, "sweep") && strstr(r.out, "run") && strstr(r.out, "info"), "help lists the commands");
     lb_run_free(&r);
-    char *version[] = {(char *)bin, "--version", NULL};
-    r = lb_run(version);
+    r = lb_run(LB_ARGV((char *)bin, "--version"));
     lb_check(r.code == 0 && strncmp(r.out, "linbench ", 9) == 0 && strstr(r.out, "git"), "--version prints version and revision: %s", r.out);
     lb_run_free(&r);
-    char *info[] = {(char *)bin, "info", NULL};
-    r = lb_run(info);
+    r = lb_run(LB_ARGV((char *)bin, "info"));
     lb_check(r.code == 0 && (strstr(r.out, "no CUDA device") || strstr(r.out, "compute capability")), "info exits 0 and says what it sees");
     lb_run_free(&r);
     check_breakdown(scratch);

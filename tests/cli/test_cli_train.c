@@ -48,9 +48,9 @@ static void check_runs(void)
     for (int m = 0; m < LB_MODEL_COUNT; m++) {
         const LbModelKind kind = (LbModelKind)m;
         const char *name = lb_model_name(kind);
-        char *argv[] = {(char *)bin, "run", "--device", (char *)device, SMALL, "--mem-limit", "64M", "--max-batch",
-                        "2", "--n", "32", "--model", (char *)name, lb_model_has_k(kind) ? "--k" : NULL, "8", NULL};
-        LbRun r = lb_run(argv);
+        LbRun r = lb_run(LB_ARGV((char *)bin, "run", "--device", (char *)device, SMALL, "--mem-limit", "64M",
+                                 "--max-batch", "2", "--n", "32", "--model", (char *)name,
+                                 lb_model_has_k(kind) ? "--k" : NULL, "8"));
         const double batch = lb_key_number(r.out, "batch"), planned = lb_key_number(r.out, "planned bytes");
         const LbModelConfig c = config(kind, 32, lb_model_has_k(kind) ? 8 : 0, LB_PASS_TRAIN);
         const char *tflop = strstr(r.out, "\nTFLOP/s: ");
@@ -76,9 +76,8 @@ static void check_runs(void)
  * forward's has none: test_cli_sweep). */
 static void check_breakdown(void)
 {
-    char *argv[] = {(char *)bin, "run", "--device", (char *)device, MODEL, "--cell-time", "1", "--no-check",
-                    "--max-batch", "1", "--n", "32", "--breakdown", "--pass", "train", NULL};
-    LbRun r = lb_run(argv);
+    LbRun r = lb_run(LB_ARGV((char *)bin, "run", "--device", (char *)device, MODEL, "--cell-time", "1", "--no-check",
+                             "--max-batch", "1", "--n", "32", "--breakdown", "--pass", "train"));
     lb_check(r.code == 0 && strstr(r.out, "\nbreakdown: one more step at batch 1") &&
                  lb_number_after(r.out, "\n  ffn_up ") > 0 && lb_number_after(r.out, "\n  ffn_up_backward ") > 0,
              "run --breakdown --pass train: exit %d, \"breakdown: one more step at batch 1\", ffn_up and "
@@ -175,10 +174,10 @@ static void check_sweep(const char *scratch)
                  lb_model_name((LbModelKind)m));
     /* the emulator is slow: three models, one n, a capped batch; the CPU's budget fits a few
      * sequences of a step, so that steps and forwards have different batches */
-    char *argv[] = {(char *)bin, "sweep", "--device", (char *)device, SMALL, "-q", "--breakdown", "--out", dir, "--models",
-                    cpu ? models : "standard,linformer,flash", "--n", cpu ? "32:64" : "64", "--k", cpu ? "8" : "16",
-                    "--mem-limit", cpu ? "1M" : "40M", cpu ? NULL : "--max-batch", "2", NULL};
-    lb_run_ok(argv, "sweep --pass train");
+    lb_run_ok(LB_ARGV((char *)bin, "sweep", "--device", (char *)device, SMALL, "-q", "--breakdown", "--out", dir,
+                      "--models", cpu ? models : "standard,linformer,flash", "--n", cpu ? "32:64" : "64", "--k",
+                      cpu ? "8" : "16", "--mem-limit", cpu ? "1M" : "40M", cpu ? NULL : "--max-batch", "2"),
+              "sweep --pass train");
     size_t cells = cpu ? 0 : 3;
     for (int m = 0; cpu && m < LB_MODEL_COUNT; m++)
         for (int64_t n = 32; n <= 64; n *= 2)
@@ -203,8 +202,7 @@ static void check_resume(const char *scratch)
     lb_check(r.code == 130 && kept >= 2 && kept < cells, "Ctrl-C: exit %d, %d of %d cells kept: %s", r.code, kept,
              cells, r.err);
     lb_run_free(&r);
-    char *resume[] = {(char *)bin, "sweep", "--resume", dir, "-q", NULL};
-    lb_run_ok(resume, "sweep --resume of a training sweep");
+    lb_run_ok(LB_ARGV((char *)bin, "sweep", "--resume", dir, "-q"), "sweep --resume of a training sweep");
     check_rows(dir, (size_t)cells, 0, "Ctrl-C then --resume");
     sc_each_once(dir, (size_t)cells, "Ctrl-C then --resume");
     check_files(dir, "Ctrl-C then --resume");
@@ -212,10 +210,8 @@ static void check_resume(const char *scratch)
 
 static void check_refusals(void)
 {
-    char *run[] = {(char *)bin, "run", "--device", "cpu", "--pass", "bogus", NULL};
-    char *sweep[] = {(char *)bin, "sweep", "--device", "cpu", "--pass", "bogus", NULL};
-    lb_run_refused(run, "--pass", "forward or train");
-    lb_run_refused(sweep, "--pass", "forward or train");
+    lb_run_refused(LB_ARGV((char *)bin, "run", "--device", "cpu", "--pass", "bogus"), "--pass", "forward or train");
+    lb_run_refused(LB_ARGV((char *)bin, "sweep", "--device", "cpu", "--pass", "bogus"), "--pass", "forward or train");
 }
 
 /* index.csv's row named `name`, or -1. */
@@ -258,10 +254,10 @@ static void check_model(LbBackend *cpu, const char *model)
 {
     char dir[512];
     snprintf(dir, sizeof dir, "%s/dump-%s", lb_scratch, model);
-    char *argv[] = {(char *)bin, "run", "--device", (char *)device, "--model", (char *)model, "--pass", "train",
-                    "--layers", "2", "--d-model", "16", "--heads", "4", "--ffn", "24", "--vocab", "50", "--n", "32",
-                    "--k", "8", "--dtype", "fp32", "--seed", "7", "--batch", "2", "--dump", dir, NULL};
-    LbRun r = lb_run(argv);
+    LbRun r = lb_run(LB_ARGV((char *)bin, "run", "--device", (char *)device, "--model", (char *)model, "--pass",
+                             "train", "--layers", "2", "--d-model", "16", "--heads", "4", "--ffn", "24", "--vocab",
+                             "50", "--n", "32", "--k", "8", "--dtype", "fp32", "--seed", "7", "--batch", "2", "--dump",
+                             dir));
     const int ran = lb_check(r.code == 0 && strstr(r.out, "wrote the training step"),
                              "run --pass train --dump %s on %s: exit %d\n%s%s", model, device, r.code, r.out, r.err);
     lb_run_free(&r);
@@ -305,10 +301,9 @@ static void check_forward(void)
 {
     char dir[512], path[700];
     snprintf(dir, sizeof dir, "%s/dump-forward", lb_scratch);
-    char *argv[] = {(char *)bin, "run", "--device", (char *)device, "--model", "linformer", "--layers", "1",
-                    "--d-model", "16", "--heads", "2", "--ffn", "32", "--vocab", "100", "--n", "32", "--k", "8",
-                    "--dump", dir, NULL};
-    lb_run_ok(argv, "run --dump (forward)");
+    lb_run_ok(LB_ARGV((char *)bin, "run", "--device", (char *)device, "--model", "linformer", "--layers", "1",
+                      "--d-model", "16", "--heads", "2", "--ffn", "32", "--vocab", "100", "--n", "32", "--k", "8",
+                      "--dump", dir), "run --dump (forward)");
     snprintf(path, sizeof path, "%s/index.csv", dir);
     LbCsvTable t;
     if (lb_check(lb_csv_read_file(path, 0, &t) == 0, "forward: index.csv reads back")) {

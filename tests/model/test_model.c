@@ -23,8 +23,7 @@
 #include "tests/lib/check.h"
 #include "tests/lib/forward.h"
 #include "tests/lib/model.h"
-#include "tests/lib/naive_attention.h"
-#include "tests/lib/naive_layers.h"
+#include "tests/lib/naive.h"
 
 /* The memory plan (a dry run over a counting arena) against reality on the CPU backend: for
  * every variant of every model of the table, its forward pass and (a model with a backward) its
@@ -209,61 +208,36 @@ static void test_identity(void)
     lb_backend_close(be);
 }
 
-/* The forward passes against a naive encoder written from METHOD.md alone (FAVOR+ from its
- * paper), in double, one sequence and one head at a time with no head-major buffers, fused
- * weights or batching: it catches wiring mistakes (a wrong split offset, a stride, the bias of
- * the early order) that every op test would miss. Every variant of every model of the table,
- * with the weights and tokens read back from the CPU backend's model. */
+/* The forward passes against tests/lib/naive.h's encoder (FAVOR+ from its paper, below): it
+ * catches wiring mistakes (a wrong split offset, a stride, the bias of the early order) that every
+ * op test would miss. Every variant of every model of the table, with the weights and tokens read
+ * back from the CPU backend's model. */
 typedef struct Host {
     LbModelConfig c;
     float **t;       /* every weight tensor, in lb_model_tensors order */
     int64_t count;
 } Host;
 
-enum { TOK, POS, EMB_G, EMB_B, LAYER0 };
-enum { W_QKV, B_QKV, W_O, B_O, LN1_G, LN1_B, W_FF1, B_FF1, W_FF2, B_FF2, LN2_G, LN2_B, PER_LAYER };
-
-static const float *layer_w(const Host *h, int l, int which) { return h->t[LAYER0 + l * PER_LAYER + which]; }
-
-/* E (which 0) or F (which 1) of (layer, head), from METHOD.md's sharing levels. */
-static const float *naive_proj(const Host *h, int l, int head, int which)
+static const float *host_weight(const void *src, int layer, int which)
 {
-    int64_t base = LAYER0 + (int64_t)h->c.layers * PER_LAYER, i = 0;
-    if (h->c.kind == LB_MODEL_LINFORMER_MEAN || h->c.kind == LB_MODEL_LINFORMER_MAX)
-        return NULL; /* pooling: no weights */
+    const Host *h = src;
+    return h->t[layer < 0 ? which : LB_NAIVE_EMBEDDINGS + layer * LB_NAIVE_PER_LAYER + which];
+}
+
+/* The model's own tensors after the layers': E and F by METHOD.md's sharing levels; none for pooling. */
+static const float *host_proj(const void *src, int l, int head, int which)
+{
+    const Host *h = src;
+    int64_t i = 0;
     switch (h->c.sharing) {
     case LB_SHARE_LAYERWISE: i = 0; break;
     case LB_SHARE_KV: i = l; break;
     case LB_SHARE_HEADWISE: i = 2 * l + which; break;
     case LB_SHARE_NONE: i = 2 * ((int64_t)l * h->c.heads + head) + which; break;
     }
-    return h->t[base + i];
-}
-
-/* out (k, w) = E (k, n) a (n, w) where a has row stride lda; for the general projections (METHOD.md),
- * each column j of a in windows of n / k rows: their mean, their max, or their sum weighted by the
- * kernel E (taps, channels) tap-major, column j taking channel j % channels (K and V share one). */
-static void compress(const LbModelConfig *c, const float *E, int64_t k, int64_t n, const double *a, int64_t lda,
-                     int64_t w, double *out, int64_t ldo)
-{
-    const int64_t win = n / k, channels = c->sharing == LB_SHARE_NONE ? c->d_model / c->heads : c->d_model;
-    for (int64_t r = 0; r < k; r++)
-        for (int64_t j = 0; j < w; j++) {
-            double s = c->kind == LB_MODEL_LINFORMER_MAX ? -INFINITY : 0;
-            if (c->kind == LB_MODEL_LINFORMER)
-                for (int64_t t = 0; t < n; t++)
-                    s += (double)E[r * n + t] * a[t * lda + j];
-            for (int64_t t = 0; c->kind != LB_MODEL_LINFORMER && t < win; t++) {
-                const double v = a[(r * win + t) * lda + j];
-                if (c->kind == LB_MODEL_LINFORMER_MAX)
-                    s = v > s ? v : s;
-                else if (c->kind == LB_MODEL_LINFORMER_CONV)
-                    s += (double)E[t * channels + j % channels] * v;
-                else
-                    s += v / (double)win;
-            }
-            out[r * ldo + j] = s;
-        }
+    if (h->c.kind == LB_MODEL_LINFORMER_MEAN || h->c.kind == LB_MODEL_LINFORMER_MAX)
+        return NULL;
+    return h->t[LB_NAIVE_EMBEDDINGS + (int64_t)h->c.layers * LB_NAIVE_PER_LAYER + i];
 }
 
 /* FAVOR+ from its paper and METHOD.md, one head, in double: rows (n) of the head's columns of
@@ -314,68 +288,14 @@ static void performer_head(const double *q, const double *k, const double *v, in
     free(qf), free(kf);
 }
 
-/* One sequence through the encoder. out (n, d). */
-static void encode(const Host *h, const int32_t *ids, double *x)
+/* The Performer's own tensors: omega0 .. omega{L-1} (m, hd), then ones. */
+static void host_performer(const void *src, int l, const double *q, const double *k, const double *v, double *ctx)
 {
-    const LbModelConfig *c = &h->c;
-    const int64_t n = c->n, d = c->d_model, f = c->ffn, H = c->heads, hd = d / H;
-    /* Linformer compresses keys and values to k rows; standard and chunked (the same mathematics)
-     * attend over all n. */
-    const int compressed = c->kind == LB_MODEL_LINFORMER || c->kind == LB_MODEL_LINFORMER_MEAN ||
-                           c->kind == LB_MODEL_LINFORMER_MAX || c->kind == LB_MODEL_LINFORMER_CONV;
-    const int64_t kv = compressed ? c->k : n;
-    double *q = malloc(sizeof(double) * n * d), *kf = malloc(sizeof(double) * n * d);
-    double *vf = malloc(sizeof(double) * n * d), *ctx = malloc(sizeof(double) * n * d);
-    double *y = malloc(sizeof(double) * n * (d > f ? d : f) * 2), *hid = malloc(sizeof(double) * n * f);
-    double *kc = malloc(sizeof(double) * kv * d), *vc = malloc(sizeof(double) * kv * d);
-    double *ex = malloc(sizeof(double) * kv * d), *s = malloc(sizeof(double) * kv);
-    for (int64_t t = 0; t < n; t++)
-        for (int64_t i = 0; i < d; i++)
-            x[t * d + i] = (double)h->t[TOK][(int64_t)ids[t] * d + i] + h->t[POS][t * d + i];
-    lb_naive_layernorm(x, NULL, n, d, h->t[EMB_G], h->t[EMB_B], LB_LAYERNORM_EPS);
-    for (int l = 0; l < c->layers; l++) {
-        const float *Wqkv = layer_w(h, l, W_QKV), *bqkv = layer_w(h, l, B_QKV);
-        /* this layer's k (--k-schedule): E's first kl rows, the kernels' first n / kl taps */
-        const int64_t kl = compressed ? lb_config_layer_k(c, l) : n;
-        lb_naive_linear(x, n, d, Wqkv, bqkv, 0, d, q);
-        lb_naive_linear(x, n, d, Wqkv, bqkv, d, d, kf);
-        lb_naive_linear(x, n, d, Wqkv, bqkv, 2 * d, d, vf);
-        if (c->kind == LB_MODEL_PERFORMER) { /* own tensors: omega0 .. omega{L-1} (m, hd), ones */
-            const float *W = h->t[LAYER0 + (int64_t)c->layers * PER_LAYER + l];
-            memset(ctx, 0, sizeof(double) * n * d);
-            for (int64_t head = 0; head < H; head++)
-                performer_head(q + head * hd, kf + head * hd, vf + head * hd, n, d, hd, W, c->k, ctx + head * hd);
-        }
-        for (int64_t head = 0; head < H && c->kind != LB_MODEL_PERFORMER; head++) {
-            /* keys and values of this head: kc, vc (kv, d) holding the head's columns */
-            if (!compressed) {
-                memcpy(kc, kf, sizeof(double) * n * d);
-                memcpy(vc, vf, sizeof(double) * n * d);
-            } else if (c->order == LB_ORDER_EARLY) { /* K' = (E X) W_K^T + b_K */
-                compress(c, naive_proj(h, l, (int)head, 0), kl, n, x, d, d, ex, d);
-                lb_naive_linear(ex, kl, d, Wqkv, bqkv, d, d, kc);
-                compress(c, naive_proj(h, l, (int)head, 1), kl, n, x, d, d, ex, d);
-                lb_naive_linear(ex, kl, d, Wqkv, bqkv, 2 * d, d, vc);
-            } else if (c->sharing == LB_SHARE_NONE && c->kind == LB_MODEL_LINFORMER_CONV) {
-                /* this head's own kernels (taps, hd) on its columns alone */
-                const int64_t hd0 = head * hd;
-                compress(c, naive_proj(h, l, (int)head, 0), kl, n, kf + hd0, d, hd, kc + hd0, d);
-                compress(c, naive_proj(h, l, (int)head, 1), kl, n, vf + hd0, d, hd, vc + hd0, d);
-            } else { /* K' = E (X W_K^T + b_K) */
-                compress(c, naive_proj(h, l, (int)head, 0), kl, n, kf, d, d, kc, d);
-                compress(c, naive_proj(h, l, (int)head, 1), kl, n, vf, d, d, vc, d);
-            }
-            lb_naive_head_attention(q, kc, vc, n, kl, d, hd, head, s, ctx);
-        }
-        lb_naive_linear(ctx, n, d, layer_w(h, l, W_O), layer_w(h, l, B_O), 0, d, y);
-        lb_naive_layernorm(x, y, n, d, layer_w(h, l, LN1_G), layer_w(h, l, LN1_B), LB_LAYERNORM_EPS);
-        lb_naive_linear(x, n, d, layer_w(h, l, W_FF1), layer_w(h, l, B_FF1), 0, f, hid);
-        for (int64_t i = 0; i < n * f; i++)
-            hid[i] = 0.5 * hid[i] * (1 + erf(hid[i] / sqrt(2.0)));
-        lb_naive_linear(hid, n, f, layer_w(h, l, W_FF2), layer_w(h, l, B_FF2), 0, d, y);
-        lb_naive_layernorm(x, y, n, d, layer_w(h, l, LN2_G), layer_w(h, l, LN2_B), LB_LAYERNORM_EPS);
-    }
-    free(q), free(kf), free(vf), free(ctx), free(y), free(hid), free(kc), free(vc), free(ex), free(s);
+    const Host *h = src;
+    const int64_t d = h->c.d_model, hd = d / h->c.heads;
+    const float *W = h->t[LB_NAIVE_EMBEDDINGS + (int64_t)h->c.layers * LB_NAIVE_PER_LAYER + l];
+    for (int64_t head = 0; head < h->c.heads; head++)
+        performer_head(q + head * hd, k + head * hd, v + head * hd, h->c.n, d, hd, W, h->c.k, ctx + head * hd);
 }
 
 /* The model's weights, read back by lb_test_forward_with before the pass (a prepare hook has no
@@ -400,11 +320,20 @@ static int read_weights(LbModel *m)
 
 static void naive_check(LbBackend *be, const LbModelConfig *cfg, int64_t B)
 {
+    static const LbNaiveCompress compress[LB_MODEL_COUNT] = {
+        [LB_MODEL_LINFORMER] = LB_NAIVE_LINEAR, [LB_MODEL_LINFORMER_MEAN] = LB_NAIVE_MEAN,
+        [LB_MODEL_LINFORMER_MAX] = LB_NAIVE_MAX, [LB_MODEL_LINFORMER_CONV] = LB_NAIVE_CONV};
     char name[64];
     lb_test_variant_name(cfg, name, sizeof name);
     naive_host = (Host){*cfg, NULL, 0};
     float *out = lb_test_forward_with(be, cfg, B, lb_test_seed, read_weights);
     const int64_t n = cfg->n, d = cfg->d_model, count = B * n * d;
+    LbNaiveEncoder e = {n, d, cfg->heads, cfg->ffn, cfg->layers, {0}, compress[cfg->kind],
+                        cfg->order == LB_ORDER_EARLY, cfg->sharing == LB_SHARE_NONE, LB_LAYERNORM_EPS,
+                        &naive_host, host_weight, host_proj,
+                        cfg->kind == LB_MODEL_PERFORMER ? host_performer : NULL};
+    for (int l = 0; l < cfg->layers && l < 8; l++)
+        e.k[l] = lb_config_layer_k(cfg, l);
     if (lb_check(out != NULL, "%s: forward ran: %s", name, lb_error_message())) {
         /* the tokens lb_forward_setup draws (LbOps.fill_tokens) */
         int32_t *ids = malloc(sizeof(int32_t) * (size_t)(B * n));
@@ -412,15 +341,8 @@ static void naive_check(LbBackend *be, const LbModelConfig *cfg, int64_t B)
         for (int64_t i = 0; i < B * n; i++)
             ids[i] = lb_rng_token(lb_test_seed ^ LB_INPUT_SEED_MIX, (uint64_t)i, cfg->vocab);
         for (int64_t b = 0; b < B; b++)
-            encode(&naive_host, ids + b * n, ref + b * n * d);
-        double num = 0, den = 0;
-        for (int64_t i = 0; i < count; i++) {
-            num += (out[i] - ref[i]) * (out[i] - ref[i]);
-            den += ref[i] * ref[i];
-        }
-        /* fp32 storage against double throughout: rounding of each stored tensor only. */
-        lb_check(sqrt(num / den) <= 1e-5, "%s: relative error %.3g (<= 1e-5)", name, sqrt(num / den));
-        lb_check_close(name, out, ref, count, 1e-4, 1e-4);
+            lb_naive_encode(&e, ids + b * n, ref + b * n * d);
+        lb_naive_check(name, out, ref, count);
         free(ids), free(ref);
     }
     for (int64_t i = 0; naive_host.t && i < naive_host.count; i++)

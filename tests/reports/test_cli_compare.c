@@ -24,8 +24,7 @@ static const char *scratch;
 
 static LbRun run(char *a1, char *a2, char *a3, char *a4)
 {
-    char *argv[] = {bin, "compare", a1, a2, a3, a4, NULL};
-    return lb_run(argv);
+    return lb_run(LB_ARGV(bin, "compare", a1, a2, a3, a4));
 }
 
 /* says(r, what, word, ...): r (freed here) exited 0 with every word in its stdout, and none of the
@@ -353,8 +352,8 @@ static void check_peer(void)
     /* plot LIN PEER: the three figures, their data the rows' values. */
     char plots[4200];
     snprintf(plots, sizeof plots, "%s/plots", scratch);
-    char *pargv[] = {bin, "plot", peer_dir, lin_dir, "--out", plots, "--no-render", NULL};
-    says(lb_run(pargv), "plot PEER LIN: the scripts named", "versus_time_per_seq.gp", "versus_batch_ratio.gp");
+    says(lb_run(LB_ARGV(bin, "plot", peer_dir, lin_dir, "--out", plots, "--no-render")),
+         "plot PEER LIN: the scripts named", "versus_time_per_seq.gp", "versus_batch_ratio.gp");
     char path[4400];
     snprintf(path, sizeof path, "%s/versus_time_ratio.plot.csv", plots);
     LbCsvTable t;
@@ -383,10 +382,10 @@ static void check_peer(void)
               strstr(gp, "title 'torch-linformer k=128'"),
           "versus_time_per_seq.gp: a line per model and k of each side");
     free(gp);
-    char *p2[] = {bin, "plot", peer_dir, "--no-render", NULL};
-    lb_check_refusal(lb_run(p2), "plot of a peer's result alone", "result of bench/peer");
-    char *p3[] = {bin, "plot", lin_dir, lin_dir, "--no-render", NULL};
-    lb_check_refusal(lb_run(p3), "plot of two sweeps", "a second directory should be a result of bench/peer");
+    lb_check_refusal(lb_run(LB_ARGV(bin, "plot", peer_dir, "--no-render")), "plot of a peer's result alone",
+                     "result of bench/peer");
+    lb_check_refusal(lb_run(LB_ARGV(bin, "plot", lin_dir, lin_dir, "--no-render")), "plot of two sweeps",
+                     "a second directory should be a result of bench/peer");
 
 }
 
@@ -452,10 +451,9 @@ static void check_real_sweep(const ExPaper *paper)
 {
     char dir[4200];
     snprintf(dir, sizeof dir, "%s/sweep", scratch);
-    char *sweep[] = {bin, "sweep", "--device", "cpu", "--layers", "2", "--d-model", "64", "--heads", "4",
-                     "--ffn", "128", "--vocab", "1000", "--n", "512:1024", "--k", "128:256",
-                     "--mem-limit", "64M", "--cell-time", "1", "--out", dir, "--quiet", NULL};
-    lb_run_ok(sweep, "sweep");
+    lb_run_ok(LB_ARGV(bin, "sweep", "--device", "cpu", "--layers", "2", "--d-model", "64", "--heads", "4", "--ffn",
+                      "128", "--vocab", "1000", "--n", "512:1024", "--k", "128:256", "--mem-limit", "64M",
+                      "--cell-time", "1", "--out", dir, "--quiet"), "sweep");
     LbCellResult *rows = NULL;
     size_t count = 0;
     if (!lb_check(sc_read_rows(dir, &rows, &count) == 0 && count == 2 + 4,

@@ -57,8 +57,7 @@ static void check_scripts(void)
 
     /* --no-render, into another directory. */
     snprintf(other, sizeof other, "%s/scripts", scratch);
-    char *av2[] = {bin, "plot", "--no-render", "-o", other, dir, NULL};
-    check_scripts_only(other, lb_run(av2), "--no-render --out");
+    check_scripts_only(other, lb_run(LB_ARGV(bin, "plot", "--no-render", "-o", other, dir)), "--no-render --out");
 
     /* A figure without a point says why: every cell out of memory is not "not measured yet". */
     LbCellResult oom[] = {fx_row(LB_MODEL_STANDARD, 512, 0, 0, 0, LB_CELL_OOM),
@@ -75,8 +74,7 @@ static void check_scripts(void)
         char edir[4300];
         snprintf(edir, sizeof edir, "%s/%s", scratch, empty[i].name);
         lb_check(fx_sweep_dir(edir, oom, empty[i].rows, "512", "128,256", "Tesla V100-SXM2-16GB") == 0, "made %s", edir);
-        char *ev[] = {bin, "plot", "--no-render", edir, NULL};
-        lb_run_ok(ev, empty[i].name);
+        lb_run_ok(LB_ARGV(bin, "plot", "--no-render", edir), empty[i].name);
         char *script = lb_slurp_in(edir, "time_per_seq.gp");
         lb_check(script && strstr(script, empty[i].label), "%s: time_per_seq.gp's label should be %s:\n%s", empty[i].name,
                  empty[i].label, script ? script : "(none)");
@@ -84,24 +82,20 @@ static void check_scripts(void)
     }
 
     /* Bad input. */
-    char *b1[] = {bin, "plot", NULL};
-    lb_check_refusal(lb_run(b1), "no directory", "plot needs a sweep directory");
-    char *b2[] = {bin, "plot", (char *)scratch, NULL};
-    lb_check_refusal(lb_run(b2), "a directory without raw.csv", "no raw.csv in it");
+    lb_check_refusal(lb_run(LB_ARGV(bin, "plot")), "no directory", "plot needs a sweep directory");
+    lb_check_refusal(lb_run(LB_ARGV(bin, "plot", (char *)scratch)), "a directory without raw.csv", "no raw.csv in it");
     char file[4400];
     snprintf(file, sizeof file, "%s/raw.csv", dir);
-    char *b4[] = {bin, "plot", dir, "--out", file, NULL};
-    lb_check_refusal(lb_run(b4), "--out naming a file", "for --out: not a directory");
+    lb_check_refusal(lb_run(LB_ARGV(bin, "plot", dir, "--out", file)), "--out naming a file",
+                     "for --out: not a directory");
 
     /* An --out that cannot be created: a runtime failure, exit 1. */
-    char *b6[] = {bin, "plot", "--no-render", dir, "--out", "/proc/linbench-test/figures", NULL};
-    r = lb_run(b6);
+    r = lb_run(LB_ARGV(bin, "plot", "--no-render", dir, "--out", "/proc/linbench-test/figures"));
     lb_check(r.code == 1 && lb_lines(r.err) == 1 && strstr(r.err, "/proc/linbench-test"),
              "unwritable --out: exit %d: should be 1 with one line: %s", r.code, r.err);
     lb_run_free(&r);
 
-    char *h[] = {bin, "plot", "--help", NULL};
-    r = lb_run(h);
+    r = lb_run(LB_ARGV(bin, "plot", "--help"));
     lb_check(r.code == 0 && strstr(r.out, "--out") && strstr(r.out, "--no-render") && strstr(r.out, "default"),
              "--help lists every flag with its default:\n%s", r.out);
     lb_run_free(&r);
@@ -188,8 +182,7 @@ static void check_models(void)
     snprintf(dir, sizeof dir, "%s/models", scratch);
     LbCellResult rows[FX_ALL_MAX];
     fx_all_models_dir(dir, rows);
-    char *plot[] = {exe, "plot", dir, "--no-render", NULL};
-    LbRun r = lb_run(plot);
+    LbRun r = lb_run(LB_ARGV(exe, "plot", dir, "--no-render"));
     lb_check(r.code == 0, "plot: exit %d: %s", r.code, r.err);
 
     char path[4400];
@@ -403,12 +396,10 @@ static void check_training(void)
     for (int train = 0; train < 2; train++) {
         char dir[4200];
         snprintf(dir, sizeof dir, "%s/predict-%s", scratch, train ? "train" : "forward");
-        char *pv[] = {bin, "predict", "--spec", "tflops=10,bw=500,mem=2G", "--layers", "1", "--d-model", "64",
-                      "--heads", "4", "--ffn", "128", "--vocab", "100", "--n", "128,256", "--k", "32", "-q",
-                      "--pass", train ? "train" : "forward", "--out", dir, NULL};
-        lb_run_ok(pv, "predict a small grid");
-        char *av[] = {bin, "plot", "--no-render", dir, NULL};
-        lb_run_ok(av, "plot the prediction");
+        lb_run_ok(LB_ARGV(bin, "predict", "--spec", "tflops=10,bw=500,mem=2G", "--layers", "1", "--d-model", "64",
+                          "--heads", "4", "--ffn", "128", "--vocab", "100", "--n", "128,256", "--k", "32", "-q",
+                          "--pass", train ? "train" : "forward", "--out", dir), "predict a small grid");
+        lb_run_ok(LB_ARGV(bin, "plot", "--no-render", dir), "plot the prediction");
         for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
             char file[80];
             snprintf(file, sizeof file, "%s.gp", names[i]);

@@ -55,11 +55,10 @@ static void hand_worked_cell(void)
 {
     char out[4200];
     snprintf(out, sizeof out, "%s/hand", scratch);
-    char *argv[] = {bin, "predict", "--spec", "tflops=1e-7,bw=1e-4,mem=64M", "--headroom", "0", "--max-batch", "1",
-                    "--models", "standard", "--n", "4", "--layers", "1", "--d-model", "8", "--heads", "1", "--ffn", "16",
-                    "--vocab", "10", "--product-efficiency", "0.5", "--copy-efficiency", "0.8", "--launch-us", "1000",
-                    "--out", out, NULL};
-    lb_run_ok(argv, "predict on the hand-worked cell");
+    lb_run_ok(LB_ARGV(bin, "predict", "--spec", "tflops=1e-7,bw=1e-4,mem=64M", "--headroom", "0", "--max-batch", "1",
+                      "--models", "standard", "--n", "4", "--layers", "1", "--d-model", "8", "--heads", "1", "--ffn",
+                      "16", "--vocab", "10", "--product-efficiency", "0.5", "--copy-efficiency", "0.8", "--launch-us",
+                      "1000", "--out", out), "predict on the hand-worked cell");
     size_t count = 0;
     LbCellResult *rows = read_rows("hand", &count);
     lb_check(count == 1, "one cell, %zu rows", count);
@@ -109,20 +108,16 @@ static void hand_worked_cell(void)
  * after the headroom. 312M - 256M (the headroom's floor) - 32M = 24M. */
 static void same_batches_as_a_sweep(void)
 {
-    char *model[] = {"--layers", "2", "--d-model", "64", "--heads", "4", "--ffn", "128", "--vocab", "1000",
-                     "--n", "128,256", "--k", "32,64", "--dtype", "fp32"};
-    const int nmodel = (int)(sizeof model / sizeof model[0]);
+#define MODEL "--layers", "2", "--d-model", "64", "--heads", "4", "--ffn", "128", "--vocab", "1000", "--n", "128,256", \
+              "--k", "32,64", "--dtype", "fp32"
     char pred[4200], swp[4200];
     snprintf(pred, sizeof pred, "%s/plan", scratch);
     snprintf(swp, sizeof swp, "%s/cpu", scratch);
-    char *argv[64];
-    char *extra_p[] = {"--spec", "tflops=10,bw=500,mem=312M", "--out", pred};
-    lb_argv(argv, 64, bin, "predict", model, nmodel, extra_p, 4);
-    lb_run_ok(argv, "predict for 312M");
-    char *extra_s[] = {"--device", "cpu", "--mem-limit", "24M", "--cell-time", "1", "--no-check", "--breakdown",
-                       "-q", "--out", swp};
-    lb_argv(argv, 64, bin, "sweep", model, nmodel, extra_s, 11);
-    lb_run_ok(argv, "the CPU sweep at 24M");
+    lb_run_ok(LB_ARGV(bin, "predict", MODEL, "--spec", "tflops=10,bw=500,mem=312M", "--out", pred), "predict for 312M");
+    lb_run_ok(LB_ARGV(bin, "sweep", MODEL, "--device", "cpu", "--mem-limit", "24M", "--cell-time", "1", "--no-check",
+                      "--breakdown", "-q", "--out", swp),
+              "the CPU sweep at 24M");
+#undef MODEL
 
     size_t np = 0, ns = 0;
     LbCellResult *p = read_rows("plan", &np), *s = read_rows("cpu", &ns);
@@ -180,8 +175,7 @@ static void same_batches_as_a_sweep(void)
     free(bs);
 
     /* compare MEASURED PREDICTED: per cell, measured / predicted batch = 1 here */
-    char *cmp[] = {bin, "compare", swp, pred, "--format", "csv", NULL};
-    LbRun r = lb_run(cmp);
+    LbRun r = lb_run(LB_ARGV(bin, "compare", swp, pred, "--format", "csv"));
     lb_check(r.code == 0 && strncmp(r.out, "model,n,k,op,measured_batch,predicted_batch,batch_ratio,", 56) == 0,
              "compare CPU PREDICTED --format csv (%d): %.200s %s", r.code, r.out, r.err);
     lb_check(strstr(r.out, "\nstandard,128,,pass,") && strstr(r.out, "\nlinformer,256,64,pass,"), "a pass row per cell");
@@ -202,12 +196,10 @@ static void same_batches_as_a_sweep(void)
      * stdout. */
     char wide[4200];
     snprintf(wide, sizeof wide, "%s/plan-wide", scratch);
-    char *wide_argv[] = {bin,     "predict", "--layers", "2",    "--d-model", "128",  "--heads", "4",
-                         "--ffn", "128",     "--vocab",  "1000", "--n",       "128,256", "--k",  "32,64",
-                         "--dtype", "fp32", "--spec",   "tflops=10,bw=500,mem=312M", "--out", wide, NULL};
-    lb_run_ok(wide_argv, "predict of a wider model");
-    char *cmp3[] = {bin, "compare", swp, wide, NULL};
-    lb_run_refused(cmp3, "not the same work", "d_model 64", "d_model 128");
+    lb_run_ok(LB_ARGV(bin, "predict", "--layers", "2", "--d-model", "128", "--heads", "4", "--ffn", "128", "--vocab",
+                      "1000", "--n", "128,256", "--k", "32,64", "--dtype", "fp32", "--spec",
+                      "tflops=10,bw=500,mem=312M", "--out", wide), "predict of a wider model");
+    lb_run_refused(LB_ARGV(bin, "compare", swp, wide), "not the same work", "d_model 64", "d_model 128");
 }
 
 /* Read back as a sweep: meta.csv says predicted; compare against the paper and plot label it. */
@@ -231,19 +223,16 @@ static void round_trip(void)
     lb_check(strcmp(lb_meta_get(&m, "predict_product_efficiency"), "0.66") == 0, "the default product efficiency");
     lb_meta_free(&m);
 
-    char *cmp[] = {bin, "compare", dir, "--format", "csv", NULL};
-    LbRun r = lb_run(cmp);
+    LbRun r = lb_run(LB_ARGV(bin, "compare", dir, "--format", "csv"));
     static const char head[] = "grid,n,k,predicted,paper,predicted_over_paper\n";
     lb_check(r.code == 0 && strncmp(r.out, head, sizeof head - 1) == 0,
              "compare PREDICTED against the paper names its column predicted (%d): %.100s", r.code, r.out);
     lb_run_free(&r);
-    char *txt[] = {bin, "compare", dir, NULL};
-    r = lb_run(txt);
+    r = lb_run(LB_ARGV(bin, "compare", dir));
     lb_check(r.code == 0 && strstr(r.out, "  predicted: ") && strstr(r.out, "predicted / paper"),
              "compare's text says predicted (%d)", r.code);
     lb_run_free(&r);
-    char *plot[] = {bin, "plot", dir, NULL};
-    lb_run_ok(plot, "plot PREDICTED");
+    lb_run_ok(LB_ARGV(bin, "plot", dir), "plot PREDICTED");
     char *gp = lb_slurp_in(dir, "time_speedup.gp");
     lb_check(gp && strstr(gp, "Predicted, not measured"), "the plot's title says predicted");
     free(gp);
@@ -251,8 +240,7 @@ static void round_trip(void)
     char *resume[] = {bin, "sweep", "--resume", dir, NULL};
     lb_run_refused(resume, "predict");
     /* predict into it again: refused, offering the flag predict has (--force), not --resume */
-    char *again[] = {bin, "predict", "--gpu", "a10", "--out", dir, NULL};
-    r = lb_run(again);
+    r = lb_run(LB_ARGV(bin, "predict", "--gpu", "a10", "--out", dir));
     lb_check(r.code == 2 && lb_lines(r.err) == 1 && strstr(r.err, "--force") && !strstr(r.err, "--resume"),
              "predict into PREDICTED: exit 2, --force offered, no --resume (%d): %s", r.code, r.err);
     lb_run_free(&r);
@@ -271,10 +259,9 @@ static void model_flags(void)
         char out[4200], dir[32];
         snprintf(dir, sizeof dir, "model-flags-%d", i);
         snprintf(out, sizeof out, "%s/%s", scratch, dir);
-        char *argv[] = {bin,       "predict", "--spec",   "tflops=100,bw=1000,mem=16G", "--layers", "3",
-                        "--d-model", "64",    "--heads",  "4",  "--ffn",  "128", "--vocab",  "100",  "--n",  "1024",
-                        "--k",     "256",     "--max-batch", "1", "-q", (char *)how[i][0], (char *)how[i][1], "--out", out, NULL};
-        lb_run_ok(argv, how[i][1]);
+        lb_run_ok(LB_ARGV(bin, "predict", "--spec", "tflops=100,bw=1000,mem=16G", "--layers", "3", "--d-model", "64",
+                          "--heads", "4", "--ffn", "128", "--vocab", "100", "--n", "1024", "--k", "256", "--max-batch",
+                          "1", "-q", (char *)how[i][0], (char *)how[i][1], "--out", out), how[i][1]);
         rows[i] = read_rows(dir, &count[i]);
     }
     LbModelKind mean;
@@ -314,10 +301,9 @@ static void training_step(void)
     char out[2][4200];
     for (int i = 0; i < 2; i++) {
         snprintf(out[i], sizeof out[i], "%s/%s", scratch, dirs[i]);
-        char *argv[] = {bin, "predict", "--gpu", "h100-sxm", "--models", "standard,linformer,flash,performer",
-                        "--n", "512,4096,16384", "--k", "128,256", "-q", "--pass", i ? "train" : "forward",
-                        "--out", out[i], NULL};
-        lb_run_ok(argv, dirs[i]);
+        lb_run_ok(LB_ARGV(bin, "predict", "--gpu", "h100-sxm", "--models", "standard,linformer,flash,performer", "--n",
+                          "512,4096,16384", "--k", "128,256", "-q", "--pass", i ? "train" : "forward", "--out", out[i]),
+                  dirs[i]);
         rows[i] = read_rows(dirs[i], &count[i]);
         sc_check_meta(out[i], "pass", i ? "train" : "forward", dirs[i]);
     }
@@ -361,8 +347,7 @@ static void training_step(void)
     lb_check(f && t && strstr(r.out, want), "linformer (4096, 128): the forward's batch, then the step's: %s\n%s", want,
              r.out);
     lb_run_free(&r);
-    char *alone[] = {bin, "compare", out[1], NULL};
-    r = lb_run(alone);
+    r = lb_run(LB_ARGV(bin, "compare", out[1]));
     lb_check(r.code == 0 && strstr(r.out, "no training table") && strstr(r.out, "share of the training step") &&
                  !strstr(r.out, "share of the pass"),
              "compare TRAIN: no paper, and the breakdown's shares are of the step (%d):\n%s", r.code, r.out);
@@ -376,8 +361,8 @@ static void too_small(void)
 {
     char out[4200];
     snprintf(out, sizeof out, "%s/small", scratch);
-    char *argv[] = {bin, "predict", "--spec", "tflops=100,bw=1000,mem=300M", "--n", "16384", "--k", "128", "--out", out, NULL};
-    lb_run_ok(argv, "predict on a small card");
+    lb_run_ok(LB_ARGV(bin, "predict", "--spec", "tflops=100,bw=1000,mem=300M", "--n", "16384", "--k", "128", "--out",
+                      out), "predict on a small card");
     size_t count = 0;
     LbCellResult *rows = read_rows("small", &count);
     lb_check(count == 2, "two cells (%zu)", count);
@@ -408,9 +393,9 @@ static void bad_input(void)
     char out[4200];
     snprintf(out, sizeof out, "%s/bad", scratch);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char *argv[] = {bin, "predict", (char *)cases[i].a, (char *)cases[i].b, "--out", out,
-                        cases[i].c ? (char *)cases[i].c : "--gpu", cases[i].c ? (char *)cases[i].d : "h100-sxm", NULL};
-        lb_run_refused(argv, cases[i].want);
+        lb_run_refused(LB_ARGV(bin, "predict", (char *)cases[i].a, (char *)cases[i].b, "--out", out,
+                               cases[i].c ? (char *)cases[i].c : "--gpu", cases[i].c ? (char *)cases[i].d : "h100-sxm"),
+                       cases[i].want);
         lb_check(!lb_exists(out), "%s %s: nothing written", cases[i].a, cases[i].b);
     }
 }
