@@ -985,7 +985,7 @@ static int pass_once(LbBackend *be, LbModelConfig cfg, int64_t B, uint64_t seed,
     const LbPlanParams pp = {be->elem_bytes, be->alignment, be->workspace_bytes};
     LbPlan plan;
     LbArena a;
-    LbOnePass p;
+    LbOnePass p = {0};
     LB_TRY(lb_plan_compute(&cfg, &pp, B, &plan));
     LB_TRY(lb_arena_open(&a, be, plan.total));
     int rc = lb_one_pass_setup(&p, &cfg, be, &a, B, seed);

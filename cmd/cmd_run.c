@@ -36,7 +36,7 @@ static int dump(const LbRunSettings *o, LbBackend *be, uint64_t budget, int64_t 
         return LB_EXIT_FAILURE;
     }
     LbArena arena;
-    LbOnePass p;
+    LbOnePass p = {0};
     const int step = o->model.pass == LB_PASS_TRAIN;
     if ((rc = lb_arena_open(&arena, be, plan.total)) != LB_OK)
         return lb_runtime_error(rc);

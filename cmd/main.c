@@ -29,8 +29,10 @@ static int dispatch(const LbCommand *c, int argc, char **argv)
     int rc = lb_options_parse(1u << (c - lb_commands), argc, argv, &s);
     if (rc == 0)
         rc = c->run(&s, argc, argv);
+    else if (rc == LB_OPTIONS_HELPED)
+        rc = LB_EXIT_OK;
     lb_run_settings_free(&s);
-    return finish_output(rc == LB_OPTIONS_HELPED ? LB_EXIT_OK : rc);
+    return finish_output(rc);
 }
 
 int main(int argc, char **argv)

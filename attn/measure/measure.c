@@ -144,7 +144,7 @@ int lb_measure_cell(LbBackend *be, const LbModelConfig *cfg, size_t budget,
         return oom(out, cfg, &pp);
 
     LbArena arena;
-    LbOnePass pass;
+    LbOnePass pass = {0};
     double *times = NULL;
     int rc = LB_OK;
     for (;;) {

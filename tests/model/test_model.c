@@ -332,9 +332,11 @@ static void naive_check(LbBackend *be, const LbModelConfig *cfg, int64_t B)
                         cfg->order == LB_ORDER_EARLY, cfg->sharing == LB_SHARE_NONE, LB_LAYERNORM_EPS,
                         &naive_host, host_weight, host_proj,
                         cfg->kind == LB_MODEL_PERFORMER ? host_performer : NULL};
-    for (int l = 0; l < cfg->layers && l < 8; l++)
+    const int fits = lb_check(cfg->layers <= (int)(sizeof e.k / sizeof e.k[0]), "%s: %d layers fit the naive encoder",
+                              name, cfg->layers);
+    for (int l = 0; fits && l < cfg->layers; l++)
         e.k[l] = lb_config_layer_k(cfg, l);
-    if (lb_check(out != NULL, "%s: forward ran: %s", name, lb_error_message())) {
+    if (fits && lb_check(out != NULL, "%s: forward ran: %s", name, lb_error_message())) {
         /* the tokens lb_forward_setup draws (LbOps.fill_tokens) */
         int32_t *ids = malloc(sizeof(int32_t) * (size_t)(B * n));
         double *ref = malloc(sizeof(double) * (size_t)count);
