@@ -15,8 +15,10 @@
 #             standard, linformer and flash at n = 4096 and 16384 in 16 GiB (passes of under a second)
 #   bench     bench_softmax, bench_gemm (fp16, bf16), `linbench run` of every model at n = 512
 #             and 4096
-#   sweep     the default `linbench sweep --breakdown`, timed; resumed where a previous call left
-#             it (its directory lives in $LB_STATE, which travels back and forth, see below)
+#   kernels   bench_softmax and bench_attention alone (the kernels' speed, in seconds)
+#   sweep     `linbench sweep $LB_SWEEP_ARGS` (default --breakdown: the paper's grid), timed;
+#             resumed where a previous call left it (its directory lives in $LB_STATE, which
+#             travels back and forth, see below)
 #   models    `linbench sweep --models chunked,performer --breakdown` on the same grid, likewise
 #   peer      bench/peer (the same encoder in PyTorch; needs a Python with torch and numpy,
 #             $LB_PEER_PYTHON or python3, else SKIP) on the GPU over n = $LB_PEER_N (default
@@ -259,7 +261,16 @@ sweep_to() {
     fi
 }
 
-stage_sweep() { sweep_to sweep "$STATE/sweep" --breakdown; }
+stage_kernels() {
+    local log=$LOGS/kernels.log
+    step kernels "bench_softmax" "$log" "$BIN/bench_softmax"
+    step kernels "bench_attention" "$log" "$BIN/bench_attention"
+}
+
+# LB_SWEEP_ARGS: the sweep's flags (a lease too short for the paper's grid at full memory: a
+# smaller grid or budget); split on blanks
+# shellcheck disable=SC2086
+stage_sweep() { sweep_to sweep "$STATE/sweep" ${LB_SWEEP_ARGS:---breakdown}; }
 stage_models() { sweep_to models "$STATE/sweep-models" --models chunked,performer --breakdown; }
 
 stage_peer() {
@@ -297,10 +308,10 @@ stage_plots() {
 for s in "${STAGES[@]}"; do
     case $s in
     build) stage_build || exit 1 ;;
-    info | new | test | check | sanitize | bench | sweep | models | peer | plots)
+    info | new | test | check | sanitize | bench | kernels | sweep | models | peer | plots)
         if [ -z "$BIN" ]; then stage_build || { echo "build failed: see build.log in $OUT/device.tar.gz"; exit 1; }; fi
         "stage_$s"
         ;;
-    *) echo "run_device.sh: unknown stage \"$s\" (stages: info build new test check sanitize bench sweep models peer plots)"; exit 2 ;;
+    *) echo "run_device.sh: unknown stage \"$s\" (stages: info build new test check sanitize bench kernels sweep models peer plots)"; exit 2 ;;
     esac
 done
