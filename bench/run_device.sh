@@ -205,7 +205,8 @@ stage_sanitize() {
     # ones named *_kernel (tests/build/test_kernel_names.sh holds gpu/ to that).
     while read -r name kind; do
         [ "$kind" = kernel ] || continue
-        for tool in racecheck synccheck initcheck; do
+        # LB_SANITIZERS: fewer of them in a short lease (initcheck alone takes minutes)
+        for tool in ${LB_SANITIZERS:-racecheck synccheck initcheck}; do
             step sanitize "$tool $name" "$log" env LB_TEST_QUICK=1 compute-sanitizer --tool "$tool" \
                 --kernel-name kns=_kernel --error-exitcode 99 --print-limit 20 "$BIN/$name"
         done
