@@ -204,8 +204,8 @@ stage_sanitize() {
     # matched the double reference; they are NVIDIA's to answer for, not ours. Our kernels are the
     # ones named *_kernel (tests/build/test_kernel_names.sh holds gpu/ to that).
     # The kernel-name filter is not enough: racecheck still dies ("failed to handle a hardware
-    # exception") at the first cuBLASLt product it meets, so
-    # test_gpu_ops runs every row of the check table but the products', read from its source.
+    # exception") at the first cuBLASLt product it meets, so test_gpu_ops runs every row of the
+    # check table but the products', read from its source.
     local ours args
     ours=$(sed -n 's/^ *{"\([a-z_]*\)", check_.*/\1/p' attn/check.c | grep -vx 'linear\|bmm' | paste -sd, -)
     while read -r name kind; do
