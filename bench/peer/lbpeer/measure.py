@@ -124,6 +124,11 @@ class Runner:
         torch._dynamo.reset()  # no graph of another cell or batch is reused or counted
         return torch.compile(model, dynamic=dynamic)
 
+    def run_pass(self, fn, ids, dy):
+        """One pass as every probe and timed pass runs it (step); a method, so that a test can
+        stand in a pass that runs out of memory where the CPU only counts."""
+        step(fn, ids, dy)
+
     def _probe(self, fn, attention, batch, n, resident, warm, release=True):
         """One pass at `batch`: its peak bytes, or None when it does not fit. warm: run once
         before the counted pass (a compilation, the first pass's lazy set-up). release: give the
@@ -135,11 +140,11 @@ class Runner:
             inputs = sum(t.numel() * t.element_size() for t in (ids, dy) if t is not None)
             with self._context(attention):
                 if warm:
-                    step(fn, ids, dy)
+                    self.run_pass(fn, ids, dy)
                     self.dev.sync()
                 clear_grads(self.model)  # before the count, so that the step's own are counted
                 with self.dev.count() as counted:
-                    step(fn, ids, dy)
+                    self.run_pass(fn, ids, dy)
                     self.dev.sync()
                 result = counted.peak(resident + inputs)
         except Exception as e:  # noqa: BLE001 - only running out of memory is a step down
@@ -229,7 +234,7 @@ class Runner:
         ids, dy = self._ids(batch, n), self._upstream(batch, n)
 
         def one_pass():
-            step(fn, ids, dy)
+            self.run_pass(fn, ids, dy)
 
         times, timed_ms = [], 0.0
         joules0 = self._joules(cell)
