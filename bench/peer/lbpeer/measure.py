@@ -14,8 +14,12 @@
     its batch alone (static shapes), which is what is timed; if that does not fit, the batch
     steps down by 1/8, as linbench's does when a library allocates beside its arena.
   - the verification pass at the batch found is the warm-up (as linbench's); the allocator keeps
-    what it cached there, as linbench keeps its arena, so the first timed pass allocates nothing
-    new.
+    what it cached there, as linbench keeps its arena. A batch that fits from a released
+    allocator may not fit from that cache (its blocks split for another order of allocations,
+    reserved but unusable), so a timed pass that runs out of memory steps the batch down by 1/8
+    too, and the cell is verified and timed again there: the batch timed is one whose passes ran
+    one after another, and peak_bytes is its verification pass's. With --batch-from it is the
+    cell's error, as not fitting there is.
   - timed passes: at least 5; stop when the interquartile range is within 2% of the median, or
     past --cell-time seconds of timed work, or at 50 passes; median, min and max kept.
   - energy, as linbench's: the device's counter (lbpeer/energy.py) read before the first timed
@@ -124,6 +128,11 @@ class Runner:
         torch._dynamo.reset()  # no graph of another cell or batch is reused or counted
         return torch.compile(model, dynamic=dynamic)
 
+    def run_pass(self, fn, ids, dy):
+        """One pass as every probe and timed pass runs it (step); a method, so that a test can
+        stand in a pass that runs out of memory where the CPU only counts."""
+        step(fn, ids, dy)
+
     def _probe(self, fn, attention, batch, n, resident, warm, release=True):
         """One pass at `batch`: its peak bytes, or None when it does not fit. warm: run once
         before the counted pass (a compilation, the first pass's lazy set-up). release: give the
@@ -135,11 +144,11 @@ class Runner:
             inputs = sum(t.numel() * t.element_size() for t in (ids, dy) if t is not None)
             with self._context(attention):
                 if warm:
-                    step(fn, ids, dy)
+                    self.run_pass(fn, ids, dy)
                     self.dev.sync()
                 clear_grads(self.model)  # before the count, so that the step's own are counted
                 with self.dev.count() as counted:
-                    step(fn, ids, dy)
+                    self.run_pass(fn, ids, dy)
                     self.dev.sync()
                 result = counted.peak(resident + inputs)
         except Exception as e:  # noqa: BLE001 - only running out of memory is a step down
@@ -211,11 +220,13 @@ class Runner:
                 return
         else:
             batch = given
-        # The batch's own pass: compiled for it alone under --compile; verification and warm-up.
+        # The batch's own pass (compiled for it alone under --compile; verification and warm-up),
+        # then the timed passes; running out of memory in either is the step down.
         fn = self._compiled(model, False) if self.s.compile else model
         while True:
             peak = self._probe(fn, attention, batch, n, resident, warm=self.s.compile, release=False)
-            if peak is not None:
+            timed = self._timed(fn, cell, batch, n) if peak is not None else None
+            if timed is not None:
                 break
             if given is not None:
                 cell.batch = batch
@@ -225,25 +236,8 @@ class Runner:
                 cell.status = "OOM"
                 return
             batch = batch - 1 - (batch - 1) // 8
+        times, host_s, joules0, joules1 = timed
         cell.batch, cell.peak_bytes = batch, peak
-        ids, dy = self._ids(batch, n), self._upstream(batch, n)
-
-        def one_pass():
-            step(fn, ids, dy)
-
-        times, timed_ms = [], 0.0
-        joules0 = self._joules(cell)
-        host0 = time.monotonic()
-        with self._context(attention):
-            while len(times) < MAX_PASSES:
-                clear_grads(model)
-                ms = self.dev.timed(one_pass)
-                times.append(ms)
-                timed_ms += ms
-                if len(times) >= MIN_PASSES and (timed_ms >= self.s.cell_time * 1000.0 or settled(times)):
-                    break
-        host_s = time.monotonic() - host0
-        joules1 = self._joules(cell) if joules0 is not None else None
         cell.median_ms, cell.min_ms, cell.max_ms = summary(times)
         cell.passes = len(times)
         cell.ms_per_seq = cell.median_ms / batch
@@ -258,6 +252,42 @@ class Runner:
             cell.tokens_per_s = batch * n / seconds
             work = flops_per_seq(self.shape(n, cell.k), attention) * (STEP_FLOPS if self.train else 1)
             cell.tflop_per_s = work * batch / seconds / 1e12
+
+    def _timed(self, fn, cell, batch, n):
+        """The timed passes at `batch`, from the cache the verification pass left: (times, host
+        seconds over them, the energy counter's joules before and after, or None), or None when
+        one runs out of memory, its cache then given back."""
+        result, oom = None, False
+        try:
+            ids, dy = self._ids(batch, n), self._upstream(batch, n)
+
+            def one_pass():
+                self.run_pass(fn, ids, dy)
+
+            times, timed_ms = [], 0.0
+            joules0 = self._joules(cell)
+            host0 = time.monotonic()
+            with self._context(cell.attention):
+                while len(times) < MAX_PASSES:
+                    clear_grads(self.model)
+                    ms = self.dev.timed(one_pass)
+                    times.append(ms)
+                    timed_ms += ms
+                    if len(times) >= MIN_PASSES and (timed_ms >= self.s.cell_time * 1000.0 or settled(times)):
+                        break
+            host_s = time.monotonic() - host0
+            joules1 = self._joules(cell) if joules0 is not None else None
+            result = times, host_s, joules0, joules1
+        except Exception as e:  # noqa: BLE001 - only running out of memory is a step down
+            if not dev_mod.is_oom(e):
+                raise
+            oom = True
+        if oom:  # outside the handler, so the failed pass's tensors are gone with its frames
+            ids = dy = one_pass = None
+            gc.collect()
+            clear_grads(self.model)
+            self.dev.release()
+        return result
 
     def _joules(self, cell):
         """The counter's joules, or None with the cell's energy_why said."""
