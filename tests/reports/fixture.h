@@ -1,10 +1,12 @@
 /* What the reports tests share: rows, sweep directories made from them (raw.csv through
  * lb_raw_append, meta.csv through lb_meta_write, as linbench sweep writes them), a sweep of
- * every model, a meta.csv key changed in place, and text written to a file. */
+ * every model, a meta.csv key changed in place, text written to a file, and a check of what a
+ * run of the binary printed. */
 #ifndef LB_TESTS_FIXTURE_H
 #define LB_TESTS_FIXTURE_H
 
 #include <dirent.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +40,29 @@ static inline int fx_count_files(const char *dir, const char *part)
     if (d)
         closedir(d);
     return count;
+}
+
+/* fx_says(r, what, word, ...): r (freed here) exited 0 with every word in its stdout, none of the
+ * words that start with "!", and its stdout starting with the words that start with "^";
+ * fx_says_quiet also with nothing on stderr. */
+#define fx_says(r, ...) fx_says_at(__FILE__, __LINE__, 0, r, __VA_ARGS__, (const char *)NULL)
+#define fx_says_quiet(r, ...) fx_says_at(__FILE__, __LINE__, 1, r, __VA_ARGS__, (const char *)NULL)
+static inline int fx_says_at(const char *file, int line, int quiet, LbRun r, const char *what, ...)
+{
+    int ok = r.code == 0 && (!quiet || r.err[0] == '\0');
+    va_list ap;
+    va_start(ap, what);
+    for (const char *w = va_arg(ap, const char *); w; w = va_arg(ap, const char *)) {
+        const char *word = w + (w[0] == '!' || w[0] == '^');
+        const int has = w[0] == '^' ? strncmp(r.out, word, strlen(word)) == 0 : strstr(r.out, word) != NULL;
+        if (has == (w[0] == '!'))
+            ok = lb_check_at(0, file, line, "%s: should%s %s \"%s\"", what, w[0] == '!' ? " not" : "",
+                             w[0] == '^' ? "start with" : "say", word);
+    }
+    va_end(ap);
+    lb_check_at(ok, file, line, "%s: exit %d%s:\n%s%s", what, r.code, quiet ? ", nothing on stderr" : "", r.out, r.err);
+    lb_run_free(&r);
+    return ok;
 }
 
 static inline LbCellResult fx_row(LbModelKind model, int64_t n, int64_t k, int64_t batch,
