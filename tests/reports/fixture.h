@@ -99,8 +99,7 @@ static inline int fx_sweep_dir(const char *dir, const LbCellResult *rows, size_t
 {
     mkdir(dir, 0755);
     char path[4200];
-    if (snprintf(path, sizeof path, "%s/raw.csv", dir) >= (int)sizeof path)
-        return -1;
+    snprintf(path, sizeof path, "%s/raw.csv", dir);
     LbRawWriter *w;
     if (lb_raw_open(path, 0, &w) != LB_OK)
         return -1;
@@ -126,23 +125,21 @@ static inline int fx_sweep_dir(const char *dir, const LbCellResult *rows, size_t
         {"sharing", "layerwise"}, {"order", "early"}};
     for (size_t i = 0; i < sizeof run / sizeof run[0]; i++)
         lb_meta_set(&m, run[i][0], "%s", run[i][1] ? run[i][1] : device_name);
-    /* the models of the rows, besides the default pair, so that no row reads as foreign */
-    char models[512] = "standard,linformer";
-    for (size_t i = 0; i < count; i++) {
-        const char *name = lb_model_name(rows[i].model);
-        char padded[600], have[600];
-        snprintf(padded, sizeof padded, ",%s,", name);
-        snprintf(have, sizeof have, ",%s,", models);
-        if (!strstr(have, padded) && strlen(models) + strlen(name) + 2 < sizeof models)
-            strcat(strcat(models, ","), name);
-    }
+    /* the models of the rows and the default pair, in the table's order, so that no row reads as
+     * foreign */
+    int seen[LB_MODEL_COUNT] = {0};
+    seen[LB_MODEL_STANDARD] = seen[LB_MODEL_LINFORMER] = 1;
+    for (size_t i = 0; i < count; i++)
+        seen[rows[i].model] = 1;
+    char models[512] = "";
+    for (int i = 0; i < LB_MODEL_COUNT; i++)
+        if (seen[i])
+            snprintf(models + strlen(models), sizeof models - strlen(models), "%s%s", models[0] ? "," : "",
+                     lb_model_name((LbModelKind)i));
     lb_meta_set(&m, "models", "%s", models);
     lb_meta_set(&m, "n_list", "%s", n_list);
     lb_meta_set(&m, "k_list", "%s", k_list);
-    if (snprintf(path, sizeof path, "%s/meta.csv", dir) >= (int)sizeof path) {
-        lb_meta_free(&m);
-        return -1;
-    }
+    snprintf(path, sizeof path, "%s/meta.csv", dir);
     int rc = lb_meta_write(path, &m);
     lb_meta_free(&m);
     return rc == LB_OK ? 0 : -1;
@@ -170,18 +167,14 @@ static inline size_t fx_all_models_dir(const char *dir, LbCellResult rows[FX_ALL
 {
     static const int64_t ns[3] = {256, 512, 1024}, ks[4] = {32, 64, 128, 256};
     size_t count = 0;
-    char list[512] = "";
-    for (int m = 0; m < LB_MODEL_COUNT; m++) {
+    for (int m = 0; m < LB_MODEL_COUNT; m++)
         for (int i = 0; i < 3; i++)
             for (int j = 0; j < (lb_model_has_k((LbModelKind)m) ? 4 : 1); j++)
                 if (m != LB_MODEL_LINFORMER || ks[j] < ns[i])
                     rows[count++] = fx_row((LbModelKind)m, ns[i], ks[j], 8 + 7 * m + i, 1.0 + m + 0.1 * j + 0.5 * i,
                                            LB_CELL_OK);
-        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", m ? "," : "", lb_model_name((LbModelKind)m));
-    }
     lb_check(fx_sweep_dir(dir, rows, count, "256,512,1024", "32,64,128,256", "Tesla V100-SXM2-16GB") == 0,
              "made a sweep of every model");
-    fx_set_meta(dir, "models", list);
     return count;
 }
 
