@@ -98,7 +98,7 @@ static inline int fx_sweep_dir(const char *dir, const LbCellResult *rows, size_t
                                const char *n_list, const char *k_list, const char *device_name)
 {
     mkdir(dir, 0755);
-    char path[4200];
+    char path[4400];
     snprintf(path, sizeof path, "%s/raw.csv", dir);
     LbRawWriter *w;
     if (lb_raw_open(path, 0, &w) != LB_OK)
