@@ -175,12 +175,11 @@ static void check_written(const char *dir, const char *listed, const char *prefi
 /* A sweep of every model: the figures per pair, and time_per_seq's lines and data. */
 static void check_models(void)
 {
-    char *exe = bin;
     char dir[4200];
     snprintf(dir, sizeof dir, "%s/models", scratch);
     LbCellResult rows[FX_ALL_MAX];
     fx_all_models_dir(dir, rows);
-    LbRun r = lb_run(LB_ARGV(exe, "plot", dir, "--no-render"));
+    LbRun r = lb_run(LB_ARGV(bin, "plot", dir, "--no-render"));
     lb_check(r.code == 0, "plot: exit %d: %s", r.code, r.err);
 
     char path[4400];
