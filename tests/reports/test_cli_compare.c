@@ -1,11 +1,10 @@
 /* linbench compare end to end, on directories made from rows (so this runs where PyTorch is
- * absent): against the paper, the CSV checked cell by cell against the rows and Table 3 (read
- * from ../shared/paper when present, independently of reports/), ratio = measured / paper; two
+ * absent) and on one small CPU sweep: against the paper, the CSV checked cell by cell against the
+ * rows and Table 3 (read from ../shared/paper when present, independently of reports/); two
  * sweeps, B / A over the union of their grids; the headers; a sweep of every model; a sweep
  * beside bench/peer's result (the peer's names, the CSV cell by cell in either order, what
- * differs, refusals, plot LIN PEER); a training step alone and beside its forward pass; every
- * kind of bad input: one line, exit 2; an unwritable stdout: exit 1. A real sweep compared:
- * test_cli_predict, test_cli_shard.
+ * differs, refusals, plot LIN PEER); a training step alone and beside its forward pass; bad
+ * input: one line, exit 2; an unwritable stdout: exit 1.
  * Usage: test_cli_compare PATH-TO-LINBENCH [PAPER-DIR] */
 #include <math.h>
 #include <stdio.h>
