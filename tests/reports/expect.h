@@ -22,36 +22,43 @@ typedef struct ExCell {
     char mark[4];
 } ExCell;
 
-static inline const LbCellResult *ex_last(const LbCellResult *rows, size_t count, LbModelKind m,
-                                          int64_t n, int64_t k)
+/* The last row of cell (m, n, k), k counting only where m has a k axis; NULL when none. */
+static inline const LbCellResult *ex_last(const LbCellResult *rows, size_t count, LbModelKind m, int64_t n,
+                                          int64_t k)
 {
     const LbCellResult *found = NULL;
     for (size_t i = 0; i < count; i++)
-        if (rows[i].model == m && rows[i].n == n && (m == LB_MODEL_STANDARD || rows[i].k == k))
+        if (rows[i].model == m && rows[i].n == n && (!lb_model_has_k(m) || rows[i].k == k))
             found = &rows[i];
     return found;
 }
 
-/* grid 0 = time, 1 = memory. */
+/* What a model m gains over a baseline b in a cell, from their rows: which 0 time (b's ms per
+ * sequence over m's), 1 memory (m's batch over b's), 2 energy (b's J per sequence over m's, NA
+ * unless both have one); ERR, then OOM, where either row says so, NA where either is missing. */
+static inline ExCell ex_pair(const LbCellResult *b, const LbCellResult *m, int which)
+{
+    ExCell c = {0, 0.0, "NA"};
+    if ((b && b->status == LB_CELL_ERROR) || (m && m->status == LB_CELL_ERROR))
+        strcpy(c.mark, "ERR");
+    else if ((b && b->status == LB_CELL_OOM) || (m && m->status == LB_CELL_OOM))
+        strcpy(c.mark, "OOM");
+    else if (b && m && (which < 2 || (b->energy_j_per_seq > 0 && m->energy_j_per_seq > 0))) {
+        c.num = 1;
+        c.v = which == 0   ? b->ms_per_seq / m->ms_per_seq
+              : which == 1 ? (double)m->batch / (double)b->batch
+                           : b->energy_j_per_seq / m->energy_j_per_seq;
+    }
+    return c;
+}
+
+/* Table 3's cell of a sweep: grid 0 = time, 1 = memory; "" where k >= n. */
 static inline ExCell ex_measured(const LbCellResult *rows, size_t count, int grid, int64_t n,
                                  int64_t k)
 {
-    ExCell c = {0, 0.0, ""};
     if (k >= n)
-        return c;
-    const LbCellResult *s = ex_last(rows, count, LB_MODEL_STANDARD, n, 0);
-    const LbCellResult *l = ex_last(rows, count, LB_MODEL_LINFORMER, n, k);
-    if ((s && s->status == LB_CELL_ERROR) || (l && l->status == LB_CELL_ERROR))
-        strcpy(c.mark, "ERR");
-    else if ((s && s->status == LB_CELL_OOM) || (l && l->status == LB_CELL_OOM))
-        strcpy(c.mark, "OOM");
-    else if (!s || !l)
-        strcpy(c.mark, "NA");
-    else {
-        c.num = 1;
-        c.v = grid == 0 ? s->ms_per_seq / l->ms_per_seq : (double)l->batch / (double)s->batch;
-    }
-    return c;
+        return (ExCell){0, 0.0, ""};
+    return ex_pair(ex_last(rows, count, LB_MODEL_STANDARD, n, 0), ex_last(rows, count, LB_MODEL_LINFORMER, n, k), grid);
 }
 
 /* The paper's grids: [grid][row][col] over n = 512 .. 65536 and k = 128 .. 2048. */

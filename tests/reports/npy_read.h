@@ -26,12 +26,8 @@ static inline int npy_read(const char *path, NpyFile *out)
     memset(out, 0, sizeof *out);
     size_t len = 0;
     unsigned char *b = (unsigned char *)lb_slurp_len(path, &len);
-    if (!b || len < 10 || memcmp(b, "\x93NUMPY\x01\x00", 8) != 0) {
-        free(b);
-        return -1;
-    }
-    size_t hl = (size_t)b[8] | (size_t)b[9] << 8;
-    if (10 + hl > len) {
+    const size_t hl = b && len >= 10 ? (size_t)b[8] | (size_t)b[9] << 8 : 0;
+    if (!b || len < 10 || memcmp(b, "\x93NUMPY\x01\x00", 8) != 0 || 10 + hl > len) {
         free(b);
         return -1;
     }
@@ -41,28 +37,20 @@ static inline int npy_read(const char *path, NpyFile *out)
     snprintf(out->header, sizeof out->header, "%s", h);
     out->offset = 10 + hl;
     const char *d = strstr(h, "'descr': '"), *s = strstr(h, "'shape': (");
-    int ok = d && s && strstr(h, "'fortran_order': False");
-    if (ok) {
-        d += strlen("'descr': '");
-        size_t dl = strcspn(d, "'");
-        ok = dl < sizeof out->descr;
-        if (ok) {
-            memcpy(out->descr, d, dl);
-            out->descr[dl] = '\0';
-        }
+    int ok = d && s && strstr(h, "'fortran_order': False") && sscanf(d, "'descr': '%7[^']'", out->descr) == 1;
+    if (ok)
         s += strlen("'shape': (");
-        while (ok && *s != ')') {
-            char *end;
-            long long v = strtoll(s, &end, 10);
-            if (end == s || out->ndim == 8) {
-                ok = 0;
-                break;
-            }
-            out->shape[out->ndim++] = v;
-            s = end;
-            while (*s == ',' || *s == ' ')
-                s++;
+    while (ok && *s != ')') {
+        char *end;
+        long long v = strtoll(s, &end, 10);
+        if (end == s || out->ndim == 8) {
+            ok = 0;
+            break;
         }
+        out->shape[out->ndim++] = v;
+        s = end;
+        while (*s == ',' || *s == ' ')
+            s++;
     }
     free(h);
     if (!ok) {

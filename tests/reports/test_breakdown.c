@@ -32,6 +32,20 @@ static int same(const LbBreakdownRecord *a, const LbBreakdownRecord *b)
            same_double(a->percent_of_limit, b->percent_of_limit);
 }
 
+/* dir's breakdown.csv reads back as `want` rotated left by `shift` (a cell added again comes
+ * last), every field exactly. */
+static void read_back(const char *dir, const LbBreakdownRecord *want, size_t count, size_t shift, const char *what)
+{
+    LbBreakdownRecord *back = NULL;
+    size_t n = 0;
+    if (lb_check(lb_breakdown_read(dir, 0, &back, &n) == LB_OK && n == count, "%s: %zu records (%s), want %zu", what, n,
+                 lb_error_message(), count))
+        for (size_t i = 0; i < n; i++)
+            lb_check(same(&back[i], &want[(i + shift) % count]), "%s: record %zu (%s %s) differs", what, i,
+                     lb_model_name(back[i].model), back[i].op);
+    free(back);
+}
+
 int main(void)
 {
     lb_test_init("test_breakdown_csv");
@@ -107,15 +121,7 @@ int main(void)
     lb_check(flops_bound > 0 && bytes_bound > 0, "products bound by FLOPs %d, by bytes %d: both sides wanted",
              flops_bound, bytes_bound);
 
-    /* Read back: every record exactly, in order; only breakdown.csv in the directory. */
-    LbBreakdownRecord *back = NULL;
-    size_t n_back = 0;
-    if (lb_check(lb_breakdown_read(dir, 0, &back, &n_back) == LB_OK, "read: %s", lb_error_message())) {
-        lb_check(n_back == n_all, "%zu records read, %zu written", n_back, n_all);
-        for (size_t i = 0; i < n_back && i < n_all; i++)
-            lb_check(same(&back[i], &all[i]), "record %zu (%s %s) differs after the round trip", i,
-                     lb_model_name(all[i].model), all[i].op);
-    }
+    read_back(dir, all, n_all, 0, "read back");
     lb_check(fx_count_files(dir, NULL) == 1, "%d files in the directory, want breakdown.csv alone", fx_count_files(dir, NULL));
 
     /* Adding the standard cell again replaces its rows: the Linformer rows stay, standard's come last. */
@@ -125,17 +131,10 @@ int main(void)
     for (size_t i = 0; i < n_std; i++)
         all[i].ms += 1.0;
     lb_check(lb_breakdown_add(dir, all, n_std) == LB_OK, "add again: %s", lb_error_message());
-    free(back);
-    back = NULL;
-    if (lb_check(lb_breakdown_read(dir, 0, &back, &n_back) == LB_OK, "read again: %s", lb_error_message())) {
-        lb_check(n_back == n_all, "%zu records after replacing a cell, want %zu", n_back, n_all);
-        for (size_t i = 0; i < n_back && i < n_all; i++) {
-            const LbBreakdownRecord *want = i < n_all - n_std ? &all[n_std + i] : &all[i - (n_all - n_std)];
-            lb_check(same(&back[i], want), "after replacing: record %zu (%s)", i, back[i].op);
-        }
-    }
-    free(back);
+    read_back(dir, all, n_all, n_std, "after replacing a cell");
 
+    LbBreakdownRecord *back = NULL;
+    size_t n_back = 0;
     /* Files linbench did not write this way. */
 #define HEADER "model,n,k,batch,op,calls,ms,share,flops,bytes,achieved,achieved_unit,percent_of_limit\n"
     static const struct {

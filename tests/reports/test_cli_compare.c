@@ -1,11 +1,10 @@
 /* linbench compare end to end, on directories made from rows (so this runs where PyTorch is
- * absent): against the paper, the CSV checked cell by cell against the rows and Table 3 (read
- * from ../shared/paper when present, independently of reports/), ratio = measured / paper; two
+ * absent) and on one small CPU sweep: against the paper, the CSV checked cell by cell against the
+ * rows and Table 3 (read from ../shared/paper when present, independently of reports/); two
  * sweeps, B / A over the union of their grids; the headers; a sweep of every model; a sweep
  * beside bench/peer's result (the peer's names, the CSV cell by cell in either order, what
- * differs, refusals, plot LIN PEER); a training step alone and beside its forward pass; every
- * kind of bad input: one line, exit 2; an unwritable stdout: exit 1. A real sweep compared:
- * test_cli_predict, test_cli_shard.
+ * differs, refusals, plot LIN PEER); a training step alone and beside its forward pass; bad
+ * input: one line, exit 2; an unwritable stdout: exit 1.
  * Usage: test_cli_compare PATH-TO-LINBENCH [PAPER-DIR] */
 #include <math.h>
 #include <stdio.h>
@@ -25,26 +24,6 @@ static const char *scratch;
 static LbRun run(char *a1, char *a2, char *a3, char *a4)
 {
     return lb_run(LB_ARGV(bin, "compare", a1, a2, a3, a4));
-}
-
-/* says(r, what, word, ...): r (freed here) exited 0 with every word in its stdout, and none of the
- * words that start with "!"; says_quiet also with nothing on stderr. */
-#define says(r, ...) says_at(__LINE__, 0, r, __VA_ARGS__, (const char *)NULL)
-#define says_quiet(r, ...) says_at(__LINE__, 1, r, __VA_ARGS__, (const char *)NULL)
-static int says_at(int line, int quiet, LbRun r, const char *what, ...)
-{
-    int ok = r.code == 0 && (!quiet || r.err[0] == '\0');
-    va_list ap;
-    va_start(ap, what);
-    for (const char *w = va_arg(ap, const char *); w; w = va_arg(ap, const char *)) {
-        const int has = strstr(r.out, w + (w[0] == '!')) != NULL;
-        if (has == (w[0] == '!'))
-            ok = lb_check_at(0, __FILE__, line, "%s: should%s say \"%s\"", what, w[0] == '!' ? " not" : "", w);
-    }
-    va_end(ap);
-    lb_check_at(ok, __FILE__, line, "%s: exit %d%s:\n%s%s", what, r.code, quiet ? ", nothing on stderr" : "", r.out, r.err);
-    lb_run_free(&r);
-    return ok;
 }
 
 /* --- the peer's names --------------------------------------------------------------------- */
@@ -115,18 +94,20 @@ static int write_peer_raw(const char *dir, const PeerRow *rows, size_t count)
     return fclose(f) == 0 ? 0 : -1;
 }
 
-/* The peer's directory: its rows, fixture's meta (the linbench fixture's settings) made a peer's. */
-static void make_peer(const char *dir, const PeerRow *rows, size_t count)
+/* scratch/NAME into dir (4200 bytes), the peer's directory: its rows, fixture's meta (the
+ * linbench fixture's settings) made a peer's, then key set to value where key is given. */
+static void make_peer(char *dir, const char *name, const PeerRow *rows, size_t count, const char *key, const char *value)
 {
+    static const char *const meta[][2] = {{"tool", "peer"}, {"models", "torch-standard,torch-linformer,torch-sdpa"},
+                                          {"vocab", "50265"}, {"torch_version", "2.99.0"}, {"sdpa", "flash"},
+                                          {"compile", "0"}, {"timer", "cuda_events"}};
+    snprintf(dir, 4200, "%s/%s", scratch, name);
     lb_check(fx_sweep_dir(dir, NULL, 0, "256,512,1024", "128,256", "NVIDIA H100 80GB HBM3") == 0, "%s made", dir);
     lb_check(write_peer_raw(dir, rows, count) == 0, "%s/raw.csv written", dir);
-    fx_set_meta(dir, "tool", "peer");
-    fx_set_meta(dir, "models", "torch-standard,torch-linformer,torch-sdpa");
-    fx_set_meta(dir, "vocab", "50265");
-    fx_set_meta(dir, "torch_version", "2.99.0");
-    fx_set_meta(dir, "sdpa", "flash");
-    fx_set_meta(dir, "compile", "0");
-    fx_set_meta(dir, "timer", "cuda_events");
+    for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++)
+        fx_set_meta(dir, meta[i][0], meta[i][1]);
+    if (key)
+        fx_set_meta(dir, key, value);
 }
 
 /* --- expectations, worked out from the rows ------------------------------------------------- */
@@ -294,57 +275,47 @@ static void check_peer(void)
     const size_t npeer = sizeof peer / sizeof peer[0];
     char lin_dir[4200], peer_dir[4200], other[4200];
     snprintf(lin_dir, sizeof lin_dir, "%s/lin", scratch);
-    snprintf(peer_dir, sizeof peer_dir, "%s/peer", scratch);
     lb_check(fx_sweep_dir(lin_dir, lin, nlin, "256,512,1024", "128,256", "NVIDIA H100 80GB HBM3") == 0, "linbench's made");
     fx_set_meta(lin_dir, "vocab", "50265");
-    make_peer(peer_dir, peer, npeer);
+    make_peer(peer_dir, "peer", peer, npeer, NULL, NULL);
 
     check_csv(lin_dir, peer_dir, lin, nlin, peer, npeer, 1, "LIN PEER");
 
     /* Text: what ran, each pair, the section against the baseline, the legend; linformer 512/128:
      * linbench 1.33 ms, the peer 1.00; standard 256: 0.5 / 0.55 = 0.909. */
-    says_quiet(run(lin_dir, peer_dir, NULL, NULL), "compare LIN PEER",
-               "linbench compare: linbench against PyTorch (bench/peer), cell by cell",
-               "PyTorch 2.99.0, eager, SDPA flash, timer cuda_events",
-               "same: device, dtype, model shape, sharing, order and memory budget",
-               "batch: each side its own largest within its memory budget", "standard against torch-standard\nms per sequence",
-               "linformer against torch-linformer (k: projected length)", "standard against torch-sdpa-flash\nms per sequence",
-               "chunked against torch-sdpa-flash\nms per sequence", "Against the peer's exact attention",
-               "linformer against torch-sdpa-flash (k: projected length)", "NA: not measured on that side",
-               "peer energy: none (written before energy was measured)", "1.33", "0.909");
-    says(run(lin_dir, peer_dir, "--format", "md"), "the Markdown report: headings and tables",
-         "## linbench compare: linbench against PyTorch", "### linformer against torch-linformer", "| n \\ k |");
+    fx_says_quiet(run(lin_dir, peer_dir, NULL, NULL), "compare LIN PEER",
+                  "linbench compare: linbench against PyTorch (bench/peer), cell by cell",
+                  "PyTorch 2.99.0, eager, SDPA flash, timer cuda_events",
+                  "same: device, dtype, model shape, sharing, order and memory budget",
+                  "batch: each side its own largest within its memory budget", "standard against torch-standard\nms per sequence",
+                  "linformer against torch-linformer (k: projected length)", "standard against torch-sdpa-flash\nms per sequence",
+                  "chunked against torch-sdpa-flash\nms per sequence", "Against the peer's exact attention",
+                  "linformer against torch-sdpa-flash (k: projected length)", "NA: not measured on that side",
+                  "peer energy: none (written before energy was measured)", "1.33", "0.909");
+    fx_says(run(lin_dir, peer_dir, "--format", "md"), "the Markdown report: headings and tables",
+            "## linbench compare: linbench against PyTorch", "### linformer against torch-linformer", "| n \\ k |");
 
     /* What differs is said: the GPU, the dtype asked, the budget. */
-    snprintf(other, sizeof other, "%s/peer-a100", scratch);
-    make_peer(other, peer, npeer);
-    fx_set_meta(other, "device_name", "NVIDIA A100-SXM4-80GB");
+    make_peer(other, "peer-a100", peer, npeer, "device_name", "NVIDIA A100-SXM4-80GB");
     fx_set_meta(other, "memory_budget_bytes", "1073741824");
-    says(run(lin_dir, other, NULL, NULL), "the header names the devices and budgets that differ",
-         "differ (linbench / peer): device_name NVIDIA H100 80GB HBM3 / NVIDIA A100-SXM4-80GB; memory budget 16 GiB / 1 GiB");
+    fx_says(run(lin_dir, other, NULL, NULL), "the header names the devices and budgets that differ",
+            "differ (linbench / peer): device_name NVIDIA H100 80GB HBM3 / NVIDIA A100-SXM4-80GB; memory budget 16 GiB / 1 GiB");
 
     /* Another sharing: the Linformer pair is refused, the rest compared. */
-    snprintf(other, sizeof other, "%s/peer-kv", scratch);
-    make_peer(other, peer, npeer);
-    fx_set_meta(other, "sharing", "kv");
-    says(run(lin_dir, other, NULL, NULL), "another sharing: the pair refused in one line, the difference said",
-         "linformer against torch-linformer: not compared: linbench ran --sharing layerwise, the peer kv: not the same work",
-         "differ (linbench / peer): sharing layerwise / kv");
+    make_peer(other, "peer-kv", peer, npeer, "sharing", "kv");
+    fx_says(run(lin_dir, other, NULL, NULL), "another sharing: the pair refused in one line, the difference said",
+            "linformer against torch-linformer: not compared: linbench ran --sharing layerwise, the peer kv: not the same work",
+            "differ (linbench / peer): sharing layerwise / kv");
     check_csv(lin_dir, other, lin, nlin, peer, npeer, 0, "another sharing");
 
     /* Not the same work at all, or not a peer's result: one line, exit 2. */
-    snprintf(other, sizeof other, "%s/peer-wide", scratch);
-    make_peer(other, peer, npeer);
-    fx_set_meta(other, "d_model", "1024");
+    make_peer(other, "peer-wide", peer, npeer, "d_model", "1024");
     lb_check_refusal(run(lin_dir, other, NULL, NULL), "a peer of another d_model", "not the same work");
     lb_check_refusal(run(other, lin_dir, "--format", "csv"), "a peer of another d_model, first", "d_model 768");
-    snprintf(other, sizeof other, "%s/peer-fp32", scratch);
-    make_peer(other, peer, npeer);
-    fx_set_meta(other, "storage_dtype", "fp32");
+    make_peer(other, "peer-fp32", peer, npeer, "storage_dtype", "fp32");
     lb_check_refusal(run(lin_dir, other, NULL, NULL), "a peer of another storage type", "stored fp16");
-    snprintf(other, sizeof other, "%s/peer-name", scratch);
     static const PeerRow odd[] = {{"torch-sdpa-turbo", 256, 0, 10, 1.0, "ok"}};
-    make_peer(other, odd, 1);
+    make_peer(other, "peer-name", odd, 1, NULL, NULL);
     lb_check_refusal(run(lin_dir, other, NULL, NULL), "an unknown peer model", "torch-sdpa-turbo");
     lb_check_refusal(run(peer_dir, NULL, NULL, NULL), "a peer's result alone", "result of bench/peer");
     lb_check_refusal(run(peer_dir, peer_dir, NULL, NULL), "two peers", "both directories are results of bench/peer");
@@ -352,8 +323,8 @@ static void check_peer(void)
     /* plot LIN PEER: the three figures, their data the rows' values. */
     char plots[4200];
     snprintf(plots, sizeof plots, "%s/plots", scratch);
-    says(lb_run(LB_ARGV(bin, "plot", peer_dir, lin_dir, "--out", plots, "--no-render")),
-         "plot PEER LIN: the scripts named", "versus_time_per_seq.gp", "versus_batch_ratio.gp");
+    fx_says(lb_run(LB_ARGV(bin, "plot", peer_dir, lin_dir, "--out", plots, "--no-render")),
+            "plot PEER LIN: the scripts named", "versus_time_per_seq.gp", "versus_batch_ratio.gp");
     char path[4400];
     snprintf(path, sizeof path, "%s/versus_time_ratio.plot.csv", plots);
     LbCsvTable t;
@@ -412,25 +383,21 @@ static void check_passes(void)
     fx_set_meta(dir_t, "pass", "train");
     fx_set_meta(other, "pass", "train");
 
-    LbRun r = run(dir_t, "--format", "csv", NULL);
-    lb_check(strncmp(r.out, "grid,n,k,measured\n", 18) == 0, "compare TRAIN --format csv: A's column alone");
-    says(r, "compare TRAIN --format csv: the step's own speedups, no paper columns", "\ntime,512,128,2.4\n",
-         "\nmemory,512,128,3.2\n", "!paper");
-    r = run(dir_t, NULL, NULL, NULL);
+    fx_says(run(dir_t, "--format", "csv", NULL), "compare TRAIN --format csv: A's column alone, the step's own speedups",
+            "^grid,n,k,measured\n", "\ntime,512,128,2.4\n", "\nmemory,512,128,3.2\n", "!paper");
+    LbRun r = run(dir_t, NULL, NULL, NULL);
     const char *once = strstr(r.out, "the paper has no training table");
     lb_check(once && !strstr(once + 31, "no training table"), "compare TRAIN: one line says the paper has no training table");
-    says(r, "compare TRAIN: no paper column", "!measured / paper", "!" LB_PAPER_DEVICE, "training step, fp16", "2.40x");
+    fx_says(r, "compare TRAIN: no paper column", "!measured / paper", "!" LB_PAPER_DEVICE, "training step, fp16", "2.40x");
 
-    static const char head[] = "model,n,k,op,forward_batch,train_batch,batch_ratio,forward_ms_per_seq,train_ms_per_seq,time_ratio\n";
-    for (int order = 0; order < 2; order++) {
-        r = run(order ? dir_t : dir_f, order ? dir_f : dir_t, "--format", "csv");
-        lb_check(strncmp(r.out, head, sizeof head - 1) == 0, "compare PASSES --format csv: the header, forward first");
-        says_quiet(r, order ? "compare TRAIN FORWARD --format csv" : "compare FORWARD TRAIN --format csv",
-                   "\nstandard,512,,pass,40,10,0.25,2,6,3\n", "\nlinformer,1024,128,pass,40,8,0.2,2,7,3.5\n",
-                   "\nstandard,1024,,pass,10,,,8,,\n");
-    }
-    says(run(dir_t, dir_f, NULL, NULL), "compare TRAIN FORWARD: the text table", "a training step against the forward pass",
-         "train / forward", "linformer 1024/128", " OOM");
+    for (int order = 0; order < 2; order++)
+        fx_says_quiet(run(order ? dir_t : dir_f, order ? dir_f : dir_t, "--format", "csv"),
+                      order ? "compare TRAIN FORWARD --format csv" : "compare FORWARD TRAIN --format csv",
+                      "^model,n,k,op,forward_batch,train_batch,batch_ratio,forward_ms_per_seq,train_ms_per_seq,time_ratio\n",
+                      "\nstandard,512,,pass,40,10,0.25,2,6,3\n", "\nlinformer,1024,128,pass,40,8,0.2,2,7,3.5\n",
+                      "\nstandard,1024,,pass,10,,,8,,\n");
+    fx_says(run(dir_t, dir_f, NULL, NULL), "compare TRAIN FORWARD: the text table", "a training step against the forward pass",
+            "train / forward", "linformer 1024/128", " OOM");
 
     fx_set_meta(other, "d_model", "1024");
     lb_check_refusal(run(dir_f, other, NULL, NULL), "a training directory of another model", "not the same sweep but for the pass",
@@ -463,10 +430,10 @@ static void check_real_sweep(const ExPaper *paper)
     for (int two = 0; two < 2; two++) { /* the paper, then DIR against itself: 4 cells with k < n, twice */
         LbRun r = run(dir, two ? dir : "--format", two ? "--format" : "csv", two ? "csv" : NULL);
         lb_check(ex_check_compare_csv(r.out, &rs, &against[two]) == 2 * 4, "compare %s: 8 cells", two ? "DIR DIR" : "DIR");
-        says(r, "compare --format csv");
+        fx_says(r, "compare --format csv");
     }
-    says(run(dir, NULL, NULL, NULL), "compare text header from a real meta.csv", "(cpu)",
-         "2 layers, d_model 64, 4 heads, ffn 128", "memory budget 64 MiB (--mem-limit)");
+    fx_says(run(dir, NULL, NULL, NULL), "compare text header from a real meta.csv", "(cpu)",
+            "2 layers, d_model 64, 4 heads, ffn 128", "memory budget 64 MiB (--mem-limit)");
     free(rows);
 }
 
@@ -510,16 +477,16 @@ int main(int argc, char **argv)
     /* Spot checks of the rules themselves, readable on their own: 1.5 measured and in the paper;
      * batch 68 / 40 = 1.7 against 1.7; standard OOM beside the paper's 2.6; n=256 is not in the
      * paper; a cell not measured yet. */
-    says(r, "compare A --format csv", "time,512,128,1.5,1.5,1\n", "memory,512,128,1.7,1.7,1\n",
-         "time,2048,128,OOM,2.6,OOM\n", "time,256,128,1.25,NA,NA\n", "time,4096,512,NA,2.8,NA\n");
+    fx_says(r, "compare A --format csv", "time,512,128,1.5,1.5,1\n", "memory,512,128,1.7,1.7,1\n",
+            "time,2048,128,OOM,2.6,OOM\n", "time,256,128,1.25,NA,NA\n", "time,4096,512,NA,2.8,NA\n");
 
     /* Text: the header says what ran, and that the budget came from --mem-limit; the cells:
      * measured 1.50x, paper 1.5x, OOM, ERR. */
-    says(run(dir_a, NULL, NULL, NULL), "compare A: text header, titles and cells", "Tesla V100-SXM2-16GB", "fp16",
-         "12 layers, d_model 768, 12 heads, ffn 3072", "layerwise sharing, early order",
-         "memory budget 16 GiB (--mem-limit)", "16 GB Tesla V100", "measured / paper", "1.50x", "1.5x", " OOM", " ERR");
-    says(run("--format", "md", dir_a, NULL), "markdown", "| n \\ k | 128 | 256 | 512 |", "**measured / paper**",
-         "| 512 | 1.50x | 1.25x | - |");
+    fx_says(run(dir_a, NULL, NULL, NULL), "compare A: text header, titles and cells", "Tesla V100-SXM2-16GB", "fp16",
+            "12 layers, d_model 768, 12 heads, ffn 3072", "layerwise sharing, early order",
+            "memory budget 16 GiB (--mem-limit)", "16 GB Tesla V100", "measured / paper", "1.50x", "1.5x", " OOM", " ERR");
+    fx_says(run("--format", "md", dir_a, NULL), "markdown", "| n \\ k | 128 | 256 | 512 |", "**measured / paper**",
+            "| 512 | 1.50x | 1.25x | - |");
 
     /* Two sweeps: B has a different (512, 128), no n=256, and an n=8192 A lacks. */
     LbCellResult b_rows[] = {
@@ -545,10 +512,10 @@ int main(int argc, char **argv)
                  strstr(r.err, "Tesla V100-SXM2-16GB") && strstr(r.err, "NVIDIA H100 80GB HBM3"),
              "compare A B csv: one note on stderr that the devices differ: %s", r.err);
     /* B / A at (512, 128) is 0.5; n=8192 only in B: NA in A and in the ratio */
-    says(r, "compare A B --format csv", "time,512,128,1.5,0.75,0.5\n", "time,8192,128,NA,5,NA\n");
-    says(run(dir_a, dir_b, NULL, NULL), "compare A B text", "A: ", "B: ", "NVIDIA H100 80GB HBM3", "B / A",
-         "devices differ: A ran on Tesla V100-SXM2-16GB, B on NVIDIA H100 80GB HBM3");
-    says_quiet(run(dir_a, dir_a, NULL, NULL), "compare A A: no word of devices differing", "!devices differ");
+    fx_says(r, "compare A B --format csv", "time,512,128,1.5,0.75,0.5\n", "time,8192,128,NA,5,NA\n");
+    fx_says(run(dir_a, dir_b, NULL, NULL), "compare A B text", "A: ", "B: ", "NVIDIA H100 80GB HBM3", "B / A",
+            "devices differ: A ran on Tesla V100-SXM2-16GB, B on NVIDIA H100 80GB HBM3");
+    fx_says_quiet(run(dir_a, dir_a, NULL, NULL), "compare A A: no word of devices differing", "!devices differ");
 
     /* Bad input: one line, exit 2, nothing on stdout. */
     lb_check_refusal(run(dir_a, "--format", "x", NULL), "--format x", "invalid argument \"x\" for --format: should be text, md or csv");
@@ -572,12 +539,11 @@ int main(int argc, char **argv)
         lb_check_refusal(run(path, NULL, NULL, NULL), bad[i].dir, bad[i].says);
     }
 
-    says(run("--help", NULL, NULL, NULL), "--help lists every flag with its default", "--format", "(default text)", "--help");
+    fx_says(run("--help", NULL, NULL, NULL), "--help lists every flag with its default", "--format", "(default text)", "--help");
 
     /* stdout that cannot be written: exit 1 and say so. */
-    char *full_argv[] = {bin, "compare", dir_a, NULL};
     lb_child_stdout = "/dev/full";
-    r = lb_run(full_argv);
+    r = run(dir_a, NULL, NULL, NULL);
     lb_child_stdout = NULL;
     lb_check(r.code == 1 && lb_lines(r.err) == 1 && strstr(r.err, "cannot write"),
              "stdout on /dev/full: exit %d: should be 1 with one line: %s", r.code, r.err);

@@ -16,8 +16,7 @@
 #include "reports/raw.h"
 #include "reports/settings.h"
 #include "tests/cli/sweep_check.h"
-#include "tests/lib/check.h"
-#include "tests/lib/spawn.h"
+#include "tests/reports/fixture.h"
 
 static char *bin;
 static const char *scratch;
@@ -176,21 +175,14 @@ static void same_batches_as_a_sweep(void)
 
     /* compare MEASURED PREDICTED: per cell, measured / predicted batch = 1 here */
     LbRun r = lb_run(LB_ARGV(bin, "compare", swp, pred, "--format", "csv"));
-    lb_check(r.code == 0 && strncmp(r.out, "model,n,k,op,measured_batch,predicted_batch,batch_ratio,", 56) == 0,
-             "compare CPU PREDICTED --format csv (%d): %.200s %s", r.code, r.out, r.err);
-    lb_check(strstr(r.out, "\nstandard,128,,pass,") && strstr(r.out, "\nlinformer,256,64,pass,"), "a pass row per cell");
-    lb_check(strstr(r.out, ",1,") != NULL, "batch ratio 1 where the batches agree");
     /* the sweep ran on the CPU reference, the prediction is of a GPU: said, not refused */
     lb_check(lb_lines(r.err) == 1 && strstr(r.err, "linbench: note: devices differ: measured on CPU reference"),
              "compare CPU PREDICTED --format csv: one note that the devices differ: %s", r.err);
-    lb_run_free(&r);
-    char *cmp2[] = {bin, "compare", pred, swp, NULL}; /* either order */
-    r = lb_run(cmp2);
-    lb_check(r.code == 0 && strstr(r.out, "a sweep against its prediction") && strstr(r.out, "largest batch"),
-             "compare PREDICTED MEASURED (%d): %.300s", r.code, r.out);
-    lb_check(strstr(r.out, "devices differ: measured on CPU reference") != NULL,
-             "compare PREDICTED MEASURED: the header says the devices differ: %.600s", r.out);
-    lb_run_free(&r);
+    fx_says(r, "compare CPU PREDICTED --format csv: a pass row per cell, batch ratio 1 where the batches agree",
+            "^model,n,k,op,measured_batch,predicted_batch,batch_ratio,", "\nstandard,128,,pass,", "\nlinformer,256,64,pass,",
+            ",1,");
+    fx_says(lb_run(LB_ARGV(bin, "compare", pred, swp)), "compare PREDICTED MEASURED (either order)",
+            "a sweep against its prediction", "largest batch", "devices differ: measured on CPU reference");
 
     /* A prediction of another model is not this sweep's: refused, the setting named, nothing on
      * stdout. */
@@ -223,15 +215,9 @@ static void round_trip(void)
     lb_check(strcmp(lb_meta_get(&m, "predict_product_efficiency"), "0.66") == 0, "the default product efficiency");
     lb_meta_free(&m);
 
-    LbRun r = lb_run(LB_ARGV(bin, "compare", dir, "--format", "csv"));
-    static const char head[] = "grid,n,k,predicted,paper,predicted_over_paper\n";
-    lb_check(r.code == 0 && strncmp(r.out, head, sizeof head - 1) == 0,
-             "compare PREDICTED against the paper names its column predicted (%d): %.100s", r.code, r.out);
-    lb_run_free(&r);
-    r = lb_run(LB_ARGV(bin, "compare", dir));
-    lb_check(r.code == 0 && strstr(r.out, "  predicted: ") && strstr(r.out, "predicted / paper"),
-             "compare's text says predicted (%d)", r.code);
-    lb_run_free(&r);
+    fx_says(lb_run(LB_ARGV(bin, "compare", dir, "--format", "csv")), "compare PREDICTED: the paper beside a column named predicted",
+            "^grid,n,k,predicted,paper,predicted_over_paper\n");
+    fx_says(lb_run(LB_ARGV(bin, "compare", dir)), "compare's text says predicted", "  predicted: ", "predicted / paper");
     lb_run_ok(LB_ARGV(bin, "plot", dir), "plot PREDICTED");
     char *gp = lb_slurp_in(dir, "time_speedup.gp");
     lb_check(gp && strstr(gp, "Predicted, not measured"), "the plot's title says predicted");
@@ -240,7 +226,7 @@ static void round_trip(void)
     char *resume[] = {bin, "sweep", "--resume", dir, NULL};
     lb_run_refused(resume, "predict");
     /* predict into it again: refused, offering the flag predict has (--force), not --resume */
-    r = lb_run(LB_ARGV(bin, "predict", "--gpu", "a10", "--out", dir));
+    LbRun r = lb_run(LB_ARGV(bin, "predict", "--gpu", "a10", "--out", dir));
     lb_check(r.code == 2 && lb_lines(r.err) == 1 && strstr(r.err, "--force") && !strstr(r.err, "--resume"),
              "predict into PREDICTED: exit 2, --force offered, no --resume (%d): %s", r.code, r.err);
     lb_run_free(&r);
@@ -334,24 +320,16 @@ static void training_step(void)
     }
     lb_check(fit >= count[1] / 2, "the step fits on the H100 in most cells (%zu of %zu)", fit, count[1]);
 
-    char *cmp[] = {bin, "compare", out[1], out[0], "--format", "csv", NULL}; /* either order: forward is A */
-    LbRun r = lb_run(cmp);
-    lb_check(r.code == 0 && strncmp(r.out, "model,n,k,op,forward_batch,train_batch,batch_ratio,forward_ms_per_seq,"
-                                           "train_ms_per_seq,time_ratio\n", 92) == 0,
-             "compare TRAIN FORWARD --format csv (%d): %.200s %s", r.code, r.out, r.err);
     const LbCellResult *f = sc_find(rows[0], count[0], LB_MODEL_LINFORMER, 4096, 128),
                        *t = sc_find(rows[1], count[1], LB_MODEL_LINFORMER, 4096, 128);
     char want[256] = "";
-    if (f && t)
+    if (lb_check(f && t, "linformer (4096, 128) in both predictions"))
         snprintf(want, sizeof want, "\nlinformer,4096,128,pass,%lld,%lld,", (long long)f->batch, (long long)t->batch);
-    lb_check(f && t && strstr(r.out, want), "linformer (4096, 128): the forward's batch, then the step's: %s\n%s", want,
-             r.out);
-    lb_run_free(&r);
-    r = lb_run(LB_ARGV(bin, "compare", out[1]));
-    lb_check(r.code == 0 && strstr(r.out, "no training table") && strstr(r.out, "share of the training step") &&
-                 !strstr(r.out, "share of the pass"),
-             "compare TRAIN: no paper, and the breakdown's shares are of the step (%d):\n%s", r.code, r.out);
-    lb_run_free(&r);
+    /* either order: forward is A; linformer (4096, 128): the forward's batch, then the step's */
+    fx_says(lb_run(LB_ARGV(bin, "compare", out[1], out[0], "--format", "csv")), "compare TRAIN FORWARD --format csv",
+            "^model,n,k,op,forward_batch,train_batch,batch_ratio,forward_ms_per_seq,train_ms_per_seq,time_ratio\n", want);
+    fx_says(lb_run(LB_ARGV(bin, "compare", out[1])), "compare TRAIN: no paper, and the breakdown's shares are of the step",
+            "no training table", "share of the training step", "!share of the pass");
     for (int i = 0; i < 2; i++)
         free(rows[i]);
 }
@@ -403,9 +381,9 @@ static void bad_input(void)
 /* What sweep prints beside its calibration on a card of the table, and nothing on another card. */
 static void card_limits_line(void)
 {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/limits.txt", scratch);
-    FILE *f = fopen(path, "w");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
     LbCalibration cal;
     memset(&cal, 0, sizeof cal);
     cal.tflop_per_s = 754.463;
@@ -414,7 +392,6 @@ static void card_limits_line(void)
     lb_print_card_limits(f, "", "linbench emulated GPU (on the CPU; not a GPU measurement)", LB_DTYPE_FP16, 0, &cal);
     lb_print_card_limits(f, "", "Tesla V100-SXM2-16GB", LB_DTYPE_BF16, 0, NULL); /* no bf16 rate: nothing */
     fclose(f);
-    char *text = lb_slurp(path);
     /* 989.5 x 0.66 = 653.07; 3350 x 0.83 = 2780.5; 754.463 / 989.5 = 76%; 2906.66 / 3350 = 87% */
     static const char want[] = "predicted limit (linbench predict --gpu h100-sxm): 653.1 TFLOP/s (fp16 tensor 989.5 x 0.66), "
                                "2780 GB/s (3350 x 0.83); measured 754.5 TFLOP/s (76% of the datasheet), 2907 GB/s (87%)\n";

@@ -54,8 +54,8 @@ static void check_file(const char *dir, const LbCsvRow *row, const char *descr, 
 }
 
 /* The file at path has version 1.0, data at a multiple of 64, the header `dict` padded with blanks
- * to a newline, and then exactly `count` little-endian 4-byte words equal to `data`. */
-static void check_npy(const char *path, const char *dict, const uint32_t *data, size_t count)
+ * to a newline, and then exactly `count` little-endian 4-byte words equal to those at `data`. */
+static void check_npy(const char *path, const char *dict, const void *data, size_t count)
 {
     NpyFile f;
     if (!lb_check(npy_read(path, &f) == 0, "%s: does not read back as a version 1.0 .npy", path))
@@ -69,7 +69,9 @@ static void check_npy(const char *path, const char *dict, const uint32_t *data, 
     int same = lb_check(f.bytes == 4 * count, "%s: %zu data bytes: should be %zu", path, f.bytes, 4 * count);
     for (size_t i = 0; same && i < count; i++) {
         const unsigned char *p = f.data + 4 * i;
-        same = ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24) == data[i];
+        uint32_t word;
+        memcpy(&word, (const char *)data + 4 * i, 4);
+        same = ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24) == word;
     }
     lb_check(same, "%s: data differs from what was written", path);
     npy_free(&f);
@@ -79,37 +81,35 @@ static void check_npy(const char *path, const char *dict, const uint32_t *data, 
  * 64-byte alignment, the dict NumPy writes, and the data bytes little-endian. */
 static void check_npy_writer(void)
 {
+    static const float f[6] = {1.5f, -2.25f, 3.0f, 1e-20f, -0.0f, 65504.0f};
+    static const int32_t ids[5] = {0, 1, 50264, -7, 123456};
+    static const struct {
+        LbNpyType type;
+        int ndim;
+        int64_t shape[5];
+        const char *dict;
+    } cases[] = {
+        {LB_NPY_F32, 2, {2, 3}, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }"},
+        {LB_NPY_I32, 1, {5}, "{'descr': '<i4', 'fortran_order': False, 'shape': (5,), }"},
+        {LB_NPY_F32, 4, {1, 2, 1, 3}, "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2, 1, 3), }"},
+        {LB_NPY_F32, 5, {1, 1, 1, 1, 1}, NULL}, /* refused */
+    };
     char *dir = lb_test_tempdir("npy");
     char path[4200];
-
-    float f[6] = {1.5f, -2.25f, 3.0f, 1e-20f, -0.0f, 65504.0f};
-    uint32_t fw[6];
-    memcpy(fw, f, sizeof f);
-    int64_t s2[2] = {2, 3};
-    snprintf(path, sizeof path, "%s/f.npy", dir);
-    lb_check(lb_npy_write(path, LB_NPY_F32, s2, 2, f) == LB_OK, "write (2, 3) f4: %s", lb_error_message());
-    check_npy(path, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", fw, 6);
-
-    int32_t ids[5] = {0, 1, 50264, -7, 123456};
-    uint32_t iw[5];
-    memcpy(iw, ids, sizeof ids);
-    int64_t s1[1] = {5};
-    snprintf(path, sizeof path, "%s/i.npy", dir);
-    lb_check(lb_npy_write(path, LB_NPY_I32, s1, 1, ids) == LB_OK, "write (5,) i4");
-    check_npy(path, "{'descr': '<i4', 'fortran_order': False, 'shape': (5,), }", iw, 5);
-
-    int64_t s4[4] = {1, 2, 1, 3};
-    snprintf(path, sizeof path, "%s/four.npy", dir);
-    lb_check(lb_npy_write(path, LB_NPY_F32, s4, 4, f) == LB_OK, "write (1, 2, 1, 3) f4");
-    check_npy(path, "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2, 1, 3), }", fw, 6);
-
-    int64_t s5[5] = {1, 1, 1, 1, 1};
-    lb_error_clear();
-    lb_check(lb_npy_write(path, LB_NPY_F32, s5, 5, f) == LB_ERR_INVALID, "5 dimensions should be refused");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const int ints = cases[i].type == LB_NPY_I32;
+        const void *data = ints ? (const void *)ids : f;
+        snprintf(path, sizeof path, "%s/%zu.npy", dir, i);
+        lb_error_clear();
+        const int rc = lb_npy_write(path, cases[i].type, cases[i].shape, cases[i].ndim, data);
+        lb_check(rc == (cases[i].dict ? LB_OK : LB_ERR_INVALID), "write %d dimensions: %s", cases[i].ndim,
+                 lb_error_message());
+        if (cases[i].dict)
+            check_npy(path, cases[i].dict, data, ints ? 5 : 6);
+    }
     snprintf(path, sizeof path, "%s/no/such/dir/x.npy", dir);
     lb_error_clear();
-    lb_check(lb_npy_write(path, LB_NPY_F32, s2, 2, f) == LB_ERR_IO, "an unwritable path should be LB_ERR_IO");
-
+    lb_check(lb_npy_write(path, LB_NPY_F32, cases[0].shape, 2, f) == LB_ERR_IO, "an unwritable path should be LB_ERR_IO");
     lb_test_cleanup(dir);
 }
 
@@ -133,16 +133,11 @@ int main(void)
     rc = lb_plan_compute(&cfg, &pp, batch, &plan);
     if (rc == LB_OK)
         rc = lb_arena_open(&arena, be, plan.total);
-    if (!lb_check(rc == LB_OK, "plan and arena: %s", lb_error_message()))
-        return lb_test_finish("test_dump");
-    rc = lb_model_build(&model, &cfg, be, &arena, 7);
     if (rc == LB_OK)
-        rc = lb_inputs_alloc(&model, &arena, batch, &in);
-    if (rc == LB_OK)
-        rc = lb_inputs_fill(&model, &in, 11);
+        rc = lb_forward_setup(&model, &in, &cfg, be, &arena, batch, 7);
     if (rc == LB_OK)
         rc = lb_forward(&model, &arena, &in);
-    if (!lb_check(rc == LB_OK, "model, inputs, forward: %s", lb_error_message()))
+    if (!lb_check(rc == LB_OK, "plan, arena, model, inputs, forward: %s", lb_error_message()))
         return lb_test_finish("test_dump");
 
     LbRunSettings settings;

@@ -41,6 +41,27 @@ static void check_kind(const LbGrid *g, const char *what, int64_t n, int64_t k, 
              t ? (int)t->kind : -1, m ? (int)m->kind : -1, (int)want);
 }
 
+/* g's lists are n (its rows) and k (its columns). */
+static int same_lists(const LbGrid *g, const int64_t *n, size_t rows, const int64_t *k, size_t cols)
+{
+    int same = g->rows == rows && g->cols == cols;
+    for (size_t i = 0; same && i < rows; i++)
+        same = g->n[i] == n[i];
+    for (size_t j = 0; same && j < cols; j++)
+        same = g->k[j] == k[j];
+    return same;
+}
+
+/* What lb_grid_print writes in format f (malloc'd), its length in *len. */
+static char *printed(const LbGrid *g, LbFormat f, size_t *len)
+{
+    char *text = NULL;
+    FILE *mem = open_memstream(&text, len);
+    lb_grid_print(mem, g, f);
+    fclose(mem);
+    return text;
+}
+
 /* Both grids EMPTY exactly where k >= n; where all_values, a value in every other cell. */
 static void check_empty(const LbGrid *g, const char *what, int all_values)
 {
@@ -77,11 +98,8 @@ static void check_paper(const char *dir)
     int rc = lb_paper_table3(&g);
     if (!lb_check(rc == 0, "the paper's table parses"))
         return;
-    lb_check(g.rows == 8 && g.cols == 5, "shape %zu x %zu: should be 8 x 5", g.rows, g.cols);
-    for (size_t i = 0; i < g.rows && i < 8; i++)
-        lb_check(g.n[i] == (int64_t)512 << i, "n[%zu] = %lld", i, (long long)g.n[i]);
-    for (size_t j = 0; j < g.cols && j < 5; j++)
-        lb_check(g.k[j] == (int64_t)128 << j, "k[%zu] = %lld", j, (long long)g.k[j]);
+    static const int64_t n[] = {512, 1024, 2048, 4096, 8192, 16384, 32768, 65536}, k[] = {128, 256, 512, 1024, 2048};
+    lb_check(same_lists(&g, n, 8, k, 5), "shape %zu x %zu: should be n 512 .. 65536 by k 128 .. 2048", g.rows, g.cols);
     check_empty(&g, "paper", 1);
     /* Corners and a middle cell of TABLE3.md, both grids. */
     check_value(&g, g.time, "paper time", 512, 128, 1.5);
@@ -121,11 +139,7 @@ int main(int argc, char **argv)
     lb_check(rc == LB_OK, "lb_grid_from_raw = %d: %s", rc, lb_error_message());
     if (rc != LB_OK)
         return lb_test_finish("test_grid");
-    lb_check(g.rows == 5 && g.cols == 4, "shape %zu x %zu: should be 5 x 4", g.rows, g.cols);
-    for (size_t i = 0; i < 5; i++)
-        lb_check(g.n[i] == n[i], "n[%zu] = %lld: should be %lld", i, (long long)g.n[i], (long long)n[i]);
-    for (size_t j = 0; j < 4; j++)
-        lb_check(g.k[j] == k[j], "k[%zu] = %lld: should be %lld", j, (long long)g.k[j], (long long)k[j]);
+    lb_check(same_lists(&g, n, 5, k, 4), "shape %zu x %zu: should be the 5 n by the 4 k asked", g.rows, g.cols);
 
     check_empty(&g, "grid", 0);
 
@@ -151,16 +165,10 @@ int main(int argc, char **argv)
     /* Lists taken from the rows when not given: sorted, unique, k from Linformer rows only. */
     LbGrid h;
     rc = lb_grid_from_raw(rows, count, NULL, 0, NULL, 0, &h);
-    lb_check(rc == LB_OK && h.rows == 5 && h.cols == 5,
-             "lists from rows: %zu x %zu: should be 5 x 5 (n 99..4096, k 7..1024)", h.rows, h.cols);
-    if (rc == LB_OK && h.rows == 5 && h.cols == 5) {
-        const int64_t hn[] = {99, 512, 1024, 2048, 4096}, hk[] = {7, 128, 256, 512, 1024};
-        int same = 1;
-        for (int i = 0; i < 5; i++)
-            same &= h.n[i] == hn[i] && h.k[i] == hk[i];
-        lb_check(same, "lists from rows should be sorted and unique");
+    const int64_t hn[] = {99, 512, 1024, 2048, 4096}, hk[] = {7, 128, 256, 512, 1024};
+    if (lb_check(rc == LB_OK && same_lists(&h, hn, 5, hk, 5),
+                 "lists from rows: %zu x %zu: should be n 99..4096 by k 7..1024, sorted and unique", h.rows, h.cols))
         check_kind(&h, "99 has no standard row", 99, 7, LB_GRID_MISSING);
-    }
     lb_grid_free(&h);
 
     /* The CSV files (their text: test_speedups), back into a grid. */
@@ -169,42 +177,30 @@ int main(int argc, char **argv)
     lb_check(rc == LB_OK, "lb_grids_write = %d: %s", rc, lb_error_message());
     LbGrid back;
     rc = lb_grids_read(dir, &back);
-    lb_check(rc == LB_OK && back.rows == g.rows && back.cols == g.cols, "lb_grids_read = %d: %s", rc,
-             lb_error_message());
-    if (rc == LB_OK && back.rows == g.rows && back.cols == g.cols) {
+    if (lb_check(rc == LB_OK && same_lists(&back, g.n, g.rows, g.k, g.cols), "lb_grids_read = %d (%s): the lists as written",
+                 rc, lb_error_message())) {
         int same = 1;
         for (size_t c = 0; c < g.rows * g.cols; c++)
             same &= back.time[c].kind == g.time[c].kind && back.memory[c].kind == g.memory[c].kind &&
                     fabs(back.time[c].value - g.time[c].value) <= 1e-5 * fabs(g.time[c].value) &&
                     fabs(back.memory[c].value - g.memory[c].value) <= 1e-5 * fabs(g.memory[c].value);
-        for (size_t i = 0; i < g.rows; i++)
-            same &= back.n[i] == g.n[i];
-        for (size_t j = 0; j < g.cols; j++)
-            same &= back.k[j] == g.k[j];
         lb_check(same, "grids read back differ from the ones written");
     }
     lb_grid_free(&back);
 
     /* Tables: 3 significant digits and an x; - for EMPTY; the CSV table parses. */
-    char *text = NULL;
     size_t len = 0;
-    FILE *mem = open_memstream(&text, &len);
-    lb_grid_print(mem, &g, LB_FORMAT_TEXT);
-    fclose(mem);
+    char *text = printed(&g, LB_FORMAT_TEXT, &len);
     lb_check(text && strstr(text, "1.60x") && strstr(text, "1.75x") && strstr(text, "5.50x") && strstr(text, "2.00x") &&
                  strstr(text, "OOM") && strstr(text, "ERR") && strstr(text, "NA") && strstr(text, "  -"),
              "text table:\n%s", text ? text : "(none)");
     printf("%s", text);
     free(text);
-    mem = open_memstream(&text, &len);
-    lb_grid_print(mem, &g, LB_FORMAT_MD);
-    fclose(mem);
+    text = printed(&g, LB_FORMAT_MD, &len);
     lb_check(text && strstr(text, "| n \\ k | 128 | 256 | 512 | 1024 |") && strstr(text, "| 512 | 1.60x | 1.25x | - | - |"),
              "markdown table:\n%s", text ? text : "(none)");
     free(text);
-    mem = open_memstream(&text, &len);
-    lb_grid_print(mem, &g, LB_FORMAT_CSV);
-    fclose(mem);
+    text = printed(&g, LB_FORMAT_CSV, &len);
     LbCsvTable t;
     rc = lb_csv_parse_text(text, len, 0, "printed CSV", &t);
     lb_check(rc == LB_OK && t.rows == 11 && t.row[0].count == 6 && strcmp(t.row[0].fields[0], "grid") == 0 &&

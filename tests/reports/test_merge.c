@@ -81,14 +81,8 @@ int main(void)
         p1[m] = make_row((LbModelKind)m, 256, 64);
         p2[LB_MODEL_COUNT - 1 - m] = make_row((LbModelKind)m, 128, 64);
     }
-    LbSweepDir parts[2];
-    memset(parts, 0, sizeof parts);
-    parts[0].dir = (char *)"part1";
-    parts[0].rows = p1;
-    parts[0].count = LB_MODEL_COUNT;
-    parts[1].dir = (char *)"part2";
-    parts[1].rows = p2;
-    parts[1].count = LB_MODEL_COUNT;
+    LbSweepDir parts[2] = {{.dir = (char *)"part1", .rows = p1, .count = LB_MODEL_COUNT},
+                           {.dir = (char *)"part2", .rows = p2, .count = LB_MODEL_COUNT}};
 
     LbCellResult *rows = NULL;
     size_t nrows = 0;

@@ -146,6 +146,29 @@ static size_t file_size(const char *path)
     return len;
 }
 
+/* rows written to path by a writer opened with `append`; the first failing status. */
+static int write_rows(const char *path, int append, const LbCellResult *rows, size_t count)
+{
+    LbRawWriter *w = NULL;
+    int rc = lb_raw_open(path, append, &w);
+    for (size_t i = 0; rc == LB_OK && i < count; i++)
+        rc = lb_raw_append(w, &rows[i]);
+    lb_raw_close(w);
+    return rc;
+}
+
+/* path reads back through lb_raw_read as exactly `want`, field for field. */
+static void read_back(const char *path, const LbCellResult *want, size_t count, const char *what)
+{
+    LbCellResult *got = NULL;
+    size_t n = 0;
+    const int rc = lb_raw_read(path, &got, &n);
+    if (lb_check(rc == LB_OK && n == count, "%s: lb_raw_read = %d, %zu rows: should be %zu", what, rc, n, count))
+        for (size_t i = 0; i < n; i++)
+            same_row(&want[i], &got[i], i);
+    free(got);
+}
+
 /* bench/peer writes raw.csv too (lbpeer/resultdir.py's RAW_COLUMNS): its names must be these. */
 static void same_as_peer(const char *src, const LbCsvRow *header)
 {
@@ -171,31 +194,19 @@ int main(int argc, char **argv)
     lb_test_init("test_raw");
 
     char *dir = lb_test_tempdir("raw");
-    char path[4200];
+    char path[4200], other[4200];
     snprintf(path, sizeof path, "%s/raw.csv", dir);
 
     /* Standard model, Linformer, OOM, error. */
     LbCellResult want[5] = {standard_row(512), linformer_row(512, 128), oom_row(65536),
                             error_row(4096, 256), linformer_row(4096, 1024)};
-    LbRawWriter *w = NULL;
-    int rc = lb_raw_open(path, 0, &w);
-    lb_check(rc == LB_OK, "lb_raw_open(new) = %d: %s", rc, lb_error_message());
-    for (int i = 0; w && i < 4; i++)
-        lb_check(lb_raw_append(w, &want[i]) == LB_OK, "lb_raw_append row %d: %s", i, lb_error_message());
-    lb_raw_close(w);
-
-    LbCellResult *got = NULL;
-    size_t count = 0;
-    rc = lb_raw_read(path, &got, &count);
-    lb_check(rc == LB_OK && count == 4, "lb_raw_read = %d, %zu rows: should be 4", rc, count);
-    for (size_t i = 0; rc == LB_OK && i < count && i < 4; i++)
-        same_row(&want[i], &got[i], i);
-    free(got);
+    lb_check(write_rows(path, 0, want, 4) == LB_OK, "4 rows written: %s", lb_error_message());
+    read_back(path, want, 4, "4 rows");
 
     /* The file itself, through libcsv: the header METHOD.md fixes and the empty fields (a model
      * without a k axis: below, for every model). */
     LbCsvTable t;
-    rc = lb_csv_read_file(path, 0, &t);
+    int rc = lb_csv_read_file(path, 0, &t);
     lb_check(rc == LB_OK && t.rows == 5, "raw.csv parses into %zu records: should be 5", t.rows);
     if (rc == LB_OK && t.rows == 5) {
         lb_check(t.row[0].count == LB_RAW_COLUMNS, "header has %zu fields", t.row[0].count);
@@ -217,55 +228,37 @@ int main(int argc, char **argv)
     }
     lb_csv_table_free(&t);
 
-    /* kill -9 in the middle of a row: half a row, no newline. */
+    /* kill -9 in the middle of a row: half a row, no newline; the reader ignores it, a resumed
+     * writer drops it. */
     size_t before = file_size(path);
     fx_write(path, "a", "linformer,8192,512,layerwise,ea");
-    rc = lb_raw_read(path, &got, &count);
-    lb_check(rc == LB_OK && count == 4, "with a partial last line: lb_raw_read = %d, %zu rows: should be 4", rc,
-             count);
-    free(got);
-    rc = lb_raw_open(path, 1, &w);
-    lb_check(rc == LB_OK, "lb_raw_open(append) after a partial line = %d: %s", rc, lb_error_message());
+    read_back(path, want, 4, "with a partial last line");
+    lb_check(write_rows(path, 1, NULL, 0) == LB_OK, "lb_raw_open(append) after a partial line: %s", lb_error_message());
     lb_check(file_size(path) == before, "resume left %zu bytes: should drop the partial line back to %zu",
              file_size(path), before);
-    if (w)
-        lb_check(lb_raw_append(w, &want[4]) == LB_OK, "append after resume: %s", lb_error_message());
-    lb_raw_close(w);
-    rc = lb_raw_read(path, &got, &count);
-    lb_check(rc == LB_OK && count == 5, "after resume: %zu rows: should be 5", count);
-    for (size_t i = 0; rc == LB_OK && i < count && i < 5; i++)
-        same_row(&want[i], &got[i], i);
-    free(got);
+    lb_check(write_rows(path, 1, &want[4], 1) == LB_OK, "append after resume: %s", lb_error_message());
+    read_back(path, want, 5, "after resume");
 
-    /* A header cut short (killed while creating the file): resume starts it again. */
-    char path2[4200];
-    snprintf(path2, sizeof path2, "%s/short.csv", dir);
-    fx_write(path2, "a", "model,n,k,shar");
-    rc = lb_raw_open(path2, 1, &w);
-    lb_check(rc == LB_OK, "lb_raw_open(append) on a cut header = %d", rc);
-    if (w)
-        lb_raw_append(w, &want[0]);
-    lb_raw_close(w);
-    rc = lb_raw_read(path2, &got, &count);
-    lb_check(rc == LB_OK && count == 1, "cut header then one row: %zu rows: should be 1", count);
-    free(got);
-
-    /* append=0 truncates. */
-    rc = lb_raw_open(path2, 0, &w);
-    lb_raw_close(w);
-    rc = lb_raw_read(path2, &got, &count);
-    lb_check(rc == LB_OK && count == 0, "after append=0: %zu rows: should be 0", count);
-    free(got);
+    /* A header cut short (killed while creating the file): resume starts it again; append=0
+     * truncates. */
+    snprintf(other, sizeof other, "%s/short.csv", dir);
+    fx_write(other, "a", "model,n,k,shar");
+    lb_check(write_rows(other, 1, want, 1) == LB_OK, "one row appended on a cut header: %s", lb_error_message());
+    read_back(other, want, 1, "cut header then one row");
+    write_rows(other, 0, NULL, 0);
+    read_back(other, NULL, 0, "after append=0");
 
     /* A foreign header. */
-    char path3[4200];
-    snprintf(path3, sizeof path3, "%s/other.csv", dir);
-    fx_write(path3, "a", "model,n,x\nstandard,512,\n");
+    LbRawWriter *w = NULL;
+    LbCellResult *got = NULL;
+    size_t count = 0;
+    snprintf(other, sizeof other, "%s/other.csv", dir);
+    fx_write(other, "a", "model,n,x\nstandard,512,\n");
     lb_error_clear();
-    rc = lb_raw_open(path3, 1, &w);
+    rc = lb_raw_open(other, 1, &w);
     lb_check(rc == LB_ERR_FORMAT && w == NULL, "lb_raw_open(append) on another header = %d: should be LB_ERR_FORMAT", rc);
     lb_error_clear();
-    rc = lb_raw_read(path3, &got, &count);
+    rc = lb_raw_read(other, &got, &count);
     lb_check(rc == LB_ERR_FORMAT, "lb_raw_read on another header = %d: should be LB_ERR_FORMAT", rc);
 
     lb_error_clear();
@@ -274,10 +267,8 @@ int main(int argc, char **argv)
 
     /* Every model kind the table has: k, sharing and order written for a model with a k axis and
      * empty for the others, and each row read back whole. */
-    char path5[4200];
-    snprintf(path5, sizeof path5, "%s/models.csv", dir);
+    snprintf(other, sizeof other, "%s/models.csv", dir);
     LbCellResult kinds[LB_MODEL_COUNT];
-    rc = lb_raw_open(path5, 0, &w);
     for (int m = 0; m < LB_MODEL_COUNT; m++) {
         LbModelKind parsed;
         lb_check(lb_model_parse(lb_model_name((LbModelKind)m), &parsed) == 0 && parsed == (LbModelKind)m,
@@ -289,16 +280,10 @@ int main(int argc, char **argv)
             kinds[m].sharing = (LbSharing)0;
             kinds[m].order = (LbOrder)0;
         }
-        if (w)
-            lb_check(lb_raw_append(w, &kinds[m]) == LB_OK, "append a %s row: %s", lb_model_name((LbModelKind)m), lb_error_message());
     }
-    lb_raw_close(w);
-    rc = lb_raw_read(path5, &got, &count);
-    lb_check(rc == LB_OK && count == LB_MODEL_COUNT, "every model kind: %zu rows read back: should be %d", count, (int)LB_MODEL_COUNT);
-    for (size_t i = 0; rc == LB_OK && i < count && i < LB_MODEL_COUNT; i++)
-        same_row(&kinds[i], &got[i], i);
-    free(got);
-    rc = lb_csv_read_file(path5, 0, &t);
+    lb_check(write_rows(other, 0, kinds, LB_MODEL_COUNT) == LB_OK, "a row of every model written: %s", lb_error_message());
+    read_back(other, kinds, LB_MODEL_COUNT, "every model kind");
+    rc = lb_csv_read_file(other, 0, &t);
     for (size_t i = 1; rc == LB_OK && i < t.rows && i <= LB_MODEL_COUNT; i++) {
         int has_k = lb_model_has_k(kinds[i - 1].model);
         int empty = t.row[i].fields[2][0] == '\0' && t.row[i].fields[3][0] == '\0' && t.row[i].fields[4][0] == '\0';
@@ -321,18 +306,14 @@ int main(int argc, char **argv)
          "GPU-1", 1, LB_RAW_COLUMNS - 2},
     };
 #undef OLD_COLUMNS
-    char path6[4200];
-    snprintf(path6, sizeof path6, "%s/old.csv", dir);
+    snprintf(other, sizeof other, "%s/old.csv", dir);
     for (size_t o = 0; o < sizeof old / sizeof old[0]; o++) {
-        remove(path6);
-        fx_write(path6, "a", old[o].text);
-        rc = lb_raw_open(path6, 1, &w);
-        lb_check(rc == LB_OK && w && !lb_raw_has_energy_columns(path6), "layout %zu: lb_raw_open(append) = %d (%s), energy %d",
-                 o, rc, lb_error_message(), lb_raw_has_energy_columns(path6));
-        if (w)
-            lb_check(lb_raw_append(w, &want[0]) == LB_OK, "layout %zu: append: %s", o, lb_error_message());
-        lb_raw_close(w);
-        rc = lb_raw_read(path6, &got, &count);
+        remove(other);
+        fx_write(other, "a", old[o].text);
+        rc = write_rows(other, 1, want, 1);
+        lb_check(rc == LB_OK && !lb_raw_has_energy_columns(other), "layout %zu: a row appended = %d (%s), energy %d", o,
+                 rc, lb_error_message(), lb_raw_has_energy_columns(other));
+        rc = lb_raw_read(other, &got, &count);
         lb_check(rc == LB_OK && count == 2 && got[0].batch == 7 && got[0].peak_bytes == 90 && got[0].median_ms == 2.0 &&
                      got[0].status == LB_CELL_OK && strcmp(got[0].device_uuid, old[o].uuid) == 0 &&
                      got[1].batch == want[0].batch && strcmp(got[1].host, old[o].has_host ? want[0].host : "") == 0 &&
@@ -340,7 +321,7 @@ int main(int argc, char **argv)
                  "layout %zu: rc %d (%s), %zu rows, uuid \"%s\"", o, rc, lb_error_message(), count,
                  count ? got[0].device_uuid : "");
         free(got);
-        rc = lb_csv_read_file(path6, 0, &t);
+        rc = lb_csv_read_file(other, 0, &t);
         lb_check(rc == LB_OK && t.rows == 3 && t.row[2].count == old[o].width,
                  "layout %zu after an append: %zu lines, the new one %zu fields: should be 3 and %zu", o, t.rows,
                  rc == LB_OK && t.rows > 2 ? t.row[2].count : 0, old[o].width);
@@ -363,16 +344,12 @@ int main(int argc, char **argv)
         {"standard,512,,,,fp16,7,100,90,2,1,3,0.25,2048,1.5,5,,,,0,-3,0.1,,,ok\n", "power_w", "line 3"},
         {"standard,512,,,,fp16,0,100,0,,,,,,,,,,,0,300,0.1,,,OOM\n", "power_w", "not ok"},
     };
-    char path4[4200];
-    snprintf(path4, sizeof path4, "%s/bad.csv", dir);
+    snprintf(other, sizeof other, "%s/bad.csv", dir);
     for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
-        rc = lb_raw_open(path4, 0, &w);
-        if (w)
-            lb_raw_append(w, &want[0]);
-        lb_raw_close(w);
-        fx_write(path4, "a", bad[b].row);
+        write_rows(other, 0, want, 1);
+        fx_write(other, "a", bad[b].row);
         lb_error_clear();
-        rc = lb_raw_read(path4, &got, &count);
+        rc = lb_raw_read(other, &got, &count);
         lb_check(rc == LB_ERR_FORMAT && strstr(lb_error_message(), bad[b].words) && strstr(lb_error_message(), bad[b].more),
                  "bad row %zu: rc %d, message \"%s\": should name %s and %s", b, rc, lb_error_message(), bad[b].words,
                  bad[b].more);
