@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "attn/arena.h"
+#include "attn/attention_impl.h"
 #include "attn/forward.h"
 #include "attn/measure/breakdown.h"
 #include "attn/model.h"
@@ -57,6 +58,15 @@ static inline void lb_test_pass_close(LbTestPass *t)
 {
     lb_one_pass_release(&t->p);
     lb_arena_close(&t->a);
+}
+
+/* The LbPass an attention block of m runs in at batch B, as lb_forward's (no observer, no gradients). */
+static inline LbPass lb_test_attention_pass(const LbModel *m, LbArena *a, int64_t B)
+{
+    const LbModelConfig *c = &m->cfg;
+    LbPass p = {m, a, m->be, m->be->ops, B, c->n, c->k, c->d_model, c->heads, lb_config_head_dim(c), c->ffn,
+                NULL, NULL, NULL, 0};
+    return p;
 }
 
 /* Whether the last pass's arena high-water mark was the plan's total. */

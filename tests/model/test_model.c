@@ -560,28 +560,20 @@ static LbModelConfig performer_config(LbModelKind kind, int64_t m)
  * Performer's two layers' projections), (m, hd) each. */
 static int attend(LbBackend *be, const LbModelConfig *cfg, float *out, float **omega)
 {
-    const LbPlanParams pp = {be->elem_bytes, be->alignment, be->workspace_bytes};
-    LbPlan plan;
-    LbArena a;
-    LbModel m;
-    LbInputs in;
-    if (lb_plan_compute(cfg, &pp, 1, &plan) != LB_OK || lb_arena_open(&a, be, plan.total) != LB_OK)
-        return 0;
-    int ok = lb_model_build(&m, cfg, be, &a, SEED) == LB_OK;
+    LbTestPass t;
+    const LbModel *m = &t.p.model;
+    int ok = lb_test_pass_open(&t, be, cfg, 1, SEED, NULL) == LB_OK &&
+             be->ops->fill_uniform(be, t.p.in.x, (int64_t)N * D, X_SEED, -X_RANGE, X_RANGE) == LB_OK;
     if (ok) {
-        ok = lb_inputs_alloc(&m, &a, 1, &in) == LB_OK &&
-             be->ops->fill_uniform(be, in.x, (int64_t)N * D, X_SEED, -X_RANGE, X_RANGE) == LB_OK;
-        LbPass p = {.m = &m, .a = &a, .be = be, .ops = be->ops, .B = 1, .n = cfg->n, .k = cfg->k, .d = cfg->d_model,
-                    .h = cfg->heads, .hd = lb_config_head_dim(cfg), .f = cfg->ffn};
-        ok = ok && lb_model_desc(cfg->kind)->attention(&p, 0, &m.layers[0], in.x, in.y) == LB_OK;
-        ok = ok && be->ops->download(be, out, in.y, (int64_t)N * D) == LB_OK;
-        for (int l = 0; ok && omega && l < 2; l++) {
-            omega[l] = lb_test_alloc(m.own[l].rows * m.own[l].cols);
-            ok = be->ops->download(be, omega[l], m.own[l].ptr, m.own[l].rows * m.own[l].cols) == LB_OK;
-        }
-        lb_model_release(&m);
+        LbPass p = lb_test_attention_pass(m, &t.a, 1);
+        ok = lb_model_desc(cfg->kind)->attention(&p, 0, &m->layers[0], t.p.in.x, t.p.in.y) == LB_OK &&
+             be->ops->download(be, out, t.p.in.y, (int64_t)N * D) == LB_OK;
     }
-    lb_arena_close(&a);
+    for (int l = 0; ok && omega && l < 2; l++) {
+        omega[l] = lb_test_alloc(m->own[l].rows * m->own[l].cols);
+        ok = be->ops->download(be, omega[l], m->own[l].ptr, m->own[l].rows * m->own[l].cols) == LB_OK;
+    }
+    lb_test_pass_close(&t);
     return ok;
 }
 

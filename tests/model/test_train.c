@@ -457,9 +457,8 @@ static void check_attention(LbBackend *be, const LbModelConfig *cfg)
         c.count = B * cfg->n * cfg->d_model;
         c.x = random_tensor(&c, c.count, NULL);
         lb_check(lb_arena_alloc(&c.a, (size_t)c.count * be->elem_bytes, "y", &c.y) == LB_OK && c.x, "%s: x, y", name);
-        c.p = (LbPass){.m = &c.m, .a = &c.a, .be = be, .ops = be->ops, .B = B, .n = cfg->n, .k = cfg->k,
-                       .d = cfg->d_model, .h = cfg->heads, .hd = lb_config_head_dim(cfg), .f = cfg->ffn,
-                       .grads = &c.g};
+        c.p = lb_test_attention_pass(&c.m, &c.a, B);
+        c.p.grads = &c.g;
         for (c.layer = 0; c.layer < cfg->layers && c.x && c.y; c.layer++)
             check_layer(&c, name);
         lb_model_release(&c.g);
