@@ -298,13 +298,9 @@ static void host_performer(const void *src, int l, const double *q, const double
         performer_head(q + head * hd, k + head * hd, v + head * hd, h->c.n, d, hd, W, h->c.k, ctx + head * hd);
 }
 
-/* The model's weights, read back by lb_test_forward_with before the pass (a prepare hook has no
- * context of its own). */
-static Host naive_host;
-
-static int read_weights(LbModel *m)
+/* Every weight tensor of m read back into h; 0 on success. */
+static int read_weights(Host *h, const LbModel *m)
 {
-    Host *h = &naive_host;
     h->count = lb_model_tensors(m, NULL, 0);
     LbTensorRef *refs = calloc((size_t)h->count, sizeof *refs);
     h->t = calloc((size_t)h->count, sizeof *h->t);
@@ -325,18 +321,22 @@ static void naive_check(LbBackend *be, const LbModelConfig *cfg, int64_t B)
         [LB_MODEL_LINFORMER_MAX] = LB_NAIVE_MAX, [LB_MODEL_LINFORMER_CONV] = LB_NAIVE_CONV};
     char name[64];
     lb_test_variant_name(cfg, name, sizeof name);
-    naive_host = (Host){*cfg, NULL, 0};
-    float *out = lb_test_forward_with(be, cfg, B, lb_test_seed, read_weights);
     const int64_t n = cfg->n, d = cfg->d_model, count = B * n * d;
+    Host host = {*cfg, NULL, 0};
+    float *out = lb_test_alloc(count);
+    LbTestPass t;
+    const int ran = lb_test_pass_open(&t, be, cfg, B, lb_test_seed, NULL) == LB_OK &&
+                    read_weights(&host, &t.p.model) == 0 && be->ops->download(be, out, t.p.in.x, count) == LB_OK;
+    lb_test_pass_close(&t);
     LbNaiveEncoder e = {n, d, cfg->heads, cfg->ffn, cfg->layers, {0}, compress[cfg->kind],
                         cfg->order == LB_ORDER_EARLY, cfg->sharing == LB_SHARE_NONE, LB_LAYERNORM_EPS,
-                        &naive_host, host_weight, host_proj,
+                        &host, host_weight, host_proj,
                         cfg->kind == LB_MODEL_PERFORMER ? host_performer : NULL};
     const int fits = lb_check(cfg->layers <= (int)(sizeof e.k / sizeof e.k[0]), "%s: %d layers fit the naive encoder",
                               name, cfg->layers);
     for (int l = 0; fits && l < cfg->layers; l++)
         e.k[l] = lb_config_layer_k(cfg, l);
-    if (fits && lb_check(out != NULL, "%s: forward ran: %s", name, lb_error_message())) {
+    if (fits && lb_check(ran, "%s: forward ran: %s", name, lb_error_message())) {
         /* the tokens lb_forward_setup draws (LbOps.fill_tokens) */
         int32_t *ids = malloc(sizeof(int32_t) * (size_t)(B * n));
         double *ref = malloc(sizeof(double) * (size_t)count);
@@ -347,9 +347,9 @@ static void naive_check(LbBackend *be, const LbModelConfig *cfg, int64_t B)
         lb_naive_check(name, out, ref, count);
         free(ids), free(ref);
     }
-    for (int64_t i = 0; naive_host.t && i < naive_host.count; i++)
-        free(naive_host.t[i]);
-    free(naive_host.t), free(out);
+    for (int64_t i = 0; host.t && i < host.count; i++)
+        free(host.t[i]);
+    free(host.t), free(out);
 }
 
 static void test_forward_naive(void)
