@@ -627,11 +627,10 @@ static void test_performer(void)
     lb_backend_close(be);
 }
 
-/* lb_breakdown_cell on the CPU reference backend, every variant of every model of the table: the
- * roles each model's pass must show (and no call left unlabelled, no head permute left in the
- * models that fold them), the roles' times summing to the pass within the stated overhead, the
- * products' FLOPs summing exactly to the model's count (lb_config_flops_per_seq x batch), and the
- * byte formula on two roles whose bytes are known in closed form. */
+/* lb_breakdown_cell on the CPU reference backend, every variant of every model of the table:
+ * lb_test_breakdown's checks (roles, labels, overhead, FLOPs), no head permute left in the models
+ * that fold them, the calls and shares of each role, and the byte formula on the roles whose
+ * bytes are known in closed form. */
 static int folded(LbModelKind m)
 {
     return m == LB_MODEL_STANDARD || lb_test_is_linformer(m) || m == LB_MODEL_CHUNKED || m == LB_MODEL_FLASH;
