@@ -333,10 +333,7 @@ void check_tensor_core()
 {
     for (int bf16 = 0; bf16 < 2; bf16++) {
         float *d = dev_alloc<float>(128), h[128];
-        if (bf16)
-            LB_LAUNCH(1, 32, 0, nullptr, mma_kernel<__nv_bfloat16>)(d);
-        else
-            LB_LAUNCH(1, 32, 0, nullptr, mma_kernel<__half>)(d);
+        LB_LAUNCH(1, 32, 0, nullptr, bf16 ? mma_kernel<__nv_bfloat16> : mma_kernel<__half>)(d);
         lb_check(cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost) == cudaSuccess, "copy back");
         int bad = 0;
         for (int r = 0; r < 16; r++)
@@ -351,10 +348,7 @@ void check_tensor_core()
     }
     for (int trans = 0; trans < 2; trans++) {
         uint32_t *d = dev_alloc<uint32_t>(128), h[128];
-        if (trans)
-            LB_LAUNCH(1, 32, 0, nullptr, ldmatrix_kernel<true>)(d);
-        else
-            LB_LAUNCH(1, 32, 0, nullptr, ldmatrix_kernel<false>)(d);
+        LB_LAUNCH(1, 32, 0, nullptr, trans ? ldmatrix_kernel<true> : ldmatrix_kernel<false>)(d);
         lb_check(cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost) == cudaSuccess, "copy back");
         int bad = 0;
         for (int l = 0; l < 32; l++)

@@ -1,26 +1,17 @@
 /* Calibration and the per-operation breakdown on the CUDA backend, and the two ops they add: copy
  * (overlap refused) and gelu (linear with GELU equals linear then gelu, bit for bit, which the
  * breakdown relies on when it times the GELU pass apart). Calibration: rates positive, below any
- * GPU's, and on a real GPU above 1 TFLOP/s and 100 GB/s. Breakdown: every variant of every model,
- * exactly the roles each model shows on the CPU, the roles summing to the pass within the stated
- * overhead, the products' FLOPs exactly the model's count. Exit 77 without a CUDA device. */
+ * GPU's, and on a real GPU above 1 TFLOP/s and 100 GB/s. Breakdown: every variant of every model
+ * through tests/lib/forward.h's checks (the roles the model shows on the CPU, their sum, the
+ * FLOPs). Exit 77 without a CUDA device. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "attn/measure/breakdown.h"
 #include "attn/measure/calibrate.h"
 #include "tests/gpu/gpu_check.h"
-#include "tests/lib/model.h"
-
-static const LbBreakdownRow *find(const LbBreakdown *b, LbOpRole r)
-{
-    for (int i = 0; i < b->count; i++)
-        if (b->rows[i].role == r)
-            return &b->rows[i];
-    return NULL;
-}
+#include "tests/lib/forward.h"
 
 static void check_ops(LbBackend *be)
 {
@@ -82,29 +73,10 @@ int main(void)
         for (int v = 0; v < LB_TEST_VARIANTS; v++) {
             LbModelConfig c = lb_test_variant(v, n, k);
             c.dtype = dtypes[di];
-            char name[96];
-            lb_test_variant_name(&c, name, sizeof name);
+            char model[96], name[128];
             LbBreakdown b;
-            rc = lb_breakdown_cell(be, &c, B, 3, &b);
-            /* A host preempted between two ops (a loaded machine; the emulator's clock is the
-             * host's) widens one pass's gap; a gap the code makes persists over three tracings. */
-            for (int again = 0; rc == LB_OK && !lb_breakdown_within_overhead(&b) && again < 2; again++)
-                rc = lb_breakdown_cell(be, &c, B, 3, &b);
-            if (!lb_check(rc == LB_OK, "%s %s: breakdown: %s", lb_gpu_dtype(be), name, lb_error_message()))
-                continue;
-            /* exactly the roles the model shows on the CPU (tests/lib/model.h) */
-            LbOpRole want[LB_ROLE_COUNT];
-            const int nw = lb_test_roles(c.kind, want);
-            lb_check(nw > 0 && b.count == nw, "%s %s: %d roles, want exactly %d", lb_gpu_dtype(be), name, b.count, nw);
-            for (int i = 0; i < nw; i++)
-                lb_check(find(&b, want[i]) != NULL, "%s %s: no %s row", lb_gpu_dtype(be), name, lb_op_role_name(want[i]));
-            const double want_flops = lb_config_flops_per_seq(&c) * (double)B;
-            lb_check(fabs(b.flops - want_flops) <= 1e-12 * want_flops, "%s %s: FLOPs %.17g, want %.17g",
-                     lb_gpu_dtype(be), name, b.flops, want_flops);
-            lb_check(!find(&b, LB_ROLE_UNLABELLED), "%s %s: calls left unlabelled", lb_gpu_dtype(be), name);
-            lb_check(b.pass_ms > 0 && lb_breakdown_within_overhead(&b),
-                     "%s %s: roles sum to %.4f ms of a %.4f ms pass (overhead %g + %g ms)", lb_gpu_dtype(be), name,
-                     b.ops_ms, b.pass_ms, LB_BREAKDOWN_OVERHEAD, LB_BREAKDOWN_SLACK_MS);
+            snprintf(name, sizeof name, "%s %s", lb_gpu_dtype(be), lb_test_variant_name(&c, model, sizeof model));
+            lb_test_breakdown(be, &c, B, 3, name, &b); /* exactly the roles the model shows on the CPU */
         }
         lb_backend_close(be);
     }

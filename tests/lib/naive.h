@@ -124,10 +124,8 @@ static inline void lb_naive_compress(const LbNaiveEncoder *e, const float *E, in
 static inline void lb_naive_encode(const LbNaiveEncoder *e, const int32_t *ids, double *x)
 {
     const int64_t n = e->n, d = e->d, f = e->ffn, H = e->heads, hd = d / H, nd = n * d;
-    double *q = malloc(sizeof(double) * nd), *kf = malloc(sizeof(double) * nd), *vf = malloc(sizeof(double) * nd);
-    double *ctx = malloc(sizeof(double) * nd), *y = malloc(sizeof(double) * nd), *hid = malloc(sizeof(double) * n * f);
-    double *kc = malloc(sizeof(double) * nd), *vc = malloc(sizeof(double) * nd), *ex = malloc(sizeof(double) * nd);
-    double *s = malloc(sizeof(double) * n);
+    double *q = malloc(sizeof(double) * (8 * nd + n * f + n)), *kf = q + nd, *vf = kf + nd, *ctx = vf + nd;
+    double *y = ctx + nd, *kc = y + nd, *vc = kc + nd, *ex = vc + nd, *hid = ex + nd, *s = hid + n * f;
     const float *tok = e->weight(e->src, -1, LB_NAIVE_TOK), *pos = e->weight(e->src, -1, LB_NAIVE_POS);
     for (int64_t t = 0; t < n; t++)
         for (int64_t i = 0; i < d; i++)
@@ -171,7 +169,7 @@ static inline void lb_naive_encode(const LbNaiveEncoder *e, const int32_t *ids, 
         lb_naive_layernorm(x, y, n, d, W(LN2_G), W(LN2_B), e->eps);
 #undef W
     }
-    free(q), free(kf), free(vf), free(ctx), free(y), free(hid), free(kc), free(vc), free(ex), free(s);
+    free(q);
 }
 
 /* One check each that out (count), stored in fp32, is ref (count) computed in double, to fp32

@@ -298,13 +298,9 @@ static void host_performer(const void *src, int l, const double *q, const double
         performer_head(q + head * hd, k + head * hd, v + head * hd, h->c.n, d, hd, W, h->c.k, ctx + head * hd);
 }
 
-/* The model's weights, read back by lb_test_forward_with before the pass (a prepare hook has no
- * context of its own). */
-static Host naive_host;
-
-static int read_weights(LbModel *m)
+/* Every weight tensor of m read back into h; 0 on success. */
+static int read_weights(Host *h, const LbModel *m)
 {
-    Host *h = &naive_host;
     h->count = lb_model_tensors(m, NULL, 0);
     LbTensorRef *refs = calloc((size_t)h->count, sizeof *refs);
     h->t = calloc((size_t)h->count, sizeof *h->t);
@@ -325,18 +321,22 @@ static void naive_check(LbBackend *be, const LbModelConfig *cfg, int64_t B)
         [LB_MODEL_LINFORMER_MAX] = LB_NAIVE_MAX, [LB_MODEL_LINFORMER_CONV] = LB_NAIVE_CONV};
     char name[64];
     lb_test_variant_name(cfg, name, sizeof name);
-    naive_host = (Host){*cfg, NULL, 0};
-    float *out = lb_test_forward_with(be, cfg, B, lb_test_seed, read_weights);
     const int64_t n = cfg->n, d = cfg->d_model, count = B * n * d;
+    Host host = {*cfg, NULL, 0};
+    float *out = lb_test_alloc(count);
+    LbTestPass t;
+    const int ran = lb_test_pass_open(&t, be, cfg, B, lb_test_seed, NULL) == LB_OK &&
+                    read_weights(&host, &t.p.model) == 0 && be->ops->download(be, out, t.p.in.x, count) == LB_OK;
+    lb_test_pass_close(&t);
     LbNaiveEncoder e = {n, d, cfg->heads, cfg->ffn, cfg->layers, {0}, compress[cfg->kind],
                         cfg->order == LB_ORDER_EARLY, cfg->sharing == LB_SHARE_NONE, LB_LAYERNORM_EPS,
-                        &naive_host, host_weight, host_proj,
+                        &host, host_weight, host_proj,
                         cfg->kind == LB_MODEL_PERFORMER ? host_performer : NULL};
     const int fits = lb_check(cfg->layers <= (int)(sizeof e.k / sizeof e.k[0]), "%s: %d layers fit the naive encoder",
                               name, cfg->layers);
     for (int l = 0; fits && l < cfg->layers; l++)
         e.k[l] = lb_config_layer_k(cfg, l);
-    if (fits && lb_check(out != NULL, "%s: forward ran: %s", name, lb_error_message())) {
+    if (fits && lb_check(ran, "%s: forward ran: %s", name, lb_error_message())) {
         /* the tokens lb_forward_setup draws (LbOps.fill_tokens) */
         int32_t *ids = malloc(sizeof(int32_t) * (size_t)(B * n));
         double *ref = malloc(sizeof(double) * (size_t)count);
@@ -347,9 +347,9 @@ static void naive_check(LbBackend *be, const LbModelConfig *cfg, int64_t B)
         lb_naive_check(name, out, ref, count);
         free(ids), free(ref);
     }
-    for (int64_t i = 0; naive_host.t && i < naive_host.count; i++)
-        free(naive_host.t[i]);
-    free(naive_host.t), free(out);
+    for (int64_t i = 0; host.t && i < host.count; i++)
+        free(host.t[i]);
+    free(host.t), free(out);
 }
 
 static void test_forward_naive(void)
@@ -560,28 +560,20 @@ static LbModelConfig performer_config(LbModelKind kind, int64_t m)
  * Performer's two layers' projections), (m, hd) each. */
 static int attend(LbBackend *be, const LbModelConfig *cfg, float *out, float **omega)
 {
-    const LbPlanParams pp = {be->elem_bytes, be->alignment, be->workspace_bytes};
-    LbPlan plan;
-    LbArena a;
-    LbModel m;
-    LbInputs in;
-    if (lb_plan_compute(cfg, &pp, 1, &plan) != LB_OK || lb_arena_open(&a, be, plan.total) != LB_OK)
-        return 0;
-    int ok = lb_model_build(&m, cfg, be, &a, SEED) == LB_OK;
+    LbTestPass t;
+    const LbModel *m = &t.p.model;
+    int ok = lb_test_pass_open(&t, be, cfg, 1, SEED, NULL) == LB_OK &&
+             be->ops->fill_uniform(be, t.p.in.x, (int64_t)N * D, X_SEED, -X_RANGE, X_RANGE) == LB_OK;
     if (ok) {
-        ok = lb_inputs_alloc(&m, &a, 1, &in) == LB_OK &&
-             be->ops->fill_uniform(be, in.x, (int64_t)N * D, X_SEED, -X_RANGE, X_RANGE) == LB_OK;
-        LbPass p = {.m = &m, .a = &a, .be = be, .ops = be->ops, .B = 1, .n = cfg->n, .k = cfg->k, .d = cfg->d_model,
-                    .h = cfg->heads, .hd = lb_config_head_dim(cfg), .f = cfg->ffn};
-        ok = ok && lb_model_desc(cfg->kind)->attention(&p, 0, &m.layers[0], in.x, in.y) == LB_OK;
-        ok = ok && be->ops->download(be, out, in.y, (int64_t)N * D) == LB_OK;
-        for (int l = 0; ok && omega && l < 2; l++) {
-            omega[l] = lb_test_alloc(m.own[l].rows * m.own[l].cols);
-            ok = be->ops->download(be, omega[l], m.own[l].ptr, m.own[l].rows * m.own[l].cols) == LB_OK;
-        }
-        lb_model_release(&m);
+        LbPass p = lb_test_attention_pass(m, &t.a, 1);
+        ok = lb_model_desc(cfg->kind)->attention(&p, 0, &m->layers[0], t.p.in.x, t.p.in.y) == LB_OK &&
+             be->ops->download(be, out, t.p.in.y, (int64_t)N * D) == LB_OK;
     }
-    lb_arena_close(&a);
+    for (int l = 0; ok && omega && l < 2; l++) {
+        omega[l] = lb_test_alloc(m->own[l].rows * m->own[l].cols);
+        ok = be->ops->download(be, omega[l], m->own[l].ptr, m->own[l].rows * m->own[l].cols) == LB_OK;
+    }
+    lb_test_pass_close(&t);
     return ok;
 }
 
@@ -635,20 +627,10 @@ static void test_performer(void)
     lb_backend_close(be);
 }
 
-/* lb_breakdown_cell on the CPU reference backend, every variant of every model of the table: the
- * roles each model's pass must show (and no call left unlabelled, no head permute left in the
- * models that fold them), the roles' times summing to the pass within the stated overhead, the
- * products' FLOPs summing exactly to the model's count (lb_config_flops_per_seq x batch), and the
- * byte formula on two roles whose bytes are known in closed form. */
-/* The encoder's roles, which every model's pass has. */
-static const LbBreakdownRow *find(const LbBreakdown *b, LbOpRole r)
-{
-    for (int i = 0; i < b->count; i++)
-        if (b->rows[i].role == r)
-            return &b->rows[i];
-    return NULL;
-}
-
+/* lb_breakdown_cell on the CPU reference backend, every variant of every model of the table:
+ * lb_test_breakdown's checks (roles, labels, overhead, FLOPs), no head permute left in the models
+ * that fold them, the calls and shares of each role, and the byte formula on the roles whose
+ * bytes are known in closed form. */
 static int folded(LbModelKind m)
 {
     return m == LB_MODEL_STANDARD || lb_test_is_linformer(m) || m == LB_MODEL_CHUNKED || m == LB_MODEL_FLASH;
@@ -665,61 +647,36 @@ static void test_breakdown(void)
         if (!lb_check(lb_cpu_backend_open(c.dtype, (size_t)64 << 20, &be) == LB_OK, "open: %s", lb_error_message()))
             break;
         LbBreakdown b;
-        int rc = lb_breakdown_cell(be, &c, B, 11, &b);
-        /* a preempted host widens one pass's gap; a gap the code makes persists over three tracings */
-        for (int again = 0; rc == LB_OK && !lb_breakdown_within_overhead(&b) && again < 2; again++)
-            rc = lb_breakdown_cell(be, &c, B, 11, &b);
-        if (!lb_check(rc == LB_OK, "%s: breakdown: %s", name, lb_error_message())) {
+        if (!lb_test_breakdown(be, &c, B, 11, name, &b)) {
             lb_backend_close(be);
             continue;
         }
-        printf("%s: pass %.3f ms, roles %.3f ms, %lld events\n", name, b.pass_ms, b.ops_ms, (long long)b.events);
-        for (int i = 0; i < b.count; i++)
-            printf("  %-10s %4lld calls %8.3f ms %5.1f%% %12.0f FLOPs %12.0f bytes\n", lb_op_role_name(b.rows[i].role),
-                   (long long)b.rows[i].calls, b.rows[i].ms, 100 * b.rows[i].share, b.rows[i].flops, b.rows[i].bytes);
-
-        /* Roles: a model added to the table must be listed in exact_roles, and label every call. */
-        LbOpRole want[LB_ROLE_COUNT];
-        const int nw = lb_test_roles(c.kind, want);
-        lb_check(nw > 0, "%s: no role list for this model in the test", name);
-        for (int i = 0; i < nw; i++)
-            lb_check(find(&b, want[i]) != NULL, "%s: no %s row", name, lb_op_role_name(want[i]));
-        lb_check(b.count == nw, "%s: %d roles, want exactly %d", name, b.count, nw);
         if (folded(c.kind))
-            lb_check(!find(&b, LB_ROLE_PERMUTE), "%s: a head permute is left", name);
-        lb_check(!find(&b, LB_ROLE_UNLABELLED), "%s: calls left unlabelled", name);
-        const LbBreakdownRow *ffn_up = find(&b, LB_ROLE_FFN_UP), *gelu = find(&b, LB_ROLE_GELU);
+            lb_check(!lb_test_role_row(&b, LB_ROLE_PERMUTE), "%s: a head permute is left", name);
+        const LbBreakdownRow *ffn_up = lb_test_role_row(&b, LB_ROLE_FFN_UP), *gelu = lb_test_role_row(&b, LB_ROLE_GELU);
         lb_check(ffn_up && gelu && ffn_up->calls == c.layers && gelu->calls == c.layers, "%s: FFN up or GELU calls",
                  name);
 
-        /* Times: each row's and the sum against the pass. */
+        /* Times: each row's, and the shares (the sum against the pass: lb_test_breakdown). */
         double share = 0;
         for (int i = 0; i < b.count; i++) {
             lb_check(b.rows[i].ms >= 0 && b.rows[i].calls > 0, "%s: %s: %g ms, %lld calls", name,
                      lb_op_role_name(b.rows[i].role), b.rows[i].ms, (long long)b.rows[i].calls);
             share += b.rows[i].share;
         }
-        lb_check(b.pass_ms > 0 && lb_breakdown_within_overhead(&b),
-                 "%s: the roles sum to %.4f ms of a %.4f ms pass: outside %g of it + %g ms", name, b.ops_ms, b.pass_ms,
-                 LB_BREAKDOWN_OVERHEAD, LB_BREAKDOWN_SLACK_MS);
         lb_check(fabs(share - b.ops_ms / b.pass_ms) <= 1e-9, "%s: shares sum to %g, want %g", name, share,
                  b.ops_ms / b.pass_ms);
-
-        /* FLOPs: the products of the pass are the model's count, exactly. */
-        const double want_flops = lb_config_flops_per_seq(&c) * (double)B;
-        lb_check(fabs(b.flops - want_flops) <= 1e-12 * want_flops, "%s: FLOPs %.17g, the model counts %.17g", name,
-                 b.flops, want_flops);
 
         /* Bytes in closed form: softmax reads and writes B h n kv scores per layer; the
          * LayerNorms, 2 (embedding) then 3 (with the residual) B n d per LayerNorm plus gamma and beta. */
         const double e = (double)be->elem_bytes, bnd = (double)B * (double)n * c.d_model;
-        const LbBreakdownRow *sm = find(&b, LB_ROLE_SOFTMAX), *ln = find(&b, LB_ROLE_LAYERNORM);
+        const LbBreakdownRow *sm = lb_test_role_row(&b, LB_ROLE_SOFTMAX), *ln = lb_test_role_row(&b, LB_ROLE_LAYERNORM);
         if (sm && folded(c.kind)) {
             const double kv = lb_test_is_linformer(c.kind) ? (double)c.k : (double)n;
             const double want = c.layers * 2.0 * (double)B * c.heads * (double)n * kv * e;
             lb_check(sm->bytes == want, "%s: softmax bytes %.17g, want %.17g", name, sm->bytes, want);
         }
-        const LbBreakdownRow *fused = find(&b, LB_ROLE_ATTENTION);
+        const LbBreakdownRow *fused = lb_test_role_row(&b, LB_ROLE_ATTENTION);
         if (fused) { /* Q, K, V read once and the output written once, per layer */
             const double want = c.layers * 4.0 * bnd * e;
             lb_check(fused->bytes == want && fused->calls == c.layers, "%s: attention bytes %.17g in %lld calls, want %.17g in %d",

@@ -25,48 +25,20 @@
 #include "tests/lib/forward.h"
 #include "tests/lib/model.h"
 
-/* A model's training step set up on an arena the plan sized, as a measured cell's. */
-typedef struct TrainRun {
-    LbPlan plan;
-    LbArena a;
-    LbModel m;
-    LbInputs in;
-    LbTrain t;
-} TrainRun;
-
-static void train_done(TrainRun *r)
+/* cfg's training step (lb_test_pass_open); 0 after a failed check, r released. */
+static int train_run(LbBackend *be, const LbModelConfig *cfg, int64_t B, uint64_t seed, const char *name, LbTestPass *r)
 {
-    lb_train_release(&r->t);
-    lb_model_release(&r->m);
-    lb_arena_close(&r->a);
-}
-
-/* Plan, set up and one step (test_model's plan case checks the plan's parts); 0 after a failed
- * check (nothing left to release). */
-static int train_run(LbBackend *be, const LbModelConfig *cfg, int64_t B, uint64_t seed, const char *name, TrainRun *r)
-{
-    const LbPlanParams pp = {be->elem_bytes, be->alignment, be->workspace_bytes};
-    /* each status before its lb_check: the message is an argument, evaluated in any order */
-    int rc = lb_plan_compute(cfg, &pp, B, &r->plan);
-    if (rc == LB_OK)
-        rc = lb_arena_open(&r->a, be, r->plan.total);
-    if (!lb_check(rc == LB_OK, "%s B=%lld: plan and arena: %s", name, (long long)B, lb_error_message()))
-        return 0;
-    rc = lb_train_setup(&r->m, &r->in, &r->t, cfg, be, &r->a, B, seed);
-    if (!lb_check(rc == LB_OK, "%s: set-up: %s", name, lb_error_message())) {
-        lb_arena_close(&r->a);
-        return 0;
-    }
-    rc = lb_train_step(&r->m, &r->a, &r->in, &r->t);
-    if (!lb_check(rc == LB_OK, "%s B=%lld: step: %s", name, (long long)B, lb_error_message()))
-        train_done(r);
-    return rc == LB_OK;
+    const int rc = lb_test_pass_open(r, be, cfg, B, seed, NULL);
+    if (lb_check(rc == LB_OK, "%s B=%lld: plan, set-up and step: %s", name, (long long)B, lb_error_message()))
+        return 1;
+    lb_test_pass_close(r);
+    return 0;
 }
 
 /* sum(dy * output) in double, the output of the CPU forward pass of r's model as it now is. */
-static double loss(LbBackend *be, TrainRun *r, const float *dy, float *out, int64_t count)
+static double loss(LbBackend *be, LbTestPass *r, const float *dy, float *out, int64_t count)
 {
-    if (lb_forward(&r->m, &r->a, &r->in) != LB_OK || be->ops->download(be, out, r->in.x, count) != LB_OK)
+    if (lb_forward(&r->p.model, &r->a, &r->p.in) != LB_OK || be->ops->download(be, out, r->p.in.x, count) != LB_OK)
         return NAN;
     double sum = 0;
     for (int64_t i = 0; i < count; i++)
@@ -88,7 +60,7 @@ static void set1(LbBackend *be, void *base, int64_t i, float v)
 
 /* (L(w + h) - L(w - h)) / 2h for element i of the tensor at base, h as stored (w +- step rounded
  * to fp32); the element restored. */
-static double central(LbBackend *be, TrainRun *r, void *base, int64_t i, float step, const float *dy, float *out,
+static double central(LbBackend *be, LbTestPass *r, void *base, int64_t i, float step, const float *dy, float *out,
                       int64_t count)
 {
     const float w0 = get1(be, base, i), wp = w0 + step, wm = w0 - step;
@@ -124,21 +96,21 @@ static void check_gradients(LbBackend *be, const LbModelConfig cfg)
     const int64_t B = 2, count = B * cfg.n * cfg.d_model;
     char name[64];
     lb_model_describe(&cfg, name, sizeof name);
-    TrainRun r;
+    LbTestPass r;
     if (!train_run(be, &cfg, B, lb_test_u64(), name, &r))
         return;
     float *dy = lb_test_alloc(count), *out = lb_test_alloc(count), *step_out = lb_test_alloc(count);
     int32_t ids[2 * 8];
-    be->ops->download(be, dy, r.t.dy, count);
-    be->ops->download(be, step_out, r.in.x, count);
-    be->ops->copy_raw_to_host(be, ids, r.in.ids, sizeof ids);
+    be->ops->download(be, dy, r.p.train.dy, count);
+    be->ops->download(be, step_out, r.p.in.x, count);
+    be->ops->copy_raw_to_host(be, ids, r.p.in.ids, sizeof ids);
     loss(be, &r, dy, out, count);
     const double rel = lb_test_rel_error(step_out, out, count);
     lb_check(rel <= 1e-6, "%s: the step's output is the forward's (relative error %.3g)", name, rel);
 
     LbTensorRef w[64], g[64];
-    const int64_t tensors = lb_model_tensors(&r.m, w, 64);
-    lb_check(tensors == lb_model_tensors(&r.t.grads, g, 64) && tensors <= 64,
+    const int64_t tensors = lb_model_tensors(&r.p.model, w, 64);
+    lb_check(tensors == lb_model_tensors(&r.p.train.grads, g, 64) && tensors <= 64,
              "%s: the gradient model has the model's %lld tensors", name, (long long)tensors);
     for (int64_t t = 0; t < tensors && t < 64; t++) {
         double worst = 0;
@@ -168,7 +140,7 @@ static void check_gradients(LbBackend *be, const LbModelConfig cfg)
     free(dy);
     free(out);
     free(step_out);
-    train_done(&r);
+    lb_test_pass_close(&r);
 }
 
 /* Every variant of every model that trains (chunked: blocks of 2, 3 and 16 rows). */
@@ -196,18 +168,18 @@ static float *all_gradients(LbBackend *be, const LbModelConfig *cfg, uint64_t se
 {
     char name[64];
     lb_model_describe(cfg, name, sizeof name);
-    TrainRun r;
+    LbTestPass r;
     if (!train_run(be, cfg, 2, seed, name, &r))
         return NULL;
     LbTensorRef g[64];
-    const int64_t tensors = lb_model_tensors(&r.t.grads, g, 64);
+    const int64_t tensors = lb_model_tensors(&r.p.train.grads, g, 64);
     *count = 0;
     for (int64_t t = 0; t < tensors; t++)
         *count += g[t].rows * g[t].cols;
     float *out = lb_test_alloc(*count), *at = out;
     for (int64_t t = 0; t < tensors; t++, at += g[t - 1].rows * g[t - 1].cols)
         be->ops->download(be, at, g[t].ptr, g[t].rows * g[t].cols);
-    train_done(&r);
+    lb_test_pass_close(&r);
     return out;
 }
 
@@ -485,9 +457,8 @@ static void check_attention(LbBackend *be, const LbModelConfig *cfg)
         c.count = B * cfg->n * cfg->d_model;
         c.x = random_tensor(&c, c.count, NULL);
         lb_check(lb_arena_alloc(&c.a, (size_t)c.count * be->elem_bytes, "y", &c.y) == LB_OK && c.x, "%s: x, y", name);
-        c.p = (LbPass){.m = &c.m, .a = &c.a, .be = be, .ops = be->ops, .B = B, .n = cfg->n, .k = cfg->k,
-                       .d = cfg->d_model, .h = cfg->heads, .hd = lb_config_head_dim(cfg), .f = cfg->ffn,
-                       .grads = &c.g};
+        c.p = lb_test_attention_pass(&c.m, &c.a, B);
+        c.p.grads = &c.g;
         for (c.layer = 0; c.layer < cfg->layers && c.x && c.y; c.layer++)
             check_layer(&c, name);
         lb_model_release(&c.g);

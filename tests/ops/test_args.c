@@ -5,33 +5,25 @@
 #include "attn/base/sizes.h"
 #include "tests/lib/check.h"
 
-/* want: the expected values, terminated by -1 */
-static void lb_list_ok(const char *s, int64_t min, int64_t max, const int64_t *want)
+/* s as a list in [min, max]: the values want holds before its first 0 or, where want[0] is 0,
+ * refused (-1, no array, count 0). */
+static void list_case(const char *s, int64_t min, int64_t max, const int64_t *want)
 {
-    int64_t *v = NULL;
-    size_t count = 0, n = 0;
-    while (want[n] != -1)
+    int64_t *v = (int64_t *)&min;
+    size_t count = 99, n = 0;
+    while (want[n] != 0)
         n++;
-    int rc = lb_parse_list(s, min, max, &v, &count);
-    int same = rc == 0 && count == n;
-    for (size_t i = 0; same && i < n; i++)
+    const int rc = lb_parse_list(s, min, max, &v, &count);
+    int same = n ? rc == 0 && count == n : rc == -1 && v == NULL && count == 0;
+    for (size_t i = 0; n && same && i < n; i++)
         same = v[i] == want[i];
-    if (!lb_check(same, "list \"%s\": rc %d, %zu values, want %zu", s, rc, count, n)) {
+    if (!lb_check(same, "list \"%s\" in [%" PRId64 ", %" PRId64 "]: rc %d, %zu values, want %zu (0: refused)",
+                  s ? s : "(null)", min, max, rc, count, n)) {
         printf("  got:");
         for (size_t i = 0; rc == 0 && i < count; i++)
             printf(" %" PRId64, v[i]);
         printf("\n");
     }
-    free(v);
-}
-
-static void lb_list_bad(const char *s, int64_t min, int64_t max)
-{
-    int64_t *v = (int64_t *)&min;
-    size_t count = 99;
-    int rc = lb_parse_list(s, min, max, &v, &count);
-    lb_check(rc == -1 && v == NULL && count == 0, "list \"%s\" in [%" PRId64 ", %" PRId64 "]: accepted (%zu values)",
-             s ? s : "(null)", min, max, count);
     if (rc == 0)
         free(v);
 }
@@ -169,33 +161,27 @@ int main(void)
     lb_format_size(3ull << 29, small, sizeof small);
     lb_check(strlen(small) == 3, "format into a 4-byte buffer is not truncated safely: \"%s\"", small);
 
-    static const int64_t l1[] = {512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, -1};
-    lb_list_ok("512:65536", 1, 1048576, l1);
-    static const int64_t l2[] = {128, 256, 512, 1024, -1};
-    lb_list_ok("128,256:1024", 1, 1048576, l2);
-    static const int64_t l3[] = {100, 200, 300, 600, 800, -1};
-    lb_list_ok("300:1000,100:250,800", 1, 100000, l3); /* sorted, b off the ladder */
-    static const int64_t l4[] = {64, 128, 256, -1};
-    lb_list_ok("256,64,128,128:256,64", 1, 1000, l4); /* duplicates merged */
-    static const int64_t l5[] = {7, -1};
-    lb_list_ok("7", 1, 10, l5);
-    lb_list_ok("7:7", 1, 10, l5);
-    lb_list_ok("7:13", 1, 13, l5);
-    static const int64_t l6[] = {1, 2, 4, 8, -1};
-    lb_list_ok("1:8", 1, 8, l6);
-    static const int64_t l7[] = {INT64_MAX / 2 + 1, -1};
+    static const struct {
+        const char *s;
+        int64_t min, max, want[9]; /* ends at the first 0; none: refused */
+    } lists[] = {
+        {"512:65536", 1, 1048576, {512, 1024, 2048, 4096, 8192, 16384, 32768, 65536}},
+        {"128,256:1024", 1, 1048576, {128, 256, 512, 1024}},
+        {"300:1000,100:250,800", 1, 100000, {100, 200, 300, 600, 800}}, /* sorted, b off the ladder */
+        {"256,64,128,128:256,64", 1, 1000, {64, 128, 256}},                /* duplicates merged */
+        {"7", 1, 10, {7}}, {"7:7", 1, 10, {7}}, {"7:13", 1, 13, {7}}, {"1:8", 1, 8, {1, 2, 4, 8}},
+        /* refused; in [1, 1024], "512:2048": b past max */
+        {"0", 1, 1024, {0}}, {"a", 1, 1024, {0}}, {"", 1, 1024, {0}}, {NULL, 1, 1024, {0}}, {"5,,6", 1, 1024, {0}},
+        {",5", 1, 1024, {0}}, {"5,", 1, 1024, {0}}, {"512:", 1, 1024, {0}}, {":512", 1, 1024, {0}},
+        {"1:2:4", 1, 1024, {0}}, {"512:2048", 1, 1024, {0}}, {"2048", 1, 1024, {0}}, {"128, 256", 1, 1024, {0}},
+        {"1024:512", 1, 4096, {0}}, {"0:8", 0, 1024, {0}} /* no ladder from 0 */, {"-4:4", -10, 10, {0}},
+    };
+    for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++)
+        list_case(lists[k].s, lists[k].min, lists[k].max, lists[k].want);
+    static const int64_t top[] = {INT64_MAX / 2 + 1, 0};
     char big[64];
     snprintf(big, sizeof big, "%" PRId64 ":%" PRId64, INT64_MAX / 2 + 1, INT64_MAX);
-    lb_list_ok(big, 1, INT64_MAX, l7); /* the next rung would overflow */
-
-    /* in [1, 1024]; "512:2048": b past max */
-    static const char *const lists_bad[] = {"0",  "a",    "",      NULL,       "5,,6", ",5",   "5,",
-                                            "512:", ":512", "1:2:4", "512:2048", "2048", "128, 256"};
-    for (size_t k = 0; k < sizeof lists_bad / sizeof lists_bad[0]; k++)
-        lb_list_bad(lists_bad[k], 1, 1024);
-    lb_list_bad("1024:512", 1, 4096);
-    lb_list_bad("0:8", 0, 1024); /* no ladder from 0 */
-    lb_list_bad("-4:4", -10, 10);
+    list_case(big, 1, INT64_MAX, top); /* the next rung would overflow */
 
     return lb_test_finish("test_args");
 }

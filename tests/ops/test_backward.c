@@ -13,26 +13,23 @@
 
 static LbBackend *cpu; /* the CPU backend, whose ops some forwards here are */
 
-/* float inputs (what the references read) and their double copies (what the finite differences
- * move), equal element by element */
+/* An input: float values (what the references read), their double copies (what the finite
+ * differences move), equal element by element, and the reference's gradient of it, zeroed. */
 typedef struct Input {
-    float *f;
+    float *f, *grad;
     double *d;
     int64_t count;
 } Input;
 
 static Input input(int64_t count, float lo, float hi)
 {
-    Input in = {lb_test_alloc(count), malloc((size_t)(count + 1) * sizeof(double)), count};
+    Input in = {lb_test_alloc(count), calloc((size_t)count + 1, sizeof(float)),
+                malloc((size_t)(count + 1) * sizeof(double)), count};
     lb_test_random(in.f, count, lo, hi);
     for (int64_t i = 0; i < count; i++)
         in.d[i] = in.f[i];
     return in;
 }
-
-static float *zeros(int64_t count) { return calloc((size_t)count + 1, sizeof(float)); }
-
-static void drop(Input in) { free(in.f), free(in.d); }
 
 /* a random upstream gradient g */
 static float *upstream(int64_t count)
@@ -44,24 +41,32 @@ static float *upstream(int64_t count)
 
 typedef double (*Loss)(const void *ctx);
 
-/* dL/dx by central differences against `grad`, over all of x */
-static void against_fd(const char *what, Loss loss, const void *ctx, Input x, const float *grad, double h)
+/* dL/dx by central differences against the gradient the reference wrote, over all of each of the
+ * first `checked` inputs; then every input and g freed. */
+static void against_fd(const char *what, Loss loss, const void *ctx, Input *const *in, int checked, int total,
+                       float *g, double h)
 {
-    double num = 0.0, den = 0.0;
-    for (int64_t i = 0; i < x.count; i++) {
-        const double keep = x.d[i];
-        x.d[i] = keep + h;
-        const double up = loss(ctx);
-        x.d[i] = keep - h;
-        const double down = loss(ctx);
-        x.d[i] = keep;
-        const double fd = (up - down) / (2.0 * h), e = fd - (double)grad[i];
-        num += e * e;
-        den += fd * fd;
+    for (int k = 0; k < checked; k++) {
+        const Input x = *in[k];
+        double num = 0.0, den = 0.0;
+        for (int64_t i = 0; i < x.count; i++) {
+            const double keep = x.d[i];
+            x.d[i] = keep + h;
+            const double up = loss(ctx);
+            x.d[i] = keep - h;
+            const double down = loss(ctx);
+            x.d[i] = keep;
+            const double fd = (up - down) / (2.0 * h), e = fd - (double)x.grad[i];
+            num += e * e;
+            den += fd * fd;
+        }
+        const double rel = sqrt(num / (den > 0.0 ? den : 1.0));
+        lb_check(den > 0.0 && rel <= 1e-6, "%s: input %d's gradient off finite differences by %.3e relative (%lld elements)",
+                 what, k, rel, (long long)x.count);
     }
-    const double rel = sqrt(num / (den > 0.0 ? den : 1.0));
-    lb_check(den > 0.0 && rel <= 1e-6, "%s: gradient off finite differences by %.3e relative (%lld elements)", what,
-             rel, (long long)x.count);
+    for (int k = 0; k < total; k++)
+        free(in[k]->f), free(in[k]->grad), free(in[k]->d);
+    free(g);
 }
 
 static double gelu_d(double v) { return 0.5 * v * (1.0 + erf(v / sqrt(2.0))); }
@@ -92,17 +97,13 @@ static void linear(int64_t rows, int64_t in, int64_t out, int bias, int gelu)
 {
     Linear c = {input(rows * in, -1, 1), input(out * in, -1, 1), input(out, -1, 1), upstream(rows * out), rows, in, out,
                 bias, gelu};
-    float *dx = zeros(rows * in), *dw = zeros(out * in), *db = zeros(out);
-    lb_check(lb_linear_backward_cpu(c.x.f, c.w.f, bias ? c.b.f : NULL, c.g, dx, dw, db, rows, in, out, gelu) == LB_OK,
+    lb_check(lb_linear_backward_cpu(c.x.f, c.w.f, bias ? c.b.f : NULL, c.g, c.x.grad, c.w.grad, c.b.grad, rows, in, out,
+                                    gelu) == LB_OK,
              "linear backward: %s", lb_error_where());
     char what[96];
     snprintf(what, sizeof what, "linear %lldx%lldx%lld bias %d gelu %d", (long long)rows, (long long)in,
              (long long)out, bias, gelu);
-    against_fd(what, linear_loss, &c, c.x, dx, 1e-4);
-    against_fd(what, linear_loss, &c, c.w, dw, 1e-4);
-    if (bias)
-        against_fd(what, linear_loss, &c, c.b, db, 1e-4);
-    drop(c.x), drop(c.w), drop(c.b), free(c.g), free(dx), free(dw), free(db);
+    against_fd(what, linear_loss, &c, (Input *const[]){&c.x, &c.w, &c.b}, 2 + bias, 3, c.g, 1e-4);
 }
 
 /* --- bmm: every transpose, padded rows, an operand broadcast over the batch -------------------- */
@@ -144,13 +145,10 @@ static void bmm(int ta, int tb, int broadcast_a, int broadcast_b)
     Bmm c = {p, input(na, -1, 1), input(nb, -1, 1), upstream(batch * p.stride_c)};
     c.p.a = c.a.f;
     c.p.b = c.b.f;
-    float *da = zeros(na), *db = zeros(nb);
-    lb_bmm_backward_cpu(&c.p, c.g, da, db);
+    lb_bmm_backward_cpu(&c.p, c.g, c.a.grad, c.b.grad);
     char what[96];
     snprintf(what, sizeof what, "bmm trans %d%d broadcast %d%d", ta, tb, broadcast_a, broadcast_b);
-    against_fd(what, bmm_loss, &c, c.a, da, 1e-4);
-    against_fd(what, bmm_loss, &c, c.b, db, 1e-4);
-    drop(c.a), drop(c.b), free(c.g), free(da), free(db);
+    against_fd(what, bmm_loss, &c, (Input *const[]){&c.a, &c.b}, 2, 2, c.g, 1e-4);
 }
 
 /* --- softmax ----------------------------------------------------------------------------------- */
@@ -183,13 +181,13 @@ static double softmax_loss(const void *ctx)
 static void softmax(int64_t rows, int64_t cols, float scale)
 {
     Softmax c = {input(rows * cols, -3, 3), upstream(rows * cols), rows, cols, scale};
-    float *y = zeros(rows * cols), *d = zeros(rows * cols);
+    float *y = lb_test_alloc(rows * cols);
     memcpy(y, c.x.f, (size_t)(rows * cols) * sizeof *y);
     lb_softmax_cpu(y, rows, cols, scale);
-    memcpy(d, c.g, (size_t)(rows * cols) * sizeof *d);
-    lb_softmax_backward_cpu(y, d, rows, cols, scale);
-    against_fd("softmax", softmax_loss, &c, c.x, d, 1e-4);
-    drop(c.x), free(c.g), free(y), free(d);
+    memcpy(c.x.grad, c.g, (size_t)(rows * cols) * sizeof *y);
+    lb_softmax_backward_cpu(y, c.x.grad, rows, cols, scale);
+    free(y);
+    against_fd("softmax", softmax_loss, &c, (Input *const[]){&c.x}, 1, 1, c.g, 1e-4);
 }
 
 /* --- LayerNorm with and without the residual ---------------------------------------------------- */
@@ -226,17 +224,12 @@ static void layernorm(int64_t rows, int64_t d, int residual)
 {
     Norm c = {input(rows * d, -2, 2), input(rows * d, -2, 2), input(d, 0.5f, 1.5f), input(d, -1, 1), upstream(rows * d),
               rows, d, residual};
-    float *dv = zeros(rows * d), *dgamma = zeros(d), *dbeta = zeros(d);
-    lb_check(lb_layernorm_backward_cpu(c.x.f, residual ? c.r.f : NULL, c.gamma.f, c.g, dv, dgamma, dbeta, rows, d,
-                                       1e-5f) == LB_OK,
+    lb_check(lb_layernorm_backward_cpu(c.x.f, residual ? c.r.f : NULL, c.gamma.f, c.g, c.x.grad, c.gamma.grad,
+                                       c.beta.grad, rows, d, 1e-5f) == LB_OK,
              "layernorm backward: %s", lb_error_where());
-    const char *what = residual ? "layernorm with residual" : "layernorm";
-    against_fd(what, norm_loss, &c, c.x, dv, 1e-4);
-    if (residual)
-        against_fd(what, norm_loss, &c, c.r, dv, 1e-4);
-    against_fd(what, norm_loss, &c, c.gamma, dgamma, 1e-4);
-    against_fd(what, norm_loss, &c, c.beta, dbeta, 1e-4);
-    drop(c.x), drop(c.r), drop(c.gamma), drop(c.beta), free(c.g), free(dv), free(dgamma), free(dbeta);
+    memcpy(c.r.grad, c.x.grad, (size_t)(rows * d) * sizeof *c.r.grad); /* the residual's gradient is x's */
+    against_fd(residual ? "layernorm with residual" : "layernorm", norm_loss, &c,
+               (Input *const[]){&c.x, &c.gamma, &c.beta, &c.r}, 3 + residual, 4, c.g, 1e-4);
 }
 
 /* --- embeddings: repeated ids, ids never drawn ---------------------------------------------------- */
@@ -264,12 +257,10 @@ static void embed(int64_t batch, int64_t n, int64_t d, int64_t vocab)
     for (int64_t i = 0; i < batch * n; i++)
         ids[i] = (int32_t)lb_test_randint(0, vocab - 1);
     Embed c = {input(vocab * d, -1, 1), input(n * d, -1, 1), ids, upstream(batch * n * d), batch, n, d};
-    float *dtok = zeros(vocab * d), *dpos = zeros(n * d);
-    lb_check(lb_embed_backward_cpu(ids, c.g, dtok, dpos, batch, n, d, vocab) == LB_OK, "embed backward: %s",
+    lb_check(lb_embed_backward_cpu(ids, c.g, c.tok.grad, c.pos.grad, batch, n, d, vocab) == LB_OK, "embed backward: %s",
              lb_error_where());
-    against_fd("embed (tokens)", embed_loss, &c, c.tok, dtok, 1e-4);
-    against_fd("embed (positions)", embed_loss, &c, c.pos, dpos, 1e-4);
-    drop(c.tok), drop(c.pos), free(c.g), free(ids), free(dtok), free(dpos);
+    against_fd("embed (0 tokens, 1 positions)", embed_loss, &c, (Input *const[]){&c.tok, &c.pos}, 2, 2, c.g, 1e-4);
+    free(ids);
 }
 
 /* --- the Linformer's pooling and depthwise convolution, on padded rows ---------------------------- */
@@ -315,16 +306,12 @@ static void seq(int op)
             for (int64_t j = 0; j < w; j++)
                 c.x.d[(row0 + j) * c.ld_x + ch] = c.x.f[(row0 + j) * c.ld_x + ch];
         }
-    float *dx = zeros(c.x.count), *dwt = zeros(w * channels);
     if (op < 0)
-        lb_depthwise_conv_seq_backward_cpu(c.x.f, c.ld_x, c.wt.f, c.g, c.ld_y, dx, dwt, batch, n, k, channels);
+        lb_depthwise_conv_seq_backward_cpu(c.x.f, c.ld_x, c.wt.f, c.g, c.ld_y, c.x.grad, c.wt.grad, batch, n, k, channels);
     else
-        lb_pool_seq_backward_cpu(c.x.f, c.ld_x, c.g, c.ld_y, dx, batch, n, k, channels, op);
+        lb_pool_seq_backward_cpu(c.x.f, c.ld_x, c.g, c.ld_y, c.x.grad, batch, n, k, channels, op);
     const char *what = op < 0 ? "depthwise_conv_seq" : op == LB_POOL_MAX ? "pool_seq max" : "pool_seq mean";
-    against_fd(what, seq_loss, &c, c.x, dx, 1e-5);
-    if (op < 0)
-        against_fd(what, seq_loss, &c, c.wt, dwt, 1e-5);
-    drop(c.x), drop(c.wt), free(c.g), free(dx), free(dwt);
+    against_fd(what, seq_loss, &c, (Input *const[]){&c.x, &c.wt}, op < 0 ? 2 : 1, 2, c.g, 1e-5);
 }
 
 /* --- flash attention on a fused QKV, several heads -------------------------------------------------- */
@@ -367,12 +354,11 @@ static void flash(int64_t batch, int64_t n, int64_t heads, int64_t hd)
 {
     const int64_t hh = heads * hd, ld = 3 * hh;
     Flash c = {input(batch * n * ld, -1.5f, 1.5f), upstream(batch * n * hh), batch, n, heads, hd, 1.0 / sqrt((double)hd)};
-    float *d = zeros(c.qkv.count);
+    float *d = c.qkv.grad;
     lb_check(lb_flash_attention_backward_cpu(c.qkv.f, c.qkv.f + hh, c.qkv.f + 2 * hh, ld, c.g, d, d + hh, d + 2 * hh,
                                              batch, n, heads, hd, (float)c.scale) == LB_OK,
              "flash backward: %s", lb_error_where());
-    against_fd("flash_attention (dQ, dK, dV)", flash_loss, &c, c.qkv, d, 1e-4);
-    drop(c.qkv), free(c.g), free(d);
+    against_fd("flash_attention (dQ, dK, dV)", flash_loss, &c, (Input *const[]){&c.qkv}, 1, 1, c.g, 1e-4);
 }
 
 /* --- FAVOR+'s features (the stabiliser held at its value at x) and the normaliser's division ------- */
@@ -410,16 +396,15 @@ static void favor(int64_t groups, int64_t n, int64_t m, int64_t hd, int keys)
         for (int64_t i = from; i < to; i++)
             shift[r] = fmax(shift[r], c.u.d[i]);
     }
-    float *phi = zeros(rows * m), *d = zeros(rows * m), *dx = zeros(rows * hd);
+    float *phi = lb_test_alloc(rows * m);
     memcpy(phi, c.u.f, (size_t)(rows * m) * sizeof *phi);
     lb_check(cpu->ops->favor_features(cpu, phi, c.x.f, NULL, groups, n, m, hd, (float)c.scale, keys) == LB_OK,
              "favor_features: %s", lb_error_where());
-    memcpy(d, c.g, (size_t)(rows * m) * sizeof *d);
-    lb_favor_features_backward_cpu(phi, c.x.f, d, dx, groups, n, m, hd, (float)c.scale);
+    memcpy(c.u.grad, c.g, (size_t)(rows * m) * sizeof *phi);
+    lb_favor_features_backward_cpu(phi, c.x.f, c.u.grad, c.x.grad, groups, n, m, hd, (float)c.scale);
     const char *what = keys ? "favor_features (keys)" : "favor_features (queries)";
-    against_fd(what, favor_loss, &c, c.u, d, 1e-4);
-    against_fd(what, favor_loss, &c, c.x, dx, 1e-4);
-    drop(c.u), drop(c.x), free(c.g), free(shift), free(phi), free(d), free(dx);
+    against_fd(what, favor_loss, &c, (Input *const[]){&c.u, &c.x}, 2, 2, c.g, 1e-4);
+    free(shift), free(phi);
 }
 
 typedef struct Divide {
@@ -441,10 +426,8 @@ static double divide_loss(const void *ctx)
 static void divide(int64_t rows, int64_t cols)
 {
     Divide c = {input(rows * (cols + 1), 0.5f, 2), upstream(rows * cols), rows, cols};
-    float *dx = zeros(rows * (cols + 1));
-    lb_divide_by_last_backward_cpu(c.x.f, c.g, dx, rows, cols);
-    against_fd("divide_by_last", divide_loss, &c, c.x, dx, 1e-4);
-    drop(c.x), free(c.g), free(dx);
+    lb_divide_by_last_backward_cpu(c.x.f, c.g, c.x.grad, rows, cols);
+    against_fd("divide_by_last", divide_loss, &c, (Input *const[]){&c.x}, 1, 1, c.g, 1e-4);
 }
 
 int main(void)
