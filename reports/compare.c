@@ -26,33 +26,38 @@ enum { Q_TIME, Q_MEMORY, Q_ENERGY, Q_COUNT };
 typedef enum { ST_X, ST_PAPER, ST_PLAIN, ST_INT, ST_G4, ST_G3 } Style;
 
 typedef struct Mode {
+    const char *title;    /* after "linbench compare: " (and the directory, against the paper) */
     int own;              /* each side's own values (ms, batch, J), not its speedups */
     int b_over_a;         /* the ratio is B / A, else A / B */
-    const char *block[3]; /* a side-by-side table's block titles: A, B, ratio */
+    const char *block[3]; /* a side-by-side table's block titles: A, B, ratio; the sides' labels */
     Style style[Q_COUNT][3];
     const char *csv[3];   /* paper, sweeps: the CSV's names of A, B and the ratio */
     const char *na;       /* the legend's NA */
+    const char *statuses; /* after a side's label where its run did not complete; NULL: not said */
+    const char *devices;  /* what the ratio compares where the devices differ; NULL: not said */
 } Mode;
 
 static const Mode modes[] = {
-    [MODE_PAPER] = {0, 0, {"measured", "paper", "measured / paper"},
+    [MODE_PAPER] = {" against the Linformer paper, Table 3", 0, 0, {"measured", "paper", "measured / paper"},
                     {{ST_X, ST_PAPER, ST_PLAIN}, {ST_X, ST_PAPER, ST_PLAIN}, {ST_X, ST_PAPER, ST_PLAIN}},
-                    {"measured", "paper", "measured_over_paper"}, "not measured, or not in the paper"},
-    [MODE_PREDICTED_PAPER] = {0, 0, {"predicted", "paper", "predicted / paper"},
+                    {"measured", "paper", "measured_over_paper"}, "not measured, or not in the paper", " sweep", NULL},
+    [MODE_PREDICTED_PAPER] = {" against the Linformer paper, Table 3", 0, 0, {"predicted", "paper", "predicted / paper"},
                               {{ST_X, ST_PAPER, ST_PLAIN}, {ST_X, ST_PAPER, ST_PLAIN}, {ST_X, ST_PAPER, ST_PLAIN}},
-                              {"predicted", "paper", "predicted_over_paper"}, "not predicted, or not in the paper"},
-    [MODE_SWEEPS] = {0, 1, {"A", "B", "B / A"},
+                              {"predicted", "paper", "predicted_over_paper"}, "not predicted, or not in the paper", " sweep", NULL},
+    [MODE_SWEEPS] = {"two sweeps", 0, 1, {"A", "B", "B / A"},
                      {{ST_X, ST_X, ST_PLAIN}, {ST_X, ST_X, ST_PLAIN}, {ST_X, ST_X, ST_PLAIN}},
-                     {"a", "b", "b_over_a"}, "not measured in that sweep"},
-    [MODE_PEER] = {1, 0, {"linbench", "peer", "linbench / peer"},
+                     {"a", "b", "b_over_a"}, "not measured in that sweep", " sweep",
+                     "B / A compares the devices as well as the runs"},
+    [MODE_PEER] = {"linbench against PyTorch (bench/peer), cell by cell", 1, 0, {"linbench", "peer", "linbench / peer"},
                    {{ST_PLAIN, ST_PLAIN, ST_PLAIN}, {ST_INT, ST_INT, ST_PLAIN}, {ST_PLAIN, ST_PLAIN, ST_PLAIN}},
-                   {NULL}, "not measured on that side"},
-    [MODE_PREDICTED] = {1, 0, {"measured", "predicted", "ratio"},
+                   {NULL}, "not measured on that side", "", NULL},
+    [MODE_PREDICTED] = {"a sweep against its prediction", 1, 0, {"measured", "predicted", "ratio"},
                         {{ST_G4, ST_G4, ST_G3}, {ST_INT, ST_INT, ST_G3}, {ST_G4, ST_G4, ST_G3}},
-                        {NULL}, "not in that directory"},
-    [MODE_PASSES] = {1, 1, {"forward", "train", "train / forward"},
+                        {NULL}, "not in that directory", NULL,
+                        "measured / predicted compares the devices as well as the model"},
+    [MODE_PASSES] = {"a training step against the forward pass", 1, 1, {"forward", "train", "train / forward"},
                      {{ST_G4, ST_G4, ST_G3}, {ST_INT, ST_INT, ST_G3}, {ST_G4, ST_G4, ST_G3}},
-                     {NULL}, "not in that directory"},
+                     {NULL}, "not in that directory", " sweep", NULL},
 };
 /* The peer's tables, by quantity: title and the column label of a model without a k axis. */
 static const char *const own_title[Q_COUNT] = {"ms per sequence", "largest batch", "J per sequence"};
@@ -420,38 +425,20 @@ int lb_compare_devices_differ(const LbSweepDir *a, const LbSweepDir *b, char *bu
     return 1;
 }
 
-/* A report's title: "linbench compare: " DIR WHAT (DIR "" but against the paper); returns the lead
- * of its list's items. */
-static const char *print_title(FILE *out, LbFormat fmt, const char *dir, const char *what)
-{
-    fprintf(out, fmt == LB_FORMAT_MD ? "## linbench compare: %s%s\n\n" : "linbench compare: %s%s\n", dir, what);
-    return fmt == LB_FORMAT_MD ? "- " : "  ";
-}
-
 /* A line for each of the sides a, b (b may be NULL) whose run did not complete. */
-static void print_statuses(FILE *out, const char *item, const Mode *m, const LbSweepDir *a, const LbSweepDir *b,
-                           const char *what)
+static void print_statuses(FILE *out, const char *item, const Mode *m, const LbSweepDir *a, const LbSweepDir *b)
 {
     const LbSweepDir *side[2] = {a, b};
     for (int s = 0; s < 2 && side[s]; s++) {
         const char *st = lb_sweep_meta(side[s], "status", NULL);
         if (st && strcmp(st, "complete") != 0)
-            fprintf(out, "%s%s%s status: %s (cells not measured show NA)\n", item, m->block[s], what, st);
+            fprintf(out, "%s%s%s status: %s (cells not measured show NA)\n", item, m->block[s], m->statuses, st);
     }
 }
 
-/* Both sides' lines, each label padded to the longer: "A: DIR: what ran" (no newline after B's). */
-static void print_sides(FILE *out, const char *item, const Mode *m, const LbSweepDir *a, const LbSweepDir *b)
-{
-    const int w = (int)(strlen(m->block[0]) > strlen(m->block[1]) ? strlen(m->block[0]) : strlen(m->block[1]));
-    fprintf(out, "%s%s:%*s%s: ", item, m->block[0], 1 + w - (int)strlen(m->block[0]), "", a->dir);
-    describe(out, a);
-    fprintf(out, "\n%s%s:%*s%s: ", item, m->block[1], 1 + w - (int)strlen(m->block[1]), "", b->dir);
-    describe(out, b);
-}
-
-/* The peer's header lines: what differs between the runs, the batches, each side's energy. */
-static void print_peer_header(FILE *out, const char *item, const LbSweepDir *lin, const LbSweepDir *peer)
+/* The peer's header lines: its PyTorch (ending B's line), what differs between the runs, the
+ * batches, each side's energy. */
+static void print_peer_notes(FILE *out, const char *item, const LbSweepDir *lin, const LbSweepDir *peer)
 {
     const LbMeta *m[2] = {&lin->meta, &peer->meta};
     const char *compiled = lb_meta_get(m[1], "compile"), *sdpa = lb_meta_get(m[1], "sdpa");
@@ -493,7 +480,7 @@ static void print_peer_header(FILE *out, const char *item, const LbSweepDir *lin
         fprintf(out, "%sbatch: the peer ran linbench's batches (--batch-from %s)\n", item, from);
     else
         fprintf(out, "%sbatch: each side its own largest within its memory budget\n", item);
-    print_statuses(out, item, &modes[MODE_PEER], lin, peer, "");
+    print_statuses(out, item, &modes[MODE_PEER], lin, peer);
     const char *const *label = modes[MODE_PEER].block;
     for (int s = 0; s < 2; s++) { /* why a side's J per sequence reads NA */
         const char *energy = lb_meta_get(m[s], "energy"), *note = lb_meta_get(m[s], "energy_note");
@@ -503,6 +490,45 @@ static void print_peer_header(FILE *out, const char *item, const LbSweepDir *lin
             fprintf(out, "%s%s energy: %s%s%s%s\n", item, label[s], energy, note && *note ? " (" : "",
                     note && *note ? note : "", note && *note ? ")" : "");
     }
+}
+
+/* A report's header: its title, a line for each side (against the paper, the paper's own), the
+ * mode's notes, then a blank line. Returns the lead of its list's items. */
+static const char *print_head(FILE *out, LbFormat fmt, const Mode *m, const LbSweepDir *a, const LbSweepDir *b)
+{
+    const char *item = fmt == LB_FORMAT_MD ? "- " : "  ";
+    fprintf(out, fmt == LB_FORMAT_MD ? "## linbench compare: %s%s\n\n" : "linbench compare: %s%s\n", b ? "" : a->dir, m->title);
+    const int w = (int)(strlen(m->block[0]) > strlen(m->block[1]) ? strlen(m->block[0]) : strlen(m->block[1]));
+    const LbSweepDir *side[2] = {a, b};
+    for (int s = 0; s < 2; s++) { /* each label padded to the longer */
+        fprintf(out, "%s%s%s:%*s", s ? "\n" : "", item, m->block[s], 1 + w - (int)strlen(m->block[s]), "");
+        if (b)
+            fprintf(out, "%s: ", side[s]->dir);
+        if (side[s])
+            describe(out, side[s]);
+    }
+    if (!b && lb_sweep_is_train(a))
+        fprintf(out, "none: the paper has no training table (its Table 3 times inference), so no ratio to it");
+    else if (!b)
+        fprintf(out, "%s, Linformer with layerwise sharing; precision and model size not stated", LB_PAPER_DEVICE);
+    if (m == &modes[MODE_PEER]) {
+        print_peer_notes(out, item, a, b); /* the peer's meta.csv holds linbench's keys */
+        fputc('\n', out);
+        return item;
+    }
+    fputc('\n', out);
+    char devices[512];
+    if (m->devices && lb_compare_devices_differ(a, b, devices, sizeof devices))
+        fprintf(out, "%sdevices differ: %s: %s\n", item, devices, m->devices);
+    if (m == &modes[MODE_PREDICTED])
+        fprintf(out, "%sroofline:  %s x %s of the rate, %s GB/s x %s, %s us per kernel\n", item,
+                lb_sweep_meta(b, "predict_product_tflop_per_s", "?"), lb_sweep_meta(b, "predict_product_efficiency", "?"),
+                lb_sweep_meta(b, "predict_bandwidth_gb_per_s", "?"), lb_sweep_meta(b, "predict_copy_efficiency", "?"),
+                lb_sweep_meta(b, "predict_launch_us", "?"));
+    if (m->statuses)
+        print_statuses(out, item, m, a, b);
+    fputc('\n', out);
+    return item;
 }
 
 /* --- the reports -------------------------------------------------------------------------------- */
@@ -548,89 +574,55 @@ static size_t other_pairs(FILE *out, LbFormat fmt, const LbSweepDir *a, const Lb
     return kept;
 }
 
-/* Table 3's view of one result: beside the paper's, or alone for a training step (the paper times
- * inference only). */
-static int compare_paper(FILE *out, const LbSweepDir *s, LbFormat fmt)
+/* Table 3's pair within each side over the union of both grids, then every other pair that
+ * speedups.csv holds. b NULL: against the paper (a training step alone: the paper times inference
+ * only), the other pairs as a's own grids, then breakdown.csv's tables. */
+static int compare_speedups(FILE *out, const LbSweepDir *a, const LbSweepDir *b, LbFormat fmt)
 {
-    const int predicted = s->kind == LB_RESULT_PREDICTED, train = lb_sweep_is_train(s);
-    Mode mode = modes[predicted ? MODE_PREDICTED_PAPER : MODE_PAPER];
-    if (train)
+    const int predicted = a->kind == LB_RESULT_PREDICTED, train = !b && lb_sweep_is_train(a);
+    Mode mode = modes[b ? MODE_SWEEPS : predicted ? MODE_PREDICTED_PAPER : MODE_PAPER];
+    if (train) {
+        mode.title = " in the layout of the Linformer paper's Table 3";
         mode.na = predicted ? "not predicted" : "not measured";
-    Pair p;
-    LB_TRY(pair_speedups(&p, &mode, s, NULL, s->grid.model, LB_TABLE3_BASELINE, s->grid.n, s->grid.rows, s->grid.k,
-                         s->grid.cols));
-    p.alone = train;
-    if (fmt == LB_FORMAT_CSV) {
-        const int rc = print_csv(out, &p, NULL, 0);
-        pair_free(&p);
-        return rc;
     }
-    const char *item = print_title(out, fmt, s->dir, train ? " in the layout of the Linformer paper's Table 3"
-                                                           : " against the Linformer paper, Table 3");
-    fprintf(out, "%s%s: ", item, mode.block[0]);
-    describe(out, s);
-    if (train)
-        fprintf(out, "\n%spaper:    %snone: the paper has no training table (its Table 3 times inference), so no ratio to it\n",
-                item, predicted ? " " : "");
-    else
-        fprintf(out, "\n%spaper:    %s%s, Linformer with layerwise sharing; precision and model size not stated\n", item,
-                predicted ? " " : "", LB_PAPER_DEVICE);
-    print_statuses(out, item, &mode, s, NULL, " sweep");
-    fputc('\n', out);
-    int rc = print_pair(out, fmt, &p, 0);
-    lb_table_print_legend(out, fmt, lb_grid_dash_meaning(dash_below_n(&p)), mode.na);
-    if (!predicted && !lb_grid_has_energy(&s->grid)) { /* a roofline has no energy model: nothing to explain */
-        const char *note = lb_sweep_meta(s, "energy_note", "");
-        fprintf(out, fmt == LB_FORMAT_MD ? "\nEnergy per sequence: not measured (%s).\n" : "Energy per sequence: not measured (%s)\n",
-                *note ? note : "a sweep from before linbench measured energy, or no cell of this grid has it");
-    }
-    pair_free(&p);
-    LbSpeedupPair pairs[LB_SPEEDUP_PAIRS_MAX];
-    const size_t np = rc == LB_OK ? other_pairs(out, fmt, s, NULL, pairs) : 0;
-    for (size_t i = 0; i < np && rc == LB_OK; i++) {
-        LbGrid g;
-        LB_TRY(lb_grid_pair_from_raw(s->rows, s->count, pairs[i].model, pairs[i].baseline, s->grid.n, s->grid.rows,
-                                     s->grid.k, s->grid.cols, &g));
-        char titles[Q_COUNT][160];
-        for (int q = 0; q < Q_COUNT; q++)
-            speedup_title(g.model, g.baseline, q, titles[q], sizeof titles[q]);
-        pair_heading(out, fmt, g.model, lb_model_name(g.baseline));
-        rc = lb_grid_print_table(out, fmt, &g, (const char *const[3]){titles[0], titles[1], titles[2]}, NULL);
-        lb_grid_free(&g);
-    }
-    return rc == LB_OK ? lb_breakdown_compare(out, s, fmt) : rc; /* where the sweep ran with --breakdown */
-}
-
-static int compare_sweeps(FILE *out, const LbSweepDir *a, const LbSweepDir *b, LbFormat fmt)
-{
     size_t nn = 0, nk = 0;
-    int64_t *n = union_of(a->grid.n, a->grid.rows, b->grid.n, b->grid.rows, &nn);
-    int64_t *k = union_of(a->grid.k, a->grid.cols, b->grid.k, b->grid.cols, &nk);
-    const Mode *mode = &modes[MODE_SWEEPS];
+    int64_t *n = union_of(a->grid.n, a->grid.rows, b ? b->grid.n : NULL, b ? b->grid.rows : 0, &nn);
+    int64_t *k = union_of(a->grid.k, a->grid.cols, b ? b->grid.k : NULL, b ? b->grid.cols : 0, &nk);
     Pair p = {0};
-    int rc = n && k ? pair_speedups(&p, mode, a, b, a->grid.model, LB_TABLE3_BASELINE, n, nn, k, nk)
+    int rc = n && k ? pair_speedups(&p, &mode, a, b, a->grid.model, LB_TABLE3_BASELINE, n, nn, k, nk)
                     : LB_FAIL(LB_ERR_NOMEM, "out of memory comparing two sweeps");
+    p.alone = train;
     if (rc == LB_OK && fmt == LB_FORMAT_CSV) {
         rc = print_csv(out, &p, NULL, 0);
     } else if (rc == LB_OK) {
-        const char *item = print_title(out, fmt, "", "two sweeps");
-        print_sides(out, item, mode, a, b);
-        fputc('\n', out);
-        char devices[512];
-        if (lb_compare_devices_differ(a, b, devices, sizeof devices))
-            fprintf(out, "%sdevices differ: %s: B / A compares the devices as well as the runs\n", item, devices);
-        print_statuses(out, item, mode, a, b, " sweep");
-        fputc('\n', out);
-        rc = print_pair(out, fmt, &p, 1);
-        lb_table_print_legend(out, fmt, lb_grid_dash_meaning(dash_below_n(&p)), mode->na);
+        print_head(out, fmt, &mode, a, b);
+        rc = print_pair(out, fmt, &p, b != NULL);
+        lb_table_print_legend(out, fmt, lb_grid_dash_meaning(dash_below_n(&p)), mode.na);
+        if (!b && !predicted && !lb_grid_has_energy(&a->grid)) { /* a roofline has no energy model: nothing to explain */
+            const char *note = lb_sweep_meta(a, "energy_note", "");
+            fprintf(out, fmt == LB_FORMAT_MD ? "\nEnergy per sequence: not measured (%s).\n" : "Energy per sequence: not measured (%s)\n",
+                    *note ? note : "a sweep from before linbench measured energy, or no cell of this grid has it");
+        }
         LbSpeedupPair pairs[LB_SPEEDUP_PAIRS_MAX];
-        const size_t np = other_pairs(out, fmt, a, b, pairs);
+        const size_t np = rc == LB_OK ? other_pairs(out, fmt, a, b, pairs) : 0;
         for (size_t i = 0; i < np && rc == LB_OK; i++) {
             Pair o = {0};
-            if ((rc = pair_speedups(&o, mode, a, b, pairs[i].model, pairs[i].baseline, n, nn, k, nk)) == LB_OK)
+            LbGrid g = {0};
+            if (b && (rc = pair_speedups(&o, &mode, a, b, pairs[i].model, pairs[i].baseline, n, nn, k, nk)) == LB_OK)
                 rc = print_pair(out, fmt, &o, 1);
+            if (!b && (rc = lb_grid_pair_from_raw(a->rows, a->count, pairs[i].model, pairs[i].baseline, n, nn, k, nk,
+                                                  &g)) == LB_OK) {
+                char titles[Q_COUNT][160];
+                for (int q = 0; q < Q_COUNT; q++)
+                    speedup_title(g.model, g.baseline, q, titles[q], sizeof titles[q]);
+                pair_heading(out, fmt, g.model, lb_model_name(g.baseline));
+                rc = lb_grid_print_table(out, fmt, &g, (const char *const[3]){titles[0], titles[1], titles[2]}, NULL);
+            }
             pair_free(&o);
+            lb_grid_free(&g);
         }
+        if (!b && rc == LB_OK)
+            rc = lb_breakdown_compare(out, a, fmt); /* where the sweep ran with --breakdown */
     }
     pair_free(&p);
     free(n);
@@ -691,10 +683,7 @@ static int compare_peer(FILE *out, const LbSweepDir *lin, const LbSweepDir *peer
     if (rc == LB_OK && csv) {
         rc = lb_csv_write_record(out, head, 14);
     } else if (rc == LB_OK) {
-        const char *item = print_title(out, fmt, "", "linbench against PyTorch (bench/peer), cell by cell");
-        print_sides(out, item, &modes[MODE_PEER], lin, peer); /* the peer's meta.csv holds linbench's keys */
-        print_peer_header(out, item, lin, peer);
-        fputc('\n', out);
+        print_head(out, fmt, &modes[MODE_PEER], lin, peer);
     }
     int any = 0, baselines = 0;
     for (size_t v = 0; v < peer->nvariants; v++)
@@ -870,32 +859,17 @@ static int compare_cells(FILE *out, const LbSweepDir *a, const LbSweepDir *b, Lb
     if (rc == LB_OK && fmt == LB_FORMAT_CSV) {
         rc = print_cells_csv(out, &p, &o);
     } else if (rc == LB_OK) {
-        const char *item = print_title(out, fmt, "", predicted ? "a sweep against its prediction"
-                                                               : "a training step against the forward pass");
-        print_sides(out, item, p.mode, a, b);
-        char devices[512];
-        if (predicted && lb_compare_devices_differ(a, b, devices, sizeof devices))
-            fprintf(out, "\n%sdevices differ: %s: measured / predicted compares the devices as well as the model", item, devices);
-        if (predicted) {
-            fprintf(out, "\n%sroofline:  %s x %s of the rate, %s GB/s x %s, %s us per kernel\n\n", item,
-                    lb_sweep_meta(b, "predict_product_tflop_per_s", "?"), lb_sweep_meta(b, "predict_product_efficiency", "?"),
-                    lb_sweep_meta(b, "predict_bandwidth_gb_per_s", "?"), lb_sweep_meta(b, "predict_copy_efficiency", "?"),
-                    lb_sweep_meta(b, "predict_launch_us", "?"));
-        } else {
-            fputc('\n', out);
-            print_statuses(out, item, p.mode, a, b, " sweep");
-            fputc('\n', out);
-        }
+        static const char *const legend[2][2] = { /* passes, predicted; text, md */
+            {"train / forward: how many times a forward pass the step costs (ms per sequence) and fits (largest batch)\nOOM: out of memory at batch 1   ERR: the cell failed   NA: %s\n",
+             "\ntrain / forward: how many times a forward pass the step costs (ms per sequence) and fits (largest batch). `OOM`: out of memory at batch 1; `ERR`: the cell failed; `NA`: %s.\n"},
+            {"ratio: measured / predicted; a time ratio above 1 is slower than the roofline says\nOOM: out of memory at batch 1   ERR: the cell failed   NA: %s\n",
+             "\nratio: measured / predicted; a time ratio above 1 is slower than the roofline says. `OOM`: out of memory at batch 1; `NA`: %s.\n"}};
         static const char *const titles[2] = {"largest batch", "ms per sequence"};
         const PairTable t = {&p, -1};
+        print_head(out, fmt, p.mode, a, b);
         rc = lb_table_print_fn(out, fmt, "cell", p.rows, 3, titles, 2, pair_text, &t);
-        if (rc == LB_OK && predicted)
-            fprintf(out, fmt == LB_FORMAT_MD ? "\nratio: measured / predicted; a time ratio above 1 is slower than the roofline says. `OOM`: out of memory at batch 1; `NA`: not in that directory.\n"
-                                             : "ratio: measured / predicted; a time ratio above 1 is slower than the roofline says\nOOM: out of memory at batch 1   ERR: the cell failed   NA: not in that directory\n");
-        else if (rc == LB_OK)
-            fprintf(out, fmt == LB_FORMAT_MD ? "\ntrain / forward: how many times a forward pass the step costs (ms per sequence) and fits (largest batch). `OOM`: out of memory at batch 1; `ERR`: the cell failed; `NA`: %s.\n"
-                                             : "train / forward: how many times a forward pass the step costs (ms per sequence) and fits (largest batch)\nOOM: out of memory at batch 1   ERR: the cell failed   NA: %s\n",
-                    p.mode->na);
+        if (rc == LB_OK)
+            fprintf(out, legend[predicted][fmt == LB_FORMAT_MD], p.mode->na);
         if (rc == LB_OK && o.count[0] > 0 && o.count[1] > 0)
             rc = print_ops(out, fmt, &p, &o);
     }
@@ -912,6 +886,20 @@ static int sweep_second(const LbSweepDir *a, const LbSweepDir *b)
     return a->kind == LB_RESULT_PEER || (a->kind == LB_RESULT_PREDICTED && b->kind == LB_RESULT_SWEEP);
 }
 
+/* The first of ids, then where name_too the device's name, on which a and b differ, refused as
+ * "LEAD: A ran KEY X and B VERBKEY Y: TAIL"; LB_OK where none does. */
+static int refuse_difference(const LbSweepDir *a, const LbSweepDir *b, const LbSettingId *ids, size_t count,
+                             int name_too, const char *lead, const char *verb, const char *tail)
+{
+    const int i = lb_settings_first_difference(&a->meta, &b->meta, ids, count);
+    const char *key = i >= 0 ? lb_settings[ids[i]].key : "device_name";
+    const char *x = i >= 0 ? setting(&a->meta, ids[i]) : lb_sweep_meta(a, key, "");
+    const char *y = i >= 0 ? setting(&b->meta, ids[i]) : lb_sweep_meta(b, key, "");
+    if (i < 0 && (!name_too || strcmp(x, y) == 0))
+        return LB_OK;
+    return LB_FAIL(LB_ERR_FORMAT, "%s: %s ran %s %s and %s %s%s %s: %s", lead, a->dir, key, x, b->dir, verb, key, y, tail);
+}
+
 int lb_compare_check(const LbSweepDir *a, const LbSweepDir *b)
 {
     if (!b && a->kind == LB_RESULT_PEER)
@@ -924,49 +912,31 @@ int lb_compare_check(const LbSweepDir *a, const LbSweepDir *b)
         return LB_FAIL(LB_ERR_FORMAT, "both directories are results of bench/peer: should be a linbench sweep and a peer's result");
     if (sweep_second(a, b))
         return lb_compare_check(b, a);
-    if (b->kind == LB_RESULT_PEER) {
-        if (strcmp(storage(&a->meta), storage(&b->meta)) != 0)
-            return LB_FAIL(LB_ERR_FORMAT, "not the same work: %s stored %s and %s %s: compare needs both sides to run one model",
-                           a->dir, storage(&a->meta), b->dir, storage(&b->meta));
-        static const LbSettingId shape[] = {LB_SET_LAYERS, LB_SET_DMODEL, LB_SET_HEADS, LB_SET_FFN, LB_SET_VOCAB};
-        const int i = lb_settings_first_difference(&a->meta, &b->meta, shape, sizeof shape / sizeof shape[0]);
-        if (i >= 0)
-            return LB_FAIL(LB_ERR_FORMAT, "not the same work: %s ran %s %s and %s %s %s: compare needs both sides to run one model",
-                           a->dir, lb_settings[shape[i]].key, setting(&a->meta, shape[i]), b->dir,
-                           lb_settings[shape[i]].key, setting(&b->meta, shape[i]));
-    } else if (a->kind != b->kind) {
-        static const LbSettingId work[] = {LB_SET_LAYERS, LB_SET_DMODEL, LB_SET_HEADS, LB_SET_FFN, LB_SET_VOCAB,
-                                           LB_SET_DTYPE,  LB_SET_TF32,   LB_SET_SHARING, LB_SET_ORDER, LB_SET_CHUNK,
-                                           LB_SET_K_SCHEDULE, LB_SET_PASS};
-        const int i = lb_settings_first_difference(&a->meta, &b->meta, work, sizeof work / sizeof work[0]);
-        if (i >= 0)
-            return LB_FAIL(LB_ERR_FORMAT,
-                           "not the same work: %s ran %s %s and %s predicted %s %s: compare needs the prediction of the "
-                           "sweep's own model (linbench predict with the sweep's flags)",
-                           a->dir, lb_settings[work[i]].key, setting(&a->meta, work[i]), b->dir,
-                           lb_settings[work[i]].key, setting(&b->meta, work[i]));
-    } else if (lb_sweep_is_train(a) != lb_sweep_is_train(b)) { /* train / forward measures the pass alone when nothing else differs */
-        static const LbSettingId same[] = {LB_SET_N,     LB_SET_K,     LB_SET_MODELS,  LB_SET_LAYERS,    LB_SET_DMODEL,
-                                           LB_SET_HEADS, LB_SET_FFN,   LB_SET_VOCAB,   LB_SET_DTYPE,     LB_SET_TF32,
-                                           LB_SET_SHARING, LB_SET_ORDER, LB_SET_CHUNK, LB_SET_K_SCHEDULE, LB_SET_DEVICE,
-                                           LB_SET_MEM_LIMIT, LB_SET_MAX_BATCH, LB_SET_HEADROOM, LB_SET_AUTOTUNE};
-        const int i = lb_settings_first_difference(&a->meta, &b->meta, same, sizeof same / sizeof same[0]);
-        const char *key = i >= 0 ? lb_settings[same[i]].key : "device_name";
-        const char *x = i >= 0 ? setting(&a->meta, same[i]) : lb_sweep_meta(a, key, "");
-        const char *y = i >= 0 ? setting(&b->meta, same[i]) : lb_sweep_meta(b, key, "");
-        if (i >= 0 || strcmp(x, y) != 0)
-            return LB_FAIL(LB_ERR_FORMAT,
-                           "not the same sweep but for the pass: %s ran %s %s and %s %s %s: compare sets a training step "
-                           "beside a forward pass only where nothing else differs (sweep --pass train with the forward sweep's flags)",
-                           a->dir, key, x, b->dir, key, y);
-    }
+    static const LbSettingId work[] = {LB_SET_LAYERS, LB_SET_DMODEL, LB_SET_HEADS, LB_SET_FFN, LB_SET_VOCAB, /* the shape */
+                                       LB_SET_DTYPE,  LB_SET_TF32,   LB_SET_SHARING, LB_SET_ORDER, LB_SET_CHUNK,
+                                       LB_SET_K_SCHEDULE, LB_SET_PASS};
+    static const LbSettingId same[] = {LB_SET_N,     LB_SET_K,     LB_SET_MODELS,  LB_SET_LAYERS,    LB_SET_DMODEL,
+                                       LB_SET_HEADS, LB_SET_FFN,   LB_SET_VOCAB,   LB_SET_DTYPE,     LB_SET_TF32,
+                                       LB_SET_SHARING, LB_SET_ORDER, LB_SET_CHUNK, LB_SET_K_SCHEDULE, LB_SET_DEVICE,
+                                       LB_SET_MEM_LIMIT, LB_SET_MAX_BATCH, LB_SET_HEADROOM, LB_SET_AUTOTUNE};
+    if (b->kind == LB_RESULT_PEER && strcmp(storage(&a->meta), storage(&b->meta)) != 0)
+        return LB_FAIL(LB_ERR_FORMAT, "not the same work: %s stored %s and %s %s: compare needs both sides to run one model",
+                       a->dir, storage(&a->meta), b->dir, storage(&b->meta));
+    if (b->kind == LB_RESULT_PEER)
+        return refuse_difference(a, b, work, 5, 0, "not the same work", "", "compare needs both sides to run one model");
+    if (a->kind != b->kind)
+        return refuse_difference(a, b, work, sizeof work / sizeof work[0], 0, "not the same work", "predicted ",
+                                 "compare needs the prediction of the sweep's own model (linbench predict with the sweep's flags)");
+    if (lb_sweep_is_train(a) != lb_sweep_is_train(b)) /* train / forward measures the pass alone when nothing else differs */
+        return refuse_difference(a, b, same, sizeof same / sizeof same[0], 1, "not the same sweep but for the pass",
+                                 "", "compare sets a training step beside a forward pass only where nothing else differs (sweep --pass train with the forward sweep's flags)");
     return LB_OK;
 }
 
 int lb_compare(FILE *out, const LbSweepDir *a, const LbSweepDir *b, LbFormat fmt)
 {
     if (!b)
-        return compare_paper(out, a, fmt);
+        return compare_speedups(out, a, NULL, fmt);
     if (sweep_second(a, b))
         return lb_compare(out, b, a, fmt);
     if (b->kind == LB_RESULT_PEER)
@@ -975,5 +945,5 @@ int lb_compare(FILE *out, const LbSweepDir *a, const LbSweepDir *b, LbFormat fmt
         return compare_cells(out, a, b, fmt, MODE_PREDICTED);
     if (lb_sweep_is_train(a) != lb_sweep_is_train(b)) /* the forward pass is A */
         return compare_cells(out, lb_sweep_is_train(a) ? b : a, lb_sweep_is_train(a) ? a : b, fmt, MODE_PASSES);
-    return compare_sweeps(out, a, b, fmt);
+    return compare_speedups(out, a, b, fmt);
 }
