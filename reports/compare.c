@@ -108,6 +108,12 @@ typedef struct Pair {
     int alone;  /* A alone, no B nor ratio: a training step, which the paper never timed */
 } Pair;
 
+/* The rows and columns of a pairing's grids: the union of both sides' n and of their k. */
+typedef struct Axes {
+    int64_t *n, *k;
+    size_t nn, nk;
+} Axes;
+
 static void pair_free(Pair *p)
 {
     free(p->cell);
@@ -174,11 +180,11 @@ static int paper_grid(const LbGrid *a, int train, LbGrid *g)
 
 /* Speedup modes: model against baseline within each side, over n and k; b NULL: the paper. */
 static int pair_speedups(Pair *p, const Mode *mode, const LbSweepDir *a, const LbSweepDir *b, LbModelKind model,
-                         LbModelKind baseline, const int64_t *n, size_t nn, const int64_t *k, size_t nk)
+                         LbModelKind baseline, const Axes *x)
 {
     LbGrid g[2] = {0};
-    LB_TRY(lb_grid_pair_from_raw(a->rows, a->count, model, baseline, n, nn, k, nk, &g[0]));
-    int rc = b ? lb_grid_pair_from_raw(b->rows, b->count, model, baseline, n, nn, k, nk, &g[1])
+    LB_TRY(lb_grid_pair_from_raw(a->rows, a->count, model, baseline, x->n, x->nn, x->k, x->nk, &g[0]));
+    int rc = b ? lb_grid_pair_from_raw(b->rows, b->count, model, baseline, x->n, x->nn, x->k, x->nk, &g[1])
                : paper_grid(&g[0], lb_sweep_is_train(a), &g[1]);
     if (rc == LB_OK)
         rc = pair_alloc(p, mode, model, g[0].n, g[0].rows, g[0].k, g[0].cols);
@@ -198,12 +204,11 @@ static int pair_speedups(Pair *p, const Mode *mode, const LbSweepDir *a, const L
 }
 
 /* Peer mode: linbench's model against B's variant v, each side's own values. */
-static int pair_peer(Pair *p, const LbSweepDir *a, const LbSweepDir *b, size_t v, LbModelKind model,
-                     const int64_t *n, size_t nn, const int64_t *k, size_t nk)
+static int pair_peer(Pair *p, const LbSweepDir *a, const LbSweepDir *b, size_t v, LbModelKind model, const Axes *ax)
 {
-    LB_TRY(pair_alloc(p, &modes[MODE_PEER], model, n, nn, k, nk));
+    LB_TRY(pair_alloc(p, &modes[MODE_PEER], model, ax->n, ax->nn, ax->k, ax->nk));
     p->peer = &b->variants[v];
-    for (size_t c = 0; c < nn * p->cols; c++) {
+    for (size_t c = 0; c < p->rows * p->cols; c++) {
         PairCell *x = &p->cell[c];
         if (x->v[Q_TIME][0].kind != LB_GRID_EMPTY)
             fill_own(x, lb_result_row(a, 0, model, x->n, x->k), lb_result_row(b, v, p->peer->work, x->n, x->k));
@@ -577,7 +582,7 @@ static size_t other_pairs(FILE *out, LbFormat fmt, const LbSweepDir *a, const Lb
 /* Table 3's pair within each side over the union of both grids, then every other pair that
  * speedups.csv holds. b NULL: against the paper (a training step alone: the paper times inference
  * only), the other pairs as a's own grids, then breakdown.csv's tables. */
-static int compare_speedups(FILE *out, const LbSweepDir *a, const LbSweepDir *b, LbFormat fmt)
+static int compare_speedups(FILE *out, const LbSweepDir *a, const LbSweepDir *b, const Axes *ax, LbFormat fmt)
 {
     const int predicted = a->kind == LB_RESULT_PREDICTED, train = !b && lb_sweep_is_train(a);
     Mode mode = modes[b ? MODE_SWEEPS : predicted ? MODE_PREDICTED_PAPER : MODE_PAPER];
@@ -585,12 +590,8 @@ static int compare_speedups(FILE *out, const LbSweepDir *a, const LbSweepDir *b,
         mode.title = " in the layout of the Linformer paper's Table 3";
         mode.na = predicted ? "not predicted" : "not measured";
     }
-    size_t nn = 0, nk = 0;
-    int64_t *n = union_of(a->grid.n, a->grid.rows, b ? b->grid.n : NULL, b ? b->grid.rows : 0, &nn);
-    int64_t *k = union_of(a->grid.k, a->grid.cols, b ? b->grid.k : NULL, b ? b->grid.cols : 0, &nk);
     Pair p = {0};
-    int rc = n && k ? pair_speedups(&p, &mode, a, b, a->grid.model, LB_TABLE3_BASELINE, n, nn, k, nk)
-                    : LB_FAIL(LB_ERR_NOMEM, "out of memory comparing two sweeps");
+    int rc = pair_speedups(&p, &mode, a, b, a->grid.model, LB_TABLE3_BASELINE, ax);
     p.alone = train;
     if (rc == LB_OK && fmt == LB_FORMAT_CSV) {
         rc = print_csv(out, &p, NULL, 0);
@@ -608,10 +609,10 @@ static int compare_speedups(FILE *out, const LbSweepDir *a, const LbSweepDir *b,
         for (size_t i = 0; i < np && rc == LB_OK; i++) {
             Pair o = {0};
             LbGrid g = {0};
-            if (b && (rc = pair_speedups(&o, &mode, a, b, pairs[i].model, pairs[i].baseline, n, nn, k, nk)) == LB_OK)
+            if (b && (rc = pair_speedups(&o, &mode, a, b, pairs[i].model, pairs[i].baseline, ax)) == LB_OK)
                 rc = print_pair(out, fmt, &o, 1);
-            if (!b && (rc = lb_grid_pair_from_raw(a->rows, a->count, pairs[i].model, pairs[i].baseline, n, nn, k, nk,
-                                                  &g)) == LB_OK) {
+            if (!b && (rc = lb_grid_pair_from_raw(a->rows, a->count, pairs[i].model, pairs[i].baseline, ax->n, ax->nn,
+                                                  ax->k, ax->nk, &g)) == LB_OK) {
                 char titles[Q_COUNT][160];
                 for (int q = 0; q < Q_COUNT; q++)
                     speedup_title(g.model, g.baseline, q, titles[q], sizeof titles[q]);
@@ -625,8 +626,6 @@ static int compare_speedups(FILE *out, const LbSweepDir *a, const LbSweepDir *b,
             rc = lb_breakdown_compare(out, a, fmt); /* where the sweep ran with --breakdown */
     }
     pair_free(&p);
-    free(n);
-    free(k);
     return rc;
 }
 
@@ -648,10 +647,10 @@ static int same_settings(const LbSweepDir *lin, const LbSweepDir *peer, LbModelK
 /* Against a peer-only exact attention: time and energy saved = the peer's / linbench's, memory
  * saved = linbench's batch / the peer's, as Table 3 sets Linformer against standard. */
 static int print_saved(FILE *out, LbFormat fmt, const LbSweepDir *lin, const LbSweepDir *peer, size_t v,
-                       const Pair *p, const int64_t *n, size_t nn, const int64_t *k, size_t nk)
+                       const Pair *p, const Axes *ax)
 {
     LbGrid g;
-    LB_TRY(lb_grid_alloc_pair(&g, p->model, p->peer->work, n, nn, k, nk));
+    LB_TRY(lb_grid_alloc_pair(&g, p->model, p->peer->work, ax->n, ax->nn, ax->k, ax->nk));
     for (size_t c = 0; c < g.rows * g.cols; c++) {
         if (g.time[c].kind == LB_GRID_EMPTY)
             continue;
@@ -667,12 +666,9 @@ static int print_saved(FILE *out, LbFormat fmt, const LbSweepDir *lin, const LbS
     return rc;
 }
 
-static int compare_peer(FILE *out, const LbSweepDir *lin, const LbSweepDir *peer, LbFormat fmt)
+static int compare_peer(FILE *out, const LbSweepDir *lin, const LbSweepDir *peer, const Axes *ax, LbFormat fmt)
 {
-    size_t nn = 0, nk = 0;
-    int64_t *n = union_of(lin->grid.n, lin->grid.rows, peer->grid.n, peer->grid.rows, &nn);
-    int64_t *k = union_of(lin->grid.k, lin->grid.cols, peer->grid.k, peer->grid.cols, &nk);
-    int rc = n && k ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory comparing with the peer");
+    int rc = LB_OK;
     int measured[LB_MODEL_COUNT];
     (void)lb_models_measured(&lin->meta, lin->rows, lin->count, measured);
     static const char *const head[14] = {"comparison", "linbench_model", "peer_model", "n", "k",
@@ -711,12 +707,12 @@ static int compare_peer(FILE *out, const LbSweepDir *lin, const LbSweepDir *peer
                     continue;
                 }
                 Pair p;
-                if ((rc = pair_peer(&p, lin, peer, v, (LbModelKind)m, n, nn, k, nk)) != LB_OK)
+                if ((rc = pair_peer(&p, lin, peer, v, (LbModelKind)m, ax)) != LB_OK)
                     break;
                 any = 1;
                 const char *keys[3] = {pass == 0 ? "same_work" : "baseline", lb_model_name(p.model), pm->name};
                 rc = csv ? print_csv(out, &p, keys, 3)
-                         : pass == 0 ? print_pair(out, fmt, &p, 1) : print_saved(out, fmt, lin, peer, v, &p, n, nn, k, nk);
+                         : pass == 0 ? print_pair(out, fmt, &p, 1) : print_saved(out, fmt, lin, peer, v, &p, ax);
                 pair_free(&p);
             }
         }
@@ -726,8 +722,6 @@ static int compare_peer(FILE *out, const LbSweepDir *lin, const LbSweepDir *peer
             fprintf(out, "No pair to compare: the peer ran no model of the work linbench measured.\n");
         lb_table_print_legend(out, fmt, "no such cell (k >= n)", modes[MODE_PEER].na);
     }
-    free(n);
-    free(k);
     return rc;
 }
 
@@ -935,15 +929,19 @@ int lb_compare_check(const LbSweepDir *a, const LbSweepDir *b)
 
 int lb_compare(FILE *out, const LbSweepDir *a, const LbSweepDir *b, LbFormat fmt)
 {
-    if (!b)
-        return compare_speedups(out, a, NULL, fmt);
-    if (sweep_second(a, b))
+    if (b && sweep_second(a, b))
         return lb_compare(out, b, a, fmt);
-    if (b->kind == LB_RESULT_PEER)
-        return compare_peer(out, a, b, fmt);
-    if (a->kind != b->kind)
+    if (b && b->kind != LB_RESULT_PEER && a->kind != b->kind)
         return compare_cells(out, a, b, fmt, MODE_PREDICTED);
-    if (lb_sweep_is_train(a) != lb_sweep_is_train(b)) /* the forward pass is A */
+    if (b && b->kind != LB_RESULT_PEER && lb_sweep_is_train(a) != lb_sweep_is_train(b)) /* the forward pass is A */
         return compare_cells(out, lb_sweep_is_train(a) ? b : a, lb_sweep_is_train(a) ? a : b, fmt, MODE_PASSES);
-    return compare_speedups(out, a, b, fmt);
+    Axes ax = {0};
+    ax.n = union_of(a->grid.n, a->grid.rows, b ? b->grid.n : a->grid.n, b ? b->grid.rows : 0, &ax.nn);
+    ax.k = union_of(a->grid.k, a->grid.cols, b ? b->grid.k : a->grid.k, b ? b->grid.cols : 0, &ax.nk);
+    const int rc = !ax.n || !ax.k ? LB_FAIL(LB_ERR_NOMEM, "out of memory comparing two results")
+                   : b && b->kind == LB_RESULT_PEER ? compare_peer(out, a, b, &ax, fmt)
+                                                    : compare_speedups(out, a, b, &ax, fmt);
+    free(ax.n);
+    free(ax.k);
+    return rc;
 }
