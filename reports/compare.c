@@ -498,8 +498,8 @@ static void print_peer_notes(FILE *out, const char *item, const LbSweepDir *lin,
 }
 
 /* A report's header: its title, a line for each side (against the paper, the paper's own), the
- * mode's notes, then a blank line. Returns the lead of its list's items. */
-static const char *print_head(FILE *out, LbFormat fmt, const Mode *m, const LbSweepDir *a, const LbSweepDir *b)
+ * mode's notes, then a blank line. */
+static void print_head(FILE *out, LbFormat fmt, const Mode *m, const LbSweepDir *a, const LbSweepDir *b)
 {
     const char *item = fmt == LB_FORMAT_MD ? "- " : "  ";
     fprintf(out, fmt == LB_FORMAT_MD ? "## linbench compare: %s%s\n\n" : "linbench compare: %s%s\n", b ? "" : a->dir, m->title);
@@ -519,7 +519,7 @@ static const char *print_head(FILE *out, LbFormat fmt, const Mode *m, const LbSw
     if (m == &modes[MODE_PEER]) {
         print_peer_notes(out, item, a, b); /* the peer's meta.csv holds linbench's keys */
         fputc('\n', out);
-        return item;
+        return;
     }
     fputc('\n', out);
     char devices[512];
@@ -533,7 +533,6 @@ static const char *print_head(FILE *out, LbFormat fmt, const Mode *m, const LbSw
     if (m->statuses)
         print_statuses(out, item, m, a, b);
     fputc('\n', out);
-    return item;
 }
 
 /* --- the reports -------------------------------------------------------------------------------- */
@@ -668,7 +667,6 @@ static int print_saved(FILE *out, LbFormat fmt, const LbSweepDir *lin, const LbS
 
 static int compare_peer(FILE *out, const LbSweepDir *lin, const LbSweepDir *peer, const Axes *ax, LbFormat fmt)
 {
-    int rc = LB_OK;
     int measured[LB_MODEL_COUNT];
     (void)lb_models_measured(&lin->meta, lin->rows, lin->count, measured);
     static const char *const head[14] = {"comparison", "linbench_model", "peer_model", "n", "k",
@@ -676,11 +674,9 @@ static int compare_peer(FILE *out, const LbSweepDir *lin, const LbSweepDir *peer
                                          "linbench_batch", "peer_batch", "linbench_over_peer_batch",
                                          "linbench_j_per_seq", "peer_j_per_seq", "linbench_over_peer_energy"};
     const int csv = fmt == LB_FORMAT_CSV, md = fmt == LB_FORMAT_MD;
-    if (rc == LB_OK && csv) {
-        rc = lb_csv_write_record(out, head, 14);
-    } else if (rc == LB_OK) {
+    int rc = csv ? lb_csv_write_record(out, head, 14) : LB_OK;
+    if (!csv)
         print_head(out, fmt, &modes[MODE_PEER], lin, peer);
-    }
     int any = 0, baselines = 0;
     for (size_t v = 0; v < peer->nvariants; v++)
         baselines += peer->variants[v].exact_baseline;
@@ -756,52 +752,51 @@ static void op_values(const Ops *o, const PairCell *x, const char *op, double v[
     v[5] = v[4] > 0 ? v[3] / v[4] : NAN;
 }
 
+/* Whether cell x is of model m and both sides' breakdown.csv hold its pass. */
+static int both_have_pass(const Ops *o, const PairCell *x, int m)
+{
+    double pass[6];
+    op_values(o, x, "pass", pass);
+    return x->model == (LbModelKind)m && !isnan(pass[0]) && !isnan(pass[1]);
+}
+
 /* Per model: each op's measured / predicted ms per sequence, one column per cell both hold. */
 static int print_ops(FILE *out, LbFormat fmt, const Pair *p, const Ops *o)
 {
     LbCellLabel *label = malloc((p->rows + 1) * sizeof *label);
     double *v = malloc(((size_t)LB_ROLE_COUNT + 1) * (p->rows + 1) * sizeof *v);
-    const PairCell **cell = malloc((p->rows + 1) * sizeof *cell);
-    int rc = label && v && cell ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory comparing a sweep with its prediction");
-    int any = 0;
-    for (int m = 0; m < LB_MODEL_COUNT && rc == LB_OK; m++) {
+    int rc = label && v ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory comparing a sweep with its prediction");
+    for (int m = 0, any = 0; m < LB_MODEL_COUNT && rc == LB_OK; m++) {
         size_t nc = 0;
-        for (size_t r = 0; r < p->rows; r++) {
-            const PairCell *x = &p->cell[r];
-            double pass[6];
-            op_values(o, x, "pass", pass);
-            if (x->model == (LbModelKind)m && !isnan(pass[0]) && !isnan(pass[1])) {
-                lb_cell_label(x->model, x->n, x->k, label[nc]);
-                cell[nc++] = x;
-            }
-        }
+        for (size_t r = 0; r < p->rows; r++)
+            if (both_have_pass(o, &p->cell[r], m))
+                lb_cell_label(p->cell[r].model, p->cell[r].n, p->cell[r].k, label[nc++]);
         if (nc == 0)
             continue;
-        if (!any)
+        if (!any++)
             fprintf(out, fmt == LB_FORMAT_MD ? "\n## Per operation (breakdown.csv): measured / predicted ms per sequence\n"
                                              : "\nPer operation (breakdown.csv): measured / predicted ms per sequence; far above the pass's\nratio: that operation runs far from its roofline on this card\n");
-        any = 1;
         const char *ops[LB_ROLE_COUNT + 1], *fmts[LB_ROLE_COUNT + 1];
         size_t nops = 0;
         for (int r = 0; r <= LB_ROLE_COUNT; r++) { /* the roles in order, then pass; those either side has */
             const char *op = r < LB_ROLE_COUNT ? lb_op_role_name((LbOpRole)r) : "pass";
             int present = 0;
-            for (size_t c = 0; c < nc; c++) {
+            for (size_t i = 0, c = 0; i < p->rows; i++) {
                 double x[6];
-                op_values(o, cell[c], op, x);
+                if (!both_have_pass(o, &p->cell[i], m))
+                    continue;
+                op_values(o, &p->cell[i], op, x);
                 present |= !isnan(x[0]) || !isnan(x[1]);
-                v[nops * nc + c] = x[5];
+                v[nops * nc + c++] = x[5];
             }
-            if (present) {
-                fmts[nops] = "%.3g";
-                ops[nops++] = op;
-            }
+            fmts[nops] = "%.3g";
+            ops[nops] = op;
+            nops += present;
         }
         lb_table_print_numbers(out, fmt, (LbModelKind)m, nc, label, nops, ops, v, fmts);
     }
     free(label);
     free(v);
-    free(cell);
     return rc;
 }
 
