@@ -79,13 +79,9 @@ int lb_table_print_fn(FILE *out, LbFormat fmt, const char *corner, size_t rows, 
     }
     if (any_title) {
         fprintf(out, "%*s", (int)label_w, "");
-        for (size_t b = 0; b < nblocks; b++) {
-            const char *title = titles[b] ? titles[b] : "";
-            if (b + 1 < nblocks)
-                fprintf(out, "%s  %-*s", b ? " |" : "", (int)(cols * (w[b] + 2) - 2), title);
-            else
-                fprintf(out, "%s  %s", b ? " |" : "", title);
-        }
+        for (size_t b = 0; b < nblocks; b++) /* the last title unpadded */
+            fprintf(out, "%s  %-*s", b ? " |" : "", b + 1 < nblocks ? (int)(cols * (w[b] + 2) - 2) : 0,
+                    titles[b] ? titles[b] : "");
         fprintf(out, "\n");
     }
     for (size_t line = 0; line <= rows; line++) {
