@@ -310,12 +310,9 @@ static int print_pair(FILE *out, LbFormat fmt, const Pair *p, int energy_both)
         pair_heading(out, fmt, p->model, p->peer->name);
     for (int q = 0; q < (p->energy ? Q_COUNT : Q_ENERGY); q++) {
         char title[160];
-        if (p->mode->own) {
-            fprintf(out, fmt == LB_FORMAT_MD ? "**%s**\n\n" : "%s\n", own_title[q]);
-        } else {
-            speedup_title(p->model, p->baseline, q, title, sizeof title);
-            fprintf(out, fmt == LB_FORMAT_MD ? "### %s\n\n" : "%s\n", title);
-        }
+        speedup_title(p->model, p->baseline, q, title, sizeof title);
+        fprintf(out, fmt == LB_FORMAT_TEXT ? "%s\n" : p->mode->own ? "**%s**\n\n" : "### %s\n\n",
+                p->mode->own ? own_title[q] : title);
         const PairTable t = {p, q};
         LB_TRY(lb_table_print_fn(out, fmt, lb_model_has_k(p->model) ? "n \\ k" : "n", p->rows, p->cols,
                                  p->mode->block, !p->alone && (q < Q_ENERGY || energy_both) ? 3 : 1, pair_text, &t));
