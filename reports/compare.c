@@ -122,17 +122,16 @@ static void pair_free(Pair *p)
 
 /* A grid of model's cells over n and k (one column, k 0, without a k axis), every value NA, or "-"
  * where the model has no such cell. */
-static int pair_alloc(Pair *p, const Mode *mode, LbModelKind model, const int64_t *n, size_t nn, const int64_t *k,
-                      size_t nk)
+static int pair_alloc(Pair *p, const Mode *mode, LbModelKind model, const Axes *ax)
 {
     const int has_k = lb_model_has_k(model);
-    *p = (Pair){.mode = mode, .model = model, .rows = nn, .cols = has_k ? nk : 1};
-    p->cell = calloc(nn * p->cols + 1, sizeof *p->cell);
+    *p = (Pair){.mode = mode, .model = model, .rows = ax->nn, .cols = has_k ? ax->nk : 1};
+    p->cell = calloc(p->rows * p->cols + 1, sizeof *p->cell);
     if (!p->cell)
         return LB_FAIL(LB_ERR_NOMEM, "out of memory comparing two results");
-    for (size_t c = 0; c < nn * p->cols; c++) {
+    for (size_t c = 0; c < p->rows * p->cols; c++) {
         PairCell *x = &p->cell[c];
-        *x = (PairCell){model, n[c / p->cols], has_k ? k[c % p->cols] : 0, {{{0}}}};
+        *x = (PairCell){model, ax->n[c / p->cols], has_k ? ax->k[c % p->cols] : 0, {{{0}}}};
         const LbGridCellKind kind = lb_model_cell_exists(model, x->n, x->k) ? LB_GRID_MISSING : LB_GRID_EMPTY;
         for (int q = 0; q < Q_COUNT; q++)
             for (int s = 0; s < 3; s++)
@@ -187,7 +186,7 @@ static int pair_speedups(Pair *p, const Mode *mode, const LbSweepDir *a, const L
     int rc = b ? lb_grid_pair_from_raw(b->rows, b->count, model, baseline, x->n, x->nn, x->k, x->nk, &g[1])
                : paper_grid(&g[0], lb_sweep_is_train(a), &g[1]);
     if (rc == LB_OK)
-        rc = pair_alloc(p, mode, model, g[0].n, g[0].rows, g[0].k, g[0].cols);
+        rc = pair_alloc(p, mode, model, x);
     if (rc == LB_OK) {
         p->baseline = baseline;
         for (size_t c = 0; c < p->rows * p->cols; c++)
@@ -206,7 +205,7 @@ static int pair_speedups(Pair *p, const Mode *mode, const LbSweepDir *a, const L
 /* Peer mode: linbench's model against B's variant v, each side's own values. */
 static int pair_peer(Pair *p, const LbSweepDir *a, const LbSweepDir *b, size_t v, LbModelKind model, const Axes *ax)
 {
-    LB_TRY(pair_alloc(p, &modes[MODE_PEER], model, ax->n, ax->nn, ax->k, ax->nk));
+    LB_TRY(pair_alloc(p, &modes[MODE_PEER], model, ax));
     p->peer = &b->variants[v];
     for (size_t c = 0; c < p->rows * p->cols; c++) {
         PairCell *x = &p->cell[c];
