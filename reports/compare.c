@@ -303,7 +303,7 @@ static void pair_heading(FILE *out, LbFormat fmt, LbModelKind m, const char *aga
 
 /* A pair's tables, one per quantity, each its A, B and ratio side by side (A alone where the pair
  * is). energy_both 0: the energy table shows A alone (the paper has none). */
-static int print_pair(FILE *out, LbFormat fmt, const Pair *p, int energy_both)
+static void print_pair(FILE *out, LbFormat fmt, const Pair *p, int energy_both)
 {
     if (p->peer)
         pair_heading(out, fmt, p->model, p->peer->name);
@@ -313,12 +313,11 @@ static int print_pair(FILE *out, LbFormat fmt, const Pair *p, int energy_both)
         fprintf(out, fmt == LB_FORMAT_TEXT ? "%s\n" : p->mode->own ? "**%s**\n\n" : "### %s\n\n",
                 p->mode->own ? own_title[q] : title);
         const PairTable t = {p, q};
-        LB_TRY(lb_table_print_fn(out, fmt, lb_model_has_k(p->model) ? "n \\ k" : "n", p->rows, p->cols,
-                                 p->mode->block, !p->alone && (q < Q_ENERGY || energy_both) ? 3 : 1, pair_text, &t));
+        lb_table_print_fn(out, fmt, lb_model_has_k(p->model) ? "n \\ k" : "n", p->rows, p->cols, p->mode->block,
+                          !p->alone && (q < Q_ENERGY || energy_both) ? 3 : 1, pair_text, &t);
         if (fmt == LB_FORMAT_TEXT)
             fputc('\n', out);
     }
-    return LB_OK;
 }
 
 /* A CSV row: the keys, the cell's n and k (empty without a k axis), then the fields. */
@@ -592,7 +591,7 @@ static int compare_speedups(FILE *out, const LbSweepDir *a, const LbSweepDir *b,
         rc = print_csv(out, &p, NULL, 0);
     } else if (rc == LB_OK) {
         print_head(out, fmt, &mode, a, b);
-        rc = print_pair(out, fmt, &p, b != NULL);
+        print_pair(out, fmt, &p, b != NULL);
         lb_table_print_legend(out, fmt, lb_grid_dash_meaning(dash_below_n(&p)), mode.na);
         if (!b && !predicted && !lb_grid_has_energy(&a->grid)) { /* a roofline has no energy model: nothing to explain */
             const char *note = lb_sweep_meta(a, "energy_note", "");
@@ -600,12 +599,12 @@ static int compare_speedups(FILE *out, const LbSweepDir *a, const LbSweepDir *b,
                     *note ? note : "a sweep from before linbench measured energy, or no cell of this grid has it");
         }
         LbSpeedupPair pairs[LB_SPEEDUP_PAIRS_MAX];
-        const size_t np = rc == LB_OK ? other_pairs(out, fmt, a, b, pairs) : 0;
+        const size_t np = other_pairs(out, fmt, a, b, pairs);
         for (size_t i = 0; i < np && rc == LB_OK; i++) {
             Pair o = {0};
             LbGrid g = {0};
             if (b && (rc = pair_speedups(&o, &mode, a, b, pairs[i].model, pairs[i].baseline, ax)) == LB_OK)
-                rc = print_pair(out, fmt, &o, 1);
+                print_pair(out, fmt, &o, 1);
             if (!b && (rc = lb_grid_pair_from_raw(a->rows, a->count, pairs[i].model, pairs[i].baseline, ax->n, ax->nn,
                                                   ax->k, ax->nk, &g)) == LB_OK) {
                 char titles[Q_COUNT][160];
@@ -703,8 +702,10 @@ static int compare_peer(FILE *out, const LbSweepDir *lin, const LbSweepDir *peer
                     break;
                 any = 1;
                 const char *keys[3] = {pass == 0 ? "same_work" : "baseline", lb_model_name(p.model), pm->name};
-                rc = csv ? print_csv(out, &p, keys, 3)
-                         : pass == 0 ? print_pair(out, fmt, &p, 1) : print_saved(out, fmt, lin, peer, v, &p, ax);
+                if (csv || pass == 1)
+                    rc = csv ? print_csv(out, &p, keys, 3) : print_saved(out, fmt, lin, peer, v, &p, ax);
+                else
+                    print_pair(out, fmt, &p, 1);
                 pair_free(&p);
             }
         }
@@ -852,9 +853,8 @@ static int compare_cells(FILE *out, const LbSweepDir *a, const LbSweepDir *b, Lb
         static const char *const titles[2] = {"largest batch", "ms per sequence"};
         const PairTable t = {&p, -1};
         print_head(out, fmt, p.mode, a, b);
-        rc = lb_table_print_fn(out, fmt, "cell", p.rows, 3, titles, 2, pair_text, &t);
-        if (rc == LB_OK)
-            fprintf(out, legend[predicted][fmt == LB_FORMAT_MD], p.mode->na);
+        lb_table_print_fn(out, fmt, "cell", p.rows, 3, titles, 2, pair_text, &t);
+        fprintf(out, legend[predicted][fmt == LB_FORMAT_MD], p.mode->na);
         if (rc == LB_OK && o.count[0] > 0 && o.count[1] > 0)
             rc = print_ops(out, fmt, &p, &o);
     }
