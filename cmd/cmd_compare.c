@@ -50,9 +50,7 @@ int lb_cmd_compare(LbRunSettings *o, int argc, char **argv)
     if (dirs > 2)
         return lb_usage_error("unexpected argument \"%s\" for compare: it takes one or two directories", argv[optind + 2]);
 
-    LbSweepDir a, b;
-    memset(&a, 0, sizeof a);
-    memset(&b, 0, sizeof b);
+    LbSweepDir a = {0}, b = {0};
     int ex = load(argv[optind], &a);
     if (ex == LB_EXIT_OK && dirs == 2)
         ex = load(argv[optind + 1], &b);

@@ -58,9 +58,7 @@ int lb_cmd_predict(LbRunSettings *s, int argc, char **argv)
     }
     lb_options_note_unread(s->given, s->models); /* --chunk without the chunked model ... */
     lb_options_note_no_ratio(s->models); /* --models standard alone */
-    char default_dir[64];
-    f->out = f->out ? f->out : lb_outdir_default(default_dir, sizeof default_dir);
-    if ((rc = lb_outdir_prepare(f->out, f->force, "--out", LB_OUTDIR_OFFER_FORCE)) != 0)
+    if ((rc = lb_outdir_prepare_out(f, 0)) != 0)
         return rc;
     LbGrid grid = {0};
     char *command_line = NULL;

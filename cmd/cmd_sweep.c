@@ -93,13 +93,6 @@ static int validate(LbRunSettings *s, LbMeta *meta, uint64_t *resumed_budget)
     return lb_options_check_host_memory(s);
 }
 
-/* A new sweep's directory: --out, or a fresh name in default_dir; made and locked. */
-static int make_dir(LbCommandFlags *f, char *default_dir, size_t size)
-{
-    f->out = f->out ? f->out : lb_outdir_default(default_dir, size);
-    return lb_outdir_prepare(f->out, f->force, "--out", LB_OUTDIR_OFFER_FORCE | LB_OUTDIR_OFFER_RESUME);
-}
-
 /* --resume: the run's budget, which the device (`has`: "this device has") must still hold. */
 static int keep_budget(const char *dir, uint64_t *budget, uint64_t resumed, const char *has)
 {
@@ -345,7 +338,7 @@ static int run_gpus(LbRunSettings *s, LbMeta *meta, uint64_t resumed_budget, int
     int found = 0, ngpus = 0, nparts = 0, ntodo = 0, created = 0;
     int *gpus = NULL, *todo = NULL;
     char (*dirs)[4096] = NULL, **ready = NULL;
-    char default_dir[64], now[64], why[512], *command_line = lb_command_line(argc, argv);
+    char now[64], why[512], *command_line = lb_command_line(argc, argv);
     LbCommandFlags *f = &s->cmd;
     uint64_t budget = 0;
     LbMerge m = {0};
@@ -367,7 +360,7 @@ static int run_gpus(LbRunSettings *s, LbMeta *meta, uint64_t resumed_budget, int
     if (dir && (rc = keep_budget(dir, &budget, resumed_budget, "these GPUs have")) != 0)
         goto out;
     if (!dir) {
-        if ((rc = make_dir(f, default_dir, sizeof default_dir)) != 0)
+        if ((rc = lb_outdir_prepare_out(f, LB_OUTDIR_OFFER_RESUME)) != 0)
             goto out;
         dir = f->out;
         nparts = ngpus;
@@ -495,7 +488,6 @@ int lb_cmd_sweep(LbRunSettings *s, int argc, char **argv)
     LbCheckResult check = {0};
     LbGrid grid = {0};
     char *command_line = NULL;
-    char default_dir[64];
     uint64_t resumed_budget = 0, budget = 0;
     int created = 0; /* this run made the directory: a failed start removes it again */
 
@@ -512,7 +504,7 @@ int lb_cmd_sweep(LbRunSettings *s, int argc, char **argv)
     }
     /* A stop during the set-up (check, calibration) ends it with exit 130 and no new directory. */
     catch_stop_signals();
-    if (!f->resume && (rc = make_dir(f, default_dir, sizeof default_dir)) != 0)
+    if (!f->resume && (rc = lb_outdir_prepare_out(f, LB_OUTDIR_OFFER_RESUME)) != 0)
         goto out;
     const char *dir = f->resume ? f->resume : f->out;
     created = !f->resume;

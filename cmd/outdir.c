@@ -26,20 +26,6 @@ static const char *const result_files[] = {"time_speedup.csv", "memory_speedup.c
 
 #define LOCK_NAME ".linbench.lock"
 
-const char *lb_outdir_default(char *buf, size_t size)
-{
-    char stamp[32];
-    time_t now = time(NULL);
-    struct tm tm;
-    localtime_r(&now, &tm);
-    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-    snprintf(buf, size, "linbench-%s", stamp);
-    struct stat st;
-    for (int i = 2; stat(buf, &st) == 0 && i < 1000; i++)
-        snprintf(buf, size, "linbench-%s-%d", stamp, i);
-    return buf;
-}
-
 int lb_outdir_check_length(const char *dir, const char *flag)
 {
     size_t len = strlen(dir);
@@ -253,6 +239,24 @@ int lb_outdir_prepare(const char *dir, int force, const char *flag, int offer)
     lb_outdir_abandon();
     return lb_usage_error("invalid argument \"%s\" for %s: should be a writable directory (%s)", dir, flag,
                           lb_open_plain_strerror(e));
+}
+
+int lb_outdir_prepare_out(LbCommandFlags *f, int offer)
+{
+    static char name[64];
+    if (!f->out) {
+        char stamp[32];
+        time_t now = time(NULL);
+        struct tm tm;
+        localtime_r(&now, &tm);
+        strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+        snprintf(name, sizeof name, "linbench-%s", stamp);
+        struct stat st;
+        for (int i = 2; stat(name, &st) == 0 && i < 1000; i++)
+            snprintf(name, sizeof name, "linbench-%s-%d", stamp, i);
+        f->out = name;
+    }
+    return lb_outdir_prepare(f->out, f->force, "--out", LB_OUTDIR_OFFER_FORCE | offer);
 }
 
 int lb_outdir_lock_existing(const char *dir, const char *flag)

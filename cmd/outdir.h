@@ -12,15 +12,12 @@
 #include <stddef.h>
 
 #include "attn/base/paths.h" /* lb_path_join_buf: with dir checked against LB_DIR_MAX it always fits */
+#include "reports/settings.h"
 
 /* The longest directory linbench writes into: every file name it appends (the longest is a
  * temporary grid name, memory_speedup.csv.tmp.XXXXXX) must still fit the kernel's PATH_MAX of
  * 4096 bytes and the 4096-byte path buffers below, so a longer one is refused up front. */
 #define LB_DIR_MAX 3968
-
-/* A fresh name in the current directory into buf: linbench-YYYYmmdd-HHMMSS (with -2, -3 ... if
- * taken). Returns buf. */
-const char *lb_outdir_default(char *buf, size_t size);
 
 /* 0 when dir is at most LB_DIR_MAX bytes, else LB_EXIT_USAGE after one line naming flag ("--out", "OUT"). */
 int lb_outdir_check_length(const char *dir, const char *flag);
@@ -34,6 +31,11 @@ int lb_outdir_check_length(const char *dir, const char *flag);
  * temporaries. 0; LB_EXIT_USAGE after one line naming `flag` (what it created removed); or
  * LB_EXIT_FAILURE when another linbench holds the directory (nothing touched). */
 int lb_outdir_prepare(const char *dir, int force, const char *flag, int offer);
+
+/* A new sweep's or prediction's --out (f->out; where not given, a fresh name in the current
+ * directory: linbench-YYYYmmdd-HHMMSS, with -2, -3 ... if taken), prepared as above with --force
+ * offered, and `offer`'s other flags. */
+int lb_outdir_prepare_out(LbCommandFlags *f, int offer);
 
 /* --resume: lock an existing sweep directory (it must hold meta.csv), and remove temporary
  * files a killed run left. 0; LB_EXIT_USAGE when it is not a sweep's directory; LB_EXIT_FAILURE

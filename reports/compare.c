@@ -26,33 +26,38 @@ enum { Q_TIME, Q_MEMORY, Q_ENERGY, Q_COUNT };
 typedef enum { ST_X, ST_PAPER, ST_PLAIN, ST_INT, ST_G4, ST_G3 } Style;
 
 typedef struct Mode {
+    const char *title;    /* after "linbench compare: " (and the directory, against the paper) */
     int own;              /* each side's own values (ms, batch, J), not its speedups */
     int b_over_a;         /* the ratio is B / A, else A / B */
-    const char *block[3]; /* a side-by-side table's block titles: A, B, ratio */
+    const char *block[3]; /* a side-by-side table's block titles: A, B, ratio; the sides' labels */
     Style style[Q_COUNT][3];
     const char *csv[3];   /* paper, sweeps: the CSV's names of A, B and the ratio */
     const char *na;       /* the legend's NA */
+    const char *statuses; /* after a side's label where its run did not complete; NULL: not said */
+    const char *devices;  /* what the ratio compares where the devices differ; NULL: not said */
 } Mode;
 
 static const Mode modes[] = {
-    [MODE_PAPER] = {0, 0, {"measured", "paper", "measured / paper"},
+    [MODE_PAPER] = {" against the Linformer paper, Table 3", 0, 0, {"measured", "paper", "measured / paper"},
                     {{ST_X, ST_PAPER, ST_PLAIN}, {ST_X, ST_PAPER, ST_PLAIN}, {ST_X, ST_PAPER, ST_PLAIN}},
-                    {"measured", "paper", "measured_over_paper"}, "not measured, or not in the paper"},
-    [MODE_PREDICTED_PAPER] = {0, 0, {"predicted", "paper", "predicted / paper"},
+                    {"measured", "paper", "measured_over_paper"}, "not measured, or not in the paper", " sweep", NULL},
+    [MODE_PREDICTED_PAPER] = {" against the Linformer paper, Table 3", 0, 0, {"predicted", "paper", "predicted / paper"},
                               {{ST_X, ST_PAPER, ST_PLAIN}, {ST_X, ST_PAPER, ST_PLAIN}, {ST_X, ST_PAPER, ST_PLAIN}},
-                              {"predicted", "paper", "predicted_over_paper"}, "not predicted, or not in the paper"},
-    [MODE_SWEEPS] = {0, 1, {"A", "B", "B / A"},
+                              {"predicted", "paper", "predicted_over_paper"}, "not predicted, or not in the paper", " sweep", NULL},
+    [MODE_SWEEPS] = {"two sweeps", 0, 1, {"A", "B", "B / A"},
                      {{ST_X, ST_X, ST_PLAIN}, {ST_X, ST_X, ST_PLAIN}, {ST_X, ST_X, ST_PLAIN}},
-                     {"a", "b", "b_over_a"}, "not measured in that sweep"},
-    [MODE_PEER] = {1, 0, {"linbench", "peer", "linbench / peer"},
+                     {"a", "b", "b_over_a"}, "not measured in that sweep", " sweep",
+                     "B / A compares the devices as well as the runs"},
+    [MODE_PEER] = {"linbench against PyTorch (bench/peer), cell by cell", 1, 0, {"linbench", "peer", "linbench / peer"},
                    {{ST_PLAIN, ST_PLAIN, ST_PLAIN}, {ST_INT, ST_INT, ST_PLAIN}, {ST_PLAIN, ST_PLAIN, ST_PLAIN}},
-                   {NULL}, "not measured on that side"},
-    [MODE_PREDICTED] = {1, 0, {"measured", "predicted", "ratio"},
+                   {NULL}, "not measured on that side", "", NULL},
+    [MODE_PREDICTED] = {"a sweep against its prediction", 1, 0, {"measured", "predicted", "ratio"},
                         {{ST_G4, ST_G4, ST_G3}, {ST_INT, ST_INT, ST_G3}, {ST_G4, ST_G4, ST_G3}},
-                        {NULL}, "not in that directory"},
-    [MODE_PASSES] = {1, 1, {"forward", "train", "train / forward"},
+                        {NULL}, "not in that directory", NULL,
+                        "measured / predicted compares the devices as well as the model"},
+    [MODE_PASSES] = {"a training step against the forward pass", 1, 1, {"forward", "train", "train / forward"},
                      {{ST_G4, ST_G4, ST_G3}, {ST_INT, ST_INT, ST_G3}, {ST_G4, ST_G4, ST_G3}},
-                     {NULL}, "not in that directory"},
+                     {NULL}, "not in that directory", " sweep", NULL},
 };
 /* The peer's tables, by quantity: title and the column label of a model without a k axis. */
 static const char *const own_title[Q_COUNT] = {"ms per sequence", "largest batch", "J per sequence"};
@@ -103,6 +108,12 @@ typedef struct Pair {
     int alone;  /* A alone, no B nor ratio: a training step, which the paper never timed */
 } Pair;
 
+/* The rows and columns of a pairing's grids: the union of both sides' n and of their k. */
+typedef struct Axes {
+    int64_t *n, *k;
+    size_t nn, nk;
+} Axes;
+
 static void pair_free(Pair *p)
 {
     free(p->cell);
@@ -111,17 +122,16 @@ static void pair_free(Pair *p)
 
 /* A grid of model's cells over n and k (one column, k 0, without a k axis), every value NA, or "-"
  * where the model has no such cell. */
-static int pair_alloc(Pair *p, const Mode *mode, LbModelKind model, const int64_t *n, size_t nn, const int64_t *k,
-                      size_t nk)
+static int pair_alloc(Pair *p, const Mode *mode, LbModelKind model, const Axes *ax)
 {
     const int has_k = lb_model_has_k(model);
-    *p = (Pair){.mode = mode, .model = model, .rows = nn, .cols = has_k ? nk : 1};
-    p->cell = calloc(nn * p->cols + 1, sizeof *p->cell);
+    *p = (Pair){.mode = mode, .model = model, .rows = ax->nn, .cols = has_k ? ax->nk : 1};
+    p->cell = calloc(p->rows * p->cols + 1, sizeof *p->cell);
     if (!p->cell)
         return LB_FAIL(LB_ERR_NOMEM, "out of memory comparing two results");
-    for (size_t c = 0; c < nn * p->cols; c++) {
+    for (size_t c = 0; c < p->rows * p->cols; c++) {
         PairCell *x = &p->cell[c];
-        *x = (PairCell){model, n[c / p->cols], has_k ? k[c % p->cols] : 0, {{{0}}}};
+        *x = (PairCell){model, ax->n[c / p->cols], has_k ? ax->k[c % p->cols] : 0, {{{0}}}};
         const LbGridCellKind kind = lb_model_cell_exists(model, x->n, x->k) ? LB_GRID_MISSING : LB_GRID_EMPTY;
         for (int q = 0; q < Q_COUNT; q++)
             for (int s = 0; s < 3; s++)
@@ -169,14 +179,14 @@ static int paper_grid(const LbGrid *a, int train, LbGrid *g)
 
 /* Speedup modes: model against baseline within each side, over n and k; b NULL: the paper. */
 static int pair_speedups(Pair *p, const Mode *mode, const LbSweepDir *a, const LbSweepDir *b, LbModelKind model,
-                         LbModelKind baseline, const int64_t *n, size_t nn, const int64_t *k, size_t nk)
+                         LbModelKind baseline, const Axes *x)
 {
     LbGrid g[2] = {0};
-    LB_TRY(lb_grid_pair_from_raw(a->rows, a->count, model, baseline, n, nn, k, nk, &g[0]));
-    int rc = b ? lb_grid_pair_from_raw(b->rows, b->count, model, baseline, n, nn, k, nk, &g[1])
+    LB_TRY(lb_grid_pair_from_raw(a->rows, a->count, model, baseline, x->n, x->nn, x->k, x->nk, &g[0]));
+    int rc = b ? lb_grid_pair_from_raw(b->rows, b->count, model, baseline, x->n, x->nn, x->k, x->nk, &g[1])
                : paper_grid(&g[0], lb_sweep_is_train(a), &g[1]);
     if (rc == LB_OK)
-        rc = pair_alloc(p, mode, model, g[0].n, g[0].rows, g[0].k, g[0].cols);
+        rc = pair_alloc(p, mode, model, x);
     if (rc == LB_OK) {
         p->baseline = baseline;
         for (size_t c = 0; c < p->rows * p->cols; c++)
@@ -193,12 +203,11 @@ static int pair_speedups(Pair *p, const Mode *mode, const LbSweepDir *a, const L
 }
 
 /* Peer mode: linbench's model against B's variant v, each side's own values. */
-static int pair_peer(Pair *p, const LbSweepDir *a, const LbSweepDir *b, size_t v, LbModelKind model,
-                     const int64_t *n, size_t nn, const int64_t *k, size_t nk)
+static int pair_peer(Pair *p, const LbSweepDir *a, const LbSweepDir *b, size_t v, LbModelKind model, const Axes *ax)
 {
-    LB_TRY(pair_alloc(p, &modes[MODE_PEER], model, n, nn, k, nk));
+    LB_TRY(pair_alloc(p, &modes[MODE_PEER], model, ax));
     p->peer = &b->variants[v];
-    for (size_t c = 0; c < nn * p->cols; c++) {
+    for (size_t c = 0; c < p->rows * p->cols; c++) {
         PairCell *x = &p->cell[c];
         if (x->v[Q_TIME][0].kind != LB_GRID_EMPTY)
             fill_own(x, lb_result_row(a, 0, model, x->n, x->k), lb_result_row(b, v, p->peer->work, x->n, x->k));
@@ -294,25 +303,21 @@ static void pair_heading(FILE *out, LbFormat fmt, LbModelKind m, const char *aga
 
 /* A pair's tables, one per quantity, each its A, B and ratio side by side (A alone where the pair
  * is). energy_both 0: the energy table shows A alone (the paper has none). */
-static int print_pair(FILE *out, LbFormat fmt, const Pair *p, int energy_both)
+static void print_pair(FILE *out, LbFormat fmt, const Pair *p, int energy_both)
 {
     if (p->peer)
         pair_heading(out, fmt, p->model, p->peer->name);
     for (int q = 0; q < (p->energy ? Q_COUNT : Q_ENERGY); q++) {
         char title[160];
-        if (p->mode->own) {
-            fprintf(out, fmt == LB_FORMAT_MD ? "**%s**\n\n" : "%s\n", own_title[q]);
-        } else {
-            speedup_title(p->model, p->baseline, q, title, sizeof title);
-            fprintf(out, fmt == LB_FORMAT_MD ? "### %s\n\n" : "%s\n", title);
-        }
+        speedup_title(p->model, p->baseline, q, title, sizeof title);
+        fprintf(out, fmt == LB_FORMAT_TEXT ? "%s\n" : p->mode->own ? "**%s**\n\n" : "### %s\n\n",
+                p->mode->own ? own_title[q] : title);
         const PairTable t = {p, q};
-        LB_TRY(lb_table_print_fn(out, fmt, lb_model_has_k(p->model) ? "n \\ k" : "n", p->rows, p->cols,
-                                 p->mode->block, !p->alone && (q < Q_ENERGY || energy_both) ? 3 : 1, pair_text, &t));
+        lb_table_print_fn(out, fmt, lb_model_has_k(p->model) ? "n \\ k" : "n", p->rows, p->cols, p->mode->block,
+                          !p->alone && (q < Q_ENERGY || energy_both) ? 3 : 1, pair_text, &t);
         if (fmt == LB_FORMAT_TEXT)
             fputc('\n', out);
     }
-    return LB_OK;
 }
 
 /* A CSV row: the keys, the cell's n and k (empty without a k axis), then the fields. */
@@ -420,38 +425,20 @@ int lb_compare_devices_differ(const LbSweepDir *a, const LbSweepDir *b, char *bu
     return 1;
 }
 
-/* A report's title: "linbench compare: " DIR WHAT (DIR "" but against the paper); returns the lead
- * of its list's items. */
-static const char *print_title(FILE *out, LbFormat fmt, const char *dir, const char *what)
-{
-    fprintf(out, fmt == LB_FORMAT_MD ? "## linbench compare: %s%s\n\n" : "linbench compare: %s%s\n", dir, what);
-    return fmt == LB_FORMAT_MD ? "- " : "  ";
-}
-
 /* A line for each of the sides a, b (b may be NULL) whose run did not complete. */
-static void print_statuses(FILE *out, const char *item, const Mode *m, const LbSweepDir *a, const LbSweepDir *b,
-                           const char *what)
+static void print_statuses(FILE *out, const char *item, const Mode *m, const LbSweepDir *a, const LbSweepDir *b)
 {
     const LbSweepDir *side[2] = {a, b};
     for (int s = 0; s < 2 && side[s]; s++) {
         const char *st = lb_sweep_meta(side[s], "status", NULL);
         if (st && strcmp(st, "complete") != 0)
-            fprintf(out, "%s%s%s status: %s (cells not measured show NA)\n", item, m->block[s], what, st);
+            fprintf(out, "%s%s%s status: %s (cells not measured show NA)\n", item, m->block[s], m->statuses, st);
     }
 }
 
-/* Both sides' lines, each label padded to the longer: "A: DIR: what ran" (no newline after B's). */
-static void print_sides(FILE *out, const char *item, const Mode *m, const LbSweepDir *a, const LbSweepDir *b)
-{
-    const int w = (int)(strlen(m->block[0]) > strlen(m->block[1]) ? strlen(m->block[0]) : strlen(m->block[1]));
-    fprintf(out, "%s%s:%*s%s: ", item, m->block[0], 1 + w - (int)strlen(m->block[0]), "", a->dir);
-    describe(out, a);
-    fprintf(out, "\n%s%s:%*s%s: ", item, m->block[1], 1 + w - (int)strlen(m->block[1]), "", b->dir);
-    describe(out, b);
-}
-
-/* The peer's header lines: what differs between the runs, the batches, each side's energy. */
-static void print_peer_header(FILE *out, const char *item, const LbSweepDir *lin, const LbSweepDir *peer)
+/* The peer's header lines: its PyTorch (ending B's line), what differs between the runs, the
+ * batches, each side's energy. */
+static void print_peer_notes(FILE *out, const char *item, const LbSweepDir *lin, const LbSweepDir *peer)
 {
     const LbMeta *m[2] = {&lin->meta, &peer->meta};
     const char *compiled = lb_meta_get(m[1], "compile"), *sdpa = lb_meta_get(m[1], "sdpa");
@@ -493,7 +480,7 @@ static void print_peer_header(FILE *out, const char *item, const LbSweepDir *lin
         fprintf(out, "%sbatch: the peer ran linbench's batches (--batch-from %s)\n", item, from);
     else
         fprintf(out, "%sbatch: each side its own largest within its memory budget\n", item);
-    print_statuses(out, item, &modes[MODE_PEER], lin, peer, "");
+    print_statuses(out, item, &modes[MODE_PEER], lin, peer);
     const char *const *label = modes[MODE_PEER].block;
     for (int s = 0; s < 2; s++) { /* why a side's J per sequence reads NA */
         const char *energy = lb_meta_get(m[s], "energy"), *note = lb_meta_get(m[s], "energy_note");
@@ -503,6 +490,44 @@ static void print_peer_header(FILE *out, const char *item, const LbSweepDir *lin
             fprintf(out, "%s%s energy: %s%s%s%s\n", item, label[s], energy, note && *note ? " (" : "",
                     note && *note ? note : "", note && *note ? ")" : "");
     }
+}
+
+/* A report's header: its title, a line for each side (against the paper, the paper's own), the
+ * mode's notes, then a blank line. */
+static void print_head(FILE *out, LbFormat fmt, const Mode *m, const LbSweepDir *a, const LbSweepDir *b)
+{
+    const char *item = fmt == LB_FORMAT_MD ? "- " : "  ";
+    fprintf(out, fmt == LB_FORMAT_MD ? "## linbench compare: %s%s\n\n" : "linbench compare: %s%s\n", b ? "" : a->dir, m->title);
+    const int w = (int)(strlen(m->block[0]) > strlen(m->block[1]) ? strlen(m->block[0]) : strlen(m->block[1]));
+    const LbSweepDir *side[2] = {a, b};
+    for (int s = 0; s < 2; s++) { /* each label padded to the longer */
+        fprintf(out, "%s%s%s:%*s", s ? "\n" : "", item, m->block[s], 1 + w - (int)strlen(m->block[s]), "");
+        if (b)
+            fprintf(out, "%s: ", side[s]->dir);
+        if (side[s])
+            describe(out, side[s]);
+    }
+    if (!b && lb_sweep_is_train(a))
+        fprintf(out, "none: the paper has no training table (its Table 3 times inference), so no ratio to it");
+    else if (!b)
+        fprintf(out, "%s, Linformer with layerwise sharing; precision and model size not stated", LB_PAPER_DEVICE);
+    if (m == &modes[MODE_PEER]) {
+        print_peer_notes(out, item, a, b); /* the peer's meta.csv holds linbench's keys */
+        fputc('\n', out);
+        return;
+    }
+    fputc('\n', out);
+    char devices[512];
+    if (m->devices && lb_compare_devices_differ(a, b, devices, sizeof devices))
+        fprintf(out, "%sdevices differ: %s: %s\n", item, devices, m->devices);
+    if (m == &modes[MODE_PREDICTED])
+        fprintf(out, "%sroofline:  %s x %s of the rate, %s GB/s x %s, %s us per kernel\n", item,
+                lb_sweep_meta(b, "predict_product_tflop_per_s", "?"), lb_sweep_meta(b, "predict_product_efficiency", "?"),
+                lb_sweep_meta(b, "predict_bandwidth_gb_per_s", "?"), lb_sweep_meta(b, "predict_copy_efficiency", "?"),
+                lb_sweep_meta(b, "predict_launch_us", "?"));
+    if (m->statuses)
+        print_statuses(out, item, m, a, b);
+    fputc('\n', out);
 }
 
 /* --- the reports -------------------------------------------------------------------------------- */
@@ -548,93 +573,53 @@ static size_t other_pairs(FILE *out, LbFormat fmt, const LbSweepDir *a, const Lb
     return kept;
 }
 
-/* Table 3's view of one result: beside the paper's, or alone for a training step (the paper times
- * inference only). */
-static int compare_paper(FILE *out, const LbSweepDir *s, LbFormat fmt)
+/* Table 3's pair within each side over the union of both grids, then every other pair that
+ * speedups.csv holds. b NULL: against the paper (a training step alone: the paper times inference
+ * only), the other pairs as a's own grids, then breakdown.csv's tables. */
+static int compare_speedups(FILE *out, const LbSweepDir *a, const LbSweepDir *b, const Axes *ax, LbFormat fmt)
 {
-    const int predicted = s->kind == LB_RESULT_PREDICTED, train = lb_sweep_is_train(s);
-    Mode mode = modes[predicted ? MODE_PREDICTED_PAPER : MODE_PAPER];
-    if (train)
+    const int predicted = a->kind == LB_RESULT_PREDICTED, train = !b && lb_sweep_is_train(a);
+    Mode mode = modes[b ? MODE_SWEEPS : predicted ? MODE_PREDICTED_PAPER : MODE_PAPER];
+    if (train) {
+        mode.title = " in the layout of the Linformer paper's Table 3";
         mode.na = predicted ? "not predicted" : "not measured";
-    Pair p;
-    LB_TRY(pair_speedups(&p, &mode, s, NULL, s->grid.model, LB_TABLE3_BASELINE, s->grid.n, s->grid.rows, s->grid.k,
-                         s->grid.cols));
-    p.alone = train;
-    if (fmt == LB_FORMAT_CSV) {
-        const int rc = print_csv(out, &p, NULL, 0);
-        pair_free(&p);
-        return rc;
     }
-    const char *item = print_title(out, fmt, s->dir, train ? " in the layout of the Linformer paper's Table 3"
-                                                           : " against the Linformer paper, Table 3");
-    fprintf(out, "%s%s: ", item, mode.block[0]);
-    describe(out, s);
-    if (train)
-        fprintf(out, "\n%spaper:    %snone: the paper has no training table (its Table 3 times inference), so no ratio to it\n",
-                item, predicted ? " " : "");
-    else
-        fprintf(out, "\n%spaper:    %s%s, Linformer with layerwise sharing; precision and model size not stated\n", item,
-                predicted ? " " : "", LB_PAPER_DEVICE);
-    print_statuses(out, item, &mode, s, NULL, " sweep");
-    fputc('\n', out);
-    int rc = print_pair(out, fmt, &p, 0);
-    lb_table_print_legend(out, fmt, lb_grid_dash_meaning(dash_below_n(&p)), mode.na);
-    if (!predicted && !lb_grid_has_energy(&s->grid)) { /* a roofline has no energy model: nothing to explain */
-        const char *note = lb_sweep_meta(s, "energy_note", "");
-        fprintf(out, fmt == LB_FORMAT_MD ? "\nEnergy per sequence: not measured (%s).\n" : "Energy per sequence: not measured (%s)\n",
-                *note ? note : "a sweep from before linbench measured energy, or no cell of this grid has it");
-    }
-    pair_free(&p);
-    LbSpeedupPair pairs[LB_SPEEDUP_PAIRS_MAX];
-    const size_t np = rc == LB_OK ? other_pairs(out, fmt, s, NULL, pairs) : 0;
-    for (size_t i = 0; i < np && rc == LB_OK; i++) {
-        LbGrid g;
-        LB_TRY(lb_grid_pair_from_raw(s->rows, s->count, pairs[i].model, pairs[i].baseline, s->grid.n, s->grid.rows,
-                                     s->grid.k, s->grid.cols, &g));
-        char titles[Q_COUNT][160];
-        for (int q = 0; q < Q_COUNT; q++)
-            speedup_title(g.model, g.baseline, q, titles[q], sizeof titles[q]);
-        pair_heading(out, fmt, g.model, lb_model_name(g.baseline));
-        rc = lb_grid_print_table(out, fmt, &g, (const char *const[3]){titles[0], titles[1], titles[2]}, NULL);
-        lb_grid_free(&g);
-    }
-    return rc == LB_OK ? lb_breakdown_compare(out, s, fmt) : rc; /* where the sweep ran with --breakdown */
-}
-
-static int compare_sweeps(FILE *out, const LbSweepDir *a, const LbSweepDir *b, LbFormat fmt)
-{
-    size_t nn = 0, nk = 0;
-    int64_t *n = union_of(a->grid.n, a->grid.rows, b->grid.n, b->grid.rows, &nn);
-    int64_t *k = union_of(a->grid.k, a->grid.cols, b->grid.k, b->grid.cols, &nk);
-    const Mode *mode = &modes[MODE_SWEEPS];
     Pair p = {0};
-    int rc = n && k ? pair_speedups(&p, mode, a, b, a->grid.model, LB_TABLE3_BASELINE, n, nn, k, nk)
-                    : LB_FAIL(LB_ERR_NOMEM, "out of memory comparing two sweeps");
+    int rc = pair_speedups(&p, &mode, a, b, a->grid.model, LB_TABLE3_BASELINE, ax);
+    p.alone = train;
     if (rc == LB_OK && fmt == LB_FORMAT_CSV) {
         rc = print_csv(out, &p, NULL, 0);
     } else if (rc == LB_OK) {
-        const char *item = print_title(out, fmt, "", "two sweeps");
-        print_sides(out, item, mode, a, b);
-        fputc('\n', out);
-        char devices[512];
-        if (lb_compare_devices_differ(a, b, devices, sizeof devices))
-            fprintf(out, "%sdevices differ: %s: B / A compares the devices as well as the runs\n", item, devices);
-        print_statuses(out, item, mode, a, b, " sweep");
-        fputc('\n', out);
-        rc = print_pair(out, fmt, &p, 1);
-        lb_table_print_legend(out, fmt, lb_grid_dash_meaning(dash_below_n(&p)), mode->na);
+        print_head(out, fmt, &mode, a, b);
+        print_pair(out, fmt, &p, b != NULL);
+        lb_table_print_legend(out, fmt, lb_grid_dash_meaning(dash_below_n(&p)), mode.na);
+        if (!b && !predicted && !lb_grid_has_energy(&a->grid)) { /* a roofline has no energy model: nothing to explain */
+            const char *note = lb_sweep_meta(a, "energy_note", "");
+            fprintf(out, fmt == LB_FORMAT_MD ? "\nEnergy per sequence: not measured (%s).\n" : "Energy per sequence: not measured (%s)\n",
+                    *note ? note : "a sweep from before linbench measured energy, or no cell of this grid has it");
+        }
         LbSpeedupPair pairs[LB_SPEEDUP_PAIRS_MAX];
         const size_t np = other_pairs(out, fmt, a, b, pairs);
         for (size_t i = 0; i < np && rc == LB_OK; i++) {
             Pair o = {0};
-            if ((rc = pair_speedups(&o, mode, a, b, pairs[i].model, pairs[i].baseline, n, nn, k, nk)) == LB_OK)
-                rc = print_pair(out, fmt, &o, 1);
+            LbGrid g = {0};
+            if (b && (rc = pair_speedups(&o, &mode, a, b, pairs[i].model, pairs[i].baseline, ax)) == LB_OK)
+                print_pair(out, fmt, &o, 1);
+            if (!b && (rc = lb_grid_pair_from_raw(a->rows, a->count, pairs[i].model, pairs[i].baseline, ax->n, ax->nn,
+                                                  ax->k, ax->nk, &g)) == LB_OK) {
+                char titles[Q_COUNT][160];
+                for (int q = 0; q < Q_COUNT; q++)
+                    speedup_title(g.model, g.baseline, q, titles[q], sizeof titles[q]);
+                pair_heading(out, fmt, g.model, lb_model_name(g.baseline));
+                rc = lb_grid_print_table(out, fmt, &g, (const char *const[3]){titles[0], titles[1], titles[2]}, NULL);
+            }
             pair_free(&o);
+            lb_grid_free(&g);
         }
+        if (!b && rc == LB_OK)
+            rc = lb_breakdown_compare(out, a, fmt); /* where the sweep ran with --breakdown */
     }
     pair_free(&p);
-    free(n);
-    free(k);
     return rc;
 }
 
@@ -656,10 +641,10 @@ static int same_settings(const LbSweepDir *lin, const LbSweepDir *peer, LbModelK
 /* Against a peer-only exact attention: time and energy saved = the peer's / linbench's, memory
  * saved = linbench's batch / the peer's, as Table 3 sets Linformer against standard. */
 static int print_saved(FILE *out, LbFormat fmt, const LbSweepDir *lin, const LbSweepDir *peer, size_t v,
-                       const Pair *p, const int64_t *n, size_t nn, const int64_t *k, size_t nk)
+                       const Pair *p, const Axes *ax)
 {
     LbGrid g;
-    LB_TRY(lb_grid_alloc_pair(&g, p->model, p->peer->work, n, nn, k, nk));
+    LB_TRY(lb_grid_alloc_pair(&g, p->model, p->peer->work, ax->n, ax->nn, ax->k, ax->nk));
     for (size_t c = 0; c < g.rows * g.cols; c++) {
         if (g.time[c].kind == LB_GRID_EMPTY)
             continue;
@@ -675,12 +660,8 @@ static int print_saved(FILE *out, LbFormat fmt, const LbSweepDir *lin, const LbS
     return rc;
 }
 
-static int compare_peer(FILE *out, const LbSweepDir *lin, const LbSweepDir *peer, LbFormat fmt)
+static int compare_peer(FILE *out, const LbSweepDir *lin, const LbSweepDir *peer, const Axes *ax, LbFormat fmt)
 {
-    size_t nn = 0, nk = 0;
-    int64_t *n = union_of(lin->grid.n, lin->grid.rows, peer->grid.n, peer->grid.rows, &nn);
-    int64_t *k = union_of(lin->grid.k, lin->grid.cols, peer->grid.k, peer->grid.cols, &nk);
-    int rc = n && k ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory comparing with the peer");
     int measured[LB_MODEL_COUNT];
     (void)lb_models_measured(&lin->meta, lin->rows, lin->count, measured);
     static const char *const head[14] = {"comparison", "linbench_model", "peer_model", "n", "k",
@@ -688,14 +669,9 @@ static int compare_peer(FILE *out, const LbSweepDir *lin, const LbSweepDir *peer
                                          "linbench_batch", "peer_batch", "linbench_over_peer_batch",
                                          "linbench_j_per_seq", "peer_j_per_seq", "linbench_over_peer_energy"};
     const int csv = fmt == LB_FORMAT_CSV, md = fmt == LB_FORMAT_MD;
-    if (rc == LB_OK && csv) {
-        rc = lb_csv_write_record(out, head, 14);
-    } else if (rc == LB_OK) {
-        const char *item = print_title(out, fmt, "", "linbench against PyTorch (bench/peer), cell by cell");
-        print_sides(out, item, &modes[MODE_PEER], lin, peer); /* the peer's meta.csv holds linbench's keys */
-        print_peer_header(out, item, lin, peer);
-        fputc('\n', out);
-    }
+    int rc = csv ? lb_csv_write_record(out, head, 14) : LB_OK;
+    if (!csv)
+        print_head(out, fmt, &modes[MODE_PEER], lin, peer);
     int any = 0, baselines = 0;
     for (size_t v = 0; v < peer->nvariants; v++)
         baselines += peer->variants[v].exact_baseline;
@@ -722,12 +698,14 @@ static int compare_peer(FILE *out, const LbSweepDir *lin, const LbSweepDir *peer
                     continue;
                 }
                 Pair p;
-                if ((rc = pair_peer(&p, lin, peer, v, (LbModelKind)m, n, nn, k, nk)) != LB_OK)
+                if ((rc = pair_peer(&p, lin, peer, v, (LbModelKind)m, ax)) != LB_OK)
                     break;
                 any = 1;
                 const char *keys[3] = {pass == 0 ? "same_work" : "baseline", lb_model_name(p.model), pm->name};
-                rc = csv ? print_csv(out, &p, keys, 3)
-                         : pass == 0 ? print_pair(out, fmt, &p, 1) : print_saved(out, fmt, lin, peer, v, &p, n, nn, k, nk);
+                if (csv || pass == 1)
+                    rc = csv ? print_csv(out, &p, keys, 3) : print_saved(out, fmt, lin, peer, v, &p, ax);
+                else
+                    print_pair(out, fmt, &p, 1);
                 pair_free(&p);
             }
         }
@@ -737,8 +715,6 @@ static int compare_peer(FILE *out, const LbSweepDir *lin, const LbSweepDir *peer
             fprintf(out, "No pair to compare: the peer ran no model of the work linbench measured.\n");
         lb_table_print_legend(out, fmt, "no such cell (k >= n)", modes[MODE_PEER].na);
     }
-    free(n);
-    free(k);
     return rc;
 }
 
@@ -773,52 +749,51 @@ static void op_values(const Ops *o, const PairCell *x, const char *op, double v[
     v[5] = v[4] > 0 ? v[3] / v[4] : NAN;
 }
 
+/* Whether cell x is of model m and both sides' breakdown.csv hold its pass. */
+static int both_have_pass(const Ops *o, const PairCell *x, int m)
+{
+    double pass[6];
+    op_values(o, x, "pass", pass);
+    return x->model == (LbModelKind)m && !isnan(pass[0]) && !isnan(pass[1]);
+}
+
 /* Per model: each op's measured / predicted ms per sequence, one column per cell both hold. */
 static int print_ops(FILE *out, LbFormat fmt, const Pair *p, const Ops *o)
 {
     LbCellLabel *label = malloc((p->rows + 1) * sizeof *label);
     double *v = malloc(((size_t)LB_ROLE_COUNT + 1) * (p->rows + 1) * sizeof *v);
-    const PairCell **cell = malloc((p->rows + 1) * sizeof *cell);
-    int rc = label && v && cell ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory comparing a sweep with its prediction");
-    int any = 0;
-    for (int m = 0; m < LB_MODEL_COUNT && rc == LB_OK; m++) {
+    int rc = label && v ? LB_OK : LB_FAIL(LB_ERR_NOMEM, "out of memory comparing a sweep with its prediction");
+    for (int m = 0, any = 0; m < LB_MODEL_COUNT && rc == LB_OK; m++) {
         size_t nc = 0;
-        for (size_t r = 0; r < p->rows; r++) {
-            const PairCell *x = &p->cell[r];
-            double pass[6];
-            op_values(o, x, "pass", pass);
-            if (x->model == (LbModelKind)m && !isnan(pass[0]) && !isnan(pass[1])) {
-                lb_cell_label(x->model, x->n, x->k, label[nc]);
-                cell[nc++] = x;
-            }
-        }
+        for (size_t r = 0; r < p->rows; r++)
+            if (both_have_pass(o, &p->cell[r], m))
+                lb_cell_label(p->cell[r].model, p->cell[r].n, p->cell[r].k, label[nc++]);
         if (nc == 0)
             continue;
-        if (!any)
+        if (!any++)
             fprintf(out, fmt == LB_FORMAT_MD ? "\n## Per operation (breakdown.csv): measured / predicted ms per sequence\n"
                                              : "\nPer operation (breakdown.csv): measured / predicted ms per sequence; far above the pass's\nratio: that operation runs far from its roofline on this card\n");
-        any = 1;
         const char *ops[LB_ROLE_COUNT + 1], *fmts[LB_ROLE_COUNT + 1];
         size_t nops = 0;
         for (int r = 0; r <= LB_ROLE_COUNT; r++) { /* the roles in order, then pass; those either side has */
             const char *op = r < LB_ROLE_COUNT ? lb_op_role_name((LbOpRole)r) : "pass";
             int present = 0;
-            for (size_t c = 0; c < nc; c++) {
+            for (size_t i = 0, c = 0; i < p->rows; i++) {
                 double x[6];
-                op_values(o, cell[c], op, x);
+                if (!both_have_pass(o, &p->cell[i], m))
+                    continue;
+                op_values(o, &p->cell[i], op, x);
                 present |= !isnan(x[0]) || !isnan(x[1]);
-                v[nops * nc + c] = x[5];
+                v[nops * nc + c++] = x[5];
             }
-            if (present) {
-                fmts[nops] = "%.3g";
-                ops[nops++] = op;
-            }
+            fmts[nops] = "%.3g";
+            ops[nops] = op;
+            nops += present;
         }
         lb_table_print_numbers(out, fmt, (LbModelKind)m, nc, label, nops, ops, v, fmts);
     }
     free(label);
     free(v);
-    free(cell);
     return rc;
 }
 
@@ -870,32 +845,16 @@ static int compare_cells(FILE *out, const LbSweepDir *a, const LbSweepDir *b, Lb
     if (rc == LB_OK && fmt == LB_FORMAT_CSV) {
         rc = print_cells_csv(out, &p, &o);
     } else if (rc == LB_OK) {
-        const char *item = print_title(out, fmt, "", predicted ? "a sweep against its prediction"
-                                                               : "a training step against the forward pass");
-        print_sides(out, item, p.mode, a, b);
-        char devices[512];
-        if (predicted && lb_compare_devices_differ(a, b, devices, sizeof devices))
-            fprintf(out, "\n%sdevices differ: %s: measured / predicted compares the devices as well as the model", item, devices);
-        if (predicted) {
-            fprintf(out, "\n%sroofline:  %s x %s of the rate, %s GB/s x %s, %s us per kernel\n\n", item,
-                    lb_sweep_meta(b, "predict_product_tflop_per_s", "?"), lb_sweep_meta(b, "predict_product_efficiency", "?"),
-                    lb_sweep_meta(b, "predict_bandwidth_gb_per_s", "?"), lb_sweep_meta(b, "predict_copy_efficiency", "?"),
-                    lb_sweep_meta(b, "predict_launch_us", "?"));
-        } else {
-            fputc('\n', out);
-            print_statuses(out, item, p.mode, a, b, " sweep");
-            fputc('\n', out);
-        }
+        static const char *const legend[2][2] = { /* passes, predicted; text, md */
+            {"train / forward: how many times a forward pass the step costs (ms per sequence) and fits (largest batch)\nOOM: out of memory at batch 1   ERR: the cell failed   NA: %s\n",
+             "\ntrain / forward: how many times a forward pass the step costs (ms per sequence) and fits (largest batch). `OOM`: out of memory at batch 1; `ERR`: the cell failed; `NA`: %s.\n"},
+            {"ratio: measured / predicted; a time ratio above 1 is slower than the roofline says\nOOM: out of memory at batch 1   ERR: the cell failed   NA: %s\n",
+             "\nratio: measured / predicted; a time ratio above 1 is slower than the roofline says. `OOM`: out of memory at batch 1; `NA`: %s.\n"}};
         static const char *const titles[2] = {"largest batch", "ms per sequence"};
         const PairTable t = {&p, -1};
-        rc = lb_table_print_fn(out, fmt, "cell", p.rows, 3, titles, 2, pair_text, &t);
-        if (rc == LB_OK && predicted)
-            fprintf(out, fmt == LB_FORMAT_MD ? "\nratio: measured / predicted; a time ratio above 1 is slower than the roofline says. `OOM`: out of memory at batch 1; `NA`: not in that directory.\n"
-                                             : "ratio: measured / predicted; a time ratio above 1 is slower than the roofline says\nOOM: out of memory at batch 1   ERR: the cell failed   NA: not in that directory\n");
-        else if (rc == LB_OK)
-            fprintf(out, fmt == LB_FORMAT_MD ? "\ntrain / forward: how many times a forward pass the step costs (ms per sequence) and fits (largest batch). `OOM`: out of memory at batch 1; `ERR`: the cell failed; `NA`: %s.\n"
-                                             : "train / forward: how many times a forward pass the step costs (ms per sequence) and fits (largest batch)\nOOM: out of memory at batch 1   ERR: the cell failed   NA: %s\n",
-                    p.mode->na);
+        print_head(out, fmt, p.mode, a, b);
+        lb_table_print_fn(out, fmt, "cell", p.rows, 3, titles, 2, pair_text, &t);
+        fprintf(out, legend[predicted][fmt == LB_FORMAT_MD], p.mode->na);
         if (rc == LB_OK && o.count[0] > 0 && o.count[1] > 0)
             rc = print_ops(out, fmt, &p, &o);
     }
@@ -912,6 +871,20 @@ static int sweep_second(const LbSweepDir *a, const LbSweepDir *b)
     return a->kind == LB_RESULT_PEER || (a->kind == LB_RESULT_PREDICTED && b->kind == LB_RESULT_SWEEP);
 }
 
+/* The first of ids, then where name_too the device's name, on which a and b differ, refused as
+ * "LEAD: A ran KEY X and B VERBKEY Y: TAIL"; LB_OK where none does. */
+static int refuse_difference(const LbSweepDir *a, const LbSweepDir *b, const LbSettingId *ids, size_t count,
+                             int name_too, const char *lead, const char *verb, const char *tail)
+{
+    const int i = lb_settings_first_difference(&a->meta, &b->meta, ids, count);
+    const char *key = i >= 0 ? lb_settings[ids[i]].key : "device_name";
+    const char *x = i >= 0 ? setting(&a->meta, ids[i]) : lb_sweep_meta(a, key, "");
+    const char *y = i >= 0 ? setting(&b->meta, ids[i]) : lb_sweep_meta(b, key, "");
+    if (i < 0 && (!name_too || strcmp(x, y) == 0))
+        return LB_OK;
+    return LB_FAIL(LB_ERR_FORMAT, "%s: %s ran %s %s and %s %s%s %s: %s", lead, a->dir, key, x, b->dir, verb, key, y, tail);
+}
+
 int lb_compare_check(const LbSweepDir *a, const LbSweepDir *b)
 {
     if (!b && a->kind == LB_RESULT_PEER)
@@ -924,56 +897,42 @@ int lb_compare_check(const LbSweepDir *a, const LbSweepDir *b)
         return LB_FAIL(LB_ERR_FORMAT, "both directories are results of bench/peer: should be a linbench sweep and a peer's result");
     if (sweep_second(a, b))
         return lb_compare_check(b, a);
-    if (b->kind == LB_RESULT_PEER) {
-        if (strcmp(storage(&a->meta), storage(&b->meta)) != 0)
-            return LB_FAIL(LB_ERR_FORMAT, "not the same work: %s stored %s and %s %s: compare needs both sides to run one model",
-                           a->dir, storage(&a->meta), b->dir, storage(&b->meta));
-        static const LbSettingId shape[] = {LB_SET_LAYERS, LB_SET_DMODEL, LB_SET_HEADS, LB_SET_FFN, LB_SET_VOCAB};
-        const int i = lb_settings_first_difference(&a->meta, &b->meta, shape, sizeof shape / sizeof shape[0]);
-        if (i >= 0)
-            return LB_FAIL(LB_ERR_FORMAT, "not the same work: %s ran %s %s and %s %s %s: compare needs both sides to run one model",
-                           a->dir, lb_settings[shape[i]].key, setting(&a->meta, shape[i]), b->dir,
-                           lb_settings[shape[i]].key, setting(&b->meta, shape[i]));
-    } else if (a->kind != b->kind) {
-        static const LbSettingId work[] = {LB_SET_LAYERS, LB_SET_DMODEL, LB_SET_HEADS, LB_SET_FFN, LB_SET_VOCAB,
-                                           LB_SET_DTYPE,  LB_SET_TF32,   LB_SET_SHARING, LB_SET_ORDER, LB_SET_CHUNK,
-                                           LB_SET_K_SCHEDULE, LB_SET_PASS};
-        const int i = lb_settings_first_difference(&a->meta, &b->meta, work, sizeof work / sizeof work[0]);
-        if (i >= 0)
-            return LB_FAIL(LB_ERR_FORMAT,
-                           "not the same work: %s ran %s %s and %s predicted %s %s: compare needs the prediction of the "
-                           "sweep's own model (linbench predict with the sweep's flags)",
-                           a->dir, lb_settings[work[i]].key, setting(&a->meta, work[i]), b->dir,
-                           lb_settings[work[i]].key, setting(&b->meta, work[i]));
-    } else if (lb_sweep_is_train(a) != lb_sweep_is_train(b)) { /* train / forward measures the pass alone when nothing else differs */
-        static const LbSettingId same[] = {LB_SET_N,     LB_SET_K,     LB_SET_MODELS,  LB_SET_LAYERS,    LB_SET_DMODEL,
-                                           LB_SET_HEADS, LB_SET_FFN,   LB_SET_VOCAB,   LB_SET_DTYPE,     LB_SET_TF32,
-                                           LB_SET_SHARING, LB_SET_ORDER, LB_SET_CHUNK, LB_SET_K_SCHEDULE, LB_SET_DEVICE,
-                                           LB_SET_MEM_LIMIT, LB_SET_MAX_BATCH, LB_SET_HEADROOM, LB_SET_AUTOTUNE};
-        const int i = lb_settings_first_difference(&a->meta, &b->meta, same, sizeof same / sizeof same[0]);
-        const char *key = i >= 0 ? lb_settings[same[i]].key : "device_name";
-        const char *x = i >= 0 ? setting(&a->meta, same[i]) : lb_sweep_meta(a, key, "");
-        const char *y = i >= 0 ? setting(&b->meta, same[i]) : lb_sweep_meta(b, key, "");
-        if (i >= 0 || strcmp(x, y) != 0)
-            return LB_FAIL(LB_ERR_FORMAT,
-                           "not the same sweep but for the pass: %s ran %s %s and %s %s %s: compare sets a training step "
-                           "beside a forward pass only where nothing else differs (sweep --pass train with the forward sweep's flags)",
-                           a->dir, key, x, b->dir, key, y);
-    }
+    static const LbSettingId work[] = {LB_SET_LAYERS, LB_SET_DMODEL, LB_SET_HEADS, LB_SET_FFN, LB_SET_VOCAB, /* the shape */
+                                       LB_SET_DTYPE,  LB_SET_TF32,   LB_SET_SHARING, LB_SET_ORDER, LB_SET_CHUNK,
+                                       LB_SET_K_SCHEDULE, LB_SET_PASS};
+    static const LbSettingId same[] = {LB_SET_N,     LB_SET_K,     LB_SET_MODELS,  LB_SET_LAYERS,    LB_SET_DMODEL,
+                                       LB_SET_HEADS, LB_SET_FFN,   LB_SET_VOCAB,   LB_SET_DTYPE,     LB_SET_TF32,
+                                       LB_SET_SHARING, LB_SET_ORDER, LB_SET_CHUNK, LB_SET_K_SCHEDULE, LB_SET_DEVICE,
+                                       LB_SET_MEM_LIMIT, LB_SET_MAX_BATCH, LB_SET_HEADROOM, LB_SET_AUTOTUNE};
+    if (b->kind == LB_RESULT_PEER && strcmp(storage(&a->meta), storage(&b->meta)) != 0)
+        return LB_FAIL(LB_ERR_FORMAT, "not the same work: %s stored %s and %s %s: compare needs both sides to run one model",
+                       a->dir, storage(&a->meta), b->dir, storage(&b->meta));
+    if (b->kind == LB_RESULT_PEER)
+        return refuse_difference(a, b, work, 5, 0, "not the same work", "", "compare needs both sides to run one model");
+    if (a->kind != b->kind)
+        return refuse_difference(a, b, work, sizeof work / sizeof work[0], 0, "not the same work", "predicted ",
+                                 "compare needs the prediction of the sweep's own model (linbench predict with the sweep's flags)");
+    if (lb_sweep_is_train(a) != lb_sweep_is_train(b)) /* train / forward measures the pass alone when nothing else differs */
+        return refuse_difference(a, b, same, sizeof same / sizeof same[0], 1, "not the same sweep but for the pass",
+                                 "", "compare sets a training step beside a forward pass only where nothing else differs (sweep --pass train with the forward sweep's flags)");
     return LB_OK;
 }
 
 int lb_compare(FILE *out, const LbSweepDir *a, const LbSweepDir *b, LbFormat fmt)
 {
-    if (!b)
-        return compare_paper(out, a, fmt);
-    if (sweep_second(a, b))
+    if (b && sweep_second(a, b))
         return lb_compare(out, b, a, fmt);
-    if (b->kind == LB_RESULT_PEER)
-        return compare_peer(out, a, b, fmt);
-    if (a->kind != b->kind)
+    if (b && b->kind != LB_RESULT_PEER && a->kind != b->kind)
         return compare_cells(out, a, b, fmt, MODE_PREDICTED);
-    if (lb_sweep_is_train(a) != lb_sweep_is_train(b)) /* the forward pass is A */
+    if (b && b->kind != LB_RESULT_PEER && lb_sweep_is_train(a) != lb_sweep_is_train(b)) /* the forward pass is A */
         return compare_cells(out, lb_sweep_is_train(a) ? b : a, lb_sweep_is_train(a) ? a : b, fmt, MODE_PASSES);
-    return compare_sweeps(out, a, b, fmt);
+    Axes ax = {0};
+    ax.n = union_of(a->grid.n, a->grid.rows, b ? b->grid.n : a->grid.n, b ? b->grid.rows : 0, &ax.nn);
+    ax.k = union_of(a->grid.k, a->grid.cols, b ? b->grid.k : a->grid.k, b ? b->grid.cols : 0, &ax.nk);
+    const int rc = !ax.n || !ax.k ? LB_FAIL(LB_ERR_NOMEM, "out of memory comparing two results")
+                   : b && b->kind == LB_RESULT_PEER ? compare_peer(out, a, b, &ax, fmt)
+                                                    : compare_speedups(out, a, b, &ax, fmt);
+    free(ax.n);
+    free(ax.k);
+    return rc;
 }

@@ -1,11 +1,7 @@
 /* `linbench compare`: two row sets paired on (model, n, k), per cell each side and a ratio. The
- * second set chooses the mode: none, the paper's Table 3 (measured / paper; a training step shows
- * its own speedups alone); another sweep (B / A over the union of both grids, for every pair
- * speedups.csv holds); the same sweep with the other --pass (train / forward); bench/peer's result
- * (linbench / peer, then each model against a peer-only exact attention); a prediction (measured /
- * predicted, per operation where both have breakdown.csv). The sweep is A whatever the order.
- * Markers: "-" no such cell (k >= n), ERR, OOM, NA, in that order of precedence. CSV: README's
- * compare --format. */
+ * second set (none: the paper's Table 3; another sweep; the other --pass; bench/peer's result; a
+ * prediction) chooses the mode, and the sweep is A whatever the order. CSV: README's compare
+ * --format. */
 #ifndef LB_COMPARE_H
 #define LB_COMPARE_H
 

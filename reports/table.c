@@ -1,7 +1,6 @@
 /* Text and Markdown tables (see table.h). */
 #include "reports/table.h"
 
-#include <stdlib.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -50,19 +49,18 @@ static void print_md(FILE *out, const Table *t, size_t rows, size_t cols, const 
     fprintf(out, "\n");
 }
 
-int lb_table_print_fn(FILE *out, LbFormat fmt, const char *corner, size_t rows, size_t cols,
+void lb_table_print_fn(FILE *out, LbFormat fmt, const char *corner, size_t rows, size_t cols,
                       const char *const *titles, size_t nblocks, LbTableText fn, const void *ctx)
 {
     const Table t = {corner, fn, ctx};
     if (fmt == LB_FORMAT_MD) {
         for (size_t b = 0; b < nblocks; b++)
             print_md(out, &t, rows, cols, titles[b], b);
-        return LB_OK;
+        return;
     }
     /* Text: one width for all the cells of a block, so its columns line up. */
-    size_t *w = calloc(nblocks + 1, sizeof *w), label_w = 0; /* a block is cols x (w + 2) wide */
-    if (!w)
-        return LB_FAIL(LB_ERR_NOMEM, "out of memory printing a table");
+    size_t w[LB_TABLE_BLOCKS] = {0}, label_w = 0; /* a block is cols x (w + 2) wide */
+    nblocks = nblocks < LB_TABLE_BLOCKS ? nblocks : LB_TABLE_BLOCKS;
     char buf[40];
     int any_title = 0;
     for (size_t line = 0; line <= rows; line++)
@@ -79,13 +77,9 @@ int lb_table_print_fn(FILE *out, LbFormat fmt, const char *corner, size_t rows, 
     }
     if (any_title) {
         fprintf(out, "%*s", (int)label_w, "");
-        for (size_t b = 0; b < nblocks; b++) {
-            const char *title = titles[b] ? titles[b] : "";
-            if (b + 1 < nblocks)
-                fprintf(out, "%s  %-*s", b ? " |" : "", (int)(cols * (w[b] + 2) - 2), title);
-            else
-                fprintf(out, "%s  %s", b ? " |" : "", title);
-        }
+        for (size_t b = 0; b < nblocks; b++) /* the last title unpadded */
+            fprintf(out, "%s  %-*s", b ? " |" : "", b + 1 < nblocks ? (int)(cols * (w[b] + 2) - 2) : 0,
+                    titles[b] ? titles[b] : "");
         fprintf(out, "\n");
     }
     for (size_t line = 0; line <= rows; line++) {
@@ -98,8 +92,6 @@ int lb_table_print_fn(FILE *out, LbFormat fmt, const char *corner, size_t rows, 
         }
         fprintf(out, "\n");
     }
-    free(w);
-    return LB_OK;
 }
 
 void lb_cell_label(LbModelKind m, int64_t n, int64_t k, LbCellLabel buf)
@@ -156,16 +148,16 @@ static void grid_text(const void *ctx, size_t b, size_t r, size_t c, char *buf, 
         lb_grid_cell_text(&(b == 0 ? g->time : b == 1 ? g->memory : g->energy)[r * g->cols + c], "x", buf, size);
 }
 
-static int grid_table(FILE *out, LbFormat fmt, const LbGrid *g, const char *const titles[3], const char *const *units)
+static void grid_table(FILE *out, LbFormat fmt, const LbGrid *g, const char *const titles[3], const char *const *units)
 {
     const GridText t = {g, units}; /* energy where the device had a counter (METHOD.md, "Energy") */
-    return lb_table_print_fn(out, fmt, lb_model_has_k(g->model) ? "n \\ k" : "n", g->rows, g->cols, titles,
+    lb_table_print_fn(out, fmt, lb_model_has_k(g->model) ? "n \\ k" : "n", g->rows, g->cols, titles,
                              lb_grid_has_energy(g) ? 3 : 2, grid_text, &t);
 }
 
 int lb_grid_print_table(FILE *out, LbFormat fmt, const LbGrid *g, const char *const titles[3], const char *const *units)
 {
-    LB_TRY(grid_table(out, fmt, g, titles, units));
+    grid_table(out, fmt, g, titles, units);
     if (fmt == LB_FORMAT_TEXT)
         fputc('\n', out);
     return LB_OK;
@@ -181,8 +173,7 @@ void lb_grid_print(FILE *out, const LbGrid *g, LbFormat fmt)
         {"time saved", "memory saved", "energy saved"},
         {"Time saved (ms per sequence, standard / Linformer)", "Memory saved (largest batch, Linformer / standard)",
          "Energy saved (joules per sequence, standard / Linformer)"}};
-    if (grid_table(out, fmt, g, titles[fmt == LB_FORMAT_MD], NULL) != LB_OK)
-        return;
+    grid_table(out, fmt, g, titles[fmt == LB_FORMAT_MD], NULL);
     if (fmt == LB_FORMAT_TEXT)
         fprintf(out, "time saved = ms per sequence, standard / Linformer; memory saved = largest batch, Linformer / standard%s\n",
                 lb_grid_has_energy(g) ? "; energy saved = joules per sequence, standard / Linformer" : "");

@@ -18,10 +18,11 @@ typedef enum LbFormat { LB_FORMAT_TEXT, LB_FORMAT_MD, LB_FORMAT_CSV } LbFormat;
 /* Text: blocks side by side, right-aligned, separated by " | ", each title over its block;
  * Markdown: one table per block under its title in bold (CSV is each report's own). Every string
  * comes from fn(ctx, block, row, col, buf, size): row SIZE_MAX asks for a
- * column label of that block, col SIZE_MAX for a row label (block 0). All blocks share cols.
- * LB_OK or LB_ERR_NOMEM. */
+ * column label of that block, col SIZE_MAX for a row label (block 0). All blocks share cols; at
+ * most LB_TABLE_BLOCKS blocks. */
+#define LB_TABLE_BLOCKS 3
 typedef void (*LbTableText)(const void *ctx, size_t block, size_t row, size_t col, char *buf, size_t size);
-int lb_table_print_fn(FILE *out, LbFormat fmt, const char *corner, size_t rows, size_t cols,
+void lb_table_print_fn(FILE *out, LbFormat fmt, const char *corner, size_t rows, size_t cols,
                       const char *const *titles, size_t nblocks, LbTableText fn, const void *ctx);
 
 /* A cell's label: n, or n/k for a model with a k axis. */
