@@ -40,6 +40,28 @@ static inline LbRun sc_stop_after(char *const argv[], const char *dir, int sig, 
     return lb_wait(pid);
 }
 
+/* sc_expect(r, code, lines, what, word, ...): one check that run r (freed here) exited `code` with
+ * every word on stderr and, where lines >= 0, that many lines there; sc_run_expect(argv, code,
+ * lines, word, ...): the same of running argv. Returns whether it held. */
+#define sc_expect(r, code, lines, ...) sc_expect_at(__FILE__, __LINE__, r, code, lines, __VA_ARGS__, (const char *)NULL)
+#define sc_run_expect(argv, code, lines, ...) sc_expect(lb_run(argv), code, lines, lb_argv_text(argv), __VA_ARGS__)
+static inline int sc_expect_at(const char *file, int line, LbRun r, int code, int lines, const char *what, ...)
+{
+    int ok = r.code == code && (lines < 0 || lb_lines(r.err) == lines);
+    char words[256] = "";
+    va_list ap;
+    va_start(ap, what);
+    for (const char *w = va_arg(ap, const char *); w; w = va_arg(ap, const char *)) {
+        ok &= strstr(r.err, w) != NULL;
+        snprintf(words + strlen(words), sizeof words - strlen(words), " \"%s\"", w);
+    }
+    va_end(ap);
+    lb_check_at(ok, file, line, "%s: exit %d, should be %d with %d line(s) of stderr naming%s: %s", what, r.code, code,
+                lines, words, r.err);
+    lb_run_free(&r);
+    return ok;
+}
+
 /* dir/raw.csv's rows through libcsv (*rows malloc'd): lb_raw_read's status. */
 static inline int sc_read_rows(const char *dir, LbCellResult **rows, size_t *count)
 {

@@ -20,6 +20,8 @@
 #include "tests/reports/npy_read.h"
 
 static const char *bin;
+/* linbench's argv: ARGV("sweep", TINY, "--out", dir) */
+#define ARGV(...) LB_ARGV((char *)bin, __VA_ARGS__)
 
 /* The emulator is slow: one layer, d_model 32, 2 heads, ffn 64, vocab 100. */
 #define TINY "--layers", "1", "--d-model", "32", "--heads", "2", "--ffn", "64", "--vocab", "100"
@@ -33,7 +35,7 @@ static char *meta_value(const char *dir, const char *key)
 
 static void check_info(void)
 {
-    LbRun r = lb_run(LB_ARGV((char *)bin, "info"));
+    LbRun r = lb_run(ARGV("info"));
     lb_check(r.code == 0 && strstr(r.out, "EMULATED") && strstr(r.out, "emulated GPU"),
              "info on the emulator: exit %d, output:\n%s", r.code, r.out);
     /* the emulator has no clocks (nor has a GPU whose NVML cannot be loaded): unknown, never -1 */
@@ -48,11 +50,10 @@ static void check_gpu_index(const char *scratch)
 {
     char out[512];
     snprintf(out, sizeof out, "%s/gpu-5", scratch);
-    lb_run_refused(LB_ARGV((char *)bin, "run", "--gpu", "5", TINY, "--n", "64"), "for --gpu", "0 to 0");
-    lb_run_refused(LB_ARGV((char *)bin, "sweep", "--gpu", "5", TINY, "--n", "64", "--k", "16", "-q", "--out", out),
-                   "for --gpu", "0 to 0");
-    lb_run_refused(LB_ARGV((char *)bin, "check", "--gpu", "5", "--quick"), "for --gpu", "0 to 0");
-    lb_run_refused(LB_ARGV((char *)bin, "info", "--gpu", "5"), "for --gpu", "0 to 0");
+    lb_run_refused(ARGV("run", "--gpu", "5", TINY, "--n", "64"), "for --gpu", "0 to 0");
+    lb_run_refused(ARGV("sweep", "--gpu", "5", TINY, "--n", "64", "--k", "16", "-q", "--out", out), "for --gpu", "0 to 0");
+    lb_run_refused(ARGV("check", "--gpu", "5", "--quick"), "for --gpu", "0 to 0");
+    lb_run_refused(ARGV("info", "--gpu", "5"), "for --gpu", "0 to 0");
     lb_check(!lb_exists(out), "sweep --gpu 5 leaves no directory");
 }
 
@@ -60,13 +61,11 @@ static void check_sweep(const char *scratch)
 {
     char out[512];
     snprintf(out, sizeof out, "%s/sweep", scratch);
-    LbRun r = lb_run(LB_ARGV((char *)bin, "sweep", "--device", "cuda", TINY, "--n", "64:128", "--k", "16:32",
-                             "--max-batch", "2", "--cell-time", "1", "-q", "--out", out));
-    lb_check(r.code == 0, "sweep --device cuda on the emulator: exit %d\n%s", r.code, r.err);
+    lb_run_ok(ARGV("sweep", "--device", "cuda", TINY, "--n", "64:128", "--k", "16:32", "--max-batch", "2", "--cell-time",
+                   "1", "-q", "--out", out), "sweep --device cuda on the emulator");
     sc_check_meta_has(out, "device_name", "emulated", "sweep --device cuda on the emulator");
     sc_check_meta(out, "status", "complete", "sweep --device cuda on the emulator");
     sc_each_once(out, 6, "sweep --device cuda on the emulator");
-    lb_run_free(&r);
 }
 
 static void check_autotune(const char *scratch)
@@ -88,12 +87,8 @@ static void check_autotune(const char *scratch)
     free(tuning);
 
     char *before = lb_slurp_in(on, "meta.csv");
-    LbRun r = lb_run(LB_ARGV((char *)bin, "sweep", "--resume", on, "--no-autotune", "-q"));
-    lb_check(r.code == 2 && strstr(r.err, "--no-autotune") && strstr(r.err, "matmul_autotune") && lb_lines(r.err) == 1,
-             "--resume --no-autotune of a tuned sweep: exit 2, one line naming the flag and the key (%d): %s", r.code,
-             r.err);
+    sc_run_expect(ARGV("sweep", "--resume", on, "--no-autotune", "-q"), 2, 1, "--no-autotune", "matmul_autotune");
     lb_check(lb_same_text(before, lb_slurp_in(on, "meta.csv")), "and meta.csv is left as it was");
-    lb_run_free(&r);
 
     char *argv_off[] = {AUTOTUNE_SWEEP(off), "--no-autotune", NULL};
 #undef AUTOTUNE_SWEEP
@@ -110,8 +105,8 @@ static int dump(const char *scratch, const char *device, const char *dtype, NpyF
 {
     char dir[512], file[600];
     snprintf(dir, sizeof dir, "%s/dump-%s-%s", scratch, device, dtype);
-    LbRun r = lb_run(LB_ARGV((char *)bin, "run", "--device", (char *)device, "--dtype", (char *)dtype, TINY, "--n",
-                             "64", "--k", "16", "--model", "linformer", "--batch", "2", "--dump", dir));
+    LbRun r = lb_run(ARGV("run", "--device", (char *)device, "--dtype", (char *)dtype, TINY, "--n", "64", "--k", "16",
+                          "--model", "linformer", "--batch", "2", "--dump", dir));
     const int code = r.code;
     if (code != 0)
         printf("run --dump on %s %s: exit %d\n%s", device, dtype, code, r.err);
@@ -152,8 +147,8 @@ static long long one_cell_batch(const char *scratch, const char *tag)
 {
     char out[512];
     snprintf(out, sizeof out, "%s/oom-%s", scratch, tag);
-    LbRun r = lb_run(LB_ARGV((char *)bin, "sweep", "--device", "cuda", TINY, "--n", "64", "--k", "16", "--cell-time",
-                             "1", "--headroom", "0", "-q", "--out", out));
+    LbRun r = lb_run(ARGV("sweep", "--device", "cuda", TINY, "--n", "64", "--k", "16", "--cell-time", "1", "--headroom",
+                          "0", "-q", "--out", out));
     LbCellResult *rows = NULL;
     size_t count = 0;
     const int read = sc_read_rows(out, &rows, &count) == 0 && count >= 1;
@@ -172,18 +167,13 @@ static void check_headroom(const char *scratch)
     snprintf(out, sizeof out, "%s/headroom", scratch);
     char *argv[] = {(char *)bin, "sweep", "--device", "cuda", TINY, "--n", "64", "--k", "16", "--max-batch", "1",
                     "--cell-time", "1", "-q", "--out", out, NULL};
-    LbRun r = lb_run(argv);
-    lb_check(r.code == 0, "512 MiB emulated device: exit %d", r.code);
+    lb_run_ok(argv, "512 MiB emulated device");
     sc_check_meta(out, "memory_budget_bytes", "268435456", "512 MiB emulated device");
     sc_check_meta(out, "memory_headroom_bytes", "268435456", "512 MiB emulated device");
-    lb_run_free(&r);
     setenv("LB_EMU_MEMORY", "200M", 1);
     snprintf(out, sizeof out, "%s/headroom-small", scratch);
-    r = lb_run(argv);
+    sc_expect(lb_run(argv), 1, 1, "200 MiB free under a 256 MiB headroom", "--headroom");
     unsetenv("LB_EMU_MEMORY");
-    lb_check(r.code == 1 && strstr(r.err, "--headroom") && strchr(r.err, '\n') == strrchr(r.err, '\n'),
-             "200 MiB free under a 256 MiB headroom: exit %d, stderr %s", r.code, r.err);
-    lb_run_free(&r);
 }
 
 /* A --mem-limit above the 512 MiB device's free memory less the 256 MiB headroom is refused as
@@ -207,11 +197,9 @@ static void check_mem_limit(const char *scratch)
     for (char **a = sweep; *a; a++)
         if (strcmp(*a, "1G") == 0)
             *a = "64M";
-    LbRun r = lb_run(sweep);
-    lb_check(r.code == 0, "sweep --mem-limit 64M: exit %d\n%s", r.code, r.err);
+    lb_run_ok(sweep, "sweep --mem-limit 64M");
     sc_check_meta(out, "mem_limit", "67108864", "sweep --mem-limit 64M");
     sc_check_meta(out, "memory_budget_bytes", "67108864", "sweep --mem-limit 64M");
-    lb_run_free(&r);
 }
 
 static void check_step_down(const char *scratch)
@@ -239,9 +227,9 @@ static void check_calibration_budget(const char *scratch)
     for (int i = 0; i < 2; i++) {
         char out[512];
         snprintf(out, sizeof out, "%s/budget-%s", scratch, limits[i]);
-        LbRun r = lb_run(LB_ARGV((char *)bin, "sweep", "--device", "cuda", "--layers", "2", "--d-model", "64",
-                                 "--heads", "4", "--ffn", "128", "--vocab", "500", "--n", "64,128", "--k", "16,32",
-                                 "--mem-limit", (char *)limits[i], "--cell-time", "1", "--out", out));
+        LbRun r = lb_run(ARGV("sweep", "--device", "cuda", "--layers", "2", "--d-model", "64", "--heads", "4", "--ffn",
+                              "128", "--vocab", "500", "--n", "64,128", "--k", "16,32", "--mem-limit", (char *)limits[i],
+                              "--cell-time", "1", "--out", out));
         lb_check(r.code == 0 && !strstr(r.err, "reps must be") && !strstr(r.err, "caps at least"),
                  "sweep --mem-limit %s on the emulator: exit %d\n%s", limits[i], r.code, r.err);
         lb_run_free(&r);
@@ -266,13 +254,11 @@ static void check_all(const char *scratch, const char *one)
 {
     char dirn[512];
     snprintf(dirn, sizeof dirn, "%s/three", scratch);
-    lb_run_ok(LB_ARGV((char *)bin, "sweep", "--device", "cuda", GRID, "-q", "--out", (char *)one), "one-GPU sweep");
+    lb_run_ok(ARGV("sweep", "--device", "cuda", GRID, "-q", "--out", (char *)one), "one-GPU sweep");
     lb_check(sc_rows(one) == CELLS, "one-GPU sweep: %d rows: should be %d", sc_rows(one), CELLS);
 
-    LbRun r = lb_run(LB_ARGV((char *)bin, "sweep", "--device", "cuda", "--gpus", "all", GRID, "--out", dirn));
-    lb_check(r.code == 0, "--gpus all on 3 emulated GPUs: exit %d\n%s", r.code, r.err);
-    lb_check(strstr(r.err, "[gpu 2]") != NULL, "progress lines name their GPU:\n%s", r.err);
-    lb_run_free(&r);
+    /* the progress lines name their GPU */
+    sc_run_expect(ARGV("sweep", "--device", "cuda", "--gpus", "all", GRID, "--out", dirn), 0, -1, "[gpu 2]");
     sc_same_rows(dirn, one, 1, "--gpus all against one GPU");
     LbCellResult *got = NULL;
     size_t n = 0;
@@ -305,12 +291,8 @@ static void check_breakdown(const char *scratch)
     char dir[512];
     snprintf(dir, sizeof dir, "%s/breakdown", scratch);
     /* two GPUs and two cells: an emulated calibration takes some 15 s of CPU */
-    LbRun r = lb_run(LB_ARGV((char *)bin, "sweep", "--device", "cuda", "--gpus", "0,1", GRID, "--n", "32", "--k", "8",
-                             "--breakdown", "--out", dir));
-    lb_check(r.code == 0, "--gpus 0,1 --breakdown: exit %d\n%s", r.code, r.err);
-    lb_check(strstr(r.err, "[gpu 0] calibration:") && strstr(r.err, "[gpu 1] calibration:"),
-             "a calibration line per GPU:\n%s", r.err);
-    lb_run_free(&r);
+    sc_run_expect(ARGV("sweep", "--device", "cuda", "--gpus", "0,1", GRID, "--n", "32", "--k", "8", "--breakdown", "--out",
+                       dir), 0, -1, "[gpu 0] calibration:", "[gpu 1] calibration:");
     const double tflops = sc_meta_number(dir, "calibration_tflop_per_s"), gbs = sc_meta_number(dir, "calibration_copy_gb_per_s");
     lb_check(tflops > 0 && gbs > 0, "meta.csv calibration_tflop_per_s %g, calibration_copy_gb_per_s %g", tflops, gbs);
     LbBreakdownRecord *recs = NULL;
@@ -352,7 +334,7 @@ static void check_kill_resume(const char *scratch, const char *one)
     usleep(200 * 1000); /* the shards, reparented, are reaped by init */
     printf("  killed with %d of %d rows written\n", rows, CELLS);
     lb_check(rows >= 2 && rows < CELLS, "the kill came after %d rows: should be in the middle (2 to %d)", rows, CELLS - 1);
-    lb_run_ok(LB_ARGV((char *)bin, "sweep", "--resume", dir, "--gpus", "all", "-q"), "--resume after the kill");
+    lb_run_ok(ARGV("sweep", "--resume", dir, "--gpus", "all", "-q"), "--resume after the kill");
     sc_same_rows(dir, one, 1, "killed and resumed");
     sc_check_meta(dir, "status", "complete", "after the resume");
 }
@@ -363,8 +345,8 @@ static void check_refused(const char *scratch, const char *tag, const char *gpus
 {
     char dir[512];
     snprintf(dir, sizeof dir, "%s/%s", scratch, tag);
-    lb_check_refusal(lb_run(LB_ARGV((char *)bin, "sweep", "--device", "cuda", "--gpus", (char *)gpus, GRID, "--out",
-                                    dir, (char *)flag, (char *)value)), tag, words);
+    lb_check_refusal(lb_run(ARGV("sweep", "--device", "cuda", "--gpus", (char *)gpus, GRID, "--out", dir, (char *)flag,
+                                 (char *)value)), tag, words);
     lb_check(!lb_exists(dir), "%s: nothing written", tag);
 }
 
