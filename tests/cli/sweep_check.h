@@ -41,23 +41,27 @@ static inline LbRun sc_stop_after(char *const argv[], const char *dir, int sig, 
 }
 
 /* sc_expect(r, code, lines, what, word, ...): one check that run r (freed here) exited `code` with
- * every word on stderr and, where lines >= 0, that many lines there; sc_run_expect(argv, code,
- * lines, word, ...): the same of running argv. Returns whether it held. */
-#define sc_expect(r, code, lines, ...) sc_expect_at(__FILE__, __LINE__, r, code, lines, __VA_ARGS__, (const char *)NULL)
+ * every word on stderr and, where lines >= 0, that many lines there; sc_says: with every word on
+ * stdout. sc_run_expect and sc_run_says: the same of running argv. Returns whether it held. */
+#define sc_expect(r, code, lines, ...) sc_expect_at(__FILE__, __LINE__, r, code, lines, 0, __VA_ARGS__, (const char *)NULL)
+#define sc_says(r, code, ...) sc_expect_at(__FILE__, __LINE__, r, code, -1, 1, __VA_ARGS__, (const char *)NULL)
 #define sc_run_expect(argv, code, lines, ...) sc_expect(lb_run(argv), code, lines, lb_argv_text(argv), __VA_ARGS__)
-static inline int sc_expect_at(const char *file, int line, LbRun r, int code, int lines, const char *what, ...)
+#define sc_run_says(argv, code, ...) sc_says(lb_run(argv), code, lb_argv_text(argv), __VA_ARGS__)
+static inline int sc_expect_at(const char *file, int line, LbRun r, int code, int lines, int on_stdout, const char *what,
+                               ...)
 {
+    const char *text = on_stdout ? r.out : r.err;
     int ok = r.code == code && (lines < 0 || lb_lines(r.err) == lines);
     char words[256] = "";
     va_list ap;
     va_start(ap, what);
     for (const char *w = va_arg(ap, const char *); w; w = va_arg(ap, const char *)) {
-        ok &= strstr(r.err, w) != NULL;
+        ok &= strstr(text, w) != NULL;
         snprintf(words + strlen(words), sizeof words - strlen(words), " \"%s\"", w);
     }
     va_end(ap);
-    lb_check_at(ok, file, line, "%s: exit %d, should be %d with %d line(s) of stderr naming%s: %s", what, r.code, code,
-                lines, words, r.err);
+    lb_check_at(ok, file, line, "%s: exit %d, should be %d with %d line(s) of stderr (-1: any), %s naming%s: %s%s", what,
+                r.code, code, lines, on_stdout ? "stdout" : "stderr", words, r.out, r.err);
     lb_run_free(&r);
     return ok;
 }

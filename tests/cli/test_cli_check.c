@@ -1,12 +1,7 @@
-/* `linbench check` end to end, and the quick check sweep and run do before measuring.
- * Usage: test_cli_check PATH-TO-LINBENCH cpu|cuda (cuda: the emulated GPU, suite gpu-emu).
- * check passes with an ok row for every op after an environment block (cuda: and a forward of
- * every model variant in every dtype, and at --k-schedule halve); under LB_EMU_CORRUPT=OP (a
- * switch of the emulated build: OP writes one wrong element) it exits 1 naming OP, the FAIL rows
- * OP's only (softmax, then layernorm, so the name comes from the failing op), and a sweep refuses
- * to measure unless --no-check; meta.csv records the verdict, skipped kept by a resume where any
- * run skipped it; run prints its check line (counting the --k-schedule and --pass train checks);
- * check --pass train --quick has a train row per model on cuda, none on the CPU. */
+/* `linbench check` end to end, and the quick check sweep and run do before measuring; under
+ * LB_EMU_CORRUPT=OP (the emulated build's switch: OP writes one wrong element) check and sweep
+ * fail naming OP (softmax, then layernorm, so the name comes from the failing op).
+ * Usage: test_cli_check PATH-TO-LINBENCH cpu|cuda (cuda: the emulated GPU, suite gpu-emu). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -68,6 +63,8 @@ static Rows parse_rows(const char *out)
     return r;
 }
 
+/* check passes, an ok row for every op after an environment block (cuda: and a forward of every
+ * model variant in every dtype, and at --k-schedule halve). */
 static void check_passes(void)
 {
     LbRun r = lb_run(LB_ARGV((char *)bin, "check", "--device", (char *)device));
@@ -98,11 +95,9 @@ static void check_passes(void)
                  "should be %d", halve, 3 * scheduled);
         lb_check(strstr(r.out, "compute capability") && strstr(r.out, "native sm_90") && strstr(r.out, "persistence mode"),
                  "check's environment names the capability, the code it runs, persistence:\n%s", r.out);
-        for (const char *t = "fp32"; t; t = strcmp(t, "fp32") == 0 ? "fp16" : strcmp(t, "fp16") == 0 ? "bf16" : NULL) {
-            char want[32];
-            snprintf(want, sizeof want, "softmax        %s", t);
-            lb_check(strstr(r.out, want) != NULL, "check --device cuda has %s rows", t);
-        }
+        lb_check(strstr(r.out, "softmax        fp32") && strstr(r.out, "softmax        fp16") &&
+                     strstr(r.out, "softmax        bf16"),
+                 "check --device cuda has fp32, fp16 and bf16 rows");
     } else {
         lb_check(rows.op_ok[NOPS - 1] == 0, "check --device cpu has no forward rows (the CPU forward is the reference)");
         /* the CPU reference's budget, as --help and the README give it for --device cpu */
@@ -121,16 +116,15 @@ static void check_corrupted(const char *op)
     LbRun r = lb_run(LB_ARGV((char *)bin, "check", "--device", "cuda", "--dtype", "fp16", "--quick"));
     unsetenv("LB_EMU_CORRUPT");
     Rows rows = parse_rows(r.out);
-    lb_check(r.code == 1, "check under LB_EMU_CORRUPT=%s: exit %d, should be 1", op, r.code);
-    lb_check(strstr(r.err, op) != NULL && strstr(r.err, "failed"), "check under LB_EMU_CORRUPT=%s names it: %s", op, r.err);
+    sc_expect(r, 1, -1, "check under LB_EMU_CORRUPT", op, "failed");
     for (int i = 0; i < NOPS - 1; i++) {
         const int corrupted = strcmp(ops[i], op) == 0;
         lb_check(corrupted ? rows.op_failed[i] > 0 : rows.op_failed[i] == 0, "LB_EMU_CORRUPT=%s: %d FAIL rows for %s",
                  op, rows.op_failed[i], ops[i]);
     }
-    lb_run_free(&r);
 }
 
+/* A sweep's quick check: failing, nothing measured unless --no-check; meta.csv records the verdict. */
 static void check_sweep(const char *scratch, const char *tag, const char *corrupt, int no_check)
 {
     char out[512];
@@ -142,14 +136,11 @@ static void check_sweep(const char *scratch, const char *tag, const char *corrup
                              no_check ? "--no-check" : NULL));
     unsetenv("LB_EMU_CORRUPT");
     if (corrupt && !no_check) {
-        lb_check(r.code == 1, "sweep %s: exit %d, should be 1", tag, r.code);
-        lb_check(strstr(r.err, "nothing was measured") && strstr(r.err, corrupt), "sweep %s names the failing check: %s",
-                 tag, r.err);
+        sc_expect(r, 1, -1, tag, "nothing was measured", corrupt);
         lb_check(!lb_exists(out), "sweep %s leaves no result directory", tag);
-        lb_run_free(&r);
         return;
     }
-    lb_check(r.code == 0, "sweep %s: exit %d\n%s", tag, r.code, r.err);
+    sc_expect(r, 0, -1, tag);
     lb_check(sc_rows(out) == 2, "sweep %s measured both cells", tag);
     sc_check_meta(out, "check", no_check ? "skipped" : "passed", tag);
     if (no_check) {
@@ -158,7 +149,6 @@ static void check_sweep(const char *scratch, const char *tag, const char *corrup
         const double e = sc_meta_number(out, "check_max_rel_error");
         lb_check(e >= 0.0 && e < 3e-2, "sweep %s: check_max_rel_error %g", tag, e);
     }
-    lb_run_free(&r);
 }
 
 /* A resume of sweep-TAG (no_check: under --no-check): meta.csv's check stays skipped where any

@@ -25,10 +25,6 @@ static const char *bin, *scratch;
 /* linbench's argv: ARGV("sweep", TINY, "--out", dir) */
 #define ARGV(...) LB_ARGV((char *)bin, __VA_ARGS__)
 
-/* What a sweep leaves on disk stays true: long lists whole in meta.csv; --force clears old results
- * first; no k < n or too much memory refused before anything is written; a write failing part-way
- * (RLIMIT_FSIZE) leaves every file whole; SIGHUP stops as Ctrl-C; unknown values empty; plot
- * titles and a hung gnuplot; a path too long refused whole.*/
 /* Lines of stderr, less those of a coverage build's profiler (which cannot write its .gcda files
  * under the file-size limit either). */
 static int err_lines(const char *err)

@@ -1,11 +1,6 @@
-/* linbench run end to end on the CPU reference: one cell of each model printed as key: value
- * lines whose numbers agree with each other; its flags (--max-batch, --k, --model, --seed);
- * every kind of bad input (exit 2, one line naming the flag); stdout that cannot be written
- * (exit 1, not a lost measurement); --dump's files, its meta.csv of settings read back for a
- * model of each kind (k, m, chunk, sharing, order recorded where the model reads them, empty
- * where not), and its refusals; the small commands around it (help, info); and the notes on
- * flags no measured model reads.
- * Usage: test_cli_run PATH-TO-LINBENCH */
+/* linbench run end to end on the CPU reference: a cell printed as key: value lines whose numbers
+ * agree; its flags and refusals; stdout that cannot be written; --dump's files and meta.csv; help
+ * and info; the notes on flags no measured model reads. Usage: test_cli_run PATH-TO-LINBENCH */
 #include <stdlib.h>
 
 #include "attn/base/status.h"
@@ -47,59 +42,40 @@ static void check_dump_settings(const char *scratch)
         char dir[512];
         snprintf(dir, sizeof dir, "%s/dump-%s", scratch, dumps[i].model);
         char *argv[40], *tiny[] = {TINY, "--model", (char *)dumps[i].model, "--dump", dir};
-        int count = lb_argv(argv, 40, bin, "run", tiny, (int)(sizeof tiny / sizeof tiny[0]), NULL, 0);
-        for (int j = 0; j < 14 && dumps[i].args[j]; j++)
-            argv[count++] = (char *)dumps[i].args[j];
-        argv[count] = NULL;
-        LbRun r = lb_run(argv);
-        lb_check(r.code == 0, "run --dump %s: exit %d: %s", dumps[i].model, r.code, r.err);
-        lb_run_free(&r);
+        int nargs = 0;
+        while (dumps[i].args[nargs])
+            nargs++;
+        lb_argv(argv, 40, bin, "run", tiny, (int)(sizeof tiny / sizeof tiny[0]), (char *const *)dumps[i].args, nargs);
+        lb_run_ok(argv, dumps[i].model);
         for (int j = 0; dumps[i].meta[j]; j += 2)
             sc_check_meta(dir, dumps[i].meta[j], dumps[i].meta[j + 1], dumps[i].model);
     }
-}
-
-/* Lines of err that are notes, and whether one names every word of want (NULL-ended). */
-static int notes(const char *err, const char *const *want, int *matched)
-{
-    int count = 0;
-    *matched = 0;
-    for (const char *p = err; p && *p;) {
-        const char *end = strchr(p, '\n');
-        const size_t len = end ? (size_t)(end - p) : strlen(p);
-        char line[512];
-        snprintf(line, sizeof line, "%.*s", (int)len, p);
-        if (strncmp(line, "linbench: note: ", 16) == 0) {
-            count++;
-            int all = 1;
-            for (int i = 0; want && want[i]; i++)
-                all &= strstr(line, want[i]) != NULL;
-            *matched |= all;
-        }
-        p = end ? end + 1 : NULL;
-    }
-    return count;
 }
 
 /* `run` (name NULL) or `sweep` into scratch/name with args: exit 0, and one note naming every word of
  * want, or none when want is NULL. */
 static void check_notes(const char *scratch, const char *name, const char *const *args, const char *const *want)
 {
-    char out[512], *argv[64], *tiny[] = {TINY, "--max-batch", "1", "--no-check"}, *extra[16];
-    int nextra = 0;
-    while (args[nextra])
-        extra[nextra] = (char *)args[nextra], nextra++;
-    int a = lb_argv(argv, 60, bin, name ? "sweep" : "run", tiny, (int)(sizeof tiny / sizeof tiny[0]), extra, nextra);
-    if (name) {
-        snprintf(out, sizeof out, "%s/%s", scratch, name);
-        argv[a++] = "-q";
-        argv[a++] = "--out";
-        argv[a++] = out;
-        argv[a] = NULL;
-    }
+    char out[512], *argv[64], *tiny[] = {TINY, "--max-batch", "1", "--no-check", "-q", "--out", out};
+    int nargs = 0;
+    while (args[nargs])
+        nargs++;
+    snprintf(out, sizeof out, "%s/%s", scratch, name ? name : "");
+    const int ntiny = (int)(sizeof tiny / sizeof tiny[0]) - (name ? 0 : 3); /* run: no -q --out */
+    lb_argv(argv, 64, bin, name ? "sweep" : "run", tiny, ntiny, (char *const *)args, nargs);
     LbRun r = lb_run(argv);
-    int matched = 0;
-    const int count = notes(r.err, want, &matched), want_notes = want != NULL;
+    /* the notes: lines that start "linbench: note: ", and whether one names every word of want */
+    int count = 0, matched = 0;
+    for (const char *p = strstr(r.err, "linbench: note: "); p; p = strstr(p + 1, "linbench: note: ")) {
+        char line[512];
+        snprintf(line, sizeof line, "%.*s", (int)strcspn(p, "\n"), p);
+        int all = p == r.err || p[-1] == '\n';
+        count += all;
+        for (int i = 0; want && want[i]; i++)
+            all &= strstr(line, want[i]) != NULL;
+        matched |= all;
+    }
+    const int want_notes = want != NULL;
     const char *what = name ? name : args[1];
     lb_check(r.code == 0 && (name ? sc_rows(out) > 0 : strstr(r.out, "status: ok") != NULL), "%s: exit %d\n%s", what,
              r.code, r.err);
@@ -173,10 +149,8 @@ int main(int argc, char **argv)
 
     /* Linformer: its k and variant; --max-batch caps the batch. */
     r = RUN("--model", "linformer", "--n", "128", "--k", "16", "--sharing", "kv", "--max-batch", "3");
-    lb_check(r.code == 0 && strstr(r.out, "model: linformer") && strstr(r.out, "k: 16") && strstr(r.out, "sharing: kv") &&
-                 strstr(r.out, "order: early") && lb_key_number(r.out, "batch") == 3,
-             "run linformer prints k, sharing, order, and --max-batch 3 caps the batch (%d):\n%s%s", r.code, r.out, r.err);
-    lb_run_free(&r);
+    lb_check(lb_key_number(r.out, "batch") == 3, "run linformer: --max-batch 3 caps the batch:\n%s", r.out);
+    sc_says(r, 0, "run linformer prints k, sharing, order", "model: linformer", "k: 16", "sharing: kv", "order: early");
     /* What a model's own settings are comes from the model table: chunked prints its chunk and
      * no Linformer setting */
     r = RUN("--model", "chunked", "--n", "64", "--chunk", "16", "--max-batch", "1");
@@ -184,13 +158,10 @@ int main(int argc, char **argv)
              "run chunked prints its chunk and no sharing or order (%d):\n%s%s", r.code, r.out, r.err);
     lb_run_free(&r);
     r = RUN("--n", "64", "--max-batch", "1", "--dtype", "fp32");
-    lb_check(r.code == 0 && lb_key_number(r.out, "batch") == 1 && strstr(r.out, "dtype: fp32"), "--max-batch 1 and --dtype fp32 (%d): %s", r.code,
-             r.out);
-    lb_run_free(&r);
+    lb_check(lb_key_number(r.out, "batch") == 1, "--max-batch 1: batch 1:\n%s", r.out);
+    sc_says(r, 0, "--max-batch 1 and --dtype fp32", "dtype: fp32");
     /* A budget too small for batch 1: status OOM, exit 1. */
-    r = RUN("--n", "2048", "--vocab", "100", "--mem-limit", "1M");
-    lb_check(r.code == 1 && strstr(r.out, "status: OOM"), "a cell that does not fit: status OOM, exit 1 (%d): %s%s", r.code, r.out, r.err);
-    lb_run_free(&r);
+    sc_says(RUN("--n", "2048", "--vocab", "100", "--mem-limit", "1M"), 1, "a cell that does not fit", "status: OOM");
 
     /* Bad input (an unknown flag or an operand: test_cli_settings, for every command). */
     RUN_REFUSED("--model", "--model", "big");
@@ -219,9 +190,7 @@ int main(int argc, char **argv)
     /* --dump: the files, listed in index.csv. */
     char dump[512], path[700];
     snprintf(dump, sizeof dump, "%s/dump", scratch);
-    r = RUN("--model", "linformer", "--n", "32", "--k", "8", "--batch", "2", "--dump", dump);
-    lb_check(r.code == 0 && strstr(r.out, "wrote"), "run --dump exits 0 and says where (%d): %s%s", r.code, r.out, r.err);
-    lb_run_free(&r);
+    sc_says(RUN("--model", "linformer", "--n", "32", "--k", "8", "--batch", "2", "--dump", dump), 0, "run --dump", "wrote");
     snprintf(path, sizeof path, "%s/index.csv", dump);
     LbCsvTable t;
     if (lb_check(lb_csv_read_file(path, 0, &t) == 0, "index.csv reads back")) {
@@ -249,30 +218,13 @@ int main(int argc, char **argv)
     sc_expect(RUN("--n", "2048", "--batch", "65536", "--dump", big), 1, 1, "--dump too big", "out of memory");
     lb_check(!lb_exists_in(scratch, "big"), "--dump too big: nothing left behind");
 
-    /* help and info: what stdout says, or a refusal in one line on stderr (exit 2); an unknown
-     * command or flag, an operand and a flag without its value: test_cli_settings, for every
-     * command. */
-    static const struct {
-        const char *args[3];
-        int code;
-        const char *says[3];
-    } small[] = {
-        {{"help", "--help"}, 0, {"usage: linbench help"}},
-        {{"help", "run"}, 0, {"--dump", "--batch", "--model"}},
-        {{"info", "--help"}, 0, {"--gpu"}},
-        {{"info", "--gpu", "x"}, 2, {"--gpu"}},
-        {{"info", "--gpu", "1024"}, 2, {"--gpu"}},
-    };
-    for (size_t i = 0; i < sizeof small / sizeof small[0]; i++) {
-        r = lb_run(LB_ARGV((char *)bin, (char *)small[i].args[0], (char *)small[i].args[1], (char *)small[i].args[2]));
-        const char *text = small[i].code == 0 ? r.out : r.err;
-        int says = small[i].code == 0 || lb_lines(r.err) == 1;
-        for (int w = 0; w < 3 && small[i].says[w]; w++)
-            says &= strstr(text, small[i].says[w]) != NULL;
-        lb_check(r.code == small[i].code && says, "%s %s %s: exit %d (want %d): %s%s", small[i].args[0], small[i].args[1],
-                 small[i].args[2] ? small[i].args[2] : "", r.code, small[i].code, r.out, r.err);
-        lb_run_free(&r);
-    }
+    /* help and info (an unknown command or flag, an operand and a flag without its value:
+     * test_cli_settings, for every command). */
+    sc_run_says(LB_ARGV((char *)bin, "help", "--help"), 0, "usage: linbench help");
+    sc_run_says(LB_ARGV((char *)bin, "help", "run"), 0, "--dump", "--batch", "--model");
+    sc_run_says(LB_ARGV((char *)bin, "info", "--help"), 0, "--gpu");
+    lb_run_refused(LB_ARGV((char *)bin, "info", "--gpu", "x"), "--gpu");
+    lb_run_refused(LB_ARGV((char *)bin, "info", "--gpu", "1024"), "--gpu");
     r = lb_run(LB_ARGV((char *)bin, "info", "--gpu", "0"));
     lb_check(r.code == 0 && strstr(r.out, "cpu:") && (strstr(r.out, "no CUDA device") || strstr(r.out, "cuda:0")),
              "info --gpu 0: exit 0, says what it sees (%d): %s", r.code, r.out);

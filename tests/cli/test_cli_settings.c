@@ -117,14 +117,12 @@ static void model_flags_everywhere(const char *scratch)
         snprintf(dir, sizeof dir, "%s/model-flag-%s", scratch, e->flag);
 #define SHAPE "--layers", "1", "--d-model", "16", "--heads", "2", "--ffn", "32", "--vocab", "100", "--dtype", "fp32", \
               "--n", "32", "--k", "8"
-        char *run[] = {(char *)bin, "run", SHAPE, "--device", "cpu", "--no-check", "--model", "linformer", "--mem-limit",
-                       "8M", "--max-batch", "1", "--cell-time", "1", flag, v, NULL};
-        char *predict[] = {(char *)bin, "predict", SHAPE, "--spec", "tflops=100,bw=1000,mem=16G", "-q", "--out", dir, flag,
-                           v, NULL};
-        char *slurm[] = {(char *)bin, "slurm", SHAPE, "--device", "cpu", "--shards", "1", "--out", script, flag, v, NULL};
+        char **cases[] = {ARGV("run", SHAPE, "--device", "cpu", "--no-check", "--model", "linformer", "--mem-limit", "8M",
+                               "--max-batch", "1", "--cell-time", "1", flag, v),
+                          ARGV("predict", SHAPE, "--spec", "tflops=100,bw=1000,mem=16G", "-q", "--out", dir, flag, v),
+                          ARGV("slurm", SHAPE, "--device", "cpu", "--shards", "1", "--out", script, flag, v)};
 #undef SHAPE
         snprintf(script, sizeof script, "%s-slurm", dir);
-        char **cases[] = {run, predict, slurm};
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
             lb_run_ok(cases[c], "a model flag of sweep");
         strcat(script, "/slurm/sweep.sbatch");

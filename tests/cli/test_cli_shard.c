@@ -1,10 +1,7 @@
-/* linbench sweep --shard and linbench merge: three shards of a CPU sweep, merged, hold the same
- * cells (model, n, k), statuses and batches, and the same settings, as the unsharded sweep
- * (times differ between runs on the CPU, so they are not compared); each cell is in exactly one
- * shard; compare reads the merge. Bad --shard values, parts of different sweeps or linbench
- * versions, a cell measured twice with different values, one part given twice and a missing part
- * are refused (exit 2, one line, nothing written); a merge short of shards says which cells are
- * missing. linbench slurm writes and submits the same as Slurm jobs. Usage: test_cli_shard PATH */
+/* linbench sweep --shard and linbench merge: three shards of a CPU sweep, merged, hold the
+ * unsharded sweep's cells, statuses, batches and settings (not times: they differ between runs),
+ * each cell in one shard; the refusals of bad shards and parts; a merge short of shards; and
+ * linbench slurm, which writes and submits the same as Slurm jobs. Usage: test_cli_shard PATH */
 #include <limits.h>
 #include <string.h>
 
@@ -108,13 +105,10 @@ static void check_slurm(const char *scratch)
     snprintf(sweep_sh, sizeof sweep_sh, "%s/slurm/sweep.sbatch", dir);
     snprintf(merge_sh, sizeof merge_sh, "%s/slurm/merge.sbatch", dir);
 
-    LbRun r = lb_run(ARGV("slurm", FLAGS, "--shards", "3", "--out", dir, "--partition", "gpu", "--time", "00:10:00",
-                          "--account", "acct"));
-    lb_check(r.code == 0, "slurm exits 0 (%d): %s", r.code, r.err);
-    lb_check(strstr(r.out, "jobid=$(sbatch --parsable ") && strstr(r.out, "sweep.sbatch") &&
-                 strstr(r.out, ") && sbatch --dependency=afterok:$jobid ") && strstr(r.out, "merge.sbatch"),
-             "slurm prints the two sbatch commands: %s", r.out);
-    lb_run_free(&r);
+    /* it prints the two sbatch commands */
+    sc_run_says(ARGV("slurm", FLAGS, "--shards", "3", "--out", dir, "--partition", "gpu", "--time", "00:10:00", "--account",
+                     "acct"),
+                0, "jobid=$(sbatch --parsable ", "sweep.sbatch", ") && sbatch --dependency=afterok:$jobid ", "merge.sbatch");
 
     char *s = lb_slurp(sweep_sh), *m = lb_slurp(merge_sh);
     if (lb_check(s && m, "both scripts written")) {
@@ -144,12 +138,8 @@ static void check_slurm(const char *scratch)
     /* run them as Slurm would: each array task, task 1 requeued (it resumes its shard, nothing
      * left to measure), then the merge (task NULL) */
     static const char *const tasks[] = {"0", "1", "2", "1", NULL};
-    for (size_t i = 0; i < sizeof tasks / sizeof tasks[0]; i++) {
-        r = bash(tasks[i] ? sweep_sh : merge_sh, tasks[i]);
-        lb_check(r.code == 0, "%s %s exits 0 (%d): %s", tasks[i] ? "array task" : "merge.sbatch", tasks[i] ? tasks[i] : "",
-                 r.code, r.err);
-        lb_run_free(&r);
-    }
+    for (size_t i = 0; i < sizeof tasks / sizeof tasks[0]; i++)
+        sc_expect(bash(tasks[i] ? sweep_sh : merge_sh, tasks[i]), 0, -1, tasks[i] ? "an array task" : "merge.sbatch");
     snprintf(path, sizeof path, "%s/merged", dir);
     sc_check_meta(path, "status", "complete", "merged");
     sc_check_meta(path, "parts", "3", "merged");

@@ -1,10 +1,6 @@
-/* `--pass train` end to end: run and sweep measure a training step (attn/train.h), not a forward.
- * Usage: test_cli_train PATH-TO-LINBENCH cpu|cuda (cuda: the emulated GPU, suite gpu-emu).
- * run of every model prints a step's time and FLOPs at the step's plan; a sweep (every model on
- * the CPU; standard, linformer, flash on cuda) writes rows that are steps (batch, planned and
- * peak bytes the step's), grids without NA, speedups.csv, the energy grid and a breakdown.csv of
- * steps; run --pass train --dump's gradients equal a CPU step's (check_dumps). CPU only: run
- * --breakdown traces a step; Ctrl-C and --resume keep pass train; --pass bogus is refused. */
+/* `--pass train` end to end: run and sweep measure a training step (attn/train.h), not a forward;
+ * run --pass train --dump's gradients equal a CPU step's. CPU only: run --breakdown, Ctrl-C and
+ * --resume, --pass bogus. Usage: test_cli_train PATH-TO-LINBENCH cpu|cuda (cuda: the emulated GPU). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -164,6 +160,8 @@ static void check_breakdown_csv(const char *dir, size_t cells, const char *what)
     lb_csv_table_free(&t);
 }
 
+/* A sweep (every model on the CPU; standard, linformer, flash on cuda): rows that are steps, the
+ * files a forward sweep writes, a breakdown.csv of steps. */
 static void check_sweep(const char *scratch)
 {
     const int cpu = strcmp(device, "cpu") == 0;
