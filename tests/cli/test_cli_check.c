@@ -13,6 +13,8 @@
 #include "tests/lib/spawn.h"
 
 static const char *bin, *device;
+/* linbench's argv: ARGV("check", "--device", device) */
+#define ARGV(...) LB_ARGV((char *)bin, __VA_ARGS__)
 
 #define TINY "--layers", "1", "--d-model", "32", "--heads", "2", "--ffn", "64", "--vocab", "100"
 
@@ -67,7 +69,7 @@ static Rows parse_rows(const char *out)
  * model variant in every dtype, and at --k-schedule halve). */
 static void check_passes(void)
 {
-    LbRun r = lb_run(LB_ARGV((char *)bin, "check", "--device", (char *)device));
+    LbRun r = lb_run(ARGV("check", "--device", (char *)device));
     Rows rows = parse_rows(r.out);
     lb_check(r.code == 0, "check --device %s: exit %d\n%s%s", device, r.code, r.out, r.err);
     lb_check(strstr(r.out, "environment") && strstr(r.out, "seed"), "check prints an environment block:\n%s", r.out);
@@ -113,7 +115,7 @@ static void check_passes(void)
 static void check_corrupted(const char *op)
 {
     setenv("LB_EMU_CORRUPT", op, 1);
-    LbRun r = lb_run(LB_ARGV((char *)bin, "check", "--device", "cuda", "--dtype", "fp16", "--quick"));
+    LbRun r = lb_run(ARGV("check", "--device", "cuda", "--dtype", "fp16", "--quick"));
     unsetenv("LB_EMU_CORRUPT");
     Rows rows = parse_rows(r.out);
     sc_expect(r, 1, -1, "check under LB_EMU_CORRUPT", op, "failed");
@@ -131,9 +133,8 @@ static void check_sweep(const char *scratch, const char *tag, const char *corrup
     snprintf(out, sizeof out, "%s/sweep-%s", scratch, tag);
     if (corrupt)
         setenv("LB_EMU_CORRUPT", corrupt, 1);
-    LbRun r = lb_run(LB_ARGV((char *)bin, "sweep", "--device", (char *)device, TINY, "--n", "64", "--k", "16",
-                             "--max-batch", "2", "--cell-time", "1", "-q", "--out", out,
-                             no_check ? "--no-check" : NULL));
+    LbRun r = lb_run(ARGV("sweep", "--device", (char *)device, TINY, "--n", "64", "--k", "16", "--max-batch", "2",
+                          "--cell-time", "1", "-q", "--out", out, no_check ? "--no-check" : NULL));
     unsetenv("LB_EMU_CORRUPT");
     if (corrupt && !no_check) {
         sc_expect(r, 1, -1, tag, "nothing was measured", corrupt);
@@ -157,49 +158,47 @@ static void check_resumed(const char *scratch, const char *tag, int no_check)
 {
     char out[512];
     snprintf(out, sizeof out, "%s/sweep-%s", scratch, tag);
-    lb_run_ok(LB_ARGV((char *)bin, "sweep", "--resume", out, "-q", no_check ? "--no-check" : NULL),
-              "resume of a sweep");
+    lb_run_ok(ARGV("sweep", "--resume", out, "-q", no_check ? "--no-check" : NULL), "resume of a sweep");
     sc_check_meta(out, "check", "skipped", no_check ? "resume with --no-check" : "resume");
 }
 
-/* The number of checks run's check line gives, or -1. */
-#define RUN_CHECKS(out) ((long)lb_number_after(out, "check result: passed ("))
+/* run argv: exit 0 and a check line; the number of checks the line gives, or -1. */
+static long run_checks(char *const argv[])
+{
+    LbRun r = lb_run(argv);
+    const long checks = (long)lb_number_after(r.out, "check result: passed (");
+    lb_check(r.code == 0 && checks >= 0, "%s prints its check: exit %d\n%s%s", lb_argv_text(argv), r.code, r.out, r.err);
+    lb_run_free(&r);
+    return checks;
+}
 
 static void check_run(void)
 {
-    LbRun r = lb_run(LB_ARGV((char *)bin, "run", "--device", (char *)device, TINY, "--n", "64", "--max-batch", "2",
-                             "--cell-time", "1"));
-    lb_check(r.code == 0 && strstr(r.out, "check result: passed"), "run prints its check: exit %d\n%s%s", r.code, r.out, r.err);
-    const long uniform = RUN_CHECKS(r.out);
-    lb_run_free(&r);
+    const long uniform = run_checks(ARGV("run", "--device", (char *)device, TINY, "--n", "64", "--max-batch", "2",
+                                         "--cell-time", "1"));
     if (strcmp(device, "cuda") != 0)
         return;
     /* A Linformer with a k per layer: the quick check runs a forward of layers of different k
      * for each model that reads --k-schedule, as the sweep would measure them. */
-    r = lb_run(LB_ARGV((char *)bin, "run", "--device", "cuda", "--model", "linformer", TINY, "--n", "64", "--k", "16",
-                       "--layers", "3", "--k-schedule", "halve", "--max-batch", "2", "--cell-time", "1"));
+    const long halve = run_checks(ARGV("run", "--device", "cuda", "--model", "linformer", TINY, "--n", "64", "--k", "16",
+                                       "--layers", "3", "--k-schedule", "halve", "--max-batch", "2", "--cell-time", "1"));
     int scheduled = 0;
     for (int m = 0; m < LB_MODEL_COUNT; m++)
         scheduled += lb_model_reads_flag((LbModelKind)m, "k-schedule") == 1;
-    lb_check(r.code == 0 && RUN_CHECKS(r.out) == uniform + scheduled,
-             "run --k-schedule halve: its quick check has %d forward more than %ld: %ld\n%s%s", scheduled, uniform,
-             RUN_CHECKS(r.out), r.out, r.err);
-    lb_run_free(&r);
+    lb_check(halve == uniform + scheduled, "run --k-schedule halve: its quick check has %d forward more than %ld: %ld",
+             scheduled, uniform, halve);
     /* A training run's quick check adds the standard model's and the Linformer's steps. */
-    r = lb_run(LB_ARGV((char *)bin, "run", "--device", "cuda", "--pass", "train", TINY, "--n", "64", "--max-batch", "2",
-                       "--cell-time", "1"));
-    lb_check(r.code == 0 && RUN_CHECKS(r.out) == uniform + 2,
-             "run --pass train: its quick check has 2 training steps more than %ld: %ld\n%s%s", uniform,
-             RUN_CHECKS(r.out), r.out, r.err);
-    lb_run_free(&r);
+    const long train = run_checks(ARGV("run", "--device", "cuda", "--pass", "train", TINY, "--n", "64", "--max-batch", "2",
+                                       "--cell-time", "1"));
+    lb_check(train == uniform + 2, "run --pass train: its quick check has 2 training steps more than %ld: %ld", uniform,
+             train);
 }
 
 /* check --pass train: a train row per model (quick: 2) on cuda, ok; none on the CPU, whose step
  * is the reference. */
 static void check_train(void)
 {
-    LbRun r = lb_run(LB_ARGV((char *)bin, "check", "--device", (char *)device, "--pass", "train", "--quick", "--dtype",
-                             "fp32"));
+    LbRun r = lb_run(ARGV("check", "--device", (char *)device, "--pass", "train", "--quick", "--dtype", "fp32"));
     int rows = 0;
     for (const char *p = strstr(r.out, "\ntrain "); p; p = strstr(p + 1, "\ntrain ")) {
         const char *end = strchr(p + 1, '\n');
@@ -209,13 +208,6 @@ static void check_train(void)
     lb_check(r.code == 0 && rows == want, "check --pass train --quick on %s: exit %d, %d ok train rows, want %d\n%s%s",
              device, r.code, rows, want, r.out, r.err);
     lb_run_free(&r);
-}
-
-/* (an unknown flag or an operand: test_cli_settings, for every command) */
-static void check_bad_flags(void)
-{
-    lb_run_refused(LB_ARGV((char *)bin, "check", "--dtype", "fp8"), "--dtype");
-    lb_run_refused(LB_ARGV((char *)bin, "check", "--device", "tpu"), "--device");
 }
 
 int main(int argc, char **argv)
@@ -237,8 +229,9 @@ int main(int argc, char **argv)
         check_corrupted("layernorm");
         check_sweep(scratch, "corrupt", "softmax", 0);
         check_sweep(scratch, "corrupt-no-check", "softmax", 1);
-    } else {
-        check_bad_flags();
+    } else { /* (an unknown flag or an operand: test_cli_settings, for every command) */
+        lb_run_refused(ARGV("check", "--dtype", "fp8"), "--dtype");
+        lb_run_refused(ARGV("check", "--device", "tpu"), "--device");
     }
     return lb_test_finish("test_cli_check");
 }

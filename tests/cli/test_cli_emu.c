@@ -177,20 +177,18 @@ static void check_mem_limit(const char *scratch)
 {
     char out[512];
     snprintf(out, sizeof out, "%s/mem-limit-1G", scratch);
-    char *run[] = {(char *)bin, "run", "--device", "cuda", TINY, "--n", "64", "--mem-limit", "1G", "--max-batch", "1",
-                   "--cell-time", "1", "--no-check", NULL};
-    char *sweep[] = {(char *)bin, "sweep", "--device", "cuda", TINY, "--n", "64", "--k", "16", "--mem-limit", "1G",
-                     "--max-batch", "1", "--cell-time", "1", "--no-check", "-q", "--out", out, NULL};
-    char **cases[] = {run, sweep};
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        lb_run_refused(cases[i], "for --mem-limit: should be at most 256 MiB");
+#define SWEEP(limit)                                                                                                   \
+    ARGV("sweep", "--device", "cuda", TINY, "--n", "64", "--k", "16", "--mem-limit", limit, "--max-batch", "1",          \
+         "--cell-time", "1", "--no-check", "-q", "--out", out)
+    lb_run_refused(ARGV("run", "--device", "cuda", TINY, "--n", "64", "--mem-limit", "1G", "--max-batch", "1", "--cell-time",
+                        "1", "--no-check"),
+                   "for --mem-limit: should be at most 256 MiB");
+    lb_run_refused(SWEEP("1G"), "for --mem-limit: should be at most 256 MiB");
     lb_check(!lb_exists(out), "sweep --mem-limit 1G leaves no directory");
     /* within it: taken, and recorded as the budget */
-    snprintf(out, sizeof out, "%s/mem-limit-64M", scratch); /* sweep's --out points at it */
-    for (char **a = sweep; *a; a++)
-        if (strcmp(*a, "1G") == 0)
-            *a = "64M";
-    lb_run_ok(sweep, "sweep --mem-limit 64M");
+    snprintf(out, sizeof out, "%s/mem-limit-64M", scratch);
+    lb_run_ok(SWEEP("64M"), "sweep --mem-limit 64M");
+#undef SWEEP
     sc_check_meta(out, "mem_limit", "67108864", "sweep --mem-limit 64M");
     sc_check_meta(out, "memory_budget_bytes", "67108864", "sweep --mem-limit 64M");
 }
@@ -231,11 +229,8 @@ static void check_calibration_budget(const char *scratch)
         sc_check_meta(out, "calibration", "skipped", limits[i]);
         sc_check_meta(out, "calibration_tflop_per_s", "", limits[i]);
         sc_check_meta_has(out, "calibration_note", "budget", limits[i]);
-        LbCellResult *rows = NULL;
-        size_t count = 0;
-        lb_check(sc_read_rows(out, &rows, &count) == 0 && count == 6, "--mem-limit %s: raw.csv parses, 6 rows (got %zu)",
-                 limits[i], count);
-        free(rows);
+        lb_check(sc_rows(out) == 6, "--mem-limit %s: 6 rows (got %d)", limits[i], sc_rows(out));
+        sc_files_parse(out, 1, limits[i]);
     }
 }
 
@@ -259,17 +254,15 @@ static void check_all(const char *scratch, const char *one)
     size_t n = 0;
     sc_read_rows(dirn, &got, &n);
     /* the three GPUs' UUIDs, told apart; every row on one of them, with the host */
-    const char *uuids[3];
     int nu = 0;
     for (size_t i = 0; i < n; i++) {
         int known = 0;
-        for (int u = 0; u < nu; u++)
-            known |= strcmp(uuids[u], got[i].device_uuid) == 0;
+        for (size_t j = 0; j < i; j++)
+            known |= strcmp(got[j].device_uuid, got[i].device_uuid) == 0;
+        nu += !known;
         lb_check(strncmp(got[i].device_uuid, "GPU-", 4) == 0 && strlen(got[i].device_uuid) == 40 && got[i].host[0],
                  "row %zu: device_uuid \"%s\" host \"%s\": should be GPU-xxxxxxxx-... and a host name", i,
                  got[i].device_uuid, got[i].host);
-        if (!known && nu < 3)
-            uuids[nu++] = got[i].device_uuid;
     }
     lb_check(nu >= 2, "%d distinct GPUs measured %zu cells: should be several", nu, n);
     free(got);
