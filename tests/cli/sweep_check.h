@@ -22,9 +22,9 @@ static inline int sc_rows(const char *dir)
     return n;
 }
 
-/* Start argv (a sweep into dir), stop it with `sig` once dir/raw.csv has `after` rows; how it
- * ended (one that finished before the signal is reported as it ended). */
-static inline LbRun sc_stop_after(char *const argv[], const char *dir, int sig, int after)
+/* Start argv (a sweep into dir), stop it with `sig` once dir/raw.csv has `after` rows, and again
+ * gap_us later unless gap_us < 0; how it ended (one that finished before is reported as it ended). */
+static inline LbRun sc_stop_after(char *const argv[], const char *dir, int sig, int after, long gap_us)
 {
     pid_t pid = lb_start(argv);
     struct timespec pause = {0, 20 * 1000 * 1000};
@@ -37,6 +37,10 @@ static inline LbRun sc_stop_after(char *const argv[], const char *dir, int sig, 
         nanosleep(&pause, NULL);
     }
     kill(pid, sig);
+    if (gap_us >= 0) {
+        usleep((useconds_t)gap_us);
+        kill(pid, sig);
+    }
     return lb_wait(pid);
 }
 

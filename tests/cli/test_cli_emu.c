@@ -97,14 +97,10 @@ static int dump(const char *scratch, const char *device, const char *dtype, NpyF
 {
     char dir[512], file[600];
     snprintf(dir, sizeof dir, "%s/dump-%s-%s", scratch, device, dtype);
-    LbRun r = lb_run(ARGV("run", "--device", (char *)device, "--dtype", (char *)dtype, TINY, "--n", "64", "--k", "16",
-                          "--model", "linformer", "--batch", "2", "--dump", dir));
-    const int code = r.code;
-    if (code != 0)
-        printf("run --dump on %s %s: exit %d\n%s", device, dtype, code, r.err);
-    lb_run_free(&r);
     snprintf(file, sizeof file, "%s/output.npy", dir);
-    return code == 0 ? npy_read(file, f) : -1;
+    return lb_run_ok(ARGV("run", "--device", (char *)device, "--dtype", (char *)dtype, TINY, "--n", "64", "--k", "16",
+                          "--model", "linformer", "--batch", "2", "--dump", dir),
+                     "run --dump") ? npy_read(file, f) : -1;
 }
 
 /* run --dump equals --device cpu's within the dtype's relative tolerance. */

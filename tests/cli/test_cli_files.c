@@ -63,21 +63,6 @@ static void wait_rows(const char *dir, int rows)
         nanosleep(&pause, NULL);
 }
 
-/* Start argv, wait until dir holds `rows` rows, and send it `sig`, once (gap_us < 0) or twice
- * gap_us apart: its run. */
-static LbRun stop_at_rows(char *const argv[], const char *dir, int rows, int sig, long gap_us)
-{
-    pid_t pid = lb_start(argv);
-    struct timespec gap = {0, gap_us * 1000};
-    wait_rows(dir, rows);
-    kill(pid, sig);
-    if (gap_us >= 0) {
-        nanosleep(&gap, NULL);
-        kill(pid, sig);
-    }
-    return lb_wait(pid);
-}
-
 /* scratch/name into dir (512 bytes). */
 static char *in_scratch(char dir[512], const char *name)
 {
@@ -92,7 +77,7 @@ static void long_lists(void)
     for (int n = 2; n <= 400; n++)
         snprintf(list + strlen(list), sizeof list - strlen(list), "%s%d", n > 2 ? "," : "", n);
     in_scratch(dir, "long");
-    sc_expect(stop_at_rows(ARGV("sweep", TINY, "--n", list, "--k", "1", "--out", dir), dir, 3, SIGINT, -1), 130, -1,
+    sc_expect(sc_stop_after(ARGV("sweep", TINY, "--n", list, "--k", "1", "--out", dir), dir, SIGINT, 3, -1), 130, -1,
               "long --n: interrupted");
     sc_check_meta(dir, "n_list", list, "all 399 values of --n");
     LbRun r = lb_run(ARGV("compare", dir, "--format", "csv"));
@@ -101,7 +86,7 @@ static void long_lists(void)
     lb_run_free(&r);
     /* A resume that contradicts the list is refused; one that takes it keeps all 399 rows. */
     lb_run_refused(ARGV("sweep", "--resume", dir, "--n", "2:256", "--quiet"), "--n");
-    r = stop_at_rows(ARGV("sweep", "--resume", dir, "--quiet"), dir, 6, SIGINT, -1);
+    r = sc_stop_after(ARGV("sweep", "--resume", dir, "--quiet"), dir, SIGINT, 6, -1);
     lb_run_free(&r);
     LbGrid g;
     if (lb_check(lb_grids_read(dir, &g) == 0, "the grids after the resume read back")) {
@@ -118,7 +103,7 @@ static void stop_sweep(const char *dir, int sig, long gap_us)
     char **argv = ARGV("sweep", TINY, "--n", "16:4096", "--k", "8", "--out", (char *)dir);
     char what[64];
     snprintf(what, sizeof what, "%s (a second %ld us later)", sig == SIGHUP ? "SIGHUP" : "SIGTERM", gap_us);
-    sc_expect(stop_at_rows(argv, dir, 2, sig, gap_us), 130, -1, what, "--resume");
+    sc_expect(sc_stop_after(argv, dir, sig, 2, gap_us), 130, -1, what, "--resume");
     sc_check_meta(dir, "status", "interrupted", what);
 }
 

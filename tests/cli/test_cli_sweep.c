@@ -289,7 +289,7 @@ static void check_breakdown(const char *scratch)
 /* A sweep of GRID into dir, stopped with `sig` once it has written `after` rows. */
 static LbRun interrupted(const char *dir, int sig, int after)
 {
-    return sc_stop_after(ARGV("sweep", GRID, "--out", (char *)dir), dir, sig, after);
+    return sc_stop_after(ARGV("sweep", GRID, "--out", (char *)dir), dir, sig, after, -1);
 }
 
 static LbRun resume(const char *dir, const char *flag, const char *value)

@@ -196,7 +196,7 @@ static void check_resume(const char *scratch)
     char *argv[] = {(char *)bin, "sweep", "--device", "cpu", SMALL, "-q", "--out", dir, "--n", "32:128", "--k",
                     "8:16", "--mem-limit", "1M", NULL};
     const int cells = 9; /* n 32, 64, 128: a standard and two Linformer cells each */
-    LbRun r = sc_stop_after(argv, dir, SIGINT, 2);
+    LbRun r = sc_stop_after(argv, dir, SIGINT, 2, -1);
     const int kept = sc_rows(dir);
     lb_check(r.code == 130 && kept >= 2 && kept < cells, "Ctrl-C: exit %d, %d of %d cells kept: %s", r.code, kept,
              cells, r.err);
