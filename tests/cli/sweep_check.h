@@ -151,31 +151,22 @@ static inline int sc_check_meta_at(const char *file, int line, int whole, const 
  * drops, aside), and no NAME.tmp.* file of a half-done write is left when `no_tmp`. */
 static inline int sc_files_parse(const char *dir, int no_tmp, const char *what)
 {
-    char path[4200];
-    struct stat st;
     int ok = 1;
-    snprintf(path, sizeof path, "%s/meta.csv", dir);
-    if (stat(path, &st) == 0) {
-        LbMeta m;
-        memset(&m, 0, sizeof m);
-        ok &= lb_check(lb_meta_read(path, &m) == 0 && lb_meta_get(&m, "n_list") && lb_meta_get(&m, "status"),
-                       "%s: meta.csv parses and is whole", what);
-        lb_meta_free(&m);
+    if (lb_exists_in(dir, "meta.csv")) {
+        char *n_list = sc_meta(dir, "n_list"), *status = sc_meta(dir, "status");
+        ok &= lb_check(n_list && status, "%s: meta.csv parses and is whole", what);
+        free(n_list);
+        free(status);
     }
-    snprintf(path, sizeof path, "%s/raw.csv", dir);
-    if (stat(path, &st) == 0 && st.st_size > 0) {
-        char *s = lb_slurp(path);
-        int header_whole = s && strchr(s, '\n') != NULL;
-        free(s);
-        if (header_whole) {
-            LbCellResult *rows = NULL;
-            size_t count = 0;
-            ok &= lb_check(lb_raw_read(path, &rows, &count) == 0, "%s: raw.csv parses", what);
-            free(rows);
-        }
+    char *raw = lb_slurp_in(dir, "raw.csv");
+    if (raw && strchr(raw, '\n')) { /* its header whole */
+        LbCellResult *rows = NULL;
+        size_t count = 0;
+        ok &= lb_check(sc_read_rows(dir, &rows, &count) == 0, "%s: raw.csv parses", what);
+        free(rows);
     }
-    snprintf(path, sizeof path, "%s/time_speedup.csv", dir);
-    if (stat(path, &st) == 0) {
+    free(raw);
+    if (lb_exists_in(dir, "time_speedup.csv")) {
         LbGrid g;
         int rc = lb_grids_read(dir, &g);
         ok &= lb_check(rc == 0, "%s: the grids parse: %s", what, rc == 0 ? "" : lb_error_message());

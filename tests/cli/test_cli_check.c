@@ -41,17 +41,12 @@ static Rows parse_rows(const char *out)
     Rows r;
     memset(&r, 0, sizeof r);
     const char *p = strstr(out, "\noperation ");
-    if (!p)
-        return r;
-    p = strchr(p + 1, '\n');
-    while (p && p[1] && p[1] != '\n') {
-        p++;
-        const char *end = strchr(p, '\n');
+    for (p = p ? strchr(p + 1, '\n') : NULL; p && p[1] && p[1] != '\n'; p = strchr(p + 1, '\n')) {
+        const size_t len = strcspn(p + 1, "\n");
         char line[512], op[32] = "", dtype[16] = "";
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), p);
+        snprintf(line, sizeof line, "%.*s", (int)len, p + 1);
         if (sscanf(line, "%31s %15s", op, dtype) == 2) {
-            const int ok = len >= 2 && strcmp(line + len - 2, "ok") == 0 && !strstr(line, "FAIL");
+            const int ok = len >= 2 && strncmp(p + 1 + len - 2, "ok", 2) == 0 && !strstr(line, "FAIL");
             r.total++;
             r.failed += !ok;
             for (int i = 0; i < NOPS; i++)
@@ -60,7 +55,6 @@ static Rows parse_rows(const char *out)
                     r.op_failed[i] += !ok;
                 }
         }
-        p = end;
     }
     return r;
 }

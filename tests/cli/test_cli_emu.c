@@ -19,13 +19,6 @@ static const char *bin;
 /* The emulator is slow: one layer, d_model 32, 2 heads, ffn 64, vocab 100. */
 #define TINY "--layers", "1", "--d-model", "32", "--heads", "2", "--ffn", "64", "--vocab", "100"
 
-/* The value of `key` in DIR/meta.csv, "" when absent (sc_meta); malloc'd. */
-static char *meta_value(const char *dir, const char *key)
-{
-    char *v = sc_meta(dir, key);
-    return v ? v : strdup("");
-}
-
 static void check_info(void)
 {
     LbRun r = lb_run(ARGV("info"));
@@ -70,12 +63,12 @@ static void check_autotune(const char *scratch)
     (char *)bin, "sweep", "--device", "cuda", TINY, "--n", "64", "--models", "standard", "--max-batch", "1", \
         "--cell-time", "1", "--no-check", "-q", "--out", dir
     lb_run_ok(LB_ARGV(AUTOTUNE_SWEEP(on)), "sweep with autotuning");
-    char *tuning = meta_value(on, "matmul_tuning");
+    char *tuning = sc_meta(on, "matmul_tuning");
     long long shapes = -1, kept = -1;
     sc_check_meta(on, "matmul_autotune", "on", "sweep with autotuning");
-    lb_check(sscanf(tuning, "%lld shapes timed, %lld kept", &shapes, &kept) == 2 && shapes > 0 && kept == 0 &&
+    lb_check(tuning && sscanf(tuning, "%lld shapes timed, %lld kept", &shapes, &kept) == 2 && shapes > 0 && kept == 0 &&
                  strstr(tuning, "emulated") && !strstr(tuning, " ms"),
-             "meta.csv matmul_tuning \"%s\": shapes timed, none kept the slow first, no GPU time", tuning);
+             "meta.csv matmul_tuning \"%s\": shapes timed, none kept the slow first, no GPU time", tuning ? tuning : "");
     free(tuning);
 
     char *before = lb_slurp_in(on, "meta.csv");
@@ -85,9 +78,9 @@ static void check_autotune(const char *scratch)
     char *argv_off[] = {AUTOTUNE_SWEEP(off), "--no-autotune", NULL};
 #undef AUTOTUNE_SWEEP
     lb_run_ok(argv_off, "sweep --no-autotune");
-    tuning = meta_value(off, "matmul_tuning");
+    tuning = sc_meta(off, "matmul_tuning");
     sc_check_meta(off, "matmul_autotune", "off", "sweep --no-autotune");
-    lb_check(strncmp(tuning, "off", 3) == 0, "meta.csv matmul_tuning \"%s\" says off", tuning);
+    lb_check(tuning && strncmp(tuning, "off", 3) == 0, "meta.csv matmul_tuning \"%s\" says off", tuning ? tuning : "");
     free(tuning);
     unsetenv("LB_EMU_LT_SLOW_ALGO");
 }
