@@ -1,4 +1,6 @@
-/* Checks on a sweep's directory shared by the CLI tests, everything read through libcsv. */
+/* Checks on a sweep's directory shared by the CLI tests, everything read through libcsv; the
+ * header brings the harness (tests/lib/check.h, spawn.h) and the readers (reports/raw.h, meta.h,
+ * grid.h) with it. */
 #ifndef LB_TESTS_SWEEP_CHECK_H
 #define LB_TESTS_SWEEP_CHECK_H
 
@@ -112,8 +114,7 @@ static inline int sc_each_once(const char *dir, size_t cells, const char *what)
 static inline char *sc_meta(const char *dir, const char *key)
 {
     char path[4400];
-    LbMeta m;
-    memset(&m, 0, sizeof m);
+    LbMeta m = {0};
     if (snprintf(path, sizeof path, "%s/meta.csv", dir) >= (int)sizeof path || lb_meta_read(path, &m) != 0)
         return NULL;
     const char *v = lb_meta_get(&m, key);

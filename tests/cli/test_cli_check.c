@@ -9,8 +9,6 @@
 #include "attn/base/sizes.h"
 #include "reports/settings.h"
 #include "tests/cli/sweep_check.h"
-#include "tests/lib/check.h"
-#include "tests/lib/spawn.h"
 
 static const char *bin, *device;
 /* linbench's argv: ARGV("check", "--device", device) */
@@ -38,8 +36,7 @@ typedef struct Rows {
 /* The rows of check's table: the lines after the "operation" header up to the blank line. */
 static Rows parse_rows(const char *out)
 {
-    Rows r;
-    memset(&r, 0, sizeof r);
+    Rows r = {0};
     const char *p = strstr(out, "\noperation ");
     for (p = p ? strchr(p + 1, '\n') : NULL; p && p[1] && p[1] != '\n'; p = strchr(p + 1, '\n')) {
         const size_t len = strcspn(p + 1, "\n");

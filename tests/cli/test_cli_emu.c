@@ -8,8 +8,6 @@
 #include "attn/base/status.h"
 #include "reports/breakdown_csv.h"
 #include "tests/cli/sweep_check.h"
-#include "tests/lib/check.h"
-#include "tests/lib/spawn.h"
 #include "tests/reports/npy_read.h"
 
 static const char *bin;
@@ -275,12 +273,11 @@ static void check_breakdown(const char *scratch)
     LbBreakdownRecord *recs = NULL;
     size_t count = 0, timed = 0, with_pct = 0;
     if (lb_check(lb_breakdown_read(dir, 0, &recs, &count) == LB_OK, "breakdown.csv reads back: %s", lb_error_message())) {
-        for (size_t i = 0; i < count; i++) {
+        for (size_t i = 0; i < count; i++)
             if (recs[i].ms > 0 && strcmp(recs[i].op, "overhead") != 0 && (recs[i].flops > 0 || recs[i].bytes > 0)) {
                 timed++;
                 with_pct += isfinite(recs[i].percent_of_limit) && recs[i].percent_of_limit > 0;
             }
-        }
         free(recs);
     }
     lb_check(timed > 0 && with_pct == timed, "%zu of %zu timed breakdown rows have percent_of_limit", with_pct, timed);

@@ -6,11 +6,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "reports/raw.h"
 #include "tests/cli/sweep_check.h"
 #include "tests/lib/cases.h"
-#include "tests/lib/check.h"
-#include "tests/lib/spawn.h"
 
 static const char *bin, *scratch;
 
@@ -309,8 +306,7 @@ static void test_files(void)
     /* Unknown values are empty fields, never -1. */
     char path[4400];
     snprintf(path, sizeof path, "%s/meta.csv", dir);
-    LbMeta m;
-    memset(&m, 0, sizeof m);
+    LbMeta m = {0};
     if (lb_check(lb_meta_read(path, &m) == 0, "meta.csv reads")) {
         for (size_t i = 0; i < m.count; i++)
             lb_check(strcmp(m.values[i], "-1") != 0, "meta.csv %s is not -1", m.keys[i]);

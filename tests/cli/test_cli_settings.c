@@ -243,8 +243,7 @@ static void round_trip(const char *scratch)
     }
     char path[700];
     snprintf(path, sizeof path, "%s/meta.csv", dir);
-    LbMeta meta;
-    memset(&meta, 0, sizeof meta);
+    LbMeta meta = {0};
     if (!lb_check(lb_meta_read(path, &meta) == 0, "meta.csv reads back")) {
         lb_run_settings_free(&want);
         return;

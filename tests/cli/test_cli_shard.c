@@ -5,11 +5,7 @@
 #include <limits.h>
 #include <string.h>
 
-#include "reports/meta.h"
-#include "reports/raw.h"
 #include "tests/cli/sweep_check.h"
-#include "tests/lib/check.h"
-#include "tests/lib/spawn.h"
 
 static const char *bin;
 /* linbench's argv: ARGV("sweep", GRID, "--out", dir) */

@@ -10,13 +10,8 @@
 #include "attn/measure/breakdown.h"
 #include "reports/breakdown_csv.h"
 #include "reports/csv_io.h"
-#include "reports/grid.h"
-#include "reports/meta.h"
-#include "reports/raw.h"
 #include "tests/cli/sweep_check.h"
-#include "tests/lib/check.h"
 #include "tests/lib/model.h"
-#include "tests/lib/spawn.h"
 #include "tests/reports/fixture.h"
 
 static const char *bin;
@@ -59,7 +54,7 @@ static void check_sweep_files(const char *dir)
     for (size_t i = 0; i < g.rows && i < g.cols && i < 4; i++)
         lb_check(g.n[i] == want_n[i] && g.k[i] == want_k[i], "grid row %zu is n=%lld, column %zu k=%lld", i,
                  (long long)want_n[i], i, (long long)want_k[i]);
-    for (size_t i = 0; i < g.rows && i < 4; i++) {
+    for (size_t i = 0; i < g.rows && i < 4; i++)
         for (size_t j = 0; j < g.cols && j < 4; j++) {
             const LbGridCell *t = &g.time[i * g.cols + j], *m = &g.memory[i * g.cols + j];
             if (g.k[j] >= g.n[i]) {
@@ -79,7 +74,6 @@ static void check_sweep_files(const char *dir)
                      (long long)g.n[i], (long long)g.k[j], t->value, time);
             lb_check(m->value >= 1.0, "n=%lld k=%lld: Linformer fits at least the standard batch", (long long)g.n[i], (long long)g.k[j]);
         }
-    }
     lb_grid_free(&g);
     free(rows);
     const char *keys[] = {"linbench_version", "git_revision", "command_line", "start_time", "device_name",
@@ -172,8 +166,7 @@ static void check_reports(const char *dir, const char *scratch)
         lb_check(gp && strstr(gp, "rowstacked") && strstr(gp, "columnheader"), "%s is a stacked-bar script", path);
         free(gp);
         snprintf(path, sizeof path, "%s/breakdown_%s.plot.csv", plots, lb_model_name((LbModelKind)m));
-        LbCsvTable t;
-        memset(&t, 0, sizeof t);
+        LbCsvTable t = {0};
         if (lb_check(lb_csv_read_file(path, 0, &t) == LB_OK, "%s parses: %s", path, lb_error_message())) {
             /* a header of the cell and each op, one bar whose segments sum to 1 less the overhead's rounding */
             int ok = t.rows == 2 && t.row[0].count >= 10 && t.row[1].count == t.row[0].count; /* flash: 8 roles */
@@ -310,21 +303,14 @@ static void refused(const char *dir, const char *flag, const char *value)
 #define CAPPED "--device", "cpu", "--layers", "1", "--d-model", "16", "--heads", "2", "--ffn", "32", "--vocab", "100", \
                "--n", "32:256", "--k", "8:16", "--mem-limit", "8M", "--max-batch", "2", "--cell-time", "1", "-q"
 
+/* path cut to its first `lines` lines. */
 static void keep_lines(const char *path, int lines)
 {
-    char *s = lb_slurp(path);
-    if (!s)
-        return;
-    char *p = s;
-    for (int i = 0; i < lines && (p = strchr(p, '\n')) != NULL; i++)
+    char *s = lb_slurp(path), *p = s;
+    for (int i = 0; p && i < lines && (p = strchr(p, '\n')) != NULL; i++)
         p++;
-    if (p)
-        *p = '\0';
-    FILE *f = fopen(path, "w");
-    if (f) {
-        fputs(s, f);
-        fclose(f);
-    }
+    if (p && truncate(path, p - s) != 0)
+        perror(path);
     free(s);
 }
 
@@ -381,15 +367,15 @@ static void resume_keeps_settings(const char *scratch)
 }
 
 /* A copy of the first row of dir/raw.csv for `model`, its field `field` (1 n, 2 k) set to value,
- * appended to the file; returns the line it went on. */
-static int append_changed(const char *dir, const char *model, int field, const char *value)
+ * appended to the file. */
+static void append_changed(const char *dir, const char *model, int field, const char *value)
 {
     char path[600], prefix[64];
     snprintf(path, sizeof path, "%s/raw.csv", dir);
     snprintf(prefix, sizeof prefix, "\n%s,", model);
     char *s = lb_slurp(path), *row = s ? strstr(s, prefix) : NULL;
     if (!row)
-        return -1;
+        return;
     row++;
     *strchr(row, '\n') = '\0';
     char *at = row;
@@ -401,10 +387,6 @@ static int append_changed(const char *dir, const char *model, int field, const c
         fclose(f);
     }
     free(s);
-    s = lb_slurp(path); /* the appended row is its last line */
-    const int lines = s ? lb_lines(s) : -1;
-    free(s);
-    return lines;
 }
 
 /* raw.csv rows the resumed settings did not produce (an n or a k not in meta.csv's lists) are
@@ -416,7 +398,6 @@ static void resume_refuses_foreign_rows(const char *scratch)
     snprintf(dir, sizeof dir, "%s/foreign", scratch);
     snprintf(path, sizeof path, "%s/raw.csv", dir);
     lb_run_ok(ARGV("sweep", CAPPED, "--out", dir), "sweep to add rows to");
-    keep_lines(path, 4);
     static const struct {
         const char *model;
         int field;
@@ -425,9 +406,9 @@ static void resume_refuses_foreign_rows(const char *scratch)
                  {"linformer", 2, "12", "k 12 is not in meta.csv's k_list (8,16)"}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         keep_lines(path, 4);
-        const int line = append_changed(dir, cases[i].model, cases[i].field, cases[i].value);
+        append_changed(dir, cases[i].model, cases[i].field, cases[i].value); /* line 5 */
         char where[700];
-        snprintf(where, sizeof where, "%s line %d: %s", path, line, cases[i].words);
+        snprintf(where, sizeof where, "%s line 5: %s", path, cases[i].words);
         char *before = lb_slurp(path);
         sc_expect(resume(dir, NULL, NULL), 2, 1, "--resume of a raw.csv with a row of another n or k", where);
         lb_check(lb_same_text(before, lb_slurp(path)), "the refused resume left raw.csv as it was");

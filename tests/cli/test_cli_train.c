@@ -10,11 +10,8 @@
 #include "attn/ops.h"
 #include "attn/plan.h"
 #include "reports/csv_io.h"
-#include "reports/grid.h"
 #include "tests/cli/sweep_check.h"
-#include "tests/lib/check.h"
 #include "tests/lib/model.h"
-#include "tests/lib/spawn.h"
 #include "tests/reports/npy_read.h"
 
 static const char *bin, *device;
