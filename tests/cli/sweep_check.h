@@ -1,4 +1,6 @@
-/* Checks on a sweep's directory shared by the CLI tests, everything read through libcsv. */
+/* Checks on a sweep's directory shared by the CLI tests, everything read through libcsv; the
+ * header brings the harness (tests/lib/check.h, spawn.h) and the readers (reports/raw.h, meta.h,
+ * grid.h) with it. */
 #ifndef LB_TESTS_SWEEP_CHECK_H
 #define LB_TESTS_SWEEP_CHECK_H
 
@@ -22,9 +24,9 @@ static inline int sc_rows(const char *dir)
     return n;
 }
 
-/* Start argv (a sweep into dir), stop it with `sig` once dir/raw.csv has `after` rows; how it
- * ended (one that finished before the signal is reported as it ended). */
-static inline LbRun sc_stop_after(char *const argv[], const char *dir, int sig, int after)
+/* Start argv (a sweep into dir), stop it with `sig` once dir/raw.csv has `after` rows, and again
+ * gap_us later unless gap_us < 0; how it ended (one that finished before is reported as it ended). */
+static inline LbRun sc_stop_after(char *const argv[], const char *dir, int sig, int after, long gap_us)
 {
     pid_t pid = lb_start(argv);
     struct timespec pause = {0, 20 * 1000 * 1000};
@@ -37,7 +39,37 @@ static inline LbRun sc_stop_after(char *const argv[], const char *dir, int sig, 
         nanosleep(&pause, NULL);
     }
     kill(pid, sig);
+    if (gap_us >= 0) {
+        usleep((useconds_t)gap_us);
+        kill(pid, sig);
+    }
     return lb_wait(pid);
+}
+
+/* sc_expect(r, code, lines, what, word, ...): one check that run r (freed here) exited `code` with
+ * every word on stderr and, where lines >= 0, that many lines there; sc_says: with every word on
+ * stdout. sc_run_expect and sc_run_says: the same of running argv. Returns whether it held. */
+#define sc_expect(r, code, lines, ...) sc_expect_at(__FILE__, __LINE__, r, code, lines, 0, __VA_ARGS__, (const char *)NULL)
+#define sc_says(r, code, ...) sc_expect_at(__FILE__, __LINE__, r, code, -1, 1, __VA_ARGS__, (const char *)NULL)
+#define sc_run_expect(argv, code, lines, ...) sc_expect(lb_run(argv), code, lines, lb_argv_text(argv), __VA_ARGS__)
+#define sc_run_says(argv, code, ...) sc_says(lb_run(argv), code, lb_argv_text(argv), __VA_ARGS__)
+static inline int sc_expect_at(const char *file, int line, LbRun r, int code, int lines, int on_stdout, const char *what,
+                               ...)
+{
+    const char *text = on_stdout ? r.out : r.err;
+    int ok = r.code == code && (lines < 0 || lb_lines(r.err) == lines);
+    char words[256] = "";
+    va_list ap;
+    va_start(ap, what);
+    for (const char *w = va_arg(ap, const char *); w; w = va_arg(ap, const char *)) {
+        ok &= strstr(text, w) != NULL;
+        snprintf(words + strlen(words), sizeof words - strlen(words), " \"%s\"", w);
+    }
+    va_end(ap);
+    lb_check_at(ok, file, line, "%s: exit %d, should be %d with %d line(s) of stderr (-1: any), %s naming%s: %s%s", what,
+                r.code, code, lines, on_stdout ? "stdout" : "stderr", words, r.out, r.err);
+    lb_run_free(&r);
+    return ok;
 }
 
 /* dir/raw.csv's rows through libcsv (*rows malloc'd): lb_raw_read's status. */
@@ -82,8 +114,7 @@ static inline int sc_each_once(const char *dir, size_t cells, const char *what)
 static inline char *sc_meta(const char *dir, const char *key)
 {
     char path[4400];
-    LbMeta m;
-    memset(&m, 0, sizeof m);
+    LbMeta m = {0};
     if (snprintf(path, sizeof path, "%s/meta.csv", dir) >= (int)sizeof path || lb_meta_read(path, &m) != 0)
         return NULL;
     const char *v = lb_meta_get(&m, key);
@@ -121,31 +152,22 @@ static inline int sc_check_meta_at(const char *file, int line, int whole, const 
  * drops, aside), and no NAME.tmp.* file of a half-done write is left when `no_tmp`. */
 static inline int sc_files_parse(const char *dir, int no_tmp, const char *what)
 {
-    char path[4200];
-    struct stat st;
     int ok = 1;
-    snprintf(path, sizeof path, "%s/meta.csv", dir);
-    if (stat(path, &st) == 0) {
-        LbMeta m;
-        memset(&m, 0, sizeof m);
-        ok &= lb_check(lb_meta_read(path, &m) == 0 && lb_meta_get(&m, "n_list") && lb_meta_get(&m, "status"),
-                       "%s: meta.csv parses and is whole", what);
-        lb_meta_free(&m);
+    if (lb_exists_in(dir, "meta.csv")) {
+        char *n_list = sc_meta(dir, "n_list"), *status = sc_meta(dir, "status");
+        ok &= lb_check(n_list && status, "%s: meta.csv parses and is whole", what);
+        free(n_list);
+        free(status);
     }
-    snprintf(path, sizeof path, "%s/raw.csv", dir);
-    if (stat(path, &st) == 0 && st.st_size > 0) {
-        char *s = lb_slurp(path);
-        int header_whole = s && strchr(s, '\n') != NULL;
-        free(s);
-        if (header_whole) {
-            LbCellResult *rows = NULL;
-            size_t count = 0;
-            ok &= lb_check(lb_raw_read(path, &rows, &count) == 0, "%s: raw.csv parses", what);
-            free(rows);
-        }
+    char *raw = lb_slurp_in(dir, "raw.csv");
+    if (raw && strchr(raw, '\n')) { /* its header whole */
+        LbCellResult *rows = NULL;
+        size_t count = 0;
+        ok &= lb_check(sc_read_rows(dir, &rows, &count) == 0, "%s: raw.csv parses", what);
+        free(rows);
     }
-    snprintf(path, sizeof path, "%s/time_speedup.csv", dir);
-    if (stat(path, &st) == 0) {
+    free(raw);
+    if (lb_exists_in(dir, "time_speedup.csv")) {
         LbGrid g;
         int rc = lb_grids_read(dir, &g);
         ok &= lb_check(rc == 0, "%s: the grids parse: %s", what, rc == 0 ? "" : lb_error_message());

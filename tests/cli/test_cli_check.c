@@ -1,12 +1,7 @@
-/* `linbench check` end to end, and the quick check sweep and run do before measuring.
- * Usage: test_cli_check PATH-TO-LINBENCH cpu|cuda (cuda: the emulated GPU, suite gpu-emu).
- * check passes with an ok row for every op after an environment block (cuda: and a forward of
- * every model variant in every dtype, and at --k-schedule halve); under LB_EMU_CORRUPT=OP (a
- * switch of the emulated build: OP writes one wrong element) it exits 1 naming OP, the FAIL rows
- * OP's only (softmax, then layernorm, so the name comes from the failing op), and a sweep refuses
- * to measure unless --no-check; meta.csv records the verdict, skipped kept by a resume where any
- * run skipped it; run prints its check line (counting the --k-schedule and --pass train checks);
- * check --pass train --quick has a train row per model on cuda, none on the CPU. */
+/* `linbench check` end to end, and the quick check sweep and run do before measuring; under
+ * LB_EMU_CORRUPT=OP (the emulated build's switch: OP writes one wrong element) check and sweep
+ * fail naming OP (softmax, then layernorm, so the name comes from the failing op).
+ * Usage: test_cli_check PATH-TO-LINBENCH cpu|cuda (cuda: the emulated GPU, suite gpu-emu). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -14,10 +9,10 @@
 #include "attn/base/sizes.h"
 #include "reports/settings.h"
 #include "tests/cli/sweep_check.h"
-#include "tests/lib/check.h"
-#include "tests/lib/spawn.h"
 
 static const char *bin, *device;
+/* linbench's argv: ARGV("check", "--device", device) */
+#define ARGV(...) LB_ARGV((char *)bin, __VA_ARGS__)
 
 #define TINY "--layers", "1", "--d-model", "32", "--heads", "2", "--ffn", "64", "--vocab", "100"
 
@@ -41,20 +36,14 @@ typedef struct Rows {
 /* The rows of check's table: the lines after the "operation" header up to the blank line. */
 static Rows parse_rows(const char *out)
 {
-    Rows r;
-    memset(&r, 0, sizeof r);
+    Rows r = {0};
     const char *p = strstr(out, "\noperation ");
-    if (!p)
-        return r;
-    p = strchr(p + 1, '\n');
-    while (p && p[1] && p[1] != '\n') {
-        p++;
-        const char *end = strchr(p, '\n');
+    for (p = p ? strchr(p + 1, '\n') : NULL; p && p[1] && p[1] != '\n'; p = strchr(p + 1, '\n')) {
+        const size_t len = strcspn(p + 1, "\n");
         char line[512], op[32] = "", dtype[16] = "";
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), p);
+        snprintf(line, sizeof line, "%.*s", (int)len, p + 1);
         if (sscanf(line, "%31s %15s", op, dtype) == 2) {
-            const int ok = len >= 2 && strcmp(line + len - 2, "ok") == 0 && !strstr(line, "FAIL");
+            const int ok = len >= 2 && strncmp(p + 1 + len - 2, "ok", 2) == 0 && !strstr(line, "FAIL");
             r.total++;
             r.failed += !ok;
             for (int i = 0; i < NOPS; i++)
@@ -63,14 +52,15 @@ static Rows parse_rows(const char *out)
                     r.op_failed[i] += !ok;
                 }
         }
-        p = end;
     }
     return r;
 }
 
+/* check passes, an ok row for every op after an environment block (cuda: and a forward of every
+ * model variant in every dtype, and at --k-schedule halve). */
 static void check_passes(void)
 {
-    LbRun r = lb_run(LB_ARGV((char *)bin, "check", "--device", (char *)device));
+    LbRun r = lb_run(ARGV("check", "--device", (char *)device));
     Rows rows = parse_rows(r.out);
     lb_check(r.code == 0, "check --device %s: exit %d\n%s%s", device, r.code, r.out, r.err);
     lb_check(strstr(r.out, "environment") && strstr(r.out, "seed"), "check prints an environment block:\n%s", r.out);
@@ -98,11 +88,9 @@ static void check_passes(void)
                  "should be %d", halve, 3 * scheduled);
         lb_check(strstr(r.out, "compute capability") && strstr(r.out, "native sm_90") && strstr(r.out, "persistence mode"),
                  "check's environment names the capability, the code it runs, persistence:\n%s", r.out);
-        for (const char *t = "fp32"; t; t = strcmp(t, "fp32") == 0 ? "fp16" : strcmp(t, "fp16") == 0 ? "bf16" : NULL) {
-            char want[32];
-            snprintf(want, sizeof want, "softmax        %s", t);
-            lb_check(strstr(r.out, want) != NULL, "check --device cuda has %s rows", t);
-        }
+        lb_check(strstr(r.out, "softmax        fp32") && strstr(r.out, "softmax        fp16") &&
+                     strstr(r.out, "softmax        bf16"),
+                 "check --device cuda has fp32, fp16 and bf16 rows");
     } else {
         lb_check(rows.op_ok[NOPS - 1] == 0, "check --device cpu has no forward rows (the CPU forward is the reference)");
         /* the CPU reference's budget, as --help and the README give it for --device cpu */
@@ -118,38 +106,33 @@ static void check_passes(void)
 static void check_corrupted(const char *op)
 {
     setenv("LB_EMU_CORRUPT", op, 1);
-    LbRun r = lb_run(LB_ARGV((char *)bin, "check", "--device", "cuda", "--dtype", "fp16", "--quick"));
+    LbRun r = lb_run(ARGV("check", "--device", "cuda", "--dtype", "fp16", "--quick"));
     unsetenv("LB_EMU_CORRUPT");
     Rows rows = parse_rows(r.out);
-    lb_check(r.code == 1, "check under LB_EMU_CORRUPT=%s: exit %d, should be 1", op, r.code);
-    lb_check(strstr(r.err, op) != NULL && strstr(r.err, "failed"), "check under LB_EMU_CORRUPT=%s names it: %s", op, r.err);
+    sc_expect(r, 1, -1, "check under LB_EMU_CORRUPT", op, "failed");
     for (int i = 0; i < NOPS - 1; i++) {
         const int corrupted = strcmp(ops[i], op) == 0;
         lb_check(corrupted ? rows.op_failed[i] > 0 : rows.op_failed[i] == 0, "LB_EMU_CORRUPT=%s: %d FAIL rows for %s",
                  op, rows.op_failed[i], ops[i]);
     }
-    lb_run_free(&r);
 }
 
+/* A sweep's quick check: failing, nothing measured unless --no-check; meta.csv records the verdict. */
 static void check_sweep(const char *scratch, const char *tag, const char *corrupt, int no_check)
 {
     char out[512];
     snprintf(out, sizeof out, "%s/sweep-%s", scratch, tag);
     if (corrupt)
         setenv("LB_EMU_CORRUPT", corrupt, 1);
-    LbRun r = lb_run(LB_ARGV((char *)bin, "sweep", "--device", (char *)device, TINY, "--n", "64", "--k", "16",
-                             "--max-batch", "2", "--cell-time", "1", "-q", "--out", out,
-                             no_check ? "--no-check" : NULL));
+    LbRun r = lb_run(ARGV("sweep", "--device", (char *)device, TINY, "--n", "64", "--k", "16", "--max-batch", "2",
+                          "--cell-time", "1", "-q", "--out", out, no_check ? "--no-check" : NULL));
     unsetenv("LB_EMU_CORRUPT");
     if (corrupt && !no_check) {
-        lb_check(r.code == 1, "sweep %s: exit %d, should be 1", tag, r.code);
-        lb_check(strstr(r.err, "nothing was measured") && strstr(r.err, corrupt), "sweep %s names the failing check: %s",
-                 tag, r.err);
+        sc_expect(r, 1, -1, tag, "nothing was measured", corrupt);
         lb_check(!lb_exists(out), "sweep %s leaves no result directory", tag);
-        lb_run_free(&r);
         return;
     }
-    lb_check(r.code == 0, "sweep %s: exit %d\n%s", tag, r.code, r.err);
+    sc_expect(r, 0, -1, tag);
     lb_check(sc_rows(out) == 2, "sweep %s measured both cells", tag);
     sc_check_meta(out, "check", no_check ? "skipped" : "passed", tag);
     if (no_check) {
@@ -158,7 +141,6 @@ static void check_sweep(const char *scratch, const char *tag, const char *corrup
         const double e = sc_meta_number(out, "check_max_rel_error");
         lb_check(e >= 0.0 && e < 3e-2, "sweep %s: check_max_rel_error %g", tag, e);
     }
-    lb_run_free(&r);
 }
 
 /* A resume of sweep-TAG (no_check: under --no-check): meta.csv's check stays skipped where any
@@ -167,49 +149,47 @@ static void check_resumed(const char *scratch, const char *tag, int no_check)
 {
     char out[512];
     snprintf(out, sizeof out, "%s/sweep-%s", scratch, tag);
-    lb_run_ok(LB_ARGV((char *)bin, "sweep", "--resume", out, "-q", no_check ? "--no-check" : NULL),
-              "resume of a sweep");
+    lb_run_ok(ARGV("sweep", "--resume", out, "-q", no_check ? "--no-check" : NULL), "resume of a sweep");
     sc_check_meta(out, "check", "skipped", no_check ? "resume with --no-check" : "resume");
 }
 
-/* The number of checks run's check line gives, or -1. */
-#define RUN_CHECKS(out) ((long)lb_number_after(out, "check result: passed ("))
+/* run argv: exit 0 and a check line; the number of checks the line gives, or -1. */
+static long run_checks(char *const argv[])
+{
+    LbRun r = lb_run(argv);
+    const long checks = (long)lb_number_after(r.out, "check result: passed (");
+    lb_check(r.code == 0 && checks >= 0, "%s prints its check: exit %d\n%s%s", lb_argv_text(argv), r.code, r.out, r.err);
+    lb_run_free(&r);
+    return checks;
+}
 
 static void check_run(void)
 {
-    LbRun r = lb_run(LB_ARGV((char *)bin, "run", "--device", (char *)device, TINY, "--n", "64", "--max-batch", "2",
-                             "--cell-time", "1"));
-    lb_check(r.code == 0 && strstr(r.out, "check result: passed"), "run prints its check: exit %d\n%s%s", r.code, r.out, r.err);
-    const long uniform = RUN_CHECKS(r.out);
-    lb_run_free(&r);
+    const long uniform = run_checks(ARGV("run", "--device", (char *)device, TINY, "--n", "64", "--max-batch", "2",
+                                         "--cell-time", "1"));
     if (strcmp(device, "cuda") != 0)
         return;
     /* A Linformer with a k per layer: the quick check runs a forward of layers of different k
      * for each model that reads --k-schedule, as the sweep would measure them. */
-    r = lb_run(LB_ARGV((char *)bin, "run", "--device", "cuda", "--model", "linformer", TINY, "--n", "64", "--k", "16",
-                       "--layers", "3", "--k-schedule", "halve", "--max-batch", "2", "--cell-time", "1"));
+    const long halve = run_checks(ARGV("run", "--device", "cuda", "--model", "linformer", TINY, "--n", "64", "--k", "16",
+                                       "--layers", "3", "--k-schedule", "halve", "--max-batch", "2", "--cell-time", "1"));
     int scheduled = 0;
     for (int m = 0; m < LB_MODEL_COUNT; m++)
         scheduled += lb_model_reads_flag((LbModelKind)m, "k-schedule") == 1;
-    lb_check(r.code == 0 && RUN_CHECKS(r.out) == uniform + scheduled,
-             "run --k-schedule halve: its quick check has %d forward more than %ld: %ld\n%s%s", scheduled, uniform,
-             RUN_CHECKS(r.out), r.out, r.err);
-    lb_run_free(&r);
+    lb_check(halve == uniform + scheduled, "run --k-schedule halve: its quick check has %d forward more than %ld: %ld",
+             scheduled, uniform, halve);
     /* A training run's quick check adds the standard model's and the Linformer's steps. */
-    r = lb_run(LB_ARGV((char *)bin, "run", "--device", "cuda", "--pass", "train", TINY, "--n", "64", "--max-batch", "2",
-                       "--cell-time", "1"));
-    lb_check(r.code == 0 && RUN_CHECKS(r.out) == uniform + 2,
-             "run --pass train: its quick check has 2 training steps more than %ld: %ld\n%s%s", uniform,
-             RUN_CHECKS(r.out), r.out, r.err);
-    lb_run_free(&r);
+    const long train = run_checks(ARGV("run", "--device", "cuda", "--pass", "train", TINY, "--n", "64", "--max-batch", "2",
+                                       "--cell-time", "1"));
+    lb_check(train == uniform + 2, "run --pass train: its quick check has 2 training steps more than %ld: %ld", uniform,
+             train);
 }
 
 /* check --pass train: a train row per model (quick: 2) on cuda, ok; none on the CPU, whose step
  * is the reference. */
 static void check_train(void)
 {
-    LbRun r = lb_run(LB_ARGV((char *)bin, "check", "--device", (char *)device, "--pass", "train", "--quick", "--dtype",
-                             "fp32"));
+    LbRun r = lb_run(ARGV("check", "--device", (char *)device, "--pass", "train", "--quick", "--dtype", "fp32"));
     int rows = 0;
     for (const char *p = strstr(r.out, "\ntrain "); p; p = strstr(p + 1, "\ntrain ")) {
         const char *end = strchr(p + 1, '\n');
@@ -219,13 +199,6 @@ static void check_train(void)
     lb_check(r.code == 0 && rows == want, "check --pass train --quick on %s: exit %d, %d ok train rows, want %d\n%s%s",
              device, r.code, rows, want, r.out, r.err);
     lb_run_free(&r);
-}
-
-/* (an unknown flag or an operand: test_cli_settings, for every command) */
-static void check_bad_flags(void)
-{
-    lb_run_refused(LB_ARGV((char *)bin, "check", "--dtype", "fp8"), "--dtype");
-    lb_run_refused(LB_ARGV((char *)bin, "check", "--device", "tpu"), "--device");
 }
 
 int main(int argc, char **argv)
@@ -247,8 +220,9 @@ int main(int argc, char **argv)
         check_corrupted("layernorm");
         check_sweep(scratch, "corrupt", "softmax", 0);
         check_sweep(scratch, "corrupt-no-check", "softmax", 1);
-    } else {
-        check_bad_flags();
+    } else { /* (an unknown flag or an operand: test_cli_settings, for every command) */
+        lb_run_refused(ARGV("check", "--dtype", "fp8"), "--dtype");
+        lb_run_refused(ARGV("check", "--device", "tpu"), "--device");
     }
     return lb_test_finish("test_cli_check");
 }

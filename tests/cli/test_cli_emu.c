@@ -1,13 +1,6 @@
-/* `--device cuda` end to end on the emulated GPU (gpu/emu), suite gpu-emu: info names the device
- * as emulated; a tiny sweep completes; run --dump equals --device cpu's within the dtype's
- * tolerance (fp32 1e-5, fp16 1e-2 relative); hidden memory (LB_EMU_MEMORY_HIDDEN) and a cuBLAS
- * allocation failure (LB_EMU_BLAS_ALLOC) step the batch down to an ok cell; a --mem-limit past
- * free memory is exit 2; a budget too small to calibrate does not fail the sweep; meta.csv
- * records linear's tuning, and a resume with --no-autotune is refused. Then sweep --gpus on three
- * emulated GPUs: --gpus all equals a one-GPU sweep cell for cell, each row naming its GPU and
- * host; the whole sweep SIGKILLed in the middle, then --resume, measures every cell once;
- * --breakdown calibrates each GPU; bad --gpus, GPUs of two models, a --mem-limit above their room
- * and --shard are refused (exit 2, nothing written).
+/* `--device cuda` end to end on the emulated GPU (gpu/emu), suite gpu-emu: info, a sweep, run
+ * --dump against --device cpu's, the memory budget and its refusals, autotuning; then sweep --gpus
+ * on three emulated GPUs (cells, a kill and a resume, --breakdown, the refusals).
  * Usage: test_cli_emu PATH-TO-LINBENCH-ON-THE-EMULATOR */
 #include <math.h>
 #include <stdlib.h>
@@ -15,31 +8,22 @@
 #include "attn/base/status.h"
 #include "reports/breakdown_csv.h"
 #include "tests/cli/sweep_check.h"
-#include "tests/lib/check.h"
-#include "tests/lib/spawn.h"
 #include "tests/reports/npy_read.h"
 
 static const char *bin;
+/* linbench's argv: ARGV("sweep", TINY, "--out", dir) */
+#define ARGV(...) LB_ARGV((char *)bin, __VA_ARGS__)
 
 /* The emulator is slow: one layer, d_model 32, 2 heads, ffn 64, vocab 100. */
 #define TINY "--layers", "1", "--d-model", "32", "--heads", "2", "--ffn", "64", "--vocab", "100"
 
-/* The value of `key` in DIR/meta.csv, "" when absent (sc_meta); malloc'd. */
-static char *meta_value(const char *dir, const char *key)
-{
-    char *v = sc_meta(dir, key);
-    return v ? v : strdup("");
-}
-
 static void check_info(void)
 {
-    LbRun r = lb_run(LB_ARGV((char *)bin, "info"));
-    lb_check(r.code == 0 && strstr(r.out, "EMULATED") && strstr(r.out, "emulated GPU"),
-             "info on the emulator: exit %d, output:\n%s", r.code, r.out);
+    LbRun r = lb_run(ARGV("info"));
     /* the emulator has no clocks (nor has a GPU whose NVML cannot be loaded): unknown, never -1 */
     lb_check(!strstr(r.out, "-1") && strstr(r.out, "SM unknown now, unknown max; memory unknown"),
              "info says the clocks it cannot read are unknown:\n%s", r.out);
-    lb_run_free(&r);
+    sc_says(r, 0, "info on the emulator", "EMULATED", "emulated GPU");
 }
 
 /* A --gpu the machine does not have (the emulator has one GPU) is bad input: exit 2, one line
@@ -48,11 +32,10 @@ static void check_gpu_index(const char *scratch)
 {
     char out[512];
     snprintf(out, sizeof out, "%s/gpu-5", scratch);
-    lb_run_refused(LB_ARGV((char *)bin, "run", "--gpu", "5", TINY, "--n", "64"), "for --gpu", "0 to 0");
-    lb_run_refused(LB_ARGV((char *)bin, "sweep", "--gpu", "5", TINY, "--n", "64", "--k", "16", "-q", "--out", out),
-                   "for --gpu", "0 to 0");
-    lb_run_refused(LB_ARGV((char *)bin, "check", "--gpu", "5", "--quick"), "for --gpu", "0 to 0");
-    lb_run_refused(LB_ARGV((char *)bin, "info", "--gpu", "5"), "for --gpu", "0 to 0");
+    lb_run_refused(ARGV("run", "--gpu", "5", TINY, "--n", "64"), "for --gpu", "0 to 0");
+    lb_run_refused(ARGV("sweep", "--gpu", "5", TINY, "--n", "64", "--k", "16", "-q", "--out", out), "for --gpu", "0 to 0");
+    lb_run_refused(ARGV("check", "--gpu", "5", "--quick"), "for --gpu", "0 to 0");
+    lb_run_refused(ARGV("info", "--gpu", "5"), "for --gpu", "0 to 0");
     lb_check(!lb_exists(out), "sweep --gpu 5 leaves no directory");
 }
 
@@ -60,15 +43,14 @@ static void check_sweep(const char *scratch)
 {
     char out[512];
     snprintf(out, sizeof out, "%s/sweep", scratch);
-    LbRun r = lb_run(LB_ARGV((char *)bin, "sweep", "--device", "cuda", TINY, "--n", "64:128", "--k", "16:32",
-                             "--max-batch", "2", "--cell-time", "1", "-q", "--out", out));
-    lb_check(r.code == 0, "sweep --device cuda on the emulator: exit %d\n%s", r.code, r.err);
+    lb_run_ok(ARGV("sweep", "--device", "cuda", TINY, "--n", "64:128", "--k", "16:32", "--max-batch", "2", "--cell-time",
+                   "1", "-q", "--out", out), "sweep --device cuda on the emulator");
     sc_check_meta_has(out, "device_name", "emulated", "sweep --device cuda on the emulator");
     sc_check_meta(out, "status", "complete", "sweep --device cuda on the emulator");
     sc_each_once(out, 6, "sweep --device cuda on the emulator");
-    lb_run_free(&r);
 }
 
+/* meta.csv records linear's tuning, and a resume with --no-autotune is refused. */
 static void check_autotune(const char *scratch)
 {
     char on[512], off[512];
@@ -79,28 +61,24 @@ static void check_autotune(const char *scratch)
     (char *)bin, "sweep", "--device", "cuda", TINY, "--n", "64", "--models", "standard", "--max-batch", "1", \
         "--cell-time", "1", "--no-check", "-q", "--out", dir
     lb_run_ok(LB_ARGV(AUTOTUNE_SWEEP(on)), "sweep with autotuning");
-    char *tuning = meta_value(on, "matmul_tuning");
+    char *tuning = sc_meta(on, "matmul_tuning");
     long long shapes = -1, kept = -1;
     sc_check_meta(on, "matmul_autotune", "on", "sweep with autotuning");
-    lb_check(sscanf(tuning, "%lld shapes timed, %lld kept", &shapes, &kept) == 2 && shapes > 0 && kept == 0 &&
+    lb_check(tuning && sscanf(tuning, "%lld shapes timed, %lld kept", &shapes, &kept) == 2 && shapes > 0 && kept == 0 &&
                  strstr(tuning, "emulated") && !strstr(tuning, " ms"),
-             "meta.csv matmul_tuning \"%s\": shapes timed, none kept the slow first, no GPU time", tuning);
+             "meta.csv matmul_tuning \"%s\": shapes timed, none kept the slow first, no GPU time", tuning ? tuning : "");
     free(tuning);
 
     char *before = lb_slurp_in(on, "meta.csv");
-    LbRun r = lb_run(LB_ARGV((char *)bin, "sweep", "--resume", on, "--no-autotune", "-q"));
-    lb_check(r.code == 2 && strstr(r.err, "--no-autotune") && strstr(r.err, "matmul_autotune") && lb_lines(r.err) == 1,
-             "--resume --no-autotune of a tuned sweep: exit 2, one line naming the flag and the key (%d): %s", r.code,
-             r.err);
+    sc_run_expect(ARGV("sweep", "--resume", on, "--no-autotune", "-q"), 2, 1, "--no-autotune", "matmul_autotune");
     lb_check(lb_same_text(before, lb_slurp_in(on, "meta.csv")), "and meta.csv is left as it was");
-    lb_run_free(&r);
 
     char *argv_off[] = {AUTOTUNE_SWEEP(off), "--no-autotune", NULL};
 #undef AUTOTUNE_SWEEP
     lb_run_ok(argv_off, "sweep --no-autotune");
-    tuning = meta_value(off, "matmul_tuning");
+    tuning = sc_meta(off, "matmul_tuning");
     sc_check_meta(off, "matmul_autotune", "off", "sweep --no-autotune");
-    lb_check(strncmp(tuning, "off", 3) == 0, "meta.csv matmul_tuning \"%s\" says off", tuning);
+    lb_check(tuning && strncmp(tuning, "off", 3) == 0, "meta.csv matmul_tuning \"%s\" says off", tuning ? tuning : "");
     free(tuning);
     unsetenv("LB_EMU_LT_SLOW_ALGO");
 }
@@ -110,16 +88,13 @@ static int dump(const char *scratch, const char *device, const char *dtype, NpyF
 {
     char dir[512], file[600];
     snprintf(dir, sizeof dir, "%s/dump-%s-%s", scratch, device, dtype);
-    LbRun r = lb_run(LB_ARGV((char *)bin, "run", "--device", (char *)device, "--dtype", (char *)dtype, TINY, "--n",
-                             "64", "--k", "16", "--model", "linformer", "--batch", "2", "--dump", dir));
-    const int code = r.code;
-    if (code != 0)
-        printf("run --dump on %s %s: exit %d\n%s", device, dtype, code, r.err);
-    lb_run_free(&r);
     snprintf(file, sizeof file, "%s/output.npy", dir);
-    return code == 0 ? npy_read(file, f) : -1;
+    return lb_run_ok(ARGV("run", "--device", (char *)device, "--dtype", (char *)dtype, TINY, "--n", "64", "--k", "16",
+                          "--model", "linformer", "--batch", "2", "--dump", dir),
+                     "run --dump") ? npy_read(file, f) : -1;
 }
 
+/* run --dump equals --device cpu's within the dtype's relative tolerance. */
 static void check_dump(const char *scratch)
 {
     NpyFile cpu;
@@ -152,8 +127,8 @@ static long long one_cell_batch(const char *scratch, const char *tag)
 {
     char out[512];
     snprintf(out, sizeof out, "%s/oom-%s", scratch, tag);
-    LbRun r = lb_run(LB_ARGV((char *)bin, "sweep", "--device", "cuda", TINY, "--n", "64", "--k", "16", "--cell-time",
-                             "1", "--headroom", "0", "-q", "--out", out));
+    LbRun r = lb_run(ARGV("sweep", "--device", "cuda", TINY, "--n", "64", "--k", "16", "--cell-time", "1", "--headroom",
+                          "0", "-q", "--out", out));
     LbCellResult *rows = NULL;
     size_t count = 0;
     const int read = sc_read_rows(out, &rows, &count) == 0 && count >= 1;
@@ -172,18 +147,13 @@ static void check_headroom(const char *scratch)
     snprintf(out, sizeof out, "%s/headroom", scratch);
     char *argv[] = {(char *)bin, "sweep", "--device", "cuda", TINY, "--n", "64", "--k", "16", "--max-batch", "1",
                     "--cell-time", "1", "-q", "--out", out, NULL};
-    LbRun r = lb_run(argv);
-    lb_check(r.code == 0, "512 MiB emulated device: exit %d", r.code);
+    lb_run_ok(argv, "512 MiB emulated device");
     sc_check_meta(out, "memory_budget_bytes", "268435456", "512 MiB emulated device");
     sc_check_meta(out, "memory_headroom_bytes", "268435456", "512 MiB emulated device");
-    lb_run_free(&r);
     setenv("LB_EMU_MEMORY", "200M", 1);
     snprintf(out, sizeof out, "%s/headroom-small", scratch);
-    r = lb_run(argv);
+    sc_expect(lb_run(argv), 1, 1, "200 MiB free under a 256 MiB headroom", "--headroom");
     unsetenv("LB_EMU_MEMORY");
-    lb_check(r.code == 1 && strstr(r.err, "--headroom") && strchr(r.err, '\n') == strrchr(r.err, '\n'),
-             "200 MiB free under a 256 MiB headroom: exit %d, stderr %s", r.code, r.err);
-    lb_run_free(&r);
 }
 
 /* A --mem-limit above the 512 MiB device's free memory less the 256 MiB headroom is refused as
@@ -194,26 +164,24 @@ static void check_mem_limit(const char *scratch)
 {
     char out[512];
     snprintf(out, sizeof out, "%s/mem-limit-1G", scratch);
-    char *run[] = {(char *)bin, "run", "--device", "cuda", TINY, "--n", "64", "--mem-limit", "1G", "--max-batch", "1",
-                   "--cell-time", "1", "--no-check", NULL};
-    char *sweep[] = {(char *)bin, "sweep", "--device", "cuda", TINY, "--n", "64", "--k", "16", "--mem-limit", "1G",
-                     "--max-batch", "1", "--cell-time", "1", "--no-check", "-q", "--out", out, NULL};
-    char **cases[] = {run, sweep};
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        lb_run_refused(cases[i], "for --mem-limit: should be at most 256 MiB");
+#define SWEEP(limit)                                                                                                   \
+    ARGV("sweep", "--device", "cuda", TINY, "--n", "64", "--k", "16", "--mem-limit", limit, "--max-batch", "1",          \
+         "--cell-time", "1", "--no-check", "-q", "--out", out)
+    lb_run_refused(ARGV("run", "--device", "cuda", TINY, "--n", "64", "--mem-limit", "1G", "--max-batch", "1", "--cell-time",
+                        "1", "--no-check"),
+                   "for --mem-limit: should be at most 256 MiB");
+    lb_run_refused(SWEEP("1G"), "for --mem-limit: should be at most 256 MiB");
     lb_check(!lb_exists(out), "sweep --mem-limit 1G leaves no directory");
     /* within it: taken, and recorded as the budget */
-    snprintf(out, sizeof out, "%s/mem-limit-64M", scratch); /* sweep's --out points at it */
-    for (char **a = sweep; *a; a++)
-        if (strcmp(*a, "1G") == 0)
-            *a = "64M";
-    LbRun r = lb_run(sweep);
-    lb_check(r.code == 0, "sweep --mem-limit 64M: exit %d\n%s", r.code, r.err);
+    snprintf(out, sizeof out, "%s/mem-limit-64M", scratch);
+    lb_run_ok(SWEEP("64M"), "sweep --mem-limit 64M");
+#undef SWEEP
     sc_check_meta(out, "mem_limit", "67108864", "sweep --mem-limit 64M");
     sc_check_meta(out, "memory_budget_bytes", "67108864", "sweep --mem-limit 64M");
-    lb_run_free(&r);
 }
 
+/* Hidden memory (LB_EMU_MEMORY_HIDDEN) and a cuBLAS allocation failure (LB_EMU_BLAS_ALLOC) step
+ * the batch down to an ok cell. */
 static void check_step_down(const char *scratch)
 {
     /* 40 MiB: the 32 MiB cuBLAS workspace and about 8 MiB of model and activations. */
@@ -239,20 +207,17 @@ static void check_calibration_budget(const char *scratch)
     for (int i = 0; i < 2; i++) {
         char out[512];
         snprintf(out, sizeof out, "%s/budget-%s", scratch, limits[i]);
-        LbRun r = lb_run(LB_ARGV((char *)bin, "sweep", "--device", "cuda", "--layers", "2", "--d-model", "64",
-                                 "--heads", "4", "--ffn", "128", "--vocab", "500", "--n", "64,128", "--k", "16,32",
-                                 "--mem-limit", (char *)limits[i], "--cell-time", "1", "--out", out));
+        LbRun r = lb_run(ARGV("sweep", "--device", "cuda", "--layers", "2", "--d-model", "64", "--heads", "4", "--ffn",
+                              "128", "--vocab", "500", "--n", "64,128", "--k", "16,32", "--mem-limit", (char *)limits[i],
+                              "--cell-time", "1", "--out", out));
         lb_check(r.code == 0 && !strstr(r.err, "reps must be") && !strstr(r.err, "caps at least"),
                  "sweep --mem-limit %s on the emulator: exit %d\n%s", limits[i], r.code, r.err);
         lb_run_free(&r);
         sc_check_meta(out, "calibration", "skipped", limits[i]);
         sc_check_meta(out, "calibration_tflop_per_s", "", limits[i]);
         sc_check_meta_has(out, "calibration_note", "budget", limits[i]);
-        LbCellResult *rows = NULL;
-        size_t count = 0;
-        lb_check(sc_read_rows(out, &rows, &count) == 0 && count == 6, "--mem-limit %s: raw.csv parses, 6 rows (got %zu)",
-                 limits[i], count);
-        free(rows);
+        lb_check(sc_rows(out) == 6, "--mem-limit %s: 6 rows (got %d)", limits[i], sc_rows(out));
+        sc_files_parse(out, 1, limits[i]);
     }
 }
 
@@ -266,29 +231,25 @@ static void check_all(const char *scratch, const char *one)
 {
     char dirn[512];
     snprintf(dirn, sizeof dirn, "%s/three", scratch);
-    lb_run_ok(LB_ARGV((char *)bin, "sweep", "--device", "cuda", GRID, "-q", "--out", (char *)one), "one-GPU sweep");
+    lb_run_ok(ARGV("sweep", "--device", "cuda", GRID, "-q", "--out", (char *)one), "one-GPU sweep");
     lb_check(sc_rows(one) == CELLS, "one-GPU sweep: %d rows: should be %d", sc_rows(one), CELLS);
 
-    LbRun r = lb_run(LB_ARGV((char *)bin, "sweep", "--device", "cuda", "--gpus", "all", GRID, "--out", dirn));
-    lb_check(r.code == 0, "--gpus all on 3 emulated GPUs: exit %d\n%s", r.code, r.err);
-    lb_check(strstr(r.err, "[gpu 2]") != NULL, "progress lines name their GPU:\n%s", r.err);
-    lb_run_free(&r);
+    /* the progress lines name their GPU */
+    sc_run_expect(ARGV("sweep", "--device", "cuda", "--gpus", "all", GRID, "--out", dirn), 0, -1, "[gpu 2]");
     sc_same_rows(dirn, one, 1, "--gpus all against one GPU");
     LbCellResult *got = NULL;
     size_t n = 0;
     sc_read_rows(dirn, &got, &n);
     /* the three GPUs' UUIDs, told apart; every row on one of them, with the host */
-    const char *uuids[3];
     int nu = 0;
     for (size_t i = 0; i < n; i++) {
         int known = 0;
-        for (int u = 0; u < nu; u++)
-            known |= strcmp(uuids[u], got[i].device_uuid) == 0;
+        for (size_t j = 0; j < i; j++)
+            known |= strcmp(got[j].device_uuid, got[i].device_uuid) == 0;
+        nu += !known;
         lb_check(strncmp(got[i].device_uuid, "GPU-", 4) == 0 && strlen(got[i].device_uuid) == 40 && got[i].host[0],
                  "row %zu: device_uuid \"%s\" host \"%s\": should be GPU-xxxxxxxx-... and a host name", i,
                  got[i].device_uuid, got[i].host);
-        if (!known && nu < 3)
-            uuids[nu++] = got[i].device_uuid;
     }
     lb_check(nu >= 2, "%d distinct GPUs measured %zu cells: should be several", nu, n);
     free(got);
@@ -305,28 +266,24 @@ static void check_breakdown(const char *scratch)
     char dir[512];
     snprintf(dir, sizeof dir, "%s/breakdown", scratch);
     /* two GPUs and two cells: an emulated calibration takes some 15 s of CPU */
-    LbRun r = lb_run(LB_ARGV((char *)bin, "sweep", "--device", "cuda", "--gpus", "0,1", GRID, "--n", "32", "--k", "8",
-                             "--breakdown", "--out", dir));
-    lb_check(r.code == 0, "--gpus 0,1 --breakdown: exit %d\n%s", r.code, r.err);
-    lb_check(strstr(r.err, "[gpu 0] calibration:") && strstr(r.err, "[gpu 1] calibration:"),
-             "a calibration line per GPU:\n%s", r.err);
-    lb_run_free(&r);
+    sc_run_expect(ARGV("sweep", "--device", "cuda", "--gpus", "0,1", GRID, "--n", "32", "--k", "8", "--breakdown", "--out",
+                       dir), 0, -1, "[gpu 0] calibration:", "[gpu 1] calibration:");
     const double tflops = sc_meta_number(dir, "calibration_tflop_per_s"), gbs = sc_meta_number(dir, "calibration_copy_gb_per_s");
     lb_check(tflops > 0 && gbs > 0, "meta.csv calibration_tflop_per_s %g, calibration_copy_gb_per_s %g", tflops, gbs);
     LbBreakdownRecord *recs = NULL;
     size_t count = 0, timed = 0, with_pct = 0;
     if (lb_check(lb_breakdown_read(dir, 0, &recs, &count) == LB_OK, "breakdown.csv reads back: %s", lb_error_message())) {
-        for (size_t i = 0; i < count; i++) {
+        for (size_t i = 0; i < count; i++)
             if (recs[i].ms > 0 && strcmp(recs[i].op, "overhead") != 0 && (recs[i].flops > 0 || recs[i].bytes > 0)) {
                 timed++;
                 with_pct += isfinite(recs[i].percent_of_limit) && recs[i].percent_of_limit > 0;
             }
-        }
         free(recs);
     }
     lb_check(timed > 0 && with_pct == timed, "%zu of %zu timed breakdown rows have percent_of_limit", with_pct, timed);
 }
 
+/* The whole --gpus sweep SIGKILLed in the middle, then --resume: every cell once. */
 static void check_kill_resume(const char *scratch, const char *one)
 {
     char dir[512];
@@ -352,7 +309,7 @@ static void check_kill_resume(const char *scratch, const char *one)
     usleep(200 * 1000); /* the shards, reparented, are reaped by init */
     printf("  killed with %d of %d rows written\n", rows, CELLS);
     lb_check(rows >= 2 && rows < CELLS, "the kill came after %d rows: should be in the middle (2 to %d)", rows, CELLS - 1);
-    lb_run_ok(LB_ARGV((char *)bin, "sweep", "--resume", dir, "--gpus", "all", "-q"), "--resume after the kill");
+    lb_run_ok(ARGV("sweep", "--resume", dir, "--gpus", "all", "-q"), "--resume after the kill");
     sc_same_rows(dir, one, 1, "killed and resumed");
     sc_check_meta(dir, "status", "complete", "after the resume");
 }
@@ -363,8 +320,8 @@ static void check_refused(const char *scratch, const char *tag, const char *gpus
 {
     char dir[512];
     snprintf(dir, sizeof dir, "%s/%s", scratch, tag);
-    lb_check_refusal(lb_run(LB_ARGV((char *)bin, "sweep", "--device", "cuda", "--gpus", (char *)gpus, GRID, "--out",
-                                    dir, (char *)flag, (char *)value)), tag, words);
+    lb_check_refusal(lb_run(ARGV("sweep", "--device", "cuda", "--gpus", (char *)gpus, GRID, "--out", dir, (char *)flag,
+                                 (char *)value)), tag, words);
     lb_check(!lb_exists(dir), "%s: nothing written", tag);
 }
 

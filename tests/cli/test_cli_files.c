@@ -6,11 +6,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "reports/raw.h"
 #include "tests/cli/sweep_check.h"
 #include "tests/lib/cases.h"
-#include "tests/lib/check.h"
-#include "tests/lib/spawn.h"
 
 static const char *bin, *scratch;
 
@@ -25,10 +22,6 @@ static const char *bin, *scratch;
 /* linbench's argv: ARGV("sweep", TINY, "--out", dir) */
 #define ARGV(...) LB_ARGV((char *)bin, __VA_ARGS__)
 
-/* What a sweep leaves on disk stays true: long lists whole in meta.csv; --force clears old results
- * first; no k < n or too much memory refused before anything is written; a write failing part-way
- * (RLIMIT_FSIZE) leaves every file whole; SIGHUP stops as Ctrl-C; unknown values empty; plot
- * titles and a hung gnuplot; a path too long refused whole.*/
 /* Lines of stderr, less those of a coverage build's profiler (which cannot write its .gcda files
  * under the file-size limit either). */
 static int err_lines(const char *err)
@@ -60,28 +53,6 @@ static int write_text(const char *path, const char *text)
     return fclose(f) == 0 && put == strlen(text) ? 0 : -1;
 }
 
-static void wait_rows(const char *dir, int rows)
-{
-    struct timespec pause = {0, 5 * 1000 * 1000};
-    for (int i = 0; i < 6000 && sc_rows(dir) < rows; i++)
-        nanosleep(&pause, NULL);
-}
-
-/* Start argv, wait until dir holds `rows` rows, and send it `sig`, once (gap_us < 0) or twice
- * gap_us apart: its run. */
-static LbRun stop_at_rows(char *const argv[], const char *dir, int rows, int sig, long gap_us)
-{
-    pid_t pid = lb_start(argv);
-    struct timespec gap = {0, gap_us * 1000};
-    wait_rows(dir, rows);
-    kill(pid, sig);
-    if (gap_us >= 0) {
-        nanosleep(&gap, NULL);
-        kill(pid, sig);
-    }
-    return lb_wait(pid);
-}
-
 /* scratch/name into dir (512 bytes). */
 static char *in_scratch(char dir[512], const char *name)
 {
@@ -96,17 +67,16 @@ static void long_lists(void)
     for (int n = 2; n <= 400; n++)
         snprintf(list + strlen(list), sizeof list - strlen(list), "%s%d", n > 2 ? "," : "", n);
     in_scratch(dir, "long");
-    LbRun r = stop_at_rows(ARGV("sweep", TINY, "--n", list, "--k", "1", "--out", dir), dir, 3, SIGINT, -1);
-    lb_check(r.code == 130, "long --n: interrupted (%d): %s", r.code, r.err);
-    lb_run_free(&r);
+    sc_expect(sc_stop_after(ARGV("sweep", TINY, "--n", list, "--k", "1", "--out", dir), dir, SIGINT, 3, -1), 130, -1,
+              "long --n: interrupted");
     sc_check_meta(dir, "n_list", list, "all 399 values of --n");
-    r = lb_run(ARGV("compare", dir, "--format", "csv"));
+    LbRun r = lb_run(ARGV("compare", dir, "--format", "csv"));
     /* one row per grid, n and k: 2 x 399 x 1, and the header */
     lb_check(r.code == 0 && lb_lines(r.out) == 1 + 2 * 399, "compare shows every n (%d lines, want %d)", lb_lines(r.out), 1 + 2 * 399);
     lb_run_free(&r);
     /* A resume that contradicts the list is refused; one that takes it keeps all 399 rows. */
     lb_run_refused(ARGV("sweep", "--resume", dir, "--n", "2:256", "--quiet"), "--n");
-    r = stop_at_rows(ARGV("sweep", "--resume", dir, "--quiet"), dir, 6, SIGINT, -1);
+    r = sc_stop_after(ARGV("sweep", "--resume", dir, "--quiet"), dir, SIGINT, 6, -1);
     lb_run_free(&r);
     LbGrid g;
     if (lb_check(lb_grids_read(dir, &g) == 0, "the grids after the resume read back")) {
@@ -121,11 +91,10 @@ static void long_lists(void)
 static void stop_sweep(const char *dir, int sig, long gap_us)
 {
     char **argv = ARGV("sweep", TINY, "--n", "16:4096", "--k", "8", "--out", (char *)dir);
-    LbRun r = stop_at_rows(argv, dir, 2, sig, gap_us);
-    lb_check(r.code == 130 && strstr(r.err, "--resume"), "%s (a second %ld us later): exit %d (want 130, naming --resume): %s",
-             sig == SIGHUP ? "SIGHUP" : "SIGTERM", gap_us, r.code, r.err);
-    sc_check_meta(dir, "status", "interrupted", sig == SIGHUP ? "SIGHUP" : "SIGTERM");
-    lb_run_free(&r);
+    char what[64];
+    snprintf(what, sizeof what, "%s (a second %ld us later)", sig == SIGHUP ? "SIGHUP" : "SIGTERM", gap_us);
+    sc_expect(sc_stop_after(argv, dir, sig, 2, gap_us), 130, -1, what, "--resume");
+    sc_check_meta(dir, "status", "interrupted", what);
 }
 
 /* Whether dir holds anything of the run whose only n was 48: a row or a grid line. */
@@ -156,40 +125,26 @@ static int forced_meta(const char *dir)
     return forced;
 }
 
-/* --force killed mid-run, after its first row: none of the old run's rows or grids beside it. */
-static void force_clears(void)
-{
-    char dir[512];
-    in_scratch(dir, "forced");
-    lb_run_ok(ARGV("sweep", TINY, "--n", "48", "--k", "8", "--out", dir), "the first sweep");
-    pid_t pid = lb_start(ARGV("sweep", TINY, "--n", "32:4096", "--k", "8", "--out", dir, "--force"));
-    struct timespec pause = {0, 5 * 1000 * 1000};
-    for (int i = 0; i < 6000 && !(forced_meta(dir) && sc_rows(dir) >= 1); i++)
-        nanosleep(&pause, NULL);
-    kill(pid, SIGKILL);
-    LbRun r = lb_wait(pid);
-    lb_run_free(&r);
-    lb_check(!holds_old(dir), "a killed --force sweep leaves none of the old run's rows or grids");
-    lb_check(forced_meta(dir), "meta.csv is the forced run's");
-}
-
-/* --force killed at the two instants that matter, 10 times each: as the first old file goes, and
- * as the new meta.csv appears. At neither may meta.csv pair the new settings (--mem-limit 8M)
- * with the old run's rows or grids (--mem-limit 4M, n 48), and a resume must finish the new run
- * alone. */
+/* --force killed at the three instants that matter, 10 times each: as the first old file goes, as
+ * the new meta.csv appears, and after its first row. At none may meta.csv pair the new settings
+ * (--mem-limit 8M) with the old run's rows or grids (--mem-limit 4M, n 48), and a resume must finish
+ * the new run alone. */
 static void force_killed(void)
 {
-    for (int i = 0; i < 20; i++) {
-        const int at_new_meta = i % 2;
+    static const char *const instants[] = {"as the first old file went", "as its meta.csv appeared", "after its first row"};
+    for (int i = 0; i < 30; i++) {
+        const int at = i % 3;
         char dir[512], name[32];
         snprintf(name, sizeof name, "force-killed-%d", i);
         in_scratch(dir, name);
         lb_run_ok(ARGV("sweep", TINY, "--n", "48", "--k", "8", "--mem-limit", "4M", "--out", dir), "the first sweep");
         pid_t pid =
             lb_start(ARGV("sweep", TINY, "--n", "32:256", "--k", "8", "--mem-limit", "8M", "--out", dir, "--force"));
-        struct timespec pause = {0, 100 * 1000};
-        for (int w = 0; w < 200000 && !(at_new_meta ? forced_meta(dir) : !lb_exists_in(dir, "time_speedup.csv")); w++)
-            nanosleep(&pause, NULL);
+        for (int w = 0; w < 200000; w++) {
+            if (at == 0 ? !lb_exists_in(dir, "time_speedup.csv") : forced_meta(dir) && (at == 1 || sc_rows(dir) >= 1))
+                break;
+            usleep(100);
+        }
         kill(pid, SIGKILL);
         LbRun r = lb_wait(pid);
         lb_run_free(&r);
@@ -197,14 +152,14 @@ static void force_killed(void)
         const int new_meta = limit && strcmp(limit, "8388608") == 0;
         free(limit);
         lb_check(!(new_meta && holds_old(dir)), "--force killed %s: meta.csv's new settings beside the old run's results",
-                 at_new_meta ? "as its meta.csv appeared" : "as the first old file went");
+                 instants[at]);
+        lb_check(at < 2 || new_meta, "--force killed after its first row: meta.csv is the forced run's");
         if (!new_meta)
             continue; /* killed before it wrote anything of its own: nothing to resume */
-        r = lb_run(ARGV("sweep", "--resume", dir, "--quiet"));
-        lb_check(r.code == 0 && !holds_old(dir) && sc_rows(dir) == 8,
-                 "the resumed --force run finishes its own 8 cells alone (exit %d, %d rows): %s", r.code, sc_rows(dir), r.err);
+        lb_run_ok(ARGV("sweep", "--resume", dir, "--quiet"), "the resumed --force run");
+        lb_check(!holds_old(dir) && sc_rows(dir) == 8, "the resumed --force run finishes its own 8 cells alone (%d rows)",
+                 sc_rows(dir));
         sc_check_meta(dir, "status", "complete", "the resumed --force run");
-        lb_run_free(&r);
     }
 }
 
@@ -263,9 +218,8 @@ static void stop_during_setup(void)
 {
     char dir[512];
     pid_t pid = lb_start(ARGV("sweep", TINY, "--n", "32:64", "--k", "8", "--out", in_scratch(dir, "setup-stopped")));
-    struct timespec pause = {0, 1000 * 1000};
     for (int i = 0; i < 10000 && !lb_exists_in(dir, ".linbench.lock"); i++)
-        nanosleep(&pause, NULL);
+        usleep(1000);
     const int in_setup = !lb_exists_in(dir, "meta.csv"); /* the set-up takes about half a second here */
     kill(pid, SIGTERM);
     LbRun r = lb_wait(pid);
@@ -327,7 +281,6 @@ static void test_files(void)
     scratch = lb_scratch_dir("cli-files");
 
     long_lists();
-    force_clears();
     force_killed();
     char dir[512];
     static const long gaps_us[] = {0, 2000, 10000, 50000};
@@ -353,8 +306,7 @@ static void test_files(void)
     /* Unknown values are empty fields, never -1. */
     char path[4400];
     snprintf(path, sizeof path, "%s/meta.csv", dir);
-    LbMeta m;
-    memset(&m, 0, sizeof m);
+    LbMeta m = {0};
     if (lb_check(lb_meta_read(path, &m) == 0, "meta.csv reads")) {
         for (size_t i = 0; i < m.count; i++)
             lb_check(strcmp(m.values[i], "-1") != 0, "meta.csv %s is not -1", m.keys[i]);
@@ -363,29 +315,21 @@ static void test_files(void)
     sc_check_meta(dir, "sm_count", "", "a CPU's sm_count is empty");
 
     /* Plot: the title says fp16 was stored as fp32; a gnuplot that hangs is stopped. */
-    LbRun r = lb_run(ARGV("plot", dir, "--no-render"));
-    lb_run_free(&r);
+    lb_run_ok(ARGV("plot", dir, "--no-render"), "plot --no-render");
     char *gp = lb_slurp_in(dir, "time_speedup.gp");
     lb_check(gp && strstr(gp, "fp16 stored as fp32"), "the plot title says what the CPU stored");
     free(gp);
-    char fake[512];
-    mkdir(in_scratch(fake, "bin"), 0777);
-    snprintf(path, sizeof path, "%s/gnuplot", fake);
+    char fake[600];
+    snprintf(fake, sizeof fake, "PATH=%s/bin", scratch);
+    mkdir(fake + 5, 0777);
+    snprintf(path, sizeof path, "%s/gnuplot", fake + 5);
     (void)write_text(path, "#!/bin/sh\nexec /bin/sleep 600\n");
     chmod(path, 0755);
-    const char *old_path = getenv("PATH");
-    char *saved = old_path ? strdup(old_path) : NULL;
-    setenv("PATH", fake, 1);
+    lb_child_env = (char *[]){fake, NULL};
     const double t0 = now_s();
-    r = lb_run(ARGV("plot", dir, "--render-timeout", "1"));
-    const double took = now_s() - t0;
-    if (saved) {
-        setenv("PATH", saved, 1);
-        free(saved);
-    }
-    lb_check(r.code == 1 && strstr(r.err, "did not finish") && took < 30, "a hung gnuplot is stopped: exit 1 in %.1f s (%d): %s", took,
-             r.code, r.err);
-    lb_run_free(&r);
+    sc_expect(lb_run(ARGV("plot", dir, "--render-timeout", "1")), 1, -1, "a hung gnuplot", "did not finish");
+    lb_child_env = NULL;
+    lb_check(now_s() - t0 < 30, "a hung gnuplot is stopped in %.1f s", now_s() - t0);
 
     /* A path longer than the files can have: refused whole (not cut), nothing created. */
     char longdir[5000];
@@ -442,7 +386,8 @@ static void test_lock(void)
     /* A sweep in progress: every other writer is turned away and nothing of it changes. */
     char busy[512];
     pid_t pid = lb_start_tagged(ARGV("sweep", SLOW, "--out", in_scratch(busy, "busy")), "slow");
-    wait_rows(busy, 2);
+    for (int i = 0; i < 6000 && sc_rows(busy) < 2; i++)
+        usleep(5000);
     kill(pid, SIGSTOP); /* hold it still: what the others do must not change its files */
     char *meta_before = lb_slurp_in(busy, "meta.csv"), *raw_before = lb_slurp_in(busy, "raw.csv");
     char **others[] = {ARGV("sweep", "--resume", busy, "--quiet"), ARGV("sweep", GRID6, "--out", busy),
@@ -450,10 +395,7 @@ static void test_lock(void)
                        ARGV("run", MODEL, "--n", "32", "--mem-limit", "8M", "--dump", busy)};
     const char *names[] = {"--resume", "another sweep", "--force", "run --dump"};
     for (int i = 0; i < 4; i++) {
-        LbRun r = lb_run(others[i]);
-        lb_check(r.code == 1 && strstr(r.err, "in use") && strstr(r.err, busy) && lb_lines(r.err) == 1,
-                 "%s into a directory in use: exit 1, one line naming it (%d): %s", names[i], r.code, r.err);
-        lb_run_free(&r);
+        sc_expect(lb_run(others[i]), 1, 1, names[i], "in use", busy);
         char *meta = lb_slurp_in(busy, "meta.csv"), *raw = lb_slurp_in(busy, "raw.csv");
         lb_check(meta && raw && meta_before && raw_before && strcmp(meta, meta_before) == 0 && strcmp(raw, raw_before) == 0,
                  "%s changed nothing in the directory in use", names[i]);
@@ -530,14 +472,6 @@ static void sweep_into(const char *dir)
     lb_run_ok(ARGV("sweep", ONE_CELL, "--out", (char *)dir), "a sweep to plant into");
 }
 
-/* The command refused with exit `code` and one line that contains `says`. */
-static void refused(LbRun *r, int code, const char *says, const char *what)
-{
-    lb_check(r->code == code && lb_lines(r->err) == 1 && strstr(r->err, says),
-             "%s: refused with exit %d and one line saying \"%s\" (exit %d): %s", what, code, says, r->code, r->err);
-    lb_run_free(r);
-}
-
 /* The lock of every command that takes one, planted each way: each refused naming the lock, the
  * file it pointed at unchanged. */
 static void planted_locks(void)
@@ -562,9 +496,8 @@ static void planted_locks(void)
             snprintf(dir, sizeof dir, "%s/lock-sweep-%zu", scratch, p);
             snprintf(out, sizeof out, "%s/lock-%zu-%zu", scratch, c, p);
             plant(cmds[c].into, ".linbench.lock", plants[p], victim);
-            LbRun r = lb_run(cmds[c].argv);
             snprintf(what, sizeof what, "%s, its lock %s", cmds[c].name, plant_name[plants[p]]);
-            refused(&r, 2, ".linbench.lock", what);
+            sc_expect(lb_run(cmds[c].argv), 2, 1, what, ".linbench.lock");
             victim_intact(victim, what);
         }
         lb_check(!lb_exists_in(dir, "meta.csv"), "sweep --out, its lock %s: no result written", plant_name[plants[p]]);
@@ -591,11 +524,8 @@ static void planted_raw(void)
         }
         char *before = lb_slurp(victim);
         plant(dir, "raw.csv", plants[p], victim);
-        LbRun r = lb_run(ARGV("sweep", "--resume", dir, "--quiet"));
         snprintf(what, sizeof what, "sweep --resume, raw.csv %s", plant_name[plants[p]]);
-        lb_check(r.code != 0 && strstr(r.err, "raw.csv") && strstr(r.err, "not a plain file"),
-                 "%s: refused, naming raw.csv (%d): %s", what, r.code, r.err);
-        lb_run_free(&r);
+        sc_expect(lb_run(ARGV("sweep", "--resume", dir, "--quiet")), 1, -1, what, "raw.csv", "not a plain file");
         lb_check(lb_same_text(before, lb_slurp(victim)), "%s: the file it pointed at is unchanged", what);
     }
 }
@@ -611,14 +541,11 @@ static void planted_results(void)
         make_victim(victim, sizeof victim, "victim-result");
         snprintf(dir, sizeof dir, "%s/result-%zu", scratch, i);
         plant(dir, names[i], PLANT_DANGLING, victim);
-        LbRun r = lb_run(ARGV("sweep", ONE_CELL, "--out", dir));
         snprintf(what, sizeof what, "sweep --out, %s a dangling link", names[i]);
-        refused(&r, 2, "already holds results", what);
+        sc_expect(lb_run(ARGV("sweep", ONE_CELL, "--out", dir)), 2, 1, what, "already holds results");
         plant(dir, names[i], PLANT_SYMLINK, victim);
-        r = lb_run(ARGV("sweep", ONE_CELL, "--out", dir, "--force"));
         snprintf(what, sizeof what, "sweep --force, %s a link", names[i]);
-        lb_check(r.code == 0, "%s: runs (%d): %s", what, r.code, r.err);
-        lb_run_free(&r);
+        lb_run_ok(ARGV("sweep", ONE_CELL, "--out", dir, "--force"), what);
         victim_intact(victim, what);
         sc_files_parse(dir, 1, what);
     }
@@ -631,17 +558,14 @@ static void planted_outputs(void)
     make_victim(victim, sizeof victim, "victim-output");
     snprintf(dir, sizeof dir, "%s/dump", scratch);
     plant(dir, "ids.npy", PLANT_SYMLINK, victim);
-    LbRun r = lb_run(ARGV("run", MODEL, "--n", "32", "--dump", dir));
-    lb_check(r.code == 1 && strstr(r.err, "ids.npy") && strstr(r.err, "not a plain file"),
-             "run --dump, ids.npy a link: refused, naming it (%d): %s", r.code, r.err);
-    lb_run_free(&r);
+    sc_run_expect(ARGV("run", MODEL, "--n", "32", "--dump", dir), 1, -1, "ids.npy", "not a plain file");
     victim_intact(victim, "run --dump, ids.npy a link");
 
     snprintf(dir, sizeof dir, "%s/plot", scratch);
     sweep_into(dir);
     plant(dir, "time_speedup.png", PLANT_SYMLINK, victim);
     plant(dir, "time_per_seq.svg", PLANT_SYMLINK, victim);
-    r = lb_run(ARGV("plot", dir));
+    LbRun r = lb_run(ARGV("plot", dir));
     if (strstr(r.out, "not on PATH")) {
         printf("gnuplot is not on PATH: the plot's planted images are not tried\n");
     } else {
@@ -660,10 +584,7 @@ static void planted_outputs(void)
     snprintf(scripts, sizeof scripts, "%s/slurm", dir);
     mkdir(dir, 0777);
     plant(scripts, "sweep.sbatch", PLANT_SYMLINK, victim);
-    r = lb_run(ARGV("slurm", ONE_CELL, "--shards", "2", "--out", dir));
-    lb_check(r.code != 0 && strstr(r.err, "sweep.sbatch") && strstr(r.err, "not a plain file"),
-             "slurm, sweep.sbatch a link: refused, naming it (%d): %s", r.code, r.err);
-    lb_run_free(&r);
+    sc_run_expect(ARGV("slurm", ONE_CELL, "--shards", "2", "--out", dir), 1, -1, "sweep.sbatch", "not a plain file");
     victim_intact(victim, "slurm, sweep.sbatch a link");
 }
 
@@ -682,12 +603,7 @@ static void test_links(void)
  * every kill; then the same with Ctrl-C (SIGINT). The moments are drawn over the length of an
  * uninterrupted run, so they fall in start-up, in cells, and in the writes of meta.csv and the
  * grids. Bounded: each signal stops drawing after 50 s.*/
-static uint64_t rng_state;
-static double uniform(void)
-{
-    rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (double)(rng_state >> 11) / 9007199254740992.0;
-}
+static double uniform(void) { return (double)(lb_test_u64() >> 11) / 9007199254740992.0; }
 
 /* The GRID12 sweep into dir, or its resume once meta.csv exists. */
 #define SWEEP_OR_RESUME(dir)                                                                                          \
@@ -703,11 +619,9 @@ static int hit(const char *dir, int sig, double delay)
     kill(pid, sig);
     LbRun r = lb_wait(pid);
     int code = r.code;
-    /* SIGINT: 130 (stopped cleanly, or before the handler was set), or 0 (it had finished). */
-    if (sig == SIGINT)
-        lb_check(code == 130 || code == 0, "SIGINT after %.3f s: exit 130 or 0 (got %d): %s", delay, code, r.err);
-    else
-        lb_check(code == 128 + SIGKILL || code == 0, "kill -9 after %.3f s: killed or finished (got %d): %s", delay, code, r.err);
+    /* SIGINT: 130 (stopped cleanly, or before the handler was set); kill -9: killed; or 0 (it had finished) */
+    lb_check(code == 0 || code == (sig == SIGINT ? 130 : 128 + SIGKILL), "signal %d after %.3f s: stopped or finished (got %d): %s",
+             sig, delay, code, r.err);
     lb_run_free(&r);
     return code;
 }
@@ -728,11 +642,9 @@ static void torture(const char *dir, const char *full, int sig, double span, dou
     }
     lb_check(hits == 30, "%s: 30 interruptions within the time bound (got %d)", name, hits);
     /* the last run resumes, or starts afresh where every interruption came before meta.csv */
-    LbRun r = lb_run(SWEEP_OR_RESUME(dir));
-    lb_check(r.code == 0, "%s: the last run exits 0 (%d): %s", name, r.code, r.err);
-    lb_run_free(&r);
     char what[64];
     snprintf(what, sizeof what, "%s x30 then --resume", name);
+    lb_run_ok(SWEEP_OR_RESUME(dir), what);
     sc_same_cells(dir, full, what);
     sc_same_settings(dir, full, NULL, what);
     sc_files_parse(dir, 1, what);
@@ -749,17 +661,14 @@ static void torture(const char *dir, const char *full, int sig, double span, dou
 
 static void test_torture(void)
 {
-    rng_state = lb_test_seed;
     scratch = lb_scratch_dir("cli-torture");
     char full[512], killed[512], stopped[512];
     in_scratch(killed, "killed");
     in_scratch(stopped, "stopped");
 
     double t0 = now_s();
-    LbRun r = lb_run(ARGV("sweep", GRID12, "--out", in_scratch(full, "full")));
+    lb_run_ok(ARGV("sweep", GRID12, "--out", in_scratch(full, "full")), "uninterrupted sweep");
     double span = (now_s() - t0) * 1.1;
-    lb_check(r.code == 0, "uninterrupted sweep exits 0 (%d): %s", r.code, r.err);
-    lb_run_free(&r);
     printf("an uninterrupted run takes %.3f s; interrupting within %.3f s\n", span / 1.1, span);
 
     double deadline = now_s() + 50;
@@ -769,12 +678,7 @@ static void test_torture(void)
     lb_test_cleanup(scratch);
 }
 
-/* A result directory damaged after the sweep, read by compare, plot, merge and sweep --resume:
- * meta.csv cut short or with a value that does not read, and raw.csv with a row that does not
- * read, are refused by each (exit 2, one line naming the file and the key or line, nothing
- * written); raw.csv's last row cut short is a warning naming sweep --resume DIR, and the resume
- * measures the cell again. */
-/* The damages, each of the text of a whole file: malloc'd, or NULL when it lacks what is damaged. */
+/* A result directory damaged after the sweep (read_damaged). The damages, each of the text of a whole file: malloc'd, or NULL when it lacks what is damaged. */
 static char *meta_cut(const char *t) /* cut after its status line: no device, no setting */
 {
     const char *status = strstr(t, "\nstatus,"), *cut = status ? strchr(status + 1, '\n') : NULL;
@@ -832,24 +736,47 @@ static int damaged_copy(const char *whole, const char *name, const char *file, c
     return ok;
 }
 
-/* Each command that reads `dir` refuses it: exit 2, one line naming `file` (DIR/meta.csv) and
- * `key`, nothing written. */
-static void refused_by_all(const char *dir, const char *file, const char *key, const char *what)
+/* compare, plot and merge read dir (plot and merge into DIR-plots and DIR-merged), then sweep
+ * --resume. With a key, each refuses it: exit 2, one line naming `file` (DIR/meta.csv), `key` and
+ * dir, nothing written. Without (raw.csv's last row cut short), the three warn naming the cut
+ * line and sweep --resume DIR, still showing what is whole, and the resume measures the cell. */
+static void read_damaged(const char *dir, const char *file, const char *key, const char *what)
 {
-    char out[1024], plot_out[1024];
+    char out[1024], plot_out[1024], cut[1024], hint[1024];
     snprintf(out, sizeof out, "%s-merged", dir);
     snprintf(plot_out, sizeof plot_out, "%s-plots", dir);
-    char *meta_before = lb_slurp_in(dir, "meta.csv");
-    char *d = (char *)dir;
-    LbRun r[4] = {lb_run(ARGV("compare", d)), lb_run(ARGV("plot", d, "--no-render", "--out", plot_out)),
+    snprintf(cut, sizeof cut, "%s line %d is cut short", file, CELLS6 + 1);
+    snprintf(hint, sizeof hint, "linbench sweep --resume %s", dir);
+    char *meta_before = lb_slurp_in(dir, "meta.csv"), *d = (char *)dir;
+    LbRun r[4] = {lb_run(ARGV("compare", d, "--format", "csv")), lb_run(ARGV("plot", d, "--no-render", "--out", plot_out)),
                   lb_run(ARGV("merge", "-q", out, d)), lb_run(ARGV("sweep", "--resume", d, "-q"))};
     static const char *const name[4] = {"compare", "plot", "merge", "sweep --resume"};
-    for (int i = 0; i < 4; i++)
-        lb_check_refusal(r[i], name[i], file, key, dir);
-    lb_check(!lb_exists(out), "merge of %s: %s not made", what, out);
-    lb_check(!lb_exists(plot_out), "plot of %s: %s not made", what, plot_out);
-    lb_check(lb_same_text(meta_before, lb_slurp_in(dir, "meta.csv")),
-             "sweep --resume of %s: meta.csv not rewritten", what);
+    if (key) {
+        for (int i = 0; i < 4; i++)
+            lb_check_refusal(r[i], name[i], file, key, dir);
+        lb_check(!lb_exists(out), "merge of %s: %s not made", what, out);
+        lb_check(!lb_exists(plot_out), "plot of %s: %s not made", what, plot_out);
+        lb_check(lb_same_text(meta_before, lb_slurp_in(dir, "meta.csv")),
+                 "sweep --resume of %s: meta.csv not rewritten", what);
+        return;
+    }
+    free(meta_before);
+    /* what is whole is still shown: the cut cell is linformer n=64 k=16 (the sweep's last) */
+    lb_check(strstr(r[0].out, "time,32,8,") && strstr(r[0].out, "time,64,8,") && strstr(r[0].out, "time,64,16,NA"),
+             "compare shows the whole rows, the cut cell NA:\n%s", r[0].out);
+    for (int i = 0; i < 3; i++) {
+        lb_check(r[i].code == 0 && strncmp(r[i].err, "linbench: warning: ", 19) == 0 && strstr(r[i].err, cut) &&
+                     strstr(r[i].err, hint),
+                 "%s of %s: exit %d: should be 0 with a warning with \"%s\" and \"%s\", got: %s", name[i], what,
+                 r[i].code, cut, hint, r[i].err);
+        lb_run_free(&r[i]);
+    }
+    sc_expect(r[3], 0, -1, "sweep --resume of a cut raw.csv");
+    sc_each_once(dir, CELLS6, "the cut raw.csv resumed");
+    LbRun c = lb_run(ARGV("compare", d, "--format", "csv"));
+    lb_check(c.code == 0 && c.err[0] == '\0' && strstr(c.out, "time,64,16,") && !strstr(c.out, "time,64,16,NA"),
+             "compare after the resume: exit %d, no warning, the cell measured: %s%s", c.code, c.err, c.out);
+    lb_run_free(&c);
 }
 
 static void test_damaged(void)
@@ -858,53 +785,19 @@ static void test_damaged(void)
     char whole[512], dir[512], file[600];
     if (!lb_run_ok(ARGV("sweep", GRID6, "--out", in_scratch(whole, "whole")), "the sweep to damage"))
         return;
-
+    /* raw.csv's last row is cut while meta.csv still says complete */
+    sc_check_meta(whole, "status", "complete", "the sweep to damage");
     static const struct {
         const char *name, *file;
         char *(*damage)(const char *);
         const char *key, *what;
-    } refusals[] = {{"meta-cut", "meta.csv", meta_cut, "n_list", "a meta.csv cut short"},
-                    {"meta-bad", "meta.csv", meta_bad, "d_model", "a meta.csv value that does not read"},
-                    {"raw-bad", "raw.csv", raw_bad, "line 3", "a raw.csv row that does not read"}};
-    for (size_t i = 0; i < sizeof refusals / sizeof refusals[0]; i++)
-        if (damaged_copy(whole, refusals[i].name, refusals[i].file, refusals[i].damage, dir, file))
-            refused_by_all(dir, file, refusals[i].key, refusals[i].what);
-
-    /* raw.csv's last row cut short, while meta.csv still says complete. */
-    const int complete = sc_check_meta(whole, "status", "complete", "a complete sweep to cut");
-    if (complete && damaged_copy(whole, "raw-cut", "raw.csv", raw_cut, dir, file)) {
-        char want[700];
-        snprintf(want, sizeof want, "%s line %d is cut short", file, CELLS6 + 1);
-        char resume_hint[700];
-        snprintf(resume_hint, sizeof resume_hint, "linbench sweep --resume %s", dir);
-        char out[600], plot_out[600];
-        snprintf(out, sizeof out, "%s-merged", dir);
-        snprintf(plot_out, sizeof plot_out, "%s-plots", dir);
-        LbRun w[3] = {lb_run(ARGV("compare", dir, "--format", "csv")),
-                      lb_run(ARGV("plot", dir, "--no-render", "--out", plot_out)),
-                      lb_run(ARGV("merge", "-q", out, dir))};
-        static const char *const name[3] = {"compare", "plot", "merge"};
-        for (int i = 0; i < 3; i++) {
-            lb_check(w[i].code == 0, "%s of a cut raw.csv: exit %d: should be 0 (%s)", name[i], w[i].code, w[i].err);
-            lb_check(strncmp(w[i].err, "linbench: warning: ", 19) == 0 && strstr(w[i].err, want) &&
-                         strstr(w[i].err, resume_hint),
-                     "%s of a cut raw.csv: a warning with \"%s\" and \"%s\", got: %s", name[i], want, resume_hint,
-                     w[i].err);
-        }
-        /* what is whole is still shown: the cut cell is linformer n=64 k=16 (the sweep's last) */
-        lb_check(strstr(w[0].out, "time,32,8,") && strstr(w[0].out, "time,64,8,") && strstr(w[0].out, "time,64,16,NA"),
-                 "compare shows the whole rows, the cut cell NA:\n%s", w[0].out);
-        for (int i = 0; i < 3; i++)
-            lb_run_free(&w[i]);
-        LbRun r = lb_run(ARGV("sweep", "--resume", dir, "-q"));
-        lb_check(r.code == 0, "sweep --resume of a cut raw.csv: exit %d: %s", r.code, r.err);
-        lb_run_free(&r);
-        sc_each_once(dir, CELLS6, "the cut raw.csv resumed");
-        r = lb_run(ARGV("compare", dir, "--format", "csv"));
-        lb_check(r.code == 0 && r.err[0] == '\0' && strstr(r.out, "time,64,16,") && !strstr(r.out, "time,64,16,NA"),
-                 "compare after the resume: exit %d, no warning, the cell measured: %s%s", r.code, r.err, r.out);
-        lb_run_free(&r);
-    }
+    } damages[] = {{"meta-cut", "meta.csv", meta_cut, "n_list", "a meta.csv cut short"},
+                   {"meta-bad", "meta.csv", meta_bad, "d_model", "a meta.csv value that does not read"},
+                   {"raw-bad", "raw.csv", raw_bad, "line 3", "a raw.csv row that does not read"},
+                   {"raw-cut", "raw.csv", raw_cut, NULL, "a cut raw.csv"}};
+    for (size_t i = 0; i < sizeof damages / sizeof damages[0]; i++)
+        if (damaged_copy(whole, damages[i].name, damages[i].file, damages[i].damage, dir, file))
+            read_damaged(dir, file, damages[i].key, damages[i].what);
     lb_test_cleanup(scratch);
 }
 

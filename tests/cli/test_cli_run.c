@@ -1,27 +1,21 @@
-/* linbench run end to end on the CPU reference: one cell of each model printed as key: value
- * lines whose numbers agree with each other; its flags (--max-batch, --k, --model, --seed);
- * every kind of bad input (exit 2, one line naming the flag); stdout that cannot be written
- * (exit 1, not a lost measurement); --dump's files, its meta.csv of settings read back for a
- * model of each kind (k, m, chunk, sharing, order recorded where the model reads them, empty
- * where not), and its refusals; the small commands around it (help, info); and the notes on
- * flags no measured model reads.
- * Usage: test_cli_run PATH-TO-LINBENCH */
+/* linbench run end to end on the CPU reference: a cell printed as key: value lines whose numbers
+ * agree; its flags and refusals; stdout that cannot be written; --dump's files and meta.csv; help
+ * and info; the notes on flags no measured model reads. Usage: test_cli_run PATH-TO-LINBENCH */
 #include <stdlib.h>
 
 #include "attn/base/status.h"
 #include "attn/config.h"
 #include "reports/csv_io.h"
 #include "tests/cli/sweep_check.h"
-#include "tests/lib/check.h"
-#include "tests/lib/spawn.h"
 
 static const char *bin;
 
 #define TINY "--device", "cpu", "--layers", "1", "--d-model", "16", "--heads", "2", "--ffn", "32", "--vocab", "100", \
              "--mem-limit", "8M", "--cell-time", "1"
 
-/* `linbench run` of the tiny model with the flags given */
+/* `linbench run` of the tiny model with the flags given; RUN_REFUSED: the same refused naming flag */
 #define RUN(...) lb_run(LB_ARGV((char *)bin, "run", TINY, __VA_ARGS__))
+#define RUN_REFUSED(flag, ...) lb_run_refused(LB_ARGV((char *)bin, "run", TINY, __VA_ARGS__), flag)
 
 /* run --dump records what it ran with: a dump can be checked later without its command line
  * (meta: the key, value pairs its meta.csv must hold). */
@@ -46,59 +40,40 @@ static void check_dump_settings(const char *scratch)
         char dir[512];
         snprintf(dir, sizeof dir, "%s/dump-%s", scratch, dumps[i].model);
         char *argv[40], *tiny[] = {TINY, "--model", (char *)dumps[i].model, "--dump", dir};
-        int count = lb_argv(argv, 40, bin, "run", tiny, (int)(sizeof tiny / sizeof tiny[0]), NULL, 0);
-        for (int j = 0; j < 14 && dumps[i].args[j]; j++)
-            argv[count++] = (char *)dumps[i].args[j];
-        argv[count] = NULL;
-        LbRun r = lb_run(argv);
-        lb_check(r.code == 0, "run --dump %s: exit %d: %s", dumps[i].model, r.code, r.err);
-        lb_run_free(&r);
+        int nargs = 0;
+        while (dumps[i].args[nargs])
+            nargs++;
+        lb_argv(argv, 40, bin, "run", tiny, (int)(sizeof tiny / sizeof tiny[0]), (char *const *)dumps[i].args, nargs);
+        lb_run_ok(argv, dumps[i].model);
         for (int j = 0; dumps[i].meta[j]; j += 2)
             sc_check_meta(dir, dumps[i].meta[j], dumps[i].meta[j + 1], dumps[i].model);
     }
-}
-
-/* Lines of err that are notes, and whether one names every word of want (NULL-ended). */
-static int notes(const char *err, const char *const *want, int *matched)
-{
-    int count = 0;
-    *matched = 0;
-    for (const char *p = err; p && *p;) {
-        const char *end = strchr(p, '\n');
-        const size_t len = end ? (size_t)(end - p) : strlen(p);
-        char line[512];
-        snprintf(line, sizeof line, "%.*s", (int)len, p);
-        if (strncmp(line, "linbench: note: ", 16) == 0) {
-            count++;
-            int all = 1;
-            for (int i = 0; want && want[i]; i++)
-                all &= strstr(line, want[i]) != NULL;
-            *matched |= all;
-        }
-        p = end ? end + 1 : NULL;
-    }
-    return count;
 }
 
 /* `run` (name NULL) or `sweep` into scratch/name with args: exit 0, and one note naming every word of
  * want, or none when want is NULL. */
 static void check_notes(const char *scratch, const char *name, const char *const *args, const char *const *want)
 {
-    char out[512], *argv[64], *tiny[] = {TINY, "--max-batch", "1", "--no-check"}, *extra[16];
-    int nextra = 0;
-    while (args[nextra])
-        extra[nextra] = (char *)args[nextra], nextra++;
-    int a = lb_argv(argv, 60, bin, name ? "sweep" : "run", tiny, (int)(sizeof tiny / sizeof tiny[0]), extra, nextra);
-    if (name) {
-        snprintf(out, sizeof out, "%s/%s", scratch, name);
-        argv[a++] = "-q";
-        argv[a++] = "--out";
-        argv[a++] = out;
-        argv[a] = NULL;
-    }
+    char out[512], *argv[64], *tiny[] = {TINY, "--max-batch", "1", "--no-check", "-q", "--out", out};
+    int nargs = 0;
+    while (args[nargs])
+        nargs++;
+    snprintf(out, sizeof out, "%s/%s", scratch, name ? name : "");
+    const int ntiny = (int)(sizeof tiny / sizeof tiny[0]) - (name ? 0 : 3); /* run: no -q --out */
+    lb_argv(argv, 64, bin, name ? "sweep" : "run", tiny, ntiny, (char *const *)args, nargs);
     LbRun r = lb_run(argv);
-    int matched = 0;
-    const int count = notes(r.err, want, &matched), want_notes = want != NULL;
+    /* the notes: lines that start "linbench: note: ", and whether one names every word of want */
+    int count = 0, matched = 0;
+    for (const char *p = strstr(r.err, "linbench: note: "); p; p = strstr(p + 1, "linbench: note: ")) {
+        char line[512];
+        snprintf(line, sizeof line, "%.*s", (int)strcspn(p, "\n"), p);
+        int all = p == r.err || p[-1] == '\n';
+        count += all;
+        for (int i = 0; want && want[i]; i++)
+            all &= strstr(line, want[i]) != NULL;
+        matched |= all;
+    }
+    const int want_notes = want != NULL;
     const char *what = name ? name : args[1];
     lb_check(r.code == 0 && (name ? sc_rows(out) > 0 : strstr(r.out, "status: ok") != NULL), "%s: exit %d\n%s", what,
              r.code, r.err);
@@ -172,10 +147,8 @@ int main(int argc, char **argv)
 
     /* Linformer: its k and variant; --max-batch caps the batch. */
     r = RUN("--model", "linformer", "--n", "128", "--k", "16", "--sharing", "kv", "--max-batch", "3");
-    lb_check(r.code == 0 && strstr(r.out, "model: linformer") && strstr(r.out, "k: 16") && strstr(r.out, "sharing: kv") &&
-                 strstr(r.out, "order: early") && lb_key_number(r.out, "batch") == 3,
-             "run linformer prints k, sharing, order, and --max-batch 3 caps the batch (%d):\n%s%s", r.code, r.out, r.err);
-    lb_run_free(&r);
+    lb_check(lb_key_number(r.out, "batch") == 3, "run linformer: --max-batch 3 caps the batch:\n%s", r.out);
+    sc_says(r, 0, "run linformer prints k, sharing, order", "model: linformer", "k: 16", "sharing: kv", "order: early");
     /* What a model's own settings are comes from the model table: chunked prints its chunk and
      * no Linformer setting */
     r = RUN("--model", "chunked", "--n", "64", "--chunk", "16", "--max-batch", "1");
@@ -183,52 +156,39 @@ int main(int argc, char **argv)
              "run chunked prints its chunk and no sharing or order (%d):\n%s%s", r.code, r.out, r.err);
     lb_run_free(&r);
     r = RUN("--n", "64", "--max-batch", "1", "--dtype", "fp32");
-    lb_check(r.code == 0 && lb_key_number(r.out, "batch") == 1 && strstr(r.out, "dtype: fp32"), "--max-batch 1 and --dtype fp32 (%d): %s", r.code,
-             r.out);
-    lb_run_free(&r);
+    lb_check(lb_key_number(r.out, "batch") == 1, "--max-batch 1: batch 1:\n%s", r.out);
+    sc_says(r, 0, "--max-batch 1 and --dtype fp32", "dtype: fp32");
     /* A budget too small for batch 1: status OOM, exit 1. */
-    r = RUN("--n", "2048", "--vocab", "100", "--mem-limit", "1M");
-    lb_check(r.code == 1 && strstr(r.out, "status: OOM"), "a cell that does not fit: status OOM, exit 1 (%d): %s%s", r.code, r.out, r.err);
-    lb_run_free(&r);
+    sc_says(RUN("--n", "2048", "--vocab", "100", "--mem-limit", "1M"), 1, "a cell that does not fit", "status: OOM");
 
     /* Bad input (an unknown flag or an operand: test_cli_settings, for every command). */
-    lb_check_refusal(RUN("--model", "big"), "run --model big", "--model");
-    lb_check_refusal(RUN("--n", "1"), "run --n 1", "--n");
-    lb_check_refusal(RUN("--n", "64x"), "run --n 64x", "--n");
-    lb_check_refusal(RUN("--k", "0"), "run --k 0", "--k");
-    lb_check_refusal(RUN("--batch", "0"), "run --batch 0", "--batch");
+    RUN_REFUSED("--model", "--model", "big");
+    RUN_REFUSED("--n", "--n", "1");
+    RUN_REFUSED("--n", "--n", "64x");
+    RUN_REFUSED("--k", "--k", "0");
+    RUN_REFUSED("--batch", "--batch", "0");
     /* the general projections: windows of n/k, so k must divide n and k > n leaves none */
-    lb_check_refusal(RUN("--model", "linformer-mean", "--n", "100", "--k", "32"),
-                     "run --model linformer-mean --n 100 --k 32", "--k");
-    lb_check_refusal(RUN("--model", "linformer-conv", "--n", "64", "--k", "128"),
-                     "run --model linformer-conv --n 64 --k 128", "--k");
-    lb_check_refusal(RUN("--model", "linformer", "--projection", "sum"),
-                     "run --model linformer --projection sum", "--projection");
-    lb_check_refusal(RUN("--model", "linformer", "--k-schedule", "1,2"),
-                     "run --model linformer --k-schedule 1,2", "--k-schedule");
-    lb_check_refusal(RUN("--batch", "65537"), "run --batch 65537", "--batch");
-    lb_check_refusal(RUN("--heads", "3"), "run --heads 3", "--heads");
-    lb_check_refusal(RUN("--max-batch", "0"), "run --max-batch 0", "--max-batch");
-    lb_check_refusal(RUN("--cell-time", "x"), "run --cell-time x", "--cell-time");
-    lb_check_refusal(RUN("--dump"), "run --dump", "--dump");
+    RUN_REFUSED("--k", "--model", "linformer-mean", "--n", "100", "--k", "32");
+    RUN_REFUSED("--k", "--model", "linformer-conv", "--n", "64", "--k", "128");
+    RUN_REFUSED("--projection", "--model", "linformer", "--projection", "sum");
+    RUN_REFUSED("--k-schedule", "--model", "linformer", "--k-schedule", "1,2");
+    RUN_REFUSED("--batch", "--batch", "65537");
+    RUN_REFUSED("--heads", "--heads", "3");
+    RUN_REFUSED("--max-batch", "--max-batch", "0");
+    RUN_REFUSED("--cell-time", "--cell-time", "x");
+    RUN_REFUSED("--dump", "--dump");
     /* more than any machine this runs on */
-    lb_check_refusal(RUN("--mem-limit", "64T", "--max-batch", "2", "--n", "32"),
-                     "run --mem-limit 64T --max-batch 2 --n 32", "--mem-limit");
+    RUN_REFUSED("--mem-limit", "--mem-limit", "64T", "--max-batch", "2", "--n", "32");
 
     /* stdout that cannot take the measurement: exit 1 and one line, not a silent 0. */
     lb_child_stdout = "/dev/full";
-    r = RUN("--n", "64");
+    sc_expect(RUN("--n", "64"), 1, 1, "run > /dev/full", "standard output");
     lb_child_stdout = NULL;
-    lb_check(r.code == 1 && strstr(r.err, "standard output") && lb_lines(r.err) == 1, "run > /dev/full: exit 1, one line (%d): %s",
-             r.code, r.err);
-    lb_run_free(&r);
 
     /* --dump: the files, listed in index.csv. */
     char dump[512], path[700];
     snprintf(dump, sizeof dump, "%s/dump", scratch);
-    r = RUN("--model", "linformer", "--n", "32", "--k", "8", "--batch", "2", "--dump", dump);
-    lb_check(r.code == 0 && strstr(r.out, "wrote"), "run --dump exits 0 and says where (%d): %s%s", r.code, r.out, r.err);
-    lb_run_free(&r);
+    sc_says(RUN("--model", "linformer", "--n", "32", "--k", "8", "--batch", "2", "--dump", dump), 0, "run --dump", "wrote");
     snprintf(path, sizeof path, "%s/index.csv", dump);
     LbCsvTable t;
     if (lb_check(lb_csv_read_file(path, 0, &t) == 0, "index.csv reads back")) {
@@ -244,46 +204,23 @@ int main(int argc, char **argv)
     /* Into a directory holding a sweep's results: refused, and without suggesting --force,
      * which run does not take. */
     snprintf(path, sizeof path, "%s/raw.csv", dump);
-    FILE *f = fopen(path, "w");
-    if (f)
-        fclose(f);
+    close(open(path, O_WRONLY | O_CREAT, 0644)); /* an empty raw.csv */
     r = RUN("--n", "32", "--dump", dump);
-    lb_check(r.code == 2 && strstr(r.err, "--dump") && !strstr(r.err, "--force") && lb_lines(r.err) == 1,
-             "--dump into results: exit 2 naming --dump, no --force hint (%d): %s", r.code, r.err);
-    lb_run_free(&r);
+    lb_check(!strstr(r.err, "--force"), "--dump into results: no --force hint: %s", r.err);
+    sc_expect(r, 2, 1, "--dump into results", "--dump");
     /* A dump that does not fit the budget: exit 1, and no directory left behind. */
     char big[512];
     snprintf(big, sizeof big, "%s/big/dump", scratch);
-    r = RUN("--n", "2048", "--batch", "65536", "--dump", big);
-    lb_check(r.code == 1 && strstr(r.err, "out of memory") && lb_lines(r.err) == 1, "--dump too big: exit 1, one line (%d): %s", r.code,
-             r.err);
-    lb_run_free(&r);
+    sc_expect(RUN("--n", "2048", "--batch", "65536", "--dump", big), 1, 1, "--dump too big", "out of memory");
     lb_check(!lb_exists_in(scratch, "big"), "--dump too big: nothing left behind");
 
-    /* help and info: what stdout says, or a refusal in one line on stderr (exit 2); an unknown
-     * command or flag, an operand and a flag without its value: test_cli_settings, for every
-     * command. */
-    static const struct {
-        const char *args[3];
-        int code;
-        const char *says[3];
-    } small[] = {
-        {{"help", "--help"}, 0, {"usage: linbench help"}},
-        {{"help", "run"}, 0, {"--dump", "--batch", "--model"}},
-        {{"info", "--help"}, 0, {"--gpu"}},
-        {{"info", "--gpu", "x"}, 2, {"--gpu"}},
-        {{"info", "--gpu", "1024"}, 2, {"--gpu"}},
-    };
-    for (size_t i = 0; i < sizeof small / sizeof small[0]; i++) {
-        r = lb_run(LB_ARGV((char *)bin, (char *)small[i].args[0], (char *)small[i].args[1], (char *)small[i].args[2]));
-        const char *text = small[i].code == 0 ? r.out : r.err;
-        int says = small[i].code == 0 || lb_lines(r.err) == 1;
-        for (int w = 0; w < 3 && small[i].says[w]; w++)
-            says &= strstr(text, small[i].says[w]) != NULL;
-        lb_check(r.code == small[i].code && says, "%s %s %s: exit %d (want %d): %s%s", small[i].args[0], small[i].args[1],
-                 small[i].args[2] ? small[i].args[2] : "", r.code, small[i].code, r.out, r.err);
-        lb_run_free(&r);
-    }
+    /* help and info (an unknown command or flag, an operand and a flag without its value:
+     * test_cli_settings, for every command). */
+    sc_run_says(LB_ARGV((char *)bin, "help", "--help"), 0, "usage: linbench help");
+    sc_run_says(LB_ARGV((char *)bin, "help", "run"), 0, "--dump", "--batch", "--model");
+    sc_run_says(LB_ARGV((char *)bin, "info", "--help"), 0, "--gpu");
+    lb_run_refused(LB_ARGV((char *)bin, "info", "--gpu", "x"), "--gpu");
+    lb_run_refused(LB_ARGV((char *)bin, "info", "--gpu", "1024"), "--gpu");
     r = lb_run(LB_ARGV((char *)bin, "info", "--gpu", "0"));
     lb_check(r.code == 0 && strstr(r.out, "cpu:") && (strstr(r.out, "no CUDA device") || strstr(r.out, "cuda:0")),
              "info --gpu 0: exit 0, says what it sees (%d): %s", r.code, r.out);

@@ -1,20 +1,15 @@
-/* linbench sweep --shard and linbench merge: three shards of a CPU sweep, merged, hold the same
- * cells (model, n, k), statuses and batches, and the same settings, as the unsharded sweep
- * (times differ between runs on the CPU, so they are not compared); each cell is in exactly one
- * shard; compare reads the merge. Bad --shard values, parts of different sweeps or linbench
- * versions, a cell measured twice with different values, one part given twice and a missing part
- * are refused (exit 2, one line, nothing written); a merge short of shards says which cells are
- * missing. linbench slurm writes and submits the same as Slurm jobs. Usage: test_cli_shard PATH */
+/* linbench sweep --shard and linbench merge: three shards of a CPU sweep, merged, hold the
+ * unsharded sweep's cells, statuses, batches and settings (not times: they differ between runs),
+ * each cell in one shard; the refusals of bad shards and parts; a merge short of shards; and
+ * linbench slurm, which writes and submits the same as Slurm jobs. Usage: test_cli_shard PATH */
 #include <limits.h>
 #include <string.h>
 
-#include "reports/meta.h"
-#include "reports/raw.h"
 #include "tests/cli/sweep_check.h"
-#include "tests/lib/check.h"
-#include "tests/lib/spawn.h"
 
 static const char *bin;
+/* linbench's argv: ARGV("sweep", GRID, "--out", dir) */
+#define ARGV(...) LB_ARGV((char *)bin, __VA_ARGS__)
 
 #define GRID "--device", "cpu", "--layers", "1", "--heads", "2", "--ffn", "32", "--vocab", "100", "--n", "32:256", \
              "--k", "8:16", "--mem-limit", "8M", "--max-batch", "2", "--cell-time", "1", "-q"
@@ -27,13 +22,13 @@ static const char *const settings[] = {"device", "mem_limit", "dtype", "tf32", "
 
 static LbRun sweep(const char *d_model, const char *shard, const char *out)
 {
-    return lb_run(LB_ARGV((char *)bin, "sweep", GRID, "--d-model", (char *)d_model, "--out", (char *)out,
-                          shard ? "--shard" : NULL, (char *)shard));
+    return lb_run(ARGV("sweep", GRID, "--d-model", (char *)d_model, "--out", (char *)out, shard ? "--shard" : NULL,
+                       (char *)shard));
 }
 
 static LbRun merge(const char *out, const char *a, const char *b, const char *c)
 {
-    return lb_run(LB_ARGV((char *)bin, "merge", "-q", (char *)out, (char *)a, (char *)b, (char *)c));
+    return lb_run(ARGV("merge", "-q", (char *)out, (char *)a, (char *)b, (char *)c));
 }
 
 /* merge OUT A B C refused: exit 2, one line holding `word` and `name`, nothing written */
@@ -72,8 +67,7 @@ static void copy_changed(const char *from, const char *to, int other_batch, cons
     free(rows);
 }
 
-#define FLAGS "--device", "cpu", "--layers", "1", "--d-model", "16", "--heads", "2", "--ffn", "32", "--vocab", "100", \
-              "--n", "32:256", "--k", "8:16", "--mem-limit", "8M", "--max-batch", "2", "--cell-time", "1", "-q"
+#define FLAGS GRID, "--d-model", "16"
 
 /* the line of text starting with prefix, or NULL */
 static const char *line_with(const char *text, const char *prefix)
@@ -107,13 +101,10 @@ static void check_slurm(const char *scratch)
     snprintf(sweep_sh, sizeof sweep_sh, "%s/slurm/sweep.sbatch", dir);
     snprintf(merge_sh, sizeof merge_sh, "%s/slurm/merge.sbatch", dir);
 
-    LbRun r = lb_run(LB_ARGV((char *)bin, "slurm", FLAGS, "--shards", "3", "--out", dir, "--partition", "gpu", "--time",
-                             "00:10:00", "--account", "acct"));
-    lb_check(r.code == 0, "slurm exits 0 (%d): %s", r.code, r.err);
-    lb_check(strstr(r.out, "jobid=$(sbatch --parsable ") && strstr(r.out, "sweep.sbatch") &&
-                 strstr(r.out, ") && sbatch --dependency=afterok:$jobid ") && strstr(r.out, "merge.sbatch"),
-             "slurm prints the two sbatch commands: %s", r.out);
-    lb_run_free(&r);
+    /* it prints the two sbatch commands */
+    sc_run_says(ARGV("slurm", FLAGS, "--shards", "3", "--out", dir, "--partition", "gpu", "--time", "00:10:00", "--account",
+                     "acct"),
+                0, "jobid=$(sbatch --parsable ", "sweep.sbatch", ") && sbatch --dependency=afterok:$jobid ", "merge.sbatch");
 
     char *s = lb_slurp(sweep_sh), *m = lb_slurp(merge_sh);
     if (lb_check(s && m, "both scripts written")) {
@@ -132,19 +123,8 @@ static void check_slurm(const char *scratch)
                      !line_with(m, "#SBATCH --gres"),
                  "merge.sbatch: partition and account, no GPU");
         exec = line_with(m, "exec ");
-        char q[1200]; /* dir in single quotes, its quote as '\'' */
-        size_t at = 0;
-        q[at++] = '\'';
-        for (const char *p = dir; *p && at < sizeof q - 8; p++) {
-            if (*p == '\'') {
-                memcpy(q + at, "'\\''", 4);
-                at += 4;
-            } else {
-                q[at++] = *p;
-            }
-        }
-        q[at++] = '\'';
-        q[at] = '\0';
+        char q[700]; /* dir in single quotes, its quote as '\'' (scratch holds none) */
+        snprintf(q, sizeof q, "'%s/it'\\''s my runs'", scratch);
         snprintf(expect, sizeof expect, "exec %s merge %s/merged %s/shard-0 %s/shard-1 %s/shard-2\n", self, q, q, q, q);
         lb_check(exec && strcmp(exec, expect) == 0, "merge.sbatch merges the 3 shards: %s", exec ? exec : "(no exec line)");
     }
@@ -154,33 +134,26 @@ static void check_slurm(const char *scratch)
     /* run them as Slurm would: each array task, task 1 requeued (it resumes its shard, nothing
      * left to measure), then the merge (task NULL) */
     static const char *const tasks[] = {"0", "1", "2", "1", NULL};
-    for (size_t i = 0; i < sizeof tasks / sizeof tasks[0]; i++) {
-        r = bash(tasks[i] ? sweep_sh : merge_sh, tasks[i]);
-        lb_check(r.code == 0, "%s %s exits 0 (%d): %s", tasks[i] ? "array task" : "merge.sbatch", tasks[i] ? tasks[i] : "",
-                 r.code, r.err);
-        lb_run_free(&r);
-    }
+    for (size_t i = 0; i < sizeof tasks / sizeof tasks[0]; i++)
+        sc_expect(bash(tasks[i] ? sweep_sh : merge_sh, tasks[i]), 0, -1, tasks[i] ? "an array task" : "merge.sbatch");
     snprintf(path, sizeof path, "%s/merged", dir);
     sc_check_meta(path, "status", "complete", "merged");
     sc_check_meta(path, "parts", "3", "merged");
 
     /* --submit with a stand-in sbatch */
-    char fake[600], log[600], newpath[2048];
-    snprintf(fake, sizeof fake, "%s/bin", scratch);
-    mkdir(fake, 0777);
+    char fake[600], log[600];
+    snprintf(fake, sizeof fake, "PATH=%s/bin", scratch);
+    mkdir(fake + 5, 0777);
     snprintf(log, sizeof log, "%s/sbatch.log", scratch);
-    snprintf(path, sizeof path, "%s/sbatch", fake);
+    snprintf(path, sizeof path, "%s/sbatch", fake + 5);
     FILE *f = fopen(path, "w");
     if (f) {
         fprintf(f, "#!/bin/sh\necho \"$*\" >> '%s'\necho 4242\n", log);
         fclose(f);
         chmod(path, 0755);
     }
-    const char *old = getenv("PATH");
-    char *saved = strdup(old ? old : "/usr/bin:/bin");
-    snprintf(newpath, sizeof newpath, "%s:%s", fake, saved);
-    setenv("PATH", newpath, 1);
-    lb_run_ok(LB_ARGV((char *)bin, "slurm", "--device", "cpu", "--shards", "2", "--out", dir, "--submit"),
+    lb_child_env = (char *[]){fake, NULL};
+    lb_run_ok(ARGV("slurm", "--device", "cpu", "--shards", "2", "--out", dir, "--submit"),
               "slurm --submit");
     char *calls = lb_slurp(log), first[800], second[800];
     snprintf(first, sizeof first, "--parsable %s\n", sweep_sh);
@@ -193,13 +166,10 @@ static void check_slurm(const char *scratch)
     /* no sbatch on PATH: one line, exit 1, nothing written */
     char nodir[600];
     snprintf(nodir, sizeof nodir, "%s/unsubmitted", scratch);
-    setenv("PATH", "/nonexistent", 1);
-    r = lb_run(LB_ARGV((char *)bin, "slurm", "--shards", "2", "--out", nodir, "--submit"));
-    lb_check(r.code == 1 && strstr(r.err, "sbatch") && lb_lines(r.err) == 1 && !lb_exists(nodir),
-             "--submit without sbatch: exit 1, one line, nothing written (%d): %s", r.code, r.err);
-    lb_run_free(&r);
-    setenv("PATH", saved, 1);
-    free(saved);
+    lb_child_env = (char *[]){"PATH=/nonexistent", NULL};
+    sc_run_expect(ARGV("slurm", "--shards", "2", "--out", nodir, "--submit"), 1, 1, "sbatch");
+    lb_child_env = NULL;
+    lb_check(!lb_exists(nodir), "--submit without sbatch: nothing written");
 
     /* bad input */
     static const char *const bad[][2] = {{"--shards", "0"},    {"--shards", "x"},     {"--shard", "1/2"},
@@ -207,8 +177,7 @@ static void check_slurm(const char *scratch)
                                          {"--n", "abc"},         {"--layers", "0"},   {"--frobnicate", "1"},
                                          {"--gpus", "all"}}; /* each task is a shard */
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        lb_run_refused(LB_ARGV((char *)bin, "slurm", "--shards", "2", "--out", nodir, (char *)bad[i][0],
-                               (char *)bad[i][1]), bad[i][0]);
+        lb_run_refused(ARGV("slurm", "--shards", "2", "--out", nodir, (char *)bad[i][0], (char *)bad[i][1]), bad[i][0]);
         lb_check(!lb_exists(nodir), "slurm %s %s: nothing written", bad[i][0], bad[i][1]);
     }
 }
@@ -223,16 +192,12 @@ int main(int argc, char **argv)
     snprintf(other, sizeof other, "%s/other", scratch);
     snprintf(twice, sizeof twice, "%s/twice", scratch);
 
-    LbRun r = sweep("16", NULL, whole);
-    lb_check(r.code == 0, "unsharded sweep exits 0 (%d): %s", r.code, r.err);
-    lb_run_free(&r);
+    sc_expect(sweep("16", NULL, whole), 0, -1, "the unsharded sweep");
     for (int i = 0; i < 3; i++) {
         char spec[16];
         snprintf(spec, sizeof spec, "%d/3", i);
         snprintf(shard[i], sizeof shard[i], "%s/shard-%d", scratch, i);
-        r = sweep("16", spec, shard[i]);
-        lb_check(r.code == 0, "sweep --shard %s exits 0 (%d): %s", spec, r.code, r.err);
-        lb_run_free(&r);
+        sc_expect(sweep("16", spec, shard[i]), 0, -1, spec);
         sc_check_meta(shard[i], "shard", spec, shard[i]);
     }
 
@@ -253,9 +218,7 @@ int main(int argc, char **argv)
         free(rows[i]);
 
     /* the merge: the unsharded sweep's cells, statuses, batches and settings */
-    r = merge(merged, shard[0], shard[1], shard[2]);
-    lb_check(r.code == 0, "merge of the 3 shards exits 0 (%d): %s", r.code, r.err);
-    lb_run_free(&r);
+    sc_expect(merge(merged, shard[0], shard[1], shard[2]), 0, -1, "merge of the 3 shards");
     sc_same_rows(merged, whole, 1, "the merge");
     sc_same_settings(merged, whole, settings, "the merge");
     char *shard_key = sc_meta(merged, "shard");
@@ -265,7 +228,7 @@ int main(int argc, char **argv)
     sc_check_meta(merged, "parts", "3", "the merge");
     sc_check_meta(merged, "part_1", shard[0], "the merge");
     lb_check(lb_exists_in(merged, "time_speedup.csv"), "the merge wrote time_speedup.csv");
-    r = lb_run(LB_ARGV((char *)bin, "compare", merged, whole, "--format", "csv"));
+    LbRun r = lb_run(ARGV("compare", merged, whole, "--format", "csv"));
     lb_check(r.code == 0 && !strstr(r.out, "NA"), "compare reads the merge, no cell NA (%d): %s", r.code, r.err);
     lb_run_free(&r);
 
@@ -276,7 +239,7 @@ int main(int argc, char **argv)
         lb_check(!lb_exists(other), "--shard %s: nothing written", bad[i]);
     }
     /* --resume of a shard keeps it; another --shard is refused */
-    lb_run_refused(LB_ARGV((char *)bin, "sweep", "--resume", shard[1], "--shard", "2/3", "-q"), "--shard", "1/3");
+    lb_run_refused(ARGV("sweep", "--resume", shard[1], "--shard", "2/3", "-q"), "--shard", "1/3");
 
     /* parts of another sweep: a different --d-model */
     r = sweep("32", "1/3", other);
@@ -298,31 +261,21 @@ int main(int argc, char **argv)
     snprintf(again, sizeof again, "%s/./", shard[0]);
     refused("a part given twice", out, shard[0], again, shard[1], "part 1", again);
     /* two of three shards */
-    r = merge(out, shard[0], shard[1], NULL);
-    LbCellResult *d = NULL;
-    size_t nd = 0;
-    lb_check(r.code == 0 && sc_read_rows(out, &d, &nd) == 0 && nd == count[0] + count[1],
-             "two of three shards: their cells (%d, %zu rows): %s", r.code, nd, r.err);
-    free(d);
-    lb_check(strstr(r.err, "incomplete") && strstr(r.err, "missing") != NULL, "two of three shards: incomplete, cells missing named: %s", r.err);
+    sc_expect(merge(out, shard[0], shard[1], NULL), 0, -1, "two of three shards", "incomplete", "missing");
+    sc_each_once(out, count[0] + count[1], "two of three shards: their cells");
     sc_check_meta(out, "status", "incomplete", "two of three shards");
-    lb_run_free(&r);
     /* --resume measures the missing cells and keeps where the first rows came from */
-    lb_run_ok(LB_ARGV((char *)bin, "sweep", "--resume", out, "-q"), "--resume of the incomplete merge: exit 0");
+    lb_run_ok(ARGV("sweep", "--resume", out, "-q"), "--resume of the incomplete merge: exit 0");
     /* ...its resume recorded, parts and part_N kept */
-    char *resumed = sc_meta(out, "resume_1_time");
-    lb_check(resumed != NULL, "the resumed merge records its resume");
-    free(resumed);
+    sc_check_meta_has(out, "resume_1_time", "", "the resumed merge records its resume");
     sc_check_meta(out, "status", "complete", "the resumed merge");
     sc_check_meta(out, "parts", "2", "the resumed merge");
     sc_check_meta(out, "part_1", shard[0], "the resumed merge");
     sc_check_meta(out, "part_2", shard[1], "the resumed merge");
     /* an OUT that holds results: the refusal names merge's argument, which is no flag */
     r = merge(shard[2], shard[0], shard[1], shard[2]);
-    lb_check(r.code == 2 && lb_lines(r.err) == 1 && strstr(r.err, "OUT ") && strstr(r.err, "already holds results") &&
-                 !strstr(r.err, "--out"),
-             "merge into a part: exit 2, one line naming OUT, not --out (%d): %s", r.code, r.err);
-    lb_run_free(&r);
+    lb_check(!strstr(r.err, "--out"), "merge into a part: the refusal names OUT, not --out: %s", r.err);
+    sc_expect(r, 2, 1, "merge into a part", "OUT ", "already holds results");
     /* a missing part */
     char gone[600];
     snprintf(gone, sizeof gone, "%s/no-such-part", scratch);

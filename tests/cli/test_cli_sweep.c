@@ -1,8 +1,5 @@
-/* linbench sweep end to end on the CPU reference: a tiny model over n 128..1024 and k 32..256
- * writes the four files; read back through libcsv, every value is positive and finite, each
- * memory speedup equals the batch ratio in raw.csv and each time speedup the ms-per-sequence
- * ratio; then every kind of bad input exits 2 with one line naming the flag and nothing written;
- * then --breakdown and the calibration (check_breakdown), and --resume (check_resume).
+/* linbench sweep end to end on the CPU reference: its four files read back through libcsv, bad
+ * input, --breakdown and the calibration (check_breakdown), and --resume (check_resume).
  * Usage: test_cli_sweep PATH-TO-LINBENCH */
 #include <math.h>
 #include <stdlib.h>
@@ -13,20 +10,19 @@
 #include "attn/measure/breakdown.h"
 #include "reports/breakdown_csv.h"
 #include "reports/csv_io.h"
-#include "reports/grid.h"
-#include "reports/meta.h"
-#include "reports/raw.h"
 #include "tests/cli/sweep_check.h"
-#include "tests/lib/check.h"
 #include "tests/lib/model.h"
-#include "tests/lib/spawn.h"
 #include "tests/reports/fixture.h"
 
 static const char *bin;
+/* linbench's argv: ARGV("sweep", TINY, "--out", dir) */
+#define ARGV(...) LB_ARGV((char *)bin, __VA_ARGS__)
 
 #define TINY "--device", "cpu", "--layers", "2", "--d-model", "64", "--heads", "4", "--ffn", "128", \
              "--vocab", "1000", "--quiet"
 
+/* Every value positive and finite; each memory speedup the batch ratio in raw.csv, each time
+ * speedup the ms-per-sequence ratio. */
 static void check_sweep_files(const char *dir)
 {
     const char *files[] = {"raw.csv", "time_speedup.csv", "memory_speedup.csv", "meta.csv"};
@@ -55,11 +51,10 @@ static void check_sweep_files(const char *dir)
     }
     lb_check(g.rows == 4 && g.cols == 4, "grid shape 4 x 4 (got %zu x %zu)", g.rows, g.cols);
     const int64_t want_n[] = {128, 256, 512, 1024}, want_k[] = {32, 64, 128, 256};
+    for (size_t i = 0; i < g.rows && i < g.cols && i < 4; i++)
+        lb_check(g.n[i] == want_n[i] && g.k[i] == want_k[i], "grid row %zu is n=%lld, column %zu k=%lld", i,
+                 (long long)want_n[i], i, (long long)want_k[i]);
     for (size_t i = 0; i < g.rows && i < 4; i++)
-        lb_check(g.n[i] == want_n[i], "grid row %zu is n=%lld", i, (long long)want_n[i]);
-    for (size_t j = 0; j < g.cols && j < 4; j++)
-        lb_check(g.k[j] == want_k[j], "grid column %zu is k=%lld", j, (long long)want_k[j]);
-    for (size_t i = 0; i < g.rows && i < 4; i++) {
         for (size_t j = 0; j < g.cols && j < 4; j++) {
             const LbGridCell *t = &g.time[i * g.cols + j], *m = &g.memory[i * g.cols + j];
             if (g.k[j] >= g.n[i]) {
@@ -79,16 +74,12 @@ static void check_sweep_files(const char *dir)
                      (long long)g.n[i], (long long)g.k[j], t->value, time);
             lb_check(m->value >= 1.0, "n=%lld k=%lld: Linformer fits at least the standard batch", (long long)g.n[i], (long long)g.k[j]);
         }
-    }
     lb_grid_free(&g);
     free(rows);
     const char *keys[] = {"linbench_version", "git_revision", "command_line", "start_time", "device_name",
                           "dtype", "layers", "d_model", "heads", "ffn", "sharing", "order"};
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        char *v = sc_meta(dir, keys[i]);
-        lb_check(v != NULL, "meta.csv has %s", keys[i]);
-        free(v);
-    }
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        sc_check_meta_has(dir, keys[i], "", "the sweep"); /* it has the key */
     sc_check_meta(dir, "memory_budget_bytes", "33554432", "--mem-limit 32M");
     sc_check_meta(dir, "status", "complete", "the sweep");
     sc_check_meta(dir, "tool", "linbench", "the sweep"); /* bench/peer writes "peer" there */
@@ -97,7 +88,7 @@ static void check_sweep_files(const char *dir)
 /* sweep --device cpu --out bad_out and the flags given: exit 2, stderr of one line naming `flag`, no
  * bad_out. */
 static char bad_out[512];
-#define BAD(flag, ...) bad_input(flag, LB_ARGV((char *)bin, "sweep", "--device", "cpu", "--out", bad_out, __VA_ARGS__))
+#define BAD(flag, ...) bad_input(flag, ARGV("sweep", "--device", "cpu", "--out", bad_out, __VA_ARGS__))
 
 static void bad_input(const char *flag, char *const argv[])
 {
@@ -162,16 +153,12 @@ static void check_breakdown_csv(const char *dir)
 
 static void check_reports(const char *dir, const char *scratch)
 {
-    LbRun r = lb_run(LB_ARGV((char *)bin, "compare", (char *)dir));
-    lb_check(r.code == 0 && strstr(r.out, "Where the time goes") && strstr(r.out, "feature_map") &&
-                 strstr(r.out, "compress"),
-             "compare shows the breakdown: exit %d\n%s%s", r.code, r.out, r.err);
-    lb_run_free(&r);
+    sc_run_says(ARGV("compare", (char *)dir), 0, "Where the time goes", "feature_map", "compress");
 
     char plots[4200];
     snprintf(plots, sizeof plots, "%s/plots", scratch);
     mkdir(plots, 0755);
-    lb_run_ok(LB_ARGV((char *)bin, "plot", (char *)dir, "--out", plots, "--no-render"), "plot");
+    lb_run_ok(ARGV("plot", (char *)dir, "--out", plots, "--no-render"), "plot");
     for (int m = 0; m < LB_MODEL_COUNT; m++) {
         char path[4400];
         snprintf(path, sizeof path, "%s/breakdown_%s.gp", plots, lb_model_name((LbModelKind)m));
@@ -179,8 +166,7 @@ static void check_reports(const char *dir, const char *scratch)
         lb_check(gp && strstr(gp, "rowstacked") && strstr(gp, "columnheader"), "%s is a stacked-bar script", path);
         free(gp);
         snprintf(path, sizeof path, "%s/breakdown_%s.plot.csv", plots, lb_model_name((LbModelKind)m));
-        LbCsvTable t;
-        memset(&t, 0, sizeof t);
+        LbCsvTable t = {0};
         if (lb_check(lb_csv_read_file(path, 0, &t) == LB_OK, "%s parses: %s", path, lb_error_message())) {
             /* a header of the cell and each op, one bar whose segments sum to 1 less the overhead's rounding */
             int ok = t.rows == 2 && t.row[0].count >= 10 && t.row[1].count == t.row[0].count; /* flash: 8 roles */
@@ -202,8 +188,8 @@ static void check_small_budget(const char *scratch)
 {
     char dir[1024];
     snprintf(dir, sizeof dir, "%s/budget-1M", scratch);
-    LbRun r = lb_run(LB_ARGV((char *)bin, "sweep", "--device", "cpu", SMALL, "--n", "64", "--k", "16", "--max-batch",
-                             "2", "--cell-time", "1", "--mem-limit", "1M", "--out", dir));
+    LbRun r = lb_run(ARGV("sweep", "--device", "cpu", SMALL, "--n", "64", "--k", "16", "--max-batch", "2", "--cell-time",
+                          "1", "--mem-limit", "1M", "--out", dir));
     lb_check(r.code == 0 && !strstr(r.err, "reps must be") && strstr(r.err, "calibration: "),
              "sweep --mem-limit 1M: exit %d\n%s", r.code, r.err);
     lb_run_free(&r);
@@ -220,32 +206,31 @@ static void check_small_budget(const char *scratch)
 static void check_run_breakdown(const char *scratch)
 {
     for (int m = 0; m < LB_MODEL_COUNT; m++) {
-        char *a[] = {(char *)bin, "run", CELL, "--model", (char *)lb_model_name((LbModelKind)m), "--breakdown", NULL};
-        LbRun r = lb_run(a);
+        const char *name = lb_model_name((LbModelKind)m);
+        LbRun r = lb_run(ARGV("run", CELL, "--model", (char *)name, "--breakdown"));
         const char *table = strstr(r.out, "\nbreakdown: one more pass at batch ");
-        lb_check(r.code == 0 && table && strstr(r.err, "calibration: "), "run --model %s --breakdown: exit %d\n%s%s",
-                 lb_model_name((LbModelKind)m), r.code, r.out, r.err);
+        lb_check(r.code == 0 && table && strstr(r.err, "calibration: "), "run --model %s --breakdown: exit %d\n%s%s", name,
+                 r.code, r.out, r.err);
         LbOpRole roles[LB_ROLE_COUNT];
         const int n = lb_test_roles((LbModelKind)m, roles);
         for (int i = 0; table && i < n; i++) {
             char row[64];
             snprintf(row, sizeof row, "\n  %-12s ", lb_op_role_name(roles[i]));
-            lb_check(strstr(table, row) != NULL, "run --model %s --breakdown prints a row for %s:\n%s",
-                     lb_model_name((LbModelKind)m), lb_op_role_name(roles[i]), table);
+            lb_check(strstr(table, row) != NULL, "run --model %s --breakdown prints a row for %s:\n%s", name,
+                     lb_op_role_name(roles[i]), table);
         }
-        lb_check(table && !strstr(table, "\n  ffn_up_backward "), "run --model %s --breakdown: a forward has no "
-                 "ffn_up_backward row (a step's has: test_cli_train)", lb_model_name((LbModelKind)m));
+        lb_check(table && !strstr(table, "\n  ffn_up_backward "),
+                 "run --model %s --breakdown: a forward has no ffn_up_backward row (a step's has: test_cli_train)", name);
         /* the pass row: its calls, ms, 100.0 %, its rate and a percentage of the limit */
         const char *pass = table ? strstr(table, "\n  pass ") : NULL;
         lb_check(pass && strstr(pass, " 100.0 ") && strstr(pass, "TFLOP/s") && !strstr(pass, " -\n"),
-                 "run --model %s --breakdown: a pass row with its percentage of the limit:\n%s",
-                 lb_model_name((LbModelKind)m), table ? table : r.out);
+                 "run --model %s --breakdown: a pass row with its percentage of the limit:\n%s", name,
+                 table ? table : r.out);
         lb_run_free(&r);
     }
     char dump[4200];
     snprintf(dump, sizeof dump, "%s/dump", scratch);
-    lb_run_refused(LB_ARGV((char *)bin, "run", "--device", "cpu", SMALL, "--n", "64", "--breakdown", "--dump", dump),
-                   "--breakdown");
+    lb_run_refused(ARGV("run", "--device", "cpu", SMALL, "--n", "64", "--breakdown", "--dump", dump), "--breakdown");
     lb_check(!lb_exists(dump), "run --dump --breakdown: nothing written");
 }
 
@@ -260,13 +245,9 @@ static void check_breakdown(const char *scratch)
     snprintf(with, sizeof with, "%s/with", scratch);
     snprintf(without, sizeof without, "%s/without", scratch);
 
-    char *a[] = {(char *)bin, "sweep", CELL, "--breakdown", "--out", with, "--models",
-                 "standard,linformer,chunked,performer,flash,linformer-mean,linformer-max,linformer-conv", NULL};
-    LbRun r = lb_run(a);
-    lb_check(r.code == 0, "sweep --breakdown: exit %d\n%s", r.code, r.err);
-    lb_check(strstr(r.err, "calibration: ") && strstr(r.err, "TFLOP/s (fp32 product ") && strstr(r.err, "GB/s copy"),
-             "sweep prints its calibration line:\n%s", r.err);
-    lb_run_free(&r);
+    sc_run_expect(ARGV("sweep", CELL, "--breakdown", "--out", with, "--models",
+                       "standard,linformer,chunked,performer,flash,linformer-mean,linformer-max,linformer-conv"),
+                  0, -1, "calibration: ", "TFLOP/s (fp32 product ", "GB/s copy");
     lb_check(sc_rows(with) == LB_MODEL_COUNT, "a cell of every model measured");
     sc_check_meta(with, "breakdown", "1", "sweep --breakdown");
     const double tflops = sc_meta_number(with, "calibration_tflop_per_s"), gbs = sc_meta_number(with, "calibration_copy_gb_per_s");
@@ -277,7 +258,7 @@ static void check_breakdown(const char *scratch)
     check_reports(with, scratch);
 
     /* Without --breakdown and with --no-check: no calibration, no breakdown.csv. */
-    r = lb_run(LB_ARGV((char *)bin, "sweep", CELL, "-q", "--out", without));
+    LbRun r = lb_run(ARGV("sweep", CELL, "-q", "--out", without));
     lb_check(r.code == 0 && !strstr(r.err, "calibration:"), "sweep without --breakdown: exit %d\n%s", r.code, r.err);
     lb_run_free(&r);
     lb_check(!lb_exists_in(without, LB_BREAKDOWN_FILE), "without --breakdown: no breakdown.csv");
@@ -285,13 +266,11 @@ static void check_breakdown(const char *scratch)
     sc_check_meta(without, "calibration_tflop_per_s", "", "without --breakdown");
     sc_check_meta(without, "calibration", "skipped", "without --breakdown");
     sc_check_meta_has(without, "calibration_note", "--no-check", "without --breakdown");
-    lb_run_refused(LB_ARGV((char *)bin, "sweep", "--resume", without, "--breakdown"), "--breakdown");
+    lb_run_refused(ARGV("sweep", "--resume", without, "--breakdown"), "--breakdown");
 
     /* --force over the first directory: its breakdown.csv is a result file and goes. */
-    r = lb_run(LB_ARGV((char *)bin, "sweep", CELL, "-q", "--force", "--out", with));
-    lb_check(r.code == 0 && !lb_exists_in(with, LB_BREAKDOWN_FILE), "--force clears breakdown.csv: exit %d\n%s", r.code,
-             r.err);
-    lb_run_free(&r);
+    lb_run_ok(ARGV("sweep", CELL, "-q", "--force", "--out", with), "--force over a --breakdown sweep");
+    lb_check(!lb_exists_in(with, LB_BREAKDOWN_FILE), "--force clears breakdown.csv");
     check_small_budget(scratch);
     check_run_breakdown(scratch);
 }
@@ -303,15 +282,12 @@ static void check_breakdown(const char *scratch)
 /* A sweep of GRID into dir, stopped with `sig` once it has written `after` rows. */
 static LbRun interrupted(const char *dir, int sig, int after)
 {
-    return sc_stop_after(LB_ARGV((char *)bin, "sweep", GRID, "--out", (char *)dir), dir, sig, after);
+    return sc_stop_after(ARGV("sweep", GRID, "--out", (char *)dir), dir, sig, after, -1);
 }
 
 static LbRun resume(const char *dir, const char *flag, const char *value)
 {
-    char *argv[] = {(char *)bin, "sweep", "--resume", (char *)dir, "--quiet", (char *)flag, (char *)value, NULL};
-    if (!flag)
-        argv[4] = NULL;
-    return lb_run(argv);
+    return lb_run(ARGV("sweep", "--resume", (char *)dir, "--quiet", (char *)flag, (char *)value));
 }
 
 /* A resume with a setting that contradicts meta.csv: exit 2, one line naming the flag. */
@@ -327,21 +303,14 @@ static void refused(const char *dir, const char *flag, const char *value)
 #define CAPPED "--device", "cpu", "--layers", "1", "--d-model", "16", "--heads", "2", "--ffn", "32", "--vocab", "100", \
                "--n", "32:256", "--k", "8:16", "--mem-limit", "8M", "--max-batch", "2", "--cell-time", "1", "-q"
 
+/* path cut to its first `lines` lines. */
 static void keep_lines(const char *path, int lines)
 {
-    char *s = lb_slurp(path);
-    if (!s)
-        return;
-    char *p = s;
-    for (int i = 0; i < lines && (p = strchr(p, '\n')) != NULL; i++)
+    char *s = lb_slurp(path), *p = s;
+    for (int i = 0; p && i < lines && (p = strchr(p, '\n')) != NULL; i++)
         p++;
-    if (p)
-        *p = '\0';
-    FILE *f = fopen(path, "w");
-    if (f) {
-        fputs(s, f);
-        fclose(f);
-    }
+    if (p && truncate(path, p - s) != 0)
+        perror(path);
     free(s);
 }
 
@@ -349,13 +318,11 @@ static void resume_keeps_settings(const char *scratch)
 {
     char dir[512], path[600];
     snprintf(dir, sizeof dir, "%s/capped", scratch);
-    lb_run_ok(LB_ARGV((char *)bin, "sweep", CAPPED, "--out", dir), "capped sweep");
+    lb_run_ok(ARGV("sweep", CAPPED, "--out", dir), "capped sweep");
     char *command = sc_meta(dir, "command_line");
     snprintf(path, sizeof path, "%s/raw.csv", dir);
     keep_lines(path, 5);
-    LbRun r = resume(dir, NULL, NULL);
-    lb_check(r.code == 0, "resume of the capped sweep exits 0 (%d): %s", r.code, r.err);
-    lb_run_free(&r);
+    sc_expect(resume(dir, NULL, NULL), 0, -1, "resume of the capped sweep");
     sc_check_meta(dir, "max_batch", "2", "the resumed sweep");
     sc_check_meta(dir, "cell_time_s", "1", "the resumed sweep");
     LbCellResult *rows = NULL;
@@ -387,29 +354,28 @@ static void resume_keeps_settings(const char *scratch)
     lb_check(lb_same_text(grid_before, lb_slurp_in(dir, "time_speedup.csv")), "refused resumes leave the grid as it was");
 
     /* Another version's directory: refused, naming both versions. */
-    r = lb_run(LB_ARGV((char *)bin, "--version"));
+    LbRun r = lb_run(ARGV("--version"));
     char mine[64] = "";
     sscanf(r.out, "linbench %63s", mine);
+    lb_check(r.code == 0 && strncmp(r.out, "linbench ", 9) == 0 && mine[0] && strstr(r.out, "git"),
+             "--version prints version and revision: %s", r.out);
     lb_run_free(&r);
     fx_set_meta(dir, "linbench_version", "0.0.1-old");
     char *meta_before = lb_slurp_in(dir, "meta.csv");
-    r = resume(dir, NULL, NULL);
-    lb_check(r.code == 2 && strstr(r.err, "0.0.1-old") && mine[0] && strstr(r.err, mine) && lb_lines(r.err) == 1,
-             "--resume of another version's directory: exit 2 naming both versions (%d): %s", r.code, r.err);
-    lb_run_free(&r);
+    sc_expect(resume(dir, NULL, NULL), 2, 1, "--resume of another version's directory", "0.0.1-old", mine);
     lb_check(lb_same_text(meta_before, lb_slurp_in(dir, "meta.csv")), "and meta.csv is not overwritten");
 }
 
 /* A copy of the first row of dir/raw.csv for `model`, its field `field` (1 n, 2 k) set to value,
- * appended to the file; returns the line it went on. */
-static int append_changed(const char *dir, const char *model, int field, const char *value)
+ * appended to the file. */
+static void append_changed(const char *dir, const char *model, int field, const char *value)
 {
     char path[600], prefix[64];
     snprintf(path, sizeof path, "%s/raw.csv", dir);
     snprintf(prefix, sizeof prefix, "\n%s,", model);
     char *s = lb_slurp(path), *row = s ? strstr(s, prefix) : NULL;
     if (!row)
-        return -1;
+        return;
     row++;
     *strchr(row, '\n') = '\0';
     char *at = row;
@@ -421,10 +387,6 @@ static int append_changed(const char *dir, const char *model, int field, const c
         fclose(f);
     }
     free(s);
-    s = lb_slurp(path); /* the appended row is its last line */
-    const int lines = s ? lb_lines(s) : -1;
-    free(s);
-    return lines;
 }
 
 /* raw.csv rows the resumed settings did not produce (an n or a k not in meta.csv's lists) are
@@ -435,8 +397,7 @@ static void resume_refuses_foreign_rows(const char *scratch)
     char dir[512], path[600];
     snprintf(dir, sizeof dir, "%s/foreign", scratch);
     snprintf(path, sizeof path, "%s/raw.csv", dir);
-    lb_run_ok(LB_ARGV((char *)bin, "sweep", CAPPED, "--out", dir), "sweep to add rows to");
-    keep_lines(path, 4);
+    lb_run_ok(ARGV("sweep", CAPPED, "--out", dir), "sweep to add rows to");
     static const struct {
         const char *model;
         int field;
@@ -445,26 +406,17 @@ static void resume_refuses_foreign_rows(const char *scratch)
                  {"linformer", 2, "12", "k 12 is not in meta.csv's k_list (8,16)"}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         keep_lines(path, 4);
-        const int line = append_changed(dir, cases[i].model, cases[i].field, cases[i].value);
+        append_changed(dir, cases[i].model, cases[i].field, cases[i].value); /* line 5 */
         char where[700];
-        snprintf(where, sizeof where, "%s line %d: %s", path, line, cases[i].words);
+        snprintf(where, sizeof where, "%s line 5: %s", path, cases[i].words);
         char *before = lb_slurp(path);
-        LbRun r = resume(dir, NULL, NULL);
-        lb_check(r.code == 2 && strstr(r.err, where) && lb_lines(r.err) == 1,
-                 "--resume of a raw.csv with a %s row of another %s: exit 2, one line naming \"%s\" (%d): %s",
-                 cases[i].model, cases[i].field == 1 ? "n" : "k", where, r.code, r.err);
-        lb_run_free(&r);
+        sc_expect(resume(dir, NULL, NULL), 2, 1, "--resume of a raw.csv with a row of another n or k", where);
         lb_check(lb_same_text(before, lb_slurp(path)), "the refused resume left raw.csv as it was");
-        r = lb_run(LB_ARGV((char *)bin, "compare", dir));
-        lb_check(r.code == 0 && strstr(r.err, "linbench: note: ") && strstr(r.err, where) && lb_lines(r.err) == 1,
-                 "compare of it: exit 0 and one note naming \"%s\" (%d): %s", where, r.code, r.err);
-        lb_run_free(&r);
+        sc_run_expect(ARGV("compare", dir), 0, 1, "linbench: note: ", where);
     }
     keep_lines(path, 4); /* without them the resume goes on */
-    LbRun r = resume(dir, NULL, NULL);
-    lb_check(r.code == 0 && sc_rows(dir) == 12, "the resume of its own rows exits 0 with 12 rows (%d, %d): %s", r.code,
-             sc_rows(dir), r.err);
-    lb_run_free(&r);
+    sc_expect(resume(dir, NULL, NULL), 0, -1, "the resume of its own rows");
+    lb_check(sc_rows(dir) == 12, "the resume of its own rows leaves 12 rows (%d)", sc_rows(dir));
 }
 
 /* sweep --resume: a sweep stopped by Ctrl-C (exit 130, finished cells kept, grids written) or by
@@ -478,14 +430,11 @@ static void check_resume(const char *scratch)
     snprintf(ctrlc, sizeof ctrlc, "%s/ctrlc", scratch);
     snprintf(killed, sizeof killed, "%s/killed", scratch);
 
-    lb_run_ok(LB_ARGV((char *)bin, "sweep", GRID, "--out", full), "uninterrupted sweep");
+    lb_run_ok(ARGV("sweep", GRID, "--out", full), "uninterrupted sweep");
     sc_each_once(full, CELLS, "uninterrupted");
 
     /* Ctrl-C: exit 130, the finished cells and the grids on disk, a hint to resume. */
-    LbRun r = interrupted(ctrlc, SIGINT, 3);
-    lb_check(r.code == 130, "Ctrl-C exits 130 (got %d): %s", r.code, r.err);
-    lb_check(strstr(r.err, "--resume") != NULL, "Ctrl-C says how to resume: %s", r.err);
-    lb_run_free(&r);
+    sc_expect(interrupted(ctrlc, SIGINT, 3), 130, -1, "Ctrl-C says how to resume", "--resume");
     int kept = sc_rows(ctrlc);
     lb_check(kept >= 3 && kept < CELLS, "Ctrl-C kept the finished cells (%d)", kept);
     lb_check(lb_exists_in(ctrlc, "time_speedup.csv"), "Ctrl-C still wrote the grids");
@@ -496,33 +445,23 @@ static void check_resume(const char *scratch)
     refused(ctrlc, "--layers", "3");
     refused(ctrlc, "--mem-limit", "16M");
     lb_check(sc_rows(ctrlc) == kept, "refused resumes measured nothing");
-    r = resume(scratch, NULL, NULL);
-    lb_check(r.code == 2 && strstr(r.err, "--resume"), "--resume on a directory without a sweep: exit 2 (%d): %s", r.code, r.err);
-    lb_run_free(&r);
+    sc_expect(resume(scratch, NULL, NULL), 2, -1, "--resume on a directory without a sweep", "--resume");
 
     /* Resume finishes the rest: the same cells as the uninterrupted run, each once. */
-    r = resume(ctrlc, "--d-model", "32"); /* a flag that agrees with meta.csv is fine */
-    lb_check(r.code == 0, "resume after Ctrl-C exits 0 (%d): %s", r.code, r.err);
-    lb_run_free(&r);
+    sc_expect(resume(ctrlc, "--d-model", "32"), 0, -1, "resume after Ctrl-C"); /* a flag that agrees with meta.csv */
     sc_each_once(ctrlc, CELLS, "Ctrl-C then --resume");
 
     /* kill -9: at most the cell in progress is lost. */
-    r = interrupted(killed, SIGKILL, 2);
-    lb_check(r.code == 128 + SIGKILL, "kill -9 ends the sweep (%d)", r.code);
-    lb_run_free(&r);
+    sc_expect(interrupted(killed, SIGKILL, 2), 128 + SIGKILL, -1, "kill -9 ends the sweep");
     lb_check(sc_rows(killed) >= 2, "kill -9 kept the finished cells (%d)", sc_rows(killed));
-    r = resume(killed, NULL, NULL);
-    lb_check(r.code == 0, "resume after kill -9 exits 0 (%d): %s", r.code, r.err);
-    lb_run_free(&r);
+    sc_expect(resume(killed, NULL, NULL), 0, -1, "resume after kill -9");
     sc_each_once(killed, CELLS, "kill -9 then --resume");
 
     /* A mangled meta.csv is refused. */
     fx_set_meta(killed, "layers", "many");
-    r = resume(killed, NULL, NULL);
-    lb_check(r.code == 2 && strstr(r.err, "--resume") && strstr(r.err, "meta.csv") && strstr(r.err, "layers") &&
-                 !strstr(r.err, "--layers") && lb_lines(r.err) == 1,
-             "--resume with an unreadable meta.csv value: exit 2 naming the file and key, not a flag never given (%d): %s", r.code, r.err);
-    lb_run_free(&r);
+    LbRun r = resume(killed, NULL, NULL);
+    lb_check(!strstr(r.err, "--layers"), "--resume with an unreadable meta.csv value: not a flag never given: %s", r.err);
+    sc_expect(r, 2, 1, "--resume with an unreadable meta.csv value", "--resume", "meta.csv", "layers");
 
     resume_keeps_settings(scratch);
     resume_refuses_foreign_rows(scratch);
@@ -535,9 +474,8 @@ int main(int argc, char **argv)
     char dir[512];
     snprintf(dir, sizeof dir, "%s/tiny", scratch);
 
-    char *sweep[] = {(char *)bin, "sweep", TINY, "--n", "128:1024", "--k", "32:256", "--mem-limit", "32M",
-                     "--cell-time", "1", "--out", dir, NULL};
-    LbRun r = lb_run(sweep);
+    LbRun r = lb_run(ARGV("sweep", TINY, "--n", "128:1024", "--k", "32:256", "--mem-limit", "32M", "--cell-time", "1",
+                          "--out", dir));
     lb_check(r.code == 0, "tiny CPU sweep exits 0 (got %d): %s", r.code, r.err);
     lb_check(strstr(r.out, "time") && strstr(r.out, "memory") && strstr(r.out, "1024"),
              "the closing summary prints both grids");
@@ -546,8 +484,7 @@ int main(int argc, char **argv)
     check_sweep_files(dir);
 
     /* Results are never silently overwritten: the same --out again is bad input... */
-    lb_run_refused(LB_ARGV((char *)bin, "sweep", TINY, "--n", "128", "--k", "32", "--mem-limit", "32M", "--out", dir),
-                   "--out", "--force");
+    lb_run_refused(ARGV("sweep", TINY, "--n", "128", "--k", "32", "--mem-limit", "32M", "--out", dir), "--out", "--force");
     check_sweep_files(dir); /* ...and left intact */
 
     /* Bad input: each gets exit 2, one line naming the flag, nothing computed or written. */
@@ -571,32 +508,21 @@ int main(int argc, char **argv)
     BAD("--k", "--models", "standard,linformer-conv", "--n", "64", "--k", "128");
 
     /* An --out that cannot be created or written. */
-    lb_run_refused(LB_ARGV((char *)bin, "sweep", "--device", "cpu", "--out", "/proc/linbench-cannot/x"), "--out");
-    char file[512];
-    snprintf(file, sizeof file, "%s/a-file", scratch);
-    FILE *f = fopen(file, "w");
-    if (f)
-        fclose(f);
-    lb_run_refused(LB_ARGV((char *)bin, "sweep", "--device", "cpu", "--out", file), "--out");
-
-    /* Unknown command. */
-    lb_run_refused(LB_ARGV((char *)bin, "frobnicate"), "frobnicate");
+    lb_run_refused(ARGV("sweep", "--device", "cpu", "--out", "/proc/linbench-cannot/x"), "--out");
+    char file[600];
+    snprintf(file, sizeof file, "%s/raw.csv", dir); /* a file */
+    lb_run_refused(ARGV("sweep", "--device", "cpu", "--out", file), "--out");
 
     /* --force overwrites, explicitly. */
-    lb_run_ok(LB_ARGV((char *)bin, "sweep", TINY, "--n", "128", "--k", "32", "--mem-limit", "16M", "--out", dir,
-                      "--force"), "--force overwrites");
-    LbCellResult *forced = NULL;
-    size_t forced_count = 0;
-    lb_check(sc_read_rows(dir, &forced, &forced_count) == 0 && forced_count == 2,
-             "after --force raw.csv reads back with the new run only (%zu rows)", forced_count);
-    free(forced);
+    lb_run_ok(ARGV("sweep", TINY, "--n", "128", "--k", "32", "--mem-limit", "16M", "--out", dir, "--force"),
+              "--force overwrites");
+    sc_each_once(dir, 2, "after --force, the new run only");
 
     /* The default device is CUDA: without a GPU, one clear line and exit 1, nothing written. */
     char cuda_out[512];
     snprintf(cuda_out, sizeof cuda_out, "%s/cuda", scratch);
-    r = lb_run(LB_ARGV((char *)bin, "sweep", "--layers", "1", "--d-model", "64", "--heads", "4", "--ffn", "64",
-                       "--vocab", "100", "--n", "256", "--k", "64", "--mem-limit", "64M", "--quiet", "--out",
-                       cuda_out));
+    r = lb_run(ARGV("sweep", "--layers", "1", "--d-model", "64", "--heads", "4", "--ffn", "64", "--vocab", "100", "--n",
+                    "256", "--k", "64", "--mem-limit", "64M", "--quiet", "--out", cuda_out));
     if (r.code == 0) {
         printf("(a CUDA device is present: the no-GPU message was not exercised)\n");
         lb_check(1, "CUDA sweep ran");
@@ -608,13 +534,8 @@ int main(int argc, char **argv)
     lb_run_free(&r);
 
     /* help, --version, info (sweep --help lists every flag of the table: test_cli_settings). */
-    r = lb_run(LB_ARGV((char *)bin, "help"));
-    lb_check(r.code == 0 && strstr(r.out, "sweep") && strstr(r.out, "run") && strstr(r.out, "info"), "help lists the commands");
-    lb_run_free(&r);
-    r = lb_run(LB_ARGV((char *)bin, "--version"));
-    lb_check(r.code == 0 && strncmp(r.out, "linbench ", 9) == 0 && strstr(r.out, "git"), "--version prints version and revision: %s", r.out);
-    lb_run_free(&r);
-    r = lb_run(LB_ARGV((char *)bin, "info"));
+    sc_run_says(ARGV("help"), 0, "sweep", "run", "info");
+    r = lb_run(ARGV("info"));
     lb_check(r.code == 0 && (strstr(r.out, "no CUDA device") || strstr(r.out, "compute capability")), "info exits 0 and says what it sees");
     lb_run_free(&r);
     check_breakdown(scratch);

@@ -1,10 +1,6 @@
-/* `--pass train` end to end: run and sweep measure a training step (attn/train.h), not a forward.
- * Usage: test_cli_train PATH-TO-LINBENCH cpu|cuda (cuda: the emulated GPU, suite gpu-emu).
- * run of every model prints a step's time and FLOPs at the step's plan; a sweep (every model on
- * the CPU; standard, linformer, flash on cuda) writes rows that are steps (batch, planned and
- * peak bytes the step's), grids without NA, speedups.csv, the energy grid and a breakdown.csv of
- * steps; run --pass train --dump's gradients equal a CPU step's (check_dumps). CPU only: run
- * --breakdown traces a step; Ctrl-C and --resume keep pass train; --pass bogus is refused. */
+/* `--pass train` end to end: run and sweep measure a training step (attn/train.h), not a forward;
+ * run --pass train --dump's gradients equal a CPU step's. CPU only: run --breakdown, Ctrl-C and
+ * --resume, --pass bogus. Usage: test_cli_train PATH-TO-LINBENCH cpu|cuda (cuda: the emulated GPU). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -14,14 +10,13 @@
 #include "attn/ops.h"
 #include "attn/plan.h"
 #include "reports/csv_io.h"
-#include "reports/grid.h"
 #include "tests/cli/sweep_check.h"
-#include "tests/lib/check.h"
 #include "tests/lib/model.h"
-#include "tests/lib/spawn.h"
 #include "tests/reports/npy_read.h"
 
 static const char *bin, *device;
+/* linbench's argv: ARGV("run", "--device", (char *)device, SMALL) */
+#define ARGV(...) LB_ARGV((char *)bin, __VA_ARGS__)
 static LbPlanParams pp; /* the backend's plan parameters, fp16 as the runs below store it */
 
 #define MODEL "--layers", "1", "--d-model", "32", "--heads", "2", "--ffn", "64", "--vocab", "100"
@@ -48,9 +43,8 @@ static void check_runs(void)
     for (int m = 0; m < LB_MODEL_COUNT; m++) {
         const LbModelKind kind = (LbModelKind)m;
         const char *name = lb_model_name(kind);
-        LbRun r = lb_run(LB_ARGV((char *)bin, "run", "--device", (char *)device, SMALL, "--mem-limit", "64M",
-                                 "--max-batch", "2", "--n", "32", "--model", (char *)name,
-                                 lb_model_has_k(kind) ? "--k" : NULL, "8"));
+        LbRun r = lb_run(ARGV("run", "--device", (char *)device, SMALL, "--mem-limit", "64M", "--max-batch", "2", "--n",
+                              "32", "--model", (char *)name, lb_model_has_k(kind) ? "--k" : NULL, "8"));
         const double batch = lb_key_number(r.out, "batch"), planned = lb_key_number(r.out, "planned bytes");
         const LbModelConfig c = config(kind, 32, lb_model_has_k(kind) ? 8 : 0, LB_PASS_TRAIN);
         const char *tflop = strstr(r.out, "\nTFLOP/s: ");
@@ -76,8 +70,8 @@ static void check_runs(void)
  * forward's has none: test_cli_sweep). */
 static void check_breakdown(void)
 {
-    LbRun r = lb_run(LB_ARGV((char *)bin, "run", "--device", (char *)device, MODEL, "--cell-time", "1", "--no-check",
-                             "--max-batch", "1", "--n", "32", "--breakdown", "--pass", "train"));
+    LbRun r = lb_run(ARGV("run", "--device", (char *)device, MODEL, "--cell-time", "1", "--no-check", "--max-batch", "1",
+                          "--n", "32", "--breakdown", "--pass", "train"));
     lb_check(r.code == 0 && strstr(r.out, "\nbreakdown: one more step at batch 1") &&
                  lb_number_after(r.out, "\n  ffn_up ") > 0 && lb_number_after(r.out, "\n  ffn_up_backward ") > 0,
              "run --breakdown --pass train: exit %d, \"breakdown: one more step at batch 1\", ffn_up and "
@@ -164,6 +158,8 @@ static void check_breakdown_csv(const char *dir, size_t cells, const char *what)
     lb_csv_table_free(&t);
 }
 
+/* A sweep (every model on the CPU; standard, linformer, flash on cuda): rows that are steps, the
+ * files a forward sweep writes, a breakdown.csv of steps. */
 static void check_sweep(const char *scratch)
 {
     const int cpu = strcmp(device, "cpu") == 0;
@@ -174,9 +170,9 @@ static void check_sweep(const char *scratch)
                  lb_model_name((LbModelKind)m));
     /* the emulator is slow: three models, one n, a capped batch; the CPU's budget fits a few
      * sequences of a step, so that steps and forwards have different batches */
-    lb_run_ok(LB_ARGV((char *)bin, "sweep", "--device", (char *)device, SMALL, "-q", "--breakdown", "--out", dir,
-                      "--models", cpu ? models : "standard,linformer,flash", "--n", cpu ? "32:64" : "64", "--k",
-                      cpu ? "8" : "16", "--mem-limit", cpu ? "1M" : "40M", cpu ? NULL : "--max-batch", "2"),
+    lb_run_ok(ARGV("sweep", "--device", (char *)device, SMALL, "-q", "--breakdown", "--out", dir, "--models",
+                   cpu ? models : "standard,linformer,flash", "--n", cpu ? "32:64" : "64", "--k", cpu ? "8" : "16",
+                   "--mem-limit", cpu ? "1M" : "40M", cpu ? NULL : "--max-batch", "2"),
               "sweep --pass train");
     size_t cells = cpu ? 0 : 3;
     for (int m = 0; cpu && m < LB_MODEL_COUNT; m++)
@@ -197,21 +193,15 @@ static void check_resume(const char *scratch)
     char *argv[] = {(char *)bin, "sweep", "--device", "cpu", SMALL, "-q", "--out", dir, "--n", "32:128", "--k",
                     "8:16", "--mem-limit", "1M", NULL};
     const int cells = 9; /* n 32, 64, 128: a standard and two Linformer cells each */
-    LbRun r = sc_stop_after(argv, dir, SIGINT, 2);
+    LbRun r = sc_stop_after(argv, dir, SIGINT, 2, -1);
     const int kept = sc_rows(dir);
     lb_check(r.code == 130 && kept >= 2 && kept < cells, "Ctrl-C: exit %d, %d of %d cells kept: %s", r.code, kept,
              cells, r.err);
     lb_run_free(&r);
-    lb_run_ok(LB_ARGV((char *)bin, "sweep", "--resume", dir, "-q"), "sweep --resume of a training sweep");
+    lb_run_ok(ARGV("sweep", "--resume", dir, "-q"), "sweep --resume of a training sweep");
     check_rows(dir, (size_t)cells, 0, "Ctrl-C then --resume");
     sc_each_once(dir, (size_t)cells, "Ctrl-C then --resume");
     check_files(dir, "Ctrl-C then --resume");
-}
-
-static void check_refusals(void)
-{
-    lb_run_refused(LB_ARGV((char *)bin, "run", "--device", "cpu", "--pass", "bogus"), "--pass", "forward or train");
-    lb_run_refused(LB_ARGV((char *)bin, "sweep", "--device", "cpu", "--pass", "bogus"), "--pass", "forward or train");
 }
 
 /* index.csv's row named `name`, or -1. */
@@ -254,14 +244,10 @@ static void check_model(LbBackend *cpu, const char *model)
 {
     char dir[512];
     snprintf(dir, sizeof dir, "%s/dump-%s", lb_scratch, model);
-    LbRun r = lb_run(LB_ARGV((char *)bin, "run", "--device", (char *)device, "--model", (char *)model, "--pass",
-                             "train", "--layers", "2", "--d-model", "16", "--heads", "4", "--ffn", "24", "--vocab",
-                             "50", "--n", "32", "--k", "8", "--dtype", "fp32", "--seed", "7", "--batch", "2", "--dump",
-                             dir));
-    const int ran = lb_check(r.code == 0 && strstr(r.out, "wrote the training step"),
-                             "run --pass train --dump %s on %s: exit %d\n%s%s", model, device, r.code, r.out, r.err);
-    lb_run_free(&r);
-    if (!ran)
+    if (!sc_run_says(ARGV("run", "--device", (char *)device, "--model", (char *)model, "--pass", "train", "--layers", "2",
+                          "--d-model", "16", "--heads", "4", "--ffn", "24", "--vocab", "50", "--n", "32", "--k", "8",
+                          "--dtype", "fp32", "--seed", "7", "--batch", "2", "--dump", dir),
+                     0, "wrote the training step"))
         return;
     LbModelConfig cfg = lb_test_model(32, 8); /* the flags above */
     cfg.kind = strcmp(model, "performer") == 0 ? LB_MODEL_PERFORMER : LB_MODEL_LINFORMER;
@@ -301,9 +287,9 @@ static void check_forward(void)
 {
     char dir[512], path[700];
     snprintf(dir, sizeof dir, "%s/dump-forward", lb_scratch);
-    lb_run_ok(LB_ARGV((char *)bin, "run", "--device", (char *)device, "--model", "linformer", "--layers", "1",
-                      "--d-model", "16", "--heads", "2", "--ffn", "32", "--vocab", "100", "--n", "32", "--k", "8",
-                      "--dump", dir), "run --dump (forward)");
+    lb_run_ok(ARGV("run", "--device", (char *)device, "--model", "linformer", "--layers", "1", "--d-model", "16", "--heads",
+                   "2", "--ffn", "32", "--vocab", "100", "--n", "32", "--k", "8", "--dump", dir),
+              "run --dump (forward)");
     snprintf(path, sizeof path, "%s/index.csv", dir);
     LbCsvTable t;
     if (lb_check(lb_csv_read_file(path, 0, &t) == 0, "forward: index.csv reads back")) {
@@ -351,7 +337,8 @@ int main(int argc, char **argv)
     if (strcmp(device, "cpu") == 0) {
         check_breakdown();
         check_resume(scratch);
-        check_refusals();
+        lb_run_refused(ARGV("run", "--device", "cpu", "--pass", "bogus"), "--pass", "forward or train");
+        lb_run_refused(ARGV("sweep", "--device", "cpu", "--pass", "bogus"), "--pass", "forward or train");
     }
     return lb_test_finish("test_cli_train");
 }
