@@ -203,20 +203,20 @@ stage_sanitize() {
     # TMA copies through mbarriers that it does not follow) while every product they computed
     # matched the double reference; they are NVIDIA's to answer for, not ours. Our kernels are the
     # ones named *_kernel (tests/build/test_kernel_names.sh holds gpu/ to that).
-    # The kernel-name filter is not enough: racecheck still dies ("failed to handle a hardware
-    # exception") at the first cuBLASLt product it meets, so test_gpu_ops runs every row of the
-    # check table but the products', read from its source.
-    local ours args
+    # The kernel-name filter is not enough for racecheck: it dies ("failed to handle a hardware
+    # exception") at the first cuBLASLt product it meets, so there test_gpu_ops runs every row of
+    # the check table but the products', read from its source (synccheck and initcheck run all).
+    local ours rows
     ours=$(sed -n 's/^ *{"\([a-z_]*\)", check_.*/\1/p' attn/check.c | grep -vx 'linear\|bmm' | paste -sd, -)
     while read -r name kind; do
         [ "$kind" = kernel ] || continue
-        args=()
-        [ "$name" = test_gpu_ops ] && [ -n "$ours" ] && args=("$ours")
         # LB_SANITIZERS: fewer of them in a short lease (initcheck alone takes minutes)
         for tool in ${LB_SANITIZERS:-racecheck synccheck initcheck}; do
-            step sanitize "$tool $name ${args[*]:+(rows of our kernels)}" "$log" env LB_TEST_QUICK=1 \
+            rows=
+            [ "$tool" = racecheck ] && [ "$name" = test_gpu_ops ] && rows=$ours
+            step sanitize "$tool $name${rows:+ (rows of our kernels)}" "$log" env LB_TEST_QUICK=1 \
                 compute-sanitizer --tool "$tool" --kernel-name kns=_kernel --error-exitcode 99 --print-limit 20 \
-                "$BIN/$name" "${args[@]}"
+                "$BIN/$name" ${rows:+"$rows"}
         done
     done < <(gpu_tests)
 }
