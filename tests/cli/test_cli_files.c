@@ -325,10 +325,10 @@ static void test_files(void)
     snprintf(path, sizeof path, "%s/gnuplot", fake + 5);
     (void)write_text(path, "#!/bin/sh\nexec /bin/sleep 600\n");
     chmod(path, 0755);
-    lb_child_env = (char *[]){fake, NULL};
+    lb_child_path = fake + 5;
     const double t0 = now_s();
     sc_expect(lb_run(ARGV("plot", dir, "--render-timeout", "1")), 1, -1, "a hung gnuplot", "did not finish");
-    lb_child_env = NULL;
+    lb_child_path = NULL;
     lb_check(now_s() - t0 < 30, "a hung gnuplot is stopped in %.1f s", now_s() - t0);
 
     /* A path longer than the files can have: refused whole (not cut), nothing created. */

@@ -152,7 +152,7 @@ static void check_slurm(const char *scratch)
         fclose(f);
         chmod(path, 0755);
     }
-    lb_child_env = (char *[]){fake, NULL};
+    lb_child_path = fake + 5;
     lb_run_ok(ARGV("slurm", "--device", "cpu", "--shards", "2", "--out", dir, "--submit"),
               "slurm --submit");
     char *calls = lb_slurp(log), first[800], second[800];
@@ -166,9 +166,9 @@ static void check_slurm(const char *scratch)
     /* no sbatch on PATH: one line, exit 1, nothing written */
     char nodir[600];
     snprintf(nodir, sizeof nodir, "%s/unsubmitted", scratch);
-    lb_child_env = (char *[]){"PATH=/nonexistent", NULL};
+    lb_child_path = "/nonexistent";
     sc_run_expect(ARGV("slurm", "--shards", "2", "--out", nodir, "--submit"), 1, 1, "sbatch");
-    lb_child_env = NULL;
+    lb_child_path = NULL;
     lb_check(!lb_exists(nodir), "--submit without sbatch: nothing written");
 
     /* bad input */

@@ -64,8 +64,8 @@ static int lb_child_resource = -1;
 static rlim_t lb_child_limit;
 /* Where their stdout goes instead of the capture (e.g. /dev/full), or NULL. */
 static const char *lb_child_stdout;
-/* Their environment instead of ours, or NULL. */
-static char *const *lb_child_env;
+/* Their PATH instead of ours (the rest of the environment kept), or NULL. */
+static const char *lb_child_path;
 /* Nonzero: each starts a process group of its own, so that kill(-pid, ...) reaches its workers. */
 static int lb_child_group;
 
@@ -99,7 +99,9 @@ static inline pid_t lb_start_tagged(char *const argv[], const char *tag)
             if (setrlimit(lb_child_resource, &rl) != 0)
                 _exit(126);
         }
-        execve(argv[0], argv, lb_child_env ? lb_child_env : environ);
+        if (lb_child_path && setenv("PATH", lb_child_path, 1) != 0)
+            _exit(126);
+        execve(argv[0], argv, environ);
         _exit(127);
     }
     if (pid > 0 && lb_child_group)

@@ -25,10 +25,13 @@
 #include "tests/lib/forward.h"
 #include "tests/lib/model.h"
 
-/* cfg's training step (lb_test_pass_open); 0 after a failed check, r released. */
+/* cfg's training step (lb_test_pass_open), whatever pass cfg names; 0 after a failed check, r
+ * released. */
 static int train_run(LbBackend *be, const LbModelConfig *cfg, int64_t B, uint64_t seed, const char *name, LbTestPass *r)
 {
-    const int rc = lb_test_pass_open(r, be, cfg, B, seed, NULL);
+    LbModelConfig step = *cfg;
+    step.pass = LB_PASS_TRAIN;
+    const int rc = lb_test_pass_open(r, be, &step, B, seed, NULL);
     if (lb_check(rc == LB_OK, "%s B=%lld: plan, set-up and step: %s", name, (long long)B, lb_error_message()))
         return 1;
     lb_test_pass_close(r);

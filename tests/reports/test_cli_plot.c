@@ -48,10 +48,9 @@ static void check_scripts(void)
 
     /* No gnuplot on PATH. */
     char *av[] = {bin, "plot", dir, NULL};
-    char *env[] = {"PATH=/nonexistent-linbench-test", NULL};
-    lb_child_env = env;
+    lb_child_path = "/nonexistent-linbench-test";
     LbRun r = lb_run(av);
-    lb_child_env = NULL;
+    lb_child_path = NULL;
     lb_check(strstr(r.out, "gnuplot is not on PATH") != NULL, "without gnuplot, says so: %s", r.out);
     check_scripts_only(dir, r, "no gnuplot");
 
