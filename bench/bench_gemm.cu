@@ -9,7 +9,9 @@
  * the heuristic offers for the bare product (no epilogue), each the median of --reps runs after
  * warm-up, CUDA events on the backend's stream. Then: the sum of the best times x 12 layers
  * (the forward's GEMM floor), the whole forward through lb_forward at the same batch, and their
- * ratio. A large square product (8192^3) is printed first as the device's matrix ceiling.
+ * ratio. A large square product (8192^3) is printed first as the device's matrix ceiling. For the
+ * feed-forward's up-projection, also its product with the bias epilogue alone and followed by the
+ * gelu op: what folding GELU into the epilogue costs or saves.
  * Exit 77 without a CUDA device.
  *
  * usage: bench_gemm [--gpu N] [--batch B] [--dtype fp16|bf16|fp32] [--reps R] */
@@ -68,6 +70,9 @@ typedef struct Timing {
     double ops_ms;  /* the backend's op */
     double best_ms; /* the best cuBLASLt algorithm */
     int algos;      /* how many the heuristic offered */
+    /* With GELU: the product with its bias epilogue alone, and then followed by the gelu op, to set
+     * the GELU epilogue's cost beside a separate pass over the product's output. */
+    double bias_ms, split_ms;
 } Timing;
 
 /* Time p both ways. Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: cuBLASLt's
@@ -88,14 +93,26 @@ static Timing time_problem(LbBackend *be, cublasLtHandle_t lt, void *ws, size_t 
     lb_bench_ok(be->ops->fill_uniform(be, a, ea, 11, -1.0f, 1.0f), "fill A");
     lb_bench_ok(be->ops->fill_uniform(be, b, ebb, 12, -0.05f, 0.05f), "fill B");
     lb_bench_ok(be->ops->fill_uniform(be, bias, p->n, 13, -0.5f, 0.5f), "fill bias");
-    Timing t = {0, INFINITY, 0};
+    Timing t = {0, INFINITY, 0, 0, 0};
 
     if (p->linear) {
         t.ops_ms = lb_bench_median_ms(
             st, 3, reps,
             [&] { lb_bench_ok(be->ops->linear(be, a, b, bias, c, p->m, p->k, p->n, p->linear == 2), "linear"); },
             [] {});
-    } else {
+    }
+    if (p->linear == 2) {
+        t.bias_ms = lb_bench_median_ms(
+            st, 3, reps, [&] { lb_bench_ok(be->ops->linear(be, a, b, bias, c, p->m, p->k, p->n, 0), "linear"); },
+            [] {});
+        t.split_ms = lb_bench_median_ms(
+            st, 3, reps,
+            [&] {
+                lb_bench_ok(be->ops->linear(be, a, b, bias, c, p->m, p->k, p->n, 0), "linear");
+                lb_bench_ok(be->ops->gelu(be, c, p->m, p->n), "gelu");
+            },
+            [] {});
+    } else if (!p->linear) {
         LbBmm q = {p->ta, p->tb, p->m, p->n, p->k, 1.0f, a, p->lda, p->sa, b, p->ldb, p->sb, c, p->ldc, p->sc, p->batch};
         t.ops_ms = lb_bench_median_ms(st, 3, reps, [&] { lb_bench_ok(be->ops->bmm(be, &q), "bmm"); }, [] {});
     }
@@ -234,9 +251,12 @@ int main(int argc, char **argv)
     printf("%-20s %28s %8s %10s %9s %10s %9s\n", "product", "m x n x k (batch)", "GFLOP", "op ms", "TFLOP/s",
            "best ms", "TFLOP/s");
     double sum_best = 0.0, sum_ops = 0.0, flops_layer = 0.0;
+    Timing gelu = {0, 0, 0, 0, 0};
     for (int i = 0; i < 6; i++) {
         const Problem *p = &layer[i];
         Timing t = time_problem(be, lt, ws, be->workspace_bytes, p, reps);
+        if (p->linear == 2)
+            gelu = t;
         const double fl = problem_flops(p);
         char shape[64];
         snprintf(shape, sizeof shape, "%lld x %lld x %lld (%lld)", (long long)p->m, (long long)p->n,
@@ -247,6 +267,9 @@ int main(int argc, char **argv)
         sum_ops += t.ops_ms;
         flops_layer += fl;
     }
+    printf("\nFFN up: bias and GELU in the product's epilogue %.4f ms; the bias epilogue alone %.4f ms, "
+           "then the gelu op %.4f ms in all\n",
+           gelu.ops_ms, gelu.bias_ms, gelu.split_ms);
     const double layers = cfg.layers;
     const double gemm_floor_ms = sum_best * layers, best_rate = flops_layer * layers / (gemm_floor_ms * 1e-3) / 1e12;
     printf("\nGEMM floor of the forward (best times x %d layers): %.3f ms, %.1f TFLOP/s FLOP-weighted best rate\n",
