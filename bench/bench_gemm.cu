@@ -95,26 +95,24 @@ static Timing time_problem(LbBackend *be, cublasLtHandle_t lt, void *ws, size_t 
     lb_bench_ok(be->ops->fill_uniform(be, bias, p->n, 13, -0.5f, 0.5f), "fill bias");
     Timing t = {0, INFINITY, 0, 0, 0};
 
-    if (p->linear) {
-        t.ops_ms = lb_bench_median_ms(
-            st, 3, reps,
-            [&] { lb_bench_ok(be->ops->linear(be, a, b, bias, c, p->m, p->k, p->n, p->linear == 2), "linear"); },
-            [] {});
+    const auto linear = [&](int gelu) {
+        lb_bench_ok(be->ops->linear(be, a, b, bias, c, p->m, p->k, p->n, gelu), "linear");
+    };
+    if (!p->linear) {
+        LbBmm q = {p->ta, p->tb, p->m, p->n, p->k, 1.0f, a, p->lda, p->sa, b, p->ldb, p->sb, c, p->ldc, p->sc, p->batch};
+        t.ops_ms = lb_bench_median_ms(st, 3, reps, [&] { lb_bench_ok(be->ops->bmm(be, &q), "bmm"); }, [] {});
+    } else {
+        t.ops_ms = lb_bench_median_ms(st, 3, reps, [&] { linear(p->linear == 2); }, [] {});
     }
     if (p->linear == 2) {
-        t.bias_ms = lb_bench_median_ms(
-            st, 3, reps, [&] { lb_bench_ok(be->ops->linear(be, a, b, bias, c, p->m, p->k, p->n, 0), "linear"); },
-            [] {});
+        t.bias_ms = lb_bench_median_ms(st, 3, reps, [&] { linear(0); }, [] {});
         t.split_ms = lb_bench_median_ms(
             st, 3, reps,
             [&] {
-                lb_bench_ok(be->ops->linear(be, a, b, bias, c, p->m, p->k, p->n, 0), "linear");
+                linear(0);
                 lb_bench_ok(be->ops->gelu(be, c, p->m, p->n), "gelu");
             },
             [] {});
-    } else if (!p->linear) {
-        LbBmm q = {p->ta, p->tb, p->m, p->n, p->k, 1.0f, a, p->lda, p->sa, b, p->ldb, p->sb, c, p->ldc, p->sc, p->batch};
-        t.ops_ms = lb_bench_median_ms(st, 3, reps, [&] { lb_bench_ok(be->ops->bmm(be, &q), "bmm"); }, [] {});
     }
 
     const cudaDataType_t dt = cuda_type(be->storage);
