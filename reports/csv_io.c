@@ -436,8 +436,10 @@ static int parse_record(const LbRecordFile *f, char **fs, LbModelNameFn name_fn,
             break;
         case LB_COL_REAL:
             if (!col->should)
-                snprintf(should, size, "%s", ok ? "a number on an ok row" : "a number or empty");
-            if (lb_csv_parse_double(s, p) || ((col->flags & LB_COL_NONNEG) && *(double *)p < 0))
+                snprintf(should, size, "a %snumber%s%s", (col->flags & LB_COL_FINITE) ? "finite " : "",
+                         (col->flags & LB_COL_NONNEG) ? " >= 0" : "", ok ? " on an ok row" : " or empty");
+            if (lb_csv_parse_double(s, p) || ((col->flags & LB_COL_NONNEG) && *(double *)p < 0) ||
+                ((col->flags & LB_COL_FINITE) && !isfinite(*(double *)p)))
                 return c;
             break;
         case LB_COL_ENERGY:

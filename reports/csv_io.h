@@ -80,6 +80,7 @@ enum {
     LB_COL_NONNEG = 16,   /* a double refused below 0 */
     LB_COL_WHOLE = 32,    /* a text refused when empty or longer than its field */
     LB_COL_CHECKED = 64,  /* once read, refused where the file's check says so */
+    LB_COL_FINITE = 128,  /* a double refused when NaN or infinite (strtod reads "nan", "inf") */
 };
 
 typedef struct LbColumn {

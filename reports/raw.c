@@ -20,6 +20,9 @@
 #define SIZE(field) sizeof(((LbCellResult *)0)->field)
 #define ONLY_K LB_COL_ONLY_K
 #define ONLY_OK LB_COL_ONLY_OK
+/* times and rates: what a hand-edited NaN, inf or negative would turn into an "infx" speedup or an
+ * ERR cell that never failed, and into grids that do not read back */
+#define TIMING (LB_COL_ONLY_OK | LB_COL_NONNEG | LB_COL_FINITE)
 
 static const LbColumn columns[] = {
     {"model", AT(model), LB_COL_MODEL, 0, 1, 0, 0, 0, NULL},
@@ -31,12 +34,12 @@ static const LbColumn columns[] = {
     {"batch", AT(batch), LB_COL_I64, 0, 1, 0, 0, 0, "a non-negative integer"},
     {"planned_bytes", AT(planned_bytes), LB_COL_I64, 0, 1, 0, 0, 0, "a non-negative integer"},
     {"peak_bytes", AT(peak_bytes), LB_COL_I64, 0, 1, 0, 0, 0, "a non-negative integer"},
-    {"median_ms", AT(median_ms), LB_COL_REAL, ONLY_OK, 1, 0, 0, 0, NULL},
-    {"min_ms", AT(min_ms), LB_COL_REAL, ONLY_OK, 1, 0, 0, 0, NULL},
-    {"max_ms", AT(max_ms), LB_COL_REAL, ONLY_OK, 1, 0, 0, 0, NULL},
-    {"ms_per_seq", AT(ms_per_seq), LB_COL_REAL, ONLY_OK, 1, 0, 0, 0, NULL},
-    {"tokens_per_s", AT(tokens_per_s), LB_COL_REAL, ONLY_OK, 1, 0, 0, 0, NULL},
-    {"tflop_per_s", AT(tflop_per_s), LB_COL_REAL, ONLY_OK, 1, 0, 0, 0, NULL},
+    {"median_ms", AT(median_ms), LB_COL_REAL, TIMING, 1, 0, 0, 0, NULL},
+    {"min_ms", AT(min_ms), LB_COL_REAL, TIMING, 1, 0, 0, 0, NULL},
+    {"max_ms", AT(max_ms), LB_COL_REAL, TIMING, 1, 0, 0, 0, NULL},
+    {"ms_per_seq", AT(ms_per_seq), LB_COL_REAL, TIMING, 1, 0, 0, 0, NULL},
+    {"tokens_per_s", AT(tokens_per_s), LB_COL_REAL, TIMING, 1, 0, 0, 0, NULL},
+    {"tflop_per_s", AT(tflop_per_s), LB_COL_REAL, TIMING, 1, 0, 0, 0, NULL},
     {"passes", AT(passes), LB_COL_INT, ONLY_OK, 1, 0, INT32_MAX, 0, "a non-negative integer"},
     {"sm_clock_start_mhz", AT(sm_clock_start_mhz), LB_COL_INT, LB_COL_NEG_EMPTY, 1, 0, INT32_MAX, 0, "a clock in MHz or empty"},
     {"sm_clock_end_mhz", AT(sm_clock_end_mhz), LB_COL_INT, LB_COL_NEG_EMPTY, 1, 0, INT32_MAX, 0, "a clock in MHz or empty"},
@@ -54,6 +57,7 @@ static const LbColumn columns[] = {
 #undef SIZE
 #undef ONLY_K
 #undef ONLY_OK
+#undef TIMING
 
 _Static_assert(sizeof columns / sizeof columns[0] == LB_RAW_COLUMNS && LB_RAW_COLUMNS <= LB_RECORD_COLUMNS_MAX,
                "LB_RAW_COLUMNS is the table's length");

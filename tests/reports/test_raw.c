@@ -343,6 +343,14 @@ int main(int argc, char **argv)
         {"standard,512,,,,fp16,7,100,90,2,1,3,0.25,2048,1.5,5,,,,0,,0.1,,,ok\n", "power_w", "line 3"},
         {"standard,512,,,,fp16,7,100,90,2,1,3,0.25,2048,1.5,5,,,,0,-3,0.1,,,ok\n", "power_w", "line 3"},
         {"standard,512,,,,fp16,0,100,0,,,,,,,,,,,0,300,0.1,,,OOM\n", "power_w", "not ok"},
+        /* hand-edited times: strtod reads nan and inf, which made an "infx" speedup or an ERR cell */
+        {"standard,512,,,,fp16,7,100,90,2,1,3,inf,2048,1.5,5,,,,0,,,,,ok\n", "invalid ms_per_seq \"inf\"", "finite number >= 0"},
+        {"standard,512,,,,fp16,7,100,90,nan,1,3,0.25,2048,1.5,5,,,,0,,,,,ok\n", "invalid median_ms \"nan\"", "line 3"},
+        {"standard,512,,,,fp16,7,100,90,2,1,3,-0.25,2048,1.5,5,,,,0,,,,,ok\n", "invalid ms_per_seq \"-0.25\"", "line 3"},
+        {"standard,512,,,,fp16,7,100,90,2,-1,3,0.25,2048,1.5,5,,,,0,,,,,ok\n", "invalid min_ms \"-1\"", "line 3"},
+        {"standard,512,,,,fp16,7,100,90,2,1,INF,0.25,2048,1.5,5,,,,0,,,,,ok\n", "invalid max_ms \"INF\"", "line 3"},
+        {"standard,512,,,,fp16,7,100,90,2,1,3,0.25,-inf,1.5,5,,,,0,,,,,ok\n", "invalid tokens_per_s \"-inf\"", "line 3"},
+        {"standard,512,,,,fp16,7,100,90,2,1,3,0.25,2048,NaN,5,,,,0,,,,,ok\n", "invalid tflop_per_s \"NaN\"", "line 3"},
     };
     snprintf(other, sizeof other, "%s/bad.csv", dir);
     for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
