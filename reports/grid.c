@@ -70,9 +70,10 @@ void lb_grid_set_cell(LbGrid *g, size_t c, const LbCellResult *b, const LbCellRe
     g->time[c] = g->memory[c] = g->energy[c] = (LbGridCell){kind, 0.0};
     if (kind != LB_GRID_VALUE)
         return;
-    /* An ok row with no time or no batch cannot give a ratio: show it as an error, not inf; a
-     * side without an energy counter (NaN, or a row from before the columns) was not measured. */
-    if (b->ms_per_seq > 0 && m->ms_per_seq > 0)
+    /* An ok row with no time or no batch cannot give a ratio: show it as an error, not inf (nor
+     * one that overflows to inf: the grid files would not read back); a side without an energy
+     * counter (NaN, or a row from before the columns) was not measured. */
+    if (b->ms_per_seq > 0 && m->ms_per_seq > 0 && isfinite(b->ms_per_seq / m->ms_per_seq))
         g->time[c].value = b->ms_per_seq / m->ms_per_seq;
     else
         g->time[c].kind = LB_GRID_ERROR;
@@ -82,7 +83,7 @@ void lb_grid_set_cell(LbGrid *g, size_t c, const LbCellResult *b, const LbCellRe
         g->memory[c].kind = LB_GRID_ERROR;
     if (g->time[c].kind == LB_GRID_ERROR)
         g->energy[c].kind = LB_GRID_ERROR;
-    else if (b->energy_j_per_seq > 0 && m->energy_j_per_seq > 0)
+    else if (b->energy_j_per_seq > 0 && m->energy_j_per_seq > 0 && isfinite(b->energy_j_per_seq / m->energy_j_per_seq))
         g->energy[c].value = b->energy_j_per_seq / m->energy_j_per_seq;
     else
         g->energy[c].kind = LB_GRID_MISSING;

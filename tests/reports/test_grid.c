@@ -255,6 +255,19 @@ int main(int argc, char **argv)
             lb_grid_free(&t3);
         }
     }
+    /* Times that each read as a number but whose ratio overflows (a hand-edited 1e307): ERR, as a
+     * zero time is, never an inf that lb_grids_read refuses once written. */
+    {
+        LbCellResult huge[] = {FX_STD(512, 10, 1e307), FX_LIN(512, 128, 20, 1e-3)};
+        const int64_t n1[] = {512}, k1[] = {128};
+        LbGrid hg;
+        if (lb_check(lb_grid_from_raw(huge, 2, n1, 1, k1, 1, &hg) == LB_OK, "grid of an overflowing ratio")) {
+            lb_check(hg.time[0].kind == LB_GRID_ERROR && hg.memory[0].kind == LB_GRID_VALUE,
+                     "time 1e307 / 1e-3 ms per sequence: kind %d value %g: should be ERR (%d)", (int)hg.time[0].kind,
+                     hg.time[0].value, (int)LB_GRID_ERROR);
+            lb_grid_free(&hg);
+        }
+    }
     lb_test_cleanup(dir);
     return lb_test_finish("test_grid");
 }
