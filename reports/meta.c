@@ -93,6 +93,14 @@ int lb_meta_read(const char *path, LbMeta *m)
                          t.line[i], t.row[i].count);
             goto out;
         }
+        /* linbench writes each key once: a second row for it (a hand edit, two files joined)
+         * leaves no way to tell which value the run had */
+        for (size_t j = 1; j < i; j++)
+            if (strcmp(t.row[j].fields[0], t.row[i].fields[0]) == 0) {
+                rc = LB_FAIL(LB_ERR_FORMAT, "%s line %zu: key %s again (first on line %zu): should be given once",
+                             path, t.line[i], t.row[i].fields[0], t.line[j]);
+                goto out;
+            }
         char *v = strdup(t.row[i].fields[1]);
         if (!v) {
             rc = LB_FAIL(LB_ERR_NOMEM, "out of memory reading %s", path);

@@ -31,7 +31,8 @@ int lb_meta_set(LbMeta *m, const char *key, const char *fmt, ...)
 /* NULL if absent. */
 const char *lb_meta_get(const LbMeta *m, const char *key);
 int lb_meta_write(const char *path, const LbMeta *m);
-/* Replaces what m held. LB_ERR_IO when unreadable, LB_ERR_FORMAT when not key,value rows. */
+/* Replaces what m held. LB_ERR_IO when unreadable, LB_ERR_FORMAT when not key,value rows or a key
+ * is given twice. */
 int lb_meta_read(const char *path, LbMeta *m);
 void lb_meta_free(LbMeta *m);
 /* Whether m's source is predicted. */

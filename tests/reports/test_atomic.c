@@ -97,6 +97,12 @@ static void check_meta(void)
     lb_error_clear();
     rc = lb_meta_read(path, &r);
     lb_check(rc == LB_ERR_FORMAT && r.count == 0, "foreign header: rc %d: should be LB_ERR_FORMAT", rc);
+    /* a key twice (a hand edit, two files joined): which value the run had cannot be told */
+    fx_write(path, "w", "key,value\nlayers,1\nheads,2\nlayers,4\n");
+    lb_error_clear();
+    rc = lb_meta_read(path, &r);
+    lb_check(rc == LB_ERR_FORMAT && r.count == 0 && strstr(lb_error_message(), "line 4: key layers again (first on line 2)"),
+             "layers on lines 2 and 4: rc %d, \"%s\": should be LB_ERR_FORMAT naming both lines", rc, lb_error_message());
     lb_error_clear();
     rc = lb_meta_read("/nonexistent/meta.csv", &r);
     lb_check(rc == LB_ERR_IO, "missing file: rc %d: should be LB_ERR_IO", rc);
