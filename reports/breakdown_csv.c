@@ -26,7 +26,8 @@ static const char *check_unit(const void *rec, const char *unit)
 }
 
 #define AT(field) offsetof(LbBreakdownRecord, field)
-#define NUMBER_OR_EMPTY LB_COL_REAL, LB_COL_NAN_EMPTY, 1, 0, 0, 0, "a number or empty"
+/* finite: linbench writes a NaN empty and never an inf; strtod would read either from a hand edit */
+#define NUMBER_OR_EMPTY LB_COL_REAL, LB_COL_NAN_EMPTY | LB_COL_FINITE, 1, 0, 0, 0, "a finite number or empty"
 
 static const LbColumn columns[LB_BREAKDOWN_COLUMNS] = {
     {"model", AT(model), LB_COL_MODEL, 0, 1, 0, 0, 0, "a model of the table"},
@@ -35,10 +36,10 @@ static const LbColumn columns[LB_BREAKDOWN_COLUMNS] = {
     {"batch", AT(batch), LB_COL_I64, 0, 1, 1, 0, 0, "a positive integer"},
     {"op", AT(op), LB_COL_TEXT, LB_COL_WHOLE, 1, 0, 0, sizeof(((LbBreakdownRecord *)0)->op), "an operation name"},
     {"calls", AT(calls), LB_COL_I64, 0, 1, 0, 0, 0, "a count"},
-    {"ms", AT(ms), LB_COL_REAL, 0, 1, 0, 0, 0, "a number"},
+    {"ms", AT(ms), LB_COL_REAL, LB_COL_FINITE, 1, 0, 0, 0, "a finite number"},
     {"share", AT(share), NUMBER_OR_EMPTY},
-    {"flops", AT(flops), LB_COL_REAL, LB_COL_NONNEG, 1, 0, 0, 0, "a number >= 0"},
-    {"bytes", AT(bytes), LB_COL_REAL, LB_COL_NONNEG, 1, 0, 0, 0, "a number >= 0"},
+    {"flops", AT(flops), LB_COL_REAL, LB_COL_NONNEG | LB_COL_FINITE, 1, 0, 0, 0, "a finite number >= 0"},
+    {"bytes", AT(bytes), LB_COL_REAL, LB_COL_NONNEG | LB_COL_FINITE, 1, 0, 0, 0, "a finite number >= 0"},
     {"achieved", AT(achieved), NUMBER_OR_EMPTY},
     {"achieved_unit", AT(achieved_unit), LB_COL_TEXT, LB_COL_CHECKED, 1, 0, 0,
      sizeof(((LbBreakdownRecord *)0)->achieved_unit), NULL},

@@ -145,6 +145,12 @@ int main(void)
         {HEADER "standard,512,128,8,qkv,12,1.5,0.2,1e9,2e6,0.6,TFLOP/s,50\n", "line 2: invalid k"},
         {HEADER "linformer,512,128,8,qkv,12,fast,0.2,1e9,2e6,0.6,TFLOP/s,50\n", "line 2: invalid ms \"fast\""},
         {HEADER "linformer,512,128,8,qkv,12,1.5,0.2,1e9,2e6,,TFLOP/s,50\n", "line 2: invalid achieved_unit"},
+        /* hand edits strtod reads: an inf share showed as "inf" %, a nan one as no row */
+        {HEADER "linformer,512,128,8,qkv,12,1.5,inf,1e9,2e6,0.6,TFLOP/s,50\n", "line 2: invalid share \"inf\""},
+        {HEADER "linformer,512,128,8,qkv,12,1.5,nan,1e9,2e6,0.6,TFLOP/s,50\n", "line 2: invalid share \"nan\""},
+        {HEADER "linformer,512,128,8,qkv,12,-inf,0.2,1e9,2e6,0.6,TFLOP/s,50\n", "line 2: invalid ms \"-inf\""},
+        {HEADER "linformer,512,128,8,qkv,12,1.5,0.2,inf,2e6,0.6,TFLOP/s,50\n", "line 2: invalid flops \"inf\""},
+        {HEADER "linformer,512,128,8,qkv,12,1.5,0.2,1e9,2e6,0.6,TFLOP/s,NaN\n", "line 2: invalid percent_of_limit \"NaN\""},
     };
 #undef HEADER
     char path[512];
