@@ -276,6 +276,21 @@ int lb_merge_meta(const LbMerge *m, const char *command, const char *status, int
     return rc;
 }
 
+/* Drop from part[0..*n) the records of cells that recs[0..nrecs) already holds: a cell in two parts
+ * (allowed where both measured it alike) keeps one breakdown, the first part's, as it keeps one row. */
+static void drop_merged_cells(const LbBreakdownRecord *recs, size_t nrecs, LbBreakdownRecord *part, size_t *n)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < *n; i++) {
+        size_t j = 0;
+        while (j < nrecs && !(recs[j].model == part[i].model && recs[j].n == part[i].n && recs[j].k == part[i].k))
+            j++;
+        if (j == nrecs)
+            part[kept++] = part[i];
+    }
+    *n = kept;
+}
+
 int lb_merge_write(const LbMerge *m, const char *out, const LbMeta *meta, LbGrid *grid)
 {
     const LbSweepDir *first = &m->parts[0];
@@ -296,6 +311,8 @@ int lb_merge_write(const LbMerge *m, const char *out, const LbMeta *meta, LbGrid
         LbBreakdownRecord *part = NULL;
         size_t n = 0;
         rc = lb_breakdown_read(m->parts[p].dir, 1, &part, &n);
+        if (rc == LB_OK)
+            drop_merged_cells(recs, nrecs, part, &n);
         if (rc == LB_OK)
             rc = lb_breakdown_append(&recs, &nrecs, part, n, "out of memory merging breakdown.csv");
         free(part);
