@@ -209,7 +209,13 @@ static int run_gnuplot(const char *gnuplot, const char *script, const char *out_
     }
     define[used++] = '\'';
     define[used] = '\0';
-    char *argv[5] = {(char *)"gnuplot", (char *)"-e", define, (char *)script, NULL};
+    /* gnuplot reads an argument that starts with '-' as an option ("unrecognized option"), so a
+     * relative script path like -figs/time_speedup.gp goes as ./-figs/time_speedup.gp */
+    char dashed[4200];
+    const int dash = script[0] == '-';
+    if (dash && snprintf(dashed, sizeof dashed, "./%s", script) >= (int)sizeof dashed)
+        return LB_FAIL(LB_ERR_IO, "cannot render %s: its path is too long", script);
+    char *argv[5] = {(char *)"gnuplot", (char *)"-e", define, dash ? dashed : (char *)script, NULL};
     pid_t pid;
     /* Its own process group, so a time-out ends gnuplot and anything it started. */
     posix_spawnattr_t attr;
