@@ -39,7 +39,8 @@ static const LbColumn columns[] = {
     {"max_ms", AT(max_ms), LB_COL_REAL, TIMING, 1, 0, 0, 0, NULL},
     {"ms_per_seq", AT(ms_per_seq), LB_COL_REAL, TIMING, 1, 0, 0, 0, NULL},
     {"tokens_per_s", AT(tokens_per_s), LB_COL_REAL, TIMING, 1, 0, 0, 0, NULL},
-    {"tflop_per_s", AT(tflop_per_s), LB_COL_REAL, TIMING, 1, 0, 0, 0, NULL},
+    /* NaN where the step's FLOPs could not be counted (lb_measure_flops_per_seq), so not FINITE */
+    {"tflop_per_s", AT(tflop_per_s), LB_COL_REAL, ONLY_OK | LB_COL_NONNEG, 1, 0, 0, 0, NULL},
     {"passes", AT(passes), LB_COL_INT, ONLY_OK, 1, 0, INT32_MAX, 0, "a non-negative integer"},
     {"sm_clock_start_mhz", AT(sm_clock_start_mhz), LB_COL_INT, LB_COL_NEG_EMPTY, 1, 0, INT32_MAX, 0, "a clock in MHz or empty"},
     {"sm_clock_end_mhz", AT(sm_clock_end_mhz), LB_COL_INT, LB_COL_NEG_EMPTY, 1, 0, INT32_MAX, 0, "a clock in MHz or empty"},

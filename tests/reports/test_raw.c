@@ -350,7 +350,7 @@ int main(int argc, char **argv)
         {"standard,512,,,,fp16,7,100,90,2,-1,3,0.25,2048,1.5,5,,,,0,,,,,ok\n", "invalid min_ms \"-1\"", "line 3"},
         {"standard,512,,,,fp16,7,100,90,2,1,INF,0.25,2048,1.5,5,,,,0,,,,,ok\n", "invalid max_ms \"INF\"", "line 3"},
         {"standard,512,,,,fp16,7,100,90,2,1,3,0.25,-inf,1.5,5,,,,0,,,,,ok\n", "invalid tokens_per_s \"-inf\"", "line 3"},
-        {"standard,512,,,,fp16,7,100,90,2,1,3,0.25,2048,NaN,5,,,,0,,,,,ok\n", "invalid tflop_per_s \"NaN\"", "line 3"},
+        {"standard,512,,,,fp16,7,100,90,2,1,3,0.25,2048,-1.5,5,,,,0,,,,,ok\n", "invalid tflop_per_s \"-1.5\"", "number >= 0"},
     };
     snprintf(other, sizeof other, "%s/bad.csv", dir);
     for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
