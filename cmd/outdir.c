@@ -244,19 +244,34 @@ int lb_outdir_prepare(const char *dir, int force, const char *flag, int offer)
 int lb_outdir_prepare_out(LbCommandFlags *f, int offer)
 {
     static char name[64];
+    int claimed = 0;
     if (!f->out) {
         char stamp[32];
         time_t now = time(NULL);
         struct tm tm;
         localtime_r(&now, &tm);
         strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-        snprintf(name, sizeof name, "linbench-%s", stamp);
-        struct stat st;
-        for (int i = 2; stat(name, &st) == 0 && i < 1000; i++)
-            snprintf(name, sizeof name, "linbench-%s-%d", stamp, i);
+        /* Claimed by mkdir, which fails where anything has the name: a stat first let two runs
+         * started in one second both take the free name, and the second stop on the first's lock
+         * ("in use"); a dangling link there passed the stat and then failed the mkdir. */
+        for (int i = 1; i < 1000 && !claimed; i++) {
+            if (i == 1)
+                snprintf(name, sizeof name, "linbench-%s", stamp);
+            else
+                snprintf(name, sizeof name, "linbench-%s-%d", stamp, i);
+            if (mkdir(name, 0777) == 0)
+                claimed = 1;
+            else if (errno != EEXIST)
+                break; /* lb_outdir_prepare says why */
+        }
         f->out = name;
     }
-    return lb_outdir_prepare(f->out, f->force, "--out", LB_OUTDIR_OFFER_FORCE | offer);
+    const int rc = lb_outdir_prepare(f->out, f->force, "--out", LB_OUTDIR_OFFER_FORCE | offer);
+    if (claimed && rc == 0) /* made here, not by lb_outdir_prepare: lb_outdir_abandon removes it all the same */
+        snprintf(made_top, sizeof made_top, "%s", name);
+    else if (claimed)
+        rmdir(name);
+    return rc;
 }
 
 int lb_outdir_lock_existing(const char *dir, const char *flag)
