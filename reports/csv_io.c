@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "attn/base/status.h"
@@ -211,9 +212,16 @@ int lb_csv_slurp(const char *path, char **text, size_t *len)
 {
     *text = NULL;
     *len = 0;
-    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO at the name would block the open until a writer came */
+    const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return LB_FAIL(LB_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    /* only a regular file ends: a FIFO would hang the read, a device such as /dev/zero fill memory */
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return LB_FAIL(LB_ERR_FORMAT, "cannot read %s: not a regular file (a FIFO, a device or a directory)", path);
+    }
     const int rc = lb_csv_slurp_fd(fd, path, text, len);
     close(fd);
     return rc;

@@ -38,9 +38,11 @@ int lb_csv_write_record(FILE *f, const char *const *fields, size_t count);
  * lines are skipped. LB_OK, LB_ERR_NOMEM, or LB_ERR_FORMAT naming `what` and the line. */
 int lb_csv_parse_text(const char *text, size_t len, int complete_only, const char *what,
                       LbCsvTable *t);
-/* The same for a whole file. LB_ERR_IO when it cannot be read. */
+/* The same for a whole file. LB_ERR_IO when it cannot be read, LB_ERR_FORMAT when it is not a
+ * regular file (a FIFO would hang the read, a device never end it). */
 int lb_csv_read_file(const char *path, int complete_only, LbCsvTable *t);
-/* A whole file into *text (malloc'd, *len bytes, not NUL-terminated). LB_ERR_IO or LB_ERR_NOMEM. */
+/* A whole file into *text (malloc'd, *len bytes, not NUL-terminated). LB_ERR_IO, LB_ERR_FORMAT (not a
+ * regular file) or LB_ERR_NOMEM. */
 int lb_csv_slurp(const char *path, char **text, size_t *len);
 /* The same from an open file, read from its start whatever its offset (`path` names it in errors):
  * a writer checks the very file it will append to, not whatever its path names by then. */
