@@ -136,6 +136,10 @@ int lb_cmd_run(LbRunSettings *o, int argc, char **argv)
     if (dump_dir && o->breakdown)
         return lb_usage_error("--breakdown times the operations of a measured cell and --dump writes one untimed "
                               "pass: give one of them");
+    /* a measured run finds its own largest batch: --batch there would be dropped without a word */
+    if (!dump_dir && (o->given >> LB_OPT_BATCH & 1))
+        return lb_usage_error("--batch is the batch of the pass --dump writes, and a measured run takes its largest "
+                              "batch: should be used with --dump DIR (--max-batch N caps a measured run's batch)");
     if (dump_dir && (rc = lb_outdir_prepare(dump_dir, 0, "--dump", 0)) != 0)
         return rc;
 

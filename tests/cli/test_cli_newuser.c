@@ -1,0 +1,68 @@
+/* What a new user meets following README.md on the CPU: flags the documentation ties to another
+ * flag must not be dropped without a word, and --force must not leave the previous results'
+ * figures beside the new results. Usage: test_cli_newuser PATH-TO-LINBENCH */
+#include <stdlib.h>
+
+#include "tests/cli/sweep_check.h"
+
+static const char *bin;
+
+static int write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    return f && fputs(text, f) >= 0 && fclose(f) == 0 ? 0 : -1;
+}
+
+#define TINY "--device", "cpu", "--layers", "1", "--d-model", "16", "--heads", "2", "--ffn", "32", "--vocab", "100", \
+             "--mem-limit", "8M", "--cell-time", "1", "--no-check"
+
+/* run --batch is "batch of the dumped pass": a measured run finds its largest batch, so --batch
+ * without --dump was measured at another batch than asked, exit 0. */
+static void batch_needs_dump(void)
+{
+    lb_run_refused(LB_ARGV((char *)bin, "run", TINY, "--n", "64", "--batch", "2"), "--batch", "--dump", "--max-batch");
+    /* its own use still runs */
+    char dump[600];
+    snprintf(dump, sizeof dump, "%s/dump", lb_scratch);
+    sc_run_says(LB_ARGV((char *)bin, "run", TINY, "--n", "64", "--batch", "2", "--dump", dump), 0, "batch 2");
+}
+
+/* The figures of a plot drawn into a sweep's directory (its default --out) are of that sweep's
+ * results: sweep --force over them must take them away with the results, and nothing else. */
+static void force_takes_the_plots(void)
+{
+    char dir[600], path[700];
+    snprintf(dir, sizeof dir, "%s/forced", lb_scratch);
+#define SWEEP(...) LB_ARGV((char *)bin, "sweep", TINY, "--n", "32,64", "--k", "8", "-q", "--out", dir, __VA_ARGS__)
+    lb_run_ok(SWEEP("--seed", "1"), "first sweep");
+    lb_run_ok(LB_ARGV((char *)bin, "plot", dir, "--no-render"), "plot --no-render");
+    /* what gnuplot would have rendered (it need not be installed here), and a file of the user's */
+    static const char *const figures[] = {"time_speedup.png", "time_speedup.svg", "time_per_seq.png"};
+    for (size_t i = 0; i < sizeof figures / sizeof figures[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, figures[i]);
+        lb_check(write_text(path, "old figure\n") == 0, "plant %s", figures[i]);
+    }
+    snprintf(path, sizeof path, "%s/notes.txt", dir);
+    lb_check(write_text(path, "mine\n") == 0, "plant notes.txt");
+    lb_run_ok(SWEEP("--seed", "2", "--force"), "sweep --force");
+    static const char *const gone[] = {"time_speedup.png", "time_speedup.svg", "time_per_seq.png", "time_speedup.gp",
+                                       "time_speedup.plot.csv", "memory_speedup.gp", "memory_speedup.plot.csv",
+                                       "time_per_seq.gp", "time_per_seq.plot.csv"};
+    for (size_t i = 0; i < sizeof gone / sizeof gone[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, gone[i]);
+        lb_check(!lb_exists(path), "sweep --force removed the old figure %s", gone[i]);
+    }
+    snprintf(path, sizeof path, "%s/notes.txt", dir);
+    lb_check(lb_exists(path), "sweep --force kept notes.txt, not linbench's");
+    sc_check_meta(dir, "seed", "2", "the forced sweep's results");
+#undef SWEEP
+}
+
+int main(int argc, char **argv)
+{
+    bin = lb_cli_start(argc, argv, "test_cli_newuser");
+    batch_needs_dump();
+    force_takes_the_plots();
+    lb_test_cleanup(lb_scratch);
+    return lb_test_finish("test_cli_newuser");
+}
