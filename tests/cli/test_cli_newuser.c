@@ -1,6 +1,7 @@
 /* What a new user meets following README.md on the CPU: flags the documentation ties to another
- * flag must not be dropped without a word, and --force must not leave the previous results'
- * figures beside the new results. Usage: test_cli_newuser PATH-TO-LINBENCH */
+ * flag must not be dropped without a word, --force must not leave the previous results' figures
+ * beside the new results, and predict refuses a card with no memory to plan in. Usage:
+ * test_cli_newuser PATH-TO-LINBENCH */
 #include <stdlib.h>
 
 #include "tests/cli/sweep_check.h"
@@ -58,11 +59,30 @@ static void force_takes_the_plots(void)
 #undef SWEEP
 }
 
+/* predict: --spec's mem is a size "as --mem-limit takes it" (at least 1M), so mem=16 (meant as
+ * 16 GB) is bad input, not a 16-byte card; and a headroom that leaves the card no memory stops a
+ * sweep before its first cell, so its prediction is refused too, not a grid of OOM with exit 0. */
+static void predict_card_memory(void)
+{
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/predicted", lb_scratch);
+#define PREDICT(...) LB_ARGV((char *)bin, "predict", "--n", "512", "--k", "128", "-q", "--out", dir, __VA_ARGS__)
+    lb_run_refused(PREDICT("--spec", "tflops=100,bw=900,mem=16"), "--spec", "at least 1M");
+    lb_run_refused(PREDICT("--spec", "tflops=100,bw=900,mem=200M"), "--headroom", "256 MiB", "200 MiB");
+    lb_run_refused(PREDICT("--gpu", "a10", "--headroom", "24G"), "--headroom", "24 GiB");
+    lb_check(!lb_exists(dir), "a refused prediction writes nothing");
+    /* the edges that stay: a card of 1M with no headroom (its cells OOM), and a headroom below the memory */
+    lb_run_ok(PREDICT("--spec", "tflops=100,bw=900,mem=1M", "--headroom", "0"), "--spec mem=1M --headroom 0");
+    lb_run_ok(PREDICT("--gpu", "a10", "--headroom", "23G", "--force"), "--gpu a10 --headroom 23G");
+#undef PREDICT
+}
+
 int main(int argc, char **argv)
 {
     bin = lb_cli_start(argc, argv, "test_cli_newuser");
     batch_needs_dump();
     force_takes_the_plots();
+    predict_card_memory();
     lb_test_cleanup(lb_scratch);
     return lb_test_finish("test_cli_newuser");
 }
