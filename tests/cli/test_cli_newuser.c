@@ -1,6 +1,7 @@
 /* What a new user meets following README.md on the CPU: flags the documentation ties to another
  * flag must not be dropped without a word, --force must not leave the previous results' figures
- * beside the new results, and predict refuses a card with no memory to plan in. Usage:
+ * beside the new results, --resume takes its directory however it is spelt, and predict refuses
+ * a card with no memory to plan in. Usage:
  * test_cli_newuser PATH-TO-LINBENCH */
 #include <stdlib.h>
 
@@ -59,6 +60,18 @@ static void force_takes_the_plots(void)
 #undef SWEEP
 }
 
+/* --resume DIR --out DIR/ (a shell's completion adds the slash) names one directory, not two that
+ * differ; another directory is still refused. Resumes the finished sweep of force_takes_the_plots. */
+static void resume_with_slash(void)
+{
+    char dir[600], slash[610], other[610];
+    snprintf(dir, sizeof dir, "%s/forced", lb_scratch);
+    snprintf(slash, sizeof slash, "%s/", dir);
+    snprintf(other, sizeof other, "%s/other", lb_scratch);
+    lb_run_ok(LB_ARGV((char *)bin, "sweep", "--resume", dir, "--out", slash, "-q"), "--resume DIR --out DIR/");
+    lb_run_refused(LB_ARGV((char *)bin, "sweep", "--resume", dir, "--out", other, "-q"), "--out", "differ");
+}
+
 /* predict: --spec's mem is a size "as --mem-limit takes it" (at least 1M), so mem=16 (meant as
  * 16 GB) is bad input, not a 16-byte card; and a headroom that leaves the card no memory stops a
  * sweep before its first cell, so its prediction is refused too, not a grid of OOM with exit 0. */
@@ -82,6 +95,7 @@ int main(int argc, char **argv)
     bin = lb_cli_start(argc, argv, "test_cli_newuser");
     batch_needs_dump();
     force_takes_the_plots();
+    resume_with_slash();
     predict_card_memory();
     lb_test_cleanup(lb_scratch);
     return lb_test_finish("test_cli_newuser");
