@@ -1,9 +1,9 @@
-/* What a new user meets following README.md on the CPU: flags the documentation ties to another
- * flag must not be dropped without a word, --force must not leave the previous results' figures
- * beside the new results, --resume takes its directory however it is spelt, and predict refuses
- * a card with no memory to plan in. Usage:
- * test_cli_newuser PATH-TO-LINBENCH */
+/* What a new user meets following README.md on the CPU: a flag the documentation ties to another
+ * must not be dropped without a word; --dump must not overwrite the user's files, nor --force leave
+ * the previous results' figures beside the new results; --resume takes its directory however it is
+ * spelt; predict refuses a card with no memory to plan in. Usage: test_cli_newuser PATH-TO-LINBENCH */
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include "tests/cli/sweep_check.h"
 
@@ -27,6 +27,26 @@ static void batch_needs_dump(void)
     char dump[600];
     snprintf(dump, sizeof dump, "%s/dump", lb_scratch);
     sc_run_says(LB_ARGV((char *)bin, "run", TINY, "--n", "64", "--batch", "2", "--dump", dump), 0, "batch 2");
+}
+
+/* run --dump DIR is "a new or empty directory": beside the user's own arrays (what a dump is
+ * compared with) it overwrote their output.npy, exit 0. */
+static void dump_keeps_the_users_files(void)
+{
+    char dir[600], path[700];
+    snprintf(dir, sizeof dir, "%s/mine", lb_scratch);
+    mkdir(dir, 0777);
+    snprintf(path, sizeof path, "%s/output.npy", dir);
+    lb_check(write_text(path, "the user's array\n") == 0, "plant output.npy");
+    lb_run_refused(LB_ARGV((char *)bin, "run", TINY, "--n", "64", "--dump", dir), "--dump", "output.npy", "empty");
+    char *text = lb_slurp(path);
+    lb_check(text && strcmp(text, "the user's array\n") == 0, "the user's output.npy is untouched");
+    free(text);
+    lb_check(!lb_exists_in(dir, "ids.npy") && !lb_exists_in(dir, ".linbench.lock"), "nothing of the dump is left there");
+    /* an empty directory that exists is taken */
+    snprintf(dir, sizeof dir, "%s/empty", lb_scratch);
+    mkdir(dir, 0777);
+    lb_run_ok(LB_ARGV((char *)bin, "run", TINY, "--n", "64", "--dump", dir), "run --dump into an empty directory");
 }
 
 /* The figures of a plot drawn into a sweep's directory (its default --out) are of that sweep's
@@ -94,6 +114,7 @@ int main(int argc, char **argv)
 {
     bin = lb_cli_start(argc, argv, "test_cli_newuser");
     batch_needs_dump();
+    dump_keeps_the_users_files();
     force_takes_the_plots();
     resume_with_slash();
     predict_card_memory();
