@@ -1,7 +1,8 @@
 /* What a new user meets following README.md on the CPU: a flag the documentation ties to another
  * must not be dropped without a word; --dump must not overwrite the user's files, nor --force leave
  * the previous results' figures beside the new results; --resume takes its directory however it is
- * spelt; predict refuses a card with no memory to plan in. Usage: test_cli_newuser PATH-TO-LINBENCH */
+ * spelt; a flag counts by its whole name; predict refuses a card with no memory to plan in.
+ * Usage: test_cli_newuser PATH-TO-LINBENCH */
 #include <stdlib.h>
 #include <sys/stat.h>
 
@@ -27,6 +28,21 @@ static void batch_needs_dump(void)
     char dump[600];
     snprintf(dump, sizeof dump, "%s/dump", lb_scratch);
     sc_run_says(LB_ARGV((char *)bin, "run", TINY, "--n", "64", "--batch", "2", "--dump", dump), 0, "batch 2");
+}
+
+/* A flag counts by its whole name: getopt_long's prefixes made check's --n 64 into --no-autotune
+ * and an operand "64" (the refusal naming "64", not --n), plot's --n into --no-render, and
+ * sweep's --model (run's flag) into --models. --NAME=VALUE stays. */
+static void whole_flag_names(void)
+{
+    lb_run_refused(LB_ARGV((char *)bin, "check", "--device", "cpu", "--quick", "--n", "64"), "unknown flag \"--n\" for check");
+    lb_run_refused(LB_ARGV((char *)bin, "check", "--device", "cpu", "--quick", "--n"), "unknown flag \"--n\" for check");
+    lb_run_refused(LB_ARGV((char *)bin, "plot", (char *)lb_scratch, "--n", "512"), "unknown flag \"--n\" for plot");
+    lb_run_refused(LB_ARGV((char *)bin, "sweep", "--model", "standard"), "unknown flag \"--model\" for sweep");
+    lb_run_refused(LB_ARGV((char *)bin, "sweep", "--mem=1G"), "unknown flag \"--mem\" for sweep");
+    char dump[600];
+    snprintf(dump, sizeof dump, "%s/equals", lb_scratch);
+    lb_run_ok(LB_ARGV((char *)bin, "run", TINY, "--n=64", "--model=linformer", "--k=16", "--dump", dump), "--NAME=VALUE");
 }
 
 /* run --dump DIR is "a new or empty directory": beside the user's own arrays (what a dump is
@@ -113,6 +129,7 @@ static void predict_card_memory(void)
 int main(int argc, char **argv)
 {
     bin = lb_cli_start(argc, argv, "test_cli_newuser");
+    whole_flag_names();
     batch_needs_dump();
     dump_keeps_the_users_files();
     force_takes_the_plots();
