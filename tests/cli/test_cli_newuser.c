@@ -1,7 +1,8 @@
 /* What a new user meets following README.md on the CPU: a flag the documentation ties to another
  * must not be dropped without a word; --dump must not overwrite the user's files, nor --force leave
  * the previous results' figures beside the new results; --resume takes its directory however it is
- * spelt; a flag counts by its whole name; predict refuses a card with no memory to plan in.
+ * spelt; a flag counts by its whole name; plot says when stdout fails; predict refuses a card with
+ * no memory to plan in.
  * Usage: test_cli_newuser PATH-TO-LINBENCH */
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -94,6 +95,13 @@ static void force_takes_the_plots(void)
     lb_check(lb_exists(path), "sweep --force kept notes.txt, not linbench's");
     sc_check_meta(dir, "seed", "2", "the forced sweep's results");
 #undef SWEEP
+    /* plot's own lines lost to a full stdout: exit 1 with one line, not 1 without a word */
+    char plots[600];
+    snprintf(plots, sizeof plots, "%s/plots", lb_scratch);
+    lb_child_stdout = "/dev/full";
+    sc_expect(lb_run(LB_ARGV((char *)bin, "plot", dir, "--no-render", "--out", plots)), 1, 1, "plot > /dev/full",
+              "standard output");
+    lb_child_stdout = NULL;
 }
 
 /* --resume DIR --out DIR/ (a shell's completion adds the slash) names one directory, not two that
