@@ -1,9 +1,8 @@
 /* What a new user meets following README.md on the CPU: a flag the documentation ties to another
  * must not be dropped without a word; --dump must not overwrite the user's files, nor --force leave
  * the previous results' figures beside the new results; --resume takes its directory however it is
- * spelt; a flag counts by its whole name; plot says when stdout fails; predict refuses a card with
- * no memory to plan in.
- * Usage: test_cli_newuser PATH-TO-LINBENCH */
+ * spelt; a flag counts by its whole name; run --help gives its exit codes; plot says when stdout
+ * fails; predict refuses a card with no memory to plan in. Usage: test_cli_newuser PATH-TO-LINBENCH */
 #include <stdlib.h>
 #include <sys/stat.h>
 
@@ -19,6 +18,15 @@ static int write_text(const char *path, const char *text)
 
 #define TINY "--device", "cpu", "--layers", "1", "--d-model", "16", "--heads", "2", "--ffn", "32", "--vocab", "100", \
              "--mem-limit", "8M", "--cell-time", "1", "--no-check"
+
+/* run --help said nothing of its exit codes, where every other command that writes says them: a
+ * script needs 1 for a cell out of memory (its status: OOM on stdout) apart from 2 for bad input. */
+static void run_help_says_exit_codes(void)
+{
+    sc_run_says(LB_ARGV((char *)bin, "run", "--help"), 0, "Exit codes: 0 done; 1 runtime failure", "out of memory",
+                "2 bad input");
+    sc_says(lb_run(LB_ARGV((char *)bin, "run", TINY, "--n", "2048", "--mem-limit", "1M")), 1, "status: OOM");
+}
 
 /* run --batch is "batch of the dumped pass": a measured run finds its largest batch, so --batch
  * without --dump was measured at another batch than asked, exit 0. */
@@ -139,6 +147,7 @@ int main(int argc, char **argv)
     bin = lb_cli_start(argc, argv, "test_cli_newuser");
     whole_flag_names();
     batch_needs_dump();
+    run_help_says_exit_codes();
     dump_keeps_the_users_files();
     force_takes_the_plots();
     resume_with_slash();
