@@ -48,9 +48,16 @@ int lb_cmd_predict(LbRunSettings *s, int argc, char **argv)
         rc = pick_card(s, &card);
     if (rc != 0)
         return rc;
+    const uint64_t headroom = lb_run_settings_headroom(s, card.memory_bytes);
+    if (card.memory_bytes <= headroom) { /* a sweep on such a card stops before its first cell */
+        char mem[32], h[32];
+        lb_format_size(card.memory_bytes, mem, sizeof mem);
+        lb_format_size(headroom, h, sizeof h);
+        return lb_usage_error("--headroom %s%s leaves no memory of the %s of %s: should be below %s", h,
+                              s->given & (UINT64_C(1) << LB_SET_HEADROOM) ? "" : " (its default)", mem, card.label, mem);
+    }
     if (s->given & (UINT64_C(1) << LB_SET_MEM_LIMIT)) { /* refused as a sweep on the card refuses it */
-        const uint64_t headroom = lb_run_settings_headroom(s, card.memory_bytes);
-        const uint64_t room = card.memory_bytes > headroom ? card.memory_bytes - headroom : 0;
+        const uint64_t room = card.memory_bytes - headroom;
         if (s->mem_limit > room) {
             lb_options_refuse_mem_limit(s->mem_limit, room, card.memory_bytes, "memory", headroom, card.label);
             return LB_EXIT_USAGE;

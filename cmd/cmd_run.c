@@ -1,6 +1,7 @@
 /* linbench run: one cell (one model, one n, one k) measured as the sweep measures it, printed as
  * key: value lines; or with --dump, one forward pass (with --pass train, one step and its
  * gradients) written out as .npy files so a user can check linbench against their own framework. */
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,26 @@ static int dump(const LbRunSettings *o, LbBackend *be, uint64_t budget, int64_t 
            step ? "training step" : "forward pass", lb_model_name(o->model.kind), (long long)o->model.n,
            (long long)batch, dir);
     return LB_EXIT_OK;
+}
+
+/* --dump DIR is "a new or empty directory": the dump's names (output.npy, ids.npy ...) are the
+ * ones a user's own framework writes, so a file already there is refused, not overwritten. Run with
+ * DIR locked (the lock file is ours). 0, or LB_EXIT_USAGE after one line. */
+static int dump_dir_empty(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0; /* the write probe just succeeded: the dump's own writes will say what is wrong */
+    struct dirent *e;
+    char held[256] = "";
+    while (!held[0] && (e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 && strcmp(e->d_name, ".linbench.lock") != 0)
+            snprintf(held, sizeof held, "%s", e->d_name);
+    closedir(d);
+    if (!held[0])
+        return 0;
+    return lb_usage_error("invalid argument \"%s\" for --dump: should be a new or empty directory, and it holds %s", dir,
+                          held);
 }
 
 static void print_result(const LbRunSettings *o, const LbBackend *be, const LbCellResult *r, uint64_t budget)
@@ -136,8 +157,16 @@ int lb_cmd_run(LbRunSettings *o, int argc, char **argv)
     if (dump_dir && o->breakdown)
         return lb_usage_error("--breakdown times the operations of a measured cell and --dump writes one untimed "
                               "pass: give one of them");
+    /* a measured run finds its own largest batch: --batch there would be dropped without a word */
+    if (!dump_dir && (o->given >> LB_OPT_BATCH & 1))
+        return lb_usage_error("--batch is the batch of the pass --dump writes, and a measured run takes its largest "
+                              "batch: should be used with --dump DIR (--max-batch N caps a measured run's batch)");
     if (dump_dir && (rc = lb_outdir_prepare(dump_dir, 0, "--dump", 0)) != 0)
         return rc;
+    if (dump_dir && (rc = dump_dir_empty(dump_dir)) != 0) {
+        lb_outdir_abandon(); /* our lock file; the directory and what it held stay */
+        return rc;
+    }
 
     LbBackend *be = NULL;
     uint64_t budget = 0;

@@ -74,13 +74,20 @@ static int stopped_before_first_cell(void)
     return LB_EXIT_INTERRUPTED;
 }
 
+/* Whether two paths name one directory: "run" and "run/", as a shell's completion writes it. */
+static int same_dir(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return strcmp(a, b) == 0 || (stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino);
+}
+
 /* The flags' own checks, then with --resume the directory locked, and the settings checked whole. */
 static int validate(LbRunSettings *s, LbMeta *meta, uint64_t *resumed_budget)
 {
     const LbCommandFlags *f = &s->cmd;
     char notes[4096];
     int rc;
-    if (f->resume && f->out && strcmp(f->resume, f->out) != 0)
+    if (f->resume && f->out && !same_dir(f->resume, f->out))
         return lb_usage_error("--out %s and --resume %s differ: should be given one directory, with --resume alone", f->out, f->resume);
     if (f->resume && f->force)
         return lb_usage_error("--force cannot be used with --resume: should be one or the other");

@@ -26,7 +26,10 @@ const LbCommand lb_commands[] = {
      "Measures one cell as the sweep does (largest batch that fits, warm-up, median of at least\n"
      "5 timed passes) and prints it. With --dump, runs one forward pass instead and writes its\n"
      "inputs, weights and output as .npy files.",
-     NULL, 0},
+     "Exit codes: 0 done; 1 runtime failure (no GPU, the cell out of memory at batch 1 or\n"
+     "failed, standard output or a dumped file not written, the --dump directory in use);\n"
+     "2 bad input, nothing run or written.",
+     0},
     {"predict", lb_cmd_predict, "predict a sweep on a GPU that is not here, from its datasheet and the memory plan",
      "linbench predict (--gpu NAME | --spec tflops=T,bw=B,mem=SIZE) [FLAGS]",
      "Predicts what linbench sweep would write on a GPU, without one: for every cell of the\n"

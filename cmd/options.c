@@ -48,9 +48,17 @@ int lb_options_parse(unsigned command, int argc, char **argv, LbRunSettings *s)
     memset(&opts[count], 0, sizeof opts[count]);
     optind = 0;
     opterr = 0;
-    for (int at = 1, code; (code = getopt_long(argc, argv, shorts, opts, NULL)) != -1; at = optind) {
+    for (int at = 1, code, li = -1; (code = getopt_long(argc, argv, shorts, opts, &li)) != -1; at = optind, li = -1) {
         if (code == ':')
             return lb_usage_error("flag %s needs a value (see linbench %s --help)", argv[optind - 1], c->name);
+        /* getopt_long takes any unambiguous prefix, so check --n 64 meant --no-autotune (and "64"
+         * an operand) and plot DIR --n 512 --no-render: a flag counts only by its whole name */
+        const char *typed = optarg && optind >= 2 && optarg == argv[optind - 1] ? argv[optind - 2] : argv[optind - 1];
+        if (code >= 256 && li >= 0 && strncmp(typed, "--", 2) == 0 &&
+            (strncmp(typed + 2, opts[li].name, strlen(opts[li].name)) != 0 ||
+             (typed[2 + strlen(opts[li].name)] != '\0' && typed[2 + strlen(opts[li].name)] != '=')))
+            return lb_usage_error("unknown flag \"%.*s\" for %s (see linbench %s --help)", (int)strcspn(typed, "="), typed,
+                                  c->name, c->name);
         int i = code - 256;
         for (int j = 0; code < 256 && j < count; j++)
             if (lb_settings[ids[j]].short_flag == code)

@@ -291,8 +291,39 @@ int lb_outdir_lock_existing(const char *dir, const char *flag)
     return 0;
 }
 
+/* The figures a plot of the previous results wrote here (NAME.plot.csv with its NAME.gp, .png and
+ * .svg): left beside the new results they would show the old ones as this directory's. 0, or
+ * LB_EXIT_FAILURE after one line. */
+static int clear_plots(const char *dir)
+{
+    static const char data[] = ".plot.csv", *const made[] = {".png", ".svg", ".gp", data};
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int rc = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        const size_t len = strlen(e->d_name), stem = len - (sizeof data - 1);
+        if (len <= sizeof data - 1 || strcmp(e->d_name + stem, data) != 0)
+            continue;
+        for (size_t i = 0; i < sizeof made / sizeof made[0] && rc == 0; i++) { /* its data last */
+            char path[4096 + 512];
+            snprintf(path, sizeof path, "%s/%.*s%s", dir, (int)stem, e->d_name, made[i]);
+            if (unlink(path) != 0 && errno != ENOENT) {
+                fprintf(stderr, "linbench: cannot remove %s before overwriting the results (--force): %s\n", path,
+                        strerror(errno));
+                rc = LB_EXIT_FAILURE;
+            }
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
 int lb_outdir_clear_results(const char *dir)
 {
+    if (clear_plots(dir) != 0)
+        return LB_EXIT_FAILURE;
     for (size_t i = 0; i < RESULT_COUNT; i++) {
         char path[4096];
         (void)lb_path_join_buf(path, sizeof path, dir, result_files[i]);

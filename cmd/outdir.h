@@ -43,8 +43,9 @@ int lb_outdir_prepare_out(LbCommandFlags *f, int offer);
 int lb_outdir_lock_existing(const char *dir, const char *flag);
 
 /* --force: remove the results in the (locked) directory before the first new row, so a forced
- * sweep that is killed never leaves the previous run's grids beside its own raw.csv. 0, or
- * LB_EXIT_FAILURE after one line. */
+ * sweep that is killed never leaves the previous run's grids beside its own raw.csv, and the
+ * figures linbench plot drew of them (NAME.plot.csv, .gp, .png, .svg). 0, or LB_EXIT_FAILURE
+ * after one line. */
 int lb_outdir_clear_results(const char *dir);
 
 /* Create `dir` and missing parents (for outputs that are not sweep results, like plots).

@@ -97,7 +97,8 @@ int lb_predict_card_parse(const char *text, LbPredictCard *c, char *should, size
         const int which = strcmp(field, "tflops") == 0 ? 0 : strcmp(field, "bw") == 0 ? 1 : strcmp(field, "mem") == 0 ? 2 : -1;
         if (which < 0 || have[which]++ || (which == 0 && positive(eq + 1, &c->tflops)) ||
             (which == 1 && positive(eq + 1, &c->bandwidth_gb_s)) ||
-            (which == 2 && (lb_parse_size(eq + 1, &c->memory_bytes) || c->memory_bytes == 0)))
+            (which == 2 && (lb_parse_size(eq + 1, &c->memory_bytes) ||
+                            c->memory_bytes < (uint64_t)lb_settings[LB_SET_MEM_LIMIT].min))) /* mem=16 is no 16 GB card */
             goto bad;
     }
     if (!have[0] || !have[1] || !have[2])
@@ -110,7 +111,7 @@ int lb_predict_card_parse(const char *text, LbPredictCard *c, char *should, size
     snprintf(c->source, sizeof c->source, "--spec");
     return 0;
 bad:
-    snprintf(should, size, "tflops=T,bw=B,mem=SIZE, each once and positive (T in TFLOP/s, B in GB/s, SIZE as --mem-limit takes it)");
+    snprintf(should, size, "tflops=T,bw=B,mem=SIZE, each once and positive (T in TFLOP/s, B in GB/s, SIZE as --mem-limit takes it: at least 1M, such as 24G)");
     return -1;
 }
 

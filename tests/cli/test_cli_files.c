@@ -558,7 +558,8 @@ static void planted_outputs(void)
     make_victim(victim, sizeof victim, "victim-output");
     snprintf(dir, sizeof dir, "%s/dump", scratch);
     plant(dir, "ids.npy", PLANT_SYMLINK, victim);
-    sc_run_expect(ARGV("run", MODEL, "--n", "32", "--dump", dir), 1, -1, "ids.npy", "not a plain file");
+    /* refused before the first write: --dump takes a new or empty directory only */
+    sc_run_expect(ARGV("run", MODEL, "--n", "32", "--dump", dir), 2, 1, "ids.npy", "--dump");
     victim_intact(victim, "run --dump, ids.npy a link");
 
     snprintf(dir, sizeof dir, "%s/plot", scratch);

@@ -1,0 +1,157 @@
+/* What a new user meets following README.md on the CPU: a flag the documentation ties to another
+ * must not be dropped without a word; --dump must not overwrite the user's files, nor --force leave
+ * the previous results' figures beside the new results; --resume takes its directory however it is
+ * spelt; a flag counts by its whole name; run --help gives its exit codes; plot says when stdout
+ * fails; predict refuses a card with no memory to plan in. Usage: test_cli_newuser PATH-TO-LINBENCH */
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "tests/cli/sweep_check.h"
+
+static const char *bin;
+
+static int write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    return f && fputs(text, f) >= 0 && fclose(f) == 0 ? 0 : -1;
+}
+
+#define TINY "--device", "cpu", "--layers", "1", "--d-model", "16", "--heads", "2", "--ffn", "32", "--vocab", "100", \
+             "--mem-limit", "8M", "--cell-time", "1", "--no-check"
+
+/* run --help said nothing of its exit codes, where every other command that writes says them: a
+ * script needs 1 for a cell out of memory (its status: OOM on stdout) apart from 2 for bad input. */
+static void run_help_says_exit_codes(void)
+{
+    sc_run_says(LB_ARGV((char *)bin, "run", "--help"), 0, "Exit codes: 0 done; 1 runtime failure", "out of memory",
+                "2 bad input");
+    sc_says(lb_run(LB_ARGV((char *)bin, "run", TINY, "--n", "2048", "--mem-limit", "1M")), 1, "status: OOM");
+}
+
+/* run --batch is "batch of the dumped pass": a measured run finds its largest batch, so --batch
+ * without --dump was measured at another batch than asked, exit 0. */
+static void batch_needs_dump(void)
+{
+    lb_run_refused(LB_ARGV((char *)bin, "run", TINY, "--n", "64", "--batch", "2"), "--batch", "--dump", "--max-batch");
+    /* its own use still runs */
+    char dump[600];
+    snprintf(dump, sizeof dump, "%s/dump", lb_scratch);
+    sc_run_says(LB_ARGV((char *)bin, "run", TINY, "--n", "64", "--batch", "2", "--dump", dump), 0, "batch 2");
+}
+
+/* A flag counts by its whole name: getopt_long's prefixes made check's --n 64 into --no-autotune
+ * and an operand "64" (the refusal naming "64", not --n), plot's --n into --no-render, and
+ * sweep's --model (run's flag) into --models. --NAME=VALUE stays. */
+static void whole_flag_names(void)
+{
+    lb_run_refused(LB_ARGV((char *)bin, "check", "--device", "cpu", "--quick", "--n", "64"), "unknown flag \"--n\" for check");
+    lb_run_refused(LB_ARGV((char *)bin, "check", "--device", "cpu", "--quick", "--n"), "unknown flag \"--n\" for check");
+    lb_run_refused(LB_ARGV((char *)bin, "plot", (char *)lb_scratch, "--n", "512"), "unknown flag \"--n\" for plot");
+    lb_run_refused(LB_ARGV((char *)bin, "sweep", "--model", "standard"), "unknown flag \"--model\" for sweep");
+    lb_run_refused(LB_ARGV((char *)bin, "sweep", "--mem=1G"), "unknown flag \"--mem\" for sweep");
+    char dump[600];
+    snprintf(dump, sizeof dump, "%s/equals", lb_scratch);
+    lb_run_ok(LB_ARGV((char *)bin, "run", TINY, "--n=64", "--model=linformer", "--k=16", "--dump", dump), "--NAME=VALUE");
+}
+
+/* run --dump DIR is "a new or empty directory": beside the user's own arrays (what a dump is
+ * compared with) it overwrote their output.npy, exit 0. */
+static void dump_keeps_the_users_files(void)
+{
+    char dir[600], path[700];
+    snprintf(dir, sizeof dir, "%s/mine", lb_scratch);
+    mkdir(dir, 0777);
+    snprintf(path, sizeof path, "%s/output.npy", dir);
+    lb_check(write_text(path, "the user's array\n") == 0, "plant output.npy");
+    lb_run_refused(LB_ARGV((char *)bin, "run", TINY, "--n", "64", "--dump", dir), "--dump", "output.npy", "empty");
+    char *text = lb_slurp(path);
+    lb_check(text && strcmp(text, "the user's array\n") == 0, "the user's output.npy is untouched");
+    free(text);
+    lb_check(!lb_exists_in(dir, "ids.npy") && !lb_exists_in(dir, ".linbench.lock"), "nothing of the dump is left there");
+    /* an empty directory that exists is taken */
+    snprintf(dir, sizeof dir, "%s/empty", lb_scratch);
+    mkdir(dir, 0777);
+    lb_run_ok(LB_ARGV((char *)bin, "run", TINY, "--n", "64", "--dump", dir), "run --dump into an empty directory");
+}
+
+/* The figures of a plot drawn into a sweep's directory (its default --out) are of that sweep's
+ * results: sweep --force over them must take them away with the results, and nothing else. */
+static void force_takes_the_plots(void)
+{
+    char dir[600], path[700];
+    snprintf(dir, sizeof dir, "%s/forced", lb_scratch);
+#define SWEEP(...) LB_ARGV((char *)bin, "sweep", TINY, "--n", "32,64", "--k", "8", "-q", "--out", dir, __VA_ARGS__)
+    lb_run_ok(SWEEP("--seed", "1"), "first sweep");
+    lb_run_ok(LB_ARGV((char *)bin, "plot", dir, "--no-render"), "plot --no-render");
+    /* what gnuplot would have rendered (it need not be installed here), and a file of the user's */
+    static const char *const figures[] = {"time_speedup.png", "time_speedup.svg", "time_per_seq.png"};
+    for (size_t i = 0; i < sizeof figures / sizeof figures[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, figures[i]);
+        lb_check(write_text(path, "old figure\n") == 0, "plant %s", figures[i]);
+    }
+    snprintf(path, sizeof path, "%s/notes.txt", dir);
+    lb_check(write_text(path, "mine\n") == 0, "plant notes.txt");
+    lb_run_ok(SWEEP("--seed", "2", "--force"), "sweep --force");
+    static const char *const gone[] = {"time_speedup.png", "time_speedup.svg", "time_per_seq.png", "time_speedup.gp",
+                                       "time_speedup.plot.csv", "memory_speedup.gp", "memory_speedup.plot.csv",
+                                       "time_per_seq.gp", "time_per_seq.plot.csv"};
+    for (size_t i = 0; i < sizeof gone / sizeof gone[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, gone[i]);
+        lb_check(!lb_exists(path), "sweep --force removed the old figure %s", gone[i]);
+    }
+    snprintf(path, sizeof path, "%s/notes.txt", dir);
+    lb_check(lb_exists(path), "sweep --force kept notes.txt, not linbench's");
+    sc_check_meta(dir, "seed", "2", "the forced sweep's results");
+#undef SWEEP
+    /* plot's own lines lost to a full stdout: exit 1 with one line, not 1 without a word */
+    char plots[600];
+    snprintf(plots, sizeof plots, "%s/plots", lb_scratch);
+    lb_child_stdout = "/dev/full";
+    sc_expect(lb_run(LB_ARGV((char *)bin, "plot", dir, "--no-render", "--out", plots)), 1, 1, "plot > /dev/full",
+              "standard output");
+    lb_child_stdout = NULL;
+}
+
+/* --resume DIR --out DIR/ (a shell's completion adds the slash) names one directory, not two that
+ * differ; another directory is still refused. Resumes the finished sweep of force_takes_the_plots. */
+static void resume_with_slash(void)
+{
+    char dir[600], slash[610], other[610];
+    snprintf(dir, sizeof dir, "%s/forced", lb_scratch);
+    snprintf(slash, sizeof slash, "%s/", dir);
+    snprintf(other, sizeof other, "%s/other", lb_scratch);
+    lb_run_ok(LB_ARGV((char *)bin, "sweep", "--resume", dir, "--out", slash, "-q"), "--resume DIR --out DIR/");
+    lb_run_refused(LB_ARGV((char *)bin, "sweep", "--resume", dir, "--out", other, "-q"), "--out", "differ");
+}
+
+/* predict: --spec's mem is a size "as --mem-limit takes it" (at least 1M), so mem=16 (meant as
+ * 16 GB) is bad input, not a 16-byte card; and a headroom that leaves the card no memory stops a
+ * sweep before its first cell, so its prediction is refused too, not a grid of OOM with exit 0. */
+static void predict_card_memory(void)
+{
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/predicted", lb_scratch);
+#define PREDICT(...) LB_ARGV((char *)bin, "predict", "--n", "512", "--k", "128", "-q", "--out", dir, __VA_ARGS__)
+    lb_run_refused(PREDICT("--spec", "tflops=100,bw=900,mem=16"), "--spec", "at least 1M");
+    lb_run_refused(PREDICT("--spec", "tflops=100,bw=900,mem=200M"), "--headroom", "256 MiB", "200 MiB");
+    lb_run_refused(PREDICT("--gpu", "a10", "--headroom", "24G"), "--headroom", "24 GiB");
+    lb_check(!lb_exists(dir), "a refused prediction writes nothing");
+    /* the edges that stay: a card of 1M with no headroom (its cells OOM), and a headroom below the memory */
+    lb_run_ok(PREDICT("--spec", "tflops=100,bw=900,mem=1M", "--headroom", "0"), "--spec mem=1M --headroom 0");
+    lb_run_ok(PREDICT("--gpu", "a10", "--headroom", "23G", "--force"), "--gpu a10 --headroom 23G");
+#undef PREDICT
+}
+
+int main(int argc, char **argv)
+{
+    bin = lb_cli_start(argc, argv, "test_cli_newuser");
+    whole_flag_names();
+    batch_needs_dump();
+    run_help_says_exit_codes();
+    dump_keeps_the_users_files();
+    force_takes_the_plots();
+    resume_with_slash();
+    predict_card_memory();
+    lb_test_cleanup(lb_scratch);
+    return lb_test_finish("test_cli_newuser");
+}
