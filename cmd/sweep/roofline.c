@@ -67,13 +67,14 @@ int lb_predict_card_from_spec(const LbGpuSpec *g, LbDtype dtype, int tf32, LbPre
     return 0;
 }
 
-/* A positive finite number, the whole text. */
-static int positive(const char *s, double *out)
+/* A rate from 0.001 to 1e6, the whole text: beyond, a pass's time rounds to 0 or overflows and the
+ * predicted raw.csv would not read back. */
+static int rate(const char *s, double *out)
 {
     char *end = NULL;
     errno = 0;
     double v = strtod(s, &end);
-    if (end == s || *end || errno || !isfinite(v) || !(v > 0))
+    if (end == s || *end || errno || !(v >= 1e-3 && v <= 1e6))
         return -1;
     *out = v;
     return 0;
@@ -95,8 +96,8 @@ int lb_predict_card_parse(const char *text, LbPredictCard *c, char *should, size
             goto bad;
         *eq = '\0';
         const int which = strcmp(field, "tflops") == 0 ? 0 : strcmp(field, "bw") == 0 ? 1 : strcmp(field, "mem") == 0 ? 2 : -1;
-        if (which < 0 || have[which]++ || (which == 0 && positive(eq + 1, &c->tflops)) ||
-            (which == 1 && positive(eq + 1, &c->bandwidth_gb_s)) ||
+        if (which < 0 || have[which]++ || (which == 0 && rate(eq + 1, &c->tflops)) ||
+            (which == 1 && rate(eq + 1, &c->bandwidth_gb_s)) ||
             (which == 2 && (lb_parse_size(eq + 1, &c->memory_bytes) ||
                             c->memory_bytes < (uint64_t)lb_settings[LB_SET_MEM_LIMIT].min))) /* mem=16 is no 16 GB card */
             goto bad;
@@ -111,7 +112,7 @@ int lb_predict_card_parse(const char *text, LbPredictCard *c, char *should, size
     snprintf(c->source, sizeof c->source, "--spec");
     return 0;
 bad:
-    snprintf(should, size, "tflops=T,bw=B,mem=SIZE, each once and positive (T in TFLOP/s, B in GB/s, SIZE as --mem-limit takes it: at least 1M, such as 24G)");
+    snprintf(should, size, "tflops=T,bw=B,mem=SIZE, each once (T in TFLOP/s and B in GB/s, each from 0.001 to 1000000; SIZE as --mem-limit takes it: at least 1M, such as 24G)");
     return -1;
 }
 
