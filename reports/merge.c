@@ -1,6 +1,7 @@
 /* Putting a sharded sweep's parts together: see merge.h. */
 #include "reports/merge.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,14 +66,17 @@ static int same_cell(const LbCellResult *a, const LbCellResult *b)
     return lb_sweep_cell_is(&c, b);
 }
 
+/* Equal, or both NaN (a value the row does not have, such as a training step's TFLOP/s). */
+static int same_value(double a, double b) { return a == b || (isnan(a) && isnan(b)); }
+
 /* Every field raw.csv holds. */
 static int same_row(const LbCellResult *a, const LbCellResult *b)
 {
     return same_cell(a, b) && a->sharing == b->sharing && a->order == b->order && a->dtype == b->dtype &&
            a->batch == b->batch && a->planned_bytes == b->planned_bytes && a->peak_bytes == b->peak_bytes &&
-           a->median_ms == b->median_ms && a->min_ms == b->min_ms && a->max_ms == b->max_ms &&
-           a->ms_per_seq == b->ms_per_seq && a->tokens_per_s == b->tokens_per_s &&
-           a->tflop_per_s == b->tflop_per_s && a->passes == b->passes &&
+           same_value(a->median_ms, b->median_ms) && same_value(a->min_ms, b->min_ms) && same_value(a->max_ms, b->max_ms) &&
+           same_value(a->ms_per_seq, b->ms_per_seq) && same_value(a->tokens_per_s, b->tokens_per_s) &&
+           same_value(a->tflop_per_s, b->tflop_per_s) && a->passes == b->passes &&
            a->sm_clock_start_mhz == b->sm_clock_start_mhz && a->sm_clock_end_mhz == b->sm_clock_end_mhz &&
            a->clock_events_known == b->clock_events_known && a->clock_events == b->clock_events &&
            a->slowdown == b->slowdown && a->status == b->status && strcmp(a->error, b->error) == 0;

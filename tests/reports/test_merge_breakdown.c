@@ -1,6 +1,8 @@
 /* merge's breakdown.csv: a cell in two parts, measured alike (a part given twice under two names, a
  * merged directory beside one of its parts), is one row in raw.csv and must be one set of
- * operations in breakdown.csv too, not each operation twice (compare then showed the cell twice). */
+ * operations in breakdown.csv too, not each operation twice (compare then showed the cell twice).
+ * The cell given twice has no TFLOP/s (NaN, as a training step's row): raw.csv must read it back
+ * and two NaNs must count as alike. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +55,7 @@ int main(void)
     /* a: n 512; b: n 512 again, alike, and n 1024 */
     LbCellResult rows[4] = {FX_STD(512, 10, 2.0), FX_LIN(512, 128, 20, 1.0), FX_STD(1024, 5, 8.0),
                             FX_LIN(1024, 128, 12, 3.0)};
+    rows[1].tflop_per_s = NAN;
     make_part(a, rows, 2);
     make_part(b, rows, 4);
 
