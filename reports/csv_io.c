@@ -212,12 +212,15 @@ int lb_csv_slurp(const char *path, char **text, size_t *len)
 {
     *text = NULL;
     *len = 0;
-    /* O_NONBLOCK: a FIFO at the name would block the open until a writer came */
-    const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    /* Only a regular file ends: a FIFO would hang the read, a device such as /dev/zero fill memory.
+     * Looked at before the open too, since opening a device can act (a tty, a watchdog), a socket
+     * does not open at all; O_NONBLOCK and O_NOCTTY for what is swapped in between. */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return LB_FAIL(LB_ERR_FORMAT, "cannot read %s: not a regular file (a FIFO, a device or a directory)", path);
+    const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0)
         return LB_FAIL(LB_ERR_IO, "cannot open %s: %s", path, strerror(errno));
-    /* only a regular file ends: a FIFO would hang the read, a device such as /dev/zero fill memory */
-    struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
         return LB_FAIL(LB_ERR_FORMAT, "cannot read %s: not a regular file (a FIFO, a device or a directory)", path);
