@@ -251,9 +251,8 @@ int lb_outdir_prepare_out(LbCommandFlags *f, int offer)
         struct tm tm;
         localtime_r(&now, &tm);
         strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-        /* Claimed by mkdir, which fails where anything has the name: a stat first let two runs
-         * started in one second both take the free name, and the second stop on the first's lock
-         * ("in use"); a dangling link there passed the stat and then failed the mkdir. */
+        /* claimed by mkdir, which fails where anything has the name (a dangling link too), so
+         * that two runs started in one second take two names */
         for (int i = 1; i < 1000 && !claimed; i++) {
             if (i == 1)
                 snprintf(name, sizeof name, "linbench-%s", stamp);
