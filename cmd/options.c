@@ -49,8 +49,15 @@ int lb_options_parse(unsigned command, int argc, char **argv, LbRunSettings *s)
     optind = 0;
     opterr = 0;
     for (int at = 1, code, li = -1; (code = getopt_long(argc, argv, shorts, opts, &li)) != -1; at = optind, li = -1) {
-        if (code == ':')
-            return lb_usage_error("flag %s needs a value (see linbench %s --help)", argv[optind - 1], c->name);
+        if (code == ':') {
+            const char *typed = argv[optind - 1];
+            int whole = strncmp(typed, "--", 2) != 0;
+            for (int j = 0; j < count && !whole; j++)
+                whole = strcmp(typed + 2, opts[j].name) == 0;
+            if (!whole) /* a prefix of a flag, last on the line */
+                return lb_usage_error("unknown flag \"%s\" for %s (see linbench %s --help)", typed, c->name, c->name);
+            return lb_usage_error("flag %s needs a value (see linbench %s --help)", typed, c->name);
+        }
         /* getopt_long takes any unambiguous prefix, so check --n 64 meant --no-autotune (and "64"
          * an operand) and plot DIR --n 512 --no-render: a flag counts only by its whole name */
         const char *typed = optarg && optind >= 2 && optarg == argv[optind - 1] ? argv[optind - 2] : argv[optind - 1];

@@ -15,6 +15,7 @@
 #include "cmd/commands.h"
 #include "reports/breakdown_csv.h"
 #include "reports/grid.h"
+#include "reports/plot_figure.h"
 #include "reports/speedups.h"
 
 /* The files a sweep writes: finding any of them means the directory holds results. --force
@@ -290,39 +291,63 @@ int lb_outdir_lock_existing(const char *dir, const char *flag)
     return 0;
 }
 
-/* The figures a plot of the previous results wrote here (NAME.plot.csv with its NAME.gp, .png and
- * .svg): left beside the new results they would show the old ones as this directory's. 0, or
- * LB_EXIT_FAILURE after one line. */
-static int clear_plots(const char *dir)
+/* Whether NAME.gp in dir is a script linbench plot wrote (a plain file that begins with its mark). */
+static int is_plot_script(const char *dir, const char *name)
 {
-    static const char data[] = ".plot.csv", *const made[] = {".png", ".svg", ".gp", data};
-    DIR *d = opendir(dir);
-    if (!d)
+    char path[4096 + 512], line[sizeof LB_PLOT_MARK] = "";
+    struct stat st;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
         return 0;
-    int rc = 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    const int ours = fgets(line, sizeof line, f) && strcmp(line, LB_PLOT_MARK) == 0;
+    fclose(f);
+    return ours;
+}
+
+int lb_outdir_clear_plots(const char *dir)
+{
+    static const char *const made[] = {".png", ".svg", ".plot.csv", ".gp"}; /* the script last */
+    char **stems = NULL;
+    size_t count = 0;
+    DIR *d = opendir(dir);
     struct dirent *e;
-    while (rc == 0 && (e = readdir(d)) != NULL) {
-        const size_t len = strlen(e->d_name), stem = len - (sizeof data - 1);
-        if (len <= sizeof data - 1 || strcmp(e->d_name + stem, data) != 0)
+    while (d && (e = readdir(d)) != NULL) { /* the names first: nothing is removed while reading */
+        const size_t len = strlen(e->d_name);
+        char **more;
+        if (len <= 3 || strcmp(e->d_name + len - 3, ".gp") != 0 || !is_plot_script(dir, e->d_name) ||
+            !(more = realloc(stems, (count + 1) * sizeof *stems)))
             continue;
-        for (size_t i = 0; i < sizeof made / sizeof made[0] && rc == 0; i++) { /* its data last */
+        stems = more;
+        if ((stems[count] = strndup(e->d_name, len - 3)) != NULL)
+            count++;
+    }
+    if (d)
+        closedir(d);
+    int rc = 0;
+    for (size_t i = 0; i < count; i++) {
+        for (size_t j = 0; j < sizeof made / sizeof made[0] && rc == 0; j++) {
             char path[4096 + 512];
-            snprintf(path, sizeof path, "%s/%.*s%s", dir, (int)stem, e->d_name, made[i]);
+            struct stat st;
+            snprintf(path, sizeof path, "%s/%s%s", dir, stems[i], made[j]);
+            if (lstat(path, &st) != 0 || S_ISDIR(st.st_mode)) /* not linbench's: left as it is */
+                continue;
             if (unlink(path) != 0 && errno != ENOENT) {
                 fprintf(stderr, "linbench: cannot remove %s before overwriting the results (--force): %s\n", path,
                         strerror(errno));
                 rc = LB_EXIT_FAILURE;
             }
         }
+        free(stems[i]);
     }
-    closedir(d);
+    free(stems);
     return rc;
 }
 
 int lb_outdir_clear_results(const char *dir)
 {
-    if (clear_plots(dir) != 0)
-        return LB_EXIT_FAILURE;
     for (size_t i = 0; i < RESULT_COUNT; i++) {
         char path[4096];
         (void)lb_path_join_buf(path, sizeof path, dir, result_files[i]);

@@ -42,11 +42,15 @@ int lb_outdir_prepare_out(LbCommandFlags *f, int offer);
  * when another linbench holds it. One line printed either way. */
 int lb_outdir_lock_existing(const char *dir, const char *flag);
 
-/* --force: remove the results in the (locked) directory before the first new row, so a forced
- * sweep that is killed never leaves the previous run's grids beside its own raw.csv, and the
- * figures linbench plot drew of them (NAME.plot.csv, .gp, .png, .svg). 0, or LB_EXIT_FAILURE
- * after one line. */
+/* Remove the results in the (locked) directory: under --force before the first new row, so a
+ * forced sweep that is killed never leaves the previous run's grids beside its own raw.csv; after
+ * a failed write, so no file is left cut short. 0, or LB_EXIT_FAILURE after one line. */
 int lb_outdir_clear_results(const char *dir);
+
+/* --force: remove the figures linbench plot drew here (each NAME.gp that begins with
+ * LB_PLOT_MARK, with its NAME.plot.csv, .png and .svg; a directory of such a name stays), which
+ * beside the new results would show the old ones. 0, or LB_EXIT_FAILURE after one line. */
+int lb_outdir_clear_plots(const char *dir);
 
 /* Create `dir` and missing parents (for outputs that are not sweep results, like plots).
  * Returns 0 or LB_EXIT_FAILURE after printing. */

@@ -35,7 +35,7 @@ void lb_gp_quote(FILE *f, const char *s)
 static void gp_preamble(FILE *f, const char *name, const char *what)
 {
     fprintf(f,
-            "# linbench plot: %s.\n"
+            LB_PLOT_MARK "%s.\n"
             "# Written by linbench plot; render with: gnuplot %s.gp (from any directory).\n"
             "# Data: %s.plot.csv beside this script. Output: %s.png and %s.svg beside it.\n\n",
             what, name, name, name, name);

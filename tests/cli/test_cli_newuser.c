@@ -49,6 +49,8 @@ static void whole_flag_names(void)
     lb_run_refused(LB_ARGV((char *)bin, "plot", (char *)lb_scratch, "--n", "512"), "unknown flag \"--n\" for plot");
     lb_run_refused(LB_ARGV((char *)bin, "sweep", "--model", "standard"), "unknown flag \"--model\" for sweep");
     lb_run_refused(LB_ARGV((char *)bin, "sweep", "--mem=1G"), "unknown flag \"--mem\" for sweep");
+    lb_run_refused(LB_ARGV((char *)bin, "sweep", "--ou"), "unknown flag \"--ou\" for sweep"); /* last, no value */
+    lb_run_refused(LB_ARGV((char *)bin, "sweep", "--out"), "flag --out needs a value");
     char dump[600];
     snprintf(dump, sizeof dump, "%s/equals", lb_scratch);
     lb_run_ok(LB_ARGV((char *)bin, "run", TINY, "--n=64", "--model=linformer", "--k=16", "--dump", dump), "--NAME=VALUE");
@@ -89,8 +91,14 @@ static void force_takes_the_plots(void)
         snprintf(path, sizeof path, "%s/%s", dir, figures[i]);
         lb_check(write_text(path, "old figure\n") == 0, "plant %s", figures[i]);
     }
-    snprintf(path, sizeof path, "%s/notes.txt", dir);
-    lb_check(write_text(path, "mine\n") == 0, "plant notes.txt");
+    /* the user's: a file, a figure of another program's (its script not plot's), a directory named like a figure */
+    static const char *const mine[] = {"notes.txt", "mine.gp", "mine.plot.csv", "mine.png"};
+    for (size_t i = 0; i < sizeof mine / sizeof mine[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, mine[i]);
+        lb_check(write_text(path, "# mine\n") == 0, "plant %s", mine[i]);
+    }
+    snprintf(path, sizeof path, "%s/memory_speedup.png", dir);
+    lb_check(mkdir(path, 0755) == 0, "plant a directory memory_speedup.png");
     lb_run_ok(SWEEP("--seed", "2", "--force"), "sweep --force");
     static const char *const gone[] = {"time_speedup.png", "time_speedup.svg", "time_per_seq.png", "time_speedup.gp",
                                        "time_speedup.plot.csv", "memory_speedup.gp", "memory_speedup.plot.csv",
@@ -99,8 +107,12 @@ static void force_takes_the_plots(void)
         snprintf(path, sizeof path, "%s/%s", dir, gone[i]);
         lb_check(!lb_exists(path), "sweep --force removed the old figure %s", gone[i]);
     }
-    snprintf(path, sizeof path, "%s/notes.txt", dir);
-    lb_check(lb_exists(path), "sweep --force kept notes.txt, not linbench's");
+    for (size_t i = 0; i < sizeof mine / sizeof mine[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, mine[i]);
+        lb_check(lb_exists(path), "sweep --force kept %s, not linbench's", mine[i]);
+    }
+    snprintf(path, sizeof path, "%s/memory_speedup.png", dir);
+    lb_check(lb_exists(path) && rmdir(path) == 0, "sweep --force kept the directory memory_speedup.png");
     sc_check_meta(dir, "seed", "2", "the forced sweep's results");
 #undef SWEEP
     /* plot's own lines lost to a full stdout: exit 1 with one line, not 1 without a word */
@@ -120,6 +132,7 @@ static void resume_with_slash(void)
     snprintf(dir, sizeof dir, "%s/forced", lb_scratch);
     snprintf(slash, sizeof slash, "%s/", dir);
     snprintf(other, sizeof other, "%s/other", lb_scratch);
+    lb_check(mkdir(other, 0755) == 0, "another directory, there: only its name may tell it apart");
     lb_run_ok(LB_ARGV((char *)bin, "sweep", "--resume", dir, "--out", slash, "-q"), "--resume DIR --out DIR/");
     lb_run_refused(LB_ARGV((char *)bin, "sweep", "--resume", dir, "--out", other, "-q"), "--out", "differ");
 }
