@@ -565,11 +565,15 @@ static int run_cells(const LbSweepJob *job, LbBackend *be, const LbCellResult *r
     for (size_t c = 0; rc == LB_OK && c < ncells; c++)
         if (shard_of[c] == s->shard_index && !already_measured(done, done_count, &cells[c]))
             todo[ntodo++] = c;
+    /* A resume opens raw.csv before meta.csv says running: a raw.csv it refuses leaves the directory
+     * as it was. A new run writes meta.csv first, so that rows never lie in a directory without it. */
+    if (rc == LB_OK && job->previous)
+        rc = lb_raw_open(raw_path, 1, &raw);
     if (rc == LB_OK)
         rc = write_meta(job, &dev, now, "running", NULL, extra);
     running = rc == LB_OK;
-    if (rc == LB_OK)
-        rc = lb_raw_open(raw_path, job->previous != NULL, &raw);
+    if (rc == LB_OK && !raw)
+        rc = lb_raw_open(raw_path, 0, &raw);
     if (rc != LB_OK)
         goto out;
 
