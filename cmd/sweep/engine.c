@@ -108,6 +108,23 @@ static int foreign(const LbRunSettings *s, const LbSweepCell *cells, size_t ncel
                    const LbCellResult *r, char *why, size_t size)
 {
     const int has_k = lb_model_has_k(r->model);
+    /* a row of one of its cells measured with another dtype, sharing or order (raw.csv's columns
+     * that carry a setting besides model, n and k) is not the sweep's either */
+    LbSettingId differs = LB_SET_COUNT;
+    const char *held = NULL;
+    if (r->dtype != s->model.dtype)
+        differs = LB_SET_DTYPE, held = lb_dtype_name(r->dtype);
+    else if (has_k && r->sharing != s->model.sharing)
+        differs = LB_SET_SHARING, held = lb_sharing_name(r->sharing);
+    else if (has_k && r->order != s->model.order)
+        differs = LB_SET_ORDER, held = lb_order_name(r->order);
+    if (differs != LB_SET_COUNT) {
+        char *want = lb_setting_text(s, differs);
+        snprintf(why, size, "%s %s is not meta.csv's %s (%s)", lb_settings[differs].flag, held,
+                 lb_settings[differs].key, want ? want : "?");
+        free(want);
+        return 1;
+    }
     for (size_t c = 0; c < ncells; c++) {
         if (!lb_sweep_cell_is(&cells[c], r))
             continue;
