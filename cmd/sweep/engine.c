@@ -205,6 +205,11 @@ static int resume_read(const char *dir, LbRunSettings *s, LbMeta *meta, uint64_t
     if (rc == LB_OK && stat(path, &st) == 0)
         rc = lb_raw_read(path, &rows, &count);
     free(rows);
+    /* nor would a breakdown.csv that does not read: after a cell's row, with meta.csv saying failed */
+    LbBreakdownRecord *recs = NULL;
+    if (rc == LB_OK)
+        rc = lb_breakdown_read(dir, 1, &recs, &count);
+    free(recs);
     if (rc == LB_ERR_FORMAT) {
         char why[LB_ERROR_MAX];
         snprintf(why, sizeof why, "%s", lb_error_message());
