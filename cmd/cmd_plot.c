@@ -70,13 +70,14 @@ int lb_cmd_plot(LbRunSettings *o, int argc, char **argv)
         ex = lb_runtime_error(rc);
         goto out;
     }
-    char gnuplot[4096], base[4096], script[4100];
+    char gnuplot[4096], base[4096], script[4104];
     const int found = render && lb_find_on_path("gnuplot", gnuplot, sizeof gnuplot) == 0;
     if (!found)
         printf("%s: render with: gnuplot", render ? "gnuplot is not on PATH; wrote the scripts" : "wrote the scripts");
     for (size_t i = 0; i < plots.count; i++) {
         lb_path_join_buf(base, sizeof base, out_dir, plots.name[i]);
-        snprintf(script, sizeof script, "%s.gp", base);
+        /* gnuplot reads a word that starts with '-' as an option: -hd/time_speedup.gp goes as ./-hd/... */
+        snprintf(script, sizeof script, "%s%s.gp", base[0] == '-' ? "./" : "", base);
         if (!found) {
             putchar(' ');
             lb_put_shell_word(stdout, script);

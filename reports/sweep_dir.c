@@ -10,6 +10,7 @@
 #include "attn/base/lists.h"
 #include "attn/base/status.h"
 #include "reports/atomic_file.h"
+#include "reports/breakdown_csv.h"
 #include "reports/raw.h"
 #include "reports/settings.h"
 
@@ -106,6 +107,13 @@ int lb_result_load(const char *dir, LbSweepDir *s)
                            &s->raw_cut_line);
     if (rc != LB_OK)
         goto out;
+    /* breakdown.csv read here, where raw.csv is: one that does not read is the directory's fault
+     * (exit 2) before compare, plot or merge prints or writes anything */
+    LbBreakdownRecord *recs = NULL;
+    size_t nrecs = 0;
+    if (s->kind != LB_RESULT_PEER && (rc = lb_breakdown_read(dir, 1, &recs, &nrecs)) != LB_OK)
+        goto out;
+    free(recs);
     /* The grid the sweep meant to fill, so cells not measured yet show as NA. */
     if (lb_parse_list(lb_settings_meta_value(&s->meta, LB_SET_N), 1, INT64_MAX, &n, &nn) ||
         lb_parse_list(lb_settings_meta_value(&s->meta, LB_SET_K), 1, INT64_MAX, &k, &nk)) {

@@ -108,6 +108,23 @@ static int foreign(const LbRunSettings *s, const LbSweepCell *cells, size_t ncel
                    const LbCellResult *r, char *why, size_t size)
 {
     const int has_k = lb_model_has_k(r->model);
+    /* a row of one of its cells measured with another dtype, sharing or order (raw.csv's columns
+     * that carry a setting besides model, n and k) is not the sweep's either */
+    LbSettingId differs = LB_SET_COUNT;
+    const char *held = NULL;
+    if (r->dtype != s->model.dtype)
+        differs = LB_SET_DTYPE, held = lb_dtype_name(r->dtype);
+    else if (has_k && r->sharing != s->model.sharing)
+        differs = LB_SET_SHARING, held = lb_sharing_name(r->sharing);
+    else if (has_k && r->order != s->model.order)
+        differs = LB_SET_ORDER, held = lb_order_name(r->order);
+    if (differs != LB_SET_COUNT) {
+        char *want = lb_setting_text(s, differs);
+        snprintf(why, size, "%s %s is not meta.csv's %s (%s)", lb_settings[differs].flag, held,
+                 lb_settings[differs].key, want ? want : "?");
+        free(want);
+        return 1;
+    }
     for (size_t c = 0; c < ncells; c++) {
         if (!lb_sweep_cell_is(&cells[c], r))
             continue;
@@ -188,6 +205,11 @@ static int resume_read(const char *dir, LbRunSettings *s, LbMeta *meta, uint64_t
     if (rc == LB_OK && stat(path, &st) == 0)
         rc = lb_raw_read(path, &rows, &count);
     free(rows);
+    /* nor would a breakdown.csv that does not read: after a cell's row, with meta.csv saying failed */
+    LbBreakdownRecord *recs = NULL;
+    if (rc == LB_OK)
+        rc = lb_breakdown_read(dir, 1, &recs, &count);
+    free(recs);
     if (rc == LB_ERR_FORMAT) {
         char why[LB_ERROR_MAX];
         snprintf(why, sizeof why, "%s", lb_error_message());
@@ -203,12 +225,20 @@ static int resume_read(const char *dir, LbRunSettings *s, LbMeta *meta, uint64_t
         return LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for --resume: it was written by linbench %s and this is linbench %s: should be resumed with linbench %s",
                        dir, version && *version ? version : "(unknown version)", LB_VERSION,
                        version && *version ? version : "of that version");
-    const char *b = lb_meta_get(meta, "memory_budget_bytes");
-    if (!b || lb_parse_size(b, budget))
-        return LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for --resume: %s/meta.csv's memory_budget_bytes is \"%s\": should be a byte count",
-                       dir, dir, b ? b : "");
     if ((rc = lb_run_settings_take(s, meta, dir)) != LB_OK)
         return rc;
+    /* the budget the cells are planned in: as --mem-limit's range, and within the run's --mem-limit,
+     * or a budget edited down would write every missing cell as OOM */
+    const char *b = lb_meta_get(meta, "memory_budget_bytes");
+    const uint64_t least = (uint64_t)lb_settings[LB_SET_MEM_LIMIT].min, most = s->mem_limit ? s->mem_limit : UINT64_MAX;
+    if (!b || lb_parse_size(b, budget) || *budget < least || *budget > most) {
+        char low[32], high[32] = "";
+        lb_format_size(least, low, sizeof low);
+        if (s->mem_limit)
+            lb_format_size(most, high, sizeof high);
+        return LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for --resume: %s/meta.csv's memory_budget_bytes is \"%s\": should be a byte count of at least %s%s%s",
+                       dir, dir, b ? b : "", low, s->mem_limit ? " and at most its mem_limit, " : "", high);
+    }
     if (!(s->given & (UINT64_C(1) << LB_SET_K)))
         s->cmd.k_text = lb_settings_meta_value(meta, LB_SET_K);
     return LB_OK;
@@ -557,11 +587,15 @@ static int run_cells(const LbSweepJob *job, LbBackend *be, const LbCellResult *r
     for (size_t c = 0; rc == LB_OK && c < ncells; c++)
         if (shard_of[c] == s->shard_index && !already_measured(done, done_count, &cells[c]))
             todo[ntodo++] = c;
+    /* A resume opens raw.csv before meta.csv says running: a raw.csv it refuses leaves the directory
+     * as it was. A new run writes meta.csv first, so that rows never lie in a directory without it. */
+    if (rc == LB_OK && job->previous)
+        rc = lb_raw_open(raw_path, 1, &raw);
     if (rc == LB_OK)
         rc = write_meta(job, &dev, now, "running", NULL, extra);
     running = rc == LB_OK;
-    if (rc == LB_OK)
-        rc = lb_raw_open(raw_path, job->previous != NULL, &raw);
+    if (rc == LB_OK && !raw)
+        rc = lb_raw_open(raw_path, 0, &raw);
     if (rc != LB_OK)
         goto out;
 
