@@ -1,5 +1,6 @@
 /* Checking a backend before trusting its numbers: every op of the ops table at its quick or full
- * shapes on fresh random data against a naive reference in double, then small forward passes of
+ * shapes on fresh random data against a naive reference in double (on the CPU backend only the
+ * ops that have one apart from its own: products, softmax, layernorm, GELU), then small forward passes of
  * every model against the CPU backend's, and under --pass train a training step of each model
  * against the CPU backend's (CUDA only). One row per check: ||out - ref|| / ||ref|| against the
  * op's tolerance for the storage type; outputs are poisoned with NaN first, so an element
