@@ -46,6 +46,9 @@ static void edge_shapes(void)
     op("softmax", 200, 1500, 0, 0, 0, 0, 0, 0); /* threaded */
     op("softmax", 9, 2, 0, 1024, 0, 0, 0, 0);
     op("softmax", 3, 1000, 0, 40960, 0, 0, 0, 0); /* scale 40: most probabilities underflow */
+    /* scale -60: the row's max is scale times its smallest x; times its largest, e^(s - max)
+     * reaches e^960 and overflows */
+    op("softmax", 3, 1000, 0, -61440, 0, 0, 0, 0);
     op("softmax", rnd(1, 50), rnd(1, 3000), 0, rnd(1, 4096), 0, 0, 0, 0);
     op("layernorm", 13, 2, 1, 0, 0, 0, 0, 0);
     op("layernorm", 600, 256, 1, 0, 0, 0, 0, 0); /* threaded */
