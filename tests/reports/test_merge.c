@@ -1,7 +1,8 @@
 /* Merging a sharded sweep's rows: every model at the same (n, k) is a cell of its own, a cell
- * measured differently in two parts is refused naming its model, the rows come in the sweep's
- * order, the missing cells are named per model; and the shard split is the greedy longest-first
- * one by the predictor's time of each cell on an H100 SXM. */
+ * measured differently in two parts is refused naming its model, a cell measured again within
+ * one part is its last row, the rows come in the sweep's order, the missing cells are named per
+ * model; and the shard split is the greedy longest-first one by the predictor's time of each cell
+ * on an H100 SXM. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,6 +131,20 @@ int main(void)
     lb_check(rc == -1 && strstr(why, lb_model_name(last)) && strstr(why, "n=256") && strstr(why, "part1") &&
                  strstr(why, "part2"),
              "a cell measured twice differently: rc %d, why \"%s\"", rc, why);
+    if (rc == 0)
+        free(rows);
+
+    /* A cell twice in one part (a resumed sweep measured it again): its last row counts, as in the
+     * part's own grids, with no refusal; and a second part agreeing with that last row merges. */
+    LbCellResult again[2] = {make_row(LB_MODEL_STANDARD, 256, 0), make_row(LB_MODEL_STANDARD, 256, 0)};
+    again[0].status = LB_CELL_ERROR;
+    LbCellResult later[1] = {again[1]};
+    LbSweepDir resumed[2] = {{.dir = (char *)"resumed", .rows = again, .count = 2},
+                             {.dir = (char *)"other", .rows = later, .count = 1}};
+    rc = lb_merge_rows(resumed, 2, &rows, &nrows, why, sizeof why);
+    lb_check(rc == 0 && nrows == 1 && rows[0].status == LB_CELL_OK && rows[0].batch == again[1].batch &&
+                 rows[0].ms_per_seq == again[1].ms_per_seq,
+             "a cell measured again in one part: rc %d (%s), %zu rows, the last one's", rc, why, nrows);
     if (rc == 0)
         free(rows);
     check_split();
