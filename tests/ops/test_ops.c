@@ -164,9 +164,17 @@ static size_t mapped_bytes(void)
  * reserved space it could grow into. A request of 32 MiB must fail under the limit, or the
  * fallback did not run. One thread, so that no thread stack is needed either. AddressSanitizer's
  * allocator aborts on a failed map: skipped. */
+#if defined(__SANITIZE_ADDRESS__)
+#define LB_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) /* Clang's spelling */
+#define LB_TEST_ASAN 1
+#endif
+#endif
+
 static void no_scratch(void)
 {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(LB_TEST_ASAN)
     return;
 #endif
     const int64_t m = 4, n = 8, k = 400000, cols = 4500000;
