@@ -2,7 +2,8 @@
  * op, a forward in double on the same inputs, the loss L = sum(g * forward) for a random upstream
  * gradient g, and dL/dx by (L(x + h) - L(x - h)) / 2h for every element of every input, held to
  * the reference's gradient by relative error. Shapes are small and odd, with padded rows, a
- * broadcast operand and repeated token ids, so an index or a missing sum shows. */
+ * broadcast operand and repeated token ids, so an index or a missing sum shows. Also the flash
+ * forward's log-sum-exp, which nothing but a GPU kernel's check would otherwise read. */
 #include <math.h>
 
 #include "attn/base/status.h"
@@ -358,6 +359,29 @@ static void flash(int64_t batch, int64_t n, int64_t heads, int64_t hd)
     lb_check(lb_flash_attention_backward_cpu(c.qkv.f, c.qkv.f + hh, c.qkv.f + 2 * hh, ld, c.g, d, d + hh, d + 2 * hh,
                                              batch, n, heads, hd, (float)c.scale) == LB_OK,
              "flash backward: %s", lb_error_where());
+    /* The forward's log-sum-exp, which a GPU backward kernel is checked against: in double,
+     * log sum_u e^(scale q_t . k_u), to its rounding to float. */
+    float *o = lb_test_alloc(batch * n * hh), *lse = lb_test_alloc(batch * heads * n);
+    lb_check(cpu->ops->flash_attention_lse(cpu, c.qkv.f, c.qkv.f + hh, c.qkv.f + 2 * hh, ld, o, lse, batch, n, heads,
+                                           hd, (float)c.scale) == LB_OK,
+             "flash_attention_lse: %s", lb_error_where());
+    double worst = 0.0;
+    for (int64_t b = 0; b < batch; b++)
+        for (int64_t h = 0; h < heads; h++)
+            for (int64_t t = 0; t < n; t++) {
+                double sum = 0.0;
+                for (int64_t u = 0; u < n; u++) {
+                    double dot = 0.0;
+                    for (int64_t e = 0; e < hd; e++)
+                        dot += c.qkv.d[(b * n + t) * ld + h * hd + e] * c.qkv.d[(b * n + u) * ld + hh + h * hd + e];
+                    sum += exp(c.scale * dot);
+                }
+                const double want = log(sum), err = fabs(lse[(b * heads + h) * n + t] - want) / fmax(fabs(want), 1.0);
+                worst = err > worst || isnan(err) ? err : worst;
+            }
+    lb_check(worst <= 1e-6, "flash_attention_lse: the log-sum-exp of each query row (worst relative error %.3g)", worst);
+    free(o);
+    free(lse);
     against_fd("flash_attention (dQ, dK, dV)", flash_loss, &c, (Input *const[]){&c.qkv}, 1, 1, c.g, 1e-4);
 }
 

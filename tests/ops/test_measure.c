@@ -1,5 +1,6 @@
 /* What a measurement reads besides the time, one case each (LB_TEST_CASE=NAME runs one): the
- * calibration, the clock-event reasons, the CPU's energy counter. */
+ * calibration, the clock-event reasons, the CPU's energy counter; and a cell's statistics from a
+ * scripted timer. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -250,10 +251,73 @@ static void test_cpu_energy(void)
     return;
 }
 
+/* An energy counter that gains 1 J at each reading. */
+static double joules_read;
+
+static int scripted_energy(LbBackend *be, double *joules)
+{
+    (void)be;
+    *joules = joules_read;
+    joules_read += 1.0;
+    return LB_OK;
+}
+
+/* lb_measure_cell with a scripted timer: passes until min_passes, then until the timed work
+ * reaches cap_seconds (in seconds, the passes in ms) or the interquartile range settles (not the
+ * whole range); the median of the passes (of an even count, the mean of the middle two; not the
+ * min), and every rate from it and the batch. */
+static void test_cell(void)
+{
+    static const double spread[] = {40, 10, 30, 90, 20, 25}; /* sorted 10 20 25 30 40 90: median 27.5 */
+    static const double one_slow[] = {10, 10, 10, 50, 10, 10, 10, 10}; /* IQR 0 from 5 passes on */
+    LbBackend *be = open_scripted(LB_DTYPE_FP32, (size_t)64 << 20);
+    if (!be)
+        return;
+    scripted.energy_j = scripted_energy;
+    const LbModelConfig cfg = lb_test_model(16, 8);
+    LbTimingOptions opt = lb_timing_defaults();
+    opt.max_batch = 2;
+    opt.min_passes = 3;
+    opt.max_passes = 6;
+    opt.cap_seconds = 1.0; /* 215 ms of passes stay under it */
+    opt.settle = 0.02;
+    LbCellResult r;
+    script = spread, script_len = 6, script_at = 0;
+    lb_check(lb_measure_cell(be, &cfg, (size_t)64 << 20, &opt, 1, NULL, &r) == LB_OK && r.status == LB_CELL_OK &&
+                 r.batch == 2,
+             "a cell measured at batch 2: %s (batch %lld)", r.error, (long long)r.batch);
+    const double flops = lb_measure_flops_per_seq(be, &cfg);
+    lb_check(r.passes == 6 && r.min_ms == 10 && r.max_ms == 90 && r.median_ms == 27.5,
+             "6 passes under the cap: %d, min %g, max %g, median %g (want 6, 10, 90, 27.5)", r.passes, r.min_ms,
+             r.max_ms, r.median_ms);
+    lb_check(r.ms_per_seq == 27.5 / 2 && fabs(r.tokens_per_s - 2 * 16 / 0.0275) <= 1e-9 * r.tokens_per_s &&
+                 fabs(r.tflop_per_s - flops * 2 / 0.0275 / 1e12) <= 1e-9 * r.tflop_per_s,
+             "rates from the median and the batch: %g ms per sequence, %g tokens/s, %g TFLOP/s", r.ms_per_seq,
+             r.tokens_per_s, r.tflop_per_s);
+    lb_check(r.power_w > 0 && fabs(r.energy_j_per_seq - r.power_w * 0.0275 / 2) <= 1e-9 * r.energy_j_per_seq,
+             "energy per sequence: power %g W x median / batch = %g J (got %g)", r.power_w, r.power_w * 0.0275 / 2,
+             r.energy_j_per_seq);
+
+    opt.cap_seconds = 0.05; /* 40 + 10 ms, then the 30 ms pass passes it */
+    script_at = 0;
+    lb_check(lb_measure_cell(be, &cfg, (size_t)64 << 20, &opt, 1, NULL, &r) == LB_OK && r.passes == 3,
+             "the cap in seconds stops at 3 passes (got %d)", r.passes);
+
+    opt.cap_seconds = 1.0;
+    opt.min_passes = 5;
+    opt.max_passes = 8;
+    script = one_slow, script_len = 8, script_at = 0;
+    lb_check(lb_measure_cell(be, &cfg, (size_t)64 << 20, &opt, 1, NULL, &r) == LB_OK && r.passes == 5 &&
+                 r.median_ms == 10,
+             "settled by the interquartile range at 5 passes despite one slow one (got %d, median %g)", r.passes,
+             r.median_ms);
+    lb_backend_close(be);
+}
+
 int main(void)
 {
     static const LbTestCase cases[] = {{"calibrate", test_calibrate}, {"clock_events", test_clock_events},
-                                       {"cpu_energy", test_cpu_energy}};
+                                       {"cpu_energy", test_cpu_energy}, {"cell", test_cell}};
     lb_test_init("test_measure");
     return LB_TEST_CASES("test_measure", cases);
 }

@@ -1,8 +1,11 @@
 /* The check table (attn/check.h) on the CPU backend: every op with a naive reference in double at
  * its full shapes; edge shapes through the same checks (empty reductions, single elements,
  * long reductions, threaded sizes, a random shape each run); and what the CPU backend
- * promises beyond the table: the same bits for every thread count and from its AVX2 and portable
- * kernels, erf GELU, and the softmax's own exp against libm's. */
+ * promises beyond the table: the same bits for every thread count, from its AVX2 and portable
+ * kernels and without host memory for its scratch, erf GELU, and the softmax's own exp against
+ * libm's. */
+#include <sys/resource.h>
+
 #include "attn/check.h"
 #include "attn/cpu/cpu_ref.h"
 #include "attn/ops.h"
@@ -46,6 +49,9 @@ static void edge_shapes(void)
     op("softmax", 200, 1500, 0, 0, 0, 0, 0, 0); /* threaded */
     op("softmax", 9, 2, 0, 1024, 0, 0, 0, 0);
     op("softmax", 3, 1000, 0, 40960, 0, 0, 0, 0); /* scale 40: most probabilities underflow */
+    /* scale -60: the row's max is scale times its smallest x; times its largest, e^(s - max)
+     * reaches e^960 and overflows */
+    op("softmax", 3, 1000, 0, -61440, 0, 0, 0, 0);
     op("softmax", rnd(1, 50), rnd(1, 3000), 0, rnd(1, 4096), 0, 0, 0, 0);
     op("layernorm", 13, 2, 1, 0, 0, 0, 0, 0);
     op("layernorm", 600, 256, 1, 0, 0, 0, 0, 0); /* threaded */
@@ -136,9 +142,77 @@ static void same_bits(void)
     free(c5);
 }
 
+/* Bytes mapped by this process now (/proc/self/statm's first field, in pages); 0 when unknown. */
+static size_t mapped_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long long pages = 0;
+    if (f && fscanf(f, "%llu", &pages) != 1)
+        pages = 0;
+    if (f)
+        fclose(f);
+    return (size_t)pages * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* Out of host memory for their scratch (an address-space limit a little above what is mapped),
+ * the product and the softmax fall back to plain loops: the same bits as with it. The scratch
+ * asked for is past 32 MiB (panels of 4 rows and 8 columns of a 400000-long sum; a row of
+ * exponentials of 4.5 million), which glibc's malloc always maps anew rather than take from
+ * memory freed before; and this runs first, before threads give malloc other arenas whose
+ * reserved space it could grow into. A request of 32 MiB must fail under the limit, or the
+ * fallback did not run. One thread, so that no thread stack is needed either. AddressSanitizer's
+ * allocator aborts on a failed map: skipped. */
+#if defined(__SANITIZE_ADDRESS__)
+#define LB_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) /* Clang's spelling */
+#define LB_TEST_ASAN 1
+#endif
+#endif
+
+static void no_scratch(void)
+{
+#if defined(LB_TEST_ASAN)
+    return;
+#endif
+    const int64_t m = 4, n = 8, k = 400000, cols = 4500000;
+    float *a = lb_test_alloc(k * m), *b = lb_test_alloc(k * n), *c1 = lb_test_alloc(m * n), *c2 = lb_test_alloc(m * n);
+    float *s1 = lb_test_alloc(cols), *s2 = lb_test_alloc(cols);
+    lb_test_random(a, k * m, -1.0f, 1.0f);
+    lb_test_random(b, k * n, -1.0f, 1.0f);
+    lb_test_random(s1, cols, -8.0f, 8.0f);
+    memcpy(s2, s1, (size_t)cols * sizeof *s1);
+    /* A^T (k, m) stored: neither operand's rows contiguous along the sum */
+    LbBmm p = {.trans_a = 1, .trans_b = 0, .m = m, .n = n, .kdim = k, .alpha = 0.25f, .a = a, .lda = m, .b = b,
+               .ldb = n, .c = c1, .ldc = n, .batch = 1};
+    lb_cpu_set_threads(1);
+    lb_bmm_cpu(&p);
+    lb_softmax_cpu(s1, 1, cols, 0.7f);
+    struct rlimit old, lim;
+    const size_t now = mapped_bytes();
+    if (lb_check(now > 0 && getrlimit(RLIMIT_AS, &old) == 0, "the address space in use is known")) {
+        lim = old;
+        lim.rlim_cur = (rlim_t)(now + ((size_t)256 << 10));
+        const int limited = setrlimit(RLIMIT_AS, &lim) == 0;
+        void *probe = malloc((size_t)32 << 20);
+        p.c = c2;
+        lb_bmm_cpu(&p);
+        lb_softmax_cpu(s2, 1, cols, 0.7f);
+        if (limited)
+            setrlimit(RLIMIT_AS, &old);
+        lb_check(limited && !probe, "the address space limited: 32 MiB cannot be had");
+        free(probe);
+        lb_check_same("bmm without scratch", c1, c2, m * n);
+        lb_check_same("softmax without scratch", s1, s2, cols);
+    }
+    lb_cpu_set_threads(0);
+    free(a), free(b), free(c1), free(c2), free(s1), free(s2);
+}
+
 int main(void)
 {
     lb_test_init("test_ops");
+    no_scratch(); /* first, while the heap has no memory freed by the rest to hand back */
     if (!lb_check(lb_cpu_backend_open(LB_DTYPE_FP32, (size_t)1 << 30, &be) == LB_OK, "open: %s", lb_error_where()))
         return lb_test_finish("test_ops");
     plan.seed = lb_test_seed;

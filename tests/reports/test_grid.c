@@ -188,6 +188,36 @@ int main(int argc, char **argv)
     }
     lb_grid_free(&back);
 
+    /* A sweep from before the energy grid has no energy_speedup.csv: read without it. A memory
+     * grid over other n than the time grid's is refused, and so is a directory without one. */
+    char path[4200], text_in[8192] = "";
+    snprintf(path, sizeof path, "%s/%s", dir, LB_ENERGY_SPEEDUP_FILE);
+    remove(path);
+    rc = lb_grids_read(dir, &back);
+    lb_check(rc == LB_OK && !lb_grid_has_energy(&back), "without %s: read, no energy (rc %d: %s)",
+             LB_ENERGY_SPEEDUP_FILE, rc, lb_error_message());
+    lb_grid_free(&back);
+    snprintf(path, sizeof path, "%s/memory_speedup.csv", dir);
+    FILE *f = fopen(path, "r");
+    const size_t got = f ? fread(text_in, 1, sizeof text_in - 1, f) : 0;
+    if (f)
+        fclose(f);
+    text_in[got] = '\0';
+    char *row = strstr(text_in, "\n512,");
+    if (lb_check(row != NULL, "memory_speedup.csv has a row for n = 512:\n%s", text_in)) {
+        row[3] = '3'; /* n = 513 */
+        f = fopen(path, "w");
+        lb_check(f && fputs(text_in, f) >= 0 && fclose(f) == 0, "%s rewritten", path);
+        rc = lb_grids_read(dir, &back);
+        lb_check(rc == LB_ERR_FORMAT && strstr(lb_error_message(), "differ"),
+                 "a memory grid over n = 513 where the time grid has 512: refused (rc %d: %s)", rc, lb_error_message());
+        lb_grid_free(&back);
+    }
+    remove(path);
+    rc = lb_grids_read(dir, &back);
+    lb_check(rc != LB_OK, "without memory_speedup.csv: refused (rc %d)", rc);
+    lb_grid_free(&back);
+
     /* Tables: 3 significant digits and an x; - for EMPTY; the CSV table parses. */
     size_t len = 0;
     char *text = printed(&g, LB_FORMAT_TEXT, &len);

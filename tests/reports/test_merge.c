@@ -1,7 +1,8 @@
 /* Merging a sharded sweep's rows: every model at the same (n, k) is a cell of its own, a cell
- * measured differently in two parts is refused naming its model, the rows come in the sweep's
- * order, the missing cells are named per model; and the shard split is the greedy longest-first
- * one by the predictor's time of each cell on an H100 SXM. */
+ * measured differently in two parts is refused naming its model, a cell measured again within
+ * one part is its last row, the rows come in the sweep's order, the missing cells are named per
+ * model, parts from two GPUs are refused; and the shard split is the greedy longest-first one by
+ * the predictor's time of each cell on an H100 SXM. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +71,33 @@ static void check_split(void)
     lb_run_settings_free(&s);
 }
 
+/* Parts measured on different GPUs (meta.csv's device_name) are refused, naming the setting; the
+ * same parts on one GPU merge. */
+static void check_devices(void)
+{
+    char *dir = lb_test_tempdir("merge-devices");
+    char a[4200], b[4200];
+    snprintf(a, sizeof a, "%s/a", dir);
+    snprintf(b, sizeof b, "%s/b", dir);
+    const LbCellResult ra[] = {FX_STD(256, 8, 1.0)}, rb[] = {FX_STD(512, 4, 3.0)};
+    char *dirs[] = {a, b};
+    LbMerge m;
+    lb_check(fx_sweep_dir(a, ra, 1, "256,512", "64", "NVIDIA H100 80GB HBM3") == 0 &&
+                 fx_sweep_dir(b, rb, 1, "256,512", "64", "NVIDIA H100 80GB HBM3") == 0,
+             "two parts written");
+    int rc = lb_merge_load(&m, dirs, 2);
+    lb_check(rc == LB_OK && m.nrows == 2, "parts on one GPU merge: rc %d (%s), %zu rows", rc, lb_error_message(),
+             m.nrows);
+    lb_merge_free(&m);
+    fx_set_meta(b, "device_name", "NVIDIA A100-SXM4-80GB");
+    rc = lb_merge_load(&m, dirs, 2);
+    lb_check(rc == LB_ERR_FORMAT && strstr(lb_error_message(), "device_name differs") &&
+                 strstr(lb_error_message(), "A100"),
+             "parts from two GPUs refused: rc %d, \"%s\"", rc, lb_error_message());
+    lb_merge_free(&m);
+    lb_test_cleanup(dir);
+}
+
 int main(void)
 {
     lb_test_init("test_merge");
@@ -132,6 +160,21 @@ int main(void)
              "a cell measured twice differently: rc %d, why \"%s\"", rc, why);
     if (rc == 0)
         free(rows);
+
+    /* A cell twice in one part (a resumed sweep measured it again): its last row counts, as in the
+     * part's own grids, with no refusal; and a second part agreeing with that last row merges. */
+    LbCellResult again[2] = {make_row(LB_MODEL_STANDARD, 256, 0), make_row(LB_MODEL_STANDARD, 256, 0)};
+    again[0].status = LB_CELL_ERROR;
+    LbCellResult later[1] = {again[1]};
+    LbSweepDir resumed[2] = {{.dir = (char *)"resumed", .rows = again, .count = 2},
+                             {.dir = (char *)"other", .rows = later, .count = 1}};
+    rc = lb_merge_rows(resumed, 2, &rows, &nrows, why, sizeof why);
+    lb_check(rc == 0 && nrows == 1 && rows[0].status == LB_CELL_OK && rows[0].batch == again[1].batch &&
+                 rows[0].ms_per_seq == again[1].ms_per_seq,
+             "a cell measured again in one part: rc %d (%s), %zu rows, the last one's", rc, why, nrows);
+    if (rc == 0)
+        free(rows);
+    check_devices();
     check_split();
     return lb_test_finish("test_merge");
 }
