@@ -532,6 +532,28 @@ int lb_run_settings_finish(LbRunSettings *s, char *msg, size_t size)
             snprintf(msg, size, "%s", rules[i].msg);
             return -1;
         }
+    /* linformer-Q fixes its own projection: a --projection P given beside it, P not Q, asks for
+     * another one, and P only ever replaces the model linformer (the models by name: reports/
+     * names no model kind but Table 3's) */
+    for (int q = 1; (s->given >> LB_SET_PROJECTION & 1) && q < 4; q++) {
+        char name[32];
+        LbModelKind fixed;
+        snprintf(name, sizeof name, "linformer-%s", lb_projection_names[q]);
+        if (q == s->projection || lb_model_parse(name, &fixed) != 0 || !(s->model.kind == fixed || s->models >> fixed & 1))
+            continue;
+        const char *p = lb_projection_names[s->projection & 3];
+        char instead[128] = " (linear is the model linformer)";
+        if (s->projection != 0)
+            snprintf(instead, sizeof instead, ", or %s replaced by linformer, which --projection %s measures as linformer-%s",
+                     name, p, p);
+        if (s->model.kind == fixed) /* run's --model; a sweep's is never set */
+            snprintf(msg, size, "--projection %s contradicts --model %s (that model's projection is %s): should be left out%s",
+                     p, name, lb_projection_names[q], instead);
+        else
+            snprintf(msg, size, "--projection %s contradicts %s in --models (that model's projection is %s): should be left out%s",
+                     p, name, lb_projection_names[q], instead);
+        return -1;
+    }
     if (s->projection != 0) { /* the models by name: reports/ names no model kind but Table 3's */
         char name[32];
         LbModelKind linear, projected;
@@ -710,7 +732,9 @@ int lb_run_settings_check_grid(LbRunSettings *s, char *notes, size_t size)
                                      lb_model_name(kind), skipped, skipped == 1 ? "" : "s", (long long)n0, (long long)k0,
                                      lb_model_skip_reason(kind));
     }
-    if (s->projection != 0 && used < size) /* Table 3's files are the linear Linformer's, which this sweep replaced */
+    LbModelKind linear;
+    const int replaced = lb_model_parse("linformer", &linear) == 0 && (models >> linear & 1);
+    if (s->projection != 0 && replaced && used < size) /* Table 3's files are the linear Linformer's, which this sweep replaced */
         snprintf(notes + used, size - used, "linbench: note: --projection %s measures linformer-%s in linformer's place: Table 3's grids "
                                             "(time_speedup.csv, memory_speedup.csv, energy_speedup.csv) are linformer-%s's against standard\n",
                  p, p, p);
