@@ -522,6 +522,9 @@ int lb_run_settings_finish(LbRunSettings *s, char *msg, size_t size)
     } rules[] = {
         {gpu && s->device != LB_DEVICE_CUDA, "--gpu needs --device cuda: should be left out with --device cpu"},
         {gpus && s->device != LB_DEVICE_CUDA, "--gpus needs --device cuda: should be left out with --device cpu"},
+        /* the CPU's budget is --mem-limit whole: a headroom there would be recorded and never kept */
+        {(s->given >> LB_SET_HEADROOM & 1) && s->device != LB_DEVICE_CUDA,
+         "--headroom needs --device cuda: should be left out with --device cpu (its budget is --mem-limit, 512M by default)"},
         {gpus && gpu, "--gpu and --gpus cannot be used together: should be --gpus LIST alone"},
         {gpus && s->shard_count,
          "--shard and --gpus cannot be used together: should be one or the other (--gpus makes a shard per GPU)"},
