@@ -340,7 +340,7 @@ const LbSetting lb_settings[LB_SET_COUNT] = {
     OPT("time", "T", "", LB_FOR_SLURM, "#SBATCH --time: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S or UNLIMITED", AT(cmd.time)),
     OPT("account", "A", "", LB_FOR_SLURM, "#SBATCH --account (same characters)", AT(cmd.account)),
     OPT("submit", NULL, "", LB_FOR_SLURM, "run the two sbatch commands (sbatch must be on PATH)", AT(cmd.submit)),
-    OPT("out", "DIR", "", LB_FOR_SLURM, "where the shards, the merge and the scripts go", AT(cmd.out),
+    OPT("out", "DIR", "", LB_FOR_SLURM, "where the shards, the merge and the scripts go; DIR/merged must\nhold no results", AT(cmd.out),
         .short_flag = 'o'),
     OPT("out", "DIR", "Output:", LB_FOR_SWEEP | LB_FOR_PREDICT, "where the files go; must be new or hold no results",
         .def_help = "(default a new\ndirectory linbench-YYYYmmdd-HHMMSS here)", AT(cmd.out), .short_flag = 'o'),
