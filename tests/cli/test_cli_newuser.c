@@ -3,7 +3,8 @@
  * the previous results' figures beside the new results; --resume takes its directory however it is
  * spelt; a flag counts by its whole name; run --help gives its exit codes; plot says when stdout
  * fails; predict refuses a card with no memory to plan in; --projection beside a model of another
- * projection, and --headroom on the CPU, are refused. Usage: test_cli_newuser PATH-TO-LINBENCH */
+ * projection, --headroom on the CPU, and help --markdown with a command are refused; merge counts
+ * one part as one. Usage: test_cli_newuser PATH-TO-LINBENCH */
 #include <stdlib.h>
 #include <sys/stat.h>
 
@@ -184,6 +185,22 @@ static void headroom_needs_cuda(void)
     lb_run_refused(LB_ARGV((char *)bin, "run", TINY, "--headroom", "0", "--n", "64"), "--headroom", "--device cuda");
 }
 
+/* help's usage is COMMAND | --markdown: help --markdown sweep printed every command's tables with
+ * exit 0, the operand dropped without a word. And merge of one part said "merged 1 parts". Merges
+ * the finished sweep of force_takes_the_plots. */
+static void help_and_merge_words(void)
+{
+    lb_run_refused(LB_ARGV((char *)bin, "help", "--markdown", "sweep"), "--markdown", "\"sweep\"");
+    lb_run_refused(LB_ARGV((char *)bin, "help", "sweep", "--markdown"), "--markdown", "\"sweep\"");
+    char dir[600], merged[600];
+    snprintf(dir, sizeof dir, "%s/forced", lb_scratch);
+    snprintf(merged, sizeof merged, "%s/merged-one", lb_scratch);
+    LbRun r = lb_run(LB_ARGV((char *)bin, "merge", merged, dir));
+    lb_check(r.code == 0 && strstr(r.err, "merged 1 part into") && !strstr(r.err, "1 parts"),
+             "merge of one part: exit %d, \"merged 1 part into\": %s", r.code, r.err);
+    lb_run_free(&r);
+}
+
 int main(int argc, char **argv)
 {
     bin = lb_cli_start(argc, argv, "test_cli_newuser");
@@ -196,6 +213,7 @@ int main(int argc, char **argv)
     predict_card_memory();
     projection_beside_its_model();
     headroom_needs_cuda();
+    help_and_merge_words();
     lb_test_cleanup(lb_scratch);
     return lb_test_finish("test_cli_newuser");
 }
