@@ -657,7 +657,12 @@ int lb_run_settings_compare(const LbRunSettings *s, const LbMeta *meta, const ch
             return LB_FAIL(LB_ERR_NOMEM, "out of memory comparing settings");
         const int same = v && strcmp(mine, v) == 0;
         int rc = LB_OK;
-        if (!same && (s->given >> id & 1))
+        /* --projection is recorded through models: a resume's models it changed are its doing */
+        const int projected = id == LB_SET_MODELS && (s->given >> LB_SET_PROJECTION & 1) && !(s->given >> id & 1);
+        if (!same && projected)
+            rc = LB_FAIL(LB_ERR_FORMAT, "--projection %s makes the models %s, and the resumed run's are \"%s\" (%s in %s/meta.csv): should be left out, to resume %s",
+                         lb_projection_names[s->projection & 3], mine, theirs, e->key, dir, dir);
+        else if (!same && (s->given >> id & 1))
             rc = LB_FAIL(LB_ERR_FORMAT, "--%s %s differs from the resumed run's \"%s\" (%s in %s/meta.csv): should be the same, or left out, to resume %s",
                          e->flag, mine[0] ? mine : "(unset)", theirs, e->key, dir, dir);
         else if (!same)

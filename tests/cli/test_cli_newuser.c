@@ -171,6 +171,14 @@ static void projection_beside_its_model(void)
              "sweep --models standard --projection mean: exit %d, a note that it changes nothing, none of linformer's place: %s",
              r.code, r.err);
     lb_run_free(&r);
+    /* a resume's models changed by --projection are its doing, not the directory's: that refusal
+     * blamed DIR/meta.csv ("should be as linbench sweep wrote it"). Resumes force_takes_the_plots' sweep. */
+    snprintf(dir, sizeof dir, "%s/forced", lb_scratch);
+    r = lb_run(LB_ARGV((char *)bin, "sweep", "--resume", dir, "--projection", "mean", "-q"));
+    lb_check(r.code == 2 && strstr(r.err, "--projection mean makes the models standard,linformer-mean") &&
+                 strstr(r.err, "resumed run's") && !strstr(r.err, "as linbench sweep wrote it"),
+             "sweep --resume (linear) --projection mean: exit %d, should be 2 blaming --projection: %s", r.code, r.err);
+    lb_run_free(&r);
 }
 
 /* --headroom is GPU memory kept outside the budget: with --device cpu, whose budget is --mem-limit
