@@ -16,6 +16,9 @@ int lb_cmd_help(LbRunSettings *s, int argc, char **argv)
         return lb_usage_error("unexpected argument \"%s\" for help: it takes one command", argv[s->cmd.args + 1]);
     if (name && !c)
         return lb_usage_error("unknown command \"%s\" for help: should be one of %s", name, names);
+    if (s->cmd.markdown && name) /* the usage's COMMAND | --markdown: the tables are every command's */
+        return lb_usage_error("--markdown writes every command's flag tables, not one's: should be given without \"%s\" (or linbench help %s for its flags)",
+                              name, name);
     if (s->cmd.markdown)
         lb_options_markdown(stdout);
     else if (c)

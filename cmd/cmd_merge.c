@@ -66,9 +66,9 @@ int lb_cmd_merge(LbRunSettings *o, int argc, char **argv)
     if (!quiet)
         lb_grid_print(stdout, &grid, LB_FORMAT_TEXT);
     if (!complete)
-        fprintf(stderr, "linbench: merged %zu parts into %s, incomplete: %s\n", count, out, why);
+        fprintf(stderr, "linbench: merged %zu part%s into %s, incomplete: %s\n", count, count == 1 ? "" : "s", out, why);
     else if (!quiet)
-        fprintf(stderr, "linbench: merged %zu parts into %s\n", count, out);
+        fprintf(stderr, "linbench: merged %zu part%s into %s\n", count, count == 1 ? "" : "s", out);
     rc = LB_EXIT_OK;
 out:
     lb_merge_free(&m);

@@ -167,6 +167,13 @@ int lb_cmd_slurm(LbRunSettings *o, int argc, char **argv)
         return lb_usage_error("--shard and --gpus cannot be used together: should be left out (each Slurm task is one --shard)");
     if ((rc = lb_outdir_check_length(out, "--out")) != 0)
         return rc;
+    /* the merge job refuses a DIR/merged that holds results, after every shard ran: refused now by
+     * the merge's own check (what it creates to check removed again) */
+    char merged[PATH_MAX + 16];
+    snprintf(merged, sizeof merged, "%s/merged", out);
+    if ((rc = lb_outdir_prepare(merged, 0, "--out's merge directory", 0)) != 0)
+        return rc;
+    lb_outdir_abandon();
     char sbatch[PATH_MAX + 8];
     if (submit && lb_find_on_path("sbatch", sbatch, sizeof sbatch) != 0) {
         fprintf(stderr, "linbench: --submit needs sbatch on PATH, and there is none: should be run where Slurm is installed, or without --submit\n");

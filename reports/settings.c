@@ -340,7 +340,7 @@ const LbSetting lb_settings[LB_SET_COUNT] = {
     OPT("time", "T", "", LB_FOR_SLURM, "#SBATCH --time: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S or UNLIMITED", AT(cmd.time)),
     OPT("account", "A", "", LB_FOR_SLURM, "#SBATCH --account (same characters)", AT(cmd.account)),
     OPT("submit", NULL, "", LB_FOR_SLURM, "run the two sbatch commands (sbatch must be on PATH)", AT(cmd.submit)),
-    OPT("out", "DIR", "", LB_FOR_SLURM, "where the shards, the merge and the scripts go", AT(cmd.out),
+    OPT("out", "DIR", "", LB_FOR_SLURM, "where the shards, the merge and the scripts go; DIR/merged must\nhold no results", AT(cmd.out),
         .short_flag = 'o'),
     OPT("out", "DIR", "Output:", LB_FOR_SWEEP | LB_FOR_PREDICT, "where the files go; must be new or hold no results",
         .def_help = "(default a new\ndirectory linbench-YYYYmmdd-HHMMSS here)", AT(cmd.out), .short_flag = 'o'),
@@ -522,6 +522,9 @@ int lb_run_settings_finish(LbRunSettings *s, char *msg, size_t size)
     } rules[] = {
         {gpu && s->device != LB_DEVICE_CUDA, "--gpu needs --device cuda: should be left out with --device cpu"},
         {gpus && s->device != LB_DEVICE_CUDA, "--gpus needs --device cuda: should be left out with --device cpu"},
+        /* the CPU's budget is --mem-limit whole: a headroom there would be recorded and never kept */
+        {(s->given >> LB_SET_HEADROOM & 1) && s->device != LB_DEVICE_CUDA,
+         "--headroom needs --device cuda: should be left out with --device cpu (its budget is --mem-limit, 512M by default)"},
         {gpus && gpu, "--gpu and --gpus cannot be used together: should be --gpus LIST alone"},
         {gpus && s->shard_count,
          "--shard and --gpus cannot be used together: should be one or the other (--gpus makes a shard per GPU)"},
@@ -532,6 +535,28 @@ int lb_run_settings_finish(LbRunSettings *s, char *msg, size_t size)
             snprintf(msg, size, "%s", rules[i].msg);
             return -1;
         }
+    /* linformer-Q fixes its own projection: a --projection P given beside it, P not Q, asks for
+     * another one, and P only ever replaces the model linformer (the models by name: reports/
+     * names no model kind but Table 3's) */
+    for (int q = 1; (s->given >> LB_SET_PROJECTION & 1) && q < 4; q++) {
+        char name[32];
+        LbModelKind fixed;
+        snprintf(name, sizeof name, "linformer-%s", lb_projection_names[q]);
+        if (q == s->projection || lb_model_parse(name, &fixed) != 0 || !(s->model.kind == fixed || s->models >> fixed & 1))
+            continue;
+        const char *p = lb_projection_names[s->projection & 3];
+        char instead[128] = " (linear is the model linformer)";
+        if (s->projection != 0)
+            snprintf(instead, sizeof instead, ", or %s replaced by linformer, which --projection %s measures as linformer-%s",
+                     name, p, p);
+        if (s->model.kind == fixed) /* run's --model; a sweep's is never set */
+            snprintf(msg, size, "--projection %s contradicts --model %s (that model's projection is %s): should be left out%s",
+                     p, name, lb_projection_names[q], instead);
+        else
+            snprintf(msg, size, "--projection %s contradicts %s in --models (that model's projection is %s): should be left out%s",
+                     p, name, lb_projection_names[q], instead);
+        return -1;
+    }
     if (s->projection != 0) { /* the models by name: reports/ names no model kind but Table 3's */
         char name[32];
         LbModelKind linear, projected;
@@ -632,7 +657,12 @@ int lb_run_settings_compare(const LbRunSettings *s, const LbMeta *meta, const ch
             return LB_FAIL(LB_ERR_NOMEM, "out of memory comparing settings");
         const int same = v && strcmp(mine, v) == 0;
         int rc = LB_OK;
-        if (!same && (s->given >> id & 1))
+        /* --projection is recorded through models: a resume's models it changed are its doing */
+        const int projected = id == LB_SET_MODELS && (s->given >> LB_SET_PROJECTION & 1) && !(s->given >> id & 1);
+        if (!same && projected)
+            rc = LB_FAIL(LB_ERR_FORMAT, "--projection %s makes the models %s, and the resumed run's are \"%s\" (%s in %s/meta.csv): should be left out, to resume %s",
+                         lb_projection_names[s->projection & 3], mine, theirs, e->key, dir, dir);
+        else if (!same && (s->given >> id & 1))
             rc = LB_FAIL(LB_ERR_FORMAT, "--%s %s differs from the resumed run's \"%s\" (%s in %s/meta.csv): should be the same, or left out, to resume %s",
                          e->flag, mine[0] ? mine : "(unset)", theirs, e->key, dir, dir);
         else if (!same)
@@ -710,7 +740,9 @@ int lb_run_settings_check_grid(LbRunSettings *s, char *notes, size_t size)
                                      lb_model_name(kind), skipped, skipped == 1 ? "" : "s", (long long)n0, (long long)k0,
                                      lb_model_skip_reason(kind));
     }
-    if (s->projection != 0 && used < size) /* Table 3's files are the linear Linformer's, which this sweep replaced */
+    LbModelKind linear;
+    const int replaced = lb_model_parse("linformer", &linear) == 0 && (models >> linear & 1);
+    if (s->projection != 0 && replaced && used < size) /* Table 3's files are the linear Linformer's, which this sweep replaced */
         snprintf(notes + used, size - used, "linbench: note: --projection %s measures linformer-%s in linformer's place: Table 3's grids "
                                             "(time_speedup.csv, memory_speedup.csv, energy_speedup.csv) are linformer-%s's against standard\n",
                  p, p, p);

@@ -2,7 +2,9 @@
  * must not be dropped without a word; --dump must not overwrite the user's files, nor --force leave
  * the previous results' figures beside the new results; --resume takes its directory however it is
  * spelt; a flag counts by its whole name; run --help gives its exit codes; plot says when stdout
- * fails; predict refuses a card with no memory to plan in. Usage: test_cli_newuser PATH-TO-LINBENCH */
+ * fails; predict refuses a card with no memory to plan in; --projection beside a model of another
+ * projection, --headroom on the CPU, and help --markdown with a command are refused; merge counts
+ * one part as one. Usage: test_cli_newuser PATH-TO-LINBENCH */
 #include <stdlib.h>
 #include <sys/stat.h>
 
@@ -159,6 +161,71 @@ static void predict_card_memory(void)
 #undef PREDICT
 }
 
+/* --projection P measures linformer-P in linformer's place; beside linformer-Q, whose projection
+ * is Q, it asks for another one: the sweep said linformer-mean was measured and Table 3 was its,
+ * and measured linformer-conv; run measured linformer-conv, exit 0. Both refused, naming the flags. */
+static void projection_beside_its_model(void)
+{
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/projected", lb_scratch);
+    lb_run_refused(LB_ARGV((char *)bin, "sweep", TINY, "--models", "standard,linformer-conv", "--projection", "mean",
+                           "--n", "64", "--k", "16", "--out", dir),
+                   "--projection mean", "--models", "linformer-conv");
+    lb_check(!lb_exists(dir), "sweep --projection mean --models standard,linformer-conv: nothing written");
+    lb_run_refused(LB_ARGV((char *)bin, "run", TINY, "--model", "linformer-conv", "--projection", "mean", "--n", "64", "--k", "16"),
+                   "--projection mean", "--model linformer-conv");
+    lb_run_refused(LB_ARGV((char *)bin, "run", TINY, "--model", "linformer-max", "--projection", "linear", "--n", "64", "--k", "16"),
+                   "--projection linear", "--model linformer-max");
+    /* what agrees still runs: P beside linformer-P, and P in linformer's place */
+    sc_run_says(LB_ARGV((char *)bin, "run", TINY, "--model", "linformer-conv", "--projection", "conv", "--n", "64", "--k", "16"),
+                0, "model: linformer-conv");
+    sc_run_says(LB_ARGV((char *)bin, "run", TINY, "--model", "linformer", "--projection", "mean", "--n", "64", "--k", "16"),
+                0, "model: linformer-mean");
+    /* with no linformer to replace, no note that Table 3 is linformer-mean's */
+    snprintf(dir, sizeof dir, "%s/projected-standard", lb_scratch);
+    LbRun r = lb_run(LB_ARGV((char *)bin, "sweep", TINY, "--models", "standard", "--projection", "mean", "--n", "64", "--out", dir));
+    lb_check(r.code == 0 && !strstr(r.err, "in linformer's place") && strstr(r.err, "--projection has no effect on standard"),
+             "sweep --models standard --projection mean: exit %d, a note that it changes nothing, none of linformer's place: %s",
+             r.code, r.err);
+    lb_run_free(&r);
+    /* a resume's models changed by --projection are its doing, not the directory's: that refusal
+     * blamed DIR/meta.csv ("should be as linbench sweep wrote it"). Resumes force_takes_the_plots' sweep. */
+    snprintf(dir, sizeof dir, "%s/forced", lb_scratch);
+    r = lb_run(LB_ARGV((char *)bin, "sweep", "--resume", dir, "--projection", "mean", "-q"));
+    lb_check(r.code == 2 && strstr(r.err, "--projection mean makes the models standard,linformer-mean") &&
+                 strstr(r.err, "resumed run's") && !strstr(r.err, "as linbench sweep wrote it"),
+             "sweep --resume (linear) --projection mean: exit %d, should be 2 blaming --projection: %s", r.code, r.err);
+    lb_run_free(&r);
+}
+
+/* --headroom is GPU memory kept outside the budget: with --device cpu, whose budget is --mem-limit
+ * whole, it was recorded in meta.csv and kept nowhere. Refused as --gpu is. */
+static void headroom_needs_cuda(void)
+{
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/headroom", lb_scratch);
+    lb_run_refused(LB_ARGV((char *)bin, "sweep", TINY, "--headroom", "1G", "--n", "64", "--k", "16", "--out", dir),
+                   "--headroom", "--device cuda");
+    lb_check(!lb_exists(dir), "sweep --device cpu --headroom 1G: nothing written");
+    lb_run_refused(LB_ARGV((char *)bin, "run", TINY, "--headroom", "0", "--n", "64"), "--headroom", "--device cuda");
+}
+
+/* help's usage is COMMAND | --markdown: help --markdown sweep printed every command's tables with
+ * exit 0, the operand dropped without a word. And merge of one part said "merged 1 parts". Merges
+ * the finished sweep of force_takes_the_plots. */
+static void help_and_merge_words(void)
+{
+    lb_run_refused(LB_ARGV((char *)bin, "help", "--markdown", "sweep"), "--markdown", "\"sweep\"");
+    lb_run_refused(LB_ARGV((char *)bin, "help", "sweep", "--markdown"), "--markdown", "\"sweep\"");
+    char dir[600], merged[600];
+    snprintf(dir, sizeof dir, "%s/forced", lb_scratch);
+    snprintf(merged, sizeof merged, "%s/merged-one", lb_scratch);
+    LbRun r = lb_run(LB_ARGV((char *)bin, "merge", merged, dir));
+    lb_check(r.code == 0 && strstr(r.err, "merged 1 part into") && !strstr(r.err, "1 parts"),
+             "merge of one part: exit %d, \"merged 1 part into\": %s", r.code, r.err);
+    lb_run_free(&r);
+}
+
 int main(int argc, char **argv)
 {
     bin = lb_cli_start(argc, argv, "test_cli_newuser");
@@ -169,6 +236,9 @@ int main(int argc, char **argv)
     force_takes_the_plots();
     resume_with_slash();
     predict_card_memory();
+    projection_beside_its_model();
+    headroom_needs_cuda();
+    help_and_merge_words();
     lb_test_cleanup(lb_scratch);
     return lb_test_finish("test_cli_newuser");
 }

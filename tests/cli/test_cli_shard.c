@@ -140,7 +140,19 @@ static void check_slurm(const char *scratch)
     sc_check_meta(path, "status", "complete", "merged");
     sc_check_meta(path, "parts", "3", "merged");
 
-    /* --submit with a stand-in sbatch */
+    /* submitted again into the finished DIR, its merge job would refuse DIR/merged after every
+     * shard ran: refused now, the scripts as they were */
+    char *before = lb_slurp(sweep_sh);
+    lb_run_refused(ARGV("slurm", "--device", "cpu", "--shards", "2", "--out", dir), "--out", "merged", "already holds results");
+    char *after = lb_slurp(sweep_sh);
+    lb_check(before && after && strcmp(before, after) == 0, "slurm into a merged DIR: sweep.sbatch untouched");
+    free(before);
+    free(after);
+
+    /* --submit with a stand-in sbatch, into a new DIR */
+    snprintf(dir, sizeof dir, "%s/submitted", scratch);
+    snprintf(sweep_sh, sizeof sweep_sh, "%s/slurm/sweep.sbatch", dir);
+    snprintf(merge_sh, sizeof merge_sh, "%s/slurm/merge.sbatch", dir);
     char fake[600], log[600];
     snprintf(fake, sizeof fake, "PATH=%s/bin", scratch);
     mkdir(fake + 5, 0777);
