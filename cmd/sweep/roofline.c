@@ -67,14 +67,14 @@ int lb_predict_card_from_spec(const LbGpuSpec *g, LbDtype dtype, int tf32, LbPre
     return 0;
 }
 
-/* A rate from 0.001 to 1e6, the whole text: beyond, a pass's time rounds to 0 or overflows and the
+/* A rate from 1e-12 to 1e12, the whole text: beyond, a pass's time rounds to 0 or overflows and the
  * predicted raw.csv would not read back. */
 static int rate(const char *s, double *out)
 {
     char *end = NULL;
     errno = 0;
     double v = strtod(s, &end);
-    if (end == s || *end || errno || !(v >= 1e-3 && v <= 1e6))
+    if (end == s || *end || errno || !(v >= 1e-12 && v <= 1e12))
         return -1;
     *out = v;
     return 0;
@@ -112,7 +112,7 @@ int lb_predict_card_parse(const char *text, LbPredictCard *c, char *should, size
     snprintf(c->source, sizeof c->source, "--spec");
     return 0;
 bad:
-    snprintf(should, size, "tflops=T,bw=B,mem=SIZE, each once (T in TFLOP/s and B in GB/s, each from 0.001 to 1000000; SIZE as --mem-limit takes it: at least 1M, such as 24G)");
+    snprintf(should, size, "tflops=T,bw=B,mem=SIZE, each once (T in TFLOP/s and B in GB/s, each from 1e-12 to 1e12; SIZE as --mem-limit takes it: at least 1M, such as 24G)");
     return -1;
 }
 

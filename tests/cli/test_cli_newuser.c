@@ -151,12 +151,13 @@ static void predict_card_memory(void)
     lb_run_refused(PREDICT("--spec", "tflops=100,bw=900,mem=200M"), "--headroom", "256 MiB", "200 MiB");
     lb_run_refused(PREDICT("--gpu", "a10", "--headroom", "24G"), "--headroom", "24 GiB");
     /* rates whose pass time rounds to 0 or overflows: the predicted raw.csv would not read back */
-    lb_run_refused(PREDICT("--spec", "tflops=1e300,bw=1e300,mem=80G", "--launch-us", "0"), "--spec", "0.001 to 1000000");
-    lb_run_refused(PREDICT("--spec", "tflops=1e-305,bw=900,mem=80G"), "--spec", "0.001 to 1000000");
+    lb_run_refused(PREDICT("--spec", "tflops=1e13,bw=1e300,mem=80G", "--launch-us", "0"), "--spec", "1e-12 to 1e12");
+    lb_run_refused(PREDICT("--spec", "tflops=1e-13,bw=900,mem=80G"), "--spec", "1e-12 to 1e12");
     lb_check(!lb_exists(dir), "a refused prediction writes nothing");
     /* the edges that stay: a card of 1M with no headroom (its cells OOM), and a headroom below the memory */
     lb_run_ok(PREDICT("--spec", "tflops=100,bw=900,mem=1M", "--headroom", "0"), "--spec mem=1M --headroom 0");
-    lb_run_ok(PREDICT("--spec", "tflops=1e6,bw=1e6,mem=80G", "--launch-us", "0", "--force"), "--spec at the top of its rates");
+    lb_run_ok(PREDICT("--spec", "tflops=1e12,bw=1e12,mem=80G", "--launch-us", "0", "--force"), "--spec at the top of its rates");
+    lb_run_ok(PREDICT("--spec", "tflops=1e-12,bw=1e-12,mem=80G", "--force"), "--spec at the bottom of its rates");
     lb_run_ok(PREDICT("--gpu", "a10", "--headroom", "23G", "--force"), "--gpu a10 --headroom 23G");
 #undef PREDICT
 }
