@@ -14,12 +14,12 @@
 #include "reports/atomic_file.h"
 #include "reports/sweep_dir.h"
 
-/* The figures' names (NAME of NAME.gp), in the order they were written: Table 3's three heatmaps
- * and two per-sequence figures, three heatmaps per (model, baseline) pair at most, a breakdown per
- * model. */
 /* The first line of every script linbench plot writes begins so: --force knows its figures by it. */
 #define LB_PLOT_MARK "# linbench plot: "
 
+/* The figures' names (NAME of NAME.gp), in the order they were written: Table 3's three heatmaps
+ * and two per-sequence figures, three heatmaps per (model, baseline) pair at most, a breakdown per
+ * model. */
 #define LB_PLOT_MAX (5 + 3 * LB_MODEL_COUNT * LB_MODEL_COUNT + LB_MODEL_COUNT)
 typedef struct LbPlotList {
     size_t count;

@@ -227,17 +227,21 @@ static int resume_read(const char *dir, LbRunSettings *s, LbMeta *meta, uint64_t
                        version && *version ? version : "of that version");
     if ((rc = lb_run_settings_take(s, meta, dir)) != LB_OK)
         return rc;
-    /* the budget the cells are planned in: as --mem-limit's range, and within the run's --mem-limit,
-     * or a budget edited down would write every missing cell as OOM */
-    const char *b = lb_meta_get(meta, "memory_budget_bytes");
-    const uint64_t least = (uint64_t)lb_settings[LB_SET_MEM_LIMIT].min, most = s->mem_limit ? s->mem_limit : UINT64_MAX;
+    /* the budget the cells are planned in: as --mem-limit's range, and within meta.csv's own
+     * mem_limit (a flag that differs is compared later, and named there), or a budget edited down
+     * would write every missing cell as OOM */
+    const char *b = lb_meta_get(meta, "memory_budget_bytes"), *limit = lb_settings_meta_value(meta, LB_SET_MEM_LIMIT);
+    uint64_t most = 0;
+    if (!limit || lb_parse_size(limit, &most) || most == 0)
+        most = UINT64_MAX;
+    const uint64_t least = (uint64_t)lb_settings[LB_SET_MEM_LIMIT].min;
     if (!b || lb_parse_size(b, budget) || *budget < least || *budget > most) {
         char low[32], high[32] = "";
         lb_format_size(least, low, sizeof low);
-        if (s->mem_limit)
+        if (most != UINT64_MAX)
             lb_format_size(most, high, sizeof high);
         return LB_FAIL(LB_ERR_FORMAT, "invalid argument \"%s\" for --resume: %s/meta.csv's memory_budget_bytes is \"%s\": should be a byte count of at least %s%s%s",
-                       dir, dir, b ? b : "", low, s->mem_limit ? " and at most its mem_limit, " : "", high);
+                       dir, dir, b ? b : "", low, most != UINT64_MAX ? " and at most its mem_limit, " : "", high);
     }
     if (!(s->given & (UINT64_C(1) << LB_SET_K)))
         s->cmd.k_text = lb_settings_meta_value(meta, LB_SET_K);

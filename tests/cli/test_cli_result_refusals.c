@@ -3,7 +3,7 @@
  * (the missing cells were written as OOM rows, status complete), with a raw.csv it cannot write
  * (meta.csv was rewritten as failed first), with a row of another dtype, sharing or order (taken as
  * the cell's: only model, n and k were compared), with a breakdown.csv that does not read (a row
- * appended, then exit 1); compare, plot and merge on that breakdown.csv (exit 1, not 2); and plot's
+ * appended, then exit 1); compare, plot and merge on that breakdown.csv (bad input: exit 2); and plot's
  * render hint for a directory named -hd (gnuplot reads -hd/... as an option).
  * Usage: test_cli_result_refusals PATH-TO-LINBENCH */
 #include <limits.h>
@@ -86,6 +86,13 @@ static void budget_out_of_range(void)
     resume_refused("budget", "--resume with a memory_budget_bytes of 1", "memory_budget_bytes is \"1\"");
     set_meta("budget", "memory_budget_bytes", "16777216"); /* above its --mem-limit 8M */
     resume_refused("budget", "--resume with a budget above its mem_limit", "memory_budget_bytes is \"16777216\"");
+    /* a sound directory resumed with another --mem-limit: the flag is named, not the budget */
+    unfinished("budget-flag");
+    LbRun r = lb_run(ARGV("sweep", "--resume", "budget-flag", "--mem-limit", "4M", "-q"));
+    lb_check(r.code == 2 && strstr(r.err, "--mem-limit") && !strstr(r.err, "memory_budget_bytes"),
+             "--resume --mem-limit 4M of an 8M sweep: exit %d, should be 2 naming --mem-limit, not the budget: %s", r.code,
+             r.err);
+    lb_run_free(&r);
 }
 
 static void raw_unwritable(void)
