@@ -535,14 +535,17 @@ int lb_run_settings_finish(LbRunSettings *s, char *msg, size_t size)
             snprintf(msg, size, "%s", rules[i].msg);
             return -1;
         }
-    /* linformer-Q fixes its own projection: a --projection P given beside it, P not Q, asks for
-     * another one, and P only ever replaces the model linformer (the models by name: reports/
-     * names no model kind but Table 3's) */
+    /* linformer-Q fixes its own projection: a --projection P given beside it, P not Q, asks for a
+     * projection nothing measures: run's one model, or a sweep's models with no linformer for P to
+     * replace (the models by name: reports/ names no model kind but Table 3's) */
+    LbModelKind linformer;
+    const int replaces = lb_model_parse("linformer", &linformer) == 0 && s->models >> linformer & 1;
     for (int q = 1; (s->given >> LB_SET_PROJECTION & 1) && q < 4; q++) {
         char name[32];
         LbModelKind fixed;
         snprintf(name, sizeof name, "linformer-%s", lb_projection_names[q]);
-        if (q == s->projection || lb_model_parse(name, &fixed) != 0 || !(s->model.kind == fixed || s->models >> fixed & 1))
+        if (q == s->projection || lb_model_parse(name, &fixed) != 0 ||
+            !(s->model.kind == fixed || (!replaces && s->models >> fixed & 1)))
             continue;
         const char *p = lb_projection_names[s->projection & 3];
         char instead[128] = " (linear is the model linformer)";
@@ -552,6 +555,9 @@ int lb_run_settings_finish(LbRunSettings *s, char *msg, size_t size)
         if (s->model.kind == fixed) /* run's --model; a sweep's is never set */
             snprintf(msg, size, "--projection %s contradicts --model %s (that model's projection is %s): should be left out%s",
                      p, name, lb_projection_names[q], instead);
+        else if (!(s->given >> LB_SET_MODELS & 1)) /* a resume's models, from its meta.csv */
+            snprintf(msg, size, "--projection %s contradicts %s, a model of the run (its projection is %s): should be left out",
+                     p, name, lb_projection_names[q]);
         else
             snprintf(msg, size, "--projection %s contradicts %s in --models (that model's projection is %s): should be left out%s",
                      p, name, lb_projection_names[q], instead);

@@ -177,7 +177,14 @@ static void projection_beside_its_model(void)
                    "--projection mean", "--model linformer-conv");
     lb_run_refused(LB_ARGV((char *)bin, "run", TINY, "--model", "linformer-max", "--projection", "linear", "--n", "64", "--k", "16"),
                    "--projection linear", "--model linformer-max");
-    /* what agrees still runs: P beside linformer-P, and P in linformer's place */
+    /* what agrees still runs: P beside linformer-P, P in linformer's place, beside other linformer-Q too */
+    snprintf(dir, sizeof dir, "%s/projected-all", lb_scratch);
+    lb_run_ok(LB_ARGV((char *)bin, "predict", "--gpu", "a10", "--n", "64", "--k", "16", "-q", "--models",
+                      "standard,linformer,linformer-conv", "--projection", "mean", "--out", dir),
+              "predict --models standard,linformer,linformer-conv --projection mean");
+    lb_run_ok(LB_ARGV((char *)bin, "predict", "--gpu", "a10", "--n", "64", "--k", "16", "-q", "--models",
+                      "standard,linformer,linformer-mean,linformer-conv", "--projection", "linear", "--out", dir, "--force"),
+              "predict --models (all four) --projection linear");
     sc_run_says(LB_ARGV((char *)bin, "run", TINY, "--model", "linformer-conv", "--projection", "conv", "--n", "64", "--k", "16"),
                 0, "model: linformer-conv");
     sc_run_says(LB_ARGV((char *)bin, "run", TINY, "--model", "linformer", "--projection", "mean", "--n", "64", "--k", "16"),
@@ -189,6 +196,12 @@ static void projection_beside_its_model(void)
              "sweep --models standard --projection mean: exit %d, a note that it changes nothing, none of linformer's place: %s",
              r.code, r.err);
     lb_run_free(&r);
+    /* a resume's models are its meta.csv's, not a --models the user could change */
+    snprintf(dir, sizeof dir, "%s/projected-mean", lb_scratch);
+    lb_run_ok(LB_ARGV((char *)bin, "sweep", TINY, "--n", "32", "--k", "8", "--projection", "mean", "-q", "--out", dir),
+              "sweep --projection mean");
+    lb_run_refused(LB_ARGV((char *)bin, "sweep", "--resume", dir, "--projection", "conv", "-q"), "--projection conv",
+                   "linformer-mean, a model of the run");
     /* a resume's models changed by --projection are its doing, not the directory's: that refusal
      * blamed DIR/meta.csv ("should be as linbench sweep wrote it"). Resumes force_takes_the_plots' sweep. */
     snprintf(dir, sizeof dir, "%s/forced", lb_scratch);

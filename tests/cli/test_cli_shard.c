@@ -105,6 +105,9 @@ static void check_slurm(const char *scratch)
     sc_run_says(ARGV("slurm", FLAGS, "--shards", "3", "--out", dir, "--partition", "gpu", "--time", "00:10:00", "--account",
                      "acct"),
                 0, "jobid=$(sbatch --parsable ", "sweep.sbatch", ") && sbatch --dependency=afterok:$jobid ", "merge.sbatch");
+    char merged[700];
+    snprintf(merged, sizeof merged, "%s/merged", dir);
+    lb_check(!lb_exists(merged), "slurm's check of the merge directory leaves none behind");
 
     char *s = lb_slurp(sweep_sh), *m = lb_slurp(merge_sh);
     if (lb_check(s && m, "both scripts written")) {
