@@ -70,7 +70,7 @@ int lb_cmd_predict(LbRunSettings *s, int argc, char **argv)
     LbGrid grid = {0};
     char *command_line = NULL;
     int created = 1;
-    if (f->force && ((rc = lb_outdir_clear_plots(f->out)) != 0 || (rc = lb_outdir_clear_results(f->out)) != 0))
+    if (f->force && (rc = lb_outdir_clear_forced(f->out)) != 0)
         goto out;
     command_line = lb_command_line(argc, argv);
     const LbPredictJob job = {s, &card, &params, f->out, command_line ? command_line : "linbench predict"};

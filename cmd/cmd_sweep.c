@@ -372,7 +372,7 @@ static int run_gpus(LbRunSettings *s, LbMeta *meta, uint64_t resumed_budget, int
         dir = f->out;
         nparts = ngpus;
         created = 1;
-        if (f->force && ((rc = lb_outdir_clear_plots(dir)) != 0 || (rc = lb_outdir_clear_results(dir)) != 0))
+        if (f->force && (rc = lb_outdir_clear_forced(dir)) != 0)
             goto out;
     }
     dirs = malloc((size_t)nparts * sizeof *dirs);
@@ -413,7 +413,7 @@ static int run_gpus(LbRunSettings *s, LbMeta *meta, uint64_t resumed_budget, int
         struct stat st;
         if (mkdir(dirs[i], 0777) != 0 && (errno != EEXIST || lstat(dirs[i], &st) != 0 || !S_ISDIR(st.st_mode)))
             erc = LB_FAIL(LB_ERR_IO, "cannot create %s: %s", dirs[i], errno == EEXIST ? "it is there, and not a directory" : strerror(errno));
-        if (erc == LB_OK && f->force && ((rc = lb_outdir_clear_plots(dirs[i])) != 0 || (rc = lb_outdir_clear_results(dirs[i])) != 0))
+        if (erc == LB_OK && f->force && (rc = lb_outdir_clear_forced(dirs[i])) != 0)
             break;
         LbRunSettings part = *s; /* shares s's lists, not freed here */
         part.shard_index = i;
@@ -534,7 +534,7 @@ int lb_cmd_sweep(LbRunSettings *s, int argc, char **argv)
         goto out;
     if ((rc = stopped_before_first_cell()) != 0)
         goto out;
-    if (f->force && ((rc = lb_outdir_clear_plots(dir)) != 0 || (rc = lb_outdir_clear_results(dir)) != 0)) /* before the first new row */
+    if (f->force && (rc = lb_outdir_clear_forced(dir)) != 0) /* before the first new row */
         goto out;
     created = 0; /* from here the directory holds results */
 

@@ -307,7 +307,8 @@ static int is_plot_script(const char *dir, const char *name)
     return ours;
 }
 
-int lb_outdir_clear_plots(const char *dir)
+/* The figures linbench plot drew in dir (outdir.h, lb_outdir_clear_forced). */
+static int clear_plots(const char *dir)
 {
     static const char *const made[] = {".png", ".svg", ".plot.csv", ".gp"}; /* the script last */
     char **stems = NULL;
@@ -357,6 +358,11 @@ int lb_outdir_clear_results(const char *dir)
         }
     }
     return 0;
+}
+
+int lb_outdir_clear_forced(const char *dir)
+{
+    return clear_plots(dir) != 0 ? LB_EXIT_FAILURE : lb_outdir_clear_results(dir);
 }
 
 int lb_outdir_create(const char *dir)

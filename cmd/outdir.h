@@ -47,10 +47,11 @@ int lb_outdir_lock_existing(const char *dir, const char *flag);
  * a failed write, so no file is left cut short. 0, or LB_EXIT_FAILURE after one line. */
 int lb_outdir_clear_results(const char *dir);
 
-/* --force: remove the figures linbench plot drew here (each NAME.gp that begins with
- * LB_PLOT_MARK, with its NAME.plot.csv, .png and .svg; a directory of such a name stays), which
- * beside the new results would show the old ones. 0, or LB_EXIT_FAILURE after one line. */
-int lb_outdir_clear_plots(const char *dir);
+/* --force: the figures linbench plot drew here (each NAME.gp that begins with LB_PLOT_MARK, with
+ * its NAME.plot.csv, .png and .svg; a directory of such a name stays), which beside the new results
+ * would show the old ones, then the results (lb_outdir_clear_results). 0, or LB_EXIT_FAILURE after
+ * one line. */
+int lb_outdir_clear_forced(const char *dir);
 
 /* Create `dir` and missing parents (for outputs that are not sweep results, like plots).
  * Returns 0 or LB_EXIT_FAILURE after printing. */
